@@ -122,6 +122,8 @@ boot_gdt_ptr:
 
 .section .bss
 .balign 4096
+.global boot_pml4
+.global boot_pdpt_low
 boot_pml4:      .skip 4096
 boot_pdpt_low:  .skip 4096
 boot_pdpt_high: .skip 4096

@@ -5,9 +5,11 @@
  * addressed relative to ap_trampoline_start, because the blob runs at a
  * different address from the one it was linked at.
  *
- * The BSP fills the parameter block at the end of the blob: the page table
- * root (the boot tables, which identity-map low memory and map the kernel),
- * the Rust entry point, and one stack top per AP. Each AP takes the next
+ * The BSP fills the parameter block at the end of the blob: the boot page
+ * tables (below 4 GiB, usable from 32-bit code, identity-mapping low memory),
+ * the kernel's final tables (loaded once in 64-bit mode; they identity-map
+ * low memory only while APs start), the Rust entry point, and one stack top
+ * per AP. Each AP takes the next
  * index with an atomic add, so all APs can start at once.
  */
 
@@ -59,6 +61,8 @@ ap_long:
     xorw %ax, %ax
     movw %ax, %fs
     movw %ax, %gs
+    movq (TRAMP + ap_param_cr3_final - ap_trampoline_start), %rax
+    movq %rax, %cr3                         /* kernel tables: slot 0 maps low memory for now */
     movl $1, %eax
     lock xaddl %eax, (TRAMP + ap_param_next - ap_trampoline_start)
     movl %eax, %edi                         /* AP slot: first argument of the entry */
@@ -81,6 +85,7 @@ ap_gdt_ptr:
 .balign 8
 .global ap_param_cr3
 ap_param_cr3:    .quad 0
+ap_param_cr3_final: .quad 0
 ap_param_entry:  .quad 0
 ap_param_next:   .quad 0
 ap_param_stacks: .skip 8 * MAX_APS
@@ -88,11 +93,13 @@ ap_trampoline_end:
 
 /* Offsets of the parameter block, for the Rust side. */
 .global AP_PARAM_CR3_OFFSET
+.global AP_PARAM_CR3_FINAL_OFFSET
 .global AP_PARAM_ENTRY_OFFSET
 .global AP_PARAM_NEXT_OFFSET
 .global AP_PARAM_STACKS_OFFSET
 .balign 8
 AP_PARAM_CR3_OFFSET:    .quad ap_param_cr3 - ap_trampoline_start
+AP_PARAM_CR3_FINAL_OFFSET: .quad ap_param_cr3_final - ap_trampoline_start
 AP_PARAM_ENTRY_OFFSET:  .quad ap_param_entry - ap_trampoline_start
 AP_PARAM_NEXT_OFFSET:   .quad ap_param_next - ap_trampoline_start
 AP_PARAM_STACKS_OFFSET: .quad ap_param_stacks - ap_trampoline_start

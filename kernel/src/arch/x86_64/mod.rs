@@ -1,0 +1,80 @@
+//! x86_64: everything that depends on the processor and the PC platform.
+
+pub mod apic;
+pub mod gdt;
+pub mod ioapic;
+pub mod pic;
+pub mod pit;
+pub mod serial;
+pub mod smp;
+pub mod trap;
+
+use core::arch::{asm, global_asm};
+
+global_asm!(include_str!("boot.S"), options(att_syntax));
+global_asm!(include_str!("trampoline.S"), options(att_syntax));
+global_asm!(include_str!("vectors.S"), options(att_syntax));
+
+/// Time-stamp counter. Under QEMU's icount mode it counts instructions.
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: rdtsc has no side effects; the TSD flag is never set.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+pub fn cpuid(leaf: u32, sub: u32) -> core::arch::x86_64::CpuidResult {
+    core::arch::x86_64::__cpuid_count(leaf, sub)
+}
+
+/// Waits for an interrupt with interrupts enabled, then returns with them
+/// disabled again. `sti` delays interrupts by one instruction, so an
+/// interrupt that arrives between the caller's check and `hlt` still wakes it.
+pub fn wait_for_interrupt() {
+    // SAFETY: enabling interrupts around hlt is the idle protocol; the
+    // interrupt handlers are installed before any caller gets here.
+    unsafe { asm!("sti; hlt; cli", options(nomem, nostack)) };
+}
+
+pub fn halt_forever() -> ! {
+    loop {
+        // SAFETY: stops this CPU for good; nothing is left to run on it.
+        unsafe { asm!("cli; hlt", options(nomem, nostack)) };
+    }
+}
+
+/// Ends the QEMU session through the isa-debug-exit device (port 0xf4).
+/// QEMU exits with status `(code << 1) | 1`: 0x10 gives 33 (success), 0x11
+/// gives 35 (failure). On a machine without the device this does nothing and
+/// the CPU halts.
+pub fn qemu_exit(success: bool) -> ! {
+    let code: u32 = if success { 0x10 } else { 0x11 };
+    // SAFETY: port 0xf4 is the debug-exit device or nothing at all.
+    unsafe { x86_64::instructions::port::Port::<u32>::new(0xf4).write(code) };
+    halt_forever()
+}
+
+/// Copies `len` bytes and reports a page fault on either side as an error
+/// instead of a kernel crash (see `fallible_copy` in vectors.S).
+///
+/// # Safety
+/// `dst..dst+len` must not overlap live kernel data the caller does not own;
+/// faults are caught, but a successful write is a real write.
+pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ()> {
+    unsafe extern "C" {
+        fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> u64;
+    }
+    // SAFETY: the assembly routine only moves bytes; the caller vouches for dst.
+    match unsafe { fallible_copy(dst, src, len) } {
+        0 => Ok(()),
+        _ => Err(()),
+    }
+}
+
+/// Reads a u64 from an address that may be unmapped.
+pub fn probe_read_u64(addr: u64) -> Option<u64> {
+    let mut value = 0u64;
+    // SAFETY: the destination is a local; the source may fault, which is caught.
+    unsafe { fallible_copy(&mut value as *mut u64 as *mut u8, addr as *const u8, 8) }
+        .ok()
+        .map(|_| value)
+}

@@ -1,0 +1,88 @@
+/*
+ * Interrupt and exception entry. One 16-byte stub per vector pushes a zero
+ * error code where the CPU does not push one, then the vector number, and
+ * jumps to trap_common, so every trap reaches Rust with the same TrapFrame.
+ * A trap from ring 3 runs swapgs on the way in and out, so that %gs always
+ * addresses the per-CPU data while in the kernel.
+ */
+
+.section .text
+.balign 16
+.global trap_stubs
+trap_stubs:
+.set vec, 0
+.rept 256
+    .balign 16
+    .if (vec == 8) || (vec == 10) || (vec == 11) || (vec == 12) || (vec == 13) || (vec == 14) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)
+    .else
+    pushq $0
+    .endif
+    pushq $vec
+    jmp trap_common
+    .set vec, vec + 1
+.endr
+
+trap_common:
+    testb $3, 24(%rsp)                      /* saved CS: from user mode? */
+    jz 1f
+    swapgs
+1:  pushq %rax
+    pushq %rbx
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %rbp
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    cld
+    movq %rsp, %rdi
+    call trap_dispatch
+.global trap_return
+trap_return:
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    testb $3, 24(%rsp)
+    jz 2f
+    swapgs
+2:  addq $16, %rsp                          /* vector and error code */
+    iretq
+
+/*
+ * fallible_copy(dst, src, len) -> 0, or 1 if a page fault hit either side.
+ * The exception table entry lets the page-fault handler resume at the fixup
+ * instead of treating the fault as a kernel bug. This is the primitive under
+ * every access to memory the kernel does not trust (user pointers, frame
+ * pointers while printing a backtrace).
+ */
+.global fallible_copy
+fallible_copy:
+    movq %rdx, %rcx
+3:  rep movsb
+    xorl %eax, %eax
+    ret
+4:  movl $1, %eax
+    ret
+
+.section .extable, "a"
+.balign 8
+    .quad 3b, 4b

@@ -1,0 +1,78 @@
+//! Kernel micro-benchmarks, run with `bench=<experiment>` (or `bench=all`) on
+//! the command line. Each figure is one line
+//! `BENCH,<experiment>,<metric>,<param>,<value>,<unit>` (the format the
+//! benchmark harness parses, shared with the Linux reference programs),
+//! followed by `BENCH-DONE`. Under QEMU's icount mode a nanosecond is one
+//! instruction, which makes these figures path lengths.
+
+use crate::arch::x86_64::{qemu_exit, smp};
+use crate::mm::layout::SCRATCH_BASE;
+use crate::mm::paging::{self, flags};
+use crate::mm::{frames, tlb};
+use crate::{clock, cpu, println};
+
+fn report(experiment: &str, metric: &str, param: &str, total_cycles: u64, iterations: u64) {
+    let ns = clock::cycles_to_ns(total_cycles) as f64 / iterations as f64;
+    println!("BENCH,{experiment},{metric},{param},{ns:.1},ns");
+}
+
+fn measure(iterations: u64, mut f: impl FnMut()) -> u64 {
+    f(); // warm up
+    let t0 = clock::cycles();
+    for _ in 0..iterations {
+        f();
+    }
+    clock::cycles() - t0
+}
+
+fn kernel(short: bool) {
+    let n = if short { 10 } else { 10_000 };
+    let c = measure(n, || {
+        core::hint::black_box(clock::cycles());
+    });
+    report("kernel", "clock_read", "", c, n);
+
+    for pages in [1usize, 16, 512] {
+        let c = measure(n / 10 + 1, || {
+            if let Ok(pa) = frames::alloc(pages) {
+                frames::free(pa, pages);
+            }
+        });
+        report("kernel", "frame_alloc_free", &alloc::format!("{pages}"), c, n / 10 + 1);
+    }
+
+    let pa = frames::alloc(1).expect("benchmark needs one frame");
+    let va = SCRATCH_BASE + 0x20_0000;
+    let c = measure(n, || {
+        paging::with_kernel_root(|root| {
+            let _ = paging::map(root, va, pa, flags::WRITABLE | flags::NO_EXECUTE);
+            paging::unmap(root, va);
+        });
+        paging::flush_local(va);
+    });
+    report("kernel", "page_map_unmap", "", c, n);
+    frames::free(pa, 1);
+
+    if cpu::online_count() > 1 {
+        let c = measure(n / 10 + 1, || {
+            let _ = smp::call_on(1, || {});
+        });
+        report("kernel", "ipi_call_roundtrip", "", c, n / 10 + 1);
+        let c = measure(n / 10 + 1, || tlb::shootdown_kernel(va, 1));
+        report("kernel", "tlb_shootdown", &alloc::format!("{}cpus", cpu::online_count()), c, n / 10 + 1);
+    }
+}
+
+pub fn run(which: &str, short: bool) -> ! {
+    let mut known = false;
+    if which == "kernel" || which == "all" {
+        kernel(short);
+        known = true;
+    }
+    if !known {
+        println!("BENCH-ERROR unknown experiment '{which}'");
+        qemu_exit(false);
+    }
+    println!("BENCH-DONE");
+    qemu_exit(true)
+}

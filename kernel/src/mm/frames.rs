@@ -1,0 +1,105 @@
+//! The kernel's physical memory: one buddy allocator (crate `frames`) over
+//! every usable frame of the boot memory map, behind an interrupt-safe lock.
+
+use super::layout::{PAGE_SIZE, page_align_up, phys_to_virt};
+use crate::sync::IrqMutex;
+use frames::{FrameAllocator, FrameMeta, FrameStats};
+use platform::memmap::MemoryMap;
+
+static FRAMES: IrqMutex<Option<FrameAllocator<'static>>> = IrqMutex::new(None);
+
+/// Physical memory is exhausted (or no run of the requested length exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfMemory;
+
+/// Frames the allocator never manages: RAM above this is left alone so that
+/// the metadata (12 bytes a frame) stays small. 64 GiB is far beyond what the
+/// experiments use.
+const MAX_MANAGED: u64 = 64 << 30;
+
+/// Sets up the allocator over `memmap`, minus the `reserved` physical ranges
+/// (kernel image, boot modules, low memory). The metadata array is carved out
+/// of the first usable range below 4 GiB that can hold it, because the boot
+/// page tables only map that much.
+pub fn init(memmap: &MemoryMap, reserved: &[(u64, u64)]) -> Result<(), OutOfMemory> {
+    let end = memmap.usable_end().min(MAX_MANAGED);
+    let frames = (end / PAGE_SIZE) as usize;
+    let meta_bytes = page_align_up((frames * core::mem::size_of::<FrameMeta>()) as u64);
+    let overlaps = |b: u64, e: u64, r: &[(u64, u64)]| r.iter().any(|&(rb, re)| b < re && rb < e);
+    let mut meta_at = None;
+    memmap.for_each_usable(|base, size| {
+        if meta_at.is_some() {
+            return;
+        }
+        let mut b = base.max(1 << 20);
+        while b + meta_bytes <= (base + size).min(4 << 30) {
+            if !overlaps(b, b + meta_bytes, reserved) {
+                meta_at = Some(b);
+                return;
+            }
+            b += PAGE_SIZE;
+        }
+    });
+    let meta_at = meta_at.ok_or(OutOfMemory)?;
+    // SAFETY: the range is usable RAM, reserved from now on for this array
+    // alone, and mapped by the boot tables' direct map (it lies below 4 GiB).
+    let meta = unsafe {
+        core::slice::from_raw_parts_mut(phys_to_virt(meta_at) as *mut FrameMeta, frames)
+    };
+    let mut alloc = FrameAllocator::new(meta);
+    let meta_range = (meta_at, meta_at + meta_bytes);
+    memmap.for_each_usable(|base, size| {
+        // Hand out each usable range minus the reserved pieces inside it.
+        let mut start = base;
+        let limit = (base + size).min(end);
+        while start < limit {
+            let cut = reserved
+                .iter()
+                .chain(core::iter::once(&meta_range))
+                .filter(|&&(rb, re)| rb < limit && re > start)
+                .min_by_key(|&&(rb, _)| rb);
+            match cut {
+                Some(&(rb, re)) if rb <= start => start = page_align_up(re),
+                Some(&(rb, _)) => {
+                    let piece_end = rb & !(PAGE_SIZE - 1);
+                    if piece_end > start {
+                        alloc.add_free_range((start / PAGE_SIZE) as usize, ((piece_end - start) / PAGE_SIZE) as usize);
+                    }
+                    start = piece_end.max(start + PAGE_SIZE);
+                }
+                None => {
+                    alloc.add_free_range((start / PAGE_SIZE) as usize, ((limit - start) / PAGE_SIZE) as usize);
+                    start = limit;
+                }
+            }
+        }
+    });
+    *FRAMES.lock() = Some(alloc);
+    Ok(())
+}
+
+/// `n` physically contiguous frames; returns the physical address of the first.
+pub fn alloc(n: usize) -> Result<u64, OutOfMemory> {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut().ok_or(OutOfMemory)?;
+    a.alloc(n).map(|pfn| pfn as u64 * PAGE_SIZE).map_err(|_| OutOfMemory)
+}
+
+/// Like `alloc`, with the frames filled with zeros.
+pub fn alloc_zeroed(n: usize) -> Result<u64, OutOfMemory> {
+    let pa = alloc(n)?;
+    // SAFETY: the frames were just allocated to us and are mapped in the direct map.
+    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, n * PAGE_SIZE as usize) };
+    Ok(pa)
+}
+
+/// Returns `n` frames starting at physical address `pa`.
+pub fn free(pa: u64, n: usize) {
+    if let Some(a) = FRAMES.lock().as_mut() {
+        a.free_run((pa / PAGE_SIZE) as usize, n);
+    }
+}
+
+pub fn stats() -> FrameStats {
+    FRAMES.lock().as_ref().map(|a| a.stats()).unwrap_or_default()
+}

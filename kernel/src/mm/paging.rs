@@ -1,0 +1,249 @@
+//! Four-level x86_64 page tables: walking, mapping, unmapping, translating.
+//! Tables live in frames and are reached through the direct map. This module
+//! knows nothing about processes; Tender's virtual space resource (a later
+//! layer) owns one root and uses these functions.
+
+use super::frames::{self, OutOfMemory};
+use super::layout::{self, PAGE_SIZE, phys_to_virt};
+use crate::sync::IrqMutex;
+use platform::memmap::{MemoryMap, RegionKind};
+
+pub mod flags {
+    pub const PRESENT: u64 = 1;
+    pub const WRITABLE: u64 = 1 << 1;
+    pub const USER: u64 = 1 << 2;
+    pub const WRITE_THROUGH: u64 = 1 << 3;
+    pub const NO_CACHE: u64 = 1 << 4;
+    pub const HUGE: u64 = 1 << 7;
+    pub const GLOBAL: u64 = 1 << 8;
+    pub const NO_EXECUTE: u64 = 1 << 63;
+}
+use flags::*;
+
+const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapError {
+    OutOfMemory,
+    AlreadyMapped,
+    /// A 2 MiB or 1 GiB page covers the address.
+    HugePage,
+    NotCanonical,
+}
+
+impl From<OutOfMemory> for MapError {
+    fn from(_: OutOfMemory) -> Self {
+        MapError::OutOfMemory
+    }
+}
+
+fn table(pa: u64) -> &'static mut [u64; 512] {
+    // SAFETY: `pa` is a page-table frame owned by some page-table tree, reached
+    // through the direct map; callers serialise changes to a tree.
+    unsafe { &mut *(phys_to_virt(pa) as *mut [u64; 512]) }
+}
+
+fn index(va: u64, level: u32) -> usize {
+    ((va >> (12 + 9 * level)) & 511) as usize
+}
+
+fn canonical(va: u64) -> bool {
+    let top = va >> 47;
+    top == 0 || top == 0x1ffff
+}
+
+/// The leaf entry for `va` in the tree at `root`, allocating missing tables
+/// when `create` is set.
+fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, MapError> {
+    if !canonical(va) {
+        return Err(MapError::NotCanonical);
+    }
+    let user = va < 0x0000_8000_0000_0000;
+    let mut pa = root;
+    for level in (1..=3).rev() {
+        let entry = &mut table(pa)[index(va, level)];
+        if *entry & PRESENT == 0 {
+            if !create {
+                return Ok(None);
+            }
+            let new = frames::alloc_zeroed(1)?;
+            *entry = new | PRESENT | WRITABLE | if user { USER } else { 0 };
+        } else if *entry & HUGE != 0 {
+            return Err(MapError::HugePage);
+        }
+        pa = *entry & ADDR_MASK;
+    }
+    Ok(Some(&mut table(pa)[index(va, 0)]))
+}
+
+/// Maps the 4 KiB page at `va` to frame `pa` with `flags` (PRESENT implied).
+/// The caller flushes TLBs if it replaced a mapping another CPU may cache;
+/// a new mapping needs no flush.
+pub fn map(root: u64, va: u64, pa: u64, flags: u64) -> Result<(), MapError> {
+    let pte = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
+    if *pte & PRESENT != 0 {
+        return Err(MapError::AlreadyMapped);
+    }
+    *pte = (pa & ADDR_MASK) | flags | PRESENT;
+    Ok(())
+}
+
+/// Replaces whatever maps `va` and returns the old entry (0 if none).
+pub fn remap(root: u64, va: u64, pa: u64, flags: u64) -> Result<u64, MapError> {
+    let pte = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
+    let old = *pte;
+    *pte = (pa & ADDR_MASK) | flags | PRESENT;
+    Ok(old)
+}
+
+/// Removes the mapping of `va`; returns the frame it mapped. The caller
+/// flushes the TLBs (locally, or with a shootdown).
+pub fn unmap(root: u64, va: u64) -> Option<u64> {
+    let pte = walk(root, va, false).ok().flatten()?;
+    if *pte & PRESENT == 0 {
+        return None;
+    }
+    let pa = *pte & ADDR_MASK;
+    *pte = 0;
+    Some(pa)
+}
+
+/// Physical address and flags that `va` maps to, huge pages included.
+pub fn translate(root: u64, va: u64) -> Option<(u64, u64)> {
+    if !canonical(va) {
+        return None;
+    }
+    let mut pa = root;
+    for level in (0..=3).rev() {
+        let entry = table(pa)[index(va, level)];
+        if entry & PRESENT == 0 {
+            return None;
+        }
+        if level == 0 || entry & HUGE != 0 {
+            let page = 1u64 << (12 + 9 * level);
+            let base = entry & ADDR_MASK & !(page - 1);
+            return Some((base + (va & (page - 1)), entry & !ADDR_MASK));
+        }
+        pa = entry & ADDR_MASK;
+    }
+    None
+}
+
+/// The kernel's own tree. Its top half is shared by every virtual space.
+static KERNEL_ROOT: IrqMutex<u64> = IrqMutex::new(0);
+
+pub fn kernel_root() -> u64 {
+    *KERNEL_ROOT.lock()
+}
+
+/// Runs `f` on the kernel tree with the lock that serialises its changes.
+pub fn with_kernel_root<R>(f: impl FnOnce(u64) -> R) -> R {
+    let root = KERNEL_ROOT.lock();
+    f(*root)
+}
+
+/// Builds the kernel's final page tables and switches to them:
+/// - the direct map of all physical memory with 2 MiB pages, write-back for
+///   RAM and uncached for device holes (APIC, I/O APIC, PCI windows);
+/// - the kernel image with 4 KiB pages: text read-only and executable,
+///   rodata read-only, data and bss writable and never executable;
+/// - empty tables for every other kernel slot, so the top-level entries never
+///   change after boot.
+pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
+    let root = frames::alloc_zeroed(1)?;
+    for slot in layout::KERNEL_SLOTS.iter().chain(core::iter::once(&511)) {
+        table(root)[*slot] = frames::alloc_zeroed(1)? | PRESENT | WRITABLE;
+    }
+
+    const TWO_MB: u64 = 2 << 20;
+    let top = memmap
+        .regions()
+        .iter()
+        .map(|r| r.end())
+        .max()
+        .unwrap_or(0)
+        .max(4 << 30)
+        .min(512 << 30)
+        .next_multiple_of(TWO_MB);
+    let is_ram = |pa: u64| {
+        memmap.regions().iter().any(|r| {
+            r.kind != RegionKind::Reserved && r.base < pa + TWO_MB && r.end() > pa
+        })
+    };
+    let pdpt = table(root)[256] & ADDR_MASK;
+    let mut pa = 0;
+    while pa < top {
+        let gib = (pa >> 30) as usize;
+        if table(pdpt)[gib] & PRESENT == 0 {
+            table(pdpt)[gib] = frames::alloc_zeroed(1)? | PRESENT | WRITABLE;
+        }
+        let pd = table(pdpt)[gib] & ADDR_MASK;
+        let cache = if is_ram(pa) { 0 } else { NO_CACHE | WRITE_THROUGH };
+        table(pd)[((pa >> 21) & 511) as usize] =
+            pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXECUTE | cache;
+        pa += TWO_MB;
+    }
+
+    let mut va = layout::image::start();
+    while va < layout::image::end() {
+        let f = if va < layout::image::rodata() {
+            GLOBAL
+        } else if va < layout::image::data() {
+            GLOBAL | NO_EXECUTE
+        } else {
+            GLOBAL | NO_EXECUTE | WRITABLE
+        };
+        map(root, va, va - layout::KERNEL_VMA, f)?;
+        va += PAGE_SIZE;
+    }
+
+    // SAFETY: the new tree maps the running code, its stack (the image's bss)
+    // and the direct map exactly where the boot tables did.
+    unsafe { load_root(root) };
+    *KERNEL_ROOT.lock() = root;
+    Ok(())
+}
+
+/// Switches this CPU to the tree at `root`.
+///
+/// # Safety
+/// The tree must map the currently running code and stack.
+pub unsafe fn load_root(root: u64) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { core::arch::asm!("mov cr3, {}", in(reg) root, options(nostack)) };
+}
+
+/// Flushes one page from this CPU's TLB.
+pub fn flush_local(va: u64) {
+    x86_64::instructions::tlb::flush(x86_64::VirtAddr::new_truncate(va));
+}
+
+/// Flushes every non-global translation of this CPU.
+pub fn flush_local_all() {
+    // SAFETY: reloading CR3 with its own value only drops cached translations.
+    unsafe {
+        let (frame, flags) = x86_64::registers::control::Cr3::read_raw();
+        x86_64::registers::control::Cr3::write_raw(frame, flags);
+    }
+}
+
+/// Maps `pages` fresh frames at kernel address `va`. On failure every page
+/// mapped so far is returned.
+pub fn map_kernel_pages(va: u64, pages: u64, flags: u64) -> Result<(), MapError> {
+    with_kernel_root(|root| {
+        for i in 0..pages {
+            let result = frames::alloc(1)
+                .map_err(MapError::from)
+                .and_then(|pa| map(root, va + i * PAGE_SIZE, pa, flags).inspect_err(|_| frames::free(pa, 1)));
+            if let Err(e) = result {
+                for j in 0..i {
+                    if let Some(pa) = unmap(root, va + j * PAGE_SIZE) {
+                        frames::free(pa, 1);
+                    }
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
+}

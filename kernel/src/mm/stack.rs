@@ -1,0 +1,80 @@
+//! Kernel stacks, each in its own 64 KiB virtual slot with the lowest page
+//! left unmapped: running off the end of a stack hits the guard page and is
+//! reported (through the double-fault IST stack) instead of silently
+//! corrupting whatever lies below.
+
+use super::frames;
+use super::layout::{PAGE_SIZE, STACKS_BASE};
+use super::paging::{self, MapError, flags};
+use crate::sync::IrqMutex;
+use alloc::vec::Vec;
+
+const SLOT: u64 = 64 << 10;
+/// Pages of a normal kernel stack (16 KiB).
+pub const DEFAULT_PAGES: u64 = 4;
+
+struct Slots {
+    next: u64,
+    free: Vec<u64>,
+}
+
+static SLOTS: IrqMutex<Slots> = IrqMutex::new(Slots {
+    next: 0,
+    free: Vec::new(),
+});
+
+#[derive(Debug)]
+pub struct KernelStack {
+    slot: u64,
+    pages: u64,
+}
+
+impl KernelStack {
+    pub fn new(pages: u64) -> Result<KernelStack, MapError> {
+        let pages = pages.clamp(1, SLOT / PAGE_SIZE - 1);
+        let slot = {
+            let mut s = SLOTS.lock();
+            match s.free.pop() {
+                Some(slot) => slot,
+                None => {
+                    s.next += 1;
+                    s.next - 1
+                }
+            }
+        };
+        let top = STACKS_BASE + (slot + 1) * SLOT;
+        let bottom = top - pages * PAGE_SIZE;
+        if let Err(e) = paging::map_kernel_pages(bottom, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL) {
+            SLOTS.lock().free.push(slot);
+            return Err(e);
+        }
+        Ok(KernelStack { slot, pages })
+    }
+
+    /// Initial stack pointer (16-byte aligned).
+    pub fn top(&self) -> u64 {
+        STACKS_BASE + (self.slot + 1) * SLOT
+    }
+
+    /// Hands the stack over for the rest of the kernel's life (per-CPU stacks).
+    pub fn leak(self) -> u64 {
+        let top = self.top();
+        core::mem::forget(self);
+        top
+    }
+}
+
+impl Drop for KernelStack {
+    fn drop(&mut self) {
+        let bottom = self.top() - self.pages * PAGE_SIZE;
+        paging::with_kernel_root(|root| {
+            for i in 0..self.pages {
+                if let Some(pa) = paging::unmap(root, bottom + i * PAGE_SIZE) {
+                    frames::free(pa, 1);
+                }
+            }
+        });
+        super::tlb::shootdown_kernel(bottom, self.pages);
+        SLOTS.lock().free.push(self.slot);
+    }
+}

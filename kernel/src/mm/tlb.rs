@@ -1,0 +1,98 @@
+//! TLB shootdown: after a page-table change that other CPUs may have cached,
+//! every such CPU must drop the stale translation before the change counts
+//! as done. One request is in flight at a time; the sender interrupts the
+//! targets (IPI), flushes its own TLB and waits until each target has
+//! acknowledged. While a sender waits for the request lock it keeps serving
+//! requests aimed at itself, so two CPUs shooting down at once cannot
+//! deadlock even with interrupts disabled.
+
+use super::paging;
+use crate::arch::x86_64::{apic, trap::vector};
+use crate::cpu;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+static REQUEST_LOCK: spin::Mutex<()> = spin::Mutex::new(());
+static START: AtomicU64 = AtomicU64::new(0);
+static PAGES: AtomicU64 = AtomicU64::new(0);
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Shootdowns started, and IPIs they sent (for the inspector and benchmarks).
+pub static SHOOTDOWNS: AtomicU64 = AtomicU64::new(0);
+pub static SHOOTDOWN_IPIS: AtomicU64 = AtomicU64::new(0);
+
+/// Above this many pages a full flush is cheaper than page-by-page invlpg.
+const FULL_FLUSH_PAGES: u64 = 32;
+
+fn flush_range(start: u64, pages: u64) {
+    if pages > FULL_FLUSH_PAGES {
+        // Kernel mappings are global and survive a CR3 reload; toggling
+        // CR4.PGE drops those too.
+        flush_everything();
+    } else {
+        for i in 0..pages {
+            paging::flush_local(start + i * 4096);
+        }
+    }
+}
+
+fn flush_everything() {
+    use x86_64::registers::control::{Cr4, Cr4Flags};
+    let cr4 = Cr4::read();
+    // SAFETY: clearing and restoring PGE flushes all TLB entries, nothing else.
+    unsafe {
+        Cr4::write(cr4 - Cr4Flags::PAGE_GLOBAL);
+        Cr4::write(cr4);
+    }
+}
+
+/// Serves a request aimed at this CPU, if there is one.
+pub fn serve_pending() {
+    let Some(me) = cpu::try_this_cpu() else {
+        return;
+    };
+    if me.tlb_pending.swap(false, Ordering::AcqRel) {
+        flush_range(START.load(Ordering::Acquire), PAGES.load(Ordering::Acquire));
+        PENDING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+pub fn on_shootdown_ipi() {
+    serve_pending();
+}
+
+/// Invalidates kernel addresses `start .. start + pages*4096` on every online CPU.
+pub fn shootdown_kernel(start: u64, pages: u64) {
+    shootdown(start, pages, |_| true);
+}
+
+/// Invalidates the range on this CPU and on every other online CPU for which
+/// `targets(index)` is true (e.g. the CPUs running a given virtual space).
+pub fn shootdown(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
+    flush_range(start, pages);
+    let Some(me) = cpu::try_this_cpu() else {
+        return;
+    };
+    let guard = loop {
+        if let Some(g) = REQUEST_LOCK.try_lock() {
+            break g;
+        }
+        serve_pending();
+        core::hint::spin_loop();
+    };
+    START.store(start, Ordering::Release);
+    PAGES.store(pages, Ordering::Release);
+    let mut sent = 0;
+    for c in cpu::online_cpus().filter(|c| c.index != me.index && targets(c.index)) {
+        PENDING.fetch_add(1, Ordering::AcqRel);
+        c.tlb_pending.store(true, Ordering::Release);
+        apic::send_ipi(c.apic_id, vector::TLB_SHOOTDOWN);
+        sent += 1;
+    }
+    while PENDING.load(Ordering::Acquire) != 0 {
+        serve_pending();
+        core::hint::spin_loop();
+    }
+    drop(guard);
+    SHOOTDOWNS.fetch_add(1, Ordering::Relaxed);
+    SHOOTDOWN_IPIS.fetch_add(sent, Ordering::Relaxed);
+}

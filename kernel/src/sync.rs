@@ -1,0 +1,57 @@
+//! Kernel locks. Any lock that an interrupt handler may also take must be
+//! held with interrupts disabled on this CPU, or the handler could spin on a
+//! lock its own CPU holds. `IrqMutex` does that for every kernel lock, so no
+//! caller has to remember which locks are shared with handlers.
+
+use core::ops::{Deref, DerefMut};
+use x86_64::instructions::interrupts;
+
+pub struct IrqMutex<T> {
+    inner: spin::Mutex<T>,
+}
+
+pub struct IrqMutexGuard<'a, T> {
+    guard: core::mem::ManuallyDrop<spin::MutexGuard<'a, T>>,
+    were_enabled: bool,
+}
+
+impl<T> IrqMutex<T> {
+    pub const fn new(value: T) -> Self {
+        IrqMutex {
+            inner: spin::Mutex::new(value),
+        }
+    }
+
+    pub fn lock(&self) -> IrqMutexGuard<'_, T> {
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
+        IrqMutexGuard {
+            guard: core::mem::ManuallyDrop::new(self.inner.lock()),
+            were_enabled,
+        }
+    }
+}
+
+impl<T> Deref for IrqMutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T> DerefMut for IrqMutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}
+
+impl<T> Drop for IrqMutexGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the guard is dropped exactly once, here, before interrupts
+        // come back on, so a handler never finds the lock held by its own CPU.
+        unsafe { core::mem::ManuallyDrop::drop(&mut self.guard) };
+        if self.were_enabled {
+            interrupts::enable();
+        }
+    }
+}
