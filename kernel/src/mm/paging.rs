@@ -156,9 +156,14 @@ pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
     }
 
     const TWO_MB: u64 = 2 << 20;
+    // RAM, and everything below 4 GiB (where the APIC, I/O APIC and 32-bit
+    // PCI windows are). Reserved ranges far above RAM (QEMU lists the AMD
+    // HyperTransport hole at 1 TiB) are not mapped: a device there is mapped
+    // when its driver asks for it.
     let top = memmap
         .regions()
         .iter()
+        .filter(|r| r.kind != RegionKind::Reserved)
         .map(|r| r.end())
         .max()
         .unwrap_or(0)
