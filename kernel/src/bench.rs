@@ -38,7 +38,13 @@ fn kernel(short: bool) {
                 frames::free(pa, pages);
             }
         });
-        report("kernel", "frame_alloc_free", &alloc::format!("{pages}"), c, n / 10 + 1);
+        report(
+            "kernel",
+            "frame_alloc_free",
+            &alloc::format!("{pages}"),
+            c,
+            n / 10 + 1,
+        );
     }
 
     let pa = frames::alloc(1).expect("benchmark needs one frame");
@@ -59,7 +65,13 @@ fn kernel(short: bool) {
         });
         report("kernel", "ipi_call_roundtrip", "", c, n / 10 + 1);
         let c = measure(n / 10 + 1, || tlb::shootdown_kernel(va, 1));
-        report("kernel", "tlb_shootdown", &alloc::format!("{}cpus", cpu::online_count()), c, n / 10 + 1);
+        report(
+            "kernel",
+            "tlb_shootdown",
+            &alloc::format!("{}cpus", cpu::online_count()),
+            c,
+            n / 10 + 1,
+        );
     }
 }
 

@@ -108,11 +108,9 @@ pub fn read_line(buf: &mut [u8]) -> usize {
                 println!();
                 return len;
             }
-            0x7f | 0x08 => {
-                if len > 0 {
-                    len -= 1;
-                    print!("\x08 \x08");
-                }
+            0x7f | 0x08 if len > 0 => {
+                len -= 1;
+                print!("\x08 \x08");
             }
             0x15 | 0x03 => {
                 // Ctrl-U / Ctrl-C: drop the line.

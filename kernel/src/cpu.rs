@@ -36,7 +36,8 @@ pub struct PerCpu {
 // after creation; everything shared is atomic or behind a lock.
 unsafe impl Sync for PerCpu {}
 
-static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
+static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] =
+    [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 static ONLINE: AtomicUsize = AtomicUsize::new(0);
 
 /// Creates and installs this CPU's data: descriptor tables, IST stacks for
@@ -44,8 +45,12 @@ static ONLINE: AtomicUsize = AtomicUsize::new(0);
 pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
     use crate::mm::stack::{DEFAULT_PAGES, KernelStack};
     let ist = [
-        KernelStack::new(DEFAULT_PAGES).expect("no memory for a double-fault stack").leak(),
-        KernelStack::new(DEFAULT_PAGES).expect("no memory for an NMI stack").leak(),
+        KernelStack::new(DEFAULT_PAGES)
+            .expect("no memory for a double-fault stack")
+            .leak(),
+        KernelStack::new(DEFAULT_PAGES)
+            .expect("no memory for an NMI stack")
+            .leak(),
     ];
     let cpu: &'static mut PerCpu = Box::leak(Box::new(PerCpu {
         self_ptr: core::ptr::null(),

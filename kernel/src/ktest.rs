@@ -4,6 +4,7 @@
 //! - a run prints `KTEST-BEGIN <name>`, then `KTEST-PASS <name>` or
 //!   `KTEST-FAIL <name>: <reason>`, and ends QEMU with status 33 (pass) or
 //!   35 (fail); a panic also ends with 35.
+//!
 //! Tests that must fail (`should_fail`) first print `EXPECT: <text>`, the
 //! evidence the runner looks for after the failure; `should_hang` tests must
 //! be caught by the runner's timeout. Together they prove the harness sees
@@ -55,7 +56,11 @@ pub fn list(tests: &[KTest]) -> ! {
             }
             flags.push_str("smp_only");
         }
-        println!("KTEST-LIST {} {}", t.name, if flags.is_empty() { "-" } else { &flags });
+        println!(
+            "KTEST-LIST {} {}",
+            t.name,
+            if flags.is_empty() { "-" } else { &flags }
+        );
     }
     qemu_exit(true)
 }

@@ -38,7 +38,9 @@ pub struct BootInfo {
 static BOOT_INFO: Once<BootInfo> = Once::new();
 
 pub fn boot_info() -> &'static BootInfo {
-    BOOT_INFO.get().expect("boot info read before boot finished")
+    BOOT_INFO
+        .get()
+        .expect("boot info read before boot finished")
 }
 
 /// Value of `key=value` on the kernel command line.
@@ -61,7 +63,14 @@ impl PhysMemory for DirectMap {
         }
         // SAFETY: the destination is the caller's buffer; a fault on the
         // source is caught and reported as unreadable.
-        unsafe { arch::x86_64::fallible_copy(buf.as_mut_ptr(), phys_to_virt(addr) as *const u8, buf.len()) }.is_ok()
+        unsafe {
+            arch::x86_64::fallible_copy(
+                buf.as_mut_ptr(),
+                phys_to_virt(addr) as *const u8,
+                buf.len(),
+            )
+        }
+        .is_ok()
     }
 }
 
@@ -93,7 +102,8 @@ extern "C" fn kmain(start_info: u64) -> ! {
     trap::load_idt();
     println!("Tessera kernel {}", env!("CARGO_PKG_VERSION"));
 
-    let si = platform::pvh::parse(&DirectMap, start_info).unwrap_or_else(|e| panic!("bad PVH start info: {e:?}"));
+    let si = platform::pvh::parse(&DirectMap, start_info)
+        .unwrap_or_else(|e| panic!("bad PVH start info: {e:?}"));
     let cmdline = save_cmdline(si.cmdline_paddr);
 
     let kernel = (image::start() - KERNEL_VMA, image::end() - KERNEL_VMA);
@@ -131,8 +141,13 @@ extern "C" fn kmain(start_info: u64) -> ! {
 extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
     // SAFETY: `info` lives in kmain's frame, which is never popped.
     let info = unsafe { &*info };
-    let rsdp = if rsdp != 0 { rsdp } else { platform::acpi::scan_for_rsdp(&DirectMap).unwrap_or(0) };
-    let madt = platform::acpi::parse_madt(&DirectMap, rsdp).unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
+    let rsdp = if rsdp != 0 {
+        rsdp
+    } else {
+        platform::acpi::scan_for_rsdp(&DirectMap).unwrap_or(0)
+    };
+    let madt = platform::acpi::parse_madt(&DirectMap, rsdp)
+        .unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
     BOOT_INFO.call_once(|| BootInfo {
         cmdline: info.cmdline,
         cpus: madt.cpus().len(),
@@ -173,7 +188,10 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
         ktest::run(tests::TESTS, name);
     }
     if let Some(which) = platform::cmdline::get(cmdline, "bench") {
-        bench::run(which, platform::cmdline::get(cmdline, "bench_short").is_some());
+        bench::run(
+            which,
+            platform::cmdline::get(cmdline, "bench_short").is_some(),
+        );
     }
     let tsc = clock::cycles();
     println!(

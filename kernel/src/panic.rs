@@ -38,7 +38,7 @@ fn backtrace() {
     unsafe { core::arch::asm!("mov {}, rbp", out(reg) rbp, options(nomem, nostack)) };
     println!("backtrace:");
     for i in 0..32 {
-        if rbp == 0 || rbp % 8 != 0 || rbp < crate::mm::layout::PHYS_OFFSET {
+        if rbp == 0 || !rbp.is_multiple_of(8) || rbp < crate::mm::layout::PHYS_OFFSET {
             break;
         }
         let (Some(next), Some(ret)) = (probe_read_u64(rbp), probe_read_u64(rbp + 8)) else {

@@ -49,14 +49,22 @@ fn mem() {
         f.largest_run
     );
     let h = heap::stats();
-    println!("heap: {} KiB mapped, {} KiB used", h.size / 1024, h.used / 1024);
+    println!(
+        "heap: {} KiB mapped, {} KiB used",
+        h.size / 1024,
+        h.used / 1024
+    );
 }
 
 fn cpus() {
     println!(
         "{} CPUs online, APIC mode {}, TSC {} MHz",
         cpu::online_count(),
-        if crate::arch::x86_64::apic::is_x2apic() { "x2APIC" } else { "xAPIC" },
+        if crate::arch::x86_64::apic::is_x2apic() {
+            "x2APIC"
+        } else {
+            "xAPIC"
+        },
         clock::tsc_hz() / 1_000_000
     );
     for c in cpu::online_cpus() {

@@ -101,17 +101,23 @@ pub fn parse_rsdp(mem: &impl PhysMemory, addr: u64) -> Result<(u64, bool), Parse
     checksum(mem, addr, 20)?;
     let revision = mem.read_u8(addr + 15).ok_or(ParseError::Unreadable(addr))?;
     if revision >= 2 {
-        let len = mem.read_u32(addr + 20).ok_or(ParseError::Unreadable(addr))?;
+        let len = mem
+            .read_u32(addr + 20)
+            .ok_or(ParseError::Unreadable(addr))?;
         if !(36..=4096).contains(&len) {
             return Err(ParseError::BadLength(addr));
         }
         checksum(mem, addr, len)?;
-        let xsdt = mem.read_u64(addr + 24).ok_or(ParseError::Unreadable(addr))?;
+        let xsdt = mem
+            .read_u64(addr + 24)
+            .ok_or(ParseError::Unreadable(addr))?;
         if xsdt != 0 {
             return Ok((xsdt, true));
         }
     }
-    let rsdt = mem.read_u32(addr + 16).ok_or(ParseError::Unreadable(addr))?;
+    let rsdt = mem
+        .read_u32(addr + 16)
+        .ok_or(ParseError::Unreadable(addr))?;
     Ok((rsdt as u64, false))
 }
 
@@ -141,7 +147,11 @@ fn table(mem: &impl PhysMemory, addr: u64, want: Option<&[u8; 4]>) -> Result<u32
 }
 
 /// Finds the table with `signature` through the RSDP at `rsdp`.
-pub fn find_table(mem: &impl PhysMemory, rsdp: u64, signature: &[u8; 4]) -> Result<u64, ParseError> {
+pub fn find_table(
+    mem: &impl PhysMemory,
+    rsdp: u64,
+    signature: &[u8; 4],
+) -> Result<u64, ParseError> {
     let (root, xsdt) = parse_rsdp(mem, rsdp)?;
     let len = table(mem, root, Some(if xsdt { b"XSDT" } else { b"RSDT" }))?;
     let width = if xsdt { 8 } else { 4 };
@@ -167,8 +177,14 @@ pub fn parse_madt(mem: &impl PhysMemory, rsdp: u64) -> Result<Madt, ParseError> 
     let addr = find_table(mem, rsdp, b"APIC")?;
     let len = table(mem, addr, Some(b"APIC"))? as u64;
     let mut madt = Madt {
-        lapic_address: mem.read_u32(addr + 36).ok_or(ParseError::Unreadable(addr))? as u64,
-        pcat_compat: mem.read_u32(addr + 40).ok_or(ParseError::Unreadable(addr))? & 1 != 0,
+        lapic_address: mem
+            .read_u32(addr + 36)
+            .ok_or(ParseError::Unreadable(addr))? as u64,
+        pcat_compat: mem
+            .read_u32(addr + 40)
+            .ok_or(ParseError::Unreadable(addr))?
+            & 1
+            != 0,
         ..Madt::default()
     };
     let mut at = addr + 44;
@@ -187,11 +203,9 @@ pub fn parse_madt(mem: &impl PhysMemory, rsdp: u64) -> Result<Madt, ParseError> 
                     madt.cpu_count += 1;
                 }
             }
-            (9, 16..) => {
-                if rd32(8)? & 1 != 0 && madt.cpu_count < MAX_CPUS {
-                    madt.apic_ids[madt.cpu_count] = rd32(4)?;
-                    madt.cpu_count += 1;
-                }
+            (9, 16..) if rd32(8)? & 1 != 0 && madt.cpu_count < MAX_CPUS => {
+                madt.apic_ids[madt.cpu_count] = rd32(4)?;
+                madt.cpu_count += 1;
             }
             (1, 12..) if madt.ioapic_count < MAX_IOAPICS => {
                 madt.ioapics[madt.ioapic_count] = IoApic {

@@ -2,11 +2,12 @@
 
 /// Value of `key` in `line`, or None. A bare word `key` gives `Some("")`.
 pub fn get<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.split_ascii_whitespace().find_map(|word| match word.split_once('=') {
-        Some((k, v)) if k == key => Some(v),
-        None if word == key => Some(""),
-        _ => None,
-    })
+    line.split_ascii_whitespace()
+        .find_map(|word| match word.split_once('=') {
+            Some((k, v)) if k == key => Some(v),
+            None if word == key => Some(""),
+            _ => None,
+        })
 }
 
 #[cfg(test)]

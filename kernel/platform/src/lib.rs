@@ -3,10 +3,11 @@
 //! Everything here reads tables the firmware or QEMU left in physical memory
 //! through the [`PhysMemory`] trait, so it runs unchanged in host tests over
 //! synthetic memory. Malformed tables give an error, never a panic.
-#![cfg_attr(not(test), no_std)]
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
 
 pub mod acpi;
 pub mod cmdline;
+pub mod cpio;
 pub mod memmap;
 pub mod pvh;
 

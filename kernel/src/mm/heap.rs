@@ -33,7 +33,11 @@ pub struct HeapStats {
 pub fn init() -> Result<(), paging::MapError> {
     let mut h = HEAP.lock();
     let pages = GROW_STEP / PAGE_SIZE;
-    paging::map_kernel_pages(HEAP_BASE, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL)?;
+    paging::map_kernel_pages(
+        HEAP_BASE,
+        pages,
+        flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL,
+    )?;
     // SAFETY: the range was just mapped for the heap and nothing else uses it.
     unsafe { h.heap.init(HEAP_BASE as *mut u8, GROW_STEP as usize) };
     h.mapped = GROW_STEP;
@@ -46,7 +50,13 @@ fn grow(h: &mut KernelHeap, at_least: u64) -> bool {
         return false;
     }
     let pages = by / PAGE_SIZE;
-    if paging::map_kernel_pages(HEAP_BASE + h.mapped, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL).is_err() {
+    if paging::map_kernel_pages(
+        HEAP_BASE + h.mapped,
+        pages,
+        flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL,
+    )
+    .is_err()
+    {
         return false;
     }
     // SAFETY: the new pages directly follow the heap's current top.
@@ -73,10 +83,10 @@ unsafe impl GlobalAlloc for Allocator {
             return p.as_ptr();
         }
         let need = (layout.size() + layout.align() + 64) as u64;
-        if grow(&mut h, need) {
-            if let Ok(p) = h.heap.allocate_first_fit(layout) {
-                return p.as_ptr();
-            }
+        if grow(&mut h, need)
+            && let Ok(p) = h.heap.allocate_first_fit(layout)
+        {
+            return p.as_ptr();
         }
         core::ptr::null_mut()
     }

@@ -167,13 +167,13 @@ pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
         .map(|r| r.end())
         .max()
         .unwrap_or(0)
-        .max(4 << 30)
-        .min(512 << 30)
+        .clamp(4 << 30, 512 << 30)
         .next_multiple_of(TWO_MB);
     let is_ram = |pa: u64| {
-        memmap.regions().iter().any(|r| {
-            r.kind != RegionKind::Reserved && r.base < pa + TWO_MB && r.end() > pa
-        })
+        memmap
+            .regions()
+            .iter()
+            .any(|r| r.kind != RegionKind::Reserved && r.base < pa + TWO_MB && r.end() > pa)
     };
     let pdpt = table(root)[256] & ADDR_MASK;
     let mut pa = 0;
@@ -183,7 +183,11 @@ pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
             table(pdpt)[gib] = frames::alloc_zeroed(1)? | PRESENT | WRITABLE;
         }
         let pd = table(pdpt)[gib] & ADDR_MASK;
-        let cache = if is_ram(pa) { 0 } else { NO_CACHE | WRITE_THROUGH };
+        let cache = if is_ram(pa) {
+            0
+        } else {
+            NO_CACHE | WRITE_THROUGH
+        };
         table(pd)[((pa >> 21) & 511) as usize] =
             pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXECUTE | cache;
         pa += TWO_MB;
@@ -237,9 +241,9 @@ pub fn flush_local_all() {
 pub fn map_kernel_pages(va: u64, pages: u64, flags: u64) -> Result<(), MapError> {
     with_kernel_root(|root| {
         for i in 0..pages {
-            let result = frames::alloc(1)
-                .map_err(MapError::from)
-                .and_then(|pa| map(root, va + i * PAGE_SIZE, pa, flags).inspect_err(|_| frames::free(pa, 1)));
+            let result = frames::alloc(1).map_err(MapError::from).and_then(|pa| {
+                map(root, va + i * PAGE_SIZE, pa, flags).inspect_err(|_| frames::free(pa, 1))
+            });
             if let Err(e) = result {
                 for j in 0..i {
                     if let Some(pa) = unmap(root, va + j * PAGE_SIZE) {

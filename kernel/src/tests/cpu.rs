@@ -13,7 +13,10 @@ pub fn breakpoint_returns() -> TestResult {
     let before = me.breakpoints.load(Ordering::Relaxed);
     // SAFETY: int3 traps to the breakpoint handler, which returns.
     unsafe { core::arch::asm!("int3") };
-    ensure!(me.breakpoints.load(Ordering::Relaxed) == before + 1, "breakpoint not counted");
+    ensure!(
+        me.breakpoints.load(Ordering::Relaxed) == before + 1,
+        "breakpoint not counted"
+    );
     Ok(())
 }
 
@@ -24,14 +27,22 @@ pub fn clock_agrees_with_pit() -> TestResult {
     let mut t0 = 0;
     pit::window(ticks, || t0 = clock::nanos());
     let elapsed = clock::nanos() - t0;
-    ensure!((18_000_000..=22_000_000).contains(&elapsed), "20 ms of PIT took {elapsed} ns by the TSC clock");
+    ensure!(
+        (18_000_000..=22_000_000).contains(&elapsed),
+        "20 ms of PIT took {elapsed} ns by the TSC clock"
+    );
     let one_second = clock::cycles_to_ns(clock::tsc_hz());
-    ensure!(one_second.abs_diff(1_000_000_000) <= 1_000, "cycles_to_ns(1 s of cycles) = {one_second}");
+    ensure!(
+        one_second.abs_diff(1_000_000_000) <= 1_000,
+        "cycles_to_ns(1 s of cycles) = {one_second}"
+    );
     Ok(())
 }
 
 pub fn timer_ticks_on_every_cpu() -> TestResult {
-    let before: alloc::vec::Vec<u64> = cpu::online_cpus().map(|c| c.ticks.load(Ordering::Relaxed)).collect();
+    let before: alloc::vec::Vec<u64> = cpu::online_cpus()
+        .map(|c| c.ticks.load(Ordering::Relaxed))
+        .collect();
     let start = clock::nanos();
     // 5 timer periods
     while clock::nanos() - start < 5 * 1_000_000_000 / crate::arch::x86_64::apic::TIMER_HZ as u64 {
@@ -39,7 +50,12 @@ pub fn timer_ticks_on_every_cpu() -> TestResult {
     }
     for (c, b) in cpu::online_cpus().zip(before) {
         let now = c.ticks.load(Ordering::Relaxed);
-        ensure!(now >= b + 2, "cpu {} took {} timer interrupts in 5 periods", c.index, now - b);
+        ensure!(
+            now >= b + 2,
+            "cpu {} took {} timer interrupts in 5 periods",
+            c.index,
+            now - b
+        );
     }
     Ok(())
 }
@@ -47,7 +63,10 @@ pub fn timer_ticks_on_every_cpu() -> TestResult {
 pub fn all_cpus_online() -> TestResult {
     let madt = crate::boot_info().cpus;
     let online = cpu::online_count();
-    ensure!(online == madt, "{online} CPUs online, the MADT lists {madt}");
+    ensure!(
+        online == madt,
+        "{online} CPUs online, the MADT lists {madt}"
+    );
     if let Some(want) = crate::cmdline_value("expect_cpus") {
         let want: usize = want.parse().map_err(|_| "bad expect_cpus")?;
         ensure!(online == want, "{online} CPUs online, expected {want}");
@@ -63,14 +82,30 @@ pub fn ipi_runs_on_each_cpu() -> TestResult {
     use core::sync::atomic::AtomicUsize;
     static WHERE: AtomicUsize = AtomicUsize::new(usize::MAX);
     for target in 0..cpu::online_count() {
-        let served = cpu::get(target).ok_or("missing cpu")?.calls_served.load(Ordering::Relaxed);
-        smp::call_on(target, || WHERE.store(cpu::this_cpu().index, Ordering::SeqCst)).map_err(|_| "no such cpu")?;
+        let served = cpu::get(target)
+            .ok_or("missing cpu")?
+            .calls_served
+            .load(Ordering::Relaxed);
+        smp::call_on(target, || {
+            WHERE.store(cpu::this_cpu().index, Ordering::SeqCst)
+        })
+        .map_err(|_| "no such cpu")?;
         let ran = WHERE.load(Ordering::SeqCst);
         ensure!(ran == target, "call for cpu {target} ran on cpu {ran}");
-        let after = cpu::get(target).ok_or("missing cpu")?.calls_served.load(Ordering::Relaxed);
-        ensure!(target == 0 || after == served + 1, "cpu {target} served {} IPIs, want 1", after - served);
+        let after = cpu::get(target)
+            .ok_or("missing cpu")?
+            .calls_served
+            .load(Ordering::Relaxed);
+        ensure!(
+            target == 0 || after == served + 1,
+            "cpu {target} served {} IPIs, want 1",
+            after - served
+        );
     }
-    ensure!(smp::call_on(cpu::MAX_CPUS + 1, || {}).is_err(), "call to a missing CPU succeeded");
+    ensure!(
+        smp::call_on(cpu::MAX_CPUS + 1, || {}).is_err(),
+        "call to a missing CPU succeeded"
+    );
     Ok(())
 }
 
@@ -85,13 +120,20 @@ pub fn lock_counts_exactly_across_cpus() -> TestResult {
             *c = core::hint::black_box(*c) + 1;
         }
     };
-    let pending: alloc::vec::Vec<_> = (1..n).map(|i| smp::call_async(i, work)).collect::<Result<_, _>>().map_err(|_| "no cpu")?;
+    let pending: alloc::vec::Vec<_> = (1..n)
+        .map(|i| smp::call_async(i, work))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "no cpu")?;
     work();
     for p in pending {
         p.wait();
     }
     let total = *COUNTER.lock();
-    ensure!(total == PER_CPU * n as u64, "counted {total}, want {}", PER_CPU * n as u64);
+    ensure!(
+        total == PER_CPU * n as u64,
+        "counted {total}, want {}",
+        PER_CPU * n as u64
+    );
     Ok(())
 }
 

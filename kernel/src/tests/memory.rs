@@ -1,12 +1,12 @@
 //! Physical memory, page tables, heap and TLB shootdown.
 
 use crate::arch::x86_64::{fallible_copy, probe_read_u64, smp};
+use crate::cpu;
 use crate::ensure;
 use crate::ktest::TestResult;
 use crate::mm::layout::{self, PAGE_SIZE, phys_to_virt};
 use crate::mm::paging::{self, MapError, flags};
 use crate::mm::{frames, heap, tlb};
-use crate::cpu;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,32 +27,57 @@ pub fn frames_contiguous_runs() -> TestResult {
         for i in 0..n as u64 {
             // SAFETY: as above.
             let v = unsafe { ((phys_to_virt(pa + i * PAGE_SIZE)) as *const u64).read() };
-            ensure!(v == pa + i, "frame {:#x} was overwritten by another run", pa + i * PAGE_SIZE);
+            ensure!(
+                v == pa + i,
+                "frame {:#x} was overwritten by another run",
+                pa + i * PAGE_SIZE
+            );
         }
     }
     let used: usize = runs.iter().map(|r| r.1).sum();
-    ensure!(frames::stats().free == before.free - used, "free count off while allocated");
+    ensure!(
+        frames::stats().free == before.free - used,
+        "free count off while allocated"
+    );
     for (pa, n) in runs {
         frames::free(pa, n);
     }
-    ensure!(frames::stats() == before, "free frames {} != {} after freeing", frames::stats().free, before.free);
+    ensure!(
+        frames::stats() == before,
+        "free frames {} != {} after freeing",
+        frames::stats().free,
+        before.free
+    );
     Ok(())
 }
 
 pub fn frames_exhaustion_is_an_error() -> TestResult {
     let before = frames::stats();
     let mut taken: Vec<u64> = Vec::new();
-    taken.try_reserve(before.free).map_err(|_| "no heap for the list")?;
+    taken
+        .try_reserve(before.free)
+        .map_err(|_| "no heap for the list")?;
     while let Ok(pa) = frames::alloc(1) {
         taken.push(pa);
     }
     let n = taken.len();
-    ensure!(frames::stats().free == 0, "allocation failed with {} frames free", frames::stats().free);
-    ensure!(frames::alloc(1).is_err() && frames::alloc(4).is_err(), "allocation succeeded with nothing free");
+    ensure!(
+        frames::stats().free == 0,
+        "allocation failed with {} frames free",
+        frames::stats().free
+    );
+    ensure!(
+        frames::alloc(1).is_err() && frames::alloc(4).is_err(),
+        "allocation succeeded with nothing free"
+    );
     for pa in taken {
         frames::free(pa, 1);
     }
-    ensure!(n + 1 >= before.free, "only {n} of {} frames could be allocated", before.free);
+    ensure!(
+        n + 1 >= before.free,
+        "only {n} of {} frames could be allocated",
+        before.free
+    );
     ensure!(frames::stats() == before, "memory not back to baseline");
     Ok(())
 }
@@ -60,19 +85,33 @@ pub fn frames_exhaustion_is_an_error() -> TestResult {
 pub fn heap_grows_and_shrinks_back() -> TestResult {
     let before = heap::stats();
     let big: Vec<u64> = (0..1_000_000u64).collect(); // 8 MB: the heap must grow
-    ensure!(big.iter().sum::<u64>() == 999_999 * 1_000_000 / 2, "heap data corrupted");
+    ensure!(
+        big.iter().sum::<u64>() == 999_999 * 1_000_000 / 2,
+        "heap data corrupted"
+    );
     ensure!(heap::stats().size > before.size, "heap did not grow");
     drop(big);
     let mut boxes = Vec::new();
     for i in 0..10_000u64 {
         boxes.push(alloc::boxed::Box::new(i));
     }
-    ensure!(boxes.iter().enumerate().all(|(i, b)| **b == i as u64), "boxes corrupted");
+    ensure!(
+        boxes.iter().enumerate().all(|(i, b)| **b == i as u64),
+        "boxes corrupted"
+    );
     drop(boxes);
-    ensure!(heap::stats().used == before.used, "heap use {} != baseline {}", heap::stats().used, before.used);
+    ensure!(
+        heap::stats().used == before.used,
+        "heap use {} != baseline {}",
+        heap::stats().used,
+        before.used
+    );
     // An impossible request is an error, not a crash.
     let mut v: Vec<u8> = Vec::new();
-    ensure!(v.try_reserve(1 << 40).is_err(), "a 1 TiB reservation succeeded");
+    ensure!(
+        v.try_reserve(1 << 40).is_err(),
+        "a 1 TiB reservation succeeded"
+    );
     Ok(())
 }
 
@@ -81,13 +120,21 @@ const SCRATCH: u64 = layout::SCRATCH_BASE + 0x10_0000;
 pub fn paging_map_translate_unmap() -> TestResult {
     let before = frames::stats();
     let pa = frames::alloc_zeroed(1).map_err(|_| "oom")?;
-    paging::with_kernel_root(|root| paging::map(root, SCRATCH, pa, flags::WRITABLE | flags::NO_EXECUTE))
-        .map_err(|e| alloc::format!("map: {e:?}"))?;
+    paging::with_kernel_root(|root| {
+        paging::map(root, SCRATCH, pa, flags::WRITABLE | flags::NO_EXECUTE)
+    })
+    .map_err(|e| alloc::format!("map: {e:?}"))?;
     let again = paging::with_kernel_root(|root| paging::map(root, SCRATCH, pa, flags::WRITABLE));
-    ensure!(again == Err(MapError::AlreadyMapped), "double map gave {again:?}");
+    ensure!(
+        again == Err(MapError::AlreadyMapped),
+        "double map gave {again:?}"
+    );
     let (got, f) = paging::translate(paging::kernel_root(), SCRATCH + 8).ok_or("no translation")?;
     ensure!(got == pa + 8, "translate gave {got:#x}, want {:#x}", pa + 8);
-    ensure!(f & flags::NO_EXECUTE != 0 && f & flags::WRITABLE != 0, "flags {f:#x}");
+    ensure!(
+        f & flags::NO_EXECUTE != 0 && f & flags::WRITABLE != 0,
+        "flags {f:#x}"
+    );
     // SAFETY: SCRATCH is mapped to our frame just above.
     unsafe { (SCRATCH as *mut u64).write_volatile(0x5eed) };
     // SAFETY: the direct map aliases the same frame.
@@ -96,10 +143,17 @@ pub fn paging_map_translate_unmap() -> TestResult {
     let old = paging::with_kernel_root(|root| paging::unmap(root, SCRATCH));
     ensure!(old == Some(pa), "unmap returned {old:?}");
     paging::flush_local(SCRATCH);
-    ensure!(probe_read_u64(SCRATCH).is_none(), "unmapped page still readable");
-    ensure!(paging::translate(paging::kernel_root(), SCRATCH).is_none(), "translation survived unmap");
     ensure!(
-        paging::with_kernel_root(|root| paging::map(root, 0x0000_8000_0000_0000, pa, 0)) == Err(MapError::NotCanonical),
+        probe_read_u64(SCRATCH).is_none(),
+        "unmapped page still readable"
+    );
+    ensure!(
+        paging::translate(paging::kernel_root(), SCRATCH).is_none(),
+        "translation survived unmap"
+    );
+    ensure!(
+        paging::with_kernel_root(|root| paging::map(root, 0x0000_8000_0000_0000, pa, 0))
+            == Err(MapError::NotCanonical),
         "non-canonical address accepted"
     );
     frames::free(pa, 1);
@@ -112,10 +166,16 @@ pub fn kernel_image_is_w_xor_x() -> TestResult {
     let root = paging::kernel_root();
     let text = kernel_image_is_w_xor_x as *const () as u64;
     let (_, f) = paging::translate(root, text).ok_or("text unmapped")?;
-    ensure!(f & flags::WRITABLE == 0 && f & flags::NO_EXECUTE == 0, "text flags {f:#x}");
+    ensure!(
+        f & flags::WRITABLE == 0 && f & flags::NO_EXECUTE == 0,
+        "text flags {f:#x}"
+    );
     static DATA: AtomicU64 = AtomicU64::new(1);
     let (_, f) = paging::translate(root, &DATA as *const _ as u64).ok_or("data unmapped")?;
-    ensure!(f & flags::WRITABLE != 0 && f & flags::NO_EXECUTE != 0, "data flags {f:#x}");
+    ensure!(
+        f & flags::WRITABLE != 0 && f & flags::NO_EXECUTE != 0,
+        "data flags {f:#x}"
+    );
     let (_, f) = paging::translate(root, phys_to_virt(0x10_0000)).ok_or("direct map missing")?;
     ensure!(f & flags::NO_EXECUTE != 0, "direct map is executable");
     // Writing to text must fault (CR0.WP), and the fault must be caught.
@@ -128,11 +188,23 @@ pub fn kernel_image_is_w_xor_x() -> TestResult {
 }
 
 pub fn fault_fixup_catches_bad_addresses() -> TestResult {
-    for addr in [0u64, 0xffff_c200_0000_0000, 0x0000_7fff_ffff_f000, 0x8000_0000_0000_0000, u64::MAX - 7] {
-        ensure!(probe_read_u64(addr).is_none(), "read of {addr:#x} succeeded");
+    for addr in [
+        0u64,
+        0xffff_c200_0000_0000,
+        0x0000_7fff_ffff_f000,
+        0x8000_0000_0000_0000,
+        u64::MAX - 7,
+    ] {
+        ensure!(
+            probe_read_u64(addr).is_none(),
+            "read of {addr:#x} succeeded"
+        );
     }
     let x = 42u64;
-    ensure!(probe_read_u64(&x as *const u64 as u64) == Some(42), "valid read failed");
+    ensure!(
+        probe_read_u64(&x as *const u64 as u64) == Some(42),
+        "valid read failed"
+    );
     Ok(())
 }
 
@@ -146,14 +218,16 @@ pub fn tlb_shootdown_reaches_every_cpu() -> TestResult {
         (phys_to_virt(b) as *mut u64).write(2);
     }
     let va = SCRATCH + 0x1000;
-    paging::with_kernel_root(|root| paging::map(root, va, a, flags::NO_EXECUTE)).map_err(|e| alloc::format!("{e:?}"))?;
-    static SEEN: [AtomicU64; crate::cpu::MAX_CPUS] = [const { AtomicU64::new(0) }; crate::cpu::MAX_CPUS];
+    paging::with_kernel_root(|root| paging::map(root, va, a, flags::NO_EXECUTE))
+        .map_err(|e| alloc::format!("{e:?}"))?;
+    static SEEN: [AtomicU64; crate::cpu::MAX_CPUS] =
+        [const { AtomicU64::new(0) }; crate::cpu::MAX_CPUS];
     let read_everywhere = || -> Result<(), &'static str> {
-        for i in 0..cpus {
+        for (i, seen) in SEEN.iter().enumerate().take(cpus) {
             smp::call_on(i, move || {
                 // SAFETY: va is mapped (to a or b) for the whole test.
                 let v = unsafe { (va as *const u64).read_volatile() };
-                SEEN[i].store(v, Ordering::SeqCst);
+                seen.store(v, Ordering::SeqCst);
             })
             .map_err(|_| "cpu vanished")?;
         }
@@ -161,15 +235,26 @@ pub fn tlb_shootdown_reaches_every_cpu() -> TestResult {
     };
     read_everywhere()?; // every CPU now caches va -> a
     for (i, s) in SEEN.iter().enumerate().take(cpus) {
-        ensure!(s.load(Ordering::SeqCst) == 1, "cpu {i} read {} before remap", s.load(Ordering::SeqCst));
+        ensure!(
+            s.load(Ordering::SeqCst) == 1,
+            "cpu {i} read {} before remap",
+            s.load(Ordering::SeqCst)
+        );
     }
     let shots = tlb::SHOOTDOWNS.load(Ordering::Relaxed);
-    paging::with_kernel_root(|root| paging::remap(root, va, b, flags::NO_EXECUTE)).map_err(|e| alloc::format!("{e:?}"))?;
+    paging::with_kernel_root(|root| paging::remap(root, va, b, flags::NO_EXECUTE))
+        .map_err(|e| alloc::format!("{e:?}"))?;
     tlb::shootdown_kernel(va, 1);
-    ensure!(tlb::SHOOTDOWNS.load(Ordering::Relaxed) == shots + 1, "shootdown not counted");
+    ensure!(
+        tlb::SHOOTDOWNS.load(Ordering::Relaxed) == shots + 1,
+        "shootdown not counted"
+    );
     read_everywhere()?;
     for (i, s) in SEEN.iter().enumerate().take(cpus) {
-        ensure!(s.load(Ordering::SeqCst) == 2, "cpu {i} still reads the old page after the shootdown");
+        ensure!(
+            s.load(Ordering::SeqCst) == 2,
+            "cpu {i} still reads the old page after the shootdown"
+        );
     }
     paging::with_kernel_root(|root| paging::unmap(root, va));
     tlb::shootdown_kernel(va, 1);

@@ -5,16 +5,20 @@
 //! derive their selectors from one STAR value, which forces this order, and
 //! the PVM hypervisor on our development hosts imposes Linux's user selectors.
 
+use x86_64::PrivilegeLevel;
 use x86_64::VirtAddr;
 use x86_64::instructions::segmentation::{CS, DS, ES, SS, Segment};
 use x86_64::instructions::tables::{lgdt, load_tss};
 use x86_64::structures::DescriptorTablePointer;
 use x86_64::structures::gdt::SegmentSelector;
 use x86_64::structures::tss::TaskStateSegment;
-use x86_64::PrivilegeLevel;
 
 pub const KERNEL_CS: u16 = 0x10;
 pub const KERNEL_DS: u16 = 0x18;
+/// 32-bit user code: unused, but `sysret` finds the 64-bit selectors relative to it.
+pub const USER_CS32: u16 = 0x23;
+pub const USER_DS: u16 = 0x2b;
+pub const USER_CS: u16 = 0x33;
 pub const TSS_SEL: u16 = 0x40;
 
 /// Interrupt stack table slots (1-based in the IDT, 0-based in the TSS).
@@ -35,7 +39,7 @@ impl CpuTables {
                 0,
                 0x00af_9a00_0000_ffff, // 0x10 kernel code, long mode
                 0x00cf_9200_0000_ffff, // 0x18 kernel data
-                0x00cf_fa00_0000_ffff, // 0x23 user code, 32-bit (unused, keeps STAR layout)
+                0x00cf_fa00_0000_ffff, // 0x23 user code, 32-bit
                 0x00cf_f200_0000_ffff, // 0x2b user data
                 0x00af_fa00_0000_ffff, // 0x33 user code, long mode
                 0,
@@ -49,6 +53,7 @@ impl CpuTables {
     /// Installs the tables on this CPU. `ist` are the tops of the double-fault
     /// and NMI stacks, so that a kernel stack overflow still gets reported.
     pub fn load(&'static mut self, ist: [u64; 2]) {
+        const { assert!(USER_CS32 + 16 == USER_CS && USER_CS32 + 8 == USER_DS) };
         self.tss.interrupt_stack_table[(IST_DOUBLE_FAULT - 1) as usize] = VirtAddr::new(ist[0]);
         self.tss.interrupt_stack_table[(IST_NMI - 1) as usize] = VirtAddr::new(ist[1]);
         let base = &self.tss as *const TaskStateSegment as u64;

@@ -1,7 +1,7 @@
 //! The IDT and the one Rust entry point for every interrupt and exception.
 
-use super::gdt::{IST_DOUBLE_FAULT, IST_NMI, KERNEL_CS};
 use super::apic;
+use super::gdt::{IST_DOUBLE_FAULT, IST_NMI, KERNEL_CS};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Interrupt vectors owned by the kernel.
@@ -44,7 +44,7 @@ pub struct TrapFrame {
 }
 
 impl TrapFrame {
-    pub fn from_user(&self) -> bool {
+    pub fn is_from_user(&self) -> bool {
         self.cs & 3 == 3
     }
 }
@@ -64,17 +64,15 @@ struct Gate {
 #[repr(C, align(16))]
 struct Idt([Gate; 256]);
 
-static mut IDT: Idt = Idt(
-    [Gate {
-        offset_low: 0,
-        selector: 0,
-        ist: 0,
-        attributes: 0,
-        offset_mid: 0,
-        offset_high: 0,
-        reserved: 0,
-    }; 256],
-);
+static mut IDT: Idt = Idt([Gate {
+    offset_low: 0,
+    selector: 0,
+    ist: 0,
+    attributes: 0,
+    offset_mid: 0,
+    offset_high: 0,
+    reserved: 0,
+}; 256]);
 
 /// Counts of interrupts that arrived on a vector nobody owns.
 pub static UNEXPECTED: AtomicU64 = AtomicU64::new(0);
@@ -155,7 +153,10 @@ const EXCEPTION_NAMES: [&str; 32] = [
 ];
 
 pub fn exception_name(vector: u64) -> &'static str {
-    EXCEPTION_NAMES.get(vector as usize).copied().unwrap_or("interrupt")
+    EXCEPTION_NAMES
+        .get(vector as usize)
+        .copied()
+        .unwrap_or("interrupt")
 }
 
 /// Where a faulting instruction of a fallible access resumes (vectors.S).
@@ -210,14 +211,17 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
 fn exception(frame: &mut TrapFrame) {
     let cr2 = x86_64::registers::control::Cr2::read_raw();
     // A fallible access may also meet a non-canonical address (#GP).
-    if (frame.vector == 14 || frame.vector == 13) && !frame.from_user() {
-        if let Some(fixup) = fixup_for(frame.rip) {
-            frame.rip = fixup;
-            return;
-        }
+    if (frame.vector == 14 || frame.vector == 13)
+        && !frame.is_from_user()
+        && let Some(fixup) = fixup_for(frame.rip)
+    {
+        frame.rip = fixup;
+        return;
     }
     if frame.vector == 3 {
-        crate::cpu::this_cpu().breakpoints.fetch_add(1, Ordering::Relaxed);
+        crate::cpu::this_cpu()
+            .breakpoints
+            .fetch_add(1, Ordering::Relaxed);
         return;
     }
     // User-mode faults will end only the faulting process (processes issue);
@@ -229,7 +233,11 @@ fn exception(frame: &mut TrapFrame) {
             detail,
             " CR2={:#x} ({} {} in {} mode)",
             cr2,
-            if frame.error_code & 1 != 0 { "protection violation" } else { "page not present" },
+            if frame.error_code & 1 != 0 {
+                "protection violation"
+            } else {
+                "page not present"
+            },
             if frame.error_code & 16 != 0 {
                 "on instruction fetch"
             } else if frame.error_code & 2 != 0 {
@@ -237,7 +245,11 @@ fn exception(frame: &mut TrapFrame) {
             } else {
                 "on read"
             },
-            if frame.error_code & 4 != 0 { "user" } else { "kernel" },
+            if frame.error_code & 4 != 0 {
+                "user"
+            } else {
+                "kernel"
+            },
         );
     }
     panic!(

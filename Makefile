@@ -1,0 +1,75 @@
+# Tessera: the single entry point. `make help` lists the targets.
+# The work is done by `cargo xtask` (xtask/); this file only sets up the
+# machine and passes settings through.
+
+# Settings, read by xtask from the environment (empty means "default").
+SMP ?=
+MEM ?=
+ACCEL ?=
+CMDLINE ?=
+QEMU ?=
+MACHINE ?=
+GDBPORT ?=
+MODE ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE
+
+# Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
+FILTER ?=
+JOBS ?=
+TEST_SMP ?=
+# Boot-time options: make boottime RUNS=10 MODE=icount
+RUNS ?=
+# Benchmark selection: make bench B=spawn MODE=tcg
+B ?=
+
+# A machine where setup just installed rustup has it only here so far.
+export PATH := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
+
+CARGO ?= cargo
+XTASK := $(CARGO) xtask
+
+.DEFAULT_GOAL := help
+.PHONY: help setup build run debug test bench boottime fmt lint clean
+
+help: ## list the targets
+	@echo "usage: make <target> [SETTING=value ...]"
+	@echo
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' | expand -t 12 | sed 's/^/  /'
+	@echo
+	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
+	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
+	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
+	@echo "          QEMU=path MACHINE=pc (all)"
+
+setup: ## install missing tools (every target below does this first)
+	@tools/setup.sh
+
+build: setup ## build the kernel into build/tessera.elf
+	$(XTASK) build
+
+run: setup ## build and boot interactively (Ctrl-A X quits)
+	$(XTASK) run
+
+debug: setup ## boot stopped, waiting for gdb (see tools/gdbinit)
+	$(XTASK) debug
+
+test: setup ## the whole test suite; last line: N passed, N failed
+	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))
+
+bench: setup ## run the benchmarks (B=name to pick; MODE=icount|tcg|kvm)
+	python3 tools/bench/bench.py run $(if $(B),--bench $(B))
+
+boottime: setup ## measure boot time (MODE=tcg|icount, RUNS=n)
+	$(XTASK) boottime $(if $(MODE),--mode $(MODE)) $(if $(RUNS),--runs $(RUNS))
+
+fmt: setup ## format all Rust code
+	$(CARGO) fmt --all
+
+lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --exclude tessera-kernel --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel --target x86_64-unknown-none -- -D warnings
+
+clean: ## remove build outputs
+	-$(CARGO) clean
+	rm -rf build

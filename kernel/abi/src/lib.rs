@@ -1,0 +1,274 @@
+//! The native system-call interface, shared by the kernel and the user
+//! runtime so that numbers, error codes and structure layouts are defined
+//! exactly once.
+//!
+//! Calling convention (x86_64 `syscall`): number in `rax`, arguments in
+//! `rdi, rsi, rdx, r10, r8, r9`; the result comes back in `rax`. A result
+//! in `-4095..=-1` is an error (`-Error as i64`); anything else is a value.
+#![cfg_attr(not(test), no_std)]
+
+/// Bumped whenever a number, argument or structure below changes meaning.
+pub const ABI_VERSION: u64 = 1;
+
+macro_rules! numbered {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u64)]
+        pub enum $name { $($(#[$vm])* $v = $n,)* }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+            pub fn from_u64(n: u64) -> Option<$name> {
+                match n { $($n => Some($name::$v),)* _ => None }
+            }
+            pub fn name(self) -> &'static str {
+                match self { $($name::$v => stringify!($v),)* }
+            }
+        }
+    };
+}
+
+numbered! {
+    /// System-call numbers.
+    pub enum Sys {
+        /// abi_version() -> ABI_VERSION
+        AbiVersion = 0,
+        /// exit(status) -> never returns
+        Exit = 1,
+        /// spawn(path_ptr, path_len, args_ptr, args_len, options_ptr) -> pid.
+        /// `args` is the arguments (without the program name) separated by NUL bytes.
+        Spawn = 2,
+        /// wait(pid) -> exit status (a process killed by a fault has status KILLED_STATUS)
+        Wait = 3,
+        /// getpid() -> pid
+        GetPid = 4,
+        /// yield() -> 0
+        Yield = 5,
+        /// sleep(nanoseconds) -> 0
+        Sleep = 6,
+        /// clock(out: *mut Clock) -> 0
+        Clock = 7,
+        /// console_write(ptr, len) -> bytes written
+        ConsoleWrite = 8,
+        /// console_read(ptr, len) -> bytes read (at least 1; waits for input)
+        ConsoleRead = 9,
+        /// map(hint, len, prot) -> address of new anonymous zeroed memory
+        Map = 10,
+        /// unmap(addr, len) -> 0
+        Unmap = 11,
+        /// proc_info(pid or 0 for self, out: *mut ProcInfo) -> 0
+        ProcInfo = 12,
+        /// proc_list(out: *mut u64, capacity) -> number of pids (all written up to capacity)
+        ProcList = 13,
+        /// set_policy(LoadPolicy) -> previous system default
+        SetPolicy = 14,
+        /// kill(pid) -> 0
+        Kill = 15,
+        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0
+        SetAffinity = 16,
+        /// sys_info(out: *mut SysInfo) -> 0
+        SysInfo = 17,
+    }
+}
+
+numbered! {
+    /// Error codes, returned negated.
+    pub enum Error {
+        /// Unknown system-call number.
+        NoSys = 1,
+        /// A pointer or range the process may not access.
+        Fault = 2,
+        /// An argument is out of range or malformed.
+        Invalid = 3,
+        /// Out of memory (physical frames, kernel heap, address space).
+        NoMemory = 4,
+        /// No such process or program.
+        NotFound = 5,
+        /// Not a program this kernel can load.
+        BadProgram = 6,
+        /// The caller may not do this (e.g. wait for a process that is not its child).
+        Denied = 7,
+        /// A limit was reached (processes, regions).
+        Limit = 8,
+        /// The call would block for ever (e.g. a process waiting for itself).
+        Deadlock = 9,
+    }
+}
+
+impl Error {
+    pub fn as_ret(self) -> u64 {
+        (-(self as i64)) as u64
+    }
+    /// Decodes a raw system-call result.
+    pub fn decode(ret: u64) -> Result<u64, Error> {
+        let signed = ret as i64;
+        if (-4095..0).contains(&signed) {
+            Err(Error::from_u64((-signed) as u64).unwrap_or(Error::Invalid))
+        } else {
+            Ok(ret)
+        }
+    }
+}
+
+/// Exit status of a process the kernel killed (fault, kill, Ctrl-C).
+pub const KILLED_STATUS: u64 = 0x100;
+/// `set_affinity` argument: run on any CPU.
+pub const ANY_CPU: u64 = u64::MAX;
+
+/// How a program's pages are brought in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum LoadPolicy {
+    /// The system default (spawn option only).
+    Default = 0,
+    /// Tender: every page of text, data, BSS and stack is allocated and
+    /// filled at creation; the program takes no page faults while running.
+    Eager = 1,
+    /// Pages are allocated and filled at first touch.
+    Demand = 2,
+}
+
+impl LoadPolicy {
+    pub fn from_u64(n: u64) -> Option<LoadPolicy> {
+        match n {
+            0 => Some(LoadPolicy::Default),
+            1 => Some(LoadPolicy::Eager),
+            2 => Some(LoadPolicy::Demand),
+            _ => None,
+        }
+    }
+}
+
+/// Options of `spawn`.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct SpawnOptions {
+    /// A `LoadPolicy` value.
+    pub policy: u64,
+    /// CPU to pin the process to, or ANY_CPU.
+    pub cpu: u64,
+    /// Non-zero: Ctrl-C on the console kills this process.
+    pub foreground: u64,
+}
+
+impl SpawnOptions {
+    pub const DEFAULT: SpawnOptions = SpawnOptions {
+        policy: LoadPolicy::Default as u64,
+        cpu: ANY_CPU,
+        foreground: 0,
+    };
+}
+
+/// Memory protection for `map`.
+pub mod prot {
+    pub const READ: u64 = 1;
+    pub const WRITE: u64 = 2;
+    pub const EXEC: u64 = 4;
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct Clock {
+    pub cycles: u64,
+    /// Nanoseconds since boot.
+    pub nanos: u64,
+    pub tsc_hz: u64,
+}
+
+/// Page-fault counts by what was touched (Tender's argument rests on them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct FaultCounts {
+    pub text: u64,
+    pub data: u64,
+    pub bss: u64,
+    pub stack: u64,
+    pub heap: u64,
+}
+
+impl FaultCounts {
+    pub fn total(&self) -> u64 {
+        self.text + self.data + self.bss + self.stack + self.heap
+    }
+}
+
+pub mod state {
+    pub const RUNNABLE: u64 = 1;
+    pub const RUNNING: u64 = 2;
+    pub const BLOCKED: u64 = 3;
+    pub const EXITED: u64 = 4;
+}
+
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct ProcInfo {
+    pub pid: u64,
+    pub parent: u64,
+    pub state: u64,
+    /// CPU it runs on or last ran on.
+    pub cpu: u64,
+    /// Pinned CPU, or ANY_CPU.
+    pub affinity: u64,
+    pub policy: u64,
+    pub faults: FaultCounts,
+    /// Physical memory held by the process's regions, in pages.
+    pub resident_pages: u64,
+    pub cpu_ns: u64,
+    pub exit_status: u64,
+    pub name: [u8; 32],
+}
+
+impl Default for ProcInfo {
+    fn default() -> Self {
+        ProcInfo {
+            pid: 0,
+            parent: 0,
+            state: 0,
+            cpu: 0,
+            affinity: ANY_CPU,
+            policy: 0,
+            faults: FaultCounts::default(),
+            resident_pages: 0,
+            cpu_ns: 0,
+            exit_status: 0,
+            name: [0; 32],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct SysInfo {
+    pub cpus: u64,
+    pub frames_total: u64,
+    pub frames_free: u64,
+    pub heap_size: u64,
+    pub heap_used: u64,
+    pub processes: u64,
+    pub default_policy: u64,
+    pub syscalls: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip_and_are_unique() {
+        for (i, s) in Sys::ALL.iter().enumerate() {
+            assert_eq!(Sys::from_u64(*s as u64), Some(*s));
+            assert!(Sys::ALL[..i].iter().all(|o| *o as u64 != *s as u64));
+        }
+        assert_eq!(Sys::from_u64(9999), None);
+    }
+
+    #[test]
+    fn errors_encode_as_negative_results() {
+        for e in Error::ALL {
+            assert_eq!(Error::decode(e.as_ret()), Err(*e));
+        }
+        assert_eq!(Error::decode(0), Ok(0));
+        assert_eq!(Error::decode(0x7fff_ffff_f000), Ok(0x7fff_ffff_f000));
+        assert_eq!(Error::decode(u64::MAX - 5000), Ok(u64::MAX - 5000));
+    }
+}

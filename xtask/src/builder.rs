@@ -1,0 +1,91 @@
+//! Building everything a boot needs into `build/`.
+//!
+//! The build is a list of steps run in order; user programs, disk images and
+//! the like become further entries in `STEPS`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const BUILD_DIR: &str = "build";
+pub const KERNEL_ELF: &str = "build/tessera.elf";
+pub const KERNEL_TARGET: &str = "x86_64-unknown-none";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Release,
+    Debug,
+}
+
+impl Profile {
+    fn dir(self) -> &'static str {
+        match self {
+            Profile::Release => "release",
+            Profile::Debug => "debug",
+        }
+    }
+}
+
+struct Step {
+    what: &'static str,
+    run: fn(Profile) -> Result<(), String>,
+}
+
+const STEPS: &[Step] = &[Step {
+    what: "kernel",
+    run: kernel,
+}];
+
+pub fn build(profile: Profile) -> Result<(), String> {
+    fs::create_dir_all(BUILD_DIR).map_err(|e| format!("creating {BUILD_DIR}/: {e}"))?;
+    for step in STEPS {
+        (step.run)(profile).map_err(|e| format!("building the {}: {e}", step.what))?;
+    }
+    Ok(())
+}
+
+/// The cargo that runs xtask, so nested builds use the pinned toolchain.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn target_dir() -> PathBuf {
+    ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"]
+        .iter()
+        .find_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+fn kernel(profile: Profile) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["build", "-p", "tessera-kernel", "--target", KERNEL_TARGET]);
+    if profile == Profile::Release {
+        cmd.arg("--release");
+    }
+    run_status(&mut cmd)?;
+    let elf = target_dir()
+        .join(KERNEL_TARGET)
+        .join(profile.dir())
+        .join("tessera");
+    install(&elf, Path::new(KERNEL_ELF))
+}
+
+fn run_status(cmd: &mut Command) -> Result<(), String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{program} failed ({status})"))
+    }
+}
+
+/// Copy then rename, so that a QEMU starting meanwhile never reads half a file.
+fn install(from: &Path, to: &Path) -> Result<(), String> {
+    let tmp = to.with_extension("tmp");
+    fs::copy(from, &tmp).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    fs::rename(&tmp, to).map_err(|e| format!("renaming to {}: {e}", to.display()))
+}

@@ -1,0 +1,231 @@
+//! The one definition of the virtual machine Tessera runs on. Everything that
+//! starts QEMU (run, debug, test, boottime, and the benchmark harness through
+//! `cargo xtask qemu-args`, which boots Linux for comparison) gets its
+//! arguments here, so that Tessera and Linux are always measured on the
+//! identical machine.
+
+use std::process::Command;
+
+use crate::Args;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Plain (multi-threaded) TCG: the default, because on hosts whose
+    /// /dev/kvm is a software hypervisor TCG boots faster than KVM.
+    Tcg,
+    /// TCG with one virtual nanosecond per guest instruction: repeatable
+    /// figures on a noisy host (measurements of record).
+    Icount,
+    /// Hardware virtualisation, for hosts that really have it.
+    Kvm,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Result<Mode, String> {
+        match text {
+            "tcg" => Ok(Mode::Tcg),
+            "icount" => Ok(Mode::Icount),
+            "kvm" => Ok(Mode::Kvm),
+            other => Err(format!("unknown mode {other:?} (want tcg, icount or kvm)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Tcg => "tcg",
+            Mode::Icount => "icount",
+            Mode::Kvm => "kvm",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serial {
+    /// Serial port only: what harnesses read.
+    Stdio,
+    /// Serial multiplexed with the QEMU monitor, so that an interactive user
+    /// can quit with Ctrl-A X.
+    Monitor,
+}
+
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub qemu: String,
+    pub machine: String,
+    pub mode: Mode,
+    pub smp: u32,
+    pub mem: String,
+    pub serial: Serial,
+}
+
+pub const DEFAULT_QEMU: &str = "qemu-system-x86_64";
+pub const DEFAULT_MEM: &str = "512M";
+
+impl Machine {
+    /// Reads `--mode`, `--smp` and `--mem` from `args`, falling back to the
+    /// environment (ACCEL, SMP, MEM, QEMU, MACHINE) that the Makefile exports.
+    pub fn configure(args: &mut Args) -> Result<Machine, String> {
+        Self::from_sources(args, crate::env_var)
+    }
+
+    pub fn from_sources(
+        args: &mut Args,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Machine, String> {
+        let mode = match args.value("--mode")?.or_else(|| env("ACCEL")) {
+            Some(m) => Mode::parse(m.trim())?,
+            None => Mode::Tcg,
+        };
+        let smp = match args.value("--smp")?.or_else(|| env("SMP")) {
+            Some(s) => s
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n: &u32| n >= 1)
+                .ok_or_else(|| format!("bad CPU count {s:?}"))?,
+            None => 1,
+        };
+        let mem = args
+            .value("--mem")?
+            .or_else(|| env("MEM"))
+            .unwrap_or_else(|| DEFAULT_MEM.to_string());
+        if !mem.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!("bad memory size {mem:?} (e.g. 512M, 1G)"));
+        }
+        Ok(Machine {
+            qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
+            machine: env("MACHINE").unwrap_or_else(|| "pc".to_string()),
+            mode,
+            smp,
+            mem: mem.trim().to_string(),
+            serial: Serial::Stdio,
+        })
+    }
+
+    pub fn with_smp(&self, smp: u32) -> Machine {
+        Machine {
+            smp,
+            ..self.clone()
+        }
+    }
+
+    /// The QEMU arguments, one argv element per item, without the binary and
+    /// without `-kernel`/`-append`/`-initrd`.
+    pub fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> = Vec::new();
+        let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
+        // `pc` rather than the faster-booting microvm: its SeaBIOS assigns
+        // PCI BARs and enables the devices, which virtio-pci and the ivshmem
+        // device standing in for NVM depend on. -nodefaults also removes the
+        // default NIC, so no host-driven packets disturb icount runs.
+        push(&["-machine", &self.machine]);
+        push(&["-nodefaults", "-no-user-config", "-display", "none"]);
+        push(&[
+            "-serial",
+            match self.serial {
+                Serial::Stdio => "stdio",
+                Serial::Monitor => "mon:stdio",
+            },
+        ]);
+        // The guest ends a run by writing to port 0xf4: status (v << 1) | 1.
+        push(&["-device", "isa-debug-exit,iobase=0xf4,iosize=4"]);
+        // A triple fault must end the run, not loop through reboots.
+        push(&["-no-reboot"]);
+        push(&["-m", &self.mem, "-smp", &self.smp.to_string()]);
+        match self.mode {
+            Mode::Tcg => push(&["-accel", "tcg"]),
+            Mode::Icount => push(&[
+                "-accel",
+                "tcg",
+                // shift=0: one virtual ns per instruction; sleep=off: idle
+                // time is skipped rather than waited for. A fixed guest wall
+                // clock makes runs bit-identical.
+                "-icount",
+                "shift=0,sleep=off",
+                "-rtc",
+                "base=2024-01-01T00:00:00,clock=vm",
+            ]),
+            // The plain `host` model aborts at start-up ("failed to set MSR
+            // 0x10a") under hypervisors that refuse IA32_ARCH_CAPABILITIES,
+            // such as nested or PVM-based KVM; dropping that feature is
+            // harmless elsewhere.
+            Mode::Kvm => push(&["-accel", "kvm", "-cpu", "host,-arch-capabilities"]),
+        }
+        args
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.qemu);
+        cmd.args(self.args());
+        cmd
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "machine {}, {}, {} CPU(s), {} memory",
+            self.machine,
+            self.mode.name(),
+            self.smp,
+            self.mem
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn configure(cli: &[&str], env: &[(&str, &str)]) -> Result<Machine, String> {
+        let mut args = Args::new(cli.iter().map(|s| s.to_string()).collect());
+        let m = Machine::from_sources(&mut args, |k| {
+            env.iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.to_string())
+        })?;
+        args.finish()?;
+        Ok(m)
+    }
+
+    #[test]
+    fn defaults() {
+        let m = configure(&[], &[]).unwrap();
+        assert_eq!(
+            m.args().join(" "),
+            "-machine pc -nodefaults -no-user-config -display none -serial stdio \
+             -device isa-debug-exit,iobase=0xf4,iosize=4 -no-reboot -m 512M -smp 1 -accel tcg"
+        );
+        assert_eq!(m.qemu, DEFAULT_QEMU);
+    }
+
+    #[test]
+    fn flags_beat_environment() {
+        let env = [
+            ("ACCEL", "kvm"),
+            ("SMP", "2"),
+            ("MEM", "1G"),
+            ("QEMU", "/q"),
+        ];
+        let m = configure(&["--mode", "icount", "--smp=4"], &env).unwrap();
+        assert_eq!(
+            (m.mode, m.smp, m.mem.as_str(), m.qemu.as_str()),
+            (Mode::Icount, 4, "1G", "/q")
+        );
+        let args = m.args().join(" ");
+        assert!(args.ends_with(
+            "-accel tcg -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"
+        ));
+        let kvm = configure(&[], &env).unwrap().args().join(" ");
+        assert!(
+            kvm.ends_with("-accel kvm -cpu host,-arch-capabilities"),
+            "{kvm}"
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        assert!(configure(&["--mode", "hvf"], &[]).is_err());
+        assert!(configure(&[], &[("SMP", "0")]).is_err());
+        assert!(configure(&[], &[("MEM", "lots")]).is_err());
+        assert!(configure(&["--bogus"], &[]).is_err());
+    }
+}
