@@ -39,6 +39,17 @@ pub fn enter_panic_mode() {
     PANICKING.store(true, Ordering::SeqCst);
 }
 
+/// Writes raw bytes from a process (no formatting; `\n` becomes `\r\n`).
+pub fn write_bytes(bytes: &[u8]) {
+    let _guard = OUTPUT.lock();
+    for &b in bytes {
+        if b == b'\n' {
+            serial::write_byte(b'\r');
+        }
+        serial::write_byte(b);
+    }
+}
+
 #[macro_export]
 macro_rules! print {
     ($($arg:tt)*) => { $crate::console::print_fmt(format_args!($($arg)*)) };
@@ -68,12 +79,47 @@ static INPUT: IrqMutex<InputRing> = IrqMutex::new(InputRing {
 pub fn on_input_interrupt() {
     let mut ring = INPUT.lock();
     while let Some(b) = serial::read_byte() {
+        // Ctrl-C interrupts the foreground program; with none, the reader
+        // (the shell) gets it and drops its line.
+        if b == 0x03 && crate::proc::interrupt_foreground() {
+            continue;
+        }
         if ring.len < ring.buf.len() {
             let at = (ring.head + ring.len) % ring.buf.len();
             ring.buf[at] = b;
             ring.len += 1;
         }
     }
+    drop(ring);
+    INPUT_WAITERS.wake_all();
+}
+
+static INPUT_WAITERS: crate::proc::WaitQueue = crate::proc::WaitQueue::new();
+
+fn take_buffered(buf: &mut [u8]) -> usize {
+    let mut ring = INPUT.lock();
+    let mut n = 0;
+    while n < buf.len() && ring.len > 0 {
+        buf[n] = ring.buf[ring.head];
+        ring.head = (ring.head + 1) % ring.buf.len();
+        ring.len -= 1;
+        n += 1;
+    }
+    n
+}
+
+/// Blocks the calling process until input arrives, then returns what is
+/// buffered (at least one byte). None if the process was killed meanwhile.
+pub fn read_for_process(buf: &mut [u8]) -> Option<usize> {
+    if buf.is_empty() {
+        return Some(0);
+    }
+    let mut n = 0;
+    let ok = INPUT_WAITERS.wait_until(|| {
+        n = take_buffered(buf);
+        n > 0
+    });
+    ok.then_some(n)
 }
 
 /// The next input byte, waiting (halted) until one arrives.

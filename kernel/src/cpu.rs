@@ -29,7 +29,19 @@ pub struct PerCpu {
     pub breakpoints: AtomicU64,
     pub tlb_pending: AtomicBool,
     pub call: CallSlot,
-    pub tables: CpuTables,
+    /// Written only by the CPU that owns it (TSS stack pointer on each switch).
+    tables: core::cell::UnsafeCell<CpuTables>,
+}
+
+impl PerCpu {
+    /// The kernel stack for the next entry from user mode (interrupts use
+    /// the TSS, system calls `kernel_rsp`). Called by the owning CPU only.
+    pub fn set_kernel_stack(&self, top: u64) {
+        self.kernel_rsp.store(top, Ordering::Relaxed);
+        // SAFETY: only this CPU touches its own TSS, with interrupts disabled
+        // (during a switch); the CPU reads rsp0 only on a privilege change.
+        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new(top) };
+    }
 }
 
 // SAFETY: the only non-Sync field is the self pointer, which is never written
@@ -63,13 +75,13 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
         breakpoints: AtomicU64::new(0),
         tlb_pending: AtomicBool::new(false),
         call: CallSlot::new(),
-        tables: CpuTables::new(),
+        tables: core::cell::UnsafeCell::new(CpuTables::new()),
     }));
     cpu.self_ptr = cpu as *const PerCpu;
     let ptr = cpu as *mut PerCpu;
     // SAFETY: `cpu` is leaked, so the descriptor tables inside it live for ever;
     // from here on it is only reached through shared references.
-    let tables: &'static mut CpuTables = unsafe { &mut (*ptr).tables };
+    let tables: &'static mut CpuTables = unsafe { &mut *(*ptr).tables.get() };
     tables.load(ist);
     GsBase::write(VirtAddr::new(ptr as u64));
     KernelGsBase::write(VirtAddr::new(0));

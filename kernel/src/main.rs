@@ -15,12 +15,17 @@ mod bench;
 mod clock;
 mod console;
 mod cpu;
+mod initrd;
 mod ktest;
 mod mm;
 mod panic;
+mod proc;
+mod sched;
 mod shell;
 mod sync;
+mod syscall;
 mod tests;
+mod vm;
 
 use arch::x86_64::{apic, ioapic, pic, serial, smp, trap};
 use mm::layout::{KERNEL_VMA, image, phys_to_virt};
@@ -112,6 +117,7 @@ extern "C" fn kmain(start_info: u64) -> ! {
         reserved[2] = (base, base + size);
     }
     mm::init(&si.memmap, &reserved);
+    initrd::init(si.module);
 
     // Leave the boot stack (no guard page) for a guarded one.
     let stack = mm::stack::KernelStack::new(mm::stack::DEFAULT_PAGES * 2)
@@ -160,6 +166,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
         pic::disable(trap::vector::PIC_BASE);
     }
     apic::init_cpu();
+    arch::x86_64::init_cpu_late();
     let source = clock::calibrate();
     ioapic::init(&madt);
     let (gsi, flags) = madt.isa_irq(4);
@@ -203,5 +210,37 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
     if platform::cmdline::get(cmdline, "boottime").is_some() {
         arch::x86_64::qemu_exit(true);
     }
+    if let Some(program) = platform::cmdline::get(cmdline, "run") {
+        run_program(
+            program,
+            platform::cmdline::get(cmdline, "args").unwrap_or(""),
+            false,
+        );
+    }
+    if initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
+        run_program("shell", "", true);
+    }
     shell::run()
+}
+
+/// Runs one program as the first process (`run=<program> args=a,b` on the
+/// command line, or the shell), waits for it, and powers off with its status.
+fn run_program(program: &str, args: &str, interactive: bool) -> ! {
+    let args: alloc::vec::Vec<u8> = args
+        .bytes()
+        .map(|b| if b == b',' { 0 } else { b })
+        .collect();
+    let options = abi::SpawnOptions {
+        foreground: u64::from(!interactive),
+        ..abi::SpawnOptions::DEFAULT
+    };
+    let status = match proc::spawn::spawn(program, &args, &options, proc::KERNEL_PID) {
+        Ok(pid) => proc::wait(proc::KERNEL_PID, pid).unwrap_or(abi::KILLED_STATUS),
+        Err(e) => {
+            println!("cannot start {program}: {e:?}");
+            abi::KILLED_STATUS
+        }
+    };
+    println!("RUN-EXIT {program} {status}");
+    arch::x86_64::qemu_exit(status == 0)
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::Args;
-use crate::builder::{self, KERNEL_ELF, Profile};
+use crate::builder::{self, Profile};
 use crate::machine::{Machine, Mode};
 use crate::proc;
 use crate::protocol::{self, BootDone, EXIT_SUCCESS, Ending};
@@ -31,7 +31,7 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
     let mut samples = Vec::new();
     for i in 1..=runs {
         let mut cmd = machine.command();
-        cmd.args(["-kernel", KERNEL_ELF, "-append", "boottime"]);
+        cmd.args(builder::boot_args()).args(["-append", "boottime"]);
         let out = proc::run_captured(&mut cmd, TIMEOUT, false, |_, _| {})
             .map_err(|e| format!("cannot run {}: {e}", machine.qemu))?;
         let done = out.lines.iter().find_map(|line| {

@@ -10,6 +10,13 @@ use std::process::Command;
 pub const BUILD_DIR: &str = "build";
 pub const KERNEL_ELF: &str = "build/tessera.elf";
 pub const KERNEL_TARGET: &str = "x86_64-unknown-none";
+/// The initial archive (cpio newc) QEMU loads beside the kernel.
+pub const INITRD: &str = "build/initrd.cpio";
+
+/// The QEMU arguments that load Tessera: kernel and initial archive.
+pub fn boot_args() -> [&'static str; 4] {
+    ["-kernel", KERNEL_ELF, "-initrd", INITRD]
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
@@ -31,10 +38,16 @@ struct Step {
     run: fn(Profile) -> Result<(), String>,
 }
 
-const STEPS: &[Step] = &[Step {
-    what: "kernel",
-    run: kernel,
-}];
+const STEPS: &[Step] = &[
+    Step {
+        what: "kernel",
+        run: kernel,
+    },
+    Step {
+        what: "user programs and initial archive",
+        run: programs,
+    },
+];
 
 pub fn build(profile: Profile) -> Result<(), String> {
     fs::create_dir_all(BUILD_DIR).map_err(|e| format!("creating {BUILD_DIR}/: {e}"))?;
@@ -69,6 +82,44 @@ fn kernel(profile: Profile) -> Result<(), String> {
         .join(profile.dir())
         .join("tessera");
     install(&elf, Path::new(KERNEL_ELF))
+}
+
+/// Native programs (user/programs), packed into the initial archive as
+/// `bin/<name>`.
+fn programs(profile: Profile) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["build", "-p", "user-programs", "--target", KERNEL_TARGET]);
+    if profile == Profile::Release {
+        cmd.arg("--release");
+    }
+    run_status(&mut cmd)?;
+    let bin_dir = target_dir().join(KERNEL_TARGET).join(profile.dir());
+    let src = Path::new("user/programs/src/bin");
+    let mut names: Vec<String> = fs::read_dir(src)
+        .map_err(|e| format!("reading {}: {e}", src.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".rs"))
+                .map(String::from)
+        })
+        .collect();
+    names.sort();
+    let mut files = Vec::new();
+    for name in &names {
+        let path = bin_dir.join(name);
+        let data = fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        files.push((format!("bin/{name}"), data));
+    }
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    let archive = platform::cpio::write(&refs);
+    let tmp = Path::new(INITRD).with_extension("tmp");
+    fs::write(&tmp, archive).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    fs::rename(&tmp, INITRD).map_err(|e| format!("renaming to {INITRD}: {e}"))
 }
 
 fn run_status(cmd: &mut Command) -> Result<(), String> {

@@ -345,7 +345,7 @@ fn log_path(name: &str, smp: u32) -> PathBuf {
 fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::Result<Output> {
     let mut file = File::create(log)?;
     let mut cmd = machine.command();
-    cmd.args(["-kernel", KERNEL_ELF, "-append", cmdline]);
+    cmd.args(builder::boot_args()).args(["-append", cmdline]);
     writeln!(file, "# xtask: {}", shell_words(&cmd))?;
     let out = proc::run_captured(&mut cmd, timeout, false, |stream, line| {
         let _ = match stream {

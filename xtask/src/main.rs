@@ -170,7 +170,7 @@ fn run(mut args: Args, debug: bool) -> Result<ExitCode, String> {
     machine.serial = Serial::Monitor;
     builder::build(Profile::Release)?;
     let mut cmd = machine.command();
-    cmd.args(["-kernel", KERNEL_ELF]);
+    cmd.args(builder::boot_args());
     cmd.args(["-append", &env_var("CMDLINE").unwrap_or_default()]);
     if debug {
         let port = env_var("GDBPORT").unwrap_or_else(|| "1234".to_string());

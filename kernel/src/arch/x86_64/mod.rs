@@ -35,6 +35,28 @@ pub fn wait_for_interrupt() {
     unsafe { asm!("sti; hlt; cli", options(nomem, nostack)) };
 }
 
+/// Lets user mode use x87/SSE: the kernel itself stays soft-float and only
+/// saves and restores user state with fxsave/fxrstor on a switch.
+pub fn enable_user_fpu() {
+    use x86_64::registers::control::{Cr0, Cr0Flags, Cr4, Cr4Flags};
+    // SAFETY: these bits only control how FPU/SSE instructions behave.
+    unsafe {
+        Cr0::update(|f| {
+            f.remove(Cr0Flags::EMULATE_COPROCESSOR | Cr0Flags::TASK_SWITCHED);
+            f.insert(Cr0Flags::MONITOR_COPROCESSOR);
+        });
+        Cr4::update(|f| f.insert(Cr4Flags::OSFXSR | Cr4Flags::OSXMMEXCPT_ENABLE));
+    }
+}
+
+/// Per-CPU set-up shared by the boot CPU and the others, after their
+/// descriptor tables and APIC: system calls, FPU, scheduler.
+pub fn init_cpu_late() {
+    enable_user_fpu();
+    crate::syscall::init_cpu();
+    crate::sched::init_cpu();
+}
+
 pub fn halt_forever() -> ! {
     loop {
         // SAFETY: stops this CPU for good; nothing is left to run on it.

@@ -112,11 +112,10 @@ extern "C" fn ap_entry(slot: u64) -> ! {
     let id = apic::id();
     cpu::init_this_cpu(slot as usize + 1, id);
     apic::init_cpu();
+    super::init_cpu_late();
     apic::start_timer();
     cpu::mark_online();
-    loop {
-        super::wait_for_interrupt();
-    }
+    crate::sched::idle_loop()
 }
 
 /// A function waiting to run on a CPU, posted by another one.

@@ -12,6 +12,7 @@ pub mod vector {
     pub const PIC_BASE: u8 = 0x70;
     pub const TLB_SHOOTDOWN: u8 = 0xf0;
     pub const CALL_FUNCTION: u8 = 0xf1;
+    pub const RESCHEDULE: u8 = 0xf2;
     pub const SPURIOUS: u8 = 0xff;
 }
 
@@ -186,6 +187,11 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
         vector::TIMER => {
             crate::cpu::this_cpu().ticks.fetch_add(1, Ordering::Relaxed);
             apic::eoi();
+            crate::sched::on_tick();
+        }
+        vector::RESCHEDULE => {
+            crate::sched::on_reschedule_ipi();
+            apic::eoi();
         }
         vector::SERIAL => {
             crate::console::on_input_interrupt();
@@ -206,10 +212,24 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             apic::eoi();
         }
     }
+    if frame.is_from_user() {
+        crate::proc::on_return_to_user(frame);
+    }
 }
 
 fn exception(frame: &mut TrapFrame) {
     let cr2 = x86_64::registers::control::Cr2::read_raw();
+    if frame.is_from_user() {
+        return user_exception(frame, cr2);
+    }
+    // The kernel touching user memory (system-call arguments) may meet a page
+    // of a demand-paged region that is not present yet.
+    if frame.vector == 14
+        && cr2 < crate::vm::USER_END
+        && crate::proc::resolve_user_fault(cr2, frame.error_code).is_ok()
+    {
+        return;
+    }
     // A fallible access may also meet a non-canonical address (#GP).
     if (frame.vector == 14 || frame.vector == 13)
         && !frame.is_from_user()
@@ -262,6 +282,22 @@ fn exception(frame: &mut TrapFrame) {
         frame.rsp,
         frame.rbp,
     );
+}
+
+/// An exception in user mode: a page fault may be demand paging; anything
+/// else unresolved ends the process, and only the process.
+fn user_exception(frame: &mut TrapFrame, cr2: u64) {
+    if frame.vector == 14 {
+        match crate::proc::resolve_user_fault(cr2, frame.error_code) {
+            Ok(()) => return,
+            Err(e) => crate::proc::kill_for_fault(
+                frame,
+                cr2,
+                crate::proc::describe_page_fault(cr2, frame.error_code, e),
+            ),
+        }
+    }
+    crate::proc::kill_for_fault(frame, cr2, exception_name(frame.vector))
 }
 
 /// A tiny fixed-capacity string for formatting inside the fault path, where

@@ -1,0 +1,372 @@
+//! Processes (Tender's プロセス): a process is composed of a program, a
+//! computation, a virtual space, and regions attached to that space for
+//! text, data, BSS and a 64 KiB stack, plus a 4 KiB work area that carries
+//! its arguments. This module keeps the process table and what happens
+//! during a process's life: page faults, kills, exit and wait.
+
+pub mod program;
+pub mod spawn;
+
+use crate::arch::x86_64::trap::TrapFrame;
+use crate::println;
+use crate::sched::{self, computation::Computation};
+use crate::sync::IrqMutex;
+use crate::vm::region::Kind;
+use crate::vm::space::{FaultError, VirtualSpace};
+use abi::{Error, FaultCounts, LoadPolicy};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Pid of the kernel itself, as the parent of processes it starts.
+pub const KERNEL_PID: u64 = 0;
+/// Parent of orphans: they are reaped as soon as they exit.
+pub const NO_PARENT: u64 = u64::MAX;
+
+/// Where a process's system calls go (see docs/ARCHITECTURE.md). Only the
+/// native handler exists so far; the Linux-ABI personality will be a server
+/// reached through IPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Native,
+}
+
+pub struct Process {
+    pub pid: u64,
+    pub name: String,
+    pub parent: AtomicU64,
+    pub policy: LoadPolicy,
+    pub route: Route,
+    /// Root of the virtual space's page-table tree (fixed for life).
+    pub root: u64,
+    pub space: IrqMutex<Option<VirtualSpace>>,
+    pub active_cpus: AtomicU64,
+    pub computation: IrqMutex<Option<Weak<Computation>>>,
+    /// Arguments waiting in the 4 KiB work area until the first entry.
+    pub work_area: IrqMutex<Option<spawn::WorkArea>>,
+    faults: [AtomicU64; 5],
+    pub killed: AtomicBool,
+    pub exit_status: IrqMutex<Option<u64>>,
+    /// Parents and other waiters block here until the exit status is set.
+    pub exited: WaitQueue,
+    pub anon_next: AtomicU64,
+}
+
+impl Process {
+    pub fn count_fault(&self, kind: Kind) {
+        let i = match kind {
+            Kind::Text => 0,
+            Kind::Data => 1,
+            Kind::Bss => 2,
+            Kind::Stack => 3,
+            Kind::Heap => 4,
+        };
+        self.faults[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn faults(&self) -> FaultCounts {
+        let f = |i: usize| self.faults[i].load(Ordering::Relaxed);
+        FaultCounts {
+            text: f(0),
+            data: f(1),
+            bss: f(2),
+            stack: f(3),
+            heap: f(4),
+        }
+    }
+
+    pub fn resident_pages(&self) -> u64 {
+        self.space
+            .lock()
+            .as_ref()
+            .map_or(0, |s| s.resident_pages() as u64)
+    }
+}
+
+/// A list of blocked computations waiting for one event.
+pub struct WaitQueue {
+    waiters: IrqMutex<Vec<Arc<Computation>>>,
+}
+
+impl WaitQueue {
+    pub const fn new() -> Self {
+        WaitQueue {
+            waiters: IrqMutex::new(Vec::new()),
+        }
+    }
+
+    /// Blocks the current computation until `ready()` holds. `ready` is
+    /// checked under the queue's lock, and wakers take that lock too, so a
+    /// wake-up between check and block cannot be lost. Returns false if the
+    /// process was killed while waiting.
+    pub fn wait_until(&self, mut ready: impl FnMut() -> bool) -> bool {
+        loop {
+            let cur = match sched::current() {
+                Some(c) if !c.is_idle() => c,
+                _ => {
+                    // Kernel code on a CPU's idle computation (boot, tests)
+                    // never blocks: it lets others run until `ready()`.
+                    if ready() {
+                        return true;
+                    }
+                    sched::idle_step();
+                    continue;
+                }
+            };
+            {
+                let mut w = self.waiters.lock();
+                if ready() {
+                    return true;
+                }
+                if cur
+                    .process
+                    .as_ref()
+                    .is_some_and(|p| p.killed.load(Ordering::Acquire))
+                {
+                    return false;
+                }
+                sched::mark_blocked();
+                w.push(cur.clone());
+            }
+            sched::schedule();
+            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
+        }
+    }
+
+    pub fn wake_all(&self) {
+        let waiters = core::mem::take(&mut *self.waiters.lock());
+        for c in waiters {
+            sched::wake(&c);
+        }
+    }
+}
+
+static PROCESSES: IrqMutex<BTreeMap<u64, Arc<Process>>> = IrqMutex::new(BTreeMap::new());
+static NEXT_PID: AtomicU64 = AtomicU64::new(1);
+/// System default loading policy (Tender's eager loading unless changed).
+static DEFAULT_POLICY: AtomicU64 = AtomicU64::new(LoadPolicy::Eager as u64);
+/// Pid that Ctrl-C on the console kills (0: none).
+static FOREGROUND: AtomicU64 = AtomicU64::new(0);
+
+pub fn default_policy() -> LoadPolicy {
+    LoadPolicy::from_u64(DEFAULT_POLICY.load(Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
+}
+
+pub fn set_default_policy(p: LoadPolicy) -> LoadPolicy {
+    let p = if p == LoadPolicy::Default {
+        LoadPolicy::Eager
+    } else {
+        p
+    };
+    LoadPolicy::from_u64(DEFAULT_POLICY.swap(p as u64, Ordering::Relaxed))
+        .unwrap_or(LoadPolicy::Eager)
+}
+
+pub fn get(pid: u64) -> Option<Arc<Process>> {
+    PROCESSES.lock().get(&pid).cloned()
+}
+
+pub fn pids() -> Vec<u64> {
+    PROCESSES.lock().keys().copied().collect()
+}
+
+pub fn count() -> usize {
+    PROCESSES.lock().len()
+}
+
+pub fn set_foreground(pid: u64) {
+    FOREGROUND.store(pid, Ordering::Release);
+}
+
+/// Ctrl-C on the console: kill the foreground process, if any. Returns
+/// whether one was killed.
+pub fn interrupt_foreground() -> bool {
+    let pid = FOREGROUND.swap(0, Ordering::AcqRel);
+    pid != 0 && kill(pid).is_ok()
+}
+
+/// Marks `pid` killed; it exits the next time it would return to user mode
+/// (or wakes from a wait).
+pub fn kill(pid: u64) -> Result<(), Error> {
+    let p = get(pid).ok_or(Error::NotFound)?;
+    if p.exit_status.lock().is_some() {
+        return Ok(());
+    }
+    p.killed.store(true, Ordering::Release);
+    let c = p.computation.lock().as_ref().and_then(Weak::upgrade);
+    if let Some(c) = c {
+        sched::wake(&c);
+        // If it runs on another CPU, interrupt it so it notices soon.
+        let cpu = c.last_cpu.load(Ordering::Relaxed);
+        if let Some(target) = crate::cpu::get(cpu) {
+            crate::arch::x86_64::apic::send_ipi(
+                target.apic_id,
+                crate::arch::x86_64::trap::vector::RESCHEDULE,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Ends the current process with `status`: its space and regions are
+/// released, its parent is told, and its computation never runs again.
+pub fn exit_current(status: u64) -> ! {
+    let p = sched::current_process().expect("exit outside a process");
+    // Leave the process's page tables before they are freed.
+    // SAFETY: the kernel tree maps this code and every kernel stack.
+    unsafe { crate::mm::paging::load_root(crate::mm::paging::kernel_root()) };
+    let me = crate::cpu::this_cpu().index;
+    p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
+    let space = p.space.lock().take();
+    drop(space);
+    p.work_area.lock().take();
+    if FOREGROUND.load(Ordering::Acquire) == p.pid {
+        FOREGROUND.store(0, Ordering::Release);
+    }
+    // Children: reap the finished ones, orphan the rest.
+    {
+        let mut table = PROCESSES.lock();
+        let children: Vec<u64> = table
+            .values()
+            .filter(|c| c.parent.load(Ordering::Relaxed) == p.pid)
+            .map(|c| c.pid)
+            .collect();
+        for pid in children {
+            let done = table
+                .get(&pid)
+                .is_some_and(|c| c.exit_status.lock().is_some());
+            if done {
+                table.remove(&pid);
+            } else if let Some(c) = table.get(&pid) {
+                c.parent.store(NO_PARENT, Ordering::Relaxed);
+            }
+        }
+    }
+    {
+        let _w = p.exited.waiters.lock();
+        *p.exit_status.lock() = Some(status);
+    }
+    p.exited.wake_all();
+    if p.parent.load(Ordering::Relaxed) == NO_PARENT {
+        PROCESSES.lock().remove(&p.pid);
+    }
+    drop(p);
+    sched::exit_current()
+}
+
+/// Waits for process `pid`, which must be a child of `parent`, to exit,
+/// removes it from the table and returns its status.
+pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
+    let p = get(pid).ok_or(Error::NotFound)?;
+    if p.parent.load(Ordering::Relaxed) != parent {
+        return Err(if pid == parent {
+            Error::Deadlock
+        } else {
+            Error::Denied
+        });
+    }
+    let mut status = None;
+    let ok = p.exited.wait_until(|| {
+        status = *p.exit_status.lock();
+        status.is_some()
+    });
+    if !ok {
+        return Err(Error::Denied);
+    }
+    PROCESSES.lock().remove(&pid);
+    Ok(status.unwrap_or(abi::KILLED_STATUS))
+}
+
+fn register(p: Arc<Process>) {
+    PROCESSES.lock().insert(p.pid, p);
+}
+
+fn next_pid() -> u64 {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Called just before every return to user mode: switch if asked to, and
+/// exit if the process was killed.
+pub fn on_return_to_user(frame: &mut TrapFrame) {
+    sched::preempt_if_needed();
+    if let Some(p) = sched::current_process()
+        && p.killed.load(Ordering::Acquire)
+    {
+        println!("process {} ({}) killed", p.pid, p.name);
+        exit_current(abi::KILLED_STATUS);
+    }
+    // User code may not change privileged flags; keep IF on.
+    frame.rflags = (frame.rflags & 0x0000_0000_0000_0cd5) | 0x202;
+}
+
+/// First entry of a new process (on its own kernel stack): move the
+/// arguments from the work area onto the user stack.
+pub fn on_first_entry() {
+    let Some(p) = sched::current_process() else {
+        return;
+    };
+    let c = sched::current().expect("process without computation");
+    let frame_at = c.kernel_stack_top() - core::mem::size_of::<TrapFrame>() as u64;
+    // SAFETY: the trap frame at the top of this computation's stack is the
+    // one computation_start returns through, and nothing else refers to it.
+    let frame = unsafe { &mut *(frame_at as *mut TrapFrame) };
+    let area = p.work_area.lock().take();
+    if let Some(area) = area
+        && spawn::push_arguments(&area, frame).is_err()
+    {
+        println!(
+            "process {} ({}): cannot set up its arguments",
+            p.pid, p.name
+        );
+        exit_current(abi::KILLED_STATUS);
+    }
+    on_return_to_user(frame);
+}
+
+/// A page fault at user address `addr`, from user mode or from the kernel
+/// touching user memory. Resolves it (demand paging) or says why not.
+pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> {
+    let p = sched::current_process().ok_or(FaultError::Unmapped)?;
+    let write = error_code & 2 != 0;
+    let exec = error_code & 16 != 0;
+    let mut guard = p.space.lock();
+    let space = guard.as_mut().ok_or(FaultError::Unmapped)?;
+    let kind = space.resolve_fault(addr, write, exec)?;
+    drop(guard);
+    p.count_fault(kind);
+    Ok(())
+}
+
+/// A fault in user mode that cannot be resolved: the process dies alone.
+pub fn kill_for_fault(frame: &TrapFrame, cr2: u64, why: &str) -> ! {
+    let p = sched::current_process().expect("user fault without a process");
+    println!(
+        "process {} ({}) killed: {} at RIP={:#x}{}",
+        p.pid,
+        p.name,
+        why,
+        frame.rip,
+        if frame.vector == 14 {
+            alloc::format!(" address {cr2:#x}")
+        } else {
+            String::new()
+        }
+    );
+    exit_current(abi::KILLED_STATUS)
+}
+
+/// Describes an unresolved page fault for the kill message.
+pub fn describe_page_fault(addr: u64, error_code: u64, err: FaultError) -> &'static str {
+    match err {
+        FaultError::StackOverflow => "stack overflow",
+        FaultError::OutOfMemory => "out of memory while paging in",
+        FaultError::Protection if error_code & 16 != 0 => "execute of non-executable memory",
+        FaultError::Protection if error_code & 2 != 0 => "write to read-only memory",
+        FaultError::Protection => "protection violation",
+        FaultError::Unmapped if addr < 0x1000 => "null pointer dereference",
+        FaultError::Unmapped if addr >= crate::vm::USER_END => "access to kernel memory",
+        FaultError::Unmapped => "access to unmapped memory",
+    }
+}

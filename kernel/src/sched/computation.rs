@@ -1,0 +1,130 @@
+//! Computation (Tender's 演算): the unit of processor allocation. A process
+//! runs by holding one. It owns a kernel stack, the saved kernel context used
+//! by `switch_context`, and the user's FPU/SSE state.
+
+use crate::arch::x86_64::trap::TrapFrame;
+use crate::mm::stack::KernelStack;
+use crate::proc::Process;
+use crate::sync::IrqMutex;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// On a CPU right now.
+    Running,
+    /// In a run queue.
+    Runnable,
+    /// Waiting for an event; a wake-up makes it Runnable.
+    Blocked,
+    /// Finished; never runs again.
+    Dead,
+}
+
+/// The 512-byte `fxsave` area (x87, MMX, SSE state).
+#[repr(C, align(16))]
+pub struct FpuState(pub [u8; 512]);
+
+pub struct Computation {
+    pub id: u64,
+    pub process: Option<Arc<Process>>,
+    pub state: IrqMutex<State>,
+    /// Saved kernel stack pointer while not running.
+    pub saved_rsp: AtomicU64,
+    /// Set while some CPU still runs on this computation's stack; a CPU that
+    /// picks it waits until it is clear (the previous CPU is done with it).
+    pub on_cpu: AtomicBool,
+    /// CPU index it is pinned to, or usize::MAX.
+    pub affinity: AtomicUsize,
+    /// CPU it last ran on.
+    pub last_cpu: AtomicUsize,
+    pub fpu: IrqMutex<FpuState>,
+    /// Nanoseconds of CPU time consumed.
+    pub cpu_ns: AtomicU64,
+    pub stack: Option<KernelStack>,
+}
+
+pub const ANY_CPU: usize = usize::MAX;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Computation {
+    /// A computation for `process` that starts in user mode at `rip` with
+    /// stack `rsp` and registers `rdi`, `rsi`.
+    pub fn new_user(
+        process: Arc<Process>,
+        rip: u64,
+        rsp: u64,
+        rdi: u64,
+        rsi: u64,
+        affinity: usize,
+    ) -> Result<Arc<Computation>, crate::mm::paging::MapError> {
+        let stack = KernelStack::new(crate::mm::stack::DEFAULT_PAGES)?;
+        let top = stack.top();
+        let frame_size = core::mem::size_of::<TrapFrame>() as u64;
+        let frame_at = top - frame_size;
+        let frame = TrapFrame {
+            rip,
+            rsp,
+            rdi,
+            rsi,
+            cs: crate::arch::x86_64::gdt::USER_CS as u64,
+            ss: crate::arch::x86_64::gdt::USER_DS as u64,
+            rflags: 0x202, // IF
+            ..TrapFrame::default()
+        };
+        unsafe extern "C" {
+            fn computation_start();
+        }
+        // Below the trap frame: the return address for switch_context's `ret`
+        // and six zeroed callee-saved registers.
+        let ret_at = frame_at - 8;
+        let rsp0 = ret_at - 6 * 8;
+        // SAFETY: the stack was just mapped for this computation alone.
+        unsafe {
+            (frame_at as *mut TrapFrame).write(frame);
+            (ret_at as *mut u64).write(computation_start as *const () as u64);
+            core::ptr::write_bytes(rsp0 as *mut u64, 0, 6);
+        }
+        let mut fpu = FpuState([0; 512]);
+        // Default FPU state: x87 control word 0x37f, MXCSR 0x1f80 (all masked).
+        fpu.0[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
+        fpu.0[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+        Ok(Arc::new(Computation {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            process: Some(process),
+            state: IrqMutex::new(State::Runnable),
+            saved_rsp: AtomicU64::new(rsp0),
+            on_cpu: AtomicBool::new(false),
+            affinity: AtomicUsize::new(affinity),
+            last_cpu: AtomicUsize::new(0),
+            fpu: IrqMutex::new(fpu),
+            cpu_ns: AtomicU64::new(0),
+            stack: Some(stack),
+        }))
+    }
+
+    /// The computation a CPU's boot context becomes: its idle loop.
+    pub fn new_idle(cpu: usize) -> Arc<Computation> {
+        Arc::new(Computation {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            process: None,
+            state: IrqMutex::new(State::Running),
+            saved_rsp: AtomicU64::new(0),
+            on_cpu: AtomicBool::new(true),
+            affinity: AtomicUsize::new(cpu),
+            last_cpu: AtomicUsize::new(cpu),
+            fpu: IrqMutex::new(FpuState([0; 512])),
+            cpu_ns: AtomicU64::new(0),
+            stack: None,
+        })
+    }
+
+    pub fn kernel_stack_top(&self) -> u64 {
+        self.stack.as_ref().map_or(0, |s| s.top())
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.process.is_none()
+    }
+}

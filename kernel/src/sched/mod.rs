@@ -1,0 +1,408 @@
+//! The scheduler: one run queue per CPU, preemption by the timer when a
+//! computation returns to user mode, blocking and waking, sleeping, CPU
+//! affinity (AnT places servers on chosen cores), and idle with `hlt`.
+//!
+//! Kernel code is not preempted: a computation leaves the CPU only in
+//! `schedule()`, called when it blocks, yields, exits, or is about to
+//! return to user mode with its time slice used up. A CPU that picks a
+//! computation another CPU is still switching away from waits on its
+//! `on_cpu` flag, so two CPUs never run on one kernel stack.
+
+pub mod computation;
+
+use crate::arch::x86_64::{apic, trap::vector};
+use crate::cpu::{self, MAX_CPUS};
+use crate::sync::IrqMutex;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use computation::{ANY_CPU, Computation, State};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+core::arch::global_asm!(include_str!("switch.S"), options(att_syntax));
+
+unsafe extern "C" {
+    fn switch_context(save: *const AtomicU64, load: u64);
+}
+
+struct RunQueue {
+    queue: VecDeque<Arc<Computation>>,
+    current: Option<Arc<Computation>>,
+    idle: Option<Arc<Computation>>,
+    /// The computation switched away from, until the switch has completed.
+    prev: Option<Arc<Computation>>,
+    /// When the current computation got the CPU (ns).
+    slice_start: u64,
+}
+
+static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
+    IrqMutex::new(RunQueue {
+        queue: VecDeque::new(),
+        current: None,
+        idle: None,
+        prev: None,
+        slice_start: 0,
+    })
+}; MAX_CPUS];
+
+static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+
+/// Computations that finished; their kernel stacks are freed later, from a
+/// context where no switch is in progress.
+static DEAD: IrqMutex<Vec<Arc<Computation>>> = IrqMutex::new(Vec::new());
+
+/// Sleeping computations and their wake-up times.
+static SLEEPERS: IrqMutex<Vec<(u64, Arc<Computation>)>> = IrqMutex::new(Vec::new());
+
+/// Time slice: one timer period.
+const SLICE_NS: u64 = 1_000_000_000 / apic::TIMER_HZ as u64;
+
+pub static CONTEXT_SWITCHES: AtomicU64 = AtomicU64::new(0);
+
+/// Makes the calling context (a CPU's boot stack) this CPU's idle computation.
+pub fn init_cpu() {
+    let me = cpu::this_cpu().index;
+    let idle = Computation::new_idle(me);
+    let mut rq = RQ[me].lock();
+    rq.current = Some(idle.clone());
+    rq.idle = Some(idle);
+}
+
+/// The computation running on this CPU.
+pub fn current() -> Option<Arc<Computation>> {
+    let me = cpu::try_this_cpu()?.index;
+    RQ[me].lock().current.clone()
+}
+
+pub fn current_process() -> Option<Arc<crate::proc::Process>> {
+    current().and_then(|c| c.process.clone())
+}
+
+/// Number of computations waiting in each CPU's queue.
+pub fn queue_lengths() -> Vec<usize> {
+    (0..cpu::online_count())
+        .map(|i| RQ[i].lock().queue.len())
+        .collect()
+}
+
+/// The CPU a runnable computation should go to: its pinned CPU, else the
+/// online CPU with the shortest queue (ties go to the one it last ran on).
+fn choose_cpu(c: &Computation) -> usize {
+    let pinned = c.affinity.load(Ordering::Relaxed);
+    let online = cpu::online_count();
+    if pinned != ANY_CPU && pinned < online {
+        return pinned;
+    }
+    let last = c.last_cpu.load(Ordering::Relaxed).min(online - 1);
+    let mut best = (RQ[last].lock().queue.len(), last);
+    for i in 0..online {
+        let len = RQ[i].lock().queue.len();
+        if len < best.0 {
+            best = (len, i);
+        }
+    }
+    best.1
+}
+
+/// Puts a Runnable computation on a run queue and tells that CPU.
+pub fn enqueue(c: Arc<Computation>) {
+    let target = choose_cpu(&c);
+    RQ[target].lock().queue.push_back(c);
+    NEED_RESCHED[target].store(true, Ordering::Release);
+    let me = cpu::try_this_cpu().map(|c| c.index);
+    if me != Some(target)
+        && let Some(t) = cpu::get(target)
+    {
+        apic::send_ipi(t.apic_id, vector::RESCHEDULE);
+    }
+}
+
+/// Makes a Blocked computation Runnable. Waking one that is not blocked
+/// does nothing (its waiter re-checks its condition anyway).
+pub fn wake(c: &Arc<Computation>) {
+    let mut state = c.state.lock();
+    if *state == State::Blocked {
+        *state = State::Runnable;
+        drop(state);
+        enqueue(c.clone());
+    }
+}
+
+/// Marks the current computation Blocked; the caller then calls `schedule()`.
+/// Must be done while holding the lock that its waker takes, so that no
+/// wake-up is lost between the check and the block.
+pub fn mark_blocked() {
+    if let Some(c) = current() {
+        *c.state.lock() = State::Blocked;
+    }
+}
+
+/// Ends the current computation for good.
+pub fn exit_current() -> ! {
+    if let Some(c) = current() {
+        *c.state.lock() = State::Dead;
+    }
+    schedule();
+    unreachable!("a dead computation was scheduled");
+}
+
+/// Timer interrupt on this CPU: account time, wake sleepers, ask for a
+/// switch when the slice is used up and someone else is waiting.
+pub fn on_tick() {
+    let me = cpu::this_cpu().index;
+    let now = crate::clock::nanos();
+    if me == 0 {
+        wake_sleepers(now);
+    }
+    let rq = RQ[me].lock();
+    let waiting = !rq.queue.is_empty();
+    let idle = rq.current.as_ref().is_none_or(|c| c.is_idle());
+    if waiting && (idle || now - rq.slice_start >= SLICE_NS) {
+        NEED_RESCHED[me].store(true, Ordering::Release);
+    }
+}
+
+pub fn on_reschedule_ipi() {
+    if let Some(c) = cpu::try_this_cpu() {
+        NEED_RESCHED[c.index].store(true, Ordering::Release);
+    }
+}
+
+fn wake_sleepers(now: u64) {
+    let due: Vec<Arc<Computation>> = {
+        let mut s = SLEEPERS.lock();
+        if s.is_empty() {
+            return;
+        }
+        let mut due = Vec::new();
+        s.retain(|(t, c)| {
+            if *t <= now {
+                due.push(c.clone());
+                false
+            } else {
+                true
+            }
+        });
+        due
+    };
+    for c in due {
+        wake(&c);
+    }
+}
+
+/// Blocks the current computation until `deadline` (ns since boot).
+pub fn sleep_until(deadline: u64) {
+    let Some(c) = current() else { return };
+    {
+        let mut s = SLEEPERS.lock();
+        if crate::clock::nanos() >= deadline {
+            return;
+        }
+        *c.state.lock() = State::Blocked;
+        s.push((deadline, c.clone()));
+    }
+    schedule();
+    // A kill may wake a sleeper early; do not leave it in the list.
+    SLEEPERS.lock().retain(|(_, s)| !Arc::ptr_eq(s, &c));
+}
+
+/// Switches if this CPU was asked to (slice over, new work, IPI).
+pub fn preempt_if_needed() {
+    let me = cpu::this_cpu().index;
+    if NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
+        schedule();
+    }
+}
+
+/// Takes an unpinned computation from another CPU's queue.
+fn steal(me: usize) -> Option<Arc<Computation>> {
+    for i in (0..cpu::online_count()).filter(|&i| i != me) {
+        let mut rq = RQ[i].lock();
+        if let Some(pos) = rq
+            .queue
+            .iter()
+            .position(|c| c.affinity.load(Ordering::Relaxed) == ANY_CPU)
+        {
+            return rq.queue.remove(pos);
+        }
+    }
+    None
+}
+
+/// Gives the CPU to the next computation. The current one goes back to the
+/// queue if it is still Running, stays out if Blocked or Dead.
+pub fn schedule() {
+    let were_enabled = x86_64::instructions::interrupts::are_enabled();
+    x86_64::instructions::interrupts::disable();
+    let me = cpu::this_cpu().index;
+    let now = crate::clock::nanos();
+
+    let mut rq = RQ[me].lock();
+    let Some(cur) = rq.current.clone() else {
+        drop(rq);
+        if were_enabled {
+            x86_64::instructions::interrupts::enable();
+        }
+        return;
+    };
+    {
+        let mut state = cur.state.lock();
+        if *state == State::Running {
+            if cur.is_idle() {
+                *state = State::Runnable;
+            } else if rq.queue.is_empty() {
+                // Nobody else wants this CPU: keep running.
+                drop(state);
+                rq.slice_start = now;
+                drop(rq);
+                if were_enabled {
+                    x86_64::instructions::interrupts::enable();
+                }
+                return;
+            } else {
+                *state = State::Runnable;
+                rq.queue.push_back(cur.clone());
+            }
+        }
+    }
+    let mut next = rq.queue.pop_front();
+    if next.is_none() {
+        drop(rq);
+        next = steal(me);
+        rq = RQ[me].lock();
+    }
+    let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
+    cur.cpu_ns
+        .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
+    rq.slice_start = now;
+    *next.state.lock() = State::Running;
+    if Arc::ptr_eq(&next, &cur) {
+        drop(rq);
+        if were_enabled {
+            x86_64::instructions::interrupts::enable();
+        }
+        return;
+    }
+    rq.current = Some(next.clone());
+    rq.prev = Some(cur.clone());
+    drop(rq);
+
+    // The previous CPU of `next` may still be on its stack.
+    while next.on_cpu.load(Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+    next.on_cpu.store(true, Ordering::Relaxed);
+    next.last_cpu.store(me, Ordering::Relaxed);
+    switch_address_space(&cur, &next, me);
+    CONTEXT_SWITCHES.fetch_add(1, Ordering::Relaxed);
+    let save = &cur.saved_rsp as *const AtomicU64;
+    let load = next.saved_rsp.load(Ordering::Acquire);
+    drop(next);
+    drop(cur);
+    // SAFETY: `load` is the saved stack pointer of a computation that is not
+    // running anywhere (on_cpu was clear); `save` outlives the switch because
+    // the run queue's `prev` keeps the computation alive until
+    // finish_switch runs on the other side.
+    unsafe { switch_context(save, load) };
+    finish_switch();
+    if were_enabled {
+        x86_64::instructions::interrupts::enable();
+    }
+}
+
+/// Loads `next`'s page tables, kernel stack for traps, and FPU state.
+fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
+    if let Some(p) = &cur.process {
+        p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
+        // SAFETY: the area belongs to `cur`, which is this CPU's until the switch.
+        unsafe {
+            core::arch::asm!("fxsave64 [{}]", in(reg) cur.fpu.lock().0.as_mut_ptr(), options(nostack))
+        };
+    }
+    let root = next
+        .process
+        .as_ref()
+        .map_or_else(crate::mm::paging::kernel_root, |p| p.root);
+    if let Some(p) = &next.process {
+        p.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
+        // SAFETY: the area holds a valid fxsave image (initialised at creation).
+        unsafe {
+            core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.lock().0.as_ptr(), options(nostack))
+        };
+    }
+    let (frame, _) = x86_64::registers::control::Cr3::read_raw();
+    if frame.start_address().as_u64() != root {
+        // SAFETY: every virtual space shares the kernel half, which maps this code and stack.
+        unsafe { crate::mm::paging::load_root(root) };
+    }
+    if !next.is_idle() {
+        cpu::this_cpu().set_kernel_stack(next.kernel_stack_top());
+    }
+}
+
+/// Completes a switch on the new computation's side: the previous one may
+/// now be picked by another CPU, and a finished one is set aside for reaping.
+fn finish_switch() {
+    let me = cpu::this_cpu().index;
+    let prev = RQ[me].lock().prev.take();
+    if let Some(prev) = prev {
+        let dead = *prev.state.lock() == State::Dead;
+        prev.on_cpu.store(false, Ordering::Release);
+        if dead {
+            DEAD.lock().push(prev);
+        }
+    }
+}
+
+/// First code of a new computation (see switch.S).
+#[unsafe(no_mangle)]
+extern "C" fn computation_started() {
+    finish_switch();
+    crate::proc::on_first_entry();
+}
+
+/// Frees the kernel stacks of finished computations. Called where no lock is
+/// held and interrupts may be enabled (idle loop, spawn).
+pub fn reap() {
+    let dead: Vec<Arc<Computation>> = core::mem::take(&mut *DEAD.lock());
+    drop(dead);
+}
+
+/// One round of waiting for kernel code that runs as a CPU's idle
+/// computation: run whatever is queued, or halt until an interrupt.
+pub fn idle_step() {
+    let me = cpu::this_cpu().index;
+    let were_enabled = x86_64::instructions::interrupts::are_enabled();
+    x86_64::instructions::interrupts::disable();
+    if !RQ[me].lock().queue.is_empty() {
+        schedule();
+    } else {
+        crate::arch::x86_64::wait_for_interrupt();
+    }
+    if were_enabled {
+        x86_64::instructions::interrupts::enable();
+    }
+}
+
+/// What a CPU does when it has nothing else to run.
+pub fn idle_loop() -> ! {
+    let me = cpu::this_cpu().index;
+    loop {
+        reap();
+        x86_64::instructions::interrupts::disable();
+        let has_work =
+            !RQ[me].lock().queue.is_empty() || NEED_RESCHED[me].swap(false, Ordering::AcqRel);
+        if has_work {
+            schedule();
+        } else {
+            crate::arch::x86_64::wait_for_interrupt();
+        }
+        // Try to take work from busy CPUs now and then.
+        if RQ[me].lock().queue.is_empty() && cpu::online_count() > 1 {
+            let stolen = steal(me);
+            if let Some(c) = stolen {
+                RQ[me].lock().queue.push_back(c);
+            }
+        }
+    }
+}

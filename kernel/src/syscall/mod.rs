@@ -1,0 +1,292 @@
+//! System calls: the entry (entry.S), the user-memory layer (uaccess.rs),
+//! and the dispatch of native calls. Numbers and structures come from the
+//! `abi` crate, shared with the user runtime.
+//!
+//! A process's calls are routed by `Process::route`: today every process
+//! uses the native handler below; the Linux-ABI personality will route a
+//! process's calls to a server instead (see docs/ARCHITECTURE.md).
+
+pub mod uaccess;
+
+use crate::arch::x86_64::gdt;
+use crate::arch::x86_64::trap::TrapFrame;
+use crate::proc::{self, Route};
+use crate::{clock, console, cpu, sched};
+use abi::{Error, LoadPolicy, Sys};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
+use x86_64::registers::rflags::RFlags;
+use x86_64::structures::gdt::SegmentSelector;
+use x86_64::{PrivilegeLevel, VirtAddr};
+
+core::arch::global_asm!(include_str!("entry.S"), options(att_syntax));
+
+pub static SYSCALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Enables `syscall` on this CPU.
+pub fn init_cpu() {
+    unsafe extern "C" {
+        fn syscall_entry();
+    }
+    let sel = |s: u16, pl| SegmentSelector::new(s >> 3, pl);
+    Star::write(
+        sel(gdt::USER_CS, PrivilegeLevel::Ring3),
+        sel(gdt::USER_DS, PrivilegeLevel::Ring3),
+        sel(gdt::KERNEL_CS, PrivilegeLevel::Ring0),
+        sel(gdt::KERNEL_DS, PrivilegeLevel::Ring0),
+    )
+    .expect("GDT layout does not fit syscall/sysret");
+    LStar::write(VirtAddr::new(syscall_entry as *const () as u64));
+    SFMask::write(
+        RFlags::INTERRUPT_FLAG
+            | RFlags::DIRECTION_FLAG
+            | RFlags::TRAP_FLAG
+            | RFlags::ALIGNMENT_CHECK,
+    );
+    // SAFETY: turning on SCE only enables the syscall instruction.
+    unsafe { Efer::update(|f| f.insert(EferFlags::SYSTEM_CALL_EXTENSIONS)) };
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn syscall_dispatch(frame: &mut TrapFrame) {
+    x86_64::instructions::interrupts::enable();
+    SYSCALLS.fetch_add(1, Ordering::Relaxed);
+    let args = [
+        frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
+    ];
+    let route = sched::current_process().map_or(Route::Native, |p| p.route);
+    let result = match route {
+        Route::Native => native(frame.rax, args),
+    };
+    frame.rax = match result {
+        Ok(v) => v,
+        Err(e) => e.as_ret(),
+    };
+    x86_64::instructions::interrupts::disable();
+    proc::on_return_to_user(frame);
+}
+
+fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
+    if len > 4096 {
+        return Err(Error::Invalid);
+    }
+    buf.try_reserve_exact(len as usize)
+        .map_err(|_| Error::NoMemory)?;
+    buf.resize(len as usize, 0);
+    uaccess::copy_from_user(buf, ptr)
+}
+
+fn native(number: u64, a: [u64; 6]) -> Result<u64, Error> {
+    let sys = Sys::from_u64(number).ok_or(Error::NoSys)?;
+    let me = sched::current_process().ok_or(Error::Denied)?;
+    match sys {
+        Sys::AbiVersion => Ok(abi::ABI_VERSION),
+        Sys::Exit => proc::exit_current(a[0]),
+        Sys::Spawn => {
+            let mut path = Vec::new();
+            user_str(a[0], a[1], &mut path)?;
+            let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
+            let mut args = Vec::new();
+            user_str(a[2], a[3], &mut args)?;
+            let options = if a[4] == 0 {
+                abi::SpawnOptions::DEFAULT
+            } else {
+                uaccess::read(a[4])?
+            };
+            proc::spawn::spawn(path, &args, &options, me.pid)
+        }
+        Sys::Wait => proc::wait(me.pid, a[0]),
+        Sys::GetPid => Ok(me.pid),
+        Sys::Yield => {
+            sched::schedule();
+            Ok(0)
+        }
+        Sys::Sleep => {
+            sched::sleep_until(clock::nanos().saturating_add(a[0]));
+            Ok(0)
+        }
+        Sys::Clock => {
+            let c = abi::Clock {
+                cycles: clock::cycles(),
+                nanos: clock::nanos(),
+                tsc_hz: clock::tsc_hz(),
+            };
+            uaccess::write(a[0], &c)?;
+            Ok(0)
+        }
+        Sys::ConsoleWrite => {
+            let len = (a[1] as usize).min(uaccess::MAX_COPY);
+            let mut buf = Vec::new();
+            buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
+            buf.resize(len, 0);
+            uaccess::copy_from_user(&mut buf, a[0])?;
+            console::write_bytes(&buf);
+            Ok(len as u64)
+        }
+        Sys::ConsoleRead => {
+            uaccess::check_range(a[0], a[1] as usize)?;
+            if a[1] == 0 {
+                return Ok(0);
+            }
+            let mut buf = [0u8; 256];
+            let want = (a[1] as usize).min(buf.len());
+            let n = console::read_for_process(&mut buf[..want]).ok_or(Error::Denied)?;
+            uaccess::copy_to_user(a[0], &buf[..n])?;
+            Ok(n as u64)
+        }
+        Sys::Map => map_anonymous(&me, a[1], a[2]),
+        Sys::Unmap => {
+            let mut guard = me.space.lock();
+            let space = guard.as_mut().ok_or(Error::Denied)?;
+            let region = space
+                .region_at(a[0])
+                .filter(|r| r.base == a[0] && r.region.kind == crate::vm::region::Kind::Heap);
+            if region.is_none() {
+                return Err(Error::Invalid);
+            }
+            space.detach(a[0]);
+            Ok(0)
+        }
+        Sys::ProcInfo => {
+            let pid = if a[0] == 0 { me.pid } else { a[0] };
+            let info = proc_info(pid)?;
+            uaccess::write(a[1], &info)?;
+            Ok(0)
+        }
+        Sys::ProcList => {
+            uaccess::check_range(a[0], (a[1] as usize).saturating_mul(8))?;
+            let pids = proc::pids();
+            for (i, pid) in pids.iter().take(a[1] as usize).enumerate() {
+                uaccess::write(a[0] + 8 * i as u64, pid)?;
+            }
+            Ok(pids.len() as u64)
+        }
+        Sys::SetPolicy => {
+            let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
+            Ok(proc::set_default_policy(p) as u64)
+        }
+        Sys::Kill => {
+            let target = proc::get(a[0]).ok_or(Error::NotFound)?;
+            if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
+                return Err(Error::Denied);
+            }
+            proc::kill(a[0]).map(|_| 0)
+        }
+        Sys::SetAffinity => {
+            let pid = if a[0] == 0 { me.pid } else { a[0] };
+            let target = proc::get(pid).ok_or(Error::NotFound)?;
+            if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
+                return Err(Error::Denied);
+            }
+            let cpu = match a[1] {
+                abi::ANY_CPU => sched::computation::ANY_CPU,
+                c if (c as usize) < cpu::online_count() => c as usize,
+                _ => return Err(Error::Invalid),
+            };
+            let comp = target
+                .computation
+                .lock()
+                .as_ref()
+                .and_then(alloc::sync::Weak::upgrade)
+                .ok_or(Error::NotFound)?;
+            comp.affinity.store(cpu, Ordering::Relaxed);
+            if target.pid == me.pid
+                && cpu != sched::computation::ANY_CPU
+                && cpu != cpu::this_cpu().index
+            {
+                // Move now: give up the CPU; the next enqueue honours the pin.
+                sched::schedule();
+            }
+            Ok(0)
+        }
+        Sys::SysInfo => {
+            let f = crate::mm::frames::stats();
+            let h = crate::mm::heap::stats();
+            let info = abi::SysInfo {
+                cpus: cpu::online_count() as u64,
+                frames_total: f.managed as u64,
+                frames_free: f.free as u64,
+                heap_size: h.size as u64,
+                heap_used: h.used as u64,
+                processes: proc::count() as u64,
+                default_policy: proc::default_policy() as u64,
+                syscalls: SYSCALLS.load(Ordering::Relaxed),
+            };
+            uaccess::write(a[0], &info)?;
+            Ok(0)
+        }
+    }
+}
+
+fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
+    use crate::mm::layout::PAGE_SIZE;
+    use crate::vm::region::{Backing, Kind, Region};
+    if len == 0
+        || len > (1 << 36)
+        || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0
+    {
+        return Err(Error::Invalid);
+    }
+    let pages = len.div_ceil(PAGE_SIZE);
+    let region = Region::new(
+        Kind::Heap,
+        pages as usize,
+        Backing::Zero,
+        prot & abi::prot::WRITE != 0,
+        prot & abi::prot::EXEC != 0,
+    )
+    .map_err(|_| Error::NoMemory)?;
+    let mut guard = me.space.lock();
+    let space = guard.as_mut().ok_or(Error::Denied)?;
+    let at = space
+        .find_free(me.anon_next.load(Ordering::Relaxed), pages * PAGE_SIZE)
+        .ok_or(Error::NoMemory)?;
+    space.attach(at, region).map_err(|_| Error::NoMemory)?;
+    me.anon_next
+        .store(at + pages * PAGE_SIZE, Ordering::Relaxed);
+    Ok(at)
+}
+
+pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
+    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    let comp = p
+        .computation
+        .lock()
+        .as_ref()
+        .and_then(alloc::sync::Weak::upgrade);
+    let exit = *p.exit_status.lock();
+    let mut info = abi::ProcInfo {
+        pid: p.pid,
+        parent: p.parent.load(Ordering::Relaxed),
+        policy: p.policy as u64,
+        faults: p.faults(),
+        resident_pages: p.resident_pages(),
+        exit_status: exit.unwrap_or(0),
+        ..abi::ProcInfo::default()
+    };
+    if let Some(c) = comp {
+        info.state = match *c.state.lock() {
+            sched::computation::State::Running => abi::state::RUNNING,
+            sched::computation::State::Runnable => abi::state::RUNNABLE,
+            sched::computation::State::Blocked => abi::state::BLOCKED,
+            sched::computation::State::Dead => abi::state::EXITED,
+        };
+        info.cpu = c.last_cpu.load(Ordering::Relaxed) as u64;
+        let aff = c.affinity.load(Ordering::Relaxed);
+        info.affinity = if aff == sched::computation::ANY_CPU {
+            abi::ANY_CPU
+        } else {
+            aff as u64
+        };
+        info.cpu_ns = c.cpu_ns.load(Ordering::Relaxed);
+    } else {
+        info.state = abi::state::EXITED;
+    }
+    if exit.is_some() {
+        info.state = abi::state::EXITED;
+    }
+    let n = p.name.len().min(info.name.len());
+    info.name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+    Ok(info)
+}

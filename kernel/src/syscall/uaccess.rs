@@ -1,0 +1,69 @@
+//! The typed user-memory access layer. Every pointer and length a process
+//! passes to the kernel goes through here: the range must lie in user space
+//! (no overflow, nothing of the kernel half), and the copy itself catches
+//! page faults, so a bad pointer is an `Error::Fault`, never a kernel fault.
+//! Pages not yet present in a demand-paged region are faulted in on the way.
+
+use crate::arch::x86_64::fallible_copy;
+use crate::vm::USER_END;
+use abi::Error;
+
+/// Largest single copy the kernel accepts from or to a process.
+pub const MAX_COPY: usize = 1 << 20;
+
+pub fn check_range(addr: u64, len: usize) -> Result<(), Error> {
+    if len > MAX_COPY {
+        return Err(Error::Invalid);
+    }
+    let end = addr.checked_add(len as u64).ok_or(Error::Fault)?;
+    if end > USER_END || (len > 0 && addr == 0) {
+        return Err(Error::Fault);
+    }
+    Ok(())
+}
+
+pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
+    check_range(src, dst.len())?;
+    // SAFETY: the destination is a kernel buffer we own; faults on the user
+    // source are caught.
+    unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }
+        .map_err(|_| Error::Fault)
+}
+
+pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
+    check_range(dst, src.len())?;
+    // SAFETY: the destination was checked to be user memory of the current
+    // space; faults are caught.
+    unsafe { fallible_copy(dst as *mut u8, src.as_ptr(), src.len()) }.map_err(|_| Error::Fault)
+}
+
+/// Plain data that may be copied to and from user memory byte for byte.
+///
+/// # Safety
+/// Every bit pattern must be a valid value, and there must be no padding
+/// whose content would leak kernel memory.
+pub unsafe trait Pod: Copy + Default {}
+// SAFETY: integers and these repr(C) structs of u64 fields qualify.
+unsafe impl Pod for u64 {}
+unsafe impl Pod for abi::SpawnOptions {}
+unsafe impl Pod for abi::Clock {}
+unsafe impl Pod for abi::ProcInfo {}
+unsafe impl Pod for abi::SysInfo {}
+
+pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
+    let mut value = T::default();
+    // SAFETY: T is Pod, so viewing it as bytes and filling them is sound.
+    let bytes = unsafe {
+        core::slice::from_raw_parts_mut(&mut value as *mut T as *mut u8, core::mem::size_of::<T>())
+    };
+    copy_from_user(bytes, addr)?;
+    Ok(value)
+}
+
+pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Error> {
+    // SAFETY: T is Pod: all its bytes are initialised.
+    let bytes = unsafe {
+        core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>())
+    };
+    copy_to_user(addr, bytes)
+}

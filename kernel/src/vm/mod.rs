@@ -1,0 +1,16 @@
+//! Virtual memory of user processes, in Tender's terms: a *virtual region*
+//! (`region.rs`) is memory of whole pages with its backing, and a *virtual
+//! space* (`space.rs`) is one address-translation table with regions
+//! attached at addresses. Either exists without the other; a process is
+//! only one user of them.
+
+pub mod region;
+pub mod space;
+
+/// First address above user space (the lower canonical half).
+pub const USER_END: u64 = 0x0000_8000_0000_0000;
+/// Top of the 64 KiB user stack; the page below the stack stays unmapped.
+pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
+pub const USER_STACK_SIZE: u64 = 64 << 10;
+/// Where anonymous memory (`map`) is placed.
+pub const USER_ANON_BASE: u64 = 0x0000_1000_0000_0000;

@@ -1,0 +1,126 @@
+//! Virtual region (Tender's 仮想領域): a run of pages with a backing and a
+//! kind. Its frames are allocated either all at once (eager: Tender's
+//! policy) or page by page at first touch (demand). A region owns its frames
+//! and returns them when dropped.
+
+use crate::mm::frames::{self, OutOfMemory};
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use alloc::vec::Vec;
+
+/// What a region holds; page faults are counted by this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    Data,
+    Bss,
+    Stack,
+    Heap,
+}
+
+/// Where a region's initial content comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Backing {
+    /// Zero-filled memory (BSS, stack, anonymous memory).
+    Zero,
+    /// Bytes of a program image: `bytes` fill the region from `offset` (the
+    /// position of the segment's start within the first page); the rest of
+    /// the region is zero.
+    Image { bytes: &'static [u8], offset: usize },
+}
+
+pub struct Region {
+    pub kind: Kind,
+    pub backing: Backing,
+    pub writable: bool,
+    pub executable: bool,
+    /// Physical frame of each page, or 0 while not yet present.
+    frames: Vec<u64>,
+}
+
+impl Region {
+    pub fn new(
+        kind: Kind,
+        pages: usize,
+        backing: Backing,
+        writable: bool,
+        executable: bool,
+    ) -> Result<Region, OutOfMemory> {
+        let mut frames = Vec::new();
+        frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+        frames.resize(pages, 0);
+        Ok(Region {
+            kind,
+            backing,
+            writable,
+            executable,
+            frames,
+        })
+    }
+
+    pub fn pages(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn size(&self) -> u64 {
+        self.frames.len() as u64 * PAGE_SIZE
+    }
+
+    /// The frame of page `index`, if present.
+    pub fn frame(&self, index: usize) -> Option<u64> {
+        self.frames.get(index).copied().filter(|&f| f != 0)
+    }
+
+    pub fn resident_pages(&self) -> usize {
+        self.frames.iter().filter(|&&f| f != 0).count()
+    }
+
+    /// Makes page `index` present: allocates a frame and fills it from the
+    /// backing. Returns the frame (the existing one if already present).
+    pub fn populate(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+        if let Some(f) = self.frame(index) {
+            return Ok(f);
+        }
+        if index >= self.frames.len() {
+            return Err(OutOfMemory);
+        }
+        let pa = frames::alloc(1)?;
+        let page = phys_to_virt(pa) as *mut u8;
+        // SAFETY: the frame was just allocated to this region and is reached
+        // through the direct map; the copy stays inside the one page.
+        unsafe {
+            core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
+            if let Backing::Image { bytes, offset } = self.backing {
+                let page_start = index * PAGE_SIZE as usize;
+                let page_end = page_start + PAGE_SIZE as usize;
+                // The image occupies [offset, offset + len) of the region.
+                let from = page_start.max(offset);
+                let to = page_end.min(offset + bytes.len());
+                if from < to {
+                    core::ptr::copy_nonoverlapping(
+                        bytes.as_ptr().add(from - offset),
+                        page.add(from - page_start),
+                        to - from,
+                    );
+                }
+            }
+        }
+        self.frames[index] = pa;
+        Ok(pa)
+    }
+
+    /// Makes every page present (eager loading).
+    pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
+        for i in 0..self.frames.len() {
+            self.populate(i)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        for &f in self.frames.iter().filter(|&&f| f != 0) {
+            frames::free(f, 1);
+        }
+    }
+}

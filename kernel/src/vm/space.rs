@@ -1,0 +1,240 @@
+//! Virtual space (Tender's 仮想空間): one page-table tree whose lower half
+//! holds user regions and whose upper half is the kernel's, shared by copy
+//! of the kernel's top-level entries. Regions are attached at page-aligned
+//! addresses; a page of an attached region is mapped when it is present,
+//! and a fault on a page that is not yet present is resolved here.
+
+use super::USER_END;
+use super::region::{Kind, Region};
+use crate::mm::frames::{self, OutOfMemory};
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::mm::paging::{self, flags};
+use crate::mm::tlb;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A region attached at an address (Tender: a virtual user space).
+pub struct Attached {
+    pub base: u64,
+    pub region: Region,
+}
+
+impl Attached {
+    pub fn end(&self) -> u64 {
+        self.base + self.region.size()
+    }
+    fn pte_flags(&self) -> u64 {
+        let mut f = flags::USER;
+        if self.region.writable {
+            f |= flags::WRITABLE;
+        }
+        if !self.region.executable {
+            f |= flags::NO_EXECUTE;
+        }
+        f
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpaceError {
+    OutOfMemory,
+    /// The range is not page aligned, not in user space, or overlaps a region.
+    BadRange,
+}
+
+impl From<OutOfMemory> for SpaceError {
+    fn from(_: OutOfMemory) -> Self {
+        SpaceError::OutOfMemory
+    }
+}
+
+impl From<paging::MapError> for SpaceError {
+    fn from(e: paging::MapError) -> Self {
+        match e {
+            paging::MapError::OutOfMemory => SpaceError::OutOfMemory,
+            _ => SpaceError::BadRange,
+        }
+    }
+}
+
+/// Why a user access could not be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultError {
+    /// No region covers the address.
+    Unmapped,
+    /// The access breaks the region's protection (write to text, execute data).
+    Protection,
+    /// The address is the guard page under the stack.
+    StackOverflow,
+    OutOfMemory,
+}
+
+pub struct VirtualSpace {
+    root: u64,
+    pub regions: Vec<Attached>,
+    /// CPUs that may hold translations of this space (bit per CPU index).
+    pub active_cpus: AtomicU64,
+}
+
+impl VirtualSpace {
+    pub fn new() -> Result<VirtualSpace, OutOfMemory> {
+        let root = frames::alloc_zeroed(1)?;
+        let kernel = paging::kernel_root();
+        // SAFETY: both are page-table frames reached through the direct map;
+        // the kernel's top-level entries never change after boot.
+        unsafe {
+            let src = phys_to_virt(kernel) as *const u64;
+            let dst = phys_to_virt(root) as *mut u64;
+            core::ptr::copy_nonoverlapping(src.add(256), dst.add(256), 256);
+        }
+        Ok(VirtualSpace {
+            root,
+            regions: Vec::new(),
+            active_cpus: AtomicU64::new(0),
+        })
+    }
+
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    /// Attaches `region` at `base`, mapping the pages it already has.
+    pub fn attach(&mut self, base: u64, region: Region) -> Result<(), SpaceError> {
+        let end = base
+            .checked_add(region.size())
+            .ok_or(SpaceError::BadRange)?;
+        if base % PAGE_SIZE != 0 || base == 0 || end > USER_END || region.pages() == 0 {
+            return Err(SpaceError::BadRange);
+        }
+        if self.regions.iter().any(|a| base < a.end() && a.base < end) {
+            return Err(SpaceError::BadRange);
+        }
+        self.regions
+            .try_reserve(1)
+            .map_err(|_| SpaceError::OutOfMemory)?;
+        let attached = Attached { base, region };
+        for i in 0..attached.region.pages() {
+            if let Some(pa) = attached.region.frame(i) {
+                paging::map(
+                    self.root,
+                    base + i as u64 * PAGE_SIZE,
+                    pa,
+                    attached.pte_flags(),
+                )?;
+            }
+        }
+        self.regions.push(attached);
+        Ok(())
+    }
+
+    /// Detaches the region that starts at `base` and returns it.
+    pub fn detach(&mut self, base: u64) -> Option<Region> {
+        let i = self.regions.iter().position(|a| a.base == base)?;
+        let a = self.regions.swap_remove(i);
+        for p in 0..a.region.pages() {
+            paging::unmap(self.root, a.base + p as u64 * PAGE_SIZE);
+        }
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        tlb::shootdown(a.base, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        Some(a.region)
+    }
+
+    pub fn region_at(&self, addr: u64) -> Option<&Attached> {
+        self.regions
+            .iter()
+            .find(|a| addr >= a.base && addr < a.end())
+    }
+
+    /// Resolves a fault at `addr`: maps the page if the region allows the
+    /// access, allocating and filling it if it is not yet present. Returns
+    /// the kind of region, for the per-process fault counters.
+    pub fn resolve_fault(
+        &mut self,
+        addr: u64,
+        write: bool,
+        exec: bool,
+    ) -> Result<Kind, FaultError> {
+        let root = self.root;
+        let Some(a) = self
+            .regions
+            .iter_mut()
+            .find(|a| addr >= a.base && addr < a.end())
+        else {
+            let below_stack = self.regions.iter().any(|a| {
+                a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE
+            });
+            return Err(if below_stack {
+                FaultError::StackOverflow
+            } else {
+                FaultError::Unmapped
+            });
+        };
+        if (write && !a.region.writable) || (exec && !a.region.executable) {
+            return Err(FaultError::Protection);
+        }
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
+            // Present and mapped with these rights: the fault was a protection
+            // violation the checks above did not foresee.
+            return Err(FaultError::Protection);
+        }
+        let pa = a
+            .region
+            .populate(index)
+            .map_err(|_| FaultError::OutOfMemory)?;
+        let f = a.pte_flags();
+        paging::remap(root, va, pa, f).map_err(|_| FaultError::OutOfMemory)?;
+        Ok(a.region.kind)
+    }
+
+    /// Lowest free address of at least `len` bytes at or above `from`.
+    pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
+        let mut at = from;
+        let mut sorted: Vec<(u64, u64)> = self.regions.iter().map(|a| (a.base, a.end())).collect();
+        sorted.sort_unstable();
+        for (b, e) in sorted {
+            if e <= at {
+                continue;
+            }
+            if b >= at + len {
+                break;
+            }
+            at = e;
+        }
+        (at.checked_add(len)? <= super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE)
+            .then_some(at)
+    }
+
+    pub fn resident_pages(&self) -> usize {
+        self.regions.iter().map(|a| a.region.resident_pages()).sum()
+    }
+}
+
+impl Drop for VirtualSpace {
+    fn drop(&mut self) {
+        // Regions free their own frames; here go the page-table frames of the
+        // user half. The caller has made sure no CPU runs on this tree.
+        free_tables(self.root, 3);
+        frames::free(self.root, 1);
+    }
+}
+
+/// Frees the user half's intermediate tables below `table` (not the leaves'
+/// frames, which belong to regions).
+fn free_tables(table: u64, level: u32) {
+    let entries = phys_to_virt(table) as *const u64;
+    let limit = if level == 3 { 256 } else { 512 };
+    for i in 0..limit {
+        // SAFETY: `table` is a page-table frame of this space.
+        let e = unsafe { entries.add(i).read() };
+        if e & flags::PRESENT == 0 || e & flags::HUGE != 0 {
+            continue;
+        }
+        let next = e & 0x000f_ffff_ffff_f000;
+        if level > 1 {
+            free_tables(next, level - 1);
+        }
+        frames::free(next, 1);
+    }
+}

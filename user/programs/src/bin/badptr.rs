@@ -1,0 +1,143 @@
+//! Passes bad pointers and lengths to every system call that takes one and
+//! checks that each comes back as an error code (the process survives).
+#![no_std]
+#![no_main]
+use tessera_rt::abi::{Error, Sys};
+use tessera_rt::{println, sys};
+
+const BAD: [u64; 6] = [
+    0,
+    0xffff_ffff_8010_0000, // kernel text
+    0xffff_8000_0000_0000, // kernel direct map
+    0x0000_7fff_ffff_fff8, // straddles the end of user space
+    0x0000_6000_0000_0000, // unmapped user memory
+    0x8000_0000_0000_0000, // non-canonical
+];
+
+fn main(_args: &[&str]) -> i32 {
+    let mut failures = 0;
+    let mut check = |name: &str, n: u64, a: [u64; 6], want: Result<u64, &[Error]>| {
+        // SAFETY: the call is expected to fail cleanly; it writes nothing valid.
+        let r = Error::decode(unsafe { sys::syscall(n, a) });
+        let ok = match (r, want) {
+            (Err(e), Err(allowed)) => allowed.contains(&e),
+            (Ok(v), Ok(w)) => v == w,
+            _ => false,
+        };
+        if !ok {
+            println!("badptr: {name} {:x?} gave {:?}", a, r);
+            failures += 1;
+        }
+    };
+    for &p in &BAD {
+        check(
+            "clock",
+            Sys::Clock as u64,
+            [p, 0, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "console_write",
+            Sys::ConsoleWrite as u64,
+            [p, 16, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "proc_info",
+            Sys::ProcInfo as u64,
+            [0, p, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "proc_list",
+            Sys::ProcList as u64,
+            [p, 4, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "sys_info",
+            Sys::SysInfo as u64,
+            [p, 0, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "spawn path",
+            Sys::Spawn as u64,
+            [p, 5, 0, 0, 0, 0],
+            Err(&[Error::Fault]),
+        );
+        // An options pointer of 0 means "defaults"; every other bad one is a fault.
+        if p != 0 {
+            check(
+                "spawn options",
+                Sys::Spawn as u64,
+                [b"tiny".as_ptr() as u64, 4, 0, 0, p, 0],
+                Err(&[Error::Fault]),
+            );
+        }
+    }
+    check(
+        "huge write",
+        Sys::ConsoleWrite as u64,
+        [0x1000, u64::MAX, 0, 0, 0, 0],
+        Err(&[Error::Fault, Error::Invalid]),
+    );
+    check(
+        "huge spawn",
+        Sys::Spawn as u64,
+        [b"tiny".as_ptr() as u64, u64::MAX, 0, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "abi version",
+        Sys::AbiVersion as u64,
+        [0; 6],
+        Ok(tessera_rt::abi::ABI_VERSION),
+    );
+    check("unknown number", 12345, [0; 6], Err(&[Error::NoSys]));
+    check(
+        "wait self",
+        Sys::Wait as u64,
+        [sys::getpid(), 0, 0, 0, 0, 0],
+        Err(&[Error::Deadlock]),
+    );
+    check(
+        "wait stranger",
+        Sys::Wait as u64,
+        [999_999, 0, 0, 0, 0, 0],
+        Err(&[Error::NotFound]),
+    );
+    check(
+        "map zero",
+        Sys::Map as u64,
+        [0, 0, 3, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "map huge",
+        Sys::Map as u64,
+        [0, u64::MAX, 3, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "unmap text",
+        Sys::Unmap as u64,
+        [0x400000, 4096, 0, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "affinity",
+        Sys::SetAffinity as u64,
+        [0, 1 << 40, 0, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "policy",
+        Sys::SetPolicy as u64,
+        [77, 0, 0, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    println!("badptr: {failures} unexpected result(s)");
+    i32::from(failures != 0)
+}
+tessera_rt::entry!(main);

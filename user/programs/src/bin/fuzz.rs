@@ -1,0 +1,93 @@
+//! Throws random system calls at the kernel: random numbers (valid and
+//! not), and arguments drawn from values that break careless kernels
+//! (kernel addresses, unmapped and non-canonical pointers, overflowing
+//! lengths, valid buffers with wrong sizes). The kernel must answer every
+//! call with a result or an error; the test around this program checks that
+//! it neither panics nor leaks. Usage: fuzz [calls] [seed]
+#![no_std]
+#![no_main]
+use tessera_rt::abi::{Error, Sys};
+use tessera_rt::{println, sys};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+static mut BUF: [u8; 8192] = [0; 8192];
+
+fn main(args: &[&str]) -> i32 {
+    let calls: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let seed: u64 = args
+        .get(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0x5eed_1234_abcd_9876);
+    let mut rng = Rng(seed | 1);
+    let buf = (&raw mut BUF) as u64;
+    let me = sys::getpid();
+    let interesting = [
+        0,
+        1,
+        u64::MAX,
+        u64::MAX - 4095,
+        0x7fff_ffff_ffff,
+        0x8000_0000_0000,
+        0xffff_8000_0000_0000,
+        0xffff_ffff_8010_0000,
+        0xffff_c000_0000_0000,
+        0x400000,
+        0x1000,
+        buf,
+        buf + 4096,
+        buf + 8190,
+        4096,
+        1 << 20,
+        1 << 40,
+        i64::MIN as u64,
+    ];
+    let mut errors = [0u64; 16];
+    let mut ok = 0u64;
+    for _ in 0..calls {
+        let number = match rng.next() % 4 {
+            0 => rng.next(),
+            _ => rng.next() % (Sys::ALL.len() as u64 + 4),
+        };
+        let mut a = [0u64; 6];
+        for x in a.iter_mut() {
+            *x = match rng.next() % 3 {
+                0 => interesting[(rng.next() % interesting.len() as u64) as usize],
+                1 => rng.next() % 8192,
+                _ => rng.next(),
+            };
+        }
+        // Calls that would end or stall the fuzzer itself are made harmless:
+        // exit and console reads are skipped, sleeps shortened, waits and
+        // kills never aimed at itself, console output never printed from a
+        // valid buffer (it would only flood the log).
+        match Sys::from_u64(number) {
+            Some(Sys::Exit) | Some(Sys::ConsoleRead) => continue,
+            Some(Sys::Sleep) => a[0] %= 10_000,
+            Some(Sys::Wait) | Some(Sys::Kill) if a[0] == me => continue,
+            Some(Sys::SetAffinity) if a[0] == 0 || a[0] == me => continue,
+            Some(Sys::ConsoleWrite) if a[0] >= buf && a[0] < buf + 8192 => continue,
+            Some(Sys::SetPolicy) => continue,
+            _ => {}
+        }
+        // SAFETY: any result is fine; the kernel must validate everything.
+        match Error::decode(unsafe { sys::syscall(number, a) }) {
+            Ok(_) => ok += 1,
+            Err(e) => errors[(e as usize).min(15)] += 1,
+        }
+    }
+    println!(
+        "fuzz: {calls} calls, {ok} succeeded, errors by code {:?}",
+        &errors[1..10]
+    );
+    0
+}
+tessera_rt::entry!(main);

@@ -1,0 +1,183 @@
+//! The Tessera shell: runs programs from the initial archive with arguments
+//! and shows how they ended. Built-ins: help, ps, policy, mem, exit.
+//! A command may be prefixed by `eager` or `demand` (loading policy for that
+//! run) and `cpu N` (pin it). Ctrl-C interrupts the running program.
+//! `shell -c "cmd; cmd"` runs commands without reading the console.
+#![no_std]
+#![no_main]
+extern crate alloc;
+
+use alloc::vec::Vec;
+use tessera_rt::abi::{self, LoadPolicy, SpawnOptions};
+use tessera_rt::io::{Line, read_line};
+use tessera_rt::{print, println, sys};
+
+const HELP: &str = "\
+built-ins:
+  help                 this text
+  ps                   processes: pid, parent, state, cpu, policy, page faults
+  policy [eager|demand]  show or set the default loading policy
+  mem                  physical memory and kernel heap
+  exit [status]        leave the shell (powers off when it is the first process)
+anything else runs a program from /bin, e.g.  hello a b
+  prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
+programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800";
+
+fn policy_name(p: u64) -> &'static str {
+    match LoadPolicy::from_u64(p) {
+        Some(LoadPolicy::Eager) => "eager",
+        Some(LoadPolicy::Demand) => "demand",
+        _ => "default",
+    }
+}
+
+fn ps() {
+    let mut pids = [0u64; 128];
+    let n = sys::proc_list(&mut pids).unwrap_or(0).min(pids.len());
+    println!("  PID PARENT STATE    CPU POLICY   TEXT  DATA   BSS STACK  HEAP  RSS(KiB) NAME");
+    for &pid in &pids[..n] {
+        let Ok(p) = sys::proc_info(pid) else { continue };
+        let state = match p.state {
+            abi::state::RUNNING => "running",
+            abi::state::RUNNABLE => "ready",
+            abi::state::BLOCKED => "blocked",
+            _ => "exited",
+        };
+        let name = core::str::from_utf8(&p.name)
+            .unwrap_or("?")
+            .trim_end_matches('\0');
+        let parent = if p.parent == u64::MAX {
+            -1
+        } else {
+            p.parent as i64
+        };
+        let f = p.faults;
+        println!(
+            "{:5} {:6} {:8} {:3} {:7} {:5} {:5} {:5} {:5} {:5} {:9} {}",
+            p.pid,
+            parent,
+            state,
+            p.cpu,
+            policy_name(p.policy),
+            f.text,
+            f.data,
+            f.bss,
+            f.stack,
+            f.heap,
+            p.resident_pages * 4,
+            name
+        );
+    }
+}
+
+fn mem() {
+    if let Ok(i) = sys::sys_info() {
+        println!(
+            "frames: {} KiB free of {} KiB; kernel heap {} KiB used of {} KiB; {} processes; {} system calls so far",
+            i.frames_free * 4,
+            i.frames_total * 4,
+            i.heap_used / 1024,
+            i.heap_size / 1024,
+            i.processes,
+            i.syscalls
+        );
+    }
+}
+
+/// Runs one command line; returns false when the shell should exit, with
+/// the status to exit with.
+fn execute(line: &str, last: &mut u64) -> Option<u64> {
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    let mut w = &words[..];
+    let mut options = SpawnOptions {
+        foreground: 1,
+        ..SpawnOptions::DEFAULT
+    };
+    loop {
+        match w {
+            ["eager", rest @ ..] => {
+                options.policy = LoadPolicy::Eager as u64;
+                w = rest;
+            }
+            ["demand", rest @ ..] => {
+                options.policy = LoadPolicy::Demand as u64;
+                w = rest;
+            }
+            ["cpu", n, rest @ ..] => {
+                options.cpu = n.parse().unwrap_or(u64::MAX - 1);
+                w = rest;
+            }
+            _ => break,
+        }
+    }
+    match w {
+        [] => {}
+        ["help"] => println!("{HELP}"),
+        ["ps"] => ps(),
+        ["mem"] => mem(),
+        ["policy"] => println!(
+            "default loading policy: {}",
+            policy_name(sys::sys_info().map_or(0, |i| i.default_policy))
+        ),
+        ["policy", p] => {
+            let policy = match *p {
+                "eager" => LoadPolicy::Eager,
+                "demand" => LoadPolicy::Demand,
+                _ => {
+                    println!("policy: eager or demand");
+                    return None;
+                }
+            };
+            let _ = sys::set_policy(policy);
+            println!("default loading policy: {p}");
+        }
+        ["exit"] => return Some(*last),
+        ["exit", s] => return Some(s.parse().unwrap_or(1)),
+        [prog, args @ ..] => match sys::spawn(prog, args, &options) {
+            Ok(pid) => match sys::wait(pid) {
+                Ok(abi::KILLED_STATUS) => {
+                    println!("[{prog}: killed]");
+                    *last = abi::KILLED_STATUS;
+                }
+                Ok(status) => {
+                    if status != 0 {
+                        println!("[{prog}: exit {status}]");
+                    }
+                    *last = status;
+                }
+                Err(e) => println!("[{prog}: wait failed: {e:?}]"),
+            },
+            Err(abi::Error::NotFound) => println!("{prog}: no such program (try 'help')"),
+            Err(e) => println!("{prog}: cannot start: {e:?}"),
+        },
+    }
+    None
+}
+
+fn main(args: &[&str]) -> i32 {
+    let mut last = 0;
+    if args.get(1) == Some(&"-c") {
+        let script = args.get(2).copied().unwrap_or("");
+        for cmd in script.split(';') {
+            if let Some(status) = execute(cmd.trim(), &mut last) {
+                return status as i32;
+            }
+        }
+        return last as i32;
+    }
+    println!("Tessera shell. Type 'help'.");
+    let mut buf = [0u8; 256];
+    loop {
+        print!("tessera$ ");
+        let n = match read_line(&mut buf) {
+            Line::Text(n) => n,
+            Line::Interrupted => continue,
+            Line::End => return 0,
+        };
+        let line = core::str::from_utf8(&buf[..n]).unwrap_or("");
+        if let Some(status) = execute(line, &mut last) {
+            return status as i32;
+        }
+    }
+}
+tessera_rt::entry!(main);

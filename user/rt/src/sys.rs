@@ -1,0 +1,151 @@
+//! System calls: the raw `syscall` instruction and one typed wrapper per
+//! call of the native interface.
+
+use abi::{Clock, Error, LoadPolicy, ProcInfo, SpawnOptions, Sys, SysInfo};
+use core::arch::asm;
+
+/// The raw call. Arguments go in rdi, rsi, rdx, r10, r8, r9; the CPU
+/// clobbers rcx and r11.
+///
+/// # Safety
+/// Pointer arguments must be what the call expects; the kernel checks them,
+/// but a call can legitimately write to memory it is given.
+#[inline(always)]
+pub unsafe fn syscall(n: u64, a: [u64; 6]) -> u64 {
+    let ret;
+    // SAFETY: the syscall instruction only transfers to the kernel.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") n => ret,
+            in("rdi") a[0], in("rsi") a[1], in("rdx") a[2],
+            in("r10") a[3], in("r8") a[4], in("r9") a[5],
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    ret
+}
+
+fn call(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
+    // SAFETY: the wrappers below pass pointers to live, correctly sized objects.
+    Error::decode(unsafe { syscall(n as u64, a) })
+}
+
+pub fn exit(status: u64) -> ! {
+    let _ = call(Sys::Exit, [status, 0, 0, 0, 0, 0]);
+    unreachable!("exit returned")
+}
+
+/// Starts `path` with `args` (each argument is NUL-terminated by this wrapper).
+pub fn spawn(path: &str, args: &[&str], options: &SpawnOptions) -> Result<u64, Error> {
+    let mut buf = [0u8; 1024];
+    let mut len = 0;
+    for a in args {
+        if len + a.len() + 1 > buf.len() {
+            return Err(Error::Invalid);
+        }
+        buf[len..len + a.len()].copy_from_slice(a.as_bytes());
+        len += a.len() + 1;
+    }
+    call(
+        Sys::Spawn,
+        [
+            path.as_ptr() as u64,
+            path.len() as u64,
+            buf.as_ptr() as u64,
+            len as u64,
+            options as *const _ as u64,
+            0,
+        ],
+    )
+}
+
+pub fn wait(pid: u64) -> Result<u64, Error> {
+    call(Sys::Wait, [pid, 0, 0, 0, 0, 0])
+}
+
+pub fn getpid() -> u64 {
+    call(Sys::GetPid, [0; 6]).unwrap_or(0)
+}
+
+pub fn yield_now() {
+    let _ = call(Sys::Yield, [0; 6]);
+}
+
+pub fn sleep_ns(ns: u64) {
+    let _ = call(Sys::Sleep, [ns, 0, 0, 0, 0, 0]);
+}
+
+pub fn clock() -> Clock {
+    let mut c = Clock::default();
+    let _ = call(Sys::Clock, [&mut c as *mut Clock as u64, 0, 0, 0, 0, 0]);
+    c
+}
+
+/// Nanoseconds since boot.
+pub fn now_ns() -> u64 {
+    clock().nanos
+}
+
+pub fn console_write(bytes: &[u8]) -> Result<u64, Error> {
+    call(
+        Sys::ConsoleWrite,
+        [bytes.as_ptr() as u64, bytes.len() as u64, 0, 0, 0, 0],
+    )
+}
+
+pub fn console_read(buf: &mut [u8]) -> Result<usize, Error> {
+    call(
+        Sys::ConsoleRead,
+        [buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0, 0, 0],
+    )
+    .map(|n| n as usize)
+}
+
+/// New zeroed anonymous memory of `len` bytes (pages come at first touch).
+pub fn map(len: u64, prot: u64) -> Result<u64, Error> {
+    call(Sys::Map, [0, len, prot, 0, 0, 0])
+}
+
+pub fn unmap(addr: u64, len: u64) -> Result<u64, Error> {
+    call(Sys::Unmap, [addr, len, 0, 0, 0, 0])
+}
+
+pub fn proc_info(pid: u64) -> Result<ProcInfo, Error> {
+    let mut info = ProcInfo::default();
+    call(
+        Sys::ProcInfo,
+        [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0],
+    )?;
+    Ok(info)
+}
+
+/// Pids of every process; returns how many there are (may exceed `out`).
+pub fn proc_list(out: &mut [u64]) -> Result<usize, Error> {
+    call(
+        Sys::ProcList,
+        [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0],
+    )
+    .map(|n| n as usize)
+}
+
+pub fn set_policy(p: LoadPolicy) -> Result<LoadPolicy, Error> {
+    call(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0])
+        .map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
+}
+
+pub fn kill(pid: u64) -> Result<u64, Error> {
+    call(Sys::Kill, [pid, 0, 0, 0, 0, 0])
+}
+
+pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
+    call(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
+}
+
+pub fn sys_info() -> Result<SysInfo, Error> {
+    let mut info = SysInfo::default();
+    call(
+        Sys::SysInfo,
+        [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0],
+    )?;
+    Ok(info)
+}
