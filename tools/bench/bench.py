@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""Tessera's benchmark harness: Tessera and the Linux reference on one QEMU machine.
+
+    bench.py run   [--mode icount|tcg|kvm] [--bench all|NAME[,NAME]] [--runs N]
+                   [--smp N] [--mem SIZE] [--systems linux,tessera]
+    bench.py smoke       build the Linux programs, run each once (--short) on the
+                         host, and Tessera's bench mode once under TCG if built
+    bench.py report [--mode M]     regenerate summary and plots from the CSVs
+    bench.py linux-vm              only fetch and build the Linux reference VM
+
+Results: docs/results/ (icount, the figures of record) or docs/results/<mode>/:
+one CSV per experiment, README.md (the summary), plots/*.png, config.json.
+Raw serial logs: build/bench/runs/.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import linuxvm  # noqa: E402
+import papers  # noqa: E402
+import progs  # noqa: E402
+import qemu  # noqa: E402
+import report  # noqa: E402
+import results  # noqa: E402
+from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools,  # noqa: E402
+                    git_revision, install_signal_handlers, log, rel, run_guarded)
+
+# Host wall-time limits per QEMU run (a whole suite).  An icount Linux run
+# takes ~25 s on an idle 2-core host; a loaded host is 2-5x slower.
+TIMEOUT = {"icount": 1200, "tcg": 900, "kvm": 900}
+SMOKE_TIMEOUT = 90
+TESSERA_EXIT_OK = 33  # isa-debug-exit: (0x10 << 1) | 1
+VENV = BUILD / "venv"
+
+
+def results_dir(mode):
+    return RESULTS if mode == "icount" else RESULTS / mode
+
+
+# ---------------------------------------------------------------------------
+# One system, N runs
+
+
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status):
+    """Boot one system `runs` times; return (list of figure lists, record)."""
+    argv = ["qemu-system-x86_64", *base_args, *kernel_args]
+    figure_runs, walls, info, problems = [], [], {}, []
+    unsupported = False
+    timeout = int(os.environ.get("BENCH_TIMEOUT", TIMEOUT[mode]))
+    loads = []
+    for i in range(runs):
+        log(f"{name}: run {i + 1}/{runs} ({mode}, timeout {timeout} s)")
+        loads.append(round(os.getloadavg()[0], 2))
+        r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log")
+        p = results.parse(r.lines)
+        walls.append(round(r.wall_s, 1))
+        info.update(p.info)
+        if any("unknown experiment" in e for e in p.errors):
+            # The kernel does not have this experiment yet: not a failure.
+            unsupported = True
+            figure_runs.append(p.figures)
+            continue
+        if r.timed_out:
+            problems.append(f"run {i + 1}: killed after {timeout} s")
+        elif not p.done:
+            problems.append(f"run {i + 1}: no BENCH-DONE (exit status {r.status})")
+        elif expect_status is not None and r.status != expect_status:
+            problems.append(f"run {i + 1}: exit status {r.status}, expected {expect_status}")
+        problems += [f"run {i + 1}: {e}" for e in p.errors]
+        problems += [f"run {i + 1}: malformed line {b!r}" for b in p.bad_lines]
+        figure_runs.append(p.figures)
+        log(f"{name}: {len(p.figures)} figures in {r.wall_s:.0f} s" + (f"; {problems[-1]}" if problems else ""))
+    desc = qemu.describe(base_args)
+    record = {
+        **desc,
+        "qemu_command": qemu.command_line([rel(a) if a.startswith(str(ROOT)) else a for a in argv]),
+        "runs": runs,
+        "host_wall_s": walls,
+        # Plain TCG figures move with the host's load; icount ones do not.
+        "host_load": loads,
+        "guest_info": info,
+        "problems": problems,
+    }
+    if unsupported:
+        record["unsupported"] = True
+    if runs > 1 and mode == "icount":
+        # Under icount every run must print the very same figures.
+        record["deterministic"] = "yes" if all(f == figure_runs[0] for f in figure_runs) else "no"
+    return figure_runs, record
+
+
+def _linux_kernel_args(selection, short=False):
+    vmlinux, initrd, manifest = _linux_vm()
+    append = f"{manifest['append']} bench={selection}" + (" bench_short" if short else "")
+    return ["-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append], manifest
+
+
+_vm_cache = {}
+
+
+def _linux_vm():
+    if "vm" not in _vm_cache:
+        _vm_cache["vm"] = linuxvm.prepare(progs.build())
+    return _vm_cache["vm"]
+
+
+def _build_tessera():
+    """Build the kernel; return (ok, detail)."""
+    if os.environ.get("BENCH_NO_BUILD"):
+        return TESSERA_ELF.exists(), "BENCH_NO_BUILD set"
+    log("cargo xtask build")
+    try:
+        r = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=1800)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"cargo xtask build: {e}"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return False, f"cargo xtask build failed: {last}"
+    if not TESSERA_ELF.exists():
+        return False, f"cargo xtask build produced no {rel(TESSERA_ELF)}"
+    return True, "built"
+
+
+def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
+    """Tessera's side: build, boot with bench=<experiment>; (rows, record, status)."""
+    ok, detail = _build_tessera()
+    if not ok:
+        log(f"tessera: {detail}")
+        state = "no-kernel" if not TESSERA_ELF.exists() else "build-failed"
+        return [], None, {"state": state, "detail": detail}
+    # The kernel takes one experiment name (or all) per boot.
+    targets = ["all"] if "all" in selection else selection
+    all_figs, record, unsupported = [], None, []
+    for t in targets:
+        kargs = ["-kernel", str(TESSERA_ELF), "-append", f"bench={t}"]
+        figs, rec = _run_system(f"tessera-{t}", base_args, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
+        if rec.pop("unsupported", False):
+            unsupported.append(t)
+        all_figs.append(figs)
+        if record is None:
+            record = rec
+        else:
+            record["problems"] += rec["problems"]
+            record["host_wall_s"] += rec["host_wall_s"]
+            record["host_load"] += rec["host_load"]
+    # Merge per-target runs: run i of every target forms run i of the suite.
+    figs = [sum((f[i] for f in all_figs), []) for i in range(runs)]
+
+    # IPI and TLB-shootdown figures need a second CPU: when the common
+    # configuration has one, run the kernel-internal experiment once more
+    # with two and keep the figures the one-CPU run could not produce.
+    if a.smp == 1 and ("all" in selection or "kernel" in selection):
+        args2, _ = qemu.machine_args(mode, 2, a.mem)
+        kargs = ["-kernel", str(TESSERA_ELF), "-append", "bench=kernel"]
+        figs2, rec2 = _run_system("tessera-kernel-smp2", args2, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
+        have = {(f[0], f[1], f[2]) for run in figs for f in run}
+        for i in range(runs):
+            figs[i] += [f for f in figs2[i] if (f[0], f[1], f[2]) not in have]
+        record["problems"] += rec2["problems"]
+        record["kernel_multi_cpu_figures"] = "from a second boot with -smp 2 (IPI, TLB shootdown)"
+
+    record["guest"] = f"Tessera {rel(TESSERA_ELF)} ({git_revision()})"
+    if unsupported:
+        record["not_yet_in_kernel"] = unsupported
+    if record["problems"]:
+        status = {"state": "run-failed" if not any(figs) else "partial",
+                  "detail": "; ".join(record["problems"][:3])}
+    else:
+        status = {"state": "ok"}
+    return results.aggregate("tessera", figs), record, status
+
+
+# ---------------------------------------------------------------------------
+# bench.py run
+
+
+def cmd_run(a):
+    install_signal_handlers()
+    ensure_host_tools(["qemu-system-x86_64"])
+    mode = a.mode
+    known = list(papers.EXPERIMENTS)
+    selection = ["all"] if a.bench in ("", "all") else a.bench.split(",")
+    unknown = [s for s in selection if s != "all" and s not in known]
+    if unknown:
+        raise SystemExit(f"unknown experiment(s) {unknown}; known: all, {', '.join(known)}")
+    systems = a.systems.split(",")
+    runs = a.runs or (1 if mode == "icount" else 5)
+    sel_linux = [s for s in selection if s == "all" or papers.EXPERIMENTS[s]["linux"]]
+
+    base_args, source = qemu.machine_args(mode, a.smp, a.mem)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    raw_dir = RUNS_DIR / f"{mode}-{stamp}"
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    common_rec = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+                  "git_revision": git_revision(), "qemu_version": qemu.qemu_version(),
+                  "args_source": "cargo xtask qemu-args" if source == "xtask" else
+                  "harness fallback (cargo xtask qemu-args unavailable)",
+                  "experiments": ",".join(selection)}
+    rows, records = [], {}
+    tessera_status = {}
+
+    if "linux" in systems and sel_linux:
+        kargs, manifest = _linux_kernel_args(",".join(sel_linux))
+        figs, rec = _run_system("linux", base_args, kargs, runs, mode, raw_dir, None)
+        rec.update(common_rec)
+        rec["guest"] = (f"Debian {manifest['kernel_package']} {manifest['kernel_version']} (PVH vmlinux), "
+                        f"busybox-static {manifest['busybox_version']}, programs: {progs.compiler_version()} "
+                        f"with musl, `{' '.join(progs.CC)}`")
+        rows += results.aggregate("linux", figs)
+        records["linux"] = rec
+
+    if "tessera" in systems:
+        rows_t, rec, tessera_status = _run_tessera(selection, base_args, mode, a, runs, raw_dir)
+        if rec:
+            rec.update(common_rec)
+            records["tessera"] = rec
+        rows += rows_t
+
+    (raw_dir / "rows.json").write_text(json.dumps(rows, indent=1))
+    (raw_dir / "config.json").write_text(json.dumps(records, indent=2))
+    if "linux" in records and records["linux"]["problems"]:
+        # The reference must be whole: a broken run must not replace good
+        # committed figures.  The raw logs tell what happened.
+        log("Linux reference failed, results not written: " + "; ".join(records["linux"]["problems"]))
+        log(f"serial logs: {rel(raw_dir)}")
+        return 1
+    out = Path(a.out) if a.out else results_dir(mode)
+    _store(out, selection, rows, records, tessera_status, mode, a)
+    problems = [p for r in records.values() for p in r["problems"]]
+    if problems:
+        log("problems: " + "; ".join(problems))
+    return 0
+
+
+def _store(out, selection, rows, records, tessera_status, mode, a):
+    """Write the CSVs of the experiments that ran, then summary and plots."""
+    out.mkdir(parents=True, exist_ok=True)
+    full = "all" in selection
+    ran = {r["experiment"] for r in rows}
+    targets = set(papers.EXPERIMENTS) | ran if full else set(selection) | ran
+    for exp in targets:
+        path = out / f"{exp}.csv"
+        exp_rows = [r for r in rows if r["experiment"] == exp]
+        if exp_rows:
+            results.write_csv(path, exp_rows)
+        elif path.exists():
+            path.unlink()  # re-run produced nothing: don't keep stale figures
+    cfg_path = out / "config.json"
+    config = json.loads(cfg_path.read_text()) if cfg_path.exists() and not full else {}
+    config.setdefault("systems", {}).update(records)
+    if tessera_status:
+        config["tessera_status"] = tessera_status
+    config["mode"] = mode
+    cmd = _make_command(mode, a)
+    config["command"] = cmd
+    cfg_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    make_outputs(out, mode, cmd)
+
+
+def _make_command(mode, a):
+    parts = ["make bench"]
+    if mode != "icount":
+        parts.append(f"MODE={mode}")
+    if a.bench not in ("", "all"):
+        parts.append(f"B={a.bench}")
+    if a.runs:
+        parts.append(f"RUNS={a.runs}")
+    if a.smp != 1:
+        parts.append(f"SMP={a.smp}")
+    if a.mem != "512M":
+        parts.append(f"MEM={a.mem}")
+    shown = " ".join(parts)
+    direct = (f"python3 tools/bench/bench.py run --mode {mode} --bench {a.bench or 'all'}"
+              + (f" --runs {a.runs}" if a.runs else "") + f" --smp {a.smp} --mem {a.mem}")
+    return f"{shown}\n# equivalently: {direct}"
+
+
+def make_outputs(out, mode, command):
+    plot_python = _plot_python()
+    if plot_python:
+        r = subprocess.run([plot_python, str(Path(__file__).with_name("plots.py")), str(out), mode])
+        if r.returncode != 0:
+            log("plotting failed; the summary has no plots")
+    else:
+        log("no matplotlib available; the summary has no plots")
+    report.write_summary(out, mode, command)
+    log(f"summary: {rel(out / 'README.md')}")
+
+
+def _plot_python():
+    """A Python with matplotlib: the harness's venv (created on first use)."""
+    py = VENV / "bin" / "python"
+    req = Path(__file__).with_name("requirements.txt")
+    stamp = VENV / ".requirements"
+    if py.exists() and stamp.exists() and stamp.read_text() == req.read_text():
+        return str(py)
+    log("creating build/bench/venv with matplotlib (pip)")
+    try:
+        if not py.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--quiet", "-r", str(req)], check=True,
+                       timeout=900)
+        stamp.write_text(req.read_text())
+        return str(py)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        log(f"venv/pip failed ({e}); trying Debian's python3-matplotlib")
+    for cand in ("/usr/bin/python3",):
+        if Path(cand).exists() and subprocess.run([cand, "-c", "import matplotlib"],
+                                                  capture_output=True).returncode == 0:
+            return cand
+    return None
+
+
+# ---------------------------------------------------------------------------
+# bench.py smoke
+
+
+def cmd_smoke(_a):
+    """Each item prints SMOKE-PASS/SMOKE-FAIL; exit status 1 if any failed."""
+    install_signal_handlers()
+    failed = 0
+
+    def verdict(name, why):
+        nonlocal failed
+        if why:
+            failed += 1
+            print(f"SMOKE-FAIL {name}: {why}", flush=True)
+        else:
+            print(f"SMOKE-PASS {name}", flush=True)
+
+    try:
+        exes = progs.build()
+        verdict("bench-build", None)
+    except (SystemExit, subprocess.CalledProcessError, OSError) as e:
+        verdict("bench-build", str(e))
+        return 1
+
+    for name in progs.EXPERIMENTS:
+        r = run_guarded([str(exes[name]), "--short"], SMOKE_TIMEOUT)
+        p = results.parse(r.lines)
+        why = None
+        if r.timed_out:
+            why = f"timed out after {SMOKE_TIMEOUT} s"
+        elif r.status != 0:
+            why = f"exit status {r.status}: {' '.join(r.lines[-2:])}"
+        elif p.errors or p.bad_lines:
+            why = (p.errors + p.bad_lines)[0]
+        elif not p.figures or any(f[0] != name for f in p.figures):
+            why = "no figures, or figures of another experiment"
+        verdict(f"linux-{name}", why)
+
+    verdict("cpio-writer", _check_cpio())
+    _smoke_linux_vm(exes, verdict)
+
+    if TESSERA_ELF.exists():
+        base, _src = qemu.machine_args("tcg", 1, "512M")
+        argv = ["qemu-system-x86_64", *base, "-kernel", str(TESSERA_ELF), "-append", "bench=all bench_short"]
+        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("tessera"))
+        p = results.parse(r.lines)
+        why = None
+        if r.timed_out:
+            why = f"timed out after {SMOKE_TIMEOUT} s"
+        elif not p.done:
+            why = f"no BENCH-DONE (exit status {r.status})"
+        elif r.status != TESSERA_EXIT_OK:
+            why = f"exit status {r.status}, expected {TESSERA_EXIT_OK}"
+        elif p.errors or p.bad_lines:
+            why = (p.errors + p.bad_lines)[0]
+        verdict("tessera-bench", why)
+    else:
+        log(f"{rel(TESSERA_ELF)} not built: Tessera's bench mode not smoke-tested")
+    return 1 if failed else 0
+
+
+def _smoke_linux_vm(exes, verdict):
+    """Boot the Linux reference VM briefly, if an earlier run fetched it.
+
+    Covers /init and the initramfs; never downloads (a fresh machine skips
+    this item: the kernel is fetched only by `make bench`).
+    """
+    try:
+        vmlinux, initrd, manifest = linuxvm.prepare(exes, cached_only=True)
+    except linuxvm.NotCached:
+        log("Linux reference VM not fetched yet (make bench does): not smoke-tested")
+        return
+    base, _src = qemu.machine_args("tcg", 1, "512M")
+    argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
+            "-append", f"{manifest['append']} bench=all bench_short"]
+    r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux"))
+    p = results.parse(r.lines)
+    why = None
+    if r.timed_out:
+        why = f"timed out after {SMOKE_TIMEOUT} s"
+    elif not p.done:
+        why = f"no BENCH-DONE (exit status {r.status})"
+    elif p.errors or p.bad_lines:
+        why = (p.errors + p.bad_lines)[0]
+    elif {f[0] for f in p.figures} != set(progs.EXPERIMENTS):
+        why = f"experiments missing: {set(progs.EXPERIMENTS) - {f[0] for f in p.figures}}"
+    verdict("linux-vm", why)
+
+
+def _smoke_log(name):
+    d = RUNS_DIR / "smoke"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{name}.log"
+
+
+def _check_cpio():
+    """Round-trip the initramfs writer through a minimal newc reader."""
+    c = linuxvm.Cpio()
+    c.dir("bin")
+    c.file("bin/x", b"hello")
+    c.symlink("bin/y", "x")
+    c.chardev("dev/console", 5, 1)
+    blob = c.bytes()
+    seen, off = {}, 0
+    while True:
+        if blob[off:off + 6] != b"070701":
+            return f"bad magic at {off}"
+        f = [int(blob[off + 6 + 8 * i: off + 14 + 8 * i], 16) for i in range(13)]
+        namesize, filesize = f[11], f[6]
+        name = blob[off + 110: off + 110 + namesize - 1].decode()
+        off = (off + 110 + namesize + 3) & ~3
+        data = blob[off: off + filesize]
+        off = (off + filesize + 3) & ~3
+        if name == "TRAILER!!!":
+            break
+        seen[name] = (f[1], data, (f[9], f[10]))
+    if seen.get("bin/x", (0, b""))[1] != b"hello" or seen.get("bin/y", (0, b""))[1] != b"x":
+        return "file or symlink content lost"
+    if seen.get("dev/console", (0, b"", (0, 0)))[2] != (5, 1):
+        return "device numbers lost"
+    if len(blob) % 512:
+        return "archive not padded"
+    return None
+
+
+# ---------------------------------------------------------------------------
+
+
+def cmd_report(a):
+    out = results_dir(a.mode)
+    cfg = out / "config.json"
+    command = json.loads(cfg.read_text()).get("command", "make bench") if cfg.exists() else "make bench"
+    make_outputs(out, a.mode, command)
+    return 0
+
+
+def cmd_linux_vm(_a):
+    vmlinux, initrd, manifest = linuxvm.prepare(progs.build())
+    print(json.dumps({**manifest, "vmlinux": rel(vmlinux), "initrd": rel(initrd)}, indent=2))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run the benchmarks")
+    # Defaults follow the Makefile's settings, which reach us as environment
+    # variables (make bench MODE=tcg RUNS=3 SMP=2 MEM=1G).
+    r.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "icount")
+    r.add_argument("--bench", default="all", help="all, or experiment names separated by commas")
+    r.add_argument("--runs", type=int, default=int(os.environ.get("RUNS") or 0),
+                   help="runs per system (default: 1 icount, 5 otherwise)")
+    r.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
+    r.add_argument("--mem", default=os.environ.get("MEM") or "512M")
+    r.add_argument("--systems", default="linux,tessera")
+    r.add_argument("--out", default="", help="results folder (default docs/results[/<mode>])")
+    sub.add_parser("smoke", help="build and run every benchmark once, briefly")
+    rp = sub.add_parser("report", help="regenerate summary and plots from the CSVs")
+    rp.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "icount")
+    sub.add_parser("linux-vm", help="fetch and build the Linux reference VM only")
+    a = ap.parse_args()
+    fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm}[a.cmd]
+    return fn(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
