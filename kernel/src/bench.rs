@@ -38,13 +38,7 @@ fn kernel(short: bool) {
                 frames::free(pa, pages);
             }
         });
-        report(
-            "kernel",
-            "frame_alloc_free",
-            &alloc::format!("{pages}"),
-            c,
-            n / 10 + 1,
-        );
+        report("kernel", "frame_alloc_free", &alloc::format!("{pages}"), c, n / 10 + 1);
     }
 
     let pa = frames::alloc(1).expect("benchmark needs one frame");
@@ -75,16 +69,47 @@ fn kernel(short: bool) {
     }
 }
 
+/// Experiments measured by the user program `sysbench` (see user/programs).
+const USER_EXPERIMENTS: [&str; 4] = ["syscall", "spawn", "pageaccess", "pagefault"];
+
+/// Runs `sysbench <experiment>` as a process and waits for it; its BENCH
+/// lines go straight to the console.
+fn user(experiment: &str, short: bool) -> bool {
+    let mut args = alloc::vec::Vec::from(experiment.as_bytes());
+    args.push(0);
+    if short {
+        args.extend_from_slice(b"short\0");
+    }
+    let options = abi::SpawnOptions {
+        cpu: 0,
+        ..abi::SpawnOptions::DEFAULT
+    };
+    match crate::proc::spawn::spawn("sysbench", &args, &options, crate::proc::KERNEL_PID) {
+        Ok(pid) => crate::proc::wait(crate::proc::KERNEL_PID, pid) == Ok(0),
+        Err(e) => {
+            println!("BENCH-ERROR cannot start sysbench: {e:?}");
+            false
+        }
+    }
+}
+
 pub fn run(which: &str, short: bool) -> ! {
     let mut known = false;
+    let mut ok = true;
     if which == "kernel" || which == "all" {
         kernel(short);
         known = true;
+    }
+    for exp in USER_EXPERIMENTS {
+        if which == exp || which == "all" {
+            ok &= user(exp, short);
+            known = true;
+        }
     }
     if !known {
         println!("BENCH-ERROR unknown experiment '{which}'");
         qemu_exit(false);
     }
     println!("BENCH-DONE");
-    qemu_exit(true)
+    qemu_exit(ok)
 }

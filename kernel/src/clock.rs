@@ -67,10 +67,7 @@ pub fn calibrate() -> Source {
 fn set_tsc_hz(hz: u64) {
     let hz = hz.max(1_000_000);
     TSC_HZ.store(hz, Ordering::Relaxed);
-    MULT.store(
-        ((1_000_000_000u128 << 32) / hz as u128) as u64,
-        Ordering::Relaxed,
-    );
+    MULT.store(((1_000_000_000u128 << 32) / hz as u128) as u64, Ordering::Relaxed);
 }
 
 fn hypervisor_tsc_hz() -> Option<u64> {

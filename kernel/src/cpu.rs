@@ -28,6 +28,9 @@ pub struct PerCpu {
     pub calls_served: AtomicU64,
     pub breakpoints: AtomicU64,
     pub tlb_pending: AtomicBool,
+    /// The computation running here (owned by the scheduler's run queue,
+    /// which keeps it alive while it runs); read without a lock on hot paths.
+    pub current: AtomicPtr<crate::sched::computation::Computation>,
     pub call: CallSlot,
     /// Written only by the CPU that owns it (TSS stack pointer on each switch).
     tables: core::cell::UnsafeCell<CpuTables>,
@@ -48,8 +51,7 @@ impl PerCpu {
 // after creation; everything shared is atomic or behind a lock.
 unsafe impl Sync for PerCpu {}
 
-static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] =
-    [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
+static CPUS: [AtomicPtr<PerCpu>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 static ONLINE: AtomicUsize = AtomicUsize::new(0);
 
 /// Creates and installs this CPU's data: descriptor tables, IST stacks for
@@ -74,6 +76,7 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
         calls_served: AtomicU64::new(0),
         breakpoints: AtomicU64::new(0),
         tlb_pending: AtomicBool::new(false),
+        current: AtomicPtr::new(core::ptr::null_mut()),
         call: CallSlot::new(),
         tables: core::cell::UnsafeCell::new(CpuTables::new()),
     }));
@@ -86,6 +89,7 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
     GsBase::write(VirtAddr::new(ptr as u64));
     KernelGsBase::write(VirtAddr::new(0));
     CPUS[index].store(ptr, Ordering::Release);
+    READY.store(true, Ordering::Release);
     // SAFETY: as above; no &mut to the PerCpu exists any more.
     unsafe { &*ptr }
 }
@@ -99,12 +103,25 @@ pub fn online_count() -> usize {
     ONLINE.load(Ordering::Acquire)
 }
 
-/// This CPU's data. Panics before `init_this_cpu` has run.
+/// Set once the boot CPU's data is installed; before that `this_cpu` must
+/// not read through GS.
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// This CPU's data: one load through GS (the hot path of every trap and
+/// system call). Only for code that runs after this CPU's `init_this_cpu`
+/// (checked in debug builds); earlier code uses `try_this_cpu`.
+#[inline]
 pub fn this_cpu() -> &'static PerCpu {
-    try_this_cpu().expect("per-CPU data used before it was set up")
+    debug_assert!(READY.load(Ordering::Relaxed), "per-CPU data used before it was set up");
+    let ptr: *const PerCpu;
+    // SAFETY: GS base points at this CPU's PerCpu, whose first word is its address.
+    unsafe { core::arch::asm!("mov {}, gs:[0]", out(reg) ptr, options(nostack, readonly, preserves_flags)) };
+    // SAFETY: PerCpu objects are leaked and never freed.
+    unsafe { &*ptr }
 }
 
-/// This CPU's data, or None this early in boot.
+/// This CPU's data, or None this early in boot (reads the GS base MSR, so
+/// it is safe anywhere, even in a fault handler during bring-up).
 pub fn try_this_cpu() -> Option<&'static PerCpu> {
     if GsBase::read().as_u64() == 0 {
         return None;

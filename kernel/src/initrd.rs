@@ -12,8 +12,7 @@ pub fn init(module: Option<(u64, u64)>) {
     if let Some((base, size)) = module {
         // SAFETY: the module's range is reserved at boot and mapped by the
         // direct map; nothing writes to it afterwards.
-        let bytes =
-            unsafe { core::slice::from_raw_parts(phys_to_virt(base) as *const u8, size as usize) };
+        let bytes = unsafe { core::slice::from_raw_parts(phys_to_virt(base) as *const u8, size as usize) };
         ARCHIVE.call_once(|| bytes);
     }
 }

@@ -56,11 +56,7 @@ pub fn list(tests: &[KTest]) -> ! {
             }
             flags.push_str("smp_only");
         }
-        println!(
-            "KTEST-LIST {} {}",
-            t.name,
-            if flags.is_empty() { "-" } else { &flags }
-        );
+        println!("KTEST-LIST {} {}", t.name, if flags.is_empty() { "-" } else { &flags });
     }
     qemu_exit(true)
 }

@@ -43,9 +43,7 @@ pub struct BootInfo {
 static BOOT_INFO: Once<BootInfo> = Once::new();
 
 pub fn boot_info() -> &'static BootInfo {
-    BOOT_INFO
-        .get()
-        .expect("boot info read before boot finished")
+    BOOT_INFO.get().expect("boot info read before boot finished")
 }
 
 /// Value of `key=value` on the kernel command line.
@@ -68,14 +66,7 @@ impl PhysMemory for DirectMap {
         }
         // SAFETY: the destination is the caller's buffer; a fault on the
         // source is caught and reported as unreadable.
-        unsafe {
-            arch::x86_64::fallible_copy(
-                buf.as_mut_ptr(),
-                phys_to_virt(addr) as *const u8,
-                buf.len(),
-            )
-        }
-        .is_ok()
+        unsafe { arch::x86_64::fallible_copy(buf.as_mut_ptr(), phys_to_virt(addr) as *const u8, buf.len()) }.is_ok()
     }
 }
 
@@ -107,8 +98,7 @@ extern "C" fn kmain(start_info: u64) -> ! {
     trap::load_idt();
     println!("Tessera kernel {}", env!("CARGO_PKG_VERSION"));
 
-    let si = platform::pvh::parse(&DirectMap, start_info)
-        .unwrap_or_else(|e| panic!("bad PVH start info: {e:?}"));
+    let si = platform::pvh::parse(&DirectMap, start_info).unwrap_or_else(|e| panic!("bad PVH start info: {e:?}"));
     let cmdline = save_cmdline(si.cmdline_paddr);
 
     let kernel = (image::start() - KERNEL_VMA, image::end() - KERNEL_VMA);
@@ -152,8 +142,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
     } else {
         platform::acpi::scan_for_rsdp(&DirectMap).unwrap_or(0)
     };
-    let madt = platform::acpi::parse_madt(&DirectMap, rsdp)
-        .unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
+    let madt = platform::acpi::parse_madt(&DirectMap, rsdp).unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
     BOOT_INFO.call_once(|| BootInfo {
         cmdline: info.cmdline,
         cpus: madt.cpus().len(),
@@ -195,10 +184,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
         ktest::run(tests::TESTS, name);
     }
     if let Some(which) = platform::cmdline::get(cmdline, "bench") {
-        bench::run(
-            which,
-            platform::cmdline::get(cmdline, "bench_short").is_some(),
-        );
+        bench::run(which, platform::cmdline::get(cmdline, "bench_short").is_some());
     }
     let tsc = clock::cycles();
     println!(
@@ -211,11 +197,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
         arch::x86_64::qemu_exit(true);
     }
     if let Some(program) = platform::cmdline::get(cmdline, "run") {
-        run_program(
-            program,
-            platform::cmdline::get(cmdline, "args").unwrap_or(""),
-            false,
-        );
+        run_program(program, platform::cmdline::get(cmdline, "args").unwrap_or(""), false);
     }
     if initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
         run_program("shell", "", true);
@@ -226,10 +208,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
 /// Runs one program as the first process (`run=<program> args=a,b` on the
 /// command line, or the shell), waits for it, and powers off with its status.
 fn run_program(program: &str, args: &str, interactive: bool) -> ! {
-    let args: alloc::vec::Vec<u8> = args
-        .bytes()
-        .map(|b| if b == b',' { 0 } else { b })
-        .collect();
+    let args: alloc::vec::Vec<u8> = args.bytes().map(|b| if b == b',' { 0 } else { b }).collect();
     let options = abi::SpawnOptions {
         foreground: u64::from(!interactive),
         ..abi::SpawnOptions::DEFAULT

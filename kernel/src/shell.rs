@@ -49,11 +49,7 @@ fn mem() {
         f.largest_run
     );
     let h = heap::stats();
-    println!(
-        "heap: {} KiB mapped, {} KiB used",
-        h.size / 1024,
-        h.used / 1024
-    );
+    println!("heap: {} KiB mapped, {} KiB used", h.size / 1024, h.used / 1024);
 }
 
 fn cpus() {

@@ -34,9 +34,10 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
         cmd.args(builder::boot_args()).args(["-append", "boottime"]);
         let out = proc::run_captured(&mut cmd, TIMEOUT, false, |_, _| {})
             .map_err(|e| format!("cannot run {}: {e}", machine.qemu))?;
-        let done = out.lines.iter().find_map(|line| {
-            protocol::parse_boot_done(&line.text).map(|figures| (line.at, figures))
-        });
+        let done = out
+            .lines
+            .iter()
+            .find_map(|line| protocol::parse_boot_done(&line.text).map(|figures| (line.at, figures)));
         let Some((at, kernel)) = done else {
             let from = out.lines.len().saturating_sub(20);
             let mut tail: Vec<&str> = out.lines[from..].iter().map(|l| l.text.as_str()).collect();
@@ -53,10 +54,7 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
         if out.ending != Ending::Code(EXIT_SUCCESS) {
             eprintln!("warning: run {i} ended with {}", out.ending);
         }
-        eprintln!(
-            "run {i}/{runs}: {:.1} ms to BOOT-DONE",
-            at.as_secs_f64() * 1e3
-        );
+        eprintln!("run {i}/{runs}: {:.1} ms to BOOT-DONE", at.as_secs_f64() * 1e3);
         samples.push(Sample {
             wall_ms: at.as_secs_f64() * 1e3,
             kernel,
@@ -77,8 +75,7 @@ fn table(machine: &Machine, samples: &[Sample]) -> String {
     );
     let mut row = |label: &str, values: Vec<f64>, decimals: usize| {
         let (median, min, max) = spread(values);
-        out +=
-            &format!("| {label} | {median:.decimals$} | {min:.decimals$} | {max:.decimals$} |\n");
+        out += &format!("| {label} | {median:.decimals$} | {min:.decimals$} | {max:.decimals$} |\n");
     };
     row(
         "host wall time, spawn to BOOT-DONE (ms)",

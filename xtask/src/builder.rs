@@ -77,10 +77,7 @@ fn kernel(profile: Profile) -> Result<(), String> {
         cmd.arg("--release");
     }
     run_status(&mut cmd)?;
-    let elf = target_dir()
-        .join(KERNEL_TARGET)
-        .join(profile.dir())
-        .join("tessera");
+    let elf = target_dir().join(KERNEL_TARGET).join(profile.dir()).join("tessera");
     install(&elf, Path::new(KERNEL_ELF))
 }
 
@@ -112,10 +109,7 @@ fn programs(profile: Profile) -> Result<(), String> {
         let data = fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         files.push((format!("bin/{name}"), data));
     }
-    let refs: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|(n, d)| (n.as_str(), d.as_slice()))
-        .collect();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
     let archive = platform::cpio::write(&refs);
     let tmp = Path::new(INITRD).with_extension("tmp");
     fs::write(&tmp, archive).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
@@ -124,9 +118,7 @@ fn programs(profile: Profile) -> Result<(), String> {
 
 fn run_status(cmd: &mut Command) -> Result<(), String> {
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let status = cmd.status().map_err(|e| format!("cannot run {program}: {e}"))?;
     if status.success() {
         Ok(())
     } else {

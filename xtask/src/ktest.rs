@@ -154,6 +154,10 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "--workspace",
         "--exclude",
         "tessera-kernel",
+        "--exclude",
+        "tessera-rt",
+        "--exclude",
+        "user-programs",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {
@@ -166,10 +170,7 @@ fn host_tier(filter: Option<&str>) -> Tier {
             passed += p;
             failed += f;
         }
-        if let Some(name) = line
-            .strip_prefix("test ")
-            .and_then(|l| l.strip_suffix(" ... FAILED"))
-        {
+        if let Some(name) = line.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED")) {
             names.push(name.to_string());
         }
     });
@@ -205,14 +206,7 @@ fn build_tier(no_build: bool) -> Tier {
             }
         }
     }
-    println!(
-        "{}",
-        if tier.failed == 0 {
-            &tier.note
-        } else {
-            "FAILED"
-        }
-    );
+    println!("{}", if tier.failed == 0 { &tier.note } else { "FAILED" });
     tier
 }
 
@@ -238,12 +232,7 @@ fn qemu_tier(opts: &Options) -> Tier {
     }
 
     let list_log = Path::new(LOG_DIR).join("KTEST-LIST.log");
-    let listing = boot(
-        &opts.machine.with_smp(1),
-        "test=list",
-        opts.timeout,
-        &list_log,
-    );
+    let listing = boot(&opts.machine.with_smp(1), "test=list", opts.timeout, &list_log);
     let lines = match listing {
         Ok(out) if out.ending == Ending::Code(EXIT_SUCCESS) => out.texts(),
         Ok(out) => {
@@ -353,12 +342,7 @@ fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::
             Stream::Err => writeln!(file, "[qemu stderr] {line}"),
         };
     })?;
-    writeln!(
-        file,
-        "# xtask: {} after {:.1} s",
-        out.ending,
-        out.elapsed.as_secs_f64()
-    )?;
+    writeln!(file, "# xtask: {} after {:.1} s", out.ending, out.elapsed.as_secs_f64())?;
     Ok(out)
 }
 
@@ -368,10 +352,7 @@ fn shell_words(cmd: &Command) -> String {
         .chain(cmd.get_args())
         .map(|a| {
             let a = a.to_string_lossy();
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_=,.:/+@".contains(c))
-            {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_=,.:/+@".contains(c)) {
                 a.into_owned()
             } else {
                 format!("'{}'", a.replace('\'', r"'\''"))
@@ -403,11 +384,7 @@ fn run_job(opts: &Options, job: &Job) -> bool {
             });
             (verdict, out.elapsed.as_secs_f64(), lines)
         }
-        Err(e) => (
-            Err(format!("cannot run {}: {e}", opts.machine.qemu)),
-            0.0,
-            Vec::new(),
-        ),
+        Err(e) => (Err(format!("cannot run {}: {e}", opts.machine.qemu)), 0.0, Vec::new()),
     };
     // One lock for the whole report, so that parallel jobs do not interleave.
     let mut out = io::stdout().lock();
@@ -465,11 +442,7 @@ fn symbolize(out: &mut impl Write, frames: &[(u32, u64)]) {
     for &(index, addr) in frames {
         // Frames above #0 are return addresses: they point past the call,
         // possibly into the next source line or the next inlined function.
-        let lookup = if index > 0 {
-            addr.saturating_sub(1)
-        } else {
-            addr
-        };
+        let lookup = if index > 0 { addr.saturating_sub(1) } else { addr };
         let output = Command::new("addr2line")
             .args(["-f", "-C", "-i", "-e", KERNEL_ELF, &format!("{lookup:#x}")])
             .output();
@@ -502,8 +475,7 @@ fn bench_tier() -> Option<Tier> {
     let mut tier = Tier::new("benchmark smoke");
     let mut cmd = Command::new("python3");
     // Unbuffered, so that progress shows while it runs.
-    cmd.args([BENCH_SCRIPT, "smoke"])
-        .env("PYTHONUNBUFFERED", "1");
+    cmd.args([BENCH_SCRIPT, "smoke"]).env("PYTHONUNBUFFERED", "1");
     let (mut passed, mut failures) = (0, Vec::new());
     let result = proc::run_captured(&mut cmd, BENCH_TIMEOUT, true, |_, line| {
         println!("{line}");
@@ -538,23 +510,13 @@ mod tests {
             log_path("frames_alloc", 4),
             Path::new("build/test-logs/frames_alloc-smp4.log")
         );
-        assert_eq!(
-            log_path("a/b c", 1),
-            Path::new("build/test-logs/a_b_c-smp1.log")
-        );
+        assert_eq!(log_path("a/b c", 1), Path::new("build/test-logs/a_b_c-smp1.log"));
     }
 
     #[test]
     fn reproducible_command_lines() {
         let mut cmd = Command::new("qemu-system-x86_64");
-        cmd.args([
-            "-m",
-            "512M",
-            "-append",
-            "test=x expect_cpus=1",
-            "-append",
-            "",
-        ]);
+        cmd.args(["-m", "512M", "-append", "test=x expect_cpus=1", "-append", ""]);
         assert_eq!(
             shell_words(&cmd),
             "qemu-system-x86_64 -m 512M -append 'test=x expect_cpus=1' -append ''"

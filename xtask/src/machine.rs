@@ -68,10 +68,7 @@ impl Machine {
         Self::from_sources(args, crate::env_var)
     }
 
-    pub fn from_sources(
-        args: &mut Args,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Machine, String> {
+    pub fn from_sources(args: &mut Args, env: impl Fn(&str) -> Option<String>) -> Result<Machine, String> {
         let mode = match args.value("--mode")?.or_else(|| env("ACCEL")) {
             Some(m) => Mode::parse(m.trim())?,
             None => Mode::Tcg,
@@ -103,10 +100,7 @@ impl Machine {
     }
 
     pub fn with_smp(&self, smp: u32) -> Machine {
-        Machine {
-            smp,
-            ..self.clone()
-        }
+        Machine { smp, ..self.clone() }
     }
 
     /// The QEMU arguments, one argv element per item, without the binary and
@@ -178,9 +172,7 @@ mod tests {
     fn configure(cli: &[&str], env: &[(&str, &str)]) -> Result<Machine, String> {
         let mut args = Args::new(cli.iter().map(|s| s.to_string()).collect());
         let m = Machine::from_sources(&mut args, |k| {
-            env.iter()
-                .find(|(key, _)| *key == k)
-                .map(|(_, v)| v.to_string())
+            env.iter().find(|(key, _)| *key == k).map(|(_, v)| v.to_string())
         })?;
         args.finish()?;
         Ok(m)
@@ -199,26 +191,16 @@ mod tests {
 
     #[test]
     fn flags_beat_environment() {
-        let env = [
-            ("ACCEL", "kvm"),
-            ("SMP", "2"),
-            ("MEM", "1G"),
-            ("QEMU", "/q"),
-        ];
+        let env = [("ACCEL", "kvm"), ("SMP", "2"), ("MEM", "1G"), ("QEMU", "/q")];
         let m = configure(&["--mode", "icount", "--smp=4"], &env).unwrap();
         assert_eq!(
             (m.mode, m.smp, m.mem.as_str(), m.qemu.as_str()),
             (Mode::Icount, 4, "1G", "/q")
         );
         let args = m.args().join(" ");
-        assert!(args.ends_with(
-            "-accel tcg -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"
-        ));
+        assert!(args.ends_with("-accel tcg -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"));
         let kvm = configure(&[], &env).unwrap().args().join(" ");
-        assert!(
-            kvm.ends_with("-accel kvm -cpu host,-arch-capabilities"),
-            "{kvm}"
-        );
+        assert!(kvm.ends_with("-accel kvm -cpu host,-arch-capabilities"), "{kvm}");
     }
 
     #[test]

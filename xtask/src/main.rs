@@ -75,10 +75,7 @@ impl Args {
                 }
                 found = Some(self.items.remove(i + 1));
                 self.items.remove(i);
-            } else if let Some(v) = self.items[i]
-                .strip_prefix(name)
-                .and_then(|rest| rest.strip_prefix('='))
-            {
+            } else if let Some(v) = self.items[i].strip_prefix(name).and_then(|rest| rest.strip_prefix('=')) {
                 found = Some(v.to_string());
                 self.items.remove(i);
             } else {
@@ -91,19 +88,14 @@ impl Args {
     pub fn number<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>, String> {
         match self.value(name)? {
             None => Ok(None),
-            Some(v) => v
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{name}: not a number: {v:?}")),
+            Some(v) => v.parse().map(Some).map_err(|_| format!("{name}: not a number: {v:?}")),
         }
     }
 
     pub fn finish(self) -> Result<(), String> {
         match self.items.first() {
             None => Ok(()),
-            Some(extra) => Err(format!(
-                "unexpected argument {extra:?} (see `cargo xtask help`)"
-            )),
+            Some(extra) => Err(format!("unexpected argument {extra:?} (see `cargo xtask help`)")),
         }
     }
 }
@@ -176,9 +168,7 @@ fn run(mut args: Args, debug: bool) -> Result<ExitCode, String> {
         let port = env_var("GDBPORT").unwrap_or_else(|| "1234".to_string());
         // Loopback only: a gdbstub is an open door into the guest.
         cmd.args(["-S", "-gdb", &format!("tcp:127.0.0.1:{port}")]);
-        eprintln!(
-            "QEMU is stopped before the first instruction, waiting for gdb on 127.0.0.1:{port}."
-        );
+        eprintln!("QEMU is stopped before the first instruction, waiting for gdb on 127.0.0.1:{port}.");
         eprintln!("In another terminal:");
         eprintln!("  gdb {KERNEL_ELF} -ex 'target remote 127.0.0.1:{port}'");
         if port == "1234" {

@@ -102,10 +102,9 @@ impl Supervised {
         }
         let child = cmd.spawn()?;
         let pid = child.id() as i32;
-        let slot = GROUPS.iter().position(|s| {
-            s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        });
+        let slot = GROUPS
+            .iter()
+            .position(|s| s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst).is_ok());
         Ok(Supervised {
             child,
             slot,
@@ -273,12 +272,7 @@ pub fn run_captured(
 
 type Message = (Stream, Duration, String);
 
-fn spawn_reader(
-    pipe: impl Read + Send + 'static,
-    stream: Stream,
-    start: Instant,
-    tx: mpsc::Sender<Message>,
-) {
+fn spawn_reader(pipe: impl Read + Send + 'static, stream: Stream, start: Instant, tx: mpsc::Sender<Message>) {
     thread::spawn(move || {
         let mut reader = BufReader::new(pipe);
         let mut buf = Vec::new();

@@ -71,9 +71,7 @@ pub fn parse_list_line(line: &str) -> Option<Result<KTest, String>> {
         }
     }
     if let Some(extra) = words.next() {
-        return Some(Err(format!(
-            "test {name}: unexpected text {extra:?} after the flags"
-        )));
+        return Some(Err(format!("test {name}: unexpected text {extra:?} after the flags")));
     }
     if flags.should_fail && flags.should_hang {
         return Some(Err(format!(
@@ -111,10 +109,7 @@ pub fn parse_test_result(line: &str) -> Option<(u64, u64)> {
 pub fn has_marker(line: &str, marker: &str) -> bool {
     let line = clean(line);
     line.match_indices(marker).any(|(at, _)| {
-        let before_ok = line[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| c.is_whitespace());
+        let before_ok = line[..at].chars().next_back().is_none_or(|c| c.is_whitespace());
         let after_ok = line[at + marker.len()..]
             .chars()
             .next()
@@ -161,13 +156,10 @@ pub fn verdict(test: &KTest, ending: Ending, lines: &[String]) -> Result<String,
         return match ending {
             Ending::Code(EXIT_SUCCESS) => Err("must fail, but exited with success".to_string()),
             Ending::TimedOut => Err("must fail, but hung until the timeout".to_string()),
-            _ => check_expectations(lines)
-                .map(|n| format!("failed as it must; {n} EXPECT line(s) met")),
+            _ => check_expectations(lines).map(|n| format!("failed as it must; {n} EXPECT line(s) met")),
         };
     }
-    let pass_seen = lines
-        .iter()
-        .any(|l| has_marker(l, &format!("KTEST-PASS {name}")));
+    let pass_seen = lines.iter().any(|l| has_marker(l, &format!("KTEST-PASS {name}")));
     if ending == Ending::Code(EXIT_SUCCESS) && pass_seen {
         return Ok(String::new());
     }
@@ -316,10 +308,7 @@ mod tests {
             parse_list_line("KTEST-LIST bare"),
             Some(Ok(test("bare", Flags::default())))
         );
-        assert!(matches!(
-            parse_list_line("KTEST-LIST x flaky"),
-            Some(Err(_))
-        ));
+        assert!(matches!(parse_list_line("KTEST-LIST x flaky"), Some(Err(_))));
         assert!(matches!(
             parse_list_line("KTEST-LIST x should_fail,should_hang"),
             Some(Err(_))
@@ -400,10 +389,7 @@ mod tests {
         let out = lines(
             "KERNEL PANIC\nbacktrace:\n  #0 0x0000000000101234\n  #1 0x1a2b\r\nKTEST-FAIL x\nbacktrace:\n  #0 0x5",
         );
-        assert_eq!(
-            backtrace_frames(&out),
-            vec![(0, 0x101234), (1, 0x1a2b), (0, 0x5)]
-        );
+        assert_eq!(backtrace_frames(&out), vec![(0, 0x101234), (1, 0x1a2b), (0, 0x5)]);
         assert!(backtrace_frames(&lines("  #0 0x1000")).is_empty());
     }
 

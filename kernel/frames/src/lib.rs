@@ -152,9 +152,7 @@ impl<'m> FrameAllocator<'m> {
     pub fn is_free(&self, pfn: usize) -> bool {
         (0..=MAX_ORDER).any(|order| {
             let head = pfn & !((1usize << order) - 1);
-            head < self.meta.len()
-                && self.meta[head].free_head
-                && self.meta[head].order as usize == order
+            head < self.meta.len() && self.meta[head].free_head && self.meta[head].order as usize == order
         })
     }
 
@@ -164,10 +162,7 @@ impl<'m> FrameAllocator<'m> {
         self.free += 1 << order;
         while order < MAX_ORDER {
             let buddy = pfn ^ (1 << order);
-            if buddy >= self.meta.len()
-                || !self.meta[buddy].free_head
-                || self.meta[buddy].order as usize != order
-            {
+            if buddy >= self.meta.len() || !self.meta[buddy].free_head || self.meta[buddy].order as usize != order {
                 break;
             }
             self.unlink(buddy, order);

@@ -101,32 +101,24 @@ pub fn parse_rsdp(mem: &impl PhysMemory, addr: u64) -> Result<(u64, bool), Parse
     checksum(mem, addr, 20)?;
     let revision = mem.read_u8(addr + 15).ok_or(ParseError::Unreadable(addr))?;
     if revision >= 2 {
-        let len = mem
-            .read_u32(addr + 20)
-            .ok_or(ParseError::Unreadable(addr))?;
+        let len = mem.read_u32(addr + 20).ok_or(ParseError::Unreadable(addr))?;
         if !(36..=4096).contains(&len) {
             return Err(ParseError::BadLength(addr));
         }
         checksum(mem, addr, len)?;
-        let xsdt = mem
-            .read_u64(addr + 24)
-            .ok_or(ParseError::Unreadable(addr))?;
+        let xsdt = mem.read_u64(addr + 24).ok_or(ParseError::Unreadable(addr))?;
         if xsdt != 0 {
             return Ok((xsdt, true));
         }
     }
-    let rsdt = mem
-        .read_u32(addr + 16)
-        .ok_or(ParseError::Unreadable(addr))?;
+    let rsdt = mem.read_u32(addr + 16).ok_or(ParseError::Unreadable(addr))?;
     Ok((rsdt as u64, false))
 }
 
 /// Looks for the RSDP in the BIOS read-only area, for boot paths that do not
 /// hand its address over.
 pub fn scan_for_rsdp(mem: &impl PhysMemory) -> Option<u64> {
-    (0xe0000u64..0x100000)
-        .step_by(16)
-        .find(|&a| parse_rsdp(mem, a).is_ok())
+    (0xe0000u64..0x100000).step_by(16).find(|&a| parse_rsdp(mem, a).is_ok())
 }
 
 /// Checks a system description table header; returns its length.
@@ -147,11 +139,7 @@ fn table(mem: &impl PhysMemory, addr: u64, want: Option<&[u8; 4]>) -> Result<u32
 }
 
 /// Finds the table with `signature` through the RSDP at `rsdp`.
-pub fn find_table(
-    mem: &impl PhysMemory,
-    rsdp: u64,
-    signature: &[u8; 4],
-) -> Result<u64, ParseError> {
+pub fn find_table(mem: &impl PhysMemory, rsdp: u64, signature: &[u8; 4]) -> Result<u64, ParseError> {
     let (root, xsdt) = parse_rsdp(mem, rsdp)?;
     let len = table(mem, root, Some(if xsdt { b"XSDT" } else { b"RSDT" }))?;
     let width = if xsdt { 8 } else { 4 };
@@ -177,14 +165,8 @@ pub fn parse_madt(mem: &impl PhysMemory, rsdp: u64) -> Result<Madt, ParseError> 
     let addr = find_table(mem, rsdp, b"APIC")?;
     let len = table(mem, addr, Some(b"APIC"))? as u64;
     let mut madt = Madt {
-        lapic_address: mem
-            .read_u32(addr + 36)
-            .ok_or(ParseError::Unreadable(addr))? as u64,
-        pcat_compat: mem
-            .read_u32(addr + 40)
-            .ok_or(ParseError::Unreadable(addr))?
-            & 1
-            != 0,
+        lapic_address: mem.read_u32(addr + 36).ok_or(ParseError::Unreadable(addr))? as u64,
+        pcat_compat: mem.read_u32(addr + 40).ok_or(ParseError::Unreadable(addr))? & 1 != 0,
         ..Madt::default()
     };
     let mut at = addr + 44;
@@ -241,9 +223,7 @@ mod tests {
     fn fix_checksum(mem: &mut TestMem, addr: u64, len: usize, at: usize) {
         let off = (addr - mem.base) as usize;
         mem.bytes[off + at] = 0;
-        let sum = mem.bytes[off..off + len]
-            .iter()
-            .fold(0u8, |s, b| s.wrapping_add(*b));
+        let sum = mem.bytes[off..off + len].iter().fold(0u8, |s, b| s.wrapping_add(*b));
         mem.bytes[off + at] = 0u8.wrapping_sub(sum);
     }
 
@@ -311,10 +291,7 @@ mod tests {
     fn corrupted_tables_are_rejected() {
         let mut mem = machine();
         mem.bytes[(0xe2000 + 50 - 0xe0000) as usize] ^= 0xff;
-        assert_eq!(
-            parse_madt(&mem, 0xf5000).unwrap_err(),
-            ParseError::BadChecksum(0xe2000)
-        );
+        assert_eq!(parse_madt(&mem, 0xf5000).unwrap_err(), ParseError::BadChecksum(0xe2000));
         let mut mem = machine();
         // An entry whose length runs past the table.
         let at = 0xe2000 + 44 + 1;

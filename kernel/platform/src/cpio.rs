@@ -142,11 +142,7 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let a = write(&[
-            ("bin/hello", b"ELF..."),
-            ("etc/pool.conf", b"x"),
-            ("empty", b""),
-        ]);
+        let a = write(&[("bin/hello", b"ELF..."), ("etc/pool.conf", b"x"), ("empty", b"")]);
         let names: Vec<_> = entries(&a).map(|e| e.unwrap().name).collect();
         assert_eq!(names, ["bin/hello", "etc/pool.conf", "empty"]);
         assert_eq!(find(&a, "/bin/hello"), Some(&b"ELF..."[..]));
@@ -159,10 +155,7 @@ mod tests {
         let a = write(&[("bin/hello", b"0123456789")]);
         for cut in [0, 5, 50, 110, 115, 125] {
             let r: Vec<_> = entries(&a[..cut]).collect();
-            assert!(
-                r.iter().all(|e| e.is_err()) || r.is_empty(),
-                "cut {cut}: {r:?}"
-            );
+            assert!(r.iter().all(|e| e.is_err()) || r.is_empty(), "cut {cut}: {r:?}");
         }
         let mut b = a.clone();
         b[6 + 8 * 6] = b'z'; // size field

@@ -106,11 +106,7 @@ impl MemoryMap {
             while start < end {
                 let mut piece_end = end;
                 let mut skip_to = None;
-                for o in self
-                    .regions()
-                    .iter()
-                    .filter(|o| o.kind != RegionKind::Usable)
-                {
+                for o in self.regions().iter().filter(|o| o.kind != RegionKind::Usable) {
                     if o.base <= start && o.end() > start {
                         skip_to = Some(skip_to.map_or(o.end(), |s: u64| s.max(o.end())));
                     } else if o.base > start && o.base < piece_end {
@@ -177,10 +173,7 @@ mod tests {
         m.add(0x8000, 0x1000, RegionKind::Reserved);
         m.add(0x20800, 0x1000, RegionKind::AcpiNvs);
         m.add(0xff000, 0x10000, RegionKind::Reserved);
-        assert_eq!(
-            usable(&m),
-            vec![(0, 0x8000), (0x9000, 0x17000), (0x22000, 0xdd000)]
-        );
+        assert_eq!(usable(&m), vec![(0, 0x8000), (0x9000, 0x17000), (0x22000, 0xdd000)]);
     }
 
     #[test]
@@ -192,10 +185,7 @@ mod tests {
         }
         m.add(0x4000_0000 - 0x10_0000, 0x1000, RegionKind::Reserved);
         let u = usable(&m);
-        assert!(
-            u.iter()
-                .all(|(b, s)| b + s <= 0x4000_0000 - 0x10_0000 || *b >= 1 << 31)
-        );
+        assert!(u.iter().all(|(b, s)| b + s <= 0x4000_0000 - 0x10_0000 || *b >= 1 << 31));
     }
 
     #[test]

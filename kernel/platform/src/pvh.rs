@@ -22,26 +22,14 @@ pub fn parse(mem: &impl PhysMemory, addr: u64) -> Result<StartInfo, ParseError> 
         return Err(ParseError::BadSignature(addr));
     }
     let version = mem.read_u32(addr + 4).ok_or(ParseError::Unreadable(addr))?;
-    let nr_modules = mem
-        .read_u32(addr + 12)
-        .ok_or(ParseError::Unreadable(addr))?;
-    let modlist = mem
-        .read_u64(addr + 16)
-        .ok_or(ParseError::Unreadable(addr))?;
-    let cmdline_paddr = mem
-        .read_u64(addr + 24)
-        .ok_or(ParseError::Unreadable(addr))?;
-    let rsdp_paddr = mem
-        .read_u64(addr + 32)
-        .ok_or(ParseError::Unreadable(addr))?;
+    let nr_modules = mem.read_u32(addr + 12).ok_or(ParseError::Unreadable(addr))?;
+    let modlist = mem.read_u64(addr + 16).ok_or(ParseError::Unreadable(addr))?;
+    let cmdline_paddr = mem.read_u64(addr + 24).ok_or(ParseError::Unreadable(addr))?;
+    let rsdp_paddr = mem.read_u64(addr + 32).ok_or(ParseError::Unreadable(addr))?;
     let mut memmap = MemoryMap::new();
     if version >= 1 {
-        let map = mem
-            .read_u64(addr + 40)
-            .ok_or(ParseError::Unreadable(addr))?;
-        let entries = mem
-            .read_u32(addr + 48)
-            .ok_or(ParseError::Unreadable(addr))?;
+        let map = mem.read_u64(addr + 40).ok_or(ParseError::Unreadable(addr))?;
+        let entries = mem.read_u32(addr + 48).ok_or(ParseError::Unreadable(addr))?;
         if entries as usize > crate::memmap::MAX_REGIONS {
             return Err(ParseError::BadLength(addr + 48));
         }
@@ -54,12 +42,8 @@ pub fn parse(mem: &impl PhysMemory, addr: u64) -> Result<StartInfo, ParseError> 
         }
     }
     let module = if nr_modules > 0 && modlist != 0 {
-        let paddr = mem
-            .read_u64(modlist)
-            .ok_or(ParseError::Unreadable(modlist))?;
-        let size = mem
-            .read_u64(modlist + 8)
-            .ok_or(ParseError::Unreadable(modlist))?;
+        let paddr = mem.read_u64(modlist).ok_or(ParseError::Unreadable(modlist))?;
+        let size = mem.read_u64(modlist + 8).ok_or(ParseError::Unreadable(modlist))?;
         Some((paddr, size))
     } else {
         None
@@ -98,11 +82,7 @@ mod tests {
         let mut mem = TestMem::new(0, 0x10000);
         start_info(
             &mut mem,
-            &[
-                (0, 0x9fc00, 1),
-                (0xf0000, 0x10000, 2),
-                (0x100000, 0x1ff0_0000, 1),
-            ],
+            &[(0, 0x9fc00, 1), (0xf0000, 0x10000, 2), (0x100000, 0x1ff0_0000, 1)],
         );
         let si = parse(&mem, 0x1000).unwrap();
         assert_eq!(si.cmdline_paddr, 0x2000);
@@ -114,20 +94,11 @@ mod tests {
     #[test]
     fn rejects_bad_magic_and_unreadable_tables() {
         let mut mem = TestMem::new(0, 0x10000);
-        assert_eq!(
-            parse(&mem, 0x1000).unwrap_err(),
-            ParseError::BadSignature(0x1000)
-        );
-        assert!(matches!(
-            parse(&mem, 0x20000),
-            Err(ParseError::Unreadable(_))
-        ));
+        assert_eq!(parse(&mem, 0x1000).unwrap_err(), ParseError::BadSignature(0x1000));
+        assert!(matches!(parse(&mem, 0x20000), Err(ParseError::Unreadable(_))));
         start_info(&mut mem, &[(0, 0x1000, 1)]);
         mem.put(0x1000 + 40, &0xdead_0000u64.to_le_bytes());
-        assert!(matches!(
-            parse(&mem, 0x1000),
-            Err(ParseError::Unreadable(_))
-        ));
+        assert!(matches!(parse(&mem, 0x1000), Err(ParseError::Unreadable(_))));
         mem.put(0x1000 + 48, &100_000u32.to_le_bytes());
         assert!(matches!(parse(&mem, 0x1000), Err(ParseError::BadLength(_))));
     }

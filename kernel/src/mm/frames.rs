@@ -43,8 +43,7 @@ pub fn init(memmap: &MemoryMap, reserved: &[(u64, u64)]) -> Result<(), OutOfMemo
     let meta_at = meta_at.ok_or(OutOfMemory)?;
     // SAFETY: the range is usable RAM, reserved from now on for this array
     // alone, and mapped by the boot tables' direct map (it lies below 4 GiB).
-    let meta =
-        unsafe { core::slice::from_raw_parts_mut(phys_to_virt(meta_at) as *mut FrameMeta, frames) };
+    let meta = unsafe { core::slice::from_raw_parts_mut(phys_to_virt(meta_at) as *mut FrameMeta, frames) };
     let mut alloc = FrameAllocator::new(meta);
     let meta_range = (meta_at, meta_at + meta_bytes);
     memmap.for_each_usable(|base, size| {
@@ -62,18 +61,12 @@ pub fn init(memmap: &MemoryMap, reserved: &[(u64, u64)]) -> Result<(), OutOfMemo
                 Some(&(rb, _)) => {
                     let piece_end = rb & !(PAGE_SIZE - 1);
                     if piece_end > start {
-                        alloc.add_free_range(
-                            (start / PAGE_SIZE) as usize,
-                            ((piece_end - start) / PAGE_SIZE) as usize,
-                        );
+                        alloc.add_free_range((start / PAGE_SIZE) as usize, ((piece_end - start) / PAGE_SIZE) as usize);
                     }
                     start = piece_end.max(start + PAGE_SIZE);
                 }
                 None => {
-                    alloc.add_free_range(
-                        (start / PAGE_SIZE) as usize,
-                        ((limit - start) / PAGE_SIZE) as usize,
-                    );
+                    alloc.add_free_range((start / PAGE_SIZE) as usize, ((limit - start) / PAGE_SIZE) as usize);
                     start = limit;
                 }
             }
@@ -87,9 +80,7 @@ pub fn init(memmap: &MemoryMap, reserved: &[(u64, u64)]) -> Result<(), OutOfMemo
 pub fn alloc(n: usize) -> Result<u64, OutOfMemory> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().ok_or(OutOfMemory)?;
-    a.alloc(n)
-        .map(|pfn| pfn as u64 * PAGE_SIZE)
-        .map_err(|_| OutOfMemory)
+    a.alloc(n).map(|pfn| pfn as u64 * PAGE_SIZE).map_err(|_| OutOfMemory)
 }
 
 /// Like `alloc`, with the frames filled with zeros.
@@ -108,9 +99,5 @@ pub fn free(pa: u64, n: usize) {
 }
 
 pub fn stats() -> FrameStats {
-    FRAMES
-        .lock()
-        .as_ref()
-        .map(|a| a.stats())
-        .unwrap_or_default()
+    FRAMES.lock().as_ref().map(|a| a.stats()).unwrap_or_default()
 }

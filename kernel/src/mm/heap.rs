@@ -33,11 +33,7 @@ pub struct HeapStats {
 pub fn init() -> Result<(), paging::MapError> {
     let mut h = HEAP.lock();
     let pages = GROW_STEP / PAGE_SIZE;
-    paging::map_kernel_pages(
-        HEAP_BASE,
-        pages,
-        flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL,
-    )?;
+    paging::map_kernel_pages(HEAP_BASE, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL)?;
     // SAFETY: the range was just mapped for the heap and nothing else uses it.
     unsafe { h.heap.init(HEAP_BASE as *mut u8, GROW_STEP as usize) };
     h.mapped = GROW_STEP;

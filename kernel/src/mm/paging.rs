@@ -183,13 +183,8 @@ pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
             table(pdpt)[gib] = frames::alloc_zeroed(1)? | PRESENT | WRITABLE;
         }
         let pd = table(pdpt)[gib] & ADDR_MASK;
-        let cache = if is_ram(pa) {
-            0
-        } else {
-            NO_CACHE | WRITE_THROUGH
-        };
-        table(pd)[((pa >> 21) & 511) as usize] =
-            pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXECUTE | cache;
+        let cache = if is_ram(pa) { 0 } else { NO_CACHE | WRITE_THROUGH };
+        table(pd)[((pa >> 21) & 511) as usize] = pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXECUTE | cache;
         pa += TWO_MB;
     }
 
@@ -241,9 +236,9 @@ pub fn flush_local_all() {
 pub fn map_kernel_pages(va: u64, pages: u64, flags: u64) -> Result<(), MapError> {
     with_kernel_root(|root| {
         for i in 0..pages {
-            let result = frames::alloc(1).map_err(MapError::from).and_then(|pa| {
-                map(root, va + i * PAGE_SIZE, pa, flags).inspect_err(|_| frames::free(pa, 1))
-            });
+            let result = frames::alloc(1)
+                .map_err(MapError::from)
+                .and_then(|pa| map(root, va + i * PAGE_SIZE, pa, flags).inspect_err(|_| frames::free(pa, 1)));
             if let Err(e) = result {
                 for j in 0..i {
                     if let Some(pa) = unmap(root, va + j * PAGE_SIZE) {

@@ -44,11 +44,7 @@ impl KernelStack {
         };
         let top = STACKS_BASE + (slot + 1) * SLOT;
         let bottom = top - pages * PAGE_SIZE;
-        if let Err(e) = paging::map_kernel_pages(
-            bottom,
-            pages,
-            flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL,
-        ) {
+        if let Err(e) = paging::map_kernel_pages(bottom, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL) {
             SLOTS.lock().free.push(slot);
             return Err(e);
         }

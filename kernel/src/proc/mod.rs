@@ -78,10 +78,7 @@ impl Process {
     }
 
     pub fn resident_pages(&self) -> u64 {
-        self.space
-            .lock()
-            .as_ref()
-            .map_or(0, |s| s.resident_pages() as u64)
+        self.space.lock().as_ref().map_or(0, |s| s.resident_pages() as u64)
     }
 }
 
@@ -120,11 +117,7 @@ impl WaitQueue {
                 if ready() {
                     return true;
                 }
-                if cur
-                    .process
-                    .as_ref()
-                    .is_some_and(|p| p.killed.load(Ordering::Acquire))
-                {
+                if cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
                     return false;
                 }
                 sched::mark_blocked();
@@ -155,13 +148,8 @@ pub fn default_policy() -> LoadPolicy {
 }
 
 pub fn set_default_policy(p: LoadPolicy) -> LoadPolicy {
-    let p = if p == LoadPolicy::Default {
-        LoadPolicy::Eager
-    } else {
-        p
-    };
-    LoadPolicy::from_u64(DEFAULT_POLICY.swap(p as u64, Ordering::Relaxed))
-        .unwrap_or(LoadPolicy::Eager)
+    let p = if p == LoadPolicy::Default { LoadPolicy::Eager } else { p };
+    LoadPolicy::from_u64(DEFAULT_POLICY.swap(p as u64, Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
 }
 
 pub fn get(pid: u64) -> Option<Arc<Process>> {
@@ -201,10 +189,7 @@ pub fn kill(pid: u64) -> Result<(), Error> {
         // If it runs on another CPU, interrupt it so it notices soon.
         let cpu = c.last_cpu.load(Ordering::Relaxed);
         if let Some(target) = crate::cpu::get(cpu) {
-            crate::arch::x86_64::apic::send_ipi(
-                target.apic_id,
-                crate::arch::x86_64::trap::vector::RESCHEDULE,
-            );
+            crate::arch::x86_64::apic::send_ipi(target.apic_id, crate::arch::x86_64::trap::vector::RESCHEDULE);
         }
     }
     Ok(())
@@ -212,6 +197,8 @@ pub fn kill(pid: u64) -> Result<(), Error> {
 
 /// Ends the current process with `status`: its space and regions are
 /// released, its parent is told, and its computation never runs again.
+/// Callers must not hold an `Arc` of the process or its computation: this
+/// function does not return, so such a reference would never be dropped.
 pub fn exit_current(status: u64) -> ! {
     let p = sched::current_process().expect("exit outside a process");
     // Leave the process's page tables before they are freed.
@@ -234,9 +221,7 @@ pub fn exit_current(status: u64) -> ! {
             .map(|c| c.pid)
             .collect();
         for pid in children {
-            let done = table
-                .get(&pid)
-                .is_some_and(|c| c.exit_status.lock().is_some());
+            let done = table.get(&pid).is_some_and(|c| c.exit_status.lock().is_some());
             if done {
                 table.remove(&pid);
             } else if let Some(c) = table.get(&pid) {
@@ -261,11 +246,7 @@ pub fn exit_current(status: u64) -> ! {
 pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     let p = get(pid).ok_or(Error::NotFound)?;
     if p.parent.load(Ordering::Relaxed) != parent {
-        return Err(if pid == parent {
-            Error::Deadlock
-        } else {
-            Error::Denied
-        });
+        return Err(if pid == parent { Error::Deadlock } else { Error::Denied });
     }
     let mut status = None;
     let ok = p.exited.wait_until(|| {
@@ -291,10 +272,14 @@ fn next_pid() -> u64 {
 /// exit if the process was killed.
 pub fn on_return_to_user(frame: &mut TrapFrame) {
     sched::preempt_if_needed();
-    if let Some(p) = sched::current_process()
-        && p.killed.load(Ordering::Acquire)
-    {
-        println!("process {} ({}) killed", p.pid, p.name);
+    let killed = sched::with_current_process(|p| {
+        let k = p.killed.load(Ordering::Acquire);
+        if k {
+            println!("process {} ({}) killed", p.pid, p.name);
+        }
+        k
+    });
+    if killed == Some(true) {
         exit_current(abi::KILLED_STATUS);
     }
     // User code may not change privileged flags; keep IF on.
@@ -307,19 +292,20 @@ pub fn on_first_entry() {
     let Some(p) = sched::current_process() else {
         return;
     };
-    let c = sched::current().expect("process without computation");
-    let frame_at = c.kernel_stack_top() - core::mem::size_of::<TrapFrame>() as u64;
+    let Some(stack_top) = sched::current().map(|c| c.kernel_stack_top()) else {
+        return;
+    };
+    let frame_at = stack_top - core::mem::size_of::<TrapFrame>() as u64;
     // SAFETY: the trap frame at the top of this computation's stack is the
     // one computation_start returns through, and nothing else refers to it.
     let frame = unsafe { &mut *(frame_at as *mut TrapFrame) };
     let area = p.work_area.lock().take();
-    if let Some(area) = area
-        && spawn::push_arguments(&area, frame).is_err()
-    {
-        println!(
-            "process {} ({}): cannot set up its arguments",
-            p.pid, p.name
-        );
+    let failed = area.is_some_and(|area| spawn::push_arguments(&area, frame).is_err());
+    if failed {
+        println!("process {} ({}): cannot set up its arguments", p.pid, p.name);
+    }
+    drop(p);
+    if failed {
         exit_current(abi::KILLED_STATUS);
     }
     on_return_to_user(frame);
@@ -341,19 +327,19 @@ pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> 
 
 /// A fault in user mode that cannot be resolved: the process dies alone.
 pub fn kill_for_fault(frame: &TrapFrame, cr2: u64, why: &str) -> ! {
-    let p = sched::current_process().expect("user fault without a process");
+    let Some(p) = sched::current_process() else {
+        panic!("user-mode fault without a process: {why} at RIP={:#x}", frame.rip);
+    };
+    let address = if frame.vector == 14 {
+        alloc::format!(" address {cr2:#x}")
+    } else {
+        String::new()
+    };
     println!(
         "process {} ({}) killed: {} at RIP={:#x}{}",
-        p.pid,
-        p.name,
-        why,
-        frame.rip,
-        if frame.vector == 14 {
-            alloc::format!(" address {cr2:#x}")
-        } else {
-            String::new()
-        }
+        p.pid, p.name, why, frame.rip, address
     );
+    drop(p);
     exit_current(abi::KILLED_STATUS)
 }
 

@@ -20,31 +20,14 @@ pub struct Segment {
 }
 
 pub struct Program {
-    pub name: alloc::string::String,
     pub image: &'static [u8],
     pub entry: u64,
     pub segments: Vec<Segment>,
 }
 
-impl Program {
-    /// Text, data and BSS sizes in bytes (Tender's program resource keeps these).
-    pub fn sizes(&self) -> (u64, u64, u64) {
-        let mut t = (0, 0, 0);
-        for s in &self.segments {
-            if s.writable {
-                t.1 += s.filesz;
-                t.2 += s.memsz - s.filesz;
-            } else {
-                t.0 += s.memsz;
-            }
-        }
-        t
-    }
-}
-
 /// Parses a static x86_64 executable. Anything else (dynamic, another
 /// machine, overlapping or out-of-range segments) is `BadProgram`.
-pub fn parse(name: &str, image: &'static [u8]) -> Result<Program, Error> {
+pub fn parse(image: &'static [u8]) -> Result<Program, Error> {
     let bad = Error::BadProgram;
     let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
     let endian = header.endian().map_err(|_| bad)?;
@@ -71,8 +54,7 @@ pub fn parse(name: &str, image: &'static [u8]) -> Result<Program, Error> {
         if s.memsz == 0 {
             continue;
         }
-        if s.filesz > s.memsz || file_end > image.len() as u64 || s.vaddr < 0x1000 || end > USER_END
-        {
+        if s.filesz > s.memsz || file_end > image.len() as u64 || s.vaddr < 0x1000 || end > USER_END {
             return Err(bad);
         }
         if s.vaddr % 4096 != s.offset % 4096 {
@@ -96,10 +78,5 @@ pub fn parse(name: &str, image: &'static [u8]) -> Result<Program, Error> {
     {
         return Err(bad);
     }
-    Ok(Program {
-        name: alloc::string::String::from(name),
-        image,
-        entry,
-        segments,
-    })
+    Ok(Program { image, entry, segments })
 }

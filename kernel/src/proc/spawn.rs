@@ -41,8 +41,7 @@ pub struct WorkArea {
 impl WorkArea {
     /// `name` then each argument, NUL-terminated, in one page.
     pub fn new(name: &str, args: &[u8]) -> Result<WorkArea, Error> {
-        let len =
-            name.len() + 1 + args.len() + usize::from(!args.is_empty() && args.last() != Some(&0));
+        let len = name.len() + 1 + args.len() + usize::from(!args.is_empty() && args.last() != Some(&0));
         if len > PAGE_SIZE as usize {
             return Err(Error::Invalid);
         }
@@ -190,7 +189,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         _ => return Err(Error::Invalid),
     };
     let (name, image) = find_program(path)?;
-    let prog = program::parse(&name, image)?;
+    let prog = program::parse(image)?;
     let mut space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
     attach_program(&mut space, &prog, policy == LoadPolicy::Eager)?;
     let work_area = WorkArea::new(&name, args)?;

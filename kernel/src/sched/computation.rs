@@ -7,7 +7,7 @@ use crate::mm::stack::KernelStack;
 use crate::proc::Process;
 use crate::sync::IrqMutex;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -26,7 +26,6 @@ pub enum State {
 pub struct FpuState(pub [u8; 512]);
 
 pub struct Computation {
-    pub id: u64,
     pub process: Option<Arc<Process>>,
     pub state: IrqMutex<State>,
     /// Saved kernel stack pointer while not running.
@@ -45,8 +44,6 @@ pub struct Computation {
 }
 
 pub const ANY_CPU: usize = usize::MAX;
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Computation {
     /// A computation for `process` that starts in user mode at `rip` with
@@ -91,7 +88,6 @@ impl Computation {
         fpu.0[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
         fpu.0[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
         Ok(Arc::new(Computation {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             process: Some(process),
             state: IrqMutex::new(State::Runnable),
             saved_rsp: AtomicU64::new(rsp0),
@@ -107,7 +103,6 @@ impl Computation {
     /// The computation a CPU's boot context becomes: its idle loop.
     pub fn new_idle(cpu: usize) -> Arc<Computation> {
         Arc::new(Computation {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             process: None,
             state: IrqMutex::new(State::Running),
             saved_rsp: AtomicU64::new(0),

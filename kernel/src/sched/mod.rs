@@ -64,25 +64,46 @@ pub fn init_cpu() {
     let me = cpu::this_cpu().index;
     let idle = Computation::new_idle(me);
     let mut rq = RQ[me].lock();
+    cpu::this_cpu()
+        .current
+        .store(Arc::as_ptr(&idle) as *mut Computation, Ordering::Release);
     rq.current = Some(idle.clone());
     rq.idle = Some(idle);
 }
 
+/// Runs `f` on the computation running on this CPU, without taking a
+/// reference (the hot path of every system call and interrupt).
+pub fn with_current<R>(f: impl FnOnce(&Computation) -> R) -> Option<R> {
+    let ptr = cpu::this_cpu().current.load(Ordering::Acquire);
+    // SAFETY: while a computation runs, the run queue's `current` holds a
+    // strong reference to it; while it is switched away inside `f` (blocked,
+    // preempted) a run queue, wait queue or sleep list holds one. It is freed
+    // only after it is Dead and reaped, and a Dead computation never resumes
+    // into `f`.
+    (!ptr.is_null()).then(|| f(unsafe { &*ptr }))
+}
+
+/// Like `with_current`, for the current computation's process.
+pub fn with_current_process<R>(f: impl FnOnce(&crate::proc::Process) -> R) -> Option<R> {
+    with_current(|c| c.process.as_deref().map(f)).flatten()
+}
+
 /// The computation running on this CPU.
 pub fn current() -> Option<Arc<Computation>> {
-    let me = cpu::try_this_cpu()?.index;
-    RQ[me].lock().current.clone()
+    let ptr = cpu::try_this_cpu()?.current.load(Ordering::Acquire);
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: as in with_current; the new strong reference is balanced by
+    // the Arc returned.
+    unsafe {
+        Arc::increment_strong_count(ptr);
+        Some(Arc::from_raw(ptr))
+    }
 }
 
 pub fn current_process() -> Option<Arc<crate::proc::Process>> {
-    current().and_then(|c| c.process.clone())
-}
-
-/// Number of computations waiting in each CPU's queue.
-pub fn queue_lengths() -> Vec<usize> {
-    (0..cpu::online_count())
-        .map(|i| RQ[i].lock().queue.len())
-        .collect()
+    with_current(|c| c.process.clone()).flatten()
 }
 
 /// The CPU a runnable computation should go to: its pinned CPU, else the
@@ -95,8 +116,8 @@ fn choose_cpu(c: &Computation) -> usize {
     }
     let last = c.last_cpu.load(Ordering::Relaxed).min(online - 1);
     let mut best = (RQ[last].lock().queue.len(), last);
-    for i in 0..online {
-        let len = RQ[i].lock().queue.len();
+    for (i, q) in RQ.iter().enumerate().take(online) {
+        let len = q.lock().queue.len();
         if len < best.0 {
             best = (len, i);
         }
@@ -283,6 +304,9 @@ pub fn schedule() {
         }
         return;
     }
+    cpu::this_cpu()
+        .current
+        .store(Arc::as_ptr(&next) as *mut Computation, Ordering::Release);
     rq.current = Some(next.clone());
     rq.prev = Some(cur.clone());
     drop(rq);
@@ -315,9 +339,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
     if let Some(p) = &cur.process {
         p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
         // SAFETY: the area belongs to `cur`, which is this CPU's until the switch.
-        unsafe {
-            core::arch::asm!("fxsave64 [{}]", in(reg) cur.fpu.lock().0.as_mut_ptr(), options(nostack))
-        };
+        unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) cur.fpu.lock().0.as_mut_ptr(), options(nostack)) };
     }
     let root = next
         .process
@@ -326,9 +348,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
     if let Some(p) = &next.process {
         p.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
         // SAFETY: the area holds a valid fxsave image (initialised at creation).
-        unsafe {
-            core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.lock().0.as_ptr(), options(nostack))
-        };
+        unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.lock().0.as_ptr(), options(nostack)) };
     }
     let (frame, _) = x86_64::registers::control::Cr3::read_raw();
     if frame.start_address().as_u64() != root {
@@ -390,8 +410,7 @@ pub fn idle_loop() -> ! {
     loop {
         reap();
         x86_64::instructions::interrupts::disable();
-        let has_work =
-            !RQ[me].lock().queue.is_empty() || NEED_RESCHED[me].swap(false, Ordering::AcqRel);
+        let has_work = !RQ[me].lock().queue.is_empty() || NEED_RESCHED[me].swap(false, Ordering::AcqRel);
         if has_work {
             schedule();
         } else {

@@ -38,12 +38,7 @@ pub fn init_cpu() {
     )
     .expect("GDT layout does not fit syscall/sysret");
     LStar::write(VirtAddr::new(syscall_entry as *const () as u64));
-    SFMask::write(
-        RFlags::INTERRUPT_FLAG
-            | RFlags::DIRECTION_FLAG
-            | RFlags::TRAP_FLAG
-            | RFlags::ALIGNMENT_CHECK,
-    );
+    SFMask::write(RFlags::INTERRUPT_FLAG | RFlags::DIRECTION_FLAG | RFlags::TRAP_FLAG | RFlags::ALIGNMENT_CHECK);
     // SAFETY: turning on SCE only enables the syscall instruction.
     unsafe { Efer::update(|f| f.insert(EferFlags::SYSTEM_CALL_EXTENSIONS)) };
 }
@@ -52,12 +47,16 @@ pub fn init_cpu() {
 extern "C" fn syscall_dispatch(frame: &mut TrapFrame) {
     x86_64::instructions::interrupts::enable();
     SYSCALLS.fetch_add(1, Ordering::Relaxed);
-    let args = [
-        frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9,
-    ];
-    let route = sched::current_process().map_or(Route::Native, |p| p.route);
-    let result = match route {
-        Route::Native => native(frame.rax, args),
+    let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
+    let number = frame.rax;
+    let result = if number == Sys::Exit as u64 {
+        // Before anything refers to the process: exit does not return.
+        proc::exit_current(args[0])
+    } else {
+        sched::with_current_process(|me| match me.route {
+            Route::Native => native(number, args, me),
+        })
+        .unwrap_or(Err(Error::Denied))
     };
     frame.rax = match result {
         Ok(v) => v,
@@ -71,18 +70,16 @@ fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
     if len > 4096 {
         return Err(Error::Invalid);
     }
-    buf.try_reserve_exact(len as usize)
-        .map_err(|_| Error::NoMemory)?;
+    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
     buf.resize(len as usize, 0);
     uaccess::copy_from_user(buf, ptr)
 }
 
-fn native(number: u64, a: [u64; 6]) -> Result<u64, Error> {
+fn native(number: u64, a: [u64; 6], me: &proc::Process) -> Result<u64, Error> {
     let sys = Sys::from_u64(number).ok_or(Error::NoSys)?;
-    let me = sched::current_process().ok_or(Error::Denied)?;
     match sys {
         Sys::AbiVersion => Ok(abi::ABI_VERSION),
-        Sys::Exit => proc::exit_current(a[0]),
+        Sys::Exit => unreachable!("handled before dispatch"),
         Sys::Spawn => {
             let mut path = Vec::new();
             user_str(a[0], a[1], &mut path)?;
@@ -135,7 +132,7 @@ fn native(number: u64, a: [u64; 6]) -> Result<u64, Error> {
             uaccess::copy_to_user(a[0], &buf[..n])?;
             Ok(n as u64)
         }
-        Sys::Map => map_anonymous(&me, a[1], a[2]),
+        Sys::Map => map_anonymous(me, a[1], a[2]),
         Sys::Unmap => {
             let mut guard = me.space.lock();
             let space = guard.as_mut().ok_or(Error::Denied)?;
@@ -191,10 +188,7 @@ fn native(number: u64, a: [u64; 6]) -> Result<u64, Error> {
                 .and_then(alloc::sync::Weak::upgrade)
                 .ok_or(Error::NotFound)?;
             comp.affinity.store(cpu, Ordering::Relaxed);
-            if target.pid == me.pid
-                && cpu != sched::computation::ANY_CPU
-                && cpu != cpu::this_cpu().index
-            {
+            if target.pid == me.pid && cpu != sched::computation::ANY_CPU && cpu != cpu::this_cpu().index {
                 // Move now: give up the CPU; the next enqueue honours the pin.
                 sched::schedule();
             }
@@ -222,10 +216,7 @@ fn native(number: u64, a: [u64; 6]) -> Result<u64, Error> {
 fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
     use crate::mm::layout::PAGE_SIZE;
     use crate::vm::region::{Backing, Kind, Region};
-    if len == 0
-        || len > (1 << 36)
-        || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0
-    {
+    if len == 0 || len > (1 << 36) || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0 {
         return Err(Error::Invalid);
     }
     let pages = len.div_ceil(PAGE_SIZE);
@@ -243,18 +234,13 @@ fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> 
         .find_free(me.anon_next.load(Ordering::Relaxed), pages * PAGE_SIZE)
         .ok_or(Error::NoMemory)?;
     space.attach(at, region).map_err(|_| Error::NoMemory)?;
-    me.anon_next
-        .store(at + pages * PAGE_SIZE, Ordering::Relaxed);
+    me.anon_next.store(at + pages * PAGE_SIZE, Ordering::Relaxed);
     Ok(at)
 }
 
 pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
     let p = proc::get(pid).ok_or(Error::NotFound)?;
-    let comp = p
-        .computation
-        .lock()
-        .as_ref()
-        .and_then(alloc::sync::Weak::upgrade);
+    let comp = p.computation.lock().as_ref().and_then(alloc::sync::Weak::upgrade);
     let exit = *p.exit_status.lock();
     let mut info = abi::ProcInfo {
         pid: p.pid,

@@ -26,8 +26,7 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
     check_range(src, dst.len())?;
     // SAFETY: the destination is a kernel buffer we own; faults on the user
     // source are caught.
-    unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }
-        .map_err(|_| Error::Fault)
+    unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }.map_err(|_| Error::Fault)
 }
 
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
@@ -53,17 +52,13 @@ unsafe impl Pod for abi::SysInfo {}
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();
     // SAFETY: T is Pod, so viewing it as bytes and filling them is sound.
-    let bytes = unsafe {
-        core::slice::from_raw_parts_mut(&mut value as *mut T as *mut u8, core::mem::size_of::<T>())
-    };
+    let bytes = unsafe { core::slice::from_raw_parts_mut(&mut value as *mut T as *mut u8, core::mem::size_of::<T>()) };
     copy_from_user(bytes, addr)?;
     Ok(value)
 }
 
 pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Error> {
     // SAFETY: T is Pod: all its bytes are initialised.
-    let bytes = unsafe {
-        core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>())
-    };
+    let bytes = unsafe { core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>()) };
     copy_to_user(addr, bytes)
 }

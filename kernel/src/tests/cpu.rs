@@ -40,9 +40,7 @@ pub fn clock_agrees_with_pit() -> TestResult {
 }
 
 pub fn timer_ticks_on_every_cpu() -> TestResult {
-    let before: alloc::vec::Vec<u64> = cpu::online_cpus()
-        .map(|c| c.ticks.load(Ordering::Relaxed))
-        .collect();
+    let before: alloc::vec::Vec<u64> = cpu::online_cpus().map(|c| c.ticks.load(Ordering::Relaxed)).collect();
     let start = clock::nanos();
     // 5 timer periods
     while clock::nanos() - start < 5 * 1_000_000_000 / crate::arch::x86_64::apic::TIMER_HZ as u64 {
@@ -63,10 +61,7 @@ pub fn timer_ticks_on_every_cpu() -> TestResult {
 pub fn all_cpus_online() -> TestResult {
     let madt = crate::boot_info().cpus;
     let online = cpu::online_count();
-    ensure!(
-        online == madt,
-        "{online} CPUs online, the MADT lists {madt}"
-    );
+    ensure!(online == madt, "{online} CPUs online, the MADT lists {madt}");
     if let Some(want) = crate::cmdline_value("expect_cpus") {
         let want: usize = want.parse().map_err(|_| "bad expect_cpus")?;
         ensure!(online == want, "{online} CPUs online, expected {want}");
@@ -86,10 +81,7 @@ pub fn ipi_runs_on_each_cpu() -> TestResult {
             .ok_or("missing cpu")?
             .calls_served
             .load(Ordering::Relaxed);
-        smp::call_on(target, || {
-            WHERE.store(cpu::this_cpu().index, Ordering::SeqCst)
-        })
-        .map_err(|_| "no such cpu")?;
+        smp::call_on(target, || WHERE.store(cpu::this_cpu().index, Ordering::SeqCst)).map_err(|_| "no such cpu")?;
         let ran = WHERE.load(Ordering::SeqCst);
         ensure!(ran == target, "call for cpu {target} ran on cpu {ran}");
         let after = cpu::get(target)

@@ -41,9 +41,7 @@ pub fn divide_error_is_reported() -> TestResult {
     let zero = core::hint::black_box(0u64);
     let q: u64;
     // SAFETY: deliberately divides by zero to raise #DE.
-    unsafe {
-        core::arch::asm!("xor edx, edx", "div {0}", in(reg) zero, inout("rax") 1u64 => q, out("rdx") _)
-    };
+    unsafe { core::arch::asm!("xor edx, edx", "div {0}", in(reg) zero, inout("rax") 1u64 => q, out("rdx") _) };
     Err(alloc::format!("division gave {q}"))
 }
 

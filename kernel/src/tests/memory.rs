@@ -54,9 +54,7 @@ pub fn frames_contiguous_runs() -> TestResult {
 pub fn frames_exhaustion_is_an_error() -> TestResult {
     let before = frames::stats();
     let mut taken: Vec<u64> = Vec::new();
-    taken
-        .try_reserve(before.free)
-        .map_err(|_| "no heap for the list")?;
+    taken.try_reserve(before.free).map_err(|_| "no heap for the list")?;
     while let Ok(pa) = frames::alloc(1) {
         taken.push(pa);
     }
@@ -108,10 +106,7 @@ pub fn heap_grows_and_shrinks_back() -> TestResult {
     );
     // An impossible request is an error, not a crash.
     let mut v: Vec<u8> = Vec::new();
-    ensure!(
-        v.try_reserve(1 << 40).is_err(),
-        "a 1 TiB reservation succeeded"
-    );
+    ensure!(v.try_reserve(1 << 40).is_err(), "a 1 TiB reservation succeeded");
     Ok(())
 }
 
@@ -120,21 +115,13 @@ const SCRATCH: u64 = layout::SCRATCH_BASE + 0x10_0000;
 pub fn paging_map_translate_unmap() -> TestResult {
     let before = frames::stats();
     let pa = frames::alloc_zeroed(1).map_err(|_| "oom")?;
-    paging::with_kernel_root(|root| {
-        paging::map(root, SCRATCH, pa, flags::WRITABLE | flags::NO_EXECUTE)
-    })
-    .map_err(|e| alloc::format!("map: {e:?}"))?;
+    paging::with_kernel_root(|root| paging::map(root, SCRATCH, pa, flags::WRITABLE | flags::NO_EXECUTE))
+        .map_err(|e| alloc::format!("map: {e:?}"))?;
     let again = paging::with_kernel_root(|root| paging::map(root, SCRATCH, pa, flags::WRITABLE));
-    ensure!(
-        again == Err(MapError::AlreadyMapped),
-        "double map gave {again:?}"
-    );
+    ensure!(again == Err(MapError::AlreadyMapped), "double map gave {again:?}");
     let (got, f) = paging::translate(paging::kernel_root(), SCRATCH + 8).ok_or("no translation")?;
     ensure!(got == pa + 8, "translate gave {got:#x}, want {:#x}", pa + 8);
-    ensure!(
-        f & flags::NO_EXECUTE != 0 && f & flags::WRITABLE != 0,
-        "flags {f:#x}"
-    );
+    ensure!(f & flags::NO_EXECUTE != 0 && f & flags::WRITABLE != 0, "flags {f:#x}");
     // SAFETY: SCRATCH is mapped to our frame just above.
     unsafe { (SCRATCH as *mut u64).write_volatile(0x5eed) };
     // SAFETY: the direct map aliases the same frame.
@@ -143,17 +130,13 @@ pub fn paging_map_translate_unmap() -> TestResult {
     let old = paging::with_kernel_root(|root| paging::unmap(root, SCRATCH));
     ensure!(old == Some(pa), "unmap returned {old:?}");
     paging::flush_local(SCRATCH);
-    ensure!(
-        probe_read_u64(SCRATCH).is_none(),
-        "unmapped page still readable"
-    );
+    ensure!(probe_read_u64(SCRATCH).is_none(), "unmapped page still readable");
     ensure!(
         paging::translate(paging::kernel_root(), SCRATCH).is_none(),
         "translation survived unmap"
     );
     ensure!(
-        paging::with_kernel_root(|root| paging::map(root, 0x0000_8000_0000_0000, pa, 0))
-            == Err(MapError::NotCanonical),
+        paging::with_kernel_root(|root| paging::map(root, 0x0000_8000_0000_0000, pa, 0)) == Err(MapError::NotCanonical),
         "non-canonical address accepted"
     );
     frames::free(pa, 1);
@@ -195,16 +178,10 @@ pub fn fault_fixup_catches_bad_addresses() -> TestResult {
         0x8000_0000_0000_0000,
         u64::MAX - 7,
     ] {
-        ensure!(
-            probe_read_u64(addr).is_none(),
-            "read of {addr:#x} succeeded"
-        );
+        ensure!(probe_read_u64(addr).is_none(), "read of {addr:#x} succeeded");
     }
     let x = 42u64;
-    ensure!(
-        probe_read_u64(&x as *const u64 as u64) == Some(42),
-        "valid read failed"
-    );
+    ensure!(probe_read_u64(&x as *const u64 as u64) == Some(42), "valid read failed");
     Ok(())
 }
 
@@ -220,8 +197,7 @@ pub fn tlb_shootdown_reaches_every_cpu() -> TestResult {
     let va = SCRATCH + 0x1000;
     paging::with_kernel_root(|root| paging::map(root, va, a, flags::NO_EXECUTE))
         .map_err(|e| alloc::format!("{e:?}"))?;
-    static SEEN: [AtomicU64; crate::cpu::MAX_CPUS] =
-        [const { AtomicU64::new(0) }; crate::cpu::MAX_CPUS];
+    static SEEN: [AtomicU64; crate::cpu::MAX_CPUS] = [const { AtomicU64::new(0) }; crate::cpu::MAX_CPUS];
     let read_everywhere = || -> Result<(), &'static str> {
         for (i, seen) in SEEN.iter().enumerate().take(cpus) {
             smp::call_on(i, move || {

@@ -4,128 +4,136 @@
 mod cpu;
 mod harness;
 mod memory;
+mod process;
 
-use crate::ktest::{Expect, KTest};
+use crate::ktest::{Expect, KTest, TestResult};
 
-pub static TESTS: &[KTest] = &[
+const fn pass(name: &'static str, run: fn() -> TestResult) -> KTest {
     KTest {
-        name: "frames_contiguous_runs",
-        run: memory::frames_contiguous_runs,
+        name,
+        run,
         expect: Expect::Pass,
         smp_only: false,
-    },
+    }
+}
+
+/// Needs more than one CPU.
+const fn smp(name: &'static str, run: fn() -> TestResult) -> KTest {
     KTest {
-        name: "frames_exhaustion_is_an_error",
-        run: memory::frames_exhaustion_is_an_error,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "heap_grows_and_shrinks_back",
-        run: memory::heap_grows_and_shrinks_back,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "paging_map_translate_unmap",
-        run: memory::paging_map_translate_unmap,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "kernel_image_is_w_xor_x",
-        run: memory::kernel_image_is_w_xor_x,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "fault_fixup_catches_bad_addresses",
-        run: memory::fault_fixup_catches_bad_addresses,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "breakpoint_returns",
-        run: cpu::breakpoint_returns,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "clock_agrees_with_pit",
-        run: cpu::clock_agrees_with_pit,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "timer_ticks_on_every_cpu",
-        run: cpu::timer_ticks_on_every_cpu,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "all_cpus_online",
-        run: cpu::all_cpus_online,
-        expect: Expect::Pass,
-        smp_only: false,
-    },
-    KTest {
-        name: "ipi_runs_on_each_cpu",
-        run: cpu::ipi_runs_on_each_cpu,
+        name,
+        run,
         expect: Expect::Pass,
         smp_only: true,
-    },
+    }
+}
+
+/// Must fail, and the output must show `evidence`.
+const fn must_fail(name: &'static str, run: fn() -> TestResult, evidence: &'static str) -> KTest {
     KTest {
-        name: "lock_counts_exactly_across_cpus",
-        run: cpu::lock_counts_exactly_across_cpus,
-        expect: Expect::Pass,
-        smp_only: true,
-    },
-    KTest {
-        name: "tlb_shootdown_reaches_every_cpu",
-        run: memory::tlb_shootdown_reaches_every_cpu,
-        expect: Expect::Pass,
-        smp_only: true,
-    },
-    KTest {
-        name: "serial_input_interrupt",
-        run: cpu::serial_input_interrupt,
-        expect: Expect::Pass,
+        name,
+        run,
+        expect: Expect::Fail(evidence),
         smp_only: false,
-    },
+    }
+}
+
+const fn must_hang(name: &'static str, run: fn() -> TestResult) -> KTest {
     KTest {
-        name: "selftest_failure_is_detected",
-        run: harness::failure_is_detected,
-        expect: Expect::Fail("KTEST-FAIL selftest_failure_is_detected: deliberate"),
-        smp_only: false,
-    },
-    KTest {
-        name: "selftest_panic_prints_backtrace",
-        run: harness::panic_prints_backtrace,
-        expect: Expect::Fail("backtrace:"),
-        smp_only: false,
-    },
-    KTest {
-        name: "selftest_kernel_page_fault_is_reported",
-        run: harness::kernel_page_fault_is_reported,
-        expect: Expect::Fail("CR2=0xffffc20000000ff8"),
-        smp_only: false,
-    },
-    KTest {
-        name: "selftest_stack_overflow_is_reported",
-        run: harness::stack_overflow_is_reported,
-        expect: Expect::Fail("double fault (#DF)"),
-        smp_only: false,
-    },
-    KTest {
-        name: "selftest_divide_error_is_reported",
-        run: harness::divide_error_is_reported,
-        expect: Expect::Fail("divide error (#DE)"),
-        smp_only: false,
-    },
-    KTest {
-        name: "selftest_hang_is_caught",
-        run: harness::hang_is_caught,
+        name,
+        run,
         expect: Expect::Hang,
         smp_only: false,
-    },
+    }
+}
+
+pub static TESTS: &[KTest] = &[
+    // Memory
+    pass("frames_contiguous_runs", memory::frames_contiguous_runs),
+    pass("frames_exhaustion_is_an_error", memory::frames_exhaustion_is_an_error),
+    pass("heap_grows_and_shrinks_back", memory::heap_grows_and_shrinks_back),
+    pass("paging_map_translate_unmap", memory::paging_map_translate_unmap),
+    pass("kernel_image_is_w_xor_x", memory::kernel_image_is_w_xor_x),
+    pass(
+        "fault_fixup_catches_bad_addresses",
+        memory::fault_fixup_catches_bad_addresses,
+    ),
+    smp(
+        "tlb_shootdown_reaches_every_cpu",
+        memory::tlb_shootdown_reaches_every_cpu,
+    ),
+    // Processors and interrupts
+    pass("breakpoint_returns", cpu::breakpoint_returns),
+    pass("clock_agrees_with_pit", cpu::clock_agrees_with_pit),
+    pass("timer_ticks_on_every_cpu", cpu::timer_ticks_on_every_cpu),
+    pass("all_cpus_online", cpu::all_cpus_online),
+    smp("ipi_runs_on_each_cpu", cpu::ipi_runs_on_each_cpu),
+    smp("lock_counts_exactly_across_cpus", cpu::lock_counts_exactly_across_cpus),
+    pass("serial_input_interrupt", cpu::serial_input_interrupt),
+    // User processes
+    pass(
+        "user_program_runs_with_arguments",
+        process::user_program_runs_with_arguments,
+    ),
+    pass(
+        "eager_loading_takes_no_page_faults",
+        process::eager_loading_takes_no_page_faults,
+    ),
+    pass(
+        "demand_paging_counts_faults_by_kind",
+        process::demand_paging_counts_faults_by_kind,
+    ),
+    pass("faulting_processes_die_alone", process::faulting_processes_die_alone),
+    pass(
+        "bad_system_call_arguments_are_errors",
+        process::bad_system_call_arguments_are_errors,
+    ),
+    pass(
+        "sleep_blocks_for_the_requested_time",
+        process::sleep_blocks_for_the_requested_time,
+    ),
+    pass(
+        "cpu_bound_processes_are_preempted",
+        process::cpu_bound_processes_are_preempted,
+    ),
+    pass("affinity_pins_a_process", process::affinity_pins_a_process),
+    pass(
+        "processes_run_on_all_cpus_at_once",
+        process::processes_run_on_all_cpus_at_once,
+    ),
+    pass(
+        "ctrl_c_kills_the_foreground_program",
+        process::ctrl_c_kills_the_foreground_program,
+    ),
+    pass("shell_runs_commands", process::shell_runs_commands),
+    pass(
+        "fuzzing_neither_crashes_nor_leaks",
+        process::fuzzing_neither_crashes_nor_leaks,
+    ),
+    // The harness itself: failures, panics, faults and hangs must be caught.
+    must_fail(
+        "selftest_failure_is_detected",
+        harness::failure_is_detected,
+        "KTEST-FAIL selftest_failure_is_detected: deliberate",
+    ),
+    must_fail(
+        "selftest_panic_prints_backtrace",
+        harness::panic_prints_backtrace,
+        "backtrace:",
+    ),
+    must_fail(
+        "selftest_kernel_page_fault_is_reported",
+        harness::kernel_page_fault_is_reported,
+        "CR2=0xffffc20000000ff8",
+    ),
+    must_fail(
+        "selftest_stack_overflow_is_reported",
+        harness::stack_overflow_is_reported,
+        "double fault (#DF)",
+    ),
+    must_fail(
+        "selftest_divide_error_is_reported",
+        harness::divide_error_is_reported,
+        "divide error (#DE)",
+    ),
+    must_hang("selftest_hang_is_caught", harness::hang_is_caught),
 ];

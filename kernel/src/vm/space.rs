@@ -100,27 +100,18 @@ impl VirtualSpace {
 
     /// Attaches `region` at `base`, mapping the pages it already has.
     pub fn attach(&mut self, base: u64, region: Region) -> Result<(), SpaceError> {
-        let end = base
-            .checked_add(region.size())
-            .ok_or(SpaceError::BadRange)?;
-        if base % PAGE_SIZE != 0 || base == 0 || end > USER_END || region.pages() == 0 {
+        let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
+        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
         if self.regions.iter().any(|a| base < a.end() && a.base < end) {
             return Err(SpaceError::BadRange);
         }
-        self.regions
-            .try_reserve(1)
-            .map_err(|_| SpaceError::OutOfMemory)?;
+        self.regions.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
         let attached = Attached { base, region };
         for i in 0..attached.region.pages() {
             if let Some(pa) = attached.region.frame(i) {
-                paging::map(
-                    self.root,
-                    base + i as u64 * PAGE_SIZE,
-                    pa,
-                    attached.pte_flags(),
-                )?;
+                paging::map(self.root, base + i as u64 * PAGE_SIZE, pa, attached.pte_flags())?;
             }
         }
         self.regions.push(attached);
@@ -140,29 +131,19 @@ impl VirtualSpace {
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
-        self.regions
-            .iter()
-            .find(|a| addr >= a.base && addr < a.end())
+        self.regions.iter().find(|a| addr >= a.base && addr < a.end())
     }
 
     /// Resolves a fault at `addr`: maps the page if the region allows the
     /// access, allocating and filling it if it is not yet present. Returns
     /// the kind of region, for the per-process fault counters.
-    pub fn resolve_fault(
-        &mut self,
-        addr: u64,
-        write: bool,
-        exec: bool,
-    ) -> Result<Kind, FaultError> {
+    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
         let root = self.root;
-        let Some(a) = self
-            .regions
-            .iter_mut()
-            .find(|a| addr >= a.base && addr < a.end())
-        else {
-            let below_stack = self.regions.iter().any(|a| {
-                a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE
-            });
+        let Some(a) = self.regions.iter_mut().find(|a| addr >= a.base && addr < a.end()) else {
+            let below_stack = self
+                .regions
+                .iter()
+                .any(|a| a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE);
             return Err(if below_stack {
                 FaultError::StackOverflow
             } else {
@@ -179,10 +160,7 @@ impl VirtualSpace {
             // violation the checks above did not foresee.
             return Err(FaultError::Protection);
         }
-        let pa = a
-            .region
-            .populate(index)
-            .map_err(|_| FaultError::OutOfMemory)?;
+        let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
         let f = a.pte_flags();
         paging::remap(root, va, pa, f).map_err(|_| FaultError::OutOfMemory)?;
         Ok(a.region.kind)
@@ -202,8 +180,7 @@ impl VirtualSpace {
             }
             at = e;
         }
-        (at.checked_add(len)? <= super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE)
-            .then_some(at)
+        (at.checked_add(len)? <= super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE).then_some(at)
     }
 
     pub fn resident_pages(&self) -> usize {

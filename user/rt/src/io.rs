@@ -10,10 +10,7 @@ pub struct Console {
 
 impl Console {
     pub const fn new() -> Console {
-        Console {
-            buf: [0; 256],
-            len: 0,
-        }
+        Console { buf: [0; 256], len: 0 }
     }
     pub fn flush(&mut self) {
         if self.len > 0 {

@@ -32,6 +32,9 @@ unsafe extern "Rust" {
 const MAX_ARGS: usize = 64;
 
 /// Process entry: the kernel starts us with `rdi` = argc, `rsi` = argv.
+///
+/// # Safety
+/// Only the kernel calls this, once, as the first instruction of the process.
 #[unsafe(no_mangle)]
 #[unsafe(naked)]
 pub unsafe extern "C" fn _start() -> ! {

@@ -112,25 +112,17 @@ pub fn unmap(addr: u64, len: u64) -> Result<u64, Error> {
 
 pub fn proc_info(pid: u64) -> Result<ProcInfo, Error> {
     let mut info = ProcInfo::default();
-    call(
-        Sys::ProcInfo,
-        [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0],
-    )?;
+    call(Sys::ProcInfo, [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0])?;
     Ok(info)
 }
 
 /// Pids of every process; returns how many there are (may exceed `out`).
 pub fn proc_list(out: &mut [u64]) -> Result<usize, Error> {
-    call(
-        Sys::ProcList,
-        [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0],
-    )
-    .map(|n| n as usize)
+    call(Sys::ProcList, [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0]).map(|n| n as usize)
 }
 
 pub fn set_policy(p: LoadPolicy) -> Result<LoadPolicy, Error> {
-    call(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0])
-        .map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
+    call(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0]).map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
 }
 
 pub fn kill(pid: u64) -> Result<u64, Error> {
@@ -143,9 +135,6 @@ pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
 
 pub fn sys_info() -> Result<SysInfo, Error> {
     let mut info = SysInfo::default();
-    call(
-        Sys::SysInfo,
-        [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0],
-    )?;
+    call(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;
     Ok(info)
 }

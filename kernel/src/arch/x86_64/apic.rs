@@ -119,10 +119,7 @@ pub fn set_ticks_per_ms(ticks: u32) {
 pub fn start_timer() {
     let per_ms = TICKS_PER_MS.load(Ordering::Relaxed);
     write(REG_TIMER_DIVIDE, 0x3);
-    write(
-        REG_LVT_TIMER,
-        TIMER_PERIODIC | super::trap::vector::TIMER as u32,
-    );
+    write(REG_LVT_TIMER, TIMER_PERIODIC | super::trap::vector::TIMER as u32);
     write(REG_TIMER_INIT, per_ms.saturating_mul(1000 / TIMER_HZ));
 }
 

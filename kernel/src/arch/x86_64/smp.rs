@@ -65,20 +65,14 @@ pub fn start_aps(madt: &Madt) {
     unsafe {
         core::ptr::copy_nonoverlapping(start, dst, len);
         dst.add(off_cr3 as usize).cast::<u64>().write_volatile(pml4);
-        dst.add(off_final as usize)
-            .cast::<u64>()
-            .write_volatile(kernel_root);
+        dst.add(off_final as usize).cast::<u64>().write_volatile(kernel_root);
         dst.add(off_entry as usize)
             .cast::<u64>()
             .write_volatile(ap_entry as *const () as u64);
         dst.add(off_next as usize).cast::<u64>().write_volatile(0);
         for i in 0..aps {
-            let top = KernelStack::new(DEFAULT_PAGES)
-                .expect("no memory for AP stacks")
-                .leak();
-            dst.add(off_stacks as usize + 8 * i)
-                .cast::<u64>()
-                .write_volatile(top);
+            let top = KernelStack::new(DEFAULT_PAGES).expect("no memory for AP stacks").leak();
+            dst.add(off_stacks as usize + 8 * i).cast::<u64>().write_volatile(top);
         }
         root_table.write_volatile(pdpt_low | paging::flags::PRESENT | paging::flags::WRITABLE);
     }
@@ -98,11 +92,7 @@ pub fn start_aps(madt: &Madt) {
     unsafe { root_table.write_volatile(0) };
     paging::flush_local_all();
     if cpu::online_count() < 1 + aps {
-        println!(
-            "smp: only {} of {} CPUs came online",
-            cpu::online_count(),
-            1 + aps
-        );
+        println!("smp: only {} of {} CPUs came online", cpu::online_count(), 1 + aps);
     }
 }
 
@@ -156,10 +146,7 @@ impl PendingCall {
 
 /// Posts `f` to CPU `index` and interrupts it; returns at once.
 /// Must not be aimed at the calling CPU (use `call_on` for that).
-pub fn call_async(
-    index: usize,
-    f: impl FnOnce() + Send + 'static,
-) -> Result<PendingCall, NoSuchCpu> {
+pub fn call_async(index: usize, f: impl FnOnce() + Send + 'static) -> Result<PendingCall, NoSuchCpu> {
     let target = cpu::get(index).ok_or(NoSuchCpu)?;
     let sender = target.call.sender.lock();
     target.call.done.store(false, Ordering::Release);

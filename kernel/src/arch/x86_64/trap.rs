@@ -154,10 +154,7 @@ const EXCEPTION_NAMES: [&str; 32] = [
 ];
 
 pub fn exception_name(vector: u64) -> &'static str {
-    EXCEPTION_NAMES
-        .get(vector as usize)
-        .copied()
-        .unwrap_or("interrupt")
+    EXCEPTION_NAMES.get(vector as usize).copied().unwrap_or("interrupt")
 }
 
 /// Where a faulting instruction of a fallible access resumes (vectors.S).
@@ -173,10 +170,7 @@ fn fixup_for(rip: u64) -> Option<u64> {
         let len = (__extable_end.as_ptr() as usize - start as usize) / 8;
         core::slice::from_raw_parts(start, len)
     };
-    table
-        .chunks_exact(2)
-        .find(|pair| pair[0] == rip)
-        .map(|pair| pair[1])
+    table.chunks_exact(2).find(|pair| pair[0] == rip).map(|pair| pair[1])
 }
 
 #[unsafe(no_mangle)]
@@ -224,9 +218,7 @@ fn exception(frame: &mut TrapFrame) {
     }
     // The kernel touching user memory (system-call arguments) may meet a page
     // of a demand-paged region that is not present yet.
-    if frame.vector == 14
-        && cr2 < crate::vm::USER_END
-        && crate::proc::resolve_user_fault(cr2, frame.error_code).is_ok()
+    if frame.vector == 14 && cr2 < crate::vm::USER_END && crate::proc::resolve_user_fault(cr2, frame.error_code).is_ok()
     {
         return;
     }
@@ -239,9 +231,7 @@ fn exception(frame: &mut TrapFrame) {
         return;
     }
     if frame.vector == 3 {
-        crate::cpu::this_cpu()
-            .breakpoints
-            .fetch_add(1, Ordering::Relaxed);
+        crate::cpu::this_cpu().breakpoints.fetch_add(1, Ordering::Relaxed);
         return;
     }
     // User-mode faults will end only the faulting process (processes issue);
@@ -265,11 +255,7 @@ fn exception(frame: &mut TrapFrame) {
             } else {
                 "on read"
             },
-            if frame.error_code & 4 != 0 {
-                "user"
-            } else {
-                "kernel"
-            },
+            if frame.error_code & 4 != 0 { "user" } else { "kernel" },
         );
     }
     panic!(
@@ -290,11 +276,9 @@ fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if frame.vector == 14 {
         match crate::proc::resolve_user_fault(cr2, frame.error_code) {
             Ok(()) => return,
-            Err(e) => crate::proc::kill_for_fault(
-                frame,
-                cr2,
-                crate::proc::describe_page_fault(cr2, frame.error_code, e),
-            ),
+            Err(e) => {
+                crate::proc::kill_for_fault(frame, cr2, crate::proc::describe_page_fault(cr2, frame.error_code, e))
+            }
         }
     }
     crate::proc::kill_for_fault(frame, cr2, exception_name(frame.vector))

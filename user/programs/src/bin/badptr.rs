@@ -30,12 +30,7 @@ fn main(_args: &[&str]) -> i32 {
         }
     };
     for &p in &BAD {
-        check(
-            "clock",
-            Sys::Clock as u64,
-            [p, 0, 0, 0, 0, 0],
-            Err(&[Error::Fault]),
-        );
+        check("clock", Sys::Clock as u64, [p, 0, 0, 0, 0, 0], Err(&[Error::Fault]));
         check(
             "console_write",
             Sys::ConsoleWrite as u64,
@@ -107,12 +102,7 @@ fn main(_args: &[&str]) -> i32 {
         [999_999, 0, 0, 0, 0, 0],
         Err(&[Error::NotFound]),
     );
-    check(
-        "map zero",
-        Sys::Map as u64,
-        [0, 0, 3, 0, 0, 0],
-        Err(&[Error::Invalid]),
-    );
+    check("map zero", Sys::Map as u64, [0, 0, 3, 0, 0, 0], Err(&[Error::Invalid]));
     check(
         "map huge",
         Sys::Map as u64,

@@ -28,10 +28,7 @@ fn main(args: &[&str]) -> i32 {
             }
             "ud2" => core::arch::asm!("ud2"),
             "stack" => println!("{}", recurse(0)),
-            "kernel" => println!(
-                "{}",
-                core::ptr::read_volatile(0xffff_ffff_8010_0000u64 as *const u64)
-            ),
+            "kernel" => println!("{}", core::ptr::read_volatile(0xffff_ffff_8010_0000u64 as *const u64)),
             "privileged" => core::arch::asm!("hlt"),
             _ => {
                 println!("usage: faults null|writetext|execdata|div0|ud2|stack|kernel|privileged");

@@ -43,14 +43,8 @@ fn ps() {
             abi::state::BLOCKED => "blocked",
             _ => "exited",
         };
-        let name = core::str::from_utf8(&p.name)
-            .unwrap_or("?")
-            .trim_end_matches('\0');
-        let parent = if p.parent == u64::MAX {
-            -1
-        } else {
-            p.parent as i64
-        };
+        let name = core::str::from_utf8(&p.name).unwrap_or("?").trim_end_matches('\0');
+        let parent = if p.parent == u64::MAX { -1 } else { p.parent as i64 };
         let f = p.faults;
         println!(
             "{:5} {:6} {:8} {:3} {:7} {:5} {:5} {:5} {:5} {:5} {:9} {}",

@@ -1,7 +1,7 @@
 //! Tessera's side of the process benchmarks (issue: processes), printing
 //! `BENCH,<experiment>,<metric>,<param>,<value>,<unit>` lines like the Linux
 //! reference programs. Under QEMU's icount mode a nanosecond is one
-//! instruction. Usage: sysbench [syscall|spawn|pageaccess|fault|all] [short]
+//! instruction. Usage: sysbench [syscall|spawn|pageaccess|pagefault|all] [short]
 #![no_std]
 #![no_main]
 use tessera_rt::abi::{LoadPolicy, SpawnOptions};
@@ -23,10 +23,7 @@ fn syscall(n: u64) {
     for _ in 0..n {
         core::hint::black_box(sys::clock());
     }
-    println!(
-        "BENCH,syscall,clock,,{:.1},ns",
-        per_op(sys::now_ns() - t0, n)
-    );
+    println!("BENCH,syscall,clock,,{:.1},ns", per_op(sys::now_ns() - t0, n));
 }
 
 fn spawn_wait(path: &str, args: &[&str], policy: LoadPolicy) -> u64 {
@@ -39,11 +36,7 @@ fn spawn_wait(path: &str, args: &[&str], policy: LoadPolicy) -> u64 {
 }
 
 fn policy_name(p: LoadPolicy) -> &'static str {
-    if p == LoadPolicy::Eager {
-        "eager"
-    } else {
-        "demand"
-    }
+    if p == LoadPolicy::Eager { "eager" } else { "demand" }
 }
 
 fn spawn(n: u64) {
@@ -88,26 +81,16 @@ fn fault(pages: u64) {
         unsafe { core::ptr::write_volatile((base + i * 4096) as *mut u8, 1) };
     }
     let t = sys::now_ns() - t0;
-    println!(
-        "BENCH,pagefault,first_touch_anon,4096,{:.0},ns",
-        per_op(t, pages)
-    );
+    println!("BENCH,pagefault,first_touch_anon,4096,{:.0},ns", per_op(t, pages));
     let info = sys::proc_info(0).expect("proc_info");
-    println!(
-        "BENCH,pagefault,heap_faults,{pages},{},count",
-        info.faults.heap
-    );
+    println!("BENCH,pagefault,heap_faults,{pages},{},count", info.faults.heap);
     let _ = sys::unmap(base, len);
 }
 
 fn main(args: &[&str]) -> i32 {
     let which = args.get(1).copied().unwrap_or("all");
     let short = args.get(2) == Some(&"short");
-    let (calls, spawns, pages) = if short {
-        (100, 2, 16)
-    } else {
-        (100_000, 200, 1024)
-    };
+    let (calls, spawns, pages) = if short { (100, 2, 16) } else { (100_000, 200, 1024) };
     let all = which == "all";
     if all || which == "syscall" {
         syscall(calls);
@@ -118,7 +101,7 @@ fn main(args: &[&str]) -> i32 {
     if all || which == "pageaccess" {
         pageaccess(spawns / 4 + 1);
     }
-    if all || which == "fault" {
+    if all || which == "pagefault" {
         fault(pages);
     }
     0

@@ -1,0 +1,246 @@
+//! User processes: loading, arguments, faults, scheduling, bad system-call
+//! arguments, fuzzing, and the no-leak guarantee.
+
+use crate::ensure;
+use crate::ktest::TestResult;
+use crate::mm::{frames, heap};
+use crate::proc::{self, KERNEL_PID};
+use crate::{cpu, sched};
+use abi::{FaultCounts, LoadPolicy, SpawnOptions};
+use alloc::format;
+use alloc::string::String;
+use core::sync::atomic::Ordering;
+
+struct Outcome {
+    status: u64,
+    faults: FaultCounts,
+}
+
+fn run(path: &str, args: &[&str], policy: LoadPolicy, cpu: u64) -> Result<Outcome, String> {
+    let mut packed = alloc::vec::Vec::new();
+    for a in args {
+        packed.extend_from_slice(a.as_bytes());
+        packed.push(0);
+    }
+    let options = SpawnOptions {
+        policy: policy as u64,
+        cpu,
+        foreground: 0,
+    };
+    let pid = proc::spawn::spawn(path, &packed, &options, KERNEL_PID).map_err(|e| format!("spawn {path}: {e:?}"))?;
+    let p = proc::get(pid).ok_or("process vanished")?;
+    let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("wait {path}: {e:?}"))?;
+    Ok(Outcome {
+        status,
+        faults: p.faults(),
+    })
+}
+
+fn run_ok(path: &str, args: &[&str], policy: LoadPolicy) -> Result<Outcome, String> {
+    let o = run(path, args, policy, abi::ANY_CPU)?;
+    ensure!(o.status == 0, "{path} {args:?} exited with {:#x}", o.status);
+    Ok(o)
+}
+
+pub fn user_program_runs_with_arguments() -> TestResult {
+    run_ok("argcheck", &["x", "yy", "zzz"], LoadPolicy::Eager)?;
+    run_ok("argcheck", &["x", "yy", "zzz"], LoadPolicy::Demand)?;
+    let o = run("argcheck", &["x", "y"], LoadPolicy::Eager, abi::ANY_CPU)?;
+    ensure!(o.status == 1, "argcheck accepted wrong arguments");
+    ensure!(
+        matches!(
+            proc::spawn::spawn("no-such-program", &[], &SpawnOptions::DEFAULT, KERNEL_PID),
+            Err(abi::Error::NotFound)
+        ),
+        "missing program spawned"
+    );
+    Ok(())
+}
+
+pub fn eager_loading_takes_no_page_faults() -> TestResult {
+    for prog in ["pa0", "pa200", "pa800"] {
+        let o = run_ok(prog, &[], LoadPolicy::Eager)?;
+        ensure!(o.faults.total() == 0, "{prog} eager took faults {:?}", o.faults);
+    }
+    Ok(())
+}
+
+pub fn demand_paging_counts_faults_by_kind() -> TestResult {
+    let small = run_ok("pa0", &[], LoadPolicy::Demand)?.faults;
+    let big = run_ok("pa800", &[], LoadPolicy::Demand)?.faults;
+    ensure!(small.text >= 1 && small.stack >= 1, "pa0 demand faults {small:?}");
+    // One BSS page shares its page with .data, so 799 or 800 BSS faults.
+    ensure!(
+        (799..=800).contains(&(big.bss - small.bss)),
+        "pa800 took {} BSS faults more than pa0: {big:?}",
+        big.bss - small.bss
+    );
+    ensure!(
+        big.text == small.text && big.heap == 0,
+        "unexpected faults {big:?} vs {small:?}"
+    );
+    Ok(())
+}
+
+pub fn faulting_processes_die_alone() -> TestResult {
+    for case in [
+        "null",
+        "writetext",
+        "execdata",
+        "div0",
+        "ud2",
+        "stack",
+        "kernel",
+        "privileged",
+    ] {
+        let o = run("faults", &[case], LoadPolicy::Demand, abi::ANY_CPU)?;
+        ensure!(
+            o.status == abi::KILLED_STATUS,
+            "faults {case} ended with {:#x}, not killed",
+            o.status
+        );
+    }
+    // The system still runs programs afterwards.
+    run_ok("argcheck", &["x", "yy", "zzz"], LoadPolicy::Eager)?;
+    Ok(())
+}
+
+pub fn bad_system_call_arguments_are_errors() -> TestResult {
+    run_ok("badptr", &[], LoadPolicy::Demand).map(|_| ())
+}
+
+pub fn sleep_blocks_for_the_requested_time() -> TestResult {
+    run_ok("sleeper", &["30"], LoadPolicy::Eager).map(|_| ())
+}
+
+pub fn cpu_bound_processes_are_preempted() -> TestResult {
+    // Two CPU-bound processes pinned to one CPU can only both progress if
+    // the timer takes the CPU from one to give it to the other.
+    let before = sched::CONTEXT_SWITCHES.load(Ordering::Relaxed);
+    let opts = SpawnOptions {
+        cpu: 0,
+        ..SpawnOptions::DEFAULT
+    };
+    let a = proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let b = proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pa = proc::get(a).ok_or("gone")?;
+    let pb = proc::get(b).ok_or("gone")?;
+    ensure!(
+        proc::wait(KERNEL_PID, a) == Ok(0) && proc::wait(KERNEL_PID, b) == Ok(0),
+        "spin failed"
+    );
+    let switches = sched::CONTEXT_SWITCHES.load(Ordering::Relaxed) - before;
+    // 200 ms of work in 10 ms slices: well over 10 switches between them.
+    ensure!(switches >= 10, "only {switches} context switches");
+    let info = |p: &proc::Process| p.faults().total();
+    let _ = (info(&pa), info(&pb));
+    Ok(())
+}
+
+pub fn affinity_pins_a_process() -> TestResult {
+    let last = cpu::online_count() as u64 - 1;
+    let pid = proc::spawn::spawn(
+        "spin",
+        b"30\0",
+        &SpawnOptions {
+            cpu: last,
+            ..SpawnOptions::DEFAULT
+        },
+        KERNEL_PID,
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    let p = proc::get(pid).ok_or("gone")?;
+    let comp = p
+        .computation
+        .lock()
+        .as_ref()
+        .and_then(alloc::sync::Weak::upgrade)
+        .ok_or("no computation")?;
+    ensure!(proc::wait(KERNEL_PID, pid) == Ok(0), "spin failed");
+    let ran_on = comp.last_cpu.load(Ordering::Relaxed) as u64;
+    ensure!(ran_on == last, "pinned to cpu {last}, ran on {ran_on}");
+    ensure!(
+        run("spin", &["1"], LoadPolicy::Eager, 999).is_err(),
+        "pinning to a missing CPU was accepted"
+    );
+    Ok(())
+}
+
+pub fn processes_run_on_all_cpus_at_once() -> TestResult {
+    let n = cpu::online_count();
+    let mut pids = alloc::vec::Vec::new();
+    for i in 0..n {
+        let opts = SpawnOptions {
+            cpu: i as u64,
+            ..SpawnOptions::DEFAULT
+        };
+        pids.push(proc::spawn::spawn("spin", b"50\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?);
+    }
+    for pid in pids {
+        ensure!(proc::wait(KERNEL_PID, pid) == Ok(0), "spin {pid} failed");
+    }
+    Ok(())
+}
+
+pub fn ctrl_c_kills_the_foreground_program() -> TestResult {
+    let opts = SpawnOptions {
+        foreground: 1,
+        ..SpawnOptions::DEFAULT
+    };
+    let pid = proc::spawn::spawn("spin", b"100000\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    // Ctrl-C arrives through the UART like a key press (loopback mode).
+    use x86_64::instructions::port::Port;
+    let mut mcr = Port::<u8>::new(0x3fc);
+    // SAFETY: loopback only for this byte, then restored.
+    let old = unsafe { mcr.read() };
+    unsafe { mcr.write(old | 0x10) };
+    crate::arch::x86_64::serial::write_byte(0x03);
+    let status = proc::wait(KERNEL_PID, pid);
+    // SAFETY: as above.
+    unsafe { mcr.write(old) };
+    ensure!(status == Ok(abi::KILLED_STATUS), "spin ended with {status:?}");
+    Ok(())
+}
+
+pub fn shell_runs_commands() -> TestResult {
+    run_ok(
+        "shell",
+        &[
+            "-c",
+            "hello a b; policy demand; pa200; argcheck x yy zzz; ps; mem; policy eager",
+        ],
+        LoadPolicy::Eager,
+    )?;
+    let o = run("shell", &["-c", "faults null; exit 7"], LoadPolicy::Eager, abi::ANY_CPU)?;
+    ensure!(o.status == 7, "shell exit status {}", o.status);
+    Ok(())
+}
+
+/// Resource use of the whole kernel, for leak checks.
+fn footprint() -> (usize, usize, usize) {
+    sched::reap();
+    (frames::stats().free, heap::stats().used, proc::count())
+}
+
+pub fn fuzzing_neither_crashes_nor_leaks() -> TestResult {
+    // Warm up with the very same workload: the first run leaves lasting
+    // kernel state that is not a leak (page tables for kernel stacks, the
+    // capacity of kernel lists). A second identical run must add nothing.
+    // Everything runs on CPU 0, so that the same run queue serves both runs.
+    let on_cpu0 = |path: &str, args: &[&str]| -> TestResult {
+        let o = run(path, args, LoadPolicy::Demand, 0)?;
+        ensure!(o.status == 0, "{path} exited with {:#x}", o.status);
+        Ok(())
+    };
+    on_cpu0("fuzz", &["100000"])?;
+    on_cpu0("spin", &["1"])?;
+    let before = footprint();
+    on_cpu0("fuzz", &["100000"])?;
+    on_cpu0("spin", &["1"])?;
+    let after = footprint();
+    ensure!(
+        after == before,
+        "free frames/heap used/processes {before:?} before, {after:?} after"
+    );
+    Ok(())
+}
