@@ -29,7 +29,7 @@ import progs  # noqa: E402
 import qemu  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
-from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools,  # noqa: E402
+from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools, tessera_boot,  # noqa: E402
                     git_revision, install_signal_handlers, log, rel, run_guarded)
 
 # Host wall-time limits per QEMU run (a whole suite).  An icount Linux run
@@ -140,7 +140,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     targets = ["all"] if "all" in selection else selection
     all_figs, record, unsupported = [], None, []
     for t in targets:
-        kargs = ["-kernel", str(TESSERA_ELF), "-append", f"bench={t}"]
+        kargs = tessera_boot(f"bench={t}")
         figs, rec = _run_system(f"tessera-{t}", base_args, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
         if rec.pop("unsupported", False):
             unsupported.append(t)
@@ -159,7 +159,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     # with two and keep the figures the one-CPU run could not produce.
     if a.smp == 1 and ("all" in selection or "kernel" in selection):
         args2, _ = qemu.machine_args(mode, 2, a.mem)
-        kargs = ["-kernel", str(TESSERA_ELF), "-append", "bench=kernel"]
+        kargs = tessera_boot("bench=kernel")
         figs2, rec2 = _run_system("tessera-kernel-smp2", args2, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
         have = {(f[0], f[1], f[2]) for run in figs for f in run}
         for i in range(runs):
@@ -362,7 +362,7 @@ def cmd_smoke(_a):
 
     if TESSERA_ELF.exists():
         base, _src = qemu.machine_args("tcg", 1, "512M")
-        argv = ["qemu-system-x86_64", *base, "-kernel", str(TESSERA_ELF), "-append", "bench=all bench_short"]
+        argv = ["qemu-system-x86_64", *base, *tessera_boot("bench=all bench_short")]
         r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("tessera"))
         p = results.parse(r.lines)
         why = None

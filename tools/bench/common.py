@@ -21,6 +21,13 @@ LINUX_DIR = BUILD / "linux"
 RUNS_DIR = BUILD / "runs"
 RESULTS = ROOT / "docs" / "results"
 TESSERA_ELF = ROOT / "build" / "tessera.elf"
+# The initial archive with Tessera's programs (sysbench and the programs it spawns).
+TESSERA_INITRD = ROOT / "build" / "initrd.cpio"
+
+
+def tessera_boot(append):
+    """QEMU arguments that boot Tessera with its initial archive."""
+    return ["-kernel", str(TESSERA_ELF), "-initrd", str(TESSERA_INITRD), "-append", append]
 
 # Debian packages the harness needs on the host, by the command that shows
 # they are there.  The Linux kernel and busybox are *not* installed: they are
