@@ -270,6 +270,7 @@ fn next_pid() -> u64 {
 
 /// Called just before every return to user mode: switch if asked to, and
 /// exit if the process was killed.
+#[inline(always)]
 pub fn on_return_to_user(frame: &mut TrapFrame) {
     sched::preempt_if_needed();
     let killed = sched::with_current_process(|p| {

@@ -228,9 +228,11 @@ pub fn sleep_until(deadline: u64) {
 }
 
 /// Switches if this CPU was asked to (slice over, new work, IPI).
+#[inline(always)]
 pub fn preempt_if_needed() {
     let me = cpu::this_cpu().index;
-    if NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
+    // Load first: the common answer is no, and a plain load is cheaper than a swap.
+    if NEED_RESCHED[me].load(Ordering::Relaxed) && NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
         schedule();
     }
 }

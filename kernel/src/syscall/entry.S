@@ -19,22 +19,21 @@ syscall_entry:
     pushq %rcx                              /* user RIP */
     pushq $0                                /* error code */
     pushq $0x100                            /* "vector": system call */
-    pushq %rax
-    pushq %rbx
-    pushq %rcx
+    pushq %r9                               /* same order as trap_common */
+    pushq %r8
+    pushq %r10
     pushq %rdx
     pushq %rsi
     pushq %rdi
+    pushq %rax
+    pushq %rcx
+    pushq %rbx
     pushq %rbp
-    pushq %r8
-    pushq %r9
-    pushq %r10
     pushq %r11
     pushq %r12
     pushq %r13
     pushq %r14
     pushq %r15
-    cld
-    movq %rsp, %rdi
+    movq %rsp, %rdi                         /* (FMASK already cleared DF) */
     call syscall_dispatch
     jmp trap_return

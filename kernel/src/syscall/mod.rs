@@ -45,19 +45,18 @@ pub fn init_cpu() {
 
 #[unsafe(no_mangle)]
 extern "C" fn syscall_dispatch(frame: &mut TrapFrame) {
-    x86_64::instructions::interrupts::enable();
+    // SAFETY: the frame is saved and we are on this computation's kernel
+    // stack: interrupts may come in (long calls must stay preemptible by IRQs).
+    unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
     SYSCALLS.fetch_add(1, Ordering::Relaxed);
-    let args = [frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8, frame.r9];
+    let args = frame.syscall_args();
     let number = frame.rax;
-    let result = if number == Sys::Exit as u64 {
-        // Before anything refers to the process: exit does not return.
-        proc::exit_current(args[0])
-    } else {
-        sched::with_current_process(|me| match me.route {
-            Route::Native => native(number, args, me),
-        })
-        .unwrap_or(Err(Error::Denied))
-    };
+    // `me` is borrowed, not counted: exit, which never returns, leaves
+    // no reference behind.
+    let result = sched::with_current_process(|me| match me.route {
+        Route::Native => native(number, args, me),
+    })
+    .unwrap_or(Err(Error::Denied));
     frame.rax = match result {
         Ok(v) => v,
         Err(e) => e.as_ret(),
@@ -75,142 +74,209 @@ fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
     uaccess::copy_from_user(buf, ptr)
 }
 
-fn native(number: u64, a: [u64; 6], me: &proc::Process) -> Result<u64, Error> {
-    let sys = Sys::from_u64(number).ok_or(Error::NoSys)?;
-    match sys {
-        Sys::AbiVersion => Ok(abi::ABI_VERSION),
-        Sys::Exit => unreachable!("handled before dispatch"),
-        Sys::Spawn => {
-            let mut path = Vec::new();
-            user_str(a[0], a[1], &mut path)?;
-            let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
-            let mut args = Vec::new();
-            user_str(a[2], a[3], &mut args)?;
-            let options = if a[4] == 0 {
-                abi::SpawnOptions::DEFAULT
-            } else {
-                uaccess::read(a[4])?
-            };
-            proc::spawn::spawn(path, &args, &options, me.pid)
-        }
-        Sys::Wait => proc::wait(me.pid, a[0]),
-        Sys::GetPid => Ok(me.pid),
-        Sys::Yield => {
-            sched::schedule();
-            Ok(0)
-        }
-        Sys::Sleep => {
-            sched::sleep_until(clock::nanos().saturating_add(a[0]));
-            Ok(0)
-        }
-        Sys::Clock => {
-            let c = abi::Clock {
-                cycles: clock::cycles(),
-                nanos: clock::nanos(),
-                tsc_hz: clock::tsc_hz(),
-            };
-            uaccess::write(a[0], &c)?;
-            Ok(0)
-        }
-        Sys::ConsoleWrite => {
-            let len = (a[1] as usize).min(uaccess::MAX_COPY);
-            let mut buf = Vec::new();
-            buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
-            buf.resize(len, 0);
-            uaccess::copy_from_user(&mut buf, a[0])?;
-            console::write_bytes(&buf);
-            Ok(len as u64)
-        }
-        Sys::ConsoleRead => {
-            uaccess::check_range(a[0], a[1] as usize)?;
-            if a[1] == 0 {
-                return Ok(0);
-            }
-            let mut buf = [0u8; 256];
-            let want = (a[1] as usize).min(buf.len());
-            let n = console::read_for_process(&mut buf[..want]).ok_or(Error::Denied)?;
-            uaccess::copy_to_user(a[0], &buf[..n])?;
-            Ok(n as u64)
-        }
-        Sys::Map => map_anonymous(me, a[1], a[2]),
-        Sys::Unmap => {
-            let mut guard = me.space.lock();
-            let space = guard.as_mut().ok_or(Error::Denied)?;
-            let region = space
-                .region_at(a[0])
-                .filter(|r| r.base == a[0] && r.region.kind == crate::vm::region::Kind::Heap);
-            if region.is_none() {
-                return Err(Error::Invalid);
-            }
-            space.detach(a[0]);
-            Ok(0)
-        }
-        Sys::ProcInfo => {
-            let pid = if a[0] == 0 { me.pid } else { a[0] };
-            let info = proc_info(pid)?;
-            uaccess::write(a[1], &info)?;
-            Ok(0)
-        }
-        Sys::ProcList => {
-            uaccess::check_range(a[0], (a[1] as usize).saturating_mul(8))?;
-            let pids = proc::pids();
-            for (i, pid) in pids.iter().take(a[1] as usize).enumerate() {
-                uaccess::write(a[0] + 8 * i as u64, pid)?;
-            }
-            Ok(pids.len() as u64)
-        }
-        Sys::SetPolicy => {
-            let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
-            Ok(proc::set_default_policy(p) as u64)
-        }
-        Sys::Kill => {
-            let target = proc::get(a[0]).ok_or(Error::NotFound)?;
-            if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
-                return Err(Error::Denied);
-            }
-            proc::kill(a[0]).map(|_| 0)
-        }
-        Sys::SetAffinity => {
-            let pid = if a[0] == 0 { me.pid } else { a[0] };
-            let target = proc::get(pid).ok_or(Error::NotFound)?;
-            if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
-                return Err(Error::Denied);
-            }
-            let cpu = match a[1] {
-                abi::ANY_CPU => sched::computation::ANY_CPU,
-                c if (c as usize) < cpu::online_count() => c as usize,
-                _ => return Err(Error::Invalid),
-            };
-            let comp = target
-                .computation
-                .lock()
-                .as_ref()
-                .and_then(alloc::sync::Weak::upgrade)
-                .ok_or(Error::NotFound)?;
-            comp.affinity.store(cpu, Ordering::Relaxed);
-            if target.pid == me.pid && cpu != sched::computation::ANY_CPU && cpu != cpu::this_cpu().index {
-                // Move now: give up the CPU; the next enqueue honours the pin.
-                sched::schedule();
-            }
-            Ok(0)
-        }
-        Sys::SysInfo => {
-            let f = crate::mm::frames::stats();
-            let h = crate::mm::heap::stats();
-            let info = abi::SysInfo {
-                cpus: cpu::online_count() as u64,
-                frames_total: f.managed as u64,
-                frames_free: f.free as u64,
-                heap_size: h.size as u64,
-                heap_used: h.used as u64,
-                processes: proc::count() as u64,
-                default_policy: proc::default_policy() as u64,
-                syscalls: SYSCALLS.load(Ordering::Relaxed),
-            };
-            uaccess::write(a[0], &info)?;
-            Ok(0)
-        }
+type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
+
+/// The native system-call table: the handler of `Sys` number `n` is `TABLE[n]`.
+static TABLE: [Handler; Sys::ALL.len()] = {
+    let mut t: [Handler; Sys::ALL.len()] = [sys_exit; Sys::ALL.len()];
+    let mut i = 0;
+    while i < Sys::ALL.len() {
+        // Numbers are dense from 0, so the number is the index.
+        assert!(Sys::ALL[i] as usize == i);
+        t[i] = handler(Sys::ALL[i]);
+        i += 1;
     }
+    t
+};
+
+const fn handler(sys: Sys) -> Handler {
+    match sys {
+        Sys::AbiVersion => sys_abi_version,
+        Sys::Exit => sys_exit,
+        Sys::Spawn => sys_spawn,
+        Sys::Wait => sys_wait,
+        Sys::GetPid => sys_getpid,
+        Sys::Yield => sys_yield,
+        Sys::Sleep => sys_sleep,
+        Sys::Clock => sys_clock,
+        Sys::ConsoleWrite => sys_console_write,
+        Sys::ConsoleRead => sys_console_read,
+        Sys::Map => sys_map,
+        Sys::Unmap => sys_unmap,
+        Sys::ProcInfo => sys_proc_info,
+        Sys::ProcList => sys_proc_list,
+        Sys::SetPolicy => sys_set_policy,
+        Sys::Kill => sys_kill,
+        Sys::SetAffinity => sys_set_affinity,
+        Sys::SysInfo => sys_sys_info,
+    }
+}
+
+fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> Result<u64, Error> {
+    let handler = TABLE.get(number as usize).ok_or(Error::NoSys)?;
+    handler(me, a)
+}
+
+fn sys_abi_version(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    Ok(abi::ABI_VERSION)
+}
+
+fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    proc::exit_current(a[0])
+}
+
+fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut path = Vec::new();
+    user_str(a[0], a[1], &mut path)?;
+    let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
+    let mut args = Vec::new();
+    user_str(a[2], a[3], &mut args)?;
+    let options = if a[4] == 0 {
+        abi::SpawnOptions::DEFAULT
+    } else {
+        uaccess::read(a[4])?
+    };
+    proc::spawn::spawn(path, &args, &options, me.pid)
+}
+
+fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    proc::wait(me.pid, a[0])
+}
+
+fn sys_getpid(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    Ok(me.pid)
+}
+
+fn sys_yield(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    sched::schedule();
+    Ok(0)
+}
+
+fn sys_sleep(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    sched::sleep_until(clock::nanos().saturating_add(a[0]));
+    Ok(0)
+}
+
+fn sys_clock(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let c = abi::Clock {
+        cycles: clock::cycles(),
+        nanos: clock::nanos(),
+        tsc_hz: clock::tsc_hz(),
+    };
+    uaccess::write(a[0], &c)?;
+    Ok(0)
+}
+
+fn sys_console_write(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let len = (a[1] as usize).min(uaccess::MAX_COPY);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
+    buf.resize(len, 0);
+    uaccess::copy_from_user(&mut buf, a[0])?;
+    console::write_bytes(&buf);
+    Ok(len as u64)
+}
+
+fn sys_console_read(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[0], a[1] as usize)?;
+    if a[1] == 0 {
+        return Ok(0);
+    }
+    let mut buf = [0u8; 256];
+    let want = (a[1] as usize).min(buf.len());
+    let n = console::read_for_process(&mut buf[..want]).ok_or(Error::Denied)?;
+    uaccess::copy_to_user(a[0], &buf[..n])?;
+    Ok(n as u64)
+}
+
+fn sys_map(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    map_anonymous(me, a[1], a[2])
+}
+
+fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut guard = me.space.lock();
+    let space = guard.as_mut().ok_or(Error::Denied)?;
+    let is_anonymous = space
+        .region_at(a[0])
+        .is_some_and(|r| r.base == a[0] && r.region.kind == crate::vm::region::Kind::Heap);
+    if !is_anonymous {
+        return Err(Error::Invalid);
+    }
+    space.detach(a[0]);
+    Ok(0)
+}
+
+fn sys_proc_info(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let pid = if a[0] == 0 { me.pid } else { a[0] };
+    let info = proc_info(pid)?;
+    uaccess::write(a[1], &info)?;
+    Ok(0)
+}
+
+fn sys_proc_list(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[0], (a[1] as usize).saturating_mul(8))?;
+    let pids = proc::pids();
+    for (i, pid) in pids.iter().take(a[1] as usize).enumerate() {
+        uaccess::write(a[0] + 8 * i as u64, pid)?;
+    }
+    Ok(pids.len() as u64)
+}
+
+fn sys_set_policy(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
+    Ok(proc::set_default_policy(p) as u64)
+}
+
+fn sys_kill(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let target = proc::get(a[0]).ok_or(Error::NotFound)?;
+    if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
+        return Err(Error::Denied);
+    }
+    proc::kill(a[0]).map(|_| 0)
+}
+
+fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let pid = if a[0] == 0 { me.pid } else { a[0] };
+    let target = proc::get(pid).ok_or(Error::NotFound)?;
+    if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
+        return Err(Error::Denied);
+    }
+    let cpu = match a[1] {
+        abi::ANY_CPU => sched::computation::ANY_CPU,
+        c if (c as usize) < cpu::online_count() => c as usize,
+        _ => return Err(Error::Invalid),
+    };
+    let comp = target
+        .computation
+        .lock()
+        .as_ref()
+        .and_then(alloc::sync::Weak::upgrade)
+        .ok_or(Error::NotFound)?;
+    comp.affinity.store(cpu, Ordering::Relaxed);
+    drop(comp);
+    drop(target);
+    if pid == me.pid && cpu != sched::computation::ANY_CPU && cpu != cpu::this_cpu().index {
+        // Move now: give up the CPU; the next enqueue honours the pin.
+        sched::schedule();
+    }
+    Ok(0)
+}
+
+fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let f = crate::mm::frames::stats();
+    let h = crate::mm::heap::stats();
+    let info = abi::SysInfo {
+        cpus: cpu::online_count() as u64,
+        frames_total: f.managed as u64,
+        frames_free: f.free as u64,
+        heap_size: h.size as u64,
+        heap_used: h.used as u64,
+        processes: proc::count() as u64,
+        default_policy: proc::default_policy() as u64,
+        syscalls: SYSCALLS.load(Ordering::Relaxed),
+    };
+    uaccess::write(a[0], &info)?;
+    Ok(0)
 }
 
 fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {

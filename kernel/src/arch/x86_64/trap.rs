@@ -25,16 +25,17 @@ pub struct TrapFrame {
     pub r13: u64,
     pub r12: u64,
     pub r11: u64,
-    pub r10: u64,
-    pub r9: u64,
-    pub r8: u64,
     pub rbp: u64,
+    pub rbx: u64,
+    pub rcx: u64,
+    pub rax: u64,
+    // The system-call argument registers, contiguous and in order.
     pub rdi: u64,
     pub rsi: u64,
     pub rdx: u64,
-    pub rcx: u64,
-    pub rbx: u64,
-    pub rax: u64,
+    pub r10: u64,
+    pub r8: u64,
+    pub r9: u64,
     pub vector: u64,
     pub error_code: u64,
     pub rip: u64,
@@ -47,6 +48,16 @@ pub struct TrapFrame {
 impl TrapFrame {
     pub fn is_from_user(&self) -> bool {
         self.cs & 3 == 3
+    }
+
+    /// The six system-call arguments (rdi, rsi, rdx, r10, r8, r9), in place.
+    pub fn syscall_args(&self) -> &[u64; 6] {
+        const {
+            assert!(core::mem::offset_of!(TrapFrame, r9) - core::mem::offset_of!(TrapFrame, rdi) == 5 * 8);
+        }
+        // SAFETY: repr(C) lays the six u64 fields from rdi to r9 out
+        // contiguously (checked above), which is exactly a [u64; 6].
+        unsafe { &*(&self.rdi as *const u64 as *const [u64; 6]) }
     }
 }
 

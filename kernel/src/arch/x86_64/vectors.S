@@ -26,16 +26,16 @@ trap_common:
     testb $3, 24(%rsp)                      /* saved CS: from user mode? */
     jz 1f
     swapgs
-1:  pushq %rax
-    pushq %rbx
-    pushq %rcx
+1:  pushq %r9                               /* the six argument registers, */
+    pushq %r8                               /* in system-call order, lie   */
+    pushq %r10                              /* together in the frame       */
     pushq %rdx
     pushq %rsi
     pushq %rdi
+    pushq %rax
+    pushq %rcx
+    pushq %rbx
     pushq %rbp
-    pushq %r8
-    pushq %r9
-    pushq %r10
     pushq %r11
     pushq %r12
     pushq %r13
@@ -51,16 +51,16 @@ trap_return:
     popq %r13
     popq %r12
     popq %r11
-    popq %r10
-    popq %r9
-    popq %r8
     popq %rbp
+    popq %rbx
+    popq %rcx
+    popq %rax
     popq %rdi
     popq %rsi
     popq %rdx
-    popq %rcx
-    popq %rbx
-    popq %rax
+    popq %r10
+    popq %r8
+    popq %r9
     testb $3, 24(%rsp)
     jz 2f
     swapgs
