@@ -20,6 +20,7 @@ mod ktest;
 mod mm;
 mod panic;
 mod proc;
+mod resource;
 mod sched;
 mod shell;
 mod sync;
@@ -108,6 +109,7 @@ extern "C" fn kmain(start_info: u64) -> ! {
     }
     mm::init(&si.memmap, &reserved);
     initrd::init(si.module);
+    resource::init();
 
     // Leave the boot stack (no guard page) for a guarded one.
     let stack = mm::stack::KernelStack::new(mm::stack::DEFAULT_PAGES * 2)
@@ -208,7 +210,16 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
 /// Runs one program as the first process (`run=<program> args=a,b` on the
 /// command line, or the shell), waits for it, and powers off with its status.
 fn run_program(program: &str, args: &str, interactive: bool) -> ! {
-    let args: alloc::vec::Vec<u8> = args.bytes().map(|b| if b == b',' { 0 } else { b }).collect();
+    // `,` separates arguments and `+` stands for a space (the command line
+    // itself is split at spaces).
+    let args: alloc::vec::Vec<u8> = args
+        .bytes()
+        .map(|b| match b {
+            b',' => 0,
+            b'+' => b' ',
+            b => b,
+        })
+        .collect();
     let options = abi::SpawnOptions {
         foreground: u64::from(!interactive),
         ..abi::SpawnOptions::DEFAULT

@@ -8,7 +8,7 @@
 #![cfg_attr(not(test), no_std)]
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 1;
+pub const ABI_VERSION: u64 = 2;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -68,7 +68,86 @@ numbered! {
         SetAffinity = 16,
         /// sys_info(out: *mut SysInfo) -> 0
         SysInfo = 17,
+        /// res_create(ResKind, a, b, c, d) -> resource id. Arguments by kind:
+        /// Program(plate); VirtualSpace(); VirtualRegion(pages, RegionKind, prot);
+        /// VirtualUserSpace(space, region, address) (attaches the region);
+        /// VirtualKernelSpace(region); PhysicalMemory(pages);
+        /// Process(program, space, work area (a VirtualKernelSpace), LoadPolicy);
+        /// Computation(process, cpu or ANY_CPU). Plates come from the initial archive.
+        ResCreate = 18,
+        /// res_delete(id) -> 0 (detaches a VirtualUserSpace/VirtualKernelSpace)
+        ResDelete = 19,
+        /// res_query(id, out: *mut ResInfo) -> 0
+        ResQuery = 20,
+        /// res_load(region, program, segment) -> 0: fill a region with a program segment
+        ResLoad = 21,
+        /// plate_find(name_ptr, name_len) -> plate id
+        PlateFind = 22,
+        /// process_start(process id) -> pid (the process runs; wait() for it)
+        ProcessStart = 23,
+        /// work_area_write(work area id, args_ptr, args_len) -> 0: store name + arguments
+        WorkAreaWrite = 24,
+        /// inspect(topic_ptr, topic_len, out_ptr, out_len) -> bytes of text written
+        /// (topics: "resources [kind]", "pool", "trace [n]", "counters")
+        Inspect = 25,
+        /// pool_ctl(line_ptr, line_len) -> resources added: one pool setting, as in etc/pool.conf
+        PoolCtl = 26,
+        /// program_segment(program, index, out: *mut SegmentInfo) -> 0
+        ProgramSegment = 27,
     }
+}
+
+numbered! {
+    /// Tender's resource kinds (資源の種類).
+    pub enum ResKind {
+        Process = 1,
+        Program = 2,
+        Plate = 3,
+        Computation = 4,
+        VirtualSpace = 5,
+        VirtualRegion = 6,
+        VirtualUserSpace = 7,
+        VirtualKernelSpace = 8,
+        PhysicalMemory = 9,
+    }
+}
+
+numbered! {
+    /// What a virtual region holds (page faults are counted by this).
+    pub enum RegionKind {
+        Text = 0,
+        Data = 1,
+        Bss = 2,
+        Stack = 3,
+        Heap = 4,
+    }
+}
+
+/// One loadable segment of a program (`program_segment`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct SegmentInfo {
+    pub vaddr: u64,
+    pub memsz: u64,
+    pub filesz: u64,
+    /// `prot::WRITE` and `prot::EXEC` bits (always readable).
+    pub prot: u64,
+}
+
+/// What `res_query` reports about a resource.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct ResInfo {
+    pub id: u64,
+    pub kind: u64,
+    /// Pid of the process that owns it (0: the kernel, or shared).
+    pub owner: u64,
+    /// Memory it holds, in bytes (frames, page tables).
+    pub bytes: u64,
+    /// Kind-specific: pages (region), entry point (program), pid (process), ...
+    pub value: u64,
+    /// Related resources (space of an attachment, region, program ...), 0 if none.
+    pub links: [u64; 3],
 }
 
 numbered! {
@@ -92,6 +171,8 @@ numbered! {
         Limit = 8,
         /// The call would block for ever (e.g. a process waiting for itself).
         Deadlock = 9,
+        /// The resource is in use (attached, running) and cannot be changed so.
+        Busy = 10,
     }
 }
 
@@ -247,6 +328,10 @@ pub struct SysInfo {
     pub processes: u64,
     pub default_policy: u64,
     pub syscalls: u64,
+    /// Memory held by the resource pool, in bytes.
+    pub pool_bytes: u64,
+    /// Operations performed by the resource mediator so far.
+    pub resource_ops: u64,
 }
 
 #[cfg(test)]

@@ -1,18 +1,21 @@
 //! Processes (Tender's プロセス): a process is composed of a program, a
 //! computation, a virtual space, and regions attached to that space for
 //! text, data, BSS and a 64 KiB stack, plus a 4 KiB work area that carries
-//! its arguments. This module keeps the process table and what happens
-//! during a process's life: page faults, kills, exit and wait.
+//! its arguments, each of them a resource (`crate::resource`). This module
+//! keeps the process table (the process kind's table, keyed by pid) and
+//! what happens during a process's life: page faults, kills, exit and wait.
 
 pub mod program;
 pub mod spawn;
 
 use crate::arch::x86_64::trap::TrapFrame;
 use crate::println;
+use crate::resource::vspace::SpaceRef;
+use crate::resource::{self, ResId};
 use crate::sched::{self, computation::Computation};
 use crate::sync::IrqMutex;
 use crate::vm::region::Kind;
-use crate::vm::space::{FaultError, VirtualSpace};
+use crate::vm::space::FaultError;
 use abi::{Error, FaultCounts, LoadPolicy};
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -39,13 +42,23 @@ pub struct Process {
     pub parent: AtomicU64,
     pub policy: LoadPolicy,
     pub route: Route,
+    /// The constituents (resources): program, the plate it came from,
+    /// virtual space, work area, computation.
+    pub program: ResId,
+    pub plate: ResId,
+    pub space_id: ResId,
     /// Root of the virtual space's page-table tree (fixed for life).
     pub root: u64,
-    pub space: IrqMutex<Option<VirtualSpace>>,
-    pub active_cpus: AtomicU64,
-    pub computation: IrqMutex<Option<Weak<Computation>>>,
-    /// Arguments waiting in the 4 KiB work area until the first entry.
-    pub work_area: IrqMutex<Option<spawn::WorkArea>>,
+    /// The space itself, until the process ends and gives it up.
+    pub space: IrqMutex<Option<SpaceRef>>,
+    /// CPUs that run this process's space (shared with the space).
+    pub active_cpus: Arc<AtomicU64>,
+    pub computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
+    /// The 4 KiB work area holding the arguments; given up after they have
+    /// been copied onto the stack at the first entry, or at exit.
+    pub work_area: IrqMutex<Option<ResId>>,
+    /// Entry point of the program.
+    pub entry: u64,
     faults: [AtomicU64; 5],
     pub killed: AtomicBool,
     pub exit_status: IrqMutex<Option<u64>>,
@@ -78,7 +91,13 @@ impl Process {
     }
 
     pub fn resident_pages(&self) -> u64 {
-        self.space.lock().as_ref().map_or(0, |s| s.resident_pages() as u64)
+        let space = self.space.lock().clone();
+        space.map_or(0, |s| s.lock().resident_pages() as u64)
+    }
+
+    /// The process's virtual space, while it has one.
+    pub fn space(&self) -> Option<SpaceRef> {
+        self.space.lock().clone()
     }
 }
 
@@ -183,7 +202,7 @@ pub fn kill(pid: u64) -> Result<(), Error> {
         return Ok(());
     }
     p.killed.store(true, Ordering::Release);
-    let c = p.computation.lock().as_ref().and_then(Weak::upgrade);
+    let c = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
     if let Some(c) = c {
         sched::wake(&c);
         // If it runs on another CPU, interrupt it so it notices soon.
@@ -206,9 +225,7 @@ pub fn exit_current(status: u64) -> ! {
     unsafe { crate::mm::paging::load_root(crate::mm::paging::kernel_root()) };
     let me = crate::cpu::this_cpu().index;
     p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
-    let space = p.space.lock().take();
-    drop(space);
-    p.work_area.lock().take();
+    end_resources(&p);
     if FOREGROUND.load(Ordering::Acquire) == p.pid {
         FOREGROUND.store(0, Ordering::Release);
     }
@@ -260,8 +277,92 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     Ok(status.unwrap_or(abi::KILLED_STATUS))
 }
 
-fn register(p: Arc<Process>) {
-    PROCESSES.lock().insert(p.pid, p);
+/// Gives up a process's resources: its parts go to the pool or are
+/// deleted, its computation is deleted, and whatever else it owned goes.
+fn end_resources(p: &Process) {
+    spawn::decompose(p);
+    let comp = p.computation.lock().as_ref().map(|c| c.0);
+    if let Some(id) = comp {
+        let _ = resource::mediator::invoke(resource::KERNEL, resource::mediator::Op::Delete { id });
+    }
+    resource::release_owned_by(p.pid);
+}
+
+/// Composes a process (not yet running) from a program, a virtual space
+/// with the program's regions attached, and a work area holding its name
+/// and arguments. The parts become the new process's.
+pub fn create(
+    caller: u64,
+    program: ResId,
+    space_id: ResId,
+    work_area: ResId,
+    policy: LoadPolicy,
+    parent: u64,
+) -> Result<Arc<Process>, Error> {
+    let prog = resource::program::get(program)?;
+    let space = resource::vspace::get(caller, space_id)?;
+    let (root, active_cpus) = {
+        let s = space.lock();
+        (s.root(), s.active_cpus.clone())
+    };
+    let parent = if caller == resource::KERNEL { parent } else { caller };
+    let pid = next_pid();
+    let p = Arc::new(Process {
+        pid,
+        name: prog.name.clone(),
+        parent: AtomicU64::new(parent),
+        policy: if policy == LoadPolicy::Default {
+            default_policy()
+        } else {
+            policy
+        },
+        route: Route::Native,
+        program,
+        plate: prog.plate,
+        space_id,
+        root,
+        space: IrqMutex::new(Some(space)),
+        active_cpus,
+        computation: IrqMutex::new(None),
+        work_area: IrqMutex::new(Some(work_area)),
+        entry: prog.entry,
+        faults: Default::default(),
+        killed: AtomicBool::new(false),
+        exit_status: IrqMutex::new(None),
+        exited: WaitQueue::new(),
+        anon_next: AtomicU64::new(crate::vm::USER_ANON_BASE),
+    });
+    for id in [program, space_id, work_area] {
+        resource::set_owner(id, pid);
+    }
+    PROCESSES.lock().insert(pid, p.clone());
+    Ok(p)
+}
+
+/// Lets a composed process run: its computation joins a run queue.
+pub fn start(caller: u64, id: ResId) -> Result<(), Error> {
+    let p = resource::process::get(caller, id)?;
+    let c = p
+        .computation
+        .lock()
+        .as_ref()
+        .and_then(|c| c.1.upgrade())
+        .ok_or(Error::Invalid)?;
+    if *c.state.lock() != sched::computation::State::Runnable
+        || c.on_cpu.load(Ordering::Relaxed)
+        || c.started.swap(true, Ordering::AcqRel)
+    {
+        return Err(Error::Busy);
+    }
+    sched::enqueue(c);
+    Ok(())
+}
+
+/// Undoes a process that was composed but never ran.
+pub fn abandon(pid: u64) {
+    if let Some(p) = PROCESSES.lock().remove(&pid) {
+        end_resources(&p);
+    }
 }
 
 fn next_pid() -> u64 {
@@ -301,7 +402,11 @@ pub fn on_first_entry() {
     // one computation_start returns through, and nothing else refers to it.
     let frame = unsafe { &mut *(frame_at as *mut TrapFrame) };
     let area = p.work_area.lock().take();
-    let failed = area.is_some_and(|area| spawn::push_arguments(&area, frame).is_err());
+    let failed = area.is_some_and(|area| {
+        let r = spawn::push_arguments(area, frame);
+        spawn::release_work_area(area);
+        r.is_err()
+    });
     if failed {
         println!("process {} ({}): cannot set up its arguments", p.pid, p.name);
     }
@@ -318,10 +423,8 @@ pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> 
     let p = sched::current_process().ok_or(FaultError::Unmapped)?;
     let write = error_code & 2 != 0;
     let exec = error_code & 16 != 0;
-    let mut guard = p.space.lock();
-    let space = guard.as_mut().ok_or(FaultError::Unmapped)?;
-    let kind = space.resolve_fault(addr, write, exec)?;
-    drop(guard);
+    let space = p.space().ok_or(FaultError::Unmapped)?;
+    let kind = space.lock().resolve_fault(addr, write, exec)?;
     p.count_fault(kind);
     Ok(())
 }

@@ -20,14 +20,33 @@ pub struct Segment {
 }
 
 pub struct Program {
+    /// The plate it was read from: its content identity (the pool's key).
+    pub plate: restable::ResId,
+    pub name: alloc::string::String,
     pub image: &'static [u8],
     pub entry: u64,
     pub segments: Vec<Segment>,
 }
 
+impl Program {
+    /// Text (read-only), data and BSS sizes in bytes.
+    pub fn sizes(&self) -> (u64, u64, u64) {
+        let mut t = (0, 0, 0);
+        for s in &self.segments {
+            if s.writable {
+                t.1 += s.filesz;
+                t.2 += s.memsz - s.filesz;
+            } else {
+                t.0 += s.memsz;
+            }
+        }
+        t
+    }
+}
+
 /// Parses a static x86_64 executable. Anything else (dynamic, another
 /// machine, overlapping or out-of-range segments) is `BadProgram`.
-pub fn parse(image: &'static [u8]) -> Result<Program, Error> {
+pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::String) -> Result<Program, Error> {
     let bad = Error::BadProgram;
     let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
     let endian = header.endian().map_err(|_| bad)?;
@@ -78,5 +97,11 @@ pub fn parse(image: &'static [u8]) -> Result<Program, Error> {
     {
         return Err(bad);
     }
-    Ok(Program { image, entry, segments })
+    Ok(Program {
+        plate,
+        name,
+        image,
+        entry,
+        segments,
+    })
 }

@@ -33,6 +33,8 @@ pub struct Computation {
     /// Set while some CPU still runs on this computation's stack; a CPU that
     /// picks it waits until it is clear (the previous CPU is done with it).
     pub on_cpu: AtomicBool,
+    /// Set when the computation was first made runnable (a process starts once).
+    pub started: AtomicBool,
     /// CPU index it is pinned to, or usize::MAX.
     pub affinity: AtomicUsize,
     /// CPU it last ran on.
@@ -92,6 +94,7 @@ impl Computation {
             state: IrqMutex::new(State::Runnable),
             saved_rsp: AtomicU64::new(rsp0),
             on_cpu: AtomicBool::new(false),
+            started: AtomicBool::new(false),
             affinity: AtomicUsize::new(affinity),
             last_cpu: AtomicUsize::new(0),
             fpu: IrqMutex::new(fpu),
@@ -107,6 +110,7 @@ impl Computation {
             state: IrqMutex::new(State::Running),
             saved_rsp: AtomicU64::new(0),
             on_cpu: AtomicBool::new(true),
+            started: AtomicBool::new(true),
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),
             fpu: IrqMutex::new(FpuState([0; 512])),

@@ -394,6 +394,9 @@ pub fn reap() {
 /// computation: run whatever is queued, or halt until an interrupt.
 pub fn idle_step() {
     let me = cpu::this_cpu().index;
+    if me == 0 {
+        crate::resource::pool::on_idle();
+    }
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
     if !RQ[me].lock().queue.is_empty() {
@@ -411,6 +414,10 @@ pub fn idle_loop() -> ! {
     let me = cpu::this_cpu().index;
     loop {
         reap();
+        if me == 0 {
+            // CPU 0's spare time runs the pool's adjustment (add, reduce).
+            crate::resource::pool::on_idle();
+        }
         x86_64::instructions::interrupts::disable();
         let has_work = !RQ[me].lock().queue.is_empty() || NEED_RESCHED[me].swap(false, Ordering::AcqRel);
         if has_work {

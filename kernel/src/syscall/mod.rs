@@ -11,6 +11,8 @@ pub mod uaccess;
 use crate::arch::x86_64::gdt;
 use crate::arch::x86_64::trap::TrapFrame;
 use crate::proc::{self, Route};
+use crate::resource::mediator::{Op, invoke};
+use crate::resource::{KERNEL, ResId};
 use crate::{clock, console, cpu, sched};
 use abi::{Error, LoadPolicy, Sys};
 use alloc::vec::Vec;
@@ -109,7 +111,146 @@ const fn handler(sys: Sys) -> Handler {
         Sys::Kill => sys_kill,
         Sys::SetAffinity => sys_set_affinity,
         Sys::SysInfo => sys_sys_info,
+        Sys::ResCreate => sys_res_create,
+        Sys::ResDelete => sys_res_delete,
+        Sys::ResQuery => sys_res_query,
+        Sys::ResLoad => sys_res_load,
+        Sys::PlateFind => sys_plate_find,
+        Sys::ProcessStart => sys_process_start,
+        Sys::WorkAreaWrite => sys_work_area_write,
+        Sys::Inspect => sys_inspect,
+        Sys::PoolCtl => sys_pool_ctl,
+        Sys::ProgramSegment => sys_program_segment,
     }
+}
+
+// ---- resources: decoded here, checked and performed by the mediator ----
+
+fn id(raw: u64) -> ResId {
+    ResId::from_raw(raw)
+}
+
+fn sys_res_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    use abi::ResKind as K;
+    let op = match K::from_u64(a[0]).ok_or(Error::Invalid)? {
+        K::Program => Op::CreateProgram { plate: id(a[1]) },
+        K::VirtualSpace => Op::CreateSpace,
+        K::VirtualRegion => Op::CreateRegion {
+            kind: abi::RegionKind::from_u64(a[2]).ok_or(Error::Invalid)?,
+            pages: a[1],
+            writable: a[3] & abi::prot::WRITE != 0,
+            executable: a[3] & abi::prot::EXEC != 0,
+        },
+        K::VirtualUserSpace => Op::Attach {
+            space: id(a[1]),
+            region: id(a[2]),
+            base: a[3],
+        },
+        K::VirtualKernelSpace => Op::AttachKernel { region: id(a[1]) },
+        K::PhysicalMemory => Op::CreatePhysical { pages: a[1] },
+        K::Process => Op::CreateProcess {
+            program: id(a[1]),
+            space: id(a[2]),
+            work_area: id(a[3]),
+            policy: LoadPolicy::from_u64(a[4]).ok_or(Error::Invalid)?,
+            parent: me.pid,
+        },
+        K::Computation => Op::CreateComputation {
+            process: id(a[1]),
+            cpu: a[2],
+        },
+        K::Plate => return Err(Error::Denied),
+    };
+    Ok(invoke(me.pid, op)?.id()?.raw())
+}
+
+fn sys_res_delete(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(me.pid, Op::Delete { id: id(a[0]) }).map(|_| 0)
+}
+
+fn sys_res_query(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    match invoke(me.pid, Op::Query { id: id(a[0]) })? {
+        crate::resource::mediator::Value::Info(info) => uaccess::write(a[1], &info).map(|_| 0),
+        _ => Err(Error::Invalid),
+    }
+}
+
+fn sys_res_load(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(
+        me.pid,
+        Op::Load {
+            region: id(a[0]),
+            program: id(a[1]),
+            segment: a[2] as usize,
+            populate: true,
+        },
+    )
+    .map(|_| 0)
+}
+
+fn sys_plate_find(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut name = Vec::new();
+    user_str(a[0], a[1], &mut name)?;
+    let name = core::str::from_utf8(&name).map_err(|_| Error::Invalid)?;
+    Ok(invoke(KERNEL, Op::FindPlate { name })?.id()?.raw())
+}
+
+fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(me.pid, Op::Start { process: id(a[0]) })?;
+    Ok(id(a[0]).index() as u64)
+}
+
+fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut args = Vec::new();
+    user_str(a[1], a[2], &mut args)?;
+    // The first NUL-terminated string is the program name.
+    let (name, rest) = match args.iter().position(|&b| b == 0) {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (&args[..], &[][..]),
+    };
+    invoke(
+        me.pid,
+        Op::WriteWorkArea {
+            area: id(a[0]),
+            name,
+            args: rest,
+        },
+    )
+    .map(|_| 0)
+}
+
+fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut topic = Vec::new();
+    user_str(a[0], a[1], &mut topic)?;
+    let topic = core::str::from_utf8(&topic).map_err(|_| Error::Invalid)?;
+    let text = crate::resource::inspect::report(topic)?;
+    let n = text.len().min(a[3] as usize);
+    uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
+    Ok(n as u64)
+}
+
+fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    match invoke(
+        me.pid,
+        Op::QuerySegment {
+            program: id(a[0]),
+            index: a[1] as usize,
+        },
+    )? {
+        crate::resource::mediator::Value::Segment(s) => uaccess::write(a[2], &s).map(|_| 0),
+        _ => Err(Error::Invalid),
+    }
+}
+
+fn sys_pool_ctl(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut line = Vec::new();
+    user_str(a[0], a[1], &mut line)?;
+    let line = core::str::from_utf8(&line).map_err(|_| Error::Invalid)?;
+    crate::resource::pool::configure(line)?;
+    if crate::resource::pool::settings().add.is_empty() {
+        return Ok(0);
+    }
+    crate::resource::pool::add().map(|n| n as u64)
 }
 
 fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> Result<u64, Error> {
@@ -194,15 +335,15 @@ fn sys_map(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut guard = me.space.lock();
-    let space = guard.as_mut().ok_or(Error::Denied)?;
-    let is_anonymous = space
+    let space = me.space().ok_or(Error::Denied)?;
+    let found = space
+        .lock()
         .region_at(a[0])
-        .is_some_and(|r| r.base == a[0] && r.region.kind == crate::vm::region::Kind::Heap);
-    if !is_anonymous {
-        return Err(Error::Invalid);
-    }
-    space.detach(a[0]);
+        .filter(|r| r.base == a[0] && r.region.kind == crate::vm::region::Kind::Heap)
+        .map(|r| (r.link_id, r.region_id));
+    let (link, region) = found.ok_or(Error::Invalid)?;
+    invoke(me.pid, Op::Delete { id: link })?;
+    invoke(me.pid, Op::Delete { id: region })?;
     Ok(0)
 }
 
@@ -250,7 +391,7 @@ fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         .computation
         .lock()
         .as_ref()
-        .and_then(alloc::sync::Weak::upgrade)
+        .and_then(|c| c.1.upgrade())
         .ok_or(Error::NotFound)?;
     comp.affinity.store(cpu, Ordering::Relaxed);
     drop(comp);
@@ -274,39 +415,55 @@ fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         processes: proc::count() as u64,
         default_policy: proc::default_policy() as u64,
         syscalls: SYSCALLS.load(Ordering::Relaxed),
+        pool_bytes: crate::resource::pool::bytes(),
+        resource_ops: crate::resource::mediator::total_calls(),
     };
     uaccess::write(a[0], &info)?;
     Ok(0)
 }
 
+/// Anonymous memory: a region created and attached through the mediator,
+/// paged in at first touch.
 fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
     use crate::mm::layout::PAGE_SIZE;
-    use crate::vm::region::{Backing, Kind, Region};
     if len == 0 || len > (1 << 36) || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0 {
         return Err(Error::Invalid);
     }
     let pages = len.div_ceil(PAGE_SIZE);
-    let region = Region::new(
-        Kind::Heap,
-        pages as usize,
-        Backing::Zero,
-        prot & abi::prot::WRITE != 0,
-        prot & abi::prot::EXEC != 0,
-    )
-    .map_err(|_| Error::NoMemory)?;
-    let mut guard = me.space.lock();
-    let space = guard.as_mut().ok_or(Error::Denied)?;
+    let space = me.space().ok_or(Error::Denied)?;
     let at = space
+        .lock()
         .find_free(me.anon_next.load(Ordering::Relaxed), pages * PAGE_SIZE)
         .ok_or(Error::NoMemory)?;
-    space.attach(at, region).map_err(|_| Error::NoMemory)?;
+    let kind = abi::RegionKind::Heap;
+    let region = invoke(
+        me.pid,
+        Op::CreateRegion {
+            kind,
+            pages,
+            writable: prot & abi::prot::WRITE != 0,
+            executable: prot & abi::prot::EXEC != 0,
+        },
+    )?
+    .id()?;
+    if let Err(e) = invoke(
+        me.pid,
+        Op::Attach {
+            space: me.space_id,
+            region,
+            base: at,
+        },
+    ) {
+        let _ = invoke(me.pid, Op::Delete { id: region });
+        return Err(e);
+    }
     me.anon_next.store(at + pages * PAGE_SIZE, Ordering::Relaxed);
     Ok(at)
 }
 
 pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
     let p = proc::get(pid).ok_or(Error::NotFound)?;
-    let comp = p.computation.lock().as_ref().and_then(alloc::sync::Weak::upgrade);
+    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
     let exit = *p.exit_status.lock();
     let mut info = abi::ProcInfo {
         pid: p.pid,

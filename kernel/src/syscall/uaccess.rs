@@ -48,6 +48,8 @@ unsafe impl Pod for abi::SpawnOptions {}
 unsafe impl Pod for abi::Clock {}
 unsafe impl Pod for abi::ProcInfo {}
 unsafe impl Pod for abi::SysInfo {}
+unsafe impl Pod for abi::ResInfo {}
+unsafe impl Pod for abi::SegmentInfo {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();

@@ -5,6 +5,7 @@ mod cpu;
 mod harness;
 mod memory;
 mod process;
+mod resource;
 
 use crate::ktest::{Expect, KTest, TestResult};
 
@@ -108,6 +109,33 @@ pub static TESTS: &[KTest] = &[
     pass(
         "fuzzing_neither_crashes_nor_leaks",
         process::fuzzing_neither_crashes_nor_leaks,
+    ),
+    // Tender resources and the pool
+    pass("resources_exist_independently", resource::resources_exist_independently),
+    pass(
+        "stale_forged_and_wrong_kind_ids_are_rejected",
+        resource::stale_forged_and_wrong_kind_ids_are_rejected,
+    ),
+    pass(
+        "mediator_checks_before_any_change",
+        resource::mediator_checks_before_any_change,
+    ),
+    pass(
+        "process_built_step_by_step_from_user_mode",
+        resource::process_built_step_by_step_from_user_mode,
+    ),
+    pass(
+        "pool_reuse_gives_fresh_processes",
+        resource::pool_reuse_gives_fresh_processes,
+    ),
+    pass("pool_add_fills_to_the_setting", resource::pool_add_fills_to_the_setting),
+    pass(
+        "pool_reduce_follows_the_papers_rules",
+        resource::pool_reduce_follows_the_papers_rules,
+    ),
+    pass(
+        "nothing_leaks_after_a_workload_and_a_flush",
+        resource::nothing_leaks_after_a_workload_and_a_flush,
     ),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(

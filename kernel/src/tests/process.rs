@@ -11,9 +11,9 @@ use alloc::format;
 use alloc::string::String;
 use core::sync::atomic::Ordering;
 
-struct Outcome {
-    status: u64,
-    faults: FaultCounts,
+pub struct Outcome {
+    pub status: u64,
+    pub faults: FaultCounts,
 }
 
 fn run(path: &str, args: &[&str], policy: LoadPolicy, cpu: u64) -> Result<Outcome, String> {
@@ -34,6 +34,11 @@ fn run(path: &str, args: &[&str], policy: LoadPolicy, cpu: u64) -> Result<Outcom
         status,
         faults: p.faults(),
     })
+}
+
+/// Spawns and waits, returning status and page faults.
+pub fn run_with(path: &str, args: &[&str], policy: LoadPolicy) -> Result<Outcome, String> {
+    run(path, args, policy, abi::ANY_CPU)
 }
 
 fn run_ok(path: &str, args: &[&str], policy: LoadPolicy) -> Result<Outcome, String> {
@@ -154,7 +159,7 @@ pub fn affinity_pins_a_process() -> TestResult {
         .computation
         .lock()
         .as_ref()
-        .and_then(alloc::sync::Weak::upgrade)
+        .and_then(|c| c.1.upgrade())
         .ok_or("no computation")?;
     ensure!(proc::wait(KERNEL_PID, pid) == Ok(0), "spin failed");
     let ran_on = comp.last_cpu.load(Ordering::Relaxed) as u64;
@@ -216,8 +221,9 @@ pub fn shell_runs_commands() -> TestResult {
     Ok(())
 }
 
-/// Resource use of the whole kernel, for leak checks.
+/// Resource use of the whole kernel, for leak checks (the pool emptied).
 fn footprint() -> (usize, usize, usize) {
+    crate::resource::pool::flush();
     sched::reap();
     (frames::stats().free, heap::stats().used, proc::count())
 }

@@ -8,14 +8,7 @@ use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
 use alloc::vec::Vec;
 
 /// What a region holds; page faults are counted by this.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Text,
-    Data,
-    Bss,
-    Stack,
-    Heap,
-}
+pub use abi::RegionKind as Kind;
 
 /// Where a region's initial content comes from.
 #[derive(Debug, Clone, Copy)]
@@ -84,9 +77,35 @@ impl Region {
             return Err(OutOfMemory);
         }
         let pa = frames::alloc(1)?;
+        self.fill(index, pa);
+        self.frames[index] = pa;
+        Ok(pa)
+    }
+
+    /// Gives a pooled region a new use: kind, content and protection.
+    /// Present frames are kept; `reset` refills them.
+    pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        self.kind = kind;
+        self.backing = backing;
+        self.writable = writable;
+        self.executable = executable;
+    }
+
+    /// Refills every present page from the backing, so that nothing of a
+    /// previous user survives a reuse.
+    pub fn reset(&mut self) {
+        for index in 0..self.frames.len() {
+            let pa = self.frames[index];
+            if pa != 0 {
+                self.fill(index, pa);
+            }
+        }
+    }
+
+    fn fill(&self, index: usize, pa: u64) {
         let page = phys_to_virt(pa) as *mut u8;
-        // SAFETY: the frame was just allocated to this region and is reached
-        // through the direct map; the copy stays inside the one page.
+        // SAFETY: the frame belongs to this region and is reached through the
+        // direct map; the copy stays inside the one page.
         unsafe {
             core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
             if let Backing::Image { bytes, offset } = self.backing {
@@ -104,8 +123,6 @@ impl Region {
                 }
             }
         }
-        self.frames[index] = pa;
-        Ok(pa)
     }
 
     /// Makes every page present (eager loading).

@@ -10,13 +10,21 @@ use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
 use crate::mm::paging::{self, flags};
 use crate::mm::tlb;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
+use restable::ResId;
 
-/// A region attached at an address (Tender: a virtual user space).
+/// A region attached at an address (Tender: a virtual user space). While
+/// attached, the space holds the region; its resource identifiers stay
+/// valid and name it.
 pub struct Attached {
     pub base: u64,
     pub region: Region,
+    /// The region's identifier (a VirtualRegion resource).
+    pub region_id: ResId,
+    /// The attachment's identifier (a VirtualUserSpace resource).
+    pub link_id: ResId,
 }
 
 impl Attached {
@@ -72,8 +80,9 @@ pub enum FaultError {
 pub struct VirtualSpace {
     root: u64,
     pub regions: Vec<Attached>,
-    /// CPUs that may hold translations of this space (bit per CPU index).
-    pub active_cpus: AtomicU64,
+    /// CPUs that may hold translations of this space (bit per CPU index),
+    /// kept by the scheduler through the process that runs in the space.
+    pub active_cpus: Arc<AtomicU64>,
 }
 
 impl VirtualSpace {
@@ -90,7 +99,7 @@ impl VirtualSpace {
         Ok(VirtualSpace {
             root,
             regions: Vec::new(),
-            active_cpus: AtomicU64::new(0),
+            active_cpus: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -98,8 +107,41 @@ impl VirtualSpace {
         self.root
     }
 
-    /// Attaches `region` at `base`, mapping the pages it already has.
-    pub fn attach(&mut self, base: u64, region: Region) -> Result<(), SpaceError> {
+    /// Attaches `region` at `base`, mapping the pages it already has. On
+    /// failure the region is handed back.
+    pub fn attach(
+        &mut self,
+        base: u64,
+        region: Region,
+        region_id: ResId,
+        link_id: ResId,
+    ) -> Result<(), (SpaceError, Region)> {
+        match self.check_range(base, &region) {
+            Ok(()) => {}
+            Err(e) => return Err((e, region)),
+        }
+        let attached = Attached {
+            base,
+            region,
+            region_id,
+            link_id,
+        };
+        for i in 0..attached.region.pages() {
+            if let Some(pa) = attached.region.frame(i) {
+                let va = base + i as u64 * PAGE_SIZE;
+                if let Err(e) = paging::map(self.root, va, pa, attached.pte_flags()) {
+                    for j in 0..i {
+                        paging::unmap(self.root, base + j as u64 * PAGE_SIZE);
+                    }
+                    return Err((e.into(), attached.region));
+                }
+            }
+        }
+        self.regions.push(attached);
+        Ok(())
+    }
+
+    fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
         if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
             return Err(SpaceError::BadRange);
@@ -108,26 +150,25 @@ impl VirtualSpace {
             return Err(SpaceError::BadRange);
         }
         self.regions.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
-        let attached = Attached { base, region };
-        for i in 0..attached.region.pages() {
-            if let Some(pa) = attached.region.frame(i) {
-                paging::map(self.root, base + i as u64 * PAGE_SIZE, pa, attached.pte_flags())?;
-            }
-        }
-        self.regions.push(attached);
         Ok(())
     }
 
-    /// Detaches the region that starts at `base` and returns it.
-    pub fn detach(&mut self, base: u64) -> Option<Region> {
-        let i = self.regions.iter().position(|a| a.base == base)?;
+    /// Detaches the attachment `link_id` and returns its region.
+    pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
+        let i = self.regions.iter().position(|a| a.link_id == link_id)?;
         let a = self.regions.swap_remove(i);
         for p in 0..a.region.pages() {
             paging::unmap(self.root, a.base + p as u64 * PAGE_SIZE);
         }
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown(a.base, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
-        Some(a.region)
+        Some(a)
+    }
+
+    /// Page-table pages of the user half (the memory a space holds beyond
+    /// its regions), the root included.
+    pub fn table_pages(&self) -> usize {
+        1 + count_tables(self.root, 3)
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
@@ -166,6 +207,28 @@ impl VirtualSpace {
         Ok(a.region.kind)
     }
 
+    /// Prepares a reused space for a new process: writable regions get their
+    /// initial content back (nothing of the previous process survives), and
+    /// with `eager` every page of every region is made present and mapped.
+    pub fn refresh(&mut self, eager: bool) -> Result<(), OutOfMemory> {
+        let root = self.root;
+        for a in self.regions.iter_mut() {
+            if a.region.writable {
+                a.region.reset();
+            }
+            if eager {
+                let f = a.pte_flags();
+                for i in 0..a.region.pages() {
+                    if a.region.frame(i).is_none() {
+                        let pa = a.region.populate(i)?;
+                        paging::remap(root, a.base + i as u64 * PAGE_SIZE, pa, f).map_err(|_| OutOfMemory)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Lowest free address of at least `len` bytes at or above `from`.
     pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
         let mut at = from;
@@ -195,6 +258,23 @@ impl Drop for VirtualSpace {
         free_tables(self.root, 3);
         frames::free(self.root, 1);
     }
+}
+
+fn count_tables(table: u64, level: u32) -> usize {
+    let entries = phys_to_virt(table) as *const u64;
+    let limit = if level == 3 { 256 } else { 512 };
+    let mut n = 0;
+    for i in 0..limit {
+        // SAFETY: `table` is a page-table frame of this space.
+        let e = unsafe { entries.add(i).read() };
+        if e & flags::PRESENT != 0 && e & flags::HUGE == 0 {
+            n += 1;
+            if level > 1 {
+                n += count_tables(e & 0x000f_ffff_ffff_f000, level - 1);
+            }
+        }
+    }
+    n
 }
 
 /// Frees the user half's intermediate tables below `table` (not the leaves'

@@ -133,6 +133,75 @@ pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
     call(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
 }
 
+/// A text report of the kernel's inspector: "resources [kind]", "pool",
+/// "trace [n]", "counters". Returns the bytes written into `out`.
+pub fn inspect(topic: &str, out: &mut [u8]) -> Result<usize, Error> {
+    call(
+        Sys::Inspect,
+        [
+            topic.as_ptr() as u64,
+            topic.len() as u64,
+            out.as_mut_ptr() as u64,
+            out.len() as u64,
+            0,
+            0,
+        ],
+    )
+    .map(|n| n as usize)
+}
+
+/// One resource-pool setting, in the syntax of etc/pool.conf.
+pub fn pool_ctl(line: &str) -> Result<u64, Error> {
+    call(Sys::PoolCtl, [line.as_ptr() as u64, line.len() as u64, 0, 0, 0, 0])
+}
+
+/// Creates a resource of `kind` (see `abi::Sys::ResCreate` for the arguments).
+pub fn res_create(kind: abi::ResKind, a: u64, b: u64, c: u64, d: u64) -> Result<u64, Error> {
+    call(Sys::ResCreate, [kind as u64, a, b, c, d, 0])
+}
+
+pub fn res_delete(id: u64) -> Result<u64, Error> {
+    call(Sys::ResDelete, [id, 0, 0, 0, 0, 0])
+}
+
+pub fn res_query(id: u64) -> Result<abi::ResInfo, Error> {
+    let mut info = abi::ResInfo::default();
+    call(Sys::ResQuery, [id, &mut info as *mut abi::ResInfo as u64, 0, 0, 0, 0])?;
+    Ok(info)
+}
+
+/// Fills a region with segment `segment` of a program.
+pub fn res_load(region: u64, program: u64, segment: u64) -> Result<u64, Error> {
+    call(Sys::ResLoad, [region, program, segment, 0, 0, 0])
+}
+
+/// Segment `index` of a program resource.
+pub fn program_segment(program: u64, index: u64) -> Result<abi::SegmentInfo, Error> {
+    let mut s = abi::SegmentInfo::default();
+    call(
+        Sys::ProgramSegment,
+        [program, index, &mut s as *mut abi::SegmentInfo as u64, 0, 0, 0],
+    )?;
+    Ok(s)
+}
+
+pub fn plate_find(name: &str) -> Result<u64, Error> {
+    call(Sys::PlateFind, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
+}
+
+/// Stores NUL-separated `name\0arg\0...` in a work area.
+pub fn work_area_write(area: u64, strings: &[u8]) -> Result<u64, Error> {
+    call(
+        Sys::WorkAreaWrite,
+        [area, strings.as_ptr() as u64, strings.len() as u64, 0, 0, 0],
+    )
+}
+
+/// Starts a composed process; returns its pid.
+pub fn process_start(process: u64) -> Result<u64, Error> {
+    call(Sys::ProcessStart, [process, 0, 0, 0, 0, 0])
+}
+
 pub fn sys_info() -> Result<SysInfo, Error> {
     let mut info = SysInfo::default();
     call(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;

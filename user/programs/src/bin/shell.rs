@@ -19,6 +19,14 @@ built-ins:
   policy [eager|demand]  show or set the default loading policy
   mem                  physical memory and kernel heap
   exit [status]        leave the shell (powers off when it is the first process)
+inspector (Tender resources):
+  res [kind]           live resources per kind, or the list of one kind
+                       (plates programs spaces regions attachments processes)
+  pool                 the resource pool: settings, contents, memory, hits/misses
+  pool <setting>       change a setting, e.g. pool mode reduce | pool add full pa800 2
+                       | pool unused 50 | pool flush (see etc/pool.conf)
+  trace [n]            the mediator's last operations
+  counters             operations per resource kind
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
 programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800";
@@ -64,16 +72,27 @@ fn ps() {
     }
 }
 
+fn inspect(topic: &str) {
+    let mut buf = alloc::vec![0u8; 16384];
+    match sys::inspect(topic, &mut buf) {
+        Ok(n) => print!("{}", core::str::from_utf8(&buf[..n]).unwrap_or("?")),
+        Err(e) => println!("{topic}: {e:?}"),
+    }
+}
+
 fn mem() {
     if let Ok(i) = sys::sys_info() {
         println!(
-            "frames: {} KiB free of {} KiB; kernel heap {} KiB used of {} KiB; {} processes; {} system calls so far",
+            "frames: {} KiB free of {} KiB; kernel heap {} KiB used of {} KiB; resource pool {} KiB; \
+             {} processes; {} system calls, {} resource operations so far",
             i.frames_free * 4,
             i.frames_total * 4,
             i.heap_used / 1024,
             i.heap_size / 1024,
+            i.pool_bytes / 1024,
             i.processes,
-            i.syscalls
+            i.syscalls,
+            i.resource_ops
         );
     }
 }
@@ -109,6 +128,20 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["help"] => println!("{HELP}"),
         ["ps"] => ps(),
         ["mem"] => mem(),
+        ["res"] => inspect("resources"),
+        ["res", kind] => inspect(&alloc::format!("resources {kind}")),
+        ["pool"] => inspect("pool"),
+        ["pool", setting @ ..] => {
+            let line = setting.join(" ");
+            match sys::pool_ctl(&line) {
+                Ok(n) if n > 0 => println!("pool: {n} resource(s) added"),
+                Ok(_) => {}
+                Err(e) => println!("pool: '{line}': {e:?}"),
+            }
+        }
+        ["trace"] => inspect("trace 20"),
+        ["trace", n] => inspect(&alloc::format!("trace {n}")),
+        ["counters"] => inspect("counters"),
         ["policy"] => println!(
             "default loading policy: {}",
             policy_name(sys::sys_info().map_or(0, |i| i.default_policy))

@@ -1,0 +1,457 @@
+//! The mediator: the one way to operate on a resource, from system calls
+//! and from inside the kernel alike. A request is first decoded into an
+//! `Op` whose identifiers are checked (kind, slot, generation, owner)
+//! before anything changes; then it is dispatched to the kind's module.
+//! Every operation is counted (per kind and operation, with its cycles)
+//! and recorded in a bounded trace, so the system's behaviour can be
+//! watched from the inspector (seed 000 §2.1: all calls to the resource
+//! programs go through one program, which makes the OS observable).
+
+use super::{Kind, ResId, computation, physmem, plate, process, program, vkspace, vregion, vspace, vuspace};
+use crate::clock;
+use crate::sync::IrqMutex;
+use abi::{Error, LoadPolicy, RegionKind, ResInfo};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A decoded request.
+#[derive(Debug, Clone, Copy)]
+pub enum Op<'a> {
+    FindPlate {
+        name: &'a str,
+    },
+    CreateProgram {
+        plate: ResId,
+    },
+    CreateSpace,
+    CreateRegion {
+        kind: RegionKind,
+        pages: u64,
+        writable: bool,
+        executable: bool,
+    },
+    /// Attach a region to a space (creates a VirtualUserSpace).
+    Attach {
+        space: ResId,
+        region: ResId,
+        base: u64,
+    },
+    /// Attach a one-page region in the kernel (creates a VirtualKernelSpace).
+    AttachKernel {
+        region: ResId,
+    },
+    CreatePhysical {
+        pages: u64,
+    },
+    CreateProcess {
+        program: ResId,
+        space: ResId,
+        work_area: ResId,
+        policy: LoadPolicy,
+        parent: u64,
+    },
+    CreateComputation {
+        process: ResId,
+        cpu: u64,
+    },
+    /// Fill a region with segment `segment` of a program, every page present.
+    /// With `populate`, every page is made present now (eager loading).
+    Load {
+        region: ResId,
+        program: ResId,
+        segment: usize,
+        populate: bool,
+    },
+    /// Give a region zero content of `kind` (BSS, stack, heap).
+    Clear {
+        region: ResId,
+        kind: RegionKind,
+        writable: bool,
+        populate: bool,
+    },
+    /// Store a name and arguments in a work area.
+    WriteWorkArea {
+        area: ResId,
+        name: &'a [u8],
+        args: &'a [u8],
+    },
+    Start {
+        process: ResId,
+    },
+    Query {
+        id: ResId,
+    },
+    /// Describe segment `index` of a program.
+    QuerySegment {
+        program: ResId,
+        index: usize,
+    },
+    Delete {
+        id: ResId,
+    },
+}
+
+/// The operation names, for counters and the trace.
+pub const OP_NAMES: [&str; 14] = [
+    "find",
+    "create",
+    "attach",
+    "attach_kernel",
+    "create_process",
+    "create_computation",
+    "load",
+    "clear",
+    "write",
+    "start",
+    "query",
+    "delete",
+    "create_program",
+    "create_region",
+];
+
+impl Op<'_> {
+    fn code(&self) -> usize {
+        match self {
+            Op::FindPlate { .. } => 0,
+            Op::CreateSpace | Op::CreatePhysical { .. } => 1,
+            Op::Attach { .. } => 2,
+            Op::AttachKernel { .. } => 3,
+            Op::CreateProcess { .. } => 4,
+            Op::CreateComputation { .. } => 5,
+            Op::Load { .. } => 6,
+            Op::Clear { .. } => 7,
+            Op::WriteWorkArea { .. } => 8,
+            Op::Start { .. } => 9,
+            Op::Query { .. } | Op::QuerySegment { .. } => 10,
+            Op::Delete { .. } => 11,
+            Op::CreateProgram { .. } => 12,
+            Op::CreateRegion { .. } => 13,
+        }
+    }
+
+    /// The kind the operation is about (for counting).
+    fn kind(&self) -> u8 {
+        let k = match self {
+            Op::FindPlate { .. } => Kind::Plate,
+            Op::CreateProgram { .. } | Op::QuerySegment { .. } => Kind::Program,
+            Op::CreateSpace => Kind::VirtualSpace,
+            Op::CreateRegion { .. } | Op::Load { .. } | Op::Clear { .. } => Kind::VirtualRegion,
+            Op::Attach { .. } => Kind::VirtualUserSpace,
+            Op::AttachKernel { .. } | Op::WriteWorkArea { .. } => Kind::VirtualKernelSpace,
+            Op::CreatePhysical { .. } => Kind::PhysicalMemory,
+            Op::CreateProcess { .. } | Op::Start { .. } => Kind::Process,
+            Op::CreateComputation { .. } => Kind::Computation,
+            Op::Query { id } | Op::Delete { id } => return id.kind(),
+        };
+        k as u8
+    }
+
+    /// The main identifier the operation names (for the trace).
+    fn subject(&self) -> ResId {
+        match *self {
+            Op::CreateProgram { plate } => plate,
+            Op::Attach { region, .. } | Op::AttachKernel { region } => region,
+            Op::CreateProcess { program, .. } | Op::QuerySegment { program, .. } => program,
+            Op::CreateComputation { process, .. } | Op::Start { process } => process,
+            Op::Load { region, .. } | Op::Clear { region, .. } => region,
+            Op::WriteWorkArea { area, .. } => area,
+            Op::Query { id } | Op::Delete { id } => id,
+            _ => ResId::NONE,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Value {
+    Id(ResId),
+    Info(ResInfo),
+    Segment(abi::SegmentInfo),
+    Done,
+}
+
+impl Value {
+    pub fn id(self) -> Result<ResId, Error> {
+        match self {
+            Value::Id(id) => Ok(id),
+            _ => Err(Error::Invalid),
+        }
+    }
+}
+
+/// Checks an identifier's kind before anything is done with it.
+fn expect(id: ResId, kind: Kind) -> Result<(), Error> {
+    if id.kind() == kind as u8 {
+        Ok(())
+    } else {
+        Err(Error::Invalid)
+    }
+}
+
+/// Decode-time checks: every identifier of the right kind, and existing
+/// where the operation needs it to (the kind modules check ownership and
+/// state again under their locks).
+fn validate(caller: u64, op: &Op) -> Result<(), Error> {
+    match *op {
+        Op::CreateProgram { plate } => {
+            expect(plate, Kind::Plate)?;
+            plate::check(plate)
+        }
+        Op::Attach { space, region, .. } => {
+            expect(space, Kind::VirtualSpace)?;
+            expect(region, Kind::VirtualRegion)?;
+            vspace::get(caller, space)?;
+            vregion::check(region, caller)
+        }
+        Op::AttachKernel { region } | Op::Load { region, .. } | Op::Clear { region, .. } => {
+            expect(region, Kind::VirtualRegion)?;
+            vregion::check(region, caller)?;
+            if let Op::Load { program, .. } = *op {
+                expect(program, Kind::Program)?;
+                program::check(program)?;
+            }
+            Ok(())
+        }
+        Op::CreateProcess {
+            program,
+            space,
+            work_area,
+            ..
+        } => {
+            expect(program, Kind::Program)?;
+            expect(space, Kind::VirtualSpace)?;
+            expect(work_area, Kind::VirtualKernelSpace)?;
+            program::check(program)?;
+            vspace::get(caller, space)?;
+            vkspace::check(caller, work_area)
+        }
+        Op::CreateComputation { process, .. } | Op::Start { process } => {
+            expect(process, Kind::Process)?;
+            process::get(caller, process).map(drop)
+        }
+        Op::WriteWorkArea { area, .. } => {
+            expect(area, Kind::VirtualKernelSpace)?;
+            vkspace::check(caller, area)
+        }
+        Op::Query { id } | Op::Delete { id } => Kind::from_u64(id.kind() as u64).map(drop).ok_or(Error::Invalid),
+        Op::QuerySegment { program, .. } => {
+            expect(program, Kind::Program)?;
+            program::check(program)
+        }
+        Op::FindPlate { .. } | Op::CreateSpace | Op::CreateRegion { .. } | Op::CreatePhysical { .. } => Ok(()),
+    }
+}
+
+fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
+    let id = |r: Result<ResId, Error>| r.map(Value::Id);
+    match op {
+        Op::FindPlate { name } => id(plate::find(name)),
+        Op::CreateProgram { plate } => id(program::create(caller, plate)),
+        Op::CreateSpace => id(vspace::create(caller)),
+        Op::CreateRegion {
+            kind,
+            pages,
+            writable,
+            executable,
+        } => id(vregion::create(caller, kind, pages, writable, executable)),
+        Op::Attach { space, region, base } => id(vuspace::create(caller, space, region, base)),
+        Op::AttachKernel { region } => id(vkspace::create(caller, region)),
+        Op::CreatePhysical { pages } => id(physmem::create(caller, pages)),
+        Op::CreateProcess {
+            program,
+            space,
+            work_area,
+            policy,
+            parent,
+        } => id(crate::proc::create(caller, program, space, work_area, policy, parent).map(|p| process::id_of(p.pid))),
+        Op::CreateComputation { process, cpu } => id(computation::create(caller, process, cpu)),
+        Op::Load {
+            region,
+            program,
+            segment,
+            populate,
+        } => {
+            let prog = program::get(program)?;
+            vregion::load(caller, region, &prog, segment, populate).map(|_| Value::Done)
+        }
+        Op::Clear {
+            region,
+            kind,
+            writable,
+            populate,
+        } => vregion::clear(caller, region, kind, writable, populate).map(|_| Value::Done),
+        Op::WriteWorkArea { area, name, args } => {
+            // Each string NUL-terminated: the name, then every argument.
+            let end: &[u8] = if args.is_empty() || args.ends_with(&[0]) {
+                &[]
+            } else {
+                &[0]
+            };
+            vkspace::write(caller, area, &[name, &[0], args, end]).map(|_| Value::Done)
+        }
+        Op::Start { process } => crate::proc::start(caller, process).map(|_| Value::Done),
+        Op::Query { id } => query(id).map(Value::Info),
+        Op::QuerySegment { program, index } => {
+            let prog = program::get(program)?;
+            let s = prog.segments.get(index).ok_or(Error::NotFound)?;
+            Ok(Value::Segment(abi::SegmentInfo {
+                vaddr: s.vaddr,
+                memsz: s.memsz,
+                filesz: s.filesz,
+                prot: abi::prot::READ
+                    | if s.writable { abi::prot::WRITE } else { 0 }
+                    | if s.executable { abi::prot::EXEC } else { 0 },
+            }))
+        }
+        Op::Delete { id } => delete(caller, id).map(|_| Value::Done),
+    }
+}
+
+fn query(id: ResId) -> Result<ResInfo, Error> {
+    match Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)? {
+        Kind::Process => process::query(id),
+        Kind::Program => program::query(id),
+        Kind::Plate => plate::query(id),
+        Kind::Computation => computation::query(id),
+        Kind::VirtualSpace => vspace::query(id),
+        Kind::VirtualRegion => vregion::query(id),
+        Kind::VirtualUserSpace => vuspace::query(id),
+        Kind::VirtualKernelSpace => vkspace::query(id),
+        Kind::PhysicalMemory => physmem::query(id),
+    }
+}
+
+fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    match Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)? {
+        Kind::Program => program::delete(caller, id),
+        Kind::VirtualSpace => vspace::delete(caller, id),
+        Kind::VirtualRegion => vregion::delete(caller, id),
+        Kind::VirtualUserSpace => vuspace::delete(caller, id),
+        Kind::VirtualKernelSpace => vkspace::delete(caller, id),
+        Kind::PhysicalMemory => physmem::delete(caller, id),
+        Kind::Computation => computation::delete(caller, id),
+        // Plates live as long as the archive; processes end by exit or kill.
+        Kind::Plate | Kind::Process => Err(Error::Denied),
+    }
+}
+
+/// Performs `op` for `caller` (a pid, or `KERNEL`).
+pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
+    let t0 = clock::cycles();
+    let result = validate(caller, &op).and_then(|()| dispatch(caller, op));
+    let cycles = clock::cycles() - t0;
+    record(caller, &op, &result, cycles);
+    result
+}
+
+// ---- counters and trace ----
+
+const KINDS: usize = 10;
+const OPS: usize = OP_NAMES.len();
+
+struct Counter {
+    calls: AtomicU64,
+    errors: AtomicU64,
+    cycles: AtomicU64,
+}
+
+static COUNTERS: [[Counter; OPS]; KINDS] = [const {
+    [const {
+        Counter {
+            calls: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            cycles: AtomicU64::new(0),
+        }
+    }; OPS]
+}; KINDS];
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceEntry {
+    pub seq: u64,
+    pub caller: u64,
+    pub kind: u8,
+    pub op: u8,
+    pub id: u64,
+    /// 0 on success, else the negated error code.
+    pub result: i64,
+    pub cycles: u64,
+}
+
+const TRACE_LEN: usize = 256;
+
+struct Trace {
+    entries: [TraceEntry; TRACE_LEN],
+    next: u64,
+}
+
+static TRACE: IrqMutex<Trace> = IrqMutex::new(Trace {
+    entries: [TraceEntry {
+        seq: 0,
+        caller: 0,
+        kind: 0,
+        op: 0,
+        id: 0,
+        result: 0,
+        cycles: 0,
+    }; TRACE_LEN],
+    next: 0,
+});
+
+fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
+    let kind = (op.kind() as usize).min(KINDS - 1);
+    let c = &COUNTERS[kind][op.code()];
+    c.calls.fetch_add(1, Ordering::Relaxed);
+    c.cycles.fetch_add(cycles, Ordering::Relaxed);
+    let id = match result {
+        Ok(Value::Id(id)) => id.raw(),
+        _ => op.subject().raw(),
+    };
+    let code = match result {
+        Ok(_) => 0,
+        Err(e) => {
+            c.errors.fetch_add(1, Ordering::Relaxed);
+            -(*e as i64)
+        }
+    };
+    let mut t = TRACE.lock();
+    let seq = t.next;
+    t.entries[(seq % TRACE_LEN as u64) as usize] = TraceEntry {
+        seq,
+        caller,
+        kind: kind as u8,
+        op: op.code() as u8,
+        id,
+        result: code,
+        cycles,
+    };
+    t.next += 1;
+}
+
+/// The last `n` trace entries, oldest first.
+pub fn trace(n: usize, f: &mut dyn FnMut(&TraceEntry)) {
+    let t = TRACE.lock();
+    let n = n.min(TRACE_LEN).min(t.next as usize);
+    for seq in t.next - n as u64..t.next {
+        f(&t.entries[(seq % TRACE_LEN as u64) as usize]);
+    }
+}
+
+/// (kind, operation, calls, errors, cycles) for every pair used so far.
+pub fn counters(f: &mut dyn FnMut(u8, &str, u64, u64, u64)) {
+    for (k, row) in COUNTERS.iter().enumerate() {
+        for (o, c) in row.iter().enumerate() {
+            let calls = c.calls.load(Ordering::Relaxed);
+            if calls > 0 {
+                f(
+                    k as u8,
+                    OP_NAMES[o],
+                    calls,
+                    c.errors.load(Ordering::Relaxed),
+                    c.cycles.load(Ordering::Relaxed),
+                );
+            }
+        }
+    }
+}
+
+pub fn total_calls() -> u64 {
+    COUNTERS.iter().flatten().map(|c| c.calls.load(Ordering::Relaxed)).sum()
+}

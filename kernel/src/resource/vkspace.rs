@@ -1,0 +1,141 @@
+//! Virtual kernel space (Tender's 仮想カーネル空間): a virtual region attached
+//! in the kernel, reachable by kernel code only. Its use today is the 4 KiB
+//! work area (ワーク領域) that carries a new process's name and arguments
+//! (pool kind 1). Kernel spaces are one page, reached through the direct
+//! map; larger ones come with the IPC layer.
+
+use super::vregion::{self, Place};
+use super::{Kind, ResId, ResTable, table};
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::sync::IrqMutex;
+use crate::vm::region::Region;
+use abi::{Error, ResInfo};
+use alloc::vec::Vec;
+
+pub struct KernelLink {
+    region_id: ResId,
+    region: Region,
+    /// Kernel address of the page.
+    addr: u64,
+    /// Bytes of the page in use.
+    len: usize,
+}
+
+static TABLE: IrqMutex<ResTable<KernelLink>> = IrqMutex::new(table(Kind::VirtualKernelSpace));
+
+pub fn create(caller: u64, region_id: ResId) -> Result<ResId, Error> {
+    let mut region = vregion::take(caller, region_id)?;
+    if region.pages() != 1 {
+        vregion::put_back(region_id, region);
+        return Err(Error::Invalid);
+    }
+    let pa = match region.populate(0) {
+        Ok(pa) => pa,
+        Err(_) => {
+            vregion::put_back(region_id, region);
+            return Err(Error::NoMemory);
+        }
+    };
+    let link = KernelLink {
+        region_id,
+        region,
+        addr: phys_to_virt(pa),
+        len: 0,
+    };
+    match TABLE.lock().insert(super::Entry {
+        owner: caller,
+        value: link,
+    }) {
+        Ok(id) => {
+            vregion::placed(region_id, Place::InKernel { link: id });
+            Ok(id)
+        }
+        Err((e, entry)) => {
+            vregion::put_back(region_id, entry.value.region);
+            Err(super::id_error(e))
+        }
+    }
+}
+
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    super::owned(&t, id, caller)?;
+    let link = t.remove(id).map_err(super::id_error)?.value;
+    drop(t);
+    vregion::put_back(link.region_id, link.region);
+    Ok(())
+}
+
+pub fn check(caller: u64, id: ResId) -> Result<(), Error> {
+    super::owned(&TABLE.lock(), id, caller).map(|_| ())
+}
+
+/// Stores `parts` one after another in the work area.
+pub fn write(caller: u64, id: ResId, parts: &[&[u8]]) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    let e = super::owned_mut(&mut t, id, caller)?;
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if total > PAGE_SIZE as usize {
+        return Err(Error::Invalid);
+    }
+    let mut at = e.value.addr as *mut u8;
+    for p in parts {
+        // SAFETY: the page is this kernel space's and `total` fits in it.
+        unsafe {
+            core::ptr::copy_nonoverlapping(p.as_ptr(), at, p.len());
+            at = at.add(p.len());
+        }
+    }
+    e.value.len = total;
+    Ok(())
+}
+
+/// Copies the work area's content out.
+pub fn read(id: ResId) -> Result<Vec<u8>, Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(e.value.len).map_err(|_| Error::NoMemory)?;
+    // SAFETY: the first `len` bytes of the page were written by `write`.
+    v.extend_from_slice(unsafe { core::slice::from_raw_parts(e.value.addr as *const u8, e.value.len) });
+    Ok(v)
+}
+
+pub fn set_owner(id: ResId, owner: u64) {
+    if let Ok(e) = TABLE.lock().get_mut(id) {
+        e.owner = owner;
+    }
+}
+
+pub fn query(id: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    Ok(super::info(
+        id,
+        e.owner,
+        PAGE_SIZE,
+        e.value.addr,
+        [e.value.region_id, ResId::NONE, ResId::NONE],
+    ))
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+/// The region behind a kernel space (to delete both).
+pub fn region_of(id: ResId) -> Option<ResId> {
+    TABLE.lock().get(id).ok().map(|e| e.value.region_id)
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids: Vec<ResId> = TABLE
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.owner == pid)
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        let _ = delete(super::KERNEL, id);
+    }
+}

@@ -1,0 +1,312 @@
+//! Tender resources: independent kinds, the mediator's checks, composition
+//! of processes, and the pool's reuse, add and reduce.
+
+use super::process::run_with;
+use crate::ensure;
+use crate::ktest::TestResult;
+use crate::mm::{frames, heap};
+use crate::resource::mediator::{Op, Value, invoke};
+use crate::resource::pool::{self, PoolKind};
+use crate::resource::{self, KERNEL, ResId};
+use abi::{Error, LoadPolicy, RegionKind};
+use alloc::format;
+use alloc::string::String;
+
+fn create(op: Op) -> Result<ResId, String> {
+    invoke(KERNEL, op)
+        .and_then(Value::id)
+        .map_err(|e| format!("{op:?}: {e:?}"))
+}
+
+fn pool_count(kind: PoolKind) -> usize {
+    pool::report()[kind as usize].count
+}
+
+pub fn resources_exist_independently() -> TestResult {
+    let plate = create(Op::FindPlate { name: "bin/tiny" })?;
+    // A program with no process, a space with no process, a region with no space.
+    let program = create(Op::CreateProgram { plate })?;
+    let space = create(Op::CreateSpace)?;
+    let region = create(Op::CreateRegion {
+        kind: RegionKind::Data,
+        pages: 3,
+        writable: true,
+        executable: false,
+    })?;
+    let phys = create(Op::CreatePhysical { pages: 5 })?;
+    // Attach, then detach: the region survives both.
+    let link = create(Op::Attach {
+        space,
+        region,
+        base: 0x1000_0000,
+    })?;
+    ensure!(
+        invoke(KERNEL, Op::Delete { id: region }).err() == Some(Error::Busy),
+        "an attached region was deleted"
+    );
+    ensure!(
+        invoke(KERNEL, Op::Delete { id: space }).err() == Some(Error::Busy),
+        "a space with a region attached was deleted"
+    );
+    invoke(KERNEL, Op::Delete { id: link }).map_err(|e| format!("detach: {e:?}"))?;
+    for id in [region, space, program, phys] {
+        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("delete {id:?}: {e:?}"))?;
+    }
+    Ok(())
+}
+
+pub fn stale_forged_and_wrong_kind_ids_are_rejected() -> TestResult {
+    let region = create(Op::CreateRegion {
+        kind: RegionKind::Data,
+        pages: 1,
+        writable: true,
+        executable: false,
+    })?;
+    invoke(KERNEL, Op::Delete { id: region }).map_err(|e| format!("{e:?}"))?;
+    ensure!(
+        matches!(invoke(KERNEL, Op::Query { id: region }), Err(Error::NotFound)),
+        "stale id accepted"
+    );
+    let again = create(Op::CreateRegion {
+        kind: RegionKind::Data,
+        pages: 1,
+        writable: true,
+        executable: false,
+    })?;
+    ensure!(
+        again.index() == region.index() && again != region,
+        "slot not reused with a new generation"
+    );
+    ensure!(
+        matches!(invoke(KERNEL, Op::Query { id: region }), Err(Error::NotFound)),
+        "stale id accepted after reuse"
+    );
+    let forged = ResId::new(again.kind(), again.index(), again.generation() + 7);
+    ensure!(
+        matches!(invoke(KERNEL, Op::Delete { id: forged }), Err(Error::NotFound)),
+        "forged id accepted"
+    );
+    let space = create(Op::CreateSpace)?;
+    // A region id where a space is expected, and the reverse.
+    ensure!(
+        matches!(
+            invoke(
+                KERNEL,
+                Op::Attach {
+                    space: again,
+                    region: space,
+                    base: 0x1000
+                }
+            ),
+            Err(Error::Invalid)
+        ),
+        "kinds not checked"
+    );
+    ensure!(
+        matches!(
+            invoke(
+                KERNEL,
+                Op::Query {
+                    id: ResId::from_raw(0xff00_0000_0000_0001)
+                }
+            ),
+            Err(Error::Invalid)
+        ),
+        "unknown kind accepted"
+    );
+    for id in [again, space] {
+        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+pub fn mediator_checks_before_any_change() -> TestResult {
+    let space = create(Op::CreateSpace)?;
+    let region = create(Op::CreateRegion {
+        kind: RegionKind::Data,
+        pages: 2,
+        writable: true,
+        executable: false,
+    })?;
+    let forged_space = ResId::new(space.kind(), space.index(), space.generation() + 1);
+    let calls = resource::mediator::total_calls();
+    ensure!(
+        invoke(
+            KERNEL,
+            Op::Attach {
+                space: forged_space,
+                region,
+                base: 0x2000
+            }
+        )
+        .is_err(),
+        "attach to a forged space"
+    );
+    // Nothing changed: the region is still detached and can be attached for real.
+    let link = create(Op::Attach {
+        space,
+        region,
+        base: 0x2000,
+    })?;
+    ensure!(resource::mediator::total_calls() == calls + 2, "operations not counted");
+    let mut last = None;
+    resource::mediator::trace(2, &mut |e| last = Some(*e));
+    ensure!(
+        last.is_some_and(|e| e.result == 0 && e.id == link.raw()),
+        "trace does not end with the attach"
+    );
+    // A user process may not touch the kernel's resources.
+    ensure!(
+        invoke(4242, Op::Delete { id: link }).err() == Some(Error::Denied),
+        "another owner deleted a resource"
+    );
+    for id in [link, region, space] {
+        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+pub fn process_built_step_by_step_from_user_mode() -> TestResult {
+    let o = run_with("builder", &[], LoadPolicy::Eager)?;
+    ensure!(o.status == 0, "builder exited with {}", o.status);
+    Ok(())
+}
+
+pub fn pool_reuse_gives_fresh_processes() -> TestResult {
+    pool::configure("mode reuse").map_err(|e| format!("{e:?}"))?;
+    let hits = pool::report()[PoolKind::Full as usize].stats.hits;
+    for _ in 0..3 {
+        let o = run_with("fresh", &[], LoadPolicy::Eager)?;
+        ensure!(o.status == 0, "a reused space leaked the previous process's memory");
+        ensure!(
+            o.faults.total() == 0,
+            "eager process from the pool took faults {:?}",
+            o.faults
+        );
+    }
+    let after = pool::report()[PoolKind::Full as usize].stats.hits;
+    ensure!(after >= hits + 2, "no reuse: {} full-space hits", after - hits);
+    // basic: the pool is not used at all.
+    pool::configure("mode basic").map_err(|e| format!("{e:?}"))?;
+    let before = pool::report();
+    run_with("fresh", &[], LoadPolicy::Eager)?;
+    let now = pool::report();
+    ensure!(
+        now.iter().zip(before.iter()).all(|(a, b)| a.stats.hits == b.stats.hits),
+        "basic mode took from the pool"
+    );
+    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
+    Ok(())
+}
+
+pub fn pool_add_fills_to_the_setting() -> TestResult {
+    pool::configure("mode add").map_err(|e| format!("{e:?}"))?;
+    pool::configure("add full pa200 2").map_err(|e| format!("{e:?}"))?;
+    pool::configure("add workarea 3").map_err(|e| format!("{e:?}"))?;
+    pool::add().map_err(|e| format!("add: {e:?}"))?;
+    ensure!(
+        pool_count(PoolKind::Full) >= 2 && pool_count(PoolKind::WorkArea) >= 3,
+        "pool not filled"
+    );
+    let hits = pool::report()[PoolKind::Full as usize].stats.hits;
+    let o = run_with("pa200", &[], LoadPolicy::Eager)?;
+    ensure!(
+        o.status == 0 && o.faults.total() == 0,
+        "pa200 from an added space: {:#x} {:?}",
+        o.status,
+        o.faults
+    );
+    ensure!(
+        pool::report()[PoolKind::Full as usize].stats.hits == hits + 1,
+        "the added space was not used"
+    );
+    pool::configure("add clear").map_err(|e| format!("{e:?}"))?;
+    Ok(())
+}
+
+pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
+    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
+    pool::configure("unused 50").map_err(|e| format!("{e:?}"))?;
+    // Keep the idle adjustment out of the way: the test drives the clock.
+    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    pool::flush();
+    // Ten pa800 at once: ten full spaces come back to the pool.
+    let mut pids = alloc::vec::Vec::new();
+    for _ in 0..10 {
+        pids.push(
+            crate::proc::spawn::spawn("pa800", &[], &abi::SpawnOptions::DEFAULT, crate::proc::KERNEL_PID)
+                .map_err(|e| format!("{e:?}"))?,
+        );
+    }
+    for pid in pids {
+        ensure!(crate::proc::wait(crate::proc::KERNEL_PID, pid) == Ok(0), "pa800 failed");
+    }
+    ensure!(
+        pool_count(PoolKind::Full) >= 2,
+        "only {} full spaces pooled",
+        pool_count(PoolKind::Full)
+    );
+    let t0 = crate::clock::nanos();
+    let bytes_burst = pool::bytes();
+    // First pass, before T: the surplus goes, one per program stays.
+    pool::reduce(t0);
+    ensure!(
+        pool_count(PoolKind::Full) == 1,
+        "{} full spaces after the first pass",
+        pool_count(PoolKind::Full)
+    );
+    // Their parts came back: spaces (never reduced) and regions.
+    let spaces = pool_count(PoolKind::Space);
+    ensure!(spaces >= 1, "decomposed spaces were not pooled");
+    // After T unused: the kept one goes too, and the large regions (BSS of
+    // 800 pages) after another T; small regions and spaces stay.
+    pool::reduce(t0 + 60_000_000);
+    ensure!(pool_count(PoolKind::Full) == 0, "the kept full space outlived T");
+    pool::reduce(t0 + 200_000_000);
+    let big_left = pool::report()[PoolKind::Region as usize].count;
+    ensure!(pool_count(PoolKind::Space) >= spaces, "a virtual space was reduced");
+    ensure!(
+        pool::bytes() < bytes_burst / 4,
+        "pool memory {} KiB after reduce, {} KiB at the burst",
+        pool::bytes() / 1024,
+        bytes_burst / 1024
+    );
+    let _ = big_left;
+    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    Ok(())
+}
+
+fn footprint() -> ([usize; 9], usize, usize) {
+    crate::sched::reap();
+    let counts = resource::counts().map(|(_, n)| n);
+    (counts, frames::stats().free, heap::stats().used)
+}
+
+pub fn nothing_leaks_after_a_workload_and_a_flush() -> TestResult {
+    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
+    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    let workload = || -> TestResult {
+        for prog in ["tiny", "pa200", "fresh", "builder", "argcheck"] {
+            let args: &[&str] = if prog == "argcheck" { &["x", "yy", "zzz"] } else { &[] };
+            run_with(prog, args, LoadPolicy::Eager)?;
+            run_with(prog, args, LoadPolicy::Demand)?;
+        }
+        pool::configure("add full tiny 1").map_err(|e| format!("{e:?}"))?;
+        pool::add().map_err(|e| format!("{e:?}"))?;
+        pool::configure("add clear").map_err(|e| format!("{e:?}"))?;
+        ensure!(pool::bytes() > 0, "the pool held nothing");
+        pool::flush();
+        Ok(())
+    };
+    // Warm up once (kernel lists reach their capacity), then measure.
+    workload()?;
+    let before = footprint();
+    workload()?;
+    let after = footprint();
+    ensure!(
+        after == before,
+        "resources/free frames/heap {before:?} before, {after:?} after"
+    );
+    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    Ok(())
+}
