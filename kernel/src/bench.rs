@@ -70,7 +70,7 @@ fn kernel(short: bool) {
 }
 
 /// Experiments measured by the user program `sysbench` (see user/programs).
-const USER_EXPERIMENTS: [&str; 4] = ["syscall", "spawn", "pageaccess", "pagefault"];
+const USER_EXPERIMENTS: [&str; 6] = ["syscall", "spawn", "pageaccess", "pagefault", "pool", "poolmem"];
 
 /// Runs `sysbench <experiment>` as a process and waits for it; its BENCH
 /// lines go straight to the console.

@@ -109,6 +109,20 @@ fn programs(profile: Profile) -> Result<(), String> {
         let data = fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         files.push((format!("bin/{name}"), data));
     }
+    // Configuration files (user/etc/*) go to etc/.
+    let etc = Path::new("user/etc");
+    let mut conf: Vec<_> = fs::read_dir(etc)
+        .map_err(|e| format!("reading {}: {e}", etc.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    conf.sort();
+    for path in conf {
+        let data = fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?");
+        files.push((format!("etc/{name}"), data));
+    }
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
     let archive = platform::cpio::write(&refs);
     let tmp = Path::new(INITRD).with_extension("tmp");

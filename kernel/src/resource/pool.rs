@@ -2,7 +2,8 @@
 //! - **reuse**: a process's constituents are not deleted when it ends but
 //!   kept here, and the next creation takes them instead of making new ones;
 //! - **add**: resources are made ahead of need, up to the administrator's
-//!   settings (kind and count, e.g. "2 fully attached spaces for pa800");
+//!   settings (kind and count, e.g. "2 fully attached spaces for pa800"),
+//!   when a setting is given (boot file or run-time command);
 //! - **reduce**: resources that stay unused are deleted by the paper's
 //!   rules: always-usable kinds never; regions of 64 KiB or less never,
 //!   larger ones after T unused; program-dependent kinds keep one per
@@ -126,6 +127,9 @@ pub fn init() {
         if let Err(e) = configure(line) {
             crate::println!("pool.conf: '{}': {:?}", line.trim(), e);
         }
+    }
+    if let Err(e) = add() {
+        crate::println!("pool.conf: cannot add resources: {e:?}");
     }
 }
 
@@ -308,20 +312,6 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
     }
 }
 
-/// How many of a program-dependent kind the add settings ask to keep.
-fn floor(settings: &Settings, kind: PoolKind, plate: ResId) -> usize {
-    settings
-        .add
-        .iter()
-        .filter_map(|r| match (r, kind) {
-            (AddRule::Program { name, count }, PoolKind::Program)
-            | (AddRule::Text { name, count }, PoolKind::Text)
-            | (AddRule::Full { name, count }, PoolKind::Full) => (plate_of(name).ok() == Some(plate)).then_some(*count),
-            _ => None,
-        })
-        .sum()
-}
-
 /// One reduce pass at time `now` (tests drive this clock directly).
 /// Returns how many resources it deleted.
 pub fn reduce(now: u64) -> usize {
@@ -339,16 +329,13 @@ pub fn reduce(now: u64) -> usize {
             (PoolKind::Program, &mut p.programs),
         ] {
             for (plate, list) in map.iter_mut() {
-                // Keep one per program (or what the add settings ask for):
-                // the surplus goes now, oldest first; the one kept goes when
-                // unused for T, unless the add settings hold it.
-                let held = floor(&p.settings, kind, *plate);
-                let keep = held.max(1);
+                // Keep one per program: the surplus goes now, oldest first;
+                // the one kept goes when it has been unused for T.
                 list.sort_by_key(|x| x.since);
-                let surplus = list.len().saturating_sub(keep);
+                let surplus = list.len().saturating_sub(1);
                 let mut index = 0;
                 list.retain(|x| {
-                    let go = index < surplus || (held == 0 && expired(x));
+                    let go = index < surplus || expired(x);
                     index += 1;
                     if go {
                         victims.push((kind, *plate, x.id));
@@ -482,21 +469,18 @@ pub fn add() -> Result<usize, Error> {
     Ok(made)
 }
 
-/// The resource adjustment part, run by CPU 0 when idle: every interval,
-/// add up to the settings, then reduce.
+/// The resource adjustment part's periodic work, run by CPU 0 when idle:
+/// every interval, a reduce pass (when reduce is on).
 pub fn on_idle() {
     let t = now();
     {
         let mut p = POOL.lock();
-        if t.saturating_sub(p.last_adjust) < p.settings.interval_ns {
+        if !p.settings.reduce || t.saturating_sub(p.last_adjust) < p.settings.interval_ns {
             return;
         }
         p.last_adjust = t;
     }
-    let _ = add();
-    if POOL.lock().settings.reduce {
-        reduce(t);
-    }
+    reduce(t);
 }
 
 // ---- settings ----

@@ -125,10 +125,20 @@ fn choose_cpu(c: &Computation) -> usize {
     best.1
 }
 
-/// Puts a Runnable computation on a run queue and tells that CPU.
+/// Puts a Runnable computation on a run queue. An idle CPU is told at
+/// once (IPI if it is another); a busy one takes it at the end of its
+/// current time slice, so a wake-up does not preempt (a parent spawning
+/// ten children keeps running until it waits for them).
 pub fn enqueue(c: Arc<Computation>) {
     let target = choose_cpu(&c);
-    RQ[target].lock().queue.push_back(c);
+    let idle = {
+        let mut rq = RQ[target].lock();
+        rq.queue.push_back(c);
+        rq.current.as_ref().is_none_or(|c| c.is_idle())
+    };
+    if !idle {
+        return;
+    }
     NEED_RESCHED[target].store(true, Ordering::Release);
     let me = cpu::try_this_cpu().map(|c| c.index);
     if me != Some(target)

@@ -1,9 +1,10 @@
 //! Tessera's side of the process benchmarks (issue: processes), printing
 //! `BENCH,<experiment>,<metric>,<param>,<value>,<unit>` lines like the Linux
 //! reference programs. Under QEMU's icount mode a nanosecond is one
-//! instruction. Usage: sysbench [syscall|spawn|pageaccess|pagefault|all] [short]
+//! instruction. Usage: sysbench [syscall|spawn|pageaccess|pagefault|pool|poolmem|all] [short]
 #![no_std]
 #![no_main]
+extern crate alloc;
 use tessera_rt::abi::{LoadPolicy, SpawnOptions};
 use tessera_rt::{println, sys};
 
@@ -87,6 +88,118 @@ fn fault(pages: u64) {
     let _ = sys::unmap(base, len);
 }
 
+/// The paper's four configurations of the resource pool (seed 000 §3.1).
+const SETTINGS: [&str; 4] = ["basic", "reuse", "add", "reduce"];
+const POOL_PROGRAMS: [&str; 5] = ["tiny", "pa0", "pa200", "pa400", "pa800"];
+
+fn pool_setting(setting: &str, program: &str, count: usize) {
+    let _ = sys::pool_ctl(&alloc::format!("mode {setting}"));
+    let _ = sys::pool_ctl("add clear");
+    let _ = sys::pool_ctl("flush");
+    if setting == "add" || setting == "reduce" {
+        // The add function pre-creates fully attached spaces (kind 6).
+        let _ = sys::pool_ctl(&alloc::format!("add full {program} {count}"));
+    }
+}
+
+/// Spawn + exit + wait under each pool setting, one at a time and with
+/// `CONCURRENT` processes at once (seed 000 figs 5, 6, 8, 9), as time per process.
+fn pool(rounds: u64) {
+    const CONCURRENT: usize = 10;
+    let eager = SpawnOptions {
+        policy: LoadPolicy::Eager as u64,
+        ..SpawnOptions::DEFAULT
+    };
+    for prog in POOL_PROGRAMS {
+        for setting in SETTINGS {
+            pool_setting(setting, prog, 1);
+            let t0 = sys::now_ns();
+            for _ in 0..rounds * CONCURRENT as u64 {
+                let pid = sys::spawn(prog, &[], &eager).expect("spawn");
+                sys::wait(pid).expect("wait");
+            }
+            println!(
+                "BENCH,pool,{setting}_serial,{prog},{:.0},ns",
+                per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
+            );
+            pool_setting(setting, prog, CONCURRENT);
+            let t0 = sys::now_ns();
+            for _ in 0..rounds {
+                let mut pids = [0u64; CONCURRENT];
+                for p in pids.iter_mut() {
+                    *p = sys::spawn(prog, &[], &eager).expect("spawn");
+                }
+                for p in pids {
+                    sys::wait(p).expect("wait");
+                }
+            }
+            println!(
+                "BENCH,pool,{setting}_concurrent10,{prog},{:.0},ns",
+                per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
+            );
+        }
+        // Demand paging without the pool, for comparison with eager + pool.
+        pool_setting("basic", prog, 1);
+        let demand = SpawnOptions {
+            policy: LoadPolicy::Demand as u64,
+            ..SpawnOptions::DEFAULT
+        };
+        let t0 = sys::now_ns();
+        for _ in 0..rounds * CONCURRENT as u64 {
+            let pid = sys::spawn(prog, &[], &demand).expect("spawn");
+            sys::wait(pid).expect("wait");
+        }
+        println!(
+            "BENCH,pool,demand_serial,{prog},{:.0},ns",
+            per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
+        );
+    }
+    pool_setting("reduce", "tiny", 0);
+    let _ = sys::pool_ctl("add clear");
+}
+
+/// Pool memory over time during and after a burst of 10 concurrent
+/// page-access processes (seed 000 figs 7 and 10), with and without reduce.
+fn poolmem(bursts: u64) {
+    const CONCURRENT: usize = 10;
+    let eager = SpawnOptions {
+        policy: LoadPolicy::Eager as u64,
+        ..SpawnOptions::DEFAULT
+    };
+    for setting in ["reuse", "reduce"] {
+        pool_setting(setting, "pa800", CONCURRENT);
+        let _ = sys::pool_ctl("unused 50");
+        let _ = sys::pool_ctl("interval 50");
+        let t0 = sys::now_ns();
+        let sample = |t0: u64| {
+            let bytes = sys::sys_info().map_or(0, |i| i.pool_bytes);
+            println!(
+                "BENCH,poolmem,{setting},{},{},bytes",
+                (sys::now_ns() - t0) / 1_000_000,
+                bytes
+            );
+        };
+        sample(t0);
+        for _ in 0..bursts {
+            let mut pids = [0u64; CONCURRENT];
+            for p in pids.iter_mut() {
+                *p = sys::spawn("pa800", &[], &eager).expect("spawn");
+            }
+            for p in pids {
+                sys::wait(p).expect("wait");
+            }
+            sample(t0);
+        }
+        // After the burst: let the adjustment run.
+        for _ in 0..15 {
+            sys::sleep_ns(20_000_000);
+            sample(t0);
+        }
+    }
+    pool_setting("reduce", "tiny", 0);
+    let _ = sys::pool_ctl("add clear");
+}
+
 fn main(args: &[&str]) -> i32 {
     let which = args.get(1).copied().unwrap_or("all");
     let short = args.get(2) == Some(&"short");
@@ -103,6 +216,12 @@ fn main(args: &[&str]) -> i32 {
     }
     if all || which == "pagefault" {
         fault(pages);
+    }
+    if all || which == "pool" {
+        pool(if short { 1 } else { 3 });
+    }
+    if all || which == "poolmem" {
+        poolmem(if short { 1 } else { 5 });
     }
     0
 }
