@@ -70,13 +70,24 @@ fn kernel(short: bool) {
 }
 
 /// Experiments measured by the user program `sysbench` (see user/programs).
-const USER_EXPERIMENTS: [&str; 6] = ["syscall", "spawn", "pageaccess", "pagefault", "pool", "poolmem"];
+const USER_EXPERIMENTS: [(&str, &str); 7] = [
+    ("syscall", "sysbench"),
+    ("spawn", "sysbench"),
+    ("pageaccess", "sysbench"),
+    ("pagefault", "sysbench"),
+    ("pool", "sysbench"),
+    ("poolmem", "sysbench"),
+    ("container", "ctbench"),
+];
 
-/// Runs `sysbench <experiment>` as a process and waits for it; its BENCH
+/// Runs `<program> <experiment>` as a process and waits for it; its BENCH
 /// lines go straight to the console.
-fn user(experiment: &str, short: bool) -> bool {
-    let mut args = alloc::vec::Vec::from(experiment.as_bytes());
-    args.push(0);
+fn user(program: &str, experiment: &str, short: bool) -> bool {
+    let mut args = alloc::vec::Vec::new();
+    if program == "sysbench" {
+        args.extend_from_slice(experiment.as_bytes());
+        args.push(0);
+    }
     if short {
         args.extend_from_slice(b"short\0");
     }
@@ -84,10 +95,10 @@ fn user(experiment: &str, short: bool) -> bool {
         cpu: 0,
         ..abi::SpawnOptions::DEFAULT
     };
-    match crate::proc::spawn::spawn("sysbench", &args, &options, crate::proc::KERNEL_PID) {
+    match crate::proc::spawn::spawn(program, &args, &options, crate::proc::KERNEL_PID) {
         Ok(pid) => crate::proc::wait(crate::proc::KERNEL_PID, pid) == Ok(0),
         Err(e) => {
-            println!("BENCH-ERROR cannot start sysbench: {e:?}");
+            println!("BENCH-ERROR cannot start {program}: {e:?}");
             false
         }
     }
@@ -100,9 +111,9 @@ pub fn run(which: &str, short: bool) -> ! {
         kernel(short);
         known = true;
     }
-    for exp in USER_EXPERIMENTS {
+    for (exp, program) in USER_EXPERIMENTS {
         if which == exp || which == "all" {
-            ok &= user(exp, short);
+            ok &= user(program, exp, short);
             known = true;
         }
     }

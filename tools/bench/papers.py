@@ -19,17 +19,53 @@ EXPERIMENTS = {
     "spawn": {
         "title": "Process creation and deletion",
         "what": "Start a tiny static program and wait for it: fork+execve+wait, vfork+execve+wait, "
-                "posix_spawn+wait. Page faults per spawn beside the times.",
-        "issue": "issue 3 (spawn, eager and demand loading); issue 4 (resource pool: reuse, add, reduce)",
+                "posix_spawn+wait. Page faults per spawn beside the times. Tessera runs it with the resource "
+                "pool settings it boots with (`user/etc/pool.conf`); `pool` measures each setting on its own.",
+        "issue": "issue 3 (spawn, eager and demand loading); with the resource pool: `pool` (issue 4)",
         "linux": True,
     },
     "pageaccess": {
         "title": "Page access program (seed 000, fig. 8 and table 5)",
         "what": "fork+execve+wait of a static program whose BSS has 0, 200, 400 or 800 pages, each "
                 "written once; time per spawn and page faults per spawn (getrusage of the children; "
-                "the child's own /proc/self/stat count; the parent's copy-on-write faults).",
-        "issue": "issue 3 (eager vs demand loading); issue 4 (with the resource pool)",
+                "the child's own /proc/self/stat count; the parent's copy-on-write faults). Tessera runs it "
+                "with the pool settings it boots with (`user/etc/pool.conf`).",
+        "issue": "issue 3 (eager vs demand loading); with the resource pool: `pool` (issue 4)",
         "linux": True,
+    },
+    "pool": {
+        "title": "Resource pool: process creation under the pool settings (seed 000 figs. 5, 6, 8, 9)",
+        "what": "Tessera against itself: spawn + exit + wait of one process (eager loading: the whole "
+                "program is loaded at creation, as in Tender), in ns per process, under the paper's "
+                "configurations of the resource pool (§3.1): **basic** (pool off), **reuse** (the pool "
+                "starts empty; an ended process's resources are kept for the next one), **reuse+add** "
+                "(before measuring, the add function pre-creates fully attached virtual spaces, table 1 "
+                "kind 6, of the program: 1 for serial, 10 for concurrent) and **reuse+add+reduce** "
+                "(the same with reduce on, T = interval = 50 ms); **demand** is demand paging without "
+                "the pool, for comparison. *Serial*: one process at a time; *concurrent 10*: 10 "
+                "spawned, then 10 waited for. Programs: `tiny` (a tiny static program; our stand-in "
+                "for the paper's perl CGI of figs. 5 and 6) and the page access program with 0, 200, "
+                "400 or 800 BSS pages (figs. 8 and 9). Every setting is measured in the same boot; the "
+                "ratio in brackets is against **basic** of the same run, program and mode. With `make bench` "
+                "this runs in the one boot that runs all of Tessera's experiments (`bench=all`), after "
+                "`spawn` and `pageaccess`. The Linux "
+                "column is fork+execve+wait of the same program from `spawn` and `pageaccess` (Linux "
+                "has no pool), for orientation only.",
+        "issue": "issue 4 (resource pool: reuse, add, reduce)",
+        "linux": False,
+    },
+    "poolmem": {
+        "title": "Resource pool: memory held over time, with and without reduce (seed 000 figs. 7 and 10)",
+        "what": "Tessera against itself: bytes held by the pool, sampled by the benchmark program, "
+                "during and after a burst of page access processes (800 BSS pages, eager loading): "
+                "rounds of 10 processes spawned at once and then waited for, the pool sampled after "
+                "each round, then every ≥ 20 ms while the system is idle. Two settings: **reuse** only "
+                "(the pool starts empty and keeps what ended processes leave) and "
+                "**reuse+add+reduce** (10 fully attached spaces of the program pre-created by add; "
+                "reduce deletes what stays unused for T = 50 ms, checked every 50 ms). Time is ms "
+                "since the start of the burst.",
+        "issue": "issue 4 (resource pool: reuse, add, reduce)",
+        "linux": False,
     },
     "pagefault": {
         "title": "First-touch anonymous page fault",
@@ -93,8 +129,10 @@ LINUX_EARLIER = {
 GOALS = {
     ("syscall", "getpid", ""): "≤ 150 (issue 3)",
     ("pagefault", "anon_first_touch", ""): "≤ 1,500 in demand mode (issue 3)",
-    ("spawn", "vfork_exec_wait", ""): "no pool: ≤ Linux vfork+exec (issue 3); with pool: ≤ 60,000 (issue 4)",
-    ("pageaccess", "fork_exec_wait", "800"): "eager: ≤ Linux (issue 3); with pool: ≤ 1,000,000 (issue 4)",
+    ("spawn", "vfork_exec_wait", ""): "no pool: ≤ Linux vfork+exec (issue 3); with pool: ≤ 60,000 "
+                                      "(issue 4, see `pool`)",
+    ("pageaccess", "fork_exec_wait", "800"): "eager: ≤ Linux (issue 3); with pool: ≤ 1,000,000 (issue 4, "
+                                             "see `pool`)",
     ("ipc", "pipe", "1"): "call+reply same CPU ≤ 1,000 (issue 6)",
     ("ipc", "futex", "1"): "call+reply same CPU ≤ 1,000 (issue 6)",
 }
@@ -167,22 +205,102 @@ PAPER_NOTES = {
         "Seed 004, fig. 6 (receive, 4 KiB): swap ≈ 3/5 of share and of move; fig. 7 (direct, no box): "
         "exchange ≈ 4/7 of push(share) and ≈ 1/2 of push(move), constant with size.",
     ],
+    "pool": [
+        "Seed 000, fig. 5 (perl CGI, 100 requests, no concurrency): basic 545.88 ms, reuse 451.72 ms "
+        "(−17.2 %), reuse+add 450.28 ms (−17.5 %: `sh` and `perl` find pooled resources from the first "
+        "request on); Linux 490.55 ms, so Tender with the pool is 8.2 % faster than Linux.",
+        "Seed 000, fig. 6 (10 concurrent): basic 428.63 → reuse+add 348.93 ms (−18.6 %); "
+        "reuse+add+reduce 352.62 ms (+3.69 ms for reduce); Linux 404.8 ms (13.8 % slower than "
+        "reuse+add).",
+        "Seed 000, figs. 8 and 9 (page access program): with the pool Tender beats Linux from 200 BSS "
+        "pages on, by up to 28.9 % at 800 pages (431.0 vs 606.01 ms); with 0 pages Linux is faster "
+        "without concurrency (369.89 vs 394.66 ms) and about equal with 10 concurrent requests "
+        "(295.36 vs 292.95 ms).",
+        "The paper's times are whole requests (Apache, `sh`, the CGI program, the network), so only "
+        "part of each is process creation and deletion, the part the pool shortens.",
+    ],
+    "poolmem": [
+        "Seed 000, fig. 10 (page access program, 10 concurrent): reduce cuts the pool's memory after "
+        "the requests by up to 6.97 MB (11.25 → 4.28 MB), for 3.56 ms more total response time "
+        "(321.44 vs 317.88 ms).",
+        "Seed 000, fig. 7 (perl CGI, 10 concurrent): 8.72 MB at the end of the requests, 4.04 MB with "
+        "reduce (−4.68 MB). While requests arrive, reduce makes no visible difference: the pooled "
+        "resources are in use and none qualifies for deletion.",
+        "Reduce rules (§2.4.2): always-usable resources (work-area kernel space, virtual space) are "
+        "never deleted; regions of ≤ 64 KB are kept; larger regions and program-dependent resources "
+        "(one kept per program) go after T unused; deleting a composite returns its constituents to "
+        "the pool, where their own rules apply.",
+    ],
     "kernel": [],
 }
 
+# The resource pool experiments (`pool`, `poolmem`): Tessera against itself.
+# Settings as the kernel names them (metric `<setting>_<mode>` of `pool`,
+# metric of `poolmem`), in the paper's order, with the paper's names.
+POOL_SETTINGS = {
+    "basic": "basic (no pool)",
+    "reuse": "reuse",
+    "add": "reuse+add",
+    "reduce": "reuse+add+reduce",
+    "demand": "demand paging (no pool)",
+}
+POOL_BASELINE = "basic"
+POOL_WITH_POOL = ("reuse", "add", "reduce")  # the settings "with the pool" goals speak of
+POOL_MODES = {"serial": "serial", "concurrent10": "concurrent 10"}
+# Programs in the order shown, with the Linux row beside them (orientation
+# only: Linux has no pool) and a label.
+POOL_PROGRAMS = {
+    "tiny": ("tiny (≈ perl CGI)", ("spawn", "fork_exec_wait", "")),
+    "pa0": ("page access, 0 pages", ("pageaccess", "fork_exec_wait", "0")),
+    "pa200": ("page access, 200 pages", ("pageaccess", "fork_exec_wait", "200")),
+    "pa400": ("page access, 400 pages", ("pageaccess", "fork_exec_wait", "400")),
+    "pa800": ("page access, 800 pages", ("pageaccess", "fork_exec_wait", "800")),
+}
+# Issue 4's goals (icount ns per process, with the pool), by program.
+POOL_GOALS = {
+    "tiny": (60_000, "≤ 60,000 with the pool (issue 4; Linux vfork+exec 250,000: a 4× lead)"),
+    "pa800": (1_000_000, "≤ 1,000,000 with the pool (issue 4; Linux fork+exec 4,043,000)"),
+}
+# The paper's figures (100 requests through Apache + CGI, total response
+# time, Core i3-2100, 1 core), by (program, mode).  Ratios are against basic.
+POOL_PAPER = {
+    ("tiny", "serial"): "fig. 5 (perl CGI): basic 545.88, reuse 451.72 (0.83), reuse+add 450.28 ms (0.82); "
+                        "Linux 490.55",
+    ("tiny", "concurrent10"): "fig. 6: basic 428.63, reuse+add 348.93 (0.81), reuse+add+reduce 352.62 ms "
+                              "(0.82); Linux 404.8",
+    ("pa0", "serial"): "fig. 8: reuse+add 394.66 ms, Linux 369.89",
+    ("pa200", "serial"): "fig. 8: reuse+add 404.73 ms, Linux 418.86",
+    ("pa400", "serial"): "fig. 8: reuse+add 412.95 ms, Linux 473.48",
+    ("pa800", "serial"): "fig. 8: reuse+add 431.0 ms, Linux 606.01 (−28.9 %)",
+    ("pa0", "concurrent10"): "fig. 9: reuse+add 292.95 ms, Linux 295.36",
+    ("pa200", "concurrent10"): "fig. 9: Tender shorter than Linux with or without the pool",
+    ("pa400", "concurrent10"): "fig. 9: Tender shorter than Linux with or without the pool",
+    ("pa800", "concurrent10"): "fig. 9: Tender shorter than Linux with or without the pool",
+}
+# The paper's pool memory after the requests (MB as printed), per setting.
+POOLMEM_PAPER = {
+    "reuse": "fig. 10 (page access): 11.25 MB after the requests; fig. 7 (perl CGI): 8.72 MB",
+    "reduce": "fig. 10: 4.28 MB (−6.97 MB); fig. 7: 4.04 MB (−4.68 MB)",
+}
+# The benchmark program samples the pool at least this far apart once the
+# burst is over (sysbench's `poolmem`: 15 sleeps of 20 ms); samples closer
+# together belong to the burst.
+POOLMEM_IDLE_GAP_MS = 20
+POOLMEM_IDLE_SAMPLES = 15
+
 # Later work that adds experiments of its own (beyond Tessera's side of the
-# rows above).
+# rows above): (issue, what, the experiments that measure it once done).
 LATER = [
     ("issue 4", "seed 000 settings: basic / reuse / reuse+add / reuse+add+reduce, with 10 concurrent "
-                "spawners; pool memory over time (figs. 7 and 10)."),
+                "spawners; pool memory over time (figs. 7 and 10).", ("pool", "poolmem")),
     ("issue 5", "seed 004 figs. 5–7: send/receive time per mode (COPY, SHARE, MOVE, SWAP, SWAP with "
-                "create/delete) 4 KiB–2 MiB, push vs exchange."),
+                "create/delete) 4 KiB–2 MiB, push vs exchange.", ()),
     ("issue 6", "round trip 0/64 bytes same and cross CPU, ICA remap for 1/16/256 pages, multi-stage "
-                "requests with and without direct return."),
+                "requests with and without direct return.", ()),
     ("issue 7", "seed 002 figs. 7–9 and 12: callsync × n vs ncallsync(n), distribution server, "
-                "1 and 3 CPUs; multi-core figures in plain TCG (icount shows no parallel speed-up)."),
+                "1 and 3 CPUs; multi-core figures in plain TCG (icount shows no parallel speed-up).", ()),
     ("not yet filed", "OFF2F (seed 001): single programs and a build-like workload, page faults by "
-                      "category; the web server + CGI comparison of seed 000 figs. 5, 6, 8, 9."),
+                      "category; the web server + CGI comparison of seed 000 figs. 5, 6, 8, 9.", ()),
 ]
 
 # Tessera figures whose names differ from the Linux row they answer.  A

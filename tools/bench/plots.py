@@ -18,7 +18,7 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import papers  # noqa: E402
-from results import read_csvs, with_derived  # noqa: E402
+from results import poolmem_burst_end, poolmem_series, read_csvs, with_derived  # noqa: E402
 
 COLORS = {"tessera": "#1f77b4", "linux": "#7f7f7f"}
 LABELS = {"tessera": "Tessera", "linux": "Linux 6.1"}
@@ -243,6 +243,120 @@ def plot_kernel(rows, mode, out):
     _save(fig, out / "kernel.png")
 
 
+# Pool settings: no pool in greys, the pool in blues (darker = more of the
+# pool's functions), demand paging hatched.
+POOL_COLORS = {"basic": "#8c8c8c", "reuse": "#9ecae1", "add": "#3182bd", "reduce": "#08306b",
+               "demand": "#d9d9d9"}
+
+
+def _pool_cells(rows):
+    cells = {}
+    for r in _select(rows, "pool", system="tessera"):
+        setting, _, mode_ = r["metric"].partition("_")
+        if mode_:
+            cells.setdefault(mode_, {}).setdefault(r["param"], {})[setting] = r
+    return cells
+
+
+def _ordered(found, known):
+    return [k for k in known if k in found] + sorted(k for k in found if k not in known)
+
+
+def plot_pool(rows, mode, out):
+    """Seed 000 figs. 5/6 and 8/9: time per process per program, one bar per
+    pool setting; left one process at a time, right 10 at once."""
+    cells = _pool_cells(rows)
+    if not cells:
+        return
+    modes = _ordered(set(cells), papers.POOL_MODES)
+    programs = _ordered({p for c in cells.values() for p in c}, papers.POOL_PROGRAMS)
+    fig, axes = plt.subplots(1, len(modes), figsize=(6.8 * len(modes), 5.2), sharey=True, squeeze=False)
+    for ax, md in zip(axes[0], modes):
+        settings = _ordered({s for c in cells[md].values() for s in c}, papers.POOL_SETTINGS)
+        width = 0.84 / len(settings)
+        for i, s in enumerate(settings):
+            for j, prog in enumerate(programs):
+                r = cells[md].get(prog, {}).get(s)
+                if r is None:
+                    continue
+                x = j + (i - (len(settings) - 1) / 2) * width
+                v = r["value"] / 1e6
+                ax.bar(x, v, width, color=POOL_COLORS.get(s, TESSERA_SHADES[i % len(TESSERA_SHADES)]),
+                       edgecolor="#404040", linewidth=0.4, hatch="//" if s == "demand" else None,
+                       yerr=_err(r, 1e6), capsize=2,
+                       label=papers.POOL_SETTINGS.get(s, s) if j == 0 else None)
+                base = cells[md].get(prog, {}).get(papers.POOL_BASELINE)
+                text = f"{v:.3f}"
+                if base and s != papers.POOL_BASELINE and base["value"]:
+                    text += f"  ×{r['value'] / base['value']:.2f}"
+                top = (r["max"] if _err(r, 1e6) else r["value"]) / 1e6
+                ax.annotate(text, (x, top), ha="center", va="bottom", rotation=90, fontsize=6.5,
+                            xytext=(0, 2), textcoords="offset points")
+        ax.set_xticks(range(len(programs)))
+        ax.set_xticklabels([papers.POOL_PROGRAMS.get(p, (p,))[0].replace(", ", "\n") for p in programs],
+                           fontsize=8)
+        ax.set_title(("one process at a time (figs. 5, 8)" if md == "serial" else
+                      "10 processes at once (figs. 6, 9)" if md == "concurrent10" else md), fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        ax.margins(y=0.28)
+        ax.legend(loc="upper left", fontsize=8, title="pool setting (eager loading)", title_fontsize=8)
+    axes[0][0].set_ylabel(_time_axis(mode, "ms").replace("per operation", "per process: spawn + exit + wait"))
+    conf = "QEMU icount (deterministic)" if mode == "icount" else f"QEMU {mode}, median of runs, bars: min–max"
+    fig.suptitle("Resource pool: creating and deleting a process under each pool setting "
+                 "(Tessera against itself; seed 000 figs. 5, 6, 8, 9)\n"
+                 f"{conf}; labels: ms and ×ratio to basic of the same run", fontsize=11)
+    _save(fig, out / "pool.png")
+
+
+def plot_poolmem(rows, mode, out):
+    """Seed 000 figs. 7 and 10: pool memory over time, reuse only against
+    reuse+add+reduce, during and after a burst of 10 concurrent processes."""
+    settings = _ordered({r["metric"] for r in _select(rows, "poolmem", system="tessera")},
+                        ("reuse", "reduce"))
+    if not settings:
+        return
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    colors = {"reuse": "#e6550d", "reduce": "#08519c"}
+    markers = {"reuse": "o", "reduce": "s"}
+    burst_end, rounds = 0, 0
+    for i, s in enumerate(settings):
+        pts = poolmem_series(rows, s)
+        if not pts:
+            continue
+        xs = [t for t, _ in pts]
+        ys = [b / 1048576 for _, b in pts]
+        color = colors.get(s, plt.cm.tab10(i))
+        e = poolmem_burst_end(pts, papers.POOLMEM_IDLE_GAP_MS, papers.POOLMEM_IDLE_SAMPLES)
+        burst_end, rounds = max(burst_end, xs[e]), max(rounds, e)
+        ax.plot(xs, ys, marker=markers.get(s, "^"), markersize=4, color=color,
+                label=f"{papers.POOL_SETTINGS.get(s, s)}: {ys[e]:.2f} MiB at the end of the burst, "
+                      f"{ys[-1]:.2f} MiB at the end")
+        # Label each level the pool settles at after the burst (or the one
+        # it keeps).
+        changes = [k for k in range(e + 1, len(pts)) if ys[k] != ys[k - 1]]
+        for k in changes:
+            ax.annotate(f"{ys[k]:.2f} MiB at {xs[k]:.0f} ms", (xs[k], ys[k]), xytext=(6, 6),
+                        textcoords="offset points", fontsize=7.5, color=color)
+        if not changes:
+            ax.annotate(f"{ys[-1]:.2f} MiB", (xs[-1], ys[-1]), xytext=(0, 6), textcoords="offset points",
+                        ha="right", fontsize=8, color=color)
+    ax.axvspan(0, burst_end, color="#bdbdbd", alpha=0.35, linewidth=0)
+    ax.annotate(f"burst: {rounds} × 10 processes", (burst_end, 0), xytext=(4, 4), textcoords="offset points",
+                fontsize=7.5, color="#404040")
+    ax.set_xlabel("time since the start of the burst (ms" + (", icount)" if mode == "icount" else ")"))
+    ax.set_ylabel("memory held by the pool (MiB)")
+    ax.set_ylim(bottom=0)
+    ax.margins(y=0.15)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center right", fontsize=8)
+    fig.suptitle("Resource pool: memory over time, with and without reduce (seed 000 figs. 7, 10)")
+    ax.set_title("Tessera against itself: rounds of 10 concurrent page access processes (800 pages), "
+                 "then idle; T = interval = 50 ms\n"
+                 "paper, after the requests: fig. 10 11.25 → 4.28 MB with reduce; fig. 7 8.72 → 4.04 MB",
+                 fontsize=8)
+    _save(fig, out / "poolmem.png")
+
+
 def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -250,7 +364,7 @@ def _save(fig, path):
 
 
 PLOTS = {"syscall": plot_syscall, "spawn": plot_spawn, "pageaccess": plot_pageaccess,
-         "pagefault": plot_pagefault, "ipc": plot_ipc, "transfer": plot_transfer, "kernel": plot_kernel}
+         "pool": plot_pool, "poolmem": plot_poolmem, "pagefault": plot_pagefault, "ipc": plot_ipc, "transfer": plot_transfer, "kernel": plot_kernel}
 
 
 def main(folder, mode):

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import papers
-from results import read_csvs, with_derived
+from results import poolmem_burst_end, poolmem_series, read_csvs, with_derived
 
 UNITS_ICOUNT = "icount ns (≈ guest instructions)"
 
@@ -123,6 +123,10 @@ def write_summary(folder, mode, command):
         w("")
         if exp == "transfer":
             _pivot_table(w, exp, lin, tes, mode, tessera_status, meta)
+        elif exp == "pool":
+            _pool_table(w, by_sys, tes, mode, tessera_status, meta)
+        elif exp == "poolmem":
+            _poolmem_table(w, rows, tes, mode, tessera_status, meta)
         elif meta["linux"]:
             _comparison_table(w, exp, lin, tes, mode, tessera_status, meta)
         else:
@@ -148,15 +152,28 @@ def write_summary(folder, mode, command):
         _tessera_table(w, exp, {k: v for k, v in by_sys["tessera"].items() if k[0] == exp},
                        mode, tessera_status, {"issue": "?"})
 
-    w("## What later issues fill in")
+    w("## What each issue fills in")
     w("")
-    w("| issue | adds |")
-    w("|---|---|")
+    w("| issue | adds | state |")
+    w("|---|---|---|")
+
+    def figures(exp):
+        return sum(1 for k in by_sys["tessera"] if k[0] == exp)
+
     for exp, meta in papers.EXPERIMENTS.items():
         if meta["linux"]:
-            w(f"| {meta['issue']} | Tessera's side of `{exp}`: {meta['title']} |")
-    for issue, what in papers.LATER:
-        w(f"| {issue} | {what} |")
+            n = figures(exp)
+            state = f"done: {n} Tessera figures" if n else "to do"
+            w(f"| {meta['issue']} | Tessera's side of `{exp}`: {meta['title']} | {state} |")
+    for issue, what, exps in papers.LATER:
+        counts = [(e, figures(e)) for e in exps]
+        if counts and all(n for _, n in counts):
+            state = "done: " + ", ".join(f"`{e}` ({n} figures)" for e, n in counts)
+        elif any(n for _, n in counts):
+            state = "partly: " + ", ".join(f"`{e}` ({n} figures)" for e, n in counts)
+        else:
+            state = "to do"
+        w(f"| {issue} | {what} | {state} |")
     w("")
     (folder / "README.md").write_text("\n".join(out) + "\n")
 
@@ -341,3 +358,148 @@ def _pivot_table(w, exp, lin, tes, mode, tessera_status, meta):
             w("Earlier Linux measurement of the same configuration, and this run's difference: "
               + "; ".join(notes) + ".")
             w("")
+
+
+# ---------------------------------------------------------------------------
+# The resource pool (Tessera against itself)
+
+
+def _pool_key(metric):
+    """(setting, mode) of a `pool` metric `<setting>_<mode>`, or None."""
+    m = re.fullmatch(r"([a-z]+)_([a-z0-9]+)", metric)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _ordered(found, known):
+    return [k for k in known if k in found] + sorted(k for k in found if k not in known)
+
+
+def _pool_table(w, by_sys, tes, mode, tessera_status, meta):
+    if not tes:
+        w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
+        w("")
+        return
+    cells = {}  # (program, mode) -> {setting: row}
+    odd = []
+    for (_, metric, program), r in tes.items():
+        k = _pool_key(metric)
+        if k is None:
+            odd.append(r)
+            continue
+        cells.setdefault((program, k[1]), {})[k[0]] = r
+    programs = _ordered({p for p, _ in cells}, papers.POOL_PROGRAMS)
+    modes = _ordered({m for _, m in cells}, papers.POOL_MODES)
+    settings = _ordered({s for c in cells.values() for s in c}, papers.POOL_SETTINGS)
+    base = papers.POOL_BASELINE
+    unit = next(iter(tes.values()))["unit"]
+    w(f"Time per process ({unit}): spawn + exit + wait, eager loading; in brackets the ratio against "
+      f"*{papers.POOL_SETTINGS.get(base, base)}* of the same program and mode.")
+    w("")
+    w("| program | mode | " + " | ".join(papers.POOL_SETTINGS.get(s, s) for s in settings)
+      + " | Linux fork+execve+wait | goal | paper |")
+    w("|---|---|" + "---|" * (len(settings) + 3))
+    for prog in programs:
+        label, lkey = papers.POOL_PROGRAMS.get(prog, (prog, None))
+        for md in modes:
+            c = cells.get((prog, md))
+            if not c:
+                continue
+            b = c.get(base)
+            row = []
+            for s in settings:
+                r = c.get(s)
+                if r is None:
+                    row.append("—")
+                elif s == base or not b or not b["value"]:
+                    row.append(_cell(r, mode))
+                else:
+                    row.append(f"{_cell(r, mode)} ({r['value'] / b['value']:.2f})")
+            lr = by_sys["linux"].get(lkey) if lkey else None
+            goal = ""
+            if prog in papers.POOL_GOALS and mode == "icount":
+                limit, text = papers.POOL_GOALS[prog]
+                pooled = [(s, c[s]["value"]) for s in papers.POOL_WITH_POOL if s in c]
+                met = [papers.POOL_SETTINGS.get(s, s) for s, v in pooled if v <= limit]
+                missed = [papers.POOL_SETTINGS.get(s, s) for s, v in pooled if v > limit]
+                verdict = ("met by every pool setting" if pooled and not missed else
+                           "not met" if not met else f"met by {', '.join(met)}; not by {', '.join(missed)}")
+                goal = f"{text}: **{verdict}**" if md == modes[0] or (prog, modes[0]) not in cells \
+                    else f"(the same): **{verdict}**"
+            w(f"| {label} | {papers.POOL_MODES.get(md, md)} | " + " | ".join(row)
+              + f" | {_cell(lr, mode) or '—'} | {goal} | {papers.POOL_PAPER.get((prog, md), '')} |")
+    w("")
+    if odd:
+        w("Other figures: " + "; ".join(f"{r['metric']} {r['param']} {_cell(r, mode)} {r['unit']}"
+                                        for r in odd) + ".")
+        w("")
+    # The shape of the result in one sentence per mode: the range of each
+    # setting's ratio against basic over the programs.
+    for md in modes:
+        parts = []
+        for s in settings:
+            if s == base:
+                continue
+            ratios = [cells[(p, md)][s]["value"] / cells[(p, md)][base]["value"] for p in programs
+                      if (p, md) in cells and s in cells[(p, md)] and base in cells[(p, md)]
+                      and cells[(p, md)][base]["value"]]
+            if ratios:
+                lo, hi = min(ratios), max(ratios)
+                rng = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+                parts.append(f"{papers.POOL_SETTINGS.get(s, s)} {rng}")
+        if parts:
+            w(f"- {papers.POOL_MODES.get(md, md).capitalize()}, time against basic over the "
+              f"programs: " + "; ".join(parts) + ".")
+    w("- The paper's ratios (figs. 5 and 6, whole CGI requests): reuse 0.83, reuse+add 0.82 serial; "
+      "reuse+add 0.81, reuse+add+reduce 0.82 with 10 concurrent.")
+    w("")
+
+
+def _mib(b):
+    return b / 1048576
+
+
+def _signed(v):
+    return f"{v:+.2f}".replace("-", "−")
+
+
+def _poolmem_table(w, rows, tes, mode, tessera_status, meta):
+    if not tes:
+        w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
+        w("")
+        return
+    found = {k[1] for k in tes}
+    settings = _ordered(found, ("reuse", "reduce"))
+    gap, idle = papers.POOLMEM_IDLE_GAP_MS, papers.POOLMEM_IDLE_SAMPLES
+    w(f"Pool memory in MiB. *End of burst*: the sample taken after the last round of processes (the "
+      f"samples after it lie ≥ {gap} ms apart); *end of run*: the last sample.")
+    w("")
+    w("| setting | at start | end of burst | peak | end of run | change after the burst | "
+      "back to the end-of-run level | paper |")
+    w("|---|---|---|---|---|---|---|---|")
+    ends, facts = {}, []
+    for s in settings:
+        pts = poolmem_series(rows, s)
+        if not pts:
+            continue
+        e = poolmem_burst_end(pts, gap, idle)
+        t_end, b_end = pts[e]
+        t_last, b_last = pts[-1]
+        peak = max(b for _, b in pts)
+        # When the pool first reached what it holds at the end of the run.
+        settle = next(t for t, b in pts[e:] if b == b_last)
+        back = "—" if settle <= t_end else f"{settle:.0f} ms ({settle - t_end:.0f} ms after the burst)"
+        ends[s] = b_last
+        w(f"| {papers.POOL_SETTINGS.get(s, s)} | {_mib(pts[0][1]):.2f} | {_mib(b_end):.2f} ({t_end:.0f} ms) "
+          f"| {_mib(peak):.2f} | {_mib(b_last):.2f} ({t_last:.0f} ms) | {_signed(_mib(b_last - b_end))} "
+          f"| {back} | {papers.POOLMEM_PAPER.get(s, '')} |")
+        facts.append((s, e, len(pts)))
+    w("")
+    if "reuse" in ends and "reduce" in ends:
+        w(f"At the end of the run, reuse+add+reduce holds **{_mib(ends['reuse'] - ends['reduce']):.2f} MiB "
+          f"less** than reuse alone ({_mib(ends['reuse']):.2f} → {_mib(ends['reduce']):.2f} MiB). "
+          "Paper: −6.97 MB (fig. 10, 11.25 → 4.28 MB) and −4.68 MB (fig. 7, 8.72 → 4.04 MB).")
+        w("")
+    for s, e, n in facts:
+        w(f"- {papers.POOL_SETTINGS.get(s, s)}: {e} round{'s' if e != 1 else ''} of 10 processes in the "
+          f"burst, {n} samples.")
+    w("")

@@ -139,3 +139,31 @@ def with_derived(rows):
     have = {(r["system"], r["experiment"], r["metric"], r["param"]) for r in rows}
     return rows + [r for r in sums.values()
                    if ("tessera", "pageaccess", r["metric"], r["param"]) not in have]
+
+
+def poolmem_series(rows, setting, system="tessera"):
+    """The `poolmem` samples of one setting: [(ms, bytes)], in time order."""
+    pts = [(float(r["param"]), r["value"]) for r in rows
+           if r["system"] == system and r["experiment"] == "poolmem" and r["metric"] == setting
+           and r["param"].replace(".", "", 1).isdigit()]
+    return sorted(pts)
+
+
+def poolmem_burst_end(points, idle_gap_ms, idle_samples):
+    """Index of the sample taken at the end of the burst.
+
+    After the burst the benchmark program sleeps between samples, so the
+    trailing samples lie at least `idle_gap_ms` apart (`idle_samples` of
+    them); during the burst a sample follows each round of processes.  The
+    end of the burst is the sample before that trailing run, and never the
+    start sample (index 0): under plain TCG one round can take longer than
+    the idle gap.
+    """
+    if len(points) < 2:
+        return len(points) - 1
+    i = len(points) - 1
+    idle = 0
+    while i > 1 and idle < idle_samples and points[i][0] - points[i - 1][0] >= idle_gap_ms:
+        i -= 1
+        idle += 1
+    return i

@@ -94,6 +94,30 @@ numbered! {
         PoolCtl = 26,
         /// program_segment(program, index, out: *mut SegmentInfo) -> 0
         ProgramSegment = 27,
+        /// container_create(pages, requested address or 0) -> container id
+        /// (attached, zeroed, in the caller's space; res_query gives its address)
+        ContainerCreate = 40,
+        /// box_create(pages, initial empties, lower bound, upper bound, flags) -> box id
+        BoxCreate = 41,
+        /// box_grant(box, pid or ANY_PID, BOX_SEND | BOX_RECEIVE) -> 0 (box owner only)
+        BoxGrant = 42,
+        /// container_send(container, box, requested address, ContainerMode, size_ptr) -> container id in the box
+        /// (seed 004 table 2; *size_ptr receives the size sent, in bytes)
+        ContainerSend = 43,
+        /// container_receive(container or 0 (first), box, requested address, ContainerMode,
+        /// timeout_ns, out: *mut Received) -> container id (seed 004 table 3).
+        /// SWAP exchanges with `container`, the caller's own container of the same size.
+        ContainerReceive = 44,
+        /// container_push(container, target pid, requested address, ContainerMode) -> container id in the target
+        ContainerPush = 45,
+        /// container_steal(target's container, target pid, requested address, ContainerMode) -> container id
+        ContainerSteal = 46,
+        /// container_exchange(my container, target pid, target's container) -> 0
+        ContainerExchange = 47,
+        /// peer_grant(pid) -> 0: `pid` may push into, steal from and exchange with the caller
+        PeerGrant = 48,
+        /// container_stats(out: *mut ContainerStats) -> 0
+        ContainerStats = 49,
     }
 }
 
@@ -109,7 +133,58 @@ numbered! {
         VirtualUserSpace = 7,
         VirtualKernelSpace = 8,
         PhysicalMemory = 9,
+        Container = 10,
+        ContainerBox = 11,
     }
+}
+
+numbered! {
+    /// Transfer modes of container IPC (seed 004, tables 2 and 3).
+    pub enum ContainerMode {
+        Copy = 1,
+        Share = 2,
+        Move = 3,
+        /// Exchange of physical pages (Tender's 交換).
+        Swap = 4,
+    }
+}
+
+/// `box_grant` rights.
+pub const BOX_SEND: u64 = 1;
+pub const BOX_RECEIVE: u64 = 2;
+/// `box_grant` to every process.
+pub const ANY_PID: u64 = u64::MAX;
+/// `box_create` flag: zero the pages of containers that become empty, so no
+/// data passes from a receiver to a later sender through the empty queue.
+pub const BOX_SCRUB: u64 = 1;
+
+/// What `container_receive` reports.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct Received {
+    /// Where the container is attached in the receiver's space.
+    pub addr: u64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Cumulative kernel work of container IPC, in cycles (the breakdown of
+/// seed 004 figs 5-7), and how often each happened.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct ContainerStats {
+    pub create_cycles: u64,
+    pub creates: u64,
+    pub delete_cycles: u64,
+    pub deletes: u64,
+    pub exchange_cycles: u64,
+    pub exchanges: u64,
+    pub copy_cycles: u64,
+    pub attach_cycles: u64,
+    pub detach_cycles: u64,
+    pub queue_cycles: u64,
+    pub pages_exchanged: u64,
+    pub bytes_copied: u64,
 }
 
 numbered! {

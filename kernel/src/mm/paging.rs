@@ -96,6 +96,29 @@ pub fn remap(root: u64, va: u64, pa: u64, flags: u64) -> Result<u64, MapError> {
     Ok(old)
 }
 
+/// Maps `frames.len()` consecutive pages from `va` to the given frames
+/// (replacing whatever was there; 0 unmaps). Walks the tree once per page
+/// table rather than once per page, so remapping a large region costs a
+/// few instructions a page (the physical-memory exchange depends on it).
+pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
+    let mut i = 0;
+    while i < frames.len() {
+        let at = va + i as u64 * PAGE_SIZE;
+        let pte = walk(root, at, true)?.ok_or(MapError::OutOfMemory)? as *mut u64;
+        // Entries left in this page table.
+        let room = 512 - index(at, 0);
+        let n = room.min(frames.len() - i);
+        for (k, &pa) in frames[i..i + n].iter().enumerate() {
+            let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+            // SAFETY: `pte` points at entry `index(at, 0)` of a page table of
+            // this tree, and `k` stays within the same table.
+            unsafe { pte.add(k).write(value) };
+        }
+        i += n;
+    }
+    Ok(())
+}
+
 /// Removes the mapping of `va`; returns the frame it mapped. The caller
 /// flushes the TLBs (locally, or with a shootdown).
 pub fn unmap(root: u64, va: u64) -> Option<u64> {

@@ -72,6 +72,10 @@ pub fn shootdown(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
     let Some(me) = cpu::try_this_cpu() else {
         return;
     };
+    // Most changes concern a space that runs only here: nothing to send.
+    if !cpu::online_cpus().any(|c| c.index != me.index && targets(c.index)) {
+        return;
+    }
     let guard = loop {
         if let Some(g) = REQUEST_LOCK.try_lock() {
             break g;

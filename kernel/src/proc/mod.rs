@@ -59,6 +59,9 @@ pub struct Process {
     pub work_area: IrqMutex<Option<ResId>>,
     /// Entry point of the program.
     pub entry: u64,
+    /// Processes allowed to push containers into this one, steal from it
+    /// and exchange with it (besides its parent).
+    pub peers: IrqMutex<Vec<u64>>,
     faults: [AtomicU64; 5],
     pub killed: AtomicBool,
     pub exit_status: IrqMutex<Option<u64>>,
@@ -143,6 +146,44 @@ impl WaitQueue {
                 w.push(cur.clone());
             }
             sched::schedule();
+            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
+        }
+    }
+
+    /// Like `wait_until`, but gives up at `deadline` (ns since boot).
+    /// Returns whether `ready()` became true.
+    pub fn wait_until_deadline(&self, deadline: u64, mut ready: impl FnMut() -> bool) -> bool {
+        loop {
+            let cur = match sched::current() {
+                Some(c) if !c.is_idle() => c,
+                _ => {
+                    if ready() {
+                        return true;
+                    }
+                    if crate::clock::nanos() >= deadline {
+                        return false;
+                    }
+                    sched::idle_step();
+                    continue;
+                }
+            };
+            {
+                let mut w = self.waiters.lock();
+                if ready() {
+                    return true;
+                }
+                if crate::clock::nanos() >= deadline
+                    || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire))
+                {
+                    return false;
+                }
+                sched::mark_blocked();
+                w.push(cur.clone());
+                // The timer wakes it at the deadline if nothing else does.
+                sched::wake_at(deadline, cur.clone());
+            }
+            sched::schedule();
+            sched::cancel_wake(&cur);
             self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
         }
     }
@@ -326,6 +367,7 @@ pub fn create(
         computation: IrqMutex::new(None),
         work_area: IrqMutex::new(Some(work_area)),
         entry: prog.entry,
+        peers: IrqMutex::new(Vec::new()),
         faults: Default::default(),
         killed: AtomicBool::new(false),
         exit_status: IrqMutex::new(None),

@@ -7,7 +7,10 @@
 //! watched from the inspector (seed 000 §2.1: all calls to the resource
 //! programs go through one program, which makes the OS observable).
 
-use super::{Kind, ResId, computation, physmem, plate, process, program, vkspace, vregion, vspace, vuspace};
+use super::{
+    Kind, ResId, computation, container, container_box, physmem, plate, process, program, vkspace, vregion, vspace,
+    vuspace,
+};
 use crate::clock;
 use crate::sync::IrqMutex;
 use abi::{Error, LoadPolicy, RegionKind, ResInfo};
@@ -77,6 +80,53 @@ pub enum Op<'a> {
     Start {
         process: ResId,
     },
+    // Container IPC (seed 004).
+    CreateContainer {
+        pages: u64,
+        addr: u64,
+    },
+    CreateBox {
+        pages: u64,
+        initial: u64,
+        lower: u64,
+        upper: u64,
+        flags: u64,
+    },
+    GrantBox {
+        bx: ResId,
+        pid: u64,
+        rights: u64,
+    },
+    Send {
+        container: ResId,
+        bx: ResId,
+        addr: u64,
+        mode: abi::ContainerMode,
+    },
+    Receive {
+        container: ResId,
+        bx: ResId,
+        addr: u64,
+        mode: abi::ContainerMode,
+        timeout_ns: u64,
+    },
+    Push {
+        container: ResId,
+        target: u64,
+        addr: u64,
+        mode: abi::ContainerMode,
+    },
+    Steal {
+        container: ResId,
+        target: u64,
+        addr: u64,
+        mode: abi::ContainerMode,
+    },
+    Exchange {
+        container: ResId,
+        target: u64,
+        theirs: ResId,
+    },
     Query {
         id: ResId,
     },
@@ -91,7 +141,7 @@ pub enum Op<'a> {
 }
 
 /// The operation names, for counters and the trace.
-pub const OP_NAMES: [&str; 14] = [
+pub const OP_NAMES: [&str; 21] = [
     "find",
     "create",
     "attach",
@@ -106,6 +156,13 @@ pub const OP_NAMES: [&str; 14] = [
     "delete",
     "create_program",
     "create_region",
+    "grant",
+    "send",
+    "receive",
+    "push",
+    "steal",
+    "exchange",
+    "create_box",
 ];
 
 impl Op<'_> {
@@ -125,6 +182,14 @@ impl Op<'_> {
             Op::Delete { .. } => 11,
             Op::CreateProgram { .. } => 12,
             Op::CreateRegion { .. } => 13,
+            Op::CreateContainer { .. } => 1,
+            Op::GrantBox { .. } => 14,
+            Op::Send { .. } => 15,
+            Op::Receive { .. } => 16,
+            Op::Push { .. } => 17,
+            Op::Steal { .. } => 18,
+            Op::Exchange { .. } => 19,
+            Op::CreateBox { .. } => 20,
         }
     }
 
@@ -140,6 +205,8 @@ impl Op<'_> {
             Op::CreatePhysical { .. } => Kind::PhysicalMemory,
             Op::CreateProcess { .. } | Op::Start { .. } => Kind::Process,
             Op::CreateComputation { .. } => Kind::Computation,
+            Op::CreateContainer { .. } | Op::Push { .. } | Op::Steal { .. } | Op::Exchange { .. } => Kind::Container,
+            Op::CreateBox { .. } | Op::GrantBox { .. } | Op::Send { .. } | Op::Receive { .. } => Kind::ContainerBox,
             Op::Query { id } | Op::Delete { id } => return id.kind(),
         };
         k as u8
@@ -155,6 +222,8 @@ impl Op<'_> {
             Op::Load { region, .. } | Op::Clear { region, .. } => region,
             Op::WriteWorkArea { area, .. } => area,
             Op::Query { id } | Op::Delete { id } => id,
+            Op::Push { container, .. } | Op::Steal { container, .. } | Op::Exchange { container, .. } => container,
+            Op::Send { bx, .. } | Op::Receive { bx, .. } | Op::GrantBox { bx, .. } => bx,
             _ => ResId::NONE,
         }
     }
@@ -165,6 +234,12 @@ pub enum Value {
     Id(ResId),
     Info(ResInfo),
     Segment(abi::SegmentInfo),
+    /// A container sent or received: its id, where it is attached, its size.
+    Received {
+        id: ResId,
+        addr: u64,
+        size: u64,
+    },
     Done,
 }
 
@@ -237,6 +312,25 @@ fn validate(caller: u64, op: &Op) -> Result<(), Error> {
             program::check(program)
         }
         Op::FindPlate { .. } | Op::CreateSpace | Op::CreateRegion { .. } | Op::CreatePhysical { .. } => Ok(()),
+        Op::CreateContainer { .. } | Op::CreateBox { .. } => Ok(()),
+        Op::GrantBox { bx, .. } => expect(bx, Kind::ContainerBox),
+        Op::Send { container, bx, .. } => {
+            expect(container, Kind::Container)?;
+            expect(bx, Kind::ContainerBox)
+        }
+        Op::Receive {
+            container, bx, mode, ..
+        } => {
+            if container != ResId::NONE || mode == abi::ContainerMode::Swap {
+                expect(container, Kind::Container)?;
+            }
+            expect(bx, Kind::ContainerBox)
+        }
+        Op::Push { container, .. } | Op::Steal { container, .. } => expect(container, Kind::Container),
+        Op::Exchange { container, theirs, .. } => {
+            expect(container, Kind::Container)?;
+            expect(theirs, Kind::Container)
+        }
     }
 }
 
@@ -288,6 +382,50 @@ fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
             vkspace::write(caller, area, &[name, &[0], args, end]).map(|_| Value::Done)
         }
         Op::Start { process } => crate::proc::start(caller, process).map(|_| Value::Done),
+        Op::CreateContainer { pages, addr } => id(container::create(caller, pages, addr)),
+        Op::CreateBox {
+            pages,
+            initial,
+            lower,
+            upper,
+            flags,
+        } => id(container_box::create(caller, pages, initial, lower, upper, flags)),
+        Op::GrantBox { bx, pid, rights } => container_box::grant(caller, bx, pid, rights).map(|_| Value::Done),
+        Op::Send {
+            container,
+            bx,
+            addr,
+            mode,
+        } => container_box::send(caller, container, bx, addr, mode).map(|(id, size)| Value::Received {
+            id,
+            addr: 0,
+            size,
+        }),
+        Op::Receive {
+            container,
+            bx,
+            addr,
+            mode,
+            timeout_ns,
+        } => container_box::receive(caller, container, bx, addr, mode, timeout_ns)
+            .map(|(id, addr, size)| Value::Received { id, addr, size }),
+        Op::Push {
+            container,
+            target,
+            addr,
+            mode,
+        } => id(container::push(caller, container, target, addr, mode)),
+        Op::Steal {
+            container,
+            target,
+            addr,
+            mode,
+        } => id(container::steal(caller, container, target, addr, mode)),
+        Op::Exchange {
+            container,
+            target,
+            theirs,
+        } => container::exchange(caller, container, target, theirs).map(|_| Value::Done),
         Op::Query { id } => query(id).map(Value::Info),
         Op::QuerySegment { program, index } => {
             let prog = program::get(program)?;
@@ -316,6 +454,8 @@ fn query(id: ResId) -> Result<ResInfo, Error> {
         Kind::VirtualUserSpace => vuspace::query(id),
         Kind::VirtualKernelSpace => vkspace::query(id),
         Kind::PhysicalMemory => physmem::query(id),
+        Kind::Container => container::query(id),
+        Kind::ContainerBox => container_box::query(id),
     }
 }
 
@@ -328,6 +468,8 @@ fn delete(caller: u64, id: ResId) -> Result<(), Error> {
         Kind::VirtualKernelSpace => vkspace::delete(caller, id),
         Kind::PhysicalMemory => physmem::delete(caller, id),
         Kind::Computation => computation::delete(caller, id),
+        Kind::Container => container::delete(caller, id),
+        Kind::ContainerBox => container_box::delete(caller, id),
         // Plates live as long as the archive; processes end by exit or kill.
         Kind::Plate | Kind::Process => Err(Error::Denied),
     }
@@ -344,7 +486,7 @@ pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
 
 // ---- counters and trace ----
 
-const KINDS: usize = 10;
+const KINDS: usize = 12;
 const OPS: usize = OP_NAMES.len();
 
 struct Counter {

@@ -20,6 +20,8 @@
 //! | physical memory | `physmem.rs` | a run of contiguous frames |
 
 pub mod computation;
+pub mod container;
+pub mod container_box;
 pub mod inspect;
 pub mod mediator;
 pub mod physmem;
@@ -103,7 +105,10 @@ pub fn init() {
 /// Deletes what a process still owned when it ended (resources it made
 /// through the native API and never handed over).
 pub fn release_owned_by(pid: u64) {
-    // Attachments first, so that spaces and regions are free to go.
+    // Containers and boxes first (they hold attachments), then attachments,
+    // so that spaces and regions are free to go.
+    container::release_owned_by(pid);
+    container_box::release_owned_by(pid);
     vuspace::release_owned_by(pid);
     vkspace::release_owned_by(pid);
     vspace::release_owned_by(pid);
@@ -137,7 +142,7 @@ pub fn set_owner(id: ResId, owner: u64) {
 }
 
 /// Live resources per kind, for the inspector and leak tests.
-pub fn counts() -> [(Kind, usize); 9] {
+pub fn counts() -> [(Kind, usize); 11] {
     [
         (Kind::Process, process::count()),
         (Kind::Program, program::count()),
@@ -148,5 +153,7 @@ pub fn counts() -> [(Kind, usize); 9] {
         (Kind::VirtualUserSpace, vuspace::count()),
         (Kind::VirtualKernelSpace, vkspace::count()),
         (Kind::PhysicalMemory, physmem::count()),
+        (Kind::Container, container::count()),
+        (Kind::ContainerBox, container_box::count()),
     ]
 }

@@ -199,3 +199,29 @@ pub fn set_owner(id: ResId, owner: u64) {
         e.owner = owner;
     }
 }
+
+/// Makes a region resource of a `Region` built elsewhere (container memory).
+pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
+    let pages = region.pages();
+    let entry = RegionEntry {
+        pages,
+        place: Place::Detached(region),
+    };
+    TABLE
+        .lock()
+        .insert(super::Entry { owner, value: entry })
+        .map_err(|(e, _)| super::id_error(e))
+}
+
+/// Removes a detached region from the table and hands its `Region` over.
+pub fn disown(id: ResId) -> Result<Region, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    if !matches!(e.value.place, Place::Detached(_)) {
+        return Err(Error::Busy);
+    }
+    match t.remove(id).map_err(super::id_error)?.value.place {
+        Place::Detached(r) => Ok(r),
+        _ => unreachable!("checked above"),
+    }
+}

@@ -221,6 +221,19 @@ fn wake_sleepers(now: u64) {
     }
 }
 
+/// Has the timer wake `c` at `deadline` (if it is still blocked then).
+pub fn wake_at(deadline: u64, c: Arc<Computation>) {
+    let mut s = SLEEPERS.lock();
+    if s.try_reserve(1).is_ok() {
+        s.push((deadline, c));
+    }
+}
+
+/// Forgets a `wake_at` that is no longer needed.
+pub fn cancel_wake(c: &Arc<Computation>) {
+    SLEEPERS.lock().retain(|(_, s)| !Arc::ptr_eq(s, c));
+}
+
 /// Blocks the current computation until `deadline` (ns since boot).
 pub fn sleep_until(deadline: u64) {
     let Some(c) = current() else { return };

@@ -50,6 +50,8 @@ unsafe impl Pod for abi::ProcInfo {}
 unsafe impl Pod for abi::SysInfo {}
 unsafe impl Pod for abi::ResInfo {}
 unsafe impl Pod for abi::SegmentInfo {}
+unsafe impl Pod for abi::Received {}
+unsafe impl Pod for abi::ContainerStats {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();

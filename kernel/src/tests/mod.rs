@@ -1,6 +1,7 @@
 //! The in-kernel test list. Each test is a function returning `Ok(())` or
 //! a reason; see `ktest.rs` for how they are run.
 
+mod container;
 mod cpu;
 mod harness;
 mod memory;
@@ -137,6 +138,23 @@ pub static TESTS: &[KTest] = &[
         "nothing_leaks_after_a_workload_and_a_flush",
         resource::nothing_leaks_after_a_workload_and_a_flush,
     ),
+    // Container IPC (seed 004)
+    pass(
+        "every_mode_carries_data_through_a_box",
+        container::every_mode_carries_data_through_a_box,
+    ),
+    pass("move_takes_the_mapping_away", container::move_takes_the_mapping_away),
+    pass("push_steal_and_exchange", container::push_steal_and_exchange),
+    pass("box_rights_are_checked", container::box_rights_are_checked),
+    pass(
+        "empty_containers_follow_the_bounds",
+        container::empty_containers_follow_the_bounds,
+    ),
+    pass(
+        "concurrent_swap_traffic_on_several_cpus",
+        container::concurrent_swap_traffic_on_several_cpus,
+    ),
+    pass("container_ipc_leaks_nothing", container::container_ipc_leaks_nothing),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(
         "selftest_failure_is_detected",

@@ -244,8 +244,11 @@ pub fn fuzzing_neither_crashes_nor_leaks() -> TestResult {
     on_cpu0("fuzz", &["100000"])?;
     on_cpu0("spin", &["1"])?;
     let after = footprint();
+    // Frames and processes exactly back; the heap no larger (with several
+    // CPUs, which CPU last ran what moves a few hundred bytes of kernel
+    // lists between runs, so the heap may come back smaller, never larger).
     ensure!(
-        after == before,
+        after.0 == before.0 && after.2 == before.2 && after.1 <= before.1,
         "free frames/heap used/processes {before:?} before, {after:?} after"
     );
     Ok(())

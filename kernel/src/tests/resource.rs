@@ -276,7 +276,7 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
     Ok(())
 }
 
-fn footprint() -> ([usize; 9], usize, usize) {
+fn footprint() -> ([usize; 11], usize, usize) {
     crate::sched::reap();
     let counts = resource::counts().map(|(_, n)| n);
     (counts, frames::stats().free, heap::stats().used)

@@ -5,6 +5,7 @@
 
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 /// What a region holds; page faults are counted by this.
@@ -28,6 +29,20 @@ pub struct Region {
     pub executable: bool,
     /// Physical frame of each page, or 0 while not yet present.
     frames: Vec<u64>,
+    /// Set when the frames are shared with other regions (container SHARE
+    /// mode): the last region to go frees them.
+    shared: Option<Arc<SharedFrames>>,
+}
+
+/// Frames owned jointly by the regions that share them.
+pub struct SharedFrames(Vec<u64>);
+
+impl Drop for SharedFrames {
+    fn drop(&mut self) {
+        for &f in self.0.iter().filter(|&&f| f != 0) {
+            frames::free(f, 1);
+        }
+    }
 }
 
 impl Region {
@@ -47,6 +62,7 @@ impl Region {
             writable,
             executable,
             frames,
+            shared: None,
         })
     }
 
@@ -134,8 +150,81 @@ impl Region {
     }
 }
 
+impl Region {
+    /// Every frame of the region (after `populate_all`).
+    pub fn frames(&self) -> &[u64] {
+        &self.frames
+    }
+
+    /// Exchanges the physical pages of two regions of equal size (Tender's
+    /// physical-memory exchange): only the frame lists change hands; the
+    /// caller rewrites the page-table entries of whichever is attached.
+    pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), ()> {
+        if self.frames.len() != other.frames.len() || self.shared.is_some() || other.shared.is_some() {
+            return Err(());
+        }
+        core::mem::swap(&mut self.frames, &mut other.frames);
+        Ok(())
+    }
+
+    /// A second region over the same frames (container SHARE mode). Both
+    /// keep them alive; writes through one are seen through the other.
+    pub fn share(&mut self) -> Result<Region, OutOfMemory> {
+        self.populate_all()?;
+        let set = match &self.shared {
+            Some(s) => s.clone(),
+            None => {
+                let s = Arc::new(SharedFrames(self.frames.clone()));
+                self.shared = Some(s.clone());
+                s
+            }
+        };
+        let mut frames = Vec::new();
+        frames.try_reserve_exact(self.frames.len()).map_err(|_| OutOfMemory)?;
+        frames.extend_from_slice(&self.frames);
+        Ok(Region {
+            kind: self.kind,
+            backing: Backing::Zero,
+            writable: self.writable,
+            executable: self.executable,
+            frames,
+            shared: Some(set),
+        })
+    }
+
+    /// A new region with a copy of this one's content (container COPY mode).
+    pub fn duplicate(&self) -> Result<Region, OutOfMemory> {
+        let mut copy = Region::new(
+            self.kind,
+            self.frames.len(),
+            Backing::Zero,
+            self.writable,
+            self.executable,
+        )?;
+        for (i, &src) in self.frames.iter().enumerate() {
+            if src == 0 {
+                continue;
+            }
+            let dst = copy.populate(i)?;
+            // SAFETY: two distinct frames, each a whole page in the direct map.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    phys_to_virt(src) as *const u8,
+                    phys_to_virt(dst) as *mut u8,
+                    PAGE_SIZE as usize,
+                )
+            };
+        }
+        Ok(copy)
+    }
+}
+
 impl Drop for Region {
     fn drop(&mut self) {
+        // Shared frames go with the last region that holds them.
+        if self.shared.take().is_some() {
+            return;
+        }
         for &f in self.frames.iter().filter(|&&f| f != 0) {
             frames::free(f, 1);
         }

@@ -165,6 +165,78 @@ impl VirtualSpace {
         Some(a)
     }
 
+    /// Rewrites the page-table entries of attachment `index` after its frames
+    /// changed (a physical-memory exchange), and drops the stale
+    /// translations from every CPU that runs this space.
+    fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
+        let a = &self.regions[index];
+        paging::remap_range(self.root, a.base, a.region.frames(), a.pte_flags())?;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        tlb::shootdown(a.base, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        Ok(())
+    }
+
+    /// Exchanges the physical pages of attachment `link_id` with those of a
+    /// region outside any space (a container in a box). No data is copied.
+    pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
+        let i = self
+            .regions
+            .iter()
+            .position(|a| a.link_id == link_id)
+            .ok_or(SpaceError::BadRange)?;
+        self.regions[i]
+            .region
+            .exchange_frames(other)
+            .map_err(|_| SpaceError::BadRange)?;
+        self.remap(i)
+    }
+
+    /// Exchanges the physical pages of two attachments of this space.
+    pub fn exchange_within(&mut self, a: ResId, b: ResId) -> Result<(), SpaceError> {
+        let i = self
+            .regions
+            .iter()
+            .position(|x| x.link_id == a)
+            .ok_or(SpaceError::BadRange)?;
+        let j = self
+            .regions
+            .iter()
+            .position(|x| x.link_id == b)
+            .ok_or(SpaceError::BadRange)?;
+        if i == j {
+            return Ok(());
+        }
+        let (lo, hi) = (i.min(j), i.max(j));
+        let (left, right) = self.regions.split_at_mut(hi);
+        left[lo]
+            .region
+            .exchange_frames(&mut right[0].region)
+            .map_err(|_| SpaceError::BadRange)?;
+        self.remap(i)?;
+        self.remap(j)
+    }
+
+    /// Exchanges the physical pages of attachment `a` of this space with
+    /// attachment `b` of `other` (two processes' containers).
+    pub fn exchange_between(&mut self, a: ResId, other: &mut VirtualSpace, b: ResId) -> Result<(), SpaceError> {
+        let i = self
+            .regions
+            .iter()
+            .position(|x| x.link_id == a)
+            .ok_or(SpaceError::BadRange)?;
+        let j = other
+            .regions
+            .iter()
+            .position(|x| x.link_id == b)
+            .ok_or(SpaceError::BadRange)?;
+        self.regions[i]
+            .region
+            .exchange_frames(&mut other.regions[j].region)
+            .map_err(|_| SpaceError::BadRange)?;
+        self.remap(i)?;
+        other.remap(j)
+    }
+
     /// Page-table pages of the user half (the memory a space holds beyond
     /// its regions), the root included.
     pub fn table_pages(&self) -> usize {

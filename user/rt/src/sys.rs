@@ -86,6 +86,26 @@ pub fn now_ns() -> u64 {
     clock().nanos
 }
 
+/// The time-stamp counter, read in user mode without entering the kernel
+/// (under QEMU's icount mode it counts instructions). For timing short
+/// operations; convert with `tsc_to_ns`.
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: rdtsc has no side effects; the kernel leaves it usable in ring 3.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Converts a TSC difference to nanoseconds with the kernel's calibration.
+pub fn tsc_to_ns(cycles: u64) -> u64 {
+    static HZ: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+    let mut hz = HZ.load(core::sync::atomic::Ordering::Relaxed);
+    if hz == 0 {
+        hz = clock().tsc_hz.max(1);
+        HZ.store(hz, core::sync::atomic::Ordering::Relaxed);
+    }
+    ((cycles as u128 * 1_000_000_000) / hz as u128) as u64
+}
+
 pub fn console_write(bytes: &[u8]) -> Result<u64, Error> {
     call(
         Sys::ConsoleWrite,
@@ -200,6 +220,83 @@ pub fn work_area_write(area: u64, strings: &[u8]) -> Result<u64, Error> {
 /// Starts a composed process; returns its pid.
 pub fn process_start(process: u64) -> Result<u64, Error> {
     call(Sys::ProcessStart, [process, 0, 0, 0, 0, 0])
+}
+
+// ---- container IPC (seed 004) ----
+
+/// A new zeroed container of `pages` in this process; returns its id.
+pub fn container_create(pages: u64) -> Result<u64, Error> {
+    call(Sys::ContainerCreate, [pages, 0, 0, 0, 0, 0])
+}
+
+/// Where a container is attached in this process.
+pub fn container_addr(id: u64) -> Result<u64, Error> {
+    res_query(id).map(|i| i.value)
+}
+
+pub fn box_create(pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<u64, Error> {
+    call(Sys::BoxCreate, [pages, initial, lower, upper, flags, 0])
+}
+
+pub fn box_grant(bx: u64, pid: u64, rights: u64) -> Result<u64, Error> {
+    call(Sys::BoxGrant, [bx, pid, rights, 0, 0, 0])
+}
+
+/// ctainersend: returns the id of the container now in the box.
+pub fn container_send(container: u64, bx: u64, addr: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
+    let mut size = 0u64;
+    call(
+        Sys::ContainerSend,
+        [container, bx, addr, mode as u64, &mut size as *mut u64 as u64, 0],
+    )
+}
+
+/// ctainerreceive: (container id, where it is attached, size).
+pub fn container_receive(
+    container: u64,
+    bx: u64,
+    addr: u64,
+    mode: abi::ContainerMode,
+    timeout_ns: u64,
+) -> Result<(u64, abi::Received), Error> {
+    let mut r = abi::Received::default();
+    let id = call(
+        Sys::ContainerReceive,
+        [
+            container,
+            bx,
+            addr,
+            mode as u64,
+            timeout_ns,
+            &mut r as *mut abi::Received as u64,
+        ],
+    )?;
+    Ok((id, r))
+}
+
+pub fn container_push(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
+    call(Sys::ContainerPush, [container, target, 0, mode as u64, 0, 0])
+}
+
+pub fn container_steal(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
+    call(Sys::ContainerSteal, [container, target, 0, mode as u64, 0, 0])
+}
+
+pub fn container_exchange(mine: u64, target: u64, theirs: u64) -> Result<u64, Error> {
+    call(Sys::ContainerExchange, [mine, target, theirs, 0, 0, 0])
+}
+
+pub fn peer_grant(pid: u64) -> Result<u64, Error> {
+    call(Sys::PeerGrant, [pid, 0, 0, 0, 0, 0])
+}
+
+pub fn container_stats() -> abi::ContainerStats {
+    let mut s = abi::ContainerStats::default();
+    let _ = call(
+        Sys::ContainerStats,
+        [&mut s as *mut abi::ContainerStats as u64, 0, 0, 0, 0, 0],
+    );
+    s
 }
 
 pub fn sys_info() -> Result<SysInfo, Error> {

@@ -1,0 +1,428 @@
+//! Container (Tender's コンテナ, seed 004): memory of N pages, handed over
+//! or shared between processes. Its memory is a virtual region; while it
+//! belongs to a process the region is attached to the process's space (a
+//! virtual user space), and while it waits in a container box the region is
+//! detached and held here. Direct operations between processes: push,
+//! steal (each COPY, SHARE or MOVE) and exchange (SWAP of physical pages);
+//! the box operations are in `container_box.rs`.
+
+use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vspace, vuspace};
+use crate::clock;
+use crate::sync::IrqMutex;
+use crate::vm::region::{Backing, Kind as RegionKind, Region};
+use abi::{ContainerMode, ContainerStats, Error, ResInfo};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+pub enum Place {
+    /// Attached to process `pid`'s space by the attachment `link`.
+    InProcess {
+        pid: u64,
+        link: ResId,
+        base: u64,
+    },
+    /// Waiting in a box; the region is held here, detached.
+    InBox {
+        bx: ResId,
+        region: Region,
+    },
+    Moving,
+}
+
+pub struct Container {
+    pub pages: usize,
+    /// The region resource that holds the memory while attached.
+    pub region: ResId,
+    pub place: Place,
+}
+
+static TABLE: IrqMutex<ResTable<Container>> = IrqMutex::new(table(Kind::Container));
+
+// ---- cost breakdown (seed 004 figs 5-7) ----
+
+pub static STATS: [AtomicU64; 12] = [const { AtomicU64::new(0) }; 12];
+pub const CREATE: usize = 0;
+pub const CREATES: usize = 1;
+pub const DELETE: usize = 2;
+pub const DELETES: usize = 3;
+pub const EXCHANGE: usize = 4;
+pub const EXCHANGES: usize = 5;
+pub const COPY: usize = 6;
+pub const ATTACH: usize = 7;
+pub const DETACH: usize = 8;
+pub const QUEUE: usize = 9;
+pub const PAGES_EXCHANGED: usize = 10;
+pub const BYTES_COPIED: usize = 11;
+
+/// Runs `f`, adding its cycles to counter `what`.
+pub fn timed<R>(what: usize, f: impl FnOnce() -> R) -> R {
+    let t0 = clock::cycles();
+    let r = f();
+    STATS[what].fetch_add(clock::cycles() - t0, Ordering::Relaxed);
+    r
+}
+
+pub fn stats() -> ContainerStats {
+    let s = |i: usize| STATS[i].load(Ordering::Relaxed);
+    ContainerStats {
+        create_cycles: s(CREATE),
+        creates: s(CREATES),
+        delete_cycles: s(DELETE),
+        deletes: s(DELETES),
+        exchange_cycles: s(EXCHANGE),
+        exchanges: s(EXCHANGES),
+        copy_cycles: s(COPY),
+        attach_cycles: s(ATTACH),
+        detach_cycles: s(DETACH),
+        queue_cycles: s(QUEUE),
+        pages_exchanged: s(PAGES_EXCHANGED),
+        bytes_copied: s(BYTES_COPIED),
+    }
+}
+
+// ---- making and attaching ----
+
+/// Largest container (4 MiB).
+pub const MAX_PAGES: u64 = 1024;
+
+/// New zeroed, fully present memory of `pages` (a region outside any space).
+pub fn new_memory(pages: usize) -> Result<Region, Error> {
+    timed(CREATE, || {
+        STATS[CREATES].fetch_add(1, Ordering::Relaxed);
+        let mut r = Region::new(RegionKind::Data, pages, Backing::Zero, true, false).map_err(|_| Error::NoMemory)?;
+        r.populate_all().map_err(|_| Error::NoMemory)?;
+        Ok(r)
+    })
+}
+
+/// Attaches `memory` to process `pid` at `addr` (0: wherever there is
+/// room); returns (region id, attachment id, address).
+fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64), Error> {
+    timed(ATTACH, || {
+        let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+        let space = p.space().ok_or(Error::NotFound)?;
+        let len = memory.size();
+        let base = if addr != 0 {
+            addr
+        } else {
+            let at = space
+                .lock()
+                .find_free(p.anon_next.load(Ordering::Relaxed), len)
+                .ok_or(Error::NoMemory)?;
+            p.anon_next.store(at + len, Ordering::Relaxed);
+            at
+        };
+        let region = vregion::adopt(pid, memory)?;
+        match vuspace::create(pid, p.space_id, region, base) {
+            Ok(link) => Ok((region, link, base)),
+            Err(e) => {
+                let _ = vregion::delete(KERNEL, region);
+                Err(e)
+            }
+        }
+    })
+}
+
+/// Detaches a container's memory from its process: returns the region.
+fn detach(link: ResId, region: ResId) -> Result<Region, Error> {
+    timed(DETACH, || {
+        vuspace::delete(KERNEL, link)?;
+        vregion::disown(region)
+    })
+}
+
+pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
+    super::insert(&mut TABLE.lock(), owner, c)
+}
+
+/// A new container of `pages` attached to `pid` at `addr`.
+pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > MAX_PAGES {
+        return Err(Error::Invalid);
+    }
+    let memory = new_memory(pages as usize)?;
+    let (region, link, base) = attach(pid, memory, addr)?;
+    let c = Container {
+        pages: pages as usize,
+        region,
+        place: Place::InProcess { pid, link, base },
+    };
+    insert(pid, c).inspect_err(|_| {
+        let _ = vuspace::delete(KERNEL, link);
+        let _ = vregion::delete(KERNEL, region);
+    })
+}
+
+/// A container that waits in box `bx`, holding `memory`.
+pub fn create_in_box(owner: u64, bx: ResId, memory: Region) -> Result<ResId, Error> {
+    let pages = memory.pages();
+    insert(
+        owner,
+        Container {
+            pages,
+            region: ResId::NONE,
+            place: Place::InBox { bx, region: memory },
+        },
+    )
+}
+
+/// (pid, link, base, pages) of a container attached to a process.
+pub fn in_process(id: ResId) -> Result<(u64, ResId, u64, usize), Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    match e.value.place {
+        Place::InProcess { pid, link, base } => Ok((pid, link, base, e.value.pages)),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// Takes the memory of a container waiting in a box out of it (the
+/// container is then Moving until `place_in_process` or deletion).
+pub fn take_box_memory(id: ResId) -> Result<Region, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    match core::mem::replace(&mut e.value.place, Place::Moving) {
+        Place::InBox { region, .. } => Ok(region),
+        other => {
+            e.value.place = other;
+            Err(Error::Busy)
+        }
+    }
+}
+
+pub fn put_box_memory(id: ResId, bx: ResId, region: Region) {
+    if let Ok(e) = TABLE.lock().get_mut(id) {
+        e.value.place = Place::InBox { bx, region };
+    }
+}
+
+/// Runs `f` on the memory of a container waiting in a box.
+pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result<R, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    match &mut e.value.place {
+        Place::InBox { region, .. } => Ok(f(region)),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// Gives a container (its memory, taken out of a box) to process `pid`.
+pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
+    let (region, link, base) = attach(pid, memory, addr)?;
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    e.owner = pid;
+    e.value.region = region;
+    e.value.place = Place::InProcess { pid, link, base };
+    Ok(base)
+}
+
+/// Deletes a container (its memory too) wherever it is.
+pub fn destroy(id: ResId) -> Result<(), Error> {
+    let c = TABLE.lock().remove(id).map_err(super::id_error)?.value;
+    timed(DELETE, || {
+        STATS[DELETES].fetch_add(1, Ordering::Relaxed);
+        match c.place {
+            Place::InProcess { link, .. } => {
+                let _ = vuspace::delete(KERNEL, link);
+                let _ = vregion::delete(KERNEL, c.region);
+            }
+            Place::InBox { region, .. } => drop(region),
+            Place::Moving => {}
+        }
+    });
+    Ok(())
+}
+
+/// `caller` deletes its own container (one in a box belongs to the box).
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    let (pid, ..) = in_process(id)?;
+    if caller != KERNEL && caller != pid {
+        return Err(Error::Denied);
+    }
+    destroy(id)
+}
+
+/// The memory of a process's container, copied (COPY) or shared (SHARE).
+fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> {
+    let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let mut s = space.lock();
+    let a = s
+        .regions
+        .iter_mut()
+        .find(|a| a.link_id == link)
+        .ok_or(Error::NotFound)?;
+    match mode {
+        ContainerMode::Copy => timed(COPY, || {
+            STATS[BYTES_COPIED].fetch_add(a.region.size(), Ordering::Relaxed);
+            a.region.duplicate().map_err(|_| Error::NoMemory)
+        }),
+        ContainerMode::Share => a.region.share().map_err(|_| Error::NoMemory),
+        _ => Err(Error::Invalid),
+    }
+}
+
+/// The memory a container carries away from process `pid` in `mode`:
+/// a copy, a shared alias, or (MOVE) the container's own memory, detached.
+pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
+    let (pid, link, _, _) = in_process(id)?;
+    match mode {
+        ContainerMode::Copy | ContainerMode::Share => derived(pid, link, mode),
+        ContainerMode::Move => {
+            let region = TABLE.lock().get(id).map(|e| e.value.region).map_err(super::id_error)?;
+            let memory = detach(link, region)?;
+            TABLE.lock().remove(id).map_err(super::id_error)?;
+            Ok(memory)
+        }
+        ContainerMode::Swap => Err(Error::Invalid),
+    }
+}
+
+/// Exchanges the physical pages of a process's container with `memory`
+/// (outside any space). Nothing is copied; only page-table entries change.
+pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error> {
+    let (pid, link, _, pages) = in_process(id)?;
+    if memory.pages() != pages {
+        return Err(Error::Invalid);
+    }
+    let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    timed(EXCHANGE, || {
+        STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
+        STATS[PAGES_EXCHANGED].fetch_add(pages as u64, Ordering::Relaxed);
+        space.lock().exchange_with(link, memory).map_err(|_| Error::Invalid)
+    })
+}
+
+// ---- direct operations between processes ----
+
+/// May `caller` push into, steal from or exchange with `target`? Its
+/// parent may; others only after the target granted them (`peer_grant`).
+pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
+    if caller == KERNEL || caller == target {
+        return Ok(());
+    }
+    let p = crate::proc::get(target).ok_or(Error::NotFound)?;
+    if p.parent.load(Ordering::Relaxed) == caller || p.peers.lock().contains(&caller) {
+        Ok(())
+    } else {
+        Err(Error::Denied)
+    }
+}
+
+/// Push: `caller`'s container goes (COPY/SHARE/MOVE) into `target`'s space.
+pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
+    let (pid, ..) = in_process(id)?;
+    if pid != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    may_touch(caller, target)?;
+    let pages = in_process(id)?.3;
+    let memory = outgoing(id, mode)?;
+    let (region, link, base) = attach(target, memory, addr)?;
+    insert(
+        target,
+        Container {
+            pages,
+            region,
+            place: Place::InProcess {
+                pid: target,
+                link,
+                base,
+            },
+        },
+    )
+}
+
+/// Steal: `target`'s container comes (COPY/SHARE/MOVE) into `caller`'s space.
+pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
+    let (pid, _, _, pages) = in_process(id)?;
+    if pid != target {
+        return Err(Error::Invalid);
+    }
+    may_touch(caller, target)?;
+    let memory = outgoing(id, mode)?;
+    let (region, link, base) = attach(caller, memory, addr)?;
+    insert(
+        caller,
+        Container {
+            pages,
+            region,
+            place: Place::InProcess {
+                pid: caller,
+                link,
+                base,
+            },
+        },
+    )
+}
+
+/// Exchange: the physical pages behind `mine` (of `caller`) and `theirs`
+/// (of `target`) change places; both stay where they are attached.
+pub fn exchange(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<(), Error> {
+    let (p1, l1, _, n1) = in_process(mine)?;
+    let (p2, l2, _, n2) = in_process(theirs)?;
+    if p1 != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    if p2 != target {
+        return Err(Error::Invalid);
+    }
+    may_touch(caller, target)?;
+    if n1 != n2 {
+        return Err(Error::Invalid);
+    }
+    let s1 = crate::proc::get(p1).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    let s2 = crate::proc::get(p2).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    timed(EXCHANGE, || {
+        STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
+        STATS[PAGES_EXCHANGED].fetch_add(n1 as u64, Ordering::Relaxed);
+        if alloc::sync::Arc::ptr_eq(&s1, &s2) {
+            return s1.lock().exchange_within(l1, l2).map_err(|_| Error::Invalid);
+        }
+        // Two spaces: lock them in address order, so two exchanges in
+        // opposite directions cannot deadlock.
+        let (first, second) = if (alloc::sync::Arc::as_ptr(&s1) as usize) < (alloc::sync::Arc::as_ptr(&s2) as usize) {
+            (&s1, &s2)
+        } else {
+            (&s2, &s1)
+        };
+        let mut g1 = first.lock();
+        let mut g2 = second.lock();
+        let (a, b) = if alloc::sync::Arc::ptr_eq(first, &s1) {
+            (&mut *g1, &mut *g2)
+        } else {
+            (&mut *g2, &mut *g1)
+        };
+        a.exchange_between(l1, b, l2).map_err(|_| Error::Invalid)
+    })
+}
+
+pub fn query(id: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    let (addr, links) = match &e.value.place {
+        Place::InProcess { base, link, .. } => (*base, [e.value.region, *link, ResId::NONE]),
+        Place::InBox { bx, .. } => (0, [ResId::NONE, ResId::NONE, *bx]),
+        Place::Moving => (0, [ResId::NONE; 3]),
+    };
+    let _ = vspace::count;
+    Ok(super::info(id, e.owner, e.value.pages as u64 * 4096, addr, links))
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids: Vec<ResId> = TABLE
+        .lock()
+        .iter()
+        .filter(|(_, e)| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid))
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        let _ = destroy(id);
+    }
+}

@@ -1,0 +1,342 @@
+//! Container box (Tender's コンテナボックス, seed 004): holds containers
+//! between processes. Per container size it keeps a queue of filled
+//! containers (sent, waiting for a receiver) and a queue of empty ones
+//! (for SWAP sends): an initial number is made with the box, more when a
+//! send leaves fewer than the lower bound, and receives that leave more than
+//! the upper bound delete the excess; deleting the box deletes them all.
+//!
+//! Send and receive each take a mode: COPY (a copy travels), SHARE (an
+//! alias of the same frames travels), MOVE (the container itself travels)
+//! and SWAP (the physical pages are exchanged with a box container: no byte
+//! is copied and the cost does not grow with size beyond the PTE rewrites).
+//!
+//! Design decision the paper leaves open: an empty container that a SWAP
+//! receive puts back holds the receiver's former pages, which a later SWAP
+//! sender receives in exchange. Processes sharing a box are peers; a box
+//! made with `BOX_SCRUB` zeroes such pages instead (at the cost of a write of
+//! every page), so nothing passes from a receiver to a later sender.
+
+use super::container::{self, QUEUE, timed};
+use super::{KERNEL, Kind, ResId, ResTable, table};
+use crate::proc::WaitQueue;
+use crate::sync::IrqMutex;
+use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+#[derive(Default)]
+struct Queues {
+    empty: VecDeque<ResId>,
+    /// (container, requested attach address of the sender)
+    filled: VecDeque<(ResId, u64)>,
+}
+
+pub struct ContainerBox {
+    classes: BTreeMap<usize, Queues>,
+    lower: usize,
+    upper: usize,
+    scrub: bool,
+    /// (pid or ANY_PID, rights)
+    grants: Vec<(u64, u64)>,
+    /// Receivers waiting for a container.
+    waiters: Arc<WaitQueue>,
+}
+
+static TABLE: IrqMutex<ResTable<ContainerBox>> = IrqMutex::new(table(Kind::ContainerBox));
+
+fn allowed(e: &super::Entry<ContainerBox>, caller: u64, right: u64) -> bool {
+    caller == KERNEL
+        || e.owner == caller
+        || e.value
+            .grants
+            .iter()
+            .any(|&(p, r)| (p == caller || p == abi::ANY_PID) && r & right != 0)
+}
+
+/// A box whose size class `pages` starts with `initial` empty containers.
+pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > container::MAX_PAGES || initial > 256 || lower > upper || upper > 256 {
+        return Err(Error::Invalid);
+    }
+    let bx = super::insert(
+        &mut TABLE.lock(),
+        owner,
+        ContainerBox {
+            classes: BTreeMap::new(),
+            lower: lower as usize,
+            upper: upper as usize,
+            scrub: flags & BOX_SCRUB != 0,
+            grants: Vec::new(),
+            waiters: Arc::new(WaitQueue::new()),
+        },
+    )?;
+    if let Err(e) = fill_empties(bx, pages as usize, initial as usize) {
+        let _ = delete(KERNEL, bx);
+        return Err(e);
+    }
+    Ok(bx)
+}
+
+/// Makes empty containers of `pages` until the class has `want`.
+fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
+    loop {
+        let have = TABLE
+            .lock()
+            .get(bx)
+            .map_err(super::id_error)?
+            .value
+            .classes
+            .get(&pages)
+            .map_or(0, |q| q.empty.len());
+        if have >= want {
+            return Ok(());
+        }
+        let memory = container::new_memory(pages)?;
+        let c = container::create_in_box(KERNEL, bx, memory)?;
+        let mut t = TABLE.lock();
+        match t.get_mut(bx) {
+            Ok(e) => e.value.classes.entry(pages).or_default().empty.push_back(c),
+            Err(e) => {
+                drop(t);
+                let _ = container::destroy(c);
+                return Err(super::id_error(e));
+            }
+        }
+    }
+}
+
+pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    let e = super::owned_mut(&mut t, bx, caller)?;
+    e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
+    e.value.grants.push((pid, rights & (BOX_SEND | BOX_RECEIVE)));
+    Ok(())
+}
+
+fn check(caller: u64, bx: ResId, right: u64) -> Result<(), Error> {
+    let t = TABLE.lock();
+    let e = t.get(bx).map_err(super::id_error)?;
+    if allowed(e, caller, right) {
+        Ok(())
+    } else {
+        Err(Error::Denied)
+    }
+}
+
+/// Send (seed 004 table 2): `container` of `caller` goes into the box in
+/// `mode`; returns the identifier of the container now in the box.
+pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<(ResId, u64), Error> {
+    check(caller, bx, BOX_SEND)?;
+    let (pid, _, _, pages) = container::in_process(id)?;
+    if pid != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    let boxed = match mode {
+        ContainerMode::Swap => {
+            // An empty container of the same size takes the data by exchange.
+            let empty = timed(QUEUE, || {
+                let mut t = TABLE.lock();
+                let e = t.get_mut(bx).map_err(super::id_error)?;
+                Ok::<_, Error>(e.value.classes.get_mut(&pages).and_then(|q| q.empty.pop_front()))
+            })?;
+            let empty = match empty {
+                Some(c) => c,
+                None => container::create_in_box(KERNEL, bx, container::new_memory(pages)?)?,
+            };
+            let mut memory = container::take_box_memory(empty)?;
+            let r = container::exchange_with_memory(id, &mut memory);
+            container::put_box_memory(empty, bx, memory);
+            if let Err(e) = r {
+                let _ = container::destroy(empty);
+                return Err(e);
+            }
+            empty
+        }
+        _ => {
+            let memory = container::outgoing(id, mode)?;
+            container::create_in_box(KERNEL, bx, memory)?
+        }
+    };
+    let (waiters, lower) = timed(QUEUE, || {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(bx).map_err(super::id_error)?;
+        let q = e.value.classes.entry(pages).or_default();
+        q.filled.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        q.filled.push_back((boxed, addr));
+        Ok::<_, Error>((e.value.waiters.clone(), e.value.lower))
+    })?;
+    waiters.wake_all();
+    // A SWAP send that left too few empty containers makes more now.
+    if mode == ContainerMode::Swap {
+        fill_empties(bx, pages, lower)?;
+    }
+    Ok((boxed, pages as u64 * 4096))
+}
+
+/// Receive (seed 004 table 3). `id` is 0 for the first container waiting,
+/// or a given one; for SWAP it is the caller's own container, whose pages
+/// are exchanged with the first waiting container of its size. Waits up to
+/// `timeout_ns` for a container to arrive.
+pub fn receive(
+    caller: u64,
+    id: ResId,
+    bx: ResId,
+    addr: u64,
+    mode: ContainerMode,
+    timeout_ns: u64,
+) -> Result<(ResId, u64, u64), Error> {
+    check(caller, bx, BOX_RECEIVE)?;
+    let swap_pages = if mode == ContainerMode::Swap {
+        let (pid, _, _, pages) = container::in_process(id)?;
+        if pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        Some(pages)
+    } else {
+        None
+    };
+    let waiters = TABLE.lock().get(bx).map_err(super::id_error)?.value.waiters.clone();
+    let deadline = crate::clock::nanos().saturating_add(timeout_ns);
+    let mut taken: Option<(ResId, u64, usize)> = None;
+    let arrived = waiters.wait_until_deadline(deadline, || {
+        taken = timed(QUEUE, || take_filled(bx, id, swap_pages));
+        taken.is_some()
+    });
+    let Some((boxed, sender_addr, pages)) = taken else {
+        return Err(if arrived { Error::NotFound } else { Error::Busy });
+    };
+    match mode {
+        ContainerMode::Swap => {
+            let mut memory = container::take_box_memory(boxed)?;
+            let r = container::exchange_with_memory(id, &mut memory);
+            container::put_box_memory(boxed, bx, memory);
+            if let Err(e) = r {
+                // Put it back at the head: the data is not lost.
+                requeue_front(bx, pages, boxed, sender_addr);
+                return Err(e);
+            }
+            give_back_empty(bx, pages, boxed)?;
+            let (_, _, base, _) = container::in_process(id)?;
+            Ok((id, base, pages as u64 * 4096))
+        }
+        ContainerMode::Move | ContainerMode::Share => {
+            // The container itself (or the alias it carries) is attached.
+            let memory = container::take_box_memory(boxed)?;
+            let at = if addr != 0 { addr } else { sender_addr };
+            let base = container::place_in_process(boxed, caller, memory, at)?;
+            Ok((boxed, base, pages as u64 * 4096))
+        }
+        ContainerMode::Copy => {
+            let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
+            let at = if addr != 0 { addr } else { sender_addr };
+            let c = container::create_in_box(caller, bx, copy)?;
+            let memory = container::take_box_memory(c)?;
+            let base = container::place_in_process(c, caller, memory, at)?;
+            give_back_empty(bx, pages, boxed)?;
+            Ok((c, base, pages as u64 * 4096))
+        }
+    }
+}
+
+/// Takes a filled container: the first (id 0), a given one, or for SWAP
+/// the first of `swap_pages`.
+fn take_filled(bx: ResId, id: ResId, swap_pages: Option<usize>) -> Option<(ResId, u64, usize)> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(bx).ok()?;
+    for (&pages, q) in e.value.classes.iter_mut() {
+        if swap_pages.is_some_and(|p| p != pages) {
+            continue;
+        }
+        let pos = if swap_pages.is_some() || id == ResId::NONE {
+            (!q.filled.is_empty()).then_some(0)
+        } else {
+            q.filled.iter().position(|f| f.0 == id)
+        };
+        if let Some(i) = pos {
+            let (c, addr) = q.filled.remove(i)?;
+            return Some((c, addr, pages));
+        }
+    }
+    None
+}
+
+fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
+    if let Ok(e) = TABLE.lock().get_mut(bx) {
+        e.value.classes.entry(pages).or_default().filled.push_front((c, addr));
+    }
+}
+
+/// A box container whose data was taken becomes an empty one, or is
+/// deleted if the class already has more than the upper bound.
+fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
+    let keep = {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(bx).map_err(super::id_error)?;
+        let upper = e.value.upper;
+        let scrub = e.value.scrub;
+        let q = e.value.classes.entry(pages).or_default();
+        if q.empty.len() < upper && q.empty.try_reserve(1).is_ok() {
+            q.empty.push_back(c);
+            Some(scrub)
+        } else {
+            None
+        }
+    };
+    match keep {
+        Some(true) => container::with_box_memory(c, |m| m.reset()),
+        Some(false) => Ok(()),
+        None => container::destroy(c),
+    }
+}
+
+/// Deletes the box and every container in it.
+pub fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
+    let b = {
+        let mut t = TABLE.lock();
+        super::owned(&t, bx, caller)?;
+        t.remove(bx).map_err(super::id_error)?.value
+    };
+    for q in b.classes.into_values() {
+        for c in q.empty.into_iter().chain(q.filled.into_iter().map(|f| f.0)) {
+            let _ = container::destroy(c);
+        }
+    }
+    b.waiters.wake_all();
+    Ok(())
+}
+
+/// (empty, filled) containers of a size class, for tests and the inspector.
+pub fn census(bx: ResId, pages: usize) -> Option<(usize, usize)> {
+    let t = TABLE.lock();
+    let e = t.get(bx).ok()?;
+    Some(
+        e.value
+            .classes
+            .get(&pages)
+            .map_or((0, 0), |q| (q.empty.len(), q.filled.len())),
+    )
+}
+
+pub fn query(bx: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(bx).map_err(super::id_error)?;
+    let n: usize = e.value.classes.values().map(|q| q.empty.len() + q.filled.len()).sum();
+    Ok(super::info(bx, e.owner, 0, n as u64, [ResId::NONE; 3]))
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids: Vec<ResId> = TABLE
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.owner == pid)
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        let _ = delete(KERNEL, id);
+    }
+}

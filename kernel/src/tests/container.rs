@@ -1,0 +1,476 @@
+//! Container IPC (seed 004): every mode through a box, the direct
+//! operations, SWAP as a real page exchange, empty-container management,
+//! rights, and no leaks.
+
+use crate::ensure;
+use crate::ktest::TestResult;
+use crate::mm::frames;
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::proc::{self, KERNEL_PID};
+use crate::resource::mediator::{Op, Value, invoke};
+use crate::resource::{self, ResId, container, container_box};
+use abi::{ContainerMode as M, Error, SpawnOptions};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A process that just sleeps: a virtual space to put containers in.
+fn live() -> Result<u64, String> {
+    proc::spawn::spawn("sleeper", b"60000\0", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))
+}
+
+fn end(pid: u64) {
+    let _ = proc::kill(pid);
+    let _ = proc::wait(KERNEL_PID, pid);
+}
+
+/// The frames behind a process's container.
+fn frames_of(id: ResId) -> Result<Vec<u64>, String> {
+    let (pid, link, _, _) = container::in_process(id).map_err(|e| format!("{e:?}"))?;
+    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let s = space.lock();
+    let a = s.regions.iter().find(|a| a.link_id == link).ok_or("not attached")?;
+    Ok(a.region.frames().to_vec())
+}
+
+/// Writes `tag` into the first word of every page.
+fn fill(id: ResId, tag: u64) -> Result<(), String> {
+    for (i, f) in frames_of(id)?.into_iter().enumerate() {
+        // SAFETY: the frame belongs to the container; the direct map reaches it.
+        unsafe { (phys_to_virt(f) as *mut u64).write_volatile(tag + i as u64) };
+    }
+    Ok(())
+}
+
+fn holds(id: ResId, tag: u64) -> Result<bool, String> {
+    Ok(frames_of(id)?
+        .into_iter()
+        .enumerate()
+        // SAFETY: as in fill.
+        .all(|(i, f)| unsafe { (phys_to_virt(f) as *const u64).read_volatile() } == tag + i as u64))
+}
+
+fn op(caller: u64, o: Op) -> Result<Value, String> {
+    invoke(caller, o).map_err(|e| format!("{o:?}: {e:?}"))
+}
+
+fn received(v: Value) -> Result<(ResId, u64), String> {
+    match v {
+        Value::Received { id, addr, .. } => Ok((id, addr)),
+        other => Err(format!("unexpected {other:?}")),
+    }
+}
+
+pub fn every_mode_carries_data_through_a_box() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let before_copied = container::stats().bytes_copied;
+    for pages in [1u64, 16, 512] {
+        let bx = op(
+            a,
+            Op::CreateBox {
+                pages,
+                initial: 1,
+                lower: 1,
+                upper: 4,
+                flags: 0,
+            },
+        )?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+        op(
+            a,
+            Op::GrantBox {
+                bx,
+                pid: b,
+                rights: abi::BOX_RECEIVE,
+            },
+        )?;
+        for (n, mode) in [M::Copy, M::Share, M::Move, M::Swap].into_iter().enumerate() {
+            let tag = 0x1000 * (n as u64 + 1) + pages;
+            let c = op(a, Op::CreateContainer { pages, addr: 0 })?
+                .id()
+                .map_err(|e| format!("{e:?}"))?;
+            fill(c, tag)?;
+            let copied = container::stats().bytes_copied;
+            let mine = if mode == M::Swap {
+                let r = op(b, Op::CreateContainer { pages, addr: 0 })?
+                    .id()
+                    .map_err(|e| format!("{e:?}"))?;
+                fill(r, 0xbbbb)?;
+                r
+            } else {
+                ResId::NONE
+            };
+            op(
+                a,
+                Op::Send {
+                    container: c,
+                    bx,
+                    addr: 0,
+                    mode,
+                },
+            )?;
+            let (got, _) = received(op(
+                b,
+                Op::Receive {
+                    container: mine,
+                    bx,
+                    addr: 0,
+                    mode,
+                    timeout_ns: 1_000_000,
+                },
+            )?)?;
+            ensure!(
+                holds(got, tag)?,
+                "{mode:?} {pages} pages: the receiver does not see the sender's data"
+            );
+            match mode {
+                M::Share => {
+                    fill(got, 0x7777)?;
+                    ensure!(holds(c, 0x7777)?, "SHARE: a later write is not seen by the sender");
+                }
+                M::Move => ensure!(
+                    container::in_process(c).is_err(),
+                    "MOVE: the sender still has the container"
+                ),
+                M::Swap => {
+                    ensure!(container::stats().bytes_copied == copied, "SWAP copied bytes");
+                    ensure!(!holds(c, tag)?, "SWAP: the sender kept its data");
+                }
+                M::Copy => ensure!(holds(c, tag)?, "COPY: the sender lost its data"),
+            }
+            for id in [c, got] {
+                if container::in_process(id).is_ok() {
+                    resource::container::destroy(id).map_err(|e| format!("{e:?}"))?;
+                }
+            }
+        }
+        op(a, Op::Delete { id: bx })?;
+    }
+    ensure!(container::stats().bytes_copied > before_copied, "COPY copied nothing");
+    end(a);
+    end(b);
+    Ok(())
+}
+
+pub fn move_takes_the_mapping_away() -> TestResult {
+    // A user program that sends its container by MOVE and then touches it
+    // must be killed by the page fault.
+    let pid = proc::spawn::spawn("cttouch", &[], &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let status = proc::wait(KERNEL_PID, pid);
+    ensure!(
+        status == Ok(abi::KILLED_STATUS),
+        "touching a moved container ended with {status:?}"
+    );
+    Ok(())
+}
+
+pub fn push_steal_and_exchange() -> TestResult {
+    let (a, b, stranger) = (live()?, live()?, live()?);
+    proc::get(b).ok_or("gone")?.peers.lock().push(a);
+    let new = |pid: u64, tag: u64| -> Result<ResId, String> {
+        let c = op(pid, Op::CreateContainer { pages: 4, addr: 0 })?
+            .id()
+            .map_err(|e| format!("{e:?}"))?;
+        fill(c, tag)?;
+        Ok(c)
+    };
+    for mode in [M::Copy, M::Share, M::Move] {
+        let c = new(a, 0x100)?;
+        let pushed = op(
+            a,
+            Op::Push {
+                container: c,
+                target: b,
+                addr: 0,
+                mode,
+            },
+        )?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+        ensure!(
+            container::in_process(pushed).map(|x| x.0) == Ok(b) && holds(pushed, 0x100)?,
+            "push {mode:?} failed"
+        );
+        let t = new(b, 0x200)?;
+        let stolen = op(
+            a,
+            Op::Steal {
+                container: t,
+                target: b,
+                addr: 0,
+                mode,
+            },
+        )?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+        ensure!(
+            container::in_process(stolen).map(|x| x.0) == Ok(a) && holds(stolen, 0x200)?,
+            "steal {mode:?} failed"
+        );
+        ensure!(
+            (mode == M::Move) == container::in_process(t).is_err(),
+            "steal {mode:?}: the target's container"
+        );
+    }
+    let mine = new(a, 0x300)?;
+    let theirs = new(b, 0x400)?;
+    let copied = container::stats().bytes_copied;
+    op(
+        a,
+        Op::Exchange {
+            container: mine,
+            target: b,
+            theirs,
+        },
+    )?;
+    ensure!(
+        holds(mine, 0x400)? && holds(theirs, 0x300)?,
+        "exchange did not swap the contents"
+    );
+    ensure!(container::stats().bytes_copied == copied, "exchange copied bytes");
+    // Rights: a stranger may do none of it, and nothing of the target changes.
+    let regions = resource::counts();
+    let s = new(stranger, 0x500)?;
+    let after_new = resource::counts();
+    for o in [
+        Op::Push {
+            container: s,
+            target: b,
+            addr: 0,
+            mode: M::Copy,
+        },
+        Op::Steal {
+            container: theirs,
+            target: b,
+            addr: 0,
+            mode: M::Move,
+        },
+        Op::Exchange {
+            container: s,
+            target: b,
+            theirs,
+        },
+    ] {
+        ensure!(
+            invoke(stranger, o).err() == Some(Error::Denied),
+            "{o:?} by a stranger was allowed"
+        );
+    }
+    ensure!(holds(theirs, 0x300)?, "a denied operation changed the target");
+    ensure!(
+        resource::counts() == after_new && after_new != regions,
+        "a denied operation changed the resources"
+    );
+    for pid in [a, b, stranger] {
+        end(pid);
+    }
+    Ok(())
+}
+
+pub fn box_rights_are_checked() -> TestResult {
+    let (a, stranger) = (live()?, live()?);
+    let bx = op(
+        a,
+        Op::CreateBox {
+            pages: 1,
+            initial: 2,
+            lower: 1,
+            upper: 4,
+            flags: 0,
+        },
+    )?
+    .id()
+    .map_err(|e| format!("{e:?}"))?;
+    let c = op(stranger, Op::CreateContainer { pages: 1, addr: 0 })?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+    let census = container_box::census(bx, 1);
+    ensure!(
+        invoke(
+            stranger,
+            Op::Send {
+                container: c,
+                bx,
+                addr: 0,
+                mode: M::Swap
+            }
+        )
+        .err()
+            == Some(Error::Denied),
+        "send allowed"
+    );
+    ensure!(
+        invoke(
+            stranger,
+            Op::Receive {
+                container: c,
+                bx,
+                addr: 0,
+                mode: M::Swap,
+                timeout_ns: 0
+            }
+        )
+        .err()
+            == Some(Error::Denied),
+        "receive allowed"
+    );
+    ensure!(
+        invoke(stranger, Op::Delete { id: bx }).err() == Some(Error::Denied),
+        "a stranger deleted the box"
+    );
+    ensure!(
+        container_box::census(bx, 1) == census && container::in_process(c).is_ok(),
+        "a denied operation changed something"
+    );
+    op(
+        a,
+        Op::GrantBox {
+            bx,
+            pid: stranger,
+            rights: abi::BOX_SEND,
+        },
+    )?;
+    op(
+        stranger,
+        Op::Send {
+            container: c,
+            bx,
+            addr: 0,
+            mode: M::Swap,
+        },
+    )?;
+    // Nothing to receive from an empty queue: the timeout ends the wait.
+    op(
+        a,
+        Op::Receive {
+            container: ResId::NONE,
+            bx,
+            addr: 0,
+            mode: M::Move,
+            timeout_ns: 0,
+        },
+    )?;
+    ensure!(
+        invoke(
+            a,
+            Op::Receive {
+                container: ResId::NONE,
+                bx,
+                addr: 0,
+                mode: M::Move,
+                timeout_ns: 2_000_000
+            }
+        )
+        .is_err(),
+        "a receive from an empty box succeeded"
+    );
+    op(a, Op::Delete { id: bx })?;
+    end(a);
+    end(stranger);
+    Ok(())
+}
+
+pub fn empty_containers_follow_the_bounds() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let bx = op(
+        a,
+        Op::CreateBox {
+            pages: 2,
+            initial: 3,
+            lower: 2,
+            upper: 4,
+            flags: 0,
+        },
+    )?
+    .id()
+    .map_err(|e| format!("{e:?}"))?;
+    op(
+        a,
+        Op::GrantBox {
+            bx,
+            pid: b,
+            rights: abi::BOX_RECEIVE,
+        },
+    )?;
+    ensure!(
+        container_box::census(bx, 2) == Some((3, 0)),
+        "initial empties: {:?}",
+        container_box::census(bx, 2)
+    );
+    let c = op(a, Op::CreateContainer { pages: 2, addr: 0 })?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+    let r = op(b, Op::CreateContainer { pages: 2, addr: 0 })?
+        .id()
+        .map_err(|e| format!("{e:?}"))?;
+    for i in 0..5 {
+        op(
+            a,
+            Op::Send {
+                container: c,
+                bx,
+                addr: 0,
+                mode: M::Swap,
+            },
+        )?;
+        let (e, f) = container_box::census(bx, 2).ok_or("no box")?;
+        ensure!(e >= 2 && f == i + 1, "after send {i}: {e} empty, {f} filled");
+    }
+    for i in 0..5 {
+        op(
+            b,
+            Op::Receive {
+                container: r,
+                bx,
+                addr: 0,
+                mode: M::Swap,
+                timeout_ns: 0,
+            },
+        )?;
+        let (e, _) = container_box::census(bx, 2).ok_or("no box")?;
+        ensure!(e <= 4, "after receive {i}: {e} empty containers, upper bound 4");
+    }
+    let live_containers = container::count();
+    op(a, Op::Delete { id: bx })?;
+    ensure!(
+        container::count() < live_containers,
+        "deleting the box kept its containers"
+    );
+    end(a);
+    end(b);
+    Ok(())
+}
+
+pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
+    let cpus = crate::cpu::online_count() as u64;
+    let o = |cpu: u64| SpawnOptions {
+        cpu: cpu % cpus,
+        ..SpawnOptions::DEFAULT
+    };
+    // ctpingpong makes the box, grants everyone, and runs 2 senders and 2
+    // receivers on different CPUs; it exits 0 if every container arrived whole.
+    let pid = proc::spawn::spawn("ctpingpong", b"200\0", &o(0), KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let status = proc::wait(KERNEL_PID, pid);
+    ensure!(status == Ok(0), "ctpingpong ended with {status:?}");
+    Ok(())
+}
+
+pub fn container_ipc_leaks_nothing() -> TestResult {
+    let round = || -> TestResult {
+        every_mode_carries_data_through_a_box()?;
+        push_steal_and_exchange()?;
+        empty_containers_follow_the_bounds()?;
+        resource::pool::flush();
+        Ok(())
+    };
+    round()?;
+    crate::sched::reap();
+    let before = (resource::counts(), frames::stats().free);
+    round()?;
+    crate::sched::reap();
+    let after = (resource::counts(), frames::stats().free);
+    ensure!(after == before, "{before:?} before, {after:?} after");
+    let _ = PAGE_SIZE;
+    Ok(())
+}
