@@ -62,6 +62,10 @@ pub struct Process {
     /// Processes allowed to push containers into this one, steal from it
     /// and exchange with it (besides its parent).
     pub peers: IrqMutex<Vec<u64>>,
+    /// Set once the process operates on resources itself (native resource
+    /// API, containers): only then can it own resources beyond its own
+    /// parts, and only then must its exit look for them.
+    pub made_resources: AtomicBool,
     faults: [AtomicU64; 5],
     pub killed: AtomicBool,
     pub exit_status: IrqMutex<Option<u64>>,
@@ -326,7 +330,11 @@ fn end_resources(p: &Process) {
     if let Some(id) = comp {
         let _ = resource::mediator::invoke(resource::KERNEL, resource::mediator::Op::Delete { id });
     }
-    resource::release_owned_by(p.pid);
+    // Scanning every table costs time proportional to the resources alive
+    // (the pool holds many); most processes never made any of their own.
+    if p.made_resources.load(Ordering::Acquire) {
+        resource::release_owned_by(p.pid);
+    }
 }
 
 /// Composes a process (not yet running) from a program, a virtual space
@@ -368,6 +376,7 @@ pub fn create(
         work_area: IrqMutex::new(Some(work_area)),
         entry: prog.entry,
         peers: IrqMutex::new(Vec::new()),
+        made_resources: AtomicBool::new(false),
         faults: Default::default(),
         killed: AtomicBool::new(false),
         exit_status: IrqMutex::new(None),

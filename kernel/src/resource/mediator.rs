@@ -443,6 +443,27 @@ fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
     }
 }
 
+/// Marks `pid` as a process that operates on resources itself, so that its
+/// exit releases whatever it still owns.
+fn note_maker(pid: u64) {
+    use core::sync::atomic::Ordering::{Acquire, Release};
+    let done = crate::sched::with_current_process(|p| {
+        if p.pid == pid {
+            if !p.made_resources.load(Acquire) {
+                p.made_resources.store(true, Release);
+            }
+            true
+        } else {
+            false
+        }
+    });
+    if done != Some(true)
+        && let Some(p) = crate::proc::get(pid)
+    {
+        p.made_resources.store(true, Release);
+    }
+}
+
 fn query(id: ResId) -> Result<ResInfo, Error> {
     match Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)? {
         Kind::Process => process::query(id),
@@ -478,6 +499,9 @@ fn delete(caller: u64, id: ResId) -> Result<(), Error> {
 /// Performs `op` for `caller` (a pid, or `KERNEL`).
 pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
     let t0 = clock::cycles();
+    if caller != super::KERNEL {
+        note_maker(caller);
+    }
     let result = validate(caller, &op).and_then(|()| dispatch(caller, op));
     let cycles = clock::cycles() - t0;
     record(caller, &op, &result, cycles);

@@ -63,7 +63,13 @@ pub static CONTEXT_SWITCHES: AtomicU64 = AtomicU64::new(0);
 pub fn init_cpu() {
     let me = cpu::this_cpu().index;
     let idle = Computation::new_idle(me);
+    // Room up front, so that the kernel's lists do not grow (and the heap
+    // with them) depending on which CPU happens to run what: leak checks
+    // compare the heap before and after a workload.
+    SLEEPERS.lock().reserve(64);
+    DEAD.lock().reserve(64);
     let mut rq = RQ[me].lock();
+    rq.queue.reserve(64);
     cpu::this_cpu()
         .current
         .store(Arc::as_ptr(&idle) as *mut Computation, Ordering::Release);
