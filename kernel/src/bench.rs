@@ -70,7 +70,7 @@ fn kernel(short: bool) {
 }
 
 /// Experiments measured by the user program `sysbench` (see user/programs).
-const USER_EXPERIMENTS: [(&str, &str); 7] = [
+const USER_EXPERIMENTS: [(&str, &str); 8] = [
     ("syscall", "sysbench"),
     ("spawn", "sysbench"),
     ("pageaccess", "sysbench"),
@@ -78,6 +78,7 @@ const USER_EXPERIMENTS: [(&str, &str); 7] = [
     ("pool", "sysbench"),
     ("poolmem", "sysbench"),
     ("container", "ctbench"),
+    ("ipc", "rvbench"),
 ];
 
 /// Runs `<program> <experiment>` as a process and waits for it; its BENCH

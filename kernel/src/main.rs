@@ -16,6 +16,7 @@ mod clock;
 mod console;
 mod cpu;
 mod initrd;
+mod ipc;
 mod ktest;
 mod mm;
 mod panic;

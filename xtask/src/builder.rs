@@ -84,8 +84,20 @@ fn kernel(profile: Profile) -> Result<(), String> {
 /// Native programs (user/programs), packed into the initial archive as
 /// `bin/<name>`.
 fn programs(profile: Profile) -> Result<(), String> {
+    // Servers are servers/<name>/ with a binary <name> (servers/api is the
+    // interfaces' library).
+    let mut servers: Vec<String> = fs::read_dir("servers")
+        .map_err(|e| format!("reading servers/: {e}"))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Cargo.toml").is_file() && e.file_name() != "api")
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .collect();
+    servers.sort();
     let mut cmd = cargo();
     cmd.args(["build", "-p", "user-programs", "--target", KERNEL_TARGET]);
+    for s in &servers {
+        cmd.args(["-p", &format!("{s}-server")]);
+    }
     if profile == Profile::Release {
         cmd.arg("--release");
     }
@@ -102,6 +114,7 @@ fn programs(profile: Profile) -> Result<(), String> {
                 .map(String::from)
         })
         .collect();
+    names.extend(servers);
     names.sort();
     let mut files = Vec::new();
     for name in &names {

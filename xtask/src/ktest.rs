@@ -158,6 +158,12 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "tessera-rt",
         "--exclude",
         "user-programs",
+        "--exclude",
+        "tessera-api",
+        "--exclude",
+        "echo-server",
+        "--exclude",
+        "relay-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {

@@ -118,6 +118,32 @@ numbered! {
         PeerGrant = 48,
         /// container_stats(out: *mut ContainerStats) -> 0
         ContainerStats = 49,
+        /// name_register(name_ptr, name_len, entry mask) -> 0: the caller serves under
+        /// this name; calls to entries outside the mask (bit n = entry n) are refused
+        /// with NoSys (0: any entry)
+        NameRegister = 50,
+        /// name_lookup(name_ptr, name_len) -> pid
+        NameLookup = 51,
+        /// call(server pid, entry, msg_ptr, msg_len, reply_ptr, reply_cap) -> reply length
+        /// (rendezvous, seed 003; also AnT's callsync). With entry | CALL_BY_REF,
+        /// msg_ptr is the rid of a call the caller holds: its message is passed on.
+        Call = 52,
+        /// acc(entry mask, out: *mut AccInfo) -> rid: wait for a call on one of the entries
+        Acc = 53,
+        /// endr(rid, reply_ptr, reply_len) -> bytes replied: end the rendezvous
+        Endr = 54,
+        /// rv_read(rid, offset, buf_ptr, len) -> len: read the caller's message
+        RvRead = 55,
+        /// rv_write(rid, offset, buf_ptr, len) -> len: write into the caller's reply buffer
+        RvWrite = 56,
+        /// forward(rid, next server pid, entry) -> 0: the next server replies directly
+        Forward = 57,
+        /// request(server pid, entry, msg_ptr, msg_len, reply_ptr, reply_cap) -> request id (non-blocking)
+        Request = 58,
+        /// fetch(timeout_ns, out: *mut [u64; 2]) -> 0: (request id, status) of a finished request
+        Fetch = 59,
+        /// rv_fail(rid, error code) -> 0: end the rendezvous with an error for the caller
+        RvFail = 60,
     }
 }
 
@@ -207,6 +233,37 @@ pub struct SegmentInfo {
     pub filesz: u64,
     /// `prot::WRITE` and `prot::EXEC` bits (always readable).
     pub prot: u64,
+}
+
+/// `call` entry flag: the message is a reference to a call the caller holds.
+pub const CALL_BY_REF: u64 = 1 << 62;
+
+/// What `acc` reports about an accepted call.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct AccInfo {
+    /// The rendezvous: name it in rv_read, rv_write, endr, forward.
+    pub rid: u64,
+    pub caller: u64,
+    pub entry: u64,
+    /// Length of the caller's message (the first 64 bytes are in `inline`).
+    pub len: u64,
+    /// Room in the caller's reply buffer.
+    pub reply_cap: u64,
+    pub inline: [u8; 64],
+}
+
+impl Default for AccInfo {
+    fn default() -> Self {
+        AccInfo {
+            rid: 0,
+            caller: 0,
+            entry: 0,
+            len: 0,
+            reply_cap: 0,
+            inline: [0; 64],
+        }
+    }
 }
 
 /// What `res_query` reports about a resource.

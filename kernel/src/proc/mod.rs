@@ -66,6 +66,8 @@ pub struct Process {
     /// API, containers): only then can it own resources beyond its own
     /// parts, and only then must its exit look for them.
     pub made_resources: AtomicBool,
+    /// Rendezvous and requests addressed to this process (`ipc`).
+    pub port: crate::ipc::rendezvous::Port,
     faults: [AtomicU64; 5],
     pub killed: AtomicBool,
     pub exit_status: IrqMutex<Option<u64>>,
@@ -325,6 +327,7 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
 /// Gives up a process's resources: its parts go to the pool or are
 /// deleted, its computation is deleted, and whatever else it owned goes.
 fn end_resources(p: &Process) {
+    crate::ipc::rendezvous::on_exit(p);
     spawn::decompose(p);
     let comp = p.computation.lock().as_ref().map(|c| c.0);
     if let Some(id) = comp {
@@ -377,6 +380,7 @@ pub fn create(
         entry: prog.entry,
         peers: IrqMutex::new(Vec::new()),
         made_resources: AtomicBool::new(false),
+        port: crate::ipc::rendezvous::Port::new(),
         faults: Default::default(),
         killed: AtomicBool::new(false),
         exit_status: IrqMutex::new(None),
@@ -466,6 +470,33 @@ pub fn on_first_entry() {
         exit_current(abi::KILLED_STATUS);
     }
     on_return_to_user(frame);
+}
+
+/// Copies from the memory of process `pid` at `addr` (its own page tables,
+/// not the current ones), faulting demand pages in; the range must be in
+/// user space and readable.
+pub fn read_user_of(pid: u64, addr: u64, buf: &mut [u8]) -> Result<(), Error> {
+    crate::syscall::uaccess::check_range(addr, buf.len())?;
+    if sched::with_current_process(|p| p.pid) == Some(pid) {
+        return crate::syscall::uaccess::copy_from_user(buf, addr);
+    }
+    let p = get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let r = space.lock().copy_out(addr, buf);
+    r.map_err(|_| Error::Fault)
+}
+
+/// Copies into the memory of process `pid` at `addr`; the range must be
+/// writable by that process.
+pub fn write_user_of(pid: u64, addr: u64, data: &[u8]) -> Result<(), Error> {
+    crate::syscall::uaccess::check_range(addr, data.len())?;
+    if sched::with_current_process(|p| p.pid) == Some(pid) {
+        return crate::syscall::uaccess::copy_to_user(addr, data);
+    }
+    let p = get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let r = space.lock().copy_in(addr, data);
+    r.map_err(|_| Error::Fault)
 }
 
 /// A page fault at user address `addr`, from user mode or from the kernel

@@ -21,6 +21,7 @@ pub fn report(topic: &str) -> Result<String, Error> {
         ["trace"] => trace(&mut out, 20),
         ["trace", n] => trace(&mut out, n.parse().map_err(|_| Error::Invalid)?),
         ["counters"] => counters(&mut out),
+        ["servers"] => servers(&mut out),
         _ => return Err(Error::Invalid),
     }
     Ok(out)
@@ -155,6 +156,22 @@ fn trace(out: &mut String, n: usize) {
             e.cycles
         );
     });
+}
+
+fn servers(out: &mut String) {
+    let _ = writeln!(out, "{:<16} {:>6} {:>6}", "name", "pid", "cpu");
+    crate::ipc::names::list(&mut |name, pid| {
+        let cpu = crate::proc::get(pid)
+            .and_then(|p| p.computation.lock().as_ref().and_then(|c| c.1.upgrade()))
+            .map_or(-1, |c| c.last_cpu.load(core::sync::atomic::Ordering::Relaxed) as i64);
+        let _ = writeln!(out, "{name:<16} {pid:>6} {cpu:>6}");
+    });
+    let _ = writeln!(
+        out,
+        "rendezvous completed: {}, bytes copied between processes: {}",
+        crate::ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed),
+        crate::ipc::rendezvous::BYTES_COPIED.load(core::sync::atomic::Ordering::Relaxed)
+    );
 }
 
 fn counters(out: &mut String) {

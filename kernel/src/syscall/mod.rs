@@ -7,6 +7,7 @@
 //! process's calls to a server instead (see docs/ARCHITECTURE.md).
 
 mod container;
+mod ipc;
 pub mod uaccess;
 
 use crate::arch::x86_64::gdt;
@@ -80,7 +81,7 @@ fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
 type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
 
 /// Room for every system-call number (numbers are grouped by subsystem).
-const TABLE_SIZE: usize = 64;
+const TABLE_SIZE: usize = 96;
 
 /// The native system-call table: the handler of `Sys` number `n` is
 /// `TABLE[n]`; numbers nobody defines answer `NoSys`.
@@ -138,6 +139,17 @@ const fn handler(sys: Sys) -> Handler {
         Sys::ContainerExchange => container::sys_exchange,
         Sys::PeerGrant => container::sys_peer_grant,
         Sys::ContainerStats => container::sys_stats,
+        Sys::NameRegister => ipc::sys_name_register,
+        Sys::NameLookup => ipc::sys_name_lookup,
+        Sys::Call => ipc::sys_call,
+        Sys::Acc => ipc::sys_acc,
+        Sys::Endr => ipc::sys_endr,
+        Sys::RvRead => ipc::sys_rv_read,
+        Sys::RvWrite => ipc::sys_rv_write,
+        Sys::Forward => ipc::sys_forward,
+        Sys::Request => ipc::sys_request,
+        Sys::Fetch => ipc::sys_fetch,
+        Sys::RvFail => ipc::sys_rv_fail,
     }
 }
 

@@ -52,6 +52,8 @@ unsafe impl Pod for abi::ResInfo {}
 unsafe impl Pod for abi::SegmentInfo {}
 unsafe impl Pod for abi::Received {}
 unsafe impl Pod for abi::ContainerStats {}
+unsafe impl Pod for abi::AccInfo {}
+unsafe impl Pod for [u64; 2] {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();

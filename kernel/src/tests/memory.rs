@@ -53,7 +53,9 @@ pub fn frames_contiguous_runs() -> TestResult {
 
 pub fn frames_exhaustion_is_an_error() -> TestResult {
     let mut taken: Vec<u64> = Vec::new();
-    taken.try_reserve(frames::stats().free).map_err(|_| "no heap for the list")?;
+    taken
+        .try_reserve(frames::stats().free)
+        .map_err(|_| "no heap for the list")?;
     // Counted after the list's room is taken: the heap may have grown for it.
     let before = frames::stats();
     while let Ok(pa) = frames::alloc(1) {

@@ -4,6 +4,7 @@
 mod container;
 mod cpu;
 mod harness;
+mod ipc;
 mod memory;
 mod process;
 mod resource;
@@ -155,6 +156,12 @@ pub static TESTS: &[KTest] = &[
         container::concurrent_swap_traffic_on_several_cpus,
     ),
     pass("container_ipc_leaks_nothing", container::container_ipc_leaks_nothing),
+    // Servers and rendezvous (seed 003, seed 002)
+    pass("rendezvous_servers_and_requests", ipc::rendezvous_servers_and_requests),
+    pass(
+        "stress_of_100000_calls_leaks_nothing",
+        ipc::stress_of_100000_calls_leaks_nothing,
+    ),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(
         "selftest_failure_is_detected",

@@ -301,6 +301,61 @@ impl VirtualSpace {
         Ok(())
     }
 
+    /// The frame behind user address `addr`, made present if its region
+    /// allows the access.
+    fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
+        let page = addr & !(PAGE_SIZE - 1);
+        match paging::translate(self.root, page) {
+            Some((pa, f)) if f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) => Ok(pa),
+            Some(_) => Err(FaultError::Protection),
+            None => {
+                self.resolve_fault(page, write, false)?;
+                paging::translate(self.root, page)
+                    .map(|(pa, _)| pa)
+                    .ok_or(FaultError::Unmapped)
+            }
+        }
+    }
+
+    /// Reads user memory of this space (from another process's context).
+    pub fn copy_out(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = addr + done as u64;
+            let off = (at % PAGE_SIZE) as usize;
+            let n = (PAGE_SIZE as usize - off).min(buf.len() - done);
+            let pa = self.frame_for(at, false)?;
+            // SAFETY: a frame of this space, reached through the direct map;
+            // the copy stays inside its page.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    (phys_to_virt(pa) + off as u64) as *const u8,
+                    buf[done..].as_mut_ptr(),
+                    n,
+                )
+            };
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Writes user memory of this space (from another process's context).
+    pub fn copy_in(&mut self, addr: u64, data: &[u8]) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < data.len() {
+            let at = addr + done as u64;
+            let off = (at % PAGE_SIZE) as usize;
+            let n = (PAGE_SIZE as usize - off).min(data.len() - done);
+            let pa = self.frame_for(at, true)?;
+            // SAFETY: as in copy_out, for writing.
+            unsafe {
+                core::ptr::copy_nonoverlapping(data[done..].as_ptr(), (phys_to_virt(pa) + off as u64) as *mut u8, n)
+            };
+            done += n;
+        }
+        Ok(())
+    }
+
     /// Lowest free address of at least `len` bytes at or above `from`.
     pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
         let mut at = from;

@@ -25,13 +25,13 @@ pub unsafe fn syscall(n: u64, a: [u64; 6]) -> u64 {
     ret
 }
 
-fn call(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
+fn raw(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
     // SAFETY: the wrappers below pass pointers to live, correctly sized objects.
     Error::decode(unsafe { syscall(n as u64, a) })
 }
 
 pub fn exit(status: u64) -> ! {
-    let _ = call(Sys::Exit, [status, 0, 0, 0, 0, 0]);
+    let _ = raw(Sys::Exit, [status, 0, 0, 0, 0, 0]);
     unreachable!("exit returned")
 }
 
@@ -46,7 +46,7 @@ pub fn spawn(path: &str, args: &[&str], options: &SpawnOptions) -> Result<u64, E
         buf[len..len + a.len()].copy_from_slice(a.as_bytes());
         len += a.len() + 1;
     }
-    call(
+    raw(
         Sys::Spawn,
         [
             path.as_ptr() as u64,
@@ -60,24 +60,24 @@ pub fn spawn(path: &str, args: &[&str], options: &SpawnOptions) -> Result<u64, E
 }
 
 pub fn wait(pid: u64) -> Result<u64, Error> {
-    call(Sys::Wait, [pid, 0, 0, 0, 0, 0])
+    raw(Sys::Wait, [pid, 0, 0, 0, 0, 0])
 }
 
 pub fn getpid() -> u64 {
-    call(Sys::GetPid, [0; 6]).unwrap_or(0)
+    raw(Sys::GetPid, [0; 6]).unwrap_or(0)
 }
 
 pub fn yield_now() {
-    let _ = call(Sys::Yield, [0; 6]);
+    let _ = raw(Sys::Yield, [0; 6]);
 }
 
 pub fn sleep_ns(ns: u64) {
-    let _ = call(Sys::Sleep, [ns, 0, 0, 0, 0, 0]);
+    let _ = raw(Sys::Sleep, [ns, 0, 0, 0, 0, 0]);
 }
 
 pub fn clock() -> Clock {
     let mut c = Clock::default();
-    let _ = call(Sys::Clock, [&mut c as *mut Clock as u64, 0, 0, 0, 0, 0]);
+    let _ = raw(Sys::Clock, [&mut c as *mut Clock as u64, 0, 0, 0, 0, 0]);
     c
 }
 
@@ -107,14 +107,14 @@ pub fn tsc_to_ns(cycles: u64) -> u64 {
 }
 
 pub fn console_write(bytes: &[u8]) -> Result<u64, Error> {
-    call(
+    raw(
         Sys::ConsoleWrite,
         [bytes.as_ptr() as u64, bytes.len() as u64, 0, 0, 0, 0],
     )
 }
 
 pub fn console_read(buf: &mut [u8]) -> Result<usize, Error> {
-    call(
+    raw(
         Sys::ConsoleRead,
         [buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0, 0, 0],
     )
@@ -123,40 +123,40 @@ pub fn console_read(buf: &mut [u8]) -> Result<usize, Error> {
 
 /// New zeroed anonymous memory of `len` bytes (pages come at first touch).
 pub fn map(len: u64, prot: u64) -> Result<u64, Error> {
-    call(Sys::Map, [0, len, prot, 0, 0, 0])
+    raw(Sys::Map, [0, len, prot, 0, 0, 0])
 }
 
 pub fn unmap(addr: u64, len: u64) -> Result<u64, Error> {
-    call(Sys::Unmap, [addr, len, 0, 0, 0, 0])
+    raw(Sys::Unmap, [addr, len, 0, 0, 0, 0])
 }
 
 pub fn proc_info(pid: u64) -> Result<ProcInfo, Error> {
     let mut info = ProcInfo::default();
-    call(Sys::ProcInfo, [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0])?;
+    raw(Sys::ProcInfo, [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0])?;
     Ok(info)
 }
 
 /// Pids of every process; returns how many there are (may exceed `out`).
 pub fn proc_list(out: &mut [u64]) -> Result<usize, Error> {
-    call(Sys::ProcList, [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0]).map(|n| n as usize)
+    raw(Sys::ProcList, [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0]).map(|n| n as usize)
 }
 
 pub fn set_policy(p: LoadPolicy) -> Result<LoadPolicy, Error> {
-    call(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0]).map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
+    raw(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0]).map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
 }
 
 pub fn kill(pid: u64) -> Result<u64, Error> {
-    call(Sys::Kill, [pid, 0, 0, 0, 0, 0])
+    raw(Sys::Kill, [pid, 0, 0, 0, 0, 0])
 }
 
 pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
-    call(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
+    raw(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
 }
 
 /// A text report of the kernel's inspector: "resources [kind]", "pool",
 /// "trace [n]", "counters". Returns the bytes written into `out`.
 pub fn inspect(topic: &str, out: &mut [u8]) -> Result<usize, Error> {
-    call(
+    raw(
         Sys::Inspect,
         [
             topic.as_ptr() as u64,
@@ -172,33 +172,33 @@ pub fn inspect(topic: &str, out: &mut [u8]) -> Result<usize, Error> {
 
 /// One resource-pool setting, in the syntax of etc/pool.conf.
 pub fn pool_ctl(line: &str) -> Result<u64, Error> {
-    call(Sys::PoolCtl, [line.as_ptr() as u64, line.len() as u64, 0, 0, 0, 0])
+    raw(Sys::PoolCtl, [line.as_ptr() as u64, line.len() as u64, 0, 0, 0, 0])
 }
 
 /// Creates a resource of `kind` (see `abi::Sys::ResCreate` for the arguments).
 pub fn res_create(kind: abi::ResKind, a: u64, b: u64, c: u64, d: u64) -> Result<u64, Error> {
-    call(Sys::ResCreate, [kind as u64, a, b, c, d, 0])
+    raw(Sys::ResCreate, [kind as u64, a, b, c, d, 0])
 }
 
 pub fn res_delete(id: u64) -> Result<u64, Error> {
-    call(Sys::ResDelete, [id, 0, 0, 0, 0, 0])
+    raw(Sys::ResDelete, [id, 0, 0, 0, 0, 0])
 }
 
 pub fn res_query(id: u64) -> Result<abi::ResInfo, Error> {
     let mut info = abi::ResInfo::default();
-    call(Sys::ResQuery, [id, &mut info as *mut abi::ResInfo as u64, 0, 0, 0, 0])?;
+    raw(Sys::ResQuery, [id, &mut info as *mut abi::ResInfo as u64, 0, 0, 0, 0])?;
     Ok(info)
 }
 
 /// Fills a region with segment `segment` of a program.
 pub fn res_load(region: u64, program: u64, segment: u64) -> Result<u64, Error> {
-    call(Sys::ResLoad, [region, program, segment, 0, 0, 0])
+    raw(Sys::ResLoad, [region, program, segment, 0, 0, 0])
 }
 
 /// Segment `index` of a program resource.
 pub fn program_segment(program: u64, index: u64) -> Result<abi::SegmentInfo, Error> {
     let mut s = abi::SegmentInfo::default();
-    call(
+    raw(
         Sys::ProgramSegment,
         [program, index, &mut s as *mut abi::SegmentInfo as u64, 0, 0, 0],
     )?;
@@ -206,12 +206,12 @@ pub fn program_segment(program: u64, index: u64) -> Result<abi::SegmentInfo, Err
 }
 
 pub fn plate_find(name: &str) -> Result<u64, Error> {
-    call(Sys::PlateFind, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
+    raw(Sys::PlateFind, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
 }
 
 /// Stores NUL-separated `name\0arg\0...` in a work area.
 pub fn work_area_write(area: u64, strings: &[u8]) -> Result<u64, Error> {
-    call(
+    raw(
         Sys::WorkAreaWrite,
         [area, strings.as_ptr() as u64, strings.len() as u64, 0, 0, 0],
     )
@@ -219,14 +219,14 @@ pub fn work_area_write(area: u64, strings: &[u8]) -> Result<u64, Error> {
 
 /// Starts a composed process; returns its pid.
 pub fn process_start(process: u64) -> Result<u64, Error> {
-    call(Sys::ProcessStart, [process, 0, 0, 0, 0, 0])
+    raw(Sys::ProcessStart, [process, 0, 0, 0, 0, 0])
 }
 
 // ---- container IPC (seed 004) ----
 
 /// A new zeroed container of `pages` in this process; returns its id.
 pub fn container_create(pages: u64) -> Result<u64, Error> {
-    call(Sys::ContainerCreate, [pages, 0, 0, 0, 0, 0])
+    raw(Sys::ContainerCreate, [pages, 0, 0, 0, 0, 0])
 }
 
 /// Where a container is attached in this process.
@@ -235,17 +235,17 @@ pub fn container_addr(id: u64) -> Result<u64, Error> {
 }
 
 pub fn box_create(pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<u64, Error> {
-    call(Sys::BoxCreate, [pages, initial, lower, upper, flags, 0])
+    raw(Sys::BoxCreate, [pages, initial, lower, upper, flags, 0])
 }
 
 pub fn box_grant(bx: u64, pid: u64, rights: u64) -> Result<u64, Error> {
-    call(Sys::BoxGrant, [bx, pid, rights, 0, 0, 0])
+    raw(Sys::BoxGrant, [bx, pid, rights, 0, 0, 0])
 }
 
 /// ctainersend: returns the id of the container now in the box.
 pub fn container_send(container: u64, bx: u64, addr: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
     let mut size = 0u64;
-    call(
+    raw(
         Sys::ContainerSend,
         [container, bx, addr, mode as u64, &mut size as *mut u64 as u64, 0],
     )
@@ -260,7 +260,7 @@ pub fn container_receive(
     timeout_ns: u64,
 ) -> Result<(u64, abi::Received), Error> {
     let mut r = abi::Received::default();
-    let id = call(
+    let id = raw(
         Sys::ContainerReceive,
         [
             container,
@@ -275,32 +275,134 @@ pub fn container_receive(
 }
 
 pub fn container_push(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
-    call(Sys::ContainerPush, [container, target, 0, mode as u64, 0, 0])
+    raw(Sys::ContainerPush, [container, target, 0, mode as u64, 0, 0])
 }
 
 pub fn container_steal(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
-    call(Sys::ContainerSteal, [container, target, 0, mode as u64, 0, 0])
+    raw(Sys::ContainerSteal, [container, target, 0, mode as u64, 0, 0])
 }
 
 pub fn container_exchange(mine: u64, target: u64, theirs: u64) -> Result<u64, Error> {
-    call(Sys::ContainerExchange, [mine, target, theirs, 0, 0, 0])
+    raw(Sys::ContainerExchange, [mine, target, theirs, 0, 0, 0])
 }
 
 pub fn peer_grant(pid: u64) -> Result<u64, Error> {
-    call(Sys::PeerGrant, [pid, 0, 0, 0, 0, 0])
+    raw(Sys::PeerGrant, [pid, 0, 0, 0, 0, 0])
 }
 
 pub fn container_stats() -> abi::ContainerStats {
     let mut s = abi::ContainerStats::default();
-    let _ = call(
+    let _ = raw(
         Sys::ContainerStats,
         [&mut s as *mut abi::ContainerStats as u64, 0, 0, 0, 0, 0],
     );
     s
 }
 
+// ---- rendezvous and requests (seed 003, seed 002) ----
+
+/// Serve under `name`, taking calls for the entries in `entries` (bit n = entry n).
+pub fn name_register(name: &str, entries: u64) -> Result<u64, Error> {
+    raw(
+        Sys::NameRegister,
+        [name.as_ptr() as u64, name.len() as u64, entries, 0, 0, 0],
+    )
+}
+
+pub fn name_lookup(name: &str) -> Result<u64, Error> {
+    raw(Sys::NameLookup, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
+}
+
+/// Rendezvous call (also AnT's callsync): returns the reply length.
+pub fn call(server: u64, entry: u64, msg: &[u8], reply: &mut [u8]) -> Result<usize, Error> {
+    // SAFETY: both slices are live for the call, which blocks until the reply.
+    unsafe {
+        call_raw(
+            server,
+            entry,
+            msg.as_ptr() as u64,
+            msg.len() as u64,
+            reply.as_mut_ptr() as u64,
+            reply.len() as u64,
+        )
+    }
+    .map(|n| n as usize)
+}
+
+/// The raw call, for passing a held call's message by reference
+/// (`entry | CALL_BY_REF`, the rid in `msg`).
+///
+/// # Safety
+/// `reply` must be writable memory of `reply_len` bytes for the whole call.
+pub unsafe fn call_raw(
+    server: u64,
+    entry: u64,
+    msg: u64,
+    msg_len: u64,
+    reply: u64,
+    reply_len: u64,
+) -> Result<u64, Error> {
+    raw(Sys::Call, [server, entry, msg, msg_len, reply, reply_len])
+}
+
+/// Waits for a call on one of `entries`; returns its rid.
+pub fn acc(entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
+    raw(Sys::Acc, [entries, info as *mut abi::AccInfo as u64, 0, 0, 0, 0])
+}
+
+pub fn endr(rid: u64, reply: &[u8]) -> Result<u64, Error> {
+    raw(Sys::Endr, [rid, reply.as_ptr() as u64, reply.len() as u64, 0, 0, 0])
+}
+
+pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
+    raw(
+        Sys::RvRead,
+        [rid, offset, buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
+    )
+}
+
+pub fn rv_write(rid: u64, offset: u64, data: &[u8]) -> Result<u64, Error> {
+    raw(
+        Sys::RvWrite,
+        [rid, offset, data.as_ptr() as u64, data.len() as u64, 0, 0],
+    )
+}
+
+pub fn rv_fail(rid: u64, e: Error) -> Result<u64, Error> {
+    raw(Sys::RvFail, [rid, e as u64, 0, 0, 0, 0])
+}
+
+pub fn forward(rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
+    raw(Sys::Forward, [rid, next, entry, 0, 0, 0])
+}
+
+/// A non-blocking request; its buffers must stay alive until it is fetched.
+///
+/// # Safety
+/// `reply` must stay writable until the request's result has been fetched.
+pub unsafe fn request(server: u64, entry: u64, msg: &[u8], reply: *mut u8, reply_len: usize) -> Result<u64, Error> {
+    raw(
+        Sys::Request,
+        [
+            server,
+            entry,
+            msg.as_ptr() as u64,
+            msg.len() as u64,
+            reply as u64,
+            reply_len as u64,
+        ],
+    )
+}
+
+/// Waits up to `timeout_ns` for a finished request: (request id, status).
+pub fn fetch(timeout_ns: u64) -> Result<(u64, u64), Error> {
+    let mut out = [0u64; 2];
+    raw(Sys::Fetch, [timeout_ns, out.as_mut_ptr() as u64, 0, 0, 0, 0])?;
+    Ok((out[0], out[1]))
+}
+
 pub fn sys_info() -> Result<SysInfo, Error> {
     let mut info = SysInfo::default();
-    call(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;
+    raw(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;
     Ok(info)
 }

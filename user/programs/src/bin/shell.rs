@@ -27,9 +27,11 @@ inspector (Tender resources):
                        | pool unused 50 | pool flush (see etc/pool.conf)
   trace [n]            the mediator's last operations
   counters             operations per resource kind
+  servers              registered servers (name, pid, CPU) and rendezvous counters
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
-programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800";
+programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800
+          builder fresh cttouch ctpingpong ctbench rvtest rvbench; servers: echo relay";
 
 fn policy_name(p: u64) -> &'static str {
     match LoadPolicy::from_u64(p) {
@@ -142,6 +144,7 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["trace"] => inspect("trace 20"),
         ["trace", n] => inspect(&alloc::format!("trace {n}")),
         ["counters"] => inspect("counters"),
+        ["servers"] => inspect("servers"),
         ["policy"] => println!(
             "default loading policy: {}",
             policy_name(sys::sys_info().map_or(0, |i| i.default_policy))

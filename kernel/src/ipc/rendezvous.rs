@@ -1,0 +1,375 @@
+//! Rendezvous (seed 003): `call(server, entry, message)` stops the caller
+//! until the server has accepted (`acc`) and ended (`endr`) the rendezvous.
+//! `acc` gives the server the message's first 64 bytes inline and a
+//! reference (`rid`) through which it reads the rest (`rv_read`) straight
+//! from the caller's memory and writes the reply (`rv_write`, `endr`)
+//! straight into it: data crosses once, from the first caller to whichever
+//! server needs it. A server may `call` another one naming its own `rid` as
+//! the message (nested rendezvous: the next server reads the original
+//! caller's data directly), or `forward` the request to it, which then
+//! replies directly to the original caller (AnT's multi-stage request with
+//! direct return, seed 002).
+//!
+//! AnT's non-blocking requests use the same objects: `request` queues a
+//! call without waiting; its completion goes to the requester's result
+//! queue, from which `fetch` takes it; `callsync` is request + wait.
+//!
+//! A server that ends releases every call it held with an error; a caller
+//! that ends leaves its calls orphaned, and the server's later operations
+//! on them fail cleanly. Every copy goes through the other process's page
+//! tables with bounds fixed at call time, so a server cannot reach beyond
+//! what the caller passed.
+
+use crate::proc::{self, Process, WaitQueue};
+use crate::sync::IrqMutex;
+use abi::{AccInfo, Error};
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Inline message bytes delivered by `acc`.
+pub const INLINE: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Queued,
+    Accepted,
+    /// Finished with a status (reply length, or a negated error).
+    Done(u64),
+}
+
+pub struct Call {
+    pub id: u64,
+    caller: u64,
+    /// The entry it is for (changes when the call is forwarded).
+    entry: AtomicU64,
+    /// Where the message and the reply are, and in whose memory.
+    msg_owner: u64,
+    msg: (u64, u64),
+    reply_owner: u64,
+    reply: (u64, u64),
+    inline: [u8; INLINE],
+    state: IrqMutex<State>,
+    /// Servers the request passed through (AnT's stacked request information).
+    hops: IrqMutex<Vec<u64>>,
+    /// Blocking callers wait here.
+    done: WaitQueue,
+    /// Non-blocking: the requester's result queue gets it when done.
+    notify: bool,
+}
+
+/// What each process holds for IPC.
+pub struct Port {
+    /// Calls waiting to be accepted.
+    queued: IrqMutex<VecDeque<Arc<Call>>>,
+    /// Servers blocked in `acc` wait here.
+    arrivals: WaitQueue,
+    /// Calls this process accepted and has not ended.
+    held: IrqMutex<BTreeMap<u64, Arc<Call>>>,
+    /// Finished non-blocking requests, for `fetch`.
+    results: IrqMutex<VecDeque<Arc<Call>>>,
+    results_wait: WaitQueue,
+    /// Entries the process serves (bit n = entry n), declared when it
+    /// registers a name; 0 = not declared (any entry is delivered).
+    pub entries: AtomicU64,
+}
+
+impl Port {
+    pub const fn new() -> Port {
+        Port {
+            entries: AtomicU64::new(0),
+            queued: IrqMutex::new(VecDeque::new()),
+            arrivals: WaitQueue::new(),
+            held: IrqMutex::new(BTreeMap::new()),
+            results: IrqMutex::new(VecDeque::new()),
+            results_wait: WaitQueue::new(),
+        }
+    }
+}
+
+impl Default for Port {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+/// Rendezvous completed, and their copies (for the inspector and benchmarks).
+pub static CALLS: AtomicU64 = AtomicU64::new(0);
+pub static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
+
+fn target(pid: u64) -> Result<Arc<Process>, Error> {
+    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    if p.exit_status.lock().is_some() {
+        return Err(Error::NotFound);
+    }
+    Ok(p)
+}
+
+/// A server that declared its entries takes no call for another one.
+fn check_entry(server: &Process, entry: u64) -> Result<(), Error> {
+    let declared = server.port.entries.load(Ordering::Relaxed);
+    if declared != 0 && declared & (1u64 << entry.min(63)) == 0 {
+        return Err(Error::NoSys);
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes between the memory of two processes through the
+/// kernel, in pieces (`from`'s range, `to`'s range, both already checked).
+fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
+    let mut buf = [0u8; 512];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        proc::read_user_of(from.0, from.1 + done, &mut buf[..n])?;
+        proc::write_user_of(to.0, to.1 + done, &buf[..n])?;
+        done += n as u64;
+    }
+    BYTES_COPIED.fetch_add(len, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Makes a call object for `caller` to `server`. `message` is (pid, addr,
+/// len) of where the message lies: the caller's own memory, or the
+/// message of a call the caller holds (a reference passed on).
+#[allow(clippy::too_many_arguments)]
+fn make_call(
+    caller: u64,
+    entry: u64,
+    msg_owner: u64,
+    msg: (u64, u64),
+    reply: (u64, u64),
+    notify: bool,
+) -> Result<Arc<Call>, Error> {
+    let mut inline = [0u8; INLINE];
+    let n = (msg.1 as usize).min(INLINE);
+    if n > 0 {
+        proc::read_user_of(msg_owner, msg.0, &mut inline[..n])?;
+    }
+    Ok(Arc::new(Call {
+        id: NEXT_CALL.fetch_add(1, Ordering::Relaxed),
+        caller,
+        entry: AtomicU64::new(entry),
+        msg_owner,
+        msg,
+        reply_owner: caller,
+        reply,
+        inline,
+        state: IrqMutex::new(State::Queued),
+        hops: IrqMutex::new(Vec::new()),
+        done: WaitQueue::new(),
+        notify,
+    }))
+}
+
+/// Puts a call on `server`'s port and wakes one acceptor.
+fn deliver(server: &Process, call: Arc<Call>) -> Result<(), Error> {
+    {
+        let mut q = server.port.queued.lock();
+        q.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        q.push_back(call);
+    }
+    server.port.arrivals.wake_all();
+    Ok(())
+}
+
+/// Waits until `call` is done; returns its status.
+fn wait_done(call: &Call) -> Result<u64, Error> {
+    let mut status = 0;
+    let ok = call.done.wait_until(|| match *call.state.lock() {
+        State::Done(s) => {
+            status = s;
+            true
+        }
+        _ => false,
+    });
+    if !ok {
+        return Err(Error::Denied);
+    }
+    Error::decode(status)
+}
+
+/// `call`: blocks until the server ends the rendezvous; returns the reply
+/// length (or the server's error). `msg_ref` names a call the caller holds
+/// whose message is passed on instead of the caller's own memory.
+pub fn call(
+    caller: &Process,
+    server: u64,
+    entry: u64,
+    msg: (u64, u64),
+    reply: (u64, u64),
+    msg_ref: u64,
+) -> Result<u64, Error> {
+    let s = target(server)?;
+    check_entry(&s, entry)?;
+    let (owner, range) = if msg_ref != 0 {
+        held_message(caller, msg_ref)?
+    } else {
+        (caller.pid, msg)
+    };
+    let c = make_call(caller.pid, entry, owner, range, reply, false)?;
+    deliver(&s, c.clone())?;
+    drop(s);
+    wait_done(&c)
+}
+
+/// The message range of a call `holder` holds (for passing it on).
+fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> {
+    let held = holder.port.held.lock();
+    let c = held.get(&rid).ok_or(Error::NotFound)?;
+    Ok((c.msg_owner, c.msg))
+}
+
+/// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
+/// entries ≥ 63 match bit 63). Returns the call's description.
+pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
+    let matches = |e: u64| mask & (1u64 << e.min(63)) != 0;
+    let mut got: Option<Arc<Call>> = None;
+    let ok = server.port.arrivals.wait_until(|| {
+        let mut q = server.port.queued.lock();
+        if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
+            got = q.remove(i);
+        }
+        got.is_some()
+    });
+    let c = match (ok, got) {
+        (_, Some(c)) => c,
+        _ => return Err(Error::Denied),
+    };
+    *c.state.lock() = State::Accepted;
+    c.hops.lock().push(server.pid);
+    let info = AccInfo {
+        rid: c.id,
+        caller: c.caller,
+        entry: c.entry.load(Ordering::Relaxed),
+        len: c.msg.1,
+        reply_cap: c.reply.1,
+        inline: c.inline,
+    };
+    server.port.held.lock().insert(c.id, c);
+    Ok(info)
+}
+
+fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
+    server.port.held.lock().get(&rid).cloned().ok_or(Error::NotFound)
+}
+
+/// `rv_read`: copies message bytes `offset..offset+len` of call `rid` into
+/// the server's memory at `to`. Only the message the caller passed is
+/// reachable.
+pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Result<u64, Error> {
+    let c = held(server, rid)?;
+    let end = offset.checked_add(len).ok_or(Error::Invalid)?;
+    if end > c.msg.1 {
+        return Err(Error::Invalid);
+    }
+    cross_copy((c.msg_owner, c.msg.0 + offset), (server.pid, to), len)?;
+    Ok(len)
+}
+
+/// `rv_write`: copies `len` bytes from the server's memory at `from` into
+/// the reply buffer of call `rid`, at `offset`.
+pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Result<u64, Error> {
+    let c = held(server, rid)?;
+    let end = offset.checked_add(len).ok_or(Error::Invalid)?;
+    if end > c.reply.1 {
+        return Err(Error::Invalid);
+    }
+    cross_copy((server.pid, from), (c.reply_owner, c.reply.0 + offset), len)?;
+    Ok(len)
+}
+
+/// Finishes a call with a status and lets its caller go.
+fn finish(c: &Arc<Call>, status: u64) {
+    *c.state.lock() = State::Done(status);
+    CALLS.fetch_add(1, Ordering::Relaxed);
+    if c.notify
+        && let Some(p) = proc::get(c.caller)
+    {
+        {
+            let mut r = p.port.results.lock();
+            if r.try_reserve(1).is_ok() {
+                r.push_back(c.clone());
+            }
+        }
+        p.port.results_wait.wake_all();
+    }
+    c.done.wake_all();
+}
+
+/// `endr`: copies the reply (`len` bytes at `from` in the server) into the
+/// caller's reply buffer and releases the caller with the reply length.
+pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Error> {
+    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+    let n = len.min(c.reply.1);
+    let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
+        Ok(()) => n,
+        Err(e) => e.as_ret(),
+    };
+    finish(&c, status);
+    Ok(n)
+}
+
+/// Ends call `rid` with an error for its caller.
+pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
+    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+    finish(&c, error.as_ret());
+    Ok(0)
+}
+
+/// `forward`: hands call `rid` on to `next` (entry `entry`), which will
+/// reply to the original caller directly (multi-stage request with direct
+/// return): the same call object travels on, its stack of hops growing.
+pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
+    let n = target(next)?;
+    check_entry(&n, entry)?;
+    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+    *c.state.lock() = State::Queued;
+    c.entry.store(entry, Ordering::Relaxed);
+    if let Err(e) = deliver(&n, c.clone()) {
+        finish(&c, e.as_ret());
+        return Err(e);
+    }
+    Ok(0)
+}
+
+/// `request`: a non-blocking call; returns its id at once. The result goes
+/// to the requester's result queue (`fetch`).
+pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Result<u64, Error> {
+    let s = target(server)?;
+    check_entry(&s, entry)?;
+    let c = make_call(caller.pid, entry, caller.pid, msg, reply, true)?;
+    let id = c.id;
+    deliver(&s, c)?;
+    Ok(id)
+}
+
+/// `fetch`: waits up to `timeout_ns` for a finished request; returns (id, status).
+pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
+    let deadline = crate::clock::nanos().saturating_add(timeout_ns);
+    let mut got = None;
+    caller.port.results_wait.wait_until_deadline(deadline, || {
+        got = caller.port.results.lock().pop_front();
+        got.is_some()
+    });
+    let c = got.ok_or(Error::Busy)?;
+    let status = match *c.state.lock() {
+        State::Done(s) => s,
+        _ => Error::Invalid.as_ret(),
+    };
+    Ok((c.id, status))
+}
+
+/// Called when a process ends: calls waiting for it or held by it fail
+/// (their callers are released with an error); its name goes.
+pub fn on_exit(p: &Process) {
+    super::names::forget(p.pid);
+    let queued: Vec<Arc<Call>> = p.port.queued.lock().drain(..).collect();
+    let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock()).into_values().collect();
+    for c in queued.into_iter().chain(held) {
+        finish(&c, Error::NotFound.as_ret());
+    }
+    p.port.results.lock().clear();
+}

@@ -1,0 +1,95 @@
+//! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
+
+use super::uaccess;
+use crate::ipc::{names, rendezvous};
+use crate::proc;
+use abi::{CALL_BY_REF, Error};
+use alloc::vec::Vec;
+
+fn name(ptr: u64, len: u64) -> Result<alloc::string::String, Error> {
+    if len > 64 {
+        return Err(Error::Invalid);
+    }
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+    buf.resize(len as usize, 0);
+    uaccess::copy_from_user(&mut buf, ptr)?;
+    alloc::string::String::from_utf8(buf).map_err(|_| Error::Invalid)
+}
+
+/// name_register(name, len, entry mask): the entries it serves (0: any).
+pub fn sys_name_register(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    names::register(&name(a[0], a[1])?, me.pid)?;
+    me.port.entries.store(a[2], core::sync::atomic::Ordering::Relaxed);
+    Ok(0)
+}
+
+pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    names::lookup(&name(a[0], a[1])?)
+}
+
+/// Both ranges are checked against the caller's own user space now; the
+/// server's copies are bounded by them later.
+/// (address, length) of a buffer in the caller's memory.
+type Range = (u64, u64);
+
+fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
+    uaccess::check_range(a[2], a[3] as usize)?;
+    uaccess::check_range(a[4], a[5] as usize)?;
+    Ok(((a[2], a[3]), (a[4], a[5])))
+}
+
+pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let by_ref = a[1] & CALL_BY_REF != 0;
+    let entry = a[1] & !CALL_BY_REF;
+    uaccess::check_range(a[4], a[5] as usize)?;
+    if by_ref {
+        rendezvous::call(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
+    } else {
+        let (msg, reply) = ranges(a)?;
+        rendezvous::call(me, a[0], entry, msg, reply, 0)
+    }
+}
+
+pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[1], core::mem::size_of::<abi::AccInfo>())?;
+    let info = rendezvous::acc(me, a[0])?;
+    uaccess::write(a[1], &info)?;
+    Ok(info.rid)
+}
+
+pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[1], a[2] as usize)?;
+    rendezvous::endr(me, a[0], a[1], a[2])
+}
+
+pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[2], a[3] as usize)?;
+    rendezvous::read(me, a[0], a[1], a[2], a[3])
+}
+
+pub fn sys_rv_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[2], a[3] as usize)?;
+    rendezvous::write(me, a[0], a[1], a[2], a[3])
+}
+
+pub fn sys_forward(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    rendezvous::forward(me, a[0], a[1], a[2])
+}
+
+pub fn sys_request(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let (msg, reply) = ranges(a)?;
+    rendezvous::request(me, a[0], a[1], msg, reply)
+}
+
+pub fn sys_fetch(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[1], 16)?;
+    let (id, status) = rendezvous::fetch(me, a[0])?;
+    uaccess::write(a[1], &[id, status])?;
+    Ok(0)
+}
+
+pub fn sys_rv_fail(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let e = Error::from_u64(a[1]).unwrap_or(Error::Invalid);
+    rendezvous::fail(me, a[0], e)
+}

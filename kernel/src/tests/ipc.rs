@@ -1,0 +1,42 @@
+//! Servers and rendezvous: everything rvtest checks from user mode, and a
+//! stress of 100,000 calls from four clients on several CPUs that must
+//! leave nothing behind.
+
+use crate::ensure;
+use crate::ktest::TestResult;
+use crate::mm::{frames, heap};
+use crate::proc::{self, KERNEL_PID};
+use abi::SpawnOptions;
+use alloc::format;
+
+fn run(args: &[u8]) -> Result<u64, alloc::string::String> {
+    let pid = proc::spawn::spawn("rvtest", args, &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))
+}
+
+pub fn rendezvous_servers_and_requests() -> TestResult {
+    let status = run(b"")?;
+    ensure!(status == 0, "rvtest exited with {status:#x}");
+    Ok(())
+}
+
+pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
+    // Warm up with a short run, then measure around the full one.
+    ensure!(run(b"stress\x001000\x00")? == 0, "warm-up failed");
+    crate::resource::pool::flush();
+    crate::sched::reap();
+    let before = (frames::stats().free, heap::stats().used, proc::count());
+    ensure!(run(b"stress\x0025000\x00")? == 0, "stress failed");
+    crate::resource::pool::flush();
+    crate::sched::reap();
+    let after = (frames::stats().free, heap::stats().used, proc::count());
+    ensure!(
+        after.0 == before.0 && after.2 == before.2 && after.1 <= before.1,
+        "{before:?} before, {after:?} after"
+    );
+    ensure!(
+        crate::ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed) >= 100_000,
+        "fewer calls than expected"
+    );
+    Ok(())
+}

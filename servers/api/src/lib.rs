@@ -1,0 +1,43 @@
+//! The interfaces of Tessera's servers, each declared once: the name a
+//! server registers, its entries, and the client calls, so that neither
+//! side marshals by hand.
+#![no_std]
+
+pub mod echo {
+    //! The echo server: the smallest server, for IPC tests and benchmarks.
+    use tessera_rt::abi::Error;
+    use tessera_rt::sys;
+
+    pub const NAME: &str = "echo";
+    /// Reply with the message itself.
+    pub const ECHO: u64 = 0;
+    /// Reply with the sum of the message's bytes (8 bytes), read by
+    /// reference whatever its length.
+    pub const SUM: u64 = 1;
+    /// Accept, then die without replying (tests that a dead server
+    /// releases its caller).
+    pub const CRASH: u64 = 2;
+    pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH);
+
+    pub fn find() -> Result<u64, Error> {
+        sys::name_lookup(NAME)
+    }
+
+    pub fn echo(server: u64, msg: &[u8], reply: &mut [u8]) -> Result<usize, Error> {
+        sys::call(server, ECHO, msg, reply)
+    }
+
+    pub fn sum(server: u64, msg: &[u8]) -> Result<u64, Error> {
+        let mut out = [0u8; 8];
+        sys::call(server, SUM, msg, &mut out)?;
+        Ok(u64::from_le_bytes(out))
+    }
+}
+
+pub mod relay {
+    //! A stage of a multi-stage request: passes each call on to the next
+    //! server, either by forwarding it (the next one replies directly to
+    //! the original caller) or by calling it and replying itself.
+    pub const ECHO: u64 = 0;
+    pub const ENTRIES: u64 = 1 << ECHO;
+}

@@ -1,0 +1,58 @@
+//! A relay stage: `relay <own name> <next server name> forward|nested`.
+//! With `forward`, each call goes on to the next server, which replies
+//! straight to the original caller (multi-stage request with direct
+//! return); with `nested`, the relay calls the next server itself, passing
+//! the caller's message by reference, and relays the reply back.
+#![no_std]
+#![no_main]
+use tessera_api::relay;
+use tessera_rt::abi::{AccInfo, CALL_BY_REF};
+use tessera_rt::{println, sys};
+
+fn main(args: &[&str]) -> i32 {
+    let (Some(me), Some(next_name), Some(mode)) = (args.get(1), args.get(2), args.get(3)) else {
+        println!("usage: relay <name> <next> forward|nested");
+        return 2;
+    };
+    if sys::name_register(me, relay::ENTRIES).is_err() {
+        return 1;
+    }
+    let mut next = 0;
+    let mut info = AccInfo::default();
+    let mut reply = [0u8; 64];
+    loop {
+        let Ok(rid) = sys::acc(relay::ENTRIES, &mut info) else {
+            return 1;
+        };
+        if next == 0 {
+            // Late binding: the next stage may have started after us.
+            next = sys::name_lookup(next_name).unwrap_or(0);
+        }
+        if *mode == "forward" {
+            if sys::forward(rid, next, relay::ECHO).is_err() {
+                let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NotFound);
+            }
+        } else {
+            // SAFETY: a by-reference call names the rid in the pointer slot.
+            let r = unsafe {
+                sys::call_raw(
+                    next,
+                    relay::ECHO | CALL_BY_REF,
+                    rid,
+                    info.len,
+                    reply.as_mut_ptr() as u64,
+                    reply.len() as u64,
+                )
+            };
+            match r {
+                Ok(n) => {
+                    let _ = sys::endr(rid, &reply[..(n as usize).min(reply.len())]);
+                }
+                Err(e) => {
+                    let _ = sys::rv_fail(rid, e);
+                }
+            }
+        }
+    }
+}
+tessera_rt::entry!(main);
