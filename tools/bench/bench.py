@@ -129,6 +129,19 @@ def _build_tessera():
     return True, "built"
 
 
+# Experiments booted a second time with -smp 2 when the common
+# configuration has one CPU, with the figures that boot adds.
+SMP2_EXPERIMENTS = {
+    "kernel": "`kernel` (IPI round trip, TLB shootdown)",
+    "ipc": "`ipc` (round trip to a server on the other CPU)",
+}
+# Figures of that boot the one-CPU boot prints as well, kept under their
+# metric + SMP2_SUFFIX so that a two-CPU figure can be set beside a one-CPU
+# figure of the same boot (the other duplicates are dropped).
+SMP2_KEEP = {("ipc", "round_trip_same_cpu")}
+SMP2_SUFFIX = "_smp2"
+
+
 def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     """Tessera's side: build, boot with bench=<experiment>; (rows, record, status)."""
     ok, detail = _build_tessera()
@@ -154,18 +167,28 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     # Merge per-target runs: run i of every target forms run i of the suite.
     figs = [sum((f[i] for f in all_figs), []) for i in range(runs)]
 
-    # IPI and TLB-shootdown figures need a second CPU: when the common
-    # configuration has one, run the kernel-internal experiment once more
-    # with two and keep the figures the one-CPU run could not produce.
-    if a.smp == 1 and ("all" in selection or "kernel" in selection):
+    # Some figures need a second CPU: the kernel's IPI and TLB shootdown, and
+    # the cross-CPU rendezvous round trip of `ipc`.  When the common
+    # configuration has one CPU, run those experiments once more with two
+    # (one boot each: the kernel takes one experiment per boot) and keep
+    # only the figures the one-CPU run could not produce.
+    multi = [e for e in SMP2_EXPERIMENTS if "all" in selection or e in selection]
+    if a.smp == 1 and multi:
         args2, _ = qemu.machine_args(mode, 2, a.mem)
-        kargs = tessera_boot("bench=kernel")
-        figs2, rec2 = _run_system("tessera-kernel-smp2", args2, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
         have = {(f[0], f[1], f[2]) for run in figs for f in run}
-        for i in range(runs):
-            figs[i] += [f for f in figs2[i] if (f[0], f[1], f[2]) not in have]
-        record["problems"] += rec2["problems"]
-        record["kernel_multi_cpu_figures"] = "from a second boot with -smp 2 (IPI, TLB shootdown)"
+        for exp in multi:
+            kargs = tessera_boot(f"bench={exp}")
+            figs2, rec2 = _run_system(f"tessera-{exp}-smp2", args2, kargs, runs, mode, raw_dir,
+                                      TESSERA_EXIT_OK)
+            for i in range(runs):
+                figs[i] += [f for f in figs2[i] if (f[0], f[1], f[2]) not in have]
+                figs[i] += [(f[0], f[1] + SMP2_SUFFIX, *f[2:]) for f in figs2[i]
+                            if (f[0], f[1], f[2]) in have and (f[0], f[1]) in SMP2_KEEP]
+            record["problems"] += rec2["problems"]
+            record["host_wall_s"] += rec2["host_wall_s"]
+            record["host_load"] += rec2["host_load"]
+        record["multi_cpu_figures"] = ("from a second boot with -smp 2: "
+                                       + "; ".join(SMP2_EXPERIMENTS[e] for e in multi))
 
     record["guest"] = f"Tessera {rel(TESSERA_ELF)} ({git_revision()})"
     if unsupported:
@@ -377,6 +400,7 @@ def cmd_smoke(_a):
         else:
             why = _check_tessera_figures(p.figures)
         verdict("tessera-bench", why)
+        verdict("tessera-bench-smp2", _smoke_tessera_smp2())
     else:
         log(f"{rel(TESSERA_ELF)} not built: Tessera's bench mode not smoke-tested")
     return 1 if failed else 0
@@ -384,7 +408,30 @@ def cmd_smoke(_a):
 
 # Experiments Tessera's `bench=all bench_short` must print (the rest of
 # papers.EXPERIMENTS may not be in the kernel yet).
-TESSERA_SMOKE_EXPECT = ("syscall", "spawn", "pageaccess", "pagefault", "pool", "poolmem", "kernel")
+TESSERA_SMOKE_EXPECT = ("syscall", "spawn", "pageaccess", "pagefault", "pool", "poolmem", "container",
+                        "ipc", "kernel")
+# Figures only the second boot with -smp 2 prints (see SMP2_EXPERIMENTS):
+# the smoke test boots `bench=ipc bench_short` on two CPUs and looks for them.
+TESSERA_SMOKE_SMP2_EXPECT = (("ipc", "round_trip_cross_cpu"),)
+
+
+def _smoke_tessera_smp2():
+    """The cross-CPU path the full run takes with -smp 2 (a few seconds)."""
+    base, _src = qemu.machine_args("tcg", 2, "512M")
+    argv = ["qemu-system-x86_64", *base, *tessera_boot("bench=ipc bench_short")]
+    r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("tessera-smp2"))
+    p = results.parse(r.lines)
+    if r.timed_out:
+        return f"timed out after {SMOKE_TIMEOUT} s"
+    if not p.done:
+        return f"no BENCH-DONE (exit status {r.status})"
+    if r.status != TESSERA_EXIT_OK:
+        return f"exit status {r.status}, expected {TESSERA_EXIT_OK}"
+    if p.errors or p.bad_lines:
+        return (p.errors + p.bad_lines)[0]
+    got = {(f[0], f[1]) for f in p.figures}
+    missing = [f"{e} {m}" for e, m in TESSERA_SMOKE_SMP2_EXPECT if (e, m) not in got]
+    return f"no figures of {', '.join(missing)}" if missing else None
 
 
 def _check_tessera_figures(figures):

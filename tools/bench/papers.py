@@ -75,18 +75,64 @@ EXPERIMENTS = {
         "linux": True,
     },
     "ipc": {
-        "title": "Round trip between two processes, 1 byte",
-        "what": "parent → child → parent through two pipes, a Unix stream socket pair, or a shared "
-                "page with futex wait/wake. One CPU: every round trip is two context switches.",
-        "issue": "issue 6 (rendezvous call/acc/endr, callsync); issue 5 (container IPC)",
+        "title": "Round trip between two processes: Linux 1 byte, Tessera's rendezvous with a server",
+        "what": "Linux: parent → child → parent through two pipes, a Unix stream socket pair, or a shared "
+                "page with futex wait/wake, 1 byte each way. Tessera (user program `rvbench`, servers "
+                "`servers/echo` and `servers/relay`): the client calls the `echo` server, which accepts "
+                "the call and ends the rendezvous with the reply (call → acc → endr), 0 or 64 bytes each "
+                "way, the server on the client's CPU or on the other one; callsync (one blocking call) "
+                "against a non-blocking request and a later fetch; and multi-stage requests through a chain "
+                "of 2 or 3 servers (relays, then `echo`), with direct return (each relay forwards the "
+                "call, `echo` replies straight to the client) and without (each relay makes a nested call "
+                "and relays the reply back). Every Tessera figure is the mean of 2,000 calls (20 in the short "
+                "run), timed in the client by the TSC. With client and server on one CPU, every round trip is "
+                "two context switches.",
+        "issue": "issue 6 (rendezvous call/acc/endr, callsync, request + fetch, forward)",
+        # Shown beside the state of this experiment in "What each issue fills in".
+        "partial": "issue 6 itself only in part: rendezvous, name service, references, forward (direct return) "
+                   "and requests + fetch exist; ICA remapping and AnT's per-process rings of control ICAs "
+                   "do not yet",
         "linux": True,
+        "plots": [
+            ("ipc.png", "Round trip: Tessera's rendezvous against Linux"),
+            ("ipc_stages.png", "callsync against request + fetch; multi-stage requests with and without "
+                               "direct return"),
+        ],
     },
     "transfer": {
         "title": "Moving 4 KiB … 2 MiB between two processes",
         "what": "One message plus a 1-byte acknowledgement: pipe (write/read), vmsplice on the send "
                 "side, or memcpy through shared memory with futex wake-ups.",
-        "issue": "issue 5 (container IPC: COPY/SHARE/MOVE/SWAP); issue 6 (ICA remapping)",
+        "issue": "issue 5's container IPC as a two-process message + ack (not yet: `container` measures "
+                 "its operations one by one); issue 6 (ICA remapping)",
         "linux": True,
+    },
+    "container": {
+        "title": "Container IPC: send, receive, push and exchange (seed 004 figs. 5, 6, 7)",
+        "what": "Tessera against itself (user program `ctbench`): one container of 4 KiB … 2 MiB "
+                "(1 … 512 pages) sent into a container box and received out of it by the same process, in "
+                "each mode: **copy** (the data is copied into a new container), **share** (sender and "
+                "receiver share the pages), **move** (the container leaves the sender's space) and **swap** "
+                "(the paper's exchange mode: the pages behind the sender's container are exchanged with "
+                "those of an empty container kept in the box, by rewriting page-table entries, no copy). "
+                "*swap + create* is a swap send that finds no empty container and must create one (box "
+                "bounds 0/0/0); *swap + delete* is the receive of the same run, which deletes the empty "
+                "container the exchange leaves in the box. *Direct*: push of a container into another "
+                "process (copy, share, move) against exchange of two containers' pages between two "
+                "processes. Each figure is the mean of 20 operations (2 in the short run), timed in the "
+                "process by the TSC; the breakdown is the kernel's own time per operation in each part "
+                "(container create / delete, page exchange, copy, attach, detach, queue); *other* is the "
+                "rest: the system call, the mediator and the lookups. The boxes are made without "
+                "`BOX_SCRUB`: the pages a swap receive leaves in the box are handed to the next sender "
+                "as they are (the scrubbing variant, which zeroes them, is not measured here).",
+        "issue": "issue 5 (container IPC: COPY/SHARE/MOVE/SWAP, push/steal/exchange)",
+        "linux": False,
+        # Plots of this experiment, in the order the summary shows them.
+        "plots": [
+            ("container_send.png", "Send through a box (fig. 5)"),
+            ("container_receive.png", "Receive from a box (fig. 6)"),
+            ("container_direct.png", "Push against exchange, no box (fig. 7)"),
+        ],
     },
     "kernel": {
         "title": "Tessera kernel-internal operations",
@@ -133,8 +179,6 @@ GOALS = {
                                       "(issue 4, see `pool`)",
     ("pageaccess", "fork_exec_wait", "800"): "eager: ≤ Linux (issue 3); with pool: ≤ 1,000,000 (issue 4, "
                                              "see `pool`)",
-    ("ipc", "pipe", "1"): "call+reply same CPU ≤ 1,000 (issue 6)",
-    ("ipc", "futex", "1"): "call+reply same CPU ≤ 1,000 (issue 6)",
 }
 
 # The paper's own figure for a specific row, where the paper has one.
@@ -191,19 +235,35 @@ PAPER_NOTES = {
         "process takes no page fault unless memory was paged out.",
     ],
     "ipc": [
-        "Seed 003: one rendezvous communication (call/acc/endr) took 449 µs on average; state "
-        "save and restore 43 µs each.",
-        "Seed 002 (AnT), fig. 7: on one core, ncallsync through the distribution server costs about "
-        "10 µs more than without it (n = 9; Core i7-2600).",
+        "Seed 003 (process network, table 4): one communication (call + acc + endr) took 449 µs on average "
+        "on its hardware (call 181 µs, acc 213 µs, endr 55 µs per primitive), 41 % of the synchronisation "
+        "in state save/restore (43 µs each) and 59 % in scheduling; one UNIX system call became 26 "
+        "communications on average (29,065 for 1,112 system calls), about 11.7 ms of communication per "
+        "system call at 449 µs each.",
+        "Seed 002 (AnT, §1 and §2.2): a blocking request (callsync) does request, wait and fetch in one "
+        "server call; the non-blocking interface needs two calls and costs more. Multi-stage requests reuse "
+        "one control ICA along the path; a flag sends the result directly to the requester that needs it "
+        "instead of back through every relaying server. The paper gives no figure for either on its own.",
+        "Seed 002, fig. 7 (built on these calls; issue 7): on one core, ncallsync(n) beats callsync × n for "
+        "n ≥ 2, and the distribution server adds about 10 µs (n = 9; Core i7-2600).",
         "Seed 004 (Tender container IPC): exchange completes a transfer in under 10 µs whatever the "
         "destination (Pentium 4, 2.4 GHz); share and move exceed 15 µs on receive.",
     ],
     "transfer": [
-        "Seed 004, fig. 5 (send through a container box, 4 KiB): swap ≈ 1.5× share, ≈ 1.2× move, "
-        "≈ 1/7 of copy; share, move and swap stay almost constant as the container grows, copy and "
-        "creation grow with size.",
-        "Seed 004, fig. 6 (receive, 4 KiB): swap ≈ 3/5 of share and of move; fig. 7 (direct, no box): "
-        "exchange ≈ 4/7 of push(share) and ≈ 1/2 of push(move), constant with size.",
+        "Seed 004 (Tender container IPC) measures its send, receive, push and exchange each on its "
+        "own (figs. 5–7); Tessera's counterparts, with the paper's claims beside them, are in "
+        "`container` below, and its SWAP send + receive is set beside these Linux figures there.",
+    ],
+    "container": [
+        "Seed 004 measured Tender on a Pentium 4 at 2.4 GHz, in µs; only 4 KB is quoted in the text, the "
+        "other sizes are in the plots. Send + receive by exchange is under 10 µs whatever the target "
+        "(box or process); share and move stay under 10 µs on send (fig. 5) but exceed 15 µs on receive "
+        "(fig. 6) and 10 µs in push (fig. 7).",
+        "Why exchange wins on receive and direct (§4): receive by exchange creates no virtual user space "
+        "(the receiver made its container beforehand); push creates one in the target and attaches the "
+        "container, and copies (copy) or detaches (move) as well.",
+        "Creating an empty container during a swap send costs ≈ 70 % of it (fig. 5), deleting one during "
+        "a receive ≈ 36 % (fig. 6): the box's lower and upper bounds exist to keep both off the path.",
     ],
     "pool": [
         "Seed 000, fig. 5 (perl CGI, 100 requests, no concurrency): basic 545.88 ms, reuse 451.72 ms "
@@ -288,15 +348,127 @@ POOLMEM_PAPER = {
 POOLMEM_IDLE_GAP_MS = 20
 POOLMEM_IDLE_SAMPLES = 15
 
+# Container IPC (`container`): Tessera against itself.  Metric names as
+# ctbench prints them, with the labels of tables and plots.
+# Box operations, one row per mode: (label, send metric, receive metric,
+# direct metric or None).  The last row is swap when the box must create an
+# empty container at the send and delete one at the receive.
+CONTAINER_ROWS = [
+    ("copy", "send_copy", "receive_copy", "push_copy"),
+    ("share", "send_share", "receive_share", "push_share"),
+    ("move", "send_move", "receive_move", "push_move"),
+    ("swap", "send_swap", "receive_swap", "exchange"),
+    ("swap + create / delete", "send_swap_create", "receive_swap_delete", None),
+]
+CONTAINER_SEND = [("copy", "send_copy"), ("share", "send_share"), ("move", "send_move"),
+                  ("swap", "send_swap"), ("swap + create", "send_swap_create")]
+CONTAINER_RECEIVE = [("copy", "receive_copy"), ("share", "receive_share"), ("move", "receive_move"),
+                     ("swap", "receive_swap"), ("swap + delete", "receive_swap_delete")]
+CONTAINER_DIRECT = [("push copy", "push_copy"), ("push share", "push_share"), ("push move", "push_move"),
+                    ("exchange", "exchange")]
+# Parts of the kernel's breakdown (`<op>:<part>`); "other" is the rest of
+# the operation's time (system call, mediator, lookups).
+CONTAINER_PARTS = ["create", "delete", "exchange", "copy", "attach", "detach", "queue"]
+# Sizes the summary tabulates (the CSV and the plots have every size).
+CONTAINER_TABLE_SIZES = ["4096", "65536", "1048576", "2097152"]
+# Issue 5's goals for SWAP send + receive (icount ns), by size, with the
+# Linux figures they were set against (LINUX_EARLIER).
+CONTAINER_GOALS = {
+    "4096": (1_500, "≤ 1,500 (Linux pipe: 13,741)"),
+    "1048576": (20_000, "≤ 20,000 (Linux shared memory with two copies: 274,551; pipe: 784,101)"),
+}
+# Sizes at which SWAP send + receive is set beside Linux's `transfer`.
+CONTAINER_LINUX_SIZES = ["4096", "65536", "1048576"]
+CONTAINER_LINUX_METHODS = [("pipe", "pipe"), ("shm_futex", "shared memory + futex")]
+# The paper's claims, each checked on our figures.  Kinds:
+#   ratio:    a / b at `param`; `paper` is the paper's ratio, `rel` the
+#             direction it asserts (a slower ">" or faster "<" than b)
+#   fastest:  a is the smallest of `among` at `param`
+#   part:     the part a (`<op>:<part>`) as a fraction of its operation b
+#   constant: a barely grows with size (against `against`, which does)
+CONTAINER_CLAIMS = [
+    {"fig": "5", "text": "send: swap ≈ 1.5× share", "kind": "ratio", "a": "send_swap", "b": "send_share",
+     "param": "4096", "paper": 1.5, "rel": ">"},
+    {"fig": "5", "text": "send: swap ≈ 1.2× move", "kind": "ratio", "a": "send_swap", "b": "send_move",
+     "param": "4096", "paper": 1.2, "rel": ">"},
+    {"fig": "5", "text": "send: swap ≈ 1/7 of copy", "kind": "ratio", "a": "send_swap", "b": "send_copy",
+     "param": "4096", "paper": 1 / 7, "rel": "<"},
+    {"fig": "5", "text": "send: swap + create slower than copy", "kind": "ratio", "a": "send_swap_create",
+     "b": "send_copy", "param": "4096", "paper": None, "rel": ">"},
+    {"fig": "5", "text": "send swap: page exchange ≈ 20 % of the time", "kind": "part",
+     "a": "send_swap:exchange", "b": "send_swap", "param": "4096", "paper": 0.20},
+    {"fig": "5", "text": "send swap: queue operations ≈ 2 %", "kind": "part",
+     "a": "send_swap:queue", "b": "send_swap", "param": "4096", "paper": 0.02},
+    {"fig": "5", "text": "send swap + create: creating the container ≈ 70 %", "kind": "part",
+     "a": "send_swap_create:create", "b": "send_swap_create", "param": "4096", "paper": 0.70},
+    {"fig": "5", "text": "send swap + create: page exchange ≈ 4 %", "kind": "part",
+     "a": "send_swap_create:exchange", "b": "send_swap_create", "param": "4096", "paper": 0.04},
+    {"fig": "6", "text": "receive: swap the fastest mode", "kind": "fastest", "a": "receive_swap",
+     "among": ["receive_copy", "receive_share", "receive_move"], "param": "4096"},
+    {"fig": "6", "text": "receive: swap ≈ 3/5 of share", "kind": "ratio", "a": "receive_swap",
+     "b": "receive_share", "param": "4096", "paper": 3 / 5, "rel": "<"},
+    {"fig": "6", "text": "receive: swap ≈ 3/5 of move", "kind": "ratio", "a": "receive_swap",
+     "b": "receive_move", "param": "4096", "paper": 3 / 5, "rel": "<"},
+    {"fig": "6", "text": "receive: swap + delete slower than share", "kind": "ratio",
+     "a": "receive_swap_delete", "b": "receive_share", "param": "4096", "paper": None, "rel": ">"},
+    {"fig": "6", "text": "receive: swap + delete faster than copy", "kind": "ratio",
+     "a": "receive_swap_delete", "b": "receive_copy", "param": "4096", "paper": None, "rel": "<"},
+    {"fig": "6", "text": "receive swap: page exchange ≈ 13 %", "kind": "part",
+     "a": "receive_swap:exchange", "b": "receive_swap", "param": "4096", "paper": 0.13},
+    {"fig": "6", "text": "receive swap + delete: deleting the container ≈ 36 %", "kind": "part",
+     "a": "receive_swap_delete:delete", "b": "receive_swap_delete", "param": "4096", "paper": 0.36},
+    {"fig": "7", "text": "direct: exchange the fastest", "kind": "fastest", "a": "exchange",
+     "among": ["push_copy", "push_share", "push_move"], "param": "4096"},
+    {"fig": "7", "text": "direct: exchange ≈ 4/7 of push share", "kind": "ratio", "a": "exchange",
+     "b": "push_share", "param": "4096", "paper": 4 / 7, "rel": "<"},
+    {"fig": "7", "text": "direct: exchange ≈ 1/2 of push move", "kind": "ratio", "a": "exchange",
+     "b": "push_move", "param": "4096", "paper": 1 / 2, "rel": "<"},
+    {"fig": "5", "text": "send: swap ≈ constant in size", "kind": "constant", "a": "send_swap",
+     "against": "send_copy"},
+    {"fig": "6", "text": "receive: swap ≈ constant in size", "kind": "constant", "a": "receive_swap",
+     "against": "receive_copy"},
+    {"fig": "7", "text": "direct: exchange ≈ constant in size", "kind": "constant", "a": "exchange",
+     "against": "push_copy"},
+]
+# A measured ratio "agrees" with the paper's when within this factor of it.
+CONTAINER_AGREE = 1.25
+
+# Tessera's side of `ipc` (rendezvous, issue 6).  Metric names as rvbench
+# prints them.  Round trips: (metric, where the server runs).
+# `_smp2`: the same-CPU figure of the second boot with two CPUs (bench.py
+# keeps it so that the cross-CPU figure has a same-boot partner).
+IPC_ROUND_TRIPS = [("round_trip_same_cpu", "same CPU"),
+                   ("round_trip_same_cpu_smp2", "same CPU, in the 2-CPU boot"),
+                   ("round_trip_cross_cpu", "other CPU (2 CPUs)")]
+# Linux's round trips (1 byte), with labels.
+IPC_LINUX = [("pipe", "two pipes"), ("unix", "Unix stream socket pair"), ("futex", "futex on a shared page")]
+# Issue 6's goal for call + reply on the same CPU (icount ns), and the anchor
+# it was set against.
+IPC_GOAL_ROUND_TRIP = (1_000, "≤ 1,000 icount ns for call + reply on the same CPU (issue 6)")
+IPC_ANCHOR = ("seL4's IPC fastpath, ≈ 380 cycles one way on bare-metal Skylake (≈ 760 cycles call + "
+              "reply; cycles on real hardware, where ours are instructions under icount)")
+# callsync against the non-blocking pair: (metric, label, client system calls per request).
+IPC_INTERFACES = [("callsync", "callsync (call: request, wait and reply in one system call)", 1),
+                  ("request_then_fetch", "request, then fetch (non-blocking pair)", 2)]
+# Multi-stage requests: (metric, label); param = servers in the chain.
+IPC_STAGES = [("multistage_direct_return", "direct return (relays forward)"),
+              ("multistage_no_direct_return", "no direct return (nested calls)")]
+# The one-server "chain" the multi-stage figures start from: a plain call
+# with the same 64-byte message.
+IPC_STAGE_BASE = ("round_trip_same_cpu", "64")
+
 # Later work that adds experiments of its own (beyond Tessera's side of the
-# rows above): (issue, what, the experiments that measure it once done).
+# rows above): (issue, what, the experiments that measure it once done[,
+# what stays unmeasured because it is not implemented yet]).
 LATER = [
     ("issue 4", "seed 000 settings: basic / reuse / reuse+add / reuse+add+reduce, with 10 concurrent "
                 "spawners; pool memory over time (figs. 7 and 10).", ("pool", "poolmem")),
     ("issue 5", "seed 004 figs. 5–7: send/receive time per mode (COPY, SHARE, MOVE, SWAP, SWAP with "
-                "create/delete) 4 KiB–2 MiB, push vs exchange.", ()),
+                "create/delete) 4 KiB–2 MiB, push vs exchange.", ("container",)),
     ("issue 6", "round trip 0/64 bytes same and cross CPU, ICA remap for 1/16/256 pages, multi-stage "
-                "requests with and without direct return.", ()),
+                "requests with and without direct return.", ("ipc",),
+     "ICA remap for 1/16/256 pages (ICA remapping is not implemented yet, nor AnT's per-process rings "
+     "of control ICAs)"),
     ("issue 7", "seed 002 figs. 7–9 and 12: callsync × n vs ncallsync(n), distribution server, "
                 "1 and 3 CPUs; multi-core figures in plain TCG (icount shows no parallel speed-up).", ()),
     ("not yet filed", "OFF2F (seed 001): single programs and a build-like workload, page faults by "

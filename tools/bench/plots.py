@@ -14,7 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import papers  # noqa: E402
@@ -163,19 +163,138 @@ def plot_pagefault(rows, mode, out):
     _save(fig, out / "pagefault.png")
 
 
+def _ipc_values(rows):
+    return {(r["metric"], r["param"]): r for r in _select(rows, "ipc", system="tessera")}
+
+
+def _conf(mode):
+    return "QEMU icount (deterministic)" if mode == "icount" else f"QEMU {mode}, median of runs, bars: min–max"
+
+
 def plot_ipc(rows, mode, out):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    metrics = []
-    for r in _select(rows, "ipc", system="linux"):
-        if r["metric"] not in metrics:
-            metrics.append(r["metric"])
-    grouped_bars(ax, metrics, lambda g: series(rows, "ipc", g, "1"), 1000, fmt="{:.1f}")
-    names = {"pipe": "two pipes", "unix": "Unix stream socket", "futex": "futex on a shared page"}
-    ax.set_xticklabels([names.get(m, m.replace("_", " ")) for m in metrics])
+    """Round trip: Tessera's rendezvous (same CPU, other CPU) against Linux's
+    pipe, Unix socket and futex round trips, with issue 6's goal."""
+    val = _ipc_values(rows)
+    bars = []  # (label, row, colour, hatch)
+    same_colors = {"0": "#1f77b4", "64": "#6baed6"}
+    # The boot of record first (one CPU), then the two-CPU boot, each
+    # payload's same-CPU bar beside its other-CPU bar.
+    record, smp2 = papers.IPC_ROUND_TRIPS[0][0], [m for m, _ in papers.IPC_ROUND_TRIPS[1:]]
+    order = [(record, p) for p in ("0", "64")] + [(m, p) for p in ("0", "64") for m in smp2]
+    hatches = {"round_trip_same_cpu_smp2": "..", "round_trip_cross_cpu": "//"}
+    labels = {"round_trip_same_cpu": "same CPU", "round_trip_same_cpu_smp2": "same CPU\n2-CPU boot",
+              "round_trip_cross_cpu": "other CPU\n2-CPU boot"}
+    for metric, p in order:
+        r = val.get((metric, p))
+        if r is not None:
+            bars.append((f"Tessera\nrendezvous, {p} B\n{labels.get(metric, metric)}", r, same_colors[p],
+                         hatches.get(metric)))
+    greys = ["#505050", "#7f7f7f", "#a8a8a8"]
+    for i, (metric, label) in enumerate(papers.IPC_LINUX):
+        lr = next((r for r in _select(rows, "ipc", metric=metric, system="linux") if r["param"] == "1"), None)
+        if lr is not None:
+            wrapped = label.replace(" on a ", "\non a ").replace(" socket", "\nsocket")
+            bars.append((f"Linux 6.1\n{wrapped}, 1 B", lr, greys[i % len(greys)], None))
+    if not bars:
+        return
+    fig, ax = plt.subplots(figsize=(max(7, 1.25 * len(bars) + 1.5), 4.8))
+    for x, (label, r, color, hatch) in enumerate(bars):
+        ax.bar(x, r["value"] / 1000, 0.65, color=color, hatch=hatch, edgecolor="#404040", linewidth=0.4,
+               yerr=_err(r, 1000), capsize=3)
+        top = (r["max"] if _err(r, 1000) else r["value"]) / 1000
+        ax.annotate(f"{r['value'] / 1000:.2f}", (x, top), ha="center", va="bottom", fontsize=8,
+                    xytext=(0, 2), textcoords="offset points")
+    if mode == "icount" and val:
+        limit, _text = papers.IPC_GOAL_ROUND_TRIP
+        ax.axhline(limit / 1000, color="#d62728", linestyle="--", linewidth=1,
+                   label=f"issue 6 goal: call + reply on the same CPU ≤ {limit:,} ns")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xticks(range(len(bars)))
+    ax.set_xticklabels([b[0] for b in bars], fontsize=7.5)
     ax.set_ylabel(_time_axis(mode, "µs").replace("per operation", "per round trip"))
-    fig.suptitle("Round trip between two processes, 1 byte, one CPU")
-    ax.set_title(_subtitle(rows, "ipc", mode), fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.margins(y=0.15)
+    fig.suptitle("Round trip between two processes: Tessera's call + reply to a server, Linux's 1-byte "
+                 "ping-pong", fontsize=11)
+    sub = _subtitle(rows, "ipc", mode)
+    if mode == "icount" and any(m == "round_trip_cross_cpu" for m, _ in val):
+        sub += ("; 2-CPU boot: ipc alone with -smp 2 (dotted: same CPU, hatched: other CPU),\n"
+                "both CPUs' instructions on the one icount clock")
+    ax.set_title(sub, fontsize=8)
     _save(fig, out / "ipc.png")
+    plot_ipc_stages(rows, mode, out)
+
+
+def plot_ipc_stages(rows, mode, out):
+    """callsync against request + fetch, and multi-stage requests with and
+    without direct return against the number of servers in the chain (the
+    calls seed 002 fig. 7 is built on)."""
+    val = _ipc_values(rows)
+    ifaces = [(label, val[(m, "64")]) for m, label, _calls in papers.IPC_INTERFACES if (m, "64") in val]
+    stage_ms = {m for m, _ in papers.IPC_STAGES}
+    stages = sorted({int(p) for m, p in val if m in stage_ms and p.isdigit()})
+    if not ifaces and not stages:
+        return
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1, 1.5]})
+    colors = ["#1f77b4", "#ff7f0e"]
+    for x, (label, r) in enumerate(ifaces):
+        a1.bar(x, r["value"] / 1000, 0.6, color=colors[x % 2], edgecolor="#404040", linewidth=0.4,
+               yerr=_err(r, 1000), capsize=3)
+        a1.annotate(f"{r['value'] / 1000:.2f}", (x, r["value"] / 1000), ha="center", va="bottom", fontsize=8,
+                    xytext=(0, 2), textcoords="offset points")
+    if len(ifaces) == 2:
+        d = ifaces[1][1]["value"] - ifaces[0][1]["value"]
+        a1.set_title(f"64 B, server on the same CPU; request + fetch {d:+,.0f} ns", fontsize=9)
+    a1.set_xticks(range(len(ifaces)))
+    a1.set_xticklabels([label.split(" (")[0].replace(", then ", " then\n") for label, _ in ifaces], fontsize=8)
+    a1.set_ylabel(_time_axis(mode, "µs").replace("per operation", "per request"))
+    a1.grid(axis="y", alpha=0.3)
+    a1.margins(y=0.15)
+
+    base = val.get(papers.IPC_STAGE_BASE)
+    styles = {"multistage_direct_return": ("#2ca02c", "o", "-"),
+              "multistage_no_direct_return": ("#d62728", "s", "--")}
+    series = {}
+    for m, label in papers.IPC_STAGES:
+        pts = ([(1, base)] if base else []) + [(n, val[(m, str(n))]) for n in stages if (m, str(n)) in val]
+        if not pts:
+            continue
+        color, marker, style = styles.get(m, ("#1f77b4", "^", "-"))
+        xs = [n for n, _ in pts]
+        ys = [r["value"] / 1000 for _, r in pts]
+        series[m] = dict(zip(xs, ys))
+        a2.plot(xs, ys, marker=marker, linestyle=style, color=color, label=label)
+        for x_, y_ in zip(xs, ys):
+            if x_ > 1:
+                below = m == papers.IPC_STAGES[0][0]
+                a2.annotate(f"{y_:.2f}", (x_, y_), xytext=(6, -10) if below else (-6, 6),
+                            ha="left" if below else "right", textcoords="offset points", fontsize=8,
+                            color=color)
+    d_m, n_m = papers.IPC_STAGES[0][0], papers.IPC_STAGES[1][0]
+    switch = base["value"] / 2000 if base else None
+    for n in stages:
+        if n in series.get(d_m, {}) and n in series.get(n_m, {}):
+            lo, hi = series[d_m][n], series[n_m][n]
+            a2.annotate("", (n, lo), (n, hi), arrowprops=dict(arrowstyle="<->", color="#606060", lw=0.8))
+            text = f"−{(hi - lo) * 1000:,.0f} ns"
+            if switch:
+                text += f"\n= {(hi - lo) / switch:.2f} switches"
+            a2.annotate(text, (n, (lo + hi) / 2), xytext=(6, 0), textcoords="offset points", ha="left",
+                        va="center", fontsize=7.5, color="#404040")
+    a2.set_xticks([1] + stages)
+    a2.set_xticklabels(["1\n(plain call)"] + [str(n) for n in stages])
+    a2.set_xlim(0.6, (stages[-1] if stages else 1) + 0.5)
+    a2.set_xlabel("servers in the chain (relays, then echo)")
+    a2.set_ylabel(_time_axis(mode, "µs").replace("per operation", "per request"))
+    top = max((y for ys in series.values() for y in ys.values()), default=1)
+    a2.set_ylim(0, top * 1.12)
+    a2.grid(alpha=0.3)
+    a2.legend(fontsize=8, loc="upper left")
+    a2.set_title("multi-stage requests, 64 B, all on one CPU" + (
+        f"; one server switch = half the round trip = {base['value'] / 2:,.0f} ns" if base else ""), fontsize=9)
+    fig.suptitle("Tessera rendezvous: blocking against non-blocking, and direct return along a chain "
+                 "(the calls under seed 002 fig. 7)\n" + _conf(mode), fontsize=10)
+    _save(fig, out / "ipc_stages.png")
 
 
 def _size_label(v, _pos=None):
@@ -357,6 +476,144 @@ def plot_poolmem(rows, mode, out):
     _save(fig, out / "poolmem.png")
 
 
+# Container IPC (seed 004 figs. 5, 6, 7): parts of the kernel's breakdown
+# and the modes, in fixed colours so that the three figures read alike.
+PART_COLORS = {"create": "#d62728", "delete": "#ff9896", "exchange": "#2ca02c", "copy": "#ff7f0e",
+               "attach": "#9467bd", "detach": "#8c564b", "queue": "#e377c2", "other": "#c7c7c7"}
+MODE_STYLE = {"copy": ("#ff7f0e", "o", "-"), "share": ("#1f77b4", "s", "-"), "move": ("#9467bd", "^", "-"),
+              "swap": ("#2ca02c", "D", "-"), "swap + create": ("#006d2c", "v", "--"),
+              "swap + delete": ("#006d2c", "v", "--"), "push copy": ("#ff7f0e", "o", "-"),
+              "push share": ("#1f77b4", "s", "-"), "push move": ("#9467bd", "^", "-"),
+              "exchange": ("#2ca02c", "D", "-")}
+
+
+def _container_values(rows):
+    return {(r["metric"], r["param"]): r for r in _select(rows, "container", system="tessera")}
+
+
+def _paper_vs_ours(val, fig):
+    """One line: the paper's ratios of a figure and ours at 4 KiB."""
+    parts = []
+    for c in papers.CONTAINER_CLAIMS:
+        if c["fig"] != fig or c["kind"] != "ratio" or not c["paper"]:
+            continue
+        a, b = val.get((c["a"], c["param"])), val.get((c["b"], c["param"]))
+        if a and b and b["value"]:
+            pa, pb = (m.split("_", 1)[1] if m.startswith(("send_", "receive_")) else m.replace("_", " ")
+                      for m in (c["a"], c["b"]))
+            parts.append(f"{pa} / {pb}: paper ≈ {_paper_ratio(c['paper'])}, here {a['value'] / b['value']:.2f}")
+    return "; ".join(parts)
+
+
+def _paper_ratio(x):
+    for num, den in ((1, 7), (3, 5), (4, 7), (1, 2)):
+        if abs(x - num / den) < 1e-9:
+            return f"{num}/{den}"
+    return f"{x:g}"
+
+
+def _container_bars(ax, val, ops, param, mode, breakdown):
+    """Bars at one size, stacked by the kernel's parts when `breakdown`."""
+    from matplotlib.patches import Patch
+    present = [(label, m) for label, m in ops if (m, param) in val]
+    used_parts = []
+    top = max((val[(m, param)]["value"] for _, m in present), default=0) / 1000
+    for j, (label, m) in enumerate(present):
+        total = val[(m, param)]["value"]
+        bottom = 0.0
+        if breakdown:
+            for q in papers.CONTAINER_PARTS + ["other"]:
+                if q == "other":
+                    v = max(0.0, total - bottom)
+                else:
+                    r = val.get((f"{m}:{q}", param))
+                    v = r["value"] if r else 0.0
+                if v <= 0:
+                    continue
+                ax.bar(j, v / 1000, 0.6, bottom=bottom / 1000, color=PART_COLORS[q], edgecolor="#404040",
+                       linewidth=0.4)
+                if q not in used_parts:
+                    used_parts.append(q)
+                if v / total >= 0.08:
+                    ax.annotate(f"{v / total * 100:.0f} %", (j, (bottom + v / 2) / 1000), ha="center",
+                                va="center", fontsize=7)
+                bottom += v
+        else:
+            ax.bar(j, total / 1000, 0.6, color=MODE_STYLE.get(label, (TESSERA_SHADES[0],))[0],
+                   edgecolor="#404040", linewidth=0.4)
+        ax.annotate(f"{total / 1000:.2f}", (j, total / 1000), ha="center", va="bottom", fontsize=8,
+                    xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(range(len(present)))
+    ax.set_xticklabels([label for label, _ in present])
+    ax.set_ylabel(_time_axis(mode, "µs"))
+    ax.grid(axis="y", alpha=0.3)
+    if breakdown and used_parts:
+        # Room above the bars for the legend, which lists the parts in
+        # stacking order (bottom first), "other" last.
+        ax.set_ylim(0, top * 1.4)
+        order = [q for q in papers.CONTAINER_PARTS + ["other"] if q in used_parts]
+        ax.legend([Patch(facecolor=PART_COLORS[q], edgecolor="#404040", linewidth=0.4) for q in order],
+                  [q if q != "other" else "other (system call, mediator, lookups)" for q in order],
+                  fontsize=7.5, loc="upper center", ncol=4, title="kernel part, bottom up", title_fontsize=7.5)
+    else:
+        ax.set_ylim(0, top * 1.15)
+
+
+def _container_lines(ax, val, ops, mode):
+    for label, m in ops:
+        pts = sorted((r for (mm, _p), r in val.items() if mm == m and r["param"].isdigit()),
+                     key=lambda r: int(r["param"]))
+        if not pts:
+            continue
+        color, marker, style = MODE_STYLE.get(label, ("#1f77b4", "o", "-"))
+        xs = [int(r["param"]) for r in pts]
+        ys = [r["value"] / 1000 for r in pts]
+        ax.plot(xs, ys, marker=marker, linestyle=style, color=color, markersize=4,
+                label=f"{label}: {ys[0]:.2f} → {ys[-1]:,.2f} µs")
+        if any(r["max"] > r["min"] for r in pts):
+            ax.fill_between(xs, [r["min"] / 1000 for r in pts], [r["max"] / 1000 for r in pts],
+                            color=color, alpha=0.15)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    sizes = sorted({int(p) for (_m, p) in val if p.isdigit()})
+    ax.set_xticks(sizes)
+    ax.xaxis.set_major_formatter(FuncFormatter(_size_label))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_xlabel("container size")
+    ax.set_ylabel(_time_axis(mode, "µs, log scale"))
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+
+
+def _container_figure(rows, mode, out, ops, fig_no, title, filename, breakdown):
+    val = _container_values(rows)
+    if not val:
+        return
+    sizes = sorted({p for _, p in val if p.isdigit()}, key=int)
+    param = "4096" if "4096" in sizes else sizes[0]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1.15]})
+    _container_bars(a1, val, ops, param, mode, breakdown)
+    a1.set_title(f"at {_size_label(int(param))}" + (", by kernel part" if breakdown else ""), fontsize=10)
+    _container_lines(a2, val, ops, mode)
+    a2.set_title("against container size", fontsize=10)
+    conf = "QEMU icount (deterministic)" if mode == "icount" else f"QEMU {mode}, median of runs"
+    sub = _paper_vs_ours(val, fig_no)
+    fig.suptitle(f"{title} (seed 004 fig. {fig_no}), Tessera\n{conf}" + (f"\n4 KiB, {sub}" if sub else ""),
+                 fontsize=10)
+    _save(fig, out / filename)
+
+
+def plot_container(rows, mode, out):
+    _container_figure(rows, mode, out, papers.CONTAINER_SEND, "5", "Container send through a box",
+                      "container_send.png", True)
+    _container_figure(rows, mode, out, papers.CONTAINER_RECEIVE, "6", "Container receive from a box",
+                      "container_receive.png", True)
+    _container_figure(rows, mode, out, papers.CONTAINER_DIRECT, "7",
+                      "Direct transfer between processes: push per mode against exchange",
+                      "container_direct.png", False)
+
+
 def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -364,7 +621,13 @@ def _save(fig, path):
 
 
 PLOTS = {"syscall": plot_syscall, "spawn": plot_spawn, "pageaccess": plot_pageaccess,
-         "pool": plot_pool, "poolmem": plot_poolmem, "pagefault": plot_pagefault, "ipc": plot_ipc, "transfer": plot_transfer, "kernel": plot_kernel}
+         "pool": plot_pool, "poolmem": plot_poolmem, "pagefault": plot_pagefault, "ipc": plot_ipc, "transfer": plot_transfer, "container": plot_container,
+         "kernel": plot_kernel}
+
+
+def plot_files(exp):
+    """The PNG files an experiment's plot function writes."""
+    return [name for name, _ in papers.EXPERIMENTS.get(exp, {}).get("plots", [(f"{exp}.png", "")])]
 
 
 def main(folder, mode):
@@ -374,11 +637,12 @@ def main(folder, mode):
     out.mkdir(exist_ok=True)
     present = {r["experiment"] for r in rows}
     for exp, fn in PLOTS.items():
-        target = out / f"{exp}.png"
+        targets = [out / name for name in plot_files(exp)]
+        for target in targets:
+            if target.exists():
+                target.unlink()  # no stale plot, whether or not the figures are still there
         if exp in present:
             fn(rows, mode, out)
-        elif target.exists():
-            target.unlink()  # no figures any more: no stale plot either
 
 
 if __name__ == "__main__":

@@ -144,6 +144,12 @@ numbered! {
         Fetch = 59,
         /// rv_fail(rid, error code) -> 0: end the rendezvous with an error for the caller
         RvFail = 60,
+        /// ica_create(pages) -> container id: AnT's ICA, n physically contiguous pages
+        /// attached to the caller (res_query gives its address; res_delete frees it)
+        IcaCreate = 70,
+        /// ica_move(ica, target pid, requested address or 0) -> its address in the target:
+        /// re-attached without copying; the caller loses access
+        IcaMove = 71,
     }
 }
 

@@ -119,6 +119,25 @@ pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(),
     Ok(())
 }
 
+/// Clears the entries of `pages` consecutive pages from `va` (one walk per
+/// page table; missing tables are skipped).
+pub fn unmap_range(root: u64, va: u64, pages: usize) {
+    let mut i = 0;
+    while i < pages {
+        let at = va + i as u64 * PAGE_SIZE;
+        let room = 512 - index(at, 0);
+        let n = room.min(pages - i);
+        if let Ok(Some(pte)) = walk(root, at, false) {
+            let pte = pte as *mut u64;
+            for k in 0..n {
+                // SAFETY: entries `index(at, 0)..+n` of one page table of this tree.
+                unsafe { pte.add(k).write(0) };
+            }
+        }
+        i += n;
+    }
+}
+
 /// Removes the mapping of `va`; returns the frame it mapped. The caller
 /// flushes the TLBs (locally, or with a shootdown).
 pub fn unmap(root: u64, va: u64) -> Option<u64> {

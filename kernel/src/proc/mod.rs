@@ -320,6 +320,14 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     if !ok {
         return Err(Error::Denied);
     }
+    // The child's CPU may still be switching away from it: wait until it
+    // has, so that everything the child held can be reaped from now on.
+    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
+    if let Some(c) = comp {
+        while c.on_cpu.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+    }
     PROCESSES.lock().remove(&pid);
     Ok(status.unwrap_or(abi::KILLED_STATUS))
 }

@@ -153,6 +153,96 @@ pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
     })
 }
 
+/// An ICA (AnT): a container of `pages` physically contiguous pages
+/// attached to `pid`.
+pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > MAX_PAGES {
+        return Err(Error::Invalid);
+    }
+    let memory = timed(CREATE, || {
+        Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
+    })?;
+    let (region, link, base) = attach(pid, memory, 0)?;
+    insert(
+        pid,
+        Container {
+            pages: pages as usize,
+            region,
+            place: Place::InProcess { pid, link, base },
+        },
+    )
+    .inspect_err(|_| {
+        let _ = vuspace::delete(KERNEL, link);
+        let _ = vregion::delete(KERNEL, region);
+    })
+}
+
+/// Moves (re-attaches) a container from its process to `target` without
+/// copying: the sender loses access (its entries are cleared and shot
+/// down) and the target gets the same frames. Returns the new address.
+pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    let (pid, link, _, pages) = in_process(id)?;
+    if pid != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    may_touch(caller, target)?;
+    if target == pid {
+        return Err(Error::Invalid);
+    }
+    let from_p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+    let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
+    let (from, to) = (
+        from_p.space().ok_or(Error::NotFound)?,
+        to_p.space().ok_or(Error::NotFound)?,
+    );
+    let base = timed(ATTACH, || {
+        let len = pages as u64 * crate::mm::layout::PAGE_SIZE;
+        let (first, second) = if (alloc::sync::Arc::as_ptr(&from) as usize) < (alloc::sync::Arc::as_ptr(&to) as usize) {
+            (&from, &to)
+        } else {
+            (&to, &from)
+        };
+        let mut g1 = first.lock();
+        let mut g2 = second.lock();
+        let (src, dst) = if alloc::sync::Arc::ptr_eq(first, &from) {
+            (&mut *g1, &mut *g2)
+        } else {
+            (&mut *g2, &mut *g1)
+        };
+        let base = if addr != 0 {
+            addr
+        } else {
+            let at = dst
+                .find_free(to_p.anon_next.load(Ordering::Relaxed), len)
+                .ok_or(Error::NoMemory)?;
+            to_p.anon_next.store(at + len, Ordering::Relaxed);
+            at
+        };
+        src.move_to(link, dst, base).map_err(|_| Error::Invalid)
+    })?;
+    let region = {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(id).map_err(super::id_error)?;
+        e.owner = target;
+        e.value.place = Place::InProcess {
+            pid: target,
+            link,
+            base,
+        };
+        e.value.region
+    };
+    vuspace::relink(link, to_p.space_id, base, target);
+    vregion::set_owner(region, target);
+    vregion::placed(
+        region,
+        vregion::Place::InSpace {
+            space: to_p.space_id,
+            link,
+        },
+    );
+    Ok(base)
+}
+
 /// A container that waits in box `bx`, holding `memory`.
 pub fn create_in_box(owner: u64, bx: ResId, memory: Region) -> Result<ResId, Error> {
     let pages = memory.pages();
@@ -304,7 +394,8 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
         return Ok(());
     }
     let p = crate::proc::get(target).ok_or(Error::NotFound)?;
-    if p.parent.load(Ordering::Relaxed) == caller || p.peers.lock().contains(&caller) {
+    let peers = p.peers.lock();
+    if p.parent.load(Ordering::Relaxed) == caller || peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
     } else {
         Err(Error::Denied)

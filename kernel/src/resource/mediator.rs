@@ -122,6 +122,16 @@ pub enum Op<'a> {
         addr: u64,
         mode: abi::ContainerMode,
     },
+    /// An AnT ICA: physically contiguous pages attached to the caller.
+    CreateIca {
+        pages: u64,
+    },
+    /// Re-attach a container (ICA) to another process without copying.
+    Remap {
+        container: ResId,
+        target: u64,
+        addr: u64,
+    },
     Exchange {
         container: ResId,
         target: u64,
@@ -182,7 +192,8 @@ impl Op<'_> {
             Op::Delete { .. } => 11,
             Op::CreateProgram { .. } => 12,
             Op::CreateRegion { .. } => 13,
-            Op::CreateContainer { .. } => 1,
+            Op::CreateContainer { .. } | Op::CreateIca { .. } => 1,
+            Op::Remap { .. } => 2,
             Op::GrantBox { .. } => 14,
             Op::Send { .. } => 15,
             Op::Receive { .. } => 16,
@@ -205,7 +216,12 @@ impl Op<'_> {
             Op::CreatePhysical { .. } => Kind::PhysicalMemory,
             Op::CreateProcess { .. } | Op::Start { .. } => Kind::Process,
             Op::CreateComputation { .. } => Kind::Computation,
-            Op::CreateContainer { .. } | Op::Push { .. } | Op::Steal { .. } | Op::Exchange { .. } => Kind::Container,
+            Op::CreateContainer { .. }
+            | Op::CreateIca { .. }
+            | Op::Remap { .. }
+            | Op::Push { .. }
+            | Op::Steal { .. }
+            | Op::Exchange { .. } => Kind::Container,
             Op::CreateBox { .. } | Op::GrantBox { .. } | Op::Send { .. } | Op::Receive { .. } => Kind::ContainerBox,
             Op::Query { id } | Op::Delete { id } => return id.kind(),
         };
@@ -312,7 +328,8 @@ fn validate(caller: u64, op: &Op) -> Result<(), Error> {
             program::check(program)
         }
         Op::FindPlate { .. } | Op::CreateSpace | Op::CreateRegion { .. } | Op::CreatePhysical { .. } => Ok(()),
-        Op::CreateContainer { .. } | Op::CreateBox { .. } => Ok(()),
+        Op::CreateContainer { .. } | Op::CreateBox { .. } | Op::CreateIca { .. } => Ok(()),
+        Op::Remap { container, .. } => expect(container, Kind::Container),
         Op::GrantBox { bx, .. } => expect(bx, Kind::ContainerBox),
         Op::Send { container, bx, .. } => {
             expect(container, Kind::Container)?;
@@ -383,6 +400,16 @@ fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
         }
         Op::Start { process } => crate::proc::start(caller, process).map(|_| Value::Done),
         Op::CreateContainer { pages, addr } => id(container::create(caller, pages, addr)),
+        Op::CreateIca { pages } => id(container::create_ica(caller, pages)),
+        Op::Remap {
+            container,
+            target,
+            addr,
+        } => container::remap(caller, container, target, addr).map(|addr| Value::Received {
+            id: container,
+            addr,
+            size: 0,
+        }),
         Op::CreateBox {
             pages,
             initial,

@@ -398,10 +398,12 @@ fn finish_switch() {
     let prev = RQ[me].lock().prev.take();
     if let Some(prev) = prev {
         let dead = *prev.state.lock() == State::Dead;
-        prev.on_cpu.store(false, Ordering::Release);
+        // A finished computation is set aside before it is declared off
+        // the CPU, so whoever waits for that sees it ready to be reaped.
         if dead {
-            DEAD.lock().push(prev);
+            DEAD.lock().push(prev.clone());
         }
+        prev.on_cpu.store(false, Ordering::Release);
     }
 }
 

@@ -122,13 +122,33 @@ pub fn sys_exchange(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_peer_grant(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    proc::get(a[0]).ok_or(Error::NotFound)?;
+    if a[0] != abi::ANY_PID {
+        proc::get(a[0]).ok_or(Error::NotFound)?;
+    }
     let mut peers = me.peers.lock();
     if !peers.contains(&a[0]) {
         peers.try_reserve(1).map_err(|_| Error::NoMemory)?;
         peers.push(a[0]);
     }
     Ok(0)
+}
+
+pub fn sys_ica_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    Ok(invoke(me.pid, Op::CreateIca { pages: a[0] })?.id()?.raw())
+}
+
+pub fn sys_ica_move(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    match invoke(
+        me.pid,
+        Op::Remap {
+            container: id(a[0]),
+            target: a[1],
+            addr: a[2],
+        },
+    )? {
+        Value::Received { addr, .. } => Ok(addr),
+        _ => Err(Error::Invalid),
+    }
 }
 
 pub fn sys_stats(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

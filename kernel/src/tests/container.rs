@@ -456,6 +456,62 @@ pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
     Ok(())
 }
 
+pub fn ica_moves_without_copying() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
+    let ica = op(a, Op::CreateIca { pages: 8 })?.id().map_err(|e| format!("{e:?}"))?;
+    let frames_before = frames_of(ica)?;
+    ensure!(
+        frames_before.windows(2).all(|w| w[1] == w[0] + PAGE_SIZE),
+        "ICA pages are not contiguous"
+    );
+    fill(ica, 0x1ca)?;
+    let (_, _, old_base, _) = container::in_process(ica).map_err(|e| format!("{e:?}"))?;
+    let copied = container::stats().bytes_copied;
+    let new_base = match op(
+        a,
+        Op::Remap {
+            container: ica,
+            target: b,
+            addr: 0,
+        },
+    )? {
+        Value::Received { addr, .. } => addr,
+        other => return Err(format!("{other:?}")),
+    };
+    ensure!(
+        container::in_process(ica).map(|x| (x.0, x.2)) == Ok((b, new_base)),
+        "the ICA is not in the target"
+    );
+    ensure!(
+        frames_of(ica)? == frames_before && holds(ica, 0x1ca)?,
+        "the ICA's pages changed"
+    );
+    ensure!(container::stats().bytes_copied == copied, "moving the ICA copied bytes");
+    let root_a = proc::get(a).ok_or("gone")?.root;
+    ensure!(
+        crate::mm::paging::translate(root_a, old_base).is_none(),
+        "the sender still maps the ICA"
+    );
+    // Only the owner moves it, and only to a process that accepts it.
+    ensure!(
+        invoke(
+            a,
+            Op::Remap {
+                container: ica,
+                target: a,
+                addr: 0
+            }
+        )
+        .err()
+            == Some(Error::Denied),
+        "a non-owner moved the ICA"
+    );
+    end(a);
+    end(b);
+    Ok(())
+}
+
 pub fn container_ipc_leaks_nothing() -> TestResult {
     let round = || -> TestResult {
         every_mode_carries_data_through_a_box()?;

@@ -151,6 +151,20 @@ impl Region {
 }
 
 impl Region {
+    /// A region over `pages` physically contiguous frames, all present and
+    /// zeroed (AnT's ICA: contiguous so that devices and other cores can
+    /// address it as one block).
+    pub fn contiguous(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
+        let base = frames::alloc_zeroed(pages)?;
+        let mut r = Region::new(kind, 0, Backing::Zero, true, false).inspect_err(|_| frames::free(base, pages))?;
+        if r.frames.try_reserve_exact(pages).is_err() {
+            frames::free(base, pages);
+            return Err(OutOfMemory);
+        }
+        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        Ok(r)
+    }
+
     /// Every frame of the region (after `populate_all`).
     pub fn frames(&self) -> &[u64] {
         &self.frames

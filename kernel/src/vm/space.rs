@@ -237,6 +237,33 @@ impl VirtualSpace {
         other.remap(j)
     }
 
+    /// Moves attachment `link_id` out of this space into `to` at `base`
+    /// without touching the data: this space's entries are cleared (and
+    /// shot down), the other space's written. AnT's re-attachment of an ICA.
+    pub fn move_to(&mut self, link_id: ResId, to: &mut VirtualSpace, base: u64) -> Result<u64, SpaceError> {
+        let i = self
+            .regions
+            .iter()
+            .position(|a| a.link_id == link_id)
+            .ok_or(SpaceError::BadRange)?;
+        to.check_range(base, &self.regions[i].region)?;
+        let mut a = self.regions.swap_remove(i);
+        let old = a.base;
+        paging::unmap_range(self.root, old, a.region.pages());
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        tlb::shootdown(old, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        a.base = base;
+        if let Err(e) = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()) {
+            // Put it back where it was: nothing is lost.
+            a.base = old;
+            let _ = paging::remap_range(self.root, old, a.region.frames(), a.pte_flags());
+            self.regions.push(a);
+            return Err(e.into());
+        }
+        to.regions.push(a);
+        Ok(base)
+    }
+
     /// Page-table pages of the user half (the memory a space holds beyond
     /// its regions), the root included.
     pub fn table_pages(&self) -> usize {
@@ -358,6 +385,13 @@ impl VirtualSpace {
 
     /// Lowest free address of at least `len` bytes at or above `from`.
     pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
+        let limit = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+        // Usually `from` is the top of what was placed so far: check it
+        // first, without sorting anything.
+        let end = from.checked_add(len)?;
+        if end <= limit && !self.regions.iter().any(|a| from < a.end() && a.base < end) {
+            return Some(from);
+        }
         let mut at = from;
         let mut sorted: Vec<(u64, u64)> = self.regions.iter().map(|a| (a.base, a.end())).collect();
         sorted.sort_unstable();

@@ -24,9 +24,16 @@ fn main(args: &[&str]) -> i32 {
         let Ok(rid) = sys::acc(relay::ENTRIES, &mut info) else {
             return 1;
         };
-        if next == 0 {
-            // Late binding: the next stage may have started after us.
+        // Late binding: the next stage may have started after us and not
+        // have registered yet; wait for it a little.
+        for _ in 0..1000 {
+            if next != 0 {
+                break;
+            }
             next = sys::name_lookup(next_name).unwrap_or(0);
+            if next == 0 {
+                sys::sleep_ns(1_000_000);
+            }
         }
         if *mode == "forward" {
             if sys::forward(rid, next, relay::ECHO).is_err() {

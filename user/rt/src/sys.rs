@@ -290,6 +290,16 @@ pub fn peer_grant(pid: u64) -> Result<u64, Error> {
     raw(Sys::PeerGrant, [pid, 0, 0, 0, 0, 0])
 }
 
+/// AnT's ICA: `pages` physically contiguous pages; returns its id.
+pub fn ica_create(pages: u64) -> Result<u64, Error> {
+    raw(Sys::IcaCreate, [pages, 0, 0, 0, 0, 0])
+}
+
+/// Moves an ICA to `target` without copying; returns its address there.
+pub fn ica_move(ica: u64, target: u64) -> Result<u64, Error> {
+    raw(Sys::IcaMove, [ica, target, 0, 0, 0, 0])
+}
+
 pub fn container_stats() -> abi::ContainerStats {
     let mut s = abi::ContainerStats::default();
     let _ = raw(

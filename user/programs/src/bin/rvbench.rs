@@ -89,6 +89,25 @@ fn main(args: &[&str]) -> i32 {
         stop(other);
     }
 
+    // ICA re-attachment (AnT): move n fresh ICAs of each size to a child.
+    let child = start("sleeper", &["600000"], 0);
+    for pages in [1u64, 16, 256] {
+        let count = if short { 2 } else { 50 };
+        let mut icas = [0u64; 50];
+        for i in icas.iter_mut().take(count) {
+            *i = sys::ica_create(pages).expect("ica");
+        }
+        let t0 = sys::rdtsc();
+        for i in icas.iter().take(count) {
+            let _ = sys::ica_move(*i, child);
+        }
+        println!(
+            "BENCH,ipc,ica_remap,{pages},{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / count as u64
+        );
+    }
+    stop(child);
+
     // Multi-stage: AP -> relay(s) -> echo, all on CPU 0.
     let echo_pid = start("echo", &[], 0);
     find(echo::NAME);

@@ -168,6 +168,9 @@ fn main(args: &[&str]) -> i32 {
         start("relay", &["n1", "n2", "nested"], tessera_rt::abi::ANY_CPU),
         start("relay", &["n2", "echo", "nested"], tessera_rt::abi::ANY_CPU),
     ];
+    for name in ["f2", "n2"] {
+        find(name);
+    }
     for (name, label) in [("f1", "multi-stage with direct return"), ("n1", "multi-stage, nested")] {
         let first = find(name);
         let mut r = [0u8; 64];
