@@ -67,8 +67,8 @@ fmt: setup ## format all Rust code
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server --target x86_64-unknown-none -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server --target x86_64-unknown-none -- -D warnings
 
 clean: ## remove build outputs
 	-$(CARGO) clean

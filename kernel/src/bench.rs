@@ -70,7 +70,7 @@ fn kernel(short: bool) {
 }
 
 /// Experiments measured by the user program `sysbench` (see user/programs).
-const USER_EXPERIMENTS: [(&str, &str); 8] = [
+const USER_EXPERIMENTS: [(&str, &str); 9] = [
     ("syscall", "sysbench"),
     ("spawn", "sysbench"),
     ("pageaccess", "sysbench"),
@@ -79,6 +79,7 @@ const USER_EXPERIMENTS: [(&str, &str); 8] = [
     ("poolmem", "sysbench"),
     ("container", "ctbench"),
     ("ipc", "rvbench"),
+    ("batch", "batchbench"),
 ];
 
 /// Runs `<program> <experiment>` as a process and waits for it; its BENCH

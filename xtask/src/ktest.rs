@@ -164,6 +164,8 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "echo-server",
         "--exclude",
         "relay-server",
+        "--exclude",
+        "distributor-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {

@@ -144,6 +144,11 @@ numbered! {
         Fetch = 59,
         /// rv_fail(rid, error code) -> 0: end the rendezvous with an error for the caller
         RvFail = 60,
+        /// ncallsync(n, list: *mut [BatchEntry; n]) -> 0, or -Error if any member
+        /// failed: AnT's batch request (seed 002): the n requests go out at once,
+        /// the caller is woken once when all n are back; each entry's `status`
+        /// receives its reply length or its error
+        NCallSync = 61,
         /// ica_create(pages) -> container id: AnT's ICA, n physically contiguous pages
         /// attached to the caller (res_query gives its address; res_delete frees it)
         IcaCreate = 70,
@@ -240,6 +245,26 @@ pub struct SegmentInfo {
     /// `prot::WRITE` and `prot::EXEC` bits (always readable).
     pub prot: u64,
 }
+
+/// One member of an `ncallsync` batch.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct BatchEntry {
+    pub server: u64,
+    pub entry: u64,
+    pub msg: u64,
+    pub msg_len: u64,
+    pub reply: u64,
+    pub reply_cap: u64,
+    /// Out: reply length, or a negated error.
+    pub status: u64,
+}
+
+/// Largest `ncallsync` batch.
+pub const MAX_BATCH: u64 = 64;
+
+/// `acc` mask flag: return `Busy` at once instead of waiting (entries are 0..=61).
+pub const ACC_NOWAIT: u64 = 1 << 62;
 
 /// `call` entry flag: the message is a reference to a call the caller holds.
 pub const CALL_BY_REF: u64 = 1 << 62;

@@ -57,6 +57,16 @@ pub struct Call {
     done: WaitQueue,
     /// Non-blocking: the requester's result queue gets it when done.
     notify: bool,
+    /// Member of an `ncallsync` batch: the batch counts it when done.
+    batch: Option<Arc<Batch>>,
+}
+
+/// An `ncallsync` batch (seed 002 §3.3-3.4): the batch identifier each
+/// member carries is the batch's size; the kernel counts the members that
+/// are back and wakes the caller once, when all are.
+pub struct Batch {
+    remaining: AtomicU64,
+    all_back: WaitQueue,
 }
 
 /// What each process holds for IPC.
@@ -161,6 +171,7 @@ fn make_call(
         hops: IrqMutex::new(Vec::new()),
         done: WaitQueue::new(),
         notify,
+        batch: None,
     }))
 }
 
@@ -225,15 +236,25 @@ fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
 /// entries ≥ 63 match bit 63). Returns the call's description.
 pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
-    let matches = |e: u64| mask & (1u64 << e.min(63)) != 0;
+    let nowait = mask & abi::ACC_NOWAIT != 0;
+    let mask = mask & !abi::ACC_NOWAIT;
+    let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
     let mut got: Option<Arc<Call>> = None;
-    let ok = server.port.arrivals.wait_until(|| {
+    let mut take = || {
         let mut q = server.port.queued.lock();
         if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
             got = q.remove(i);
         }
         got.is_some()
-    });
+    };
+    let ok = if nowait {
+        if !take() {
+            return Err(Error::Busy);
+        }
+        true
+    } else {
+        server.port.arrivals.wait_until(take)
+    };
     let c = match (ok, got) {
         (_, Some(c)) => c,
         _ => return Err(Error::Denied),
@@ -285,6 +306,11 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Re
 fn finish(c: &Arc<Call>, status: u64) {
     *c.state.lock() = State::Done(status);
     CALLS.fetch_add(1, Ordering::Relaxed);
+    if let Some(b) = &c.batch
+        && b.remaining.fetch_sub(1, Ordering::AcqRel) == 1
+    {
+        b.all_back.wake_all();
+    }
     if c.notify
         && let Some(p) = proc::get(c.caller)
     {
@@ -344,6 +370,56 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
     let id = c.id;
     deliver(&s, c)?;
     Ok(id)
+}
+
+/// `ncallsync`: sends every member of the batch at once and waits, once,
+/// until all are back. Returns each member's status (reply length or a
+/// negated error), in order. Servers need no change: each member is an
+/// ordinary call to them.
+pub fn ncallsync(caller: &Process, list: &[abi::BatchEntry]) -> Result<Vec<u64>, Error> {
+    let batch = Arc::new(Batch {
+        remaining: AtomicU64::new(list.len() as u64),
+        all_back: WaitQueue::new(),
+    });
+    let mut calls: Vec<Arc<Call>> = Vec::new();
+    calls.try_reserve_exact(list.len()).map_err(|_| Error::NoMemory)?;
+    // Make every member first, so that a bad member fails the batch before
+    // anything was sent.
+    for e in list {
+        let mut c = make_call(
+            caller.pid,
+            e.entry,
+            caller.pid,
+            (e.msg, e.msg_len),
+            (e.reply, e.reply_cap),
+            false,
+        )?;
+        Arc::get_mut(&mut c).expect("fresh").batch = Some(batch.clone());
+        calls.push(c);
+    }
+    for (e, c) in list.iter().zip(calls.iter()) {
+        let sent = target(e.server).and_then(|s| {
+            check_entry(&s, e.entry)?;
+            deliver(&s, c.clone())
+        });
+        if let Err(err) = sent {
+            // This member is back at once, with its error.
+            finish(c, err.as_ret());
+        }
+    }
+    let ok = batch
+        .all_back
+        .wait_until(|| batch.remaining.load(Ordering::Acquire) == 0);
+    if !ok {
+        return Err(Error::Denied);
+    }
+    Ok(calls
+        .iter()
+        .map(|c| match *c.state.lock() {
+            State::Done(s) => s,
+            _ => Error::Invalid.as_ret(),
+        })
+        .collect())
 }
 
 /// `fetch`: waits up to `timeout_ns` for a finished request; returns (id, status).

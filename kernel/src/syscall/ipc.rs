@@ -89,6 +89,35 @@ pub fn sys_fetch(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(0)
 }
 
+pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let n = a[0];
+    if n == 0 || n > abi::MAX_BATCH {
+        return Err(Error::Invalid);
+    }
+    let size = core::mem::size_of::<abi::BatchEntry>() as u64;
+    uaccess::check_range(a[1], (n * size) as usize)?;
+    let mut list = Vec::new();
+    list.try_reserve_exact(n as usize).map_err(|_| Error::NoMemory)?;
+    for i in 0..n {
+        let e: abi::BatchEntry = uaccess::read(a[1] + i * size)?;
+        uaccess::check_range(e.msg, e.msg_len as usize)?;
+        uaccess::check_range(e.reply, e.reply_cap as usize)?;
+        list.push(e);
+    }
+    let statuses = rendezvous::ncallsync(me, &list)?;
+    let mut failed = None;
+    for (i, s) in statuses.iter().enumerate() {
+        uaccess::write(a[1] + i as u64 * size + 48, s)?;
+        if let Err(e) = Error::decode(*s) {
+            failed.get_or_insert(e);
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
+}
+
 pub fn sys_rv_fail(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let e = Error::from_u64(a[1]).unwrap_or(Error::Invalid);
     rendezvous::fail(me, a[0], e)

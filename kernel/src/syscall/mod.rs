@@ -150,6 +150,7 @@ const fn handler(sys: Sys) -> Handler {
         Sys::Request => ipc::sys_request,
         Sys::Fetch => ipc::sys_fetch,
         Sys::RvFail => ipc::sys_rv_fail,
+        Sys::NCallSync => ipc::sys_ncallsync,
         Sys::IcaCreate => container::sys_ica_create,
         Sys::IcaMove => container::sys_ica_move,
     }

@@ -40,3 +40,10 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     );
     Ok(())
 }
+
+pub fn batch_requests_and_distribution_server() -> TestResult {
+    let pid = proc::spawn::spawn("batchtest", b"", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+    ensure!(status == 0, "batchtest exited with {status:#x}");
+    Ok(())
+}

@@ -172,6 +172,10 @@ pub static TESTS: &[KTest] = &[
         "stress_of_100000_calls_leaks_nothing",
         ipc::stress_of_100000_calls_leaks_nothing,
     ),
+    pass(
+        "batch_requests_and_distribution_server",
+        ipc::batch_requests_and_distribution_server,
+    ),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(
         "selftest_failure_is_detected",

@@ -17,7 +17,10 @@ pub mod echo {
     /// Accept, then die without replying (tests that a dead server
     /// releases its caller).
     pub const CRASH: u64 = 2;
-    pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH);
+    /// Burn the CPU for the number of microseconds in the message's first
+    /// 8 bytes, then reply with the message (seed 002 fig. 9's 3 ms server).
+    pub const WORK: u64 = 3;
+    pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH) | (1 << WORK);
 
     pub fn find() -> Result<u64, Error> {
         sys::name_lookup(NAME)
@@ -31,6 +34,22 @@ pub mod echo {
         let mut out = [0u8; 8];
         sys::call(server, SUM, msg, &mut out)?;
         Ok(u64::from_le_bytes(out))
+    }
+}
+
+pub mod distributor {
+    //! The distribution server: a message is (target pid, target entry,
+    //! the target's message); the reply is the target's reply.
+    pub const NAME: &str = "distributor";
+    pub const DISTRIBUTE: u64 = 0;
+    pub const ENTRIES: u64 = 1 << DISTRIBUTE;
+
+    /// Builds a distributor message in `buf`; returns its length.
+    pub fn message(buf: &mut [u8], target: u64, entry: u64, payload: &[u8]) -> usize {
+        buf[..8].copy_from_slice(&target.to_le_bytes());
+        buf[8..16].copy_from_slice(&entry.to_le_bytes());
+        buf[16..16 + payload.len()].copy_from_slice(payload);
+        16 + payload.len()
     }
 }
 

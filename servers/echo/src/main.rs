@@ -8,8 +8,9 @@ use tessera_api::echo;
 use tessera_rt::abi::AccInfo;
 use tessera_rt::{println, sys};
 
-fn main(_args: &[&str]) -> i32 {
-    if let Err(e) = sys::name_register(echo::NAME, echo::ENTRIES) {
+fn main(args: &[&str]) -> i32 {
+    let name = args.get(1).copied().unwrap_or(echo::NAME);
+    if let Err(e) = sys::name_register(name, echo::ENTRIES) {
         println!("echo: cannot register: {e:?}");
         return 1;
     }
@@ -36,6 +37,15 @@ fn main(_args: &[&str]) -> i32 {
                     at += n as u64;
                 }
                 let _ = sys::endr(rid, &sum.to_le_bytes());
+            }
+            echo::WORK => {
+                let us = u64::from_le_bytes(info.inline[..8].try_into().unwrap_or([0; 8]));
+                let end = sys::rdtsc() + us * (sys::clock().tsc_hz / 1_000_000);
+                while sys::rdtsc() < end {
+                    core::hint::spin_loop();
+                }
+                let n = (info.len as usize).min(64);
+                let _ = sys::endr(rid, &info.inline[..n]);
             }
             echo::CRASH => {
                 // SAFETY: not safe: dies by a null dereference, holding the call.

@@ -404,6 +404,15 @@ pub unsafe fn request(server: u64, entry: u64, msg: &[u8], reply: *mut u8, reply
     )
 }
 
+/// AnT's batch request: sends every entry at once, waits once for all;
+/// each entry's `status` gets its reply length or error.
+pub fn ncallsync(list: &mut [abi::BatchEntry]) -> Result<u64, Error> {
+    raw(
+        Sys::NCallSync,
+        [list.len() as u64, list.as_mut_ptr() as u64, 0, 0, 0, 0],
+    )
+}
+
 /// Waits up to `timeout_ns` for a finished request: (request id, status).
 pub fn fetch(timeout_ns: u64) -> Result<(u64, u64), Error> {
     let mut out = [0u64; 2];

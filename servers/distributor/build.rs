@@ -1,0 +1,10 @@
+// Servers are native programs: linked like user/programs (user.ld).
+fn main() {
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let ld = format!("{dir}/../../user/programs/user.ld");
+    println!("cargo:rerun-if-changed={ld}");
+    if std::env::var("TARGET").as_deref() == Ok("x86_64-unknown-none") {
+        println!("cargo:rustc-link-arg-bins=-T{ld}");
+        println!("cargo:rustc-link-arg-bins=--no-pie");
+    }
+}

@@ -1,0 +1,141 @@
+//! AnT's batch requests (seed 002 figs 7/8 and 9): the cost of n requests
+//! as `callsync` × n, as one `ncallsync(n)`, and as `ncallsync(n)` through
+//! the distribution server, n = 1…10; and ten requests that each burn 3 ms
+//! of CPU, as `callsync` × 10 against `ncallsync(2)` × 5 with the two
+//! servers on different CPUs (a speed-up needs plain multi-threaded TCG:
+//! under icount every CPU's instructions add to one clock).
+//! `BENCH,batch,<metric>,<n>,<value>,ns`. Usage: batchbench [short]
+#![no_std]
+#![no_main]
+use tessera_api::{distributor, echo};
+use tessera_rt::abi::{BatchEntry, SpawnOptions};
+use tessera_rt::{println, sys};
+
+fn start(prog: &str, args: &[&str], cpu: u64) -> u64 {
+    sys::spawn(
+        prog,
+        args,
+        &SpawnOptions {
+            cpu,
+            ..SpawnOptions::DEFAULT
+        },
+    )
+    .expect("spawn")
+}
+
+fn find(name: &str) -> u64 {
+    for _ in 0..2000 {
+        if let Ok(p) = sys::name_lookup(name) {
+            return p;
+        }
+        sys::sleep_ns(1_000_000);
+    }
+    0
+}
+
+fn batch(
+    list: &mut [BatchEntry],
+    targets: &[u64],
+    entry: u64,
+    msgs: &[[u8; 32]],
+    lens: &[usize],
+    replies: &mut [[u8; 64]],
+) {
+    for i in 0..list.len() {
+        list[i] = BatchEntry {
+            server: targets[i % targets.len()],
+            entry,
+            msg: msgs[i].as_ptr() as u64,
+            msg_len: lens[i] as u64,
+            reply: replies[i].as_mut_ptr() as u64,
+            reply_cap: 64,
+            status: 0,
+        };
+    }
+    let _ = sys::ncallsync(list);
+}
+
+fn main(args: &[&str]) -> i32 {
+    let short = args.get(1) == Some(&"short");
+    let reps = if short { 2 } else { 200 };
+    let cpus = sys::sys_info().map_or(1, |i| i.cpus);
+    let _ = sys::set_affinity(0, 0);
+    // Overhead on one CPU: everything on CPU 0.
+    let servers = [start("echo", &["b1"], 0), start("distributor", &[], 0)];
+    let e1 = find("b1");
+    let dist = find(distributor::NAME);
+    let mut msgs = [[0u8; 32]; 10];
+    let mut dmsgs = [[0u8; 32]; 10];
+    let mut lens = [8usize; 10];
+    let mut dlens = [0usize; 10];
+    for i in 0..10 {
+        msgs[i][..8].copy_from_slice(&(i as u64).to_le_bytes());
+        dlens[i] = distributor::message(&mut dmsgs[i], e1, echo::ECHO, &msgs[i][..8]);
+        lens[i] = 8;
+    }
+    let mut replies = [[0u8; 64]; 10];
+    let mut list = [BatchEntry::default(); 10];
+    for n in 1..=10usize {
+        let t0 = sys::rdtsc();
+        for _ in 0..reps {
+            for m in msgs.iter().take(n) {
+                let _ = sys::call(e1, echo::ECHO, &m[..8], &mut replies[0]);
+            }
+        }
+        println!(
+            "BENCH,batch,callsync_x_n,{n},{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / reps
+        );
+        let t0 = sys::rdtsc();
+        for _ in 0..reps {
+            batch(&mut list[..n], &[e1], echo::ECHO, &msgs, &lens, &mut replies);
+        }
+        println!(
+            "BENCH,batch,ncallsync,{n},{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / reps
+        );
+        let t0 = sys::rdtsc();
+        for _ in 0..reps {
+            batch(
+                &mut list[..n],
+                &[dist],
+                distributor::DISTRIBUTE,
+                &dmsgs,
+                &dlens,
+                &mut replies,
+            );
+        }
+        println!(
+            "BENCH,batch,ncallsync_distributor,{n},{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / reps
+        );
+    }
+    for p in servers {
+        let _ = sys::kill(p);
+        let _ = sys::wait(p);
+    }
+    // Fig. 9: ten requests of 3 ms work on two servers.
+    let work_us: u64 = if short { 100 } else { 3000 };
+    let w = [start("echo", &["w1"], 1 % cpus), start("echo", &["w2"], 2 % cpus)];
+    let targets = [find("w1"), find("w2")];
+    let mut wmsgs = [[0u8; 32]; 10];
+    for m in wmsgs.iter_mut() {
+        m[..8].copy_from_slice(&work_us.to_le_bytes());
+    }
+    let t0 = sys::now_ns();
+    for (i, m) in wmsgs.iter().enumerate() {
+        let _ = sys::call(targets[i % 2], echo::WORK, &m[..8], &mut replies[0]);
+    }
+    println!("BENCH,batch,work_callsync_x10,{cpus},{},ns", sys::now_ns() - t0);
+    let t0 = sys::now_ns();
+    for _ in 0..5 {
+        batch(&mut list[..2], &targets, echo::WORK, &wmsgs, &lens, &mut replies);
+    }
+    println!("BENCH,batch,work_ncallsync2_x5,{cpus},{},ns", sys::now_ns() - t0);
+    for p in w {
+        let _ = sys::kill(p);
+        let _ = sys::wait(p);
+    }
+    0
+}
+tessera_rt::entry!(main);
