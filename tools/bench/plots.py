@@ -614,6 +614,76 @@ def plot_container(rows, mode, out):
                       "container_direct.png", False)
 
 
+def plot_batch(rows, mode, out):
+    """Seed 002 fig. 7 (time against n, three lines) and fig. 9 (CPU work:
+    callsync × 10 against ncallsync(2) × 5, 1 CPU and the plain-TCG 3-CPU boot)."""
+    val = {(r["metric"], r["param"]): r for r in _select(rows, "batch", system="tessera")}
+    names = {m for m, _ in papers.BATCH_SERIES}
+    ns = sorted({int(p) for m, p in val if m in names and p.isdigit()})
+    cs, nc = papers.BATCH_WORK
+    work = []
+    for suffix, label in (("", "icount" if mode == "icount" else mode), ("_tcg", "plain TCG")):
+        for p in sorted({p for m, p in val if m == cs + suffix}, key=lambda q: int(q) if q.isdigit() else 0):
+            if (nc + suffix, p) in val:
+                unit = "≈ 10⁶ instructions" if label == "icount" else "guest ms"
+                work.append((f"{label}, {p} CPU{'s' if p != '1' else ''}\n({unit})", val[(cs + suffix, p)],
+                             val[(nc + suffix, p)]))
+    if not ns and not work:
+        return
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [1.5, 1]})
+    styles = {"callsync_x_n": ("#d62728", "s", "--"), "ncallsync": ("#1f77b4", "o", "-"),
+              "ncallsync_distributor": ("#2ca02c", "^", "-.")}
+    for m, label in papers.BATCH_SERIES:
+        pts = [(n, val[(m, str(n))]) for n in ns if (m, str(n)) in val]
+        if not pts:
+            continue
+        color, marker, style = styles.get(m, ("#7f7f7f", "x", "-"))
+        xs = [n for n, _ in pts]
+        ys = [r["value"] / 1000 for _, r in pts]
+        if len(pts) >= 2 and xs[0] == 1 and xs[-1] == 10:
+            label += f" ({(pts[-1][1]['value'] - pts[0][1]['value']) / 9:,.0f} ns per extra request)"
+        a1.errorbar(xs, ys, yerr=None if mode == "icount" else
+                    [[(r["value"] - r["min"]) / 1000 for _, r in pts], [(r["max"] - r["value"]) / 1000 for _, r in pts]],
+                    marker=marker, linestyle=style, color=color, label=label, capsize=2)
+        a1.annotate(f"{ys[-1]:.1f}", (xs[-1], ys[-1]), xytext=(4, 0), textcoords="offset points", fontsize=8,
+                    color=color, va="center")
+    a1.set_xticks(ns)
+    a1.set_xlim(0.5, (ns[-1] if ns else 10) + 1)
+    a1.set_ylim(bottom=0)
+    a1.set_xlabel("number of requests n")
+    a1.set_ylabel(_time_axis(mode, "µs").replace("per operation", "for n requests"))
+    a1.grid(alpha=0.3)
+    a1.legend(fontsize=8, loc="upper left")
+    limit = papers.BATCH_GOAL_PER_REQUEST[0]
+    a1.set_title(f"fig. 7: nop `echo` on the client's CPU (1 CPU); goal ≤ {limit:,} ns per extra request "
+                 "in a batch", fontsize=9)
+
+    if work:
+        colors = ["#d62728", "#1f77b4"]
+        for i, (label, a, b) in enumerate(work):
+            for j, r in enumerate((a, b)):
+                x = i + (j - 0.5) * 0.36
+                a2.bar(x, r["value"] / 1e6, 0.34, color=colors[j], edgecolor="#404040", linewidth=0.4,
+                       yerr=_err(r, 1e6), capsize=3,
+                       label=("callsync × 10" if j == 0 else "ncallsync(2) × 5") if i == 0 else None)
+            top = max(a["max"], b["max"]) / 1e6
+            a2.annotate(f"speed-up {a['value'] / b['value']:.2f}", (i, top), xytext=(0, 4),
+                        textcoords="offset points", ha="center", fontsize=8)
+        a2.set_xticks(range(len(work)))
+        a2.set_xticklabels([w_[0] for w_ in work], fontsize=8)
+        a2.set_ylabel("time for 10 requests (ms)")
+        a2.margins(y=0.15)
+        a2.grid(axis="y", alpha=0.3)
+        a2.legend(fontsize=8, loc="lower right")
+        need = papers.BATCH_GOAL_SPEEDUP[0] * papers.BATCH_SERVER_CPUS
+        a2.set_title(f"fig. 9: 3 ms CPU work, servers on CPUs 1 and 2; goal speed-up ≥ {need:.1f}\n"
+                     "(icount: no parallel speed-up by construction)", fontsize=9)
+    else:
+        a2.axis("off")
+    fig.suptitle("Tessera batch requests (seed 002 figs. 7 and 9)\n" + _conf(mode), fontsize=10)
+    _save(fig, out / "batch.png")
+
+
 def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -622,7 +692,7 @@ def _save(fig, path):
 
 PLOTS = {"syscall": plot_syscall, "spawn": plot_spawn, "pageaccess": plot_pageaccess,
          "pool": plot_pool, "poolmem": plot_poolmem, "pagefault": plot_pagefault, "ipc": plot_ipc, "transfer": plot_transfer, "container": plot_container,
-         "kernel": plot_kernel}
+         "batch": plot_batch, "kernel": plot_kernel}
 
 
 def plot_files(exp):
