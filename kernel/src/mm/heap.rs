@@ -1,22 +1,30 @@
-//! The kernel heap: a first-fit allocator (crate `linked_list_allocator`) over
-//! a virtual range that grows by mapping fresh frames when it runs out.
-//! Allocation failure is reported as a null pointer; kernel code that can
-//! meet exhaustion uses the fallible APIs (`try_reserve`, `Box::try_new` ...).
+//! The kernel heap: the `talc` allocator (bucketed free lists: allocation
+//! and release cost does not grow with fragmentation, unlike a first-fit
+//! list) over a virtual range that grows by mapping fresh frames when it
+//! runs out. Allocation failure is reported as a null pointer; kernel code
+//! that can meet exhaustion uses the fallible APIs (`try_reserve`, ...).
 
 use super::layout::{HEAP_BASE, HEAP_MAX, PAGE_SIZE};
 use super::paging::{self, flags};
 use crate::sync::IrqMutex;
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::NonNull;
-use linked_list_allocator::Heap;
+use talc::{ErrOnOom, Span, Talc};
 
 struct KernelHeap {
-    heap: Heap,
+    talc: Talc<ErrOnOom>,
+    /// The part of the heap range handed to talc so far.
+    span: Span,
     mapped: u64,
 }
 
+// SAFETY: the heap's memory and bookkeeping are the kernel's, reached only
+// with the HEAP lock held.
+unsafe impl Send for KernelHeap {}
+
 static HEAP: IrqMutex<KernelHeap> = IrqMutex::new(KernelHeap {
-    heap: Heap::empty(),
+    talc: Talc::new(ErrOnOom),
+    span: Span::empty(),
     mapped: 0,
 });
 
@@ -30,12 +38,16 @@ pub struct HeapStats {
     pub used: usize,
 }
 
+fn span(len: u64) -> Span {
+    Span::new(HEAP_BASE as *mut u8, (HEAP_BASE + len) as *mut u8)
+}
+
 pub fn init() -> Result<(), paging::MapError> {
     let mut h = HEAP.lock();
     let pages = GROW_STEP / PAGE_SIZE;
     paging::map_kernel_pages(HEAP_BASE, pages, flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL)?;
     // SAFETY: the range was just mapped for the heap and nothing else uses it.
-    unsafe { h.heap.init(HEAP_BASE as *mut u8, GROW_STEP as usize) };
+    h.span = unsafe { h.talc.claim(span(GROW_STEP)) }.map_err(|_| paging::MapError::OutOfMemory)?;
     h.mapped = GROW_STEP;
     Ok(())
 }
@@ -46,26 +58,22 @@ fn grow(h: &mut KernelHeap, at_least: u64) -> bool {
         return false;
     }
     let pages = by / PAGE_SIZE;
-    if paging::map_kernel_pages(
-        HEAP_BASE + h.mapped,
-        pages,
-        flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL,
-    )
-    .is_err()
-    {
+    let flags = flags::WRITABLE | flags::NO_EXECUTE | flags::GLOBAL;
+    if paging::map_kernel_pages(HEAP_BASE + h.mapped, pages, flags).is_err() {
         return false;
     }
-    // SAFETY: the new pages directly follow the heap's current top.
-    unsafe { h.heap.extend(by as usize) };
     h.mapped += by;
+    let old = h.span;
+    // SAFETY: the new pages directly follow the heap's current end.
+    h.span = unsafe { h.talc.extend(old, span(h.mapped)) };
     true
 }
 
 pub fn stats() -> HeapStats {
     let h = HEAP.lock();
     HeapStats {
-        size: h.heap.size(),
-        used: h.heap.used(),
+        size: h.mapped as usize,
+        used: h.talc.get_counters().allocated_bytes,
     }
 }
 
@@ -75,12 +83,14 @@ struct Allocator;
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let mut h = HEAP.lock();
-        if let Ok(p) = h.heap.allocate_first_fit(layout) {
+        // SAFETY: GlobalAlloc never asks for zero-sized layouts.
+        if let Ok(p) = unsafe { h.talc.malloc(layout) } {
             return p.as_ptr();
         }
         let need = (layout.size() + layout.align() + 64) as u64;
         if grow(&mut h, need)
-            && let Ok(p) = h.heap.allocate_first_fit(layout)
+            // SAFETY: as above.
+            && let Ok(p) = unsafe { h.talc.malloc(layout) }
         {
             return p.as_ptr();
         }
@@ -90,7 +100,7 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if let Some(p) = NonNull::new(ptr) {
             // SAFETY: the pointer came from `alloc` with the same layout.
-            unsafe { HEAP.lock().heap.deallocate(p, layout) };
+            unsafe { HEAP.lock().talc.free(p, layout) };
         }
     }
 }

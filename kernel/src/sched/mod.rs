@@ -79,6 +79,7 @@ pub fn init_cpu() {
 
 /// Runs `f` on the computation running on this CPU, without taking a
 /// reference (the hot path of every system call and interrupt).
+#[inline(always)]
 pub fn with_current<R>(f: impl FnOnce(&Computation) -> R) -> Option<R> {
     let ptr = cpu::this_cpu().current.load(Ordering::Acquire);
     // SAFETY: while a computation runs, the run queue's `current` holds a
@@ -90,6 +91,7 @@ pub fn with_current<R>(f: impl FnOnce(&Computation) -> R) -> Option<R> {
 }
 
 /// Like `with_current`, for the current computation's process.
+#[inline(always)]
 pub fn with_current_process<R>(f: impl FnOnce(&crate::proc::Process) -> R) -> Option<R> {
     with_current(|c| c.process.as_deref().map(f)).flatten()
 }
