@@ -30,8 +30,12 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     crate::resource::pool::flush();
     crate::sched::reap();
     let after = (frames::stats().free, heap::stats().used, proc::count());
+    // Queues and tables keep their high-water capacity, and four clients on
+    // several CPUs reach a new high-water mark at random, so the heap may end
+    // a few hundred bytes up. A leak of even one 16-byte object per call would
+    // show as 1.6 MB here, so 4 KiB still catches every per-call leak.
     ensure!(
-        after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
+        after.0 == before.0 && after.2 == before.2 && after.1.abs_diff(before.1) <= 4096,
         "{before:?} before, {after:?} after"
     );
     ensure!(

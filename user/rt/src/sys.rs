@@ -425,3 +425,49 @@ pub fn sys_info() -> Result<SysInfo, Error> {
     raw(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;
     Ok(info)
 }
+
+// ---- helpers for programs that start and find servers ----
+
+/// Starts `prog` with `args` pinned to `cpu` (or `abi::ANY_CPU`).
+pub fn spawn_on(prog: &str, args: &[&str], cpu: u64) -> Result<u64, Error> {
+    spawn(
+        prog,
+        args,
+        &SpawnOptions {
+            cpu,
+            ..SpawnOptions::DEFAULT
+        },
+    )
+}
+
+/// Waits (up to about two seconds) for a server to register `name`;
+/// 0 if it never does. Servers start asynchronously.
+pub fn wait_for_name(name: &str) -> u64 {
+    for _ in 0..2000 {
+        if let Ok(pid) = name_lookup(name) {
+            return pid;
+        }
+        sleep_ns(1_000_000);
+    }
+    0
+}
+
+/// Kills a process and reaps it.
+pub fn stop(pid: u64) {
+    let _ = kill(pid);
+    let _ = wait(pid);
+}
+
+/// `v` in decimal, in `buf` (for passing numbers as arguments).
+pub fn fmt_u64(mut v: u64, buf: &mut [u8; 24]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    core::str::from_utf8(&buf[i..]).unwrap_or("0")
+}

@@ -8,30 +8,8 @@
 #![no_std]
 #![no_main]
 use tessera_api::{distributor, echo};
-use tessera_rt::abi::{BatchEntry, SpawnOptions};
+use tessera_rt::abi::BatchEntry;
 use tessera_rt::{println, sys};
-
-fn start(prog: &str, args: &[&str], cpu: u64) -> u64 {
-    sys::spawn(
-        prog,
-        args,
-        &SpawnOptions {
-            cpu,
-            ..SpawnOptions::DEFAULT
-        },
-    )
-    .expect("spawn")
-}
-
-fn find(name: &str) -> u64 {
-    for _ in 0..2000 {
-        if let Ok(p) = sys::name_lookup(name) {
-            return p;
-        }
-        sys::sleep_ns(1_000_000);
-    }
-    0
-}
 
 fn batch(
     list: &mut [BatchEntry],
@@ -61,9 +39,12 @@ fn main(args: &[&str]) -> i32 {
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
     let _ = sys::set_affinity(0, 0);
     // Overhead on one CPU: everything on CPU 0.
-    let servers = [start("echo", &["b1"], 0), start("distributor", &[], 0)];
-    let e1 = find("b1");
-    let dist = find(distributor::NAME);
+    let servers = [
+        sys::spawn_on("echo", &["b1"], 0).expect("spawn"),
+        sys::spawn_on("distributor", &[], 0).expect("spawn"),
+    ];
+    let e1 = sys::wait_for_name("b1");
+    let dist = sys::wait_for_name(distributor::NAME);
     let mut msgs = [[0u8; 32]; 10];
     let mut dmsgs = [[0u8; 32]; 10];
     let mut lens = [8usize; 10];
@@ -116,8 +97,11 @@ fn main(args: &[&str]) -> i32 {
     }
     // Fig. 9: ten requests of 3 ms work on two servers.
     let work_us: u64 = if short { 100 } else { 3000 };
-    let w = [start("echo", &["w1"], 1 % cpus), start("echo", &["w2"], 2 % cpus)];
-    let targets = [find("w1"), find("w2")];
+    let w = [
+        sys::spawn_on("echo", &["w1"], 1 % cpus).expect("spawn"),
+        sys::spawn_on("echo", &["w2"], 2 % cpus).expect("spawn"),
+    ];
+    let targets = [sys::wait_for_name("w1"), sys::wait_for_name("w2")];
     let mut wmsgs = [[0u8; 32]; 10];
     for m in wmsgs.iter_mut() {
         m[..8].copy_from_slice(&work_us.to_le_bytes());

@@ -6,42 +6,20 @@
 #![no_std]
 #![no_main]
 use tessera_api::{distributor, echo};
-use tessera_rt::abi::{BatchEntry, Error, SpawnOptions};
+use tessera_rt::abi::{BatchEntry, Error};
 use tessera_rt::{println, sys};
-
-fn start(prog: &str, args: &[&str], cpu: u64) -> u64 {
-    sys::spawn(
-        prog,
-        args,
-        &SpawnOptions {
-            cpu,
-            ..SpawnOptions::DEFAULT
-        },
-    )
-    .expect("spawn")
-}
-
-fn find(name: &str) -> u64 {
-    for _ in 0..2000 {
-        if let Ok(p) = sys::name_lookup(name) {
-            return p;
-        }
-        sys::sleep_ns(1_000_000);
-    }
-    0
-}
 
 const N: usize = 64;
 
 fn main(_args: &[&str]) -> i32 {
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
     let pids = [
-        start("echo", &["e1"], 1 % cpus),
-        start("echo", &["e2"], 2 % cpus),
-        start("distributor", &[], 0),
+        sys::spawn_on("echo", &["e1"], 1 % cpus).expect("spawn"),
+        sys::spawn_on("echo", &["e2"], 2 % cpus).expect("spawn"),
+        sys::spawn_on("distributor", &[], 0).expect("spawn"),
     ];
-    let servers = [find("e1"), find("e2")];
-    let dist = find(distributor::NAME);
+    let servers = [sys::wait_for_name("e1"), sys::wait_for_name("e2")];
+    let dist = sys::wait_for_name(distributor::NAME);
     let mut failures = 0;
     let mut msgs = [[0u8; 16]; N];
     let mut dmsgs = [[0u8; 32]; N];

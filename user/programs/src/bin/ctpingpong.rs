@@ -59,7 +59,7 @@ fn main(args: &[&str]) -> i32 {
             let bx = sys::box_create(PAGES, 2, 1, 4, 0).expect("box");
             sys::box_grant(bx, ANY_PID, BOX_SEND | BOX_RECEIVE).expect("grant");
             let mut bxs = [0u8; 24];
-            let bx_str = fmt_u64(bx, &mut bxs);
+            let bx_str = sys::fmt_u64(bx, &mut bxs);
             let cpus = sys::sys_info().map_or(1, |i| i.cpus);
             let mut pids = [0u64; 4];
             for (i, role) in ["send", "recv", "send", "recv"].iter().enumerate() {
@@ -81,16 +81,4 @@ fn main(args: &[&str]) -> i32 {
     }
 }
 
-fn fmt_u64(mut v: u64, buf: &mut [u8; 24]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&buf[i..]).unwrap_or("0")
-}
 tessera_rt::entry!(main);

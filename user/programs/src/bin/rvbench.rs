@@ -8,31 +8,8 @@
 #![no_std]
 #![no_main]
 use tessera_api::echo;
-use tessera_rt::abi::{ANY_CPU, SpawnOptions};
+use tessera_rt::abi::ANY_CPU;
 use tessera_rt::{println, sys};
-
-fn start(prog: &str, args: &[&str], cpu: u64) -> u64 {
-    let o = SpawnOptions {
-        cpu,
-        ..SpawnOptions::DEFAULT
-    };
-    sys::spawn(prog, args, &o).expect("spawn")
-}
-
-fn find(name: &str) -> u64 {
-    for _ in 0..2000 {
-        if let Ok(pid) = sys::name_lookup(name) {
-            return pid;
-        }
-        sys::sleep_ns(1_000_000);
-    }
-    0
-}
-
-fn stop(pid: u64) {
-    let _ = sys::kill(pid);
-    let _ = sys::wait(pid);
-}
 
 fn round_trips(server: u64, bytes: usize, n: u64) -> u64 {
     let msg = [7u8; 64];
@@ -52,8 +29,8 @@ fn main(args: &[&str]) -> i32 {
     // The client runs on CPU 0 throughout.
     let _ = sys::set_affinity(0, 0);
 
-    let same = start("echo", &[], 0);
-    let server = find(echo::NAME);
+    let same = sys::spawn_on("echo", &[], 0).expect("spawn");
+    let server = sys::wait_for_name(echo::NAME);
     for bytes in [0usize, 64] {
         println!(
             "BENCH,ipc,round_trip_same_cpu,{bytes},{},ns",
@@ -74,11 +51,11 @@ fn main(args: &[&str]) -> i32 {
         sys::tsc_to_ns(sys::rdtsc() - t0) / n
     );
     println!("BENCH,ipc,callsync,64,{},ns", round_trips(server, 64, n));
-    stop(same);
+    sys::stop(same);
 
     if cpus > 1 {
-        let other = start("echo", &[], 1);
-        let server = find(echo::NAME);
+        let other = sys::spawn_on("echo", &[], 1).expect("spawn");
+        let server = sys::wait_for_name(echo::NAME);
         let _ = other;
         for bytes in [0usize, 64] {
             println!(
@@ -86,11 +63,11 @@ fn main(args: &[&str]) -> i32 {
                 round_trips(server, bytes, n)
             );
         }
-        stop(other);
+        sys::stop(other);
     }
 
     // ICA re-attachment (AnT): move n fresh ICAs of each size to a child.
-    let child = start("sleeper", &["600000"], 0);
+    let child = sys::spawn_on("sleeper", &["600000"], 0).expect("spawn");
     for pages in [1u64, 16, 256] {
         let count = if short { 2 } else { 50 };
         let mut icas = [0u64; 50];
@@ -106,11 +83,11 @@ fn main(args: &[&str]) -> i32 {
             sys::tsc_to_ns(sys::rdtsc() - t0) / count as u64
         );
     }
-    stop(child);
+    sys::stop(child);
 
     // Multi-stage: AP -> relay(s) -> echo, all on CPU 0.
-    let echo_pid = start("echo", &[], 0);
-    find(echo::NAME);
+    let echo_pid = sys::spawn_on("echo", &[], 0).expect("spawn");
+    sys::wait_for_name(echo::NAME);
     for (mode, label) in [("forward", "direct_return"), ("nested", "no_direct_return")] {
         for stages in [2usize, 3] {
             // stages = servers in the chain, echo included.
@@ -118,11 +95,11 @@ fn main(args: &[&str]) -> i32 {
             let chain = &names[stages - 2];
             let mut relays = [0u64; 2];
             for i in 0..stages - 1 {
-                relays[i] = start("relay", &[chain[i], chain[i + 1], mode], 0);
+                relays[i] = sys::spawn_on("relay", &[chain[i], chain[i + 1], mode], 0).expect("spawn");
             }
-            let first = find(chain[0]);
+            let first = sys::wait_for_name(chain[0]);
             for name in chain.iter().take(stages - 1) {
-                find(name);
+                sys::wait_for_name(name);
             }
             let _ = sys::call(first, 0, &msg, &mut reply);
             let t0 = sys::rdtsc();
@@ -134,11 +111,11 @@ fn main(args: &[&str]) -> i32 {
                 sys::tsc_to_ns(sys::rdtsc() - t0) / n
             );
             for r in relays.iter().take(stages - 1) {
-                stop(*r);
+                sys::stop(*r);
             }
         }
     }
-    stop(echo_pid);
+    sys::stop(echo_pid);
     let _ = ANY_CPU;
     0
 }

@@ -6,27 +6,8 @@
 #![no_std]
 #![no_main]
 use tessera_api::echo;
-use tessera_rt::abi::{AccInfo, Error, SpawnOptions};
+use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::{println, sys};
-
-fn start(prog: &str, args: &[&str], cpu: u64) -> u64 {
-    let o = SpawnOptions {
-        cpu,
-        ..SpawnOptions::DEFAULT
-    };
-    sys::spawn(prog, args, &o).expect("spawn server")
-}
-
-/// Waits until `name` is registered (servers start asynchronously).
-fn find(name: &str) -> u64 {
-    for _ in 0..1000 {
-        if let Ok(pid) = sys::name_lookup(name) {
-            return pid;
-        }
-        sys::sleep_ns(1_000_000);
-    }
-    0
-}
 
 fn check(ok: bool, what: &str, failures: &mut u32) {
     if !ok {
@@ -37,15 +18,15 @@ fn check(ok: bool, what: &str, failures: &mut u32) {
 
 fn stress(calls: u64) -> i32 {
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
-    let server = start("echo", &[], 0);
-    if find(echo::NAME) == 0 {
+    let server = sys::spawn_on("echo", &[], 0).expect("spawn");
+    if sys::wait_for_name(echo::NAME) == 0 {
         return 1;
     }
     let mut buf = [0u8; 24];
-    let n = fmt(calls, &mut buf);
+    let n = sys::fmt_u64(calls, &mut buf);
     let mut pids = [0u64; 4];
     for (i, p) in pids.iter_mut().enumerate() {
-        *p = start("rvtest", &["client", n], i as u64 % cpus);
+        *p = sys::spawn_on("rvtest", &["client", n], i as u64 % cpus).expect("spawn");
     }
     let bad = pids.iter().filter(|&&p| sys::wait(p) != Ok(0)).count();
     let _ = sys::kill(server);
@@ -54,7 +35,7 @@ fn stress(calls: u64) -> i32 {
 }
 
 fn client(calls: u64) -> i32 {
-    let server = find(echo::NAME);
+    let server = sys::wait_for_name(echo::NAME);
     let mut msg = [0u8; 64];
     let mut reply = [0u8; 64];
     for i in 0..calls {
@@ -99,8 +80,8 @@ fn main(args: &[&str]) -> i32 {
         _ => {}
     }
     let mut failures = 0;
-    let server_pid = start("echo", &[], tessera_rt::abi::ANY_CPU);
-    let server = find(echo::NAME);
+    let server_pid = sys::spawn_on("echo", &[], tessera_rt::abi::ANY_CPU).expect("spawn");
+    let server = sys::wait_for_name(echo::NAME);
     check(server == server_pid, "name service", &mut failures);
 
     let msg: [u8; 64] = core::array::from_fn(|i| i as u8 * 3);
@@ -163,16 +144,16 @@ fn main(args: &[&str]) -> i32 {
 
     // Multi-stage: 2 relays in front of echo, forwarding (direct return) and nested.
     let relays = [
-        start("relay", &["f1", "f2", "forward"], tessera_rt::abi::ANY_CPU),
-        start("relay", &["f2", "echo", "forward"], tessera_rt::abi::ANY_CPU),
-        start("relay", &["n1", "n2", "nested"], tessera_rt::abi::ANY_CPU),
-        start("relay", &["n2", "echo", "nested"], tessera_rt::abi::ANY_CPU),
+        sys::spawn_on("relay", &["f1", "f2", "forward"], tessera_rt::abi::ANY_CPU).expect("spawn"),
+        sys::spawn_on("relay", &["f2", "echo", "forward"], tessera_rt::abi::ANY_CPU).expect("spawn"),
+        sys::spawn_on("relay", &["n1", "n2", "nested"], tessera_rt::abi::ANY_CPU).expect("spawn"),
+        sys::spawn_on("relay", &["n2", "echo", "nested"], tessera_rt::abi::ANY_CPU).expect("spawn"),
     ];
     for name in ["f2", "n2"] {
-        find(name);
+        sys::wait_for_name(name);
     }
     for (name, label) in [("f1", "multi-stage with direct return"), ("n1", "multi-stage, nested")] {
-        let first = find(name);
+        let first = sys::wait_for_name(name);
         let mut r = [0u8; 64];
         check(
             sys::call(first, 0, &msg, &mut r) == Ok(64) && r == msg,
@@ -182,8 +163,8 @@ fn main(args: &[&str]) -> i32 {
     }
 
     // A misbehaving server gets errors for every overreach.
-    let evil = start("rvtest", &["evil"], tessera_rt::abi::ANY_CPU);
-    let e = find("evil");
+    let evil = sys::spawn_on("rvtest", &["evil"], tessera_rt::abi::ANY_CPU).expect("spawn");
+    let e = sys::wait_for_name("evil");
     let mut out = [0u8; 8];
     check(
         sys::call(e, 0, &msg[..16], &mut out) == Ok(8) && u64::from_le_bytes(out) == 0,
@@ -206,16 +187,4 @@ fn main(args: &[&str]) -> i32 {
     i32::from(failures != 0)
 }
 
-fn fmt(mut v: u64, buf: &mut [u8; 24]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&buf[i..]).unwrap_or("0")
-}
 tessera_rt::entry!(main);
