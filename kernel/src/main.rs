@@ -203,6 +203,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
         run_program(program, platform::cmdline::get(cmdline, "args").unwrap_or(""), false);
     }
     if initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
+        ipc::placement::boot();
         run_program("shell", "", true);
     }
     shell::run()

@@ -7,4 +7,5 @@
 //! `resource::container` and `resource::container_box`.
 
 pub mod names;
+pub mod placement;
 pub mod rendezvous;

@@ -83,18 +83,33 @@ pub struct Port {
     /// Entries the process serves (bit n = entry n), declared when it
     /// registers a name; 0 = not declared (any entry is delivered).
     pub entries: AtomicU64,
+    /// Calls accepted, answered (`endr`/`rv_fail`) and passed on
+    /// (`rv_forward`) by this process: the inspector's per-server counters.
+    pub accepted: AtomicU64,
+    pub answered: AtomicU64,
+    pub forwarded: AtomicU64,
 }
 
 impl Port {
     pub const fn new() -> Port {
         Port {
             entries: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+            answered: AtomicU64::new(0),
+            forwarded: AtomicU64::new(0),
             queued: IrqMutex::new(VecDeque::new()),
             arrivals: WaitQueue::new(),
             held: IrqMutex::new(BTreeMap::new()),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
         }
+    }
+}
+
+impl Port {
+    /// Calls waiting to be accepted, and calls accepted but not yet ended.
+    pub fn backlog(&self) -> (usize, usize) {
+        (self.queued.lock().len(), self.held.lock().len())
     }
 }
 
@@ -270,6 +285,7 @@ pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
         inline: c.inline,
     };
     server.port.held.lock().insert(c.id, c);
+    server.port.accepted.fetch_add(1, Ordering::Relaxed);
     Ok(info)
 }
 
@@ -335,6 +351,7 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
         Err(e) => e.as_ret(),
     };
     finish(&c, status);
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
     Ok(n)
 }
 
@@ -342,6 +359,7 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
     let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
     finish(&c, error.as_ret());
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
     Ok(0)
 }
 
@@ -358,6 +376,7 @@ pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64,
         finish(&c, e.as_ret());
         return Err(e);
     }
+    server.port.forwarded.fetch_add(1, Ordering::Relaxed);
     Ok(0)
 }
 

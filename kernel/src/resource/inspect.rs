@@ -159,18 +159,38 @@ fn trace(out: &mut String, n: usize) {
 }
 
 fn servers(out: &mut String) {
-    let _ = writeln!(out, "{:<16} {:>6} {:>6}", "name", "pid", "cpu");
+    use core::sync::atomic::Ordering::Relaxed;
+    let _ = writeln!(
+        out,
+        "{:<14} {:>5} {:>6} {:>5} {:>9} {:>9} {:>9} {:>6} {:>5}",
+        "name", "pid", "placed", "ran", "accepted", "answered", "forwarded", "queued", "held"
+    );
     crate::ipc::names::list(&mut |name, pid| {
-        let cpu = crate::proc::get(pid)
-            .and_then(|p| p.computation.lock().as_ref().and_then(|c| c.1.upgrade()))
-            .map_or(-1, |c| c.last_cpu.load(core::sync::atomic::Ordering::Relaxed) as i64);
-        let _ = writeln!(out, "{name:<16} {pid:>6} {cpu:>6}");
+        let Some(p) = crate::proc::get(pid) else {
+            return;
+        };
+        let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
+        let (placed, ran) = comp.map_or((String::from("-"), -1), |c| {
+            let placed = match c.affinity.load(Relaxed) {
+                crate::sched::computation::ANY_CPU => String::from("any"),
+                cpu => alloc::format!("{cpu}"),
+            };
+            (placed, c.last_cpu.load(Relaxed) as i64)
+        });
+        let (queued, held) = p.port.backlog();
+        let _ = writeln!(
+            out,
+            "{name:<14} {pid:>5} {placed:>6} {ran:>5} {:>9} {:>9} {:>9} {queued:>6} {held:>5}",
+            p.port.accepted.load(Relaxed),
+            p.port.answered.load(Relaxed),
+            p.port.forwarded.load(Relaxed),
+        );
     });
     let _ = writeln!(
         out,
         "rendezvous completed: {}, bytes copied between processes: {}",
-        crate::ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed),
-        crate::ipc::rendezvous::BYTES_COPIED.load(core::sync::atomic::Ordering::Relaxed)
+        crate::ipc::rendezvous::CALLS.load(Relaxed),
+        crate::ipc::rendezvous::BYTES_COPIED.load(Relaxed)
     );
 }
 

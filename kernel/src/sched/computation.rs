@@ -33,6 +33,11 @@ pub struct Computation {
     /// Set while some CPU still runs on this computation's stack; a CPU that
     /// picks it waits until it is clear (the previous CPU is done with it).
     pub on_cpu: AtomicBool,
+    /// Set while it is a CPU's current computation and has not yet decided
+    /// (in `schedule`) to leave it. A wake-up in the window between blocking
+    /// and switching away lets it continue where it is, instead of queueing
+    /// it elsewhere while it still runs here. Changed only with `state` held.
+    pub holds_cpu: AtomicBool,
     /// Set when the computation was first made runnable (a process starts once).
     pub started: AtomicBool,
     /// CPU index it is pinned to, or usize::MAX.
@@ -94,6 +99,7 @@ impl Computation {
             state: IrqMutex::new(State::Runnable),
             saved_rsp: AtomicU64::new(rsp0),
             on_cpu: AtomicBool::new(false),
+            holds_cpu: AtomicBool::new(false),
             started: AtomicBool::new(false),
             affinity: AtomicUsize::new(affinity),
             last_cpu: AtomicUsize::new(0),
@@ -110,6 +116,7 @@ impl Computation {
             state: IrqMutex::new(State::Running),
             saved_rsp: AtomicU64::new(0),
             on_cpu: AtomicBool::new(true),
+            holds_cpu: AtomicBool::new(true),
             started: AtomicBool::new(true),
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),

@@ -17,7 +17,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use computation::{ANY_CPU, Computation, State};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 core::arch::global_asm!(include_str!("switch.S"), options(att_syntax));
 
@@ -161,6 +161,13 @@ pub fn enqueue(c: Arc<Computation>) {
 pub fn wake(c: &Arc<Computation>) {
     let mut state = c.state.lock();
     if *state == State::Blocked {
+        if c.holds_cpu.load(Ordering::Relaxed) {
+            // It has blocked but not yet switched away: it just goes on
+            // running there. Queueing it would let another CPU pick it up
+            // while this one still runs it.
+            *state = State::Running;
+            return;
+        }
         *state = State::Runnable;
         drop(state);
         enqueue(c.clone());
@@ -318,6 +325,7 @@ pub fn schedule() {
                 rq.queue.push_back(cur.clone());
             }
         }
+        cur.holds_cpu.store(false, Ordering::Relaxed);
     }
     let mut next = rq.queue.pop_front();
     if next.is_none() {
@@ -329,7 +337,11 @@ pub fn schedule() {
     cur.cpu_ns
         .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
     rq.slice_start = now;
-    *next.state.lock() = State::Running;
+    {
+        let mut state = next.state.lock();
+        *state = State::Running;
+        next.holds_cpu.store(true, Ordering::Relaxed);
+    }
     if Arc::ptr_eq(&next, &cur) {
         drop(rq);
         if were_enabled {
@@ -419,8 +431,26 @@ extern "C" fn computation_started() {
 /// Frees the kernel stacks of finished computations. Called where no lock is
 /// held and interrupts may be enabled (idle loop, spawn).
 pub fn reap() {
+    REAPING.fetch_add(1, Ordering::AcqRel);
     let dead: Vec<Arc<Computation>> = core::mem::take(&mut *DEAD.lock());
     drop(dead);
+    REAPING.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Reaps currently under way on some CPU (taken from DEAD, not yet freed).
+static REAPING: AtomicUsize = AtomicUsize::new(0);
+
+/// Reaps, then waits until every other CPU has finished freeing what it
+/// reaped: afterwards no finished computation holds memory, which is what
+/// leak checks compare. Waits only with interrupts enabled, since freeing a
+/// kernel stack may wait for this CPU to answer a TLB shootdown.
+pub fn reap_all() {
+    reap();
+    if x86_64::instructions::interrupts::are_enabled() {
+        while REAPING.load(Ordering::Acquire) != 0 {
+            core::hint::spin_loop();
+        }
+    }
 }
 
 /// One round of waiting for kernel code that runs as a CPU's idle

@@ -422,7 +422,12 @@ fn sys_kill(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let pid = if a[0] == 0 { me.pid } else { a[0] };
     let target = proc::get(pid).ok_or(Error::NotFound)?;
-    if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
+    // A process places itself and its children; the console's first process
+    // (a child of the kernel) also places the servers the kernel started
+    // from etc/servers.conf.
+    let parent = target.parent.load(Ordering::Relaxed);
+    let system_server = parent == proc::KERNEL_PID && me.parent.load(Ordering::Relaxed) == proc::KERNEL_PID;
+    if target.pid != me.pid && parent != me.pid && !system_server {
         return Err(Error::Denied);
     }
     let cpu = match a[1] {

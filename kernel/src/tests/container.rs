@@ -521,10 +521,10 @@ pub fn container_ipc_leaks_nothing() -> TestResult {
         Ok(())
     };
     round()?;
-    crate::sched::reap();
+    crate::sched::reap_all();
     let before = (resource::counts(), frames::stats().free);
     round()?;
-    crate::sched::reap();
+    crate::sched::reap_all();
     let after = (resource::counts(), frames::stats().free);
     ensure!(after == before, "{before:?} before, {after:?} after");
     let _ = PAGE_SIZE;

@@ -176,6 +176,10 @@ pub static TESTS: &[KTest] = &[
         "batch_requests_and_distribution_server",
         ipc::batch_requests_and_distribution_server,
     ),
+    smp(
+        "servers_placed_by_boot_file_and_command",
+        ipc::servers_placed_by_boot_file_and_command,
+    ),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(
         "selftest_failure_is_detected",

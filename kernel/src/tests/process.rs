@@ -224,7 +224,7 @@ pub fn shell_runs_commands() -> TestResult {
 /// Resource use of the whole kernel, for leak checks (the pool emptied).
 fn footprint() -> (usize, usize, usize) {
     crate::resource::pool::flush();
-    sched::reap();
+    sched::reap_all();
     (frames::stats().free, heap::stats().used, proc::count())
 }
 

@@ -277,7 +277,7 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
 }
 
 fn footprint() -> ([usize; 11], usize, usize) {
-    crate::sched::reap();
+    crate::sched::reap_all();
     let counts = resource::counts().map(|(_, n)| n);
     (counts, frames::stats().free, heap::stats().used)
 }

@@ -34,8 +34,12 @@ fn stress(calls: u64) -> i32 {
     i32::from(bad != 0)
 }
 
-fn client(calls: u64) -> i32 {
-    let server = sys::wait_for_name(echo::NAME);
+fn client(calls: u64, name: &str) -> i32 {
+    let server = sys::wait_for_name(name);
+    if server == 0 {
+        println!("rvtest: no server '{name}'");
+        return 1;
+    }
     let mut msg = [0u8; 64];
     let mut reply = [0u8; 64];
     for i in 0..calls {
@@ -75,7 +79,8 @@ fn evil() -> i32 {
 fn main(args: &[&str]) -> i32 {
     match args {
         [_, "stress", n] => return stress(n.parse().unwrap_or(1000)),
-        [_, "client", n] => return client(n.parse().unwrap_or(1000)),
+        [_, "client", n] => return client(n.parse().unwrap_or(1000), echo::NAME),
+        [_, "client", n, name] => return client(n.parse().unwrap_or(1000), name),
         [_, "evil"] => return evil(),
         _ => {}
     }

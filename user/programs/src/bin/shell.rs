@@ -27,7 +27,11 @@ inspector (Tender resources):
                        | pool unused 50 | pool flush (see etc/pool.conf)
   trace [n]            the mediator's last operations
   counters             operations per resource kind
-  servers              registered servers (name, pid, CPU) and rendezvous counters
+  servers              registered servers: pid, CPU placed on (pin) and last run on,
+                       calls accepted/answered/forwarded, calls queued and held
+  start [cpu N] prog [args]  start a server (or any program) in the background
+  place NAME N|any     move the server registered as NAME to CPU N
+                       (servers can also be started at boot: etc/servers.conf)
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
 programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800
@@ -80,6 +84,29 @@ fn inspect(topic: &str) {
     match sys::inspect(topic, &mut buf) {
         Ok(n) => print!("{}", core::str::from_utf8(&buf[..n]).unwrap_or("?")),
         Err(e) => println!("{topic}: {e:?}"),
+    }
+}
+
+/// Starts a program without waiting for it: servers run until they die.
+fn start(prog: &str, args: &[&str], cpu: u64) {
+    match sys::spawn_on(prog, args, cpu) {
+        Ok(pid) => println!("{prog}: started as pid {pid}"),
+        Err(abi::Error::NotFound) => println!("{prog}: no such program"),
+        Err(e) => println!("{prog}: cannot start: {e:?}"),
+    }
+}
+
+fn place(name: &str, cpu: &str) {
+    let cpu = match cpu {
+        "any" => abi::ANY_CPU,
+        n => match n.parse() {
+            Ok(n) => n,
+            Err(_) => return println!("place: '{n}' is not a CPU number"),
+        },
+    };
+    match sys::name_lookup(name).and_then(|pid| sys::set_affinity(pid, cpu)) {
+        Ok(_) => {}
+        Err(e) => println!("place: {name}: {e:?}"),
     }
 }
 
@@ -146,6 +173,12 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["trace", n] => inspect(&alloc::format!("trace {n}")),
         ["counters"] => inspect("counters"),
         ["servers"] => inspect("servers"),
+        ["start", "cpu", n, prog, args @ ..] => match n.parse() {
+            Ok(cpu) => start(prog, args, cpu),
+            Err(_) => println!("start: '{n}' is not a CPU number"),
+        },
+        ["start", prog, args @ ..] => start(prog, args, abi::ANY_CPU),
+        ["place", name, cpu] => place(name, cpu),
         ["policy"] => println!(
             "default loading policy: {}",
             policy_name(sys::sys_info().map_or(0, |i| i.default_policy))
