@@ -269,13 +269,17 @@ pub fn put_full(plate: ResId, id: ResId) -> bool {
 fn delete(kind: PoolKind, key: ResId, id: ResId) {
     match kind {
         PoolKind::Full => {
-            // Space + text region with content + other regions.
+            // Space + text region with content + other regions. Only the
+            // one executable region is the program's text: read-only data
+            // is not, and handing it out as text would run non-executable
+            // pages.
             let parts: Vec<(ResId, ResId, bool)> = vspace::get(KERNEL, id)
                 .map(|s| {
-                    s.lock()
-                        .regions
+                    let s = s.lock();
+                    let texts = s.regions.iter().filter(|a| a.region.executable).count();
+                    s.regions
                         .iter()
-                        .map(|a| (a.link_id, a.region_id, !a.region.writable))
+                        .map(|a| (a.link_id, a.region_id, texts == 1 && a.region.executable))
                         .collect()
                 })
                 .unwrap_or_default();

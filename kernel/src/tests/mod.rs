@@ -145,6 +145,10 @@ pub static TESTS: &[KTest] = &[
         resource::pool_reduce_follows_the_papers_rules,
     ),
     pass(
+        "pooled_text_is_the_program_text",
+        resource::pooled_text_is_the_program_text,
+    ),
+    pass(
         "nothing_leaks_after_a_workload_and_a_flush",
         resource::nothing_leaks_after_a_workload_and_a_flush,
     ),

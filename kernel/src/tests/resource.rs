@@ -310,3 +310,41 @@ pub fn nothing_leaks_after_a_workload_and_a_flush() -> TestResult {
     pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
     Ok(())
 }
+
+/// A full space taken apart by reduce gives back its text region as pooled
+/// text; read-only data is not text. A program started from that pooled
+/// text must run (it used to get its read-only data as text and die
+/// executing non-executable pages).
+pub fn pooled_text_is_the_program_text() -> TestResult {
+    let spawn_all = |n: usize| -> Result<(), String> {
+        let mut pids = alloc::vec::Vec::new();
+        for _ in 0..n {
+            pids.push(
+                crate::proc::spawn::spawn("hello", &[], &abi::SpawnOptions::DEFAULT, crate::proc::KERNEL_PID)
+                    .map_err(|e| format!("{e:?}"))?,
+            );
+        }
+        for pid in pids {
+            let status = crate::proc::wait(crate::proc::KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+            ensure!(status == 0, "hello ended with {status:#x}");
+        }
+        Ok(())
+    };
+    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
+    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    pool::flush();
+    spawn_all(3)?;
+    // Keeps one full space and takes the others apart into the pool.
+    pool::reduce(crate::clock::nanos());
+    ensure!(
+        pool_count(PoolKind::Full) == 1,
+        "{} full spaces",
+        pool_count(PoolKind::Full)
+    );
+    ensure!(pool_count(PoolKind::Text) >= 1, "no pooled text");
+    // The first takes the full space, the others the pooled text.
+    spawn_all(3)?;
+    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    pool::flush();
+    Ok(())
+}
