@@ -132,7 +132,16 @@ fn detach(link: ResId, region: ResId) -> Result<Region, Error> {
 }
 
 pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
+    owned_by(owner);
     super::insert(&mut TABLE.lock(), owner, c)
+}
+
+/// A process that receives a container (created for it, pushed, moved to
+/// it) owns a resource it did not make itself: its exit must find it.
+fn owned_by(pid: u64) {
+    if pid != KERNEL {
+        super::mediator::note_maker(pid);
+    }
 }
 
 /// A new container of `pages` attached to `pid` at `addr`.
@@ -220,6 +229,7 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
         };
         src.move_to(link, dst, base).map_err(|_| Error::Invalid)
     })?;
+    owned_by(target);
     let region = {
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
@@ -299,6 +309,7 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
 /// Gives a container (its memory, taken out of a box) to process `pid`.
 pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
     let (region, link, base) = attach(pid, memory, addr)?;
+    owned_by(pid);
     let mut t = TABLE.lock();
     let e = t.get_mut(id).map_err(super::id_error)?;
     e.owner = pid;

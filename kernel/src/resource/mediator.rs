@@ -472,7 +472,9 @@ fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
 
 /// Marks `pid` as a process that operates on resources itself, so that its
 /// exit releases whatever it still owns.
-fn note_maker(pid: u64) {
+/// Marks `pid` as owning resources beyond its own parts, so that its exit
+/// looks for them (`resource::release_owned_by`).
+pub fn note_maker(pid: u64) {
     use core::sync::atomic::Ordering::{Acquire, Release};
     let done = crate::sched::with_current_process(|p| {
         if p.pid == pid {

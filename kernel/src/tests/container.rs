@@ -530,3 +530,21 @@ pub fn container_ipc_leaks_nothing() -> TestResult {
     let _ = PAGE_SIZE;
     Ok(())
 }
+
+/// Containers pushed into a process that never made resources itself are
+/// still its own and go when it ends (they used to outlive it, and every
+/// later container operation paid for the dead ones).
+pub fn containers_of_ended_processes_are_released() -> TestResult {
+    let before = container::count();
+    let pid =
+        proc::spawn::spawn("ctbench", b"short\0", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+    ensure!(status == 0, "ctbench exited with {status:#x}");
+    ensure!(
+        container::count() == before,
+        "{} containers before, {} after",
+        before,
+        container::count()
+    );
+    Ok(())
+}

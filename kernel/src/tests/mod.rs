@@ -170,6 +170,10 @@ pub static TESTS: &[KTest] = &[
     ),
     pass("ica_moves_without_copying", container::ica_moves_without_copying),
     pass("container_ipc_leaks_nothing", container::container_ipc_leaks_nothing),
+    pass(
+        "containers_of_ended_processes_are_released",
+        container::containers_of_ended_processes_are_released,
+    ),
     // Servers and rendezvous (seed 003, seed 002)
     pass("rendezvous_servers_and_requests", ipc::rendezvous_servers_and_requests),
     pass(
