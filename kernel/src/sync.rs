@@ -25,8 +25,18 @@ impl<T> IrqMutex<T> {
     pub fn lock(&self) -> IrqMutexGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
+        let guard = loop {
+            if let Some(g) = self.inner.try_lock() {
+                break g;
+            }
+            // Interrupts are off while we wait, so answer TLB shootdowns
+            // here: the holder may be waiting for this CPU's answer before
+            // it lets go (a space lock held across a shootdown).
+            crate::mm::tlb::serve_pending();
+            core::hint::spin_loop();
+        };
         IrqMutexGuard {
-            guard: core::mem::ManuallyDrop::new(self.inner.lock()),
+            guard: core::mem::ManuallyDrop::new(guard),
             were_enabled,
         }
     }

@@ -1013,11 +1013,13 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         if notes:
             w(" ".join(notes))
             w("")
+    _batch_counts(w, val)
     _batch_work(w, val, mode, config)
     _batch_pipeline(w, val, mode)
     pipe = {f"fig12_{way}_{v}" for v in papers.BATCH_PIPELINE for way in ("callsync", "ncallsync")}
+    counted = {f"{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c in ("syscalls", "switches", "ipis")}
     known = ({m for m, _ in series} | set(papers.BATCH_WORK) | {m + "_tcg" for m in papers.BATCH_WORK}
-             | pipe | {m + "_tcg" for m in pipe})
+             | pipe | {m + "_tcg" for m in pipe} | counted)
     odd = [r for (m, _p), r in val.items() if m not in known]
     if odd:
         w("Other figures: " + "; ".join(f"{r['metric']} {r['param']} {_cell(r, mode)} {r['unit']}"
@@ -1030,6 +1032,25 @@ def _spread(r):
     if r["runs"] > 1:
         s += f" [{r['min'] / 1e6:,.2f}–{r['max'] / 1e6:,.2f}]"
     return s
+
+
+def _batch_counts(w, val):
+    rows = []
+    for series, label in (("ncallsync", "ncallsync(n)"), ("ncallsync_distributor", "via the distribution server")):
+        for n in ("1", "10"):
+            c = [val.get((f"{series}_{k}", n)) for k in ("syscalls", "switches", "ipis")]
+            if all(c):
+                rows.append((label, n, c))
+    if not rows:
+        return
+    w("**Counts per batch** (fig. 8's breakdown as counts, same boot; system calls of client and servers, "
+      "context switches on all CPUs, IPIs sent):")
+    w("")
+    w("| series | n | system calls | context switches | IPIs |")
+    w("|---|---|---|---|---|")
+    for label, n, c in rows:
+        w(f"| {label} | {n} | {c[0]['value']:g} | {c[1]['value']:g} | {c[2]['value']:g} |")
+    w("")
 
 
 def _batch_pipeline(w, val, mode):

@@ -495,6 +495,11 @@ pub struct SysInfo {
     pub pool_bytes: u64,
     /// Operations performed by the resource mediator so far.
     pub resource_ops: u64,
+    /// Context switches on all CPUs so far.
+    pub context_switches: u64,
+    /// Inter-processor interrupts sent so far (wake-ups, TLB shootdowns,
+    /// calls on other CPUs).
+    pub ipis: u64,
 }
 
 #[cfg(test)]

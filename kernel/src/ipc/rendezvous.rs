@@ -350,16 +350,17 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };
-    finish(&c, status);
+    // Counted before the caller is let go, so that whoever it tells sees it.
     server.port.answered.fetch_add(1, Ordering::Relaxed);
+    finish(&c, status);
     Ok(n)
 }
 
 /// Ends call `rid` with an error for its caller.
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
     let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
-    finish(&c, error.as_ret());
     server.port.answered.fetch_add(1, Ordering::Relaxed);
+    finish(&c, error.as_ret());
     Ok(0)
 }
 

@@ -140,7 +140,11 @@ fn send_icr(dest: u32, low: u32) {
 }
 
 /// A fixed-delivery IPI to one CPU.
+/// IPIs sent (`send_ipi`), for the counts that explain cross-CPU figures.
+pub static IPIS_SENT: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 pub fn send_ipi(apic_id: u32, vector: u8) {
+    IPIS_SENT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     send_icr(apic_id, vector as u32);
 }
 

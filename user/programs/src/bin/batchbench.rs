@@ -38,6 +38,21 @@ fn batch(
     let _ = sys::ncallsync(list);
 }
 
+/// System calls, context switches and IPIs so far (fig. 8's breakdown as
+/// counts: they explain the times).
+fn counts() -> [u64; 3] {
+    sys::sys_info().map_or([0; 3], |i| [i.syscalls, i.context_switches, i.ipis])
+}
+
+/// Prints, per batch, what happened between `before` and now.
+fn print_counts(series: &str, n: usize, before: [u64; 3], reps: u64) {
+    let after = counts();
+    for (i, what) in ["syscalls", "switches", "ipis"].iter().enumerate() {
+        let per = (after[i] - before[i]) as f64 / reps as f64;
+        println!("BENCH,batch,{series}_{what},{n},{per:.1},count");
+    }
+}
+
 fn main(args: &[&str]) -> i32 {
     let short = args.get(1) == Some(&"short");
     let reps = if short { 2 } else { 200 };
@@ -72,7 +87,7 @@ fn main(args: &[&str]) -> i32 {
             "BENCH,batch,callsync_x_n,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
-        let t0 = sys::rdtsc();
+        let (c0, t0) = (counts(), sys::rdtsc());
         for _ in 0..reps {
             batch(&mut list[..n], &[e1], echo::ECHO, &msgs, &lens, &mut replies);
         }
@@ -80,7 +95,8 @@ fn main(args: &[&str]) -> i32 {
             "BENCH,batch,ncallsync,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
-        let t0 = sys::rdtsc();
+        print_counts("ncallsync", n, c0, reps);
+        let (c0, t0) = (counts(), sys::rdtsc());
         for _ in 0..reps {
             batch(
                 &mut list[..n],
@@ -95,6 +111,7 @@ fn main(args: &[&str]) -> i32 {
             "BENCH,batch,ncallsync_distributor,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
+        print_counts("ncallsync_distributor", n, c0, reps);
     }
     for p in servers {
         let _ = sys::kill(p);
