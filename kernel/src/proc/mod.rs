@@ -126,7 +126,18 @@ impl WaitQueue {
     /// checked under the queue's lock, and wakers take that lock too, so a
     /// wake-up between check and block cannot be lost. Returns false if the
     /// process was killed while waiting.
-    pub fn wait_until(&self, mut ready: impl FnMut() -> bool) -> bool {
+    pub fn wait_until(&self, ready: impl FnMut() -> bool) -> bool {
+        self.wait(None, ready)
+    }
+
+    /// Like `wait_until`, but gives up at `deadline` (ns since boot).
+    /// Returns whether `ready()` became true.
+    pub fn wait_until_deadline(&self, deadline: u64, ready: impl FnMut() -> bool) -> bool {
+        self.wait(Some(deadline), ready)
+    }
+
+    fn wait(&self, deadline: Option<u64>, mut ready: impl FnMut() -> bool) -> bool {
+        let expired = || deadline.is_some_and(|d| crate::clock::nanos() >= d);
         loop {
             let cur = match sched::current() {
                 Some(c) if !c.is_idle() => c,
@@ -136,37 +147,7 @@ impl WaitQueue {
                     if ready() {
                         return true;
                     }
-                    sched::idle_step();
-                    continue;
-                }
-            };
-            {
-                let mut w = self.waiters.lock();
-                if ready() {
-                    return true;
-                }
-                if cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
-                    return false;
-                }
-                sched::mark_blocked();
-                w.push(cur.clone());
-            }
-            sched::schedule();
-            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
-        }
-    }
-
-    /// Like `wait_until`, but gives up at `deadline` (ns since boot).
-    /// Returns whether `ready()` became true.
-    pub fn wait_until_deadline(&self, deadline: u64, mut ready: impl FnMut() -> bool) -> bool {
-        loop {
-            let cur = match sched::current() {
-                Some(c) if !c.is_idle() => c,
-                _ => {
-                    if ready() {
-                        return true;
-                    }
-                    if crate::clock::nanos() >= deadline {
+                    if expired() {
                         return false;
                     }
                     sched::idle_step();
@@ -178,18 +159,20 @@ impl WaitQueue {
                 if ready() {
                     return true;
                 }
-                if crate::clock::nanos() >= deadline
-                    || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire))
-                {
+                if expired() || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
                     return false;
                 }
                 sched::mark_blocked();
                 w.push(cur.clone());
-                // The timer wakes it at the deadline if nothing else does.
-                sched::wake_at(deadline, cur.clone());
+                if let Some(d) = deadline {
+                    // The timer wakes it at the deadline if nothing else does.
+                    sched::wake_at(d, cur.clone());
+                }
             }
             sched::schedule();
-            sched::cancel_wake(&cur);
+            if deadline.is_some() {
+                sched::cancel_wake(&cur);
+            }
             self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
         }
     }

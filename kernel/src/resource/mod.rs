@@ -80,6 +80,13 @@ pub fn owned_mut<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<&
     Ok(table.get_mut(id).expect("checked just above"))
 }
 
+/// Gives entry `id` of `table` to `owner` (nothing if it is gone).
+pub fn give<T>(table: &mut ResTable<T>, id: ResId, owner: u64) {
+    if let Ok(e) = table.get_mut(id) {
+        e.owner = owner;
+    }
+}
+
 /// Inserts a new resource, giving the value back if the table is full.
 pub fn insert<T>(table: &mut ResTable<T>, owner: u64, value: T) -> Result<ResId, Error> {
     table.insert(Entry { owner, value }).map_err(|(e, _)| id_error(e))

@@ -102,9 +102,7 @@ pub fn read(id: ResId) -> Result<Vec<u8>, Error> {
 }
 
 pub fn set_owner(id: ResId, owner: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
-        e.owner = owner;
-    }
+    super::give(&mut TABLE.lock(), id, owner);
 }
 
 pub fn query(id: ResId) -> Result<ResInfo, Error> {

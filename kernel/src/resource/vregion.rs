@@ -195,9 +195,7 @@ pub fn release_owned_by(pid: u64) {
 /// Hands a region over to another owner (e.g. from a building process to
 /// the process it builds, or to the kernel's pool).
 pub fn set_owner(id: ResId, owner: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
-        e.owner = owner;
-    }
+    super::give(&mut TABLE.lock(), id, owner);
 }
 
 /// Makes a region resource of a `Region` built elsewhere (container memory).

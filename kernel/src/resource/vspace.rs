@@ -66,9 +66,7 @@ pub fn list(f: &mut dyn FnMut(ResId, u64, usize, u64)) {
 }
 
 pub fn set_owner(id: ResId, owner: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
-        e.owner = owner;
-    }
+    super::give(&mut TABLE.lock(), id, owner);
 }
 
 pub fn release_owned_by(pid: u64) {

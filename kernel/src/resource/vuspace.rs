@@ -91,9 +91,7 @@ pub fn relink(id: ResId, space: ResId, base: u64, owner: u64) {
 }
 
 pub fn set_owner(id: ResId, owner: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
-        e.owner = owner;
-    }
+    super::give(&mut TABLE.lock(), id, owner);
 }
 
 pub fn query(id: ResId) -> Result<ResInfo, Error> {

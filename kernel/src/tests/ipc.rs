@@ -9,9 +9,19 @@ use crate::proc::{self, KERNEL_PID};
 use abi::SpawnOptions;
 use alloc::format;
 
-fn run(args: &[u8]) -> Result<u64, alloc::string::String> {
-    let pid = proc::spawn::spawn("rvtest", args, &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+/// Runs `program` with `args` (NUL-separated) on `cpu` and returns its
+/// exit status.
+fn run_on(program: &str, args: &[u8], cpu: u64) -> Result<u64, alloc::string::String> {
+    let options = SpawnOptions {
+        cpu,
+        ..SpawnOptions::DEFAULT
+    };
+    let pid = proc::spawn::spawn(program, args, &options, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))
+}
+
+fn run(args: &[u8]) -> Result<u64, alloc::string::String> {
+    run_on("rvtest", args, abi::ANY_CPU)
 }
 
 pub fn rendezvous_servers_and_requests() -> TestResult {
@@ -42,8 +52,7 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
 }
 
 pub fn batch_requests_and_distribution_server() -> TestResult {
-    let pid = proc::spawn::spawn("batchtest", b"", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
-    let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+    let status = run_on("batchtest", b"", abi::ANY_CPU)?;
     ensure!(status == 0, "batchtest exited with {status:#x}");
     Ok(())
 }
@@ -64,13 +73,7 @@ fn server_line(name: &str) -> Result<alloc::vec::Vec<alloc::string::String>, all
 }
 
 fn client(calls: &str, cpu: u64) -> Result<u64, alloc::string::String> {
-    let args = format!("client\0{calls}\0placed\0");
-    let options = SpawnOptions {
-        cpu,
-        ..SpawnOptions::DEFAULT
-    };
-    let pid = proc::spawn::spawn("rvtest", args.as_bytes(), &options, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
-    proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))
+    run_on("rvtest", format!("client\0{calls}\0placed\0").as_bytes(), cpu)
 }
 
 pub fn servers_placed_by_boot_file_and_command() -> TestResult {
@@ -117,10 +120,8 @@ pub fn servers_placed_by_boot_file_and_command() -> TestResult {
     );
 
     // The console's `place` command moves it to CPU 2 at run time.
-    let shell = proc::spawn::spawn("shell", b"-c\0place placed 2\0", &SpawnOptions::DEFAULT, KERNEL_PID)
-        .map_err(|e| format!("{e:?}"))?;
     ensure!(
-        proc::wait(KERNEL_PID, shell).map_err(|e| format!("{e:?}"))? == 0,
+        run_on("shell", b"-c\0place placed 2\0", abi::ANY_CPU)? == 0,
         "shell failed"
     );
     ensure!(client("10", 0)? == 0, "client failed after the move");
