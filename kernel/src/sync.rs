@@ -22,6 +22,11 @@ impl<T> IrqMutex<T> {
         }
     }
 
+    /// The value, through an exclusive reference: no locking needed.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.inner.get_mut()
+    }
+
     pub fn lock(&self) -> IrqMutexGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();

@@ -149,6 +149,10 @@ numbered! {
         /// the caller is woken once when all n are back; each entry's `status`
         /// receives its reply length or its error
         NCallSync = 61,
+        /// endr_acc(rid or 0, reply_ptr, reply_len, entry mask, out: *mut AccInfo) -> rid:
+        /// `endr` then `acc` in one call, a server's loop; the released caller gets
+        /// the CPU directly while the server waits
+        EndrAcc = 62,
         /// ica_create(pages) -> container id: AnT's ICA, n physically contiguous pages
         /// attached to the caller (res_query gives its address; res_delete frees it)
         IcaCreate = 70,

@@ -21,12 +21,13 @@
 //! what the caller passed.
 
 use crate::proc::{self, Process, WaitQueue};
+use crate::sched::computation::Computation;
 use crate::sync::IrqMutex;
 use abi::{AccInfo, Error};
-use alloc::collections::{BTreeMap, VecDeque};
-use alloc::sync::Arc;
+use alloc::collections::VecDeque;
+use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Inline message bytes delivered by `acc`.
 pub const INLINE: usize = 64;
@@ -73,10 +74,16 @@ pub struct Batch {
 pub struct Port {
     /// Calls waiting to be accepted.
     queued: IrqMutex<VecDeque<Arc<Call>>>,
+    /// Set (under `queued`'s lock) when the process ends: nothing is
+    /// delivered any more, so no caller can wait for a server that is gone.
+    closed: AtomicBool,
     /// Servers blocked in `acc` wait here.
     arrivals: WaitQueue,
-    /// Calls this process accepted and has not ended.
-    held: IrqMutex<BTreeMap<u64, Arc<Call>>>,
+    /// Calls this process accepted and has not ended (few: a list).
+    held: IrqMutex<Vec<Arc<Call>>>,
+    /// The last server this process called: its next call to it needs no
+    /// search of the process table.
+    last_server: IrqMutex<Weak<Process>>,
     /// Finished non-blocking requests, for `fetch`.
     results: IrqMutex<VecDeque<Arc<Call>>>,
     results_wait: WaitQueue,
@@ -99,7 +106,9 @@ impl Port {
             forwarded: AtomicU64::new(0),
             queued: IrqMutex::new(VecDeque::new()),
             arrivals: WaitQueue::new(),
-            held: IrqMutex::new(BTreeMap::new()),
+            held: IrqMutex::new(Vec::new()),
+            last_server: IrqMutex::new(Weak::new()),
+            closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
         }
@@ -120,15 +129,51 @@ impl Default for Port {
 }
 
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+/// Call objects nobody holds any more, kept for the next calls: in the
+/// steady state a call allocates nothing (an allocation and a free cost
+/// more than the rest of a call's bookkeeping).
+static FREE_CALLS: IrqMutex<Vec<Arc<Call>>> = IrqMutex::new(Vec::new());
+const FREE_CALLS_MAX: usize = 128;
+
+/// Gives a finished call back to the free list, if nobody else holds it.
+fn recycle(mut c: Arc<Call>) {
+    let Some(m) = Arc::get_mut(&mut c) else { return };
+    // Its batch need not live on in the free list.
+    m.batch = None;
+    let mut free = FREE_CALLS.lock();
+    if free.len() < FREE_CALLS_MAX && free.try_reserve(1).is_ok() {
+        free.push(c);
+    }
+}
+
+/// Frees the kept call objects (leak checks measure the heap without them).
+pub fn flush_free_calls() {
+    let free = core::mem::take(&mut *FREE_CALLS.lock());
+    drop(free);
+}
 /// Rendezvous completed, and their copies (for the inspector and benchmarks).
 pub static CALLS: AtomicU64 = AtomicU64::new(0);
 pub static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
 
 fn target(pid: u64) -> Result<Arc<Process>, Error> {
     let p = proc::get(pid).ok_or(Error::NotFound)?;
-    if p.exit_status.lock().is_some() {
+    if p.port.closed.load(Ordering::Acquire) {
         return Err(Error::NotFound);
     }
+    Ok(p)
+}
+
+/// `target`, trying the server `caller` called last first.
+fn cached_target(caller: &Process, pid: u64, last: &Weak<Process>) -> Result<Arc<Process>, Error> {
+    if let Some(p) = last.upgrade()
+        && p.pid == pid
+        && !p.port.closed.load(Ordering::Acquire)
+    {
+        return Ok(p);
+    }
+    let p = target(pid)?;
+    *caller.port.last_server.lock() = Arc::downgrade(&p);
     Ok(p)
 }
 
@@ -144,6 +189,18 @@ fn check_entry(server: &Process, entry: u64) -> Result<(), Error> {
 /// Copies `len` bytes between the memory of two processes through the
 /// kernel, in pieces (`from`'s range, `to`'s range, both already checked).
 fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
+    if len == 0 {
+        return Ok(());
+    }
+    if len <= INLINE as u64 {
+        // A short message needs no large buffer to clear first.
+        let mut buf = [0u8; INLINE];
+        let buf = &mut buf[..len as usize];
+        proc::read_user_of(from.0, from.1, buf)?;
+        proc::write_user_of(to.0, to.1, buf)?;
+        BYTES_COPIED.fetch_add(len, Ordering::Relaxed);
+        return Ok(());
+    }
     let mut buf = [0u8; 512];
     let mut done = 0;
     while done < len {
@@ -158,8 +215,8 @@ fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
 
 /// Makes a call object for `caller` to `server`. `message` is (pid, addr,
 /// len) of where the message lies: the caller's own memory, or the
-/// message of a call the caller holds (a reference passed on).
-#[allow(clippy::too_many_arguments)]
+/// message of a call the caller holds (a reference passed on). A blocking
+/// call object comes from the free list when there is one.
 fn make_call(
     caller: u64,
     entry: u64,
@@ -168,43 +225,71 @@ fn make_call(
     reply: (u64, u64),
     notify: bool,
 ) -> Result<Arc<Call>, Error> {
-    let mut inline = [0u8; INLINE];
+    let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+    let free = FREE_CALLS.lock().pop();
+    let mut c = match free {
+        Some(c) => c,
+        None => Arc::new(Call {
+            id,
+            caller,
+            entry: AtomicU64::new(entry),
+            msg_owner,
+            msg,
+            reply_owner: caller,
+            reply,
+            inline: [0; INLINE],
+            state: IrqMutex::new(State::Queued),
+            hops: IrqMutex::new(Vec::new()),
+            done: WaitQueue::new(),
+            notify,
+            batch: None,
+        }),
+    };
+    let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
+    m.id = id;
+    m.caller = caller;
+    *m.entry.get_mut() = entry;
+    m.msg_owner = msg_owner;
+    m.msg = msg;
+    m.reply_owner = caller;
+    m.reply = reply;
+    *m.state.get_mut() = State::Queued;
+    m.hops.get_mut().clear();
+    m.notify = notify;
+    m.batch = None;
     let n = (msg.1 as usize).min(INLINE);
     if n > 0 {
-        proc::read_user_of(msg_owner, msg.0, &mut inline[..n])?;
+        proc::read_user_of(msg_owner, msg.0, &mut m.inline[..n])?;
     }
-    Ok(Arc::new(Call {
-        id: NEXT_CALL.fetch_add(1, Ordering::Relaxed),
-        caller,
-        entry: AtomicU64::new(entry),
-        msg_owner,
-        msg,
-        reply_owner: caller,
-        reply,
-        inline,
-        state: IrqMutex::new(State::Queued),
-        hops: IrqMutex::new(Vec::new()),
-        done: WaitQueue::new(),
-        notify,
-        batch: None,
-    }))
+    Ok(c)
 }
 
-/// Puts a call on `server`'s port and wakes one acceptor.
-fn deliver(server: &Process, call: Arc<Call>) -> Result<(), Error> {
+/// Puts a call on `server`'s port. Returns the server's computation if it
+/// was the one waiting in `acc` (taken off the wait queue, not yet woken:
+/// the caller hands it the CPU or wakes it); other waiters are woken.
+fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>, Error> {
     {
         let mut q = server.port.queued.lock();
+        if server.port.closed.load(Ordering::Relaxed) {
+            return Err(Error::NotFound);
+        }
         q.try_reserve(1).map_err(|_| Error::NoMemory)?;
         q.push_back(call);
     }
-    server.port.arrivals.wake_all();
-    Ok(())
+    Ok(server.port.arrivals.wake_all_or_take_sole())
 }
 
-/// Waits until `call` is done; returns its status.
-fn wait_done(call: &Call) -> Result<u64, Error> {
+fn wake(partner: Option<Arc<Computation>>) {
+    if let Some(p) = partner {
+        crate::sched::wake(&p);
+    }
+}
+
+/// Waits until `call` is done, handing the CPU to `partner` (the server
+/// just given the call) if it can run here; returns the call's status.
+fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
     let mut status = 0;
-    let ok = call.done.wait_until(|| match *call.state.lock() {
+    let ok = call.done.wait_handing_to(partner, || match *call.state.lock() {
         State::Done(s) => {
             status = s;
             true
@@ -228,7 +313,9 @@ pub fn call(
     reply: (u64, u64),
     msg_ref: u64,
 ) -> Result<u64, Error> {
-    let s = target(server)?;
+    let last = caller.port.last_server.lock().clone();
+    let s = cached_target(caller, server, &last)?;
+    drop(last);
     check_entry(&s, entry)?;
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
@@ -236,21 +323,28 @@ pub fn call(
         (caller.pid, msg)
     };
     let c = make_call(caller.pid, entry, owner, range, reply, false)?;
-    deliver(&s, c.clone())?;
+    let partner = deliver(&s, c.clone())?;
     drop(s);
-    wait_done(&c)
+    let status = wait_done(&c, partner);
+    recycle(c);
+    status
 }
 
 /// The message range of a call `holder` holds (for passing it on).
 fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> {
-    let held = holder.port.held.lock();
-    let c = held.get(&rid).ok_or(Error::NotFound)?;
+    let c = held(holder, rid)?;
     Ok((c.msg_owner, c.msg))
 }
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
 /// entries ≥ 63 match bit 63). Returns the call's description.
 pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
+    acc_handing_to(server, mask, None)
+}
+
+/// `acc`, handing the CPU to `partner` (a caller just released) if the
+/// server has to wait.
+fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<AccInfo, Error> {
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
     let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
@@ -263,12 +357,14 @@ pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
         got.is_some()
     };
     let ok = if nowait {
-        if !take() {
+        let got = take();
+        wake(partner);
+        if !got {
             return Err(Error::Busy);
         }
         true
     } else {
-        server.port.arrivals.wait_until(take)
+        server.port.arrivals.wait_handing_to(partner, take)
     };
     let c = match (ok, got) {
         (_, Some(c)) => c,
@@ -284,13 +380,29 @@ pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
         reply_cap: c.reply.1,
         inline: c.inline,
     };
-    server.port.held.lock().insert(c.id, c);
+    {
+        let mut held = server.port.held.lock();
+        if held.try_reserve(1).is_err() {
+            drop(held);
+            wake(finish(&c, Error::NoMemory.as_ret()));
+            return Err(Error::NoMemory);
+        }
+        held.push(c);
+    }
     server.port.accepted.fetch_add(1, Ordering::Relaxed);
     Ok(info)
 }
 
 fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
-    server.port.held.lock().get(&rid).cloned().ok_or(Error::NotFound)
+    let held = server.port.held.lock();
+    held.iter().find(|c| c.id == rid).cloned().ok_or(Error::NotFound)
+}
+
+/// Takes call `rid` out of the calls `server` holds.
+fn release(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
+    let mut held = server.port.held.lock();
+    let i = held.iter().position(|c| c.id == rid).ok_or(Error::NotFound)?;
+    Ok(held.swap_remove(i))
 }
 
 /// `rv_read`: copies message bytes `offset..offset+len` of call `rid` into
@@ -318,8 +430,10 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Re
     Ok(len)
 }
 
-/// Finishes a call with a status and lets its caller go.
-fn finish(c: &Arc<Call>, status: u64) {
+/// Finishes a call with a status. Returns its blocked caller, taken off
+/// the call's wait queue but not yet woken (see `deliver`).
+#[must_use]
+fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
     *c.state.lock() = State::Done(status);
     CALLS.fetch_add(1, Ordering::Relaxed);
     if let Some(b) = &c.batch
@@ -338,13 +452,14 @@ fn finish(c: &Arc<Call>, status: u64) {
         }
         p.port.results_wait.wake_all();
     }
-    c.done.wake_all();
+    c.done.wake_all_or_take_sole()
 }
 
-/// `endr`: copies the reply (`len` bytes at `from` in the server) into the
-/// caller's reply buffer and releases the caller with the reply length.
-pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Error> {
-    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+/// Ends call `rid`: copies the reply (`len` bytes at `from` in the server)
+/// into the caller's reply buffer. Returns the bytes replied and the caller
+/// to let go.
+fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
+    let c = release(server, rid)?;
     let n = len.min(c.reply.1);
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
         Ok(()) => n,
@@ -352,15 +467,33 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
     };
     // Counted before the caller is let go, so that whoever it tells sees it.
     server.port.answered.fetch_add(1, Ordering::Relaxed);
-    finish(&c, status);
+    // `c` goes before the caller runs, so that it finds its call object
+    // free for its next call.
+    Ok((n, finish(&c, status)))
+}
+
+/// `endr`: copies the reply into the caller's reply buffer and releases the
+/// caller with the reply length.
+pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Error> {
+    let (n, caller) = end(server, rid, from, len)?;
+    wake(caller);
     Ok(n)
+}
+
+/// `endr` then `acc` in one step (a server's loop): ends call `rid` (if not
+/// 0) and waits for the next call, giving the CPU straight to the released
+/// caller while it waits. If ending `rid` fails (it is not a call the
+/// server holds), nothing is accepted and that error is returned.
+pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<AccInfo, Error> {
+    let caller = if rid != 0 { end(server, rid, from, len)?.1 } else { None };
+    acc_handing_to(server, mask, caller)
 }
 
 /// Ends call `rid` with an error for its caller.
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
-    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+    let c = release(server, rid)?;
     server.port.answered.fetch_add(1, Ordering::Relaxed);
-    finish(&c, error.as_ret());
+    wake(finish(&c, error.as_ret()));
     Ok(0)
 }
 
@@ -370,12 +503,15 @@ pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
 pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
     let n = target(next)?;
     check_entry(&n, entry)?;
-    let c = server.port.held.lock().remove(&rid).ok_or(Error::NotFound)?;
+    let c = release(server, rid)?;
     *c.state.lock() = State::Queued;
     c.entry.store(entry, Ordering::Relaxed);
-    if let Err(e) = deliver(&n, c.clone()) {
-        finish(&c, e.as_ret());
-        return Err(e);
+    match deliver(&n, c.clone()) {
+        Ok(next) => wake(next),
+        Err(e) => {
+            wake(finish(&c, e.as_ret()));
+            return Err(e);
+        }
     }
     server.port.forwarded.fetch_add(1, Ordering::Relaxed);
     Ok(0)
@@ -388,24 +524,36 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
     check_entry(&s, entry)?;
     let c = make_call(caller.pid, entry, caller.pid, msg, reply, true)?;
     let id = c.id;
-    deliver(&s, c)?;
+    wake(deliver(&s, c)?);
     Ok(id)
 }
 
 /// `ncallsync`: sends every member of the batch at once and waits, once,
-/// until all are back. Returns each member's status (reply length or a
-/// negated error), in order. Servers need no change: each member is an
+/// until all are back. Member `i` is `member(i)`; its status (reply length
+/// or a negated error) goes to `status(i, ..)`. Returns the first failed
+/// member's error, if any. Servers need no change: each member is an
 /// ordinary call to them.
-pub fn ncallsync(caller: &Process, list: &[abi::BatchEntry]) -> Result<Vec<u64>, Error> {
+pub fn ncallsync(
+    caller: &Process,
+    n: usize,
+    mut member: impl FnMut(usize) -> Result<abi::BatchEntry, Error>,
+    mut status: impl FnMut(usize, u64) -> Result<(), Error>,
+) -> Result<(), Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    if n == 0 || n > MAX {
+        return Err(Error::Invalid);
+    }
     let batch = Arc::new(Batch {
-        remaining: AtomicU64::new(list.len() as u64),
+        remaining: AtomicU64::new(n as u64),
         all_back: WaitQueue::new(),
     });
-    let mut calls: Vec<Arc<Call>> = Vec::new();
-    calls.try_reserve_exact(list.len()).map_err(|_| Error::NoMemory)?;
+    // On the stack: a batch allocates nothing beyond its Batch.
+    let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
+    let mut servers = [0u64; MAX];
     // Make every member first, so that a bad member fails the batch before
     // anything was sent.
-    for e in list {
+    for i in 0..n {
+        let e = member(i)?;
         let mut c = make_call(
             caller.pid,
             e.entry,
@@ -414,17 +562,19 @@ pub fn ncallsync(caller: &Process, list: &[abi::BatchEntry]) -> Result<Vec<u64>,
             (e.reply, e.reply_cap),
             false,
         )?;
-        Arc::get_mut(&mut c).expect("fresh").batch = Some(batch.clone());
-        calls.push(c);
+        Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
+        calls[i] = Some(c);
+        servers[i] = e.server;
     }
-    for (e, c) in list.iter().zip(calls.iter()) {
-        let sent = target(e.server).and_then(|s| {
-            check_entry(&s, e.entry)?;
+    for (c, &server) in calls.iter().flatten().zip(servers.iter()) {
+        let sent = target(server).and_then(|s| {
+            check_entry(&s, c.entry.load(Ordering::Relaxed))?;
             deliver(&s, c.clone())
         });
-        if let Err(err) = sent {
+        match sent {
+            Ok(server) => wake(server),
             // This member is back at once, with its error.
-            finish(c, err.as_ret());
+            Err(err) => wake(finish(c, err.as_ret())),
         }
     }
     let ok = batch
@@ -433,13 +583,20 @@ pub fn ncallsync(caller: &Process, list: &[abi::BatchEntry]) -> Result<Vec<u64>,
     if !ok {
         return Err(Error::Denied);
     }
-    Ok(calls
-        .iter()
-        .map(|c| match *c.state.lock() {
+    let mut failed = None;
+    for (i, c) in calls.iter_mut().enumerate().take(n) {
+        let Some(c) = c.take() else { continue };
+        let s = match *c.state.lock() {
             State::Done(s) => s,
             _ => Error::Invalid.as_ret(),
-        })
-        .collect())
+        };
+        status(i, s)?;
+        if let Err(e) = Error::decode(s) {
+            failed.get_or_insert(e);
+        }
+        recycle(c);
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 /// `fetch`: waits up to `timeout_ns` for a finished request; returns (id, status).
@@ -455,17 +612,24 @@ pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
         State::Done(s) => s,
         _ => Error::Invalid.as_ret(),
     };
-    Ok((c.id, status))
+    let id = c.id;
+    recycle(c);
+    Ok((id, status))
 }
 
 /// Called when a process ends: calls waiting for it or held by it fail
 /// (their callers are released with an error); its name goes.
 pub fn on_exit(p: &Process) {
     super::names::forget(p.pid);
-    let queued: Vec<Arc<Call>> = p.port.queued.lock().drain(..).collect();
-    let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock()).into_values().collect();
+    let queued: Vec<Arc<Call>> = {
+        let mut q = p.port.queued.lock();
+        p.port.closed.store(true, Ordering::Release);
+        q.drain(..).collect()
+    };
+    let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {
-        finish(&c, Error::NotFound.as_ret());
+        wake(finish(&c, Error::NotFound.as_ret()));
     }
     p.port.results.lock().clear();
+    *p.port.last_server.lock() = Weak::new();
 }

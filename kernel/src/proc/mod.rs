@@ -127,23 +127,43 @@ impl WaitQueue {
     /// wake-up between check and block cannot be lost. Returns false if the
     /// process was killed while waiting.
     pub fn wait_until(&self, ready: impl FnMut() -> bool) -> bool {
-        self.wait(None, ready)
+        self.wait(None, None, ready)
     }
 
     /// Like `wait_until`, but gives up at `deadline` (ns since boot).
     /// Returns whether `ready()` became true.
     pub fn wait_until_deadline(&self, deadline: u64, ready: impl FnMut() -> bool) -> bool {
-        self.wait(Some(deadline), ready)
+        self.wait(Some(deadline), None, ready)
     }
 
-    fn wait(&self, deadline: Option<u64>, mut ready: impl FnMut() -> bool) -> bool {
+    /// Like `wait_until`, for a computation that has just made `partner`
+    /// ready to run (taken from a wait queue, not yet woken): if it must
+    /// block, it hands its CPU to `partner` directly (the rendezvous fast
+    /// path); in every other case `partner` is woken the ordinary way.
+    pub fn wait_handing_to(&self, partner: Option<Arc<Computation>>, ready: impl FnMut() -> bool) -> bool {
+        self.wait(None, partner, ready)
+    }
+
+    fn wait(
+        &self,
+        deadline: Option<u64>,
+        mut partner: Option<Arc<Computation>>,
+        mut ready: impl FnMut() -> bool,
+    ) -> bool {
         let expired = || deadline.is_some_and(|d| crate::clock::nanos() >= d);
+        let wake_partner = |p: &mut Option<Arc<Computation>>| {
+            if let Some(p) = p.take() {
+                sched::wake(&p);
+            }
+        };
+        let cur = sched::current().filter(|c| !c.is_idle());
         loop {
-            let cur = match sched::current() {
-                Some(c) if !c.is_idle() => c,
-                _ => {
+            let cur = match &cur {
+                Some(c) => c,
+                None => {
                     // Kernel code on a CPU's idle computation (boot, tests)
                     // never blocks: it lets others run until `ready()`.
+                    wake_partner(&mut partner);
                     if ready() {
                         return true;
                     }
@@ -156,20 +176,26 @@ impl WaitQueue {
             };
             {
                 let mut w = self.waiters.lock();
-                if ready() {
-                    return true;
+                let done = if ready() {
+                    Some(true)
+                } else if expired() || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
+                    Some(false)
+                } else {
+                    None
+                };
+                if let Some(result) = done {
+                    drop(w);
+                    wake_partner(&mut partner);
+                    return result;
                 }
-                if expired() || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
-                    return false;
-                }
-                sched::mark_blocked();
+                *cur.state.lock() = sched::computation::State::Blocked;
                 w.push(cur.clone());
                 if let Some(d) = deadline {
                     // The timer wakes it at the deadline if nothing else does.
                     sched::wake_at(d, cur.clone());
                 }
             }
-            sched::schedule();
+            sched::schedule_to(partner.take());
             if deadline.is_some() {
                 sched::cancel_wake(&cur);
             }
@@ -178,10 +204,26 @@ impl WaitQueue {
     }
 
     pub fn wake_all(&self) {
-        let waiters = core::mem::take(&mut *self.waiters.lock());
-        for c in waiters {
+        // One at a time, so the list keeps its room (no allocation per
+        // wait); only those waiting now are woken.
+        let n = self.waiters.lock().len();
+        for _ in 0..n {
+            let Some(c) = self.waiters.lock().pop() else { break };
             sched::wake(&c);
         }
+    }
+
+    /// Wakes every waiter, except when there is exactly one: that one is
+    /// taken off the queue, not woken, and returned, so that the caller can
+    /// hand it the CPU (`wait_handing_to`) or wake it itself.
+    pub fn wake_all_or_take_sole(&self) -> Option<Arc<Computation>> {
+        let mut w = self.waiters.lock();
+        if w.len() == 1 {
+            return w.pop();
+        }
+        drop(w);
+        self.wake_all();
+        None
     }
 }
 

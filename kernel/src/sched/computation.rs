@@ -25,6 +25,24 @@ pub enum State {
 #[repr(C, align(16))]
 pub struct FpuState(pub [u8; 512]);
 
+/// A computation's saved FPU state. Only the CPU switching the computation
+/// off or onto itself touches it (`sched::switch_address_space`), and the
+/// `on_cpu` hand-over orders those touches, so it needs no lock of its own.
+pub struct FpuArea(core::cell::UnsafeCell<FpuState>);
+
+// SAFETY: see the type's comment: one CPU at a time, ordered by `on_cpu`.
+unsafe impl Sync for FpuArea {}
+
+impl FpuArea {
+    pub fn new(state: FpuState) -> FpuArea {
+        FpuArea(core::cell::UnsafeCell::new(state))
+    }
+
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.0.get() as *mut u8
+    }
+}
+
 pub struct Computation {
     pub process: Option<Arc<Process>>,
     pub state: IrqMutex<State>,
@@ -38,13 +56,16 @@ pub struct Computation {
     /// and switching away lets it continue where it is, instead of queueing
     /// it elsewhere while it still runs here. Changed only with `state` held.
     pub holds_cpu: AtomicBool,
+    /// Set with the state Dead: read where the state's lock would cost too
+    /// much (every switch checks whether the one it leaves has finished).
+    pub finished: AtomicBool,
     /// Set when the computation was first made runnable (a process starts once).
     pub started: AtomicBool,
     /// CPU index it is pinned to, or usize::MAX.
     pub affinity: AtomicUsize,
     /// CPU it last ran on.
     pub last_cpu: AtomicUsize,
-    pub fpu: IrqMutex<FpuState>,
+    pub fpu: FpuArea,
     /// Nanoseconds of CPU time consumed.
     pub cpu_ns: AtomicU64,
     pub stack: Option<KernelStack>,
@@ -100,10 +121,11 @@ impl Computation {
             saved_rsp: AtomicU64::new(rsp0),
             on_cpu: AtomicBool::new(false),
             holds_cpu: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
             started: AtomicBool::new(false),
             affinity: AtomicUsize::new(affinity),
             last_cpu: AtomicUsize::new(0),
-            fpu: IrqMutex::new(fpu),
+            fpu: FpuArea::new(fpu),
             cpu_ns: AtomicU64::new(0),
             stack: Some(stack),
         }))
@@ -117,10 +139,11 @@ impl Computation {
             saved_rsp: AtomicU64::new(0),
             on_cpu: AtomicBool::new(true),
             holds_cpu: AtomicBool::new(true),
+            finished: AtomicBool::new(false),
             started: AtomicBool::new(true),
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),
-            fpu: IrqMutex::new(FpuState([0; 512])),
+            fpu: FpuArea::new(FpuState([0; 512])),
             cpu_ns: AtomicU64::new(0),
             stack: None,
         })

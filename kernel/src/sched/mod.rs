@@ -17,7 +17,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use computation::{ANY_CPU, Computation, State};
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 core::arch::global_asm!(include_str!("switch.S"), options(att_syntax));
 
@@ -29,8 +29,6 @@ struct RunQueue {
     queue: VecDeque<Arc<Computation>>,
     current: Option<Arc<Computation>>,
     idle: Option<Arc<Computation>>,
-    /// The computation switched away from, until the switch has completed.
-    prev: Option<Arc<Computation>>,
     /// When the current computation got the CPU (ns).
     slice_start: u64,
 }
@@ -40,12 +38,16 @@ static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
         queue: VecDeque::new(),
         current: None,
         idle: None,
-        prev: None,
         slice_start: 0,
     })
 }; MAX_CPUS];
 
 static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+
+/// Per CPU, the computation switched away from (a strong reference, from
+/// `Arc::into_raw`) until the switch has completed on the other side. Only
+/// its own CPU touches a slot, with interrupts off: no lock needed.
+static PREV: [AtomicPtr<Computation>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 
 /// Computations that finished; their kernel stacks are freed later, from a
 /// context where no switch is in progress.
@@ -58,6 +60,8 @@ static SLEEPERS: IrqMutex<Vec<(u64, Arc<Computation>)>> = IrqMutex::new(Vec::new
 const SLICE_NS: u64 = 1_000_000_000 / apic::TIMER_HZ as u64;
 
 pub static CONTEXT_SWITCHES: AtomicU64 = AtomicU64::new(0);
+/// Switches that went straight to a rendezvous partner (`schedule_to`).
+pub static DIRECT_SWITCHES: AtomicU64 = AtomicU64::new(0);
 
 /// Makes the calling context (a CPU's boot stack) this CPU's idle computation.
 pub fn init_cpu() {
@@ -174,19 +178,11 @@ pub fn wake(c: &Arc<Computation>) {
     }
 }
 
-/// Marks the current computation Blocked; the caller then calls `schedule()`.
-/// Must be done while holding the lock that its waker takes, so that no
-/// wake-up is lost between the check and the block.
-pub fn mark_blocked() {
-    if let Some(c) = current() {
-        *c.state.lock() = State::Blocked;
-    }
-}
-
 /// Ends the current computation for good.
 pub fn exit_current() -> ! {
     if let Some(c) = current() {
         *c.state.lock() = State::Dead;
+        c.finished.store(true, Ordering::Relaxed);
     }
     schedule();
     unreachable!("a dead computation was scheduled");
@@ -293,9 +289,44 @@ fn steal(me: usize) -> Option<Arc<Computation>> {
 /// Gives the CPU to the next computation. The current one goes back to the
 /// queue if it is still Running, stays out if Blocked or Dead.
 pub fn schedule() {
+    schedule_to(None);
+}
+
+/// Claims Blocked `c` to run on CPU `me` straight away, skipping the run
+/// queue: it becomes Running here. Fails if it is not blocked, is still
+/// leaving another CPU's hands, or is pinned elsewhere.
+fn claim_for(c: &Computation, me: usize) -> bool {
+    let pinned = c.affinity.load(Ordering::Relaxed);
+    if pinned != ANY_CPU && pinned != me {
+        return false;
+    }
+    let mut state = c.state.lock();
+    if *state != State::Blocked || c.holds_cpu.load(Ordering::Relaxed) {
+        return false;
+    }
+    *state = State::Running;
+    c.holds_cpu.store(true, Ordering::Relaxed);
+    true
+}
+
+/// `schedule`, handing the CPU to `hint` when it is a Blocked computation
+/// that may run here: the direct switch of a rendezvous (caller to waiting
+/// server and back), with no pass through the run queue. Otherwise `hint`
+/// is simply woken. A current computation that is not blocking goes back
+/// to the run queue.
+pub fn schedule_to(hint: Option<Arc<Computation>>) {
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
     let me = cpu::this_cpu().index;
+    let mut direct = None;
+    if let Some(h) = hint {
+        if claim_for(&h, me) {
+            DIRECT_SWITCHES.fetch_add(1, Ordering::Relaxed);
+            direct = Some(h);
+        } else {
+            wake(&h);
+        }
+    }
     let now = crate::clock::nanos();
 
     let mut rq = RQ[me].lock();
@@ -311,7 +342,7 @@ pub fn schedule() {
         if *state == State::Running {
             if cur.is_idle() {
                 *state = State::Runnable;
-            } else if rq.queue.is_empty() {
+            } else if rq.queue.is_empty() && direct.is_none() {
                 // Nobody else wants this CPU: keep running.
                 drop(state);
                 rq.slice_start = now;
@@ -327,7 +358,8 @@ pub fn schedule() {
         }
         cur.holds_cpu.store(false, Ordering::Relaxed);
     }
-    let mut next = rq.queue.pop_front();
+    let switching_direct = direct.is_some();
+    let mut next = direct.or_else(|| rq.queue.pop_front());
     if next.is_none() {
         drop(rq);
         next = steal(me);
@@ -337,7 +369,8 @@ pub fn schedule() {
     cur.cpu_ns
         .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
     rq.slice_start = now;
-    {
+    if !switching_direct {
+        // (A directly chosen one was made Running when it was claimed.)
         let mut state = next.state.lock();
         *state = State::Running;
         next.holds_cpu.store(true, Ordering::Relaxed);
@@ -353,8 +386,8 @@ pub fn schedule() {
         .current
         .store(Arc::as_ptr(&next) as *mut Computation, Ordering::Release);
     rq.current = Some(next.clone());
-    rq.prev = Some(cur.clone());
     drop(rq);
+    PREV[me].store(Arc::into_raw(cur.clone()) as *mut Computation, Ordering::Relaxed);
 
     // The previous CPU of `next` may still be on its stack.
     while next.on_cpu.load(Ordering::Acquire) {
@@ -370,7 +403,7 @@ pub fn schedule() {
     drop(cur);
     // SAFETY: `load` is the saved stack pointer of a computation that is not
     // running anywhere (on_cpu was clear); `save` outlives the switch because
-    // the run queue's `prev` keeps the computation alive until
+    // `PREV` keeps the computation alive until
     // finish_switch runs on the other side.
     unsafe { switch_context(save, load) };
     finish_switch();
@@ -384,7 +417,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
     if let Some(p) = &cur.process {
         p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
         // SAFETY: the area belongs to `cur`, which is this CPU's until the switch.
-        unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) cur.fpu.lock().0.as_mut_ptr(), options(nostack)) };
+        unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) cur.fpu.as_mut_ptr(), options(nostack)) };
     }
     let root = next
         .process
@@ -393,7 +426,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
     if let Some(p) = &next.process {
         p.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
         // SAFETY: the area holds a valid fxsave image (initialised at creation).
-        unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.lock().0.as_ptr(), options(nostack)) };
+        unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.as_mut_ptr(), options(nostack)) };
     }
     let (frame, _) = x86_64::registers::control::Cr3::read_raw();
     if frame.start_address().as_u64() != root {
@@ -409,9 +442,12 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
 /// now be picked by another CPU, and a finished one is set aside for reaping.
 fn finish_switch() {
     let me = cpu::this_cpu().index;
-    let prev = RQ[me].lock().prev.take();
-    if let Some(prev) = prev {
-        let dead = *prev.state.lock() == State::Dead;
+    let prev = PREV[me].swap(core::ptr::null_mut(), Ordering::Relaxed);
+    if !prev.is_null() {
+        // SAFETY: the slot held a strong reference from `Arc::into_raw`,
+        // taken back exactly once, here.
+        let prev = unsafe { Arc::from_raw(prev) };
+        let dead = prev.finished.load(Ordering::Relaxed);
         // A finished computation is set aside before it is declared off
         // the CPU, so whoever waits for that sees it ready to be reaped.
         if dead {

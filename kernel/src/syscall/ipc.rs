@@ -63,6 +63,16 @@ pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     rendezvous::endr(me, a[0], a[1], a[2])
 }
 
+pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    if a[0] != 0 {
+        uaccess::check_range(a[1], a[2] as usize)?;
+    }
+    uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let info = rendezvous::endr_acc(me, a[0], a[1], a[2], a[3])?;
+    uaccess::write(a[4], &info)?;
+    Ok(info.rid)
+}
+
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[2], a[3] as usize)?;
     rendezvous::read(me, a[0], a[1], a[2], a[3])
@@ -96,26 +106,16 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     }
     let size = core::mem::size_of::<abi::BatchEntry>() as u64;
     uaccess::check_range(a[1], (n * size) as usize)?;
-    let mut list = Vec::new();
-    list.try_reserve_exact(n as usize).map_err(|_| Error::NoMemory)?;
-    for i in 0..n {
-        let e: abi::BatchEntry = uaccess::read(a[1] + i * size)?;
+    let member = |i: usize| {
+        let e: abi::BatchEntry = uaccess::read(a[1] + i as u64 * size)?;
         uaccess::check_range(e.msg, e.msg_len as usize)?;
         uaccess::check_range(e.reply, e.reply_cap as usize)?;
-        list.push(e);
-    }
-    let statuses = rendezvous::ncallsync(me, &list)?;
-    let mut failed = None;
-    for (i, s) in statuses.iter().enumerate() {
-        uaccess::write(a[1] + i as u64 * size + 48, s)?;
-        if let Err(e) = Error::decode(*s) {
-            failed.get_or_insert(e);
-        }
-    }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(0),
-    }
+        Ok(e)
+    };
+    let status_at = core::mem::offset_of!(abi::BatchEntry, status) as u64;
+    let status = |i: usize, s: u64| uaccess::write(a[1] + i as u64 * size + status_at, &s);
+    rendezvous::ncallsync(me, n as usize, member, status)?;
+    Ok(0)
 }
 
 pub fn sys_rv_fail(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

@@ -144,6 +144,7 @@ const fn handler(sys: Sys) -> Handler {
         Sys::Call => ipc::sys_call,
         Sys::Acc => ipc::sys_acc,
         Sys::Endr => ipc::sys_endr,
+        Sys::EndrAcc => ipc::sys_endr_acc,
         Sys::RvRead => ipc::sys_rv_read,
         Sys::RvWrite => ipc::sys_rv_write,
         Sys::Forward => ipc::sys_forward,

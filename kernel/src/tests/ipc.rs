@@ -34,10 +34,12 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     // Warm up with a short run, then measure around the full one.
     ensure!(run(b"stress\x001000\x00")? == 0, "warm-up failed");
     crate::resource::pool::flush();
+    crate::ipc::rendezvous::flush_free_calls();
     crate::sched::reap_all();
     let before = (frames::stats().free, heap::stats().used, proc::count());
     ensure!(run(b"stress\x0025000\x00")? == 0, "stress failed");
     crate::resource::pool::flush();
+    crate::ipc::rendezvous::flush_free_calls();
     crate::sched::reap_all();
     let after = (frames::stats().free, heap::stats().used, proc::count());
     ensure!(

@@ -224,6 +224,7 @@ pub fn shell_runs_commands() -> TestResult {
 /// Resource use of the whole kernel, for leak checks (the pool emptied).
 fn footprint() -> (usize, usize, usize) {
     crate::resource::pool::flush();
+    crate::ipc::rendezvous::flush_free_calls();
     sched::reap_all();
     (frames::stats().free, heap::stats().used, proc::count())
 }

@@ -16,14 +16,26 @@ fn main(args: &[&str]) -> i32 {
     }
     let mut info = AccInfo::default();
     let mut buf = [0u8; 4096];
+    // The reply to the call being ended by the next endr_acc.
+    let mut rid = 0;
+    let mut reply = [0u8; 64];
+    let mut reply_len = 0;
     loop {
-        let Ok(rid) = sys::acc(echo::ENTRIES, &mut info) else {
-            return 1;
-        };
+        match sys::endr_acc(rid, &reply[..reply_len], echo::ENTRIES, &mut info) {
+            Ok(next) => rid = next,
+            // Ending the previous call failed: still accept the next.
+            Err(_) if rid != 0 => {
+                rid = 0;
+                reply_len = 0;
+                continue;
+            }
+            Err(_) => return 1,
+        }
+        reply_len = 0;
         match info.entry {
             echo::ECHO => {
-                let n = (info.len as usize).min(64);
-                let _ = sys::endr(rid, &info.inline[..n]);
+                reply_len = (info.len as usize).min(64);
+                reply[..reply_len].copy_from_slice(&info.inline[..reply_len]);
             }
             echo::SUM => {
                 let mut sum = 0u64;
@@ -36,7 +48,8 @@ fn main(args: &[&str]) -> i32 {
                     sum += buf[..n].iter().map(|&b| b as u64).sum::<u64>();
                     at += n as u64;
                 }
-                let _ = sys::endr(rid, &sum.to_le_bytes());
+                reply[..8].copy_from_slice(&sum.to_le_bytes());
+                reply_len = 8;
             }
             echo::WORK => {
                 let us = u64::from_le_bytes(info.inline[..8].try_into().unwrap_or([0; 8]));
@@ -44,8 +57,8 @@ fn main(args: &[&str]) -> i32 {
                 while sys::rdtsc() < end {
                     core::hint::spin_loop();
                 }
-                let n = (info.len as usize).min(64);
-                let _ = sys::endr(rid, &info.inline[..n]);
+                reply_len = (info.len as usize).min(64);
+                reply[..reply_len].copy_from_slice(&info.inline[..reply_len]);
             }
             echo::CRASH => {
                 // SAFETY: not safe: dies by a null dereference, holding the call.
@@ -53,6 +66,7 @@ fn main(args: &[&str]) -> i32 {
             }
             _ => {
                 let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NoSys);
+                rid = 0;
             }
         }
     }

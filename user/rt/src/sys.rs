@@ -364,6 +364,22 @@ pub fn endr(rid: u64, reply: &[u8]) -> Result<u64, Error> {
     raw(Sys::Endr, [rid, reply.as_ptr() as u64, reply.len() as u64, 0, 0, 0])
 }
 
+/// Ends call `rid` (0: none) with `reply` and waits for the next call on
+/// one of `entries`: a server's loop in one system call. Returns the new rid.
+pub fn endr_acc(rid: u64, reply: &[u8], entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
+    raw(
+        Sys::EndrAcc,
+        [
+            rid,
+            reply.as_ptr() as u64,
+            reply.len() as u64,
+            entries,
+            info as *mut abi::AccInfo as u64,
+            0,
+        ],
+    )
+}
+
 pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
     raw(
         Sys::RvRead,

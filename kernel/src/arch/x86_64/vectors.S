@@ -76,8 +76,12 @@ trap_return:
  */
 .global fallible_copy
 fallible_copy:
-    movq %rdx, %rcx
-3:  rep movsb
+    movq %rdx, %rcx                         /* whole words first, */
+    shrq $3, %rcx
+3:  rep movsq
+    movq %rdx, %rcx                         /* then the last bytes */
+    andq $7, %rcx
+5:  rep movsb
     xorl %eax, %eax
     ret
 4:  movl $1, %eax
@@ -86,3 +90,4 @@ fallible_copy:
 .section .extable, "a"
 .balign 8
     .quad 3b, 4b
+    .quad 5b, 4b
