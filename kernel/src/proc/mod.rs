@@ -197,9 +197,9 @@ impl WaitQueue {
             }
             sched::schedule_to(partner.take());
             if deadline.is_some() {
-                sched::cancel_wake(&cur);
+                sched::cancel_wake(cur);
             }
-            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, &cur));
+            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, cur));
         }
     }
 
