@@ -227,6 +227,21 @@ impl Op<'_> {
         k as u8
     }
 
+    /// Whether the operation may leave the caller owning a resource it
+    /// must release at exit. The others create nothing for the caller, or
+    /// (container operations) mark the new owner themselves.
+    fn may_make(&self) -> bool {
+        !matches!(
+            self,
+            Op::Send { .. }
+                | Op::Receive { .. }
+                | Op::Remap { .. }
+                | Op::Exchange { .. }
+                | Op::Query { .. }
+                | Op::QuerySegment { .. }
+        )
+    }
+
     /// The main identifier the operation names (for the trace).
     fn subject(&self) -> ResId {
         match *self {
@@ -527,7 +542,7 @@ fn delete(caller: u64, id: ResId) -> Result<(), Error> {
 /// Performs `op` for `caller` (a pid, or `KERNEL`).
 pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
     let t0 = clock::cycles();
-    if caller != super::KERNEL {
+    if caller != super::KERNEL && op.may_make() {
         note_maker(caller);
     }
     let result = validate(caller, &op).and_then(|()| dispatch(caller, op));
