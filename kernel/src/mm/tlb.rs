@@ -65,6 +65,21 @@ pub fn shootdown_kernel(start: u64, pages: u64) {
     shootdown(start, pages, |_| true);
 }
 
+/// Invalidates the range on this CPU and on the other CPUs of `mask` (bit
+/// per CPU index, e.g. the CPUs a space is active on). A space active only
+/// here, the usual case, costs the local flush and nothing more.
+pub fn shootdown_cpus(start: u64, pages: u64, mask: u64) {
+    let others = match cpu::try_this_cpu() {
+        Some(me) => mask & !1u64.checked_shl(me.index as u32).unwrap_or(0),
+        None => 0,
+    };
+    if others == 0 {
+        flush_range(start, pages);
+    } else {
+        shootdown(start, pages, |c| others & 1u64.checked_shl(c as u32).unwrap_or(0) != 0);
+    }
+}
+
 /// Invalidates the range on this CPU and on every other online CPU for which
 /// `targets(index)` is true (e.g. the CPUs running a given virtual space).
 pub fn shootdown(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {

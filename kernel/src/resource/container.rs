@@ -6,20 +6,24 @@
 //! steal (each COPY, SHARE or MOVE) and exchange (SWAP of physical pages);
 //! the box operations are in `container_box.rs`.
 
+use super::vspace::SpaceRef;
 use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vspace, vuspace};
 use crate::clock;
-use crate::sync::IrqMutex;
+use crate::sync::{IrqMutex, IrqMutexGuard};
 use crate::vm::region::{Backing, Kind as RegionKind, Region};
 use abi::{ContainerMode, ContainerStats, Error, ResInfo};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 pub enum Place {
-    /// Attached to process `pid`'s space by the attachment `link`.
+    /// Attached to process `pid`'s space by the attachment `link`. The
+    /// space is kept here so that an operation finds it with the container,
+    /// without looking the process up.
     InProcess {
         pid: u64,
         link: ResId,
         base: u64,
+        space: SpaceRef,
     },
     /// Waiting in a box; the region is held here, detached.
     InBox {
@@ -37,6 +41,13 @@ pub struct Container {
 }
 
 static TABLE: IrqMutex<ResTable<Container>> = IrqMutex::new(table(Kind::Container));
+
+/// The container table, for an operation that must see a container and its
+/// box at once (`container_box`'s SWAP path). Lock order: this table before
+/// the box table; nothing takes them the other way round.
+pub fn lock() -> IrqMutexGuard<'static, ResTable<Container>> {
+    TABLE.lock()
+}
 
 // ---- cost breakdown (seed 004 figs 5-7) ----
 
@@ -96,8 +107,8 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
 }
 
 /// Attaches `memory` to process `pid` at `addr` (0: wherever there is
-/// room); returns (region id, attachment id, address).
-fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64), Error> {
+/// room); returns (region id, attachment id, address, space).
+fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64, SpaceRef), Error> {
     timed(ATTACH, || {
         let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
@@ -114,7 +125,7 @@ fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64), Er
         };
         let region = vregion::adopt(pid, memory)?;
         match vuspace::create(pid, p.space_id, region, base) {
-            Ok(link) => Ok((region, link, base)),
+            Ok(link) => Ok((region, link, base, space)),
             Err(e) => {
                 let _ = vregion::delete(KERNEL, region);
                 Err(e)
@@ -150,11 +161,11 @@ pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
         return Err(Error::Invalid);
     }
     let memory = new_memory(pages as usize)?;
-    let (region, link, base) = attach(pid, memory, addr)?;
+    let (region, link, base, space) = attach(pid, memory, addr)?;
     let c = Container {
         pages: pages as usize,
         region,
-        place: Place::InProcess { pid, link, base },
+        place: Place::InProcess { pid, link, base, space },
     };
     insert(pid, c).inspect_err(|_| {
         let _ = vuspace::delete(KERNEL, link);
@@ -171,13 +182,13 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
     let memory = timed(CREATE, || {
         Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
     })?;
-    let (region, link, base) = attach(pid, memory, 0)?;
+    let (region, link, base, space) = attach(pid, memory, 0)?;
     insert(
         pid,
         Container {
             pages: pages as usize,
             region,
-            place: Place::InProcess { pid, link, base },
+            place: Place::InProcess { pid, link, base, space },
         },
     )
     .inspect_err(|_| {
@@ -190,30 +201,36 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 /// copying: the sender loses access (its entries are cleared and shot
 /// down) and the target gets the same frames. Returns the new address.
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    let (pid, link, _, pages) = in_process(id)?;
+    // One look at the container: its process, attachment and space.
+    let (pid, link, pages, from) = {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        match &e.value.place {
+            Place::InProcess { pid, link, space, .. } => (*pid, *link, e.value.pages, space.clone()),
+            _ => return Err(Error::Busy),
+        }
+    };
     if pid != caller && caller != KERNEL {
         return Err(Error::Denied);
     }
-    may_touch(caller, target)?;
+    let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
+    may_touch_process(caller, &to_p)?;
     if target == pid {
         return Err(Error::Invalid);
     }
-    let from_p = crate::proc::get(pid).ok_or(Error::NotFound)?;
-    let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
-    let (from, to) = (
-        from_p.space().ok_or(Error::NotFound)?,
-        to_p.space().ok_or(Error::NotFound)?,
-    );
+    let to = to_p.space().ok_or(Error::NotFound)?;
+    if alloc::sync::Arc::ptr_eq(&from, &to) {
+        return Err(Error::Invalid);
+    }
     let base = timed(ATTACH, || {
         let len = pages as u64 * crate::mm::layout::PAGE_SIZE;
-        let (first, second) = if (alloc::sync::Arc::as_ptr(&from) as usize) < (alloc::sync::Arc::as_ptr(&to) as usize) {
-            (&from, &to)
-        } else {
-            (&to, &from)
-        };
+        // Two spaces: locked in address order, so that two moves in
+        // opposite directions cannot deadlock.
+        let from_first = alloc::sync::Arc::as_ptr(&from) < alloc::sync::Arc::as_ptr(&to);
+        let (first, second) = if from_first { (&from, &to) } else { (&to, &from) };
         let mut g1 = first.lock();
         let mut g2 = second.lock();
-        let (src, dst) = if alloc::sync::Arc::ptr_eq(first, &from) {
+        let (src, dst) = if from_first {
             (&mut *g1, &mut *g2)
         } else {
             (&mut *g2, &mut *g1)
@@ -229,7 +246,8 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
         };
         src.move_to(link, dst, base).map_err(|_| Error::Invalid)
     })?;
-    owned_by(target);
+    // The target now owns a resource it did not make: its exit must find it.
+    to_p.made_resources.store(true, Ordering::Release);
     let region = {
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
@@ -238,13 +256,14 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
             pid: target,
             link,
             base,
+            space: to,
         };
         e.value.region
     };
     vuspace::relink(link, to_p.space_id, base, target);
-    vregion::set_owner(region, target);
-    vregion::placed(
+    vregion::moved(
         region,
+        target,
         vregion::Place::InSpace {
             space: to_p.space_id,
             link,
@@ -271,7 +290,7 @@ pub fn in_process(id: ResId) -> Result<(u64, ResId, u64, usize), Error> {
     let t = TABLE.lock();
     let e = t.get(id).map_err(super::id_error)?;
     match e.value.place {
-        Place::InProcess { pid, link, base } => Ok((pid, link, base, e.value.pages)),
+        Place::InProcess { pid, link, base, .. } => Ok((pid, link, base, e.value.pages)),
         _ => Err(Error::Busy),
     }
 }
@@ -308,13 +327,13 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
 
 /// Gives a container (its memory, taken out of a box) to process `pid`.
 pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
-    let (region, link, base) = attach(pid, memory, addr)?;
+    let (region, link, base, space) = attach(pid, memory, addr)?;
     owned_by(pid);
     let mut t = TABLE.lock();
     let e = t.get_mut(id).map_err(super::id_error)?;
     e.owner = pid;
     e.value.region = region;
-    e.value.place = Place::InProcess { pid, link, base };
+    e.value.place = Place::InProcess { pid, link, base, space };
     Ok(base)
 }
 
@@ -383,15 +402,26 @@ pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
 /// Exchanges the physical pages of a process's container with `memory`
 /// (outside any space). Nothing is copied; only page-table entries change.
 pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error> {
-    let (pid, link, _, pages) = in_process(id)?;
+    let (link, pages, space) = {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        match &e.value.place {
+            Place::InProcess { link, space, .. } => (*link, e.value.pages, space.clone()),
+            _ => return Err(Error::Busy),
+        }
+    };
     if memory.pages() != pages {
         return Err(Error::Invalid);
     }
-    let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
-    let space = p.space().ok_or(Error::NotFound)?;
+    exchange_in(&space, link, memory)
+}
+
+/// The exchange itself, counted, once the container's space and attachment
+/// are known.
+pub fn exchange_in(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result<(), Error> {
     timed(EXCHANGE, || {
         STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
-        STATS[PAGES_EXCHANGED].fetch_add(pages as u64, Ordering::Relaxed);
+        STATS[PAGES_EXCHANGED].fetch_add(memory.pages() as u64, Ordering::Relaxed);
         space.lock().exchange_with(link, memory).map_err(|_| Error::Invalid)
     })
 }
@@ -404,7 +434,14 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
     if caller == KERNEL || caller == target {
         return Ok(());
     }
-    let p = crate::proc::get(target).ok_or(Error::NotFound)?;
+    may_touch_process(caller, &*crate::proc::get(target).ok_or(Error::NotFound)?)
+}
+
+/// `may_touch` for a target already looked up.
+fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
+    if caller == KERNEL || caller == p.pid {
+        return Ok(());
+    }
     let peers = p.peers.lock();
     if p.parent.load(Ordering::Relaxed) == caller || peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
@@ -422,7 +459,7 @@ pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode)
     may_touch(caller, target)?;
     let pages = in_process(id)?.3;
     let memory = outgoing(id, mode)?;
-    let (region, link, base) = attach(target, memory, addr)?;
+    let (region, link, base, space) = attach(target, memory, addr)?;
     insert(
         target,
         Container {
@@ -432,6 +469,7 @@ pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode)
                 pid: target,
                 link,
                 base,
+                space,
             },
         },
     )
@@ -445,7 +483,7 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
     }
     may_touch(caller, target)?;
     let memory = outgoing(id, mode)?;
-    let (region, link, base) = attach(caller, memory, addr)?;
+    let (region, link, base, space) = attach(caller, memory, addr)?;
     insert(
         caller,
         Container {
@@ -455,6 +493,7 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
                 pid: caller,
                 link,
                 base,
+                space,
             },
         },
     )

@@ -16,7 +16,7 @@
 //! made with `BOX_SCRUB` zeroes such pages instead (at the cost of a write of
 //! every page), so nothing passes from a receiver to a later sender.
 
-use super::container::{self, QUEUE, timed};
+use super::container::{self, Place, QUEUE, timed};
 use super::{KERNEL, Kind, ResId, ResTable, table};
 use crate::proc::WaitQueue;
 use crate::sync::IrqMutex;
@@ -24,6 +24,7 @@ use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
 
 #[derive(Default)]
 struct Queues {
@@ -41,6 +42,9 @@ pub struct ContainerBox {
     grants: Vec<(u64, u64)>,
     /// Receivers waiting for a container.
     waiters: Arc<WaitQueue>,
+    /// How many receivers are between finding nothing and being woken: a
+    /// send wakes the queue only when there are some.
+    waiting: usize,
 }
 
 static TABLE: IrqMutex<ResTable<ContainerBox>> = IrqMutex::new(table(Kind::ContainerBox));
@@ -69,6 +73,7 @@ pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flag
             scrub: flags & BOX_SCRUB != 0,
             grants: Vec::new(),
             waiters: Arc::new(WaitQueue::new()),
+            waiting: 0,
         },
     )?;
     if let Err(e) = fill_empties(bx, pages as usize, initial as usize) {
@@ -127,6 +132,11 @@ fn check(caller: u64, bx: ResId, right: u64) -> Result<(), Error> {
 /// Send (seed 004 table 2): `container` of `caller` goes into the box in
 /// `mode`; returns the identifier of the container now in the box.
 pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<(ResId, u64), Error> {
+    if mode == ContainerMode::Swap
+        && let Some(done) = send_swap(caller, id, bx, addr)
+    {
+        return done;
+    }
     check(caller, bx, BOX_SEND)?;
     let (pid, _, _, pages) = container::in_process(id)?;
     if pid != caller && caller != KERNEL {
@@ -164,14 +174,133 @@ pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
         let q = e.value.classes.entry(pages).or_default();
         q.filled.try_reserve(1).map_err(|_| Error::NoMemory)?;
         q.filled.push_back((boxed, addr));
-        Ok::<_, Error>((e.value.waiters.clone(), e.value.lower))
+        Ok::<_, Error>((waiters_to_wake(&e.value), e.value.lower))
     })?;
-    waiters.wake_all();
+    if let Some(w) = waiters {
+        w.wake_all();
+    }
     // A SWAP send that left too few empty containers makes more now.
     if mode == ContainerMode::Swap {
         fill_empties(bx, pages, lower)?;
     }
     Ok((boxed, pages as u64 * 4096))
+}
+
+/// The waiters of a box, if some receiver may be asleep on it.
+fn waiters_to_wake(b: &ContainerBox) -> Option<Arc<WaitQueue>> {
+    (b.waiting > 0).then(|| b.waiters.clone())
+}
+
+/// SWAP send when the box has an empty container of the size at hand (the
+/// usual case), in one critical section: both tables are locked (container
+/// table first, the order everywhere both are held) while the container and
+/// the box are looked up once each, and the sender's space is locked inside
+/// them for the exchange itself, so the empty container's memory is
+/// exchanged where it lies, never moved out and back. `None` leaves the
+/// work to the slow path (no empty container: one is made there).
+fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(ResId, u64), Error>> {
+    let t0 = crate::clock::cycles();
+    let mut ct = container::lock();
+    let mut bt = TABLE.lock();
+    let b = match bt.get_mut(bx) {
+        Ok(b) if allowed(b, caller, BOX_SEND) => &mut b.value,
+        Ok(_) => return Some(Err(Error::Denied)),
+        Err(e) => return Some(Err(super::id_error(e))),
+    };
+    let (link, pages, space, _) = match attached(&ct, id, caller) {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    let q = b.classes.get_mut(&pages)?;
+    let empty = *q.empty.front()?;
+    // Room first: once the pages are exchanged nothing may fail.
+    if q.filled.try_reserve(1).is_err() {
+        return Some(Err(Error::NoMemory));
+    }
+    let Ok(Place::InBox { region, .. }) = ct.get_mut(empty).map(|e| &mut e.value.place) else {
+        return None;
+    };
+    let t1 = crate::clock::cycles();
+    if let Err(e) = container::exchange_in(&space, link, region) {
+        return Some(Err(e));
+    }
+    let t2 = crate::clock::cycles();
+    q.empty.pop_front();
+    q.filled.push_back((empty, addr));
+    let short = q.empty.len() < b.lower;
+    let (lower, waiters) = (b.lower, waiters_to_wake(b));
+    drop(bt);
+    drop(ct);
+    container::STATS[QUEUE].fetch_add(t1 - t0 + crate::clock::cycles() - t2, Ordering::Relaxed);
+    if let Some(w) = waiters {
+        w.wake_all();
+    }
+    if short && let Err(e) = fill_empties(bx, pages, lower) {
+        return Some(Err(e));
+    }
+    Some(Ok((empty, pages as u64 * 4096)))
+}
+
+/// (link, pages, space, base) of container `id`, attached to `caller`'s space.
+fn attached(
+    ct: &ResTable<container::Container>,
+    id: ResId,
+    caller: u64,
+) -> Result<(ResId, usize, super::vspace::SpaceRef, u64), Error> {
+    let c = ct.get(id).map_err(super::id_error)?;
+    match &c.value.place {
+        Place::InProcess { pid, link, space, base } if *pid == caller || caller == KERNEL => {
+            Ok((*link, c.value.pages, space.clone(), *base))
+        }
+        Place::InProcess { .. } => Err(Error::Denied),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// SWAP receive when a filled container of the size is already waiting,
+/// in one critical section as `send_swap`: the box container's memory is
+/// exchanged where it lies, and the container goes back to the empty
+/// queue (or is deleted above the upper bound). `None` when nothing is
+/// there yet: the slow path waits.
+fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64, u64), Error>> {
+    let t0 = crate::clock::cycles();
+    let mut ct = container::lock();
+    let mut bt = TABLE.lock();
+    let b = match bt.get_mut(bx) {
+        Ok(b) if allowed(b, caller, BOX_RECEIVE) => &mut b.value,
+        Ok(_) => return Some(Err(Error::Denied)),
+        Err(e) => return Some(Err(super::id_error(e))),
+    };
+    let (link, pages, space, base) = match attached(&ct, id, caller) {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    let q = b.classes.get_mut(&pages)?;
+    let &(boxed, _) = q.filled.front()?;
+    let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
+        return Some(Err(Error::Busy));
+    };
+    let t1 = crate::clock::cycles();
+    if let Err(e) = container::exchange_in(&space, link, region) {
+        return Some(Err(e));
+    }
+    if b.scrub {
+        // The receiver's former pages go to a later sender: zeroed first.
+        region.reset();
+    }
+    let t2 = crate::clock::cycles();
+    q.filled.pop_front();
+    let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
+    if keep {
+        q.empty.push_back(boxed);
+    }
+    drop(bt);
+    drop(ct);
+    container::STATS[QUEUE].fetch_add(t1 - t0 + crate::clock::cycles() - t2, Ordering::Relaxed);
+    if !keep {
+        let _ = container::destroy(boxed);
+    }
+    Some(Ok((id, base, pages as u64 * 4096)))
 }
 
 /// Receive (seed 004 table 3). `id` is 0 for the first container waiting,
@@ -186,6 +315,11 @@ pub fn receive(
     mode: ContainerMode,
     timeout_ns: u64,
 ) -> Result<(ResId, u64, u64), Error> {
+    if mode == ContainerMode::Swap
+        && let Some(done) = receive_swap(caller, id, bx)
+    {
+        return done;
+    }
     check(caller, bx, BOX_RECEIVE)?;
     let swap_pages = if mode == ContainerMode::Swap {
         let (pid, _, _, pages) = container::in_process(id)?;
@@ -196,13 +330,22 @@ pub fn receive(
     } else {
         None
     };
-    let waiters = TABLE.lock().get(bx).map_err(super::id_error)?.value.waiters.clone();
+    let waiters = {
+        let mut t = TABLE.lock();
+        let b = &mut t.get_mut(bx).map_err(super::id_error)?.value;
+        // Counted before looking, so that a send after the look wakes us.
+        b.waiting += 1;
+        b.waiters.clone()
+    };
     let deadline = crate::clock::nanos().saturating_add(timeout_ns);
     let mut taken: Option<(ResId, u64, usize)> = None;
     let arrived = waiters.wait_until_deadline(deadline, || {
         taken = timed(QUEUE, || take_filled(bx, id, swap_pages));
         taken.is_some()
     });
+    if let Ok(b) = TABLE.lock().get_mut(bx) {
+        b.value.waiting = b.value.waiting.saturating_sub(1);
+    }
     let Some((boxed, sender_addr, pages)) = taken else {
         return Err(if arrived { Error::NotFound } else { Error::Busy });
     };
@@ -262,8 +405,12 @@ fn take_filled(bx: ResId, id: ResId, swap_pages: Option<usize>) -> Option<(ResId
 }
 
 fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(bx) {
+    let waiters = TABLE.lock().get_mut(bx).ok().and_then(|e| {
         e.value.classes.entry(pages).or_default().filled.push_front((c, addr));
+        waiters_to_wake(&e.value)
+    });
+    if let Some(w) = waiters {
+        w.wake_all();
     }
 }
 

@@ -12,7 +12,6 @@ use super::{
     vuspace,
 };
 use crate::clock;
-use crate::sync::IrqMutex;
 use abi::{Error, LoadPolicy, RegionKind, ResInfo};
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -226,6 +225,21 @@ impl Op<'_> {
             Op::Query { id } | Op::Delete { id } => return id.kind(),
         };
         k as u8
+    }
+
+    /// Whether the operation may leave the caller owning a resource it
+    /// must release at exit. The others create nothing for the caller, or
+    /// (container operations) mark the new owner themselves.
+    fn may_make(&self) -> bool {
+        !matches!(
+            self,
+            Op::Send { .. }
+                | Op::Receive { .. }
+                | Op::Remap { .. }
+                | Op::Exchange { .. }
+                | Op::Query { .. }
+                | Op::QuerySegment { .. }
+        )
     }
 
     /// The main identifier the operation names (for the trace).
@@ -528,7 +542,7 @@ fn delete(caller: u64, id: ResId) -> Result<(), Error> {
 /// Performs `op` for `caller` (a pid, or `KERNEL`).
 pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
     let t0 = clock::cycles();
-    if caller != super::KERNEL {
+    if caller != super::KERNEL && op.may_make() {
         note_maker(caller);
     }
     let result = validate(caller, &op).and_then(|()| dispatch(caller, op));
@@ -572,23 +586,34 @@ pub struct TraceEntry {
 
 const TRACE_LEN: usize = 256;
 
-struct Trace {
-    entries: [TraceEntry; TRACE_LEN],
-    next: u64,
+/// One slot of the trace ring. Written without a lock (every system call
+/// records, so a lock here would serialise all CPUs): `stamp` is odd while
+/// a writer fills the slot and `2 * (seq + 1)` once entry `seq` is in it,
+/// so a reader keeps only slots whose stamp was the same before and after
+/// it read them (a sequence lock per slot).
+struct Slot {
+    stamp: AtomicU64,
+    caller: AtomicU64,
+    /// kind << 8 | op
+    what: AtomicU64,
+    id: AtomicU64,
+    result: AtomicU64,
+    cycles: AtomicU64,
 }
 
-static TRACE: IrqMutex<Trace> = IrqMutex::new(Trace {
-    entries: [TraceEntry {
-        seq: 0,
-        caller: 0,
-        kind: 0,
-        op: 0,
-        id: 0,
-        result: 0,
-        cycles: 0,
-    }; TRACE_LEN],
-    next: 0,
-});
+static TRACE: [Slot; TRACE_LEN] = [const {
+    Slot {
+        stamp: AtomicU64::new(0),
+        caller: AtomicU64::new(0),
+        what: AtomicU64::new(0),
+        id: AtomicU64::new(0),
+        result: AtomicU64::new(0),
+        cycles: AtomicU64::new(0),
+    }
+}; TRACE_LEN];
+
+/// Sequence number of the next trace entry.
+static TRACE_NEXT: AtomicU64 = AtomicU64::new(0);
 
 fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     let kind = (op.kind() as usize).min(KINDS - 1);
@@ -606,26 +631,51 @@ fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
             -(*e as i64)
         }
     };
-    let mut t = TRACE.lock();
-    let seq = t.next;
-    t.entries[(seq % TRACE_LEN as u64) as usize] = TraceEntry {
-        seq,
-        caller,
-        kind: kind as u8,
-        op: op.code() as u8,
-        id,
-        result: code,
-        cycles,
-    };
-    t.next += 1;
+    let seq = TRACE_NEXT.fetch_add(1, Ordering::Relaxed);
+    let slot = &TRACE[(seq % TRACE_LEN as u64) as usize];
+    slot.stamp.store(2 * seq + 1, Ordering::Relaxed);
+    // The odd stamp must be seen before any field changes.
+    core::sync::atomic::fence(Ordering::Release);
+    slot.caller.store(caller, Ordering::Relaxed);
+    slot.what
+        .store(((kind as u64) << 8) | op.code() as u64, Ordering::Relaxed);
+    slot.id.store(id, Ordering::Relaxed);
+    slot.result.store(code as u64, Ordering::Relaxed);
+    slot.cycles.store(cycles, Ordering::Relaxed);
+    slot.stamp.store(2 * seq + 2, Ordering::Release);
 }
 
-/// The last `n` trace entries, oldest first.
+/// Entry `seq` of the trace, if its slot holds it whole.
+fn read_slot(seq: u64) -> Option<TraceEntry> {
+    let slot = &TRACE[(seq % TRACE_LEN as u64) as usize];
+    let want = 2 * seq + 2;
+    if slot.stamp.load(Ordering::Acquire) != want {
+        return None;
+    }
+    let what = slot.what.load(Ordering::Relaxed);
+    let e = TraceEntry {
+        seq,
+        caller: slot.caller.load(Ordering::Relaxed),
+        kind: (what >> 8) as u8,
+        op: what as u8,
+        id: slot.id.load(Ordering::Relaxed),
+        result: slot.result.load(Ordering::Relaxed) as i64,
+        cycles: slot.cycles.load(Ordering::Relaxed),
+    };
+    // The fields must be read before the stamp is checked again.
+    core::sync::atomic::fence(Ordering::Acquire);
+    (slot.stamp.load(Ordering::Relaxed) == want).then_some(e)
+}
+
+/// The last `n` trace entries, oldest first (an entry being rewritten at
+/// that moment is left out).
 pub fn trace(n: usize, f: &mut dyn FnMut(&TraceEntry)) {
-    let t = TRACE.lock();
-    let n = n.min(TRACE_LEN).min(t.next as usize);
-    for seq in t.next - n as u64..t.next {
-        f(&t.entries[(seq % TRACE_LEN as u64) as usize]);
+    let next = TRACE_NEXT.load(Ordering::Acquire);
+    let n = n.min(TRACE_LEN).min(next as usize);
+    for seq in next - n as u64..next {
+        if let Some(e) = read_slot(seq) {
+            f(&e);
+        }
     }
 }
 

@@ -85,6 +85,15 @@ pub fn placed(id: ResId, place: Place) {
     }
 }
 
+/// Records a region's new owner and place at once (a container moved to
+/// another process), under one lock.
+pub fn moved(id: ResId, owner: u64, place: Place) {
+    if let Ok(e) = TABLE.lock().get_mut(id) {
+        e.owner = owner;
+        e.value.place = place;
+    }
+}
+
 pub fn put_back(id: ResId, region: Region) {
     placed(id, Place::Detached(region));
 }

@@ -15,6 +15,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use restable::ResId;
 
+/// Where anonymous placements (`find_free`) end: under the stack and its guard page.
+const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+
 /// A region attached at an address (Tender: a virtual user space). While
 /// attached, the space holds the region; its resource identifiers stay
 /// valid and name it.
@@ -80,6 +83,13 @@ pub enum FaultError {
 pub struct VirtualSpace {
     root: u64,
     pub regions: Vec<Attached>,
+    /// Bounds that let a range be found free without looking at every
+    /// region (a process may hold hundreds of containers): no region below
+    /// the anonymous-area limit (`ANON_LIMIT`) ends above `low_top`, and no
+    /// region reaching beyond that limit starts below `high_bottom`. Raised
+    /// (lowered) on attach only, so after a detach they are merely loose.
+    low_top: u64,
+    high_bottom: u64,
     /// CPUs that may hold translations of this space (bit per CPU index),
     /// kept by the scheduler through the process that runs in the space.
     pub active_cpus: Arc<AtomicU64>,
@@ -99,6 +109,8 @@ impl VirtualSpace {
         Ok(VirtualSpace {
             root,
             regions: Vec::new(),
+            low_top: 0,
+            high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -137,8 +149,25 @@ impl VirtualSpace {
                 }
             }
         }
-        self.regions.push(attached);
+        self.push(attached);
         Ok(())
+    }
+
+    /// Adds an attachment whose range was checked, keeping the free-range bounds.
+    fn push(&mut self, a: Attached) {
+        if a.end() <= ANON_LIMIT {
+            self.low_top = self.low_top.max(a.end());
+        } else {
+            self.high_bottom = self.high_bottom.min(a.base);
+        }
+        self.regions.push(a);
+    }
+
+    /// Whether `base..end` overlaps no region: by the bounds when they
+    /// suffice, else by looking at every region.
+    fn is_free(&self, base: u64, end: u64) -> bool {
+        (base >= self.low_top && end <= ANON_LIMIT.min(self.high_bottom))
+            || !self.regions.iter().any(|a| base < a.end() && a.base < end)
     }
 
     fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
@@ -146,7 +175,7 @@ impl VirtualSpace {
         if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
-        if self.regions.iter().any(|a| base < a.end() && a.base < end) {
+        if !self.is_free(base, end) {
             return Err(SpaceError::BadRange);
         }
         self.regions.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
@@ -161,7 +190,7 @@ impl VirtualSpace {
             paging::unmap(self.root, a.base + p as u64 * PAGE_SIZE);
         }
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown(a.base, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
         Some(a)
     }
 
@@ -172,7 +201,7 @@ impl VirtualSpace {
         let a = &self.regions[index];
         paging::remap_range(self.root, a.base, a.region.frames(), a.pte_flags())?;
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown(a.base, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
         Ok(())
     }
 
@@ -251,16 +280,16 @@ impl VirtualSpace {
         let old = a.base;
         paging::unmap_range(self.root, old, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown(old, a.region.pages() as u64, |c| cpus & (1 << c) != 0);
+        tlb::shootdown_cpus(old, a.region.pages() as u64, cpus);
         a.base = base;
         if let Err(e) = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()) {
             // Put it back where it was: nothing is lost.
             a.base = old;
             let _ = paging::remap_range(self.root, old, a.region.frames(), a.pte_flags());
-            self.regions.push(a);
+            self.push(a);
             return Err(e.into());
         }
-        to.regions.push(a);
+        to.push(a);
         Ok(base)
     }
 
@@ -385,11 +414,11 @@ impl VirtualSpace {
 
     /// Lowest free address of at least `len` bytes at or above `from`.
     pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
-        let limit = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+        let limit = ANON_LIMIT;
         // Usually `from` is the top of what was placed so far: check it
         // first, without sorting anything.
         let end = from.checked_add(len)?;
-        if end <= limit && !self.regions.iter().any(|a| from < a.end() && a.base < end) {
+        if end <= limit && self.is_free(from, end) {
             return Some(from);
         }
         let mut at = from;
@@ -404,7 +433,7 @@ impl VirtualSpace {
             }
             at = e;
         }
-        (at.checked_add(len)? <= super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE).then_some(at)
+        (at.checked_add(len)? <= limit).then_some(at)
     }
 
     pub fn resident_pages(&self) -> usize {
