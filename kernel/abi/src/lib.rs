@@ -153,6 +153,17 @@ numbered! {
         /// `endr` then `acc` in one call, a server's loop; the released caller gets
         /// the CPU directly while the server waits
         EndrAcc = 62,
+        /// ring_setup() -> address of the caller's `Rings`: AnT's request and result
+        /// rings of control blocks (seed 002 §2.2), made by the kernel on first use
+        RingSetup = 63,
+        /// ring_submit(n, flags) -> n: sends the next n control blocks of the request
+        /// ring. Without RING_WAIT_ALL each result goes to the result ring as it
+        /// comes back; with it the n form one batch (ncallsync): the caller is woken
+        /// once, when all are back, and their results (failed members' with their
+        /// error as status) are in the result ring, in order, when it returns
+        RingSubmit = 64,
+        /// ring_wait(timeout_ns) -> results waiting in the result ring (Busy on timeout)
+        RingWait = 65,
         /// ica_create(pages) -> container id: AnT's ICA, n physically contiguous pages
         /// attached to the caller (res_query gives its address; res_delete frees it)
         IcaCreate = 70,
@@ -273,6 +284,72 @@ pub const ACC_NOWAIT: u64 = 1 << 62;
 /// `call` entry flag: the message is a reference to a call the caller holds.
 pub const CALL_BY_REF: u64 = 1 << 62;
 
+/// Slots in each of a process's two rings.
+pub const RING_SLOTS: u64 = 64;
+
+/// `ring_submit` flag: the blocks form one batch; wait until all are back.
+pub const RING_WAIT_ALL: u64 = 1;
+
+/// Control-block flag (AnT's flag in the control ICA): the result may go
+/// straight back to the requester, skipping servers that passed it on.
+pub const CONTROL_DIRECT_RETURN: u64 = 1;
+
+/// A control block: one request's information (AnT's control ICA). The
+/// requester fills the request half in its request ring; the kernel hands
+/// the block back in the result ring with the result half filled in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Control {
+    pub server: u64,
+    pub entry: u64,
+    pub msg: u64,
+    pub msg_len: u64,
+    pub reply: u64,
+    pub reply_cap: u64,
+    /// CONTROL_DIRECT_RETURN, ...
+    pub flags: u64,
+    /// The requester's own label, handed back with the result.
+    pub tag: u64,
+    /// Result half: the request's id and its status (reply length or a
+    /// negated error).
+    pub id: u64,
+    pub status: u64,
+    /// The batch identifier: how many requests were sent with this one
+    /// (1: a single request).
+    pub batch: u64,
+    /// Servers the request passed through, and the first four of them
+    /// (the stacked request information of a multi-stage request).
+    pub hops: u64,
+    pub path: [u64; 4],
+}
+
+impl Control {
+    /// The result half's status: the reply length, or the error.
+    pub fn result(&self) -> Result<u64, Error> {
+        Error::decode(self.status)
+    }
+}
+
+/// One ring's indices. `tail` is written by the producer and `head` by the
+/// consumer; each counts blocks for ever (slot = index % RING_SLOTS).
+#[derive(Debug, Default)]
+#[repr(C)]
+pub struct RingIndex {
+    pub head: u64,
+    pub tail: u64,
+    pub _reserved: [u64; 6],
+}
+
+/// A process's rings, mapped in its space: requests it makes (it produces,
+/// the kernel consumes) and their results (the kernel produces, it consumes).
+#[repr(C)]
+pub struct Rings {
+    pub req: RingIndex,
+    pub requests: [Control; RING_SLOTS as usize],
+    pub res: RingIndex,
+    pub results: [Control; RING_SLOTS as usize],
+}
+
 /// What `acc` reports about an accepted call.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -285,6 +362,9 @@ pub struct AccInfo {
     pub len: u64,
     /// Room in the caller's reply buffer.
     pub reply_cap: u64,
+    /// The request's flags (CONTROL_DIRECT_RETURN: the result may go straight
+    /// back to the requester, so a relay may `forward` instead of calling on).
+    pub flags: u64,
     pub inline: [u8; 64],
 }
 
@@ -296,6 +376,7 @@ impl Default for AccInfo {
             entry: 0,
             len: 0,
             reply_cap: 0,
+            flags: 0,
             inline: [0; 64],
         }
     }

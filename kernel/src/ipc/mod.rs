@@ -9,3 +9,4 @@
 pub mod names;
 pub mod placement;
 pub mod rendezvous;
+pub mod rings;

@@ -23,6 +23,7 @@
 use crate::proc::{self, Process, WaitQueue};
 use crate::sched::computation::Computation;
 use crate::sync::IrqMutex;
+use crate::syscall::uaccess;
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
 use alloc::sync::{Arc, Weak};
@@ -43,6 +44,8 @@ enum State {
 pub struct Call {
     pub id: u64,
     caller: u64,
+    /// The server it was sent to first.
+    server: u64,
     /// The entry it is for (changes when the call is forwarded).
     entry: AtomicU64,
     /// Where the message and the reply are, and in whose memory.
@@ -56,10 +59,82 @@ pub struct Call {
     hops: IrqMutex<Vec<u64>>,
     /// Blocking callers wait here.
     done: WaitQueue,
-    /// Non-blocking: the requester's result queue gets it when done.
-    notify: bool,
+    /// Where the result goes when it is done.
+    completion: Completion,
+    /// The request's flags (`abi::CONTROL_DIRECT_RETURN`) and the
+    /// requester's label (ring requests).
+    flags: u64,
+    tag: u64,
     /// Member of an `ncallsync` batch: the batch counts it when done.
     batch: Option<Arc<Batch>>,
+}
+
+/// Where a finished call's result goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// A caller waiting for it (`call`, batch members).
+    Wait,
+    /// The requester's result queue, for `fetch`.
+    Fetch,
+    /// The requester's result ring (`rings`).
+    Ring,
+}
+
+/// What a request is: where its message and reply buffer are, and how its
+/// result goes back.
+struct Request {
+    entry: u64,
+    /// Whose memory holds the message (the caller's own, or that of the
+    /// caller of a call it passes on by reference).
+    msg_owner: u64,
+    msg: (u64, u64),
+    reply: (u64, u64),
+    completion: Completion,
+    flags: u64,
+    tag: u64,
+}
+
+impl Request {
+    fn new(entry: u64, owner: u64, msg: (u64, u64), reply: (u64, u64), completion: Completion) -> Request {
+        Request {
+            entry,
+            msg_owner: owner,
+            msg,
+            reply,
+            completion,
+            flags: 0,
+            tag: 0,
+        }
+    }
+}
+
+/// A finished call as its requester sees it: a control block with both
+/// halves filled in (`batch` is the size of the batch it belonged to).
+fn result_of(c: &Call, batch: u64) -> abi::Control {
+    let status = match *c.state.lock() {
+        State::Done(s) => s,
+        _ => Error::Invalid.as_ret(),
+    };
+    let hops = c.hops.lock();
+    let mut path = [0; 4];
+    for (p, h) in path.iter_mut().zip(hops.iter()) {
+        *p = *h;
+    }
+    abi::Control {
+        server: c.server,
+        entry: c.entry.load(Ordering::Relaxed),
+        msg: c.msg.0,
+        msg_len: c.msg.1,
+        reply: c.reply.0,
+        reply_cap: c.reply.1,
+        flags: c.flags,
+        tag: c.tag,
+        id: c.id,
+        status,
+        batch,
+        hops: hops.len() as u64,
+        path,
+    }
 }
 
 /// An `ncallsync` batch (seed 002 §3.3-3.4): the batch identifier each
@@ -86,7 +161,10 @@ pub struct Port {
     last_server: IrqMutex<Weak<Process>>,
     /// Finished non-blocking requests, for `fetch`.
     results: IrqMutex<VecDeque<Arc<Call>>>,
-    results_wait: WaitQueue,
+    /// Waiters for a result, in `results` or in the result ring.
+    pub results_wait: WaitQueue,
+    /// The process's request and result rings, once it asked for them.
+    pub rings: IrqMutex<Option<super::rings::RingState>>,
     /// Entries the process serves (bit n = entry n), declared when it
     /// registers a name; 0 = not declared (any entry is delivered).
     pub entries: AtomicU64,
@@ -111,6 +189,7 @@ impl Port {
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
+            rings: IrqMutex::new(None),
         }
     }
 }
@@ -217,14 +296,7 @@ fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
 /// len) of where the message lies: the caller's own memory, or the
 /// message of a call the caller holds (a reference passed on). A blocking
 /// call object comes from the free list when there is one.
-fn make_call(
-    caller: u64,
-    entry: u64,
-    msg_owner: u64,
-    msg: (u64, u64),
-    reply: (u64, u64),
-    notify: bool,
-) -> Result<Arc<Call>, Error> {
+fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
     let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
     let free = FREE_CALLS.lock().pop();
     let mut c = match free {
@@ -232,34 +304,40 @@ fn make_call(
         None => Arc::new(Call {
             id,
             caller,
-            entry: AtomicU64::new(entry),
-            msg_owner,
-            msg,
+            server,
+            entry: AtomicU64::new(r.entry),
+            msg_owner: r.msg_owner,
+            msg: r.msg,
             reply_owner: caller,
-            reply,
+            reply: r.reply,
             inline: [0; INLINE],
             state: IrqMutex::new(State::Queued),
             hops: IrqMutex::new(Vec::new()),
             done: WaitQueue::new(),
-            notify,
+            completion: r.completion,
+            flags: r.flags,
+            tag: r.tag,
             batch: None,
         }),
     };
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.id = id;
     m.caller = caller;
-    *m.entry.get_mut() = entry;
-    m.msg_owner = msg_owner;
-    m.msg = msg;
+    m.server = server;
+    *m.entry.get_mut() = r.entry;
+    m.msg_owner = r.msg_owner;
+    m.msg = r.msg;
     m.reply_owner = caller;
-    m.reply = reply;
+    m.reply = r.reply;
     *m.state.get_mut() = State::Queued;
     m.hops.get_mut().clear();
-    m.notify = notify;
+    m.completion = r.completion;
+    m.flags = r.flags;
+    m.tag = r.tag;
     m.batch = None;
-    let n = (msg.1 as usize).min(INLINE);
+    let n = (r.msg.1 as usize).min(INLINE);
     if n > 0 {
-        proc::read_user_of(msg_owner, msg.0, &mut m.inline[..n])?;
+        proc::read_user_of(r.msg_owner, r.msg.0, &mut m.inline[..n])?;
     }
     Ok(c)
 }
@@ -313,21 +391,64 @@ pub fn call(
     reply: (u64, u64),
     msg_ref: u64,
 ) -> Result<u64, Error> {
-    let last = caller.port.last_server.lock().clone();
-    let s = cached_target(caller, server, &last)?;
-    drop(last);
-    check_entry(&s, entry)?;
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
     } else {
         (caller.pid, msg)
     };
-    let c = make_call(caller.pid, entry, owner, range, reply, false)?;
+    let (status, c) = call_with(
+        caller,
+        server,
+        Request::new(entry, owner, range, reply, Completion::Wait),
+    )?;
+    recycle(c);
+    status
+}
+
+/// Sends `r` to `server` and waits for the end of the rendezvous; returns
+/// its status and the finished call.
+fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
+    let last = caller.port.last_server.lock().clone();
+    let s = cached_target(caller, server, &last)?;
+    drop(last);
+    check_entry(&s, r.entry)?;
+    let c = make_call(caller.pid, server, r)?;
     let partner = deliver(&s, c.clone())?;
     drop(s);
     let status = wait_done(&c, partner);
-    recycle(c);
-    status
+    Ok((status, c))
+}
+
+/// AnT's callsync with a control block: one request, waited for, with the
+/// rendezvous's direct switch. Returns the block with its result half
+/// filled in (a request that could not be sent carries its error).
+pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
+    let sent = uaccess::check_range(c.msg, c.msg_len as usize)
+        .and_then(|()| uaccess::check_range(c.reply, c.reply_cap as usize))
+        .and_then(|()| {
+            let mut r = Request::new(
+                c.entry,
+                caller.pid,
+                (c.msg, c.msg_len),
+                (c.reply, c.reply_cap),
+                Completion::Wait,
+            );
+            r.flags = c.flags;
+            r.tag = c.tag;
+            call_with(caller, c.server, r)
+        });
+    match sent {
+        Ok((_, call)) => {
+            let result = result_of(&call, 1);
+            recycle(call);
+            result
+        }
+        Err(e) => abi::Control {
+            status: e.as_ret(),
+            batch: 1,
+            ..*c
+        },
+    }
 }
 
 /// The message range of a call `holder` holds (for passing it on).
@@ -378,6 +499,7 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
         entry: c.entry.load(Ordering::Relaxed),
         len: c.msg.1,
         reply_cap: c.reply.1,
+        flags: c.flags,
         inline: c.inline,
     };
     {
@@ -441,7 +563,10 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
     {
         b.all_back.wake_all();
     }
-    if c.notify
+    if c.completion == Completion::Ring {
+        super::rings::complete(c.caller, &result_of(c, 1));
+    }
+    if c.completion == Completion::Fetch
         && let Some(p) = proc::get(c.caller)
     {
         {
@@ -522,22 +647,46 @@ pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64,
 pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Result<u64, Error> {
     let s = target(server)?;
     check_entry(&s, entry)?;
-    let c = make_call(caller.pid, entry, caller.pid, msg, reply, true)?;
+    let c = make_call(
+        caller.pid,
+        server,
+        Request::new(entry, caller.pid, msg, reply, Completion::Fetch),
+    )?;
     let id = c.id;
     wake(deliver(&s, c)?);
     Ok(id)
 }
 
+/// A request from a control block of the caller's request ring: sent
+/// without waiting; its result goes to the caller's result ring.
+pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
+    let s = target(c.server)?;
+    check_entry(&s, c.entry)?;
+    let mut r = Request::new(
+        c.entry,
+        caller.pid,
+        (c.msg, c.msg_len),
+        (c.reply, c.reply_cap),
+        Completion::Ring,
+    );
+    r.flags = c.flags;
+    r.tag = c.tag;
+    let call = make_call(caller.pid, c.server, r)?;
+    wake(deliver(&s, call)?);
+    Ok(())
+}
+
 /// `ncallsync`: sends every member of the batch at once and waits, once,
-/// until all are back. Member `i` is `member(i)`; its status (reply length
-/// or a negated error) goes to `status(i, ..)`. Returns the first failed
-/// member's error, if any. Servers need no change: each member is an
-/// ordinary call to them.
-pub fn ncallsync(
+/// until all are back. Member `i` is `member(i)` (a control block's
+/// request half); its outcome goes to `result(i, ..)`, in order. A member
+/// that cannot be sent (bad buffer, unknown server or entry) fails alone,
+/// with its error as status. Returns the first failed member's error, if
+/// any. Servers need no change: each member is an ordinary call to them.
+pub fn ncallsync_with(
     caller: &Process,
     n: usize,
-    mut member: impl FnMut(usize) -> Result<abi::BatchEntry, Error>,
-    mut status: impl FnMut(usize, u64) -> Result<(), Error>,
+    mut member: impl FnMut(usize) -> Result<abi::Control, Error>,
+    mut result: impl FnMut(usize, &abi::Control) -> Result<(), Error>,
 ) -> Result<(), Error> {
     const MAX: usize = abi::MAX_BATCH as usize;
     if n == 0 || n > MAX {
@@ -550,23 +699,41 @@ pub fn ncallsync(
     // On the stack: a batch allocates nothing beyond its Batch.
     let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
     let mut servers = [0u64; MAX];
-    // Make every member first, so that a bad member fails the batch before
-    // anything was sent.
+    // The status of members that could not even be made.
+    let mut failed_early = [0u64; MAX];
     for i in 0..n {
         let e = member(i)?;
-        let mut c = make_call(
-            caller.pid,
-            e.entry,
-            caller.pid,
-            (e.msg, e.msg_len),
-            (e.reply, e.reply_cap),
-            false,
-        )?;
-        Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
-        calls[i] = Some(c);
-        servers[i] = e.server;
+        let made = uaccess::check_range(e.msg, e.msg_len as usize)
+            .and_then(|()| uaccess::check_range(e.reply, e.reply_cap as usize))
+            .and_then(|()| {
+                let mut r = Request::new(
+                    e.entry,
+                    caller.pid,
+                    (e.msg, e.msg_len),
+                    (e.reply, e.reply_cap),
+                    Completion::Wait,
+                );
+                r.flags = e.flags;
+                r.tag = e.tag;
+                make_call(caller.pid, e.server, r)
+            });
+        match made {
+            Ok(mut c) => {
+                Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
+                calls[i] = Some(c);
+                servers[i] = e.server;
+            }
+            Err(err) => {
+                failed_early[i] = err.as_ret();
+                batch.remaining.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
     }
-    for (c, &server) in calls.iter().flatten().zip(servers.iter()) {
+    for (c, &server) in calls
+        .iter()
+        .zip(servers.iter())
+        .filter_map(|(c, s)| Some((c.as_ref()?, s)))
+    {
         let sent = target(server).and_then(|s| {
             check_entry(&s, c.entry.load(Ordering::Relaxed))?;
             deliver(&s, c.clone())
@@ -585,16 +752,22 @@ pub fn ncallsync(
     }
     let mut failed = None;
     for (i, c) in calls.iter_mut().enumerate().take(n) {
-        let Some(c) = c.take() else { continue };
-        let s = match *c.state.lock() {
-            State::Done(s) => s,
-            _ => Error::Invalid.as_ret(),
+        let o = match c.take() {
+            Some(c) => {
+                let o = result_of(&c, n as u64);
+                recycle(c);
+                o
+            }
+            None => abi::Control {
+                status: failed_early[i],
+                batch: n as u64,
+                ..member(i)?
+            },
         };
-        status(i, s)?;
-        if let Err(e) = Error::decode(s) {
+        result(i, &o)?;
+        if let Err(e) = Error::decode(o.status) {
             failed.get_or_insert(e);
         }
-        recycle(c);
     }
     failed.map_or(Ok(()), Err)
 }
@@ -621,6 +794,7 @@ pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
 /// (their callers are released with an error); its name goes.
 pub fn on_exit(p: &Process) {
     super::names::forget(p.pid);
+    super::rings::release(p);
     let queued: Vec<Arc<Call>> = {
         let mut q = p.port.queued.lock();
         p.port.closed.store(true, Ordering::Release);

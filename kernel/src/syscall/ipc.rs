@@ -1,7 +1,7 @@
 //! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
 
 use super::uaccess;
-use crate::ipc::{names, rendezvous};
+use crate::ipc::{names, rendezvous, rings};
 use crate::proc;
 use abi::{CALL_BY_REF, Error};
 use alloc::vec::Vec;
@@ -108,14 +108,32 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], (n * size) as usize)?;
     let member = |i: usize| {
         let e: abi::BatchEntry = uaccess::read(a[1] + i as u64 * size)?;
-        uaccess::check_range(e.msg, e.msg_len as usize)?;
-        uaccess::check_range(e.reply, e.reply_cap as usize)?;
-        Ok(e)
+        Ok(abi::Control {
+            server: e.server,
+            entry: e.entry,
+            msg: e.msg,
+            msg_len: e.msg_len,
+            reply: e.reply,
+            reply_cap: e.reply_cap,
+            ..abi::Control::default()
+        })
     };
     let status_at = core::mem::offset_of!(abi::BatchEntry, status) as u64;
-    let status = |i: usize, s: u64| uaccess::write(a[1] + i as u64 * size + status_at, &s);
-    rendezvous::ncallsync(me, n as usize, member, status)?;
+    let result = |i: usize, o: &abi::Control| uaccess::write(a[1] + i as u64 * size + status_at, &o.status);
+    rendezvous::ncallsync_with(me, n as usize, member, result)?;
     Ok(0)
+}
+
+pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    rings::setup(me)
+}
+
+pub fn sys_ring_submit(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    rings::submit(me, a[0], a[1])
+}
+
+pub fn sys_ring_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    rings::wait(me, a[0])
 }
 
 pub fn sys_rv_fail(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

@@ -30,6 +30,26 @@ pub fn rendezvous_servers_and_requests() -> TestResult {
     Ok(())
 }
 
+/// AnT's rings (ringtest checks them from user mode); a process's rings go
+/// back with it: the second run leaves the frames and the heap as they were.
+pub fn request_and_result_rings() -> TestResult {
+    ensure!(run_on("ringtest", b"", abi::ANY_CPU)? == 0, "ringtest failed");
+    let footprint = || {
+        crate::resource::pool::flush();
+        crate::ipc::rendezvous::flush_free_calls();
+        crate::sched::reap_all();
+        (frames::stats().free, heap::stats().used, proc::count())
+    };
+    let before = footprint();
+    ensure!(run_on("ringtest", b"", abi::ANY_CPU)? == 0, "ringtest failed again");
+    let after = footprint();
+    ensure!(
+        after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
+        "{before:?} before, {after:?} after"
+    );
+    Ok(())
+}
+
 pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     // Warm up with a short run, then measure around the full one.
     ensure!(run(b"stress\x001000\x00")? == 0, "warm-up failed");

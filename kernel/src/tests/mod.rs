@@ -176,6 +176,7 @@ pub static TESTS: &[KTest] = &[
     ),
     // Servers and rendezvous (seed 003, seed 002)
     pass("rendezvous_servers_and_requests", ipc::rendezvous_servers_and_requests),
+    pass("request_and_result_rings", ipc::request_and_result_rings),
     pass(
         "stress_of_100000_calls_leaks_nothing",
         ipc::stress_of_100000_calls_leaks_nothing,

@@ -1,17 +1,19 @@
-//! A relay stage: `relay <own name> <next server name> forward|nested`.
+//! A relay stage: `relay <own name> <next server name> forward|nested|auto`.
 //! With `forward`, each call goes on to the next server, which replies
 //! straight to the original caller (multi-stage request with direct
 //! return); with `nested`, the relay calls the next server itself, passing
-//! the caller's message by reference, and relays the reply back.
+//! the caller's message by reference, and relays the reply back; with
+//! `auto`, the request's own flag decides (AnT's flag in the control ICA:
+//! CONTROL_DIRECT_RETURN forwards, otherwise nested).
 #![no_std]
 #![no_main]
 use tessera_api::relay;
-use tessera_rt::abi::{AccInfo, CALL_BY_REF};
+use tessera_rt::abi::{AccInfo, CALL_BY_REF, CONTROL_DIRECT_RETURN};
 use tessera_rt::{println, sys};
 
 fn main(args: &[&str]) -> i32 {
     let (Some(me), Some(next_name), Some(mode)) = (args.get(1), args.get(2), args.get(3)) else {
-        println!("usage: relay <name> <next> forward|nested");
+        println!("usage: relay <name> <next> forward|nested|auto");
         return 2;
     };
     if sys::name_register(me, relay::ENTRIES).is_err() {
@@ -35,7 +37,12 @@ fn main(args: &[&str]) -> i32 {
                 sys::sleep_ns(1_000_000);
             }
         }
-        if *mode == "forward" {
+        let forward = match *mode {
+            "forward" => true,
+            "auto" => info.flags & CONTROL_DIRECT_RETURN != 0,
+            _ => false,
+        };
+        if forward {
             if sys::forward(rid, next, relay::ECHO).is_err() {
                 let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NotFound);
             }

@@ -8,6 +8,7 @@ extern crate alloc;
 
 pub mod heap;
 pub mod io;
+pub mod ring;
 pub mod sys;
 
 pub use abi;

@@ -25,7 +25,7 @@ pub unsafe fn syscall(n: u64, a: [u64; 6]) -> u64 {
     ret
 }
 
-fn raw(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
+pub(crate) fn raw(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
     // SAFETY: the wrappers below pass pointers to live, correctly sized objects.
     Error::decode(unsafe { syscall(n as u64, a) })
 }

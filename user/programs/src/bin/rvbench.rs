@@ -8,7 +8,8 @@
 #![no_std]
 #![no_main]
 use tessera_api::echo;
-use tessera_rt::abi::ANY_CPU;
+use tessera_rt::abi::{ANY_CPU, Control};
+use tessera_rt::ring::Ring;
 use tessera_rt::{println, sys};
 
 fn round_trips(server: u64, bytes: usize, n: u64) -> u64 {
@@ -51,6 +52,38 @@ fn main(args: &[&str]) -> i32 {
         sys::tsc_to_ns(sys::rdtsc() - t0) / n
     );
     println!("BENCH,ipc,callsync,64,{},ns", round_trips(server, 64, n));
+    // The same through the rings (AnT's control blocks): callsync, and a
+    // request sent without waiting whose result is taken from the ring.
+    if let Ok(mut ring) = Ring::open() {
+        let request = Control {
+            server,
+            entry: echo::ECHO,
+            msg: msg.as_ptr() as u64,
+            msg_len: 64,
+            reply: reply.as_mut_ptr() as u64,
+            reply_cap: 64,
+            ..Control::default()
+        };
+        let _ = ring.call(&request);
+        let t0 = sys::rdtsc();
+        for _ in 0..n {
+            let _ = ring.call(&request);
+        }
+        println!(
+            "BENCH,ipc,ring_callsync,64,{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / n
+        );
+        let t0 = sys::rdtsc();
+        for _ in 0..n {
+            let _ = ring.push(&request);
+            let _ = ring.submit(1);
+            let _ = ring.next_result();
+        }
+        println!(
+            "BENCH,ipc,ring_request_then_take,64,{},ns",
+            sys::tsc_to_ns(sys::rdtsc() - t0) / n
+        );
+    }
     sys::stop(same);
 
     if cpus > 1 {
