@@ -153,6 +153,10 @@ numbered! {
         /// `endr` then `acc` in one call, a server's loop; the released caller gets
         /// the CPU directly while the server waits
         EndrAcc = 62,
+        /// forward_acc(rid, next server pid, entry, entry mask, out: *mut AccInfo) -> rid:
+        /// `forward` then `acc` in one call (a relay's loop); the next server gets
+        /// the CPU directly while the relay waits
+        ForwardAcc = 66,
         /// ring_setup() -> address of the caller's `Rings`: AnT's request and result
         /// rings of control blocks (seed 002 §2.2), made by the kernel on first use
         RingSetup = 63,

@@ -552,16 +552,19 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Re
     Ok(len)
 }
 
-/// Finishes a call with a status. Returns its blocked caller, taken off
-/// the call's wait queue but not yet woken (see `deliver`).
+/// Finishes a call with a status. Returns its blocked caller (or, for the
+/// last member of a batch, the batch's caller), taken off its wait queue
+/// but not yet woken (see `deliver`).
 #[must_use]
 fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
     *c.state.lock() = State::Done(status);
     CALLS.fetch_add(1, Ordering::Relaxed);
+    // The batch's caller, once its last member is back.
+    let mut batch_caller = None;
     if let Some(b) = &c.batch
         && b.remaining.fetch_sub(1, Ordering::AcqRel) == 1
     {
-        b.all_back.wake_all();
+        batch_caller = b.all_back.wake_all_or_take_sole();
     }
     if c.completion == Completion::Ring {
         super::rings::complete(c.caller, &result_of(c, 1));
@@ -577,7 +580,14 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
         }
         p.port.results_wait.wake_all();
     }
-    c.done.wake_all_or_take_sole()
+    let caller = c.done.wake_all_or_take_sole();
+    match (batch_caller, caller) {
+        (Some(b), Some(c)) => {
+            crate::sched::wake(&c);
+            Some(b)
+        }
+        (b, c) => b.or(c),
+    }
 }
 
 /// Ends call `rid`: copies the reply (`len` bytes at `from` in the server)
@@ -626,20 +636,35 @@ pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
 /// reply to the original caller directly (multi-stage request with direct
 /// return): the same call object travels on, its stack of hops growing.
 pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
+    wake(pass_on(server, rid, next, entry)?);
+    Ok(0)
+}
+
+/// `forward`, then `acc`: a relay's loop in one step, giving the CPU to the
+/// next server while the relay waits for its next call.
+pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<AccInfo, Error> {
+    let partner = pass_on(server, rid, next, entry)?;
+    acc_handing_to(server, mask, partner)
+}
+
+/// Hands call `rid` on to `next`; returns the next server's computation if
+/// it was waiting (not yet woken, as `deliver` says).
+fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<Arc<Computation>>, Error> {
     let n = target(next)?;
     check_entry(&n, entry)?;
     let c = release(server, rid)?;
     *c.state.lock() = State::Queued;
     c.entry.store(entry, Ordering::Relaxed);
     match deliver(&n, c.clone()) {
-        Ok(next) => wake(next),
+        Ok(partner) => {
+            server.port.forwarded.fetch_add(1, Ordering::Relaxed);
+            Ok(partner)
+        }
         Err(e) => {
             wake(finish(&c, e.as_ret()));
-            return Err(e);
+            Err(e)
         }
     }
-    server.port.forwarded.fetch_add(1, Ordering::Relaxed);
-    Ok(0)
 }
 
 /// `request`: a non-blocking call; returns its id at once. The result goes
@@ -699,6 +724,7 @@ pub fn ncallsync_with(
     // On the stack: a batch allocates nothing beyond its Batch.
     let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
     let mut servers = [0u64; MAX];
+    let mut partner = None;
     // The status of members that could not even be made.
     let mut failed_early = [0u64; MAX];
     for i in 0..n {
@@ -739,6 +765,9 @@ pub fn ncallsync_with(
             deliver(&s, c.clone())
         });
         match sent {
+            // The first server that may run on this CPU gets it directly
+            // when the caller blocks; the others are woken now.
+            Ok(Some(s)) if partner.is_none() && crate::sched::may_run_here(&s) => partner = Some(s),
             Ok(server) => wake(server),
             // This member is back at once, with its error.
             Err(err) => wake(finish(c, err.as_ret())),
@@ -746,7 +775,7 @@ pub fn ncallsync_with(
     }
     let ok = batch
         .all_back
-        .wait_until(|| batch.remaining.load(Ordering::Acquire) == 0);
+        .wait_handing_to(partner, || batch.remaining.load(Ordering::Acquire) == 0);
     if !ok {
         return Err(Error::Denied);
     }

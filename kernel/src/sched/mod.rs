@@ -292,6 +292,12 @@ pub fn schedule() {
     schedule_to(None);
 }
 
+/// Whether `c` may run on the calling CPU (its affinity allows it).
+pub fn may_run_here(c: &Computation) -> bool {
+    let pinned = c.affinity.load(Ordering::Relaxed);
+    pinned == ANY_CPU || cpu::try_this_cpu().is_some_and(|me| me.index == pinned)
+}
+
 /// Claims Blocked `c` to run on CPU `me` straight away, skipping the run
 /// queue: it becomes Running here. Fails if it is not blocked, is still
 /// leaving another CPU's hands, or is pinned elsewhere.

@@ -73,6 +73,13 @@ pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(info.rid)
 }
 
+pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
+    uaccess::write(a[4], &info)?;
+    Ok(info.rid)
+}
+
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[2], a[3] as usize)?;
     rendezvous::read(me, a[0], a[1], a[2], a[3])

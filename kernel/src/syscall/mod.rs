@@ -145,6 +145,7 @@ const fn handler(sys: Sys) -> Handler {
         Sys::Acc => ipc::sys_acc,
         Sys::Endr => ipc::sys_endr,
         Sys::EndrAcc => ipc::sys_endr_acc,
+        Sys::ForwardAcc => ipc::sys_forward_acc,
         Sys::RingSetup => ipc::sys_ring_setup,
         Sys::RingSubmit => ipc::sys_ring_submit,
         Sys::RingWait => ipc::sys_ring_wait,

@@ -97,7 +97,10 @@ fn main(_args: &[&str]) -> i32 {
         // Answer the callers of every result that is back (waiting for one
         // when none is).
         let mut answered = false;
-        while let Some(r) = ring.take().or_else(|| (!answered).then(|| ring.next_result().ok()).flatten()) {
+        while let Some(r) = ring
+            .take()
+            .or_else(|| (!answered).then(|| ring.next_result().ok()).flatten())
+        {
             answered = true;
             outstanding -= 1;
             let Some(p) = pending.get_mut(r.tag as usize).and_then(Option::take) else {

@@ -22,10 +22,32 @@ fn main(args: &[&str]) -> i32 {
     let mut next = 0;
     let mut info = AccInfo::default();
     let mut reply = [0u8; 64];
+    // What the last call left to do, done together with the next acc.
+    let mut last = Last::Nothing;
     loop {
-        let Ok(rid) = sys::acc(relay::ENTRIES, &mut info) else {
-            return 1;
+        let accepted = match last {
+            Last::Nothing => sys::acc(relay::ENTRIES, &mut info),
+            Last::Reply(rid, n) => sys::endr_acc(rid, &reply[..n], relay::ENTRIES, &mut info),
+            Last::Forward(rid) => {
+                let r = sys::forward_acc(rid, next, relay::ECHO, relay::ENTRIES, &mut info);
+                if r.is_err() {
+                    // Not passed on (the next server is gone): fail it, if
+                    // it is still ours, and accept afresh.
+                    let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NotFound);
+                }
+                r
+            }
         };
+        let rid = match accepted {
+            Ok(rid) => rid,
+            // The previous call's end failed: accept afresh.
+            Err(_) if !matches!(last, Last::Nothing) => {
+                last = Last::Nothing;
+                continue;
+            }
+            Err(_) => return 1,
+        };
+        last = Last::Nothing;
         // Late binding: the next stage may have started after us and not
         // have registered yet; wait for it a little.
         for _ in 0..1000 {
@@ -43,9 +65,7 @@ fn main(args: &[&str]) -> i32 {
             _ => false,
         };
         if forward {
-            if sys::forward(rid, next, relay::ECHO).is_err() {
-                let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NotFound);
-            }
+            last = Last::Forward(rid);
         } else {
             // SAFETY: a by-reference call names the rid in the pointer slot.
             let r = unsafe {
@@ -59,9 +79,7 @@ fn main(args: &[&str]) -> i32 {
                 )
             };
             match r {
-                Ok(n) => {
-                    let _ = sys::endr(rid, &reply[..(n as usize).min(reply.len())]);
-                }
+                Ok(n) => last = Last::Reply(rid, (n as usize).min(reply.len())),
                 Err(e) => {
                     let _ = sys::rv_fail(rid, e);
                 }
@@ -69,4 +87,13 @@ fn main(args: &[&str]) -> i32 {
         }
     }
 }
+
+/// The end of the previous call, still to be done.
+#[derive(Clone, Copy)]
+enum Last {
+    Nothing,
+    Reply(u64, usize),
+    Forward(u64),
+}
+
 tessera_rt::entry!(main);

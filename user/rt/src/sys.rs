@@ -380,6 +380,15 @@ pub fn endr_acc(rid: u64, reply: &[u8], entries: u64, info: &mut abi::AccInfo) -
     )
 }
 
+/// Forwards call `rid` to `next` (entry `entry`) and waits for the next call
+/// on one of `entries`: a relay's loop in one system call.
+pub fn forward_acc(rid: u64, next: u64, entry: u64, entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
+    raw(
+        Sys::ForwardAcc,
+        [rid, next, entry, entries, info as *mut abi::AccInfo as u64, 0],
+    )
+}
+
 pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
     raw(
         Sys::RvRead,

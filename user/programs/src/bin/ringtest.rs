@@ -68,12 +68,12 @@ fn main(_args: &[&str]) -> i32 {
     let mut msgs = [[0u8; 16]; 10];
     let mut replies = [[0u8; 16]; 10];
     let mut reqs = [Control::default(); 10];
-    for i in 0..10 {
-        msgs[i][..8].copy_from_slice(&(i as u64 * 1000 + 7).to_le_bytes());
+    for (i, m) in msgs.iter_mut().enumerate() {
+        m[..8].copy_from_slice(&(i as u64 * 1000 + 7).to_le_bytes());
     }
-    for i in 0..10 {
+    for (i, (r, reply)) in reqs.iter_mut().zip(replies.iter_mut()).enumerate() {
         let server = if i % 2 == 0 { ea } else { eb };
-        reqs[i] = request(server, &msgs[i], &mut replies[i], 100 + i as u64);
+        *r = request(server, &msgs[i], reply, 100 + i as u64);
     }
     let mut out = [Control::default(); 10];
     check(ring.ncallsync(&reqs, &mut out).is_ok(), "ncallsync of 10", f);
