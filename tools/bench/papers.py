@@ -79,19 +79,23 @@ EXPERIMENTS = {
         "what": "Linux: parent → child → parent through two pipes, a Unix stream socket pair, or a shared "
                 "page with futex wait/wake, 1 byte each way. Tessera (user program `rvbench`, servers "
                 "`servers/echo` and `servers/relay`): the client calls the `echo` server, which accepts "
-                "the call and ends the rendezvous with the reply (call → acc → endr), 0 or 64 bytes each "
+                "the call and ends the rendezvous with the reply (call → acc → endr; the server ends one call "
+                "and accepts the next in one system call, `endr_acc`), 0 or 64 bytes each "
                 "way, the server on the client's CPU or on the other one; callsync (one blocking call) "
-                "against a non-blocking request and a later fetch; and multi-stage requests through a chain "
+                "against a non-blocking request and a later fetch, and both through AnT's request and result "
+                "rings (control blocks in rings mapped in the client, results taken without a system call); "
+                "and multi-stage requests through a chain "
                 "of 2 or 3 servers (relays, then `echo`), with direct return (each relay forwards the "
                 "call, `echo` replies straight to the client) and without (each relay makes a nested call "
                 "and relays the reply back). Every Tessera figure is the mean of 2,000 calls (20 in the short "
                 "run), timed in the client by the TSC. With client and server on one CPU, every round trip is "
-                "two context switches.",
+                "two context switches, each a direct switch from one partner to the other (no pass through "
+                "the run queue).",
         "issue": "issue 6 (rendezvous call/acc/endr, callsync, request + fetch, forward)",
         # Shown beside the state of this experiment in "What each issue fills in".
-        "partial": "issue 6 itself only in part: rendezvous, name service, references, forward (direct return) "
-                   "and requests + fetch exist; ICA remapping and AnT's per-process rings of control ICAs "
-                   "do not yet",
+        "partial": "issue 6's mechanisms all exist (rendezvous with the direct switch, name service, "
+                   "references, forward with direct return, requests + fetch, ICA remapping, AnT's request "
+                   "and result rings of control blocks); its round-trip and ICA-remap goals are not met",
         "linux": True,
         "plots": [
             ("ipc.png", "Round trip: Tessera's rendezvous against Linux"),
@@ -147,9 +151,9 @@ EXPERIMENTS = {
                 "servers pinned on CPUs 1 and 2 (modulo the number of CPUs), as callsync × 10 against "
                 "ncallsync(2) × 5; param = number of CPUs.",
         "issue": "issue 7 (ncallsync, distribution server)",
-        "partial": "ncallsync and the distribution server exist; server placement by a boot file or a "
-                   "run-time command and the inspector's per-server request counters do not yet; the fig. 12 "
-                   "pipelining experiment is not implemented",
+        "partial": "ncallsync, the distribution server (sending and collecting through its rings), "
+                   "placement by boot file and command and the per-server counters exist; fig. 12 runs with "
+                   "synthetic read/send servers until the file system and network exist",
         "linux": False,
         "plots": [("batch.png", "Time for n requests: callsync × n, ncallsync(n), ncallsync(n) through the "
                                 "distribution server (fig. 7); CPU work on two server CPUs (fig. 9)")],
@@ -509,7 +513,11 @@ IPC_ANCHOR = ("seL4's IPC fastpath, ≈ 380 cycles one way on bare-metal Skylake
               "reply; cycles on real hardware, where ours are instructions under icount)")
 # callsync against the non-blocking pair: (metric, label, client system calls per request).
 IPC_INTERFACES = [("callsync", "callsync (call: request, wait and reply in one system call)", 1),
-                  ("request_then_fetch", "request, then fetch (non-blocking pair)", 2)]
+                  ("request_then_fetch", "request, then fetch (non-blocking pair)", 2),
+                  ("ring_callsync", "ring callsync (a control block in the request ring, ring_submit "
+                                    "waits, the result in the result ring)", 1),
+                  ("ring_request_then_take", "ring request, then take (ring_submit; the result taken from "
+                                             "the result ring, ring_wait while it is empty)", 2)]
 # Multi-stage requests: (metric, label); param = servers in the chain.
 IPC_STAGES = [("multistage_direct_return", "direct return (relays forward)"),
               ("multistage_no_direct_return", "no direct return (nested calls)")]
@@ -526,8 +534,7 @@ LATER = [
     ("issue 5", "seed 004 figs. 5–7: send/receive time per mode (COPY, SHARE, MOVE, SWAP, SWAP with "
                 "create/delete) 4 KiB–2 MiB, push vs exchange.", ("container",)),
     ("issue 6", "round trip 0/64 bytes same and cross CPU, ICA remap for 1/16/256 pages, multi-stage "
-                "requests with and without direct return.", ("ipc",),
-     "AnT's per-process rings of control ICAs and a direct-switch fast path for calls on one CPU"),
+                "requests with and without direct return, callsync and requests through the rings.", ("ipc",)),
     ("issue 7", "seed 002 figs. 7–9 and 12: callsync × n vs ncallsync(n), distribution server, "
                 "1 and 3 CPUs; multi-core figures in plain TCG (icount shows no parallel speed-up).", ("batch",),
      "fig. 12 with the real file system and network servers (measured with synthetic read/send servers)"),

@@ -755,14 +755,22 @@ pub fn ncallsync_with(
             }
         }
     }
+    // Members for one server usually come together: look it up once.
+    let mut last: Option<Arc<Process>> = None;
     for (c, &server) in calls
         .iter()
         .zip(servers.iter())
         .filter_map(|(c, s)| Some((c.as_ref()?, s)))
     {
-        let sent = target(server).and_then(|s| {
+        let s = match last.take() {
+            Some(s) if s.pid == server => Ok(s),
+            _ => target(server),
+        };
+        let sent = s.and_then(|s| {
             check_entry(&s, c.entry.load(Ordering::Relaxed))?;
-            deliver(&s, c.clone())
+            let r = deliver(&s, c.clone());
+            last = Some(s);
+            r
         });
         match sent {
             // The first server that may run on this CPU gets it directly
