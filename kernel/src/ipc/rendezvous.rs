@@ -472,7 +472,9 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
     let mut got: Option<Arc<Call>> = None;
     let mut take = || {
         let mut q = server.port.queued.lock();
-        if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
+        if q.front().is_some_and(|c| matches(c.entry.load(Ordering::Relaxed))) {
+            got = q.pop_front();
+        } else if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
             got = q.remove(i);
         }
         got.is_some()

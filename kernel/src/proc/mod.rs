@@ -156,6 +156,12 @@ impl WaitQueue {
                 sched::wake(&p);
             }
         };
+        // Nothing to wait for: no need to touch the list (ready() has no
+        // effect unless it holds). Skipped with a partner to hand the CPU
+        // to: that caller expects to block, and would check twice.
+        if partner.is_none() && ready() {
+            return true;
+        }
         let cur = sched::current().filter(|c| !c.is_idle());
         loop {
             let cur = match &cur {
