@@ -134,6 +134,12 @@ pub fn release(p: &Process) {
     let _ = vregion::delete(KERNEL, r.region);
 }
 
+/// Requests `p` sent through its rings whose results are not in the ring
+/// yet (None: it has no rings).
+pub fn in_flight(p: &Process) -> Option<u64> {
+    p.port.rings.lock().as_ref().map(|r| r.outstanding)
+}
+
 /// Puts the result of a request sent without waiting into `pid`'s result ring.
 pub fn complete(pid: u64, result: &Control) {
     let Some(p) = proc::get(pid) else { return };

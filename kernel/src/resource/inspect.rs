@@ -162,8 +162,8 @@ fn servers(out: &mut String) {
     use core::sync::atomic::Ordering::Relaxed;
     let _ = writeln!(
         out,
-        "{:<14} {:>5} {:>6} {:>5} {:>9} {:>9} {:>9} {:>6} {:>5}",
-        "name", "pid", "placed", "ran", "accepted", "answered", "forwarded", "queued", "held"
+        "{:<14} {:>5} {:>6} {:>5} {:>9} {:>9} {:>9} {:>6} {:>5} {:>6}",
+        "name", "pid", "placed", "ran", "accepted", "answered", "forwarded", "queued", "held", "ring"
     );
     crate::ipc::names::list(&mut |name, pid| {
         let Some(p) = crate::proc::get(pid) else {
@@ -178,9 +178,11 @@ fn servers(out: &mut String) {
             (placed, c.last_cpu.load(Relaxed) as i64)
         });
         let (queued, held) = p.port.backlog();
+        // Requests it sent through its rings that are not back yet.
+        let ring = crate::ipc::rings::in_flight(&p).map_or(String::from("-"), |n| alloc::format!("{n}"));
         let _ = writeln!(
             out,
-            "{name:<14} {pid:>5} {placed:>6} {ran:>5} {:>9} {:>9} {:>9} {queued:>6} {held:>5}",
+            "{name:<14} {pid:>5} {placed:>6} {ran:>5} {:>9} {:>9} {:>9} {queued:>6} {held:>5} {ring:>6}",
             p.port.accepted.load(Relaxed),
             p.port.answered.load(Relaxed),
             p.port.forwarded.load(Relaxed),
@@ -188,9 +190,10 @@ fn servers(out: &mut String) {
     });
     let _ = writeln!(
         out,
-        "rendezvous completed: {}, bytes copied between processes: {}",
+        "rendezvous completed: {}, bytes copied between processes: {}, direct switches: {}",
         crate::ipc::rendezvous::CALLS.load(Relaxed),
-        crate::ipc::rendezvous::BYTES_COPIED.load(Relaxed)
+        crate::ipc::rendezvous::BYTES_COPIED.load(Relaxed),
+        crate::sched::DIRECT_SWITCHES.load(Relaxed)
     );
 }
 

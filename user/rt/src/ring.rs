@@ -31,6 +31,11 @@ impl Ring {
         })
     }
 
+    /// Where the rings are in the process's space.
+    pub fn address(&self) -> u64 {
+        self.rings as u64
+    }
+
     fn req_head(&self) -> &AtomicU64 {
         // SAFETY: a field of the mapped rings.
         index(unsafe { &raw mut (*self.rings).req.head })
