@@ -186,9 +186,7 @@ impl VirtualSpace {
     pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
         let i = self.regions.iter().position(|a| a.link_id == link_id)?;
         let a = self.regions.swap_remove(i);
-        for p in 0..a.region.pages() {
-            paging::unmap(self.root, a.base + p as u64 * PAGE_SIZE);
-        }
+        paging::unmap_range(self.root, a.base, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
         Some(a)
