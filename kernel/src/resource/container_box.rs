@@ -221,10 +221,12 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
         return None;
     };
     let t1 = crate::clock::cycles();
-    if let Err(e) = container::exchange_in(&space, link, region) {
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = crate::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
         return Some(Err(e));
     }
-    let t2 = crate::clock::cycles();
     q.empty.pop_front();
     q.filled.push_back((empty, addr));
     let short = q.empty.len() < b.lower;
@@ -281,14 +283,20 @@ fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64,
         return Some(Err(Error::Busy));
     };
     let t1 = crate::clock::cycles();
-    if let Err(e) = container::exchange_in(&space, link, region) {
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = crate::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
         return Some(Err(e));
     }
-    if b.scrub {
-        // The receiver's former pages go to a later sender: zeroed first.
+    // The receiver's former pages go to a later sender: zeroed first (not
+    // counted as queue work).
+    let t2 = if b.scrub {
         region.reset();
-    }
-    let t2 = crate::clock::cycles();
+        crate::clock::cycles()
+    } else {
+        t2
+    };
     q.filled.pop_front();
     let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
     if keep {

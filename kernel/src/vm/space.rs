@@ -206,10 +206,12 @@ impl VirtualSpace {
     /// Exchanges the physical pages of attachment `link_id` with those of a
     /// region outside any space (a container in a box). No data is copied.
     pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
+        // From the end: containers are attached after the program's own
+        // regions, so they are found in a step or two.
         let i = self
             .regions
             .iter()
-            .position(|a| a.link_id == link_id)
+            .rposition(|a| a.link_id == link_id)
             .ok_or(SpaceError::BadRange)?;
         self.regions[i]
             .region
