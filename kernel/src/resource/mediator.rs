@@ -633,7 +633,22 @@ fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     };
     let seq = TRACE_NEXT.fetch_add(1, Ordering::Relaxed);
     let slot = &TRACE[(seq % TRACE_LEN as u64) as usize];
-    slot.stamp.store(2 * seq + 1, Ordering::Relaxed);
+    // Claim the slot: writers of entries TRACE_LEN apart may reach it at
+    // once, and both filling it could leave a mix that a reader takes for
+    // whole. Only a writer that finds it idle (even stamp) and holding an
+    // older entry gets it; the other drops its entry (the counters above
+    // still have it).
+    let mine = 2 * seq + 1;
+    let old = slot.stamp.load(Ordering::Relaxed);
+    if old & 1 != 0
+        || old > mine
+        || slot
+            .stamp
+            .compare_exchange(old, mine, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
     // The odd stamp must be seen before any field changes.
     core::sync::atomic::fence(Ordering::Release);
     slot.caller.store(caller, Ordering::Relaxed);
