@@ -129,6 +129,23 @@ fn leaf_table_create(root: u64, va: u64) -> Result<*mut u64, MapError> {
 /// table rather than once per page, so remapping a large region costs a
 /// few instructions a page (the physical-memory exchange depends on it).
 pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
+    // One page (a small container's exchange or move): no loop, and none
+    // of the loop's set-up.
+    if let [pa] = *frames
+        && canonical(va)
+        && let Some(pt) = leaf_table(root, va)
+    {
+        let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+        // SAFETY: entry `index(va, 0)` (below 512) of a page table of this tree.
+        unsafe { pt.add(index(va, 0)).write(value) };
+        return Ok(());
+    }
+    remap_pages(root, va, frames, flags)
+}
+
+/// `remap_range` for any number of pages.
+#[inline(never)]
+fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
     let flags = flags | PRESENT;
     let mut i = 0;
     while i < frames.len() {
@@ -159,6 +176,15 @@ pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(),
 /// Clears the entries of `pages` consecutive pages from `va` (one walk per
 /// page table; missing tables are skipped).
 pub fn unmap_range(root: u64, va: u64, pages: usize) {
+    if pages == 1 {
+        if canonical(va)
+            && let Some(pt) = leaf_table(root, va)
+        {
+            // SAFETY: entry `index(va, 0)` (below 512) of a page table of this tree.
+            unsafe { pt.add(index(va, 0)).write(0) };
+        }
+        return;
+    }
     let mut i = 0;
     while i < pages {
         let at = va + i as u64 * PAGE_SIZE;
