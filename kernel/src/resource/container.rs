@@ -210,25 +210,24 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
     let (link, region, base) = timed(ATTACH, || {
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
-        let Place::InProcess { pid, link, space, .. } = &e.value.place else {
+        let (pages, region) = (e.value.pages, e.value.region);
+        let Place::InProcess { pid, link, base, space } = &mut e.value.place else {
             return Err(Error::Busy);
         };
-        let (pid, link) = (*pid, *link);
-        if pid != caller && caller != KERNEL {
+        if *pid != caller && caller != KERNEL {
             return Err(Error::Denied);
         }
-        if target == pid || alloc::sync::Arc::ptr_eq(space, &to) {
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
             return Err(Error::Invalid);
         }
-        let base = move_attachment(space, &to, &to_p, link, e.value.pages, addr)?;
+        let link = *link;
+        // The place is updated where it lies (same variant, new fields).
+        *base = move_attachment(space, &to, &to_p, link, pages, addr)?;
+        *pid = target;
+        *space = to;
+        let base = *base;
         e.owner = target;
-        e.value.place = Place::InProcess {
-            pid: target,
-            link,
-            base,
-            space: to,
-        };
-        Ok((link, e.value.region, base))
+        Ok((link, region, base))
     })?;
     // The target now owns a resource it did not make: its exit must find it.
     to_p.made_resources.store(true, Ordering::Release);
