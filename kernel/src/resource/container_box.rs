@@ -17,20 +17,28 @@
 //! every page), so nothing passes from a receiver to a later sender.
 
 use super::container::{self, Place, QUEUE, timed};
+use super::fifo::Fifo;
 use super::{KERNEL, Kind, ResId, ResTable, table};
 use crate::proc::WaitQueue;
 use crate::sync::IrqMutex;
 use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
-use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-#[derive(Default)]
 struct Queues {
-    empty: VecDeque<ResId>,
+    empty: Fifo<ResId>,
     /// (container, requested attach address of the sender)
-    filled: VecDeque<(ResId, u64)>,
+    filled: Fifo<(ResId, u64)>,
+}
+
+impl Default for Queues {
+    fn default() -> Self {
+        Queues {
+            empty: Fifo::new(ResId::NONE),
+            filled: Fifo::new((ResId::NONE, 0)),
+        }
+    }
 }
 
 /// The size classes of a box, sorted by size. A box nearly always has one
@@ -251,7 +259,7 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
         Err(e) => return Some(Err(e)),
     };
     let q = b.classes.get_mut(&pages)?;
-    let empty = *q.empty.front()?;
+    let empty = q.empty.front()?;
     // Room first: once the pages are exchanged nothing may fail.
     if q.filled.try_reserve(1).is_err() {
         return Some(Err(Error::NoMemory));
@@ -317,7 +325,7 @@ fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64,
         Err(e) => return Some(Err(e)),
     };
     let q = b.classes.get_mut(&pages)?;
-    let &(boxed, _) = q.filled.front()?;
+    let (boxed, _) = q.filled.front()?;
     let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
         return Some(Err(Error::Busy));
     };
@@ -492,7 +500,7 @@ pub fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
         t.remove(bx).map_err(super::id_error)?.value
     };
     for q in b.classes.into_values() {
-        for c in q.empty.into_iter().chain(q.filled.into_iter().map(|f| f.0)) {
+        for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
             let _ = container::destroy(c);
         }
     }

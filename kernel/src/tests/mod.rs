@@ -174,6 +174,7 @@ pub static TESTS: &[KTest] = &[
         "containers_of_ended_processes_are_released",
         container::containers_of_ended_processes_are_released,
     ),
+    pass("container_fifo_keeps_order", container::container_fifo_keeps_order),
     // Servers and rendezvous (seed 003, seed 002)
     pass("rendezvous_servers_and_requests", ipc::rendezvous_servers_and_requests),
     pass(
