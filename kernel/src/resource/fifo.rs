@@ -38,17 +38,17 @@ impl<T: Copy> Fifo<T> {
     }
 
     /// Ring index of the `k`th item (the ring is not empty).
-    #[inline]
+    #[inline(always)]
     fn slot(&self, k: usize) -> usize {
         (self.head + k) & (self.buf.len() - 1)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn front(&self) -> Option<T> {
         (self.len > 0).then(|| self.buf[self.head])
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {
             return None;
@@ -60,7 +60,7 @@ impl<T: Copy> Fifo<T> {
     }
 
     /// Makes room for `n` more items.
-    #[inline]
+    #[inline(always)]
     pub fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
         match self.len.checked_add(n) {
             Some(need) if need <= self.buf.len() => Ok(()),
@@ -86,7 +86,7 @@ impl<T: Copy> Fifo<T> {
     /// Appends `v`, growing the ring if it is full (as the standard
     /// collections do, an allocation failure there is fatal: callers that
     /// must not fail reserve first).
-    #[inline]
+    #[inline(always)]
     pub fn push_back(&mut self, v: T) {
         if self.len == self.buf.len() {
             self.grow_or_die();
