@@ -128,6 +128,7 @@ fn leaf_table_create(root: u64, va: u64) -> Result<*mut u64, MapError> {
 /// (replacing whatever was there; 0 unmaps). Walks the tree once per page
 /// table rather than once per page, so remapping a large region costs a
 /// few instructions a page (the physical-memory exchange depends on it).
+#[inline]
 pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
     // One page (a small container's exchange or move): no loop, and none
     // of the loop's set-up.
@@ -175,6 +176,7 @@ fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), Map
 
 /// Clears the entries of `pages` consecutive pages from `va` (one walk per
 /// page table; missing tables are skipped).
+#[inline]
 pub fn unmap_range(root: u64, va: u64, pages: usize) {
     if pages == 1 {
         if canonical(va)
@@ -185,6 +187,12 @@ pub fn unmap_range(root: u64, va: u64, pages: usize) {
         }
         return;
     }
+    unmap_pages(root, va, pages);
+}
+
+/// `unmap_range` for any number of pages.
+#[inline(never)]
+fn unmap_pages(root: u64, va: u64, pages: usize) {
     let mut i = 0;
     while i < pages {
         let at = va + i as u64 * PAGE_SIZE;
