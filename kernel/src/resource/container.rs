@@ -448,11 +448,12 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
 
 /// `may_touch` for a target already looked up.
 fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
-    if caller == KERNEL || caller == p.pid {
+    // The parent first: it needs no lock.
+    if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
         return Ok(());
     }
     let peers = p.peers.lock();
-    if p.parent.load(Ordering::Relaxed) == caller || peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
+    if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
     } else {
         Err(Error::Denied)
