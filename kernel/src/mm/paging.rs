@@ -174,6 +174,47 @@ fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), Map
     Ok(())
 }
 
+/// Maps `frames.len()` consecutive pages from `va` to the given frames (0:
+/// left alone) into entries that must be empty, one walk per page table.
+/// On failure, also returns how many pages were dealt with before it: the
+/// caller clears those.
+pub fn map_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), (MapError, usize)> {
+    let flags = flags | PRESENT;
+    let mut i = 0;
+    while i < frames.len() {
+        let at = va + i as u64 * PAGE_SIZE;
+        if !canonical(at) {
+            return Err((MapError::NotCanonical, i));
+        }
+        let first = index(at, 0);
+        let n = (512 - first).min(frames.len() - i);
+        let chunk = &frames[i..i + n];
+        // Tables are made only where there is something to map.
+        if chunk.iter().any(|&pa| pa != 0) {
+            let pt = match leaf_table(root, at) {
+                Some(pt) => pt,
+                None => leaf_table_create(root, at).map_err(|e| (e, i))?,
+            };
+            for (k, &pa) in chunk.iter().enumerate() {
+                if pa == 0 {
+                    continue;
+                }
+                // SAFETY: `pt` is a page table of this tree and `first + k`
+                // stays below 512.
+                let pte = unsafe { pt.add(first + k) };
+                // SAFETY: as above.
+                if unsafe { pte.read() } & PRESENT != 0 {
+                    return Err((MapError::AlreadyMapped, i + k));
+                }
+                // SAFETY: as above.
+                unsafe { pte.write((pa & ADDR_MASK) | flags) };
+            }
+        }
+        i += n;
+    }
+    Ok(())
+}
+
 /// Clears the entries of `pages` consecutive pages from `va` (one walk per
 /// page table; missing tables are skipped).
 #[inline]

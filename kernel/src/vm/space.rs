@@ -138,16 +138,10 @@ impl VirtualSpace {
             region_id,
             link_id,
         };
-        for i in 0..attached.region.pages() {
-            if let Some(pa) = attached.region.frame(i) {
-                let va = base + i as u64 * PAGE_SIZE;
-                if let Err(e) = paging::map(self.root, va, pa, attached.pte_flags()) {
-                    for j in 0..i {
-                        paging::unmap(self.root, base + j as u64 * PAGE_SIZE);
-                    }
-                    return Err((e.into(), attached.region));
-                }
-            }
+        if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
+            // The range was free: what this call mapped is all there is.
+            paging::unmap_range(self.root, base, done);
+            return Err((e.into(), attached.region));
         }
         self.push(attached);
         Ok(())
