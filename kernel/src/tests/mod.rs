@@ -131,6 +131,7 @@ pub static TESTS: &[KTest] = &[
         "mediator_checks_before_any_change",
         resource::mediator_checks_before_any_change,
     ),
+    pass("trace_slot_has_one_writer", resource::trace_slot_has_one_writer),
     pass(
         "process_built_step_by_step_from_user_mode",
         resource::process_built_step_by_step_from_user_mode,

@@ -189,6 +189,7 @@ impl VirtualSpace {
     /// Rewrites the page-table entries of attachment `index` after its frames
     /// changed (a physical-memory exchange), and drops the stale
     /// translations from every CPU that runs this space.
+    #[inline(always)]
     fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
         let a = &self.regions[index];
         paging::remap_range(self.root, a.base, a.region.frames(), a.pte_flags())?;
