@@ -27,40 +27,56 @@ impl<T> IrqMutex<T> {
         self.inner.get_mut()
     }
 
+    /// Inlined: every kernel path takes several locks, and the usual case
+    /// (free lock) is a handful of instructions that a call would double.
+    #[inline]
     pub fn lock(&self) -> IrqMutexGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
-        let guard = loop {
-            if let Some(g) = self.inner.try_lock() {
-                break g;
-            }
-            // Interrupts are off while we wait, so answer TLB shootdowns
-            // here: the holder may be waiting for this CPU's answer before
-            // it lets go (a space lock held across a shootdown).
-            crate::mm::tlb::serve_pending();
-            core::hint::spin_loop();
+        let guard = match self.inner.try_lock() {
+            Some(g) => g,
+            None => self.lock_contended(),
         };
         IrqMutexGuard {
             guard: core::mem::ManuallyDrop::new(guard),
             were_enabled,
         }
     }
+
+    /// The wait, out of line: rare, and larger than the fast path.
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) -> spin::MutexGuard<'_, T> {
+        loop {
+            // Interrupts are off while we wait, so answer TLB shootdowns
+            // here: the holder may be waiting for this CPU's answer before
+            // it lets go (a space lock held across a shootdown).
+            crate::mm::tlb::serve_pending();
+            core::hint::spin_loop();
+            if let Some(g) = self.inner.try_lock() {
+                return g;
+            }
+        }
+    }
 }
 
 impl<T> Deref for IrqMutexGuard<'_, T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         &self.guard
     }
 }
 
 impl<T> DerefMut for IrqMutexGuard<'_, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
     }
 }
 
 impl<T> Drop for IrqMutexGuard<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the guard is dropped exactly once, here, before interrupts
         // come back on, so a handler never finds the lock held by its own CPU.

@@ -96,23 +96,119 @@ pub fn remap(root: u64, va: u64, pa: u64, flags: u64) -> Result<u64, MapError> {
     Ok(old)
 }
 
+/// The page table (level 0) that holds `va`'s entry, when every table on
+/// the way exists and none is a huge page: the usual case when a mapped
+/// range is rewritten, in a few instructions a level (no allocation path,
+/// no per-level branches beyond the one check).
+#[inline]
+fn leaf_table(root: u64, va: u64) -> Option<*mut u64> {
+    let mut pa = root;
+    for level in [3, 2, 1] {
+        let entry = table(pa)[index(va, level)];
+        if entry & (PRESENT | HUGE) != PRESENT {
+            return None;
+        }
+        pa = entry & ADDR_MASK;
+    }
+    Some(phys_to_virt(pa) as *mut u64)
+}
+
+/// The page table that holds `va`'s entry, made if missing (the slow path
+/// of `leaf_table`).
+#[cold]
+#[inline(never)]
+fn leaf_table_create(root: u64, va: u64) -> Result<*mut u64, MapError> {
+    let pte = walk(root, va, true)?.ok_or(MapError::OutOfMemory)? as *mut u64;
+    // SAFETY: `pte` is entry `index(va, 0)` of its page table; stepping back
+    // to the table's first entry stays inside the table.
+    Ok(unsafe { pte.sub(index(va, 0)) })
+}
+
 /// Maps `frames.len()` consecutive pages from `va` to the given frames
 /// (replacing whatever was there; 0 unmaps). Walks the tree once per page
 /// table rather than once per page, so remapping a large region costs a
 /// few instructions a page (the physical-memory exchange depends on it).
+#[inline]
 pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
+    // One page (a small container's exchange or move): no loop, and none
+    // of the loop's set-up.
+    if let [pa] = *frames
+        && canonical(va)
+        && let Some(pt) = leaf_table(root, va)
+    {
+        let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+        // SAFETY: entry `index(va, 0)` (below 512) of a page table of this tree.
+        unsafe { pt.add(index(va, 0)).write(value) };
+        return Ok(());
+    }
+    remap_pages(root, va, frames, flags)
+}
+
+/// `remap_range` for any number of pages.
+#[inline(never)]
+fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
+    let flags = flags | PRESENT;
     let mut i = 0;
     while i < frames.len() {
         let at = va + i as u64 * PAGE_SIZE;
-        let pte = walk(root, at, true)?.ok_or(MapError::OutOfMemory)? as *mut u64;
+        // Once a table: a range cannot leave the canonical half in the
+        // middle of a page table.
+        if !canonical(at) {
+            return Err(MapError::NotCanonical);
+        }
+        let first = index(at, 0);
+        let pt = match leaf_table(root, at) {
+            Some(pt) => pt,
+            None => leaf_table_create(root, at)?,
+        };
         // Entries left in this page table.
-        let room = 512 - index(at, 0);
-        let n = room.min(frames.len() - i);
+        let n = (512 - first).min(frames.len() - i);
         for (k, &pa) in frames[i..i + n].iter().enumerate() {
-            let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
-            // SAFETY: `pte` points at entry `index(at, 0)` of a page table of
-            // this tree, and `k` stays within the same table.
-            unsafe { pte.add(k).write(value) };
+            let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags };
+            // SAFETY: `pt` is a page table of this tree and `first + k`
+            // stays below 512.
+            unsafe { pt.add(first + k).write(value) };
+        }
+        i += n;
+    }
+    Ok(())
+}
+
+/// Maps `frames.len()` consecutive pages from `va` to the given frames (0:
+/// left alone) into entries that must be empty, one walk per page table.
+/// On failure, also returns how many pages were dealt with before it: the
+/// caller clears those.
+pub fn map_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), (MapError, usize)> {
+    let flags = flags | PRESENT;
+    let mut i = 0;
+    while i < frames.len() {
+        let at = va + i as u64 * PAGE_SIZE;
+        if !canonical(at) {
+            return Err((MapError::NotCanonical, i));
+        }
+        let first = index(at, 0);
+        let n = (512 - first).min(frames.len() - i);
+        let chunk = &frames[i..i + n];
+        // Tables are made only where there is something to map.
+        if chunk.iter().any(|&pa| pa != 0) {
+            let pt = match leaf_table(root, at) {
+                Some(pt) => pt,
+                None => leaf_table_create(root, at).map_err(|e| (e, i))?,
+            };
+            for (k, &pa) in chunk.iter().enumerate() {
+                if pa == 0 {
+                    continue;
+                }
+                // SAFETY: `pt` is a page table of this tree and `first + k`
+                // stays below 512.
+                let pte = unsafe { pt.add(first + k) };
+                // SAFETY: as above.
+                if unsafe { pte.read() } & PRESENT != 0 {
+                    return Err((MapError::AlreadyMapped, i + k));
+                }
+                // SAFETY: as above.
+                unsafe { pte.write((pa & ADDR_MASK) | flags) };
+            }
         }
         i += n;
     }
@@ -121,17 +217,35 @@ pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(),
 
 /// Clears the entries of `pages` consecutive pages from `va` (one walk per
 /// page table; missing tables are skipped).
+#[inline]
 pub fn unmap_range(root: u64, va: u64, pages: usize) {
+    if pages == 1 {
+        if canonical(va)
+            && let Some(pt) = leaf_table(root, va)
+        {
+            // SAFETY: entry `index(va, 0)` (below 512) of a page table of this tree.
+            unsafe { pt.add(index(va, 0)).write(0) };
+        }
+        return;
+    }
+    unmap_pages(root, va, pages);
+}
+
+/// `unmap_range` for any number of pages.
+#[inline(never)]
+fn unmap_pages(root: u64, va: u64, pages: usize) {
     let mut i = 0;
     while i < pages {
         let at = va + i as u64 * PAGE_SIZE;
-        let room = 512 - index(at, 0);
-        let n = room.min(pages - i);
-        if let Ok(Some(pte)) = walk(root, at, false) {
-            let pte = pte as *mut u64;
-            for k in 0..n {
-                // SAFETY: entries `index(at, 0)..+n` of one page table of this tree.
-                unsafe { pte.add(k).write(0) };
+        let first = index(at, 0);
+        let n = (512 - first).min(pages - i);
+        if canonical(at)
+            && let Some(pt) = leaf_table(root, at)
+        {
+            for k in first..first + n {
+                // SAFETY: entries `first..first + n` (below 512) of one page
+                // table of this tree.
+                unsafe { pt.add(k).write(0) };
             }
         }
         i += n;

@@ -67,23 +67,35 @@ pub fn shootdown_kernel(start: u64, pages: u64) {
 
 /// Invalidates the range on this CPU and on the other CPUs of `mask` (bit
 /// per CPU index, e.g. the CPUs a space is active on). A space active only
-/// here, the usual case, costs the local flush and nothing more.
+/// here, the usual case, costs the local flush and nothing more: inlined,
+/// with the sending out of line.
+#[inline]
 pub fn shootdown_cpus(start: u64, pages: u64, mask: u64) {
+    flush_range(start, pages);
     let others = match cpu::try_this_cpu() {
         Some(me) => mask & !1u64.checked_shl(me.index as u32).unwrap_or(0),
         None => 0,
     };
-    if others == 0 {
-        flush_range(start, pages);
-    } else {
-        shootdown(start, pages, |c| others & 1u64.checked_shl(c as u32).unwrap_or(0) != 0);
+    if others != 0 {
+        shootdown_mask(start, pages, others);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn shootdown_mask(start: u64, pages: u64, others: u64) {
+    shootdown_remote(start, pages, |c| others & 1u64.checked_shl(c as u32).unwrap_or(0) != 0);
 }
 
 /// Invalidates the range on this CPU and on every other online CPU for which
 /// `targets(index)` is true (e.g. the CPUs running a given virtual space).
 pub fn shootdown(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
     flush_range(start, pages);
+    shootdown_remote(start, pages, targets);
+}
+
+/// The other CPUs' part of `shootdown` (this CPU has flushed already).
+fn shootdown_remote(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
     let Some(me) = cpu::try_this_cpu() else {
         return;
     };

@@ -201,65 +201,36 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 /// copying: the sender loses access (its entries are cleared and shot
 /// down) and the target gets the same frames. Returns the new address.
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    // One look at the container: its process, attachment and space.
-    let (pid, link, pages, from) = {
-        let t = TABLE.lock();
-        let e = t.get(id).map_err(super::id_error)?;
-        match &e.value.place {
-            Place::InProcess { pid, link, space, .. } => (*pid, *link, e.value.pages, space.clone()),
-            _ => return Err(Error::Busy),
-        }
-    };
-    if pid != caller && caller != KERNEL {
-        return Err(Error::Denied);
-    }
     let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
     may_touch_process(caller, &to_p)?;
-    if target == pid {
-        return Err(Error::Invalid);
-    }
     let to = to_p.space().ok_or(Error::NotFound)?;
-    if alloc::sync::Arc::ptr_eq(&from, &to) {
-        return Err(Error::Invalid);
-    }
-    let base = timed(ATTACH, || {
-        let len = pages as u64 * crate::mm::layout::PAGE_SIZE;
-        // Two spaces: locked in address order, so that two moves in
-        // opposite directions cannot deadlock.
-        let from_first = alloc::sync::Arc::as_ptr(&from) < alloc::sync::Arc::as_ptr(&to);
-        let (first, second) = if from_first { (&from, &to) } else { (&to, &from) };
-        let mut g1 = first.lock();
-        let mut g2 = second.lock();
-        let (src, dst) = if from_first {
-            (&mut *g1, &mut *g2)
-        } else {
-            (&mut *g2, &mut *g1)
+    // One hold of the container table for the look-up, the move and the
+    // new place (the table before the spaces, as on the SWAP path), so
+    // the container cannot change between them and is looked up once.
+    let (link, region, base) = timed(ATTACH, || {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(id).map_err(super::id_error)?;
+        let (pages, region) = (e.value.pages, e.value.region);
+        let Place::InProcess { pid, link, base, space } = &mut e.value.place else {
+            return Err(Error::Busy);
         };
-        let base = if addr != 0 {
-            addr
-        } else {
-            let at = dst
-                .find_free(to_p.anon_next.load(Ordering::Relaxed), len)
-                .ok_or(Error::NoMemory)?;
-            to_p.anon_next.store(at + len, Ordering::Relaxed);
-            at
-        };
-        src.move_to(link, dst, base).map_err(|_| Error::Invalid)
+        if *pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
+            return Err(Error::Invalid);
+        }
+        let link = *link;
+        // The place is updated where it lies (same variant, new fields).
+        *base = move_attachment(space, &to, &to_p, link, pages, addr)?;
+        *pid = target;
+        *space = to;
+        let base = *base;
+        e.owner = target;
+        Ok((link, region, base))
     })?;
     // The target now owns a resource it did not make: its exit must find it.
     to_p.made_resources.store(true, Ordering::Release);
-    let region = {
-        let mut t = TABLE.lock();
-        let e = t.get_mut(id).map_err(super::id_error)?;
-        e.owner = target;
-        e.value.place = Place::InProcess {
-            pid: target,
-            link,
-            base,
-            space: to,
-        };
-        e.value.region
-    };
     vuspace::relink(link, to_p.space_id, base, target);
     vregion::moved(
         region,
@@ -270,6 +241,40 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
         },
     );
     Ok(base)
+}
+
+/// Moves attachment `link` (of `pages`) from space `from` to space `to` of
+/// process `to_p`, at `addr` or wherever there is room; returns the address.
+fn move_attachment(
+    from: &SpaceRef,
+    to: &SpaceRef,
+    to_p: &crate::proc::Process,
+    link: ResId,
+    pages: usize,
+    addr: u64,
+) -> Result<u64, Error> {
+    let len = pages as u64 * crate::mm::layout::PAGE_SIZE;
+    // Two spaces: locked in address order, so that two moves in opposite
+    // directions cannot deadlock.
+    let from_first = alloc::sync::Arc::as_ptr(from) < alloc::sync::Arc::as_ptr(to);
+    let (first, second) = if from_first { (from, to) } else { (to, from) };
+    let mut g1 = first.lock();
+    let mut g2 = second.lock();
+    let (src, dst) = if from_first {
+        (&mut *g1, &mut *g2)
+    } else {
+        (&mut *g2, &mut *g1)
+    };
+    let base = if addr != 0 {
+        addr
+    } else {
+        let at = dst
+            .find_free(to_p.anon_next.load(Ordering::Relaxed), len)
+            .ok_or(Error::NoMemory)?;
+        to_p.anon_next.store(at + len, Ordering::Relaxed);
+        at
+    };
+    src.move_to(link, dst, base).map_err(|_| Error::Invalid)
 }
 
 /// A container that waits in box `bx`, holding `memory`.
@@ -416,14 +421,18 @@ pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error>
     exchange_in(&space, link, memory)
 }
 
-/// The exchange itself, counted, once the container's space and attachment
-/// are known.
+/// The exchange itself, counted and timed, once the container's space and
+/// attachment are known.
 pub fn exchange_in(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result<(), Error> {
-    timed(EXCHANGE, || {
-        STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
-        STATS[PAGES_EXCHANGED].fetch_add(memory.pages() as u64, Ordering::Relaxed);
-        space.lock().exchange_with(link, memory).map_err(|_| Error::Invalid)
-    })
+    timed(EXCHANGE, || exchange_untimed(space, link, memory))
+}
+
+/// `exchange_in` for a caller that reads the clock around it anyway (the
+/// SWAP fast paths) and adds the time to `EXCHANGE` itself.
+pub fn exchange_untimed(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result<(), Error> {
+    STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
+    STATS[PAGES_EXCHANGED].fetch_add(memory.pages() as u64, Ordering::Relaxed);
+    space.lock().exchange_with(link, memory).map_err(|_| Error::Invalid)
 }
 
 // ---- direct operations between processes ----
@@ -439,11 +448,12 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
 
 /// `may_touch` for a target already looked up.
 fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
-    if caller == KERNEL || caller == p.pid {
+    // The parent first: it needs no lock.
+    if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
         return Ok(());
     }
     let peers = p.peers.lock();
-    if p.parent.load(Ordering::Relaxed) == caller || peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
+    if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
     } else {
         Err(Error::Denied)

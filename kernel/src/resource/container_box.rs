@@ -17,24 +17,71 @@
 //! every page), so nothing passes from a receiver to a later sender.
 
 use super::container::{self, Place, QUEUE, timed};
+use super::fifo::Fifo;
 use super::{KERNEL, Kind, ResId, ResTable, table};
 use crate::proc::WaitQueue;
 use crate::sync::IrqMutex;
 use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
-use alloc::collections::{BTreeMap, VecDeque};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-#[derive(Default)]
 struct Queues {
-    empty: VecDeque<ResId>,
+    empty: Fifo<ResId>,
     /// (container, requested attach address of the sender)
-    filled: VecDeque<(ResId, u64)>,
+    filled: Fifo<(ResId, u64)>,
+}
+
+impl Default for Queues {
+    fn default() -> Self {
+        Queues {
+            empty: Fifo::new(ResId::NONE),
+            filled: Fifo::new((ResId::NONE, 0)),
+        }
+    }
+}
+
+/// The size classes of a box, sorted by size. A box nearly always has one
+/// or two, and every SWAP send and receive looks its class up: a sorted
+/// vector searched by halving does that in a few instructions where a tree
+/// map took some thirty.
+#[derive(Default)]
+struct Classes(Vec<(usize, Queues)>);
+
+impl Classes {
+    fn find(&self, pages: usize) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&pages, |c| c.0)
+    }
+    fn get(&self, pages: &usize) -> Option<&Queues> {
+        self.find(*pages).ok().map(|i| &self.0[i].1)
+    }
+    fn get_mut(&mut self, pages: &usize) -> Option<&mut Queues> {
+        self.find(*pages).ok().map(|i| &mut self.0[i].1)
+    }
+    /// The class of `pages`, made (empty) if there is none.
+    fn entry(&mut self, pages: usize) -> &mut Queues {
+        let i = match self.find(pages) {
+            Ok(i) => i,
+            Err(i) => {
+                self.0.insert(i, (pages, Queues::default()));
+                i
+            }
+        };
+        &mut self.0[i].1
+    }
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&usize, &mut Queues)> {
+        self.0.iter_mut().map(|(p, q)| (&*p, q))
+    }
+    fn values(&self) -> impl Iterator<Item = &Queues> {
+        self.0.iter().map(|c| &c.1)
+    }
+    fn into_values(self) -> impl Iterator<Item = Queues> {
+        self.0.into_iter().map(|c| c.1)
+    }
 }
 
 pub struct ContainerBox {
-    classes: BTreeMap<usize, Queues>,
+    classes: Classes,
     lower: usize,
     upper: usize,
     scrub: bool,
@@ -67,7 +114,7 @@ pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flag
         &mut TABLE.lock(),
         owner,
         ContainerBox {
-            classes: BTreeMap::new(),
+            classes: Classes::default(),
             lower: lower as usize,
             upper: upper as usize,
             scrub: flags & BOX_SCRUB != 0,
@@ -101,7 +148,7 @@ fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
         let c = container::create_in_box(KERNEL, bx, memory)?;
         let mut t = TABLE.lock();
         match t.get_mut(bx) {
-            Ok(e) => e.value.classes.entry(pages).or_default().empty.push_back(c),
+            Ok(e) => e.value.classes.entry(pages).empty.push_back(c),
             Err(e) => {
                 drop(t);
                 let _ = container::destroy(c);
@@ -171,7 +218,7 @@ pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
     let (waiters, lower) = timed(QUEUE, || {
         let mut t = TABLE.lock();
         let e = t.get_mut(bx).map_err(super::id_error)?;
-        let q = e.value.classes.entry(pages).or_default();
+        let q = e.value.classes.entry(pages);
         q.filled.try_reserve(1).map_err(|_| Error::NoMemory)?;
         q.filled.push_back((boxed, addr));
         Ok::<_, Error>((waiters_to_wake(&e.value), e.value.lower))
@@ -212,7 +259,7 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
         Err(e) => return Some(Err(e)),
     };
     let q = b.classes.get_mut(&pages)?;
-    let empty = *q.empty.front()?;
+    let empty = q.empty.front()?;
     // Room first: once the pages are exchanged nothing may fail.
     if q.filled.try_reserve(1).is_err() {
         return Some(Err(Error::NoMemory));
@@ -221,10 +268,12 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
         return None;
     };
     let t1 = crate::clock::cycles();
-    if let Err(e) = container::exchange_in(&space, link, region) {
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = crate::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
         return Some(Err(e));
     }
-    let t2 = crate::clock::cycles();
     q.empty.pop_front();
     q.filled.push_back((empty, addr));
     let short = q.empty.len() < b.lower;
@@ -276,19 +325,25 @@ fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64,
         Err(e) => return Some(Err(e)),
     };
     let q = b.classes.get_mut(&pages)?;
-    let &(boxed, _) = q.filled.front()?;
+    let (boxed, _) = q.filled.front()?;
     let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
         return Some(Err(Error::Busy));
     };
     let t1 = crate::clock::cycles();
-    if let Err(e) = container::exchange_in(&space, link, region) {
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = crate::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
         return Some(Err(e));
     }
-    if b.scrub {
-        // The receiver's former pages go to a later sender: zeroed first.
+    // The receiver's former pages go to a later sender: zeroed first (not
+    // counted as queue work).
+    let t2 = if b.scrub {
         region.reset();
-    }
-    let t2 = crate::clock::cycles();
+        crate::clock::cycles()
+    } else {
+        t2
+    };
     q.filled.pop_front();
     let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
     if keep {
@@ -406,7 +461,7 @@ fn take_filled(bx: ResId, id: ResId, swap_pages: Option<usize>) -> Option<(ResId
 
 fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
     let waiters = TABLE.lock().get_mut(bx).ok().and_then(|e| {
-        e.value.classes.entry(pages).or_default().filled.push_front((c, addr));
+        e.value.classes.entry(pages).filled.push_front((c, addr));
         waiters_to_wake(&e.value)
     });
     if let Some(w) = waiters {
@@ -422,7 +477,7 @@ fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
         let e = t.get_mut(bx).map_err(super::id_error)?;
         let upper = e.value.upper;
         let scrub = e.value.scrub;
-        let q = e.value.classes.entry(pages).or_default();
+        let q = e.value.classes.entry(pages);
         if q.empty.len() < upper && q.empty.try_reserve(1).is_ok() {
             q.empty.push_back(c);
             Some(scrub)
@@ -445,7 +500,7 @@ pub fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
         t.remove(bx).map_err(super::id_error)?.value
     };
     for q in b.classes.into_values() {
-        for c in q.empty.into_iter().chain(q.filled.into_iter().map(|f| f.0)) {
+        for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
             let _ = container::destroy(c);
         }
     }

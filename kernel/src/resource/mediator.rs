@@ -615,6 +615,21 @@ static TRACE: [Slot; TRACE_LEN] = [const {
 /// Sequence number of the next trace entry.
 static TRACE_NEXT: AtomicU64 = AtomicU64::new(0);
 
+/// Claims a trace slot for entry `seq` (odd stamp `2 * seq + 1`). Writers
+/// of entries TRACE_LEN apart may reach a slot at once, and both filling it
+/// could leave a mix that a reader takes for whole: only a writer that
+/// finds the slot idle (even stamp) and holding an older entry gets it.
+#[inline(always)]
+pub(crate) fn claim(stamp: &AtomicU64, seq: u64) -> bool {
+    let mine = 2 * seq + 1;
+    let old = stamp.load(Ordering::Relaxed);
+    old & 1 == 0
+        && old < mine
+        && stamp
+            .compare_exchange(old, mine, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+}
+
 fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     let kind = (op.kind() as usize).min(KINDS - 1);
     let c = &COUNTERS[kind][op.code()];
@@ -633,7 +648,11 @@ fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     };
     let seq = TRACE_NEXT.fetch_add(1, Ordering::Relaxed);
     let slot = &TRACE[(seq % TRACE_LEN as u64) as usize];
-    slot.stamp.store(2 * seq + 1, Ordering::Relaxed);
+    // A writer that loses the slot drops its entry (the counters above
+    // still have it).
+    if !claim(&slot.stamp, seq) {
+        return;
+    }
     // The odd stamp must be seen before any field changes.
     core::sync::atomic::fence(Ordering::Release);
     slot.caller.store(caller, Ordering::Relaxed);

@@ -22,6 +22,7 @@
 pub mod computation;
 pub mod container;
 pub mod container_box;
+pub mod fifo;
 pub mod inspect;
 pub mod mediator;
 pub mod physmem;

@@ -90,7 +90,15 @@ pub fn placed(id: ResId, place: Place) {
 pub fn moved(id: ResId, owner: u64, place: Place) {
     if let Ok(e) = TABLE.lock().get_mut(id) {
         e.owner = owner;
-        e.value.place = place;
+        match (&mut e.value.place, place) {
+            // From one space to another (an ICA move): two fields change,
+            // and there is no old region to drop.
+            (Place::InSpace { space, link }, Place::InSpace { space: s, link: l }) => {
+                *space = s;
+                *link = l;
+            }
+            (old, place) => *old = place,
+        }
     }
 }
 

@@ -548,3 +548,42 @@ pub fn containers_of_ended_processes_are_released() -> TestResult {
     );
     Ok(())
 }
+
+/// The box queues' ring: first in, first out across growth and
+/// wrap-around, with insertion at the front and removal in the middle
+/// (the model is a plain vector).
+pub fn container_fifo_keeps_order() -> TestResult {
+    use crate::resource::fifo::Fifo;
+    let mut q = Fifo::new(0u64);
+    let mut model: Vec<u64> = Vec::new();
+    let mut next = 1u64;
+    ensure!(q.front().is_none() && q.pop_front().is_none(), "a new queue is empty");
+    ensure!(q.remove(0).is_none(), "removal past the end");
+    for round in 0..200u64 {
+        // A varying mix, so that the ring wraps and grows at odd places.
+        for _ in 0..(round % 7) {
+            q.try_reserve(1).map_err(|_| "reserve")?;
+            q.push_back(next);
+            model.push(next);
+            next += 1;
+        }
+        if round % 5 == 0 {
+            q.push_front(next);
+            model.insert(0, next);
+            next += 1;
+        }
+        if round % 11 == 3 && !model.is_empty() {
+            let i = (round as usize * 7) % model.len();
+            ensure!(q.remove(i) == Some(model.remove(i)), "remove({i}) in round {round}");
+        }
+        for _ in 0..(round % 4) {
+            let want = (!model.is_empty()).then(|| model.remove(0));
+            ensure!(q.front() == want, "front in round {round}");
+            ensure!(q.pop_front() == want, "pop in round {round}");
+        }
+        ensure!(q.len() == model.len(), "length in round {round}");
+        ensure!(q.iter().eq(model.iter().copied()), "order in round {round}");
+    }
+    ensure!(!model.is_empty(), "the mix left items to check");
+    Ok(())
+}

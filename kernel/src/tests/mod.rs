@@ -131,6 +131,7 @@ pub static TESTS: &[KTest] = &[
         "mediator_checks_before_any_change",
         resource::mediator_checks_before_any_change,
     ),
+    pass("trace_slot_has_one_writer", resource::trace_slot_has_one_writer),
     pass(
         "process_built_step_by_step_from_user_mode",
         resource::process_built_step_by_step_from_user_mode,
@@ -174,6 +175,7 @@ pub static TESTS: &[KTest] = &[
         "containers_of_ended_processes_are_released",
         container::containers_of_ended_processes_are_released,
     ),
+    pass("container_fifo_keeps_order", container::container_fifo_keeps_order),
     // Servers and rendezvous (seed 003, seed 002)
     pass("rendezvous_servers_and_requests", ipc::rendezvous_servers_and_requests),
     pass("request_and_result_rings", ipc::request_and_result_rings),

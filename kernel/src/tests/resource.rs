@@ -348,3 +348,28 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
     pool::flush();
     Ok(())
 }
+
+/// A trace slot goes to one writer at a time, and never back to an older
+/// entry: two writers of entries 256 apart cannot both fill it.
+pub fn trace_slot_has_one_writer() -> TestResult {
+    use crate::resource::mediator::claim;
+    use core::sync::atomic::{AtomicU64, Ordering};
+    let seq = 1000;
+    // Holding entry seq - 256, finished.
+    let stamp = AtomicU64::new(2 * (seq - 256) + 2);
+    ensure!(claim(&stamp, seq), "an idle slot with an older entry is taken");
+    ensure!(
+        stamp.load(Ordering::Relaxed) == 2 * seq + 1,
+        "taken slots are marked odd"
+    );
+    ensure!(!claim(&stamp, seq + 256), "a slot being written is not taken again");
+    ensure!(!claim(&stamp, seq - 256), "nor by an older writer");
+    stamp.store(2 * seq + 2, Ordering::Relaxed);
+    ensure!(
+        !claim(&stamp, seq - 256),
+        "a late older writer leaves a newer entry alone"
+    );
+    ensure!(!claim(&stamp, seq), "an entry is not written twice");
+    ensure!(claim(&stamp, seq + 256), "the next lap takes the slot");
+    Ok(())
+}

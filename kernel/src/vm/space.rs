@@ -138,16 +138,10 @@ impl VirtualSpace {
             region_id,
             link_id,
         };
-        for i in 0..attached.region.pages() {
-            if let Some(pa) = attached.region.frame(i) {
-                let va = base + i as u64 * PAGE_SIZE;
-                if let Err(e) = paging::map(self.root, va, pa, attached.pte_flags()) {
-                    for j in 0..i {
-                        paging::unmap(self.root, base + j as u64 * PAGE_SIZE);
-                    }
-                    return Err((e.into(), attached.region));
-                }
-            }
+        if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
+            // The range was free: what this call mapped is all there is.
+            paging::unmap_range(self.root, base, done);
+            return Err((e.into(), attached.region));
         }
         self.push(attached);
         Ok(())
@@ -186,9 +180,7 @@ impl VirtualSpace {
     pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
         let i = self.regions.iter().position(|a| a.link_id == link_id)?;
         let a = self.regions.swap_remove(i);
-        for p in 0..a.region.pages() {
-            paging::unmap(self.root, a.base + p as u64 * PAGE_SIZE);
-        }
+        paging::unmap_range(self.root, a.base, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
         Some(a)
@@ -197,6 +189,7 @@ impl VirtualSpace {
     /// Rewrites the page-table entries of attachment `index` after its frames
     /// changed (a physical-memory exchange), and drops the stale
     /// translations from every CPU that runs this space.
+    #[inline(always)]
     fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
         let a = &self.regions[index];
         paging::remap_range(self.root, a.base, a.region.frames(), a.pte_flags())?;
@@ -208,10 +201,12 @@ impl VirtualSpace {
     /// Exchanges the physical pages of attachment `link_id` with those of a
     /// region outside any space (a container in a box). No data is copied.
     pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
+        // From the end: containers are attached after the program's own
+        // regions, so they are found in a step or two.
         let i = self
             .regions
             .iter()
-            .position(|a| a.link_id == link_id)
+            .rposition(|a| a.link_id == link_id)
             .ok_or(SpaceError::BadRange)?;
         self.regions[i]
             .region
