@@ -128,7 +128,8 @@ EXPERIMENTS = {
                 "(container create / delete, page exchange, copy, attach, detach, queue); *other* is the "
                 "rest: the system call, the mediator and the lookups. The boxes are made without "
                 "`BOX_SCRUB`: the pages a swap receive leaves in the box are handed to the next sender "
-                "as they are (the scrubbing variant, which zeroes them, is not measured here).",
+                "as they are; *swap, scrubbing box* is the same with a `BOX_SCRUB` box, whose receive "
+                "zeroes those pages before they go back to the empty queue (a cost that grows with size).",
         "issue": "issue 5 (container IPC: COPY/SHARE/MOVE/SWAP, push/steal/exchange)",
         "linux": False,
         # Plots of this experiment, in the order the summary shows them.
@@ -423,6 +424,7 @@ CONTAINER_ROWS = [
     ("move", "send_move", "receive_move", "push_move"),
     ("swap", "send_swap", "receive_swap", "exchange"),
     ("swap + create / delete", "send_swap_create", "receive_swap_delete", None),
+    ("swap, scrubbing box", "send_swap_scrub", "receive_swap_scrub", None),
 ]
 CONTAINER_SEND = [("copy", "send_copy"), ("share", "send_share"), ("move", "send_move"),
                   ("swap", "send_swap"), ("swap + create", "send_swap_create")]
