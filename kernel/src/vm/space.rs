@@ -219,6 +219,7 @@ impl VirtualSpace {
 
     /// Exchanges the physical pages of attachment `link_id` with those of a
     /// region outside any space (a container in a box). No data is copied.
+    #[inline(always)]
     pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
         // From the end: containers are attached after the program's own
         // regions, so they are found in a step or two.
