@@ -144,6 +144,34 @@ pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(),
     remap_pages(root, va, frames, flags)
 }
 
+/// The entry of one address in a tree, found once and kept by a caller
+/// that rewrites it often (a one-page container's exchange: the walk is
+/// most of the rewrite). Page tables are freed only with their whole tree,
+/// so the entry stays where it is as long as the tree does.
+#[derive(Clone, Copy)]
+pub struct Entry(u64);
+
+impl Entry {
+    /// The entry for `va`, when every table on the way exists.
+    pub fn of(root: u64, va: u64) -> Option<Entry> {
+        if !canonical(va) {
+            return None;
+        }
+        leaf_table(root, va).map(|pt| Entry(pt as u64 + index(va, 0) as u64 * 8))
+    }
+
+    /// Maps the entry's page to `pa` (0: unmaps it) with `flags`.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn set(self, pa: u64, flags: u64) {
+        let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+        // SAFETY: an entry of a live page table (the caller's promise).
+        unsafe { (self.0 as *mut u64).write(value) };
+    }
+}
+
 /// `remap_range` for any number of pages.
 #[inline(never)]
 fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {

@@ -28,6 +28,10 @@ pub struct Attached {
     pub region_id: ResId,
     /// The attachment's identifier (a VirtualUserSpace resource).
     pub link_id: ResId,
+    /// The page-table entry of a one-page region, once `remap` found it:
+    /// an exchange rewrites it without walking the tree. Only for the
+    /// space the attachment is in (cleared when it leaves).
+    entry: Option<paging::Entry>,
 }
 
 impl Attached {
@@ -137,6 +141,7 @@ impl VirtualSpace {
             region,
             region_id,
             link_id,
+            entry: None,
         };
         if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
             // The range was free: what this call mapped is all there is.
@@ -179,7 +184,8 @@ impl VirtualSpace {
     /// Detaches the attachment `link_id` and returns its region.
     pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
         let i = self.regions.iter().position(|a| a.link_id == link_id)?;
-        let a = self.regions.swap_remove(i);
+        let mut a = self.regions.swap_remove(i);
+        a.entry = None;
         paging::unmap_range(self.root, a.base, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
@@ -191,8 +197,21 @@ impl VirtualSpace {
     /// translations from every CPU that runs this space.
     #[inline(always)]
     fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
-        let a = &self.regions[index];
-        paging::remap_range(self.root, a.base, a.region.frames(), a.pte_flags())?;
+        let root = self.root;
+        let a = &mut self.regions[index];
+        if let [pa] = *a.region.frames() {
+            if a.entry.is_none() {
+                a.entry = paging::Entry::of(root, a.base);
+            }
+            match a.entry {
+                // SAFETY: the entry was found in this space's tree, which
+                // lives as long as the space (tables go only with it).
+                Some(e) => unsafe { e.set(pa, a.pte_flags()) },
+                None => paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?,
+            }
+        } else {
+            paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
+        }
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
         Ok(())
@@ -200,6 +219,7 @@ impl VirtualSpace {
 
     /// Exchanges the physical pages of attachment `link_id` with those of a
     /// region outside any space (a container in a box). No data is copied.
+    #[inline(always)]
     pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
         // From the end: containers are attached after the program's own
         // regions, so they are found in a step or two.
@@ -272,6 +292,7 @@ impl VirtualSpace {
             .ok_or(SpaceError::BadRange)?;
         to.check_range(base, &self.regions[i].region)?;
         let mut a = self.regions.swap_remove(i);
+        a.entry = None;
         let old = a.base;
         paging::unmap_range(self.root, old, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
