@@ -48,7 +48,11 @@ fn main(_args: &[&str]) -> i32 {
     check(again.is_ok(), "a second ring_setup answers too", f);
     // The rings are the kernel's: the process cannot unmap them.
     let at = again.as_ref().map_or(0, Ring::address);
-    check(at != 0 && sys::unmap(at, 4096).is_err(), "the rings cannot be unmapped", f);
+    check(
+        at != 0 && sys::unmap(at, 4096).is_err(),
+        "the rings cannot be unmapped",
+        f,
+    );
 
     // callsync: one request, its result in the same format.
     let msg = [0x5au8; 64];
