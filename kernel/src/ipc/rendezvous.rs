@@ -268,11 +268,16 @@ static FREE_CALLS: IrqMutex<Vec<Arc<Call>>> = IrqMutex::new(Vec::new());
 const FREE_CALLS_MAX: usize = 128;
 
 /// Gives a finished call back to the free list, if nobody else holds it.
-fn recycle(mut c: Arc<Call>) {
+fn recycle(c: Arc<Call>) {
+    recycle_into(&mut FREE_CALLS.lock(), c);
+}
+
+/// `recycle`, with the free list already locked (a batch's members go back
+/// under one lock).
+fn recycle_into(free: &mut Vec<Arc<Call>>, mut c: Arc<Call>) {
     let Some(m) = Arc::get_mut(&mut c) else { return };
     // Its batch need not live on in the free list.
     m.batch = None;
-    let mut free = FREE_CALLS.lock();
     if free.len() < FREE_CALLS_MAX && free.try_reserve(1).is_ok() {
         free.push(c);
     }
@@ -883,13 +888,9 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for (i, c) in calls.iter_mut().enumerate().take(n) {
-        let o = match c.take() {
-            Some(c) => {
-                let o = result_of(&c, n as u64);
-                recycle(c);
-                o
-            }
+    for (i, c) in calls.iter().enumerate().take(n) {
+        let o = match c {
+            Some(c) => result_of(c, n as u64),
             None => abi::Control {
                 status: failed_early[i],
                 batch: n as u64,
@@ -899,6 +900,12 @@ pub fn ncallsync_with(
         result(i, &o)?;
         if let Err(e) = Error::decode(o.status) {
             failed.get_or_insert(e);
+        }
+    }
+    {
+        let mut free = FREE_CALLS.lock();
+        for c in calls.iter_mut().take(n).filter_map(Option::take) {
+            recycle_into(&mut free, c);
         }
     }
     failed.map_or(Ok(()), Err)

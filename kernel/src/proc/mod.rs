@@ -260,7 +260,10 @@ pub fn wait_in_slot<T>(
             sched::wake(&p);
         }
     };
-    let Some(cur) = sched::current().filter(|c| !c.is_idle()) else {
+    // Compared by address: a reference is taken only to block (most
+    // waits of a busy server find their call already there).
+    let me = sched::with_current(|c| (c as *const Computation, c.is_idle()));
+    let Some((me, false)) = me else {
         // Kernel code on a CPU's idle computation never blocks.
         wake_partner(&mut partner);
         while !ready(&mut lock.lock()) {
@@ -275,7 +278,7 @@ pub fn wait_in_slot<T>(
             // Woken by someone else than the one who takes the slot (a
             // kill): leave the slot, it is for a blocked waiter only.
             let other = match s.take() {
-                Some(c) if !Arc::ptr_eq(&c, &cur) => Some(c),
+                Some(c) if !core::ptr::eq(Arc::as_ptr(&c), me) => Some(c),
                 _ => None,
             };
             if ready(&mut g) {
@@ -284,14 +287,17 @@ pub fn wait_in_slot<T>(
                 wake_partner(&mut partner);
                 return true;
             }
-            if cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
+            // (`current` is `me`: it was found running here above.)
+            let cur = sched::current().filter(|c| core::ptr::eq(Arc::as_ptr(c), me));
+            let Some(cur) = cur.filter(|c| !c.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)))
+            else {
                 *slot(&mut g) = other;
                 drop(g);
                 wake_partner(&mut partner);
                 return false;
-            }
+            };
             *cur.state.lock() = sched::computation::State::Blocked;
-            *slot(&mut g) = Some(cur.clone());
+            *slot(&mut g) = Some(cur);
             other
         };
         // The slot holds one waiter; one that was there already (never so
