@@ -54,11 +54,9 @@ pub struct Call {
     reply_owner: u64,
     reply: (u64, u64),
     inline: [u8; INLINE],
-    state: IrqMutex<State>,
-    /// Servers the request passed through (AnT's stacked request information).
-    hops: IrqMutex<Vec<u64>>,
-    /// Blocking callers wait here.
-    done: WaitQueue,
+    /// What changes while the call travels, under one lock: every step
+    /// (accept, pass on, finish, collect) takes it once.
+    progress: IrqMutex<Progress>,
     /// Where the result goes when it is done.
     completion: Completion,
     /// The request's flags (`abi::CONTROL_DIRECT_RETURN`) and the
@@ -67,6 +65,48 @@ pub struct Call {
     tag: u64,
     /// Member of an `ncallsync` batch: the batch counts it when done.
     batch: Option<Arc<Batch>>,
+}
+
+struct Progress {
+    state: State,
+    /// Servers the request passed through (AnT's stacked request information).
+    hops: Vec<u64>,
+    /// A short reply to a waiting caller, kept here until the caller copies
+    /// it into its own memory (`kept` bytes): that copy goes through the
+    /// caller's own page tables, and no reply can reach the memory of a
+    /// caller that has gone.
+    reply: [u8; INLINE],
+    kept: usize,
+    /// The caller blocked until the call is done (set and taken under this
+    /// lock, with `state`: no wake-up can fall between check and block).
+    waiter: Option<Arc<Computation>>,
+}
+
+impl Progress {
+    /// The status of a finished call, and the kept reply bytes moved to
+    /// `buf` (to be copied to the caller once the lock is dropped).
+    fn collect(&mut self, buf: &mut [u8; INLINE]) -> Option<(u64, usize)> {
+        let State::Done(status) = self.state else { return None };
+        let n = core::mem::take(&mut self.kept);
+        buf[..n].copy_from_slice(&self.reply[..n]);
+        Some((status, n))
+    }
+}
+
+/// Copies a reply collected from a finished call into its caller's reply
+/// buffer (from the caller itself: its own memory); a buffer the caller
+/// cannot write turns the status into that error.
+fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
+    if buf.is_empty() {
+        return status;
+    }
+    match proc::write_user_of(c.reply_owner, c.reply.0, buf) {
+        Ok(()) => {
+            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            status
+        }
+        Err(e) => e.as_ret(),
+    }
 }
 
 /// Where a finished call's result goes.
@@ -109,17 +149,23 @@ impl Request {
 }
 
 /// A finished call as its requester sees it: a control block with both
-/// halves filled in (`batch` is the size of the batch it belonged to).
+/// halves filled in (`batch` is the size of the batch it belonged to). A
+/// kept reply goes into the requester's memory now (the requester runs
+/// this, except for ring completions, which keep none).
 fn result_of(c: &Call, batch: u64) -> abi::Control {
-    let status = match *c.state.lock() {
-        State::Done(s) => s,
-        _ => Error::Invalid.as_ret(),
-    };
-    let hops = c.hops.lock();
+    let mut buf = [0u8; INLINE];
     let mut path = [0; 4];
-    for (p, h) in path.iter_mut().zip(hops.iter()) {
-        *p = *h;
-    }
+    let (collected, hops) = {
+        let mut p = c.progress.lock();
+        for (to, h) in path.iter_mut().zip(p.hops.iter()) {
+            *to = *h;
+        }
+        (p.collect(&mut buf), p.hops.len())
+    };
+    let status = match collected {
+        Some((s, n)) => deliver_reply(c, s, &buf[..n]),
+        None => Error::Invalid.as_ret(),
+    };
     abi::Control {
         server: c.server,
         entry: c.entry.load(Ordering::Relaxed),
@@ -132,7 +178,7 @@ fn result_of(c: &Call, batch: u64) -> abi::Control {
         id: c.id,
         status,
         batch,
-        hops: hops.len() as u64,
+        hops: hops as u64,
         path,
     }
 }
@@ -146,14 +192,18 @@ pub struct Batch {
 }
 
 /// What each process holds for IPC.
+/// Calls waiting to be accepted, and the server blocked in `acc` until
+/// one comes (one lock for both: a delivery takes it once).
+struct Arrivals {
+    calls: VecDeque<Arc<Call>>,
+    waiter: Option<Arc<Computation>>,
+}
+
 pub struct Port {
-    /// Calls waiting to be accepted.
-    queued: IrqMutex<VecDeque<Arc<Call>>>,
+    queued: IrqMutex<Arrivals>,
     /// Set (under `queued`'s lock) when the process ends: nothing is
     /// delivered any more, so no caller can wait for a server that is gone.
     closed: AtomicBool,
-    /// Servers blocked in `acc` wait here.
-    arrivals: WaitQueue,
     /// Calls this process accepted and has not ended (few: a list).
     held: IrqMutex<Vec<Arc<Call>>>,
     /// The last server this process called: its next call to it needs no
@@ -182,8 +232,10 @@ impl Port {
             accepted: AtomicU64::new(0),
             answered: AtomicU64::new(0),
             forwarded: AtomicU64::new(0),
-            queued: IrqMutex::new(VecDeque::new()),
-            arrivals: WaitQueue::new(),
+            queued: IrqMutex::new(Arrivals {
+                calls: VecDeque::new(),
+                waiter: None,
+            }),
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(Weak::new()),
             closed: AtomicBool::new(false),
@@ -197,7 +249,7 @@ impl Port {
 impl Port {
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
-        (self.queued.lock().len(), self.held.lock().len())
+        (self.queued.lock().calls.len(), self.held.lock().len())
     }
 }
 
@@ -216,11 +268,16 @@ static FREE_CALLS: IrqMutex<Vec<Arc<Call>>> = IrqMutex::new(Vec::new());
 const FREE_CALLS_MAX: usize = 128;
 
 /// Gives a finished call back to the free list, if nobody else holds it.
-fn recycle(mut c: Arc<Call>) {
+fn recycle(c: Arc<Call>) {
+    recycle_into(&mut FREE_CALLS.lock(), c);
+}
+
+/// `recycle`, with the free list already locked (a batch's members go back
+/// under one lock).
+fn recycle_into(free: &mut Vec<Arc<Call>>, mut c: Arc<Call>) {
     let Some(m) = Arc::get_mut(&mut c) else { return };
     // Its batch need not live on in the free list.
     m.batch = None;
-    let mut free = FREE_CALLS.lock();
     if free.len() < FREE_CALLS_MAX && free.try_reserve(1).is_ok() {
         free.push(c);
     }
@@ -311,9 +368,13 @@ fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
-            state: IrqMutex::new(State::Queued),
-            hops: IrqMutex::new(Vec::new()),
-            done: WaitQueue::new(),
+            progress: IrqMutex::new(Progress {
+                state: State::Queued,
+                hops: Vec::new(),
+                reply: [0; INLINE],
+                kept: 0,
+                waiter: None,
+            }),
             completion: r.completion,
             flags: r.flags,
             tag: r.tag,
@@ -329,8 +390,11 @@ fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
     m.msg = r.msg;
     m.reply_owner = caller;
     m.reply = r.reply;
-    *m.state.get_mut() = State::Queued;
-    m.hops.get_mut().clear();
+    let p = m.progress.get_mut();
+    p.state = State::Queued;
+    p.hops.clear();
+    p.kept = 0;
+    p.waiter = None;
     m.completion = r.completion;
     m.flags = r.flags;
     m.tag = r.tag;
@@ -346,15 +410,13 @@ fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
 /// was the one waiting in `acc` (taken off the wait queue, not yet woken:
 /// the caller hands it the CPU or wakes it); other waiters are woken.
 fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>, Error> {
-    {
-        let mut q = server.port.queued.lock();
-        if server.port.closed.load(Ordering::Relaxed) {
-            return Err(Error::NotFound);
-        }
-        q.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        q.push_back(call);
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return Err(Error::NotFound);
     }
-    Ok(server.port.arrivals.wake_all_or_take_sole())
+    q.calls.try_reserve(1).map_err(|_| Error::NoMemory)?;
+    q.calls.push_back(call);
+    Ok(q.waiter.take())
 }
 
 fn wake(partner: Option<Arc<Computation>>) {
@@ -364,20 +426,27 @@ fn wake(partner: Option<Arc<Computation>>) {
 }
 
 /// Waits until `call` is done, handing the CPU to `partner` (the server
-/// just given the call) if it can run here; returns the call's status.
+/// just given the call) if it can run here; copies a kept reply into the
+/// caller's memory and returns the call's status.
 fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
-    let mut status = 0;
-    let ok = call.done.wait_handing_to(partner, || match *call.state.lock() {
-        State::Done(s) => {
-            status = s;
-            true
-        }
-        _ => false,
-    });
+    let mut buf = [0u8; INLINE];
+    let mut got = (0, 0);
+    let ok = proc::wait_in_slot(
+        &call.progress,
+        partner,
+        |p| match p.collect(&mut buf) {
+            Some(g) => {
+                got = g;
+                true
+            }
+            None => false,
+        },
+        |p| &mut p.waiter,
+    );
     if !ok {
         return Err(Error::Denied);
     }
-    Error::decode(status)
+    Error::decode(deliver_reply(call, got.0, &buf[..got.1]))
 }
 
 /// `call`: blocks until the server ends the rendezvous; returns the reply
@@ -470,8 +539,8 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
     let mask = mask & !abi::ACC_NOWAIT;
     let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
     let mut got: Option<Arc<Call>> = None;
-    let mut take = || {
-        let mut q = server.port.queued.lock();
+    let mut take = |a: &mut Arrivals| {
+        let q = &mut a.calls;
         if q.front().is_some_and(|c| matches(c.entry.load(Ordering::Relaxed))) {
             got = q.pop_front();
         } else if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
@@ -480,21 +549,24 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
         got.is_some()
     };
     let ok = if nowait {
-        let got = take();
+        let got = take(&mut server.port.queued.lock());
         wake(partner);
         if !got {
             return Err(Error::Busy);
         }
         true
     } else {
-        server.port.arrivals.wait_handing_to(partner, take)
+        proc::wait_in_slot(&server.port.queued, partner, take, |a| &mut a.waiter)
     };
     let c = match (ok, got) {
         (_, Some(c)) => c,
         _ => return Err(Error::Denied),
     };
-    *c.state.lock() = State::Accepted;
-    c.hops.lock().push(server.pid);
+    {
+        let mut p = c.progress.lock();
+        p.state = State::Accepted;
+        p.hops.push(server.pid);
+    }
     let info = AccInfo {
         rid: c.id,
         caller: c.caller,
@@ -559,7 +631,20 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Re
 /// but not yet woken (see `deliver`).
 #[must_use]
 fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
-    *c.state.lock() = State::Done(status);
+    finish_with(c, status, &[])
+}
+
+/// `finish`, keeping `reply` (at most `INLINE` bytes) for the caller to
+/// copy into its reply buffer when it collects the result.
+#[must_use]
+fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computation>> {
+    let caller = {
+        let mut p = c.progress.lock();
+        p.state = State::Done(status);
+        p.reply[..reply.len()].copy_from_slice(reply);
+        p.kept = reply.len();
+        p.waiter.take()
+    };
     CALLS.fetch_add(1, Ordering::Relaxed);
     // The batch's caller, once its last member is back.
     let mut batch_caller = None;
@@ -582,7 +667,6 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
         }
         p.port.results_wait.wake_all();
     }
-    let caller = c.done.wake_all_or_take_sole();
     match (batch_caller, caller) {
         (Some(b), Some(c)) => {
             crate::sched::wake(&c);
@@ -598,6 +682,20 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
 fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = release(server, rid)?;
     let n = len.min(c.reply.1);
+    if n <= INLINE as u64 && c.completion == Completion::Wait {
+        // A short reply to a waiting caller is kept in the call: the caller
+        // copies it into its own memory when it resumes, through its own
+        // page tables instead of a walk of them from here.
+        let mut buf = [0u8; INLINE];
+        let kept = &mut buf[..n as usize];
+        let status = match uaccess::copy_from_user(kept, from) {
+            Ok(()) => n,
+            Err(e) => e.as_ret(),
+        };
+        let kept = if status == n { &kept[..] } else { &[][..] };
+        server.port.answered.fetch_add(1, Ordering::Relaxed);
+        return Ok((n, finish_with(&c, status, kept)));
+    }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
@@ -655,7 +753,7 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
     let n = target(next)?;
     check_entry(&n, entry)?;
     let c = release(server, rid)?;
-    *c.state.lock() = State::Queued;
+    c.progress.lock().state = State::Queued;
     c.entry.store(entry, Ordering::Relaxed);
     match deliver(&n, c.clone()) {
         Ok(partner) => {
@@ -790,13 +888,9 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for (i, c) in calls.iter_mut().enumerate().take(n) {
-        let o = match c.take() {
-            Some(c) => {
-                let o = result_of(&c, n as u64);
-                recycle(c);
-                o
-            }
+    for (i, c) in calls.iter().enumerate().take(n) {
+        let o = match c {
+            Some(c) => result_of(c, n as u64),
             None => abi::Control {
                 status: failed_early[i],
                 batch: n as u64,
@@ -806,6 +900,12 @@ pub fn ncallsync_with(
         result(i, &o)?;
         if let Err(e) = Error::decode(o.status) {
             failed.get_or_insert(e);
+        }
+    }
+    {
+        let mut free = FREE_CALLS.lock();
+        for c in calls.iter_mut().take(n).filter_map(Option::take) {
+            recycle_into(&mut free, c);
         }
     }
     failed.map_or(Ok(()), Err)
@@ -820,7 +920,7 @@ pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
         got.is_some()
     });
     let c = got.ok_or(Error::Busy)?;
-    let status = match *c.state.lock() {
+    let status = match c.progress.lock().state {
         State::Done(s) => s,
         _ => Error::Invalid.as_ret(),
     };
@@ -837,7 +937,7 @@ pub fn on_exit(p: &Process) {
     let queued: Vec<Arc<Call>> = {
         let mut q = p.port.queued.lock();
         p.port.closed.store(true, Ordering::Release);
-        q.drain(..).collect()
+        q.calls.drain(..).collect()
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {

@@ -163,6 +163,7 @@ impl WaitQueue {
             return true;
         }
         let cur = sched::current().filter(|c| !c.is_idle());
+        let mut listed = false;
         loop {
             let cur = match &cur {
                 Some(c) => c,
@@ -182,6 +183,9 @@ impl WaitQueue {
             };
             {
                 let mut w = self.waiters.lock();
+                if core::mem::take(&mut listed) {
+                    w.retain(|c| !Arc::ptr_eq(c, cur));
+                }
                 let done = if ready() {
                     Some(true)
                 } else if expired() || cur.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)) {
@@ -205,7 +209,10 @@ impl WaitQueue {
             if deadline.is_some() {
                 sched::cancel_wake(cur);
             }
-            self.waiters.lock().retain(|c| !Arc::ptr_eq(c, cur));
+            // Whoever woke it may have left it on the list (a kill, the
+            // timer): the next pass takes it off, under the lock it takes
+            // anyway to check again.
+            listed = true;
         }
     }
 
@@ -230,6 +237,76 @@ impl WaitQueue {
         drop(w);
         self.wake_all();
         None
+    }
+}
+
+/// Blocks the current computation until `ready` holds for the data under
+/// `lock`, waiting in the one-computation slot `slot` of that data: the
+/// rendezvous's waits (a caller for its call, a server for its port), whose
+/// wakers take the same lock anyway to make `ready` hold and take the
+/// waiter out of the slot. Check and block happen under the lock, so no
+/// wake-up is lost; after a hand-over, one pass under the lock both checks
+/// and leaves the slot. If it must block, the CPU goes to `partner` as in
+/// `WaitQueue::wait_handing_to`; otherwise `partner` is woken. Returns false
+/// if the process was killed while waiting.
+pub fn wait_in_slot<T>(
+    lock: &IrqMutex<T>,
+    mut partner: Option<Arc<Computation>>,
+    mut ready: impl FnMut(&mut T) -> bool,
+    slot: impl Fn(&mut T) -> &mut Option<Arc<Computation>>,
+) -> bool {
+    let wake_partner = |p: &mut Option<Arc<Computation>>| {
+        if let Some(p) = p.take() {
+            sched::wake(&p);
+        }
+    };
+    // Compared by address: a reference is taken only to block (most
+    // waits of a busy server find their call already there).
+    let me = sched::with_current(|c| (c as *const Computation, c.is_idle()));
+    let Some((me, false)) = me else {
+        // Kernel code on a CPU's idle computation never blocks.
+        wake_partner(&mut partner);
+        while !ready(&mut lock.lock()) {
+            sched::idle_step();
+        }
+        return true;
+    };
+    loop {
+        let other = {
+            let mut g = lock.lock();
+            let s = slot(&mut g);
+            // Woken by someone else than the one who takes the slot (a
+            // kill): leave the slot, it is for a blocked waiter only.
+            let other = match s.take() {
+                Some(c) if !core::ptr::eq(Arc::as_ptr(&c), me) => Some(c),
+                _ => None,
+            };
+            if ready(&mut g) {
+                *slot(&mut g) = other;
+                drop(g);
+                wake_partner(&mut partner);
+                return true;
+            }
+            // (`current` is `me`: it was found running here above.)
+            let cur = sched::current().filter(|c| core::ptr::eq(Arc::as_ptr(c), me));
+            let Some(cur) = cur.filter(|c| !c.process.as_ref().is_some_and(|p| p.killed.load(Ordering::Acquire)))
+            else {
+                *slot(&mut g) = other;
+                drop(g);
+                wake_partner(&mut partner);
+                return false;
+            };
+            *cur.state.lock() = sched::computation::State::Blocked;
+            *slot(&mut g) = Some(cur);
+            other
+        };
+        // The slot holds one waiter; one that was there already (never so
+        // for a process's single computation) is woken to check again
+        // rather than forgotten.
+        if let Some(o) = other {
+            sched::wake(&o);
+        }
+        sched::schedule_to(partner.take());
     }
 }
 
