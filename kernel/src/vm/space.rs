@@ -91,7 +91,9 @@ pub struct VirtualSpace {
     /// region (a process may hold hundreds of containers): no region below
     /// the anonymous-area limit (`ANON_LIMIT`) ends above `low_top`, and no
     /// region reaching beyond that limit starts below `high_bottom`. Raised
-    /// (lowered) on attach only, so after a detach they are merely loose.
+    /// (lowered) on attach; recomputed when the attachment that set one
+    /// leaves, so that they stay tight (a space that held many containers,
+    /// or comes back from the pool, does not fall back to scanning for ever).
     low_top: u64,
     high_bottom: u64,
     /// CPUs that may hold translations of this space (bit per CPU index),
@@ -162,6 +164,24 @@ impl VirtualSpace {
         self.regions.push(a);
     }
 
+    /// Keeps the free-range bounds tight after `a` left: only when `a` was
+    /// the attachment that set one does it look at the others.
+    fn left(&mut self, a: &Attached) {
+        if a.end() <= ANON_LIMIT {
+            if a.end() == self.low_top {
+                self.low_top = self.regions.iter().map(Attached::end).filter(|&e| e <= ANON_LIMIT).max().unwrap_or(0);
+            }
+        } else if a.base == self.high_bottom {
+            self.high_bottom = self
+                .regions
+                .iter()
+                .filter(|r| r.end() > ANON_LIMIT)
+                .map(|r| r.base)
+                .min()
+                .unwrap_or(u64::MAX);
+        }
+    }
+
     /// Whether `base..end` overlaps no region: by the bounds when they
     /// suffice, else by looking at every region.
     fn is_free(&self, base: u64, end: u64) -> bool {
@@ -185,6 +205,7 @@ impl VirtualSpace {
     pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
         let i = self.regions.iter().position(|a| a.link_id == link_id)?;
         let mut a = self.regions.swap_remove(i);
+        self.left(&a);
         a.entry = None;
         paging::unmap_range(self.root, a.base, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
@@ -292,6 +313,7 @@ impl VirtualSpace {
             .ok_or(SpaceError::BadRange)?;
         to.check_range(base, &self.regions[i].region)?;
         let mut a = self.regions.swap_remove(i);
+        self.left(&a);
         a.entry = None;
         let old = a.base;
         paging::unmap_range(self.root, old, a.region.pages());
