@@ -169,7 +169,13 @@ impl VirtualSpace {
     fn left(&mut self, a: &Attached) {
         if a.end() <= ANON_LIMIT {
             if a.end() == self.low_top {
-                self.low_top = self.regions.iter().map(Attached::end).filter(|&e| e <= ANON_LIMIT).max().unwrap_or(0);
+                self.low_top = self
+                    .regions
+                    .iter()
+                    .map(Attached::end)
+                    .filter(|&e| e <= ANON_LIMIT)
+                    .max()
+                    .unwrap_or(0);
             }
         } else if a.base == self.high_bottom {
             self.high_bottom = self
