@@ -43,7 +43,8 @@ impl PerCpu {
         self.kernel_rsp.store(top, Ordering::Relaxed);
         // SAFETY: only this CPU touches its own TSS, with interrupts disabled
         // (during a switch); the CPU reads rsp0 only on a privilege change.
-        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new(top) };
+        // A kernel stack top is canonical: no need for `new`'s check and panic.
+        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new_truncate(top) };
     }
 }
 
