@@ -324,7 +324,8 @@ fn claim_for(c: &Computation, me: usize) -> bool {
 pub fn schedule_to(hint: Option<Arc<Computation>>) {
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
-    let me = cpu::this_cpu().index;
+    let here = cpu::this_cpu();
+    let me = here.index;
     let mut direct = None;
     if let Some(h) = hint {
         if claim_for(&h, me) {
@@ -397,8 +398,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         return;
     }
     let next_ptr = Arc::as_ptr(&next);
-    cpu::this_cpu()
-        .current
+    here.current
         .store(next_ptr as *mut Computation, Ordering::Release);
     // The run queue's reference to the one leaving moves to `PREV`, and the
     // one arriving moves in: no count changes on the way.
@@ -415,7 +415,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     }
     next.on_cpu.store(true, Ordering::Relaxed);
     next.last_cpu.store(me, Ordering::Relaxed);
-    switch_address_space(cur, next, me);
+    switch_address_space(cur, next, here);
     CONTEXT_SWITCHES.fetch_add(1, Ordering::Relaxed);
     let save = &cur.saved_rsp as *const AtomicU64;
     let load = next.saved_rsp.load(Ordering::Acquire);
@@ -431,7 +431,8 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
 }
 
 /// Loads `next`'s page tables, kernel stack for traps, and FPU state.
-fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
+fn switch_address_space(cur: &Computation, next: &Computation, here: &cpu::PerCpu) {
+    let me = here.index;
     if let Some(p) = &cur.process {
         p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
         // SAFETY: the area belongs to `cur`, which is this CPU's until the switch.
@@ -452,7 +453,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
         unsafe { crate::mm::paging::load_root(root) };
     }
     if !next.is_idle() {
-        cpu::this_cpu().set_kernel_stack(next.kernel_stack_top());
+        here.set_kernel_stack(next.kernel_stack_top());
     }
 }
 
