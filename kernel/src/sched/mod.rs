@@ -264,7 +264,7 @@ pub fn sleep_until(deadline: u64) {
 /// Switches if this CPU was asked to (slice over, new work, IPI).
 #[inline(always)]
 pub fn preempt_if_needed() {
-    let me = cpu::this_cpu().index;
+    let me = cpu::this_cpu().slot();
     // Load first: the common answer is no, and a plain load is cheaper than a swap.
     if NEED_RESCHED[me].load(Ordering::Relaxed) && NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
         schedule();
@@ -325,7 +325,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
     let here = cpu::this_cpu();
-    let me = here.index;
+    let me = here.slot();
     let mut direct = None;
     if let Some(h) = hint {
         if claim_for(&h, me) {
@@ -463,7 +463,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &cpu::PerCp
 #[inline(always)]
 fn finish_switch() {
     // Read again, not passed in: the computation may resume on another CPU.
-    let me = cpu::this_cpu().index;
+    let me = cpu::this_cpu().slot();
     let prev = PREV[me].swap(core::ptr::null_mut(), Ordering::Relaxed);
     if !prev.is_null() {
         // SAFETY: the slot held a strong reference from `Arc::into_raw`,
