@@ -398,8 +398,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         return;
     }
     let next_ptr = Arc::as_ptr(&next);
-    here.current
-        .store(next_ptr as *mut Computation, Ordering::Release);
+    here.current.store(next_ptr as *mut Computation, Ordering::Release);
     // The run queue's reference to the one leaving moves to `PREV`, and the
     // one arriving moves in: no count changes on the way.
     let prev = core::mem::replace(&mut rq.current, Some(next)).expect("current checked above");
