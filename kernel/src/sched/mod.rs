@@ -401,7 +401,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     here.current.store(next_ptr as *mut Computation, Ordering::Release);
     // The run queue's reference to the one leaving moves to `PREV`, and the
     // one arriving moves in: no count changes on the way.
-    let prev = core::mem::replace(&mut rq.current, Some(next)).expect("current checked above");
+    let prev = rq.current.replace(next).expect("current checked above");
     drop(rq);
     PREV[me].store(Arc::into_raw(prev) as *mut Computation, Ordering::Relaxed);
     // SAFETY: `rq.current` holds it now, and only this CPU replaces that,
