@@ -37,13 +37,25 @@ pub struct PerCpu {
 }
 
 impl PerCpu {
+    /// `index`, with its bound known to the compiler: the scheduler's
+    /// per-CPU arrays are indexed with it on every switch and system-call
+    /// return, and need no bounds check there.
+    #[inline(always)]
+    pub fn slot(&self) -> usize {
+        // SAFETY: init_this_cpu refuses an index out of range before it
+        // creates a PerCpu, and `index` never changes afterwards.
+        unsafe { core::hint::assert_unchecked(self.index < MAX_CPUS) };
+        self.index
+    }
+
     /// The kernel stack for the next entry from user mode (interrupts use
     /// the TSS, system calls `kernel_rsp`). Called by the owning CPU only.
     pub fn set_kernel_stack(&self, top: u64) {
         self.kernel_rsp.store(top, Ordering::Relaxed);
         // SAFETY: only this CPU touches its own TSS, with interrupts disabled
         // (during a switch); the CPU reads rsp0 only on a privilege change.
-        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new(top) };
+        // A kernel stack top is canonical: no need for `new`'s check and panic.
+        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new_truncate(top) };
     }
 }
 
@@ -58,6 +70,8 @@ static ONLINE: AtomicUsize = AtomicUsize::new(0);
 /// double faults and NMIs, GS base. Runs once per CPU, on that CPU.
 pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
     use crate::mm::stack::{DEFAULT_PAGES, KernelStack};
+    // `slot` relies on this.
+    assert!(index < MAX_CPUS, "CPU index {index} out of range");
     let ist = [
         KernelStack::new(DEFAULT_PAGES)
             .expect("no memory for a double-fault stack")

@@ -68,7 +68,10 @@ pub struct Computation {
     pub fpu: FpuArea,
     /// Nanoseconds of CPU time consumed.
     pub cpu_ns: AtomicU64,
-    pub stack: Option<KernelStack>,
+    /// Held only to be freed with the computation; a switch uses `stack_top`.
+    _stack: Option<KernelStack>,
+    /// `stack`'s top (0 without one), kept so that a switch need not work it out.
+    stack_top: u64,
 }
 
 pub const ANY_CPU: usize = usize::MAX;
@@ -127,7 +130,8 @@ impl Computation {
             last_cpu: AtomicUsize::new(0),
             fpu: FpuArea::new(fpu),
             cpu_ns: AtomicU64::new(0),
-            stack: Some(stack),
+            _stack: Some(stack),
+            stack_top: top,
         }))
     }
 
@@ -145,12 +149,13 @@ impl Computation {
             last_cpu: AtomicUsize::new(cpu),
             fpu: FpuArea::new(FpuState([0; 512])),
             cpu_ns: AtomicU64::new(0),
-            stack: None,
+            _stack: None,
+            stack_top: 0,
         })
     }
 
     pub fn kernel_stack_top(&self) -> u64 {
-        self.stack.as_ref().map_or(0, |s| s.top())
+        self.stack_top
     }
 
     pub fn is_idle(&self) -> bool {

@@ -264,7 +264,7 @@ pub fn sleep_until(deadline: u64) {
 /// Switches if this CPU was asked to (slice over, new work, IPI).
 #[inline(always)]
 pub fn preempt_if_needed() {
-    let me = cpu::this_cpu().index;
+    let me = cpu::this_cpu().slot();
     // Load first: the common answer is no, and a plain load is cheaper than a swap.
     if NEED_RESCHED[me].load(Ordering::Relaxed) && NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
         schedule();
@@ -295,7 +295,8 @@ pub fn schedule() {
 /// Whether `c` may run on the calling CPU (its affinity allows it).
 pub fn may_run_here(c: &Computation) -> bool {
     let pinned = c.affinity.load(Ordering::Relaxed);
-    pinned == ANY_CPU || cpu::try_this_cpu().is_some_and(|me| me.index == pinned)
+    // Asked only from system calls, long after this CPU's data was set up.
+    pinned == ANY_CPU || cpu::this_cpu().index == pinned
 }
 
 /// Claims Blocked `c` to run on CPU `me` straight away, skipping the run
@@ -323,7 +324,8 @@ fn claim_for(c: &Computation, me: usize) -> bool {
 pub fn schedule_to(hint: Option<Arc<Computation>>) {
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
-    let me = cpu::this_cpu().index;
+    let here = cpu::this_cpu();
+    let me = here.slot();
     let mut direct = None;
     if let Some(h) = hint {
         if claim_for(&h, me) {
@@ -336,13 +338,18 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     let now = crate::clock::nanos();
 
     let mut rq = RQ[me].lock();
-    let Some(cur) = rq.current.clone() else {
+    let Some(cur_arc) = rq.current.as_ref() else {
         drop(rq);
         if were_enabled {
             x86_64::instructions::interrupts::enable();
         }
         return;
     };
+    // Borrowed, not cloned: the reference in `rq.current` keeps it alive
+    // until it moves to `PREV` below, which keeps it alive past the switch.
+    let cur_ptr = Arc::as_ptr(cur_arc);
+    // SAFETY: see above; only this CPU replaces its own `rq.current`.
+    let cur: &Computation = unsafe { &*cur_ptr };
     {
         let mut state = cur.state.lock();
         if *state == State::Running {
@@ -359,7 +366,8 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
                 return;
             } else {
                 *state = State::Runnable;
-                rq.queue.push_back(cur.clone());
+                let again = rq.current.clone().expect("current checked above");
+                rq.queue.push_back(again);
             }
         }
         cur.holds_cpu.store(false, Ordering::Relaxed);
@@ -381,19 +389,24 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         *state = State::Running;
         next.holds_cpu.store(true, Ordering::Relaxed);
     }
-    if Arc::ptr_eq(&next, &cur) {
+    if core::ptr::eq(Arc::as_ptr(&next), cur_ptr) {
         drop(rq);
+        drop(next);
         if were_enabled {
             x86_64::instructions::interrupts::enable();
         }
         return;
     }
-    cpu::this_cpu()
-        .current
-        .store(Arc::as_ptr(&next) as *mut Computation, Ordering::Release);
-    rq.current = Some(next.clone());
+    let next_ptr = Arc::as_ptr(&next);
+    here.current.store(next_ptr as *mut Computation, Ordering::Release);
+    // The run queue's reference to the one leaving moves to `PREV`, and the
+    // one arriving moves in: no count changes on the way.
+    let prev = rq.current.replace(next).expect("current checked above");
     drop(rq);
-    PREV[me].store(Arc::into_raw(cur.clone()) as *mut Computation, Ordering::Relaxed);
+    PREV[me].store(Arc::into_raw(prev) as *mut Computation, Ordering::Relaxed);
+    // SAFETY: `rq.current` holds it now, and only this CPU replaces that,
+    // which it does not do before the switch below.
+    let next: &Computation = unsafe { &*next_ptr };
 
     // The previous CPU of `next` may still be on its stack.
     while next.on_cpu.load(Ordering::Acquire) {
@@ -401,12 +414,10 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     }
     next.on_cpu.store(true, Ordering::Relaxed);
     next.last_cpu.store(me, Ordering::Relaxed);
-    switch_address_space(&cur, &next, me);
+    switch_address_space(cur, next, here);
     CONTEXT_SWITCHES.fetch_add(1, Ordering::Relaxed);
     let save = &cur.saved_rsp as *const AtomicU64;
     let load = next.saved_rsp.load(Ordering::Acquire);
-    drop(next);
-    drop(cur);
     // SAFETY: `load` is the saved stack pointer of a computation that is not
     // running anywhere (on_cpu was clear); `save` outlives the switch because
     // `PREV` keeps the computation alive until
@@ -419,7 +430,8 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
 }
 
 /// Loads `next`'s page tables, kernel stack for traps, and FPU state.
-fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
+fn switch_address_space(cur: &Computation, next: &Computation, here: &cpu::PerCpu) {
+    let me = here.index;
     if let Some(p) = &cur.process {
         p.active_cpus.fetch_and(!(1 << me), Ordering::AcqRel);
         // SAFETY: the area belongs to `cur`, which is this CPU's until the switch.
@@ -440,27 +452,36 @@ fn switch_address_space(cur: &Computation, next: &Computation, me: usize) {
         unsafe { crate::mm::paging::load_root(root) };
     }
     if !next.is_idle() {
-        cpu::this_cpu().set_kernel_stack(next.kernel_stack_top());
+        here.set_kernel_stack(next.kernel_stack_top());
     }
 }
 
 /// Completes a switch on the new computation's side: the previous one may
 /// now be picked by another CPU, and a finished one is set aside for reaping.
+/// Inlined: it is on the way back of every switch.
+#[inline(always)]
 fn finish_switch() {
-    let me = cpu::this_cpu().index;
+    // Read again, not passed in: the computation may resume on another CPU.
+    let me = cpu::this_cpu().slot();
     let prev = PREV[me].swap(core::ptr::null_mut(), Ordering::Relaxed);
     if !prev.is_null() {
         // SAFETY: the slot held a strong reference from `Arc::into_raw`,
         // taken back exactly once, here.
         let prev = unsafe { Arc::from_raw(prev) };
-        let dead = prev.finished.load(Ordering::Relaxed);
         // A finished computation is set aside before it is declared off
         // the CPU, so whoever waits for that sees it ready to be reaped.
-        if dead {
-            DEAD.lock().push(prev.clone());
+        if prev.finished.load(Ordering::Relaxed) {
+            set_aside(&prev);
         }
         prev.on_cpu.store(false, Ordering::Release);
     }
+}
+
+/// Out of line: once per computation, not once per switch.
+#[cold]
+#[inline(never)]
+fn set_aside(dead: &Arc<Computation>) {
+    DEAD.lock().push(dead.clone());
 }
 
 /// First code of a new computation (see switch.S).
