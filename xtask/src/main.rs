@@ -40,7 +40,7 @@ test options:
   --filter SUBSTR        only tests whose name contains SUBSTR (host and QEMU
                          tiers; the benchmark smoke tier is skipped)
   --jobs N               parallel QEMU boots (default: number of host cores)
-  --timeout SECS         per-boot timeout (default 60; should_hang tests: 5)
+  --timeout SECS         per-boot timeout (default 120; should_hang tests: 5)
   --no-build             use the existing build/tessera.elf
 
 boottime options:
