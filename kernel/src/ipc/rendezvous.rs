@@ -488,24 +488,28 @@ fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, E
     Ok((status, c))
 }
 
+/// The request a control block describes, for a caller that waits for it;
+/// its buffers are checked like system-call arguments.
+fn waited_request(caller: &Process, c: &abi::Control) -> Result<Request, Error> {
+    uaccess::check_range(c.msg, c.msg_len as usize)?;
+    uaccess::check_range(c.reply, c.reply_cap as usize)?;
+    let mut r = Request::new(
+        c.entry,
+        caller.pid,
+        (c.msg, c.msg_len),
+        (c.reply, c.reply_cap),
+        Completion::Wait,
+    );
+    r.flags = c.flags;
+    r.tag = c.tag;
+    Ok(r)
+}
+
 /// AnT's callsync with a control block: one request, waited for, with the
 /// rendezvous's direct switch. Returns the block with its result half
 /// filled in (a request that could not be sent carries its error).
 pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
-    let sent = uaccess::check_range(c.msg, c.msg_len as usize)
-        .and_then(|()| uaccess::check_range(c.reply, c.reply_cap as usize))
-        .and_then(|()| {
-            let mut r = Request::new(
-                c.entry,
-                caller.pid,
-                (c.msg, c.msg_len),
-                (c.reply, c.reply_cap),
-                Completion::Wait,
-            );
-            r.flags = c.flags;
-            r.tag = c.tag;
-            call_with(caller, c.server, r)
-        });
+    let sent = waited_request(caller, c).and_then(|r| call_with(caller, c.server, r));
     match sent {
         Ok((_, call)) => {
             let result = result_of(&call, 1);
@@ -829,20 +833,7 @@ pub fn ncallsync_with(
     let mut failed_early = [0u64; MAX];
     for i in 0..n {
         let e = member(i)?;
-        let made = uaccess::check_range(e.msg, e.msg_len as usize)
-            .and_then(|()| uaccess::check_range(e.reply, e.reply_cap as usize))
-            .and_then(|()| {
-                let mut r = Request::new(
-                    e.entry,
-                    caller.pid,
-                    (e.msg, e.msg_len),
-                    (e.reply, e.reply_cap),
-                    Completion::Wait,
-                );
-                r.flags = e.flags;
-                r.tag = e.tag;
-                make_call(caller.pid, e.server, r)
-            });
+        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r));
         match made {
             Ok(mut c) => {
                 Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
