@@ -120,7 +120,7 @@ impl<T> Table<T> {
         Ok(ResId::new(self.kind, index, slot.generation))
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot(&self, id: ResId) -> Result<&Slot<T>, IdError> {
         if id.kind() != self.kind {
             return Err(IdError::WrongKind);
@@ -133,17 +133,17 @@ impl<T> Table<T> {
     }
 
     /// Checks an identifier without touching the resource.
-    #[inline]
+    #[inline(always)]
     pub fn check(&self, id: ResId) -> Result<(), IdError> {
         self.slot(id).map(|_| ())
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: ResId) -> Result<&T, IdError> {
         self.slot(id).map(|s| s.value.as_ref().expect("checked"))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: ResId) -> Result<&mut T, IdError> {
         self.slot(id)?;
         Ok(self.slots[id.index() as usize].value.as_mut().expect("checked"))
