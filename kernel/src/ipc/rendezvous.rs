@@ -146,6 +146,15 @@ impl Request {
             tag: 0,
         }
     }
+
+    /// The request control block `c` describes, from the caller's memory.
+    fn of(caller: u64, c: &abi::Control, completion: Completion) -> Request {
+        Request {
+            flags: c.flags,
+            tag: c.tag,
+            ..Request::new(c.entry, caller, (c.msg, c.msg_len), (c.reply, c.reply_cap), completion)
+        }
+    }
 }
 
 /// A finished call as its requester sees it: a control block with both
@@ -493,16 +502,7 @@ fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, E
 fn waited_request(caller: &Process, c: &abi::Control) -> Result<Request, Error> {
     uaccess::check_range(c.msg, c.msg_len as usize)?;
     uaccess::check_range(c.reply, c.reply_cap as usize)?;
-    let mut r = Request::new(
-        c.entry,
-        caller.pid,
-        (c.msg, c.msg_len),
-        (c.reply, c.reply_cap),
-        Completion::Wait,
-    );
-    r.flags = c.flags;
-    r.tag = c.tag;
-    Ok(r)
+    Ok(Request::of(caller.pid, c, Completion::Wait))
 }
 
 /// AnT's callsync with a control block: one request, waited for, with the
@@ -791,16 +791,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
 pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
     let s = target(c.server)?;
     check_entry(&s, c.entry)?;
-    let mut r = Request::new(
-        c.entry,
-        caller.pid,
-        (c.msg, c.msg_len),
-        (c.reply, c.reply_cap),
-        Completion::Ring,
-    );
-    r.flags = c.flags;
-    r.tag = c.tag;
-    let call = make_call(caller.pid, c.server, r)?;
+    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring))?;
     wake(deliver(&s, call)?);
     Ok(())
 }

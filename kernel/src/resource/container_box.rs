@@ -532,12 +532,7 @@ pub fn count() -> usize {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         let _ = delete(KERNEL, id);
     }

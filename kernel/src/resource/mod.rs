@@ -81,6 +81,12 @@ pub fn owned_mut<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<&
     Ok(table.get_mut(id).expect("checked just above"))
 }
 
+/// The resources of `table` that `pid` owns (collected, so that the table's
+/// lock can go before they are deleted one by one).
+pub fn ids_owned_by<T>(table: &ResTable<T>, pid: u64) -> alloc::vec::Vec<ResId> {
+    table.iter().filter(|(_, e)| e.owner == pid).map(|(id, _)| id).collect()
+}
+
 /// Gives entry `id` of `table` to `owner` (nothing if it is gone).
 pub fn give<T>(table: &mut ResTable<T>, id: ResId, owner: u64) {
     if let Ok(e) = table.get_mut(id) {

@@ -57,7 +57,7 @@ pub fn count() -> usize {
 
 pub fn release_owned_by(pid: u64) {
     let mut t = TABLE.lock();
-    let ids: alloc::vec::Vec<ResId> = t.iter().filter(|(_, e)| e.owner == pid).map(|(id, _)| id).collect();
+    let ids = super::ids_owned_by(&t, pid);
     for id in ids {
         let _ = t.remove(id);
     }

@@ -62,12 +62,7 @@ pub fn set_owner(id: ResId, owner: u64) {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: alloc::vec::Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         let _ = delete(super::KERNEL, id);
     }

@@ -127,12 +127,7 @@ pub fn region_of(id: ResId) -> Option<ResId> {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         let _ = delete(super::KERNEL, id);
     }

@@ -8,7 +8,6 @@ use crate::proc::program::Program;
 use crate::sync::IrqMutex;
 use crate::vm::region::{Backing, Kind as RegionKind, Region};
 use abi::{Error, ResInfo};
-use alloc::vec::Vec;
 
 pub enum Place {
     Detached(Region),
@@ -198,12 +197,7 @@ pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         let _ = delete(super::KERNEL, id);
     }

@@ -7,7 +7,6 @@ use crate::sync::IrqMutex;
 use crate::vm::space::VirtualSpace;
 use abi::{Error, ResInfo};
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 
 pub type SpaceRef = Arc<IrqMutex<VirtualSpace>>;
 
@@ -70,12 +69,7 @@ pub fn set_owner(id: ResId, owner: u64) {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         super::vuspace::detach_all(id);
         let _ = delete(super::KERNEL, id);

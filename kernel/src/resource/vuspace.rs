@@ -117,12 +117,7 @@ pub fn list(f: &mut dyn FnMut(ResId, u64, &Link)) {
 }
 
 pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.owner == pid)
-        .map(|(id, _)| id)
-        .collect();
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
     for id in ids {
         let _ = delete(super::KERNEL, id);
     }

@@ -1,4 +1,5 @@
-// Servers are native programs: linked like user/programs (user.ld).
+// Servers are native programs: linked like user/programs (user.ld). One
+// script for every server (each Cargo.toml names it as its `build`).
 fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
     let ld = format!("{dir}/../../user/programs/user.ld");
