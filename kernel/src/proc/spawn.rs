@@ -354,8 +354,7 @@ pub fn decompose(p: &super::Process) {
     let Some(space_ref) = p.space.lock().take() else { return };
     let heap: Vec<(ResId, ResId)> = space_ref
         .lock()
-        .regions
-        .iter()
+        .regions()
         .filter(|a| a.region.kind == RegionKind::Heap)
         .map(|a| (a.link_id, a.region_id))
         .collect();

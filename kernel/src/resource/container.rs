@@ -11,17 +11,20 @@ use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vspace, vuspace};
 use crate::clock;
 use crate::sync::{IrqMutex, IrqMutexGuard};
 use crate::vm::region::{Backing, Kind as RegionKind, Region};
+use crate::vm::space::NO_SLOT;
 use abi::{ContainerMode, ContainerStats, Error, ResInfo};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 pub enum Place {
-    /// Attached to process `pid`'s space by the attachment `link`. The
-    /// space is kept here so that an operation finds it with the container,
-    /// without looking the process up.
+    /// Attached to process `pid`'s space by the attachment `link`, which
+    /// lies in `slot` of the space's list. The space and the slot are kept
+    /// here so that an operation finds both with the container, without
+    /// looking the process or the attachment up.
     InProcess {
         pid: u64,
         link: ResId,
+        slot: usize,
         base: u64,
         space: SpaceRef,
     },
@@ -107,8 +110,8 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
 }
 
 /// Attaches `memory` to process `pid` at `addr` (0: wherever there is
-/// room); returns (region id, attachment id, address, space).
-fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64, SpaceRef), Error> {
+/// room); returns the region's id and the container's new place.
+fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
     timed(ATTACH, || {
         let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
@@ -124,8 +127,17 @@ fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, ResId, u64, Spa
             at
         };
         let region = vregion::adopt(pid, memory)?;
-        match vuspace::create(pid, p.space_id, region, base) {
-            Ok(link) => Ok((region, link, base, space)),
+        match vuspace::attach(pid, p.space_id, region, base) {
+            Ok((link, slot)) => Ok((
+                region,
+                Place::InProcess {
+                    pid,
+                    link,
+                    slot,
+                    base,
+                    space,
+                },
+            )),
             Err(e) => {
                 let _ = vregion::delete(KERNEL, region);
                 Err(e)
@@ -147,6 +159,19 @@ pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
     super::insert(&mut TABLE.lock(), owner, c)
 }
 
+/// A new container of `pages` for memory `attach` just placed with
+/// `owner`; without a table entry the memory is detached and deleted.
+fn insert_attached(owner: u64, pages: usize, region: ResId, place: Place) -> Result<ResId, Error> {
+    let link = match place {
+        Place::InProcess { link, .. } => link,
+        _ => ResId::NONE,
+    };
+    insert(owner, Container { pages, region, place }).inspect_err(|_| {
+        let _ = vuspace::delete(KERNEL, link);
+        let _ = vregion::delete(KERNEL, region);
+    })
+}
+
 /// A process that receives a container (created for it, pushed, moved to
 /// it) owns a resource it did not make itself: its exit must find it.
 fn owned_by(pid: u64) {
@@ -161,16 +186,8 @@ pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
         return Err(Error::Invalid);
     }
     let memory = new_memory(pages as usize)?;
-    let (region, link, base, space) = attach(pid, memory, addr)?;
-    let c = Container {
-        pages: pages as usize,
-        region,
-        place: Place::InProcess { pid, link, base, space },
-    };
-    insert(pid, c).inspect_err(|_| {
-        let _ = vuspace::delete(KERNEL, link);
-        let _ = vregion::delete(KERNEL, region);
-    })
+    let (region, place) = attach(pid, memory, addr)?;
+    insert_attached(pid, pages as usize, region, place)
 }
 
 /// An ICA (AnT): a container of `pages` physically contiguous pages
@@ -182,19 +199,8 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
     let memory = timed(CREATE, || {
         Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
     })?;
-    let (region, link, base, space) = attach(pid, memory, 0)?;
-    insert(
-        pid,
-        Container {
-            pages: pages as usize,
-            region,
-            place: Place::InProcess { pid, link, base, space },
-        },
-    )
-    .inspect_err(|_| {
-        let _ = vuspace::delete(KERNEL, link);
-        let _ = vregion::delete(KERNEL, region);
-    })
+    let (region, place) = attach(pid, memory, 0)?;
+    insert_attached(pid, pages as usize, region, place)
 }
 
 /// Moves (re-attaches) a container from its process to `target` without
@@ -211,7 +217,14 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
         let (pages, region) = (e.value.pages, e.value.region);
-        let Place::InProcess { pid, link, base, space } = &mut e.value.place else {
+        let Place::InProcess {
+            pid,
+            link,
+            slot,
+            base,
+            space,
+        } = &mut e.value.place
+        else {
             return Err(Error::Busy);
         };
         if *pid != caller && caller != KERNEL {
@@ -222,7 +235,7 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
         }
         let link = *link;
         // The place is updated where it lies (same variant, new fields).
-        *base = move_attachment(space, &to, &to_p, link, pages, addr)?;
+        (*base, *slot) = move_attachment(space, &to, &to_p, (link, *slot), pages, addr)?;
         *pid = target;
         *space = to;
         let base = *base;
@@ -243,16 +256,17 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
     Ok(base)
 }
 
-/// Moves attachment `link` (of `pages`) from space `from` to space `to` of
-/// process `to_p`, at `addr` or wherever there is room; returns the address.
+/// Moves attachment `link` (of `pages`, in `slot`) from space `from` to
+/// space `to` of process `to_p`, at `addr` or wherever there is room;
+/// returns its address and slot there.
 fn move_attachment(
     from: &SpaceRef,
     to: &SpaceRef,
     to_p: &crate::proc::Process,
-    link: ResId,
+    (link, slot): (ResId, usize),
     pages: usize,
     addr: u64,
-) -> Result<u64, Error> {
+) -> Result<(u64, usize), Error> {
     let len = pages as u64 * crate::mm::layout::PAGE_SIZE;
     // Two spaces: locked in address order, so that two moves in opposite
     // directions cannot deadlock.
@@ -274,7 +288,8 @@ fn move_attachment(
         to_p.anon_next.store(at + len, Ordering::Relaxed);
         at
     };
-    src.move_to(link, dst, base).map_err(|_| Error::Invalid)
+    let slot = src.move_to(link, slot, dst, base).map_err(|_| Error::Invalid)?;
+    Ok((base, slot))
 }
 
 /// A container that waits in box `bx`, holding `memory`.
@@ -332,13 +347,16 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
 
 /// Gives a container (its memory, taken out of a box) to process `pid`.
 pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
-    let (region, link, base, space) = attach(pid, memory, addr)?;
+    let (region, place) = attach(pid, memory, addr)?;
+    let Place::InProcess { base, .. } = place else {
+        unreachable!("attach places in a process");
+    };
     owned_by(pid);
     let mut t = TABLE.lock();
     let e = t.get_mut(id).map_err(super::id_error)?;
     e.owner = pid;
     e.value.region = region;
-    e.value.place = Place::InProcess { pid, link, base, space };
+    e.value.place = place;
     Ok(base)
 }
 
@@ -373,11 +391,7 @@ fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> 
     let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let mut s = space.lock();
-    let a = s
-        .regions
-        .iter_mut()
-        .find(|a| a.link_id == link)
-        .ok_or(Error::NotFound)?;
+    let a = s.attachment_mut(link, NO_SLOT).ok_or(Error::NotFound)?;
     match mode {
         ContainerMode::Copy => timed(COPY, || {
             STATS[BYTES_COPIED].fetch_add(a.region.size(), Ordering::Relaxed);
@@ -411,7 +425,7 @@ pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error>
         let t = TABLE.lock();
         let e = t.get(id).map_err(super::id_error)?;
         match &e.value.place {
-            Place::InProcess { link, space, .. } => (*link, e.value.pages, space.clone()),
+            Place::InProcess { link, slot, space, .. } => ((*link, *slot), e.value.pages, space.clone()),
             _ => return Err(Error::Busy),
         }
     };
@@ -423,7 +437,7 @@ pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error>
 
 /// The exchange itself, counted and timed, once the container's space and
 /// attachment are known.
-pub fn exchange_in(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result<(), Error> {
+pub fn exchange_in(space: &SpaceRef, link: (ResId, usize), memory: &mut Region) -> Result<(), Error> {
     timed(EXCHANGE, || exchange_untimed(space, link, memory))
 }
 
@@ -432,10 +446,13 @@ pub fn exchange_in(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result
 /// there, with the space's part: a call and its saved registers are a
 /// tenth of a one-page exchange.
 #[inline(always)]
-pub fn exchange_untimed(space: &SpaceRef, link: ResId, memory: &mut Region) -> Result<(), Error> {
+pub fn exchange_untimed(space: &SpaceRef, (link, slot): (ResId, usize), memory: &mut Region) -> Result<(), Error> {
     STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
     STATS[PAGES_EXCHANGED].fetch_add(memory.pages() as u64, Ordering::Relaxed);
-    space.lock().exchange_with(link, memory).map_err(|_| Error::Invalid)
+    space
+        .lock()
+        .exchange_with(link, slot, memory)
+        .map_err(|_| Error::Invalid)
 }
 
 // ---- direct operations between processes ----
@@ -472,20 +489,8 @@ pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode)
     may_touch(caller, target)?;
     let pages = in_process(id)?.3;
     let memory = outgoing(id, mode)?;
-    let (region, link, base, space) = attach(target, memory, addr)?;
-    insert(
-        target,
-        Container {
-            pages,
-            region,
-            place: Place::InProcess {
-                pid: target,
-                link,
-                base,
-                space,
-            },
-        },
-    )
+    let (region, place) = attach(target, memory, addr)?;
+    insert_attached(target, pages, region, place)
 }
 
 /// Steal: `target`'s container comes (COPY/SHARE/MOVE) into `caller`'s space.
@@ -496,20 +501,8 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
     }
     may_touch(caller, target)?;
     let memory = outgoing(id, mode)?;
-    let (region, link, base, space) = attach(caller, memory, addr)?;
-    insert(
-        caller,
-        Container {
-            pages,
-            region,
-            place: Place::InProcess {
-                pid: caller,
-                link,
-                base,
-                space,
-            },
-        },
-    )
+    let (region, place) = attach(caller, memory, addr)?;
+    insert_attached(caller, pages, region, place)
 }
 
 /// Exchange: the physical pages behind `mine` (of `caller`) and `theirs`

@@ -290,17 +290,22 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
     Some(Ok((empty, pages as u64 * 4096)))
 }
 
-/// (link, pages, space, base) of container `id`, attached to `caller`'s space.
+/// ((link, slot), pages, space, base) of container `id`, attached to
+/// `caller`'s space.
 fn attached(
     ct: &ResTable<container::Container>,
     id: ResId,
     caller: u64,
-) -> Result<(ResId, usize, super::vspace::SpaceRef, u64), Error> {
+) -> Result<((ResId, usize), usize, super::vspace::SpaceRef, u64), Error> {
     let c = ct.get(id).map_err(super::id_error)?;
     match &c.value.place {
-        Place::InProcess { pid, link, space, base } if *pid == caller || caller == KERNEL => {
-            Ok((*link, c.value.pages, space.clone(), *base))
-        }
+        Place::InProcess {
+            pid,
+            link,
+            slot,
+            space,
+            base,
+        } if *pid == caller || caller == KERNEL => Ok(((*link, *slot), c.value.pages, space.clone(), *base)),
         Place::InProcess { .. } => Err(Error::Denied),
         _ => Err(Error::Busy),
     }

@@ -276,9 +276,8 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
             let parts: Vec<(ResId, ResId, bool)> = vspace::get(KERNEL, id)
                 .map(|s| {
                     let s = s.lock();
-                    let texts = s.regions.iter().filter(|a| a.region.executable).count();
-                    s.regions
-                        .iter()
+                    let texts = s.regions().filter(|a| a.region.executable).count();
+                    s.regions()
                         .map(|a| (a.link_id, a.region_id, texts == 1 && a.region.executable))
                         .collect()
                 })

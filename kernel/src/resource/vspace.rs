@@ -26,7 +26,7 @@ pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
     let space = {
         let mut t = TABLE.lock();
         let e = super::owned(&t, id, caller)?;
-        if Arc::strong_count(&e.value) > 1 || !e.value.lock().regions.is_empty() {
+        if Arc::strong_count(&e.value) > 1 || e.value.lock().region_count() != 0 {
             return Err(Error::Busy);
         }
         t.remove(id).map_err(super::id_error)?
@@ -48,7 +48,7 @@ pub fn query(id: ResId) -> Result<ResInfo, Error> {
         id,
         e.owner,
         bytes(&s),
-        s.regions.len() as u64,
+        s.region_count() as u64,
         [ResId::NONE; 3],
     ))
 }
@@ -60,7 +60,7 @@ pub fn count() -> usize {
 pub fn list(f: &mut dyn FnMut(ResId, u64, usize, u64)) {
     for (id, e) in TABLE.lock().iter() {
         let s = e.value.lock();
-        f(id, e.owner, s.regions.len(), bytes(&s));
+        f(id, e.owner, s.region_count(), bytes(&s));
     }
 }
 

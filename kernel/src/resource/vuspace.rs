@@ -18,6 +18,12 @@ static TABLE: IrqMutex<ResTable<Link>> = IrqMutex::new(table(Kind::VirtualUserSp
 
 /// Attaches `region` to `space` at `base`.
 pub fn create(caller: u64, space: ResId, region: ResId, base: u64) -> Result<ResId, Error> {
+    attach(caller, space, region, base).map(|(link, _)| link)
+}
+
+/// `create`, returning also the slot the attachment took in the space
+/// (for whoever keeps it, so as to find the attachment in one step).
+pub fn attach(caller: u64, space: ResId, region: ResId, base: u64) -> Result<(ResId, usize), Error> {
     let space_ref = vspace::get(caller, space)?;
     vregion::check(region, caller)?;
     let r = vregion::take(caller, region)?;
@@ -30,9 +36,9 @@ pub fn create(caller: u64, space: ResId, region: ResId, base: u64) -> Result<Res
     };
     let attached = space_ref.lock().attach(base, r, region, link);
     match attached {
-        Ok(()) => {
+        Ok(slot) => {
             vregion::placed(region, Place::InSpace { space, link });
-            Ok(link)
+            Ok((link, slot))
         }
         Err((e, r)) => {
             vregion::put_back(region, r);
@@ -77,7 +83,7 @@ pub fn detach_all(space: ResId) {
 /// itself (its own short list), not by scanning every attachment there is.
 pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
     vspace::get(super::KERNEL, space)
-        .map(|s| s.lock().regions.iter().map(|a| (a.link_id, a.region_id)).collect())
+        .map(|s| s.lock().regions().map(|a| (a.link_id, a.region_id)).collect())
         .unwrap_or_default()
 }
 

@@ -29,7 +29,7 @@ fn frames_of(id: ResId) -> Result<Vec<u64>, String> {
     let (pid, link, _, _) = container::in_process(id).map_err(|e| format!("{e:?}"))?;
     let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
     let s = space.lock();
-    let a = s.regions.iter().find(|a| a.link_id == link).ok_or("not attached")?;
+    let a = s.regions().find(|a| a.link_id == link).ok_or("not attached")?;
     Ok(a.region.frames().to_vec())
 }
 

@@ -84,16 +84,34 @@ pub enum FaultError {
     OutOfMemory,
 }
 
+/// A place in a space's list of attachments. An attachment keeps its slot
+/// while it is attached, so whoever knows the slot (a container does) finds
+/// it in one step however many regions the space holds; slots left free
+/// are chained and reused first.
+enum Slot {
+    Used(Attached),
+    Free { next: usize },
+}
+
+/// End of the free-slot chain; as a slot hint, "look for it".
+pub const NO_SLOT: usize = usize::MAX;
+
 pub struct VirtualSpace {
     root: u64,
-    pub regions: Vec<Attached>,
+    slots: Vec<Slot>,
+    /// First free slot (`NO_SLOT`: none) and the number of attachments.
+    free: usize,
+    attached: usize,
     /// Bounds that let a range be found free without looking at every
     /// region (a process may hold hundreds of containers): no region below
     /// the anonymous-area limit (`ANON_LIMIT`) ends above `low_top`, and no
     /// region reaching beyond that limit starts below `high_bottom`. Raised
-    /// (lowered) on attach; recomputed when the attachment that set one
-    /// leaves, so that they stay tight (a space that held many containers,
-    /// or comes back from the pool, does not fall back to scanning for ever).
+    /// (lowered) on attach; left as they are when an attachment leaves (a
+    /// bound that is too wide is still true, and a move or exchange is then
+    /// not slowed by a look at every region), and made tight again by the
+    /// first check that has to look at every region anyway, so that a space
+    /// that held many containers, or comes back from the pool, does not
+    /// fall back to scanning for ever.
     low_top: u64,
     high_bottom: u64,
     /// CPUs that may hold translations of this space (bit per CPU index),
@@ -114,7 +132,9 @@ impl VirtualSpace {
         }
         Ok(VirtualSpace {
             root,
-            regions: Vec::new(),
+            slots: Vec::new(),
+            free: NO_SLOT,
+            attached: 0,
             low_top: 0,
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
@@ -125,6 +145,58 @@ impl VirtualSpace {
         self.root
     }
 
+    /// The attached regions, in no particular order.
+    pub fn regions(&self) -> impl Iterator<Item = &Attached> {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Used(a) => Some(a),
+            Slot::Free { .. } => None,
+        })
+    }
+
+    fn regions_mut(&mut self) -> impl Iterator<Item = &mut Attached> {
+        self.slots.iter_mut().filter_map(|s| match s {
+            Slot::Used(a) => Some(a),
+            Slot::Free { .. } => None,
+        })
+    }
+
+    pub fn region_count(&self) -> usize {
+        self.attached
+    }
+
+    /// The attachment in slot `i`, if that slot is in use.
+    fn at(&mut self, i: usize) -> Option<&mut Attached> {
+        match self.slots.get_mut(i) {
+            Some(Slot::Used(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The slot of attachment `link_id`: `hint` when it is there (one step),
+    /// else found by looking.
+    #[inline(always)]
+    pub fn slot_of(&self, link_id: ResId, hint: usize) -> Option<usize> {
+        if let Some(Slot::Used(a)) = self.slots.get(hint)
+            && a.link_id == link_id
+        {
+            return Some(hint);
+        }
+        self.find_slot(link_id)
+    }
+
+    #[cold]
+    fn find_slot(&self, link_id: ResId) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| matches!(s, Slot::Used(a) if a.link_id == link_id))
+    }
+
+    /// The attachment `link_id` (slot `hint` if it is there).
+    pub fn attachment_mut(&mut self, link_id: ResId, hint: usize) -> Option<&mut Attached> {
+        let i = self.slot_of(link_id, hint)?;
+        self.at(i)
+    }
+
     /// Attaches `region` at `base`, mapping the pages it already has. On
     /// failure the region is handed back.
     pub fn attach(
@@ -133,7 +205,7 @@ impl VirtualSpace {
         region: Region,
         region_id: ResId,
         link_id: ResId,
-    ) -> Result<(), (SpaceError, Region)> {
+    ) -> Result<usize, (SpaceError, Region)> {
         match self.check_range(base, &region) {
             Ok(()) => {}
             Err(e) => return Err((e, region)),
@@ -150,49 +222,60 @@ impl VirtualSpace {
             paging::unmap_range(self.root, base, done);
             return Err((e.into(), attached.region));
         }
-        self.push(attached);
-        Ok(())
+        Ok(self.push(attached))
     }
 
-    /// Adds an attachment whose range was checked, keeping the free-range bounds.
-    fn push(&mut self, a: Attached) {
+    /// Adds an attachment whose range was checked (so that a slot is there
+    /// for it), keeping the free-range bounds; returns its slot.
+    fn push(&mut self, a: Attached) -> usize {
         if a.end() <= ANON_LIMIT {
             self.low_top = self.low_top.max(a.end());
         } else {
             self.high_bottom = self.high_bottom.min(a.base);
         }
-        self.regions.push(a);
+        self.attached += 1;
+        if self.free == NO_SLOT {
+            self.slots.push(Slot::Used(a));
+            return self.slots.len() - 1;
+        }
+        let i = self.free;
+        if let Slot::Free { next } = core::mem::replace(&mut self.slots[i], Slot::Used(a)) {
+            self.free = next;
+        }
+        i
     }
 
-    /// Keeps the free-range bounds tight after `a` left: only when `a` was
-    /// the attachment that set one does it look at the others.
-    fn left(&mut self, a: &Attached) {
-        if a.end() <= ANON_LIMIT {
-            if a.end() == self.low_top {
-                self.low_top = self
-                    .regions
-                    .iter()
-                    .map(Attached::end)
-                    .filter(|&e| e <= ANON_LIMIT)
-                    .max()
-                    .unwrap_or(0);
-            }
-        } else if a.base == self.high_bottom {
-            self.high_bottom = self
-                .regions
-                .iter()
-                .filter(|r| r.end() > ANON_LIMIT)
-                .map(|r| r.base)
-                .min()
-                .unwrap_or(u64::MAX);
-        }
+    /// Takes the attachment out of slot `i` (which is in use), keeping the
+    /// free-range bounds.
+    fn take(&mut self, i: usize) -> Attached {
+        let Slot::Used(mut a) = core::mem::replace(&mut self.slots[i], Slot::Free { next: self.free }) else {
+            unreachable!("slot {i} taken twice");
+        };
+        self.free = i;
+        self.attached -= 1;
+        a.entry = None;
+        a
     }
 
     /// Whether `base..end` overlaps no region: by the bounds when they
-    /// suffice, else by looking at every region.
-    fn is_free(&self, base: u64, end: u64) -> bool {
-        (base >= self.low_top && end <= ANON_LIMIT.min(self.high_bottom))
-            || !self.regions.iter().any(|a| base < a.end() && a.base < end)
+    /// suffice, else by looking at every region (and making the bounds
+    /// tight on the way).
+    fn is_free(&mut self, base: u64, end: u64) -> bool {
+        let within = |s: &Self| base >= s.low_top && end <= ANON_LIMIT.min(s.high_bottom);
+        if within(self) {
+            return true;
+        }
+        let (mut low_top, mut high_bottom, mut overlap) = (0, u64::MAX, false);
+        for a in self.regions() {
+            if a.end() <= ANON_LIMIT {
+                low_top = low_top.max(a.end());
+            } else {
+                high_bottom = high_bottom.min(a.base);
+            }
+            overlap |= base < a.end() && a.base < end;
+        }
+        (self.low_top, self.high_bottom) = (low_top, high_bottom);
+        !overlap
     }
 
     fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
@@ -203,16 +286,16 @@ impl VirtualSpace {
         if !self.is_free(base, end) {
             return Err(SpaceError::BadRange);
         }
-        self.regions.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+        if self.free == NO_SLOT {
+            self.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+        }
         Ok(())
     }
 
     /// Detaches the attachment `link_id` and returns its region.
     pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
-        let i = self.regions.iter().position(|a| a.link_id == link_id)?;
-        let mut a = self.regions.swap_remove(i);
-        self.left(&a);
-        a.entry = None;
+        let i = self.slot_of(link_id, NO_SLOT)?;
+        let a = self.take(i);
         paging::unmap_range(self.root, a.base, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
@@ -222,66 +305,40 @@ impl VirtualSpace {
     /// Rewrites the page-table entries of attachment `index` after its frames
     /// changed (a physical-memory exchange), and drops the stale
     /// translations from every CPU that runs this space.
-    #[inline(always)]
     fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
-        let root = self.root;
-        let a = &mut self.regions[index];
-        if let [pa] = *a.region.frames() {
-            if a.entry.is_none() {
-                a.entry = paging::Entry::of(root, a.base);
-            }
-            match a.entry {
-                // SAFETY: the entry was found in this space's tree, which
-                // lives as long as the space (tables go only with it).
-                Some(e) => unsafe { e.set(pa, a.pte_flags()) },
-                None => paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?,
-            }
-        } else {
-            paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
-        }
-        let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
-        Ok(())
+        let Some(Slot::Used(a)) = self.slots.get_mut(index) else {
+            return Err(SpaceError::BadRange);
+        };
+        rewrite(self.root, &self.active_cpus, a)
     }
 
-    /// Exchanges the physical pages of attachment `link_id` with those of a
-    /// region outside any space (a container in a box). No data is copied.
+    /// Exchanges the physical pages of attachment `link_id` (in slot `hint`
+    /// if it is there) with those of a region outside any space (a
+    /// container in a box). No data is copied.
     #[inline(always)]
-    pub fn exchange_with(&mut self, link_id: ResId, other: &mut Region) -> Result<(), SpaceError> {
-        // From the end: containers are attached after the program's own
-        // regions, so they are found in a step or two.
-        let i = self
-            .regions
-            .iter()
-            .rposition(|a| a.link_id == link_id)
-            .ok_or(SpaceError::BadRange)?;
-        self.regions[i]
-            .region
-            .exchange_frames(other)
-            .map_err(|_| SpaceError::BadRange)?;
-        self.remap(i)
+    pub fn exchange_with(&mut self, link_id: ResId, hint: usize, other: &mut Region) -> Result<(), SpaceError> {
+        let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
+        let Some(Slot::Used(a)) = self.slots.get_mut(i) else {
+            return Err(SpaceError::BadRange);
+        };
+        a.region.exchange_frames(other).map_err(|_| SpaceError::BadRange)?;
+        rewrite(self.root, &self.active_cpus, a)
     }
 
     /// Exchanges the physical pages of two attachments of this space.
     pub fn exchange_within(&mut self, a: ResId, b: ResId) -> Result<(), SpaceError> {
-        let i = self
-            .regions
-            .iter()
-            .position(|x| x.link_id == a)
-            .ok_or(SpaceError::BadRange)?;
-        let j = self
-            .regions
-            .iter()
-            .position(|x| x.link_id == b)
-            .ok_or(SpaceError::BadRange)?;
+        let i = self.slot_of(a, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let j = self.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
         if i == j {
             return Ok(());
         }
         let (lo, hi) = (i.min(j), i.max(j));
-        let (left, right) = self.regions.split_at_mut(hi);
-        left[lo]
-            .region
-            .exchange_frames(&mut right[0].region)
+        let (left, right) = self.slots.split_at_mut(hi);
+        let (Slot::Used(x), Slot::Used(y)) = (&mut left[lo], &mut right[0]) else {
+            return Err(SpaceError::BadRange);
+        };
+        x.region
+            .exchange_frames(&mut y.region)
             .map_err(|_| SpaceError::BadRange)?;
         self.remap(i)?;
         self.remap(j)
@@ -290,51 +347,49 @@ impl VirtualSpace {
     /// Exchanges the physical pages of attachment `a` of this space with
     /// attachment `b` of `other` (two processes' containers).
     pub fn exchange_between(&mut self, a: ResId, other: &mut VirtualSpace, b: ResId) -> Result<(), SpaceError> {
-        let i = self
-            .regions
-            .iter()
-            .position(|x| x.link_id == a)
-            .ok_or(SpaceError::BadRange)?;
-        let j = other
-            .regions
-            .iter()
-            .position(|x| x.link_id == b)
-            .ok_or(SpaceError::BadRange)?;
-        self.regions[i]
-            .region
-            .exchange_frames(&mut other.regions[j].region)
+        let i = self.slot_of(a, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let j = other.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let (Some(x), Some(y)) = (self.at(i), other.at(j)) else {
+            return Err(SpaceError::BadRange);
+        };
+        x.region
+            .exchange_frames(&mut y.region)
             .map_err(|_| SpaceError::BadRange)?;
         self.remap(i)?;
         other.remap(j)
     }
 
-    /// Moves attachment `link_id` out of this space into `to` at `base`
-    /// without touching the data: this space's entries are cleared (and
-    /// shot down), the other space's written. AnT's re-attachment of an ICA.
-    pub fn move_to(&mut self, link_id: ResId, to: &mut VirtualSpace, base: u64) -> Result<u64, SpaceError> {
-        let i = self
-            .regions
-            .iter()
-            .position(|a| a.link_id == link_id)
-            .ok_or(SpaceError::BadRange)?;
-        to.check_range(base, &self.regions[i].region)?;
-        let mut a = self.regions.swap_remove(i);
-        self.left(&a);
-        a.entry = None;
+    /// Moves attachment `link_id` (in slot `hint` if it is there) out of
+    /// this space into `to` at `base` without touching the data: this
+    /// space's entries are cleared (and shot down), the other space's
+    /// written. AnT's re-attachment of an ICA. Returns its slot in `to`.
+    pub fn move_to(
+        &mut self,
+        link_id: ResId,
+        hint: usize,
+        to: &mut VirtualSpace,
+        base: u64,
+    ) -> Result<usize, SpaceError> {
+        let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
+        let Slot::Used(a) = &self.slots[i] else {
+            return Err(SpaceError::BadRange);
+        };
+        to.check_range(base, &a.region)?;
+        let mut a = self.take(i);
         let old = a.base;
         paging::unmap_range(self.root, old, a.region.pages());
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(old, a.region.pages() as u64, cpus);
         a.base = base;
         if let Err(e) = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()) {
-            // Put it back where it was: nothing is lost.
+            // Put it back where it was (the slot it left is the first free
+            // one): nothing is lost.
             a.base = old;
             let _ = paging::remap_range(self.root, old, a.region.frames(), a.pte_flags());
             self.push(a);
             return Err(e.into());
         }
-        to.push(a);
-        Ok(base)
+        Ok(to.push(a))
     }
 
     /// Page-table pages of the user half (the memory a space holds beyond
@@ -344,7 +399,7 @@ impl VirtualSpace {
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
-        self.regions.iter().find(|a| addr >= a.base && addr < a.end())
+        self.regions().find(|a| addr >= a.base && addr < a.end())
     }
 
     /// Resolves a fault at `addr`: maps the page if the region allows the
@@ -352,10 +407,17 @@ impl VirtualSpace {
     /// the kind of region, for the per-process fault counters.
     pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
         let root = self.root;
-        let Some(a) = self.regions.iter_mut().find(|a| addr >= a.base && addr < a.end()) else {
+        let Some(a) = self
+            .slots
+            .iter_mut()
+            .filter_map(|s| match s {
+                Slot::Used(a) => Some(a),
+                Slot::Free { .. } => None,
+            })
+            .find(|a| addr >= a.base && addr < a.end())
+        else {
             let below_stack = self
-                .regions
-                .iter()
+                .regions()
                 .any(|a| a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE);
             return Err(if below_stack {
                 FaultError::StackOverflow
@@ -384,7 +446,7 @@ impl VirtualSpace {
     /// with `eager` every page of every region is made present and mapped.
     pub fn refresh(&mut self, eager: bool) -> Result<(), OutOfMemory> {
         let root = self.root;
-        for a in self.regions.iter_mut() {
+        for a in self.regions_mut() {
             if a.region.writable {
                 a.region.reset();
             }
@@ -457,7 +519,7 @@ impl VirtualSpace {
     }
 
     /// Lowest free address of at least `len` bytes at or above `from`.
-    pub fn find_free(&self, from: u64, len: u64) -> Option<u64> {
+    pub fn find_free(&mut self, from: u64, len: u64) -> Option<u64> {
         let limit = ANON_LIMIT;
         // Usually `from` is the top of what was placed so far: check it
         // first, without sorting anything.
@@ -466,7 +528,7 @@ impl VirtualSpace {
             return Some(from);
         }
         let mut at = from;
-        let mut sorted: Vec<(u64, u64)> = self.regions.iter().map(|a| (a.base, a.end())).collect();
+        let mut sorted: Vec<(u64, u64)> = self.regions().map(|a| (a.base, a.end())).collect();
         sorted.sort_unstable();
         for (b, e) in sorted {
             if e <= at {
@@ -481,7 +543,7 @@ impl VirtualSpace {
     }
 
     pub fn resident_pages(&self) -> usize {
-        self.regions.iter().map(|a| a.region.resident_pages()).sum()
+        self.regions().map(|a| a.region.resident_pages()).sum()
     }
 }
 
@@ -492,6 +554,28 @@ impl Drop for VirtualSpace {
         free_tables(self.root, 3);
         frames::free(self.root, 1);
     }
+}
+
+/// Rewrites the page-table entries of attachment `a` of the space with
+/// tree `root` after its frames changed, and drops the stale translations
+/// from the CPUs in `cpus`.
+#[inline(always)]
+fn rewrite(root: u64, cpus: &AtomicU64, a: &mut Attached) -> Result<(), SpaceError> {
+    if let [pa] = *a.region.frames() {
+        if a.entry.is_none() {
+            a.entry = paging::Entry::of(root, a.base);
+        }
+        match a.entry {
+            // SAFETY: the entry was found in this space's tree, which
+            // lives as long as the space (tables go only with it).
+            Some(e) => unsafe { e.set(pa, a.pte_flags()) },
+            None => paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?,
+        }
+    } else {
+        paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
+    }
+    tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus.load(Ordering::Acquire));
+    Ok(())
 }
 
 fn count_tables(table: u64, level: u32) -> usize {
