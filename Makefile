@@ -21,6 +21,10 @@ TEST_SMP ?=
 RUNS ?=
 # Benchmark selection: make bench B=spawn MODE=tcg
 B ?=
+# Profile of one system call: make profile SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
+SYSCALL ?=
+SKIP ?=
+COND ?=
 
 # A machine where setup just installed rustup has it only here so far.
 export PATH := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
@@ -29,7 +33,7 @@ CARGO ?= cargo
 XTASK := $(CARGO) xtask
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build run debug test bench boottime fmt lint clean
+.PHONY: help setup build run debug profile test bench boottime fmt lint clean
 
 help: ## list the targets
 	@echo "usage: make <target> [SETTING=value ...]"
@@ -52,6 +56,10 @@ run: setup ## build and boot interactively (Ctrl-A X quits)
 
 debug: setup ## boot stopped, waiting for gdb (see tools/gdbinit)
 	$(XTASK) debug
+
+profile: ## instructions of one system call by function: SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
+	bash tools/setup.sh gdb
+	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(COND)') $(if $(SMP),--smp $(SMP))
 
 test: setup ## the whole test suite; last line: N passed, N failed
 	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))

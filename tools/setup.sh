@@ -28,6 +28,13 @@ have addr2line || pkgs+=(binutils)          # symbolizes kernel backtraces
 have musl-gcc || pkgs+=(musl-tools)         # static C programs for the guest
 # rustc links host programs (xtask, unit tests) through cc.
 have cc || pkgs+=(gcc libc6-dev)
+# Tools only some targets need, named as arguments (`setup.sh gdb`).
+for extra in "$@"; do
+    case "$extra" in
+        gdb) have gdb || pkgs+=(gdb) ;;  # make debug, make profile
+        *) say "unknown extra: $extra"; exit 1 ;;
+    esac
+done
 # mke2fs lives in /sbin, which is not in a normal user's PATH.
 if ! have mke2fs && [ ! -x /sbin/mke2fs ] && [ ! -x /usr/sbin/mke2fs ]; then
     pkgs+=(e2fsprogs)

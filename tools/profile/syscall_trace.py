@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Instruction-level profile of one system call: every kernel instruction it
+executes, from `syscall_entry` to the first return to user mode, attributed
+to the (inlined) functions it belongs to.
+
+It boots Tessera under instruction counting, stopped for gdb (`cargo xtask
+debug`), lets gdb stop at the K-th entry of system call N (optionally with a
+further condition on the registers), single-steps the kernel until it leaves
+for user mode, and names each instruction with addr2line (inline frames
+included). Under instruction counting a benchmark's figure is a path length;
+this shows where that path goes.
+
+    python3 tools/profile/syscall_trace.py ica_move --skip 25 --cmdline 'bench=ipc'
+    make profile SYSCALL=container_send SKIP=5 COND='$r10 == 4' CMDLINE='bench=container bench_short'
+
+What the trace covers: the kernel's part of that one call up to the first
+`sysret`/`iret` to user mode, whichever process that is (a call that switches
+directly to a server is followed into the server's return). QEMU's gdb stub
+keeps interrupts off while it single-steps, so no interrupt handler is in the
+trace. Run as gdb's script (`gdb -x`) this file is the tracer; run by Python
+it is the driver and the report.
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ELF = os.path.join(ROOT, "build", "tessera.elf")
+ABI = os.path.join(ROOT, "kernel", "abi", "src", "lib.rs")
+USER_END = 0x0000_8000_0000_0000
+
+
+def tracer():
+    """Inside gdb: stop at the chosen call and record every PC until user mode."""
+    import gdb  # noqa: provided by gdb
+
+    nr = int(os.environ["TRACE_NR"])
+    skip = int(os.environ.get("TRACE_SKIP", "0"))
+    cond = os.environ.get("TRACE_COND", "").strip()
+    limit = int(os.environ.get("TRACE_MAX", "200000"))
+    out = os.environ["TRACE_OUT"]
+    gdb.execute("set architecture i386:x86-64")
+    gdb.execute("set pagination off")
+    gdb.execute("set confirm off")
+    gdb.execute("target remote 127.0.0.1:" + os.environ["TRACE_PORT"])
+    # A hardware breakpoint: the kernel is mapped where gdb's software
+    # breakpoints would be written before paging is up.
+    extra = f" && ({cond})" if cond else ""
+    gdb.execute(f"hbreak syscall_entry if $rax == {nr}{extra}")
+    for _ in range(skip + 1):
+        gdb.execute("continue", to_string=True)
+    gdb.execute("delete")
+    pcs = []
+    while len(pcs) < limit:
+        pc = int(gdb.parse_and_eval("$pc")) & 0xFFFF_FFFF_FFFF_FFFF
+        if pc < USER_END:
+            break
+        pcs.append(pc)
+        gdb.execute("stepi", to_string=True)
+    with open(out, "w") as f:
+        f.writelines(f"{pc:x}\n" for pc in pcs)
+    gdb.execute("kill")
+
+
+def syscall_number(name):
+    """`71`, `ica_move` or `IcaMove` -> 71, from the ABI's `Sys` enum."""
+    if name.isdigit():
+        return int(name)
+    want = name.replace("_", "").lower()
+    text = open(ABI).read()
+    for ident, num in re.findall(r"^\s*([A-Z][A-Za-z0-9]*) = (\d+),", text, re.M):
+        if ident.lower() == want:
+            return int(num)
+    sys.exit(f"syscall_trace: no system call named {name!r} in {ABI}")
+
+
+def symbolize(pcs):
+    """PC -> inline chain, outermost first, of short function names."""
+    import subprocess
+
+    uniq = sorted(set(pcs))
+    out = subprocess.run(
+        ["addr2line", "-e", ELF, "-i", "-f", "-C", "-a"] + [f"0x{p:x}" for p in uniq],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    chains, cur, i = {}, None, 0
+    while i < len(out):
+        line = out[i]
+        if line.startswith("0x"):
+            cur = int(line, 16)
+            chains[cur] = []
+            i += 1
+            continue
+        fn = re.sub(r"::h[0-9a-f]{16}$", "", line)
+        # Drop generic arguments and impl paths: keep the function's own name.
+        while True:
+            shorter = re.sub(r"<[^<>]*>", "", fn)
+            if shorter == fn:
+                break
+            fn = shorter
+        parts = [p for p in fn.split("::") if p]
+        # A closure is named after the function it is in.
+        keep = 2 if parts and parts[-1].startswith("{{closure") else 1
+        chains[cur].append("::".join(parts[-keep:]) or fn)
+        i += 2
+    return {pc: list(reversed(c)) for pc, c in chains.items()}
+
+
+def report(pcs, depth, top):
+    from collections import Counter
+
+    chains = symbolize(pcs)
+    by_chain, by_function = Counter(), Counter()
+    for pc in pcs:
+        chain = chains.get(pc, ["?"])
+        by_chain[" > ".join(chain[:depth])] += 1
+        by_function[chain[-1]] += 1
+    print(f"{len(pcs)} kernel instructions")
+    print(f"\nby call chain (outermost {depth} frames, inlined frames included):")
+    for key, n in by_chain.most_common(top):
+        print(f"{n:7}  {key}")
+    print("\nby innermost function:")
+    for key, n in by_function.most_common(top):
+        print(f"{n:7}  {key}")
+
+
+def driver():
+    import argparse
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    import time
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("syscall", help="number or name (ica_move, IcaMove, 71)")
+    ap.add_argument("--skip", type=int, default=0, help="entries of that call to let pass first")
+    ap.add_argument("--cond", default="", help="further gdb condition, e.g. '$rdi == 3'")
+    ap.add_argument("--cmdline", default="", help="kernel command line (e.g. 'bench=ipc')")
+    ap.add_argument("--depth", type=int, default=4, help="frames per call chain in the report")
+    ap.add_argument("--top", type=int, default=40, help="rows per table")
+    ap.add_argument("--max", type=int, default=200000, help="give up after this many instructions")
+    ap.add_argument("--smp", default="", help="CPUs (default: the machine's default)")
+    ap.add_argument("--save", help="also write the traced PCs to this file")
+    args = ap.parse_args()
+    for tool in ("gdb", "addr2line"):
+        if shutil.which(tool) is None:
+            sys.exit(f"syscall_trace: {tool} is missing (apt-get install gdb binutils)")
+    nr = syscall_number(args.syscall)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, ACCEL="icount", CMDLINE=args.cmdline, GDBPORT=str(port))
+    if args.smp:
+        env["SMP"] = args.smp
+    build = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, env=env)
+    if build.returncode != 0:
+        sys.exit("syscall_trace: the build failed")
+    qemu = subprocess.Popen(
+        ["cargo", "xtask", "debug"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "pcs")
+        genv = dict(
+            env,
+            TRACE_NR=str(nr),
+            TRACE_SKIP=str(args.skip),
+            TRACE_COND=args.cond,
+            TRACE_MAX=str(args.max),
+            TRACE_OUT=out,
+            TRACE_PORT=str(port),
+        )
+        try:
+            for _ in range(100):  # until QEMU listens
+                with socket.socket() as s:
+                    if s.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                time.sleep(0.1)
+            r = subprocess.run(
+                ["gdb", "-nx", "-batch", "-x", os.path.abspath(__file__), ELF],
+                env=genv,
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            try:
+                os.killpg(qemu.pid, 15)
+            except ProcessLookupError:
+                pass
+            qemu.wait()
+        if not os.path.exists(out):
+            sys.stderr.write(r.stdout[-2000:] + r.stderr[-2000:])
+            sys.exit("syscall_trace: no trace (did the call happen? is --skip too large?)")
+        pcs = [int(line, 16) for line in open(out) if line.strip()]
+    if args.save:
+        with open(args.save, "w") as f:
+            f.writelines(f"{pc:x}\n" for pc in pcs)
+    print(f"system call {nr} ({args.syscall}), entry {args.skip + 1}, cmdline {args.cmdline!r}")
+    report(pcs, args.depth, args.top)
+
+
+if __name__ == "__main__":
+    if "gdb" in sys.modules:
+        tracer()
+    else:
+        driver()
