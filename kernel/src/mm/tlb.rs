@@ -79,7 +79,9 @@ pub fn shootdown_cpus(start: u64, pages: u64, mask: u64) {
     // its per-CPU data before it does anything else: read it directly, not
     // through the GS base MSR (a third of this function's cost).
     let me = cpu::this_cpu().index;
-    let others = mask & !1u64.checked_shl(me as u32).unwrap_or(0);
+    // A CPU index is below MAX_CPUS, which fits a mask's 64 bits.
+    const { assert!(cpu::MAX_CPUS <= 64) };
+    let others = mask & !(1u64 << (me % 64));
     if others != 0 {
         shootdown_mask(start, pages, others);
     }

@@ -10,6 +10,7 @@ use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
 use crate::mm::paging::{self, flags};
 use crate::mm::tlb;
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -87,10 +88,29 @@ pub enum FaultError {
 /// A place in a space's list of attachments. An attachment keeps its slot
 /// while it is attached, so whoever knows the slot (a container does) finds
 /// it in one step however many regions the space holds; slots left free
-/// are chained and reused first.
+/// are chained and reused first. The attachment itself is boxed: a move to
+/// another space (an ICA's re-attachment) hands over a pointer, not the
+/// hundred bytes of the attachment.
 enum Slot {
-    Used(Attached),
+    Used(Box<Attached>),
     Free { next: usize },
+}
+
+/// `Box::new` that hands the attachment back when memory is short instead
+/// of stopping the kernel (an attach is a request a process can make).
+fn boxed(a: Attached) -> Result<Box<Attached>, Attached> {
+    let layout = core::alloc::Layout::new::<Attached>();
+    // SAFETY: `Attached` is not zero-sized, so the layout is valid for `alloc`.
+    let p = unsafe { alloc::alloc::alloc(layout) }.cast::<Attached>();
+    if p.is_null() {
+        return Err(a);
+    }
+    // SAFETY: `p` is a fresh allocation of `Attached`'s layout from the global
+    // allocator, written once here and then owned by the box alone.
+    unsafe {
+        p.write(a);
+        Ok(Box::from_raw(p))
+    }
 }
 
 /// End of the free-slot chain; as a slot hint, "look for it".
@@ -148,14 +168,14 @@ impl VirtualSpace {
     /// The attached regions, in no particular order.
     pub fn regions(&self) -> impl Iterator<Item = &Attached> {
         self.slots.iter().filter_map(|s| match s {
-            Slot::Used(a) => Some(a),
+            Slot::Used(a) => Some(&**a),
             Slot::Free { .. } => None,
         })
     }
 
     fn regions_mut(&mut self) -> impl Iterator<Item = &mut Attached> {
         self.slots.iter_mut().filter_map(|s| match s {
-            Slot::Used(a) => Some(a),
+            Slot::Used(a) => Some(&mut **a),
             Slot::Free { .. } => None,
         })
     }
@@ -210,13 +230,14 @@ impl VirtualSpace {
             Ok(()) => {}
             Err(e) => return Err((e, region)),
         }
-        let attached = Attached {
+        let attached = boxed(Attached {
             base,
             region,
             region_id,
             link_id,
             entry: None,
-        };
+        })
+        .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
         if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
             // The range was free: what this call mapped is all there is.
             paging::unmap_range(self.root, base, done);
@@ -227,7 +248,7 @@ impl VirtualSpace {
 
     /// Adds an attachment whose range was checked (so that a slot is there
     /// for it), keeping the free-range bounds; returns its slot.
-    fn push(&mut self, a: Attached) -> usize {
+    fn push(&mut self, a: Box<Attached>) -> usize {
         if a.end() <= ANON_LIMIT {
             self.low_top = self.low_top.max(a.end());
         } else {
@@ -247,7 +268,7 @@ impl VirtualSpace {
 
     /// Takes the attachment out of slot `i` (which is in use), keeping the
     /// free-range bounds.
-    fn take(&mut self, i: usize) -> Attached {
+    fn take(&mut self, i: usize) -> Box<Attached> {
         let Slot::Used(mut a) = core::mem::replace(&mut self.slots[i], Slot::Free { next: self.free }) else {
             unreachable!("slot {i} taken twice");
         };
@@ -293,7 +314,7 @@ impl VirtualSpace {
     }
 
     /// Detaches the attachment `link_id` and returns its region.
-    pub fn detach(&mut self, link_id: ResId) -> Option<Attached> {
+    pub fn detach(&mut self, link_id: ResId) -> Option<Box<Attached>> {
         let i = self.slot_of(link_id, NO_SLOT)?;
         let a = self.take(i);
         paging::unmap_range(self.root, a.base, a.region.pages());
