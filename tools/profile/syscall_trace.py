@@ -15,9 +15,13 @@ this shows where that path goes.
 
 What the trace covers: the kernel's part of that one call up to the first
 `sysret`/`iret` to user mode, whichever process that is (a call that switches
-directly to a server is followed into the server's return). QEMU's gdb stub
-keeps interrupts off while it single-steps, so no interrupt handler is in the
-trace. Run as gdb's script (`gdb -x`) this file is the tracer; run by Python
+directly to a server is followed into the server's return). With `--whole`
+it goes on, through other processes' user code and system calls, until the
+caller itself is back in user mode (same page-table root as at entry): a
+blocking call as the caller sees it, e.g. an `ncallsync` and every server
+step it waits for; user instructions are counted per address space. QEMU's
+gdb stub keeps interrupts off while it single-steps, so no interrupt handler
+is in the trace. Run as gdb's script (`gdb -x`) this file is the tracer; run by Python
 it is the driver and the report.
 """
 
@@ -40,6 +44,7 @@ def tracer():
     cond = os.environ.get("TRACE_COND", "").strip()
     limit = int(os.environ.get("TRACE_MAX", "200000"))
     out = os.environ["TRACE_OUT"]
+    whole = os.environ.get("TRACE_WHOLE") == "1"
     gdb.execute("set architecture i386:x86-64")
     gdb.execute("set pagination off")
     gdb.execute("set confirm off")
@@ -51,15 +56,23 @@ def tracer():
     for _ in range(skip + 1):
         gdb.execute("continue", to_string=True)
     gdb.execute("delete")
-    pcs = []
-    while len(pcs) < limit:
-        pc = int(gdb.parse_and_eval("$pc")) & 0xFFFF_FFFF_FFFF_FFFF
+    def reg(name):
+        return int(gdb.parse_and_eval(name)) & 0xFFFF_FFFF_FFFF_FFFF
+
+    caller = reg("$cr3")
+    rows = []
+    while len(rows) < limit:
+        pc = reg("$pc")
         if pc < USER_END:
-            break
-        pcs.append(pc)
+            space = reg("$cr3")
+            if not whole or space == caller:
+                break
+            rows.append(f"u {space:x}")
+        else:
+            rows.append(f"{pc:x}")
         gdb.execute("stepi", to_string=True)
     with open(out, "w") as f:
-        f.writelines(f"{pc:x}\n" for pc in pcs)
+        f.writelines(r + "\n" for r in rows)
     gdb.execute("kill")
 
 
@@ -109,9 +122,11 @@ def symbolize(pcs):
     return {pc: list(reversed(c)) for pc, c in chains.items()}
 
 
-def report(pcs, depth, top):
+def report(rows, depth, top):
     from collections import Counter
 
+    pcs = [int(r, 16) for r in rows if not r.startswith("u ")]
+    user = Counter(r[2:] for r in rows if r.startswith("u "))
     chains = symbolize(pcs)
     by_chain, by_function = Counter(), Counter()
     for pc in pcs:
@@ -119,6 +134,8 @@ def report(pcs, depth, top):
         by_chain[" > ".join(chain[:depth])] += 1
         by_function[chain[-1]] += 1
     print(f"{len(pcs)} kernel instructions")
+    for space, n in user.most_common():
+        print(f"{n} user instructions in the address space with page-table root {space}")
     print(f"\nby call chain (outermost {depth} frames, inlined frames included):")
     for key, n in by_chain.most_common(top):
         print(f"{n:7}  {key}")
@@ -145,6 +162,7 @@ def driver():
     ap.add_argument("--max", type=int, default=200000, help="give up after this many instructions")
     ap.add_argument("--smp", default="", help="CPUs (default: the machine's default)")
     ap.add_argument("--save", help="also write the traced PCs to this file")
+    ap.add_argument("--whole", action="store_true", help="follow until the caller is back in user mode")
     args = ap.parse_args()
     for tool in ("gdb", "addr2line"):
         if shutil.which(tool) is None:
@@ -178,6 +196,7 @@ def driver():
             TRACE_MAX=str(args.max),
             TRACE_OUT=out,
             TRACE_PORT=str(port),
+            TRACE_WHOLE="1" if args.whole else "0",
         )
         try:
             for _ in range(100):  # until QEMU listens
@@ -200,12 +219,12 @@ def driver():
         if not os.path.exists(out):
             sys.stderr.write(r.stdout[-2000:] + r.stderr[-2000:])
             sys.exit("syscall_trace: no trace (did the call happen? is --skip too large?)")
-        pcs = [int(line, 16) for line in open(out) if line.strip()]
+        rows = [line.strip() for line in open(out) if line.strip()]
     if args.save:
         with open(args.save, "w") as f:
-            f.writelines(f"{pc:x}\n" for pc in pcs)
+            f.writelines(r + "\n" for r in rows)
     print(f"system call {nr} ({args.syscall}), entry {args.skip + 1}, cmdline {args.cmdline!r}")
-    report(pcs, args.depth, args.top)
+    report(rows, args.depth, args.top)
 
 
 if __name__ == "__main__":
