@@ -521,6 +521,9 @@ IPC_INTERFACES = [("callsync", "callsync (call: request, wait and reply in one s
                   ("ring_request_then_take", "ring request, then take (ring_submit; the result taken from "
                                              "the result ring, ring_wait while it is empty)", 2)]
 # Multi-stage requests: (metric, label); param = servers in the chain.
+# ICA re-attachment (seed 002 §2.1): metric, and issue 6's goal for one page.
+IPC_REMAP = "ica_remap"
+IPC_GOAL_REMAP = (500, "≤ 500 icount ns to move a one-page ICA to another process (issue 6)")
 IPC_STAGES = [("multistage_direct_return", "direct return (relays forward)"),
               ("multistage_no_direct_return", "no direct return (nested calls)")]
 # The one-server "chain" the multi-stage figures start from: a plain call

@@ -731,9 +731,10 @@ def _ipc_table(w, by_sys, lin, tes, mode, tessera_status, meta, config):
         return
     _ipc_interfaces(w, val, by_sys, mode)
     _ipc_stages(w, val, mode)
+    _ipc_remap(w, val, mode)
     _ipc_seed003(w, val, by_sys)
     known = ({m for m, _ in papers.IPC_ROUND_TRIPS} | {m for m, _, _ in papers.IPC_INTERFACES}
-             | {m for m, _ in papers.IPC_STAGES})
+             | {m for m, _ in papers.IPC_STAGES} | {papers.IPC_REMAP})
     odd = [r for (m, _p), r in val.items() if m not in known]
     if odd:
         w("Other figures: " + "; ".join(f"{r['metric']} {r['param']} {_cell(r, mode)} {r['unit']}"
@@ -930,6 +931,33 @@ def _ipc_stages(w, val, mode):
             w("Each server added to the chain costs: " + "; ".join(parts) + " (from 1 to "
               + f"{stages[-1]} servers).")
             w("")
+
+
+def _ipc_remap(w, val, mode):
+    rows = sorted(((int(p), r) for (m, p), r in val.items() if m == papers.IPC_REMAP and p.isdigit()),
+                  key=lambda x: x[0])
+    if not rows:
+        return
+    limit, goal_text = papers.IPC_GOAL_REMAP
+    w("**ICA re-attachment** (`ica_move`: an ICA of n physically contiguous pages leaves the sender's space "
+      "and is attached to a child's, no byte copied; the sender holds 50 ICAs and moves them one after the "
+      "other, the figure is the mean of a move):")
+    w("")
+    w("| pages | ns per move | per page beyond the first | goal (issue 6) |")
+    w("|---|---|---|---|")
+    first = rows[0][1]["value"] if rows[0][0] == 1 else None
+    for pages, r in rows:
+        per = f"{(r['value'] - first) / (pages - 1):,.1f}" if first is not None and pages > 1 else ""
+        goal = ""
+        if pages == 1:
+            goal = (f"≤ {limit:,} (icount only)" if mode != "icount" else
+                    f"≤ {limit:,}: **met**" if r["value"] <= limit else
+                    f"≤ {limit:,}: **not met** ({r['value'] / limit:.1f}× the limit)")
+        w(f"| {pages} | {_cell(r, mode)} | {per} | {goal} |")
+    w("")
+    w("Where a move's instructions go: `make profile SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'` (the "
+      "26th move of this benchmark, instruction by instruction).")
+    w("")
 
 
 def _ipc_seed003(w, val, by_sys):

@@ -54,9 +54,18 @@ fn main(args: &[&str]) -> i32 {
             echo::WORK => {
                 let us = u64::from_le_bytes(info.inline[..8].try_into().unwrap_or([0; 8]));
                 let end = sys::rdtsc() + us * (sys::clock().tsc_hz / 1_000_000);
+                // Computation, not waiting: no `pause` in the loop. Under
+                // QEMU's multi-threaded TCG every `pause` leaves the virtual
+                // CPU's loop and takes QEMU's global lock, so servers that
+                // "work" with it serialise on that lock instead of running
+                // side by side.
+                let mut x = us | 1;
                 while sys::rdtsc() < end {
-                    core::hint::spin_loop();
+                    for _ in 0..64 {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    }
                 }
+                core::hint::black_box(x);
                 reply_len = (info.len as usize).min(64);
                 reply[..reply_len].copy_from_slice(&info.inline[..reply_len]);
             }
