@@ -28,7 +28,7 @@ use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 /// Inline message bytes delivered by `acc`.
 pub const INLINE: usize = 64;
@@ -88,7 +88,9 @@ impl Progress {
     fn collect(&mut self, buf: &mut [u8; INLINE]) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
         let n = core::mem::take(&mut self.kept);
-        buf[..n].copy_from_slice(&self.reply[..n]);
+        if n > 0 {
+            buf[..n].copy_from_slice(&self.reply[..n]);
+        }
         Some((status, n))
     }
 }
@@ -218,6 +220,11 @@ pub struct Port {
     /// The last server this process called: its next call to it needs no
     /// search of the process table.
     last_server: IrqMutex<Weak<Process>>,
+    /// The call object of this process's last finished call (a strong
+    /// reference from `Arc::into_raw`, or null), for its next call: taken
+    /// and given back with one atomic exchange each, where the shared free
+    /// list costs a lock each way.
+    spare: AtomicPtr<Call>,
     /// Finished non-blocking requests, for `fetch`.
     results: IrqMutex<VecDeque<Arc<Call>>>,
     /// Waiters for a result, in `results` or in the result ring.
@@ -247,6 +254,7 @@ impl Port {
             }),
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(Weak::new()),
+            spare: AtomicPtr::new(core::ptr::null_mut()),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
@@ -259,6 +267,34 @@ impl Port {
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
         (self.queued.lock().calls.len(), self.held.lock().len())
+    }
+}
+
+impl Port {
+    /// The spare call object, if there is one.
+    fn take_spare(&self) -> Option<Arc<Call>> {
+        let ptr = self.spare.swap(core::ptr::null_mut(), Ordering::Acquire);
+        // SAFETY: a non-null slot holds a strong reference from
+        // `Arc::into_raw`, taken back exactly once: the swap emptied it.
+        (!ptr.is_null()).then(|| unsafe { Arc::from_raw(ptr) })
+    }
+
+    /// Keeps finished call `c` as the spare (if nobody else holds it); one
+    /// that was there already goes to the shared free list.
+    fn keep_spare(&self, mut c: Arc<Call>) {
+        let Some(m) = Arc::get_mut(&mut c) else { return };
+        m.batch = None;
+        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `take_spare`; the swap took it out of the slot.
+            recycle(unsafe { Arc::from_raw(old) });
+        }
+    }
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        drop(self.take_spare());
     }
 }
 
@@ -310,8 +346,9 @@ fn target(pid: u64) -> Result<Arc<Process>, Error> {
 }
 
 /// `target`, trying the server `caller` called last first.
-fn cached_target(caller: &Process, pid: u64, last: &Weak<Process>) -> Result<Arc<Process>, Error> {
-    if let Some(p) = last.upgrade()
+fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
+    let last = caller.port.last_server.lock().upgrade();
+    if let Some(p) = last
         && p.pid == pid
         && !p.port.closed.load(Ordering::Acquire)
     {
@@ -361,10 +398,10 @@ fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
 /// Makes a call object for `caller` to `server`. `message` is (pid, addr,
 /// len) of where the message lies: the caller's own memory, or the
 /// message of a call the caller holds (a reference passed on). A blocking
-/// call object comes from the free list when there is one.
-fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
+/// call object is `spare`, or comes from the free list when there is one.
+fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
     let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
-    let free = FREE_CALLS.lock().pop();
+    let free = spare.or_else(|| FREE_CALLS.lock().pop());
     let mut c = match free {
         Some(c) => c,
         None => Arc::new(Call {
@@ -479,18 +516,16 @@ pub fn call(
         server,
         Request::new(entry, owner, range, reply, Completion::Wait),
     )?;
-    recycle(c);
+    caller.port.keep_spare(c);
     status
 }
 
 /// Sends `r` to `server` and waits for the end of the rendezvous; returns
 /// its status and the finished call.
 fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
-    let last = caller.port.last_server.lock().clone();
-    let s = cached_target(caller, server, &last)?;
-    drop(last);
+    let s = cached_target(caller, server)?;
     check_entry(&s, r.entry)?;
-    let c = make_call(caller.pid, server, r)?;
+    let c = make_call(caller.pid, server, r, caller.port.take_spare())?;
     let partner = deliver(&s, c.clone())?;
     drop(s);
     let status = wait_done(&c, partner);
@@ -513,7 +548,7 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
     match sent {
         Ok((_, call)) => {
             let result = result_of(&call, 1);
-            recycle(call);
+            caller.port.keep_spare(call);
             result
         }
         Err(e) => abi::Control {
@@ -532,13 +567,13 @@ fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> 
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
 /// entries ≥ 63 match bit 63). Returns the call's description.
-pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
+pub fn acc(server: &Process, mask: u64) -> Result<Accepted, Error> {
     acc_handing_to(server, mask, None)
 }
 
 /// `acc`, handing the CPU to `partner` (a caller just released) if the
 /// server has to wait.
-fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<AccInfo, Error> {
+fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<Accepted, Error> {
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
     let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
@@ -571,15 +606,6 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
         p.state = State::Accepted;
         p.hops.push(server.pid);
     }
-    let info = AccInfo {
-        rid: c.id,
-        caller: c.caller,
-        entry: c.entry.load(Ordering::Relaxed),
-        len: c.msg.1,
-        reply_cap: c.reply.1,
-        flags: c.flags,
-        inline: c.inline,
-    };
     {
         let mut held = server.port.held.lock();
         if held.try_reserve(1).is_err() {
@@ -587,10 +613,43 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
             wake(finish(&c, Error::NoMemory.as_ret()));
             return Err(Error::NoMemory);
         }
-        held.push(c);
+        held.push(c.clone());
     }
     server.port.accepted.fetch_add(1, Ordering::Relaxed);
-    Ok(info)
+    Ok(Accepted(c))
+}
+
+/// A call just accepted, as its server learns of it.
+pub struct Accepted(Arc<Call>);
+
+impl Accepted {
+    pub fn rid(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Writes the call's description (`abi::AccInfo`) to the server's
+    /// memory at `to`: the fixed fields and only as many inline bytes as
+    /// the message has. The rest of the server's `inline` keeps what it
+    /// held, so nothing of an earlier message in a recycled call object
+    /// can reach it, and a short message costs a short copy.
+    pub fn write_to(&self, to: u64) -> Result<(), Error> {
+        const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
+        let c = &self.0;
+        let fixed: [u64; 6] = [
+            c.id,
+            c.caller,
+            c.entry.load(Ordering::Relaxed),
+            c.msg.1,
+            c.reply.1,
+            c.flags,
+        ];
+        uaccess::write(to, &fixed)?;
+        let n = (c.msg.1 as usize).min(INLINE);
+        if n > 0 {
+            uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;
+        }
+        Ok(())
+    }
 }
 
 fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
@@ -645,7 +704,9 @@ fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computati
     let caller = {
         let mut p = c.progress.lock();
         p.state = State::Done(status);
-        p.reply[..reply.len()].copy_from_slice(reply);
+        if !reply.is_empty() {
+            p.reply[..reply.len()].copy_from_slice(reply);
+        }
         p.kept = reply.len();
         p.waiter.take()
     };
@@ -692,7 +753,11 @@ fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<A
         // page tables instead of a walk of them from here.
         let mut buf = [0u8; INLINE];
         let kept = &mut buf[..n as usize];
-        let status = match uaccess::copy_from_user(kept, from) {
+        let status = match n {
+            0 => Ok(()),
+            _ => uaccess::copy_from_user(kept, from),
+        };
+        let status = match status {
             Ok(()) => n,
             Err(e) => e.as_ret(),
         };
@@ -723,7 +788,7 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
 /// 0) and waits for the next call, giving the CPU straight to the released
 /// caller while it waits. If ending `rid` fails (it is not a call the
 /// server holds), nothing is accepted and that error is returned.
-pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<AccInfo, Error> {
+pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
     let caller = if rid != 0 { end(server, rid, from, len)?.1 } else { None };
     acc_handing_to(server, mask, caller)
 }
@@ -746,7 +811,7 @@ pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64,
 
 /// `forward`, then `acc`: a relay's loop in one step, giving the CPU to the
 /// next server while the relay waits for its next call.
-pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<AccInfo, Error> {
+pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<Accepted, Error> {
     let partner = pass_on(server, rid, next, entry)?;
     acc_handing_to(server, mask, partner)
 }
@@ -780,6 +845,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
         caller.pid,
         server,
         Request::new(entry, caller.pid, msg, reply, Completion::Fetch),
+        None,
     )?;
     let id = c.id;
     wake(deliver(&s, c)?);
@@ -791,7 +857,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
 pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
     let s = target(c.server)?;
     check_entry(&s, c.entry)?;
-    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring))?;
+    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring), None)?;
     wake(deliver(&s, call)?);
     Ok(())
 }
@@ -824,7 +890,7 @@ pub fn ncallsync_with(
     let mut failed_early = [0u64; MAX];
     for i in 0..n {
         let e = member(i)?;
-        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r));
+        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r, None));
         match made {
             Ok(mut c) => {
                 Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
@@ -927,4 +993,5 @@ pub fn on_exit(p: &Process) {
     }
     p.port.results.lock().clear();
     *p.port.last_server.lock() = Weak::new();
+    drop(p.port.take_spare());
 }

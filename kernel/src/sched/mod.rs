@@ -307,7 +307,7 @@ fn claim_for(c: &Computation, me: usize) -> bool {
     if pinned != ANY_CPU && pinned != me {
         return false;
     }
-    let mut state = c.state.lock();
+    let mut state = c.state.lock_irqs_off();
     if *state != State::Blocked || c.holds_cpu.load(Ordering::Relaxed) {
         return false;
     }
@@ -337,7 +337,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     }
     let now = crate::clock::nanos();
 
-    let mut rq = RQ[me].lock();
+    let mut rq = RQ[me].lock_irqs_off();
     let Some(cur_arc) = rq.current.as_ref() else {
         drop(rq);
         if were_enabled {
@@ -351,7 +351,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     // SAFETY: see above; only this CPU replaces its own `rq.current`.
     let cur: &Computation = unsafe { &*cur_ptr };
     {
-        let mut state = cur.state.lock();
+        let mut state = cur.state.lock_irqs_off();
         if *state == State::Running {
             if cur.is_idle() {
                 *state = State::Runnable;
@@ -377,7 +377,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     if next.is_none() {
         drop(rq);
         next = steal(me);
-        rq = RQ[me].lock();
+        rq = RQ[me].lock_irqs_off();
     }
     let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
     cur.cpu_ns
@@ -385,7 +385,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     rq.slice_start = now;
     if !switching_direct {
         // (A directly chosen one was made Running when it was claimed.)
-        let mut state = next.state.lock();
+        let mut state = next.state.lock_irqs_off();
         *state = State::Running;
         next.holds_cpu.store(true, Ordering::Relaxed);
     }

@@ -54,8 +54,8 @@ pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::acc(me, a[0])?;
-    uaccess::write(a[1], &info)?;
-    Ok(info.rid)
+    info.write_to(a[1])?;
+    Ok(info.rid())
 }
 
 pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -69,15 +69,15 @@ pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     }
     uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::endr_acc(me, a[0], a[1], a[2], a[3])?;
-    uaccess::write(a[4], &info)?;
-    Ok(info.rid)
+    info.write_to(a[4])?;
+    Ok(info.rid())
 }
 
 pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
-    uaccess::write(a[4], &info)?;
-    Ok(info.rid)
+    info.write_to(a[4])?;
+    Ok(info.rid())
 }
 
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

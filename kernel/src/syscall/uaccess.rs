@@ -55,6 +55,7 @@ unsafe impl Pod for abi::ContainerStats {}
 unsafe impl Pod for abi::AccInfo {}
 unsafe impl Pod for abi::BatchEntry {}
 unsafe impl Pod for [u64; 2] {}
+unsafe impl Pod for [u64; 6] {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();
