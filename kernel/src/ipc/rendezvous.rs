@@ -509,6 +509,9 @@ pub fn call(
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
     } else {
+        if let Some(status) = call_fast(caller, server, entry, msg, reply) {
+            return status;
+        }
         (caller.pid, msg)
     };
     let (status, c) = call_with(
@@ -518,6 +521,104 @@ pub fn call(
     )?;
     caller.port.keep_spare(c);
     status
+}
+
+/// The common case of `call`, on the lines of seL4's IPC fast path: a
+/// short message (it fits the call object) to the server this caller
+/// called last, which waits for calls with none queued and may run on this
+/// CPU. The call object is the caller's spare, filled in place; the server
+/// is claimed under its port's lock and gets the CPU at once, without a
+/// pass through the scheduler. Returns None, having changed nothing (the
+/// spare is kept again), when the case is not the common one: the general
+/// path then does the call and reports any error.
+fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<Result<u64, Error>> {
+    use x86_64::instructions::interrupts;
+    if msg.1 > INLINE as u64 {
+        return None;
+    }
+    let mut c = caller.port.take_spare()?;
+    {
+        let m = Arc::get_mut(&mut c)?;
+        m.id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        m.caller = caller.pid;
+        m.server = server;
+        *m.entry.get_mut() = entry;
+        m.msg_owner = caller.pid;
+        m.msg = msg;
+        m.reply_owner = caller.pid;
+        m.reply = reply;
+        m.completion = Completion::Wait;
+        m.flags = 0;
+        m.tag = 0;
+        let p = m.progress.get_mut();
+        p.state = State::Queued;
+        p.hops.clear();
+        p.kept = 0;
+        let n = msg.1 as usize;
+        // Copied with interrupts still on: the page may have to be faulted in.
+        if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
+            caller.port.keep_spare(c);
+            return None;
+        }
+    }
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let give_up = |c: Arc<Call>| {
+        if were_enabled {
+            interrupts::enable();
+        }
+        caller.port.keep_spare(c);
+        None
+    };
+    let s = caller.port.last_server.lock_irqs_off().upgrade();
+    let Some(s) = s.filter(|s| s.pid == server && check_entry(s, entry).is_ok()) else {
+        return give_up(c);
+    };
+    let Some(me) = crate::sched::with_current(|me| me as *const Computation) else {
+        return give_up(c);
+    };
+    let mut q = s.port.queued.lock_irqs_off();
+    // Claimed last: once claimed, the server must get the CPU.
+    let common = !s.port.closed.load(Ordering::Relaxed)
+        && q.calls.is_empty()
+        && q.calls.capacity() > 0
+        && q.waiter.as_ref().is_some_and(|w| crate::sched::claim_here(w));
+    let partner = if common { q.waiter.take() } else { None };
+    let Some(partner) = partner else {
+        drop(q);
+        return give_up(c);
+    };
+    // SAFETY: `me` is the computation running here: the run queue holds a
+    // strong reference to it, which keeps it alive while this code runs,
+    // and to which the waiter slot's reference is added.
+    let me_ref: &Computation = unsafe {
+        Arc::increment_strong_count(me);
+        &*me
+    };
+    // SAFETY: the strong count was raised for this reference just above.
+    let me = unsafe { Arc::from_raw(me) };
+    Arc::get_mut(&mut c)
+        .expect("a spare call object nobody else holds")
+        .progress
+        .get_mut()
+        .waiter = Some(me);
+    q.calls.push_back(c.clone());
+    drop(q);
+    drop(s);
+    *me_ref.state.lock_irqs_off() = crate::sched::computation::State::Blocked;
+    crate::sched::switch_to_claimed(partner);
+    // Normally back because the server ended the call.
+    let mut buf = [0u8; INLINE];
+    let got = c.progress.lock_irqs_off().collect(&mut buf);
+    if were_enabled {
+        interrupts::enable();
+    }
+    let status = match got {
+        Some((status, n)) => Error::decode(deliver_reply(&c, status, &buf[..n])),
+        None => wait_done(&c, None),
+    };
+    caller.port.keep_spare(c);
+    Some(status)
 }
 
 /// Sends `r` to `server` and waits for the end of the rendezvous; returns
