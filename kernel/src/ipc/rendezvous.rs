@@ -208,6 +208,12 @@ pub struct Batch {
 struct Arrivals {
     calls: VecDeque<Arc<Call>>,
     waiter: Option<Arc<Computation>>,
+    /// The entries the waiter waits for (its `acc` mask).
+    mask: u64,
+    /// A call the fast path accepted on the waiter's behalf (it is in the
+    /// server's held calls already): the waiter takes it before anything
+    /// queued.
+    handed: Option<Arc<Call>>,
 }
 
 pub struct Port {
@@ -251,6 +257,8 @@ impl Port {
             queued: IrqMutex::new(Arrivals {
                 calls: VecDeque::new(),
                 waiter: None,
+                mask: 0,
+                handed: None,
             }),
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(Weak::new()),
@@ -525,12 +533,14 @@ pub fn call(
 
 /// The common case of `call`, on the lines of seL4's IPC fast path: a
 /// short message (it fits the call object) to the server this caller
-/// called last, which waits for calls with none queued and may run on this
-/// CPU. The call object is the caller's spare, filled in place; the server
-/// is claimed under its port's lock and gets the CPU at once, without a
-/// pass through the scheduler. Returns None, having changed nothing (the
-/// spare is kept again), when the case is not the common one: the general
-/// path then does the call and reports any error.
+/// called last, which waits for calls of this entry with none queued and
+/// may run on this CPU. The call object is the caller's spare, filled in
+/// place; it is accepted on the server's behalf (the server finds it held
+/// already, and only has to describe it to itself); the server is claimed
+/// under its port's lock and gets the CPU at once, without a pass through
+/// the scheduler. Returns None, having changed nothing (the spare is kept
+/// again), when the case is not the common one: the general path then does
+/// the call and reports any error.
 fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<Result<u64, Error>> {
     use x86_64::instructions::interrupts;
     if msg.1 > INLINE as u64 {
@@ -551,9 +561,14 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         m.flags = 0;
         m.tag = 0;
         let p = m.progress.get_mut();
-        p.state = State::Queued;
-        p.hops.clear();
+        p.state = State::Accepted;
         p.kept = 0;
+        p.hops.clear();
+        if p.hops.try_reserve(1).is_err() {
+            caller.port.keep_spare(c);
+            return None;
+        }
+        p.hops.push(server);
         let n = msg.1 as usize;
         // Copied with interrupts still on: the page may have to be faulted in.
         if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
@@ -577,15 +592,19 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
     let Some(me) = crate::sched::with_current(|me| me as *const Computation) else {
         return give_up(c);
     };
+    let mut held = s.port.held.lock_irqs_off();
     let mut q = s.port.queued.lock_irqs_off();
     // Claimed last: once claimed, the server must get the CPU.
     let common = !s.port.closed.load(Ordering::Relaxed)
         && q.calls.is_empty()
-        && q.calls.capacity() > 0
+        && q.handed.is_none()
+        && q.mask & (1u64 << entry.min(61)) != 0
+        && held.try_reserve(1).is_ok()
         && q.waiter.as_ref().is_some_and(|w| crate::sched::claim_here(w));
     let partner = if common { q.waiter.take() } else { None };
     let Some(partner) = partner else {
         drop(q);
+        drop(held);
         return give_up(c);
     };
     // SAFETY: `me` is the computation running here: the run queue holds a
@@ -602,8 +621,11 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         .progress
         .get_mut()
         .waiter = Some(me);
-    q.calls.push_back(c.clone());
+    q.handed = Some(c.clone());
     drop(q);
+    held.push(c.clone());
+    drop(held);
+    s.port.accepted.fetch_add(1, Ordering::Relaxed);
     drop(s);
     *me_ref.state.lock_irqs_off() = crate::sched::computation::State::Blocked;
     crate::sched::switch_to_claimed(partner);
@@ -675,40 +697,123 @@ pub fn acc(server: &Process, mask: u64) -> Result<Accepted, Error> {
 /// `acc`, handing the CPU to `partner` (a caller just released) if the
 /// server has to wait.
 fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<Accepted, Error> {
+    use x86_64::instructions::interrupts;
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
-    let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
-    let mut got: Option<Arc<Call>> = None;
-    let mut take = |a: &mut Arrivals| {
-        let q = &mut a.calls;
-        if q.front().is_some_and(|c| matches(c.entry.load(Ordering::Relaxed))) {
-            got = q.pop_front();
-        } else if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
-            got = q.remove(i);
-        }
-        got.is_some()
-    };
-    let ok = if nowait {
-        let got = take(&mut server.port.queued.lock());
+    if nowait {
+        let got = take_matching(&mut server.port.queued.lock().calls, mask);
         wake(partner);
-        if !got {
-            return Err(Error::Busy);
+        let c = got.ok_or(Error::Busy)?;
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
+        let r = accept(server, c);
+        if were_enabled {
+            interrupts::enable();
         }
-        true
-    } else {
-        proc::wait_in_slot(&server.port.queued, partner, take, |a| &mut a.waiter)
+        return r;
+    }
+    // Waiting and accepting run with interrupts off: every lock on the way
+    // is then taken without saving the flags, and a switch needs them off.
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let r = match port_wait(server, mask, partner) {
+        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Queued(c)) => accept(server, c),
+        None => Err(Error::Denied),
     };
-    let c = match (ok, got) {
-        (_, Some(c)) => c,
-        _ => return Err(Error::Denied),
+    if were_enabled {
+        interrupts::enable();
+    }
+    r
+}
+
+/// Whether call `c` is for an entry in `mask`.
+fn matches(mask: u64, c: &Call) -> bool {
+    mask & (1u64 << c.entry.load(Ordering::Relaxed).min(61)) != 0
+}
+
+/// The first call in `calls` for an entry in `mask`, taken out. Inlined:
+/// the usual answer is the first call, or none.
+#[inline(always)]
+fn take_matching(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
+    match calls.front() {
+        None => None,
+        Some(c) if matches(mask, c) => calls.pop_front(),
+        Some(_) => take_matching_further(calls, mask),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn take_matching_further(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
+    let i = calls.iter().position(|c| matches(mask, c))?;
+    calls.remove(i)
+}
+
+/// How a call reached a waiting server.
+enum Arrived {
+    /// Accepted on its behalf by the caller's fast path.
+    Handed(Arc<Call>),
+    /// Queued: to be accepted now.
+    Queued(Arc<Call>),
+}
+
+/// Waits until a call for an entry in `mask` is on `server`'s port and
+/// takes it; None if the process was killed meanwhile. If it has to block,
+/// the server waits in its port's waiter slot and hands its CPU to
+/// `partner` (a caller it has just released); otherwise `partner` is woken.
+/// `proc::wait_in_slot` specialised to the port (this is the hot half of
+/// every server's loop): check, block and wake-up share the port's lock.
+/// Interrupts are off.
+fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>) -> Option<Arrived> {
+    let Some(me) = crate::sched::with_current(|c| c as *const Computation) else {
+        wake(partner);
+        return None;
     };
+    loop {
+        let mut q = server.port.queued.lock_irqs_off();
+        // Woken by someone else than the one who takes the slot (a kill):
+        // leave the slot, it is for a blocked waiter only.
+        let other = match q.waiter.take() {
+            Some(c) if !core::ptr::eq(Arc::as_ptr(&c), me) => Some(c),
+            _ => None,
+        };
+        let got = match q.handed.take() {
+            Some(c) => Some(Arrived::Handed(c)),
+            None => take_matching(&mut q.calls, mask).map(Arrived::Queued),
+        };
+        if got.is_some() || server.killed.load(Ordering::Acquire) {
+            q.waiter = other;
+            drop(q);
+            wake(partner);
+            return got;
+        }
+        // SAFETY: `me` runs here, so the run queue holds a strong reference
+        // to it; the slot gets one more.
+        let cur = unsafe {
+            Arc::increment_strong_count(me);
+            Arc::from_raw(me)
+        };
+        *cur.state.lock_irqs_off() = crate::sched::computation::State::Blocked;
+        q.waiter = Some(cur);
+        q.mask = mask;
+        drop(q);
+        // The slot holds one waiter; one that was there already (never so
+        // for a process's single computation) is woken to check again.
+        wake(other);
+        crate::sched::schedule_to(partner.take());
+    }
+}
+
+/// Accepts call `c` for `server`: it is now held by it. Interrupts are off.
+fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
     {
-        let mut p = c.progress.lock();
+        let mut p = c.progress.lock_irqs_off();
         p.state = State::Accepted;
         p.hops.push(server.pid);
     }
     {
-        let mut held = server.port.held.lock();
+        let mut held = server.port.held.lock_irqs_off();
         if held.try_reserve(1).is_err() {
             drop(held);
             wake(finish(&c, Error::NoMemory.as_ret()));
@@ -1086,6 +1191,8 @@ pub fn on_exit(p: &Process) {
     let queued: Vec<Arc<Call>> = {
         let mut q = p.port.queued.lock();
         p.port.closed.store(true, Ordering::Release);
+        // (A handed call is among the held ones, released below.)
+        q.handed = None;
         q.calls.drain(..).collect()
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());

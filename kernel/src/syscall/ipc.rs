@@ -46,8 +46,8 @@ pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if by_ref {
         rendezvous::call(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
     } else {
-        let (msg, reply) = ranges(a)?;
-        rendezvous::call(me, a[0], entry, msg, reply, 0)
+        uaccess::check_range(a[2], a[3] as usize)?;
+        rendezvous::call(me, a[0], entry, (a[2], a[3]), (a[4], a[5]), 0)
     }
 }
 
