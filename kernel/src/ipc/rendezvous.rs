@@ -801,7 +801,10 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
         // The slot holds one waiter; one that was there already (never so
         // for a process's single computation) is woken to check again.
         wake(other);
-        crate::sched::schedule_to(partner.take());
+        match partner.take() {
+            Some(p) if crate::sched::claim_here(&p) => crate::sched::switch_to_claimed(p),
+            p => crate::sched::schedule_to(p),
+        }
     }
 }
 
@@ -952,6 +955,13 @@ fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computati
 /// to let go.
 fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = release(server, rid)?;
+    // `c` goes before the caller runs, so that it finds its call object
+    // free for its next call.
+    Ok(end_released(server, &c, from, len))
+}
+
+/// `end`, for call `c` already taken out of the server's held calls.
+fn end_released(server: &Process, c: &Arc<Call>, from: u64, len: u64) -> (u64, Option<Arc<Computation>>) {
     let n = len.min(c.reply.1);
     if n <= INLINE as u64 && c.completion == Completion::Wait {
         // A short reply to a waiting caller is kept in the call: the caller
@@ -969,7 +979,7 @@ fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<A
         };
         let kept = if status == n { &kept[..] } else { &[][..] };
         server.port.answered.fetch_add(1, Ordering::Relaxed);
-        return Ok((n, finish_with(&c, status, kept)));
+        return (n, finish_with(c, status, kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
         Ok(()) => n,
@@ -977,9 +987,7 @@ fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<A
     };
     // Counted before the caller is let go, so that whoever it tells sees it.
     server.port.answered.fetch_add(1, Ordering::Relaxed);
-    // `c` goes before the caller runs, so that it finds its call object
-    // free for its next call.
-    Ok((n, finish(&c, status)))
+    (n, finish(c, status))
 }
 
 /// `endr`: copies the reply into the caller's reply buffer and releases the
@@ -995,8 +1003,64 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
 /// caller while it waits. If ending `rid` fails (it is not a call the
 /// server holds), nothing is accepted and that error is returned.
 pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
-    let caller = if rid != 0 { end(server, rid, from, len)?.1 } else { None };
+    if rid == 0 {
+        return acc_handing_to(server, mask, None);
+    }
+    if len <= INLINE as u64 && mask & abi::ACC_NOWAIT == 0 {
+        return endr_acc_short(server, rid, from, len, mask);
+    }
+    let caller = end(server, rid, from, len)?.1;
     acc_handing_to(server, mask, caller)
+}
+
+/// `endr_acc` with a short reply, the step of a server's loop. The reply is
+/// read first, with interrupts on (its page may have to be faulted in);
+/// ending the call and waiting for the next one then run in one stretch
+/// with interrupts off, and the released caller gets the CPU if the server
+/// has to wait.
+#[inline(always)]
+fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+    use x86_64::instructions::interrupts;
+    let mut buf = [0u8; INLINE];
+    let read = len == 0 || uaccess::copy_from_user(&mut buf[..len as usize], from).is_ok();
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let c = {
+        let mut held = server.port.held.lock_irqs_off();
+        let i = held.iter().position(|c| c.id == rid);
+        i.map(|i| held.swap_remove(i))
+    };
+    let Some(c) = c else {
+        if were_enabled {
+            interrupts::enable();
+        }
+        return Err(Error::NotFound);
+    };
+    let caller = if read && c.completion == Completion::Wait {
+        let n = len.min(c.reply.1);
+        server.port.answered.fetch_add(1, Ordering::Relaxed);
+        finish_with(&c, n, &buf[..n as usize])
+    } else {
+        // Anything else goes as `end` has it (it may copy into the
+        // caller's memory through its page tables): interrupts on.
+        if were_enabled {
+            interrupts::enable();
+        }
+        let caller = end_released(server, &c, from, len).1;
+        interrupts::disable();
+        caller
+    };
+    // Before the caller runs: it finds its call object free for its next call.
+    drop(c);
+    let r = match port_wait(server, mask, caller) {
+        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Queued(c)) => accept(server, c),
+        None => Err(Error::Denied),
+    };
+    if were_enabled {
+        interrupts::enable();
+    }
+    r
 }
 
 /// Ends call `rid` with an error for its caller.

@@ -422,6 +422,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
 /// queue to look at, no one else to choose. The current computation has
 /// normally just blocked; if it was woken meanwhile (or never blocked) it
 /// goes to the run queue. Interrupts are off.
+#[inline(always)]
 fn switch_direct(here: &'static cpu::PerCpu, next: Arc<Computation>) {
     DIRECT_SWITCHES.fetch_add(1, Ordering::Relaxed);
     let now = crate::clock::nanos();
