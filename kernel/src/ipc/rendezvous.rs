@@ -85,6 +85,7 @@ struct Progress {
 impl Progress {
     /// The status of a finished call, and the kept reply bytes moved to
     /// `buf` (to be copied to the caller once the lock is dropped).
+    #[inline(always)]
     fn collect(&mut self, buf: &mut [u8; INLINE]) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
         let n = core::mem::take(&mut self.kept);
@@ -280,6 +281,7 @@ impl Port {
 
 impl Port {
     /// The spare call object, if there is one.
+    #[inline(always)]
     fn take_spare(&self) -> Option<Arc<Call>> {
         let ptr = self.spare.swap(core::ptr::null_mut(), Ordering::Acquire);
         // SAFETY: a non-null slot holds a strong reference from
@@ -289,6 +291,7 @@ impl Port {
 
     /// Keeps finished call `c` as the spare (if nobody else holds it); one
     /// that was there already goes to the shared free list.
+    #[inline(always)]
     fn keep_spare(&self, mut c: Arc<Call>) {
         let Some(m) = Arc::get_mut(&mut c) else { return };
         m.batch = None;
@@ -506,6 +509,7 @@ fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Erro
 /// `call`: blocks until the server ends the rendezvous; returns the reply
 /// length (or the server's error). `msg_ref` names a call the caller holds
 /// whose message is passed on instead of the caller's own memory.
+#[inline]
 pub fn call(
     caller: &Process,
     server: u64,
@@ -541,14 +545,23 @@ pub fn call(
 /// the scheduler. Returns None, having changed nothing (the spare is kept
 /// again), when the case is not the common one: the general path then does
 /// the call and reports any error.
+#[inline(always)]
 fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<Result<u64, Error>> {
     use x86_64::instructions::interrupts;
     if msg.1 > INLINE as u64 {
         return None;
     }
+    let me = crate::sched::with_current(|me| me as *const Computation)?;
     let mut c = caller.port.take_spare()?;
+    // SAFETY: `me` is the computation running here: the run queue holds a
+    // strong reference to it, which keeps it alive while this code runs,
+    // and to which the waiter slot's reference is added.
+    let me_ref: &Computation = unsafe {
+        Arc::increment_strong_count(me);
+        &*me
+    };
     {
-        let m = Arc::get_mut(&mut c)?;
+        let m = Arc::get_mut(&mut c).expect("a spare call object nobody else holds");
         m.id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         m.caller = caller.pid;
         m.server = server;
@@ -564,33 +577,23 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         p.state = State::Accepted;
         p.kept = 0;
         p.hops.clear();
-        if p.hops.try_reserve(1).is_err() {
-            caller.port.keep_spare(c);
-            return None;
+        if p.hops.capacity() == 0 && p.hops.try_reserve(1).is_err() {
+            return give_up(caller, c, None);
         }
         p.hops.push(server);
+        // SAFETY: the strong count was raised for this reference above.
+        p.waiter = Some(unsafe { Arc::from_raw(me) });
         let n = msg.1 as usize;
         // Copied with interrupts still on: the page may have to be faulted in.
         if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
-            caller.port.keep_spare(c);
-            return None;
+            return give_up(caller, c, None);
         }
     }
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let give_up = |c: Arc<Call>| {
-        if were_enabled {
-            interrupts::enable();
-        }
-        caller.port.keep_spare(c);
-        None
-    };
     let s = caller.port.last_server.lock_irqs_off().upgrade();
     let Some(s) = s.filter(|s| s.pid == server && check_entry(s, entry).is_ok()) else {
-        return give_up(c);
-    };
-    let Some(me) = crate::sched::with_current(|me| me as *const Computation) else {
-        return give_up(c);
+        return give_up(caller, c, Some(were_enabled));
     };
     let mut held = s.port.held.lock_irqs_off();
     let mut q = s.port.queued.lock_irqs_off();
@@ -599,35 +602,31 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         && q.calls.is_empty()
         && q.handed.is_none()
         && q.mask & (1u64 << entry.min(61)) != 0
-        && held.try_reserve(1).is_ok()
+        && held.len() < held.capacity()
         && q.waiter.as_ref().is_some_and(|w| crate::sched::claim_here(w));
     let partner = if common { q.waiter.take() } else { None };
     let Some(partner) = partner else {
         drop(q);
         drop(held);
-        return give_up(c);
+        return give_up(caller, c, Some(were_enabled));
     };
-    // SAFETY: `me` is the computation running here: the run queue holds a
-    // strong reference to it, which keeps it alive while this code runs,
-    // and to which the waiter slot's reference is added.
-    let me_ref: &Computation = unsafe {
-        Arc::increment_strong_count(me);
-        &*me
-    };
-    // SAFETY: the strong count was raised for this reference just above.
-    let me = unsafe { Arc::from_raw(me) };
-    Arc::get_mut(&mut c)
-        .expect("a spare call object nobody else holds")
-        .progress
-        .get_mut()
-        .waiter = Some(me);
     q.handed = Some(c.clone());
     drop(q);
     held.push(c.clone());
     drop(held);
     s.port.accepted.fetch_add(1, Ordering::Relaxed);
     drop(s);
-    *me_ref.state.lock_irqs_off() = crate::sched::computation::State::Blocked;
+    {
+        use crate::sched::computation::State as Run;
+        let mut state = me_ref.state.lock_irqs_off();
+        *state = Run::Blocked;
+        // A kill that came before the line above found nothing to wake: it
+        // is seen here, and the caller stays runnable (after the server has
+        // had the CPU it then finds its call not done, and leaves).
+        if caller.killed.load(Ordering::Acquire) {
+            *state = Run::Running;
+        }
+    }
     crate::sched::switch_to_claimed(partner);
     // Normally back because the server ended the call.
     let mut buf = [0u8; INLINE];
@@ -641,6 +640,21 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
     };
     caller.port.keep_spare(c);
     Some(status)
+}
+
+/// Leaves the fast path with nothing changed: the spare back, the waiter
+/// reference dropped, interrupts as they were (if they were turned off).
+#[cold]
+#[inline(never)]
+fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Option<Result<u64, Error>> {
+    if were_enabled == Some(true) {
+        x86_64::instructions::interrupts::enable();
+    }
+    if let Some(m) = Arc::get_mut(&mut c) {
+        m.progress.get_mut().waiter = None;
+    }
+    caller.port.keep_spare(c);
+    None
 }
 
 /// Sends `r` to `server` and waits for the end of the rendezvous; returns
@@ -765,6 +779,7 @@ enum Arrived {
 /// `proc::wait_in_slot` specialised to the port (this is the hot half of
 /// every server's loop): check, block and wake-up share the port's lock.
 /// Interrupts are off.
+#[inline(always)]
 fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>) -> Option<Arrived> {
     let Some(me) = crate::sched::with_current(|c| c as *const Computation) else {
         wake(partner);
@@ -908,7 +923,10 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
 
 /// `finish`, keeping `reply` (at most `INLINE` bytes) for the caller to
 /// copy into its reply buffer when it collects the result.
+/// Inlined: a server's loop finishes a call on every step, and the usual
+/// call (a caller waiting, alone) needs only the first lines.
 #[must_use]
+#[inline(always)]
 fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computation>> {
     let caller = {
         let mut p = c.progress.lock();
@@ -920,6 +938,17 @@ fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computati
         p.waiter.take()
     };
     CALLS.fetch_add(1, Ordering::Relaxed);
+    if c.batch.is_none() && c.completion == Completion::Wait {
+        return caller;
+    }
+    finish_further(c, caller)
+}
+
+/// The rest of `finish_with`: batches and the results of requests nobody
+/// waits for.
+#[must_use]
+#[inline(never)]
+fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
     // The batch's caller, once its last member is back.
     let mut batch_caller = None;
     if let Some(b) = &c.batch

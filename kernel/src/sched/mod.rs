@@ -302,6 +302,7 @@ pub fn may_run_here(c: &Computation) -> bool {
 /// Claims Blocked `c` to run on CPU `me` straight away, skipping the run
 /// queue: it becomes Running here. Fails if it is not blocked, is still
 /// leaving another CPU's hands, or is pinned elsewhere.
+#[inline(always)]
 fn claim_for(c: &Computation, me: usize) -> bool {
     let pinned = c.affinity.load(Ordering::Relaxed);
     if pinned != ANY_CPU && pinned != me {
@@ -320,7 +321,7 @@ fn claim_for(c: &Computation, me: usize) -> bool {
 /// claims its partner while it still holds the lock it found it under (so
 /// that it can give up, with nothing changed, if the partner cannot be
 /// claimed). Interrupts must be off.
-#[inline]
+#[inline(always)]
 pub fn claim_here(c: &Computation) -> bool {
     claim_for(c, cpu::this_cpu().slot())
 }
@@ -328,6 +329,7 @@ pub fn claim_here(c: &Computation) -> bool {
 /// Gives the CPU to `next`, claimed with `claim_here`, straight away (the
 /// caller has normally just blocked); returns when the caller runs again.
 /// Interrupts must be off, and stay off.
+#[inline(always)]
 pub fn switch_to_claimed(next: Arc<Computation>) {
     switch_direct(cpu::this_cpu(), next);
 }
