@@ -39,6 +39,7 @@ fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
     Ok(((a[2], a[3]), (a[4], a[5])))
 }
 
+#[inline(always)]
 pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let by_ref = a[1] & CALL_BY_REF != 0;
     let entry = a[1] & !CALL_BY_REF;
@@ -63,6 +64,7 @@ pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     rendezvous::endr(me, a[0], a[1], a[2])
 }
 
+#[inline(always)]
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if a[0] != 0 {
         uaccess::check_range(a[1], a[2] as usize)?;

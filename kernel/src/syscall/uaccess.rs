@@ -11,12 +11,17 @@ use abi::Error;
 /// Largest single copy the kernel accepts from or to a process.
 pub const MAX_COPY: usize = 1 << 20;
 
+/// Inlined: every system call with a buffer checks it, the rendezvous
+/// path several times.
+#[inline(always)]
 pub fn check_range(addr: u64, len: usize) -> Result<(), Error> {
+    const { assert!(MAX_COPY as u64 <= USER_END) };
     if len > MAX_COPY {
         return Err(Error::Invalid);
     }
-    let end = addr.checked_add(len as u64).ok_or(Error::Fault)?;
-    if end > USER_END || (len > 0 && addr == 0) {
+    // `len` is at most MAX_COPY, below USER_END: no overflow either way,
+    // and `addr + len <= USER_END` exactly when this holds.
+    if addr > USER_END - len as u64 || (len > 0 && addr == 0) {
         return Err(Error::Fault);
     }
     Ok(())
