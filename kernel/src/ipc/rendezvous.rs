@@ -303,6 +303,19 @@ impl Port {
     }
 }
 
+impl Port {
+    /// `keep_spare` for a call object known to be held by nobody else and
+    /// to belong to no batch (the fast path's own, once it is done).
+    #[inline(always)]
+    fn park_spare(&self, c: Arc<Call>) {
+        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `take_spare`; the swap took it out of the slot.
+            recycle(unsafe { Arc::from_raw(old) });
+        }
+    }
+}
+
 impl Drop for Port {
     fn drop(&mut self) {
         drop(self.take_spare());
@@ -628,16 +641,32 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         }
     }
     crate::sched::switch_to_claimed(partner);
-    // Normally back because the server ended the call.
-    let mut buf = [0u8; INLINE];
-    let got = c.progress.lock_irqs_off().collect(&mut buf);
     if were_enabled {
         interrupts::enable();
     }
-    let status = match got {
-        Some((status, n)) => Error::decode(deliver_reply(&c, status, &buf[..n])),
-        None => wait_done(&c, None),
-    };
+    // Normally back because the server ended the call and let go of it:
+    // the call object is this caller's alone again, so its result is read
+    // without a lock, and the kept reply goes straight from it into the
+    // caller's memory.
+    if let Some(m) = Arc::get_mut(&mut c)
+        && let p = m.progress.get_mut()
+        && let State::Done(status) = p.state
+    {
+        let n = core::mem::take(&mut p.kept);
+        let status = match n {
+            0 => status,
+            _ => match proc::write_user_of(m.reply_owner, m.reply.0, &p.reply[..n]) {
+                Ok(()) => {
+                    BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
+                    status
+                }
+                Err(e) => e.as_ret(),
+            },
+        };
+        caller.port.park_spare(c);
+        return Some(Error::decode(status));
+    }
+    let status = wait_done(&c, None);
     caller.port.keep_spare(c);
     Some(status)
 }
@@ -788,10 +817,11 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
     loop {
         let mut q = server.port.queued.lock_irqs_off();
         // Woken by someone else than the one who takes the slot (a kill):
-        // leave the slot, it is for a blocked waiter only.
-        let other = match q.waiter.take() {
-            Some(c) if !core::ptr::eq(Arc::as_ptr(&c), me) => Some(c),
-            _ => None,
+        // leave the slot, it is for a blocked waiter only. (Usually empty:
+        // whoever woke this waiter took it out.)
+        let other = match q.waiter.is_some() {
+            false => None,
+            true => other_waiter(&mut q.waiter, me),
         };
         let got = match q.handed.take() {
             Some(c) => Some(Arrived::Handed(c)),
@@ -821,6 +851,13 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
             p => crate::sched::schedule_to(p),
         }
     }
+}
+
+/// The computation in a waiter slot, taken out, unless it is `me` (which
+/// is dropped: the slot is for a blocked waiter only).
+#[cold]
+fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> Option<Arc<Computation>> {
+    slot.take().filter(|c| !core::ptr::eq(Arc::as_ptr(c), me))
 }
 
 /// Accepts call `c` for `server`: it is now held by it. Interrupts are off.
