@@ -489,6 +489,7 @@ fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>
     Ok(q.waiter.take())
 }
 
+#[inline(always)]
 fn wake(partner: Option<Arc<Computation>>) {
     if let Some(p) = partner {
         crate::sched::wake(&p);
@@ -522,8 +523,24 @@ fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Erro
 /// `call`: blocks until the server ends the rendezvous; returns the reply
 /// length (or the server's error). `msg_ref` names a call the caller holds
 /// whose message is passed on instead of the caller's own memory.
-#[inline]
 pub fn call(
+    caller: &Process,
+    server: u64,
+    entry: u64,
+    msg: (u64, u64),
+    reply: (u64, u64),
+    msg_ref: u64,
+) -> Result<u64, Error> {
+    if msg_ref == 0
+        && let Some(status) = call_fast(caller, server, entry, msg, reply)
+    {
+        return Error::decode(status);
+    }
+    call_general(caller, server, entry, msg, reply, msg_ref)
+}
+
+/// `call` without its fast path (for a caller that tried it already).
+pub fn call_general(
     caller: &Process,
     server: u64,
     entry: u64,
@@ -534,9 +551,6 @@ pub fn call(
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
     } else {
-        if let Some(status) = call_fast(caller, server, entry, msg, reply) {
-            return status;
-        }
         (caller.pid, msg)
     };
     let (status, c) = call_with(
@@ -558,8 +572,11 @@ pub fn call(
 /// the scheduler. Returns None, having changed nothing (the spare is kept
 /// again), when the case is not the common one: the general path then does
 /// the call and reports any error.
+///
+/// The result is the raw status (a length, or a negated error), as the
+/// system call returns it.
 #[inline(always)]
-fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<Result<u64, Error>> {
+pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<u64> {
     use x86_64::instructions::interrupts;
     if msg.1 > INLINE as u64 {
         return None;
@@ -616,7 +633,10 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
         && q.handed.is_none()
         && q.mask & (1u64 << entry.min(61)) != 0
         && held.len() < held.capacity()
-        && q.waiter.as_ref().is_some_and(|w| crate::sched::claim_here(w));
+        && match q.waiter.as_ref() {
+            Some(w) => crate::sched::claim_here(w),
+            None => false,
+        };
     let partner = if common { q.waiter.take() } else { None };
     let Some(partner) = partner else {
         drop(q);
@@ -664,18 +684,18 @@ fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: 
             },
         };
         caller.port.park_spare(c);
-        return Some(Error::decode(status));
+        return Some(status);
     }
     let status = wait_done(&c, None);
     caller.port.keep_spare(c);
-    Some(status)
+    Some(status.unwrap_or_else(Error::as_ret))
 }
 
 /// Leaves the fast path with nothing changed: the spare back, the waiter
 /// reference dropped, interrupts as they were (if they were turned off).
 #[cold]
 #[inline(never)]
-fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Option<Result<u64, Error>> {
+fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Option<u64> {
     if were_enabled == Some(true) {
         x86_64::instructions::interrupts::enable();
     }
@@ -884,6 +904,7 @@ fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
 pub struct Accepted(Arc<Call>);
 
 impl Accepted {
+    #[inline(always)]
     pub fn rid(&self) -> u64 {
         self.0.id
     }
@@ -893,6 +914,7 @@ impl Accepted {
     /// the message has. The rest of the server's `inline` keeps what it
     /// held, so nothing of an earlier message in a recycled call object
     /// can reach it, and a short message costs a short copy.
+    #[inline(always)]
     pub fn write_to(&self, to: u64) -> Result<(), Error> {
         const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
         let c = &self.0;
@@ -1072,11 +1094,17 @@ pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> R
     if rid == 0 {
         return acc_handing_to(server, mask, None);
     }
-    if len <= INLINE as u64 && mask & abi::ACC_NOWAIT == 0 {
+    if is_short_endr_acc(len, mask) {
         return endr_acc_short(server, rid, from, len, mask);
     }
     let caller = end(server, rid, from, len)?.1;
     acc_handing_to(server, mask, caller)
+}
+
+/// Whether `endr_acc_short` does an `endr_acc` (of a call, not 0).
+#[inline(always)]
+pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
+    len <= INLINE as u64 && mask & abi::ACC_NOWAIT == 0
 }
 
 /// `endr_acc` with a short reply, the step of a server's loop. The reply is
@@ -1085,7 +1113,7 @@ pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> R
 /// with interrupts off, and the released caller gets the CPU if the server
 /// has to wait.
 #[inline(always)]
-fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
     use x86_64::instructions::interrupts;
     let mut buf = [0u8; INLINE];
     let read = len == 0 || uaccess::copy_from_user(&mut buf[..len as usize], from).is_ok();
@@ -1093,8 +1121,12 @@ fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) ->
     interrupts::disable();
     let c = {
         let mut held = server.port.held.lock_irqs_off();
-        let i = held.iter().position(|c| c.id == rid);
-        i.map(|i| held.swap_remove(i))
+        // (Usually the last one, or the only one: then a pop does.)
+        match held.iter().position(|c| c.id == rid) {
+            Some(i) if i + 1 == held.len() => held.pop(),
+            Some(i) => Some(held.swap_remove(i)),
+            None => None,
+        }
     };
     let Some(c) = c else {
         if were_enabled {

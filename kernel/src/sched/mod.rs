@@ -500,6 +500,7 @@ fn switch_from(
 }
 
 /// Loads `next`'s page tables, kernel stack for traps, and FPU state.
+#[inline(always)]
 fn switch_address_space(cur: &Computation, next: &Computation, here: &cpu::PerCpu) {
     let me = here.index;
     if let Some(p) = &cur.process {
