@@ -1115,8 +1115,10 @@ pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
 #[inline(always)]
 pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
     use x86_64::instructions::interrupts;
-    let mut buf = [0u8; INLINE];
-    let read = len == 0 || uaccess::copy_from_user(&mut buf[..len as usize], from).is_ok();
+    // Not cleared: only the bytes the copy wrote are read.
+    let mut buf = core::mem::MaybeUninit::<[u8; INLINE]>::uninit();
+    // SAFETY: `buf` has room for INLINE bytes, and `len` is at most that.
+    let read = len == 0 || unsafe { uaccess::copy_from_user_raw(buf.as_mut_ptr().cast(), from, len as usize) }.is_ok();
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
     let c = {
@@ -1136,8 +1138,10 @@ pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64
     };
     let caller = if read && c.completion == Completion::Wait {
         let n = len.min(c.reply.1);
+        // SAFETY: the copy above wrote the first `len` bytes, `n` at most.
+        let kept = unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
         server.port.answered.fetch_add(1, Ordering::Relaxed);
-        finish_with(&c, n, &buf[..n as usize])
+        finish_with(&c, n, kept)
     } else {
         // Anything else goes as `end` has it (it may copy into the
         // caller's memory through its page tables): interrupts on.

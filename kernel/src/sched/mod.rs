@@ -29,7 +29,8 @@ struct RunQueue {
     queue: VecDeque<Arc<Computation>>,
     current: Option<Arc<Computation>>,
     idle: Option<Arc<Computation>>,
-    /// When the current computation got the CPU (ns).
+    /// When the current computation got the CPU (TSC cycles: a switch
+    /// reads the counter, and leaves the conversion to whoever reports it).
     slice_start: u64,
 }
 
@@ -79,6 +80,7 @@ pub fn init_cpu() {
         .store(Arc::as_ptr(&idle) as *mut Computation, Ordering::Release);
     rq.current = Some(idle.clone());
     rq.idle = Some(idle);
+    rq.slice_start = crate::clock::cycles();
 }
 
 /// Runs `f` on the computation running on this CPU, without taking a
@@ -199,7 +201,8 @@ pub fn on_tick() {
     let rq = RQ[me].lock();
     let waiting = !rq.queue.is_empty();
     let idle = rq.current.as_ref().is_none_or(|c| c.is_idle());
-    if waiting && (idle || now - rq.slice_start >= SLICE_NS) {
+    let ran = crate::clock::cycles_to_ns(crate::clock::cycles().saturating_sub(rq.slice_start));
+    if waiting && (idle || ran >= SLICE_NS) {
         NEED_RESCHED[me].store(true, Ordering::Release);
     }
 }
@@ -354,7 +357,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         }
         wake(&h);
     }
-    let now = crate::clock::nanos();
+    let now = crate::clock::cycles();
 
     let mut rq = RQ[me].lock_irqs_off();
     let Some(cur_arc) = rq.current.as_ref() else {
@@ -398,7 +401,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         rq = RQ[me].lock_irqs_off();
     }
     let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
-    cur.cpu_ns
+    cur.cpu_cycles
         .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
     rq.slice_start = now;
     {
@@ -427,7 +430,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
 #[inline(always)]
 fn switch_direct(here: &'static cpu::PerCpu, next: Arc<Computation>) {
     DIRECT_SWITCHES.fetch_add(1, Ordering::Relaxed);
-    let now = crate::clock::nanos();
+    let now = crate::clock::cycles();
     let mut rq = RQ[here.slot()].lock_irqs_off();
     let cur_ptr = match rq.current.as_ref() {
         Some(c) => Arc::as_ptr(c),
@@ -454,7 +457,7 @@ fn switch_direct(here: &'static cpu::PerCpu, next: Arc<Computation>) {
         }
         cur.holds_cpu.store(false, Ordering::Relaxed);
     }
-    cur.cpu_ns
+    cur.cpu_cycles
         .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
     rq.slice_start = now;
     switch_from(here, rq, cur, next);

@@ -555,7 +555,7 @@ pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
         } else {
             aff as u64
         };
-        info.cpu_ns = c.cpu_ns.load(Ordering::Relaxed);
+        info.cpu_ns = crate::clock::cycles_to_ns(c.cpu_cycles.load(Ordering::Relaxed));
     } else {
         info.state = abi::state::EXITED;
     }

@@ -34,6 +34,19 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
     unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }.map_err(|_| Error::Fault)
 }
 
+/// `copy_from_user` into `len` bytes at `dst`, which need not be
+/// initialised (a buffer the rendezvous path would otherwise clear first).
+///
+/// # Safety
+/// `dst` must be valid for writes of `len` bytes.
+#[inline(always)]
+pub unsafe fn copy_from_user_raw(dst: *mut u8, src: u64, len: usize) -> Result<(), Error> {
+    check_range(src, len)?;
+    // SAFETY: the caller vouches for the destination; faults on the user
+    // source are caught.
+    unsafe { fallible_copy(dst, src as *const u8, len) }.map_err(|_| Error::Fault)
+}
+
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
     check_range(dst, src.len())?;
     // SAFETY: the destination was checked to be user memory of the current
