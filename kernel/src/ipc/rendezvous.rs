@@ -26,7 +26,7 @@ use crate::sync::IrqMutex;
 use crate::syscall::uaccess;
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
-use alloc::sync::{Arc, Weak};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
@@ -225,8 +225,13 @@ pub struct Port {
     /// Calls this process accepted and has not ended (few: a list).
     held: IrqMutex<Vec<Arc<Call>>>,
     /// The last server this process called: its next call to it needs no
-    /// search of the process table.
-    last_server: IrqMutex<Weak<Process>>,
+    /// search of the process table. A strong reference (an upgrade of a
+    /// weak one costs a call and a compare-and-swap loop on every call);
+    /// only this process takes this lock, and it lets go of the server
+    /// when it calls another one or ends. A server that has ended is only
+    /// its `Process` record then: its space and its calls went at its exit,
+    /// and its closed port refuses calls.
+    last_server: IrqMutex<Option<Arc<Process>>>,
     /// The call object of this process's last finished call (a strong
     /// reference from `Arc::into_raw`, or null), for its next call: taken
     /// and given back with one atomic exchange each, where the shared free
@@ -262,7 +267,7 @@ impl Port {
                 handed: None,
             }),
             held: IrqMutex::new(Vec::new()),
-            last_server: IrqMutex::new(Weak::new()),
+            last_server: IrqMutex::new(None),
             spare: AtomicPtr::new(core::ptr::null_mut()),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
@@ -371,7 +376,7 @@ fn target(pid: u64) -> Result<Arc<Process>, Error> {
 
 /// `target`, trying the server `caller` called last first.
 fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
-    let last = caller.port.last_server.lock().upgrade();
+    let last = caller.port.last_server.lock().clone();
     if let Some(p) = last
         && p.pid == pid
         && !p.port.closed.load(Ordering::Acquire)
@@ -379,7 +384,7 @@ fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
         return Ok(p);
     }
     let p = target(pid)?;
-    *caller.port.last_server.lock() = Arc::downgrade(&p);
+    *caller.port.last_server.lock() = Some(p.clone());
     Ok(p)
 }
 
@@ -621,8 +626,10 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     }
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let s = caller.port.last_server.lock_irqs_off().upgrade();
-    let Some(s) = s.filter(|s| s.pid == server && check_entry(s, entry).is_ok()) else {
+    // Held to the end of the hand-over: it keeps the server alive.
+    let last = caller.port.last_server.lock_irqs_off();
+    let Some(s) = last.as_deref().filter(|s| s.pid == server && check_entry(s, entry).is_ok()) else {
+        drop(last);
         return give_up(caller, c, Some(were_enabled));
     };
     let mut held = s.port.held.lock_irqs_off();
@@ -641,6 +648,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     let Some(partner) = partner else {
         drop(q);
         drop(held);
+        drop(last);
         return give_up(caller, c, Some(were_enabled));
     };
     q.handed = Some(c.clone());
@@ -648,7 +656,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     held.push(c.clone());
     drop(held);
     s.port.accepted.fetch_add(1, Ordering::Relaxed);
-    drop(s);
+    drop(last);
     {
         use crate::sched::computation::State as Run;
         let mut state = me_ref.state.lock_irqs_off();
@@ -1366,6 +1374,7 @@ pub fn on_exit(p: &Process) {
         wake(finish(&c, Error::NotFound.as_ret()));
     }
     p.port.results.lock().clear();
-    *p.port.last_server.lock() = Weak::new();
+    let last = p.port.last_server.lock().take();
+    drop(last);
     drop(p.port.take_spare());
 }
