@@ -596,7 +596,12 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         &*me
     };
     {
-        let m = Arc::get_mut(&mut c).expect("a spare call object nobody else holds");
+        // SAFETY: the spare slot only ever takes a call object nobody else
+        // holds (`keep_spare` checks, `park_spare` is given one), and
+        // nothing can clone it while it is there: this is its only
+        // reference, so a mutable one to its content is unique (what
+        // `Arc::get_mut` would find, without its compare-and-swap).
+        let m = unsafe { &mut *Arc::as_ptr(&c).cast_mut() };
         m.id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         m.caller = caller.pid;
         m.server = server;
