@@ -633,7 +633,10 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     interrupts::disable();
     // Held to the end of the hand-over: it keeps the server alive.
     let last = caller.port.last_server.lock_irqs_off();
-    let Some(s) = last.as_deref().filter(|s| s.pid == server && check_entry(s, entry).is_ok()) else {
+    let Some(s) = last
+        .as_deref()
+        .filter(|s| s.pid == server && check_entry(s, entry).is_ok())
+    else {
         drop(last);
         return give_up(caller, c, Some(were_enabled));
     };

@@ -477,7 +477,10 @@ fn switch_from(
     here.current.store(next_ptr as *mut Computation, Ordering::Release);
     // The run queue's reference to the one leaving moves to `PREV`, and the
     // one arriving moves in: no count changes on the way.
-    let prev = rq.current.replace(next).expect("a CPU switching has a current computation");
+    let prev = rq
+        .current
+        .replace(next)
+        .expect("a CPU switching has a current computation");
     drop(rq);
     PREV[me].store(Arc::into_raw(prev) as *mut Computation, Ordering::Relaxed);
     // SAFETY: `rq.current` holds it now, and only this CPU replaces that,
