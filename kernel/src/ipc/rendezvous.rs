@@ -589,12 +589,8 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     let me = crate::sched::with_current(|me| me as *const Computation)?;
     let mut c = caller.port.take_spare()?;
     // SAFETY: `me` is the computation running here: the run queue holds a
-    // strong reference to it, which keeps it alive while this code runs,
-    // and to which the waiter slot's reference is added.
-    let me_ref: &Computation = unsafe {
-        Arc::increment_strong_count(me);
-        &*me
-    };
+    // strong reference to it, which keeps it alive while this code runs.
+    let me_ref: &Computation = unsafe { &*me };
     {
         // SAFETY: the spare slot only ever takes a call object nobody else
         // holds (`keep_spare` checks, `park_spare` is given one), and
@@ -621,8 +617,12 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
             return give_up(caller, c, None);
         }
         p.hops.push(server);
-        // SAFETY: the strong count was raised for this reference above.
-        p.waiter = Some(unsafe { Arc::from_raw(me) });
+        // SAFETY: as for `me_ref`; the waiter slot gets a strong reference
+        // of its own, added to the run queue's.
+        p.waiter = Some(unsafe {
+            Arc::increment_strong_count(me);
+            Arc::from_raw(me)
+        });
         let n = msg.1 as usize;
         // Copied with interrupts still on: the page may have to be faulted in.
         if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
