@@ -942,7 +942,7 @@ impl Accepted {
             c.reply.1,
             c.flags,
         ];
-        uaccess::write(to, &fixed)?;
+        uaccess::write_words(to, fixed)?;
         let n = (c.msg.1 as usize).min(INLINE);
         if n > 0 {
             uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;

@@ -47,6 +47,15 @@ pub unsafe fn copy_from_user_raw(dst: *mut u8, src: u64, len: usize) -> Result<(
     unsafe { fallible_copy(dst, src as *const u8, len) }.map_err(|_| Error::Fault)
 }
 
+/// Writes six words to user memory at `dst` (no copy through memory).
+#[inline(always)]
+pub fn write_words(dst: u64, words: [u64; 6]) -> Result<(), Error> {
+    check_range(dst, 6 * 8)?;
+    // SAFETY: the destination was checked to be user memory of the current
+    // space; faults are caught.
+    unsafe { crate::arch::x86_64::fallible_store6(dst, words) }.map_err(|_| Error::Fault)
+}
+
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
     check_range(dst, src.len())?;
     // SAFETY: the destination was checked to be user memory of the current
@@ -73,7 +82,6 @@ unsafe impl Pod for abi::ContainerStats {}
 unsafe impl Pod for abi::AccInfo {}
 unsafe impl Pod for abi::BatchEntry {}
 unsafe impl Pod for [u64; 2] {}
-unsafe impl Pod for [u64; 6] {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();
