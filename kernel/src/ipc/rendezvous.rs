@@ -306,9 +306,7 @@ impl Port {
             recycle(unsafe { Arc::from_raw(old) });
         }
     }
-}
 
-impl Port {
     /// `keep_spare` for a call object known to be held by nobody else and
     /// to belong to no batch (the fast path's own, once it is done).
     #[inline(always)]
