@@ -43,6 +43,21 @@ impl<T> IrqMutex<T> {
         }
     }
 
+    /// `lock`, for a caller that has interrupts disabled already (the
+    /// rendezvous path and the scheduler): no flags to save and restore.
+    #[inline]
+    pub fn lock_irqs_off(&self) -> IrqMutexGuard<'_, T> {
+        debug_assert!(!interrupts::are_enabled(), "lock_irqs_off with interrupts enabled");
+        let guard = match self.inner.try_lock() {
+            Some(g) => g,
+            None => self.lock_contended(),
+        };
+        IrqMutexGuard {
+            guard: core::mem::ManuallyDrop::new(guard),
+            were_enabled: false,
+        }
+    }
+
     /// The wait, out of line: rare, and larger than the fast path.
     #[cold]
     #[inline(never)]

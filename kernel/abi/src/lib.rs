@@ -433,6 +433,7 @@ impl Error {
         (-(self as i64)) as u64
     }
     /// Decodes a raw system-call result.
+    #[inline]
     pub fn decode(ret: u64) -> Result<u64, Error> {
         let signed = ret as i64;
         if (-4095..0).contains(&signed) {

@@ -26,9 +26,9 @@ use crate::sync::IrqMutex;
 use crate::syscall::uaccess;
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
-use alloc::sync::{Arc, Weak};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 /// Inline message bytes delivered by `acc`.
 pub const INLINE: usize = 64;
@@ -85,10 +85,13 @@ struct Progress {
 impl Progress {
     /// The status of a finished call, and the kept reply bytes moved to
     /// `buf` (to be copied to the caller once the lock is dropped).
+    #[inline(always)]
     fn collect(&mut self, buf: &mut [u8; INLINE]) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
         let n = core::mem::take(&mut self.kept);
-        buf[..n].copy_from_slice(&self.reply[..n]);
+        if n > 0 {
+            buf[..n].copy_from_slice(&self.reply[..n]);
+        }
         Some((status, n))
     }
 }
@@ -206,6 +209,12 @@ pub struct Batch {
 struct Arrivals {
     calls: VecDeque<Arc<Call>>,
     waiter: Option<Arc<Computation>>,
+    /// The entries the waiter waits for (its `acc` mask).
+    mask: u64,
+    /// A call the fast path accepted on the waiter's behalf (it is in the
+    /// server's held calls already): the waiter takes it before anything
+    /// queued.
+    handed: Option<Arc<Call>>,
 }
 
 pub struct Port {
@@ -216,8 +225,18 @@ pub struct Port {
     /// Calls this process accepted and has not ended (few: a list).
     held: IrqMutex<Vec<Arc<Call>>>,
     /// The last server this process called: its next call to it needs no
-    /// search of the process table.
-    last_server: IrqMutex<Weak<Process>>,
+    /// search of the process table. A strong reference (an upgrade of a
+    /// weak one costs a call and a compare-and-swap loop on every call);
+    /// only this process takes this lock, and it lets go of the server
+    /// when it calls another one or ends. A server that has ended is only
+    /// its `Process` record then: its space and its calls went at its exit,
+    /// and its closed port refuses calls.
+    last_server: IrqMutex<Option<Arc<Process>>>,
+    /// The call object of this process's last finished call (a strong
+    /// reference from `Arc::into_raw`, or null), for its next call: taken
+    /// and given back with one atomic exchange each, where the shared free
+    /// list costs a lock each way.
+    spare: AtomicPtr<Call>,
     /// Finished non-blocking requests, for `fetch`.
     results: IrqMutex<VecDeque<Arc<Call>>>,
     /// Waiters for a result, in `results` or in the result ring.
@@ -244,9 +263,12 @@ impl Port {
             queued: IrqMutex::new(Arrivals {
                 calls: VecDeque::new(),
                 waiter: None,
+                mask: 0,
+                handed: None,
             }),
             held: IrqMutex::new(Vec::new()),
-            last_server: IrqMutex::new(Weak::new()),
+            last_server: IrqMutex::new(None),
+            spare: AtomicPtr::new(core::ptr::null_mut()),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
@@ -259,6 +281,47 @@ impl Port {
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
         (self.queued.lock().calls.len(), self.held.lock().len())
+    }
+}
+
+impl Port {
+    /// The spare call object, if there is one.
+    #[inline(always)]
+    fn take_spare(&self) -> Option<Arc<Call>> {
+        let ptr = self.spare.swap(core::ptr::null_mut(), Ordering::Acquire);
+        // SAFETY: a non-null slot holds a strong reference from
+        // `Arc::into_raw`, taken back exactly once: the swap emptied it.
+        (!ptr.is_null()).then(|| unsafe { Arc::from_raw(ptr) })
+    }
+
+    /// Keeps finished call `c` as the spare (if nobody else holds it); one
+    /// that was there already goes to the shared free list.
+    #[inline(always)]
+    fn keep_spare(&self, mut c: Arc<Call>) {
+        let Some(m) = Arc::get_mut(&mut c) else { return };
+        m.batch = None;
+        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `take_spare`; the swap took it out of the slot.
+            recycle(unsafe { Arc::from_raw(old) });
+        }
+    }
+
+    /// `keep_spare` for a call object known to be held by nobody else and
+    /// to belong to no batch (the fast path's own, once it is done).
+    #[inline(always)]
+    fn park_spare(&self, c: Arc<Call>) {
+        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `take_spare`; the swap took it out of the slot.
+            recycle(unsafe { Arc::from_raw(old) });
+        }
+    }
+}
+
+impl Drop for Port {
+    fn drop(&mut self) {
+        drop(self.take_spare());
     }
 }
 
@@ -310,15 +373,16 @@ fn target(pid: u64) -> Result<Arc<Process>, Error> {
 }
 
 /// `target`, trying the server `caller` called last first.
-fn cached_target(caller: &Process, pid: u64, last: &Weak<Process>) -> Result<Arc<Process>, Error> {
-    if let Some(p) = last.upgrade()
+fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
+    let last = caller.port.last_server.lock().clone();
+    if let Some(p) = last
         && p.pid == pid
         && !p.port.closed.load(Ordering::Acquire)
     {
         return Ok(p);
     }
     let p = target(pid)?;
-    *caller.port.last_server.lock() = Arc::downgrade(&p);
+    *caller.port.last_server.lock() = Some(p.clone());
     Ok(p)
 }
 
@@ -361,10 +425,10 @@ fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
 /// Makes a call object for `caller` to `server`. `message` is (pid, addr,
 /// len) of where the message lies: the caller's own memory, or the
 /// message of a call the caller holds (a reference passed on). A blocking
-/// call object comes from the free list when there is one.
-fn make_call(caller: u64, server: u64, r: Request) -> Result<Arc<Call>, Error> {
+/// call object is `spare`, or comes from the free list when there is one.
+fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
     let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
-    let free = FREE_CALLS.lock().pop();
+    let free = spare.or_else(|| FREE_CALLS.lock().pop());
     let mut c = match free {
         Some(c) => c,
         None => Arc::new(Call {
@@ -428,6 +492,7 @@ fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>
     Ok(q.waiter.take())
 }
 
+#[inline(always)]
 fn wake(partner: Option<Arc<Computation>>) {
     if let Some(p) = partner {
         crate::sched::wake(&p);
@@ -469,6 +534,23 @@ pub fn call(
     reply: (u64, u64),
     msg_ref: u64,
 ) -> Result<u64, Error> {
+    if msg_ref == 0
+        && let Some(status) = call_fast(caller, server, entry, msg, reply)
+    {
+        return Error::decode(status);
+    }
+    call_general(caller, server, entry, msg, reply, msg_ref)
+}
+
+/// `call` without its fast path (for a caller that tried it already).
+pub fn call_general(
+    caller: &Process,
+    server: u64,
+    entry: u64,
+    msg: (u64, u64),
+    reply: (u64, u64),
+    msg_ref: u64,
+) -> Result<u64, Error> {
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
     } else {
@@ -479,18 +561,171 @@ pub fn call(
         server,
         Request::new(entry, owner, range, reply, Completion::Wait),
     )?;
-    recycle(c);
+    caller.port.keep_spare(c);
     status
+}
+
+/// The common case of `call`, on the lines of seL4's IPC fast path: a
+/// short message (it fits the call object) to the server this caller
+/// called last, which waits for calls of this entry with none queued and
+/// may run on this CPU. The call object is the caller's spare, filled in
+/// place; it is accepted on the server's behalf (the server finds it held
+/// already, and only has to describe it to itself); the server is claimed
+/// under its port's lock and gets the CPU at once, without a pass through
+/// the scheduler. Returns None, having changed nothing (the spare is kept
+/// again), when the case is not the common one: the general path then does
+/// the call and reports any error.
+///
+/// The result is the raw status (a length, or a negated error), as the
+/// system call returns it.
+#[inline(always)]
+pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<u64> {
+    use x86_64::instructions::interrupts;
+    if msg.1 > INLINE as u64 {
+        return None;
+    }
+    let me = crate::sched::with_current(|me| me as *const Computation)?;
+    let mut c = caller.port.take_spare()?;
+    // SAFETY: `me` is the computation running here: the run queue holds a
+    // strong reference to it, which keeps it alive while this code runs.
+    let me_ref: &Computation = unsafe { &*me };
+    {
+        // SAFETY: the spare slot only ever takes a call object nobody else
+        // holds (`keep_spare` checks, `park_spare` is given one), and
+        // nothing can clone it while it is there: this is its only
+        // reference, so a mutable one to its content is unique (what
+        // `Arc::get_mut` would find, without its compare-and-swap).
+        let m = unsafe { &mut *Arc::as_ptr(&c).cast_mut() };
+        m.id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        m.caller = caller.pid;
+        m.server = server;
+        *m.entry.get_mut() = entry;
+        m.msg_owner = caller.pid;
+        m.msg = msg;
+        m.reply_owner = caller.pid;
+        m.reply = reply;
+        m.completion = Completion::Wait;
+        m.flags = 0;
+        m.tag = 0;
+        let p = m.progress.get_mut();
+        p.state = State::Accepted;
+        p.kept = 0;
+        p.hops.clear();
+        if p.hops.capacity() == 0 && p.hops.try_reserve(1).is_err() {
+            return give_up(caller, c, None);
+        }
+        p.hops.push(server);
+        // SAFETY: as for `me_ref`; the waiter slot gets a strong reference
+        // of its own, added to the run queue's.
+        p.waiter = Some(unsafe {
+            Arc::increment_strong_count(me);
+            Arc::from_raw(me)
+        });
+        let n = msg.1 as usize;
+        // Copied with interrupts still on: the page may have to be faulted in.
+        if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
+            return give_up(caller, c, None);
+        }
+    }
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    // Held to the end of the hand-over: it keeps the server alive.
+    let last = caller.port.last_server.lock_irqs_off();
+    let Some(s) = last
+        .as_deref()
+        .filter(|s| s.pid == server && check_entry(s, entry).is_ok())
+    else {
+        drop(last);
+        return give_up(caller, c, Some(were_enabled));
+    };
+    let mut held = s.port.held.lock_irqs_off();
+    let mut q = s.port.queued.lock_irqs_off();
+    // Claimed last: once claimed, the server must get the CPU.
+    let common = !s.port.closed.load(Ordering::Relaxed)
+        && q.calls.is_empty()
+        && q.handed.is_none()
+        && q.mask & (1u64 << entry.min(61)) != 0
+        && held.len() < held.capacity()
+        && match q.waiter.as_ref() {
+            Some(w) => crate::sched::claim_here(w),
+            None => false,
+        };
+    let partner = if common { q.waiter.take() } else { None };
+    let Some(partner) = partner else {
+        drop(q);
+        drop(held);
+        drop(last);
+        return give_up(caller, c, Some(were_enabled));
+    };
+    q.handed = Some(c.clone());
+    drop(q);
+    held.push(c.clone());
+    drop(held);
+    s.port.accepted.fetch_add(1, Ordering::Relaxed);
+    drop(last);
+    {
+        use crate::sched::computation::State as Run;
+        let mut state = me_ref.state.lock_irqs_off();
+        *state = Run::Blocked;
+        // A kill that came before the line above found nothing to wake: it
+        // is seen here, and the caller stays runnable (after the server has
+        // had the CPU it then finds its call not done, and leaves).
+        if caller.killed.load(Ordering::Acquire) {
+            *state = Run::Running;
+        }
+    }
+    crate::sched::switch_to_claimed(partner);
+    if were_enabled {
+        interrupts::enable();
+    }
+    // Normally back because the server ended the call and let go of it:
+    // the call object is this caller's alone again, so its result is read
+    // without a lock, and the kept reply goes straight from it into the
+    // caller's memory.
+    if let Some(m) = Arc::get_mut(&mut c)
+        && let p = m.progress.get_mut()
+        && let State::Done(status) = p.state
+    {
+        let n = core::mem::take(&mut p.kept);
+        let status = match n {
+            0 => status,
+            _ => match proc::write_user_of(m.reply_owner, m.reply.0, &p.reply[..n]) {
+                Ok(()) => {
+                    BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
+                    status
+                }
+                Err(e) => e.as_ret(),
+            },
+        };
+        caller.port.park_spare(c);
+        return Some(status);
+    }
+    let status = wait_done(&c, None);
+    caller.port.keep_spare(c);
+    Some(status.unwrap_or_else(Error::as_ret))
+}
+
+/// Leaves the fast path with nothing changed: the spare back, the waiter
+/// reference dropped, interrupts as they were (if they were turned off).
+#[cold]
+#[inline(never)]
+fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Option<u64> {
+    if were_enabled == Some(true) {
+        x86_64::instructions::interrupts::enable();
+    }
+    if let Some(m) = Arc::get_mut(&mut c) {
+        m.progress.get_mut().waiter = None;
+    }
+    caller.port.keep_spare(c);
+    None
 }
 
 /// Sends `r` to `server` and waits for the end of the rendezvous; returns
 /// its status and the finished call.
 fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
-    let last = caller.port.last_server.lock().clone();
-    let s = cached_target(caller, server, &last)?;
-    drop(last);
+    let s = cached_target(caller, server)?;
     check_entry(&s, r.entry)?;
-    let c = make_call(caller.pid, server, r)?;
+    let c = make_call(caller.pid, server, r, caller.port.take_spare())?;
     let partner = deliver(&s, c.clone())?;
     drop(s);
     let status = wait_done(&c, partner);
@@ -513,7 +748,7 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
     match sent {
         Ok((_, call)) => {
             let result = result_of(&call, 1);
-            recycle(call);
+            caller.port.keep_spare(call);
             result
         }
         Err(e) => abi::Control {
@@ -532,65 +767,186 @@ fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> 
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
 /// entries ≥ 63 match bit 63). Returns the call's description.
-pub fn acc(server: &Process, mask: u64) -> Result<AccInfo, Error> {
+pub fn acc(server: &Process, mask: u64) -> Result<Accepted, Error> {
     acc_handing_to(server, mask, None)
 }
 
 /// `acc`, handing the CPU to `partner` (a caller just released) if the
 /// server has to wait.
-fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<AccInfo, Error> {
+fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<Accepted, Error> {
+    use x86_64::instructions::interrupts;
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
-    let matches = |e: u64| mask & (1u64 << e.min(61)) != 0;
-    let mut got: Option<Arc<Call>> = None;
-    let mut take = |a: &mut Arrivals| {
-        let q = &mut a.calls;
-        if q.front().is_some_and(|c| matches(c.entry.load(Ordering::Relaxed))) {
-            got = q.pop_front();
-        } else if let Some(i) = q.iter().position(|c| matches(c.entry.load(Ordering::Relaxed))) {
-            got = q.remove(i);
-        }
-        got.is_some()
-    };
-    let ok = if nowait {
-        let got = take(&mut server.port.queued.lock());
+    if nowait {
+        let got = take_matching(&mut server.port.queued.lock().calls, mask);
         wake(partner);
-        if !got {
-            return Err(Error::Busy);
+        let c = got.ok_or(Error::Busy)?;
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
+        let r = accept(server, c);
+        if were_enabled {
+            interrupts::enable();
         }
-        true
-    } else {
-        proc::wait_in_slot(&server.port.queued, partner, take, |a| &mut a.waiter)
+        return r;
+    }
+    // Waiting and accepting run with interrupts off: every lock on the way
+    // is then taken without saving the flags, and a switch needs them off.
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let r = match port_wait(server, mask, partner) {
+        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Queued(c)) => accept(server, c),
+        None => Err(Error::Denied),
     };
-    let c = match (ok, got) {
-        (_, Some(c)) => c,
-        _ => return Err(Error::Denied),
+    if were_enabled {
+        interrupts::enable();
+    }
+    r
+}
+
+/// Whether call `c` is for an entry in `mask`.
+fn matches(mask: u64, c: &Call) -> bool {
+    mask & (1u64 << c.entry.load(Ordering::Relaxed).min(61)) != 0
+}
+
+/// The first call in `calls` for an entry in `mask`, taken out. Inlined:
+/// the usual answer is the first call, or none.
+#[inline(always)]
+fn take_matching(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
+    match calls.front() {
+        None => None,
+        Some(c) if matches(mask, c) => calls.pop_front(),
+        Some(_) => take_matching_further(calls, mask),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn take_matching_further(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
+    let i = calls.iter().position(|c| matches(mask, c))?;
+    calls.remove(i)
+}
+
+/// How a call reached a waiting server.
+enum Arrived {
+    /// Accepted on its behalf by the caller's fast path.
+    Handed(Arc<Call>),
+    /// Queued: to be accepted now.
+    Queued(Arc<Call>),
+}
+
+/// Waits until a call for an entry in `mask` is on `server`'s port and
+/// takes it; None if the process was killed meanwhile. If it has to block,
+/// the server waits in its port's waiter slot and hands its CPU to
+/// `partner` (a caller it has just released); otherwise `partner` is woken.
+/// `proc::wait_in_slot` specialised to the port (this is the hot half of
+/// every server's loop): check, block and wake-up share the port's lock.
+/// Interrupts are off.
+#[inline(always)]
+fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>) -> Option<Arrived> {
+    let Some(me) = crate::sched::with_current(|c| c as *const Computation) else {
+        wake(partner);
+        return None;
     };
+    loop {
+        let mut q = server.port.queued.lock_irqs_off();
+        // Woken by someone else than the one who takes the slot (a kill):
+        // leave the slot, it is for a blocked waiter only. (Usually empty:
+        // whoever woke this waiter took it out.)
+        let other = match q.waiter.is_some() {
+            false => None,
+            true => other_waiter(&mut q.waiter, me),
+        };
+        let got = match q.handed.take() {
+            Some(c) => Some(Arrived::Handed(c)),
+            None => take_matching(&mut q.calls, mask).map(Arrived::Queued),
+        };
+        if got.is_some() || server.killed.load(Ordering::Acquire) {
+            q.waiter = other;
+            drop(q);
+            wake(partner);
+            return got;
+        }
+        // SAFETY: `me` runs here, so the run queue holds a strong reference
+        // to it; the slot gets one more.
+        let cur = unsafe {
+            Arc::increment_strong_count(me);
+            Arc::from_raw(me)
+        };
+        *cur.state.lock_irqs_off() = crate::sched::computation::State::Blocked;
+        q.waiter = Some(cur);
+        q.mask = mask;
+        drop(q);
+        // The slot holds one waiter; one that was there already (never so
+        // for a process's single computation) is woken to check again.
+        wake(other);
+        match partner.take() {
+            Some(p) if crate::sched::claim_here(&p) => crate::sched::switch_to_claimed(p),
+            p => crate::sched::schedule_to(p),
+        }
+    }
+}
+
+/// The computation in a waiter slot, taken out, unless it is `me` (which
+/// is dropped: the slot is for a blocked waiter only).
+#[cold]
+fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> Option<Arc<Computation>> {
+    slot.take().filter(|c| !core::ptr::eq(Arc::as_ptr(c), me))
+}
+
+/// Accepts call `c` for `server`: it is now held by it. Interrupts are off.
+fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
     {
-        let mut p = c.progress.lock();
+        let mut p = c.progress.lock_irqs_off();
         p.state = State::Accepted;
         p.hops.push(server.pid);
     }
-    let info = AccInfo {
-        rid: c.id,
-        caller: c.caller,
-        entry: c.entry.load(Ordering::Relaxed),
-        len: c.msg.1,
-        reply_cap: c.reply.1,
-        flags: c.flags,
-        inline: c.inline,
-    };
     {
-        let mut held = server.port.held.lock();
+        let mut held = server.port.held.lock_irqs_off();
         if held.try_reserve(1).is_err() {
             drop(held);
             wake(finish(&c, Error::NoMemory.as_ret()));
             return Err(Error::NoMemory);
         }
-        held.push(c);
+        held.push(c.clone());
     }
     server.port.accepted.fetch_add(1, Ordering::Relaxed);
-    Ok(info)
+    Ok(Accepted(c))
+}
+
+/// A call just accepted, as its server learns of it.
+pub struct Accepted(Arc<Call>);
+
+impl Accepted {
+    #[inline(always)]
+    pub fn rid(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Writes the call's description (`abi::AccInfo`) to the server's
+    /// memory at `to`: the fixed fields and only as many inline bytes as
+    /// the message has. The rest of the server's `inline` keeps what it
+    /// held, so nothing of an earlier message in a recycled call object
+    /// can reach it, and a short message costs a short copy.
+    #[inline(always)]
+    pub fn write_to(&self, to: u64) -> Result<(), Error> {
+        const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
+        let c = &self.0;
+        let fixed: [u64; 6] = [
+            c.id,
+            c.caller,
+            c.entry.load(Ordering::Relaxed),
+            c.msg.1,
+            c.reply.1,
+            c.flags,
+        ];
+        uaccess::write_words(to, fixed)?;
+        let n = (c.msg.1 as usize).min(INLINE);
+        if n > 0 {
+            uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;
+        }
+        Ok(())
+    }
 }
 
 fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
@@ -640,16 +996,32 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
 
 /// `finish`, keeping `reply` (at most `INLINE` bytes) for the caller to
 /// copy into its reply buffer when it collects the result.
+/// Inlined: a server's loop finishes a call on every step, and the usual
+/// call (a caller waiting, alone) needs only the first lines.
 #[must_use]
+#[inline(always)]
 fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computation>> {
     let caller = {
         let mut p = c.progress.lock();
         p.state = State::Done(status);
-        p.reply[..reply.len()].copy_from_slice(reply);
+        if !reply.is_empty() {
+            p.reply[..reply.len()].copy_from_slice(reply);
+        }
         p.kept = reply.len();
         p.waiter.take()
     };
     CALLS.fetch_add(1, Ordering::Relaxed);
+    if c.batch.is_none() && c.completion == Completion::Wait {
+        return caller;
+    }
+    finish_further(c, caller)
+}
+
+/// The rest of `finish_with`: batches and the results of requests nobody
+/// waits for.
+#[must_use]
+#[inline(never)]
+fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
     // The batch's caller, once its last member is back.
     let mut batch_caller = None;
     if let Some(b) = &c.batch
@@ -685,6 +1057,13 @@ fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computati
 /// to let go.
 fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = release(server, rid)?;
+    // `c` goes before the caller runs, so that it finds its call object
+    // free for its next call.
+    Ok(end_released(server, &c, from, len))
+}
+
+/// `end`, for call `c` already taken out of the server's held calls.
+fn end_released(server: &Process, c: &Arc<Call>, from: u64, len: u64) -> (u64, Option<Arc<Computation>>) {
     let n = len.min(c.reply.1);
     if n <= INLINE as u64 && c.completion == Completion::Wait {
         // A short reply to a waiting caller is kept in the call: the caller
@@ -692,13 +1071,17 @@ fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<A
         // page tables instead of a walk of them from here.
         let mut buf = [0u8; INLINE];
         let kept = &mut buf[..n as usize];
-        let status = match uaccess::copy_from_user(kept, from) {
+        let status = match n {
+            0 => Ok(()),
+            _ => uaccess::copy_from_user(kept, from),
+        };
+        let status = match status {
             Ok(()) => n,
             Err(e) => e.as_ret(),
         };
         let kept = if status == n { &kept[..] } else { &[][..] };
         server.port.answered.fetch_add(1, Ordering::Relaxed);
-        return Ok((n, finish_with(&c, status, kept)));
+        return (n, finish_with(c, status, kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
         Ok(()) => n,
@@ -706,9 +1089,7 @@ fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<A
     };
     // Counted before the caller is let go, so that whoever it tells sees it.
     server.port.answered.fetch_add(1, Ordering::Relaxed);
-    // `c` goes before the caller runs, so that it finds its call object
-    // free for its next call.
-    Ok((n, finish(&c, status)))
+    (n, finish(c, status))
 }
 
 /// `endr`: copies the reply into the caller's reply buffer and releases the
@@ -723,9 +1104,79 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
 /// 0) and waits for the next call, giving the CPU straight to the released
 /// caller while it waits. If ending `rid` fails (it is not a call the
 /// server holds), nothing is accepted and that error is returned.
-pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<AccInfo, Error> {
-    let caller = if rid != 0 { end(server, rid, from, len)?.1 } else { None };
+pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+    if rid == 0 {
+        return acc_handing_to(server, mask, None);
+    }
+    if is_short_endr_acc(len, mask) {
+        return endr_acc_short(server, rid, from, len, mask);
+    }
+    let caller = end(server, rid, from, len)?.1;
     acc_handing_to(server, mask, caller)
+}
+
+/// Whether `endr_acc_short` does an `endr_acc` (of a call, not 0).
+#[inline(always)]
+pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
+    len <= INLINE as u64 && mask & abi::ACC_NOWAIT == 0
+}
+
+/// `endr_acc` with a short reply, the step of a server's loop. The reply is
+/// read first, with interrupts on (its page may have to be faulted in);
+/// ending the call and waiting for the next one then run in one stretch
+/// with interrupts off, and the released caller gets the CPU if the server
+/// has to wait.
+#[inline(always)]
+pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+    use x86_64::instructions::interrupts;
+    // Not cleared: only the bytes the copy wrote are read.
+    let mut buf = core::mem::MaybeUninit::<[u8; INLINE]>::uninit();
+    // SAFETY: `buf` has room for INLINE bytes, and `len` is at most that.
+    let read = len == 0 || unsafe { uaccess::copy_from_user_raw(buf.as_mut_ptr().cast(), from, len as usize) }.is_ok();
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let c = {
+        let mut held = server.port.held.lock_irqs_off();
+        // (Usually the last one, or the only one: then a pop does.)
+        match held.iter().position(|c| c.id == rid) {
+            Some(i) if i + 1 == held.len() => held.pop(),
+            Some(i) => Some(held.swap_remove(i)),
+            None => None,
+        }
+    };
+    let Some(c) = c else {
+        if were_enabled {
+            interrupts::enable();
+        }
+        return Err(Error::NotFound);
+    };
+    let caller = if read && c.completion == Completion::Wait {
+        let n = len.min(c.reply.1);
+        // SAFETY: the copy above wrote the first `len` bytes, `n` at most.
+        let kept = unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+        server.port.answered.fetch_add(1, Ordering::Relaxed);
+        finish_with(&c, n, kept)
+    } else {
+        // Anything else goes as `end` has it (it may copy into the
+        // caller's memory through its page tables): interrupts on.
+        if were_enabled {
+            interrupts::enable();
+        }
+        let caller = end_released(server, &c, from, len).1;
+        interrupts::disable();
+        caller
+    };
+    // Before the caller runs: it finds its call object free for its next call.
+    drop(c);
+    let r = match port_wait(server, mask, caller) {
+        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Queued(c)) => accept(server, c),
+        None => Err(Error::Denied),
+    };
+    if were_enabled {
+        interrupts::enable();
+    }
+    r
 }
 
 /// Ends call `rid` with an error for its caller.
@@ -746,7 +1197,7 @@ pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64,
 
 /// `forward`, then `acc`: a relay's loop in one step, giving the CPU to the
 /// next server while the relay waits for its next call.
-pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<AccInfo, Error> {
+pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<Accepted, Error> {
     let partner = pass_on(server, rid, next, entry)?;
     acc_handing_to(server, mask, partner)
 }
@@ -780,6 +1231,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
         caller.pid,
         server,
         Request::new(entry, caller.pid, msg, reply, Completion::Fetch),
+        None,
     )?;
     let id = c.id;
     wake(deliver(&s, c)?);
@@ -791,7 +1243,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
 pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
     let s = target(c.server)?;
     check_entry(&s, c.entry)?;
-    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring))?;
+    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring), None)?;
     wake(deliver(&s, call)?);
     Ok(())
 }
@@ -824,7 +1276,7 @@ pub fn ncallsync_with(
     let mut failed_early = [0u64; MAX];
     for i in 0..n {
         let e = member(i)?;
-        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r));
+        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r, None));
         match made {
             Ok(mut c) => {
                 Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
@@ -919,6 +1371,8 @@ pub fn on_exit(p: &Process) {
     let queued: Vec<Arc<Call>> = {
         let mut q = p.port.queued.lock();
         p.port.closed.store(true, Ordering::Release);
+        // (A handed call is among the held ones, released below.)
+        q.handed = None;
         q.calls.drain(..).collect()
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
@@ -926,5 +1380,7 @@ pub fn on_exit(p: &Process) {
         wake(finish(&c, Error::NotFound.as_ret()));
     }
     p.port.results.lock().clear();
-    *p.port.last_server.lock() = Weak::new();
+    let last = p.port.last_server.lock().take();
+    drop(last);
+    drop(p.port.take_spare());
 }

@@ -271,9 +271,14 @@ pub fn wait_in_slot<T>(
         }
         return true;
     };
-    loop {
+    // One stretch with interrupts off: every lock below is then taken
+    // without saving and restoring the flags, and the direct switch needs
+    // them off anyway.
+    let were_enabled = x86_64::instructions::interrupts::are_enabled();
+    x86_64::instructions::interrupts::disable();
+    let done = loop {
         let other = {
-            let mut g = lock.lock();
+            let mut g = lock.lock_irqs_off();
             let s = slot(&mut g);
             // Woken by someone else than the one who takes the slot (a
             // kill): leave the slot, it is for a blocked waiter only.
@@ -285,7 +290,7 @@ pub fn wait_in_slot<T>(
                 *slot(&mut g) = other;
                 drop(g);
                 wake_partner(&mut partner);
-                return true;
+                break true;
             }
             // (`current` is `me`: it was found running here above.)
             let cur = sched::current().filter(|c| core::ptr::eq(Arc::as_ptr(c), me));
@@ -294,9 +299,9 @@ pub fn wait_in_slot<T>(
                 *slot(&mut g) = other;
                 drop(g);
                 wake_partner(&mut partner);
-                return false;
+                break false;
             };
-            *cur.state.lock() = sched::computation::State::Blocked;
+            *cur.state.lock_irqs_off() = sched::computation::State::Blocked;
             *slot(&mut g) = Some(cur);
             other
         };
@@ -307,7 +312,11 @@ pub fn wait_in_slot<T>(
             sched::wake(&o);
         }
         sched::schedule_to(partner.take());
+    };
+    if were_enabled {
+        x86_64::instructions::interrupts::enable();
     }
+    done
 }
 
 static PROCESSES: IrqMutex<BTreeMap<u64, Arc<Process>>> = IrqMutex::new(BTreeMap::new());

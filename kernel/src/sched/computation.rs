@@ -66,8 +66,8 @@ pub struct Computation {
     /// CPU it last ran on.
     pub last_cpu: AtomicUsize,
     pub fpu: FpuArea,
-    /// Nanoseconds of CPU time consumed.
-    pub cpu_ns: AtomicU64,
+    /// CPU time consumed, in TSC cycles (`clock::cycles_to_ns` converts).
+    pub cpu_cycles: AtomicU64,
     /// Held only to be freed with the computation; a switch uses `stack_top`.
     _stack: Option<KernelStack>,
     /// `stack`'s top (0 without one), kept so that a switch need not work it out.
@@ -129,7 +129,7 @@ impl Computation {
             affinity: AtomicUsize::new(affinity),
             last_cpu: AtomicUsize::new(0),
             fpu: FpuArea::new(fpu),
-            cpu_ns: AtomicU64::new(0),
+            cpu_cycles: AtomicU64::new(0),
             _stack: Some(stack),
             stack_top: top,
         }))
@@ -148,7 +148,7 @@ impl Computation {
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),
             fpu: FpuArea::new(FpuState([0; 512])),
-            cpu_ns: AtomicU64::new(0),
+            cpu_cycles: AtomicU64::new(0),
             _stack: None,
             stack_top: 0,
         })

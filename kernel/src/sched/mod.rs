@@ -29,7 +29,8 @@ struct RunQueue {
     queue: VecDeque<Arc<Computation>>,
     current: Option<Arc<Computation>>,
     idle: Option<Arc<Computation>>,
-    /// When the current computation got the CPU (ns).
+    /// When the current computation got the CPU (TSC cycles: a switch
+    /// reads the counter, and leaves the conversion to whoever reports it).
     slice_start: u64,
 }
 
@@ -79,6 +80,7 @@ pub fn init_cpu() {
         .store(Arc::as_ptr(&idle) as *mut Computation, Ordering::Release);
     rq.current = Some(idle.clone());
     rq.idle = Some(idle);
+    rq.slice_start = crate::clock::cycles();
 }
 
 /// Runs `f` on the computation running on this CPU, without taking a
@@ -199,7 +201,8 @@ pub fn on_tick() {
     let rq = RQ[me].lock();
     let waiting = !rq.queue.is_empty();
     let idle = rq.current.as_ref().is_none_or(|c| c.is_idle());
-    if waiting && (idle || now - rq.slice_start >= SLICE_NS) {
+    let ran = crate::clock::cycles_to_ns(crate::clock::cycles().saturating_sub(rq.slice_start));
+    if waiting && (idle || ran >= SLICE_NS) {
         NEED_RESCHED[me].store(true, Ordering::Release);
     }
 }
@@ -302,18 +305,36 @@ pub fn may_run_here(c: &Computation) -> bool {
 /// Claims Blocked `c` to run on CPU `me` straight away, skipping the run
 /// queue: it becomes Running here. Fails if it is not blocked, is still
 /// leaving another CPU's hands, or is pinned elsewhere.
+#[inline(always)]
 fn claim_for(c: &Computation, me: usize) -> bool {
     let pinned = c.affinity.load(Ordering::Relaxed);
     if pinned != ANY_CPU && pinned != me {
         return false;
     }
-    let mut state = c.state.lock();
+    let mut state = c.state.lock_irqs_off();
     if *state != State::Blocked || c.holds_cpu.load(Ordering::Relaxed) {
         return false;
     }
     *state = State::Running;
     c.holds_cpu.store(true, Ordering::Relaxed);
     true
+}
+
+/// `claim_for` on the calling CPU, for the rendezvous fast path, which
+/// claims its partner while it still holds the lock it found it under (so
+/// that it can give up, with nothing changed, if the partner cannot be
+/// claimed). Interrupts must be off.
+#[inline(always)]
+pub fn claim_here(c: &Computation) -> bool {
+    claim_for(c, cpu::this_cpu().slot())
+}
+
+/// Gives the CPU to `next`, claimed with `claim_here`, straight away (the
+/// caller has normally just blocked); returns when the caller runs again.
+/// Interrupts must be off, and stay off.
+#[inline(always)]
+pub fn switch_to_claimed(next: Arc<Computation>) {
+    switch_direct(cpu::this_cpu(), next);
 }
 
 /// `schedule`, handing the CPU to `hint` when it is a Blocked computation
@@ -326,18 +347,19 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     x86_64::instructions::interrupts::disable();
     let here = cpu::this_cpu();
     let me = here.slot();
-    let mut direct = None;
     if let Some(h) = hint {
         if claim_for(&h, me) {
-            DIRECT_SWITCHES.fetch_add(1, Ordering::Relaxed);
-            direct = Some(h);
-        } else {
-            wake(&h);
+            switch_direct(here, h);
+            if were_enabled {
+                x86_64::instructions::interrupts::enable();
+            }
+            return;
         }
+        wake(&h);
     }
-    let now = crate::clock::nanos();
+    let now = crate::clock::cycles();
 
-    let mut rq = RQ[me].lock();
+    let mut rq = RQ[me].lock_irqs_off();
     let Some(cur_arc) = rq.current.as_ref() else {
         drop(rq);
         if were_enabled {
@@ -351,11 +373,11 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     // SAFETY: see above; only this CPU replaces its own `rq.current`.
     let cur: &Computation = unsafe { &*cur_ptr };
     {
-        let mut state = cur.state.lock();
+        let mut state = cur.state.lock_irqs_off();
         if *state == State::Running {
             if cur.is_idle() {
                 *state = State::Runnable;
-            } else if rq.queue.is_empty() && direct.is_none() {
+            } else if rq.queue.is_empty() {
                 // Nobody else wants this CPU: keep running.
                 drop(state);
                 rq.slice_start = now;
@@ -372,20 +394,18 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         }
         cur.holds_cpu.store(false, Ordering::Relaxed);
     }
-    let switching_direct = direct.is_some();
-    let mut next = direct.or_else(|| rq.queue.pop_front());
+    let mut next = rq.queue.pop_front();
     if next.is_none() {
         drop(rq);
         next = steal(me);
-        rq = RQ[me].lock();
+        rq = RQ[me].lock_irqs_off();
     }
     let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
-    cur.cpu_ns
+    cur.cpu_cycles
         .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
     rq.slice_start = now;
-    if !switching_direct {
-        // (A directly chosen one was made Running when it was claimed.)
-        let mut state = next.state.lock();
+    {
+        let mut state = next.state.lock_irqs_off();
         *state = State::Running;
         next.holds_cpu.store(true, Ordering::Relaxed);
     }
@@ -397,11 +417,70 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         }
         return;
     }
+    switch_from(here, rq, cur, next);
+    if were_enabled {
+        x86_64::instructions::interrupts::enable();
+    }
+}
+
+/// The direct switch to `next`, claimed for this CPU (`claim_for`): no run
+/// queue to look at, no one else to choose. The current computation has
+/// normally just blocked; if it was woken meanwhile (or never blocked) it
+/// goes to the run queue. Interrupts are off.
+#[inline(always)]
+fn switch_direct(here: &'static cpu::PerCpu, next: Arc<Computation>) {
+    DIRECT_SWITCHES.fetch_add(1, Ordering::Relaxed);
+    let now = crate::clock::cycles();
+    let mut rq = RQ[here.slot()].lock_irqs_off();
+    let cur_ptr = match rq.current.as_ref() {
+        Some(c) => Arc::as_ptr(c),
+        // Only before the CPU's scheduler is set up, when nothing blocks.
+        None => {
+            drop(rq);
+            *next.state.lock_irqs_off() = State::Blocked;
+            next.holds_cpu.store(false, Ordering::Relaxed);
+            wake(&next);
+            return;
+        }
+    };
+    // SAFETY: `rq.current` keeps it alive until it moves to `PREV`, which
+    // keeps it alive past the switch; only this CPU replaces `rq.current`.
+    let cur: &Computation = unsafe { &*cur_ptr };
+    {
+        let mut state = cur.state.lock_irqs_off();
+        if *state == State::Running {
+            *state = State::Runnable;
+            if !cur.is_idle() {
+                let again = rq.current.clone().expect("current checked above");
+                rq.queue.push_back(again);
+            }
+        }
+        cur.holds_cpu.store(false, Ordering::Relaxed);
+    }
+    cur.cpu_cycles
+        .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
+    rq.slice_start = now;
+    switch_from(here, rq, cur, next);
+}
+
+/// Switches from `cur` (the run queue's current computation, leaving this
+/// CPU) to `next` (made Running here), and returns when `cur` runs again.
+#[inline(always)]
+fn switch_from(
+    here: &'static cpu::PerCpu,
+    mut rq: crate::sync::IrqMutexGuard<'_, RunQueue>,
+    cur: &Computation,
+    next: Arc<Computation>,
+) {
+    let me = here.slot();
     let next_ptr = Arc::as_ptr(&next);
     here.current.store(next_ptr as *mut Computation, Ordering::Release);
     // The run queue's reference to the one leaving moves to `PREV`, and the
     // one arriving moves in: no count changes on the way.
-    let prev = rq.current.replace(next).expect("current checked above");
+    let prev = rq
+        .current
+        .replace(next)
+        .expect("a CPU switching has a current computation");
     drop(rq);
     PREV[me].store(Arc::into_raw(prev) as *mut Computation, Ordering::Relaxed);
     // SAFETY: `rq.current` holds it now, and only this CPU replaces that,
@@ -424,12 +503,10 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     // finish_switch runs on the other side.
     unsafe { switch_context(save, load) };
     finish_switch();
-    if were_enabled {
-        x86_64::instructions::interrupts::enable();
-    }
 }
 
 /// Loads `next`'s page tables, kernel stack for traps, and FPU state.
+#[inline(always)]
 fn switch_address_space(cur: &Computation, next: &Computation, here: &cpu::PerCpu) {
     let me = here.index;
     if let Some(p) = &cur.process {

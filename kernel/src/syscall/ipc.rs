@@ -46,21 +46,72 @@ pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if by_ref {
         rendezvous::call(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
     } else {
-        let (msg, reply) = ranges(a)?;
-        rendezvous::call(me, a[0], entry, msg, reply, 0)
+        uaccess::check_range(a[2], a[3] as usize)?;
+        rendezvous::call(me, a[0], entry, (a[2], a[3]), (a[4], a[5]), 0)
     }
 }
 
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::acc(me, a[0])?;
-    uaccess::write(a[1], &info)?;
-    Ok(info.rid)
+    info.write_to(a[1])?;
+    Ok(info.rid())
 }
 
 pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], a[2] as usize)?;
     rendezvous::endr(me, a[0], a[1], a[2])
+}
+
+/// The rendezvous pair as the dispatcher calls them (inlined there): their
+/// common case goes straight to its fast path, and the raw result (a value,
+/// or a negated error) is what the system call returns.
+#[inline(always)]
+pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
+    if a[1] & CALL_BY_REF == 0
+        && uaccess::check_range(a[4], a[5] as usize).is_ok()
+        && uaccess::check_range(a[2], a[3] as usize).is_ok()
+        && let Some(status) = rendezvous::call_fast(me, a[0], a[1], (a[2], a[3]), (a[4], a[5]))
+    {
+        return status;
+    }
+    raw(general_call(me, a))
+}
+
+#[inline(always)]
+pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
+    if a[0] != 0
+        && rendezvous::is_short_endr_acc(a[2], a[3])
+        && uaccess::check_range(a[1], a[2] as usize).is_ok()
+        && uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>()).is_ok()
+    {
+        return match rendezvous::endr_acc_short(me, a[0], a[1], a[2], a[3]) {
+            Ok(info) => match info.write_to(a[4]) {
+                Ok(()) => info.rid(),
+                Err(e) => e.as_ret(),
+            },
+            Err(e) => e.as_ret(),
+        };
+    }
+    raw(sys_endr_acc(me, a))
+}
+
+fn raw(r: Result<u64, Error>) -> u64 {
+    r.unwrap_or_else(Error::as_ret)
+}
+
+/// `sys_call` without the fast path (tried already).
+#[inline(never)]
+fn general_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let by_ref = a[1] & CALL_BY_REF != 0;
+    let entry = a[1] & !CALL_BY_REF;
+    uaccess::check_range(a[4], a[5] as usize)?;
+    if by_ref {
+        rendezvous::call_general(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
+    } else {
+        uaccess::check_range(a[2], a[3] as usize)?;
+        rendezvous::call_general(me, a[0], entry, (a[2], a[3]), (a[4], a[5]), 0)
+    }
 }
 
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -69,15 +120,15 @@ pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     }
     uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::endr_acc(me, a[0], a[1], a[2], a[3])?;
-    uaccess::write(a[4], &info)?;
-    Ok(info.rid)
+    info.write_to(a[4])?;
+    Ok(info.rid())
 }
 
 pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
-    uaccess::write(a[4], &info)?;
-    Ok(info.rid)
+    info.write_to(a[4])?;
+    Ok(info.rid())
 }
 
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

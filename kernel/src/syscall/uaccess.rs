@@ -11,12 +11,17 @@ use abi::Error;
 /// Largest single copy the kernel accepts from or to a process.
 pub const MAX_COPY: usize = 1 << 20;
 
+/// Inlined: every system call with a buffer checks it, the rendezvous
+/// path several times.
+#[inline(always)]
 pub fn check_range(addr: u64, len: usize) -> Result<(), Error> {
+    const { assert!(MAX_COPY as u64 <= USER_END) };
     if len > MAX_COPY {
         return Err(Error::Invalid);
     }
-    let end = addr.checked_add(len as u64).ok_or(Error::Fault)?;
-    if end > USER_END || (len > 0 && addr == 0) {
+    // `len` is at most MAX_COPY, below USER_END: no overflow either way,
+    // and `addr + len <= USER_END` exactly when this holds.
+    if addr > USER_END - len as u64 || (len > 0 && addr == 0) {
         return Err(Error::Fault);
     }
     Ok(())
@@ -27,6 +32,28 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
     // SAFETY: the destination is a kernel buffer we own; faults on the user
     // source are caught.
     unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }.map_err(|_| Error::Fault)
+}
+
+/// `copy_from_user` into `len` bytes at `dst`, which need not be
+/// initialised (a buffer the rendezvous path would otherwise clear first).
+///
+/// # Safety
+/// `dst` must be valid for writes of `len` bytes.
+#[inline(always)]
+pub unsafe fn copy_from_user_raw(dst: *mut u8, src: u64, len: usize) -> Result<(), Error> {
+    check_range(src, len)?;
+    // SAFETY: the caller vouches for the destination; faults on the user
+    // source are caught.
+    unsafe { fallible_copy(dst, src as *const u8, len) }.map_err(|_| Error::Fault)
+}
+
+/// Writes six words to user memory at `dst` (no copy through memory).
+#[inline(always)]
+pub fn write_words(dst: u64, words: [u64; 6]) -> Result<(), Error> {
+    check_range(dst, 6 * 8)?;
+    // SAFETY: the destination was checked to be user memory of the current
+    // space; faults are caught.
+    unsafe { crate::arch::x86_64::fallible_store6(dst, words) }.map_err(|_| Error::Fault)
 }
 
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {

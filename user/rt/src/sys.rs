@@ -25,6 +25,7 @@ pub unsafe fn syscall(n: u64, a: [u64; 6]) -> u64 {
     ret
 }
 
+#[inline(always)]
 pub(crate) fn raw(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
     // SAFETY: the wrappers below pass pointers to live, correctly sized objects.
     Error::decode(unsafe { syscall(n as u64, a) })
@@ -324,6 +325,8 @@ pub fn name_lookup(name: &str) -> Result<u64, Error> {
 }
 
 /// Rendezvous call (also AnT's callsync): returns the reply length.
+// The rendezvous calls are inlined into a client's or a server's loop.
+#[inline]
 pub fn call(server: u64, entry: u64, msg: &[u8], reply: &mut [u8]) -> Result<usize, Error> {
     // SAFETY: both slices are live for the call, which blocks until the reply.
     unsafe {
@@ -344,6 +347,7 @@ pub fn call(server: u64, entry: u64, msg: &[u8], reply: &mut [u8]) -> Result<usi
 ///
 /// # Safety
 /// `reply` must be writable memory of `reply_len` bytes for the whole call.
+#[inline]
 pub unsafe fn call_raw(
     server: u64,
     entry: u64,
@@ -366,6 +370,7 @@ pub fn endr(rid: u64, reply: &[u8]) -> Result<u64, Error> {
 
 /// Ends call `rid` (0: none) with `reply` and waits for the next call on
 /// one of `entries`: a server's loop in one system call. Returns the new rid.
+#[inline]
 pub fn endr_acc(rid: u64, reply: &[u8], entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
     raw(
         Sys::EndrAcc,

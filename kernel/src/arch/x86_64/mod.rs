@@ -92,6 +92,54 @@ pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<
     }
 }
 
+/// Stores six words at `dst` and reports a page fault as an error instead
+/// of a kernel crash, like `fallible_copy` but with the words in registers:
+/// a copy would first lay them out in memory (the rendezvous describes
+/// every accepted call to its server with six words).
+///
+/// # Safety
+/// As for `fallible_copy`: `dst..dst+48` must not be kernel data the caller
+/// does not own.
+#[inline(always)]
+pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
+    let failed: u32;
+    // SAFETY: six plain stores; a fault on any of them resumes at the fixup
+    // (label 9) through the exception table, which reports the failure.
+    unsafe {
+        core::arch::asm!(
+            "2: mov qword ptr [{d}], {w0}",
+            "3: mov qword ptr [{d} + 8], {w1}",
+            "4: mov qword ptr [{d} + 16], {w2}",
+            "5: mov qword ptr [{d} + 24], {w3}",
+            "6: mov qword ptr [{d} + 32], {w4}",
+            "7: mov qword ptr [{d} + 40], {w5}",
+            "xor {r:e}, {r:e}",
+            "jmp 8f",
+            "9: mov {r:e}, 1",
+            "8:",
+            ".pushsection .extable, \"a\"",
+            ".balign 8",
+            ".quad 2b, 9b",
+            ".quad 3b, 9b",
+            ".quad 4b, 9b",
+            ".quad 5b, 9b",
+            ".quad 6b, 9b",
+            ".quad 7b, 9b",
+            ".popsection",
+            d = in(reg) dst,
+            w0 = in(reg) w[0],
+            w1 = in(reg) w[1],
+            w2 = in(reg) w[2],
+            w3 = in(reg) w[3],
+            w4 = in(reg) w[4],
+            w5 = in(reg) w[5],
+            r = out(reg) failed,
+            options(nostack),
+        );
+    }
+    if failed == 0 { Ok(()) } else { Err(()) }
+}
+
 /// Reads a u64 from an address that may be unmapped.
 pub fn probe_read_u64(addr: u64) -> Option<u64> {
     let mut value = 0u64;

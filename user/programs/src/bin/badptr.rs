@@ -15,7 +15,11 @@ const BAD: [u64; 6] = [
 ];
 
 fn main(_args: &[&str]) -> i32 {
-    let mut failures = 0;
+    // A call this process sends itself, to be accepted below with its
+    // description going to memory that is not there.
+    // SAFETY: no reply buffer (length 0).
+    let sent = unsafe { sys::request(sys::getpid(), 0, &[], core::ptr::null_mut(), 0) }.is_ok();
+    let mut failures = u32::from(!sent);
     let mut check = |name: &str, n: u64, a: [u64; 6], want: Result<u64, &[Error]>| {
         // SAFETY: the call is expected to fail cleanly; it writes nothing valid.
         let r = Error::decode(unsafe { sys::syscall(n, a) });
@@ -126,6 +130,12 @@ fn main(_args: &[&str]) -> i32 {
         Sys::SetPolicy as u64,
         [77, 0, 0, 0, 0, 0],
         Err(&[Error::Invalid]),
+    );
+    check(
+        "acc into unmapped memory",
+        Sys::Acc as u64,
+        [1 | tessera_rt::abi::ACC_NOWAIT, BAD[4], 0, 0, 0, 0],
+        Err(&[Error::Fault]),
     );
     println!("badptr: {failures} unexpected result(s)");
     i32::from(failures != 0)
