@@ -128,12 +128,17 @@ fn choose_cpu(c: &Computation) -> usize {
     if pinned != ANY_CPU && pinned < online {
         return pinned;
     }
+    // Load is what waits plus what runs: a CPU busy with one computation
+    // and an empty queue is not as free as an idle one (counting only the
+    // queue sent a woken client to a CPU whose server was computing, to
+    // wait there for that server's slice to end while another CPU idled).
+    let load = |rq: &RunQueue| rq.queue.len() + usize::from(rq.current.as_ref().is_some_and(|c| !c.is_idle()));
     let last = c.last_cpu.load(Ordering::Relaxed).min(online - 1);
-    let mut best = (RQ[last].lock().queue.len(), last);
+    let mut best = (load(&RQ[last].lock()), last);
     for (i, q) in RQ.iter().enumerate().take(online) {
-        let len = q.lock().queue.len();
-        if len < best.0 {
-            best = (len, i);
+        let l = load(&q.lock());
+        if l < best.0 {
+            best = (l, i);
         }
     }
     best.1
