@@ -427,6 +427,18 @@ fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
 /// message of a call the caller holds (a reference passed on). A blocking
 /// call object is `spare`, or comes from the free list when there is one.
 fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
+    make_call_in(caller, server, r, spare, None)
+}
+
+/// `make_call` for a member of `batch`.
+#[inline(always)]
+fn make_call_in(
+    caller: u64,
+    server: u64,
+    r: Request,
+    spare: Option<Arc<Call>>,
+    batch: Option<&Arc<Batch>>,
+) -> Result<Arc<Call>, Error> {
     let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
     let free = spare.or_else(|| FREE_CALLS.lock().pop());
     let mut c = match free {
@@ -471,7 +483,7 @@ fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> 
     m.completion = r.completion;
     m.flags = r.flags;
     m.tag = r.tag;
-    m.batch = None;
+    m.batch = batch.cloned();
     let n = (r.msg.1 as usize).min(INLINE);
     if n > 0 {
         proc::read_user_of(r.msg_owner, r.msg.0, &mut m.inline[..n])?;
@@ -490,6 +502,30 @@ fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>
     q.calls.try_reserve(1).map_err(|_| Error::NoMemory)?;
     q.calls.push_back(call);
     Ok(q.waiter.take())
+}
+
+/// `deliver` for a run of a batch's calls to one server, under one hold
+/// of its queue's lock. A call for an entry the server does not serve is
+/// left out: its bit (its index in the run) is set in the mask returned.
+/// (Members that could not be made are None and skipped.)
+fn deliver_run(server: &Process, run: &[Option<Arc<Call>>]) -> (Result<Option<Arc<Computation>>, Error>, u64) {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return (Err(Error::NotFound), 0);
+    }
+    if q.calls.try_reserve(run.len()).is_err() {
+        return (Err(Error::NoMemory), 0);
+    }
+    let mut refused = 0;
+    for (k, c) in run.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
+            refused |= 1 << k;
+        } else {
+            q.calls.push_back(c.clone());
+        }
+    }
+    (Ok(q.waiter.take()), refused)
 }
 
 #[inline(always)]
@@ -1248,17 +1284,103 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
     Ok(())
 }
 
+/// One member of an `ncallsync` batch: a control block's request half.
+#[derive(Clone, Copy)]
+pub struct Member {
+    pub server: u64,
+    pub entry: u64,
+    pub msg: (u64, u64),
+    pub reply: (u64, u64),
+    pub flags: u64,
+    pub tag: u64,
+}
+
+impl Member {
+    pub fn of(c: &abi::Control) -> Member {
+        Member {
+            server: c.server,
+            entry: c.entry,
+            msg: (c.msg, c.msg_len),
+            reply: (c.reply, c.reply_cap),
+            flags: c.flags,
+            tag: c.tag,
+        }
+    }
+
+    /// The member as a control block with its result half: `status`, the
+    /// batch's size, and what the call object `c` (if it was made) says
+    /// of its path.
+    pub fn control(&self, status: u64, batch: u64, c: Option<&Call>) -> abi::Control {
+        let mut path = [0; 4];
+        let (mut id, mut hops) = (0, 0);
+        if let Some(c) = c {
+            let p = c.progress.lock();
+            for (to, h) in path.iter_mut().zip(p.hops.iter()) {
+                *to = *h;
+            }
+            (id, hops) = (c.id, p.hops.len() as u64);
+        }
+        abi::Control {
+            server: self.server,
+            entry: c.map_or(self.entry, |c| c.entry.load(Ordering::Relaxed)),
+            msg: self.msg.0,
+            msg_len: self.msg.1,
+            reply: self.reply.0,
+            reply_cap: self.reply.1,
+            flags: self.flags,
+            tag: self.tag,
+            id,
+            status,
+            batch,
+            hops,
+            path,
+        }
+    }
+
+    /// The call the member asks for, from `caller`, who waits for it; its
+    /// buffers are checked like system-call arguments.
+    #[inline(always)]
+    fn request(&self, caller: u64) -> Result<Request, Error> {
+        uaccess::check_range(self.msg.0, self.msg.1 as usize)?;
+        uaccess::check_range(self.reply.0, self.reply.1 as usize)?;
+        Ok(Request {
+            flags: self.flags,
+            tag: self.tag,
+            ..Request::new(self.entry, caller, self.msg, self.reply, Completion::Wait)
+        })
+    }
+}
+
+/// The status of a finished member (the reply length, or its error), its
+/// kept reply copied into the memory of the caller, who runs this.
+fn member_status(c: &Call) -> u64 {
+    let mut buf = [0u8; INLINE];
+    let collected = c.progress.lock().collect(&mut buf);
+    match collected {
+        Some((s, 0)) => s,
+        Some((s, n)) => match uaccess::copy_to_user(c.reply.0, &buf[..n]) {
+            Ok(()) => {
+                BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
+                s
+            }
+            Err(e) => e.as_ret(),
+        },
+        None => Error::Invalid.as_ret(),
+    }
+}
+
 /// `ncallsync`: sends every member of the batch at once and waits, once,
-/// until all are back. Member `i` is `member(i)` (a control block's
-/// request half); its outcome goes to `result(i, ..)`, in order. A member
-/// that cannot be sent (bad buffer, unknown server or entry) fails alone,
-/// with its error as status. Returns the first failed member's error, if
-/// any. Servers need no change: each member is an ordinary call to them.
+/// until all are back. Member `i` is `member(i)`; its outcome goes to
+/// `result(i, status, call)`, in order (`call` is None for a member that
+/// could not be made). A member that cannot be sent (bad buffer, unknown
+/// server or entry) fails alone, with its error as status. Returns the
+/// first failed member's error, if any. Servers need no change: each
+/// member is an ordinary call to them.
 pub fn ncallsync_with(
     caller: &Process,
     n: usize,
-    mut member: impl FnMut(usize) -> Result<abi::Control, Error>,
-    mut result: impl FnMut(usize, &abi::Control) -> Result<(), Error>,
+    mut member: impl FnMut(usize) -> Result<Member, Error>,
+    mut result: impl FnMut(usize, u64, Option<&Call>) -> Result<(), Error>,
 ) -> Result<(), Error> {
     const MAX: usize = abi::MAX_BATCH as usize;
     if n == 0 || n > MAX {
@@ -1268,20 +1390,30 @@ pub fn ncallsync_with(
         remaining: AtomicU64::new(n as u64),
         all_back: WaitQueue::new(),
     });
-    // On the stack: a batch allocates nothing beyond its Batch.
+    // On the stack: a batch allocates nothing beyond its Batch. The call
+    // objects come from the free list under one hold of its lock.
     let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
+    {
+        let mut free = FREE_CALLS.lock();
+        for c in &mut calls[..n] {
+            *c = free.pop();
+        }
+    }
     let mut servers = [0u64; MAX];
     let mut partner = None;
     // The status of members that could not even be made.
     let mut failed_early = [0u64; MAX];
     for i in 0..n {
-        let e = member(i)?;
-        let made = waited_request(caller, &e).and_then(|r| make_call(caller.pid, e.server, r, None));
+        let spare = calls[i].take();
+        let m = member(i)?;
+        let made = match m.request(caller.pid) {
+            Ok(r) => make_call_in(caller.pid, m.server, r, spare, Some(&batch)),
+            Err(e) => Err(e),
+        };
         match made {
-            Ok(mut c) => {
-                Arc::get_mut(&mut c).expect("a call object nobody else holds").batch = Some(batch.clone());
+            Ok(c) => {
                 calls[i] = Some(c);
-                servers[i] = e.server;
+                servers[i] = m.server;
             }
             Err(err) => {
                 failed_early[i] = err.as_ret();
@@ -1289,30 +1421,36 @@ pub fn ncallsync_with(
             }
         }
     }
-    // Members for one server usually come together: look it up once.
-    let mut last: Option<Arc<Process>> = None;
-    for (c, &server) in calls
-        .iter()
-        .zip(servers.iter())
-        .filter_map(|(c, s)| Some((c.as_ref()?, s)))
-    {
-        let s = match last.take() {
-            Some(s) if s.pid == server => Ok(s),
-            _ => target(server),
+    // Members for one server usually come together: each run of them is
+    // queued with one look-up of the server and one hold of its queue.
+    let mut i = 0;
+    while i < n {
+        let server = servers[i];
+        let mut end = i + 1;
+        while end < n && servers[end] == server {
+            end += 1;
+        }
+        let run = &calls[i..end];
+        i = end;
+        let (sent, refused) = match target(server) {
+            Ok(s) => deliver_run(&s, run),
+            Err(e) => (Err(e), 0),
         };
-        let sent = s.and_then(|s| {
-            check_entry(&s, c.entry.load(Ordering::Relaxed))?;
-            let r = deliver(&s, c.clone());
-            last = Some(s);
-            r
-        });
+        let fail = |c: &Arc<Call>, err: Error| wake(finish(c, err.as_ret()));
         match sent {
             // The first server that may run on this CPU gets it directly
             // when the caller blocks; the others are woken now.
             Ok(Some(s)) if partner.is_none() && crate::sched::may_run_here(&s) => partner = Some(s),
             Ok(server) => wake(server),
-            // This member is back at once, with its error.
-            Err(err) => wake(finish(c, err.as_ret())),
+            // These members are back at once, with the error.
+            Err(err) => run.iter().flatten().for_each(|c| fail(c, err)),
+        }
+        for (k, c) in run.iter().enumerate() {
+            if let Some(c) = c
+                && refused & (1 << k) != 0
+            {
+                fail(c, Error::NoSys);
+            }
         }
     }
     let ok = batch
@@ -1322,24 +1460,20 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for (i, c) in calls.iter().enumerate().take(n) {
-        let o = match c {
-            Some(c) => result_of(c, n as u64),
-            None => abi::Control {
-                status: failed_early[i],
-                batch: n as u64,
-                ..member(i)?
-            },
-        };
-        result(i, &o)?;
-        if let Err(e) = Error::decode(o.status) {
+    for i in 0..n {
+        let c = calls[i].as_deref();
+        let status = c.map_or(failed_early[i], member_status);
+        result(i, status, c)?;
+        if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
     {
         let mut free = FREE_CALLS.lock();
-        for c in calls.iter_mut().take(n).filter_map(Option::take) {
-            recycle_into(&mut free, c);
+        for c in &mut calls[..n] {
+            if let Some(c) = c.take() {
+                recycle_into(&mut free, c);
+            }
         }
     }
     failed.map_or(Ok(()), Err)

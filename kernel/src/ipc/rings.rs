@@ -215,13 +215,14 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
 /// into the result ring in order once all are back.
 fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Error>) -> Result<u64, Error> {
     // (`ncallsync_with` checks each block and fails bad ones alone.)
-    let member = |i: usize| block(i as u64);
+    let member = |i: usize| block(i as u64).map(|c| rendezvous::Member::of(&c));
     let mut written = 0;
-    let result = |_: usize, c: &Control| {
+    let result = |i: usize, status: u64, call: Option<&rendezvous::Call>| {
+        let c = rendezvous::Member::of(&block(i as u64)?).control(status, n, call);
         written += 1;
         let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
-        r.put_result(c);
+        r.put_result(&c);
         r.outstanding = r.outstanding.saturating_sub(1);
         Ok(())
     };

@@ -166,18 +166,19 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], (n * size) as usize)?;
     let member = |i: usize| {
         let e: abi::BatchEntry = uaccess::read(a[1] + i as u64 * size)?;
-        Ok(abi::Control {
+        Ok(rendezvous::Member {
             server: e.server,
             entry: e.entry,
-            msg: e.msg,
-            msg_len: e.msg_len,
-            reply: e.reply,
-            reply_cap: e.reply_cap,
-            ..abi::Control::default()
+            msg: (e.msg, e.msg_len),
+            reply: (e.reply, e.reply_cap),
+            flags: 0,
+            tag: 0,
         })
     };
     let status_at = core::mem::offset_of!(abi::BatchEntry, status) as u64;
-    let result = |i: usize, o: &abi::Control| uaccess::write(a[1] + i as u64 * size + status_at, &o.status);
+    let result = |i: usize, status: u64, _: Option<&rendezvous::Call>| {
+        uaccess::write(a[1] + i as u64 * size + status_at, &status)
+    };
     rendezvous::ncallsync_with(me, n as usize, member, result)?;
     Ok(0)
 }
