@@ -1093,9 +1093,22 @@ fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc
 /// to let go.
 fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = release(server, rid)?;
+    let r = end_released(server, &c, from, len);
     // `c` goes before the caller runs, so that it finds its call object
     // free for its next call.
-    Ok(end_released(server, &c, from, len))
+    done_with(c);
+    Ok(r)
+}
+
+/// Lets go of a finished call. A waiting caller takes its call object back
+/// itself; a request whose result went to a ring has nobody else holding
+/// it, and its object goes back to the free list instead of the heap (a
+/// distribution server makes one such request per call it fans out).
+#[inline(always)]
+fn done_with(c: Arc<Call>) {
+    if c.completion == Completion::Ring {
+        recycle(c);
+    }
 }
 
 /// `end`, for call `c` already taken out of the server's held calls.
@@ -1203,7 +1216,7 @@ pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64
         caller
     };
     // Before the caller runs: it finds its call object free for its next call.
-    drop(c);
+    done_with(c);
     let r = match port_wait(server, mask, caller) {
         Some(Arrived::Handed(c)) => Ok(Accepted(c)),
         Some(Arrived::Queued(c)) => accept(server, c),

@@ -15,11 +15,35 @@ use tessera_rt::{println, sys};
 
 const SLOTS: usize = 64;
 
+/// A call fanned out and not yet answered. The slots stay where they are
+/// and are filled in place: a request costs no clearing or moving of its
+/// buffers.
 struct Pending {
+    /// The call being served; 0 while the slot is free.
     rid: u64,
     /// The target's message stays here until the target has read it.
     msg: [u8; 256],
     reply: [u8; 64],
+}
+
+/// The slots of `Pending` calls and a stack of the free ones.
+struct Slots {
+    pending: [Pending; SLOTS],
+    free: [u8; SLOTS],
+    nfree: usize,
+}
+
+impl Slots {
+    fn take(&mut self) -> Option<usize> {
+        self.nfree = self.nfree.checked_sub(1)?;
+        Some(self.free[self.nfree] as usize)
+    }
+
+    fn give_back(&mut self, slot: usize) {
+        self.pending[slot].rid = 0;
+        self.free[self.nfree] = slot as u8;
+        self.nfree += 1;
+    }
 }
 
 fn main(_args: &[&str]) -> i32 {
@@ -32,7 +56,17 @@ fn main(_args: &[&str]) -> i32 {
         return 1;
     };
     let mut info = AccInfo::default();
-    let mut pending: [Option<Pending>; SLOTS] = [const { None }; SLOTS];
+    let mut slots = Slots {
+        pending: [const {
+            Pending {
+                rid: 0,
+                msg: [0; 256],
+                reply: [0; 64],
+            }
+        }; SLOTS],
+        free: core::array::from_fn(|i| i as u8),
+        nfree: SLOTS,
+    };
     let mut outstanding = 0;
     loop {
         // Take every call that is waiting (and wait for one when idle).
@@ -43,16 +77,16 @@ fn main(_args: &[&str]) -> i32 {
             } else {
                 d::ENTRIES | ACC_NOWAIT
             };
-            let Some(slot) = pending.iter().position(Option::is_none) else {
+            let Some(slot) = slots.take() else {
                 break;
             };
-            let Ok(rid) = sys::acc(mask, &mut info) else { break };
-            let len = (info.len as usize).min(256);
-            let mut p = Pending {
-                rid,
-                msg: [0; 256],
-                reply: [0; 64],
+            let Ok(rid) = sys::acc(mask, &mut info) else {
+                slots.give_back(slot);
+                break;
             };
+            let len = (info.len as usize).min(256);
+            let p = &mut slots.pending[slot];
+            p.rid = rid;
             // Short messages came inline with the call.
             let got = if len <= info.inline.len() {
                 p.msg[..len].copy_from_slice(&info.inline[..len]);
@@ -62,9 +96,9 @@ fn main(_args: &[&str]) -> i32 {
             };
             if len < 16 || !got {
                 let _ = sys::rv_fail(rid, Error::Invalid);
+                slots.give_back(slot);
                 continue;
             }
-            let p = pending[slot].insert(p);
             let request = Control {
                 server: u64::from_le_bytes(p.msg[..8].try_into().unwrap_or([0; 8])),
                 entry: u64::from_le_bytes(p.msg[8..16].try_into().unwrap_or([0; 8])),
@@ -76,8 +110,8 @@ fn main(_args: &[&str]) -> i32 {
                 ..Control::default()
             };
             if ring.push(&request).is_err() {
-                let p = pending[slot].take().expect("just put");
-                let _ = sys::rv_fail(p.rid, Error::Busy);
+                let _ = sys::rv_fail(rid, Error::Busy);
+                slots.give_back(slot);
                 break;
             }
             pushed += 1;
@@ -103,7 +137,10 @@ fn main(_args: &[&str]) -> i32 {
         {
             answered = true;
             outstanding -= 1;
-            let Some(p) = pending.get_mut(r.tag as usize).and_then(Option::take) else {
+            // The tag is the slot the request went out from (the kernel
+            // hands it back as it was given).
+            let slot = r.tag as usize;
+            let Some(p) = slots.pending.get(slot).filter(|p| p.rid != 0) else {
                 continue;
             };
             match r.result() {
@@ -114,6 +151,7 @@ fn main(_args: &[&str]) -> i32 {
                     let _ = sys::rv_fail(p.rid, e);
                 }
             }
+            slots.give_back(slot);
         }
     }
 }
