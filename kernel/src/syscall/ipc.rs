@@ -39,16 +39,24 @@ fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
     Ok(((a[2], a[3]), (a[4], a[5])))
 }
 
-pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let by_ref = a[1] & CALL_BY_REF != 0;
+/// `call`'s arguments, checked: (server, entry, message, reply buffer, the
+/// held call whose message is passed on by reference or 0).
+type CallArgs = (u64, u64, (u64, u64), (u64, u64), u64);
+
+fn call_args(a: &[u64; 6]) -> Result<CallArgs, Error> {
     let entry = a[1] & !CALL_BY_REF;
     uaccess::check_range(a[4], a[5] as usize)?;
-    if by_ref {
-        rendezvous::call(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
+    if a[1] & CALL_BY_REF != 0 {
+        Ok((a[0], entry, (0, 0), (a[4], a[5]), a[2]))
     } else {
         uaccess::check_range(a[2], a[3] as usize)?;
-        rendezvous::call(me, a[0], entry, (a[2], a[3]), (a[4], a[5]), 0)
+        Ok((a[0], entry, (a[2], a[3]), (a[4], a[5]), 0))
     }
+}
+
+pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let (server, entry, msg, reply, msg_ref) = call_args(a)?;
+    rendezvous::call(me, server, entry, msg, reply, msg_ref)
 }
 
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -103,15 +111,8 @@ fn raw(r: Result<u64, Error>) -> u64 {
 /// `sys_call` without the fast path (tried already).
 #[inline(never)]
 fn general_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let by_ref = a[1] & CALL_BY_REF != 0;
-    let entry = a[1] & !CALL_BY_REF;
-    uaccess::check_range(a[4], a[5] as usize)?;
-    if by_ref {
-        rendezvous::call_general(me, a[0], entry, (0, 0), (a[4], a[5]), a[2])
-    } else {
-        uaccess::check_range(a[2], a[3] as usize)?;
-        rendezvous::call_general(me, a[0], entry, (a[2], a[3]), (a[4], a[5]), 0)
-    }
+    let (server, entry, msg, reply, msg_ref) = call_args(a)?;
+    rendezvous::call_general(me, server, entry, msg, reply, msg_ref)
 }
 
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
