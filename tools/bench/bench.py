@@ -217,7 +217,7 @@ BATCH_PARALLEL_SMP = 3
 BATCH_PARALLEL_RUNS = 3
 BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_callsync_x10",
                           "work30_ncallsync2_x5") + tuple(
-    f"fig12_{way}_{v}" for v in "ABC" for way in ("callsync", "ncallsync"))
+    f"fig12_{way}_{v}" for v in ("A", "B", "C", "A10", "B10", "C10") for way in ("callsync", "ncallsync"))
 BATCH_PARALLEL_SUFFIX = "_tcg"
 
 

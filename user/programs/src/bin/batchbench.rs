@@ -163,7 +163,11 @@ fn file_transfer(short: bool, cpus: u64) {
     let dist = sys::wait_for_name(distributor::NAME);
     let mut replies = [[0u8; 64]; 2];
     let mut list = [BatchEntry::default(); 2];
-    for (variant, send_us) in [("A", read_us / 9), ("B", 2 * read_us / 9), ("C", read_us * 2 / 3)] {
+    // The paper's steps, then ten times longer (on a host whose idle cores
+    // take milliseconds to wake, the short steps measure that as much).
+    let variants = [("A", 1), ("B", 2), ("C", 6)].map(|(v, ninths)| (v, read_us, read_us * ninths / 9));
+    let long = [("A10", 1), ("B10", 2), ("C10", 6)].map(|(v, ninths)| (v, read_us * 10, read_us * 10 * ninths / 9));
+    for (variant, read_us, send_us) in variants.into_iter().chain(long) {
         let read = read_us.to_le_bytes();
         let send = send_us.to_le_bytes();
         let t0 = sys::now_ns();
