@@ -48,9 +48,11 @@ def results_dir(mode):
 # One system, N runs
 
 
-def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status):
-    """Boot one system `runs` times; return (list of figure lists, record)."""
-    argv = ["qemu-system-x86_64", *base_args, *kernel_args]
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None):
+    """Boot one system `runs` times; return (list of figure lists, record).
+    `pins` (virtual CPU → host core) pins the virtual CPUs' threads."""
+    pinning = qemu.Pinning(pins or {})
+    argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
     unsupported = False
     timeout = int(os.environ.get("BENCH_TIMEOUT", TIMEOUT[mode]))
@@ -58,7 +60,11 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     for i in range(runs):
         log(f"{name}: run {i + 1}/{runs} ({mode}, timeout {timeout} s)")
         loads.append(round(os.getloadavg()[0], 2))
-        r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log")
+        pinning.prepare()
+        r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log", started=pinning.start)
+        if pinning.problem:
+            problems.append(f"run {i + 1}: {pinning.problem}")
+            pinning.problem = None
         p = results.parse(r.lines)
         walls.append(round(r.wall_s, 1))
         info.update(p.info)
@@ -77,10 +83,12 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
         problems += [f"run {i + 1}: malformed line {b!r}" for b in p.bad_lines]
         figure_runs.append(p.figures)
         log(f"{name}: {len(p.figures)} figures in {r.wall_s:.0f} s" + (f"; {problems[-1]}" if problems else ""))
+    pinning.close()
     desc = qemu.describe(base_args)
     record = {
         **desc,
         "qemu_command": qemu.command_line([rel(a) if a.startswith(str(ROOT)) else a for a in argv]),
+        **({"vcpu_pins": ", ".join(f"CPU {c} → host core {h}" for c, h in pins.items())} if pins else {}),
         "runs": runs,
         "host_wall_s": walls,
         # Plain TCG figures move with the host's load; icount ones do not.
@@ -224,11 +232,13 @@ BATCH_PARALLEL_SUFFIX = "_tcg"
 def _run_batch_parallel(a, raw_dir):
     runs = int(os.environ.get("BATCH_TCG_RUNS") or BATCH_PARALLEL_RUNS)
     args3, _ = qemu.machine_args("tcg", BATCH_PARALLEL_SMP, a.mem)
+    pins = qemu.vcpu_pins(BATCH_PARALLEL_SMP, os.cpu_count() or 1)
     figs3, rec3 = _run_system(f"tessera-batch-tcg-smp{BATCH_PARALLEL_SMP}", args3, tessera_boot("bench=batch"),
-                              runs, "tcg", raw_dir, TESSERA_EXIT_OK)
+                              runs, "tcg", raw_dir, TESSERA_EXIT_OK, pins=pins)
     kept = [[(e, m + BATCH_PARALLEL_SUFFIX, p, v, u) for e, m, p, v, u in run
              if e == "batch" and m in BATCH_PARALLEL_METRICS] for run in figs3]
     record = {"mode": "tcg (no icount)", "smp": BATCH_PARALLEL_SMP, "runs": runs,
+              "vcpu_pins": rec3.get("vcpu_pins", "none"),
               "host_cores": os.cpu_count(), "host_load": rec3["host_load"],
               "host_wall_s": rec3["host_wall_s"], "problems": rec3["problems"],
               "metrics": ", ".join(m + BATCH_PARALLEL_SUFFIX for m in BATCH_PARALLEL_METRICS)}

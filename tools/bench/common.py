@@ -154,8 +154,9 @@ def _child_setup():
         pass
 
 
-def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None):
-    """Run argv with a hard timeout; collect its output lines.
+def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=None):
+    """Run argv with a hard timeout; collect its output lines. `started`,
+    if given, is called with the process once it runs.
 
     stdin is /dev/null so QEMU's `-serial stdio` never touches the terminal.
     """
@@ -178,6 +179,8 @@ def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None):
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
+    if started:
+        started(proc)
     timed_out = False
     try:
         proc.wait(timeout=timeout_s)

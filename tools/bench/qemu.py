@@ -6,8 +6,13 @@ and the Linux reference are measured on an identical virtual machine.  Only
 -kernel, -initrd and -append differ between the two.
 """
 
+import json
+import os
 import shlex
+import socket
 import subprocess
+import tempfile
+import time
 
 from common import ROOT, log
 
@@ -80,3 +85,90 @@ def qemu_version():
 
 def command_line(argv):
     return " ".join(shlex.quote(a) for a in argv)
+
+
+# ---------------------------------------------------------------------------
+# Virtual CPUs pinned to host cores (multi-CPU plain-TCG figures)
+
+
+def vcpu_pins(smp, host_cores):
+    """Which host core each virtual CPU's thread is pinned to: CPU i ≥ 1 to
+    core (i − 1) mod host_cores; CPU 0 (the client's, mostly waiting) is left
+    to the host. Empty with one CPU or one host core."""
+    if smp < 2 or host_cores < 2:
+        return {}
+    return {i: (i - 1) % host_cores for i in range(1, smp)}
+
+
+class Pinning:
+    """Starts QEMU stopped (-S) with a QMP socket, pins the virtual CPUs'
+    threads to host cores, then lets the guest run. Without it the host's
+    scheduler may put two working virtual CPUs on one core when a halted one
+    wakes (it wakes next to the thread that woke it), and a 3 ms request then
+    measures that placement, not the guest: each virtual CPU on a core of its
+    own is what a real machine has."""
+
+    def __init__(self, pins):
+        self.pins = pins
+        self.dir = tempfile.mkdtemp(prefix="tessera-qmp-")
+        self.sock = os.path.join(self.dir, "qmp")
+        self.problem = None
+
+    def args(self):
+        return ["-S", "-qmp", f"unix:{self.sock},server=on,wait=off"] if self.pins else []
+
+    def prepare(self):
+        """Before each boot: no socket left from the one before."""
+        try:
+            os.unlink(self.sock)
+        except FileNotFoundError:
+            pass
+
+    def _connect(self, proc):
+        deadline = time.monotonic() + 10
+        while True:
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(self.sock)
+                return s
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.02)
+
+    def start(self, proc):
+        """Called once QEMU runs: pin, then continue. On any failure the
+        guest is let go unpinned and `problem` says why."""
+        if not self.pins:
+            return
+        try:
+            with self._connect(proc) as s:
+                s.settimeout(10)
+                f = s.makefile("rw")
+
+                def execute(cmd):
+                    f.write(json.dumps({"execute": cmd}) + "\n")
+                    f.flush()
+                    while True:
+                        reply = json.loads(f.readline())
+                        if "return" in reply or "error" in reply:
+                            return reply.get("return")
+
+                f.readline()  # greeting
+                execute("qmp_capabilities")
+                try:
+                    threads = {c["cpu-index"]: c["thread-id"] for c in execute("query-cpus-fast") or []}
+                    for cpu, core in self.pins.items():
+                        os.sched_setaffinity(threads[cpu], {core})
+                except (OSError, KeyError) as e:
+                    self.problem = f"virtual CPUs not pinned: {e}"
+                execute("cont")
+        except (OSError, ValueError) as e:
+            self.problem = f"virtual CPUs not pinned: {e}"
+            # Stopped at -S without QMP: nothing will let it run.
+            proc.kill()
+
+    def close(self):
+        self.prepare()
+        os.rmdir(self.dir)
