@@ -160,6 +160,23 @@ impl Entry {
         leaf_table(root, va).map(|pt| Entry(pt as u64 + index(va, 0) as u64 * 8))
     }
 
+    /// The entry for `va` in page table `pt` (the direct-map address
+    /// `leaf` gave for an address in the same 2 MiB).
+    #[inline]
+    pub fn in_table(pt: u64, va: u64) -> Entry {
+        Entry(pt + index(va, 0) as u64 * 8)
+    }
+
+    /// The page table (its direct-map address) that holds `va`'s entry,
+    /// when every table on the way exists.
+    #[inline]
+    pub fn leaf(root: u64, va: u64) -> Option<u64> {
+        if !canonical(va) {
+            return None;
+        }
+        leaf_table(root, va).map(|pt| pt as u64)
+    }
+
     /// Maps the entry's page to `pa` (0: unmaps it) with `flags`.
     ///
     /// # Safety

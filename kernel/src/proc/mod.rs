@@ -74,6 +74,10 @@ pub struct Process {
     /// Parents and other waiters block here until the exit status is set.
     pub exited: WaitQueue,
     pub anon_next: AtomicU64,
+    /// The process this one last moved an ICA to: a process moves its ICAs
+    /// to the same few peers over and over, and keeping the reference spares
+    /// each move a look-up in the process table. Let go at exit.
+    pub ica_target: IrqMutex<Option<Arc<Process>>>,
 }
 
 impl Process {
@@ -107,6 +111,21 @@ impl Process {
     /// The process's virtual space, while it has one.
     pub fn space(&self) -> Option<SpaceRef> {
         self.space.lock().clone()
+    }
+
+    /// Process `pid`, through the reference to the last ICA target when it
+    /// is that process (pids are never reused, so the pid identifies it;
+    /// an ended one has no space, which the mover checks).
+    pub fn ica_target(&self, pid: u64) -> Option<Arc<Process>> {
+        if let Some(p) = &*self.ica_target.lock()
+            && p.pid == pid
+        {
+            return Some(p.clone());
+        }
+        // The process table is looked at without this lock held.
+        let p = get(pid)?;
+        *self.ica_target.lock() = Some(p.clone());
+        Some(p)
     }
 }
 
@@ -511,6 +530,7 @@ pub fn create(
         exit_status: IrqMutex::new(None),
         exited: WaitQueue::new(),
         anon_next: AtomicU64::new(crate::vm::USER_ANON_BASE),
+        ica_target: IrqMutex::new(None),
     });
     for id in [program, space_id, work_area] {
         resource::set_owner(id, pid);

@@ -351,6 +351,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
 /// space (with the program's regions still attached), work area and
 /// program go to the pool when reuse is on, or are deleted.
 pub fn decompose(p: &super::Process) {
+    drop(p.ica_target.lock().take());
     let Some(space_ref) = p.space.lock().take() else { return };
     let heap: Vec<(ResId, ResId)> = space_ref
         .lock()

@@ -252,7 +252,10 @@ impl Op<'_> {
             Op::Load { region, .. } | Op::Clear { region, .. } => region,
             Op::WriteWorkArea { area, .. } => area,
             Op::Query { id } | Op::Delete { id } => id,
-            Op::Push { container, .. } | Op::Steal { container, .. } | Op::Exchange { container, .. } => container,
+            Op::Push { container, .. }
+            | Op::Steal { container, .. }
+            | Op::Exchange { container, .. }
+            | Op::Remap { container, .. } => container,
             Op::Send { bx, .. } | Op::Receive { bx, .. } | Op::GrantBox { bx, .. } => bx,
             _ => ResId::NONE,
         }
@@ -551,6 +554,35 @@ pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
     result
 }
 
+/// `invoke(me.pid, Op::Remap { .. })` for process `me` itself (the
+/// `ica_move` system call): the same check, count and trace entry, with
+/// the operation's kind and code known beforehand and the caller at hand
+/// (`container::remap_from` keeps its last target).
+pub fn remap(me: &crate::proc::Process, container: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    let t0 = clock::cycles();
+    let result = expect(container, Kind::Container).and_then(|()| container::remap_from(me, container, target, addr));
+    let cycles = clock::cycles() - t0;
+    const CODE: usize = 2;
+    debug_assert_eq!(
+        Op::Remap {
+            container,
+            target,
+            addr
+        }
+        .code(),
+        CODE
+    );
+    note(
+        me.pid,
+        Kind::Container as usize,
+        CODE,
+        container.raw(),
+        result.err(),
+        cycles,
+    );
+    result
+}
+
 // ---- counters and trace ----
 
 const KINDS: usize = 12;
@@ -632,18 +664,24 @@ pub(crate) fn claim(stamp: &AtomicU64, seq: u64) -> bool {
 
 fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     let kind = (op.kind() as usize).min(KINDS - 1);
-    let c = &COUNTERS[kind][op.code()];
-    c.calls.fetch_add(1, Ordering::Relaxed);
-    c.cycles.fetch_add(cycles, Ordering::Relaxed);
     let id = match result {
         Ok(Value::Id(id)) => id.raw(),
         _ => op.subject().raw(),
     };
-    let code = match result {
-        Ok(_) => 0,
-        Err(e) => {
+    note(caller, kind, op.code(), id, result.as_ref().err().copied(), cycles);
+}
+
+/// Counts a call of operation `code` on `kind` and adds it to the trace.
+#[inline(always)]
+fn note(caller: u64, kind: usize, code: usize, id: u64, error: Option<Error>, cycles: u64) {
+    let c = &COUNTERS[kind][code];
+    c.calls.fetch_add(1, Ordering::Relaxed);
+    c.cycles.fetch_add(cycles, Ordering::Relaxed);
+    let code_result = match error {
+        None => 0,
+        Some(e) => {
             c.errors.fetch_add(1, Ordering::Relaxed);
-            -(*e as i64)
+            -(e as i64)
         }
     };
     let seq = TRACE_NEXT.fetch_add(1, Ordering::Relaxed);
@@ -656,10 +694,9 @@ fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
     // The odd stamp must be seen before any field changes.
     core::sync::atomic::fence(Ordering::Release);
     slot.caller.store(caller, Ordering::Relaxed);
-    slot.what
-        .store(((kind as u64) << 8) | op.code() as u64, Ordering::Relaxed);
+    slot.what.store(((kind as u64) << 8) | code as u64, Ordering::Relaxed);
     slot.id.store(id, Ordering::Relaxed);
-    slot.result.store(code as u64, Ordering::Relaxed);
+    slot.result.store(code_result as u64, Ordering::Relaxed);
     slot.cycles.store(cycles, Ordering::Relaxed);
     slot.stamp.store(2 * seq + 2, Ordering::Release);
 }

@@ -85,9 +85,9 @@ pub fn placed(id: ResId, place: Place) {
 }
 
 /// Records a region's new owner and place at once (a container moved to
-/// another process), under one lock.
+/// another process), under one lock. Interrupts are off (the move runs so).
 pub fn moved(id: ResId, owner: u64, place: Place) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
+    if let Ok(e) = TABLE.lock_irqs_off().get_mut(id) {
         e.owner = owner;
         match (&mut e.value.place, place) {
             // From one space to another (an ICA move): two fields change,

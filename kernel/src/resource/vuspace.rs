@@ -87,9 +87,10 @@ pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
         .unwrap_or_default()
 }
 
-/// Records that attachment `id` now lies in `space` at `base` (after a move).
+/// Records that attachment `id` now lies in `space` at `base` (after a
+/// move, which runs with interrupts off).
 pub fn relink(id: ResId, space: ResId, base: u64, owner: u64) {
-    if let Ok(e) = TABLE.lock().get_mut(id) {
+    if let Ok(e) = TABLE.lock_irqs_off().get_mut(id) {
         e.owner = owner;
         e.value.space = space;
         e.value.base = base;

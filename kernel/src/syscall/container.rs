@@ -138,17 +138,7 @@ pub fn sys_ica_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_ica_move(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    match invoke(
-        me.pid,
-        Op::Remap {
-            container: id(a[0]),
-            target: a[1],
-            addr: a[2],
-        },
-    )? {
-        Value::Received { addr, .. } => Ok(addr),
-        _ => Err(Error::Invalid),
-    }
+    crate::resource::mediator::remap(me, id(a[0]), a[1], a[2])
 }
 
 pub fn sys_stats(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

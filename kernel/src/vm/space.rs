@@ -137,6 +137,11 @@ pub struct VirtualSpace {
     /// CPUs that may hold translations of this space (bit per CPU index),
     /// kept by the scheduler through the process that runs in the space.
     pub active_cpus: Arc<AtomicU64>,
+    /// The last page table `entry` found: 2 MiB number and the table's
+    /// address. Containers moved in one after another land side by side,
+    /// so their entries are mostly in the same table; tables go only with
+    /// the whole tree, so a table once found stays valid.
+    leaf: (u64, u64),
 }
 
 impl VirtualSpace {
@@ -158,6 +163,7 @@ impl VirtualSpace {
             low_top: 0,
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
+            leaf: (u64::MAX, 0),
         })
     }
 
@@ -182,6 +188,17 @@ impl VirtualSpace {
 
     pub fn region_count(&self) -> usize {
         self.attached
+    }
+
+    /// The page-table entry of `va` in this tree, through the last table
+    /// found when `va` lies in the same 2 MiB.
+    #[inline(always)]
+    fn entry(&mut self, va: u64) -> Option<paging::Entry> {
+        let big = va >> 21;
+        if self.leaf.0 != big {
+            self.leaf = (big, paging::Entry::leaf(self.root, va)?);
+        }
+        Some(paging::Entry::in_table(self.leaf.1, va))
     }
 
     /// The attachment in slot `i`, if that slot is in use.
@@ -226,11 +243,11 @@ impl VirtualSpace {
         region_id: ResId,
         link_id: ResId,
     ) -> Result<usize, (SpaceError, Region)> {
-        match self.check_range(base, &region) {
+        match self.check_range(base, &region, false) {
             Ok(()) => {}
             Err(e) => return Err((e, region)),
         }
-        let attached = boxed(Attached {
+        let mut attached = boxed(Attached {
             base,
             region,
             region_id,
@@ -242,6 +259,11 @@ impl VirtualSpace {
             // The range was free: what this call mapped is all there is.
             paging::unmap_range(self.root, base, done);
             return Err((e.into(), attached.region));
+        }
+        // A one-page attachment (an ICA, a small container) keeps its entry
+        // from the start: its first move or exchange then needs no walk.
+        if attached.region.pages() == 1 {
+            attached.entry = self.entry(base);
         }
         Ok(self.push(attached))
     }
@@ -299,12 +321,14 @@ impl VirtualSpace {
         !overlap
     }
 
-    fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
+    /// Whether `region` fits at `base`, with room for one more slot;
+    /// `free`: the range is known to be free (`find_free` chose it).
+    fn check_range(&mut self, base: u64, region: &Region, free: bool) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
         if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
-        if !self.is_free(base, end) {
+        if !free && !self.is_free(base, end) {
             return Err(SpaceError::BadRange);
         }
         if self.free == NO_SLOT {
@@ -383,26 +407,51 @@ impl VirtualSpace {
     /// Moves attachment `link_id` (in slot `hint` if it is there) out of
     /// this space into `to` at `base` without touching the data: this
     /// space's entries are cleared (and shot down), the other space's
-    /// written. AnT's re-attachment of an ICA. Returns its slot in `to`.
+    /// written. AnT's re-attachment of an ICA. `free`: `base` is known to
+    /// be free in `to`. Returns its slot in `to`.
     pub fn move_to(
         &mut self,
         link_id: ResId,
         hint: usize,
         to: &mut VirtualSpace,
         base: u64,
+        free: bool,
     ) -> Result<usize, SpaceError> {
         let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
         let Slot::Used(a) = &self.slots[i] else {
             return Err(SpaceError::BadRange);
         };
-        to.check_range(base, &a.region)?;
+        to.check_range(base, &a.region, free)?;
+        let entry = a.entry;
         let mut a = self.take(i);
         let old = a.base;
-        paging::unmap_range(self.root, old, a.region.pages());
+        let pages = a.region.pages();
+        match entry {
+            // SAFETY: the entry was found in this space's tree, which lives
+            // as long as the space.
+            Some(e) => unsafe { e.set(0, 0) },
+            None => paging::unmap_range(self.root, old, pages),
+        }
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown_cpus(old, a.region.pages() as u64, cpus);
+        tlb::shootdown_cpus(old, pages as u64, cpus);
         a.base = base;
-        if let Err(e) = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()) {
+        // One page: its entry in `to` is found once and kept for the next
+        // move or exchange (a missing table is made by `remap_range`).
+        let one = match *a.region.frames() {
+            [pa] => to.entry(base).map(|e| (e, pa)),
+            _ => None,
+        };
+        let mapped = match one {
+            Some((e, pa)) => {
+                // SAFETY: the entry was just found in `to`'s tree, which
+                // lives as long as that space.
+                unsafe { e.set(pa, a.pte_flags()) };
+                a.entry = Some(e);
+                Ok(())
+            }
+            None => paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()),
+        };
+        if let Err(e) = mapped {
             // Put it back where it was (the slot it left is the first free
             // one): nothing is lost.
             a.base = old;
