@@ -113,19 +113,22 @@ impl Process {
         self.space.lock().clone()
     }
 
-    /// Process `pid`, through the reference to the last ICA target when it
-    /// is that process (pids are never reused, so the pid identifies it;
-    /// an ended one has no space, which the mover checks).
-    pub fn ica_target(&self, pid: u64) -> Option<Arc<Process>> {
-        if let Some(p) = &*self.ica_target.lock()
+    /// Runs `f` on process `pid`, found through the reference to the last
+    /// ICA target when it is that process (pids are never reused, so the
+    /// pid identifies it; an ended one has no space, which the mover
+    /// checks). Interrupts are off; nothing else is held, and `f` takes
+    /// only locks that come after this one (the container table, spaces).
+    pub fn with_ica_target<R>(&self, pid: u64, f: impl FnOnce(&Process) -> R) -> Option<R> {
+        let mut last = self.ica_target.lock_irqs_off();
+        if let Some(p) = &*last
             && p.pid == pid
         {
-            return Some(p.clone());
+            return Some(f(p));
         }
-        // The process table is looked at without this lock held.
         let p = get(pid)?;
-        *self.ica_target.lock() = Some(p.clone());
-        Some(p)
+        let r = f(&p);
+        *last = Some(p);
+        Some(r)
     }
 }
 

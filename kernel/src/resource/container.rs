@@ -207,72 +207,79 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 /// copying: the sender loses access (its entries are cleared and shot
 /// down) and the target gets the same frames. Returns the new address.
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
-    remap_to(caller, id, &to_p, addr)
+    timed(ATTACH, || {
+        let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
+        remap_to(caller, id, &to_p, addr)
+    })
 }
 
 /// `remap` for process `me` itself (a system call): the target comes from
-/// `me`'s reference to its last one when it is the same process.
+/// `me`'s reference to its last one when it is the same process. Untimed:
+/// the mediator adds the cycles it reads anyway to `ATTACH`.
+#[inline(always)]
 pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    let to_p = me.ica_target(target).ok_or(Error::NotFound)?;
-    remap_to(me.pid, id, &to_p, addr)
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        me.with_ica_target(target, |to_p| moving(me.pid, id, to_p, addr))
+            .unwrap_or(Err(Error::NotFound))
+    })
 }
 
-/// The move to process `to_p`, once it is known. Everything after the
-/// rights check runs with interrupts off, taken once: the five locks on
-/// the way then neither save nor restore the flags each.
+/// The move to process `to_p`, once it is known.
 fn remap_to(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
+    x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, to_p, addr))
+}
+
+/// The move itself. Interrupts are off, taken once for the whole of it:
+/// the five locks on the way then neither save nor restore the flags each.
+#[inline(always)]
+fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
     may_touch_process(caller, to_p)?;
     let target = to_p.pid;
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
-        let t0 = clock::cycles();
-        // One hold of the container table for the look-up, the move and the
-        // new place (the table before the spaces, as on the SWAP path), so
-        // the container cannot change between them and is looked up once.
-        let (link, region, base) = {
-            let mut t = TABLE.lock_irqs_off();
-            let e = t.get_mut(id).map_err(super::id_error)?;
-            let (pages, region) = (e.value.pages, e.value.region);
-            let Place::InProcess {
-                pid,
-                link,
-                slot,
-                base,
-                space,
-            } = &mut e.value.place
-            else {
-                return Err(Error::Busy);
-            };
-            if *pid != caller && caller != KERNEL {
-                return Err(Error::Denied);
-            }
-            if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
-                return Err(Error::Invalid);
-            }
-            let link = *link;
-            // The place is updated where it lies (same variant, new fields).
-            (*base, *slot) = move_attachment(space, &to, to_p, (link, *slot), pages, addr)?;
-            *pid = target;
-            *space = to;
-            let base = *base;
-            e.owner = target;
-            (link, region, base)
+    let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
+    // One hold of the container table for the look-up, the move and the
+    // new place (the table before the spaces, as on the SWAP path), so the
+    // container cannot change between them and is looked up once.
+    let (link, region, base) = {
+        let mut t = TABLE.lock_irqs_off();
+        let e = t.get_mut(id).map_err(super::id_error)?;
+        let (pages, region) = (e.value.pages, e.value.region);
+        let Place::InProcess {
+            pid,
+            link,
+            slot,
+            base,
+            space,
+        } = &mut e.value.place
+        else {
+            return Err(Error::Busy);
         };
-        STATS[ATTACH].fetch_add(clock::cycles() - t0, Ordering::Relaxed);
-        // The target now owns a resource it did not make: its exit must find it.
-        to_p.made_resources.store(true, Ordering::Release);
-        vuspace::relink(link, to_p.space_id, base, target);
-        vregion::moved(
-            region,
-            target,
-            vregion::Place::InSpace {
-                space: to_p.space_id,
-                link,
-            },
-        );
-        Ok(base)
-    })
+        if *pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
+            return Err(Error::Invalid);
+        }
+        let link = *link;
+        // The place is updated where it lies (same variant, new fields).
+        (*base, *slot) = move_attachment(space, &to, to_p, (link, *slot), pages, addr)?;
+        *pid = target;
+        *space = to;
+        let base = *base;
+        e.owner = target;
+        (link, region, base)
+    };
+    // The target now owns a resource it did not make: its exit must find it.
+    to_p.made_resources.store(true, Ordering::Release);
+    vuspace::relink(link, to_p.space_id, base, target);
+    vregion::moved(
+        region,
+        target,
+        vregion::Place::InSpace {
+            space: to_p.space_id,
+            link,
+        },
+    );
+    Ok(base)
 }
 
 /// Moves attachment `link` (of `pages`, in `slot`) from space `from` to

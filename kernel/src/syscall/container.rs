@@ -137,6 +137,7 @@ pub fn sys_ica_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(invoke(me.pid, Op::CreateIca { pages: a[0] })?.id()?.raw())
 }
 
+#[inline(always)]
 pub fn sys_ica_move(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     crate::resource::mediator::remap(me, id(a[0]), a[1], a[2])
 }

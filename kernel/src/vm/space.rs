@@ -243,7 +243,7 @@ impl VirtualSpace {
         region_id: ResId,
         link_id: ResId,
     ) -> Result<usize, (SpaceError, Region)> {
-        match self.check_range(base, &region, false) {
+        match self.check_range(base, &region) {
             Ok(()) => {}
             Err(e) => return Err((e, region)),
         }
@@ -321,14 +321,13 @@ impl VirtualSpace {
         !overlap
     }
 
-    /// Whether `region` fits at `base`, with room for one more slot;
-    /// `free`: the range is known to be free (`find_free` chose it).
-    fn check_range(&mut self, base: u64, region: &Region, free: bool) -> Result<(), SpaceError> {
+    /// Whether `region` fits at `base`, with room for one more slot.
+    fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
         if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
-        if !free && !self.is_free(base, end) {
+        if !self.is_free(base, end) {
             return Err(SpaceError::BadRange);
         }
         if self.free == NO_SLOT {
@@ -421,7 +420,12 @@ impl VirtualSpace {
         let Slot::Used(a) = &self.slots[i] else {
             return Err(SpaceError::BadRange);
         };
-        to.check_range(base, &a.region, free)?;
+        if !free {
+            to.check_range(base, &a.region)?;
+        } else if to.free == NO_SLOT {
+            // The range is free; only a slot has to be there for it.
+            to.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+        }
         let entry = a.entry;
         let mut a = self.take(i);
         let old = a.base;
