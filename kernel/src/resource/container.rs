@@ -271,14 +271,7 @@ fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Res
     // The target now owns a resource it did not make: its exit must find it.
     to_p.made_resources.store(true, Ordering::Release);
     vuspace::relink(link, to_p.space_id, base, target);
-    vregion::moved(
-        region,
-        target,
-        vregion::Place::InSpace {
-            space: to_p.space_id,
-            link,
-        },
-    );
+    vregion::moved(region, target, to_p.space_id, link);
     Ok(base)
 }
 

@@ -84,19 +84,19 @@ pub fn placed(id: ResId, place: Place) {
     }
 }
 
-/// Records a region's new owner and place at once (a container moved to
-/// another process), under one lock. Interrupts are off (the move runs so).
-pub fn moved(id: ResId, owner: u64, place: Place) {
+/// Records that a region attached through `link` now lies in `space` of
+/// `owner` (a container moved to another process: the attachment is the
+/// same, only its space and owner change). Interrupts are off (the move
+/// runs so).
+#[inline(always)]
+pub fn moved(id: ResId, owner: u64, space: ResId, link: ResId) {
     if let Ok(e) = TABLE.lock_irqs_off().get_mut(id) {
         e.owner = owner;
-        match (&mut e.value.place, place) {
-            // From one space to another (an ICA move): two fields change,
-            // and there is no old region to drop.
-            (Place::InSpace { space, link }, Place::InSpace { space: s, link: l }) => {
-                *space = s;
-                *link = l;
-            }
-            (old, place) => *old = place,
+        // An attached container's region is always in a space; the link
+        // is the one it was attached by, which a move keeps.
+        if let Place::InSpace { space: s, link: l } = &mut e.value.place {
+            *s = space;
+            *l = link;
         }
     }
 }

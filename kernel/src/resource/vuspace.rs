@@ -89,6 +89,7 @@ pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
 
 /// Records that attachment `id` now lies in `space` at `base` (after a
 /// move, which runs with interrupts off).
+#[inline(always)]
 pub fn relink(id: ResId, space: ResId, base: u64, owner: u64) {
     if let Ok(e) = TABLE.lock_irqs_off().get_mut(id) {
         e.owner = owner;
