@@ -270,6 +270,7 @@ impl VirtualSpace {
 
     /// Adds an attachment whose range was checked (so that a slot is there
     /// for it), keeping the free-range bounds; returns its slot.
+    #[inline]
     fn push(&mut self, a: Box<Attached>) -> usize {
         if a.end() <= ANON_LIMIT {
             self.low_top = self.low_top.max(a.end());
@@ -593,10 +594,24 @@ impl VirtualSpace {
     }
 
     /// Lowest free address of at least `len` bytes at or above `from`.
+    /// Usually `from` is the top of what was placed so far, below every
+    /// region of the anonymous area and above none: the bounds alone say
+    /// so (inlined: the check is shorter than a call).
+    #[inline(always)]
     pub fn find_free(&mut self, from: u64, len: u64) -> Option<u64> {
+        if let Some(end) = from.checked_add(len)
+            && from >= self.low_top
+            && end <= ANON_LIMIT.min(self.high_bottom)
+        {
+            return Some(from);
+        }
+        self.find_free_slow(from, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find_free_slow(&mut self, from: u64, len: u64) -> Option<u64> {
         let limit = ANON_LIMIT;
-        // Usually `from` is the top of what was placed so far: check it
-        // first, without sorting anything.
         let end = from.checked_add(len)?;
         if end <= limit && self.is_free(from, end) {
             return Some(from);
