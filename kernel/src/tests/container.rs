@@ -512,6 +512,88 @@ pub fn ica_moves_without_copying() -> TestResult {
     Ok(())
 }
 
+/// The system call's way (`mediator::remap` with the calling process at
+/// hand, which keeps its last target): the same errors as the general way,
+/// one-page ICAs lose their sender's mapping, the records follow, and a
+/// kept target that ended is refused.
+pub fn ica_move_by_the_system_call_path() -> TestResult {
+    use crate::resource::mediator;
+    let (a, b) = (live()?, live()?);
+    let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
+    pb.peers.lock().push(abi::ANY_PID);
+    let ica = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
+    let ica2 = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
+    fill(ica, 0x5ca11)?;
+    let (_, link, old_base, _) = container::in_process(ica).map_err(|e| format!("{e:?}"))?;
+    ensure!(
+        mediator::remap(&pa, ica, u64::MAX - 1, 0) == Err(Error::NotFound),
+        "a move to no process"
+    );
+    ensure!(
+        mediator::remap(&pa, ica, a, 0) == Err(Error::Invalid),
+        "a move to the owner itself"
+    );
+    ensure!(
+        mediator::remap(&pb, ica, a, 0) == Err(Error::Denied),
+        "a move of another process's ICA"
+    );
+    ensure!(
+        mediator::remap(&pa, ResId::NONE, b, 0) == Err(Error::Invalid),
+        "a move of no container"
+    );
+    // Twice to the same target: the second through the kept reference.
+    let base = mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
+    let base2 = mediator::remap(&pa, ica2, b, 0).map_err(|e| format!("{e:?}"))?;
+    ensure!(base != base2, "two ICAs at one address");
+    ensure!(
+        crate::mm::paging::translate(pa.root, old_base).is_none(),
+        "the sender still maps the ICA"
+    );
+    let frame = frames_of(ica)?[0];
+    ensure!(
+        crate::mm::paging::translate(pb.root, base).map(|(f, _)| f) == Some(frame),
+        "the target does not map the ICA"
+    );
+    ensure!(holds(ica, 0x5ca11)?, "the ICA's content changed");
+    let info = |id: ResId| match invoke(KERNEL_PID, Op::Query { id }) {
+        Ok(Value::Info(i)) => Ok(i),
+        other => Err(format!("{other:?}")),
+    };
+    let (l, c) = (info(link)?, info(ica)?);
+    ensure!(
+        l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
+        "the attachment's record did not follow the move"
+    );
+    let r = info(ResId::from_raw(c.links[0]))?;
+    ensure!(
+        r.owner == b && r.links[0] == pb.space_id.raw() && r.links[1] == link.raw(),
+        "the region's record did not follow the move"
+    );
+    // And back again, by the target (now the owner), once `a` accepts it.
+    ensure!(
+        mediator::remap(&pb, ica, a, 0) == Err(Error::Denied),
+        "a move to a process that did not grant it"
+    );
+    pa.peers.lock().push(b);
+    mediator::remap(&pb, ica, a, 0).map_err(|e| format!("{e:?}"))?;
+    ensure!(
+        container::in_process(ica).map(|x| x.0) == Ok(a) && holds(ica, 0x5ca11)?,
+        "the ICA did not come back"
+    );
+    // A kept target that has ended is refused, and nothing is lost.
+    end(b);
+    ensure!(
+        mediator::remap(&pa, ica, b, 0) == Err(Error::NotFound),
+        "a move to an ended process"
+    );
+    ensure!(
+        container::in_process(ica).map(|x| x.0) == Ok(a) && holds(ica, 0x5ca11)?,
+        "a refused move changed the ICA"
+    );
+    end(a);
+    Ok(())
+}
+
 pub fn container_ipc_leaks_nothing() -> TestResult {
     let round = || -> TestResult {
         every_mode_carries_data_through_a_box()?;

@@ -170,6 +170,10 @@ pub static TESTS: &[KTest] = &[
         container::concurrent_swap_traffic_on_several_cpus,
     ),
     pass("ica_moves_without_copying", container::ica_moves_without_copying),
+    pass(
+        "ica_move_by_the_system_call_path",
+        container::ica_move_by_the_system_call_path,
+    ),
     pass("container_ipc_leaks_nothing", container::container_ipc_leaks_nothing),
     pass(
         "containers_of_ended_processes_are_released",
