@@ -96,6 +96,22 @@ impl Progress {
     }
 }
 
+/// `deliver_reply` for a caller that runs this itself and whose reply
+/// buffer `to` was checked: a copy within the current space.
+#[inline(always)]
+fn reply_here(to: u64, status: u64, buf: &[u8]) -> u64 {
+    if buf.is_empty() {
+        return status;
+    }
+    match uaccess::copy_to_user(to, buf) {
+        Ok(()) => {
+            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            status
+        }
+        Err(e) => e.as_ret(),
+    }
+}
+
 /// Copies a reply collected from a finished call into its caller's reply
 /// buffer (from the caller itself: its own memory); a buffer the caller
 /// cannot write turns the status into that error.
@@ -300,11 +316,7 @@ impl Port {
     fn keep_spare(&self, mut c: Arc<Call>) {
         let Some(m) = Arc::get_mut(&mut c) else { return };
         m.batch = None;
-        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
-        if !old.is_null() {
-            // SAFETY: as in `take_spare`; the swap took it out of the slot.
-            recycle(unsafe { Arc::from_raw(old) });
-        }
+        self.park_spare(c);
     }
 
     /// `keep_spare` for a call object known to be held by nobody else and
@@ -562,24 +574,9 @@ fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Erro
 /// `call`: blocks until the server ends the rendezvous; returns the reply
 /// length (or the server's error). `msg_ref` names a call the caller holds
 /// whose message is passed on instead of the caller's own memory.
+/// The general path: the system call tries `call_fast` first (see
+/// `syscall::ipc::sys_call_raw`).
 pub fn call(
-    caller: &Process,
-    server: u64,
-    entry: u64,
-    msg: (u64, u64),
-    reply: (u64, u64),
-    msg_ref: u64,
-) -> Result<u64, Error> {
-    if msg_ref == 0
-        && let Some(status) = call_fast(caller, server, entry, msg, reply)
-    {
-        return Error::decode(status);
-    }
-    call_general(caller, server, entry, msg, reply, msg_ref)
-}
-
-/// `call` without its fast path (for a caller that tried it already).
-pub fn call_general(
     caller: &Process,
     server: u64,
     entry: u64,
@@ -680,7 +677,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
     let common = !s.port.closed.load(Ordering::Relaxed)
         && q.calls.is_empty()
         && q.handed.is_none()
-        && q.mask & (1u64 << entry.min(61)) != 0
+        && in_mask(q.mask, entry)
         && held.len() < held.capacity()
         && match q.waiter.as_ref() {
             Some(w) => crate::sched::claim_here(w),
@@ -723,17 +720,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         && let State::Done(status) = p.state
     {
         let n = core::mem::take(&mut p.kept);
-        let status = match n {
-            0 => status,
-            // The caller runs this: its reply buffer is in the current space.
-            _ => match uaccess::copy_to_user(m.reply.0, &p.reply[..n]) {
-                Ok(()) => {
-                    BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
-                    status
-                }
-                Err(e) => e.as_ret(),
-            },
-        };
+        let status = reply_here(m.reply.0, status, &p.reply[..n]);
         caller.port.park_spare(c);
         return Some(status);
     }
@@ -830,20 +817,34 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
     // is then taken without saving the flags, and a switch needs them off.
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let r = match port_wait(server, mask, partner) {
-        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
-        Some(Arrived::Queued(c)) => accept(server, c),
-        None => Err(Error::Denied),
-    };
+    let r = wait_and_accept(server, mask, partner);
     if were_enabled {
         interrupts::enable();
     }
     r
 }
 
+/// `port_wait`, then the call it got accepted (a handed one is already).
+/// Interrupts are off.
+#[inline(always)]
+fn wait_and_accept(server: &Process, mask: u64, partner: Option<Arc<Computation>>) -> Result<Accepted, Error> {
+    match port_wait(server, mask, partner) {
+        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Queued(c)) => accept(server, c),
+        None => Err(Error::Denied),
+    }
+}
+
 /// Whether call `c` is for an entry in `mask`.
 fn matches(mask: u64, c: &Call) -> bool {
-    mask & (1u64 << c.entry.load(Ordering::Relaxed).min(61)) != 0
+    in_mask(mask, c.entry.load(Ordering::Relaxed))
+}
+
+/// Whether `entry` is in an `acc` mask (entries from 61 up share bit 61;
+/// the bits above are the mask's flags).
+#[inline(always)]
+fn in_mask(mask: u64, entry: u64) -> bool {
+    mask & (1u64 << entry.min(61)) != 0
 }
 
 /// The first call in `calls` for an entry in `mask`, taken out. Inlined:
@@ -993,9 +994,17 @@ fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
 
 /// Takes call `rid` out of the calls `server` holds.
 fn release(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
-    let mut held = server.port.held.lock();
-    let i = held.iter().position(|c| c.id == rid).ok_or(Error::NotFound)?;
-    Ok(held.swap_remove(i))
+    take_held(&mut server.port.held.lock(), rid).ok_or(Error::NotFound)
+}
+
+/// Call `rid` taken out of a server's held calls (usually the last one,
+/// or the only one: then a pop does).
+#[inline(always)]
+fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>> {
+    match held.iter().position(|c| c.id == rid)? {
+        i if i + 1 == held.len() => held.pop(),
+        i => Some(held.swap_remove(i)),
+    }
 }
 
 /// `rv_read`: copies message bytes `offset..offset+len` of call `rid` into
@@ -1185,15 +1194,7 @@ pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64
     let read = len == 0 || unsafe { uaccess::copy_from_user_raw(buf.as_mut_ptr().cast(), from, len as usize) }.is_ok();
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let c = {
-        let mut held = server.port.held.lock_irqs_off();
-        // (Usually the last one, or the only one: then a pop does.)
-        match held.iter().position(|c| c.id == rid) {
-            Some(i) if i + 1 == held.len() => held.pop(),
-            Some(i) => Some(held.swap_remove(i)),
-            None => None,
-        }
-    };
+    let c = take_held(&mut server.port.held.lock_irqs_off(), rid);
     let Some(c) = c else {
         if were_enabled {
             interrupts::enable();
@@ -1218,11 +1219,7 @@ pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64
     };
     // Before the caller runs: it finds its call object free for its next call.
     done_with(c);
-    let r = match port_wait(server, mask, caller) {
-        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
-        Some(Arrived::Queued(c)) => accept(server, c),
-        None => Err(Error::Denied),
-    };
+    let r = wait_and_accept(server, mask, caller);
     if were_enabled {
         interrupts::enable();
     }
@@ -1371,14 +1368,7 @@ fn member_status(c: &Call) -> u64 {
     let mut buf = [0u8; INLINE];
     let collected = c.progress.lock().collect(&mut buf);
     match collected {
-        Some((s, 0)) => s,
-        Some((s, n)) => match uaccess::copy_to_user(c.reply.0, &buf[..n]) {
-            Ok(()) => {
-                BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
-                s
-            }
-            Err(e) => e.as_ret(),
-        },
+        Some((s, n)) => reply_here(c.reply.0, s, &buf[..n]),
         None => Error::Invalid.as_ret(),
     }
 }

@@ -209,7 +209,7 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     timed(ATTACH, || {
         let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
-        remap_to(caller, id, &to_p, addr)
+        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
     })
 }
 
@@ -222,11 +222,6 @@ pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) 
         me.with_ica_target(target, |to_p| moving(me.pid, id, to_p, addr))
             .unwrap_or(Err(Error::NotFound))
     })
-}
-
-/// The move to process `to_p`, once it is known.
-fn remap_to(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
-    x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, to_p, addr))
 }
 
 /// The move itself. Interrupts are off, taken once for the whole of it:

@@ -565,20 +565,15 @@ pub fn remap(me: &crate::proc::Process, container: ResId, target: u64, addr: u64
     let cycles = clock::cycles() - t0;
     // The move's share of the containers' cost breakdown (seed 004).
     container::STATS[container::ATTACH].fetch_add(cycles, Ordering::Relaxed);
-    const CODE: usize = 2;
-    debug_assert_eq!(
-        Op::Remap {
-            container,
-            target,
-            addr
-        }
-        .code(),
-        CODE
-    );
+    let op = Op::Remap {
+        container,
+        target,
+        addr,
+    };
     note(
         me.pid,
-        Kind::Container as usize,
-        CODE,
+        op.kind() as usize,
+        op.code(),
         container.raw(),
         result.err(),
         cycles,

@@ -39,24 +39,20 @@ fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
     Ok(((a[2], a[3]), (a[4], a[5])))
 }
 
-/// `call`'s arguments, checked: (server, entry, message, reply buffer, the
-/// held call whose message is passed on by reference or 0).
-type CallArgs = (u64, u64, (u64, u64), (u64, u64), u64);
-
-fn call_args(a: &[u64; 6]) -> Result<CallArgs, Error> {
+/// `call`'s general path: the table's handler, and where `sys_call_raw`
+/// goes when the fast path does not apply (the dispatcher takes every
+/// `call` through `sys_call_raw` first).
+#[inline(never)]
+pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let entry = a[1] & !CALL_BY_REF;
     uaccess::check_range(a[4], a[5] as usize)?;
-    if a[1] & CALL_BY_REF != 0 {
-        Ok((a[0], entry, (0, 0), (a[4], a[5]), a[2]))
+    let (msg, msg_ref) = if a[1] & CALL_BY_REF != 0 {
+        ((0, 0), a[2])
     } else {
         uaccess::check_range(a[2], a[3] as usize)?;
-        Ok((a[0], entry, (a[2], a[3]), (a[4], a[5]), 0))
-    }
-}
-
-pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let (server, entry, msg, reply, msg_ref) = call_args(a)?;
-    rendezvous::call(me, server, entry, msg, reply, msg_ref)
+        ((a[2], a[3]), 0)
+    };
+    rendezvous::call(me, a[0], entry, msg, (a[4], a[5]), msg_ref)
 }
 
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -83,7 +79,7 @@ pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     {
         return status;
     }
-    raw(general_call(me, a))
+    raw(sys_call(me, a))
 }
 
 #[inline(always)]
@@ -106,13 +102,6 @@ pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
 
 fn raw(r: Result<u64, Error>) -> u64 {
     r.unwrap_or_else(Error::as_ret)
-}
-
-/// `sys_call` without the fast path (tried already).
-#[inline(never)]
-fn general_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let (server, entry, msg, reply, msg_ref) = call_args(a)?;
-    rendezvous::call_general(me, server, entry, msg, reply, msg_ref)
 }
 
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

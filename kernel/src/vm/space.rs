@@ -305,8 +305,7 @@ impl VirtualSpace {
     /// suffice, else by looking at every region (and making the bounds
     /// tight on the way).
     fn is_free(&mut self, base: u64, end: u64) -> bool {
-        let within = |s: &Self| base >= s.low_top && end <= ANON_LIMIT.min(s.high_bottom);
-        if within(self) {
+        if self.within_bounds(base, end) {
             return true;
         }
         let (mut low_top, mut high_bottom, mut overlap) = (0, u64::MAX, false);
@@ -322,6 +321,21 @@ impl VirtualSpace {
         !overlap
     }
 
+    /// Whether the bounds alone say `base..end` is free.
+    #[inline(always)]
+    fn within_bounds(&self, base: u64, end: u64) -> bool {
+        base >= self.low_top && end <= ANON_LIMIT.min(self.high_bottom)
+    }
+
+    /// Room for one more attachment (a free slot, or space for one).
+    #[inline(always)]
+    fn reserve_slot(&mut self) -> Result<(), SpaceError> {
+        if self.free == NO_SLOT {
+            self.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+        }
+        Ok(())
+    }
+
     /// Whether `region` fits at `base`, with room for one more slot.
     fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
@@ -331,10 +345,7 @@ impl VirtualSpace {
         if !self.is_free(base, end) {
             return Err(SpaceError::BadRange);
         }
-        if self.free == NO_SLOT {
-            self.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
-        }
-        Ok(())
+        self.reserve_slot()
     }
 
     /// Detaches the attachment `link_id` and returns its region.
@@ -421,11 +432,11 @@ impl VirtualSpace {
         let Slot::Used(a) = &self.slots[i] else {
             return Err(SpaceError::BadRange);
         };
-        if !free {
-            to.check_range(base, &a.region)?;
-        } else if to.free == NO_SLOT {
+        if free {
             // The range is free; only a slot has to be there for it.
-            to.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+            to.reserve_slot()?;
+        } else {
+            to.check_range(base, &a.region)?;
         }
         let entry = a.entry;
         let mut a = self.take(i);
@@ -482,15 +493,7 @@ impl VirtualSpace {
     /// the kind of region, for the per-process fault counters.
     pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
         let root = self.root;
-        let Some(a) = self
-            .slots
-            .iter_mut()
-            .filter_map(|s| match s {
-                Slot::Used(a) => Some(a),
-                Slot::Free { .. } => None,
-            })
-            .find(|a| addr >= a.base && addr < a.end())
-        else {
+        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
             let below_stack = self
                 .regions()
                 .any(|a| a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE);
@@ -600,8 +603,7 @@ impl VirtualSpace {
     #[inline(always)]
     pub fn find_free(&mut self, from: u64, len: u64) -> Option<u64> {
         if let Some(end) = from.checked_add(len)
-            && from >= self.low_top
-            && end <= ANON_LIMIT.min(self.high_bottom)
+            && self.within_bounds(from, end)
         {
             return Some(from);
         }
