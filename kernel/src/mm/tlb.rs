@@ -23,8 +23,12 @@ pub static SHOOTDOWN_IPIS: AtomicU64 = AtomicU64::new(0);
 /// Above this many pages a full flush is cheaper than page-by-page invlpg.
 const FULL_FLUSH_PAGES: u64 = 32;
 
+#[inline(always)]
 fn flush_range(start: u64, pages: u64) {
-    if pages > FULL_FLUSH_PAGES {
+    // One page (an ICA, a small container) is the common case: no loop.
+    if pages == 1 {
+        paging::flush_local(start);
+    } else if pages > FULL_FLUSH_PAGES {
         // Kernel mappings are global and survive a CR3 reload; toggling
         // CR4.PGE drops those too.
         flush_everything();

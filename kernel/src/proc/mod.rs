@@ -74,10 +74,15 @@ pub struct Process {
     /// Parents and other waiters block here until the exit status is set.
     pub exited: WaitQueue,
     pub anon_next: AtomicU64,
-    /// The process this one last moved an ICA to: a process moves its ICAs
-    /// to the same few peers over and over, and keeping the reference spares
-    /// each move a look-up in the process table. Let go at exit.
-    pub ica_target: IrqMutex<Option<Arc<Process>>>,
+    /// The process this one last moved an ICA to, and its space: a process
+    /// moves its ICAs to the same few peers over and over, and keeping the
+    /// references spares each move a look-up in the process table and a
+    /// lock of the target's space. Let go at exit.
+    pub ica_target: IrqMutex<Option<(Arc<Process>, SpaceRef)>>,
+    /// Set first thing when its resources are given up, before its
+    /// containers are released: a container moved to it after that would
+    /// be found by nobody, so the move refuses (see `container::moving`).
+    pub ending: AtomicBool,
 }
 
 impl Process {
@@ -111,24 +116,6 @@ impl Process {
     /// The process's virtual space, while it has one.
     pub fn space(&self) -> Option<SpaceRef> {
         self.space.lock().clone()
-    }
-
-    /// Runs `f` on process `pid`, found through the reference to the last
-    /// ICA target when it is that process (pids are never reused, so the
-    /// pid identifies it; an ended one has no space, which the mover
-    /// checks). Interrupts are off; nothing else is held, and `f` takes
-    /// only locks that come after this one (the container table, spaces).
-    pub fn with_ica_target<R>(&self, pid: u64, f: impl FnOnce(&Process) -> R) -> Option<R> {
-        let mut last = self.ica_target.lock_irqs_off();
-        if let Some(p) = &*last
-            && p.pid == pid
-        {
-            return Some(f(p));
-        }
-        let p = get(pid)?;
-        let r = f(&p);
-        *last = Some(p);
-        Some(r)
     }
 }
 
@@ -475,6 +462,15 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
 /// deleted, its computation is deleted, and whatever else it owned goes.
 fn end_resources(p: &Process) {
     crate::ipc::rendezvous::on_exit(p);
+    // Its containers first: their memory is attached to its space, which
+    // must be bare of them before it goes to the pool or is deleted. The
+    // mark comes before the look at `made_resources`, and a move sets that
+    // before it looks at the mark (both sequentially consistent): either
+    // the move sees the mark and refuses, or this sees the container.
+    p.ending.store(true, Ordering::SeqCst);
+    if p.made_resources.load(Ordering::SeqCst) {
+        resource::container::release_owned_by(p.pid);
+    }
     spawn::decompose(p);
     let comp = p.computation.lock().as_ref().map(|c| c.0);
     if let Some(id) = comp {
@@ -534,6 +530,7 @@ pub fn create(
         exited: WaitQueue::new(),
         anon_next: AtomicU64::new(crate::vm::USER_ANON_BASE),
         ica_target: IrqMutex::new(None),
+        ending: AtomicBool::new(false),
     });
     for id in [program, space_id, work_area] {
         resource::set_owner(id, pid);
@@ -576,18 +573,33 @@ fn next_pid() -> u64 {
 /// exit if the process was killed.
 #[inline(always)]
 pub fn on_return_to_user(frame: &mut TrapFrame) {
-    sched::preempt_if_needed();
-    let killed = sched::with_current_process(|p| {
-        let k = p.killed.load(Ordering::Acquire);
-        if k {
-            println!("process {} ({}) killed", p.pid, p.name);
-        }
-        k
-    });
-    if killed == Some(true) {
-        exit_current(abi::KILLED_STATUS);
+    if sched::with_current_process(|p| leave_for_user(p, frame)).is_none() {
+        sched::preempt_if_needed();
+        sanitize_flags(frame);
     }
-    // User code may not change privileged flags; keep IF on.
+}
+
+/// `on_return_to_user` for `p`, the process running here (a system call
+/// has it at hand already). A switch away and back leaves `p` the one
+/// running: this kernel stack is its computation's.
+#[inline(always)]
+pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
+    sched::preempt_if_needed();
+    if p.killed.load(Ordering::Acquire) {
+        killed(p);
+    }
+    sanitize_flags(frame);
+}
+
+#[cold]
+fn killed(p: &Process) -> ! {
+    println!("process {} ({}) killed", p.pid, p.name);
+    exit_current(abi::KILLED_STATUS)
+}
+
+/// User code may not change privileged flags; keep IF on.
+#[inline(always)]
+fn sanitize_flags(frame: &mut TrapFrame) {
     frame.rflags = (frame.rflags & 0x0000_0000_0000_0cd5) | 0x202;
 }
 

@@ -20,13 +20,17 @@ pub enum Place {
     /// Attached to process `pid`'s space by the attachment `link`, which
     /// lies in `slot` of the space's list. The space and the slot are kept
     /// here so that an operation finds both with the container, without
-    /// looking the process or the attachment up.
+    /// looking the process or the attachment up. The attachment and the
+    /// region are held by the container (owned by the kernel); this is the
+    /// one record of where they are, so a move rewrites nothing else.
     InProcess {
         pid: u64,
         link: ResId,
         slot: usize,
         base: u64,
         space: SpaceRef,
+        /// The space's resource id (for queries of the attachment).
+        space_id: ResId,
     },
     /// Waiting in a box; the region is held here, detached.
     InBox {
@@ -110,8 +114,9 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
 }
 
 /// Attaches `memory` to process `pid` at `addr` (0: wherever there is
-/// room); returns the region's id and the container's new place.
-fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
+/// room) for container `id`, which holds the attachment; returns the
+/// region's id and the container's new place.
+fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
     timed(ATTACH, || {
         let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
@@ -126,8 +131,8 @@ fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> 
             p.anon_next.store(at + len, Ordering::Relaxed);
             at
         };
-        let region = vregion::adopt(pid, memory)?;
-        match vuspace::attach(pid, p.space_id, region, base) {
+        let region = vregion::adopt(KERNEL, memory)?;
+        match vuspace::attach_held(id, p.space_id, region, base) {
             Ok((link, slot)) => Ok((
                 region,
                 Place::InProcess {
@@ -136,6 +141,7 @@ fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> 
                     slot,
                     base,
                     space,
+                    space_id: p.space_id,
                 },
             )),
             Err(e) => {
@@ -146,10 +152,11 @@ fn attach(pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> 
     })
 }
 
-/// Detaches a container's memory from its process: returns the region.
-fn detach(link: ResId, region: ResId) -> Result<Region, Error> {
+/// Detaches a container's memory (region `region`, attached by `link` to
+/// `space`) from its process: returns the region.
+fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error> {
     timed(DETACH, || {
-        vuspace::delete(KERNEL, link)?;
+        vuspace::release_held(link, space)?;
         vregion::disown(region)
     })
 }
@@ -159,17 +166,31 @@ pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
     super::insert(&mut TABLE.lock(), owner, c)
 }
 
-/// A new container of `pages` for memory `attach` just placed with
-/// `owner`; without a table entry the memory is detached and deleted.
-fn insert_attached(owner: u64, pages: usize, region: ResId, place: Place) -> Result<ResId, Error> {
-    let link = match place {
-        Place::InProcess { link, .. } => link,
-        _ => ResId::NONE,
-    };
-    insert(owner, Container { pages, region, place }).inspect_err(|_| {
-        let _ = vuspace::delete(KERNEL, link);
-        let _ = vregion::delete(KERNEL, region);
-    })
+/// A new container of `memory` attached to `owner` at `addr` (0: where
+/// there is room). The container comes first, so that its attachment can
+/// name it; without room for it the memory is freed.
+fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, Error> {
+    let id = insert(
+        owner,
+        Container {
+            pages: memory.pages(),
+            region: ResId::NONE,
+            place: Place::Moving,
+        },
+    )?;
+    match attach(id, owner, memory, addr) {
+        Ok((region, place)) => {
+            if let Ok(e) = TABLE.lock().get_mut(id) {
+                e.value.region = region;
+                e.value.place = place;
+            }
+            Ok(id)
+        }
+        Err(e) => {
+            let _ = TABLE.lock().remove(id);
+            Err(e)
+        }
+    }
 }
 
 /// A process that receives a container (created for it, pushed, moved to
@@ -186,8 +207,7 @@ pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
         return Err(Error::Invalid);
     }
     let memory = new_memory(pages as usize)?;
-    let (region, place) = attach(pid, memory, addr)?;
-    insert_attached(pid, pages as usize, region, place)
+    create_attached(pid, memory, addr)
 }
 
 /// An ICA (AnT): a container of `pages` physically contiguous pages
@@ -199,8 +219,7 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
     let memory = timed(CREATE, || {
         Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
     })?;
-    let (region, place) = attach(pid, memory, 0)?;
-    insert_attached(pid, pages as usize, region, place)
+    create_attached(pid, memory, 0)
 }
 
 /// Moves (re-attaches) a container from its process to `target` without
@@ -209,41 +228,52 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     timed(ATTACH, || {
         let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
-        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
+        let to = to_p.space().ok_or(Error::NotFound)?;
+        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, &to, addr))
     })
 }
 
-/// `remap` for process `me` itself (a system call): the target comes from
-/// `me`'s reference to its last one when it is the same process. Untimed:
-/// the mediator adds the cycles it reads anyway to `ATTACH`.
-#[inline(always)]
+/// `remap` for process `me` itself (a system call): the target and its
+/// space come from `me`'s references to its last one when it is the same
+/// process (pids are never reused, so the pid identifies it; one that has
+/// begun to end is refused by the move). Untimed: the mediator adds the
+/// cycles it reads anyway to `ATTACH`. One call with everything inside it
+/// inlined: no closures, whose calls the compiler may or may not inline.
+#[inline(never)]
 pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        me.with_ica_target(target, |to_p| moving(me.pid, id, to_p, addr))
-            .unwrap_or(Err(Error::NotFound))
-    })
+    // The first lock turns interrupts off (its guard turns them back on);
+    // the rest of the move's locks are taken as they are.
+    let mut last = me.ica_target.lock();
+    if last.as_ref().is_none_or(|(p, _)| p.pid != target) {
+        let p = crate::proc::get(target).ok_or(Error::NotFound)?;
+        let space = p.space().ok_or(Error::NotFound)?;
+        *last = Some((p, space));
+    }
+    let (to_p, to) = last.as_ref().ok_or(Error::NotFound)?;
+    moving(me.pid, id, to_p, to, addr)
 }
 
-/// The move itself. Interrupts are off, taken once for the whole of it:
-/// the five locks on the way then neither save nor restore the flags each.
+/// The move itself, to process `to_p` and its space `to`. Interrupts are
+/// off, taken once for the whole of it: the locks on the way then neither
+/// save nor restore the flags each.
 #[inline(always)]
-fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
+fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, to: &SpaceRef, addr: u64) -> Result<u64, Error> {
     may_touch_process(caller, to_p)?;
     let target = to_p.pid;
-    let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
     // One hold of the container table for the look-up, the move and the
     // new place (the table before the spaces, as on the SWAP path), so the
     // container cannot change between them and is looked up once.
-    let (link, region, base) = {
+    let base = {
         let mut t = TABLE.lock_irqs_off();
         let e = t.get_mut(id).map_err(super::id_error)?;
-        let (pages, region) = (e.value.pages, e.value.region);
+        let pages = e.value.pages;
         let Place::InProcess {
             pid,
             link,
             slot,
             base,
             space,
+            space_id,
         } = &mut e.value.place
         else {
             return Err(Error::Busy);
@@ -251,22 +281,26 @@ fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Res
         if *pid != caller && caller != KERNEL {
             return Err(Error::Denied);
         }
-        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, to) {
             return Err(Error::Invalid);
         }
-        let link = *link;
-        // The place is updated where it lies (same variant, new fields).
-        (*base, *slot) = move_attachment(space, &to, to_p, (link, *slot), pages, addr)?;
+        // The target will own a resource it did not make: its exit must
+        // find it. Marked before looking whether it has begun to end (see
+        // `proc::end_resources`): its release, which takes this table's
+        // lock, then finds the container, or the move is refused here.
+        to_p.made_resources.store(true, Ordering::SeqCst);
+        if to_p.ending.load(Ordering::SeqCst) {
+            return Err(Error::NotFound);
+        }
+        // The place is updated where it lies (same variant, new fields):
+        // the one record of where the memory is (see `Place::InProcess`).
+        (*base, *slot) = move_attachment(space, to, to_p, (*link, *slot), pages, addr)?;
         *pid = target;
-        *space = to;
-        let base = *base;
+        *space = to.clone();
+        *space_id = to_p.space_id;
         e.owner = target;
-        (link, region, base)
+        *base
     };
-    // The target now owns a resource it did not make: its exit must find it.
-    to_p.made_resources.store(true, Ordering::Release);
-    vuspace::relink(link, to_p.space_id, base, target);
-    vregion::moved(region, target, to_p.space_id, link);
     Ok(base)
 }
 
@@ -364,7 +398,7 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
 
 /// Gives a container (its memory, taken out of a box) to process `pid`.
 pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
-    let (region, place) = attach(pid, memory, addr)?;
+    let (region, place) = attach(id, pid, memory, addr)?;
     let Place::InProcess { base, .. } = place else {
         unreachable!("attach places in a process");
     };
@@ -383,8 +417,8 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
     timed(DELETE, || {
         STATS[DELETES].fetch_add(1, Ordering::Relaxed);
         match c.place {
-            Place::InProcess { link, .. } => {
-                let _ = vuspace::delete(KERNEL, link);
+            Place::InProcess { link, space, .. } => {
+                let _ = vuspace::release_held(link, &space);
                 let _ = vregion::delete(KERNEL, c.region);
             }
             Place::InBox { region, .. } => drop(region),
@@ -426,8 +460,15 @@ pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
     match mode {
         ContainerMode::Copy | ContainerMode::Share => derived(pid, link, mode),
         ContainerMode::Move => {
-            let region = TABLE.lock().get(id).map(|e| e.value.region).map_err(super::id_error)?;
-            let memory = detach(link, region)?;
+            let (region, space) = {
+                let t = TABLE.lock();
+                let e = t.get(id).map_err(super::id_error)?;
+                match &e.value.place {
+                    Place::InProcess { space, .. } => (e.value.region, space.clone()),
+                    _ => return Err(Error::Busy),
+                }
+            };
+            let memory = detach(link, region, &space)?;
             TABLE.lock().remove(id).map_err(super::id_error)?;
             Ok(memory)
         }
@@ -484,11 +525,17 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
 }
 
 /// `may_touch` for a target already looked up.
+#[inline(always)]
 fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
     // The parent first: it needs no lock.
     if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
         return Ok(());
     }
+    may_touch_peer(caller, p)
+}
+
+#[cold]
+fn may_touch_peer(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
     let peers = p.peers.lock();
     if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
@@ -504,22 +551,19 @@ pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode)
         return Err(Error::Denied);
     }
     may_touch(caller, target)?;
-    let pages = in_process(id)?.3;
     let memory = outgoing(id, mode)?;
-    let (region, place) = attach(target, memory, addr)?;
-    insert_attached(target, pages, region, place)
+    create_attached(target, memory, addr)
 }
 
 /// Steal: `target`'s container comes (COPY/SHARE/MOVE) into `caller`'s space.
 pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
-    let (pid, _, _, pages) = in_process(id)?;
+    let (pid, ..) = in_process(id)?;
     if pid != target {
         return Err(Error::Invalid);
     }
     may_touch(caller, target)?;
     let memory = outgoing(id, mode)?;
-    let (region, place) = attach(caller, memory, addr)?;
-    insert_attached(caller, pages, region, place)
+    create_attached(caller, memory, addr)
 }
 
 /// Exchange: the physical pages behind `mine` (of `caller`) and `theirs`
@@ -573,6 +617,32 @@ pub fn query(id: ResId) -> Result<ResInfo, Error> {
     };
     let _ = vspace::count;
     Ok(super::info(id, e.owner, e.value.pages as u64 * 4096, addr, links))
+}
+
+/// Where a container's memory is: its owner, space, attachment, address.
+pub struct Whereabouts {
+    pub owner: u64,
+    pub space: ResId,
+    pub link: ResId,
+    pub base: u64,
+}
+
+/// Where container `id` lies, if it is attached to a process (for the
+/// records of the attachment and region it holds).
+pub fn whereabouts(id: ResId) -> Option<Whereabouts> {
+    let t = TABLE.lock();
+    let e = t.get(id).ok()?;
+    match &e.value.place {
+        Place::InProcess {
+            link, base, space_id, ..
+        } => Some(Whereabouts {
+            owner: e.owner,
+            space: *space_id,
+            link: *link,
+            base: *base,
+        }),
+        _ => None,
+    }
 }
 
 pub fn count() -> usize {

@@ -305,6 +305,7 @@ fn attached(
             slot,
             space,
             base,
+            ..
         } if *pid == caller || caller == KERNEL => Ok(((*link, *slot), c.value.pages, space.clone(), *base)),
         Place::InProcess { .. } => Err(Error::Denied),
         _ => Err(Error::Busy),

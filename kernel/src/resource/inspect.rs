@@ -2,7 +2,7 @@
 //! memory, the mediator's counters and recent trace, as text for the shell
 //! (`inspect` system call).
 
-use super::{Kind, mediator, physmem, plate, pool, program, vregion, vspace, vuspace};
+use super::{Kind, ResId, mediator, physmem, plate, pool, program, vregion, vspace, vuspace};
 use abi::Error;
 use alloc::string::String;
 use core::fmt::Write;
@@ -69,12 +69,17 @@ fn resources_of(out: &mut String, kind: &str) -> Result<(), Error> {
         "region" | "regions" => vregion::list(&mut |id, owner, pages, place| {
             let _ = writeln!(out, "{:<14?} {:>6}  {pages} pages, {place}", id, owner);
         }),
-        "attachment" | "attachments" | "userspace" => vuspace::list(&mut |id, owner, l| {
-            let _ = writeln!(
+        "attachment" | "attachments" | "userspace" => vuspace::list(&mut |id, l, w| {
+            let _ = write!(
                 out,
                 "{:<14?} {:>6}  region {:?} in space {:?} at {:#x}",
-                id, owner, l.region, l.space, l.base
+                id, w.owner, l.region, w.space, w.base
             );
+            let _ = if l.container == ResId::NONE {
+                writeln!(out)
+            } else {
+                writeln!(out, ", held by container {:?}", l.container)
+            };
         }),
         "process" | "processes" => {
             for pid in crate::proc::pids() {

@@ -561,7 +561,10 @@ pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
 #[inline(always)]
 pub fn remap(me: &crate::proc::Process, container: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     let t0 = clock::cycles();
-    let result = expect(container, Kind::Container).and_then(|()| container::remap_from(me, container, target, addr));
+    let result = match expect(container, Kind::Container) {
+        Ok(()) => container::remap_from(me, container, target, addr),
+        Err(e) => Err(e),
+    };
     let cycles = clock::cycles() - t0;
     // The move's share of the containers' cost breakdown (seed 004).
     container::STATS[container::ATTACH].fetch_add(cycles, Ordering::Relaxed);

@@ -20,6 +20,11 @@ pub enum Place {
     InKernel {
         link: ResId,
     },
+    /// The memory of `container`, attached wherever the container lies
+    /// (its attachment is held by it: see `vuspace`).
+    InContainer {
+        container: ResId,
+    },
     /// Being moved by an operation in progress.
     Moving,
 }
@@ -84,23 +89,6 @@ pub fn placed(id: ResId, place: Place) {
     }
 }
 
-/// Records that a region attached through `link` now lies in `space` of
-/// `owner` (a container moved to another process: the attachment is the
-/// same, only its space and owner change). Interrupts are off (the move
-/// runs so).
-#[inline(always)]
-pub fn moved(id: ResId, owner: u64, space: ResId, link: ResId) {
-    if let Ok(e) = TABLE.lock_irqs_off().get_mut(id) {
-        e.owner = owner;
-        // An attached container's region is always in a space; the link
-        // is the one it was attached by, which a move keeps.
-        if let Place::InSpace { space: s, link: l } = &mut e.value.place {
-            *s = space;
-            *l = link;
-        }
-    }
-}
-
 pub fn put_back(id: ResId, region: Region) {
     placed(id, Place::Detached(region));
 }
@@ -158,16 +146,31 @@ pub fn clear(caller: u64, id: ResId, kind: RegionKind, writable: bool, populate:
     })?
 }
 
+/// Owner, resident bytes, pages and [space, attachment, container] of a
+/// region; a container's as the container says (its owner, where it is).
 pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    let (bytes, links) = match &e.value.place {
-        Place::Detached(r) => (r.resident_pages() as u64 * 4096, [ResId::NONE; 3]),
-        Place::InSpace { space, link } => (0, [*space, *link, ResId::NONE]),
-        Place::InKernel { link } => (0, [ResId::NONE, *link, ResId::NONE]),
-        Place::Moving => (0, [ResId::NONE; 3]),
+    let (mut owner, bytes, pages, mut links, held) = {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        let (bytes, links, held) = match &e.value.place {
+            Place::Detached(r) => (r.resident_pages() as u64 * 4096, [ResId::NONE; 3], None),
+            Place::InSpace { space, link } => (0, [*space, *link, ResId::NONE], None),
+            Place::InKernel { link } => (0, [ResId::NONE, *link, ResId::NONE], None),
+            Place::InContainer { container } => (0, [ResId::NONE, ResId::NONE, *container], Some(*container)),
+            Place::Moving => (0, [ResId::NONE; 3], None),
+        };
+        (e.owner, bytes, e.value.pages as u64, links, held)
     };
-    Ok(super::info(id, e.owner, bytes, e.value.pages as u64, links))
+    // Read without this table's lock: the container's comes first in
+    // every other order.
+    if let Some(c) = held
+        && let Some(w) = super::container::whereabouts(c)
+    {
+        owner = w.owner;
+        links[0] = w.space;
+        links[1] = w.link;
+    }
+    Ok(super::info(id, owner, bytes, pages, links))
 }
 
 /// Pages and resident bytes of a detached region (pool statistics).
@@ -190,6 +193,7 @@ pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
             Place::Detached(_) => "detached",
             Place::InSpace { .. } => "in a space",
             Place::InKernel { .. } => "in the kernel",
+            Place::InContainer { .. } => "a container's",
             Place::Moving => "moving",
         };
         f(id, e.owner, e.value.pages, place);
@@ -204,9 +208,15 @@ pub fn release_owned_by(pid: u64) {
 }
 
 /// Hands a region over to another owner (e.g. from a building process to
-/// the process it builds, or to the kernel's pool).
+/// the process it builds, or to the kernel's pool); a container's stays
+/// the kernel's.
 pub fn set_owner(id: ResId, owner: u64) {
-    super::give(&mut TABLE.lock(), id, owner);
+    let mut t = TABLE.lock();
+    if t.get(id)
+        .is_ok_and(|e| !matches!(e.value.place, Place::InContainer { .. }))
+    {
+        super::give(&mut t, id, owner);
+    }
 }
 
 /// Makes a region resource of a `Region` built elsewhere (container memory).

@@ -53,16 +53,21 @@ extern "C" fn syscall_dispatch(frame: &mut TrapFrame) {
     // stack: interrupts may come in (long calls must stay preemptible by IRQs).
     unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
     SYSCALLS.fetch_add(1, Ordering::Relaxed);
-    let args = frame.syscall_args();
     let number = frame.rax;
     // `me` is borrowed, not counted: exit, which never returns, leaves
-    // no reference behind.
-    frame.rax = sched::with_current_process(|me| match me.route {
-        Route::Native => native(number, args, me),
-    })
-    .unwrap_or(Error::Denied.as_ret());
-    x86_64::instructions::interrupts::disable();
-    proc::on_return_to_user(frame);
+    // no reference behind. It is at hand for the way back to user mode too.
+    let done = sched::with_current_process(|me| {
+        frame.rax = match me.route {
+            Route::Native => native(number, frame.syscall_args(), me),
+        };
+        x86_64::instructions::interrupts::disable();
+        proc::leave_for_user(me, frame);
+    });
+    if done.is_none() {
+        frame.rax = Error::Denied.as_ret();
+        x86_64::instructions::interrupts::disable();
+        proc::on_return_to_user(frame);
+    }
 }
 
 fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {

@@ -213,12 +213,23 @@ impl VirtualSpace {
     /// else found by looking.
     #[inline(always)]
     pub fn slot_of(&self, link_id: ResId, hint: usize) -> Option<usize> {
+        self.used(link_id, hint).map(|(i, _)| i)
+    }
+
+    /// The slot of attachment `link_id` and the attachment, found as
+    /// `slot_of` finds it.
+    #[inline(always)]
+    fn used(&self, link_id: ResId, hint: usize) -> Option<(usize, &Attached)> {
         if let Some(Slot::Used(a)) = self.slots.get(hint)
             && a.link_id == link_id
         {
-            return Some(hint);
+            return Some((hint, a));
         }
-        self.find_slot(link_id)
+        let i = self.find_slot(link_id)?;
+        match &self.slots[i] {
+            Slot::Used(a) => Some((i, a)),
+            Slot::Free { .. } => None,
+        }
     }
 
     #[cold]
@@ -428,10 +439,7 @@ impl VirtualSpace {
         base: u64,
         free: bool,
     ) -> Result<usize, SpaceError> {
-        let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
-        let Slot::Used(a) = &self.slots[i] else {
-            return Err(SpaceError::BadRange);
-        };
+        let (i, a) = self.used(link_id, hint).ok_or(SpaceError::BadRange)?;
         if free {
             // The range is free; only a slot has to be there for it.
             to.reserve_slot()?;

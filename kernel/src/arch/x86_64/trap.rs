@@ -17,6 +17,10 @@ pub mod vector {
 }
 
 /// Registers as saved by `trap_common` (vectors.S), lowest address first.
+/// A system call's frame (`syscall_entry`, syscall/entry.S) has the same
+/// layout but leaves `r15 .. rbx` (and `r11`) unwritten and does not load
+/// them back: those registers pass through `syscall_dispatch`, which keeps
+/// the callee-saved ones as the C ABI says.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrapFrame {
