@@ -536,6 +536,8 @@ IPC_INTERFACES = [("callsync", "callsync (call: request, wait and reply in one s
 # Multi-stage requests: (metric, label); param = servers in the chain.
 # ICA re-attachment (seed 002 §2.1): metric, and issue 6's goal for one page.
 IPC_REMAP = "ica_remap"
+IPC_REMAP_FIRST = "ica_remap_first"
+IPC_REMAP_MEDIAN = "ica_remap_median"
 IPC_GOAL_REMAP = (500, "≤ 500 icount ns to move a one-page ICA to another process (issue 6)")
 IPC_STAGES = [("multistage_direct_return", "direct return (relays forward)"),
               ("multistage_no_direct_return", "no direct return (nested calls)")]
