@@ -594,6 +594,76 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
     Ok(())
 }
 
+/// A container holds its attachment and region: their records are the
+/// kernel's (no process deletes them), they say where the container is
+/// now (read through it), and they go with the container when the process
+/// that has it ends, leaving nothing behind.
+pub fn container_records_are_held() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
+    crate::sched::reap_all();
+    let before = resource::counts();
+    let ica = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
+    let info = |id: ResId| match invoke(KERNEL_PID, Op::Query { id }) {
+        Ok(Value::Info(i)) => Ok(i),
+        other => Err(format!("{other:?}")),
+    };
+    let c = info(ica)?;
+    let (region, link) = (ResId::from_raw(c.links[0]), ResId::from_raw(c.links[1]));
+    for id in [link, region] {
+        ensure!(
+            invoke(a, Op::Delete { id }).err() == Some(Error::Denied),
+            "the process deleted its container's {id:?}"
+        );
+    }
+    ensure!(
+        invoke(KERNEL_PID, Op::Delete { id: link }).err() == Some(Error::Busy),
+        "the kernel deleted a held attachment without its container"
+    );
+    let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
+    let l = info(link)?;
+    ensure!(
+        l.owner == a && l.links[0] == pa.space_id.raw() && l.links[2] == ica.raw(),
+        "the attachment's record does not say where the container is"
+    );
+    let base = crate::resource::mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
+    let (l, r) = (info(link)?, info(region)?);
+    ensure!(
+        l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
+        "the attachment's record did not follow the move"
+    );
+    ensure!(
+        r.owner == b && r.links == [pb.space_id.raw(), link.raw(), ica.raw()],
+        "the region's record did not follow the move"
+    );
+    drop((pa, pb));
+    // The sender ending takes nothing of the container's with it; the
+    // holder ending takes it all.
+    end(a);
+    ensure!(info(link)?.owner == b, "the sender's end took the attachment");
+    end(b);
+    crate::sched::reap_all();
+    ensure!(
+        info(ica).is_err() && info(link).is_err() && info(region).is_err(),
+        "the container or its records outlived their process"
+    );
+    // The processes' own parts go to the pool: only the container's kinds
+    // are compared.
+    let held = |c: [(resource::Kind, usize); 11]| {
+        c.into_iter()
+            .filter(|(k, _)| {
+                matches!(
+                    k,
+                    resource::Kind::Container | resource::Kind::VirtualRegion | resource::Kind::VirtualUserSpace
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let (before, after) = (held(before), held(resource::counts()));
+    ensure!(after == before, "{before:?} before, {after:?} after");
+    Ok(())
+}
+
 pub fn container_ipc_leaks_nothing() -> TestResult {
     let round = || -> TestResult {
         every_mode_carries_data_through_a_box()?;
