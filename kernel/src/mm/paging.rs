@@ -16,6 +16,8 @@ pub mod flags {
     pub const NO_CACHE: u64 = 1 << 4;
     pub const HUGE: u64 = 1 << 7;
     pub const GLOBAL: u64 = 1 << 8;
+    pub const ACCESSED: u64 = 1 << 5;
+    pub const DIRTY: u64 = 1 << 6;
     pub const NO_EXECUTE: u64 = 1 << 63;
 }
 use flags::*;
@@ -80,19 +82,25 @@ fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, Ma
 /// The caller flushes TLBs if it replaced a mapping another CPU may cache;
 /// a new mapping needs no flush.
 pub fn map(root: u64, va: u64, pa: u64, flags: u64) -> Result<(), MapError> {
-    let pte = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
-    if *pte & PRESENT != 0 {
+    let entry = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
+    if *entry & PRESENT != 0 {
         return Err(MapError::AlreadyMapped);
     }
-    *pte = (pa & ADDR_MASK) | flags | PRESENT;
+    *entry = pte(pa, flags);
     Ok(())
+}
+
+/// The entry that maps frame `pa` with `flags`.
+#[inline]
+pub fn pte(pa: u64, flags: u64) -> u64 {
+    (pa & ADDR_MASK) | flags | PRESENT
 }
 
 /// Replaces whatever maps `va` and returns the old entry (0 if none).
 pub fn remap(root: u64, va: u64, pa: u64, flags: u64) -> Result<u64, MapError> {
-    let pte = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
-    let old = *pte;
-    *pte = (pa & ADDR_MASK) | flags | PRESENT;
+    let entry = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
+    let old = *entry;
+    *entry = pte(pa, flags);
     Ok(old)
 }
 
@@ -136,7 +144,7 @@ pub fn remap_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(),
         && canonical(va)
         && let Some(pt) = leaf_table(root, va)
     {
-        let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+        let value = if pa == 0 { 0 } else { pte(pa, flags) };
         // SAFETY: entry `index(va, 0)` (below 512) of a page table of this tree.
         unsafe { pt.add(index(va, 0)).write(value) };
         return Ok(());
@@ -183,7 +191,30 @@ impl Entry {
     /// The tree the entry was found in must still exist.
     #[inline]
     pub unsafe fn set(self, pa: u64, flags: u64) {
-        let value = if pa == 0 { 0 } else { (pa & ADDR_MASK) | flags | PRESENT };
+        let value = if pa == 0 { 0 } else { pte(pa, flags) };
+        // SAFETY: the caller's promise, as `put`'s.
+        unsafe { self.put(value) };
+    }
+
+    /// Unmaps the entry's page and returns the mapping it held (frame and
+    /// flags, without the accessed and dirty bits, which were the old
+    /// place's), for `put` to give to another entry.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn take(self) -> u64 {
+        // SAFETY: an entry of a live page table (the caller's promise).
+        let value = unsafe { (self.0 as *mut u64).replace(0) };
+        value & !(ACCESSED | DIRTY)
+    }
+
+    /// Writes `value` (a mapping `take` returned, or 0) into the entry.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn put(self, value: u64) {
         // SAFETY: an entry of a live page table (the caller's promise).
         unsafe { (self.0 as *mut u64).write(value) };
     }

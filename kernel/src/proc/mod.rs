@@ -74,11 +74,12 @@ pub struct Process {
     /// Parents and other waiters block here until the exit status is set.
     pub exited: WaitQueue,
     pub anon_next: AtomicU64,
-    /// The process this one last moved an ICA to, and its space: a process
-    /// moves its ICAs to the same few peers over and over, and keeping the
-    /// references spares each move a look-up in the process table and a
-    /// lock of the target's space. Let go at exit.
-    pub ica_target: IrqMutex<Option<(Arc<Process>, SpaceRef)>>,
+    /// The process this one last moved an ICA to: a process moves its ICAs
+    /// to the same few peers over and over, and keeping the reference spares
+    /// each move a look-up in the process table. Not its space: a space
+    /// must be free to go (to the pool, or deleted) when its process ends.
+    /// Let go at exit.
+    pub ica_target: IrqMutex<Option<Arc<Process>>>,
     /// Set first thing when its resources are given up, before its
     /// containers are released: a container moved to it after that would
     /// be found by nobody, so the move refuses (see `container::moving`).

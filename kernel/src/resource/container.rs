@@ -228,38 +228,37 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     timed(ATTACH, || {
         let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
-        let to = to_p.space().ok_or(Error::NotFound)?;
-        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, &to, addr))
+        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
     })
 }
 
-/// `remap` for process `me` itself (a system call): the target and its
-/// space come from `me`'s references to its last one when it is the same
-/// process (pids are never reused, so the pid identifies it; one that has
-/// begun to end is refused by the move). Untimed: the mediator adds the
-/// cycles it reads anyway to `ATTACH`. One call with everything inside it
-/// inlined: no closures, whose calls the compiler may or may not inline.
+/// `remap` for process `me` itself (a system call): the target comes from
+/// `me`'s reference to its last one when it is the same process (pids are
+/// never reused, so the pid identifies it; one that has begun to end is
+/// refused by the move). Untimed: the mediator adds the cycles it reads
+/// anyway to `ATTACH`. One call with everything inside it inlined: no
+/// closures, whose calls the compiler may or may not inline.
 #[inline(never)]
 pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     // The first lock turns interrupts off (its guard turns them back on);
     // the rest of the move's locks are taken as they are.
     let mut last = me.ica_target.lock();
-    if last.as_ref().is_none_or(|(p, _)| p.pid != target) {
-        let p = crate::proc::get(target).ok_or(Error::NotFound)?;
-        let space = p.space().ok_or(Error::NotFound)?;
-        *last = Some((p, space));
+    if last.as_ref().is_none_or(|p| p.pid != target) {
+        *last = Some(crate::proc::get(target).ok_or(Error::NotFound)?);
     }
-    let (to_p, to) = last.as_ref().ok_or(Error::NotFound)?;
-    moving(me.pid, id, to_p, to, addr)
+    let to_p = last.as_deref().ok_or(Error::NotFound)?;
+    moving(me.pid, id, to_p, addr)
 }
 
-/// The move itself, to process `to_p` and its space `to`. Interrupts are
-/// off, taken once for the whole of it: the locks on the way then neither
-/// save nor restore the flags each.
+/// The move itself, to process `to_p`. Interrupts are off, taken once for
+/// the whole of it: the locks on the way then neither save nor restore the
+/// flags each.
 #[inline(always)]
-fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, to: &SpaceRef, addr: u64) -> Result<u64, Error> {
+fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
     may_touch_process(caller, to_p)?;
     let target = to_p.pid;
+    // The target's space while it has one (it gives it up as it ends).
+    let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
     // One hold of the container table for the look-up, the move and the
     // new place (the table before the spaces, as on the SWAP path), so the
     // container cannot change between them and is looked up once.
@@ -281,7 +280,7 @@ fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, to: &SpaceRef, ad
         if *pid != caller && caller != KERNEL {
             return Err(Error::Denied);
         }
-        if target == *pid || alloc::sync::Arc::ptr_eq(space, to) {
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
             return Err(Error::Invalid);
         }
         // The target will own a resource it did not make: its exit must
@@ -294,9 +293,9 @@ fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, to: &SpaceRef, ad
         }
         // The place is updated where it lies (same variant, new fields):
         // the one record of where the memory is (see `Place::InProcess`).
-        (*base, *slot) = move_attachment(space, to, to_p, (*link, *slot), pages, addr)?;
+        (*base, *slot) = move_attachment(space, &to, to_p, (*link, *slot), pages, addr)?;
         *pid = target;
-        *space = to.clone();
+        *space = to;
         *space_id = to_p.space_id;
         e.owner = target;
         *base

@@ -597,7 +597,8 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
 /// A container holds its attachment and region: their records are the
 /// kernel's (no process deletes them), they say where the container is
 /// now (read through it), and they go with the container when the process
-/// that has it ends, leaving nothing behind.
+/// that has it ends, leaving nothing behind (not even its space held by
+/// the process that moved the container to it).
 pub fn container_records_are_held() -> TestResult {
     let (a, b) = (live()?, live()?);
     proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
@@ -636,17 +637,25 @@ pub fn container_records_are_held() -> TestResult {
         r.owner == b && r.links == [pb.space_id.raw(), link.raw(), ica.raw()],
         "the region's record did not follow the move"
     );
+    let b_space = pb.space_id;
     drop((pa, pb));
-    // The sender ending takes nothing of the container's with it; the
-    // holder ending takes it all.
-    end(a);
-    ensure!(info(link)?.owner == b, "the sender's end took the attachment");
+    // The holder ending takes the container and its records with it, and
+    // its space is free to go although the sender still knows the holder.
     end(b);
     crate::sched::reap_all();
     ensure!(
         info(ica).is_err() && info(link).is_err() && info(region).is_err(),
         "the container or its records outlived their process"
     );
+    if let Ok(s) = resource::vspace::get(resource::KERNEL, b_space) {
+        ensure!(
+            alloc::sync::Arc::strong_count(&s) == 2,
+            "the ended holder's space is still held ({} references)",
+            alloc::sync::Arc::strong_count(&s)
+        );
+    }
+    end(a);
+    crate::sched::reap_all();
     // The processes' own parts go to the pool: only the container's kinds
     // are compared.
     let held = |c: [(resource::Kind, usize); 11]| {

@@ -450,26 +450,32 @@ impl VirtualSpace {
         let mut a = self.take(i);
         let old = a.base;
         let pages = a.region.pages();
-        match entry {
+        let mapping = match entry {
             // SAFETY: the entry was found in this space's tree, which lives
             // as long as the space.
-            Some(e) => unsafe { e.set(0, 0) },
-            None => paging::unmap_range(self.root, old, pages),
-        }
+            Some(e) => Some(unsafe { e.take() }),
+            None => {
+                paging::unmap_range(self.root, old, pages);
+                None
+            }
+        };
         let cpus = self.active_cpus.load(Ordering::Acquire);
         tlb::shootdown_cpus(old, pages as u64, cpus);
         a.base = base;
         // One page: its entry in `to` is found once and kept for the next
-        // move or exchange (a missing table is made by `remap_range`).
+        // move or exchange (a missing table is made by `remap_range`). The
+        // mapping moves as it was (same frame, same rights).
         let one = match *a.region.frames() {
-            [pa] => to.entry(base).map(|e| (e, pa)),
+            [pa] => to
+                .entry(base)
+                .map(|e| (e, mapping.unwrap_or_else(|| paging::pte(pa, a.pte_flags())))),
             _ => None,
         };
         let mapped = match one {
-            Some((e, pa)) => {
+            Some((e, value)) => {
                 // SAFETY: the entry was just found in `to`'s tree, which
                 // lives as long as that space.
-                unsafe { e.set(pa, a.pte_flags()) };
+                unsafe { e.put(value) };
                 a.entry = Some(e);
                 Ok(())
             }
