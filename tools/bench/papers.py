@@ -148,14 +148,13 @@ EXPERIMENTS = {
                 "`echo` server on the client's CPU, as n blocking calls (**callsync × n**), as one batch "
                 "(**ncallsync(n)**: the kernel queues all n requests at once and wakes the caller once with "
                 "every result), and as one batch to the **distribution server**, which forwards each request "
-                "to `echo` without waiting for it (the route at the message's end trimmed off; `echo` replies "
-                "straight to the client, whose batch the kernel counts); time for the n requests, "
+                "to `echo` as a non-blocking request and answers when all are back; time for the n requests, "
                 "mean of 200 repetitions (2 in the short run), timed in the client by the TSC. *CPU work* "
                 "(fig. 9): ten requests of 3 ms of CPU work each (100 µs in the short run), and the same "
                 "with 30 ms (1 ms), to two `echo` servers pinned on CPUs 1 and 2 (modulo the number of CPUs), "
                 "as callsync × 10 against ncallsync(2) × 5; param = number of CPUs.",
         "issue": "issue 7 (ncallsync, distribution server)",
-        "partial": "ncallsync, the distribution server (forwarding with direct return), "
+        "partial": "ncallsync, the distribution server (sending and collecting through its rings), "
                    "placement by boot file and command and the per-server counters exist; fig. 12 runs with "
                    "synthetic read/send servers until the file system and network exist",
         "linux": False,
