@@ -136,9 +136,7 @@ numbered! {
         RvRead = 55,
         /// rv_write(rid, offset, buf_ptr, len) -> len: write into the caller's reply buffer
         RvWrite = 56,
-        /// forward(rid, next server pid, entry, trim) -> 0: the next server replies
-        /// directly; it sees the message without its last `trim` bytes (routing
-        /// information this server consumed; 0: all of it)
+        /// forward(rid, next server pid, entry) -> 0: the next server replies directly
         Forward = 57,
         /// request(server pid, entry, msg_ptr, msg_len, reply_ptr, reply_cap) -> request id (non-blocking)
         Request = 58,
@@ -155,9 +153,9 @@ numbered! {
         /// `endr` then `acc` in one call, a server's loop; the released caller gets
         /// the CPU directly while the server waits
         EndrAcc = 62,
-        /// forward_acc(rid, next server pid, entry, entry mask, out: *mut AccInfo, trim)
-        /// -> rid: `forward` (with `trim`) then `acc` in one call (a relay's loop);
-        /// the next server gets the CPU directly while the relay waits
+        /// forward_acc(rid, next server pid, entry, entry mask, out: *mut AccInfo) -> rid:
+        /// `forward` then `acc` in one call (a relay's loop); the next server gets
+        /// the CPU directly while the relay waits
         ForwardAcc = 66,
         /// ring_setup() -> address of the caller's `Rings`: AnT's request and result
         /// rings of control blocks (seed 002 §2.2), made by the kernel on first use

@@ -51,10 +51,6 @@ pub struct Call {
     /// Where the message and the reply are, and in whose memory.
     msg_owner: u64,
     msg: (u64, u64),
-    /// Bytes at the message's end that servers it passed through consumed
-    /// (their routing information, popped as they forwarded it): the
-    /// servers after them see the message without them.
-    trimmed: AtomicU64,
     reply_owner: u64,
     reply: (u64, u64),
     inline: [u8; INLINE],
@@ -466,7 +462,6 @@ fn make_call_in(
             entry: AtomicU64::new(r.entry),
             msg_owner: r.msg_owner,
             msg: r.msg,
-            trimmed: AtomicU64::new(0),
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
@@ -490,7 +485,6 @@ fn make_call_in(
     *m.entry.get_mut() = r.entry;
     m.msg_owner = r.msg_owner;
     m.msg = r.msg;
-    *m.trimmed.get_mut() = 0;
     m.reply_owner = caller;
     m.reply = r.reply;
     let p = m.progress.get_mut();
@@ -641,7 +635,6 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         *m.entry.get_mut() = entry;
         m.msg_owner = caller.pid;
         m.msg = msg;
-        *m.trimmed.get_mut() = 0;
         m.reply_owner = caller.pid;
         m.reply = reply;
         m.completion = Completion::Wait;
@@ -793,7 +786,7 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
 /// The message range of a call `holder` holds (for passing it on).
 fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> {
     let c = held(holder, rid)?;
-    Ok((c.msg_owner, c.shown()))
+    Ok((c.msg_owner, c.msg))
 }
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
@@ -959,15 +952,6 @@ fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
     Ok(Accepted(c))
 }
 
-impl Call {
-    /// The message as the server holding the call sees it: without what
-    /// servers before it consumed (`trimmed`).
-    #[inline(always)]
-    fn shown(&self) -> (u64, u64) {
-        (self.msg.0, self.msg.1 - self.trimmed.load(Ordering::Relaxed))
-    }
-}
-
 /// A call just accepted, as its server learns of it.
 pub struct Accepted(Arc<Call>);
 
@@ -986,12 +970,16 @@ impl Accepted {
     pub fn write_to(&self, to: u64) -> Result<(), Error> {
         const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
         let c = &self.0;
-        let len = c.shown().1;
-        let fixed: [u64; 6] = [c.id, c.caller, c.entry.load(Ordering::Relaxed), len, c.reply.1, c.flags];
+        let fixed: [u64; 6] = [
+            c.id,
+            c.caller,
+            c.entry.load(Ordering::Relaxed),
+            c.msg.1,
+            c.reply.1,
+            c.flags,
+        ];
         uaccess::write_words(to, fixed)?;
-        // The inline bytes are the message's first ones: a trimmed message
-        // only gets shorter, so they stay valid.
-        let n = (len as usize).min(INLINE);
+        let n = (c.msg.1 as usize).min(INLINE);
         if n > 0 {
             uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;
         }
@@ -1025,7 +1013,7 @@ fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>> {
 pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Result<u64, Error> {
     let c = held(server, rid)?;
     let end = offset.checked_add(len).ok_or(Error::Invalid)?;
-    if end > c.shown().1 {
+    if end > c.msg.1 {
         return Err(Error::Invalid);
     }
     cross_copy((c.msg_owner, c.msg.0 + offset), (server.pid, to), len)?;
@@ -1249,46 +1237,24 @@ pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
 /// `forward`: hands call `rid` on to `next` (entry `entry`), which will
 /// reply to the original caller directly (multi-stage request with direct
 /// return): the same call object travels on, its stack of hops growing.
-/// The last `trim` bytes of the message were this server's (its routing
-/// information, AnT's stacked request information popped): the next server
-/// sees the message without them.
-pub fn forward(server: &Process, rid: u64, next: u64, entry: u64, trim: u64) -> Result<u64, Error> {
-    wake(pass_on(server, rid, next, entry, trim)?);
+pub fn forward(server: &Process, rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
+    wake(pass_on(server, rid, next, entry)?);
     Ok(0)
 }
 
 /// `forward`, then `acc`: a relay's loop in one step, giving the CPU to the
 /// next server while the relay waits for its next call.
-pub fn forward_acc(
-    server: &Process,
-    rid: u64,
-    (next, entry, trim): (u64, u64, u64),
-    mask: u64,
-) -> Result<Accepted, Error> {
-    let partner = pass_on(server, rid, next, entry, trim)?;
+pub fn forward_acc(server: &Process, rid: u64, next: u64, entry: u64, mask: u64) -> Result<Accepted, Error> {
+    let partner = pass_on(server, rid, next, entry)?;
     acc_handing_to(server, mask, partner)
 }
 
-/// Hands call `rid` on to `next`, `trim` bytes shorter; returns the next
-/// server's computation if it was waiting (not yet woken, as `deliver`
-/// says). Every check comes before the call leaves `server`: on an error
-/// it still holds it.
-fn pass_on(server: &Process, rid: u64, next: u64, entry: u64, trim: u64) -> Result<Option<Arc<Computation>>, Error> {
-    // A relay or a distribution server passes calls on to the same few
-    // servers over and over: the one it addressed last is kept.
-    let n = cached_target(server, next)?;
+/// Hands call `rid` on to `next`; returns the next server's computation if
+/// it was waiting (not yet woken, as `deliver` says).
+fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<Arc<Computation>>, Error> {
+    let n = target(next)?;
     check_entry(&n, entry)?;
-    let c = {
-        let mut held = server.port.held.lock();
-        let i = held.iter().position(|c| c.id == rid).ok_or(Error::NotFound)?;
-        if trim > held[i].shown().1 {
-            return Err(Error::Invalid);
-        }
-        held.swap_remove(i)
-    };
-    // Only the holder trims, and it held the call until now: no other trim
-    // can come between the check above and this.
-    c.trimmed.fetch_add(trim, Ordering::Relaxed);
+    let c = release(server, rid)?;
     c.progress.lock().state = State::Queued;
     c.entry.store(entry, Ordering::Relaxed);
     match deliver(&n, c.clone()) {

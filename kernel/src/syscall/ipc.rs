@@ -116,7 +116,7 @@ pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 
 pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
-    let info = rendezvous::forward_acc(me, a[0], (a[1], a[2], a[5]), a[3])?;
+    let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
     info.write_to(a[4])?;
     Ok(info.rid())
 }
@@ -132,7 +132,7 @@ pub fn sys_rv_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_forward(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rendezvous::forward(me, a[0], a[1], a[2], a[3])
+    rendezvous::forward(me, a[0], a[1], a[2])
 }
 
 pub fn sys_request(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

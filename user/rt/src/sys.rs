@@ -388,20 +388,9 @@ pub fn endr_acc(rid: u64, reply: &[u8], entries: u64, info: &mut abi::AccInfo) -
 /// Forwards call `rid` to `next` (entry `entry`) and waits for the next call
 /// on one of `entries`: a relay's loop in one system call.
 pub fn forward_acc(rid: u64, next: u64, entry: u64, entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
-    forward_trim_acc(rid, (next, entry, 0), entries, info)
-}
-
-/// `forward_acc`, the next server seeing the message without its last
-/// `trim` bytes (routing information this server consumed).
-pub fn forward_trim_acc(
-    rid: u64,
-    (next, entry, trim): (u64, u64, u64),
-    entries: u64,
-    info: &mut abi::AccInfo,
-) -> Result<u64, Error> {
     raw(
         Sys::ForwardAcc,
-        [rid, next, entry, entries, info as *mut abi::AccInfo as u64, trim],
+        [rid, next, entry, entries, info as *mut abi::AccInfo as u64, 0],
     )
 }
 
@@ -424,13 +413,7 @@ pub fn rv_fail(rid: u64, e: Error) -> Result<u64, Error> {
 }
 
 pub fn forward(rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
-    forward_trim(rid, next, entry, 0)
-}
-
-/// `forward`, the next server seeing the message without its last `trim`
-/// bytes (routing information this server consumed).
-pub fn forward_trim(rid: u64, next: u64, entry: u64, trim: u64) -> Result<u64, Error> {
-    raw(Sys::Forward, [rid, next, entry, trim, 0, 0])
+    raw(Sys::Forward, [rid, next, entry, 0, 0, 0])
 }
 
 /// A non-blocking request; its buffers must stay alive until it is fetched.

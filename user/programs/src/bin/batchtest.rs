@@ -83,56 +83,6 @@ fn main(_args: &[&str]) -> i32 {
         println!("batchtest: a failing member: {r:?} {:?}", list.map(|e| e.status as i64));
         failures += 1;
     }
-    // Through the distributor: a member to a missing server, one too short
-    // to hold its routing information, and one longer than the inline
-    // bytes (its route read from the caller's message) whose target must
-    // see the payload only (SUM reads it all): each gets its own answer.
-    let mut long = [0u8; 116];
-    let payload_sum: u64 = (0..100u64).map(|b| (b * 7) & 0xff).sum();
-    for (b, x) in long.iter_mut().enumerate().take(100) {
-        *x = ((b as u64 * 7) & 0xff) as u8;
-    }
-    let long_len = {
-        let payload: [u8; 100] = core::array::from_fn(|b| long[b]);
-        distributor::message(&mut long, servers[1], echo::SUM, &payload)
-    };
-    let missing = distributor::message(&mut dmsgs[1], 999_999, echo::ECHO, &msgs[1]);
-    let ok_len = distributor::message(&mut dmsgs[0], servers[0], echo::ECHO, &msgs[0]);
-    let members: [(*const u8, usize); 4] = [
-        (dmsgs[0].as_ptr(), ok_len),
-        (dmsgs[1].as_ptr(), missing),
-        (dmsgs[2].as_ptr(), 4),
-        (long.as_ptr(), long_len),
-    ];
-    let mut list = [BatchEntry::default(); 4];
-    for (i, e) in list.iter_mut().enumerate() {
-        *e = BatchEntry {
-            server: dist,
-            entry: distributor::DISTRIBUTE,
-            msg: members[i].0 as u64,
-            msg_len: members[i].1 as u64,
-            reply: replies[i].as_mut_ptr() as u64,
-            reply_cap: 16,
-            status: 0,
-        };
-    }
-    replies = [[0u8; 16]; N];
-    let r = sys::ncallsync(&mut list);
-    let sum = u64::from_le_bytes(replies[3][..8].try_into().unwrap_or([0; 8]));
-    if r.is_ok()
-        || list[0].status != 16
-        || replies[0] != msgs[0]
-        || Error::decode(list[1].status) != Err(Error::NotFound)
-        || Error::decode(list[2].status) != Err(Error::Invalid)
-        || list[3].status != 8
-        || sum != payload_sum
-    {
-        println!(
-            "batchtest: through the distributor: {r:?} {:?}, sum {sum} (want {payload_sum})",
-            list.map(|e| e.status as i64)
-        );
-        failures += 1;
-    }
     // Bad batches are refused whole.
     if sys::ncallsync(&mut []) != Err(Error::Invalid) {
         failures += 1;
