@@ -547,6 +547,34 @@ fn deliver_run(server: &Process, run: &[Option<Arc<Call>>]) -> (Result<Option<Ar
     (Ok(q.waiter.take()), refused)
 }
 
+/// `deliver_run` for calls that leave their holder: each is moved onto the
+/// server's queue (no reference is counted up and down again); how many
+/// went comes back second. A call for an entry the server does not serve
+/// stays in `run`, its bit set in the mask returned last.
+fn deliver_taking(
+    server: &Process,
+    run: &mut [Option<Arc<Call>>],
+) -> (Result<Option<Arc<Computation>>, Error>, usize, u64) {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return (Err(Error::NotFound), 0, 0);
+    }
+    if q.calls.try_reserve(run.len()).is_err() {
+        return (Err(Error::NoMemory), 0, 0);
+    }
+    let (mut refused, mut n) = (0, 0);
+    for (k, slot) in run.iter_mut().enumerate() {
+        let Some(c) = slot else { continue };
+        if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
+            refused |= 1 << k;
+        } else if let Some(c) = slot.take() {
+            q.calls.push_back(c);
+            n += 1;
+        }
+    }
+    (Ok(q.waiter.take()), n, refused)
+}
+
 #[inline(always)]
 fn wake(partner: Option<Arc<Computation>>) {
     if let Some(p) = partner {
@@ -856,34 +884,43 @@ pub fn acc_many(
     let mut more: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
     let mut got = 0;
     if k > 1 {
+        use x86_64::instructions::interrupts;
         let mask = mask & !abi::ACC_NOWAIT;
-        let mut q = server.port.queued.lock();
-        while got < k - 1
-            && let Some(c) = take_matching(&mut q.calls, mask)
+        // Interrupts off once for the batch: every lock below is then taken
+        // without saving and restoring the flags.
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
         {
-            more[got] = Some(c);
-            got += 1;
+            let mut q = server.port.queued.lock_irqs_off();
+            while got < k - 1
+                && let Some(c) = take_matching(&mut q.calls, mask)
+            {
+                more[got] = Some(c);
+                got += 1;
+            }
         }
-    }
-    let rest = &mut more[..got];
-    for c in rest.iter().flatten() {
-        let mut p = c.progress.lock();
-        p.state = State::Accepted;
-        p.hops.push(server.pid);
-    }
-    let kept = {
-        let mut held = server.port.held.lock();
-        let room = held.try_reserve(got).is_ok();
-        if room {
-            held.extend(rest.iter().flatten().cloned());
+        for c in more[..got].iter().flatten() {
+            let mut p = c.progress.lock_irqs_off();
+            p.state = State::Accepted;
+            p.hops.push(server.pid);
         }
-        room
-    };
-    if !kept {
-        for c in rest.iter_mut().filter_map(Option::take) {
-            wake(finish(&c, Error::NoMemory.as_ret()));
+        let kept = {
+            let mut held = server.port.held.lock_irqs_off();
+            let room = held.try_reserve(got).is_ok();
+            if room {
+                held.extend(more[..got].iter().flatten().cloned());
+            }
+            room
+        };
+        if were_enabled {
+            interrupts::enable();
         }
-        got = 0;
+        if !kept {
+            for c in more[..got].iter_mut().filter_map(Option::take) {
+                wake(finish(&c, Error::NoMemory.as_ret()));
+            }
+            got = 0;
+        }
     }
     server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
     if let Err(e) = describe(0, &first) {
@@ -1418,23 +1455,19 @@ pub fn forward_many(
             end += 1;
         }
         let run = &mut calls[i..end];
-        let (sent, refused) = match target(next) {
-            Ok(s) => deliver_run(&s, run),
-            Err(e) => (Err(e), 0),
+        let (sent, n, refused) = match target(next) {
+            Ok(s) => deliver_taking(&s, run),
+            Err(e) => (Err(e), 0, 0),
         };
+        passed += n;
         match sent {
             Ok(partner) => wake(partner),
             Err(e) => refused_all(run, e, i, &mut refuse),
         }
-        // What is left of the run went (a refused run is all gone).
+        // Whatever is left of the run was refused by its server.
         for (j, c) in run.iter_mut().enumerate() {
-            if c.is_none() {
-                continue;
-            }
             if refused & (1 << j) != 0 {
                 refuse(i + j, c.take(), Error::NoSys);
-            } else {
-                passed += 1;
             }
         }
         i = end;
