@@ -87,8 +87,22 @@ fn main(_args: &[&str]) -> i32 {
         failures += 1;
     }
     failures += distributor_members(dist, servers[1], &msgs[0]);
-    // Bad batches are refused whole.
-    if sys::ncallsync(&mut []) != Err(Error::Invalid) {
+    // Bad batches are refused whole: empty, too long, a list the caller
+    // cannot read (the kernel's half; an unmapped page).
+    let mut too_long = [BatchEntry::default(); MAX_BATCH as usize + 1];
+    // SAFETY: the kernel must refuse these lists without touching them.
+    let (kernel_list, unmapped_list) = unsafe {
+        (
+            sys::syscall(Sys::NCallSync as u64, [2, 0xffff_8000_0000_0000, 0, 0, 0, 0]),
+            sys::syscall(Sys::NCallSync as u64, [2, 0x10, 0, 0, 0, 0]),
+        )
+    };
+    if sys::ncallsync(&mut []) != Err(Error::Invalid)
+        || sys::ncallsync(&mut too_long) != Err(Error::Invalid)
+        || Error::decode(kernel_list) != Err(Error::Fault)
+        || Error::decode(unmapped_list) != Err(Error::Fault)
+    {
+        println!("batchtest: a bad batch was not refused");
         failures += 1;
     }
     failures += server_calls(servers[0]);
