@@ -147,14 +147,15 @@ EXPERIMENTS = {
                 "`servers/distributor`). *Overhead* (fig. 7, nop work): n = 1 … 10 requests of 8 bytes to an "
                 "`echo` server on the client's CPU, as n blocking calls (**callsync × n**), as one batch "
                 "(**ncallsync(n)**: the kernel queues all n requests at once and wakes the caller once with "
-                "every result), and as one batch to the **distribution server**, which forwards each request "
-                "to `echo` as a non-blocking request and answers when all are back; time for the n requests, "
+                "every result), and as one batch to the **distribution server**, which accepts the whole batch "
+                "in one system call (`acc_many`) and passes every request on to `echo` in one more "
+                "(`forward_many`, direct return: `echo` answers the client itself); time for the n requests, "
                 "mean of 200 repetitions (2 in the short run), timed in the client by the TSC. *CPU work* "
                 "(fig. 9): ten requests of 3 ms of CPU work each (100 µs in the short run), and the same "
                 "with 30 ms (1 ms), to two `echo` servers pinned on CPUs 1 and 2 (modulo the number of CPUs), "
                 "as callsync × 10 against ncallsync(2) × 5; param = number of CPUs.",
         "issue": "issue 7 (ncallsync, distribution server)",
-        "partial": "ncallsync, the distribution server (sending and collecting through its rings), "
+        "partial": "ncallsync, the distribution server (`acc_many` and `forward_many` with direct return), "
                    "placement by boot file and command and the per-server counters exist; fig. 12 runs with "
                    "synthetic read/send servers until the file system and network exist",
         "linux": False,

@@ -157,6 +157,19 @@ numbered! {
         /// `forward` then `acc` in one call (a relay's loop); the next server gets
         /// the CPU directly while the relay waits
         ForwardAcc = 66,
+        /// acc_many(entry mask, out: *mut [AccInfo; k], k) -> calls accepted (1..=k):
+        /// waits for a call on one of the entries (with ACC_NOWAIT: Busy at once if
+        /// none is waiting), then accepts it and up to k - 1 more that are already
+        /// waiting, without waiting again; out[i] describes the i-th, in the order
+        /// they arrived. k is 1..=MAX_BATCH
+        AccMany = 67,
+        /// forward_many(list: *mut [ForwardEntry; k], k) -> calls passed on: `forward`
+        /// for each entry, in order, each next server seeing its message without its
+        /// last `trim` bytes. A call that cannot be passed on (not held, no such
+        /// server or entry, trim longer than the message) is ended with that error
+        /// for its caller, and the entry's `status` receives the error; the others'
+        /// `status` is left as it was. k is 1..=MAX_BATCH
+        ForwardMany = 68,
         /// ring_setup() -> address of the caller's `Rings`: AnT's request and result
         /// rings of control blocks (seed 002 §2.2), made by the kernel on first use
         RingSetup = 63,
@@ -281,6 +294,23 @@ pub struct BatchEntry {
 
 /// Largest `ncallsync` batch.
 pub const MAX_BATCH: u64 = 64;
+
+/// One call of a `forward_many`: where call `rid` goes next.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct ForwardEntry {
+    pub rid: u64,
+    /// The next server (pid) and its entry.
+    pub server: u64,
+    pub entry: u64,
+    /// Bytes at the end of the message that this server consumed (its routing
+    /// information, AnT's stacked request information popped): the next server
+    /// and those after it see the message without them.
+    pub trim: u64,
+    /// Out: a negated error if the call could not be passed on (it was ended
+    /// with that error); left as it was otherwise.
+    pub status: u64,
+}
 
 /// `acc` mask flag: return `Busy` at once instead of waiting (entries are 0..=61).
 pub const ACC_NOWAIT: u64 = 1 << 62;

@@ -51,6 +51,11 @@ pub struct Call {
     /// Where the message and the reply are, and in whose memory.
     msg_owner: u64,
     msg: (u64, u64),
+    /// The message's length as the server holding the call sees it: less
+    /// than `msg.1` by what servers it passed through consumed at its end
+    /// (their routing information, popped as they forwarded it). Its first
+    /// bytes, and so `inline`, stay as they were.
+    shown: AtomicU64,
     reply_owner: u64,
     reply: (u64, u64),
     inline: [u8; INLINE],
@@ -462,6 +467,7 @@ fn make_call_in(
             entry: AtomicU64::new(r.entry),
             msg_owner: r.msg_owner,
             msg: r.msg,
+            shown: AtomicU64::new(r.msg.1),
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
@@ -485,6 +491,7 @@ fn make_call_in(
     *m.entry.get_mut() = r.entry;
     m.msg_owner = r.msg_owner;
     m.msg = r.msg;
+    *m.shown.get_mut() = r.msg.1;
     m.reply_owner = caller;
     m.reply = r.reply;
     let p = m.progress.get_mut();
@@ -538,6 +545,34 @@ fn deliver_run(server: &Process, run: &[Option<Arc<Call>>]) -> (Result<Option<Ar
         }
     }
     (Ok(q.waiter.take()), refused)
+}
+
+/// `deliver_run` for calls that leave their holder: each is moved onto the
+/// server's queue (no reference is counted up and down again); how many
+/// went comes back second. A call for an entry the server does not serve
+/// stays in `run`, its bit set in the mask returned last.
+fn deliver_taking(
+    server: &Process,
+    run: &mut [Option<Arc<Call>>],
+) -> (Result<Option<Arc<Computation>>, Error>, usize, u64) {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return (Err(Error::NotFound), 0, 0);
+    }
+    if q.calls.try_reserve(run.len()).is_err() {
+        return (Err(Error::NoMemory), 0, 0);
+    }
+    let (mut refused, mut n) = (0, 0);
+    for (k, slot) in run.iter_mut().enumerate() {
+        let Some(c) = slot else { continue };
+        if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
+            refused |= 1 << k;
+        } else if let Some(c) = slot.take() {
+            q.calls.push_back(c);
+            n += 1;
+        }
+    }
+    (Ok(q.waiter.take()), n, refused)
 }
 
 #[inline(always)]
@@ -635,6 +670,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         *m.entry.get_mut() = entry;
         m.msg_owner = caller.pid;
         m.msg = msg;
+        *m.shown.get_mut() = msg.1;
         m.reply_owner = caller.pid;
         m.reply = reply;
         m.completion = Completion::Wait;
@@ -786,7 +822,7 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
 /// The message range of a call `holder` holds (for passing it on).
 fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> {
     let c = held(holder, rid)?;
-    Ok((c.msg_owner, c.msg))
+    Ok((c.msg_owner, (c.msg.0, c.shown.load(Ordering::Relaxed))))
 }
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
@@ -822,6 +858,94 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
         interrupts::enable();
     }
     r
+}
+
+/// `acc` for up to `k` calls (AnT's batch, on the server's side): waits as
+/// `acc` does for the first (not at all with `ACC_NOWAIT`), then takes the
+/// further calls for `mask` that are already waiting, up to `k` in all,
+/// under one hold of the port's lock, and accepts them under one hold of
+/// the held list's lock. `describe(i, call)` tells the server of call `i`
+/// (in the order they arrived). A call it cannot be told of (a fault
+/// writing into its memory) is ended with that error for its caller, and
+/// so is every call after it: a server never holds a call it does not
+/// know. Returns how many calls the server now holds.
+pub fn acc_many(
+    server: &Process,
+    mask: u64,
+    k: usize,
+    mut describe: impl FnMut(usize, &Accepted) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    if k == 0 || k > MAX {
+        return Err(Error::Invalid);
+    }
+    let first = acc_handing_to(server, mask, None)?;
+    // On the stack: accepting a batch allocates nothing.
+    let mut more: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
+    let mut got = 0;
+    if k > 1 {
+        use x86_64::instructions::interrupts;
+        let mask = mask & !abi::ACC_NOWAIT;
+        // Interrupts off once for the batch: every lock below is then taken
+        // without saving and restoring the flags.
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
+        {
+            let mut q = server.port.queued.lock_irqs_off();
+            while got < k - 1
+                && let Some(c) = take_matching(&mut q.calls, mask)
+            {
+                more[got] = Some(c);
+                got += 1;
+            }
+        }
+        for c in more[..got].iter().flatten() {
+            let mut p = c.progress.lock_irqs_off();
+            p.state = State::Accepted;
+            p.hops.push(server.pid);
+        }
+        let kept = {
+            let mut held = server.port.held.lock_irqs_off();
+            let room = held.try_reserve(got).is_ok();
+            if room {
+                held.extend(more[..got].iter().flatten().cloned());
+            }
+            room
+        };
+        if were_enabled {
+            interrupts::enable();
+        }
+        if !kept {
+            for c in more[..got].iter_mut().filter_map(Option::take) {
+                wake(finish(&c, Error::NoMemory.as_ret()));
+            }
+            got = 0;
+        }
+    }
+    server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
+    if let Err(e) = describe(0, &first) {
+        let _ = fail(server, first.rid(), e);
+        fail_all(server, &more[..got], e);
+        return Err(e);
+    }
+    for i in 0..got {
+        let Some(c) = more[i].take() else { continue };
+        let a = Accepted(c);
+        if let Err(e) = describe(i + 1, &a) {
+            let _ = fail(server, a.rid(), e);
+            fail_all(server, &more[i + 1..got], e);
+            return Err(e);
+        }
+    }
+    Ok(1 + got)
+}
+
+/// Ends every call of `calls` that `server` holds with `error`.
+#[cold]
+fn fail_all(server: &Process, calls: &[Option<Arc<Call>>], error: Error) {
+    for c in calls.iter().flatten() {
+        let _ = fail(server, c.id, error);
+    }
 }
 
 /// `port_wait`, then the call it got accepted (a handed one is already).
@@ -970,16 +1094,10 @@ impl Accepted {
     pub fn write_to(&self, to: u64) -> Result<(), Error> {
         const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
         let c = &self.0;
-        let fixed: [u64; 6] = [
-            c.id,
-            c.caller,
-            c.entry.load(Ordering::Relaxed),
-            c.msg.1,
-            c.reply.1,
-            c.flags,
-        ];
+        let len = c.shown.load(Ordering::Relaxed);
+        let fixed: [u64; 6] = [c.id, c.caller, c.entry.load(Ordering::Relaxed), len, c.reply.1, c.flags];
         uaccess::write_words(to, fixed)?;
-        let n = (c.msg.1 as usize).min(INLINE);
+        let n = (len as usize).min(INLINE);
         if n > 0 {
             uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;
         }
@@ -1013,7 +1131,7 @@ fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>> {
 pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Result<u64, Error> {
     let c = held(server, rid)?;
     let end = offset.checked_add(len).ok_or(Error::Invalid)?;
-    if end > c.msg.1 {
+    if end > c.shown.load(Ordering::Relaxed) {
         return Err(Error::Invalid);
     }
     cross_copy((c.msg_owner, c.msg.0 + offset), (server.pid, to), len)?;
@@ -1265,6 +1383,110 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
         Err(e) => {
             wake(finish(&c, e.as_ret()));
             Err(e)
+        }
+    }
+}
+
+/// `forward` for a run of calls (a distribution server's batch): call
+/// `list[i].rid` goes on to `list[i].server`, whose entry `list[i].entry`
+/// sees the message without its last `list[i].trim` bytes, and replies to
+/// the original caller directly. The calls leave the held list under one
+/// hold of its lock; each run of them for one server is queued with one
+/// look-up of that server and one hold of its queue's lock. A call that
+/// cannot be passed on (not held, trim longer than its message, no such
+/// server or entry) is ended with that error for its caller, and
+/// `failed(i, error)` is told. Returns how many were passed on.
+pub fn forward_many(
+    server: &Process,
+    list: &[abi::ForwardEntry],
+    mut failed: impl FnMut(usize, Error),
+) -> Result<usize, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    let k = list.len();
+    if k == 0 || k > MAX {
+        return Err(Error::Invalid);
+    }
+    let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
+    {
+        let mut held = server.port.held.lock();
+        // A batch usually passes its calls on in the order it accepted
+        // them, and holds no others: then they leave the held list in one
+        // piece.
+        let in_order = held.len() >= k && held.iter().zip(list).all(|(c, f)| c.id == f.rid);
+        if in_order {
+            for (c, h) in calls.iter_mut().zip(held.drain(..k)) {
+                *c = Some(h);
+            }
+        } else {
+            for (c, f) in calls.iter_mut().zip(list) {
+                *c = take_held(&mut held, f.rid);
+            }
+        }
+    }
+    let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
+        if let Some(c) = c {
+            server.port.answered.fetch_add(1, Ordering::Relaxed);
+            wake(finish(&c, e.as_ret()));
+        }
+        failed(i, e);
+    };
+    for (i, f) in list.iter().enumerate() {
+        let Some(c) = &calls[i] else {
+            refuse(i, None, Error::NotFound);
+            continue;
+        };
+        // Only the holder trims, and it holds the call: nobody else
+        // changes `shown` between the check and the store.
+        let shown = c.shown.load(Ordering::Relaxed);
+        if f.trim > shown {
+            refuse(i, calls[i].take(), Error::Invalid);
+            continue;
+        }
+        c.shown.store(shown - f.trim, Ordering::Relaxed);
+        c.progress.lock().state = State::Queued;
+        c.entry.store(f.entry, Ordering::Relaxed);
+    }
+    let mut passed = 0;
+    let mut i = 0;
+    while i < k {
+        let next = list[i].server;
+        let mut end = i + 1;
+        while end < k && list[end].server == next {
+            end += 1;
+        }
+        let run = &mut calls[i..end];
+        let (sent, n, refused) = match target(next) {
+            Ok(s) => deliver_taking(&s, run),
+            Err(e) => (Err(e), 0, 0),
+        };
+        passed += n;
+        match sent {
+            Ok(partner) => wake(partner),
+            Err(e) => refused_all(run, e, i, &mut refuse),
+        }
+        // Whatever is left of the run was refused by its server.
+        for (j, c) in run.iter_mut().enumerate() {
+            if refused & (1 << j) != 0 {
+                refuse(i + j, c.take(), Error::NoSys);
+            }
+        }
+        i = end;
+    }
+    server.port.forwarded.fetch_add(passed as u64, Ordering::Relaxed);
+    Ok(passed)
+}
+
+/// Every call of a run that could not be delivered is ended with `e`;
+/// `first` is the run's index in its batch.
+fn refused_all(
+    run: &mut [Option<Arc<Call>>],
+    e: Error,
+    first: usize,
+    refuse: &mut impl FnMut(usize, Option<Arc<Call>>, Error),
+) {
+    for (j, c) in run.iter_mut().enumerate() {
+        if let Some(c) = c.take() {
+            refuse(first + j, Some(c), e);
         }
     }
 }

@@ -121,6 +121,45 @@ pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(info.rid())
 }
 
+/// acc_many(entry mask, out, k): the k descriptions' room is checked
+/// before anything is accepted.
+pub fn sys_acc_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let (out, k) = (a[1], a[2]);
+    if k == 0 || k > abi::MAX_BATCH {
+        return Err(Error::Invalid);
+    }
+    let size = core::mem::size_of::<abi::AccInfo>() as u64;
+    uaccess::check_range(out, (k * size) as usize)?;
+    let n = rendezvous::acc_many(me, a[0], k as usize, |i, info| info.write_to(out + i as u64 * size))?;
+    Ok(n as u64)
+}
+
+/// forward_many(list, k): the whole list is read before anything is passed
+/// on, so a bad list changes nothing.
+pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    let (at, k) = (a[0], a[1]);
+    if k == 0 || k > abi::MAX_BATCH {
+        return Err(Error::Invalid);
+    }
+    let k = k as usize;
+    let size = core::mem::size_of::<abi::ForwardEntry>();
+    // Not cleared: only the entries the copy wrote are read.
+    let mut list = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
+    // SAFETY: the buffer has room for MAX entries, k at most.
+    unsafe { uaccess::copy_from_user_raw(list.as_mut_ptr().cast(), at, k * size) }?;
+    // SAFETY: the copy wrote the first k entries whole, and any bytes make
+    // a valid ForwardEntry (it is Pod).
+    let list = unsafe { core::slice::from_raw_parts(list.as_ptr().cast::<abi::ForwardEntry>(), k) };
+    let status_at = core::mem::offset_of!(abi::ForwardEntry, status);
+    let passed = rendezvous::forward_many(me, list, |i, e| {
+        // The call was ended with its error either way; a list the caller
+        // made unwritable meanwhile only loses the report.
+        let _ = uaccess::write(at + (i * size + status_at) as u64, &e.as_ret());
+    })?;
+    Ok(passed as u64)
+}
+
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[2], a[3] as usize)?;
     rendezvous::read(me, a[0], a[1], a[2], a[3])
@@ -152,10 +191,18 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if n == 0 || n > abi::MAX_BATCH {
         return Err(Error::Invalid);
     }
+    const MAX: usize = abi::MAX_BATCH as usize;
     let size = core::mem::size_of::<abi::BatchEntry>() as u64;
-    uaccess::check_range(a[1], (n * size) as usize)?;
+    // The whole list in one copy (a copy per member cost a check and a
+    // call each). Not cleared: only the entries the copy wrote are read.
+    let mut entries = core::mem::MaybeUninit::<[abi::BatchEntry; MAX]>::uninit();
+    // SAFETY: the buffer has room for MAX entries, n at most.
+    unsafe { uaccess::copy_from_user_raw(entries.as_mut_ptr().cast(), a[1], (n * size) as usize) }?;
+    // SAFETY: the copy wrote the first n entries whole, and any bytes make
+    // a valid BatchEntry (it is Pod).
+    let entries = unsafe { core::slice::from_raw_parts(entries.as_ptr().cast::<abi::BatchEntry>(), n as usize) };
     let member = |i: usize| {
-        let e: abi::BatchEntry = uaccess::read(a[1] + i as u64 * size)?;
+        let e = entries[i];
         Ok(rendezvous::Member {
             server: e.server,
             entry: e.entry,

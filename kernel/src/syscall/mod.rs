@@ -147,6 +147,8 @@ const fn handler(sys: Sys) -> Handler {
         Sys::Endr => ipc::sys_endr,
         Sys::EndrAcc => ipc::sys_endr_acc,
         Sys::ForwardAcc => ipc::sys_forward_acc,
+        Sys::AccMany => ipc::sys_acc_many,
+        Sys::ForwardMany => ipc::sys_forward_many,
         Sys::RingSetup => ipc::sys_ring_setup,
         Sys::RingSubmit => ipc::sys_ring_submit,
         Sys::RingWait => ipc::sys_ring_wait,

@@ -81,6 +81,7 @@ unsafe impl Pod for abi::Received {}
 unsafe impl Pod for abi::ContainerStats {}
 unsafe impl Pod for abi::AccInfo {}
 unsafe impl Pod for abi::BatchEntry {}
+unsafe impl Pod for abi::ForwardEntry {}
 unsafe impl Pod for [u64; 2] {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {

@@ -38,18 +38,33 @@ pub mod echo {
 }
 
 pub mod distributor {
-    //! The distribution server: a message is (target pid, target entry,
-    //! the target's message); the reply is the target's reply.
+    //! The distribution server: a message is the target's message followed
+    //! by the target (pid, entry), its routing information; the reply is
+    //! the target's reply, which comes straight from the target. The
+    //! routing information goes last so that the distributor can pop it as
+    //! it passes the call on: the target sees only its own message.
     pub const NAME: &str = "distributor";
     pub const DISTRIBUTE: u64 = 0;
     pub const ENTRIES: u64 = 1 << DISTRIBUTE;
+    /// Bytes of routing information at the end of a message.
+    pub const ROUTE: usize = 16;
 
     /// Builds a distributor message in `buf`; returns its length.
     pub fn message(buf: &mut [u8], target: u64, entry: u64, payload: &[u8]) -> usize {
-        buf[..8].copy_from_slice(&target.to_le_bytes());
-        buf[8..16].copy_from_slice(&entry.to_le_bytes());
-        buf[16..16 + payload.len()].copy_from_slice(payload);
-        16 + payload.len()
+        let n = payload.len();
+        buf[..n].copy_from_slice(payload);
+        buf[n..n + 8].copy_from_slice(&target.to_le_bytes());
+        buf[n + 8..n + ROUTE].copy_from_slice(&entry.to_le_bytes());
+        n + ROUTE
+    }
+
+    /// The (target pid, target entry) in a message's last `ROUTE` bytes.
+    pub fn route(route: &[u8; ROUTE]) -> (u64, u64) {
+        let mut pid = [0u8; 8];
+        let mut entry = [0u8; 8];
+        pid.copy_from_slice(&route[..8]);
+        entry.copy_from_slice(&route[8..]);
+        (u64::from_le_bytes(pid), u64::from_le_bytes(entry))
     }
 }
 

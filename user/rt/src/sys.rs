@@ -394,6 +394,29 @@ pub fn forward_acc(rid: u64, next: u64, entry: u64, entries: u64, info: &mut abi
     )
 }
 
+/// Waits for a call on one of `entries` (unless `ACC_NOWAIT` is in it),
+/// then accepts it and the further calls already waiting, up to
+/// `infos.len()` (at most `MAX_BATCH`) in all; returns how many, described
+/// in `infos[..n]` in the order they arrived.
+pub fn acc_many(entries: u64, infos: &mut [abi::AccInfo]) -> Result<usize, Error> {
+    raw(
+        Sys::AccMany,
+        [entries, infos.as_mut_ptr() as u64, infos.len() as u64, 0, 0, 0],
+    )
+    .map(|n| n as usize)
+}
+
+/// Passes each call of `list` on (`forward`), the next server seeing the
+/// message without its last `trim` bytes; returns how many went. A call
+/// that could not go was ended with its error, which is in its `status`.
+pub fn forward_many(list: &mut [abi::ForwardEntry]) -> Result<usize, Error> {
+    raw(
+        Sys::ForwardMany,
+        [list.as_mut_ptr() as u64, list.len() as u64, 0, 0, 0, 0],
+    )
+    .map(|n| n as usize)
+}
+
 pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
     raw(
         Sys::RvRead,

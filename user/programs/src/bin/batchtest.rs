@@ -1,12 +1,15 @@
 //! Checks AnT's batch requests: `ncallsync` to two echo servers on
 //! different CPUs, batches of 1 to 64, every reply matching its request in
 //! order and content; a member aimed at a missing server fails alone while
-//! the others get their results; the same through the distribution server.
+//! the others get their results; the same through the distribution server,
+//! whose failing members (no such target or entry, a message too short to
+//! route) each get their own error; the distribution server's system calls
+//! (`acc_many`, `forward_many`) driven directly, bad arguments included.
 //! Exits 0 if all held.
 #![no_std]
 #![no_main]
 use tessera_api::{distributor, echo};
-use tessera_rt::abi::{BatchEntry, Error};
+use tessera_rt::abi::{ACC_NOWAIT, AccInfo, BatchEntry, Error, ForwardEntry, MAX_BATCH, Sys};
 use tessera_rt::{println, sys};
 
 const N: usize = 64;
@@ -83,15 +86,201 @@ fn main(_args: &[&str]) -> i32 {
         println!("batchtest: a failing member: {r:?} {:?}", list.map(|e| e.status as i64));
         failures += 1;
     }
-    // Bad batches are refused whole.
-    if sys::ncallsync(&mut []) != Err(Error::Invalid) {
+    failures += distributor_members(dist, servers[1], &msgs[0]);
+    // Bad batches are refused whole: empty, too long, a list the caller
+    // cannot read (the kernel's half; an unmapped page).
+    let mut too_long = [BatchEntry::default(); MAX_BATCH as usize + 1];
+    // SAFETY: the kernel must refuse these lists without touching them.
+    let (kernel_list, unmapped_list) = unsafe {
+        (
+            sys::syscall(Sys::NCallSync as u64, [2, 0xffff_8000_0000_0000, 0, 0, 0, 0]),
+            sys::syscall(Sys::NCallSync as u64, [2, 0x10, 0, 0, 0, 0]),
+        )
+    };
+    if sys::ncallsync(&mut []) != Err(Error::Invalid)
+        || sys::ncallsync(&mut too_long) != Err(Error::Invalid)
+        || Error::decode(kernel_list) != Err(Error::Fault)
+        || Error::decode(unmapped_list) != Err(Error::Fault)
+    {
+        println!("batchtest: a bad batch was not refused");
         failures += 1;
     }
+    failures += server_calls(servers[0]);
     for p in pids {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
     }
     println!("batchtest: {failures} failure(s)");
     i32::from(failures != 0)
+}
+/// A batch through the distribution server whose members fail in different
+/// ways: each gets its own answer, and the good ones their results. One
+/// member is longer than the inline bytes (the distributor reads its
+/// routing information from the caller's message) and its target must see
+/// the payload only (SUM reads all of it).
+fn distributor_members(dist: u64, echo_pid: u64, payload: &[u8; 16]) -> u32 {
+    let mut long = [0u8; 116];
+    let long_payload: [u8; 100] = core::array::from_fn(|b| (b * 7) as u8);
+    let long_sum: u64 = long_payload.iter().map(|&b| b as u64).sum();
+    let long_len = distributor::message(&mut long, echo_pid, echo::SUM, &long_payload);
+    let mut msgs = [[0u8; 32]; 4];
+    let lens = [
+        distributor::message(&mut msgs[0], echo_pid, echo::ECHO, payload),
+        distributor::message(&mut msgs[1], 999_999, echo::ECHO, payload),
+        // An entry the target does not serve.
+        distributor::message(&mut msgs[2], echo_pid, 40, payload),
+        // Too short to hold a route.
+        4,
+    ];
+    let mut replies = [[0u8; 16]; 5];
+    let mut list = [BatchEntry::default(); 5];
+    for (i, e) in list.iter_mut().enumerate() {
+        let (msg, len) = match i {
+            4 => (long.as_ptr(), long_len),
+            i => (msgs[i].as_ptr(), lens[i]),
+        };
+        *e = BatchEntry {
+            server: dist,
+            entry: distributor::DISTRIBUTE,
+            msg: msg as u64,
+            msg_len: len as u64,
+            reply: replies[i].as_mut_ptr() as u64,
+            reply_cap: 16,
+            status: 0,
+        };
+    }
+    let r = sys::ncallsync(&mut list);
+    let sum = u64::from_le_bytes(replies[4][..8].try_into().unwrap_or([0; 8]));
+    let status = list.map(|e| Error::decode(e.status));
+    let ok = r.is_err()
+        && status[0] == Ok(16)
+        && replies[0] == *payload
+        && status[1] == Err(Error::NotFound)
+        && status[2] == Err(Error::NoSys)
+        && status[3] == Err(Error::Invalid)
+        && status[4] == Ok(8)
+        && sum == long_sum;
+    if !ok {
+        println!("batchtest: members through the distributor: {r:?} {status:?}, sum {sum} (want {long_sum})");
+        return 1;
+    }
+    0
+}
+
+/// The distribution server's system calls driven directly by a process that
+/// is its own server: requests it sends itself (without waiting) queue at
+/// its port; `acc_many` takes them all, in order, in one call;
+/// `forward_many` passes them on to an echo server with their routing
+/// information popped, failing the ones that cannot go, and the replies
+/// come back as the requests' results. Bad arguments change nothing.
+fn server_calls(echo_pid: u64) -> u32 {
+    const M: usize = 5;
+    let mut failures = 0;
+    let me = sys::getpid();
+    let mut msgs = [[0u8; 24]; M];
+    let mut replies = [[0u8; 16]; M];
+    let mut ids = [0u64; M];
+    let payload = |i: usize| (i as u64 * 0x0303 + 1).to_le_bytes();
+    for i in 0..M {
+        // Member 3 names a server that does not exist.
+        let target = if i == 3 { 999_999 } else { echo_pid };
+        distributor::message(&mut msgs[i], target, echo::ECHO, &payload(i));
+        // SAFETY: the reply buffers outlive the requests: every one is
+        // fetched below.
+        ids[i] = unsafe { sys::request(me, 0, &msgs[i], replies[i].as_mut_ptr(), 16) }.unwrap_or(0);
+    }
+    let mut infos = [AccInfo::default(); 8];
+    let got = sys::acc_many(ACC_NOWAIT | 1, &mut infos);
+    let in_order = (0..M).all(|i| infos[i].rid == ids[i] && infos[i].len == 24 && infos[i].inline[..8] == payload(i));
+    if got != Ok(M) || !in_order {
+        println!("batchtest: acc_many took {got:?}, in order and content: {in_order}");
+        failures += 1;
+    }
+    if sys::acc_many(ACC_NOWAIT | 1, &mut infos) != Err(Error::Busy) {
+        println!("batchtest: acc_many with nothing waiting did not say Busy");
+        failures += 1;
+    }
+    let mut list = [ForwardEntry::default(); M + 1];
+    for (i, f) in list.iter_mut().enumerate().take(M) {
+        *f = ForwardEntry {
+            rid: infos[i].rid,
+            server: if i == 3 { 999_999 } else { echo_pid },
+            entry: echo::ECHO,
+            // Member 4 would pop more than its message holds.
+            trim: if i == 4 { 100 } else { distributor::ROUTE as u64 },
+            status: 0,
+        };
+    }
+    // Member 0 again: passed on already, no longer held.
+    list[M] = list[0];
+    let passed = sys::forward_many(&mut list);
+    let status = list.map(|f| Error::decode(f.status));
+    let want = [
+        Ok(0),
+        Ok(0),
+        Ok(0),
+        Err(Error::NotFound),
+        Err(Error::Invalid),
+        Err(Error::NotFound),
+    ];
+    if passed != Ok(3) || status != want {
+        println!("batchtest: forward_many passed {passed:?}, statuses {status:?}");
+        failures += 1;
+    }
+    // The results: the echo server saw each message without its route.
+    for _ in 0..M {
+        let Ok((id, status)) = sys::fetch(1_000_000_000) else {
+            println!("batchtest: a forwarded request never came back");
+            failures += 1;
+            break;
+        };
+        let Some(i) = ids.iter().position(|&x| x == id) else {
+            failures += 1;
+            continue;
+        };
+        let want = match i {
+            3 => Err(Error::NotFound),
+            4 => Err(Error::Invalid),
+            _ => Ok(8),
+        };
+        if Error::decode(status) != want || (want == Ok(8) && replies[i][..8] != payload(i)) {
+            println!("batchtest: forwarded request {i}: {:?}", Error::decode(status));
+            failures += 1;
+        }
+    }
+    // Bad arguments: no entries, too many, memory that is not the caller's.
+    let mut too_many = [AccInfo::default(); MAX_BATCH as usize + 1];
+    let mut too_many_fwd = [ForwardEntry::default(); MAX_BATCH as usize + 1];
+    let kernel = 0xffff_8000_0000_0000u64;
+    // SAFETY: the kernel must refuse these pointers without touching them.
+    let (acc_bad, fwd_bad, fwd_unmapped) = unsafe {
+        (
+            sys::syscall(Sys::AccMany as u64, [ACC_NOWAIT | 1, kernel, 1, 0, 0, 0]),
+            sys::syscall(Sys::ForwardMany as u64, [kernel, 1, 0, 0, 0, 0]),
+            sys::syscall(Sys::ForwardMany as u64, [0x10, 1, 0, 0, 0, 0]),
+        )
+    };
+    let mut one = [ForwardEntry {
+        rid: 424_242,
+        server: echo_pid,
+        entry: echo::ECHO,
+        trim: 0,
+        status: 0,
+    }];
+    let bad = [
+        sys::acc_many(ACC_NOWAIT | 1, &mut []) == Err(Error::Invalid),
+        sys::acc_many(ACC_NOWAIT | 1, &mut too_many) == Err(Error::Invalid),
+        Error::decode(acc_bad) == Err(Error::Fault),
+        sys::forward_many(&mut []) == Err(Error::Invalid),
+        sys::forward_many(&mut too_many_fwd) == Err(Error::Invalid),
+        Error::decode(fwd_bad) == Err(Error::Fault),
+        Error::decode(fwd_unmapped) == Err(Error::Fault),
+        sys::forward_many(&mut one) == Ok(0) && Error::decode(one[0].status) == Err(Error::NotFound),
+    ];
+    if bad.contains(&false) {
+        println!("batchtest: bad arguments to acc_many/forward_many: {bad:?}");
+        failures += 1;
+    }
+    failures
 }
 tessera_rt::entry!(main);
