@@ -144,13 +144,8 @@ pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> 
     }
     let k = k as usize;
     let size = core::mem::size_of::<abi::ForwardEntry>();
-    // Not cleared: only the entries the copy wrote are read.
-    let mut list = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
-    // SAFETY: the buffer has room for MAX entries, k at most.
-    unsafe { uaccess::copy_from_user_raw(list.as_mut_ptr().cast(), at, k * size) }?;
-    // SAFETY: the copy wrote the first k entries whole, and any bytes make
-    // a valid ForwardEntry (it is Pod).
-    let list = unsafe { core::slice::from_raw_parts(list.as_ptr().cast::<abi::ForwardEntry>(), k) };
+    let mut buf = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
+    let list = uaccess::read_list(&mut buf, at, k)?;
     let status_at = core::mem::offset_of!(abi::ForwardEntry, status);
     let passed = rendezvous::forward_many(me, list, |i, e| {
         // The call was ended with its error either way; a list the caller
@@ -194,13 +189,9 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     const MAX: usize = abi::MAX_BATCH as usize;
     let size = core::mem::size_of::<abi::BatchEntry>() as u64;
     // The whole list in one copy (a copy per member cost a check and a
-    // call each). Not cleared: only the entries the copy wrote are read.
-    let mut entries = core::mem::MaybeUninit::<[abi::BatchEntry; MAX]>::uninit();
-    // SAFETY: the buffer has room for MAX entries, n at most.
-    unsafe { uaccess::copy_from_user_raw(entries.as_mut_ptr().cast(), a[1], (n * size) as usize) }?;
-    // SAFETY: the copy wrote the first n entries whole, and any bytes make
-    // a valid BatchEntry (it is Pod).
-    let entries = unsafe { core::slice::from_raw_parts(entries.as_ptr().cast::<abi::BatchEntry>(), n as usize) };
+    // call each).
+    let mut buf = core::mem::MaybeUninit::<[abi::BatchEntry; MAX]>::uninit();
+    let entries = uaccess::read_list(&mut buf, a[1], n as usize)?;
     let member = |i: usize| {
         let e = entries[i];
         Ok(rendezvous::Member {

@@ -92,6 +92,24 @@ pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     Ok(value)
 }
 
+/// Reads a list of `n` values at `addr` into `buf` in one copy and returns
+/// them. `buf` is not cleared first: only the entries the copy wrote are
+/// read.
+pub fn read_list<T: Pod, const MAX: usize>(
+    buf: &mut core::mem::MaybeUninit<[T; MAX]>,
+    addr: u64,
+    n: usize,
+) -> Result<&[T], Error> {
+    if n > MAX {
+        return Err(Error::Invalid);
+    }
+    // SAFETY: the buffer has room for MAX values, n at most.
+    unsafe { copy_from_user_raw(buf.as_mut_ptr().cast(), addr, n * core::mem::size_of::<T>()) }?;
+    // SAFETY: the copy wrote the first n values whole, and any bytes make a
+    // valid T (it is Pod).
+    Ok(unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<T>(), n) })
+}
+
 pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Error> {
     // SAFETY: T is Pod: all its bytes are initialised.
     let bytes = unsafe { core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>()) };
