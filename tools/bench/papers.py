@@ -153,7 +153,8 @@ EXPERIMENTS = {
                 "mean of 200 repetitions (2 in the short run), timed in the client by the TSC. *CPU work* "
                 "(fig. 9): ten requests of 3 ms of CPU work each (100 µs in the short run), and the same "
                 "with 30 ms (1 ms), to two `echo` servers pinned on CPUs 1 and 2 (modulo the number of CPUs), "
-                "as callsync × 10 against ncallsync(2) × 5; param = number of CPUs.",
+                "as callsync × 10 against ncallsync(2) × 5, the 3 ms case timed 7 times per boot (the two ways "
+                "taking turns; the median is the boot's figure), the 30 ms case once; param = number of CPUs.",
         "issue": "issue 7 (ncallsync, distribution server)",
         "partial": "ncallsync, the distribution server (`acc_many` and `forward_many` with direct return), "
                    "placement by boot file and command and the per-server counters exist; fig. 12 runs with "
