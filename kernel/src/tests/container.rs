@@ -673,6 +673,26 @@ pub fn container_records_are_held() -> TestResult {
     Ok(())
 }
 
+/// ICA moves racing with exits on several CPUs (`icastorm`): workers move
+/// ICAs to the parent and to each other while the parent kills them one
+/// by one. Every container ends with its holder: none stays behind.
+pub fn ica_moves_race_with_exits() -> TestResult {
+    crate::sched::reap_all();
+    let before = container::count();
+    let args = [b"4\0".as_slice(), b"4000\0"].concat();
+    let pid =
+        proc::spawn::spawn("icastorm", &args, &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+    ensure!(status == 0, "icastorm exited with {status:#x}");
+    crate::sched::reap_all();
+    ensure!(
+        container::count() == before,
+        "{before} containers before, {} after",
+        container::count()
+    );
+    Ok(())
+}
+
 pub fn container_ipc_leaks_nothing() -> TestResult {
     let round = || -> TestResult {
         every_mode_carries_data_through_a_box()?;

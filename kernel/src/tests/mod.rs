@@ -175,6 +175,7 @@ pub static TESTS: &[KTest] = &[
         container::ica_move_by_the_system_call_path,
     ),
     pass("container_records_are_held", container::container_records_are_held),
+    pass("ica_moves_race_with_exits", container::ica_moves_race_with_exits),
     pass("container_ipc_leaks_nothing", container::container_ipc_leaks_nothing),
     pass(
         "containers_of_ended_processes_are_released",
