@@ -7,7 +7,7 @@
 //! the box operations are in `container_box.rs`.
 
 use super::vspace::SpaceRef;
-use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vspace, vuspace};
+use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vuspace};
 use crate::clock;
 use crate::sync::{IrqMutex, IrqMutexGuard};
 use crate::vm::region::{Backing, Kind as RegionKind, Region};
@@ -614,7 +614,6 @@ pub fn query(id: ResId) -> Result<ResInfo, Error> {
         Place::InBox { bx, .. } => (0, [ResId::NONE, ResId::NONE, *bx]),
         Place::Moving => (0, [ResId::NONE; 3]),
     };
-    let _ = vspace::count;
     Ok(super::info(id, e.owner, e.value.pages as u64 * 4096, addr, links))
 }
 
