@@ -72,6 +72,24 @@ pub struct Call {
     batch: Option<Arc<Batch>>,
 }
 
+impl Call {
+    /// Marks the call accepted by server `pid`, which joins its path.
+    /// Interrupts are off.
+    #[inline(always)]
+    fn accepted_by(&self, pid: u64) {
+        let mut p = self.progress.lock_irqs_off();
+        p.state = State::Accepted;
+        p.hops.push(pid);
+    }
+
+    /// Readies the call to be queued again, for `entry` of the next server
+    /// (a forward).
+    fn pass_to(&self, entry: u64) {
+        self.progress.lock().state = State::Queued;
+        self.entry.store(entry, Ordering::Relaxed);
+    }
+}
+
 struct Progress {
     state: State,
     /// Servers the request passed through (AnT's stacked request information).
@@ -88,6 +106,16 @@ struct Progress {
 }
 
 impl Progress {
+    /// The first servers the call passed through (AnT's stacked request
+    /// information, as a control block carries it) and how many it passed.
+    fn path(&self) -> ([u64; 4], u64) {
+        let mut path = [0; 4];
+        for (to, h) in path.iter_mut().zip(self.hops.iter()) {
+            *to = *h;
+        }
+        (path, self.hops.len() as u64)
+    }
+
     /// The status of a finished call, and the kept reply bytes moved to
     /// `buf` (to be copied to the caller once the lock is dropped).
     #[inline(always)]
@@ -187,13 +215,9 @@ impl Request {
 /// this, except for ring completions, which keep none).
 fn result_of(c: &Call, batch: u64) -> abi::Control {
     let mut buf = [0u8; INLINE];
-    let mut path = [0; 4];
-    let (collected, hops) = {
+    let (collected, (path, hops)) = {
         let mut p = c.progress.lock();
-        for (to, h) in path.iter_mut().zip(p.hops.iter()) {
-            *to = *h;
-        }
-        (p.collect(&mut buf), p.hops.len())
+        (p.collect(&mut buf), p.path())
     };
     let status = match collected {
         Some((s, n)) => deliver_reply(c, s, &buf[..n]),
@@ -211,7 +235,7 @@ fn result_of(c: &Call, batch: u64) -> abi::Control {
         id: c.id,
         status,
         batch,
-        hops: hops as u64,
+        hops,
         path,
     }
 }
@@ -523,37 +547,17 @@ fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>
     Ok(q.waiter.take())
 }
 
-/// `deliver` for a run of a batch's calls to one server, under one hold
-/// of its queue's lock. A call for an entry the server does not serve is
-/// left out: its bit (its index in the run) is set in the mask returned.
-/// (Members that could not be made are None and skipped.)
-fn deliver_run(server: &Process, run: &[Option<Arc<Call>>]) -> (Result<Option<Arc<Computation>>, Error>, u64) {
-    let mut q = server.port.queued.lock();
-    if server.port.closed.load(Ordering::Relaxed) {
-        return (Err(Error::NotFound), 0);
-    }
-    if q.calls.try_reserve(run.len()).is_err() {
-        return (Err(Error::NoMemory), 0);
-    }
-    let mut refused = 0;
-    for (k, c) in run.iter().enumerate() {
-        let Some(c) = c else { continue };
-        if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
-            refused |= 1 << k;
-        } else {
-            q.calls.push_back(c.clone());
-        }
-    }
-    (Ok(q.waiter.take()), refused)
-}
-
-/// `deliver_run` for calls that leave their holder: each is moved onto the
-/// server's queue (no reference is counted up and down again); how many
-/// went comes back second. A call for an entry the server does not serve
-/// stays in `run`, its bit set in the mask returned last.
-fn deliver_taking(
+/// `deliver` for a run of calls to one server, under one hold of its
+/// queue's lock. Empty slots are skipped. A call for an entry the server
+/// does not serve is left out and stays in `run`: its bit (its index in
+/// the run) is set in the mask returned last. With `keep`, the run keeps
+/// its references (a batch's caller collects its members from them);
+/// without, each call moves onto the queue (no reference counted up and
+/// down again) and its slot empties. How many went comes back second.
+fn deliver_run(
     server: &Process,
     run: &mut [Option<Arc<Call>>],
+    keep: bool,
 ) -> (Result<Option<Arc<Computation>>, Error>, usize, u64) {
     let mut q = server.port.queued.lock();
     if server.port.closed.load(Ordering::Relaxed) {
@@ -567,12 +571,31 @@ fn deliver_taking(
         let Some(c) = slot else { continue };
         if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
             refused |= 1 << k;
-        } else if let Some(c) = slot.take() {
-            q.calls.push_back(c);
-            n += 1;
+            continue;
         }
+        let c = if keep { Some(c.clone()) } else { slot.take() };
+        q.calls.extend(c);
+        n += 1;
     }
     (Ok(q.waiter.take()), n, refused)
+}
+
+/// The runs of equal keys in `0..n` (`key(i)` for index i), as index
+/// ranges: a batch's calls for one server usually come together, and
+/// each run is queued with one look-up of its server and one hold of its
+/// queue's lock.
+fn runs(n: usize, key: impl Fn(usize) -> u64) -> impl Iterator<Item = core::ops::Range<usize>> {
+    let mut i = 0;
+    core::iter::from_fn(move || {
+        if i >= n {
+            return None;
+        }
+        let (start, k) = (i, key(i));
+        while i < n && key(i) == k {
+            i += 1;
+        }
+        Some(start..i)
+    })
 }
 
 #[inline(always)]
@@ -900,9 +923,7 @@ pub fn acc_many(
             }
         }
         for c in more[..got].iter().flatten() {
-            let mut p = c.progress.lock_irqs_off();
-            p.state = State::Accepted;
-            p.hops.push(server.pid);
+            c.accepted_by(server.pid);
         }
         let kept = {
             let mut held = server.port.held.lock_irqs_off();
@@ -1058,11 +1079,7 @@ fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> 
 
 /// Accepts call `c` for `server`: it is now held by it. Interrupts are off.
 fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
-    {
-        let mut p = c.progress.lock_irqs_off();
-        p.state = State::Accepted;
-        p.hops.push(server.pid);
-    }
+    c.accepted_by(server.pid);
     {
         let mut held = server.port.held.lock_irqs_off();
         if held.try_reserve(1).is_err() {
@@ -1373,8 +1390,7 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
     let n = target(next)?;
     check_entry(&n, entry)?;
     let c = release(server, rid)?;
-    c.progress.lock().state = State::Queued;
-    c.entry.store(entry, Ordering::Relaxed);
+    c.pass_to(entry);
     match deliver(&n, c.clone()) {
         Ok(partner) => {
             server.port.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -1443,20 +1459,14 @@ pub fn forward_many(
             continue;
         }
         c.shown.store(shown - f.trim, Ordering::Relaxed);
-        c.progress.lock().state = State::Queued;
-        c.entry.store(f.entry, Ordering::Relaxed);
+        c.pass_to(f.entry);
     }
     let mut passed = 0;
-    let mut i = 0;
-    while i < k {
-        let next = list[i].server;
-        let mut end = i + 1;
-        while end < k && list[end].server == next {
-            end += 1;
-        }
-        let run = &mut calls[i..end];
-        let (sent, n, refused) = match target(next) {
-            Ok(s) => deliver_taking(&s, run),
+    for r in runs(k, |i| list[i].server) {
+        let i = r.start;
+        let run = &mut calls[r];
+        let (sent, n, refused) = match target(list[i].server) {
+            Ok(s) => deliver_run(&s, run, false),
             Err(e) => (Err(e), 0, 0),
         };
         passed += n;
@@ -1470,7 +1480,6 @@ pub fn forward_many(
                 refuse(i + j, c.take(), Error::NoSys);
             }
         }
-        i = end;
     }
     server.port.forwarded.fetch_add(passed as u64, Ordering::Relaxed);
     Ok(passed)
@@ -1544,15 +1553,10 @@ impl Member {
     /// batch's size, and what the call object `c` (if it was made) says
     /// of its path.
     pub fn control(&self, status: u64, batch: u64, c: Option<&Call>) -> abi::Control {
-        let mut path = [0; 4];
-        let (mut id, mut hops) = (0, 0);
-        if let Some(c) = c {
-            let p = c.progress.lock();
-            for (to, h) in path.iter_mut().zip(p.hops.iter()) {
-                *to = *h;
-            }
-            (id, hops) = (c.id, p.hops.len() as u64);
-        }
+        let (id, (path, hops)) = match c {
+            Some(c) => (c.id, c.progress.lock().path()),
+            None => (0, ([0; 4], 0)),
+        };
         abi::Control {
             server: self.server,
             entry: c.map_or(self.entry, |c| c.entry.load(Ordering::Relaxed)),
@@ -1647,20 +1651,12 @@ pub fn ncallsync_with(
             }
         }
     }
-    // Members for one server usually come together: each run of them is
-    // queued with one look-up of the server and one hold of its queue.
-    let mut i = 0;
-    while i < n {
-        let server = servers[i];
-        let mut end = i + 1;
-        while end < n && servers[end] == server {
-            end += 1;
-        }
-        let run = &calls[i..end];
-        i = end;
-        let (sent, refused) = match target(server) {
-            Ok(s) => deliver_run(&s, run),
-            Err(e) => (Err(e), 0),
+    for r in runs(n, |i| servers[i]) {
+        let server = servers[r.start];
+        let run = &mut calls[r];
+        let (sent, _, refused) = match target(server) {
+            Ok(s) => deliver_run(&s, run, true),
+            Err(e) => (Err(e), 0, 0),
         };
         let fail = |c: &Arc<Call>, err: Error| wake(finish(c, err.as_ret()));
         match sent {
