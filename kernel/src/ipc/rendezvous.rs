@@ -23,11 +23,13 @@
 use crate::proc::{self, Process, WaitQueue};
 use crate::sched::computation::Computation;
 use crate::sync::IrqMutex;
-use crate::syscall::uaccess;
+use crate::syscall::uaccess::UserRange;
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use arrayvec::ArrayVec;
+use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 /// Inline message bytes delivered by `acc`.
@@ -35,8 +37,8 @@ pub const INLINE: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    Queued,
-    Accepted,
+    /// Queued at a server's port, or held by a server.
+    Open,
     /// Finished with a status (reply length, or a negated error).
     Done(u64),
 }
@@ -50,15 +52,19 @@ pub struct Call {
     entry: AtomicU64,
     /// Where the message and the reply are, and in whose memory.
     msg_owner: u64,
-    msg: (u64, u64),
+    /// The message, checked when the call was made.
+    msg: UserRange,
     /// The message's length as the server holding the call sees it: less
-    /// than `msg.1` by what servers it passed through consumed at its end
+    /// than `msg.len()` by what servers it passed through consumed at its end
     /// (their routing information, popped as they forwarded it). Its first
     /// bytes, and so `inline`, stay as they were.
     shown: AtomicU64,
     reply_owner: u64,
-    reply: (u64, u64),
+    /// The reply buffer, checked when the call was made.
+    reply: UserRange,
     inline: [u8; INLINE],
+    /// A short reply to a waiting caller, until the caller takes it.
+    kept: KeptReply,
     /// What changes while the call travels, under one lock: every step
     /// (accept, pass on, finish, collect) takes it once.
     progress: IrqMutex<Progress>,
@@ -73,20 +79,69 @@ pub struct Call {
 }
 
 impl Call {
-    /// Marks the call accepted by server `pid`, which joins its path.
-    /// Interrupts are off.
+    /// Server `pid`, which accepted the call, joins its path. Interrupts
+    /// are off.
     #[inline(always)]
     fn accepted_by(&self, pid: u64) {
-        let mut p = self.progress.lock_irqs_off();
-        p.state = State::Accepted;
-        p.hops.push(pid);
+        self.progress.lock_irqs_off().hops.push(pid);
     }
 
     /// Readies the call to be queued again, for `entry` of the next server
-    /// (a forward).
+    /// (a forward). It stays open: nothing of its progress changes.
     fn pass_to(&self, entry: u64) {
-        self.progress.lock().state = State::Queued;
         self.entry.store(entry, Ordering::Relaxed);
+    }
+}
+
+/// A short reply kept in its call until the caller copies it into its own
+/// memory (`Progress::kept` bytes): that copy goes through the caller's
+/// own page tables, and no reply can reach the memory of a caller that has
+/// gone. It lies outside the progress lock so that the server's copy from
+/// its own memory, which may fault a page in, goes straight into place
+/// with no lock held. One writer, then readers: the server that ends the
+/// call fills it, holding the call alone (it took the call out of its held
+/// calls, and only a call's holder ends it with a reply), before it marks
+/// the call done under the progress lock; the caller reads it only once it
+/// has seen the call done under that lock, or holds the call alone.
+struct KeptReply(UnsafeCell<[u8; INLINE]>);
+
+// SAFETY: by the protocol above every fill happens before every read (the
+// progress lock's release and acquire order them), and fills never overlap.
+unsafe impl Sync for KeptReply {}
+
+impl KeptReply {
+    /// Fills the reply from `from` (in the current space).
+    ///
+    /// # Safety
+    /// The caller ends the call and holds it alone, and has not marked it
+    /// done yet.
+    #[inline(always)]
+    unsafe fn fill(&self, from: UserRange) -> Result<(), Error> {
+        if from.len() > INLINE {
+            return Err(Error::Invalid);
+        }
+        if from.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the cell has room for INLINE bytes, and nobody else
+        // touches it now (the caller's promise).
+        unsafe { from.read_raw(self.0.get().cast()) }
+    }
+
+    /// The first `n` bytes.
+    ///
+    /// # Safety
+    /// The call was seen done under its progress lock: no fill comes any more.
+    #[inline(always)]
+    unsafe fn get(&self, n: usize) -> &[u8] {
+        // SAFETY: the caller's promise: nothing writes the cell now.
+        unsafe { &(&*self.0.get())[..n.min(INLINE)] }
+    }
+
+    /// The first `n` bytes, of a call held alone.
+    #[inline(always)]
+    fn get_mut(&mut self, n: usize) -> &[u8] {
+        &self.0.get_mut()[..n.min(INLINE)]
     }
 }
 
@@ -94,11 +149,7 @@ struct Progress {
     state: State,
     /// Servers the request passed through (AnT's stacked request information).
     hops: Vec<u64>,
-    /// A short reply to a waiting caller, kept here until the caller copies
-    /// it into its own memory (`kept` bytes): that copy goes through the
-    /// caller's own page tables, and no reply can reach the memory of a
-    /// caller that has gone.
-    reply: [u8; INLINE],
+    /// How many bytes of `Call::kept` are a reply the caller has not taken.
     kept: usize,
     /// The caller blocked until the call is done (set and taken under this
     /// lock, with `state`: no wake-up can fall between check and block).
@@ -116,27 +167,24 @@ impl Progress {
         (path, self.hops.len() as u64)
     }
 
-    /// The status of a finished call, and the kept reply bytes moved to
-    /// `buf` (to be copied to the caller once the lock is dropped).
+    /// The status of a finished call, and how many bytes of its kept reply
+    /// are now the collector's to copy to the caller (once the lock is
+    /// dropped).
     #[inline(always)]
-    fn collect(&mut self, buf: &mut [u8; INLINE]) -> Option<(u64, usize)> {
+    fn collect(&mut self) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
-        let n = core::mem::take(&mut self.kept);
-        if n > 0 {
-            buf[..n].copy_from_slice(&self.reply[..n]);
-        }
-        Some((status, n))
+        Some((status, core::mem::take(&mut self.kept)))
     }
 }
 
-/// `deliver_reply` for a caller that runs this itself and whose reply
-/// buffer `to` was checked: a copy within the current space.
+/// `deliver_reply` for a caller that runs this itself: a copy within the
+/// current space, into the reply buffer checked when the call was made.
 #[inline(always)]
-fn reply_here(to: u64, status: u64, buf: &[u8]) -> u64 {
+fn reply_here(to: UserRange, status: u64, buf: &[u8]) -> u64 {
     if buf.is_empty() {
         return status;
     }
-    match uaccess::copy_to_user(to, buf) {
+    match to.write(buf) {
         Ok(()) => {
             BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
             status
@@ -152,7 +200,7 @@ fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
     if buf.is_empty() {
         return status;
     }
-    match proc::write_user_of(c.reply_owner, c.reply.0, buf) {
+    match proc::write_user_of(c.reply_owner, c.reply.addr(), buf) {
         Ok(()) => {
             BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
             status
@@ -179,15 +227,15 @@ struct Request {
     /// Whose memory holds the message (the caller's own, or that of the
     /// caller of a call it passes on by reference).
     msg_owner: u64,
-    msg: (u64, u64),
-    reply: (u64, u64),
+    msg: UserRange,
+    reply: UserRange,
     completion: Completion,
     flags: u64,
     tag: u64,
 }
 
 impl Request {
-    fn new(entry: u64, owner: u64, msg: (u64, u64), reply: (u64, u64), completion: Completion) -> Request {
+    fn new(entry: u64, owner: u64, msg: UserRange, reply: UserRange, completion: Completion) -> Request {
         Request {
             entry,
             msg_owner: owner,
@@ -199,13 +247,16 @@ impl Request {
         }
     }
 
-    /// The request control block `c` describes, from the caller's memory.
-    fn of(caller: u64, c: &abi::Control, completion: Completion) -> Request {
-        Request {
+    /// The request control block `c` describes, from the caller's memory;
+    /// its buffers are checked like system-call arguments.
+    fn of(caller: u64, c: &abi::Control, completion: Completion) -> Result<Request, Error> {
+        let msg = UserRange::new(c.msg, c.msg_len as usize)?;
+        let reply = UserRange::new(c.reply, c.reply_cap as usize)?;
+        Ok(Request {
             flags: c.flags,
             tag: c.tag,
-            ..Request::new(c.entry, caller, (c.msg, c.msg_len), (c.reply, c.reply_cap), completion)
-        }
+            ..Request::new(c.entry, caller, msg, reply, completion)
+        })
     }
 }
 
@@ -214,22 +265,22 @@ impl Request {
 /// kept reply goes into the requester's memory now (the requester runs
 /// this, except for ring completions, which keep none).
 fn result_of(c: &Call, batch: u64) -> abi::Control {
-    let mut buf = [0u8; INLINE];
     let (collected, (path, hops)) = {
         let mut p = c.progress.lock();
-        (p.collect(&mut buf), p.path())
+        (p.collect(), p.path())
     };
     let status = match collected {
-        Some((s, n)) => deliver_reply(c, s, &buf[..n]),
+        // SAFETY: the call was seen done under its progress lock.
+        Some((s, n)) => deliver_reply(c, s, unsafe { c.kept.get(n) }),
         None => Error::Invalid.as_ret(),
     };
     abi::Control {
         server: c.server,
         entry: c.entry.load(Ordering::Relaxed),
-        msg: c.msg.0,
-        msg_len: c.msg.1,
-        reply: c.reply.0,
-        reply_cap: c.reply.1,
+        msg: c.msg.addr(),
+        msg_len: c.msg.len() as u64,
+        reply: c.reply.addr(),
+        reply_cap: c.reply.len() as u64,
         flags: c.flags,
         tag: c.tag,
         id: c.id,
@@ -245,7 +296,11 @@ fn result_of(c: &Call, batch: u64) -> abi::Control {
 /// are back and wakes the caller once, when all are.
 pub struct Batch {
     remaining: AtomicU64,
-    all_back: WaitQueue,
+    /// The batch's caller while it waits (one computation: a slot, not a
+    /// queue). Whoever brings the count to 0 takes it out under this lock,
+    /// and the caller checks the count and blocks under it: no wake-up is
+    /// lost between the two.
+    caller: IrqMutex<Option<Arc<Computation>>>,
 }
 
 /// What each process holds for IPC.
@@ -282,6 +337,10 @@ pub struct Port {
     /// and given back with one atomic exchange each, where the shared free
     /// list costs a lock each way.
     spare: AtomicPtr<Call>,
+    /// The batch object of this process's last `ncallsync` once all its
+    /// members were done with it, for its next one (no allocation per
+    /// batch). Only this process takes it.
+    spare_batch: IrqMutex<Option<Arc<Batch>>>,
     /// Finished non-blocking requests, for `fetch`.
     results: IrqMutex<VecDeque<Arc<Call>>>,
     /// Waiters for a result, in `results` or in the result ring.
@@ -314,6 +373,7 @@ impl Port {
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(None),
             spare: AtomicPtr::new(core::ptr::null_mut()),
+            spare_batch: IrqMutex::new(None),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             results_wait: WaitQueue::new(),
@@ -391,9 +451,16 @@ fn recycle_into(free: &mut Vec<Arc<Call>>, mut c: Arc<Call>) {
     let Some(m) = Arc::get_mut(&mut c) else { return };
     // Its batch need not live on in the free list.
     m.batch = None;
-    if free.len() < FREE_CALLS_MAX && free.try_reserve(1).is_ok() {
+    if free.len() < FREE_CALLS_MAX && has_room(free) {
         free.push(c);
     }
+}
+
+/// Whether `v` can take one more element, growing it if it must (and
+/// can). Inlined: usually it has room, and asking costs a comparison.
+#[inline(always)]
+fn has_room<T>(v: &mut Vec<T>) -> bool {
+    v.len() < v.capacity() || v.try_reserve(1).is_ok()
 }
 
 /// Frees the kept call objects (leak checks measure the heap without them).
@@ -491,14 +558,14 @@ fn make_call_in(
             entry: AtomicU64::new(r.entry),
             msg_owner: r.msg_owner,
             msg: r.msg,
-            shown: AtomicU64::new(r.msg.1),
+            shown: AtomicU64::new(r.msg.len() as u64),
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
+            kept: KeptReply(UnsafeCell::new([0; INLINE])),
             progress: IrqMutex::new(Progress {
-                state: State::Queued,
+                state: State::Open,
                 hops: Vec::new(),
-                reply: [0; INLINE],
                 kept: 0,
                 waiter: None,
             }),
@@ -515,11 +582,11 @@ fn make_call_in(
     *m.entry.get_mut() = r.entry;
     m.msg_owner = r.msg_owner;
     m.msg = r.msg;
-    *m.shown.get_mut() = r.msg.1;
+    *m.shown.get_mut() = r.msg.len() as u64;
     m.reply_owner = caller;
     m.reply = r.reply;
     let p = m.progress.get_mut();
-    p.state = State::Queued;
+    p.state = State::Open;
     p.hops.clear();
     p.kept = 0;
     p.waiter = None;
@@ -527,9 +594,15 @@ fn make_call_in(
     m.flags = r.flags;
     m.tag = r.tag;
     m.batch = batch.cloned();
-    let n = (r.msg.1 as usize).min(INLINE);
+    let n = r.msg.len().min(INLINE);
     if n > 0 {
-        proc::read_user_of(r.msg_owner, r.msg.0, &mut m.inline[..n])?;
+        let head = r.msg.part(0, n)?;
+        if r.msg_owner == caller {
+            // `caller` runs this: its own memory is the current one.
+            head.read(&mut m.inline[..n])?;
+        } else {
+            proc::read_user_of(r.msg_owner, head.addr(), &mut m.inline[..n])?;
+        }
     }
     Ok(c)
 }
@@ -568,13 +641,19 @@ fn deliver_run(
     }
     let (mut refused, mut n) = (0, 0);
     for (k, slot) in run.iter_mut().enumerate() {
-        let Some(c) = slot else { continue };
+        let Some(c) = slot.as_ref() else { continue };
         if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
             refused |= 1 << k;
             continue;
         }
-        let c = if keep { Some(c.clone()) } else { slot.take() };
-        q.calls.extend(c);
+        let c = match keep {
+            true => c.clone(),
+            false => match slot.take() {
+                Some(c) => c,
+                None => continue,
+            },
+        };
+        q.calls.push_back(c);
         n += 1;
     }
     (Ok(q.waiter.take()), n, refused)
@@ -609,12 +688,11 @@ fn wake(partner: Option<Arc<Computation>>) {
 /// just given the call) if it can run here; copies a kept reply into the
 /// caller's memory and returns the call's status.
 fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
-    let mut buf = [0u8; INLINE];
     let mut got = (0, 0);
     let ok = proc::wait_in_slot(
         &call.progress,
         partner,
-        |p| match p.collect(&mut buf) {
+        |p| match p.collect() {
             Some(g) => {
                 got = g;
                 true
@@ -626,7 +704,8 @@ fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Erro
     if !ok {
         return Err(Error::Denied);
     }
-    Error::decode(deliver_reply(call, got.0, &buf[..got.1]))
+    // SAFETY: the call was seen done under its progress lock.
+    Error::decode(deliver_reply(call, got.0, unsafe { call.kept.get(got.1) }))
 }
 
 /// `call`: blocks until the server ends the rendezvous; returns the reply
@@ -638,8 +717,8 @@ pub fn call(
     caller: &Process,
     server: u64,
     entry: u64,
-    msg: (u64, u64),
-    reply: (u64, u64),
+    msg: UserRange,
+    reply: UserRange,
     msg_ref: u64,
 ) -> Result<u64, Error> {
     let (owner, range) = if msg_ref != 0 {
@@ -670,9 +749,9 @@ pub fn call(
 /// The result is the raw status (a length, or a negated error), as the
 /// system call returns it.
 #[inline(always)]
-pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Option<u64> {
+pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, reply: UserRange) -> Option<u64> {
     use x86_64::instructions::interrupts;
-    if msg.1 > INLINE as u64 {
+    if msg.len() > INLINE {
         return None;
     }
     let me = crate::sched::with_current(|me| me as *const Computation)?;
@@ -693,14 +772,14 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         *m.entry.get_mut() = entry;
         m.msg_owner = caller.pid;
         m.msg = msg;
-        *m.shown.get_mut() = msg.1;
+        *m.shown.get_mut() = msg.len() as u64;
         m.reply_owner = caller.pid;
         m.reply = reply;
         m.completion = Completion::Wait;
         m.flags = 0;
         m.tag = 0;
         let p = m.progress.get_mut();
-        p.state = State::Accepted;
+        p.state = State::Open;
         p.kept = 0;
         p.hops.clear();
         if p.hops.capacity() == 0 && p.hops.try_reserve(1).is_err() {
@@ -713,9 +792,9 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
             Arc::increment_strong_count(me);
             Arc::from_raw(me)
         });
-        let n = msg.1 as usize;
+        let n = msg.len();
         // Copied with interrupts still on: the page may have to be faulted in.
-        if n > 0 && uaccess::copy_from_user(&mut m.inline[..n], msg.0).is_err() {
+        if n > 0 && msg.read(&mut m.inline[..n]).is_err() {
             return give_up(caller, c, None);
         }
     }
@@ -779,7 +858,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: (u64, u64), rep
         && let State::Done(status) = p.state
     {
         let n = core::mem::take(&mut p.kept);
-        let status = reply_here(m.reply.0, status, &p.reply[..n]);
+        let status = reply_here(m.reply, status, m.kept.get_mut(n));
         caller.port.park_spare(c);
         return Some(status);
     }
@@ -815,12 +894,9 @@ fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, E
     Ok((status, c))
 }
 
-/// The request a control block describes, for a caller that waits for it;
-/// its buffers are checked like system-call arguments.
+/// The request a control block describes, for a caller that waits for it.
 fn waited_request(caller: &Process, c: &abi::Control) -> Result<Request, Error> {
-    uaccess::check_range(c.msg, c.msg_len as usize)?;
-    uaccess::check_range(c.reply, c.reply_cap as usize)?;
-    Ok(Request::of(caller.pid, c, Completion::Wait))
+    Request::of(caller.pid, c, Completion::Wait)
 }
 
 /// AnT's callsync with a control block: one request, waited for, with the
@@ -843,9 +919,9 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
 }
 
 /// The message range of a call `holder` holds (for passing it on).
-fn held_message(holder: &Process, rid: u64) -> Result<(u64, (u64, u64)), Error> {
+fn held_message(holder: &Process, rid: u64) -> Result<(u64, UserRange), Error> {
     let c = held(holder, rid)?;
-    Ok((c.msg_owner, (c.msg.0, c.shown.load(Ordering::Relaxed))))
+    Ok((c.msg_owner, c.msg.part(0, c.shown.load(Ordering::Relaxed) as usize)?))
 }
 
 /// `acc`: waits for a call on one of the entries in `mask` (bit n = entry n;
@@ -903,9 +979,9 @@ pub fn acc_many(
         return Err(Error::Invalid);
     }
     let first = acc_handing_to(server, mask, None)?;
-    // On the stack: accepting a batch allocates nothing.
-    let mut more: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
-    let mut got = 0;
+    // On the stack: accepting a batch allocates nothing, and costs only as
+    // much as it has calls.
+    let mut more = ArrayVec::<Arc<Call>, MAX>::new();
     if k > 1 {
         use x86_64::instructions::interrupts;
         let mask = mask & !abi::ACC_NOWAIT;
@@ -915,21 +991,22 @@ pub fn acc_many(
         interrupts::disable();
         {
             let mut q = server.port.queued.lock_irqs_off();
-            while got < k - 1
+            while more.len() < k - 1
                 && let Some(c) = take_matching(&mut q.calls, mask)
             {
-                more[got] = Some(c);
-                got += 1;
+                more.push(c);
             }
         }
-        for c in more[..got].iter().flatten() {
+        for c in &more {
             c.accepted_by(server.pid);
         }
         let kept = {
             let mut held = server.port.held.lock_irqs_off();
-            let room = held.try_reserve(got).is_ok();
+            let room = held.try_reserve(more.len()).is_ok();
             if room {
-                held.extend(more[..got].iter().flatten().cloned());
+                for c in &more {
+                    held.push(c.clone());
+                }
             }
             room
         };
@@ -937,24 +1014,25 @@ pub fn acc_many(
             interrupts::enable();
         }
         if !kept {
-            for c in more[..got].iter_mut().filter_map(Option::take) {
+            for c in more.drain(..) {
                 wake(finish(&c, Error::NoMemory.as_ret()));
             }
-            got = 0;
         }
     }
+    let got = more.len();
     server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
+    let mut rest = more.into_iter();
     if let Err(e) = describe(0, &first) {
         let _ = fail(server, first.rid(), e);
-        fail_all(server, &more[..got], e);
+        fail_all(server, rest, e);
         return Err(e);
     }
-    for i in 0..got {
-        let Some(c) = more[i].take() else { continue };
+    for i in 1..=got {
+        let Some(c) = rest.next() else { break };
         let a = Accepted(c);
-        if let Err(e) = describe(i + 1, &a) {
+        if let Err(e) = describe(i, &a) {
             let _ = fail(server, a.rid(), e);
-            fail_all(server, &more[i + 1..got], e);
+            fail_all(server, rest, e);
             return Err(e);
         }
     }
@@ -963,8 +1041,8 @@ pub fn acc_many(
 
 /// Ends every call of `calls` that `server` holds with `error`.
 #[cold]
-fn fail_all(server: &Process, calls: &[Option<Arc<Call>>], error: Error) {
-    for c in calls.iter().flatten() {
+fn fail_all(server: &Process, calls: impl Iterator<Item = Arc<Call>>, error: Error) {
+    for c in calls {
         let _ = fail(server, c.id, error);
     }
 }
@@ -993,19 +1071,22 @@ fn in_mask(mask: u64, entry: u64) -> bool {
 }
 
 /// The first call in `calls` for an entry in `mask`, taken out. Inlined:
-/// the usual answer is the first call, or none.
+/// the usual answer is the first call, or none; so the first is taken
+/// out at once, and put back if it is not for `mask`.
 #[inline(always)]
 fn take_matching(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
-    match calls.front() {
-        None => None,
-        Some(c) if matches(mask, c) => calls.pop_front(),
-        Some(_) => take_matching_further(calls, mask),
+    let first = calls.pop_front()?;
+    if matches(mask, &first) {
+        return Some(first);
     }
+    take_matching_further(calls, mask, first)
 }
 
 #[cold]
 #[inline(never)]
-fn take_matching_further(calls: &mut VecDeque<Arc<Call>>, mask: u64) -> Option<Arc<Call>> {
+fn take_matching_further(calls: &mut VecDeque<Arc<Call>>, mask: u64, first: Arc<Call>) -> Option<Arc<Call>> {
+    // Where it was taken from: there is room for it.
+    calls.push_front(first);
     let i = calls.iter().position(|c| matches(mask, c))?;
     calls.remove(i)
 }
@@ -1078,11 +1159,13 @@ fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> 
 }
 
 /// Accepts call `c` for `server`: it is now held by it. Interrupts are off.
+/// Inlined: a server's loop accepts a call on every step.
+#[inline(always)]
 fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
     c.accepted_by(server.pid);
     {
         let mut held = server.port.held.lock_irqs_off();
-        if held.try_reserve(1).is_err() {
+        if !has_room(&mut held) {
             drop(held);
             wake(finish(&c, Error::NoMemory.as_ret()));
             return Err(Error::NoMemory);
@@ -1108,15 +1191,22 @@ impl Accepted {
     /// held, so nothing of an earlier message in a recycled call object
     /// can reach it, and a short message costs a short copy.
     #[inline(always)]
-    pub fn write_to(&self, to: u64) -> Result<(), Error> {
+    pub fn write_to(&self, to: UserRange) -> Result<(), Error> {
         const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
         let c = &self.0;
         let len = c.shown.load(Ordering::Relaxed);
-        let fixed: [u64; 6] = [c.id, c.caller, c.entry.load(Ordering::Relaxed), len, c.reply.1, c.flags];
-        uaccess::write_words(to, fixed)?;
+        let fixed: [u64; 6] = [
+            c.id,
+            c.caller,
+            c.entry.load(Ordering::Relaxed),
+            len,
+            c.reply.len() as u64,
+            c.flags,
+        ];
+        to.write_words(fixed)?;
         let n = (len as usize).min(INLINE);
         if n > 0 {
-            uaccess::copy_to_user(to + 6 * 8, &c.inline[..n])?;
+            to.part(6 * 8, n)?.write(&c.inline[..n])?;
         }
         Ok(())
     }
@@ -1151,7 +1241,7 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Resul
     if end > c.shown.load(Ordering::Relaxed) {
         return Err(Error::Invalid);
     }
-    cross_copy((c.msg_owner, c.msg.0 + offset), (server.pid, to), len)?;
+    cross_copy((c.msg_owner, c.msg.addr() + offset), (server.pid, to), len)?;
     Ok(len)
 }
 
@@ -1160,10 +1250,10 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Resul
 pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Result<u64, Error> {
     let c = held(server, rid)?;
     let end = offset.checked_add(len).ok_or(Error::Invalid)?;
-    if end > c.reply.1 {
+    if end > c.reply.len() as u64 {
         return Err(Error::Invalid);
     }
-    cross_copy((server.pid, from), (c.reply_owner, c.reply.0 + offset), len)?;
+    cross_copy((server.pid, from), (c.reply_owner, c.reply.addr() + offset), len)?;
     Ok(len)
 }
 
@@ -1172,44 +1262,55 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Re
 /// but not yet woken (see `deliver`).
 #[must_use]
 fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
-    finish_with(c, status, &[])
+    finish_with(c, status, 0)
 }
 
-/// `finish`, keeping `reply` (at most `INLINE` bytes) for the caller to
-/// copy into its reply buffer when it collects the result.
+/// `finish`, with the first `kept` bytes of the call's kept reply for the
+/// caller to copy into its reply buffer when it collects the result.
 /// Inlined: a server's loop finishes a call on every step, and the usual
 /// call (a caller waiting, alone) needs only the first lines.
 #[must_use]
 #[inline(always)]
-fn finish_with(c: &Arc<Call>, status: u64, reply: &[u8]) -> Option<Arc<Computation>> {
+fn finish_with(c: &Arc<Call>, status: u64, kept: usize) -> Option<Arc<Computation>> {
     let caller = {
         let mut p = c.progress.lock();
         p.state = State::Done(status);
-        if !reply.is_empty() {
-            p.reply[..reply.len()].copy_from_slice(reply);
-        }
-        p.kept = reply.len();
+        p.kept = kept;
         p.waiter.take()
     };
     CALLS.fetch_add(1, Ordering::Relaxed);
-    if c.batch.is_none() && c.completion == Completion::Wait {
-        return caller;
+    if c.completion != Completion::Wait {
+        return finish_further(c, caller);
     }
-    finish_further(c, caller)
+    // A member of a batch is counted; the batch's caller goes once the
+    // last is back.
+    match &c.batch {
+        Some(b) if b.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => all_back(b, caller),
+        _ => caller,
+    }
 }
 
-/// The rest of `finish_with`: batches and the results of requests nobody
-/// waits for.
+/// The caller of a batch whose last member is back (and `caller`, whom
+/// the member's call had blocked: nobody, for a batch's members).
+#[must_use]
+#[cold]
+#[inline(never)]
+fn all_back(b: &Batch, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+    let batch_caller = b.caller.lock().take();
+    match (batch_caller, caller) {
+        (Some(b), Some(c)) => {
+            crate::sched::wake(&c);
+            Some(b)
+        }
+        (b, c) => b.or(c),
+    }
+}
+
+/// The rest of `finish_with`: the results of requests nobody waits for
+/// (they are never members of a batch: `ncallsync` waits for its members).
 #[must_use]
 #[inline(never)]
 fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
-    // The batch's caller, once its last member is back.
-    let mut batch_caller = None;
-    if let Some(b) = &c.batch
-        && b.remaining.fetch_sub(1, Ordering::AcqRel) == 1
-    {
-        batch_caller = b.all_back.wake_all_or_take_sole();
-    }
     if c.completion == Completion::Ring {
         super::rings::complete(c.caller, &result_of(c, 1));
     }
@@ -1224,21 +1325,15 @@ fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc
         }
         p.port.results_wait.wake_all();
     }
-    match (batch_caller, caller) {
-        (Some(b), Some(c)) => {
-            crate::sched::wake(&c);
-            Some(b)
-        }
-        (b, c) => b.or(c),
-    }
+    caller
 }
 
 /// Ends call `rid`: copies the reply (`len` bytes at `from` in the server)
 /// into the caller's reply buffer. Returns the bytes replied and the caller
 /// to let go.
-fn end(server: &Process, rid: u64, from: u64, len: u64) -> Result<(u64, Option<Arc<Computation>>), Error> {
+fn end(server: &Process, rid: u64, from: UserRange) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = release(server, rid)?;
-    let r = end_released(server, &c, from, len);
+    let r = end_released(server, &c, from);
     // `c` goes before the caller runs, so that it finds its call object
     // free for its next call.
     done_with(c);
@@ -1256,28 +1351,32 @@ fn done_with(c: Arc<Call>) {
     }
 }
 
+/// Keeps as much of reply `from` (in the current space) in call `c` as
+/// its caller's reply buffer takes; returns the status for the caller and
+/// how many bytes were kept. The server running this ends `c` and holds it
+/// alone, and the reply is short (`INLINE` bytes at most).
+#[inline(always)]
+fn keep_reply(c: &Call, from: UserRange) -> (u64, usize) {
+    let n = from.len().min(c.reply.len());
+    // SAFETY: as said above: the call is this server's alone, not done yet.
+    match from.part(0, n).and_then(|r| unsafe { c.kept.fill(r) }) {
+        Ok(()) => (n as u64, n),
+        Err(e) => (e.as_ret(), 0),
+    }
+}
+
 /// `end`, for call `c` already taken out of the server's held calls.
-fn end_released(server: &Process, c: &Arc<Call>, from: u64, len: u64) -> (u64, Option<Arc<Computation>>) {
-    let n = len.min(c.reply.1);
+fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Option<Arc<Computation>>) {
+    let n = (from.len() as u64).min(c.reply.len() as u64);
     if n <= INLINE as u64 && c.completion == Completion::Wait {
         // A short reply to a waiting caller is kept in the call: the caller
         // copies it into its own memory when it resumes, through its own
         // page tables instead of a walk of them from here.
-        let mut buf = [0u8; INLINE];
-        let kept = &mut buf[..n as usize];
-        let status = match n {
-            0 => Ok(()),
-            _ => uaccess::copy_from_user(kept, from),
-        };
-        let status = match status {
-            Ok(()) => n,
-            Err(e) => e.as_ret(),
-        };
-        let kept = if status == n { &kept[..] } else { &[][..] };
+        let (status, kept) = keep_reply(c, from);
         server.port.answered.fetch_add(1, Ordering::Relaxed);
         return (n, finish_with(c, status, kept));
     }
-    let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply.0), n) {
+    let status = match cross_copy((server.pid, from.addr()), (c.reply_owner, c.reply.addr()), n) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };
@@ -1288,8 +1387,8 @@ fn end_released(server: &Process, c: &Arc<Call>, from: u64, len: u64) -> (u64, O
 
 /// `endr`: copies the reply into the caller's reply buffer and releases the
 /// caller with the reply length.
-pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Error> {
-    let (n, caller) = end(server, rid, from, len)?;
+pub fn endr(server: &Process, rid: u64, from: UserRange) -> Result<u64, Error> {
+    let (n, caller) = end(server, rid, from)?;
     wake(caller);
     Ok(n)
 }
@@ -1298,14 +1397,14 @@ pub fn endr(server: &Process, rid: u64, from: u64, len: u64) -> Result<u64, Erro
 /// 0) and waits for the next call, giving the CPU straight to the released
 /// caller while it waits. If ending `rid` fails (it is not a call the
 /// server holds), nothing is accepted and that error is returned.
-pub fn endr_acc(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+pub fn endr_acc(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Result<Accepted, Error> {
     if rid == 0 {
         return acc_handing_to(server, mask, None);
     }
-    if is_short_endr_acc(len, mask) {
-        return endr_acc_short(server, rid, from, len, mask);
+    if is_short_endr_acc(reply.len() as u64, mask) {
+        return endr_acc_short(server, rid, reply, mask);
     }
-    let caller = end(server, rid, from, len)?.1;
+    let caller = end(server, rid, reply)?.1;
     acc_handing_to(server, mask, caller)
 }
 
@@ -1316,39 +1415,26 @@ pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
 }
 
 /// `endr_acc` with a short reply, the step of a server's loop. The reply is
-/// read first, with interrupts on (its page may have to be faulted in);
-/// ending the call and waiting for the next one then run in one stretch
-/// with interrupts off, and the released caller gets the CPU if the server
-/// has to wait.
+/// read straight into the call, with interrupts on (its page may have to
+/// be faulted in); ending the call and waiting for the next one then run
+/// in one stretch with interrupts off, and the released caller gets the
+/// CPU if the server has to wait.
 #[inline(always)]
-pub fn endr_acc_short(server: &Process, rid: u64, from: u64, len: u64, mask: u64) -> Result<Accepted, Error> {
+pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Result<Accepted, Error> {
     use x86_64::instructions::interrupts;
-    // Not cleared: only the bytes the copy wrote are read.
-    let mut buf = core::mem::MaybeUninit::<[u8; INLINE]>::uninit();
-    // SAFETY: `buf` has room for INLINE bytes, and `len` is at most that.
-    let read = len == 0 || unsafe { uaccess::copy_from_user_raw(buf.as_mut_ptr().cast(), from, len as usize) }.is_ok();
-    let were_enabled = interrupts::are_enabled();
-    interrupts::disable();
-    let c = take_held(&mut server.port.held.lock_irqs_off(), rid);
-    let Some(c) = c else {
-        if were_enabled {
-            interrupts::enable();
-        }
+    let Some(c) = take_held(&mut server.port.held.lock(), rid) else {
         return Err(Error::NotFound);
     };
-    let caller = if read && c.completion == Completion::Wait {
-        let n = len.min(c.reply.1);
-        // SAFETY: the copy above wrote the first `len` bytes, `n` at most.
-        let kept = unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+    let were_enabled = interrupts::are_enabled();
+    let caller = if c.completion == Completion::Wait {
+        let (status, kept) = keep_reply(&c, reply);
+        interrupts::disable();
         server.port.answered.fetch_add(1, Ordering::Relaxed);
-        finish_with(&c, n, kept)
+        finish_with(&c, status, kept)
     } else {
         // Anything else goes as `end` has it (it may copy into the
-        // caller's memory through its page tables): interrupts on.
-        if were_enabled {
-            interrupts::enable();
-        }
-        let caller = end_released(server, &c, from, len).1;
+        // caller's memory through its page tables).
+        let caller = end_released(server, &c, reply).1;
         interrupts::disable();
         caller
     };
@@ -1422,7 +1508,8 @@ pub fn forward_many(
     if k == 0 || k > MAX {
         return Err(Error::Invalid);
     }
-    let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
+    // On the stack, as long as the list.
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     {
         let mut held = server.port.held.lock();
         // A batch usually passes its calls on in the order it accepted
@@ -1430,13 +1517,9 @@ pub fn forward_many(
         // piece.
         let in_order = held.len() >= k && held.iter().zip(list).all(|(c, f)| c.id == f.rid);
         if in_order {
-            for (c, h) in calls.iter_mut().zip(held.drain(..k)) {
-                *c = Some(h);
-            }
+            calls.extend(held.drain(..k).map(Some));
         } else {
-            for (c, f) in calls.iter_mut().zip(list) {
-                *c = take_held(&mut held, f.rid);
-            }
+            calls.extend(list.iter().map(|f| take_held(&mut held, f.rid)));
         }
     }
     let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
@@ -1502,7 +1585,7 @@ fn refused_all(
 
 /// `request`: a non-blocking call; returns its id at once. The result goes
 /// to the requester's result queue (`fetch`).
-pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply: (u64, u64)) -> Result<u64, Error> {
+pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply: UserRange) -> Result<u64, Error> {
     let s = target(server)?;
     check_entry(&s, entry)?;
     let c = make_call(
@@ -1519,9 +1602,10 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: (u64, u64), reply
 /// A request from a control block of the caller's request ring: sent
 /// without waiting; its result goes to the caller's result ring.
 pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
+    let r = Request::of(caller.pid, c, Completion::Ring)?;
     let s = target(c.server)?;
     check_entry(&s, c.entry)?;
-    let call = make_call(caller.pid, c.server, Request::of(caller.pid, c, Completion::Ring), None)?;
+    let call = make_call(caller.pid, c.server, r, None)?;
     wake(deliver(&s, call)?);
     Ok(())
 }
@@ -1531,6 +1615,7 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
 pub struct Member {
     pub server: u64,
     pub entry: u64,
+    /// Not checked yet (`request` checks them).
     pub msg: (u64, u64),
     pub reply: (u64, u64),
     pub flags: u64,
@@ -1578,23 +1663,35 @@ impl Member {
     /// buffers are checked like system-call arguments.
     #[inline(always)]
     fn request(&self, caller: u64) -> Result<Request, Error> {
-        uaccess::check_range(self.msg.0, self.msg.1 as usize)?;
-        uaccess::check_range(self.reply.0, self.reply.1 as usize)?;
+        let msg = UserRange::new(self.msg.0, self.msg.1 as usize)?;
+        let reply = UserRange::new(self.reply.0, self.reply.1 as usize)?;
         Ok(Request {
             flags: self.flags,
             tag: self.tag,
-            ..Request::new(self.entry, caller, self.msg, self.reply, Completion::Wait)
+            ..Request::new(self.entry, caller, msg, reply, Completion::Wait)
         })
     }
 }
 
 /// The status of a finished member (the reply length, or its error), its
-/// kept reply copied into the memory of the caller, who runs this.
-fn member_status(c: &Call) -> u64 {
-    let mut buf = [0u8; INLINE];
-    let collected = c.progress.lock().collect(&mut buf);
+/// kept reply copied into the memory of the caller, who runs this. With
+/// the whole batch back, a member's call object is usually the caller's
+/// alone (its server let go of it): then its result is read without the
+/// lock, and the kept reply goes straight from it into the caller's memory.
+#[inline(always)]
+fn member_status(c: &mut Arc<Call>) -> u64 {
+    if let Some(m) = Arc::get_mut(c) {
+        let p = m.progress.get_mut();
+        let State::Done(status) = p.state else {
+            return Error::Invalid.as_ret();
+        };
+        let n = core::mem::take(&mut p.kept);
+        return reply_here(m.reply, status, m.kept.get_mut(n));
+    }
+    let collected = c.progress.lock().collect();
     match collected {
-        Some((s, n)) => reply_here(c.reply.0, s, &buf[..n]),
+        // SAFETY: the call was seen done under its progress lock.
+        Some((s, n)) => reply_here(c.reply, s, unsafe { c.kept.get(n) }),
         None => Error::Invalid.as_ret(),
     }
 }
@@ -1616,45 +1713,60 @@ pub fn ncallsync_with(
     if n == 0 || n > MAX {
         return Err(Error::Invalid);
     }
-    let batch = Arc::new(Batch {
-        remaining: AtomicU64::new(n as u64),
-        all_back: WaitQueue::new(),
+    let mut batch = caller.port.spare_batch.lock().take().unwrap_or_else(|| {
+        Arc::new(Batch {
+            remaining: AtomicU64::new(0),
+            caller: IrqMutex::new(None),
+        })
     });
-    // On the stack: a batch allocates nothing beyond its Batch. The call
-    // objects come from the free list under one hold of its lock.
-    let mut calls: [Option<Arc<Call>>; MAX] = [const { None }; MAX];
-    {
-        let mut free = FREE_CALLS.lock();
-        for c in &mut calls[..n] {
-            *c = free.pop();
+    match Arc::get_mut(&mut batch) {
+        Some(b) => *b.remaining.get_mut() = n as u64,
+        // (Never so: only this process takes its spare, held by nobody else.)
+        None => {
+            batch = Arc::new(Batch {
+                remaining: AtomicU64::new(n as u64),
+                caller: IrqMutex::new(None),
+            })
         }
     }
-    let mut servers = [0u64; MAX];
+    // On the stack, as long as the batch: a batch allocates nothing (its
+    // Batch is the process's spare from its last one). The call objects
+    // come from the free list under one hold of its lock.
+    let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    {
+        let mut free = FREE_CALLS.lock();
+        while spares.len() < n
+            && let Some(c) = free.pop()
+        {
+            spares.push(c);
+        }
+    }
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
+    let mut servers = ArrayVec::<u64, MAX>::new();
+    // The status of members that could not even be made (0 for the others).
+    let mut failed_early = ArrayVec::<u64, MAX>::new();
     let mut partner = None;
-    // The status of members that could not even be made.
-    let mut failed_early = [0u64; MAX];
     for i in 0..n {
-        let spare = calls[i].take();
         let m = member(i)?;
         let made = match m.request(caller.pid) {
-            Ok(r) => make_call_in(caller.pid, m.server, r, spare, Some(&batch)),
+            Ok(r) => make_call_in(caller.pid, m.server, r, spares.pop(), Some(&batch)),
             Err(e) => Err(e),
         };
-        match made {
-            Ok(c) => {
-                calls[i] = Some(c);
-                servers[i] = m.server;
-            }
+        let (call, server, early) = match made {
+            Ok(c) => (Some(c), m.server, 0),
             Err(err) => {
-                failed_early[i] = err.as_ret();
                 batch.remaining.fetch_sub(1, Ordering::AcqRel);
+                (None, 0, err.as_ret())
             }
-        }
+        };
+        calls.push(call);
+        servers.push(server);
+        failed_early.push(early);
     }
     for r in runs(n, |i| servers[i]) {
         let server = servers[r.start];
         let run = &mut calls[r];
-        let (sent, _, refused) = match target(server) {
+        let (sent, _, refused) = match cached_target(caller, server) {
             Ok(s) => deliver_run(&s, run, true),
             Err(e) => (Err(e), 0, 0),
         };
@@ -1675,28 +1787,32 @@ pub fn ncallsync_with(
             }
         }
     }
-    let ok = batch
-        .all_back
-        .wait_handing_to(partner, || batch.remaining.load(Ordering::Acquire) == 0);
+    let ok = proc::wait_in_slot(
+        &batch.caller,
+        partner,
+        |_| batch.remaining.load(Ordering::Acquire) == 0,
+        |w| w,
+    );
     if !ok {
         return Err(Error::Denied);
     }
     let mut failed = None;
     for i in 0..n {
-        let c = calls[i].as_deref();
-        let status = c.map_or(failed_early[i], member_status);
-        result(i, status, c)?;
+        let status = calls[i].as_mut().map_or(failed_early[i], member_status);
+        result(i, status, calls[i].as_deref())?;
         if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
     {
         let mut free = FREE_CALLS.lock();
-        for c in &mut calls[..n] {
-            if let Some(c) = c.take() {
-                recycle_into(&mut free, c);
-            }
+        for c in calls.drain(..).flatten() {
+            recycle_into(&mut free, c);
         }
+    }
+    // Its members gave their references back with their call objects.
+    if Arc::get_mut(&mut batch).is_some() {
+        *caller.port.spare_batch.lock() = Some(batch);
     }
     failed.map_or(Ok(()), Err)
 }
@@ -1739,4 +1855,5 @@ pub fn on_exit(p: &Process) {
     let last = p.port.last_server.lock().take();
     drop(last);
     drop(p.port.take_spare());
+    drop(p.port.spare_batch.lock().take());
 }

@@ -19,7 +19,6 @@ use super::rendezvous;
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
 use crate::proc::{self, Process};
 use crate::resource::{KERNEL, ResId, vregion, vuspace};
-use crate::syscall::uaccess;
 use crate::vm::region::{Kind, Region};
 use abi::{Control, Error, RING_SLOTS, Rings};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -152,13 +151,6 @@ pub fn complete(pid: u64, result: &Control) {
     p.port.results_wait.wake_all();
 }
 
-/// Checks a control block like the system-call arguments it stands for.
-fn check(c: &Control) -> Result<(), Error> {
-    uaccess::check_range(c.msg, c.msg_len as usize)?;
-    uaccess::check_range(c.reply, c.reply_cap as usize)?;
-    Ok(())
-}
-
 /// `ring_submit(n, flags)`: sends the next `n` request blocks.
 pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
     if n == 0 || n > RING_SLOTS {
@@ -198,7 +190,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
     } else {
         for i in 0..n {
             let c = block(i)?;
-            let sent = check(&c).and_then(|()| rendezvous::request_to_ring(p, &c));
+            let sent = rendezvous::request_to_ring(p, &c);
             if let Err(e) = sent {
                 // Every block taken gets its result, a failure included.
                 let mut failed = c;

@@ -137,39 +137,20 @@ impl WaitQueue {
     /// wake-up between check and block cannot be lost. Returns false if the
     /// process was killed while waiting.
     pub fn wait_until(&self, ready: impl FnMut() -> bool) -> bool {
-        self.wait(None, None, ready)
+        self.wait(None, ready)
     }
 
     /// Like `wait_until`, but gives up at `deadline` (ns since boot).
     /// Returns whether `ready()` became true.
     pub fn wait_until_deadline(&self, deadline: u64, ready: impl FnMut() -> bool) -> bool {
-        self.wait(Some(deadline), None, ready)
+        self.wait(Some(deadline), ready)
     }
 
-    /// Like `wait_until`, for a computation that has just made `partner`
-    /// ready to run (taken from a wait queue, not yet woken): if it must
-    /// block, it hands its CPU to `partner` directly (the rendezvous fast
-    /// path); in every other case `partner` is woken the ordinary way.
-    pub fn wait_handing_to(&self, partner: Option<Arc<Computation>>, ready: impl FnMut() -> bool) -> bool {
-        self.wait(None, partner, ready)
-    }
-
-    fn wait(
-        &self,
-        deadline: Option<u64>,
-        mut partner: Option<Arc<Computation>>,
-        mut ready: impl FnMut() -> bool,
-    ) -> bool {
+    fn wait(&self, deadline: Option<u64>, mut ready: impl FnMut() -> bool) -> bool {
         let expired = || deadline.is_some_and(|d| crate::clock::nanos() >= d);
-        let wake_partner = |p: &mut Option<Arc<Computation>>| {
-            if let Some(p) = p.take() {
-                sched::wake(&p);
-            }
-        };
         // Nothing to wait for: no need to touch the list (ready() has no
-        // effect unless it holds). Skipped with a partner to hand the CPU
-        // to: that caller expects to block, and would check twice.
-        if partner.is_none() && ready() {
+        // effect unless it holds).
+        if ready() {
             return true;
         }
         let cur = sched::current().filter(|c| !c.is_idle());
@@ -180,7 +161,6 @@ impl WaitQueue {
                 None => {
                     // Kernel code on a CPU's idle computation (boot, tests)
                     // never blocks: it lets others run until `ready()`.
-                    wake_partner(&mut partner);
                     if ready() {
                         return true;
                     }
@@ -204,8 +184,6 @@ impl WaitQueue {
                     None
                 };
                 if let Some(result) = done {
-                    drop(w);
-                    wake_partner(&mut partner);
                     return result;
                 }
                 *cur.state.lock() = sched::computation::State::Blocked;
@@ -215,7 +193,7 @@ impl WaitQueue {
                     sched::wake_at(d, cur.clone());
                 }
             }
-            sched::schedule_to(partner.take());
+            sched::schedule_to(None);
             if deadline.is_some() {
                 sched::cancel_wake(cur);
             }
@@ -235,30 +213,20 @@ impl WaitQueue {
             sched::wake(&c);
         }
     }
-
-    /// Wakes every waiter, except when there is exactly one: that one is
-    /// taken off the queue, not woken, and returned, so that the caller can
-    /// hand it the CPU (`wait_handing_to`) or wake it itself.
-    pub fn wake_all_or_take_sole(&self) -> Option<Arc<Computation>> {
-        let mut w = self.waiters.lock();
-        if w.len() == 1 {
-            return w.pop();
-        }
-        drop(w);
-        self.wake_all();
-        None
-    }
 }
 
 /// Blocks the current computation until `ready` holds for the data under
 /// `lock`, waiting in the one-computation slot `slot` of that data: the
-/// rendezvous's waits (a caller for its call, a server for its port), whose
+/// rendezvous's waits (a caller for its call, a server for its port, a
+/// batch's caller for its last member), whose
 /// wakers take the same lock anyway to make `ready` hold and take the
 /// waiter out of the slot. Check and block happen under the lock, so no
 /// wake-up is lost; after a hand-over, one pass under the lock both checks
-/// and leaves the slot. If it must block, the CPU goes to `partner` as in
-/// `WaitQueue::wait_handing_to`; otherwise `partner` is woken. Returns false
-/// if the process was killed while waiting.
+/// and leaves the slot. `partner` is a computation the waiter has just made
+/// ready to run (taken from a wait queue, not yet woken): if the waiter
+/// must block, it hands its CPU to `partner` directly (the rendezvous's
+/// direct switch); otherwise `partner` is woken the ordinary way. Returns
+/// false if the process was killed while waiting.
 pub fn wait_in_slot<T>(
     lock: &IrqMutex<T>,
     mut partner: Option<Arc<Computation>>,
@@ -637,9 +605,9 @@ pub fn on_first_entry() {
 /// not the current ones), faulting demand pages in; the range must be in
 /// user space and readable.
 pub fn read_user_of(pid: u64, addr: u64, buf: &mut [u8]) -> Result<(), Error> {
-    crate::syscall::uaccess::check_range(addr, buf.len())?;
+    let range = crate::syscall::uaccess::UserRange::new(addr, buf.len())?;
     if sched::with_current_process(|p| p.pid) == Some(pid) {
-        return crate::syscall::uaccess::copy_from_user(buf, addr);
+        return range.read(buf);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
@@ -650,9 +618,9 @@ pub fn read_user_of(pid: u64, addr: u64, buf: &mut [u8]) -> Result<(), Error> {
 /// Copies into the memory of process `pid` at `addr`; the range must be
 /// writable by that process.
 pub fn write_user_of(pid: u64, addr: u64, data: &[u8]) -> Result<(), Error> {
-    crate::syscall::uaccess::check_range(addr, data.len())?;
+    let range = crate::syscall::uaccess::UserRange::new(addr, data.len())?;
     if sched::with_current_process(|p| p.pid) == Some(pid) {
-        return crate::syscall::uaccess::copy_to_user(addr, data);
+        return range.write(data);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;

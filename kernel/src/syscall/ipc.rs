@@ -1,6 +1,6 @@
 //! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
 
-use super::uaccess;
+use super::uaccess::{self, UserRange};
 use crate::ipc::{names, rendezvous, rings};
 use crate::proc;
 use abi::{CALL_BY_REF, Error};
@@ -28,15 +28,13 @@ pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     names::lookup(&name(a[0], a[1])?)
 }
 
-/// Both ranges are checked against the caller's own user space now; the
-/// server's copies are bounded by them later.
-/// (address, length) of a buffer in the caller's memory.
-type Range = (u64, u64);
-
-fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
-    uaccess::check_range(a[2], a[3] as usize)?;
-    uaccess::check_range(a[4], a[5] as usize)?;
-    Ok(((a[2], a[3]), (a[4], a[5])))
+/// The message and reply buffers, checked against the caller's own user
+/// space now; the server's copies are bounded by them later.
+fn ranges(a: &[u64; 6]) -> Result<(UserRange, UserRange), Error> {
+    Ok((
+        UserRange::new(a[2], a[3] as usize)?,
+        UserRange::new(a[4], a[5] as usize)?,
+    ))
 }
 
 /// `call`'s general path: the table's handler, and where `sys_call_raw`
@@ -45,26 +43,24 @@ fn ranges(a: &[u64; 6]) -> Result<(Range, Range), Error> {
 #[inline(never)]
 pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let entry = a[1] & !CALL_BY_REF;
-    uaccess::check_range(a[4], a[5] as usize)?;
+    let reply = UserRange::new(a[4], a[5] as usize)?;
     let (msg, msg_ref) = if a[1] & CALL_BY_REF != 0 {
-        ((0, 0), a[2])
+        (UserRange::default(), a[2])
     } else {
-        uaccess::check_range(a[2], a[3] as usize)?;
-        ((a[2], a[3]), 0)
+        (UserRange::new(a[2], a[3] as usize)?, 0)
     };
-    rendezvous::call(me, a[0], entry, msg, (a[4], a[5]), msg_ref)
+    rendezvous::call(me, a[0], entry, msg, reply, msg_ref)
 }
 
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[1], core::mem::size_of::<abi::AccInfo>())?;
+    let out = UserRange::new(a[1], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::acc(me, a[0])?;
-    info.write_to(a[1])?;
+    info.write_to(out)?;
     Ok(info.rid())
 }
 
 pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[1], a[2] as usize)?;
-    rendezvous::endr(me, a[0], a[1], a[2])
+    rendezvous::endr(me, a[0], UserRange::new(a[1], a[2] as usize)?)
 }
 
 /// The rendezvous pair as the dispatcher calls them (inlined there): their
@@ -73,9 +69,9 @@ pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 #[inline(always)]
 pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     if a[1] & CALL_BY_REF == 0
-        && uaccess::check_range(a[4], a[5] as usize).is_ok()
-        && uaccess::check_range(a[2], a[3] as usize).is_ok()
-        && let Some(status) = rendezvous::call_fast(me, a[0], a[1], (a[2], a[3]), (a[4], a[5]))
+        && let Ok(reply) = UserRange::new(a[4], a[5] as usize)
+        && let Ok(msg) = UserRange::new(a[2], a[3] as usize)
+        && let Some(status) = rendezvous::call_fast(me, a[0], a[1], msg, reply)
     {
         return status;
     }
@@ -86,11 +82,11 @@ pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
 pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     if a[0] != 0
         && rendezvous::is_short_endr_acc(a[2], a[3])
-        && uaccess::check_range(a[1], a[2] as usize).is_ok()
-        && uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>()).is_ok()
+        && let Ok(reply) = UserRange::new(a[1], a[2] as usize)
+        && let Ok(out) = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())
     {
-        return match rendezvous::endr_acc_short(me, a[0], a[1], a[2], a[3]) {
-            Ok(info) => match info.write_to(a[4]) {
+        return match rendezvous::endr_acc_short(me, a[0], reply, a[3]) {
+            Ok(info) => match info.write_to(out) {
                 Ok(()) => info.rid(),
                 Err(e) => e.as_ret(),
             },
@@ -105,19 +101,20 @@ fn raw(r: Result<u64, Error>) -> u64 {
 }
 
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    if a[0] != 0 {
-        uaccess::check_range(a[1], a[2] as usize)?;
-    }
-    uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
-    let info = rendezvous::endr_acc(me, a[0], a[1], a[2], a[3])?;
-    info.write_to(a[4])?;
+    let reply = match a[0] {
+        0 => UserRange::default(),
+        _ => UserRange::new(a[1], a[2] as usize)?,
+    };
+    let out = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let info = rendezvous::endr_acc(me, a[0], reply, a[3])?;
+    info.write_to(out)?;
     Ok(info.rid())
 }
 
 pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let out = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())?;
     let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
-    info.write_to(a[4])?;
+    info.write_to(out)?;
     Ok(info.rid())
 }
 
@@ -128,9 +125,9 @@ pub fn sys_acc_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if k == 0 || k > abi::MAX_BATCH {
         return Err(Error::Invalid);
     }
-    let size = core::mem::size_of::<abi::AccInfo>() as u64;
-    uaccess::check_range(out, (k * size) as usize)?;
-    let n = rendezvous::acc_many(me, a[0], k as usize, |i, info| info.write_to(out + i as u64 * size))?;
+    let size = core::mem::size_of::<abi::AccInfo>();
+    let out = UserRange::new(out, k as usize * size)?;
+    let n = rendezvous::acc_many(me, a[0], k as usize, |i, info| info.write_to(out.part(i * size, size)?))?;
     Ok(n as u64)
 }
 
@@ -144,13 +141,14 @@ pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> 
     }
     let k = k as usize;
     let size = core::mem::size_of::<abi::ForwardEntry>();
+    let at = UserRange::new(at, k * size)?;
     let mut buf = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
-    let list = uaccess::read_list(&mut buf, at, k)?;
+    let list = uaccess::read_list(&mut buf, at)?;
     let status_at = core::mem::offset_of!(abi::ForwardEntry, status);
     let passed = rendezvous::forward_many(me, list, |i, e| {
         // The call was ended with its error either way; a list the caller
         // made unwritable meanwhile only loses the report.
-        let _ = uaccess::write(at + (i * size + status_at) as u64, &e.as_ret());
+        let _ = at.part(i * size + status_at, 8).and_then(|s| s.store(e.as_ret()));
     })?;
     Ok(passed as u64)
 }
@@ -187,11 +185,12 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         return Err(Error::Invalid);
     }
     const MAX: usize = abi::MAX_BATCH as usize;
-    let size = core::mem::size_of::<abi::BatchEntry>() as u64;
+    let size = core::mem::size_of::<abi::BatchEntry>();
+    let list = UserRange::new(a[1], n as usize * size)?;
     // The whole list in one copy (a copy per member cost a check and a
     // call each).
     let mut buf = core::mem::MaybeUninit::<[abi::BatchEntry; MAX]>::uninit();
-    let entries = uaccess::read_list(&mut buf, a[1], n as usize)?;
+    let entries = uaccess::read_list(&mut buf, list)?;
     let member = |i: usize| {
         let e = entries[i];
         Ok(rendezvous::Member {
@@ -203,10 +202,10 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
             tag: 0,
         })
     };
-    let status_at = core::mem::offset_of!(abi::BatchEntry, status) as u64;
-    let result = |i: usize, status: u64, _: Option<&rendezvous::Call>| {
-        uaccess::write(a[1] + i as u64 * size + status_at, &status)
-    };
+    let status_at = core::mem::offset_of!(abi::BatchEntry, status);
+    // One word each, into the list read above: no copy, no second check.
+    let result =
+        |i: usize, status: u64, _: Option<&rendezvous::Call>| list.part(i * size + status_at, 8)?.store(status);
     rendezvous::ncallsync_with(me, n as usize, member, result)?;
     Ok(0)
 }

@@ -12,10 +12,23 @@ use abi::Error;
 pub const MAX_COPY: usize = 1 << 20;
 
 /// Inlined: every system call with a buffer checks it, the rendezvous
-/// path several times.
+/// path several times. A range that is not empty at address 0 passes or
+/// fails in two comparisons; which error a bad one gets is sorted out
+/// apart.
 #[inline(always)]
 pub fn check_range(addr: u64, len: usize) -> Result<(), Error> {
     const { assert!(MAX_COPY as u64 <= USER_END) };
+    // `len` is at most MAX_COPY, below USER_END: no overflow, and this
+    // holds exactly when `1 <= addr` and `addr + len <= USER_END`.
+    if len <= MAX_COPY && addr.wrapping_sub(1) < USER_END - len as u64 {
+        return Ok(());
+    }
+    check_range_slow(addr, len)
+}
+
+#[cold]
+#[inline(never)]
+fn check_range_slow(addr: u64, len: usize) -> Result<(), Error> {
     if len > MAX_COPY {
         return Err(Error::Invalid);
     }
@@ -27,33 +40,113 @@ pub fn check_range(addr: u64, len: usize) -> Result<(), Error> {
     Ok(())
 }
 
+/// A range of user memory that passed `check_range`. Whether a range lies
+/// in user space depends on its bounds alone, so what is copied within it
+/// needs no second check: a system call checks a buffer once, where it
+/// takes it, and later copies (the rendezvous path makes several into one
+/// buffer, some from another process) go by the range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UserRange {
+    addr: u64,
+    len: usize,
+}
+
+impl UserRange {
+    #[inline(always)]
+    pub fn new(addr: u64, len: usize) -> Result<UserRange, Error> {
+        check_range(addr, len)?;
+        Ok(UserRange { addr, len })
+    }
+
+    #[inline(always)]
+    pub fn addr(self) -> u64 {
+        self.addr
+    }
+
+    #[inline(always)]
+    pub fn len(self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// The `len` bytes from `offset` on, if they lie within the range.
+    #[inline(always)]
+    pub fn part(self, offset: usize, len: usize) -> Result<UserRange, Error> {
+        if offset > self.len || len > self.len - offset {
+            return Err(Error::Invalid);
+        }
+        Ok(UserRange {
+            addr: self.addr + offset as u64,
+            len,
+        })
+    }
+
+    /// Copies `src` to the start of the range (in the current space), which
+    /// must be as long at least.
+    #[inline(always)]
+    pub fn write(self, src: &[u8]) -> Result<(), Error> {
+        if src.len() > self.len {
+            return Err(Error::Invalid);
+        }
+        // SAFETY: the destination lies in user space (checked when the
+        // range was made); faults are caught.
+        unsafe { fallible_copy(self.addr as *mut u8, src.as_ptr(), src.len()) }.map_err(|_| Error::Fault)
+    }
+
+    /// Fills `dst` from the start of the range (in the current space).
+    #[inline(always)]
+    pub fn read(self, dst: &mut [u8]) -> Result<(), Error> {
+        if dst.len() > self.len {
+            return Err(Error::Invalid);
+        }
+        // SAFETY: the destination is a kernel buffer we own; faults on the
+        // user source are caught.
+        unsafe { fallible_copy(dst.as_mut_ptr(), self.addr as *const u8, dst.len()) }.map_err(|_| Error::Fault)
+    }
+
+    /// Reads the whole range into `dst`, which need not be initialised.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of the range's length.
+    #[inline(always)]
+    pub unsafe fn read_raw(self, dst: *mut u8) -> Result<(), Error> {
+        // SAFETY: the caller vouches for the destination; faults on the
+        // user source are caught.
+        unsafe { fallible_copy(dst, self.addr as *const u8, self.len) }.map_err(|_| Error::Fault)
+    }
+
+    /// Six words at the start of the range (no copy through memory).
+    #[inline(always)]
+    pub fn write_words(self, words: [u64; 6]) -> Result<(), Error> {
+        if self.len < 6 * 8 {
+            return Err(Error::Invalid);
+        }
+        // SAFETY: the range lies in user space and holds the six words;
+        // faults are caught.
+        unsafe { crate::arch::x86_64::fallible_store6(self.addr, words) }.map_err(|_| Error::Fault)
+    }
+
+    /// One word at the start of the range (a status written back).
+    #[inline(always)]
+    pub fn store(self, word: u64) -> Result<(), Error> {
+        if self.len < 8 {
+            return Err(Error::Invalid);
+        }
+        // SAFETY: the range lies in user space and holds the word; a fault
+        // is caught.
+        unsafe { crate::arch::x86_64::fallible_store(self.addr, word) }.map_err(|_| Error::Fault)
+    }
+}
+
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
     check_range(src, dst.len())?;
     // SAFETY: the destination is a kernel buffer we own; faults on the user
     // source are caught.
     unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }.map_err(|_| Error::Fault)
-}
-
-/// `copy_from_user` into `len` bytes at `dst`, which need not be
-/// initialised (a buffer the rendezvous path would otherwise clear first).
-///
-/// # Safety
-/// `dst` must be valid for writes of `len` bytes.
-#[inline(always)]
-pub unsafe fn copy_from_user_raw(dst: *mut u8, src: u64, len: usize) -> Result<(), Error> {
-    check_range(src, len)?;
-    // SAFETY: the caller vouches for the destination; faults on the user
-    // source are caught.
-    unsafe { fallible_copy(dst, src as *const u8, len) }.map_err(|_| Error::Fault)
-}
-
-/// Writes six words to user memory at `dst` (no copy through memory).
-#[inline(always)]
-pub fn write_words(dst: u64, words: [u64; 6]) -> Result<(), Error> {
-    check_range(dst, 6 * 8)?;
-    // SAFETY: the destination was checked to be user memory of the current
-    // space; faults are caught.
-    unsafe { crate::arch::x86_64::fallible_store6(dst, words) }.map_err(|_| Error::Fault)
 }
 
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
@@ -92,19 +185,19 @@ pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     Ok(value)
 }
 
-/// Reads a list of `n` values at `addr` into `buf` in one copy and returns
-/// them. `buf` is not cleared first: only the entries the copy wrote are
-/// read.
+/// Reads the list of values that fills `list` into `buf` in one copy and
+/// returns them. `buf` is not cleared first: only the entries the copy
+/// wrote are read.
 pub fn read_list<T: Pod, const MAX: usize>(
     buf: &mut core::mem::MaybeUninit<[T; MAX]>,
-    addr: u64,
-    n: usize,
+    list: UserRange,
 ) -> Result<&[T], Error> {
-    if n > MAX {
+    let n = list.len() / core::mem::size_of::<T>();
+    if n > MAX || !list.len().is_multiple_of(core::mem::size_of::<T>()) {
         return Err(Error::Invalid);
     }
     // SAFETY: the buffer has room for MAX values, n at most.
-    unsafe { copy_from_user_raw(buf.as_mut_ptr().cast(), addr, n * core::mem::size_of::<T>()) }?;
+    unsafe { list.read_raw(buf.as_mut_ptr().cast()) }?;
     // SAFETY: the copy wrote the first n values whole, and any bytes make a
     // valid T (it is Pod).
     Ok(unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<T>(), n) })

@@ -188,6 +188,61 @@ pub fn fault_fixup_catches_bad_addresses() -> TestResult {
     Ok(())
 }
 
+/// `check_range` (and so every `UserRange`) against its definition, at
+/// and around every bound: the fast test in two comparisons must agree
+/// with it everywhere, and a bad range must get the right error.
+pub fn user_ranges_are_checked_at_their_bounds() -> TestResult {
+    use crate::syscall::uaccess::{MAX_COPY, UserRange, check_range};
+    use crate::vm::USER_END;
+    use abi::Error;
+    let max = MAX_COPY as u64;
+    let addrs = [
+        0,
+        1,
+        4096,
+        USER_END - max - 1,
+        USER_END - max,
+        USER_END - max + 1,
+        USER_END - 4096,
+        USER_END - 8,
+        USER_END - 7,
+        USER_END - 1,
+        USER_END,
+        USER_END + 1,
+        u64::MAX - 7,
+        u64::MAX,
+    ];
+    let lens = [0, 1, 7, 8, 4096, MAX_COPY - 1, MAX_COPY, MAX_COPY + 1, usize::MAX];
+    for addr in addrs {
+        for len in lens {
+            let want = if len > MAX_COPY {
+                Err(Error::Invalid)
+            } else if (len > 0 && addr == 0) || addr as u128 + len as u128 > USER_END as u128 {
+                Err(Error::Fault)
+            } else {
+                Ok(())
+            };
+            let got = check_range(addr, len);
+            ensure!(got == want, "check_range({addr:#x}, {len:#x}) = {got:?}, not {want:?}");
+            ensure!(
+                UserRange::new(addr, len).map(|_| ()) == want,
+                "UserRange::new({addr:#x}, {len:#x}) disagrees with check_range"
+            );
+        }
+    }
+    // A part lies within its range, or is refused.
+    let r = UserRange::new(0x1000, 64).map_err(|e| alloc::format!("{e:?}"))?;
+    ensure!(
+        r.part(0, 64).is_ok() && r.part(56, 8).is_ok() && r.part(64, 0).is_ok(),
+        "a part within refused"
+    );
+    ensure!(
+        r.part(57, 8).is_err() && r.part(65, 0).is_err() && r.part(8, usize::MAX).is_err(),
+        "a part beyond the range accepted"
+    );
+    Ok(())
+}
+
 pub fn tlb_shootdown_reaches_every_cpu() -> TestResult {
     let cpus = cpu::online_count();
     let a = frames::alloc_zeroed(1).map_err(|_| "oom")?;

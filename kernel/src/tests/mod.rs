@@ -69,6 +69,10 @@ pub static TESTS: &[KTest] = &[
         "fault_fixup_catches_bad_addresses",
         memory::fault_fixup_catches_bad_addresses,
     ),
+    pass(
+        "user_ranges_are_checked_at_their_bounds",
+        memory::user_ranges_are_checked_at_their_bounds,
+    ),
     smp(
         "tlb_shootdown_reaches_every_cpu",
         memory::tlb_shootdown_reaches_every_cpu,

@@ -140,6 +140,37 @@ pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
     if failed == 0 { Ok(()) } else { Err(()) }
 }
 
+/// Stores one word at `dst` and reports a page fault as an error, like
+/// `fallible_store6` (a status written back into a caller's list).
+///
+/// # Safety
+/// As for `fallible_copy`: `dst..dst+8` must not be kernel data the caller
+/// does not own.
+#[inline(always)]
+pub unsafe fn fallible_store(dst: u64, w: u64) -> Result<(), ()> {
+    let failed: u32;
+    // SAFETY: one plain store; a fault resumes at the fixup (label 9)
+    // through the exception table, which reports the failure.
+    unsafe {
+        core::arch::asm!(
+            "2: mov qword ptr [{d}], {w}",
+            "xor {r:e}, {r:e}",
+            "jmp 8f",
+            "9: mov {r:e}, 1",
+            "8:",
+            ".pushsection .extable, \"a\"",
+            ".balign 8",
+            ".quad 2b, 9b",
+            ".popsection",
+            d = in(reg) dst,
+            w = in(reg) w,
+            r = out(reg) failed,
+            options(nostack),
+        );
+    }
+    if failed == 0 { Ok(()) } else { Err(()) }
+}
+
 /// Reads a u64 from an address that may be unmapped.
 pub fn probe_read_u64(addr: u64) -> Option<u64> {
     let mut value = 0u64;
