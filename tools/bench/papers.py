@@ -150,10 +150,12 @@ EXPERIMENTS = {
                 "every result), and as one batch to the **distribution server**, which accepts the whole batch "
                 "in one system call (`acc_many`) and passes every request on to `echo` in one more "
                 "(`forward_many`, direct return: `echo` answers the client itself); time for the n requests, "
-                "mean of 200 repetitions (2 in the short run), timed in the client by the TSC. *CPU work* "
+                "mean of 200 repetitions (2 in the short run), timed in the client by the TSC; and the same "
+                "with the paper's 3-core placement (`spread_` series: ten `echo` servers taking turns between "
+                "CPUs 1 and 2, request i to server i, the distributor beside the client on CPU 0). *CPU work* "
                 "(fig. 9): ten requests of 3 ms of CPU work each (100 µs in the short run), and the same "
                 "with 30 ms (1 ms), to two `echo` servers pinned on CPUs 1 and 2 (modulo the number of CPUs), "
-                "as callsync × 10 against ncallsync(2) × 5, the 3 ms case timed 7 times per boot (the two ways "
+                "as callsync × 10 against ncallsync(2) × 5, the 3 ms case timed 11 times per boot (the two ways "
                 "taking turns; the median is the boot's figure), the 30 ms case once; param = number of CPUs.",
         "issue": "issue 7 (ncallsync, distribution server)",
         "partial": "ncallsync, the distribution server (`acc_many` and `forward_many` with direct return), "
@@ -340,6 +342,9 @@ PAPER_NOTES = {
 BATCH_SERIES = [("callsync_x_n", "callsync × n"),
                 ("ncallsync", "ncallsync(n)"),
                 ("ncallsync_distributor", "ncallsync(n) via the distribution server")]
+# Fig. 7/8's 3-core case: the same series with the servers spread over
+# CPUs 1 and 2 (batchbench's metric prefix), kept from the plain-TCG boot.
+BATCH_SPREAD_PREFIX = "spread_"
 # Issue 7's goal: each extra request in a batch costs ≤ this many
 # instructions of overhead (icount ns), as the slope from n = 1 to n = 10.
 BATCH_GOAL_PER_REQUEST = (1_000, "each extra request in a batch costs ≤ 1,000 instructions of overhead "

@@ -1357,10 +1357,10 @@ fn done_with(c: Arc<Call>) {
 /// alone, and the reply is short (`INLINE` bytes at most).
 #[inline(always)]
 fn keep_reply(c: &Call, from: UserRange) -> (u64, usize) {
-    let n = from.len().min(c.reply.len());
+    let from = from.prefix(c.reply.len());
     // SAFETY: as said above: the call is this server's alone, not done yet.
-    match from.part(0, n).and_then(|r| unsafe { c.kept.fill(r) }) {
-        Ok(()) => (n as u64, n),
+    match unsafe { c.kept.fill(from) } {
+        Ok(()) => (from.len() as u64, from.len()),
         Err(e) => (e.as_ret(), 0),
     }
 }

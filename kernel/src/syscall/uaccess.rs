@@ -85,6 +85,15 @@ impl UserRange {
         })
     }
 
+    /// The first `len` bytes of the range (all of it if it is shorter).
+    #[inline(always)]
+    pub fn prefix(self, len: usize) -> UserRange {
+        UserRange {
+            addr: self.addr,
+            len: self.len.min(len),
+        }
+    }
+
     /// Copies `src` to the start of the range (in the current space), which
     /// must be as long at least.
     #[inline(always)]

@@ -18,7 +18,8 @@ pub mod echo {
     /// releases its caller).
     pub const CRASH: u64 = 2;
     /// Burn the CPU for the number of microseconds in the message's first
-    /// 8 bytes, then reply with the message (seed 002 fig. 9's 3 ms server).
+    /// 8 bytes (seed 002 fig. 9's 3 ms server), then reply with the TSC at
+    /// the start and at the end of the work (16 bytes).
     pub const WORK: u64 = 3;
     pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH) | (1 << WORK);
 

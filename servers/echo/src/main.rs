@@ -1,12 +1,23 @@
 //! The echo server (interface: `tessera_api::echo`). Registers its name,
 //! then accepts calls for ever: ECHO replies with the message, SUM reads
 //! the whole message by reference and replies with the sum of its bytes,
-//! CRASH dies holding the call.
+//! WORK burns the CPU for a while and replies with when it did, CRASH dies
+//! holding the call.
 #![no_std]
 #![no_main]
 use tessera_api::echo;
 use tessera_rt::abi::AccInfo;
 use tessera_rt::{println, sys};
+
+/// What the next `endr_acc` replies with.
+#[derive(Clone, Copy)]
+enum Reply {
+    None,
+    /// The first bytes of the message (from its description).
+    Message(usize),
+    /// The first bytes of the server's own reply buffer.
+    Own(usize),
+}
 
 fn main(args: &[&str]) -> i32 {
     let name = args.get(1).copied().unwrap_or(echo::NAME);
@@ -14,29 +25,39 @@ fn main(args: &[&str]) -> i32 {
         println!("echo: cannot register: {e:?}");
         return 1;
     }
-    let mut info = AccInfo::default();
     let mut buf = [0u8; 4096];
-    // The reply to the call being ended by the next endr_acc.
+    // Two descriptions taking turns: an ECHO reply goes out straight from
+    // the description its call came in, while the next call is described
+    // into the other one (no copy of the message in between).
+    let mut infos = [AccInfo::default(); 2];
+    let mut cur = 0;
+    // The call ended by the next endr_acc, and its reply.
     let mut rid = 0;
-    let mut reply = [0u8; 64];
-    let mut reply_len = 0;
+    let mut reply = Reply::None;
+    let mut own = [0u8; 16];
     loop {
-        match sys::endr_acc(rid, &reply[..reply_len], echo::ENTRIES, &mut info) {
+        let [a, b] = &mut infos;
+        let (this, next) = if cur == 0 { (&*a, b) } else { (&*b, a) };
+        let bytes = match reply {
+            Reply::None => &[][..],
+            Reply::Message(n) => &this.inline[..n],
+            Reply::Own(n) => &own[..n],
+        };
+        match sys::endr_acc(rid, bytes, echo::ENTRIES, next) {
             Ok(next) => rid = next,
             // Ending the previous call failed: still accept the next.
             Err(_) if rid != 0 => {
                 rid = 0;
-                reply_len = 0;
+                reply = Reply::None;
                 continue;
             }
             Err(_) => return 1,
         }
-        reply_len = 0;
+        cur ^= 1;
+        let info = &infos[cur];
+        reply = Reply::None;
         match info.entry {
-            echo::ECHO => {
-                reply_len = (info.len as usize).min(64);
-                reply[..reply_len].copy_from_slice(&info.inline[..reply_len]);
-            }
+            echo::ECHO => reply = Reply::Message((info.len as usize).min(info.inline.len())),
             echo::SUM => {
                 let mut sum = 0u64;
                 let mut at = 0;
@@ -48,12 +69,13 @@ fn main(args: &[&str]) -> i32 {
                     sum += buf[..n].iter().map(|&b| b as u64).sum::<u64>();
                     at += n as u64;
                 }
-                reply[..8].copy_from_slice(&sum.to_le_bytes());
-                reply_len = 8;
+                own[..8].copy_from_slice(&sum.to_le_bytes());
+                reply = Reply::Own(8);
             }
             echo::WORK => {
                 let us = u64::from_le_bytes(info.inline[..8].try_into().unwrap_or([0; 8]));
-                let end = sys::rdtsc() + us * (sys::clock().tsc_hz / 1_000_000);
+                let start = sys::rdtsc();
+                let end = start + us * (sys::clock().tsc_hz / 1_000_000);
                 // Computation, not waiting: no `pause` in the loop. Under
                 // QEMU's multi-threaded TCG every `pause` leaves the virtual
                 // CPU's loop and takes QEMU's global lock, so servers that
@@ -66,8 +88,11 @@ fn main(args: &[&str]) -> i32 {
                     }
                 }
                 core::hint::black_box(x);
-                reply_len = (info.len as usize).min(64);
-                reply[..reply_len].copy_from_slice(&info.inline[..reply_len]);
+                // When the work ran: a benchmark sees from it whether the
+                // work was held up (it ends at a fixed TSC).
+                own[..8].copy_from_slice(&start.to_le_bytes());
+                own[8..16].copy_from_slice(&sys::rdtsc().to_le_bytes());
+                reply = Reply::Own(16);
             }
             echo::CRASH => {
                 // SAFETY: not safe: dies by a null dereference, holding the call.
