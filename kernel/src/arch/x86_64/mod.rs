@@ -92,6 +92,33 @@ pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<
     }
 }
 
+/// Plain stores of words at `$dst + offset`, any of which may fault: each
+/// store's exception-table entry sends a fault to the one fixup, which
+/// reports it. Evaluates to 0, or 1 after a fault. Inside `unsafe`.
+macro_rules! fallible_stores {
+    ($dst:expr; $($w:ident at $off:literal),+ $(,)?) => {{
+        let failed: u32;
+        core::arch::asm!(
+            $(
+                concat!("2: mov qword ptr [{d} + ", $off, "], {", stringify!($w), "}"),
+                ".pushsection .extable, \"a\"",
+                ".balign 8",
+                ".quad 2b, 9f",
+                ".popsection",
+            )+
+            "xor {r:e}, {r:e}",
+            "jmp 8f",
+            "9: mov {r:e}, 1",
+            "8:",
+            d = in(reg) $dst,
+            $($w = in(reg) $w,)+
+            r = out(reg) failed,
+            options(nostack),
+        );
+        failed
+    }};
+}
+
 /// Stores six words at `dst` and reports a page fault as an error instead
 /// of a kernel crash, like `fallible_copy` but with the words in registers:
 /// a copy would first lay them out in memory (the rendezvous describes
@@ -102,41 +129,10 @@ pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<
 /// does not own.
 #[inline(always)]
 pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
-    let failed: u32;
-    // SAFETY: six plain stores; a fault on any of them resumes at the fixup
-    // (label 9) through the exception table, which reports the failure.
-    unsafe {
-        core::arch::asm!(
-            "2: mov qword ptr [{d}], {w0}",
-            "3: mov qword ptr [{d} + 8], {w1}",
-            "4: mov qword ptr [{d} + 16], {w2}",
-            "5: mov qword ptr [{d} + 24], {w3}",
-            "6: mov qword ptr [{d} + 32], {w4}",
-            "7: mov qword ptr [{d} + 40], {w5}",
-            "xor {r:e}, {r:e}",
-            "jmp 8f",
-            "9: mov {r:e}, 1",
-            "8:",
-            ".pushsection .extable, \"a\"",
-            ".balign 8",
-            ".quad 2b, 9b",
-            ".quad 3b, 9b",
-            ".quad 4b, 9b",
-            ".quad 5b, 9b",
-            ".quad 6b, 9b",
-            ".quad 7b, 9b",
-            ".popsection",
-            d = in(reg) dst,
-            w0 = in(reg) w[0],
-            w1 = in(reg) w[1],
-            w2 = in(reg) w[2],
-            w3 = in(reg) w[3],
-            w4 = in(reg) w[4],
-            w5 = in(reg) w[5],
-            r = out(reg) failed,
-            options(nostack),
-        );
-    }
+    let [w0, w1, w2, w3, w4, w5] = w;
+    // SAFETY: six plain stores; a fault on any of them resumes at the
+    // fixup through the exception table, which reports the failure.
+    let failed = unsafe { fallible_stores!(dst; w0 at 0, w1 at 8, w2 at 16, w3 at 24, w4 at 32, w5 at 40) };
     if failed == 0 { Ok(()) } else { Err(()) }
 }
 
@@ -148,26 +144,9 @@ pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
 /// does not own.
 #[inline(always)]
 pub unsafe fn fallible_store(dst: u64, w: u64) -> Result<(), ()> {
-    let failed: u32;
-    // SAFETY: one plain store; a fault resumes at the fixup (label 9)
-    // through the exception table, which reports the failure.
-    unsafe {
-        core::arch::asm!(
-            "2: mov qword ptr [{d}], {w}",
-            "xor {r:e}, {r:e}",
-            "jmp 8f",
-            "9: mov {r:e}, 1",
-            "8:",
-            ".pushsection .extable, \"a\"",
-            ".balign 8",
-            ".quad 2b, 9b",
-            ".popsection",
-            d = in(reg) dst,
-            w = in(reg) w,
-            r = out(reg) failed,
-            options(nostack),
-        );
-    }
+    // SAFETY: one plain store; a fault resumes at the fixup through the
+    // exception table, which reports the failure.
+    let failed = unsafe { fallible_stores!(dst; w at 0) };
     if failed == 0 { Ok(()) } else { Err(()) }
 }
 
