@@ -229,7 +229,8 @@ BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_cal
     f"fig12_{way}_{v}" for v in ("A", "B", "C", "A10", "B10", "C10") for way in ("callsync", "ncallsync")) + tuple(
     # Fig. 7/8 on one CPU and on three, in the same boot.
     f"{where}{m}" for where in ("", "spread_") for m, _ in papers.BATCH_SERIES) + tuple(
-    f"spread_{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c in ("syscalls", "switches", "ipis"))
+    f"spread_{m}_{c}" for m in ("ncallsync", "ncallsync_distributor")
+    for c in ("syscalls", "switches", "ipis", "allocs", "server"))
 BATCH_PARALLEL_SUFFIX = "_tcg"
 
 

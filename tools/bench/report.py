@@ -1063,7 +1063,7 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
     _batch_work(w, val, mode, config)
     _batch_pipeline(w, val, mode)
     pipe = {f"fig12_{way}_{v}" for v in papers.BATCH_PIPELINE for way in ("callsync", "ncallsync")}
-    counted = {f"{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c in ("syscalls", "switches", "ipis")}
+    counted = {f"{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c, _ in BATCH_BREAKDOWN}
     works = {m for _, pair in papers.BATCH_WORK_VARIANTS for m in pair} | {
         f"{cs.split('_')[0]}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
         for k in ("call_median", "batch_median", "held", "requests")}
@@ -1109,20 +1109,10 @@ def _batch_three_cpus(w, val):
         cells = [_ns((val.get((pre + m + sfx, str(n))) or {}).get("value")) for pre in ("", sp) for m, _ in series]
         w(f"| {n} | " + " | ".join(cells) + " |")
     w("")
-    rows = []
-    for m, label in series[1:]:
-        for n in ("1", "10"):
-            c = [val.get((f"{sp}{m}_{k}{sfx}", n)) for k in ("syscalls", "switches", "ipis")]
-            if all(c):
-                rows.append((label, n, c))
-    if rows:
-        w("Counts per batch on 3 CPUs (same boot; system calls, context switches on all CPUs, IPIs sent):")
+    if (f"{sp}ncallsync_syscalls{sfx}", "1") in val:
+        w("Per batch on 3 CPUs (same boot, medians; the servers' CPU time in guest ns of plain TCG):")
         w("")
-        w("| series | n | system calls | context switches | IPIs |")
-        w("|---|---|---|---|---|")
-        for label, n, c in rows:
-            w(f"| {label} | {n} | " + " | ".join(f"{x['value']:,.1f}".rstrip("0").rstrip(".") for x in c) + " |")
-        w("")
+        _batch_breakdown_rows(w, val, sp, sfx)
     last = str(ns[-1])
     notes = []
     for m, label in series:
@@ -1174,23 +1164,40 @@ def _batch_typical(w, val, need):
     w("")
 
 
-def _batch_counts(w, val):
+# Fig. 8's breakdown per batch: batchbench's count suffixes, with labels.
+BATCH_BREAKDOWN = [("syscalls", "system calls"), ("switches", "context switches"), ("ipis", "IPIs"),
+                   ("allocs", "kernel heap allocations"), ("server", "server time (ns)")]
+
+
+def _batch_breakdown_rows(w, val, prefix, suffix, ns=("1", "10")):
+    """The breakdown table of fig. 8 for the series `prefix` + name + `suffix`."""
     rows = []
     for series, label in (("ncallsync", "ncallsync(n)"), ("ncallsync_distributor", "via the distribution server")):
-        for n in ("1", "10"):
-            c = [val.get((f"{series}_{k}", n)) for k in ("syscalls", "switches", "ipis")]
-            if all(c):
+        for n in ns:
+            c = [val.get((f"{prefix}{series}_{k}{suffix}", n)) for k, _ in BATCH_BREAKDOWN]
+            if all(c[:3]):
                 rows.append((label, n, c))
     if not rows:
-        return
-    w("**Counts per batch** (fig. 8's breakdown as counts, same boot; system calls of client and servers, "
-      "context switches on all CPUs, IPIs sent):")
-    w("")
-    w("| series | n | system calls | context switches | IPIs |")
-    w("|---|---|---|---|---|")
+        return False
+    w("| series | n | " + " | ".join(label for _, label in BATCH_BREAKDOWN) + " |")
+    w("|---|---|" + "---|" * len(BATCH_BREAKDOWN))
     for label, n, c in rows:
-        w(f"| {label} | {n} | {c[0]['value']:g} | {c[1]['value']:g} | {c[2]['value']:g} |")
+        cells = ["—" if x is None else (_ns(x["value"]) if k == "server" else f"{x['value']:,.1f}".rstrip("0").rstrip("."))
+                 for (k, _), x in zip(BATCH_BREAKDOWN, c)]
+        w(f"| {label} | {n} | " + " | ".join(cells) + " |")
     w("")
+    return True
+
+
+def _batch_counts(w, val):
+    if not any((f"ncallsync_{k}", "1") in val for k, _ in BATCH_BREAKDOWN):
+        return
+    w("**Per batch** (fig. 8's breakdown, same boot): system calls of client and servers, context switches "
+      "on all CPUs, IPIs sent, kernel heap allocations (the paper's ICA allocation and release: here the call "
+      "objects and the batch come from free lists), and the servers' CPU time (the `echo` servers' and the "
+      "distributor's, kernel and user; the rest of the batch's time is the client's):")
+    w("")
+    _batch_breakdown_rows(w, val, "", "")
 
 
 def _batch_pipeline(w, val, mode):

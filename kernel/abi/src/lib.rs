@@ -620,6 +620,9 @@ pub struct SysInfo {
     /// Inter-processor interrupts sent so far (wake-ups, TLB shootdowns,
     /// calls on other CPUs).
     pub ipis: u64,
+    /// Kernel heap allocations so far (a benchmark counts what an operation
+    /// allocates: a call's or a batch's objects come from free lists).
+    pub heap_allocations: u64,
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ const GROW_STEP: u64 = 1 << 20;
 pub struct HeapStats {
     pub size: usize,
     pub used: usize,
+    /// Allocations since boot.
+    pub allocations: u64,
 }
 
 fn span(len: u64) -> Span {
@@ -74,6 +76,7 @@ pub fn stats() -> HeapStats {
     HeapStats {
         size: h.mapped as usize,
         used: h.talc.get_counters().allocated_bytes,
+        allocations: h.talc.get_counters().total_allocation_count,
     }
 }
 

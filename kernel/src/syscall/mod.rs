@@ -499,6 +499,7 @@ fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         resource_ops: crate::resource::mediator::total_calls(),
         context_switches: sched::CONTEXT_SWITCHES.load(Ordering::Relaxed),
         ipis: crate::arch::x86_64::apic::IPIS_SENT.load(Ordering::Relaxed),
+        heap_allocations: h.allocations,
     };
     uaccess::write(a[0], &info)?;
     Ok(0)

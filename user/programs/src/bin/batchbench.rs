@@ -43,24 +43,47 @@ fn batch(
 
 /// System calls, context switches and IPIs so far (fig. 8's breakdown as
 /// counts: they explain the times).
-fn counts() -> [u64; 3] {
-    sys::sys_info().map_or([0; 3], |i| [i.syscalls, i.context_switches, i.ipis])
+fn counts() -> [u64; 4] {
+    sys::sys_info().map_or([0; 4], |i| [i.syscalls, i.context_switches, i.ipis, i.heap_allocations])
 }
 
-/// Prints, per batch, what happened between `before` and now.
-fn print_counts(prefix: &str, series: &str, n: usize, before: [u64; 3], reps: u64) {
+/// CPU time the processes `pids` have had so far (kernel and user).
+fn cpu_ns(pids: &[u64]) -> u64 {
+    pids.iter()
+        .filter_map(|&p| sys::proc_info(p).ok())
+        .map(|i| i.cpu_ns)
+        .sum()
+}
+
+/// Prints, per batch, what happened between `before` and now, and the
+/// servers' CPU time since `servers_before` (`cpu_ns` of `servers`, taken
+/// before `before` so that its system calls are not counted).
+fn print_counts(prefix: &str, series: &str, n: usize, before: [u64; 4], reps: u64, servers: (&[u64], u64)) {
     let after = counts();
-    for (i, what) in ["syscalls", "switches", "ipis"].iter().enumerate() {
+    for (i, what) in ["syscalls", "switches", "ipis", "allocs"].iter().enumerate() {
         let per = (after[i] - before[i]) as f64 / reps as f64;
         println!("BENCH,batch,{prefix}{series}_{what},{n},{per:.1},count");
     }
+    let server = (cpu_ns(servers.0) - servers.1) / reps;
+    println!("BENCH,batch,{prefix}{series}_server,{n},{server},ns");
 }
 
 /// Fig. 7/8: n = 1…10 requests of 8 bytes to `echo` servers, as n
 /// blocking calls, as one `ncallsync(n)`, and as one `ncallsync(n)`
 /// through the distribution server `dist`; request i goes to
 /// `targets[i % targets.len()]`. Metrics are `<prefix><series>`.
-fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
+fn overhead(prefix: &str, targets: &[u64], dist: (u64, u64), reps: u64) {
+    // The servers by pid (the distributor last), for their CPU time.
+    let mut pids = [0u64; 11];
+    let mut k = 0;
+    for &t in targets.iter().chain([&dist.1]) {
+        if !pids[..k].contains(&t) {
+            pids[k] = t;
+            k += 1;
+        }
+    }
+    let pids = &pids[..k];
+    let dist = dist.0;
     let mut msgs = [[0u8; 32]; 10];
     let mut dmsgs = [[0u8; 32]; 10];
     let lens = [8usize; 10];
@@ -83,6 +106,7 @@ fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
             "BENCH,batch,{prefix}callsync_x_n,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
+        let s0 = cpu_ns(pids);
         let (c0, t0) = (counts(), sys::rdtsc());
         for _ in 0..reps {
             batch(&mut list[..n], targets, echo::ECHO, &msgs, &lens, &mut replies);
@@ -91,7 +115,8 @@ fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
             "BENCH,batch,{prefix}ncallsync,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
-        print_counts(prefix, "ncallsync", n, c0, reps);
+        print_counts(prefix, "ncallsync", n, c0, reps, (pids, s0));
+        let s0 = cpu_ns(pids);
         let (c0, t0) = (counts(), sys::rdtsc());
         for _ in 0..reps {
             batch(
@@ -107,7 +132,7 @@ fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
             "BENCH,batch,{prefix}ncallsync_distributor,{n},{},ns",
             sys::tsc_to_ns(sys::rdtsc() - t0) / reps
         );
-        print_counts(prefix, "ncallsync_distributor", n, c0, reps);
+        print_counts(prefix, "ncallsync_distributor", n, c0, reps, (pids, s0));
     }
 }
 
@@ -121,7 +146,7 @@ fn main(args: &[&str]) -> i32 {
     let dist_pid = sys::spawn_on("distributor", &[], 0).expect("spawn");
     let e1 = sys::wait_for_name("b1");
     let dist = sys::wait_for_name(distributor::NAME);
-    overhead("", &[e1], dist, reps);
+    overhead("", &[e1], (dist, dist_pid), reps);
     let _ = sys::kill(one);
     let _ = sys::wait(one);
     // The paper's 3-core case: the client and the distribution server on
@@ -136,7 +161,7 @@ fn main(args: &[&str]) -> i32 {
     for (i, name) in SPREAD.iter().enumerate() {
         spread[i] = sys::wait_for_name(name);
     }
-    overhead("spread_", &spread, dist, reps);
+    overhead("spread_", &spread, (dist, dist_pid), reps);
     for p in spread_pids.into_iter().chain([dist_pid]) {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
