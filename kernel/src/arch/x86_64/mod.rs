@@ -76,20 +76,45 @@ pub fn qemu_exit(success: bool) -> ! {
 }
 
 /// Copies `len` bytes and reports a page fault on either side as an error
-/// instead of a kernel crash (see `fallible_copy` in vectors.S).
+/// instead of a kernel crash: the primitive under every access to memory
+/// the kernel does not trust (user pointers, frame pointers while printing
+/// a backtrace). Whole words first, then the last bytes; each string move
+/// has an exception-table entry that lets the page-fault handler resume at
+/// the fixup instead of treating the fault as a kernel bug. Inlined (no
+/// call): the rendezvous path copies a few short buffers per call.
 ///
 /// # Safety
 /// `dst..dst+len` must not overlap live kernel data the caller does not own;
 /// faults are caught, but a successful write is a real write.
+#[inline(always)]
 pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ()> {
-    unsafe extern "C" {
-        fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> u64;
+    let failed: u32;
+    // SAFETY: two string moves between the caller's ranges (the direction
+    // flag is clear in the kernel: entry paths clear it); a fault in either
+    // resumes at the fixup through the exception table.
+    unsafe {
+        core::arch::asm!(
+            "2: rep movsq",
+            "mov rcx, {rest}",
+            "3: rep movsb",
+            "xor {r:e}, {r:e}",
+            "jmp 8f",
+            "9: mov {r:e}, 1",
+            "8:",
+            ".pushsection .extable, \"a\"",
+            ".balign 8",
+            ".quad 2b, 9b",
+            ".quad 3b, 9b",
+            ".popsection",
+            rest = in(reg) len & 7,
+            r = out(reg) failed,
+            inout("rcx") len >> 3 => _,
+            inout("rdi") dst => _,
+            inout("rsi") src => _,
+            options(nostack),
+        );
     }
-    // SAFETY: the assembly routine only moves bytes; the caller vouches for dst.
-    match unsafe { fallible_copy(dst, src, len) } {
-        0 => Ok(()),
-        _ => Err(()),
-    }
+    if failed == 0 { Ok(()) } else { Err(()) }
 }
 
 /// Plain stores of words at `$dst + offset`, any of which may fault: each

@@ -66,28 +66,3 @@ trap_return:
     swapgs
 2:  addq $16, %rsp                          /* vector and error code */
     iretq
-
-/*
- * fallible_copy(dst, src, len) -> 0, or 1 if a page fault hit either side.
- * The exception table entry lets the page-fault handler resume at the fixup
- * instead of treating the fault as a kernel bug. This is the primitive under
- * every access to memory the kernel does not trust (user pointers, frame
- * pointers while printing a backtrace).
- */
-.global fallible_copy
-fallible_copy:
-    movq %rdx, %rcx                         /* whole words first, */
-    shrq $3, %rcx
-3:  rep movsq
-    movq %rdx, %rcx                         /* then the last bytes */
-    andq $7, %rcx
-5:  rep movsb
-    xorl %eax, %eax
-    ret
-4:  movl $1, %eax
-    ret
-
-.section .extable, "a"
-.balign 8
-    .quad 3b, 4b
-    .quad 5b, 4b
