@@ -73,9 +73,27 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     Ok(())
 }
 
+/// batchtest, then again with its batches a hundred times over: the second
+/// run (the first fills the free lists) leaves the frames, the heap and the
+/// process count as they were, a batch whose caller was killed while its
+/// members were out included.
 pub fn batch_requests_and_distribution_server() -> TestResult {
+    let footprint = || {
+        crate::resource::pool::flush();
+        crate::ipc::rendezvous::flush_free_calls();
+        crate::sched::reap_all();
+        (frames::stats().free, heap::stats().used, proc::count())
+    };
     let status = run_on("batchtest", b"", abi::ANY_CPU)?;
     ensure!(status == 0, "batchtest exited with {status:#x}");
+    let before = footprint();
+    let status = run_on("batchtest", b"100\0", abi::ANY_CPU)?;
+    ensure!(status == 0, "batchtest 100 exited with {status:#x}");
+    let after = footprint();
+    ensure!(
+        after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
+        "{before:?} before, {after:?} after"
+    );
     Ok(())
 }
 

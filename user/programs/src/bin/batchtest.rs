@@ -14,7 +14,13 @@ use tessera_rt::{println, sys};
 
 const N: usize = 64;
 
-fn main(_args: &[&str]) -> i32 {
+fn main(args: &[&str]) -> i32 {
+    if args.get(1) == Some(&"hold") {
+        return hold();
+    }
+    // `batchtest [rounds]`: the batches of every size, direct and through
+    // the distributor, `rounds` times (a leak per batch then shows).
+    let rounds = args.get(1).and_then(|a| a.parse::<u32>().ok()).unwrap_or(1);
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
     let pids = [
         sys::spawn_on("echo", &["e1"], 1 % cpus).expect("spawn"),
@@ -30,7 +36,7 @@ fn main(_args: &[&str]) -> i32 {
     for (i, m) in msgs.iter_mut().enumerate() {
         m[..8].copy_from_slice(&(i as u64 * 0x0101_0101 + 7).to_le_bytes());
     }
-    for via_distributor in [false, true] {
+    for (_, via_distributor) in (0..rounds).flat_map(|r| [(r, false), (r, true)]) {
         for n in [1usize, 2, 7, 16, 64] {
             let mut list = [BatchEntry::default(); N];
             for (i, e) in list.iter_mut().enumerate().take(n) {
@@ -106,6 +112,7 @@ fn main(_args: &[&str]) -> i32 {
         failures += 1;
     }
     failures += server_calls(servers[0]);
+    failures += killed_caller(servers[0]);
     for p in pids {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
@@ -284,3 +291,54 @@ fn server_calls(echo_pid: u64) -> u32 {
     failures
 }
 tessera_rt::entry!(main);
+
+/// `batchtest hold`: a batch of slow requests to `e1` and `e2`, for the
+/// caller to be killed while it waits (`killed_caller`).
+fn hold() -> i32 {
+    let servers = [sys::wait_for_name("e1"), sys::wait_for_name("e2")];
+    let work = 20_000u64.to_le_bytes();
+    let mut replies = [[0u8; 16]; 8];
+    let mut list = [BatchEntry::default(); 8];
+    for (i, (e, r)) in list.iter_mut().zip(replies.iter_mut()).enumerate() {
+        *e = BatchEntry {
+            server: servers[i % 2],
+            entry: echo::WORK,
+            msg: work.as_ptr() as u64,
+            msg_len: 8,
+            reply: r.as_mut_ptr() as u64,
+            reply_cap: 16,
+            status: 0,
+        };
+    }
+    let _ = sys::ncallsync(&mut list);
+    // Not reached: killed while it waits.
+    2
+}
+
+/// A batch's caller killed while its members are out: the servers finish
+/// them for nobody, and serve the next caller as before.
+fn killed_caller(e1: u64) -> u32 {
+    let Ok(child) = sys::spawn_on("batchtest", &["hold"], tessera_rt::abi::ANY_CPU) else {
+        println!("batchtest: cannot start a holding caller");
+        return 1;
+    };
+    let mut blocked = false;
+    for _ in 0..2000 {
+        if sys::proc_info(child).is_ok_and(|i| i.state == tessera_rt::abi::state::BLOCKED) {
+            blocked = true;
+            break;
+        }
+        sys::sleep_ns(100_000);
+    }
+    let killed = sys::kill(child).is_ok();
+    let status = sys::wait(child);
+    let mut reply = [0u8; 8];
+    let answered = echo::echo(e1, b"after it", &mut reply) == Ok(8) && &reply == b"after it";
+    if !(blocked && killed && answered) || status == Ok(2) {
+        println!(
+            "batchtest: killed caller: blocked {blocked}, killed {killed}, exit {status:?}, answered after {answered}"
+        );
+        return 1;
+    }
+    0
+}
