@@ -158,7 +158,12 @@ pub fn enqueue(c: Arc<Computation>) {
     if !idle {
         return;
     }
-    NEED_RESCHED[target].store(true, Ordering::Release);
+    // Already asked (and interrupted, or about to look): an idle CPU takes
+    // the flag down before it takes its queue, so it will find this one
+    // too. A batch waking several servers on one idle CPU sends it one IPI.
+    if NEED_RESCHED[target].swap(true, Ordering::AcqRel) {
+        return;
+    }
     let me = cpu::try_this_cpu().map(|c| c.index);
     if me != Some(target)
         && let Some(t) = cpu::get(target)
@@ -607,7 +612,9 @@ pub fn idle_step() {
     }
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
-    if !RQ[me].lock().queue.is_empty() {
+    // As the idle loop does: the flag goes down before the CPU halts, or
+    // a waker that finds it up would not interrupt the halt.
+    if !RQ[me].lock().queue.is_empty() || NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
         schedule();
     } else {
         crate::arch::x86_64::wait_for_interrupt();
