@@ -225,12 +225,13 @@ BATCH_PARALLEL_SMP = 3
 BATCH_PARALLEL_RUNS = 9
 BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_callsync_x10",
                           "work30_ncallsync2_x5") + tuple(
-    f"{w}_{k}" for w in ("work", "work30") for k in ("call_median", "batch_median", "held", "requests")) + tuple(
+    f"{papers.batch_work_variant(cs)}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
+    for k in papers.BATCH_WORK_DETAIL) + tuple(
     f"fig12_{way}_{v}" for v in ("A", "B", "C", "A10", "B10", "C10") for way in ("callsync", "ncallsync")) + tuple(
     # Fig. 7/8 on one CPU and on three, in the same boot.
     f"{where}{m}" for where in ("", "spread_") for m, _ in papers.BATCH_SERIES) + tuple(
-    f"spread_{m}_{c}" for m in ("ncallsync", "ncallsync_distributor")
-    for c in ("syscalls", "switches", "ipis", "allocs", "server"))
+    f"{papers.BATCH_SPREAD_PREFIX}{m}_{c}" for m in ("ncallsync", "ncallsync_distributor")
+    for c, _ in papers.BATCH_BREAKDOWN)
 BATCH_PARALLEL_SUFFIX = "_tcg"
 
 

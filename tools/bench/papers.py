@@ -360,6 +360,18 @@ BATCH_WORK = ("work_callsync_x10", "work_ncallsync2_x5")
 # speed-up of the mechanism itself.
 BATCH_WORK_LONG = ("work30_callsync_x10", "work30_ncallsync2_x5")
 BATCH_WORK_VARIANTS = [("3 ms (the paper's)", BATCH_WORK), ("30 ms", BATCH_WORK_LONG)]
+# What batchbench also prints per fig. 9 variant, as `<variant>_<name>`
+# (variant: the metrics' first word, `work` or `work30`): the median call
+# and batch, the requests the host held up, and how many there were.
+BATCH_WORK_DETAIL = ("call_median", "batch_median", "held", "requests")
+# Fig. 8's breakdown per batch: batchbench's count suffixes, with labels.
+BATCH_BREAKDOWN = [("syscalls", "system calls"), ("switches", "context switches"), ("ipis", "IPIs"),
+                   ("allocs", "kernel heap allocations"), ("server", "server time (ns)")]
+
+
+def batch_work_variant(metric):
+    """`work` for `work_callsync_x10`: the prefix of a fig. 9 variant's metrics."""
+    return metric.split("_")[0]
 BATCH_SERVER_CPUS = 2
 # Issue 7's goal for the speed-up callsync × 10 / ncallsync(2) × 5: ≥ this
 # factor × the number of server CPUs.

@@ -1063,10 +1063,10 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
     _batch_work(w, val, mode, config)
     _batch_pipeline(w, val, mode)
     pipe = {f"fig12_{way}_{v}" for v in papers.BATCH_PIPELINE for way in ("callsync", "ncallsync")}
-    counted = {f"{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c, _ in BATCH_BREAKDOWN}
+    counted = {f"{m}_{c}" for m in ("ncallsync", "ncallsync_distributor") for c, _ in papers.BATCH_BREAKDOWN}
     works = {m for _, pair in papers.BATCH_WORK_VARIANTS for m in pair} | {
-        f"{cs.split('_')[0]}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
-        for k in ("call_median", "batch_median", "held", "requests")}
+        f"{papers.batch_work_variant(cs)}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
+        for k in papers.BATCH_WORK_DETAIL}
     spread = {papers.BATCH_SPREAD_PREFIX + m for m in {x for x, _ in series} | counted}
     known = ({m for m, _ in series} | works | {m + "_tcg" for m in works}
              | pipe | {m + "_tcg" for m in pipe} | counted | spread
@@ -1131,7 +1131,7 @@ def _batch_typical(w, val, need):
     """Fig. 9 per call and per batch: what a round costs when the host leaves the servers alone."""
     rows = []
     for work, (cs, _nc) in papers.BATCH_WORK_VARIANTS:
-        label = cs.split("_")[0]
+        label = papers.batch_work_variant(cs)
         for p in sorted({p for m, p in val if m == f"{label}_call_median_tcg"}):
             c, b = val.get((f"{label}_call_median_tcg", p)), val.get((f"{label}_batch_median_tcg", p))
             held, reqs = val.get((f"{label}_held_tcg", p)), val.get((f"{label}_requests_tcg", p))
@@ -1164,33 +1164,27 @@ def _batch_typical(w, val, need):
     w("")
 
 
-# Fig. 8's breakdown per batch: batchbench's count suffixes, with labels.
-BATCH_BREAKDOWN = [("syscalls", "system calls"), ("switches", "context switches"), ("ipis", "IPIs"),
-                   ("allocs", "kernel heap allocations"), ("server", "server time (ns)")]
-
-
-def _batch_breakdown_rows(w, val, prefix, suffix, ns=("1", "10")):
+def _batch_breakdown_rows(w, val, prefix, suffix):
     """The breakdown table of fig. 8 for the series `prefix` + name + `suffix`."""
     rows = []
     for series, label in (("ncallsync", "ncallsync(n)"), ("ncallsync_distributor", "via the distribution server")):
-        for n in ns:
-            c = [val.get((f"{prefix}{series}_{k}{suffix}", n)) for k, _ in BATCH_BREAKDOWN]
+        for n in ("1", "10"):
+            c = [val.get((f"{prefix}{series}_{k}{suffix}", n)) for k, _ in papers.BATCH_BREAKDOWN]
             if all(c[:3]):
                 rows.append((label, n, c))
     if not rows:
-        return False
-    w("| series | n | " + " | ".join(label for _, label in BATCH_BREAKDOWN) + " |")
-    w("|---|---|" + "---|" * len(BATCH_BREAKDOWN))
+        return
+    w("| series | n | " + " | ".join(label for _, label in papers.BATCH_BREAKDOWN) + " |")
+    w("|---|---|" + "---|" * len(papers.BATCH_BREAKDOWN))
     for label, n, c in rows:
         cells = ["—" if x is None else (_ns(x["value"]) if k == "server" else f"{x['value']:,.1f}".rstrip("0").rstrip("."))
-                 for (k, _), x in zip(BATCH_BREAKDOWN, c)]
+                 for (k, _), x in zip(papers.BATCH_BREAKDOWN, c)]
         w(f"| {label} | {n} | " + " | ".join(cells) + " |")
     w("")
-    return True
 
 
 def _batch_counts(w, val):
-    if not any((f"ncallsync_{k}", "1") in val for k, _ in BATCH_BREAKDOWN):
+    if not any((f"ncallsync_{k}", "1") in val for k, _ in papers.BATCH_BREAKDOWN):
         return
     w("**Per batch** (fig. 8's breakdown, same boot): system calls of client and servers, context switches "
       "on all CPUs, IPIs sent, kernel heap allocations (the paper's ICA allocation and release: here the call "
@@ -1247,7 +1241,7 @@ def _batch_work(w, val, mode, config):
     factor, goal_text = papers.BATCH_GOAL_SPEEDUP
     need = factor * papers.BATCH_SERVER_CPUS
     # Requests the host held up, per work variant (batchbench's `<label>_held`).
-    held_metric = {work: cs.split("_")[0] + "_held" for work, (cs, _nc) in papers.BATCH_WORK_VARIANTS}
+    held_metric = {work: papers.batch_work_variant(cs) + "_held" for work, (cs, _nc) in papers.BATCH_WORK_VARIANTS}
     w(f"**CPU work on two servers** (fig. 9): ten requests of CPU work (3 ms each as in the paper, and 30 ms), five to each of two "
       f"`echo` servers pinned on CPUs 1 and 2 (modulo the number of CPUs). Speed-up = callsync × 10 / "
       f"ncallsync(2) × 5; issue 7's goal {goal_text.replace(' (issue 7)', '')} ({papers.BATCH_SERVER_CPUS} "

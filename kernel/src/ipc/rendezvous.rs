@@ -200,7 +200,7 @@ fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
     if buf.is_empty() {
         return status;
     }
-    match proc::write_user_of(c.reply_owner, c.reply.addr(), buf) {
+    match proc::write_user_of(c.reply_owner, c.reply, buf) {
         Ok(()) => {
             BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
             status
@@ -295,12 +295,22 @@ fn result_of(c: &Call, batch: u64) -> abi::Control {
 /// member carries is the batch's size; the kernel counts the members that
 /// are back and wakes the caller once, when all are.
 pub struct Batch {
+    /// Members not back yet.
     remaining: AtomicU64,
     /// The batch's caller while it waits (one computation: a slot, not a
     /// queue). Whoever brings the count to 0 takes it out under this lock,
     /// and the caller checks the count and blocks under it: no wake-up is
     /// lost between the two.
     caller: IrqMutex<Option<Arc<Computation>>>,
+}
+
+impl Batch {
+    fn new(n: usize) -> Arc<Batch> {
+        Arc::new(Batch {
+            remaining: AtomicU64::new(n as u64),
+            caller: IrqMutex::new(None),
+        })
+    }
 }
 
 /// What each process holds for IPC.
@@ -503,30 +513,33 @@ fn check_entry(server: &Process, entry: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Copies `len` bytes between the memory of two processes through the
-/// kernel, in pieces (`from`'s range, `to`'s range, both already checked).
-fn cross_copy(from: (u64, u64), to: (u64, u64), len: u64) -> Result<(), Error> {
+/// Copies between the memory of two processes through the kernel:
+/// `from` (pid, range) into `to` (pid, range), as many bytes as the
+/// shorter range has.
+fn cross_copy(from: (u64, UserRange), to: (u64, UserRange)) -> Result<(), Error> {
+    let len = from.1.len().min(to.1.len());
     if len == 0 {
         return Ok(());
     }
-    if len <= INLINE as u64 {
+    if len <= INLINE {
         // A short message needs no large buffer to clear first.
-        let mut buf = [0u8; INLINE];
-        let buf = &mut buf[..len as usize];
-        proc::read_user_of(from.0, from.1, buf)?;
-        proc::write_user_of(to.0, to.1, buf)?;
-        BYTES_COPIED.fetch_add(len, Ordering::Relaxed);
-        return Ok(());
+        copy_through(from, to, len, &mut [0u8; INLINE])?;
+    } else {
+        copy_through(from, to, len, &mut [0u8; 512])?;
     }
-    let mut buf = [0u8; 512];
+    BYTES_COPIED.fetch_add(len as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `cross_copy` of `len` bytes in pieces of `buf`'s size.
+fn copy_through(from: (u64, UserRange), to: (u64, UserRange), len: usize, buf: &mut [u8]) -> Result<(), Error> {
     let mut done = 0;
     while done < len {
-        let n = (len - done).min(buf.len() as u64) as usize;
-        proc::read_user_of(from.0, from.1 + done, &mut buf[..n])?;
-        proc::write_user_of(to.0, to.1 + done, &buf[..n])?;
-        done += n as u64;
+        let n = (len - done).min(buf.len());
+        proc::read_user_of(from.0, from.1.part(done, n)?, &mut buf[..n])?;
+        proc::write_user_of(to.0, to.1.part(done, n)?, &buf[..n])?;
+        done += n;
     }
-    BYTES_COPIED.fetch_add(len, Ordering::Relaxed);
     Ok(())
 }
 
@@ -596,13 +609,7 @@ fn make_call_in(
     m.batch = batch.cloned();
     let n = r.msg.len().min(INLINE);
     if n > 0 {
-        let head = r.msg.part(0, n)?;
-        if r.msg_owner == caller {
-            // `caller` runs this: its own memory is the current one.
-            head.read(&mut m.inline[..n])?;
-        } else {
-            proc::read_user_of(r.msg_owner, head.addr(), &mut m.inline[..n])?;
-        }
+        proc::read_user_of(r.msg_owner, r.msg, &mut m.inline[..n])?;
     }
     Ok(c)
 }
@@ -641,20 +648,17 @@ fn deliver_run(
     }
     let (mut refused, mut n) = (0, 0);
     for (k, slot) in run.iter_mut().enumerate() {
-        let Some(c) = slot.as_ref() else { continue };
-        if check_entry(server, c.entry.load(Ordering::Relaxed)).is_err() {
+        let Some(entry) = slot.as_ref().map(|c| c.entry.load(Ordering::Relaxed)) else {
+            continue;
+        };
+        if check_entry(server, entry).is_err() {
             refused |= 1 << k;
             continue;
         }
-        let c = match keep {
-            true => c.clone(),
-            false => match slot.take() {
-                Some(c) => c,
-                None => continue,
-            },
-        };
-        q.calls.push_back(c);
-        n += 1;
+        if let Some(c) = if keep { slot.clone() } else { slot.take() } {
+            q.calls.push_back(c);
+            n += 1;
+        }
     }
     (Ok(q.waiter.take()), n, refused)
 }
@@ -1232,29 +1236,24 @@ fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>> {
     }
 }
 
-/// `rv_read`: copies message bytes `offset..offset+len` of call `rid` into
-/// the server's memory at `to`. Only the message the caller passed is
-/// reachable.
-pub fn read(server: &Process, rid: u64, offset: u64, to: u64, len: u64) -> Result<u64, Error> {
+/// `rv_read`: copies message bytes `offset..offset + to.len()` of call
+/// `rid` into the server's memory at `to`. Only the message the caller
+/// passed is reachable.
+pub fn read(server: &Process, rid: u64, offset: u64, to: UserRange) -> Result<u64, Error> {
     let c = held(server, rid)?;
-    let end = offset.checked_add(len).ok_or(Error::Invalid)?;
-    if end > c.shown.load(Ordering::Relaxed) {
-        return Err(Error::Invalid);
-    }
-    cross_copy((c.msg_owner, c.msg.addr() + offset), (server.pid, to), len)?;
-    Ok(len)
+    let shown = c.msg.prefix(c.shown.load(Ordering::Relaxed) as usize);
+    let from = usize::try_from(offset).map_err(|_| Error::Invalid)?;
+    cross_copy((c.msg_owner, shown.part(from, to.len())?), (server.pid, to))?;
+    Ok(to.len() as u64)
 }
 
-/// `rv_write`: copies `len` bytes from the server's memory at `from` into
-/// the reply buffer of call `rid`, at `offset`.
-pub fn write(server: &Process, rid: u64, offset: u64, from: u64, len: u64) -> Result<u64, Error> {
+/// `rv_write`: copies the server's memory at `from` into the reply buffer
+/// of call `rid`, at `offset`.
+pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result<u64, Error> {
     let c = held(server, rid)?;
-    let end = offset.checked_add(len).ok_or(Error::Invalid)?;
-    if end > c.reply.len() as u64 {
-        return Err(Error::Invalid);
-    }
-    cross_copy((server.pid, from), (c.reply_owner, c.reply.addr() + offset), len)?;
-    Ok(len)
+    let at = usize::try_from(offset).map_err(|_| Error::Invalid)?;
+    cross_copy((server.pid, from), (c.reply_owner, c.reply.part(at, from.len())?))?;
+    Ok(from.len() as u64)
 }
 
 /// Finishes a call with a status. Returns its blocked caller (or, for the
@@ -1376,7 +1375,7 @@ fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Optio
         server.port.answered.fetch_add(1, Ordering::Relaxed);
         return (n, finish_with(c, status, kept));
     }
-    let status = match cross_copy((server.pid, from.addr()), (c.reply_owner, c.reply.addr()), n) {
+    let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };
@@ -1615,7 +1614,8 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
 pub struct Member {
     pub server: u64,
     pub entry: u64,
-    /// Not checked yet (`request` checks them).
+    /// The message and the reply buffer, not checked yet (`request` checks
+    /// them).
     pub msg: (u64, u64),
     pub reply: (u64, u64),
     pub flags: u64,
@@ -1713,22 +1713,15 @@ pub fn ncallsync_with(
     if n == 0 || n > MAX {
         return Err(Error::Invalid);
     }
-    let mut batch = caller.port.spare_batch.lock().take().unwrap_or_else(|| {
-        Arc::new(Batch {
-            remaining: AtomicU64::new(0),
-            caller: IrqMutex::new(None),
+    // The process's spare from its last batch (nobody else holds it), or
+    // a new one.
+    let spare = caller.port.spare_batch.lock().take();
+    let mut batch = spare
+        .and_then(|mut b| {
+            *Arc::get_mut(&mut b)?.remaining.get_mut() = n as u64;
+            Some(b)
         })
-    });
-    match Arc::get_mut(&mut batch) {
-        Some(b) => *b.remaining.get_mut() = n as u64,
-        // (Never so: only this process takes its spare, held by nobody else.)
-        None => {
-            batch = Arc::new(Batch {
-                remaining: AtomicU64::new(n as u64),
-                caller: IrqMutex::new(None),
-            })
-        }
-    }
+        .unwrap_or_else(|| Batch::new(n));
     // On the stack, as long as the batch: a batch allocates nothing (its
     // Batch is the process's spare from its last one). The call objects
     // come from the free list under one hold of its lock.

@@ -14,6 +14,7 @@ use crate::resource::vspace::SpaceRef;
 use crate::resource::{self, ResId};
 use crate::sched::{self, computation::Computation};
 use crate::sync::IrqMutex;
+use crate::syscall::uaccess::UserRange;
 use crate::vm::region::Kind;
 use crate::vm::space::FaultError;
 use abi::{Error, FaultCounts, LoadPolicy};
@@ -218,9 +219,8 @@ impl WaitQueue {
 /// Blocks the current computation until `ready` holds for the data under
 /// `lock`, waiting in the one-computation slot `slot` of that data: the
 /// rendezvous's waits (a caller for its call, a server for its port, a
-/// batch's caller for its last member), whose
-/// wakers take the same lock anyway to make `ready` hold and take the
-/// waiter out of the slot. Check and block happen under the lock, so no
+/// batch's caller for its last member), whose wakers take the same lock
+/// anyway to make `ready` hold and take the waiter out of the slot. Check and block happen under the lock, so no
 /// wake-up is lost; after a hand-over, one pass under the lock both checks
 /// and leaves the slot. `partner` is a computation the waiter has just made
 /// ready to run (taken from a wait queue, not yet woken): if the waiter
@@ -601,30 +601,43 @@ pub fn on_first_entry() {
     on_return_to_user(frame);
 }
 
-/// Copies from the memory of process `pid` at `addr` (its own page tables,
-/// not the current ones), faulting demand pages in; the range must be in
-/// user space and readable.
-pub fn read_user_of(pid: u64, addr: u64, buf: &mut [u8]) -> Result<(), Error> {
-    let range = crate::syscall::uaccess::UserRange::new(addr, buf.len())?;
+/// Fills `buf` from the start of `from` in the memory of process `pid`:
+/// through the current page tables if `pid` runs this, else through its
+/// own; demand pages are faulted in, and the range must be readable.
+/// Inlined: the rendezvous path reads the caller's own memory so on every
+/// call it makes.
+#[inline(always)]
+pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
     if sched::with_current_process(|p| p.pid) == Some(pid) {
-        return range.read(buf);
+        return from.read(buf);
+    }
+    read_other_user(pid, from, buf)
+}
+
+/// `read_user_of` for a process other than the current one.
+#[inline(never)]
+fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
+    if buf.len() > from.len() {
+        return Err(Error::Invalid);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
-    let r = space.lock().copy_out(addr, buf);
+    let r = space.lock().copy_out(from.addr(), buf);
     r.map_err(|_| Error::Fault)
 }
 
-/// Copies into the memory of process `pid` at `addr`; the range must be
-/// writable by that process.
-pub fn write_user_of(pid: u64, addr: u64, data: &[u8]) -> Result<(), Error> {
-    let range = crate::syscall::uaccess::UserRange::new(addr, data.len())?;
+/// Copies `data` to the start of `to` in the memory of process `pid`, as
+/// `read_user_of` reads; the range must be writable by that process.
+pub fn write_user_of(pid: u64, to: UserRange, data: &[u8]) -> Result<(), Error> {
     if sched::with_current_process(|p| p.pid) == Some(pid) {
-        return range.write(data);
+        return to.write(data);
+    }
+    if data.len() > to.len() {
+        return Err(Error::Invalid);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
-    let r = space.lock().copy_in(addr, data);
+    let r = space.lock().copy_in(to.addr(), data);
     r.map_err(|_| Error::Fault)
 }
 

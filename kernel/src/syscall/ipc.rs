@@ -28,6 +28,13 @@ pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     names::lookup(&name(a[0], a[1])?)
 }
 
+/// Where a call's description (`abi::AccInfo`) goes, checked before the
+/// call is accepted.
+#[inline(always)]
+fn acc_info_at(addr: u64) -> Result<UserRange, Error> {
+    UserRange::new(addr, core::mem::size_of::<abi::AccInfo>())
+}
+
 /// The message and reply buffers, checked against the caller's own user
 /// space now; the server's copies are bounded by them later.
 fn ranges(a: &[u64; 6]) -> Result<(UserRange, UserRange), Error> {
@@ -45,7 +52,7 @@ pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let entry = a[1] & !CALL_BY_REF;
     let reply = UserRange::new(a[4], a[5] as usize)?;
     let (msg, msg_ref) = if a[1] & CALL_BY_REF != 0 {
-        (UserRange::default(), a[2])
+        (UserRange::EMPTY, a[2])
     } else {
         (UserRange::new(a[2], a[3] as usize)?, 0)
     };
@@ -53,7 +60,7 @@ pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let out = UserRange::new(a[1], core::mem::size_of::<abi::AccInfo>())?;
+    let out = acc_info_at(a[1])?;
     let info = rendezvous::acc(me, a[0])?;
     info.write_to(out)?;
     Ok(info.rid())
@@ -83,7 +90,7 @@ pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     if a[0] != 0
         && rendezvous::is_short_endr_acc(a[2], a[3])
         && let Ok(reply) = UserRange::new(a[1], a[2] as usize)
-        && let Ok(out) = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())
+        && let Ok(out) = acc_info_at(a[4])
     {
         return match rendezvous::endr_acc_short(me, a[0], reply, a[3]) {
             Ok(info) => match info.write_to(out) {
@@ -102,17 +109,17 @@ fn raw(r: Result<u64, Error>) -> u64 {
 
 pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let reply = match a[0] {
-        0 => UserRange::default(),
+        0 => UserRange::EMPTY,
         _ => UserRange::new(a[1], a[2] as usize)?,
     };
-    let out = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let out = acc_info_at(a[4])?;
     let info = rendezvous::endr_acc(me, a[0], reply, a[3])?;
     info.write_to(out)?;
     Ok(info.rid())
 }
 
 pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let out = UserRange::new(a[4], core::mem::size_of::<abi::AccInfo>())?;
+    let out = acc_info_at(a[4])?;
     let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
     info.write_to(out)?;
     Ok(info.rid())
@@ -154,13 +161,11 @@ pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> 
 }
 
 pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[2], a[3] as usize)?;
-    rendezvous::read(me, a[0], a[1], a[2], a[3])
+    rendezvous::read(me, a[0], a[1], UserRange::new(a[2], a[3] as usize)?)
 }
 
 pub fn sys_rv_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[2], a[3] as usize)?;
-    rendezvous::write(me, a[0], a[1], a[2], a[3])
+    rendezvous::write(me, a[0], a[1], UserRange::new(a[2], a[3] as usize)?)
 }
 
 pub fn sys_forward(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

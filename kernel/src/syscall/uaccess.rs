@@ -45,13 +45,16 @@ fn check_range_slow(addr: u64, len: usize) -> Result<(), Error> {
 /// needs no second check: a system call checks a buffer once, where it
 /// takes it, and later copies (the rendezvous path makes several into one
 /// buffer, some from another process) go by the range.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UserRange {
     addr: u64,
     len: usize,
 }
 
 impl UserRange {
+    /// No bytes (a call without a message, an `endr_acc` that ends none).
+    pub const EMPTY: UserRange = UserRange { addr: 0, len: 0 };
+
     #[inline(always)]
     pub fn new(addr: u64, len: usize) -> Result<UserRange, Error> {
         check_range(addr, len)?;
@@ -152,17 +155,11 @@ impl UserRange {
 }
 
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Error> {
-    check_range(src, dst.len())?;
-    // SAFETY: the destination is a kernel buffer we own; faults on the user
-    // source are caught.
-    unsafe { fallible_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }.map_err(|_| Error::Fault)
+    UserRange::new(src, dst.len())?.read(dst)
 }
 
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
-    check_range(dst, src.len())?;
-    // SAFETY: the destination was checked to be user memory of the current
-    // space; faults are caught.
-    unsafe { fallible_copy(dst as *mut u8, src.as_ptr(), src.len()) }.map_err(|_| Error::Fault)
+    UserRange::new(dst, src.len())?.write(src)
 }
 
 /// Plain data that may be copied to and from user memory byte for byte.

@@ -55,9 +55,9 @@ fn cpu_ns(pids: &[u64]) -> u64 {
         .sum()
 }
 
-/// Prints, per batch, what happened between `before` and now, and the
-/// servers' CPU time since `servers_before` (`cpu_ns` of `servers`, taken
-/// before `before` so that its system calls are not counted).
+/// Prints, per batch, what happened between `before` and now, and the CPU
+/// time of the servers `servers.0` since it was `servers.1` (taken before
+/// `before`, so that its system calls are not counted).
 fn print_counts(prefix: &str, series: &str, n: usize, before: [u64; 4], reps: u64, servers: (&[u64], u64)) {
     let after = counts();
     for (i, what) in ["syscalls", "switches", "ipis", "allocs"].iter().enumerate() {
@@ -71,19 +71,14 @@ fn print_counts(prefix: &str, series: &str, n: usize, before: [u64; 4], reps: u6
 /// Fig. 7/8: n = 1…10 requests of 8 bytes to `echo` servers, as n
 /// blocking calls, as one `ncallsync(n)`, and as one `ncallsync(n)`
 /// through the distribution server `dist`; request i goes to
-/// `targets[i % targets.len()]`. Metrics are `<prefix><series>`.
-fn overhead(prefix: &str, targets: &[u64], dist: (u64, u64), reps: u64) {
-    // The servers by pid (the distributor last), for their CPU time.
-    let mut pids = [0u64; 11];
-    let mut k = 0;
-    for &t in targets.iter().chain([&dist.1]) {
-        if !pids[..k].contains(&t) {
-            pids[k] = t;
-            k += 1;
-        }
-    }
-    let pids = &pids[..k];
-    let dist = dist.0;
+/// `targets[i % targets.len()]` (at most ten, by pid, as names give
+/// them). Metrics are `<prefix><series>`.
+fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
+    // Every server, for their CPU time.
+    let mut all = [0u64; 11];
+    all[..targets.len()].copy_from_slice(targets);
+    all[targets.len()] = dist;
+    let pids = &all[..=targets.len()];
     let mut msgs = [[0u8; 32]; 10];
     let mut dmsgs = [[0u8; 32]; 10];
     let lens = [8usize; 10];
@@ -143,26 +138,26 @@ fn main(args: &[&str]) -> i32 {
     let _ = sys::set_affinity(0, 0);
     // Overhead on one CPU: everything on CPU 0.
     let one = sys::spawn_on("echo", &["b1"], 0).expect("spawn");
-    let dist_pid = sys::spawn_on("distributor", &[], 0).expect("spawn");
-    let e1 = sys::wait_for_name("b1");
-    let dist = sys::wait_for_name(distributor::NAME);
-    overhead("", &[e1], (dist, dist_pid), reps);
+    let dist = sys::spawn_on("distributor", &[], 0).expect("spawn");
+    // (Servers are called by pid; their names say they are ready.)
+    sys::wait_for_name("b1");
+    sys::wait_for_name(distributor::NAME);
+    overhead("", &[one], dist, reps);
     let _ = sys::kill(one);
     let _ = sys::wait(one);
     // The paper's 3-core case: the client and the distribution server on
     // CPU 0, ten servers taking turns between CPUs 1 and 2 (five on each),
     // so that a batch's requests go to both (modulo the number of CPUs).
     const SPREAD: [&str; 10] = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"];
-    let mut spread_pids = [0u64; 10];
-    for (i, name) in SPREAD.iter().enumerate() {
-        spread_pids[i] = sys::spawn_on("echo", &[name], (1 + i as u64 % 2) % cpus).expect("spawn");
-    }
     let mut spread = [0u64; 10];
     for (i, name) in SPREAD.iter().enumerate() {
-        spread[i] = sys::wait_for_name(name);
+        spread[i] = sys::spawn_on("echo", &[name], (1 + i as u64 % 2) % cpus).expect("spawn");
     }
-    overhead("spread_", &spread, (dist, dist_pid), reps);
-    for p in spread_pids.into_iter().chain([dist_pid]) {
+    for name in SPREAD {
+        sys::wait_for_name(name);
+    }
+    overhead("spread_", &spread, dist, reps);
+    for p in spread.into_iter().chain([dist]) {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
     }
