@@ -5,11 +5,11 @@
 //! followed by `BENCH-DONE`. Under QEMU's icount mode a nanosecond is one
 //! instruction, which makes these figures path lengths.
 
-use crate::arch::x86_64::{qemu_exit, smp};
-use crate::mm::layout::SCRATCH_BASE;
-use crate::mm::paging::{self, flags};
-use crate::mm::{frames, tlb};
-use crate::{clock, cpu, println};
+use kcore::arch::x86_64::{qemu_exit, smp};
+use kcore::mm::layout::SCRATCH_BASE;
+use kcore::mm::paging::{self, flags};
+use kcore::mm::{frames, tlb};
+use kcore::{clock, cpu, println};
 
 fn report(experiment: &str, metric: &str, param: &str, total_cycles: u64, iterations: u64) {
     let ns = clock::cycles_to_ns(total_cycles) as f64 / iterations as f64;
@@ -97,8 +97,8 @@ fn user(program: &str, experiment: &str, short: bool) -> bool {
         cpu: 0,
         ..abi::SpawnOptions::DEFAULT
     };
-    match crate::proc::spawn::spawn(program, &args, &options, crate::proc::KERNEL_PID) {
-        Ok(pid) => crate::proc::wait(crate::proc::KERNEL_PID, pid) == Ok(0),
+    match resource::proc::spawn::spawn(program, &args, &options, resource::proc::KERNEL_PID) {
+        Ok(pid) => resource::proc::wait(resource::proc::KERNEL_PID, pid) == Ok(0),
         Err(e) => {
             println!("BENCH-ERROR cannot start {program}: {e:?}");
             false

@@ -1,208 +1,89 @@
-//! Tessera kernel entry: the boot sequence, top to bottom.
+//! The Tessera kernel: the crates composed at boot.
 //!
-//! QEMU enters `pvh_start32` (arch/x86_64/boot.S), which reaches 64-bit mode
-//! and calls `kmain` with the physical address of the PVH start info. From
-//! there: console, traps, memory, this CPU, interrupt controllers, clock,
-//! other CPUs, and then whatever the command line asks for (a test, a
-//! benchmark, or the prompt).
+//! The core (`kcore`) boots the machine and calls `tessera_main`, which
+//! registers the hooks through which the core and the lower layers reach
+//! up (system calls, traps, the idle hook, what each process keeps for
+//! the layers above), brings the layers up, starts the other CPUs, and
+//! runs whatever the command line asks for: a test, a benchmark, one
+//! program, or the shell.
 #![no_std]
 #![no_main]
+// One exception, at `tessera_main`: the entry the core's boot code calls
+// by name must be `#[unsafe(no_mangle)]`.
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
-mod arch;
 mod bench;
-mod clock;
-mod console;
-mod cpu;
-mod initrd;
-mod ipc;
-mod ktest;
-mod mm;
-mod panic;
-mod proc;
-mod resource;
-mod sched;
 mod shell;
-mod sync;
-mod syscall;
+#[cfg(feature = "ktest")]
 mod tests;
-mod vm;
 
-use arch::x86_64::{apic, ioapic, pic, serial, smp, trap};
-use mm::layout::{KERNEL_VMA, image, phys_to_virt};
-use platform::PhysMemory;
-use spin::Once;
+use kcore::boot::cmdline_value;
+use kcore::println;
+use resource::proc;
 
-/// What boot learned about the machine, for the rest of the kernel.
-pub struct BootInfo {
-    pub cmdline: &'static str,
-    /// Processors listed (enabled) in the MADT.
-    pub cpus: usize,
-    pub usable_bytes: u64,
-}
-
-static BOOT_INFO: Once<BootInfo> = Once::new();
-
-pub fn boot_info() -> &'static BootInfo {
-    BOOT_INFO.get().expect("boot info read before boot finished")
-}
-
-/// Value of `key=value` on the kernel command line.
-pub fn cmdline_value(key: &str) -> Option<&'static str> {
-    platform::cmdline::get(boot_info().cmdline, key)
-}
-
-/// Physical memory as seen through the direct map. Until the kernel's own
-/// tables are loaded only the first 4 GiB are mapped, which is where the
-/// firmware's tables live.
-struct DirectMap;
-
-impl PhysMemory for DirectMap {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> bool {
-        let Some(end) = addr.checked_add(buf.len() as u64) else {
-            return false;
-        };
-        if end > 4 << 30 {
-            return false;
-        }
-        // SAFETY: the destination is the caller's buffer; a fault on the
-        // source is caught and reported as unreadable.
-        unsafe { arch::x86_64::fallible_copy(buf.as_mut_ptr(), phys_to_virt(addr) as *const u8, buf.len()) }.is_ok()
-    }
-}
-
-static mut CMDLINE: [u8; 1024] = [0; 1024];
-
-/// Copies the command line out of boot memory (which the frame allocator may
-/// hand out later).
-fn save_cmdline(paddr: u64) -> &'static str {
-    // SAFETY: runs once, on the boot CPU, before anything else reads CMDLINE.
-    let buf = unsafe { &mut *core::ptr::addr_of_mut!(CMDLINE) };
-    let mut len = 0;
-    if paddr != 0 {
-        while len < buf.len() - 1 {
-            match DirectMap.read_u8(paddr + len as u64) {
-                Some(0) | None => break,
-                Some(b) => buf[len] = b,
-            }
-            len += 1;
-        }
-    }
-    core::str::from_utf8(&buf[..len]).unwrap_or("")
-}
-
-#[unsafe(no_mangle)]
-extern "C" fn kmain(start_info: u64) -> ! {
-    clock::set_boot_tsc(clock::cycles());
-    serial::init();
-    trap::init_idt();
-    trap::load_idt();
-    println!("Tessera kernel {}", env!("CARGO_PKG_VERSION"));
-
-    let si = platform::pvh::parse(&DirectMap, start_info).unwrap_or_else(|e| panic!("bad PVH start info: {e:?}"));
-    let cmdline = save_cmdline(si.cmdline_paddr);
-
-    let kernel = (image::start() - KERNEL_VMA, image::end() - KERNEL_VMA);
-    let mut reserved = [(0, 1 << 20), kernel, (0, 0)];
-    if let Some((base, size)) = si.module {
-        reserved[2] = (base, base + size);
-    }
-    mm::init(&si.memmap, &reserved);
-    initrd::init(si.module);
-    resource::init();
-
-    // Leave the boot stack (no guard page) for a guarded one.
-    let stack = mm::stack::KernelStack::new(mm::stack::DEFAULT_PAGES * 2)
-        .expect("no memory for the boot CPU's stack")
-        .leak();
-    let info = BootInfo {
-        cmdline,
-        cpus: 0,
-        usable_bytes: si.memmap.usable_bytes(),
-    };
-    let rsdp = si.rsdp_paddr;
-    // SAFETY: switches to a fresh, mapped stack and never returns to this one.
-    unsafe {
-        core::arch::asm!(
-            "mov rsp, {stack}",
-            "xor ebp, ebp",
-            "call {next}",
-            stack = in(reg) stack,
-            next = sym kmain_on_stack,
-            in("rdi") rsdp,
-            in("rsi") &info as *const BootInfo,
-            options(noreturn)
-        )
-    }
-}
-
-extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
-    // SAFETY: `info` lives in kmain's frame, which is never popped.
-    let info = unsafe { &*info };
-    let rsdp = if rsdp != 0 {
-        rsdp
-    } else {
-        platform::acpi::scan_for_rsdp(&DirectMap).unwrap_or(0)
-    };
-    let madt = platform::acpi::parse_madt(&DirectMap, rsdp).unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
-    BOOT_INFO.call_once(|| BootInfo {
-        cmdline: info.cmdline,
-        cpus: madt.cpus().len(),
-        usable_bytes: info.usable_bytes,
+/// The hooks of every layer, registered before the first interrupt.
+fn register_hooks() {
+    kcore::hooks::register(kcore::hooks::Hooks {
+        syscall: syscall::dispatch,
+        return_to_user: proc::on_return_to_user,
+        tick: sched::on_tick,
+        reschedule: sched::on_reschedule_ipi,
+        user_page_fault: proc::resolve_user_fault,
+        user_fault: proc::kill_for_fault,
+        interrupt_key: proc::interrupt_foreground,
+        input_ready: syscall::input_ready,
+        ap_main,
+        first_entry: proc::on_first_entry,
     });
+    proc::register_hooks(proc::Hooks {
+        new_port: ipc::rendezvous::Port::new_owner,
+        on_exit: ipc::rendezvous::on_exit,
+    });
+    sched::set_idle_hook(resource::pool::on_idle);
+}
 
-    apic::init_global(madt.lapic_address);
-    cpu::init_this_cpu(0, apic::id());
-    if madt.pcat_compat {
-        pic::disable(trap::vector::PIC_BASE);
-    }
-    apic::init_cpu();
-    arch::x86_64::init_cpu_late();
-    let source = clock::calibrate();
-    ioapic::init(&madt);
-    let (gsi, flags) = madt.isa_irq(4);
-    ioapic::route(gsi, flags, trap::vector::SERIAL, apic::id());
-    apic::start_timer();
-    cpu::mark_online();
-    x86_64::instructions::interrupts::enable();
-    smp::start_aps(&madt);
+/// An application processor, its core set up.
+fn ap_main() -> ! {
+    sched::init_cpu();
+    kcore::boot::ap_online();
+    sched::idle_loop()
+}
 
-    let f = mm::frames::stats();
-    println!(
-        "{} CPUs ({}), {} MiB usable, {} MiB free, TSC {} MHz ({:?})",
-        cpu::online_count(),
-        if apic::is_x2apic() { "x2APIC" } else { "xAPIC" },
-        info.usable_bytes >> 20,
-        (f.free as u64 * 4096) >> 20,
-        clock::tsc_hz() / 1_000_000,
-        source
-    );
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+fn tessera_main() -> ! {
+    register_hooks();
+    resource::init();
+    sched::init_cpu();
+    kcore::boot::start_other_cpus();
 
-    let cmdline = boot_info().cmdline;
-    if let Some(name) = platform::cmdline::get(cmdline, "test") {
+    #[cfg(feature = "ktest")]
+    if let Some(name) = cmdline_value("test") {
+        let layers = [kcore::tests::TESTS, tests::TESTS];
         if name == "list" {
-            ktest::list(tests::TESTS);
+            kcore::ktest::list(&layers);
         }
-        ktest::run(tests::TESTS, name);
+        kcore::ktest::run(&layers, name);
     }
-    if let Some(which) = platform::cmdline::get(cmdline, "bench") {
-        bench::run(which, platform::cmdline::get(cmdline, "bench_short").is_some());
+    if let Some(which) = cmdline_value("bench") {
+        bench::run(which, cmdline_value("bench_short").is_some());
     }
-    let tsc = clock::cycles();
+    let tsc = kcore::clock::cycles();
     println!(
         "BOOT-DONE tsc_cycles={} ns={} tsc_since_reset={}",
-        tsc - clock::boot_tsc(),
-        clock::nanos(),
+        tsc - kcore::clock::boot_tsc(),
+        kcore::clock::nanos(),
         tsc
     );
-    if platform::cmdline::get(cmdline, "boottime").is_some() {
-        arch::x86_64::qemu_exit(true);
+    if cmdline_value("boottime").is_some() {
+        kcore::arch::x86_64::qemu_exit(true);
     }
-    if let Some(program) = platform::cmdline::get(cmdline, "run") {
-        run_program(program, platform::cmdline::get(cmdline, "args").unwrap_or(""), false);
+    if let Some(program) = cmdline_value("run") {
+        run_program(program, cmdline_value("args").unwrap_or(""), false);
     }
-    if initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
+    if kcore::initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
         ipc::placement::boot();
         run_program("shell", "", true);
     }
@@ -234,5 +115,5 @@ fn run_program(program: &str, args: &str, interactive: bool) -> ! {
         }
     };
     println!("RUN-EXIT {program} {status}");
-    arch::x86_64::qemu_exit(status == 0)
+    kcore::arch::x86_64::qemu_exit(status == 0)
 }

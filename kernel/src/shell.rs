@@ -1,9 +1,9 @@
 //! The kernel's temporary prompt on the serial console. The processes layer
 //! replaces it with a user-mode shell.
 
-use crate::mm::{frames, heap, layout::PAGE_SIZE};
-use crate::{clock, cpu, print, println};
 use core::sync::atomic::Ordering;
+use kcore::mm::{frames, heap, layout::PAGE_SIZE};
+use kcore::{clock, cpu, print, println};
 
 const HELP: &str = "\
 commands:
@@ -18,7 +18,7 @@ pub fn run() -> ! {
     let mut buf = [0u8; 128];
     loop {
         print!("tessera> ");
-        let n = crate::console::read_line(&mut buf);
+        let n = kcore::console::read_line(&mut buf);
         let line = core::str::from_utf8(&buf[..n]).unwrap_or("").trim();
         match line.split_ascii_whitespace().next().unwrap_or("") {
             "" => {}
@@ -28,7 +28,7 @@ pub fn run() -> ! {
             "uptime" => uptime(),
             "halt" => {
                 println!("halting");
-                crate::arch::x86_64::qemu_exit(true);
+                kcore::arch::x86_64::qemu_exit(true);
             }
             other => println!("unknown command '{other}' (try 'help')"),
         }
@@ -56,7 +56,7 @@ fn cpus() {
     println!(
         "{} CPUs online, APIC mode {}, TSC {} MHz",
         cpu::online_count(),
-        if crate::arch::x86_64::apic::is_x2apic() {
+        if kcore::arch::x86_64::apic::is_x2apic() {
             "x2APIC"
         } else {
             "xAPIC"

@@ -2,17 +2,17 @@
 //! operations, SWAP as a real page exchange, empty-container management,
 //! rights, and no leaks.
 
-use crate::ensure;
-use crate::ktest::TestResult;
-use crate::mm::frames;
-use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
-use crate::proc::{self, KERNEL_PID};
-use crate::resource::mediator::{Op, Value, invoke};
-use crate::resource::{self, ResId, container, container_box};
 use abi::{ContainerMode as M, Error, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::frames;
+use kcore::mm::layout::PAGE_SIZE;
+use resource::mediator::{Op, Value, invoke};
+use resource::proc::{self, KERNEL_PID};
+use resource::{self, ResId, container, container_box};
 
 /// A process that just sleeps: a virtual space to put containers in.
 fn live() -> Result<u64, String> {
@@ -24,30 +24,50 @@ fn end(pid: u64) {
     let _ = proc::wait(KERNEL_PID, pid);
 }
 
-/// The frames behind a process's container.
-fn frames_of(id: ResId) -> Result<Vec<u64>, String> {
+/// A container's memory in its process: the space and where it lies.
+fn memory_of(id: ResId) -> Result<(resource::vspace::SpaceRef, u64, usize), String> {
     let (pid, link, _, _) = container::in_process(id).map_err(|e| format!("{e:?}"))?;
     let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let (base, pages) = {
+        let s = space.lock();
+        let a = s.regions().find(|a| a.link_id == link).ok_or("not attached")?;
+        (a.base, a.region.pages())
+    };
+    Ok((space, base, pages))
+}
+
+/// The frames behind a process's container (a move must keep them).
+fn frames_of(id: ResId) -> Result<Vec<u64>, String> {
+    let (space, base, _) = memory_of(id)?;
     let s = space.lock();
-    let a = s.regions().find(|a| a.link_id == link).ok_or("not attached")?;
+    let a = s.regions().find(|a| a.base == base).ok_or("not attached")?;
     Ok(a.region.frames().to_vec())
 }
 
-/// Writes `tag` into the first word of every page.
+/// Writes `tag + i` into the first word of page `i`, through the process's
+/// own page tables.
 fn fill(id: ResId, tag: u64) -> Result<(), String> {
-    for (i, f) in frames_of(id)?.into_iter().enumerate() {
-        // SAFETY: the frame belongs to the container; the direct map reaches it.
-        unsafe { (phys_to_virt(f) as *mut u64).write_volatile(tag + i as u64) };
+    let (space, base, pages) = memory_of(id)?;
+    let mut s = space.lock();
+    for i in 0..pages {
+        s.copy_in(base + i as u64 * 4096, &(tag + i as u64).to_le_bytes())
+            .map_err(|e| format!("{e:?}"))?;
     }
     Ok(())
 }
 
 fn holds(id: ResId, tag: u64) -> Result<bool, String> {
-    Ok(frames_of(id)?
-        .into_iter()
-        .enumerate()
-        // SAFETY: as in fill.
-        .all(|(i, f)| unsafe { (phys_to_virt(f) as *const u64).read_volatile() } == tag + i as u64))
+    let (space, base, pages) = memory_of(id)?;
+    let mut s = space.lock();
+    for i in 0..pages {
+        let mut w = [0u8; 8];
+        s.copy_out(base + i as u64 * 4096, &mut w)
+            .map_err(|e| format!("{e:?}"))?;
+        if u64::from_le_bytes(w) != tag + i as u64 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 fn op(caller: u64, o: Op) -> Result<Value, String> {
@@ -443,7 +463,7 @@ pub fn empty_containers_follow_the_bounds() -> TestResult {
 }
 
 pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
-    let cpus = crate::cpu::online_count() as u64;
+    let cpus = kcore::cpu::online_count() as u64;
     let o = |cpu: u64| SpawnOptions {
         cpu: cpu % cpus,
         ..SpawnOptions::DEFAULT
@@ -490,7 +510,7 @@ pub fn ica_moves_without_copying() -> TestResult {
     ensure!(container::stats().bytes_copied == copied, "moving the ICA copied bytes");
     let root_a = proc::get(a).ok_or("gone")?.root;
     ensure!(
-        crate::mm::paging::translate(root_a, old_base).is_none(),
+        kcore::mm::paging::translate(root_a, old_base).is_none(),
         "the sender still maps the ICA"
     );
     // Only the owner moves it, and only to a process that accepts it.
@@ -517,7 +537,7 @@ pub fn ica_moves_without_copying() -> TestResult {
 /// one-page ICAs lose their sender's mapping, the records follow, and a
 /// kept target that ended is refused.
 pub fn ica_move_by_the_system_call_path() -> TestResult {
-    use crate::resource::mediator;
+    use resource::mediator;
     let (a, b) = (live()?, live()?);
     let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
     pb.peers.lock().push(abi::ANY_PID);
@@ -546,12 +566,12 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
     let base2 = mediator::remap(&pa, ica2, b, 0).map_err(|e| format!("{e:?}"))?;
     ensure!(base != base2, "two ICAs at one address");
     ensure!(
-        crate::mm::paging::translate(pa.root, old_base).is_none(),
+        kcore::mm::paging::translate(pa.root, old_base).is_none(),
         "the sender still maps the ICA"
     );
     let frame = frames_of(ica)?[0];
     ensure!(
-        crate::mm::paging::translate(pb.root, base).map(|(f, _)| f) == Some(frame),
+        kcore::mm::paging::translate(pb.root, base).map(|(f, _)| f) == Some(frame),
         "the target does not map the ICA"
     );
     ensure!(holds(ica, 0x5ca11)?, "the ICA's content changed");
@@ -602,7 +622,7 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
 pub fn container_records_are_held() -> TestResult {
     let (a, b) = (live()?, live()?);
     proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     let before = resource::counts();
     let ica = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
     let info = |id: ResId| match invoke(KERNEL_PID, Op::Query { id }) {
@@ -627,7 +647,7 @@ pub fn container_records_are_held() -> TestResult {
         l.owner == a && l.links[0] == pa.space_id.raw() && l.links[2] == ica.raw(),
         "the attachment's record does not say where the container is"
     );
-    let base = crate::resource::mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
+    let base = resource::mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
     let (l, r) = (info(link)?, info(region)?);
     ensure!(
         l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
@@ -642,7 +662,7 @@ pub fn container_records_are_held() -> TestResult {
     // The holder ending takes the container and its records with it, and
     // its space is free to go although the sender still knows the holder.
     end(b);
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     ensure!(
         info(ica).is_err() && info(link).is_err() && info(region).is_err(),
         "the container or its records outlived their process"
@@ -655,7 +675,7 @@ pub fn container_records_are_held() -> TestResult {
         );
     }
     end(a);
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     // The processes' own parts go to the pool: only the container's kinds
     // are compared.
     let held = |c: [(resource::Kind, usize); 11]| {
@@ -677,14 +697,14 @@ pub fn container_records_are_held() -> TestResult {
 /// ICAs to the parent and to each other while the parent kills them one
 /// by one. Every container ends with its holder: none stays behind.
 pub fn ica_moves_race_with_exits() -> TestResult {
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     let before = container::count();
     let args = [b"4\0".as_slice(), b"4000\0"].concat();
     let pid =
         proc::spawn::spawn("icastorm", &args, &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
     ensure!(status == 0, "icastorm exited with {status:#x}");
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     ensure!(
         container::count() == before,
         "{before} containers before, {} after",
@@ -702,10 +722,10 @@ pub fn container_ipc_leaks_nothing() -> TestResult {
         Ok(())
     };
     round()?;
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     let before = (resource::counts(), frames::stats().free);
     round()?;
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     let after = (resource::counts(), frames::stats().free);
     ensure!(after == before, "{before:?} before, {after:?} after");
     let _ = PAGE_SIZE;
@@ -734,7 +754,7 @@ pub fn containers_of_ended_processes_are_released() -> TestResult {
 /// wrap-around, with insertion at the front and removal in the middle
 /// (the model is a plain vector).
 pub fn container_fifo_keeps_order() -> TestResult {
-    use crate::resource::fifo::Fifo;
+    use resource::fifo::Fifo;
     let mut q = Fifo::new(0u64);
     let mut model: Vec<u64> = Vec::new();
     let mut next = 1u64;

@@ -2,12 +2,12 @@
 //! stress of 100,000 calls from four clients on several CPUs that must
 //! leave nothing behind.
 
-use crate::ensure;
-use crate::ktest::TestResult;
-use crate::mm::{frames, heap};
-use crate::proc::{self, KERNEL_PID};
 use abi::SpawnOptions;
 use alloc::format;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::{frames, heap};
+use resource::proc::{self, KERNEL_PID};
 
 /// Runs `program` with `args` (NUL-separated) on `cpu` and returns its
 /// exit status.
@@ -35,9 +35,9 @@ pub fn rendezvous_servers_and_requests() -> TestResult {
 pub fn request_and_result_rings() -> TestResult {
     ensure!(run_on("ringtest", b"", abi::ANY_CPU)? == 0, "ringtest failed");
     let footprint = || {
-        crate::resource::pool::flush();
-        crate::ipc::rendezvous::flush_free_calls();
-        crate::sched::reap_all();
+        resource::pool::flush();
+        ipc::rendezvous::flush_free_calls();
+        kcore::computation::reap_all();
         (frames::stats().free, heap::stats().used, proc::count())
     };
     let before = footprint();
@@ -53,21 +53,21 @@ pub fn request_and_result_rings() -> TestResult {
 pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
     // Warm up with a short run, then measure around the full one.
     ensure!(run(b"stress\x001000\x00")? == 0, "warm-up failed");
-    crate::resource::pool::flush();
-    crate::ipc::rendezvous::flush_free_calls();
-    crate::sched::reap_all();
+    resource::pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    kcore::computation::reap_all();
     let before = (frames::stats().free, heap::stats().used, proc::count());
     ensure!(run(b"stress\x0025000\x00")? == 0, "stress failed");
-    crate::resource::pool::flush();
-    crate::ipc::rendezvous::flush_free_calls();
-    crate::sched::reap_all();
+    resource::pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    kcore::computation::reap_all();
     let after = (frames::stats().free, heap::stats().used, proc::count());
     ensure!(
         after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
         "{before:?} before, {after:?} after"
     );
     ensure!(
-        crate::ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed) >= 100_000,
+        ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed) >= 100_000,
         "fewer calls than expected"
     );
     Ok(())
@@ -79,9 +79,9 @@ pub fn stress_of_100000_calls_leaks_nothing() -> TestResult {
 /// members were out included.
 pub fn batch_requests_and_distribution_server() -> TestResult {
     let footprint = || {
-        crate::resource::pool::flush();
-        crate::ipc::rendezvous::flush_free_calls();
-        crate::sched::reap_all();
+        resource::pool::flush();
+        ipc::rendezvous::flush_free_calls();
+        kcore::computation::reap_all();
         (frames::stats().free, heap::stats().used, proc::count())
     };
     let status = run_on("batchtest", b"", abi::ANY_CPU)?;
@@ -100,7 +100,7 @@ pub fn batch_requests_and_distribution_server() -> TestResult {
 /// The fields of `name`'s line in the inspector's server report:
 /// pid, placed, ran, accepted, answered, forwarded, queued, held.
 fn server_line(name: &str) -> Result<alloc::vec::Vec<alloc::string::String>, alloc::string::String> {
-    let report = crate::resource::inspect::report("servers").map_err(|e| format!("{e:?}"))?;
+    let report = syscall::inspect::report("servers").map_err(|e| format!("{e:?}"))?;
     let line = report
         .lines()
         .find(|l| l.split_ascii_whitespace().next() == Some(name))
@@ -117,8 +117,8 @@ fn client(calls: &str, cpu: u64) -> Result<u64, alloc::string::String> {
 }
 
 pub fn servers_placed_by_boot_file_and_command() -> TestResult {
-    use crate::ipc::placement::{Placement, parse, start};
     use abi::Error;
+    use ipc::placement::{Placement, parse, start};
     // The boot file's syntax, good and bad lines.
     ensure!(parse("  # nothing") == Ok(None), "comment line");
     ensure!(
@@ -161,7 +161,7 @@ pub fn servers_placed_by_boot_file_and_command() -> TestResult {
 
     // The console's `place` command moves it at run time: to CPU 2, or
     // back to CPU 0 on a machine with two.
-    let to = if crate::cpu::online_count() > 2 { 2 } else { 0 };
+    let to = if kcore::cpu::online_count() > 2 { 2 } else { 0 };
     ensure!(
         run_on("shell", format!("-c\0place placed {to}\0").as_bytes(), abi::ANY_CPU)? == 0,
         "shell failed"

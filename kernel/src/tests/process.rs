@@ -1,15 +1,15 @@
 //! User processes: loading, arguments, faults, scheduling, bad system-call
 //! arguments, fuzzing, and the no-leak guarantee.
 
-use crate::ensure;
-use crate::ktest::TestResult;
-use crate::mm::{frames, heap};
-use crate::proc::{self, KERNEL_PID};
-use crate::{cpu, sched};
 use abi::{FaultCounts, LoadPolicy, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
 use core::sync::atomic::Ordering;
+use kcore::cpu;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::{frames, heap};
+use resource::proc::{self, KERNEL_PID};
 
 pub struct Outcome {
     pub status: u64,
@@ -121,7 +121,7 @@ pub fn sleep_blocks_for_the_requested_time() -> TestResult {
 pub fn cpu_bound_processes_are_preempted() -> TestResult {
     // Two CPU-bound processes pinned to one CPU can only both progress if
     // the timer takes the CPU from one to give it to the other.
-    let before = sched::CONTEXT_SWITCHES.load(Ordering::Relaxed);
+    let before = kcore::computation::CONTEXT_SWITCHES.load(Ordering::Relaxed);
     let opts = SpawnOptions {
         cpu: 0,
         ..SpawnOptions::DEFAULT
@@ -134,7 +134,7 @@ pub fn cpu_bound_processes_are_preempted() -> TestResult {
         proc::wait(KERNEL_PID, a) == Ok(0) && proc::wait(KERNEL_PID, b) == Ok(0),
         "spin failed"
     );
-    let switches = sched::CONTEXT_SWITCHES.load(Ordering::Relaxed) - before;
+    let switches = kcore::computation::CONTEXT_SWITCHES.load(Ordering::Relaxed) - before;
     // 200 ms of work in 10 ms slices: well over 10 switches between them.
     ensure!(switches >= 10, "only {switches} context switches");
     let info = |p: &proc::Process| p.faults().total();
@@ -194,15 +194,8 @@ pub fn ctrl_c_kills_the_foreground_program() -> TestResult {
     };
     let pid = proc::spawn::spawn("spin", b"100000\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     // Ctrl-C arrives through the UART like a key press (loopback mode).
-    use x86_64::instructions::port::Port;
-    let mut mcr = Port::<u8>::new(0x3fc);
-    // SAFETY: loopback only for this byte, then restored.
-    let old = unsafe { mcr.read() };
-    unsafe { mcr.write(old | 0x10) };
-    crate::arch::x86_64::serial::write_byte(0x03);
+    kcore::arch::x86_64::serial::loop_back(&[0x03]);
     let status = proc::wait(KERNEL_PID, pid);
-    // SAFETY: as above.
-    unsafe { mcr.write(old) };
     ensure!(status == Ok(abi::KILLED_STATUS), "spin ended with {status:?}");
     Ok(())
 }
@@ -223,9 +216,9 @@ pub fn shell_runs_commands() -> TestResult {
 
 /// Resource use of the whole kernel, for leak checks (the pool emptied).
 fn footprint() -> (usize, usize, usize) {
-    crate::resource::pool::flush();
-    crate::ipc::rendezvous::flush_free_calls();
-    sched::reap_all();
+    resource::pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    kcore::computation::reap_all();
     (frames::stats().free, heap::stats().used, proc::count())
 }
 

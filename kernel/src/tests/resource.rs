@@ -2,15 +2,15 @@
 //! of processes, and the pool's reuse, add and reduce.
 
 use super::process::run_with;
-use crate::ensure;
-use crate::ktest::TestResult;
-use crate::mm::{frames, heap};
-use crate::resource::mediator::{Op, Value, invoke};
-use crate::resource::pool::{self, PoolKind};
-use crate::resource::{self, KERNEL, ResId};
 use abi::{Error, LoadPolicy, RegionKind};
 use alloc::format;
 use alloc::string::String;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::{frames, heap};
+use resource::mediator::{Op, Value, invoke};
+use resource::pool::{self, PoolKind};
+use resource::{self, KERNEL, ResId};
 
 fn create(op: Op) -> Result<ResId, String> {
     invoke(KERNEL, op)
@@ -234,19 +234,22 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
     let mut pids = alloc::vec::Vec::new();
     for _ in 0..10 {
         pids.push(
-            crate::proc::spawn::spawn("pa800", &[], &abi::SpawnOptions::DEFAULT, crate::proc::KERNEL_PID)
+            resource::proc::spawn::spawn("pa800", &[], &abi::SpawnOptions::DEFAULT, resource::proc::KERNEL_PID)
                 .map_err(|e| format!("{e:?}"))?,
         );
     }
     for pid in pids {
-        ensure!(crate::proc::wait(crate::proc::KERNEL_PID, pid) == Ok(0), "pa800 failed");
+        ensure!(
+            resource::proc::wait(resource::proc::KERNEL_PID, pid) == Ok(0),
+            "pa800 failed"
+        );
     }
     ensure!(
         pool_count(PoolKind::Full) >= 2,
         "only {} full spaces pooled",
         pool_count(PoolKind::Full)
     );
-    let t0 = crate::clock::nanos();
+    let t0 = kcore::clock::nanos();
     let bytes_burst = pool::bytes();
     // First pass, before T: the surplus goes, one per program stays.
     pool::reduce(t0);
@@ -277,7 +280,7 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
 }
 
 fn footprint() -> ([usize; 11], usize, usize) {
-    crate::sched::reap_all();
+    kcore::computation::reap_all();
     let counts = resource::counts().map(|(_, n)| n);
     (counts, frames::stats().free, heap::stats().used)
 }
@@ -320,12 +323,12 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
         let mut pids = alloc::vec::Vec::new();
         for _ in 0..n {
             pids.push(
-                crate::proc::spawn::spawn("hello", &[], &abi::SpawnOptions::DEFAULT, crate::proc::KERNEL_PID)
+                resource::proc::spawn::spawn("hello", &[], &abi::SpawnOptions::DEFAULT, resource::proc::KERNEL_PID)
                     .map_err(|e| format!("{e:?}"))?,
             );
         }
         for pid in pids {
-            let status = crate::proc::wait(crate::proc::KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
+            let status = resource::proc::wait(resource::proc::KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
             ensure!(status == 0, "hello ended with {status:#x}");
         }
         Ok(())
@@ -335,7 +338,7 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
     pool::flush();
     spawn_all(3)?;
     // Keeps one full space and takes the others apart into the pool.
-    pool::reduce(crate::clock::nanos());
+    pool::reduce(kcore::clock::nanos());
     ensure!(
         pool_count(PoolKind::Full) == 1,
         "{} full spaces",
@@ -352,8 +355,8 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
 /// A trace slot goes to one writer at a time, and never back to an older
 /// entry: two writers of entries 256 apart cannot both fill it.
 pub fn trace_slot_has_one_writer() -> TestResult {
-    use crate::resource::mediator::claim;
     use core::sync::atomic::{AtomicU64, Ordering};
+    use resource::mediator::claim;
     let seq = 1000;
     // Holding entry seq - 256, finished.
     let stamp = AtomicU64::new(2 * (seq - 256) + 2);

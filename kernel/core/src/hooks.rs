@@ -1,0 +1,59 @@
+//! The ways up. The core takes traps, system calls and the first entry of
+//! every computation, but what they mean belongs to the layers above it,
+//! which the core never names: the kernel binary registers these functions
+//! once at boot, before the first interrupt and the first user process.
+
+use crate::arch::x86_64::trap::TrapFrame;
+use crate::vm::space::FaultError;
+use spin::Once;
+
+pub struct Hooks {
+    /// A system call: number and arguments in the frame, the result goes
+    /// back in its `rax`. Returns on the way back to user mode.
+    pub syscall: fn(&mut TrapFrame),
+    /// Every trap taken in user mode, just before it returns there
+    /// (preemption, and the end of a killed process).
+    pub return_to_user: fn(&mut TrapFrame),
+    /// The timer's tick on this CPU.
+    pub tick: fn(),
+    /// Another CPU asked this one to look at its run queue.
+    pub reschedule: fn(),
+    /// A page fault at a user address, in user mode or in the kernel
+    /// touching user memory (error code as the CPU gave it): demand paging,
+    /// or why it cannot be resolved.
+    pub user_page_fault: fn(u64, u64) -> Result<(), FaultError>,
+    /// A fault in user mode that cannot be resolved: the current process
+    /// ends, alone (the frame, CR2, what happened).
+    pub user_fault: fn(&TrapFrame, u64, &str) -> !,
+    /// Ctrl-C on the console; true if it was consumed (a program was
+    /// interrupted), false to pass it to the reader.
+    pub interrupt_key: fn() -> bool,
+    /// Console input arrived.
+    pub input_ready: fn(),
+    /// A CPU other than the boot CPU, its core set up: what it runs from
+    /// then on (its scheduler's set-up, its timer, its idle loop).
+    pub ap_main: fn() -> !,
+    /// First entry of a new computation, on its own stack, before it
+    /// leaves for user mode through its first frame.
+    pub first_entry: fn(),
+}
+
+static HOOKS: Once<Hooks> = Once::new();
+
+/// Registers the hooks; the first registration is the one that counts.
+pub fn register(hooks: Hooks) {
+    HOOKS.call_once(|| hooks);
+}
+
+#[inline(always)]
+pub fn get() -> &'static Hooks {
+    match HOOKS.get() {
+        Some(h) => h,
+        None => unregistered(),
+    }
+}
+
+#[cold]
+fn unregistered() -> ! {
+    panic!("a trap or system call came before the kernel registered its hooks")
+}

@@ -1,0 +1,289 @@
+//! Virtual region (Tender's 仮想領域): a run of pages with a backing and a
+//! kind. Its frames are allocated either all at once (eager: Tender's
+//! policy) or page by page at first touch (demand). A region owns its frames
+//! and returns them when dropped.
+
+use crate::mm::frames::{self, OutOfMemory};
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// What a region holds; page faults are counted by this.
+pub use abi::RegionKind as Kind;
+
+/// Where a region's initial content comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Backing {
+    /// Zero-filled memory (BSS, stack, anonymous memory).
+    Zero,
+    /// Bytes of a program image: `bytes` fill the region from `offset` (the
+    /// position of the segment's start within the first page); the rest of
+    /// the region is zero.
+    Image { bytes: &'static [u8], offset: usize },
+}
+
+pub struct Region {
+    pub kind: Kind,
+    pub backing: Backing,
+    pub writable: bool,
+    pub executable: bool,
+    /// Physical frame of each page, or 0 while not yet present.
+    frames: Vec<u64>,
+    /// Set when the frames are shared with other regions (container SHARE
+    /// mode): the last region to go frees them.
+    shared: Option<Arc<SharedFrames>>,
+}
+
+/// Frames owned jointly by the regions that share them.
+pub struct SharedFrames(Vec<u64>);
+
+impl Drop for SharedFrames {
+    fn drop(&mut self) {
+        for &f in self.0.iter().filter(|&&f| f != 0) {
+            frames::free(f, 1);
+        }
+    }
+}
+
+impl Region {
+    pub fn new(
+        kind: Kind,
+        pages: usize,
+        backing: Backing,
+        writable: bool,
+        executable: bool,
+    ) -> Result<Region, OutOfMemory> {
+        let mut frames = Vec::new();
+        frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+        frames.resize(pages, 0);
+        Ok(Region {
+            kind,
+            backing,
+            writable,
+            executable,
+            frames,
+            shared: None,
+        })
+    }
+
+    pub fn pages(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn size(&self) -> u64 {
+        self.frames.len() as u64 * PAGE_SIZE
+    }
+
+    /// The frame of page `index`, if present.
+    pub fn frame(&self, index: usize) -> Option<u64> {
+        self.frames.get(index).copied().filter(|&f| f != 0)
+    }
+
+    pub fn resident_pages(&self) -> usize {
+        self.frames.iter().filter(|&&f| f != 0).count()
+    }
+
+    /// Makes page `index` present: allocates a frame and fills it from the
+    /// backing. Returns the frame (the existing one if already present).
+    pub fn populate(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+        if let Some(f) = self.frame(index) {
+            return Ok(f);
+        }
+        if index >= self.frames.len() {
+            return Err(OutOfMemory);
+        }
+        let pa = frames::alloc(1)?;
+        self.fill(index, pa);
+        self.frames[index] = pa;
+        Ok(pa)
+    }
+
+    /// Gives a pooled region a new use: kind, content and protection.
+    /// Present frames are kept; `reset` refills them.
+    pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        self.kind = kind;
+        self.backing = backing;
+        self.writable = writable;
+        self.executable = executable;
+    }
+
+    /// Refills every present page from the backing, so that nothing of a
+    /// previous user survives a reuse.
+    pub fn reset(&mut self) {
+        for index in 0..self.frames.len() {
+            let pa = self.frames[index];
+            if pa != 0 {
+                self.fill(index, pa);
+            }
+        }
+    }
+
+    fn fill(&self, index: usize, pa: u64) {
+        let page = phys_to_virt(pa) as *mut u8;
+        // SAFETY: the frame belongs to this region and is reached through the
+        // direct map; the copy stays inside the one page.
+        unsafe {
+            core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
+            if let Backing::Image { bytes, offset } = self.backing {
+                let page_start = index * PAGE_SIZE as usize;
+                let page_end = page_start + PAGE_SIZE as usize;
+                // The image occupies [offset, offset + len) of the region.
+                let from = page_start.max(offset);
+                let to = page_end.min(offset + bytes.len());
+                if from < to {
+                    core::ptr::copy_nonoverlapping(
+                        bytes.as_ptr().add(from - offset),
+                        page.add(from - page_start),
+                        to - from,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Makes every page present (eager loading).
+    pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
+        for i in 0..self.frames.len() {
+            self.populate(i)?;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` into the region at byte `offset`, through the direct
+    /// map (kernel use of a region: a work area). Every page it touches
+    /// must be present; returns false (and writes nothing) otherwise.
+    pub fn write_at(&mut self, offset: usize, data: &[u8]) -> bool {
+        self.copy_at(offset, data.len(), |page, at, i, n| {
+            // SAFETY: the frame is this region's, present, reached through
+            // the direct map, and `at..at + n` lies inside its page.
+            unsafe { core::ptr::copy_nonoverlapping(data.as_ptr().add(i), page.add(at), n) };
+        })
+    }
+
+    /// Copies bytes of the region at byte `offset` into `buf`, as `write_at`.
+    pub fn read_at(&self, offset: usize, buf: &mut [u8]) -> bool {
+        let len = buf.len();
+        self.copy_at(offset, len, |page, at, i, n| {
+            // SAFETY: as in `write_at`.
+            unsafe { core::ptr::copy_nonoverlapping(page.add(at), buf.as_mut_ptr().add(i), n) };
+        })
+    }
+
+    /// Calls `f(page, offset in page, offset in the caller's buffer, bytes)`
+    /// for each piece of `offset..offset + len`, after checking every page.
+    fn copy_at(&self, offset: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize, usize)) -> bool {
+        let page = PAGE_SIZE as usize;
+        let Some(end) = offset.checked_add(len).filter(|&e| e <= self.frames.len() * page) else {
+            return false;
+        };
+        if len == 0 {
+            return true;
+        }
+        if (offset / page..=(end - 1) / page).any(|i| self.frames[i] == 0) {
+            return false;
+        }
+        let mut done = 0;
+        while done < len {
+            let at = offset + done;
+            let n = (page - at % page).min(len - done);
+            f(phys_to_virt(self.frames[at / page]) as *mut u8, at % page, done, n);
+            done += n;
+        }
+        true
+    }
+}
+
+impl Region {
+    /// A region over `pages` physically contiguous frames, all present and
+    /// zeroed (AnT's ICA: contiguous so that devices and other cores can
+    /// address it as one block).
+    pub fn contiguous(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
+        let base = frames::alloc_zeroed(pages)?;
+        let mut r = Region::new(kind, 0, Backing::Zero, true, false).inspect_err(|_| frames::free(base, pages))?;
+        if r.frames.try_reserve_exact(pages).is_err() {
+            frames::free(base, pages);
+            return Err(OutOfMemory);
+        }
+        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        Ok(r)
+    }
+
+    /// Every frame of the region (after `populate_all`).
+    pub fn frames(&self) -> &[u64] {
+        &self.frames
+    }
+
+    /// Exchanges the physical pages of two regions of equal size (Tender's
+    /// physical-memory exchange): only the frame lists change hands; the
+    /// caller rewrites the page-table entries of whichever is attached.
+    pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), ()> {
+        if self.frames.len() != other.frames.len() || self.shared.is_some() || other.shared.is_some() {
+            return Err(());
+        }
+        core::mem::swap(&mut self.frames, &mut other.frames);
+        Ok(())
+    }
+
+    /// A second region over the same frames (container SHARE mode). Both
+    /// keep them alive; writes through one are seen through the other.
+    pub fn share(&mut self) -> Result<Region, OutOfMemory> {
+        self.populate_all()?;
+        let set = match &self.shared {
+            Some(s) => s.clone(),
+            None => {
+                let s = Arc::new(SharedFrames(self.frames.clone()));
+                self.shared = Some(s.clone());
+                s
+            }
+        };
+        let mut frames = Vec::new();
+        frames.try_reserve_exact(self.frames.len()).map_err(|_| OutOfMemory)?;
+        frames.extend_from_slice(&self.frames);
+        Ok(Region {
+            kind: self.kind,
+            backing: Backing::Zero,
+            writable: self.writable,
+            executable: self.executable,
+            frames,
+            shared: Some(set),
+        })
+    }
+
+    /// A new region with a copy of this one's content (container COPY mode).
+    pub fn duplicate(&self) -> Result<Region, OutOfMemory> {
+        let mut copy = Region::new(
+            self.kind,
+            self.frames.len(),
+            Backing::Zero,
+            self.writable,
+            self.executable,
+        )?;
+        for (i, &src) in self.frames.iter().enumerate() {
+            if src == 0 {
+                continue;
+            }
+            let dst = copy.populate(i)?;
+            // SAFETY: two distinct frames, each a whole page in the direct map.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    phys_to_virt(src) as *const u8,
+                    phys_to_virt(dst) as *mut u8,
+                    PAGE_SIZE as usize,
+                )
+            };
+        }
+        Ok(copy)
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // Shared frames go with the last region that holds them.
+        if self.shared.take().is_some() {
+            return;
+        }
+        for &f in self.frames.iter().filter(|&&f| f != 0) {
+            frames::free(f, 1);
+        }
+    }
+}

@@ -1,0 +1,737 @@
+//! Virtual space (Tender's 仮想空間): one page-table tree whose lower half
+//! holds user regions and whose upper half is the kernel's, shared by copy
+//! of the kernel's top-level entries. Regions are attached at page-aligned
+//! addresses; a page of an attached region is mapped when it is present,
+//! and a fault on a page that is not yet present is resolved here.
+
+use super::USER_END;
+use super::region::{Kind, Region};
+use crate::mm::frames::{self, OutOfMemory};
+use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::mm::paging::{self, flags};
+use crate::mm::tlb;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use restable::ResId;
+
+/// Where anonymous placements (`find_free`) end: under the stack and its guard page.
+const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+
+/// A region attached at an address (Tender: a virtual user space). While
+/// attached, the space holds the region; its resource identifiers stay
+/// valid and name it.
+pub struct Attached {
+    pub base: u64,
+    pub region: Region,
+    /// The region's identifier (a VirtualRegion resource).
+    pub region_id: ResId,
+    /// The attachment's identifier (a VirtualUserSpace resource).
+    pub link_id: ResId,
+    /// The page-table entry of a one-page region, once `remap` found it:
+    /// an exchange rewrites it without walking the tree. Only for the
+    /// space the attachment is in (cleared when it leaves).
+    entry: Option<paging::Entry>,
+}
+
+impl Attached {
+    pub fn end(&self) -> u64 {
+        self.base + self.region.size()
+    }
+    fn pte_flags(&self) -> u64 {
+        let mut f = flags::USER;
+        if self.region.writable {
+            f |= flags::WRITABLE;
+        }
+        if !self.region.executable {
+            f |= flags::NO_EXECUTE;
+        }
+        f
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpaceError {
+    OutOfMemory,
+    /// The range is not page aligned, not in user space, or overlaps a region.
+    BadRange,
+}
+
+impl From<OutOfMemory> for SpaceError {
+    fn from(_: OutOfMemory) -> Self {
+        SpaceError::OutOfMemory
+    }
+}
+
+impl From<paging::MapError> for SpaceError {
+    fn from(e: paging::MapError) -> Self {
+        match e {
+            paging::MapError::OutOfMemory => SpaceError::OutOfMemory,
+            _ => SpaceError::BadRange,
+        }
+    }
+}
+
+/// Why a user access could not be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultError {
+    /// No region covers the address.
+    Unmapped,
+    /// The access breaks the region's protection (write to text, execute data).
+    Protection,
+    /// The address is the guard page under the stack.
+    StackOverflow,
+    OutOfMemory,
+}
+
+impl FaultError {
+    /// What an unresolved page fault at `addr` was, for the message that
+    /// ends the process (error code as the CPU gave it).
+    pub fn describe(self, addr: u64, error_code: u64) -> &'static str {
+        match self {
+            FaultError::StackOverflow => "stack overflow",
+            FaultError::OutOfMemory => "out of memory while paging in",
+            FaultError::Protection if error_code & 16 != 0 => "execute of non-executable memory",
+            FaultError::Protection if error_code & 2 != 0 => "write to read-only memory",
+            FaultError::Protection => "protection violation",
+            FaultError::Unmapped if addr < 0x1000 => "null pointer dereference",
+            FaultError::Unmapped if addr >= super::USER_END => "access to kernel memory",
+            FaultError::Unmapped => "access to unmapped memory",
+        }
+    }
+}
+
+/// A place in a space's list of attachments. An attachment keeps its slot
+/// while it is attached, so whoever knows the slot (a container does) finds
+/// it in one step however many regions the space holds; slots left free
+/// are chained and reused first. The attachment itself is boxed: a move to
+/// another space (an ICA's re-attachment) hands over a pointer, not the
+/// hundred bytes of the attachment.
+enum Slot {
+    Used(Box<Attached>),
+    Free { next: usize },
+}
+
+/// `Box::new` that hands the attachment back when memory is short instead
+/// of stopping the kernel (an attach is a request a process can make).
+fn boxed(a: Attached) -> Result<Box<Attached>, Attached> {
+    let layout = core::alloc::Layout::new::<Attached>();
+    // SAFETY: `Attached` is not zero-sized, so the layout is valid for `alloc`.
+    let p = unsafe { alloc::alloc::alloc(layout) }.cast::<Attached>();
+    if p.is_null() {
+        return Err(a);
+    }
+    // SAFETY: `p` is a fresh allocation of `Attached`'s layout from the global
+    // allocator, written once here and then owned by the box alone.
+    unsafe {
+        p.write(a);
+        Ok(Box::from_raw(p))
+    }
+}
+
+/// End of the free-slot chain; as a slot hint, "look for it".
+pub const NO_SLOT: usize = usize::MAX;
+
+pub struct VirtualSpace {
+    root: u64,
+    slots: Vec<Slot>,
+    /// First free slot (`NO_SLOT`: none) and the number of attachments.
+    free: usize,
+    attached: usize,
+    /// Bounds that let a range be found free without looking at every
+    /// region (a process may hold hundreds of containers): no region below
+    /// the anonymous-area limit (`ANON_LIMIT`) ends above `low_top`, and no
+    /// region reaching beyond that limit starts below `high_bottom`. Raised
+    /// (lowered) on attach; left as they are when an attachment leaves (a
+    /// bound that is too wide is still true, and a move or exchange is then
+    /// not slowed by a look at every region), and made tight again by the
+    /// first check that has to look at every region anyway, so that a space
+    /// that held many containers, or comes back from the pool, does not
+    /// fall back to scanning for ever.
+    low_top: u64,
+    high_bottom: u64,
+    /// CPUs that may hold translations of this space (bit per CPU index),
+    /// kept by the scheduler through the process that runs in the space.
+    pub active_cpus: Arc<AtomicU64>,
+    /// The last page table `entry` found: 2 MiB number and the table's
+    /// address. Containers moved in one after another land side by side,
+    /// so their entries are mostly in the same table; tables go only with
+    /// the whole tree, so a table once found stays valid.
+    leaf: (u64, u64),
+}
+
+impl VirtualSpace {
+    pub fn new() -> Result<VirtualSpace, OutOfMemory> {
+        let root = frames::alloc_zeroed(1)?;
+        let kernel = paging::kernel_root();
+        // SAFETY: both are page-table frames reached through the direct map;
+        // the kernel's top-level entries never change after boot.
+        unsafe {
+            let src = phys_to_virt(kernel) as *const u64;
+            let dst = phys_to_virt(root) as *mut u64;
+            core::ptr::copy_nonoverlapping(src.add(256), dst.add(256), 256);
+        }
+        Ok(VirtualSpace {
+            root,
+            slots: Vec::new(),
+            free: NO_SLOT,
+            attached: 0,
+            low_top: 0,
+            high_bottom: u64::MAX,
+            active_cpus: Arc::new(AtomicU64::new(0)),
+            leaf: (u64::MAX, 0),
+        })
+    }
+
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    /// The attached regions, in no particular order.
+    pub fn regions(&self) -> impl Iterator<Item = &Attached> {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Used(a) => Some(&**a),
+            Slot::Free { .. } => None,
+        })
+    }
+
+    fn regions_mut(&mut self) -> impl Iterator<Item = &mut Attached> {
+        self.slots.iter_mut().filter_map(|s| match s {
+            Slot::Used(a) => Some(&mut **a),
+            Slot::Free { .. } => None,
+        })
+    }
+
+    pub fn region_count(&self) -> usize {
+        self.attached
+    }
+
+    /// The page-table entry of `va` in this tree, through the last table
+    /// found when `va` lies in the same 2 MiB.
+    #[inline(always)]
+    fn entry(&mut self, va: u64) -> Option<paging::Entry> {
+        let big = va >> 21;
+        if self.leaf.0 != big {
+            self.leaf = (big, paging::Entry::leaf(self.root, va)?);
+        }
+        Some(paging::Entry::in_table(self.leaf.1, va))
+    }
+
+    /// The attachment in slot `i`, if that slot is in use.
+    fn at(&mut self, i: usize) -> Option<&mut Attached> {
+        match self.slots.get_mut(i) {
+            Some(Slot::Used(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The slot of attachment `link_id`: `hint` when it is there (one step),
+    /// else found by looking.
+    #[inline(always)]
+    pub fn slot_of(&self, link_id: ResId, hint: usize) -> Option<usize> {
+        self.used(link_id, hint).map(|(i, _)| i)
+    }
+
+    /// The slot of attachment `link_id` and the attachment, found as
+    /// `slot_of` finds it.
+    #[inline(always)]
+    fn used(&self, link_id: ResId, hint: usize) -> Option<(usize, &Attached)> {
+        if let Some(Slot::Used(a)) = self.slots.get(hint)
+            && a.link_id == link_id
+        {
+            return Some((hint, a));
+        }
+        let i = self.find_slot(link_id)?;
+        match &self.slots[i] {
+            Slot::Used(a) => Some((i, a)),
+            Slot::Free { .. } => None,
+        }
+    }
+
+    #[cold]
+    fn find_slot(&self, link_id: ResId) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|s| matches!(s, Slot::Used(a) if a.link_id == link_id))
+    }
+
+    /// The attachment `link_id` (slot `hint` if it is there).
+    pub fn attachment_mut(&mut self, link_id: ResId, hint: usize) -> Option<&mut Attached> {
+        let i = self.slot_of(link_id, hint)?;
+        self.at(i)
+    }
+
+    /// Attaches `region` at `base`, mapping the pages it already has. On
+    /// failure the region is handed back.
+    pub fn attach(
+        &mut self,
+        base: u64,
+        region: Region,
+        region_id: ResId,
+        link_id: ResId,
+    ) -> Result<usize, (SpaceError, Region)> {
+        match self.check_range(base, &region) {
+            Ok(()) => {}
+            Err(e) => return Err((e, region)),
+        }
+        let mut attached = boxed(Attached {
+            base,
+            region,
+            region_id,
+            link_id,
+            entry: None,
+        })
+        .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
+        if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
+            // The range was free: what this call mapped is all there is.
+            paging::unmap_range(self.root, base, done);
+            return Err((e.into(), attached.region));
+        }
+        // A one-page attachment (an ICA, a small container) keeps its entry
+        // from the start: its first move or exchange then needs no walk.
+        if attached.region.pages() == 1 {
+            attached.entry = self.entry(base);
+        }
+        Ok(self.push(attached))
+    }
+
+    /// Adds an attachment whose range was checked (so that a slot is there
+    /// for it), keeping the free-range bounds; returns its slot.
+    #[inline]
+    fn push(&mut self, a: Box<Attached>) -> usize {
+        if a.end() <= ANON_LIMIT {
+            self.low_top = self.low_top.max(a.end());
+        } else {
+            self.high_bottom = self.high_bottom.min(a.base);
+        }
+        self.attached += 1;
+        if self.free == NO_SLOT {
+            self.slots.push(Slot::Used(a));
+            return self.slots.len() - 1;
+        }
+        let i = self.free;
+        if let Slot::Free { next } = core::mem::replace(&mut self.slots[i], Slot::Used(a)) {
+            self.free = next;
+        }
+        i
+    }
+
+    /// Takes the attachment out of slot `i` (which is in use), keeping the
+    /// free-range bounds.
+    fn take(&mut self, i: usize) -> Box<Attached> {
+        let Slot::Used(mut a) = core::mem::replace(&mut self.slots[i], Slot::Free { next: self.free }) else {
+            unreachable!("slot {i} taken twice");
+        };
+        self.free = i;
+        self.attached -= 1;
+        a.entry = None;
+        a
+    }
+
+    /// Whether `base..end` overlaps no region: by the bounds when they
+    /// suffice, else by looking at every region (and making the bounds
+    /// tight on the way).
+    fn is_free(&mut self, base: u64, end: u64) -> bool {
+        if self.within_bounds(base, end) {
+            return true;
+        }
+        let (mut low_top, mut high_bottom, mut overlap) = (0, u64::MAX, false);
+        for a in self.regions() {
+            if a.end() <= ANON_LIMIT {
+                low_top = low_top.max(a.end());
+            } else {
+                high_bottom = high_bottom.min(a.base);
+            }
+            overlap |= base < a.end() && a.base < end;
+        }
+        (self.low_top, self.high_bottom) = (low_top, high_bottom);
+        !overlap
+    }
+
+    /// Whether the bounds alone say `base..end` is free.
+    #[inline(always)]
+    fn within_bounds(&self, base: u64, end: u64) -> bool {
+        base >= self.low_top && end <= ANON_LIMIT.min(self.high_bottom)
+    }
+
+    /// Room for one more attachment (a free slot, or space for one).
+    #[inline(always)]
+    fn reserve_slot(&mut self) -> Result<(), SpaceError> {
+        if self.free == NO_SLOT {
+            self.slots.try_reserve(1).map_err(|_| SpaceError::OutOfMemory)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `region` fits at `base`, with room for one more slot.
+    fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
+        let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
+        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
+            return Err(SpaceError::BadRange);
+        }
+        if !self.is_free(base, end) {
+            return Err(SpaceError::BadRange);
+        }
+        self.reserve_slot()
+    }
+
+    /// Detaches the attachment `link_id` and returns its region.
+    pub fn detach(&mut self, link_id: ResId) -> Option<Box<Attached>> {
+        let i = self.slot_of(link_id, NO_SLOT)?;
+        let a = self.take(i);
+        paging::unmap_range(self.root, a.base, a.region.pages());
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
+        Some(a)
+    }
+
+    /// Rewrites the page-table entries of attachment `index` after its frames
+    /// changed (a physical-memory exchange), and drops the stale
+    /// translations from every CPU that runs this space.
+    fn remap(&mut self, index: usize) -> Result<(), SpaceError> {
+        let Some(Slot::Used(a)) = self.slots.get_mut(index) else {
+            return Err(SpaceError::BadRange);
+        };
+        rewrite(self.root, &self.active_cpus, a)
+    }
+
+    /// Exchanges the physical pages of attachment `link_id` (in slot `hint`
+    /// if it is there) with those of a region outside any space (a
+    /// container in a box). No data is copied.
+    #[inline(always)]
+    pub fn exchange_with(&mut self, link_id: ResId, hint: usize, other: &mut Region) -> Result<(), SpaceError> {
+        let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
+        let Some(Slot::Used(a)) = self.slots.get_mut(i) else {
+            return Err(SpaceError::BadRange);
+        };
+        a.region.exchange_frames(other).map_err(|_| SpaceError::BadRange)?;
+        rewrite(self.root, &self.active_cpus, a)
+    }
+
+    /// Exchanges the physical pages of two attachments of this space.
+    pub fn exchange_within(&mut self, a: ResId, b: ResId) -> Result<(), SpaceError> {
+        let i = self.slot_of(a, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let j = self.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        if i == j {
+            return Ok(());
+        }
+        let (lo, hi) = (i.min(j), i.max(j));
+        let (left, right) = self.slots.split_at_mut(hi);
+        let (Slot::Used(x), Slot::Used(y)) = (&mut left[lo], &mut right[0]) else {
+            return Err(SpaceError::BadRange);
+        };
+        x.region
+            .exchange_frames(&mut y.region)
+            .map_err(|_| SpaceError::BadRange)?;
+        self.remap(i)?;
+        self.remap(j)
+    }
+
+    /// Exchanges the physical pages of attachment `a` of this space with
+    /// attachment `b` of `other` (two processes' containers).
+    pub fn exchange_between(&mut self, a: ResId, other: &mut VirtualSpace, b: ResId) -> Result<(), SpaceError> {
+        let i = self.slot_of(a, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let j = other.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
+        let (Some(x), Some(y)) = (self.at(i), other.at(j)) else {
+            return Err(SpaceError::BadRange);
+        };
+        x.region
+            .exchange_frames(&mut y.region)
+            .map_err(|_| SpaceError::BadRange)?;
+        self.remap(i)?;
+        other.remap(j)
+    }
+
+    /// Moves attachment `link_id` (in slot `hint` if it is there) out of
+    /// this space into `to` at `base` without touching the data: this
+    /// space's entries are cleared (and shot down), the other space's
+    /// written. AnT's re-attachment of an ICA. `free`: `base` is known to
+    /// be free in `to`. Returns its slot in `to`.
+    pub fn move_to(
+        &mut self,
+        link_id: ResId,
+        hint: usize,
+        to: &mut VirtualSpace,
+        base: u64,
+        free: bool,
+    ) -> Result<usize, SpaceError> {
+        let (i, a) = self.used(link_id, hint).ok_or(SpaceError::BadRange)?;
+        if free {
+            // The range is free; only a slot has to be there for it.
+            to.reserve_slot()?;
+        } else {
+            to.check_range(base, &a.region)?;
+        }
+        let entry = a.entry;
+        let mut a = self.take(i);
+        let old = a.base;
+        let pages = a.region.pages();
+        let mapping = match entry {
+            // SAFETY: the entry was found in this space's tree, which lives
+            // as long as the space.
+            Some(e) => Some(unsafe { e.take() }),
+            None => {
+                paging::unmap_range(self.root, old, pages);
+                None
+            }
+        };
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        tlb::shootdown_cpus(old, pages as u64, cpus);
+        a.base = base;
+        // One page: its entry in `to` is found once and kept for the next
+        // move or exchange (a missing table is made by `remap_range`). The
+        // mapping moves as it was (same frame, same rights).
+        let one = match *a.region.frames() {
+            [pa] => to
+                .entry(base)
+                .map(|e| (e, mapping.unwrap_or_else(|| paging::pte(pa, a.pte_flags())))),
+            _ => None,
+        };
+        let mapped = match one {
+            Some((e, value)) => {
+                // SAFETY: the entry was just found in `to`'s tree, which
+                // lives as long as that space.
+                unsafe { e.put(value) };
+                a.entry = Some(e);
+                Ok(())
+            }
+            None => paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()),
+        };
+        if let Err(e) = mapped {
+            // Put it back where it was (the slot it left is the first free
+            // one): nothing is lost.
+            a.base = old;
+            let _ = paging::remap_range(self.root, old, a.region.frames(), a.pte_flags());
+            self.push(a);
+            return Err(e.into());
+        }
+        Ok(to.push(a))
+    }
+
+    /// Page-table pages of the user half (the memory a space holds beyond
+    /// its regions), the root included.
+    pub fn table_pages(&self) -> usize {
+        1 + count_tables(self.root, 3)
+    }
+
+    pub fn region_at(&self, addr: u64) -> Option<&Attached> {
+        self.regions().find(|a| addr >= a.base && addr < a.end())
+    }
+
+    /// Resolves a fault at `addr`: maps the page if the region allows the
+    /// access, allocating and filling it if it is not yet present. Returns
+    /// the kind of region, for the per-process fault counters.
+    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
+        let root = self.root;
+        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+            let below_stack = self
+                .regions()
+                .any(|a| a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE);
+            return Err(if below_stack {
+                FaultError::StackOverflow
+            } else {
+                FaultError::Unmapped
+            });
+        };
+        if (write && !a.region.writable) || (exec && !a.region.executable) {
+            return Err(FaultError::Protection);
+        }
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
+            // Present and mapped with these rights: the fault was a protection
+            // violation the checks above did not foresee.
+            return Err(FaultError::Protection);
+        }
+        let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
+        let f = a.pte_flags();
+        paging::remap(root, va, pa, f).map_err(|_| FaultError::OutOfMemory)?;
+        Ok(a.region.kind)
+    }
+
+    /// Prepares a reused space for a new process: writable regions get their
+    /// initial content back (nothing of the previous process survives), and
+    /// with `eager` every page of every region is made present and mapped.
+    pub fn refresh(&mut self, eager: bool) -> Result<(), OutOfMemory> {
+        let root = self.root;
+        for a in self.regions_mut() {
+            if a.region.writable {
+                a.region.reset();
+            }
+            if eager {
+                let f = a.pte_flags();
+                for i in 0..a.region.pages() {
+                    if a.region.frame(i).is_none() {
+                        let pa = a.region.populate(i)?;
+                        paging::remap(root, a.base + i as u64 * PAGE_SIZE, pa, f).map_err(|_| OutOfMemory)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The frame behind user address `addr`, made present if its region
+    /// allows the access.
+    fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
+        let page = addr & !(PAGE_SIZE - 1);
+        match paging::translate(self.root, page) {
+            Some((pa, f)) if f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) => Ok(pa),
+            Some(_) => Err(FaultError::Protection),
+            None => {
+                self.resolve_fault(page, write, false)?;
+                paging::translate(self.root, page)
+                    .map(|(pa, _)| pa)
+                    .ok_or(FaultError::Unmapped)
+            }
+        }
+    }
+
+    /// Reads user memory of this space (from another process's context).
+    pub fn copy_out(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = addr + done as u64;
+            let off = (at % PAGE_SIZE) as usize;
+            let n = (PAGE_SIZE as usize - off).min(buf.len() - done);
+            let pa = self.frame_for(at, false)?;
+            // SAFETY: a frame of this space, reached through the direct map;
+            // the copy stays inside its page.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    (phys_to_virt(pa) + off as u64) as *const u8,
+                    buf[done..].as_mut_ptr(),
+                    n,
+                )
+            };
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Writes user memory of this space (from another process's context).
+    pub fn copy_in(&mut self, addr: u64, data: &[u8]) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < data.len() {
+            let at = addr + done as u64;
+            let off = (at % PAGE_SIZE) as usize;
+            let n = (PAGE_SIZE as usize - off).min(data.len() - done);
+            let pa = self.frame_for(at, true)?;
+            // SAFETY: as in copy_out, for writing.
+            unsafe {
+                core::ptr::copy_nonoverlapping(data[done..].as_ptr(), (phys_to_virt(pa) + off as u64) as *mut u8, n)
+            };
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Lowest free address of at least `len` bytes at or above `from`.
+    /// Usually `from` is the top of what was placed so far, below every
+    /// region of the anonymous area and above none: the bounds alone say
+    /// so (inlined: the check is shorter than a call).
+    #[inline(always)]
+    pub fn find_free(&mut self, from: u64, len: u64) -> Option<u64> {
+        if let Some(end) = from.checked_add(len)
+            && self.within_bounds(from, end)
+        {
+            return Some(from);
+        }
+        self.find_free_slow(from, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find_free_slow(&mut self, from: u64, len: u64) -> Option<u64> {
+        let limit = ANON_LIMIT;
+        let end = from.checked_add(len)?;
+        if end <= limit && self.is_free(from, end) {
+            return Some(from);
+        }
+        let mut at = from;
+        let mut sorted: Vec<(u64, u64)> = self.regions().map(|a| (a.base, a.end())).collect();
+        sorted.sort_unstable();
+        for (b, e) in sorted {
+            if e <= at {
+                continue;
+            }
+            if b >= at + len {
+                break;
+            }
+            at = e;
+        }
+        (at.checked_add(len)? <= limit).then_some(at)
+    }
+
+    pub fn resident_pages(&self) -> usize {
+        self.regions().map(|a| a.region.resident_pages()).sum()
+    }
+}
+
+impl Drop for VirtualSpace {
+    fn drop(&mut self) {
+        // Regions free their own frames; here go the page-table frames of the
+        // user half. The caller has made sure no CPU runs on this tree.
+        free_tables(self.root, 3);
+        frames::free(self.root, 1);
+    }
+}
+
+/// Rewrites the page-table entries of attachment `a` of the space with
+/// tree `root` after its frames changed, and drops the stale translations
+/// from the CPUs in `cpus`.
+#[inline(always)]
+fn rewrite(root: u64, cpus: &AtomicU64, a: &mut Attached) -> Result<(), SpaceError> {
+    if let [pa] = *a.region.frames() {
+        if a.entry.is_none() {
+            a.entry = paging::Entry::of(root, a.base);
+        }
+        match a.entry {
+            // SAFETY: the entry was found in this space's tree, which
+            // lives as long as the space (tables go only with it).
+            Some(e) => unsafe { e.set(pa, a.pte_flags()) },
+            None => paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?,
+        }
+    } else {
+        paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
+    }
+    tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus.load(Ordering::Acquire));
+    Ok(())
+}
+
+fn count_tables(table: u64, level: u32) -> usize {
+    let entries = phys_to_virt(table) as *const u64;
+    let limit = if level == 3 { 256 } else { 512 };
+    let mut n = 0;
+    for i in 0..limit {
+        // SAFETY: `table` is a page-table frame of this space.
+        let e = unsafe { entries.add(i).read() };
+        if e & flags::PRESENT != 0 && e & flags::HUGE == 0 {
+            n += 1;
+            if level > 1 {
+                n += count_tables(e & 0x000f_ffff_ffff_f000, level - 1);
+            }
+        }
+    }
+    n
+}
+
+/// Frees the user half's intermediate tables below `table` (not the leaves'
+/// frames, which belong to regions).
+fn free_tables(table: u64, level: u32) {
+    let entries = phys_to_virt(table) as *const u64;
+    let limit = if level == 3 { 256 } else { 512 };
+    for i in 0..limit {
+        // SAFETY: `table` is a page-table frame of this space.
+        let e = unsafe { entries.add(i).read() };
+        if e & flags::PRESENT == 0 || e & flags::HUGE != 0 {
+            continue;
+        }
+        let next = e & 0x000f_ffff_ffff_f000;
+        if level > 1 {
+            free_tables(next, level - 1);
+        }
+        frames::free(next, 1);
+    }
+}

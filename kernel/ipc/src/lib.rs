@@ -1,0 +1,16 @@
+//! Inter-process communication between ordinary user processes acting as
+//! servers: a name service (`names.rs`), the process network's rendezvous
+//! `call`/`acc`/`endr` with references to the caller's data (seed 003),
+//! and AnT-style requests on top of it: non-blocking requests whose results
+//! are fetched later, `callsync`, and forwarding with direct return for
+//! multi-stage requests (seed 002). Container IPC (seed 004) lives in
+//! `resource::container` and `resource::container_box`.
+
+#![no_std]
+
+extern crate alloc;
+
+pub mod names;
+pub mod placement;
+pub mod rendezvous;
+pub mod rings;

@@ -1,0 +1,245 @@
+//! AnT's request and result rings (seed 002 §2.2): the kernel gives each
+//! process that asks (`ring_setup`) two rings of control blocks in one
+//! physically contiguous area mapped into its space. The process writes the
+//! information of its requests into the request ring and sends the next n
+//! of them with one system call (`ring_submit`); the kernel puts each
+//! result, with the request's information and the servers it passed
+//! through, into the result ring, where the process takes it without a
+//! system call (it calls `ring_wait` only when the ring is empty). With
+//! RING_WAIT_ALL the n blocks are one batch (`ncallsync`): the caller is
+//! woken once, when all are back, and finds their results in order.
+//!
+//! The area belongs to the kernel (the process can neither delete nor
+//! move it), and the kernel writes into it through the direct map. The
+//! process may write anything into it: the kernel keeps its own copy of
+//! the indices it produces and consumes, reads each control block once
+//! into its own memory, and checks it like any system-call argument.
+
+use super::rendezvous::{self, port};
+use abi::{Control, Error, RING_SLOTS, Rings};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::mm::layout::{PAGE_SIZE, phys_to_virt};
+use kcore::vm::region::{Kind, Region};
+use resource::proc::{self, Process};
+use resource::{KERNEL, ResId, vregion, vuspace};
+
+/// A process's rings, as the kernel keeps them.
+pub struct RingState {
+    region: ResId,
+    link: ResId,
+    /// Kernel address of the `Rings` (direct map of the area's frames).
+    rings: u64,
+    /// Their address in the process.
+    user: u64,
+    /// Next request block the kernel takes.
+    req_head: u64,
+    /// Next result slot the kernel fills.
+    res_tail: u64,
+    /// Requests sent without waiting whose results are not in the ring yet.
+    outstanding: u64,
+}
+
+const PAGES: usize = core::mem::size_of::<Rings>().div_ceil(PAGE_SIZE as usize);
+
+impl RingState {
+    fn rings(&self) -> *mut Rings {
+        self.rings as *mut Rings
+    }
+
+    /// One of the process's indices, read once (it may change it any time).
+    fn shared(&self, index: fn(*mut Rings) -> *mut u64) -> u64 {
+        // SAFETY: the area is the kernel's and stays mapped while `self`
+        // exists (released only under the same lock); the u64 is aligned.
+        unsafe { (*(index(self.rings()) as *const AtomicU64)).load(Ordering::Acquire) }
+    }
+
+    fn publish(&self, index: fn(*mut Rings) -> *mut u64, value: u64) {
+        // SAFETY: as in `shared`.
+        unsafe { (*(index(self.rings()) as *const AtomicU64)).store(value, Ordering::Release) }
+    }
+
+    /// Request blocks the process has written and the kernel not taken.
+    fn pending(&self) -> Result<u64, Error> {
+        let n = self
+            .shared(|r| unsafe { &raw mut (*r).req.tail })
+            .wrapping_sub(self.req_head);
+        if n > RING_SLOTS {
+            return Err(Error::Invalid);
+        }
+        Ok(n)
+    }
+
+    /// Results in the ring the process has not taken yet. A head the
+    /// kernel cannot make sense of counts as a full ring.
+    fn unread(&self) -> u64 {
+        let n = self
+            .res_tail
+            .wrapping_sub(self.shared(|r| unsafe { &raw mut (*r).res.head }));
+        n.min(RING_SLOTS)
+    }
+
+    fn request(&self, index: u64) -> Control {
+        // SAFETY: as in `shared`; the slot is inside the area. Read once,
+        // by value: later writes by the process do not matter.
+        unsafe { core::ptr::read_volatile(&raw const (*self.rings()).requests[(index % RING_SLOTS) as usize]) }
+    }
+
+    fn put_result(&mut self, c: &Control) {
+        let slot = (self.res_tail % RING_SLOTS) as usize;
+        // SAFETY: as in `shared`; the slot is inside the area.
+        unsafe { core::ptr::write_volatile(&raw mut (*self.rings()).results[slot], *c) };
+        self.res_tail = self.res_tail.wrapping_add(1);
+        self.publish(|r| unsafe { &raw mut (*r).res.tail }, self.res_tail);
+    }
+}
+
+/// `ring_setup`: the caller's rings, made on first use. Returns their
+/// address in the caller's space.
+pub fn setup(p: &Process) -> Result<u64, Error> {
+    let mut slot = port(&p).rings.lock();
+    if let Some(r) = slot.as_ref() {
+        return Ok(r.user);
+    }
+    let area = Region::contiguous(Kind::Data, PAGES).map_err(|_| Error::NoMemory)?;
+    let pa = area.frames()[0];
+    let space = p.space().ok_or(Error::NotFound)?;
+    let len = (PAGES as u64) * PAGE_SIZE;
+    let base = space
+        .lock()
+        .find_free(p.anon_next.load(Ordering::Relaxed), len)
+        .ok_or(Error::NoMemory)?;
+    p.anon_next.store(base + len, Ordering::Relaxed);
+    // Owned by the kernel: the process cannot delete or move it.
+    let region = vregion::adopt(KERNEL, area)?;
+    let link = vuspace::create(KERNEL, p.space_id, region, base).inspect_err(|_| {
+        let _ = vregion::delete(KERNEL, region);
+    })?;
+    *slot = Some(RingState {
+        region,
+        link,
+        rings: phys_to_virt(pa),
+        user: base,
+        req_head: 0,
+        res_tail: 0,
+        outstanding: 0,
+    });
+    Ok(base)
+}
+
+/// Gives the rings back (process exit). Results that arrive later are dropped.
+pub fn release(p: &Process) {
+    let Some(r) = port(&p).rings.lock().take() else { return };
+    let _ = vuspace::delete(KERNEL, r.link);
+    let _ = vregion::delete(KERNEL, r.region);
+}
+
+/// Requests `p` sent through its rings whose results are not in the ring
+/// yet (None: it has no rings).
+pub fn in_flight(p: &Process) -> Option<u64> {
+    port(&p).rings.lock().as_ref().map(|r| r.outstanding)
+}
+
+/// Puts the result of a request sent without waiting into `pid`'s result ring.
+pub fn complete(pid: u64, result: &Control) {
+    let Some(p) = proc::get(pid) else { return };
+    {
+        let mut slot = port(&p).rings.lock();
+        let Some(r) = slot.as_mut() else { return };
+        r.put_result(result);
+        r.outstanding = r.outstanding.saturating_sub(1);
+    }
+    port(&p).results_wait.wake_all();
+}
+
+/// `ring_submit(n, flags)`: sends the next `n` request blocks.
+pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
+    if n == 0 || n > RING_SLOTS {
+        return Err(Error::Invalid);
+    }
+    // Take the blocks (and room for their results) under the lock; send
+    // them without it.
+    let first = {
+        let mut slot = port(&p).rings.lock();
+        let r = slot.as_mut().ok_or(Error::NotFound)?;
+        if r.pending()? < n {
+            return Err(Error::Invalid);
+        }
+        if r.outstanding + r.unread() + n > RING_SLOTS {
+            return Err(Error::Busy);
+        }
+        let first = r.req_head;
+        r.req_head = r.req_head.wrapping_add(n);
+        r.publish(|x| unsafe { &raw mut (*x).req.head }, r.req_head);
+        r.outstanding += n;
+        first
+    };
+    let block = |i: u64| -> Result<Control, Error> {
+        let slot = port(&p).rings.lock();
+        Ok(slot.as_ref().ok_or(Error::NotFound)?.request(first + i))
+    };
+    if flags & abi::RING_WAIT_ALL != 0 && n == 1 {
+        // A batch of one is callsync: the rendezvous's direct path.
+        let result = rendezvous::callsync(p, &block(0)?);
+        let mut slot = port(&p).rings.lock();
+        let r = slot.as_mut().ok_or(Error::NotFound)?;
+        r.put_result(&result);
+        r.outstanding = r.outstanding.saturating_sub(1);
+        Ok(1)
+    } else if flags & abi::RING_WAIT_ALL != 0 {
+        submit_batch(p, n, block)
+    } else {
+        for i in 0..n {
+            let c = block(i)?;
+            let sent = rendezvous::request_to_ring(p, &c);
+            if let Err(e) = sent {
+                // Every block taken gets its result, a failure included.
+                let mut failed = c;
+                failed.status = e.as_ret();
+                failed.batch = 1;
+                complete(p.pid, &failed);
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A batch from the ring: `ncallsync` over the blocks; their results go
+/// into the result ring in order once all are back.
+fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Error>) -> Result<u64, Error> {
+    // (`ncallsync_with` checks each block and fails bad ones alone.)
+    let member = |i: usize| block(i as u64).map(|c| rendezvous::Member::of(&c));
+    let mut written = 0;
+    let result = |i: usize, status: u64, call: Option<&rendezvous::Call>| {
+        let c = rendezvous::Member::of(&block(i as u64)?).control(status, n, call);
+        written += 1;
+        let mut slot = port(&p).rings.lock();
+        let r = slot.as_mut().ok_or(Error::NotFound)?;
+        r.put_result(&c);
+        r.outstanding = r.outstanding.saturating_sub(1);
+        Ok(())
+    };
+    let outcome = rendezvous::ncallsync_with(p, n as usize, member, result);
+    if written == n {
+        // Every result is in the ring; failed members carry their error.
+        return Ok(n);
+    }
+    // Not sent, or not all back (the caller was killed): free the room.
+    if let Some(r) = port(&p).rings.lock().as_mut() {
+        r.outstanding = r.outstanding.saturating_sub(n - written);
+    }
+    outcome.map(|()| n)
+}
+
+/// `ring_wait(timeout)`: waits until the result ring holds a result.
+pub fn wait(p: &Process, timeout_ns: u64) -> Result<u64, Error> {
+    let deadline = kcore::clock::nanos().saturating_add(timeout_ns);
+    let mut waiting = 0;
+    port(&p).results_wait.wait_until_deadline(deadline, || {
+        waiting = port(&p).rings.lock().as_ref().map_or(0, |r| r.unread());
+        waiting > 0
+    });
+    if waiting == 0 {
+        return Err(Error::Busy);
+    }
+    Ok(waiting)
+}

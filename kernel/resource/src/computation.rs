@@ -1,0 +1,67 @@
+//! Computation (Tender's 演算) as a resource: a process runs by holding one.
+//! The table holds a reference; the scheduler holds others while it runs.
+
+use super::{Kind, ResId, ResTable, table};
+use abi::{Error, ResInfo};
+use alloc::sync::Arc;
+use kcore::computation::{ANY_CPU, Computation, UserSpace, UserStart};
+use kcore::owner::Owner;
+use kcore::sync::IrqMutex;
+use kcore::vm::USER_STACK_TOP;
+
+static TABLE: IrqMutex<ResTable<Arc<Computation>>> = IrqMutex::new(table(Kind::Computation));
+
+/// A computation for `process`, starting at its program's entry point.
+pub fn create(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
+    let p = super::process::get(caller, process)?;
+    if p.computation.lock().is_some() {
+        return Err(Error::Busy);
+    }
+    let affinity = match cpu {
+        abi::ANY_CPU => ANY_CPU,
+        c if (c as usize) < kcore::cpu::online_count() => c as usize,
+        _ => return Err(Error::Invalid),
+    };
+    let start = UserStart {
+        owner: Owner::new(p.clone()),
+        user: UserSpace {
+            root: p.root,
+            active_cpus: p.active_cpus.clone(),
+        },
+        killed: p.killed.clone(),
+        rip: p.entry,
+        rsp: USER_STACK_TOP,
+        rdi: 0,
+        rsi: 0,
+        affinity,
+    };
+    let comp = Computation::new_user(start).map_err(|_| Error::NoMemory)?;
+    let id = super::insert(&mut TABLE.lock(), p.pid, comp.clone())?;
+    *p.computation.lock() = Some((id, Arc::downgrade(&comp)));
+    Ok(id)
+}
+
+/// Drops the table's reference (the scheduler frees the rest when the
+/// computation has finished running).
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    super::owned(&t, id, caller)?;
+    t.remove(id).map(drop).map_err(super::id_error)
+}
+
+pub fn query(id: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    let pid = e.value.owner::<crate::proc::Process>().map_or(0, |p| p.pid);
+    Ok(super::info(
+        id,
+        e.owner,
+        kcore::mm::stack::DEFAULT_PAGES * 4096,
+        pid,
+        [ResId::NONE; 3],
+    ))
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}

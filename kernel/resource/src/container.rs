@@ -1,0 +1,660 @@
+//! Container (Tender's コンテナ, seed 004): memory of N pages, handed over
+//! or shared between processes. Its memory is a virtual region; while it
+//! belongs to a process the region is attached to the process's space (a
+//! virtual user space), and while it waits in a container box the region is
+//! detached and held here. Direct operations between processes: push,
+//! steal (each COPY, SHARE or MOVE) and exchange (SWAP of physical pages);
+//! the box operations are in `container_box.rs`.
+
+use super::vspace::SpaceRef;
+use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vuspace};
+use abi::{ContainerMode, ContainerStats, Error, ResInfo};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::clock;
+use kcore::sync::{IrqMutex, IrqMutexGuard};
+use kcore::vm::region::{Backing, Kind as RegionKind, Region};
+use kcore::vm::space::NO_SLOT;
+
+pub enum Place {
+    /// Attached to process `pid`'s space by the attachment `link`, which
+    /// lies in `slot` of the space's list. The space and the slot are kept
+    /// here so that an operation finds both with the container, without
+    /// looking the process or the attachment up. The attachment and the
+    /// region are held by the container (owned by the kernel); this is the
+    /// one record of where they are, so a move rewrites nothing else.
+    InProcess {
+        pid: u64,
+        link: ResId,
+        slot: usize,
+        base: u64,
+        space: SpaceRef,
+        /// The space's resource id (for queries of the attachment).
+        space_id: ResId,
+    },
+    /// Waiting in a box; the region is held here, detached.
+    InBox {
+        bx: ResId,
+        region: Region,
+    },
+    Moving,
+}
+
+pub struct Container {
+    pub pages: usize,
+    /// The region resource that holds the memory while attached.
+    pub region: ResId,
+    pub place: Place,
+}
+
+static TABLE: IrqMutex<ResTable<Container>> = IrqMutex::new(table(Kind::Container));
+
+/// The container table, for an operation that must see a container and its
+/// box at once (`container_box`'s SWAP path). Lock order: this table before
+/// the box table; nothing takes them the other way round.
+pub fn lock() -> IrqMutexGuard<'static, ResTable<Container>> {
+    TABLE.lock()
+}
+
+// ---- cost breakdown (seed 004 figs 5-7) ----
+
+pub static STATS: [AtomicU64; 12] = [const { AtomicU64::new(0) }; 12];
+pub const CREATE: usize = 0;
+pub const CREATES: usize = 1;
+pub const DELETE: usize = 2;
+pub const DELETES: usize = 3;
+pub const EXCHANGE: usize = 4;
+pub const EXCHANGES: usize = 5;
+pub const COPY: usize = 6;
+pub const ATTACH: usize = 7;
+pub const DETACH: usize = 8;
+pub const QUEUE: usize = 9;
+pub const PAGES_EXCHANGED: usize = 10;
+pub const BYTES_COPIED: usize = 11;
+
+/// Runs `f`, adding its cycles to counter `what`.
+pub fn timed<R>(what: usize, f: impl FnOnce() -> R) -> R {
+    let t0 = clock::cycles();
+    let r = f();
+    STATS[what].fetch_add(clock::cycles() - t0, Ordering::Relaxed);
+    r
+}
+
+pub fn stats() -> ContainerStats {
+    let s = |i: usize| STATS[i].load(Ordering::Relaxed);
+    ContainerStats {
+        create_cycles: s(CREATE),
+        creates: s(CREATES),
+        delete_cycles: s(DELETE),
+        deletes: s(DELETES),
+        exchange_cycles: s(EXCHANGE),
+        exchanges: s(EXCHANGES),
+        copy_cycles: s(COPY),
+        attach_cycles: s(ATTACH),
+        detach_cycles: s(DETACH),
+        queue_cycles: s(QUEUE),
+        pages_exchanged: s(PAGES_EXCHANGED),
+        bytes_copied: s(BYTES_COPIED),
+    }
+}
+
+// ---- making and attaching ----
+
+/// Largest container (4 MiB).
+pub const MAX_PAGES: u64 = 1024;
+
+/// New zeroed, fully present memory of `pages` (a region outside any space).
+pub fn new_memory(pages: usize) -> Result<Region, Error> {
+    timed(CREATE, || {
+        STATS[CREATES].fetch_add(1, Ordering::Relaxed);
+        let mut r = Region::new(RegionKind::Data, pages, Backing::Zero, true, false).map_err(|_| Error::NoMemory)?;
+        r.populate_all().map_err(|_| Error::NoMemory)?;
+        Ok(r)
+    })
+}
+
+/// Attaches `memory` to process `pid` at `addr` (0: wherever there is
+/// room) for container `id`, which holds the attachment; returns the
+/// region's id and the container's new place.
+fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
+    timed(ATTACH, || {
+        let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+        let space = p.space().ok_or(Error::NotFound)?;
+        let len = memory.size();
+        let base = if addr != 0 {
+            addr
+        } else {
+            let at = space
+                .lock()
+                .find_free(p.anon_next.load(Ordering::Relaxed), len)
+                .ok_or(Error::NoMemory)?;
+            p.anon_next.store(at + len, Ordering::Relaxed);
+            at
+        };
+        let region = vregion::adopt(KERNEL, memory)?;
+        match vuspace::attach_held(id, p.space_id, region, base) {
+            Ok((link, slot)) => Ok((
+                region,
+                Place::InProcess {
+                    pid,
+                    link,
+                    slot,
+                    base,
+                    space,
+                    space_id: p.space_id,
+                },
+            )),
+            Err(e) => {
+                let _ = vregion::delete(KERNEL, region);
+                Err(e)
+            }
+        }
+    })
+}
+
+/// Detaches a container's memory (region `region`, attached by `link` to
+/// `space`) from its process: returns the region.
+fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error> {
+    timed(DETACH, || {
+        vuspace::release_held(link, space)?;
+        vregion::disown(region)
+    })
+}
+
+pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
+    owned_by(owner);
+    super::insert(&mut TABLE.lock(), owner, c)
+}
+
+/// A new container of `memory` attached to `owner` at `addr` (0: where
+/// there is room). The container comes first, so that its attachment can
+/// name it; without room for it the memory is freed.
+fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, Error> {
+    let id = insert(
+        owner,
+        Container {
+            pages: memory.pages(),
+            region: ResId::NONE,
+            place: Place::Moving,
+        },
+    )?;
+    match attach(id, owner, memory, addr) {
+        Ok((region, place)) => {
+            if let Ok(e) = TABLE.lock().get_mut(id) {
+                e.value.region = region;
+                e.value.place = place;
+            }
+            Ok(id)
+        }
+        Err(e) => {
+            let _ = TABLE.lock().remove(id);
+            Err(e)
+        }
+    }
+}
+
+/// A process that receives a container (created for it, pushed, moved to
+/// it) owns a resource it did not make itself: its exit must find it.
+fn owned_by(pid: u64) {
+    if pid != KERNEL {
+        super::mediator::note_maker(pid);
+    }
+}
+
+/// A new container of `pages` attached to `pid` at `addr`.
+pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > MAX_PAGES {
+        return Err(Error::Invalid);
+    }
+    let memory = new_memory(pages as usize)?;
+    create_attached(pid, memory, addr)
+}
+
+/// An ICA (AnT): a container of `pages` physically contiguous pages
+/// attached to `pid`.
+pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > MAX_PAGES {
+        return Err(Error::Invalid);
+    }
+    let memory = timed(CREATE, || {
+        Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
+    })?;
+    create_attached(pid, memory, 0)
+}
+
+/// Moves (re-attaches) a container from its process to `target` without
+/// copying: the sender loses access (its entries are cleared and shot
+/// down) and the target gets the same frames. Returns the new address.
+pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    timed(ATTACH, || {
+        let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
+        x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
+    })
+}
+
+/// `remap` for process `me` itself (a system call): the target comes from
+/// `me`'s reference to its last one when it is the same process (pids are
+/// never reused, so the pid identifies it; one that has begun to end is
+/// refused by the move). Untimed: the mediator adds the cycles it reads
+/// anyway to `ATTACH`. One call with everything inside it inlined: no
+/// closures, whose calls the compiler may or may not inline.
+#[inline(never)]
+pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    // The first lock turns interrupts off (its guard turns them back on);
+    // the rest of the move's locks are taken as they are.
+    let mut last = me.ica_target.lock();
+    if last.as_ref().is_none_or(|p| p.pid != target) {
+        *last = Some(crate::proc::get(target).ok_or(Error::NotFound)?);
+    }
+    let to_p = last.as_deref().ok_or(Error::NotFound)?;
+    moving(me.pid, id, to_p, addr)
+}
+
+/// The move itself, to process `to_p`. Interrupts are off, taken once for
+/// the whole of it: the locks on the way then neither save nor restore the
+/// flags each.
+#[inline(always)]
+fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
+    may_touch_process(caller, to_p)?;
+    let target = to_p.pid;
+    // The target's space while it has one (it gives it up as it ends).
+    let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
+    // One hold of the container table for the look-up, the move and the
+    // new place (the table before the spaces, as on the SWAP path), so the
+    // container cannot change between them and is looked up once.
+    let base = {
+        let mut t = TABLE.lock_irqs_off();
+        let e = t.get_mut(id).map_err(super::id_error)?;
+        let pages = e.value.pages;
+        let Place::InProcess {
+            pid,
+            link,
+            slot,
+            base,
+            space,
+            space_id,
+        } = &mut e.value.place
+        else {
+            return Err(Error::Busy);
+        };
+        if *pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        if target == *pid || alloc::sync::Arc::ptr_eq(space, &to) {
+            return Err(Error::Invalid);
+        }
+        // The target will own a resource it did not make: its exit must
+        // find it. Marked before looking whether it has begun to end (see
+        // `proc::end_resources`): its release, which takes this table's
+        // lock, then finds the container, or the move is refused here.
+        to_p.made_resources.store(true, Ordering::SeqCst);
+        if to_p.ending.load(Ordering::SeqCst) {
+            return Err(Error::NotFound);
+        }
+        // The place is updated where it lies (same variant, new fields):
+        // the one record of where the memory is (see `Place::InProcess`).
+        (*base, *slot) = move_attachment(space, &to, to_p, (*link, *slot), pages, addr)?;
+        *pid = target;
+        *space = to;
+        *space_id = to_p.space_id;
+        e.owner = target;
+        *base
+    };
+    Ok(base)
+}
+
+/// Moves attachment `link` (of `pages`, in `slot`) from space `from` to
+/// space `to` of process `to_p`, at `addr` or wherever there is room;
+/// returns its address and slot there. Interrupts are off.
+#[inline(always)]
+fn move_attachment(
+    from: &SpaceRef,
+    to: &SpaceRef,
+    to_p: &crate::proc::Process,
+    (link, slot): (ResId, usize),
+    pages: usize,
+    addr: u64,
+) -> Result<(u64, usize), Error> {
+    let len = pages as u64 * kcore::mm::layout::PAGE_SIZE;
+    // Two spaces: locked in address order, so that two moves in opposite
+    // directions cannot deadlock.
+    let from_first = alloc::sync::Arc::as_ptr(from) < alloc::sync::Arc::as_ptr(to);
+    let (first, second) = if from_first { (from, to) } else { (to, from) };
+    let mut g1 = first.lock_irqs_off();
+    let mut g2 = second.lock_irqs_off();
+    let (src, dst) = if from_first {
+        (&mut *g1, &mut *g2)
+    } else {
+        (&mut *g2, &mut *g1)
+    };
+    // A place `find_free` chose is known to be free: the move need not
+    // look again.
+    let (base, free) = if addr != 0 {
+        (addr, false)
+    } else {
+        let at = dst
+            .find_free(to_p.anon_next.load(Ordering::Relaxed), len)
+            .ok_or(Error::NoMemory)?;
+        to_p.anon_next.store(at + len, Ordering::Relaxed);
+        (at, true)
+    };
+    let slot = src.move_to(link, slot, dst, base, free).map_err(|_| Error::Invalid)?;
+    Ok((base, slot))
+}
+
+/// A container that waits in box `bx`, holding `memory`.
+pub fn create_in_box(owner: u64, bx: ResId, memory: Region) -> Result<ResId, Error> {
+    let pages = memory.pages();
+    insert(
+        owner,
+        Container {
+            pages,
+            region: ResId::NONE,
+            place: Place::InBox { bx, region: memory },
+        },
+    )
+}
+
+/// (pid, link, base, pages) of a container attached to a process.
+pub fn in_process(id: ResId) -> Result<(u64, ResId, u64, usize), Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    match e.value.place {
+        Place::InProcess { pid, link, base, .. } => Ok((pid, link, base, e.value.pages)),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// Takes the memory of a container waiting in a box out of it (the
+/// container is then Moving until `place_in_process` or deletion).
+pub fn take_box_memory(id: ResId) -> Result<Region, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    match core::mem::replace(&mut e.value.place, Place::Moving) {
+        Place::InBox { region, .. } => Ok(region),
+        other => {
+            e.value.place = other;
+            Err(Error::Busy)
+        }
+    }
+}
+
+pub fn put_box_memory(id: ResId, bx: ResId, region: Region) {
+    if let Ok(e) = TABLE.lock().get_mut(id) {
+        e.value.place = Place::InBox { bx, region };
+    }
+}
+
+/// Runs `f` on the memory of a container waiting in a box.
+pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result<R, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    match &mut e.value.place {
+        Place::InBox { region, .. } => Ok(f(region)),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// Gives a container (its memory, taken out of a box) to process `pid`.
+pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
+    let (region, place) = attach(id, pid, memory, addr)?;
+    let Place::InProcess { base, .. } = place else {
+        unreachable!("attach places in a process");
+    };
+    owned_by(pid);
+    let mut t = TABLE.lock();
+    let e = t.get_mut(id).map_err(super::id_error)?;
+    e.owner = pid;
+    e.value.region = region;
+    e.value.place = place;
+    Ok(base)
+}
+
+/// Deletes a container (its memory too) wherever it is.
+pub fn destroy(id: ResId) -> Result<(), Error> {
+    let c = TABLE.lock().remove(id).map_err(super::id_error)?.value;
+    timed(DELETE, || {
+        STATS[DELETES].fetch_add(1, Ordering::Relaxed);
+        match c.place {
+            Place::InProcess { link, space, .. } => {
+                let _ = vuspace::release_held(link, &space);
+                let _ = vregion::delete(KERNEL, c.region);
+            }
+            Place::InBox { region, .. } => drop(region),
+            Place::Moving => {}
+        }
+    });
+    Ok(())
+}
+
+/// `caller` deletes its own container (one in a box belongs to the box).
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    let (pid, ..) = in_process(id)?;
+    if caller != KERNEL && caller != pid {
+        return Err(Error::Denied);
+    }
+    destroy(id)
+}
+
+/// The memory of a process's container, copied (COPY) or shared (SHARE).
+fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> {
+    let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let mut s = space.lock();
+    let a = s.attachment_mut(link, NO_SLOT).ok_or(Error::NotFound)?;
+    match mode {
+        ContainerMode::Copy => timed(COPY, || {
+            STATS[BYTES_COPIED].fetch_add(a.region.size(), Ordering::Relaxed);
+            a.region.duplicate().map_err(|_| Error::NoMemory)
+        }),
+        ContainerMode::Share => a.region.share().map_err(|_| Error::NoMemory),
+        _ => Err(Error::Invalid),
+    }
+}
+
+/// The memory a container carries away from process `pid` in `mode`:
+/// a copy, a shared alias, or (MOVE) the container's own memory, detached.
+pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
+    let (pid, link, _, _) = in_process(id)?;
+    match mode {
+        ContainerMode::Copy | ContainerMode::Share => derived(pid, link, mode),
+        ContainerMode::Move => {
+            let (region, space) = {
+                let t = TABLE.lock();
+                let e = t.get(id).map_err(super::id_error)?;
+                match &e.value.place {
+                    Place::InProcess { space, .. } => (e.value.region, space.clone()),
+                    _ => return Err(Error::Busy),
+                }
+            };
+            let memory = detach(link, region, &space)?;
+            TABLE.lock().remove(id).map_err(super::id_error)?;
+            Ok(memory)
+        }
+        ContainerMode::Swap => Err(Error::Invalid),
+    }
+}
+
+/// Exchanges the physical pages of a process's container with `memory`
+/// (outside any space). Nothing is copied; only page-table entries change.
+pub fn exchange_with_memory(id: ResId, memory: &mut Region) -> Result<(), Error> {
+    let (link, pages, space) = {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        match &e.value.place {
+            Place::InProcess { link, slot, space, .. } => ((*link, *slot), e.value.pages, space.clone()),
+            _ => return Err(Error::Busy),
+        }
+    };
+    if memory.pages() != pages {
+        return Err(Error::Invalid);
+    }
+    exchange_in(&space, link, memory)
+}
+
+/// The exchange itself, counted and timed, once the container's space and
+/// attachment are known.
+pub fn exchange_in(space: &SpaceRef, link: (ResId, usize), memory: &mut Region) -> Result<(), Error> {
+    timed(EXCHANGE, || exchange_untimed(space, link, memory))
+}
+
+/// `exchange_in` for a caller that reads the clock around it anyway (the
+/// SWAP fast paths) and adds the time to `EXCHANGE` itself. Inlined
+/// there, with the space's part: a call and its saved registers are a
+/// tenth of a one-page exchange.
+#[inline(always)]
+pub fn exchange_untimed(space: &SpaceRef, (link, slot): (ResId, usize), memory: &mut Region) -> Result<(), Error> {
+    STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
+    STATS[PAGES_EXCHANGED].fetch_add(memory.pages() as u64, Ordering::Relaxed);
+    space
+        .lock()
+        .exchange_with(link, slot, memory)
+        .map_err(|_| Error::Invalid)
+}
+
+// ---- direct operations between processes ----
+
+/// May `caller` push into, steal from or exchange with `target`? Its
+/// parent may; others only after the target granted them (`peer_grant`).
+pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
+    if caller == KERNEL || caller == target {
+        return Ok(());
+    }
+    may_touch_process(caller, &*crate::proc::get(target).ok_or(Error::NotFound)?)
+}
+
+/// `may_touch` for a target already looked up.
+#[inline(always)]
+fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
+    // The parent first: it needs no lock.
+    if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
+        return Ok(());
+    }
+    may_touch_peer(caller, p)
+}
+
+#[cold]
+fn may_touch_peer(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
+    let peers = p.peers.lock();
+    if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
+        Ok(())
+    } else {
+        Err(Error::Denied)
+    }
+}
+
+/// Push: `caller`'s container goes (COPY/SHARE/MOVE) into `target`'s space.
+pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
+    let (pid, ..) = in_process(id)?;
+    if pid != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    may_touch(caller, target)?;
+    let memory = outgoing(id, mode)?;
+    create_attached(target, memory, addr)
+}
+
+/// Steal: `target`'s container comes (COPY/SHARE/MOVE) into `caller`'s space.
+pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
+    let (pid, ..) = in_process(id)?;
+    if pid != target {
+        return Err(Error::Invalid);
+    }
+    may_touch(caller, target)?;
+    let memory = outgoing(id, mode)?;
+    create_attached(caller, memory, addr)
+}
+
+/// Exchange: the physical pages behind `mine` (of `caller`) and `theirs`
+/// (of `target`) change places; both stay where they are attached.
+pub fn exchange(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<(), Error> {
+    let (p1, l1, _, n1) = in_process(mine)?;
+    let (p2, l2, _, n2) = in_process(theirs)?;
+    if p1 != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    if p2 != target {
+        return Err(Error::Invalid);
+    }
+    may_touch(caller, target)?;
+    if n1 != n2 {
+        return Err(Error::Invalid);
+    }
+    let s1 = crate::proc::get(p1).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    let s2 = crate::proc::get(p2).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    timed(EXCHANGE, || {
+        STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
+        STATS[PAGES_EXCHANGED].fetch_add(n1 as u64, Ordering::Relaxed);
+        if alloc::sync::Arc::ptr_eq(&s1, &s2) {
+            return s1.lock().exchange_within(l1, l2).map_err(|_| Error::Invalid);
+        }
+        // Two spaces: lock them in address order, so two exchanges in
+        // opposite directions cannot deadlock.
+        let (first, second) = if (alloc::sync::Arc::as_ptr(&s1) as usize) < (alloc::sync::Arc::as_ptr(&s2) as usize) {
+            (&s1, &s2)
+        } else {
+            (&s2, &s1)
+        };
+        let mut g1 = first.lock();
+        let mut g2 = second.lock();
+        let (a, b) = if alloc::sync::Arc::ptr_eq(first, &s1) {
+            (&mut *g1, &mut *g2)
+        } else {
+            (&mut *g2, &mut *g1)
+        };
+        a.exchange_between(l1, b, l2).map_err(|_| Error::Invalid)
+    })
+}
+
+pub fn query(id: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    let (addr, links) = match &e.value.place {
+        Place::InProcess { base, link, .. } => (*base, [e.value.region, *link, ResId::NONE]),
+        Place::InBox { bx, .. } => (0, [ResId::NONE, ResId::NONE, *bx]),
+        Place::Moving => (0, [ResId::NONE; 3]),
+    };
+    Ok(super::info(id, e.owner, e.value.pages as u64 * 4096, addr, links))
+}
+
+/// Where a container's memory is: its owner, space, attachment, address.
+pub struct Whereabouts {
+    pub owner: u64,
+    pub space: ResId,
+    pub link: ResId,
+    pub base: u64,
+}
+
+/// Where container `id` lies, if it is attached to a process (for the
+/// records of the attachment and region it holds).
+pub fn whereabouts(id: ResId) -> Option<Whereabouts> {
+    let t = TABLE.lock();
+    let e = t.get(id).ok()?;
+    match &e.value.place {
+        Place::InProcess {
+            link, base, space_id, ..
+        } => Some(Whereabouts {
+            owner: e.owner,
+            space: *space_id,
+            link: *link,
+            base: *base,
+        }),
+        _ => None,
+    }
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids: Vec<ResId> = TABLE
+        .lock()
+        .iter()
+        .filter(|(_, e)| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid))
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        let _ = destroy(id);
+    }
+}

@@ -1,0 +1,545 @@
+//! Container box (Tender's コンテナボックス, seed 004): holds containers
+//! between processes. Per container size it keeps a queue of filled
+//! containers (sent, waiting for a receiver) and a queue of empty ones
+//! (for SWAP sends): an initial number is made with the box, more when a
+//! send leaves fewer than the lower bound, and receives that leave more than
+//! the upper bound delete the excess; deleting the box deletes them all.
+//!
+//! Send and receive each take a mode: COPY (a copy travels), SHARE (an
+//! alias of the same frames travels), MOVE (the container itself travels)
+//! and SWAP (the physical pages are exchanged with a box container: no byte
+//! is copied and the cost does not grow with size beyond the PTE rewrites).
+//!
+//! Design decision the paper leaves open: an empty container that a SWAP
+//! receive puts back holds the receiver's former pages, which a later SWAP
+//! sender receives in exchange. Processes sharing a box are peers; a box
+//! made with `BOX_SCRUB` zeroes such pages instead (at the cost of a write of
+//! every page), so nothing passes from a receiver to a later sender.
+
+use super::container::{self, Place, QUEUE, timed};
+use super::fifo::Fifo;
+use super::{KERNEL, Kind, ResId, ResTable, table};
+use crate::proc::WaitQueue;
+use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+use kcore::sync::IrqMutex;
+
+struct Queues {
+    empty: Fifo<ResId>,
+    /// (container, requested attach address of the sender)
+    filled: Fifo<(ResId, u64)>,
+}
+
+impl Default for Queues {
+    fn default() -> Self {
+        Queues {
+            empty: Fifo::new(ResId::NONE),
+            filled: Fifo::new((ResId::NONE, 0)),
+        }
+    }
+}
+
+/// The size classes of a box, sorted by size. A box nearly always has one
+/// or two, and every SWAP send and receive looks its class up: a sorted
+/// vector searched by halving does that in a few instructions where a tree
+/// map took some thirty.
+#[derive(Default)]
+struct Classes(Vec<(usize, Queues)>);
+
+impl Classes {
+    fn find(&self, pages: usize) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&pages, |c| c.0)
+    }
+    fn get(&self, pages: &usize) -> Option<&Queues> {
+        self.find(*pages).ok().map(|i| &self.0[i].1)
+    }
+    fn get_mut(&mut self, pages: &usize) -> Option<&mut Queues> {
+        self.find(*pages).ok().map(|i| &mut self.0[i].1)
+    }
+    /// The class of `pages`, made (empty) if there is none.
+    fn entry(&mut self, pages: usize) -> &mut Queues {
+        let i = match self.find(pages) {
+            Ok(i) => i,
+            Err(i) => {
+                self.0.insert(i, (pages, Queues::default()));
+                i
+            }
+        };
+        &mut self.0[i].1
+    }
+    fn iter_mut(&mut self) -> impl Iterator<Item = (&usize, &mut Queues)> {
+        self.0.iter_mut().map(|(p, q)| (&*p, q))
+    }
+    fn values(&self) -> impl Iterator<Item = &Queues> {
+        self.0.iter().map(|c| &c.1)
+    }
+    fn into_values(self) -> impl Iterator<Item = Queues> {
+        self.0.into_iter().map(|c| c.1)
+    }
+}
+
+pub struct ContainerBox {
+    classes: Classes,
+    lower: usize,
+    upper: usize,
+    scrub: bool,
+    /// (pid or ANY_PID, rights)
+    grants: Vec<(u64, u64)>,
+    /// Receivers waiting for a container.
+    waiters: Arc<WaitQueue>,
+    /// How many receivers are between finding nothing and being woken: a
+    /// send wakes the queue only when there are some.
+    waiting: usize,
+}
+
+static TABLE: IrqMutex<ResTable<ContainerBox>> = IrqMutex::new(table(Kind::ContainerBox));
+
+fn allowed(e: &super::Entry<ContainerBox>, caller: u64, right: u64) -> bool {
+    caller == KERNEL
+        || e.owner == caller
+        || e.value
+            .grants
+            .iter()
+            .any(|&(p, r)| (p == caller || p == abi::ANY_PID) && r & right != 0)
+}
+
+/// A box whose size class `pages` starts with `initial` empty containers.
+pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
+    if pages == 0 || pages > container::MAX_PAGES || initial > 256 || lower > upper || upper > 256 {
+        return Err(Error::Invalid);
+    }
+    let bx = super::insert(
+        &mut TABLE.lock(),
+        owner,
+        ContainerBox {
+            classes: Classes::default(),
+            lower: lower as usize,
+            upper: upper as usize,
+            scrub: flags & BOX_SCRUB != 0,
+            grants: Vec::new(),
+            waiters: Arc::new(WaitQueue::new()),
+            waiting: 0,
+        },
+    )?;
+    if let Err(e) = fill_empties(bx, pages as usize, initial as usize) {
+        let _ = delete(KERNEL, bx);
+        return Err(e);
+    }
+    Ok(bx)
+}
+
+/// Makes empty containers of `pages` until the class has `want`.
+fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
+    loop {
+        let have = TABLE
+            .lock()
+            .get(bx)
+            .map_err(super::id_error)?
+            .value
+            .classes
+            .get(&pages)
+            .map_or(0, |q| q.empty.len());
+        if have >= want {
+            return Ok(());
+        }
+        let memory = container::new_memory(pages)?;
+        let c = container::create_in_box(KERNEL, bx, memory)?;
+        let mut t = TABLE.lock();
+        match t.get_mut(bx) {
+            Ok(e) => e.value.classes.entry(pages).empty.push_back(c),
+            Err(e) => {
+                drop(t);
+                let _ = container::destroy(c);
+                return Err(super::id_error(e));
+            }
+        }
+    }
+}
+
+pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    let e = super::owned_mut(&mut t, bx, caller)?;
+    e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
+    e.value.grants.push((pid, rights & (BOX_SEND | BOX_RECEIVE)));
+    Ok(())
+}
+
+fn check(caller: u64, bx: ResId, right: u64) -> Result<(), Error> {
+    let t = TABLE.lock();
+    let e = t.get(bx).map_err(super::id_error)?;
+    if allowed(e, caller, right) {
+        Ok(())
+    } else {
+        Err(Error::Denied)
+    }
+}
+
+/// Send (seed 004 table 2): `container` of `caller` goes into the box in
+/// `mode`; returns the identifier of the container now in the box.
+pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<(ResId, u64), Error> {
+    if mode == ContainerMode::Swap
+        && let Some(done) = send_swap(caller, id, bx, addr)
+    {
+        return done;
+    }
+    check(caller, bx, BOX_SEND)?;
+    let (pid, _, _, pages) = container::in_process(id)?;
+    if pid != caller && caller != KERNEL {
+        return Err(Error::Denied);
+    }
+    let boxed = match mode {
+        ContainerMode::Swap => {
+            // An empty container of the same size takes the data by exchange.
+            let empty = timed(QUEUE, || {
+                let mut t = TABLE.lock();
+                let e = t.get_mut(bx).map_err(super::id_error)?;
+                Ok::<_, Error>(e.value.classes.get_mut(&pages).and_then(|q| q.empty.pop_front()))
+            })?;
+            let empty = match empty {
+                Some(c) => c,
+                None => container::create_in_box(KERNEL, bx, container::new_memory(pages)?)?,
+            };
+            let mut memory = container::take_box_memory(empty)?;
+            let r = container::exchange_with_memory(id, &mut memory);
+            container::put_box_memory(empty, bx, memory);
+            if let Err(e) = r {
+                let _ = container::destroy(empty);
+                return Err(e);
+            }
+            empty
+        }
+        _ => {
+            let memory = container::outgoing(id, mode)?;
+            container::create_in_box(KERNEL, bx, memory)?
+        }
+    };
+    let (waiters, lower) = timed(QUEUE, || {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(bx).map_err(super::id_error)?;
+        let q = e.value.classes.entry(pages);
+        q.filled.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        q.filled.push_back((boxed, addr));
+        Ok::<_, Error>((waiters_to_wake(&e.value), e.value.lower))
+    })?;
+    if let Some(w) = waiters {
+        w.wake_all();
+    }
+    // A SWAP send that left too few empty containers makes more now.
+    if mode == ContainerMode::Swap {
+        fill_empties(bx, pages, lower)?;
+    }
+    Ok((boxed, pages as u64 * 4096))
+}
+
+/// The waiters of a box, if some receiver may be asleep on it.
+fn waiters_to_wake(b: &ContainerBox) -> Option<Arc<WaitQueue>> {
+    (b.waiting > 0).then(|| b.waiters.clone())
+}
+
+/// SWAP send when the box has an empty container of the size at hand (the
+/// usual case), in one critical section: both tables are locked (container
+/// table first, the order everywhere both are held) while the container and
+/// the box are looked up once each, and the sender's space is locked inside
+/// them for the exchange itself, so the empty container's memory is
+/// exchanged where it lies, never moved out and back. `None` leaves the
+/// work to the slow path (no empty container: one is made there).
+fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(ResId, u64), Error>> {
+    let t0 = kcore::clock::cycles();
+    let mut ct = container::lock();
+    let mut bt = TABLE.lock();
+    let b = match bt.get_mut(bx) {
+        Ok(b) if allowed(b, caller, BOX_SEND) => &mut b.value,
+        Ok(_) => return Some(Err(Error::Denied)),
+        Err(e) => return Some(Err(super::id_error(e))),
+    };
+    let (link, pages, space, _) = match attached(&ct, id, caller) {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    let q = b.classes.get_mut(&pages)?;
+    let empty = q.empty.front()?;
+    // Room first: once the pages are exchanged nothing may fail.
+    if q.filled.try_reserve(1).is_err() {
+        return Some(Err(Error::NoMemory));
+    }
+    let Ok(Place::InBox { region, .. }) = ct.get_mut(empty).map(|e| &mut e.value.place) else {
+        return None;
+    };
+    let t1 = kcore::clock::cycles();
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = kcore::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
+        return Some(Err(e));
+    }
+    q.empty.pop_front();
+    q.filled.push_back((empty, addr));
+    let short = q.empty.len() < b.lower;
+    let (lower, waiters) = (b.lower, waiters_to_wake(b));
+    drop(bt);
+    drop(ct);
+    container::STATS[QUEUE].fetch_add(t1 - t0 + kcore::clock::cycles() - t2, Ordering::Relaxed);
+    if let Some(w) = waiters {
+        w.wake_all();
+    }
+    if short && let Err(e) = fill_empties(bx, pages, lower) {
+        return Some(Err(e));
+    }
+    Some(Ok((empty, pages as u64 * 4096)))
+}
+
+/// ((link, slot), pages, space, base) of container `id`, attached to
+/// `caller`'s space.
+fn attached(
+    ct: &ResTable<container::Container>,
+    id: ResId,
+    caller: u64,
+) -> Result<((ResId, usize), usize, super::vspace::SpaceRef, u64), Error> {
+    let c = ct.get(id).map_err(super::id_error)?;
+    match &c.value.place {
+        Place::InProcess {
+            pid,
+            link,
+            slot,
+            space,
+            base,
+            ..
+        } if *pid == caller || caller == KERNEL => Ok(((*link, *slot), c.value.pages, space.clone(), *base)),
+        Place::InProcess { .. } => Err(Error::Denied),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// SWAP receive when a filled container of the size is already waiting,
+/// in one critical section as `send_swap`: the box container's memory is
+/// exchanged where it lies, and the container goes back to the empty
+/// queue (or is deleted above the upper bound). `None` when nothing is
+/// there yet: the slow path waits.
+fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64, u64), Error>> {
+    let t0 = kcore::clock::cycles();
+    let mut ct = container::lock();
+    let mut bt = TABLE.lock();
+    let b = match bt.get_mut(bx) {
+        Ok(b) if allowed(b, caller, BOX_RECEIVE) => &mut b.value,
+        Ok(_) => return Some(Err(Error::Denied)),
+        Err(e) => return Some(Err(super::id_error(e))),
+    };
+    let (link, pages, space, base) = match attached(&ct, id, caller) {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    let q = b.classes.get_mut(&pages)?;
+    let (boxed, _) = q.filled.front()?;
+    let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
+        return Some(Err(Error::Busy));
+    };
+    let t1 = kcore::clock::cycles();
+    let r = container::exchange_untimed(&space, link, region);
+    let t2 = kcore::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    if let Err(e) = r {
+        return Some(Err(e));
+    }
+    // The receiver's former pages go to a later sender: zeroed first (not
+    // counted as queue work).
+    let t2 = if b.scrub {
+        region.reset();
+        kcore::clock::cycles()
+    } else {
+        t2
+    };
+    q.filled.pop_front();
+    let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
+    if keep {
+        q.empty.push_back(boxed);
+    }
+    drop(bt);
+    drop(ct);
+    container::STATS[QUEUE].fetch_add(t1 - t0 + kcore::clock::cycles() - t2, Ordering::Relaxed);
+    if !keep {
+        let _ = container::destroy(boxed);
+    }
+    Some(Ok((id, base, pages as u64 * 4096)))
+}
+
+/// Receive (seed 004 table 3). `id` is 0 for the first container waiting,
+/// or a given one; for SWAP it is the caller's own container, whose pages
+/// are exchanged with the first waiting container of its size. Waits up to
+/// `timeout_ns` for a container to arrive.
+pub fn receive(
+    caller: u64,
+    id: ResId,
+    bx: ResId,
+    addr: u64,
+    mode: ContainerMode,
+    timeout_ns: u64,
+) -> Result<(ResId, u64, u64), Error> {
+    if mode == ContainerMode::Swap
+        && let Some(done) = receive_swap(caller, id, bx)
+    {
+        return done;
+    }
+    check(caller, bx, BOX_RECEIVE)?;
+    let swap_pages = if mode == ContainerMode::Swap {
+        let (pid, _, _, pages) = container::in_process(id)?;
+        if pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        Some(pages)
+    } else {
+        None
+    };
+    let waiters = {
+        let mut t = TABLE.lock();
+        let b = &mut t.get_mut(bx).map_err(super::id_error)?.value;
+        // Counted before looking, so that a send after the look wakes us.
+        b.waiting += 1;
+        b.waiters.clone()
+    };
+    let deadline = kcore::clock::nanos().saturating_add(timeout_ns);
+    let mut taken: Option<(ResId, u64, usize)> = None;
+    let arrived = waiters.wait_until_deadline(deadline, || {
+        taken = timed(QUEUE, || take_filled(bx, id, swap_pages));
+        taken.is_some()
+    });
+    if let Ok(b) = TABLE.lock().get_mut(bx) {
+        b.value.waiting = b.value.waiting.saturating_sub(1);
+    }
+    let Some((boxed, sender_addr, pages)) = taken else {
+        return Err(if arrived { Error::NotFound } else { Error::Busy });
+    };
+    match mode {
+        ContainerMode::Swap => {
+            let mut memory = container::take_box_memory(boxed)?;
+            let r = container::exchange_with_memory(id, &mut memory);
+            container::put_box_memory(boxed, bx, memory);
+            if let Err(e) = r {
+                // Put it back at the head: the data is not lost.
+                requeue_front(bx, pages, boxed, sender_addr);
+                return Err(e);
+            }
+            give_back_empty(bx, pages, boxed)?;
+            let (_, _, base, _) = container::in_process(id)?;
+            Ok((id, base, pages as u64 * 4096))
+        }
+        ContainerMode::Move | ContainerMode::Share => {
+            // The container itself (or the alias it carries) is attached.
+            let memory = container::take_box_memory(boxed)?;
+            let at = if addr != 0 { addr } else { sender_addr };
+            let base = container::place_in_process(boxed, caller, memory, at)?;
+            Ok((boxed, base, pages as u64 * 4096))
+        }
+        ContainerMode::Copy => {
+            let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
+            let at = if addr != 0 { addr } else { sender_addr };
+            let c = container::create_in_box(caller, bx, copy)?;
+            let memory = container::take_box_memory(c)?;
+            let base = container::place_in_process(c, caller, memory, at)?;
+            give_back_empty(bx, pages, boxed)?;
+            Ok((c, base, pages as u64 * 4096))
+        }
+    }
+}
+
+/// Takes a filled container: the first (id 0), a given one, or for SWAP
+/// the first of `swap_pages`.
+fn take_filled(bx: ResId, id: ResId, swap_pages: Option<usize>) -> Option<(ResId, u64, usize)> {
+    let mut t = TABLE.lock();
+    let e = t.get_mut(bx).ok()?;
+    for (&pages, q) in e.value.classes.iter_mut() {
+        if swap_pages.is_some_and(|p| p != pages) {
+            continue;
+        }
+        let pos = if swap_pages.is_some() || id == ResId::NONE {
+            (!q.filled.is_empty()).then_some(0)
+        } else {
+            q.filled.iter().position(|f| f.0 == id)
+        };
+        if let Some(i) = pos {
+            let (c, addr) = q.filled.remove(i)?;
+            return Some((c, addr, pages));
+        }
+    }
+    None
+}
+
+fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
+    let waiters = TABLE.lock().get_mut(bx).ok().and_then(|e| {
+        e.value.classes.entry(pages).filled.push_front((c, addr));
+        waiters_to_wake(&e.value)
+    });
+    if let Some(w) = waiters {
+        w.wake_all();
+    }
+}
+
+/// A box container whose data was taken becomes an empty one, or is
+/// deleted if the class already has more than the upper bound.
+fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
+    let keep = {
+        let mut t = TABLE.lock();
+        let e = t.get_mut(bx).map_err(super::id_error)?;
+        let upper = e.value.upper;
+        let scrub = e.value.scrub;
+        let q = e.value.classes.entry(pages);
+        if q.empty.len() < upper && q.empty.try_reserve(1).is_ok() {
+            q.empty.push_back(c);
+            Some(scrub)
+        } else {
+            None
+        }
+    };
+    match keep {
+        Some(true) => container::with_box_memory(c, |m| m.reset()),
+        Some(false) => Ok(()),
+        None => container::destroy(c),
+    }
+}
+
+/// Deletes the box and every container in it.
+pub fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
+    let b = {
+        let mut t = TABLE.lock();
+        super::owned(&t, bx, caller)?;
+        t.remove(bx).map_err(super::id_error)?.value
+    };
+    for q in b.classes.into_values() {
+        for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
+            let _ = container::destroy(c);
+        }
+    }
+    b.waiters.wake_all();
+    Ok(())
+}
+
+/// (empty, filled) containers of a size class, for tests and the inspector.
+pub fn census(bx: ResId, pages: usize) -> Option<(usize, usize)> {
+    let t = TABLE.lock();
+    let e = t.get(bx).ok()?;
+    Some(
+        e.value
+            .classes
+            .get(&pages)
+            .map_or((0, 0), |q| (q.empty.len(), q.filled.len())),
+    )
+}
+
+pub fn query(bx: ResId) -> Result<ResInfo, Error> {
+    let t = TABLE.lock();
+    let e = t.get(bx).map_err(super::id_error)?;
+    let n: usize = e.value.classes.values().map(|q| q.empty.len() + q.filled.len()).sum();
+    Ok(super::info(bx, e.owner, 0, n as u64, [ResId::NONE; 3]))
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
+    for id in ids {
+        let _ = delete(KERNEL, id);
+    }
+}

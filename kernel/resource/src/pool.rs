@@ -1,0 +1,604 @@
+//! The resource pool (seed 000 §2.3–2.4, table 1). Its three functions:
+//! - **reuse**: a process's constituents are not deleted when it ends but
+//!   kept here, and the next creation takes them instead of making new ones;
+//! - **add**: resources are made ahead of need, up to the administrator's
+//!   settings (kind and count, e.g. "2 fully attached spaces for pa800"),
+//!   when a setting is given (boot file or run-time command);
+//! - **reduce**: resources that stay unused are deleted by the paper's
+//!   rules: always-usable kinds never; regions of 64 KiB or less never,
+//!   larger ones after T unused; program-dependent kinds keep one per
+//!   program, and that one goes after T unused. Deleting a composite gives
+//!   its constituents back to the pool.
+//!
+//! Pooled resources belong to the kernel. Program-dependent kinds are keyed
+//! by the plate the program comes from (its content).
+
+use super::mediator::{self, Op};
+use super::{KERNEL, ResId, vregion, vspace};
+use abi::Error;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use kcore::sync::IrqMutex;
+
+/// Table 1's kinds, in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolKind {
+    WorkArea = 0,
+    Space = 1,
+    Region = 2,
+    Program = 3,
+    Text = 4,
+    Full = 5,
+}
+
+pub const POOL_KINDS: [(PoolKind, &str); 6] = [
+    (PoolKind::WorkArea, "work area (virtual kernel space)"),
+    (PoolKind::Space, "virtual space"),
+    (PoolKind::Region, "virtual region (by size)"),
+    (PoolKind::Program, "program"),
+    (PoolKind::Text, "text region with content"),
+    (PoolKind::Full, "virtual space with all regions attached"),
+];
+
+/// Regions this small are never reduced (the paper's 64 KiB).
+const SMALL_REGION_PAGES: usize = 16;
+
+#[derive(Clone, Copy)]
+struct Pooled {
+    id: ResId,
+    /// When it entered the pool (ns since boot): its unused time starts there.
+    since: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KindStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub added: u64,
+    pub reduced: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum AddRule {
+    WorkArea(usize),
+    Space(usize),
+    Region { pages: usize, count: usize },
+    Program { name: String, count: usize },
+    Text { name: String, count: usize },
+    Full { name: String, count: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub reuse: bool,
+    pub reduce: bool,
+    /// Unused time after which reduce deletes (the paper's T).
+    pub unused_ns: u64,
+    /// How often reduce and add run.
+    pub interval_ns: u64,
+    pub add: Vec<AddRule>,
+}
+
+struct Pool {
+    settings: Settings,
+    work_areas: Vec<Pooled>,
+    spaces: Vec<Pooled>,
+    regions: BTreeMap<usize, Vec<Pooled>>,
+    programs: BTreeMap<ResId, Vec<Pooled>>,
+    texts: BTreeMap<ResId, Vec<Pooled>>,
+    full: BTreeMap<ResId, Vec<Pooled>>,
+    stats: [KindStats; 6],
+    last_adjust: u64,
+}
+
+static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
+    settings: Settings {
+        reuse: true,
+        reduce: true,
+        unused_ns: 50_000_000,
+        interval_ns: 50_000_000,
+        add: Vec::new(),
+    },
+    work_areas: Vec::new(),
+    spaces: Vec::new(),
+    regions: BTreeMap::new(),
+    programs: BTreeMap::new(),
+    texts: BTreeMap::new(),
+    full: BTreeMap::new(),
+    stats: [KindStats {
+        hits: 0,
+        misses: 0,
+        added: 0,
+        reduced: 0,
+    }; 6],
+    last_adjust: 0,
+});
+
+/// Reads `etc/pool.conf` from the initial archive, if there is one.
+pub fn init() {
+    let Some(archive) = kcore::initrd::archive() else {
+        return;
+    };
+    let Some(conf) = platform::cpio::find(archive, "etc/pool.conf") else {
+        return;
+    };
+    for line in core::str::from_utf8(conf).unwrap_or("").lines() {
+        if let Err(e) = configure(line) {
+            kcore::println!("pool.conf: '{}': {:?}", line.trim(), e);
+        }
+    }
+    if let Err(e) = add() {
+        kcore::println!("pool.conf: cannot add resources: {e:?}");
+    }
+}
+
+fn now() -> u64 {
+    kcore::clock::nanos()
+}
+
+// ---- taking (creation) ----
+
+/// The pool is in use when reuse is on or the add function has work:
+/// the paper's "basic" configuration has neither, and takes nothing.
+fn in_use(s: &Settings) -> bool {
+    s.reuse || !s.add.is_empty()
+}
+
+fn take_from(list: Option<&mut Vec<Pooled>>, stats: &mut KindStats) -> Option<ResId> {
+    match list.and_then(|l| l.pop()) {
+        Some(p) => {
+            stats.hits += 1;
+            Some(p.id)
+        }
+        None => {
+            stats.misses += 1;
+            None
+        }
+    }
+}
+
+pub fn take_work_area() -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { work_areas, stats, .. } = &mut *p;
+    take_from(Some(work_areas), &mut stats[PoolKind::WorkArea as usize])
+}
+
+pub fn take_space() -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { spaces, stats, .. } = &mut *p;
+    take_from(Some(spaces), &mut stats[PoolKind::Space as usize])
+}
+
+pub fn take_region(pages: usize) -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { regions, stats, .. } = &mut *p;
+    take_from(regions.get_mut(&pages), &mut stats[PoolKind::Region as usize])
+}
+
+pub fn take_program(plate: ResId) -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { programs, stats, .. } = &mut *p;
+    take_from(programs.get_mut(&plate), &mut stats[PoolKind::Program as usize])
+}
+
+pub fn take_text(plate: ResId) -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { texts, stats, .. } = &mut *p;
+    take_from(texts.get_mut(&plate), &mut stats[PoolKind::Text as usize])
+}
+
+pub fn take_full(plate: ResId) -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
+    }
+    let Pool { full, stats, .. } = &mut *p;
+    take_from(full.get_mut(&plate), &mut stats[PoolKind::Full as usize])
+}
+
+// ---- giving back (reuse) ----
+
+/// Whether ended processes' resources are kept (the reuse function).
+pub fn reuse_enabled() -> bool {
+    POOL.lock().settings.reuse
+}
+
+fn keep(list: &mut Vec<Pooled>, id: ResId) -> bool {
+    if list.try_reserve(1).is_err() {
+        return false;
+    }
+    list.push(Pooled { id, since: now() });
+    true
+}
+
+/// Puts a resource into the pool; false if the pool cannot take it (the
+/// caller then deletes it).
+fn put(kind: PoolKind, key: ResId, pages: usize, id: ResId) -> bool {
+    let mut guard = POOL.lock();
+    let p = &mut *guard;
+    let list = match kind {
+        PoolKind::WorkArea => &mut p.work_areas,
+        PoolKind::Space => &mut p.spaces,
+        PoolKind::Region => p.regions.entry(pages).or_default(),
+        PoolKind::Program => p.programs.entry(key).or_default(),
+        PoolKind::Text => p.texts.entry(key).or_default(),
+        PoolKind::Full => p.full.entry(key).or_default(),
+    };
+    keep(list, id)
+}
+
+pub fn put_work_area(id: ResId) -> bool {
+    put(PoolKind::WorkArea, ResId::NONE, 0, id)
+}
+pub fn put_space(id: ResId) -> bool {
+    put(PoolKind::Space, ResId::NONE, 0, id)
+}
+pub fn put_region(id: ResId) -> bool {
+    vregion::size(id).is_some_and(|(pages, _)| put(PoolKind::Region, ResId::NONE, pages, id))
+}
+pub fn put_program(plate: ResId, id: ResId) -> bool {
+    put(PoolKind::Program, plate, 0, id)
+}
+pub fn put_text(plate: ResId, id: ResId) -> bool {
+    put(PoolKind::Text, plate, 0, id)
+}
+pub fn put_full(plate: ResId, id: ResId) -> bool {
+    put(PoolKind::Full, plate, 0, id)
+}
+
+// ---- deleting (reduce, flush) ----
+
+/// Deletes a pooled resource. Composites are taken apart and their parts
+/// go back to the pool (or are deleted if it refuses them).
+fn delete(kind: PoolKind, key: ResId, id: ResId) {
+    match kind {
+        PoolKind::Full => {
+            // Space + text region with content + other regions. Only the
+            // one executable region is the program's text: read-only data
+            // is not, and handing it out as text would run non-executable
+            // pages.
+            let parts: Vec<(ResId, ResId, bool)> = vspace::get(KERNEL, id)
+                .map(|s| {
+                    let s = s.lock();
+                    let texts = s.regions().filter(|a| a.region.executable).count();
+                    s.regions()
+                        .map(|a| (a.link_id, a.region_id, texts == 1 && a.region.executable))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (link, region, is_text) in parts {
+                let _ = mediator::invoke(KERNEL, Op::Delete { id: link });
+                let kept = if is_text {
+                    put_text(key, region)
+                } else {
+                    put_region(region)
+                };
+                if !kept {
+                    let _ = mediator::invoke(KERNEL, Op::Delete { id: region });
+                }
+            }
+            if !put_space(id) {
+                let _ = mediator::invoke(KERNEL, Op::Delete { id });
+            }
+        }
+        PoolKind::Text => {
+            if !put_region(id) {
+                let _ = mediator::invoke(KERNEL, Op::Delete { id });
+            }
+        }
+        PoolKind::WorkArea => {
+            let region = super::vkspace::region_of(id);
+            let _ = mediator::invoke(KERNEL, Op::Delete { id });
+            if let Some(r) = region {
+                let _ = mediator::invoke(KERNEL, Op::Delete { id: r });
+            }
+        }
+        PoolKind::Space | PoolKind::Region | PoolKind::Program => {
+            let _ = mediator::invoke(KERNEL, Op::Delete { id });
+        }
+    }
+}
+
+/// One reduce pass at time `now` (tests drive this clock directly).
+/// Returns how many resources it deleted.
+pub fn reduce(now: u64) -> usize {
+    let mut victims: Vec<(PoolKind, ResId, ResId)> = Vec::new();
+    {
+        let mut guard = POOL.lock();
+        let p = &mut *guard;
+        let t = p.settings.unused_ns;
+        let expired = |x: &Pooled| now.saturating_sub(x.since) >= t;
+        // Program-dependent kinds, composites first so that their parts are
+        // judged by their own rules afterwards.
+        for (kind, map) in [
+            (PoolKind::Full, &mut p.full),
+            (PoolKind::Text, &mut p.texts),
+            (PoolKind::Program, &mut p.programs),
+        ] {
+            for (plate, list) in map.iter_mut() {
+                // Keep one per program: the surplus goes now, oldest first;
+                // the one kept goes when it has been unused for T.
+                list.sort_by_key(|x| x.since);
+                let surplus = list.len().saturating_sub(1);
+                let mut index = 0;
+                list.retain(|x| {
+                    let go = index < surplus || expired(x);
+                    index += 1;
+                    if go {
+                        victims.push((kind, *plate, x.id));
+                    }
+                    !go
+                });
+            }
+            map.retain(|_, l| !l.is_empty());
+        }
+        for (pages, list) in p.regions.iter_mut() {
+            if *pages > SMALL_REGION_PAGES {
+                list.retain(|x| {
+                    if expired(x) {
+                        victims.push((PoolKind::Region, ResId::NONE, x.id));
+                        false
+                    } else {
+                        true
+                    }
+                });
+            }
+        }
+        p.regions.retain(|_, l| !l.is_empty());
+        for (kind, _, _) in &victims {
+            p.stats[*kind as usize].reduced += 1;
+        }
+    }
+    let n = victims.len();
+    for (kind, key, id) in victims {
+        delete(kind, key, id);
+    }
+    // Parts of composites re-entered the pool now; with T = 0 they are due too.
+    if n > 0 && POOL.lock().settings.unused_ns == 0 {
+        return n + reduce(now);
+    }
+    n
+}
+
+/// Deletes everything in the pool (administrator's flush; leak tests).
+pub fn flush() -> usize {
+    let mut all: Vec<(PoolKind, ResId, ResId)> = Vec::new();
+    {
+        let mut guard = POOL.lock();
+        let p = &mut *guard;
+        for x in p.work_areas.drain(..) {
+            all.push((PoolKind::WorkArea, ResId::NONE, x.id));
+        }
+        for x in p.spaces.drain(..) {
+            all.push((PoolKind::Space, ResId::NONE, x.id));
+        }
+        for (_, l) in core::mem::take(&mut p.regions) {
+            all.extend(l.into_iter().map(|x| (PoolKind::Region, ResId::NONE, x.id)));
+        }
+        for (kind, map) in [
+            (PoolKind::Full, &mut p.full),
+            (PoolKind::Text, &mut p.texts),
+            (PoolKind::Program, &mut p.programs),
+        ] {
+            for (plate, l) in core::mem::take(map) {
+                all.extend(l.into_iter().map(|x| (kind, plate, x.id)));
+            }
+        }
+    }
+    // Composites give their parts back; flush until nothing is left.
+    let n = all.len();
+    for (kind, key, id) in all {
+        delete(kind, key, id);
+    }
+    if n > 0 { n + flush() } else { 0 }
+}
+
+// ---- adding ----
+
+fn plate_of(name: &str) -> Result<ResId, Error> {
+    let file = if name.contains('/') {
+        String::from(name)
+    } else {
+        alloc::format!("bin/{name}")
+    };
+    super::plate::find(&file)
+}
+
+fn count(kind: PoolKind, key: ResId, pages: usize) -> usize {
+    let p = POOL.lock();
+    match kind {
+        PoolKind::WorkArea => p.work_areas.len(),
+        PoolKind::Space => p.spaces.len(),
+        PoolKind::Region => p.regions.get(&pages).map_or(0, Vec::len),
+        PoolKind::Program => p.programs.get(&key).map_or(0, Vec::len),
+        PoolKind::Text => p.texts.get(&key).map_or(0, Vec::len),
+        PoolKind::Full => p.full.get(&key).map_or(0, Vec::len),
+    }
+}
+
+/// Makes one resource of `kind` and pools it.
+fn make(kind: PoolKind, key: ResId, pages: usize) -> Result<(), Error> {
+    use crate::proc::spawn;
+    let ok = match kind {
+        PoolKind::WorkArea => put_work_area(spawn::new_work_area()?),
+        PoolKind::Space => put_space(mediator::invoke(KERNEL, Op::CreateSpace)?.id()?),
+        PoolKind::Region => put_region(spawn::new_region(pages)?),
+        PoolKind::Program => put_program(key, mediator::invoke(KERNEL, Op::CreateProgram { plate: key })?.id()?),
+        PoolKind::Text => put_text(key, spawn::new_text_region(key)?),
+        PoolKind::Full => put_full(key, spawn::compose_space(key)?),
+    };
+    if ok { Ok(()) } else { Err(Error::NoMemory) }
+}
+
+/// The add function: fills the pool up to the settings.
+pub fn add() -> Result<usize, Error> {
+    let rules = POOL.lock().settings.add.clone();
+    let mut made = 0;
+    for rule in &rules {
+        let (kind, key, pages, want) = match rule {
+            AddRule::WorkArea(n) => (PoolKind::WorkArea, ResId::NONE, 0, *n),
+            AddRule::Space(n) => (PoolKind::Space, ResId::NONE, 0, *n),
+            AddRule::Region { pages, count } => (PoolKind::Region, ResId::NONE, *pages, *count),
+            AddRule::Program { name, count } => (PoolKind::Program, plate_of(name)?, 0, *count),
+            AddRule::Text { name, count } => (PoolKind::Text, plate_of(name)?, 0, *count),
+            AddRule::Full { name, count } => (PoolKind::Full, plate_of(name)?, 0, *count),
+        };
+        while count(kind, key, pages) < want {
+            let before = count(kind, key, pages);
+            make(kind, key, pages)?;
+            POOL.lock().stats[kind as usize].added += 1;
+            made += 1;
+            if count(kind, key, pages) <= before {
+                return Err(Error::Busy); // made but not kept: do not loop for ever
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// The resource adjustment part's periodic work, run by CPU 0 when idle:
+/// every interval, a reduce pass (when reduce is on).
+pub fn on_idle() {
+    let t = now();
+    {
+        let mut p = POOL.lock();
+        if !p.settings.reduce || t.saturating_sub(p.last_adjust) < p.settings.interval_ns {
+            return;
+        }
+        p.last_adjust = t;
+    }
+    reduce(t);
+}
+
+// ---- settings ----
+
+/// Applies one settings line (the syntax of `etc/pool.conf`):
+/// `reuse on|off`, `reduce on|off`, `unused <ms>`, `interval <ms>`,
+/// `add workarea|space <n>`, `add region <pages> <n>`,
+/// `add program|text|full <program> <n>`, `add clear`, `flush`,
+/// `mode basic|reuse|add|reduce` (the paper's four configurations), `#...`.
+pub fn configure(line: &str) -> Result<(), Error> {
+    let words: Vec<&str> = line.split('#').next().unwrap_or("").split_ascii_whitespace().collect();
+    let num = |s: &str| s.parse::<usize>().map_err(|_| Error::Invalid);
+    let on = |s: &str| match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(Error::Invalid),
+    };
+    let mut p = POOL.lock();
+    match words.as_slice() {
+        [] => {}
+        ["reuse", v] => p.settings.reuse = on(v)?,
+        ["reduce", v] => p.settings.reduce = on(v)?,
+        ["unused", ms] => p.settings.unused_ns = num(ms)? as u64 * 1_000_000,
+        ["interval", ms] => p.settings.interval_ns = (num(ms)? as u64).max(1) * 1_000_000,
+        ["add", "clear"] => p.settings.add.clear(),
+        ["add", "workarea", n] => p.settings.add.push(AddRule::WorkArea(num(n)?)),
+        ["add", "space", n] => p.settings.add.push(AddRule::Space(num(n)?)),
+        ["add", "region", pages, n] => p.settings.add.push(AddRule::Region {
+            pages: num(pages)?.clamp(1, 1 << 18),
+            count: num(n)?,
+        }),
+        ["add", what @ ("program" | "text" | "full"), name, n] => {
+            plate_of(name)?;
+            let (name, count) = (String::from(*name), num(n)?);
+            p.settings.add.push(match *what {
+                "program" => AddRule::Program { name, count },
+                "text" => AddRule::Text { name, count },
+                _ => AddRule::Full { name, count },
+            });
+        }
+        ["mode", m] => {
+            let (reuse, reduce) = match *m {
+                "basic" => (false, false),
+                "reuse" | "add" => (true, false),
+                "reduce" => (true, true),
+                _ => return Err(Error::Invalid),
+            };
+            p.settings.reuse = reuse;
+            p.settings.reduce = reduce;
+            if matches!(*m, "basic" | "reuse") {
+                p.settings.add.clear();
+            }
+        }
+        ["flush"] => {
+            drop(p);
+            flush();
+        }
+        _ => return Err(Error::Invalid),
+    }
+    Ok(())
+}
+
+pub fn settings() -> Settings {
+    POOL.lock().settings.clone()
+}
+
+// ---- statistics ----
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KindReport {
+    pub count: usize,
+    pub bytes: u64,
+    pub stats: KindStats,
+}
+
+fn space_bytes(id: ResId) -> u64 {
+    vspace::get(KERNEL, id).map_or(0, |s| vspace::bytes(&s.lock()))
+}
+
+/// Count, memory and counters of every pool kind.
+pub fn report() -> [KindReport; 6] {
+    let (wa, sp, rg, pr, tx, fu, stats) = {
+        let p = POOL.lock();
+        let ids = |l: &Vec<Pooled>| l.iter().map(|x| x.id).collect::<Vec<_>>();
+        fn flat<K>(m: &BTreeMap<K, Vec<Pooled>>) -> Vec<ResId> {
+            m.values().flat_map(|l| l.iter().map(|x| x.id)).collect()
+        }
+        (
+            ids(&p.work_areas),
+            ids(&p.spaces),
+            flat(&p.regions),
+            flat(&p.programs),
+            flat(&p.texts),
+            flat(&p.full),
+            p.stats,
+        )
+    };
+    let region_bytes = |ids: &[ResId]| ids.iter().map(|id| vregion::size(*id).map_or(0, |s| s.1)).sum::<u64>();
+    let bytes = [
+        wa.len() as u64 * 4096,
+        sp.iter().map(|id| space_bytes(*id)).sum(),
+        region_bytes(&rg),
+        0,
+        region_bytes(&tx),
+        fu.iter().map(|id| space_bytes(*id)).sum(),
+    ];
+    let counts = [wa.len(), sp.len(), rg.len(), pr.len(), tx.len(), fu.len()];
+    core::array::from_fn(|i| KindReport {
+        count: counts[i],
+        bytes: bytes[i],
+        stats: stats[i],
+    })
+}
+
+/// Memory held by the pool, in bytes.
+pub fn bytes() -> u64 {
+    report().iter().map(|r| r.bytes).sum()
+}

@@ -1,0 +1,107 @@
+//! Program (Tender's プログラム): what a process runs, independent of any
+//! process: the entry point and the loadable segments of a static ELF64
+//! executable, checked once so that loading can trust them.
+
+use abi::Error;
+use alloc::vec::Vec;
+use kcore::vm::USER_END;
+use object::Endianness;
+use object::elf;
+use object::read::elf::{FileHeader, ProgramHeader};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub vaddr: u64,
+    pub memsz: u64,
+    pub filesz: u64,
+    pub offset: u64,
+    pub writable: bool,
+    pub executable: bool,
+}
+
+pub struct Program {
+    /// The plate it was read from: its content identity (the pool's key).
+    pub plate: restable::ResId,
+    pub name: alloc::string::String,
+    pub image: &'static [u8],
+    pub entry: u64,
+    pub segments: Vec<Segment>,
+}
+
+impl Program {
+    /// Text (read-only), data and BSS sizes in bytes.
+    pub fn sizes(&self) -> (u64, u64, u64) {
+        let mut t = (0, 0, 0);
+        for s in &self.segments {
+            if s.writable {
+                t.1 += s.filesz;
+                t.2 += s.memsz - s.filesz;
+            } else {
+                t.0 += s.memsz;
+            }
+        }
+        t
+    }
+}
+
+/// Parses a static x86_64 executable. Anything else (dynamic, another
+/// machine, overlapping or out-of-range segments) is `BadProgram`.
+pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::String) -> Result<Program, Error> {
+    let bad = Error::BadProgram;
+    let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
+    let endian = header.endian().map_err(|_| bad)?;
+    if header.e_machine(endian) != elf::EM_X86_64 || header.e_type(endian) != elf::ET_EXEC {
+        return Err(bad);
+    }
+    let mut segments = Vec::new();
+    for ph in header.program_headers(endian, image).map_err(|_| bad)? {
+        match ph.p_type(endian) {
+            elf::PT_LOAD => {}
+            elf::PT_INTERP | elf::PT_DYNAMIC => return Err(bad),
+            _ => continue,
+        }
+        let s = Segment {
+            vaddr: ph.p_vaddr(endian),
+            memsz: ph.p_memsz(endian),
+            filesz: ph.p_filesz(endian),
+            offset: ph.p_offset(endian),
+            writable: ph.p_flags(endian).0 & elf::PF_W.0 != 0,
+            executable: ph.p_flags(endian).0 & elf::PF_X.0 != 0,
+        };
+        let end = s.vaddr.checked_add(s.memsz).ok_or(bad)?;
+        let file_end = s.offset.checked_add(s.filesz).ok_or(bad)?;
+        if s.memsz == 0 {
+            continue;
+        }
+        if s.filesz > s.memsz || file_end > image.len() as u64 || s.vaddr < 0x1000 || end > USER_END {
+            return Err(bad);
+        }
+        if s.vaddr % 4096 != s.offset % 4096 {
+            return Err(bad);
+        }
+        segments.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        segments.push(s);
+    }
+    segments.sort_unstable_by_key(|s| s.vaddr);
+    let page = |x: u64| x & !0xfff;
+    for w in segments.windows(2) {
+        if page(w[0].vaddr + w[0].memsz + 0xfff) > page(w[1].vaddr) {
+            return Err(bad);
+        }
+    }
+    let entry = header.e_entry(endian);
+    if segments.is_empty()
+        || !segments
+            .iter()
+            .any(|s| s.executable && entry >= s.vaddr && entry < s.vaddr + s.memsz)
+    {
+        return Err(bad);
+    }
+    Ok(Program {
+        plate,
+        name,
+        image,
+        entry,
+        segments,
+    })
+}

@@ -1,0 +1,410 @@
+//! Building a process from its constituent resources, and taking it apart
+//! (Tender's process creation and deletion, seed 000 §2.2–2.3).
+//!
+//! Every resource is made or changed through the mediator, and before
+//! making one the pool is asked for it: a virtual space with the program's
+//! regions already attached (kind 6); failing that, an empty space (2), a
+//! text region with the program's text loaded (5), regions of the right
+//! size (3), the program itself (4), a work area (1). With eager loading
+//! every page is present when the process starts, so it runs without a
+//! single page fault; with demand loading pages come at first touch.
+
+use crate::mediator::{Op, invoke};
+use crate::proc::program::Program;
+use crate::{KERNEL, ResId, pool, vspace};
+use abi::{Error, LoadPolicy, SpawnOptions};
+use alloc::vec::Vec;
+use kcore::arch::x86_64::trap::TrapFrame;
+use kcore::mm::layout::PAGE_SIZE;
+use kcore::uaccess;
+use kcore::vm::region::Kind as RegionKind;
+use kcore::vm::{USER_STACK_SIZE, USER_STACK_TOP};
+
+fn delete(id: ResId) {
+    let _ = invoke(KERNEL, Op::Delete { id });
+}
+
+/// A one-page region attached in the kernel: a work area (pool kind 1).
+pub fn new_work_area() -> Result<ResId, Error> {
+    let region = invoke(
+        KERNEL,
+        Op::CreateRegion {
+            kind: RegionKind::Data,
+            pages: 1,
+            writable: true,
+            executable: false,
+        },
+    )?
+    .id()?;
+    invoke(KERNEL, Op::AttachKernel { region })
+        .and_then(|v| v.id())
+        .inspect_err(|_| delete(region))
+}
+
+/// An empty region of `pages` (pool kind 3).
+pub fn new_region(pages: usize) -> Result<ResId, Error> {
+    invoke(
+        KERNEL,
+        Op::CreateRegion {
+            kind: RegionKind::Heap,
+            pages: pages as u64,
+            writable: true,
+            executable: false,
+        },
+    )?
+    .id()
+}
+
+fn region(pages: usize) -> Result<ResId, Error> {
+    match pool::take_region(pages) {
+        Some(r) => Ok(r),
+        None => new_region(pages),
+    }
+}
+
+/// The one executable segment, if the program has exactly one (only then
+/// is a pooled text region unambiguous).
+fn text_segment(prog: &Program) -> Option<usize> {
+    let mut exec = prog.segments.iter().enumerate().filter(|(_, s)| s.executable);
+    match (exec.next(), exec.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
+}
+
+fn pages_of(prog: &Program, segment: usize) -> (u64, usize) {
+    let s = &prog.segments[segment];
+    let start = s.vaddr & !(PAGE_SIZE - 1);
+    let end = (s.vaddr + s.memsz).next_multiple_of(PAGE_SIZE);
+    (start, ((end - start) / PAGE_SIZE) as usize)
+}
+
+/// A region with the program's text loaded (pool kind 5), for the plate's program.
+pub fn new_text_region(plate: ResId) -> Result<ResId, Error> {
+    let program = take_program(plate)?;
+    let prog = crate::program::get(program)?;
+    let result = text_segment(&prog).ok_or(Error::Invalid).and_then(|seg| {
+        let r = region(pages_of(&prog, seg).1)?;
+        invoke(
+            KERNEL,
+            Op::Load {
+                region: r,
+                program,
+                segment: seg,
+                populate: true,
+            },
+        )
+        .map(|_| r)
+        .inspect_err(|_| delete(r))
+    });
+    give_back_program(plate, program);
+    result
+}
+
+fn take_program(plate: ResId) -> Result<ResId, Error> {
+    match pool::take_program(plate) {
+        Some(p) => Ok(p),
+        None => invoke(KERNEL, Op::CreateProgram { plate })?.id(),
+    }
+}
+
+fn give_back_program(plate: ResId, program: ResId) {
+    crate::set_owner(program, KERNEL);
+    if !(pool::reuse_enabled() && pool::put_program(plate, program)) {
+        delete(program);
+    }
+}
+
+/// Detaches everything from a space and deletes it all.
+fn destroy_space(space: ResId) {
+    for (link, region) in crate::vuspace::of_space(space) {
+        delete(link);
+        delete(region);
+    }
+    delete(space);
+}
+
+/// Attaches to `space` the regions of every segment of `prog` and a stack.
+fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> Result<(), Error> {
+    let text = text_segment(prog);
+    for (i, seg) in prog.segments.iter().enumerate() {
+        let (start, pages) = pages_of(prog, i);
+        let mut parts: Vec<(u64, ResId)> = Vec::new();
+        if !seg.writable {
+            let pooled = if eager && Some(i) == text {
+                pool::take_text(prog.plate)
+            } else {
+                None
+            };
+            let r = match pooled {
+                Some(r) => r,
+                None => {
+                    let r = region(pages)?;
+                    invoke(
+                        KERNEL,
+                        Op::Load {
+                            region: r,
+                            program,
+                            segment: i,
+                            populate: eager,
+                        },
+                    )
+                    .inspect_err(|_| delete(r))?;
+                    r
+                }
+            };
+            parts.push((start, r));
+        } else {
+            // File-backed data, then the BSS pages beyond it.
+            let data_pages = if seg.filesz == 0 {
+                0
+            } else {
+                (((seg.vaddr + seg.filesz).next_multiple_of(PAGE_SIZE) - start) / PAGE_SIZE) as usize
+            };
+            if data_pages > 0 {
+                let r = region(data_pages)?;
+                invoke(
+                    KERNEL,
+                    Op::Load {
+                        region: r,
+                        program,
+                        segment: i,
+                        populate: eager,
+                    },
+                )
+                .inspect_err(|_| delete(r))?;
+                parts.push((start, r));
+            }
+            if pages > data_pages {
+                let r = region(pages - data_pages)?;
+                invoke(
+                    KERNEL,
+                    Op::Clear {
+                        region: r,
+                        kind: RegionKind::Bss,
+                        writable: true,
+                        populate: eager,
+                    },
+                )
+                .inspect_err(|_| delete(r))?;
+                parts.push((start + data_pages as u64 * PAGE_SIZE, r));
+            }
+        }
+        for (base, r) in parts {
+            invoke(KERNEL, Op::Attach { space, region: r, base }).inspect_err(|_| delete(r))?;
+        }
+    }
+    let stack = region((USER_STACK_SIZE / PAGE_SIZE) as usize)?;
+    invoke(
+        KERNEL,
+        Op::Clear {
+            region: stack,
+            kind: RegionKind::Stack,
+            writable: true,
+            populate: eager,
+        },
+    )
+    .inspect_err(|_| delete(stack))?;
+    invoke(
+        KERNEL,
+        Op::Attach {
+            space,
+            region: stack,
+            base: USER_STACK_TOP - USER_STACK_SIZE,
+        },
+    )
+    .inspect_err(|_| delete(stack))?;
+    Ok(())
+}
+
+/// A new virtual space with every region of the plate's program attached
+/// and loaded (pool kind 6, for the add function), built from pooled parts
+/// (spaces, text regions, regions) where there are some.
+pub fn compose_space(plate: ResId) -> Result<ResId, Error> {
+    let program = take_program(plate)?;
+    let result = compose_with(program, plate, true, false);
+    give_back_program(plate, program);
+    result
+}
+
+fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> Result<ResId, Error> {
+    let prog = crate::program::get(program)?;
+    if eager
+        && take_full
+        && let Some(space) = pool::take_full(plate)
+    {
+        // A space left by an earlier process of this program: give its
+        // writable regions their initial content back.
+        let refreshed = vspace::get(KERNEL, space)?.lock().refresh(eager);
+        match refreshed {
+            Ok(()) => return Ok(space),
+            Err(_) => {
+                destroy_space(space);
+                return Err(Error::NoMemory);
+            }
+        }
+    }
+    let space = match pool::take_space() {
+        Some(s) => s,
+        None => invoke(KERNEL, Op::CreateSpace)?.id()?,
+    };
+    match attach_program(space, program, &prog, eager) {
+        Ok(()) => Ok(space),
+        Err(e) => {
+            destroy_space(space);
+            Err(e)
+        }
+    }
+}
+
+/// Finds a program in the initial archive: `name` alone means `bin/name`.
+pub fn find_plate(path: &str) -> Result<ResId, Error> {
+    let file = if path.contains('/') {
+        alloc::string::String::from(path)
+    } else {
+        alloc::format!("bin/{path}")
+    };
+    invoke(KERNEL, Op::FindPlate { name: &file })?.id()
+}
+
+/// Creates a process running `path` with `args` (NUL-separated) and makes it
+/// runnable. `parent` is the pid that may wait for it.
+pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
+    kcore::computation::reap();
+    let policy = match LoadPolicy::from_u64(options.policy).ok_or(Error::Invalid)? {
+        LoadPolicy::Default => super::default_policy(),
+        p => p,
+    };
+    if options.cpu != abi::ANY_CPU && options.cpu as usize >= kcore::cpu::online_count() {
+        return Err(Error::Invalid);
+    }
+    let plate = find_plate(path)?;
+    let program = take_program(plate)?;
+    let space = match compose_with(program, plate, policy == LoadPolicy::Eager, true) {
+        Ok(s) => s,
+        Err(e) => {
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    let work_area = match pool::take_work_area().map_or_else(new_work_area, Ok) {
+        Ok(w) => w,
+        Err(e) => {
+            destroy_space(space);
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    let name = crate::program::get(program)?.name.clone();
+    let composed = invoke(
+        KERNEL,
+        Op::WriteWorkArea {
+            area: work_area,
+            name: name.as_bytes(),
+            args,
+        },
+    )
+    .and_then(|_| {
+        invoke(
+            KERNEL,
+            Op::CreateProcess {
+                program,
+                space,
+                work_area,
+                policy,
+                parent,
+            },
+        )
+    })
+    .and_then(|v| v.id());
+    let process = match composed {
+        Ok(p) => p,
+        Err(e) => {
+            delete(work_area);
+            destroy_space(space);
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    // From here the process owns its parts; if it cannot start, ending it
+    // takes them apart again.
+    let started = invoke(
+        KERNEL,
+        Op::CreateComputation {
+            process,
+            cpu: options.cpu,
+        },
+    )
+    .and_then(|_| invoke(KERNEL, Op::Start { process }));
+    let pid = process.index() as u64;
+    if let Err(e) = started {
+        super::abandon(pid);
+        return Err(e);
+    }
+    if options.foreground != 0 {
+        super::set_foreground(pid);
+    }
+    Ok(pid)
+}
+
+/// Takes an ended process apart: its anonymous memory is deleted; its
+/// space (with the program's regions still attached), work area and
+/// program go to the pool when reuse is on, or are deleted.
+pub fn decompose(p: &super::Process) {
+    drop(p.ica_target.lock().take());
+    let Some(space_ref) = p.space.lock().take() else { return };
+    let heap: Vec<(ResId, ResId)> = space_ref
+        .lock()
+        .regions()
+        .filter(|a| a.region.kind == RegionKind::Heap)
+        .map(|a| (a.link_id, a.region_id))
+        .collect();
+    drop(space_ref);
+    for (link, region) in heap {
+        delete(link);
+        delete(region);
+    }
+    let reuse = pool::reuse_enabled();
+    crate::set_owner(p.space_id, KERNEL);
+    if !(reuse && pool::put_full(p.plate, p.space_id)) {
+        destroy_space(p.space_id);
+    }
+    if let Some(area) = p.work_area.lock().take() {
+        release_work_area(area);
+    }
+    give_back_program(p.plate, p.program);
+}
+
+/// A work area whose arguments have been delivered: back to the pool, or deleted.
+pub fn release_work_area(area: ResId) {
+    crate::set_owner(area, KERNEL);
+    if !(pool::reuse_enabled() && pool::put_work_area(area)) {
+        let region = crate::vkspace::region_of(area);
+        delete(area);
+        if let Some(r) = region {
+            delete(r);
+        }
+    }
+}
+
+/// Copies the arguments from the work area onto the user stack in the usual
+/// layout (argc, argv pointers, NULL, then the strings) and points the entry
+/// registers at them: `rdi` = argc, `rsi` = argv.
+pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
+    let bytes = crate::vkspace::read(area)?;
+    let strings_at = (USER_STACK_TOP - bytes.len() as u64) & !15;
+    uaccess::copy_to_user(strings_at, &bytes)?;
+    let argc = bytes.iter().filter(|&&b| b == 0).count() as u64;
+    let vector_at = (strings_at - 8 * (argc + 2)) & !15;
+    uaccess::write(vector_at, &argc)?;
+    let mut offset = 0u64;
+    for (i, s) in bytes.split(|&b| b == 0).take(argc as usize).enumerate() {
+        uaccess::write(vector_at + 8 * (1 + i as u64), &(strings_at + offset))?;
+        offset += s.len() as u64 + 1;
+    }
+    uaccess::write(vector_at + 8 * (1 + argc), &0u64)?;
+    frame.rsp = vector_at;
+    frame.rdi = argc;
+    frame.rsi = vector_at + 8;
+    Ok(())
+}

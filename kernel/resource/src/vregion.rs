@@ -1,0 +1,246 @@
+//! Virtual region (Tender's 仮想領域): whole pages with a backing. While a
+//! region is attached (to a space, or in the kernel) the attachment holds
+//! the `Region` object and the table records where it is; detaching puts
+//! it back. Its identifier stays valid through all of that.
+
+use super::{Kind, ResId, ResTable, table};
+use crate::proc::program::Program;
+use abi::{Error, ResInfo};
+use kcore::sync::IrqMutex;
+use kcore::vm::region::{Backing, Kind as RegionKind, Region};
+
+pub enum Place {
+    Detached(Region),
+    /// Attached to a virtual space by the attachment `link` (a VirtualUserSpace).
+    InSpace {
+        space: ResId,
+        link: ResId,
+    },
+    /// Attached in the kernel by `link` (a VirtualKernelSpace).
+    InKernel {
+        link: ResId,
+    },
+    /// The memory of `container`, attached wherever the container lies
+    /// (its attachment is held by it: see `vuspace`).
+    InContainer {
+        container: ResId,
+    },
+    /// Being moved by an operation in progress.
+    Moving,
+}
+
+pub struct RegionEntry {
+    pub pages: usize,
+    pub place: Place,
+}
+
+static TABLE: IrqMutex<ResTable<RegionEntry>> = IrqMutex::new(table(Kind::VirtualRegion));
+
+/// Largest region one call may create (1 GiB).
+const MAX_PAGES: u64 = 1 << 18;
+
+pub fn create(owner: u64, kind: RegionKind, pages: u64, writable: bool, executable: bool) -> Result<ResId, Error> {
+    if pages == 0 || pages > MAX_PAGES {
+        return Err(Error::Invalid);
+    }
+    let region = Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
+    let entry = RegionEntry {
+        pages: pages as usize,
+        place: Place::Detached(region),
+    };
+    super::insert(&mut TABLE.lock(), owner, entry)
+}
+
+pub fn check(id: ResId, caller: u64) -> Result<(), Error> {
+    super::owned(&TABLE.lock(), id, caller).map(|_| ())
+}
+
+/// Deletes a detached region and frees its frames.
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    let region = {
+        let mut t = TABLE.lock();
+        let e = super::owned(&t, id, caller)?;
+        if !matches!(e.value.place, Place::Detached(_)) {
+            return Err(Error::Busy);
+        }
+        t.remove(id).map_err(super::id_error)?
+    };
+    drop(region); // frees the frames outside the table lock
+    Ok(())
+}
+
+/// Takes a detached region out of its slot for attaching; the slot is
+/// marked `Moving` until `placed` or `put_back`.
+pub fn take(caller: u64, id: ResId) -> Result<Region, Error> {
+    let mut t = TABLE.lock();
+    let e = super::owned_mut(&mut t, id, caller)?;
+    match core::mem::replace(&mut e.value.place, Place::Moving) {
+        Place::Detached(r) => Ok(r),
+        other => {
+            e.value.place = other;
+            Err(Error::Busy)
+        }
+    }
+}
+
+pub fn placed(id: ResId, place: Place) {
+    if let Ok(e) = TABLE.lock().get_mut(id) {
+        e.value.place = place;
+    }
+}
+
+pub fn put_back(id: ResId, region: Region) {
+    placed(id, Place::Detached(region));
+}
+
+/// Runs `f` on a detached region of `caller`.
+pub fn with_detached<R>(caller: u64, id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result<R, Error> {
+    let mut t = TABLE.lock();
+    let e = super::owned_mut(&mut t, id, caller)?;
+    match &mut e.value.place {
+        Place::Detached(r) => Ok(f(r)),
+        _ => Err(Error::Busy),
+    }
+}
+
+/// Fills a detached region with segment `segment` of `program` (text or
+/// data) and makes every page present: Tender's load at creation.
+pub fn load(caller: u64, id: ResId, program: &Program, segment: usize, populate: bool) -> Result<(), Error> {
+    let seg = program.segments.get(segment).ok_or(Error::Invalid)?;
+    let image = &program.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
+    let pre = (seg.vaddr & 0xfff) as usize;
+    let kind = if seg.writable {
+        RegionKind::Data
+    } else {
+        RegionKind::Text
+    };
+    with_detached(caller, id, |r| {
+        r.retarget(
+            kind,
+            Backing::Image {
+                bytes: image,
+                offset: pre,
+            },
+            seg.writable,
+            seg.executable,
+        );
+        r.reset();
+        if populate {
+            r.populate_all().map_err(|_| Error::NoMemory)
+        } else {
+            Ok(())
+        }
+    })?
+}
+
+/// Gives a detached region zero content (BSS, stack, heap) of `kind`.
+pub fn clear(caller: u64, id: ResId, kind: RegionKind, writable: bool, populate: bool) -> Result<(), Error> {
+    with_detached(caller, id, |r| {
+        r.retarget(kind, Backing::Zero, writable, false);
+        r.reset();
+        if populate {
+            r.populate_all().map_err(|_| Error::NoMemory)
+        } else {
+            Ok(())
+        }
+    })?
+}
+
+/// Owner, resident bytes, pages and [space, attachment, container] of a
+/// region; a container's as the container says (its owner, where it is).
+pub fn query(id: ResId) -> Result<ResInfo, Error> {
+    let (mut owner, bytes, pages, mut links, held) = {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        let (bytes, links, held) = match &e.value.place {
+            Place::Detached(r) => (r.resident_pages() as u64 * 4096, [ResId::NONE; 3], None),
+            Place::InSpace { space, link } => (0, [*space, *link, ResId::NONE], None),
+            Place::InKernel { link } => (0, [ResId::NONE, *link, ResId::NONE], None),
+            Place::InContainer { container } => (0, [ResId::NONE, ResId::NONE, *container], Some(*container)),
+            Place::Moving => (0, [ResId::NONE; 3], None),
+        };
+        (e.owner, bytes, e.value.pages as u64, links, held)
+    };
+    // Read without this table's lock: the container's comes first in
+    // every other order.
+    if let Some(c) = held
+        && let Some(w) = super::container::whereabouts(c)
+    {
+        owner = w.owner;
+        links[0] = w.space;
+        links[1] = w.link;
+    }
+    Ok(super::info(id, owner, bytes, pages, links))
+}
+
+/// Pages and resident bytes of a detached region (pool statistics).
+pub fn size(id: ResId) -> Option<(usize, u64)> {
+    let t = TABLE.lock();
+    let e = t.get(id).ok()?;
+    match &e.value.place {
+        Place::Detached(r) => Some((e.value.pages, r.resident_pages() as u64 * 4096)),
+        _ => Some((e.value.pages, 0)),
+    }
+}
+
+pub fn count() -> usize {
+    TABLE.lock().len()
+}
+
+pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
+    for (id, e) in TABLE.lock().iter() {
+        let place = match e.value.place {
+            Place::Detached(_) => "detached",
+            Place::InSpace { .. } => "in a space",
+            Place::InKernel { .. } => "in the kernel",
+            Place::InContainer { .. } => "a container's",
+            Place::Moving => "moving",
+        };
+        f(id, e.owner, e.value.pages, place);
+    }
+}
+
+pub fn release_owned_by(pid: u64) {
+    let ids = super::ids_owned_by(&TABLE.lock(), pid);
+    for id in ids {
+        let _ = delete(super::KERNEL, id);
+    }
+}
+
+/// Hands a region over to another owner (e.g. from a building process to
+/// the process it builds, or to the kernel's pool); a container's stays
+/// the kernel's.
+pub fn set_owner(id: ResId, owner: u64) {
+    let mut t = TABLE.lock();
+    if t.get(id)
+        .is_ok_and(|e| !matches!(e.value.place, Place::InContainer { .. }))
+    {
+        super::give(&mut t, id, owner);
+    }
+}
+
+/// Makes a region resource of a `Region` built elsewhere (container memory).
+pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
+    let pages = region.pages();
+    let entry = RegionEntry {
+        pages,
+        place: Place::Detached(region),
+    };
+    TABLE
+        .lock()
+        .insert(super::Entry { owner, value: entry })
+        .map_err(|(e, _)| super::id_error(e))
+}
+
+/// Removes a detached region from the table and hands its `Region` over.
+pub fn disown(id: ResId) -> Result<Region, Error> {
+    let mut t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    if !matches!(e.value.place, Place::Detached(_)) {
+        return Err(Error::Busy);
+    }
+    match t.remove(id).map_err(super::id_error)?.value.place {
+        Place::Detached(r) => Ok(r),
+        _ => unreachable!("checked above"),
+    }
+}

@@ -1,0 +1,562 @@
+//! The native system calls: each call's arguments are decoded and checked
+//! here, then served by the layer it belongs to (resources through the
+//! mediator, rendezvous and batches in `ipc`). Numbers and structures come
+//! from the `abi` crate, shared with the user runtime.
+//!
+//! A process's calls are routed by `Process::route`: today every process
+//! uses the native handler below; the Linux-ABI personality will route a
+//! process's calls to a server instead (see docs/ARCHITECTURE.md).
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+mod console;
+mod container;
+pub mod inspect;
+mod ipc;
+
+use abi::{Error, LoadPolicy, Sys};
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+use kcore::arch::x86_64::trap::TrapFrame;
+use kcore::uaccess;
+use kcore::{clock, cpu};
+use resource::mediator::{Op, invoke};
+use resource::proc::{self, Route};
+use resource::{KERNEL, ResId};
+
+pub use console::input_ready;
+
+/// The system-call hook (registered with the core at boot): decodes and
+/// serves one call, then leaves for user mode.
+pub fn dispatch(frame: &mut TrapFrame) {
+    let number = frame.rax;
+    // `me` is borrowed, not counted: exit, which never returns, leaves
+    // no reference behind. It is at hand for the way back to user mode too.
+    let done = proc::with_current(|me| {
+        frame.rax = match me.route {
+            Route::Native => native(number, frame.syscall_args(), me),
+        };
+        x86_64::instructions::interrupts::disable();
+        proc::leave_for_user(me, frame);
+    });
+    if done.is_none() {
+        frame.rax = Error::Denied.as_ret();
+        x86_64::instructions::interrupts::disable();
+        proc::on_return_to_user(frame);
+    }
+}
+
+fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
+    if len > 4096 {
+        return Err(Error::Invalid);
+    }
+    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+    buf.resize(len as usize, 0);
+    uaccess::copy_from_user(buf, ptr)
+}
+
+type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
+
+/// Room for every system-call number (numbers are grouped by subsystem).
+const TABLE_SIZE: usize = 96;
+
+/// The native system-call table: the handler of `Sys` number `n` is
+/// `TABLE[n]`; numbers nobody defines answer `NoSys`.
+static TABLE: [Handler; TABLE_SIZE] = {
+    let mut t: [Handler; TABLE_SIZE] = [sys_nosys; TABLE_SIZE];
+    let mut i = 0;
+    while i < Sys::ALL.len() {
+        t[Sys::ALL[i] as usize] = handler(Sys::ALL[i]);
+        i += 1;
+    }
+    t
+};
+
+fn sys_nosys(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    Err(Error::NoSys)
+}
+
+const fn handler(sys: Sys) -> Handler {
+    match sys {
+        Sys::AbiVersion => sys_abi_version,
+        Sys::Exit => sys_exit,
+        Sys::Spawn => sys_spawn,
+        Sys::Wait => sys_wait,
+        Sys::GetPid => sys_getpid,
+        Sys::Yield => sys_yield,
+        Sys::Sleep => sys_sleep,
+        Sys::Clock => sys_clock,
+        Sys::ConsoleWrite => sys_console_write,
+        Sys::ConsoleRead => sys_console_read,
+        Sys::Map => sys_map,
+        Sys::Unmap => sys_unmap,
+        Sys::ProcInfo => sys_proc_info,
+        Sys::ProcList => sys_proc_list,
+        Sys::SetPolicy => sys_set_policy,
+        Sys::Kill => sys_kill,
+        Sys::SetAffinity => sys_set_affinity,
+        Sys::SysInfo => sys_sys_info,
+        Sys::ResCreate => sys_res_create,
+        Sys::ResDelete => sys_res_delete,
+        Sys::ResQuery => sys_res_query,
+        Sys::ResLoad => sys_res_load,
+        Sys::PlateFind => sys_plate_find,
+        Sys::ProcessStart => sys_process_start,
+        Sys::WorkAreaWrite => sys_work_area_write,
+        Sys::Inspect => sys_inspect,
+        Sys::PoolCtl => sys_pool_ctl,
+        Sys::ProgramSegment => sys_program_segment,
+        Sys::ContainerCreate => container::sys_container_create,
+        Sys::BoxCreate => container::sys_box_create,
+        Sys::BoxGrant => container::sys_box_grant,
+        Sys::ContainerSend => container::sys_send,
+        Sys::ContainerReceive => container::sys_receive,
+        Sys::ContainerPush => container::sys_push,
+        Sys::ContainerSteal => container::sys_steal,
+        Sys::ContainerExchange => container::sys_exchange,
+        Sys::PeerGrant => container::sys_peer_grant,
+        Sys::ContainerStats => container::sys_stats,
+        Sys::NameRegister => ipc::sys_name_register,
+        Sys::NameLookup => ipc::sys_name_lookup,
+        Sys::Call => ipc::sys_call,
+        Sys::Acc => ipc::sys_acc,
+        Sys::Endr => ipc::sys_endr,
+        Sys::EndrAcc => ipc::sys_endr_acc,
+        Sys::ForwardAcc => ipc::sys_forward_acc,
+        Sys::AccMany => ipc::sys_acc_many,
+        Sys::ForwardMany => ipc::sys_forward_many,
+        Sys::RingSetup => ipc::sys_ring_setup,
+        Sys::RingSubmit => ipc::sys_ring_submit,
+        Sys::RingWait => ipc::sys_ring_wait,
+        Sys::RvRead => ipc::sys_rv_read,
+        Sys::RvWrite => ipc::sys_rv_write,
+        Sys::Forward => ipc::sys_forward,
+        Sys::Request => ipc::sys_request,
+        Sys::Fetch => ipc::sys_fetch,
+        Sys::RvFail => ipc::sys_rv_fail,
+        Sys::NCallSync => ipc::sys_ncallsync,
+        Sys::IcaCreate => container::sys_ica_create,
+        Sys::IcaMove => container::sys_ica_move,
+    }
+}
+
+// ---- resources: decoded here, checked and performed by the mediator ----
+
+fn id(raw: u64) -> ResId {
+    ResId::from_raw(raw)
+}
+
+fn sys_res_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    use abi::ResKind as K;
+    let op = match K::from_u64(a[0]).ok_or(Error::Invalid)? {
+        K::Program => Op::CreateProgram { plate: id(a[1]) },
+        K::VirtualSpace => Op::CreateSpace,
+        K::VirtualRegion => Op::CreateRegion {
+            kind: abi::RegionKind::from_u64(a[2]).ok_or(Error::Invalid)?,
+            pages: a[1],
+            writable: a[3] & abi::prot::WRITE != 0,
+            executable: a[3] & abi::prot::EXEC != 0,
+        },
+        K::VirtualUserSpace => Op::Attach {
+            space: id(a[1]),
+            region: id(a[2]),
+            base: a[3],
+        },
+        K::VirtualKernelSpace => Op::AttachKernel { region: id(a[1]) },
+        K::PhysicalMemory => Op::CreatePhysical { pages: a[1] },
+        K::Process => Op::CreateProcess {
+            program: id(a[1]),
+            space: id(a[2]),
+            work_area: id(a[3]),
+            policy: LoadPolicy::from_u64(a[4]).ok_or(Error::Invalid)?,
+            parent: me.pid,
+        },
+        K::Computation => Op::CreateComputation {
+            process: id(a[1]),
+            cpu: a[2],
+        },
+        K::Container => Op::CreateContainer {
+            pages: a[1],
+            addr: a[2],
+        },
+        K::ContainerBox => Op::CreateBox {
+            pages: a[1],
+            initial: a[2],
+            lower: a[3],
+            upper: a[4],
+            flags: 0,
+        },
+        K::Plate => return Err(Error::Denied),
+    };
+    Ok(invoke(me.pid, op)?.id()?.raw())
+}
+
+fn sys_res_delete(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(me.pid, Op::Delete { id: id(a[0]) }).map(|_| 0)
+}
+
+fn sys_res_query(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    match invoke(me.pid, Op::Query { id: id(a[0]) })? {
+        resource::mediator::Value::Info(info) => uaccess::write(a[1], &info).map(|_| 0),
+        _ => Err(Error::Invalid),
+    }
+}
+
+fn sys_res_load(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(
+        me.pid,
+        Op::Load {
+            region: id(a[0]),
+            program: id(a[1]),
+            segment: a[2] as usize,
+            populate: true,
+        },
+    )
+    .map(|_| 0)
+}
+
+fn sys_plate_find(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut name = Vec::new();
+    user_str(a[0], a[1], &mut name)?;
+    let name = core::str::from_utf8(&name).map_err(|_| Error::Invalid)?;
+    Ok(invoke(KERNEL, Op::FindPlate { name })?.id()?.raw())
+}
+
+fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    invoke(me.pid, Op::Start { process: id(a[0]) })?;
+    Ok(id(a[0]).index() as u64)
+}
+
+fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut args = Vec::new();
+    user_str(a[1], a[2], &mut args)?;
+    // The first NUL-terminated string is the program name.
+    let (name, rest) = match args.iter().position(|&b| b == 0) {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (&args[..], &[][..]),
+    };
+    invoke(
+        me.pid,
+        Op::WriteWorkArea {
+            area: id(a[0]),
+            name,
+            args: rest,
+        },
+    )
+    .map(|_| 0)
+}
+
+fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut topic = Vec::new();
+    user_str(a[0], a[1], &mut topic)?;
+    let topic = core::str::from_utf8(&topic).map_err(|_| Error::Invalid)?;
+    let text = inspect::report(topic)?;
+    let n = text.len().min(a[3] as usize);
+    uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
+    Ok(n as u64)
+}
+
+fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    match invoke(
+        me.pid,
+        Op::QuerySegment {
+            program: id(a[0]),
+            index: a[1] as usize,
+        },
+    )? {
+        resource::mediator::Value::Segment(s) => uaccess::write(a[2], &s).map(|_| 0),
+        _ => Err(Error::Invalid),
+    }
+}
+
+fn sys_pool_ctl(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut line = Vec::new();
+    user_str(a[0], a[1], &mut line)?;
+    let line = core::str::from_utf8(&line).map_err(|_| Error::Invalid)?;
+    resource::pool::configure(line)?;
+    if resource::pool::settings().add.is_empty() {
+        return Ok(0);
+    }
+    resource::pool::add().map(|n| n as u64)
+}
+
+/// The raw result of system call `number` (a value, or a negated error).
+#[inline(always)]
+fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> u64 {
+    // The two calls of every rendezvous (a client's call, a server's loop
+    // step) are called directly, and inlined: no table call, no frame.
+    if number == Sys::Call as u64 {
+        return ipc::sys_call_raw(me, a);
+    }
+    if number == Sys::EndrAcc as u64 {
+        return ipc::sys_endr_acc_raw(me, a);
+    }
+    // AnT's ICA move, the other call a message exchange repeats: inlined
+    // too (a table call and its frame were a tenth of a one-page move).
+    if number == Sys::IcaMove as u64 {
+        return match container::sys_ica_move(me, a) {
+            Ok(v) => v,
+            Err(e) => e.as_ret(),
+        };
+    }
+    let result = match TABLE.get(number as usize) {
+        Some(handler) => handler(me, a),
+        None => Err(Error::NoSys),
+    };
+    match result {
+        Ok(v) => v,
+        Err(e) => e.as_ret(),
+    }
+}
+
+fn sys_abi_version(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    Ok(abi::ABI_VERSION)
+}
+
+fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    proc::exit_current(a[0])
+}
+
+fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let mut path = Vec::new();
+    user_str(a[0], a[1], &mut path)?;
+    let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
+    let mut args = Vec::new();
+    user_str(a[2], a[3], &mut args)?;
+    let options = if a[4] == 0 {
+        abi::SpawnOptions::DEFAULT
+    } else {
+        uaccess::read(a[4])?
+    };
+    proc::spawn::spawn(path, &args, &options, me.pid)
+}
+
+fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    proc::wait(me.pid, a[0])
+}
+
+fn sys_getpid(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    Ok(me.pid)
+}
+
+fn sys_yield(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    sched::schedule();
+    Ok(0)
+}
+
+fn sys_sleep(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    sched::sleep_until(clock::nanos().saturating_add(a[0]));
+    Ok(0)
+}
+
+fn sys_clock(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let c = abi::Clock {
+        cycles: clock::cycles(),
+        nanos: clock::nanos(),
+        tsc_hz: clock::tsc_hz(),
+    };
+    uaccess::write(a[0], &c)?;
+    Ok(0)
+}
+
+fn sys_console_write(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let len = (a[1] as usize).min(uaccess::MAX_COPY);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
+    buf.resize(len, 0);
+    uaccess::copy_from_user(&mut buf, a[0])?;
+    kcore::console::write_bytes(&buf);
+    Ok(len as u64)
+}
+
+fn sys_console_read(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[0], a[1] as usize)?;
+    if a[1] == 0 {
+        return Ok(0);
+    }
+    let mut buf = [0u8; 256];
+    let want = (a[1] as usize).min(buf.len());
+    let n = console::read(&mut buf[..want]).ok_or(Error::Denied)?;
+    uaccess::copy_to_user(a[0], &buf[..n])?;
+    Ok(n as u64)
+}
+
+fn sys_map(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    map_anonymous(me, a[1], a[2])
+}
+
+fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let space = me.space().ok_or(Error::Denied)?;
+    let found = space
+        .lock()
+        .region_at(a[0])
+        .filter(|r| r.base == a[0] && r.region.kind == kcore::vm::region::Kind::Heap)
+        .map(|r| (r.link_id, r.region_id));
+    let (link, region) = found.ok_or(Error::Invalid)?;
+    invoke(me.pid, Op::Delete { id: link })?;
+    invoke(me.pid, Op::Delete { id: region })?;
+    Ok(0)
+}
+
+fn sys_proc_info(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let pid = if a[0] == 0 { me.pid } else { a[0] };
+    let info = proc_info(pid)?;
+    uaccess::write(a[1], &info)?;
+    Ok(0)
+}
+
+fn sys_proc_list(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    uaccess::check_range(a[0], (a[1] as usize).saturating_mul(8))?;
+    let pids = proc::pids();
+    for (i, pid) in pids.iter().take(a[1] as usize).enumerate() {
+        uaccess::write(a[0] + 8 * i as u64, pid)?;
+    }
+    Ok(pids.len() as u64)
+}
+
+fn sys_set_policy(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
+    Ok(proc::set_default_policy(p) as u64)
+}
+
+fn sys_kill(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let target = proc::get(a[0]).ok_or(Error::NotFound)?;
+    if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
+        return Err(Error::Denied);
+    }
+    proc::kill(a[0]).map(|_| 0)
+}
+
+fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let pid = if a[0] == 0 { me.pid } else { a[0] };
+    let target = proc::get(pid).ok_or(Error::NotFound)?;
+    // A process places itself and its children; the console's first process
+    // (a child of the kernel) also places the servers the kernel started
+    // from etc/servers.conf.
+    let parent = target.parent.load(Ordering::Relaxed);
+    let system_server = parent == proc::KERNEL_PID && me.parent.load(Ordering::Relaxed) == proc::KERNEL_PID;
+    if target.pid != me.pid && parent != me.pid && !system_server {
+        return Err(Error::Denied);
+    }
+    let cpu = match a[1] {
+        abi::ANY_CPU => kcore::computation::ANY_CPU,
+        c if (c as usize) < cpu::online_count() => c as usize,
+        _ => return Err(Error::Invalid),
+    };
+    let comp = target
+        .computation
+        .lock()
+        .as_ref()
+        .and_then(|c| c.1.upgrade())
+        .ok_or(Error::NotFound)?;
+    comp.affinity.store(cpu, Ordering::Relaxed);
+    drop(comp);
+    drop(target);
+    if pid == me.pid && cpu != kcore::computation::ANY_CPU && cpu != cpu::this_cpu().index {
+        // Move now: give up the CPU; the next enqueue honours the pin.
+        sched::schedule();
+    }
+    Ok(0)
+}
+
+fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let f = kcore::mm::frames::stats();
+    let h = kcore::mm::heap::stats();
+    let info = abi::SysInfo {
+        cpus: cpu::online_count() as u64,
+        frames_total: f.managed as u64,
+        frames_free: f.free as u64,
+        heap_size: h.size as u64,
+        heap_used: h.used as u64,
+        processes: proc::count() as u64,
+        default_policy: proc::default_policy() as u64,
+        syscalls: kcore::arch::x86_64::syscall::SYSCALLS.load(Ordering::Relaxed),
+        pool_bytes: resource::pool::bytes(),
+        resource_ops: resource::mediator::total_calls(),
+        context_switches: kcore::computation::CONTEXT_SWITCHES.load(Ordering::Relaxed),
+        ipis: kcore::arch::x86_64::apic::IPIS_SENT.load(Ordering::Relaxed),
+        heap_allocations: h.allocations,
+    };
+    uaccess::write(a[0], &info)?;
+    Ok(0)
+}
+
+/// Anonymous memory: a region created and attached through the mediator,
+/// paged in at first touch.
+fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
+    use kcore::mm::layout::PAGE_SIZE;
+    if len == 0 || len > (1 << 36) || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0 {
+        return Err(Error::Invalid);
+    }
+    let pages = len.div_ceil(PAGE_SIZE);
+    let space = me.space().ok_or(Error::Denied)?;
+    let at = space
+        .lock()
+        .find_free(me.anon_next.load(Ordering::Relaxed), pages * PAGE_SIZE)
+        .ok_or(Error::NoMemory)?;
+    let kind = abi::RegionKind::Heap;
+    let region = invoke(
+        me.pid,
+        Op::CreateRegion {
+            kind,
+            pages,
+            writable: prot & abi::prot::WRITE != 0,
+            executable: prot & abi::prot::EXEC != 0,
+        },
+    )?
+    .id()?;
+    if let Err(e) = invoke(
+        me.pid,
+        Op::Attach {
+            space: me.space_id,
+            region,
+            base: at,
+        },
+    ) {
+        let _ = invoke(me.pid, Op::Delete { id: region });
+        return Err(e);
+    }
+    me.anon_next.store(at + pages * PAGE_SIZE, Ordering::Relaxed);
+    Ok(at)
+}
+
+pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
+    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
+    let exit = *p.exit_status.lock();
+    let mut info = abi::ProcInfo {
+        pid: p.pid,
+        parent: p.parent.load(Ordering::Relaxed),
+        policy: p.policy as u64,
+        faults: p.faults(),
+        resident_pages: p.resident_pages(),
+        exit_status: exit.unwrap_or(0),
+        ..abi::ProcInfo::default()
+    };
+    if let Some(c) = comp {
+        info.state = match *c.state.lock() {
+            kcore::computation::State::Running => abi::state::RUNNING,
+            kcore::computation::State::Runnable => abi::state::RUNNABLE,
+            kcore::computation::State::Blocked => abi::state::BLOCKED,
+            kcore::computation::State::Dead => abi::state::EXITED,
+        };
+        info.cpu = c.last_cpu.load(Ordering::Relaxed) as u64;
+        let aff = c.affinity.load(Ordering::Relaxed);
+        info.affinity = if aff == kcore::computation::ANY_CPU {
+            abi::ANY_CPU
+        } else {
+            aff as u64
+        };
+        info.cpu_ns = kcore::clock::cycles_to_ns(c.cpu_cycles.load(Ordering::Relaxed));
+    } else {
+        info.state = abi::state::EXITED;
+    }
+    if exit.is_some() {
+        info.state = abi::state::EXITED;
+    }
+    let n = p.name.len().min(info.name.len());
+    info.name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+    Ok(info)
+}
