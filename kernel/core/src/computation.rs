@@ -11,7 +11,7 @@
 use crate::arch::x86_64::trap::TrapFrame;
 use crate::cpu::{self, MAX_CPUS, PerCpu};
 use crate::mm::stack::KernelStack;
-use crate::owner::Owner;
+use crate::owner::{Owner, OwnerKind};
 use crate::sync::IrqMutex;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -197,16 +197,16 @@ impl Computation {
         self.owner.is_none()
     }
 
-    /// What it runs for, if that is a `T` (the process, for the layers
-    /// that know the type).
+    /// What it runs for, if that is of `kind` (the process, for the layer
+    /// that defines it).
     #[inline(always)]
-    pub fn owner<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.owner.as_ref()?.get()
+    pub fn owner<T: Send + Sync + 'static>(&self, kind: &'static OwnerKind<T>) -> Option<&T> {
+        self.owner.as_ref()?.get(kind)
     }
 
-    /// Its owner as a new strong reference, if that is a `T`.
-    pub fn owner_arc<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.owner.as_ref()?.get_arc()
+    /// Its owner as a new strong reference, if that is of `kind`.
+    pub fn owner_arc<T: Send + Sync + 'static>(&self, kind: &'static OwnerKind<T>) -> Option<Arc<T>> {
+        self.owner.as_ref()?.get_arc(kind)
     }
 
     /// Whether its process was killed.

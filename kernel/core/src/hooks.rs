@@ -9,8 +9,9 @@ use spin::Once;
 
 pub struct Hooks {
     /// A system call: number and arguments in the frame, the result goes
-    /// back in its `rax`. Returns on the way back to user mode.
-    pub syscall: fn(&mut TrapFrame),
+    /// back in its `rax`. Called straight from the entry with interrupts
+    /// off; returns on the way back to user mode.
+    pub syscall: extern "C" fn(&mut TrapFrame),
     /// Every trap taken in user mode, just before it returns there
     /// (preemption, and the end of a killed process).
     pub return_to_user: fn(&mut TrapFrame),
@@ -42,7 +43,8 @@ static HOOKS: Once<Hooks> = Once::new();
 
 /// Registers the hooks; the first registration is the one that counts.
 pub fn register(hooks: Hooks) {
-    HOOKS.call_once(|| hooks);
+    let h = HOOKS.call_once(|| hooks);
+    crate::arch::x86_64::syscall::set_hook(h.syscall);
 }
 
 #[inline(always)]

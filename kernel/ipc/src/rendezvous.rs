@@ -393,11 +393,14 @@ impl Port {
     }
 }
 
+/// Ports as the process layer keeps them.
+static PORT: kcore::owner::OwnerKind<Port> = kcore::owner::OwnerKind::new();
+
 /// The port of process `p` (kept for it by the process layer, made by
 /// `new_owner` when the process was).
 #[inline(always)]
 pub fn port(p: &Process) -> &Port {
-    match p.port.get::<Port>() {
+    match p.port.get(&PORT) {
         Some(port) => port,
         None => no_port(),
     }
@@ -411,7 +414,7 @@ fn no_port() -> ! {
 impl Port {
     /// A new process's port, as the process layer keeps it.
     pub fn new_owner() -> kcore::owner::Owner {
-        kcore::owner::Owner::new(Arc::new(Port::new()))
+        kcore::owner::Owner::new(&PORT, Arc::new(Port::new()))
     }
 
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
@@ -527,7 +530,13 @@ fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
 
 /// A server that declared its entries takes no call for another one.
 fn check_entry(server: &Process, entry: u64) -> Result<(), Error> {
-    let declared = port(&server).entries.load(Ordering::Relaxed);
+    check_declared(port(server), entry)
+}
+
+/// `check_entry` for a server whose port is at hand.
+#[inline(always)]
+fn check_declared(server: &Port, entry: u64) -> Result<(), Error> {
+    let declared = server.entries.load(Ordering::Relaxed);
     if declared != 0 && declared & (1u64 << entry.min(63)) == 0 {
         return Err(Error::NoSys);
     }
@@ -780,7 +789,8 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         return None;
     }
     let me = sched::with_current(|me| me as *const Computation)?;
-    let mut c = port(&caller).take_spare()?;
+    let my_port = port(caller);
+    let mut c = my_port.take_spare()?;
     // SAFETY: `me` is the computation running here: the run queue holds a
     // strong reference to it, which keeps it alive while this code runs.
     let me_ref: &Computation = unsafe { &*me };
@@ -826,18 +836,20 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
     // Held to the end of the hand-over: it keeps the server alive.
-    let last = port(&caller).last_server.lock_irqs_off();
-    let Some(s) = last
+    let last = my_port.last_server.lock_irqs_off();
+    let Some((_, sp)) = last
         .as_deref()
-        .filter(|s| s.pid == server && check_entry(s, entry).is_ok())
+        .filter(|s| s.pid == server)
+        .map(|s| (s, port(s)))
+        .filter(|(_, sp)| check_declared(sp, entry).is_ok())
     else {
         drop(last);
         return give_up(caller, c, Some(were_enabled));
     };
-    let mut held = port(&s).held.lock_irqs_off();
-    let mut q = port(&s).queued.lock_irqs_off();
+    let mut held = sp.held.lock_irqs_off();
+    let mut q = sp.queued.lock_irqs_off();
     // Claimed last: once claimed, the server must get the CPU.
-    let common = !port(&s).closed.load(Ordering::Relaxed)
+    let common = !sp.closed.load(Ordering::Relaxed)
         && q.calls.is_empty()
         && q.handed.is_none()
         && in_mask(q.mask, entry)
@@ -857,7 +869,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     drop(q);
     held.push(c.clone());
     drop(held);
-    port(&s).accepted.fetch_add(1, Ordering::Relaxed);
+    sp.accepted.fetch_add(1, Ordering::Relaxed);
     drop(last);
     {
         use kcore::computation::State as Run;
@@ -884,11 +896,11 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     {
         let n = core::mem::take(&mut p.kept);
         let status = reply_here(m.reply, status, m.kept.get_mut(n));
-        port(&caller).park_spare(c);
+        my_port.park_spare(c);
         return Some(status);
     }
     let status = wait_done(&c, None);
-    port(&caller).keep_spare(c);
+    my_port.keep_spare(c);
     Some(status.unwrap_or_else(Error::as_ret))
 }
 
@@ -1137,8 +1149,9 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
         wake(partner);
         return None;
     };
+    let sp = port(server);
     loop {
-        let mut q = port(&server).queued.lock_irqs_off();
+        let mut q = sp.queued.lock_irqs_off();
         // Woken by someone else than the one who takes the slot (a kill):
         // leave the slot, it is for a blocked waiter only. (Usually empty:
         // whoever woke this waiter took it out.)
@@ -1442,14 +1455,15 @@ pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
 #[inline(always)]
 pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Result<Accepted, Error> {
     use x86_64::instructions::interrupts;
-    let Some(c) = take_held(&mut port(&server).held.lock(), rid) else {
+    let sp = port(server);
+    let Some(c) = take_held(&mut sp.held.lock(), rid) else {
         return Err(Error::NotFound);
     };
     let were_enabled = interrupts::are_enabled();
     let caller = if c.completion == Completion::Wait {
         let (status, kept) = keep_reply(&c, reply);
         interrupts::disable();
-        port(&server).answered.fetch_add(1, Ordering::Relaxed);
+        sp.answered.fetch_add(1, Ordering::Relaxed);
         finish_with(&c, status, kept)
     } else {
         // Anything else goes as `end` has it (it may copy into the

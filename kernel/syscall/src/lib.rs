@@ -18,7 +18,7 @@ mod ipc;
 
 use abi::{Error, LoadPolicy, Sys};
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess;
 use kcore::{clock, cpu};
@@ -28,9 +28,17 @@ use resource::{KERNEL, ResId};
 
 pub use console::input_ready;
 
-/// The system-call hook (registered with the core at boot): decodes and
-/// serves one call, then leaves for user mode.
-pub fn dispatch(frame: &mut TrapFrame) {
+/// System calls made since boot.
+pub static SYSCALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The system-call hook (registered with the core at boot, called by the
+/// entry with interrupts off): decodes and serves one call, then leaves for
+/// user mode.
+pub extern "C" fn dispatch(frame: &mut TrapFrame) {
+    // The frame is saved and this is the computation's kernel stack:
+    // interrupts may come in (long calls stay preemptible by IRQs).
+    x86_64::instructions::interrupts::enable();
+    SYSCALLS.fetch_add(1, Ordering::Relaxed);
     let number = frame.rax;
     // `me` is borrowed, not counted: exit, which never returns, leaves
     // no reference behind. It is at hand for the way back to user mode too.
@@ -472,7 +480,7 @@ fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         heap_used: h.used as u64,
         processes: proc::count() as u64,
         default_policy: proc::default_policy() as u64,
-        syscalls: kcore::arch::x86_64::syscall::SYSCALLS.load(Ordering::Relaxed),
+        syscalls: SYSCALLS.load(Ordering::Relaxed),
         pool_bytes: resource::pool::bytes(),
         resource_ops: resource::mediator::total_calls(),
         context_switches: kcore::computation::CONTEXT_SWITCHES.load(Ordering::Relaxed),

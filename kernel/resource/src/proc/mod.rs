@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::computation::Computation;
-use kcore::owner::Owner;
+use kcore::owner::{Owner, OwnerKind};
 use kcore::println;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
@@ -149,16 +149,19 @@ fn hooks() -> &'static Hooks {
     HOOKS.get().expect("process hooks registered at boot")
 }
 
+/// Processes as the owners of their computations.
+pub static OWNER: OwnerKind<Process> = OwnerKind::new();
+
 /// Runs `f` on the process the current computation runs for, without
 /// taking a reference (the hot path of every system call).
 #[inline(always)]
 pub fn with_current<R>(f: impl FnOnce(&Process) -> R) -> Option<R> {
-    sched::with_current(|c| c.owner::<Process>().map(f)).flatten()
+    sched::with_current(|c| c.owner(&OWNER).map(f)).flatten()
 }
 
 /// The process the current computation runs for.
 pub fn current() -> Option<Arc<Process>> {
-    sched::with_current(|c| c.owner_arc::<Process>()).flatten()
+    sched::with_current(|c| c.owner_arc(&OWNER)).flatten()
 }
 
 static PROCESSES: IrqMutex<BTreeMap<u64, Arc<Process>>> = IrqMutex::new(BTreeMap::new());

@@ -4,7 +4,7 @@
  * CPU's kernel stack and build the TrapFrame an interrupt from user mode
  * would (vector 0x100 marks a system call), with one difference: the
  * callee-saved registers (rbx, rbp, r12-r15) and r11 are not stored in
- * it. syscall_dispatch keeps the callee-saved ones itself, as the C ABI
+ * it. The hook keeps the callee-saved ones itself, as the C ABI
  * has every function do, so they reach user mode again unchanged; r11 is
  * the RFLAGS slot's. Nothing reads or writes those slots of a system
  * call's frame, and skipping them takes a dozen instructions off every
@@ -33,11 +33,11 @@ syscall_entry:
     pushq %rcx
     subq $56, %rsp                          /* rbx rbp r11 r12 r13 r14 r15 */
     movq %rsp, %rdi                         /* (FMASK already cleared DF) */
-    call syscall_dispatch
+    call *syscall_hook(%rip)
 /*
  * Back to user mode: the argument registers and the result from the
  * frame, r11 cleared (it would hold a kernel value), the callee-saved
- * ones as syscall_dispatch left them (the user's).
+ * ones as the hook left them (the user's).
  */
     addq $56, %rsp
     popq %rcx

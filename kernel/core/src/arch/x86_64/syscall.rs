@@ -3,7 +3,7 @@
 
 use super::gdt;
 use super::trap::TrapFrame;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
 use x86_64::registers::rflags::RFlags;
 use x86_64::structures::gdt::SegmentSelector;
@@ -11,7 +11,19 @@ use x86_64::{PrivilegeLevel, VirtAddr};
 
 core::arch::global_asm!(include_str!("entry.S"), options(att_syntax));
 
-pub static SYSCALLS: AtomicU64 = AtomicU64::new(0);
+/// The system-call hook (`Hooks::syscall`), called by entry.S straight
+/// from the entry, with no frame of the core's in between: every system
+/// call goes through it.
+#[unsafe(no_mangle)]
+static syscall_hook: AtomicPtr<()> = AtomicPtr::new(unregistered as *mut ());
+
+extern "C" fn unregistered(_: &mut TrapFrame) {
+    panic!("a system call came before the kernel registered its hooks");
+}
+
+pub(crate) fn set_hook(f: extern "C" fn(&mut TrapFrame)) {
+    syscall_hook.store(f as *mut (), Ordering::Release);
+}
 
 /// Enables `syscall` on this CPU.
 pub fn init_cpu() {
@@ -30,13 +42,4 @@ pub fn init_cpu() {
     SFMask::write(RFlags::INTERRUPT_FLAG | RFlags::DIRECTION_FLAG | RFlags::TRAP_FLAG | RFlags::ALIGNMENT_CHECK);
     // SAFETY: turning on SCE only enables the syscall instruction.
     unsafe { Efer::update(|f| f.insert(EferFlags::SYSTEM_CALL_EXTENSIONS)) };
-}
-
-#[unsafe(no_mangle)]
-extern "C" fn syscall_dispatch(frame: &mut TrapFrame) {
-    // SAFETY: the frame is saved and we are on this computation's kernel
-    // stack: interrupts may come in (long calls must stay preemptible by IRQs).
-    unsafe { core::arch::asm!("sti", options(nomem, nostack)) };
-    SYSCALLS.fetch_add(1, Ordering::Relaxed);
-    (crate::hooks::get().syscall)(frame);
 }
