@@ -15,13 +15,14 @@
 extern crate alloc;
 
 mod bench;
+mod placement;
 mod shell;
 #[cfg(feature = "ktest")]
 mod tests;
 
+use ipc::process as proc;
 use kcore::boot::cmdline_value;
 use kcore::println;
-use resource::proc;
 
 /// The hooks of every layer, registered before the first interrupt.
 fn register_hooks() {
@@ -37,10 +38,7 @@ fn register_hooks() {
         ap_main,
         first_entry: proc::on_first_entry,
     });
-    proc::register_hooks(proc::Hooks {
-        new_port: ipc::rendezvous::Port::new_owner,
-        on_exit: ipc::rendezvous::on_exit,
-    });
+    ipc::process::register_hooks(resource::proc::hooks());
     sched::set_idle_hook(resource::pool::on_idle);
 }
 
@@ -84,7 +82,7 @@ fn tessera_main() -> ! {
         run_program(program, cmdline_value("args").unwrap_or(""), false);
     }
     if kcore::initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
-        ipc::placement::boot();
+        placement::boot();
         run_program("shell", "", true);
     }
     shell::run()
@@ -107,7 +105,7 @@ fn run_program(program: &str, args: &str, interactive: bool) -> ! {
         foreground: u64::from(!interactive),
         ..abi::SpawnOptions::DEFAULT
     };
-    let status = match proc::spawn::spawn(program, &args, &options, proc::KERNEL_PID) {
+    let status = match resource::proc::spawn::spawn(program, &args, &options, proc::KERNEL_PID) {
         Ok(pid) => proc::wait(proc::KERNEL_PID, pid).unwrap_or(abi::KILLED_STATUS),
         Err(e) => {
             println!("cannot start {program}: {e:?}");

@@ -20,6 +20,7 @@
 //! tables with bounds fixed at call time, so a server cannot reach beyond
 //! what the caller passed.
 
+use crate::process::{self as proc, Process};
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -30,7 +31,6 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
-use resource::proc::{self, Process};
 use sched::WaitQueue;
 
 /// Inline message bytes delivered by `acc`.
@@ -393,30 +393,7 @@ impl Port {
     }
 }
 
-/// Ports as the process layer keeps them.
-static PORT: kcore::owner::OwnerKind<Port> = kcore::owner::OwnerKind::new();
-
-/// The port of process `p` (kept for it by the process layer, made by
-/// `new_owner` when the process was).
-#[inline(always)]
-pub fn port(p: &Process) -> &Port {
-    match p.port.get(&PORT) {
-        Some(port) => port,
-        None => no_port(),
-    }
-}
-
-#[cold]
-fn no_port() -> ! {
-    panic!("a process without a rendezvous port")
-}
-
 impl Port {
-    /// A new process's port, as the process layer keeps it.
-    pub fn new_owner() -> kcore::owner::Owner {
-        kcore::owner::Owner::new(&PORT, Arc::new(Port::new()))
-    }
-
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
         (self.queued.lock().calls.len(), self.held.lock().len())
@@ -508,7 +485,7 @@ pub static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
 
 fn target(pid: u64) -> Result<Arc<Process>, Error> {
     let p = proc::get(pid).ok_or(Error::NotFound)?;
-    if port(&p).closed.load(Ordering::Acquire) {
+    if p.port.closed.load(Ordering::Acquire) {
         return Err(Error::NotFound);
     }
     Ok(p)
@@ -516,21 +493,21 @@ fn target(pid: u64) -> Result<Arc<Process>, Error> {
 
 /// `target`, trying the server `caller` called last first.
 fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
-    let last = port(&caller).last_server.lock().clone();
+    let last = caller.port.last_server.lock().clone();
     if let Some(p) = last
         && p.pid == pid
-        && !port(&p).closed.load(Ordering::Acquire)
+        && !p.port.closed.load(Ordering::Acquire)
     {
         return Ok(p);
     }
     let p = target(pid)?;
-    *port(&caller).last_server.lock() = Some(p.clone());
+    *caller.port.last_server.lock() = Some(p.clone());
     Ok(p)
 }
 
 /// A server that declared its entries takes no call for another one.
 fn check_entry(server: &Process, entry: u64) -> Result<(), Error> {
-    check_declared(port(server), entry)
+    check_declared(&server.port, entry)
 }
 
 /// `check_entry` for a server whose port is at hand.
@@ -648,8 +625,8 @@ fn make_call_in(
 /// was the one waiting in `acc` (taken off the wait queue, not yet woken:
 /// the caller hands it the CPU or wakes it); other waiters are woken.
 fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>, Error> {
-    let mut q = port(&server).queued.lock();
-    if port(&server).closed.load(Ordering::Relaxed) {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
         return Err(Error::NotFound);
     }
     q.calls.try_reserve(1).map_err(|_| Error::NoMemory)?;
@@ -669,8 +646,8 @@ fn deliver_run(
     run: &mut [Option<Arc<Call>>],
     keep: bool,
 ) -> (Result<Option<Arc<Computation>>, Error>, usize, u64) {
-    let mut q = port(&server).queued.lock();
-    if port(&server).closed.load(Ordering::Relaxed) {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
         return (Err(Error::NotFound), 0, 0);
     }
     if q.calls.try_reserve(run.len()).is_err() {
@@ -765,7 +742,7 @@ pub fn call(
         server,
         Request::new(entry, owner, range, reply, Completion::Wait),
     )?;
-    port(&caller).keep_spare(c);
+    caller.port.keep_spare(c);
     status
 }
 
@@ -789,7 +766,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         return None;
     }
     let me = sched::with_current(|me| me as *const Computation)?;
-    let my_port = port(caller);
+    let my_port = &caller.port;
     let mut c = my_port.take_spare()?;
     // SAFETY: `me` is the computation running here: the run queue holds a
     // strong reference to it, which keeps it alive while this code runs.
@@ -840,7 +817,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     let Some((_, sp)) = last
         .as_deref()
         .filter(|s| s.pid == server)
-        .map(|s| (s, port(s)))
+        .map(|s| (s, &s.port))
         .filter(|(_, sp)| check_declared(sp, entry).is_ok())
     else {
         drop(last);
@@ -915,7 +892,7 @@ fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Op
     if let Some(m) = Arc::get_mut(&mut c) {
         m.progress.get_mut().waiter = None;
     }
-    port(&caller).keep_spare(c);
+    caller.port.keep_spare(c);
     None
 }
 
@@ -924,7 +901,7 @@ fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Op
 fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
     let s = cached_target(caller, server)?;
     check_entry(&s, r.entry)?;
-    let c = make_call(caller.pid, server, r, port(&caller).take_spare())?;
+    let c = make_call(caller.pid, server, r, caller.port.take_spare())?;
     let partner = deliver(&s, c.clone())?;
     drop(s);
     let status = wait_done(&c, partner);
@@ -944,7 +921,7 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
     match sent {
         Ok((_, call)) => {
             let result = result_of(&call, 1);
-            port(&caller).keep_spare(call);
+            caller.port.keep_spare(call);
             result
         }
         Err(e) => abi::Control {
@@ -974,7 +951,7 @@ fn acc_handing_to(server: &Process, mask: u64, partner: Option<Arc<Computation>>
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
     if nowait {
-        let got = take_matching(&mut port(&server).queued.lock().calls, mask);
+        let got = take_matching(&mut server.port.queued.lock().calls, mask);
         wake(partner);
         let c = got.ok_or(Error::Busy)?;
         let were_enabled = interrupts::are_enabled();
@@ -1027,7 +1004,7 @@ pub fn acc_many(
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
         {
-            let mut q = port(&server).queued.lock_irqs_off();
+            let mut q = server.port.queued.lock_irqs_off();
             while more.len() < k - 1
                 && let Some(c) = take_matching(&mut q.calls, mask)
             {
@@ -1038,7 +1015,7 @@ pub fn acc_many(
             c.accepted_by(server.pid);
         }
         let kept = {
-            let mut held = port(&server).held.lock_irqs_off();
+            let mut held = server.port.held.lock_irqs_off();
             let room = held.try_reserve(more.len()).is_ok();
             if room {
                 for c in &more {
@@ -1057,7 +1034,7 @@ pub fn acc_many(
         }
     }
     let got = more.len();
-    port(&server).accepted.fetch_add(got as u64, Ordering::Relaxed);
+    server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
     let mut rest = more.into_iter();
     if let Err(e) = describe(0, &first) {
         let _ = fail(server, first.rid(), e);
@@ -1149,7 +1126,7 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
         wake(partner);
         return None;
     };
-    let sp = port(server);
+    let sp = &server.port;
     loop {
         let mut q = sp.queued.lock_irqs_off();
         // Woken by someone else than the one who takes the slot (a kill):
@@ -1202,7 +1179,7 @@ fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> 
 fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
     c.accepted_by(server.pid);
     {
-        let mut held = port(&server).held.lock_irqs_off();
+        let mut held = server.port.held.lock_irqs_off();
         if !has_room(&mut held) {
             drop(held);
             wake(finish(&c, Error::NoMemory.as_ret()));
@@ -1210,7 +1187,7 @@ fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
         }
         held.push(c.clone());
     }
-    port(&server).accepted.fetch_add(1, Ordering::Relaxed);
+    server.port.accepted.fetch_add(1, Ordering::Relaxed);
     Ok(Accepted(c))
 }
 
@@ -1251,13 +1228,13 @@ impl Accepted {
 }
 
 fn held(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
-    let held = port(&server).held.lock();
+    let held = server.port.held.lock();
     held.iter().find(|c| c.id == rid).cloned().ok_or(Error::NotFound)
 }
 
 /// Takes call `rid` out of the calls `server` holds.
 fn release(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
-    take_held(&mut port(&server).held.lock(), rid).ok_or(Error::NotFound)
+    take_held(&mut server.port.held.lock(), rid).ok_or(Error::NotFound)
 }
 
 /// Call `rid` taken out of a server's held calls (usually the last one,
@@ -1351,12 +1328,12 @@ fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc
         && let Some(p) = proc::get(c.caller)
     {
         {
-            let mut r = port(&p).results.lock();
+            let mut r = p.port.results.lock();
             if r.try_reserve(1).is_ok() {
                 r.push_back(c.clone());
             }
         }
-        port(&p).results_wait.wake_all();
+        p.port.results_wait.wake_all();
     }
     caller
 }
@@ -1406,7 +1383,7 @@ fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Optio
         // copies it into its own memory when it resumes, through its own
         // page tables instead of a walk of them from here.
         let (status, kept) = keep_reply(c, from);
-        port(&server).answered.fetch_add(1, Ordering::Relaxed);
+        server.port.answered.fetch_add(1, Ordering::Relaxed);
         return (n, finish_with(c, status, kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
@@ -1414,7 +1391,7 @@ fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Optio
         Err(e) => e.as_ret(),
     };
     // Counted before the caller is let go, so that whoever it tells sees it.
-    port(&server).answered.fetch_add(1, Ordering::Relaxed);
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
     (n, finish(c, status))
 }
 
@@ -1455,7 +1432,7 @@ pub fn is_short_endr_acc(len: u64, mask: u64) -> bool {
 #[inline(always)]
 pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Result<Accepted, Error> {
     use x86_64::instructions::interrupts;
-    let sp = port(server);
+    let sp = &server.port;
     let Some(c) = take_held(&mut sp.held.lock(), rid) else {
         return Err(Error::NotFound);
     };
@@ -1484,7 +1461,7 @@ pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -
 /// Ends call `rid` with an error for its caller.
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
     let c = release(server, rid)?;
-    port(&server).answered.fetch_add(1, Ordering::Relaxed);
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
     wake(finish(&c, error.as_ret()));
     Ok(0)
 }
@@ -1513,7 +1490,7 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
     c.pass_to(entry);
     match deliver(&n, c.clone()) {
         Ok(partner) => {
-            port(&server).forwarded.fetch_add(1, Ordering::Relaxed);
+            server.port.forwarded.fetch_add(1, Ordering::Relaxed);
             Ok(partner)
         }
         Err(e) => {
@@ -1545,7 +1522,7 @@ pub fn forward_many(
     // On the stack, as long as the list.
     let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     {
-        let mut held = port(&server).held.lock();
+        let mut held = server.port.held.lock();
         // A batch usually passes its calls on in the order it accepted
         // them, and holds no others: then they leave the held list in one
         // piece.
@@ -1558,7 +1535,7 @@ pub fn forward_many(
     }
     let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
         if let Some(c) = c {
-            port(&server).answered.fetch_add(1, Ordering::Relaxed);
+            server.port.answered.fetch_add(1, Ordering::Relaxed);
             wake(finish(&c, e.as_ret()));
         }
         failed(i, e);
@@ -1598,7 +1575,7 @@ pub fn forward_many(
             }
         }
     }
-    port(&server).forwarded.fetch_add(passed as u64, Ordering::Relaxed);
+    server.port.forwarded.fetch_add(passed as u64, Ordering::Relaxed);
     Ok(passed)
 }
 
@@ -1750,7 +1727,7 @@ pub fn ncallsync_with(
     }
     // The process's spare from its last batch (nobody else holds it), or
     // a new one.
-    let spare = port(&caller).spare_batch.lock().take();
+    let spare = caller.port.spare_batch.lock().take();
     let mut batch = spare
         .and_then(|mut b| {
             *Arc::get_mut(&mut b)?.remaining.get_mut() = n as u64;
@@ -1840,7 +1817,7 @@ pub fn ncallsync_with(
     }
     // Its members gave their references back with their call objects.
     if Arc::get_mut(&mut batch).is_some() {
-        *port(&caller).spare_batch.lock() = Some(batch);
+        *caller.port.spare_batch.lock() = Some(batch);
     }
     failed.map_or(Ok(()), Err)
 }
@@ -1849,8 +1826,8 @@ pub fn ncallsync_with(
 pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
     let deadline = kcore::clock::nanos().saturating_add(timeout_ns);
     let mut got = None;
-    port(&caller).results_wait.wait_until_deadline(deadline, || {
-        got = port(&caller).results.lock().pop_front();
+    caller.port.results_wait.wait_until_deadline(deadline, || {
+        got = caller.port.results.lock().pop_front();
         got.is_some()
     });
     let c = got.ok_or(Error::Busy)?;
@@ -1867,21 +1844,20 @@ pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
 /// (their callers are released with an error); its name goes.
 pub fn on_exit(p: &Process) {
     super::names::forget(p.pid);
-    super::rings::release(p);
     let queued: Vec<Arc<Call>> = {
-        let mut q = port(&p).queued.lock();
-        port(&p).closed.store(true, Ordering::Release);
+        let mut q = p.port.queued.lock();
+        p.port.closed.store(true, Ordering::Release);
         // (A handed call is among the held ones, released below.)
         q.handed = None;
         q.calls.drain(..).collect()
     };
-    let held: Vec<Arc<Call>> = core::mem::take(&mut *port(&p).held.lock());
+    let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {
         wake(finish(&c, Error::NotFound.as_ret()));
     }
-    port(&p).results.lock().clear();
-    let last = port(&p).last_server.lock().take();
+    p.port.results.lock().clear();
+    let last = p.port.last_server.lock().take();
     drop(last);
-    drop(port(&p).take_spare());
-    drop(port(&p).spare_batch.lock().take());
+    drop(p.port.take_spare());
+    drop(p.port.spare_batch.lock().take());
 }

@@ -15,13 +15,13 @@
 //! the indices it produces and consumes, reads each control block once
 //! into its own memory, and checks it like any system-call argument.
 
-use super::rendezvous::{self, port};
+use super::rendezvous;
+use crate::process::{self as proc, Process};
 use abi::{Control, Error, RING_SLOTS, Rings};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::mm::layout::{PAGE_SIZE, phys_to_virt};
 use kcore::vm::region::{Kind, Region};
-use resource::proc::{self, Process};
-use resource::{KERNEL, ResId, vregion, vuspace};
+use restable::ResId;
 
 /// A process's rings, as the kernel keeps them.
 pub struct RingState {
@@ -94,9 +94,12 @@ impl RingState {
 }
 
 /// `ring_setup`: the caller's rings, made on first use. Returns their
-/// address in the caller's space.
-pub fn setup(p: &Process) -> Result<u64, Error> {
-    let mut slot = port(&p).rings.lock();
+/// address in the caller's space. The area is attached there as the
+/// resource layer's region by `attach(area, address)`, which returns the
+/// region's and the attachment's identifiers (the kernel owns both: the
+/// process can neither delete nor move them).
+pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, ResId), Error>) -> Result<u64, Error> {
+    let mut slot = p.port.rings.lock();
     if let Some(r) = slot.as_ref() {
         return Ok(r.user);
     }
@@ -109,11 +112,7 @@ pub fn setup(p: &Process) -> Result<u64, Error> {
         .find_free(p.anon_next.load(Ordering::Relaxed), len)
         .ok_or(Error::NoMemory)?;
     p.anon_next.store(base + len, Ordering::Relaxed);
-    // Owned by the kernel: the process cannot delete or move it.
-    let region = vregion::adopt(KERNEL, area)?;
-    let link = vuspace::create(KERNEL, p.space_id, region, base).inspect_err(|_| {
-        let _ = vregion::delete(KERNEL, region);
-    })?;
+    let (region, link) = attach(area, base)?;
     *slot = Some(RingState {
         region,
         link,
@@ -126,29 +125,29 @@ pub fn setup(p: &Process) -> Result<u64, Error> {
     Ok(base)
 }
 
-/// Gives the rings back (process exit). Results that arrive later are dropped.
-pub fn release(p: &Process) {
-    let Some(r) = port(&p).rings.lock().take() else { return };
-    let _ = vuspace::delete(KERNEL, r.link);
-    let _ = vregion::delete(KERNEL, r.region);
+/// Takes the rings away (process exit): the identifiers of their region
+/// and attachment, for the resource layer to delete. Results that arrive
+/// later are dropped.
+pub fn take(p: &Process) -> Option<(ResId, ResId)> {
+    p.port.rings.lock().take().map(|r| (r.region, r.link))
 }
 
 /// Requests `p` sent through its rings whose results are not in the ring
 /// yet (None: it has no rings).
 pub fn in_flight(p: &Process) -> Option<u64> {
-    port(&p).rings.lock().as_ref().map(|r| r.outstanding)
+    p.port.rings.lock().as_ref().map(|r| r.outstanding)
 }
 
 /// Puts the result of a request sent without waiting into `pid`'s result ring.
 pub fn complete(pid: u64, result: &Control) {
     let Some(p) = proc::get(pid) else { return };
     {
-        let mut slot = port(&p).rings.lock();
+        let mut slot = p.port.rings.lock();
         let Some(r) = slot.as_mut() else { return };
         r.put_result(result);
         r.outstanding = r.outstanding.saturating_sub(1);
     }
-    port(&p).results_wait.wake_all();
+    p.port.results_wait.wake_all();
 }
 
 /// `ring_submit(n, flags)`: sends the next `n` request blocks.
@@ -159,7 +158,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
     // Take the blocks (and room for their results) under the lock; send
     // them without it.
     let first = {
-        let mut slot = port(&p).rings.lock();
+        let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
         if r.pending()? < n {
             return Err(Error::Invalid);
@@ -174,13 +173,13 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
         first
     };
     let block = |i: u64| -> Result<Control, Error> {
-        let slot = port(&p).rings.lock();
+        let slot = p.port.rings.lock();
         Ok(slot.as_ref().ok_or(Error::NotFound)?.request(first + i))
     };
     if flags & abi::RING_WAIT_ALL != 0 && n == 1 {
         // A batch of one is callsync: the rendezvous's direct path.
         let result = rendezvous::callsync(p, &block(0)?);
-        let mut slot = port(&p).rings.lock();
+        let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
         r.put_result(&result);
         r.outstanding = r.outstanding.saturating_sub(1);
@@ -212,7 +211,7 @@ fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Erro
     let result = |i: usize, status: u64, call: Option<&rendezvous::Call>| {
         let c = rendezvous::Member::of(&block(i as u64)?).control(status, n, call);
         written += 1;
-        let mut slot = port(&p).rings.lock();
+        let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
         r.put_result(&c);
         r.outstanding = r.outstanding.saturating_sub(1);
@@ -224,7 +223,7 @@ fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Erro
         return Ok(n);
     }
     // Not sent, or not all back (the caller was killed): free the room.
-    if let Some(r) = port(&p).rings.lock().as_mut() {
+    if let Some(r) = p.port.rings.lock().as_mut() {
         r.outstanding = r.outstanding.saturating_sub(n - written);
     }
     outcome.map(|()| n)
@@ -234,8 +233,8 @@ fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Erro
 pub fn wait(p: &Process, timeout_ns: u64) -> Result<u64, Error> {
     let deadline = kcore::clock::nanos().saturating_add(timeout_ns);
     let mut waiting = 0;
-    port(&p).results_wait.wait_until_deadline(deadline, || {
-        waiting = port(&p).rings.lock().as_ref().map_or(0, |r| r.unread());
+    p.port.results_wait.wait_until_deadline(deadline, || {
+        waiting = p.port.rings.lock().as_ref().map_or(0, |r| r.unread());
         waiting > 0
     });
     if waiting == 0 {

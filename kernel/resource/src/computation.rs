@@ -23,7 +23,7 @@ pub fn create(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
         _ => return Err(Error::Invalid),
     };
     let start = UserStart {
-        owner: Owner::new(&crate::proc::OWNER, p.clone()),
+        owner: Owner::new(&ipc::process::OWNER, p.clone()),
         user: UserSpace {
             root: p.root,
             active_cpus: p.active_cpus.clone(),
@@ -52,7 +52,7 @@ pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
 pub fn query(id: ResId) -> Result<ResInfo, Error> {
     let t = TABLE.lock();
     let e = t.get(id).map_err(super::id_error)?;
-    let pid = e.value.owner(&crate::proc::OWNER).map_or(0, |p| p.pid);
+    let pid = e.value.owner(&ipc::process::OWNER).map_or(0, |p| p.pid);
     Ok(super::info(
         id,
         e.owner,

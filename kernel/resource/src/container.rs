@@ -118,7 +118,7 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
 /// region's id and the container's new place.
 fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
     timed(ATTACH, || {
-        let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+        let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
         let len = memory.size();
         let base = if addr != 0 {
@@ -227,7 +227,7 @@ pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
 /// down) and the target gets the same frames. Returns the new address.
 pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     timed(ATTACH, || {
-        let to_p = crate::proc::get(target).ok_or(Error::NotFound)?;
+        let to_p = ipc::process::get(target).ok_or(Error::NotFound)?;
         x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
     })
 }
@@ -239,12 +239,12 @@ pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Erro
 /// anyway to `ATTACH`. One call with everything inside it inlined: no
 /// closures, whose calls the compiler may or may not inline.
 #[inline(never)]
-pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+pub fn remap_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     // The first lock turns interrupts off (its guard turns them back on);
     // the rest of the move's locks are taken as they are.
     let mut last = me.ica_target.lock();
     if last.as_ref().is_none_or(|p| p.pid != target) {
-        *last = Some(crate::proc::get(target).ok_or(Error::NotFound)?);
+        *last = Some(ipc::process::get(target).ok_or(Error::NotFound)?);
     }
     let to_p = last.as_deref().ok_or(Error::NotFound)?;
     moving(me.pid, id, to_p, addr)
@@ -254,7 +254,7 @@ pub fn remap_from(me: &crate::proc::Process, id: ResId, target: u64, addr: u64) 
 /// the whole of it: the locks on the way then neither save nor restore the
 /// flags each.
 #[inline(always)]
-fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Result<u64, Error> {
+fn moving(caller: u64, id: ResId, to_p: &ipc::process::Process, addr: u64) -> Result<u64, Error> {
     may_touch_process(caller, to_p)?;
     let target = to_p.pid;
     // The target's space while it has one (it gives it up as it ends).
@@ -310,7 +310,7 @@ fn moving(caller: u64, id: ResId, to_p: &crate::proc::Process, addr: u64) -> Res
 fn move_attachment(
     from: &SpaceRef,
     to: &SpaceRef,
-    to_p: &crate::proc::Process,
+    to_p: &ipc::process::Process,
     (link, slot): (ResId, usize),
     pages: usize,
     addr: u64,
@@ -438,7 +438,7 @@ pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
 
 /// The memory of a process's container, copied (COPY) or shared (SHARE).
 fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> {
-    let p = crate::proc::get(pid).ok_or(Error::NotFound)?;
+    let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let mut s = space.lock();
     let a = s.attachment_mut(link, NO_SLOT).ok_or(Error::NotFound)?;
@@ -520,12 +520,12 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
     if caller == KERNEL || caller == target {
         return Ok(());
     }
-    may_touch_process(caller, &*crate::proc::get(target).ok_or(Error::NotFound)?)
+    may_touch_process(caller, &*ipc::process::get(target).ok_or(Error::NotFound)?)
 }
 
 /// `may_touch` for a target already looked up.
 #[inline(always)]
-fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
+fn may_touch_process(caller: u64, p: &ipc::process::Process) -> Result<(), Error> {
     // The parent first: it needs no lock.
     if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
         return Ok(());
@@ -534,7 +534,7 @@ fn may_touch_process(caller: u64, p: &crate::proc::Process) -> Result<(), Error>
 }
 
 #[cold]
-fn may_touch_peer(caller: u64, p: &crate::proc::Process) -> Result<(), Error> {
+fn may_touch_peer(caller: u64, p: &ipc::process::Process) -> Result<(), Error> {
     let peers = p.peers.lock();
     if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
         Ok(())
@@ -580,8 +580,8 @@ pub fn exchange(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<
     if n1 != n2 {
         return Err(Error::Invalid);
     }
-    let s1 = crate::proc::get(p1).and_then(|p| p.space()).ok_or(Error::NotFound)?;
-    let s2 = crate::proc::get(p2).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    let s1 = ipc::process::get(p1).and_then(|p| p.space()).ok_or(Error::NotFound)?;
+    let s2 = ipc::process::get(p2).and_then(|p| p.space()).ok_or(Error::NotFound)?;
     timed(EXCHANGE, || {
         STATS[EXCHANGES].fetch_add(1, Ordering::Relaxed);
         STATS[PAGES_EXCHANGED].fetch_add(n1 as u64, Ordering::Relaxed);

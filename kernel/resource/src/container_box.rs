@@ -19,11 +19,11 @@
 use super::container::{self, Place, QUEUE, timed};
 use super::fifo::Fifo;
 use super::{KERNEL, Kind, ResId, ResTable, table};
-use crate::proc::WaitQueue;
 use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
+use ipc::process::WaitQueue;
 use kcore::sync::IrqMutex;
 
 struct Queues {

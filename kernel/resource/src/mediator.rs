@@ -493,7 +493,7 @@ fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
 /// looks for them (`resource::release_owned_by`).
 pub fn note_maker(pid: u64) {
     use core::sync::atomic::Ordering::{Acquire, Release};
-    let done = crate::proc::with_current(|p| {
+    let done = ipc::process::with_current(|p| {
         if p.pid == pid {
             if !p.made_resources.load(Acquire) {
                 p.made_resources.store(true, Release);
@@ -504,7 +504,7 @@ pub fn note_maker(pid: u64) {
         }
     });
     if done != Some(true)
-        && let Some(p) = crate::proc::get(pid)
+        && let Some(p) = ipc::process::get(pid)
     {
         p.made_resources.store(true, Release);
     }
@@ -559,7 +559,7 @@ pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
 /// the operation's kind and code known beforehand and the caller at hand
 /// (`container::remap_from` keeps its last target).
 #[inline(always)]
-pub fn remap(me: &crate::proc::Process, container: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+pub fn remap(me: &ipc::process::Process, container: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     let t0 = clock::cycles();
     let result = match expect(container, Kind::Container) {
         Ok(()) => container::remap_from(me, container, target, addr),

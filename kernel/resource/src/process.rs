@@ -3,9 +3,9 @@
 //! pids are never reused, so a stale or forged identifier finds nothing.
 
 use super::{Kind, ResId};
-use crate::proc::{self, Process};
 use abi::{Error, ResInfo};
 use alloc::sync::Arc;
+use ipc::process::{self as proc, Process};
 
 pub fn id_of(pid: u64) -> ResId {
     ResId::new(Kind::Process as u8, pid as u32, 1)

@@ -8,7 +8,7 @@ use alloc::sync::Arc;
 use kcore::sync::IrqMutex;
 use kcore::vm::space::VirtualSpace;
 
-pub type SpaceRef = Arc<IrqMutex<VirtualSpace>>;
+pub use kcore::vm::space::SpaceRef;
 
 static TABLE: IrqMutex<ResTable<SpaceRef>> = IrqMutex::new(table(Kind::VirtualSpace));
 

@@ -6,17 +6,18 @@ use abi::{ContainerMode as M, Error, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use ipc::process::{self as proc, KERNEL_PID};
 use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::mm::frames;
 use kcore::mm::layout::PAGE_SIZE;
 use resource::mediator::{Op, Value, invoke};
-use resource::proc::{self, KERNEL_PID};
 use resource::{self, ResId, container, container_box};
 
 /// A process that just sleeps: a virtual space to put containers in.
 fn live() -> Result<u64, String> {
-    proc::spawn::spawn("sleeper", b"60000\0", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))
+    resource::proc::spawn::spawn("sleeper", b"60000\0", &SpawnOptions::DEFAULT, KERNEL_PID)
+        .map_err(|e| format!("{e:?}"))
 }
 
 fn end(pid: u64) {
@@ -176,7 +177,8 @@ pub fn every_mode_carries_data_through_a_box() -> TestResult {
 pub fn move_takes_the_mapping_away() -> TestResult {
     // A user program that sends its container by MOVE and then touches it
     // must be killed by the page fault.
-    let pid = proc::spawn::spawn("cttouch", &[], &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn("cttouch", &[], &SpawnOptions::DEFAULT, KERNEL_PID)
+        .map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid);
     ensure!(
         status == Ok(abi::KILLED_STATUS),
@@ -470,7 +472,7 @@ pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
     };
     // ctpingpong makes the box, grants everyone, and runs 2 senders and 2
     // receivers on different CPUs; it exits 0 if every container arrived whole.
-    let pid = proc::spawn::spawn("ctpingpong", b"200\0", &o(0), KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn("ctpingpong", b"200\0", &o(0), KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid);
     ensure!(status == Ok(0), "ctpingpong ended with {status:?}");
     Ok(())
@@ -700,8 +702,8 @@ pub fn ica_moves_race_with_exits() -> TestResult {
     kcore::computation::reap_all();
     let before = container::count();
     let args = [b"4\0".as_slice(), b"4000\0"].concat();
-    let pid =
-        proc::spawn::spawn("icastorm", &args, &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn("icastorm", &args, &SpawnOptions::DEFAULT, KERNEL_PID)
+        .map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
     ensure!(status == 0, "icastorm exited with {status:#x}");
     kcore::computation::reap_all();
@@ -737,8 +739,8 @@ pub fn container_ipc_leaks_nothing() -> TestResult {
 /// later container operation paid for the dead ones).
 pub fn containers_of_ended_processes_are_released() -> TestResult {
     let before = container::count();
-    let pid =
-        proc::spawn::spawn("ctbench", b"short\0", &SpawnOptions::DEFAULT, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn("ctbench", b"short\0", &SpawnOptions::DEFAULT, KERNEL_PID)
+        .map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
     ensure!(status == 0, "ctbench exited with {status:#x}");
     ensure!(

@@ -4,10 +4,10 @@
 
 use abi::SpawnOptions;
 use alloc::format;
+use ipc::process::{self as proc, KERNEL_PID};
 use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::mm::{frames, heap};
-use resource::proc::{self, KERNEL_PID};
 
 /// Runs `program` with `args` (NUL-separated) on `cpu` and returns its
 /// exit status.
@@ -16,7 +16,7 @@ fn run_on(program: &str, args: &[u8], cpu: u64) -> Result<u64, alloc::string::St
         cpu,
         ..SpawnOptions::DEFAULT
     };
-    let pid = proc::spawn::spawn(program, args, &options, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn(program, args, &options, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))
 }
 
@@ -117,8 +117,8 @@ fn client(calls: &str, cpu: u64) -> Result<u64, alloc::string::String> {
 }
 
 pub fn servers_placed_by_boot_file_and_command() -> TestResult {
+    use crate::placement::{Placement, parse, start};
     use abi::Error;
-    use ipc::placement::{Placement, parse, start};
     // The boot file's syntax, good and bad lines.
     ensure!(parse("  # nothing") == Ok(None), "comment line");
     ensure!(

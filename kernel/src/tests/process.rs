@@ -5,11 +5,11 @@ use abi::{FaultCounts, LoadPolicy, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
 use core::sync::atomic::Ordering;
+use ipc::process::{self as proc, KERNEL_PID};
 use kcore::cpu;
 use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::mm::{frames, heap};
-use resource::proc::{self, KERNEL_PID};
 
 pub struct Outcome {
     pub status: u64,
@@ -27,7 +27,8 @@ fn run(path: &str, args: &[&str], policy: LoadPolicy, cpu: u64) -> Result<Outcom
         cpu,
         foreground: 0,
     };
-    let pid = proc::spawn::spawn(path, &packed, &options, KERNEL_PID).map_err(|e| format!("spawn {path}: {e:?}"))?;
+    let pid = resource::proc::spawn::spawn(path, &packed, &options, KERNEL_PID)
+        .map_err(|e| format!("spawn {path}: {e:?}"))?;
     let p = proc::get(pid).ok_or("process vanished")?;
     let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("wait {path}: {e:?}"))?;
     Ok(Outcome {
@@ -54,7 +55,7 @@ pub fn user_program_runs_with_arguments() -> TestResult {
     ensure!(o.status == 1, "argcheck accepted wrong arguments");
     ensure!(
         matches!(
-            proc::spawn::spawn("no-such-program", &[], &SpawnOptions::DEFAULT, KERNEL_PID),
+            resource::proc::spawn::spawn("no-such-program", &[], &SpawnOptions::DEFAULT, KERNEL_PID),
             Err(abi::Error::NotFound)
         ),
         "missing program spawned"
@@ -126,8 +127,8 @@ pub fn cpu_bound_processes_are_preempted() -> TestResult {
         cpu: 0,
         ..SpawnOptions::DEFAULT
     };
-    let a = proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
-    let b = proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let a = resource::proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let b = resource::proc::spawn::spawn("spin", b"100\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     let pa = proc::get(a).ok_or("gone")?;
     let pb = proc::get(b).ok_or("gone")?;
     ensure!(
@@ -144,7 +145,7 @@ pub fn cpu_bound_processes_are_preempted() -> TestResult {
 
 pub fn affinity_pins_a_process() -> TestResult {
     let last = cpu::online_count() as u64 - 1;
-    let pid = proc::spawn::spawn(
+    let pid = resource::proc::spawn::spawn(
         "spin",
         b"30\0",
         &SpawnOptions {
@@ -179,7 +180,7 @@ pub fn processes_run_on_all_cpus_at_once() -> TestResult {
             cpu: i as u64,
             ..SpawnOptions::DEFAULT
         };
-        pids.push(proc::spawn::spawn("spin", b"50\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?);
+        pids.push(resource::proc::spawn::spawn("spin", b"50\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?);
     }
     for pid in pids {
         ensure!(proc::wait(KERNEL_PID, pid) == Ok(0), "spin {pid} failed");
@@ -192,7 +193,7 @@ pub fn ctrl_c_kills_the_foreground_program() -> TestResult {
         foreground: 1,
         ..SpawnOptions::DEFAULT
     };
-    let pid = proc::spawn::spawn("spin", b"100000\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
+    let pid = resource::proc::spawn::spawn("spin", b"100000\0", &opts, KERNEL_PID).map_err(|e| format!("{e:?}"))?;
     // Ctrl-C arrives through the UART like a key press (loopback mode).
     kcore::arch::x86_64::serial::loop_back(&[0x03]);
     let status = proc::wait(KERNEL_PID, pid);

@@ -2,10 +2,10 @@
 //! by the mediator (`resource::container`, `resource::container_box`).
 
 use abi::{ContainerMode, Error};
+use ipc::process as proc;
 use kcore::uaccess;
 use resource::ResId;
 use resource::mediator::{Op, Value, invoke};
-use resource::proc;
 
 fn mode(raw: u64) -> Result<ContainerMode, Error> {
     ContainerMode::from_u64(raw).ok_or(Error::Invalid)

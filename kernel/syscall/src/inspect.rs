@@ -82,7 +82,7 @@ fn resources_of(out: &mut String, kind: &str) -> Result<(), Error> {
             };
         }),
         "process" | "processes" => {
-            for pid in resource::proc::pids() {
+            for pid in ipc::process::pids() {
                 if let Some(p) = resource::proc::get(pid) {
                     let _ = writeln!(
                         out,
@@ -182,15 +182,15 @@ fn servers(out: &mut String) {
             };
             (placed, c.last_cpu.load(Relaxed) as i64)
         });
-        let (queued, held) = ipc::rendezvous::port(&p).backlog();
+        let (queued, held) = p.port.backlog();
         // Requests it sent through its rings that are not back yet.
         let ring = ipc::rings::in_flight(&p).map_or(String::from("-"), |n| alloc::format!("{n}"));
         let _ = writeln!(
             out,
             "{name:<14} {pid:>5} {placed:>6} {ran:>5} {:>9} {:>9} {:>9} {queued:>6} {held:>5} {ring:>6}",
-            ipc::rendezvous::port(&p).accepted.load(Relaxed),
-            ipc::rendezvous::port(&p).answered.load(Relaxed),
-            ipc::rendezvous::port(&p).forwarded.load(Relaxed),
+            p.port.accepted.load(Relaxed),
+            p.port.answered.load(Relaxed),
+            p.port.forwarded.load(Relaxed),
         );
     });
     let _ = writeln!(

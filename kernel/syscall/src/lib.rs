@@ -14,16 +14,16 @@ extern crate alloc;
 mod console;
 mod container;
 pub mod inspect;
-mod ipc;
+mod rendezvous;
 
 use abi::{Error, LoadPolicy, Sys};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
+use ipc::process::{self as proc, Route};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess;
 use kcore::{clock, cpu};
 use resource::mediator::{Op, invoke};
-use resource::proc::{self, Route};
 use resource::{KERNEL, ResId};
 
 pub use console::input_ready;
@@ -126,25 +126,25 @@ const fn handler(sys: Sys) -> Handler {
         Sys::ContainerExchange => container::sys_exchange,
         Sys::PeerGrant => container::sys_peer_grant,
         Sys::ContainerStats => container::sys_stats,
-        Sys::NameRegister => ipc::sys_name_register,
-        Sys::NameLookup => ipc::sys_name_lookup,
-        Sys::Call => ipc::sys_call,
-        Sys::Acc => ipc::sys_acc,
-        Sys::Endr => ipc::sys_endr,
-        Sys::EndrAcc => ipc::sys_endr_acc,
-        Sys::ForwardAcc => ipc::sys_forward_acc,
-        Sys::AccMany => ipc::sys_acc_many,
-        Sys::ForwardMany => ipc::sys_forward_many,
-        Sys::RingSetup => ipc::sys_ring_setup,
-        Sys::RingSubmit => ipc::sys_ring_submit,
-        Sys::RingWait => ipc::sys_ring_wait,
-        Sys::RvRead => ipc::sys_rv_read,
-        Sys::RvWrite => ipc::sys_rv_write,
-        Sys::Forward => ipc::sys_forward,
-        Sys::Request => ipc::sys_request,
-        Sys::Fetch => ipc::sys_fetch,
-        Sys::RvFail => ipc::sys_rv_fail,
-        Sys::NCallSync => ipc::sys_ncallsync,
+        Sys::NameRegister => rendezvous::sys_name_register,
+        Sys::NameLookup => rendezvous::sys_name_lookup,
+        Sys::Call => rendezvous::sys_call,
+        Sys::Acc => rendezvous::sys_acc,
+        Sys::Endr => rendezvous::sys_endr,
+        Sys::EndrAcc => rendezvous::sys_endr_acc,
+        Sys::ForwardAcc => rendezvous::sys_forward_acc,
+        Sys::AccMany => rendezvous::sys_acc_many,
+        Sys::ForwardMany => rendezvous::sys_forward_many,
+        Sys::RingSetup => rendezvous::sys_ring_setup,
+        Sys::RingSubmit => rendezvous::sys_ring_submit,
+        Sys::RingWait => rendezvous::sys_ring_wait,
+        Sys::RvRead => rendezvous::sys_rv_read,
+        Sys::RvWrite => rendezvous::sys_rv_write,
+        Sys::Forward => rendezvous::sys_forward,
+        Sys::Request => rendezvous::sys_request,
+        Sys::Fetch => rendezvous::sys_fetch,
+        Sys::RvFail => rendezvous::sys_rv_fail,
+        Sys::NCallSync => rendezvous::sys_ncallsync,
         Sys::IcaCreate => container::sys_ica_create,
         Sys::IcaMove => container::sys_ica_move,
     }
@@ -296,10 +296,10 @@ fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> u64 {
     // The two calls of every rendezvous (a client's call, a server's loop
     // step) are called directly, and inlined: no table call, no frame.
     if number == Sys::Call as u64 {
-        return ipc::sys_call_raw(me, a);
+        return rendezvous::sys_call_raw(me, a);
     }
     if number == Sys::EndrAcc as u64 {
-        return ipc::sys_endr_acc_raw(me, a);
+        return rendezvous::sys_endr_acc_raw(me, a);
     }
     // AnT's ICA move, the other call a message exchange repeats: inlined
     // too (a table call and its frame were a tenth of a one-page move).
@@ -338,7 +338,7 @@ fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     } else {
         uaccess::read(a[4])?
     };
-    proc::spawn::spawn(path, &args, &options, me.pid)
+    resource::proc::spawn::spawn(path, &args, &options, me.pid)
 }
 
 fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

@@ -16,6 +16,10 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use restable::ResId;
 
+/// A space as the kernel shares it: its resource entry, the process
+/// running in it, and page faults each hold one; faults lock only theirs.
+pub type SpaceRef = Arc<crate::sync::IrqMutex<VirtualSpace>>;
+
 /// Where anonymous placements (`find_free`) end: under the stack and its guard page.
 const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
 

@@ -1,297 +1,46 @@
-//! Processes (Tender's プロセス): a process is composed of a program, a
-//! computation, a virtual space, and regions attached to that space for
-//! text, data, BSS and a 64 KiB stack, plus a 4 KiB work area that carries
-//! its arguments, each of them a resource (`crate`). This module
-//! keeps the process table (the process kind's table, keyed by pid) and
-//! what happens during a process's life: page faults, kills, exit and wait.
+//! Processes as compositions of resources: composing one (`create`, and
+//! `spawn` for the whole of it from a program's name), starting it, and at
+//! its end giving its parts back to the pool or deleting them. The process
+//! itself, while it lives, is the IPC layer's (`ipc::process`).
 
 pub mod program;
 pub mod spawn;
 
 use crate::ResId;
-use crate::vspace::SpaceRef;
-use abi::{Error, FaultCounts, LoadPolicy};
-use alloc::collections::BTreeMap;
-use alloc::string::String;
-use alloc::sync::{Arc, Weak};
-use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use abi::{Error, LoadPolicy};
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+use ipc::process::{self as p, Process};
 use kcore::arch::x86_64::trap::TrapFrame;
-use kcore::computation::Computation;
-use kcore::owner::{Owner, OwnerKind};
-use kcore::println;
-use kcore::sync::IrqMutex;
-use kcore::uaccess::UserRange;
-use kcore::vm::region::Kind;
-use kcore::vm::space::FaultError;
-pub use sched::WaitQueue;
 
-/// Pid of the kernel itself, as the parent of processes it starts.
-pub const KERNEL_PID: u64 = 0;
-/// Parent of orphans: they are reaped as soon as they exit.
-pub const NO_PARENT: u64 = u64::MAX;
+pub use ipc::process::{KERNEL_PID, current, get, kill, wait, with_current};
 
-/// Where a process's system calls go (see docs/ARCHITECTURE.md). Only the
-/// native handler exists so far; the Linux-ABI personality will be a server
-/// reached through IPC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    Native,
-}
-
-pub struct Process {
-    pub pid: u64,
-    pub name: String,
-    pub parent: AtomicU64,
-    pub policy: LoadPolicy,
-    pub route: Route,
-    /// The constituents (resources): program, the plate it came from,
-    /// virtual space, work area, computation.
-    pub program: ResId,
-    pub plate: ResId,
-    pub space_id: ResId,
-    /// Root of the virtual space's page-table tree (fixed for life).
-    pub root: u64,
-    /// The space itself, until the process ends and gives it up.
-    pub space: IrqMutex<Option<SpaceRef>>,
-    /// CPUs that run this process's space (shared with the space).
-    pub active_cpus: Arc<AtomicU64>,
-    pub computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
-    /// The 4 KiB work area holding the arguments; given up after they have
-    /// been copied onto the stack at the first entry, or at exit.
-    pub work_area: IrqMutex<Option<ResId>>,
-    /// Entry point of the program.
-    pub entry: u64,
-    /// Processes allowed to push containers into this one, steal from it
-    /// and exchange with it (besides its parent).
-    pub peers: IrqMutex<Vec<u64>>,
-    /// Set once the process operates on resources itself (native resource
-    /// API, containers): only then can it own resources beyond its own
-    /// parts, and only then must its exit look for them.
-    pub made_resources: AtomicBool,
-    /// Rendezvous and requests addressed to this process: the port of the
-    /// layer above (`ipc`), made by its hook when the process is.
-    pub port: Owner,
-    faults: [AtomicU64; 5],
-    /// Shared with its computation, whose waits give up when it is set.
-    pub killed: Arc<AtomicBool>,
-    pub exit_status: IrqMutex<Option<u64>>,
-    /// Parents and other waiters block here until the exit status is set.
-    pub exited: WaitQueue,
-    pub anon_next: AtomicU64,
-    /// The process this one last moved an ICA to: a process moves its ICAs
-    /// to the same few peers over and over, and keeping the reference spares
-    /// each move a look-up in the process table. Not its space: a space
-    /// must be free to go (to the pool, or deleted) when its process ends.
-    /// Let go at exit.
-    pub ica_target: IrqMutex<Option<Arc<Process>>>,
-    /// Set first thing when its resources are given up, before its
-    /// containers are released: a container moved to it after that would
-    /// be found by nobody, so the move refuses (see `container::moving`).
-    pub ending: AtomicBool,
-}
-
-impl Process {
-    pub fn count_fault(&self, kind: Kind) {
-        let i = match kind {
-            Kind::Text => 0,
-            Kind::Data => 1,
-            Kind::Bss => 2,
-            Kind::Stack => 3,
-            Kind::Heap => 4,
-        };
-        self.faults[i].fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub fn faults(&self) -> FaultCounts {
-        let f = |i: usize| self.faults[i].load(Ordering::Relaxed);
-        FaultCounts {
-            text: f(0),
-            data: f(1),
-            bss: f(2),
-            stack: f(3),
-            heap: f(4),
-        }
-    }
-
-    pub fn resident_pages(&self) -> u64 {
-        let space = self.space.lock().clone();
-        space.map_or(0, |s| s.lock().resident_pages() as u64)
-    }
-
-    /// The process's virtual space, while it has one.
-    pub fn space(&self) -> Option<SpaceRef> {
-        self.space.lock().clone()
-    }
-
-    /// The computation it runs by, while it has one.
-    pub fn computation(&self) -> Option<Arc<Computation>> {
-        self.computation.lock().as_ref().and_then(|c| c.1.upgrade())
+/// The hooks through which the IPC layer's processes reach this one.
+pub fn hooks() -> p::Hooks {
+    p::Hooks {
+        first_entry,
+        end: end_resources,
     }
 }
 
-/// What the layers above keep for every process, and must hear of when one
-/// ends: registered by the kernel at boot (the rendezvous port of `ipc`).
-pub struct Hooks {
-    /// The port of a new process.
-    pub new_port: fn() -> Owner,
-    /// A process ends: first thing, before its resources go.
-    pub on_exit: fn(&Process),
-}
-
-static HOOKS: spin::Once<Hooks> = spin::Once::new();
-
-pub fn register_hooks(h: Hooks) {
-    HOOKS.call_once(|| h);
-}
-
-fn hooks() -> &'static Hooks {
-    HOOKS.get().expect("process hooks registered at boot")
-}
-
-/// Processes as the owners of their computations.
-pub static OWNER: OwnerKind<Process> = OwnerKind::new();
-
-/// Runs `f` on the process the current computation runs for, without
-/// taking a reference (the hot path of every system call).
-#[inline(always)]
-pub fn with_current<R>(f: impl FnOnce(&Process) -> R) -> Option<R> {
-    sched::with_current(|c| c.owner(&OWNER).map(f)).flatten()
-}
-
-/// The process the current computation runs for.
-pub fn current() -> Option<Arc<Process>> {
-    sched::with_current(|c| c.owner_arc(&OWNER)).flatten()
-}
-
-static PROCESSES: IrqMutex<BTreeMap<u64, Arc<Process>>> = IrqMutex::new(BTreeMap::new());
-static NEXT_PID: AtomicU64 = AtomicU64::new(1);
-/// System default loading policy (Tender's eager loading unless changed).
-static DEFAULT_POLICY: AtomicU64 = AtomicU64::new(LoadPolicy::Eager as u64);
-/// Pid that Ctrl-C on the console kills (0: none).
-static FOREGROUND: AtomicU64 = AtomicU64::new(0);
-
-pub fn default_policy() -> LoadPolicy {
-    LoadPolicy::from_u64(DEFAULT_POLICY.load(Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
-}
-
-pub fn set_default_policy(p: LoadPolicy) -> LoadPolicy {
-    let p = if p == LoadPolicy::Default { LoadPolicy::Eager } else { p };
-    LoadPolicy::from_u64(DEFAULT_POLICY.swap(p as u64, Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
-}
-
-pub fn get(pid: u64) -> Option<Arc<Process>> {
-    PROCESSES.lock().get(&pid).cloned()
-}
-
-pub fn pids() -> Vec<u64> {
-    PROCESSES.lock().keys().copied().collect()
-}
-
-pub fn count() -> usize {
-    PROCESSES.lock().len()
-}
-
-pub fn set_foreground(pid: u64) {
-    FOREGROUND.store(pid, Ordering::Release);
-}
-
-/// Ctrl-C on the console: kill the foreground process, if any. Returns
-/// whether one was killed.
-pub fn interrupt_foreground() -> bool {
-    let pid = FOREGROUND.swap(0, Ordering::AcqRel);
-    pid != 0 && kill(pid).is_ok()
-}
-
-/// Marks `pid` killed; it exits the next time it would return to user mode
-/// (or wakes from a wait).
-pub fn kill(pid: u64) -> Result<(), Error> {
-    let p = get(pid).ok_or(Error::NotFound)?;
-    if p.exit_status.lock().is_some() {
-        return Ok(());
-    }
-    p.killed.store(true, Ordering::Release);
-    let c = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    if let Some(c) = c {
-        sched::wake(&c);
-        // If it runs on another CPU, interrupt it so it notices soon.
-        let cpu = c.last_cpu.load(Ordering::Relaxed);
-        if let Some(target) = kcore::cpu::get(cpu) {
-            kcore::arch::x86_64::apic::send_ipi(target.apic_id, kcore::arch::x86_64::trap::vector::RESCHEDULE);
-        }
-    }
-    Ok(())
-}
-
-/// Ends the current process with `status`: its space and regions are
-/// released, its parent is told, and its computation never runs again.
-/// Callers must not hold an `Arc` of the process or its computation: this
-/// function does not return, so such a reference would never be dropped.
-pub fn exit_current(status: u64) -> ! {
-    let p = current().expect("exit outside a process");
-    // Leave the process's page tables before they are freed.
-    kcore::computation::leave_user_space();
-    end_resources(&p);
-    if FOREGROUND.load(Ordering::Acquire) == p.pid {
-        FOREGROUND.store(0, Ordering::Release);
-    }
-    // Children: reap the finished ones, orphan the rest.
-    {
-        let mut table = PROCESSES.lock();
-        let children: Vec<u64> = table
-            .values()
-            .filter(|c| c.parent.load(Ordering::Relaxed) == p.pid)
-            .map(|c| c.pid)
-            .collect();
-        for pid in children {
-            let done = table.get(&pid).is_some_and(|c| c.exit_status.lock().is_some());
-            if done {
-                table.remove(&pid);
-            } else if let Some(c) = table.get(&pid) {
-                c.parent.store(NO_PARENT, Ordering::Relaxed);
-            }
-        }
-    }
-    p.exited.update(|| *p.exit_status.lock() = Some(status));
-    p.exited.wake_all();
-    if p.parent.load(Ordering::Relaxed) == NO_PARENT {
-        PROCESSES.lock().remove(&p.pid);
-    }
-    drop(p);
-    sched::exit_current()
-}
-
-/// Waits for process `pid`, which must be a child of `parent`, to exit,
-/// removes it from the table and returns its status.
-pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
-    let p = get(pid).ok_or(Error::NotFound)?;
-    if p.parent.load(Ordering::Relaxed) != parent {
-        return Err(if pid == parent { Error::Deadlock } else { Error::Denied });
-    }
-    let mut status = None;
-    let ok = p.exited.wait_until(|| {
-        status = *p.exit_status.lock();
-        status.is_some()
-    });
-    if !ok {
-        return Err(Error::Denied);
-    }
-    // The child's CPU may still be switching away from it: wait until it
-    // has, so that everything the child held can be reaped from now on.
-    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    if let Some(c) = comp {
-        while c.on_cpu.load(Ordering::Acquire) {
-            core::hint::spin_loop();
-        }
-    }
-    PROCESSES.lock().remove(&pid);
-    Ok(status.unwrap_or(abi::KILLED_STATUS))
+/// First entry of a new process: its arguments go from the work area onto
+/// its stack, and the work area goes back.
+fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
+    let Some(area) = p.work_area.lock().take() else {
+        return true;
+    };
+    let r = spawn::push_arguments(area, frame);
+    spawn::release_work_area(area);
+    r.is_ok()
 }
 
 /// Gives up a process's resources: its parts go to the pool or are
 /// deleted, its computation is deleted, and whatever else it owned goes.
 fn end_resources(p: &Process) {
-    (hooks().on_exit)(p);
+    if let Some((region, link)) = ipc::rings::take(p) {
+        let _ = crate::vuspace::delete(crate::KERNEL, link);
+        let _ = crate::vregion::delete(crate::KERNEL, region);
+    }
     // Its containers first: their memory is attached to its space, which
     // must be bare of them before it goes to the pool or is deleted. The
     // mark comes before the look at `made_resources`, and a move sets that
@@ -326,46 +75,22 @@ pub fn create(
 ) -> Result<Arc<Process>, Error> {
     let prog = crate::program::get(program)?;
     let space = crate::vspace::get(caller, space_id)?;
-    let (root, active_cpus) = {
-        let s = space.lock();
-        (s.root(), s.active_cpus.clone())
-    };
-    let parent = if caller == crate::KERNEL { parent } else { caller };
-    let pid = next_pid();
-    let p = Arc::new(Process {
-        pid,
+    let p = Arc::new(Process::new(p::Parts {
         name: prog.name.clone(),
-        parent: AtomicU64::new(parent),
-        policy: if policy == LoadPolicy::Default {
-            default_policy()
-        } else {
-            policy
-        },
-        route: Route::Native,
+        parent: if caller == crate::KERNEL { parent } else { caller },
+        policy,
         program,
         plate: prog.plate,
         space_id,
-        root,
-        space: IrqMutex::new(Some(space)),
-        active_cpus,
-        computation: IrqMutex::new(None),
-        work_area: IrqMutex::new(Some(work_area)),
+        space,
+        work_area,
         entry: prog.entry,
-        peers: IrqMutex::new(Vec::new()),
-        made_resources: AtomicBool::new(false),
-        port: (hooks().new_port)(),
-        faults: Default::default(),
-        killed: Arc::new(AtomicBool::new(false)),
-        exit_status: IrqMutex::new(None),
-        exited: WaitQueue::new(),
-        anon_next: AtomicU64::new(kcore::vm::USER_ANON_BASE),
-        ica_target: IrqMutex::new(None),
-        ending: AtomicBool::new(false),
-    });
+    }));
+    let pid = p.pid;
     for id in [program, space_id, work_area] {
         crate::set_owner(id, pid);
     }
-    PROCESSES.lock().insert(pid, p.clone());
+    p::insert(p.clone());
     Ok(p)
 }
 
@@ -390,141 +115,7 @@ pub fn start(caller: u64, id: ResId) -> Result<(), Error> {
 
 /// Undoes a process that was composed but never ran.
 pub fn abandon(pid: u64) {
-    if let Some(p) = PROCESSES.lock().remove(&pid) {
-        end_resources(&p);
+    if let Some(p) = p::remove(pid) {
+        p::end(&p);
     }
-}
-
-fn next_pid() -> u64 {
-    NEXT_PID.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Called just before every return to user mode: switch if asked to, and
-/// exit if the process was killed.
-#[inline(always)]
-pub fn on_return_to_user(frame: &mut TrapFrame) {
-    if with_current(|p| leave_for_user(p, frame)).is_none() {
-        sched::preempt_if_needed();
-        sanitize_flags(frame);
-    }
-}
-
-/// `on_return_to_user` for `p`, the process running here (a system call
-/// has it at hand already). A switch away and back leaves `p` the one
-/// running: this kernel stack is its computation's.
-#[inline(always)]
-pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
-    sched::preempt_if_needed();
-    if p.killed.load(Ordering::Acquire) {
-        killed(p);
-    }
-    sanitize_flags(frame);
-}
-
-#[cold]
-fn killed(p: &Process) -> ! {
-    println!("process {} ({}) killed", p.pid, p.name);
-    exit_current(abi::KILLED_STATUS)
-}
-
-/// User code may not change privileged flags; keep IF on.
-#[inline(always)]
-fn sanitize_flags(frame: &mut TrapFrame) {
-    frame.rflags = (frame.rflags & 0x0000_0000_0000_0cd5) | 0x202;
-}
-
-/// First entry of a new process (on its own kernel stack): move the
-/// arguments from the work area onto the user stack.
-pub fn on_first_entry() {
-    let Some(p) = current() else {
-        return;
-    };
-    let area = p.work_area.lock().take();
-    sched::with_current(|c| {
-        c.with_first_frame(|frame| {
-            let failed = area.is_some_and(|area| {
-                let r = spawn::push_arguments(area, frame);
-                spawn::release_work_area(area);
-                r.is_err()
-            });
-            if failed {
-                println!("process {} ({}): cannot set up its arguments", p.pid, p.name);
-            }
-            drop(p);
-            if failed {
-                exit_current(abi::KILLED_STATUS);
-            }
-            on_return_to_user(frame);
-        })
-    });
-}
-
-/// Fills `buf` from the start of `from` in the memory of process `pid`:
-/// through the current page tables if `pid` runs this, else through its
-/// own; demand pages are faulted in, and the range must be readable.
-/// Inlined: the rendezvous path reads the caller's own memory so on every
-/// call it makes.
-#[inline(always)]
-pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
-    if with_current(|p| p.pid) == Some(pid) {
-        return from.read(buf);
-    }
-    read_other_user(pid, from, buf)
-}
-
-/// `read_user_of` for a process other than the current one.
-#[inline(never)]
-fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
-    if buf.len() > from.len() {
-        return Err(Error::Invalid);
-    }
-    let p = get(pid).ok_or(Error::NotFound)?;
-    let space = p.space().ok_or(Error::NotFound)?;
-    let r = space.lock().copy_out(from.addr(), buf);
-    r.map_err(|_| Error::Fault)
-}
-
-/// Copies `data` to the start of `to` in the memory of process `pid`, as
-/// `read_user_of` reads; the range must be writable by that process.
-pub fn write_user_of(pid: u64, to: UserRange, data: &[u8]) -> Result<(), Error> {
-    if with_current(|p| p.pid) == Some(pid) {
-        return to.write(data);
-    }
-    if data.len() > to.len() {
-        return Err(Error::Invalid);
-    }
-    let p = get(pid).ok_or(Error::NotFound)?;
-    let space = p.space().ok_or(Error::NotFound)?;
-    let r = space.lock().copy_in(to.addr(), data);
-    r.map_err(|_| Error::Fault)
-}
-
-/// A page fault at user address `addr`, from user mode or from the kernel
-/// touching user memory. Resolves it (demand paging) or says why not.
-pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> {
-    let p = current().ok_or(FaultError::Unmapped)?;
-    let write = error_code & 2 != 0;
-    let exec = error_code & 16 != 0;
-    let space = p.space().ok_or(FaultError::Unmapped)?;
-    let kind = space.lock().resolve_fault(addr, write, exec)?;
-    p.count_fault(kind);
-    Ok(())
-}
-
-/// A fault in user mode that cannot be resolved: the process dies alone.
-pub fn kill_for_fault(frame: &TrapFrame, cr2: u64, why: &str) -> ! {
-    let Some(p) = current() else {
-        panic!("user-mode fault without a process: {why} at RIP={:#x}", frame.rip);
-    };
-    let address = if frame.vector == 14 {
-        alloc::format!(" address {cr2:#x}")
-    } else {
-        String::new()
-    };
-    println!(
-        "process {} ({}) killed: {} at RIP={:#x}{}",
-        p.pid, p.name, why, frame.rip, address
-    );
-    drop(p);
-    exit_current(abi::KILLED_STATUS)
 }

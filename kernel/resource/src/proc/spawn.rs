@@ -272,7 +272,7 @@ pub fn find_plate(path: &str) -> Result<ResId, Error> {
 pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
     kcore::computation::reap();
     let policy = match LoadPolicy::from_u64(options.policy).ok_or(Error::Invalid)? {
-        LoadPolicy::Default => super::default_policy(),
+        LoadPolicy::Default => ipc::process::default_policy(),
         p => p,
     };
     if options.cpu != abi::ANY_CPU && options.cpu as usize >= kcore::cpu::online_count() {
@@ -342,7 +342,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         return Err(e);
     }
     if options.foreground != 0 {
-        super::set_foreground(pid);
+        ipc::process::set_foreground(pid);
     }
     Ok(pid)
 }

@@ -9,7 +9,7 @@
 
 use abi::{Error, SpawnOptions};
 use alloc::vec::Vec;
-use resource::proc::{self, KERNEL_PID};
+use ipc::process::KERNEL_PID;
 
 /// One parsed line: the program, its CPU (`abi::ANY_CPU` if none) and its
 /// arguments (NUL-separated, as `spawn` takes them).
@@ -56,7 +56,7 @@ pub fn start(line: &str) -> Result<Option<u64>, Error> {
         cpu: p.cpu,
         ..SpawnOptions::DEFAULT
     };
-    proc::spawn::spawn(p.server, &p.args, &options, KERNEL_PID).map(Some)
+    resource::proc::spawn::spawn(p.server, &p.args, &options, KERNEL_PID).map(Some)
 }
 
 /// Starts every server `etc/servers.conf` lists. A bad line is reported

@@ -1,10 +1,11 @@
 //! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
 
-use ::ipc::{names, rendezvous, rings};
 use abi::{CALL_BY_REF, Error};
 use alloc::vec::Vec;
+use ipc::process as proc;
+use ipc::{names, rendezvous, rings};
 use kcore::uaccess::{self, UserRange};
-use resource::proc;
+use resource::{KERNEL, vregion, vuspace};
 
 fn name(ptr: u64, len: u64) -> Result<alloc::string::String, Error> {
     if len > 64 {
@@ -20,9 +21,7 @@ fn name(ptr: u64, len: u64) -> Result<alloc::string::String, Error> {
 /// name_register(name, len, entry mask): the entries it serves (0: any).
 pub fn sys_name_register(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     names::register(&name(a[0], a[1])?, me.pid)?;
-    ::ipc::rendezvous::port(me)
-        .entries
-        .store(a[2], core::sync::atomic::Ordering::Relaxed);
+    me.port.entries.store(a[2], core::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 
@@ -218,7 +217,14 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    rings::setup(me)
+    // The area is a region of the kernel's, attached where the rings go.
+    rings::setup(me, |area, base| {
+        let region = vregion::adopt(KERNEL, area)?;
+        let link = vuspace::create(KERNEL, me.space_id, region, base).inspect_err(|_| {
+            let _ = vregion::delete(KERNEL, region);
+        })?;
+        Ok((region, link))
+    })
 }
 
 pub fn sys_ring_submit(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

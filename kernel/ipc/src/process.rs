@@ -1,0 +1,488 @@
+//! Processes (Tender's プロセス), as nodes of the process network: what a
+//! process is while it lives (identity, parent, its computation and
+//! space, its rendezvous port, fault counts, exit status), the process
+//! table keyed by pid, and what happens during its life: page faults,
+//! kills, exit and wait. A process is composed of resources (program,
+//! computation, virtual space with its regions, work area); composing and
+//! decomposing it are the resource layer's (`resource::proc`), reached at
+//! its first entry and its end through hooks.
+
+use crate::rendezvous::Port;
+use abi::{Error, FaultCounts, LoadPolicy};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use kcore::arch::x86_64::trap::TrapFrame;
+use kcore::computation::Computation;
+use kcore::owner::OwnerKind;
+use kcore::println;
+use kcore::sync::IrqMutex;
+use kcore::uaccess::UserRange;
+use kcore::vm::region::Kind;
+use kcore::vm::space::{FaultError, SpaceRef};
+use restable::ResId;
+pub use sched::WaitQueue;
+
+/// Pid of the kernel itself, as the parent of processes it starts.
+pub const KERNEL_PID: u64 = 0;
+/// Parent of orphans: they are reaped as soon as they exit.
+pub const NO_PARENT: u64 = u64::MAX;
+
+/// Where a process's system calls go (see docs/ARCHITECTURE.md). Only the
+/// native handler exists so far; the Linux-ABI personality will be a server
+/// reached through IPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Native,
+}
+
+pub struct Process {
+    pub pid: u64,
+    pub name: String,
+    pub parent: AtomicU64,
+    pub policy: LoadPolicy,
+    pub route: Route,
+    /// The constituents (resources): program, the plate it came from,
+    /// virtual space, work area, computation.
+    pub program: ResId,
+    pub plate: ResId,
+    pub space_id: ResId,
+    /// Root of the virtual space's page-table tree (fixed for life).
+    pub root: u64,
+    /// The space itself, until the process ends and gives it up.
+    pub space: IrqMutex<Option<SpaceRef>>,
+    /// CPUs that run this process's space (shared with the space).
+    pub active_cpus: Arc<AtomicU64>,
+    pub computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
+    /// The 4 KiB work area holding the arguments; given up after they have
+    /// been copied onto the stack at the first entry, or at exit.
+    pub work_area: IrqMutex<Option<ResId>>,
+    /// Entry point of the program.
+    pub entry: u64,
+    /// Processes allowed to push containers into this one, steal from it
+    /// and exchange with it (besides its parent).
+    pub peers: IrqMutex<Vec<u64>>,
+    /// Set once the process operates on resources itself (native resource
+    /// API, containers): only then can it own resources beyond its own
+    /// parts, and only then must its exit look for them.
+    pub made_resources: AtomicBool,
+    /// Rendezvous and requests addressed to this process.
+    pub port: Port,
+    faults: [AtomicU64; 5],
+    /// Shared with its computation, whose waits give up when it is set.
+    pub killed: Arc<AtomicBool>,
+    pub exit_status: IrqMutex<Option<u64>>,
+    /// Parents and other waiters block here until the exit status is set.
+    pub exited: WaitQueue,
+    pub anon_next: AtomicU64,
+    /// The process this one last moved an ICA to: a process moves its ICAs
+    /// to the same few peers over and over, and keeping the reference spares
+    /// each move a look-up in the process table. Not its space: a space
+    /// must be free to go (to the pool, or deleted) when its process ends.
+    /// Let go at exit.
+    pub ica_target: IrqMutex<Option<Arc<Process>>>,
+    /// Set first thing when its resources are given up, before its
+    /// containers are released: a container moved to it after that would
+    /// be found by nobody, so the move refuses (see `container::moving`).
+    pub ending: AtomicBool,
+}
+
+/// What a new process is composed of, as the resource layer hands it
+/// over (the identifiers of its parts, which become its own).
+pub struct Parts {
+    pub name: String,
+    pub parent: u64,
+    pub policy: LoadPolicy,
+    pub program: ResId,
+    pub plate: ResId,
+    pub space_id: ResId,
+    pub space: SpaceRef,
+    pub work_area: ResId,
+    pub entry: u64,
+}
+
+impl Process {
+    /// A process with a new pid, not yet in the table, with no computation.
+    pub fn new(parts: Parts) -> Process {
+        let (root, active_cpus) = {
+            let s = parts.space.lock();
+            (s.root(), s.active_cpus.clone())
+        };
+        Process {
+            pid: next_pid(),
+            name: parts.name,
+            parent: AtomicU64::new(parts.parent),
+            policy: if parts.policy == LoadPolicy::Default {
+                default_policy()
+            } else {
+                parts.policy
+            },
+            route: Route::Native,
+            program: parts.program,
+            plate: parts.plate,
+            space_id: parts.space_id,
+            root,
+            space: IrqMutex::new(Some(parts.space)),
+            active_cpus,
+            computation: IrqMutex::new(None),
+            work_area: IrqMutex::new(Some(parts.work_area)),
+            entry: parts.entry,
+            peers: IrqMutex::new(Vec::new()),
+            made_resources: AtomicBool::new(false),
+            port: Port::new(),
+            faults: Default::default(),
+            killed: Arc::new(AtomicBool::new(false)),
+            exit_status: IrqMutex::new(None),
+            exited: WaitQueue::new(),
+            anon_next: AtomicU64::new(kcore::vm::USER_ANON_BASE),
+            ica_target: IrqMutex::new(None),
+            ending: AtomicBool::new(false),
+        }
+    }
+
+    pub fn count_fault(&self, kind: Kind) {
+        let i = match kind {
+            Kind::Text => 0,
+            Kind::Data => 1,
+            Kind::Bss => 2,
+            Kind::Stack => 3,
+            Kind::Heap => 4,
+        };
+        self.faults[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn faults(&self) -> FaultCounts {
+        let f = |i: usize| self.faults[i].load(Ordering::Relaxed);
+        FaultCounts {
+            text: f(0),
+            data: f(1),
+            bss: f(2),
+            stack: f(3),
+            heap: f(4),
+        }
+    }
+
+    pub fn resident_pages(&self) -> u64 {
+        let space = self.space.lock().clone();
+        space.map_or(0, |s| s.lock().resident_pages() as u64)
+    }
+
+    /// The process's virtual space, while it has one.
+    pub fn space(&self) -> Option<SpaceRef> {
+        self.space.lock().clone()
+    }
+
+    /// The computation it runs by, while it has one.
+    pub fn computation(&self) -> Option<Arc<Computation>> {
+        self.computation.lock().as_ref().and_then(|c| c.1.upgrade())
+    }
+}
+
+/// What the resource layer does at a process's first entry and at its end
+/// (its constituents are resources): registered by the kernel at boot.
+pub struct Hooks {
+    /// Its first entry, before it leaves for user mode through `frame`:
+    /// its arguments go from the work area onto its stack. False if they
+    /// could not.
+    pub first_entry: fn(&Process, &mut TrapFrame) -> bool,
+    /// It ends: its resources go to the pool or are deleted.
+    pub end: fn(&Process),
+}
+
+static HOOKS: spin::Once<Hooks> = spin::Once::new();
+
+pub fn register_hooks(h: Hooks) {
+    HOOKS.call_once(|| h);
+}
+
+fn hooks() -> &'static Hooks {
+    HOOKS.get().expect("process hooks registered at boot")
+}
+
+/// Processes as the owners of their computations.
+pub static OWNER: OwnerKind<Process> = OwnerKind::new();
+
+/// Runs `f` on the process the current computation runs for, without
+/// taking a reference (the hot path of every system call).
+#[inline(always)]
+pub fn with_current<R>(f: impl FnOnce(&Process) -> R) -> Option<R> {
+    sched::with_current(|c| c.owner(&OWNER).map(f)).flatten()
+}
+
+/// The process the current computation runs for.
+pub fn current() -> Option<Arc<Process>> {
+    sched::with_current(|c| c.owner_arc(&OWNER)).flatten()
+}
+
+static PROCESSES: IrqMutex<BTreeMap<u64, Arc<Process>>> = IrqMutex::new(BTreeMap::new());
+static NEXT_PID: AtomicU64 = AtomicU64::new(1);
+/// System default loading policy (Tender's eager loading unless changed).
+static DEFAULT_POLICY: AtomicU64 = AtomicU64::new(LoadPolicy::Eager as u64);
+/// Pid that Ctrl-C on the console kills (0: none).
+static FOREGROUND: AtomicU64 = AtomicU64::new(0);
+
+pub fn default_policy() -> LoadPolicy {
+    LoadPolicy::from_u64(DEFAULT_POLICY.load(Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
+}
+
+pub fn set_default_policy(p: LoadPolicy) -> LoadPolicy {
+    let p = if p == LoadPolicy::Default { LoadPolicy::Eager } else { p };
+    LoadPolicy::from_u64(DEFAULT_POLICY.swap(p as u64, Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
+}
+
+pub fn get(pid: u64) -> Option<Arc<Process>> {
+    PROCESSES.lock().get(&pid).cloned()
+}
+
+pub fn pids() -> Vec<u64> {
+    PROCESSES.lock().keys().copied().collect()
+}
+
+pub fn count() -> usize {
+    PROCESSES.lock().len()
+}
+
+pub fn set_foreground(pid: u64) {
+    FOREGROUND.store(pid, Ordering::Release);
+}
+
+/// Ctrl-C on the console: kill the foreground process, if any. Returns
+/// whether one was killed.
+pub fn interrupt_foreground() -> bool {
+    let pid = FOREGROUND.swap(0, Ordering::AcqRel);
+    pid != 0 && kill(pid).is_ok()
+}
+
+/// Marks `pid` killed; it exits the next time it would return to user mode
+/// (or wakes from a wait).
+pub fn kill(pid: u64) -> Result<(), Error> {
+    let p = get(pid).ok_or(Error::NotFound)?;
+    if p.exit_status.lock().is_some() {
+        return Ok(());
+    }
+    p.killed.store(true, Ordering::Release);
+    let c = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
+    if let Some(c) = c {
+        sched::wake(&c);
+        // If it runs on another CPU, interrupt it so it notices soon.
+        let cpu = c.last_cpu.load(Ordering::Relaxed);
+        if let Some(target) = kcore::cpu::get(cpu) {
+            kcore::arch::x86_64::apic::send_ipi(target.apic_id, kcore::arch::x86_64::trap::vector::RESCHEDULE);
+        }
+    }
+    Ok(())
+}
+
+/// Ends the current process with `status`: its space and regions are
+/// released, its parent is told, and its computation never runs again.
+/// Callers must not hold an `Arc` of the process or its computation: this
+/// function does not return, so such a reference would never be dropped.
+pub fn exit_current(status: u64) -> ! {
+    let p = current().expect("exit outside a process");
+    // Leave the process's page tables before they are freed.
+    kcore::computation::leave_user_space();
+    end(&p);
+    if FOREGROUND.load(Ordering::Acquire) == p.pid {
+        FOREGROUND.store(0, Ordering::Release);
+    }
+    // Children: reap the finished ones, orphan the rest.
+    {
+        let mut table = PROCESSES.lock();
+        let children: Vec<u64> = table
+            .values()
+            .filter(|c| c.parent.load(Ordering::Relaxed) == p.pid)
+            .map(|c| c.pid)
+            .collect();
+        for pid in children {
+            let done = table.get(&pid).is_some_and(|c| c.exit_status.lock().is_some());
+            if done {
+                table.remove(&pid);
+            } else if let Some(c) = table.get(&pid) {
+                c.parent.store(NO_PARENT, Ordering::Relaxed);
+            }
+        }
+    }
+    p.exited.update(|| *p.exit_status.lock() = Some(status));
+    p.exited.wake_all();
+    if p.parent.load(Ordering::Relaxed) == NO_PARENT {
+        PROCESSES.lock().remove(&p.pid);
+    }
+    drop(p);
+    sched::exit_current()
+}
+
+/// Waits for process `pid`, which must be a child of `parent`, to exit,
+/// removes it from the table and returns its status.
+pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
+    let p = get(pid).ok_or(Error::NotFound)?;
+    if p.parent.load(Ordering::Relaxed) != parent {
+        return Err(if pid == parent { Error::Deadlock } else { Error::Denied });
+    }
+    let mut status = None;
+    let ok = p.exited.wait_until(|| {
+        status = *p.exit_status.lock();
+        status.is_some()
+    });
+    if !ok {
+        return Err(Error::Denied);
+    }
+    // The child's CPU may still be switching away from it: wait until it
+    // has, so that everything the child held can be reaped from now on.
+    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
+    if let Some(c) = comp {
+        while c.on_cpu.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+    }
+    PROCESSES.lock().remove(&pid);
+    Ok(status.unwrap_or(abi::KILLED_STATUS))
+}
+
+/// Its end, for the layers: the rendezvous first (callers released,
+/// nothing more delivered), then its resources.
+pub fn end(p: &Process) {
+    crate::rendezvous::on_exit(p);
+    (hooks().end)(p);
+}
+
+/// A new pid; pids are never reused.
+fn next_pid() -> u64 {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Makes `p` a process of the table (composed; it runs once started).
+pub fn insert(p: Arc<Process>) {
+    PROCESSES.lock().insert(p.pid, p);
+}
+
+/// Takes `pid` out of the table (a composition undone before it ran).
+pub fn remove(pid: u64) -> Option<Arc<Process>> {
+    PROCESSES.lock().remove(&pid)
+}
+
+/// Called just before every return to user mode: switch if asked to, and
+/// exit if the process was killed.
+#[inline(always)]
+pub fn on_return_to_user(frame: &mut TrapFrame) {
+    if with_current(|p| leave_for_user(p, frame)).is_none() {
+        sched::preempt_if_needed();
+        sanitize_flags(frame);
+    }
+}
+
+/// `on_return_to_user` for `p`, the process running here (a system call
+/// has it at hand already). A switch away and back leaves `p` the one
+/// running: this kernel stack is its computation's.
+#[inline(always)]
+pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
+    sched::preempt_if_needed();
+    if p.killed.load(Ordering::Acquire) {
+        killed(p);
+    }
+    sanitize_flags(frame);
+}
+
+#[cold]
+fn killed(p: &Process) -> ! {
+    println!("process {} ({}) killed", p.pid, p.name);
+    exit_current(abi::KILLED_STATUS)
+}
+
+/// User code may not change privileged flags; keep IF on.
+#[inline(always)]
+fn sanitize_flags(frame: &mut TrapFrame) {
+    frame.rflags = (frame.rflags & 0x0000_0000_0000_0cd5) | 0x202;
+}
+
+/// First entry of a new process (on its own kernel stack): move the
+/// arguments from the work area onto the user stack.
+pub fn on_first_entry() {
+    let Some(p) = current() else {
+        return;
+    };
+    sched::with_current(|c| {
+        c.with_first_frame(|frame| {
+            let ok = (hooks().first_entry)(&p, frame);
+            if !ok {
+                println!("process {} ({}): cannot set up its arguments", p.pid, p.name);
+            }
+            drop(p);
+            if !ok {
+                exit_current(abi::KILLED_STATUS);
+            }
+            on_return_to_user(frame);
+        })
+    });
+}
+
+/// Fills `buf` from the start of `from` in the memory of process `pid`:
+/// through the current page tables if `pid` runs this, else through its
+/// own; demand pages are faulted in, and the range must be readable.
+/// Inlined: the rendezvous path reads the caller's own memory so on every
+/// call it makes.
+#[inline(always)]
+pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
+    if with_current(|p| p.pid) == Some(pid) {
+        return from.read(buf);
+    }
+    read_other_user(pid, from, buf)
+}
+
+/// `read_user_of` for a process other than the current one.
+#[inline(never)]
+fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
+    if buf.len() > from.len() {
+        return Err(Error::Invalid);
+    }
+    let p = get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let r = space.lock().copy_out(from.addr(), buf);
+    r.map_err(|_| Error::Fault)
+}
+
+/// Copies `data` to the start of `to` in the memory of process `pid`, as
+/// `read_user_of` reads; the range must be writable by that process.
+pub fn write_user_of(pid: u64, to: UserRange, data: &[u8]) -> Result<(), Error> {
+    if with_current(|p| p.pid) == Some(pid) {
+        return to.write(data);
+    }
+    if data.len() > to.len() {
+        return Err(Error::Invalid);
+    }
+    let p = get(pid).ok_or(Error::NotFound)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let r = space.lock().copy_in(to.addr(), data);
+    r.map_err(|_| Error::Fault)
+}
+
+/// A page fault at user address `addr`, from user mode or from the kernel
+/// touching user memory. Resolves it (demand paging) or says why not.
+pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> {
+    let p = current().ok_or(FaultError::Unmapped)?;
+    let write = error_code & 2 != 0;
+    let exec = error_code & 16 != 0;
+    let space = p.space().ok_or(FaultError::Unmapped)?;
+    let kind = space.lock().resolve_fault(addr, write, exec)?;
+    p.count_fault(kind);
+    Ok(())
+}
+
+/// A fault in user mode that cannot be resolved: the process dies alone.
+pub fn kill_for_fault(frame: &TrapFrame, cr2: u64, why: &str) -> ! {
+    let Some(p) = current() else {
+        panic!("user-mode fault without a process: {why} at RIP={:#x}", frame.rip);
+    };
+    let address = if frame.vector == 14 {
+        alloc::format!(" address {cr2:#x}")
+    } else {
+        String::new()
+    };
+    println!(
+        "process {} ({}) killed: {} at RIP={:#x}{}",
+        p.pid, p.name, why, frame.rip, address
+    );
+    drop(p);
+    exit_current(abi::KILLED_STATUS)
+}
