@@ -323,61 +323,49 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         wake(&h);
     }
     let now = kcore::clock::cycles();
-
-    let Some(cur) = current() else {
-        if were_enabled {
-            x86_64::instructions::interrupts::enable();
-        }
-        return;
-    };
-    let mut rq = RQ[me].lock_irqs_off();
-    {
-        let mut state = cur.state.lock_irqs_off();
-        if *state == State::Running {
-            if cur.is_idle() {
-                *state = State::Runnable;
-            } else if rq.queue.is_empty() {
-                // Nobody else wants this CPU: keep running.
-                drop(state);
-                rq.slice_start = now;
-                drop(rq);
-                if were_enabled {
-                    x86_64::instructions::interrupts::enable();
+    // Borrowed, not counted: the core's `current` slot keeps it alive
+    // until the switch, and whoever holds it while it is away keeps it
+    // alive until it is back here.
+    with_current(|cur| {
+        let mut rq = RQ[me].lock_irqs_off();
+        {
+            let mut state = cur.state.lock_irqs_off();
+            if *state == State::Running {
+                if cur.is_idle() {
+                    *state = State::Runnable;
+                } else if rq.queue.is_empty() {
+                    // Nobody else wants this CPU: keep running.
+                    rq.slice_start = now;
+                    return;
+                } else {
+                    *state = State::Runnable;
+                    if let Some(again) = current() {
+                        rq.queue.push_back(again);
+                    }
                 }
-                return;
-            } else {
-                *state = State::Runnable;
-                rq.queue.push_back(cur.clone());
             }
+            cur.holds_cpu.store(false, Ordering::Relaxed);
         }
-        cur.holds_cpu.store(false, Ordering::Relaxed);
-    }
-    let mut next = rq.queue.pop_front();
-    if next.is_none() {
-        drop(rq);
-        next = steal(me);
-        rq = RQ[me].lock_irqs_off();
-    }
-    let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
-    cur.cpu_cycles
-        .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
-    rq.slice_start = now;
-    {
-        let mut state = next.state.lock_irqs_off();
-        *state = State::Running;
-        next.holds_cpu.store(true, Ordering::Relaxed);
-    }
-    if Arc::ptr_eq(&next, &cur) {
-        drop(rq);
-        drop(next);
-        drop(cur);
-        if were_enabled {
-            x86_64::instructions::interrupts::enable();
+        let mut next = rq.queue.pop_front();
+        if next.is_none() {
+            drop(rq);
+            next = steal(me);
+            rq = RQ[me].lock_irqs_off();
         }
-        return;
-    }
-    drop(cur);
-    switch_from(rq, next);
+        let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
+        cur.cpu_cycles
+            .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
+        rq.slice_start = now;
+        {
+            let mut state = next.state.lock_irqs_off();
+            *state = State::Running;
+            next.holds_cpu.store(true, Ordering::Relaxed);
+        }
+        if core::ptr::eq(Arc::as_ptr(&next), cur) {
+            return;
+        }
+        switch_from(rq, next);
+    });
     if were_enabled {
         x86_64::instructions::interrupts::enable();
     }

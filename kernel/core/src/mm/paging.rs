@@ -81,6 +81,7 @@ fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, Ma
 /// Maps the 4 KiB page at `va` to frame `pa` with `flags` (PRESENT implied).
 /// The caller flushes TLBs if it replaced a mapping another CPU may cache;
 /// a new mapping needs no flush.
+#[inline]
 pub fn map(root: u64, va: u64, pa: u64, flags: u64) -> Result<(), MapError> {
     let entry = walk(root, va, true)?.ok_or(MapError::OutOfMemory)?;
     if *entry & PRESENT != 0 {

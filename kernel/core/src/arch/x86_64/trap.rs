@@ -190,16 +190,17 @@ fn fixup_for(rip: u64) -> Option<u64> {
 
 #[unsafe(no_mangle)]
 extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
+    let hooks = crate::hooks::get();
     let v = frame.vector as u8;
     match v {
         0..=31 => exception(frame),
         vector::TIMER => {
             crate::cpu::this_cpu().ticks.fetch_add(1, Ordering::Relaxed);
             apic::eoi();
-            (crate::hooks::get().tick)();
+            (hooks.tick)();
         }
         vector::RESCHEDULE => {
-            (crate::hooks::get().reschedule)();
+            (hooks.reschedule)();
             apic::eoi();
         }
         vector::SERIAL => {
@@ -222,7 +223,7 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
         }
     }
     if frame.is_from_user() {
-        (crate::hooks::get().return_to_user)(frame);
+        (hooks.return_to_user)(frame);
     }
 }
 
