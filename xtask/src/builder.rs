@@ -9,6 +9,9 @@ use std::process::Command;
 
 pub const BUILD_DIR: &str = "build";
 pub const KERNEL_ELF: &str = "build/tessera.elf";
+/// The same kernel with the in-kernel tests built in (feature `ktest`):
+/// what `make test` boots. The image users boot carries none of them.
+pub const TEST_KERNEL_ELF: &str = "build/tessera-test.elf";
 pub const KERNEL_TARGET: &str = "x86_64-unknown-none";
 /// The initial archive (cpio newc) QEMU loads beside the kernel.
 pub const INITRD: &str = "build/initrd.cpio";
@@ -16,6 +19,11 @@ pub const INITRD: &str = "build/initrd.cpio";
 /// The QEMU arguments that load Tessera: kernel and initial archive.
 pub fn boot_args() -> [&'static str; 4] {
     ["-kernel", KERNEL_ELF, "-initrd", INITRD]
+}
+
+/// The QEMU arguments that load the test kernel and the initial archive.
+pub fn test_boot_args() -> [&'static str; 4] {
+    ["-kernel", TEST_KERNEL_ELF, "-initrd", INITRD]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,15 +78,24 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target"))
 }
 
+/// The kernel users boot, then the test kernel (`--features ktest`): cargo
+/// keeps one binary per feature set under the same name, so each is
+/// installed before the next build replaces it.
 fn kernel(profile: Profile) -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args(["build", "-p", "tessera-kernel", "--target", KERNEL_TARGET]);
-    if profile == Profile::Release {
-        cmd.arg("--release");
+    for (features, out) in [(None, KERNEL_ELF), (Some("ktest"), TEST_KERNEL_ELF)] {
+        let mut cmd = cargo();
+        cmd.args(["build", "-p", "tessera-kernel", "--target", KERNEL_TARGET]);
+        if let Some(f) = features {
+            cmd.args(["--features", f]);
+        }
+        if profile == Profile::Release {
+            cmd.arg("--release");
+        }
+        run_status(&mut cmd)?;
+        let elf = target_dir().join(KERNEL_TARGET).join(profile.dir()).join("tessera");
+        install(&elf, Path::new(out))?;
     }
-    run_status(&mut cmd)?;
-    let elf = target_dir().join(KERNEL_TARGET).join(profile.dir()).join("tessera");
-    install(&elf, Path::new(KERNEL_ELF))
+    Ok(())
 }
 
 /// Native programs (user/programs), packed into the initial archive as

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use crate::builder::{self, KERNEL_ELF, Profile};
+use crate::builder::{self, Profile, TEST_KERNEL_ELF};
 use crate::machine::Machine;
 use crate::proc::{self, Output, Stream};
 use crate::protocol::{self, EXIT_SUCCESS, Ending, KTest};
@@ -213,10 +213,10 @@ fn build_tier(no_build: bool) -> Tier {
     heading("kernel build");
     let mut tier = Tier::new("kernel build");
     if no_build {
-        if Path::new(KERNEL_ELF).is_file() {
-            tier.note = format!("skipped (--no-build), using {KERNEL_ELF}");
+        if Path::new(TEST_KERNEL_ELF).is_file() {
+            tier.note = format!("skipped (--no-build), using {TEST_KERNEL_ELF}");
         } else {
-            tier.fail(format!("--no-build, but there is no {KERNEL_ELF}"));
+            tier.fail(format!("--no-build, but there is no {TEST_KERNEL_ELF}"));
         }
     } else {
         match builder::build(Profile::Release) {
@@ -355,7 +355,7 @@ fn log_path(name: &str, smp: u32) -> PathBuf {
 fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::Result<Output> {
     let mut file = File::create(log)?;
     let mut cmd = machine.command();
-    cmd.args(builder::boot_args()).args(["-append", cmdline]);
+    cmd.args(builder::test_boot_args()).args(["-append", cmdline]);
     writeln!(file, "# xtask: {}", shell_words(&cmd))?;
     let out = proc::run_captured(&mut cmd, timeout, false, |stream, line| {
         let _ = match stream {
@@ -465,7 +465,7 @@ fn symbolize(out: &mut impl Write, frames: &[(u32, u64)]) {
         // possibly into the next source line or the next inlined function.
         let lookup = if index > 0 { addr.saturating_sub(1) } else { addr };
         let output = Command::new("addr2line")
-            .args(["-f", "-C", "-i", "-e", KERNEL_ELF, &format!("{lookup:#x}")])
+            .args(["-f", "-C", "-i", "-e", TEST_KERNEL_ELF, &format!("{lookup:#x}")])
             .output();
         let text = match output {
             Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -4,6 +4,7 @@
 mod boottime;
 mod builder;
 mod ktest;
+mod layers;
 mod machine;
 mod proc;
 mod protocol;
@@ -25,6 +26,8 @@ commands:
   test                   the whole test suite; ends with `N passed, N failed`
   boottime               measure boot time, print a Markdown table
   qemu-args              print the machine's QEMU arguments, one per line
+  layers                 the kernel's crate graph; fails on an upward edge or unsafe
+                         code outside the core crate
 
 machine options (run, debug, test, boottime, qemu-args):
   --mode tcg|icount|kvm  accelerator (env ACCEL; default tcg)
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
         Some("test") => ktest::run(args),
         Some("boottime") => boottime::run(args),
         Some("qemu-args") => qemu_args(args),
+        Some("layers") => args.finish().and_then(|_| layers::run()),
         None | Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(ExitCode::SUCCESS)
