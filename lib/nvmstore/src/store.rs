@@ -101,6 +101,9 @@ impl<R: Region> Store<R> {
     /// Opens the store on `region` as the last committed change left it.
     /// Checks everything it reads; writes nothing.
     pub fn mount(region: R) -> Result<Store<R>, Error> {
+        if region.size() < SUPER_SIZE as u64 {
+            return Err(Error::NotFormatted);
+        }
         let mut sb = [0u8; SUPER_SIZE];
         region.read(0, &mut sb)?;
         let geo = Geometry::decode_super(&sb).map_err(|e| match e {
