@@ -349,7 +349,7 @@ fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::
     let image = log.with_extension("nvm.img");
     let _ = fs::remove_file(&image);
     let machine = machine.with_nvm_image(&image);
-    machine.prepare().map_err(io::Error::other)?;
+    machine.prepare_quietly().map_err(io::Error::other)?;
     let out = boot_with(&machine, cmdline, timeout, &mut file);
     let _ = fs::remove_file(&image);
     out

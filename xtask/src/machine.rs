@@ -119,7 +119,21 @@ impl Machine {
 
     /// Makes what the machine's devices need on the host (the NVM image).
     pub fn prepare(&self) -> Result<(), String> {
-        self.nvm.as_ref().map_or(Ok(()), Nvm::prepare)
+        if let Some(nvm) = &self.nvm
+            && nvm.prepare()?
+        {
+            eprintln!(
+                "xtask: made {}, an empty NVM store of {} MiB",
+                nvm.path.display(),
+                nvm.size >> 20
+            );
+        }
+        Ok(())
+    }
+
+    /// Like `prepare`, without a word (test boots make theirs every time).
+    pub fn prepare_quietly(&self) -> Result<(), String> {
+        self.nvm.as_ref().map_or(Ok(()), |n| n.prepare().map(|_| ()))
     }
 
     /// The QEMU arguments, one argv element per item, without the binary and

@@ -75,7 +75,8 @@ impl Nvm {
     /// Makes the image if it is missing (or was left empty), formatted as an
     /// empty store; an image that holds a store is kept as it is. One of the
     /// wrong size, or with a damaged store, is refused rather than erased.
-    pub fn prepare(&self) -> Result<(), String> {
+    /// True if it made the store.
+    pub fn prepare(&self) -> Result<bool, String> {
         let shown = self.path.display();
         if let Some(dir) = self.path.parent() {
             fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -101,12 +102,11 @@ impl Nvm {
         let clone = file.try_clone().map_err(|e| format!("{shown}: {e}"))?;
         let region = FileRegion::new(clone).map_err(|e| format!("{shown}: {e}"))?;
         match Store::mount(region) {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(false),
             Err(Error::NotFormatted) => {
                 let region = FileRegion::new(file).map_err(|e| format!("{shown}: {e}"))?;
                 Store::format(region, FormatOptions::default()).map_err(|e| format!("{shown}: {e}"))?;
-                eprintln!("xtask: made {shown}, an empty NVM store of {} MiB", self.size >> 20);
-                Ok(())
+                Ok(true)
             }
             Err(e) => Err(format!(
                 "{shown}: {e}; see `off2f nvm-list`, or erase it with `off2f nvm-format --force`"
