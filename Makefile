@@ -11,7 +11,11 @@ QEMU ?=
 MACHINE ?=
 GDBPORT ?=
 MODE ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE
+# The pseudo-NVM: NVM=path of its image (default build/nvm.img; off: none),
+# NVM_SIZE=256M (a power of two; default: the image's own size).
+NVM ?=
+NVM_SIZE ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -43,7 +47,7 @@ help: ## list the targets
 	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
-	@echo "          QEMU=path MACHINE=pc (all)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh

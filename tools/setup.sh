@@ -26,6 +26,9 @@ pkgs=()
 have qemu-system-x86_64 || pkgs+=(qemu-system-x86)
 have addr2line || pkgs+=(binutils)          # symbolizes kernel backtraces
 have musl-gcc || pkgs+=(musl-tools)         # static C programs for the guest
+# Debian's static busybox: the guest userland, and a real program the OFF2F
+# converter's tests convert.
+[ -x /bin/busybox ] || pkgs+=(busybox-static)
 # rustc links host programs (xtask, unit tests) through cc.
 have cc || pkgs+=(gcc libc6-dev)
 # Tools only some targets need, named as arguments (`setup.sh gdb`).

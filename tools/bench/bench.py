@@ -87,7 +87,9 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     desc = qemu.describe(base_args)
     record = {
         **desc,
-        "qemu_command": qemu.command_line([rel(a) if a.startswith(str(ROOT)) else a for a in argv]),
+        # Paths inside the repository, alone or inside an option (the NVM
+        # image's mem-path=), are given relative to it.
+        "qemu_command": qemu.command_line([a.replace(str(ROOT) + os.sep, "") for a in argv]),
         **({"vcpu_pins": ", ".join(f"CPU {c} → host core {h}" for c, h in pins.items())} if pins else {}),
         "runs": runs,
         "host_wall_s": walls,

@@ -34,8 +34,14 @@ _ACCEL = {
 }
 
 
+# The pseudo-NVM device (xtask's default image; QEMU makes the file if it is
+# missing, unformatted, which neither system minds).
+_NVM = ["-object", f"memory-backend-file,id=nvm,mem-path={ROOT}/build/nvm.img,size=268435456,share=on",
+        "-device", "ivshmem-plain,memdev=nvm"]
+
+
 def fallback_args(mode, smp, mem):
-    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode]]
+    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode], *_NVM]
 
 
 def machine_args(mode, smp, mem):
@@ -75,6 +81,7 @@ def describe(args):
         "accel": value("-accel", default="tcg") if "-enable-kvm" not in args else "kvm",
         "icount": icount or "off",
         "rtc": value("-rtc", default="host clock"),
+        "nvm": "ivshmem-plain, file-backed" if "ivshmem-plain,memdev=nvm" in args else "none",
     }
 
 

@@ -23,6 +23,7 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
     let runs: usize = args.number("--runs")?.unwrap_or(5).max(1);
     let no_build = args.flag("--no-build");
     let machine = Machine::configure(&mut args)?;
+    machine.prepare()?;
     args.finish()?;
     if !no_build {
         builder::build(Profile::Release)?;

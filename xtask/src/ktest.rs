@@ -352,8 +352,20 @@ fn log_path(name: &str, smp: u32) -> PathBuf {
 
 /// Boots the kernel once, keeping the whole serial output in `log` (written
 /// as it arrives, so the log of a hung boot can be read while it hangs).
+/// Each boot gets an NVM image of its own, fresh, so that boots side by side
+/// never share one.
 fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::Result<Output> {
     let mut file = File::create(log)?;
+    let image = log.with_extension("nvm.img");
+    let _ = fs::remove_file(&image);
+    let machine = machine.with_nvm_image(&image);
+    machine.prepare_quietly().map_err(io::Error::other)?;
+    let out = boot_with(&machine, cmdline, timeout, &mut file);
+    let _ = fs::remove_file(&image);
+    out
+}
+
+fn boot_with(machine: &Machine, cmdline: &str, timeout: Duration, file: &mut File) -> io::Result<Output> {
     let mut cmd = machine.command();
     cmd.args(builder::test_boot_args()).args(["-append", cmdline]);
     writeln!(file, "# xtask: {}", shell_words(&cmd))?;

@@ -7,6 +7,7 @@
 use std::process::Command;
 
 use crate::Args;
+use crate::nvm::Nvm;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -56,6 +57,8 @@ pub struct Machine {
     pub smp: u32,
     pub mem: String,
     pub serial: Serial,
+    /// The pseudo-NVM device, unless turned off (NVM=off).
+    pub nvm: Option<Nvm>,
 }
 
 pub const DEFAULT_QEMU: &str = "qemu-system-x86_64";
@@ -63,7 +66,8 @@ pub const DEFAULT_MEM: &str = "512M";
 
 impl Machine {
     /// Reads `--mode`, `--smp` and `--mem` from `args`, falling back to the
-    /// environment (ACCEL, SMP, MEM, QEMU, MACHINE) that the Makefile exports.
+    /// environment (ACCEL, SMP, MEM, QEMU, MACHINE, NVM, NVM_SIZE) that the
+    /// Makefile exports.
     pub fn configure(args: &mut Args) -> Result<Machine, String> {
         Self::from_sources(args, crate::env_var)
     }
@@ -96,11 +100,40 @@ impl Machine {
             smp,
             mem: mem.trim().to_string(),
             serial: Serial::Stdio,
+            nvm: Nvm::configure(env("NVM"), env("NVM_SIZE"))?,
         })
     }
 
     pub fn with_smp(&self, smp: u32) -> Machine {
         Machine { smp, ..self.clone() }
+    }
+
+    /// The same machine with its NVM backed by `image` (made fresh if it is
+    /// missing), so that boots running side by side do not share one.
+    pub fn with_nvm_image(&self, image: &std::path::Path) -> Machine {
+        Machine {
+            nvm: self.nvm.as_ref().map(|n| n.at(image)),
+            ..self.clone()
+        }
+    }
+
+    /// Makes what the machine's devices need on the host (the NVM image).
+    pub fn prepare(&self) -> Result<(), String> {
+        if let Some(nvm) = &self.nvm
+            && nvm.prepare()?
+        {
+            eprintln!(
+                "xtask: made {}, an empty NVM store of {} MiB",
+                nvm.path.display(),
+                nvm.size >> 20
+            );
+        }
+        Ok(())
+    }
+
+    /// Like `prepare`, without a word (test boots make theirs every time).
+    pub fn prepare_quietly(&self) -> Result<(), String> {
+        self.nvm.as_ref().map_or(Ok(()), |n| n.prepare().map(|_| ()))
     }
 
     /// The QEMU arguments, one argv element per item, without the binary and
@@ -145,6 +178,11 @@ impl Machine {
             // harmless elsewhere.
             Mode::Kvm => push(&["-accel", "kvm", "-cpu", "host,-arch-capabilities"]),
         }
+        // The pseudo non-volatile memory: a file-backed PCI BAR that keeps
+        // its content across boots (1af4:1110, BAR2).
+        if let Some(nvm) = &self.nvm {
+            args.extend(nvm.args());
+        }
         args
     }
 
@@ -155,8 +193,12 @@ impl Machine {
     }
 
     pub fn describe(&self) -> String {
+        let nvm = match &self.nvm {
+            Some(n) => format!(", {} MiB NVM", n.size >> 20),
+            None => String::new(),
+        };
         format!(
-            "machine {}, {}, {} CPU(s), {} memory",
+            "machine {}, {}, {} CPU(s), {} memory{nvm}",
             self.machine,
             self.mode.name(),
             self.smp,
@@ -180,7 +222,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let m = configure(&[], &[]).unwrap();
+        let m = configure(&[], &[("NVM", "off")]).unwrap();
         assert_eq!(
             m.args().join(" "),
             "-machine pc -nodefaults -no-user-config -display none -serial stdio \
@@ -191,7 +233,13 @@ mod tests {
 
     #[test]
     fn flags_beat_environment() {
-        let env = [("ACCEL", "kvm"), ("SMP", "2"), ("MEM", "1G"), ("QEMU", "/q")];
+        let env = [
+            ("ACCEL", "kvm"),
+            ("SMP", "2"),
+            ("MEM", "1G"),
+            ("QEMU", "/q"),
+            ("NVM", "off"),
+        ];
         let m = configure(&["--mode", "icount", "--smp=4"], &env).unwrap();
         assert_eq!(
             (m.mode, m.smp, m.mem.as_str(), m.qemu.as_str()),
@@ -204,10 +252,28 @@ mod tests {
     }
 
     #[test]
+    fn nvm_device() {
+        let m = configure(&[], &[("NVM", "/images/nvm.img"), ("NVM_SIZE", "64M")]).unwrap();
+        assert!(
+            m.args().join(" ").ends_with(
+                "-accel tcg -object memory-backend-file,id=nvm,mem-path=/images/nvm.img,size=67108864,share=on \
+                 -device ivshmem-plain,memdev=nvm"
+            ),
+            "{:?}",
+            m.args()
+        );
+        let default = configure(&[], &[]).unwrap().nvm.unwrap();
+        assert!(default.path.is_absolute() && default.path.ends_with("build/nvm.img"));
+        let own = m.with_nvm_image(std::path::Path::new("/t/x.img")).nvm.unwrap();
+        assert_eq!((own.path.to_str(), own.size), (Some("/t/x.img"), 64 << 20));
+    }
+
+    #[test]
     fn bad_settings_are_refused() {
         assert!(configure(&["--mode", "hvf"], &[]).is_err());
         assert!(configure(&[], &[("SMP", "0")]).is_err());
         assert!(configure(&[], &[("MEM", "lots")]).is_err());
+        assert!(configure(&[], &[("NVM_SIZE", "100M")]).is_err());
         assert!(configure(&["--bogus"], &[]).is_err());
     }
 }

@@ -6,6 +6,7 @@ mod builder;
 mod ktest;
 mod layers;
 mod machine;
+mod nvm;
 mod proc;
 mod protocol;
 
@@ -35,6 +36,8 @@ machine options (run, debug, test, boottime, qemu-args):
   --mem SIZE             memory (env MEM; default 512M)
   env QEMU               QEMU binary (default qemu-system-x86_64)
   env MACHINE            QEMU machine type (default pc)
+  env NVM                the pseudo-NVM image (default build/nvm.img; off: none)
+  env NVM_SIZE           its size, a power of two (default: the image's, or 256M)
 
 run/debug: env CMDLINE is the kernel command line; env GDBPORT (default 1234).
 
@@ -149,6 +152,8 @@ fn build(mut args: Args) -> Result<ExitCode, String> {
 fn qemu_args(mut args: Args) -> Result<ExitCode, String> {
     let machine = Machine::configure(&mut args)?;
     args.finish()?;
+    // Whoever boots with these arguments needs the image to be there.
+    machine.prepare()?;
     for arg in machine.args() {
         println!("{arg}");
     }
@@ -165,6 +170,7 @@ fn run(mut args: Args, debug: bool) -> Result<ExitCode, String> {
     args.finish()?;
     machine.serial = Serial::Monitor;
     builder::build(Profile::Release)?;
+    machine.prepare()?;
     let mut cmd = machine.command();
     cmd.args(builder::boot_args());
     cmd.args(["-append", &env_var("CMDLINE").unwrap_or_default()]);
