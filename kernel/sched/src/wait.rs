@@ -12,6 +12,12 @@ pub struct WaitQueue {
     waiters: IrqMutex<Vec<Arc<Computation>>>,
 }
 
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl WaitQueue {
     pub const fn new() -> Self {
         WaitQueue {

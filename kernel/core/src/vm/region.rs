@@ -22,6 +22,10 @@ pub enum Backing {
     Image { bytes: &'static [u8], offset: usize },
 }
 
+/// Two regions of different sizes cannot exchange their frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeMismatch;
+
 pub struct Region {
     pub kind: Kind,
     pub backing: Backing,
@@ -216,9 +220,9 @@ impl Region {
     /// Exchanges the physical pages of two regions of equal size (Tender's
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
-    pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), ()> {
+    pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), SizeMismatch> {
         if self.frames.len() != other.frames.len() || self.shared.is_some() || other.shared.is_some() {
-            return Err(());
+            return Err(SizeMismatch);
         }
         core::mem::swap(&mut self.frames, &mut other.frames);
         Ok(())

@@ -31,6 +31,12 @@ pub struct CpuTables {
     pub tss: TaskStateSegment,
 }
 
+impl Default for CpuTables {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl CpuTables {
     pub fn new() -> Self {
         CpuTables {

@@ -75,6 +75,10 @@ pub fn qemu_exit(success: bool) -> ! {
     halt_forever()
 }
 
+/// A fault-catching access met a page fault (or a non-canonical address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Faulted;
+
 /// Copies `len` bytes and reports a page fault on either side as an error
 /// instead of a kernel crash: the primitive under every access to memory
 /// the kernel does not trust (user pointers, frame pointers while printing
@@ -87,7 +91,7 @@ pub fn qemu_exit(success: bool) -> ! {
 /// `dst..dst+len` must not overlap live kernel data the caller does not own;
 /// faults are caught, but a successful write is a real write.
 #[inline(always)]
-pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ()> {
+pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), Faulted> {
     let failed: u32;
     // SAFETY: two string moves between the caller's ranges (the direction
     // flag is clear in the kernel: entry paths clear it); a fault in either
@@ -114,7 +118,7 @@ pub unsafe fn fallible_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<
             options(nostack),
         );
     }
-    if failed == 0 { Ok(()) } else { Err(()) }
+    if failed == 0 { Ok(()) } else { Err(Faulted) }
 }
 
 /// Plain stores of words at `$dst + offset`, any of which may fault: each
@@ -153,12 +157,12 @@ macro_rules! fallible_stores {
 /// As for `fallible_copy`: `dst..dst+48` must not be kernel data the caller
 /// does not own.
 #[inline(always)]
-pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
+pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), Faulted> {
     let [w0, w1, w2, w3, w4, w5] = w;
     // SAFETY: six plain stores; a fault on any of them resumes at the
     // fixup through the exception table, which reports the failure.
     let failed = unsafe { fallible_stores!(dst; w0 at 0, w1 at 8, w2 at 16, w3 at 24, w4 at 32, w5 at 40) };
-    if failed == 0 { Ok(()) } else { Err(()) }
+    if failed == 0 { Ok(()) } else { Err(Faulted) }
 }
 
 /// Stores one word at `dst` and reports a page fault as an error, like
@@ -168,11 +172,11 @@ pub unsafe fn fallible_store6(dst: u64, w: [u64; 6]) -> Result<(), ()> {
 /// As for `fallible_copy`: `dst..dst+8` must not be kernel data the caller
 /// does not own.
 #[inline(always)]
-pub unsafe fn fallible_store(dst: u64, w: u64) -> Result<(), ()> {
+pub unsafe fn fallible_store(dst: u64, w: u64) -> Result<(), Faulted> {
     // SAFETY: one plain store; a fault resumes at the fixup through the
     // exception table, which reports the failure.
     let failed = unsafe { fallible_stores!(dst; w at 0) };
-    if failed == 0 { Ok(()) } else { Err(()) }
+    if failed == 0 { Ok(()) } else { Err(Faulted) }
 }
 
 /// Reads a u64 from an address that may be unmapped.

@@ -114,6 +114,12 @@ pub struct CallSlot {
     sender: spin::Mutex<()>,
 }
 
+impl Default for CallSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl CallSlot {
     pub fn new() -> Self {
         CallSlot {
