@@ -173,6 +173,77 @@ impl Region {
         })
     }
 
+    /// The kernel's view of a word of the region at byte `offset` (8-byte
+    /// aligned, in a present page): memory the kernel shares with a process
+    /// that maps the region (AnT's rings), which either side may change at
+    /// any time, hence atomic. None if the offset is out of range,
+    /// misaligned, or its page is not present.
+    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+        let page = PAGE_SIZE as usize;
+        if !offset.is_multiple_of(8) || offset >= self.frames.len() * page {
+            return None;
+        }
+        let frame = self.frames[offset / page];
+        if frame == 0 {
+            return None;
+        }
+        let at = phys_to_virt(frame) + (offset % page) as u64;
+        // SAFETY: the word lies in a frame of this region, which holds it
+        // (alone or with the regions sharing it) for as long as `self` is
+        // borrowed; it is aligned, and every access to it is atomic.
+        Some(unsafe { &*(at as *const core::sync::atomic::AtomicU64) })
+    }
+
+    /// A value of plain data made of whole words, read word by word from
+    /// the region at `offset` (as `word`): each word as it was at one
+    /// moment, the whole not necessarily (the other side may be writing).
+    pub fn read_words<T: crate::uaccess::Pod>(&self, offset: usize) -> Option<T> {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) {
+            return None;
+        }
+        let mut value = T::default();
+        for i in 0..n / 8 {
+            let w = self
+                .word(offset.checked_add(i * 8)?)?
+                .load(core::sync::atomic::Ordering::Relaxed);
+            // SAFETY: T is Pod and `i * 8 + 8 <= n`: any bytes make a valid
+            // T, and the write stays inside `value` (unaligned: T may be
+            // less aligned than u64).
+            unsafe {
+                (&mut value as *mut T as *mut u8)
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .write_unaligned(w)
+            };
+        }
+        Some(value)
+    }
+
+    /// Writes `value` (plain data made of whole words) into the region at
+    /// `offset`, word by word, as `read_words` reads. False (nothing
+    /// written) if it does not fit in present pages.
+    pub fn write_words<T: crate::uaccess::Pod>(&self, offset: usize, value: &T) -> bool {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) || (0..n / 8).any(|i| offset.checked_add(i * 8).and_then(|o| self.word(o)).is_none()) {
+            return false;
+        }
+        for i in 0..n / 8 {
+            // SAFETY: T is Pod (no padding, every byte initialised) and
+            // `i * 8 + 8 <= n`.
+            let w = unsafe {
+                (value as *const T as *const u8)
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .read_unaligned()
+            };
+            if let Some(word) = self.word(offset + i * 8) {
+                word.store(w, core::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        true
+    }
+
     /// Calls `f(page, offset in page, offset in the caller's buffer, bytes)`
     /// for each piece of `offset..offset + len`, after checking every page.
     fn copy_at(&self, offset: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize, usize)) -> bool {
