@@ -148,3 +148,24 @@ pub fn serial_input_interrupt() -> TestResult {
     ensure!(&got == b"hi", "read {got:?}");
     Ok(())
 }
+
+pub fn pci_finds_the_machines_devices() -> TestResult {
+    use crate::arch::x86_64::pci;
+    let fs = pci::functions();
+    // The `pc` machine's host bridge (i440FX), and the pseudo-NVM every
+    // boot gets (ivshmem-plain, its memory in BAR2).
+    ensure!(
+        fs.iter().any(|f| (f.vendor, f.device) == (0x8086, 0x1237)),
+        "no host bridge among {} functions",
+        fs.len()
+    );
+    let Some(nvm) = fs.iter().find(|f| (f.vendor, f.device) == (0x1af4, 0x1110)) else {
+        return Err(alloc::format!("no ivshmem device among {} functions", fs.len()));
+    };
+    ensure!(
+        matches!(nvm.bars[2], platform::pci::Bar::Memory { size, wide: true, .. } if size.is_power_of_two() && size >= 1 << 20),
+        "ivshmem BAR2 is {:?}",
+        nvm.bars[2]
+    );
+    Ok(())
+}
