@@ -36,6 +36,10 @@ pub struct Region {
     /// Set when the frames are shared with other regions (container SHARE
     /// mode): the last region to go frees them.
     shared: Option<Arc<SharedFrames>>,
+    /// Set for a device's registers (a PCI BAR): the frames are the
+    /// device's, not RAM the region owns; they are mapped uncached and
+    /// never freed, filled, exchanged or copied.
+    device: bool,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -67,7 +71,23 @@ impl Region {
             executable,
             frames,
             shared: None,
+            device: false,
         })
+    }
+
+    /// A region over a device's registers: `pages` pages of physical
+    /// addresses from `base` (page-aligned), present from the start.
+    pub fn device(base: u64, pages: usize, writable: bool) -> Result<Region, OutOfMemory> {
+        let mut r = Region::new(Kind::Data, 0, Backing::Zero, writable, false)?;
+        r.frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.device = true;
+        Ok(r)
+    }
+
+    /// Whether the region is a device's registers (mapped uncached).
+    pub fn is_device(&self) -> bool {
+        self.device
     }
 
     pub fn pages(&self) -> usize {
@@ -114,6 +134,9 @@ impl Region {
     /// Refills every present page from the backing, so that nothing of a
     /// previous user survives a reuse.
     pub fn reset(&mut self) {
+        if self.device {
+            return;
+        }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
             if pa != 0 {
@@ -180,7 +203,7 @@ impl Region {
     /// misaligned, or its page is not present.
     pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
         let page = PAGE_SIZE as usize;
-        if !offset.is_multiple_of(8) || offset >= self.frames.len() * page {
+        if self.device || !offset.is_multiple_of(8) || offset >= self.frames.len() * page {
             return None;
         }
         let frame = self.frames[offset / page];
@@ -248,7 +271,7 @@ impl Region {
     /// for each piece of `offset..offset + len`, after checking every page.
     fn copy_at(&self, offset: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize, usize)) -> bool {
         let page = PAGE_SIZE as usize;
-        let Some(end) = offset.checked_add(len).filter(|&e| e <= self.frames.len() * page) else {
+        let Some(end) = offset.checked_add(len).filter(|&e| e <= self.frames.len() * page && !self.device) else {
             return false;
         };
         if len == 0 {
@@ -292,7 +315,12 @@ impl Region {
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
     pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), SizeMismatch> {
-        if self.frames.len() != other.frames.len() || self.shared.is_some() || other.shared.is_some() {
+        if self.frames.len() != other.frames.len()
+            || self.shared.is_some()
+            || other.shared.is_some()
+            || self.device
+            || other.device
+        {
             return Err(SizeMismatch);
         }
         core::mem::swap(&mut self.frames, &mut other.frames);
@@ -302,6 +330,9 @@ impl Region {
     /// A second region over the same frames (container SHARE mode). Both
     /// keep them alive; writes through one are seen through the other.
     pub fn share(&mut self) -> Result<Region, OutOfMemory> {
+        if self.device {
+            return Err(OutOfMemory);
+        }
         self.populate_all()?;
         let set = match &self.shared {
             Some(s) => s.clone(),
@@ -321,11 +352,15 @@ impl Region {
             executable: self.executable,
             frames,
             shared: Some(set),
+            device: false,
         })
     }
 
     /// A new region with a copy of this one's content (container COPY mode).
     pub fn duplicate(&self) -> Result<Region, OutOfMemory> {
+        if self.device {
+            return Err(OutOfMemory);
+        }
         let mut copy = Region::new(
             self.kind,
             self.frames.len(),
@@ -353,8 +388,9 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // Shared frames go with the last region that holds them.
-        if self.shared.take().is_some() {
+        // Shared frames go with the last region that holds them; a
+        // device's are not RAM.
+        if self.shared.take().is_some() || self.device {
             return;
         }
         for &f in self.frames.iter().filter(|&&f| f != 0) {
