@@ -85,7 +85,12 @@ pub enum Bar {
     #[default]
     None,
     /// Memory at `addr` of `size` bytes (a 64-bit BAR takes the next slot too).
-    Memory { addr: u64, size: u64, prefetchable: bool, wide: bool },
+    Memory {
+        addr: u64,
+        size: u64,
+        prefetchable: bool,
+        wide: bool,
+    },
     /// I/O ports from `port`.
     Io { port: u32, size: u32 },
 }
@@ -177,10 +182,7 @@ fn read_bars(cfg: &impl ConfigSpace, bdf: Bdf) -> [Bar; 6] {
         if low & 1 == 1 {
             let size = (!(low_mask & !3)).wrapping_add(1) & 0xffff;
             if low_mask & !3 != 0 && size != 0 {
-                bars[i] = Bar::Io {
-                    port: low & !3,
-                    size,
-                };
+                bars[i] = Bar::Io { port: low & !3, size };
             }
             i += 1;
             continue;
@@ -328,7 +330,9 @@ mod tests {
             // write-one-to-clear: writing zeros there leaves it.
             if off == reg::COMMAND {
                 let old = *self.regs.borrow().get(&(bdf, off)).unwrap_or(&0);
-                self.regs.borrow_mut().insert((bdf, off), (old & 0xffff_0000) | (v & 0xffff));
+                self.regs
+                    .borrow_mut()
+                    .insert((bdf, off), (old & 0xffff_0000) | (v & 0xffff));
                 return;
             }
             let v = match self.sizes.get(&(bdf, off)) {
@@ -396,7 +400,10 @@ mod tests {
         assert_eq!(f.capabilities()[1], (cap::MSIX, 0x50));
         assert_eq!(f.cap_count, MAX_CAPS);
         let m = f.msix.unwrap();
-        assert_eq!((m.entries, m.table_bar, m.table_offset, m.pba_offset), (4, 1, 0x1000, 0x1800));
+        assert_eq!(
+            (m.entries, m.table_bar, m.table_offset, m.pba_offset),
+            (4, 1, 0x1000, 0x1800)
+        );
     }
 
     #[test]

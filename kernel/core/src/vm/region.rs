@@ -271,7 +271,10 @@ impl Region {
     /// for each piece of `offset..offset + len`, after checking every page.
     fn copy_at(&self, offset: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize, usize)) -> bool {
         let page = PAGE_SIZE as usize;
-        let Some(end) = offset.checked_add(len).filter(|&e| e <= self.frames.len() * page && !self.device) else {
+        let Some(end) = offset
+            .checked_add(len)
+            .filter(|&e| e <= self.frames.len() * page && !self.device)
+        else {
             return false;
         };
         if len == 0 {
