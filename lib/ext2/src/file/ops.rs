@@ -408,8 +408,9 @@ impl<D: BlockDevice> FileManager<D> {
                         },
                     )?;
                 }
-                if dst_is_dir {
-                    // The replaced directory's `..` no longer counts.
+                if dst_is_dir && !moves_up {
+                    // The replaced directory's `..` no longer counts (a
+                    // directory moving in takes its place otherwise).
                     let links = self.inode(to_dir)?.links;
                     self.inodes.change(
                         to_dir.ino,

@@ -89,18 +89,20 @@ impl<D: BlockDevice> InodeManager<D> {
         }
     }
 
-    /// Points logical block `l` at `phys`, allocating the indirect blocks
-    /// on the way. `inode` is changed in memory; the caller writes it.
+    /// Makes sure the indirect blocks on the way to logical block `l`
+    /// exist, allocating the missing ones near `goal`. Returns where `l`'s
+    /// pointer lives (in an indirect block, or `None` for a direct block),
+    /// and how many logical blocks from `l` on share that indirect block.
+    /// `inode` is changed in memory; the caller writes it.
     ///
     /// New indirect blocks are written whole (zeros and the one pointer
     /// down) and a barrier is put behind them before the pointer to the
     /// topmost new one is written: a pointer on disk never leads to a block
     /// whose contents are left over from an earlier use.
-    pub(crate) fn set_block(&mut self, inode: &mut Inode, l: u64, phys: u64) -> Result<()> {
+    pub(crate) fn ensure_path(&mut self, inode: &mut Inode, l: u64, goal: u64) -> Result<(Option<(u64, usize)>, u64)> {
         let (depth, mut r) = self.level_of(l)?;
         if depth == 0 {
-            inode.block[l as usize] = phys as u32;
-            return Ok(());
+            return Ok((None, N_DIRECT as u64 - l));
         }
         let mut parent = Slot::Inode(N_DIRECT - 1 + depth);
         let mut ptr = inode.block[N_DIRECT - 1 + depth] as u64;
@@ -112,7 +114,7 @@ impl<D: BlockDevice> InodeManager<D> {
             let sub = self.span(d - 1);
             let i = (r / sub) as usize;
             if d == 1 {
-                return self.disk.write_u32(ptr, i, phys as u32);
+                return Ok((Some((ptr, i)), self.ptrs - i as u64));
             }
             parent = Slot::Block(ptr, i);
             ptr = self.disk.read_u32(ptr, i)? as u64;
@@ -125,7 +127,7 @@ impl<D: BlockDevice> InodeManager<D> {
         let sectors = inode.sectors.checked_add(added).ok_or(Errno::EFBIG)?;
         let mut new = Vec::with_capacity(d);
         for _ in 0..d {
-            let goal = new.last().map_or(phys, |&b: &u64| b + 1);
+            let goal = new.last().map_or(goal, |&b: &u64| b + 1);
             match self.alloc_blocks(goal, 1) {
                 Ok((b, _)) => new.push(b),
                 Err(e) => {
@@ -136,23 +138,34 @@ impl<D: BlockDevice> InodeManager<D> {
                 }
             }
         }
-        let mut rr = r;
+        let mut leaf_index = 0;
         for (k, &b) in new.iter().enumerate() {
             let level = d - k;
             let sub = self.span(level - 1);
-            let i = (rr / sub) as usize;
-            let down = if level == 1 { phys } else { new[k + 1] };
+            let i = (r / sub) as usize;
+            let down = if level == 1 { 0 } else { new[k + 1] as u32 };
             self.disk.fill(b, &mut |blk| {
                 blk.fill(0);
-                put_u32(blk, 4 * i, down as u32);
+                put_u32(blk, 4 * i, down);
             })?;
-            rr %= sub;
+            leaf_index = i;
+            r %= sub;
         }
         self.disk.barrier()?;
         inode.sectors = sectors;
         match parent {
             Slot::Inode(i) => inode.block[i] = new[0] as u32,
             Slot::Block(b, i) => self.disk.write_u32(b, i, new[0] as u32)?,
+        }
+        let leaf = *new.last().expect("at least one level was missing");
+        Ok((Some((leaf, leaf_index)), self.ptrs - leaf_index as u64))
+    }
+
+    /// Points logical block `l` at `phys` (see [`Self::ensure_path`]).
+    pub(crate) fn set_block(&mut self, inode: &mut Inode, l: u64, phys: u64) -> Result<()> {
+        match self.ensure_path(inode, l, phys)? {
+            (None, _) => inode.block[l as usize] = phys as u32,
+            (Some((block, i)), _) => self.disk.write_u32(block, i, phys as u32)?,
         }
         Ok(())
     }

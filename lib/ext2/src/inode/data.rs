@@ -195,9 +195,13 @@ impl<D: BlockDevice> InodeManager<D> {
             let (phys, run) = self.lookup_run(inode, l, (end - 1) / bs - l + 1)?;
             let blocks = match phys {
                 Some(first) => (first, run),
-                None => self
-                    .alloc_blocks(goal, run.min(u32::MAX as u64) as u32)
-                    .map(|(b, n)| (b, n as u64))?,
+                None => {
+                    // The indirect blocks first (they also need room), then
+                    // a run of data blocks as far as their pointers go.
+                    let (_, room) = self.ensure_path(inode, l, goal)?;
+                    let want = run.min(room).min(u32::MAX as u64) as u32;
+                    self.alloc_blocks(goal, want).map(|(b, n)| (b, n as u64))?
+                }
             };
             for k in 0..blocks.1 {
                 let at = off + *done;
@@ -364,21 +368,24 @@ impl<D: BlockDevice> InodeManager<D> {
         let per_block = self.sb.block_size / 512;
         inode.sectors.checked_add(4 * per_block).ok_or(Errno::EFBIG)?;
         let goal = self.goal_before(&inode, l)?;
-        let (block, _) = self.alloc_blocks(goal, 1)?;
-        let linked = self.disk.fill(block, f).and_then(|()| {
-            self.disk.barrier()?;
-            // set_block counts the indirect blocks it adds.
-            self.set_block(&mut inode, l, block)?;
-            inode.sectors += per_block;
-            Ok(())
+        let linked = self.ensure_path(&mut inode, l, goal).and_then(|_| {
+            let (block, _) = self.alloc_blocks(goal, 1)?;
+            let filled = self.disk.fill(block, f).and_then(|()| {
+                self.disk.barrier()?;
+                self.set_block(&mut inode, l, block)
+            });
+            if filled.is_err() {
+                self.free_blocks_now(block, 1)?;
+            }
+            filled
         });
-        if let Err(e) = linked {
-            self.free_blocks_now(block, 1)?;
-            return Err(e);
+        if linked.is_ok() {
+            inode.sectors += per_block;
+            inode.size += bs;
         }
-        inode.size += bs;
+        // A new indirect block may be linked even if the rest failed.
         self.put(ino, &inode)?;
-        Ok(l)
+        linked.map(|()| l)
     }
 
     /// Stores a fast symlink's target in the inode itself.

@@ -212,6 +212,11 @@ impl<D: BlockDevice> InodeManager<D> {
         self.sb.block_size
     }
 
+    /// The device, for a caller that moves mapped data itself.
+    pub fn device(&mut self) -> &mut D {
+        &mut self.disk.dev
+    }
+
     pub fn read_only(&self) -> bool {
         self.read_only
     }
