@@ -563,7 +563,12 @@ fn big_directories_stay_clean() {
         let mut fs = mount(image);
         let root = fs.root().unwrap();
         let d = fs.mkdir(root, b"many", 0o755, ROOT).unwrap();
-        let name = |i: usize| format!("file-{i:05}{}", if i % 3 == 0 { "-longer-name-here" } else { "" });
+        let name = |i: usize| {
+            format!(
+                "file-{i:05}{}",
+                if i.is_multiple_of(3) { "-longer-name-here" } else { "" }
+            )
+        };
         for i in 0..BIG_DIR {
             fs.create(d, name(i).as_bytes(), 0o644, ROOT).unwrap();
         }
