@@ -20,7 +20,7 @@ impl Timestamp {
     }
 
     /// The `*_extra` field of a large inode: two bits that extend the signed
-    /// 32-bit seconds beyond 2038, and the nanoseconds.
+    /// 32-bit seconds beyond 2038 (up to 2446), and the nanoseconds.
     pub(crate) fn extra(self) -> u32 {
         let epoch = ((self.secs - (self.secs as i32) as i64) >> 32) as u32 & 3;
         epoch | (self.nanos.min(999_999_999) << 2)
@@ -35,5 +35,28 @@ impl Timestamp {
     pub(crate) fn from_parts(lo: u32, extra: u32) -> Timestamp {
         let secs = lo as i32 as i64 + (((extra & 3) as i64) << 32);
         Timestamp::new(secs, (extra >> 2).min(999_999_999))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timestamp;
+
+    #[test]
+    fn extra_bits_carry_the_seconds_past_2038() {
+        for secs in [
+            0i64,
+            1,
+            -1,
+            i32::MAX as i64,
+            i32::MAX as i64 + 1,
+            5_000_000_000,
+            15_000_000_000,
+            -(1 << 31),
+        ] {
+            let t = Timestamp::new(secs, 123_456_789);
+            assert_eq!(Timestamp::from_parts(t.lo(), t.extra()), t, "{secs}");
+        }
+        assert_eq!(Timestamp::from_lo(Timestamp::new(-5, 0).lo()), Timestamp::new(-5, 0));
     }
 }

@@ -92,3 +92,49 @@ pub fn set_inode(block: &mut [u8], off: usize, inode: u32, file_type: u8) {
     put_u32(block, off, inode);
     block[off + 7] = file_type;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(entries: &[(u32, usize, u8, &[u8])], len: usize) -> alloc::vec::Vec<u8> {
+        let mut b = alloc::vec![0; len];
+        let mut off = 0;
+        for &(ino, rec_len, t, name) in entries {
+            encode(&mut b, off, ino, rec_len, t, name);
+            off += rec_len;
+        }
+        b
+    }
+
+    #[test]
+    fn entries_decode_and_bad_lengths_are_refused() {
+        let b = block(&[(2, 12, 2, b"."), (2, 1012, 2, b"..")], 1024);
+        let e = decode(&b, 12, 100, true).unwrap();
+        assert_eq!((e.inode, e.rec_len, e.name), (2, 1012, &b".."[..]));
+        for bad in [0u16, 4, 13, 2000] {
+            let mut c = b.clone();
+            set_rec_len(&mut c, 0, bad as usize);
+            assert_eq!(
+                decode(&c, 0, 100, true).map(|e| e.rec_len),
+                Err(Errno::EIO),
+                "rec_len {bad}"
+            );
+        }
+        let mut c = b.clone();
+        c[6] = 9;
+        assert!(decode(&c, 0, 100, true).is_err(), "name longer than the entry");
+        assert!(decode(&b, 0, 1, true).is_err(), "inode past the inode count");
+        assert!(decode(&b, 1020, 100, true).is_err(), "header past the block");
+        assert!(
+            decode(&b, 0, 100, false).is_err(),
+            "type byte without the filetype feature"
+        );
+    }
+
+    #[test]
+    fn a_whole_64k_block_is_one_record() {
+        let b = block(&[(0, 65536, 0, b"")], 65536);
+        assert_eq!(decode(&b, 0, 1, true).unwrap().rec_len, 65536);
+    }
+}

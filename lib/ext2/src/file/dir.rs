@@ -148,7 +148,7 @@ impl<D: BlockDevice> FileManager<D> {
                         return;
                     };
                     let (inode, rec_len, used) = (e.inode, e.rec_len, rec_len_for(e.name.len()));
-                    if inode == 0 {
+                    if inode == 0 && rec_len >= rec_len_for(name.len()) {
                         dirent::encode(b, offset, ino, rec_len, t, name);
                     } else if rec_len - used >= rec_len_for(name.len()) {
                         dirent::set_rec_len(b, offset, used);

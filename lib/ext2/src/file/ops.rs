@@ -443,7 +443,11 @@ impl<D: BlockDevice> FileManager<D> {
         // The new name is on disk before the old one goes.
         self.inodes.barrier()?;
         if moves_up {
+            // And its `..` names the new parent before the old entry goes:
+            // a crash in between leaves the directory under both names,
+            // which is all e2fsck then has to mend.
             self.set_dotdot(src.ino, to_dir.ino)?;
+            self.inodes.barrier()?;
         }
         self.remove(from_dir.ino, from_name)?;
         if moves_up {

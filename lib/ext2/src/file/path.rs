@@ -38,8 +38,9 @@ impl<D: BlockDevice> FileManager<D> {
     /// The entry `name` in directory `dir`.
     ///
     /// A directory found by name must name `dir` as its parent in its `..`
-    /// entry: a second entry for a directory (a loop in the tree) gives
-    /// `EIO` instead of leading a walk round in circles.
+    /// entry and must not be the root: a second entry for a directory (a
+    /// loop in the tree) gives `EIO` instead of leading a walk round in
+    /// circles.
     pub fn lookup(&mut self, dir: Handle, name: &[u8]) -> Result<Handle> {
         self.dir_inode(dir)?;
         if name.len() > NAME_MAX {
@@ -50,7 +51,7 @@ impl<D: BlockDevice> FileManager<D> {
         }
         let found = self.find(dir.ino, name)?.ok_or(Errno::ENOENT)?;
         let (h, inode) = self.handle_of(found.ino)?;
-        if inode.is_dir() && name != b"." && name != b".." && self.dotdot(h.ino)? != dir.ino {
+        if inode.is_dir() && name != b"." && name != b".." && (h.ino == ROOT_INO || self.dotdot(h.ino)? != dir.ino) {
             return Err(Errno::EIO);
         }
         Ok(h)

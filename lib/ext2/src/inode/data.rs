@@ -80,7 +80,7 @@ impl<D: BlockDevice> InodeManager<D> {
             let (phys, run) = self.lookup_run(inode, l, last - l + 1)?;
             let run_end = ((l + run) * bs).min(end);
             let seg = Segment {
-                block: phys.map(|p| p + (pos / bs - l)),
+                block: phys,
                 offset: (pos % bs) as u32,
                 len: run_end - pos,
             };
@@ -111,7 +111,7 @@ impl<D: BlockDevice> InodeManager<D> {
         let mut inode = self.get(ino)?;
         let end = self.check_extent(&inode, off, data.len() as u64)?;
         let mut written = 0;
-        let result = self.fill_range(&mut inode, off, end, Source::Bytes(data), &mut written);
+        let result = self.fill_range(ino, &mut inode, off, end, Source::Bytes(data), &mut written);
         if written > 0 {
             self.grow_to(&mut inode, off + written);
             inode.mtime = self.now;
@@ -135,7 +135,7 @@ impl<D: BlockDevice> InodeManager<D> {
         let mut inode = self.get(ino)?;
         let end = self.check_extent(&inode, off, len)?;
         let mut done = 0;
-        let result = self.fill_range(&mut inode, off, end, Source::Later, &mut done);
+        let result = self.fill_range(ino, &mut inode, off, end, Source::Later, &mut done);
         self.put(ino, &inode)?;
         result?;
         self.segments(&inode, off, end)
@@ -183,13 +183,21 @@ impl<D: BlockDevice> InodeManager<D> {
 
     /// Writes (or, for [`Source::Later`], makes room for) bytes
     /// `off..end`, counting the bytes done in `done`.
-    fn fill_range(&mut self, inode: &mut Inode, off: u64, end: u64, src: Source, done: &mut u64) -> Result<()> {
+    fn fill_range(
+        &mut self,
+        ino: u32,
+        inode: &mut Inode,
+        off: u64,
+        end: u64,
+        src: Source,
+        done: &mut u64,
+    ) -> Result<()> {
         if off >= end {
             return Ok(());
         }
         self.zero_tail(inode, off)?;
         let bs = self.bs();
-        let mut goal = self.goal_before(inode, off / bs)?;
+        let mut goal = self.goal_before(ino, inode, off / bs)?;
         while off + *done < end {
             let l = (off + *done) / bs;
             let (phys, run) = self.lookup_run(inode, l, (end - 1) / bs - l + 1)?;
@@ -294,18 +302,14 @@ impl<D: BlockDevice> InodeManager<D> {
     }
 
     /// Where to look for a block for logical block `l`: after the block
-    /// before it, else after the inode table of a group with room.
-    fn goal_before(&mut self, inode: &Inode, l: u64) -> Result<u64> {
+    /// before it, else after the inode table of the inode's group.
+    fn goal_before(&mut self, ino: u32, inode: &Inode, l: u64) -> Result<u64> {
         if l > 0
             && let (Some(p), _) = self.lookup_run(inode, l - 1, 1)?
         {
             return Ok(p + 1);
         }
-        let g = self
-            .groups
-            .iter()
-            .position(|g| g.valid && g.free_blocks > 0)
-            .unwrap_or(0);
+        let g = ((ino - 1) / self.sb.inodes_per_group) as usize;
         Ok(self.groups[g].inode_table as u64 + self.sb.inode_table_blocks as u64)
     }
 
@@ -367,7 +371,7 @@ impl<D: BlockDevice> InodeManager<D> {
         let l = inode.size / bs;
         let per_block = self.sb.block_size / 512;
         inode.sectors.checked_add(4 * per_block).ok_or(Errno::EFBIG)?;
-        let goal = self.goal_before(&inode, l)?;
+        let goal = self.goal_before(ino, &inode, l)?;
         let linked = self.ensure_path(&mut inode, l, goal).and_then(|_| {
             let (block, _) = self.alloc_blocks(goal, 1)?;
             let filled = self.disk.fill(block, f).and_then(|()| {

@@ -68,6 +68,7 @@ pub struct Change {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatFs {
     pub block_size: u32,
+    /// Blocks for files (the total less the file system's own metadata).
     pub blocks: u64,
     pub free_blocks: u64,
     /// Free blocks less those reserved for the superuser.
@@ -268,9 +269,17 @@ impl<D: BlockDevice> InodeManager<D> {
         for (i, b) in self.sb.uuid.iter().enumerate() {
             fsid ^= (*b as u64) << (8 * (i % 8));
         }
+        // As Linux counts it: the blocks of the superblock copies, the
+        // descriptors, the bitmaps and the inode tables are not space for
+        // files (the blocks reserved for the descriptors' growth are).
+        let sb = &self.sb;
+        let copies = (0..sb.groups).filter(|&g| sb.group_has_super(g)).count() as u64;
+        let overhead = sb.first_data_block as u64
+            + copies * (1 + sb.gdt_blocks as u64)
+            + sb.groups as u64 * (2 + sb.inode_table_blocks as u64);
         StatFs {
             block_size: self.sb.block_size,
-            blocks: self.sb.blocks_count as u64 - self.sb.first_data_block as u64,
+            blocks: self.sb.blocks_count as u64 - overhead,
             free_blocks,
             available_blocks: free_blocks.saturating_sub(self.sb.r_blocks_count as u64),
             inodes: self.sb.inodes_count as u64,
@@ -557,5 +566,32 @@ fn max_file_size(sb: &Superblock, ptrs: u64) -> u64 {
         limit.min(i32::MAX as u64)
     } else {
         limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_numbers_old_and_new() {
+        for (major, minor) in [(1, 3), (8, 17), (255, 255), (259, 65537), (4095, 1 << 19)] {
+            let mut inode = Inode::default();
+            encode_rdev(&mut inode.block, major, minor);
+            assert_eq!(decode_rdev(&inode), (major, minor));
+        }
+    }
+
+    #[test]
+    fn a_device_that_is_not_ext2_is_refused() {
+        let dev = crate::MemDevice::zeroed(1 << 20);
+        assert_eq!(
+            InodeManager::mount(dev, MountOptions::default()).err(),
+            Some(Errno::EINVAL)
+        );
+        assert_eq!(
+            InodeManager::mount(crate::MemDevice::zeroed(100), MountOptions::default()).err(),
+            Some(Errno::EIO)
+        );
     }
 }
