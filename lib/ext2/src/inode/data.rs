@@ -201,78 +201,101 @@ impl<D: BlockDevice> InodeManager<D> {
         while off + *done < end {
             let l = (off + *done) / bs;
             let (phys, run) = self.lookup_run(inode, l, (end - 1) / bs - l + 1)?;
-            let blocks = match phys {
-                Some(first) => (first, run),
-                None => {
-                    // The indirect blocks first (they also need room), then
-                    // a run of data blocks as far as their pointers go.
-                    let (_, room) = self.ensure_path(inode, l, goal)?;
-                    let want = run.min(room).min(u32::MAX as u64) as u32;
-                    self.alloc_blocks(goal, want).map(|(b, n)| (b, n as u64))?
-                }
-            };
-            for k in 0..blocks.1 {
-                let at = off + *done;
-                let in_block = (at % bs) as usize;
-                let n = (bs - in_block as u64).min(end - at) as usize;
-                let block = blocks.0 + k;
-                let step = match (phys, src) {
-                    (Some(_), Source::Bytes(data)) => self.copy_in(block, in_block, &data[*done as usize..][..n]),
-                    (Some(_), Source::Later) => Ok(()),
-                    (None, src) => self.link_new(inode, l + k, block, in_block, n, src, *done),
-                };
-                if let Err(e) = step {
-                    if phys.is_none() {
-                        // The rest of the new run was never linked anywhere.
-                        self.free_blocks_now(block, (blocks.1 - k) as u32)?;
+            match phys {
+                Some(first) => {
+                    for k in 0..run {
+                        let at = off + *done;
+                        let in_block = (at % bs) as usize;
+                        let n = (bs - in_block as u64).min(end - at) as usize;
+                        if let Source::Bytes(data) = src {
+                            self.copy_in(first + k, in_block, &data[*done as usize..][..n])?;
+                        }
+                        *done += n as u64;
                     }
-                    return Err(e);
+                    goal = first + run;
                 }
-                *done += n as u64;
+                None => {
+                    let (first, n) = self.fill_hole(inode, l, run, goal, off, end, src, done)?;
+                    goal = first + n;
+                }
             }
-            goal = blocks.0 + blocks.1;
         }
         Ok(())
     }
 
-    /// Writes a new block's contents and links it as logical block `l`.
+    /// Fills the hole at logical block `l` (of `run` blocks) as far as one
+    /// indirect block's pointers go: the indirect blocks first (they need
+    /// room too), then a run of data blocks, their contents, and the
+    /// pointers to them in one write. Returns the run allocated.
     #[allow(clippy::too_many_arguments)]
-    fn link_new(
+    fn fill_hole(
         &mut self,
         inode: &mut Inode,
         l: u64,
-        block: u64,
-        in_block: usize,
-        n: usize,
+        run: u64,
+        goal: u64,
+        off: u64,
+        end: u64,
         src: Source,
-        done: u64,
-    ) -> Result<()> {
+        done: &mut u64,
+    ) -> Result<(u64, u64)> {
+        let bs = self.bs();
+        let (leaf, room) = self.ensure_path(inode, l, goal)?;
         let per_block = self.sb.block_size / 512;
-        // Room for the block and up to three new indirect blocks above it.
-        inode.sectors.checked_add(4 * per_block).ok_or(Errno::EFBIG)?;
-        let bs = self.bs() as usize;
-        match src {
-            Source::Bytes(data) => {
-                let part = &data[done as usize..][..n];
-                self.disk.fill(block, &mut |b| {
-                    b[..in_block].fill(0);
-                    b[in_block..in_block + n].copy_from_slice(part);
-                    b[in_block + n..].fill(0);
-                })?;
-                self.disk.stats.bytes_copied += n as u64;
+        let want = run.min(room).min((u32::MAX / per_block) as u64) as u32;
+        inode.sectors.checked_add(want * per_block).ok_or(Errno::EFBIG)?;
+        let (first, n) = self.alloc_blocks(goal, want)?;
+        let mut at = off + *done;
+        let mut contents = Ok(());
+        for k in 0..n as u64 {
+            let in_block = (at % bs) as usize;
+            let len = (bs - in_block as u64).min(end - at) as usize;
+            let step = match src {
+                Source::Bytes(data) => {
+                    let part = &data[(at - off) as usize..][..len];
+                    self.disk.stats.bytes_copied += len as u64;
+                    self.disk.fill(first + k, &mut |b| {
+                        b[..in_block].fill(0);
+                        b[in_block..in_block + len].copy_from_slice(part);
+                        b[in_block + len..].fill(0);
+                    })
+                }
+                // A block the caller fills only in part must read as
+                // zeros elsewhere.
+                Source::Later if len < bs as usize => self.disk.fill(first + k, &mut |b| b.fill(0)),
+                Source::Later => Ok(()),
+            };
+            if let Err(e) = step {
+                contents = Err(e);
+                break;
             }
-            Source::Later if n < bs => self.disk.fill(block, &mut |b| b.fill(0))?,
-            Source::Later => {}
+            at += len as u64;
+        }
+        if let Err(e) = contents {
+            // Nothing points to the run yet.
+            self.free_blocks_now(first, n)?;
+            return Err(e);
         }
         if inode.kind() != Some(FileType::Regular) {
             // A symlink's block, like a directory's, is metadata: its
             // contents go first.
             self.disk.barrier()?;
         }
-        // set_block counts the indirect blocks it adds.
-        self.set_block(inode, l, block)?;
-        inode.sectors += per_block;
-        Ok(())
+        match leaf {
+            None => {
+                for k in 0..n as usize {
+                    inode.block[l as usize + k] = first as u32 + k as u32;
+                }
+            }
+            Some((block, i)) => self.disk.write(block, &mut |b| {
+                for k in 0..n as usize {
+                    crate::disk::put_u32(b, 4 * (i + k), first as u32 + k as u32);
+                }
+            })?,
+        }
+        inode.sectors += n * per_block;
+        *done = at - off;
+        Ok((first, n as u64))
     }
 
     /// Copies `src` into an existing block at `in_block`.
