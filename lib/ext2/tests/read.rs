@@ -190,3 +190,33 @@ fn read_dir_resumes_where_it_stopped() {
     }
     assert_eq!(got, all);
 }
+
+#[test]
+fn reads_and_writes_revision_0() {
+    let s = Scratch::new("rev0");
+    let src = s.path("tree");
+    fs::create_dir_all(src.join("dir")).unwrap();
+    fs::write(src.join("dir/file"), pattern(8, 20_000)).unwrap();
+    let img = s.path("img");
+    fs::File::create(&img).unwrap().set_len(4 << 20).unwrap();
+    let out = std::process::Command::new(tool("mke2fs"))
+        .args(["-q", "-F", "-t", "ext2", "-r", "0", "-b", "1024", "-d"])
+        .arg(&src)
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut fs = mount(fs::read(&img).unwrap());
+    assert_eq!(fs.inodes().superblock().rev_level, 0);
+    let f = at(&mut fs, "/dir/file").unwrap();
+    assert_eq!(read_all(&mut fs, f).unwrap(), pattern(8, 20_000));
+    let d = at(&mut fs, "/dir").unwrap();
+    let g = fs.create(d, b"new", 0o644, ROOT).unwrap();
+    fs.write(g, 0, b"revision 0").unwrap();
+    fs.rename(d, b"file", d, b"renamed").unwrap();
+    assert!(fs.inodes().max_file_size() < 1 << 31);
+    let image = unmount(fs);
+    assert_clean(&image);
+    assert_eq!(debugfs(&image, "cat /dir/new"), b"revision 0");
+    assert_eq!(debugfs(&image, "cat /dir/renamed"), pattern(8, 20_000));
+}

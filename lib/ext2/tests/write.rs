@@ -671,3 +671,39 @@ fn mapped_io_copies_nothing() {
         assert_eq!(debugfs(&image, "cat /mapped"), want);
     }
 }
+
+#[test]
+fn attribute_blocks_are_released_with_their_inode() {
+    for isz in [128, 256] {
+        let s = Scratch::new("xattr");
+        let image = mkfs(None, Geometry::new(1024, isz, 4 << 20));
+        let host = s.path("data");
+        fs::write(&host, pattern(4, 5000)).unwrap();
+        // A value too big for the inode's spare room goes to a block.
+        let value = "v".repeat(300);
+        let image = debugfs_write(
+            &image,
+            &[
+                format!("write {} a", host.display()),
+                format!("ea_set /a user.big {value}"),
+                format!("write {} b", host.display()),
+                format!("ea_set /b user.big {value}"),
+            ],
+        );
+        let mut fs = mount(image);
+        let free_before = fs.statfs().free_blocks;
+        let a = at(&mut fs, "/a").unwrap();
+        assert_ne!(fs.inodes().get(a.ino).unwrap().file_acl, 0, "no attribute block");
+        // Changing a file keeps its attributes.
+        fs.write(a, 100, b"changed").unwrap();
+        let root = fs.root().unwrap();
+        fs.unlink(root, b"b").unwrap();
+        fs.sync().unwrap();
+        // Five data blocks and the attribute block came back.
+        assert_eq!(fs.statfs().free_blocks, free_before + 6);
+        let image = unmount(fs);
+        assert_clean(&image);
+        let ea = String::from_utf8(debugfs(&image, "ea_list /a")).unwrap();
+        assert!(ea.contains("user.big"), "{ea}");
+    }
+}
