@@ -196,40 +196,51 @@ impl Region {
         })
     }
 
-    /// The kernel's view of a word of the region at byte `offset` (8-byte
-    /// aligned, in a present page): memory the kernel shares with a process
-    /// that maps the region (AnT's rings), which either side may change at
-    /// any time, hence atomic. None if the offset is out of range,
-    /// misaligned, or its page is not present.
-    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+    /// The kernel's view of `count` words of the region from byte `offset`
+    /// (8-byte aligned, in present, physically contiguous pages): memory the
+    /// kernel shares with a process that maps the region (AnT's rings),
+    /// which either side may change at any time, hence atomic. None if the
+    /// range is out of the region, misaligned, not present or not
+    /// contiguous.
+    pub fn words(&self, offset: usize, count: usize) -> Option<&[core::sync::atomic::AtomicU64]> {
         let page = PAGE_SIZE as usize;
-        if self.device || !offset.is_multiple_of(8) || offset >= self.frames.len() * page {
+        let end = offset.checked_add(count.checked_mul(8)?)?;
+        if self.device || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
             return None;
         }
-        let frame = self.frames[offset / page];
-        if frame == 0 {
-            return None;
+        let first = self.frames[offset / page];
+        let last_page = (end - 1) / page;
+        for (i, &f) in self.frames[offset / page..=last_page].iter().enumerate() {
+            if f == 0 || f != first + (i * page) as u64 {
+                return None;
+            }
         }
-        let at = phys_to_virt(frame) + (offset % page) as u64;
-        // SAFETY: the word lies in a frame of this region, which holds it
-        // (alone or with the regions sharing it) for as long as `self` is
-        // borrowed; it is aligned, and every access to it is atomic.
-        Some(unsafe { &*(at as *const core::sync::atomic::AtomicU64) })
+        let at = phys_to_virt(first) + (offset % page) as u64;
+        // SAFETY: the words lie in frames of this region, present and
+        // physically contiguous (so contiguous in the direct map too), which
+        // the region holds (alone or with the regions sharing them) for as
+        // long as `self` is borrowed; they are aligned, and every access to
+        // them is atomic.
+        Some(unsafe { core::slice::from_raw_parts(at as *const core::sync::atomic::AtomicU64, count) })
+    }
+
+    /// One word, as `words`.
+    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+        self.words(offset, 1).map(|w| &w[0])
     }
 
     /// A value of plain data made of whole words, read word by word from
-    /// the region at `offset` (as `word`): each word as it was at one
+    /// the region at `offset` (as `words`): each word as it was at one
     /// moment, the whole not necessarily (the other side may be writing).
     pub fn read_words<T: crate::uaccess::Pod>(&self, offset: usize) -> Option<T> {
         let n = core::mem::size_of::<T>();
         if !n.is_multiple_of(8) {
             return None;
         }
+        let words = self.words(offset, n / 8)?;
         let mut value = T::default();
-        for i in 0..n / 8 {
-            let w = self
-                .word(offset.checked_add(i * 8)?)?
-                .load(core::sync::atomic::Ordering::Relaxed);
+        for (i, w) in words.iter().enumerate() {
+            let w = w.load(core::sync::atomic::Ordering::Relaxed);
             // SAFETY: T is Pod and `i * 8 + 8 <= n`: any bytes make a valid
             // T, and the write stays inside `value` (unaligned: T may be
             // less aligned than u64).
@@ -245,24 +256,22 @@ impl Region {
 
     /// Writes `value` (plain data made of whole words) into the region at
     /// `offset`, word by word, as `read_words` reads. False (nothing
-    /// written) if it does not fit in present pages.
+    /// written) if it does not fit in present, contiguous pages.
     pub fn write_words<T: crate::uaccess::Pod>(&self, offset: usize, value: &T) -> bool {
         let n = core::mem::size_of::<T>();
-        if !n.is_multiple_of(8) || (0..n / 8).any(|i| offset.checked_add(i * 8).and_then(|o| self.word(o)).is_none()) {
+        let Some(words) = n.is_multiple_of(8).then(|| self.words(offset, n / 8)).flatten() else {
             return false;
-        }
-        for i in 0..n / 8 {
+        };
+        for (i, w) in words.iter().enumerate() {
             // SAFETY: T is Pod (no padding, every byte initialised) and
             // `i * 8 + 8 <= n`.
-            let w = unsafe {
+            let v = unsafe {
                 (value as *const T as *const u8)
                     .add(i * 8)
                     .cast::<u64>()
                     .read_unaligned()
             };
-            if let Some(word) = self.word(offset + i * 8) {
-                word.store(w, core::sync::atomic::Ordering::Relaxed);
-            }
+            w.store(v, core::sync::atomic::Ordering::Relaxed);
         }
         true
     }
