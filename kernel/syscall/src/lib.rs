@@ -56,14 +56,8 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     }
 }
 
-fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
-    if len > 4096 {
-        return Err(Error::Invalid);
-    }
-    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-    buf.resize(len as usize, 0);
-    uaccess::copy_from_user(buf, ptr)
-}
+/// Longest path, argument list or setting a call passes by pointer.
+const MAX_TEXT: usize = 4096;
 
 type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
 
@@ -226,10 +220,8 @@ fn sys_res_load(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_plate_find(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut name = Vec::new();
-    user_str(a[0], a[1], &mut name)?;
-    let name = core::str::from_utf8(&name).map_err(|_| Error::Invalid)?;
-    Ok(invoke(KERNEL, Op::FindPlate { name })?.id()?.raw())
+    let name = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    Ok(invoke(KERNEL, Op::FindPlate { name: &name })?.id()?.raw())
 }
 
 fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -238,8 +230,7 @@ fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut args = Vec::new();
-    user_str(a[1], a[2], &mut args)?;
+    let args = uaccess::read_bytes(a[1], a[2], MAX_TEXT)?;
     // The first NUL-terminated string is the program name.
     let (name, rest) = match args.iter().position(|&b| b == 0) {
         Some(i) => (&args[..i], &args[i + 1..]),
@@ -257,10 +248,8 @@ fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut topic = Vec::new();
-    user_str(a[0], a[1], &mut topic)?;
-    let topic = core::str::from_utf8(&topic).map_err(|_| Error::Invalid)?;
-    let text = inspect::report(topic)?;
+    let topic = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    let text = inspect::report(&topic)?;
     let n = text.len().min(a[3] as usize);
     uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
     Ok(n as u64)
@@ -280,10 +269,8 @@ fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_pool_ctl(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut line = Vec::new();
-    user_str(a[0], a[1], &mut line)?;
-    let line = core::str::from_utf8(&line).map_err(|_| Error::Invalid)?;
-    resource::pool::configure(line)?;
+    let line = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    resource::pool::configure(&line)?;
     if resource::pool::settings().add.is_empty() {
         return Ok(0);
     }
@@ -328,17 +315,14 @@ fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut path = Vec::new();
-    user_str(a[0], a[1], &mut path)?;
-    let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
-    let mut args = Vec::new();
-    user_str(a[2], a[3], &mut args)?;
+    let path = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    let args = uaccess::read_bytes(a[2], a[3], MAX_TEXT)?;
     let options = if a[4] == 0 {
         abi::SpawnOptions::DEFAULT
     } else {
         uaccess::read(a[4])?
     };
-    resource::proc::spawn::spawn(path, &args, &options, me.pid)
+    resource::proc::spawn::spawn(&path, &args, &options, me.pid)
 }
 
 fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

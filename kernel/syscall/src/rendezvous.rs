@@ -1,32 +1,23 @@
 //! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
 
 use abi::{CALL_BY_REF, Error};
-use alloc::vec::Vec;
 use ipc::process as proc;
 use ipc::{names, rendezvous, rings};
 use kcore::uaccess::{self, UserRange};
 use resource::{KERNEL, vregion, vuspace};
 
-fn name(ptr: u64, len: u64) -> Result<alloc::string::String, Error> {
-    if len > 64 {
-        return Err(Error::Invalid);
-    }
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-    buf.resize(len as usize, 0);
-    uaccess::copy_from_user(&mut buf, ptr)?;
-    alloc::string::String::from_utf8(buf).map_err(|_| Error::Invalid)
-}
+/// Longest name a server registers under.
+const MAX_NAME: usize = 64;
 
 /// name_register(name, len, entry mask): the entries it serves (0: any).
 pub fn sys_name_register(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::register(&name(a[0], a[1])?, me.pid)?;
+    names::register(&uaccess::read_str(a[0], a[1], MAX_NAME)?, me.pid)?;
     me.port.entries.store(a[2], core::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 
 pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::lookup(&name(a[0], a[1])?)
+    names::lookup(&uaccess::read_str(a[0], a[1], MAX_NAME)?)
 }
 
 /// Where a call's description (`abi::AccInfo`) goes, checked before the
