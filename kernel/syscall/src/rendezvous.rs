@@ -4,7 +4,7 @@ use abi::{CALL_BY_REF, Error};
 use ipc::process as proc;
 use ipc::{names, rendezvous, rings};
 use kcore::uaccess::{self, UserRange};
-use resource::{KERNEL, vregion, vuspace};
+use resource::vspace::{self, At};
 
 /// Longest name a server registers under.
 const MAX_NAME: usize = 64;
@@ -210,10 +210,7 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
     // The area is a region of the kernel's, attached where the rings go.
     rings::setup(me, |area, base| {
-        let region = vregion::adopt(KERNEL, area)?;
-        let link = vuspace::create(KERNEL, me.space_id, region, base).inspect_err(|_| {
-            let _ = vregion::delete(KERNEL, region);
-        })?;
+        let (region, link, ..) = vspace::attach_memory(me.space_id, area, At::Address(base), resource::ResId::NONE)?;
         Ok((region, link))
     })
 }
