@@ -424,7 +424,7 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
         match c.place {
             Place::InProcess { link, space, .. } => {
                 let _ = vspace::release_held(link, &space);
-                let _ = vregion::delete(KERNEL, c.region);
+                let _ = vregion::Regions.delete(KERNEL, c.region);
             }
             Place::InBox { region, .. } => drop(region),
             Place::Moving => {}

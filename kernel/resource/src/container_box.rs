@@ -216,7 +216,7 @@ fn make(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64
         },
     )?;
     if let Err(e) = fill_empties(bx, pages as usize, initial as usize) {
-        let _ = delete(KERNEL, bx);
+        let _ = Boxes.delete(KERNEL, bx);
         return Err(e);
     }
     Ok(bx)
@@ -597,7 +597,14 @@ impl Resource for Boxes {
 
     /// Deletes the box and every container in it.
     fn delete(&self, caller: u64, bx: ResId) -> Result<(), Error> {
-        delete(caller, bx)
+        let b = super::remove_owned(&mut TABLE.lock(), bx, caller)?.value;
+        for q in b.classes.into_values() {
+            for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
+                let _ = container::destroy(c);
+            }
+        }
+        b.waiters.wake_all();
+        Ok(())
     }
 
     fn query(&self, bx: ResId) -> Result<ResInfo, Error> {
@@ -606,16 +613,4 @@ impl Resource for Boxes {
             (0, n as u64, [ResId::NONE; 3])
         })
     }
-}
-
-/// Deletes the box and every container in it.
-fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
-    let b = super::remove_owned(&mut TABLE.lock(), bx, caller)?.value;
-    for q in b.classes.into_values() {
-        for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
-            let _ = container::destroy(c);
-        }
-    }
-    b.waiters.wake_all();
-    Ok(())
 }

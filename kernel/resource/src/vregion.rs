@@ -87,20 +87,6 @@ pub fn check(id: ResId, caller: u64) -> Result<(), Error> {
     super::owned(&TABLE.lock(), id, caller).map(|_| ())
 }
 
-/// Deletes a detached region and frees its frames.
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let region = {
-        let mut t = TABLE.lock();
-        let e = super::owned(&t, id, caller)?;
-        if !matches!(e.value.place, Place::Detached(_)) {
-            return Err(Error::Busy);
-        }
-        t.remove(id).map_err(super::id_error)?
-    };
-    drop(region); // frees the frames outside the table lock
-    Ok(())
-}
-
 /// Takes a detached region out of its slot for attaching; the slot is
 /// marked `Moving` until `placed` or `put_back`.
 pub fn take(caller: u64, id: ResId) -> Result<Region, Error> {
@@ -224,8 +210,18 @@ pub struct Regions;
 impl Resource for Regions {
     table_methods!(TABLE);
 
+    /// Deletes a detached region and frees its frames.
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
-        delete(caller, id)
+        let region = {
+            let mut t = TABLE.lock();
+            let e = super::owned(&t, id, caller)?;
+            if !matches!(e.value.place, Place::Detached(_)) {
+                return Err(Error::Busy);
+            }
+            t.remove(id).map_err(super::id_error)?
+        };
+        drop(region); // frees the frames outside the table lock
+        Ok(())
     }
 
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {

@@ -178,7 +178,7 @@ pub fn attach_memory(space: ResId, memory: Region, at: At, holder: ResId) -> Res
     match attach_as(KERNEL, space, region, at, holder) {
         Ok((link, slot, base)) => Ok((region, link, slot, base)),
         Err(e) => {
-            let _ = vregion::delete(KERNEL, region);
+            let _ = vregion::Regions.delete(KERNEL, region);
             Err(e)
         }
     }

@@ -39,7 +39,7 @@ fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
 fn end_resources(p: &Process) {
     if let Some((region, link)) = ipc::rings::take(p) {
         let _ = crate::vspace::detach(crate::KERNEL, link);
-        let _ = crate::vregion::delete(crate::KERNEL, region);
+        let _ = crate::vregion::Regions.delete(crate::KERNEL, region);
     }
     // Its containers first: their memory is attached to its space, which
     // must be bare of them before it goes to the pool or is deleted. The
