@@ -7,6 +7,8 @@
 //! in `-4095..=-1` is an error (`-Error as i64`); anything else is a value.
 #![cfg_attr(not(test), no_std)]
 
+pub mod args;
+
 /// Bumped whenever a number, argument or structure below changes meaning.
 pub const ABI_VERSION: u64 = 2;
 
@@ -714,3 +716,5 @@ mod tests {
         assert_eq!(Error::decode(u64::MAX - 5000), Ok(u64::MAX - 5000));
     }
 }
+
+args::enum_arg!(ResKind, ContainerMode, RegionKind, LoadPolicy);

@@ -256,8 +256,12 @@ pub fn with_current<R>(f: impl FnOnce(&Computation) -> R) -> Option<R> {
 }
 
 /// The computation running on this CPU, as a new strong reference.
+#[inline]
 pub fn current() -> Option<Arc<Computation>> {
-    let ptr = cpu::try_this_cpu()?.current.load(Ordering::Acquire) as *const Computation;
+    if !cpu::ready() {
+        return None;
+    }
+    let ptr = current_ptr();
     if ptr.is_null() {
         return None;
     }

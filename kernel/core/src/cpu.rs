@@ -121,6 +121,12 @@ pub fn online_count() -> usize {
 /// not read through GS.
 static READY: AtomicBool = AtomicBool::new(false);
 
+/// Whether the boot CPU's data is installed (`this_cpu` may be used).
+#[inline(always)]
+pub fn ready() -> bool {
+    READY.load(Ordering::Relaxed)
+}
+
 /// This CPU's data: one load through GS (the hot path of every trap and
 /// system call). Only for code that runs after this CPU's `init_this_cpu`
 /// (checked in debug builds); earlier code uses `try_this_cpu`.

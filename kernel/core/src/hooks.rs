@@ -31,6 +31,9 @@ pub struct Hooks {
     pub interrupt_key: fn() -> bool,
     /// Console input arrived.
     pub input_ready: fn(),
+    /// A device's interrupt (its vector) arrived: tell its driver. A
+    /// level-triggered line stays masked until the driver says it is done.
+    pub device_irq: fn(u8),
     /// A CPU other than the boot CPU, its core set up: what it runs from
     /// then on (its scheduler's set-up, its timer, its idle loop).
     pub ap_main: fn() -> !,

@@ -29,4 +29,5 @@ pub mod sync;
 #[cfg(feature = "ktest")]
 pub mod tests;
 pub mod uaccess;
+pub mod unique;
 pub mod vm;

@@ -131,6 +131,27 @@ impl UserRange {
         unsafe { fallible_copy(dst, self.addr as *const u8, self.len) }.map_err(|_| Error::Fault)
     }
 
+    /// Appends the whole range to `buf` (the range's length must fit in
+    /// its spare room), without first zeroing the room it lands in.
+    #[inline(always)]
+    pub fn read_append<const N: usize>(self, buf: &mut arrayvec::ArrayVec<u8, N>) -> Result<(), Error> {
+        let at = buf.len();
+        if self.len > N - at {
+            return Err(Error::Invalid);
+        }
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the destination is the buffer's spare room, which holds
+        // `self.len` bytes (checked above); faults on the user source are
+        // caught.
+        unsafe { fallible_copy(buf.as_mut_ptr().add(at), self.addr as *const u8, self.len) }
+            .map_err(|_| Error::Fault)?;
+        // SAFETY: the copy initialised those bytes.
+        unsafe { buf.set_len(at + self.len) };
+        Ok(())
+    }
+
     /// Six words at the start of the range (no copy through memory).
     #[inline(always)]
     pub fn write_words(self, words: [u64; 6]) -> Result<(), Error> {
@@ -182,6 +203,7 @@ unsafe impl Pod for abi::AccInfo {}
 unsafe impl Pod for abi::BatchEntry {}
 unsafe impl Pod for abi::ForwardEntry {}
 unsafe impl Pod for [u64; 2] {}
+unsafe impl Pod for abi::Control {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();

@@ -11,6 +11,7 @@
 //! `resource::container` and `resource::container_box`.
 
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 

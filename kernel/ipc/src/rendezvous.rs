@@ -26,11 +26,11 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use arrayvec::ArrayVec;
-use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
+use kcore::unique::{UniqueArc, UniqueSlot};
 use sched::WaitQueue;
 
 /// Inline message bytes delivered by `acc`.
@@ -64,8 +64,6 @@ pub struct Call {
     /// The reply buffer, checked when the call was made.
     reply: UserRange,
     inline: [u8; INLINE],
-    /// A short reply to a waiting caller, until the caller takes it.
-    kept: KeptReply,
     /// What changes while the call travels, under one lock: every step
     /// (accept, pass on, finish, collect) takes it once.
     progress: IrqMutex<Progress>,
@@ -94,64 +92,18 @@ impl Call {
     }
 }
 
-/// A short reply kept in its call until the caller copies it into its own
-/// memory (`Progress::kept` bytes): that copy goes through the caller's
-/// own page tables, and no reply can reach the memory of a caller that has
-/// gone. It lies outside the progress lock so that the server's copy from
-/// its own memory, which may fault a page in, goes straight into place
-/// with no lock held. One writer, then readers: the server that ends the
-/// call fills it, holding the call alone (it took the call out of its held
-/// calls, and only a call's holder ends it with a reply), before it marks
-/// the call done under the progress lock; the caller reads it only once it
-/// has seen the call done under that lock, or holds the call alone.
-struct KeptReply(UnsafeCell<[u8; INLINE]>);
-
-// SAFETY: by the protocol above every fill happens before every read (the
-// progress lock's release and acquire order them), and fills never overlap.
-unsafe impl Sync for KeptReply {}
-
-impl KeptReply {
-    /// Fills the reply from `from` (in the current space).
-    ///
-    /// # Safety
-    /// The caller ends the call and holds it alone, and has not marked it
-    /// done yet.
-    #[inline(always)]
-    unsafe fn fill(&self, from: UserRange) -> Result<(), Error> {
-        if from.len() > INLINE {
-            return Err(Error::Invalid);
-        }
-        if from.is_empty() {
-            return Ok(());
-        }
-        // SAFETY: the cell has room for INLINE bytes, and nobody else
-        // touches it now (the caller's promise).
-        unsafe { from.read_raw(self.0.get().cast()) }
-    }
-
-    /// The first `n` bytes.
-    ///
-    /// # Safety
-    /// The call was seen done under its progress lock: no fill comes any more.
-    #[inline(always)]
-    unsafe fn get(&self, n: usize) -> &[u8] {
-        // SAFETY: the caller's promise: nothing writes the cell now.
-        unsafe { &(&*self.0.get())[..n.min(INLINE)] }
-    }
-
-    /// The first `n` bytes, of a call held alone.
-    #[inline(always)]
-    fn get_mut(&mut self, n: usize) -> &[u8] {
-        &self.0.get_mut()[..n.min(INLINE)]
-    }
-}
-
 struct Progress {
     state: State,
     /// Servers the request passed through (AnT's stacked request information).
     hops: Vec<u64>,
-    /// How many bytes of `Call::kept` are a reply the caller has not taken.
+    /// How many bytes of `reply` are a reply the caller has not taken.
     kept: usize,
+    /// A short reply kept in the call until the caller copies it into its
+    /// own memory: that copy goes through the caller's own page tables,
+    /// and no reply can reach the memory of a caller that has gone. The
+    /// server reads it from its own memory first (which may fault a page
+    /// in) and puts it here when it ends the call, under this lock.
+    reply: [u8; INLINE],
     /// The caller blocked until the call is done (set and taken under this
     /// lock, with `state`: no wake-up can fall between check and block).
     waiter: Option<Arc<Computation>>,
@@ -168,13 +120,24 @@ impl Progress {
         (path, self.hops.len() as u64)
     }
 
-    /// The status of a finished call, and how many bytes of its kept reply
-    /// are now the collector's to copy to the caller (once the lock is
-    /// dropped).
+    /// The status of a finished call; its kept reply is taken into `out`
+    /// (the collector copies it to the caller once the lock is dropped),
+    /// and the length of that reply.
     #[inline(always)]
-    fn collect(&mut self) -> Option<(u64, usize)> {
+    fn collect(&mut self, out: &mut [u8; INLINE]) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
-        Some((status, core::mem::take(&mut self.kept)))
+        let n = core::mem::take(&mut self.kept);
+        out[..n].copy_from_slice(&self.reply[..n]);
+        Some((status, n))
+    }
+
+    /// The status of a finished call and its kept reply, for a collector
+    /// that holds the call alone (no copy out first).
+    #[inline(always)]
+    fn take_done(&mut self) -> Option<(u64, &[u8])> {
+        let State::Done(status) = self.state else { return None };
+        let n = core::mem::take(&mut self.kept);
+        Some((status, &self.reply[..n]))
     }
 }
 
@@ -266,13 +229,13 @@ impl Request {
 /// kept reply goes into the requester's memory now (the requester runs
 /// this, except for ring completions, which keep none).
 fn result_of(c: &Call, batch: u64) -> abi::Control {
+    let mut kept = [0; INLINE];
     let (collected, (path, hops)) = {
         let mut p = c.progress.lock();
-        (p.collect(), p.path())
+        (p.collect(&mut kept), p.path())
     };
     let status = match collected {
-        // SAFETY: the call was seen done under its progress lock.
-        Some((s, n)) => deliver_reply(c, s, unsafe { c.kept.get(n) }),
+        Some((s, n)) => deliver_reply(c, s, &kept[..n]),
         None => Error::Invalid.as_ret(),
     };
     abi::Control {
@@ -347,7 +310,7 @@ pub struct Port {
     /// reference from `Arc::into_raw`, or null), for its next call: taken
     /// and given back with one atomic exchange each, where the shared free
     /// list costs a lock each way.
-    spare: AtomicPtr<Call>,
+    spare: UniqueSlot<Call>,
     /// The batch object of this process's last `ncallsync` once all its
     /// members were done with it, for its next one (no allocation per
     /// batch). Only this process takes it.
@@ -383,7 +346,7 @@ impl Port {
             }),
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(None),
-            spare: AtomicPtr::new(core::ptr::null_mut()),
+            spare: UniqueSlot::new(),
             spare_batch: IrqMutex::new(None),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
@@ -403,37 +366,26 @@ impl Port {
 impl Port {
     /// The spare call object, if there is one.
     #[inline(always)]
-    fn take_spare(&self) -> Option<Arc<Call>> {
-        let ptr = self.spare.swap(core::ptr::null_mut(), Ordering::Acquire);
-        // SAFETY: a non-null slot holds a strong reference from
-        // `Arc::into_raw`, taken back exactly once: the swap emptied it.
-        (!ptr.is_null()).then(|| unsafe { Arc::from_raw(ptr) })
+    fn take_spare(&self) -> Option<UniqueArc<Call>> {
+        self.spare.take()
     }
 
     /// Keeps finished call `c` as the spare (if nobody else holds it); one
     /// that was there already goes to the shared free list.
     #[inline(always)]
-    fn keep_spare(&self, mut c: Arc<Call>) {
-        let Some(m) = Arc::get_mut(&mut c) else { return };
+    fn keep_spare(&self, c: Arc<Call>) {
+        let Ok(mut m) = UniqueArc::try_from_arc(c) else { return };
         m.batch = None;
-        self.park_spare(c);
+        self.park_spare(m);
     }
 
-    /// `keep_spare` for a call object known to be held by nobody else and
-    /// to belong to no batch (the fast path's own, once it is done).
+    /// `keep_spare` for a call object known to belong to no batch (the
+    /// fast path's own, once it is done).
     #[inline(always)]
-    fn park_spare(&self, c: Arc<Call>) {
-        let old = self.spare.swap(Arc::into_raw(c) as *mut Call, Ordering::AcqRel);
-        if !old.is_null() {
-            // SAFETY: as in `take_spare`; the swap took it out of the slot.
-            recycle(unsafe { Arc::from_raw(old) });
+    fn park_spare(&self, c: UniqueArc<Call>) {
+        if let Some(old) = self.spare.put(c) {
+            recycle(old.into_arc());
         }
-    }
-}
-
-impl Drop for Port {
-    fn drop(&mut self) {
-        drop(self.take_spare());
     }
 }
 
@@ -582,11 +534,11 @@ fn make_call_in(
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
-            kept: KeptReply(UnsafeCell::new([0; INLINE])),
             progress: IrqMutex::new(Progress {
                 state: State::Open,
                 hops: Vec::new(),
                 kept: 0,
+                reply: [0; INLINE],
                 waiter: None,
             }),
             completion: r.completion,
@@ -700,10 +652,11 @@ fn wake(partner: Option<Arc<Computation>>) {
 /// caller's memory and returns the call's status.
 fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
     let mut got = (0, 0);
+    let mut kept = [0; INLINE];
     let ok = sched::wait_in_slot(
         &call.progress,
         partner,
-        |p| match p.collect() {
+        |p| match p.collect(&mut kept) {
             Some(g) => {
                 got = g;
                 true
@@ -715,8 +668,7 @@ fn wait_done(call: &Call, partner: Option<Arc<Computation>>) -> Result<u64, Erro
     if !ok {
         return Err(Error::Denied);
     }
-    // SAFETY: the call was seen done under its progress lock.
-    Error::decode(deliver_reply(call, got.0, unsafe { call.kept.get(got.1) }))
+    Error::decode(deliver_reply(call, got.0, &kept[..got.1]))
 }
 
 /// `call`: blocks until the server ends the rendezvous; returns the reply
@@ -765,19 +717,11 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     if msg.len() > INLINE {
         return None;
     }
-    let me = sched::with_current(|me| me as *const Computation)?;
     let my_port = &caller.port;
-    let mut c = my_port.take_spare()?;
-    // SAFETY: `me` is the computation running here: the run queue holds a
-    // strong reference to it, which keeps it alive while this code runs.
-    let me_ref: &Computation = unsafe { &*me };
+    let mut spare = my_port.take_spare()?;
     {
-        // SAFETY: the spare slot only ever takes a call object nobody else
-        // holds (`keep_spare` checks, `park_spare` is given one), and
-        // nothing can clone it while it is there: this is its only
-        // reference, so a mutable one to its content is unique (what
-        // `Arc::get_mut` would find, without its compare-and-swap).
-        let m = unsafe { &mut *Arc::as_ptr(&c).cast_mut() };
+        // The spare is this caller's alone: filled in place.
+        let m: &mut Call = &mut spare;
         m.id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
         m.caller = caller.pid;
         m.server = server;
@@ -795,21 +739,18 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         p.kept = 0;
         p.hops.clear();
         if p.hops.capacity() == 0 && p.hops.try_reserve(1).is_err() {
-            return give_up(caller, c, None);
+            return give_up(caller, spare.into_arc(), None);
         }
         p.hops.push(server);
-        // SAFETY: as for `me_ref`; the waiter slot gets a strong reference
-        // of its own, added to the run queue's.
-        p.waiter = Some(unsafe {
-            Arc::increment_strong_count(me);
-            Arc::from_raw(me)
-        });
+        // The caller waits in the call: the waiter slot holds it.
+        p.waiter = sched::current();
         let n = msg.len();
         // Copied with interrupts still on: the page may have to be faulted in.
         if n > 0 && msg.read(&mut m.inline[..n]).is_err() {
-            return give_up(caller, c, None);
+            return give_up(caller, spare.into_arc(), None);
         }
     }
+    let c = spare.into_arc();
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
     // Held to the end of the hand-over: it keeps the server alive.
@@ -850,14 +791,17 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     drop(last);
     {
         use kcore::computation::State as Run;
-        let mut state = me_ref.state.lock_irqs_off();
-        *state = Run::Blocked;
-        // A kill that came before the line above found nothing to wake: it
-        // is seen here, and the caller stays runnable (after the server has
-        // had the CPU it then finds its call not done, and leaves).
-        if caller.killed.load(Ordering::Acquire) {
-            *state = Run::Running;
-        }
+        sched::with_current(|me| {
+            let mut state = me.state.lock_irqs_off();
+            *state = Run::Blocked;
+            // A kill that came before the line above found nothing to wake:
+            // it is seen here, and the caller stays runnable (after the
+            // server has had the CPU it then finds its call not done, and
+            // leaves).
+            if caller.killed.load(Ordering::Acquire) {
+                *state = Run::Running;
+            }
+        });
     }
     sched::switch_to_claimed(partner);
     if were_enabled {
@@ -867,15 +811,18 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     // the call object is this caller's alone again, so its result is read
     // without a lock, and the kept reply goes straight from it into the
     // caller's memory.
-    if let Some(m) = Arc::get_mut(&mut c)
-        && let p = m.progress.get_mut()
-        && let State::Done(status) = p.state
-    {
-        let n = core::mem::take(&mut p.kept);
-        let status = reply_here(m.reply, status, m.kept.get_mut(n));
-        my_port.park_spare(c);
-        return Some(status);
-    }
+    let c = match UniqueArc::try_from_arc(c) {
+        Ok(mut mine) => {
+            let m: &mut Call = &mut mine;
+            if let Some((status, kept)) = m.progress.get_mut().take_done() {
+                let status = reply_here(m.reply, status, kept);
+                my_port.park_spare(mine);
+                return Some(status);
+            }
+            mine.into_arc()
+        }
+        Err(c) => c,
+    };
     let status = wait_done(&c, None);
     my_port.keep_spare(c);
     Some(status.unwrap_or_else(Error::as_ret))
@@ -901,7 +848,7 @@ fn give_up(caller: &Process, mut c: Arc<Call>, were_enabled: Option<bool>) -> Op
 fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
     let s = cached_target(caller, server)?;
     check_entry(&s, r.entry)?;
-    let c = make_call(caller.pid, server, r, caller.port.take_spare())?;
+    let c = make_call(caller.pid, server, r, caller.port.take_spare().map(UniqueArc::into_arc))?;
     let partner = deliver(&s, c.clone())?;
     drop(s);
     let status = wait_done(&c, partner);
@@ -1146,11 +1093,12 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
             wake(partner);
             return got;
         }
-        // SAFETY: `me` runs here, so the run queue holds a strong reference
-        // to it; the slot gets one more.
-        let cur = unsafe {
-            Arc::increment_strong_count(me);
-            Arc::from_raw(me)
+        // The slot holds the waiter (the computation running here).
+        let Some(cur) = sched::current() else {
+            q.waiter = other;
+            drop(q);
+            wake(partner);
+            return None;
         };
         *cur.state.lock_irqs_off() = kcore::computation::State::Blocked;
         q.waiter = Some(cur);
@@ -1272,7 +1220,7 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result
 /// but not yet woken (see `deliver`).
 #[must_use]
 fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
-    finish_with(c, status, 0)
+    finish_with(c, status, &Kept::new())
 }
 
 /// `finish`, with the first `kept` bytes of the call's kept reply for the
@@ -1281,11 +1229,12 @@ fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
 /// call (a caller waiting, alone) needs only the first lines.
 #[must_use]
 #[inline(always)]
-fn finish_with(c: &Arc<Call>, status: u64, kept: usize) -> Option<Arc<Computation>> {
+fn finish_with(c: &Arc<Call>, status: u64, kept: &Kept) -> Option<Arc<Computation>> {
     let caller = {
         let mut p = c.progress.lock();
         p.state = State::Done(status);
-        p.kept = kept;
+        p.kept = kept.len();
+        p.reply[..kept.len()].copy_from_slice(kept);
         p.waiter.take()
     };
     CALLS.fetch_add(1, Ordering::Relaxed);
@@ -1361,17 +1310,19 @@ fn done_with(c: Arc<Call>) {
     }
 }
 
-/// Keeps as much of reply `from` (in the current space) in call `c` as
-/// its caller's reply buffer takes; returns the status for the caller and
-/// how many bytes were kept. The server running this ends `c` and holds it
-/// alone, and the reply is short (`INLINE` bytes at most).
+/// A short reply read from the server's memory, on its way into the call
+/// (`finish_with` puts it there under the call's lock).
+type Kept = ArrayVec<u8, INLINE>;
+
+/// Reads as much of reply `from` (in the current space) as call `c`'s
+/// caller's reply buffer takes into `kept`; returns the status for the
+/// caller. The reply is short (`INLINE` bytes at most).
 #[inline(always)]
-fn keep_reply(c: &Call, from: UserRange) -> (u64, usize) {
+fn keep_reply(c: &Call, from: UserRange, kept: &mut Kept) -> u64 {
     let from = from.prefix(c.reply.len());
-    // SAFETY: as said above: the call is this server's alone, not done yet.
-    match unsafe { c.kept.fill(from) } {
-        Ok(()) => (from.len() as u64, from.len()),
-        Err(e) => (e.as_ret(), 0),
+    match from.read_append(kept) {
+        Ok(()) => from.len() as u64,
+        Err(e) => e.as_ret(),
     }
 }
 
@@ -1382,9 +1333,10 @@ fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Optio
         // A short reply to a waiting caller is kept in the call: the caller
         // copies it into its own memory when it resumes, through its own
         // page tables instead of a walk of them from here.
-        let (status, kept) = keep_reply(c, from);
+        let mut kept = Kept::new();
+        let status = keep_reply(c, from, &mut kept);
         server.port.answered.fetch_add(1, Ordering::Relaxed);
-        return (n, finish_with(c, status, kept));
+        return (n, finish_with(c, status, &kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
         Ok(()) => n,
@@ -1438,10 +1390,11 @@ pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -
     };
     let were_enabled = interrupts::are_enabled();
     let caller = if c.completion == Completion::Wait {
-        let (status, kept) = keep_reply(&c, reply);
+        let mut kept = Kept::new();
+        let status = keep_reply(&c, reply, &mut kept);
         interrupts::disable();
         sp.answered.fetch_add(1, Ordering::Relaxed);
-        finish_with(&c, status, kept)
+        finish_with(&c, status, &kept)
     } else {
         // Anything else goes as `end` has it (it may copy into the
         // caller's memory through its page tables).
@@ -1693,17 +1646,15 @@ impl Member {
 #[inline(always)]
 fn member_status(c: &mut Arc<Call>) -> u64 {
     if let Some(m) = Arc::get_mut(c) {
-        let p = m.progress.get_mut();
-        let State::Done(status) = p.state else {
-            return Error::Invalid.as_ret();
+        return match m.progress.get_mut().take_done() {
+            Some((status, kept)) => reply_here(m.reply, status, kept),
+            None => Error::Invalid.as_ret(),
         };
-        let n = core::mem::take(&mut p.kept);
-        return reply_here(m.reply, status, m.kept.get_mut(n));
     }
-    let collected = c.progress.lock().collect();
+    let mut kept = [0; INLINE];
+    let collected = c.progress.lock().collect(&mut kept);
     match collected {
-        // SAFETY: the call was seen done under its progress lock.
-        Some((s, n)) => reply_here(c.reply, s, unsafe { c.kept.get(n) }),
+        Some((s, n)) => reply_here(c.reply, s, &kept[..n]),
         None => Error::Invalid.as_ret(),
     }
 }

@@ -10,16 +10,18 @@
 //! woken once, when all are back, and finds their results in order.
 //!
 //! The area belongs to the kernel (the process can neither delete nor
-//! move it), and the kernel writes into it through the direct map. The
+//! move it), and the kernel reads and writes it word by word through an
+//! alias of its region. The
 //! process may write anything into it: the kernel keeps its own copy of
 //! the indices it produces and consumes, reads each control block once
 //! into its own memory, and checks it like any system-call argument.
 
 use super::rendezvous;
 use crate::process::{self as proc, Process};
-use abi::{Control, Error, RING_SLOTS, Rings};
-use core::sync::atomic::{AtomicU64, Ordering};
-use kcore::mm::layout::{PAGE_SIZE, phys_to_virt};
+use abi::{Control, Error, RING_SLOTS, RingIndex, Rings};
+use core::mem::{offset_of, size_of};
+use core::sync::atomic::Ordering;
+use kcore::mm::layout::PAGE_SIZE;
 use kcore::vm::region::{Kind, Region};
 use restable::ResId;
 
@@ -27,8 +29,10 @@ use restable::ResId;
 pub struct RingState {
     region: ResId,
     link: ResId,
-    /// Kernel address of the `Rings` (direct map of the area's frames).
-    rings: u64,
+    /// The area, as the kernel reads and writes it: an alias of the
+    /// region the process maps (it holds the frames too, so they stay
+    /// while the kernel uses them).
+    area: Region,
     /// Their address in the process.
     user: u64,
     /// Next request block the kernel takes.
@@ -41,28 +45,30 @@ pub struct RingState {
 
 const PAGES: usize = core::mem::size_of::<Rings>().div_ceil(PAGE_SIZE as usize);
 
+/// Byte offsets in the area (`abi::Rings`).
+const REQ_HEAD: usize = offset_of!(Rings, req) + offset_of!(RingIndex, head);
+const REQ_TAIL: usize = offset_of!(Rings, req) + offset_of!(RingIndex, tail);
+const RES_HEAD: usize = offset_of!(Rings, res) + offset_of!(RingIndex, head);
+const RES_TAIL: usize = offset_of!(Rings, res) + offset_of!(RingIndex, tail);
+const REQUESTS: usize = offset_of!(Rings, requests);
+const RESULTS: usize = offset_of!(Rings, results);
+const BLOCK: usize = size_of::<Control>();
+
 impl RingState {
-    fn rings(&self) -> *mut Rings {
-        self.rings as *mut Rings
-    }
-
     /// One of the process's indices, read once (it may change it any time).
-    fn shared(&self, index: fn(*mut Rings) -> *mut u64) -> u64 {
-        // SAFETY: the area is the kernel's and stays mapped while `self`
-        // exists (released only under the same lock); the u64 is aligned.
-        unsafe { (*(index(self.rings()) as *const AtomicU64)).load(Ordering::Acquire) }
+    fn shared(&self, offset: usize) -> u64 {
+        self.area.word(offset).map_or(0, |w| w.load(Ordering::Acquire))
     }
 
-    fn publish(&self, index: fn(*mut Rings) -> *mut u64, value: u64) {
-        // SAFETY: as in `shared`.
-        unsafe { (*(index(self.rings()) as *const AtomicU64)).store(value, Ordering::Release) }
+    fn publish(&self, offset: usize, value: u64) {
+        if let Some(w) = self.area.word(offset) {
+            w.store(value, Ordering::Release);
+        }
     }
 
     /// Request blocks the process has written and the kernel not taken.
     fn pending(&self) -> Result<u64, Error> {
-        let n = self
-            .shared(|r| unsafe { &raw mut (*r).req.tail })
-            .wrapping_sub(self.req_head);
+        let n = self.shared(REQ_TAIL).wrapping_sub(self.req_head);
         if n > RING_SLOTS {
             return Err(Error::Invalid);
         }
@@ -72,24 +78,21 @@ impl RingState {
     /// Results in the ring the process has not taken yet. A head the
     /// kernel cannot make sense of counts as a full ring.
     fn unread(&self) -> u64 {
-        let n = self
-            .res_tail
-            .wrapping_sub(self.shared(|r| unsafe { &raw mut (*r).res.head }));
+        let n = self.res_tail.wrapping_sub(self.shared(RES_HEAD));
         n.min(RING_SLOTS)
     }
 
+    /// Read once, by value: later writes by the process do not matter.
     fn request(&self, index: u64) -> Control {
-        // SAFETY: as in `shared`; the slot is inside the area. Read once,
-        // by value: later writes by the process do not matter.
-        unsafe { core::ptr::read_volatile(&raw const (*self.rings()).requests[(index % RING_SLOTS) as usize]) }
+        let slot = (index % RING_SLOTS) as usize;
+        self.area.read_words(REQUESTS + slot * BLOCK).unwrap_or_default()
     }
 
     fn put_result(&mut self, c: &Control) {
         let slot = (self.res_tail % RING_SLOTS) as usize;
-        // SAFETY: as in `shared`; the slot is inside the area.
-        unsafe { core::ptr::write_volatile(&raw mut (*self.rings()).results[slot], *c) };
+        self.area.write_words(RESULTS + slot * BLOCK, c);
         self.res_tail = self.res_tail.wrapping_add(1);
-        self.publish(|r| unsafe { &raw mut (*r).res.tail }, self.res_tail);
+        self.publish(RES_TAIL, self.res_tail);
     }
 }
 
@@ -103,8 +106,8 @@ pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, Res
     if let Some(r) = slot.as_ref() {
         return Ok(r.user);
     }
-    let area = Region::contiguous(Kind::Data, PAGES).map_err(|_| Error::NoMemory)?;
-    let pa = area.frames()[0];
+    let mut area = Region::contiguous(Kind::Data, PAGES).map_err(|_| Error::NoMemory)?;
+    let alias = area.share().map_err(|_| Error::NoMemory)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let len = (PAGES as u64) * PAGE_SIZE;
     let base = space
@@ -116,7 +119,7 @@ pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, Res
     *slot = Some(RingState {
         region,
         link,
-        rings: phys_to_virt(pa),
+        area: alias,
         user: base,
         req_head: 0,
         res_tail: 0,
@@ -168,7 +171,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
         }
         let first = r.req_head;
         r.req_head = r.req_head.wrapping_add(n);
-        r.publish(|x| unsafe { &raw mut (*x).req.head }, r.req_head);
+        r.publish(REQ_HEAD, r.req_head);
         r.outstanding += n;
         first
     };

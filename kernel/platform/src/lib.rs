@@ -9,6 +9,7 @@ pub mod acpi;
 pub mod cmdline;
 pub mod cpio;
 pub mod memmap;
+pub mod pci;
 pub mod pvh;
 
 /// Read-only access to physical memory.

@@ -22,14 +22,24 @@ pub fn breakpoint_returns() -> TestResult {
 }
 
 pub fn clock_agrees_with_pit() -> TestResult {
-    // 20 ms measured by the PIT and by the calibrated TSC must agree within
-    // 10%: a check of the calibration, not a performance measurement.
+    // 20 ms measured by the PIT and by the calibrated TSC must agree: a
+    // check that the calibration and the conversion work (units, scale),
+    // not a measurement. Under plain TCG on a busy host the guest's TSC and
+    // its PIT drift apart by tens of percent between calibration and test
+    // (seen: 12 ms of TSC for 20 ms of PIT at a load of 6 on two cores), so
+    // the bound is a factor of two, which any unit or scale error exceeds.
+    // The median of five windows: under TCG a busy host can stretch one.
     let ticks = (pit::HZ / 50) as u16;
-    let mut t0 = 0;
-    pit::window(ticks, || t0 = clock::nanos());
-    let elapsed = clock::nanos() - t0;
+    let mut runs = [0u64; 5];
+    for r in runs.iter_mut() {
+        let mut t0 = 0;
+        pit::window(ticks, || t0 = clock::nanos());
+        *r = clock::nanos() - t0;
+    }
+    runs.sort_unstable();
+    let elapsed = runs[2];
     ensure!(
-        (18_000_000..=22_000_000).contains(&elapsed),
+        (10_000_000..=40_000_000).contains(&elapsed),
         "20 ms of PIT took {elapsed} ns by the TSC clock"
     );
     let one_second = clock::cycles_to_ns(clock::tsc_hz());
@@ -136,5 +146,26 @@ pub fn serial_input_interrupt() -> TestResult {
     crate::arch::x86_64::serial::loop_back(b"hi");
     let got = [crate::console::read_byte(), crate::console::read_byte()];
     ensure!(&got == b"hi", "read {got:?}");
+    Ok(())
+}
+
+pub fn pci_finds_the_machines_devices() -> TestResult {
+    use crate::arch::x86_64::pci;
+    let fs = pci::functions();
+    // The `pc` machine's host bridge (i440FX), and the pseudo-NVM every
+    // boot gets (ivshmem-plain, its memory in BAR2).
+    ensure!(
+        fs.iter().any(|f| (f.vendor, f.device) == (0x8086, 0x1237)),
+        "no host bridge among {} functions",
+        fs.len()
+    );
+    let Some(nvm) = fs.iter().find(|f| (f.vendor, f.device) == (0x1af4, 0x1110)) else {
+        return Err(alloc::format!("no ivshmem device among {} functions", fs.len()));
+    };
+    ensure!(
+        matches!(nvm.bars[2], platform::pci::Bar::Memory { size, wide: true, .. } if size.is_power_of_two() && size >= 1 << 20),
+        "ivshmem BAR2 is {:?}",
+        nvm.bars[2]
+    );
     Ok(())
 }

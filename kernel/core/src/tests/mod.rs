@@ -34,6 +34,7 @@ pub static TESTS: &[KTest] = &[
     smp("ipi_runs_on_each_cpu", cpu::ipi_runs_on_each_cpu),
     smp("lock_counts_exactly_across_cpus", cpu::lock_counts_exactly_across_cpus),
     pass("serial_input_interrupt", cpu::serial_input_interrupt),
+    pass("pci_finds_the_machines_devices", cpu::pci_finds_the_machines_devices),
     // The harness itself: failures, panics, faults and hangs must be caught.
     must_fail(
         "selftest_failure_is_detected",

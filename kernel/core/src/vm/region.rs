@@ -36,6 +36,10 @@ pub struct Region {
     /// Set when the frames are shared with other regions (container SHARE
     /// mode): the last region to go frees them.
     shared: Option<Arc<SharedFrames>>,
+    /// Set for a device's registers (a PCI BAR): the frames are the
+    /// device's, not RAM the region owns; they are mapped uncached and
+    /// never freed, filled, exchanged or copied.
+    device: bool,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -67,7 +71,23 @@ impl Region {
             executable,
             frames,
             shared: None,
+            device: false,
         })
+    }
+
+    /// A region over a device's registers: `pages` pages of physical
+    /// addresses from `base` (page-aligned), present from the start.
+    pub fn device(base: u64, pages: usize, writable: bool) -> Result<Region, OutOfMemory> {
+        let mut r = Region::new(Kind::Data, 0, Backing::Zero, writable, false)?;
+        r.frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.device = true;
+        Ok(r)
+    }
+
+    /// Whether the region is a device's registers (mapped uncached).
+    pub fn is_device(&self) -> bool {
+        self.device
     }
 
     pub fn pages(&self) -> usize {
@@ -114,6 +134,9 @@ impl Region {
     /// Refills every present page from the backing, so that nothing of a
     /// previous user survives a reuse.
     pub fn reset(&mut self) {
+        if self.device {
+            return;
+        }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
             if pa != 0 {
@@ -173,11 +196,85 @@ impl Region {
         })
     }
 
+    /// The kernel's view of a word of the region at byte `offset` (8-byte
+    /// aligned, in a present page): memory the kernel shares with a process
+    /// that maps the region (AnT's rings), which either side may change at
+    /// any time, hence atomic. None if the offset is out of range,
+    /// misaligned, or its page is not present.
+    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+        let page = PAGE_SIZE as usize;
+        if self.device || !offset.is_multiple_of(8) || offset >= self.frames.len() * page {
+            return None;
+        }
+        let frame = self.frames[offset / page];
+        if frame == 0 {
+            return None;
+        }
+        let at = phys_to_virt(frame) + (offset % page) as u64;
+        // SAFETY: the word lies in a frame of this region, which holds it
+        // (alone or with the regions sharing it) for as long as `self` is
+        // borrowed; it is aligned, and every access to it is atomic.
+        Some(unsafe { &*(at as *const core::sync::atomic::AtomicU64) })
+    }
+
+    /// A value of plain data made of whole words, read word by word from
+    /// the region at `offset` (as `word`): each word as it was at one
+    /// moment, the whole not necessarily (the other side may be writing).
+    pub fn read_words<T: crate::uaccess::Pod>(&self, offset: usize) -> Option<T> {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) {
+            return None;
+        }
+        let mut value = T::default();
+        for i in 0..n / 8 {
+            let w = self
+                .word(offset.checked_add(i * 8)?)?
+                .load(core::sync::atomic::Ordering::Relaxed);
+            // SAFETY: T is Pod and `i * 8 + 8 <= n`: any bytes make a valid
+            // T, and the write stays inside `value` (unaligned: T may be
+            // less aligned than u64).
+            unsafe {
+                (&mut value as *mut T as *mut u8)
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .write_unaligned(w)
+            };
+        }
+        Some(value)
+    }
+
+    /// Writes `value` (plain data made of whole words) into the region at
+    /// `offset`, word by word, as `read_words` reads. False (nothing
+    /// written) if it does not fit in present pages.
+    pub fn write_words<T: crate::uaccess::Pod>(&self, offset: usize, value: &T) -> bool {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) || (0..n / 8).any(|i| offset.checked_add(i * 8).and_then(|o| self.word(o)).is_none()) {
+            return false;
+        }
+        for i in 0..n / 8 {
+            // SAFETY: T is Pod (no padding, every byte initialised) and
+            // `i * 8 + 8 <= n`.
+            let w = unsafe {
+                (value as *const T as *const u8)
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .read_unaligned()
+            };
+            if let Some(word) = self.word(offset + i * 8) {
+                word.store(w, core::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        true
+    }
+
     /// Calls `f(page, offset in page, offset in the caller's buffer, bytes)`
     /// for each piece of `offset..offset + len`, after checking every page.
     fn copy_at(&self, offset: usize, len: usize, mut f: impl FnMut(*mut u8, usize, usize, usize)) -> bool {
         let page = PAGE_SIZE as usize;
-        let Some(end) = offset.checked_add(len).filter(|&e| e <= self.frames.len() * page) else {
+        let Some(end) = offset
+            .checked_add(len)
+            .filter(|&e| e <= self.frames.len() * page && !self.device)
+        else {
             return false;
         };
         if len == 0 {
@@ -221,7 +318,12 @@ impl Region {
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
     pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), SizeMismatch> {
-        if self.frames.len() != other.frames.len() || self.shared.is_some() || other.shared.is_some() {
+        if self.frames.len() != other.frames.len()
+            || self.shared.is_some()
+            || other.shared.is_some()
+            || self.device
+            || other.device
+        {
             return Err(SizeMismatch);
         }
         core::mem::swap(&mut self.frames, &mut other.frames);
@@ -231,6 +333,9 @@ impl Region {
     /// A second region over the same frames (container SHARE mode). Both
     /// keep them alive; writes through one are seen through the other.
     pub fn share(&mut self) -> Result<Region, OutOfMemory> {
+        if self.device {
+            return Err(OutOfMemory);
+        }
         self.populate_all()?;
         let set = match &self.shared {
             Some(s) => s.clone(),
@@ -250,11 +355,15 @@ impl Region {
             executable: self.executable,
             frames,
             shared: Some(set),
+            device: false,
         })
     }
 
     /// A new region with a copy of this one's content (container COPY mode).
     pub fn duplicate(&self) -> Result<Region, OutOfMemory> {
+        if self.device {
+            return Err(OutOfMemory);
+        }
         let mut copy = Region::new(
             self.kind,
             self.frames.len(),
@@ -282,8 +391,9 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // Shared frames go with the last region that holds them.
-        if self.shared.take().is_some() {
+        // Shared frames go with the last region that holds them; a
+        // device's are not RAM.
+        if self.shared.take().is_some() || self.device {
             return;
         }
         for &f in self.frames.iter().filter(|&&f| f != 0) {

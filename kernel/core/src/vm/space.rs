@@ -51,6 +51,9 @@ impl Attached {
         if !self.region.executable {
             f |= flags::NO_EXECUTE;
         }
+        if self.region.is_device() {
+            f |= flags::NO_CACHE | flags::WRITE_THROUGH;
+        }
         f
     }
 }

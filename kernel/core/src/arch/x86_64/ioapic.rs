@@ -65,3 +65,19 @@ pub fn route(gsi: u32, flags: u16, vector: u8, apic_id: u32) -> bool {
     reg_write(base, 0x10 + 2 * pin, low);
     true
 }
+
+/// Masks or unmasks global system interrupt `gsi` (a level-triggered line
+/// stays masked from its interrupt until its driver has served the device).
+pub fn set_masked(gsi: u32, masked: bool) -> bool {
+    let io = IOAPICS.lock();
+    let Some(&(base, first, _)) = io.chips[..io.count]
+        .iter()
+        .find(|(_, first, n)| gsi >= *first && gsi < first + n)
+    else {
+        return false;
+    };
+    let reg = 0x10 + 2 * (gsi - first);
+    let low = reg_read(base, reg);
+    reg_write(base, reg, if masked { low | 1 << 16 } else { low & !(1 << 16) });
+    true
+}

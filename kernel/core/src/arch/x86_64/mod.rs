@@ -3,6 +3,8 @@
 pub mod apic;
 pub mod gdt;
 pub mod ioapic;
+pub mod irq;
+pub mod pci;
 pub mod pic;
 pub mod pit;
 pub mod serial;

@@ -215,6 +215,7 @@ extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
             super::smp::on_call_ipi();
             apic::eoi();
         }
+        v if super::irq::is_device_vector(v) => super::irq::on_device_vector(v),
         // Spurious interrupts (APIC or PIC) must not be acknowledged.
         vector::SPURIOUS | 0x77 | 0x7f => {}
         _ => {

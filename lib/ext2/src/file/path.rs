@@ -1,0 +1,165 @@
+//! Names and paths: one component at a time, following symbolic links
+//! (at most [`MAX_SYMLINKS`], as Linux) and checking on the way that the
+//! tree is a tree.
+
+use alloc::collections::BTreeSet;
+use alloc::vec::Vec;
+
+use super::{FileManager, Handle};
+use crate::device::BlockDevice;
+use crate::disk::dirent::NAME_MAX;
+use crate::disk::inode::{FileType, ROOT_INO};
+use crate::error::{Errno, Result};
+
+/// Symbolic links followed while resolving one path.
+pub const MAX_SYMLINKS: u32 = 40;
+/// The longest path, as Linux's `PATH_MAX`.
+pub const PATH_MAX: usize = 4096;
+
+/// Checks a name for a new entry: not empty, not `.` or `..`, no `/` or
+/// NUL, at most 255 bytes.
+pub(crate) fn check_name(name: &[u8]) -> Result<()> {
+    if name.len() > NAME_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    if name.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    if name == b"." || name == b".." {
+        return Err(Errno::EEXIST);
+    }
+    if name.iter().any(|&c| c == b'/' || c == 0) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(())
+}
+
+impl<D: BlockDevice> FileManager<D> {
+    /// The entry `name` in directory `dir`.
+    ///
+    /// A directory found by name must name `dir` as its parent in its `..`
+    /// entry and must not be the root: a second entry for a directory (a
+    /// loop in the tree) gives `EIO` instead of leading a walk round in
+    /// circles.
+    pub fn lookup(&mut self, dir: Handle, name: &[u8]) -> Result<Handle> {
+        self.dir_inode(dir)?;
+        if name.len() > NAME_MAX {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        if name.is_empty() || name.contains(&b'/') {
+            return Err(Errno::ENOENT);
+        }
+        let found = self.find(dir.ino, name)?.ok_or(Errno::ENOENT)?;
+        let (h, inode) = self.handle_of(found.ino)?;
+        if inode.is_dir() && name != b"." && name != b".." && (h.ino == ROOT_INO || self.dotdot(h.ino)? != dir.ino) {
+            return Err(Errno::EIO);
+        }
+        Ok(h)
+    }
+
+    /// Resolves `path` from `start` (or from the root if it begins with
+    /// `/`). A symbolic link as the last component is followed only if
+    /// `follow` is set; a trailing `/` asks for a directory.
+    pub fn resolve(&mut self, start: Handle, path: &[u8], follow: bool) -> Result<Handle> {
+        if path.len() > PATH_MAX {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        if path.is_empty() {
+            return Err(Errno::ENOENT);
+        }
+        let mut buf: Vec<u8> = path.to_vec();
+        let mut pos = 0;
+        let mut cur = if buf[0] == b'/' { self.root()? } else { start };
+        let mut links = 0;
+        loop {
+            while pos < buf.len() && buf[pos] == b'/' {
+                pos += 1;
+            }
+            if pos == buf.len() {
+                return Ok(cur);
+            }
+            let end = buf[pos..]
+                .iter()
+                .position(|&c| c == b'/')
+                .map_or(buf.len(), |i| pos + i);
+            let rest_has_name = buf[end..].iter().any(|&c| c != b'/');
+            let trailing_slash = !rest_has_name && end < buf.len();
+            let name = &buf[pos..end];
+            let next = if name == b"." {
+                self.dir_inode(cur).map(|_| cur)?
+            } else {
+                self.lookup(cur, name)?
+            };
+            let kind = self.stat(next)?.kind;
+            if kind == FileType::Symlink && (rest_has_name || follow || trailing_slash) {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(Errno::ELOOP);
+                }
+                let mut target = self.readlink(next)?;
+                target.extend_from_slice(&buf[end..]);
+                if target.len() > PATH_MAX {
+                    return Err(Errno::ENAMETOOLONG);
+                }
+                if target[0] == b'/' {
+                    cur = self.root()?;
+                }
+                buf = target;
+                pos = 0;
+                continue;
+            }
+            if (rest_has_name || trailing_slash) && kind != FileType::Directory {
+                return Err(Errno::ENOTDIR);
+            }
+            cur = next;
+            pos = end;
+        }
+    }
+
+    /// Resolves all of `path` but its last component, which must be a
+    /// directory, and returns it with that last name (trailing `/`s
+    /// dropped). The root alone has no last name (`EBUSY`).
+    pub fn resolve_parent(&mut self, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>)> {
+        let trimmed = match path.iter().rposition(|&c| c != b'/') {
+            Some(i) => &path[..=i],
+            None if path.is_empty() => return Err(Errno::ENOENT),
+            None => return Err(Errno::EBUSY),
+        };
+        let (dir, name) = match trimmed.iter().rposition(|&c| c == b'/') {
+            Some(i) => {
+                let dir_path = &trimmed[..i];
+                let dir = if dir_path.iter().all(|&c| c == b'/') {
+                    self.root()?
+                } else {
+                    self.resolve(start, dir_path, true)?
+                };
+                (dir, &trimmed[i + 1..])
+            }
+            None => (start, trimmed),
+        };
+        self.dir_inode(dir)?;
+        if name.len() > NAME_MAX {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        Ok((dir, name.to_vec()))
+    }
+
+    /// Whether directory `ancestor` is `dir` or above it, found by walking
+    /// up the `..` entries. A loop in a damaged tree ends in `EIO`.
+    pub(crate) fn is_ancestor(&mut self, ancestor: u32, dir: u32) -> Result<bool> {
+        let mut seen = BTreeSet::new();
+        let mut cur = dir;
+        loop {
+            if cur == ancestor {
+                return Ok(true);
+            }
+            if cur == ROOT_INO {
+                return Ok(false);
+            }
+            if !seen.insert(cur) {
+                return Err(Errno::EIO);
+            }
+            cur = self.dotdot(cur)?;
+        }
+    }
+}
