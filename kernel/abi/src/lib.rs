@@ -23,7 +23,7 @@ macro_rules! numbered {
             pub fn from_u64(n: u64) -> Option<$name> {
                 match n { $($n => Some($name::$v),)* _ => None }
             }
-            pub fn name(self) -> &'static str {
+            pub const fn name(self) -> &'static str {
                 match self { $($name::$v => stringify!($v),)* }
             }
         }
@@ -206,6 +206,63 @@ numbered! {
         PhysicalMemory = 9,
         Container = 10,
         ContainerBox = 11,
+    }
+}
+
+numbered! {
+    /// The resource operations, each served by one kind (`Query` and
+    /// `Delete` by the kind of the identifier they name). The mediator
+    /// counts and traces them by these codes; a code is never reused.
+    pub enum ResOp {
+        Query = 0,
+        Delete = 1,
+        FindPlate = 2,
+        CreateProgram = 3,
+        ProgramSegment = 4,
+        CreateSpace = 5,
+        CreateRegion = 6,
+        LoadRegion = 7,
+        ClearRegion = 8,
+        Attach = 9,
+        AttachKernel = 10,
+        WriteWorkArea = 11,
+        CreatePhysical = 12,
+        CreateProcess = 13,
+        StartProcess = 14,
+        CreateComputation = 15,
+        CreateContainer = 16,
+        CreateIca = 17,
+        MoveIca = 18,
+        Push = 19,
+        Steal = 20,
+        Exchange = 21,
+        CreateBox = 22,
+        GrantBox = 23,
+        Send = 24,
+        Receive = 25,
+    }
+}
+
+impl ResOp {
+    /// The kind that serves the operation (none: the kind the identifier
+    /// names).
+    pub const fn kind(self) -> Option<ResKind> {
+        use ResKind as K;
+        use ResOp as O;
+        Some(match self {
+            O::Query | O::Delete => return None,
+            O::FindPlate => K::Plate,
+            O::CreateProgram | O::ProgramSegment => K::Program,
+            O::CreateSpace => K::VirtualSpace,
+            O::CreateRegion | O::LoadRegion | O::ClearRegion => K::VirtualRegion,
+            O::Attach => K::VirtualUserSpace,
+            O::AttachKernel | O::WriteWorkArea => K::VirtualKernelSpace,
+            O::CreatePhysical => K::PhysicalMemory,
+            O::CreateProcess | O::StartProcess => K::Process,
+            O::CreateComputation => K::Computation,
+            O::CreateContainer | O::CreateIca | O::MoveIca | O::Push | O::Steal | O::Exchange => K::Container,
+            O::CreateBox | O::GrantBox | O::Send | O::Receive => K::ContainerBox,
+        })
     }
 }
 
@@ -638,6 +695,15 @@ mod tests {
             assert!(Sys::ALL[..i].iter().all(|o| *o as u64 != *s as u64));
         }
         assert_eq!(Sys::from_u64(9999), None);
+    }
+
+    #[test]
+    fn resource_operations_are_numbered_densely_and_once() {
+        // The mediator's counters are an array indexed by these codes.
+        for (i, op) in ResOp::ALL.iter().enumerate() {
+            assert_eq!(*op as usize, i);
+            assert_eq!(ResOp::from_u64(i as u64), Some(*op));
+        }
     }
 
     #[test]

@@ -236,3 +236,23 @@ pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Error> {
     let bytes = unsafe { core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>()) };
     copy_to_user(addr, bytes)
 }
+
+/// The `len` bytes at `addr`, copied into the kernel; more than `max` is
+/// refused before anything is allocated. A process's names, paths and
+/// argument lists all come in this way.
+pub fn read_bytes(addr: u64, len: u64, max: usize) -> Result<alloc::vec::Vec<u8>, Error> {
+    if len > max as u64 {
+        return Err(Error::Invalid);
+    }
+    let range = UserRange::new(addr, len as usize)?;
+    let mut buf = alloc::vec::Vec::new();
+    buf.try_reserve_exact(range.len()).map_err(|_| Error::NoMemory)?;
+    buf.resize(range.len(), 0);
+    range.read(&mut buf)?;
+    Ok(buf)
+}
+
+/// `read_bytes`, which must be UTF-8 (a name, a path, a setting).
+pub fn read_str(addr: u64, len: u64, max: usize) -> Result<alloc::string::String, Error> {
+    alloc::string::String::from_utf8(read_bytes(addr, len, max)?).map_err(|_| Error::Invalid)
+}

@@ -1,8 +1,9 @@
 //! Computation (Tender's 演算) as a resource: a process runs by holding one.
 //! The table holds a reference; the scheduler holds others while it runs.
 
-use super::{Kind, ResId, ResTable, table};
-use abi::{Error, ResInfo};
+use super::mediator::{Need, invoke, only};
+use super::{Kind, ResId, ResTable, Resource, table};
+use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use kcore::computation::{ANY_CPU, Computation, UserSpace, UserStart};
 use kcore::owner::Owner;
@@ -11,8 +12,14 @@ use kcore::vm::USER_STACK_TOP;
 
 static TABLE: IrqMutex<ResTable<Arc<Computation>>> = IrqMutex::new(table(Kind::Computation));
 
-/// A computation for `process`, starting at its program's entry point.
+/// A computation for `process`, starting at its program's entry point, on
+/// `cpu` or any (`res_create(Computation, process, cpu)`).
 pub fn create(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
+    let ids = only(process, Need::Owned(Kind::Process));
+    invoke(caller, ResOp::CreateComputation, ids, || make(caller, process, cpu))
+}
+
+fn make(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
     let p = super::process::get(caller, process)?;
     if p.computation.lock().is_some() {
         return Err(Error::Busy);
@@ -41,27 +48,17 @@ pub fn create(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
     Ok(id)
 }
 
-/// Drops the table's reference (the scheduler frees the rest when the
-/// computation has finished running).
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let mut t = TABLE.lock();
-    super::owned(&t, id, caller)?;
-    t.remove(id).map(drop).map_err(super::id_error)
-}
+pub struct Computations;
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    let pid = e.value.owner(&ipc::process::OWNER).map_or(0, |p| p.pid);
-    Ok(super::info(
-        id,
-        e.owner,
-        kcore::mm::stack::DEFAULT_PAGES * 4096,
-        pid,
-        [ResId::NONE; 3],
-    ))
-}
+impl Resource for Computations {
+    // Deleting drops the table's reference (the scheduler frees the rest
+    // when the computation has finished running).
+    table_methods!(TABLE, delete);
 
-pub fn count() -> usize {
-    TABLE.lock().len()
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |c| {
+            let pid = c.owner(&ipc::process::OWNER).map_or(0, |p| p.pid);
+            (kcore::mm::stack::DEFAULT_PAGES * 4096, pid, [ResId::NONE; 3])
+        })
+    }
 }

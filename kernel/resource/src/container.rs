@@ -6,9 +6,10 @@
 //! steal (each COPY, SHARE or MOVE) and exchange (SWAP of physical pages);
 //! the box operations are in `container_box.rs`.
 
-use super::vspace::SpaceRef;
-use super::{KERNEL, Kind, ResId, ResTable, table, vregion, vuspace};
-use abi::{ContainerMode, ContainerStats, Error, ResInfo};
+use super::mediator::{NO_ID, NO_IDS, Need, invoke, invoke_then, only};
+use super::vspace::{self, At, SpaceRef};
+use super::{KERNEL, Kind, ResId, ResTable, Resource, table, vregion};
+use abi::{ContainerMode, ContainerStats, Error, ResInfo, ResOp};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
@@ -120,43 +121,35 @@ fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Plac
     timed(ATTACH, || {
         let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
-        let len = memory.size();
-        let base = if addr != 0 {
-            addr
-        } else {
-            let at = space
-                .lock()
-                .find_free(p.anon_next.load(Ordering::Relaxed), len)
-                .ok_or(Error::NoMemory)?;
-            p.anon_next.store(at + len, Ordering::Relaxed);
-            at
+        let (region, link, slot, base) = vspace::attach_memory(p.space_id, memory, at(addr, &p), id)?;
+        let place = Place::InProcess {
+            pid,
+            link,
+            slot,
+            base,
+            space,
+            space_id: p.space_id,
         };
-        let region = vregion::adopt(KERNEL, memory)?;
-        match vuspace::attach_held(id, p.space_id, region, base) {
-            Ok((link, slot)) => Ok((
-                region,
-                Place::InProcess {
-                    pid,
-                    link,
-                    slot,
-                    base,
-                    space,
-                    space_id: p.space_id,
-                },
-            )),
-            Err(e) => {
-                let _ = vregion::delete(KERNEL, region);
-                Err(e)
-            }
-        }
+        Ok((region, place))
     })
+}
+
+/// Where a container goes in process `p`: at `addr`, or (0) wherever
+/// there is room.
+#[inline(always)]
+fn at(addr: u64, p: &ipc::process::Process) -> At<'_> {
+    if addr != 0 {
+        At::Address(addr)
+    } else {
+        At::Free(&p.anon_next)
+    }
 }
 
 /// Detaches a container's memory (region `region`, attached by `link` to
 /// `space`) from its process: returns the region.
 fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error> {
     timed(DETACH, || {
-        vuspace::release_held(link, space)?;
+        vspace::release_held(link, space)?;
         vregion::disown(region)
     })
 }
@@ -201,45 +194,66 @@ fn owned_by(pid: u64) {
     }
 }
 
-/// A new container of `pages` attached to `pid` at `addr`.
-pub fn create(pid: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
-    if pages == 0 || pages > MAX_PAGES {
-        return Err(Error::Invalid);
-    }
-    let memory = new_memory(pages as usize)?;
-    create_attached(pid, memory, addr)
+/// A new container of `pages` zeroed pages attached to the caller at
+/// `addr` (0: where there is room) (`container_create`).
+pub fn create(caller: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreateContainer, NO_IDS, || {
+        if pages == 0 || pages > MAX_PAGES {
+            return Err(Error::Invalid);
+        }
+        let memory = new_memory(pages as usize)?;
+        create_attached(caller, memory, addr)
+    })
 }
 
 /// An ICA (AnT): a container of `pages` physically contiguous pages
-/// attached to `pid`.
-pub fn create_ica(pid: u64, pages: u64) -> Result<ResId, Error> {
-    if pages == 0 || pages > MAX_PAGES {
-        return Err(Error::Invalid);
-    }
-    let memory = timed(CREATE, || {
-        Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
-    })?;
-    create_attached(pid, memory, 0)
+/// attached to the caller (`ica_create`).
+pub fn create_ica(caller: u64, pages: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreateIca, NO_IDS, || {
+        if pages == 0 || pages > MAX_PAGES {
+            return Err(Error::Invalid);
+        }
+        let memory = timed(CREATE, || {
+            Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
+        })?;
+        create_attached(caller, memory, 0)
+    })
 }
 
-/// Moves (re-attaches) a container from its process to `target` without
-/// copying: the sender loses access (its entries are cleared and shot
-/// down) and the target gets the same frames. Returns the new address.
-pub fn remap(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    timed(ATTACH, || {
+/// Moves (re-attaches) a container from its process to `target` at `addr`
+/// (0: where there is room) without copying (AnT's ICA move): the sender
+/// loses access (its entries are cleared and shot down) and the target
+/// gets the same frames. Gives the new address.
+pub fn move_ica(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    mediated_move(caller, id, || {
         let to_p = ipc::process::get(target).ok_or(Error::NotFound)?;
         x86_64::instructions::interrupts::without_interrupts(|| moving(caller, id, &to_p, addr))
     })
 }
 
-/// `remap` for process `me` itself (a system call): the target comes from
-/// `me`'s reference to its last one when it is the same process (pids are
-/// never reused, so the pid identifies it; one that has begun to end is
-/// refused by the move). Untimed: the mediator adds the cycles it reads
-/// anyway to `ATTACH`. One call with everything inside it inlined: no
-/// closures, whose calls the compiler may or may not inline.
+/// `move_ica` for process `me` itself (`ica_move`, inlined into the
+/// dispatcher): the target comes from `me`'s reference to its last one
+/// when it is the same process (pids are never reused, so the pid
+/// identifies it; one that has begun to end is refused by the move).
+#[inline(always)]
+pub fn move_for(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+    mediated_move(me.pid, id, || move_from(me, id, target, addr))
+}
+
+/// The mediator's part of a move, whose cycles are also the move's share of
+/// the containers' cost breakdown (seed 004).
+#[inline(always)]
+fn mediated_move(caller: u64, id: ResId, work: impl FnOnce() -> Result<u64, Error>) -> Result<u64, Error> {
+    let ids = only(id, Need::OfKind(Kind::Container));
+    invoke_then(caller, ResOp::MoveIca, ids, work, |cycles| {
+        STATS[ATTACH].fetch_add(cycles, Ordering::Relaxed);
+    })
+}
+
+/// The move for process `me` itself: one call with everything inside it
+/// inlined (no closures, whose calls the compiler may or may not inline).
 #[inline(never)]
-pub fn remap_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
+fn move_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     // The first lock turns interrupts off (its guard turns them back on);
     // the rest of the move's locks are taken as they are.
     let mut last = me.ica_target.lock();
@@ -327,17 +341,9 @@ fn move_attachment(
     } else {
         (&mut *g2, &mut *g1)
     };
-    // A place `find_free` chose is known to be free: the move need not
+    // A free place found here is known to be free: the move need not
     // look again.
-    let (base, free) = if addr != 0 {
-        (addr, false)
-    } else {
-        let at = dst
-            .find_free(to_p.anon_next.load(Ordering::Relaxed), len)
-            .ok_or(Error::NoMemory)?;
-        to_p.anon_next.store(at + len, Ordering::Relaxed);
-        (at, true)
-    };
+    let (base, free) = dst.place(at(addr, to_p), len).ok_or(Error::NoMemory)?;
     let slot = src.move_to(link, slot, dst, base, free).map_err(|_| Error::Invalid)?;
     Ok((base, slot))
 }
@@ -417,23 +423,14 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
         STATS[DELETES].fetch_add(1, Ordering::Relaxed);
         match c.place {
             Place::InProcess { link, space, .. } => {
-                let _ = vuspace::release_held(link, &space);
-                let _ = vregion::delete(KERNEL, c.region);
+                let _ = vspace::release_held(link, &space);
+                let _ = vregion::Regions.delete(KERNEL, c.region);
             }
             Place::InBox { region, .. } => drop(region),
             Place::Moving => {}
         }
     });
     Ok(())
-}
-
-/// `caller` deletes its own container (one in a box belongs to the box).
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let (pid, ..) = in_process(id)?;
-    if caller != KERNEL && caller != pid {
-        return Err(Error::Denied);
-    }
-    destroy(id)
 }
 
 /// The memory of a process's container, copied (COPY) or shared (SHARE).
@@ -543,31 +540,54 @@ fn may_touch_peer(caller: u64, p: &ipc::process::Process) -> Result<(), Error> {
     }
 }
 
-/// Push: `caller`'s container goes (COPY/SHARE/MOVE) into `target`'s space.
+/// Push: the caller's container goes (COPY/SHARE/MOVE) into `target`'s
+/// space at `addr` (0: where there is room); gives the container there
+/// (`container_push`).
 pub fn push(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
-    let (pid, ..) = in_process(id)?;
-    if pid != caller && caller != KERNEL {
-        return Err(Error::Denied);
-    }
-    may_touch(caller, target)?;
-    let memory = outgoing(id, mode)?;
-    create_attached(target, memory, addr)
+    invoke(caller, ResOp::Push, only(id, Need::OfKind(Kind::Container)), || {
+        let (pid, ..) = in_process(id)?;
+        if pid != caller && caller != KERNEL {
+            return Err(Error::Denied);
+        }
+        hand_over(caller, id, target, mode, target, addr)
+    })
 }
 
-/// Steal: `target`'s container comes (COPY/SHARE/MOVE) into `caller`'s space.
+/// Steal: `target`'s container comes (COPY/SHARE/MOVE) into the caller's
+/// space at `addr` (0: where there is room) (`container_steal`).
 pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode) -> Result<ResId, Error> {
-    let (pid, ..) = in_process(id)?;
-    if pid != target {
-        return Err(Error::Invalid);
-    }
-    may_touch(caller, target)?;
-    let memory = outgoing(id, mode)?;
-    create_attached(caller, memory, addr)
+    invoke(caller, ResOp::Steal, only(id, Need::OfKind(Kind::Container)), || {
+        let (pid, ..) = in_process(id)?;
+        if pid != target {
+            return Err(Error::Invalid);
+        }
+        hand_over(caller, id, target, mode, caller, addr)
+    })
 }
 
-/// Exchange: the physical pages behind `mine` (of `caller`) and `theirs`
-/// (of `target`) change places; both stay where they are attached.
+/// Container `id` goes (COPY/SHARE/MOVE) from its process to process `to`
+/// at `addr`, if `caller` may touch `target`.
+fn hand_over(caller: u64, id: ResId, target: u64, mode: ContainerMode, to: u64, addr: u64) -> Result<ResId, Error> {
+    may_touch(caller, target)?;
+    let memory = outgoing(id, mode)?;
+    create_attached(to, memory, addr)
+}
+
+/// Exchange: the physical pages behind the caller's `mine` and `target`'s
+/// `theirs` change places; both stay where they are attached
+/// (`container_exchange`).
 pub fn exchange(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<(), Error> {
+    let ids = [
+        (mine, Need::OfKind(Kind::Container)),
+        (theirs, Need::OfKind(Kind::Container)),
+        NO_ID,
+    ];
+    invoke(caller, ResOp::Exchange, ids, || {
+        exchange_pages(caller, mine, target, theirs)
+    })
+}
+
+fn exchange_pages(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<(), Error> {
     let (p1, l1, _, n1) = in_process(mine)?;
     let (p2, l2, _, n2) = in_process(theirs)?;
     if p1 != caller && caller != KERNEL {
@@ -606,17 +626,6 @@ pub fn exchange(caller: u64, mine: ResId, target: u64, theirs: ResId) -> Result<
     })
 }
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    let (addr, links) = match &e.value.place {
-        Place::InProcess { base, link, .. } => (*base, [e.value.region, *link, ResId::NONE]),
-        Place::InBox { bx, .. } => (0, [ResId::NONE, ResId::NONE, *bx]),
-        Place::Moving => (0, [ResId::NONE; 3]),
-    };
-    Ok(super::info(id, e.owner, e.value.pages as u64 * 4096, addr, links))
-}
-
 /// Where a container's memory is: its owner, space, attachment, address.
 pub struct Whereabouts {
     pub owner: u64,
@@ -643,18 +652,57 @@ pub fn whereabouts(id: ResId) -> Option<Whereabouts> {
     }
 }
 
-pub fn count() -> usize {
-    TABLE.lock().len()
-}
+pub struct Containers;
 
-pub fn release_owned_by(pid: u64) {
-    let ids: Vec<ResId> = TABLE
-        .lock()
-        .iter()
-        .filter(|(_, e)| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid))
-        .map(|(id, _)| id)
-        .collect();
-    for id in ids {
-        let _ = destroy(id);
+impl Resource for Containers {
+    /// A container is changed by the process it is attached to (one in a
+    /// box belongs to the box).
+    fn check(&self, caller: u64, id: ResId, change: bool) -> Result<(), Error> {
+        let t = TABLE.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        match e.value.place {
+            _ if !change || caller == KERNEL => Ok(()),
+            Place::InProcess { pid, .. } if pid == caller => Ok(()),
+            _ => Err(Error::Denied),
+        }
+    }
+
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        let (pid, ..) = in_process(id)?;
+        if caller != KERNEL && caller != pid {
+            return Err(Error::Denied);
+        }
+        destroy(id)
+    }
+
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |c| {
+            let (addr, links) = match &c.place {
+                Place::InProcess { base, link, .. } => (*base, [c.region, *link, ResId::NONE]),
+                Place::InBox { bx, .. } => (0, [ResId::NONE, ResId::NONE, *bx]),
+                Place::Moving => (0, [ResId::NONE; 3]),
+            };
+            (c.pages as u64 * 4096, addr, links)
+        })
+    }
+
+    fn count(&self) -> usize {
+        TABLE.lock().len()
+    }
+
+    /// The containers attached to `pid` (those in boxes are the boxes').
+    fn owned_by(&self, pid: u64) -> Vec<ResId> {
+        TABLE
+            .lock()
+            .iter()
+            .filter(|(_, e)| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid))
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    fn release_owned_by(&self, pid: u64) {
+        for id in self.owned_by(pid) {
+            let _ = destroy(id);
+        }
     }
 }

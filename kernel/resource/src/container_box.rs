@@ -18,8 +18,9 @@
 
 use super::container::{self, Place, QUEUE, timed};
 use super::fifo::Fifo;
-use super::{KERNEL, Kind, ResId, ResTable, table};
-use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo};
+use super::mediator::{NO_ID, NO_IDS, Need, Outcome, invoke, only};
+use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
+use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -105,8 +106,99 @@ fn allowed(e: &super::Entry<ContainerBox>, caller: u64, right: u64) -> bool {
             .any(|&(p, r)| (p == caller || p == abi::ANY_PID) && r & right != 0)
 }
 
-/// A box whose size class `pages` starts with `initial` empty containers.
-pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
+/// A box whose size class `pages` starts with `initial` empty containers,
+/// made again up to `lower`, deleted above `upper`; `flags`: `BOX_SCRUB`
+/// or 0 (`box_create`).
+pub fn create(caller: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreateBox, NO_IDS, || {
+        make(caller, pages, initial, lower, upper, flags)
+    })
+}
+
+/// Lets process `pid` (or `ANY_PID`) send to or receive from the box
+/// (`rights`: `BOX_SEND`, `BOX_RECEIVE`) (`box_grant`).
+pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::GrantBox,
+        only(bx, Need::Owned(Kind::ContainerBox)),
+        || {
+            let mut t = TABLE.lock();
+            let e = super::owned_mut(&mut t, bx, caller)?;
+            e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
+            e.value.grants.push((pid, rights & (BOX_SEND | BOX_RECEIVE)));
+            Ok(())
+        },
+    )
+}
+
+/// Send (seed 004 table 2): the caller's container `id` goes into box `bx`
+/// in `mode`, to be attached at `addr` by a receiver that names none
+/// (`container_send`). The box's right and the container's owner are
+/// checked with the box and the container in hand.
+#[inline(always)]
+pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<Sent, Error> {
+    let ids = [
+        (bx, Need::OfKind(Kind::ContainerBox)),
+        (id, Need::OfKind(Kind::Container)),
+        NO_ID,
+    ];
+    invoke(caller, ResOp::Send, ids, || {
+        let (id, size) = send_now(caller, id, bx, addr, mode)?;
+        Ok(Sent { id, size })
+    })
+}
+
+/// What a send put in the box: the container there and its size in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent {
+    pub id: ResId,
+    pub size: u64,
+}
+
+impl Outcome for Sent {}
+
+/// Receive (seed 004 table 3) from box `bx`: `id` is `ResId::NONE` for
+/// the first container waiting, or a given one; for SWAP it is the
+/// caller's own container, whose pages are exchanged with the first
+/// waiting container of its size. Waits up to `timeout_ns`
+/// (`container_receive`).
+#[inline(always)]
+pub fn receive(
+    caller: u64,
+    id: ResId,
+    bx: ResId,
+    addr: u64,
+    mode: ContainerMode,
+    timeout_ns: u64,
+) -> Result<Received, Error> {
+    let named = id != ResId::NONE || mode == ContainerMode::Swap;
+    let ids = [
+        (bx, Need::OfKind(Kind::ContainerBox)),
+        if named {
+            (id, Need::OfKind(Kind::Container))
+        } else {
+            NO_ID
+        },
+        NO_ID,
+    ];
+    invoke(caller, ResOp::Receive, ids, || {
+        receive_now(caller, id, bx, addr, mode, timeout_ns).map(|(id, addr, size)| Received { id, addr, size })
+    })
+}
+
+/// What a receive gave: the container, where it is attached in the
+/// receiver's space, and its size in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Received {
+    pub id: ResId,
+    pub addr: u64,
+    pub size: u64,
+}
+
+impl Outcome for Received {}
+
+fn make(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
     if pages == 0 || pages > container::MAX_PAGES || initial > 256 || lower > upper || upper > 256 {
         return Err(Error::Invalid);
     }
@@ -124,7 +216,7 @@ pub fn create(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flag
         },
     )?;
     if let Err(e) = fill_empties(bx, pages as usize, initial as usize) {
-        let _ = delete(KERNEL, bx);
+        let _ = Boxes.delete(KERNEL, bx);
         return Err(e);
     }
     Ok(bx)
@@ -158,14 +250,6 @@ fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
     }
 }
 
-pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error> {
-    let mut t = TABLE.lock();
-    let e = super::owned_mut(&mut t, bx, caller)?;
-    e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
-    e.value.grants.push((pid, rights & (BOX_SEND | BOX_RECEIVE)));
-    Ok(())
-}
-
 fn check(caller: u64, bx: ResId, right: u64) -> Result<(), Error> {
     let t = TABLE.lock();
     let e = t.get(bx).map_err(super::id_error)?;
@@ -176,9 +260,8 @@ fn check(caller: u64, bx: ResId, right: u64) -> Result<(), Error> {
     }
 }
 
-/// Send (seed 004 table 2): `container` of `caller` goes into the box in
-/// `mode`; returns the identifier of the container now in the box.
-pub fn send(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<(ResId, u64), Error> {
+/// `send`: returns the container now in the box and its size.
+fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -> Result<(ResId, u64), Error> {
     if mode == ContainerMode::Swap
         && let Some(done) = send_swap(caller, id, bx, addr)
     {
@@ -364,11 +447,8 @@ fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64,
     Some(Ok((id, base, pages as u64 * 4096)))
 }
 
-/// Receive (seed 004 table 3). `id` is 0 for the first container waiting,
-/// or a given one; for SWAP it is the caller's own container, whose pages
-/// are exchanged with the first waiting container of its size. Waits up to
-/// `timeout_ns` for a container to arrive.
-pub fn receive(
+/// `receive`: returns the container, its address and its size.
+fn receive_now(
     caller: u64,
     id: ResId,
     bx: ResId,
@@ -498,22 +578,6 @@ fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
     }
 }
 
-/// Deletes the box and every container in it.
-pub fn delete(caller: u64, bx: ResId) -> Result<(), Error> {
-    let b = {
-        let mut t = TABLE.lock();
-        super::owned(&t, bx, caller)?;
-        t.remove(bx).map_err(super::id_error)?.value
-    };
-    for q in b.classes.into_values() {
-        for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
-            let _ = container::destroy(c);
-        }
-    }
-    b.waiters.wake_all();
-    Ok(())
-}
-
 /// (empty, filled) containers of a size class, for tests and the inspector.
 pub fn census(bx: ResId, pages: usize) -> Option<(usize, usize)> {
     let t = TABLE.lock();
@@ -526,20 +590,27 @@ pub fn census(bx: ResId, pages: usize) -> Option<(usize, usize)> {
     )
 }
 
-pub fn query(bx: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(bx).map_err(super::id_error)?;
-    let n: usize = e.value.classes.values().map(|q| q.empty.len() + q.filled.len()).sum();
-    Ok(super::info(bx, e.owner, 0, n as u64, [ResId::NONE; 3]))
-}
+pub struct Boxes;
 
-pub fn count() -> usize {
-    TABLE.lock().len()
-}
+impl Resource for Boxes {
+    table_methods!(TABLE);
 
-pub fn release_owned_by(pid: u64) {
-    let ids = super::ids_owned_by(&TABLE.lock(), pid);
-    for id in ids {
-        let _ = delete(KERNEL, id);
+    /// Deletes the box and every container in it.
+    fn delete(&self, caller: u64, bx: ResId) -> Result<(), Error> {
+        let b = super::remove_owned(&mut TABLE.lock(), bx, caller)?.value;
+        for q in b.classes.into_values() {
+            for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
+                let _ = container::destroy(c);
+            }
+        }
+        b.waiters.wake_all();
+        Ok(())
+    }
+
+    fn query(&self, bx: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), bx, |b| {
+            let n: usize = b.classes.values().map(|q| q.empty.len() + q.filled.len()).sum();
+            (0, n as u64, [ResId::NONE; 3])
+        })
     }
 }

@@ -1,28 +1,63 @@
 //! Tender's resources (資源): every object the OS manages is a resource of a
-//! kind, each kind in its own module with its own table (管理表) and its own
-//! operations, and every operation goes through one dispatch point, the
-//! mediator (`mediator.rs`). A resource exists independently of the others:
-//! a virtual space with no process, a region with no space, a program with
-//! no process. A process is only a composition of them (`proc::spawn`), and
-//! because the constituents outlive the process, the pool (`pool.rs`) can
-//! keep them for the next creation.
+//! kind. Each kind is one module with its own table (管理表): a unit value
+//! implementing `Resource` (check an identifier and the caller's right,
+//! query, delete, count, hand over, release) registered in `KINDS`, and its
+//! operations, typed functions that each enter the mediator
+//! (`mediator::invoke`), which checks the identifiers they name, hands off
+//! once to their work, and counts and traces them. A new kind is its
+//! module plus one line in `KINDS`.
+//!
+//! A resource exists independently of the others: a virtual space with no
+//! process, a region with no space, a program with no process. A process
+//! is only a composition of them (`proc::spawn`), and because the
+//! constituents outlive the process, the pool (`pool.rs`) can keep them
+//! for the next creation.
+//!
+//! The mechanism behind a kind (page tables, frames, computations: the
+//! unsafe code) is the core's (`kcore`) or the IPC layer's; the module
+//! here is the object's only resource-level home.
 //!
 //! | kind | module | the object |
 //! |---|---|---|
-//! | process | `process.rs` | `proc::Process` (table keyed by pid) |
+//! | process | `process.rs` | `ipc::process::Process` (table keyed by pid) |
 //! | program | `program.rs` | `proc::program::Program` |
 //! | plate | `plate.rs` | a file of the initial archive, in memory |
-//! | computation | `computation.rs` | `sched::computation::Computation` |
-//! | virtual space | `vspace.rs` | `vm::space::VirtualSpace` |
-//! | virtual region | `vregion.rs` | `vm::region::Region` |
-//! | virtual user space | `vuspace.rs` | a region attached to a space at a user address |
+//! | computation | `computation.rs` | `kcore::computation::Computation` |
+//! | virtual space | `vspace.rs` | `kcore::vm::space::VirtualSpace` |
+//! | virtual user space | `vspace.rs` | a region attached to a space at a user address |
+//! | virtual region | `vregion.rs` | `kcore::vm::region::Region` |
 //! | virtual kernel space | `vkspace.rs` | a region attached in the kernel (the work area) |
 //! | physical memory | `physmem.rs` | a run of contiguous frames |
+//! | container | `container.rs` | a region handed between processes (seed 004) |
+//! | container box | `container_box.rs` | queues of containers between processes |
 
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
+
+/// The `Resource` methods of a kind whose table `$table` says it all:
+/// checking an identifier, counting, and what a process owns.
+macro_rules! table_methods {
+    ($table:ident) => {
+        fn check(&self, caller: u64, id: ResId, change: bool) -> Result<(), Error> {
+            crate::check_in(&$table.lock(), id, caller, change)
+        }
+        fn count(&self) -> usize {
+            $table.lock().len()
+        }
+        fn owned_by(&self, pid: u64) -> alloc::vec::Vec<ResId> {
+            crate::ids_owned_by(&$table.lock(), pid)
+        }
+    };
+    // And deleting is taking the entry out (what it holds goes with it).
+    ($table:ident, delete) => {
+        table_methods!($table);
+        fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+            crate::remove_owned(&mut $table.lock(), id, caller).map(drop)
+        }
+    };
+}
 
 pub mod computation;
 pub mod container;
@@ -38,7 +73,6 @@ pub mod program;
 pub mod vkspace;
 pub mod vregion;
 pub mod vspace;
-pub mod vuspace;
 
 pub use abi::ResKind as Kind;
 use abi::{Error, ResInfo};
@@ -86,6 +120,21 @@ pub fn owned_mut<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<&
     Ok(table.get_mut(id).expect("checked just above"))
 }
 
+/// Takes entry `id` out of `table` if `caller` may change it.
+pub fn remove_owned<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<Entry<T>, Error> {
+    owned(table, id, caller)?;
+    table.remove(id).map_err(id_error)
+}
+
+/// `Resource::check` for a kind whose table says it all.
+pub fn check_in<T>(table: &ResTable<T>, id: ResId, caller: u64, change: bool) -> Result<(), Error> {
+    if change {
+        owned(table, id, caller).map(drop)
+    } else {
+        table.check(id).map_err(id_error)
+    }
+}
+
 /// The resources of `table` that `pid` owns (collected, so that the table's
 /// lock can go before they are deleted one by one).
 pub fn ids_owned_by<T>(table: &ResTable<T>, pid: u64) -> alloc::vec::Vec<ResId> {
@@ -104,6 +153,18 @@ pub fn insert<T>(table: &mut ResTable<T>, owner: u64, value: T) -> Result<ResId,
     table.insert(Entry { owner, value }).map_err(|(e, _)| id_error(e))
 }
 
+/// `Resource::query` for a kind whose table says it all: `f` gives the
+/// entry's bytes, value and links.
+pub fn describe<T>(
+    table: &ResTable<T>,
+    id: ResId,
+    f: impl FnOnce(&T) -> (u64, u64, [ResId; 3]),
+) -> Result<ResInfo, Error> {
+    let e = table.get(id).map_err(id_error)?;
+    let (bytes, value, links) = f(&e.value);
+    Ok(info(id, e.owner, bytes, value, links))
+}
+
 pub fn info(id: ResId, owner: u64, bytes: u64, value: u64, links: [ResId; 3]) -> ResInfo {
     ResInfo {
         id: id.raw(),
@@ -115,6 +176,81 @@ pub fn info(id: ResId, owner: u64, bytes: u64, value: u64, links: [ResId; 3]) ->
     }
 }
 
+/// What every kind gives the mediator and the rest of the kernel: one
+/// unit value per kind implements it, registered in `KINDS`. A kind's
+/// operations are functions of its module, each through `mediator::invoke`.
+pub trait Resource: Sync {
+    /// Whether `id` is a live resource of this kind (its slot and
+    /// generation) and, with `change`, whether `caller` may change it.
+    fn check(&self, caller: u64, id: ResId, change: bool) -> Result<(), Error>;
+    fn query(&self, id: ResId) -> Result<ResInfo, Error>;
+    /// Deletes it if `caller` may and nothing uses it any more.
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error>;
+    /// Live resources of the kind.
+    fn count(&self) -> usize;
+    /// Hands it, with the resources it is composed of, to `owner`.
+    fn set_owner(&self, _id: ResId, _owner: u64) {}
+    /// The resources of the kind that process `pid` owns.
+    fn owned_by(&self, _pid: u64) -> alloc::vec::Vec<ResId> {
+        alloc::vec::Vec::new()
+    }
+    /// Deletes what process `pid` still owns of this kind.
+    fn release_owned_by(&self, pid: u64) {
+        for id in self.owned_by(pid) {
+            let _ = self.delete(KERNEL, id);
+        }
+    }
+}
+
+/// Every kind, in the order a process's leftovers are released: what
+/// holds others first (containers and boxes hold attachments, which hold
+/// regions in spaces), so that the held are free to go. A new kind is its
+/// module and one line here.
+const KINDS: [(Kind, &dyn Resource); 11] = [
+    (Kind::Container, &container::Containers),
+    (Kind::ContainerBox, &container_box::Boxes),
+    (Kind::VirtualUserSpace, &vspace::Attachments),
+    (Kind::VirtualKernelSpace, &vkspace::KernelSpaces),
+    (Kind::VirtualSpace, &vspace::Spaces),
+    (Kind::VirtualRegion, &vregion::Regions),
+    (Kind::PhysicalMemory, &physmem::Runs),
+    (Kind::Program, &program::Programs),
+    (Kind::Computation, &computation::Computations),
+    (Kind::Process, &process::Processes),
+    (Kind::Plate, &plate::Plates),
+];
+
+/// Where each kind is in `KINDS`, by kind code; made at compile time,
+/// which fails unless every kind is there exactly once.
+const PLACE: [usize; 12] = {
+    let mut place = [usize::MAX; 12];
+    let mut i = 0;
+    while i < KINDS.len() {
+        let k = KINDS[i].0 as usize;
+        assert!(place[k] == usize::MAX, "a kind registered twice");
+        place[k] = i;
+        i += 1;
+    }
+    let mut k = 0;
+    while k < Kind::ALL.len() {
+        assert!(place[Kind::ALL[k] as usize] != usize::MAX, "a kind not registered");
+        k += 1;
+    }
+    place
+};
+
+/// The kind `kind`.
+#[inline(always)]
+pub fn of(kind: Kind) -> &'static dyn Resource {
+    KINDS[PLACE[kind as usize]].1
+}
+
+/// The kind an identifier names, if it names one.
+#[inline(always)]
+pub fn kind_of(id: ResId) -> Result<Kind, Error> {
+    Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)
+}
+
 /// Creates the resources that exist from boot: the plates of the archive.
 pub fn init() {
     plate::init_from_archive();
@@ -124,55 +260,20 @@ pub fn init() {
 /// Deletes what a process still owned when it ended (resources it made
 /// through the native API and never handed over).
 pub fn release_owned_by(pid: u64) {
-    // Containers and boxes first (they hold attachments), then attachments,
-    // so that spaces and regions are free to go.
-    container::release_owned_by(pid);
-    container_box::release_owned_by(pid);
-    vuspace::release_owned_by(pid);
-    vkspace::release_owned_by(pid);
-    vspace::release_owned_by(pid);
-    vregion::release_owned_by(pid);
-    physmem::release_owned_by(pid);
-    program::release_owned_by(pid);
+    for (_, kind) in KINDS {
+        kind.release_owned_by(pid);
+    }
 }
 
 /// Hands a resource, and the resources it is composed of, to `owner`:
 /// to a new process when it is composed, to the kernel when it is pooled.
 pub fn set_owner(id: ResId, owner: u64) {
-    match Kind::from_u64(id.kind() as u64) {
-        Some(Kind::VirtualSpace) => {
-            vspace::set_owner(id, owner);
-            for (link, region) in vuspace::of_space(id) {
-                vuspace::set_owner(link, owner);
-                vregion::set_owner(region, owner);
-            }
-        }
-        Some(Kind::VirtualKernelSpace) => {
-            vkspace::set_owner(id, owner);
-            if let Some(r) = vkspace::region_of(id) {
-                vregion::set_owner(r, owner);
-            }
-        }
-        Some(Kind::VirtualRegion) => vregion::set_owner(id, owner),
-        Some(Kind::VirtualUserSpace) => vuspace::set_owner(id, owner),
-        Some(Kind::Program) => program::set_owner(id, owner),
-        _ => {}
+    if let Ok(k) = kind_of(id) {
+        of(k).set_owner(id, owner);
     }
 }
 
 /// Live resources per kind, for the inspector and leak tests.
 pub fn counts() -> [(Kind, usize); 11] {
-    [
-        (Kind::Process, process::count()),
-        (Kind::Program, program::count()),
-        (Kind::Plate, plate::count()),
-        (Kind::Computation, computation::count()),
-        (Kind::VirtualSpace, vspace::count()),
-        (Kind::VirtualRegion, vregion::count()),
-        (Kind::VirtualUserSpace, vuspace::count()),
-        (Kind::VirtualKernelSpace, vkspace::count()),
-        (Kind::PhysicalMemory, physmem::count()),
-        (Kind::Container, container::count()),
-        (Kind::ContainerBox, container_box::count()),
-    ]
+    core::array::from_fn(|i| (Kind::ALL[i], of(Kind::ALL[i]).count()))
 }

@@ -1,291 +1,163 @@
 //! The mediator: the one way to operate on a resource, from system calls
-//! and from inside the kernel alike. A request is first decoded into an
-//! `Op` whose identifiers are checked (kind, slot, generation, owner)
-//! before anything changes; then it is dispatched to the kind's module.
-//! Every operation is counted (per kind and operation, with its cycles)
-//! and recorded in a bounded trace, so the system's behaviour can be
-//! watched from the inspector (seed 000 §2.1: all calls to the resource
-//! programs go through one program, which makes the OS observable).
+//! and from inside the kernel alike (seed 000 §2.1: all calls to the
+//! resource programs go through one program, which makes the OS
+//! observable). As seL4's `decodeInvocation` switches once on the object
+//! type and hands off to the object's own file, an operation here is a
+//! typed function of one kind's module (`vregion::create`,
+//! `container::move_ica`, ...; `query` and `delete` below go to the kind
+//! the identifier names), and each enters through `invoke` with its code
+//! (`abi::ResOp`), the identifiers it names with what each must be, and
+//! its work. `invoke` checks those identifiers (kind, slot, generation,
+//! owner) before anything changes, hands off once to the work, and counts
+//! (per kind and code, with the cycles) and traces the call. The result
+//! is the operation's own type: a create gives a `ResId`, a query a
+//! `ResInfo`.
 
-use super::{
-    Kind, ResId, computation, container, container_box, physmem, plate, process, program, vkspace, vregion, vspace,
-    vuspace,
-};
-use abi::{Error, LoadPolicy, RegionKind, ResInfo};
+use super::{KERNEL, Kind, ResId};
+use abi::{Error, ResInfo, ResOp};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
 
-/// A decoded request.
+/// What an operation needs of one identifier it names, for the mediator
+/// to check before the operation runs.
 #[derive(Debug, Clone, Copy)]
-pub enum Op<'a> {
-    FindPlate {
-        name: &'a str,
-    },
-    CreateProgram {
-        plate: ResId,
-    },
-    CreateSpace,
-    CreateRegion {
-        kind: RegionKind,
-        pages: u64,
-        writable: bool,
-        executable: bool,
-    },
-    /// Attach a region to a space (creates a VirtualUserSpace).
-    Attach {
-        space: ResId,
-        region: ResId,
-        base: u64,
-    },
-    /// Attach a one-page region in the kernel (creates a VirtualKernelSpace).
-    AttachKernel {
-        region: ResId,
-    },
-    CreatePhysical {
-        pages: u64,
-    },
-    CreateProcess {
-        program: ResId,
-        space: ResId,
-        work_area: ResId,
-        policy: LoadPolicy,
-        parent: u64,
-    },
-    CreateComputation {
-        process: ResId,
-        cpu: u64,
-    },
-    /// Fill a region with segment `segment` of a program, every page present.
-    /// With `populate`, every page is made present now (eager loading).
-    Load {
-        region: ResId,
-        program: ResId,
-        segment: usize,
-        populate: bool,
-    },
-    /// Give a region zero content of `kind` (BSS, stack, heap).
-    Clear {
-        region: ResId,
-        kind: RegionKind,
-        writable: bool,
-        populate: bool,
-    },
-    /// Store a name and arguments in a work area.
-    WriteWorkArea {
-        area: ResId,
-        name: &'a [u8],
-        args: &'a [u8],
-    },
-    Start {
-        process: ResId,
-    },
-    // Container IPC (seed 004).
-    CreateContainer {
-        pages: u64,
-        addr: u64,
-    },
-    CreateBox {
-        pages: u64,
-        initial: u64,
-        lower: u64,
-        upper: u64,
-        flags: u64,
-    },
-    GrantBox {
-        bx: ResId,
-        pid: u64,
-        rights: u64,
-    },
-    Send {
-        container: ResId,
-        bx: ResId,
-        addr: u64,
-        mode: abi::ContainerMode,
-    },
-    Receive {
-        container: ResId,
-        bx: ResId,
-        addr: u64,
-        mode: abi::ContainerMode,
-        timeout_ns: u64,
-    },
-    Push {
-        container: ResId,
-        target: u64,
-        addr: u64,
-        mode: abi::ContainerMode,
-    },
-    Steal {
-        container: ResId,
-        target: u64,
-        addr: u64,
-        mode: abi::ContainerMode,
-    },
-    /// An AnT ICA: physically contiguous pages attached to the caller.
-    CreateIca {
-        pages: u64,
-    },
-    /// Re-attach a container (ICA) to another process without copying.
-    Remap {
-        container: ResId,
-        target: u64,
-        addr: u64,
-    },
-    Exchange {
-        container: ResId,
-        target: u64,
-        theirs: ResId,
-    },
-    Query {
-        id: ResId,
-    },
-    /// Describe segment `index` of a program.
-    QuerySegment {
-        program: ResId,
-        index: usize,
-    },
-    Delete {
-        id: ResId,
-    },
+pub enum Need {
+    /// Nothing (a place left empty).
+    None,
+    /// A live resource of the kind (plates and programs anyone may use).
+    Live(Kind),
+    /// A live resource of the kind that the caller may change: its owner
+    /// or the kernel (`Resource::check` says what that is for the kind).
+    Owned(Kind),
+    /// An identifier of the kind, whose existence and the caller's right
+    /// the operation checks under the lock its work holds anyway, before
+    /// it changes anything (the container paths, where a second look
+    /// would cost as much as the work itself).
+    OfKind(Kind),
+    /// An identifier of any kind, served by that kind (query, delete).
+    AnyKind,
 }
 
-/// The operation names, for counters and the trace.
-pub const OP_NAMES: [&str; 21] = [
-    "find",
-    "create",
-    "attach",
-    "attach_kernel",
-    "create_process",
-    "create_computation",
-    "load",
-    "clear",
-    "write",
-    "start",
-    "query",
-    "delete",
-    "create_program",
-    "create_region",
-    "grant",
-    "send",
-    "receive",
-    "push",
-    "steal",
-    "exchange",
-    "create_box",
-];
+/// The identifiers an operation names (the first is the one the trace
+/// records when the operation makes nothing).
+pub type Ids = [(ResId, Need); 3];
 
-impl Op<'_> {
-    fn code(&self) -> usize {
-        match self {
-            Op::FindPlate { .. } => 0,
-            Op::CreateSpace | Op::CreatePhysical { .. } => 1,
-            Op::Attach { .. } => 2,
-            Op::AttachKernel { .. } => 3,
-            Op::CreateProcess { .. } => 4,
-            Op::CreateComputation { .. } => 5,
-            Op::Load { .. } => 6,
-            Op::Clear { .. } => 7,
-            Op::WriteWorkArea { .. } => 8,
-            Op::Start { .. } => 9,
-            Op::Query { .. } | Op::QuerySegment { .. } => 10,
-            Op::Delete { .. } => 11,
-            Op::CreateProgram { .. } => 12,
-            Op::CreateRegion { .. } => 13,
-            Op::CreateContainer { .. } | Op::CreateIca { .. } => 1,
-            Op::Remap { .. } => 2,
-            Op::GrantBox { .. } => 14,
-            Op::Send { .. } => 15,
-            Op::Receive { .. } => 16,
-            Op::Push { .. } => 17,
-            Op::Steal { .. } => 18,
-            Op::Exchange { .. } => 19,
-            Op::CreateBox { .. } => 20,
-        }
+/// A place of `Ids` left empty.
+pub const NO_ID: (ResId, Need) = (ResId::NONE, Need::None);
+
+/// For an operation that names one identifier.
+pub const fn only(id: ResId, need: Need) -> Ids {
+    [(id, need), NO_ID, NO_ID]
+}
+
+/// For an operation that names no identifier.
+pub const NO_IDS: Ids = [NO_ID; 3];
+
+/// What the trace records of a result: the identifier an operation made.
+pub trait Outcome {
+    #[inline(always)]
+    fn made(&self) -> Option<ResId> {
+        None
     }
+}
 
-    /// The kind the operation is about (for counting).
-    fn kind(&self) -> u8 {
-        let k = match self {
-            Op::FindPlate { .. } => Kind::Plate,
-            Op::CreateProgram { .. } | Op::QuerySegment { .. } => Kind::Program,
-            Op::CreateSpace => Kind::VirtualSpace,
-            Op::CreateRegion { .. } | Op::Load { .. } | Op::Clear { .. } => Kind::VirtualRegion,
-            Op::Attach { .. } => Kind::VirtualUserSpace,
-            Op::AttachKernel { .. } | Op::WriteWorkArea { .. } => Kind::VirtualKernelSpace,
-            Op::CreatePhysical { .. } => Kind::PhysicalMemory,
-            Op::CreateProcess { .. } | Op::Start { .. } => Kind::Process,
-            Op::CreateComputation { .. } => Kind::Computation,
-            Op::CreateContainer { .. }
-            | Op::CreateIca { .. }
-            | Op::Remap { .. }
-            | Op::Push { .. }
-            | Op::Steal { .. }
-            | Op::Exchange { .. } => Kind::Container,
-            Op::CreateBox { .. } | Op::GrantBox { .. } | Op::Send { .. } | Op::Receive { .. } => Kind::ContainerBox,
-            Op::Query { id } | Op::Delete { id } => return id.kind(),
+impl Outcome for ResId {
+    #[inline(always)]
+    fn made(&self) -> Option<ResId> {
+        Some(*self)
+    }
+}
+impl Outcome for () {}
+impl Outcome for u64 {}
+impl Outcome for ResInfo {}
+impl Outcome for abi::SegmentInfo {}
+
+/// Performs operation `code` for `caller` (a pid, or `KERNEL`): checks
+/// `ids`, then does `work`, then counts and traces the call.
+#[inline(always)]
+pub fn invoke<T: Outcome>(
+    caller: u64,
+    code: ResOp,
+    ids: Ids,
+    work: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    invoke_then(caller, code, ids, work, |_| {})
+}
+
+/// `invoke`, which also hands the call's cycles to `account` (a kind's
+/// own statistics: they are read anyway).
+#[inline(always)]
+pub fn invoke_then<T: Outcome>(
+    caller: u64,
+    code: ResOp,
+    ids: Ids,
+    work: impl FnOnce() -> Result<T, Error>,
+    account: impl FnOnce(u64),
+) -> Result<T, Error> {
+    let t0 = clock::cycles();
+    if caller != KERNEL && makes(code) {
+        note_maker(caller);
+    }
+    let result = check(caller, &ids).and_then(|()| work());
+    let cycles = clock::cycles() - t0;
+    account(cycles);
+    let subject = ids[0].0;
+    let id = match &result {
+        Ok(out) => out.made().unwrap_or(subject),
+        Err(_) => subject,
+    };
+    // The row of the kind the operation is about (for the operations on
+    // any kind, the one its identifier names; 0: none).
+    let row = match code.kind() {
+        Some(k) => k as usize,
+        None => super::kind_of(subject).map_or(0, |k| k as usize),
+    };
+    note(
+        caller,
+        row,
+        code as usize,
+        id.raw(),
+        result.as_ref().err().copied(),
+        cycles,
+    );
+    result
+}
+
+/// Whether an operation may leave the caller owning a resource it must
+/// release at exit (the others make nothing for the caller, or mark the
+/// new owner themselves).
+const fn makes(code: ResOp) -> bool {
+    !matches!(
+        code,
+        ResOp::Send | ResOp::Receive | ResOp::MoveIca | ResOp::Exchange | ResOp::Query | ResOp::ProgramSegment
+    )
+}
+
+/// The checks of every identifier, before the operation runs.
+#[inline(always)]
+fn check(caller: u64, ids: &Ids) -> Result<(), Error> {
+    for &(id, need) in ids {
+        let (kind, change) = match need {
+            Need::None => continue,
+            Need::AnyKind => {
+                super::kind_of(id)?;
+                continue;
+            }
+            Need::OfKind(k) => {
+                expect(id, k)?;
+                continue;
+            }
+            Need::Live(k) => (k, false),
+            Need::Owned(k) => (k, true),
         };
-        k as u8
+        expect(id, kind)?;
+        super::of(kind).check(caller, id, change)?;
     }
-
-    /// Whether the operation may leave the caller owning a resource it
-    /// must release at exit. The others create nothing for the caller, or
-    /// (container operations) mark the new owner themselves.
-    fn may_make(&self) -> bool {
-        !matches!(
-            self,
-            Op::Send { .. }
-                | Op::Receive { .. }
-                | Op::Remap { .. }
-                | Op::Exchange { .. }
-                | Op::Query { .. }
-                | Op::QuerySegment { .. }
-        )
-    }
-
-    /// The main identifier the operation names (for the trace).
-    fn subject(&self) -> ResId {
-        match *self {
-            Op::CreateProgram { plate } => plate,
-            Op::Attach { region, .. } | Op::AttachKernel { region } => region,
-            Op::CreateProcess { program, .. } | Op::QuerySegment { program, .. } => program,
-            Op::CreateComputation { process, .. } | Op::Start { process } => process,
-            Op::Load { region, .. } | Op::Clear { region, .. } => region,
-            Op::WriteWorkArea { area, .. } => area,
-            Op::Query { id } | Op::Delete { id } => id,
-            Op::Push { container, .. }
-            | Op::Steal { container, .. }
-            | Op::Exchange { container, .. }
-            | Op::Remap { container, .. } => container,
-            Op::Send { bx, .. } | Op::Receive { bx, .. } | Op::GrantBox { bx, .. } => bx,
-            _ => ResId::NONE,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub enum Value {
-    Id(ResId),
-    Info(ResInfo),
-    Segment(abi::SegmentInfo),
-    /// A container sent or received: its id, where it is attached, its size.
-    Received {
-        id: ResId,
-        addr: u64,
-        size: u64,
-    },
-    Done,
-}
-
-impl Value {
-    pub fn id(self) -> Result<ResId, Error> {
-        match self {
-            Value::Id(id) => Ok(id),
-            _ => Err(Error::Invalid),
-        }
-    }
+    Ok(())
 }
 
 /// Checks an identifier's kind before anything is done with it.
+#[inline(always)]
 fn expect(id: ResId, kind: Kind) -> Result<(), Error> {
     if id.kind() == kind as u8 {
         Ok(())
@@ -294,210 +166,12 @@ fn expect(id: ResId, kind: Kind) -> Result<(), Error> {
     }
 }
 
-/// Decode-time checks: every identifier of the right kind, and existing
-/// where the operation needs it to (the kind modules check ownership and
-/// state again under their locks).
-fn validate(caller: u64, op: &Op) -> Result<(), Error> {
-    match *op {
-        Op::CreateProgram { plate } => {
-            expect(plate, Kind::Plate)?;
-            plate::check(plate)
-        }
-        Op::Attach { space, region, .. } => {
-            expect(space, Kind::VirtualSpace)?;
-            expect(region, Kind::VirtualRegion)?;
-            vspace::get(caller, space)?;
-            vregion::check(region, caller)
-        }
-        Op::AttachKernel { region } | Op::Load { region, .. } | Op::Clear { region, .. } => {
-            expect(region, Kind::VirtualRegion)?;
-            vregion::check(region, caller)?;
-            if let Op::Load { program, .. } = *op {
-                expect(program, Kind::Program)?;
-                program::check(program)?;
-            }
-            Ok(())
-        }
-        Op::CreateProcess {
-            program,
-            space,
-            work_area,
-            ..
-        } => {
-            expect(program, Kind::Program)?;
-            expect(space, Kind::VirtualSpace)?;
-            expect(work_area, Kind::VirtualKernelSpace)?;
-            program::check(program)?;
-            vspace::get(caller, space)?;
-            vkspace::check(caller, work_area)
-        }
-        Op::CreateComputation { process, .. } | Op::Start { process } => {
-            expect(process, Kind::Process)?;
-            process::get(caller, process).map(drop)
-        }
-        Op::WriteWorkArea { area, .. } => {
-            expect(area, Kind::VirtualKernelSpace)?;
-            vkspace::check(caller, area)
-        }
-        Op::Query { id } | Op::Delete { id } => Kind::from_u64(id.kind() as u64).map(drop).ok_or(Error::Invalid),
-        Op::QuerySegment { program, .. } => {
-            expect(program, Kind::Program)?;
-            program::check(program)
-        }
-        Op::FindPlate { .. } | Op::CreateSpace | Op::CreateRegion { .. } | Op::CreatePhysical { .. } => Ok(()),
-        Op::CreateContainer { .. } | Op::CreateBox { .. } | Op::CreateIca { .. } => Ok(()),
-        Op::Remap { container, .. } => expect(container, Kind::Container),
-        Op::GrantBox { bx, .. } => expect(bx, Kind::ContainerBox),
-        Op::Send { container, bx, .. } => {
-            expect(container, Kind::Container)?;
-            expect(bx, Kind::ContainerBox)
-        }
-        Op::Receive {
-            container, bx, mode, ..
-        } => {
-            if container != ResId::NONE || mode == abi::ContainerMode::Swap {
-                expect(container, Kind::Container)?;
-            }
-            expect(bx, Kind::ContainerBox)
-        }
-        Op::Push { container, .. } | Op::Steal { container, .. } => expect(container, Kind::Container),
-        Op::Exchange { container, theirs, .. } => {
-            expect(container, Kind::Container)?;
-            expect(theirs, Kind::Container)
-        }
-    }
-}
-
-fn dispatch(caller: u64, op: Op) -> Result<Value, Error> {
-    let id = |r: Result<ResId, Error>| r.map(Value::Id);
-    match op {
-        Op::FindPlate { name } => id(plate::find(name)),
-        Op::CreateProgram { plate } => id(program::create(caller, plate)),
-        Op::CreateSpace => id(vspace::create(caller)),
-        Op::CreateRegion {
-            kind,
-            pages,
-            writable,
-            executable,
-        } => id(vregion::create(caller, kind, pages, writable, executable)),
-        Op::Attach { space, region, base } => id(vuspace::create(caller, space, region, base)),
-        Op::AttachKernel { region } => id(vkspace::create(caller, region)),
-        Op::CreatePhysical { pages } => id(physmem::create(caller, pages)),
-        Op::CreateProcess {
-            program,
-            space,
-            work_area,
-            policy,
-            parent,
-        } => id(crate::proc::create(caller, program, space, work_area, policy, parent).map(|p| process::id_of(p.pid))),
-        Op::CreateComputation { process, cpu } => id(computation::create(caller, process, cpu)),
-        Op::Load {
-            region,
-            program,
-            segment,
-            populate,
-        } => {
-            let prog = program::get(program)?;
-            vregion::load(caller, region, &prog, segment, populate).map(|_| Value::Done)
-        }
-        Op::Clear {
-            region,
-            kind,
-            writable,
-            populate,
-        } => vregion::clear(caller, region, kind, writable, populate).map(|_| Value::Done),
-        Op::WriteWorkArea { area, name, args } => {
-            // Each string NUL-terminated: the name, then every argument.
-            let end: &[u8] = if args.is_empty() || args.ends_with(&[0]) {
-                &[]
-            } else {
-                &[0]
-            };
-            vkspace::write(caller, area, &[name, &[0], args, end]).map(|_| Value::Done)
-        }
-        Op::Start { process } => crate::proc::start(caller, process).map(|_| Value::Done),
-        Op::CreateContainer { pages, addr } => id(container::create(caller, pages, addr)),
-        Op::CreateIca { pages } => id(container::create_ica(caller, pages)),
-        Op::Remap {
-            container,
-            target,
-            addr,
-        } => container::remap(caller, container, target, addr).map(|addr| Value::Received {
-            id: container,
-            addr,
-            size: 0,
-        }),
-        Op::CreateBox {
-            pages,
-            initial,
-            lower,
-            upper,
-            flags,
-        } => id(container_box::create(caller, pages, initial, lower, upper, flags)),
-        Op::GrantBox { bx, pid, rights } => container_box::grant(caller, bx, pid, rights).map(|_| Value::Done),
-        Op::Send {
-            container,
-            bx,
-            addr,
-            mode,
-        } => container_box::send(caller, container, bx, addr, mode).map(|(id, size)| Value::Received {
-            id,
-            addr: 0,
-            size,
-        }),
-        Op::Receive {
-            container,
-            bx,
-            addr,
-            mode,
-            timeout_ns,
-        } => container_box::receive(caller, container, bx, addr, mode, timeout_ns)
-            .map(|(id, addr, size)| Value::Received { id, addr, size }),
-        Op::Push {
-            container,
-            target,
-            addr,
-            mode,
-        } => id(container::push(caller, container, target, addr, mode)),
-        Op::Steal {
-            container,
-            target,
-            addr,
-            mode,
-        } => id(container::steal(caller, container, target, addr, mode)),
-        Op::Exchange {
-            container,
-            target,
-            theirs,
-        } => container::exchange(caller, container, target, theirs).map(|_| Value::Done),
-        Op::Query { id } => query(id).map(Value::Info),
-        Op::QuerySegment { program, index } => {
-            let prog = program::get(program)?;
-            let s = prog.segments.get(index).ok_or(Error::NotFound)?;
-            Ok(Value::Segment(abi::SegmentInfo {
-                vaddr: s.vaddr,
-                memsz: s.memsz,
-                filesz: s.filesz,
-                prot: abi::prot::READ
-                    | if s.writable { abi::prot::WRITE } else { 0 }
-                    | if s.executable { abi::prot::EXEC } else { 0 },
-            }))
-        }
-        Op::Delete { id } => delete(caller, id).map(|_| Value::Done),
-    }
-}
-
-/// Marks `pid` as a process that operates on resources itself, so that its
-/// exit releases whatever it still owns.
 /// Marks `pid` as owning resources beyond its own parts, so that its exit
 /// looks for them (`resource::release_owned_by`).
 pub fn note_maker(pid: u64) {
-    use core::sync::atomic::Ordering::{Acquire, Release};
     let done = ipc::process::with_current(|p| {
         if p.pid == pid {
-            if !p.made_resources.load(Acquire) {
-                p.made_resources.store(true, Release);
-            }
+            mark_maker(p);
             true
         } else {
             false
@@ -506,88 +180,50 @@ pub fn note_maker(pid: u64) {
     if done != Some(true)
         && let Some(p) = ipc::process::get(pid)
     {
+        mark_maker(&p);
+    }
+}
+
+#[inline(always)]
+fn mark_maker(p: &ipc::process::Process) {
+    use core::sync::atomic::Ordering::{Acquire, Release};
+    if !p.made_resources.load(Acquire) {
         p.made_resources.store(true, Release);
     }
 }
 
-fn query(id: ResId) -> Result<ResInfo, Error> {
-    match Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)? {
-        Kind::Process => process::query(id),
-        Kind::Program => program::query(id),
-        Kind::Plate => plate::query(id),
-        Kind::Computation => computation::query(id),
-        Kind::VirtualSpace => vspace::query(id),
-        Kind::VirtualRegion => vregion::query(id),
-        Kind::VirtualUserSpace => vuspace::query(id),
-        Kind::VirtualKernelSpace => vkspace::query(id),
-        Kind::PhysicalMemory => physmem::query(id),
-        Kind::Container => container::query(id),
-        Kind::ContainerBox => container_box::query(id),
-    }
+// ---- the operations on any kind ----
+
+/// Describes a resource (`res_query`).
+pub fn query(caller: u64, id: ResId) -> Result<ResInfo, Error> {
+    invoke(caller, ResOp::Query, only(id, Need::AnyKind), || {
+        super::of(super::kind_of(id)?).query(id)
+    })
 }
 
-fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    match Kind::from_u64(id.kind() as u64).ok_or(Error::Invalid)? {
-        Kind::Program => program::delete(caller, id),
-        Kind::VirtualSpace => vspace::delete(caller, id),
-        Kind::VirtualRegion => vregion::delete(caller, id),
-        Kind::VirtualUserSpace => vuspace::delete(caller, id),
-        Kind::VirtualKernelSpace => vkspace::delete(caller, id),
-        Kind::PhysicalMemory => physmem::delete(caller, id),
-        Kind::Computation => computation::delete(caller, id),
-        Kind::Container => container::delete(caller, id),
-        Kind::ContainerBox => container_box::delete(caller, id),
-        // Plates live as long as the archive; processes end by exit or kill.
-        Kind::Plate | Kind::Process => Err(Error::Denied),
-    }
+/// Deletes a resource (`res_delete`): its kind checks that the caller may,
+/// and that nothing else still uses it.
+pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
+    invoke(caller, ResOp::Delete, only(id, Need::AnyKind), || {
+        super::of(super::kind_of(id)?).delete(caller, id)
+    })
 }
 
-/// Performs `op` for `caller` (a pid, or `KERNEL`).
-pub fn invoke(caller: u64, op: Op) -> Result<Value, Error> {
-    let t0 = clock::cycles();
-    if caller != super::KERNEL && op.may_make() {
-        note_maker(caller);
+/// The operation names, indexed by code (for the inspector).
+pub const OP_NAMES: [&str; OPS] = {
+    let mut names = [""; OPS];
+    let mut i = 0;
+    while i < OPS {
+        names[i] = ResOp::ALL[i].name();
+        i += 1;
     }
-    let result = validate(caller, &op).and_then(|()| dispatch(caller, op));
-    let cycles = clock::cycles() - t0;
-    record(caller, &op, &result, cycles);
-    result
-}
-
-/// `invoke(me.pid, Op::Remap { .. })` for process `me` itself (the
-/// `ica_move` system call): the same check, count and trace entry, with
-/// the operation's kind and code known beforehand and the caller at hand
-/// (`container::remap_from` keeps its last target).
-#[inline(always)]
-pub fn remap(me: &ipc::process::Process, container: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    let t0 = clock::cycles();
-    let result = match expect(container, Kind::Container) {
-        Ok(()) => container::remap_from(me, container, target, addr),
-        Err(e) => Err(e),
-    };
-    let cycles = clock::cycles() - t0;
-    // The move's share of the containers' cost breakdown (seed 004).
-    container::STATS[container::ATTACH].fetch_add(cycles, Ordering::Relaxed);
-    let op = Op::Remap {
-        container,
-        target,
-        addr,
-    };
-    note(
-        me.pid,
-        op.kind() as usize,
-        op.code(),
-        container.raw(),
-        result.err(),
-        cycles,
-    );
-    result
-}
+    names
+};
 
 // ---- counters and trace ----
 
 const KINDS: usize = 12;
-const OPS: usize = OP_NAMES.len();
+const OPS: usize = ResOp::ALL.len();
 
 struct Counter {
     calls: AtomicU64,
@@ -661,15 +297,6 @@ pub fn claim(stamp: &AtomicU64, seq: u64) -> bool {
         && stamp
             .compare_exchange(old, mine, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
-}
-
-fn record(caller: u64, op: &Op, result: &Result<Value, Error>, cycles: u64) {
-    let kind = (op.kind() as usize).min(KINDS - 1);
-    let id = match result {
-        Ok(Value::Id(id)) => id.raw(),
-        _ => op.subject().raw(),
-    };
-    note(caller, kind, op.code(), id, result.as_ref().err().copied(), cycles);
 }
 
 /// Counts a call of operation `code` on `kind` and adds it to the trace.

@@ -3,8 +3,9 @@
 //! same allocator directly; explicit runs are for users that need physical
 //! contiguity (AnT's ICA, DMA).
 
-use super::{Kind, ResId, ResTable, table};
-use abi::{Error, ResInfo};
+use super::mediator::{NO_IDS, invoke};
+use super::{Kind, ResId, ResTable, Resource, table};
+use abi::{Error, ResInfo, ResOp};
 use kcore::mm::frames;
 use kcore::sync::IrqMutex;
 
@@ -21,44 +22,28 @@ impl Drop for Run {
 
 static TABLE: IrqMutex<ResTable<Run>> = IrqMutex::new(table(Kind::PhysicalMemory));
 
-pub fn create(owner: u64, pages: u64) -> Result<ResId, Error> {
-    if pages == 0 || pages > 1 << 18 {
-        return Err(Error::Invalid);
-    }
-    let base = frames::alloc_zeroed(pages as usize).map_err(|_| Error::NoMemory)?;
-    let run = Run {
-        base,
-        pages: pages as usize,
-    };
-    super::insert(&mut TABLE.lock(), owner, run)
+/// A run of `pages` contiguous zeroed frames
+/// (`res_create(PhysicalMemory, pages)`).
+pub fn create(caller: u64, pages: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreatePhysical, NO_IDS, || {
+        if pages == 0 || pages > 1 << 18 {
+            return Err(Error::Invalid);
+        }
+        let base = frames::alloc_zeroed(pages as usize).map_err(|_| Error::NoMemory)?;
+        let run = Run {
+            base,
+            pages: pages as usize,
+        };
+        super::insert(&mut TABLE.lock(), caller, run)
+    })
 }
 
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let mut t = TABLE.lock();
-    super::owned(&t, id, caller)?;
-    t.remove(id).map(drop).map_err(super::id_error)
-}
+pub struct Runs;
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    Ok(super::info(
-        id,
-        e.owner,
-        e.value.pages as u64 * 4096,
-        e.value.base,
-        [ResId::NONE; 3],
-    ))
-}
+impl Resource for Runs {
+    table_methods!(TABLE, delete);
 
-pub fn count() -> usize {
-    TABLE.lock().len()
-}
-
-pub fn release_owned_by(pid: u64) {
-    let mut t = TABLE.lock();
-    let ids = super::ids_owned_by(&t, pid);
-    for id in ids {
-        let _ = t.remove(id);
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |r| (r.pages as u64 * 4096, r.base, [ResId::NONE; 3]))
     }
 }

@@ -2,8 +2,9 @@
 //! equivalent of a file. Today the plates are the files of the initial
 //! archive, made at boot and never deleted.
 
-use super::{Kind, ResId, ResTable, table};
-use abi::{Error, ResInfo};
+use super::mediator::{NO_IDS, invoke};
+use super::{Kind, ResId, ResTable, Resource, table};
+use abi::{Error, ResInfo, ResOp};
 use alloc::string::String;
 use kcore::sync::IrqMutex;
 
@@ -30,7 +31,13 @@ pub fn init_from_archive() {
     }
 }
 
-pub fn find(name: &str) -> Result<ResId, Error> {
+/// Finds the plate of a name (`plate_find`).
+pub fn find(caller: u64, name: &str) -> Result<ResId, Error> {
+    invoke(caller, ResOp::FindPlate, NO_IDS, || lookup(name))
+}
+
+/// The plate of a name, for the kernel's own use (the pool's settings).
+pub fn lookup(name: &str) -> Result<ResId, Error> {
     let want = name.trim_start_matches("./").trim_start_matches('/');
     TABLE
         .lock()
@@ -47,18 +54,18 @@ pub fn get(id: ResId) -> Result<(&'static [u8], String), Error> {
     Ok((e.value.data, e.value.name.clone()))
 }
 
-pub fn check(id: ResId) -> Result<(), Error> {
-    TABLE.lock().check(id).map_err(super::id_error)
-}
+/// Plates are read by anyone, and live as long as the archive.
+pub struct Plates;
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    Ok(super::info(id, e.owner, e.value.data.len() as u64, 0, [ResId::NONE; 3]))
-}
-
-pub fn count() -> usize {
-    TABLE.lock().len()
+impl Resource for Plates {
+    table_methods!(TABLE);
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |p| (p.data.len() as u64, 0, [ResId::NONE; 3]))
+    }
+    fn delete(&self, _: u64, id: ResId) -> Result<(), Error> {
+        TABLE.lock().check(id).map_err(super::id_error)?;
+        Err(Error::Denied)
+    }
 }
 
 pub fn list(f: &mut dyn FnMut(ResId, &str, u64)) {

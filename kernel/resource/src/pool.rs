@@ -13,7 +13,7 @@
 //! Pooled resources belong to the kernel. Program-dependent kinds are keyed
 //! by the plate the program comes from (its content).
 
-use super::mediator::{self, Op};
+use super::mediator;
 use super::{KERNEL, ResId, vregion, vspace};
 use abi::Error;
 use alloc::collections::BTreeMap;
@@ -283,34 +283,34 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
                 })
                 .unwrap_or_default();
             for (link, region, is_text) in parts {
-                let _ = mediator::invoke(KERNEL, Op::Delete { id: link });
+                let _ = mediator::delete(KERNEL, link);
                 let kept = if is_text {
                     put_text(key, region)
                 } else {
                     put_region(region)
                 };
                 if !kept {
-                    let _ = mediator::invoke(KERNEL, Op::Delete { id: region });
+                    let _ = mediator::delete(KERNEL, region);
                 }
             }
             if !put_space(id) {
-                let _ = mediator::invoke(KERNEL, Op::Delete { id });
+                let _ = mediator::delete(KERNEL, id);
             }
         }
         PoolKind::Text => {
             if !put_region(id) {
-                let _ = mediator::invoke(KERNEL, Op::Delete { id });
+                let _ = mediator::delete(KERNEL, id);
             }
         }
         PoolKind::WorkArea => {
             let region = super::vkspace::region_of(id);
-            let _ = mediator::invoke(KERNEL, Op::Delete { id });
+            let _ = mediator::delete(KERNEL, id);
             if let Some(r) = region {
-                let _ = mediator::invoke(KERNEL, Op::Delete { id: r });
+                let _ = mediator::delete(KERNEL, r);
             }
         }
         PoolKind::Space | PoolKind::Region | PoolKind::Program => {
-            let _ = mediator::invoke(KERNEL, Op::Delete { id });
+            let _ = mediator::delete(KERNEL, id);
         }
     }
 }
@@ -417,7 +417,7 @@ fn plate_of(name: &str) -> Result<ResId, Error> {
     } else {
         alloc::format!("bin/{name}")
     };
-    super::plate::find(&file)
+    super::plate::lookup(&file)
 }
 
 fn count(kind: PoolKind, key: ResId, pages: usize) -> usize {
@@ -437,9 +437,9 @@ fn make(kind: PoolKind, key: ResId, pages: usize) -> Result<(), Error> {
     use crate::proc::spawn;
     let ok = match kind {
         PoolKind::WorkArea => put_work_area(spawn::new_work_area()?),
-        PoolKind::Space => put_space(mediator::invoke(KERNEL, Op::CreateSpace)?.id()?),
+        PoolKind::Space => put_space(vspace::create(KERNEL)?),
         PoolKind::Region => put_region(spawn::new_region(pages)?),
-        PoolKind::Program => put_program(key, mediator::invoke(KERNEL, Op::CreateProgram { plate: key })?.id()?),
+        PoolKind::Program => put_program(key, super::program::create(KERNEL, key)?),
         PoolKind::Text => put_text(key, spawn::new_text_region(key)?),
         PoolKind::Full => put_full(key, spawn::compose_space(key)?),
     };

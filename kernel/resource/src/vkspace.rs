@@ -4,9 +4,10 @@
 //! (pool kind 1). Kernel spaces are one page, reached through the direct
 //! map; larger ones come with the IPC layer.
 
+use super::mediator::{Need, invoke, only};
 use super::vregion::{self, Place};
-use super::{Kind, ResId, ResTable, table};
-use abi::{Error, ResInfo};
+use super::{Kind, ResId, ResTable, Resource, table};
+use abi::{Error, ResInfo, ResOp};
 use alloc::vec::Vec;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::sync::IrqMutex;
@@ -21,7 +22,32 @@ pub struct KernelLink {
 
 static TABLE: IrqMutex<ResTable<KernelLink>> = IrqMutex::new(table(Kind::VirtualKernelSpace));
 
-pub fn create(caller: u64, region_id: ResId) -> Result<ResId, Error> {
+/// Attaches a one-page region in the kernel
+/// (`res_create(VirtualKernelSpace, region)`).
+pub fn create(caller: u64, region: ResId) -> Result<ResId, Error> {
+    let ids = only(region, Need::Owned(Kind::VirtualRegion));
+    invoke(caller, ResOp::AttachKernel, ids, || attach(caller, region))
+}
+
+/// Stores a program's name and its arguments (NUL-separated) in a work
+/// area, each string NUL-terminated (`work_area_write`).
+pub fn write(caller: u64, area: ResId, name: &[u8], args: &[u8]) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::WriteWorkArea,
+        only(area, Need::Owned(Kind::VirtualKernelSpace)),
+        || {
+            let end: &[u8] = if args.is_empty() || args.ends_with(&[0]) {
+                &[]
+            } else {
+                &[0]
+            };
+            store(caller, area, &[name, &[0], args, end])
+        },
+    )
+}
+
+fn attach(caller: u64, region_id: ResId) -> Result<ResId, Error> {
     let mut region = vregion::take(caller, region_id)?;
     if region.pages() != 1 {
         vregion::put_back(region_id, region);
@@ -51,21 +77,8 @@ pub fn create(caller: u64, region_id: ResId) -> Result<ResId, Error> {
     }
 }
 
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let mut t = TABLE.lock();
-    super::owned(&t, id, caller)?;
-    let link = t.remove(id).map_err(super::id_error)?.value;
-    drop(t);
-    vregion::put_back(link.region_id, link.region);
-    Ok(())
-}
-
-pub fn check(caller: u64, id: ResId) -> Result<(), Error> {
-    super::owned(&TABLE.lock(), id, caller).map(|_| ())
-}
-
 /// Stores `parts` one after another in the work area.
-pub fn write(caller: u64, id: ResId, parts: &[&[u8]]) -> Result<(), Error> {
+fn store(caller: u64, id: ResId, parts: &[&[u8]]) -> Result<(), Error> {
     let mut t = TABLE.lock();
     let e = super::owned_mut(&mut t, id, caller)?;
     let total: usize = parts.iter().map(|p| p.len()).sum();
@@ -97,34 +110,34 @@ pub fn read(id: ResId) -> Result<Vec<u8>, Error> {
     Ok(v)
 }
 
-pub fn set_owner(id: ResId, owner: u64) {
-    super::give(&mut TABLE.lock(), id, owner);
-}
+pub struct KernelSpaces;
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    Ok(super::info(
-        id,
-        e.owner,
-        PAGE_SIZE,
-        e.value.len as u64,
-        [e.value.region_id, ResId::NONE, ResId::NONE],
-    ))
-}
+impl Resource for KernelSpaces {
+    table_methods!(TABLE);
 
-pub fn count() -> usize {
-    TABLE.lock().len()
+    /// Detaches: the region goes back to its entry, detached.
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        let link = super::remove_owned(&mut TABLE.lock(), id, caller)?.value;
+        vregion::put_back(link.region_id, link.region);
+        Ok(())
+    }
+
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |k| {
+            (PAGE_SIZE, k.len as u64, [k.region_id, ResId::NONE, ResId::NONE])
+        })
+    }
+
+    /// Hands the kernel space, and its region, to `owner`.
+    fn set_owner(&self, id: ResId, owner: u64) {
+        super::give(&mut TABLE.lock(), id, owner);
+        if let Some(r) = region_of(id) {
+            super::of(Kind::VirtualRegion).set_owner(r, owner);
+        }
+    }
 }
 
 /// The region behind a kernel space (to delete both).
 pub fn region_of(id: ResId) -> Option<ResId> {
     TABLE.lock().get(id).ok().map(|e| e.value.region_id)
-}
-
-pub fn release_owned_by(pid: u64) {
-    let ids = super::ids_owned_by(&TABLE.lock(), pid);
-    for id in ids {
-        let _ = delete(super::KERNEL, id);
-    }
 }

@@ -3,9 +3,10 @@
 //! the `Region` object and the table records where it is; detaching puts
 //! it back. Its identifier stays valid through all of that.
 
-use super::{Kind, ResId, ResTable, table};
+use super::mediator::{NO_ID, NO_IDS, Need, invoke, only};
+use super::{Kind, ResId, ResTable, Resource, table};
 use crate::proc::program::Program;
-use abi::{Error, ResInfo};
+use abi::{Error, ResInfo, ResOp};
 use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 
@@ -21,7 +22,7 @@ pub enum Place {
         link: ResId,
     },
     /// The memory of `container`, attached wherever the container lies
-    /// (its attachment is held by it: see `vuspace`).
+    /// (its attachment is held by it: see `vspace`).
     InContainer {
         container: ResId,
     },
@@ -39,34 +40,51 @@ static TABLE: IrqMutex<ResTable<RegionEntry>> = IrqMutex::new(table(Kind::Virtua
 /// Largest region one call may create (1 GiB).
 const MAX_PAGES: u64 = 1 << 18;
 
-pub fn create(owner: u64, kind: RegionKind, pages: u64, writable: bool, executable: bool) -> Result<ResId, Error> {
-    if pages == 0 || pages > MAX_PAGES {
-        return Err(Error::Invalid);
-    }
-    let region = Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
-    let entry = RegionEntry {
-        pages: pages as usize,
-        place: Place::Detached(region),
-    };
-    super::insert(&mut TABLE.lock(), owner, entry)
+/// A detached region of `pages` zero pages
+/// (`res_create(VirtualRegion, pages, kind, prot)`).
+pub fn create(caller: u64, kind: RegionKind, pages: u64, writable: bool, executable: bool) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreateRegion, NO_IDS, || {
+        if pages == 0 || pages > MAX_PAGES {
+            return Err(Error::Invalid);
+        }
+        let region =
+            Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
+        let entry = RegionEntry {
+            pages: pages as usize,
+            place: Place::Detached(region),
+        };
+        super::insert(&mut TABLE.lock(), caller, entry)
+    })
+}
+
+/// Fills a detached region with segment `segment` of `program` (text or
+/// data), every page present now with `populate` (eager loading):
+/// Tender's load at creation (`res_load`).
+pub fn load(caller: u64, region: ResId, program: ResId, segment: usize, populate: bool) -> Result<(), Error> {
+    let ids = [
+        (region, Need::Owned(Kind::VirtualRegion)),
+        (program, Need::Live(Kind::Program)),
+        NO_ID,
+    ];
+    invoke(caller, ResOp::LoadRegion, ids, || {
+        let program = super::program::get(program)?;
+        load_segment(caller, region, &program, segment, populate)
+    })
+}
+
+/// Gives a detached region zero content of `kind` (BSS, stack, heap),
+/// every page present now with `populate`.
+pub fn clear(caller: u64, region: ResId, kind: RegionKind, writable: bool, populate: bool) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::ClearRegion,
+        only(region, Need::Owned(Kind::VirtualRegion)),
+        || refill(caller, region, (kind, Backing::Zero, writable, false), populate),
+    )
 }
 
 pub fn check(id: ResId, caller: u64) -> Result<(), Error> {
     super::owned(&TABLE.lock(), id, caller).map(|_| ())
-}
-
-/// Deletes a detached region and frees its frames.
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let region = {
-        let mut t = TABLE.lock();
-        let e = super::owned(&t, id, caller)?;
-        if !matches!(e.value.place, Place::Detached(_)) {
-            return Err(Error::Busy);
-        }
-        t.remove(id).map_err(super::id_error)?
-    };
-    drop(region); // frees the frames outside the table lock
-    Ok(())
 }
 
 /// Takes a detached region out of its slot for attaching; the slot is
@@ -103,40 +121,31 @@ pub fn with_detached<R>(caller: u64, id: ResId, f: impl FnOnce(&mut Region) -> R
     }
 }
 
-/// Fills a detached region with segment `segment` of `program` (text or
-/// data) and makes every page present: Tender's load at creation.
-pub fn load(caller: u64, id: ResId, program: &Program, segment: usize, populate: bool) -> Result<(), Error> {
+fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, populate: bool) -> Result<(), Error> {
     let seg = program.segments.get(segment).ok_or(Error::Invalid)?;
     let image = &program.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
-    let pre = (seg.vaddr & 0xfff) as usize;
+    let backing = Backing::Image {
+        bytes: image,
+        offset: (seg.vaddr & 0xfff) as usize,
+    };
     let kind = if seg.writable {
         RegionKind::Data
     } else {
         RegionKind::Text
     };
-    with_detached(caller, id, |r| {
-        r.retarget(
-            kind,
-            Backing::Image {
-                bytes: image,
-                offset: pre,
-            },
-            seg.writable,
-            seg.executable,
-        );
-        r.reset();
-        if populate {
-            r.populate_all().map_err(|_| Error::NoMemory)
-        } else {
-            Ok(())
-        }
-    })?
+    refill(caller, id, (kind, backing, seg.writable, seg.executable), populate)
 }
 
-/// Gives a detached region zero content (BSS, stack, heap) of `kind`.
-pub fn clear(caller: u64, id: ResId, kind: RegionKind, writable: bool, populate: bool) -> Result<(), Error> {
+/// Gives a detached region new content (kind, backing, writable,
+/// executable), its old pages dropped; every page present with `populate`.
+fn refill(
+    caller: u64,
+    id: ResId,
+    (kind, backing, writable, executable): (RegionKind, Backing, bool, bool),
+    populate: bool,
+) -> Result<(), Error> {
     with_detached(caller, id, |r| {
-        r.retarget(kind, Backing::Zero, writable, false);
+        r.retarget(kind, backing, writable, executable);
         r.reset();
         if populate {
             r.populate_all().map_err(|_| Error::NoMemory)
@@ -148,7 +157,7 @@ pub fn clear(caller: u64, id: ResId, kind: RegionKind, writable: bool, populate:
 
 /// Owner, resident bytes, pages and [space, attachment, container] of a
 /// region; a container's as the container says (its owner, where it is).
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
+fn query(id: ResId) -> Result<ResInfo, Error> {
     let (mut owner, bytes, pages, mut links, held) = {
         let t = TABLE.lock();
         let e = t.get(id).map_err(super::id_error)?;
@@ -183,10 +192,6 @@ pub fn size(id: ResId) -> Option<(usize, u64)> {
     }
 }
 
-pub fn count() -> usize {
-    TABLE.lock().len()
-}
-
 pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
     for (id, e) in TABLE.lock().iter() {
         let place = match e.value.place {
@@ -200,22 +205,39 @@ pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
     }
 }
 
-pub fn release_owned_by(pid: u64) {
-    let ids = super::ids_owned_by(&TABLE.lock(), pid);
-    for id in ids {
-        let _ = delete(super::KERNEL, id);
-    }
-}
+pub struct Regions;
 
-/// Hands a region over to another owner (e.g. from a building process to
-/// the process it builds, or to the kernel's pool); a container's stays
-/// the kernel's.
-pub fn set_owner(id: ResId, owner: u64) {
-    let mut t = TABLE.lock();
-    if t.get(id)
-        .is_ok_and(|e| !matches!(e.value.place, Place::InContainer { .. }))
-    {
-        super::give(&mut t, id, owner);
+impl Resource for Regions {
+    table_methods!(TABLE);
+
+    /// Deletes a detached region and frees its frames.
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        let region = {
+            let mut t = TABLE.lock();
+            let e = super::owned(&t, id, caller)?;
+            if !matches!(e.value.place, Place::Detached(_)) {
+                return Err(Error::Busy);
+            }
+            t.remove(id).map_err(super::id_error)?
+        };
+        drop(region); // frees the frames outside the table lock
+        Ok(())
+    }
+
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        query(id)
+    }
+
+    /// Hands a region over to another owner (e.g. from a building process
+    /// to the process it builds, or to the kernel's pool); a container's
+    /// stays the kernel's.
+    fn set_owner(&self, id: ResId, owner: u64) {
+        let mut t = TABLE.lock();
+        if t.get(id)
+            .is_ok_and(|e| !matches!(e.value.place, Place::InContainer { .. }))
+        {
+            super::give(&mut t, id, owner);
+        }
     }
 }
 

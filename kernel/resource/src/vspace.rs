@@ -1,38 +1,50 @@
-//! Virtual space (Tender's 仮想空間): one address-translation table. The
-//! object is shared (`SpaceRef`) between this table and the process running
-//! in it, so page faults lock only their own space.
+//! Virtual space (Tender's 仮想空間) and virtual user space (仮想ユーザ空間),
+//! the resource-level home of a space and of what is attached to it.
+//!
+//! What is where: the mechanism is `kcore::vm::space::VirtualSpace` (the
+//! page tables, the attached regions themselves, finding a free place,
+//! moving and exchanging pages), with the core's unsafe code. Here are
+//! the two kinds' tables: spaces, shared (`SpaceRef`) between their entry
+//! and the process running in one, so page faults lock only their own
+//! space; and attachments (virtual user spaces), each a region attached
+//! to a space at a user address, recording which space and region it
+//! joins and who holds it. Creating an attachment attaches, deleting it
+//! detaches; the region and the space live on independently.
+//!
+//! A container's attachment is *held* by the container: it belongs to the
+//! kernel, nobody deletes it but the container, and where it lies (space,
+//! address, process) is the container's to say. Its record is therefore
+//! not rewritten when the container moves to another process (AnT's ICA
+//! move, the step a message exchange repeats); a query reads it through
+//! the container.
 
-use super::{Kind, ResId, ResTable, table};
-use abi::{Error, ResInfo};
+use super::container::Whereabouts;
+use super::mediator::{NO_ID, NO_IDS, Need, Outcome, invoke};
+use super::vregion::{self, Place};
+use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
+use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use kcore::sync::IrqMutex;
-use kcore::vm::space::VirtualSpace;
+use kcore::vm::region::Region;
+use kcore::vm::space::{SpaceError, VirtualSpace};
 
-pub use kcore::vm::space::SpaceRef;
+pub use kcore::vm::space::{At, SpaceRef};
 
-static TABLE: IrqMutex<ResTable<SpaceRef>> = IrqMutex::new(table(Kind::VirtualSpace));
+static SPACES: IrqMutex<ResTable<SpaceRef>> = IrqMutex::new(table(Kind::VirtualSpace));
 
-pub fn create(owner: u64) -> Result<ResId, Error> {
-    let space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
-    super::insert(&mut TABLE.lock(), owner, Arc::new(IrqMutex::new(space)))
+// ---- spaces ----
+
+/// A space with nothing attached (`res_create(VirtualSpace)`).
+pub fn create(caller: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreateSpace, NO_IDS, || {
+        let space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
+        super::insert(&mut SPACES.lock(), caller, Arc::new(IrqMutex::new(space)))
+    })
 }
 
 pub fn get(caller: u64, id: ResId) -> Result<SpaceRef, Error> {
-    super::owned(&TABLE.lock(), id, caller).map(|e| e.value.clone())
-}
-
-/// Deletes a space with nothing attached that no process uses.
-pub fn delete(caller: u64, id: ResId) -> Result<(), Error> {
-    let space = {
-        let mut t = TABLE.lock();
-        let e = super::owned(&t, id, caller)?;
-        if Arc::strong_count(&e.value) > 1 || e.value.lock().region_count() != 0 {
-            return Err(Error::Busy);
-        }
-        t.remove(id).map_err(super::id_error)?
-    };
-    drop(space); // frees the page tables outside the table lock
-    Ok(())
+    super::owned(&SPACES.lock(), id, caller).map(|e| e.value.clone())
 }
 
 /// Memory a space holds: page tables plus resident pages of attached regions.
@@ -40,38 +52,281 @@ pub fn bytes(space: &VirtualSpace) -> u64 {
     (space.table_pages() + space.resident_pages()) as u64 * 4096
 }
 
-pub fn query(id: ResId) -> Result<ResInfo, Error> {
-    let t = TABLE.lock();
-    let e = t.get(id).map_err(super::id_error)?;
-    let s = e.value.lock();
-    Ok(super::info(
-        id,
-        e.owner,
-        bytes(&s),
-        s.region_count() as u64,
-        [ResId::NONE; 3],
-    ))
-}
-
-pub fn count() -> usize {
-    TABLE.lock().len()
-}
-
 pub fn list(f: &mut dyn FnMut(ResId, u64, usize, u64)) {
-    for (id, e) in TABLE.lock().iter() {
+    for (id, e) in SPACES.lock().iter() {
         let s = e.value.lock();
         f(id, e.owner, s.region_count(), bytes(&s));
     }
 }
 
-pub fn set_owner(id: ResId, owner: u64) {
-    super::give(&mut TABLE.lock(), id, owner);
+pub struct Spaces;
+
+impl Resource for Spaces {
+    table_methods!(SPACES);
+
+    /// Deletes a space with nothing attached that no process uses.
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        let space = {
+            let mut t = SPACES.lock();
+            let e = super::owned(&t, id, caller)?;
+            if Arc::strong_count(&e.value) > 1 || e.value.lock().region_count() != 0 {
+                return Err(Error::Busy);
+            }
+            t.remove(id).map_err(super::id_error)?
+        };
+        drop(space); // frees the page tables outside the table lock
+        Ok(())
+    }
+
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&SPACES.lock(), id, |s| {
+            let s = s.lock();
+            (bytes(&s), s.region_count() as u64, [ResId::NONE; 3])
+        })
+    }
+
+    /// Hands the space, its plain attachments and their regions to `owner`.
+    fn set_owner(&self, id: ResId, owner: u64) {
+        super::give(&mut SPACES.lock(), id, owner);
+        for (link, region) in of_space(id) {
+            Attachments.set_owner(link, owner);
+            super::of(Kind::VirtualRegion).set_owner(region, owner);
+        }
+    }
+
+    fn release_owned_by(&self, pid: u64) {
+        for id in self.owned_by(pid) {
+            detach_all(id);
+            let _ = self.delete(KERNEL, id);
+        }
+    }
 }
 
-pub fn release_owned_by(pid: u64) {
-    let ids = super::ids_owned_by(&TABLE.lock(), pid);
-    for id in ids {
-        super::vuspace::detach_all(id);
-        let _ = delete(super::KERNEL, id);
+// ---- attachments (virtual user spaces) ----
+
+#[derive(Clone, Copy)]
+pub struct Link {
+    /// The space (and `base` the address) it was attached at; for a held
+    /// attachment, where it was first attached (`place_of` says where it
+    /// is now).
+    pub space: ResId,
+    pub region: ResId,
+    pub base: u64,
+    /// The container that holds it, or `ResId::NONE`.
+    pub container: ResId,
+}
+
+impl Link {
+    fn held(&self) -> bool {
+        self.container != ResId::NONE
+    }
+}
+
+static LINKS: IrqMutex<ResTable<Link>> = IrqMutex::new(table(Kind::VirtualUserSpace));
+
+/// Where attachment `id` (of `owner`) lies: its record's own fields, or
+/// for a held one what its container says (read without this table's lock
+/// held: the container's comes first in every other order).
+fn place_of(id: ResId, owner: u64, l: &Link) -> Whereabouts {
+    if l.held()
+        && let Some(w) = super::container::whereabouts(l.container)
+    {
+        return w;
+    }
+    Whereabouts {
+        owner,
+        space: l.space,
+        link: id,
+        base: l.base,
+    }
+}
+
+/// An attachment made: its identifier and where it lies.
+#[derive(Debug, Clone, Copy)]
+pub struct Attachment {
+    pub id: ResId,
+    pub base: u64,
+}
+
+impl Outcome for Attachment {
+    fn made(&self) -> Option<ResId> {
+        Some(self.id)
+    }
+}
+
+/// Attaches a detached region to a space, at an address or at the first
+/// free place from a process's hint
+/// (`res_create(VirtualUserSpace, space, region, address)`, `map`).
+pub fn attach(caller: u64, space: ResId, region: ResId, at: At) -> Result<Attachment, Error> {
+    let ids = [
+        (space, Need::Owned(Kind::VirtualSpace)),
+        (region, Need::Owned(Kind::VirtualRegion)),
+        NO_ID,
+    ];
+    invoke(caller, ResOp::Attach, ids, || {
+        let (id, _, base) = attach_as(caller, space, region, at, ResId::NONE)?;
+        Ok(Attachment { id, base })
+    })
+}
+
+/// Makes `memory` (built by the kernel) a region of the kernel's and
+/// attaches it to `space` where `at` says, for `holder` (a container, or
+/// `ResId::NONE`); without room the region is deleted again. Returns the
+/// region, the attachment, its slot in the space and its address.
+pub fn attach_memory(space: ResId, memory: Region, at: At, holder: ResId) -> Result<(ResId, ResId, usize, u64), Error> {
+    let region = vregion::adopt(KERNEL, memory)?;
+    match attach_as(KERNEL, space, region, at, holder) {
+        Ok((link, slot, base)) => Ok((region, link, slot, base)),
+        Err(e) => {
+            let _ = vregion::Regions.delete(KERNEL, region);
+            Err(e)
+        }
+    }
+}
+
+/// Attaches `region` to `space` where `at` says, for `holder`, which holds
+/// the attachment from then on if it is a container.
+fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) -> Result<(ResId, usize, u64), Error> {
+    let space_ref = get(caller, space)?;
+    let r = vregion::take(caller, region)?;
+    let record = Link {
+        space,
+        region,
+        base: 0,
+        container: holder,
+    };
+    let link = match super::insert(&mut LINKS.lock(), caller, record) {
+        Ok(id) => id,
+        Err(e) => {
+            vregion::put_back(region, r);
+            return Err(e);
+        }
+    };
+    let attached = space_ref.lock().attach_at(at, r, region, link);
+    match attached {
+        Ok((base, slot)) => {
+            if let Ok(e) = LINKS.lock().get_mut(link) {
+                e.value.base = base;
+            }
+            let place = if holder == ResId::NONE {
+                Place::InSpace { space, link }
+            } else {
+                Place::InContainer { container: holder }
+            };
+            vregion::placed(region, place);
+            Ok((link, slot, base))
+        }
+        Err((e, r)) => {
+            vregion::put_back(region, r);
+            let _ = LINKS.lock().remove(link);
+            Err(match e {
+                SpaceError::OutOfMemory => Error::NoMemory,
+                SpaceError::BadRange => Error::Invalid,
+            })
+        }
+    }
+}
+
+/// Detaches: the region goes back to its table entry, detached. A held
+/// attachment goes only with its container (`release_held`).
+pub fn detach(caller: u64, id: ResId) -> Result<(), Error> {
+    let (space, region) = {
+        let t = LINKS.lock();
+        let e = super::owned(&t, id, caller)?;
+        if e.value.held() {
+            return Err(Error::Busy);
+        }
+        (e.value.space, e.value.region)
+    };
+    let space_ref = get(KERNEL, space)?;
+    let attached = space_ref.lock().detach(id);
+    if let Some(a) = attached {
+        vregion::put_back(region, a.region);
+    }
+    LINKS.lock().remove(id).map(drop).map_err(super::id_error)
+}
+
+/// Detaches the container's held attachment `id` from `space`, where the
+/// container says it lies; its region goes back to its entry, detached.
+pub fn release_held(id: ResId, space: &SpaceRef) -> Result<(), Error> {
+    let region = {
+        let t = LINKS.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        if !e.value.held() {
+            return Err(Error::Invalid);
+        }
+        e.value.region
+    };
+    if let Some(a) = space.lock().detach(id) {
+        vregion::put_back(region, a.region);
+    }
+    LINKS.lock().remove(id).map(drop).map_err(super::id_error)
+}
+
+/// Detaches everything attached to `space` (but what containers hold:
+/// they go with their containers).
+fn detach_all(space: ResId) {
+    let links: Vec<ResId> = LINKS
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.value.space == space && !e.value.held())
+        .map(|(id, _)| id)
+        .collect();
+    for id in links {
+        let _ = detach(KERNEL, id);
+    }
+}
+
+/// The attachments of `space`: (link, region) pairs, read from the space
+/// itself (its own short list), not by scanning every attachment there is.
+pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
+    get(KERNEL, space)
+        .map(|s| s.lock().regions().map(|a| (a.link_id, a.region_id)).collect())
+        .unwrap_or_default()
+}
+
+/// Every attachment with its owner, space and address (a held one's as
+/// its container says).
+pub fn list_attachments(f: &mut dyn FnMut(ResId, &Link, Whereabouts)) {
+    let all: Vec<(ResId, u64, Link)> = LINKS.lock().iter().map(|(id, e)| (id, e.owner, e.value)).collect();
+    for (id, owner, l) in all {
+        let w = place_of(id, owner, &l);
+        f(id, &l, w);
+    }
+}
+
+pub struct Attachments;
+
+impl Resource for Attachments {
+    table_methods!(LINKS);
+
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        detach(caller, id)
+    }
+
+    /// Owner, address and [space, region, holding container] of an
+    /// attachment; a held one's as its container says.
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        let (owner, link) = {
+            let t = LINKS.lock();
+            let e = t.get(id).map_err(super::id_error)?;
+            (e.owner, e.value)
+        };
+        let w = place_of(id, owner, &link);
+        Ok(super::info(
+            id,
+            w.owner,
+            0,
+            w.base,
+            [w.space, link.region, link.container],
+        ))
+    }
+
+    /// Hands a plain attachment to `owner` (a held one stays the kernel's).
+    fn set_owner(&self, id: ResId, owner: u64) {
+        let mut t = LINKS.lock();
+        if t.get(id).is_ok_and(|e| !e.value.held()) {
+            super::give(&mut t, id, owner);
+        }
     }
 }

@@ -11,7 +11,7 @@ use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::mm::frames;
 use kcore::mm::layout::PAGE_SIZE;
-use resource::mediator::{Op, Value, invoke};
+use resource::mediator;
 use resource::{self, ResId, container, container_box};
 
 /// A process that just sleeps: a virtual space to put containers in.
@@ -71,76 +71,41 @@ fn holds(id: ResId, tag: u64) -> Result<bool, String> {
     Ok(true)
 }
 
-fn op(caller: u64, o: Op) -> Result<Value, String> {
-    invoke(caller, o).map_err(|e| format!("{o:?}: {e:?}"))
+/// A result for a test's message.
+fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
+    r.map_err(|e| format!("{e:?}"))
 }
 
-fn received(v: Value) -> Result<(ResId, u64), String> {
-    match v {
-        Value::Received { id, addr, .. } => Ok((id, addr)),
-        other => Err(format!("unexpected {other:?}")),
-    }
+/// A resource's description, as the kernel sees it.
+fn info(id: ResId) -> Result<abi::ResInfo, String> {
+    ok(mediator::query(KERNEL_PID, id))
+}
+
+/// Moves an ICA the system call's way: for process `me` itself.
+fn move_for(me: &proc::Process, container: ResId, target: u64) -> Result<u64, Error> {
+    container::move_for(me, container, target, 0)
 }
 
 pub fn every_mode_carries_data_through_a_box() -> TestResult {
     let (a, b) = (live()?, live()?);
     let before_copied = container::stats().bytes_copied;
     for pages in [1u64, 16, 512] {
-        let bx = op(
-            a,
-            Op::CreateBox {
-                pages,
-                initial: 1,
-                lower: 1,
-                upper: 4,
-                flags: 0,
-            },
-        )?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
-        op(
-            a,
-            Op::GrantBox {
-                bx,
-                pid: b,
-                rights: abi::BOX_RECEIVE,
-            },
-        )?;
+        let bx = ok(container_box::create(a, pages, 1, 1, 4, 0))?;
+        ok(container_box::grant(a, bx, b, abi::BOX_RECEIVE))?;
         for (n, mode) in [M::Copy, M::Share, M::Move, M::Swap].into_iter().enumerate() {
             let tag = 0x1000 * (n as u64 + 1) + pages;
-            let c = op(a, Op::CreateContainer { pages, addr: 0 })?
-                .id()
-                .map_err(|e| format!("{e:?}"))?;
+            let c = ok(container::create(a, pages, 0))?;
             fill(c, tag)?;
             let copied = container::stats().bytes_copied;
             let mine = if mode == M::Swap {
-                let r = op(b, Op::CreateContainer { pages, addr: 0 })?
-                    .id()
-                    .map_err(|e| format!("{e:?}"))?;
+                let r = ok(container::create(b, pages, 0))?;
                 fill(r, 0xbbbb)?;
                 r
             } else {
                 ResId::NONE
             };
-            op(
-                a,
-                Op::Send {
-                    container: c,
-                    bx,
-                    addr: 0,
-                    mode,
-                },
-            )?;
-            let (got, _) = received(op(
-                b,
-                Op::Receive {
-                    container: mine,
-                    bx,
-                    addr: 0,
-                    mode,
-                    timeout_ns: 1_000_000,
-                },
-            )?)?;
+            ok(container_box::send(a, c, bx, 0, mode))?;
+            let got = ok(container_box::receive(b, mine, bx, 0, mode, 1_000_000))?.id;
             ensure!(
                 holds(got, tag)?,
                 "{mode:?} {pages} pages: the receiver does not see the sender's data"
@@ -166,7 +131,7 @@ pub fn every_mode_carries_data_through_a_box() -> TestResult {
                 }
             }
         }
-        op(a, Op::Delete { id: bx })?;
+        ok(mediator::delete(a, bx))?;
     }
     ensure!(container::stats().bytes_copied > before_copied, "COPY copied nothing");
     end(a);
@@ -191,41 +156,19 @@ pub fn push_steal_and_exchange() -> TestResult {
     let (a, b, stranger) = (live()?, live()?, live()?);
     proc::get(b).ok_or("gone")?.peers.lock().push(a);
     let new = |pid: u64, tag: u64| -> Result<ResId, String> {
-        let c = op(pid, Op::CreateContainer { pages: 4, addr: 0 })?
-            .id()
-            .map_err(|e| format!("{e:?}"))?;
+        let c = ok(container::create(pid, 4, 0))?;
         fill(c, tag)?;
         Ok(c)
     };
     for mode in [M::Copy, M::Share, M::Move] {
         let c = new(a, 0x100)?;
-        let pushed = op(
-            a,
-            Op::Push {
-                container: c,
-                target: b,
-                addr: 0,
-                mode,
-            },
-        )?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
+        let pushed = ok(container::push(a, c, b, 0, mode))?;
         ensure!(
             container::in_process(pushed).map(|x| x.0) == Ok(b) && holds(pushed, 0x100)?,
             "push {mode:?} failed"
         );
         let t = new(b, 0x200)?;
-        let stolen = op(
-            a,
-            Op::Steal {
-                container: t,
-                target: b,
-                addr: 0,
-                mode,
-            },
-        )?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
+        let stolen = ok(container::steal(a, t, b, 0, mode))?;
         ensure!(
             container::in_process(stolen).map(|x| x.0) == Ok(a) && holds(stolen, 0x200)?,
             "steal {mode:?} failed"
@@ -238,14 +181,7 @@ pub fn push_steal_and_exchange() -> TestResult {
     let mine = new(a, 0x300)?;
     let theirs = new(b, 0x400)?;
     let copied = container::stats().bytes_copied;
-    op(
-        a,
-        Op::Exchange {
-            container: mine,
-            target: b,
-            theirs,
-        },
-    )?;
+    ok(container::exchange(a, mine, b, theirs))?;
     ensure!(
         holds(mine, 0x400)? && holds(theirs, 0x300)?,
         "exchange did not swap the contents"
@@ -255,29 +191,13 @@ pub fn push_steal_and_exchange() -> TestResult {
     let regions = resource::counts();
     let s = new(stranger, 0x500)?;
     let after_new = resource::counts();
-    for o in [
-        Op::Push {
-            container: s,
-            target: b,
-            addr: 0,
-            mode: M::Copy,
-        },
-        Op::Steal {
-            container: theirs,
-            target: b,
-            addr: 0,
-            mode: M::Move,
-        },
-        Op::Exchange {
-            container: s,
-            target: b,
-            theirs,
-        },
-    ] {
-        ensure!(
-            invoke(stranger, o).err() == Some(Error::Denied),
-            "{o:?} by a stranger was allowed"
-        );
+    let denied = [
+        ("push", container::push(stranger, s, b, 0, M::Copy).err()),
+        ("steal", container::steal(stranger, theirs, b, 0, M::Move).err()),
+        ("exchange", container::exchange(stranger, s, b, theirs).err()),
+    ];
+    for (o, e) in denied {
+        ensure!(e == Some(Error::Denied), "a {o} by a stranger was allowed");
     }
     ensure!(holds(theirs, 0x300)?, "a denied operation changed the target");
     ensure!(
@@ -292,102 +212,34 @@ pub fn push_steal_and_exchange() -> TestResult {
 
 pub fn box_rights_are_checked() -> TestResult {
     let (a, stranger) = (live()?, live()?);
-    let bx = op(
-        a,
-        Op::CreateBox {
-            pages: 1,
-            initial: 2,
-            lower: 1,
-            upper: 4,
-            flags: 0,
-        },
-    )?
-    .id()
-    .map_err(|e| format!("{e:?}"))?;
-    let c = op(stranger, Op::CreateContainer { pages: 1, addr: 0 })?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
+    let bx = ok(container_box::create(a, 1, 2, 1, 4, 0))?;
+    let c = ok(container::create(stranger, 1, 0))?;
     let census = container_box::census(bx, 1);
     ensure!(
-        invoke(
-            stranger,
-            Op::Send {
-                container: c,
-                bx,
-                addr: 0,
-                mode: M::Swap
-            }
-        )
-        .err()
-            == Some(Error::Denied),
+        container_box::send(stranger, c, bx, 0, M::Swap).err() == Some(Error::Denied),
         "send allowed"
     );
     ensure!(
-        invoke(
-            stranger,
-            Op::Receive {
-                container: c,
-                bx,
-                addr: 0,
-                mode: M::Swap,
-                timeout_ns: 0
-            }
-        )
-        .err()
-            == Some(Error::Denied),
+        container_box::receive(stranger, c, bx, 0, M::Swap, 0).err() == Some(Error::Denied),
         "receive allowed"
     );
     ensure!(
-        invoke(stranger, Op::Delete { id: bx }).err() == Some(Error::Denied),
+        mediator::delete(stranger, bx).err() == Some(Error::Denied),
         "a stranger deleted the box"
     );
     ensure!(
         container_box::census(bx, 1) == census && container::in_process(c).is_ok(),
         "a denied operation changed something"
     );
-    op(
-        a,
-        Op::GrantBox {
-            bx,
-            pid: stranger,
-            rights: abi::BOX_SEND,
-        },
-    )?;
-    op(
-        stranger,
-        Op::Send {
-            container: c,
-            bx,
-            addr: 0,
-            mode: M::Swap,
-        },
-    )?;
+    ok(container_box::grant(a, bx, stranger, abi::BOX_SEND))?;
+    ok(container_box::send(stranger, c, bx, 0, M::Swap))?;
     // Nothing to receive from an empty queue: the timeout ends the wait.
-    op(
-        a,
-        Op::Receive {
-            container: ResId::NONE,
-            bx,
-            addr: 0,
-            mode: M::Move,
-            timeout_ns: 0,
-        },
-    )?;
+    ok(container_box::receive(a, ResId::NONE, bx, 0, M::Move, 0))?;
     ensure!(
-        invoke(
-            a,
-            Op::Receive {
-                container: ResId::NONE,
-                bx,
-                addr: 0,
-                mode: M::Move,
-                timeout_ns: 2_000_000
-            }
-        )
-        .is_err(),
+        container_box::receive(a, ResId::NONE, bx, 0, M::Move, 2_000_000).is_err(),
         "a receive from an empty box succeeded"
     );
-    op(a, Op::Delete { id: bx })?;
+    ok(mediator::delete(a, bx))?;
     end(a);
     end(stranger);
     Ok(())
@@ -395,68 +247,29 @@ pub fn box_rights_are_checked() -> TestResult {
 
 pub fn empty_containers_follow_the_bounds() -> TestResult {
     let (a, b) = (live()?, live()?);
-    let bx = op(
-        a,
-        Op::CreateBox {
-            pages: 2,
-            initial: 3,
-            lower: 2,
-            upper: 4,
-            flags: 0,
-        },
-    )?
-    .id()
-    .map_err(|e| format!("{e:?}"))?;
-    op(
-        a,
-        Op::GrantBox {
-            bx,
-            pid: b,
-            rights: abi::BOX_RECEIVE,
-        },
-    )?;
+    let bx = ok(container_box::create(a, 2, 3, 2, 4, 0))?;
+    ok(container_box::grant(a, bx, b, abi::BOX_RECEIVE))?;
     ensure!(
         container_box::census(bx, 2) == Some((3, 0)),
         "initial empties: {:?}",
         container_box::census(bx, 2)
     );
-    let c = op(a, Op::CreateContainer { pages: 2, addr: 0 })?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
-    let r = op(b, Op::CreateContainer { pages: 2, addr: 0 })?
-        .id()
-        .map_err(|e| format!("{e:?}"))?;
+    let c = ok(container::create(a, 2, 0))?;
+    let r = ok(container::create(b, 2, 0))?;
     for i in 0..5 {
-        op(
-            a,
-            Op::Send {
-                container: c,
-                bx,
-                addr: 0,
-                mode: M::Swap,
-            },
-        )?;
+        ok(container_box::send(a, c, bx, 0, M::Swap))?;
         let (e, f) = container_box::census(bx, 2).ok_or("no box")?;
         ensure!(e >= 2 && f == i + 1, "after send {i}: {e} empty, {f} filled");
     }
     for i in 0..5 {
-        op(
-            b,
-            Op::Receive {
-                container: r,
-                bx,
-                addr: 0,
-                mode: M::Swap,
-                timeout_ns: 0,
-            },
-        )?;
+        ok(container_box::receive(b, r, bx, 0, M::Swap, 0))?;
         let (e, _) = container_box::census(bx, 2).ok_or("no box")?;
         ensure!(e <= 4, "after receive {i}: {e} empty containers, upper bound 4");
     }
-    let live_containers = container::count();
-    op(a, Op::Delete { id: bx })?;
+    let live_containers = resource::of(resource::Kind::Container).count();
+    ok(mediator::delete(a, bx))?;
     ensure!(
-        container::count() < live_containers,
+        resource::of(resource::Kind::Container).count() < live_containers,
         "deleting the box kept its containers"
     );
     end(a);
@@ -481,7 +294,7 @@ pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
 pub fn ica_moves_without_copying() -> TestResult {
     let (a, b) = (live()?, live()?);
     proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
-    let ica = op(a, Op::CreateIca { pages: 8 })?.id().map_err(|e| format!("{e:?}"))?;
+    let ica = ok(container::create_ica(a, 8))?;
     let frames_before = frames_of(ica)?;
     ensure!(
         frames_before.windows(2).all(|w| w[1] == w[0] + PAGE_SIZE),
@@ -490,17 +303,7 @@ pub fn ica_moves_without_copying() -> TestResult {
     fill(ica, 0x1ca)?;
     let (_, _, old_base, _) = container::in_process(ica).map_err(|e| format!("{e:?}"))?;
     let copied = container::stats().bytes_copied;
-    let new_base = match op(
-        a,
-        Op::Remap {
-            container: ica,
-            target: b,
-            addr: 0,
-        },
-    )? {
-        Value::Received { addr, .. } => addr,
-        other => return Err(format!("{other:?}")),
-    };
+    let new_base = ok(container::move_ica(a, ica, b, 0))?;
     ensure!(
         container::in_process(ica).map(|x| (x.0, x.2)) == Ok((b, new_base)),
         "the ICA is not in the target"
@@ -517,16 +320,7 @@ pub fn ica_moves_without_copying() -> TestResult {
     );
     // Only the owner moves it, and only to a process that accepts it.
     ensure!(
-        invoke(
-            a,
-            Op::Remap {
-                container: ica,
-                target: a,
-                addr: 0
-            }
-        )
-        .err()
-            == Some(Error::Denied),
+        container::move_ica(a, ica, a, 0).err() == Some(Error::Denied),
         "a non-owner moved the ICA"
     );
     end(a);
@@ -534,38 +328,37 @@ pub fn ica_moves_without_copying() -> TestResult {
     Ok(())
 }
 
-/// The system call's way (`mediator::remap` with the calling process at
+/// The system call's way (`invoke_for` with the calling process at
 /// hand, which keeps its last target): the same errors as the general way,
 /// one-page ICAs lose their sender's mapping, the records follow, and a
 /// kept target that ended is refused.
 pub fn ica_move_by_the_system_call_path() -> TestResult {
-    use resource::mediator;
     let (a, b) = (live()?, live()?);
     let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
     pb.peers.lock().push(abi::ANY_PID);
-    let ica = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
-    let ica2 = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
+    let ica = ok(container::create_ica(a, 1))?;
+    let ica2 = ok(container::create_ica(a, 1))?;
     fill(ica, 0x5ca11)?;
     let (_, link, old_base, _) = container::in_process(ica).map_err(|e| format!("{e:?}"))?;
     ensure!(
-        mediator::remap(&pa, ica, u64::MAX - 1, 0) == Err(Error::NotFound),
+        move_for(&pa, ica, u64::MAX - 1) == Err(Error::NotFound),
         "a move to no process"
     );
     ensure!(
-        mediator::remap(&pa, ica, a, 0) == Err(Error::Invalid),
+        move_for(&pa, ica, a) == Err(Error::Invalid),
         "a move to the owner itself"
     );
     ensure!(
-        mediator::remap(&pb, ica, a, 0) == Err(Error::Denied),
+        move_for(&pb, ica, a) == Err(Error::Denied),
         "a move of another process's ICA"
     );
     ensure!(
-        mediator::remap(&pa, ResId::NONE, b, 0) == Err(Error::Invalid),
+        move_for(&pa, ResId::NONE, b) == Err(Error::Invalid),
         "a move of no container"
     );
     // Twice to the same target: the second through the kept reference.
-    let base = mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
-    let base2 = mediator::remap(&pa, ica2, b, 0).map_err(|e| format!("{e:?}"))?;
+    let base = move_for(&pa, ica, b).map_err(|e| format!("{e:?}"))?;
+    let base2 = move_for(&pa, ica2, b).map_err(|e| format!("{e:?}"))?;
     ensure!(base != base2, "two ICAs at one address");
     ensure!(
         kcore::mm::paging::translate(pa.root, old_base).is_none(),
@@ -577,10 +370,6 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
         "the target does not map the ICA"
     );
     ensure!(holds(ica, 0x5ca11)?, "the ICA's content changed");
-    let info = |id: ResId| match invoke(KERNEL_PID, Op::Query { id }) {
-        Ok(Value::Info(i)) => Ok(i),
-        other => Err(format!("{other:?}")),
-    };
     let (l, c) = (info(link)?, info(ica)?);
     ensure!(
         l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
@@ -593,11 +382,11 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
     );
     // And back again, by the target (now the owner), once `a` accepts it.
     ensure!(
-        mediator::remap(&pb, ica, a, 0) == Err(Error::Denied),
+        move_for(&pb, ica, a) == Err(Error::Denied),
         "a move to a process that did not grant it"
     );
     pa.peers.lock().push(b);
-    mediator::remap(&pb, ica, a, 0).map_err(|e| format!("{e:?}"))?;
+    move_for(&pb, ica, a).map_err(|e| format!("{e:?}"))?;
     ensure!(
         container::in_process(ica).map(|x| x.0) == Ok(a) && holds(ica, 0x5ca11)?,
         "the ICA did not come back"
@@ -605,7 +394,7 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
     // A kept target that has ended is refused, and nothing is lost.
     end(b);
     ensure!(
-        mediator::remap(&pa, ica, b, 0) == Err(Error::NotFound),
+        move_for(&pa, ica, b) == Err(Error::NotFound),
         "a move to an ended process"
     );
     ensure!(
@@ -626,21 +415,17 @@ pub fn container_records_are_held() -> TestResult {
     proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
     kcore::computation::reap_all();
     let before = resource::counts();
-    let ica = op(a, Op::CreateIca { pages: 1 })?.id().map_err(|e| format!("{e:?}"))?;
-    let info = |id: ResId| match invoke(KERNEL_PID, Op::Query { id }) {
-        Ok(Value::Info(i)) => Ok(i),
-        other => Err(format!("{other:?}")),
-    };
+    let ica = ok(container::create_ica(a, 1))?;
     let c = info(ica)?;
     let (region, link) = (ResId::from_raw(c.links[0]), ResId::from_raw(c.links[1]));
     for id in [link, region] {
         ensure!(
-            invoke(a, Op::Delete { id }).err() == Some(Error::Denied),
+            mediator::delete(a, id).err() == Some(Error::Denied),
             "the process deleted its container's {id:?}"
         );
     }
     ensure!(
-        invoke(KERNEL_PID, Op::Delete { id: link }).err() == Some(Error::Busy),
+        mediator::delete(KERNEL_PID, link).err() == Some(Error::Busy),
         "the kernel deleted a held attachment without its container"
     );
     let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
@@ -649,7 +434,7 @@ pub fn container_records_are_held() -> TestResult {
         l.owner == a && l.links[0] == pa.space_id.raw() && l.links[2] == ica.raw(),
         "the attachment's record does not say where the container is"
     );
-    let base = resource::mediator::remap(&pa, ica, b, 0).map_err(|e| format!("{e:?}"))?;
+    let base = move_for(&pa, ica, b).map_err(|e| format!("{e:?}"))?;
     let (l, r) = (info(link)?, info(region)?);
     ensure!(
         l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
@@ -700,7 +485,7 @@ pub fn container_records_are_held() -> TestResult {
 /// by one. Every container ends with its holder: none stays behind.
 pub fn ica_moves_race_with_exits() -> TestResult {
     kcore::computation::reap_all();
-    let before = container::count();
+    let before = resource::of(resource::Kind::Container).count();
     let args = [b"4\0".as_slice(), b"4000\0"].concat();
     let pid = resource::proc::spawn::spawn("icastorm", &args, &SpawnOptions::DEFAULT, KERNEL_PID)
         .map_err(|e| format!("{e:?}"))?;
@@ -708,9 +493,9 @@ pub fn ica_moves_race_with_exits() -> TestResult {
     ensure!(status == 0, "icastorm exited with {status:#x}");
     kcore::computation::reap_all();
     ensure!(
-        container::count() == before,
+        resource::of(resource::Kind::Container).count() == before,
         "{before} containers before, {} after",
-        container::count()
+        resource::of(resource::Kind::Container).count()
     );
     Ok(())
 }
@@ -738,16 +523,16 @@ pub fn container_ipc_leaks_nothing() -> TestResult {
 /// still its own and go when it ends (they used to outlive it, and every
 /// later container operation paid for the dead ones).
 pub fn containers_of_ended_processes_are_released() -> TestResult {
-    let before = container::count();
+    let before = resource::of(resource::Kind::Container).count();
     let pid = resource::proc::spawn::spawn("ctbench", b"short\0", &SpawnOptions::DEFAULT, KERNEL_PID)
         .map_err(|e| format!("{e:?}"))?;
     let status = proc::wait(KERNEL_PID, pid).map_err(|e| format!("{e:?}"))?;
     ensure!(status == 0, "ctbench exited with {status:#x}");
     ensure!(
-        container::count() == before,
+        resource::of(resource::Kind::Container).count() == before,
         "{} containers before, {} after",
         before,
-        container::count()
+        resource::of(resource::Kind::Container).count()
     );
     Ok(())
 }

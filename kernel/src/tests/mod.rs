@@ -68,6 +68,11 @@ pub static TESTS: &[KTest] = &[
         "mediator_checks_before_any_change",
         resource::mediator_checks_before_any_change,
     ),
+    pass("every_kind_refuses_bad_ids", resource::every_kind_refuses_bad_ids),
+    pass(
+        "operations_are_counted_under_their_own_codes",
+        resource::operations_are_counted_under_their_own_codes,
+    ),
     pass("trace_slot_has_one_writer", resource::trace_slot_has_one_writer),
     pass(
         "process_built_step_by_step_from_user_mode",

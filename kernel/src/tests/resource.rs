@@ -2,20 +2,31 @@
 //! of processes, and the pool's reuse, add and reduce.
 
 use super::process::run_with;
-use abi::{Error, LoadPolicy, RegionKind};
+use abi::{Error, LoadPolicy, RegionKind, ResOp};
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::mm::{frames, heap};
-use resource::mediator::{Op, Value, invoke};
+use resource::mediator::{delete, query};
 use resource::pool::{self, PoolKind};
-use resource::{self, KERNEL, ResId};
+use resource::vspace::{self, At};
+use resource::{
+    self, KERNEL, Kind, ResId, container, container_box, physmem, plate, process, program, vkspace, vregion,
+};
 
-fn create(op: Op) -> Result<ResId, String> {
-    invoke(KERNEL, op)
-        .and_then(Value::id)
-        .map_err(|e| format!("{op:?}: {e:?}"))
+/// A result for a test's message.
+fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
+    r.map_err(|e| format!("{e:?}"))
+}
+
+fn region(pages: u64) -> Result<ResId, String> {
+    ok(vregion::create(KERNEL, RegionKind::Data, pages, true, false))
+}
+
+fn attach(space: ResId, region: ResId, base: u64) -> Result<ResId, Error> {
+    vspace::attach(KERNEL, space, region, At::Address(base)).map(|a| a.id)
 }
 
 fn pool_count(kind: PoolKind) -> usize {
@@ -23,146 +34,216 @@ fn pool_count(kind: PoolKind) -> usize {
 }
 
 pub fn resources_exist_independently() -> TestResult {
-    let plate = create(Op::FindPlate { name: "bin/tiny" })?;
+    let plate = ok(plate::find(KERNEL, "bin/tiny"))?;
     // A program with no process, a space with no process, a region with no space.
-    let program = create(Op::CreateProgram { plate })?;
-    let space = create(Op::CreateSpace)?;
-    let region = create(Op::CreateRegion {
-        kind: RegionKind::Data,
-        pages: 3,
-        writable: true,
-        executable: false,
-    })?;
-    let phys = create(Op::CreatePhysical { pages: 5 })?;
+    let program = ok(program::create(KERNEL, plate))?;
+    let space = ok(vspace::create(KERNEL))?;
+    let region = region(3)?;
+    let phys = ok(physmem::create(KERNEL, 5))?;
     // Attach, then detach: the region survives both.
-    let link = create(Op::Attach {
-        space,
-        region,
-        base: 0x1000_0000,
-    })?;
+    let link = ok(attach(space, region, 0x1000_0000))?;
     ensure!(
-        invoke(KERNEL, Op::Delete { id: region }).err() == Some(Error::Busy),
+        delete(KERNEL, region).err() == Some(Error::Busy),
         "an attached region was deleted"
     );
     ensure!(
-        invoke(KERNEL, Op::Delete { id: space }).err() == Some(Error::Busy),
+        delete(KERNEL, space).err() == Some(Error::Busy),
         "a space with a region attached was deleted"
     );
-    invoke(KERNEL, Op::Delete { id: link }).map_err(|e| format!("detach: {e:?}"))?;
+    ok(delete(KERNEL, link))?;
     for id in [region, space, program, phys] {
-        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("delete {id:?}: {e:?}"))?;
+        delete(KERNEL, id).map_err(|e| format!("delete {id:?}: {e:?}"))?;
     }
     Ok(())
 }
 
 pub fn stale_forged_and_wrong_kind_ids_are_rejected() -> TestResult {
-    let region = create(Op::CreateRegion {
-        kind: RegionKind::Data,
-        pages: 1,
-        writable: true,
-        executable: false,
-    })?;
-    invoke(KERNEL, Op::Delete { id: region }).map_err(|e| format!("{e:?}"))?;
+    let first = region(1)?;
+    ok(delete(KERNEL, first))?;
+    ensure!(query(KERNEL, first).err() == Some(Error::NotFound), "stale id accepted");
+    let again = region(1)?;
     ensure!(
-        matches!(invoke(KERNEL, Op::Query { id: region }), Err(Error::NotFound)),
-        "stale id accepted"
-    );
-    let again = create(Op::CreateRegion {
-        kind: RegionKind::Data,
-        pages: 1,
-        writable: true,
-        executable: false,
-    })?;
-    ensure!(
-        again.index() == region.index() && again != region,
+        again.index() == first.index() && again != first,
         "slot not reused with a new generation"
     );
     ensure!(
-        matches!(invoke(KERNEL, Op::Query { id: region }), Err(Error::NotFound)),
+        query(KERNEL, first).err() == Some(Error::NotFound),
         "stale id accepted after reuse"
     );
     let forged = ResId::new(again.kind(), again.index(), again.generation() + 7);
     ensure!(
-        matches!(invoke(KERNEL, Op::Delete { id: forged }), Err(Error::NotFound)),
+        delete(KERNEL, forged).err() == Some(Error::NotFound),
         "forged id accepted"
     );
-    let space = create(Op::CreateSpace)?;
+    let space = ok(vspace::create(KERNEL))?;
     // A region id where a space is expected, and the reverse.
     ensure!(
-        matches!(
-            invoke(
-                KERNEL,
-                Op::Attach {
-                    space: again,
-                    region: space,
-                    base: 0x1000
-                }
-            ),
-            Err(Error::Invalid)
-        ),
+        attach(again, space, 0x1000).err() == Some(Error::Invalid),
         "kinds not checked"
     );
     ensure!(
-        matches!(
-            invoke(
-                KERNEL,
-                Op::Query {
-                    id: ResId::from_raw(0xff00_0000_0000_0001)
-                }
-            ),
-            Err(Error::Invalid)
-        ),
+        query(KERNEL, ResId::from_raw(0xff00_0000_0000_0001)).err() == Some(Error::Invalid),
         "unknown kind accepted"
     );
     for id in [again, space] {
-        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("{e:?}"))?;
+        ok(delete(KERNEL, id))?;
     }
     Ok(())
 }
 
 pub fn mediator_checks_before_any_change() -> TestResult {
-    let space = create(Op::CreateSpace)?;
-    let region = create(Op::CreateRegion {
-        kind: RegionKind::Data,
-        pages: 2,
-        writable: true,
-        executable: false,
-    })?;
+    let space = ok(vspace::create(KERNEL))?;
+    let region = region(2)?;
     let forged_space = ResId::new(space.kind(), space.index(), space.generation() + 1);
     let calls = resource::mediator::total_calls();
     ensure!(
-        invoke(
-            KERNEL,
-            Op::Attach {
-                space: forged_space,
-                region,
-                base: 0x2000
-            }
-        )
-        .is_err(),
+        attach(forged_space, region, 0x2000).is_err(),
         "attach to a forged space"
     );
     // Nothing changed: the region is still detached and can be attached for real.
-    let link = create(Op::Attach {
-        space,
-        region,
-        base: 0x2000,
-    })?;
+    let link = ok(attach(space, region, 0x2000))?;
     ensure!(resource::mediator::total_calls() == calls + 2, "operations not counted");
     let mut last = None;
     resource::mediator::trace(2, &mut |e| last = Some(*e));
     ensure!(
-        last.is_some_and(|e| e.result == 0 && e.id == link.raw()),
+        last.is_some_and(|e| e.result == 0 && e.id == link.raw() && e.op == ResOp::Attach as u8),
         "trace does not end with the attach"
     );
     // A user process may not touch the kernel's resources.
     ensure!(
-        invoke(4242, Op::Delete { id: link }).err() == Some(Error::Denied),
+        delete(4242, link).err() == Some(Error::Denied),
         "another owner deleted a resource"
     );
     for id in [link, region, space] {
-        invoke(KERNEL, Op::Delete { id }).map_err(|e| format!("{e:?}"))?;
+        ok(delete(KERNEL, id))?;
     }
+    Ok(())
+}
+
+/// What an operation that needs a resource of one kind gives for an
+/// identifier of it: `(caller, id) -> error`.
+type Use<'a> = &'a dyn Fn(u64, ResId) -> Option<Error>;
+
+/// For every kind, through the operations that name it: a forged
+/// identifier (a live slot, another generation) finds nothing, one of
+/// another kind is refused, another process may not change it, and a
+/// stale one (the resource deleted or ended) finds nothing; none of it
+/// changes anything.
+pub fn every_kind_refuses_bad_ids() -> TestResult {
+    const STRANGER: u64 = 4242;
+    let kernel = resource::proc::KERNEL_PID;
+    let sleeper = ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"60000\0",
+        &abi::SpawnOptions::DEFAULT,
+        kernel,
+    ))?;
+    let process = process::id_of(sleeper);
+    let computation = ResId::from_raw(ok(query(KERNEL, process))?.links[2]);
+    let plate = ok(plate::find(KERNEL, "bin/tiny"))?;
+    let program = ok(program::create(KERNEL, plate))?;
+    let space = ok(vspace::create(KERNEL))?;
+    let loose = region(1)?;
+    let attached = region(1)?;
+    let link = ok(attach(space, attached, 0x4000_0000))?;
+    let in_kernel = region(1)?;
+    let area = ok(vkspace::create(KERNEL, in_kernel))?;
+    let phys = ok(physmem::create(KERNEL, 1))?;
+    let ctr = ok(container::create(sleeper, 1, 0))?;
+    let bx = ok(container_box::create(KERNEL, 1, 1, 0, 2, 0))?;
+    // A region of the kernel's, for an operation that needs one beside
+    // the identifier under test.
+    let spare = region(1)?;
+    let kinds: [(ResId, Use); 11] = [
+        (plate, &|c, id| program::create(c, id).err()),
+        (program, &|c, id| program::segment(c, id, 0).err()),
+        (process, &|c, id| process::start(c, id).err()),
+        (computation, &|c, id| delete(c, id).err()),
+        (space, &|c, id| {
+            vspace::attach(c, id, spare, At::Address(0x5000_0000)).err()
+        }),
+        (loose, &|c, id| {
+            vregion::clear(c, id, RegionKind::Heap, true, false).err()
+        }),
+        (link, &|c, id| delete(c, id).err()),
+        (area, &|c, id| vkspace::write(c, id, b"x", b"").err()),
+        (phys, &|c, id| delete(c, id).err()),
+        (ctr, &|c, id| {
+            container::push(c, id, KERNEL, 0, abi::ContainerMode::Copy).err()
+        }),
+        (bx, &|c, id| container_box::grant(c, id, 7, abi::BOX_SEND).err()),
+    ];
+    kcore::computation::reap_all();
+    let before = resource::counts();
+    for (id, use_it) in kinds {
+        let kind = Kind::from_u64(id.kind() as u64).ok_or("no kind")?;
+        let forged = ResId::new(id.kind(), id.index(), id.generation() + 7);
+        let mut checks: Vec<(&str, Option<Error>, Error)> = alloc::vec![
+            ("a forged id", use_it(KERNEL, forged), Error::NotFound),
+            ("a forged id queried", query(KERNEL, forged).err(), Error::NotFound),
+            ("a forged id deleted", delete(KERNEL, forged).err(), Error::NotFound),
+            ("another process deleting", delete(STRANGER, id).err(), Error::Denied),
+        ];
+        // A plate or a program is anyone's to use (only its owner deletes
+        // it).
+        if !matches!(kind, Kind::Plate | Kind::Program) {
+            checks.push(("another process", use_it(STRANGER, id), Error::Denied));
+        }
+        // An identifier of another kind where this kind is expected (the
+        // operations on any kind go by the identifier's own kind).
+        if !matches!(kind, Kind::Computation | Kind::VirtualUserSpace | Kind::PhysicalMemory) {
+            let wrong = ResId::new(Kind::PhysicalMemory as u8, id.index(), id.generation());
+            checks.push(("another kind's id", use_it(KERNEL, wrong), Error::Invalid));
+        }
+        for (what, got, want) in checks {
+            ensure!(got == Some(want), "{kind:?}: {what} gave {got:?}, not {want:?}");
+        }
+        ensure!(
+            query(KERNEL, id).is_ok(),
+            "{kind:?}: a refused operation took the resource away"
+        );
+    }
+    kcore::computation::reap_all();
+    ensure!(
+        resource::counts() == before,
+        "a refused operation changed the resources"
+    );
+    // Stale: each deleted (or ended), then named again.
+    let _ = resource::proc::kill(sleeper);
+    let _ = resource::proc::wait(kernel, sleeper);
+    for id in [link, attached, area, in_kernel, phys, bx, program, loose, spare, space] {
+        delete(KERNEL, id).map_err(|e| format!("delete {id:?}: {e:?}"))?;
+    }
+    for (id, use_it) in kinds.into_iter().skip(1) {
+        let got = use_it(KERNEL, id);
+        ensure!(got == Some(Error::NotFound), "a stale {id:?} gave {got:?}");
+    }
+    Ok(())
+}
+
+/// Every operation is counted under its own code: two operations that once
+/// shared one are told apart.
+pub fn operations_are_counted_under_their_own_codes() -> TestResult {
+    let calls = |name: &str| {
+        let mut n = 0;
+        resource::mediator::counters(&mut |_, op, calls, _, _| {
+            if op == name {
+                n += calls;
+            }
+        });
+        n
+    };
+    let (spaces, runs) = (calls("CreateSpace"), calls("CreatePhysical"));
+    let space = ok(vspace::create(KERNEL))?;
+    ensure!(
+        calls("CreateSpace") == spaces + 1 && calls("CreatePhysical") == runs,
+        "a space was counted as another operation"
+    );
+    ok(delete(KERNEL, space))?;
+    let mut codes: Vec<&str> = resource::mediator::OP_NAMES.to_vec();
+    codes.sort_unstable();
+    codes.dedup();
+    ensure!(codes.len() == ResOp::ALL.len(), "two operations share a name");
     Ok(())
 }
 

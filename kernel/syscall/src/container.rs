@@ -5,7 +5,7 @@ use abi::{ContainerMode, Error};
 use ipc::process as proc;
 use kcore::uaccess;
 use resource::ResId;
-use resource::mediator::{Op, Value, invoke};
+use resource::{container, container_box};
 
 fn mode(raw: u64) -> Result<ContainerMode, Error> {
     ContainerMode::from_u64(raw).ok_or(Error::Invalid)
@@ -16,109 +16,49 @@ fn id(raw: u64) -> ResId {
 }
 
 pub fn sys_container_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    Ok(invoke(
-        me.pid,
-        Op::CreateContainer {
-            pages: a[0],
-            addr: a[1],
-        },
-    )?
-    .id()?
-    .raw())
+    Ok(container::create(me.pid, a[0], a[1])?.raw())
 }
 
 pub fn sys_box_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let op = Op::CreateBox {
-        pages: a[0],
-        initial: a[1],
-        lower: a[2],
-        upper: a[3],
-        flags: a[4],
-    };
-    Ok(invoke(me.pid, op)?.id()?.raw())
+    Ok(container_box::create(me.pid, a[0], a[1], a[2], a[3], a[4])?.raw())
 }
 
 pub fn sys_box_grant(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    invoke(
-        me.pid,
-        Op::GrantBox {
-            bx: id(a[0]),
-            pid: a[1],
-            rights: a[2],
-        },
-    )
-    .map(|_| 0)
+    container_box::grant(me.pid, id(a[0]), a[1], a[2]).map(|()| 0)
 }
 
 pub fn sys_send(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     if a[4] != 0 {
         uaccess::check_range(a[4], 8)?;
     }
-    let op = Op::Send {
-        container: id(a[0]),
-        bx: id(a[1]),
-        addr: a[2],
-        mode: mode(a[3])?,
-    };
-    match invoke(me.pid, op)? {
-        Value::Received { id, size, .. } => {
-            if a[4] != 0 {
-                uaccess::write(a[4], &size)?;
-            }
-            Ok(id.raw())
-        }
-        _ => Err(Error::Invalid),
+    let sent = container_box::send(me.pid, id(a[0]), id(a[1]), a[2], mode(a[3])?)?;
+    if a[4] != 0 {
+        uaccess::write(a[4], &sent.size)?;
     }
+    Ok(sent.id.raw())
 }
 
 pub fn sys_receive(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[5], core::mem::size_of::<abi::Received>())?;
-    let op = Op::Receive {
-        container: id(a[0]),
-        bx: id(a[1]),
-        addr: a[2],
-        mode: mode(a[3])?,
-        timeout_ns: a[4],
+    let got = container_box::receive(me.pid, id(a[0]), id(a[1]), a[2], mode(a[3])?, a[4])?;
+    let out = abi::Received {
+        addr: got.addr,
+        size: got.size,
     };
-    match invoke(me.pid, op)? {
-        Value::Received { id, addr, size } => {
-            uaccess::write(a[5], &abi::Received { addr, size })?;
-            Ok(id.raw())
-        }
-        _ => Err(Error::Invalid),
-    }
+    uaccess::write(a[5], &out)?;
+    Ok(got.id.raw())
 }
 
 pub fn sys_push(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let op = Op::Push {
-        container: id(a[0]),
-        target: a[1],
-        addr: a[2],
-        mode: mode(a[3])?,
-    };
-    Ok(invoke(me.pid, op)?.id()?.raw())
+    Ok(container::push(me.pid, id(a[0]), a[1], a[2], mode(a[3])?)?.raw())
 }
 
 pub fn sys_steal(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let op = Op::Steal {
-        container: id(a[0]),
-        target: a[1],
-        addr: a[2],
-        mode: mode(a[3])?,
-    };
-    Ok(invoke(me.pid, op)?.id()?.raw())
+    Ok(container::steal(me.pid, id(a[0]), a[1], a[2], mode(a[3])?)?.raw())
 }
 
 pub fn sys_exchange(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    invoke(
-        me.pid,
-        Op::Exchange {
-            container: id(a[0]),
-            target: a[1],
-            theirs: id(a[2]),
-        },
-    )
-    .map(|_| 0)
+    container::exchange(me.pid, id(a[0]), a[1], id(a[2])).map(|()| 0)
 }
 
 pub fn sys_peer_grant(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -134,14 +74,15 @@ pub fn sys_peer_grant(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 pub fn sys_ica_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    Ok(invoke(me.pid, Op::CreateIca { pages: a[0] })?.id()?.raw())
+    Ok(container::create_ica(me.pid, a[0])?.raw())
 }
 
+/// Inlined into the dispatcher (see `native`), and the move with it.
 #[inline(always)]
 pub fn sys_ica_move(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    resource::mediator::remap(me, id(a[0]), a[1], a[2])
+    container::move_for(me, id(a[0]), a[1], a[2])
 }
 
 pub fn sys_stats(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::write(a[0], &resource::container::stats()).map(|_| 0)
+    uaccess::write(a[0], &container::stats()).map(|_| 0)
 }

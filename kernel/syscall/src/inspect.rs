@@ -5,7 +5,7 @@
 use abi::Error;
 use alloc::string::String;
 use core::fmt::Write;
-use resource::{Kind, ResId, mediator, physmem, plate, pool, program, vregion, vspace, vuspace};
+use resource::{Kind, ResId, mediator, plate, pool, program, vregion, vspace};
 
 fn kind_name(k: u8) -> &'static str {
     Kind::from_u64(k as u64).map_or("?", |k| k.name())
@@ -69,7 +69,7 @@ fn resources_of(out: &mut String, kind: &str) -> Result<(), Error> {
         "region" | "regions" => vregion::list(&mut |id, owner, pages, place| {
             let _ = writeln!(out, "{:<14?} {:>6}  {pages} pages, {place}", id, owner);
         }),
-        "attachment" | "attachments" | "userspace" => vuspace::list(&mut |id, l, w| {
+        "attachment" | "attachments" | "userspace" => vspace::list_attachments(&mut |id, l, w| {
             let _ = write!(
                 out,
                 "{:<14?} {:>6}  region {:?} in space {:?} at {:#x}",
@@ -97,7 +97,7 @@ fn resources_of(out: &mut String, kind: &str) -> Result<(), Error> {
             }
         }
         "physical" => {
-            let _ = writeln!(out, "{} runs", physmem::count());
+            let _ = writeln!(out, "{} runs", resource::of(Kind::PhysicalMemory).count());
         }
         _ => return Err(Error::Invalid),
     }

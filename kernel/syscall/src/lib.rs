@@ -23,8 +23,12 @@ use ipc::process::{self as proc, Route};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess;
 use kcore::{clock, cpu};
-use resource::mediator::{Op, invoke};
-use resource::{KERNEL, ResId};
+use resource::mediator;
+use resource::vspace::{self, At};
+use resource::{
+    KERNEL, ResId, computation, container as containers, container_box, physmem, plate, process, program, vkspace,
+    vregion,
+};
 
 pub use console::input_ready;
 
@@ -56,14 +60,8 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     }
 }
 
-fn user_str(ptr: u64, len: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
-    if len > 4096 {
-        return Err(Error::Invalid);
-    }
-    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-    buf.resize(len as usize, 0);
-    uaccess::copy_from_user(buf, ptr)
-}
+/// Longest path, argument list or setting a call passes by pointer.
+const MAX_TEXT: usize = 4096;
 
 type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
 
@@ -158,132 +156,79 @@ fn id(raw: u64) -> ResId {
 
 fn sys_res_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     use abi::ResKind as K;
-    let op = match K::from_u64(a[0]).ok_or(Error::Invalid)? {
-        K::Program => Op::CreateProgram { plate: id(a[1]) },
-        K::VirtualSpace => Op::CreateSpace,
-        K::VirtualRegion => Op::CreateRegion {
-            kind: abi::RegionKind::from_u64(a[2]).ok_or(Error::Invalid)?,
-            pages: a[1],
-            writable: a[3] & abi::prot::WRITE != 0,
-            executable: a[3] & abi::prot::EXEC != 0,
-        },
-        K::VirtualUserSpace => Op::Attach {
-            space: id(a[1]),
-            region: id(a[2]),
-            base: a[3],
-        },
-        K::VirtualKernelSpace => Op::AttachKernel { region: id(a[1]) },
-        K::PhysicalMemory => Op::CreatePhysical { pages: a[1] },
-        K::Process => Op::CreateProcess {
-            program: id(a[1]),
-            space: id(a[2]),
-            work_area: id(a[3]),
-            policy: LoadPolicy::from_u64(a[4]).ok_or(Error::Invalid)?,
-            parent: me.pid,
-        },
-        K::Computation => Op::CreateComputation {
-            process: id(a[1]),
-            cpu: a[2],
-        },
-        K::Container => Op::CreateContainer {
-            pages: a[1],
-            addr: a[2],
-        },
-        K::ContainerBox => Op::CreateBox {
-            pages: a[1],
-            initial: a[2],
-            lower: a[3],
-            upper: a[4],
-            flags: 0,
-        },
+    let me = me.pid;
+    let id = match K::from_u64(a[0]).ok_or(Error::Invalid)? {
+        K::Program => program::create(me, id(a[1]))?,
+        K::VirtualSpace => vspace::create(me)?,
+        K::VirtualRegion => {
+            let kind = abi::RegionKind::from_u64(a[2]).ok_or(Error::Invalid)?;
+            let (writable, executable) = (a[3] & abi::prot::WRITE != 0, a[3] & abi::prot::EXEC != 0);
+            vregion::create(me, kind, a[1], writable, executable)?
+        }
+        K::VirtualUserSpace => vspace::attach(me, id(a[1]), id(a[2]), At::Address(a[3]))?.id,
+        K::VirtualKernelSpace => vkspace::create(me, id(a[1]))?,
+        K::PhysicalMemory => physmem::create(me, a[1])?,
+        K::Process => {
+            let policy = LoadPolicy::from_u64(a[4]).ok_or(Error::Invalid)?;
+            process::create(me, id(a[1]), id(a[2]), id(a[3]), policy, me)?
+        }
+        K::Computation => computation::create(me, id(a[1]), a[2])?,
+        K::Container => containers::create(me, a[1], a[2])?,
+        K::ContainerBox => container_box::create(me, a[1], a[2], a[3], a[4], 0)?,
         K::Plate => return Err(Error::Denied),
     };
-    Ok(invoke(me.pid, op)?.id()?.raw())
+    Ok(id.raw())
 }
 
 fn sys_res_delete(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    invoke(me.pid, Op::Delete { id: id(a[0]) }).map(|_| 0)
+    mediator::delete(me.pid, id(a[0])).map(|()| 0)
 }
 
 fn sys_res_query(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    match invoke(me.pid, Op::Query { id: id(a[0]) })? {
-        resource::mediator::Value::Info(info) => uaccess::write(a[1], &info).map(|_| 0),
-        _ => Err(Error::Invalid),
-    }
+    let info = mediator::query(me.pid, id(a[0]))?;
+    uaccess::write(a[1], &info).map(|()| 0)
 }
 
 fn sys_res_load(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    invoke(
-        me.pid,
-        Op::Load {
-            region: id(a[0]),
-            program: id(a[1]),
-            segment: a[2] as usize,
-            populate: true,
-        },
-    )
-    .map(|_| 0)
+    vregion::load(me.pid, id(a[0]), id(a[1]), a[2] as usize, true).map(|()| 0)
 }
 
 fn sys_plate_find(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut name = Vec::new();
-    user_str(a[0], a[1], &mut name)?;
-    let name = core::str::from_utf8(&name).map_err(|_| Error::Invalid)?;
-    Ok(invoke(KERNEL, Op::FindPlate { name })?.id()?.raw())
+    let name = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    Ok(plate::find(KERNEL, &name)?.raw())
 }
 
 fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    invoke(me.pid, Op::Start { process: id(a[0]) })?;
+    process::start(me.pid, id(a[0]))?;
     Ok(id(a[0]).index() as u64)
 }
 
 fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut args = Vec::new();
-    user_str(a[1], a[2], &mut args)?;
+    let args = uaccess::read_bytes(a[1], a[2], MAX_TEXT)?;
     // The first NUL-terminated string is the program name.
     let (name, rest) = match args.iter().position(|&b| b == 0) {
         Some(i) => (&args[..i], &args[i + 1..]),
         None => (&args[..], &[][..]),
     };
-    invoke(
-        me.pid,
-        Op::WriteWorkArea {
-            area: id(a[0]),
-            name,
-            args: rest,
-        },
-    )
-    .map(|_| 0)
+    vkspace::write(me.pid, id(a[0]), name, rest).map(|()| 0)
 }
 
 fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut topic = Vec::new();
-    user_str(a[0], a[1], &mut topic)?;
-    let topic = core::str::from_utf8(&topic).map_err(|_| Error::Invalid)?;
-    let text = inspect::report(topic)?;
+    let topic = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    let text = inspect::report(&topic)?;
     let n = text.len().min(a[3] as usize);
     uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
     Ok(n as u64)
 }
 
 fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    match invoke(
-        me.pid,
-        Op::QuerySegment {
-            program: id(a[0]),
-            index: a[1] as usize,
-        },
-    )? {
-        resource::mediator::Value::Segment(s) => uaccess::write(a[2], &s).map(|_| 0),
-        _ => Err(Error::Invalid),
-    }
+    let s = program::segment(me.pid, id(a[0]), a[1] as usize)?;
+    uaccess::write(a[2], &s).map(|()| 0)
 }
 
 fn sys_pool_ctl(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut line = Vec::new();
-    user_str(a[0], a[1], &mut line)?;
-    let line = core::str::from_utf8(&line).map_err(|_| Error::Invalid)?;
-    resource::pool::configure(line)?;
+    let line = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    resource::pool::configure(&line)?;
     if resource::pool::settings().add.is_empty() {
         return Ok(0);
     }
@@ -328,17 +273,14 @@ fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut path = Vec::new();
-    user_str(a[0], a[1], &mut path)?;
-    let path = core::str::from_utf8(&path).map_err(|_| Error::Invalid)?;
-    let mut args = Vec::new();
-    user_str(a[2], a[3], &mut args)?;
+    let path = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
+    let args = uaccess::read_bytes(a[2], a[3], MAX_TEXT)?;
     let options = if a[4] == 0 {
         abi::SpawnOptions::DEFAULT
     } else {
         uaccess::read(a[4])?
     };
-    resource::proc::spawn::spawn(path, &args, &options, me.pid)
+    resource::proc::spawn::spawn(&path, &args, &options, me.pid)
 }
 
 fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -403,8 +345,8 @@ fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         .filter(|r| r.base == a[0] && r.region.kind == kcore::vm::region::Kind::Heap)
         .map(|r| (r.link_id, r.region_id));
     let (link, region) = found.ok_or(Error::Invalid)?;
-    invoke(me.pid, Op::Delete { id: link })?;
-    invoke(me.pid, Op::Delete { id: region })?;
+    mediator::delete(me.pid, link)?;
+    mediator::delete(me.pid, region)?;
     Ok(0)
 }
 
@@ -491,43 +433,23 @@ fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(0)
 }
 
-/// Anonymous memory: a region created and attached through the mediator,
-/// paged in at first touch.
+/// Anonymous memory: a region created and attached through the mediator
+/// at the first free place, paged in at first touch.
 fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
     use kcore::mm::layout::PAGE_SIZE;
     if len == 0 || len > (1 << 36) || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0 {
         return Err(Error::Invalid);
     }
+    let (writable, executable) = (prot & abi::prot::WRITE != 0, prot & abi::prot::EXEC != 0);
     let pages = len.div_ceil(PAGE_SIZE);
-    let space = me.space().ok_or(Error::Denied)?;
-    let at = space
-        .lock()
-        .find_free(me.anon_next.load(Ordering::Relaxed), pages * PAGE_SIZE)
-        .ok_or(Error::NoMemory)?;
-    let kind = abi::RegionKind::Heap;
-    let region = invoke(
-        me.pid,
-        Op::CreateRegion {
-            kind,
-            pages,
-            writable: prot & abi::prot::WRITE != 0,
-            executable: prot & abi::prot::EXEC != 0,
-        },
-    )?
-    .id()?;
-    if let Err(e) = invoke(
-        me.pid,
-        Op::Attach {
-            space: me.space_id,
-            region,
-            base: at,
-        },
-    ) {
-        let _ = invoke(me.pid, Op::Delete { id: region });
-        return Err(e);
+    let region = vregion::create(me.pid, abi::RegionKind::Heap, pages, writable, executable)?;
+    match vspace::attach(me.pid, me.space_id, region, At::Free(&me.anon_next)) {
+        Ok(a) => Ok(a.base),
+        Err(e) => {
+            let _ = mediator::delete(me.pid, region);
+            Err(e)
+        }
     }
-    me.anon_next.store(at + pages * PAGE_SIZE, Ordering::Relaxed);
-    Ok(at)
 }
 
 pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {

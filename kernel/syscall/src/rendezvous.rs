@@ -1,32 +1,23 @@
 //! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
 
 use abi::{CALL_BY_REF, Error};
-use alloc::vec::Vec;
 use ipc::process as proc;
 use ipc::{names, rendezvous, rings};
 use kcore::uaccess::{self, UserRange};
-use resource::{KERNEL, vregion, vuspace};
+use resource::vspace::{self, At};
 
-fn name(ptr: u64, len: u64) -> Result<alloc::string::String, Error> {
-    if len > 64 {
-        return Err(Error::Invalid);
-    }
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-    buf.resize(len as usize, 0);
-    uaccess::copy_from_user(&mut buf, ptr)?;
-    alloc::string::String::from_utf8(buf).map_err(|_| Error::Invalid)
-}
+/// Longest name a server registers under.
+const MAX_NAME: usize = 64;
 
 /// name_register(name, len, entry mask): the entries it serves (0: any).
 pub fn sys_name_register(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::register(&name(a[0], a[1])?, me.pid)?;
+    names::register(&uaccess::read_str(a[0], a[1], MAX_NAME)?, me.pid)?;
     me.port.entries.store(a[2], core::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 
 pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::lookup(&name(a[0], a[1])?)
+    names::lookup(&uaccess::read_str(a[0], a[1], MAX_NAME)?)
 }
 
 /// Where a call's description (`abi::AccInfo`) goes, checked before the
@@ -219,10 +210,7 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
     // The area is a region of the kernel's, attached where the rings go.
     rings::setup(me, |area, base| {
-        let region = vregion::adopt(KERNEL, area)?;
-        let link = vuspace::create(KERNEL, me.space_id, region, base).inspect_err(|_| {
-            let _ = vregion::delete(KERNEL, region);
-        })?;
+        let (region, link, ..) = vspace::attach_memory(me.space_id, area, At::Address(base), resource::ResId::NONE)?;
         Ok((region, link))
     })
 }

@@ -58,6 +58,15 @@ impl Attached {
     }
 }
 
+/// Where an attachment goes: at an address, or at the first free place
+/// from a hint (where a process's last such placement ended), which then
+/// moves past it. The one way a free place is found and taken.
+#[derive(Debug, Clone, Copy)]
+pub enum At<'a> {
+    Address(u64),
+    Free(&'a AtomicU64),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpaceError {
     OutOfMemory,
@@ -301,6 +310,34 @@ impl VirtualSpace {
             attached.entry = self.entry(base);
         }
         Ok(self.push(attached))
+    }
+
+    /// `attach` where `at` says; returns the address and the slot.
+    pub fn attach_at(
+        &mut self,
+        at: At,
+        region: Region,
+        region_id: ResId,
+        link_id: ResId,
+    ) -> Result<(u64, usize), (SpaceError, Region)> {
+        let Some((base, _)) = self.place(at, region.size()) else {
+            return Err((SpaceError::OutOfMemory, region));
+        };
+        self.attach(base, region, region_id, link_id).map(|slot| (base, slot))
+    }
+
+    /// The address `at` names for `len` bytes, and whether it is known to
+    /// be free (a free place moves its hint past it).
+    #[inline(always)]
+    pub fn place(&mut self, at: At, len: u64) -> Option<(u64, bool)> {
+        match at {
+            At::Address(base) => Some((base, false)),
+            At::Free(hint) => {
+                let base = self.find_free(hint.load(Ordering::Relaxed), len)?;
+                hint.store(base + len, Ordering::Relaxed);
+                Some((base, true))
+            }
+        }
     }
 
     /// Adds an attachment whose range was checked (so that a slot is there

@@ -6,7 +6,7 @@
 pub mod program;
 pub mod spawn;
 
-use crate::ResId;
+use crate::{ResId, Resource};
 use abi::{Error, LoadPolicy};
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -38,8 +38,8 @@ fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
 /// deleted, its computation is deleted, and whatever else it owned goes.
 fn end_resources(p: &Process) {
     if let Some((region, link)) = ipc::rings::take(p) {
-        let _ = crate::vuspace::delete(crate::KERNEL, link);
-        let _ = crate::vregion::delete(crate::KERNEL, region);
+        let _ = crate::vspace::detach(crate::KERNEL, link);
+        let _ = crate::vregion::Regions.delete(crate::KERNEL, region);
     }
     // Its containers first: their memory is attached to its space, which
     // must be bare of them before it goes to the pool or is deleted. The
@@ -48,12 +48,12 @@ fn end_resources(p: &Process) {
     // the move sees the mark and refuses, or this sees the container.
     p.ending.store(true, Ordering::SeqCst);
     if p.made_resources.load(Ordering::SeqCst) {
-        crate::container::release_owned_by(p.pid);
+        crate::container::Containers.release_owned_by(p.pid);
     }
     spawn::decompose(p);
     let comp = p.computation.lock().as_ref().map(|c| c.0);
     if let Some(id) = comp {
-        let _ = crate::mediator::invoke(crate::KERNEL, crate::mediator::Op::Delete { id });
+        let _ = crate::mediator::delete(crate::KERNEL, id);
     }
     // Scanning every table costs time proportional to the resources alive
     // (the pool holds many); most processes never made any of their own.

@@ -9,9 +9,10 @@
 //! every page is present when the process starts, so it runs without a
 //! single page fault; with demand loading pages come at first touch.
 
-use crate::mediator::{Op, invoke};
+use crate::mediator;
 use crate::proc::program::Program;
-use crate::{KERNEL, ResId, pool, vspace};
+use crate::vspace::{self, At};
+use crate::{KERNEL, ResId, computation, plate, pool, process, program, vkspace, vregion};
 use abi::{Error, LoadPolicy, SpawnOptions};
 use alloc::vec::Vec;
 use kcore::arch::x86_64::trap::TrapFrame;
@@ -21,38 +22,18 @@ use kcore::vm::region::Kind as RegionKind;
 use kcore::vm::{USER_STACK_SIZE, USER_STACK_TOP};
 
 fn delete(id: ResId) {
-    let _ = invoke(KERNEL, Op::Delete { id });
+    let _ = mediator::delete(KERNEL, id);
 }
 
 /// A one-page region attached in the kernel: a work area (pool kind 1).
 pub fn new_work_area() -> Result<ResId, Error> {
-    let region = invoke(
-        KERNEL,
-        Op::CreateRegion {
-            kind: RegionKind::Data,
-            pages: 1,
-            writable: true,
-            executable: false,
-        },
-    )?
-    .id()?;
-    invoke(KERNEL, Op::AttachKernel { region })
-        .and_then(|v| v.id())
-        .inspect_err(|_| delete(region))
+    let region = vregion::create(KERNEL, RegionKind::Data, 1, true, false)?;
+    vkspace::create(KERNEL, region).inspect_err(|_| delete(region))
 }
 
 /// An empty region of `pages` (pool kind 3).
 pub fn new_region(pages: usize) -> Result<ResId, Error> {
-    invoke(
-        KERNEL,
-        Op::CreateRegion {
-            kind: RegionKind::Heap,
-            pages: pages as u64,
-            writable: true,
-            executable: false,
-        },
-    )?
-    .id()
+    vregion::create(KERNEL, RegionKind::Heap, pages as u64, true, false)
 }
 
 fn region(pages: usize) -> Result<ResId, Error> {
@@ -85,17 +66,9 @@ pub fn new_text_region(plate: ResId) -> Result<ResId, Error> {
     let prog = crate::program::get(program)?;
     let result = text_segment(&prog).ok_or(Error::Invalid).and_then(|seg| {
         let r = region(pages_of(&prog, seg).1)?;
-        invoke(
-            KERNEL,
-            Op::Load {
-                region: r,
-                program,
-                segment: seg,
-                populate: true,
-            },
-        )
-        .map(|_| r)
-        .inspect_err(|_| delete(r))
+        vregion::load(KERNEL, r, program, seg, true)
+            .map(|_| r)
+            .inspect_err(|_| delete(r))
     });
     give_back_program(plate, program);
     result
@@ -104,7 +77,7 @@ pub fn new_text_region(plate: ResId) -> Result<ResId, Error> {
 fn take_program(plate: ResId) -> Result<ResId, Error> {
     match pool::take_program(plate) {
         Some(p) => Ok(p),
-        None => invoke(KERNEL, Op::CreateProgram { plate })?.id(),
+        None => program::create(KERNEL, plate),
     }
 }
 
@@ -117,7 +90,7 @@ fn give_back_program(plate: ResId, program: ResId) {
 
 /// Detaches everything from a space and deletes it all.
 fn destroy_space(space: ResId) {
-    for (link, region) in crate::vuspace::of_space(space) {
+    for (link, region) in vspace::of_space(space) {
         delete(link);
         delete(region);
     }
@@ -140,16 +113,7 @@ fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> 
                 Some(r) => r,
                 None => {
                     let r = region(pages)?;
-                    invoke(
-                        KERNEL,
-                        Op::Load {
-                            region: r,
-                            program,
-                            segment: i,
-                            populate: eager,
-                        },
-                    )
-                    .inspect_err(|_| delete(r))?;
+                    vregion::load(KERNEL, r, program, i, eager).inspect_err(|_| delete(r))?;
                     r
                 }
             };
@@ -163,57 +127,23 @@ fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> 
             };
             if data_pages > 0 {
                 let r = region(data_pages)?;
-                invoke(
-                    KERNEL,
-                    Op::Load {
-                        region: r,
-                        program,
-                        segment: i,
-                        populate: eager,
-                    },
-                )
-                .inspect_err(|_| delete(r))?;
+                vregion::load(KERNEL, r, program, i, eager).inspect_err(|_| delete(r))?;
                 parts.push((start, r));
             }
             if pages > data_pages {
                 let r = region(pages - data_pages)?;
-                invoke(
-                    KERNEL,
-                    Op::Clear {
-                        region: r,
-                        kind: RegionKind::Bss,
-                        writable: true,
-                        populate: eager,
-                    },
-                )
-                .inspect_err(|_| delete(r))?;
+                vregion::clear(KERNEL, r, RegionKind::Bss, true, eager).inspect_err(|_| delete(r))?;
                 parts.push((start + data_pages as u64 * PAGE_SIZE, r));
             }
         }
         for (base, r) in parts {
-            invoke(KERNEL, Op::Attach { space, region: r, base }).inspect_err(|_| delete(r))?;
+            vspace::attach(KERNEL, space, r, At::Address(base)).inspect_err(|_| delete(r))?;
         }
     }
     let stack = region((USER_STACK_SIZE / PAGE_SIZE) as usize)?;
-    invoke(
-        KERNEL,
-        Op::Clear {
-            region: stack,
-            kind: RegionKind::Stack,
-            writable: true,
-            populate: eager,
-        },
-    )
-    .inspect_err(|_| delete(stack))?;
-    invoke(
-        KERNEL,
-        Op::Attach {
-            space,
-            region: stack,
-            base: USER_STACK_TOP - USER_STACK_SIZE,
-        },
-    )
-    .inspect_err(|_| delete(stack))?;
+    vregion::clear(KERNEL, stack, RegionKind::Stack, true, eager).inspect_err(|_| delete(stack))?;
+    vspace::attach(KERNEL, space, stack, At::Address(USER_STACK_TOP - USER_STACK_SIZE))
+        .inspect_err(|_| delete(stack))?;
     Ok(())
 }
 
@@ -246,7 +176,7 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
     }
     let space = match pool::take_space() {
         Some(s) => s,
-        None => invoke(KERNEL, Op::CreateSpace)?.id()?,
+        None => vspace::create(KERNEL)?,
     };
     match attach_program(space, program, &prog, eager) {
         Ok(()) => Ok(space),
@@ -264,7 +194,7 @@ pub fn find_plate(path: &str) -> Result<ResId, Error> {
     } else {
         alloc::format!("bin/{path}")
     };
-    invoke(KERNEL, Op::FindPlate { name: &file })?.id()
+    plate::find(KERNEL, &file)
 }
 
 /// Creates a process running `path` with `args` (NUL-separated) and makes it
@@ -296,27 +226,8 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         }
     };
     let name = crate::program::get(program)?.name.clone();
-    let composed = invoke(
-        KERNEL,
-        Op::WriteWorkArea {
-            area: work_area,
-            name: name.as_bytes(),
-            args,
-        },
-    )
-    .and_then(|_| {
-        invoke(
-            KERNEL,
-            Op::CreateProcess {
-                program,
-                space,
-                work_area,
-                policy,
-                parent,
-            },
-        )
-    })
-    .and_then(|v| v.id());
+    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
+        .and_then(|_| process::create(KERNEL, program, space, work_area, policy, parent));
     let process = match composed {
         Ok(p) => p,
         Err(e) => {
@@ -328,14 +239,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
     };
     // From here the process owns its parts; if it cannot start, ending it
     // takes them apart again.
-    let started = invoke(
-        KERNEL,
-        Op::CreateComputation {
-            process,
-            cpu: options.cpu,
-        },
-    )
-    .and_then(|_| invoke(KERNEL, Op::Start { process }));
+    let started = computation::create(KERNEL, process, options.cpu).and_then(|_| process::start(KERNEL, process));
     let pid = process.index() as u64;
     if let Err(e) = started {
         super::abandon(pid);
