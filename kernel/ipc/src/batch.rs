@@ -13,7 +13,7 @@
 use crate::call::{self, Call, Completion, INLINE, Request};
 use crate::port::{self, wake};
 use crate::process::Process;
-use crate::rendezvous;
+use crate::rendezvous::{self, answer};
 use abi::Error;
 use alloc::sync::Arc;
 use arrayvec::ArrayVec;
@@ -27,7 +27,7 @@ use kcore::uaccess::UserRange;
 /// caller once, when all are.
 pub struct Batch {
     /// Members not back yet.
-    pub(crate) remaining: AtomicU64,
+    remaining: AtomicU64,
     /// The batch's caller while it waits (one computation: a slot, not a
     /// queue). Whoever brings the count to 0 takes it out under this lock,
     /// and the caller checks the count and blocks under it: no wake-up is
@@ -42,21 +42,33 @@ impl Batch {
             caller: IrqMutex::new(None),
         })
     }
-}
 
-/// The caller of a batch whose last member is back (and `caller`, whom
-/// the member's call had blocked: nobody, for a batch's members).
-#[must_use]
-#[cold]
-#[inline(never)]
-pub(crate) fn all_back(b: &Batch, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
-    let batch_caller = b.caller.lock().take();
-    match (batch_caller, caller) {
-        (Some(b), Some(c)) => {
-            sched::wake(&c);
-            Some(b)
+    /// Counts a member that completed (`Call::complete`); `caller` is the
+    /// computation its call released (nobody, for a batch's members).
+    /// Returns who is to run: the batch's caller once the last is back.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn member_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            return self.all_back(caller);
         }
-        (b, c) => b.or(c),
+        caller
+    }
+
+    /// The caller of a batch whose last member is back (and `caller`, whom
+    /// the member's call had blocked).
+    #[must_use]
+    #[cold]
+    #[inline(never)]
+    fn all_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+        let batch_caller = self.caller.lock().take();
+        match (batch_caller, caller) {
+            (Some(b), Some(c)) => {
+                sched::wake(&c);
+                Some(b)
+            }
+            (b, c) => b.or(c),
+        }
     }
 }
 
@@ -191,7 +203,8 @@ pub fn ncallsync_with(
             Ok(s) => port::deliver_run(&s, run, true),
             Err(e) => (Err(e), 0, 0),
         };
-        let fail = |c: &Arc<Call>, err: Error| wake(call::finish(c, err.as_ret()));
+        // The batch keeps its own reference to each member.
+        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), &[]));
         match sent {
             // The first server that may run on this CPU gets it directly
             // when the caller blocks; the others are woken now.
@@ -333,7 +346,7 @@ pub fn acc_many(
         }
         if !kept {
             for c in more.drain(..) {
-                wake(call::finish(&c, Error::NoMemory.as_ret()));
+                wake(c.complete(Error::NoMemory.as_ret(), &[]));
             }
         }
     }
@@ -400,8 +413,7 @@ pub fn forward_many(
     }
     let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
         if let Some(c) = c {
-            server.port.answered.fetch_add(1, Ordering::Relaxed);
-            wake(call::finish(&c, e.as_ret()));
+            wake(answer(server, c, e.as_ret(), &[]));
         }
         failed(i, e);
     };

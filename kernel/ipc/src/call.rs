@@ -3,7 +3,7 @@
 //! requests, queued at a server's port, accepted by the server, perhaps
 //! passed on to further servers (a multi-stage request keeps one call
 //! object and stacks the servers it passed, as AnT's control ICA stacks
-//! its request information), finished once, and collected by its caller
+//! its request information), completed once, and collected by its caller
 //! or delivered to its requester's result queue or ring. Then it is
 //! recycled: each process keeps its last one as a spare, the others go to
 //! a shared free list, and in the steady state a call allocates nothing.
@@ -55,7 +55,7 @@ pub struct Call {
     pub(crate) reply: UserRange,
     pub(crate) inline: [u8; INLINE],
     /// What changes while the call travels, under one lock: every step
-    /// (accept, pass on, finish, collect) takes it once.
+    /// (accept, pass on, complete, collect) takes it once.
     pub(crate) progress: IrqMutex<Progress>,
     /// Where the result goes when it is done.
     pub(crate) completion: Completion,
@@ -260,6 +260,45 @@ impl Call {
         self.entry.store(entry, Ordering::Relaxed);
     }
 
+    /// Completes the call: the one way a call ends, whoever ends it (its
+    /// server's reply or error, a pass-on or delivery that failed, a port
+    /// that closed, a batch member that could not be sent). Under the
+    /// call's lock it becomes done with `status` (a length, or a negated
+    /// error) and `kept`, a short reply its caller copies into its own
+    /// memory when it collects the result; the caller waiting in the call
+    /// is taken out of its slot. Then the result goes where `completion`
+    /// says: for a waiting caller, a batch counts its member and releases
+    /// its own caller once the last is back; a request's result goes to
+    /// its requester's result queue or ring. The completer's reference
+    /// goes here, before anybody runs: a caller finds its call object free
+    /// for its next call. Returns the computation released, not yet woken:
+    /// the completer wakes it, or hands it the CPU when it blocks itself
+    /// (a server's `endr_acc`). Inlined: a server's loop completes a call
+    /// on every step, and the usual call (a caller waiting, alone) needs
+    /// only the first lines.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn complete(self: Arc<Self>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
+        let caller = {
+            let mut p = self.progress.lock();
+            p.state = State::Done(status);
+            p.kept = kept.len();
+            p.reply[..kept.len()].copy_from_slice(kept);
+            p.waiter.take()
+        };
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        if self.completion != Completion::Wait {
+            // Requests nobody waits for (never members of a batch:
+            // `ncallsync` waits for its members).
+            request::deliver_result(self);
+            return caller;
+        }
+        match &self.batch {
+            Some(b) => b.member_back(caller),
+            None => caller,
+        }
+    }
+
     /// Waits until the call is done, handing the CPU to `partner` (the
     /// server just given the call) if it can run here; copies a kept reply
     /// into the caller's memory and returns the call's status.
@@ -282,40 +321,6 @@ impl Call {
             return Err(Error::Denied);
         }
         Error::decode(deliver_reply(self, got.0, &kept[..got.1]))
-    }
-}
-
-/// Finishes a call with a status. Returns its blocked caller (or, for the
-/// last member of a batch, the batch's caller), taken off its wait queue
-/// but not yet woken (see `deliver`).
-#[must_use]
-pub(crate) fn finish(c: &Arc<Call>, status: u64) -> Option<Arc<Computation>> {
-    finish_with(c, status, &[])
-}
-
-/// `finish`, with the first `kept` bytes of the call's kept reply for the
-/// caller to copy into its reply buffer when it collects the result.
-/// Inlined: a server's loop finishes a call on every step, and the usual
-/// call (a caller waiting, alone) needs only the first lines.
-#[must_use]
-#[inline(always)]
-pub(crate) fn finish_with(c: &Arc<Call>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
-    let caller = {
-        let mut p = c.progress.lock();
-        p.state = State::Done(status);
-        p.kept = kept.len();
-        p.reply[..kept.len()].copy_from_slice(kept);
-        p.waiter.take()
-    };
-    CALLS.fetch_add(1, Ordering::Relaxed);
-    if c.completion != Completion::Wait {
-        return request::finish_further(c, caller);
-    }
-    // A member of a batch is counted; the batch's caller goes once the
-    // last is back.
-    match &c.batch {
-        Some(b) if b.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => batch::all_back(b, caller),
-        _ => caller,
     }
 }
 

@@ -5,7 +5,8 @@
 //! The caller hands the server its call and the CPU without a pass through
 //! the scheduler, and the server hands both back. Anything else falls to
 //! the general path (`rendezvous.rs`) with nothing changed; the two share
-//! the call objects, ports and locks.
+//! the call objects, ports and locks, and a call ends through the same
+//! `Call::complete` either way.
 //!
 //! This path is hand-tuned: what is inlined, the order the locks are
 //! taken in and the stretch run with interrupts off are its cost, and the
@@ -14,8 +15,7 @@
 use crate::call::{self, Call, Completion, INLINE, State};
 use crate::port::{self, Accepted, check_declared, in_mask};
 use crate::process::Process;
-use crate::rendezvous::{self, Kept, keep_reply};
-use crate::request;
+use crate::rendezvous::{self, Kept, answer, keep_reply};
 use abi::Error;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -190,17 +190,14 @@ pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -
         let mut kept = Kept::new();
         let status = keep_reply(&c, reply, &mut kept);
         interrupts::disable();
-        sp.answered.fetch_add(1, Ordering::Relaxed);
-        call::finish_with(&c, status, &kept)
+        answer(server, c, status, &kept)
     } else {
         // Anything else goes as `endr` has it (it may copy into the
         // caller's memory through its page tables).
-        let caller = rendezvous::end_released(server, &c, reply).1;
+        let caller = rendezvous::end_released(server, c, reply).1;
         interrupts::disable();
         caller
     };
-    // Before the caller runs: it finds its call object free for its next call.
-    request::done_with(c);
     let r = port::wait_and_accept(server, mask, caller);
     if were_enabled {
         interrupts::enable();

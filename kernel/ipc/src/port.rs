@@ -5,7 +5,7 @@
 //! are here; so is what a process keeps for its own calls (the server it
 //! called last, its spare call object and batch, its result queue and
 //! rings). A port closes when its process ends: nothing is delivered any
-//! more, and every call queued or held finishes with an error.
+//! more, and every call queued or held completes with an error.
 
 use crate::batch::Batch;
 use crate::call::{self, Call, Spare};
@@ -329,7 +329,7 @@ pub(crate) fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> 
         let mut held = server.port.held.lock_irqs_off();
         if !call::has_room(&mut held) {
             drop(held);
-            wake(call::finish(&c, Error::NoMemory.as_ret()));
+            wake(c.complete(Error::NoMemory.as_ret(), &[]));
             return Err(Error::NoMemory);
         }
         held.push(c.clone());
@@ -396,7 +396,7 @@ pub(crate) fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>
 }
 
 /// Closes the port of a process that ends: calls waiting for it or held by
-/// it finish with an error (their callers are released), and what it
+/// it complete with an error (their callers are released), and what it
 /// kept for its own calls goes.
 pub fn close(p: &Process) {
     let queued: Vec<Arc<Call>> = {
@@ -408,7 +408,7 @@ pub fn close(p: &Process) {
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {
-        wake(call::finish(&c, Error::NotFound.as_ret()));
+        wake(c.complete(Error::NotFound.as_ret(), &[]));
     }
     p.port.results.lock().clear();
     let last = p.port.last_server.lock().take();

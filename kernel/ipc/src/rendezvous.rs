@@ -22,7 +22,6 @@
 use crate::call::{self, Call, Completion, INLINE, Request};
 use crate::port::{self, Accepted, check_entry, wake};
 use crate::process::{self as proc, Process};
-use crate::request;
 use abi::Error;
 use alloc::sync::Arc;
 use arrayvec::ArrayVec;
@@ -169,7 +168,7 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result
 }
 
 /// A short reply read from the server's memory, on its way into the call
-/// (`finish_with` puts it there under the call's lock).
+/// (`Call::complete` puts it there under the call's lock).
 pub(crate) type Kept = ArrayVec<u8, INLINE>;
 
 /// Reads as much of reply `from` (in the current space) as call `c`'s
@@ -184,37 +183,40 @@ pub(crate) fn keep_reply(c: &Call, from: UserRange, kept: &mut Kept) -> u64 {
     }
 }
 
+/// Completes call `c`, which `server` held, as its answer (`endr`,
+/// `rv_fail`): counted for the inspector before the caller is let go, so
+/// that whoever it tells sees it.
+#[must_use]
+#[inline(always)]
+pub(crate) fn answer(server: &Process, c: Arc<Call>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
+    c.complete(status, kept)
+}
+
 /// Ends call `rid`: copies the reply (`len` bytes at `from` in the server)
 /// into the caller's reply buffer. Returns the bytes replied and the caller
 /// to let go.
 fn end(server: &Process, rid: u64, from: UserRange) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = port::release(server, rid)?;
-    let r = end_released(server, &c, from);
-    // `c` goes before the caller runs, so that it finds its call object
-    // free for its next call.
-    request::done_with(c);
-    Ok(r)
+    Ok(end_released(server, c, from))
 }
 
 /// `end`, for call `c` already taken out of the server's held calls.
-pub(crate) fn end_released(server: &Process, c: &Arc<Call>, from: UserRange) -> (u64, Option<Arc<Computation>>) {
+pub(crate) fn end_released(server: &Process, c: Arc<Call>, from: UserRange) -> (u64, Option<Arc<Computation>>) {
     let n = (from.len() as u64).min(c.reply.len() as u64);
     if n <= INLINE as u64 && c.completion == Completion::Wait {
         // A short reply to a waiting caller is kept in the call: the caller
         // copies it into its own memory when it resumes, through its own
         // page tables instead of a walk of them from here.
         let mut kept = Kept::new();
-        let status = keep_reply(c, from, &mut kept);
-        server.port.answered.fetch_add(1, Ordering::Relaxed);
-        return (n, call::finish_with(c, status, &kept));
+        let status = keep_reply(&c, from, &mut kept);
+        return (n, answer(server, c, status, &kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };
-    // Counted before the caller is let go, so that whoever it tells sees it.
-    server.port.answered.fetch_add(1, Ordering::Relaxed);
-    (n, call::finish(c, status))
+    (n, answer(server, c, status, &[]))
 }
 
 /// `endr`: copies the reply into the caller's reply buffer and releases the
@@ -243,8 +245,7 @@ pub fn endr_acc(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Resu
 /// Ends call `rid` with an error for its caller.
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
     let c = port::release(server, rid)?;
-    server.port.answered.fetch_add(1, Ordering::Relaxed);
-    wake(call::finish(&c, error.as_ret()));
+    wake(answer(server, c, error.as_ret(), &[]));
     Ok(0)
 }
 
@@ -276,7 +277,7 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
             Ok(partner)
         }
         Err(e) => {
-            wake(call::finish(&c, e.as_ret()));
+            wake(c.complete(e.as_ret(), &[]));
             Err(e)
         }
     }

@@ -3,7 +3,7 @@
 //! path), non-blocking requests whose results go to the requester's result
 //! queue, from which `fetch` takes them, and requests from the request ring
 //! whose results go to the result ring (`rings.rs`). The results of the
-//! requests nobody waits for are delivered here when their calls finish.
+//! requests nobody waits for are delivered here when their calls complete.
 
 use crate::call::{self, Call, Completion, Request, State};
 use crate::port::{self, check_entry, wake};
@@ -12,7 +12,6 @@ use crate::rendezvous;
 use abi::Error;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
-use kcore::computation::Computation;
 use kcore::uaccess::UserRange;
 
 /// AnT's callsync with a control block: one request, waited for, with the
@@ -61,36 +60,28 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
     Ok(())
 }
 
-/// The rest of `finish_with`: the results of requests nobody waits for
-/// (they are never members of a batch: `ncallsync` waits for its members).
-#[must_use]
-#[inline(never)]
-pub(crate) fn finish_further(c: &Arc<Call>, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
-    if c.completion == Completion::Ring {
-        crate::rings::complete(c.caller, &result_of(c, 1));
-    }
-    if c.completion == Completion::Fetch
-        && let Some(p) = proc::get(c.caller)
-    {
-        {
-            let mut r = p.port.results.lock();
-            if r.try_reserve(1).is_ok() {
-                r.push_back(c.clone());
-            }
-        }
-        p.port.results_wait.wake_all();
-    }
-    caller
-}
-
-/// Lets go of a finished call. A waiting caller takes its call object back
-/// itself; a request whose result went to a ring has nobody else holding
-/// it, and its object goes back to the free list instead of the heap (a
+/// Where `Call::complete` sends the result of a request nobody waits for:
+/// the requester's result queue, or its result ring (a ring request's call
+/// object then goes back to the free list instead of the heap: a
 /// distribution server makes one such request per call it fans out).
-#[inline(always)]
-pub(crate) fn done_with(c: Arc<Call>) {
-    if c.completion == Completion::Ring {
-        call::recycle(c);
+#[inline(never)]
+pub(crate) fn deliver_result(c: Arc<Call>) {
+    match c.completion {
+        Completion::Ring => {
+            crate::rings::complete(c.caller, &result_of(&c, 1));
+            call::recycle(c);
+        }
+        Completion::Fetch => {
+            let Some(p) = proc::get(c.caller) else { return };
+            {
+                let mut r = p.port.results.lock();
+                if r.try_reserve(1).is_ok() {
+                    r.push_back(c);
+                }
+            }
+            p.port.results_wait.wake_all();
+        }
+        Completion::Wait => {}
     }
 }
 
