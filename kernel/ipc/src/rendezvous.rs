@@ -230,13 +230,12 @@ pub fn endr(server: &Process, rid: u64, from: UserRange) -> Result<u64, Error> {
 /// `endr` then `acc` in one step (a server's loop): ends call `rid` (if not
 /// 0) and waits for the next call, giving the CPU straight to the released
 /// caller while it waits. If ending `rid` fails (it is not a call the
-/// server holds), nothing is accepted and that error is returned.
+/// server holds), nothing is accepted and that error is returned. A short
+/// reply takes the fast path (`fastpath::endr_acc_short`) from the system
+/// call.
 pub fn endr_acc(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Result<Accepted, Error> {
     if rid == 0 {
         return acc_handing_to(server, mask, None);
-    }
-    if crate::fastpath::is_short_endr_acc(reply.len() as u64, mask) {
-        return crate::fastpath::endr_acc_short(server, rid, reply, mask);
     }
     let caller = end(server, rid, reply)?.1;
     acc_handing_to(server, mask, caller)
