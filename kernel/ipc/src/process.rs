@@ -7,7 +7,7 @@
 //! decomposing it are the resource layer's (`resource::proc`), reached at
 //! its first entry and its end through hooks.
 
-use crate::rendezvous::Port;
+use crate::port::Port;
 use abi::{Error, FaultCounts, LoadPolicy};
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -340,10 +340,11 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     Ok(status.unwrap_or(abi::KILLED_STATUS))
 }
 
-/// Its end, for the layers: the rendezvous first (callers released,
+/// Its end, for the layers: its names and port first (callers released,
 /// nothing more delivered), then its resources.
 pub fn end(p: &Process) {
-    crate::rendezvous::on_exit(p);
+    crate::names::forget(p.pid);
+    crate::port::close(p);
     (hooks().end)(p);
 }
 

@@ -16,8 +16,10 @@
 //! the indices it produces and consumes, reads each control block once
 //! into its own memory, and checks it like any system-call argument.
 
-use super::rendezvous;
+use crate::batch::{self, Member};
+use crate::call::Call;
 use crate::process::{self as proc, Process};
+use crate::request;
 use abi::{Control, Error, RING_SLOTS, RingIndex, Rings};
 use core::mem::{offset_of, size_of};
 use core::sync::atomic::Ordering;
@@ -181,7 +183,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
     };
     if flags & abi::RING_WAIT_ALL != 0 && n == 1 {
         // A batch of one is callsync: the rendezvous's direct path.
-        let result = rendezvous::callsync(p, &block(0)?);
+        let result = request::callsync(p, &block(0)?);
         let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
         r.put_result(&result);
@@ -192,7 +194,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
     } else {
         for i in 0..n {
             let c = block(i)?;
-            let sent = rendezvous::request_to_ring(p, &c);
+            let sent = request::request_to_ring(p, &c);
             if let Err(e) = sent {
                 // Every block taken gets its result, a failure included.
                 let mut failed = c;
@@ -209,10 +211,10 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
 /// into the result ring in order once all are back.
 fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Error>) -> Result<u64, Error> {
     // (`ncallsync_with` checks each block and fails bad ones alone.)
-    let member = |i: usize| block(i as u64).map(|c| rendezvous::Member::of(&c));
+    let member = |i: usize| block(i as u64).map(|c| Member::of(&c));
     let mut written = 0;
-    let result = |i: usize, status: u64, call: Option<&rendezvous::Call>| {
-        let c = rendezvous::Member::of(&block(i as u64)?).control(status, n, call);
+    let result = |i: usize, status: u64, call: Option<&Call>| {
+        let c = Member::of(&block(i as u64)?).control(status, n, call);
         written += 1;
         let mut slot = p.port.rings.lock();
         let r = slot.as_mut().ok_or(Error::NotFound)?;
@@ -220,7 +222,7 @@ fn submit_batch(p: &Process, n: u64, block: impl Fn(u64) -> Result<Control, Erro
         r.outstanding = r.outstanding.saturating_sub(1);
         Ok(())
     };
-    let outcome = rendezvous::ncallsync_with(p, n as usize, member, result);
+    let outcome = batch::ncallsync_with(p, n as usize, member, result);
     if written == n {
         // Every result is in the ring; failed members carry their error.
         return Ok(n);

@@ -1,8 +1,9 @@
-//! Rendezvous and request system calls (`ipc::rendezvous`, `ipc::names`).
+//! Rendezvous and request system calls (`ipc::rendezvous` and its fast
+//! path, `ipc::request`, `ipc::batch`, `ipc::rings`, `ipc::names`).
 
 use abi::{CALL_BY_REF, Error};
 use ipc::process as proc;
-use ipc::{names, rendezvous, rings};
+use ipc::{batch, fastpath, names, rendezvous, request, rings};
 use kcore::uaccess::{self, UserRange};
 use resource::vspace::{self, At};
 
@@ -70,7 +71,7 @@ pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     if a[1] & CALL_BY_REF == 0
         && let Ok(reply) = UserRange::new(a[4], a[5] as usize)
         && let Ok(msg) = UserRange::new(a[2], a[3] as usize)
-        && let Some(status) = rendezvous::call_fast(me, a[0], a[1], msg, reply)
+        && let Some(status) = fastpath::call_fast(me, a[0], a[1], msg, reply)
     {
         return status;
     }
@@ -80,11 +81,11 @@ pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
 #[inline(always)]
 pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
     if a[0] != 0
-        && rendezvous::is_short_endr_acc(a[2], a[3])
+        && fastpath::is_short_endr_acc(a[2], a[3])
         && let Ok(reply) = UserRange::new(a[1], a[2] as usize)
         && let Ok(out) = acc_info_at(a[4])
     {
-        return match rendezvous::endr_acc_short(me, a[0], reply, a[3]) {
+        return match fastpath::endr_acc_short(me, a[0], reply, a[3]) {
             Ok(info) => match info.write_to(out) {
                 Ok(()) => info.rid(),
                 Err(e) => e.as_ret(),
@@ -126,7 +127,7 @@ pub fn sys_acc_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     }
     let size = core::mem::size_of::<abi::AccInfo>();
     let out = UserRange::new(out, k as usize * size)?;
-    let n = rendezvous::acc_many(me, a[0], k as usize, |i, info| info.write_to(out.part(i * size, size)?))?;
+    let n = batch::acc_many(me, a[0], k as usize, |i, info| info.write_to(out.part(i * size, size)?))?;
     Ok(n as u64)
 }
 
@@ -144,7 +145,7 @@ pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> 
     let mut buf = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
     let list = uaccess::read_list(&mut buf, at)?;
     let status_at = core::mem::offset_of!(abi::ForwardEntry, status);
-    let passed = rendezvous::forward_many(me, list, |i, e| {
+    let passed = batch::forward_many(me, list, |i, e| {
         // The call was ended with its error either way; a list the caller
         // made unwritable meanwhile only loses the report.
         let _ = at.part(i * size + status_at, 8).and_then(|s| s.store(e.as_ret()));
@@ -166,12 +167,12 @@ pub fn sys_forward(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 
 pub fn sys_request(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let (msg, reply) = ranges(a)?;
-    rendezvous::request(me, a[0], a[1], msg, reply)
+    request::request(me, a[0], a[1], msg, reply)
 }
 
 pub fn sys_fetch(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::check_range(a[1], 16)?;
-    let (id, status) = rendezvous::fetch(me, a[0])?;
+    let (id, status) = request::fetch(me, a[0])?;
     uaccess::write(a[1], &[id, status])?;
     Ok(0)
 }
@@ -190,7 +191,7 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let entries = uaccess::read_list(&mut buf, list)?;
     let member = |i: usize| {
         let e = entries[i];
-        Ok(rendezvous::Member {
+        Ok(batch::Member {
             server: e.server,
             entry: e.entry,
             msg: (e.msg, e.msg_len),
@@ -201,9 +202,8 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     };
     let status_at = core::mem::offset_of!(abi::BatchEntry, status);
     // One word each, into the list read above: no copy, no second check.
-    let result =
-        |i: usize, status: u64, _: Option<&rendezvous::Call>| list.part(i * size + status_at, 8)?.store(status);
-    rendezvous::ncallsync_with(me, n as usize, member, result)?;
+    let result = |i: usize, status: u64, _: Option<&ipc::call::Call>| list.part(i * size + status_at, 8)?.store(status);
+    batch::ncallsync_with(me, n as usize, member, result)?;
     Ok(0)
 }
 

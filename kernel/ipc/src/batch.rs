@@ -1,0 +1,472 @@
+//! AnT's batch requests (一括依頼, seed 002 §3.3-3.4) and the distribution
+//! server's primitives. `ncallsync` sends n requests at once, each an
+//! ordinary call to its server, and waits once, until all are back: the
+//! batch identifier each member carries is the batch's size, and the
+//! kernel counts the members as they complete. A distribution server
+//! (分散化サーバ) takes a batch's calls with `acc_many` and passes each on
+//! to its target with `forward_many` (multi-stage requests with direct
+//! return: the targets reply to the original callers). What a batch costs
+//! beyond its members' calls is paid once per batch or per run of members
+//! for one server, and a batch allocates nothing: what it keeps while it
+//! travels lives on the stack.
+
+use crate::call::{self, Call, Completion, INLINE, Request};
+use crate::port::{self, wake};
+use crate::process::Process;
+use crate::rendezvous::{self, answer};
+use abi::Error;
+use alloc::sync::Arc;
+use arrayvec::ArrayVec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::computation::Computation;
+use kcore::sync::IrqMutex;
+use kcore::uaccess::UserRange;
+
+/// An `ncallsync` batch: the batch identifier each member carries is the
+/// batch's size; the kernel counts the members that are back and wakes the
+/// caller once, when all are.
+pub struct Batch {
+    /// Members not back yet.
+    remaining: AtomicU64,
+    /// The batch's caller while it waits (one computation: a slot, not a
+    /// queue). Whoever brings the count to 0 takes it out under this lock,
+    /// and the caller checks the count and blocks under it: no wake-up is
+    /// lost between the two.
+    caller: IrqMutex<Option<Arc<Computation>>>,
+}
+
+impl Batch {
+    fn new(n: usize) -> Arc<Batch> {
+        Arc::new(Batch {
+            remaining: AtomicU64::new(n as u64),
+            caller: IrqMutex::new(None),
+        })
+    }
+
+    /// Counts a member that completed (`Call::complete`); `caller` is the
+    /// computation its call released (nobody, for a batch's members).
+    /// Returns who is to run: the batch's caller once the last is back.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn member_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            return self.all_back(caller);
+        }
+        caller
+    }
+
+    /// The caller of a batch whose last member is back (and `caller`, whom
+    /// the member's call had blocked).
+    #[must_use]
+    #[cold]
+    #[inline(never)]
+    fn all_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+        let batch_caller = self.caller.lock().take();
+        match (batch_caller, caller) {
+            (Some(b), Some(c)) => {
+                sched::wake(&c);
+                Some(b)
+            }
+            (b, c) => b.or(c),
+        }
+    }
+}
+
+/// One member of an `ncallsync` batch: a control block's request half.
+#[derive(Clone, Copy)]
+pub struct Member {
+    pub server: u64,
+    pub entry: u64,
+    /// The message and the reply buffer, not checked yet (`request` checks
+    /// them).
+    pub msg: (u64, u64),
+    pub reply: (u64, u64),
+    pub flags: u64,
+    pub tag: u64,
+}
+
+impl Member {
+    pub fn of(c: &abi::Control) -> Member {
+        Member {
+            server: c.server,
+            entry: c.entry,
+            msg: (c.msg, c.msg_len),
+            reply: (c.reply, c.reply_cap),
+            flags: c.flags,
+            tag: c.tag,
+        }
+    }
+
+    /// The member as a control block with its result half: `status`, the
+    /// batch's size, and what the call object `c` (if it was made) says
+    /// of its path.
+    pub fn control(&self, status: u64, batch: u64, c: Option<&Call>) -> abi::Control {
+        let (id, (path, hops)) = match c {
+            Some(c) => (c.id, c.progress.lock().path()),
+            None => (0, ([0; 4], 0)),
+        };
+        abi::Control {
+            server: self.server,
+            entry: c.map_or(self.entry, |c| c.entry.load(Ordering::Relaxed)),
+            msg: self.msg.0,
+            msg_len: self.msg.1,
+            reply: self.reply.0,
+            reply_cap: self.reply.1,
+            flags: self.flags,
+            tag: self.tag,
+            id,
+            status,
+            batch,
+            hops,
+            path,
+        }
+    }
+
+    /// The call the member asks for, from `caller`, who waits for it; its
+    /// buffers are checked like system-call arguments.
+    #[inline(always)]
+    fn request(&self, caller: u64) -> Result<Request, Error> {
+        let msg = UserRange::new(self.msg.0, self.msg.1 as usize)?;
+        let reply = UserRange::new(self.reply.0, self.reply.1 as usize)?;
+        Ok(Request {
+            flags: self.flags,
+            tag: self.tag,
+            ..Request::new(self.entry, caller, msg, reply, Completion::Wait)
+        })
+    }
+}
+
+/// `ncallsync`: sends every member of the batch at once and waits, once,
+/// until all are back. Member `i` is `member(i)`; its outcome goes to
+/// `result(i, status, call)`, in order (`call` is None for a member that
+/// could not be made). A member that cannot be sent (bad buffer, unknown
+/// server or entry) fails alone, with its error as status. Returns the
+/// first failed member's error, if any. Servers need no change: each
+/// member is an ordinary call to them.
+pub fn ncallsync_with(
+    caller: &Process,
+    n: usize,
+    mut member: impl FnMut(usize) -> Result<Member, Error>,
+    mut result: impl FnMut(usize, u64, Option<&Call>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    if n == 0 || n > MAX {
+        return Err(Error::Invalid);
+    }
+    // The process's spare from its last batch (nobody else holds it), or
+    // a new one.
+    let spare = caller.port.spare_batch.lock().take();
+    let mut batch = spare
+        .and_then(|mut b| {
+            *Arc::get_mut(&mut b)?.remaining.get_mut() = n as u64;
+            Some(b)
+        })
+        .unwrap_or_else(|| Batch::new(n));
+    // On the stack, as long as the batch: a batch allocates nothing (its
+    // Batch is the process's spare from its last one). The call objects
+    // come from the free list under one hold of its lock.
+    let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    {
+        let mut free = call::FREE_CALLS.lock();
+        while spares.len() < n
+            && let Some(c) = free.pop()
+        {
+            spares.push(c);
+        }
+    }
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
+    let mut servers = ArrayVec::<u64, MAX>::new();
+    // The status of members that could not even be made (0 for the others).
+    let mut failed_early = ArrayVec::<u64, MAX>::new();
+    let mut partner = None;
+    for i in 0..n {
+        let m = member(i)?;
+        let made = match m.request(caller.pid) {
+            Ok(r) => call::make_call_in(caller.pid, m.server, r, spares.pop(), Some(&batch)),
+            Err(e) => Err(e),
+        };
+        let (call, server, early) = match made {
+            Ok(c) => (Some(c), m.server, 0),
+            Err(err) => {
+                batch.remaining.fetch_sub(1, Ordering::AcqRel);
+                (None, 0, err.as_ret())
+            }
+        };
+        calls.push(call);
+        servers.push(server);
+        failed_early.push(early);
+    }
+    for r in runs(n, |i| servers[i]) {
+        let server = servers[r.start];
+        let run = &mut calls[r];
+        let (sent, _, refused) = match port::cached_target(caller, server) {
+            Ok(s) => port::deliver_run(&s, run, true),
+            Err(e) => (Err(e), 0, 0),
+        };
+        // The batch keeps its own reference to each member.
+        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), &[]));
+        match sent {
+            // The first server that may run on this CPU gets it directly
+            // when the caller blocks; the others are woken now.
+            Ok(Some(s)) if partner.is_none() && sched::may_run_here(&s) => partner = Some(s),
+            Ok(server) => wake(server),
+            // These members are back at once, with the error.
+            Err(err) => run.iter().flatten().for_each(|c| fail(c, err)),
+        }
+        for (k, c) in run.iter().enumerate() {
+            if let Some(c) = c
+                && refused & (1 << k) != 0
+            {
+                fail(c, Error::NoSys);
+            }
+        }
+    }
+    let ok = sched::wait_in_slot(
+        &batch.caller,
+        partner,
+        |_| batch.remaining.load(Ordering::Acquire) == 0,
+        |w| w,
+    );
+    if !ok {
+        return Err(Error::Denied);
+    }
+    let mut failed = None;
+    for i in 0..n {
+        let status = calls[i].as_mut().map_or(failed_early[i], member_status);
+        result(i, status, calls[i].as_deref())?;
+        if let Err(e) = Error::decode(status) {
+            failed.get_or_insert(e);
+        }
+    }
+    {
+        let mut free = call::FREE_CALLS.lock();
+        for c in calls.drain(..).flatten() {
+            call::recycle_into(&mut free, c);
+        }
+    }
+    // Its members gave their references back with their call objects.
+    if Arc::get_mut(&mut batch).is_some() {
+        *caller.port.spare_batch.lock() = Some(batch);
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// The status of a finished member (the reply length, or its error), its
+/// kept reply copied into the memory of the caller, who runs this. With
+/// the whole batch back, a member's call object is usually the caller's
+/// alone (its server let go of it): then its result is read without the
+/// lock, and the kept reply goes straight from it into the caller's memory.
+#[inline(always)]
+fn member_status(c: &mut Arc<Call>) -> u64 {
+    if let Some(m) = Arc::get_mut(c) {
+        return match m.progress.get_mut().take_done() {
+            Some((status, kept)) => call::reply_here(m.reply, status, kept),
+            None => Error::Invalid.as_ret(),
+        };
+    }
+    let mut kept = [0; INLINE];
+    let collected = c.progress.lock().collect(&mut kept);
+    match collected {
+        Some((s, n)) => call::reply_here(c.reply, s, &kept[..n]),
+        None => Error::Invalid.as_ret(),
+    }
+}
+
+/// The runs of equal keys in `0..n` (`key(i)` for index i), as index
+/// ranges: a batch's calls for one server usually come together, and
+/// each run is queued with one look-up of its server and one hold of its
+/// queue's lock.
+fn runs(n: usize, key: impl Fn(usize) -> u64) -> impl Iterator<Item = core::ops::Range<usize>> {
+    let mut i = 0;
+    core::iter::from_fn(move || {
+        if i >= n {
+            return None;
+        }
+        let (start, k) = (i, key(i));
+        while i < n && key(i) == k {
+            i += 1;
+        }
+        Some(start..i)
+    })
+}
+
+/// `acc` for up to `k` calls (AnT's batch, on the server's side): waits as
+/// `acc` does for the first (not at all with `ACC_NOWAIT`), then takes the
+/// further calls for `mask` that are already waiting, up to `k` in all,
+/// under one hold of the port's lock, and accepts them under one hold of
+/// the held list's lock. `describe(i, call)` tells the server of call `i`
+/// (in the order they arrived). A call it cannot be told of (a fault
+/// writing into its memory) is ended with that error for its caller, and
+/// so is every call after it: a server never holds a call it does not
+/// know. Returns how many calls the server now holds.
+pub fn acc_many(
+    server: &Process,
+    mask: u64,
+    k: usize,
+    mut describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    if k == 0 || k > MAX {
+        return Err(Error::Invalid);
+    }
+    let first = rendezvous::acc_handing_to(server, mask, None)?;
+    // On the stack: accepting a batch allocates nothing, and costs only as
+    // much as it has calls.
+    let mut more = ArrayVec::<Arc<Call>, MAX>::new();
+    if k > 1 {
+        use x86_64::instructions::interrupts;
+        let mask = mask & !abi::ACC_NOWAIT;
+        // Interrupts off once for the batch: every lock below is then taken
+        // without saving and restoring the flags.
+        let were_enabled = interrupts::are_enabled();
+        interrupts::disable();
+        {
+            let mut q = server.port.queued.lock_irqs_off();
+            while more.len() < k - 1
+                && let Some(c) = port::take_matching(&mut q.calls, mask)
+            {
+                more.push(c);
+            }
+        }
+        for c in &more {
+            c.accepted_by(server.pid);
+        }
+        let kept = {
+            let mut held = server.port.held.lock_irqs_off();
+            let room = held.try_reserve(more.len()).is_ok();
+            if room {
+                for c in &more {
+                    held.push(c.clone());
+                }
+            }
+            room
+        };
+        if were_enabled {
+            interrupts::enable();
+        }
+        if !kept {
+            for c in more.drain(..) {
+                wake(c.complete(Error::NoMemory.as_ret(), &[]));
+            }
+        }
+    }
+    let got = more.len();
+    server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
+    let mut rest = more.into_iter();
+    if let Err(e) = describe(0, &first) {
+        let _ = rendezvous::fail(server, first.rid(), e);
+        fail_all(server, rest, e);
+        return Err(e);
+    }
+    for i in 1..=got {
+        let Some(c) = rest.next() else { break };
+        let a = port::Accepted(c);
+        if let Err(e) = describe(i, &a) {
+            let _ = rendezvous::fail(server, a.rid(), e);
+            fail_all(server, rest, e);
+            return Err(e);
+        }
+    }
+    Ok(1 + got)
+}
+
+/// Ends every call of `calls` that `server` holds with `error`.
+#[cold]
+fn fail_all(server: &Process, calls: impl Iterator<Item = Arc<Call>>, error: Error) {
+    for c in calls {
+        let _ = rendezvous::fail(server, c.id, error);
+    }
+}
+
+/// `forward` for a run of calls (a distribution server's batch): call
+/// `list[i].rid` goes on to `list[i].server`, whose entry `list[i].entry`
+/// sees the message without its last `list[i].trim` bytes, and replies to
+/// the original caller directly. The calls leave the held list under one
+/// hold of its lock; each run of them for one server is queued with one
+/// look-up of that server and one hold of its queue's lock. A call that
+/// cannot be passed on (not held, trim longer than its message, no such
+/// server or entry) is ended with that error for its caller, and
+/// `failed(i, error)` is told. Returns how many were passed on.
+pub fn forward_many(
+    server: &Process,
+    list: &[abi::ForwardEntry],
+    mut failed: impl FnMut(usize, Error),
+) -> Result<usize, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    let k = list.len();
+    if k == 0 || k > MAX {
+        return Err(Error::Invalid);
+    }
+    // On the stack, as long as the list.
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
+    {
+        let mut held = server.port.held.lock();
+        // A batch usually passes its calls on in the order it accepted
+        // them, and holds no others: then they leave the held list in one
+        // piece.
+        let in_order = held.len() >= k && held.iter().zip(list).all(|(c, f)| c.id == f.rid);
+        if in_order {
+            calls.extend(held.drain(..k).map(Some));
+        } else {
+            calls.extend(list.iter().map(|f| port::take_held(&mut held, f.rid)));
+        }
+    }
+    let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
+        if let Some(c) = c {
+            wake(answer(server, c, e.as_ret(), &[]));
+        }
+        failed(i, e);
+    };
+    for (i, f) in list.iter().enumerate() {
+        let Some(c) = &calls[i] else {
+            refuse(i, None, Error::NotFound);
+            continue;
+        };
+        // Only the holder trims, and it holds the call: nobody else
+        // changes `shown` between the check and the store.
+        let shown = c.shown.load(Ordering::Relaxed);
+        if f.trim > shown {
+            refuse(i, calls[i].take(), Error::Invalid);
+            continue;
+        }
+        c.shown.store(shown - f.trim, Ordering::Relaxed);
+        c.pass_to(f.entry);
+    }
+    let mut passed = 0;
+    for r in runs(k, |i| list[i].server) {
+        let i = r.start;
+        let run = &mut calls[r];
+        let (sent, n, refused) = match port::target(list[i].server) {
+            Ok(s) => port::deliver_run(&s, run, false),
+            Err(e) => (Err(e), 0, 0),
+        };
+        passed += n;
+        match sent {
+            Ok(partner) => wake(partner),
+            Err(e) => refused_all(run, e, i, &mut refuse),
+        }
+        // Whatever is left of the run was refused by its server.
+        for (j, c) in run.iter_mut().enumerate() {
+            if refused & (1 << j) != 0 {
+                refuse(i + j, c.take(), Error::NoSys);
+            }
+        }
+    }
+    server.port.forwarded.fetch_add(passed as u64, Ordering::Relaxed);
+    Ok(passed)
+}
+
+/// Every call of a run that could not be delivered is ended with `e`;
+/// `first` is the run's index in its batch.
+fn refused_all(
+    run: &mut [Option<Arc<Call>>],
+    e: Error,
+    first: usize,
+    refuse: &mut impl FnMut(usize, Option<Arc<Call>>, Error),
+) {
+    for (j, c) in run.iter_mut().enumerate() {
+        if let Some(c) = c.take() {
+            refuse(first + j, Some(c), e);
+        }
+    }
+}

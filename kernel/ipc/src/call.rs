@@ -1,0 +1,427 @@
+//! The call object: one rendezvous (seed 003) or one request (AnT's
+//! 処理依頼, seed 002) while it travels. It is made when a caller calls or
+//! requests, queued at a server's port, accepted by the server, perhaps
+//! passed on to further servers (a multi-stage request keeps one call
+//! object and stacks the servers it passed, as AnT's control ICA stacks
+//! its request information), completed once, and collected by its caller
+//! or delivered to its requester's result queue or ring. Then it is
+//! recycled: each process keeps its last one as a spare, the others go to
+//! a shared free list, and in the steady state a call allocates nothing.
+
+use crate::process::{self as proc};
+use crate::{batch, request};
+use abi::Error;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::computation::Computation;
+use kcore::sync::IrqMutex;
+use kcore::uaccess::UserRange;
+use kcore::unique::{UniqueArc, UniqueSlot};
+
+/// Inline message bytes delivered by `acc`.
+pub const INLINE: usize = 64;
+
+/// Rendezvous completed, and their copies (for the inspector and benchmarks).
+pub static CALLS: AtomicU64 = AtomicU64::new(0);
+pub static BYTES_COPIED: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Queued at a server's port, or held by a server.
+    Open,
+    /// Finished with a status (reply length, or a negated error).
+    Done(u64),
+}
+
+pub struct Call {
+    pub id: u64,
+    pub(crate) caller: u64,
+    /// The server it was sent to first.
+    pub(crate) server: u64,
+    /// The entry it is for (changes when the call is forwarded).
+    pub(crate) entry: AtomicU64,
+    /// Where the message and the reply are, and in whose memory.
+    pub(crate) msg_owner: u64,
+    /// The message, checked when the call was made.
+    pub(crate) msg: UserRange,
+    /// The message's length as the server holding the call sees it: less
+    /// than `msg.len()` by what servers it passed through consumed at its end
+    /// (their routing information, popped as they forwarded it). Its first
+    /// bytes, and so `inline`, stay as they were.
+    pub(crate) shown: AtomicU64,
+    pub(crate) reply_owner: u64,
+    /// The reply buffer, checked when the call was made.
+    pub(crate) reply: UserRange,
+    pub(crate) inline: [u8; INLINE],
+    /// What changes while the call travels, under one lock: every step
+    /// (accept, pass on, complete, collect) takes it once.
+    pub(crate) progress: IrqMutex<Progress>,
+    /// Where the result goes when it is done.
+    pub(crate) completion: Completion,
+    /// The request's flags (`abi::CONTROL_DIRECT_RETURN`) and the
+    /// requester's label (ring requests).
+    pub(crate) flags: u64,
+    pub(crate) tag: u64,
+    /// Member of an `ncallsync` batch: the batch counts it when done.
+    pub(crate) batch: Option<Arc<batch::Batch>>,
+}
+
+/// Where a finished call's result goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// A caller waiting for it (`call`, batch members).
+    Wait,
+    /// The requester's result queue, for `fetch`.
+    Fetch,
+    /// The requester's result ring (`rings`).
+    Ring,
+}
+
+/// What a request is: where its message and reply buffer are, and how its
+/// result goes back. A call object is made from it.
+pub(crate) struct Request {
+    pub(crate) entry: u64,
+    /// Whose memory holds the message (the caller's own, or that of the
+    /// caller of a call it passes on by reference).
+    pub(crate) msg_owner: u64,
+    pub(crate) msg: UserRange,
+    pub(crate) reply: UserRange,
+    pub(crate) completion: Completion,
+    pub(crate) flags: u64,
+    pub(crate) tag: u64,
+}
+
+impl Request {
+    pub(crate) fn new(entry: u64, owner: u64, msg: UserRange, reply: UserRange, completion: Completion) -> Request {
+        Request {
+            entry,
+            msg_owner: owner,
+            msg,
+            reply,
+            completion,
+            flags: 0,
+            tag: 0,
+        }
+    }
+
+    /// The request control block `c` describes, from the caller's memory;
+    /// its buffers are checked like system-call arguments.
+    pub(crate) fn of(caller: u64, c: &abi::Control, completion: Completion) -> Result<Request, Error> {
+        let msg = UserRange::new(c.msg, c.msg_len as usize)?;
+        let reply = UserRange::new(c.reply, c.reply_cap as usize)?;
+        Ok(Request {
+            flags: c.flags,
+            tag: c.tag,
+            ..Request::new(c.entry, caller, msg, reply, completion)
+        })
+    }
+}
+
+pub(crate) struct Progress {
+    pub(crate) state: State,
+    /// Servers the request passed through (AnT's stacked request information).
+    pub(crate) hops: Vec<u64>,
+    /// How many bytes of `reply` are a reply the caller has not taken.
+    pub(crate) kept: usize,
+    /// A short reply kept in the call until the caller copies it into its
+    /// own memory: that copy goes through the caller's own page tables,
+    /// and no reply can reach the memory of a caller that has gone. The
+    /// server reads it from its own memory first (which may fault a page
+    /// in) and puts it here when it ends the call, under this lock.
+    pub(crate) reply: [u8; INLINE],
+    /// The caller blocked until the call is done (set and taken under this
+    /// lock, with `state`: no wake-up can fall between check and block).
+    pub(crate) waiter: Option<Arc<Computation>>,
+}
+
+impl Progress {
+    /// The first servers the call passed through (AnT's stacked request
+    /// information, as a control block carries it) and how many it passed.
+    pub(crate) fn path(&self) -> ([u64; 4], u64) {
+        let mut path = [0; 4];
+        for (to, h) in path.iter_mut().zip(self.hops.iter()) {
+            *to = *h;
+        }
+        (path, self.hops.len() as u64)
+    }
+
+    /// The status of a finished call; its kept reply is taken into `out`
+    /// (the collector copies it to the caller once the lock is dropped),
+    /// and the length of that reply.
+    #[inline(always)]
+    pub(crate) fn collect(&mut self, out: &mut [u8; INLINE]) -> Option<(u64, usize)> {
+        let State::Done(status) = self.state else { return None };
+        let n = core::mem::take(&mut self.kept);
+        out[..n].copy_from_slice(&self.reply[..n]);
+        Some((status, n))
+    }
+
+    /// The status of a finished call and its kept reply, for a collector
+    /// that holds the call alone (no copy out first).
+    #[inline(always)]
+    pub(crate) fn take_done(&mut self) -> Option<(u64, &[u8])> {
+        let State::Done(status) = self.state else { return None };
+        let n = core::mem::take(&mut self.kept);
+        Some((status, &self.reply[..n]))
+    }
+}
+
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+/// A new call's identifier (the `rid` servers name it by).
+#[inline(always)]
+pub(crate) fn next_id() -> u64 {
+    NEXT_CALL.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Makes a call object for `caller` to `server`. `message` is (pid, addr,
+/// len) of where the message lies: the caller's own memory, or the
+/// message of a call the caller holds (a reference passed on). A blocking
+/// call object is `spare`, or comes from the free list when there is one.
+pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
+    make_call_in(caller, server, r, spare, None)
+}
+
+/// `make_call` for a member of `batch`.
+#[inline(always)]
+pub(crate) fn make_call_in(
+    caller: u64,
+    server: u64,
+    r: Request,
+    spare: Option<Arc<Call>>,
+    batch: Option<&Arc<batch::Batch>>,
+) -> Result<Arc<Call>, Error> {
+    let id = next_id();
+    let free = spare.or_else(|| FREE_CALLS.lock().pop());
+    let mut c = match free {
+        Some(c) => c,
+        None => Arc::new(Call {
+            id,
+            caller,
+            server,
+            entry: AtomicU64::new(r.entry),
+            msg_owner: r.msg_owner,
+            msg: r.msg,
+            shown: AtomicU64::new(r.msg.len() as u64),
+            reply_owner: caller,
+            reply: r.reply,
+            inline: [0; INLINE],
+            progress: IrqMutex::new(Progress {
+                state: State::Open,
+                hops: Vec::new(),
+                kept: 0,
+                reply: [0; INLINE],
+                waiter: None,
+            }),
+            completion: r.completion,
+            flags: r.flags,
+            tag: r.tag,
+            batch: None,
+        }),
+    };
+    let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
+    m.id = id;
+    m.caller = caller;
+    m.server = server;
+    *m.entry.get_mut() = r.entry;
+    m.msg_owner = r.msg_owner;
+    m.msg = r.msg;
+    *m.shown.get_mut() = r.msg.len() as u64;
+    m.reply_owner = caller;
+    m.reply = r.reply;
+    let p = m.progress.get_mut();
+    p.state = State::Open;
+    p.hops.clear();
+    p.kept = 0;
+    p.waiter = None;
+    m.completion = r.completion;
+    m.flags = r.flags;
+    m.tag = r.tag;
+    m.batch = batch.cloned();
+    let n = r.msg.len().min(INLINE);
+    if n > 0 {
+        proc::read_user_of(r.msg_owner, r.msg, &mut m.inline[..n])?;
+    }
+    Ok(c)
+}
+
+impl Call {
+    /// Server `pid`, which accepted the call, joins its path. Interrupts
+    /// are off.
+    #[inline(always)]
+    pub(crate) fn accepted_by(&self, pid: u64) {
+        self.progress.lock_irqs_off().hops.push(pid);
+    }
+
+    /// Readies the call to be queued again, for `entry` of the next server
+    /// (a forward). It stays open: nothing of its progress changes.
+    pub(crate) fn pass_to(&self, entry: u64) {
+        self.entry.store(entry, Ordering::Relaxed);
+    }
+
+    /// Completes the call: the one way a call ends, whoever ends it (its
+    /// server's reply or error, a pass-on or delivery that failed, a port
+    /// that closed, a batch member that could not be sent). Under the
+    /// call's lock it becomes done with `status` (a length, or a negated
+    /// error) and `kept`, a short reply its caller copies into its own
+    /// memory when it collects the result; the caller waiting in the call
+    /// is taken out of its slot. Then the result goes where `completion`
+    /// says: for a waiting caller, a batch counts its member and releases
+    /// its own caller once the last is back; a request's result goes to
+    /// its requester's result queue or ring. The completer's reference
+    /// goes here, before anybody runs: a caller finds its call object free
+    /// for its next call. Returns the computation released, not yet woken:
+    /// the completer wakes it, or hands it the CPU when it blocks itself
+    /// (a server's `endr_acc`). Inlined: a server's loop completes a call
+    /// on every step, and the usual call (a caller waiting, alone) needs
+    /// only the first lines.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn complete(self: Arc<Self>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
+        let caller = {
+            let mut p = self.progress.lock();
+            p.state = State::Done(status);
+            p.kept = kept.len();
+            p.reply[..kept.len()].copy_from_slice(kept);
+            p.waiter.take()
+        };
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        if self.completion != Completion::Wait {
+            // Requests nobody waits for (never members of a batch:
+            // `ncallsync` waits for its members).
+            request::deliver_result(self);
+            return caller;
+        }
+        match &self.batch {
+            Some(b) => b.member_back(caller),
+            None => caller,
+        }
+    }
+
+    /// Waits until the call is done, handing the CPU to `partner` (the
+    /// server just given the call) if it can run here; copies a kept reply
+    /// into the caller's memory and returns the call's status.
+    pub(crate) fn wait_done(&self, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
+        let mut got = (0, 0);
+        let mut kept = [0; INLINE];
+        let ok = sched::wait_in_slot(
+            &self.progress,
+            partner,
+            |p| match p.collect(&mut kept) {
+                Some(g) => {
+                    got = g;
+                    true
+                }
+                None => false,
+            },
+            |p| &mut p.waiter,
+        );
+        if !ok {
+            return Err(Error::Denied);
+        }
+        Error::decode(deliver_reply(self, got.0, &kept[..got.1]))
+    }
+}
+
+/// `deliver_reply` for a caller that runs this itself: a copy within the
+/// current space, into the reply buffer checked when the call was made.
+#[inline(always)]
+pub(crate) fn reply_here(to: UserRange, status: u64, buf: &[u8]) -> u64 {
+    if buf.is_empty() {
+        return status;
+    }
+    match to.write(buf) {
+        Ok(()) => {
+            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            status
+        }
+        Err(e) => e.as_ret(),
+    }
+}
+
+/// Copies a reply collected from a finished call into its caller's reply
+/// buffer (from the caller itself: its own memory); a buffer the caller
+/// cannot write turns the status into that error.
+pub(crate) fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
+    if buf.is_empty() {
+        return status;
+    }
+    match proc::write_user_of(c.reply_owner, c.reply, buf) {
+        Ok(()) => {
+            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            status
+        }
+        Err(e) => e.as_ret(),
+    }
+}
+
+/// Call objects nobody holds any more, kept for the next calls: in the
+/// steady state a call allocates nothing (an allocation and a free cost
+/// more than the rest of a call's bookkeeping).
+pub(crate) static FREE_CALLS: IrqMutex<Vec<Arc<Call>>> = IrqMutex::new(Vec::new());
+const FREE_CALLS_MAX: usize = 128;
+
+/// Gives a finished call back to the free list, if nobody else holds it.
+pub(crate) fn recycle(c: Arc<Call>) {
+    recycle_into(&mut FREE_CALLS.lock(), c);
+}
+
+/// `recycle`, with the free list already locked (a batch's members go back
+/// under one lock).
+pub(crate) fn recycle_into(free: &mut Vec<Arc<Call>>, mut c: Arc<Call>) {
+    let Some(m) = Arc::get_mut(&mut c) else { return };
+    // Its batch need not live on in the free list.
+    m.batch = None;
+    if free.len() < FREE_CALLS_MAX && has_room(free) {
+        free.push(c);
+    }
+}
+
+/// Whether `v` can take one more element, growing it if it must (and
+/// can). Inlined: usually it has room, and asking costs a comparison.
+#[inline(always)]
+pub(crate) fn has_room<T>(v: &mut Vec<T>) -> bool {
+    v.len() < v.capacity() || v.try_reserve(1).is_ok()
+}
+
+/// Frees the kept call objects (leak checks measure the heap without them).
+pub fn flush_free_calls() {
+    let free = core::mem::take(&mut *FREE_CALLS.lock());
+    drop(free);
+}
+
+/// The call object of a process's last finished call, for its next call:
+/// taken and given back with one atomic exchange each, where the shared
+/// free list costs a lock each way.
+pub(crate) struct Spare(UniqueSlot<Call>);
+
+impl Spare {
+    pub(crate) const fn new() -> Spare {
+        Spare(UniqueSlot::new())
+    }
+
+    /// The spare call object, if there is one.
+    #[inline(always)]
+    pub(crate) fn take(&self) -> Option<UniqueArc<Call>> {
+        self.0.take()
+    }
+
+    /// Keeps finished call `c` as the spare (if nobody else holds it); one
+    /// that was there already goes to the shared free list.
+    #[inline(always)]
+    pub(crate) fn keep(&self, c: Arc<Call>) {
+        let Ok(mut m) = UniqueArc::try_from_arc(c) else { return };
+        m.batch = None;
+        self.park(m);
+    }
+
+    /// `keep` for a call object known to belong to no batch (the fast
+    /// path's own, once it is done).
+    #[inline(always)]
+    pub(crate) fn park(&self, c: UniqueArc<Call>) {
+        if let Some(old) = self.0.put(c) {
+            recycle(old.into_arc());
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! AnT's requests (処理依頼, seed 002) beside the rendezvous: `callsync`
+//! with a control block (a request, waited for on the rendezvous's direct
+//! path), non-blocking requests whose results go to the requester's result
+//! queue, from which `fetch` takes them, and requests from the request ring
+//! whose results go to the result ring (`rings.rs`). The results of the
+//! requests nobody waits for are delivered here when their calls complete.
+
+use crate::call::{self, Call, Completion, Request, State};
+use crate::port::{self, check_entry, wake};
+use crate::process::{self as proc, Process};
+use crate::rendezvous;
+use abi::Error;
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+use kcore::uaccess::UserRange;
+
+/// AnT's callsync with a control block: one request, waited for, with the
+/// rendezvous's direct switch. Returns the block with its result half
+/// filled in (a request that could not be sent carries its error).
+pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
+    let sent = Request::of(caller.pid, c, Completion::Wait).and_then(|r| rendezvous::call_with(caller, c.server, r));
+    match sent {
+        Ok((_, call)) => {
+            let result = result_of(&call, 1);
+            caller.port.spare.keep(call);
+            result
+        }
+        Err(e) => abi::Control {
+            status: e.as_ret(),
+            batch: 1,
+            ..*c
+        },
+    }
+}
+
+/// `request`: a non-blocking call; returns its id at once. The result goes
+/// to the requester's result queue (`fetch`).
+pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply: UserRange) -> Result<u64, Error> {
+    let s = port::target(server)?;
+    check_entry(&s, entry)?;
+    let c = call::make_call(
+        caller.pid,
+        server,
+        Request::new(entry, caller.pid, msg, reply, Completion::Fetch),
+        None,
+    )?;
+    let id = c.id;
+    wake(port::deliver(&s, c)?);
+    Ok(id)
+}
+
+/// A request from a control block of the caller's request ring: sent
+/// without waiting; its result goes to the caller's result ring.
+pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
+    let r = Request::of(caller.pid, c, Completion::Ring)?;
+    let s = port::target(c.server)?;
+    check_entry(&s, c.entry)?;
+    let call = call::make_call(caller.pid, c.server, r, None)?;
+    wake(port::deliver(&s, call)?);
+    Ok(())
+}
+
+/// Where `Call::complete` sends the result of a request nobody waits for:
+/// the requester's result queue, or its result ring (a ring request's call
+/// object then goes back to the free list instead of the heap: a
+/// distribution server makes one such request per call it fans out).
+#[inline(never)]
+pub(crate) fn deliver_result(c: Arc<Call>) {
+    match c.completion {
+        Completion::Ring => {
+            crate::rings::complete(c.caller, &result_of(&c, 1));
+            call::recycle(c);
+        }
+        Completion::Fetch => {
+            let Some(p) = proc::get(c.caller) else { return };
+            {
+                let mut r = p.port.results.lock();
+                if r.try_reserve(1).is_ok() {
+                    r.push_back(c);
+                }
+            }
+            p.port.results_wait.wake_all();
+        }
+        Completion::Wait => {}
+    }
+}
+
+/// A finished call as its requester sees it: a control block with both
+/// halves filled in (`batch` is the size of the batch it belonged to). A
+/// kept reply goes into the requester's memory now (the requester runs
+/// this, except for ring completions, which keep none).
+fn result_of(c: &Call, batch: u64) -> abi::Control {
+    let mut kept = [0; call::INLINE];
+    let (collected, (path, hops)) = {
+        let mut p = c.progress.lock();
+        (p.collect(&mut kept), p.path())
+    };
+    let status = match collected {
+        Some((s, n)) => call::deliver_reply(c, s, &kept[..n]),
+        None => Error::Invalid.as_ret(),
+    };
+    abi::Control {
+        server: c.server,
+        entry: c.entry.load(Ordering::Relaxed),
+        msg: c.msg.addr(),
+        msg_len: c.msg.len() as u64,
+        reply: c.reply.addr(),
+        reply_cap: c.reply.len() as u64,
+        flags: c.flags,
+        tag: c.tag,
+        id: c.id,
+        status,
+        batch,
+        hops,
+        path,
+    }
+}
+
+/// `fetch`: waits up to `timeout_ns` for a finished request; returns (id, status).
+pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
+    let deadline = kcore::clock::nanos().saturating_add(timeout_ns);
+    let mut got = None;
+    caller.port.results_wait.wait_until_deadline(deadline, || {
+        got = caller.port.results.lock().pop_front();
+        got.is_some()
+    });
+    let c = got.ok_or(Error::Busy)?;
+    let status = match c.progress.lock().state {
+        State::Done(s) => s,
+        _ => Error::Invalid.as_ret(),
+    };
+    let id = c.id;
+    call::recycle(c);
+    Ok((id, status))
+}
