@@ -19,6 +19,7 @@ pub mod clock;
 pub mod computation;
 pub mod console;
 pub mod cpu;
+pub mod handoff;
 pub mod hooks;
 pub mod initrd;
 pub mod ktest;

@@ -10,7 +10,7 @@
 //! for one server, and a batch allocates nothing: what it keeps while it
 //! travels lives on the stack.
 
-use crate::call::{self, Call, Completion, INLINE, Request};
+use crate::call::{self, Call, Completion, Request};
 use crate::port::{self, wake};
 use crate::process::Process;
 use crate::rendezvous::{self, answer};
@@ -204,7 +204,7 @@ pub fn ncallsync_with(
             Err(e) => (Err(e), 0, 0),
         };
         // The batch keeps its own reference to each member.
-        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), &[]));
+        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), 0));
         match sent {
             // The first server that may run on this CPU gets it directly
             // when the caller blocks; the others are woken now.
@@ -259,15 +259,14 @@ pub fn ncallsync_with(
 #[inline(always)]
 fn member_status(c: &mut Arc<Call>) -> u64 {
     if let Some(m) = Arc::get_mut(c) {
-        return match m.progress.get_mut().take_done() {
-            Some((status, kept)) => call::reply_here(m.reply, status, kept),
+        return match m.progress.get_mut().collect() {
+            Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
             None => Error::Invalid.as_ret(),
         };
     }
-    let mut kept = [0; INLINE];
-    let collected = c.progress.lock().collect(&mut kept);
+    let collected = c.progress.lock().collect();
     match collected {
-        Some((s, n)) => call::reply_here(c.reply, s, &kept[..n]),
+        Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
         None => Error::Invalid.as_ret(),
     }
 }
@@ -346,7 +345,7 @@ pub fn acc_many(
         }
         if !kept {
             for c in more.drain(..) {
-                wake(c.complete(Error::NoMemory.as_ret(), &[]));
+                wake(c.complete(Error::NoMemory.as_ret(), 0));
             }
         }
     }
@@ -413,7 +412,7 @@ pub fn forward_many(
     }
     let mut refuse = |i: usize, c: Option<Arc<Call>>, e: Error| {
         if let Some(c) = c {
-            wake(answer(server, c, e.as_ret(), &[]));
+            wake(answer(server, c, e.as_ret(), 0));
         }
         failed(i, e);
     };

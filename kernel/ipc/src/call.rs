@@ -15,6 +15,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::computation::Computation;
+use kcore::handoff::OnceBuf;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::unique::{UniqueArc, UniqueSlot};
@@ -54,6 +55,13 @@ pub struct Call {
     /// The reply buffer, checked when the call was made.
     pub(crate) reply: UserRange,
     pub(crate) inline: [u8; INLINE],
+    /// A short reply kept in the call until the caller copies it into its
+    /// own memory: that copy goes through the caller's own page tables,
+    /// and no reply can reach the memory of a caller that has gone. The
+    /// server that ends the call fills it from its own memory (a copy that
+    /// may fault a page in, so it is outside the lock) before completing
+    /// it; the caller reads it once it has seen the call done.
+    pub(crate) kept: OnceBuf<INLINE>,
     /// What changes while the call travels, under one lock: every step
     /// (accept, pass on, complete, collect) takes it once.
     pub(crate) progress: IrqMutex<Progress>,
@@ -122,14 +130,8 @@ pub(crate) struct Progress {
     pub(crate) state: State,
     /// Servers the request passed through (AnT's stacked request information).
     pub(crate) hops: Vec<u64>,
-    /// How many bytes of `reply` are a reply the caller has not taken.
+    /// How many bytes of the call's kept reply the caller has not taken.
     pub(crate) kept: usize,
-    /// A short reply kept in the call until the caller copies it into its
-    /// own memory: that copy goes through the caller's own page tables,
-    /// and no reply can reach the memory of a caller that has gone. The
-    /// server reads it from its own memory first (which may fault a page
-    /// in) and puts it here when it ends the call, under this lock.
-    pub(crate) reply: [u8; INLINE],
     /// The caller blocked until the call is done (set and taken under this
     /// lock, with `state`: no wake-up can fall between check and block).
     pub(crate) waiter: Option<Arc<Computation>>,
@@ -146,24 +148,13 @@ impl Progress {
         (path, self.hops.len() as u64)
     }
 
-    /// The status of a finished call; its kept reply is taken into `out`
-    /// (the collector copies it to the caller once the lock is dropped),
-    /// and the length of that reply.
+    /// The status of a finished call and how many bytes of its kept reply
+    /// are now the collector's to copy to the caller (once the lock is
+    /// dropped: the kept reply is not written again).
     #[inline(always)]
-    pub(crate) fn collect(&mut self, out: &mut [u8; INLINE]) -> Option<(u64, usize)> {
+    pub(crate) fn collect(&mut self) -> Option<(u64, usize)> {
         let State::Done(status) = self.state else { return None };
-        let n = core::mem::take(&mut self.kept);
-        out[..n].copy_from_slice(&self.reply[..n]);
-        Some((status, n))
-    }
-
-    /// The status of a finished call and its kept reply, for a collector
-    /// that holds the call alone (no copy out first).
-    #[inline(always)]
-    pub(crate) fn take_done(&mut self) -> Option<(u64, &[u8])> {
-        let State::Done(status) = self.state else { return None };
-        let n = core::mem::take(&mut self.kept);
-        Some((status, &self.reply[..n]))
+        Some((status, core::mem::take(&mut self.kept)))
     }
 }
 
@@ -207,11 +198,11 @@ pub(crate) fn make_call_in(
             reply_owner: caller,
             reply: r.reply,
             inline: [0; INLINE],
+            kept: OnceBuf::new(),
             progress: IrqMutex::new(Progress {
                 state: State::Open,
                 hops: Vec::new(),
                 kept: 0,
-                reply: [0; INLINE],
                 waiter: None,
             }),
             completion: r.completion,
@@ -235,6 +226,7 @@ pub(crate) fn make_call_in(
     p.hops.clear();
     p.kept = 0;
     p.waiter = None;
+    m.kept.empty();
     m.completion = r.completion;
     m.flags = r.flags;
     m.tag = r.tag;
@@ -278,12 +270,11 @@ impl Call {
     /// only the first lines.
     #[must_use]
     #[inline(always)]
-    pub(crate) fn complete(self: Arc<Self>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
+    pub(crate) fn complete(self: Arc<Self>, status: u64, kept: usize) -> Option<Arc<Computation>> {
         let caller = {
             let mut p = self.progress.lock();
             p.state = State::Done(status);
-            p.kept = kept.len();
-            p.reply[..kept.len()].copy_from_slice(kept);
+            p.kept = kept;
             p.waiter.take()
         };
         CALLS.fetch_add(1, Ordering::Relaxed);
@@ -299,16 +290,22 @@ impl Call {
         }
     }
 
+    /// The first `n` bytes of the kept reply (a collector's, once it has
+    /// seen the call done).
+    #[inline(always)]
+    pub(crate) fn kept_reply(&self, n: usize) -> &[u8] {
+        self.kept.get().map_or(&[], |b| &b[..n.min(b.len())])
+    }
+
     /// Waits until the call is done, handing the CPU to `partner` (the
     /// server just given the call) if it can run here; copies a kept reply
     /// into the caller's memory and returns the call's status.
     pub(crate) fn wait_done(&self, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
         let mut got = (0, 0);
-        let mut kept = [0; INLINE];
         let ok = sched::wait_in_slot(
             &self.progress,
             partner,
-            |p| match p.collect(&mut kept) {
+            |p| match p.collect() {
                 Some(g) => {
                     got = g;
                     true
@@ -320,7 +317,7 @@ impl Call {
         if !ok {
             return Err(Error::Denied);
         }
-        Error::decode(deliver_reply(self, got.0, &kept[..got.1]))
+        Error::decode(deliver_reply(self, got.0, self.kept_reply(got.1)))
     }
 }
 

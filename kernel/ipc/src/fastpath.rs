@@ -15,7 +15,7 @@
 use crate::call::{self, Call, Completion, INLINE, State};
 use crate::port::{self, Accepted, check_declared, in_mask};
 use crate::process::Process;
-use crate::rendezvous::{self, Kept, answer, keep_reply};
+use crate::rendezvous::{self, answer, keep_reply};
 use abi::Error;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -58,6 +58,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         m.completion = Completion::Wait;
         m.flags = 0;
         m.tag = 0;
+        m.kept.empty();
         let p = m.progress.get_mut();
         p.state = State::Open;
         p.kept = 0;
@@ -138,8 +139,8 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     let c = match UniqueArc::try_from_arc(c) {
         Ok(mut mine) => {
             let m: &mut Call = &mut mine;
-            if let Some((status, kept)) = m.progress.get_mut().take_done() {
-                let status = call::reply_here(m.reply, status, kept);
+            if let Some((status, n)) = m.progress.get_mut().collect() {
+                let status = call::reply_here(m.reply, status, m.kept_reply(n));
                 my_port.spare.park(mine);
                 return Some(status);
             }
@@ -187,10 +188,9 @@ pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -
     };
     let were_enabled = interrupts::are_enabled();
     let caller = if c.completion == Completion::Wait {
-        let mut kept = Kept::new();
-        let status = keep_reply(&c, reply, &mut kept);
+        let (status, kept) = keep_reply(&c, reply);
         interrupts::disable();
-        answer(server, c, status, &kept)
+        answer(server, c, status, kept)
     } else {
         // Anything else goes as `endr` has it (it may copy into the
         // caller's memory through its page tables).

@@ -329,7 +329,7 @@ pub(crate) fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> 
         let mut held = server.port.held.lock_irqs_off();
         if !call::has_room(&mut held) {
             drop(held);
-            wake(c.complete(Error::NoMemory.as_ret(), &[]));
+            wake(c.complete(Error::NoMemory.as_ret(), 0));
             return Err(Error::NoMemory);
         }
         held.push(c.clone());
@@ -408,7 +408,7 @@ pub fn close(p: &Process) {
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {
-        wake(c.complete(Error::NotFound.as_ret(), &[]));
+        wake(c.complete(Error::NotFound.as_ret(), 0));
     }
     p.port.results.lock().clear();
     let last = p.port.last_server.lock().take();

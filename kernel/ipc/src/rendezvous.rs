@@ -24,7 +24,6 @@ use crate::port::{self, Accepted, check_entry, wake};
 use crate::process::{self as proc, Process};
 use abi::Error;
 use alloc::sync::Arc;
-use arrayvec::ArrayVec;
 use core::sync::atomic::Ordering;
 use kcore::computation::Computation;
 use kcore::uaccess::UserRange;
@@ -167,28 +166,23 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result
     Ok(from.len() as u64)
 }
 
-/// A short reply read from the server's memory, on its way into the call
-/// (`Call::complete` puts it there under the call's lock).
-pub(crate) type Kept = ArrayVec<u8, INLINE>;
-
-/// Reads as much of reply `from` (in the current space) as call `c`'s
-/// caller's reply buffer takes into `kept`; returns the status for the
-/// caller. The reply is short (`INLINE` bytes at most).
+/// Keeps as much of reply `from` (in the current space) in call `c` as
+/// its caller's reply buffer takes; returns the status for the caller and
+/// how many bytes were kept. The server running this ends `c` and holds
+/// it alone, and the reply is short (`INLINE` bytes at most).
 #[inline(always)]
-pub(crate) fn keep_reply(c: &Call, from: UserRange, kept: &mut Kept) -> u64 {
+pub(crate) fn keep_reply(c: &Call, from: UserRange) -> (u64, usize) {
     let from = from.prefix(c.reply.len());
-    match from.read_append(kept) {
-        Ok(()) => from.len() as u64,
-        Err(e) => e.as_ret(),
+    match c.kept.fill_from_user(from) {
+        Ok(n) => (n as u64, n),
+        Err(e) => (e.as_ret(), 0),
     }
 }
 
-/// Completes call `c`, which `server` held, as its answer (`endr`,
-/// `rv_fail`): counted for the inspector before the caller is let go, so
 /// that whoever it tells sees it.
 #[must_use]
 #[inline(always)]
-pub(crate) fn answer(server: &Process, c: Arc<Call>, status: u64, kept: &[u8]) -> Option<Arc<Computation>> {
+pub(crate) fn answer(server: &Process, c: Arc<Call>, status: u64, kept: usize) -> Option<Arc<Computation>> {
     server.port.answered.fetch_add(1, Ordering::Relaxed);
     c.complete(status, kept)
 }
@@ -208,15 +202,14 @@ pub(crate) fn end_released(server: &Process, c: Arc<Call>, from: UserRange) -> (
         // A short reply to a waiting caller is kept in the call: the caller
         // copies it into its own memory when it resumes, through its own
         // page tables instead of a walk of them from here.
-        let mut kept = Kept::new();
-        let status = keep_reply(&c, from, &mut kept);
-        return (n, answer(server, c, status, &kept));
+        let (status, kept) = keep_reply(&c, from);
+        return (n, answer(server, c, status, kept));
     }
     let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };
-    (n, answer(server, c, status, &[]))
+    (n, answer(server, c, status, 0))
 }
 
 /// `endr`: copies the reply into the caller's reply buffer and releases the
@@ -244,7 +237,7 @@ pub fn endr_acc(server: &Process, rid: u64, reply: UserRange, mask: u64) -> Resu
 /// Ends call `rid` with an error for its caller.
 pub fn fail(server: &Process, rid: u64, error: Error) -> Result<u64, Error> {
     let c = port::release(server, rid)?;
-    wake(answer(server, c, error.as_ret(), &[]));
+    wake(answer(server, c, error.as_ret(), 0));
     Ok(0)
 }
 
@@ -276,7 +269,7 @@ fn pass_on(server: &Process, rid: u64, next: u64, entry: u64) -> Result<Option<A
             Ok(partner)
         }
         Err(e) => {
-            wake(c.complete(e.as_ret(), &[]));
+            wake(c.complete(e.as_ret(), 0));
             Err(e)
         }
     }

@@ -90,13 +90,12 @@ pub(crate) fn deliver_result(c: Arc<Call>) {
 /// kept reply goes into the requester's memory now (the requester runs
 /// this, except for ring completions, which keep none).
 fn result_of(c: &Call, batch: u64) -> abi::Control {
-    let mut kept = [0; call::INLINE];
     let (collected, (path, hops)) = {
         let mut p = c.progress.lock();
-        (p.collect(&mut kept), p.path())
+        (p.collect(), p.path())
     };
     let status = match collected {
-        Some((s, n)) => call::deliver_reply(c, s, &kept[..n]),
+        Some((s, n)) => call::deliver_reply(c, s, c.kept_reply(n)),
         None => Error::Invalid.as_ret(),
     };
     abi::Control {

@@ -238,20 +238,16 @@ impl Region {
             return None;
         }
         let words = self.words(offset, n / 8)?;
-        let mut value = T::default();
+        let mut value = core::mem::MaybeUninit::<T>::uninit();
         for (i, w) in words.iter().enumerate() {
             let w = w.load(core::sync::atomic::Ordering::Relaxed);
-            // SAFETY: T is Pod and `i * 8 + 8 <= n`: any bytes make a valid
-            // T, and the write stays inside `value` (unaligned: T may be
-            // less aligned than u64).
-            unsafe {
-                (&mut value as *mut T as *mut u8)
-                    .add(i * 8)
-                    .cast::<u64>()
-                    .write_unaligned(w)
-            };
+            // SAFETY: `i * 8 + 8 <= n`: the write stays inside `value`
+            // (unaligned: T may be less aligned than u64).
+            unsafe { value.as_mut_ptr().cast::<u8>().add(i * 8).cast::<u64>().write_unaligned(w) };
         }
-        Some(value)
+        // SAFETY: every byte of `value` was written above, and T is Pod:
+        // any bytes make a valid T.
+        Some(unsafe { value.assume_init() })
     }
 
     /// Writes `value` (plain data made of whole words) into the region at
