@@ -28,6 +28,10 @@ macro_rules! numbered {
     };
 }
 
+mod pool;
+
+pub use pool::*;
+
 numbered! {
     /// System-call numbers.
     pub enum Sys {
