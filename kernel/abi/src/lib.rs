@@ -8,7 +8,7 @@
 #![cfg_attr(not(test), no_std)]
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 2;
+pub const ABI_VERSION: u64 = 3;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -28,8 +28,10 @@ macro_rules! numbered {
     };
 }
 
+mod inspect;
 mod pool;
 
+pub use inspect::*;
 pub use pool::*;
 
 numbered! {
@@ -91,8 +93,10 @@ numbered! {
         ProcessStart = 23,
         /// work_area_write(work area id, args_ptr, args_len) -> 0: store name + arguments
         WorkAreaWrite = 24,
-        /// inspect(topic_ptr, topic_len, out_ptr, out_len) -> bytes of text written
-        /// (topics: "resources [kind]", "pool", "trace [n]", "counters")
+        /// inspect(Topic, arg, start, out: *mut [record; capacity], capacity, record size)
+        /// -> how many records the topic has. Records `start..` of them, at most
+        /// `capacity` (≤ INSPECT_MAX), are written to `out`; the record type is the
+        /// topic's (see `Topic`) and `record size` must be its size.
         Inspect = 25,
         /// pool_ctl(line_ptr, line_len) -> resources added: one pool setting, as in etc/pool.conf
         PoolCtl = 26,
@@ -640,6 +644,27 @@ mod tests {
             assert!(Sys::ALL[..i].iter().all(|o| *o as u64 != *s as u64));
         }
         assert_eq!(Sys::from_u64(9999), None);
+    }
+
+    #[test]
+    fn name_fields_cut_at_characters_and_read_back() {
+        let f: [u8; 4] = name_field("abcdef");
+        assert_eq!(name_str(&f), "abcd");
+        let f: [u8; 4] = name_field("ab\u{e9}\u{e9}");
+        assert_eq!(name_str(&f), "ab\u{e9}");
+        let f: [u8; 8] = name_field("x");
+        assert_eq!(name_str(&f), "x");
+        assert_eq!(name_str(&[0xff, 0]), "?");
+    }
+
+    #[test]
+    fn records_hold_no_padding() {
+        use core::mem::size_of;
+        assert_eq!(size_of::<ResRecord>(), 11 * 8 + 32);
+        assert_eq!(size_of::<TraceRecord>(), 6 * 8 + 24);
+        assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
+        assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
+        assert_eq!(size_of::<PoolRule>(), 4 * 8);
     }
 
     #[test]

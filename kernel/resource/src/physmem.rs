@@ -55,6 +55,13 @@ pub fn count() -> usize {
     TABLE.lock().len()
 }
 
+/// (id, owner, pages) of every run; where a run is stays the kernel's.
+pub fn list(f: &mut dyn FnMut(ResId, u64, usize)) {
+    for (id, e) in TABLE.lock().iter() {
+        f(id, e.owner, e.value.pages);
+    }
+}
+
 pub fn release_owned_by(pid: u64) {
     let mut t = TABLE.lock();
     let ids = super::ids_owned_by(&t, pid);

@@ -97,19 +97,15 @@ pub fn batch_requests_and_distribution_server() -> TestResult {
     Ok(())
 }
 
-/// The fields of `name`'s line in the inspector's server report:
-/// pid, placed, ran, accepted, answered, forwarded, queued, held.
-fn server_line(name: &str) -> Result<alloc::vec::Vec<alloc::string::String>, alloc::string::String> {
-    let report = syscall::inspect::report("servers").map_err(|e| format!("{e:?}"))?;
-    let line = report
-        .lines()
-        .find(|l| l.split_ascii_whitespace().next() == Some(name))
-        .ok_or_else(|| format!("'{name}' missing from:\n{report}"))?;
-    Ok(line
-        .split_ascii_whitespace()
-        .skip(1)
-        .map(alloc::string::String::from)
-        .collect())
+/// `name`'s record among the inspector's servers.
+pub fn server(name: &str) -> Result<abi::ServerRecord, alloc::string::String> {
+    let mut page = syscall::inspect::Page::first().map_err(|e| format!("{e:?}"))?;
+    syscall::inspect::servers(&mut page);
+    page.items()
+        .iter()
+        .find(|s| abi::name_str(&s.name) == name)
+        .copied()
+        .ok_or_else(|| format!("'{name}' is not among the servers"))
 }
 
 fn client(calls: &str, cpu: u64) -> Result<u64, alloc::string::String> {
@@ -153,10 +149,10 @@ pub fn servers_placed_by_boot_file_and_command() -> TestResult {
         .map_err(|e| format!("{e:?}"))?
         .ok_or("no pid")?;
     ensure!(client("100", 0)? == 0, "client failed");
-    let f = server_line("placed")?;
+    let s = self::server("placed")?;
     ensure!(
-        f[0] == format!("{server}") && f[1] == "1" && f[2] == "1" && f[3] == "100" && f[4] == "100" && f[6] == "0",
-        "after 100 calls on CPU 1: {f:?}"
+        s.pid == server && s.affinity == 1 && s.last_cpu == 1 && s.accepted == 100 && s.answered == 100 && s.held == 0,
+        "after 100 calls on CPU 1: {s:?}"
     );
 
     // The console's `place` command moves it at run time: to CPU 2, or
@@ -167,15 +163,14 @@ pub fn servers_placed_by_boot_file_and_command() -> TestResult {
         "shell failed"
     );
     ensure!(client("10", 0)? == 0, "client failed after the move");
-    let f = server_line("placed")?;
-    let to = format!("{to}");
+    let moved = self::server("placed")?;
     ensure!(
-        f[1] == to && f[2] == to && f[3] == "110" && f[4] == "110",
-        "after the move to CPU {to}: {f:?}"
+        moved.affinity == to && moved.last_cpu == to && moved.accepted == 110 && moved.answered == 110,
+        "after the move to CPU {to}: {moved:?}"
     );
 
     proc::kill(server).map_err(|e| format!("{e:?}"))?;
     proc::wait(KERNEL_PID, server).map_err(|e| format!("{e:?}"))?;
-    ensure!(server_line("placed").is_err(), "dead server still listed");
+    ensure!(self::server("placed").is_err(), "dead server still listed");
     Ok(())
 }

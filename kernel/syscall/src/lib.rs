@@ -257,13 +257,8 @@ fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 }
 
 fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let mut topic = Vec::new();
-    user_str(a[0], a[1], &mut topic)?;
-    let topic = core::str::from_utf8(&topic).map_err(|_| Error::Invalid)?;
-    let text = inspect::report(topic)?;
-    let n = text.len().min(a[3] as usize);
-    uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
-    Ok(n as u64)
+    let topic = abi::Topic::from_u64(a[0]).ok_or(Error::Invalid)?;
+    inspect::serve(topic, a[1], a[2], a[3], a[4], a[5])
 }
 
 fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {

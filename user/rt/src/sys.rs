@@ -1,7 +1,9 @@
 //! System calls: the raw `syscall` instruction and one typed wrapper per
 //! call of the native interface.
 
-use abi::{Clock, Error, LoadPolicy, ProcInfo, SpawnOptions, Sys, SysInfo};
+use abi::{Clock, Error, LoadPolicy, ProcInfo, Record, SpawnOptions, Sys, SysInfo};
+use alloc::vec;
+use alloc::vec::Vec;
 use core::arch::asm;
 
 /// The raw call. Arguments go in rdi, rsi, rdx, r10, r8, r9; the CPU
@@ -154,21 +156,37 @@ pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
     raw(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
 }
 
-/// A text report of the kernel's inspector: "resources [kind]", "pool",
-/// "trace [n]", "counters". Returns the bytes written into `out`.
-pub fn inspect(topic: &str, out: &mut [u8]) -> Result<usize, Error> {
+/// Records of the inspector (`T::TOPIC`; `arg` as the topic says) from
+/// `start` on, as many as fit in `out` (at most `abi::INSPECT_MAX`);
+/// returns how many the topic has.
+pub fn inspect<T: Record>(arg: u64, start: u64, out: &mut [T]) -> Result<usize, Error> {
     raw(
         Sys::Inspect,
         [
-            topic.as_ptr() as u64,
-            topic.len() as u64,
+            T::TOPIC as u64,
+            arg,
+            start,
             out.as_mut_ptr() as u64,
             out.len() as u64,
-            0,
-            0,
+            core::mem::size_of::<T>() as u64,
         ],
     )
     .map(|n| n as usize)
+}
+
+/// Every record of the topic, gathered page by page.
+pub fn inspect_all<T: Record>(arg: u64) -> Result<Vec<T>, Error> {
+    let mut page = vec![T::default(); abi::INSPECT_MAX as usize];
+    let mut all = Vec::new();
+    loop {
+        let total = inspect(arg, all.len() as u64, &mut page)?;
+        let got = total.saturating_sub(all.len()).min(page.len());
+        all.extend_from_slice(&page[..got]);
+        // The topic may shrink between calls: stop at its end as it is now.
+        if got == 0 || all.len() >= total {
+            return Ok(all);
+        }
+    }
 }
 
 /// One resource-pool setting, in the syntax of etc/pool.conf.

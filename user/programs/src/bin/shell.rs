@@ -1,8 +1,9 @@
 //! The Tessera shell: runs programs from the initial archive with arguments
-//! and shows how they ended. Built-ins: help, ps, policy, mem, exit.
-//! A command may be prefixed by `eager` or `demand` (loading policy for that
-//! run) and `cpu N` (pin it). Ctrl-C interrupts the running program.
-//! `shell -c "cmd; cmd"` runs commands without reading the console.
+//! and shows how they ended. Built-ins: help, ps, policy, mem, cpus, uptime,
+//! exit, and the inspector's reports (formatted here from the kernel's
+//! records). A command may be prefixed by `eager` or `demand` (loading
+//! policy for that run) and `cpu N` (pin it). Ctrl-C interrupts the running
+//! program. `shell -c "cmd; cmd"` runs commands without reading the console.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -11,6 +12,7 @@ use alloc::vec::Vec;
 use tessera_rt::abi::{self, LoadPolicy, SpawnOptions};
 use tessera_rt::io::{Line, read_line};
 use tessera_rt::{print, println, sys};
+use user_programs::inspect;
 
 const HELP: &str = "\
 built-ins:
@@ -18,10 +20,12 @@ built-ins:
   ps                   processes: pid, parent, state, cpu, policy, page faults
   policy [eager|demand]  show or set the default loading policy
   mem                  physical memory and kernel heap
+  cpus                 processors: index, APIC id, timer ticks, calls served
+  uptime               time since the kernel started
   exit [status]        leave the shell (powers off when it is the first process)
 inspector (Tender resources):
   res [kind]           live resources per kind, or the list of one kind
-                       (plates programs spaces regions attachments processes)
+                       (plates programs spaces regions attachments processes physical)
   pool                 the resource pool: settings, contents, memory, hits/misses
   pool <setting>       change a setting, e.g. pool mode reduce | pool add full pa800 2
                        | pool unused 50 | pool flush (see etc/pool.conf)
@@ -35,7 +39,7 @@ inspector (Tender resources):
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
 programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800
-          builder fresh cttouch ctpingpong ctbench rvtest rvbench batchtest batchbench
+          builder fresh cttouch ctpingpong ctbench icastorm rvtest rvbench ringtest batchtest batchbench
 servers: echo relay distributor";
 
 fn policy_name(p: u64) -> &'static str {
@@ -79,11 +83,10 @@ fn ps() {
     }
 }
 
-fn inspect(topic: &str) {
-    let mut buf = alloc::vec![0u8; 16384];
-    match sys::inspect(topic, &mut buf) {
-        Ok(n) => print!("{}", core::str::from_utf8(&buf[..n]).unwrap_or("?")),
-        Err(e) => println!("{topic}: {e:?}"),
+/// Prints a report, or why the kernel would not give its records.
+fn report(what: &str, r: Result<(), abi::Error>) {
+    if let Err(e) = r {
+        println!("{what}: {e:?}");
     }
 }
 
@@ -158,9 +161,19 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["help"] => println!("{HELP}"),
         ["ps"] => ps(),
         ["mem"] => mem(),
-        ["res"] => inspect("resources"),
-        ["res", kind] => inspect(&alloc::format!("resources {kind}")),
-        ["pool"] => inspect("pool"),
+        ["cpus"] => report("cpus", inspect::cpus()),
+        ["uptime"] => {
+            let ns = sys::now_ns();
+            println!("up {}.{:03} s", ns / 1_000_000_000, (ns / 1_000_000) % 1000);
+        }
+        ["res"] => report("res", inspect::resources()),
+        ["res", kind] => match inspect::kind_named(kind) {
+            Some(k) => report("res", inspect::resources_of(k)),
+            None => {
+                println!("res: no list of '{kind}' (plates programs spaces regions attachments processes physical)")
+            }
+        },
+        ["pool"] => report("pool", inspect::pool()),
         ["pool", setting @ ..] => {
             let line = setting.join(" ");
             match sys::pool_ctl(&line) {
@@ -169,10 +182,13 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
                 Err(e) => println!("pool: '{line}': {e:?}"),
             }
         }
-        ["trace"] => inspect("trace 20"),
-        ["trace", n] => inspect(&alloc::format!("trace {n}")),
-        ["counters"] => inspect("counters"),
-        ["servers"] => inspect("servers"),
+        ["trace"] => report("trace", inspect::trace(20)),
+        ["trace", n] => match n.parse() {
+            Ok(n) => report("trace", inspect::trace(n)),
+            Err(_) => println!("trace: '{n}' is not a number"),
+        },
+        ["counters"] => report("counters", inspect::counters()),
+        ["servers"] => report("servers", inspect::servers()),
         ["start", "cpu", n, prog, args @ ..] => match n.parse() {
             Ok(cpu) => start(prog, args, cpu),
             Err(_) => println!("start: '{n}' is not a CPU number"),
