@@ -82,10 +82,13 @@ const USER_EXPERIMENTS: [(&str, &str); 9] = [
     ("batch", "batchbench"),
 ];
 
-/// Runs `<program> <experiment>` as a process and waits for it; its BENCH
-/// lines go straight to the console.
+/// Has init run `<program> <experiment>` on CPU 0, with the pool settings
+/// of the boot file as a user finds them, and waits for it; its BENCH lines
+/// go straight to the console.
 fn user(program: &str, experiment: &str, short: bool) -> bool {
     let mut args = alloc::vec::Vec::new();
+    args.extend_from_slice(program.as_bytes());
+    args.push(0);
     if program == "sysbench" {
         args.extend_from_slice(experiment.as_bytes());
         args.push(0);
@@ -93,17 +96,7 @@ fn user(program: &str, experiment: &str, short: bool) -> bool {
     if short {
         args.extend_from_slice(b"short\0");
     }
-    let options = abi::SpawnOptions {
-        cpu: 0,
-        ..abi::SpawnOptions::DEFAULT
-    };
-    match resource::proc::spawn::spawn(program, &args, &options, resource::proc::KERNEL_PID) {
-        Ok(pid) => resource::proc::wait(resource::proc::KERNEL_PID, pid) == Ok(0),
-        Err(e) => {
-            println!("BENCH-ERROR cannot start {program}: {e:?}");
-            false
-        }
-    }
+    crate::run_init(&args, 0) == 0
 }
 
 pub fn run(which: &str, short: bool) -> ! {

@@ -43,6 +43,7 @@ numbered! {
         Exit = 1,
         /// spawn(path_ptr, path_len, args_ptr, args_len, options_ptr) -> pid.
         /// `args` is the arguments (without the program name) separated by NUL bytes.
+        /// The child gets the `rights` of the options, which the caller must hold.
         Spawn = 2,
         /// wait(pid) -> exit status (a process killed by a fault has status KILLED_STATUS)
         Wait = 3,
@@ -66,11 +67,12 @@ numbered! {
         ProcInfo = 12,
         /// proc_list(out: *mut u64, capacity) -> number of pids (all written up to capacity)
         ProcList = 13,
-        /// set_policy(LoadPolicy) -> previous system default
+        /// set_policy(LoadPolicy) -> previous system default (needs `rights::SYSTEM`)
         SetPolicy = 14,
         /// kill(pid) -> 0
         Kill = 15,
-        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0
+        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0: the caller itself, a child
+        /// of its own, or (with `rights::SYSTEM`) any process
         SetAffinity = 16,
         /// sys_info(out: *mut SysInfo) -> 0
         SysInfo = 17,
@@ -98,10 +100,19 @@ numbered! {
         /// `capacity` (≤ INSPECT_MAX), are written to `out`; the record type is the
         /// topic's (see `Topic`) and `record size` must be its size.
         Inspect = 25,
-        /// pool_ctl(line_ptr, line_len) -> resources added: one pool setting, as in etc/pool.conf
-        PoolCtl = 26,
+        /// pool_set(settings: *const PoolSettings, rules: *const [PoolRule; n], n)
+        /// -> resources added: the pool's settings and the add function's rules
+        /// (n ≤ MAX_POOL_RULES) replace the previous ones, and the add function
+        /// runs at once if there are rules. Needs `rights::SYSTEM`.
+        PoolSet = 26,
         /// program_segment(program, index, out: *mut SegmentInfo) -> 0
         ProgramSegment = 27,
+        /// plate_read(plate, offset, buf_ptr, len) -> bytes read (0 at the end): a
+        /// plate's content from `offset` on (res_query gives its size)
+        PlateRead = 28,
+        /// pool_flush() -> resources deleted: everything the pool holds. Needs
+        /// `rights::SYSTEM`.
+        PoolFlush = 29,
         /// container_create(pages, requested address or 0) -> container id
         /// (attached, zeroed, in the caller's space; res_query gives its address)
         ContainerCreate = 40,
@@ -521,6 +532,8 @@ pub struct SpawnOptions {
     pub cpu: u64,
     /// Non-zero: Ctrl-C on the console kills this process.
     pub foreground: u64,
+    /// The `rights` the child holds: some of the caller's own.
+    pub rights: u64,
 }
 
 impl SpawnOptions {
@@ -528,7 +541,20 @@ impl SpawnOptions {
         policy: LoadPolicy::Default as u64,
         cpu: ANY_CPU,
         foreground: 0,
+        rights: 0,
     };
+}
+
+/// Rights a process holds. The kernel gives them to the first process
+/// (init); a process passes on only rights it holds (`SpawnOptions::rights`).
+pub mod rights {
+    /// The system's global settings: the resource pool (`pool_set`,
+    /// `pool_flush`), the default loading policy (`set_policy`), and the
+    /// placement of processes that are not the caller's own children
+    /// (`set_affinity`).
+    pub const SYSTEM: u64 = 1;
+    /// Every right there is.
+    pub const ALL: u64 = SYSTEM;
 }
 
 /// Memory protection for `map`.
@@ -665,6 +691,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 4 * 8);
     }
 
     #[test]

@@ -118,7 +118,6 @@ pub fn info(id: ResId, owner: u64, bytes: u64, value: u64, links: [ResId; 3]) ->
 /// Creates the resources that exist from boot: the plates of the archive.
 pub fn init() {
     plate::init_from_archive();
-    pool::init();
 }
 
 /// Deletes what a process still owned when it ended (resources it made

@@ -47,6 +47,11 @@ pub fn get(id: ResId) -> Result<(&'static [u8], String), Error> {
     Ok((e.value.data, e.value.name.clone()))
 }
 
+/// The plate's content.
+pub fn content(id: ResId) -> Result<&'static [u8], Error> {
+    TABLE.lock().get(id).map(|e| e.value.data).map_err(super::id_error)
+}
+
 pub fn check(id: ResId) -> Result<(), Error> {
     TABLE.lock().check(id).map_err(super::id_error)
 }

@@ -218,29 +218,18 @@ pub fn pool_settings(page: &mut Page<PoolSettings>) {
 }
 
 pub fn pool_rules(page: &mut Page<PoolRule>) {
-    use abi::PoolKind as K;
-    use pool::AddRule as A;
-    let plate = |name: &str| resource::proc::spawn::find_plate(name).map_or(0, |p| p.raw());
     for r in pool::settings().add {
-        let (kind, plate, pages, count) = match &r {
-            A::WorkArea(n) => (K::WorkArea, 0, 0, *n),
-            A::Space(n) => (K::Space, 0, 0, *n),
-            A::Region { pages, count } => (K::Region, 0, *pages, *count),
-            A::Program { name, count } => (K::Program, plate(name), 0, *count),
-            A::Text { name, count } => (K::Text, plate(name), 0, *count),
-            A::Full { name, count } => (K::Full, plate(name), 0, *count),
-        };
         page.offer(|| PoolRule {
-            kind: kind as u64,
-            plate,
-            pages: pages as u64,
-            count: count as u64,
+            kind: r.kind as u64,
+            plate: r.key.raw(),
+            pages: r.pages as u64,
+            count: r.count as u64,
         });
     }
 }
 
 pub fn pool_contents(page: &mut Page<PoolRecord>) {
-    for (kind, r) in abi::PoolKind::ALL.iter().zip(pool::report()) {
+    for (kind, r) in pool::PoolKind::ALL.iter().zip(pool::report()) {
         page.offer(|| PoolRecord {
             kind: *kind as u64,
             count: r.count as u64,

@@ -1,7 +1,7 @@
 //! System calls: the raw `syscall` instruction and one typed wrapper per
 //! call of the native interface.
 
-use abi::{Clock, Error, LoadPolicy, ProcInfo, Record, SpawnOptions, Sys, SysInfo};
+use abi::{Clock, Error, LoadPolicy, PoolRule, PoolSettings, ProcInfo, Record, SpawnOptions, Sys, SysInfo};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::arch::asm;
@@ -189,9 +189,34 @@ pub fn inspect_all<T: Record>(arg: u64) -> Result<Vec<T>, Error> {
     }
 }
 
-/// One resource-pool setting, in the syntax of etc/pool.conf.
-pub fn pool_ctl(line: &str) -> Result<u64, Error> {
-    raw(Sys::PoolCtl, [line.as_ptr() as u64, line.len() as u64, 0, 0, 0, 0])
+/// Replaces the resource pool's settings and add rules; returns how many
+/// resources the add function made. Needs `rights::SYSTEM`.
+pub fn pool_set(settings: &PoolSettings, rules: &[PoolRule]) -> Result<u64, Error> {
+    raw(
+        Sys::PoolSet,
+        [
+            settings as *const PoolSettings as u64,
+            rules.as_ptr() as u64,
+            rules.len() as u64,
+            0,
+            0,
+            0,
+        ],
+    )
+}
+
+/// Deletes everything the pool holds; returns how many resources went.
+pub fn pool_flush() -> Result<u64, Error> {
+    raw(Sys::PoolFlush, [0; 6])
+}
+
+/// Bytes of a plate from `offset` on, into `buf`; 0 at the end.
+pub fn plate_read(plate: u64, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    raw(
+        Sys::PlateRead,
+        [plate, offset, buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
+    )
+    .map(|n| n as usize)
 }
 
 /// Creates a resource of `kind` (see `abi::Sys::ResCreate` for the arguments).
@@ -521,6 +546,26 @@ pub fn wait_for_name(name: &str) -> u64 {
         sleep_ns(1_000_000);
     }
     0
+}
+
+/// The whole content of the archive's file `name` (a plate), if it has one
+/// of at most `limit` bytes.
+pub fn read_plate(name: &str, limit: usize) -> Result<Vec<u8>, Error> {
+    let plate = plate_find(name)?;
+    let size = res_query(plate)?.bytes as usize;
+    if size > limit {
+        return Err(Error::Limit);
+    }
+    let mut data = vec![0u8; size];
+    let mut at = 0;
+    while at < size {
+        match plate_read(plate, at as u64, &mut data[at..])? {
+            0 => break,
+            n => at += n,
+        }
+    }
+    data.truncate(at);
+    Ok(data)
 }
 
 /// Kills a process and reaps it.

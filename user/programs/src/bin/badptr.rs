@@ -34,6 +34,7 @@ fn main(_args: &[&str]) -> i32 {
             failures += 1;
         }
     };
+    let tiny = sys::plate_find("bin/tiny").unwrap_or(0);
     let counts = [Topic::Counts as u64, 0, 0];
     let count_size = size_of::<KindCount>() as u64;
     for &p in &BAD {
@@ -44,7 +45,12 @@ fn main(_args: &[&str]) -> i32 {
             [counts[0], counts[1], counts[2], p, 4, count_size],
             Err(&[Error::Fault]),
         );
-
+        check(
+            "plate_read",
+            Sys::PlateRead as u64,
+            [tiny, 0, p, 16, 0, 0],
+            Err(&[Error::Fault]),
+        );
         check(
             "console_write",
             Sys::ConsoleWrite as u64,
@@ -135,11 +141,12 @@ fn main(_args: &[&str]) -> i32 {
         [0, 1 << 40, 0, 0, 0, 0],
         Err(&[Error::Invalid]),
     );
+    // Without the system right, refused before the argument is looked at.
     check(
         "policy",
         Sys::SetPolicy as u64,
         [77, 0, 0, 0, 0, 0],
-        Err(&[Error::Invalid]),
+        Err(&[Error::Denied]),
     );
     let mut buf = [0u8; 4096];
     let at = buf.as_mut_ptr() as u64;
@@ -176,6 +183,18 @@ fn main(_args: &[&str]) -> i32 {
             Err(&[Error::Invalid]),
         );
     }
+    check(
+        "plate_read: not a plate",
+        Sys::PlateRead as u64,
+        [sys::getpid(), 0, at, 16, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "plate_read: past the end",
+        Sys::PlateRead as u64,
+        [tiny, u64::MAX, at, 16, 0, 0],
+        Ok(0),
+    );
     check(
         "acc into unmapped memory",
         Sys::Acc as u64,

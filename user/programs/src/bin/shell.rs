@@ -4,6 +4,8 @@
 //! records). A command may be prefixed by `eager` or `demand` (loading
 //! policy for that run) and `cpu N` (pin it). Ctrl-C interrupts the running
 //! program. `shell -c "cmd; cmd"` runs commands without reading the console.
+//! The system's settings (`pool <setting>`, `policy`, `place`) need the
+//! system right, which init gives the shell it starts.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -22,7 +24,7 @@ built-ins:
   mem                  physical memory and kernel heap
   cpus                 processors: index, APIC id, timer ticks, calls served
   uptime               time since the kernel started
-  exit [status]        leave the shell (powers off when it is the first process)
+  exit [status]        leave the shell (powers off when init started it)
 inspector (Tender resources):
   res [kind]           live resources per kind, or the list of one kind
                        (plates programs spaces regions attachments processes physical)
@@ -35,10 +37,10 @@ inspector (Tender resources):
                        calls accepted/answered/forwarded, calls queued and held
   start [cpu N] prog [args]  start a server (or any program) in the background
   place NAME N|any     move the server registered as NAME to CPU N
-                       (servers can also be started at boot: etc/servers.conf)
+                       (init starts servers at boot: etc/servers.conf)
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
-programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800
+programs: hello tiny argcheck spin sleeper faults badptr fuzz rights sysbench pa0 pa200 pa400 pa800
           builder fresh cttouch ctpingpong ctbench icastorm rvtest rvbench ringtest batchtest batchbench
 servers: echo relay distributor";
 
@@ -176,7 +178,7 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["pool"] => report("pool", inspect::pool()),
         ["pool", setting @ ..] => {
             let line = setting.join(" ");
-            match sys::pool_ctl(&line) {
+            match user_programs::pool::setting(&line) {
                 Ok(n) if n > 0 => println!("pool: {n} resource(s) added"),
                 Ok(_) => {}
                 Err(e) => println!("pool: '{line}': {e:?}"),
@@ -208,8 +210,10 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
                     return None;
                 }
             };
-            let _ = sys::set_policy(policy);
-            println!("default loading policy: {p}");
+            match sys::set_policy(policy) {
+                Ok(_) => println!("default loading policy: {p}"),
+                Err(e) => println!("policy: {e:?}"),
+            }
         }
         ["exit"] => return Some(*last),
         ["exit", s] => return Some(s.parse().unwrap_or(1)),
