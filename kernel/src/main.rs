@@ -4,8 +4,9 @@
 //! registers the hooks through which the core and the lower layers reach
 //! up (system calls, traps, the idle hook, what each process keeps for
 //! the layers above), brings the layers up, starts the other CPUs, and
-//! runs whatever the command line asks for: a test, a benchmark, one
-//! program, or the shell.
+//! runs whatever the command line asks for: a test, a benchmark, or the
+//! first process, init (`user/programs/src/bin/init.rs`), which applies the
+//! boot files' settings and runs the shell or the program `run=` names.
 #![no_std]
 #![no_main]
 // One exception, at `tessera_main`: the entry the core's boot code calls
@@ -15,8 +16,6 @@
 extern crate alloc;
 
 mod bench;
-mod placement;
-mod shell;
 #[cfg(feature = "ktest")]
 mod tests;
 
@@ -81,40 +80,44 @@ fn tessera_main() -> ! {
     if cmdline_value("boottime").is_some() {
         kcore::arch::x86_64::qemu_exit(true);
     }
+    // `run=<program> args=a,b`: init runs that program instead of the
+    // shell. `,` separates arguments and `+` stands for a space (the
+    // command line itself is split at spaces).
+    let mut args = alloc::vec::Vec::new();
     if let Some(program) = cmdline_value("run") {
-        run_program(program, cmdline_value("args").unwrap_or(""), false);
+        args.extend_from_slice(program.as_bytes());
+        args.push(0);
+        if let Some(rest) = cmdline_value("args") {
+            args.extend(rest.bytes().map(|b| match b {
+                b',' => 0,
+                b'+' => b' ',
+                b => b,
+            }));
+        }
     }
-    if kcore::initrd::archive().is_some_and(|a| platform::cpio::find(a, "bin/shell").is_some()) {
-        placement::boot();
-        run_program("shell", "", true);
-    }
-    shell::run()
+    let status = run_init(&args, abi::ANY_CPU);
+    kcore::arch::x86_64::qemu_exit(status == 0)
 }
 
-/// Runs one program as the first process (`run=<program> args=a,b` on the
-/// command line, or the shell), waits for it, and powers off with its status.
-fn run_program(program: &str, args: &str, interactive: bool) -> ! {
-    // `,` separates arguments and `+` stands for a space (the command line
-    // itself is split at spaces).
-    let args: alloc::vec::Vec<u8> = args
-        .bytes()
-        .map(|b| match b {
-            b',' => 0,
-            b'+' => b' ',
-            b => b,
-        })
-        .collect();
+/// Starts init, the first process, holding every right, with `args`
+/// (NUL-separated) on `cpu`, and waits for it: its exit status is that of
+/// the shell or program it ran. Without init nothing can run: the reason
+/// is printed and the status is a failure.
+pub fn run_init(args: &[u8], cpu: u64) -> u64 {
+    if kcore::initrd::archive().is_none_or(|a| platform::cpio::find(a, "bin/init").is_none()) {
+        println!("no bin/init in the initial archive: nothing to run");
+        return abi::KILLED_STATUS;
+    }
     let options = abi::SpawnOptions {
-        foreground: u64::from(!interactive),
+        cpu,
+        rights: abi::rights::ALL,
         ..abi::SpawnOptions::DEFAULT
     };
-    let status = match resource::proc::spawn::spawn(program, &args, &options, proc::KERNEL_PID) {
+    match resource::proc::spawn::spawn("init", args, &options, proc::KERNEL_PID) {
         Ok(pid) => proc::wait(proc::KERNEL_PID, pid).unwrap_or(abi::KILLED_STATUS),
         Err(e) => {
-            println!("cannot start {program}: {e:?}");
+            println!("cannot start init: {e:?}");
             abi::KILLED_STATUS
         }
-    };
-    println!("RUN-EXIT {program} {status}");
-    kcore::arch::x86_64::qemu_exit(status == 0)
+    }
 }

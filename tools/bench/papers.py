@@ -168,7 +168,9 @@ EXPERIMENTS = {
     "kernel": {
         "title": "Tessera kernel-internal operations",
         "what": "Operations inside the kernel (frame allocation, page mapping, IPI round trip, TLB "
-                "shootdown, clock read), measured by the kernel's bench mode. No Linux counterpart.",
+                "shootdown, clock read), measured by the kernel's bench mode. Frame allocation is "
+                "alloc + free of a run when a free block of its size exists (nothing to split or "
+                "merge). No Linux counterpart.",
         "issue": "issue 2 (foundation)",
         "linux": False,
     },

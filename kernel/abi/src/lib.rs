@@ -10,7 +10,7 @@
 pub mod args;
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 2;
+pub const ABI_VERSION: u64 = 3;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -30,6 +30,12 @@ macro_rules! numbered {
     };
 }
 
+mod inspect;
+mod pool;
+
+pub use inspect::*;
+pub use pool::*;
+
 numbered! {
     /// System-call numbers.
     pub enum Sys {
@@ -39,6 +45,7 @@ numbered! {
         Exit = 1,
         /// spawn(path_ptr, path_len, args_ptr, args_len, options_ptr) -> pid.
         /// `args` is the arguments (without the program name) separated by NUL bytes.
+        /// The child gets the `rights` of the options, which the caller must hold.
         Spawn = 2,
         /// wait(pid) -> exit status (a process killed by a fault has status KILLED_STATUS)
         Wait = 3,
@@ -62,11 +69,12 @@ numbered! {
         ProcInfo = 12,
         /// proc_list(out: *mut u64, capacity) -> number of pids (all written up to capacity)
         ProcList = 13,
-        /// set_policy(LoadPolicy) -> previous system default
+        /// set_policy(LoadPolicy) -> previous system default (needs `rights::SYSTEM`)
         SetPolicy = 14,
         /// kill(pid) -> 0
         Kill = 15,
-        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0
+        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0: the caller itself, a child
+        /// of its own, or (with `rights::SYSTEM`) any process
         SetAffinity = 16,
         /// sys_info(out: *mut SysInfo) -> 0
         SysInfo = 17,
@@ -89,13 +97,24 @@ numbered! {
         ProcessStart = 23,
         /// work_area_write(work area id, args_ptr, args_len) -> 0: store name + arguments
         WorkAreaWrite = 24,
-        /// inspect(topic_ptr, topic_len, out_ptr, out_len) -> bytes of text written
-        /// (topics: "resources [kind]", "pool", "trace [n]", "counters")
+        /// inspect(Topic, arg, start, out: *mut [record; capacity], capacity, record size)
+        /// -> how many records the topic has. Records `start..` of them, at most
+        /// `capacity` (≤ INSPECT_MAX), are written to `out`; the record type is the
+        /// topic's (see `Topic`) and `record size` must be its size.
         Inspect = 25,
-        /// pool_ctl(line_ptr, line_len) -> resources added: one pool setting, as in etc/pool.conf
-        PoolCtl = 26,
+        /// pool_set(settings: *const PoolSettings, rules: *const [PoolRule; n], n)
+        /// -> resources added: the pool's settings and the add function's rules
+        /// (n ≤ MAX_POOL_RULES) replace the previous ones, and the add function
+        /// runs at once if there are rules. Needs `rights::SYSTEM`.
+        PoolSet = 26,
         /// program_segment(program, index, out: *mut SegmentInfo) -> 0
         ProgramSegment = 27,
+        /// plate_read(plate, offset, buf_ptr, len) -> bytes read (0 at the end): a
+        /// plate's content from `offset` on (res_query gives its size)
+        PlateRead = 28,
+        /// pool_flush() -> resources deleted: everything the pool holds. Needs
+        /// `rights::SYSTEM`.
+        PoolFlush = 29,
         /// container_create(pages, requested address or 0) -> container id
         /// (attached, zeroed, in the caller's space; res_query gives its address)
         ContainerCreate = 40,
@@ -572,6 +591,8 @@ pub struct SpawnOptions {
     pub cpu: u64,
     /// Non-zero: Ctrl-C on the console kills this process.
     pub foreground: u64,
+    /// The `rights` the child holds: some of the caller's own.
+    pub rights: u64,
 }
 
 impl SpawnOptions {
@@ -579,7 +600,20 @@ impl SpawnOptions {
         policy: LoadPolicy::Default as u64,
         cpu: ANY_CPU,
         foreground: 0,
+        rights: 0,
     };
+}
+
+/// Rights a process holds. The kernel gives them to the first process
+/// (init); a process passes on only rights it holds (`SpawnOptions::rights`).
+pub mod rights {
+    /// The system's global settings: the resource pool (`pool_set`,
+    /// `pool_flush`), the default loading policy (`set_policy`), and the
+    /// placement of processes that are not the caller's own children
+    /// (`set_affinity`).
+    pub const SYSTEM: u64 = 1;
+    /// Every right there is.
+    pub const ALL: u64 = SYSTEM;
 }
 
 /// Memory protection for `map`.
@@ -704,6 +738,28 @@ mod tests {
             assert_eq!(*op as usize, i);
             assert_eq!(ResOp::from_u64(i as u64), Some(*op));
         }
+    }
+
+    #[test]
+    fn name_fields_cut_at_characters_and_read_back() {
+        let f: [u8; 4] = name_field("abcdef");
+        assert_eq!(name_str(&f), "abcd");
+        let f: [u8; 4] = name_field("ab\u{e9}\u{e9}");
+        assert_eq!(name_str(&f), "ab\u{e9}");
+        let f: [u8; 8] = name_field("x");
+        assert_eq!(name_str(&f), "x");
+        assert_eq!(name_str(&[0xff, 0]), "?");
+    }
+
+    #[test]
+    fn records_hold_no_padding() {
+        use core::mem::size_of;
+        assert_eq!(size_of::<ResRecord>(), 11 * 8 + 32);
+        assert_eq!(size_of::<TraceRecord>(), 6 * 8 + 24);
+        assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
+        assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
+        assert_eq!(size_of::<PoolRule>(), 4 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 4 * 8);
     }
 
     #[test]

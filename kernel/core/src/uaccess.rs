@@ -204,6 +204,16 @@ unsafe impl Pod for abi::BatchEntry {}
 unsafe impl Pod for abi::ForwardEntry {}
 unsafe impl Pod for [u64; 2] {}
 unsafe impl Pod for abi::Control {}
+unsafe impl Pod for abi::PoolSettings {}
+unsafe impl Pod for abi::PoolRule {}
+unsafe impl Pod for abi::PoolRecord {}
+unsafe impl Pod for abi::KindCount {}
+unsafe impl Pod for abi::ResRecord {}
+unsafe impl Pod for abi::TraceRecord {}
+unsafe impl Pod for abi::CounterRecord {}
+unsafe impl Pod for abi::ServerRecord {}
+unsafe impl Pod for abi::IpcTotals {}
+unsafe impl Pod for abi::CpuRecord {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();
@@ -255,4 +265,11 @@ pub fn read_bytes(addr: u64, len: u64, max: usize) -> Result<alloc::vec::Vec<u8>
 /// `read_bytes`, which must be UTF-8 (a name, a path, a setting).
 pub fn read_str(addr: u64, len: u64, max: usize) -> Result<alloc::string::String, Error> {
     alloc::string::String::from_utf8(read_bytes(addr, len, max)?).map_err(|_| Error::Invalid)
+}
+
+/// Writes `values` to user memory at `addr`, one after the other, in one copy.
+pub fn write_list<T: Pod>(addr: u64, values: &[T]) -> Result<(), Error> {
+    // SAFETY: T is Pod: all the bytes of the slice are initialised.
+    let bytes = unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u8>(), core::mem::size_of_val(values)) };
+    copy_to_user(addr, bytes)
 }

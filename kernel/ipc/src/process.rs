@@ -87,6 +87,8 @@ pub struct Process {
     /// containers are released: a container moved to it after that would
     /// be found by nobody, so the move refuses (see `container::moving`).
     pub ending: AtomicBool,
+    /// The `abi::rights` it holds: given by its creator at spawn, before it runs.
+    pub rights: AtomicU64,
 }
 
 /// What a new process is composed of, as the resource layer hands it
@@ -139,6 +141,7 @@ impl Process {
             anon_next: AtomicU64::new(kcore::vm::USER_ANON_BASE),
             ica_target: IrqMutex::new(None),
             ending: AtomicBool::new(false),
+            rights: AtomicU64::new(0),
         }
     }
 

@@ -254,7 +254,6 @@ pub fn kind_of(id: ResId) -> Result<Kind, Error> {
 /// Creates the resources that exist from boot: the plates of the archive.
 pub fn init() {
     plate::init_from_archive();
-    pool::init();
 }
 
 /// Deletes what a process still owned when it ended (resources it made

@@ -47,3 +47,10 @@ impl Resource for Runs {
         super::describe(&TABLE.lock(), id, |r| (r.pages as u64 * 4096, r.base, [ResId::NONE; 3]))
     }
 }
+
+/// (id, owner, pages) of every run; where a run is stays the kernel's.
+pub fn list(f: &mut dyn FnMut(ResId, u64, usize)) {
+    for (id, e) in TABLE.lock().iter() {
+        f(id, e.owner, e.value.pages);
+    }
+}

@@ -54,6 +54,11 @@ pub fn get(id: ResId) -> Result<(&'static [u8], String), Error> {
     Ok((e.value.data, e.value.name.clone()))
 }
 
+/// The plate's content.
+pub fn content(id: ResId) -> Result<&'static [u8], Error> {
+    TABLE.lock().get(id).map(|e| e.value.data).map_err(super::id_error)
+}
+
 /// Plates are read by anyone, and live as long as the archive.
 pub struct Plates;
 

@@ -3,7 +3,7 @@
 //!   kept here, and the next creation takes them instead of making new ones;
 //! - **add**: resources are made ahead of need, up to the administrator's
 //!   settings (kind and count, e.g. "2 fully attached spaces for pa800"),
-//!   when a setting is given (boot file or run-time command);
+//!   when a setting is given (the administrator's, through `pool_set`);
 //! - **reduce**: resources that stay unused are deleted by the paper's
 //!   rules: always-usable kinds never; regions of 64 KiB or less never,
 //!   larger ones after T unused; program-dependent kinds keep one per
@@ -12,34 +12,17 @@
 //!
 //! Pooled resources belong to the kernel. Program-dependent kinds are keyed
 //! by the plate the program comes from (its content).
+//!
+//! The settings arrive as structures (`abi::PoolSettings`, `abi::PoolRule`);
+//! the language of `etc/pool.conf` is user space's.
 
 use super::mediator;
-use super::{KERNEL, ResId, vregion, vspace};
-use abi::Error;
+use super::{KERNEL, Kind, ResId, vregion, vspace};
+pub use abi::PoolKind;
+use abi::{Error, MAX_POOL_REGION_PAGES, MAX_POOL_RULES};
 use alloc::collections::BTreeMap;
-use alloc::string::String;
 use alloc::vec::Vec;
 use kcore::sync::IrqMutex;
-
-/// Table 1's kinds, in its order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PoolKind {
-    WorkArea = 0,
-    Space = 1,
-    Region = 2,
-    Program = 3,
-    Text = 4,
-    Full = 5,
-}
-
-pub const POOL_KINDS: [(PoolKind, &str); 6] = [
-    (PoolKind::WorkArea, "work area (virtual kernel space)"),
-    (PoolKind::Space, "virtual space"),
-    (PoolKind::Region, "virtual region (by size)"),
-    (PoolKind::Program, "program"),
-    (PoolKind::Text, "text region with content"),
-    (PoolKind::Full, "virtual space with all regions attached"),
-];
 
 /// Regions this small are never reduced (the paper's 64 KiB).
 const SMALL_REGION_PAGES: usize = 16;
@@ -59,17 +42,17 @@ pub struct KindStats {
     pub reduced: u64,
 }
 
-#[derive(Debug, Clone)]
-pub enum AddRule {
-    WorkArea(usize),
-    Space(usize),
-    Region { pages: usize, count: usize },
-    Program { name: String, count: usize },
-    Text { name: String, count: usize },
-    Full { name: String, count: usize },
+/// One rule of the add function: keep `count` of `kind` ready. `key` is
+/// the plate of a program-dependent kind, `pages` a region's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub kind: PoolKind,
+    pub key: ResId,
+    pub pages: usize,
+    pub count: usize,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     pub reuse: bool,
     pub reduce: bool,
@@ -77,7 +60,7 @@ pub struct Settings {
     pub unused_ns: u64,
     /// How often reduce and add run.
     pub interval_ns: u64,
-    pub add: Vec<AddRule>,
+    pub add: Vec<Rule>,
 }
 
 struct Pool {
@@ -114,24 +97,6 @@ static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
     }; 6],
     last_adjust: 0,
 });
-
-/// Reads `etc/pool.conf` from the initial archive, if there is one.
-pub fn init() {
-    let Some(archive) = kcore::initrd::archive() else {
-        return;
-    };
-    let Some(conf) = platform::cpio::find(archive, "etc/pool.conf") else {
-        return;
-    };
-    for line in core::str::from_utf8(conf).unwrap_or("").lines() {
-        if let Err(e) = configure(line) {
-            kcore::println!("pool.conf: '{}': {:?}", line.trim(), e);
-        }
-    }
-    if let Err(e) = add() {
-        kcore::println!("pool.conf: cannot add resources: {e:?}");
-    }
-}
 
 fn now() -> u64 {
     kcore::clock::nanos()
@@ -411,15 +376,6 @@ pub fn flush() -> usize {
 
 // ---- adding ----
 
-fn plate_of(name: &str) -> Result<ResId, Error> {
-    let file = if name.contains('/') {
-        String::from(name)
-    } else {
-        alloc::format!("bin/{name}")
-    };
-    super::plate::lookup(&file)
-}
-
 fn count(kind: PoolKind, key: ResId, pages: usize) -> usize {
     let p = POOL.lock();
     match kind {
@@ -450,15 +406,13 @@ fn make(kind: PoolKind, key: ResId, pages: usize) -> Result<(), Error> {
 pub fn add() -> Result<usize, Error> {
     let rules = POOL.lock().settings.add.clone();
     let mut made = 0;
-    for rule in &rules {
-        let (kind, key, pages, want) = match rule {
-            AddRule::WorkArea(n) => (PoolKind::WorkArea, ResId::NONE, 0, *n),
-            AddRule::Space(n) => (PoolKind::Space, ResId::NONE, 0, *n),
-            AddRule::Region { pages, count } => (PoolKind::Region, ResId::NONE, *pages, *count),
-            AddRule::Program { name, count } => (PoolKind::Program, plate_of(name)?, 0, *count),
-            AddRule::Text { name, count } => (PoolKind::Text, plate_of(name)?, 0, *count),
-            AddRule::Full { name, count } => (PoolKind::Full, plate_of(name)?, 0, *count),
-        };
+    for &Rule {
+        kind,
+        key,
+        pages,
+        count: want,
+    } in &rules
+    {
         while count(kind, key, pages) < want {
             let before = count(kind, key, pages);
             make(kind, key, pages)?;
@@ -488,62 +442,64 @@ pub fn on_idle() {
 
 // ---- settings ----
 
-/// Applies one settings line (the syntax of `etc/pool.conf`):
-/// `reuse on|off`, `reduce on|off`, `unused <ms>`, `interval <ms>`,
-/// `add workarea|space <n>`, `add region <pages> <n>`,
-/// `add program|text|full <program> <n>`, `add clear`, `flush`,
-/// `mode basic|reuse|add|reduce` (the paper's four configurations), `#...`.
-pub fn configure(line: &str) -> Result<(), Error> {
-    let words: Vec<&str> = line.split('#').next().unwrap_or("").split_ascii_whitespace().collect();
-    let num = |s: &str| s.parse::<usize>().map_err(|_| Error::Invalid);
-    let on = |s: &str| match s {
-        "on" => Ok(true),
-        "off" => Ok(false),
+/// The settings `pool_set` gives, checked: flags are 0 or 1, the interval
+/// is not 0, and each rule names what its kind needs (an existing plate for
+/// the program-dependent kinds, a size for regions) and nothing else.
+pub fn settings_from(s: &abi::PoolSettings, rules: &[abi::PoolRule]) -> Result<Settings, Error> {
+    let flag = |v: u64| match v {
+        0 => Ok(false),
+        1 => Ok(true),
         _ => Err(Error::Invalid),
     };
-    let mut p = POOL.lock();
-    match words.as_slice() {
-        [] => {}
-        ["reuse", v] => p.settings.reuse = on(v)?,
-        ["reduce", v] => p.settings.reduce = on(v)?,
-        ["unused", ms] => p.settings.unused_ns = num(ms)? as u64 * 1_000_000,
-        ["interval", ms] => p.settings.interval_ns = (num(ms)? as u64).max(1) * 1_000_000,
-        ["add", "clear"] => p.settings.add.clear(),
-        ["add", "workarea", n] => p.settings.add.push(AddRule::WorkArea(num(n)?)),
-        ["add", "space", n] => p.settings.add.push(AddRule::Space(num(n)?)),
-        ["add", "region", pages, n] => p.settings.add.push(AddRule::Region {
-            pages: num(pages)?.clamp(1, 1 << 18),
-            count: num(n)?,
-        }),
-        ["add", what @ ("program" | "text" | "full"), name, n] => {
-            plate_of(name)?;
-            let (name, count) = (String::from(*name), num(n)?);
-            p.settings.add.push(match *what {
-                "program" => AddRule::Program { name, count },
-                "text" => AddRule::Text { name, count },
-                _ => AddRule::Full { name, count },
-            });
+    if s.interval_ns == 0 {
+        return Err(Error::Invalid);
+    }
+    if rules.len() as u64 > MAX_POOL_RULES {
+        return Err(Error::Limit);
+    }
+    let mut add = Vec::new();
+    add.try_reserve_exact(rules.len()).map_err(|_| Error::NoMemory)?;
+    for r in rules {
+        add.push(rule_from(r)?);
+    }
+    Ok(Settings {
+        reuse: flag(s.reuse)?,
+        reduce: flag(s.reduce)?,
+        unused_ns: s.unused_ns,
+        interval_ns: s.interval_ns,
+        add,
+    })
+}
+
+fn rule_from(r: &abi::PoolRule) -> Result<Rule, Error> {
+    let kind = PoolKind::from_u64(r.kind).ok_or(Error::Invalid)?;
+    let count = usize::try_from(r.count).map_err(|_| Error::Invalid)?;
+    let (key, pages) = match kind {
+        PoolKind::WorkArea | PoolKind::Space if r.plate == 0 && r.pages == 0 => (ResId::NONE, 0),
+        PoolKind::Region if r.plate == 0 && (1..=MAX_POOL_REGION_PAGES).contains(&r.pages) => {
+            (ResId::NONE, r.pages as usize)
         }
-        ["mode", m] => {
-            let (reuse, reduce) = match *m {
-                "basic" => (false, false),
-                "reuse" | "add" => (true, false),
-                "reduce" => (true, true),
-                _ => return Err(Error::Invalid),
-            };
-            p.settings.reuse = reuse;
-            p.settings.reduce = reduce;
-            if matches!(*m, "basic" | "reuse") {
-                p.settings.add.clear();
+        PoolKind::Program | PoolKind::Text | PoolKind::Full if r.pages == 0 => {
+            let plate = ResId::from_raw(r.plate);
+            if plate.kind() != Kind::Plate as u8 {
+                return Err(Error::Invalid);
             }
-        }
-        ["flush"] => {
-            drop(p);
-            flush();
+            super::plate::content(plate)?;
+            (plate, 0)
         }
         _ => return Err(Error::Invalid),
-    }
-    Ok(())
+    };
+    Ok(Rule {
+        kind,
+        key,
+        pages,
+        count,
+    })
+}
+
+/// Replaces the settings and the add function's rules.
+pub fn set(settings: Settings) {
+    POOL.lock().settings = settings;
 }
 
 pub fn settings() -> Settings {

@@ -192,14 +192,15 @@ pub fn size(id: ResId) -> Option<(usize, u64)> {
     }
 }
 
-pub fn list(f: &mut dyn FnMut(ResId, u64, usize, &str)) {
+pub fn list(f: &mut dyn FnMut(ResId, u64, usize, abi::RegionPlace)) {
+    use abi::RegionPlace as P;
     for (id, e) in TABLE.lock().iter() {
         let place = match e.value.place {
-            Place::Detached(_) => "detached",
-            Place::InSpace { .. } => "in a space",
-            Place::InKernel { .. } => "in the kernel",
-            Place::InContainer { .. } => "a container's",
-            Place::Moving => "moving",
+            Place::Detached(_) => P::Detached,
+            Place::InSpace { .. } => P::InSpace,
+            Place::InKernel { .. } => P::InKernel,
+            Place::InContainer { .. } => P::InContainer,
+            Place::Moving => P::Moving,
         };
         f(id, e.owner, e.value.pages, place);
     }

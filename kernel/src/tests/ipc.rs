@@ -97,85 +97,61 @@ pub fn batch_requests_and_distribution_server() -> TestResult {
     Ok(())
 }
 
-/// The fields of `name`'s line in the inspector's server report:
-/// pid, placed, ran, accepted, answered, forwarded, queued, held.
-fn server_line(name: &str) -> Result<alloc::vec::Vec<alloc::string::String>, alloc::string::String> {
-    let report = syscall::inspect::report("servers").map_err(|e| format!("{e:?}"))?;
-    let line = report
-        .lines()
-        .find(|l| l.split_ascii_whitespace().next() == Some(name))
-        .ok_or_else(|| format!("'{name}' missing from:\n{report}"))?;
-    Ok(line
-        .split_ascii_whitespace()
-        .skip(1)
-        .map(alloc::string::String::from)
-        .collect())
+/// `name`'s record among the inspector's servers.
+pub fn server(name: &str) -> Result<abi::ServerRecord, alloc::string::String> {
+    let mut page = syscall::inspect::Page::first().map_err(|e| format!("{e:?}"))?;
+    syscall::inspect::servers(&mut page);
+    page.items()
+        .iter()
+        .find(|s| abi::name_str(&s.name) == name)
+        .copied()
+        .ok_or_else(|| format!("'{name}' is not among the servers"))
 }
 
 fn client(calls: &str, cpu: u64) -> Result<u64, alloc::string::String> {
     run_on("rvtest", format!("client\0{calls}\0placed\0").as_bytes(), cpu)
 }
 
-pub fn servers_placed_by_boot_file_and_command() -> TestResult {
-    use crate::placement::{Placement, parse, start};
-    use abi::Error;
-    // The boot file's syntax, good and bad lines.
-    ensure!(parse("  # nothing") == Ok(None), "comment line");
-    ensure!(
-        parse("echo cpu 2 a b")
-            == Ok(Some(Placement {
-                server: "echo",
-                cpu: 2,
-                args: b"a\0b\0".to_vec()
-            })),
-        "pinned line with arguments"
-    );
-    ensure!(
-        parse("relay")
-            == Ok(Some(Placement {
-                server: "relay",
-                cpu: abi::ANY_CPU,
-                args: alloc::vec::Vec::new()
-            })),
-        "unpinned line"
-    );
-    ensure!(parse("echo cpu two") == Err(Error::Invalid), "bad CPU accepted");
-    ensure!(parse("echo cpu") == Err(Error::Invalid), "missing CPU accepted");
-    ensure!(start("echo cpu 64") == Err(Error::Invalid), "offline CPU accepted");
-    ensure!(
-        start("no-such-server cpu 1") == Err(Error::NotFound),
-        "missing program started"
-    );
+/// Kills a process that is not the kernel's child and waits until its
+/// name has gone (it ends on its own CPU).
+pub fn stop_server(pid: u64, name: &str) -> TestResult {
+    proc::kill(pid).map_err(|e| format!("{e:?}"))?;
+    let until = kcore::clock::nanos() + 2_000_000_000;
+    while server(name).is_ok() {
+        ensure!(kcore::clock::nanos() < until, "'{name}' still listed after its kill");
+        sched::sleep_until(kcore::clock::nanos() + 1_000_000);
+    }
+    Ok(())
+}
 
-    // A server placed on CPU 1 serves a client on CPU 0 there, and the
-    // inspector shows where it is and what it did.
-    let server = start("echo cpu 1 placed")
-        .map_err(|e| format!("{e:?}"))?
-        .ok_or("no pid")?;
-    ensure!(client("100", 0)? == 0, "client failed");
-    let f = server_line("placed")?;
+/// init starts the servers of a boot file on their CPUs (skipping the
+/// lines it must refuse), a client on CPU 0 is served there, the shell
+/// init starts moves the server with `place`, and the inspector's records
+/// show each step.
+pub fn servers_placed_by_boot_file_and_command() -> TestResult {
+    // The file starts `echo cpu 1 placed` (see user/etc/servers.test.conf).
+    let init_args = super::args(&["-s", "etc/servers.test.conf", "rvtest", "client", "100", "placed"]);
+    let status = crate::run_init(&init_args, 0);
+    ensure!(status == 0, "init and the client ended with {status:#x}");
+    let s = server("placed")?;
     ensure!(
-        f[0] == format!("{server}") && f[1] == "1" && f[2] == "1" && f[3] == "100" && f[4] == "100" && f[6] == "0",
-        "after 100 calls on CPU 1: {f:?}"
+        s.alive == 1 && s.affinity == 1 && s.last_cpu == 1 && s.accepted == 100 && s.answered == 100 && s.held == 0,
+        "after 100 calls on CPU 1: {s:?}"
     );
 
     // The console's `place` command moves it at run time: to CPU 2, or
     // back to CPU 0 on a machine with two.
     let to = if kcore::cpu::online_count() > 2 { 2 } else { 0 };
-    ensure!(
-        run_on("shell", format!("-c\0place placed {to}\0").as_bytes(), abi::ANY_CPU)? == 0,
-        "shell failed"
+    let status = crate::run_init(
+        &super::args(&["shell", "-c", &format!("place placed {to}")]),
+        abi::ANY_CPU,
     );
+    ensure!(status == 0, "shell ended with {status:#x}");
     ensure!(client("10", 0)? == 0, "client failed after the move");
-    let f = server_line("placed")?;
-    let to = format!("{to}");
+    let moved = server("placed")?;
     ensure!(
-        f[1] == to && f[2] == to && f[3] == "110" && f[4] == "110",
-        "after the move to CPU {to}: {f:?}"
+        moved.affinity == to && moved.last_cpu == to && moved.accepted == 110 && moved.answered == 110,
+        "after the move to CPU {to}: {moved:?}"
     );
-
-    proc::kill(server).map_err(|e| format!("{e:?}"))?;
-    proc::wait(KERNEL_PID, server).map_err(|e| format!("{e:?}"))?;
-    ensure!(server_line("placed").is_err(), "dead server still listed");
-    Ok(())
+    stop_server(s.pid, "placed")
 }

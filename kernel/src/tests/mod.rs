@@ -17,6 +17,11 @@ pub fn heap_back(before: usize, after: usize) -> bool {
     after.abs_diff(before) <= 1024
 }
 
+/// Arguments as `spawn` takes them: each one NUL-terminated.
+pub fn args(words: &[&str]) -> alloc::vec::Vec<u8> {
+    words.iter().flat_map(|w| w.bytes().chain([0])).collect()
+}
+
 pub static TESTS: &[KTest] = &[
     // User processes
     pass(
@@ -55,6 +60,10 @@ pub static TESTS: &[KTest] = &[
     ),
     pass("shell_runs_commands", process::shell_runs_commands),
     pass(
+        "system_right_guards_global_settings",
+        process::system_right_guards_global_settings,
+    ),
+    pass(
         "fuzzing_neither_crashes_nor_leaks",
         process::fuzzing_neither_crashes_nor_leaks,
     ),
@@ -82,6 +91,7 @@ pub static TESTS: &[KTest] = &[
         "pool_reuse_gives_fresh_processes",
         resource::pool_reuse_gives_fresh_processes,
     ),
+    pass("pool_settings_are_checked", resource::pool_settings_are_checked),
     pass("pool_add_fills_to_the_setting", resource::pool_add_fills_to_the_setting),
     pass(
         "pool_reduce_follows_the_papers_rules",

@@ -25,7 +25,7 @@ fn run(path: &str, args: &[&str], policy: LoadPolicy, cpu: u64) -> Result<Outcom
     let options = SpawnOptions {
         policy: policy as u64,
         cpu,
-        foreground: 0,
+        ..SpawnOptions::DEFAULT
     };
     let pid = resource::proc::spawn::spawn(path, &packed, &options, KERNEL_PID)
         .map_err(|e| format!("spawn {path}: {e:?}"))?;
@@ -201,17 +201,82 @@ pub fn ctrl_c_kills_the_foreground_program() -> TestResult {
     Ok(())
 }
 
+/// The shell init starts runs programs and built-ins, the inspector's
+/// reports and pool settings among them; init ends with its status.
 pub fn shell_runs_commands() -> TestResult {
-    run_ok(
+    let script = "hello a b; policy demand; pa200; argcheck x yy zzz; ps; mem; cpus; uptime; policy eager; \
+                  res; res plates; res programs; res spaces; res regions; res attachments; res processes; \
+                  res physical; res nothing; pool; pool add full tiny 1; pool unused 60; pool; pool add clear; \
+                  pool bogus; trace; trace 5; counters; servers";
+    let status = crate::run_init(&super::args(&["shell", "-c", script]), abi::ANY_CPU);
+    ensure!(status == 0, "shell ended with {status:#x}");
+    let s = resource::pool::settings();
+    ensure!(
+        s.unused_ns == 60_000_000 && s.add.is_empty() && proc::default_policy() == LoadPolicy::Eager,
+        "the shell's settings did not apply: {s:?}, {:?}",
+        proc::default_policy()
+    );
+    let status = crate::run_init(&super::args(&["shell", "-c", "faults null; exit 7"]), abi::ANY_CPU);
+    ensure!(status == 7, "shell exit status {status}");
+    Ok(())
+}
+
+/// The system right: a process without it is refused every global
+/// setting and changes nothing (`rights` checks from inside), a shell
+/// without it cannot move a server it did not start, and the shell init
+/// starts, which holds the right init passed on, can.
+pub fn system_right_guards_global_settings() -> TestResult {
+    use resource::pool;
+    let server = resource::proc::spawn::spawn("echo", b"guarded\0", &SpawnOptions::DEFAULT, KERNEL_PID)
+        .map_err(|e| format!("{e:?}"))?;
+    // A client waits until the server has registered its name.
+    ensure!(
+        run_ok("rvtest", &["client", "1", "guarded"], LoadPolicy::Eager).is_ok(),
+        "no server 'guarded'"
+    );
+    let (settings, policy) = (pool::settings(), proc::default_policy());
+    let o = run("rights", &[&format!("{server}")], LoadPolicy::Eager, abi::ANY_CPU)?;
+    ensure!(o.status == 0, "rights exited with {:#x}", o.status);
+    run(
         "shell",
-        &[
-            "-c",
-            "hello a b; policy demand; pa200; argcheck x yy zzz; ps; mem; policy eager",
-        ],
+        &["-c", "place guarded 0; pool unused 77; policy demand"],
         LoadPolicy::Eager,
+        abi::ANY_CPU,
     )?;
-    let o = run("shell", &["-c", "faults null; exit 7"], LoadPolicy::Eager, abi::ANY_CPU)?;
-    ensure!(o.status == 7, "shell exit status {}", o.status);
+    let guarded = super::ipc::server("guarded")?;
+    ensure!(
+        guarded.affinity == abi::ANY_CPU && pool::settings() == settings && proc::default_policy() == policy,
+        "a shell without the right changed something: {guarded:?}, {:?}, {:?}",
+        pool::settings(),
+        proc::default_policy()
+    );
+
+    let script = "place guarded 0; pool unused 77; policy demand";
+    let status = crate::run_init(&super::args(&["shell", "-c", script]), abi::ANY_CPU);
+    ensure!(status == 0, "init's shell ended with {status:#x}");
+    let guarded = super::ipc::server("guarded")?;
+    let now = pool::settings();
+    ensure!(
+        guarded.affinity == 0 && now.unused_ns == 77_000_000 && proc::default_policy() == LoadPolicy::Demand,
+        "init's shell was refused: {guarded:?}, {now:?}, {:?}",
+        proc::default_policy()
+    );
+    // init applied etc/pool.conf first: its two add rules (user/etc/pool.conf).
+    let rule = |kind, count| pool::Rule {
+        kind,
+        key: resource::ResId::NONE,
+        pages: 0,
+        count,
+    };
+    ensure!(
+        now.add == [rule(pool::PoolKind::WorkArea, 2), rule(pool::PoolKind::Space, 2)],
+        "pool.conf's rules: {:?}",
+        now.add
+    );
+    proc::set_default_policy(policy);
+    pool::set(settings);
+    proc::kill(server).map_err(|e| format!("{e:?}"))?;
+    proc::wait(KERNEL_PID, server).map_err(|e| format!("{e:?}"))?;
     Ok(())
 }
 

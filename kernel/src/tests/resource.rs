@@ -33,6 +33,44 @@ fn pool_count(kind: PoolKind) -> usize {
     pool::report()[kind as usize].count
 }
 
+const MS: u64 = 1_000_000;
+
+/// Changes the pool's settings, as the administrator's `pool_set` does.
+fn change(f: impl FnOnce(&mut pool::Settings)) {
+    let mut s = pool::settings();
+    f(&mut s);
+    pool::set(s);
+}
+
+/// One of the paper's configurations; `clear` forgets the add rules too.
+fn mode(reuse: bool, reduce: bool, clear: bool) {
+    change(|s| {
+        s.reuse = reuse;
+        s.reduce = reduce;
+        if clear {
+            s.add.clear();
+        }
+    });
+}
+
+/// Adds an add rule, for `program`'s plate if the kind needs one.
+fn add(kind: PoolKind, program: &str, pages: usize, count: usize) -> TestResult {
+    let key = if program.is_empty() {
+        ResId::NONE
+    } else {
+        resource::proc::spawn::find_plate(program).map_err(|e| format!("{program}: {e:?}"))?
+    };
+    change(|s| {
+        s.add.push(pool::Rule {
+            kind,
+            key,
+            pages,
+            count,
+        })
+    });
+    Ok(())
+}
+
 pub fn resources_exist_independently() -> TestResult {
     let plate = ok(plate::find(KERNEL, "bin/tiny"))?;
     // A program with no process, a space with no process, a region with no space.
@@ -254,7 +292,7 @@ pub fn process_built_step_by_step_from_user_mode() -> TestResult {
 }
 
 pub fn pool_reuse_gives_fresh_processes() -> TestResult {
-    pool::configure("mode reuse").map_err(|e| format!("{e:?}"))?;
+    mode(true, false, true);
     let hits = pool::report()[PoolKind::Full as usize].stats.hits;
     for _ in 0..3 {
         let o = run_with("fresh", &[], LoadPolicy::Eager)?;
@@ -268,7 +306,7 @@ pub fn pool_reuse_gives_fresh_processes() -> TestResult {
     let after = pool::report()[PoolKind::Full as usize].stats.hits;
     ensure!(after >= hits + 2, "no reuse: {} full-space hits", after - hits);
     // basic: the pool is not used at all.
-    pool::configure("mode basic").map_err(|e| format!("{e:?}"))?;
+    mode(false, false, true);
     let before = pool::report();
     run_with("fresh", &[], LoadPolicy::Eager)?;
     let now = pool::report();
@@ -276,14 +314,14 @@ pub fn pool_reuse_gives_fresh_processes() -> TestResult {
         now.iter().zip(before.iter()).all(|(a, b)| a.stats.hits == b.stats.hits),
         "basic mode took from the pool"
     );
-    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
+    mode(true, true, false);
     Ok(())
 }
 
 pub fn pool_add_fills_to_the_setting() -> TestResult {
-    pool::configure("mode add").map_err(|e| format!("{e:?}"))?;
-    pool::configure("add full pa200 2").map_err(|e| format!("{e:?}"))?;
-    pool::configure("add workarea 3").map_err(|e| format!("{e:?}"))?;
+    mode(true, false, false);
+    add(PoolKind::Full, "pa200", 0, 2)?;
+    add(PoolKind::WorkArea, "", 0, 3)?;
     pool::add().map_err(|e| format!("add: {e:?}"))?;
     ensure!(
         pool_count(PoolKind::Full) >= 2 && pool_count(PoolKind::WorkArea) >= 3,
@@ -301,15 +339,15 @@ pub fn pool_add_fills_to_the_setting() -> TestResult {
         pool::report()[PoolKind::Full as usize].stats.hits == hits + 1,
         "the added space was not used"
     );
-    pool::configure("add clear").map_err(|e| format!("{e:?}"))?;
+    change(|s| s.add.clear());
     Ok(())
 }
 
 pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
-    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
-    pool::configure("unused 50").map_err(|e| format!("{e:?}"))?;
+    mode(true, true, false);
+    change(|s| s.unused_ns = 50 * MS);
     // Keep the idle adjustment out of the way: the test drives the clock.
-    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    change(|s| s.interval_ns = 100_000 * MS);
     pool::flush();
     // Ten pa800 at once: ten full spaces come back to the pool.
     let mut pids = alloc::vec::Vec::new();
@@ -356,7 +394,7 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
         bytes_burst / 1024
     );
     let _ = big_left;
-    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    change(|s| s.interval_ns = 50 * MS);
     Ok(())
 }
 
@@ -367,17 +405,17 @@ fn footprint() -> ([usize; 11], usize, usize) {
 }
 
 pub fn nothing_leaks_after_a_workload_and_a_flush() -> TestResult {
-    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
-    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    mode(true, true, false);
+    change(|s| s.interval_ns = 100_000 * MS);
     let workload = || -> TestResult {
         for prog in ["tiny", "pa200", "fresh", "builder", "argcheck"] {
             let args: &[&str] = if prog == "argcheck" { &["x", "yy", "zzz"] } else { &[] };
             run_with(prog, args, LoadPolicy::Eager)?;
             run_with(prog, args, LoadPolicy::Demand)?;
         }
-        pool::configure("add full tiny 1").map_err(|e| format!("{e:?}"))?;
+        add(PoolKind::Full, "tiny", 0, 1)?;
         pool::add().map_err(|e| format!("{e:?}"))?;
-        pool::configure("add clear").map_err(|e| format!("{e:?}"))?;
+        change(|s| s.add.clear());
         ensure!(pool::bytes() > 0, "the pool held nothing");
         pool::flush();
         Ok(())
@@ -391,7 +429,7 @@ pub fn nothing_leaks_after_a_workload_and_a_flush() -> TestResult {
         after.0 == before.0 && after.1 == before.1 && super::heap_back(before.2, after.2),
         "resources/free frames/heap {before:?} before, {after:?} after"
     );
-    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    change(|s| s.interval_ns = 50 * MS);
     Ok(())
 }
 
@@ -414,8 +452,8 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
         }
         Ok(())
     };
-    pool::configure("mode reduce").map_err(|e| format!("{e:?}"))?;
-    pool::configure("interval 100000").map_err(|e| format!("{e:?}"))?;
+    mode(true, true, false);
+    change(|s| s.interval_ns = 100_000 * MS);
     pool::flush();
     spawn_all(3)?;
     // Keeps one full space and takes the others apart into the pool.
@@ -428,7 +466,7 @@ pub fn pooled_text_is_the_program_text() -> TestResult {
     ensure!(pool_count(PoolKind::Text) >= 1, "no pooled text");
     // The first takes the full space, the others the pooled text.
     spawn_all(3)?;
-    pool::configure("interval 50").map_err(|e| format!("{e:?}"))?;
+    change(|s| s.interval_ns = 50 * MS);
     pool::flush();
     Ok(())
 }
@@ -455,5 +493,110 @@ pub fn trace_slot_has_one_writer() -> TestResult {
     );
     ensure!(!claim(&stamp, seq), "an entry is not written twice");
     ensure!(claim(&stamp, seq + 256), "the next lap takes the slot");
+    Ok(())
+}
+
+/// The pool's settings as `pool_set` takes them are checked whole before
+/// any applies: flags, interval, and each rule's kind, plate and size.
+pub fn pool_settings_are_checked() -> TestResult {
+    use abi::{MAX_POOL_RULES, PoolRule, PoolSettings};
+    let good = PoolSettings {
+        reuse: 1,
+        reduce: 0,
+        unused_ns: 7 * MS,
+        interval_ns: 9 * MS,
+    };
+    let tiny = resource::proc::spawn::find_plate("tiny").map_err(|e| format!("{e:?}"))?;
+    let rule = |kind: PoolKind, plate: u64, pages: u64| PoolRule {
+        kind: kind as u64,
+        plate,
+        pages,
+        count: 2,
+    };
+    let rules = [
+        rule(PoolKind::WorkArea, 0, 0),
+        rule(PoolKind::Region, 0, 16),
+        rule(PoolKind::Full, tiny.raw(), 0),
+    ];
+    let s = pool::settings_from(&good, &rules).map_err(|e| format!("good settings: {e:?}"))?;
+    ensure!(
+        s.reuse && !s.reduce && s.unused_ns == 7 * MS && s.interval_ns == 9 * MS,
+        "settings {s:?}"
+    );
+    ensure!(
+        s.add[2]
+            == pool::Rule {
+                kind: PoolKind::Full,
+                key: tiny,
+                pages: 0,
+                count: 2
+            }
+            && s.add[1].pages == 16,
+        "rules {:?}",
+        s.add
+    );
+    let check = |what: &str, settings: PoolSettings, rules: &[PoolRule], want: Error| -> TestResult {
+        let got = pool::settings_from(&settings, rules).map(drop);
+        ensure!(got == Err(want), "{what}: {got:?}, not {want:?}");
+        Ok(())
+    };
+    check("reuse 2", PoolSettings { reuse: 2, ..good }, &[], Error::Invalid)?;
+    check("reduce 7", PoolSettings { reduce: 7, ..good }, &[], Error::Invalid)?;
+    check(
+        "interval 0",
+        PoolSettings { interval_ns: 0, ..good },
+        &[],
+        Error::Invalid,
+    )?;
+    let bad_kind = PoolRule { kind: 6, ..rules[0] };
+    check("kind 6", good, &[bad_kind], Error::Invalid)?;
+    check(
+        "work area with a plate",
+        good,
+        &[rule(PoolKind::WorkArea, tiny.raw(), 0)],
+        Error::Invalid,
+    )?;
+    check(
+        "region of 0 pages",
+        good,
+        &[rule(PoolKind::Region, 0, 0)],
+        Error::Invalid,
+    )?;
+    check(
+        "region too large",
+        good,
+        &[rule(PoolKind::Region, 0, (1 << 18) + 1)],
+        Error::Invalid,
+    )?;
+    check(
+        "full with pages",
+        good,
+        &[rule(PoolKind::Full, tiny.raw(), 4)],
+        Error::Invalid,
+    )?;
+    check(
+        "full without a plate",
+        good,
+        &[rule(PoolKind::Full, 0, 0)],
+        Error::Invalid,
+    )?;
+    let space = resource::vspace::create(KERNEL).map_err(|e| format!("{e:?}"))?;
+    check(
+        "full of a space",
+        good,
+        &[rule(PoolKind::Text, space.raw(), 0)],
+        Error::Invalid,
+    )?;
+    resource::mediator::delete(KERNEL, space).map_err(|e| format!("{e:?}"))?;
+    let forged = ResId::new(tiny.kind(), tiny.index(), tiny.generation() + 1);
+    check(
+        "full of a forged plate",
+        good,
+        &[rule(PoolKind::Full, forged.raw(), 0)],
+        Error::NotFound,
+    )?;
+    let many = [rules[0]; MAX_POOL_RULES as usize + 1];
+    check("too many rules", good, &many, Error::Limit)?;
+    pool::settings_from(&good, &many[1..]).map_err(|e| format!("{MAX_POOL_RULES} rules: {e:?}"))?;
     Ok(())
 }

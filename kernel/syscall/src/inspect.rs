@@ -1,222 +1,319 @@
-//! The inspector's reports: resources by kind, the pool's contents and
-//! memory, the mediator's counters and recent trace, as text for the shell
-//! (`inspect` system call).
+//! The inspector's records (`inspect` system call): resources by kind, the
+//! pool's settings, contents and memory, the mediator's counters and recent
+//! trace, the servers and the processors, as arrays of `abi` records. User
+//! space formats them (the shell's `res`, `pool`, `trace`, `servers` ...).
+//!
+//! A topic may have more records than one call returns: a call names the
+//! first it wants (`start`) and gets how many there are, so the caller
+//! pages through them. Records are gathered into a buffer reserved before
+//! any table is locked, and copied out after.
 
-use abi::Error;
-use alloc::string::String;
-use core::fmt::Write;
-use resource::{Kind, ResId, mediator, plate, pool, program, vregion, vspace};
+use abi::{
+    CounterRecord, CpuRecord, Error, INSPECT_MAX, IpcTotals, KindCount, PoolRecord, PoolRule, PoolSettings, ResRecord,
+    ServerRecord, Topic, TraceRecord, name_field,
+};
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering::Relaxed;
+use kcore::uaccess::{self, Pod, UserRange};
+use resource::{Kind, ResId, mediator, physmem, plate, pool, program, vregion, vspace};
 
-fn kind_name(k: u8) -> &'static str {
-    Kind::from_u64(k as u64).map_or("?", |k| k.name())
+/// The window of a topic's records one call returns, and their count.
+pub struct Page<T> {
+    start: u64,
+    capacity: usize,
+    items: Vec<T>,
+    total: u64,
 }
 
-pub fn report(topic: &str) -> Result<String, Error> {
-    let mut out = String::new();
-    let words: alloc::vec::Vec<&str> = topic.split_ascii_whitespace().collect();
-    match words.as_slice() {
-        ["resources"] | [] => resources(&mut out),
-        ["resources", kind] => resources_of(&mut out, kind)?,
-        ["pool"] => pool_report(&mut out),
-        ["trace"] => trace(&mut out, 20),
-        ["trace", n] => trace(&mut out, n.parse().map_err(|_| Error::Invalid)?),
-        ["counters"] => counters(&mut out),
-        ["servers"] => servers(&mut out),
-        _ => return Err(Error::Invalid),
+impl<T> Page<T> {
+    pub fn new(start: u64, capacity: usize) -> Result<Page<T>, Error> {
+        let mut items = Vec::new();
+        items.try_reserve_exact(capacity).map_err(|_| Error::NoMemory)?;
+        Ok(Page {
+            start,
+            capacity,
+            items,
+            total: 0,
+        })
     }
-    Ok(out)
+
+    /// The first INSPECT_MAX records (for the kernel's own tests).
+    pub fn first() -> Result<Page<T>, Error> {
+        Page::new(0, INSPECT_MAX as usize)
+    }
+
+    /// Counts one record, and makes and keeps it if it is in the window
+    /// (never allocating: the room was reserved at the start).
+    fn offer(&mut self, make: impl FnOnce() -> T) {
+        if self.total >= self.start && self.items.len() < self.capacity {
+            self.items.push(make());
+        }
+        self.total += 1;
+    }
+
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total
+    }
 }
 
-fn resources(out: &mut String) {
-    let _ = writeln!(out, "{:<20} {:>6}", "kind", "live");
+/// The `inspect` system call: fills `out` with the topic's records from
+/// `start` on, and returns how many there are.
+pub fn serve(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, size: u64) -> Result<u64, Error> {
+    match topic {
+        Topic::Counts => send(start, out, capacity, size, |p| {
+            counts(p);
+            Ok(())
+        }),
+        Topic::Resources => send(start, out, capacity, size, |p| resources(p, arg)),
+        Topic::PoolSettings => send(start, out, capacity, size, |p| {
+            pool_settings(p);
+            Ok(())
+        }),
+        Topic::PoolRules => send(start, out, capacity, size, |p| {
+            pool_rules(p);
+            Ok(())
+        }),
+        Topic::Pool => send(start, out, capacity, size, |p| {
+            pool_contents(p);
+            Ok(())
+        }),
+        Topic::Trace => send(start, out, capacity, size, |p| {
+            trace(p, arg);
+            Ok(())
+        }),
+        Topic::Counters => send(start, out, capacity, size, |p| {
+            counters(p);
+            Ok(())
+        }),
+        Topic::Servers => send(start, out, capacity, size, |p| {
+            servers(p);
+            Ok(())
+        }),
+        Topic::Ipc => send(start, out, capacity, size, |p| {
+            ipc_totals(p);
+            Ok(())
+        }),
+        Topic::Cpus => send(start, out, capacity, size, |p| {
+            cpus(p);
+            Ok(())
+        }),
+    }
+}
+
+/// Checks the caller's buffer before any work, gathers the records and
+/// copies them out.
+fn send<T: Pod>(
+    start: u64,
+    out: u64,
+    capacity: u64,
+    size: u64,
+    fill: impl FnOnce(&mut Page<T>) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    if size != core::mem::size_of::<T>() as u64 || capacity > INSPECT_MAX {
+        return Err(Error::Invalid);
+    }
+    UserRange::new(out, (capacity * size) as usize)?;
+    let mut page = Page::new(start, capacity as usize)?;
+    fill(&mut page)?;
+    uaccess::write_list(out, page.items())?;
+    Ok(page.total)
+}
+
+pub fn counts(page: &mut Page<KindCount>) {
     for (kind, n) in resource::counts() {
-        let _ = writeln!(out, "{:<20} {:>6}", kind.name(), n);
+        page.offer(|| KindCount {
+            kind: kind as u64,
+            live: n as u64,
+        });
     }
-    let _ = writeln!(
-        out,
-        "mediator: {} operations so far ('inspect counters', 'inspect trace')",
-        mediator::total_calls()
-    );
 }
 
-fn resources_of(out: &mut String, kind: &str) -> Result<(), Error> {
-    let _ = writeln!(out, "{:<14} {:>6}  detail", "id", "owner");
-    match kind {
-        "plate" | "plates" => plate::list(&mut |id, name, bytes| {
-            let _ = writeln!(out, "{:<14?} {:>6}  {name} ({bytes} bytes)", id, 0);
+/// The resources of one kind. Kinds without a list (computations, work
+/// areas, containers, boxes) are `Invalid`.
+pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
+    let record = |id: ResId, owner: u64| ResRecord {
+        id: id.raw(),
+        owner,
+        ..ResRecord::default()
+    };
+    match Kind::from_u64(kind).ok_or(Error::Invalid)? {
+        Kind::Plate => plate::list(&mut |id, name, bytes| {
+            page.offer(|| ResRecord {
+                bytes,
+                name: name_field(name),
+                ..record(id, 0)
+            })
         }),
-        "program" | "programs" => program::list(&mut |id, e| {
-            let (t, d, b) = e.value.sizes();
-            let _ = writeln!(
-                out,
-                "{:<14?} {:>6}  {} entry {:#x} text {t} data {d} bss {b} (users {})",
-                id,
-                e.owner,
-                e.value.name,
-                e.value.entry,
-                alloc::sync::Arc::strong_count(&e.value) - 1
-            );
+        Kind::Program => program::list(&mut |id, e| {
+            page.offer(|| {
+                let (text, data, bss) = e.value.sizes();
+                ResRecord {
+                    value: e.value.entry,
+                    links: [e.value.plate.raw(), 0, 0],
+                    detail: [text, data, bss, alloc::sync::Arc::strong_count(&e.value) as u64 - 1],
+                    name: name_field(&e.value.name),
+                    ..record(id, e.owner)
+                }
+            })
         }),
-        "space" | "spaces" => vspace::list(&mut |id, owner, regions, bytes| {
-            let _ = writeln!(
-                out,
-                "{:<14?} {:>6}  {regions} regions attached, {} KiB",
-                id,
-                owner,
-                bytes / 1024
-            );
+        Kind::VirtualSpace => vspace::list(&mut |id, owner, regions, bytes| {
+            page.offer(|| ResRecord {
+                bytes,
+                value: regions as u64,
+                ..record(id, owner)
+            })
         }),
-        "region" | "regions" => vregion::list(&mut |id, owner, pages, place| {
-            let _ = writeln!(out, "{:<14?} {:>6}  {pages} pages, {place}", id, owner);
+        Kind::VirtualRegion => vregion::list(&mut |id, owner, pages, place| {
+            page.offer(|| ResRecord {
+                value: pages as u64,
+                detail: [place as u64, 0, 0, 0],
+                ..record(id, owner)
+            })
         }),
-        "attachment" | "attachments" | "userspace" => vspace::list_attachments(&mut |id, l, w| {
-            let _ = write!(
-                out,
-                "{:<14?} {:>6}  region {:?} in space {:?} at {:#x}",
-                id, w.owner, l.region, w.space, w.base
-            );
-            let _ = if l.container == ResId::NONE {
-                writeln!(out)
-            } else {
-                writeln!(out, ", held by container {:?}", l.container)
-            };
+        Kind::VirtualUserSpace => vspace::list_attachments(&mut |id, l, w| {
+            page.offer(|| ResRecord {
+                value: w.base,
+                links: [l.region.raw(), w.space.raw(), l.container.raw()],
+                ..record(id, w.owner)
+            })
         }),
-        "process" | "processes" => {
+        Kind::Process => {
             for pid in ipc::process::pids() {
                 if let Some(p) = resource::proc::get(pid) {
-                    let _ = writeln!(
-                        out,
-                        "{:<14?} {:>6}  {} program {:?} space {:?}",
-                        resource::process::id_of(pid),
-                        p.parent.load(core::sync::atomic::Ordering::Relaxed) as i64,
-                        p.name,
-                        p.program,
-                        p.space_id
-                    );
+                    page.offer(|| ResRecord {
+                        value: pid,
+                        links: [p.program.raw(), p.space_id.raw(), 0],
+                        name: name_field(&p.name),
+                        ..record(resource::process::id_of(pid), p.parent.load(Relaxed))
+                    });
                 }
             }
         }
-        "physical" => {
-            let _ = writeln!(out, "{} runs", resource::of(Kind::PhysicalMemory).count());
+        Kind::PhysicalMemory => physmem::list(&mut |id, owner, pages| {
+            page.offer(|| ResRecord {
+                bytes: pages as u64 * 4096,
+                value: pages as u64,
+                ..record(id, owner)
+            })
+        }),
+        Kind::Computation | Kind::VirtualKernelSpace | Kind::Container | Kind::ContainerBox => {
+            return Err(Error::Invalid);
         }
-        _ => return Err(Error::Invalid),
     }
     Ok(())
 }
 
-fn pool_report(out: &mut String) {
+pub fn pool_settings(page: &mut Page<PoolSettings>) {
     let s = pool::settings();
-    let _ = writeln!(
-        out,
-        "reuse {}, reduce {} (unused {} ms, every {} ms), {} add rule(s)",
-        if s.reuse { "on" } else { "off" },
-        if s.reduce { "on" } else { "off" },
-        s.unused_ns / 1_000_000,
-        s.interval_ns / 1_000_000,
-        s.add.len()
-    );
-    for rule in &s.add {
-        let _ = writeln!(out, "  add {rule:?}");
-    }
-    let _ = writeln!(
-        out,
-        "{:<42} {:>5} {:>9} {:>7} {:>7} {:>6} {:>7}",
-        "pool kind (seed 000, table 1)", "count", "KiB", "hits", "misses", "added", "reduced"
-    );
-    let report = pool::report();
-    let mut total = 0;
-    for ((_, name), r) in pool::POOL_KINDS.iter().zip(report.iter()) {
-        total += r.bytes;
-        let _ = writeln!(
-            out,
-            "{:<42} {:>5} {:>9} {:>7} {:>7} {:>6} {:>7}",
-            name,
-            r.count,
-            r.bytes / 1024,
-            r.stats.hits,
-            r.stats.misses,
-            r.stats.added,
-            r.stats.reduced
-        );
-    }
-    let _ = writeln!(out, "pool memory: {} KiB", total / 1024);
-}
-
-fn trace(out: &mut String, n: usize) {
-    let _ = writeln!(
-        out,
-        "{:>6} {:>6} {:<20} {:<18} {:<14} {:>7} {:>8}",
-        "seq", "caller", "kind", "operation", "id", "result", "cycles"
-    );
-    mediator::trace(n, &mut |e| {
-        let _ = writeln!(
-            out,
-            "{:>6} {:>6} {:<20} {:<18} {:<14?} {:>7} {:>8}",
-            e.seq,
-            e.caller,
-            kind_name(e.kind),
-            mediator::OP_NAMES[e.op as usize],
-            ResId::from_raw(e.id),
-            e.result,
-            e.cycles
-        );
+    page.offer(|| PoolSettings {
+        reuse: u64::from(s.reuse),
+        reduce: u64::from(s.reduce),
+        unused_ns: s.unused_ns,
+        interval_ns: s.interval_ns,
     });
 }
 
-fn servers(out: &mut String) {
-    use core::sync::atomic::Ordering::Relaxed;
-    let _ = writeln!(
-        out,
-        "{:<14} {:>5} {:>6} {:>5} {:>9} {:>9} {:>9} {:>6} {:>5} {:>6}",
-        "name", "pid", "placed", "ran", "accepted", "answered", "forwarded", "queued", "held", "ring"
-    );
+pub fn pool_rules(page: &mut Page<PoolRule>) {
+    for r in pool::settings().add {
+        page.offer(|| PoolRule {
+            kind: r.kind as u64,
+            plate: r.key.raw(),
+            pages: r.pages as u64,
+            count: r.count as u64,
+        });
+    }
+}
+
+pub fn pool_contents(page: &mut Page<PoolRecord>) {
+    for (kind, r) in pool::PoolKind::ALL.iter().zip(pool::report()) {
+        page.offer(|| PoolRecord {
+            kind: *kind as u64,
+            count: r.count as u64,
+            bytes: r.bytes,
+            hits: r.stats.hits,
+            misses: r.stats.misses,
+            added: r.stats.added,
+            reduced: r.stats.reduced,
+        });
+    }
+}
+
+pub fn trace(page: &mut Page<TraceRecord>, n: u64) {
+    mediator::trace(n.min(INSPECT_MAX) as usize, &mut |e| {
+        page.offer(|| TraceRecord {
+            seq: e.seq,
+            caller: e.caller,
+            kind: u64::from(e.kind),
+            id: e.id,
+            result: e.result,
+            cycles: e.cycles,
+            op: name_field(mediator::OP_NAMES.get(e.op as usize).copied().unwrap_or("?")),
+        })
+    });
+}
+
+pub fn counters(page: &mut Page<CounterRecord>) {
+    mediator::counters(&mut |kind, op, calls, errors, cycles| {
+        page.offer(|| CounterRecord {
+            kind: u64::from(kind),
+            calls,
+            errors,
+            cycles,
+            op: name_field(op),
+        })
+    });
+}
+
+pub fn servers(page: &mut Page<ServerRecord>) {
     ipc::names::list(&mut |name, pid| {
         let Some(p) = resource::proc::get(pid) else {
             return;
         };
-        let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-        let (placed, ran) = comp.map_or((String::from("-"), -1), |c| {
-            let placed = match c.affinity.load(Relaxed) {
-                kcore::computation::ANY_CPU => String::from("any"),
-                cpu => alloc::format!("{cpu}"),
+        page.offer(|| {
+            let (queued, held) = p.port.backlog();
+            let mut r = ServerRecord {
+                pid,
+                accepted: p.port.accepted.load(Relaxed),
+                answered: p.port.answered.load(Relaxed),
+                forwarded: p.port.forwarded.load(Relaxed),
+                queued: queued as u64,
+                held: held as u64,
+                in_flight: ipc::rings::in_flight(&p).unwrap_or(u64::MAX),
+                name: name_field(name),
+                ..ServerRecord::default()
             };
-            (placed, c.last_cpu.load(Relaxed) as i64)
+            if let Some(c) = p.computation() {
+                r.alive = 1;
+                r.affinity = match c.affinity.load(Relaxed) {
+                    kcore::computation::ANY_CPU => abi::ANY_CPU,
+                    cpu => cpu as u64,
+                };
+                r.last_cpu = c.last_cpu.load(Relaxed) as u64;
+            }
+            r
         });
-        let (queued, held) = p.port.backlog();
-        // Requests it sent through its rings that are not back yet.
-        let ring = ipc::rings::in_flight(&p).map_or(String::from("-"), |n| alloc::format!("{n}"));
-        let _ = writeln!(
-            out,
-            "{name:<14} {pid:>5} {placed:>6} {ran:>5} {:>9} {:>9} {:>9} {queued:>6} {held:>5} {ring:>6}",
-            p.port.accepted.load(Relaxed),
-            p.port.answered.load(Relaxed),
-            p.port.forwarded.load(Relaxed),
-        );
     });
-    let _ = writeln!(
-        out,
-        "rendezvous completed: {}, bytes copied between processes: {}, direct switches: {}",
-        ipc::rendezvous::CALLS.load(Relaxed),
-        ipc::rendezvous::BYTES_COPIED.load(Relaxed),
-        sched::DIRECT_SWITCHES.load(Relaxed)
-    );
 }
 
-fn counters(out: &mut String) {
-    let _ = writeln!(
-        out,
-        "{:<20} {:<18} {:>9} {:>7} {:>12}",
-        "kind", "operation", "calls", "errors", "cycles/call"
-    );
-    mediator::counters(&mut |k, op, calls, errors, cycles| {
-        let _ = writeln!(
-            out,
-            "{:<20} {:<18} {:>9} {:>7} {:>12}",
-            kind_name(k),
-            op,
-            calls,
-            errors,
-            cycles / calls.max(1)
-        );
+pub fn ipc_totals(page: &mut Page<IpcTotals>) {
+    page.offer(|| IpcTotals {
+        calls: ipc::rendezvous::CALLS.load(Relaxed),
+        bytes_copied: ipc::rendezvous::BYTES_COPIED.load(Relaxed),
+        direct_switches: sched::DIRECT_SWITCHES.load(Relaxed),
     });
+}
+
+pub fn cpus(page: &mut Page<CpuRecord>) {
+    for c in kcore::cpu::online_cpus() {
+        page.offer(|| CpuRecord {
+            index: c.index as u64,
+            apic_id: u64::from(c.apic_id),
+            ticks: c.ticks.load(Relaxed),
+            calls_served: c.calls_served.load(Relaxed),
+        });
+    }
 }

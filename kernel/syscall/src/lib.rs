@@ -112,7 +112,9 @@ const fn handler(sys: Sys) -> Handler {
         Sys::ProcessStart => sys_process_start,
         Sys::WorkAreaWrite => sys_work_area_write,
         Sys::Inspect => sys_inspect,
-        Sys::PoolCtl => sys_pool_ctl,
+        Sys::PoolSet => sys_pool_set,
+        Sys::PoolFlush => sys_pool_flush,
+        Sys::PlateRead => sys_plate_read,
         Sys::ProgramSegment => sys_program_segment,
         Sys::ContainerCreate => container::sys_container_create,
         Sys::BoxCreate => container::sys_box_create,
@@ -213,12 +215,22 @@ fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     vkspace::write(me.pid, id(a[0]), name, rest).map(|()| 0)
 }
 
-fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let topic = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
-    let text = inspect::report(&topic)?;
-    let n = text.len().min(a[3] as usize);
-    uaccess::copy_to_user(a[2], &text.as_bytes()[..n])?;
+/// A plate's bytes. Plates are the archive's files, read-only and never
+/// deleted: the read checks the identifier (kind, slot, generation) in the
+/// plates' table and copies, with no operation of the mediator's to make.
+fn sys_plate_read(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    // One read returns at most MAX_COPY bytes; the buffer is checked whole.
+    let buf = uaccess::UserRange::new(a[2], (a[3] as usize).min(uaccess::MAX_COPY))?;
+    let data = resource::plate::content(id(a[0]))?;
+    let from = usize::try_from(a[1]).unwrap_or(usize::MAX).min(data.len());
+    let n = buf.len().min(data.len() - from);
+    buf.prefix(n).write(&data[from..from + n])?;
     Ok(n as u64)
+}
+
+fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    let topic = abi::Topic::from_u64(a[0]).ok_or(Error::Invalid)?;
+    inspect::serve(topic, a[1], a[2], a[3], a[4], a[5])
 }
 
 fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
@@ -226,13 +238,36 @@ fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     uaccess::write(a[2], &s).map(|()| 0)
 }
 
-fn sys_pool_ctl(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let line = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
-    resource::pool::configure(&line)?;
-    if resource::pool::settings().add.is_empty() {
+/// The system's global settings need `rights::SYSTEM`.
+fn system(me: &proc::Process) -> Result<(), Error> {
+    if me.rights.load(Ordering::Relaxed) & abi::rights::SYSTEM == 0 {
+        return Err(Error::Denied);
+    }
+    Ok(())
+}
+
+fn sys_pool_set(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    use abi::{MAX_POOL_RULES, PoolRule};
+    system(me)?;
+    let settings: abi::PoolSettings = uaccess::read(a[0])?;
+    if a[2] > MAX_POOL_RULES {
+        return Err(Error::Limit);
+    }
+    let mut buf = core::mem::MaybeUninit::<[PoolRule; MAX_POOL_RULES as usize]>::uninit();
+    let list = uaccess::UserRange::new(a[1], a[2] as usize * core::mem::size_of::<PoolRule>())?;
+    let rules = uaccess::read_list(&mut buf, list)?;
+    let settings = resource::pool::settings_from(&settings, rules)?;
+    let adds = !settings.add.is_empty();
+    resource::pool::set(settings);
+    if !adds {
         return Ok(0);
     }
     resource::pool::add().map(|n| n as u64)
+}
+
+fn sys_pool_flush(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+    system(me)?;
+    Ok(resource::pool::flush() as u64)
 }
 
 /// The raw result of system call `number` (a value, or a negated error).
@@ -275,11 +310,15 @@ fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let path = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
     let args = uaccess::read_bytes(a[2], a[3], MAX_TEXT)?;
-    let options = if a[4] == 0 {
+    let options: abi::SpawnOptions = if a[4] == 0 {
         abi::SpawnOptions::DEFAULT
     } else {
         uaccess::read(a[4])?
     };
+    // A process passes on only rights it holds.
+    if options.rights & !me.rights.load(Ordering::Relaxed) != 0 {
+        return Err(Error::Denied);
+    }
     resource::proc::spawn::spawn(&path, &args, &options, me.pid)
 }
 
@@ -366,7 +405,8 @@ fn sys_proc_list(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(pids.len() as u64)
 }
 
-fn sys_set_policy(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_set_policy(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+    system(me)?;
     let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
     Ok(proc::set_default_policy(p) as u64)
 }
@@ -382,13 +422,10 @@ fn sys_kill(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
 fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     let pid = if a[0] == 0 { me.pid } else { a[0] };
     let target = proc::get(pid).ok_or(Error::NotFound)?;
-    // A process places itself and its children; the console's first process
-    // (a child of the kernel) also places the servers the kernel started
-    // from etc/servers.conf.
-    let parent = target.parent.load(Ordering::Relaxed);
-    let system_server = parent == proc::KERNEL_PID && me.parent.load(Ordering::Relaxed) == proc::KERNEL_PID;
-    if target.pid != me.pid && parent != me.pid && !system_server {
-        return Err(Error::Denied);
+    // A process places itself and its children; the holder of the system
+    // right places any process (the shell moves the servers init started).
+    if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
+        system(me)?;
     }
     let cpu = match a[1] {
         abi::ANY_CPU => kcore::computation::ANY_CPU,

@@ -1,7 +1,9 @@
 //! System calls: the raw `syscall` instruction and one typed wrapper per
 //! call of the native interface.
 
-use abi::{Clock, Error, LoadPolicy, ProcInfo, SpawnOptions, Sys, SysInfo};
+use abi::{Clock, Error, LoadPolicy, PoolRule, PoolSettings, ProcInfo, Record, SpawnOptions, Sys, SysInfo};
+use alloc::vec;
+use alloc::vec::Vec;
 use core::arch::asm;
 
 /// The raw call. Arguments go in rdi, rsi, rdx, r10, r8, r9; the CPU
@@ -154,26 +156,67 @@ pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
     raw(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
 }
 
-/// A text report of the kernel's inspector: "resources [kind]", "pool",
-/// "trace [n]", "counters". Returns the bytes written into `out`.
-pub fn inspect(topic: &str, out: &mut [u8]) -> Result<usize, Error> {
+/// Records of the inspector (`T::TOPIC`; `arg` as the topic says) from
+/// `start` on, as many as fit in `out` (at most `abi::INSPECT_MAX`);
+/// returns how many the topic has.
+pub fn inspect<T: Record>(arg: u64, start: u64, out: &mut [T]) -> Result<usize, Error> {
     raw(
         Sys::Inspect,
         [
-            topic.as_ptr() as u64,
-            topic.len() as u64,
+            T::TOPIC as u64,
+            arg,
+            start,
             out.as_mut_ptr() as u64,
             out.len() as u64,
-            0,
-            0,
+            core::mem::size_of::<T>() as u64,
         ],
     )
     .map(|n| n as usize)
 }
 
-/// One resource-pool setting, in the syntax of etc/pool.conf.
-pub fn pool_ctl(line: &str) -> Result<u64, Error> {
-    raw(Sys::PoolCtl, [line.as_ptr() as u64, line.len() as u64, 0, 0, 0, 0])
+/// Every record of the topic, gathered page by page.
+pub fn inspect_all<T: Record>(arg: u64) -> Result<Vec<T>, Error> {
+    let mut page = vec![T::default(); abi::INSPECT_MAX as usize];
+    let mut all = Vec::new();
+    loop {
+        let total = inspect(arg, all.len() as u64, &mut page)?;
+        let got = total.saturating_sub(all.len()).min(page.len());
+        all.extend_from_slice(&page[..got]);
+        // The topic may shrink between calls: stop at its end as it is now.
+        if got == 0 || all.len() >= total {
+            return Ok(all);
+        }
+    }
+}
+
+/// Replaces the resource pool's settings and add rules; returns how many
+/// resources the add function made. Needs `rights::SYSTEM`.
+pub fn pool_set(settings: &PoolSettings, rules: &[PoolRule]) -> Result<u64, Error> {
+    raw(
+        Sys::PoolSet,
+        [
+            settings as *const PoolSettings as u64,
+            rules.as_ptr() as u64,
+            rules.len() as u64,
+            0,
+            0,
+            0,
+        ],
+    )
+}
+
+/// Deletes everything the pool holds; returns how many resources went.
+pub fn pool_flush() -> Result<u64, Error> {
+    raw(Sys::PoolFlush, [0; 6])
+}
+
+/// Bytes of a plate from `offset` on, into `buf`; 0 at the end.
+pub fn plate_read(plate: u64, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    raw(
+        Sys::PlateRead,
+        [plate, offset, buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
+    )
+    .map(|n| n as usize)
 }
 
 /// Creates a resource of `kind` (see `abi::Sys::ResCreate` for the arguments).
@@ -503,6 +546,26 @@ pub fn wait_for_name(name: &str) -> u64 {
         sleep_ns(1_000_000);
     }
     0
+}
+
+/// The whole content of the archive's file `name` (a plate), if it has one
+/// of at most `limit` bytes.
+pub fn read_plate(name: &str, limit: usize) -> Result<Vec<u8>, Error> {
+    let plate = plate_find(name)?;
+    let size = res_query(plate)?.bytes as usize;
+    if size > limit {
+        return Err(Error::Limit);
+    }
+    let mut data = vec![0u8; size];
+    let mut at = 0;
+    while at < size {
+        match plate_read(plate, at as u64, &mut data[at..])? {
+            0 => break,
+            n => at += n,
+        }
+    }
+    data.truncate(at);
+    Ok(data)
 }
 
 /// Kills a process and reaps it.

@@ -243,7 +243,14 @@ impl Region {
             let w = w.load(core::sync::atomic::Ordering::Relaxed);
             // SAFETY: `i * 8 + 8 <= n`: the write stays inside `value`
             // (unaligned: T may be less aligned than u64).
-            unsafe { value.as_mut_ptr().cast::<u8>().add(i * 8).cast::<u64>().write_unaligned(w) };
+            unsafe {
+                value
+                    .as_mut_ptr()
+                    .cast::<u8>()
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .write_unaligned(w)
+            };
         }
         // SAFETY: every byte of `value` was written above, and T is Pod:
         // any bytes make a valid T.

@@ -198,7 +198,8 @@ pub fn find_plate(path: &str) -> Result<ResId, Error> {
 }
 
 /// Creates a process running `path` with `args` (NUL-separated) and makes it
-/// runnable. `parent` is the pid that may wait for it.
+/// runnable, holding `options.rights`. `parent` is the pid that may wait for
+/// it; whether it may give those rights is the caller's to check.
 pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
     kcore::computation::reap();
     let policy = match LoadPolicy::from_u64(options.policy).ok_or(Error::Invalid)? {
@@ -206,6 +207,9 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         p => p,
     };
     if options.cpu != abi::ANY_CPU && options.cpu as usize >= kcore::cpu::online_count() {
+        return Err(Error::Invalid);
+    }
+    if options.rights & !abi::rights::ALL != 0 {
         return Err(Error::Invalid);
     }
     let plate = find_plate(path)?;
@@ -237,10 +241,15 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
             return Err(e);
         }
     };
+    let pid = process.index() as u64;
+    if options.rights != 0
+        && let Some(p) = ipc::process::get(pid)
+    {
+        p.rights.store(options.rights, core::sync::atomic::Ordering::Relaxed);
+    }
     // From here the process owns its parts; if it cannot start, ending it
     // takes them apart again.
     let started = computation::create(KERNEL, process, options.cpu).and_then(|_| process::start(KERNEL, process));
-    let pid = process.index() as u64;
     if let Err(e) = started {
         super::abandon(pid);
         return Err(e);

@@ -2,7 +2,8 @@
 //! checks that each comes back as an error code (the process survives).
 #![no_std]
 #![no_main]
-use tessera_rt::abi::{Error, Sys};
+use core::mem::size_of;
+use tessera_rt::abi::{Error, INSPECT_MAX, KindCount, ResKind, Sys, Topic};
 use tessera_rt::{println, sys};
 
 const BAD: [u64; 6] = [
@@ -33,8 +34,23 @@ fn main(_args: &[&str]) -> i32 {
             failures += 1;
         }
     };
+    let tiny = sys::plate_find("bin/tiny").unwrap_or(0);
+    let counts = [Topic::Counts as u64, 0, 0];
+    let count_size = size_of::<KindCount>() as u64;
     for &p in &BAD {
         check("clock", Sys::Clock as u64, [p, 0, 0, 0, 0, 0], Err(&[Error::Fault]));
+        check(
+            "inspect",
+            Sys::Inspect as u64,
+            [counts[0], counts[1], counts[2], p, 4, count_size],
+            Err(&[Error::Fault]),
+        );
+        check(
+            "plate_read",
+            Sys::PlateRead as u64,
+            [tiny, 0, p, 16, 0, 0],
+            Err(&[Error::Fault]),
+        );
         check(
             "console_write",
             Sys::ConsoleWrite as u64,
@@ -125,11 +141,59 @@ fn main(_args: &[&str]) -> i32 {
         [0, 1 << 40, 0, 0, 0, 0],
         Err(&[Error::Invalid]),
     );
+    // Without the system right, refused before the argument is looked at.
     check(
         "policy",
         Sys::SetPolicy as u64,
         [77, 0, 0, 0, 0, 0],
+        Err(&[Error::Denied]),
+    );
+    let mut buf = [0u8; 4096];
+    let at = buf.as_mut_ptr() as u64;
+    check(
+        "inspect: wrong record size",
+        Sys::Inspect as u64,
+        [counts[0], 0, 0, at, 1, count_size + 8],
         Err(&[Error::Invalid]),
+    );
+    check(
+        "inspect: more than INSPECT_MAX at once",
+        Sys::Inspect as u64,
+        [counts[0], 0, 0, at, INSPECT_MAX + 1, count_size],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "inspect: no such topic",
+        Sys::Inspect as u64,
+        [999, 0, 0, at, 1, count_size],
+        Err(&[Error::Invalid]),
+    );
+    for kind in [ResKind::Container as u64, ResKind::Computation as u64, 77] {
+        check(
+            "inspect: a kind with no list",
+            Sys::Inspect as u64,
+            [
+                Topic::Resources as u64,
+                kind,
+                0,
+                at,
+                1,
+                size_of::<tessera_rt::abi::ResRecord>() as u64,
+            ],
+            Err(&[Error::Invalid]),
+        );
+    }
+    check(
+        "plate_read: not a plate",
+        Sys::PlateRead as u64,
+        [sys::getpid(), 0, at, 16, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "plate_read: past the end",
+        Sys::PlateRead as u64,
+        [tiny, u64::MAX, at, 16, 0, 0],
+        Ok(0),
     );
     check(
         "acc into unmapped memory",
@@ -137,6 +201,18 @@ fn main(_args: &[&str]) -> i32 {
         [1 | tessera_rt::abi::ACC_NOWAIT, BAD[4], 0, 0, 0, 0],
         Err(&[Error::Fault]),
     );
+    // A short buffer gets what fits and learns how many there are.
+    let mut one = [KindCount::default(); 1];
+    let kinds = ResKind::ALL.len();
+    if sys::inspect(0, 0, &mut one) != Ok(kinds) || one[0].kind != ResKind::Process as u64 {
+        println!("badptr: inspect into one record gave {:?}", one[0]);
+        failures += 1;
+    }
+    let mut past = [KindCount { kind: 99, live: 99 }; 1];
+    if sys::inspect(0, 100, &mut past) != Ok(kinds) || past[0].kind != 99 {
+        println!("badptr: inspect past the end wrote {:?}", past[0]);
+        failures += 1;
+    }
     println!("badptr: {failures} unexpected result(s)");
     i32::from(failures != 0)
 }

@@ -1,8 +1,11 @@
 //! The Tessera shell: runs programs from the initial archive with arguments
-//! and shows how they ended. Built-ins: help, ps, policy, mem, exit.
-//! A command may be prefixed by `eager` or `demand` (loading policy for that
-//! run) and `cpu N` (pin it). Ctrl-C interrupts the running program.
-//! `shell -c "cmd; cmd"` runs commands without reading the console.
+//! and shows how they ended. Built-ins: help, ps, policy, mem, cpus, uptime,
+//! exit, and the inspector's reports (formatted here from the kernel's
+//! records). A command may be prefixed by `eager` or `demand` (loading
+//! policy for that run) and `cpu N` (pin it). Ctrl-C interrupts the running
+//! program. `shell -c "cmd; cmd"` runs commands without reading the console.
+//! The system's settings (`pool <setting>`, `policy`, `place`) need the
+//! system right, which init gives the shell it starts.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -11,6 +14,7 @@ use alloc::vec::Vec;
 use tessera_rt::abi::{self, LoadPolicy, SpawnOptions};
 use tessera_rt::io::{Line, read_line};
 use tessera_rt::{print, println, sys};
+use user_programs::inspect;
 
 const HELP: &str = "\
 built-ins:
@@ -18,10 +22,12 @@ built-ins:
   ps                   processes: pid, parent, state, cpu, policy, page faults
   policy [eager|demand]  show or set the default loading policy
   mem                  physical memory and kernel heap
-  exit [status]        leave the shell (powers off when it is the first process)
+  cpus                 processors: index, APIC id, timer ticks, calls served
+  uptime               time since the kernel started
+  exit [status]        leave the shell (powers off when init started it)
 inspector (Tender resources):
   res [kind]           live resources per kind, or the list of one kind
-                       (plates programs spaces regions attachments processes)
+                       (plates programs spaces regions attachments processes physical)
   pool                 the resource pool: settings, contents, memory, hits/misses
   pool <setting>       change a setting, e.g. pool mode reduce | pool add full pa800 2
                        | pool unused 50 | pool flush (see etc/pool.conf)
@@ -31,11 +37,11 @@ inspector (Tender resources):
                        calls accepted/answered/forwarded, calls queued and held
   start [cpu N] prog [args]  start a server (or any program) in the background
   place NAME N|any     move the server registered as NAME to CPU N
-                       (servers can also be started at boot: etc/servers.conf)
+                       (init starts servers at boot: etc/servers.conf)
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
-programs: hello tiny argcheck spin sleeper faults badptr fuzz sysbench pa0 pa200 pa400 pa800
-          builder fresh cttouch ctpingpong ctbench rvtest rvbench batchtest batchbench
+programs: hello tiny argcheck spin sleeper faults badptr fuzz rights sysbench pa0 pa200 pa400 pa800
+          builder fresh cttouch ctpingpong ctbench icastorm rvtest rvbench ringtest batchtest batchbench
 servers: echo relay distributor";
 
 fn policy_name(p: u64) -> &'static str {
@@ -79,11 +85,10 @@ fn ps() {
     }
 }
 
-fn inspect(topic: &str) {
-    let mut buf = alloc::vec![0u8; 16384];
-    match sys::inspect(topic, &mut buf) {
-        Ok(n) => print!("{}", core::str::from_utf8(&buf[..n]).unwrap_or("?")),
-        Err(e) => println!("{topic}: {e:?}"),
+/// Prints a report, or why the kernel would not give its records.
+fn report(what: &str, r: Result<(), abi::Error>) {
+    if let Err(e) = r {
+        println!("{what}: {e:?}");
     }
 }
 
@@ -158,21 +163,34 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["help"] => println!("{HELP}"),
         ["ps"] => ps(),
         ["mem"] => mem(),
-        ["res"] => inspect("resources"),
-        ["res", kind] => inspect(&alloc::format!("resources {kind}")),
-        ["pool"] => inspect("pool"),
+        ["cpus"] => report("cpus", inspect::cpus()),
+        ["uptime"] => {
+            let ns = sys::now_ns();
+            println!("up {}.{:03} s", ns / 1_000_000_000, (ns / 1_000_000) % 1000);
+        }
+        ["res"] => report("res", inspect::resources()),
+        ["res", kind] => match inspect::kind_named(kind) {
+            Some(k) => report("res", inspect::resources_of(k)),
+            None => {
+                println!("res: no list of '{kind}' (plates programs spaces regions attachments processes physical)")
+            }
+        },
+        ["pool"] => report("pool", inspect::pool()),
         ["pool", setting @ ..] => {
             let line = setting.join(" ");
-            match sys::pool_ctl(&line) {
+            match user_programs::pool::setting(&line) {
                 Ok(n) if n > 0 => println!("pool: {n} resource(s) added"),
                 Ok(_) => {}
                 Err(e) => println!("pool: '{line}': {e:?}"),
             }
         }
-        ["trace"] => inspect("trace 20"),
-        ["trace", n] => inspect(&alloc::format!("trace {n}")),
-        ["counters"] => inspect("counters"),
-        ["servers"] => inspect("servers"),
+        ["trace"] => report("trace", inspect::trace(20)),
+        ["trace", n] => match n.parse() {
+            Ok(n) => report("trace", inspect::trace(n)),
+            Err(_) => println!("trace: '{n}' is not a number"),
+        },
+        ["counters"] => report("counters", inspect::counters()),
+        ["servers"] => report("servers", inspect::servers()),
         ["start", "cpu", n, prog, args @ ..] => match n.parse() {
             Ok(cpu) => start(prog, args, cpu),
             Err(_) => println!("start: '{n}' is not a CPU number"),
@@ -192,8 +210,10 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
                     return None;
                 }
             };
-            let _ = sys::set_policy(policy);
-            println!("default loading policy: {p}");
+            match sys::set_policy(policy) {
+                Ok(_) => println!("default loading policy: {p}"),
+                Err(e) => println!("policy: {e:?}"),
+            }
         }
         ["exit"] => return Some(*last),
         ["exit", s] => return Some(s.parse().unwrap_or(1)),

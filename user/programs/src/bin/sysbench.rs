@@ -93,12 +93,12 @@ const SETTINGS: [&str; 4] = ["basic", "reuse", "add", "reduce"];
 const POOL_PROGRAMS: [&str; 5] = ["tiny", "pa0", "pa200", "pa400", "pa800"];
 
 fn pool_setting(setting: &str, program: &str, count: usize) {
-    let _ = sys::pool_ctl(&alloc::format!("mode {setting}"));
-    let _ = sys::pool_ctl("add clear");
-    let _ = sys::pool_ctl("flush");
+    let _ = user_programs::pool::setting(&alloc::format!("mode {setting}"));
+    let _ = user_programs::pool::setting("add clear");
+    let _ = user_programs::pool::setting("flush");
     if setting == "add" || setting == "reduce" {
         // The add function pre-creates fully attached spaces (kind 6).
-        let _ = sys::pool_ctl(&alloc::format!("add full {program} {count}"));
+        let _ = user_programs::pool::setting(&alloc::format!("add full {program} {count}"));
     }
 }
 
@@ -155,7 +155,7 @@ fn pool(rounds: u64) {
         );
     }
     pool_setting("reduce", "tiny", 0);
-    let _ = sys::pool_ctl("add clear");
+    let _ = user_programs::pool::setting("add clear");
 }
 
 /// Pool memory over time during and after a burst of 10 concurrent
@@ -168,8 +168,8 @@ fn poolmem(bursts: u64) {
     };
     for setting in ["reuse", "reduce"] {
         pool_setting(setting, "pa800", CONCURRENT);
-        let _ = sys::pool_ctl("unused 50");
-        let _ = sys::pool_ctl("interval 50");
+        let _ = user_programs::pool::setting("unused 50");
+        let _ = user_programs::pool::setting("interval 50");
         let t0 = sys::now_ns();
         let sample = |t0: u64| {
             let bytes = sys::sys_info().map_or(0, |i| i.pool_bytes);
@@ -197,7 +197,7 @@ fn poolmem(bursts: u64) {
         }
     }
     pool_setting("reduce", "tiny", 0);
-    let _ = sys::pool_ctl("add clear");
+    let _ = user_programs::pool::setting("add clear");
 }
 
 fn main(args: &[&str]) -> i32 {

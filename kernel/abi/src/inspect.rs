@@ -1,0 +1,239 @@
+//! The inspector's records (`inspect`): the kernel reports what it holds as
+//! arrays of these, and user space formats them.
+
+use crate::{ANY_CPU, PoolRule, PoolSettings};
+
+/// Most records one `inspect` call writes.
+pub const INSPECT_MAX: u64 = 256;
+
+numbered! {
+    /// What `inspect` reports. Each topic fills an array of one record type.
+    pub enum Topic {
+        /// `KindCount`s: live resources of every kind.
+        Counts = 1,
+        /// `ResRecord`s: the resources of kind `arg` (a `ResKind`: plates,
+        /// programs, spaces, regions, attachments, processes, physical memory).
+        Resources = 2,
+        /// One `PoolSettings`.
+        PoolSettings = 3,
+        /// `PoolRule`s: the add function's rules, in order.
+        PoolRules = 4,
+        /// `PoolRecord`s: what the pool holds and did, by `PoolKind`.
+        Pool = 5,
+        /// `TraceRecord`s: the mediator's last `arg` operations (at most 256),
+        /// oldest first.
+        Trace = 6,
+        /// `CounterRecord`s: the mediator's operations by kind and operation.
+        Counters = 7,
+        /// `ServerRecord`s: the processes registered under a name.
+        Servers = 8,
+        /// One `IpcTotals`.
+        Ipc = 9,
+        /// `CpuRecord`s: the processors online.
+        Cpus = 10,
+    }
+}
+
+/// A record type, and the topic that reports it: each topic has one.
+pub trait Record: Copy + Default {
+    const TOPIC: Topic;
+}
+
+macro_rules! records {
+    ($($record:ty => $topic:ident,)*) => {
+        $(impl Record for $record {
+            const TOPIC: Topic = Topic::$topic;
+        })*
+    };
+}
+
+records! {
+    KindCount => Counts,
+    ResRecord => Resources,
+    PoolSettings => PoolSettings,
+    PoolRule => PoolRules,
+    PoolRecord => Pool,
+    TraceRecord => Trace,
+    CounterRecord => Counters,
+    ServerRecord => Servers,
+    IpcTotals => Ipc,
+    CpuRecord => Cpus,
+}
+
+/// Live resources of one kind.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct KindCount {
+    /// A `ResKind`.
+    pub kind: u64,
+    pub live: u64,
+}
+
+numbered! {
+    /// Where a virtual region is (`ResRecord::detail[0]` of a region).
+    pub enum RegionPlace {
+        Detached = 0,
+        /// Attached to a virtual space (a virtual user space links them).
+        InSpace = 1,
+        /// Attached in the kernel (a work area).
+        InKernel = 2,
+        /// A container's memory.
+        InContainer = 3,
+        /// Being moved between places.
+        Moving = 4,
+    }
+}
+
+/// One resource of a kind (`Topic::Resources`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct ResRecord {
+    pub id: u64,
+    /// Pid of the process that owns it (0: the kernel); a process's parent.
+    pub owner: u64,
+    /// Memory it holds, in bytes (a plate: its size).
+    pub bytes: u64,
+    /// By kind: program: entry point; space: regions attached; region:
+    /// pages; attachment: address; process: pid; physical memory: pages.
+    pub value: u64,
+    /// Related resources, 0 if none: program: plate; attachment: region,
+    /// space, container holding it; process: program, space.
+    pub links: [u64; 3],
+    /// By kind: program: text, data and BSS bytes, processes using it;
+    /// region: its `RegionPlace`.
+    pub detail: [u64; 4],
+    /// Plate: its file; program and process: the program's name. NUL-padded.
+    pub name: [u8; 32],
+}
+
+/// What the pool holds of one kind, and what it did so far.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct PoolRecord {
+    /// A `PoolKind`.
+    pub kind: u64,
+    pub count: u64,
+    pub bytes: u64,
+    /// Creations served from the pool, and those it could not serve.
+    pub hits: u64,
+    pub misses: u64,
+    /// Made by the add function; deleted by the reduce function.
+    pub added: u64,
+    pub reduced: u64,
+}
+
+/// One operation of the mediator's trace.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct TraceRecord {
+    pub seq: u64,
+    /// Pid of the caller (0: the kernel).
+    pub caller: u64,
+    /// The `ResKind` operated on.
+    pub kind: u64,
+    /// The resource it named or made.
+    pub id: u64,
+    /// 0, or the negated `Error`.
+    pub result: i64,
+    pub cycles: u64,
+    /// The operation's name, NUL-padded.
+    pub op: [u8; 24],
+}
+
+/// The mediator's count of one operation on one kind.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct CounterRecord {
+    /// A `ResKind`.
+    pub kind: u64,
+    pub calls: u64,
+    pub errors: u64,
+    /// Cycles of all its calls.
+    pub cycles: u64,
+    /// The operation's name, NUL-padded.
+    pub op: [u8; 24],
+}
+
+/// A process registered under a name, its placement and its port's counters.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct ServerRecord {
+    pub pid: u64,
+    /// 0 once it no longer runs (its name is about to go).
+    pub alive: u64,
+    /// The CPU it is pinned to, or ANY_CPU.
+    pub affinity: u64,
+    /// The CPU it last ran on.
+    pub last_cpu: u64,
+    /// Calls accepted, answered and passed on.
+    pub accepted: u64,
+    pub answered: u64,
+    pub forwarded: u64,
+    /// Calls waiting to be accepted, and accepted calls not yet answered.
+    pub queued: u64,
+    pub held: u64,
+    /// Requests it sent through its rings that are not back yet (u64::MAX:
+    /// it has no rings).
+    pub in_flight: u64,
+    /// The name, NUL-padded.
+    pub name: [u8; 64],
+}
+
+impl Default for ServerRecord {
+    fn default() -> Self {
+        ServerRecord {
+            pid: 0,
+            alive: 0,
+            affinity: ANY_CPU,
+            last_cpu: 0,
+            accepted: 0,
+            answered: 0,
+            forwarded: 0,
+            queued: 0,
+            held: 0,
+            in_flight: u64::MAX,
+            name: [0; 64],
+        }
+    }
+}
+
+/// Rendezvous totals since boot.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct IpcTotals {
+    /// Rendezvous completed.
+    pub calls: u64,
+    /// Bytes copied between processes.
+    pub bytes_copied: u64,
+    /// Switches straight from one process to another, without the scheduler.
+    pub direct_switches: u64,
+}
+
+/// One processor.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct CpuRecord {
+    pub index: u64,
+    pub apic_id: u64,
+    /// Timer interrupts taken.
+    pub ticks: u64,
+    /// Function calls run for other CPUs.
+    pub calls_served: u64,
+}
+
+/// A NUL-padded name field's text (up to the first NUL; "?" if it is not UTF-8).
+pub fn name_str(name: &[u8]) -> &str {
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    core::str::from_utf8(&name[..end]).unwrap_or("?")
+}
+
+/// `s` in a NUL-padded name field, cut at a character boundary if too long.
+pub fn name_field<const N: usize>(s: &str) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut n = s.len().min(N);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    out[..n].copy_from_slice(&s.as_bytes()[..n]);
+    out
+}

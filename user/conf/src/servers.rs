@@ -1,0 +1,89 @@
+//! `etc/servers.conf`: which OS servers init starts at boot, and on which
+//! CPU (AnT, seed 002 §4). A line is `<server> [cpu <n>|any] [args...]`;
+//! `#` starts a comment.
+
+use abi::Error;
+use alloc::vec::Vec;
+
+/// One line: the program, its CPU (`abi::ANY_CPU` if none) and its arguments.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Placement<'a> {
+    pub server: &'a str,
+    pub cpu: u64,
+    pub args: Vec<&'a str>,
+}
+
+/// The placement a line asks for; `None` for a blank or comment line.
+pub fn parse(line: &str) -> Result<Option<Placement<'_>>, Error> {
+    let line = line.split('#').next().unwrap_or("");
+    let mut words = line.split_ascii_whitespace().peekable();
+    let Some(server) = words.next() else {
+        return Ok(None);
+    };
+    let mut cpu = abi::ANY_CPU;
+    if words.peek() == Some(&"cpu") {
+        words.next();
+        cpu = match words.next() {
+            Some("any") => abi::ANY_CPU,
+            Some(n) => n.parse().map_err(|_| Error::Invalid)?,
+            None => return Err(Error::Invalid),
+        };
+    }
+    Ok(Some(Placement {
+        server,
+        cpu,
+        args: words.collect(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_and_comment_lines_place_nothing() {
+        assert_eq!(parse(""), Ok(None));
+        assert_eq!(parse("  # nothing"), Ok(None));
+    }
+
+    #[test]
+    fn a_pinned_server_with_arguments() {
+        assert_eq!(
+            parse("echo cpu 2 a b  # the second echo"),
+            Ok(Some(Placement {
+                server: "echo",
+                cpu: 2,
+                args: vec!["a", "b"]
+            }))
+        );
+    }
+
+    #[test]
+    fn unpinned_servers() {
+        let relay = Placement {
+            server: "relay",
+            cpu: abi::ANY_CPU,
+            args: vec![],
+        };
+        assert_eq!(parse("relay"), Ok(Some(relay)));
+        assert_eq!(
+            parse("relay cpu any x").map(|p| p.map(|p| (p.cpu, p.args))),
+            Ok(Some((abi::ANY_CPU, vec!["x"])))
+        );
+    }
+
+    #[test]
+    fn a_bad_or_missing_cpu_is_invalid() {
+        assert_eq!(parse("echo cpu two"), Err(Error::Invalid));
+        assert_eq!(parse("echo cpu"), Err(Error::Invalid));
+        assert_eq!(parse("echo cpu -1"), Err(Error::Invalid));
+    }
+
+    #[test]
+    fn cpu_as_an_argument_after_others_is_an_argument() {
+        assert_eq!(
+            parse("echo x cpu 1").map(|p| p.map(|p| (p.cpu, p.args))),
+            Ok(Some((abi::ANY_CPU, vec!["x", "cpu", "1"])))
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! init, the first process: the kernel starts it holding every right. It
+//! applies the resource pool's boot settings (`etc/pool.conf`), starts the
+//! OS servers on their CPUs (`etc/servers.conf`), then runs the shell (or,
+//! when the kernel was asked to run one program, that program) and waits
+//! for it. It ends with the status of what it ran, and the kernel powers
+//! off with that status.
+//!
+//! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE] [PROGRAM ARGS...]` (files
+//! of the initial archive). The shell runs interactively; PROGRAM runs in
+//! the foreground (Ctrl-C interrupts it), on init's own CPU if init is
+//! pinned to one. Either gets the system right, to pass on as it sees fit.
+#![no_std]
+#![no_main]
+extern crate alloc;
+
+use tessera_conf::servers;
+use tessera_rt::abi::{self, SpawnOptions};
+use tessera_rt::{println, sys};
+
+/// Largest servers file read.
+const FILE_LIMIT: usize = 64 * 1024;
+
+/// Starts every server the file lists, each on its CPU. A bad line is
+/// reported and skipped; the others still start.
+fn start_servers(file: &str) {
+    let Ok(text) = sys::read_plate(file, FILE_LIMIT) else {
+        return;
+    };
+    let name = file.rsplit('/').next().unwrap_or(file);
+    for line in core::str::from_utf8(&text).unwrap_or("").lines() {
+        let started = servers::parse(line).and_then(|p| match p {
+            Some(p) => sys::spawn_on(p.server, &p.args, p.cpu).map(Some),
+            None => Ok(None),
+        });
+        match started {
+            Ok(Some(pid)) => println!("{name}: started '{}' as pid {pid}", line.trim()),
+            Ok(None) => {}
+            Err(e) => println!("{name}: '{}': {:?}", line.trim(), e),
+        }
+    }
+}
+
+fn main(args: &[&str]) -> i32 {
+    let (mut pool_file, mut servers_file) = ("etc/pool.conf", "etc/servers.conf");
+    let mut rest = args.get(1..).unwrap_or(&[]);
+    loop {
+        match rest {
+            ["-p", file, more @ ..] => {
+                pool_file = file;
+                rest = more;
+            }
+            ["-s", file, more @ ..] => {
+                servers_file = file;
+                rest = more;
+            }
+            _ => break,
+        }
+    }
+    user_programs::pool::apply_file(pool_file);
+    start_servers(servers_file);
+
+    let (program, program_args, foreground) = match rest {
+        [] => ("shell", &[][..], 0),
+        [program, program_args @ ..] => (*program, program_args, 1),
+    };
+    let options = SpawnOptions {
+        cpu: sys::proc_info(0).map_or(abi::ANY_CPU, |me| me.affinity),
+        foreground,
+        rights: abi::rights::SYSTEM,
+        ..SpawnOptions::DEFAULT
+    };
+    let status = match sys::spawn(program, program_args, &options) {
+        Ok(pid) => sys::wait(pid).unwrap_or(abi::KILLED_STATUS),
+        Err(e) => {
+            println!("cannot start {program}: {e:?}");
+            abi::KILLED_STATUS
+        }
+    };
+    println!("RUN-EXIT {program} {status}");
+    sys::exit(status)
+}
+tessera_rt::entry!(main);
