@@ -24,7 +24,7 @@ use abi::{Control, Error, RING_SLOTS, RingIndex, Rings};
 use core::mem::{offset_of, size_of};
 use core::sync::atomic::Ordering;
 use kcore::mm::layout::PAGE_SIZE;
-use kcore::vm::region::{Kind, Region};
+use kcore::vm::region::{Kind, Region, SharedArea};
 use restable::ResId;
 
 /// A process's rings, as the kernel keeps them.
@@ -34,7 +34,7 @@ pub struct RingState {
     /// The area, as the kernel reads and writes it: an alias of the
     /// region the process maps (it holds the frames too, so they stay
     /// while the kernel uses them).
-    area: Region,
+    area: SharedArea,
     /// Their address in the process.
     user: u64,
     /// Next request block the kernel takes.
@@ -87,12 +87,12 @@ impl RingState {
     /// Read once, by value: later writes by the process do not matter.
     fn request(&self, index: u64) -> Control {
         let slot = (index % RING_SLOTS) as usize;
-        self.area.read_words(REQUESTS + slot * BLOCK).unwrap_or_default()
+        self.area.read(REQUESTS + slot * BLOCK).unwrap_or_default()
     }
 
     fn put_result(&mut self, c: &Control) {
         let slot = (self.res_tail % RING_SLOTS) as usize;
-        self.area.write_words(RESULTS + slot * BLOCK, c);
+        self.area.write(RESULTS + slot * BLOCK, c);
         self.res_tail = self.res_tail.wrapping_add(1);
         self.publish(RES_TAIL, self.res_tail);
     }
@@ -109,7 +109,11 @@ pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, Res
         return Ok(r.user);
     }
     let mut area = Region::contiguous(Kind::Data, PAGES).map_err(|_| Error::NoMemory)?;
-    let alias = area.share().map_err(|_| Error::NoMemory)?;
+    let alias = area
+        .share()
+        .map_err(|_| Error::NoMemory)?
+        .into_shared()
+        .map_err(|_| Error::NoMemory)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let len = (PAGES as u64) * PAGE_SIZE;
     let base = space

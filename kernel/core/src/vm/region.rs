@@ -202,7 +202,7 @@ impl Region {
     /// which either side may change at any time, hence atomic. None if the
     /// range is out of the region, misaligned, not present or not
     /// contiguous.
-    pub fn words(&self, offset: usize, count: usize) -> Option<&[core::sync::atomic::AtomicU64]> {
+    fn words(&self, offset: usize, count: usize) -> Option<&[core::sync::atomic::AtomicU64]> {
         let page = PAGE_SIZE as usize;
         let end = offset.checked_add(count.checked_mul(8)?)?;
         if self.device || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
@@ -224,59 +224,20 @@ impl Region {
         Some(unsafe { core::slice::from_raw_parts(at as *const core::sync::atomic::AtomicU64, count) })
     }
 
-    /// One word, as `words`.
-    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
-        self.words(offset, 1).map(|w| &w[0])
-    }
-
-    /// A value of plain data made of whole words, read word by word from
-    /// the region at `offset` (as `words`): each word as it was at one
-    /// moment, the whole not necessarily (the other side may be writing).
-    pub fn read_words<T: crate::uaccess::Pod>(&self, offset: usize) -> Option<T> {
-        let n = core::mem::size_of::<T>();
-        if !n.is_multiple_of(8) {
-            return None;
-        }
-        let words = self.words(offset, n / 8)?;
-        let mut value = core::mem::MaybeUninit::<T>::uninit();
-        for (i, w) in words.iter().enumerate() {
-            let w = w.load(core::sync::atomic::Ordering::Relaxed);
-            // SAFETY: `i * 8 + 8 <= n`: the write stays inside `value`
-            // (unaligned: T may be less aligned than u64).
-            unsafe {
-                value
-                    .as_mut_ptr()
-                    .cast::<u8>()
-                    .add(i * 8)
-                    .cast::<u64>()
-                    .write_unaligned(w)
-            };
-        }
-        // SAFETY: every byte of `value` was written above, and T is Pod:
-        // any bytes make a valid T.
-        Some(unsafe { value.assume_init() })
-    }
-
-    /// Writes `value` (plain data made of whole words) into the region at
-    /// `offset`, word by word, as `read_words` reads. False (nothing
-    /// written) if it does not fit in present, contiguous pages.
-    pub fn write_words<T: crate::uaccess::Pod>(&self, offset: usize, value: &T) -> bool {
-        let n = core::mem::size_of::<T>();
-        let Some(words) = n.is_multiple_of(8).then(|| self.words(offset, n / 8)).flatten() else {
-            return false;
+    /// The region as memory shared word by word with a process that maps
+    /// it (AnT's rings): its pages must be present and physically
+    /// contiguous, checked once here; the area keeps the region (and so its
+    /// frames) for as long as it lives.
+    pub fn into_shared(self) -> Result<SharedArea, Region> {
+        let count = self.frames.len() * PAGE_SIZE as usize / 8;
+        let Some(base) = self.words(0, count).map(|w| w.as_ptr()) else {
+            return Err(self);
         };
-        for (i, w) in words.iter().enumerate() {
-            // SAFETY: T is Pod (no padding, every byte initialised) and
-            // `i * 8 + 8 <= n`.
-            let v = unsafe {
-                (value as *const T as *const u8)
-                    .add(i * 8)
-                    .cast::<u64>()
-                    .read_unaligned()
-            };
-            w.store(v, core::sync::atomic::Ordering::Relaxed);
-        }
-        true
+        Ok(SharedArea {
+            _region: self,
+            base,
+            count,
+        })
     }
 
     /// Calls `f(page, offset in page, offset in the caller's buffer, bytes)`
@@ -411,5 +372,91 @@ impl Drop for Region {
         for &f in self.frames.iter().filter(|&&f| f != 0) {
             frames::free(f, 1);
         }
+    }
+}
+
+/// A region's memory as words the kernel shares with a process
+/// (`Region::into_shared`): loads and stores are atomic, since the process
+/// may change any word at any time, and a value of plain data is read and
+/// written word by word (each word as it was at one moment).
+pub struct SharedArea {
+    _region: Region,
+    /// The first word, in the direct map, and how many there are.
+    base: *const core::sync::atomic::AtomicU64,
+    count: usize,
+}
+
+// SAFETY: the area only gives out shared references to atomics, which any
+// CPU may use; the region it holds is not touched after creation.
+unsafe impl Send for SharedArea {}
+// SAFETY: as above.
+unsafe impl Sync for SharedArea {}
+
+impl SharedArea {
+    #[inline(always)]
+    pub fn words(&self) -> &[core::sync::atomic::AtomicU64] {
+        // SAFETY: `into_shared` checked that the `count` words from `base`
+        // lie in present, contiguous frames of the region this area holds,
+        // which stay as long as `self`; every access to them is atomic.
+        unsafe { core::slice::from_raw_parts(self.base, self.count) }
+    }
+
+    /// The word at byte `offset` (8-byte aligned).
+    #[inline(always)]
+    pub fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+        if !offset.is_multiple_of(8) {
+            return None;
+        }
+        self.words().get(offset / 8)
+    }
+
+    /// A value of plain data made of whole words, read at byte `offset`.
+    #[inline(always)]
+    pub fn read<T: crate::uaccess::Pod>(&self, offset: usize) -> Option<T> {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) || !offset.is_multiple_of(8) {
+            return None;
+        }
+        let words = self.words().get(offset / 8..offset / 8 + n / 8)?;
+        let mut value = core::mem::MaybeUninit::<T>::uninit();
+        for (i, w) in words.iter().enumerate() {
+            let w = w.load(core::sync::atomic::Ordering::Relaxed);
+            // SAFETY: `i * 8 + 8 <= n`: the write stays inside `value`.
+            unsafe {
+                value
+                    .as_mut_ptr()
+                    .cast::<u8>()
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .write_unaligned(w)
+            };
+        }
+        // SAFETY: every byte was written above, and any bytes make a valid
+        // T (it is Pod).
+        Some(unsafe { value.assume_init() })
+    }
+
+    /// Writes `value` (plain data made of whole words) at byte `offset`;
+    /// false (nothing written) if it does not fit.
+    #[inline(always)]
+    pub fn write<T: crate::uaccess::Pod>(&self, offset: usize, value: &T) -> bool {
+        let n = core::mem::size_of::<T>();
+        if !n.is_multiple_of(8) || !offset.is_multiple_of(8) {
+            return false;
+        }
+        let Some(words) = self.words().get(offset / 8..offset / 8 + n / 8) else {
+            return false;
+        };
+        for (i, w) in words.iter().enumerate() {
+            // SAFETY: T is Pod (every byte initialised) and `i * 8 + 8 <= n`.
+            let v = unsafe {
+                (value as *const T as *const u8)
+                    .add(i * 8)
+                    .cast::<u64>()
+                    .read_unaligned()
+            };
+            w.store(v, core::sync::atomic::Ordering::Relaxed);
+        }
+        true
     }
 }
