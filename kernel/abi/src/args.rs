@@ -28,9 +28,11 @@ pub trait Arg: Sized + Copy {
 impl Arg for u64 {
     type User<'a> = u64;
     const REGS: usize = 1;
+    #[inline(always)]
     fn encode(user: u64, regs: &mut [u64]) {
         regs[0] = user;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<u64, Error> {
         Ok(regs[0])
     }
@@ -51,10 +53,12 @@ pub struct Bytes(pub Buffer);
 impl Arg for Bytes {
     type User<'a> = &'a [u8];
     const REGS: usize = 2;
+    #[inline(always)]
     fn encode(user: &[u8], regs: &mut [u64]) {
         regs[0] = user.as_ptr() as u64;
         regs[1] = user.len() as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<Bytes, Error> {
         Ok(Bytes(Buffer {
             addr: regs[0],
@@ -70,10 +74,12 @@ pub struct Str(pub Buffer);
 impl Arg for Str {
     type User<'a> = &'a str;
     const REGS: usize = 2;
+    #[inline(always)]
     fn encode(user: &str, regs: &mut [u64]) {
         regs[0] = user.as_ptr() as u64;
         regs[1] = user.len() as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<Str, Error> {
         Ok(Str(Buffer {
             addr: regs[0],
@@ -89,12 +95,72 @@ pub struct BytesMut(pub Buffer);
 impl Arg for BytesMut {
     type User<'a> = &'a mut [u8];
     const REGS: usize = 2;
+    #[inline(always)]
     fn encode(user: &mut [u8], regs: &mut [u64]) {
         regs[0] = user.as_mut_ptr() as u64;
         regs[1] = user.len() as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<BytesMut, Error> {
         Ok(BytesMut(Buffer {
+            addr: regs[0],
+            len: regs[1],
+        }))
+    }
+}
+
+/// A rendezvous message: bytes of the caller's memory, or (with the
+/// entry's `CALL_BY_REF` flag) a call the caller holds, whose message is
+/// passed on. The kernel reads which from the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message(pub Buffer);
+
+/// What the user runtime gives as a `Message`.
+#[derive(Debug, Clone, Copy)]
+pub enum MessageOf<'a> {
+    Bytes(&'a [u8]),
+    /// A held call's rid.
+    Held(u64),
+}
+
+impl Arg for Message {
+    type User<'a> = MessageOf<'a>;
+    const REGS: usize = 2;
+    #[inline(always)]
+    fn encode(user: MessageOf<'_>, regs: &mut [u64]) {
+        let (addr, len) = match user {
+            MessageOf::Bytes(b) => (b.as_ptr() as u64, b.len() as u64),
+            MessageOf::Held(rid) => (rid, 0),
+        };
+        regs[0] = addr;
+        regs[1] = len;
+    }
+    #[inline(always)]
+    fn decode(regs: &[u64]) -> Result<Message, Error> {
+        Ok(Message(Buffer {
+            addr: regs[0],
+            len: regs[1],
+        }))
+    }
+}
+
+/// Room the kernel writes into later, after the call has returned (a
+/// non-blocking request's reply): the runtime hands it over as a raw
+/// pointer, whose memory it must keep until the result is fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room(pub Buffer);
+
+impl Arg for Room {
+    type User<'a> = *mut [u8];
+    const REGS: usize = 2;
+    #[inline(always)]
+    fn encode(user: *mut [u8], regs: &mut [u64]) {
+        regs[0] = user as *mut u8 as u64;
+        regs[1] = user.len() as u64;
+    }
+    #[inline(always)]
+    fn decode(regs: &[u64]) -> Result<Room, Error> {
+        Ok(Room(Buffer {
             addr: regs[0],
             len: regs[1],
         }))
@@ -124,9 +190,11 @@ impl<T> In<T> {
 impl<T: 'static> Arg for In<T> {
     type User<'a> = &'a T;
     const REGS: usize = 1;
+    #[inline(always)]
     fn encode(user: &T, regs: &mut [u64]) {
         regs[0] = user as *const T as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<In<T>, Error> {
         Ok(In::at(regs[0]))
     }
@@ -146,9 +214,11 @@ impl<T> Copy for InOpt<T> {}
 impl<T: 'static> Arg for InOpt<T> {
     type User<'a> = Option<&'a T>;
     const REGS: usize = 1;
+    #[inline(always)]
     fn encode(user: Option<&T>, regs: &mut [u64]) {
         regs[0] = user.map_or(0, |u| u as *const T as u64);
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<InOpt<T>, Error> {
         Ok(InOpt((regs[0] != 0).then(|| In::at(regs[0]))))
     }
@@ -177,9 +247,11 @@ impl<T> Out<T> {
 impl<T: 'static> Arg for Out<T> {
     type User<'a> = &'a mut T;
     const REGS: usize = 1;
+    #[inline(always)]
     fn encode(user: &mut T, regs: &mut [u64]) {
         regs[0] = user as *mut T as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<Out<T>, Error> {
         Ok(Out::at(regs[0]))
     }
@@ -219,10 +291,12 @@ impl<T> List<T> {
 impl<T: 'static> Arg for List<T> {
     type User<'a> = &'a mut [T];
     const REGS: usize = 2;
+    #[inline(always)]
     fn encode(user: &mut [T], regs: &mut [u64]) {
         regs[0] = user.as_mut_ptr() as u64;
         regs[1] = user.len() as u64;
     }
+    #[inline(always)]
     fn decode(regs: &[u64]) -> Result<List<T>, Error> {
         Ok(List::at(regs[0], regs[1]))
     }
@@ -234,9 +308,11 @@ macro_rules! enum_arg {
         impl $crate::args::Arg for $t {
             type User<'a> = $t;
             const REGS: usize = 1;
+            #[inline(always)]
             fn encode(user: $t, regs: &mut [u64]) {
                 regs[0] = user as u64;
             }
+            #[inline(always)]
             fn decode(regs: &[u64]) -> Result<$t, $crate::Error> {
                 <$t>::from_u64(regs[0]).ok_or($crate::Error::Invalid)
             }
@@ -250,7 +326,6 @@ pub(crate) use enum_arg;
 /// `call`, decoded from the six registers by the kernel) and the decoded
 /// call (`Call`). A list entry reads
 /// `/// doc` `Name = number, function(arg: Type, ...);`.
-#[allow(unused_macros)]
 macro_rules! syscalls {
     ($(
         $(#[$doc:meta])*
@@ -299,6 +374,30 @@ macro_rules! syscalls {
             )*
         }
 
+        /// What serves the system calls: one method per call, taking its
+        /// decoded arguments (the kernel implements it; a call without a
+        /// method does not compile).
+        pub trait Serve {
+            type Out;
+            $($(#[$doc])* fn $func(&mut self, args: call::$name) -> Self::Out;)*
+            /// A number nobody defines (`NoSys`), or arguments that cannot be
+            /// what the call takes (`Invalid`).
+            fn refuse(&mut self, e: $crate::Error) -> Self::Out;
+        }
+
+        /// Decodes call `number`'s arguments from the six registers and
+        /// hands them to `s`'s method for it: one switch on the number.
+        #[inline(always)]
+        pub fn serve<S: Serve>(s: &mut S, number: u64, regs: &[u64; 6]) -> S::Out {
+            match number {
+                $($n => match call::$name::decode(regs) {
+                    Ok(a) => s.$func(a),
+                    Err(e) => s.refuse(e),
+                },)*
+                _ => s.refuse($crate::Error::NoSys),
+            }
+        }
+
         /// A system call, decoded: its number and its typed arguments.
         #[derive(Debug, Clone, Copy)]
         pub enum Call { $($name(call::$name),)* }
@@ -318,7 +417,6 @@ macro_rules! syscalls {
 
     };
 }
-#[allow(unused_imports)]
 pub(crate) use syscalls;
 
 /// Puts the arguments of a call into the six registers (the user

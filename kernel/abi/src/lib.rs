@@ -10,7 +10,7 @@
 pub mod args;
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 3;
+pub const ABI_VERSION: u64 = 4;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -36,180 +36,189 @@ mod pool;
 pub use inspect::*;
 pub use pool::*;
 
-numbered! {
-    /// System-call numbers.
-    pub enum Sys {
-        /// abi_version() -> ABI_VERSION
-        AbiVersion = 0,
-        /// exit(status) -> never returns
-        Exit = 1,
-        /// spawn(path_ptr, path_len, args_ptr, args_len, options_ptr) -> pid.
+/// The native system calls, defined once: each entry is its number, the
+/// name of its wrapper and its arguments with their types (`args`). From
+/// this list come the numbers (`Sys`), the kernel's typed argument
+/// structures (`call`, `Call`) and the user runtime's wrappers
+/// (`each_call!`). Arguments travel in `rdi, rsi, rdx, r10, r8, r9` in the
+/// order given, a buffer taking two registers (address, length).
+#[macro_export]
+macro_rules! each_call {
+    ($m:ident) => {
+        $m! {
+        /// Returns ABI_VERSION
+        AbiVersion = 0, abi_version();
+        /// Returns never returns
+        Exit = 1, exit(status: u64);
+        /// Returns pid.
         /// `args` is the arguments (without the program name) separated by NUL bytes.
         /// The child gets the `rights` of the options, which the caller must hold.
-        Spawn = 2,
-        /// wait(pid) -> exit status (a process killed by a fault has status KILLED_STATUS)
-        Wait = 3,
-        /// getpid() -> pid
-        GetPid = 4,
-        /// yield() -> 0
-        Yield = 5,
-        /// sleep(nanoseconds) -> 0
-        Sleep = 6,
-        /// clock(out: *mut Clock) -> 0
-        Clock = 7,
-        /// console_write(ptr, len) -> bytes written
-        ConsoleWrite = 8,
-        /// console_read(ptr, len) -> bytes read (at least 1; waits for input)
-        ConsoleRead = 9,
-        /// map(hint, len, prot) -> address of new anonymous zeroed memory
-        Map = 10,
-        /// unmap(addr, len) -> 0
-        Unmap = 11,
-        /// proc_info(pid or 0 for self, out: *mut ProcInfo) -> 0
-        ProcInfo = 12,
-        /// proc_list(out: *mut u64, capacity) -> number of pids (all written up to capacity)
-        ProcList = 13,
-        /// set_policy(LoadPolicy) -> previous system default (needs `rights::SYSTEM`)
-        SetPolicy = 14,
-        /// kill(pid) -> 0
-        Kill = 15,
-        /// set_affinity(pid or 0, cpu or ANY_CPU) -> 0: the caller itself, a child
+        Spawn = 2, spawn(path: Str, args: Bytes, options: InOpt<SpawnOptions>);
+        /// Returns exit status (a process killed by a fault has status KILLED_STATUS)
+        Wait = 3, wait(pid: u64);
+        /// Returns pid
+        GetPid = 4, getpid();
+        /// Returns 0
+        Yield = 5, yield_now();
+        /// Returns 0
+        Sleep = 6, sleep(nanoseconds: u64);
+        /// Returns 0
+        Clock = 7, clock(out: Out<$crate::Clock>);
+        /// Returns bytes written
+        ConsoleWrite = 8, console_write(bytes: Bytes);
+        /// Returns bytes read (at least 1; waits for input)
+        ConsoleRead = 9, console_read(buf: BytesMut);
+        /// Returns address of new anonymous zeroed memory
+        Map = 10, map(hint: u64, len: u64, prot: u64);
+        /// Returns 0
+        Unmap = 11, unmap(addr: u64, len: u64);
+        /// Returns 0
+        ProcInfo = 12, proc_info(pid: u64, out: Out<$crate::ProcInfo>);
+        /// Returns number of pids (all written up to capacity)
+        ProcList = 13, proc_list(out: List<u64>);
+        /// Returns previous system default (needs `rights::SYSTEM`)
+        SetPolicy = 14, set_policy(policy: LoadPolicy);
+        /// Returns 0
+        Kill = 15, kill(pid: u64);
+        /// Returns 0: the caller itself, a child
         /// of its own, or (with `rights::SYSTEM`) any process
-        SetAffinity = 16,
-        /// sys_info(out: *mut SysInfo) -> 0
-        SysInfo = 17,
-        /// res_create(ResKind, a, b, c, d) -> resource id. Arguments by kind:
+        SetAffinity = 16, set_affinity(pid: u64, cpu: u64);
+        /// Returns 0
+        SysInfo = 17, sys_info(out: Out<$crate::SysInfo>);
+        /// Returns resource id. Arguments by kind:
         /// Program(plate); VirtualSpace(); VirtualRegion(pages, RegionKind, prot);
         /// VirtualUserSpace(space, region, address) (attaches the region);
         /// VirtualKernelSpace(region); PhysicalMemory(pages);
         /// Process(program, space, work area (a VirtualKernelSpace), LoadPolicy);
         /// Computation(process, cpu or ANY_CPU). Plates come from the initial archive.
-        ResCreate = 18,
-        /// res_delete(id) -> 0 (detaches a VirtualUserSpace/VirtualKernelSpace)
-        ResDelete = 19,
-        /// res_query(id, out: *mut ResInfo) -> 0
-        ResQuery = 20,
-        /// res_load(region, program, segment) -> 0: fill a region with a program segment
-        ResLoad = 21,
-        /// plate_find(name_ptr, name_len) -> plate id
-        PlateFind = 22,
-        /// process_start(process id) -> pid (the process runs; wait() for it)
-        ProcessStart = 23,
-        /// work_area_write(work area id, args_ptr, args_len) -> 0: store name + arguments
-        WorkAreaWrite = 24,
-        /// inspect(Topic, arg, start, out: *mut [record; capacity], capacity, record size)
+        ResCreate = 18, res_create(kind: ResKind, a: u64, b: u64, c: u64, d: u64);
+        /// Returns 0 (detaches a VirtualUserSpace/VirtualKernelSpace)
+        ResDelete = 19, res_delete(id: u64);
+        /// Returns 0
+        ResQuery = 20, res_query(id: u64, out: Out<ResInfo>);
+        /// Returns 0: fill a region with a program segment
+        ResLoad = 21, res_load(region: u64, program: u64, segment: u64);
+        /// Returns plate id
+        PlateFind = 22, plate_find(name: Str);
+        /// Returns pid (the process runs; wait() for it)
+        ProcessStart = 23, process_start(process: u64);
+        /// Returns 0: store name + arguments
+        WorkAreaWrite = 24, work_area_write(area: u64, strings: Bytes);
         /// -> how many records the topic has. Records `start..` of them, at most
         /// `capacity` (≤ INSPECT_MAX), are written to `out`; the record type is the
         /// topic's (see `Topic`) and `record size` must be its size.
-        Inspect = 25,
-        /// pool_set(settings: *const PoolSettings, rules: *const [PoolRule; n], n)
+        Inspect = 25, inspect(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, record_size: u64);
         /// -> resources added: the pool's settings and the add function's rules
         /// (n ≤ MAX_POOL_RULES) replace the previous ones, and the add function
         /// runs at once if there are rules. Needs `rights::SYSTEM`.
-        PoolSet = 26,
-        /// program_segment(program, index, out: *mut SegmentInfo) -> 0
-        ProgramSegment = 27,
-        /// plate_read(plate, offset, buf_ptr, len) -> bytes read (0 at the end): a
+        PoolSet = 26, pool_set(settings: In<PoolSettings>, rules: List<PoolRule>);
+        /// Returns 0
+        ProgramSegment = 27, program_segment(program: u64, index: u64, out: Out<SegmentInfo>);
+        /// Returns bytes read (0 at the end): a
         /// plate's content from `offset` on (res_query gives its size)
-        PlateRead = 28,
-        /// pool_flush() -> resources deleted: everything the pool holds. Needs
+        PlateRead = 28, plate_read(plate: u64, offset: u64, buf: BytesMut);
+        /// Returns resources deleted: everything the pool holds. Needs
         /// `rights::SYSTEM`.
-        PoolFlush = 29,
-        /// container_create(pages, requested address or 0) -> container id
+        PoolFlush = 29, pool_flush();
+        /// Returns container id
         /// (attached, zeroed, in the caller's space; res_query gives its address)
-        ContainerCreate = 40,
-        /// box_create(pages, initial empties, lower bound, upper bound, flags) -> box id
-        BoxCreate = 41,
-        /// box_grant(box, pid or ANY_PID, BOX_SEND | BOX_RECEIVE) -> 0 (box owner only)
-        BoxGrant = 42,
-        /// container_send(container, box, requested address, ContainerMode, size_ptr) -> container id in the box
+        ContainerCreate = 40, container_create(pages: u64, addr: u64);
+        /// Returns box id
+        BoxCreate = 41, box_create(pages: u64, initial: u64, lower: u64, upper: u64, flags: u64);
+        /// Returns 0 (box owner only)
+        BoxGrant = 42, box_grant(bx: u64, pid: u64, rights: u64);
+        /// Returns container id in the box
         /// (seed 004 table 2; *size_ptr receives the size sent, in bytes)
-        ContainerSend = 43,
+        ContainerSend = 43, container_send(container: u64, bx: u64, addr: u64, mode: ContainerMode, size: Out<u64>);
         /// container_receive(container or 0 (first), box, requested address, ContainerMode,
         /// timeout_ns, out: *mut Received) -> container id (seed 004 table 3).
         /// SWAP exchanges with `container`, the caller's own container of the same size.
-        ContainerReceive = 44,
-        /// container_push(container, target pid, requested address, ContainerMode) -> container id in the target
-        ContainerPush = 45,
-        /// container_steal(target's container, target pid, requested address, ContainerMode) -> container id
-        ContainerSteal = 46,
-        /// container_exchange(my container, target pid, target's container) -> 0
-        ContainerExchange = 47,
-        /// peer_grant(pid) -> 0: `pid` may push into, steal from and exchange with the caller
-        PeerGrant = 48,
-        /// container_stats(out: *mut ContainerStats) -> 0
-        ContainerStats = 49,
-        /// name_register(name_ptr, name_len, entry mask) -> 0: the caller serves under
+        ContainerReceive = 44, container_receive(container: u64, bx: u64, addr: u64, mode: ContainerMode, timeout_ns: u64, out: Out<Received>);
+        /// Returns container id in the target
+        ContainerPush = 45, container_push(container: u64, target: u64, addr: u64, mode: ContainerMode);
+        /// Returns container id
+        ContainerSteal = 46, container_steal(container: u64, target: u64, addr: u64, mode: ContainerMode);
+        /// Returns 0
+        ContainerExchange = 47, container_exchange(container: u64, target: u64, theirs: u64);
+        /// Returns 0: `pid` may push into, steal from and exchange with the caller
+        PeerGrant = 48, peer_grant(pid: u64);
+        /// Returns 0
+        ContainerStats = 49, container_stats(out: Out<$crate::ContainerStats>);
+        /// Returns 0: the caller serves under
         /// this name; calls to entries outside the mask (bit n = entry n) are refused
         /// with NoSys (0: any entry)
-        NameRegister = 50,
-        /// name_lookup(name_ptr, name_len) -> pid
-        NameLookup = 51,
-        /// call(server pid, entry, msg_ptr, msg_len, reply_ptr, reply_cap) -> reply length
+        NameRegister = 50, name_register(name: Str, entries: u64);
+        /// Returns pid
+        NameLookup = 51, name_lookup(name: Str);
+        /// Returns reply length
         /// (rendezvous, seed 003; also AnT's callsync). With entry | CALL_BY_REF,
         /// msg_ptr is the rid of a call the caller holds: its message is passed on.
-        Call = 52,
-        /// acc(entry mask, out: *mut AccInfo) -> rid: wait for a call on one of the entries
-        Acc = 53,
-        /// endr(rid, reply_ptr, reply_len) -> bytes replied: end the rendezvous
-        Endr = 54,
-        /// rv_read(rid, offset, buf_ptr, len) -> len: read the caller's message
-        RvRead = 55,
-        /// rv_write(rid, offset, buf_ptr, len) -> len: write into the caller's reply buffer
-        RvWrite = 56,
-        /// forward(rid, next server pid, entry) -> 0: the next server replies directly
-        Forward = 57,
-        /// request(server pid, entry, msg_ptr, msg_len, reply_ptr, reply_cap) -> request id (non-blocking)
-        Request = 58,
-        /// fetch(timeout_ns, out: *mut [u64; 2]) -> 0: (request id, status) of a finished request
-        Fetch = 59,
-        /// rv_fail(rid, error code) -> 0: end the rendezvous with an error for the caller
-        RvFail = 60,
-        /// ncallsync(n, list: *mut [BatchEntry; n]) -> 0, or -Error if any member
+        Call = 52, call(server: u64, entry: u64, msg: Message, reply: BytesMut);
+        /// Returns rid: wait for a call on one of the entries
+        Acc = 53, acc(entries: u64, out: Out<AccInfo>);
+        /// Returns bytes replied: end the rendezvous
+        Endr = 54, endr(rid: u64, reply: Bytes);
+        /// Returns len: read the caller's message
+        RvRead = 55, rv_read(rid: u64, offset: u64, buf: BytesMut);
+        /// Returns len: write into the caller's reply buffer
+        RvWrite = 56, rv_write(rid: u64, offset: u64, data: Bytes);
+        /// Returns 0: the next server replies directly
+        Forward = 57, forward(rid: u64, server: u64, entry: u64);
+        /// Returns request id (non-blocking)
+        Request = 58, request(server: u64, entry: u64, msg: Bytes, reply: Room);
+        /// Returns 0: (request id, status) of a finished request
+        Fetch = 59, fetch(timeout_ns: u64, out: Out<[u64; 2]>);
+        /// Returns 0: end the rendezvous with an error for the caller
+        RvFail = 60, rv_fail(rid: u64, error: u64);
+        /// Returns 0, or -Error if any member
         /// failed: AnT's batch request (seed 002): the n requests go out at once,
         /// the caller is woken once when all n are back; each entry's `status`
         /// receives its reply length or its error
-        NCallSync = 61,
-        /// endr_acc(rid or 0, reply_ptr, reply_len, entry mask, out: *mut AccInfo) -> rid:
+        NCallSync = 61, ncallsync(list: List<BatchEntry>);
+        /// Returns rid:
         /// `endr` then `acc` in one call, a server's loop; the released caller gets
         /// the CPU directly while the server waits
-        EndrAcc = 62,
-        /// forward_acc(rid, next server pid, entry, entry mask, out: *mut AccInfo) -> rid:
+        EndrAcc = 62, endr_acc(rid: u64, reply: Bytes, entries: u64, out: Out<AccInfo>);
+        /// Returns rid:
         /// `forward` then `acc` in one call (a relay's loop); the next server gets
         /// the CPU directly while the relay waits
-        ForwardAcc = 66,
-        /// acc_many(entry mask, out: *mut [AccInfo; k], k) -> calls accepted (1..=k):
+        ForwardAcc = 66, forward_acc(rid: u64, server: u64, entry: u64, entries: u64, out: Out<AccInfo>);
+        /// Returns calls accepted (1..=k):
         /// waits for a call on one of the entries (with ACC_NOWAIT: Busy at once if
         /// none is waiting), then accepts it and up to k - 1 more that are already
         /// waiting, without waiting again; out[i] describes the i-th, in the order
         /// they arrived. k is 1..=MAX_BATCH
-        AccMany = 67,
-        /// forward_many(list: *mut [ForwardEntry; k], k) -> calls passed on: `forward`
+        AccMany = 67, acc_many(entries: u64, out: List<AccInfo>);
+        /// Returns calls passed on: `forward`
         /// for each entry, in order, each next server seeing its message without its
         /// last `trim` bytes. A call that cannot be passed on (not held, no such
         /// server or entry, trim longer than the message) is ended with that error
         /// for its caller, and the entry's `status` receives the error; the others'
         /// `status` is left as it was. k is 1..=MAX_BATCH
-        ForwardMany = 68,
-        /// ring_setup() -> address of the caller's `Rings`: AnT's request and result
+        ForwardMany = 68, forward_many(list: List<ForwardEntry>);
+        /// Returns address of the caller's `Rings`: AnT's request and result
         /// rings of control blocks (seed 002 §2.2), made by the kernel on first use
-        RingSetup = 63,
-        /// ring_submit(n, flags) -> n: sends the next n control blocks of the request
+        RingSetup = 63, ring_setup();
+        /// Returns n: sends the next n control blocks of the request
         /// ring. Without RING_WAIT_ALL each result goes to the result ring as it
         /// comes back; with it the n form one batch (ncallsync): the caller is woken
         /// once, when all are back, and their results (failed members' with their
         /// error as status) are in the result ring, in order, when it returns
-        RingSubmit = 64,
-        /// ring_wait(timeout_ns) -> results waiting in the result ring (Busy on timeout)
-        RingWait = 65,
-        /// ica_create(pages) -> container id: AnT's ICA, n physically contiguous pages
+        RingSubmit = 64, ring_submit(n: u64, flags: u64);
+        /// Returns results waiting in the result ring (Busy on timeout)
+        RingWait = 65, ring_wait(timeout_ns: u64);
+        /// Returns container id: AnT's ICA, n physically contiguous pages
         /// attached to the caller (res_query gives its address; res_delete frees it)
-        IcaCreate = 70,
-        /// ica_move(ica, target pid, requested address or 0) -> its address in the target:
+        IcaCreate = 70, ica_create(pages: u64);
+        /// Returns its address in the target:
         /// re-attached without copying; the caller loses access
-        IcaMove = 71,
-    }
+        IcaMove = 71, ica_move(ica: u64, target: u64, addr: u64);
+        }
+    };
 }
+
+use args::syscalls;
+each_call!(syscalls);
 
 numbered! {
     /// Tender's resource kinds (資源の種類).
@@ -773,4 +782,4 @@ mod tests {
     }
 }
 
-args::enum_arg!(ResKind, ContainerMode, RegionKind, LoadPolicy);
+args::enum_arg!(ResKind, ContainerMode, RegionKind, LoadPolicy, Topic);

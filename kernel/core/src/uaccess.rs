@@ -273,3 +273,52 @@ pub fn write_list<T: Pod>(addr: u64, values: &[T]) -> Result<(), Error> {
     let bytes = unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u8>(), core::mem::size_of_val(values)) };
     copy_to_user(addr, bytes)
 }
+
+// ---- the system calls' typed arguments (`abi::args`) ----
+
+use abi::args::{Buffer, Bytes, In, InOpt, List, Out, Str};
+
+impl UserRange {
+    /// A buffer argument, checked against user space.
+    #[inline(always)]
+    pub fn of(b: Buffer) -> Result<UserRange, Error> {
+        UserRange::new(b.addr, usize::try_from(b.len).map_err(|_| Error::Invalid)?)
+    }
+
+    /// The range of a list argument (its count of `T`s).
+    #[inline(always)]
+    pub fn of_list<T>(l: List<T>) -> Result<UserRange, Error> {
+        UserRange::new(l.addr, l.bytes().ok_or(Error::Invalid)?)
+    }
+
+    /// The range a structure argument occupies.
+    #[inline(always)]
+    pub fn of_out<T>(o: Out<T>) -> Result<UserRange, Error> {
+        UserRange::new(o.addr, core::mem::size_of::<T>())
+    }
+}
+
+/// A structure argument, read.
+pub fn read_in<T: Pod>(i: In<T>) -> Result<T, Error> {
+    read(i.addr)
+}
+
+/// An optional structure argument, read (`default` when none was given).
+pub fn read_in_or<T: Pod>(i: InOpt<T>, default: T) -> Result<T, Error> {
+    i.0.map_or(Ok(default), read_in)
+}
+
+/// A structure argument, filled.
+pub fn write_out<T: Pod>(o: Out<T>, value: &T) -> Result<(), Error> {
+    write(o.addr, value)
+}
+
+/// A text argument, copied in (at most `max` bytes, UTF-8).
+pub fn read_text(s: Str, max: usize) -> Result<alloc::string::String, Error> {
+    read_str(s.0.addr, s.0.len, max)
+}
+
+/// A bytes argument, copied in (at most `max` bytes).
+pub fn read_arg_bytes(b: Bytes, max: usize) -> Result<alloc::vec::Vec<u8>, Error> {
+    read_bytes(b.0.addr, b.0.len, max)
+}

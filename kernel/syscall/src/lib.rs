@@ -16,7 +16,7 @@ mod container;
 pub mod inspect;
 mod rendezvous;
 
-use abi::{Error, LoadPolicy, Sys};
+use abi::{Error, LoadPolicy, Sys, call};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use ipc::process::{self as proc, Route};
@@ -63,179 +63,59 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
 /// Longest path, argument list or setting a call passes by pointer.
 const MAX_TEXT: usize = 4096;
 
-type Handler = fn(&proc::Process, &[u64; 6]) -> Result<u64, Error>;
-
-/// Room for every system-call number (numbers are grouped by subsystem).
-const TABLE_SIZE: usize = 96;
-
-/// The native system-call table: the handler of `Sys` number `n` is
-/// `TABLE[n]`; numbers nobody defines answer `NoSys`.
-static TABLE: [Handler; TABLE_SIZE] = {
-    let mut t: [Handler; TABLE_SIZE] = [sys_nosys; TABLE_SIZE];
-    let mut i = 0;
-    while i < Sys::ALL.len() {
-        t[Sys::ALL[i] as usize] = handler(Sys::ALL[i]);
-        i += 1;
-    }
-    t
-};
-
-fn sys_nosys(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    Err(Error::NoSys)
-}
-
-const fn handler(sys: Sys) -> Handler {
-    match sys {
-        Sys::AbiVersion => sys_abi_version,
-        Sys::Exit => sys_exit,
-        Sys::Spawn => sys_spawn,
-        Sys::Wait => sys_wait,
-        Sys::GetPid => sys_getpid,
-        Sys::Yield => sys_yield,
-        Sys::Sleep => sys_sleep,
-        Sys::Clock => sys_clock,
-        Sys::ConsoleWrite => sys_console_write,
-        Sys::ConsoleRead => sys_console_read,
-        Sys::Map => sys_map,
-        Sys::Unmap => sys_unmap,
-        Sys::ProcInfo => sys_proc_info,
-        Sys::ProcList => sys_proc_list,
-        Sys::SetPolicy => sys_set_policy,
-        Sys::Kill => sys_kill,
-        Sys::SetAffinity => sys_set_affinity,
-        Sys::SysInfo => sys_sys_info,
-        Sys::ResCreate => sys_res_create,
-        Sys::ResDelete => sys_res_delete,
-        Sys::ResQuery => sys_res_query,
-        Sys::ResLoad => sys_res_load,
-        Sys::PlateFind => sys_plate_find,
-        Sys::ProcessStart => sys_process_start,
-        Sys::WorkAreaWrite => sys_work_area_write,
-        Sys::Inspect => sys_inspect,
-        Sys::PoolSet => sys_pool_set,
-        Sys::PoolFlush => sys_pool_flush,
-        Sys::PlateRead => sys_plate_read,
-        Sys::ProgramSegment => sys_program_segment,
-        Sys::ContainerCreate => container::sys_container_create,
-        Sys::BoxCreate => container::sys_box_create,
-        Sys::BoxGrant => container::sys_box_grant,
-        Sys::ContainerSend => container::sys_send,
-        Sys::ContainerReceive => container::sys_receive,
-        Sys::ContainerPush => container::sys_push,
-        Sys::ContainerSteal => container::sys_steal,
-        Sys::ContainerExchange => container::sys_exchange,
-        Sys::PeerGrant => container::sys_peer_grant,
-        Sys::ContainerStats => container::sys_stats,
-        Sys::NameRegister => rendezvous::sys_name_register,
-        Sys::NameLookup => rendezvous::sys_name_lookup,
-        Sys::Call => rendezvous::sys_call,
-        Sys::Acc => rendezvous::sys_acc,
-        Sys::Endr => rendezvous::sys_endr,
-        Sys::EndrAcc => rendezvous::sys_endr_acc,
-        Sys::ForwardAcc => rendezvous::sys_forward_acc,
-        Sys::AccMany => rendezvous::sys_acc_many,
-        Sys::ForwardMany => rendezvous::sys_forward_many,
-        Sys::RingSetup => rendezvous::sys_ring_setup,
-        Sys::RingSubmit => rendezvous::sys_ring_submit,
-        Sys::RingWait => rendezvous::sys_ring_wait,
-        Sys::RvRead => rendezvous::sys_rv_read,
-        Sys::RvWrite => rendezvous::sys_rv_write,
-        Sys::Forward => rendezvous::sys_forward,
-        Sys::Request => rendezvous::sys_request,
-        Sys::Fetch => rendezvous::sys_fetch,
-        Sys::RvFail => rendezvous::sys_rv_fail,
-        Sys::NCallSync => rendezvous::sys_ncallsync,
-        Sys::IcaCreate => container::sys_ica_create,
-        Sys::IcaMove => container::sys_ica_move,
-    }
-}
-
 // ---- resources: decoded here, checked and performed by the mediator ----
 
 fn id(raw: u64) -> ResId {
     ResId::from_raw(raw)
 }
 
-fn sys_res_create(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Error> {
     use abi::ResKind as K;
     let me = me.pid;
-    let id = match K::from_u64(a[0]).ok_or(Error::Invalid)? {
-        K::Program => program::create(me, id(a[1]))?,
+    let id = match c.kind {
+        K::Program => program::create(me, id(c.a))?,
         K::VirtualSpace => vspace::create(me)?,
         K::VirtualRegion => {
-            let kind = abi::RegionKind::from_u64(a[2]).ok_or(Error::Invalid)?;
-            let (writable, executable) = (a[3] & abi::prot::WRITE != 0, a[3] & abi::prot::EXEC != 0);
-            vregion::create(me, kind, a[1], writable, executable)?
+            let kind = abi::RegionKind::from_u64(c.b).ok_or(Error::Invalid)?;
+            let (writable, executable) = (c.c & abi::prot::WRITE != 0, c.c & abi::prot::EXEC != 0);
+            vregion::create(me, kind, c.a, writable, executable)?
         }
-        K::VirtualUserSpace => vspace::attach(me, id(a[1]), id(a[2]), At::Address(a[3]))?.id,
-        K::VirtualKernelSpace => vkspace::create(me, id(a[1]))?,
-        K::PhysicalMemory => physmem::create(me, a[1])?,
+        K::VirtualUserSpace => vspace::attach(me, id(c.a), id(c.b), At::Address(c.c))?.id,
+        K::VirtualKernelSpace => vkspace::create(me, id(c.a))?,
+        K::PhysicalMemory => physmem::create(me, c.a)?,
         K::Process => {
-            let policy = LoadPolicy::from_u64(a[4]).ok_or(Error::Invalid)?;
-            process::create(me, id(a[1]), id(a[2]), id(a[3]), policy, me)?
+            let policy = LoadPolicy::from_u64(c.d).ok_or(Error::Invalid)?;
+            process::create(me, id(c.a), id(c.b), id(c.c), policy, me)?
         }
-        K::Computation => computation::create(me, id(a[1]), a[2])?,
-        K::Container => containers::create(me, a[1], a[2])?,
-        K::ContainerBox => container_box::create(me, a[1], a[2], a[3], a[4], 0)?,
+        K::Computation => computation::create(me, id(c.a), c.b)?,
+        K::Container => containers::create(me, c.a, c.b)?,
+        K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
         K::Plate => return Err(Error::Denied),
     };
     Ok(id.raw())
 }
 
-fn sys_res_delete(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    mediator::delete(me.pid, id(a[0])).map(|()| 0)
-}
-
-fn sys_res_query(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let info = mediator::query(me.pid, id(a[0]))?;
-    uaccess::write(a[1], &info).map(|()| 0)
-}
-
-fn sys_res_load(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    vregion::load(me.pid, id(a[0]), id(a[1]), a[2] as usize, true).map(|()| 0)
-}
-
-fn sys_plate_find(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let name = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
-    Ok(plate::find(KERNEL, &name)?.raw())
-}
-
-fn sys_process_start(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    process::start(me.pid, id(a[0]))?;
-    Ok(id(a[0]).index() as u64)
-}
-
-fn sys_work_area_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let args = uaccess::read_bytes(a[1], a[2], MAX_TEXT)?;
+fn sys_work_area_write(me: &proc::Process, a: call::WorkAreaWrite) -> Result<u64, Error> {
+    let args = uaccess::read_arg_bytes(a.strings, MAX_TEXT)?;
     // The first NUL-terminated string is the program name.
     let (name, rest) = match args.iter().position(|&b| b == 0) {
         Some(i) => (&args[..i], &args[i + 1..]),
         None => (&args[..], &[][..]),
     };
-    vkspace::write(me.pid, id(a[0]), name, rest).map(|()| 0)
+    vkspace::write(me.pid, id(a.area), name, rest).map(|()| 0)
 }
 
 /// A plate's bytes. Plates are the archive's files, read-only and never
 /// deleted: the read checks the identifier (kind, slot, generation) in the
 /// plates' table and copies, with no operation of the mediator's to make.
-fn sys_plate_read(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_plate_read(a: call::PlateRead) -> Result<u64, Error> {
     // One read returns at most MAX_COPY bytes; the buffer is checked whole.
-    let buf = uaccess::UserRange::new(a[2], (a[3] as usize).min(uaccess::MAX_COPY))?;
-    let data = resource::plate::content(id(a[0]))?;
-    let from = usize::try_from(a[1]).unwrap_or(usize::MAX).min(data.len());
+    let buf = uaccess::UserRange::new(a.buf.0.addr, (a.buf.0.len as usize).min(uaccess::MAX_COPY))?;
+    let data = resource::plate::content(id(a.plate))?;
+    let from = usize::try_from(a.offset).unwrap_or(usize::MAX).min(data.len());
     let n = buf.len().min(data.len() - from);
     buf.prefix(n).write(&data[from..from + n])?;
     Ok(n as u64)
-}
-
-fn sys_inspect(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let topic = abi::Topic::from_u64(a[0]).ok_or(Error::Invalid)?;
-    inspect::serve(topic, a[1], a[2], a[3], a[4], a[5])
-}
-
-fn sys_program_segment(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let s = program::segment(me.pid, id(a[0]), a[1] as usize)?;
-    uaccess::write(a[2], &s).map(|()| 0)
 }
 
 /// The system's global settings need `rights::SYSTEM`.
@@ -246,15 +126,15 @@ fn system(me: &proc::Process) -> Result<(), Error> {
     Ok(())
 }
 
-fn sys_pool_set(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_pool_set(me: &proc::Process, a: call::PoolSet) -> Result<u64, Error> {
     use abi::{MAX_POOL_RULES, PoolRule};
     system(me)?;
-    let settings: abi::PoolSettings = uaccess::read(a[0])?;
-    if a[2] > MAX_POOL_RULES {
+    let settings: abi::PoolSettings = uaccess::read_in(a.settings)?;
+    if a.rules.count > MAX_POOL_RULES {
         return Err(Error::Limit);
     }
     let mut buf = core::mem::MaybeUninit::<[PoolRule; MAX_POOL_RULES as usize]>::uninit();
-    let list = uaccess::UserRange::new(a[1], a[2] as usize * core::mem::size_of::<PoolRule>())?;
+    let list = uaccess::UserRange::of_list(a.rules)?;
     let rules = uaccess::read_list(&mut buf, list)?;
     let settings = resource::pool::settings_from(&settings, rules)?;
     let adds = !settings.add.is_empty();
@@ -265,16 +145,12 @@ fn sys_pool_set(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     resource::pool::add().map(|n| n as u64)
 }
 
-fn sys_pool_flush(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    system(me)?;
-    Ok(resource::pool::flush() as u64)
-}
-
 /// The raw result of system call `number` (a value, or a negated error).
 #[inline(always)]
 fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> u64 {
     // The two calls of every rendezvous (a client's call, a server's loop
-    // step) are called directly, and inlined: no table call, no frame.
+    // step) are decoded and served directly, and inlined: no call through
+    // the general match, no frame.
     if number == Sys::Call as u64 {
         return rendezvous::sys_call_raw(me, a);
     }
@@ -282,39 +158,342 @@ fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> u64 {
         return rendezvous::sys_endr_acc_raw(me, a);
     }
     // AnT's ICA move, the other call a message exchange repeats: inlined
-    // too (a table call and its frame were a tenth of a one-page move).
+    // too (a call and its frame were a tenth of a one-page move).
     if number == Sys::IcaMove as u64 {
-        return match container::sys_ica_move(me, a) {
+        return match call::IcaMove::decode(a).and_then(|c| container::sys_ica_move(me, c)) {
             Ok(v) => v,
             Err(e) => e.as_ret(),
         };
     }
-    let result = match TABLE.get(number as usize) {
-        Some(handler) => handler(me, a),
-        None => Err(Error::NoSys),
-    };
-    match result {
+    serve(me, number, a)
+}
+
+/// The native calls' handlers, for the calling process: the ABI's `Serve`
+/// has one method per call, so a call without a handler does not compile.
+struct Native<'a> {
+    me: &'a proc::Process,
+}
+
+/// Every call but the fast paths': one switch on the number, to the call's
+/// method (inlined: a call of its own cost a null system call a fifth).
+#[inline(always)]
+fn serve(me: &proc::Process, number: u64, a: &[u64; 6]) -> u64 {
+    match abi::serve(&mut Native { me }, number, a) {
         Ok(v) => v,
         Err(e) => e.as_ret(),
     }
 }
 
-fn sys_abi_version(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    Ok(abi::ABI_VERSION)
+impl abi::Serve for Native<'_> {
+    type Out = Result<u64, Error>;
+
+    fn refuse(&mut self, e: Error) -> Result<u64, Error> {
+        Err(e)
+    }
+
+    fn abi_version(&mut self, _: call::AbiVersion) -> Result<u64, Error> {
+        Ok(abi::ABI_VERSION)
+    }
+
+    fn exit(&mut self, a: call::Exit) -> Result<u64, Error> {
+        proc::exit_current(a.status)
+    }
+
+    fn spawn(&mut self, a: call::Spawn) -> Result<u64, Error> {
+        let me = self.me;
+        sys_spawn(me, a)
+    }
+
+    fn wait(&mut self, a: call::Wait) -> Result<u64, Error> {
+        let me = self.me;
+        proc::wait(me.pid, a.pid)
+    }
+
+    fn getpid(&mut self, _: call::GetPid) -> Result<u64, Error> {
+        let me = self.me;
+        Ok(me.pid)
+    }
+
+    fn yield_now(&mut self, _: call::Yield) -> Result<u64, Error> {
+        sched::schedule();
+        Ok(0)
+    }
+
+    fn sleep(&mut self, a: call::Sleep) -> Result<u64, Error> {
+        sched::sleep_until(clock::nanos().saturating_add(a.nanoseconds));
+        Ok(0)
+    }
+
+    fn clock(&mut self, a: call::Clock) -> Result<u64, Error> {
+        sys_clock(a)
+    }
+
+    fn console_write(&mut self, a: call::ConsoleWrite) -> Result<u64, Error> {
+        sys_console_write(a)
+    }
+
+    fn console_read(&mut self, a: call::ConsoleRead) -> Result<u64, Error> {
+        sys_console_read(a)
+    }
+
+    fn map(&mut self, a: call::Map) -> Result<u64, Error> {
+        let me = self.me;
+        map_anonymous(me, a.len, a.prot)
+    }
+
+    fn unmap(&mut self, a: call::Unmap) -> Result<u64, Error> {
+        let me = self.me;
+        sys_unmap(me, a)
+    }
+
+    fn proc_info(&mut self, a: call::ProcInfo) -> Result<u64, Error> {
+        let me = self.me;
+        sys_proc_info(me, a)
+    }
+
+    fn proc_list(&mut self, a: call::ProcList) -> Result<u64, Error> {
+        sys_proc_list(a)
+    }
+
+    fn set_policy(&mut self, a: call::SetPolicy) -> Result<u64, Error> {
+        let me = self.me;
+        system(me)?;
+        Ok(proc::set_default_policy(a.policy) as u64)
+    }
+
+    fn kill(&mut self, a: call::Kill) -> Result<u64, Error> {
+        let me = self.me;
+        sys_kill(me, a)
+    }
+
+    fn set_affinity(&mut self, a: call::SetAffinity) -> Result<u64, Error> {
+        let me = self.me;
+        sys_set_affinity(me, a)
+    }
+
+    fn sys_info(&mut self, a: call::SysInfo) -> Result<u64, Error> {
+        sys_sys_info(a)
+    }
+
+    fn res_create(&mut self, a: call::ResCreate) -> Result<u64, Error> {
+        let me = self.me;
+        sys_res_create(me, a)
+    }
+
+    fn res_delete(&mut self, a: call::ResDelete) -> Result<u64, Error> {
+        let me = self.me;
+        mediator::delete(me.pid, id(a.id)).map(|()| 0)
+    }
+
+    fn res_query(&mut self, a: call::ResQuery) -> Result<u64, Error> {
+        let me = self.me;
+        let info = mediator::query(me.pid, id(a.id))?;
+        uaccess::write_out(a.out, &info).map(|()| 0)
+    }
+
+    fn res_load(&mut self, a: call::ResLoad) -> Result<u64, Error> {
+        let me = self.me;
+        vregion::load(me.pid, id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
+    }
+
+    fn plate_find(&mut self, a: call::PlateFind) -> Result<u64, Error> {
+        Ok(plate::find(KERNEL, &uaccess::read_text(a.name, MAX_TEXT)?)?.raw())
+    }
+
+    fn process_start(&mut self, a: call::ProcessStart) -> Result<u64, Error> {
+        let me = self.me;
+        process::start(me.pid, id(a.process))?;
+        Ok(id(a.process).index() as u64)
+    }
+
+    fn work_area_write(&mut self, a: call::WorkAreaWrite) -> Result<u64, Error> {
+        let me = self.me;
+        sys_work_area_write(me, a)
+    }
+
+    fn inspect(&mut self, a: call::Inspect) -> Result<u64, Error> {
+        inspect::serve(a.topic, a.arg, a.start, a.out, a.capacity, a.record_size)
+    }
+
+    fn pool_set(&mut self, a: call::PoolSet) -> Result<u64, Error> {
+        let me = self.me;
+        sys_pool_set(me, a)
+    }
+
+    fn program_segment(&mut self, a: call::ProgramSegment) -> Result<u64, Error> {
+        let me = self.me;
+        let s = program::segment(me.pid, id(a.program), a.index as usize)?;
+        uaccess::write_out(a.out, &s).map(|()| 0)
+    }
+
+    fn plate_read(&mut self, a: call::PlateRead) -> Result<u64, Error> {
+        sys_plate_read(a)
+    }
+
+    fn pool_flush(&mut self, _: call::PoolFlush) -> Result<u64, Error> {
+        let me = self.me;
+        system(me)?;
+        Ok(resource::pool::flush() as u64)
+    }
+
+    fn container_create(&mut self, a: call::ContainerCreate) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_container_create(me, a)
+    }
+
+    fn box_create(&mut self, a: call::BoxCreate) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_box_create(me, a)
+    }
+
+    fn box_grant(&mut self, a: call::BoxGrant) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_box_grant(me, a)
+    }
+
+    fn container_send(&mut self, a: call::ContainerSend) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_send(me, a)
+    }
+
+    fn container_receive(&mut self, a: call::ContainerReceive) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_receive(me, a)
+    }
+
+    fn container_push(&mut self, a: call::ContainerPush) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_push(me, a)
+    }
+
+    fn container_steal(&mut self, a: call::ContainerSteal) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_steal(me, a)
+    }
+
+    fn container_exchange(&mut self, a: call::ContainerExchange) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_exchange(me, a)
+    }
+
+    fn peer_grant(&mut self, a: call::PeerGrant) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_peer_grant(me, a)
+    }
+
+    fn container_stats(&mut self, a: call::ContainerStats) -> Result<u64, Error> {
+        uaccess::write_out(a.out, &resource::container::stats()).map(|()| 0)
+    }
+
+    fn name_register(&mut self, a: call::NameRegister) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_name_register(me, a)
+    }
+
+    fn name_lookup(&mut self, a: call::NameLookup) -> Result<u64, Error> {
+        rendezvous::sys_name_lookup(a)
+    }
+
+    fn call(&mut self, a: call::Call) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_call(me, a)
+    }
+
+    fn acc(&mut self, a: call::Acc) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_acc(me, a)
+    }
+
+    fn endr(&mut self, a: call::Endr) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_endr(me, a)
+    }
+
+    fn rv_read(&mut self, a: call::RvRead) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_rv_read(me, a)
+    }
+
+    fn rv_write(&mut self, a: call::RvWrite) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_rv_write(me, a)
+    }
+
+    fn forward(&mut self, a: call::Forward) -> Result<u64, Error> {
+        let me = self.me;
+        ipc::rendezvous::forward(me, a.rid, a.server, a.entry)
+    }
+
+    fn request(&mut self, a: call::Request) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_request(me, a)
+    }
+
+    fn fetch(&mut self, a: call::Fetch) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_fetch(me, a)
+    }
+
+    fn rv_fail(&mut self, a: call::RvFail) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_rv_fail(me, a)
+    }
+
+    fn ncallsync(&mut self, a: call::NCallSync) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_ncallsync(me, a)
+    }
+
+    fn endr_acc(&mut self, a: call::EndrAcc) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_endr_acc(me, a)
+    }
+
+    fn ring_setup(&mut self, _: call::RingSetup) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_ring_setup(me)
+    }
+
+    fn ring_submit(&mut self, a: call::RingSubmit) -> Result<u64, Error> {
+        let me = self.me;
+        ipc::rings::submit(me, a.n, a.flags)
+    }
+
+    fn ring_wait(&mut self, a: call::RingWait) -> Result<u64, Error> {
+        let me = self.me;
+        ipc::rings::wait(me, a.timeout_ns)
+    }
+
+    fn forward_acc(&mut self, a: call::ForwardAcc) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_forward_acc(me, a)
+    }
+
+    fn acc_many(&mut self, a: call::AccMany) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_acc_many(me, a)
+    }
+
+    fn forward_many(&mut self, a: call::ForwardMany) -> Result<u64, Error> {
+        let me = self.me;
+        rendezvous::sys_forward_many(me, a)
+    }
+
+    fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {
+        let me = self.me;
+        Ok(resource::container::create_ica(me.pid, a.pages)?.raw())
+    }
+
+    fn ica_move(&mut self, a: call::IcaMove) -> Result<u64, Error> {
+        let me = self.me;
+        container::sys_ica_move(me, a)
+    }
 }
 
-fn sys_exit(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    proc::exit_current(a[0])
-}
-
-fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let path = uaccess::read_str(a[0], a[1], MAX_TEXT)?;
-    let args = uaccess::read_bytes(a[2], a[3], MAX_TEXT)?;
-    let options: abi::SpawnOptions = if a[4] == 0 {
-        abi::SpawnOptions::DEFAULT
-    } else {
-        uaccess::read(a[4])?
-    };
+fn sys_spawn(me: &proc::Process, a: call::Spawn) -> Result<u64, Error> {
+    let path = uaccess::read_text(a.path, MAX_TEXT)?;
+    let args = uaccess::read_arg_bytes(a.args, MAX_TEXT)?;
+    let options = uaccess::read_in_or(a.options, abi::SpawnOptions::DEFAULT)?;
     // A process passes on only rights it holds.
     if options.rights & !me.rights.load(Ordering::Relaxed) != 0 {
         return Err(Error::Denied);
@@ -322,66 +501,44 @@ fn sys_spawn(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     resource::proc::spawn::spawn(&path, &args, &options, me.pid)
 }
 
-fn sys_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    proc::wait(me.pid, a[0])
-}
-
-fn sys_getpid(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    Ok(me.pid)
-}
-
-fn sys_yield(_: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
-    sched::schedule();
-    Ok(0)
-}
-
-fn sys_sleep(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    sched::sleep_until(clock::nanos().saturating_add(a[0]));
-    Ok(0)
-}
-
-fn sys_clock(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_clock(a: call::Clock) -> Result<u64, Error> {
     let c = abi::Clock {
         cycles: clock::cycles(),
         nanos: clock::nanos(),
         tsc_hz: clock::tsc_hz(),
     };
-    uaccess::write(a[0], &c)?;
+    uaccess::write_out(a.out, &c)?;
     Ok(0)
 }
 
-fn sys_console_write(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let len = (a[1] as usize).min(uaccess::MAX_COPY);
+fn sys_console_write(a: call::ConsoleWrite) -> Result<u64, Error> {
+    let len = (a.bytes.0.len as usize).min(uaccess::MAX_COPY);
     let mut buf = Vec::new();
     buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
     buf.resize(len, 0);
-    uaccess::copy_from_user(&mut buf, a[0])?;
+    uaccess::copy_from_user(&mut buf, a.bytes.0.addr)?;
     kcore::console::write_bytes(&buf);
     Ok(len as u64)
 }
 
-fn sys_console_read(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[0], a[1] as usize)?;
-    if a[1] == 0 {
+fn sys_console_read(a: call::ConsoleRead) -> Result<u64, Error> {
+    let to = uaccess::UserRange::of(a.buf.0)?;
+    if to.is_empty() {
         return Ok(0);
     }
     let mut buf = [0u8; 256];
-    let want = (a[1] as usize).min(buf.len());
+    let want = to.len().min(buf.len());
     let n = console::read(&mut buf[..want]).ok_or(Error::Denied)?;
-    uaccess::copy_to_user(a[0], &buf[..n])?;
+    to.write(&buf[..n])?;
     Ok(n as u64)
 }
 
-fn sys_map(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    map_anonymous(me, a[1], a[2])
-}
-
-fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_unmap(me: &proc::Process, a: call::Unmap) -> Result<u64, Error> {
     let space = me.space().ok_or(Error::Denied)?;
     let found = space
         .lock()
-        .region_at(a[0])
-        .filter(|r| r.base == a[0] && r.region.kind == kcore::vm::region::Kind::Heap)
+        .region_at(a.addr)
+        .filter(|r| r.base == a.addr && r.region.kind == kcore::vm::region::Kind::Heap)
         .map(|r| (r.link_id, r.region_id));
     let (link, region) = found.ok_or(Error::Invalid)?;
     mediator::delete(me.pid, link)?;
@@ -389,45 +546,38 @@ fn sys_unmap(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(0)
 }
 
-fn sys_proc_info(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let pid = if a[0] == 0 { me.pid } else { a[0] };
+fn sys_proc_info(me: &proc::Process, a: call::ProcInfo) -> Result<u64, Error> {
+    let pid = if a.pid == 0 { me.pid } else { a.pid };
     let info = proc_info(pid)?;
-    uaccess::write(a[1], &info)?;
+    uaccess::write_out(a.out, &info)?;
     Ok(0)
 }
 
-fn sys_proc_list(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[0], (a[1] as usize).saturating_mul(8))?;
+fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
+    let out = uaccess::UserRange::of_list(a.out)?;
     let pids = proc::pids();
-    for (i, pid) in pids.iter().take(a[1] as usize).enumerate() {
-        uaccess::write(a[0] + 8 * i as u64, pid)?;
-    }
+    let n = pids.len().min(a.out.count as usize);
+    uaccess::write_list(out.addr(), &pids[..n])?;
     Ok(pids.len() as u64)
 }
 
-fn sys_set_policy(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    system(me)?;
-    let p = LoadPolicy::from_u64(a[0]).ok_or(Error::Invalid)?;
-    Ok(proc::set_default_policy(p) as u64)
-}
-
-fn sys_kill(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let target = proc::get(a[0]).ok_or(Error::NotFound)?;
+fn sys_kill(me: &proc::Process, a: call::Kill) -> Result<u64, Error> {
+    let target = proc::get(a.pid).ok_or(Error::NotFound)?;
     if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
         return Err(Error::Denied);
     }
-    proc::kill(a[0]).map(|_| 0)
+    proc::kill(a.pid).map(|_| 0)
 }
 
-fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let pid = if a[0] == 0 { me.pid } else { a[0] };
+fn sys_set_affinity(me: &proc::Process, a: call::SetAffinity) -> Result<u64, Error> {
+    let pid = if a.pid == 0 { me.pid } else { a.pid };
     let target = proc::get(pid).ok_or(Error::NotFound)?;
     // A process places itself and its children; the holder of the system
     // right places any process (the shell moves the servers init started).
     if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
         system(me)?;
     }
-    let cpu = match a[1] {
+    let cpu = match a.cpu {
         abi::ANY_CPU => kcore::computation::ANY_CPU,
         c if (c as usize) < cpu::online_count() => c as usize,
         _ => return Err(Error::Invalid),
@@ -448,7 +598,7 @@ fn sys_set_affinity(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(0)
 }
 
-fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+fn sys_sys_info(a: call::SysInfo) -> Result<u64, Error> {
     let f = kcore::mm::frames::stats();
     let h = kcore::mm::heap::stats();
     let info = abi::SysInfo {
@@ -466,7 +616,7 @@ fn sys_sys_info(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
         ipis: kcore::arch::x86_64::apic::IPIS_SENT.load(Ordering::Relaxed),
         heap_allocations: h.allocations,
     };
-    uaccess::write(a[0], &info)?;
+    uaccess::write_out(a.out, &info)?;
     Ok(0)
 }
 

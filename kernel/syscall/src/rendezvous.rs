@@ -1,7 +1,8 @@
 //! Rendezvous and request system calls (`ipc::rendezvous` and its fast
 //! path, `ipc::request`, `ipc::batch`, `ipc::rings`, `ipc::names`).
 
-use abi::{CALL_BY_REF, Error};
+use abi::args::Out;
+use abi::{CALL_BY_REF, Error, call};
 use ipc::process as proc;
 use ipc::{batch, fastpath, names, rendezvous, request, rings};
 use kcore::uaccess::{self, UserRange};
@@ -10,82 +11,76 @@ use resource::vspace::{self, At};
 /// Longest name a server registers under.
 const MAX_NAME: usize = 64;
 
-/// name_register(name, len, entry mask): the entries it serves (0: any).
-pub fn sys_name_register(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::register(&uaccess::read_str(a[0], a[1], MAX_NAME)?, me.pid)?;
-    me.port.entries.store(a[2], core::sync::atomic::Ordering::Relaxed);
+/// The entries it serves (0: any).
+pub fn sys_name_register(me: &proc::Process, a: call::NameRegister) -> Result<u64, Error> {
+    names::register(&uaccess::read_text(a.name, MAX_NAME)?, me.pid)?;
+    me.port.entries.store(a.entries, core::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 
-pub fn sys_name_lookup(_: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    names::lookup(&uaccess::read_str(a[0], a[1], MAX_NAME)?)
+pub fn sys_name_lookup(a: call::NameLookup) -> Result<u64, Error> {
+    names::lookup(&uaccess::read_text(a.name, MAX_NAME)?)
 }
 
 /// Where a call's description (`abi::AccInfo`) goes, checked before the
 /// call is accepted.
 #[inline(always)]
-fn acc_info_at(addr: u64) -> Result<UserRange, Error> {
-    UserRange::new(addr, core::mem::size_of::<abi::AccInfo>())
+fn acc_info_at(out: Out<abi::AccInfo>) -> Result<UserRange, Error> {
+    UserRange::of_out(out)
 }
 
-/// The message and reply buffers, checked against the caller's own user
-/// space now; the server's copies are bounded by them later.
-fn ranges(a: &[u64; 6]) -> Result<(UserRange, UserRange), Error> {
-    Ok((
-        UserRange::new(a[2], a[3] as usize)?,
-        UserRange::new(a[4], a[5] as usize)?,
-    ))
-}
-
-/// `call`'s general path: the table's handler, and where `sys_call_raw`
-/// goes when the fast path does not apply (the dispatcher takes every
-/// `call` through `sys_call_raw` first).
+/// `call`'s general path: where `sys_call_raw` goes when the fast path does
+/// not apply (the dispatcher takes every `call` through `sys_call_raw`).
 #[inline(never)]
-pub fn sys_call(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let entry = a[1] & !CALL_BY_REF;
-    let reply = UserRange::new(a[4], a[5] as usize)?;
-    let (msg, msg_ref) = if a[1] & CALL_BY_REF != 0 {
-        (UserRange::EMPTY, a[2])
+pub fn sys_call(me: &proc::Process, a: call::Call) -> Result<u64, Error> {
+    let entry = a.entry & !CALL_BY_REF;
+    let reply = UserRange::of(a.reply.0)?;
+    let (msg, msg_ref) = if a.entry & CALL_BY_REF != 0 {
+        (UserRange::EMPTY, a.msg.0.addr)
     } else {
-        (UserRange::new(a[2], a[3] as usize)?, 0)
+        (UserRange::of(a.msg.0)?, 0)
     };
-    rendezvous::call(me, a[0], entry, msg, reply, msg_ref)
+    rendezvous::call(me, a.server, entry, msg, reply, msg_ref)
 }
 
-pub fn sys_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let out = acc_info_at(a[1])?;
-    let info = rendezvous::acc(me, a[0])?;
+pub fn sys_acc(me: &proc::Process, a: call::Acc) -> Result<u64, Error> {
+    let out = acc_info_at(a.out)?;
+    let info = rendezvous::acc(me, a.entries)?;
     info.write_to(out)?;
     Ok(info.rid())
 }
 
-pub fn sys_endr(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rendezvous::endr(me, a[0], UserRange::new(a[1], a[2] as usize)?)
+pub fn sys_endr(me: &proc::Process, a: call::Endr) -> Result<u64, Error> {
+    rendezvous::endr(me, a.rid, UserRange::of(a.reply.0)?)
 }
 
 /// The rendezvous pair as the dispatcher calls them (inlined there): their
 /// common case goes straight to its fast path, and the raw result (a value,
-/// or a negated error) is what the system call returns.
+/// or a negated error) is what the system call returns. They take the
+/// registers, not their decoded arguments: the general path decodes them
+/// again from the frame, so nothing of the fast path's has to be kept for it.
 #[inline(always)]
-pub fn sys_call_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
-    if a[1] & CALL_BY_REF == 0
-        && let Ok(reply) = UserRange::new(a[4], a[5] as usize)
-        && let Ok(msg) = UserRange::new(a[2], a[3] as usize)
-        && let Some(status) = fastpath::call_fast(me, a[0], a[1], msg, reply)
+pub fn sys_call_raw(me: &proc::Process, regs: &[u64; 6]) -> u64 {
+    if let Ok(a) = call::Call::decode(regs)
+        && a.entry & CALL_BY_REF == 0
+        && let Ok(reply) = UserRange::of(a.reply.0)
+        && let Ok(msg) = UserRange::of(a.msg.0)
+        && let Some(status) = fastpath::call_fast(me, a.server, a.entry, msg, reply)
     {
         return status;
     }
-    raw(sys_call(me, a))
+    raw(call::Call::decode(regs).and_then(|a| sys_call(me, a)))
 }
 
 #[inline(always)]
-pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
-    if a[0] != 0
-        && fastpath::is_short_endr_acc(a[2], a[3])
-        && let Ok(reply) = UserRange::new(a[1], a[2] as usize)
-        && let Ok(out) = acc_info_at(a[4])
+pub fn sys_endr_acc_raw(me: &proc::Process, regs: &[u64; 6]) -> u64 {
+    if let Ok(a) = call::EndrAcc::decode(regs)
+        && a.rid != 0
+        && fastpath::is_short_endr_acc(a.reply.0.len, a.entries)
+        && let Ok(reply) = UserRange::of(a.reply.0)
+        && let Ok(out) = acc_info_at(a.out)
     {
-        return match fastpath::endr_acc_short(me, a[0], reply, a[3]) {
+        return match fastpath::endr_acc_short(me, a.rid, reply, a.entries) {
             Ok(info) => match info.write_to(out) {
                 Ok(()) => info.rid(),
                 Err(e) => e.as_ret(),
@@ -93,55 +88,55 @@ pub fn sys_endr_acc_raw(me: &proc::Process, a: &[u64; 6]) -> u64 {
             Err(e) => e.as_ret(),
         };
     }
-    raw(sys_endr_acc(me, a))
+    raw(call::EndrAcc::decode(regs).and_then(|a| sys_endr_acc(me, a)))
 }
 
 fn raw(r: Result<u64, Error>) -> u64 {
     r.unwrap_or_else(Error::as_ret)
 }
 
-pub fn sys_endr_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let reply = match a[0] {
+pub fn sys_endr_acc(me: &proc::Process, a: call::EndrAcc) -> Result<u64, Error> {
+    let reply = match a.rid {
         0 => UserRange::EMPTY,
-        _ => UserRange::new(a[1], a[2] as usize)?,
+        _ => UserRange::of(a.reply.0)?,
     };
-    let out = acc_info_at(a[4])?;
-    let info = rendezvous::endr_acc(me, a[0], reply, a[3])?;
+    let out = acc_info_at(a.out)?;
+    let info = rendezvous::endr_acc(me, a.rid, reply, a.entries)?;
     info.write_to(out)?;
     Ok(info.rid())
 }
 
-pub fn sys_forward_acc(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let out = acc_info_at(a[4])?;
-    let info = rendezvous::forward_acc(me, a[0], a[1], a[2], a[3])?;
+pub fn sys_forward_acc(me: &proc::Process, a: call::ForwardAcc) -> Result<u64, Error> {
+    let out = acc_info_at(a.out)?;
+    let info = rendezvous::forward_acc(me, a.rid, a.server, a.entry, a.entries)?;
     info.write_to(out)?;
     Ok(info.rid())
 }
 
-/// acc_many(entry mask, out, k): the k descriptions' room is checked
-/// before anything is accepted.
-pub fn sys_acc_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let (out, k) = (a[1], a[2]);
+/// The k descriptions' room is checked before anything is accepted.
+pub fn sys_acc_many(me: &proc::Process, a: call::AccMany) -> Result<u64, Error> {
+    let k = a.out.count;
     if k == 0 || k > abi::MAX_BATCH {
         return Err(Error::Invalid);
     }
     let size = core::mem::size_of::<abi::AccInfo>();
-    let out = UserRange::new(out, k as usize * size)?;
-    let n = batch::acc_many(me, a[0], k as usize, |i, info| info.write_to(out.part(i * size, size)?))?;
+    let out = UserRange::of_list(a.out)?;
+    let n = batch::acc_many(me, a.entries, k as usize, |i, info| {
+        info.write_to(out.part(i * size, size)?)
+    })?;
     Ok(n as u64)
 }
 
-/// forward_many(list, k): the whole list is read before anything is passed
-/// on, so a bad list changes nothing.
-pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
+/// The whole list is read before anything is passed on, so a bad list
+/// changes nothing.
+pub fn sys_forward_many(me: &proc::Process, a: call::ForwardMany) -> Result<u64, Error> {
     const MAX: usize = abi::MAX_BATCH as usize;
-    let (at, k) = (a[0], a[1]);
+    let k = a.list.count;
     if k == 0 || k > abi::MAX_BATCH {
         return Err(Error::Invalid);
     }
-    let k = k as usize;
     let size = core::mem::size_of::<abi::ForwardEntry>();
-    let at = UserRange::new(at, k * size)?;
+    let at = UserRange::of_list(a.list)?;
     let mut buf = core::mem::MaybeUninit::<[abi::ForwardEntry; MAX]>::uninit();
     let list = uaccess::read_list(&mut buf, at)?;
     let status_at = core::mem::offset_of!(abi::ForwardEntry, status);
@@ -153,38 +148,34 @@ pub fn sys_forward_many(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> 
     Ok(passed as u64)
 }
 
-pub fn sys_rv_read(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rendezvous::read(me, a[0], a[1], UserRange::new(a[2], a[3] as usize)?)
+pub fn sys_rv_read(me: &proc::Process, a: call::RvRead) -> Result<u64, Error> {
+    rendezvous::read(me, a.rid, a.offset, UserRange::of(a.buf.0)?)
 }
 
-pub fn sys_rv_write(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rendezvous::write(me, a[0], a[1], UserRange::new(a[2], a[3] as usize)?)
+pub fn sys_rv_write(me: &proc::Process, a: call::RvWrite) -> Result<u64, Error> {
+    rendezvous::write(me, a.rid, a.offset, UserRange::of(a.data.0)?)
 }
 
-pub fn sys_forward(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rendezvous::forward(me, a[0], a[1], a[2])
+pub fn sys_request(me: &proc::Process, a: call::Request) -> Result<u64, Error> {
+    let (msg, reply) = (UserRange::of(a.msg.0)?, UserRange::of(a.reply.0)?);
+    request::request(me, a.server, a.entry, msg, reply)
 }
 
-pub fn sys_request(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let (msg, reply) = ranges(a)?;
-    request::request(me, a[0], a[1], msg, reply)
-}
-
-pub fn sys_fetch(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    uaccess::check_range(a[1], 16)?;
-    let (id, status) = request::fetch(me, a[0])?;
-    uaccess::write(a[1], &[id, status])?;
+pub fn sys_fetch(me: &proc::Process, a: call::Fetch) -> Result<u64, Error> {
+    UserRange::of_out(a.out)?;
+    let (id, status) = request::fetch(me, a.timeout_ns)?;
+    uaccess::write_out(a.out, &[id, status])?;
     Ok(0)
 }
 
-pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let n = a[0];
+pub fn sys_ncallsync(me: &proc::Process, a: call::NCallSync) -> Result<u64, Error> {
+    let n = a.list.count;
     if n == 0 || n > abi::MAX_BATCH {
         return Err(Error::Invalid);
     }
     const MAX: usize = abi::MAX_BATCH as usize;
     let size = core::mem::size_of::<abi::BatchEntry>();
-    let list = UserRange::new(a[1], n as usize * size)?;
+    let list = UserRange::of_list(a.list)?;
     // The whole list in one copy (a copy per member cost a check and a
     // call each).
     let mut buf = core::mem::MaybeUninit::<[abi::BatchEntry; MAX]>::uninit();
@@ -207,7 +198,7 @@ pub fn sys_ncallsync(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
     Ok(0)
 }
 
-pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
+pub fn sys_ring_setup(me: &proc::Process) -> Result<u64, Error> {
     // The area is a region of the kernel's, attached where the rings go.
     rings::setup(me, |area, base| {
         let (region, link, ..) = vspace::attach_memory(me.space_id, area, At::Address(base), resource::ResId::NONE)?;
@@ -215,15 +206,7 @@ pub fn sys_ring_setup(me: &proc::Process, _: &[u64; 6]) -> Result<u64, Error> {
     })
 }
 
-pub fn sys_ring_submit(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rings::submit(me, a[0], a[1])
-}
-
-pub fn sys_ring_wait(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    rings::wait(me, a[0])
-}
-
-pub fn sys_rv_fail(me: &proc::Process, a: &[u64; 6]) -> Result<u64, Error> {
-    let e = Error::from_u64(a[1]).unwrap_or(Error::Invalid);
-    rendezvous::fail(me, a[0], e)
+pub fn sys_rv_fail(me: &proc::Process, a: call::RvFail) -> Result<u64, Error> {
+    let e = Error::from_u64(a.error).unwrap_or(Error::Invalid);
+    rendezvous::fail(me, a.rid, e)
 }

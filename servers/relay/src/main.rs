@@ -8,7 +8,7 @@
 #![no_std]
 #![no_main]
 use tessera_api::relay;
-use tessera_rt::abi::{AccInfo, CALL_BY_REF, CONTROL_DIRECT_RETURN};
+use tessera_rt::abi::{AccInfo, CONTROL_DIRECT_RETURN};
 use tessera_rt::{println, sys};
 
 fn main(args: &[&str]) -> i32 {
@@ -67,19 +67,9 @@ fn main(args: &[&str]) -> i32 {
         if forward {
             last = Last::Forward(rid);
         } else {
-            // SAFETY: a by-reference call names the rid in the pointer slot.
-            let r = unsafe {
-                sys::call_raw(
-                    next,
-                    relay::ECHO | CALL_BY_REF,
-                    rid,
-                    info.len,
-                    reply.as_mut_ptr() as u64,
-                    reply.len() as u64,
-                )
-            };
+            let r = sys::call_by_ref(next, relay::ECHO, rid, &mut reply);
             match r {
-                Ok(n) => last = Last::Reply(rid, (n as usize).min(reply.len())),
+                Ok(n) => last = Last::Reply(rid, n.min(reply.len())),
                 Err(e) => {
                     let _ = sys::rv_fail(rid, e);
                 }

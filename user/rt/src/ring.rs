@@ -5,8 +5,8 @@
 //! callsync and `ncallsync` its batch request, in the same control-block
 //! format.
 
-use crate::sys::raw;
-use abi::{Control, Error, RING_SLOTS, RING_WAIT_ALL, Rings, Sys};
+use crate::sys::calls;
+use abi::{Control, Error, RING_SLOTS, RING_WAIT_ALL, Rings};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// The calling process's rings.
@@ -25,7 +25,7 @@ fn index(p: *mut u64) -> &'static AtomicU64 {
 impl Ring {
     /// The process's rings (the kernel makes them on first use).
     pub fn open() -> Result<Ring, Error> {
-        let at = raw(Sys::RingSetup, [0; 6])?;
+        let at = calls::ring_setup()?;
         Ok(Ring {
             rings: at as *mut Rings,
         })
@@ -70,7 +70,7 @@ impl Ring {
     /// Sends the next `n` pushed requests; their results come to the
     /// result ring as they finish.
     pub fn submit(&mut self, n: u64) -> Result<u64, Error> {
-        raw(Sys::RingSubmit, [n, 0, 0, 0, 0, 0])
+        calls::ring_submit(n, 0)
     }
 
     /// Takes the next result, if one is there (no system call).
@@ -88,7 +88,7 @@ impl Ring {
 
     /// Waits up to `timeout_ns` for a result; returns how many are waiting.
     pub fn wait(&self, timeout_ns: u64) -> Result<u64, Error> {
-        raw(Sys::RingWait, [timeout_ns, 0, 0, 0, 0, 0])
+        calls::ring_wait(timeout_ns)
     }
 
     /// The next result, waiting for it as long as it takes.
@@ -116,7 +116,7 @@ impl Ring {
         }
         // Once sent, every result is in the ring, in order (a failed
         // member's too, with its error as status).
-        raw(Sys::RingSubmit, [requests.len() as u64, RING_WAIT_ALL, 0, 0, 0, 0])?;
+        calls::ring_submit(requests.len() as u64, RING_WAIT_ALL)?;
         for o in out.iter_mut().take(requests.len()) {
             *o = self.take().ok_or(Error::Invalid)?;
         }

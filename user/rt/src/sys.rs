@@ -1,6 +1,7 @@
 //! System calls: the raw `syscall` instruction and one typed wrapper per
 //! call of the native interface.
 
+use abi::args::MessageOf;
 use abi::{Clock, Error, LoadPolicy, PoolRule, PoolSettings, ProcInfo, Record, SpawnOptions, Sys, SysInfo};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -33,8 +34,33 @@ pub(crate) fn raw(n: Sys, a: [u64; 6]) -> Result<u64, Error> {
     Error::decode(unsafe { syscall(n as u64, a) })
 }
 
+/// The system calls themselves, one function per call of the ABI's list
+/// (`abi::each_call!`), with the argument types it gives: what every
+/// wrapper below calls, and what a program calls when it needs exactly
+/// the kernel's interface. Each returns the call's raw result (a value or
+/// an error).
+pub mod calls {
+    #[allow(unused_imports)]
+    use abi::args::*;
+    #[allow(unused_imports)]
+    use abi::*;
+
+    macro_rules! wrappers {
+        ($($(#[$doc:meta])* $name:ident = $n:literal, $func:ident($($arg:ident: $ty:ty),*);)*) => {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $func($($arg: <$ty as Arg>::User<'_>),*) -> Result<u64, Error> {
+                    super::raw(Sys::$name, abi::encode_args!($($arg: $ty),*))
+                }
+            )*
+        };
+    }
+    abi::each_call!(wrappers);
+}
+
 pub fn exit(status: u64) -> ! {
-    let _ = raw(Sys::Exit, [status, 0, 0, 0, 0, 0]);
+    let _ = calls::exit(status);
     unreachable!("exit returned")
 }
 
@@ -49,38 +75,28 @@ pub fn spawn(path: &str, args: &[&str], options: &SpawnOptions) -> Result<u64, E
         buf[len..len + a.len()].copy_from_slice(a.as_bytes());
         len += a.len() + 1;
     }
-    raw(
-        Sys::Spawn,
-        [
-            path.as_ptr() as u64,
-            path.len() as u64,
-            buf.as_ptr() as u64,
-            len as u64,
-            options as *const _ as u64,
-            0,
-        ],
-    )
+    calls::spawn(path, &buf[..len], Some(options))
 }
 
 pub fn wait(pid: u64) -> Result<u64, Error> {
-    raw(Sys::Wait, [pid, 0, 0, 0, 0, 0])
+    calls::wait(pid)
 }
 
 pub fn getpid() -> u64 {
-    raw(Sys::GetPid, [0; 6]).unwrap_or(0)
+    calls::getpid().unwrap_or(0)
 }
 
 pub fn yield_now() {
-    let _ = raw(Sys::Yield, [0; 6]);
+    let _ = calls::yield_now();
 }
 
 pub fn sleep_ns(ns: u64) {
-    let _ = raw(Sys::Sleep, [ns, 0, 0, 0, 0, 0]);
+    let _ = calls::sleep(ns);
 }
 
 pub fn clock() -> Clock {
     let mut c = Clock::default();
-    let _ = raw(Sys::Clock, [&mut c as *mut Clock as u64, 0, 0, 0, 0, 0]);
+    let _ = calls::clock(&mut c);
     c
 }
 
@@ -110,66 +126,56 @@ pub fn tsc_to_ns(cycles: u64) -> u64 {
 }
 
 pub fn console_write(bytes: &[u8]) -> Result<u64, Error> {
-    raw(
-        Sys::ConsoleWrite,
-        [bytes.as_ptr() as u64, bytes.len() as u64, 0, 0, 0, 0],
-    )
+    calls::console_write(bytes)
 }
 
 pub fn console_read(buf: &mut [u8]) -> Result<usize, Error> {
-    raw(
-        Sys::ConsoleRead,
-        [buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0, 0, 0],
-    )
-    .map(|n| n as usize)
+    calls::console_read(buf).map(|n| n as usize)
 }
 
 /// New zeroed anonymous memory of `len` bytes (pages come at first touch).
 pub fn map(len: u64, prot: u64) -> Result<u64, Error> {
-    raw(Sys::Map, [0, len, prot, 0, 0, 0])
+    calls::map(0, len, prot)
 }
 
 pub fn unmap(addr: u64, len: u64) -> Result<u64, Error> {
-    raw(Sys::Unmap, [addr, len, 0, 0, 0, 0])
+    calls::unmap(addr, len)
 }
 
 pub fn proc_info(pid: u64) -> Result<ProcInfo, Error> {
     let mut info = ProcInfo::default();
-    raw(Sys::ProcInfo, [pid, &mut info as *mut ProcInfo as u64, 0, 0, 0, 0])?;
+    calls::proc_info(pid, &mut info)?;
     Ok(info)
 }
 
 /// Pids of every process; returns how many there are (may exceed `out`).
 pub fn proc_list(out: &mut [u64]) -> Result<usize, Error> {
-    raw(Sys::ProcList, [out.as_mut_ptr() as u64, out.len() as u64, 0, 0, 0, 0]).map(|n| n as usize)
+    calls::proc_list(out).map(|n| n as usize)
 }
 
 pub fn set_policy(p: LoadPolicy) -> Result<LoadPolicy, Error> {
-    raw(Sys::SetPolicy, [p as u64, 0, 0, 0, 0, 0]).map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
+    calls::set_policy(p).map(|v| LoadPolicy::from_u64(v).unwrap_or(LoadPolicy::Eager))
 }
 
 pub fn kill(pid: u64) -> Result<u64, Error> {
-    raw(Sys::Kill, [pid, 0, 0, 0, 0, 0])
+    calls::kill(pid)
 }
 
 pub fn set_affinity(pid: u64, cpu: u64) -> Result<u64, Error> {
-    raw(Sys::SetAffinity, [pid, cpu, 0, 0, 0, 0])
+    calls::set_affinity(pid, cpu)
 }
 
 /// Records of the inspector (`T::TOPIC`; `arg` as the topic says) from
 /// `start` on, as many as fit in `out` (at most `abi::INSPECT_MAX`);
 /// returns how many the topic has.
 pub fn inspect<T: Record>(arg: u64, start: u64, out: &mut [T]) -> Result<usize, Error> {
-    raw(
-        Sys::Inspect,
-        [
-            T::TOPIC as u64,
-            arg,
-            start,
-            out.as_mut_ptr() as u64,
-            out.len() as u64,
-            core::mem::size_of::<T>() as u64,
-        ],
+    calls::inspect(
+        T::TOPIC,
+        arg,
+        start,
+        out.as_mut_ptr() as u64,
+        out.len() as u64,
+        core::mem::size_of::<T>() as u64,
     )
     .map(|n| n as usize)
 }
@@ -192,85 +198,67 @@ pub fn inspect_all<T: Record>(arg: u64) -> Result<Vec<T>, Error> {
 /// Replaces the resource pool's settings and add rules; returns how many
 /// resources the add function made. Needs `rights::SYSTEM`.
 pub fn pool_set(settings: &PoolSettings, rules: &[PoolRule]) -> Result<u64, Error> {
-    raw(
-        Sys::PoolSet,
-        [
-            settings as *const PoolSettings as u64,
-            rules.as_ptr() as u64,
-            rules.len() as u64,
-            0,
-            0,
-            0,
-        ],
-    )
+    // The kernel only reads the rules; the list type is for both ways.
+    let mut rules = rules.to_vec();
+    calls::pool_set(settings, &mut rules)
 }
 
 /// Deletes everything the pool holds; returns how many resources went.
 pub fn pool_flush() -> Result<u64, Error> {
-    raw(Sys::PoolFlush, [0; 6])
+    calls::pool_flush()
 }
 
 /// Bytes of a plate from `offset` on, into `buf`; 0 at the end.
 pub fn plate_read(plate: u64, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
-    raw(
-        Sys::PlateRead,
-        [plate, offset, buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
-    )
-    .map(|n| n as usize)
+    calls::plate_read(plate, offset, buf).map(|n| n as usize)
 }
 
 /// Creates a resource of `kind` (see `abi::Sys::ResCreate` for the arguments).
 pub fn res_create(kind: abi::ResKind, a: u64, b: u64, c: u64, d: u64) -> Result<u64, Error> {
-    raw(Sys::ResCreate, [kind as u64, a, b, c, d, 0])
+    calls::res_create(kind, a, b, c, d)
 }
 
 pub fn res_delete(id: u64) -> Result<u64, Error> {
-    raw(Sys::ResDelete, [id, 0, 0, 0, 0, 0])
+    calls::res_delete(id)
 }
 
 pub fn res_query(id: u64) -> Result<abi::ResInfo, Error> {
     let mut info = abi::ResInfo::default();
-    raw(Sys::ResQuery, [id, &mut info as *mut abi::ResInfo as u64, 0, 0, 0, 0])?;
+    calls::res_query(id, &mut info)?;
     Ok(info)
 }
 
 /// Fills a region with segment `segment` of a program.
 pub fn res_load(region: u64, program: u64, segment: u64) -> Result<u64, Error> {
-    raw(Sys::ResLoad, [region, program, segment, 0, 0, 0])
+    calls::res_load(region, program, segment)
 }
 
 /// Segment `index` of a program resource.
 pub fn program_segment(program: u64, index: u64) -> Result<abi::SegmentInfo, Error> {
     let mut s = abi::SegmentInfo::default();
-    raw(
-        Sys::ProgramSegment,
-        [program, index, &mut s as *mut abi::SegmentInfo as u64, 0, 0, 0],
-    )?;
+    calls::program_segment(program, index, &mut s)?;
     Ok(s)
 }
 
 pub fn plate_find(name: &str) -> Result<u64, Error> {
-    raw(Sys::PlateFind, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
+    calls::plate_find(name)
 }
 
 /// Stores NUL-separated `name\0arg\0...` in a work area.
 pub fn work_area_write(area: u64, strings: &[u8]) -> Result<u64, Error> {
-    raw(
-        Sys::WorkAreaWrite,
-        [area, strings.as_ptr() as u64, strings.len() as u64, 0, 0, 0],
-    )
+    calls::work_area_write(area, strings)
 }
 
 /// Starts a composed process; returns its pid.
 pub fn process_start(process: u64) -> Result<u64, Error> {
-    raw(Sys::ProcessStart, [process, 0, 0, 0, 0, 0])
+    calls::process_start(process)
 }
 
 // ---- container IPC (seed 004) ----
 
 /// A new zeroed container of `pages` in this process; returns its id.
 pub fn container_create(pages: u64) -> Result<u64, Error> {
-    raw(Sys::ContainerCreate, [pages, 0, 0, 0, 0, 0])
+    calls::container_create(pages, 0)
 }
 
 /// Where a container is attached in this process.
@@ -279,20 +267,17 @@ pub fn container_addr(id: u64) -> Result<u64, Error> {
 }
 
 pub fn box_create(pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<u64, Error> {
-    raw(Sys::BoxCreate, [pages, initial, lower, upper, flags, 0])
+    calls::box_create(pages, initial, lower, upper, flags)
 }
 
 pub fn box_grant(bx: u64, pid: u64, rights: u64) -> Result<u64, Error> {
-    raw(Sys::BoxGrant, [bx, pid, rights, 0, 0, 0])
+    calls::box_grant(bx, pid, rights)
 }
 
 /// ctainersend: returns the id of the container now in the box.
 pub fn container_send(container: u64, bx: u64, addr: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
     let mut size = 0u64;
-    raw(
-        Sys::ContainerSend,
-        [container, bx, addr, mode as u64, &mut size as *mut u64 as u64, 0],
-    )
+    calls::container_send(container, bx, addr, mode, &mut size)
 }
 
 /// ctainerreceive: (container id, where it is attached, size).
@@ -304,52 +289,39 @@ pub fn container_receive(
     timeout_ns: u64,
 ) -> Result<(u64, abi::Received), Error> {
     let mut r = abi::Received::default();
-    let id = raw(
-        Sys::ContainerReceive,
-        [
-            container,
-            bx,
-            addr,
-            mode as u64,
-            timeout_ns,
-            &mut r as *mut abi::Received as u64,
-        ],
-    )?;
+    let id = calls::container_receive(container, bx, addr, mode, timeout_ns, &mut r)?;
     Ok((id, r))
 }
 
 pub fn container_push(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
-    raw(Sys::ContainerPush, [container, target, 0, mode as u64, 0, 0])
+    calls::container_push(container, target, 0, mode)
 }
 
 pub fn container_steal(container: u64, target: u64, mode: abi::ContainerMode) -> Result<u64, Error> {
-    raw(Sys::ContainerSteal, [container, target, 0, mode as u64, 0, 0])
+    calls::container_steal(container, target, 0, mode)
 }
 
 pub fn container_exchange(mine: u64, target: u64, theirs: u64) -> Result<u64, Error> {
-    raw(Sys::ContainerExchange, [mine, target, theirs, 0, 0, 0])
+    calls::container_exchange(mine, target, theirs)
 }
 
 pub fn peer_grant(pid: u64) -> Result<u64, Error> {
-    raw(Sys::PeerGrant, [pid, 0, 0, 0, 0, 0])
+    calls::peer_grant(pid)
 }
 
 /// AnT's ICA: `pages` physically contiguous pages; returns its id.
 pub fn ica_create(pages: u64) -> Result<u64, Error> {
-    raw(Sys::IcaCreate, [pages, 0, 0, 0, 0, 0])
+    calls::ica_create(pages)
 }
 
 /// Moves an ICA to `target` without copying; returns its address there.
 pub fn ica_move(ica: u64, target: u64) -> Result<u64, Error> {
-    raw(Sys::IcaMove, [ica, target, 0, 0, 0, 0])
+    calls::ica_move(ica, target, 0)
 }
 
 pub fn container_stats() -> abi::ContainerStats {
     let mut s = abi::ContainerStats::default();
-    let _ = raw(
-        Sys::ContainerStats,
-        [&mut s as *mut abi::ContainerStats as u64, 0, 0, 0, 0, 0],
-    );
+    let _ = calls::container_stats(&mut s);
     s
 }
 
@@ -357,84 +329,48 @@ pub fn container_stats() -> abi::ContainerStats {
 
 /// Serve under `name`, taking calls for the entries in `entries` (bit n = entry n).
 pub fn name_register(name: &str, entries: u64) -> Result<u64, Error> {
-    raw(
-        Sys::NameRegister,
-        [name.as_ptr() as u64, name.len() as u64, entries, 0, 0, 0],
-    )
+    calls::name_register(name, entries)
 }
 
 pub fn name_lookup(name: &str) -> Result<u64, Error> {
-    raw(Sys::NameLookup, [name.as_ptr() as u64, name.len() as u64, 0, 0, 0, 0])
+    calls::name_lookup(name)
 }
 
 /// Rendezvous call (also AnT's callsync): returns the reply length.
 // The rendezvous calls are inlined into a client's or a server's loop.
 #[inline]
 pub fn call(server: u64, entry: u64, msg: &[u8], reply: &mut [u8]) -> Result<usize, Error> {
-    // SAFETY: both slices are live for the call, which blocks until the reply.
-    unsafe {
-        call_raw(
-            server,
-            entry,
-            msg.as_ptr() as u64,
-            msg.len() as u64,
-            reply.as_mut_ptr() as u64,
-            reply.len() as u64,
-        )
-    }
-    .map(|n| n as usize)
+    calls::call(server, entry, MessageOf::Bytes(msg), reply).map(|n| n as usize)
 }
 
-/// The raw call, for passing a held call's message by reference
-/// (`entry | CALL_BY_REF`, the rid in `msg`).
-///
-/// # Safety
-/// `reply` must be writable memory of `reply_len` bytes for the whole call.
+/// A call that passes on the message of call `rid`, which the caller
+/// holds (a nested rendezvous: the next server reads the first caller's
+/// data directly).
 #[inline]
-pub unsafe fn call_raw(
-    server: u64,
-    entry: u64,
-    msg: u64,
-    msg_len: u64,
-    reply: u64,
-    reply_len: u64,
-) -> Result<u64, Error> {
-    raw(Sys::Call, [server, entry, msg, msg_len, reply, reply_len])
+pub fn call_by_ref(server: u64, entry: u64, rid: u64, reply: &mut [u8]) -> Result<usize, Error> {
+    calls::call(server, entry | abi::CALL_BY_REF, MessageOf::Held(rid), reply).map(|n| n as usize)
 }
 
 /// Waits for a call on one of `entries`; returns its rid.
 pub fn acc(entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
-    raw(Sys::Acc, [entries, info as *mut abi::AccInfo as u64, 0, 0, 0, 0])
+    calls::acc(entries, info)
 }
 
 pub fn endr(rid: u64, reply: &[u8]) -> Result<u64, Error> {
-    raw(Sys::Endr, [rid, reply.as_ptr() as u64, reply.len() as u64, 0, 0, 0])
+    calls::endr(rid, reply)
 }
 
 /// Ends call `rid` (0: none) with `reply` and waits for the next call on
 /// one of `entries`: a server's loop in one system call. Returns the new rid.
 #[inline]
 pub fn endr_acc(rid: u64, reply: &[u8], entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
-    raw(
-        Sys::EndrAcc,
-        [
-            rid,
-            reply.as_ptr() as u64,
-            reply.len() as u64,
-            entries,
-            info as *mut abi::AccInfo as u64,
-            0,
-        ],
-    )
+    calls::endr_acc(rid, reply, entries, info)
 }
 
 /// Forwards call `rid` to `next` (entry `entry`) and waits for the next call
 /// on one of `entries`: a relay's loop in one system call.
 pub fn forward_acc(rid: u64, next: u64, entry: u64, entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
-    raw(
-        Sys::ForwardAcc,
-        [rid, next, entry, entries, info as *mut abi::AccInfo as u64, 0],
-    )
+    calls::forward_acc(rid, next, entry, entries, info)
 }
 
 /// Waits for a call on one of `entries` (unless `ACC_NOWAIT` is in it),
@@ -442,44 +378,30 @@ pub fn forward_acc(rid: u64, next: u64, entry: u64, entries: u64, info: &mut abi
 /// `infos.len()` (at most `MAX_BATCH`) in all; returns how many, described
 /// in `infos[..n]` in the order they arrived.
 pub fn acc_many(entries: u64, infos: &mut [abi::AccInfo]) -> Result<usize, Error> {
-    raw(
-        Sys::AccMany,
-        [entries, infos.as_mut_ptr() as u64, infos.len() as u64, 0, 0, 0],
-    )
-    .map(|n| n as usize)
+    calls::acc_many(entries, infos).map(|n| n as usize)
 }
 
 /// Passes each call of `list` on (`forward`), the next server seeing the
 /// message without its last `trim` bytes; returns how many went. A call
 /// that could not go was ended with its error, which is in its `status`.
 pub fn forward_many(list: &mut [abi::ForwardEntry]) -> Result<usize, Error> {
-    raw(
-        Sys::ForwardMany,
-        [list.as_mut_ptr() as u64, list.len() as u64, 0, 0, 0, 0],
-    )
-    .map(|n| n as usize)
+    calls::forward_many(list).map(|n| n as usize)
 }
 
 pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
-    raw(
-        Sys::RvRead,
-        [rid, offset, buf.as_mut_ptr() as u64, buf.len() as u64, 0, 0],
-    )
+    calls::rv_read(rid, offset, buf)
 }
 
 pub fn rv_write(rid: u64, offset: u64, data: &[u8]) -> Result<u64, Error> {
-    raw(
-        Sys::RvWrite,
-        [rid, offset, data.as_ptr() as u64, data.len() as u64, 0, 0],
-    )
+    calls::rv_write(rid, offset, data)
 }
 
 pub fn rv_fail(rid: u64, e: Error) -> Result<u64, Error> {
-    raw(Sys::RvFail, [rid, e as u64, 0, 0, 0, 0])
+    calls::rv_fail(rid, e as u64)
 }
 
 pub fn forward(rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
-    raw(Sys::Forward, [rid, next, entry, 0, 0, 0])
+    calls::forward(rid, next, entry)
 }
 
 /// A non-blocking request; its buffers must stay alive until it is fetched.
@@ -487,38 +409,30 @@ pub fn forward(rid: u64, next: u64, entry: u64) -> Result<u64, Error> {
 /// # Safety
 /// `reply` must stay writable until the request's result has been fetched.
 pub unsafe fn request(server: u64, entry: u64, msg: &[u8], reply: *mut u8, reply_len: usize) -> Result<u64, Error> {
-    raw(
-        Sys::Request,
-        [
-            server,
-            entry,
-            msg.as_ptr() as u64,
-            msg.len() as u64,
-            reply as u64,
-            reply_len as u64,
-        ],
+    calls::request(
+        server,
+        entry,
+        msg,
+        core::ptr::slice_from_raw_parts_mut(reply, reply_len),
     )
 }
 
 /// AnT's batch request: sends every entry at once, waits once for all;
 /// each entry's `status` gets its reply length or error.
 pub fn ncallsync(list: &mut [abi::BatchEntry]) -> Result<u64, Error> {
-    raw(
-        Sys::NCallSync,
-        [list.len() as u64, list.as_mut_ptr() as u64, 0, 0, 0, 0],
-    )
+    calls::ncallsync(list)
 }
 
 /// Waits up to `timeout_ns` for a finished request: (request id, status).
 pub fn fetch(timeout_ns: u64) -> Result<(u64, u64), Error> {
     let mut out = [0u64; 2];
-    raw(Sys::Fetch, [timeout_ns, out.as_mut_ptr() as u64, 0, 0, 0, 0])?;
+    calls::fetch(timeout_ns, &mut out)?;
     Ok((out[0], out[1]))
 }
 
 pub fn sys_info() -> Result<SysInfo, Error> {
     let mut info = SysInfo::default();
-    raw(Sys::SysInfo, [&mut info as *mut SysInfo as u64, 0, 0, 0, 0, 0])?;
+    calls::sys_info(&mut info)?;
     Ok(info)
 }
 

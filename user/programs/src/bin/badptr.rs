@@ -141,11 +141,18 @@ fn main(_args: &[&str]) -> i32 {
         [0, 1 << 40, 0, 0, 0, 0],
         Err(&[Error::Invalid]),
     );
-    // Without the system right, refused before the argument is looked at.
+    // A policy that does not exist is not an argument of the call (the
+    // decoding refuses it); a real one without the system right is refused.
     check(
         "policy",
         Sys::SetPolicy as u64,
         [77, 0, 0, 0, 0, 0],
+        Err(&[Error::Invalid]),
+    );
+    check(
+        "policy without the right",
+        Sys::SetPolicy as u64,
+        [tessera_rt::abi::LoadPolicy::Demand as u64, 0, 0, 0, 0, 0],
         Err(&[Error::Denied]),
     );
     let mut buf = [0u8; 4096];

@@ -99,8 +99,8 @@ fn main(args: &[&str]) -> i32 {
     // SAFETY: the kernel must refuse these lists without touching them.
     let (kernel_list, unmapped_list) = unsafe {
         (
-            sys::syscall(Sys::NCallSync as u64, [2, 0xffff_8000_0000_0000, 0, 0, 0, 0]),
-            sys::syscall(Sys::NCallSync as u64, [2, 0x10, 0, 0, 0, 0]),
+            sys::syscall(Sys::NCallSync as u64, [0xffff_8000_0000_0000, 2, 0, 0, 0, 0]),
+            sys::syscall(Sys::NCallSync as u64, [0x10, 2, 0, 0, 0, 0]),
         )
     };
     if sys::ncallsync(&mut []) != Err(Error::Invalid)
