@@ -34,9 +34,7 @@ fn register_hooks() {
         user_fault: proc::kill_for_fault,
         interrupt_key: proc::interrupt_foreground,
         input_ready: syscall::input_ready,
-        // No driver holds a device vector yet: an interrupt on one is
-        // counted (irq::COUNTS) and dropped.
-        device_irq: |_| {},
+        device_irq: resource::device::on_interrupt,
         ap_main,
         first_entry: proc::on_first_entry,
     });

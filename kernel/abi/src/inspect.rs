@@ -31,6 +31,8 @@ numbered! {
         Ipc = 9,
         /// `CpuRecord`s: the processors online.
         Cpus = 10,
+        /// `DeviceRecord`s: the PCI functions found at boot.
+        Devices = 11,
     }
 }
 
@@ -58,6 +60,7 @@ records! {
     ServerRecord => Servers,
     IpcTotals => Ipc,
     CpuRecord => Cpus,
+    DeviceRecord => Devices,
 }
 
 /// Live resources of one kind.
@@ -219,6 +222,45 @@ pub struct CpuRecord {
     pub ticks: u64,
     /// Function calls run for other CPUs.
     pub calls_served: u64,
+}
+
+/// A base address register of a device.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct BarRecord {
+    /// Physical address (memory) or port (I/O); 0: not there.
+    pub base: u64,
+    pub size: u64,
+    /// `BAR_IO`, `BAR_64`, `BAR_PREFETCH`.
+    pub flags: u64,
+}
+
+pub const BAR_IO: u64 = 1;
+pub const BAR_64: u64 = 2;
+pub const BAR_PREFETCH: u64 = 4;
+
+/// A PCI function: what it is, where its registers are, who drives it.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct DeviceRecord {
+    /// Its resource id (`device_claim`, `device_map`, ...).
+    pub id: u64,
+    /// bus << 8 | device << 3 | function.
+    pub bdf: u64,
+    pub vendor: u64,
+    pub device: u64,
+    /// class << 16 | subclass << 8 | programming interface.
+    pub class: u64,
+    /// Interrupt pin (1 = INTA; 0: none) and the line the firmware routed it to.
+    pub pin: u64,
+    pub line: u64,
+    /// The MSI-X table size (0: no MSI-X).
+    pub msix: u64,
+    /// The process holding it (0: nobody).
+    pub holder: u64,
+    /// Interrupts delivered to its holder since boot.
+    pub interrupts: u64,
+    pub bars: [BarRecord; 6],
 }
 
 /// A NUL-padded name field's text (up to the first NUL; "?" if it is not UTF-8).

@@ -213,6 +213,37 @@ macro_rules! each_call {
         /// Returns its address in the target:
         /// re-attached without copying; the caller loses access
         IcaMove = 71, ica_move(ica: u64, target: u64, addr: u64);
+        /// Returns the device's id: the `index`-th PCI function (from 0) with
+        /// this vendor and device id (NotFound: none)
+        DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);
+        /// Returns 0: what the device is and who holds it
+        DeviceInfo = 81, device_info(device: u64, out: Out<DeviceRecord>);
+        /// Returns 0: the device is the caller's until it ends or deletes
+        /// it (res_delete: quiesced and free again). Needs `rights::DEVICE`;
+        /// Busy if another process holds it
+        DeviceClaim = 82, device_claim(device: u64);
+        /// Returns the address of memory BAR `bar` mapped uncached in the
+        /// caller's space (the holder's only; no I/O BARs)
+        DeviceMap = 83, device_map(device: u64, bar: u64);
+        /// Returns 0: the device's interrupt comes to the caller as an event
+        /// on its port's `entry` (< 61): `acc` reports it with rid 0, caller 0,
+        /// flags ACC_EVENT and the pending entries' bits in its first 8 bytes.
+        /// The line stays masked from each interrupt until `device_irq_done`
+        DeviceIrq = 84, device_irq(device: u64, entry: u64);
+        /// Returns 0: the driver has served the device; its line is unmasked
+        DeviceIrqDone = 85, device_irq_done(device: u64);
+        /// Returns the value: `width` (1, 2, 4) bytes of configuration space
+        /// at `offset`, aligned
+        DeviceConfigRead = 86, device_config_read(device: u64, offset: u64, width: u64);
+        /// Returns 0: writes configuration space; the header's command and
+        /// status and the capabilities past it only, never the BARs, the
+        /// interrupt line or MSI/MSI-X (the kernel's): Denied
+        DeviceConfigWrite = 87, device_config_write(device: u64, offset: u64, width: u64, value: u64);
+        /// Returns the physical address of `len` bytes of the caller's memory
+        /// at `addr`, present and physically contiguous (an ICA, a container),
+        /// for a device's DMA. Only for a process holding a device; Invalid if
+        /// the range is not contiguous or not present
+        DmaAddress = 88, dma_address(addr: u64, len: u64);
         }
     };
 }
@@ -234,6 +265,7 @@ numbered! {
         PhysicalMemory = 9,
         Container = 10,
         ContainerBox = 11,
+        Device = 12,
     }
 }
 
@@ -268,6 +300,13 @@ numbered! {
         GrantBox = 23,
         Send = 24,
         Receive = 25,
+        ClaimDevice = 26,
+        MapDevice = 27,
+        BindInterrupt = 28,
+        InterruptDone = 29,
+        ReadConfig = 30,
+        WriteConfig = 31,
+        DmaAddress = 32,
     }
 }
 
@@ -290,6 +329,13 @@ impl ResOp {
             O::CreateComputation => K::Computation,
             O::CreateContainer | O::CreateIca | O::MoveIca | O::Push | O::Steal | O::Exchange => K::Container,
             O::CreateBox | O::GrantBox | O::Send | O::Receive => K::ContainerBox,
+            O::ClaimDevice
+            | O::MapDevice
+            | O::BindInterrupt
+            | O::InterruptDone
+            | O::ReadConfig
+            | O::WriteConfig
+            | O::DmaAddress => K::Device,
         })
     }
 }
@@ -401,6 +447,10 @@ pub struct ForwardEntry {
 
 /// `acc` mask flag: return `Busy` at once instead of waiting (entries are 0..=61).
 pub const ACC_NOWAIT: u64 = 1 << 62;
+/// `AccInfo::flags` of an event (a device's interrupt) rather than a call:
+/// rid 0 (nothing to end), caller 0 (the kernel), the pending entries'
+/// bits in the first 8 inline bytes.
+pub const ACC_EVENT: u64 = 1 << 63;
 
 /// `call` entry flag: the message is a reference to a call the caller holds.
 pub const CALL_BY_REF: u64 = 1 << 62;
@@ -621,8 +671,12 @@ pub mod rights {
     /// placement of processes that are not the caller's own children
     /// (`set_affinity`).
     pub const SYSTEM: u64 = 1;
+    /// Claiming a device (`device_claim`): its registers, interrupts and
+    /// DMA. Without an IOMMU a device's driver can make it write anywhere
+    /// in memory, so this right is the kernel's whole trust in a driver.
+    pub const DEVICE: u64 = 2;
     /// Every right there is.
-    pub const ALL: u64 = SYSTEM;
+    pub const ALL: u64 = SYSTEM | DEVICE;
 }
 
 /// Memory protection for `map`.

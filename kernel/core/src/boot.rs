@@ -24,6 +24,16 @@ pub struct BootInfo {
 static BOOT_INFO: Once<BootInfo> = Once::new();
 static MADT: Once<platform::acpi::Madt> = Once::new();
 
+/// Where the MADT places ISA IRQ `irq`, if it overrides it: (global
+/// system interrupt, flags).
+pub fn isa_override(irq: u8) -> Option<(u32, u16)> {
+    let madt = MADT.get()?;
+    madt.overrides[..madt.override_count]
+        .iter()
+        .find(|o| o.irq == irq)
+        .map(|o| (o.gsi, o.flags))
+}
+
 pub fn info() -> &'static BootInfo {
     BOOT_INFO.get().expect("boot info read before boot finished")
 }

@@ -213,6 +213,7 @@ unsafe impl Pod for abi::TraceRecord {}
 unsafe impl Pod for abi::CounterRecord {}
 unsafe impl Pod for abi::ServerRecord {}
 unsafe impl Pod for abi::IpcTotals {}
+unsafe impl Pod for abi::DeviceRecord {}
 unsafe impl Pod for abi::CpuRecord {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {

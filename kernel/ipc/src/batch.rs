@@ -359,7 +359,7 @@ pub fn acc_many(
     }
     for i in 1..=got {
         let Some(c) = rest.next() else { break };
-        let a = port::Accepted(c);
+        let a = port::Accepted::Call(c);
         if let Err(e) = describe(i, &a) {
             let _ = rendezvous::fail(server, a.rid(), e);
             fail_all(server, rest, e);

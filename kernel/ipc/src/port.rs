@@ -31,6 +31,11 @@ pub(crate) struct Arrivals {
     /// server's held calls already): the waiter takes it before anything
     /// queued.
     pub(crate) handed: Option<Arc<Call>>,
+    /// Events posted and not yet taken, one bit per entry (a device's
+    /// interrupt, seed 003's external interrupt turned into communication).
+    /// A bit, not a queued call: posting one allocates nothing, so an
+    /// interrupt handler may post, and events on one entry coalesce.
+    pub(crate) events: u64,
 }
 
 /// What each process holds for IPC.
@@ -83,6 +88,7 @@ impl Port {
                 waiter: None,
                 mask: 0,
                 handed: None,
+                events: 0,
             }),
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(None),
@@ -194,6 +200,34 @@ pub(crate) fn deliver_run(
     (Ok(q.waiter.take()), n, refused)
 }
 
+/// Posts an event on `entry` of `server`'s port. Returns the server's
+/// computation if it was waiting in `acc` for that entry (taken out of the
+/// slot, not yet woken); nothing if the port is closed. Safe in an
+/// interrupt handler: it takes one lock and allocates nothing.
+pub fn post_event(server: &Process, entry: u64) -> Option<Arc<Computation>> {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return None;
+    }
+    q.events |= 1u64 << entry.min(61);
+    if q.waiter.is_some() && in_mask(q.mask, entry) {
+        q.waiter.take()
+    } else {
+        None
+    }
+}
+
+/// The events pending on `mask`'s entries, taken.
+#[inline(always)]
+fn take_events(q: &mut Arrivals, mask: u64) -> u64 {
+    let got = q.events & mask & ENTRY_BITS;
+    q.events &= !got;
+    got
+}
+
+/// The bits of an `acc` mask that name entries (the rest are flags).
+const ENTRY_BITS: u64 = (1 << 62) - 1;
+
 /// Lets a computation that was taken out of a slot (a server given a call,
 /// a caller whose call completed) run again.
 #[inline(always)]
@@ -242,6 +276,8 @@ enum Arrived {
     Handed(Arc<Call>),
     /// Queued: to be accepted now.
     Queued(Arc<Call>),
+    /// Events on these entries.
+    Events(u64),
 }
 
 /// `port_wait`, then the call it got accepted (a handed one is already).
@@ -253,8 +289,9 @@ pub(crate) fn wait_and_accept(
     partner: Option<Arc<Computation>>,
 ) -> Result<Accepted, Error> {
     match port_wait(server, mask, partner) {
-        Some(Arrived::Handed(c)) => Ok(Accepted(c)),
+        Some(Arrived::Handed(c)) => Ok(Accepted::Call(c)),
         Some(Arrived::Queued(c)) => accept(server, c),
+        Some(Arrived::Events(bits)) => Ok(Accepted::Events(bits)),
         None => Err(Error::Denied),
     }
 }
@@ -284,6 +321,7 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
         };
         let got = match q.handed.take() {
             Some(c) => Some(Arrived::Handed(c)),
+            None if q.events & mask != 0 => Some(Arrived::Events(take_events(&mut q, mask))),
             None => take_matching(&mut q.calls, mask).map(Arrived::Queued),
         };
         if got.is_some() || server.killed.load(Ordering::Acquire) {
@@ -335,16 +373,44 @@ pub(crate) fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> 
         held.push(c.clone());
     }
     server.port.accepted.fetch_add(1, Ordering::Relaxed);
-    Ok(Accepted(c))
+    Ok(Accepted::Call(c))
 }
 
-/// A call just accepted, as its server learns of it.
-pub struct Accepted(pub(crate) Arc<Call>);
+/// `acc` without waiting: pending events on `mask`'s entries, else the
+/// first call queued for one of them, accepted; Busy if there is neither.
+pub(crate) fn accept_waiting(server: &Process, mask: u64) -> Result<Accepted, Error> {
+    let got = {
+        let mut q = server.port.queued.lock();
+        match take_events(&mut q, mask) {
+            0 => take_matching(&mut q.calls, mask).ok_or(Error::Busy)?,
+            bits => return Ok(Accepted::Events(bits)),
+        }
+    };
+    use x86_64::instructions::interrupts;
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let r = accept(server, got);
+    if were_enabled {
+        interrupts::enable();
+    }
+    r
+}
+
+/// What `acc` got, as its server learns of it: a call just accepted, or
+/// the events pending on some of its entries.
+pub enum Accepted {
+    Call(Arc<Call>),
+    Events(u64),
+}
 
 impl Accepted {
+    /// The call's identifier; 0 for events (there is nothing to end).
     #[inline(always)]
     pub fn rid(&self) -> u64 {
-        self.0.id
+        match self {
+            Accepted::Call(c) => c.id,
+            Accepted::Events(_) => 0,
+        }
     }
 
     /// Writes the call's description (`abi::AccInfo`) to the server's
@@ -355,7 +421,10 @@ impl Accepted {
     #[inline(always)]
     pub fn write_to(&self, to: UserRange) -> Result<(), Error> {
         const { assert!(core::mem::offset_of!(AccInfo, inline) == 6 * 8) };
-        let c = &self.0;
+        let c = match self {
+            Accepted::Call(c) => c,
+            Accepted::Events(bits) => return write_events(*bits, to),
+        };
         let len = c.shown.load(Ordering::Relaxed);
         let fixed: [u64; 6] = [
             c.id,
@@ -372,6 +441,15 @@ impl Accepted {
         }
         Ok(())
     }
+}
+
+/// The description of events: rid 0, from the kernel (caller 0), on the
+/// lowest entry pending, 8 bytes of message: the pending entries' bits.
+#[cold]
+fn write_events(bits: u64, to: UserRange) -> Result<(), Error> {
+    let fixed: [u64; 6] = [0, 0, bits.trailing_zeros() as u64, 8, 0, abi::ACC_EVENT];
+    to.write_words(fixed)?;
+    to.part(6 * 8, 8)?.write(&bits.to_le_bytes())
 }
 
 /// Call `rid` of those `server` holds.

@@ -94,15 +94,8 @@ pub(crate) fn acc_handing_to(
     let nowait = mask & abi::ACC_NOWAIT != 0;
     let mask = mask & !abi::ACC_NOWAIT;
     if nowait {
-        let got = port::take_matching(&mut server.port.queued.lock().calls, mask);
+        let r = port::accept_waiting(server, mask);
         wake(partner);
-        let c = got.ok_or(Error::Busy)?;
-        let were_enabled = interrupts::are_enabled();
-        interrupts::disable();
-        let r = port::accept(server, c);
-        if were_enabled {
-            interrupts::enable();
-        }
         return r;
     }
     // Waiting and accepting run with interrupts off: every lock on the way

@@ -289,6 +289,45 @@ pub fn enumerate(cfg: &impl ConfigSpace, mut visit: impl FnMut(&Function)) {
     }
 }
 
+/// Bytes of an MSI capability at its longest (64-bit address, per-vector
+/// masking) and of an MSI-X capability.
+const MSI_LEN: u16 = 24;
+const MSIX_LEN: u16 = 12;
+
+/// Whether a driver may access `width` bytes of `f`'s configuration
+/// space at `offset`: an aligned access of 1, 2 or 4 bytes inside the 256
+/// the `pc` machine's ports reach.
+pub fn valid_access(offset: u64, width: u64) -> bool {
+    matches!(width, 1 | 2 | 4) && offset % width == 0 && offset <= 256 - width
+}
+
+/// Whether a driver may write `width` bytes at `offset` of `f`'s
+/// configuration space. Its own business: the command and status
+/// registers (decoding, bus mastering, INTx off) and the capabilities
+/// past the header. The kernel's: the rest of the header (where the
+/// firmware placed the BARs, the interrupt line the kernel routes) and
+/// MSI and MSI-X, which aim interrupts at the CPUs.
+pub fn driver_may_write(f: &Function, offset: u64, width: u64) -> bool {
+    if !valid_access(offset, width) {
+        return false;
+    }
+    let (start, end) = (offset as u16, (offset + width) as u16);
+    if start >= reg::COMMAND && end <= reg::CLASS {
+        return true;
+    }
+    if start < 0x40 {
+        return false;
+    }
+    !f.capabilities().iter().any(|&(id, at)| {
+        let len = match id {
+            cap::MSI => MSI_LEN,
+            cap::MSIX => MSIX_LEN,
+            _ => return false,
+        };
+        start < at + len && at < end
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +473,40 @@ mod tests {
         assert_eq!(Bdf::new(0, 3, 0).address(0x10), 0x8000_1810);
         assert_eq!(Bdf::new(1, 31, 7).address(0xff), 0x8001_fffc);
         assert_eq!(format!("{}", Bdf::new(0, 3, 1)), "00:03.1");
+    }
+    #[test]
+    fn a_driver_writes_command_and_its_capabilities_only() {
+        let mut f = Function::default();
+        f.caps[0] = (cap::VENDOR, 0x40);
+        f.caps[1] = (cap::MSIX, 0x98);
+        f.caps[2] = (cap::MSI, 0x50);
+        f.cap_count = 3;
+        // Command and status, whole or in part.
+        assert!(driver_may_write(&f, 0x04, 4));
+        assert!(driver_may_write(&f, 0x04, 2));
+        assert!(driver_may_write(&f, 0x06, 2));
+        // The rest of the header: identity, BARs, interrupt line.
+        for off in [0x00, 0x08, 0x0c, 0x10, 0x14, 0x24, 0x30, 0x3c] {
+            assert!(!driver_may_write(&f, off, 4), "{off:#x}");
+        }
+        assert!(!driver_may_write(&f, 0x3c, 1));
+        // A vendor capability is the driver's; MSI and MSI-X are not, to
+        // their last byte.
+        assert!(driver_may_write(&f, 0x40, 4));
+        assert!(driver_may_write(&f, 0x4c, 4));
+        assert!(!driver_may_write(&f, 0x50, 4));
+        assert!(!driver_may_write(&f, 0x64, 4));
+        assert!(driver_may_write(&f, 0x68, 4));
+        assert!(!driver_may_write(&f, 0x98, 2));
+        assert!(!driver_may_write(&f, 0xa0, 4));
+        assert!(driver_may_write(&f, 0xa4, 4));
+        // Misaligned, odd widths, past the end.
+        assert!(!driver_may_write(&f, 0x41, 2));
+        assert!(!driver_may_write(&f, 0x40, 3));
+        assert!(!driver_may_write(&f, 0x40, 8));
+        assert!(!driver_may_write(&f, 0xfe, 4));
+        assert!(!driver_may_write(&f, 0x100, 1));
+        assert!(!driver_may_write(&f, u64::MAX - 1, 2));
+        assert!(valid_access(0xfc, 4) && !valid_access(0xfd, 1 << 40));
     }
 }

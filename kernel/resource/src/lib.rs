@@ -30,6 +30,7 @@
 //! | physical memory | `physmem.rs` | a run of contiguous frames |
 //! | container | `container.rs` | a region handed between processes (seed 004) |
 //! | container box | `container_box.rs` | queues of containers between processes |
+//! | device | `device.rs` | a PCI function, its BARs, interrupt and DMA for its driver |
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -62,6 +63,7 @@ macro_rules! table_methods {
 pub mod computation;
 pub mod container;
 pub mod container_box;
+pub mod device;
 pub mod fifo;
 pub mod mediator;
 pub mod physmem;
@@ -206,7 +208,8 @@ pub trait Resource: Sync {
 /// holds others first (containers and boxes hold attachments, which hold
 /// regions in spaces), so that the held are free to go. A new kind is its
 /// module and one line here.
-const KINDS: [(Kind, &dyn Resource); 11] = [
+const KINDS: [(Kind, &dyn Resource); 12] = [
+    (Kind::Device, &device::Devices),
     (Kind::Container, &container::Containers),
     (Kind::ContainerBox, &container_box::Boxes),
     (Kind::VirtualUserSpace, &vspace::Attachments),
@@ -222,8 +225,8 @@ const KINDS: [(Kind, &dyn Resource); 11] = [
 
 /// Where each kind is in `KINDS`, by kind code; made at compile time,
 /// which fails unless every kind is there exactly once.
-const PLACE: [usize; 12] = {
-    let mut place = [usize::MAX; 12];
+const PLACE: [usize; 13] = {
+    let mut place = [usize::MAX; 13];
     let mut i = 0;
     while i < KINDS.len() {
         let k = KINDS[i].0 as usize;
@@ -254,6 +257,7 @@ pub fn kind_of(id: ResId) -> Result<Kind, Error> {
 /// Creates the resources that exist from boot: the plates of the archive.
 pub fn init() {
     plate::init_from_archive();
+    device::init();
 }
 
 /// Deletes what a process still owned when it ended (resources it made

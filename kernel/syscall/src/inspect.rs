@@ -101,6 +101,12 @@ pub fn serve(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, size: 
             cpus(p);
             Ok(())
         }),
+        Topic::Devices => send(start, out, capacity, size, |p| {
+            for d in resource::device::records() {
+                p.offer(|| d);
+            }
+            Ok(())
+        }),
     }
 }
 
@@ -200,7 +206,7 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
                 ..record(id, owner)
             })
         }),
-        Kind::Computation | Kind::VirtualKernelSpace | Kind::Container | Kind::ContainerBox => {
+        Kind::Computation | Kind::VirtualKernelSpace | Kind::Container | Kind::ContainerBox | Kind::Device => {
             return Err(Error::Invalid);
         }
     }

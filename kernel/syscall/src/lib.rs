@@ -90,7 +90,8 @@ fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Error> 
         K::Computation => computation::create(me, id(c.a), c.b)?,
         K::Container => containers::create(me, c.a, c.b)?,
         K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
-        K::Plate => return Err(Error::Denied),
+        // Plates come from the archive and devices from the buses.
+        K::Plate | K::Device => return Err(Error::Denied),
     };
     Ok(id.raw())
 }
@@ -477,6 +478,47 @@ impl abi::Serve for Native<'_> {
     fn forward_many(&mut self, a: call::ForwardMany) -> Result<u64, Error> {
         let me = self.me;
         rendezvous::sys_forward_many(me, a)
+    }
+
+    fn device_find(&mut self, a: call::DeviceFind) -> Result<u64, Error> {
+        Ok(resource::device::find(a.vendor, a.device, a.index)?.raw())
+    }
+
+    fn device_info(&mut self, a: call::DeviceInfo) -> Result<u64, Error> {
+        let r = resource::device::info(id(a.device))?;
+        uaccess::write_out(a.out, &r).map(|()| 0)
+    }
+
+    fn device_claim(&mut self, a: call::DeviceClaim) -> Result<u64, Error> {
+        let me = self.me;
+        if me.rights.load(Ordering::Relaxed) & abi::rights::DEVICE == 0 {
+            return Err(Error::Denied);
+        }
+        resource::device::claim(me.pid, id(a.device)).map(|()| 0)
+    }
+
+    fn device_map(&mut self, a: call::DeviceMap) -> Result<u64, Error> {
+        resource::device::map(self.me, id(a.device), a.bar)
+    }
+
+    fn device_irq(&mut self, a: call::DeviceIrq) -> Result<u64, Error> {
+        resource::device::bind_interrupt(self.me.pid, id(a.device), a.entry).map(|()| 0)
+    }
+
+    fn device_irq_done(&mut self, a: call::DeviceIrqDone) -> Result<u64, Error> {
+        resource::device::interrupt_done(self.me.pid, id(a.device)).map(|()| 0)
+    }
+
+    fn device_config_read(&mut self, a: call::DeviceConfigRead) -> Result<u64, Error> {
+        resource::device::read_config(self.me.pid, id(a.device), a.offset, a.width)
+    }
+
+    fn device_config_write(&mut self, a: call::DeviceConfigWrite) -> Result<u64, Error> {
+        resource::device::write_config(self.me.pid, id(a.device), a.offset, a.width, a.value).map(|()| 0)
+    }
+
+    fn dma_address(&mut self, a: call::DmaAddress) -> Result<u64, Error> {
+        resource::device::dma_address(self.me, a.addr, a.len)
     }
 
     fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {

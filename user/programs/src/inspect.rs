@@ -5,13 +5,13 @@
 //! `servers` and `cpus` print them.
 
 use abi::{
-    CounterRecord, CpuRecord, Error, IpcTotals, KindCount, PoolKind, PoolRecord, RegionPlace, ResKind, ResRecord,
-    ServerRecord, TraceRecord, name_str,
+    CounterRecord, CpuRecord, DeviceRecord, Error, IpcTotals, KindCount, PoolKind, PoolRecord, RegionPlace, ResKind,
+    ResRecord, ServerRecord, TraceRecord, name_str,
 };
 use alloc::string::String;
 use alloc::vec::Vec;
 use restable::ResId;
-use tessera_rt::{abi, println, sys};
+use tessera_rt::{abi, print, println, sys};
 
 /// A resource identifier as the kernel writes it: kind:index.generation.
 fn id(raw: u64) -> String {
@@ -266,6 +266,34 @@ pub fn cpus() -> Result<(), Error> {
             "  cpu {:2}  apic {:2}  ticks {:8}  calls served {}",
             c.index, c.apic_id, c.ticks, c.calls_served
         );
+    }
+    Ok(())
+}
+
+/// The PCI functions: where they are, what they are, who drives them.
+pub fn devices() -> Result<(), Error> {
+    let devices = sys::inspect_all::<DeviceRecord>(0)?;
+    println!("{} PCI functions", devices.len());
+    for d in devices {
+        let (bus, dev, func) = (d.bdf >> 8, (d.bdf >> 3) & 0x1f, d.bdf & 7);
+        print!(
+            "  {bus:02x}:{dev:02x}.{func}  {:04x}:{:04x}  class {:06x}",
+            d.vendor, d.device, d.class
+        );
+        if d.pin != 0 {
+            print!("  INT{} irq {}", (b'A' + (d.pin as u8 - 1) % 4) as char, d.line);
+        }
+        if d.msix != 0 {
+            print!("  msi-x {}", d.msix);
+        }
+        match d.holder {
+            0 => println!(),
+            pid => println!("  driver {pid}, {} interrupts", d.interrupts),
+        }
+        for (i, b) in d.bars.iter().enumerate().filter(|(_, b)| b.size != 0) {
+            let kind = if b.flags & abi::BAR_IO != 0 { "io " } else { "mem" };
+            println!("      bar {i} {kind} {:#x} size {:#x}", b.base, b.size);
+        }
     }
     Ok(())
 }

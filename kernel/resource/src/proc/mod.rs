@@ -49,6 +49,9 @@ fn end_resources(p: &Process) {
     p.ending.store(true, Ordering::SeqCst);
     if p.made_resources.load(Ordering::SeqCst) {
         crate::container::Containers.release_owned_by(p.pid);
+        // A driver's devices too: their registers are mapped in its space,
+        // and they must stop before its memory (their DMA buffers) goes.
+        crate::device::Devices.release_owned_by(p.pid);
     }
     spawn::decompose(p);
     let comp = p.computation.lock().as_ref().map(|c| c.0);

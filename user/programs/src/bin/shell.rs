@@ -23,6 +23,7 @@ built-ins:
   policy [eager|demand]  show or set the default loading policy
   mem                  physical memory and kernel heap
   cpus                 processors: index, APIC id, timer ticks, calls served
+  devices              PCI functions: ids, class, interrupt, BARs, driver
   uptime               time since the kernel started
   exit [status]        leave the shell (powers off when init started it)
 inspector (Tender resources):
@@ -164,6 +165,7 @@ fn execute(line: &str, last: &mut u64) -> Option<u64> {
         ["ps"] => ps(),
         ["mem"] => mem(),
         ["cpus"] => report("cpus", inspect::cpus()),
+        ["devices"] => report("devices", inspect::devices()),
         ["uptime"] => {
             let ns = sys::now_ns();
             println!("up {}.{:03} s", ns / 1_000_000_000, (ns / 1_000_000) % 1000);

@@ -56,12 +56,23 @@ pub fn msi_message(v: u8) -> (u64, u32) {
     (0xfee0_0000 | (dest as u64) << 12, v as u32)
 }
 
-/// Routes an I/O APIC line (a PCI INTx pin: level-triggered, active low)
-/// to vector `v` on the boot CPU, masked until `unmask_line`.
-pub fn route_line(gsi: u32, v: u8) -> bool {
+/// The global system interrupt and the MADT flags (polarity, trigger) of
+/// the line a PCI function's interrupt pin was routed to: the ISA IRQ the
+/// firmware wrote into its interrupt-line register, as the MADT's
+/// overrides place it. A line without an override is a PCI line as the
+/// PCI specification has it: level-triggered, active low.
+pub fn pci_line(line: u8) -> (u32, u16) {
+    match crate::boot::isa_override(line) {
+        Some((gsi, flags)) => (gsi, flags),
+        None => (line as u32, 0b1111),
+    }
+}
+
+/// Routes I/O APIC line `gsi` (its MADT `flags`) to vector `v` on the boot
+/// CPU, masked until `unmask_line`.
+pub fn route_line(gsi: u32, flags: u16, v: u8) -> bool {
     let dest = crate::cpu::get(0).map_or(0, |c| c.apic_id);
-    // MADT flags: active low (0b11), level-triggered (0b11 << 2).
-    ioapic::route(gsi, 0b1111, v, dest) && ioapic::set_masked(gsi, true)
+    ioapic::route(gsi, flags, v, dest) && ioapic::set_masked(gsi, true)
 }
 
 pub fn mask_line(gsi: u32) {

@@ -34,6 +34,40 @@ impl ConfigSpace for PortConfig {
     }
 }
 
+/// Reads `width` (1, 2 or 4) bytes of `bdf`'s configuration space at
+/// `offset` (aligned to the width: `platform::pci::valid_access`).
+pub fn read(bdf: Bdf, offset: u16, width: u8) -> u32 {
+    let _g = PORTS.lock();
+    let data = 0xcfc + (offset & 3);
+    // SAFETY: as in read32; the data port's bytes 0..3 reach the bytes of
+    // the addressed register.
+    unsafe {
+        Port::<u32>::new(0xcf8).write(bdf.address(offset));
+        match width {
+            1 => Port::<u8>::new(data).read() as u32,
+            2 => Port::<u16>::new(data).read() as u32,
+            _ => Port::<u32>::new(0xcfc).read(),
+        }
+    }
+}
+
+/// Writes `width` bytes at `offset`: only the bytes named, so that a
+/// write to the command register leaves the status register's
+/// write-one-to-clear bits alone.
+pub fn write(bdf: Bdf, offset: u16, width: u8, value: u32) {
+    let _g = PORTS.lock();
+    let data = 0xcfc + (offset & 3);
+    // SAFETY: as in `read`.
+    unsafe {
+        Port::<u32>::new(0xcf8).write(bdf.address(offset));
+        match width {
+            1 => Port::<u8>::new(data).write(value as u8),
+            2 => Port::<u16>::new(data).write(value as u16),
+            _ => Port::<u32>::new(0xcfc).write(value),
+        }
+    }
+}
+
 static FUNCTIONS: Once<Vec<Function>> = Once::new();
 
 /// Enumerates the buses once (at boot, before any driver runs: sizing a
