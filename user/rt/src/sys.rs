@@ -298,7 +298,12 @@ pub fn ica_create(pages: u64) -> Result<u64, Error> {
 
 /// Moves an ICA to `target` without copying; returns its address there.
 pub fn ica_move(ica: u64, target: u64) -> Result<u64, Error> {
-    raw(Sys::IcaMove, [ica, target, 0, 0, 0, 0])
+    ica_move_to(ica, target, 0)
+}
+
+/// `ica_move`, asking for address `addr` in the target (0: anywhere).
+pub fn ica_move_to(ica: u64, target: u64, addr: u64) -> Result<u64, Error> {
+    raw(Sys::IcaMove, [ica, target, addr, 0, 0, 0])
 }
 
 pub fn container_stats() -> abi::ContainerStats {
@@ -357,6 +362,25 @@ pub unsafe fn call_raw(
     reply_len: u64,
 ) -> Result<u64, Error> {
     raw(Sys::Call, [server, entry, msg, msg_len, reply, reply_len])
+}
+
+/// A nested call that passes held call `rid`'s message on by reference
+/// (seed 003's nested rendezvous): `server` reads the original caller's
+/// message; its reply comes to `reply`. Returns the reply length.
+#[inline]
+pub fn call_by_ref(server: u64, entry: u64, rid: u64, msg_len: u64, reply: &mut [u8]) -> Result<usize, Error> {
+    // SAFETY: the reply slice is live for the call, which blocks until the reply.
+    unsafe {
+        call_raw(
+            server,
+            entry | abi::CALL_BY_REF,
+            rid,
+            msg_len,
+            reply.as_mut_ptr() as u64,
+            reply.len() as u64,
+        )
+    }
+    .map(|n| n as usize)
 }
 
 /// Waits for a call on one of `entries`; returns its rid.
@@ -503,6 +527,11 @@ pub fn wait_for_name(name: &str) -> u64 {
         sleep_ns(1_000_000);
     }
     0
+}
+
+/// Whether process `pid` exists and has not ended.
+pub fn alive(pid: u64) -> bool {
+    proc_info(pid).is_ok_and(|p| p.state != abi::state::EXITED)
 }
 
 /// Kills a process and reaps it.
