@@ -179,6 +179,12 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "relay-server",
         "--exclude",
         "distributor-server",
+        "--exclude",
+        "ramdisk-server",
+        "--exclude",
+        "blockcache-server",
+        "--exclude",
+        "fs-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {
