@@ -9,6 +9,7 @@ mod layers;
 mod machine;
 mod nvm;
 mod proc;
+mod progtest;
 mod protocol;
 
 use std::os::unix::process::CommandExt;

@@ -29,9 +29,10 @@
 //!
 //! Others: `OPEN` (claims the cache; the caller must have granted the cache
 //! first, which then shares the plan area into it; reply [`OpenReply`]),
-//! `CLOSE`, `STATS` (text, `name value` per line), `TICK` (the periodic
-//! flush: writes back what is dirty), `DROP` (writes back, then forgets
-//! every page: the next reads are cold).
+//! `CLOSE`, `STATS` (text, `name value` per line), and two any process may
+//! call: `TICK` (the periodic flush: writes back what is dirty) and `DROP`
+//! (writes back, then forgets every page: the next reads are cold, for
+//! tests and benchmarks).
 
 use crate::wire::{Reader, Writer};
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -470,9 +470,7 @@ impl Cache {
                 }
                 Ok(Reply::Own(0))
             }
-            cache::DROP if client || self.client.is_none_or(|c| !sys::alive(c)) => {
-                self.drop_all().map(|()| Reply::Own(0))
-            }
+            cache::DROP => self.drop_all().map(|()| Reply::Own(0)),
             cache::STATS => {
                 let text = self.report();
                 let n = text.len().min(reply.len());
@@ -487,15 +485,25 @@ impl Cache {
     }
 }
 
-/// The periodic flush: calls the cache's TICK every `secs` seconds until
-/// the cache is gone.
+/// The periodic flush: calls the cache's TICK every `secs` seconds. It is
+/// the cache's child and ends soon after the cache does (it looks every
+/// 50 ms whether it has been orphaned: no one else may kill it).
 fn ticker(name: &str, secs: u64) -> i32 {
     let _ = sys::name_register(&alloc::format!("{name}-tick"), 1);
+    let slice = 50_000_000;
+    let mut waited = 0;
     loop {
-        sys::sleep_ns(secs.max(1) * 1_000_000_000);
-        let Ok(pid) = sys::name_lookup(name) else { return 0 };
-        if sys::call(pid, cache::TICK, &[], &mut []).is_err() {
+        sys::sleep_ns(slice);
+        waited += slice;
+        if sys::proc_info(0).map_or(true, |p| p.parent == u64::MAX) {
             return 0;
+        }
+        if waited >= secs.max(1) * 1_000_000_000 {
+            waited = 0;
+            let Ok(pid) = sys::name_lookup(name) else { return 0 };
+            if sys::call(pid, cache::TICK, &[], &mut []).is_err() {
+                return 0;
+            }
         }
     }
 }

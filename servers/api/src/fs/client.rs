@@ -47,6 +47,19 @@ pub fn server() -> Result<u64, Errno> {
     }
 }
 
+/// Uses the file server registered as `name` from now on (a program that
+/// starts its own, or restarts it).
+pub fn connect(name: &str) -> Result<u64, Errno> {
+    let pid = sys::wait_for_name(name);
+    if pid == 0 {
+        return Err(Errno::EIO);
+    }
+    let mut s = STATE.lock();
+    s.server = pid;
+    s.context = None;
+    Ok(pid)
+}
+
 fn cred() -> Cred {
     STATE.lock().cred
 }
