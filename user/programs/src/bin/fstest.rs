@@ -5,6 +5,8 @@
 #![no_std]
 #![no_main]
 extern crate alloc;
+#[path = "../fsstack.rs"]
+mod fsstack;
 #[path = "../fstest/mod.rs"]
 mod fstest;
 
