@@ -13,10 +13,12 @@
 //!   grants the caller in turn. Reply: [`Geometry`]. A device has one
 //!   client at a time; a client that ended is replaced by the next OPEN.
 //! - `READ` / `WRITE`: message [`encode_transfer`]: the first block, then
-//!   each ICA as (container id, address it had in the client). The ICAs
-//!   hold the blocks in order, as many blocks as they have pages. Reply:
-//!   the number of blocks (8 bytes). Whatever happens, the server moves
-//!   back every listed ICA it holds (to the address it had, if free).
+//!   each ICA's container id. The ICAs hold the blocks in order, as many
+//!   blocks as they have pages. Reply: the number of blocks (8 bytes).
+//!   Whatever happens, the server moves back every listed ICA it holds,
+//!   wherever the kernel places it (asking for an address costs the kernel
+//!   a look at every attachment of the client, which holds many; the
+//!   client finds its pages again by id).
 //! - `FLUSH`: every WRITE completed before is durable.
 //! - `CLOSE`: gives the device up.
 //! - `STATS`: a text report, `name value` per line.
@@ -81,21 +83,21 @@ impl Geometry {
 
 /// Bytes of a transfer message naming `n` ICAs.
 pub const fn transfer_len(n: usize) -> usize {
-    16 + 16 * n
+    16 + 8 * n
 }
 
-/// A READ or WRITE message: block `first`, then (id, address) per ICA.
-pub fn encode_transfer(first: u64, icas: &[(u64, u64)], buf: &mut [u8]) -> usize {
+/// A READ or WRITE message: block `first`, then the ICAs' ids.
+pub fn encode_transfer(first: u64, icas: &[u64], buf: &mut [u8]) -> usize {
     let mut w = Writer::new(buf);
     w.u64(first).u32(icas.len() as u32).u32(0);
-    for &(id, addr) in icas {
-        w.u64(id).u64(addr);
+    for &id in icas {
+        w.u64(id);
     }
     w.len()
 }
 
-/// The first block and the (id, address) pairs of a transfer message.
-pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<(u64, u64)>)> {
+/// The first block and the ICAs' ids of a transfer message.
+pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<u64>)> {
     let mut r = Reader::new(msg);
     let first = r.u64()?;
     let n = r.u32()? as usize;
@@ -105,7 +107,7 @@ pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<(u64, u64)>)> {
     }
     let mut icas = Vec::with_capacity(n);
     for _ in 0..n {
-        icas.push((r.u64()?, r.u64()?));
+        icas.push(r.u64()?);
     }
     Some((first, icas))
 }
@@ -150,15 +152,15 @@ impl Disk {
         if pages.is_empty() || pages.len() > MAX_ICAS {
             return Err(Error::Invalid);
         }
-        let mut listed = [(0u64, 0u64); MAX_ICAS];
+        let mut listed = [0u64; MAX_ICAS];
         let mut n = 0;
         let mut result = Ok(());
         let mut kept = Vec::new();
         for ica in core::mem::take(pages) {
-            let (id, addr) = (ica.id(), ica.addr());
+            let id = ica.id();
             match ica.move_to(self.pid, 0) {
                 Ok(_) => {
-                    listed[n] = (id, addr);
+                    listed[n] = id;
                     n += 1;
                 }
                 Err((back, e)) => {
@@ -181,7 +183,7 @@ impl Disk {
             let _ = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]);
         }
         *pages = kept;
-        for &(id, _) in &listed[..n] {
+        for &id in &listed[..n] {
             if let Ok(ica) = Ica::adopt(id) {
                 pages.push(ica);
             }

@@ -79,21 +79,21 @@ impl Disk {
         let Some((first, list)) = block::decode_transfer(msg) else {
             return Err(Error::Invalid);
         };
-        let mut held: Vec<(Ica, u64)> = Vec::with_capacity(list.len());
+        let mut held: Vec<Ica> = Vec::with_capacity(list.len());
         let mut result = Ok(());
-        for &(id, addr) in &list {
+        for &id in &list {
             match Ica::adopt(id) {
-                Ok(ica) => held.push((ica, addr)),
+                Ok(ica) => held.push(ica),
                 Err(_) => result = Err(Error::Denied),
             }
         }
-        let pages: u64 = held.iter().map(|(i, _)| (i.len() / BLOCK) as u64).sum();
+        let pages: u64 = held.iter().map(|i| (i.len() / BLOCK) as u64).sum();
         if result.is_ok() && (first.checked_add(pages).is_none_or(|end| end > self.blocks) || pages == 0) {
             result = Err(Error::Invalid);
         }
         if result.is_ok() {
             let mut n = first;
-            for (ica, _) in &mut held {
+            for ica in &mut held {
                 for page in ica.as_mut_slice().chunks_exact_mut(BLOCK) {
                     if write {
                         self.write(n, page);
@@ -112,9 +112,9 @@ impl Disk {
                 self.stats.blocks_read += pages;
             }
         }
-        for (ica, addr) in held {
+        for ica in held {
             // A page that cannot go back (the client ended) is freed here.
-            if ica.move_to(info.caller, addr).is_ok() {
+            if ica.move_to(info.caller, 0).is_ok() {
                 self.stats.icas_moved += 1;
             }
         }
