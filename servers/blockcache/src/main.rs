@@ -10,7 +10,7 @@
 //!   that doubles up to 32 pages.
 //! - Write-back: writes stay in the cache until `SYNC`, the periodic flush
 //!   (a child process calls `TICK` every `flush secs`, default 5; 0: none),
-//!   or a dirty page must make room. Barriers are kept (see `pages.rs`).
+//!   or a dirty page must make room. Barriers are kept (see lib/cachepages).
 //! - File data goes from a page straight into the reader's buffer, or from
 //!   the writer's message straight into a page: one copy, counted.
 //!
@@ -21,12 +21,10 @@
 
 extern crate alloc;
 
-mod pages;
-
 use alloc::string::String;
 use alloc::vec::Vec;
+use cachepages::{Pages, runs};
 use core::fmt::Write;
-use pages::{Pages, runs};
 use tessera_api::block::{self, Disk};
 use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, PAGE, Segment, Slot};
 use tessera_rt::abi::{AccInfo, Error};
@@ -48,9 +46,11 @@ struct Stats {
     disk_reads: u64,
     disk_read_pages: u64,
     disk_writes: u64,
-    /// Pages written back, and how many of them went because a page of an
-    /// earlier epoch was written again.
+    /// Pages written back; earlier epochs' versions kept as shadows (a
+    /// copy of the page inside the cache) when a later epoch wrote a page
+    /// again; pages written back early for want of a slot for one.
     write_back_pages: u64,
+    shadows: u64,
     ordered_write_backs: u64,
     flushes: u64,
     barriers: u64,
@@ -139,7 +139,6 @@ impl Cache {
         for &s in slots {
             if self.icas[s].is_none() {
                 self.stats.pages_lost += 1;
-                self.pages.mark_clean(s);
                 self.pages.retire(s);
             }
         }
@@ -153,11 +152,10 @@ impl Cache {
             return Ok(());
         };
         let max = (self.disk.geometry.max_blocks as usize).clamp(1, block::MAX_ICAS);
-        for (first, n) in runs(&pages, max) {
-            let slots: Vec<usize> = (first..first + n as u64).filter_map(|p| self.pages.lookup(p)).collect();
+        for (first, slots) in runs(&pages, max) {
             self.transfer(true, first, &slots).map_err(|_| Error::Busy)?;
             self.stats.disk_writes += 1;
-            self.stats.write_back_pages += n as u64;
+            self.stats.write_back_pages += slots.len() as u64;
             for s in slots {
                 self.pages.mark_clean(s);
             }
@@ -250,14 +248,32 @@ impl Cache {
         self.pages.lookup(page).ok_or(Error::Busy)
     }
 
-    /// Slot `s` is about to be written: its older writes go first if a
-    /// barrier stands between.
+    /// Slot `s` is about to be written: if a barrier stands between it
+    /// and its pending writes, their version is kept in a shadow (or, with
+    /// no slot to spare, written back first with everything before it).
     fn before_write(&mut self, s: usize) -> Result<(), Error> {
-        if let Some(e) = self.pages.must_flush_before_write(s, self.epoch) {
-            let before = self.stats.write_back_pages;
-            self.write_back_up_to(e)?;
-            self.stats.ordered_write_backs += self.stats.write_back_pages - before;
+        let Some(e) = self.pages.older_version(s, self.epoch) else {
+            return Ok(());
+        };
+        if let Some(shadow) = self.pages.victim(&[s]) {
+            let copy = self.icas[shadow].take();
+            match (self.icas[s].as_ref(), copy) {
+                (Some(from), Some(mut to)) => {
+                    to.as_mut_slice().copy_from_slice(from.as_slice());
+                    self.icas[shadow] = Some(to);
+                    self.pages.shadow(s, shadow);
+                    self.stats.shadows += 1;
+                    return Ok(());
+                }
+                (_, copy) => {
+                    self.icas[shadow] = copy;
+                    self.pages.unused(shadow);
+                }
+            }
         }
+        let before = self.stats.write_back_pages;
+        self.write_back_up_to(e)?;
+        self.stats.ordered_write_backs += self.stats.write_back_pages - before;
         Ok(())
     }
 
@@ -400,7 +416,7 @@ impl Cache {
             o,
             "pages {}\nheld {}\ndirty {}\nepoch {}\nhits {}\nmisses {}\nread_ahead {}\nread_ahead_used {}\n\
              fills {}\ndisk_reads {}\ndisk_read_pages {}\ndisk_writes {}\nwrite_back_pages {}\n\
-             ordered_write_backs {}\nflushes {}\nbarriers {}\nsyncs {}\nticks {}\npages_lost {}\n\
+             shadows {}\nordered_write_backs {}\nflushes {}\nbarriers {}\nsyncs {}\nticks {}\npages_lost {}\n\
              meta_reads {}\nmeta_read_bytes {}\nmeta_writes {}\nmeta_write_bytes {}\nfile_reads {}\n\
              file_read_bytes_copied {}\nfile_writes {}\nfile_write_bytes_copied {}\nrefused {}\n",
             self.icas.len(),
@@ -416,6 +432,7 @@ impl Cache {
             s.disk_read_pages,
             s.disk_writes,
             s.write_back_pages,
+            s.shadows,
             s.ordered_write_backs,
             s.flushes,
             s.barriers,

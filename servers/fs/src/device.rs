@@ -156,6 +156,34 @@ impl CacheDevice {
     }
 }
 
+/// The bytes `first..end` of `now` that differ from `was` (same length),
+/// found a word at a time: a block of inodes or a bitmap usually changes
+/// in a few bytes, and a byte at a time the search cost more than the
+/// rest of the write.
+fn changed(now: &[u8], was: &[u8]) -> Option<(usize, usize)> {
+    let word = |b: &[u8]| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8]));
+    let (n, w) = (now.chunks_exact(8), was.chunks_exact(8));
+    let tail = n.remainder().iter().zip(w.remainder()).any(|(a, b)| a != b);
+    let words = now.len() / 8;
+    let first = n.zip(w).position(|(a, b)| word(a) != word(b));
+    let first = match (first, tail) {
+        (Some(i), _) => i * 8,
+        (None, true) => words * 8,
+        (None, false) => return None,
+    };
+    let end = if tail {
+        now.len()
+    } else {
+        let last = now
+            .chunks_exact(8)
+            .zip(was.chunks_exact(8))
+            .rposition(|(a, b)| word(a) != word(b))
+            .unwrap_or(first / 8);
+        (last + 1) * 8
+    };
+    Some((first, end))
+}
+
 impl BlockDevice for CacheDevice {
     fn read_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&[u8])) -> Result<()> {
         let at = self.place(n, size)?;
@@ -170,12 +198,11 @@ impl BlockDevice for CacheDevice {
         before.clear();
         before.extend_from_slice(copy);
         f(copy);
-        let first = copy.iter().zip(&before).position(|(a, b)| a != b);
-        let last = copy.iter().zip(&before).rposition(|(a, b)| a != b);
+        let changed = changed(copy, &before);
         self.before = before;
-        match (first, last) {
-            (Some(first), Some(last)) => self.send(at, first, last + 1),
-            _ => Ok(()),
+        match changed {
+            Some((first, end)) => self.send(at, first, end),
+            None => Ok(()),
         }
     }
 

@@ -10,7 +10,8 @@
 //! the whole transfer), `create_write4k_close` (per file), `readdir`
 //! (param: entries, value: the whole listing), `fsync_4k`, and the copies
 //! of file data per byte on the read and write paths (counted by the
-//! servers). Usage: fsbench [short]
+//! servers). Usage: fsbench [short] [verbose] (verbose: the servers'
+//! counters that changed in each phase, as BENCH-INFO lines)
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -31,8 +32,40 @@ fn line(metric: &str, param: &str, value: u64, unit: &str) {
     println!("BENCH,fs,{metric},{param},{value},{unit}");
 }
 
+/// With `verbose`: what the servers counted during a phase (the counters
+/// that changed), to see where its instructions went.
+struct Counters {
+    verbose: bool,
+    last: [alloc::string::String; 3],
+}
+
+impl Counters {
+    fn phase(&mut self, stack: &Stack, name: &str) {
+        if !self.verbose {
+            return;
+        }
+        let now = [stack.disk_stats(), stack.cache_stats(), stack.fs_stats()];
+        for (who, (a, b)) in ["disk", "cache", "fs"].iter().zip(self.last.iter().zip(now.iter())) {
+            for l in b.lines() {
+                let Some((k, v)) = l.split_once(' ') else { continue };
+                let (Ok(v), old) = (v.parse::<u64>(), value(a, k)) else {
+                    continue;
+                };
+                if old != u64::MAX && v > old {
+                    println!("BENCH-INFO,fs_{name},{who}.{k},{}", v - old);
+                }
+            }
+        }
+        self.last = now;
+    }
+}
+
 fn main(args: &[&str]) -> i32 {
-    let short = args.get(1) == Some(&"short");
+    let short = args.contains(&"short");
+    let mut counters = Counters {
+        verbose: args.contains(&"verbose"),
+        last: Default::default(),
+    };
     let (files, seq, reads) = if short {
         (20, 1 << 20, 20)
     } else {
@@ -48,6 +81,7 @@ fn main(args: &[&str]) -> i32 {
             return 1;
         }
     };
+    counters.phase(&stack, "start");
     let fail = |what: &str| {
         println!("BENCH-ERROR fsbench: {what}");
         1
@@ -59,15 +93,33 @@ fn main(args: &[&str]) -> i32 {
         return fail("mkdir /b");
     }
     let t0 = sys::rdtsc();
+    let (mut open_ns, mut write_ns) = (0, 0);
     for i in 0..files {
+        let t = sys::rdtsc();
         let Ok(mut f) = File::open(&format!("/b/f{i}"), O_WRONLY | O_CREAT | O_TRUNC, 0o644) else {
             return fail("create");
         };
+        let t1 = sys::rdtsc();
         if f.write(&page) != Ok(4096) {
             return fail("write 4 KiB");
         }
+        open_ns += t1 - t;
+        write_ns += sys::rdtsc() - t1;
     }
     line("create_write4k_close", &format!("{files}"), ns_since(t0) / files, "ns");
+    line(
+        "create_write4k_close_create",
+        &format!("{files}"),
+        sys::tsc_to_ns(open_ns) / files,
+        "ns",
+    );
+    line(
+        "create_write4k_close_write",
+        &format!("{files}"),
+        sys::tsc_to_ns(write_ns) / files,
+        "ns",
+    );
+    counters.phase(&stack, "create");
 
     // The directory's listing.
     let mut buf = alloc::vec![0u8; 32 * 1024];
@@ -108,6 +160,7 @@ fn main(args: &[&str]) -> i32 {
         }
     }
     line("seq_write", &format!("{seq}"), ns_since(t0), "ns");
+    counters.phase(&stack, "seq_write");
     let t0 = sys::rdtsc();
     let _ = f.sync();
     line("seq_write_fsync", &format!("{seq}"), ns_since(t0), "ns");
@@ -151,6 +204,7 @@ fn main(args: &[&str]) -> i32 {
         let _ = f.read_at(rng.below(pages) * 4096, &mut four);
     }
     line("pread_4k_cached", "", ns_since(t0) / reads, "ns");
+    counters.phase(&stack, "pread");
     let t0 = sys::rdtsc();
     for _ in 0..reads {
         let _ = f.read_at(rng.below(pages - 1) * 4096 + 100, &mut four);
