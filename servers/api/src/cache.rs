@@ -24,8 +24,9 @@
 //!   the file server's `ERRNO`, which reports EIO).
 //! - `FILE_WRITE`: a nested call *by reference* to the client's WRITE call:
 //!   the cache reads the data straight from the client's message into its
-//!   pages (the one copy) and replies to the file server (8 bytes: the
-//!   bytes stored), which then commits the write. The plan is in slot 0.
+//!   pages (the one copy) and replies to the file server (16 bytes: the
+//!   bytes stored before anything failed, and the error, 0 if none), which
+//!   then commits the write. The plan is in slot 0.
 //!
 //! Others: `OPEN` (claims the cache; the caller must have granted the cache
 //! first, which then shares the plan area into it; reply [`OpenReply`]),
@@ -108,13 +109,20 @@ pub const WRITE_SLOT: usize = 0;
 
 /// A piece of a transfer: `len` bytes at device byte `dev`, which are bytes
 /// `src..src + len` of the client's message (a write) or reply (a read).
-/// It lies inside one page of the device.
+/// It lies inside one page of the device and one block of the file system.
+/// `fresh`: the block was just allocated for this write, so if the data
+/// cannot be read from the client the cache zeroes it rather than leave
+/// whatever the block held before (a block already in the file is left as
+/// it was).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Segment {
     pub dev: u64,
     pub len: u32,
     pub src: u32,
+    pub fresh: bool,
 }
+
+const FRESH: u64 = 1 << 63;
 
 /// One slot of the plan area. Word 0 is the key (0: free), word 1 the
 /// number of segments, then two words per segment. The writer fills the
@@ -138,7 +146,8 @@ impl<'a> Slot<'a> {
         let n = segments.len().min(MAX_SEGMENTS);
         for (i, s) in segments[..n].iter().enumerate() {
             self.0[2 + 2 * i].store(s.dev, Ordering::Relaxed);
-            self.0[3 + 2 * i].store(((s.len as u64) << 32) | s.src as u64, Ordering::Relaxed);
+            let fresh = if s.fresh { FRESH } else { 0 };
+            self.0[3 + 2 * i].store(fresh | ((s.len as u64) << 32) | s.src as u64, Ordering::Relaxed);
         }
         self.0[1].store(n as u64, Ordering::Relaxed);
         self.0[0].store(key, Ordering::Release);
@@ -157,8 +166,9 @@ impl<'a> Slot<'a> {
             let w = self.0[3 + 2 * i].load(Ordering::Relaxed);
             *s = Segment {
                 dev: self.0[2 + 2 * i].load(Ordering::Relaxed),
-                len: (w >> 32) as u32,
+                len: ((w & !FRESH) >> 32) as u32,
                 src: w as u32,
+                fresh: w & FRESH != 0,
             };
         }
         self.0[0].store(0, Ordering::Release);

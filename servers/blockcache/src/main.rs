@@ -335,8 +335,10 @@ impl Cache {
 
     /// The file server's nested call for a client's WRITE: the data comes
     /// from the client's message, the plan from the write slot. Replies
-    /// with the bytes stored and an error code (0: none); a failure zeroes
-    /// what the plan still covered, so no block shows stale bytes.
+    /// with the bytes stored before anything failed and the error (0:
+    /// none). After a failure, the plan's fresh blocks are zeroed, so none
+    /// shows what it held before it was allocated; blocks already in the
+    /// file keep what they have.
     fn file_write(&mut self, rid: u64, reply: &mut [u8]) -> Result<Reply, Error> {
         let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Error::Invalid)?;
         let mut segs = [Segment::default(); MAX_SEGMENTS];
@@ -345,23 +347,28 @@ impl Cache {
         let mut error: Option<Error> = None;
         for seg in &segs[..n] {
             let (page, off, len) = self.range(seg.dev, seg.len)?;
+            if error.is_some() && !seg.fresh {
+                continue;
+            }
             let s = match self.slot(page, off == 0 && len == PAGE) {
                 Ok(s) => s,
                 Err(e) => {
                     error.get_or_insert(e);
-                    break;
+                    continue;
                 }
             };
             if let Err(e) = self.before_write(s) {
                 error.get_or_insert(e);
-                break;
+                continue;
             }
             let dst = &mut self.page_bytes_mut(s)?[off..off + len];
             if error.is_none() {
                 match sys::rv_read(rid, seg.src as u64, dst) {
                     Ok(_) => stored += len as u64,
                     Err(e) => {
-                        dst.fill(0);
+                        if seg.fresh {
+                            dst.fill(0);
+                        }
                         error = Some(e);
                     }
                 }

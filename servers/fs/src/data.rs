@@ -16,6 +16,7 @@
 //! times change) and the client gets its reply from here.
 
 use crate::{End, Server};
+use alloc::vec::Vec;
 use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
 use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE};
 use tessera_api::wire::Reader;
@@ -79,6 +80,7 @@ impl Server {
                         dev,
                         len: n as u32,
                         src: 0,
+                        fresh: false,
                     }],
                 );
                 self.stats.forwarded_reads += 1;
@@ -129,10 +131,22 @@ impl Server {
             return Ok((0, off));
         }
         let bs = fm.inodes().block_size() as u64;
+        // Which blocks the write allocates: the holes before it, and all
+        // past the end (the plan marks them fresh).
+        let before = fm.inodes().map(f.handle.ino, off, len).map_err(crate::errno)?;
+        let mut holes = Vec::new();
+        let mut at = off;
+        for seg in &before {
+            if seg.block.is_none() {
+                holes.push((at, at + seg.len));
+            }
+            at += seg.len;
+        }
+        holes.push((at.max(off), u64::MAX));
         let mapped = fm.map_write(f.handle, off, len).map_err(crate::errno)?;
-        // The plan: each mapped run cut at the cache's page boundaries. A
-        // write of MAX_WRITE bytes in blocks of 1 KiB is at most 129
-        // pieces, well inside a slot.
+        // The plan: each mapped run cut at the cache's page boundaries and
+        // at the blocks'. A write of MAX_WRITE bytes in blocks of 1 KiB is at
+        // most 129 pieces, well inside a slot.
         let mut plan = [Segment::default(); MAX_SEGMENTS];
         let (mut n, mut src) = (0, 0u64);
         for seg in &mapped {
@@ -141,14 +155,16 @@ impl Server {
             };
             let (mut dev, mut left) = (block * bs + seg.offset as u64, seg.len);
             while left > 0 {
-                let piece = left.min(PAGE as u64 - dev % PAGE as u64);
+                let piece = left.min(PAGE as u64 - dev % PAGE as u64).min(bs - dev % bs);
                 if n == plan.len() {
                     return Err(Errno::EIO);
                 }
+                let file_at = off + src;
                 plan[n] = Segment {
                     dev,
                     len: piece as u32,
                     src: src as u32,
+                    fresh: holes.iter().any(|&(a, b)| file_at < b && a < file_at + piece),
                 };
                 (n, dev, src, left) = (n + 1, dev + piece, src + piece, left - piece);
             }

@@ -4,7 +4,7 @@
 
 use super::*;
 use tessera_api::fs::client::{self, File};
-use tessera_api::fs::{Cred, Errno, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY, O_RDWR, O_WRONLY, SetAttr};
+use tessera_api::fs::{self, Cred, Errno, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY, O_RDWR, O_WRONLY, SetAttr};
 
 /// File sizes around every boundary: empty, the block sizes and pages,
 /// the end of the direct blocks, into the indirect ones.
@@ -249,6 +249,60 @@ pub fn run(image: &str) -> u32 {
     if let Ok(mut f) = File::open(&name(1), O_RDONLY, 0) {
         c.errno(f.write(b"x"), Errno::EBADF, "write to a file open for reading");
     }
+
+    // Buffers the kernel accepts but that are not all there: a reply range
+    // nothing backs, and messages whose first 64 bytes are mapped (the
+    // kernel reads those at the call) and the rest not. The cache's copy
+    // fails part way; the caller gets the error, the servers go on, and no
+    // file changes: old blocks keep their bytes, new ones read as zeros.
+    let unmapped = 0x6000_0000_0000u64;
+    let half = sys::map(4096, tessera_rt::abi::prot::READ | tessera_rt::abi::prot::WRITE).map_or(0, |a| a + 4096 - 64);
+    let bad_write = |c: &mut Checks, path: &str, offset: u64, what: &str| {
+        let Ok(f) = File::open(path, O_RDWR, 0) else {
+            return c.check(false, what);
+        };
+        let mut to = [0u8; 16];
+        to[..4].copy_from_slice(&f.fd().to_le_bytes());
+        to[8..].copy_from_slice(&offset.to_le_bytes());
+        c.check(sys::call(stack.fs, fs::WRITE_TO, &to, &mut [0u8; 8]).is_ok(), what);
+        let mut reply = [0u8; 16];
+        // SAFETY: a message that runs off the end of its mapping: the
+        // kernel must refuse to read the rest, which is what is tested.
+        let w = unsafe { sys::call_raw(stack.fs, fs::WRITE, half, 8192, reply.as_mut_ptr() as u64, 16) };
+        let result = i64::from_le_bytes(reply[..8].try_into().unwrap_or([0; 8]));
+        c.check(
+            w.is_ok() && result == -(Errno::EFAULT.0 as i64),
+            &format!("{what}: {w:?} {result}"),
+        );
+    };
+    if let Ok(f) = File::open(&name(4096), O_RDONLY, 0) {
+        let mut msg = [0u8; 24];
+        msg[..4].copy_from_slice(&f.fd().to_le_bytes());
+        msg[16..].copy_from_slice(&4096u64.to_le_bytes());
+        // SAFETY: the reply range is nobody's memory; the kernel must refuse
+        // to write it, which is what is tested.
+        let r = unsafe { sys::call_raw(stack.fs, fs::READ, msg.as_ptr() as u64, 24, unmapped, 4096) };
+        c.check(r.is_err(), &format!("a read into unmapped memory fails: {r:?}"));
+    }
+    bad_write(&mut c, &name(4096), 0, "overwrite from a broken buffer");
+    c.check(
+        read_file(&name(4096)).as_deref() == Ok(&pattern(4096, 4096)[..]),
+        "an overwrite that failed changed nothing",
+    );
+    bad_write(&mut c, &name(100), 100, "append from a broken buffer");
+    c.check(
+        read_file(&name(100)).as_deref() == Ok(&pattern(100, 100)[..]),
+        "an append that failed changed nothing",
+    );
+    bad_write(&mut c, "/t/sparse", 8192, "fill a hole from a broken buffer");
+    let mut hole = alloc::vec![1u8; 16384];
+    let read = File::open("/t/sparse", O_RDONLY, 0).and_then(|f| f.read_at(0, &mut hole));
+    c.check(
+        read == Ok(16384)
+            && hole.iter().all(|&b| b == 0)
+            && client::stat("/t/sparse").map(|s| s.size) == Ok((1 << 20) + 3),
+        "a hole filled in vain reads as zeros",
+    );
 
     // Attributes and permissions.
     let p100 = name(100);
