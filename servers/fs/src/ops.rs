@@ -116,6 +116,12 @@ impl<'a> PathRequest<'a> {
     }
 }
 
+/// What OPEN found at the path: a file that was there, or one it made.
+enum Found {
+    Existing(Handle),
+    Created(Handle),
+}
+
 fn fd_of(msg: &[u8]) -> Result<u32, Errno> {
     Reader::new(msg).u32().ok_or(Errno::EINVAL)
 }
@@ -342,27 +348,50 @@ impl Server {
             return Err(Errno::EINVAL);
         }
         let path = p.path();
-        let found = self.resolve(caller, &p.hdr, path, flags & O_NOFOLLOW == 0);
-        let h = match found {
-            Ok(h) => {
-                if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
-                    return Err(Errno::EEXIST);
-                }
-                h
-            }
-            Err(Errno::ENOENT) if flags & O_CREAT != 0 => {
-                let (dir, name) = self.parent(caller, p.hdr.dirfd, path)?;
-                let st = self.stat_of(dir)?;
-                need(cred, &st, W | X)?;
+        let follow = flags & O_NOFOLLOW == 0;
+        let found = if flags & O_CREAT != 0 && !path.is_empty() {
+            // One walk to the directory; then, for a caller who may add to
+            // it, the create itself says whether the name exists (the
+            // library scans the directory once for the name and for room:
+            // a new file costs one scan, not a lookup and then another).
+            let (dir, name) = self.parent(caller, p.hdr.dirfd, path)?;
+            let dst = self.stat_of(dir)?;
+            let made = if may(cred, &dst, W | X) {
                 let owner = Owner {
                     uid: cred.uid,
                     gid: cred.gid,
                 };
                 self.fm()?
                     .create(dir, &name, (mode & 0o7777) as u16, owner)
-                    .map_err(errno)?
+                    .map_err(errno)
+            } else {
+                Err(Errno::EEXIST)
+            };
+            match made {
+                Ok(h) => Found::Created(h),
+                Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
+                    Ok(h) if follow && self.stat_of(h)?.kind == FileType::Symlink => {
+                        Found::Existing(self.resolve(caller, &p.hdr, path, true)?)
+                    }
+                    Ok(h) => Found::Existing(h),
+                    // Not there, and the caller may not add it.
+                    Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                    Err(e) => return Err(e),
+                },
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
+        } else {
+            Found::Existing(self.resolve(caller, &p.hdr, path, follow)?)
+        };
+        let created = matches!(found, Found::Created(_));
+        let h = match found {
+            Found::Existing(h) => {
+                if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
+                    return Err(Errno::EEXIST);
+                }
+                h
+            }
+            Found::Created(h) => h,
         };
         let st = self.stat_of(h)?;
         let dir = st.kind == FileType::Directory;
@@ -381,7 +410,7 @@ impl Server {
             _ => R | W,
         };
         // A file just created may be opened for writing whatever its mode.
-        if found.is_ok() {
+        if !created {
             need(cred, &st, want)?;
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
