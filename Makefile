@@ -37,7 +37,7 @@ CARGO ?= cargo
 XTASK := $(CARGO) xtask
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build run debug profile test bench boottime fmt lint clean
+.PHONY: help setup build run debug profile test bench boottime disk fmt lint clean
 
 help: ## list the targets
 	@echo "usage: make <target> [SETTING=value ...]"
@@ -74,13 +74,16 @@ bench: setup ## run the benchmarks (B=name to pick; MODE=icount|tcg|kvm)
 boottime: setup ## measure boot time (MODE=tcg|icount, RUNS=n)
 	$(XTASK) boottime $(if $(MODE),--mode $(MODE)) $(if $(RUNS),--runs $(RUNS))
 
+disk: setup ## make the disk images afresh from user/root/ (a build makes missing ones)
+	$(XTASK) disk
+
 fmt: setup ## format all Rust code
 	$(CARGO) fmt --all
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
 	$(XTASK) layers
 
 clean: ## remove build outputs

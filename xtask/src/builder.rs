@@ -52,6 +52,10 @@ const STEPS: &[Step] = &[
         run: kernel,
     },
     Step {
+        what: "disk images",
+        run: |_| crate::disk::ensure(false),
+    },
+    Step {
         what: "user programs and initial archive",
         run: programs,
     },
@@ -118,6 +122,8 @@ fn programs(profile: Profile) -> Result<(), String> {
     if profile == Profile::Release {
         cmd.arg("--release");
     }
+    // The RAM disk carries the disk images (servers/ramdisk/build.rs).
+    cmd.env("TESSERA_DISK_IMAGES", crate::disk::packed_list()?);
     run_status(&mut cmd)?;
     let bin_dir = target_dir().join(KERNEL_TARGET).join(profile.dir());
     let src = Path::new("user/programs/src/bin");

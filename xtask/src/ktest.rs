@@ -17,6 +17,7 @@ use std::time::Duration;
 use crate::builder::{self, Profile, TEST_KERNEL_ELF};
 use crate::machine::Machine;
 use crate::proc::{self, Output, Stream};
+use crate::progtest::{self, ProgTest};
 use crate::protocol::{self, EXIT_SUCCESS, Ending, KTest};
 use crate::{Args, which};
 
@@ -179,6 +180,12 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "relay-server",
         "--exclude",
         "distributor-server",
+        "--exclude",
+        "ramdisk-server",
+        "--exclude",
+        "blockcache-server",
+        "--exclude",
+        "fs-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {
@@ -234,6 +241,8 @@ fn build_tier(no_build: bool) -> Tier {
 struct Job {
     test: KTest,
     smp: u32,
+    /// A user program's test (see progtest.rs) rather than a kernel test.
+    program: Option<&'static ProgTest>,
 }
 
 impl Job {
@@ -277,10 +286,10 @@ fn qemu_tier(opts: &Options) -> Tier {
             }
         }
     }
-    let listed = tests.len();
-    if let Some(f) = &opts.filter {
-        tests.retain(|t| t.name.contains(f.as_str()));
-    }
+    let listed = tests.len() + progtest::TESTS.len();
+    let matches = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
+    tests.retain(|t| matches(&t.name));
+    let programs: Vec<&'static ProgTest> = progtest::TESTS.iter().filter(|t| matches(t.name)).collect();
 
     let mut jobs = Vec::new();
     let mut skipped = 0;
@@ -292,8 +301,19 @@ fn qemu_tier(opts: &Options) -> Tier {
                 jobs.push(Job {
                     test: test.clone(),
                     smp,
+                    program: None,
                 });
             }
+        }
+        for &p in &programs {
+            jobs.push(Job {
+                test: KTest {
+                    name: p.name.to_string(),
+                    flags: Default::default(),
+                },
+                smp,
+                program: Some(p),
+            });
         }
     }
     let m = &opts.machine;
@@ -402,13 +422,20 @@ fn run_job(opts: &Options, job: &Job) -> bool {
     } else {
         opts.timeout
     };
-    let cmdline = format!("test={} expect_cpus={}", job.test.name, job.smp);
+    let cmdline = match job.program {
+        Some(p) => p.cmdline(),
+        None => format!("test={} expect_cpus={}", job.test.name, job.smp),
+    };
     let log = log_path(&job.test.name, job.smp);
     let result = boot(&opts.machine.with_smp(job.smp), &cmdline, timeout, &log);
     let (verdict, elapsed, lines) = match result {
         Ok(out) => {
             let lines = out.texts();
-            let verdict = protocol::verdict(&job.test, out.ending, &lines).map_err(|why| {
+            let verdict = match job.program {
+                Some(p) => progtest::verdict(p, out.ending, &lines),
+                None => protocol::verdict(&job.test, out.ending, &lines),
+            };
+            let verdict = verdict.map_err(|why| {
                 if out.ending == Ending::TimedOut {
                     format!("{why} after {} s", timeout.as_secs())
                 } else {

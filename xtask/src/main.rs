@@ -3,11 +3,13 @@
 
 mod boottime;
 mod builder;
+mod disk;
 mod ktest;
 mod layers;
 mod machine;
 mod nvm;
 mod proc;
+mod progtest;
 mod protocol;
 
 use std::os::unix::process::CommandExt;
@@ -27,6 +29,8 @@ commands:
   test                   the whole test suite; ends with `N passed, N failed`
   boottime               measure boot time, print a Markdown table
   qemu-args              print the machine's QEMU arguments, one per line
+  disk                   make the disk images afresh from user/root/ (build/*.img;
+                         a build makes only those that do not exist)
   layers                 the kernel's crate graph; fails on an upward edge or unsafe
                          code outside the core crate
 
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
         Some("test") => ktest::run(args),
         Some("boottime") => boottime::run(args),
         Some("qemu-args") => qemu_args(args),
+        Some("disk") => disk::run(args),
         Some("layers") => args.finish().and_then(|_| layers::run()),
         None | Some("help" | "-h" | "--help") => {
             print!("{USAGE}");

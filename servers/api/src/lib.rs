@@ -2,6 +2,14 @@
 //! server registers, its entries, and the client calls, so that neither
 //! side marshals by hand.
 #![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod block;
+pub mod cache;
+pub mod fs;
+pub mod wire;
 
 pub mod echo {
     //! The echo server: the smallest server, for IPC tests and benchmarks.

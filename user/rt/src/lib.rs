@@ -7,6 +7,7 @@
 extern crate alloc;
 
 pub mod heap;
+pub mod ica;
 pub mod io;
 pub mod ring;
 pub mod sys;

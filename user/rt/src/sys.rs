@@ -319,6 +319,11 @@ pub fn ica_move(ica: u64, target: u64) -> Result<u64, Error> {
     calls::ica_move(ica, target, 0)
 }
 
+/// `ica_move`, asking for address `addr` in the target (0: anywhere).
+pub fn ica_move_to(ica: u64, target: u64, addr: u64) -> Result<u64, Error> {
+    calls::ica_move(ica, target, addr)
+}
+
 pub fn container_stats() -> abi::ContainerStats {
     let mut s = abi::ContainerStats::default();
     let _ = calls::container_stats(&mut s);
@@ -349,6 +354,23 @@ pub fn call(server: u64, entry: u64, msg: &[u8], reply: &mut [u8]) -> Result<usi
 #[inline]
 pub fn call_by_ref(server: u64, entry: u64, rid: u64, reply: &mut [u8]) -> Result<usize, Error> {
     calls::call(server, entry | abi::CALL_BY_REF, MessageOf::Held(rid), reply).map(|n| n as usize)
+}
+
+/// The call with raw addresses, for tests that hand the kernel bad ones.
+///
+/// # Safety
+/// `reply` must be writable memory of `reply_len` bytes for the whole call,
+/// or memory the caller does not own (the kernel then refuses the call).
+#[inline]
+pub unsafe fn call_raw(
+    server: u64,
+    entry: u64,
+    msg: u64,
+    msg_len: u64,
+    reply: u64,
+    reply_len: u64,
+) -> Result<u64, Error> {
+    raw(Sys::Call, [server, entry, msg, msg_len, reply, reply_len])
 }
 
 /// Waits for a call on one of `entries`; returns its rid.
@@ -500,4 +522,9 @@ pub fn fmt_u64(mut v: u64, buf: &mut [u8; 24]) -> &str {
         }
     }
     core::str::from_utf8(&buf[i..]).unwrap_or("0")
+}
+
+/// Whether process `pid` exists and has not ended.
+pub fn alive(pid: u64) -> bool {
+    proc_info(pid).is_ok_and(|p| p.state != abi::state::EXITED)
 }

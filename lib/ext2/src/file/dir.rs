@@ -19,6 +19,9 @@ pub struct DirEntry<'a> {
     /// The type recorded in the entry (none without the filetype feature).
     pub kind: Option<FileType>,
     pub name: &'a [u8],
+    /// The position just after this entry: `read_dir` from there
+    /// continues with the next one (a directory record's `d_off`).
+    pub next: u64,
 }
 
 /// An entry found by name.
@@ -280,6 +283,7 @@ impl<D: BlockDevice> FileManager<D> {
                     ino: e.inode,
                     kind: FileType::from_dirent_type(e.file_type),
                     name: e.name,
+                    next: l * bs + (offset + e.rec_len) as u64,
                 };
                 if !f(&entry) {
                     stopped = Some(offset);

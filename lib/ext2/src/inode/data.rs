@@ -130,6 +130,8 @@ impl<D: BlockDevice> InodeManager<D> {
     /// caller writes the data into those blocks itself, then calls
     /// [`InodeManager::commit_write`]. New blocks the range covers only in
     /// part are zeroed here; blocks it covers whole are left to the caller.
+    /// If the disk fills part way, the segments cover the part that has its
+    /// blocks (as `write` writes part); `ENOSPC` only if no byte has one.
     pub fn map_write(&mut self, ino: u32, off: u64, len: u64) -> Result<Vec<Segment>> {
         self.writable()?;
         let mut inode = self.get(ino)?;
@@ -137,8 +139,10 @@ impl<D: BlockDevice> InodeManager<D> {
         let mut done = 0;
         let result = self.fill_range(ino, &mut inode, off, end, Source::Later, &mut done);
         self.put(ino, &inode)?;
-        result?;
-        self.segments(&inode, off, end)
+        match result {
+            Err(e) if done == 0 => Err(e),
+            _ => self.segments(&inode, off, off + done),
+        }
     }
 
     /// The second half of a mapped write: the data is in place; the file

@@ -1,0 +1,193 @@
+//! The block protocol: what a block device server (the RAM disk now, the
+//! virtio-blk driver next) serves to its client, the block cache.
+//!
+//! The unit is the page: block `n` is bytes `n * BLOCK .. (n + 1) * BLOCK`
+//! of the device. Data never travels in messages. The client moves its
+//! pages to the server as ICAs (physically contiguous, so a DMA engine can
+//! use them as they are), names them in the request, and the server moves
+//! them back before it replies: a READ fills them, a WRITE empties them,
+//! and no server copies the data on the way (AnT's copy-less transfer).
+//!
+//! - `OPEN`: claims the device for the caller, who must have granted the
+//!   server (`peer_grant`) so that it can move the pages back; the server
+//!   grants the caller in turn. Reply: [`Geometry`]. A device has one
+//!   client at a time; a client that ended is replaced by the next OPEN.
+//! - `READ` / `WRITE`: message [`encode_transfer`]: the first block, then
+//!   each ICA's container id. The ICAs hold the blocks in order, as many
+//!   blocks as they have pages. Reply: the number of blocks (8 bytes).
+//!   Whatever happens, the server moves back every listed ICA it holds,
+//!   wherever the kernel places it (asking for an address costs the kernel
+//!   a look at every attachment of the client, which holds many; the
+//!   client finds its pages again by id).
+//! - `FLUSH`: every WRITE completed before is durable.
+//! - `CLOSE`: gives the device up.
+//! - `STATS`: a text report, `name value` per line.
+//!
+//! Errors are the call's: `Invalid` (a malformed request, blocks outside
+//! the device), `Denied` (not the client, or an ICA it does not hold),
+//! `Busy` (the device failed: the virtio status, a disk that is read-only).
+
+use crate::wire::{Reader, Writer};
+use alloc::vec::Vec;
+use tessera_rt::abi::Error;
+use tessera_rt::ica::Ica;
+use tessera_rt::sys;
+
+pub const NAME: &str = "disk";
+/// Bytes in a block: a page.
+pub const BLOCK: usize = 4096;
+
+pub const OPEN: u64 = 0;
+pub const READ: u64 = 1;
+pub const WRITE: u64 = 2;
+pub const FLUSH: u64 = 3;
+pub const CLOSE: u64 = 4;
+pub const STATS: u64 = 5;
+pub const ENTRIES: u64 = (1 << OPEN) | (1 << READ) | (1 << WRITE) | (1 << FLUSH) | (1 << CLOSE) | (1 << STATS);
+
+/// Most ICAs one request names.
+pub const MAX_ICAS: usize = 32;
+/// `Geometry::flags`: writes are refused.
+pub const READ_ONLY: u32 = 1;
+
+/// The device as OPEN reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Geometry {
+    pub blocks: u64,
+    /// Most blocks one request may carry.
+    pub max_blocks: u32,
+    pub flags: u32,
+}
+
+impl Geometry {
+    pub const LEN: usize = 16;
+
+    pub fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0; Self::LEN];
+        Writer::new(&mut b)
+            .u64(self.blocks)
+            .u32(self.max_blocks)
+            .u32(self.flags);
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Option<Geometry> {
+        let mut r = Reader::new(b);
+        Some(Geometry {
+            blocks: r.u64()?,
+            max_blocks: r.u32()?,
+            flags: r.u32()?,
+        })
+    }
+}
+
+/// Bytes of a transfer message naming `n` ICAs.
+pub const fn transfer_len(n: usize) -> usize {
+    16 + 8 * n
+}
+
+/// A READ or WRITE message: block `first`, then the ICAs' ids.
+pub fn encode_transfer(first: u64, icas: &[u64], buf: &mut [u8]) -> usize {
+    let mut w = Writer::new(buf);
+    w.u64(first).u32(icas.len() as u32).u32(0);
+    for &id in icas {
+        w.u64(id);
+    }
+    w.len()
+}
+
+/// The first block and the ICAs' ids of a transfer message.
+pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<u64>)> {
+    let mut r = Reader::new(msg);
+    let first = r.u64()?;
+    let n = r.u32()? as usize;
+    r.u32()?;
+    if n == 0 || n > MAX_ICAS {
+        return None;
+    }
+    let mut icas = Vec::with_capacity(n);
+    for _ in 0..n {
+        icas.push(r.u64()?);
+    }
+    Some((first, icas))
+}
+
+/// A client's connection to a block device server.
+pub struct Disk {
+    pub pid: u64,
+    pub geometry: Geometry,
+}
+
+impl Disk {
+    /// Opens the device served under `name`.
+    pub fn open(name: &str) -> Result<Disk, Error> {
+        let pid = sys::wait_for_name(name);
+        if pid == 0 {
+            return Err(Error::NotFound);
+        }
+        sys::peer_grant(pid)?;
+        let mut reply = [0u8; Geometry::LEN];
+        sys::call(pid, OPEN, &[], &mut reply)?;
+        let geometry = Geometry::decode(&reply).ok_or(Error::Invalid)?;
+        Ok(Disk { pid, geometry })
+    }
+
+    /// Reads blocks `first..` into `pages` (in order; as many blocks as
+    /// they have pages). The pages come back in `pages`, whatever the
+    /// outcome; one the server failed to return is missing from it.
+    pub fn read(&self, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
+        self.transfer(READ, first, pages)
+    }
+
+    /// Writes `pages` to blocks `first..`.
+    pub fn write(&self, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
+        self.transfer(WRITE, first, pages)
+    }
+
+    pub fn flush(&self) -> Result<(), Error> {
+        sys::call(self.pid, FLUSH, &[], &mut []).map(|_| ())
+    }
+
+    fn transfer(&self, entry: u64, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
+        if pages.is_empty() || pages.len() > MAX_ICAS {
+            return Err(Error::Invalid);
+        }
+        let mut listed = [0u64; MAX_ICAS];
+        let mut n = 0;
+        let mut result = Ok(());
+        let mut kept = Vec::new();
+        for ica in core::mem::take(pages) {
+            let id = ica.id();
+            match ica.move_to(self.pid, 0) {
+                Ok(_) => {
+                    listed[n] = id;
+                    n += 1;
+                }
+                Err((back, e)) => {
+                    // Not moved: it stays here, and the request does not go.
+                    kept.push(back);
+                    result = Err(e);
+                }
+            }
+        }
+        if result.is_ok() {
+            let mut msg = [0u8; transfer_len(MAX_ICAS)];
+            let len = encode_transfer(first, &listed[..n], &mut msg);
+            result = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]).map(|_| ());
+        } else if n > 0 {
+            // Some went: ask the server for them back with a request that
+            // does nothing but name them (zero blocks cannot be asked for,
+            // so it answers Invalid and returns them).
+            let mut msg = [0u8; transfer_len(MAX_ICAS)];
+            let len = encode_transfer(u64::MAX, &listed[..n], &mut msg);
+            let _ = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]);
+        }
+        *pages = kept;
+        for &id in &listed[..n] {
+            if let Ok(ica) = Ica::adopt(id) {
+                pages.push(ica);
+            }
+        }
+        result
+    }
+}

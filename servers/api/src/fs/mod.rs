@@ -1,0 +1,472 @@
+//! The file server's protocol (seed 003's file process), shaped for the
+//! Linux personality that will translate Linux's calls into it: flags,
+//! modes and errors are Linux's values, `stat`, `statfs` and directory
+//! records are Linux's x86_64 structures byte for byte, paths are
+//! resolved as the `*at` calls resolve them, and every request that
+//! names a path carries the credentials it is made with.
+//!
+//! **Handles.** `OPEN` gives the client a file number (its own: each
+//! client has its own numbers). Reads and writes are positional (`pread`,
+//! `pwrite`): the position of an open file belongs to the client (the
+//! personality keeps it in its open file descriptions, which processes
+//! share across `fork`). Appending is a flag of the write.
+//!
+//! **Paths.** A path request has the header [`PathHeader`]: credentials,
+//! the directory a relative path starts from (a file number of the
+//! client's, or [`AT_FDCWD`]: the root, since the server knows no working
+//! directories) and flags; then the entry's fields, then the path(s).
+//!
+//! **Results.** Most entries reply with an `i64`: a value, or a negated
+//! errno; some add a structure after it. The entries whose reply is the
+//! caller's data itself (`READ`, `READDIR`: the bytes land straight in the
+//! caller's buffer) have its length as the call's status; if they fail,
+//! the call fails with [`FAILED`] and `ERRNO` says why.
+//!
+//! **Writes** carry the data as the whole message, so that it can be read
+//! from the client's own buffer with no copy in between: `WRITE_TO` first
+//! says where the next writes go (file, offset, flags); each `WRITE` then
+//! writes its message there and moves the offset on. A client that keeps
+//! writing one file sends `WRITE_TO` once.
+//!
+//! Entries and their messages (all little-endian):
+//!
+//! | entry | message | reply |
+//! |---|---|---|
+//! | `OPEN` | header (flags `O_*`), mode u32, 0 u32, path | fd |
+//! | `CLOSE` | fd u32, 0 u32 | 0 |
+//! | `READ` | fd u32, 0 u32, offset u64, len u64 | the bytes |
+//! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
+//! | `WRITE` | the bytes | n, then u64: where they went |
+//! | `TRUNCATE` | fd u32, 0 u32, size u64 | 0 |
+//! | `FSTAT` | fd u32, 0 u32 | 0, then [`Stat`] |
+//! | `STAT` | header (`AT_SYMLINK_NOFOLLOW`), path | 0, then [`Stat`] |
+//! | `READDIR` | fd u32, 0 u32, position u64 | `linux_dirent64` records |
+//! | `MKDIR` | header, mode u32, 0 u32, path | 0 |
+//! | `RMDIR` | header, path | 0 |
+//! | `UNLINK` | header (`AT_REMOVEDIR`: rmdir), path | 0 |
+//! | `RENAME` | header, new dirfd u32, old length u32, old path, new path | 0 |
+//! | `LINK` | as `RENAME` (existing, new) | 0 |
+//! | `SYMLINK` | header (dirfd of the link), target length u32, 0 u32, target, link path | 0 |
+//! | `READLINK` | header, path | length, then the target |
+//! | `SETATTR` | header (`AT_EMPTY_PATH`: dirfd is the file), [`SetAttr`], path | 0 |
+//! | `STATFS` | | 0, then [`StatFs`] |
+//! | `SYNC` | | 0 |
+//! | `FSYNC` | fd u32, 0 u32 | 0 |
+//! | `ERRNO` | | the errno of the last failed READ/READDIR (EIO if none) |
+//! | `STATS` | | text, `name value` per line |
+
+pub mod client;
+
+use crate::wire::{Reader, Writer};
+use core::fmt;
+use tessera_rt::abi::Error;
+
+pub const NAME: &str = "fs";
+
+pub const OPEN: u64 = 0;
+pub const CLOSE: u64 = 1;
+pub const READ: u64 = 2;
+pub const WRITE_TO: u64 = 3;
+pub const WRITE: u64 = 4;
+pub const TRUNCATE: u64 = 5;
+pub const FSTAT: u64 = 6;
+pub const STAT: u64 = 7;
+pub const READDIR: u64 = 8;
+pub const MKDIR: u64 = 9;
+pub const RMDIR: u64 = 10;
+pub const UNLINK: u64 = 11;
+pub const RENAME: u64 = 12;
+pub const LINK: u64 = 13;
+pub const SYMLINK: u64 = 14;
+pub const READLINK: u64 = 15;
+pub const SETATTR: u64 = 16;
+pub const STATFS: u64 = 17;
+pub const SYNC: u64 = 18;
+pub const FSYNC: u64 = 19;
+pub const ERRNO: u64 = 20;
+pub const STATS: u64 = 21;
+pub const ENTRIES: u64 = (1 << 22) - 1;
+
+/// How READ and READDIR fail: the call ends with this error and `ERRNO`
+/// gives the errno.
+pub const FAILED: Error = Error::Busy;
+
+/// Most bytes one WRITE stores (a longer message is written in part: the
+/// reply says how much).
+pub const MAX_WRITE: usize = 128 * 1024;
+
+// Linux's open flags (x86_64).
+pub const O_RDONLY: u32 = 0;
+pub const O_WRONLY: u32 = 1;
+pub const O_RDWR: u32 = 2;
+pub const O_ACCMODE: u32 = 3;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_NOFOLLOW: u32 = 0o400000;
+
+/// The `*at` calls' "no directory": here, the root.
+pub const AT_FDCWD: u32 = -100i32 as u32;
+pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+pub const AT_REMOVEDIR: u32 = 0x200;
+/// The request is about the directory file number itself (no path).
+pub const AT_EMPTY_PATH: u32 = 0x1000;
+
+/// `WRITE_TO` flag: each write goes to the end of the file.
+pub const APPEND: u32 = 1;
+
+/// An errno value (Linux's numbers).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    pub const EPERM: Errno = Errno(1);
+    pub const ENOENT: Errno = Errno(2);
+    pub const EIO: Errno = Errno(5);
+    pub const EBADF: Errno = Errno(9);
+    pub const ENOMEM: Errno = Errno(12);
+    pub const EACCES: Errno = Errno(13);
+    pub const EFAULT: Errno = Errno(14);
+    pub const EBUSY: Errno = Errno(16);
+    pub const EEXIST: Errno = Errno(17);
+    pub const EXDEV: Errno = Errno(18);
+    pub const ENOTDIR: Errno = Errno(20);
+    pub const EISDIR: Errno = Errno(21);
+    pub const EINVAL: Errno = Errno(22);
+    pub const EMFILE: Errno = Errno(24);
+    pub const EFBIG: Errno = Errno(27);
+    pub const ENOSPC: Errno = Errno(28);
+    pub const EROFS: Errno = Errno(30);
+    pub const EMLINK: Errno = Errno(31);
+    pub const ENAMETOOLONG: Errno = Errno(36);
+    pub const ENOSYS: Errno = Errno(38);
+    pub const ENOTEMPTY: Errno = Errno(39);
+    pub const ELOOP: Errno = Errno(40);
+    pub const ESTALE: Errno = Errno(116);
+
+    /// The errno for a failed system call or rendezvous with the server.
+    pub fn of(e: Error) -> Errno {
+        match e {
+            Error::Fault => Errno::EFAULT,
+            Error::NoMemory => Errno::ENOMEM,
+            Error::Denied => Errno::EACCES,
+            Error::Invalid => Errno::EINVAL,
+            Error::NoSys => Errno::ENOSYS,
+            _ => Errno::EIO,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            1 => "operation not permitted",
+            2 => "no such file or directory",
+            5 => "input/output error",
+            9 => "bad file number",
+            12 => "out of memory",
+            13 => "permission denied",
+            14 => "bad address",
+            16 => "busy",
+            17 => "file exists",
+            18 => "cross-device link",
+            20 => "not a directory",
+            21 => "is a directory",
+            22 => "invalid argument",
+            24 => "too many open files",
+            27 => "file too large",
+            28 => "no space left on device",
+            30 => "read-only file system",
+            31 => "too many links",
+            36 => "file name too long",
+            38 => "not implemented",
+            39 => "directory not empty",
+            40 => "too many levels of symbolic links",
+            116 => "stale file handle",
+            _ => "error",
+        }
+    }
+}
+
+impl fmt::Debug for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "errno {} ({})", self.0, self.name())
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Who makes a request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cred {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The start of every path request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathHeader {
+    pub cred: Cred,
+    pub dirfd: u32,
+    pub flags: u32,
+}
+
+impl PathHeader {
+    pub const LEN: usize = 16;
+
+    pub fn write(&self, w: &mut Writer) {
+        w.u32(self.cred.uid).u32(self.cred.gid).u32(self.dirfd).u32(self.flags);
+    }
+
+    pub fn read(r: &mut Reader) -> Option<PathHeader> {
+        Some(PathHeader {
+            cred: Cred {
+                uid: r.u32()?,
+                gid: r.u32()?,
+            },
+            dirfd: r.u32()?,
+            flags: r.u32()?,
+        })
+    }
+}
+
+/// `SETATTR`'s fields, with `valid` saying which apply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetAttr {
+    pub valid: u32,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    pub atime: (i64, u32),
+    pub mtime: (i64, u32),
+}
+
+impl SetAttr {
+    pub const MODE: u32 = 1;
+    pub const UID: u32 = 2;
+    pub const GID: u32 = 4;
+    pub const SIZE: u32 = 8;
+    pub const ATIME: u32 = 16;
+    pub const MTIME: u32 = 32;
+    /// The access or modification time becomes the server's now.
+    pub const ATIME_NOW: u32 = 64;
+    pub const MTIME_NOW: u32 = 128;
+    pub const LEN: usize = 56;
+
+    pub fn write(&self, w: &mut Writer) {
+        w.u32(self.valid)
+            .u32(self.mode)
+            .u32(self.uid)
+            .u32(self.gid)
+            .u64(self.size);
+        w.i64(self.atime.0).u32(self.atime.1).u32(0);
+        w.i64(self.mtime.0).u32(self.mtime.1).u32(0);
+    }
+
+    pub fn read(r: &mut Reader) -> Option<SetAttr> {
+        let mut a = SetAttr {
+            valid: r.u32()?,
+            mode: r.u32()?,
+            uid: r.u32()?,
+            gid: r.u32()?,
+            size: r.u64()?,
+            ..SetAttr::default()
+        };
+        a.atime = (r.i64()?, r.u32()?);
+        r.u32()?;
+        a.mtime = (r.i64()?, r.u32()?);
+        r.u32()?;
+        Some(a)
+    }
+}
+
+/// File types in `Stat::mode` (Linux's `S_IF*`).
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFLNK: u32 = 0o120000;
+
+/// Linux's x86_64 `struct stat`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    pub dev: u64,
+    pub ino: u64,
+    pub nlink: u64,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub rdev: u64,
+    pub size: i64,
+    pub blksize: i64,
+    pub blocks: i64,
+    pub atime: (i64, i64),
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+impl Stat {
+    pub const LEN: usize = 144;
+
+    pub fn is_dir(&self) -> bool {
+        self.mode & S_IFMT == S_IFDIR
+    }
+
+    pub fn is_symlink(&self) -> bool {
+        self.mode & S_IFMT == S_IFLNK
+    }
+
+    pub fn write(&self, w: &mut Writer) {
+        w.u64(self.dev).u64(self.ino).u64(self.nlink);
+        w.u32(self.mode).u32(self.uid).u32(self.gid).u32(0);
+        w.u64(self.rdev).i64(self.size).i64(self.blksize).i64(self.blocks);
+        for (s, ns) in [self.atime, self.mtime, self.ctime] {
+            w.i64(s).i64(ns);
+        }
+        w.bytes(&[0; 24]);
+    }
+
+    pub fn read(r: &mut Reader) -> Option<Stat> {
+        let mut s = Stat {
+            dev: r.u64()?,
+            ino: r.u64()?,
+            nlink: r.u64()?,
+            mode: r.u32()?,
+            uid: r.u32()?,
+            gid: r.u32()?,
+            ..Stat::default()
+        };
+        r.u32()?;
+        s.rdev = r.u64()?;
+        s.size = r.i64()?;
+        s.blksize = r.i64()?;
+        s.blocks = r.i64()?;
+        s.atime = (r.i64()?, r.i64()?);
+        s.mtime = (r.i64()?, r.i64()?);
+        s.ctime = (r.i64()?, r.i64()?);
+        r.bytes(24)?;
+        Some(s)
+    }
+}
+
+/// `statfs`'s `f_type` for ext2.
+pub const EXT2_SUPER_MAGIC: i64 = 0xEF53;
+
+/// Linux's x86_64 `struct statfs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatFs {
+    pub kind: i64,
+    pub bsize: i64,
+    pub blocks: u64,
+    pub bfree: u64,
+    pub bavail: u64,
+    pub files: u64,
+    pub ffree: u64,
+    pub fsid: u64,
+    pub namelen: i64,
+    pub frsize: i64,
+    pub flags: i64,
+}
+
+impl StatFs {
+    pub const LEN: usize = 120;
+    /// `flags`: mounted read-only (`ST_RDONLY`).
+    pub const RDONLY: i64 = 1;
+
+    pub fn write(&self, w: &mut Writer) {
+        w.i64(self.kind)
+            .i64(self.bsize)
+            .u64(self.blocks)
+            .u64(self.bfree)
+            .u64(self.bavail);
+        w.u64(self.files)
+            .u64(self.ffree)
+            .u64(self.fsid)
+            .i64(self.namelen)
+            .i64(self.frsize);
+        w.i64(self.flags).bytes(&[0; 32]);
+    }
+
+    pub fn read(r: &mut Reader) -> Option<StatFs> {
+        let s = StatFs {
+            kind: r.i64()?,
+            bsize: r.i64()?,
+            blocks: r.u64()?,
+            bfree: r.u64()?,
+            bavail: r.u64()?,
+            files: r.u64()?,
+            ffree: r.u64()?,
+            fsid: r.u64()?,
+            namelen: r.i64()?,
+            frsize: r.i64()?,
+            flags: r.i64()?,
+        };
+        r.bytes(32)?;
+        Some(s)
+    }
+}
+
+/// Directory entry types (`d_type`).
+pub const DT_UNKNOWN: u8 = 0;
+pub const DT_FIFO: u8 = 1;
+pub const DT_CHR: u8 = 2;
+pub const DT_DIR: u8 = 4;
+pub const DT_BLK: u8 = 6;
+pub const DT_REG: u8 = 8;
+pub const DT_LNK: u8 = 10;
+pub const DT_SOCK: u8 = 12;
+
+/// Bytes of a `linux_dirent64` record for a name of `name_len` bytes:
+/// the fixed 19 bytes, the name and its NUL, rounded up to 8.
+pub const fn dirent_len(name_len: usize) -> usize {
+    (19 + name_len + 1 + 7) & !7
+}
+
+/// Writes one `linux_dirent64` record at the start of `buf`; returns its
+/// length, or `None` if it does not fit.
+pub fn write_dirent(buf: &mut [u8], ino: u64, next: u64, kind: u8, name: &[u8]) -> Option<usize> {
+    let len = dirent_len(name.len());
+    let rec = buf.get_mut(..len)?;
+    rec.fill(0);
+    Writer::new(rec)
+        .u64(ino)
+        .u64(next)
+        .bytes(&(len as u16).to_le_bytes())
+        .bytes(&[kind])
+        .bytes(name);
+    Some(len)
+}
+
+/// One record of a READDIR reply.
+#[derive(Debug, Clone, Copy)]
+pub struct Dirent<'a> {
+    pub ino: u64,
+    /// Where the next READDIR starts, to continue after this entry.
+    pub next: u64,
+    pub kind: u8,
+    pub name: &'a [u8],
+}
+
+/// The records of a READDIR reply, in order; a malformed one ends them.
+pub fn dirents(buf: &[u8]) -> impl Iterator<Item = Dirent<'_>> {
+    let mut at = 0;
+    core::iter::from_fn(move || {
+        let rec = buf.get(at..)?;
+        let mut r = Reader::new(rec);
+        let ino = r.u64()?;
+        let next = r.u64()?;
+        let len = u16::from_le_bytes(r.bytes(2)?.try_into().ok()?) as usize;
+        let kind = r.bytes(1)?[0];
+        if len < 20 || len > rec.len() {
+            return None;
+        }
+        let raw = &rec[19..len];
+        let name = &raw[..raw.iter().position(|&c| c == 0)?];
+        at += len;
+        Some(Dirent { ino, next, kind, name })
+    })
+}

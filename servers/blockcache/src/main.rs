@@ -1,0 +1,624 @@
+//! The block cache (seed 003's buffer process; protocol
+//! `tessera_api::cache`): `blockcache [name] [disk] [pages] [flush secs]`
+//! caches `pages` pages (default 1024) of the block device served as
+//! `disk`, for one client, the file server.
+//!
+//! - Pages are ICAs: a miss moves free pages to the disk server, which
+//!   fills them (by DMA, for a real device) and moves them back; write-back
+//!   moves dirty pages there and back. No byte is copied between servers.
+//! - LRU replacement; a sequential run of misses reads ahead, in a window
+//!   that doubles up to 32 pages.
+//! - Write-back: writes stay in the cache until `SYNC`, the periodic flush
+//!   (a child process calls `TICK` every `flush secs`, default 5; 0: none),
+//!   or a dirty page must make room. Barriers are kept (see lib/cachepages).
+//! - File data goes from a page straight into the reader's buffer, or from
+//!   the writer's message straight into a page: one copy, counted.
+//!
+//! `blockcache tick <name> <secs>` is that child.
+#![no_std]
+#![no_main]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use cachepages::{Pages, runs};
+use core::fmt::Write;
+use tessera_api::block::{self, Disk};
+use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, PAGE, Segment, Slot};
+use tessera_rt::abi::{AccInfo, Error};
+use tessera_rt::ica::{Ica, SharedWords};
+use tessera_rt::{println, sys};
+
+/// Longest read-ahead, in pages (the block protocol's longest request).
+const MAX_WINDOW: u64 = block::MAX_ICAS as u64 - 1;
+
+#[derive(Default)]
+struct Stats {
+    hits: u64,
+    misses: u64,
+    /// Pages read beyond the one missed, and those of them used since.
+    read_ahead: u64,
+    read_ahead_used: u64,
+    /// Whole pages overwritten without being read first.
+    fills: u64,
+    disk_reads: u64,
+    disk_read_pages: u64,
+    disk_writes: u64,
+    /// Pages written back; earlier epochs' versions kept as shadows (a
+    /// copy of the page inside the cache) when a later epoch wrote a page
+    /// again; pages written back early for want of a slot for one.
+    write_back_pages: u64,
+    shadows: u64,
+    ordered_write_backs: u64,
+    flushes: u64,
+    barriers: u64,
+    syncs: u64,
+    ticks: u64,
+    pages_lost: u64,
+    meta_reads: u64,
+    meta_read_bytes: u64,
+    meta_writes: u64,
+    meta_write_bytes: u64,
+    /// File data: bytes copied from a page into a reader's buffer, and
+    /// from a writer's message into a page (each byte once).
+    file_reads: u64,
+    file_read_bytes: u64,
+    file_writes: u64,
+    file_write_bytes: u64,
+    refused: u64,
+}
+
+struct Cache {
+    disk: Disk,
+    /// The device's size in pages.
+    device_pages: u64,
+    pages: Pages,
+    /// The page of each slot; `None` while it is at the disk server.
+    icas: Vec<Option<Ica>>,
+    epoch: u64,
+    /// Read-ahead: where a sequential reader's next miss is expected, and
+    /// how far to read ahead then.
+    next_expected: u64,
+    window: u64,
+    client: Option<u64>,
+    plans: SharedWords,
+    stats: Stats,
+}
+
+/// What the next `endr` replies with.
+enum Reply {
+    Own(usize),
+    /// Bytes of a slot's page: the one copy of file data or metadata.
+    Page(usize, usize, usize),
+}
+
+impl Cache {
+    fn page_bytes(&self, s: usize) -> Result<&[u8], Error> {
+        self.icas[s].as_ref().map(|i| i.as_slice()).ok_or(Error::Busy)
+    }
+
+    fn page_bytes_mut(&mut self, s: usize) -> Result<&mut [u8], Error> {
+        self.icas[s].as_mut().map(|i| i.as_mut_slice()).ok_or(Error::Busy)
+    }
+
+    /// A slot to fill, writing back the oldest epoch while every slot is
+    /// dirty.
+    fn alloc(&mut self, skip: &[usize]) -> Result<usize, Error> {
+        loop {
+            if let Some(s) = self.pages.victim(skip) {
+                return Ok(s);
+            }
+            if self.pages.dirty_count() == 0 {
+                return Err(Error::NoMemory);
+            }
+            self.write_back_oldest()?;
+        }
+    }
+
+    /// Moves the pages of `slots` (in device order from `first`) to the
+    /// disk server for a READ or WRITE and takes them back; a page that
+    /// does not come back retires its slot.
+    fn transfer(&mut self, write: bool, first: u64, slots: &[usize]) -> Result<(), Error> {
+        let mut moving: Vec<Ica> = Vec::with_capacity(slots.len());
+        for &s in slots {
+            moving.push(self.icas[s].take().ok_or(Error::Busy)?);
+        }
+        let ids: Vec<u64> = moving.iter().map(|i| i.id()).collect();
+        let result = if write {
+            self.disk.write(first, &mut moving)
+        } else {
+            self.disk.read(first, &mut moving)
+        };
+        for ica in moving {
+            if let Some(k) = ids.iter().position(|&id| id == ica.id()) {
+                self.icas[slots[k]] = Some(ica);
+            }
+        }
+        for &s in slots {
+            if self.icas[s].is_none() {
+                self.stats.pages_lost += 1;
+                self.pages.retire(s);
+            }
+        }
+        result
+    }
+
+    /// Writes back the dirty pages of the oldest epoch, then flushes the
+    /// device: the next epoch's writes reach it only after these.
+    fn write_back_oldest(&mut self) -> Result<(), Error> {
+        let Some((_, pages)) = self.pages.oldest_dirty(u64::MAX) else {
+            return Ok(());
+        };
+        let max = (self.disk.geometry.max_blocks as usize).clamp(1, block::MAX_ICAS);
+        for (first, slots) in runs(&pages, max) {
+            self.transfer(true, first, &slots).map_err(|_| Error::Busy)?;
+            self.stats.disk_writes += 1;
+            self.stats.write_back_pages += slots.len() as u64;
+            for s in slots {
+                self.pages.mark_clean(s);
+            }
+        }
+        self.disk.flush().map_err(|_| Error::Busy)?;
+        self.stats.flushes += 1;
+        Ok(())
+    }
+
+    fn write_back_up_to(&mut self, epoch: u64) -> Result<(), Error> {
+        while self.pages.oldest_dirty(epoch).is_some() {
+            self.write_back_oldest()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<(), Error> {
+        self.write_back_up_to(u64::MAX)?;
+        self.disk.flush().map_err(|_| Error::Busy)?;
+        self.stats.flushes += 1;
+        Ok(())
+    }
+
+    /// The slot holding device page `page`, read from the disk if it is
+    /// not cached, unless `whole` (the caller overwrites all of it).
+    fn slot(&mut self, page: u64, whole: bool) -> Result<usize, Error> {
+        if page >= self.device_pages {
+            return Err(Error::Invalid);
+        }
+        if let Some(s) = self.pages.lookup(page) {
+            self.stats.hits += 1;
+            if core::mem::take(&mut self.pages.slots[s].ahead) {
+                self.stats.read_ahead_used += 1;
+            }
+            self.pages.touch(s);
+            return Ok(s);
+        }
+        if whole {
+            let s = self.alloc(&[])?;
+            self.pages.assign(s, page, false);
+            self.stats.fills += 1;
+            return Ok(s);
+        }
+        self.fill(page)
+    }
+
+    /// Reads page `page` and, for a sequential reader, the pages after it.
+    fn fill(&mut self, page: u64) -> Result<usize, Error> {
+        self.stats.misses += 1;
+        let ahead = if page == self.next_expected {
+            let w = self.window;
+            self.window = (self.window * 2).clamp(4, MAX_WINDOW);
+            w
+        } else {
+            self.window = 4;
+            0
+        };
+        let limit = (self.disk.geometry.max_blocks as u64).clamp(1, block::MAX_ICAS as u64);
+        let mut n = 1;
+        while n < 1 + ahead && n < limit && page + n < self.device_pages && self.pages.lookup(page + n).is_none() {
+            n += 1;
+        }
+        let mut slots: Vec<usize> = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            match self.alloc(&slots) {
+                Ok(s) => slots.push(s),
+                Err(e) if slots.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
+        let result = self.transfer(false, page, &slots);
+        self.stats.disk_reads += 1;
+        if result.is_err() {
+            for &s in &slots {
+                if self.icas[s].is_some() {
+                    self.pages.unused(s);
+                }
+            }
+            return Err(Error::Busy);
+        }
+        let got = slots.len() as u64;
+        self.stats.disk_read_pages += got;
+        self.stats.read_ahead += got - 1;
+        self.next_expected = page + got;
+        for (i, &s) in slots.iter().enumerate().rev() {
+            if self.icas[s].is_some() {
+                self.pages.assign(s, page + i as u64, i > 0);
+            }
+        }
+        self.pages.lookup(page).ok_or(Error::Busy)
+    }
+
+    /// Slot `s` is about to be written: if a barrier stands between it
+    /// and its pending writes, their version is kept in a shadow (or, with
+    /// no slot to spare, written back first with everything before it).
+    fn before_write(&mut self, s: usize) -> Result<(), Error> {
+        let Some(e) = self.pages.older_version(s, self.epoch) else {
+            return Ok(());
+        };
+        if let Some(shadow) = self.pages.victim(&[s]) {
+            let copy = self.icas[shadow].take();
+            match (self.icas[s].as_ref(), copy) {
+                (Some(from), Some(mut to)) => {
+                    to.as_mut_slice().copy_from_slice(from.as_slice());
+                    self.icas[shadow] = Some(to);
+                    self.pages.shadow(s, shadow);
+                    self.stats.shadows += 1;
+                    return Ok(());
+                }
+                (_, copy) => {
+                    self.icas[shadow] = copy;
+                    self.pages.unused(shadow);
+                }
+            }
+        }
+        let before = self.stats.write_back_pages;
+        self.write_back_up_to(e)?;
+        self.stats.ordered_write_backs += self.stats.write_back_pages - before;
+        Ok(())
+    }
+
+    /// Checks a metadata request's range: inside the device and one page.
+    fn range(&self, offset: u64, len: u32) -> Result<(u64, usize, usize), Error> {
+        let len = len as usize;
+        let page = offset / PAGE as u64;
+        let off = (offset % PAGE as u64) as usize;
+        if len == 0 || off + len > PAGE || page >= self.device_pages {
+            return Err(Error::Invalid);
+        }
+        Ok((page, off, len))
+    }
+
+    fn meta_write(&mut self, info: &AccInfo, rid: u64) -> Result<Reply, Error> {
+        let (offset, len) = cache::decode_header(&info.inline).ok_or(Error::Invalid)?;
+        let (page, off, len) = self.range(offset, len)?;
+        if (info.len as usize) < cache::HEADER + len {
+            return Err(Error::Invalid);
+        }
+        let whole = off == 0 && len == PAGE;
+        let fresh = whole && self.pages.lookup(page).is_none();
+        let s = self.slot(page, whole)?;
+        self.before_write(s)?;
+        let dst = &mut self.page_bytes_mut(s)?[off..off + len];
+        if cache::HEADER + len <= info.inline.len() {
+            dst.copy_from_slice(&info.inline[cache::HEADER..cache::HEADER + len]);
+        } else if let Err(e) = sys::rv_read(rid, cache::HEADER as u64, dst) {
+            // A page taken without reading holds another page's bytes.
+            if fresh {
+                self.pages.forget(s);
+            }
+            return Err(e);
+        }
+        self.pages.mark_dirty(s, self.epoch);
+        self.stats.meta_writes += 1;
+        self.stats.meta_write_bytes += len as u64;
+        Ok(Reply::Own(0))
+    }
+
+    /// A client's READ, forwarded by the file server: its plan is the slot
+    /// keyed by the call's rid.
+    fn file_read(&mut self, rid: u64) -> Result<Reply, Error> {
+        let mut seg = [Segment::default(); 1];
+        let n = (1..cache::SLOTS)
+            .filter_map(|i| Slot::of(self.plans.words(), i))
+            .find_map(|slot| slot.take(rid, &mut seg))
+            .ok_or(Error::Busy)?;
+        if n != 1 {
+            return Err(Error::Busy);
+        }
+        let Segment { dev, len, .. } = seg[0];
+        let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
+        let s = self.slot(page, false).map_err(|_| Error::Busy)?;
+        self.stats.file_reads += 1;
+        self.stats.file_read_bytes += len as u64;
+        Ok(Reply::Page(s, off, len))
+    }
+
+    /// The file server's nested call for a client's WRITE: the data comes
+    /// from the client's message, the plan from the write slot. Replies
+    /// with the bytes stored before anything failed and the error (0:
+    /// none). After a failure, the plan's fresh blocks are zeroed, so none
+    /// shows what it held before it was allocated; blocks already in the
+    /// file keep what they have.
+    fn file_write(&mut self, rid: u64, reply: &mut [u8]) -> Result<Reply, Error> {
+        let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Error::Invalid)?;
+        let mut segs = [Segment::default(); MAX_SEGMENTS];
+        let n = slot.take(slot.key(), &mut segs).ok_or(Error::Invalid)?;
+        let mut stored = 0u64;
+        let mut error: Option<Error> = None;
+        for seg in &segs[..n] {
+            let (page, off, len) = self.range(seg.dev, seg.len)?;
+            if error.is_some() && !seg.fresh {
+                continue;
+            }
+            let s = match self.slot(page, off == 0 && len == PAGE) {
+                Ok(s) => s,
+                Err(e) => {
+                    error.get_or_insert(e);
+                    continue;
+                }
+            };
+            if let Err(e) = self.before_write(s) {
+                error.get_or_insert(e);
+                continue;
+            }
+            let dst = &mut self.page_bytes_mut(s)?[off..off + len];
+            if error.is_none() {
+                match sys::rv_read(rid, seg.src as u64, dst) {
+                    Ok(_) => stored += len as u64,
+                    Err(e) => {
+                        if seg.fresh {
+                            dst.fill(0);
+                        }
+                        error = Some(e);
+                    }
+                }
+            } else {
+                dst.fill(0);
+            }
+            self.pages.mark_dirty(s, self.epoch);
+        }
+        self.stats.file_writes += 1;
+        self.stats.file_write_bytes += stored;
+        reply[..8].copy_from_slice(&stored.to_le_bytes());
+        reply[8..16].copy_from_slice(&error.map_or(0, |e| e as u64).to_le_bytes());
+        Ok(Reply::Own(16))
+    }
+
+    fn open(&mut self, caller: u64, reply: &mut [u8]) -> Result<Reply, Error> {
+        if let Some(c) = self.client
+            && c != caller
+            && sys::alive(c)
+        {
+            return Err(Error::Busy);
+        }
+        // A new client starts with an empty plan area.
+        for i in 0..cache::SLOTS {
+            if let Some(s) = Slot::of(self.plans.words(), i) {
+                s.clear();
+            }
+        }
+        let plan_area = self.plans.share_with(caller)?;
+        self.client = Some(caller);
+        let r = OpenReply {
+            device_bytes: self.device_pages * PAGE as u64,
+            plan_area,
+        };
+        reply[..OpenReply::LEN].copy_from_slice(&r.encode());
+        Ok(Reply::Own(OpenReply::LEN))
+    }
+
+    fn drop_all(&mut self) -> Result<(), Error> {
+        self.sync()?;
+        for s in self.pages.held() {
+            self.pages.forget(s);
+        }
+        self.next_expected = u64::MAX;
+        Ok(())
+    }
+
+    fn report(&self) -> String {
+        let s = &self.stats;
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "pages {}\nheld {}\ndirty {}\nepoch {}\nhits {}\nmisses {}\nread_ahead {}\nread_ahead_used {}\n\
+             fills {}\ndisk_reads {}\ndisk_read_pages {}\ndisk_writes {}\nwrite_back_pages {}\n\
+             shadows {}\nordered_write_backs {}\nflushes {}\nbarriers {}\nsyncs {}\nticks {}\npages_lost {}\n\
+             meta_reads {}\nmeta_read_bytes {}\nmeta_writes {}\nmeta_write_bytes {}\nfile_reads {}\n\
+             file_read_bytes_copied {}\nfile_writes {}\nfile_write_bytes_copied {}\nrefused {}\n",
+            self.icas.len(),
+            self.pages.len(),
+            self.pages.dirty_count(),
+            self.epoch,
+            s.hits,
+            s.misses,
+            s.read_ahead,
+            s.read_ahead_used,
+            s.fills,
+            s.disk_reads,
+            s.disk_read_pages,
+            s.disk_writes,
+            s.write_back_pages,
+            s.shadows,
+            s.ordered_write_backs,
+            s.flushes,
+            s.barriers,
+            s.syncs,
+            s.ticks,
+            s.pages_lost,
+            s.meta_reads,
+            s.meta_read_bytes,
+            s.meta_writes,
+            s.meta_write_bytes,
+            s.file_reads,
+            s.file_read_bytes,
+            s.file_writes,
+            s.file_write_bytes,
+            s.refused
+        );
+        o
+    }
+
+    fn serve(&mut self, info: &AccInfo, rid: u64, reply: &mut [u8]) -> Result<Reply, Error> {
+        let client = self.client == Some(info.caller);
+        match info.entry {
+            cache::OPEN => self.open(info.caller, reply),
+            cache::READ if client => {
+                let (offset, len) = cache::decode_header(&info.inline).ok_or(Error::Invalid)?;
+                let (page, off, len) = self.range(offset, len)?;
+                let s = self.slot(page, false)?;
+                self.stats.meta_reads += 1;
+                self.stats.meta_read_bytes += len as u64;
+                Ok(Reply::Page(s, off, len))
+            }
+            cache::WRITE if client => self.meta_write(info, rid),
+            cache::BARRIER if client => {
+                self.epoch += 1;
+                self.stats.barriers += 1;
+                Ok(Reply::Own(0))
+            }
+            cache::SYNC if client => {
+                self.stats.syncs += 1;
+                self.sync().map(|()| Reply::Own(0))
+            }
+            cache::FILE_READ => self.file_read(rid),
+            cache::FILE_WRITE if client => self.file_write(rid, reply),
+            cache::CLOSE if client => {
+                self.client = None;
+                Ok(Reply::Own(0))
+            }
+            cache::TICK => {
+                if self.pages.dirty_count() > 0 {
+                    self.stats.ticks += 1;
+                    self.sync()?;
+                }
+                Ok(Reply::Own(0))
+            }
+            cache::DROP => self.drop_all().map(|()| Reply::Own(0)),
+            cache::STATS => {
+                let text = self.report();
+                let n = text.len().min(reply.len());
+                reply[..n].copy_from_slice(&text.as_bytes()[..n]);
+                Ok(Reply::Own(n))
+            }
+            _ => {
+                self.stats.refused += 1;
+                Err(Error::Denied)
+            }
+        }
+    }
+}
+
+/// The periodic flush: calls the cache's TICK every `secs` seconds. It is
+/// the cache's child and ends soon after the cache does (it looks every
+/// 50 ms whether it has been orphaned: no one else may kill it).
+fn ticker(name: &str, secs: u64) -> i32 {
+    let _ = sys::name_register(&alloc::format!("{name}-tick"), 1);
+    let slice = 50_000_000;
+    let mut waited = 0;
+    loop {
+        sys::sleep_ns(slice);
+        waited += slice;
+        if sys::proc_info(0).map_or(true, |p| p.parent == u64::MAX) {
+            return 0;
+        }
+        if waited >= secs.max(1) * 1_000_000_000 {
+            waited = 0;
+            let Ok(pid) = sys::name_lookup(name) else { return 0 };
+            if sys::call(pid, cache::TICK, &[], &mut []).is_err() {
+                return 0;
+            }
+        }
+    }
+}
+
+fn main(args: &[&str]) -> i32 {
+    if let [_, "tick", name, secs] = args {
+        return ticker(name, secs.parse().unwrap_or(5));
+    }
+    let name = args.get(1).copied().unwrap_or(cache::NAME);
+    let disk_name = args.get(2).copied().unwrap_or(block::NAME);
+    let count: usize = args
+        .get(3)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1024)
+        .max(block::MAX_ICAS);
+    let secs: u64 = args.get(4).and_then(|n| n.parse().ok()).unwrap_or(5);
+    let disk = match Disk::open(disk_name) {
+        Ok(d) => d,
+        Err(e) => {
+            println!("blockcache: cannot open disk '{disk_name}': {e:?}");
+            return 1;
+        }
+    };
+    let mut icas = Vec::with_capacity(count);
+    for _ in 0..count {
+        match Ica::create(1) {
+            Ok(i) => icas.push(Some(i)),
+            Err(e) => {
+                println!("blockcache: {} pages only: {e:?}", icas.len());
+                break;
+            }
+        }
+    }
+    let plans = match SharedWords::create(cache::PLAN_PAGES) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("blockcache: no plan area: {e:?}");
+            return 1;
+        }
+    };
+    let mut c = Cache {
+        device_pages: disk.geometry.blocks,
+        disk,
+        pages: Pages::new(icas.len()),
+        icas,
+        epoch: 0,
+        next_expected: u64::MAX,
+        window: 4,
+        client: None,
+        plans,
+        stats: Stats::default(),
+    };
+    if let Err(e) = sys::name_register(name, cache::ENTRIES) {
+        println!("blockcache: cannot register '{name}': {e:?}");
+        return 1;
+    }
+    if secs > 0 {
+        let mut buf = [0u8; 24];
+        let _ = sys::spawn_on(
+            "blockcache",
+            &["tick", name, sys::fmt_u64(secs, &mut buf)],
+            tessera_rt::abi::ANY_CPU,
+        );
+    }
+    let mut info = AccInfo::default();
+    let mut own = [0u8; 1024];
+    let mut rid = 0;
+    let mut reply = Reply::Own(0);
+    loop {
+        let bytes: &[u8] = match reply {
+            Reply::Own(n) => &own[..n],
+            Reply::Page(s, off, len) => c.page_bytes(s).map_or(&[][..], |p| &p[off..off + len]),
+        };
+        rid = match sys::endr_acc(rid, bytes, cache::ENTRIES, &mut info) {
+            Ok(r) => r,
+            Err(_) if rid != 0 => {
+                rid = 0;
+                reply = Reply::Own(0);
+                continue;
+            }
+            Err(_) => return 1,
+        };
+        reply = match c.serve(&info, rid, &mut own) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = sys::rv_fail(rid, e);
+                rid = 0;
+                Reply::Own(0)
+            }
+        };
+    }
+}
+
+tessera_rt::entry!(main);

@@ -1,0 +1,84 @@
+//! The file server's clients: each has its own file numbers, its write
+//! context (where its next WRITE goes) and the errno of its last failed
+//! data request. A client that ended is found and its files closed.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use ext2fs::Handle;
+use tessera_api::fs::{Errno, O_ACCMODE, O_RDONLY, O_WRONLY};
+
+/// Files one client may have open at once.
+pub const MAX_FILES: usize = 1024;
+
+#[derive(Debug, Clone, Copy)]
+pub struct OpenFile {
+    pub handle: Handle,
+    /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`.
+    pub access: u32,
+    pub dir: bool,
+}
+
+impl OpenFile {
+    pub fn readable(&self) -> bool {
+        self.access & O_ACCMODE != O_WRONLY
+    }
+
+    pub fn writable(&self) -> bool {
+        self.access & O_ACCMODE != O_RDONLY
+    }
+}
+
+/// Where a client's writes go: file number, flags, offset.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteContext {
+    pub fd: u32,
+    pub flags: u32,
+    pub offset: u64,
+}
+
+#[derive(Default)]
+pub struct Client {
+    pub files: Vec<Option<OpenFile>>,
+    pub write: Option<WriteContext>,
+    pub errno: Option<Errno>,
+}
+
+impl Client {
+    pub fn file(&self, fd: u32) -> Result<OpenFile, Errno> {
+        self.files.get(fd as usize).copied().flatten().ok_or(Errno::EBADF)
+    }
+
+    /// The lowest free file number.
+    pub fn insert(&mut self, f: OpenFile) -> Result<u32, Errno> {
+        if let Some(i) = self.files.iter().position(|f| f.is_none()) {
+            self.files[i] = Some(f);
+            return Ok(i as u32);
+        }
+        if self.files.len() >= MAX_FILES {
+            return Err(Errno::EMFILE);
+        }
+        self.files.push(Some(f));
+        Ok(self.files.len() as u32 - 1)
+    }
+
+    pub fn remove(&mut self, fd: u32) -> Result<OpenFile, Errno> {
+        let f = self
+            .files
+            .get_mut(fd as usize)
+            .and_then(|f| f.take())
+            .ok_or(Errno::EBADF)?;
+        while self.files.last().is_some_and(|f| f.is_none()) {
+            self.files.pop();
+        }
+        if self.write.is_some_and(|w| w.fd == fd) {
+            self.write = None;
+        }
+        Ok(f)
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.files.is_empty() && self.errno.is_none()
+    }
+}
+
+pub type Clients = BTreeMap<u64, Client>;

@@ -1,0 +1,217 @@
+//! File data, which this server never copies (seed 003's pointer passing,
+//! seed 002's copy-less transfer with direct return).
+//!
+//! A READ: the library maps the byte range to device blocks (`map_read`);
+//! the first contiguous piece of it (at most a page of the cache) becomes a
+//! plan in the plan area, under the call's rid, and the client's call is
+//! *forwarded* to the cache, which copies the piece from its page into the
+//! client's buffer as its reply: one copy, and the client wakes up from
+//! the cache. A hole is answered here, from a page of zeros (one copy);
+//! the end of the file with nothing.
+//!
+//! A WRITE: the library allocates the blocks (`map_write`), the plan goes
+//! into the write slot, and a nested call *by reference* to the client's
+//! call lets the cache read the data straight from the client's message
+//! into its pages (one copy); then the write is committed (the size and
+//! times change) and the client gets its reply from here.
+
+use crate::{End, Server};
+use alloc::vec::Vec;
+use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
+use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE};
+use tessera_api::wire::Reader;
+use tessera_rt::abi::{AccInfo, Error};
+use tessera_rt::sys;
+
+/// Most times a READ waits for a free plan slot (each a yield) before it
+/// fails: only a cache that stopped serving holds every slot that long.
+const SLOT_WAITS: u32 = 100_000;
+
+/// Zeros for holes.
+pub static ZEROS: [u8; PAGE] = [0; PAGE];
+
+impl Server {
+    pub fn read(&mut self, info: &AccInfo, rid: u64) -> End {
+        match self.plan_read(info, rid) {
+            Ok(end) => end,
+            Err(e) => {
+                self.client(info.caller).errno = Some(e);
+                End::Fail(FAILED)
+            }
+        }
+    }
+
+    fn plan_read(&mut self, info: &AccInfo, rid: u64) -> Result<End, Errno> {
+        let mut r = Reader::new(&info.inline[..(info.len as usize).min(64)]);
+        let (Some(fd), Some(_), Some(off), Some(len)) = (r.u32(), r.u32(), r.u64(), r.u64()) else {
+            return Err(Errno::EINVAL);
+        };
+        let f = self.client(info.caller).file(fd)?;
+        if f.dir {
+            return Err(Errno::EISDIR);
+        }
+        if !f.readable() {
+            return Err(Errno::EBADF);
+        }
+        let len = len.min(info.reply_cap);
+        if len == 0 {
+            return Ok(End::Reply(0));
+        }
+        let fm = self.fm()?;
+        let bs = fm.inodes().block_size() as u64;
+        let segments = fm.map_read(f.handle, off, len).map_err(crate::errno)?;
+        let Some(first) = segments.first() else {
+            return Ok(End::Reply(0));
+        };
+        match first.block {
+            None => {
+                let n = (first.len as usize).min(ZEROS.len());
+                self.stats.hole_bytes += n as u64;
+                Ok(End::Zeros(n))
+            }
+            Some(block) => {
+                let dev = block * bs + first.offset as u64;
+                let n = first.len.min(PAGE as u64 - dev % PAGE as u64);
+                let slot = self.free_read_slot().ok_or(Errno::EIO)?;
+                let s = Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?;
+                s.publish(
+                    rid,
+                    &[Segment {
+                        dev,
+                        len: n as u32,
+                        src: 0,
+                        fresh: false,
+                    }],
+                );
+                self.stats.forwarded_reads += 1;
+                self.stats.forwarded_bytes += n;
+                Ok(End::Forward(slot))
+            }
+        }
+    }
+
+    fn free_read_slot(&self) -> Option<usize> {
+        for _ in 0..SLOT_WAITS {
+            let free = (1..cache::SLOTS).find(|&i| Slot::of(self.plans.words(), i).is_some_and(|s| s.key() == 0));
+            if free.is_some() {
+                return free;
+            }
+            sys::yield_now();
+        }
+        None
+    }
+
+    /// WRITE: replies (bytes or -errno, where they went).
+    pub fn write(&mut self, info: &AccInfo, rid: u64, out: &mut [u8]) -> End {
+        let (n, at) = match self.write_data(info, rid) {
+            Ok((n, at)) => (n as i64, at),
+            Err(e) => (-(e.0 as i64), 0),
+        };
+        out[..8].copy_from_slice(&n.to_le_bytes());
+        out[8..16].copy_from_slice(&at.to_le_bytes());
+        End::Reply(16)
+    }
+
+    fn write_data(&mut self, info: &AccInfo, rid: u64) -> Result<(u64, u64), Errno> {
+        let client = self.client(info.caller);
+        let ctx = client.write.ok_or(Errno::EBADF)?;
+        let f = client.file(ctx.fd)?;
+        if f.dir {
+            return Err(Errno::EISDIR);
+        }
+        if !f.writable() {
+            return Err(Errno::EBADF);
+        }
+        let cache_pid = self.cache;
+        let fm = self.fm()?;
+        let old_size = fm.stat(f.handle).map_err(crate::errno)?.size;
+        let off = if ctx.flags & APPEND != 0 { old_size } else { ctx.offset };
+        let len = (info.len as usize).min(MAX_WRITE) as u64;
+        if len == 0 {
+            return Ok((0, off));
+        }
+        let bs = fm.inodes().block_size() as u64;
+        // Which blocks the write allocates: the holes before it, and all
+        // past the end (the plan marks them fresh).
+        let before = fm.inodes().map(f.handle.ino, off, len).map_err(crate::errno)?;
+        let mut holes = Vec::new();
+        let mut at = off;
+        for seg in &before {
+            if seg.block.is_none() {
+                holes.push((at, at + seg.len));
+            }
+            at += seg.len;
+        }
+        holes.push((at.max(off), u64::MAX));
+        let mapped = fm.map_write(f.handle, off, len).map_err(crate::errno)?;
+        // The plan: each mapped run cut at the cache's page boundaries and
+        // at the blocks'. A write of MAX_WRITE bytes in blocks of 1 KiB is at
+        // most 129 pieces, well inside a slot.
+        let mut plan = [Segment::default(); MAX_SEGMENTS];
+        let (mut n, mut src) = (0, 0u64);
+        for seg in &mapped {
+            let Some(block) = seg.block else {
+                return Err(Errno::EIO);
+            };
+            let (mut dev, mut left) = (block * bs + seg.offset as u64, seg.len);
+            while left > 0 {
+                let piece = left.min(PAGE as u64 - dev % PAGE as u64).min(bs - dev % bs);
+                if n == plan.len() {
+                    return Err(Errno::EIO);
+                }
+                let file_at = off + src;
+                plan[n] = Segment {
+                    dev,
+                    len: piece as u32,
+                    src: src as u32,
+                    fresh: holes.iter().any(|&(a, b)| file_at < b && a < file_at + piece),
+                };
+                (n, dev, src, left) = (n + 1, dev + piece, src + piece, left - piece);
+            }
+        }
+        let covered = src;
+        self.write_key += 1;
+        let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Errno::EIO)?;
+        slot.publish(self.write_key, &plan[..n]);
+        let mut reply = [0u8; 16];
+        let called = sys::call_by_ref(cache_pid, cache::FILE_WRITE, rid, &mut reply);
+        let (stored, error) = match called {
+            Ok(16) => (
+                u64::from_le_bytes(reply[..8].try_into().unwrap_or([0; 8])).min(covered),
+                u64::from_le_bytes(reply[8..].try_into().unwrap_or([0; 8])),
+            ),
+            _ => (0, Error::Busy as u64),
+        };
+        if called.is_err()
+            && let Some(s) = Slot::of(self.plans.words(), cache::WRITE_SLOT)
+        {
+            s.clear();
+        }
+        let dev = self.dev();
+        for seg in &plan[..n] {
+            dev.invalidate(seg.dev, seg.dev + seg.len as u64);
+        }
+        let fm = self.fm()?;
+        if stored > 0 {
+            fm.commit_write(f.handle, off, stored).map_err(crate::errno)?;
+        }
+        if stored < covered && off + covered > old_size {
+            // Blocks past what was stored must not stay beyond the end.
+            fm.commit_write(f.handle, off, covered).map_err(crate::errno)?;
+            fm.truncate(f.handle, old_size.max(off + stored))
+                .map_err(crate::errno)?;
+        }
+        self.stats.writes += 1;
+        self.stats.write_bytes += stored;
+        if let Some(w) = self.client(info.caller).write.as_mut() {
+            w.offset = off + stored;
+        }
+        if stored == 0 && error != 0 {
+            return Err(match Error::from_u64(error) {
+                Some(Error::Fault) => Errno::EFAULT,
+                _ => Errno::EIO,
+            });
+        }
+        Ok((stored, off))
+    }
+}

@@ -1,0 +1,518 @@
+//! The requests about names, handles and attributes, with the checks the
+//! library leaves to its server: file numbers, access modes, and
+//! permissions from the request's credentials (owner, group and other
+//! bits; root passes all but a search or exec no one may do).
+//!
+//! Permissions are checked on the object a request acts on and, for
+//! changes to a directory's entries, on that directory; not on every
+//! directory along the path (the library resolves paths whole).
+
+use crate::clients::OpenFile;
+use crate::{Fm, Server, errno};
+use alloc::vec::Vec;
+use ext2fs::{FileType, Handle, Owner, SetAttr as LibSetAttr, Stat as LibStat, Timestamp};
+use tessera_api::fs::*;
+use tessera_api::wire::{Reader, Writer};
+use tessera_rt::abi::AccInfo;
+
+const R: u32 = 4;
+const W: u32 = 2;
+const X: u32 = 1;
+
+/// Whether `cred` may do `want` (R, W, X bits) to a file with `st`.
+fn may(cred: Cred, st: &LibStat, want: u32) -> bool {
+    let mode = st.mode as u32;
+    if cred.uid == 0 {
+        return want & X == 0 || st.kind == FileType::Directory || mode & 0o111 != 0;
+    }
+    let bits = if cred.uid == st.uid {
+        mode >> 6
+    } else if cred.gid == st.gid {
+        mode >> 3
+    } else {
+        mode
+    } & 7;
+    bits & want == want
+}
+
+fn need(cred: Cred, st: &LibStat, want: u32) -> Result<(), Errno> {
+    if may(cred, st, want) {
+        Ok(())
+    } else {
+        Err(Errno::EACCES)
+    }
+}
+
+/// May `cred` remove or rename entry `child` of directory `dir`: write and
+/// search on the directory, and with the sticky bit, own one of them.
+fn may_unlink(cred: Cred, dir: &LibStat, child: &LibStat) -> Result<(), Errno> {
+    need(cred, dir, W | X)?;
+    if dir.mode as u32 & 0o1000 != 0 && cred.uid != 0 && cred.uid != dir.uid && cred.uid != child.uid {
+        return Err(Errno::EPERM);
+    }
+    Ok(())
+}
+
+fn d_type(kind: Option<FileType>) -> u8 {
+    match kind {
+        Some(FileType::Regular) => DT_REG,
+        Some(FileType::Directory) => DT_DIR,
+        Some(FileType::Symlink) => DT_LNK,
+        Some(FileType::CharDevice) => DT_CHR,
+        Some(FileType::BlockDevice) => DT_BLK,
+        Some(FileType::Fifo) => DT_FIFO,
+        Some(FileType::Socket) => DT_SOCK,
+        None => DT_UNKNOWN,
+    }
+}
+
+/// Linux's encoding of a device number.
+fn makedev((major, minor): (u32, u32)) -> u64 {
+    let (ma, mi) = (major as u64, minor as u64);
+    ((ma & 0xffff_f000) << 32) | ((ma & 0xfff) << 8) | ((mi & 0xffff_ff00) << 12) | (mi & 0xff)
+}
+
+fn linux_stat(s: &LibStat, dev: u64) -> Stat {
+    Stat {
+        dev,
+        ino: s.ino as u64,
+        nlink: s.links as u64,
+        mode: s.mode as u32,
+        uid: s.uid,
+        gid: s.gid,
+        rdev: makedev(s.rdev),
+        size: s.size as i64,
+        blksize: s.block_size as i64,
+        blocks: s.blocks as i64,
+        atime: (s.atime.secs, s.atime.nanos as i64),
+        mtime: (s.mtime.secs, s.mtime.nanos as i64),
+        ctime: (s.ctime.secs, s.ctime.nanos as i64),
+    }
+}
+
+/// A parsed path request: its header, its fields and its path bytes.
+struct PathRequest<'a> {
+    hdr: PathHeader,
+    r: Reader<'a>,
+}
+
+impl<'a> PathRequest<'a> {
+    fn parse(msg: &'a [u8]) -> Result<PathRequest<'a>, Errno> {
+        let mut r = Reader::new(msg);
+        let hdr = PathHeader::read(&mut r).ok_or(Errno::EINVAL)?;
+        Ok(PathRequest { hdr, r })
+    }
+
+    fn u32(&mut self) -> Result<u32, Errno> {
+        self.r.u32().ok_or(Errno::EINVAL)
+    }
+
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], Errno> {
+        self.r.bytes(n).ok_or(Errno::EINVAL)
+    }
+
+    fn path(&self) -> &'a [u8] {
+        self.r.rest()
+    }
+}
+
+/// What OPEN found at the path: a file that was there, or one it made.
+enum Found {
+    Existing(Handle),
+    Created(Handle),
+}
+
+fn fd_of(msg: &[u8]) -> Result<u32, Errno> {
+    Reader::new(msg).u32().ok_or(Errno::EINVAL)
+}
+
+impl Server {
+    fn file(&mut self, caller: u64, fd: u32) -> Result<OpenFile, Errno> {
+        self.client(caller).file(fd)
+    }
+
+    /// Where a relative path starts: the directory `dirfd` names, or the
+    /// root.
+    fn start(&mut self, caller: u64, dirfd: u32) -> Result<Handle, Errno> {
+        if dirfd == AT_FDCWD {
+            return self.fm()?.root().map_err(errno);
+        }
+        let f = self.file(caller, dirfd)?;
+        if !f.dir {
+            return Err(Errno::ENOTDIR);
+        }
+        Ok(f.handle)
+    }
+
+    fn resolve(&mut self, caller: u64, hdr: &PathHeader, path: &[u8], follow: bool) -> Result<Handle, Errno> {
+        if hdr.flags & AT_EMPTY_PATH != 0 && path.is_empty() {
+            if hdr.dirfd == AT_FDCWD {
+                return self.fm()?.root().map_err(errno);
+            }
+            return Ok(self.file(caller, hdr.dirfd)?.handle);
+        }
+        let start = self.start(caller, hdr.dirfd)?;
+        self.fm()?.resolve(start, path, follow).map_err(errno)
+    }
+
+    fn parent(&mut self, caller: u64, dirfd: u32, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
+        let start = self.start(caller, dirfd)?;
+        self.fm()?.resolve_parent(start, path).map_err(errno)
+    }
+
+    fn stat_of(&mut self, h: Handle) -> Result<LibStat, Errno> {
+        self.fm()?.stat(h).map_err(errno)
+    }
+
+    /// The device number `stat` reports: one file system, one number.
+    fn dev_id(&mut self) -> u64 {
+        self.fm.as_ref().map_or(0, |fm| fm.statfs().fsid & 0xffff)
+    }
+
+    /// Serves a request that replies with a result word; returns the
+    /// result and how many bytes it wrote after it in `out`.
+    pub fn op(&mut self, entry: u64, caller: u64, msg: &[u8], out: &mut [u8]) -> Result<(i64, usize), Errno> {
+        self.fm()?;
+        match entry {
+            OPEN => self.open(caller, msg).map(|fd| (fd as i64, 0)),
+            CLOSE => {
+                let f = self.client(caller).remove(fd_of(msg)?)?;
+                self.fm()?.close(f.handle).map_err(errno)?;
+                Ok((0, 0))
+            }
+            WRITE_TO => {
+                let mut r = Reader::new(msg);
+                let (fd, flags, offset) = (
+                    r.u32().ok_or(Errno::EINVAL)?,
+                    r.u32().ok_or(Errno::EINVAL)?,
+                    r.u64().ok_or(Errno::EINVAL)?,
+                );
+                let f = self.file(caller, fd)?;
+                if !f.writable() {
+                    return Err(Errno::EBADF);
+                }
+                if f.dir {
+                    return Err(Errno::EISDIR);
+                }
+                self.client(caller).write = Some(crate::clients::WriteContext { fd, flags, offset });
+                Ok((0, 0))
+            }
+            TRUNCATE => {
+                let mut r = Reader::new(msg);
+                let fd = r.u32().ok_or(Errno::EINVAL)?;
+                r.u32();
+                let size = r.u64().ok_or(Errno::EINVAL)?;
+                let f = self.file(caller, fd)?;
+                if !f.writable() || f.dir {
+                    return Err(Errno::EINVAL);
+                }
+                self.fm()?.truncate(f.handle, size).map_err(errno)?;
+                Ok((0, 0))
+            }
+            FSTAT => {
+                let f = self.file(caller, fd_of(msg)?)?;
+                let st = self.stat_of(f.handle)?;
+                let dev = self.dev_id();
+                let mut w = Writer::new(&mut out[8..]);
+                linux_stat(&st, dev).write(&mut w);
+                Ok((0, Stat::LEN))
+            }
+            STAT => {
+                let p = PathRequest::parse(msg)?;
+                let h = self.resolve(caller, &p.hdr, p.path(), p.hdr.flags & AT_SYMLINK_NOFOLLOW == 0)?;
+                let st = self.stat_of(h)?;
+                let dev = self.dev_id();
+                linux_stat(&st, dev).write(&mut Writer::new(&mut out[8..]));
+                Ok((0, Stat::LEN))
+            }
+            MKDIR => {
+                let mut p = PathRequest::parse(msg)?;
+                let mode = p.u32()?;
+                p.u32()?;
+                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let st = self.stat_of(dir)?;
+                need(p.hdr.cred, &st, W | X)?;
+                let owner = Owner {
+                    uid: p.hdr.cred.uid,
+                    gid: p.hdr.cred.gid,
+                };
+                self.fm()?
+                    .mkdir(dir, &name, (mode & 0o7777) as u16, owner)
+                    .map_err(errno)?;
+                Ok((0, 0))
+            }
+            RMDIR | UNLINK => {
+                let p = PathRequest::parse(msg)?;
+                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let dst = self.stat_of(dir)?;
+                let child = self.fm()?.lookup(dir, &name).map_err(errno)?;
+                let cst = self.stat_of(child)?;
+                may_unlink(p.hdr.cred, &dst, &cst)?;
+                let fm = self.fm()?;
+                if entry == RMDIR || p.hdr.flags & AT_REMOVEDIR != 0 {
+                    fm.rmdir(dir, &name).map_err(errno)?;
+                } else {
+                    fm.unlink(dir, &name).map_err(errno)?;
+                }
+                Ok((0, 0))
+            }
+            RENAME | LINK => {
+                let mut p = PathRequest::parse(msg)?;
+                let new_dirfd = p.u32()?;
+                let old_len = p.u32()? as usize;
+                let old = p.bytes(old_len)?;
+                let new = p.path();
+                let cred = p.hdr.cred;
+                let (to_dir, to_name) = self.parent(caller, new_dirfd, new)?;
+                let tst = self.stat_of(to_dir)?;
+                need(cred, &tst, W | X)?;
+                if entry == LINK {
+                    let target = self.resolve(caller, &p.hdr, old, p.hdr.flags & 0x400 != 0)?;
+                    self.fm()?.link(target, to_dir, &to_name).map_err(errno)?;
+                } else {
+                    let (from_dir, from_name) = self.parent(caller, p.hdr.dirfd, old)?;
+                    let fst = self.stat_of(from_dir)?;
+                    let child = self.fm()?.lookup(from_dir, &from_name).map_err(errno)?;
+                    let cst = self.stat_of(child)?;
+                    may_unlink(cred, &fst, &cst)?;
+                    self.fm()?
+                        .rename(from_dir, &from_name, to_dir, &to_name)
+                        .map_err(errno)?;
+                }
+                Ok((0, 0))
+            }
+            SYMLINK => {
+                let mut p = PathRequest::parse(msg)?;
+                let target_len = p.u32()? as usize;
+                p.u32()?;
+                let target = p.bytes(target_len)?;
+                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let st = self.stat_of(dir)?;
+                need(p.hdr.cred, &st, W | X)?;
+                let owner = Owner {
+                    uid: p.hdr.cred.uid,
+                    gid: p.hdr.cred.gid,
+                };
+                self.fm()?.symlink(dir, &name, target, owner).map_err(errno)?;
+                Ok((0, 0))
+            }
+            READLINK => {
+                let p = PathRequest::parse(msg)?;
+                let h = self.resolve(caller, &p.hdr, p.path(), false)?;
+                let target = self.fm()?.readlink(h).map_err(errno)?;
+                let n = target.len().min(out.len() - 8);
+                out[8..8 + n].copy_from_slice(&target[..n]);
+                Ok((n as i64, n))
+            }
+            SETATTR => self.setattr(caller, msg).map(|()| (0, 0)),
+            STATFS => {
+                let fm = self.fm()?;
+                let s = fm.statfs();
+                let ro = fm.inodes().read_only();
+                let out_s = StatFs {
+                    kind: EXT2_SUPER_MAGIC,
+                    bsize: s.block_size as i64,
+                    blocks: s.blocks,
+                    bfree: s.free_blocks,
+                    bavail: s.available_blocks,
+                    files: s.inodes,
+                    ffree: s.free_inodes,
+                    fsid: s.fsid,
+                    namelen: s.name_max as i64,
+                    frsize: s.block_size as i64,
+                    flags: if ro { StatFs::RDONLY } else { 0 },
+                };
+                out_s.write(&mut Writer::new(&mut out[8..]));
+                Ok((0, StatFs::LEN))
+            }
+            SYNC => {
+                self.fm()?.sync().map_err(errno)?;
+                Ok((0, 0))
+            }
+            FSYNC => {
+                let f = self.file(caller, fd_of(msg)?)?;
+                self.fm()?.fsync(f.handle).map_err(errno)?;
+                Ok((0, 0))
+            }
+            _ => Err(Errno::ENOSYS),
+        }
+    }
+
+    fn open(&mut self, caller: u64, msg: &[u8]) -> Result<u32, Errno> {
+        let mut p = PathRequest::parse(msg)?;
+        let mode = p.u32()?;
+        p.u32()?;
+        let (flags, cred) = (p.hdr.flags, p.hdr.cred);
+        let access = flags & O_ACCMODE;
+        if access == O_ACCMODE {
+            return Err(Errno::EINVAL);
+        }
+        let path = p.path();
+        let follow = flags & O_NOFOLLOW == 0;
+        let found = if flags & O_CREAT != 0 && !path.is_empty() {
+            // One walk to the directory; then, for a caller who may add to
+            // it, the create itself says whether the name exists (the
+            // library scans the directory once for the name and for room:
+            // a new file costs one scan, not a lookup and then another).
+            let (dir, name) = self.parent(caller, p.hdr.dirfd, path)?;
+            let dst = self.stat_of(dir)?;
+            let made = if may(cred, &dst, W | X) {
+                let owner = Owner {
+                    uid: cred.uid,
+                    gid: cred.gid,
+                };
+                self.fm()?
+                    .create(dir, &name, (mode & 0o7777) as u16, owner)
+                    .map_err(errno)
+            } else {
+                Err(Errno::EEXIST)
+            };
+            match made {
+                Ok(h) => Found::Created(h),
+                Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
+                    Ok(h) if follow && self.stat_of(h)?.kind == FileType::Symlink => {
+                        Found::Existing(self.resolve(caller, &p.hdr, path, true)?)
+                    }
+                    Ok(h) => Found::Existing(h),
+                    // Not there, and the caller may not add it.
+                    Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                    Err(e) => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
+        } else {
+            Found::Existing(self.resolve(caller, &p.hdr, path, follow)?)
+        };
+        let created = matches!(found, Found::Created(_));
+        let h = match found {
+            Found::Existing(h) => {
+                if flags & O_CREAT != 0 && flags & O_EXCL != 0 {
+                    return Err(Errno::EEXIST);
+                }
+                h
+            }
+            Found::Created(h) => h,
+        };
+        let st = self.stat_of(h)?;
+        let dir = st.kind == FileType::Directory;
+        if st.kind == FileType::Symlink {
+            return Err(Errno::ELOOP);
+        }
+        if flags & O_DIRECTORY != 0 && !dir {
+            return Err(Errno::ENOTDIR);
+        }
+        if dir && access != O_RDONLY {
+            return Err(Errno::EISDIR);
+        }
+        let want = match access {
+            O_RDONLY => R,
+            O_WRONLY => W,
+            _ => R | W,
+        };
+        // A file just created may be opened for writing whatever its mode.
+        if !created {
+            need(cred, &st, want)?;
+        }
+        if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
+            self.fm()?.truncate(h, 0).map_err(errno)?;
+        }
+        self.fm()?.open(h).map_err(errno)?;
+        let f = OpenFile { handle: h, access, dir };
+        match self.client(caller).insert(f) {
+            Ok(fd) => Ok(fd),
+            Err(e) => {
+                let _ = self.fm()?.close(h);
+                Err(e)
+            }
+        }
+    }
+
+    fn setattr(&mut self, caller: u64, msg: &[u8]) -> Result<(), Errno> {
+        let mut p = PathRequest::parse(msg)?;
+        let a = SetAttr::read(&mut p.r).ok_or(Errno::EINVAL)?;
+        let cred = p.hdr.cred;
+        let h = self.resolve(caller, &p.hdr, p.path(), p.hdr.flags & AT_SYMLINK_NOFOLLOW == 0)?;
+        let st = self.stat_of(h)?;
+        let owner = cred.uid == 0 || cred.uid == st.uid;
+        let mut change = LibSetAttr::default();
+        if a.valid & SetAttr::MODE != 0 {
+            if !owner {
+                return Err(Errno::EPERM);
+            }
+            change.perm = Some((a.mode & 0o7777) as u16);
+        }
+        if a.valid & SetAttr::UID != 0 && a.uid != st.uid {
+            if cred.uid != 0 {
+                return Err(Errno::EPERM);
+            }
+            change.uid = Some(a.uid);
+        }
+        if a.valid & SetAttr::GID != 0 && a.gid != st.gid {
+            if cred.uid != 0 && !(owner && a.gid == cred.gid) {
+                return Err(Errno::EPERM);
+            }
+            change.gid = Some(a.gid);
+        }
+        if a.valid & SetAttr::SIZE != 0 {
+            need(cred, &st, W)?;
+            change.size = Some(a.size);
+        }
+        let now = self.fm()?.inodes().now();
+        let time = |(s, ns): (i64, u32)| Timestamp::new(s, ns.min(999_999_999));
+        for (set, set_now, slot, value) in [
+            (SetAttr::ATIME, SetAttr::ATIME_NOW, &mut change.atime, a.atime),
+            (SetAttr::MTIME, SetAttr::MTIME_NOW, &mut change.mtime, a.mtime),
+        ] {
+            if a.valid & set_now != 0 {
+                if !owner && !may(cred, &st, W) {
+                    return Err(Errno::EACCES);
+                }
+                *slot = Some(now);
+            } else if a.valid & set != 0 {
+                if !owner {
+                    return Err(Errno::EPERM);
+                }
+                *slot = Some(time(value));
+            }
+        }
+        self.fm()?.setattr(h, &change).map_err(errno)?;
+        Ok(())
+    }
+
+    /// READDIR: `linux_dirent64` records from a position, as many as the
+    /// reply takes.
+    pub fn readdir(&mut self, info: &AccInfo, msg: &[u8], out: &mut [u8]) -> Result<usize, Errno> {
+        let mut r = Reader::new(msg);
+        let fd = r.u32().ok_or(Errno::EINVAL)?;
+        r.u32();
+        let pos = r.u64().ok_or(Errno::EINVAL)?;
+        let f = self.file(info.caller, fd)?;
+        if !f.dir {
+            return Err(Errno::ENOTDIR);
+        }
+        let cap = (info.reply_cap as usize).min(out.len());
+        let buf = &mut out[..cap];
+        let mut used = 0;
+        let fm: &mut Fm = self.fm()?;
+        let stopped = fm
+            .read_dir(f.handle, pos, &mut |e| match write_dirent(
+                &mut buf[used..],
+                e.ino as u64,
+                e.next,
+                d_type(e.kind),
+                e.name,
+            ) {
+                Some(n) => {
+                    used += n;
+                    true
+                }
+                None => false,
+            })
+            .map_err(errno)?;
+        if used == 0 && stopped < fm.stat(f.handle).map_err(errno)?.size {
+            // Not even one record fits (Linux's getdents says the same).
+            return Err(Errno::EINVAL);
+        }
+        Ok(used)
+    }
+}

@@ -1,0 +1,167 @@
+//! A stack of storage servers of a program's own (RAM disk, block cache,
+//! file server) for tests and benchmarks, with the servers' counters and
+//! file contents that tell where every byte came from. Each program uses
+//! part of it.
+#![allow(dead_code)]
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use tessera_api::fs::client::{self, File};
+use tessera_api::fs::{Errno, O_RDONLY};
+use tessera_api::{block, cache as cache_api, fs};
+use tessera_rt::sys;
+
+pub const DISK: &str = "t.disk";
+pub const CACHE: &str = "t.cache";
+
+/// The three servers of one test, under names of their own (the file
+/// server's is the default, `fs`, which the file API finds).
+pub struct Stack {
+    pub disk: u64,
+    pub cache: u64,
+    pub fs: u64,
+}
+
+fn spawn(prog: &str, args: &[&str], name: &str) -> Result<u64, String> {
+    let pid = sys::spawn_on(prog, args, tessera_rt::abi::ANY_CPU).map_err(|e| format!("spawn {prog}: {e:?}"))?;
+    if sys::wait_for_name(name) != pid {
+        sys::stop(pid);
+        return Err(format!("{prog} did not register '{name}'"));
+    }
+    Ok(pid)
+}
+
+impl Stack {
+    /// A RAM disk serving `image` (a packed image, or blank:<pages>), a
+    /// cache of `pages` pages flushing every `flush` seconds (0: never),
+    /// and a file server (read-only with `ro`).
+    pub fn start(image: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
+        let disk = spawn("ramdisk", &[DISK, image], DISK)?;
+        let stack = |cache, fs| Stack { disk, cache, fs };
+        let (mut a, mut b) = ([0u8; 24], [0u8; 24]);
+        let pages = sys::fmt_u64(pages as u64, &mut a);
+        let flush = sys::fmt_u64(flush as u64, &mut b);
+        let cache = match spawn("blockcache", &[CACHE, DISK, pages, flush], CACHE) {
+            Ok(c) => c,
+            Err(e) => {
+                stack(0, 0).stop();
+                return Err(e);
+            }
+        };
+        let fs = match Self::start_fs(ro) {
+            Ok(f) => f,
+            Err(e) => {
+                stack(cache, 0).stop();
+                return Err(e);
+            }
+        };
+        Ok(stack(cache, fs))
+    }
+
+    /// A file server on the stack's cache.
+    pub fn start_fs(ro: bool) -> Result<u64, String> {
+        let args: &[&str] = if ro {
+            &[fs::NAME, CACHE, "ro"]
+        } else {
+            &[fs::NAME, CACHE]
+        };
+        let pid = spawn("fs", args, fs::NAME)?;
+        client::connect(fs::NAME).map_err(|e| format!("connect: {e:?}"))?;
+        Ok(pid)
+    }
+
+    pub fn stop(self) {
+        for pid in [self.fs, self.cache] {
+            if pid != 0 {
+                sys::stop(pid);
+            }
+        }
+        sys::stop(self.disk);
+        // The cache's flush child ends on its own once orphaned.
+        if let Ok(t) = sys::name_lookup(&format!("{CACHE}-tick")) {
+            for _ in 0..100 {
+                if !sys::alive(t) {
+                    break;
+                }
+                sys::sleep_ns(10_000_000);
+            }
+        }
+    }
+
+    pub fn cache_stats(&self) -> String {
+        client::stats_of(CACHE, cache_api::STATS).unwrap_or_default()
+    }
+
+    pub fn fs_stats(&self) -> String {
+        client::stats_of(fs::NAME, fs::STATS).unwrap_or_default()
+    }
+
+    pub fn disk_stats(&self) -> String {
+        client::stats_of(DISK, block::STATS).unwrap_or_default()
+    }
+
+    /// Writes back and forgets every cached page.
+    pub fn drop_cache(&self) -> bool {
+        sys::call(self.cache, cache_api::DROP, &[], &mut []).is_ok()
+    }
+}
+
+/// The value of `name` in a `name value` report.
+pub fn value(report: &str, name: &str) -> u64 {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// Bytes that say where they are: byte i of content `seed` differs from
+/// byte i of any other seed and from its neighbours.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x as u8) ^ (i as u8)
+        })
+        .collect()
+}
+
+/// A small deterministic random number generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+}
+
+/// The whole content of the file at `path`.
+pub fn read_file(path: &str) -> Result<Vec<u8>, Errno> {
+    let mut f = File::open(path, O_RDONLY, 0)?;
+    let size = f.stat()?.size as usize;
+    let mut buf = alloc::vec![0u8; size + 1];
+    let n = f.read(&mut buf)?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// Creates (or replaces) `path` with `data`, written in pieces of `chunk`.
+pub fn write_file(path: &str, data: &[u8], chunk: usize) -> Result<(), Errno> {
+    let mut f = File::open(path, fs::O_WRONLY | fs::O_CREAT | fs::O_TRUNC, 0o644)?;
+    for part in data.chunks(chunk.max(1)) {
+        if f.write(part)? != part.len() {
+            return Err(Errno::EIO);
+        }
+    }
+    Ok(())
+}

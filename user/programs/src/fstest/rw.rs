@@ -1,0 +1,387 @@
+//! Files written read back identically, from the cache and cold from the
+//! disk; every operation of the protocol and its errors; permissions; the
+//! copies of file data counted.
+
+use super::*;
+use tessera_api::fs::client::{self, File};
+use tessera_api::fs::{self, Cred, Errno, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY, O_RDWR, O_WRONLY, SetAttr};
+
+/// File sizes around every boundary: empty, the block sizes and pages,
+/// the end of the direct blocks, into the indirect ones.
+const SIZES: &[usize] = &[
+    0,
+    1,
+    100,
+    1023,
+    1024,
+    1025,
+    4095,
+    4096,
+    4097,
+    12 * 1024 + 1,
+    48 * 1024 + 1,
+    65536 + 123,
+    300 * 1024 + 7,
+];
+
+fn name(size: usize) -> String {
+    format!("/t/f{size}")
+}
+
+/// Reads back every file of SIZES whole and in odd pieces.
+fn read_back(c: &mut Checks, when: &str) {
+    for (i, &size) in SIZES.iter().enumerate() {
+        let want = pattern(size as u64, size);
+        let got = read_file(&name(size));
+        c.check(
+            got.as_deref() == Ok(&want[..]),
+            &format!("{when}: {} reads back", name(size)),
+        );
+        if size > 10 {
+            let f = File::open(&name(size), O_RDONLY, 0);
+            let (off, len) = (size / 3, 777 + i * 131);
+            let mut buf = alloc::vec![0u8; len];
+            let n = f.and_then(|f| f.read_at(off as u64, &mut buf));
+            let end = (off + len).min(size);
+            c.check(
+                n == Ok(end - off) && buf[..end - off] == want[off..end],
+                &format!("{when}: {} at {off} for {len}", name(size)),
+            );
+        }
+    }
+}
+
+pub fn run(image: &str) -> u32 {
+    let mut c = Checks::default();
+    // A small cache: the files do not fit, so pages are written back and
+    // read again while the test runs.
+    let stack = match Stack::start(image, 48, 0, false) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("fstest: {e}");
+            return 1;
+        }
+    };
+
+    // What mke2fs -d put there.
+    c.check(
+        read_file("/hello.txt").as_deref() == Ok(&b"Hello from the Tessera disk.\n"[..]),
+        "/hello.txt from the image",
+    );
+    c.check(
+        client::readlink("/motd").as_deref() == Ok(&b"etc/motd"[..]),
+        "readlink /motd",
+    );
+    c.check(
+        read_file("/motd") == read_file("/etc/motd"),
+        "a symbolic link is followed",
+    );
+    let root: Vec<Vec<u8>> = client::read_dir("/")
+        .map(|v| v.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default();
+    for n in [
+        &b"."[..],
+        b"..",
+        b"README",
+        b"docs",
+        b"etc",
+        b"hello.txt",
+        b"lost+found",
+        b"motd",
+    ] {
+        c.check(
+            root.iter().any(|r| r == n),
+            &format!("/ lists {}", String::from_utf8_lossy(n)),
+        );
+    }
+    let free_before = client::statfs().map(|s| s.bfree).unwrap_or(0);
+
+    c.check(client::mkdir("/t", 0o755).is_ok(), "mkdir /t");
+    for (i, &size) in SIZES.iter().enumerate() {
+        let data = pattern(size as u64, size);
+        let chunk = [1000, 4096, 777, 65536][i % 4];
+        c.check(
+            write_file(&name(size), &data, chunk).is_ok(),
+            &format!("write {}", name(size)),
+        );
+        let st = client::stat(&name(size));
+        c.check(
+            st.map(|s| s.size) == Ok(size as i64),
+            &format!("size of {}", name(size)),
+        );
+    }
+    read_back(&mut c, "cached");
+    let free_after = client::statfs().map(|s| s.bfree).unwrap_or(0);
+    c.check(free_after < free_before, "statfs: the files took blocks");
+
+    // A sparse file: a hole reads as zeros and holds no blocks.
+    let sparse = File::open("/t/sparse", O_RDWR | O_CREAT, 0o644);
+    c.check(sparse.is_ok(), "create /t/sparse");
+    if let Ok(f) = sparse {
+        c.check(f.write_at(1 << 20, b"end") == Ok(3), "write past a hole");
+        let st = f.stat().unwrap_or_default();
+        c.check(st.size == (1 << 20) + 3 && st.blocks <= 32, "sparse size and blocks");
+        let mut buf = alloc::vec![1u8; 8192];
+        c.check(
+            f.read_at(4096, &mut buf) == Ok(8192) && buf.iter().all(|&b| b == 0),
+            "a hole reads as zeros",
+        );
+        let mut end = [0u8; 3];
+        c.check(
+            f.read_at(1 << 20, &mut end) == Ok(3) && &end == b"end",
+            "after the hole",
+        );
+    }
+
+    // Overwrite, append, truncate.
+    let path = "/t/ow";
+    let mut want = pattern(4097, 4097);
+    c.check(write_file(path, &want, 4097).is_ok(), "write /t/ow");
+    if let Ok(mut f) = File::open(path, O_RDWR, 0) {
+        c.check(f.write_at(100, b"XYZ") == Ok(3), "overwrite in the middle");
+        want[100..103].copy_from_slice(b"XYZ");
+        f.seek(4097);
+        c.check(f.write(b"tail") == Ok(4), "write at the end");
+        want.extend_from_slice(b"tail");
+    }
+    if let Ok(mut f) = File::open(path, O_WRONLY | O_APPEND, 0) {
+        c.check(f.write(b"+appended") == Ok(9), "append");
+        want.extend_from_slice(b"+appended");
+    }
+    c.check(read_file(path).as_deref() == Ok(&want[..]), "overwritten and appended");
+    c.check(client::truncate(path, 10).is_ok(), "truncate to 10");
+    c.check(read_file(path).as_deref() == Ok(&want[..10]), "truncated");
+    c.check(client::truncate(path, 5000).is_ok(), "truncate up to 5000");
+    let grown = read_file(path).unwrap_or_default();
+    c.check(
+        grown.len() == 5000 && grown[..10] == want[..10] && grown[10..].iter().all(|&b| b == 0),
+        "grown by truncate reads as zeros",
+    );
+    c.check(client::unlink(path).is_ok(), "unlink /t/ow");
+
+    // A directory of many entries, links, renames, removal.
+    c.check(client::mkdir("/t/d", 0o755).is_ok(), "mkdir /t/d");
+    // As many as the image has inodes for (the small one has 128).
+    let n = client::statfs()
+        .map_or(0, |s| s.ffree as usize)
+        .saturating_sub(16)
+        .min(300);
+    for i in 0..n {
+        let p = format!("/t/d/n{i}");
+        c.check(write_file(&p, format!("{i}").as_bytes(), 64).is_ok(), &p);
+    }
+    let listed = client::read_dir("/t/d").unwrap_or_default();
+    c.check(
+        listed.len() == n + 2,
+        &format!("/t/d lists {} of {}", listed.len(), n + 2),
+    );
+    for i in (0..n).step_by(37) {
+        let want = format!("n{i}");
+        c.check(
+            listed.iter().any(|e| e.name == want.as_bytes()),
+            &format!("{want} listed"),
+        );
+    }
+    c.check(client::rename("/t/d/n0", "/t/d/renamed").is_ok(), "rename");
+    c.errno(client::stat("/t/d/n0"), Errno::ENOENT, "the old name is gone");
+    c.check(read_file("/t/d/renamed").as_deref() == Ok(&b"0"[..]), "renamed file");
+    c.check(client::link("/t/d/n1", "/t/d/l1").is_ok(), "link");
+    c.check(client::stat("/t/d/l1").map(|s| s.nlink) == Ok(2), "two links");
+    c.check(client::unlink("/t/d/n1").is_ok(), "unlink one name");
+    c.check(
+        client::stat("/t/d/l1").map(|s| s.nlink) == Ok(1) && read_file("/t/d/l1").as_deref() == Ok(&b"1"[..]),
+        "the other name keeps the file",
+    );
+    c.check(client::symlink("n2", "/t/d/s2").is_ok(), "symlink");
+    c.check(client::readlink("/t/d/s2").as_deref() == Ok(&b"n2"[..]), "readlink");
+    c.check(
+        read_file("/t/d/s2").as_deref() == Ok(&b"2"[..]),
+        "read through a symlink",
+    );
+    c.check(
+        client::lstat("/t/d/s2").is_ok_and(|s| s.is_symlink()),
+        "lstat sees the link",
+    );
+    let long = "x".repeat(100);
+    c.check(client::symlink(&long, "/t/d/slow").is_ok(), "a slow symlink");
+    c.check(
+        client::readlink("/t/d/slow").as_deref() == Ok(long.as_bytes()),
+        "its target",
+    );
+    c.errno(client::rmdir("/t/d"), Errno::ENOTEMPTY, "rmdir of a full directory");
+    for e in client::read_dir("/t/d").unwrap_or_default() {
+        if e.name != b"." && e.name != b".." {
+            let p = format!("/t/d/{}", String::from_utf8_lossy(&e.name));
+            c.check(client::unlink(&p).is_ok(), &p);
+        }
+    }
+    c.check(client::rmdir("/t/d").is_ok(), "rmdir of the emptied directory");
+
+    // Errors, as Linux's errno values.
+    c.errno(
+        File::open("/t/missing", O_RDONLY, 0),
+        Errno::ENOENT,
+        "open a missing file",
+    );
+    c.errno(
+        File::open(&name(1), O_RDWR | O_CREAT | O_EXCL, 0o644),
+        Errno::EEXIST,
+        "O_EXCL",
+    );
+    c.errno(File::open("/t", O_WRONLY, 0), Errno::EISDIR, "a directory for writing");
+    c.errno(
+        File::open(&name(1), O_RDONLY | O_DIRECTORY, 0),
+        Errno::ENOTDIR,
+        "O_DIRECTORY on a file",
+    );
+    c.errno(client::mkdir("/t", 0o755), Errno::EEXIST, "mkdir of an existing name");
+    c.errno(client::stat("/hello.txt/x"), Errno::ENOTDIR, "a file as a directory");
+    c.errno(client::rmdir(&name(1)), Errno::ENOTDIR, "rmdir of a file");
+    c.errno(client::unlink("/t"), Errno::EISDIR, "unlink of a directory");
+    c.errno(
+        client::mkdir(&format!("/t/{}", "n".repeat(300)), 0o755),
+        Errno::ENAMETOOLONG,
+        "a long name",
+    );
+    if let Ok(mut d) = File::open("/t", O_RDONLY, 0) {
+        c.errno(d.read(&mut [0u8; 16]), Errno::EISDIR, "read of a directory");
+    }
+    if let Ok(mut f) = File::open(&name(1), O_RDONLY, 0) {
+        c.errno(f.write(b"x"), Errno::EBADF, "write to a file open for reading");
+    }
+
+    // Buffers the kernel accepts but that are not all there: a reply range
+    // nothing backs, and messages whose first 64 bytes are mapped (the
+    // kernel reads those at the call) and the rest not. The cache's copy
+    // fails part way; the caller gets the error, the servers go on, and no
+    // file changes: old blocks keep their bytes, new ones read as zeros.
+    let unmapped = 0x6000_0000_0000u64;
+    let half = sys::map(4096, tessera_rt::abi::prot::READ | tessera_rt::abi::prot::WRITE).map_or(0, |a| a + 4096 - 64);
+    let bad_write = |c: &mut Checks, path: &str, offset: u64, what: &str| {
+        let Ok(f) = File::open(path, O_RDWR, 0) else {
+            return c.check(false, what);
+        };
+        let mut to = [0u8; 16];
+        to[..4].copy_from_slice(&f.fd().to_le_bytes());
+        to[8..].copy_from_slice(&offset.to_le_bytes());
+        c.check(sys::call(stack.fs, fs::WRITE_TO, &to, &mut [0u8; 8]).is_ok(), what);
+        let mut reply = [0u8; 16];
+        // SAFETY: a message that runs off the end of its mapping: the
+        // kernel must refuse to read the rest, which is what is tested.
+        let w = unsafe { sys::call_raw(stack.fs, fs::WRITE, half, 8192, reply.as_mut_ptr() as u64, 16) };
+        let result = i64::from_le_bytes(reply[..8].try_into().unwrap_or([0; 8]));
+        c.check(
+            w.is_ok() && result == -(Errno::EFAULT.0 as i64),
+            &format!("{what}: {w:?} {result}"),
+        );
+    };
+    if let Ok(f) = File::open(&name(4096), O_RDONLY, 0) {
+        let mut msg = [0u8; 24];
+        msg[..4].copy_from_slice(&f.fd().to_le_bytes());
+        msg[16..].copy_from_slice(&4096u64.to_le_bytes());
+        // SAFETY: the reply range is nobody's memory; the kernel must refuse
+        // to write it, which is what is tested.
+        let r = unsafe { sys::call_raw(stack.fs, fs::READ, msg.as_ptr() as u64, 24, unmapped, 4096) };
+        c.check(r.is_err(), &format!("a read into unmapped memory fails: {r:?}"));
+    }
+    bad_write(&mut c, &name(4096), 0, "overwrite from a broken buffer");
+    c.check(
+        read_file(&name(4096)).as_deref() == Ok(&pattern(4096, 4096)[..]),
+        "an overwrite that failed changed nothing",
+    );
+    bad_write(&mut c, &name(100), 100, "append from a broken buffer");
+    c.check(
+        read_file(&name(100)).as_deref() == Ok(&pattern(100, 100)[..]),
+        "an append that failed changed nothing",
+    );
+    bad_write(&mut c, "/t/sparse", 8192, "fill a hole from a broken buffer");
+    let mut hole = alloc::vec![1u8; 16384];
+    let read = File::open("/t/sparse", O_RDONLY, 0).and_then(|f| f.read_at(0, &mut hole));
+    c.check(
+        read == Ok(16384)
+            && hole.iter().all(|&b| b == 0)
+            && client::stat("/t/sparse").map(|s| s.size) == Ok((1 << 20) + 3),
+        "a hole filled in vain reads as zeros",
+    );
+
+    // Attributes and permissions.
+    let p100 = name(100);
+    c.check(client::chmod(&p100, 0o600).is_ok(), "chmod");
+    c.check(
+        client::stat(&p100).map(|s| s.mode & 0o7777) == Ok(0o600),
+        "mode changed",
+    );
+    c.check(client::chown(&p100, 0, 0).is_ok(), "chown");
+    let times = SetAttr {
+        valid: SetAttr::MTIME | SetAttr::ATIME,
+        atime: (1_000_000, 5),
+        mtime: (1_234_567, 89),
+        ..SetAttr::default()
+    };
+    c.check(client::setattr(&p100, &times).is_ok(), "utimes");
+    c.check(
+        client::stat(&p100).map(|s| (s.mtime, s.atime)) == Ok(((1_234_567, 89), (1_000_000, 5))),
+        "times set",
+    );
+    client::set_cred(Cred { uid: 1000, gid: 1000 });
+    c.errno(
+        File::open(&p100, O_RDONLY, 0),
+        Errno::EACCES,
+        "another user reads a 0600 file",
+    );
+    c.errno(
+        File::open("/t/mine", O_WRONLY | O_CREAT, 0o644),
+        Errno::EACCES,
+        "create in a 0755 root directory",
+    );
+    c.errno(client::chmod(&p100, 0o777), Errno::EPERM, "chmod of another's file");
+    c.check(read_file(&name(1)).is_ok(), "a 0644 file is readable by all");
+    client::set_cred(Cred { uid: 0, gid: 0 });
+
+    // The copies: each byte read was copied once, by the cache, and none
+    // by the file server or the library.
+    let before = value(&stack.cache_stats(), "file_read_bytes_copied");
+    let lib_before = value(&stack.fs_stats(), "library_bytes_copied");
+    let big = name(65536 + 123);
+    let got = read_file(&big).map(|d| d.len()).unwrap_or(0);
+    let after = value(&stack.cache_stats(), "file_read_bytes_copied");
+    c.check(
+        got == 65536 + 123 && after - before == got as u64,
+        &format!("{got} bytes read, {} copied by the cache", after - before),
+    );
+    c.check(
+        value(&stack.fs_stats(), "library_bytes_copied") == lib_before,
+        "neither the file server nor its library copied the data",
+    );
+
+    // Cold: everything written back and forgotten; the files come from the
+    // disk now.
+    c.check(client::sync().is_ok(), "sync");
+    c.check(stack.drop_cache(), "drop the cache");
+    let misses = value(&stack.cache_stats(), "misses");
+    read_back(&mut c, "cold");
+    let report = stack.cache_stats();
+    c.check(value(&report, "misses") > misses, "cold reads missed");
+    c.check(value(&report, "read_ahead_used") > 0, "read-ahead was used");
+    // Reading changed access times: a sync writes them back.
+    c.check(client::sync().is_ok(), "sync after reading");
+    c.check(value(&stack.cache_stats(), "dirty") == 0, "nothing dirty after a sync");
+
+    // Removing the files gives their blocks back (the frees are committed
+    // by sync).
+    for &size in SIZES {
+        c.check(client::unlink(&name(size)).is_ok(), &format!("unlink {}", name(size)));
+    }
+    c.check(client::unlink("/t/sparse").is_ok(), "unlink /t/sparse");
+    c.check(client::rmdir("/t").is_ok(), "rmdir /t");
+    c.check(client::sync().is_ok(), "sync");
+    let free_end = client::statfs().map(|s| s.bfree).unwrap_or(0);
+    c.check(
+        free_end == free_before,
+        &format!("free blocks {free_before} before, {free_end} after"),
+    );
+    c.check(value(&stack.cache_stats(), "pages_lost") == 0, "no page lost");
+    stack.stop();
+    println!("fstest rw {image}: {} checks passed, {} failed", c.passed, c.failed);
+    c.failed
+}
