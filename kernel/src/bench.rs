@@ -95,10 +95,13 @@ const USER_EXPERIMENTS: [(&str, &str); 9] = [
 ];
 
 /// Has init run `<program> <experiment>` on CPU 0, with the pool settings
-/// of the boot file as a user finds them, and waits for it; its BENCH lines
-/// go straight to the console.
+/// of the boot file as a user finds them and no servers, and waits for it;
+/// its BENCH lines go straight to the console.
 fn user(program: &str, experiment: &str, short: bool) -> bool {
+    // No servers from the boot file: nothing runs beside the experiment
+    // (each one starts the servers it measures).
     let mut args = alloc::vec::Vec::new();
+    args.extend_from_slice(b"-s\0off\0");
     args.extend_from_slice(program.as_bytes());
     args.push(0);
     if program == "sysbench" {

@@ -82,6 +82,15 @@ fn tessera_main() -> ! {
     // shell. `,` separates arguments and `+` stands for a space (the
     // command line itself is split at spaces).
     let mut args = alloc::vec::Vec::new();
+    // `servers=<file>` (in etc/, or `off`): the servers init starts.
+    if let Some(file) = cmdline_value("servers") {
+        args.extend_from_slice(b"-s\0");
+        if file != "off" {
+            args.extend_from_slice(b"etc/");
+        }
+        args.extend_from_slice(file.as_bytes());
+        args.push(0);
+    }
     if let Some(program) = cmdline_value("run") {
         args.extend_from_slice(program.as_bytes());
         args.push(0);

@@ -19,6 +19,9 @@ use std::process::Command;
 /// The directory the images are made from.
 pub const ROOT_DIR: &str = "user/root";
 
+/// The root file system's image, the disk `make run` boots with.
+pub const ROOT_IMAGE: &str = "build/root.img";
+
 pub struct Image {
     /// The name the RAM disk knows it by.
     pub name: &'static str,

@@ -59,15 +59,19 @@ pub struct Machine {
     pub serial: Serial,
     /// The pseudo-NVM device, unless turned off (NVM=off).
     pub nvm: Option<Nvm>,
+    /// A raw disk image on virtio-blk (the modern PCI device, 1af4:1042):
+    /// the same device for Tessera's driver and for the Linux reference.
+    /// None: no block device.
+    pub disk: Option<String>,
 }
 
 pub const DEFAULT_QEMU: &str = "qemu-system-x86_64";
 pub const DEFAULT_MEM: &str = "512M";
 
 impl Machine {
-    /// Reads `--mode`, `--smp` and `--mem` from `args`, falling back to the
-    /// environment (ACCEL, SMP, MEM, QEMU, MACHINE, NVM, NVM_SIZE) that the
-    /// Makefile exports.
+    /// Reads `--mode`, `--smp`, `--mem` and `--disk` from `args`, falling
+    /// back to the environment (ACCEL, SMP, MEM, QEMU, MACHINE, NVM,
+    /// NVM_SIZE, DISK) that the Makefile exports. DISK=off: no disk.
     pub fn configure(args: &mut Args) -> Result<Machine, String> {
         Self::from_sources(args, crate::env_var)
     }
@@ -93,7 +97,12 @@ impl Machine {
         if !mem.starts_with(|c: char| c.is_ascii_digit()) {
             return Err(format!("bad memory size {mem:?} (e.g. 512M, 1G)"));
         }
+        let disk = args
+            .value("--disk")?
+            .or_else(|| env("DISK"))
+            .filter(|d| !d.is_empty() && d != "off");
         Ok(Machine {
+            disk,
             qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
             machine: env("MACHINE").unwrap_or_else(|| "pc".to_string()),
             mode,
@@ -117,8 +126,24 @@ impl Machine {
         }
     }
 
-    /// Makes what the machine's devices need on the host (the NVM image).
+    /// The same machine with disk image `image` (None: without a disk).
+    pub fn with_disk(&self, image: Option<&str>) -> Machine {
+        Machine {
+            disk: image.map(String::from),
+            ..self.clone()
+        }
+    }
+
+    /// Makes what the machine's devices need on the host (the NVM image);
+    /// a disk image must exist.
     pub fn prepare(&self) -> Result<(), String> {
+        if let Some(disk) = &self.disk
+            && !std::path::Path::new(disk).is_file()
+        {
+            return Err(format!(
+                "disk image {disk:?} does not exist (make disk, or mke2fs -t ext2 -d DIR)"
+            ));
+        }
         if let Some(nvm) = &self.nvm
             && nvm.prepare()?
         {
@@ -183,6 +208,20 @@ impl Machine {
         if let Some(nvm) = &self.nvm {
             args.extend(nvm.args());
         }
+        if let Some(path) = &self.disk {
+            // QEMU's option syntax doubles a comma inside a value. The host's
+            // page cache stands behind the disk (writeback), as for an image
+            // on any development machine; the guest sees a volatile write
+            // cache and must flush for durability.
+            let file = path.replace(',', ",,");
+            args.extend([
+                "-drive".to_string(),
+                format!("file={file},if=none,id=disk0,format=raw,cache=writeback"),
+                // Modern only: no legacy I/O BAR, one register layout to drive.
+                "-device".to_string(),
+                "virtio-blk-pci,drive=disk0,disable-legacy=on".to_string(),
+            ]);
+        }
         args
     }
 
@@ -197,8 +236,12 @@ impl Machine {
             Some(n) => format!(", {} MiB NVM", n.size >> 20),
             None => String::new(),
         };
+        let disk = match &self.disk {
+            Some(d) => format!(", disk {d}"),
+            None => String::new(),
+        };
         format!(
-            "machine {}, {}, {} CPU(s), {} memory{nvm}",
+            "machine {}, {}, {} CPU(s), {} memory{nvm}{disk}",
             self.machine,
             self.mode.name(),
             self.smp,

@@ -175,6 +175,10 @@ fn run(mut args: Args, debug: bool) -> Result<ExitCode, String> {
     args.finish()?;
     machine.serial = Serial::Monitor;
     builder::build(Profile::Release)?;
+    // The root file system's disk, unless DISK names another or is off.
+    if env_var("DISK").is_none() {
+        machine = machine.with_disk(Some(disk::ROOT_IMAGE));
+    }
     machine.prepare()?;
     let mut cmd = machine.command();
     cmd.args(builder::boot_args());

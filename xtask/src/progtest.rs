@@ -47,8 +47,10 @@ pub const TESTS: &[ProgTest] = &[
 ];
 
 impl ProgTest {
+    /// The boot's command line: the program, and none of the boot file's
+    /// servers (a test starts the ones it tests).
     pub fn cmdline(&self) -> String {
-        format!("run={} args={}", self.program, self.args)
+        format!("servers=off run={} args={}", self.program, self.args)
     }
 }
 

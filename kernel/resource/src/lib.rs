@@ -208,7 +208,7 @@ pub trait Resource: Sync {
 /// holds others first (containers and boxes hold attachments, which hold
 /// regions in spaces), so that the held are free to go. A new kind is its
 /// module and one line here.
-const KINDS: [(Kind, &dyn Resource); 12] = [
+const KINDS: [(Kind, &dyn Resource); Kind::ALL.len()] = [
     (Kind::Device, &device::Devices),
     (Kind::Container, &container::Containers),
     (Kind::ContainerBox, &container_box::Boxes),
@@ -225,8 +225,8 @@ const KINDS: [(Kind, &dyn Resource); 12] = [
 
 /// Where each kind is in `KINDS`, by kind code; made at compile time,
 /// which fails unless every kind is there exactly once.
-const PLACE: [usize; 13] = {
-    let mut place = [usize::MAX; 13];
+const PLACE: [usize; Kind::ALL.len() + 1] = {
+    let mut place = [usize::MAX; Kind::ALL.len() + 1];
     let mut i = 0;
     while i < KINDS.len() {
         let k = KINDS[i].0 as usize;

@@ -222,7 +222,8 @@ pub const OP_NAMES: [&str; OPS] = {
 
 // ---- counters and trace ----
 
-const KINDS: usize = 12;
+/// Rows by kind code (codes start at 1; row 0: no kind).
+const KINDS: usize = Kind::ALL.len() + 1;
 const OPS: usize = ResOp::ALL.len();
 
 struct Counter {

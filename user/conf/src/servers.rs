@@ -1,16 +1,29 @@
 //! `etc/servers.conf`: which OS servers init starts at boot, and on which
-//! CPU (AnT, seed 002 §4). A line is `<server> [cpu <n>|any] [args...]`;
-//! `#` starts a comment.
+//! CPU (AnT, seed 002 §4), holding which rights. A line is
+//! `<server> [cpu <n>|any] [rights <right>[,<right>...]] [args...]`, where a
+//! right is `device` (a driver: it may claim a device) or `system`; `#`
+//! starts a comment. A server holds no right unless its line gives it.
 
 use abi::Error;
 use alloc::vec::Vec;
 
-/// One line: the program, its CPU (`abi::ANY_CPU` if none) and its arguments.
+/// One line: the program, its CPU (`abi::ANY_CPU` if none), its rights
+/// (`abi::rights`) and its arguments.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Placement<'a> {
     pub server: &'a str,
     pub cpu: u64,
+    pub rights: u64,
     pub args: Vec<&'a str>,
+}
+
+/// The rights a comma-separated list names.
+fn rights(list: &str) -> Result<u64, Error> {
+    list.split(',').try_fold(0, |all, name| match name {
+        "device" => Ok(all | abi::rights::DEVICE),
+        "system" => Ok(all | abi::rights::SYSTEM),
+        _ => Err(Error::Invalid),
+    })
 }
 
 /// The placement a line asks for; `None` for a blank or comment line.
@@ -29,9 +42,15 @@ pub fn parse(line: &str) -> Result<Option<Placement<'_>>, Error> {
             None => return Err(Error::Invalid),
         };
     }
+    let mut held = 0;
+    if words.peek() == Some(&"rights") {
+        words.next();
+        held = rights(words.next().ok_or(Error::Invalid)?)?;
+    }
     Ok(Some(Placement {
         server,
         cpu,
+        rights: held,
         args: words.collect(),
     }))
 }
@@ -53,6 +72,7 @@ mod tests {
             Ok(Some(Placement {
                 server: "echo",
                 cpu: 2,
+                rights: 0,
                 args: vec!["a", "b"]
             }))
         );
@@ -63,6 +83,7 @@ mod tests {
         let relay = Placement {
             server: "relay",
             cpu: abi::ANY_CPU,
+            rights: 0,
             args: vec![],
         };
         assert_eq!(parse("relay"), Ok(Some(relay)));
@@ -70,6 +91,17 @@ mod tests {
             parse("relay cpu any x").map(|p| p.map(|p| (p.cpu, p.args))),
             Ok(Some((abi::ANY_CPU, vec!["x"])))
         );
+    }
+
+    #[test]
+    fn a_driver_is_given_the_device_right() {
+        let p = parse("virtio-blk cpu 0 rights device disk").unwrap().unwrap();
+        assert_eq!((p.cpu, p.rights, p.args), (0, abi::rights::DEVICE, vec!["disk"]));
+        let p = parse("x rights device,system").unwrap().unwrap();
+        assert_eq!(p.rights, abi::rights::DEVICE | abi::rights::SYSTEM);
+        assert_eq!(parse("x rights"), Err(Error::Invalid));
+        assert_eq!(parse("x rights root"), Err(Error::Invalid));
+        assert_eq!(parse("x rights device,"), Err(Error::Invalid));
     }
 
     #[test]

@@ -528,3 +528,44 @@ pub fn fmt_u64(mut v: u64, buf: &mut [u8; 24]) -> &str {
 pub fn alive(pid: u64) -> bool {
     proc_info(pid).is_ok_and(|p| p.state != abi::state::EXITED)
 }
+
+// ---- devices, for drivers (`abi::rights::DEVICE`) ----
+
+/// The `index`-th PCI function with these vendor and device ids.
+pub fn device_find(vendor: u64, device: u64, index: u64) -> Result<u64, Error> {
+    calls::device_find(vendor, device, index)
+}
+
+pub fn device_info(device: u64, out: &mut abi::DeviceRecord) -> Result<(), Error> {
+    calls::device_info(device, out).map(drop)
+}
+
+pub fn device_claim(device: u64) -> Result<(), Error> {
+    calls::device_claim(device).map(drop)
+}
+
+/// Maps memory BAR `bar` uncached; returns its address.
+pub fn device_map(device: u64, bar: u64) -> Result<u64, Error> {
+    calls::device_map(device, bar)
+}
+
+pub fn device_irq(device: u64, entry: u64) -> Result<(), Error> {
+    calls::device_irq(device, entry).map(drop)
+}
+
+pub fn device_irq_done(device: u64) -> Result<(), Error> {
+    calls::device_irq_done(device).map(drop)
+}
+
+pub fn device_config_read(device: u64, offset: u64, width: u64) -> Result<u64, Error> {
+    calls::device_config_read(device, offset, width)
+}
+
+pub fn device_config_write(device: u64, offset: u64, width: u64, value: u64) -> Result<(), Error> {
+    calls::device_config_write(device, offset, width, value).map(drop)
+}
+
+/// The physical address of `len` bytes at `addr` (present, contiguous).
+pub fn dma_address(addr: u64, len: u64) -> Result<u64, Error> {
+    calls::dma_address(addr, len)
+}

@@ -48,10 +48,10 @@ fn end_resources(p: &Process) {
     // the move sees the mark and refuses, or this sees the container.
     p.ending.store(true, Ordering::SeqCst);
     if p.made_resources.load(Ordering::SeqCst) {
-        crate::container::Containers.release_owned_by(p.pid);
-        // A driver's devices too: their registers are mapped in its space,
-        // and they must stop before its memory (their DMA buffers) goes.
+        // A driver's devices before anything: they must stop (no more DMA)
+        // before its memory, their DMA buffers among it, is freed.
         crate::device::Devices.release_owned_by(p.pid);
+        crate::container::Containers.release_owned_by(p.pid);
     }
     spawn::decompose(p);
     let comp = p.computation.lock().as_ref().map(|c| c.0);

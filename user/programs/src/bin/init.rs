@@ -5,7 +5,7 @@
 //! for it. It ends with the status of what it ran, and the kernel powers
 //! off with that status.
 //!
-//! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE] [PROGRAM ARGS...]` (files
+//! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE|off] [PROGRAM ARGS...]` (files
 //! of the initial archive). The shell runs interactively; PROGRAM runs in
 //! the foreground (Ctrl-C interrupts it), on init's own CPU if init is
 //! pinned to one. Either gets the system right, to pass on as it sees fit.
@@ -23,13 +23,24 @@ const FILE_LIMIT: usize = 64 * 1024;
 /// Starts every server the file lists, each on its CPU. A bad line is
 /// reported and skipped; the others still start.
 fn start_servers(file: &str) {
+    if file == "off" {
+        return;
+    }
     let Ok(text) = sys::read_plate(file, FILE_LIMIT) else {
+        println!("init: no servers file {file}");
         return;
     };
     let name = file.rsplit('/').next().unwrap_or(file);
     for line in core::str::from_utf8(&text).unwrap_or("").lines() {
         let started = servers::parse(line).and_then(|p| match p {
-            Some(p) => sys::spawn_on(p.server, &p.args, p.cpu).map(Some),
+            Some(p) => {
+                let options = SpawnOptions {
+                    cpu: p.cpu,
+                    rights: p.rights,
+                    ..SpawnOptions::DEFAULT
+                };
+                sys::spawn(p.server, &p.args, &options).map(Some)
+            }
             None => Ok(None),
         });
         match started {
@@ -76,6 +87,13 @@ fn main(args: &[&str]) -> i32 {
             abi::KILLED_STATUS
         }
     };
+    // The machine powers off when init ends: what the file system holds
+    // in memory goes to the disk first (ext2 has no journal to replay).
+    if sys::name_lookup("fs").is_ok()
+        && let Err(e) = tessera_api::fs::client::sync()
+    {
+        println!("init: the file system did not sync: {e:?}");
+    }
     println!("RUN-EXIT {program} {status}");
     sys::exit(status)
 }
