@@ -213,6 +213,10 @@ macro_rules! each_call {
         /// Returns its address in the target:
         /// re-attached without copying; the caller loses access
         IcaMove = 71, ica_move(ica: u64, target: u64, addr: u64);
+        /// Returns 0: ends the rendezvous with status `len` (what the caller's
+        /// call returns), copying nothing: the reply went into the caller's
+        /// buffer in pieces (rv_write). `len` is at most the buffer's room
+        EndrLen = 72, endr_len(rid: u64, len: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

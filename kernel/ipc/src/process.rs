@@ -21,7 +21,7 @@ use kcore::println;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::vm::region::Kind;
-use kcore::vm::space::{FaultError, SpaceRef};
+use kcore::vm::space::{FaultError, SpaceRef, VirtualSpace};
 use restable::ResId;
 pub use sched::WaitQueue;
 
@@ -444,6 +444,39 @@ fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Erro
     let space = p.space().ok_or(Error::NotFound)?;
     let r = space.lock().copy_out(from.addr(), buf);
     r.map_err(|_| Error::Fault)
+}
+
+/// Copies `len` bytes from `from` (pid, range) to `to` (pid, range) of
+/// two processes, straight from frame to frame (no buffer between): a page
+/// piece at a time, each under both spaces' locks, taken in address order
+/// as every path that holds two spaces takes them.
+pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) -> Result<(), Error> {
+    if len > from.1.len() || len > to.1.len() {
+        return Err(Error::Invalid);
+    }
+    let space_of = |pid| get(pid).and_then(|p| p.space()).ok_or(Error::NotFound);
+    let (src, dst) = (space_of(from.0)?, space_of(to.0)?);
+    if Arc::ptr_eq(&src, &dst) {
+        return Err(Error::Invalid);
+    }
+    let (src_addr, dst_addr) = (from.1.addr(), to.1.addr());
+    let mut done = 0;
+    while done < len {
+        let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
+        let n = (4096 - (s % 4096).max(d % 4096) as usize).min(len - done);
+        let r = if Arc::as_ptr(&src) < Arc::as_ptr(&dst) {
+            let mut a = src.lock();
+            let mut b = dst.lock();
+            VirtualSpace::copy_between(&mut a, s, &mut b, d, n)
+        } else {
+            let mut b = dst.lock();
+            let mut a = src.lock();
+            VirtualSpace::copy_between(&mut a, s, &mut b, d, n)
+        };
+        r.map_err(|_| Error::Fault)?;
+        done += n;
+    }
+    Ok(())
 }
 
 /// Copies `data` to the start of `to` in the memory of process `pid`, as

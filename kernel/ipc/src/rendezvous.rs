@@ -118,10 +118,14 @@ fn cross_copy(from: (u64, UserRange), to: (u64, UserRange)) -> Result<(), Error>
         return Ok(());
     }
     if len <= INLINE {
-        // A short message needs no large buffer to clear first.
+        // A short message goes through a small buffer: one side is the
+        // current process's own memory, copied without a page-table walk.
         copy_through(from, to, len, &mut [0u8; INLINE])?;
-    } else {
+    } else if from.0 == to.0 {
+        // Within one process (a server reading its own call): rare.
         copy_through(from, to, len, &mut [0u8; 512])?;
+    } else {
+        proc::copy_between(from, to, len)?;
     }
     BYTES_COPIED.fetch_add(len as u64, Ordering::Relaxed);
     Ok(())
@@ -186,6 +190,19 @@ pub(crate) fn answer(server: &Process, c: Arc<Call>, status: u64, kept: usize) -
 fn end(server: &Process, rid: u64, from: UserRange) -> Result<(u64, Option<Arc<Computation>>), Error> {
     let c = port::release(server, rid)?;
     Ok(end_released(server, c, from))
+}
+
+/// `endr_len`: ends call `rid` with status `len`, copying nothing: the
+/// reply went into the caller's buffer in pieces (`rv_write`, or by the
+/// servers the call was passed to by reference) and `len` says how much of
+/// it there is, at most the buffer's room.
+pub fn end_with_len(server: &Process, rid: u64, len: u64) -> Result<u64, Error> {
+    if len > port::held(server, rid)?.reply.len() as u64 {
+        return Err(Error::Invalid);
+    }
+    let c = port::release(server, rid)?;
+    wake(answer(server, c, len, 0));
+    Ok(0)
 }
 
 /// `end`, for call `c` already taken out of the server's held calls.

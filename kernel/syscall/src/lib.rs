@@ -480,6 +480,10 @@ impl abi::Serve for Native<'_> {
         rendezvous::sys_forward_many(me, a)
     }
 
+    fn endr_len(&mut self, a: call::EndrLen) -> Result<u64, Error> {
+        ipc::rendezvous::end_with_len(self.me, a.rid, a.len)
+    }
+
     fn device_find(&mut self, a: call::DeviceFind) -> Result<u64, Error> {
         Ok(resource::device::find(a.vendor, a.device, a.index)?.raw())
     }

@@ -29,7 +29,11 @@ pub mod echo {
     /// 8 bytes (seed 002 fig. 9's 3 ms server), then reply with the TSC at
     /// the start and at the end of the work (16 bytes).
     pub const WORK: u64 = 3;
-    pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH) | (1 << WORK);
+    /// Reply with the number of bytes in the message's first 8 bytes, byte
+    /// i being `i * 3`, written into the caller's buffer in pieces
+    /// (`rv_write`) and ended with their total (`endr_len`).
+    pub const PIECES: u64 = 4;
+    pub const ENTRIES: u64 = (1 << ECHO) | (1 << SUM) | (1 << CRASH) | (1 << WORK) | (1 << PIECES);
 
     pub fn find() -> Result<u64, Error> {
         sys::name_lookup(NAME)

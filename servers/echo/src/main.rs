@@ -1,8 +1,8 @@
 //! The echo server (interface: `tessera_api::echo`). Registers its name,
 //! then accepts calls for ever: ECHO replies with the message, SUM reads
 //! the whole message by reference and replies with the sum of its bytes,
-//! WORK burns the CPU for a while and replies with when it did, CRASH dies
-//! holding the call.
+//! WORK burns the CPU for a while and replies with when it did, PIECES
+//! replies in pieces and ends with their total, CRASH dies holding the call.
 #![no_std]
 #![no_main]
 use tessera_api::echo;
@@ -93,6 +93,24 @@ fn main(args: &[&str]) -> i32 {
                 own[..8].copy_from_slice(&start.to_le_bytes());
                 own[8..16].copy_from_slice(&sys::rdtsc().to_le_bytes());
                 reply = Reply::Own(16);
+            }
+            echo::PIECES => {
+                let n = u64::from_le_bytes(info.inline[..8].try_into().unwrap_or([0; 8]));
+                let mut at = 0;
+                let mut written = Ok(());
+                while at < n && written.is_ok() {
+                    let piece = (n - at).min(1000) as usize;
+                    for (i, b) in buf[..piece].iter_mut().enumerate() {
+                        *b = ((at as usize + i) * 3) as u8;
+                    }
+                    written = sys::rv_write(rid, at, &buf[..piece]).map(drop);
+                    at += piece as u64;
+                }
+                let ended = written.and_then(|()| sys::endr_len(rid, n));
+                if let Err(e) = ended {
+                    let _ = sys::rv_fail(rid, e);
+                }
+                rid = 0;
             }
             echo::CRASH => {
                 // SAFETY: not safe: dies by a null dereference, holding the call.

@@ -378,6 +378,12 @@ pub fn acc(entries: u64, info: &mut abi::AccInfo) -> Result<u64, Error> {
     calls::acc(entries, info)
 }
 
+/// Ends call `rid` with status `len` without copying: its reply went into
+/// the caller's buffer in pieces (`rv_write`).
+pub fn endr_len(rid: u64, len: u64) -> Result<(), Error> {
+    calls::endr_len(rid, len).map(drop)
+}
+
 pub fn endr(rid: u64, reply: &[u8]) -> Result<u64, Error> {
     calls::endr(rid, reply)
 }

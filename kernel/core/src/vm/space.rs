@@ -621,6 +621,10 @@ impl VirtualSpace {
     fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
         let page = addr & !(PAGE_SIZE - 1);
         match paging::translate(self.root, page) {
+            // A device's registers (mapped uncached) are not memory the
+            // kernel copies to or from: they are outside the direct map, and
+            // reading one may have effects.
+            Some((_, f)) if f & flags::NO_CACHE != 0 => Err(FaultError::Protection),
             Some((pa, f)) if f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) => Ok(pa),
             Some(_) => Err(FaultError::Protection),
             None => {
@@ -630,6 +634,41 @@ impl VirtualSpace {
                     .ok_or(FaultError::Unmapped)
             }
         }
+    }
+
+    /// Copies `len` bytes at `src_addr` of `src` to `dst_addr` of `dst`,
+    /// page piece by page piece through the direct map: one copy, with no
+    /// buffer between (the rendezvous's data crossing, seed 003). A page not
+    /// yet present is made present, as a fault would.
+    pub fn copy_between(
+        src: &mut VirtualSpace,
+        src_addr: u64,
+        dst: &mut VirtualSpace,
+        dst_addr: u64,
+        len: usize,
+    ) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < len {
+            let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
+            let (s_off, d_off) = ((s % PAGE_SIZE) as usize, (d % PAGE_SIZE) as usize);
+            let n = (PAGE_SIZE as usize - s_off.max(d_off)).min(len - done);
+            let from = src.frame_for(s, false)?;
+            let to = dst.frame_for(d, true)?;
+            // SAFETY: frames of the two spaces (locked by the caller, so they
+            // stay), reached through the direct map; the piece stays inside
+            // both pages, and two spaces never share a writable frame with a
+            // readable one at once except through SHARE, where a copy between
+            // them is still a copy between valid bytes.
+            unsafe {
+                core::ptr::copy(
+                    (phys_to_virt(from) + s_off as u64) as *const u8,
+                    (phys_to_virt(to) + d_off as u64) as *mut u8,
+                    n,
+                )
+            };
+            done += n;
+        }
+        Ok(())
     }
 
     /// Reads user memory of this space (from another process's context).

@@ -110,6 +110,27 @@ fn main(args: &[&str]) -> i32 {
         &mut failures,
     );
 
+    // A reply written in pieces and ended with its total, copied from the
+    // server's memory straight into this one's (no buffer between).
+    let mut pieces = [0u8; 5000];
+    check(
+        sys::call(server, echo::PIECES, &4500u64.to_le_bytes(), &mut pieces) == Ok(4500)
+            && pieces[..4500].iter().enumerate().all(|(i, &b)| b == (i * 3) as u8)
+            && pieces[4500..].iter().all(|&b| b == 0),
+        "a reply of 4500 bytes in pieces, ended with its total",
+        &mut failures,
+    );
+    check(
+        sys::call(server, echo::PIECES, &6000u64.to_le_bytes(), &mut pieces).is_err(),
+        "a reply in pieces longer than the buffer fails",
+        &mut failures,
+    );
+    check(
+        sys::call(server, echo::PIECES, &0u64.to_le_bytes(), &mut pieces) == Ok(0),
+        "an empty reply ended with its total",
+        &mut failures,
+    );
+
     check(
         sys::call(999_999, 0, &msg, &mut reply) == Err(Error::NotFound),
         "call to a missing server",
