@@ -186,9 +186,9 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
                 if let Some(p) = resource::proc::get(pid) {
                     page.offer(|| ResRecord {
                         value: pid,
-                        links: [p.program.raw(), p.space_id.raw(), 0],
-                        name: name_field(&p.name),
-                        ..record(resource::process::id_of(pid), p.parent.load(Relaxed))
+                        links: [p.program().raw(), p.space_id().raw(), 0],
+                        name: name_field(p.name()),
+                        ..record(resource::process::id_of(pid), p.parent())
                     });
                 }
             }
@@ -274,12 +274,12 @@ pub fn servers(page: &mut Page<ServerRecord>) {
             return;
         };
         page.offer(|| {
-            let (queued, held) = p.port.backlog();
+            let (queued, held) = p.port().backlog();
             let mut r = ServerRecord {
                 pid,
-                accepted: p.port.accepted.load(Relaxed),
-                answered: p.port.answered.load(Relaxed),
-                forwarded: p.port.forwarded.load(Relaxed),
+                accepted: p.port().accepted.load(Relaxed),
+                answered: p.port().answered.load(Relaxed),
+                forwarded: p.port().forwarded.load(Relaxed),
                 queued: queued as u64,
                 held: held as u64,
                 in_flight: ipc::rings::in_flight(&p).unwrap_or(u64::MAX),

@@ -47,7 +47,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // `me` is borrowed, not counted: exit, which never returns, leaves
     // no reference behind. It is at hand for the way back to user mode too.
     let done = proc::with_current(|me| {
-        frame.rax = match me.route {
+        frame.rax = match me.route() {
             Route::Native => native(number, frame.syscall_args(), me),
         };
         x86_64::instructions::interrupts::disable();
@@ -71,7 +71,7 @@ fn id(raw: u64) -> ResId {
 
 fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Error> {
     use abi::ResKind as K;
-    let me = me.pid;
+    let me = me.pid();
     let id = match c.kind {
         K::Program => program::create(me, id(c.a))?,
         K::VirtualSpace => vspace::create(me)?,
@@ -102,7 +102,7 @@ fn sys_work_area_write(me: &proc::Process, a: call::WorkAreaWrite) -> Result<u64
         Some(i) => (&args[..i], &args[i + 1..]),
         None => (&args[..], &[][..]),
     };
-    vkspace::write(me.pid, id(a.area), name, rest).map(|()| 0)
+    vkspace::write(me.pid(), id(a.area), name, rest).map(|()| 0)
 }
 
 /// A plate's bytes. Plates are the archive's files, read-only and never
@@ -120,7 +120,7 @@ fn sys_plate_read(a: call::PlateRead) -> Result<u64, Error> {
 
 /// The system's global settings need `rights::SYSTEM`.
 fn system(me: &proc::Process) -> Result<(), Error> {
-    if me.rights.load(Ordering::Relaxed) & abi::rights::SYSTEM == 0 {
+    if !me.holds_rights(abi::rights::SYSTEM) {
         return Err(Error::Denied);
     }
     Ok(())
@@ -206,12 +206,12 @@ impl abi::Serve for Native<'_> {
 
     fn wait(&mut self, a: call::Wait) -> Result<u64, Error> {
         let me = self.me;
-        proc::wait(me.pid, a.pid)
+        proc::wait(me.pid(), a.pid)
     }
 
     fn getpid(&mut self, _: call::GetPid) -> Result<u64, Error> {
         let me = self.me;
-        Ok(me.pid)
+        Ok(me.pid())
     }
 
     fn yield_now(&mut self, _: call::Yield) -> Result<u64, Error> {
@@ -282,18 +282,18 @@ impl abi::Serve for Native<'_> {
 
     fn res_delete(&mut self, a: call::ResDelete) -> Result<u64, Error> {
         let me = self.me;
-        mediator::delete(me.pid, id(a.id)).map(|()| 0)
+        mediator::delete(me.pid(), id(a.id)).map(|()| 0)
     }
 
     fn res_query(&mut self, a: call::ResQuery) -> Result<u64, Error> {
         let me = self.me;
-        let info = mediator::query(me.pid, id(a.id))?;
+        let info = mediator::query(me.pid(), id(a.id))?;
         uaccess::write_out(a.out, &info).map(|()| 0)
     }
 
     fn res_load(&mut self, a: call::ResLoad) -> Result<u64, Error> {
         let me = self.me;
-        vregion::load(me.pid, id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
+        vregion::load(me.pid(), id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
     }
 
     fn plate_find(&mut self, a: call::PlateFind) -> Result<u64, Error> {
@@ -302,7 +302,7 @@ impl abi::Serve for Native<'_> {
 
     fn process_start(&mut self, a: call::ProcessStart) -> Result<u64, Error> {
         let me = self.me;
-        process::start(me.pid, id(a.process))?;
+        process::start(me.pid(), id(a.process))?;
         Ok(id(a.process).index() as u64)
     }
 
@@ -322,7 +322,7 @@ impl abi::Serve for Native<'_> {
 
     fn program_segment(&mut self, a: call::ProgramSegment) -> Result<u64, Error> {
         let me = self.me;
-        let s = program::segment(me.pid, id(a.program), a.index as usize)?;
+        let s = program::segment(me.pid(), id(a.program), a.index as usize)?;
         uaccess::write_out(a.out, &s).map(|()| 0)
     }
 
@@ -481,7 +481,7 @@ impl abi::Serve for Native<'_> {
 
     fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {
         let me = self.me;
-        Ok(resource::container::create_ica(me.pid, a.pages)?.raw())
+        Ok(resource::container::create_ica(me.pid(), a.pages)?.raw())
     }
 
     fn ica_move(&mut self, a: call::IcaMove) -> Result<u64, Error> {
@@ -495,10 +495,10 @@ fn sys_spawn(me: &proc::Process, a: call::Spawn) -> Result<u64, Error> {
     let args = uaccess::read_arg_bytes(a.args, MAX_TEXT)?;
     let options = uaccess::read_in_or(a.options, abi::SpawnOptions::DEFAULT)?;
     // A process passes on only rights it holds.
-    if options.rights & !me.rights.load(Ordering::Relaxed) != 0 {
+    if !me.holds_rights(options.rights) {
         return Err(Error::Denied);
     }
-    resource::proc::spawn::spawn(&path, &args, &options, me.pid)
+    resource::proc::spawn::spawn(&path, &args, &options, me.pid())
 }
 
 fn sys_clock(a: call::Clock) -> Result<u64, Error> {
@@ -541,13 +541,13 @@ fn sys_unmap(me: &proc::Process, a: call::Unmap) -> Result<u64, Error> {
         .filter(|r| r.base == a.addr && r.region.kind == kcore::vm::region::Kind::Heap)
         .map(|r| (r.link_id, r.region_id));
     let (link, region) = found.ok_or(Error::Invalid)?;
-    mediator::delete(me.pid, link)?;
-    mediator::delete(me.pid, region)?;
+    mediator::delete(me.pid(), link)?;
+    mediator::delete(me.pid(), region)?;
     Ok(0)
 }
 
 fn sys_proc_info(me: &proc::Process, a: call::ProcInfo) -> Result<u64, Error> {
-    let pid = if a.pid == 0 { me.pid } else { a.pid };
+    let pid = if a.pid == 0 { me.pid() } else { a.pid };
     let info = proc_info(pid)?;
     uaccess::write_out(a.out, &info)?;
     Ok(0)
@@ -563,18 +563,18 @@ fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
 
 fn sys_kill(me: &proc::Process, a: call::Kill) -> Result<u64, Error> {
     let target = proc::get(a.pid).ok_or(Error::NotFound)?;
-    if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
+    if !target.answers_to(me.pid()) {
         return Err(Error::Denied);
     }
     proc::kill(a.pid).map(|_| 0)
 }
 
 fn sys_set_affinity(me: &proc::Process, a: call::SetAffinity) -> Result<u64, Error> {
-    let pid = if a.pid == 0 { me.pid } else { a.pid };
+    let pid = if a.pid == 0 { me.pid() } else { a.pid };
     let target = proc::get(pid).ok_or(Error::NotFound)?;
     // A process places itself and its children; the holder of the system
     // right places any process (the shell moves the servers init started).
-    if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
+    if !target.answers_to(me.pid()) {
         system(me)?;
     }
     let cpu = match a.cpu {
@@ -582,16 +582,11 @@ fn sys_set_affinity(me: &proc::Process, a: call::SetAffinity) -> Result<u64, Err
         c if (c as usize) < cpu::online_count() => c as usize,
         _ => return Err(Error::Invalid),
     };
-    let comp = target
-        .computation
-        .lock()
-        .as_ref()
-        .and_then(|c| c.1.upgrade())
-        .ok_or(Error::NotFound)?;
+    let comp = target.computation().ok_or(Error::NotFound)?;
     comp.affinity.store(cpu, Ordering::Relaxed);
     drop(comp);
     drop(target);
-    if pid == me.pid && cpu != kcore::computation::ANY_CPU && cpu != cpu::this_cpu().index {
+    if pid == me.pid() && cpu != kcore::computation::ANY_CPU && cpu != cpu::this_cpu().index {
         // Move now: give up the CPU; the next enqueue honours the pin.
         sched::schedule();
     }
@@ -629,11 +624,11 @@ fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> 
     }
     let (writable, executable) = (prot & abi::prot::WRITE != 0, prot & abi::prot::EXEC != 0);
     let pages = len.div_ceil(PAGE_SIZE);
-    let region = vregion::create(me.pid, abi::RegionKind::Heap, pages, writable, executable)?;
-    match vspace::attach(me.pid, me.space_id, region, At::Free(&me.anon_next)) {
+    let region = vregion::create(me.pid(), abi::RegionKind::Heap, pages, writable, executable)?;
+    match vspace::attach(me.pid(), me.space_id(), region, me.free_place()) {
         Ok(a) => Ok(a.base),
         Err(e) => {
-            let _ = mediator::delete(me.pid, region);
+            let _ = mediator::delete(me.pid(), region);
             Err(e)
         }
     }
@@ -641,12 +636,12 @@ fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> 
 
 pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
     let p = proc::get(pid).ok_or(Error::NotFound)?;
-    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    let exit = *p.exit_status.lock();
+    let comp = p.computation();
+    let exit = p.exit_status();
     let mut info = abi::ProcInfo {
-        pid: p.pid,
-        parent: p.parent.load(Ordering::Relaxed),
-        policy: p.policy as u64,
+        pid: p.pid(),
+        parent: p.parent(),
+        policy: p.policy() as u64,
         faults: p.faults(),
         resident_pages: p.resident_pages(),
         exit_status: exit.unwrap_or(0),
@@ -673,7 +668,7 @@ pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
     if exit.is_some() {
         info.state = abi::state::EXITED;
     }
-    let n = p.name.len().min(info.name.len());
-    info.name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+    let n = p.name().len().min(info.name.len());
+    info.name[..n].copy_from_slice(&p.name().as_bytes()[..n]);
     Ok(info)
 }
