@@ -200,18 +200,15 @@ impl abi::Serve for Native<'_> {
     }
 
     fn spawn(&mut self, a: call::Spawn) -> Result<u64, Error> {
-        let me = self.me;
-        sys_spawn(me, a)
+        sys_spawn(self.me, a)
     }
 
     fn wait(&mut self, a: call::Wait) -> Result<u64, Error> {
-        let me = self.me;
-        proc::wait(me.pid(), a.pid)
+        proc::wait(self.me.pid(), a.pid)
     }
 
     fn getpid(&mut self, _: call::GetPid) -> Result<u64, Error> {
-        let me = self.me;
-        Ok(me.pid())
+        Ok(self.me.pid())
     }
 
     fn yield_now(&mut self, _: call::Yield) -> Result<u64, Error> {
@@ -237,18 +234,15 @@ impl abi::Serve for Native<'_> {
     }
 
     fn map(&mut self, a: call::Map) -> Result<u64, Error> {
-        let me = self.me;
-        map_anonymous(me, a.len, a.prot)
+        map_anonymous(self.me, a.len, a.prot)
     }
 
     fn unmap(&mut self, a: call::Unmap) -> Result<u64, Error> {
-        let me = self.me;
-        sys_unmap(me, a)
+        sys_unmap(self.me, a)
     }
 
     fn proc_info(&mut self, a: call::ProcInfo) -> Result<u64, Error> {
-        let me = self.me;
-        sys_proc_info(me, a)
+        sys_proc_info(self.me, a)
     }
 
     fn proc_list(&mut self, a: call::ProcList) -> Result<u64, Error> {
@@ -256,19 +250,16 @@ impl abi::Serve for Native<'_> {
     }
 
     fn set_policy(&mut self, a: call::SetPolicy) -> Result<u64, Error> {
-        let me = self.me;
-        system(me)?;
+        system(self.me)?;
         Ok(proc::set_default_policy(a.policy) as u64)
     }
 
     fn kill(&mut self, a: call::Kill) -> Result<u64, Error> {
-        let me = self.me;
-        sys_kill(me, a)
+        sys_kill(self.me, a)
     }
 
     fn set_affinity(&mut self, a: call::SetAffinity) -> Result<u64, Error> {
-        let me = self.me;
-        sys_set_affinity(me, a)
+        sys_set_affinity(self.me, a)
     }
 
     fn sys_info(&mut self, a: call::SysInfo) -> Result<u64, Error> {
@@ -276,24 +267,20 @@ impl abi::Serve for Native<'_> {
     }
 
     fn res_create(&mut self, a: call::ResCreate) -> Result<u64, Error> {
-        let me = self.me;
-        sys_res_create(me, a)
+        sys_res_create(self.me, a)
     }
 
     fn res_delete(&mut self, a: call::ResDelete) -> Result<u64, Error> {
-        let me = self.me;
-        mediator::delete(me.pid(), id(a.id)).map(|()| 0)
+        mediator::delete(self.me.pid(), id(a.id)).map(|()| 0)
     }
 
     fn res_query(&mut self, a: call::ResQuery) -> Result<u64, Error> {
-        let me = self.me;
-        let info = mediator::query(me.pid(), id(a.id))?;
+        let info = mediator::query(self.me.pid(), id(a.id))?;
         uaccess::write_out(a.out, &info).map(|()| 0)
     }
 
     fn res_load(&mut self, a: call::ResLoad) -> Result<u64, Error> {
-        let me = self.me;
-        vregion::load(me.pid(), id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
+        vregion::load(self.me.pid(), id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
     }
 
     fn plate_find(&mut self, a: call::PlateFind) -> Result<u64, Error> {
@@ -301,14 +288,12 @@ impl abi::Serve for Native<'_> {
     }
 
     fn process_start(&mut self, a: call::ProcessStart) -> Result<u64, Error> {
-        let me = self.me;
-        process::start(me.pid(), id(a.process))?;
+        process::start(self.me.pid(), id(a.process))?;
         Ok(id(a.process).index() as u64)
     }
 
     fn work_area_write(&mut self, a: call::WorkAreaWrite) -> Result<u64, Error> {
-        let me = self.me;
-        sys_work_area_write(me, a)
+        sys_work_area_write(self.me, a)
     }
 
     fn inspect(&mut self, a: call::Inspect) -> Result<u64, Error> {
@@ -316,13 +301,11 @@ impl abi::Serve for Native<'_> {
     }
 
     fn pool_set(&mut self, a: call::PoolSet) -> Result<u64, Error> {
-        let me = self.me;
-        sys_pool_set(me, a)
+        sys_pool_set(self.me, a)
     }
 
     fn program_segment(&mut self, a: call::ProgramSegment) -> Result<u64, Error> {
-        let me = self.me;
-        let s = program::segment(me.pid(), id(a.program), a.index as usize)?;
+        let s = program::segment(self.me.pid(), id(a.program), a.index as usize)?;
         uaccess::write_out(a.out, &s).map(|()| 0)
     }
 
@@ -331,54 +314,44 @@ impl abi::Serve for Native<'_> {
     }
 
     fn pool_flush(&mut self, _: call::PoolFlush) -> Result<u64, Error> {
-        let me = self.me;
-        system(me)?;
+        system(self.me)?;
         Ok(resource::pool::flush() as u64)
     }
 
     fn container_create(&mut self, a: call::ContainerCreate) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_container_create(me, a)
+        container::sys_container_create(self.me, a)
     }
 
     fn box_create(&mut self, a: call::BoxCreate) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_box_create(me, a)
+        container::sys_box_create(self.me, a)
     }
 
     fn box_grant(&mut self, a: call::BoxGrant) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_box_grant(me, a)
+        container::sys_box_grant(self.me, a)
     }
 
     fn container_send(&mut self, a: call::ContainerSend) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_send(me, a)
+        container::sys_send(self.me, a)
     }
 
     fn container_receive(&mut self, a: call::ContainerReceive) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_receive(me, a)
+        container::sys_receive(self.me, a)
     }
 
     fn container_push(&mut self, a: call::ContainerPush) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_push(me, a)
+        container::sys_push(self.me, a)
     }
 
     fn container_steal(&mut self, a: call::ContainerSteal) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_steal(me, a)
+        container::sys_steal(self.me, a)
     }
 
     fn container_exchange(&mut self, a: call::ContainerExchange) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_exchange(me, a)
+        container::sys_exchange(self.me, a)
     }
 
     fn peer_grant(&mut self, a: call::PeerGrant) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_peer_grant(me, a)
+        container::sys_peer_grant(self.me, a)
     }
 
     fn container_stats(&mut self, a: call::ContainerStats) -> Result<u64, Error> {
@@ -386,8 +359,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn name_register(&mut self, a: call::NameRegister) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_name_register(me, a)
+        rendezvous::sys_name_register(self.me, a)
     }
 
     fn name_lookup(&mut self, a: call::NameLookup) -> Result<u64, Error> {
@@ -395,98 +367,79 @@ impl abi::Serve for Native<'_> {
     }
 
     fn call(&mut self, a: call::Call) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_call(me, a)
+        rendezvous::sys_call(self.me, a)
     }
 
     fn acc(&mut self, a: call::Acc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_acc(me, a)
+        rendezvous::sys_acc(self.me, a)
     }
 
     fn endr(&mut self, a: call::Endr) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_endr(me, a)
+        rendezvous::sys_endr(self.me, a)
     }
 
     fn rv_read(&mut self, a: call::RvRead) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_read(me, a)
+        rendezvous::sys_rv_read(self.me, a)
     }
 
     fn rv_write(&mut self, a: call::RvWrite) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_write(me, a)
+        rendezvous::sys_rv_write(self.me, a)
     }
 
     fn forward(&mut self, a: call::Forward) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rendezvous::forward(me, a.rid, a.server, a.entry)
+        ipc::rendezvous::forward(self.me, a.rid, a.server, a.entry)
     }
 
     fn request(&mut self, a: call::Request) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_request(me, a)
+        rendezvous::sys_request(self.me, a)
     }
 
     fn fetch(&mut self, a: call::Fetch) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_fetch(me, a)
+        rendezvous::sys_fetch(self.me, a)
     }
 
     fn rv_fail(&mut self, a: call::RvFail) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_fail(me, a)
+        rendezvous::sys_rv_fail(self.me, a)
     }
 
     fn ncallsync(&mut self, a: call::NCallSync) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_ncallsync(me, a)
+        rendezvous::sys_ncallsync(self.me, a)
     }
 
     fn endr_acc(&mut self, a: call::EndrAcc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_endr_acc(me, a)
+        rendezvous::sys_endr_acc(self.me, a)
     }
 
     fn ring_setup(&mut self, _: call::RingSetup) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_ring_setup(me)
+        rendezvous::sys_ring_setup(self.me)
     }
 
     fn ring_submit(&mut self, a: call::RingSubmit) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rings::submit(me, a.n, a.flags)
+        ipc::rings::submit(self.me, a.n, a.flags)
     }
 
     fn ring_wait(&mut self, a: call::RingWait) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rings::wait(me, a.timeout_ns)
+        ipc::rings::wait(self.me, a.timeout_ns)
     }
 
     fn forward_acc(&mut self, a: call::ForwardAcc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_forward_acc(me, a)
+        rendezvous::sys_forward_acc(self.me, a)
     }
 
     fn acc_many(&mut self, a: call::AccMany) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_acc_many(me, a)
+        rendezvous::sys_acc_many(self.me, a)
     }
 
     fn forward_many(&mut self, a: call::ForwardMany) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_forward_many(me, a)
+        rendezvous::sys_forward_many(self.me, a)
     }
 
     fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {
-        let me = self.me;
-        Ok(resource::container::create_ica(me.pid(), a.pages)?.raw())
+        Ok(resource::container::create_ica(self.me.pid(), a.pages)?.raw())
     }
 
     fn ica_move(&mut self, a: call::IcaMove) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_ica_move(me, a)
+        container::sys_ica_move(self.me, a)
     }
 }
 
