@@ -36,7 +36,7 @@ pub use crate::call::{BYTES_COPIED, CALLS, flush_free_calls};
 /// length (or the server's error). `msg_ref` names a call the caller holds
 /// whose message is passed on instead of the caller's own memory.
 /// The general path: the system call tries `call_fast` first (see
-/// `syscall::ipc::sys_call_raw`).
+/// `syscall::rendezvous::sys_call_raw`).
 pub fn call(
     caller: &Process,
     server: u64,
