@@ -247,7 +247,8 @@ fn mediated_move(caller: u64, id: ResId, work: impl FnOnce() -> Result<u64, Erro
 }
 
 /// The move for process `me` itself: one call with everything inside it
-/// inlined (no closures, whose calls the compiler may or may not inline).
+/// inlined (the one closure, the move given its target, is called once
+/// from an `#[inline(always)]` method, and is inlined with it).
 #[inline(never)]
 fn move_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
     // The first lock (the kept target's) turns interrupts off (its guard
