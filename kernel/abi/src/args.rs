@@ -46,74 +46,53 @@ pub struct Buffer {
     pub len: u64,
 }
 
-/// Bytes the kernel reads (a message, a name, a path).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bytes(pub Buffer);
+/// An argument that is a `Buffer`: its type, what the user runtime gives
+/// for it, and how that gives the address and length.
+macro_rules! buffer_arg {
+    ($(#[$doc:meta])* $name:ident: $user:ty => |$u:ident| $parts:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name(pub Buffer);
 
-impl Arg for Bytes {
-    type User<'a> = &'a [u8];
-    const REGS: usize = 2;
-    #[inline(always)]
-    fn encode(user: &[u8], regs: &mut [u64]) {
-        regs[0] = user.as_ptr() as u64;
-        regs[1] = user.len() as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<Bytes, Error> {
-        Ok(Bytes(Buffer {
-            addr: regs[0],
-            len: regs[1],
-        }))
-    }
+        impl Arg for $name {
+            type User<'a> = $user;
+            const REGS: usize = 2;
+            #[inline(always)]
+            fn encode($u: Self::User<'_>, regs: &mut [u64]) {
+                (regs[0], regs[1]) = $parts;
+            }
+            #[inline(always)]
+            fn decode(regs: &[u64]) -> Result<$name, Error> {
+                Ok($name(Buffer { addr: regs[0], len: regs[1] }))
+            }
+        }
+    };
 }
 
-/// Text the kernel reads (UTF-8, checked by the kernel when it reads it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Str(pub Buffer);
-
-impl Arg for Str {
-    type User<'a> = &'a str;
-    const REGS: usize = 2;
-    #[inline(always)]
-    fn encode(user: &str, regs: &mut [u64]) {
-        regs[0] = user.as_ptr() as u64;
-        regs[1] = user.len() as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<Str, Error> {
-        Ok(Str(Buffer {
-            addr: regs[0],
-            len: regs[1],
-        }))
-    }
+buffer_arg! {
+    /// Bytes the kernel reads (a message, a name, a path).
+    Bytes: &'a [u8] => |b| (b.as_ptr() as u64, b.len() as u64)
 }
 
-/// Room the kernel writes into (a reply, text, a list).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BytesMut(pub Buffer);
-
-impl Arg for BytesMut {
-    type User<'a> = &'a mut [u8];
-    const REGS: usize = 2;
-    #[inline(always)]
-    fn encode(user: &mut [u8], regs: &mut [u64]) {
-        regs[0] = user.as_mut_ptr() as u64;
-        regs[1] = user.len() as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<BytesMut, Error> {
-        Ok(BytesMut(Buffer {
-            addr: regs[0],
-            len: regs[1],
-        }))
-    }
+buffer_arg! {
+    /// Text the kernel reads (UTF-8, checked by the kernel when it reads it).
+    Str: &'a str => |s| (s.as_ptr() as u64, s.len() as u64)
 }
 
-/// A rendezvous message: bytes of the caller's memory, or (with the
-/// entry's `CALL_BY_REF` flag) a call the caller holds, whose message is
-/// passed on. The kernel reads which from the entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Message(pub Buffer);
+buffer_arg! {
+    /// Room the kernel writes into (a reply, text, a list).
+    BytesMut: &'a mut [u8] => |b| (b.as_mut_ptr() as u64, b.len() as u64)
+}
+
+buffer_arg! {
+    /// A rendezvous message: bytes of the caller's memory, or (with the
+    /// entry's `CALL_BY_REF` flag) a call the caller holds, whose message is
+    /// passed on. The kernel reads which from the entry.
+    Message: MessageOf<'a> => |m| match m {
+        MessageOf::Bytes(b) => (b.as_ptr() as u64, b.len() as u64),
+        MessageOf::Held(rid) => (rid, 0),
+    }
+}
 
 /// What the user runtime gives as a `Message`.
 #[derive(Debug, Clone, Copy)]
@@ -123,93 +102,73 @@ pub enum MessageOf<'a> {
     Held(u64),
 }
 
-impl Arg for Message {
-    type User<'a> = MessageOf<'a>;
-    const REGS: usize = 2;
-    #[inline(always)]
-    fn encode(user: MessageOf<'_>, regs: &mut [u64]) {
-        let (addr, len) = match user {
-            MessageOf::Bytes(b) => (b.as_ptr() as u64, b.len() as u64),
-            MessageOf::Held(rid) => (rid, 0),
-        };
-        regs[0] = addr;
-        regs[1] = len;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<Message, Error> {
-        Ok(Message(Buffer {
-            addr: regs[0],
-            len: regs[1],
-        }))
-    }
+buffer_arg! {
+    /// Room the kernel writes into later, after the call has returned (a
+    /// non-blocking request's reply): the runtime hands it over as a raw
+    /// pointer, whose memory it must keep until the result is fetched.
+    Room: *mut [u8] => |r| (r as *mut u8 as u64, r.len() as u64)
 }
 
-/// Room the kernel writes into later, after the call has returned (a
-/// non-blocking request's reply): the runtime hands it over as a raw
-/// pointer, whose memory it must keep until the result is fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Room(pub Buffer);
-
-impl Arg for Room {
-    type User<'a> = *mut [u8];
-    const REGS: usize = 2;
-    #[inline(always)]
-    fn encode(user: *mut [u8], regs: &mut [u64]) {
-        regs[0] = user as *mut u8 as u64;
-        regs[1] = user.len() as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<Room, Error> {
-        Ok(Room(Buffer {
-            addr: regs[0],
-            len: regs[1],
-        }))
-    }
+/// `Clone` and `Copy` for argument types generic over the structure they
+/// point at, whatever that is (derive would ask it to be `Copy`).
+macro_rules! copy_for_any {
+    ($($name:ident),*) => {$(
+        impl<T> Clone for $name<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $name<T> {}
+    )*};
 }
 
-/// A structure the kernel reads, at an address (one register).
-#[derive(Debug, PartialEq, Eq)]
-pub struct In<T> {
-    pub addr: u64,
-    _t: PhantomData<fn() -> T>,
+copy_for_any!(In, InOpt, Out, List);
+
+/// An argument that is the address of a structure (one register): its
+/// type, what the user runtime gives for it, and how that gives the address.
+macro_rules! address_arg {
+    ($(#[$doc:meta])* $name:ident: $user:ty => |$u:ident| $addr:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, PartialEq, Eq)]
+        pub struct $name<T> {
+            pub addr: u64,
+            _t: PhantomData<fn() -> T>,
+        }
+
+        impl<T> $name<T> {
+            pub const fn at(addr: u64) -> $name<T> {
+                $name { addr, _t: PhantomData }
+            }
+        }
+
+        impl<T: 'static> Arg for $name<T> {
+            type User<'a> = $user;
+            const REGS: usize = 1;
+            #[inline(always)]
+            fn encode($u: Self::User<'_>, regs: &mut [u64]) {
+                regs[0] = $addr;
+            }
+            #[inline(always)]
+            fn decode(regs: &[u64]) -> Result<$name<T>, Error> {
+                Ok($name::at(regs[0]))
+            }
+        }
+    };
 }
 
-impl<T> Clone for In<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for In<T> {}
-
-impl<T> In<T> {
-    pub const fn at(addr: u64) -> In<T> {
-        In { addr, _t: PhantomData }
-    }
+address_arg! {
+    /// A structure the kernel reads, at an address (one register).
+    In: &'a T => |t| t as *const T as u64
 }
 
-impl<T: 'static> Arg for In<T> {
-    type User<'a> = &'a T;
-    const REGS: usize = 1;
-    #[inline(always)]
-    fn encode(user: &T, regs: &mut [u64]) {
-        regs[0] = user as *const T as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<In<T>, Error> {
-        Ok(In::at(regs[0]))
-    }
+address_arg! {
+    /// A structure the kernel fills, at an address (one register).
+    Out: &'a mut T => |t| t as *mut T as u64
 }
 
 /// A structure the kernel may read if given (0: none).
 #[derive(Debug, PartialEq, Eq)]
 pub struct InOpt<T>(pub Option<In<T>>);
-
-impl<T> Clone for InOpt<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for InOpt<T> {}
 
 impl<T: 'static> Arg for InOpt<T> {
     type User<'a> = Option<&'a T>;
@@ -224,39 +183,6 @@ impl<T: 'static> Arg for InOpt<T> {
     }
 }
 
-/// A structure the kernel fills, at an address (one register).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Out<T> {
-    pub addr: u64,
-    _t: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for Out<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Out<T> {}
-
-impl<T> Out<T> {
-    pub const fn at(addr: u64) -> Out<T> {
-        Out { addr, _t: PhantomData }
-    }
-}
-
-impl<T: 'static> Arg for Out<T> {
-    type User<'a> = &'a mut T;
-    const REGS: usize = 1;
-    #[inline(always)]
-    fn encode(user: &mut T, regs: &mut [u64]) {
-        regs[0] = user as *mut T as u64;
-    }
-    #[inline(always)]
-    fn decode(regs: &[u64]) -> Result<Out<T>, Error> {
-        Ok(Out::at(regs[0]))
-    }
-}
-
 /// A list of structures the kernel reads and may write back into (their
 /// `status` fields): address and count.
 #[derive(Debug, PartialEq, Eq)]
@@ -265,13 +191,6 @@ pub struct List<T> {
     pub count: u64,
     _t: PhantomData<fn() -> T>,
 }
-
-impl<T> Clone for List<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for List<T> {}
 
 impl<T> List<T> {
     pub const fn at(addr: u64, count: u64) -> List<T> {

@@ -157,46 +157,30 @@ pub struct CounterRecord {
     pub op: [u8; 24],
 }
 
-/// A process registered under a name, its placement and its port's counters.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-pub struct ServerRecord {
-    pub pid: u64,
-    /// 0 once it no longer runs (its name is about to go).
-    pub alive: u64,
-    /// The CPU it is pinned to, or ANY_CPU.
-    pub affinity: u64,
-    /// The CPU it last ran on.
-    pub last_cpu: u64,
-    /// Calls accepted, answered and passed on.
-    pub accepted: u64,
-    pub answered: u64,
-    pub forwarded: u64,
-    /// Calls waiting to be accepted, and accepted calls not yet answered.
-    pub queued: u64,
-    pub held: u64,
-    /// Requests it sent through its rings that are not back yet (u64::MAX:
-    /// it has no rings).
-    pub in_flight: u64,
-    /// The name, NUL-padded.
-    pub name: [u8; 64],
-}
-
-impl Default for ServerRecord {
-    fn default() -> Self {
-        ServerRecord {
-            pid: 0,
-            alive: 0,
-            affinity: ANY_CPU,
-            last_cpu: 0,
-            accepted: 0,
-            answered: 0,
-            forwarded: 0,
-            queued: 0,
-            held: 0,
-            in_flight: u64::MAX,
-            name: [0; 64],
-        }
+with_default! {
+    /// A process registered under a name, its placement and its port's counters.
+    #[derive(Debug, Clone, Copy)]
+    #[repr(C)]
+    pub struct ServerRecord {
+        pub pid: u64,
+        /// 0 once it no longer runs (its name is about to go).
+        pub alive: u64,
+        /// The CPU it is pinned to, or ANY_CPU.
+        pub affinity: u64 = ANY_CPU,
+        /// The CPU it last ran on.
+        pub last_cpu: u64,
+        /// Calls accepted, answered and passed on.
+        pub accepted: u64,
+        pub answered: u64,
+        pub forwarded: u64,
+        /// Calls waiting to be accepted, and accepted calls not yet answered.
+        pub queued: u64,
+        pub held: u64,
+        /// Requests it sent through its rings that are not back yet (u64::MAX:
+        /// it has no rings).
+        pub in_flight: u64 = u64::MAX,
+        /// The name, NUL-padded.
+        pub name: [u8; 64] = [0; 64],
     }
 }
 

@@ -30,6 +30,23 @@ macro_rules! numbered {
     };
 }
 
+/// A structure whose `Default` gives a field the value written after it
+/// (`= value`), or its type's default: for records whose default is not
+/// all zeros, or that hold arrays too long to derive `Default`.
+macro_rules! with_default {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident: $ty:ty $(= $value:expr)?,)* }) => {
+        $(#[$m])*
+        pub struct $name { $($(#[$fm])* pub $field: $ty,)* }
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $($field: with_default!(@value $($value)?),)* }
+            }
+        }
+    };
+    (@value $value:expr) => { $value };
+    (@value) => { Default::default() };
+}
+
 mod inspect;
 mod pool;
 
@@ -525,35 +542,23 @@ pub struct Rings {
     pub results: [Control; RING_SLOTS as usize],
 }
 
-/// What `acc` reports about an accepted call.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-pub struct AccInfo {
-    /// The rendezvous: name it in rv_read, rv_write, endr, forward.
-    pub rid: u64,
-    pub caller: u64,
-    pub entry: u64,
-    /// Length of the caller's message (the first 64 bytes are in `inline`).
-    pub len: u64,
-    /// Room in the caller's reply buffer.
-    pub reply_cap: u64,
-    /// The request's flags (CONTROL_DIRECT_RETURN: the result may go straight
-    /// back to the requester, so a relay may `forward` instead of calling on).
-    pub flags: u64,
-    pub inline: [u8; 64],
-}
-
-impl Default for AccInfo {
-    fn default() -> Self {
-        AccInfo {
-            rid: 0,
-            caller: 0,
-            entry: 0,
-            len: 0,
-            reply_cap: 0,
-            flags: 0,
-            inline: [0; 64],
-        }
+with_default! {
+    /// What `acc` reports about an accepted call.
+    #[derive(Debug, Clone, Copy)]
+    #[repr(C)]
+    pub struct AccInfo {
+        /// The rendezvous: name it in rv_read, rv_write, endr, forward.
+        pub rid: u64,
+        pub caller: u64,
+        pub entry: u64,
+        /// Length of the caller's message (the first 64 bytes are in `inline`).
+        pub len: u64,
+        /// Room in the caller's reply buffer.
+        pub reply_cap: u64,
+        /// The request's flags (CONTROL_DIRECT_RETURN: the result may go straight
+        /// back to the requester, so a relay may `forward` instead of calling on).
+        pub flags: u64,
+        pub inline: [u8; 64] = [0; 64],
     }
 }
 
@@ -723,40 +728,24 @@ pub mod state {
     pub const EXITED: u64 = 4;
 }
 
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-pub struct ProcInfo {
-    pub pid: u64,
-    pub parent: u64,
-    pub state: u64,
-    /// CPU it runs on or last ran on.
-    pub cpu: u64,
-    /// Pinned CPU, or ANY_CPU.
-    pub affinity: u64,
-    pub policy: u64,
-    pub faults: FaultCounts,
-    /// Physical memory held by the process's regions, in pages.
-    pub resident_pages: u64,
-    pub cpu_ns: u64,
-    pub exit_status: u64,
-    pub name: [u8; 32],
-}
-
-impl Default for ProcInfo {
-    fn default() -> Self {
-        ProcInfo {
-            pid: 0,
-            parent: 0,
-            state: 0,
-            cpu: 0,
-            affinity: ANY_CPU,
-            policy: 0,
-            faults: FaultCounts::default(),
-            resident_pages: 0,
-            cpu_ns: 0,
-            exit_status: 0,
-            name: [0; 32],
-        }
+with_default! {
+    #[derive(Debug, Clone, Copy)]
+    #[repr(C)]
+    pub struct ProcInfo {
+        pub pid: u64,
+        pub parent: u64,
+        pub state: u64,
+        /// CPU it runs on or last ran on.
+        pub cpu: u64,
+        /// Pinned CPU, or ANY_CPU.
+        pub affinity: u64 = ANY_CPU,
+        pub policy: u64,
+        pub faults: FaultCounts,
+        /// Physical memory held by the process's regions, in pages.
+        pub resident_pages: u64,
+        pub cpu_ns: u64,
+        pub exit_status: u64,
+        pub name: [u8; 32] = [0; 32],
     }
 }
 

@@ -70,6 +70,16 @@ pub const fn must_hang(name: &'static str, run: fn() -> TestResult) -> KTest {
     }
 }
 
+/// A list of tests, one a line: how it is run (`pass`, `smp`, `must_fail`,
+/// `must_hang`), then its function, whose name is the test's; a
+/// `must_fail` test adds its evidence in parentheses.
+#[macro_export]
+macro_rules! ktests {
+    ($($how:ident $module:ident :: $test:ident $(($($more:expr),*))?),* $(,)?) => {
+        &[$($crate::ktest::$how(stringify!($test), $module::$test $($(, $more)*)?)),*]
+    };
+}
+
 /// Fails the test with a formatted reason unless the condition holds.
 #[macro_export]
 macro_rules! ensure {

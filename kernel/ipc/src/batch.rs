@@ -181,8 +181,8 @@ pub fn ncallsync_with(
     let mut partner = None;
     for i in 0..n {
         let m = member(i)?;
-        let made = match m.request(caller.pid) {
-            Ok(r) => call::make_call_in(caller.pid, m.server, r, spares.pop(), Some(&batch)),
+        let made = match m.request(caller.pid()) {
+            Ok(r) => call::make_call_in(caller.pid(), m.server, r, spares.pop(), Some(&batch)),
             Err(e) => Err(e),
         };
         let (call, server, early) = match made {
@@ -328,7 +328,7 @@ pub fn acc_many(
             }
         }
         for c in &more {
-            c.accepted_by(server.pid);
+            c.accepted_by(server.pid());
         }
         let kept = {
             let mut held = server.port.held.lock_irqs_off();

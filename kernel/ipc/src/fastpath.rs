@@ -47,13 +47,13 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         // The spare is this caller's alone: filled in place.
         let m: &mut Call = &mut spare;
         m.id = call::next_id();
-        m.caller = caller.pid;
+        m.caller = caller.pid();
         m.server = server;
         *m.entry.get_mut() = entry;
-        m.msg_owner = caller.pid;
+        m.msg_owner = caller.pid();
         m.msg = msg;
         *m.shown.get_mut() = msg.len() as u64;
-        m.reply_owner = caller.pid;
+        m.reply_owner = caller.pid();
         m.reply = reply;
         m.completion = Completion::Wait;
         m.flags = 0;
@@ -82,7 +82,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
     let last = my_port.last_server.lock_irqs_off();
     let Some((_, sp)) = last
         .as_deref()
-        .filter(|s| s.pid == server)
+        .filter(|s| s.pid() == server)
         .map(|s| (s, &s.port))
         .filter(|(_, sp)| check_declared(sp, entry).is_ok())
     else {
@@ -123,7 +123,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
             // it is seen here, and the caller stays runnable (after the
             // server has had the CPU it then finds its call not done, and
             // leaves).
-            if caller.killed.load(Ordering::Acquire) {
+            if caller.is_killed() {
                 *state = Run::Running;
             }
         });

@@ -14,7 +14,7 @@ pub fn register(name: &str, pid: u64) -> Result<(), Error> {
     }
     let mut n = NAMES.lock();
     if n.get(name)
-        .is_some_and(|&owner| crate::process::get(owner).is_some_and(|p| p.exit_status.lock().is_none()))
+        .is_some_and(|&owner| crate::process::get(owner).is_some_and(|p| !p.has_exited()))
     {
         return Err(Error::Busy);
     }

@@ -126,7 +126,7 @@ pub(crate) fn target(pid: u64) -> Result<Arc<Process>, Error> {
 pub(crate) fn cached_target(caller: &Process, pid: u64) -> Result<Arc<Process>, Error> {
     let last = caller.port.last_server.lock().clone();
     if let Some(p) = last
-        && p.pid == pid
+        && p.pid() == pid
         && !p.port.closed.load(Ordering::Acquire)
     {
         return Ok(p);
@@ -324,7 +324,7 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
             None if q.events & mask != 0 => Some(Arrived::Events(take_events(&mut q, mask))),
             None => take_matching(&mut q.calls, mask).map(Arrived::Queued),
         };
-        if got.is_some() || server.killed.load(Ordering::Acquire) {
+        if got.is_some() || server.is_killed() {
             q.waiter = other;
             drop(q);
             wake(partner);
@@ -362,7 +362,7 @@ fn other_waiter(slot: &mut Option<Arc<Computation>>, me: *const Computation) -> 
 /// Inlined: a server's loop accepts a call on every step.
 #[inline(always)]
 pub(crate) fn accept(server: &Process, c: Arc<Call>) -> Result<Accepted, Error> {
-    c.accepted_by(server.pid);
+    c.accepted_by(server.pid());
     {
         let mut held = server.port.held.lock_irqs_off();
         if !call::has_room(&mut held) {

@@ -15,13 +15,13 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::arch::x86_64::trap::TrapFrame;
-use kcore::computation::Computation;
+use kcore::computation::{Computation, UserSpace};
 use kcore::owner::OwnerKind;
 use kcore::println;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::vm::region::Kind;
-use kcore::vm::space::{FaultError, SpaceRef, VirtualSpace};
+use kcore::vm::space::{At, FaultError, SpaceRef, VirtualSpace};
 use restable::ResId;
 pub use sched::WaitQueue;
 
@@ -39,56 +39,58 @@ pub enum Route {
 }
 
 pub struct Process {
-    pub pid: u64,
-    pub name: String,
-    pub parent: AtomicU64,
-    pub policy: LoadPolicy,
-    pub route: Route,
+    pid: u64,
+    name: String,
+    parent: AtomicU64,
+    policy: LoadPolicy,
+    route: Route,
     /// The constituents (resources): program, the plate it came from,
     /// virtual space, work area, computation.
-    pub program: ResId,
-    pub plate: ResId,
-    pub space_id: ResId,
+    program: ResId,
+    plate: ResId,
+    space_id: ResId,
     /// Root of the virtual space's page-table tree (fixed for life).
-    pub root: u64,
+    root: u64,
     /// The space itself, until the process ends and gives it up.
-    pub space: IrqMutex<Option<SpaceRef>>,
+    space: IrqMutex<Option<SpaceRef>>,
     /// CPUs that run this process's space (shared with the space).
-    pub active_cpus: Arc<AtomicU64>,
-    pub computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
+    active_cpus: Arc<AtomicU64>,
+    computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
     /// The 4 KiB work area holding the arguments; given up after they have
     /// been copied onto the stack at the first entry, or at exit.
-    pub work_area: IrqMutex<Option<ResId>>,
+    work_area: IrqMutex<Option<ResId>>,
     /// Entry point of the program.
-    pub entry: u64,
+    entry: u64,
     /// Processes allowed to push containers into this one, steal from it
     /// and exchange with it (besides its parent).
-    pub peers: IrqMutex<Vec<u64>>,
+    peers: IrqMutex<Vec<u64>>,
     /// Set once the process operates on resources itself (native resource
     /// API, containers): only then can it own resources beyond its own
     /// parts, and only then must its exit look for them.
-    pub made_resources: AtomicBool,
+    made_resources: AtomicBool,
     /// Rendezvous and requests addressed to this process.
-    pub port: Port,
+    pub(crate) port: Port,
     faults: [AtomicU64; 5],
     /// Shared with its computation, whose waits give up when it is set.
-    pub killed: Arc<AtomicBool>,
-    pub exit_status: IrqMutex<Option<u64>>,
+    killed: Arc<AtomicBool>,
+    exit_status: IrqMutex<Option<u64>>,
     /// Parents and other waiters block here until the exit status is set.
-    pub exited: WaitQueue,
-    pub anon_next: AtomicU64,
+    exited: WaitQueue,
+    /// Where its last anonymous placement ended: the next one looks for
+    /// room from there.
+    anon_next: AtomicU64,
     /// The process this one last moved an ICA to: a process moves its ICAs
     /// to the same few peers over and over, and keeping the reference spares
     /// each move a look-up in the process table. Not its space: a space
     /// must be free to go (to the pool, or deleted) when its process ends.
     /// Let go at exit.
-    pub ica_target: IrqMutex<Option<Arc<Process>>>,
+    ica_target: IrqMutex<Option<Arc<Process>>>,
     /// Set first thing when its resources are given up, before its
     /// containers are released: a container moved to it after that would
-    /// be found by nobody, so the move refuses (see `container::moving`).
-    pub ending: AtomicBool,
+    /// be found by nobody, so the move refuses (see `accept_resource`).
+    ending: AtomicBool,
     /// The `abi::rights` it holds: given by its creator at spawn, before it runs.
-    pub rights: AtomicU64,
+    rights: AtomicU64,
 }
 
 /// What a new process is composed of, as the resource layer hands it
@@ -145,6 +147,266 @@ impl Process {
         }
     }
 
+    // ---- identity: fixed for the process's life ----
+
+    #[inline(always)]
+    pub fn pid(&self) -> u64 {
+        self.pid
+    }
+
+    #[inline(always)]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How its program was loaded (never `Default`: that was resolved at
+    /// its creation).
+    #[inline(always)]
+    pub fn policy(&self) -> LoadPolicy {
+        self.policy
+    }
+
+    #[inline(always)]
+    pub fn route(&self) -> Route {
+        self.route
+    }
+
+    #[inline(always)]
+    pub fn program(&self) -> ResId {
+        self.program
+    }
+
+    #[inline(always)]
+    pub fn plate(&self) -> ResId {
+        self.plate
+    }
+
+    #[inline(always)]
+    pub fn space_id(&self) -> ResId {
+        self.space_id
+    }
+
+    #[inline(always)]
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    #[inline(always)]
+    pub fn entry(&self) -> u64 {
+        self.entry
+    }
+
+    /// Its space as a computation runs in it: the page-table root and the
+    /// CPUs running it, shared with the space.
+    pub fn user_space(&self) -> UserSpace {
+        UserSpace {
+            root: self.root,
+            active_cpus: self.active_cpus.clone(),
+        }
+    }
+
+    /// Rendezvous and requests addressed to it.
+    #[inline(always)]
+    pub fn port(&self) -> &Port {
+        &self.port
+    }
+
+    // ---- family and exit ----
+
+    /// The pid that may wait for it (`NO_PARENT` once orphaned).
+    #[inline(always)]
+    pub fn parent(&self) -> u64 {
+        self.parent.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub fn is_child_of(&self, pid: u64) -> bool {
+        self.parent() == pid
+    }
+
+    /// Whether process `pid` is this one or its parent: the processes that
+    /// may manage it.
+    #[inline(always)]
+    pub fn answers_to(&self, pid: u64) -> bool {
+        self.pid == pid || self.is_child_of(pid)
+    }
+
+    /// Its parent ended first: it is reaped as soon as it exits.
+    fn orphan(&self) {
+        self.parent.store(NO_PARENT, Ordering::Relaxed);
+    }
+
+    /// Its exit status, once it has exited.
+    pub fn exit_status(&self) -> Option<u64> {
+        *self.exit_status.lock()
+    }
+
+    pub fn has_exited(&self) -> bool {
+        self.exit_status.lock().is_some()
+    }
+
+    /// Whether it has been killed: it exits the next time it would return
+    /// to user mode.
+    #[inline(always)]
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
+    /// The mark `kill` sets, for its computation to share: its waits give
+    /// up when it is set.
+    pub fn kill_mark(&self) -> Arc<AtomicBool> {
+        self.killed.clone()
+    }
+
+    // ---- its parts, as they come and go ----
+
+    /// The process's virtual space, while it has one.
+    pub fn space(&self) -> Option<SpaceRef> {
+        self.space.lock().clone()
+    }
+
+    /// `space` with interrupts already off (the caller keeps them off).
+    #[inline(always)]
+    pub fn space_irqs_off(&self) -> Option<SpaceRef> {
+        self.space.lock_irqs_off().clone()
+    }
+
+    /// Its space, given up as it ends.
+    pub fn take_space(&self) -> Option<SpaceRef> {
+        self.space.lock().take()
+    }
+
+    pub fn resident_pages(&self) -> u64 {
+        let space = self.space.lock().clone();
+        space.map_or(0, |s| s.lock().resident_pages() as u64)
+    }
+
+    /// Where an anonymous placement in its space goes when it names no
+    /// address: the first free place from where its last one ended.
+    #[inline(always)]
+    pub fn free_place(&self) -> At<'_> {
+        At::Free(&self.anon_next)
+    }
+
+    /// The computation it runs by, while it has one.
+    pub fn computation(&self) -> Option<Arc<Computation>> {
+        self.computation.lock().as_ref().and_then(|c| c.1.upgrade())
+    }
+
+    /// Its computation's resource identifier, once it has one.
+    pub fn computation_id(&self) -> Option<ResId> {
+        self.computation.lock().as_ref().map(|c| c.0)
+    }
+
+    pub fn has_computation(&self) -> bool {
+        self.computation.lock().is_some()
+    }
+
+    /// It runs by `comp`, resource `id`, from now on.
+    pub fn set_computation(&self, id: ResId, comp: &Arc<Computation>) {
+        *self.computation.lock() = Some((id, Arc::downgrade(comp)));
+    }
+
+    /// Its work area, given up once: after its arguments have been
+    /// delivered, or as it ends.
+    pub fn take_work_area(&self) -> Option<ResId> {
+        self.work_area.lock().take()
+    }
+
+    // ---- whom it lets in, and what it may do ----
+
+    /// Lets process `pid` (or `abi::ANY_PID`, anyone) push containers into
+    /// it, steal from it and exchange with it.
+    pub fn grant_peer(&self, pid: u64) -> Result<(), Error> {
+        let mut peers = self.peers.lock();
+        if !peers.contains(&pid) {
+            peers.try_reserve(1).map_err(|_| Error::NoMemory)?;
+            peers.push(pid);
+        }
+        Ok(())
+    }
+
+    /// Whether process `pid` was granted (`grant_peer`) to touch its
+    /// containers.
+    pub fn may_push_from(&self, pid: u64) -> bool {
+        let peers = self.peers.lock();
+        peers.contains(&pid) || peers.contains(&abi::ANY_PID)
+    }
+
+    /// Whether it holds every right of `rights` (`abi::rights`).
+    #[inline(always)]
+    pub fn holds_rights(&self, rights: u64) -> bool {
+        rights & !self.rights.load(Ordering::Relaxed) == 0
+    }
+
+    /// Gives it `rights`: by its creator at spawn, before it runs.
+    pub fn give_rights(&self, rights: u64) {
+        self.rights.store(rights, Ordering::Relaxed);
+    }
+
+    // ---- resources beyond its parts, and its end ----
+
+    /// It operates on resources itself (native resource API, containers):
+    /// its exit must look for what it owns. Tested first, so the common
+    /// case writes nothing.
+    #[inline(always)]
+    pub fn mark_maker(&self) {
+        if !self.made_resources.load(Ordering::Acquire) {
+            self.made_resources.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether it may own resources beyond its parts (see `mark_maker`).
+    pub fn made_resources(&self) -> bool {
+        self.made_resources.load(Ordering::Acquire)
+    }
+
+    /// It is about to own a resource it did not make (a container moved
+    /// to it): marks it a maker, so that its exit finds the resource, then
+    /// says whether it may take it, that is whether it has not begun to
+    /// end. The mark comes before the look at `ending`, and `mark_ending`
+    /// sets that before it looks at the mark (all four sequentially
+    /// consistent): either the move sees the end and refuses, or the end
+    /// sees the mark. The caller holds the lock under which the end's
+    /// release looks for the resource.
+    #[inline(always)]
+    pub fn accept_resource(&self) -> bool {
+        self.made_resources.store(true, Ordering::SeqCst);
+        !self.ending.load(Ordering::SeqCst)
+    }
+
+    /// First thing as its resources are given up, before its containers
+    /// are released: it is ending, and resources moved to it from now on
+    /// are refused (see `accept_resource`). Returns whether it had made or
+    /// been given resources by then, whose release must look for them.
+    #[must_use]
+    pub fn mark_ending(&self) -> bool {
+        self.ending.store(true, Ordering::SeqCst);
+        self.made_resources.load(Ordering::SeqCst)
+    }
+
+    /// Moves an ICA to process `target` through `f`, given that process:
+    /// the one it moved to last if that is `target`, else looked up and
+    /// kept for the next move. The lock on the kept reference is held
+    /// through `f`: it is the first lock of the move and turns interrupts
+    /// off for all of it (its guard turns them back on).
+    #[inline(always)]
+    pub fn with_ica_target<R>(&self, target: u64, f: impl FnOnce(&Process) -> Result<R, Error>) -> Result<R, Error> {
+        let mut last = self.ica_target.lock();
+        if last.as_ref().is_none_or(|p| p.pid != target) {
+            *last = Some(get(target).ok_or(Error::NotFound)?);
+        }
+        let to_p = last.as_deref().ok_or(Error::NotFound)?;
+        f(to_p)
+    }
+
+    /// Lets go of the process it moved an ICA to last (as it ends).
+    pub fn forget_ica_target(&self) {
+        drop(self.ica_target.lock().take());
+    }
+
+    // ---- faults ----
+
     pub fn count_fault(&self, kind: Kind) {
         let i = match kind {
             Kind::Text => 0,
@@ -165,21 +427,6 @@ impl Process {
             stack: f(3),
             heap: f(4),
         }
-    }
-
-    pub fn resident_pages(&self) -> u64 {
-        let space = self.space.lock().clone();
-        space.map_or(0, |s| s.lock().resident_pages() as u64)
-    }
-
-    /// The process's virtual space, while it has one.
-    pub fn space(&self) -> Option<SpaceRef> {
-        self.space.lock().clone()
-    }
-
-    /// The computation it runs by, while it has one.
-    pub fn computation(&self) -> Option<Arc<Computation>> {
-        self.computation.lock().as_ref().and_then(|c| c.1.upgrade())
     }
 }
 
@@ -262,12 +509,11 @@ pub fn interrupt_foreground() -> bool {
 /// (or wakes from a wait).
 pub fn kill(pid: u64) -> Result<(), Error> {
     let p = get(pid).ok_or(Error::NotFound)?;
-    if p.exit_status.lock().is_some() {
+    if p.has_exited() {
         return Ok(());
     }
     p.killed.store(true, Ordering::Release);
-    let c = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    if let Some(c) = c {
+    if let Some(c) = p.computation() {
         sched::wake(&c);
         // If it runs on another CPU, interrupt it so it notices soon.
         let cpu = c.last_cpu.load(Ordering::Relaxed);
@@ -293,23 +539,19 @@ pub fn exit_current(status: u64) -> ! {
     // Children: reap the finished ones, orphan the rest.
     {
         let mut table = PROCESSES.lock();
-        let children: Vec<u64> = table
-            .values()
-            .filter(|c| c.parent.load(Ordering::Relaxed) == p.pid)
-            .map(|c| c.pid)
-            .collect();
+        let children: Vec<u64> = table.values().filter(|c| c.is_child_of(p.pid)).map(|c| c.pid).collect();
         for pid in children {
-            let done = table.get(&pid).is_some_and(|c| c.exit_status.lock().is_some());
+            let done = table.get(&pid).is_some_and(|c| c.has_exited());
             if done {
                 table.remove(&pid);
             } else if let Some(c) = table.get(&pid) {
-                c.parent.store(NO_PARENT, Ordering::Relaxed);
+                c.orphan();
             }
         }
     }
     p.exited.update(|| *p.exit_status.lock() = Some(status));
     p.exited.wake_all();
-    if p.parent.load(Ordering::Relaxed) == NO_PARENT {
+    if p.parent() == NO_PARENT {
         PROCESSES.lock().remove(&p.pid);
     }
     drop(p);
@@ -320,7 +562,7 @@ pub fn exit_current(status: u64) -> ! {
 /// removes it from the table and returns its status.
 pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     let p = get(pid).ok_or(Error::NotFound)?;
-    if p.parent.load(Ordering::Relaxed) != parent {
+    if !p.is_child_of(parent) {
         return Err(if pid == parent { Error::Deadlock } else { Error::Denied });
     }
     let mut status = None;
@@ -333,8 +575,7 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     }
     // The child's CPU may still be switching away from it: wait until it
     // has, so that everything the child held can be reaped from now on.
-    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    if let Some(c) = comp {
+    if let Some(c) = p.computation() {
         while c.on_cpu.load(Ordering::Acquire) {
             core::hint::spin_loop();
         }
@@ -382,7 +623,7 @@ pub fn on_return_to_user(frame: &mut TrapFrame) {
 #[inline(always)]
 pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
     sched::preempt_if_needed();
-    if p.killed.load(Ordering::Acquire) {
+    if p.is_killed() {
         killed(p);
     }
     sanitize_flags(frame);
@@ -428,7 +669,7 @@ pub fn on_first_entry() {
 /// call it makes.
 #[inline(always)]
 pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
-    if with_current(|p| p.pid) == Some(pid) {
+    if runs_here(pid) {
         return from.read(buf);
     }
     read_other_user(pid, from, buf)
@@ -437,11 +678,7 @@ pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Err
 /// `read_user_of` for a process other than the current one.
 #[inline(never)]
 fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
-    if buf.len() > from.len() {
-        return Err(Error::Invalid);
-    }
-    let p = get(pid).ok_or(Error::NotFound)?;
-    let space = p.space().ok_or(Error::NotFound)?;
+    let space = other_space(pid, buf.len(), from)?;
     let r = space.lock().copy_out(from.addr(), buf);
     r.map_err(|_| Error::Fault)
 }
@@ -482,16 +719,28 @@ pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) ->
 /// Copies `data` to the start of `to` in the memory of process `pid`, as
 /// `read_user_of` reads; the range must be writable by that process.
 pub fn write_user_of(pid: u64, to: UserRange, data: &[u8]) -> Result<(), Error> {
-    if with_current(|p| p.pid) == Some(pid) {
+    if runs_here(pid) {
         return to.write(data);
     }
-    if data.len() > to.len() {
+    let space = other_space(pid, data.len(), to)?;
+    let r = space.lock().copy_in(to.addr(), data);
+    r.map_err(|_| Error::Fault)
+}
+
+/// Whether process `pid` is the one running here.
+#[inline(always)]
+fn runs_here(pid: u64) -> bool {
+    with_current(|p| p.pid) == Some(pid)
+}
+
+/// The space of process `pid` (not the one running here), for a copy of
+/// `len` bytes to or from the start of `range`.
+fn other_space(pid: u64, len: usize, range: UserRange) -> Result<SpaceRef, Error> {
+    if len > range.len() {
         return Err(Error::Invalid);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
-    let space = p.space().ok_or(Error::NotFound)?;
-    let r = space.lock().copy_in(to.addr(), data);
-    r.map_err(|_| Error::Fault)
+    p.space().ok_or(Error::NotFound)
 }
 
 /// A page fault at user address `addr`, from user mode or from the kernel

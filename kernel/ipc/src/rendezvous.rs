@@ -36,7 +36,7 @@ pub use crate::call::{BYTES_COPIED, CALLS, flush_free_calls};
 /// length (or the server's error). `msg_ref` names a call the caller holds
 /// whose message is passed on instead of the caller's own memory.
 /// The general path: the system call tries `call_fast` first (see
-/// `syscall::ipc::sys_call_raw`).
+/// `syscall::rendezvous::sys_call_raw`).
 pub fn call(
     caller: &Process,
     server: u64,
@@ -48,7 +48,7 @@ pub fn call(
     let (owner, range) = if msg_ref != 0 {
         held_message(caller, msg_ref)?
     } else {
-        (caller.pid, msg)
+        (caller.pid(), msg)
     };
     let (status, c) = call_with(
         caller,
@@ -64,7 +64,12 @@ pub fn call(
 pub(crate) fn call_with(caller: &Process, server: u64, r: Request) -> Result<(Result<u64, Error>, Arc<Call>), Error> {
     let s = port::cached_target(caller, server)?;
     check_entry(&s, r.entry)?;
-    let c = call::make_call(caller.pid, server, r, caller.port.spare.take().map(UniqueArc::into_arc))?;
+    let c = call::make_call(
+        caller.pid(),
+        server,
+        r,
+        caller.port.spare.take().map(UniqueArc::into_arc),
+    )?;
     let partner = port::deliver(&s, c.clone())?;
     drop(s);
     let status = c.wait_done(partner);
@@ -150,7 +155,7 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: UserRange) -> Result<u6
     let c = port::held(server, rid)?;
     let shown = c.msg.prefix(c.shown.load(Ordering::Relaxed) as usize);
     let from = usize::try_from(offset).map_err(|_| Error::Invalid)?;
-    cross_copy((c.msg_owner, shown.part(from, to.len())?), (server.pid, to))?;
+    cross_copy((c.msg_owner, shown.part(from, to.len())?), (server.pid(), to))?;
     Ok(to.len() as u64)
 }
 
@@ -159,7 +164,7 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: UserRange) -> Result<u6
 pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result<u64, Error> {
     let c = port::held(server, rid)?;
     let at = usize::try_from(offset).map_err(|_| Error::Invalid)?;
-    cross_copy((server.pid, from), (c.reply_owner, c.reply.part(at, from.len())?))?;
+    cross_copy((server.pid(), from), (c.reply_owner, c.reply.part(at, from.len())?))?;
     Ok(from.len() as u64)
 }
 
@@ -215,7 +220,7 @@ pub(crate) fn end_released(server: &Process, c: Arc<Call>, from: UserRange) -> (
         let (status, kept) = keep_reply(&c, from);
         return (n, answer(server, c, status, kept));
     }
-    let status = match cross_copy((server.pid, from), (c.reply_owner, c.reply)) {
+    let status = match cross_copy((server.pid(), from), (c.reply_owner, c.reply)) {
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };

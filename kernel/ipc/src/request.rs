@@ -18,7 +18,7 @@ use kcore::uaccess::UserRange;
 /// rendezvous's direct switch. Returns the block with its result half
 /// filled in (a request that could not be sent carries its error).
 pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
-    let sent = Request::of(caller.pid, c, Completion::Wait).and_then(|r| rendezvous::call_with(caller, c.server, r));
+    let sent = Request::of(caller.pid(), c, Completion::Wait).and_then(|r| rendezvous::call_with(caller, c.server, r));
     match sent {
         Ok((_, call)) => {
             let result = result_of(&call, 1);
@@ -39,9 +39,9 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply:
     let s = port::target(server)?;
     check_entry(&s, entry)?;
     let c = call::make_call(
-        caller.pid,
+        caller.pid(),
         server,
-        Request::new(entry, caller.pid, msg, reply, Completion::Fetch),
+        Request::new(entry, caller.pid(), msg, reply, Completion::Fetch),
         None,
     )?;
     let id = c.id;
@@ -52,10 +52,10 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply:
 /// A request from a control block of the caller's request ring: sent
 /// without waiting; its result goes to the caller's result ring.
 pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> {
-    let r = Request::of(caller.pid, c, Completion::Ring)?;
+    let r = Request::of(caller.pid(), c, Completion::Ring)?;
     let s = port::target(c.server)?;
     check_entry(&s, c.entry)?;
-    let call = call::make_call(caller.pid, c.server, r, None)?;
+    let call = call::make_call(caller.pid(), c.server, r, None)?;
     wake(port::deliver(&s, call)?);
     Ok(())
 }

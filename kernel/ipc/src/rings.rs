@@ -25,6 +25,7 @@ use core::mem::{offset_of, size_of};
 use core::sync::atomic::Ordering;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::vm::region::{Kind, Region, SharedArea};
+use kcore::vm::space::At;
 use restable::ResId;
 
 /// A process's rings, as the kernel keeps them.
@@ -99,11 +100,12 @@ impl RingState {
 }
 
 /// `ring_setup`: the caller's rings, made on first use. Returns their
-/// address in the caller's space. The area is attached there as the
-/// resource layer's region by `attach(area, address)`, which returns the
-/// region's and the attachment's identifiers (the kernel owns both: the
-/// process can neither delete nor move them).
-pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, ResId), Error>) -> Result<u64, Error> {
+/// address in the caller's space. The area is attached there, at the
+/// first free place, as the resource layer's region by `attach(area,
+/// at)`, which returns the region's and the attachment's identifiers (the
+/// kernel owns both: the process can neither delete nor move them) and
+/// the address.
+pub fn setup(p: &Process, attach: impl FnOnce(Region, At) -> Result<(ResId, ResId, u64), Error>) -> Result<u64, Error> {
     let mut slot = p.port.rings.lock();
     if let Some(r) = slot.as_ref() {
         return Ok(r.user);
@@ -114,14 +116,7 @@ pub fn setup(p: &Process, attach: impl FnOnce(Region, u64) -> Result<(ResId, Res
         .map_err(|_| Error::NoMemory)?
         .into_shared()
         .map_err(|_| Error::NoMemory)?;
-    let space = p.space().ok_or(Error::NotFound)?;
-    let len = (PAGES as u64) * PAGE_SIZE;
-    let base = space
-        .lock()
-        .find_free(p.anon_next.load(Ordering::Relaxed), len)
-        .ok_or(Error::NoMemory)?;
-    p.anon_next.store(base + len, Ordering::Relaxed);
-    let (region, link) = attach(area, base)?;
+    let (region, link, base) = attach(area, p.free_place())?;
     *slot = Some(RingState {
         region,
         link,
@@ -204,7 +199,7 @@ pub fn submit(p: &Process, n: u64, flags: u64) -> Result<u64, Error> {
                 let mut failed = c;
                 failed.status = e.as_ret();
                 failed.batch = 1;
-                complete(p.pid, &failed);
+                complete(p.pid(), &failed);
             }
         }
         Ok(n)

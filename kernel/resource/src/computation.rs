@@ -5,7 +5,7 @@ use super::mediator::{Need, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
 use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
-use kcore::computation::{ANY_CPU, Computation, UserSpace, UserStart};
+use kcore::computation::{ANY_CPU, Computation, UserStart};
 use kcore::owner::Owner;
 use kcore::sync::IrqMutex;
 use kcore::vm::USER_STACK_TOP;
@@ -21,7 +21,7 @@ pub fn create(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
 
 fn make(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
     let p = super::process::get(caller, process)?;
-    if p.computation.lock().is_some() {
+    if p.has_computation() {
         return Err(Error::Busy);
     }
     let affinity = match cpu {
@@ -31,20 +31,17 @@ fn make(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
     };
     let start = UserStart {
         owner: Owner::new(&ipc::process::OWNER, p.clone()),
-        user: UserSpace {
-            root: p.root,
-            active_cpus: p.active_cpus.clone(),
-        },
-        killed: p.killed.clone(),
-        rip: p.entry,
+        user: p.user_space(),
+        killed: p.kill_mark(),
+        rip: p.entry(),
         rsp: USER_STACK_TOP,
         rdi: 0,
         rsi: 0,
         affinity,
     };
     let comp = Computation::new_user(start).map_err(|_| Error::NoMemory)?;
-    let id = super::insert(&mut TABLE.lock(), p.pid, comp.clone())?;
-    *p.computation.lock() = Some((id, Arc::downgrade(&comp)));
+    let id = super::insert(&mut TABLE.lock(), p.pid(), comp.clone())?;
+    p.set_computation(id, &comp);
     Ok(id)
 }
 
@@ -57,7 +54,7 @@ impl Resource for Computations {
 
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {
         super::describe(&TABLE.lock(), id, |c| {
-            let pid = c.owner(&ipc::process::OWNER).map_or(0, |p| p.pid);
+            let pid = c.owner(&ipc::process::OWNER).map_or(0, |p| p.pid());
             (kcore::mm::stack::DEFAULT_PAGES * 4096, pid, [ResId::NONE; 3])
         })
     }

@@ -121,14 +121,14 @@ fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Plac
     timed(ATTACH, || {
         let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
         let space = p.space().ok_or(Error::NotFound)?;
-        let (region, link, slot, base) = vspace::attach_memory(p.space_id, memory, at(addr, &p), id)?;
+        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
         let place = Place::InProcess {
             pid,
             link,
             slot,
             base,
             space,
-            space_id: p.space_id,
+            space_id: p.space_id(),
         };
         Ok((region, place))
     })
@@ -138,11 +138,7 @@ fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Plac
 /// there is room.
 #[inline(always)]
 fn at(addr: u64, p: &ipc::process::Process) -> At<'_> {
-    if addr != 0 {
-        At::Address(addr)
-    } else {
-        At::Free(&p.anon_next)
-    }
+    if addr != 0 { At::Address(addr) } else { p.free_place() }
 }
 
 /// Detaches a container's memory (region `region`, attached by `link` to
@@ -237,7 +233,7 @@ pub fn move_ica(caller: u64, id: ResId, target: u64, addr: u64) -> Result<u64, E
 /// identifies it; one that has begun to end is refused by the move).
 #[inline(always)]
 pub fn move_for(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    mediated_move(me.pid, id, || move_from(me, id, target, addr))
+    mediated_move(me.pid(), id, || move_from(me, id, target, addr))
 }
 
 /// The mediator's part of a move, whose cycles are also the move's share of
@@ -251,17 +247,13 @@ fn mediated_move(caller: u64, id: ResId, work: impl FnOnce() -> Result<u64, Erro
 }
 
 /// The move for process `me` itself: one call with everything inside it
-/// inlined (no closures, whose calls the compiler may or may not inline).
+/// inlined (the one closure, the move given its target, is called once
+/// from an `#[inline(always)]` method, and is inlined with it).
 #[inline(never)]
 fn move_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> Result<u64, Error> {
-    // The first lock turns interrupts off (its guard turns them back on);
-    // the rest of the move's locks are taken as they are.
-    let mut last = me.ica_target.lock();
-    if last.as_ref().is_none_or(|p| p.pid != target) {
-        *last = Some(ipc::process::get(target).ok_or(Error::NotFound)?);
-    }
-    let to_p = last.as_deref().ok_or(Error::NotFound)?;
-    moving(me.pid, id, to_p, addr)
+    // The first lock (the kept target's) turns interrupts off (its guard
+    // turns them back on); the rest of the move's locks are taken as they are.
+    me.with_ica_target(target, |to_p| moving(me.pid(), id, to_p, addr))
 }
 
 /// The move itself, to process `to_p`. Interrupts are off, taken once for
@@ -270,9 +262,9 @@ fn move_from(me: &ipc::process::Process, id: ResId, target: u64, addr: u64) -> R
 #[inline(always)]
 fn moving(caller: u64, id: ResId, to_p: &ipc::process::Process, addr: u64) -> Result<u64, Error> {
     may_touch_process(caller, to_p)?;
-    let target = to_p.pid;
+    let target = to_p.pid();
     // The target's space while it has one (it gives it up as it ends).
-    let to = to_p.space.lock_irqs_off().clone().ok_or(Error::NotFound)?;
+    let to = to_p.space_irqs_off().ok_or(Error::NotFound)?;
     // One hold of the container table for the look-up, the move and the
     // new place (the table before the spaces, as on the SWAP path), so the
     // container cannot change between them and is looked up once.
@@ -299,10 +291,9 @@ fn moving(caller: u64, id: ResId, to_p: &ipc::process::Process, addr: u64) -> Re
         }
         // The target will own a resource it did not make: its exit must
         // find it. Marked before looking whether it has begun to end (see
-        // `proc::end_resources`): its release, which takes this table's
-        // lock, then finds the container, or the move is refused here.
-        to_p.made_resources.store(true, Ordering::SeqCst);
-        if to_p.ending.load(Ordering::SeqCst) {
+        // `Process::accept_resource`): its release, which takes this
+        // table's lock, then finds the container, or the move is refused.
+        if !to_p.accept_resource() {
             return Err(Error::NotFound);
         }
         // The place is updated where it lies (same variant, new fields):
@@ -310,7 +301,7 @@ fn moving(caller: u64, id: ResId, to_p: &ipc::process::Process, addr: u64) -> Re
         (*base, *slot) = move_attachment(space, &to, to_p, (*link, *slot), pages, addr)?;
         *pid = target;
         *space = to;
-        *space_id = to_p.space_id;
+        *space_id = to_p.space_id();
         e.owner = target;
         *base
     };
@@ -524,7 +515,7 @@ pub fn may_touch(caller: u64, target: u64) -> Result<(), Error> {
 #[inline(always)]
 fn may_touch_process(caller: u64, p: &ipc::process::Process) -> Result<(), Error> {
     // The parent first: it needs no lock.
-    if caller == KERNEL || caller == p.pid || p.parent.load(Ordering::Relaxed) == caller {
+    if caller == KERNEL || caller == p.pid() || p.is_child_of(caller) {
         return Ok(());
     }
     may_touch_peer(caller, p)
@@ -532,8 +523,7 @@ fn may_touch_process(caller: u64, p: &ipc::process::Process) -> Result<(), Error
 
 #[cold]
 fn may_touch_peer(caller: u64, p: &ipc::process::Process) -> Result<(), Error> {
-    let peers = p.peers.lock();
-    if peers.contains(&caller) || peers.contains(&abi::ANY_PID) {
+    if p.may_push_from(caller) {
         Ok(())
     } else {
         Err(Error::Denied)

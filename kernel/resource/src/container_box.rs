@@ -16,9 +16,10 @@
 //! made with `BOX_SCRUB` zeroes such pages instead (at the cost of a write of
 //! every page), so nothing passes from a receiver to a later sender.
 
-use super::container::{self, Place, QUEUE, timed};
+use super::container::{self, Container, Place, QUEUE, timed};
 use super::fifo::Fifo;
 use super::mediator::{NO_ID, NO_IDS, Need, Outcome, invoke, only};
+use super::vspace::SpaceRef;
 use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
 use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo, ResOp};
 use alloc::sync::Arc;
@@ -26,6 +27,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 use ipc::process::WaitQueue;
 use kcore::sync::IrqMutex;
+use kcore::vm::region::Region;
 
 struct Queues {
     empty: Fifo<ResId>,
@@ -183,7 +185,7 @@ pub fn receive(
         NO_ID,
     ];
     invoke(caller, ResOp::Receive, ids, || {
-        receive_now(caller, id, bx, addr, mode, timeout_ns).map(|(id, addr, size)| Received { id, addr, size })
+        receive_now(caller, id, bx, addr, mode, timeout_ns)
     })
 }
 
@@ -194,6 +196,16 @@ pub struct Received {
     pub id: ResId,
     pub addr: u64,
     pub size: u64,
+}
+
+impl Received {
+    fn new(id: ResId, addr: u64, pages: usize) -> Received {
+        Received {
+            id,
+            addr,
+            size: pages as u64 * 4096,
+        }
+    }
 }
 
 impl Outcome for Received {}
@@ -322,48 +334,35 @@ fn waiters_to_wake(b: &ContainerBox) -> Option<Arc<WaitQueue>> {
 }
 
 /// SWAP send when the box has an empty container of the size at hand (the
-/// usual case), in one critical section: both tables are locked (container
-/// table first, the order everywhere both are held) while the container and
-/// the box are looked up once each, and the sender's space is locked inside
-/// them for the exchange itself, so the empty container's memory is
-/// exchanged where it lies, never moved out and back. `None` leaves the
-/// work to the slow path (no empty container: one is made there).
+/// usual case), in one critical section (`swap_section`): the sender's
+/// space is locked inside it for the exchange itself, so the empty
+/// container's memory is exchanged where it lies, never moved out and
+/// back. `None` leaves the work to the slow path (no empty container: one
+/// is made there).
 fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(ResId, u64), Error>> {
-    let t0 = kcore::clock::cycles();
-    let mut ct = container::lock();
-    let mut bt = TABLE.lock();
-    let b = match bt.get_mut(bx) {
-        Ok(b) if allowed(b, caller, BOX_SEND) => &mut b.value,
-        Ok(_) => return Some(Err(Error::Denied)),
-        Err(e) => return Some(Err(super::id_error(e))),
-    };
-    let (link, pages, space, _) = match attached(&ct, id, caller) {
-        Ok(a) => a,
+    let done = swap_section(caller, id, bx, BOX_SEND, |ct, b, (link, pages, space, _)| {
+        let q = b.classes.get_mut(&pages)?;
+        let empty = q.empty.front()?;
+        // Room first: once the pages are exchanged nothing may fail.
+        if q.filled.try_reserve(1).is_err() {
+            return Some(Err(Error::NoMemory));
+        }
+        let Ok(Place::InBox { region, .. }) = ct.get_mut(empty).map(|e| &mut e.value.place) else {
+            return None;
+        };
+        let (t1, t2) = match exchange(&space, link, region) {
+            Ok(times) => times,
+            Err(e) => return Some(Err(e)),
+        };
+        q.empty.pop_front();
+        q.filled.push_back((empty, addr));
+        let short = q.empty.len() < b.lower;
+        Some(Ok(((empty, pages, short, b.lower, waiters_to_wake(b)), t1, t2)))
+    });
+    let (empty, pages, short, lower, waiters) = match done? {
+        Ok(sent) => sent,
         Err(e) => return Some(Err(e)),
     };
-    let q = b.classes.get_mut(&pages)?;
-    let empty = q.empty.front()?;
-    // Room first: once the pages are exchanged nothing may fail.
-    if q.filled.try_reserve(1).is_err() {
-        return Some(Err(Error::NoMemory));
-    }
-    let Ok(Place::InBox { region, .. }) = ct.get_mut(empty).map(|e| &mut e.value.place) else {
-        return None;
-    };
-    let t1 = kcore::clock::cycles();
-    let r = container::exchange_untimed(&space, link, region);
-    let t2 = kcore::clock::cycles();
-    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
-    if let Err(e) = r {
-        return Some(Err(e));
-    }
-    q.empty.pop_front();
-    q.filled.push_back((empty, addr));
-    let short = q.empty.len() < b.lower;
-    let (lower, waiters) = (b.lower, waiters_to_wake(b));
-    drop(bt);
-    drop(ct);
-    container::STATS[QUEUE].fetch_add(t1 - t0 + kcore::clock::cycles() - t2, Ordering::Relaxed);
     if let Some(w) = waiters {
         w.wake_all();
     }
@@ -373,13 +372,101 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
     Some(Ok((empty, pages as u64 * 4096)))
 }
 
-/// ((link, slot), pages, space, base) of container `id`, attached to
-/// `caller`'s space.
-fn attached(
-    ct: &ResTable<container::Container>,
-    id: ResId,
+/// SWAP receive when a filled container of the size is already waiting,
+/// in one critical section as `send_swap`: the box container's memory is
+/// exchanged where it lies, and the container goes back to the empty
+/// queue (or is deleted above the upper bound). `None` when nothing is
+/// there yet: the slow path waits.
+fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<Received, Error>> {
+    let done = swap_section(caller, id, bx, BOX_RECEIVE, |ct, b, (link, pages, space, base)| {
+        let q = b.classes.get_mut(&pages)?;
+        let (boxed, _) = q.filled.front()?;
+        let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
+            return Some(Err(Error::Busy));
+        };
+        let (t1, t2) = match exchange(&space, link, region) {
+            Ok(times) => times,
+            Err(e) => return Some(Err(e)),
+        };
+        // The receiver's former pages go to a later sender: zeroed first
+        // (not counted as queue work).
+        let t2 = if b.scrub {
+            region.reset();
+            kcore::clock::cycles()
+        } else {
+            t2
+        };
+        q.filled.pop_front();
+        let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
+        if keep {
+            q.empty.push_back(boxed);
+        }
+        Some(Ok(((boxed, keep, base, pages), t1, t2)))
+    });
+    let (boxed, keep, base, pages) = match done? {
+        Ok(received) => received,
+        Err(e) => return Some(Err(e)),
+    };
+    if !keep {
+        let _ = container::destroy(boxed);
+    }
+    Some(Ok(Received::new(id, base, pages)))
+}
+
+/// A SWAP's critical section, the same for send and receive: both tables
+/// are locked (container table first, the order everywhere both are held)
+/// while box `bx`, on which `caller` must have `right`, and container
+/// `id`, attached to `caller`'s space, are looked up once each; `work`
+/// then exchanges the pages (`exchange`) and returns its outcome with the
+/// cycles at the exchange's start and end, or `None` for the slow path.
+/// The queue's share of the cost is the rest, up to the tables' release.
+#[inline(always)]
+fn swap_section<R>(
     caller: u64,
-) -> Result<((ResId, usize), usize, super::vspace::SpaceRef, u64), Error> {
+    id: ResId,
+    bx: ResId,
+    right: u64,
+    work: impl FnOnce(&mut ResTable<Container>, &mut ContainerBox, Attached) -> Option<Result<(R, u64, u64), Error>>,
+) -> Option<Result<R, Error>> {
+    let t0 = kcore::clock::cycles();
+    let mut ct = container::lock();
+    let mut bt = TABLE.lock();
+    let b = match bt.get_mut(bx) {
+        Ok(b) if allowed(b, caller, right) => &mut b.value,
+        Ok(_) => return Some(Err(Error::Denied)),
+        Err(e) => return Some(Err(super::id_error(e))),
+    };
+    let parts = match attached(&ct, id, caller) {
+        Ok(a) => a,
+        Err(e) => return Some(Err(e)),
+    };
+    let (r, t1, t2) = match work(&mut ct, b, parts)? {
+        Ok(done) => done,
+        Err(e) => return Some(Err(e)),
+    };
+    drop(bt);
+    drop(ct);
+    container::STATS[QUEUE].fetch_add(t1 - t0 + kcore::clock::cycles() - t2, Ordering::Relaxed);
+    Some(Ok(r))
+}
+
+/// A SWAP's exchange of the pages of attachment `link` in `space` with
+/// those of a box container, `region`, counted as the containers'
+/// exchange: returns the cycles at its start and end.
+#[inline(always)]
+fn exchange(space: &SpaceRef, link: (ResId, usize), region: &mut Region) -> Result<(u64, u64), Error> {
+    let t1 = kcore::clock::cycles();
+    let r = container::exchange_untimed(space, link, region);
+    let t2 = kcore::clock::cycles();
+    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
+    r.map(|()| (t1, t2))
+}
+
+/// ((link, slot), pages, space, base) of a container attached to a space.
+type Attached = ((ResId, usize), usize, SpaceRef, u64);
+
+/// The `Attached` parts of container `id`, attached to `caller`'s space.
+fn attached(ct: &ResTable<Container>, id: ResId, caller: u64) -> Result<Attached, Error> {
     let c = ct.get(id).map_err(super::id_error)?;
     match &c.value.place {
         Place::InProcess {
@@ -395,59 +482,7 @@ fn attached(
     }
 }
 
-/// SWAP receive when a filled container of the size is already waiting,
-/// in one critical section as `send_swap`: the box container's memory is
-/// exchanged where it lies, and the container goes back to the empty
-/// queue (or is deleted above the upper bound). `None` when nothing is
-/// there yet: the slow path waits.
-fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<(ResId, u64, u64), Error>> {
-    let t0 = kcore::clock::cycles();
-    let mut ct = container::lock();
-    let mut bt = TABLE.lock();
-    let b = match bt.get_mut(bx) {
-        Ok(b) if allowed(b, caller, BOX_RECEIVE) => &mut b.value,
-        Ok(_) => return Some(Err(Error::Denied)),
-        Err(e) => return Some(Err(super::id_error(e))),
-    };
-    let (link, pages, space, base) = match attached(&ct, id, caller) {
-        Ok(a) => a,
-        Err(e) => return Some(Err(e)),
-    };
-    let q = b.classes.get_mut(&pages)?;
-    let (boxed, _) = q.filled.front()?;
-    let Ok(Place::InBox { region, .. }) = ct.get_mut(boxed).map(|e| &mut e.value.place) else {
-        return Some(Err(Error::Busy));
-    };
-    let t1 = kcore::clock::cycles();
-    let r = container::exchange_untimed(&space, link, region);
-    let t2 = kcore::clock::cycles();
-    container::STATS[container::EXCHANGE].fetch_add(t2 - t1, Ordering::Relaxed);
-    if let Err(e) = r {
-        return Some(Err(e));
-    }
-    // The receiver's former pages go to a later sender: zeroed first (not
-    // counted as queue work).
-    let t2 = if b.scrub {
-        region.reset();
-        kcore::clock::cycles()
-    } else {
-        t2
-    };
-    q.filled.pop_front();
-    let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
-    if keep {
-        q.empty.push_back(boxed);
-    }
-    drop(bt);
-    drop(ct);
-    container::STATS[QUEUE].fetch_add(t1 - t0 + kcore::clock::cycles() - t2, Ordering::Relaxed);
-    if !keep {
-        let _ = container::destroy(boxed);
-    }
-    Some(Ok((id, base, pages as u64 * 4096)))
-}
-
-/// `receive`: returns the container, its address and its size.
+/// `receive` itself, once the mediator has checked the identifiers.
 fn receive_now(
     caller: u64,
     id: ResId,
@@ -455,7 +490,7 @@ fn receive_now(
     addr: u64,
     mode: ContainerMode,
     timeout_ns: u64,
-) -> Result<(ResId, u64, u64), Error> {
+) -> Result<Received, Error> {
     if mode == ContainerMode::Swap
         && let Some(done) = receive_swap(caller, id, bx)
     {
@@ -502,14 +537,14 @@ fn receive_now(
             }
             give_back_empty(bx, pages, boxed)?;
             let (_, _, base, _) = container::in_process(id)?;
-            Ok((id, base, pages as u64 * 4096))
+            Ok(Received::new(id, base, pages))
         }
         ContainerMode::Move | ContainerMode::Share => {
             // The container itself (or the alias it carries) is attached.
             let memory = container::take_box_memory(boxed)?;
             let at = if addr != 0 { addr } else { sender_addr };
             let base = container::place_in_process(boxed, caller, memory, at)?;
-            Ok((boxed, base, pages as u64 * 4096))
+            Ok(Received::new(boxed, base, pages))
         }
         ContainerMode::Copy => {
             let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
@@ -518,7 +553,7 @@ fn receive_now(
             let memory = container::take_box_memory(c)?;
             let base = container::place_in_process(c, caller, memory, at)?;
             give_back_empty(bx, pages, boxed)?;
-            Ok((c, base, pages as u64 * 4096))
+            Ok(Received::new(c, base, pages))
         }
     }
 }

@@ -27,7 +27,7 @@
 //! driver. QEMU's `intel-iommu` (on `q35`) is where DMA remapping would go.
 
 use super::mediator::{Need, invoke, only};
-use super::vspace::{self, At, SpaceRef};
+use super::vspace::{self, SpaceRef};
 use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
 use abi::{BarRecord, DeviceRecord, Error, ResInfo, ResOp};
 use alloc::sync::Arc;
@@ -196,8 +196,8 @@ fn counter(caller: u64, id: ResId) -> Result<Arc<AtomicU64>, Error> {
 /// Maps memory BAR `bar` of the device uncached into `me`'s space
 /// (`device_map`); gives the address of the BAR's first byte.
 pub fn map(me: &Process, id: ResId, bar: u64) -> Result<u64, Error> {
-    invoke(me.pid, ResOp::MapDevice, only(id, Need::Owned(Kind::Device)), || {
-        let f = held(me.pid, id)?;
+    invoke(me.pid(), ResOp::MapDevice, only(id, Need::Owned(Kind::Device)), || {
+        let f = held(me.pid(), id)?;
         let Some(Bar::Memory { addr, size, .. }) = f.bars.get(bar as usize).copied() else {
             return Err(Error::Invalid);
         };
@@ -208,14 +208,14 @@ pub fn map(me: &Process, id: ResId, bar: u64) -> Result<u64, Error> {
         let pages = (addr + size - first).div_ceil(PAGE) as usize;
         let space = me.space().ok_or(Error::NotFound)?;
         let memory = Region::device(first, pages, true).map_err(|_| Error::NoMemory)?;
-        let (region, link, _slot, base) = vspace::attach_memory(me.space_id, memory, At::Free(&me.anon_next), id)?;
+        let (region, link, _slot, base) = vspace::attach_memory(me.space_id(), memory, me.free_place(), id)?;
         let mapping = Mapping {
             bar: bar as u8,
             link,
             region,
             space: space.clone(),
         };
-        let kept = match super::owned_mut(&mut TABLE.lock(), id, me.pid) {
+        let kept = match super::owned_mut(&mut TABLE.lock(), id, me.pid()) {
             Ok(e) => match e.value.maps.try_reserve(1) {
                 Ok(()) => {
                     e.value.maps.push(mapping);
@@ -378,8 +378,8 @@ pub fn write_config(caller: u64, id: ResId, offset: u64, width: u64, value: u64)
 /// present and physically contiguous (`dma_address`). Only a process that
 /// holds a device learns physical addresses.
 pub fn dma_address(me: &Process, addr: u64, len: u64) -> Result<u64, Error> {
-    invoke(me.pid, ResOp::DmaAddress, super::mediator::NO_IDS, || {
-        if !TABLE.lock().iter().any(|(_, e)| e.owner == me.pid) {
+    invoke(me.pid(), ResOp::DmaAddress, super::mediator::NO_IDS, || {
+        if !TABLE.lock().iter().any(|(_, e)| e.owner == me.pid()) {
             return Err(Error::Denied);
         }
         if len == 0 {

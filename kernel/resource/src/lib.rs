@@ -124,7 +124,21 @@ pub fn owned_mut<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<&
 
 /// Takes entry `id` out of `table` if `caller` may change it.
 pub fn remove_owned<T>(table: &mut ResTable<T>, id: ResId, caller: u64) -> Result<Entry<T>, Error> {
-    owned(table, id, caller)?;
+    remove_unused(table, id, caller, |_| false)
+}
+
+/// `remove_owned` unless `in_use` says the resource is in use (`Busy`).
+/// The caller drops what it gets after letting go of the table, when that
+/// frees memory.
+pub fn remove_unused<T>(
+    table: &mut ResTable<T>,
+    id: ResId,
+    caller: u64,
+    in_use: impl FnOnce(&T) -> bool,
+) -> Result<Entry<T>, Error> {
+    if in_use(&owned(table, id, caller)?.value) {
+        return Err(Error::Busy);
+    }
     table.remove(id).map_err(id_error)
 }
 

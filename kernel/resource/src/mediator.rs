@@ -170,8 +170,8 @@ fn expect(id: ResId, kind: Kind) -> Result<(), Error> {
 /// looks for them (`resource::release_owned_by`).
 pub fn note_maker(pid: u64) {
     let done = ipc::process::with_current(|p| {
-        if p.pid == pid {
-            mark_maker(p);
+        if p.pid() == pid {
+            p.mark_maker();
             true
         } else {
             false
@@ -180,15 +180,7 @@ pub fn note_maker(pid: u64) {
     if done != Some(true)
         && let Some(p) = ipc::process::get(pid)
     {
-        mark_maker(&p);
-    }
-}
-
-#[inline(always)]
-fn mark_maker(p: &ipc::process::Process) {
-    use core::sync::atomic::Ordering::{Acquire, Release};
-    if !p.made_resources.load(Acquire) {
-        p.made_resources.store(true, Release);
+        p.mark_maker();
     }
 }
 

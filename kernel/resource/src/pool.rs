@@ -98,6 +98,29 @@ static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
     last_adjust: 0,
 });
 
+impl Pool {
+    /// The pooled resources of `kind`: for a program-dependent kind those
+    /// of plate `key`, for a region those of `pages`; the list is made if
+    /// it is missing and `make` says so.
+    fn list(&mut self, kind: PoolKind, key: ResId, pages: usize, make: bool) -> Option<&mut Vec<Pooled>> {
+        fn of<K: Ord>(map: &mut BTreeMap<K, Vec<Pooled>>, k: K, make: bool) -> Option<&mut Vec<Pooled>> {
+            if make {
+                Some(map.entry(k).or_default())
+            } else {
+                map.get_mut(&k)
+            }
+        }
+        match kind {
+            PoolKind::WorkArea => Some(&mut self.work_areas),
+            PoolKind::Space => Some(&mut self.spaces),
+            PoolKind::Region => of(&mut self.regions, pages, make),
+            PoolKind::Program => of(&mut self.programs, key, make),
+            PoolKind::Text => of(&mut self.texts, key, make),
+            PoolKind::Full => of(&mut self.full, key, make),
+        }
+    }
+}
+
 fn now() -> u64 {
     kcore::clock::nanos()
 }
@@ -110,71 +133,40 @@ fn in_use(s: &Settings) -> bool {
     s.reuse || !s.add.is_empty()
 }
 
-fn take_from(list: Option<&mut Vec<Pooled>>, stats: &mut KindStats) -> Option<ResId> {
-    match list.and_then(|l| l.pop()) {
-        Some(p) => {
-            stats.hits += 1;
-            Some(p.id)
-        }
-        None => {
-            stats.misses += 1;
-            None
-        }
+/// Takes a pooled `kind` (for `key` or of `pages`, as `Pool::list`),
+/// counting a hit or a miss; nothing while the pool is not in use.
+fn take(kind: PoolKind, key: ResId, pages: usize) -> Option<ResId> {
+    let mut p = POOL.lock();
+    if !in_use(&p.settings) {
+        return None;
     }
+    let id = p.list(kind, key, pages, false).and_then(|l| l.pop()).map(|x| x.id);
+    let stats = &mut p.stats[kind as usize];
+    if id.is_some() {
+        stats.hits += 1;
+    } else {
+        stats.misses += 1;
+    }
+    id
 }
 
 pub fn take_work_area() -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { work_areas, stats, .. } = &mut *p;
-    take_from(Some(work_areas), &mut stats[PoolKind::WorkArea as usize])
+    take(PoolKind::WorkArea, ResId::NONE, 0)
 }
-
 pub fn take_space() -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { spaces, stats, .. } = &mut *p;
-    take_from(Some(spaces), &mut stats[PoolKind::Space as usize])
+    take(PoolKind::Space, ResId::NONE, 0)
 }
-
 pub fn take_region(pages: usize) -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { regions, stats, .. } = &mut *p;
-    take_from(regions.get_mut(&pages), &mut stats[PoolKind::Region as usize])
+    take(PoolKind::Region, ResId::NONE, pages)
 }
-
 pub fn take_program(plate: ResId) -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { programs, stats, .. } = &mut *p;
-    take_from(programs.get_mut(&plate), &mut stats[PoolKind::Program as usize])
+    take(PoolKind::Program, plate, 0)
 }
-
 pub fn take_text(plate: ResId) -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { texts, stats, .. } = &mut *p;
-    take_from(texts.get_mut(&plate), &mut stats[PoolKind::Text as usize])
+    take(PoolKind::Text, plate, 0)
 }
-
 pub fn take_full(plate: ResId) -> Option<ResId> {
-    let mut p = POOL.lock();
-    if !in_use(&p.settings) {
-        return None;
-    }
-    let Pool { full, stats, .. } = &mut *p;
-    take_from(full.get_mut(&plate), &mut stats[PoolKind::Full as usize])
+    take(PoolKind::Full, plate, 0)
 }
 
 // ---- giving back (reuse) ----
@@ -195,17 +187,7 @@ fn keep(list: &mut Vec<Pooled>, id: ResId) -> bool {
 /// Puts a resource into the pool; false if the pool cannot take it (the
 /// caller then deletes it).
 fn put(kind: PoolKind, key: ResId, pages: usize, id: ResId) -> bool {
-    let mut guard = POOL.lock();
-    let p = &mut *guard;
-    let list = match kind {
-        PoolKind::WorkArea => &mut p.work_areas,
-        PoolKind::Space => &mut p.spaces,
-        PoolKind::Region => p.regions.entry(pages).or_default(),
-        PoolKind::Program => p.programs.entry(key).or_default(),
-        PoolKind::Text => p.texts.entry(key).or_default(),
-        PoolKind::Full => p.full.entry(key).or_default(),
-    };
-    keep(list, id)
+    POOL.lock().list(kind, key, pages, true).is_some_and(|l| keep(l, id))
 }
 
 pub fn put_work_area(id: ResId) -> bool {

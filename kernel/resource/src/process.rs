@@ -8,7 +8,6 @@ use super::mediator::{Need, invoke, only};
 use super::{Kind, ResId, Resource};
 use abi::{Error, LoadPolicy, ResInfo, ResOp};
 use alloc::sync::Arc;
-use core::sync::atomic::Ordering;
 use ipc::process::{self as proc, Process};
 
 pub fn id_of(pid: u64) -> ResId {
@@ -28,7 +27,7 @@ fn pid_of(id: ResId) -> Result<u64, Error> {
 /// The process, if `caller` is the kernel, the process itself or its parent.
 pub fn get(caller: u64, id: ResId) -> Result<Arc<Process>, Error> {
     let p = proc::get(pid_of(id)?).ok_or(Error::NotFound)?;
-    if caller != super::KERNEL && caller != p.pid && p.parent.load(Ordering::Relaxed) != caller {
+    if caller != super::KERNEL && !p.answers_to(caller) {
         return Err(Error::Denied);
     }
     Ok(p)
@@ -53,7 +52,7 @@ pub fn create(
     ];
     invoke(caller, ResOp::CreateProcess, ids, || {
         let p = crate::proc::create(caller, program, space, work_area, policy, parent)?;
-        Ok(id_of(p.pid))
+        Ok(id_of(p.pid()))
     })
 }
 
@@ -79,14 +78,14 @@ impl Resource for Processes {
 
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {
         let p = proc::get(pid_of(id)?).ok_or(Error::NotFound)?;
-        let comp = p.computation.lock().as_ref().map_or(ResId::NONE, |c| c.0);
+        let comp = p.computation_id().unwrap_or(ResId::NONE);
         let bytes = p.resident_pages() * 4096;
         Ok(super::info(
             id,
-            p.parent.load(Ordering::Relaxed),
+            p.parent(),
             bytes,
-            p.pid,
-            [p.program, p.space_id, comp],
+            p.pid(),
+            [p.program(), p.space_id(), comp],
         ))
     }
 

@@ -59,12 +59,7 @@ impl Resource for Programs {
 
     /// Deletes a program no process uses (the table's is the only reference).
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
-        let mut t = TABLE.lock();
-        let e = super::owned(&t, id, caller)?;
-        if Arc::strong_count(&e.value) > 1 {
-            return Err(Error::Busy);
-        }
-        t.remove(id).map(drop).map_err(super::id_error)
+        super::remove_unused(&mut TABLE.lock(), id, caller, |p| Arc::strong_count(p) > 1).map(drop)
     }
 
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {

@@ -213,14 +213,9 @@ impl Resource for Regions {
 
     /// Deletes a detached region and frees its frames.
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
-        let region = {
-            let mut t = TABLE.lock();
-            let e = super::owned(&t, id, caller)?;
-            if !matches!(e.value.place, Place::Detached(_)) {
-                return Err(Error::Busy);
-            }
-            t.remove(id).map_err(super::id_error)?
-        };
+        let region = super::remove_unused(&mut TABLE.lock(), id, caller, |r| {
+            !matches!(r.place, Place::Detached(_))
+        })?;
         drop(region); // frees the frames outside the table lock
         Ok(())
     }

@@ -66,14 +66,9 @@ impl Resource for Spaces {
 
     /// Deletes a space with nothing attached that no process uses.
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
-        let space = {
-            let mut t = SPACES.lock();
-            let e = super::owned(&t, id, caller)?;
-            if Arc::strong_count(&e.value) > 1 || e.value.lock().region_count() != 0 {
-                return Err(Error::Busy);
-            }
-            t.remove(id).map_err(super::id_error)?
-        };
+        let space = super::remove_unused(&mut SPACES.lock(), id, caller, |s| {
+            Arc::strong_count(s) > 1 || s.lock().region_count() != 0
+        })?;
         drop(space); // frees the page tables outside the table lock
         Ok(())
     }

@@ -154,7 +154,7 @@ pub fn move_takes_the_mapping_away() -> TestResult {
 
 pub fn push_steal_and_exchange() -> TestResult {
     let (a, b, stranger) = (live()?, live()?, live()?);
-    proc::get(b).ok_or("gone")?.peers.lock().push(a);
+    ok(proc::get(b).ok_or("gone")?.grant_peer(a))?;
     let new = |pid: u64, tag: u64| -> Result<ResId, String> {
         let c = ok(container::create(pid, 4, 0))?;
         fill(c, tag)?;
@@ -293,7 +293,7 @@ pub fn concurrent_swap_traffic_on_several_cpus() -> TestResult {
 
 pub fn ica_moves_without_copying() -> TestResult {
     let (a, b) = (live()?, live()?);
-    proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
+    ok(proc::get(b).ok_or("gone")?.grant_peer(abi::ANY_PID))?;
     let ica = ok(container::create_ica(a, 8))?;
     let frames_before = frames_of(ica)?;
     ensure!(
@@ -313,7 +313,7 @@ pub fn ica_moves_without_copying() -> TestResult {
         "the ICA's pages changed"
     );
     ensure!(container::stats().bytes_copied == copied, "moving the ICA copied bytes");
-    let root_a = proc::get(a).ok_or("gone")?.root;
+    let root_a = proc::get(a).ok_or("gone")?.root();
     ensure!(
         kcore::mm::paging::translate(root_a, old_base).is_none(),
         "the sender still maps the ICA"
@@ -335,7 +335,7 @@ pub fn ica_moves_without_copying() -> TestResult {
 pub fn ica_move_by_the_system_call_path() -> TestResult {
     let (a, b) = (live()?, live()?);
     let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
-    pb.peers.lock().push(abi::ANY_PID);
+    ok(pb.grant_peer(abi::ANY_PID))?;
     let ica = ok(container::create_ica(a, 1))?;
     let ica2 = ok(container::create_ica(a, 1))?;
     fill(ica, 0x5ca11)?;
@@ -361,23 +361,23 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
     let base2 = move_for(&pa, ica2, b).map_err(|e| format!("{e:?}"))?;
     ensure!(base != base2, "two ICAs at one address");
     ensure!(
-        kcore::mm::paging::translate(pa.root, old_base).is_none(),
+        kcore::mm::paging::translate(pa.root(), old_base).is_none(),
         "the sender still maps the ICA"
     );
     let frame = frames_of(ica)?[0];
     ensure!(
-        kcore::mm::paging::translate(pb.root, base).map(|(f, _)| f) == Some(frame),
+        kcore::mm::paging::translate(pb.root(), base).map(|(f, _)| f) == Some(frame),
         "the target does not map the ICA"
     );
     ensure!(holds(ica, 0x5ca11)?, "the ICA's content changed");
     let (l, c) = (info(link)?, info(ica)?);
     ensure!(
-        l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
+        l.owner == b && l.value == base && l.links[0] == pb.space_id().raw(),
         "the attachment's record did not follow the move"
     );
     let r = info(ResId::from_raw(c.links[0]))?;
     ensure!(
-        r.owner == b && r.links[0] == pb.space_id.raw() && r.links[1] == link.raw(),
+        r.owner == b && r.links[0] == pb.space_id().raw() && r.links[1] == link.raw(),
         "the region's record did not follow the move"
     );
     // And back again, by the target (now the owner), once `a` accepts it.
@@ -385,7 +385,7 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
         move_for(&pb, ica, a) == Err(Error::Denied),
         "a move to a process that did not grant it"
     );
-    pa.peers.lock().push(b);
+    ok(pa.grant_peer(b))?;
     move_for(&pb, ica, a).map_err(|e| format!("{e:?}"))?;
     ensure!(
         container::in_process(ica).map(|x| x.0) == Ok(a) && holds(ica, 0x5ca11)?,
@@ -412,7 +412,7 @@ pub fn ica_move_by_the_system_call_path() -> TestResult {
 /// the process that moved the container to it).
 pub fn container_records_are_held() -> TestResult {
     let (a, b) = (live()?, live()?);
-    proc::get(b).ok_or("gone")?.peers.lock().push(abi::ANY_PID);
+    ok(proc::get(b).ok_or("gone")?.grant_peer(abi::ANY_PID))?;
     kcore::computation::reap_all();
     let before = resource::counts();
     let ica = ok(container::create_ica(a, 1))?;
@@ -431,20 +431,20 @@ pub fn container_records_are_held() -> TestResult {
     let (pa, pb) = (proc::get(a).ok_or("gone")?, proc::get(b).ok_or("gone")?);
     let l = info(link)?;
     ensure!(
-        l.owner == a && l.links[0] == pa.space_id.raw() && l.links[2] == ica.raw(),
+        l.owner == a && l.links[0] == pa.space_id().raw() && l.links[2] == ica.raw(),
         "the attachment's record does not say where the container is"
     );
     let base = move_for(&pa, ica, b).map_err(|e| format!("{e:?}"))?;
     let (l, r) = (info(link)?, info(region)?);
     ensure!(
-        l.owner == b && l.value == base && l.links[0] == pb.space_id.raw(),
+        l.owner == b && l.value == base && l.links[0] == pb.space_id().raw(),
         "the attachment's record did not follow the move"
     );
     ensure!(
-        r.owner == b && r.links == [pb.space_id.raw(), link.raw(), ica.raw()],
+        r.owner == b && r.links == [pb.space_id().raw(), link.raw(), ica.raw()],
         "the region's record did not follow the move"
     );
-    let b_space = pb.space_id;
+    let b_space = pb.space_id();
     drop((pa, pb));
     // The holder ending takes the container and its records with it, and
     // its space is free to go although the sender still knows the holder.

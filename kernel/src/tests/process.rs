@@ -156,12 +156,7 @@ pub fn affinity_pins_a_process() -> TestResult {
     )
     .map_err(|e| format!("{e:?}"))?;
     let p = proc::get(pid).ok_or("gone")?;
-    let comp = p
-        .computation
-        .lock()
-        .as_ref()
-        .and_then(|c| c.1.upgrade())
-        .ok_or("no computation")?;
+    let comp = p.computation().ok_or("no computation")?;
     ensure!(proc::wait(KERNEL_PID, pid) == Ok(0), "spin failed");
     let ran_on = comp.last_cpu.load(Ordering::Relaxed) as u64;
     ensure!(ran_on == last, "pinned to cpu {last}, ran on {ran_on}");

@@ -12,21 +12,21 @@ fn id(raw: u64) -> ResId {
 }
 
 pub fn sys_container_create(me: &proc::Process, a: call::ContainerCreate) -> Result<u64, Error> {
-    Ok(container::create(me.pid, a.pages, a.addr)?.raw())
+    Ok(container::create(me.pid(), a.pages, a.addr)?.raw())
 }
 
 pub fn sys_box_create(me: &proc::Process, a: call::BoxCreate) -> Result<u64, Error> {
-    Ok(container_box::create(me.pid, a.pages, a.initial, a.lower, a.upper, a.flags)?.raw())
+    Ok(container_box::create(me.pid(), a.pages, a.initial, a.lower, a.upper, a.flags)?.raw())
 }
 
 pub fn sys_box_grant(me: &proc::Process, a: call::BoxGrant) -> Result<u64, Error> {
-    container_box::grant(me.pid, id(a.bx), a.pid, a.rights).map(|()| 0)
+    container_box::grant(me.pid(), id(a.bx), a.pid, a.rights).map(|()| 0)
 }
 
 pub fn sys_send(me: &proc::Process, a: call::ContainerSend) -> Result<u64, Error> {
     // The size's room (optional) is checked before anything moves.
     let size = (a.size.addr != 0).then(|| UserRange::of_out(a.size)).transpose()?;
-    let sent = container_box::send(me.pid, id(a.container), id(a.bx), a.addr, a.mode)?;
+    let sent = container_box::send(me.pid(), id(a.container), id(a.bx), a.addr, a.mode)?;
     if size.is_some() {
         uaccess::write_out(a.size, &sent.size)?;
     }
@@ -35,7 +35,7 @@ pub fn sys_send(me: &proc::Process, a: call::ContainerSend) -> Result<u64, Error
 
 pub fn sys_receive(me: &proc::Process, a: call::ContainerReceive) -> Result<u64, Error> {
     UserRange::of_out(a.out)?;
-    let got = container_box::receive(me.pid, id(a.container), id(a.bx), a.addr, a.mode, a.timeout_ns)?;
+    let got = container_box::receive(me.pid(), id(a.container), id(a.bx), a.addr, a.mode, a.timeout_ns)?;
     let out = abi::Received {
         addr: got.addr,
         size: got.size,
@@ -45,27 +45,22 @@ pub fn sys_receive(me: &proc::Process, a: call::ContainerReceive) -> Result<u64,
 }
 
 pub fn sys_push(me: &proc::Process, a: call::ContainerPush) -> Result<u64, Error> {
-    Ok(container::push(me.pid, id(a.container), a.target, a.addr, a.mode)?.raw())
+    Ok(container::push(me.pid(), id(a.container), a.target, a.addr, a.mode)?.raw())
 }
 
 pub fn sys_steal(me: &proc::Process, a: call::ContainerSteal) -> Result<u64, Error> {
-    Ok(container::steal(me.pid, id(a.container), a.target, a.addr, a.mode)?.raw())
+    Ok(container::steal(me.pid(), id(a.container), a.target, a.addr, a.mode)?.raw())
 }
 
 pub fn sys_exchange(me: &proc::Process, a: call::ContainerExchange) -> Result<u64, Error> {
-    container::exchange(me.pid, id(a.container), a.target, id(a.theirs)).map(|()| 0)
+    container::exchange(me.pid(), id(a.container), a.target, id(a.theirs)).map(|()| 0)
 }
 
 pub fn sys_peer_grant(me: &proc::Process, a: call::PeerGrant) -> Result<u64, Error> {
     if a.pid != abi::ANY_PID {
         proc::get(a.pid).ok_or(Error::NotFound)?;
     }
-    let mut peers = me.peers.lock();
-    if !peers.contains(&a.pid) {
-        peers.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        peers.push(a.pid);
-    }
-    Ok(0)
+    me.grant_peer(a.pid).map(|()| 0)
 }
 
 /// Inlined into the dispatcher (see `native`), and the move with it.

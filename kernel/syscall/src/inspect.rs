@@ -63,70 +63,57 @@ impl<T> Page<T> {
 /// The `inspect` system call: fills `out` with the topic's records from
 /// `start` on, and returns how many there are.
 pub fn serve(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, size: u64) -> Result<u64, Error> {
+    let w = Window {
+        start,
+        out,
+        capacity,
+        size,
+    };
     match topic {
-        Topic::Counts => send(start, out, capacity, size, |p| {
-            counts(p);
-            Ok(())
-        }),
-        Topic::Resources => send(start, out, capacity, size, |p| resources(p, arg)),
-        Topic::PoolSettings => send(start, out, capacity, size, |p| {
-            pool_settings(p);
-            Ok(())
-        }),
-        Topic::PoolRules => send(start, out, capacity, size, |p| {
-            pool_rules(p);
-            Ok(())
-        }),
-        Topic::Pool => send(start, out, capacity, size, |p| {
-            pool_contents(p);
-            Ok(())
-        }),
-        Topic::Trace => send(start, out, capacity, size, |p| {
-            trace(p, arg);
-            Ok(())
-        }),
-        Topic::Counters => send(start, out, capacity, size, |p| {
-            counters(p);
-            Ok(())
-        }),
-        Topic::Servers => send(start, out, capacity, size, |p| {
-            servers(p);
-            Ok(())
-        }),
-        Topic::Ipc => send(start, out, capacity, size, |p| {
-            ipc_totals(p);
-            Ok(())
-        }),
-        Topic::Cpus => send(start, out, capacity, size, |p| {
-            cpus(p);
-            Ok(())
-        }),
-        Topic::Devices => send(start, out, capacity, size, |p| {
-            for d in resource::device::records() {
-                p.offer(|| d);
-            }
-            Ok(())
-        }),
+        Topic::Counts => w.send(counts),
+        Topic::Resources => w.try_send(|p| resources(p, arg)),
+        Topic::PoolSettings => w.send(pool_settings),
+        Topic::PoolRules => w.send(pool_rules),
+        Topic::Pool => w.send(pool_contents),
+        Topic::Trace => w.send(|p| trace(p, arg)),
+        Topic::Counters => w.send(counters),
+        Topic::Servers => w.send(servers),
+        Topic::Ipc => w.send(ipc_totals),
+        Topic::Cpus => w.send(cpus),
+        Topic::Devices => w.send(devices),
     }
 }
 
-/// Checks the caller's buffer before any work, gathers the records and
-/// copies them out.
-fn send<T: Pod>(
+/// Where the caller wants a topic's records: from record `start`, at most
+/// `capacity` of `size` bytes each, at user address `out`.
+struct Window {
     start: u64,
     out: u64,
     capacity: u64,
     size: u64,
-    fill: impl FnOnce(&mut Page<T>) -> Result<(), Error>,
-) -> Result<u64, Error> {
-    if size != core::mem::size_of::<T>() as u64 || capacity > INSPECT_MAX {
-        return Err(Error::Invalid);
+}
+
+impl Window {
+    /// Checks the caller's buffer before any work, gathers the records
+    /// (`fill`) and copies them out.
+    fn try_send<T: Pod>(&self, fill: impl FnOnce(&mut Page<T>) -> Result<(), Error>) -> Result<u64, Error> {
+        if self.size != core::mem::size_of::<T>() as u64 || self.capacity > INSPECT_MAX {
+            return Err(Error::Invalid);
+        }
+        UserRange::new(self.out, (self.capacity * self.size) as usize)?;
+        let mut page = Page::new(self.start, self.capacity as usize)?;
+        fill(&mut page)?;
+        uaccess::write_list(self.out, page.items())?;
+        Ok(page.total)
     }
-    UserRange::new(out, (capacity * size) as usize)?;
-    let mut page = Page::new(start, capacity as usize)?;
-    fill(&mut page)?;
-    uaccess::write_list(out, page.items())?;
-    Ok(page.total)
+
+    /// `try_send` for records whose gathering cannot fail.
+    fn send<T: Pod>(&self, fill: impl FnOnce(&mut Page<T>)) -> Result<u64, Error> {
+        self.try_send(|p| {
+            fill(p);
+            Ok(())
+        })
+    }
 }
 
 pub fn counts(page: &mut Page<KindCount>) {
@@ -192,9 +179,9 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
                 if let Some(p) = resource::proc::get(pid) {
                     page.offer(|| ResRecord {
                         value: pid,
-                        links: [p.program.raw(), p.space_id.raw(), 0],
-                        name: name_field(&p.name),
-                        ..record(resource::process::id_of(pid), p.parent.load(Relaxed))
+                        links: [p.program().raw(), p.space_id().raw(), 0],
+                        name: name_field(p.name()),
+                        ..record(resource::process::id_of(pid), p.parent())
                     });
                 }
             }
@@ -280,12 +267,12 @@ pub fn servers(page: &mut Page<ServerRecord>) {
             return;
         };
         page.offer(|| {
-            let (queued, held) = p.port.backlog();
+            let (queued, held) = p.port().backlog();
             let mut r = ServerRecord {
                 pid,
-                accepted: p.port.accepted.load(Relaxed),
-                answered: p.port.answered.load(Relaxed),
-                forwarded: p.port.forwarded.load(Relaxed),
+                accepted: p.port().accepted.load(Relaxed),
+                answered: p.port().answered.load(Relaxed),
+                forwarded: p.port().forwarded.load(Relaxed),
                 queued: queued as u64,
                 held: held as u64,
                 in_flight: ipc::rings::in_flight(&p).unwrap_or(u64::MAX),
@@ -321,5 +308,11 @@ pub fn cpus(page: &mut Page<CpuRecord>) {
             ticks: c.ticks.load(Relaxed),
             calls_served: c.calls_served.load(Relaxed),
         });
+    }
+}
+
+pub fn devices(page: &mut Page<abi::DeviceRecord>) {
+    for d in resource::device::records() {
+        page.offer(|| d);
     }
 }

@@ -1,7 +1,10 @@
 //! The native system calls: each call's arguments are decoded and checked
 //! here, then served by the layer it belongs to (resources through the
 //! mediator, rendezvous and batches in `ipc`). Numbers and structures come
-//! from the `abi` crate, shared with the user runtime.
+//! from the `abi` crate, shared with the user runtime. This file is the
+//! dispatcher and its table of handlers (`Native`); the handlers of each
+//! group of calls are in a module of their own (`processes`, `resources`,
+//! `container`, `rendezvous`, `console`, `inspect`).
 //!
 //! A process's calls are routed by `Process::route`: today every process
 //! uses the native handler below; the Linux-ABI personality will route a
@@ -14,21 +17,18 @@ extern crate alloc;
 mod console;
 mod container;
 pub mod inspect;
+mod processes;
 mod rendezvous;
+mod resources;
 
-use abi::{Error, LoadPolicy, Sys, call};
-use alloc::vec::Vec;
+use abi::{Error, Sys, call};
 use core::sync::atomic::{AtomicU64, Ordering};
 use ipc::process::{self as proc, Route};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess;
 use kcore::{clock, cpu};
 use resource::mediator;
-use resource::vspace::{self, At};
-use resource::{
-    KERNEL, ResId, computation, container as containers, container_box, physmem, plate, process, program, vkspace,
-    vregion,
-};
+use resource::{KERNEL, ResId, plate, process, program, vregion};
 
 pub use console::input_ready;
 
@@ -47,7 +47,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // `me` is borrowed, not counted: exit, which never returns, leaves
     // no reference behind. It is at hand for the way back to user mode too.
     let done = proc::with_current(|me| {
-        frame.rax = match me.route {
+        frame.rax = match me.route() {
             Route::Native => native(number, frame.syscall_args(), me),
         };
         x86_64::instructions::interrupts::disable();
@@ -61,89 +61,19 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
 }
 
 /// Longest path, argument list or setting a call passes by pointer.
-const MAX_TEXT: usize = 4096;
+pub(crate) const MAX_TEXT: usize = 4096;
 
-// ---- resources: decoded here, checked and performed by the mediator ----
-
-fn id(raw: u64) -> ResId {
+/// A resource identifier as a call passes it.
+pub(crate) fn id(raw: u64) -> ResId {
     ResId::from_raw(raw)
 }
 
-fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Error> {
-    use abi::ResKind as K;
-    let me = me.pid;
-    let id = match c.kind {
-        K::Program => program::create(me, id(c.a))?,
-        K::VirtualSpace => vspace::create(me)?,
-        K::VirtualRegion => {
-            let kind = abi::RegionKind::from_u64(c.b).ok_or(Error::Invalid)?;
-            let (writable, executable) = (c.c & abi::prot::WRITE != 0, c.c & abi::prot::EXEC != 0);
-            vregion::create(me, kind, c.a, writable, executable)?
-        }
-        K::VirtualUserSpace => vspace::attach(me, id(c.a), id(c.b), At::Address(c.c))?.id,
-        K::VirtualKernelSpace => vkspace::create(me, id(c.a))?,
-        K::PhysicalMemory => physmem::create(me, c.a)?,
-        K::Process => {
-            let policy = LoadPolicy::from_u64(c.d).ok_or(Error::Invalid)?;
-            process::create(me, id(c.a), id(c.b), id(c.c), policy, me)?
-        }
-        K::Computation => computation::create(me, id(c.a), c.b)?,
-        K::Container => containers::create(me, c.a, c.b)?,
-        K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
-        // Plates come from the archive and devices from the buses.
-        K::Plate | K::Device => return Err(Error::Denied),
-    };
-    Ok(id.raw())
-}
-
-fn sys_work_area_write(me: &proc::Process, a: call::WorkAreaWrite) -> Result<u64, Error> {
-    let args = uaccess::read_arg_bytes(a.strings, MAX_TEXT)?;
-    // The first NUL-terminated string is the program name.
-    let (name, rest) = match args.iter().position(|&b| b == 0) {
-        Some(i) => (&args[..i], &args[i + 1..]),
-        None => (&args[..], &[][..]),
-    };
-    vkspace::write(me.pid, id(a.area), name, rest).map(|()| 0)
-}
-
-/// A plate's bytes. Plates are the archive's files, read-only and never
-/// deleted: the read checks the identifier (kind, slot, generation) in the
-/// plates' table and copies, with no operation of the mediator's to make.
-fn sys_plate_read(a: call::PlateRead) -> Result<u64, Error> {
-    // One read returns at most MAX_COPY bytes; the buffer is checked whole.
-    let buf = uaccess::UserRange::new(a.buf.0.addr, (a.buf.0.len as usize).min(uaccess::MAX_COPY))?;
-    let data = resource::plate::content(id(a.plate))?;
-    let from = usize::try_from(a.offset).unwrap_or(usize::MAX).min(data.len());
-    let n = buf.len().min(data.len() - from);
-    buf.prefix(n).write(&data[from..from + n])?;
-    Ok(n as u64)
-}
-
 /// The system's global settings need `rights::SYSTEM`.
-fn system(me: &proc::Process) -> Result<(), Error> {
-    if me.rights.load(Ordering::Relaxed) & abi::rights::SYSTEM == 0 {
+pub(crate) fn system(me: &proc::Process) -> Result<(), Error> {
+    if !me.holds_rights(abi::rights::SYSTEM) {
         return Err(Error::Denied);
     }
     Ok(())
-}
-
-fn sys_pool_set(me: &proc::Process, a: call::PoolSet) -> Result<u64, Error> {
-    use abi::{MAX_POOL_RULES, PoolRule};
-    system(me)?;
-    let settings: abi::PoolSettings = uaccess::read_in(a.settings)?;
-    if a.rules.count > MAX_POOL_RULES {
-        return Err(Error::Limit);
-    }
-    let mut buf = core::mem::MaybeUninit::<[PoolRule; MAX_POOL_RULES as usize]>::uninit();
-    let list = uaccess::UserRange::of_list(a.rules)?;
-    let rules = uaccess::read_list(&mut buf, list)?;
-    let settings = resource::pool::settings_from(&settings, rules)?;
-    let adds = !settings.add.is_empty();
-    resource::pool::set(settings);
-    if !adds {
-        return Ok(0);
-    }
-    resource::pool::add().map(|n| n as u64)
 }
 
 /// The raw result of system call `number` (a value, or a negated error).
@@ -201,18 +131,15 @@ impl abi::Serve for Native<'_> {
     }
 
     fn spawn(&mut self, a: call::Spawn) -> Result<u64, Error> {
-        let me = self.me;
-        sys_spawn(me, a)
+        processes::sys_spawn(self.me, a)
     }
 
     fn wait(&mut self, a: call::Wait) -> Result<u64, Error> {
-        let me = self.me;
-        proc::wait(me.pid, a.pid)
+        proc::wait(self.me.pid(), a.pid)
     }
 
     fn getpid(&mut self, _: call::GetPid) -> Result<u64, Error> {
-        let me = self.me;
-        Ok(me.pid)
+        Ok(self.me.pid())
     }
 
     fn yield_now(&mut self, _: call::Yield) -> Result<u64, Error> {
@@ -230,46 +157,40 @@ impl abi::Serve for Native<'_> {
     }
 
     fn console_write(&mut self, a: call::ConsoleWrite) -> Result<u64, Error> {
-        sys_console_write(a)
+        console::sys_console_write(a)
     }
 
     fn console_read(&mut self, a: call::ConsoleRead) -> Result<u64, Error> {
-        sys_console_read(a)
+        console::sys_console_read(a)
     }
 
     fn map(&mut self, a: call::Map) -> Result<u64, Error> {
-        let me = self.me;
-        map_anonymous(me, a.len, a.prot)
+        processes::map_anonymous(self.me, a.len, a.prot)
     }
 
     fn unmap(&mut self, a: call::Unmap) -> Result<u64, Error> {
-        let me = self.me;
-        sys_unmap(me, a)
+        processes::sys_unmap(self.me, a)
     }
 
     fn proc_info(&mut self, a: call::ProcInfo) -> Result<u64, Error> {
-        let me = self.me;
-        sys_proc_info(me, a)
+        processes::sys_proc_info(self.me, a)
     }
 
     fn proc_list(&mut self, a: call::ProcList) -> Result<u64, Error> {
-        sys_proc_list(a)
+        processes::sys_proc_list(a)
     }
 
     fn set_policy(&mut self, a: call::SetPolicy) -> Result<u64, Error> {
-        let me = self.me;
-        system(me)?;
+        system(self.me)?;
         Ok(proc::set_default_policy(a.policy) as u64)
     }
 
     fn kill(&mut self, a: call::Kill) -> Result<u64, Error> {
-        let me = self.me;
-        sys_kill(me, a)
+        processes::sys_kill(self.me, a)
     }
 
     fn set_affinity(&mut self, a: call::SetAffinity) -> Result<u64, Error> {
-        let me = self.me;
-        sys_set_affinity(me, a)
+        processes::sys_set_affinity(self.me, a)
     }
 
     fn sys_info(&mut self, a: call::SysInfo) -> Result<u64, Error> {
@@ -277,24 +198,20 @@ impl abi::Serve for Native<'_> {
     }
 
     fn res_create(&mut self, a: call::ResCreate) -> Result<u64, Error> {
-        let me = self.me;
-        sys_res_create(me, a)
+        resources::sys_res_create(self.me, a)
     }
 
     fn res_delete(&mut self, a: call::ResDelete) -> Result<u64, Error> {
-        let me = self.me;
-        mediator::delete(me.pid, id(a.id)).map(|()| 0)
+        mediator::delete(self.me.pid(), id(a.id)).map(|()| 0)
     }
 
     fn res_query(&mut self, a: call::ResQuery) -> Result<u64, Error> {
-        let me = self.me;
-        let info = mediator::query(me.pid, id(a.id))?;
+        let info = mediator::query(self.me.pid(), id(a.id))?;
         uaccess::write_out(a.out, &info).map(|()| 0)
     }
 
     fn res_load(&mut self, a: call::ResLoad) -> Result<u64, Error> {
-        let me = self.me;
-        vregion::load(me.pid, id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
+        vregion::load(self.me.pid(), id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
     }
 
     fn plate_find(&mut self, a: call::PlateFind) -> Result<u64, Error> {
@@ -302,14 +219,12 @@ impl abi::Serve for Native<'_> {
     }
 
     fn process_start(&mut self, a: call::ProcessStart) -> Result<u64, Error> {
-        let me = self.me;
-        process::start(me.pid, id(a.process))?;
+        process::start(self.me.pid(), id(a.process))?;
         Ok(id(a.process).index() as u64)
     }
 
     fn work_area_write(&mut self, a: call::WorkAreaWrite) -> Result<u64, Error> {
-        let me = self.me;
-        sys_work_area_write(me, a)
+        resources::sys_work_area_write(self.me, a)
     }
 
     fn inspect(&mut self, a: call::Inspect) -> Result<u64, Error> {
@@ -317,69 +232,57 @@ impl abi::Serve for Native<'_> {
     }
 
     fn pool_set(&mut self, a: call::PoolSet) -> Result<u64, Error> {
-        let me = self.me;
-        sys_pool_set(me, a)
+        resources::sys_pool_set(self.me, a)
     }
 
     fn program_segment(&mut self, a: call::ProgramSegment) -> Result<u64, Error> {
-        let me = self.me;
-        let s = program::segment(me.pid, id(a.program), a.index as usize)?;
+        let s = program::segment(self.me.pid(), id(a.program), a.index as usize)?;
         uaccess::write_out(a.out, &s).map(|()| 0)
     }
 
     fn plate_read(&mut self, a: call::PlateRead) -> Result<u64, Error> {
-        sys_plate_read(a)
+        resources::sys_plate_read(a)
     }
 
     fn pool_flush(&mut self, _: call::PoolFlush) -> Result<u64, Error> {
-        let me = self.me;
-        system(me)?;
+        system(self.me)?;
         Ok(resource::pool::flush() as u64)
     }
 
     fn container_create(&mut self, a: call::ContainerCreate) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_container_create(me, a)
+        container::sys_container_create(self.me, a)
     }
 
     fn box_create(&mut self, a: call::BoxCreate) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_box_create(me, a)
+        container::sys_box_create(self.me, a)
     }
 
     fn box_grant(&mut self, a: call::BoxGrant) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_box_grant(me, a)
+        container::sys_box_grant(self.me, a)
     }
 
     fn container_send(&mut self, a: call::ContainerSend) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_send(me, a)
+        container::sys_send(self.me, a)
     }
 
     fn container_receive(&mut self, a: call::ContainerReceive) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_receive(me, a)
+        container::sys_receive(self.me, a)
     }
 
     fn container_push(&mut self, a: call::ContainerPush) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_push(me, a)
+        container::sys_push(self.me, a)
     }
 
     fn container_steal(&mut self, a: call::ContainerSteal) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_steal(me, a)
+        container::sys_steal(self.me, a)
     }
 
     fn container_exchange(&mut self, a: call::ContainerExchange) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_exchange(me, a)
+        container::sys_exchange(self.me, a)
     }
 
     fn peer_grant(&mut self, a: call::PeerGrant) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_peer_grant(me, a)
+        container::sys_peer_grant(self.me, a)
     }
 
     fn container_stats(&mut self, a: call::ContainerStats) -> Result<u64, Error> {
@@ -387,8 +290,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn name_register(&mut self, a: call::NameRegister) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_name_register(me, a)
+        rendezvous::sys_name_register(self.me, a)
     }
 
     fn name_lookup(&mut self, a: call::NameLookup) -> Result<u64, Error> {
@@ -396,88 +298,71 @@ impl abi::Serve for Native<'_> {
     }
 
     fn call(&mut self, a: call::Call) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_call(me, a)
+        rendezvous::sys_call(self.me, a)
     }
 
     fn acc(&mut self, a: call::Acc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_acc(me, a)
+        rendezvous::sys_acc(self.me, a)
     }
 
     fn endr(&mut self, a: call::Endr) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_endr(me, a)
+        rendezvous::sys_endr(self.me, a)
     }
 
     fn rv_read(&mut self, a: call::RvRead) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_read(me, a)
+        rendezvous::sys_rv_read(self.me, a)
     }
 
     fn rv_write(&mut self, a: call::RvWrite) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_write(me, a)
+        rendezvous::sys_rv_write(self.me, a)
     }
 
     fn forward(&mut self, a: call::Forward) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rendezvous::forward(me, a.rid, a.server, a.entry)
+        ipc::rendezvous::forward(self.me, a.rid, a.server, a.entry)
     }
 
     fn request(&mut self, a: call::Request) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_request(me, a)
+        rendezvous::sys_request(self.me, a)
     }
 
     fn fetch(&mut self, a: call::Fetch) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_fetch(me, a)
+        rendezvous::sys_fetch(self.me, a)
     }
 
     fn rv_fail(&mut self, a: call::RvFail) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_rv_fail(me, a)
+        rendezvous::sys_rv_fail(self.me, a)
     }
 
     fn ncallsync(&mut self, a: call::NCallSync) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_ncallsync(me, a)
+        rendezvous::sys_ncallsync(self.me, a)
     }
 
     fn endr_acc(&mut self, a: call::EndrAcc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_endr_acc(me, a)
+        rendezvous::sys_endr_acc(self.me, a)
     }
 
     fn ring_setup(&mut self, _: call::RingSetup) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_ring_setup(me)
+        rendezvous::sys_ring_setup(self.me)
     }
 
     fn ring_submit(&mut self, a: call::RingSubmit) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rings::submit(me, a.n, a.flags)
+        ipc::rings::submit(self.me, a.n, a.flags)
     }
 
     fn ring_wait(&mut self, a: call::RingWait) -> Result<u64, Error> {
-        let me = self.me;
-        ipc::rings::wait(me, a.timeout_ns)
+        ipc::rings::wait(self.me, a.timeout_ns)
     }
 
     fn forward_acc(&mut self, a: call::ForwardAcc) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_forward_acc(me, a)
+        rendezvous::sys_forward_acc(self.me, a)
     }
 
     fn acc_many(&mut self, a: call::AccMany) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_acc_many(me, a)
+        rendezvous::sys_acc_many(self.me, a)
     }
 
     fn forward_many(&mut self, a: call::ForwardMany) -> Result<u64, Error> {
-        let me = self.me;
-        rendezvous::sys_forward_many(me, a)
+        rendezvous::sys_forward_many(self.me, a)
     }
 
     fn endr_len(&mut self, a: call::EndrLen) -> Result<u64, Error> {
@@ -494,11 +379,10 @@ impl abi::Serve for Native<'_> {
     }
 
     fn device_claim(&mut self, a: call::DeviceClaim) -> Result<u64, Error> {
-        let me = self.me;
-        if me.rights.load(Ordering::Relaxed) & abi::rights::DEVICE == 0 {
+        if !self.me.holds_rights(abi::rights::DEVICE) {
             return Err(Error::Denied);
         }
-        resource::device::claim(me.pid, id(a.device)).map(|()| 0)
+        resource::device::claim(self.me.pid(), id(a.device)).map(|()| 0)
     }
 
     fn device_map(&mut self, a: call::DeviceMap) -> Result<u64, Error> {
@@ -506,19 +390,19 @@ impl abi::Serve for Native<'_> {
     }
 
     fn device_irq(&mut self, a: call::DeviceIrq) -> Result<u64, Error> {
-        resource::device::bind_interrupt(self.me.pid, id(a.device), a.entry).map(|()| 0)
+        resource::device::bind_interrupt(self.me.pid(), id(a.device), a.entry).map(|()| 0)
     }
 
     fn device_irq_done(&mut self, a: call::DeviceIrqDone) -> Result<u64, Error> {
-        resource::device::interrupt_done(self.me.pid, id(a.device)).map(|()| 0)
+        resource::device::interrupt_done(self.me.pid(), id(a.device)).map(|()| 0)
     }
 
     fn device_config_read(&mut self, a: call::DeviceConfigRead) -> Result<u64, Error> {
-        resource::device::read_config(self.me.pid, id(a.device), a.offset, a.width)
+        resource::device::read_config(self.me.pid(), id(a.device), a.offset, a.width)
     }
 
     fn device_config_write(&mut self, a: call::DeviceConfigWrite) -> Result<u64, Error> {
-        resource::device::write_config(self.me.pid, id(a.device), a.offset, a.width, a.value).map(|()| 0)
+        resource::device::write_config(self.me.pid(), id(a.device), a.offset, a.width, a.value).map(|()| 0)
     }
 
     fn dma_address(&mut self, a: call::DmaAddress) -> Result<u64, Error> {
@@ -526,25 +410,12 @@ impl abi::Serve for Native<'_> {
     }
 
     fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {
-        let me = self.me;
-        Ok(resource::container::create_ica(me.pid, a.pages)?.raw())
+        Ok(resource::container::create_ica(self.me.pid(), a.pages)?.raw())
     }
 
     fn ica_move(&mut self, a: call::IcaMove) -> Result<u64, Error> {
-        let me = self.me;
-        container::sys_ica_move(me, a)
+        container::sys_ica_move(self.me, a)
     }
-}
-
-fn sys_spawn(me: &proc::Process, a: call::Spawn) -> Result<u64, Error> {
-    let path = uaccess::read_text(a.path, MAX_TEXT)?;
-    let args = uaccess::read_arg_bytes(a.args, MAX_TEXT)?;
-    let options = uaccess::read_in_or(a.options, abi::SpawnOptions::DEFAULT)?;
-    // A process passes on only rights it holds.
-    if options.rights & !me.rights.load(Ordering::Relaxed) != 0 {
-        return Err(Error::Denied);
-    }
-    resource::proc::spawn::spawn(&path, &args, &options, me.pid)
 }
 
 fn sys_clock(a: call::Clock) -> Result<u64, Error> {
@@ -554,93 +425,6 @@ fn sys_clock(a: call::Clock) -> Result<u64, Error> {
         tsc_hz: clock::tsc_hz(),
     };
     uaccess::write_out(a.out, &c)?;
-    Ok(0)
-}
-
-fn sys_console_write(a: call::ConsoleWrite) -> Result<u64, Error> {
-    let len = (a.bytes.0.len as usize).min(uaccess::MAX_COPY);
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(len).map_err(|_| Error::NoMemory)?;
-    buf.resize(len, 0);
-    uaccess::copy_from_user(&mut buf, a.bytes.0.addr)?;
-    kcore::console::write_bytes(&buf);
-    Ok(len as u64)
-}
-
-fn sys_console_read(a: call::ConsoleRead) -> Result<u64, Error> {
-    let to = uaccess::UserRange::of(a.buf.0)?;
-    if to.is_empty() {
-        return Ok(0);
-    }
-    let mut buf = [0u8; 256];
-    let want = to.len().min(buf.len());
-    let n = console::read(&mut buf[..want]).ok_or(Error::Denied)?;
-    to.write(&buf[..n])?;
-    Ok(n as u64)
-}
-
-fn sys_unmap(me: &proc::Process, a: call::Unmap) -> Result<u64, Error> {
-    let space = me.space().ok_or(Error::Denied)?;
-    let found = space
-        .lock()
-        .region_at(a.addr)
-        .filter(|r| r.base == a.addr && r.region.kind == kcore::vm::region::Kind::Heap)
-        .map(|r| (r.link_id, r.region_id));
-    let (link, region) = found.ok_or(Error::Invalid)?;
-    mediator::delete(me.pid, link)?;
-    mediator::delete(me.pid, region)?;
-    Ok(0)
-}
-
-fn sys_proc_info(me: &proc::Process, a: call::ProcInfo) -> Result<u64, Error> {
-    let pid = if a.pid == 0 { me.pid } else { a.pid };
-    let info = proc_info(pid)?;
-    uaccess::write_out(a.out, &info)?;
-    Ok(0)
-}
-
-fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
-    let out = uaccess::UserRange::of_list(a.out)?;
-    let pids = proc::pids();
-    let n = pids.len().min(a.out.count as usize);
-    uaccess::write_list(out.addr(), &pids[..n])?;
-    Ok(pids.len() as u64)
-}
-
-fn sys_kill(me: &proc::Process, a: call::Kill) -> Result<u64, Error> {
-    let target = proc::get(a.pid).ok_or(Error::NotFound)?;
-    if target.parent.load(Ordering::Relaxed) != me.pid && target.pid != me.pid {
-        return Err(Error::Denied);
-    }
-    proc::kill(a.pid).map(|_| 0)
-}
-
-fn sys_set_affinity(me: &proc::Process, a: call::SetAffinity) -> Result<u64, Error> {
-    let pid = if a.pid == 0 { me.pid } else { a.pid };
-    let target = proc::get(pid).ok_or(Error::NotFound)?;
-    // A process places itself and its children; the holder of the system
-    // right places any process (the shell moves the servers init started).
-    if target.pid != me.pid && target.parent.load(Ordering::Relaxed) != me.pid {
-        system(me)?;
-    }
-    let cpu = match a.cpu {
-        abi::ANY_CPU => kcore::computation::ANY_CPU,
-        c if (c as usize) < cpu::online_count() => c as usize,
-        _ => return Err(Error::Invalid),
-    };
-    let comp = target
-        .computation
-        .lock()
-        .as_ref()
-        .and_then(|c| c.1.upgrade())
-        .ok_or(Error::NotFound)?;
-    comp.affinity.store(cpu, Ordering::Relaxed);
-    drop(comp);
-    drop(target);
-    if pid == me.pid && cpu != kcore::computation::ANY_CPU && cpu != cpu::this_cpu().index {
-        // Move now: give up the CPU; the next enqueue honours the pin.
-        sched::schedule();
-    }
     Ok(0)
 }
 
@@ -664,62 +448,4 @@ fn sys_sys_info(a: call::SysInfo) -> Result<u64, Error> {
     };
     uaccess::write_out(a.out, &info)?;
     Ok(0)
-}
-
-/// Anonymous memory: a region created and attached through the mediator
-/// at the first free place, paged in at first touch.
-fn map_anonymous(me: &proc::Process, len: u64, prot: u64) -> Result<u64, Error> {
-    use kcore::mm::layout::PAGE_SIZE;
-    if len == 0 || len > (1 << 36) || prot & !(abi::prot::READ | abi::prot::WRITE | abi::prot::EXEC) != 0 {
-        return Err(Error::Invalid);
-    }
-    let (writable, executable) = (prot & abi::prot::WRITE != 0, prot & abi::prot::EXEC != 0);
-    let pages = len.div_ceil(PAGE_SIZE);
-    let region = vregion::create(me.pid, abi::RegionKind::Heap, pages, writable, executable)?;
-    match vspace::attach(me.pid, me.space_id, region, At::Free(&me.anon_next)) {
-        Ok(a) => Ok(a.base),
-        Err(e) => {
-            let _ = mediator::delete(me.pid, region);
-            Err(e)
-        }
-    }
-}
-
-pub fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
-    let p = proc::get(pid).ok_or(Error::NotFound)?;
-    let comp = p.computation.lock().as_ref().and_then(|c| c.1.upgrade());
-    let exit = *p.exit_status.lock();
-    let mut info = abi::ProcInfo {
-        pid: p.pid,
-        parent: p.parent.load(Ordering::Relaxed),
-        policy: p.policy as u64,
-        faults: p.faults(),
-        resident_pages: p.resident_pages(),
-        exit_status: exit.unwrap_or(0),
-        ..abi::ProcInfo::default()
-    };
-    if let Some(c) = comp {
-        info.state = match *c.state.lock() {
-            kcore::computation::State::Running => abi::state::RUNNING,
-            kcore::computation::State::Runnable => abi::state::RUNNABLE,
-            kcore::computation::State::Blocked => abi::state::BLOCKED,
-            kcore::computation::State::Dead => abi::state::EXITED,
-        };
-        info.cpu = c.last_cpu.load(Ordering::Relaxed) as u64;
-        let aff = c.affinity.load(Ordering::Relaxed);
-        info.affinity = if aff == kcore::computation::ANY_CPU {
-            abi::ANY_CPU
-        } else {
-            aff as u64
-        };
-        info.cpu_ns = kcore::clock::cycles_to_ns(c.cpu_cycles.load(Ordering::Relaxed));
-    } else {
-        info.state = abi::state::EXITED;
-    }
-    if exit.is_some() {
-        info.state = abi::state::EXITED;
-    }
-    let n = p.name.len().min(info.name.len());
-    info.name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
-    Ok(info)
 }

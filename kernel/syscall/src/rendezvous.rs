@@ -6,15 +6,17 @@ use abi::{CALL_BY_REF, Error, call};
 use ipc::process as proc;
 use ipc::{batch, fastpath, names, rendezvous, request, rings};
 use kcore::uaccess::{self, UserRange};
-use resource::vspace::{self, At};
+use resource::vspace;
 
 /// Longest name a server registers under.
 const MAX_NAME: usize = 64;
 
 /// The entries it serves (0: any).
 pub fn sys_name_register(me: &proc::Process, a: call::NameRegister) -> Result<u64, Error> {
-    names::register(&uaccess::read_text(a.name, MAX_NAME)?, me.pid)?;
-    me.port.entries.store(a.entries, core::sync::atomic::Ordering::Relaxed);
+    names::register(&uaccess::read_text(a.name, MAX_NAME)?, me.pid())?;
+    me.port()
+        .entries
+        .store(a.entries, core::sync::atomic::Ordering::Relaxed);
     Ok(0)
 }
 
@@ -200,9 +202,9 @@ pub fn sys_ncallsync(me: &proc::Process, a: call::NCallSync) -> Result<u64, Erro
 
 pub fn sys_ring_setup(me: &proc::Process) -> Result<u64, Error> {
     // The area is a region of the kernel's, attached where the rings go.
-    rings::setup(me, |area, base| {
-        let (region, link, ..) = vspace::attach_memory(me.space_id, area, At::Address(base), resource::ResId::NONE)?;
-        Ok((region, link))
+    rings::setup(me, |area, at| {
+        let (region, link, _, base) = vspace::attach_memory(me.space_id(), area, at, resource::ResId::NONE)?;
+        Ok((region, link, base))
     })
 }
 

@@ -4,6 +4,21 @@
 
 use tessera_rt::{println, sys};
 
+/// The program with `$pages` pages of BSS: its BSS, and its entry, which
+/// runs `run` over it.
+macro_rules! program {
+    ($pages:expr) => {
+        const PAGES: usize = $pages;
+        static mut BSS: [[u8; 4096]; PAGES] = [[0; 4096]; PAGES];
+
+        fn main(args: &[&str]) -> i32 {
+            $crate::pageaccess::run::<PAGES>(&raw mut BSS, args)
+        }
+        tessera_rt::entry!(main);
+    };
+}
+pub(crate) use program;
+
 pub fn run<const PAGES: usize>(bss: *mut [[u8; 4096]; PAGES], args: &[&str]) -> i32 {
     for i in 0..PAGES {
         // SAFETY: the array is this program's BSS; each write stays in page i.

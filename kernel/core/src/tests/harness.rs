@@ -4,15 +4,15 @@
 use crate::ktest::TestResult;
 use alloc::string::String;
 
-pub fn failure_is_detected() -> TestResult {
+pub fn selftest_failure_is_detected() -> TestResult {
     Err(String::from("deliberate"))
 }
 
-pub fn panic_prints_backtrace() -> TestResult {
+pub fn selftest_panic_prints_backtrace() -> TestResult {
     panic!("deliberate panic");
 }
 
-pub fn kernel_page_fault_is_reported() -> TestResult {
+pub fn selftest_kernel_page_fault_is_reported() -> TestResult {
     // Slot 388 of the kernel half is never mapped.
     let p = 0xffff_c200_0000_0ff8u64 as *const u64;
     // SAFETY: not safe at all; the point is the page fault report.
@@ -31,13 +31,13 @@ fn recurse(depth: u64, pad: &mut [u8; 512]) -> u64 {
     r + pad[0] as u64
 }
 
-pub fn stack_overflow_is_reported() -> TestResult {
+pub fn selftest_stack_overflow_is_reported() -> TestResult {
     let mut pad = [0u8; 512];
     let r = recurse(0, &mut pad);
     Err(alloc::format!("recursion returned {r}"))
 }
 
-pub fn divide_error_is_reported() -> TestResult {
+pub fn selftest_divide_error_is_reported() -> TestResult {
     let zero = core::hint::black_box(0u64);
     let q: u64;
     // SAFETY: deliberately divides by zero to raise #DE.
@@ -45,7 +45,7 @@ pub fn divide_error_is_reported() -> TestResult {
     Err(alloc::format!("division gave {q}"))
 }
 
-pub fn hang_is_caught() -> TestResult {
+pub fn selftest_hang_is_caught() -> TestResult {
     loop {
         crate::arch::x86_64::wait_for_interrupt();
     }

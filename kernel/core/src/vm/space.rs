@@ -465,9 +465,7 @@ impl VirtualSpace {
         let (Slot::Used(x), Slot::Used(y)) = (&mut left[lo], &mut right[0]) else {
             return Err(SpaceError::BadRange);
         };
-        x.region
-            .exchange_frames(&mut y.region)
-            .map_err(|_| SpaceError::BadRange)?;
+        exchange_frames(x, y)?;
         self.remap(i)?;
         self.remap(j)
     }
@@ -477,12 +475,8 @@ impl VirtualSpace {
     pub fn exchange_between(&mut self, a: ResId, other: &mut VirtualSpace, b: ResId) -> Result<(), SpaceError> {
         let i = self.slot_of(a, NO_SLOT).ok_or(SpaceError::BadRange)?;
         let j = other.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
-        let (Some(x), Some(y)) = (self.at(i), other.at(j)) else {
-            return Err(SpaceError::BadRange);
-        };
-        x.region
-            .exchange_frames(&mut y.region)
-            .map_err(|_| SpaceError::BadRange)?;
+        let (x, y) = self.at(i).zip(other.at(j)).ok_or(SpaceError::BadRange)?;
+        exchange_frames(x, y)?;
         self.remap(i)?;
         other.remap(j)
     }
@@ -673,38 +667,39 @@ impl VirtualSpace {
 
     /// Reads user memory of this space (from another process's context).
     pub fn copy_out(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), FaultError> {
-        let mut done = 0;
-        while done < buf.len() {
-            let at = addr + done as u64;
-            let off = (at % PAGE_SIZE) as usize;
-            let n = (PAGE_SIZE as usize - off).min(buf.len() - done);
-            let pa = self.frame_for(at, false)?;
+        self.by_page(addr, buf.len(), false, |at, done, n| {
             // SAFETY: a frame of this space, reached through the direct map;
             // the copy stays inside its page.
-            unsafe {
-                core::ptr::copy_nonoverlapping(
-                    (phys_to_virt(pa) + off as u64) as *const u8,
-                    buf[done..].as_mut_ptr(),
-                    n,
-                )
-            };
-            done += n;
-        }
-        Ok(())
+            unsafe { core::ptr::copy_nonoverlapping(at as *const u8, buf[done..].as_mut_ptr(), n) };
+        })
     }
 
     /// Writes user memory of this space (from another process's context).
     pub fn copy_in(&mut self, addr: u64, data: &[u8]) -> Result<(), FaultError> {
-        let mut done = 0;
-        while done < data.len() {
-            let at = addr + done as u64;
-            let off = (at % PAGE_SIZE) as usize;
-            let n = (PAGE_SIZE as usize - off).min(data.len() - done);
-            let pa = self.frame_for(at, true)?;
+        self.by_page(addr, data.len(), true, |at, done, n| {
             // SAFETY: as in copy_out, for writing.
-            unsafe {
-                core::ptr::copy_nonoverlapping(data[done..].as_ptr(), (phys_to_virt(pa) + off as u64) as *mut u8, n)
-            };
+            unsafe { core::ptr::copy_nonoverlapping(data[done..].as_ptr(), at as *mut u8, n) };
+        })
+    }
+
+    /// Goes through `len` bytes of this space's memory from `addr`, a page
+    /// at a time, faulting each page in (for writing if `write`): `f` gets
+    /// the kernel's address of each piece (through the direct map), where
+    /// it starts in the whole, and its length.
+    fn by_page(
+        &mut self,
+        addr: u64,
+        len: usize,
+        write: bool,
+        mut f: impl FnMut(u64, usize, usize),
+    ) -> Result<(), FaultError> {
+        let mut done = 0;
+        while done < len {
+            let at = addr + done as u64;
+            let off = at % PAGE_SIZE;
+            let n = (PAGE_SIZE - off).min((len - done) as u64) as usize;
+            let pa = self.frame_for(at, write)?;
+            f(phys_to_virt(pa) + off, done, n);
             done += n;
         }
         Ok(())
@@ -759,6 +754,14 @@ impl Drop for VirtualSpace {
         free_tables(self.root, 3);
         frames::free(self.root, 1);
     }
+}
+
+/// Exchanges the frames of attachments `x` and `y` (whose entries the
+/// caller then rewrites).
+fn exchange_frames(x: &mut Attached, y: &mut Attached) -> Result<(), SpaceError> {
+    x.region
+        .exchange_frames(&mut y.region)
+        .map_err(|_| SpaceError::BadRange)
 }
 
 /// Rewrites the page-table entries of attachment `a` of the space with

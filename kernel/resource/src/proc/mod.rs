@@ -26,7 +26,7 @@ pub fn hooks() -> p::Hooks {
 /// First entry of a new process: its arguments go from the work area onto
 /// its stack, and the work area goes back.
 fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
-    let Some(area) = p.work_area.lock().take() else {
+    let Some(area) = p.take_work_area() else {
         return true;
     };
     let r = spawn::push_arguments(area, frame);
@@ -43,25 +43,23 @@ fn end_resources(p: &Process) {
     }
     // Its containers first: their memory is attached to its space, which
     // must be bare of them before it goes to the pool or is deleted. The
-    // mark comes before the look at `made_resources`, and a move sets that
-    // before it looks at the mark (both sequentially consistent): either
-    // the move sees the mark and refuses, or this sees the container.
-    p.ending.store(true, Ordering::SeqCst);
-    if p.made_resources.load(Ordering::SeqCst) {
+    // mark comes before the look at what it made, and a move marks it a
+    // maker before it looks at the mark (see `Process::accept_resource`):
+    // either the move sees the mark and refuses, or this sees the container.
+    if p.mark_ending() {
         // A driver's devices before anything: they must stop (no more DMA)
         // before its memory, their DMA buffers among it, is freed.
-        crate::device::Devices.release_owned_by(p.pid);
-        crate::container::Containers.release_owned_by(p.pid);
+        crate::device::Devices.release_owned_by(p.pid());
+        crate::container::Containers.release_owned_by(p.pid());
     }
     spawn::decompose(p);
-    let comp = p.computation.lock().as_ref().map(|c| c.0);
-    if let Some(id) = comp {
+    if let Some(id) = p.computation_id() {
         let _ = crate::mediator::delete(crate::KERNEL, id);
     }
     // Scanning every table costs time proportional to the resources alive
     // (the pool holds many); most processes never made any of their own.
-    if p.made_resources.load(Ordering::Acquire) {
-        crate::release_owned_by(p.pid);
+    if p.made_resources() {
+        crate::release_owned_by(p.pid());
     }
 }
 
@@ -89,7 +87,7 @@ pub fn create(
         work_area,
         entry: prog.entry,
     }));
-    let pid = p.pid;
+    let pid = p.pid();
     for id in [program, space_id, work_area] {
         crate::set_owner(id, pid);
     }
@@ -100,12 +98,7 @@ pub fn create(
 /// Lets a composed process run: its computation joins a run queue.
 pub fn start(caller: u64, id: ResId) -> Result<(), Error> {
     let p = crate::process::get(caller, id)?;
-    let c = p
-        .computation
-        .lock()
-        .as_ref()
-        .and_then(|c| c.1.upgrade())
-        .ok_or(Error::Invalid)?;
+    let c = p.computation().ok_or(Error::Invalid)?;
     if *c.state.lock() != kcore::computation::State::Runnable
         || c.on_cpu.load(Ordering::Relaxed)
         || c.started.swap(true, Ordering::AcqRel)

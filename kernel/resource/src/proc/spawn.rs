@@ -245,7 +245,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
     if options.rights != 0
         && let Some(p) = ipc::process::get(pid)
     {
-        p.rights.store(options.rights, core::sync::atomic::Ordering::Relaxed);
+        p.give_rights(options.rights);
     }
     // From here the process owns its parts; if it cannot start, ending it
     // takes them apart again.
@@ -264,8 +264,8 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
 /// space (with the program's regions still attached), work area and
 /// program go to the pool when reuse is on, or are deleted.
 pub fn decompose(p: &super::Process) {
-    drop(p.ica_target.lock().take());
-    let Some(space_ref) = p.space.lock().take() else { return };
+    p.forget_ica_target();
+    let Some(space_ref) = p.take_space() else { return };
     let heap: Vec<(ResId, ResId)> = space_ref
         .lock()
         .regions()
@@ -278,14 +278,14 @@ pub fn decompose(p: &super::Process) {
         delete(region);
     }
     let reuse = pool::reuse_enabled();
-    crate::set_owner(p.space_id, KERNEL);
-    if !(reuse && pool::put_full(p.plate, p.space_id)) {
-        destroy_space(p.space_id);
+    crate::set_owner(p.space_id(), KERNEL);
+    if !(reuse && pool::put_full(p.plate(), p.space_id())) {
+        destroy_space(p.space_id());
     }
-    if let Some(area) = p.work_area.lock().take() {
+    if let Some(area) = p.take_work_area() {
         release_work_area(area);
     }
-    give_back_program(p.plate, p.program);
+    give_back_program(p.plate(), p.program());
 }
 
 /// A work area whose arguments have been delivered: back to the pool, or deleted.

@@ -4,10 +4,4 @@
 #[path = "../pageaccess.rs"]
 mod pageaccess;
 
-const PAGES: usize = 400;
-static mut BSS: [[u8; 4096]; PAGES] = [[0; 4096]; PAGES];
-
-fn main(args: &[&str]) -> i32 {
-    pageaccess::run::<PAGES>(&raw mut BSS, args)
-}
-tessera_rt::entry!(main);
+pageaccess::program!(400);

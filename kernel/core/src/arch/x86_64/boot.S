@@ -71,31 +71,15 @@ pvh_start32:
     movl $(boot_pdpt_high - KERNEL_VMA + 0x3), %eax
     movl %eax, (511*8)(%ebx)
 
-    /* CR4.PAE | CR4.PGE, CR3, EFER.LME | EFER.NXE, CR0.PG | CR0.WP | CR0.PE. */
-    movl %cr4, %eax
-    orl $0xa0, %eax
-    movl %eax, %cr4
     movl %ebx, %cr3
-    movl $0xc0000080, %ecx
-    rdmsr
-    orl $0x900, %eax
-    wrmsr
-    movl %cr0, %eax
-    orl $0x80010001, %eax
-    movl %eax, %cr0
+    long_mode_on                            /* long_mode.S */
 
     lgdt (boot_gdt_ptr - KERNEL_VMA)
     ljmp $0x10, $(boot_long_mode - KERNEL_VMA)
 
 .code64
 boot_long_mode:
-    movw $0x18, %ax
-    movw %ax, %ds
-    movw %ax, %es
-    movw %ax, %ss
-    xorw %ax, %ax
-    movw %ax, %fs
-    movw %ax, %gs
+    flat_segments
     movabsq $boot_higher_half, %rax
     jmp *%rax
 

@@ -23,14 +23,7 @@ syscall_entry:
     pushq %rcx                              /* user RIP */
     pushq $0                                /* error code */
     pushq $0x100                            /* "vector": system call */
-    pushq %r9                               /* same order as trap_common */
-    pushq %r8
-    pushq %r10
-    pushq %rdx
-    pushq %rsi
-    pushq %rdi
-    pushq %rax
-    pushq %rcx
+    push_call_regs                          /* as trap_common */
     subq $56, %rsp                          /* rbx rbp r11 r12 r13 r14 r15 */
     movq %rsp, %rdi                         /* (FMASK already cleared DF) */
     call *syscall_hook(%rip)
@@ -40,14 +33,7 @@ syscall_entry:
  * ones as the hook left them (the user's).
  */
     addq $56, %rsp
-    popq %rcx
-    popq %rax
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %r10
-    popq %r8
-    popq %r9
+    pop_call_regs
     xorl %r11d, %r11d
     addq $16, %rsp                          /* vector and error code */
     swapgs

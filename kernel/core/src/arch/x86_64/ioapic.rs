@@ -11,10 +11,27 @@ struct IoApics {
     count: usize,
 }
 
+impl IoApics {
+    /// The chip (its base) and its input that global system interrupt
+    /// `gsi` arrives at.
+    fn input_of(&self, gsi: u32) -> Option<(u64, u32)> {
+        self.chips[..self.count]
+            .iter()
+            .find(|(_, first, n)| gsi >= *first && gsi < first + n)
+            .map(|&(base, first, _)| (base, gsi - first))
+    }
+}
+
 static IOAPICS: IrqMutex<IoApics> = IrqMutex::new(IoApics {
     chips: [(0, 0, 0); platform::acpi::MAX_IOAPICS],
     count: 0,
 });
+
+/// The register of input `pin`'s redirection entry (its low half; the
+/// high half, the destination, is the next one).
+const fn entry(pin: u32) -> u32 {
+    0x10 + 2 * pin
+}
 
 fn reg_read(base: u64, reg: u32) -> u32 {
     // SAFETY: IOREGSEL/IOWIN of a mapped I/O APIC; callers hold the IOAPICS lock.
@@ -39,7 +56,7 @@ pub fn init(madt: &Madt) {
         let base = phys_to_virt(chip.address as u64);
         let inputs = ((reg_read(base, 1) >> 16) & 0xff) + 1;
         for i in 0..inputs {
-            reg_write(base, 0x10 + 2 * i, 1 << 16);
+            reg_write(base, entry(i), 1 << 16);
         }
         let n = io.count;
         io.chips[n] = (base, chip.gsi_base, inputs);
@@ -51,18 +68,14 @@ pub fn init(madt: &Madt) {
 /// `flags` are the MADT override flags (polarity and trigger mode).
 pub fn route(gsi: u32, flags: u16, vector: u8, apic_id: u32) -> bool {
     let io = IOAPICS.lock();
-    let Some(&(base, first, _)) = io.chips[..io.count]
-        .iter()
-        .find(|(_, first, n)| gsi >= *first && gsi < first + n)
-    else {
+    let Some((base, pin)) = io.input_of(gsi) else {
         return false;
     };
-    let pin = gsi - first;
     let active_low = flags & 0b11 == 0b11;
     let level = (flags >> 2) & 0b11 == 0b11;
     let low = vector as u32 | (u32::from(active_low) << 13) | (u32::from(level) << 15);
-    reg_write(base, 0x10 + 2 * pin + 1, apic_id << 24);
-    reg_write(base, 0x10 + 2 * pin, low);
+    reg_write(base, entry(pin) + 1, apic_id << 24);
+    reg_write(base, entry(pin), low);
     true
 }
 
@@ -70,13 +83,10 @@ pub fn route(gsi: u32, flags: u16, vector: u8, apic_id: u32) -> bool {
 /// stays masked from its interrupt until its driver has served the device).
 pub fn set_masked(gsi: u32, masked: bool) -> bool {
     let io = IOAPICS.lock();
-    let Some(&(base, first, _)) = io.chips[..io.count]
-        .iter()
-        .find(|(_, first, n)| gsi >= *first && gsi < first + n)
-    else {
+    let Some((base, pin)) = io.input_of(gsi) else {
         return false;
     };
-    let reg = 0x10 + 2 * (gsi - first);
+    let reg = entry(pin);
     let low = reg_read(base, reg);
     reg_write(base, reg, if masked { low | 1 << 16 } else { low & !(1 << 16) });
     true

@@ -14,9 +14,15 @@ pub mod trap;
 
 use core::arch::{asm, global_asm};
 
-global_asm!(include_str!("boot.S"), options(att_syntax));
-global_asm!(include_str!("trampoline.S"), options(att_syntax));
-global_asm!(include_str!("vectors.S"), options(att_syntax));
+// Each with the macros it uses (`long_mode.S`, `frame.S`), which define
+// them only once.
+global_asm!(include_str!("long_mode.S"), include_str!("boot.S"), options(att_syntax));
+global_asm!(
+    include_str!("long_mode.S"),
+    include_str!("trampoline.S"),
+    options(att_syntax)
+);
+global_asm!(include_str!("frame.S"), include_str!("vectors.S"), options(att_syntax));
 
 /// Time-stamp counter. Under QEMU's icount mode it counts instructions.
 #[inline(always)]

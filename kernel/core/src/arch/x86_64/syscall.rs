@@ -9,7 +9,7 @@ use x86_64::registers::rflags::RFlags;
 use x86_64::structures::gdt::SegmentSelector;
 use x86_64::{PrivilegeLevel, VirtAddr};
 
-core::arch::global_asm!(include_str!("entry.S"), options(att_syntax));
+core::arch::global_asm!(include_str!("frame.S"), include_str!("entry.S"), options(att_syntax));
 
 /// The system-call hook (`Hooks::syscall`), called by entry.S straight
 /// from the entry, with no frame of the core's in between: every system

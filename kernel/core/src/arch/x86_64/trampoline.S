@@ -38,29 +38,14 @@ ap_prot:
     movw %ax, %ds
     movw %ax, %es
     movw %ax, %ss
-    movl %cr4, %eax
-    orl $0xa0, %eax                         /* PAE | PGE */
-    movl %eax, %cr4
     movl (TRAMP + ap_param_cr3 - ap_trampoline_start), %eax
     movl %eax, %cr3
-    movl $0xc0000080, %ecx                  /* EFER: LME | NXE */
-    rdmsr
-    orl $0x900, %eax
-    wrmsr
-    movl %cr0, %eax
-    orl $0x80010001, %eax                   /* PG | WP | PE */
-    movl %eax, %cr0
+    long_mode_on                            /* long_mode.S */
     ljmp $0x10, $(TRAMP + ap_long - ap_trampoline_start)
 
 .code64
 ap_long:
-    movw $0x18, %ax
-    movw %ax, %ds
-    movw %ax, %es
-    movw %ax, %ss
-    xorw %ax, %ax
-    movw %ax, %fs
-    movw %ax, %gs
+    flat_segments
     movq (TRAMP + ap_param_cr3_final - ap_trampoline_start), %rax
     movq %rax, %cr3                         /* kernel tables: slot 0 maps low memory for now */
     movl $1, %eax

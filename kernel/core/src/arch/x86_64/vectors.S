@@ -26,14 +26,7 @@ trap_common:
     testb $3, 24(%rsp)                      /* saved CS: from user mode? */
     jz 1f
     swapgs
-1:  pushq %r9                               /* the six argument registers, */
-    pushq %r8                               /* in system-call order, lie   */
-    pushq %r10                              /* together in the frame       */
-    pushq %rdx
-    pushq %rsi
-    pushq %rdi
-    pushq %rax
-    pushq %rcx
+1:  push_call_regs                          /* as syscall_entry (frame.S) */
     pushq %rbx
     pushq %rbp
     pushq %r11
@@ -53,14 +46,7 @@ trap_return:
     popq %r11
     popq %rbp
     popq %rbx
-    popq %rcx
-    popq %rax
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %r10
-    popq %r8
-    popq %r9
+    pop_call_regs
     testb $3, 24(%rsp)
     jz 2f
     swapgs

@@ -1,0 +1,31 @@
+/*
+ * The registers of a TrapFrame that an interrupt (vectors.S) and a system
+ * call (entry.S) save alike: the six argument registers, together and in
+ * system-call order, then rax and rcx. Included before each, defined once.
+ */
+.ifndef .Lframe_macros
+.set .Lframe_macros, 1
+
+.macro push_call_regs
+    pushq %r9
+    pushq %r8
+    pushq %r10
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %rax
+    pushq %rcx
+.endm
+
+.macro pop_call_regs
+    popq %rcx
+    popq %rax
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %r10
+    popq %r8
+    popq %r9
+.endm
+
+.endif
