@@ -291,6 +291,6 @@ pub fn set_owner(id: ResId, owner: u64) {
 }
 
 /// Live resources per kind, for the inspector and leak tests.
-pub fn counts() -> [(Kind, usize); 11] {
+pub fn counts() -> [(Kind, usize); Kind::ALL.len()] {
     core::array::from_fn(|i| (Kind::ALL[i], of(Kind::ALL[i]).count()))
 }

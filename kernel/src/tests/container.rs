@@ -465,7 +465,7 @@ pub fn container_records_are_held() -> TestResult {
     kcore::computation::reap_all();
     // The processes' own parts go to the pool: only the container's kinds
     // are compared.
-    let held = |c: [(resource::Kind, usize); 11]| {
+    let held = |c: [(resource::Kind, usize); resource::Kind::ALL.len()]| {
         c.into_iter()
             .filter(|(k, _)| {
                 matches!(

@@ -192,7 +192,9 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     // A region of the kernel's, for an operation that needs one beside
     // the identifier under test.
     let spare = region(1)?;
-    let kinds: [(ResId, Use); 11] = [
+    // A device the kernel holds (the `pc` machine's host bridge).
+    let dev = ok(resource::device::find(0x8086, 0x1237, 0))?;
+    let kinds: [(ResId, Use); Kind::ALL.len()] = [
         (plate, &|c, id| program::create(c, id).err()),
         (program, &|c, id| program::segment(c, id, 0).err()),
         (process, &|c, id| process::start(c, id).err()),
@@ -210,6 +212,7 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
             container::push(c, id, KERNEL, 0, abi::ContainerMode::Copy).err()
         }),
         (bx, &|c, id| container_box::grant(c, id, 7, abi::BOX_SEND).err()),
+        (dev, &|c, id| resource::device::read_config(c, id, 0, 4).err()),
     ];
     kcore::computation::reap_all();
     let before = resource::counts();
@@ -252,7 +255,12 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     for id in [link, attached, area, in_kernel, phys, bx, program, loose, spare, space] {
         delete(KERNEL, id).map_err(|e| format!("delete {id:?}: {e:?}"))?;
     }
-    for (id, use_it) in kinds.into_iter().skip(1) {
+    // (Plates and devices are never deleted.)
+    for (id, use_it) in kinds
+        .into_iter()
+        .skip(1)
+        .filter(|(id, _)| id.kind() != Kind::Device as u8)
+    {
         let got = use_it(KERNEL, id);
         ensure!(got == Some(Error::NotFound), "a stale {id:?} gave {got:?}");
     }
@@ -398,7 +406,7 @@ pub fn pool_reduce_follows_the_papers_rules() -> TestResult {
     Ok(())
 }
 
-fn footprint() -> ([usize; 11], usize, usize) {
+fn footprint() -> ([usize; Kind::ALL.len()], usize, usize) {
     kcore::computation::reap_all();
     let counts = resource::counts().map(|(_, n)| n);
     (counts, frames::stats().free, heap::stats().used)
