@@ -697,6 +697,16 @@ pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) ->
         return Err(Error::Invalid);
     }
     let (src_addr, dst_addr) = (from.1.addr(), to.1.addr());
+    // All or nothing: a copy of more than one piece first makes sure every
+    // page is there, so that a fault part way leaves the destination as it
+    // was (a server that reads a message into its cache keeps old data).
+    let one_piece = (src_addr % 4096).max(dst_addr % 4096) as usize + len <= 4096;
+    if !one_piece {
+        let ok = src.lock().prepare(src_addr, len, false).is_ok() && dst.lock().prepare(dst_addr, len, true).is_ok();
+        if !ok {
+            return Err(Error::Fault);
+        }
+    }
     let mut done = 0;
     while done < len {
         let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
