@@ -296,7 +296,7 @@ fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if frame.vector == 14 {
         match (hooks.user_page_fault)(cr2, frame.error_code) {
             Ok(()) => return,
-            Err(e) => (hooks.user_fault)(frame, cr2, e.describe(cr2, frame.error_code)),
+            Err(e) => return (hooks.user_fault)(frame, cr2, e.describe(cr2, frame.error_code)),
         }
     }
     (hooks.user_fault)(frame, cr2, exception_name(frame.vector))
