@@ -159,7 +159,7 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
     let pages = pages_of(len)?;
     let fixed = flags & MAP_FIXED != 0;
     if fixed {
-        if addr % PAGE_SIZE != 0 {
+        if !addr.is_multiple_of(PAGE_SIZE) {
             return Err(Error::Invalid);
         }
         UserRange::new(addr, (pages * PAGE_SIZE) as usize)?;
@@ -192,7 +192,7 @@ fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> R
 /// Unmaps every whole anonymous mapping in the range; one only partly in
 /// it stays (Linux would split it).
 fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
-    if addr % PAGE_SIZE != 0 || len == 0 {
+    if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
         return Err(Error::Invalid);
     }
     let end = addr.checked_add(len).ok_or(Error::Invalid)?;
@@ -214,7 +214,7 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
 /// uses mprotect for guard pages and read-only relocations; neither
 /// changes what a correct program does).
 fn mprotect(addr: u64, len: u64, _prot: u64) -> Result<u64, Error> {
-    if addr % PAGE_SIZE != 0 {
+    if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Error::Invalid);
     }
     UserRange::new(addr, len as usize)?;
