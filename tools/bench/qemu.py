@@ -34,13 +34,23 @@ _ACCEL = {
 }
 
 
-def fallback_args(mode, smp, mem):
-    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode]]
+def disk_args(disk):
+    """The block device of the machine: a raw image on virtio-blk-pci."""
+    file = str(disk).replace(",", ",,")
+    return ["-drive", f"file={file},if=none,id=disk0,format=raw,cache=writeback",
+            "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on"]
 
 
-def machine_args(mode, smp, mem):
-    """Return (args, source) for a mode; source is 'xtask' or 'fallback'."""
+def fallback_args(mode, smp, mem, disk=None):
+    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode], *(disk_args(disk) if disk else [])]
+
+
+def machine_args(mode, smp, mem, disk=None):
+    """Return (args, source) for a mode; source is 'xtask' or 'fallback'.
+    `disk`: a raw image attached on virtio-blk (none by default)."""
     cmd = ["cargo", "xtask", "qemu-args", "--mode", mode, "--smp", str(smp), "--mem", mem]
+    if disk:
+        cmd += ["--disk", str(disk)]
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         args = [a.strip() for a in r.stdout.splitlines() if a.strip()]
@@ -50,7 +60,7 @@ def machine_args(mode, smp, mem):
     except (OSError, subprocess.TimeoutExpired) as e:
         why = str(e)
     log(f"`{' '.join(cmd)}` unavailable ({why}); using the harness's copy of its contract")
-    return fallback_args(mode, smp, mem), "fallback"
+    return fallback_args(mode, smp, mem, disk), "fallback"
 
 
 def _plausible(args):
@@ -75,6 +85,7 @@ def describe(args):
         "accel": value("-accel", default="tcg") if "-enable-kvm" not in args else "kvm",
         "icount": icount or "off",
         "rtc": value("-rtc", default="host clock"),
+        "disk": "virtio-blk-pci (raw image)" if "-drive" in args else "none",
     }
 
 

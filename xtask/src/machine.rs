@@ -56,6 +56,10 @@ pub struct Machine {
     pub smp: u32,
     pub mem: String,
     pub serial: Serial,
+    /// A raw disk image on virtio-blk (modern PCI device, 1af4:1042): the
+    /// same device for Tessera's storage servers and for the Linux
+    /// reference, which mounts it as ext2. None: no block device at all.
+    pub disk: Option<String>,
 }
 
 pub const DEFAULT_QEMU: &str = "qemu-system-x86_64";
@@ -89,7 +93,16 @@ impl Machine {
         if !mem.starts_with(|c: char| c.is_ascii_digit()) {
             return Err(format!("bad memory size {mem:?} (e.g. 512M, 1G)"));
         }
+        let disk = args.value("--disk")?.or_else(|| env("DISK"));
+        if let Some(path) = &disk
+            && !std::path::Path::new(path).is_file()
+        {
+            return Err(format!(
+                "disk image {path:?} does not exist (make one with mke2fs -t ext2 -d DIR)"
+            ));
+        }
         Ok(Machine {
+            disk,
             qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
             machine: env("MACHINE").unwrap_or_else(|| "pc".to_string()),
             mode,
@@ -101,6 +114,13 @@ impl Machine {
 
     pub fn with_smp(&self, smp: u32) -> Machine {
         Machine { smp, ..self.clone() }
+    }
+
+    pub fn without_disk(&self) -> Machine {
+        Machine {
+            disk: None,
+            ..self.clone()
+        }
     }
 
     /// The QEMU arguments, one argv element per item, without the binary and
@@ -144,6 +164,20 @@ impl Machine {
             // such as nested or PVM-based KVM; dropping that feature is
             // harmless elsewhere.
             Mode::Kvm => push(&["-accel", "kvm", "-cpu", "host,-arch-capabilities"]),
+        }
+        if let Some(path) = &self.disk {
+            // QEMU's option syntax doubles a comma inside a value. The host's
+            // page cache stands behind the disk (writeback), as for a file
+            // system image on any development machine; the guest sees a
+            // volatile write cache and must flush for durability.
+            let file = path.replace(',', ",,");
+            push(&[
+                "-drive",
+                &format!("file={file},if=none,id=disk0,format=raw,cache=writeback"),
+                // Modern only: no legacy I/O BAR, one register layout to drive.
+                "-device",
+                "virtio-blk-pci,drive=disk0,disable-legacy=on",
+            ]);
         }
         args
     }
@@ -201,6 +235,30 @@ mod tests {
         assert!(args.ends_with("-accel tcg -icount shift=0,sleep=off -rtc base=2024-01-01T00:00:00,clock=vm"));
         let kvm = configure(&[], &env).unwrap().args().join(" ");
         assert!(kvm.ends_with("-accel kvm -cpu host,-arch-capabilities"), "{kvm}");
+    }
+
+    #[test]
+    fn disk_is_an_option() {
+        let dir = std::env::temp_dir().join(format!("tessera-machine-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("a,b.img");
+        std::fs::write(&img, [0u8; 512]).unwrap();
+        let path = img.to_str().unwrap();
+        let m = configure(&["--disk", path], &[]).unwrap();
+        let args = m.args();
+        let drive = args.iter().position(|a| a == "-drive").unwrap();
+        assert_eq!(
+            args[drive + 1],
+            format!(
+                "file={},if=none,id=disk0,format=raw,cache=writeback",
+                path.replace(',', ",,")
+            )
+        );
+        assert_eq!(args[drive + 3], "virtio-blk-pci,drive=disk0,disable-legacy=on");
+        assert_eq!(configure(&[], &[("DISK", path)]).unwrap().disk.as_deref(), Some(path));
+        assert!(!m.without_disk().args().contains(&"-drive".to_string()));
+        assert!(configure(&["--disk", dir.join("missing.img").to_str().unwrap()], &[]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
