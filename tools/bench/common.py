@@ -55,6 +55,12 @@ def rel(path):
         return str(path)
 
 
+def shown_argv(argv):
+    """A command line as the project writes it: this machine's paths inside
+    arguments (-kernel build/..., file=build/...) relative to the root."""
+    return [a.replace(str(ROOT) + "/", "") for a in argv]
+
+
 def ensure_host_tools(names):
     """Install missing Debian packages for the given commands (root only).
 
