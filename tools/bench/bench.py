@@ -7,6 +7,13 @@
                          host, and Tessera's bench mode once under TCG if built
     bench.py report [--mode M]     regenerate summary and plots from the CSVs
     bench.py linux-vm              only fetch and build the Linux reference VM
+    bench.py ltp [--only NAME,...] [--mode M]
+                         LTP's system-call tests (built by tools/ltp/build.sh) on
+                         the reference VM: docs/results/ltp.csv and ltp.md
+    bench.py linux-abi [--check] [--host] [--only NAME,...] [--mode M]
+                         the Linux-ABI test programs on the reference VM: write
+                         user/linux/abi/expected/ (--check: compare with it
+                         instead; --host: run natively on this machine)
 
 Results: docs/results/ (icount, the figures of record) or docs/results/<mode>/:
 one CSV per experiment, README.md (the summary), plots/*.png, config.json.
@@ -23,14 +30,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import linuxabi  # noqa: E402
 import linuxvm  # noqa: E402
+import ltp  # noqa: E402
 import papers  # noqa: E402
 import progs  # noqa: E402
 import qemu  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
 from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools, tessera_boot,  # noqa: E402
-                    git_revision, install_signal_handlers, log, rel, run_guarded)
+                    git_revision, install_signal_handlers, log, rel, run_guarded, shown_argv)
 
 # Host wall-time limits per QEMU run (a whole suite).  An icount Linux run
 # takes ~25 s on an idle 2-core host; a loaded host is 2-5x slower.
@@ -87,7 +96,7 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     desc = qemu.describe(base_args)
     record = {
         **desc,
-        "qemu_command": qemu.command_line([rel(a) if a.startswith(str(ROOT)) else a for a in argv]),
+        "qemu_command": qemu.command_line(shown_argv(argv)),
         **({"vcpu_pins": ", ".join(f"CPU {c} → host core {h}" for c, h in pins.items())} if pins else {}),
         "runs": runs,
         "host_wall_s": walls,
@@ -585,6 +594,62 @@ def cmd_linux_vm(_a):
     return 0
 
 
+def cmd_linux_abi(a):
+    """Linux's transcripts of the ABI test programs; exit status 1 on any
+    problem (a program that fails its own checks on Linux is wrong)."""
+    install_signal_handlers()
+    names = a.only.split(",") if a.only else None
+    exes = linuxabi.build(names)
+    if a.host:
+        transcripts, record = linuxabi.run_host(exes), {"problems": []}
+        where = "host"
+    else:
+        raw = RUNS_DIR / f"abi-{datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        transcripts, record = linuxabi.run_linux(exes, a.mode, a.smp, a.mem, raw)
+        where = "linux"
+        log(f"serial log: {rel(raw / 'linux.log')}")
+    last = linuxabi.OUT / "last" / where
+    last.mkdir(parents=True, exist_ok=True)
+    problems = list(record["problems"])
+    total = 0
+    for name in sorted(exes):
+        t = transcripts.get(name)
+        if t is None:
+            continue
+        (last / f"{name}.out").write_bytes(t.out)
+        (last / f"{name}.err").write_bytes(t.err)
+        checks, failed = linuxabi.count_checks(t)
+        total += checks or 0
+        line = f"{name}: {checks} checks, {failed} failed, exit status {t.status}"
+        if t.status != 0 or failed or checks is None:
+            problems.append(line)
+        if t.err:
+            problems.append(f"{name}: stderr: {t.err.decode('utf-8', 'replace').strip()[:200]}")
+        diffs = linuxabi.compare(name, linuxabi.read_expected(name), t) if (a.check or a.host) else []
+        if diffs and not a.host:
+            problems.append(f"{name}: differs from expected/{name}.out")
+        print(line + ("" if not diffs else f", differs from expected/{name}.out:"), flush=True)
+        for d in diffs:
+            print(f"    {d}", flush=True)
+    print(f"{len(transcripts)} of {len(exes)} programs ran, {total} checks; transcripts in {rel(last)}",
+          flush=True)
+    if problems:
+        log("problems: " + "; ".join(problems))
+    if not a.check and not a.host:
+        if problems:
+            log("expected transcripts not written")
+        else:
+            linuxabi.write_expected(transcripts, record, complete=names is None)
+            log(f"written: {rel(linuxabi.EXPECTED)}")
+    return 1 if problems else 0
+
+
+def cmd_ltp(a):
+    install_signal_handlers()
+    only = a.only.split(",") if a.only else None
+    return ltp.main(only, a.mode, a.smp, a.mem)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -603,8 +668,22 @@ def main():
     rp = sub.add_parser("report", help="regenerate summary and plots from the CSVs")
     rp.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "icount")
     sub.add_parser("linux-vm", help="fetch and build the Linux reference VM only")
+    la = sub.add_parser("linux-abi", help="the Linux-ABI test programs on the reference VM")
+    la.add_argument("--check", action="store_true", help="compare with expected/ instead of writing it")
+    la.add_argument("--host", action="store_true", help="run natively on this machine, compare")
+    la.add_argument("--only", default="", help="programs, separated by commas")
+    # Plain TCG: the transcripts do not depend on the clock, and it is faster.
+    la.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
+    la.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
+    la.add_argument("--mem", default=os.environ.get("MEM") or "512M")
+    lt = sub.add_parser("ltp", help="LTP's system-call tests on the reference VM")
+    lt.add_argument("--only", default="", help="runtest entries or programs, separated by commas")
+    lt.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
+    lt.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
+    lt.add_argument("--mem", default=os.environ.get("MEM") or "512M")
     a = ap.parse_args()
-    fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm}[a.cmd]
+    fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm,
+          "linux-abi": cmd_linux_abi, "ltp": cmd_ltp}[a.cmd]
     return fn(a)
 
 
