@@ -138,8 +138,22 @@ if [ -n "$ltp" ]; then
 	count=${ltp#*:}
 	export LTPROOT=/mnt/ltp TMPDIR=/mnt/tmp PATH="/mnt/ltp/testcases/bin:/bin"
 	# Test timeouts are stated for real hardware; this machine emulates.
-	export LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-4}
-	mkdir -p "$TMPDIR"
+	export LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-4} LTP_COLORIZE_OUTPUT=0
+	mkdir -p "$TMPDIR" /etc
+	# Users and groups some tests look up by name.
+	cat >/etc/passwd <<-EOF
+		root:x:0:0:root:/root:/bin/sh
+		bin:x:1:1:bin:/bin:/bin/false
+		daemon:x:2:2:daemon:/:/bin/false
+		nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+	EOF
+	cat >/etc/group <<-EOF
+		root:x:0:
+		bin:x:1:
+		daemon:x:2:
+		users:x:100:
+		nogroup:x:65534:
+	EOF
 	n=0
 	# runtest: one test a line, "<name> <command...>", comments removed.
 	while read -r name cmd; do
