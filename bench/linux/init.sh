@@ -185,7 +185,7 @@ case ",$sel," in
 *,fs,*)
 	if [ -n "$mounted" ]; then
 		mkdir -p /mnt/fsbench
-		/bench/fs $short /mnt/fsbench || echo "BENCH-ERROR,fs,exit status $?"
+		/bench/fs $short --drop-caches /mnt/fsbench || echo "BENCH-ERROR,fs,exit status $?"
 	else
 		echo "BENCH-ERROR,fs,no disk mounted"
 	fi
