@@ -139,6 +139,13 @@ if [ -n "$ltp" ]; then
 	export LTPROOT=/mnt/ltp TMPDIR=/mnt/tmp PATH="/mnt/ltp/testcases/bin:/bin"
 	# Test timeouts are stated for real hardware; this machine emulates.
 	export LTP_TIMEOUT_MUL=${LTP_TIMEOUT_MUL:-4} LTP_COLORIZE_OUTPUT=0
+	[ -f /mnt/ltp/kconfig ] && export KCONFIG_PATH=/mnt/ltp/kconfig
+	# The socket tests talk over the loopback interface.
+	ip link set lo up
+	# Tests on a loop device make their file system with mkfs.<type>:
+	# busybox makes ext2.
+	printf '#!/bin/sh\nexec /bin/busybox mke2fs "$@"\n' >/bin/mkfs.ext2
+	chmod 755 /bin/mkfs.ext2
 	mkdir -p "$TMPDIR" /etc
 	# Users and groups some tests look up by name.
 	cat >/etc/passwd <<-EOF

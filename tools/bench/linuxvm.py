@@ -146,8 +146,9 @@ def _has_pvh_note(elf):
 
 # What the disk needs: the virtio PCI transport, the block driver, ext4
 # (mounting ext2) and the crc32c it asks for by its soft dependency
-# `crypto-crc32c` (an alias, which no modprobe resolves here).
-STORAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4"]
+# `crypto-crc32c` (an alias, which no modprobe resolves here); and loop
+# devices, which LTP's tests of mounts and devices attach files to.
+STORAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "loop"]
 
 
 def _modinfo(ko):
@@ -234,13 +235,16 @@ def prepare_kernel(cached_only=False):
     version = _deb_field(deb, "Version")
     modules = LINUX_DIR / f"modules-{pkg}-{version}"
     root = LINUX_DIR / f"root-{pkg}-{version}"
-    if not (modules / "load.list").exists() and root.exists() and not (root / "lib").exists():
-        # Unpacked by an older harness that kept no modules: unpack again.
+    wanted = ",".join(STORAGE_MODULES)
+    kept = (modules / "wanted").read_text() if (modules / "wanted").exists() else ""
+    if kept != wanted and root.exists() and not (root / "lib").exists():
+        # The modules were dropped after another set was kept: unpack again.
         subprocess.run(["rm", "-rf", str(root)], check=True)
     root = _unpack(deb, root)
-    if not (modules / "load.list").exists():
+    if kept != wanted:
         log(f"keeping modules {', '.join(STORAGE_MODULES)} and their dependencies")
         collect_modules(root, STORAGE_MODULES, modules)
+        (modules / "wanted").write_text(wanted)
     # Nothing else needs the other 400 MB of modules: keep /boot.
     subprocess.run(["rm", "-rf", str(root / "lib"), str(root / "usr")], check=True)
     vmlinuz = sorted((root / "boot").glob("vmlinuz-*"))[0]
@@ -251,8 +255,9 @@ def prepare_kernel(cached_only=False):
         stamp.write_text(vmlinuz.name)
         if not _has_pvh_note(VMLINUX):
             raise SystemExit("extracted vmlinux has no PVH note; QEMU -kernel cannot start it")
+    configs = sorted((root / "boot").glob("config-*"))
     return {"kernel_package": pkg, "kernel_version": version, "kernel_image": vmlinuz.name,
-            "modules": str(modules)}
+            "modules": str(modules), "kconfig": str(configs[0]) if configs else ""}
 
 
 def prepare_busybox(cached_only=False):
@@ -369,6 +374,7 @@ def prepare(programs, cached_only=False, disk=False, extra=None, name=None):
     path = INITRD.with_name(f"initrd-{name}.cpio") if name else INITRD
     initrd = build_initrd(busybox, programs, path, manifest["modules"] if disk else None, extra)
     manifest["modules"] = rel(manifest["modules"])
+    manifest["kconfig"] = rel(manifest["kconfig"]) if manifest["kconfig"] else ""
     manifest["append"] = APPEND
     if not cached_only:
         MANIFEST.write_text(json.dumps(manifest, indent=2))

@@ -69,8 +69,9 @@ def built(cmd):
     return (BIN / prog).exists()
 
 
-def stage(selected):
-    """The image's tree: ltp/testcases/{bin,data} and ltp/runtest."""
+def stage(selected, kconfig):
+    """The image's tree: ltp/testcases/{bin,data}, ltp/runtest and ltp/kconfig
+    (the kernel's configuration, which tests that need an option read)."""
     log("staging the LTP programs (debug information stripped)")
     bin_dir = STAGE / "ltp" / "testcases" / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
@@ -85,6 +86,8 @@ def stage(selected):
     if DATA.exists() and not data.exists():
         shutil.copytree(DATA, data, symlinks=True)
     (STAGE / "ltp" / "runtest").write_text("".join(f"{n} {c}\n" for n, c in selected))
+    if kconfig:
+        shutil.copy(ROOT / kconfig, STAGE / "ltp" / "kconfig")
     size = sum(p.stat().st_size for p in STAGE.rglob("*") if p.is_file())
     return size
 
@@ -121,11 +124,11 @@ _START = re.compile(r"LTP-START,(\d+),(.+)")
 def run_linux(selected, mode="tcg", smp=1, mem="512M"):
     """Run every built entry; {index: result dict}, record."""
     ensure_host_tools(["qemu-system-x86_64"])
-    size = stage(selected)
+    vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
+    size = stage(selected, manifest["kconfig"])
     image_mib = size // (1 << 20) + SPARE_MIB
     log(f"image: {image_mib} MiB ext2 with {size >> 20} MiB of programs")
     disk.make_ext2(IMAGE, image_mib, STAGE)
-    vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
     args, source = qemu.machine_args(mode, smp, mem, disk=IMAGE)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     raw = RUNS / stamp
