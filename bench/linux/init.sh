@@ -53,6 +53,7 @@ if [ -n "$disk" ]; then
 	mount -t devtmpfs devtmpfs /dev
 	mkdir -p /dev/shm /dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+	mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts
 	i=0
 	while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do
 		sleep 0.1
@@ -146,7 +147,9 @@ if [ -n "$ltp" ]; then
 	# busybox makes ext2.
 	printf '#!/bin/sh\nexec /bin/busybox mke2fs "$@"\n' >/bin/mkfs.ext2
 	chmod 755 /bin/mkfs.ext2
+	# World-writable like /tmp: some tests make their folder after giving up root.
 	mkdir -p "$TMPDIR" /etc
+	chmod 1777 "$TMPDIR"
 	# Users and groups some tests look up by name.
 	cat >/etc/passwd <<-EOF
 		root:x:0:0:root:/root:/bin/sh

@@ -718,7 +718,7 @@ def cmd_linux_abi(a):
 def cmd_ltp(a):
     install_signal_handlers()
     only = a.only.split(",") if a.only else None
-    return ltp.main(only, a.mode, a.smp, a.mem)
+    return ltp.main(only, a.mode, a.smp, a.mem, report_only=a.report)
 
 
 def main():
@@ -752,6 +752,7 @@ def main():
     lt.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
     lt.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
     lt.add_argument("--mem", default=os.environ.get("MEM") or "512M")
+    lt.add_argument("--report", action="store_true", help="rewrite the results from the last run's logs")
     a = ap.parse_args()
     fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm,
           "linux-abi": cmd_linux_abi, "ltp": cmd_ltp}[a.cmd]

@@ -16,7 +16,6 @@ yet" until its Linux personality can boot the same image.
 import csv
 import datetime
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -119,6 +118,64 @@ def classify(status):
 
 _RESULT = re.compile(r"LTP-RESULT,(\d+),([^,]+),(\d+),([\d.]+),([\d.]+)")
 _START = re.compile(r"LTP-START,(\d+),(.+)")
+# A verdict line: the new library's "file.c:12: TBROK: text", the old one's
+# "name  1  TBROK  :  file.c:12: text".
+_VERDICT = re.compile(r"\b(TFAIL|TBROK|TCONF|TWARN)\b\s*:\s*(.*)")
+
+
+def collect(lines, selected, results, why_unfinished):
+    """Fill `results` from one batch's console lines; True when the batch
+    ran to its end (LTP-DONE).  A test that started and never reported
+    (the VM ended) is broken, for the reason given."""
+    running, out_lines = None, []
+    for line in lines:
+        m = _START.search(line)
+        if m:
+            running, out_lines = int(m.group(1)), []
+            continue
+        m = _RESULT.search(line)
+        if m:
+            n = int(m.group(1))
+            running = None
+            if results.get(n, {}).get("verdict") == "not built":
+                continue
+            verdict, detail = classify(int(m.group(3)))
+            results[n] = {"name": m.group(2), "verdict": verdict, "detail": detail,
+                          "seconds": f"{float(m.group(5)) - float(m.group(4)):.1f}",
+                          "counts": _counts(out_lines), "reason": _reason(verdict, out_lines)}
+        elif running is not None:
+            out_lines.append(line)
+    if running is not None and running not in results:
+        results[running] = {"name": selected[running - 1][0], "verdict": "broken",
+                            "detail": f"no result: {why_unfinished}", "seconds": ""}
+    return "LTP-DONE" in lines
+
+
+def _reason(verdict, lines):
+    """The first line that explains a verdict other than pass."""
+    want = {"fail": ("TFAIL",), "broken": ("TBROK", "TWARN", "TFAIL"), "conf": ("TCONF",)}.get(verdict)
+    if not want:
+        return ""
+    for line in lines:
+        m = _VERDICT.search(line)
+        if m and m.group(1) in want and not m.group(2).startswith("Remaining cases"):
+            # Drop the source position: the reason, not where it was said.
+            text = re.sub(r"^[\w./-]+\.[ch]:\d+:\s*", "", m.group(2).strip())
+            return text[:160]
+    return ""
+
+
+def results_from_logs(raw, selected):
+    """The results of a run, again, from its batch logs (the one source)."""
+    results = {}
+    for i, (name, cmd) in enumerate(selected, 1):
+        if not built(cmd):
+            results[i] = {"name": name, "verdict": "not built", "detail": f"no program {cmd.split()[0]}",
+                          "seconds": ""}
+    for path in sorted(raw.glob("batch*.log"), key=lambda p: int(p.stem.split("-")[-1])):
+        collect(path.read_text(errors="replace").splitlines(), selected, results,
+                "the VM ended or was killed")
+    return results
 
 
 def run_linux(selected, mode="tcg", smp=1, mem="512M"):
@@ -151,30 +208,9 @@ def run_linux(selected, mode="tcg", smp=1, mem="512M"):
         log(f"batch {boots}: entries {first}..{first + count - 1} of {len(selected)} "
             f"({len(todo)} to run; timeout {timeout} s)")
         r = run_guarded(argv, timeout, log_path=raw / f"batch{boots:03d}-{first}.log", idle_s=IDLE_TIMEOUT)
-        running, out_lines = None, []
-        for line in r.lines:
-            m = _START.search(line)
-            if m:
-                running, out_lines = int(m.group(1)), []
-                continue
-            m = _RESULT.search(line)
-            if m:
-                n = int(m.group(1))
-                running = None
-                if results.get(n, {}).get("verdict") == "not built":
-                    continue
-                verdict, detail = classify(int(m.group(3)))
-                results[n] = {"name": m.group(2), "verdict": verdict, "detail": detail,
-                              "seconds": f"{float(m.group(5)) - float(m.group(4)):.1f}",
-                              "counts": _counts(out_lines)}
-            elif running is not None:
-                out_lines.append(line)
-        done = "LTP-DONE" in r.lines
-        if running is not None and running not in results:
-            why = ("VM killed by the host (no output or out of time)" if r.timed_out
-                   else f"VM ended (QEMU status {r.status})")
-            results[running] = {"name": selected[running - 1][0], "verdict": "broken",
-                                "detail": f"no result: {why}", "seconds": ""}
+        why = ("VM killed by the host (no output or out of time)" if r.timed_out
+               else f"VM ended (QEMU status {r.status})")
+        done = collect(r.lines, selected, results, why)
         if not done:
             ok, report = disk.repair(IMAGE)
             log(f"batch {boots} ended early; e2fsck -fy: {'repaired' if ok else 'FAILED'}")
@@ -238,7 +274,8 @@ def write_results(selected, results, record, complete):
         r = results.get(i, {"verdict": "not run", "detail": "", "seconds": ""})
         lines = ", ".join(f"{k} {v}" for k, v in sorted(r.get("counts", {}).items()))
         rows.append({"test": name, "command": cmd, "linux": r["verdict"], "linux_detail": r["detail"],
-                     "linux_seconds": r["seconds"], "linux_lines": lines, "tessera": "not run yet"})
+                     "linux_reason": r.get("reason", ""), "linux_seconds": r["seconds"], "linux_lines": lines,
+                     "tessera": "not run yet"})
     with open(RESULTS / "ltp.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
@@ -276,14 +313,26 @@ def write_results(selected, results, record, complete):
         f"`testcases/kernel/syscalls`; with errors (some programs missing): "
         f"{', '.join(info['directories_with_errors']) or 'none'}",
     ]
-    for line in info["build_log"]:
-        md.append(f"- Build log: {line}")
+    if info["build_log"]:
+        md.append(f"- Last build (`tools/ltp/build.sh`): {info['build_log'][-1]}")
     md += ["", "Machine:", "", "```", record["machine"], "```", ""]
     for c in ("fail", "broken"):
         names = [f"`{r['test']}`" + (f" ({r['linux_detail']})" if r["linux_detail"] else "")
                  for r in rows if r["linux"] == c]
         if names:
             md += [f"## {c.capitalize()} on Linux ({len(names)})", "", ", ".join(names), ""]
+    for c, what in (("broken", "Why tests broke"), ("conf", "Why tests did not apply (TCONF)")):
+        reasons = {}
+        for r in rows:
+            if r["linux"] == c:
+                key = re.sub(r"\d+", "N", r["linux_reason"] or r["linux_detail"] or "?")
+                reasons.setdefault(key, []).append(r["test"])
+        if reasons:
+            md += [f"## {what} on Linux, most frequent first", "", "| tests | reason (digits as N) | e.g. |",
+                   "|---|---|---|"]
+            for key, tests in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:25]:
+                md.append(f"| {len(tests)} | {key.replace('|', '/')} | `{tests[0]}` |")
+            md.append("")
     if slow:
         md += ["## Slowest on Linux (guest seconds)", "", "| test | s |", "|---|---|"]
         md += [f"| `{r['test']}` | {r['linux_seconds']} |" for r in slow]
@@ -293,7 +342,7 @@ def write_results(selected, results, record, complete):
     return counts
 
 
-def main(only=None, mode="tcg", smp=1, mem="512M"):
+def main(only=None, mode="tcg", smp=1, mem="512M", report_only=False):
     allents = entries()
     selected = allents
     if only:
@@ -301,7 +350,16 @@ def main(only=None, mode="tcg", smp=1, mem="512M"):
         selected = [e for e in allents if e[0] in wanted or e[1].split()[0] in wanted]
         if not selected:
             raise SystemExit(f"no runtest entry named {', '.join(sorted(wanted))}")
-    results, record = run_linux(selected, mode, smp, mem)
+    if report_only:
+        # The last run's results again from its logs (after a change to
+        # how they are read), without running anything.
+        saved = LTP / "last-record.json"
+        if not saved.exists():
+            raise SystemExit("no LTP run recorded yet")
+        record = json.loads(saved.read_text())
+        results = results_from_logs(ROOT / record["raw_logs"], selected)
+    else:
+        results, record = run_linux(selected, mode, smp, mem)
     counts = write_results(selected, results, record, complete=not only)
     log("LTP on Linux: " + ", ".join(f"{c} {n}" for c, n in counts.items())
         + f"; {record['boots']} boots, {record['wall_s']} s")
