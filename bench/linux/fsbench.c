@@ -16,9 +16,10 @@
  *   fsync_4k           pwrite of 4 KiB then fsync (mean of 20)
  *
  * Param: bytes for the sequential figures, files for the folder figures.
- * Under icount a "ns" is a guest instruction, and time the guest spends
- * waiting for the disk is not counted as instructions: the cold read and
- * the fsyncs measure the kernel's path, not the device.
+ * Under icount a "ns" is a guest instruction while the guest runs; while it
+ * waits for the disk it is idle and QEMU (sleep=off) moves its clock to the
+ * next timer, so figures that wait for the device (fsync above all) measure
+ * the guest's timers there; plain TCG gives their wall time.
  *
  *   fs [--short] [--drop-caches] DIR
  */

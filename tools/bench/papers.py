@@ -121,9 +121,11 @@ EXPERIMENTS = {
                 "`read` of it cold (after `sync; echo 3 > /proc/sys/vm/drop_caches`) and cached; a cached "
                 "4 KiB `pread` at random aligned offsets (mean of 1,000); create + write 4 KiB + close of "
                 "1,000 files (total); listing that folder of 1,000 entries (open, `getdents64`, close; mean "
-                "of 10); `pwrite` of 4 KiB + `fsync` (mean of 20). Param: bytes or files. Under icount the "
-                "time the guest waits for the disk is not counted: the cold read and the fsyncs measure "
-                "the kernel's path, not the device.",
+                "of 10); `pwrite` of 4 KiB + `fsync` (mean of 20). Param: bytes or files. Under icount "
+                "(`sleep=off`) a guest waiting for the disk is idle, and its clock then jumps to its next "
+                "timer: the figures that wait for the device (the fsyncs above all, the cold read less) "
+                "measure the guest's timers, not the disk; the cached figures are path lengths as "
+                "everywhere else. Compare waiting figures in plain TCG (`make bench B=fs MODE=tcg`).",
         "issue": "issue 17 (storage servers: virtio-blk, block cache, ext2)",
         "linux": True,
         # Runs with the machine's disk attached (bench.py boots it separately).
