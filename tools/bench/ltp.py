@@ -289,8 +289,12 @@ def write_results(selected, results, record, complete):
         "",
         f"The Linux Test Project's `runtest/syscalls` ({info['source']}), built as static musl "
         "programs (`make ltp-build`) and run by `make ltp` on the Linux reference VM, as root, "
-        "each in TMPDIR on an ext2 disk (virtio-blk). Per test: `ltp.csv` (verdict from LTP's exit "
-        "status: 0 pass, 32 conf, TFAIL fail; TBROK, TWARN, a signal or a timeout broken).",
+        "each in TMPDIR on an ext2 disk (virtio-blk), with `LTP_TIMEOUT_MUL=4` (an emulated machine) and "
+        "`LTP_RUNTIME_MUL=0.1` (tests that run for a set time run a tenth of it, at least their minimum), "
+        "a loop driver, `mkfs.ext2` (busybox), the kernel's configuration and a loopback interface. "
+        "Per test: `ltp.csv` (verdict from LTP's exit "
+        "status: 0 pass, 32 conf, TFAIL fail; TBROK, TWARN, a signal or a timeout broken; the first line "
+        "saying why).",
         "" if complete else "**Partial run**: only the entries selected with ONLY= ran.",
         "",
         "| | Linux | Tessera |",
