@@ -59,9 +59,10 @@ def results_dir(mode):
 # One system, N runs
 
 
-def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None):
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None):
     """Boot one system `runs` times; return (list of figure lists, record).
-    `pins` (virtual CPU → host core) pins the virtual CPUs' threads."""
+    `pins` (virtual CPU → host core) pins the virtual CPUs' threads;
+    `before_each` is called before every boot (a fresh disk image)."""
     pinning = qemu.Pinning(pins or {})
     argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
@@ -72,6 +73,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
         log(f"{name}: run {i + 1}/{runs} ({mode}, timeout {timeout} s)")
         loads.append(round(os.getloadavg()[0], 2))
         pinning.prepare()
+        if before_each:
+            before_each()
         r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log", started=pinning.start)
         if pinning.problem:
             problems.append(f"run {i + 1}: {pinning.problem}")
@@ -115,9 +118,9 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     return figure_runs, record
 
 
-def _linux_kernel_args(selection, short=False, disk=False):
-    vmlinux, initrd, manifest = _linux_vm(disk)
-    append = (f"{manifest['append']}{' disk' if disk else ''} bench={selection}"
+def _linux_kernel_args(selection, short=False, with_disk=False):
+    vmlinux, initrd, manifest = _linux_vm(with_disk)
+    append = (f"{manifest['append']}{' disk' if with_disk else ''} bench={selection}"
               + (" bench_short" if short else ""))
     return ["-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append], manifest
 
@@ -125,11 +128,11 @@ def _linux_kernel_args(selection, short=False, disk=False):
 _vm_cache = {}
 
 
-def _linux_vm(disk=False):
-    """The reference VM; with `disk`, its archive also holds the storage modules."""
-    key = "disk" if disk else "vm"
+def _linux_vm(with_disk=False):
+    """The reference VM; with a disk, its archive also holds the storage modules."""
+    key = "disk" if with_disk else "vm"
     if key not in _vm_cache:
-        _vm_cache[key] = linuxvm.prepare(progs.build(), disk=disk, name="disk" if disk else None)
+        _vm_cache[key] = linuxvm.prepare(progs.build(), disk=with_disk, name="disk" if with_disk else None)
     return _vm_cache[key]
 
 
@@ -138,8 +141,12 @@ def _linux_vm(disk=False):
 DISK_MIB = 256
 
 
+def disk_image(name):
+    return BUILD / f"disk-{name}.img"
+
+
 def fresh_disk(name):
-    return disk.make_ext2(BUILD / f"disk-{name}.img", DISK_MIB)
+    return disk.make_ext2(disk_image(name), DISK_MIB)
 
 
 def _split_disk(selection):
@@ -195,10 +202,12 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     all_figs, record, unsupported = [], None, []
     for t in targets:
         kargs = tessera_boot(f"bench={t}")
-        args_t = base_args
+        args_t, before = base_args, None
         if t in on_disk:
             args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"))
-        figs, rec = _run_system(f"tessera-{t}", args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
+            before = lambda: fresh_disk("tessera")  # noqa: E731
+        figs, rec = _run_system(f"tessera-{t}", args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK,
+                                before_each=before)
         if rec.pop("unsupported", False):
             unsupported.append(t)
         all_figs.append(figs)
@@ -330,9 +339,10 @@ def cmd_run(a):
             # keep the machine they always had.  Its record is kept apart
             # ("linux-disk"), so that a run of fs alone leaves the record of
             # the boot the other figures came from.
-            kargs, manifest = _linux_kernel_args(",".join(on_disk), disk=True)
+            kargs, manifest = _linux_kernel_args(",".join(on_disk), with_disk=True)
             args_d, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("linux"))
-            figs_d, rec = _run_system("linux-disk", args_d, kargs, runs, mode, raw_dir, None)
+            figs_d, rec = _run_system("linux-disk", args_d, kargs, runs, mode, raw_dir, None,
+                                      before_each=lambda: fresh_disk("linux"))
             figs = [f + g for f, g in zip(figs, figs_d)]
             rec["disk"] = f"virtio-blk-pci, ext2 ({DISK_MIB} MiB, 4 KiB blocks) for {', '.join(on_disk)}"
             boots.append(("linux-disk", rec, manifest))
