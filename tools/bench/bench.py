@@ -501,6 +501,7 @@ def cmd_smoke(_a):
 
     verdict("cpio-writer", _check_cpio())
     _smoke_linux_vm(exes, verdict)
+    _smoke_linux_abi(verdict)
 
     if TESSERA_ELF.exists():
         base, _src = qemu.machine_args("tcg", 1, "512M")
@@ -604,6 +605,30 @@ def _smoke_linux_vm(exes, verdict):
             clean, report = disk.fsck(img)
             why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
     verdict("linux-vm-disk", why)
+
+
+def _smoke_linux_abi(verdict):
+    """The Linux-ABI programs build; on the reference VM (if an earlier run
+    fetched it), Linux still prints the committed transcripts."""
+    try:
+        exes = linuxabi.build()
+    except SystemExit as e:
+        verdict("linux-abi-build", str(e))
+        return
+    verdict("linux-abi-build", None)
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        try:
+            transcripts, record = linuxabi.run_linux(exes, raw_dir=RUNS_DIR / "smoke" / "abi", cached_only=True,
+                                                     image=Path(work) / "abi.img")
+        except linuxvm.NotCached:
+            log("Linux reference VM not fetched yet: the ABI transcripts are not checked")
+            return
+    problems = list(record["problems"])
+    for name in sorted(exes):
+        diffs = linuxabi.compare(name, linuxabi.read_expected(name), transcripts.get(name))
+        if diffs:
+            problems.append(f"{name} differs from its expected transcript: {diffs[-1][:120]}")
+    verdict("linux-abi-vm", "; ".join(problems[:3]) if problems else None)
 
 
 def _smoke_vm_verdict(r, experiments):

@@ -76,14 +76,16 @@ def build(names=None):
 # Linux's side
 
 
-def run_linux(exes, mode="tcg", smp=1, mem="512M", raw_dir=None):
-    """Boot the reference VM once with the programs; ({name: Transcript}, record)."""
+def run_linux(exes, mode="tcg", smp=1, mem="512M", raw_dir=None, cached_only=False, image=None):
+    """Boot the reference VM once with the programs; ({name: Transcript}, record).
+    cached_only: never download (raises linuxvm.NotCached); image: the
+    disk image to make and use (default build/linux-abi/disk.img)."""
     ensure_host_tools(["qemu-system-x86_64"])
     raw_dir = Path(raw_dir or OUT / "runs")
     raw_dir.mkdir(parents=True, exist_ok=True)
-    image = disk.make_ext2(OUT / "disk.img", DISK_MIB)
     extra = {f"abi/{n}": p for n, p in exes.items()}
-    vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, extra=extra, name="abi")
+    vmlinux, initrd, manifest = linuxvm.prepare({}, cached_only=cached_only, disk=True, extra=extra, name="abi")
+    image = disk.make_ext2(image or OUT / "disk.img", DISK_MIB)
     args, source = qemu.machine_args(mode, smp, mem, disk=image)
     append = f"{manifest['append']} disk abi=all"
     argv = ["qemu-system-x86_64", *args, "-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append]
