@@ -146,8 +146,9 @@ if [ -n "$ltp" ]; then
 	# The socket tests talk over the loopback interface.
 	ip link set lo up
 	# Tests on a loop device make their file system with mkfs.<type>:
-	# busybox makes ext2.
-	printf '#!/bin/sh\nexec /bin/busybox mke2fs "$@"\n' >/bin/mkfs.ext2
+	# busybox makes ext2.  LTP passes "-b 1024" as one word, which
+	# e2fsprogs reads and busybox does not: the words are split again.
+	printf '#!/bin/sh\nexec /bin/busybox mke2fs $*\n' >/bin/mkfs.ext2
 	chmod 755 /bin/mkfs.ext2
 	# World-writable like /tmp: some tests make their folder after giving up root.
 	mkdir -p "$TMPDIR" /etc

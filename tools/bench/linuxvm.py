@@ -180,16 +180,20 @@ def _modinfo(ko):
 
 def collect_modules(root, wanted, dest):
     """Copy `wanted` and everything they depend on out of an unpacked kernel
-    package into `dest`, with `load.list` in an order insmod accepts.
+    package into `dest`, laid out as /lib/modules is: `<release>/kernel/...`,
+    with the `modules.dep` depmod would write for them and the package's
+    `modules.builtin` and `modules.order` (tests look a driver up there),
+    and `load.list`, the modules in an order insmod accepts.
 
     The package has no modules.dep (depmod writes it at installation); the
     same dependencies are in each module's `depends=` field, which is what
     depmod reads.
     """
+    base = next((root / "lib" / "modules").iterdir())
     by_name = {}
-    for ko in (root / "lib" / "modules").glob("*/kernel/**/*.ko*"):
+    for ko in base.glob("kernel/**/*.ko*"):
         by_name[ko.name.split(".ko")[0].replace("-", "_")] = ko
-    order, seen = [], set()
+    order, seen, deps = [], set(), {}
 
     def visit(name, chain):
         name = name.replace("-", "_")
@@ -200,21 +204,45 @@ def collect_modules(root, wanted, dest):
         if name not in by_name:
             raise SystemExit(f"module {name} not in the kernel package (built in, or renamed?)")
         info, _ = _modinfo(by_name[name])
-        for dep in ",".join(info.get("depends", [])).split(","):
-            if dep:
-                visit(dep, chain + [name])
+        deps[name] = [d.replace("-", "_") for d in ",".join(info.get("depends", [])).split(",") if d]
+        for dep in deps[name]:
+            visit(dep, chain + [name])
         seen.add(name)
         order.append(name)
 
     for name in wanted:
         visit(name, [])
+
+    def rel_ko(name):
+        # Stored uncompressed, so the name loses any .xz.
+        path = by_name[name].relative_to(base)
+        return str(path.with_name(path.name.split(".ko")[0] + ".ko"))
+
+    def closure(name):
+        # Every module `name` needs, each after the ones it needs itself.
+        out = []
+        for dep in deps[name]:
+            for d in closure(dep) + [dep]:
+                if d not in out:
+                    out.append(d)
+        return out
+
     tmp = dest.with_name(dest.name + ".tmp")
     subprocess.run(["rm", "-rf", str(tmp)], check=True)
-    tmp.mkdir(parents=True)
+    tree = tmp / base.name
     for name in order:
         _, data = _modinfo(by_name[name])
-        (tmp / f"{name}.ko").write_bytes(data)
-    (tmp / "load.list").write_text("".join(f"{n}.ko\n" for n in order))
+        target = tree / rel_ko(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    # depmod lists a module's dependencies last-needed first (a loader
+    # inserts them from the end of the line).
+    (tree / "modules.dep").write_text("".join(
+        f"{rel_ko(n)}:" + "".join(f" {rel_ko(d)}" for d in reversed(closure(n))) + "\n" for n in order))
+    for extra in ("modules.builtin", "modules.order"):
+        if (base / extra).exists():
+            (tree / extra).write_bytes((base / extra).read_bytes())
+    (tmp / "load.list").write_text("".join(f"{base.name}/{rel_ko(n)}\n" for n in order))
     subprocess.run(["rm", "-rf", str(dest)], check=True)
     tmp.rename(dest)
     return dest
@@ -235,7 +263,8 @@ def prepare_kernel(cached_only=False):
     version = _deb_field(deb, "Version")
     modules = LINUX_DIR / f"modules-{pkg}-{version}"
     root = LINUX_DIR / f"root-{pkg}-{version}"
-    wanted = ",".join(STORAGE_MODULES)
+    # The layout is part of what is kept: a change of either redoes it.
+    wanted = ",".join(STORAGE_MODULES) + " in a /lib/modules tree"
     kept = (modules / "wanted").read_text() if (modules / "wanted").exists() else ""
     if kept != wanted and root.exists() and not (root / "lib").exists():
         # The modules were dropped after another set was kept: unpack again.
@@ -339,9 +368,13 @@ def build_initrd(busybox, programs, path=INITRD, modules=None, extra=None):
     for name, exe in sorted(programs.items()):
         c.file(f"bench/{name}", Path(exe).read_bytes())
     if modules:
-        c.tree("lib/modules")
-        for ko in sorted(Path(modules).iterdir()):
-            c.file(f"lib/modules/{ko.name}", ko.read_bytes(), 0o644)
+        for item in sorted(Path(modules).rglob("*")):
+            name = f"lib/modules/{item.relative_to(modules)}"
+            if item.is_dir():
+                c.tree(name)
+            elif item.name != "wanted":
+                c.tree(name.rsplit("/", 1)[0])
+                c.file(name, item.read_bytes(), 0o644)
     for name, host in sorted((extra or {}).items()):
         c.tree(name.rsplit("/", 1)[0])
         c.file(name, Path(host).read_bytes())
