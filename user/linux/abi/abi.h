@@ -40,7 +40,7 @@
  * The counts live in a shared page (abi_init maps it), so that the checks a
  * forked child makes count too.
  */
-/* Helpers a program may leave unused. */
+/* Functions a program may leave unused. */
 #define ABI_FN static __attribute__((unused))
 
 struct abi_counts {
@@ -410,7 +410,7 @@ ABI_FN void futex_wait_while(volatile int *addr, int val)
 		sys6(SYS_futex, (long)addr, 0 /* FUTEX_WAIT */, val, 0, 0, 0);
 }
 
-/* ---------------------------------------------------------------- exec'd helpers */
+/* ---------------------------------------------------------------- roles in a re-executed program */
 
 /*
  * Run fn(arg) in a child whose standard output is a pipe (fn usually ends
