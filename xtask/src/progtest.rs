@@ -44,6 +44,14 @@ pub const TESTS: &[ProgTest] = &[
         program: "fstest",
         args: "bad,1200",
     },
+    // Every way a container travels to another process (each box mode,
+    // push, exchange; with two CPUs also to the other CPU), 4 KiB to 2 MiB,
+    // every message checked by its receiver.
+    ProgTest {
+        name: "container_messages_arrive_whole_in_another_process",
+        program: "cttransfer",
+        args: "short",
+    },
 ];
 
 impl ProgTest {
