@@ -4,7 +4,7 @@
 //! and returns them when dropped.
 
 use crate::mm::frames::{self, OutOfMemory};
-use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::mm::layout::{BLOCK_PAGES, BLOCK_SIZE, PAGE_SIZE, phys_to_virt};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -40,6 +40,11 @@ pub struct Region {
     /// device's, not RAM the region owns; they are mapped uncached and
     /// never freed, filled, exchanged or copied.
     device: bool,
+    /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
+    /// pages from the start is one physically contiguous block aligned to
+    /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
+    /// exchange rewrite one entry for it, not 512).
+    blocks: bool,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -72,6 +77,7 @@ impl Region {
             frames,
             shared: None,
             device: false,
+            blocks: false,
         })
     }
 
@@ -92,6 +98,17 @@ impl Region {
 
     pub fn pages(&self) -> usize {
         self.frames.len()
+    }
+
+    /// Whether the frames come in blocks (see `blocks`).
+    #[inline(always)]
+    pub fn in_blocks(&self) -> bool {
+        self.blocks
+    }
+
+    /// Whether a region of `pages` can have its frames in blocks.
+    pub fn fits_blocks(pages: usize) -> bool {
+        pages != 0 && pages.is_multiple_of(BLOCK_PAGES)
     }
 
     pub fn size(&self) -> u64 {
@@ -279,6 +296,32 @@ impl Region {
             return Err(OutOfMemory);
         }
         r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.blocks = Region::fits_blocks(pages) && base.is_multiple_of(BLOCK_SIZE);
+        Ok(r)
+    }
+
+    /// A region of `pages` zeroed pages, all present, in blocks when
+    /// `pages` is a multiple of a block and free blocks are there (a big
+    /// container: its exchange then rewrites one entry per block); else
+    /// page by page, as `populate_all` makes them.
+    pub fn zeroed(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
+        let mut r = Region::new(kind, pages, Backing::Zero, true, false)?;
+        if Region::fits_blocks(pages) {
+            let mut done = 0;
+            while done < pages {
+                // The buddy allocator aligns a run to its size: a block.
+                let Ok(pa) = frames::alloc_zeroed(BLOCK_PAGES) else {
+                    break;
+                };
+                for (i, f) in r.frames[done..done + BLOCK_PAGES].iter_mut().enumerate() {
+                    *f = pa + (i as u64) * PAGE_SIZE;
+                }
+                done += BLOCK_PAGES;
+            }
+            r.blocks = done == pages;
+        }
+        // Without blocks enough, the rest page by page.
+        r.populate_all()?;
         Ok(r)
     }
 
@@ -300,6 +343,7 @@ impl Region {
             return Err(SizeMismatch);
         }
         core::mem::swap(&mut self.frames, &mut other.frames);
+        core::mem::swap(&mut self.blocks, &mut other.blocks);
         Ok(())
     }
 
@@ -329,6 +373,7 @@ impl Region {
             frames,
             shared: Some(set),
             device: false,
+            blocks: self.blocks,
         })
     }
 
@@ -367,6 +412,12 @@ impl Drop for Region {
         // Shared frames go with the last region that holds them; a
         // device's are not RAM.
         if self.shared.take().is_some() || self.device {
+            return;
+        }
+        if self.blocks {
+            for &f in self.frames.iter().step_by(BLOCK_PAGES) {
+                frames::free(f, BLOCK_PAGES);
+            }
             return;
         }
         for &f in self.frames.iter().filter(|&&f| f != 0) {
