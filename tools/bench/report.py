@@ -148,6 +148,13 @@ def write_summary(folder, mode, command):
             for n in notes:
                 w(f"- {n}")
             w("")
+        differences = papers.SETUP_DIFFERENCES.get(exp, [])
+        if differences:
+            w("Where our setup cannot match the paper's, and which way that biases the comparison:")
+            w("")
+            for n in differences:
+                w(f"- {n}")
+            w("")
 
     # Experiments Tessera reports that this harness does not know yet.
     known = set(papers.EXPERIMENTS)
