@@ -21,6 +21,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
+use kcore::unique::UniqueArc;
 
 /// An `ncallsync` batch: the batch identifier each member carries is the
 /// batch's size; the kernel counts the members that are back and wakes the
@@ -33,13 +34,21 @@ pub struct Batch {
     /// and the caller checks the count and blocks under it: no wake-up is
     /// lost between the two.
     caller: IrqMutex<Option<Arc<Computation>>>,
+    /// The call objects of the process's last batch, kept with the batch
+    /// while it is the process's spare (they belong to no batch then): the
+    /// next batch takes its members' from here, not from the shared free
+    /// list and its lock.
+    calls: ArrayVec<Arc<Call>, MAX>,
 }
 
+const MAX: usize = abi::MAX_BATCH as usize;
+
 impl Batch {
-    fn new(n: usize) -> Arc<Batch> {
-        Arc::new(Batch {
+    fn new(n: usize) -> UniqueArc<Batch> {
+        UniqueArc::new(Batch {
             remaining: AtomicU64::new(n as u64),
             caller: IrqMutex::new(None),
+            calls: ArrayVec::new(),
         })
     }
 
@@ -149,24 +158,23 @@ pub fn ncallsync_with(
     mut member: impl FnMut(usize) -> Result<Member, Error>,
     mut result: impl FnMut(usize, u64, Option<&Call>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     if n == 0 || n > MAX {
         return Err(Error::Invalid);
     }
-    // The process's spare from its last batch (nobody else holds it), or
-    // a new one.
-    let spare = caller.port.spare_batch.lock().take();
-    let mut batch = spare
-        .and_then(|mut b| {
-            *Arc::get_mut(&mut b)?.remaining.get_mut() = n as u64;
-            Some(b)
-        })
-        .unwrap_or_else(|| Batch::new(n));
-    // On the stack, as long as the batch: a batch allocates nothing (its
-    // Batch is the process's spare from its last one). The call objects
+    // On the stack, as long as the batch: a batch allocates nothing. Its
+    // Batch is the process's spare from its last one (nobody else holds
+    // it), and so are the call objects, as many as that one had; the rest
     // come from the free list under one hold of its lock.
     let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
+    *spare.remaining.get_mut() = n as u64;
+    while spares.len() < n
+        && let Some(c) = spare.calls.pop()
     {
+        spares.push(c);
+    }
+    let batch = spare.into_arc();
+    if spares.len() < n {
         let mut free = call::FREE_CALLS.lock();
         while spares.len() < n
             && let Some(c) = free.pop()
@@ -238,17 +246,40 @@ pub fn ncallsync_with(
             failed.get_or_insert(e);
         }
     }
-    {
-        let mut free = call::FREE_CALLS.lock();
-        for c in calls.drain(..).flatten() {
-            call::recycle_into(&mut free, c);
+    keep_spare(caller, batch, &mut calls);
+    failed.map_or(Ok(()), Err)
+}
+
+/// Keeps `batch` as the process's spare with the call objects of its
+/// members (`calls`), once they have let go of it; the members nobody else
+/// holds go back to it, or to the free list if the batch cannot be kept.
+#[inline(always)]
+fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<Arc<Call>>, MAX>) {
+    for c in calls.iter_mut() {
+        if let Some(m) = c.as_mut().and_then(Arc::get_mut) {
+            // It belongs to no batch while it waits for the next one.
+            m.batch = None;
+        } else {
+            // Someone else still holds it: it is theirs to drop.
+            *c = None;
         }
     }
-    // Its members gave their references back with their call objects.
-    if Arc::get_mut(&mut batch).is_some() {
-        *caller.port.spare_batch.lock() = Some(batch);
+    match UniqueArc::try_from_arc(batch) {
+        Ok(mut b) => {
+            for c in calls.drain(..).flatten() {
+                if let Err(e) = b.calls.try_push(c) {
+                    call::recycle(e.element());
+                }
+            }
+            drop(caller.port.spare_batch.put(b));
+        }
+        Err(_) => {
+            let mut free = call::FREE_CALLS.lock();
+            for c in calls.drain(..).flatten() {
+                call::recycle_into(&mut free, c);
+            }
+        }
     }
-    failed.map_or(Ok(()), Err)
 }
 
 /// The status of a finished member (the reply length, or its error), its
@@ -304,7 +335,6 @@ pub fn acc_many(
     k: usize,
     mut describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
 ) -> Result<usize, Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     if k == 0 || k > MAX {
         return Err(Error::Invalid);
     }
@@ -391,7 +421,6 @@ pub fn forward_many(
     list: &[abi::ForwardEntry],
     mut failed: impl FnMut(usize, Error),
 ) -> Result<usize, Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     let k = list.len();
     if k == 0 || k > MAX {
         return Err(Error::Invalid);
