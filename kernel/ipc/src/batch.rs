@@ -204,7 +204,10 @@ pub fn ncallsync_with(
         servers.push(server);
         failed_early.push(early);
     }
-    for r in runs(n, |i| servers[i]) {
+    // The common case goes as a call's fast path does: every member for
+    // the server this process called last, waiting on this CPU.
+    let handed = servers[0] != 0 && servers[1..].iter().all(|&s| s == servers[0]) && hand_run(caller, &batch, &calls);
+    for r in runs(if handed { 0 } else { n }, |i| servers[i]) {
         let server = servers[r.start];
         let run = &mut calls[r];
         let (sent, _, refused) = match port::cached_target(caller, server) {
@@ -229,12 +232,15 @@ pub fn ncallsync_with(
             }
         }
     }
-    let ok = sched::wait_in_slot(
-        &batch.caller,
-        partner,
-        |_| batch.remaining.load(Ordering::Acquire) == 0,
-        |w| w,
-    );
+    // Back from a hand-over with every member done, the last one's server
+    // took the caller out of the slot: nothing to wait for.
+    let ok = (handed && batch.remaining.load(Ordering::Acquire) == 0)
+        || sched::wait_in_slot(
+            &batch.caller,
+            partner,
+            |_| batch.remaining.load(Ordering::Acquire) == 0,
+            |w| w,
+        );
     if !ok {
         return Err(Error::Denied);
     }
@@ -248,6 +254,92 @@ pub fn ncallsync_with(
     }
     keep_spare(caller, batch, &mut calls);
     failed.map_or(Ok(()), Err)
+}
+
+/// Hands a batch whose members (`run`, all made) are for one server to it
+/// as `call_fast` hands a call: when the server is the one this process
+/// called last, takes every member's entry, waits for calls on this CPU
+/// with none queued, and has room to hold one more, the first member is
+/// accepted on its behalf and the others queued, all under one hold of its
+/// locks; the caller blocks in the batch's slot and gives the server its
+/// CPU at once, without a pass through the scheduler. Returns whether it
+/// did (the caller has run again since); if not, nothing changed and the
+/// general path delivers the batch.
+#[inline(always)]
+fn hand_run(caller: &Process, batch: &Batch, run: &[Option<Arc<Call>>]) -> bool {
+    use x86_64::instructions::interrupts;
+    let Some(Some(first)) = run.first() else {
+        return false;
+    };
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let handed = hand_locked(caller, batch, first, run);
+    if were_enabled {
+        interrupts::enable();
+    }
+    handed
+}
+
+/// `hand_run` with interrupts off.
+#[inline(always)]
+fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option<Arc<Call>>]) -> bool {
+    use kcore::computation::State as Run;
+    // Held to the end of the hand-over: it keeps the server alive.
+    let last = caller.port.last_server.lock_irqs_off();
+    let Some(server) = last.as_deref().filter(|s| s.pid() == first.server) else {
+        return false;
+    };
+    let sp = &server.port;
+    let taken = |c: &Option<Arc<Call>>| {
+        c.as_ref()
+            .is_some_and(|c| port::check_declared(sp, c.entry.load(Ordering::Relaxed)).is_ok())
+    };
+    if !run.iter().all(taken) {
+        return false;
+    }
+    let Some(me) = sched::current() else {
+        return false;
+    };
+    let mut held = sp.held.lock_irqs_off();
+    let mut q = sp.queued.lock_irqs_off();
+    // Claimed last: once claimed, the server must get the CPU.
+    let common = !sp.closed.load(Ordering::Relaxed)
+        && q.calls.is_empty()
+        && q.handed.is_none()
+        && port::in_mask(q.mask, first.entry.load(Ordering::Relaxed))
+        && held.len() < held.capacity()
+        && (run.len() == 1 || q.calls.try_reserve(run.len() - 1).is_ok())
+        && q.waiter.as_ref().is_some_and(|w| sched::claim_here(w));
+    let Some(partner) = q.waiter.take_if(|_| common) else {
+        return false;
+    };
+    first.accepted_by(server.pid());
+    q.handed = Some(first.clone());
+    for c in run[1..].iter().flatten() {
+        q.calls.push_back(c.clone());
+    }
+    drop(q);
+    held.push(first.clone());
+    drop(held);
+    sp.accepted.fetch_add(1, Ordering::Relaxed);
+    drop(last);
+    {
+        // The caller waits in the batch's slot; whoever brings its last
+        // member back takes it out and lets it run.
+        let mut slot = batch.caller.lock_irqs_off();
+        let mut state = me.state.lock_irqs_off();
+        *state = Run::Blocked;
+        // A kill that came before the line above found nothing to wake:
+        // it is seen here, and the caller stays runnable (it finds its
+        // batch not done, and leaves through the general wait).
+        if caller.is_killed() {
+            *state = Run::Running;
+        }
+        drop(state);
+        *slot = Some(me);
+    }
+    sched::switch_to_claimed(partner);
+    true
 }
 
 /// Keeps `batch` as the process's spare with the call objects of its
@@ -266,8 +358,10 @@ fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<A
     }
     match UniqueArc::try_from_arc(batch) {
         Ok(mut b) => {
-            for c in calls.drain(..).flatten() {
-                if let Err(e) = b.calls.try_push(c) {
+            while let Some(slot) = calls.pop() {
+                if let Some(c) = slot
+                    && let Err(e) = b.calls.try_push(c)
+                {
                     call::recycle(e.element());
                 }
             }
