@@ -186,6 +186,8 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "blockcache-server",
         "--exclude",
         "fs-server",
+        "--exclude",
+        "virtio-blk-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {

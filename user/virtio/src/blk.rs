@@ -62,8 +62,15 @@ impl Blk {
             .ok_or(Error::NotFound)?;
         let (bus, dev, function) = device.location();
         let mut root = PciRoot::new(Config::new(&device));
-        let transport = PciTransport::new::<TesseraHal, Config>(&mut root, DeviceFunction { bus, device: dev, function })
-            .map_err(|_| Error::NoSys)?;
+        let transport = PciTransport::new::<TesseraHal, Config>(
+            &mut root,
+            DeviceFunction {
+                bus,
+                device: dev,
+                function,
+            },
+        )
+        .map_err(|_| Error::NoSys)?;
         let mut blk = VirtIOBlk::<TesseraHal, _>::new(transport).map_err(error)?;
         blk.enable_interrupts();
         device.bind_interrupt(entry)?;
@@ -93,7 +100,7 @@ impl Blk {
     /// `finished`, or at once with the error if the request cannot start
     /// (`Limit`: the queue is full).
     pub fn submit(&mut self, write: bool, block: u64, mut page: Ica, tag: u64) -> Result<(), (Ica, Error)> {
-        if page.is_empty() || page.len() % 4096 != 0 {
+        if page.is_empty() || !page.len().is_multiple_of(4096) {
             return Err((page, Error::Invalid));
         }
         let sector = (block * (4096 / SECTOR_SIZE as u64)) as usize;
@@ -106,7 +113,8 @@ impl Blk {
             if write {
                 self.dev.write_blocks_nb(sector, &mut req, page.as_slice(), &mut resp)
             } else {
-                self.dev.read_blocks_nb(sector, &mut req, page.as_mut_slice(), &mut resp)
+                self.dev
+                    .read_blocks_nb(sector, &mut req, page.as_mut_slice(), &mut resp)
             }
         };
         match token {
@@ -135,9 +143,11 @@ impl Blk {
         // SAFETY: the same header, page and status the request started with.
         let result = unsafe {
             if r.write {
-                self.dev.complete_write_blocks(token, &r.req, r.page.as_slice(), &mut r.resp)
+                self.dev
+                    .complete_write_blocks(token, &r.req, r.page.as_slice(), &mut r.resp)
             } else {
-                self.dev.complete_read_blocks(token, &r.req, r.page.as_mut_slice(), &mut r.resp)
+                self.dev
+                    .complete_read_blocks(token, &r.req, r.page.as_mut_slice(), &mut r.resp)
             }
         };
         Some(Done {
