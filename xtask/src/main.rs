@@ -4,6 +4,8 @@
 mod boottime;
 mod builder;
 mod disk;
+mod disktest;
+mod e2fs;
 mod ktest;
 mod layers;
 mod machine;
