@@ -19,10 +19,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import disk  # noqa: E402
 import linuxvm  # noqa: E402
 import papers  # noqa: E402
 import progs  # noqa: E402
@@ -48,9 +50,10 @@ def results_dir(mode):
 # One system, N runs
 
 
-def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None):
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None):
     """Boot one system `runs` times; return (list of figure lists, record).
-    `pins` (virtual CPU → host core) pins the virtual CPUs' threads."""
+    `pins` (virtual CPU → host core) pins the virtual CPUs' threads;
+    `before_each` is called before every boot (a fresh disk image)."""
     pinning = qemu.Pinning(pins or {})
     argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
@@ -61,6 +64,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
         log(f"{name}: run {i + 1}/{runs} ({mode}, timeout {timeout} s)")
         loads.append(round(os.getloadavg()[0], 2))
         pinning.prepare()
+        if before_each:
+            before_each()
         r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log", started=pinning.start)
         if pinning.problem:
             problems.append(f"run {i + 1}: {pinning.problem}")
@@ -106,19 +111,43 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     return figure_runs, record
 
 
-def _linux_kernel_args(selection, short=False):
-    vmlinux, initrd, manifest = _linux_vm()
-    append = f"{manifest['append']} bench={selection}" + (" bench_short" if short else "")
+def _linux_kernel_args(selection, short=False, with_disk=False):
+    vmlinux, initrd, manifest = _linux_vm(with_disk)
+    append = (f"{manifest['append']}{' disk' if with_disk else ''} bench={selection}"
+              + (" bench_short" if short else ""))
     return ["-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append], manifest
 
 
 _vm_cache = {}
 
 
-def _linux_vm():
-    if "vm" not in _vm_cache:
-        _vm_cache["vm"] = linuxvm.prepare(progs.build())
-    return _vm_cache["vm"]
+def _linux_vm(with_disk=False):
+    """The reference VM; with a disk, its archive also holds the storage modules."""
+    key = "disk" if with_disk else "vm"
+    if key not in _vm_cache:
+        _vm_cache[key] = linuxvm.prepare(progs.build(), disk=with_disk, name="disk" if with_disk else None)
+    return _vm_cache[key]
+
+
+# The disk the storage experiments run on: made afresh for every boot, the
+# same for both systems.
+DISK_MIB = 256
+
+
+def disk_image(name):
+    return BUILD / f"disk-{name}.img"
+
+
+def fresh_disk(name):
+    return disk.make_ext2(disk_image(name), DISK_MIB)
+
+
+def _split_disk(selection):
+    """(experiments of the boot without a disk, experiments needing one)."""
+    wanted = list(papers.EXPERIMENTS) if "all" in selection else selection
+    on_disk = [e for e in wanted if papers.EXPERIMENTS[e].get("disk")]
+    plain = ["all"] if "all" in selection else [e for e in selection if e not in on_disk]
+    return plain, on_disk
 
 
 def _build_tessera():
@@ -159,12 +188,19 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         log(f"tessera: {detail}")
         state = "no-kernel" if not TESSERA_ELF.exists() else "build-failed"
         return [], None, {"state": state, "detail": detail}
-    # The kernel takes one experiment name (or all) per boot.
-    targets = ["all"] if "all" in selection else selection
+    # The kernel takes one experiment name (or all) per boot; the storage
+    # experiments get a boot of their own with the disk, as on Linux.
+    plain, on_disk = _split_disk(selection)
+    targets = plain + on_disk
     all_figs, record, unsupported = [], None, []
     for t in targets:
         kargs = tessera_boot(f"bench={t}")
-        figs, rec = _run_system(f"tessera-{t}", base_args, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
+        args_t, before = base_args, None
+        if t in on_disk:
+            args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"))
+            before = lambda: fresh_disk("tessera")  # noqa: E731
+        figs, rec = _run_system(f"tessera-{t}", args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK,
+                                before_each=before)
         if rec.pop("unsupported", False):
             unsupported.append(t)
         all_figs.append(figs)
@@ -283,14 +319,33 @@ def cmd_run(a):
     tessera_status = {}
 
     if "linux" in systems and sel_linux:
-        kargs, manifest = _linux_kernel_args(",".join(sel_linux))
-        figs, rec = _run_system("linux", base_args, kargs, runs, mode, raw_dir, None)
-        rec.update(common_rec)
-        rec["guest"] = (f"Debian {manifest['kernel_package']} {manifest['kernel_version']} (PVH vmlinux), "
-                        f"busybox-static {manifest['busybox_version']}, programs: {progs.compiler_version()} "
-                        f"with musl, `{' '.join(progs.CC)}`")
+        plain, on_disk = _split_disk(sel_linux)
+        figs = [[] for _ in range(runs)]
+        boots = []
+        if plain:
+            kargs, manifest = _linux_kernel_args(",".join(plain))
+            figs_p, rec = _run_system("linux", base_args, kargs, runs, mode, raw_dir, None)
+            figs = [f + g for f, g in zip(figs, figs_p)]
+            boots.append(("linux", rec, manifest))
+        if on_disk:
+            # A boot of its own with the disk attached: the other experiments
+            # keep the machine they always had.  Its record is kept apart
+            # ("linux-disk"), so that a run of fs alone leaves the record of
+            # the boot the other figures came from.
+            kargs, manifest = _linux_kernel_args(",".join(on_disk), with_disk=True)
+            args_d, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("linux"))
+            figs_d, rec = _run_system("linux-disk", args_d, kargs, runs, mode, raw_dir, None,
+                                      before_each=lambda: fresh_disk("linux"))
+            figs = [f + g for f, g in zip(figs, figs_d)]
+            rec["disk"] = f"virtio-blk-pci, ext2 ({DISK_MIB} MiB, 4 KiB blocks) for {', '.join(on_disk)}"
+            boots.append(("linux-disk", rec, manifest))
+        for key, rec, manifest in boots:
+            rec.update(common_rec)
+            rec["guest"] = (f"Debian {manifest['kernel_package']} {manifest['kernel_version']} (PVH vmlinux), "
+                            f"busybox-static {manifest['busybox_version']}, programs: {progs.compiler_version()} "
+                            f"with musl, `{' '.join(progs.CC)}`")
+            records[key] = rec
         rows += results.aggregate("linux", figs)
-        records["linux"] = rec
 
     if "tessera" in systems:
         rows_t, rec, tessera_status = _run_tessera(selection, base_args, mode, a, runs, raw_dir)
@@ -301,10 +356,11 @@ def cmd_run(a):
 
     (raw_dir / "rows.json").write_text(json.dumps(rows, indent=1))
     (raw_dir / "config.json").write_text(json.dumps(records, indent=2))
-    if "linux" in records and records["linux"]["problems"]:
+    linux_problems = [p for k in ("linux", "linux-disk") for p in records.get(k, {}).get("problems", [])]
+    if linux_problems:
         # The reference must be whole: a broken run must not replace good
         # committed figures.  The raw logs tell what happened.
-        log("Linux reference failed, results not written: " + "; ".join(records["linux"]["problems"]))
+        log("Linux reference failed, results not written: " + "; ".join(linux_problems))
         log(f"serial logs: {rel(raw_dir)}")
         return 1
     out = Path(a.out) if a.out else results_dir(mode)
@@ -419,7 +475,11 @@ def cmd_smoke(_a):
         return 1
 
     for name in progs.EXPERIMENTS:
-        r = run_guarded([str(exes[name]), "--short"], SMOKE_TIMEOUT)
+        with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+            # A disk experiment works in the folder it is given (never
+            # dropping the host's caches: no --drop-caches here).
+            extra = [work] if name in progs.DISK_EXPERIMENTS else []
+            r = run_guarded([str(exes[name]), "--short", *extra], SMOKE_TIMEOUT)
         p = results.parse(r.lines)
         why = None
         if r.timed_out:
@@ -521,17 +581,36 @@ def _smoke_linux_vm(exes, verdict):
     argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
             "-append", f"{manifest['append']} bench=all bench_short"]
     r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux"))
+    plain = set(progs.EXPERIMENTS) - set(progs.DISK_EXPERIMENTS)
+    verdict("linux-vm", _smoke_vm_verdict(r, plain))
+
+    # The storage experiments: the same VM with its modules and an ext2 disk.
+    vmlinux, initrd, manifest = linuxvm.prepare(exes, cached_only=True, disk=True, name="disk")
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        img = disk.make_ext2(Path(work) / "disk.img", 64)
+        base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
+        argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
+                "-append", f"{manifest['append']} disk bench={','.join(progs.DISK_EXPERIMENTS)} bench_short"]
+        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
+        why = _smoke_vm_verdict(r, set(progs.DISK_EXPERIMENTS))
+        if not why:
+            clean, report = disk.fsck(img)
+            why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
+    verdict("linux-vm-disk", why)
+
+
+def _smoke_vm_verdict(r, experiments):
     p = results.parse(r.lines)
-    why = None
     if r.timed_out:
-        why = f"timed out after {SMOKE_TIMEOUT} s"
-    elif not p.done:
-        why = f"no BENCH-DONE (exit status {r.status})"
-    elif p.errors or p.bad_lines:
-        why = (p.errors + p.bad_lines)[0]
-    elif {f[0] for f in p.figures} != set(progs.EXPERIMENTS):
-        why = f"experiments missing: {set(progs.EXPERIMENTS) - {f[0] for f in p.figures}}"
-    verdict("linux-vm", why)
+        return f"timed out after {SMOKE_TIMEOUT} s"
+    if not p.done:
+        return f"no BENCH-DONE (exit status {r.status})"
+    if p.errors or p.bad_lines:
+        return (p.errors + p.bad_lines)[0]
+    got = {f[0] for f in p.figures}
+    if got != experiments:
+        return f"experiments missing or extra: {sorted(experiments ^ got)}"
+    return None
 
 
 def _smoke_log(name):
