@@ -15,7 +15,9 @@ MODE ?=
 # NVM_SIZE=256M (a power of two; default: the image's own size).
 NVM ?=
 NVM_SIZE ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE
+# The disk on virtio-blk: DISK=image (make run: build/root.img; off: none).
+DISK ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -47,7 +49,7 @@ help: ## list the targets
 	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
-	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M (all)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh
