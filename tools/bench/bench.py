@@ -513,6 +513,7 @@ def cmd_smoke(_a):
             why = _check_tessera_figures(p.figures)
         verdict("tessera-bench", why)
         verdict("tessera-bench-smp2", _smoke_tessera_smp2())
+        verdict("tessera-bench-disk", _smoke_tessera_disk())
     else:
         log(f"{rel(TESSERA_ELF)} not built: Tessera's bench mode not smoke-tested")
     return 1 if failed else 0
@@ -544,6 +545,23 @@ def _smoke_tessera_smp2():
     got = {(f[0], f[1]) for f in p.figures}
     missing = [f"{e} {m}" for e, m in TESSERA_SMOKE_SMP2_EXPECT if (e, m) not in got]
     return f"no figures of {', '.join(missing)}" if missing else None
+
+
+def _smoke_tessera_disk():
+    """The storage experiment on Tessera's own driver: `bench=fs` on a fresh
+    ext2 image on virtio-blk, which e2fsck then finds clean."""
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        img = disk.make_ext2(Path(work) / "disk.img", 64)
+        base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
+        argv = ["qemu-system-x86_64", *base, *tessera_boot(f"bench={','.join(progs.DISK_EXPERIMENTS)} bench_short")]
+        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("tessera-disk"))
+        why = _smoke_vm_verdict(r, set(progs.DISK_EXPERIMENTS))
+        if not why and r.status != TESSERA_EXIT_OK:
+            why = f"exit status {r.status}, expected {TESSERA_EXIT_OK}"
+        if not why:
+            clean, report = disk.fsck(img)
+            why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
+    return why
 
 
 def _check_tessera_figures(figures):
