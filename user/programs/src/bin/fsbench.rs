@@ -15,8 +15,10 @@
 //! `pread_1b_cached` and `pread_at_eof` (the file server alone), and the
 //! copies of file data per byte on the read and write paths and the
 //! device's bytes per byte read cold (counted by the servers).
-//! Usage: fsbench [short] [verbose] (verbose: the servers' counters that
-//! changed in each phase, as BENCH-INFO lines)
+//! Usage: fsbench [short] [verbose] [ram] (verbose: the servers' counters
+//! that changed in each phase, as BENCH-INFO lines; ram: on the RAM disk's
+//! root image instead, with the short sizes and a small cache, for `make
+//! profile`, under which every system call stops in gdb)
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -115,7 +117,8 @@ impl Lcg {
 }
 
 fn main(args: &[&str]) -> i32 {
-    let short = args.contains(&"short");
+    let ram = args.contains(&"ram");
+    let short = ram || args.contains(&"short");
     let mut counters = Counters {
         verbose: args.contains(&"verbose"),
         last: Default::default(),
@@ -129,7 +132,10 @@ fn main(args: &[&str]) -> i32 {
     // A cache that holds the 64 MiB file and the 1,000 small ones, as
     // Linux's page cache does in the same 512 MiB machine; the periodic
     // flush every 5 s, as Linux's writeback.
-    let stack = match Stack::start(VIRTIO, 20 * 1024, 5, false) {
+    // Under `make profile` every system call stops in gdb: the RAM disk's
+    // run keeps the cache to what its short sizes need.
+    let (disk, pages) = if ram { ("root", 2048) } else { (VIRTIO, 20 * 1024) };
+    let stack = match Stack::start(disk, pages, 5, false) {
         Ok(s) => s,
         Err(e) => {
             println!("BENCH-ERROR fsbench: {e}");
