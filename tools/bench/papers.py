@@ -127,7 +127,7 @@ EXPERIMENTS = {
                 "measure the guest's timers, not the disk; the cached figures are path lengths as "
                 "everywhere else. Compare waiting figures in plain TCG (`make bench B=fs MODE=tcg`). "
                 "Tessera: the native program `fsbench` does the same operations, sizes and offsets through "
-                "a virtio-blk driver, block cache (20,480 pages, a flush every 5 s) and file server of its "
+                "a virtio-blk driver, block cache (20,480 pages, no periodic flush) and file server of its "
                 "own on the same fresh image; cold means the cache wrote everything back and forgot it. "
                 "Its own rows: a 4 KiB `pread` off a page boundary, 1-byte `pread`s and `pread`s at the end "
                 "of the file (the file server alone), and the copies of file data per byte each path "
