@@ -19,12 +19,28 @@ pub fn tool(name: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("{name} is missing: run tools/setup.sh (Debian package e2fsprogs)"))
 }
 
+/// A damaged image must not hang the suite: each tool gets a minute.
+const LIMIT: &str = "60";
+
+/// `name` with `args` under coreutils' `timeout` (status 124 if killed).
+fn command(name: &str) -> Result<Command, String> {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["--kill-after=5", LIMIT]).arg(tool(name)?);
+    Ok(cmd)
+}
+
+fn output(mut cmd: Command, name: &str) -> Result<Output, String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {name}: {e}"))?;
+    if out.status.code() == Some(124) {
+        return Err(format!("{name} did not finish in {LIMIT} s"));
+    }
+    Ok(out)
+}
+
 fn run(name: &str, args: &[&str], image: &Path) -> Result<Output, String> {
-    Command::new(tool(name)?)
-        .args(args)
-        .arg(image)
-        .output()
-        .map_err(|e| format!("cannot run {name}: {e}"))
+    let mut cmd = command(name)?;
+    cmd.args(args).arg(image);
+    output(cmd, name)
 }
 
 fn text(out: &Output) -> String {
@@ -96,13 +112,9 @@ pub fn list(image: &Path, path: &str) -> Result<Vec<String>, String> {
 pub fn write(image: &Path, script: &str) -> Result<(), String> {
     let file = image.with_extension("debugfs");
     std::fs::write(&file, script).map_err(|e| format!("{}: {e}", file.display()))?;
-    let out = Command::new(tool("debugfs")?)
-        .arg("-w")
-        .arg("-f")
-        .arg(&file)
-        .arg(image)
-        .output()
-        .map_err(|e| format!("cannot run debugfs: {e}"))?;
+    let mut cmd = command("debugfs")?;
+    cmd.arg("-w").arg("-f").arg(&file).arg(image);
+    let out = output(cmd, "debugfs")?;
     // debugfs echoes each request on stdout and its errors on stderr.
     match debugfs_error(&out) {
         Some(e) => Err(format!("debugfs -w -f {}: {e}", file.display())),
