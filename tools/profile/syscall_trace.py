@@ -12,14 +12,15 @@ this shows where that path goes.
 
     python3 tools/profile/syscall_trace.py ica_move --skip 25 --cmdline 'bench=ipc'
     make profile SYSCALL=container_send SKIP=5 COND='$r10 == 4' CMDLINE='bench=container bench_short'
-    make profile SYSCALL=call SKIP=10 COND='$rdi == 6 && $rsi == 2' AFTER=ipc::rendezvous::forward \
-        CMDLINE='servers=off run=fsbench args=ram' WHOLE=1
+    make profile SYSCALL=call SKIP=3084 COND='$rdi == 6 && $rsi == 2' AFTER=forward_acc WHOLE=1 \
+        CMDLINE='servers=off run=fsbench args=ram'
 
 `--after FUNCTION` arms the trace only once the kernel first reaches that
-function (the skip counts from there): until then nothing stops in gdb. A
-program whose start sleeps on timers (the storage servers' does) is better
-left alone while it starts: under icount, a stop in gdb at every system call
-then leaves it waiting forever.
+function (the end of its name, looked up with nm; the skip counts from
+there): until then nothing stops in gdb. A program whose start sleeps on
+timers (the storage servers' does) is better left alone while it starts:
+under icount, a stop in gdb at every system call then leaves it waiting
+forever.
 
 What the trace covers: the kernel's part of that one call up to the first
 `sysret`/`iret` to user mode, whichever process that is (a call that switches
@@ -99,6 +100,24 @@ def syscall_number(name):
         if ident.lower() == want:
             return int(num)
     sys.exit(f"syscall_trace: no system call named {name!r} in {ABI}")
+
+
+def function_address(name):
+    """`*0x...` for the one kernel function whose name ends with `name`
+    (`forward_acc`, `rendezvous::forward`), as the arm of `--after`."""
+    import subprocess
+
+    if name.startswith("*"):
+        return name
+    out = subprocess.run(["nm", "-C", ELF], capture_output=True, text=True, check=True).stdout
+    found = {}
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in ("t", "T") and parts[2].endswith(name):
+            found[parts[2]] = int(parts[0], 16)
+    if len(found) != 1:
+        sys.exit(f"syscall_trace: --after {name!r} names {len(found)} functions: {sorted(found)[:5]}")
+    return f"*0x{next(iter(found.values())):x}"
 
 
 def symbolize(pcs):
@@ -211,7 +230,7 @@ def driver():
             TRACE_OUT=out,
             TRACE_PORT=str(port),
             TRACE_WHOLE="1" if args.whole else "0",
-            TRACE_AFTER=args.after,
+            TRACE_AFTER=function_address(args.after) if args.after else "",
         )
         try:
             for _ in range(100):  # until QEMU listens
