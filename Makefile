@@ -34,6 +34,8 @@ CHECK ?=
 SYSCALL ?=
 SKIP ?=
 COND ?=
+AFTER ?=
+WHOLE ?=
 
 # A machine where setup just installed rustup has it only here so far.
 export PATH := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
@@ -69,7 +71,7 @@ debug: setup ## boot stopped, waiting for gdb (see tools/gdbinit)
 
 profile: ## instructions of one system call by function: SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
 	bash tools/setup.sh gdb
-	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(COND)') $(if $(SMP),--smp $(SMP))
+	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(COND)') $(if $(AFTER),--after '$(AFTER)') $(if $(WHOLE),--whole) $(if $(SMP),--smp $(SMP))
 
 test: setup ## the whole test suite; last line: N passed, N failed
 	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))

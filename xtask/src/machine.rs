@@ -117,15 +117,6 @@ impl Machine {
         Machine { smp, ..self.clone() }
     }
 
-    /// The same machine without a disk (test boots run side by side, and
-    /// QEMU locks a writable image).
-    pub fn without_disk(&self) -> Machine {
-        Machine {
-            disk: None,
-            ..self.clone()
-        }
-    }
-
     /// The same machine with its NVM backed by `image` (made fresh if it is
     /// missing), so that boots running side by side do not share one.
     pub fn with_nvm_image(&self, image: &std::path::Path) -> Machine {
@@ -339,7 +330,7 @@ mod tests {
         );
         assert_eq!(args[drive + 3], "virtio-blk-pci,drive=disk0,disable-legacy=on");
         assert_eq!(configure(&[], &[("DISK", path)]).unwrap().disk.as_deref(), Some(path));
-        assert!(!m.without_disk().args().contains(&"-drive".to_string()));
+        assert!(!m.with_disk(None).args().contains(&"-drive".to_string()));
         let missing = configure(&["--disk", dir.join("missing.img").to_str().unwrap()], &[]).unwrap();
         assert!(missing.prepare().is_err());
         assert!(configure(&[], &[("DISK", "off")]).unwrap().disk.is_none());
