@@ -15,7 +15,10 @@ MODE ?=
 # NVM_SIZE=256M (a power of two; default: the image's own size).
 NVM ?=
 NVM_SIZE ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE
+# NET=1: a virtio-net NIC on QEMU's user network, the host's 127.0.0.1:8080
+# forwarded to the guest's port 80.
+NET ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE NET
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -47,7 +50,7 @@ help: ## list the targets
 	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
-	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M (all)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M NET=1 (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh
@@ -82,8 +85,8 @@ fmt: setup ## format all Rust code
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude net-server --exclude virtio-net-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p net-server -p virtio-net-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
 	$(XTASK) layers
 
 clean: ## remove build outputs

@@ -4,6 +4,7 @@
 //! join the in-QEMU tier beside the kernel's own tests, one boot each per
 //! CPU count, so storage tests need no kernel code.
 
+use crate::machine::UserNet;
 use crate::protocol::{self, EXIT_SUCCESS, Ending};
 
 pub struct ProgTest {
@@ -11,6 +12,9 @@ pub struct ProgTest {
     pub program: &'static str,
     /// The program's arguments, separated by commas.
     pub args: &'static str,
+    /// The boot has a NIC on QEMU's user network, with the echo service
+    /// at 10.0.2.100:7 (see `machine::UserNet`).
+    pub nic: bool,
 }
 
 pub const TESTS: &[ProgTest] = &[
@@ -18,31 +22,49 @@ pub const TESTS: &[ProgTest] = &[
         name: "fs_files_read_back_on_4k_blocks",
         program: "fstest",
         args: "rw,root",
+        nic: false,
     },
     ProgTest {
         name: "fs_files_read_back_on_1k_blocks",
         program: "fstest",
         args: "rw,small",
+        nic: false,
     },
     ProgTest {
         name: "fs_full_disk_gives_enospc_and_loses_nothing",
         program: "fstest",
         args: "full",
+        nic: false,
     },
     ProgTest {
         name: "fs_cache_flushes_and_reads_ahead",
         program: "fstest",
         args: "cache",
+        nic: false,
     },
     ProgTest {
         name: "fs_servers_leak_nothing",
         program: "fstest",
         args: "leak",
+        nic: false,
     },
     ProgTest {
         name: "fs_1200_bad_images_crash_no_server",
         program: "fstest",
         args: "bad,1200",
+        nic: false,
+    },
+    ProgTest {
+        name: "net_loopback_streams_datagrams_hostile_calls_restart",
+        program: "nettest",
+        args: "loop",
+        nic: false,
+    },
+    ProgTest {
+        name: "net_nic_ping_gateway_tcp_echo_and_restarts",
+        program: "nettest",
+        args: "nic",
+        nic: true,
     },
 ];
 
@@ -51,6 +73,14 @@ impl ProgTest {
     /// servers (a test starts the ones it tests).
     pub fn cmdline(&self) -> String {
         format!("servers=off run={} args={}", self.program, self.args)
+    }
+
+    /// The NIC the boot has, if any.
+    pub fn net(&self) -> Option<UserNet> {
+        self.nic.then_some(UserNet {
+            http_port: None,
+            echo: true,
+        })
     }
 }
 
