@@ -60,10 +60,18 @@ impl Net {
     /// its interrupt to `entry` of this process's port. `NotFound`: there
     /// is none.
     pub fn open(index: u64, entry: u64) -> Result<Net, Error> {
+        let mut why = Error::NotFound;
         let device = NET_IDS
             .iter()
-            .find_map(|&id| Device::claim(VIRTIO_VENDOR, id, index).ok())
-            .ok_or(Error::NotFound)?;
+            .find_map(|&id| match Device::claim(VIRTIO_VENDOR, id, index) {
+                Ok(d) => Some(d),
+                Err(Error::NotFound) => None,
+                Err(e) => {
+                    why = e;
+                    None
+                }
+            })
+            .ok_or(why)?;
         let (bus, dev, function) = device.location();
         let mut root = PciRoot::new(Config::new(&device));
         let transport = PciTransport::new::<TesseraHal, Config>(

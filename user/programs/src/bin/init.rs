@@ -8,7 +8,8 @@
 //! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE|off] [PROGRAM ARGS...]` (files
 //! of the initial archive). The shell runs interactively; PROGRAM runs in
 //! the foreground (Ctrl-C interrupts it), on init's own CPU if init is
-//! pinned to one. Either gets the system right, to pass on as it sees fit.
+//! pinned to one. Either gets the system and device rights, to pass on as
+//! it sees fit (the administrator restarts a driver that ended).
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -77,7 +78,7 @@ fn main(args: &[&str]) -> i32 {
     let options = SpawnOptions {
         cpu: sys::proc_info(0).map_or(abi::ANY_CPU, |me| me.affinity),
         foreground,
-        rights: abi::rights::SYSTEM,
+        rights: abi::rights::SYSTEM | abi::rights::DEVICE,
         ..SpawnOptions::DEFAULT
     };
     let status = match sys::spawn(program, program_args, &options) {

@@ -59,7 +59,16 @@ pub const LOCAL: [u8; 4] = [127, 0, 0, 1];
 
 /// Starts a program as a server and waits for it to register `name`.
 pub fn start(prog: &str, args: &[&str], name: &str) -> Result<u64, String> {
-    let pid = sys::spawn_on(prog, args, tessera_rt::abi::ANY_CPU).map_err(|e| format!("spawn {prog}: {e:?}"))?;
+    start_with(prog, args, name, 0)
+}
+
+/// `start`, the server holding `rights` (a driver: `rights::DEVICE`).
+pub fn start_with(prog: &str, args: &[&str], name: &str, rights: u64) -> Result<u64, String> {
+    let options = tessera_rt::abi::SpawnOptions {
+        rights,
+        ..tessera_rt::abi::SpawnOptions::DEFAULT
+    };
+    let pid = sys::spawn(prog, args, &options).map_err(|e| format!("spawn {prog}: {e:?}"))?;
     if sys::wait_for_name(name) != pid {
         sys::stop(pid);
         return Err(format!("{prog} did not register '{name}'"));

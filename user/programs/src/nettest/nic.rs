@@ -22,7 +22,12 @@ pub fn run() -> u32 {
             return c.failed;
         }
     };
-    let driver = start("virtio-net", &[net::NAME], nic::DRIVER_NAME);
+    let driver = start_with(
+        "virtio-net",
+        &[net::NAME],
+        nic::DRIVER_NAME,
+        tessera_rt::abi::rights::DEVICE,
+    );
     let driver = match driver {
         Ok(d) => d,
         Err(e) => {
@@ -49,7 +54,12 @@ pub fn run() -> u32 {
         wait_until(3000, || stat("nic_attached") == 0 || ping_once(0) == Some(false)),
         "the link went down",
     );
-    let driver = start("virtio-net", &[net::NAME], nic::DRIVER_NAME);
+    let driver = start_with(
+        "virtio-net",
+        &[net::NAME],
+        nic::DRIVER_NAME,
+        tessera_rt::abi::rights::DEVICE,
+    );
     c.check(driver.is_ok(), "a new driver starts");
     c.check(wait_until(3000, || stat("nic_attached") == 1), "and attaches");
     let ok = ping(3);
