@@ -384,23 +384,43 @@ fn log_path(name: &str, smp: u32) -> PathBuf {
 /// Each boot gets an NVM image of its own, fresh, so that boots side by side
 /// never share one.
 fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::Result<Output> {
+    boot_watching(machine, cmdline, timeout, log, &mut |_| {})
+}
+
+/// `boot`, showing each line of the guest's output to `watch` as it comes.
+fn boot_watching(
+    machine: &Machine,
+    cmdline: &str,
+    timeout: Duration,
+    log: &Path,
+    watch: &mut dyn FnMut(&str),
+) -> io::Result<Output> {
     let mut file = File::create(log)?;
     let image = log.with_extension("nvm.img");
     let _ = fs::remove_file(&image);
     let machine = machine.with_nvm_image(&image);
     machine.prepare_quietly().map_err(io::Error::other)?;
-    let out = boot_with(&machine, cmdline, timeout, &mut file);
+    let out = boot_with(&machine, cmdline, timeout, &mut file, watch);
     let _ = fs::remove_file(&image);
     out
 }
 
-fn boot_with(machine: &Machine, cmdline: &str, timeout: Duration, file: &mut File) -> io::Result<Output> {
+fn boot_with(
+    machine: &Machine,
+    cmdline: &str,
+    timeout: Duration,
+    file: &mut File,
+    watch: &mut dyn FnMut(&str),
+) -> io::Result<Output> {
     let mut cmd = machine.command();
     cmd.args(builder::test_boot_args()).args(["-append", cmdline]);
     writeln!(file, "# xtask: {}", shell_words(&cmd))?;
     let out = proc::run_captured(&mut cmd, timeout, false, |stream, line| {
         let _ = match stream {
-            Stream::Out => writeln!(file, "{line}"),
+            Stream::Out => {
+                watch(line);
+                writeln!(file, "{line}")
+            }
             Stream::Err => writeln!(file, "[qemu stderr] {line}"),
         };
     })?;
@@ -436,13 +456,25 @@ fn run_job(opts: &Options, job: &Job) -> bool {
         None => format!("test={} expect_cpus={}", job.test.name, job.smp),
     };
     let log = log_path(&job.test.name, job.smp);
-    // Only a test that asks for a NIC has one: boots side by side must not
-    // forward the same host port.
+    // Only a test that asks for a NIC has one, and a port of its own: boots
+    // side by side must not forward the same host port.
+    let http = job.program.is_some_and(|p| p.nic == progtest::Nic::Http);
+    let port = if http { progtest::free_port() } else { 0 };
     let machine = opts
         .machine
         .with_smp(job.smp)
-        .with_net(job.program.and_then(|p| p.net()));
-    let result = boot(&machine, &cmdline, timeout, &log);
+        .with_net(job.program.and_then(|p| p.net(port)));
+    let mut client = None;
+    let result = boot_watching(&machine, &cmdline, timeout, &log, &mut |line| {
+        if http && client.is_none() && line.contains(progtest::HTTP_READY) {
+            client = Some(thread::spawn(move || progtest::http_client(port)));
+        }
+    });
+    let client = match client {
+        _ if !http => Ok(()),
+        Some(c) => c.join().unwrap_or_else(|_| Err("the host's client panicked".into())),
+        None => Err(format!("the guest never printed {:?}", progtest::HTTP_READY)),
+    };
     let (verdict, elapsed, lines) = match result {
         Ok(out) => {
             let lines = out.texts();
@@ -450,7 +482,7 @@ fn run_job(opts: &Options, job: &Job) -> bool {
                 Some(p) => progtest::verdict(p, out.ending, &lines),
                 None => protocol::verdict(&job.test, out.ending, &lines),
             };
-            let verdict = verdict.map_err(|why| {
+            let verdict = verdict.and_then(|note| client.map(|()| note)).map_err(|why| {
                 if out.ending == Ending::TimedOut {
                     format!("{why} after {} s", timeout.as_secs())
                 } else {

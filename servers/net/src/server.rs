@@ -94,7 +94,9 @@ impl Server {
             listeners: Vec::new(),
             orphans: Vec::new(),
             buffers: 0,
-            next_port: 49152,
+            // A restarted server must not reuse its predecessor's ports at
+            // once: a peer may still hold those connections.
+            next_port: 49152 + (sys::rdtsc() % 16384) as u16,
             ring: None,
             ticker: 0,
             alarm: None,

@@ -156,3 +156,50 @@ fn echo(c: &mut Checks, msg: &[u8]) {
         &alloc::format!("TCP echo through the user network: {r:?}"),
     );
 }
+
+/// The web server on the root image's files for `count` requests (the
+/// harness makes them from the host, through the forwarded port, once it
+/// reads `httpd: serving`); its exit status is the test's.
+pub fn http(count: &str) -> u32 {
+    let stack = match crate::fsstack::Stack::start("root", 256, 0, true) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("nettest: FAILED file servers: {e}");
+            return 1;
+        }
+    };
+    let failed = (|| {
+        let net = start_net().ok()?;
+        let driver = start_with(
+            "virtio-net",
+            &[net::NAME],
+            nic::DRIVER_NAME,
+            tessera_rt::abi::rights::DEVICE,
+        )
+        .ok()?;
+        if !wait_until(3000, || stat("nic_attached") == 1) {
+            return None;
+        }
+        let httpd = sys::spawn_on("httpd", &["80", "/", count], tessera_rt::abi::ANY_CPU).ok()?;
+        let status = sys::wait(httpd).ok()?;
+        println!(
+            "nettest: {}",
+            client::stats()
+                .unwrap_or_default()
+                .lines()
+                .collect::<alloc::vec::Vec<_>>()
+                .join(", ")
+        );
+        sys::stop(driver);
+        sys::stop(net);
+        Some(status)
+    })();
+    stack.stop();
+    match failed {
+        Some(0) => 0,
+        other => {
+            println!("nettest: FAILED the web server ended with {other:?}");
+            1
+        }
+    }
+}
