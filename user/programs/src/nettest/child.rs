@@ -1,5 +1,6 @@
 //! The processes the tests start (`nettest child <role> ...`):
 //! - `tcp-echo <port>`: a TCP echo server on POLL, any number of clients;
+//! - `sink <port>`: takes one connection and reads it to its end;
 //! - `udp-echo <port>`: sends every datagram back to its sender;
 //! - `hog <port> <n>`: opens n connections, sends half a message on each,
 //!   and waits to be killed;
@@ -18,6 +19,7 @@ pub fn run(role: &str, args: &[&str]) -> i32 {
     match role {
         "tcp-echo" => tcp_echo(num(0) as u16),
         "udp-echo" => udp_echo(num(0) as u16),
+        "sink" => sink(num(0) as u16),
         "hog" => hog(num(0) as u16, num(1) as usize),
         "block" => block(num(0) as u16),
         "foreign" => foreign(num(0) as u32),
@@ -79,6 +81,21 @@ fn tcp_echo(port: u16) -> i32 {
             conns.swap_remove(i);
         }
     }
+}
+
+fn sink(port: u16) -> i32 {
+    let Ok(l) = listener(port) else { return 1 };
+    let _ = l.set_nonblocking(false);
+    let Ok((c, _)) = l.accept() else { return 1 };
+    let mut buf = alloc::vec![0u8; 64 << 10];
+    while let Ok(n) = c.recv(&mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+    // The last byte read is answered, so the sender knows all arrived.
+    let _ = c.send(b"!");
+    0
 }
 
 fn udp_echo(port: u16) -> i32 {
