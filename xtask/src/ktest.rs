@@ -190,6 +190,8 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "net-server",
         "--exclude",
         "virtio-net-server",
+        "--exclude",
+        "virtio-blk-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {
