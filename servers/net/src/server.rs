@@ -377,7 +377,7 @@ impl Server {
     pub fn ephemeral_port(&mut self, protocol: u32) -> Result<u16, Errno> {
         for _ in 0..16384 {
             let port = self.next_port;
-            self.next_port = if port >= 65535 { 49152 } else { port + 1 };
+            self.next_port = if port == u16::MAX { 49152 } else { port + 1 };
             if !self.port_used(protocol, SockAddr::new([0; 4], port), true) {
                 return Ok(port);
             }

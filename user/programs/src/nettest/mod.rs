@@ -151,10 +151,13 @@ pub fn recv_exact(s: &Socket, buf: &mut [u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// A part of the loopback tests: its name and its checks.
+type Part = (&'static str, fn(&mut Checks));
+
 /// Every loopback test (or the one named), each on a server of its own.
 pub fn run_loopback(only: Option<&str>) -> u32 {
     let mut c = Checks::default();
-    let parts: [(&str, fn(&mut Checks)); 4] = [
+    let parts: [Part; 4] = [
         ("stream", stream::run),
         ("datagram", dgram::run),
         ("hostile", hostile::run),
