@@ -348,7 +348,9 @@ impl Server {
                     self.stats.copied_in += n as u64;
                 }
                 Ok(Err(_)) => return Outcome::Fail(Errno::EFAULT),
-                Err(_) if *done > 0 => break,
+                // The connection closed under a send in progress: what went
+                // is the answer.
+                Err(_) if *done > 0 => return Outcome::Value(*done as i64, Vec::new()),
                 Err(_) => {
                     return Outcome::Fail(match eof(sock, true) {
                         Eof::Reset => Errno::ECONNRESET,
