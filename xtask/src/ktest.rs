@@ -190,6 +190,10 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "--exclude",
         "fs-server",
         "--exclude",
+        "net-server",
+        "--exclude",
+        "virtio-net-server",
+        "--exclude",
         "virtio-blk-server",
         "--no-fail-fast",
     ]);
@@ -269,7 +273,12 @@ fn qemu_tier(opts: &Options) -> Tier {
     }
 
     let list_log = Path::new(LOG_DIR).join("KTEST-LIST.log");
-    let listing = boot(&opts.machine.with_smp(1), "test=list", opts.timeout, &list_log);
+    let listing = boot(
+        &opts.machine.with_smp(1).with_net(None),
+        "test=list",
+        opts.timeout,
+        &list_log,
+    );
     let lines = match listing {
         Ok(out) if out.ending == Ending::Code(EXIT_SUCCESS) => out.texts(),
         Ok(out) => {
@@ -500,14 +509,31 @@ type Outcome = (Result<String, String>, f64, Vec<String>);
 
 /// A kernel test's or a program test's boot, judged by what it printed.
 fn run_boot_job(job: &Job, machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> Outcome {
-    match boot(machine, cmdline, timeout, log) {
+    // Only a test that asks for a NIC has one, and a port of its own: boots
+    // side by side must not forward the same host port.
+    let http = job.program.is_some_and(|p| p.nic == progtest::Nic::Http);
+    let port = if http { progtest::free_port() } else { 0 };
+    let machine = machine.with_net(job.program.and_then(|p| p.net(port)));
+    let mut client = None;
+    let result = boot_watched(&machine, cmdline, timeout, log, &mut |line| {
+        if http && client.is_none() && line.contains(progtest::HTTP_READY) {
+            client = Some(thread::spawn(move || progtest::http_client(port)));
+        }
+        None
+    });
+    let client = match client {
+        _ if !http => Ok(()),
+        Some(c) => c.join().unwrap_or_else(|_| Err("the host's client panicked".into())),
+        None => Err(format!("the guest never printed {:?}", progtest::HTTP_READY)),
+    };
+    match result {
         Ok(out) => {
             let lines = out.texts();
             let verdict = match job.program {
                 Some(p) => progtest::verdict(p.program, out.ending, &lines),
                 None => protocol::verdict(&job.test, out.ending, &lines),
             };
-            let verdict = verdict.map_err(|why| {
+            let verdict = verdict.and_then(|note| client.map(|()| note)).map_err(|why| {
                 if out.ending == Ending::TimedOut {
                     format!("{why} after {} s", timeout.as_secs())
                 } else {

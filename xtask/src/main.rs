@@ -46,6 +46,8 @@ machine options (run, debug, test, boottime, qemu-args):
   env MACHINE            QEMU machine type (default pc)
   env NVM                the pseudo-NVM image (default build/nvm.img; off: none)
   env NVM_SIZE           its size, a power of two (default: the image's, or 256M)
+  env NET                1: a virtio-net NIC on QEMU's user network, the host's
+                         127.0.0.1:8080 forwarded to the guest's port 80 (default off)
 
 run/debug: env CMDLINE is the kernel command line; env GDBPORT (default 1234).
 
