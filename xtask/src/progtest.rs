@@ -90,6 +90,7 @@ pub const TESTS: &[ProgTest] = &[
         name: "container_messages_arrive_whole_in_another_process",
         program: "cttransfer",
         args: "short",
+        nic: Nic::None,
     },
 ];
 
