@@ -419,6 +419,11 @@ BATCH_SPREAD_PREFIX = "spread_"
 # instructions of overhead (icount ns), as the slope from n = 1 to n = 10.
 BATCH_GOAL_PER_REQUEST = (1_000, "each extra request in a batch costs ≤ 1,000 instructions of overhead "
                                  "(issue 7)")
+# Issue 21's goals for fig. 7 on one CPU (icount): ncallsync(2) below
+# 2 × callsync; ncallsync(n) ≤ callsync + this × (n − 1); the distribution
+# server's extra per request (over ncallsync, mean over n = 1…10) ≤ that.
+BATCH_GOAL21_PER_REQUEST = 650
+BATCH_GOAL21_DISTRIBUTOR = 900
 # The batch metrics the goal applies to (callsync × n is shown for comparison).
 BATCH_GOAL_METRICS = ("ncallsync", "ncallsync_distributor")
 # Fig. 9: (callsync × 10, ncallsync(2) × 5); the harness's plain-TCG boot

@@ -1185,6 +1185,7 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         if notes:
             w(" ".join(notes))
             w("")
+        _batch_goals21(w, val, ns, mode)
     _batch_counts(w, val)
     _batch_three_cpus(w, val)
     _batch_work(w, val, mode, config)
@@ -1203,6 +1204,36 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         w("Other figures: " + "; ".join(f"{r['metric']} {r['param']} {_cell(r, mode)} {r['unit']}"
                                         for r in odd) + ".")
         w("")
+
+
+def _batch_goals21(w, val, ns, mode):
+    """Issue 21's goals for fig. 7's shape on one CPU."""
+    def v(m, n):
+        r = val.get((m, str(n)))
+        return r["value"] if r else None
+    call, b1, b2 = v("callsync_x_n", 1), v("ncallsync", 1), v("ncallsync", 2)
+    if None in (call, b1, b2):
+        return
+    per = papers.BATCH_GOAL21_PER_REQUEST
+    dmax = papers.BATCH_GOAL21_DISTRIBUTOR
+
+    def verdict(ok):
+        return "(icount only)" if mode != "icount" else ("**met**" if ok else "**not met**")
+    over = [n for n in ns if v("ncallsync", n) is not None and v("ncallsync", n) > call + per * (n - 1)]
+    both = [n for n in ns if v("ncallsync_distributor", n) is not None and v("ncallsync", n) is not None]
+    extra = sum(v("ncallsync_distributor", n) - v("ncallsync", n) for n in both)
+    slope = _batch_slope(val, "ncallsync")
+    w("Issue 21's goals (one CPU, callsync = callsync × 1):")
+    w("")
+    w(f"- ncallsync(2) < 2 × callsync: {_ns(b2)} against {_ns(2 * call)}, {verdict(b2 < 2 * call)}.")
+    w(f"- ncallsync(n) ≤ callsync + {per} × (n − 1): fixed part ncallsync(1) − callsync = {_ns(b1 - call)} "
+      f"(goal 0), per extra request {_ns(slope)} (goal {per}); exceeded at n = "
+      f"{', '.join(map(str, over)) or 'none'}, {verdict(not over)}.")
+    if both:
+        mean = extra / sum(both)
+        w(f"- The distribution server's extra per request (over ncallsync, all requests of n = {both[0]}…{both[-1]}): "
+          f"{_ns(mean)} ≤ {dmax}, {verdict(mean <= dmax)}.")
+    w("")
 
 
 def _spread(r):
