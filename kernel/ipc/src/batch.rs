@@ -183,55 +183,36 @@ pub fn ncallsync_with(
         }
     }
     let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
-    let mut servers = ArrayVec::<u64, MAX>::new();
     // The status of members that could not even be made (0 for the others).
     let mut failed_early = ArrayVec::<u64, MAX>::new();
-    let mut partner = None;
+    // Whether every member was made, for one server.
+    let mut one_server = true;
     for i in 0..n {
         let m = member(i)?;
         let made = match m.request(caller.pid()) {
             Ok(r) => call::make_call_in(caller.pid(), m.server, r, spares.pop(), Some(&batch)),
             Err(e) => Err(e),
         };
-        let (call, server, early) = match made {
-            Ok(c) => (Some(c), m.server, 0),
+        let (call, early) = match made {
+            Ok(c) => {
+                one_server &= calls
+                    .first()
+                    .is_none_or(|f| f.as_ref().is_some_and(|f| f.server == c.server));
+                (Some(c), 0)
+            }
             Err(err) => {
                 batch.remaining.fetch_sub(1, Ordering::AcqRel);
-                (None, 0, err.as_ret())
+                one_server = false;
+                (None, err.as_ret())
             }
         };
         calls.push(call);
-        servers.push(server);
         failed_early.push(early);
     }
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
-    let handed = servers[0] != 0 && servers[1..].iter().all(|&s| s == servers[0]) && hand_run(caller, &batch, &calls);
-    for r in runs(if handed { 0 } else { n }, |i| servers[i]) {
-        let server = servers[r.start];
-        let run = &mut calls[r];
-        let (sent, _, refused) = match port::cached_target(caller, server) {
-            Ok(s) => port::deliver_run(&s, run, true),
-            Err(e) => (Err(e), 0, 0),
-        };
-        // The batch keeps its own reference to each member.
-        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), 0));
-        match sent {
-            // The first server that may run on this CPU gets it directly
-            // when the caller blocks; the others are woken now.
-            Ok(Some(s)) if partner.is_none() && sched::may_run_here(&s) => partner = Some(s),
-            Ok(server) => wake(server),
-            // These members are back at once, with the error.
-            Err(err) => run.iter().flatten().for_each(|c| fail(c, err)),
-        }
-        for (k, c) in run.iter().enumerate() {
-            if let Some(c) = c
-                && refused & (1 << k) != 0
-            {
-                fail(c, Error::NoSys);
-            }
-        }
-    }
+    let handed = one_server && hand_run(caller, &batch, &calls);
+    let partner = if handed { None } else { deliver(caller, &mut calls) };
     // Back from a hand-over with every member done, the last one's server
     // took the caller out of the slot: nothing to wait for.
     let ok = (handed && batch.remaining.load(Ordering::Acquire) == 0)
@@ -246,14 +227,54 @@ pub fn ncallsync_with(
     }
     let mut failed = None;
     for i in 0..n {
-        let status = calls[i].as_mut().map_or(failed_early[i], member_status);
+        let (status, mine) = calls[i].as_mut().map_or((failed_early[i], false), member_status);
         result(i, status, calls[i].as_deref())?;
+        if !mine {
+            // Someone else still holds it (or it was never made): it is
+            // theirs to drop.
+            calls[i] = None;
+        }
         if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
     keep_spare(caller, batch, &mut calls);
     failed.map_or(Ok(()), Err)
+}
+
+/// Delivers the members of a batch (`calls`; None for one that could not
+/// be made) to their servers, each run of members for one server with one
+/// look-up of it and one hold of its queue's lock. Members that cannot be
+/// delivered are back at once with the error. Returns the first server
+/// that may run on this CPU, to be given it directly when the caller
+/// blocks; the others are woken.
+fn deliver(caller: &Process, calls: &mut [Option<Arc<Call>>]) -> Option<Arc<Computation>> {
+    let mut servers = ArrayVec::<u64, MAX>::new();
+    servers.extend(calls.iter().map(|c| c.as_ref().map_or(0, |c| c.server)));
+    let mut partner = None;
+    for r in runs(calls.len(), |i| servers[i]) {
+        let server = servers[r.start];
+        let run = &mut calls[r];
+        let (sent, _, refused) = match port::cached_target(caller, server) {
+            Ok(s) => port::deliver_run(&s, run, true),
+            Err(e) => (Err(e), 0, 0),
+        };
+        // The batch keeps its own reference to each member.
+        let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), 0));
+        match sent {
+            Ok(Some(s)) if partner.is_none() && sched::may_run_here(&s) => partner = Some(s),
+            Ok(server) => wake(server),
+            Err(err) => run.iter().flatten().for_each(|c| fail(c, err)),
+        }
+        for (k, c) in run.iter().enumerate() {
+            if let Some(c) = c
+                && refused & (1 << k) != 0
+            {
+                fail(c, Error::NoSys);
+            }
+        }
+    }
+    partner
 }
 
 /// Hands a batch whose members (`run`, all made) are for one server to it
@@ -343,19 +364,11 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
 }
 
 /// Keeps `batch` as the process's spare with the call objects of its
-/// members (`calls`), once they have let go of it; the members nobody else
-/// holds go back to it, or to the free list if the batch cannot be kept.
+/// members (`calls`: those only the caller holds, out of the batch
+/// already), once they have let go of it; or gives them to the free list
+/// if the batch cannot be kept.
 #[inline(always)]
 fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<Arc<Call>>, MAX>) {
-    for c in calls.iter_mut() {
-        if let Some(m) = c.as_mut().and_then(Arc::get_mut) {
-            // It belongs to no batch while it waits for the next one.
-            m.batch = None;
-        } else {
-            // Someone else still holds it: it is theirs to drop.
-            *c = None;
-        }
-    }
     match UniqueArc::try_from_arc(batch) {
         Ok(mut b) => {
             while let Some(slot) = calls.pop() {
@@ -380,20 +393,25 @@ fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<A
 /// kept reply copied into the memory of the caller, who runs this. With
 /// the whole batch back, a member's call object is usually the caller's
 /// alone (its server let go of it): then its result is read without the
-/// lock, and the kept reply goes straight from it into the caller's memory.
+/// lock, the kept reply goes straight from it into the caller's memory,
+/// and it leaves the batch (it waits for the next one in the spare batch):
+/// the second value says so.
 #[inline(always)]
-fn member_status(c: &mut Arc<Call>) -> u64 {
+fn member_status(c: &mut Arc<Call>) -> (u64, bool) {
     if let Some(m) = Arc::get_mut(c) {
-        return match m.progress.get_mut().collect() {
+        m.batch = None;
+        let status = match m.progress.get_mut().collect() {
             Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
             None => Error::Invalid.as_ret(),
         };
+        return (status, true);
     }
     let collected = c.progress.lock().collect();
-    match collected {
+    let status = match collected {
         Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
         None => Error::Invalid.as_ret(),
-    }
+    };
+    (status, false)
 }
 
 /// The runs of equal keys in `0..n` (`key(i)` for index i), as index
