@@ -221,6 +221,8 @@ unsafe impl Pod for abi::CounterRecord {}
 unsafe impl Pod for abi::ServerRecord {}
 unsafe impl Pod for abi::IpcTotals {}
 unsafe impl Pod for abi::DeviceRecord {}
+unsafe impl Pod for abi::NvmRecord {}
+unsafe impl Pod for abi::NvmStoreInfo {}
 unsafe impl Pod for abi::linux::Regs {}
 unsafe impl Pod for abi::linux::LinuxCall {}
 unsafe impl Pod for abi::linux::LinuxFault {}
