@@ -1,7 +1,8 @@
 //! Virtual region (Tender's 仮想領域): a run of pages with a backing and a
 //! kind. Its frames are allocated either all at once (eager: Tender's
 //! policy) or page by page at first touch (demand). A region owns its frames
-//! and returns them when dropped.
+//! and returns them when dropped, except pages of the NVM, which it maps in
+//! place and only borrows.
 
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
@@ -20,6 +21,12 @@ pub enum Backing {
     /// position of the segment's start within the first page); the rest of
     /// the region is zero.
     Image { bytes: &'static [u8], offset: usize },
+    /// Pages of the NVM (an OFF2F program's text file), mapped in place:
+    /// page i < `pages` of the region is the NVM page at physical address
+    /// `base + i * PAGE_SIZE`, borrowed, never written (seed 001 fig. 3,
+    /// step Y: no frame, no I/O, no copy); any page beyond is zero. Such a
+    /// region is read-only.
+    Nvm { base: u64, pages: usize },
 }
 
 /// Two regions of different sizes cannot exchange their frames.
@@ -40,6 +47,9 @@ pub struct Region {
     /// device's, not RAM the region owns; they are mapped uncached and
     /// never freed, filled, exchanged or copied.
     device: bool,
+    /// What borrowed NVM pages stay valid by (their file, held in the
+    /// store while any region maps it).
+    keep: Option<Arc<dyn core::any::Any + Send + Sync>>,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -72,6 +82,7 @@ impl Region {
             frames,
             shared: None,
             device: false,
+            keep: None,
         })
     }
 
@@ -88,6 +99,42 @@ impl Region {
     /// Whether the region is a device's registers (mapped uncached).
     pub fn is_device(&self) -> bool {
         self.device
+    }
+
+    /// Whether the region maps NVM pages in place.
+    pub fn is_nvm(&self) -> bool {
+        matches!(self.backing, Backing::Nvm { .. })
+    }
+
+    /// The NVM page that is page `index`, if the region borrows it.
+    pub fn borrowed(&self, index: usize) -> Option<u64> {
+        match self.backing {
+            Backing::Nvm { base, pages } if index < pages => Some(base + index as u64 * PAGE_SIZE),
+            _ => None,
+        }
+    }
+
+    /// Maps NVM pages from `base` as the region's first `pages` pages
+    /// (read-only; the rest zero), valid as long as `keep` lives: what was
+    /// there before is let go.
+    pub fn map_nvm(&mut self, kind: Kind, base: u64, pages: usize, executable: bool, keep: Arc<dyn core::any::Any + Send + Sync>) {
+        self.retarget(kind, Backing::Nvm { base, pages }, false, executable);
+        self.keep = Some(keep);
+    }
+
+    /// Lets go of every page: owned frames are freed, borrowed ones
+    /// forgotten, shared ones left to the other regions that share them.
+    fn release_frames(&mut self) {
+        if self.device {
+            return;
+        }
+        let shared = self.shared.take().is_some();
+        for i in 0..self.frames.len() {
+            let f = core::mem::take(&mut self.frames[i]);
+            if f != 0 && !shared && self.borrowed(i).is_none() {
+                frames::free(f, 1);
+            }
+        }
     }
 
     pub fn pages(&self) -> usize {
@@ -116,6 +163,10 @@ impl Region {
         if index >= self.frames.len() {
             return Err(OutOfMemory);
         }
+        if let Some(pa) = self.borrowed(index) {
+            self.frames[index] = pa;
+            return Ok(pa);
+        }
         let pa = frames::alloc(1)?;
         self.fill(index, pa);
         self.frames[index] = pa;
@@ -123,11 +174,18 @@ impl Region {
     }
 
     /// Gives a pooled region a new use: kind, content and protection.
-    /// Present frames are kept; `reset` refills them.
+    /// Present frames are kept and `reset` refills them, except where NVM
+    /// pages come or go: then every page is let go first (NVM pages are
+    /// never filled, and a frame of its own is never taken for one).
     pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        let nvm = matches!(backing, Backing::Nvm { .. });
+        if nvm || self.is_nvm() {
+            self.release_frames();
+            self.keep = None;
+        }
         self.kind = kind;
         self.backing = backing;
-        self.writable = writable;
+        self.writable = writable && !nvm;
         self.executable = executable;
     }
 
@@ -139,7 +197,7 @@ impl Region {
         }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
-            if pa != 0 {
+            if pa != 0 && self.borrowed(index).is_none() {
                 self.fill(index, pa);
             }
         }
@@ -205,7 +263,7 @@ impl Region {
     fn words(&self, offset: usize, count: usize) -> Option<&[core::sync::atomic::AtomicU64]> {
         let page = PAGE_SIZE as usize;
         let end = offset.checked_add(count.checked_mul(8)?)?;
-        if self.device || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
+        if self.device || self.is_nvm() || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
             return None;
         }
         let first = self.frames[offset / page];
@@ -246,7 +304,7 @@ impl Region {
         let page = PAGE_SIZE as usize;
         let Some(end) = offset
             .checked_add(len)
-            .filter(|&e| e <= self.frames.len() * page && !self.device)
+            .filter(|&e| e <= self.frames.len() * page && !self.device && !self.is_nvm())
         else {
             return false;
         };
@@ -296,6 +354,8 @@ impl Region {
             || other.shared.is_some()
             || self.device
             || other.device
+            || self.is_nvm()
+            || other.is_nvm()
         {
             return Err(SizeMismatch);
         }
@@ -308,6 +368,17 @@ impl Region {
     pub fn share(&mut self) -> Result<Region, OutOfMemory> {
         if self.device {
             return Err(OutOfMemory);
+        }
+        if self.is_nvm() {
+            // The NVM pages are shared by mapping them again; the zero
+            // pages past them are read-only, so a fresh zero page each is
+            // the same content.
+            let mut r = Region::new(self.kind, self.frames.len(), self.backing, false, self.executable)?;
+            for i in 0..self.frames.len() {
+                r.frames[i] = self.borrowed(i).filter(|_| self.frames[i] != 0).unwrap_or(0);
+            }
+            r.keep = self.keep.clone();
+            return Ok(r);
         }
         self.populate_all()?;
         let set = match &self.shared {
@@ -329,6 +400,7 @@ impl Region {
             frames,
             shared: Some(set),
             device: false,
+            keep: None,
         })
     }
 
@@ -365,13 +437,8 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         // Shared frames go with the last region that holds them; a
-        // device's are not RAM.
-        if self.shared.take().is_some() || self.device {
-            return;
-        }
-        for &f in self.frames.iter().filter(|&&f| f != 0) {
-            frames::free(f, 1);
-        }
+        // device's are not RAM, nor are NVM pages.
+        self.release_frames();
     }
 }
 
