@@ -380,7 +380,7 @@ fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::
     let mut file = File::create(log)?;
     let image = log.with_extension("nvm.img");
     let _ = fs::remove_file(&image);
-    let machine = machine.with_nvm_image(&image);
+    let machine = machine.with_nvm_image(&image).with_test_device();
     machine.prepare_quietly().map_err(io::Error::other)?;
     let out = boot_with(&machine, cmdline, timeout, &mut file);
     let _ = fs::remove_file(&image);

@@ -44,6 +44,11 @@ pub const TESTS: &[ProgTest] = &[
         program: "fstest",
         args: "bad,1200",
     },
+    ProgTest {
+        name: "off2f_convert_check_and_run_from_the_file_system",
+        program: "offtest",
+        args: "",
+    },
 ];
 
 impl ProgTest {
