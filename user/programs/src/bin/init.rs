@@ -77,7 +77,7 @@ fn main(args: &[&str]) -> i32 {
     let options = SpawnOptions {
         cpu: sys::proc_info(0).map_or(abi::ANY_CPU, |me| me.affinity),
         foreground,
-        rights: abi::rights::SYSTEM,
+        rights: abi::rights::SYSTEM | abi::rights::NVM,
         ..SpawnOptions::DEFAULT
     };
     let status = match sys::spawn(program, program_args, &options) {
