@@ -208,8 +208,42 @@ fn put_store(store: Store<Nvm>) {
 
 const CHUNK: usize = 64 << 10;
 
+/// A caller's bytes of any length (a huge program's text is megabytes; a
+/// `UserRange` is at most `uaccess::MAX_COPY`), taken in pieces, each
+/// checked where it is used: a bad piece fails the change before it
+/// commits.
+#[derive(Debug, Clone, Copy)]
+pub struct UserBytes {
+    addr: u64,
+    len: usize,
+}
+
+impl UserBytes {
+    pub fn new(addr: u64, len: u64) -> Result<UserBytes, Error> {
+        let len = usize::try_from(len).map_err(|_| Error::Invalid)?;
+        addr.checked_add(len as u64).ok_or(Error::Fault)?;
+        Ok(UserBytes { addr, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `n` bytes from `offset` (`n` at most `uaccess::MAX_COPY`).
+    fn part(&self, offset: usize, n: usize) -> Result<UserRange, Error> {
+        if offset > self.len || n > self.len - offset {
+            return Err(Error::Invalid);
+        }
+        UserRange::new(self.addr + offset as u64, n)
+    }
+}
+
 /// CRC-64 of the caller's `data`, read chunk by chunk.
-fn user_crc(data: UserRange, buf: &mut [u8]) -> Result<u64, Error> {
+fn user_crc(data: UserBytes, buf: &mut [u8]) -> Result<u64, Error> {
     let mut digest = nvmstore::CRC64.digest();
     let mut done = 0;
     while done < data.len() {
@@ -222,7 +256,7 @@ fn user_crc(data: UserRange, buf: &mut [u8]) -> Result<u64, Error> {
 }
 
 /// Whether file `f` holds exactly the caller's `data`.
-fn same_content(window: &Window, f: &File, data: UserRange, buf: &mut [u8]) -> Result<bool, Error> {
+fn same_content(window: &Window, f: &File, data: UserBytes, buf: &mut [u8]) -> Result<bool, Error> {
     let mut mine = alloc::vec![0u8; buf.len()];
     let mut done = 0;
     while done < data.len() {
@@ -240,7 +274,7 @@ fn same_content(window: &Window, f: &File, data: UserRange, buf: &mut [u8]) -> R
 /// any file of that name; the version a process maps stays until it lets
 /// go. Returns 1 if it stored, 0 if the file already held exactly this
 /// (a converter run twice changes nothing).
-pub fn store(caller: u64, name: &str, data: UserRange) -> Result<u64, Error> {
+pub fn store(caller: u64, name: &str, data: UserBytes) -> Result<u64, Error> {
     invoke(caller, ResOp::StoreText, NO_IDS, || {
         if !nvmstore::valid_name(name) {
             return Err(Error::Invalid);

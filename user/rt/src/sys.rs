@@ -594,7 +594,8 @@ pub fn nvm_delete(name: &str) -> Result<(), Error> {
     calls::nvm_delete(name).map(drop)
 }
 
-/// Reads NVM text file `name` from `offset` into `buf`; bytes read.
+/// Reads NVM text file `name` from `offset` into `buf` (at most 1 MiB, as
+/// every buffer the kernel copies); bytes read.
 pub fn nvm_read(name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
     calls::nvm_read(name, offset, buf).map(|n| n as usize)
 }
