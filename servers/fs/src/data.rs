@@ -53,7 +53,9 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        let len = len.min(info.reply_cap);
+        // One call delivers at most a page (below): mapping more of the
+        // file would be work thrown away, for a large read at every call.
+        let len = len.min(info.reply_cap).min(PAGE as u64);
         if len == 0 {
             return Ok(End::Reply(0));
         }
