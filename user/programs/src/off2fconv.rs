@@ -34,8 +34,16 @@ pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     let mut f = File::open(path, O_RDONLY, 0).map_err(|e| format!("{path}: {e}"))?;
     let size = f.stat().map_err(|e| format!("{path}: {e}"))?.size as usize;
     let mut data = vec![0u8; size];
-    let n = f.read(&mut data).map_err(|e| format!("{path}: {e}"))?;
-    data.truncate(n);
+    let mut done = 0;
+    // In pieces: the kernel takes a reply buffer of a bounded size.
+    while done < size {
+        let end = size.min(done + crate::fsexec::READ_PIECE);
+        match f.read(&mut data[done..end]).map_err(|e| format!("{path}: {e}"))? {
+            0 => break,
+            n => done += n,
+        }
+    }
+    data.truncate(done);
     Ok(data)
 }
 
@@ -97,7 +105,8 @@ pub fn read_text(name: &str, len: u64) -> Result<Vec<u8>, String> {
     let mut text = vec![0u8; len as usize];
     let mut done = 0;
     while done < text.len() {
-        match sys::nvm_read(name, done as u64, &mut text[done..]) {
+        let end = text.len().min(done + crate::fsexec::READ_PIECE);
+        match sys::nvm_read(name, done as u64, &mut text[done..end]) {
             Ok(0) => return Err(format!("{name}: the NVM text file ends at {done} bytes")),
             Ok(n) => done += n,
             Err(e) => return Err(format!("{name}: reading the NVM text file: {e:?}")),
