@@ -11,6 +11,12 @@
 //! and moves back. Pages never written keep the packed image's bytes
 //! (read-only, in this binary); a written page gets memory of its own.
 //! Nothing reaches the host: the writes live as long as the server.
+//!
+//! `ramdisk name image model` makes it as slow as a real disk: each read
+//! or write waits, in the guest's time, the model's access latency plus
+//! its bytes over the model's bandwidth (seed 001's disks, for OFF2F's
+//! experiments; under QEMU's instruction counter a real device's latency
+//! does not show in the guest's clock, a wait does).
 #![no_std]
 #![no_main]
 #![forbid(unsafe_code)]
@@ -45,8 +51,50 @@ struct Stats {
     refused: u64,
 }
 
+/// A disk's speed: each request waits `latency_ns` plus its bytes at
+/// `bytes_per_s`.
+#[derive(Clone, Copy)]
+struct Model {
+    latency_ns: u64,
+    bytes_per_s: u64,
+}
+
+/// The models (name, access latency, bandwidth): a 7200 rpm hard disk (an
+/// average seek of 8.5 ms plus half a rotation, 4.2 ms; 150 MB/s), a SATA
+/// SSD (100 µs, 500 MB/s) and an NVMe SSD (20 µs, 2 GB/s), the orders of
+/// the paper's DK, SSD and NVMe. `none`: memory speed.
+const MODELS: [(&str, u64, u64); 3] = [
+    ("dk", 12_700_000, 150_000_000),
+    ("sata", 100_000, 500_000_000),
+    ("nvme", 20_000, 2_000_000_000),
+];
+
+impl Model {
+    fn named(name: &str) -> Option<Option<Model>> {
+        if name == "none" {
+            return Some(None);
+        }
+        let &(_, latency_ns, bytes_per_s) = MODELS.iter().find(|m| m.0 == name)?;
+        Some(Some(Model { latency_ns, bytes_per_s }))
+    }
+
+    /// Waits as long as the disk would take for `bytes`. It spins: a
+    /// sleep ends at a scheduler tick (10 ms), coarser than an SSD's whole
+    /// request, and the experiments run one program at a time, which waits
+    /// for this request anyway.
+    fn wait(&self, bytes: u64) {
+        let transfer = (bytes as u128 * 1_000_000_000 / self.bytes_per_s as u128) as u64;
+        let now = || sys::tsc_to_ns(sys::rdtsc());
+        let end = now() + self.latency_ns + transfer;
+        while now() < end {
+            core::hint::spin_loop();
+        }
+    }
+}
+
 struct Disk {
     base: Option<ramimage::Image<'static>>,
+    model: Option<Model>,
     blocks: u64,
     written: BTreeMap<u64, Box<[u8]>>,
     client: Option<u64>,
@@ -104,6 +152,9 @@ impl Disk {
                 }
             }
             self.stats.device_bytes += pages * BLOCK as u64;
+            if let Some(m) = self.model {
+                m.wait(pages * BLOCK as u64);
+            }
             if write {
                 self.stats.writes += 1;
                 self.stats.blocks_written += pages;
@@ -203,12 +254,21 @@ fn main(args: &[&str]) -> i32 {
             }
         }
     };
+    let model = match args.get(3).map_or(Some(None), |m| Model::named(m)) {
+        Some(m) => m,
+        None => {
+            let names: Vec<&str> = MODELS.iter().map(|m| m.0).collect();
+            println!("ramdisk: no disk model '{}' (none, {})", args[3], names.join(", "));
+            return 2;
+        }
+    };
     if let Err(e) = sys::name_register(name, block::ENTRIES) {
         println!("ramdisk: cannot register '{name}': {e:?}");
         return 1;
     }
     let mut disk = Disk {
         base,
+        model,
         blocks,
         written: BTreeMap::new(),
         client: None,

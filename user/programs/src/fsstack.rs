@@ -37,7 +37,13 @@ impl Stack {
     /// cache of `pages` pages flushing every `flush` seconds (0: never),
     /// and a file server (read-only with `ro`).
     pub fn start(image: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
-        let disk = spawn("ramdisk", &[DISK, image], DISK)?;
+        Self::start_modelled(image, "none", pages, flush, ro)
+    }
+
+    /// The same with the RAM disk as slow as disk model `model` (`none`,
+    /// `dk`, `sata`, `nvme`: see the ramdisk server).
+    pub fn start_modelled(image: &str, model: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
+        let disk = spawn("ramdisk", &[DISK, image, model], DISK)?;
         let stack = |cache, fs| Stack { disk, cache, fs };
         let (mut a, mut b) = ([0u8; 24], [0u8; 24]);
         let pages = sys::fmt_u64(pages as u64, &mut a);
