@@ -51,20 +51,21 @@ struct Stats {
     refused: u64,
 }
 
-/// A disk's speed: each request waits `latency_ns` plus its bytes at
-/// `bytes_per_s`.
+/// A disk's speed: a request waits its bytes at `bytes_per_s`, and
+/// `latency_ns` before them unless it continues where the last one ended
+/// (a disk streams on without a seek; its read-ahead serves the rest).
 #[derive(Clone, Copy)]
 struct Model {
     latency_ns: u64,
     bytes_per_s: u64,
 }
 
-/// The models (name, access latency, bandwidth): a 7200 rpm hard disk (an
-/// average seek of 8.5 ms plus half a rotation, 4.2 ms; 150 MB/s), a SATA
-/// SSD (100 µs, 500 MB/s) and an NVMe SSD (20 µs, 2 GB/s), the orders of
-/// the paper's DK, SSD and NVMe. `none`: memory speed.
+/// The models (name, access latency, bandwidth), those of the paper's
+/// disks: `dk` a 5,400 rpm 2.5" hard disk (an average seek of 12 ms plus
+/// half a rotation, 5.6 ms; 100 MB/s), `sata` a SATA SSD (100 µs, 500
+/// MB/s), `nvme` an NVMe SSD (20 µs, 2 GB/s). `none`: memory speed.
 const MODELS: [(&str, u64, u64); 3] = [
-    ("dk", 12_700_000, 150_000_000),
+    ("dk", 17_600_000, 100_000_000),
     ("sata", 100_000, 500_000_000),
     ("nvme", 20_000, 2_000_000_000),
 ];
@@ -78,14 +79,15 @@ impl Model {
         Some(Some(Model { latency_ns, bytes_per_s }))
     }
 
-    /// Waits as long as the disk would take for `bytes`. It spins: a
-    /// sleep ends at a scheduler tick (10 ms), coarser than an SSD's whole
-    /// request, and the experiments run one program at a time, which waits
-    /// for this request anyway.
-    fn wait(&self, bytes: u64) {
+    /// Waits as long as the disk would take for `bytes`, with a seek
+    /// first or not. It spins: a sleep ends at a scheduler tick (10 ms),
+    /// coarser than an SSD's whole request, and the experiments run one
+    /// program at a time, which waits for this request anyway.
+    fn wait(&self, bytes: u64, seek: bool) {
         let transfer = (bytes as u128 * 1_000_000_000 / self.bytes_per_s as u128) as u64;
+        let latency = if seek { self.latency_ns } else { 0 };
         let now = || sys::tsc_to_ns(sys::rdtsc());
-        let end = now() + self.latency_ns + transfer;
+        let end = now() + latency + transfer;
         while now() < end {
             core::hint::spin_loop();
         }
@@ -95,6 +97,8 @@ impl Model {
 struct Disk {
     base: Option<ramimage::Image<'static>>,
     model: Option<Model>,
+    /// The block after the last request's: where the head is.
+    head: u64,
     blocks: u64,
     written: BTreeMap<u64, Box<[u8]>>,
     client: Option<u64>,
@@ -153,7 +157,8 @@ impl Disk {
             }
             self.stats.device_bytes += pages * BLOCK as u64;
             if let Some(m) = self.model {
-                m.wait(pages * BLOCK as u64);
+                m.wait(pages * BLOCK as u64, self.head != first);
+                self.head = first + pages;
             }
             if write {
                 self.stats.writes += 1;
@@ -269,6 +274,7 @@ fn main(args: &[&str]) -> i32 {
     let mut disk = Disk {
         base,
         model,
+        head: u64::MAX,
         blocks,
         written: BTreeMap::new(),
         client: None,
