@@ -49,6 +49,9 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("fresh", &[]),
     // 200 BSS pages touched: data and BSS faults beside the text's.
     ("pa200", &[]),
+    // 16 MiB of text: files, plates and text files far larger than one
+    // buffer the kernel copies.
+    ("text16m", &[]),
 ];
 
 /// Copies a program of the initial archive to the file system.
