@@ -3,7 +3,7 @@
 //! `text128k`, `text16m`: 5 KiB, 133 KiB and 16 MiB of text) run from
 //! the file system as ELF and as OFF2F, on a RAM disk made as slow as each
 //! disk model (`dk`, `sata`, `nvme`; see the ramdisk server), with demand
-//! loading as the paper's systems.
+//! loading as the paper's systems, and with the resource pool off.
 //!
 //! `BENCH,off2f,<metric>,<model>/<program>/<format>,<value>,<unit>`:
 //! `exec_cold` (the median of the runs; the block cache emptied before
@@ -24,7 +24,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use fsstack::{Stack, value, write_file};
-use tessera_rt::abi::LoadPolicy;
+use tessera_rt::abi::{self, LoadPolicy};
 use tessera_rt::{println, sys};
 use user_programs::fsexec::{self, Cache};
 use user_programs::off2fconv;
@@ -117,6 +117,25 @@ fn main(args: &[&str]) -> i32 {
     let short = args.contains(&"short");
     let runs = if short { 1 } else { 3 };
     let models: &[&str] = if short { &MODELS[2..] } else { &MODELS };
+    // The paper's systems have no resource pool: a pooled region would
+    // come back with its text present and hide the faults measured here.
+    let pool = user_programs::pool::current();
+    let off = match &pool {
+        Ok(c) => sys::pool_set(
+            &abi::PoolSettings {
+                reuse: 0,
+                reduce: 0,
+                ..c.settings
+            },
+            &[],
+        )
+        .and_then(|_| sys::pool_flush()),
+        Err(e) => Err(*e),
+    };
+    if off.is_err() {
+        println!("BENCH-ERROR off2f: the resource pool cannot be turned off (the system right)");
+        return 1;
+    }
     let mut failed = false;
     for model in models {
         if let Err(e) = one_model(model, runs) {
@@ -127,6 +146,9 @@ fn main(args: &[&str]) -> i32 {
     // The store keeps only what others put there.
     for p in PROGRAMS {
         let _ = sys::nvm_delete(&text_name(p));
+    }
+    if let Ok(c) = pool {
+        let _ = sys::pool_set(&c.settings, &c.rules);
     }
     i32::from(failed)
 }
