@@ -275,6 +275,22 @@ PAPER_ROW = {
         "table 5: 1,296.9 per request (+806.3)",
 }
 
+# Seed 001 fig. 4: OFF2F/ELF exec time, by (disk model, our program).
+OFF2F_PAPER = {
+    ("dk", "tiny"): "`date` 1.00 (49.22/49.18 ms)",
+    ("dk", "text128k"): "`less` 0.99",
+    ("dk", "text16m"): "`cc` 0.20 (0.54/2.68 s)",
+    ("sata", "tiny"): "`date` 1.01 (1.24/1.23 ms)",
+    ("sata", "text128k"): "`less` 0.78",
+    ("sata", "text16m"): "`cc` 0.21 (0.03/0.14 s)",
+    ("nvme", "text16m"): "`cc` 0.37 (39.81/107.53 ms)",
+}
+# Issue 20's goals for the huge program: (limit of OFF2F/ELF, what).
+OFF2F_GOALS = {
+    ("dk", "text16m"): (0.20, "huge-text exec on the DK model ≤ 1/5 of ELF's time (paper 0.20)"),
+    ("nvme", "text16m"): (1 / 2.7, "huge-text exec on NVMe ≤ 1/2.7 of ELF's time (paper 0.37)"),
+}
+
 # What the papers claim, per experiment (quoted with their conditions).
 PAPER_NOTES = {
     "off2f": [
