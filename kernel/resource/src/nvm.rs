@@ -40,11 +40,17 @@ impl Region for Nvm {
     }
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<(), RegionError> {
         let len = buf.len() as u64;
-        self.0.read(offset, buf).then_some(()).ok_or(RegionError { offset, len })
+        self.0
+            .read(offset, buf)
+            .then_some(())
+            .ok_or(RegionError { offset, len })
     }
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), RegionError> {
         let len = data.len() as u64;
-        self.0.write(offset, data).then_some(()).ok_or(RegionError { offset, len })
+        self.0
+            .write(offset, data)
+            .then_some(())
+            .ok_or(RegionError { offset, len })
     }
     fn flush(&mut self, offset: u64, len: u64) -> Result<(), RegionError> {
         self.0.flush(offset, len);
@@ -280,7 +286,8 @@ pub fn store(caller: u64, name: &str, data: UserBytes) -> Result<u64, Error> {
             return Err(Error::Invalid);
         }
         let mut buf = Vec::new();
-        buf.try_reserve_exact(CHUNK.min(data.len()).max(1)).map_err(|_| Error::NoMemory)?;
+        buf.try_reserve_exact(CHUNK.min(data.len()).max(1))
+            .map_err(|_| Error::NoMemory)?;
         buf.resize(CHUNK.min(data.len()).max(1), 0);
         let existing = {
             let guard = STATE.lock();
@@ -363,17 +370,18 @@ pub fn info() -> Option<NvmStoreInfo> {
     let s = guard.as_mut()?;
     let named: Vec<(u64, u64)> = s.files.iter().map(|f| (f.offset, f.pages)).collect();
     // Pages held by versions the directory no longer names.
-    let orphaned = s
-        .held
-        .keys()
-        .filter(|k| !named.contains(k))
-        .map(|k| k.1)
-        .sum();
+    let orphaned = s.held.keys().filter(|k| !named.contains(k)).map(|k| k.1).sum();
     let (free, largest, data_pages, capacity, sequence) = match &mut s.store {
         Some(store) => {
             store.set_held(s.held.keys().copied());
             let sp = store.space();
-            (sp.free_pages, sp.largest_free_run, sp.data_pages, sp.capacity, store.sequence())
+            (
+                sp.free_pages,
+                sp.largest_free_run,
+                sp.data_pages,
+                sp.capacity,
+                store.sequence(),
+            )
         }
         None => (0, 0, 0, 0, 0),
     };

@@ -163,7 +163,13 @@ fn map_text(
         if pages as usize > r.pages() {
             return Err(Error::Invalid);
         }
-        r.map_nvm(RegionKind::Text, text.phys + start, pages as usize, seg.executable, hold);
+        r.map_nvm(
+            RegionKind::Text,
+            text.phys + start,
+            pages as usize,
+            seg.executable,
+            hold,
+        );
         if populate {
             r.populate_all().map_err(|_| Error::NoMemory)
         } else {

@@ -379,7 +379,11 @@ impl abi::Serve for Native<'_> {
             return Err(Error::Denied);
         }
         let name = uaccess::read_text(a.name, MAX_TEXT)?;
-        resource::nvm::store(self.me.pid(), &name, resource::nvm::UserBytes::new(a.data.0.addr, a.data.0.len)?)
+        resource::nvm::store(
+            self.me.pid(),
+            &name,
+            resource::nvm::UserBytes::new(a.data.0.addr, a.data.0.len)?,
+        )
     }
 
     fn nvm_read(&mut self, a: call::NvmRead) -> Result<u64, Error> {

@@ -274,7 +274,9 @@ fn pages_still_held_after_a_replace_or_delete_are_never_reused() {
     let mut i = 0;
     while store.space().free_pages > 0 {
         let n = store.space().largest_free_run;
-        store.store(&format!("fill{i}"), &content(i, (n * PAGE_SIZE) as usize)).unwrap();
+        store
+            .store(&format!("fill{i}"), &content(i, (n * PAGE_SIZE) as usize))
+            .unwrap();
         i += 1;
     }
     for f in store.files() {

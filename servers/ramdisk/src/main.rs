@@ -76,7 +76,10 @@ impl Model {
             return Some(None);
         }
         let &(_, latency_ns, bytes_per_s) = MODELS.iter().find(|m| m.0 == name)?;
-        Some(Some(Model { latency_ns, bytes_per_s }))
+        Some(Some(Model {
+            latency_ns,
+            bytes_per_s,
+        }))
     }
 
     /// Waits as long as the disk would take for `bytes`, with a seek

@@ -80,7 +80,9 @@ impl core::fmt::Display for Failure {
         match self {
             Failure::File(e) => write!(f, "{e}"),
             Failure::Kernel(Error::BadProgram) => f.write_str("not a program this kernel runs"),
-            Failure::Kernel(Error::NotFound) => f.write_str("not found (for OFF2F: is its text file in the NVM store?)"),
+            Failure::Kernel(Error::NotFound) => {
+                f.write_str("not found (for OFF2F: is its text file in the NVM store?)")
+            }
             Failure::Kernel(e) => write!(f, "{e:?}"),
             Failure::NotProgram(why) => f.write_str(why),
         }
@@ -167,8 +169,7 @@ pub fn load(path: &str, cache: Cache) -> Result<Exec, Failure> {
     exec.first_read = content.len() as u64;
     if content.starts_with(b"OFF") {
         exec.format = Format::Off2f;
-        let h = off2f::Header::parse(&content)
-            .map_err(|e| Failure::NotProgram(format!("a bad OFF2F header: {e}")))?;
+        let h = off2f::Header::parse(&content).map_err(|e| Failure::NotProgram(format!("a bad OFF2F header: {e}")))?;
         let (at, len) = h.data_area();
         let data_end = at + len;
         if data_end > size {

@@ -85,7 +85,9 @@ pub fn convert(elf_path: &str, off_path: &str, text_name: &str) -> Result<Conver
     // store does not have (a failed store leaves file 1 as it was).
     let text_stored = sys::nvm_store(text_name, &files.text).map_err(|e| match e {
         tessera_rt::abi::Error::Denied => format!("{text_name}: storing in the NVM needs the NVM right"),
-        tessera_rt::abi::Error::Limit => format!("{text_name}: the NVM store has no room for {} bytes", files.text.len()),
+        tessera_rt::abi::Error::Limit => {
+            format!("{text_name}: the NVM store has no room for {} bytes", files.text.len())
+        }
         tessera_rt::abi::Error::NotFound => String::from("this machine has no NVM store"),
         e => format!("{text_name}: storing in the NVM: {e:?}"),
     })?;
@@ -126,7 +128,11 @@ pub fn check(elf_path: &str, off_path: &str) -> Result<(), String> {
     h.check_files(&file1, &text).map_err(|e| format!("{off_path}: {e}"))?;
     let back = off2f::reconstruct::elf_file(&file1, &text).map_err(|e| format!("{off_path}: {e}"))?;
     if back != elf {
-        let at = back.iter().zip(&elf).position(|(a, b)| a != b).unwrap_or(back.len().min(elf.len()));
+        let at = back
+            .iter()
+            .zip(&elf)
+            .position(|(a, b)| a != b)
+            .unwrap_or(back.len().min(elf.len()));
         return Err(format!(
             "{off_path} gives back {} bytes that differ from {elf_path}'s {} at byte {at}",
             back.len(),

@@ -117,7 +117,14 @@ impl Region {
     /// Maps NVM pages from `base` as the region's first `pages` pages
     /// (read-only; the rest zero), valid as long as `keep` lives: what was
     /// there before is let go.
-    pub fn map_nvm(&mut self, kind: Kind, base: u64, pages: usize, executable: bool, keep: Arc<dyn core::any::Any + Send + Sync>) {
+    pub fn map_nvm(
+        &mut self,
+        kind: Kind,
+        base: u64,
+        pages: usize,
+        executable: bool,
+        keep: Arc<dyn core::any::Any + Send + Sync>,
+    ) {
         self.retarget(kind, Backing::Nvm { base, pages }, false, executable);
         self.keep = Some(keep);
     }

@@ -24,7 +24,9 @@ fn main(args: &[&str]) -> i32 {
     let result = match args.get(1..).unwrap_or(&[]) {
         ["convert", elf, off, rest @ ..] if rest.len() <= 1 => {
             let (elf, off) = (abs(elf), abs(off));
-            let name = rest.first().map_or_else(|| off2fconv::default_text_name(&elf), |n| (*n).into());
+            let name = rest
+                .first()
+                .map_or_else(|| off2fconv::default_text_name(&elf), |n| (*n).into());
             off2fconv::convert(&elf, &off, &name).map(|c| {
                 println!(
                     "{elf}: {}; {off}: {} bytes{}; text {:?}: {} bytes{}",
@@ -68,7 +70,12 @@ fn info(path: &str) -> Result<(), alloc::string::String> {
         h.entry(),
         h.len()
     );
-    println!("  text {:?}: {} bytes, CRC-64 {:016x}", h.text_name(), h.text_size(), h.text_crc());
+    println!(
+        "  text {:?}: {} bytes, CRC-64 {:016x}",
+        h.text_name(),
+        h.text_size(),
+        h.text_crc()
+    );
     for s in h.segments() {
         println!(
             "  {:#010x} {:>9} bytes ({:>9} from file)  {}{}{}  {:?}",

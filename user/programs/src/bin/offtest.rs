@@ -127,7 +127,10 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
         Err(e) => return c.check(false, &e),
     };
     match off2fconv::convert(&elf, &off, &text) {
-        Ok(r) => c.check(r.file1_written && r.text_stored, &format!("{name}: first conversion writes both files")),
+        Ok(r) => c.check(
+            r.file1_written && r.text_stored,
+            &format!("{name}: first conversion writes both files"),
+        ),
         Err(e) => return c.check(false, &e),
     }
     let again = off2fconv::convert(&elf, &off, &text);
@@ -159,7 +162,13 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
                 // The header page, then the data area: never the text.
                 Format::Off2f => exec.first_read == 4096 && exec.bytes_read == 4096 + data_bytes,
             };
-            c.check(read_ok, &format!("{what}: exec read {} bytes ({} first)", exec.bytes_read, exec.first_read));
+            c.check(
+                read_ok,
+                &format!(
+                    "{what}: exec read {} bytes ({} first)",
+                    exec.bytes_read, exec.first_read
+                ),
+            );
             let faults_ok = match (policy, format) {
                 (LoadPolicy::Eager, _) => info.faults.total() == 0,
                 (_, Format::Elf) => copied > 0 && nvm == 0,
@@ -174,7 +183,9 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
     c.check(first.is_ok(), &format!("{name}: loaded for the cache ({first:?})"));
     let cached = fsexec::load(&off, Cache::Use);
     c.check(
-        cached.as_ref().is_ok_and(|e| e.bytes_read == 0 && e.format == Format::Off2f),
+        cached
+            .as_ref()
+            .is_ok_and(|e| e.bytes_read == 0 && e.format == Format::Off2f),
         &format!("{name}: an unchanged file is not read again ({cached:?})"),
     );
 }
@@ -195,7 +206,10 @@ fn pool(c: &mut Checks) {
     c.check(sys::pool_set(&settings, &[]).is_ok(), "pool: reuse on, reduce off");
     let _ = sys::pool_flush();
     let before = nvm_file(&text).map_or(u64::MAX, |r| r.users);
-    c.check(before == 0, &format!("pool: nothing maps {text} after a flush ({before})"));
+    c.check(
+        before == 0,
+        &format!("pool: nothing maps {text} after a flush ({before})"),
+    );
     for round in 0..3 {
         match run(off, &[], LoadPolicy::Eager, Cache::Use) {
             Ok((status, _, info)) => c.check(
@@ -211,7 +225,10 @@ fn pool(c: &mut Checks) {
         .ok()
         .and_then(|v| v.into_iter().find(|r| r.kind == abi::PoolKind::Full as u64))
         .map_or(0, |r| r.hits);
-    c.check(full >= 2, &format!("pool: rounds 2 and 3 took the pooled space ({full} hits)"));
+    c.check(
+        full >= 2,
+        &format!("pool: rounds 2 and 3 took the pooled space ({full} hits)"),
+    );
     let _ = sys::pool_flush();
     let after = nvm_file(&text).map_or(u64::MAX, |r| r.users);
     c.check(after == 0, &format!("pool: flushed, nothing maps the text ({after})"));
@@ -241,21 +258,30 @@ fn held_while_replaced(c: &mut Checks) {
     // would put in the old pages were they free: int3 everywhere.
     let replaced = sys::nvm_store(&text, &alloc::vec![0x90u8; 4096]);
     let decoy = sys::nvm_store("decoy", &alloc::vec![0xccu8; old as usize * 4096]);
-    c.check(replaced == Ok(true) && decoy == Ok(true), "sleeper: text replaced, decoy stored");
+    c.check(
+        replaced == Ok(true) && decoy == Ok(true),
+        "sleeper: text replaced, decoy stored",
+    );
     let info = nvm_info();
     c.check(
         info.orphaned_pages >= old,
-        &format!("sleeper: {} old pages still held ({} orphaned)", old, info.orphaned_pages),
+        &format!(
+            "sleeper: {} old pages still held ({} orphaned)",
+            old, info.orphaned_pages
+        ),
     );
     let mut end = ProcInfo::default();
     let status = sys::wait_info(pid, &mut end);
     c.check(status == Ok(0), &format!("sleeper ran on its old text: {status:?}"));
     let _ = sys::pool_flush();
-    c.check(nvm_info().orphaned_pages == 0, "sleeper: its old pages are let go at its end");
+    c.check(
+        nvm_info().orphaned_pages == 0,
+        "sleeper: its old pages are let go at its end",
+    );
     // The file 1 now names a text that is no longer the store's.
-    let stale = fsexec::load(off, Cache::Fresh).map_err(|e| format!("{e}")).and_then(|e| {
-        sys::spawn(&e.plate, &["1"], &options).map_err(|e| format!("{e:?}"))
-    });
+    let stale = fsexec::load(off, Cache::Fresh)
+        .map_err(|e| format!("{e}"))
+        .and_then(|e| sys::spawn(&e.plate, &["1"], &options).map_err(|e| format!("{e:?}")));
     c.check(
         matches!(&stale, Err(e) if e.contains("BadProgram")),
         &format!("a file 1 whose text was replaced is refused: {stale:?}"),
@@ -303,7 +329,10 @@ fn refusals(c: &mut Checks) {
         ..SpawnOptions::DEFAULT
     };
     let status = sys::spawn("off2f", &["rm", "bin:fresh"], &options).and_then(sys::wait);
-    c.check(status == Ok(1) && nvm_file("bin:fresh").is_some(), "no NVM right, no delete");
+    c.check(
+        status == Ok(1) && nvm_file("bin:fresh").is_some(),
+        "no NVM right, no delete",
+    );
 }
 
 /// File 1 headers with bytes changed (and their checksum made right, so
@@ -350,7 +379,10 @@ fn hostile_headers(c: &mut Checks) {
     c.check(refused >= 150, &format!("hostile headers: {refused} of 300 refused"));
     // The kernel still runs OFF2F programs.
     let ok = run("/off2f/argcheck", &["x", "yy", "zzz"], LoadPolicy::Demand, Cache::Fresh);
-    c.check(matches!(ok, Ok((0, _, _))), "after hostile headers, /off2f/argcheck still runs");
+    c.check(
+        matches!(ok, Ok((0, _, _))),
+        "after hostile headers, /off2f/argcheck still runs",
+    );
 }
 
 tessera_rt::entry!(main);
