@@ -889,6 +889,9 @@ mod tests {
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
         assert_eq!(size_of::<SpawnOptions>(), 7 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
+        assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
+        assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);
+        assert_eq!(size_of::<FaultCounts>(), 6 * 8);
         assert_eq!(size_of::<linux::Regs>(), 19 * 8);
         assert_eq!(size_of::<linux::CallFor>(), 8 * 8);
         // A Linux system call travels inline, whole.
