@@ -158,7 +158,7 @@ fn map_text(
     if start % PAGE != 0 || start / PAGE + pages > text.pages as u64 {
         return Err(Error::BadProgram);
     }
-    let hold = text.hold.clone();
+    let hold: kcore::vm::region::Keep = alloc::sync::Arc::new(alloc::boxed::Box::new(text.hold.clone()));
     with_detached(caller, id, |r| {
         if pages as usize > r.pages() {
             return Err(Error::Invalid);

@@ -6,6 +6,7 @@
 
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -29,6 +30,19 @@ pub enum Backing {
     Nvm { base: u64, pages: usize },
 }
 
+/// What keeps borrowed pages valid, whatever its owner makes it: a thin
+/// pointer (the box inside holds the wide one), so that a region, which
+/// travels by value in results, stays small.
+pub type Keep = Arc<Box<dyn core::any::Any + Send + Sync>>;
+
+/// A list of `pages` frames, frame i being `frame(i)`.
+fn frame_list(pages: usize, frame: impl Fn(usize) -> u64) -> Result<Box<[u64]>, OutOfMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+    v.extend((0..pages).map(frame));
+    Ok(v.into_boxed_slice())
+}
+
 /// Two regions of different sizes cannot exchange their frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SizeMismatch;
@@ -38,8 +52,9 @@ pub struct Region {
     pub backing: Backing,
     pub writable: bool,
     pub executable: bool,
-    /// Physical frame of each page, or 0 while not yet present.
-    frames: Vec<u64>,
+    /// Physical frame of each page, or 0 while not yet present (a boxed
+    /// slice: the count never changes, and a region stays small).
+    frames: Box<[u64]>,
     /// Set when the frames are shared with other regions (container SHARE
     /// mode): the last region to go frees them.
     shared: Option<Arc<SharedFrames>>,
@@ -49,11 +64,11 @@ pub struct Region {
     device: bool,
     /// What borrowed NVM pages stay valid by (their file, held in the
     /// store while any region maps it).
-    keep: Option<Arc<dyn core::any::Any + Send + Sync>>,
+    keep: Option<Keep>,
 }
 
 /// Frames owned jointly by the regions that share them.
-pub struct SharedFrames(Vec<u64>);
+pub struct SharedFrames(Box<[u64]>);
 
 impl Drop for SharedFrames {
     fn drop(&mut self) {
@@ -71,9 +86,7 @@ impl Region {
         writable: bool,
         executable: bool,
     ) -> Result<Region, OutOfMemory> {
-        let mut frames = Vec::new();
-        frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
-        frames.resize(pages, 0);
+        let frames = frame_list(pages, |_| 0)?;
         Ok(Region {
             kind,
             backing,
@@ -90,8 +103,7 @@ impl Region {
     /// addresses from `base` (page-aligned), present from the start.
     pub fn device(base: u64, pages: usize, writable: bool) -> Result<Region, OutOfMemory> {
         let mut r = Region::new(Kind::Data, 0, Backing::Zero, writable, false)?;
-        r.frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
-        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.frames = frame_list(pages, |i| base + i as u64 * PAGE_SIZE)?;
         r.device = true;
         Ok(r)
     }
@@ -117,14 +129,7 @@ impl Region {
     /// Maps NVM pages from `base` as the region's first `pages` pages
     /// (read-only; the rest zero), valid as long as `keep` lives: what was
     /// there before is let go.
-    pub fn map_nvm(
-        &mut self,
-        kind: Kind,
-        base: u64,
-        pages: usize,
-        executable: bool,
-        keep: Arc<dyn core::any::Any + Send + Sync>,
-    ) {
+    pub fn map_nvm(&mut self, kind: Kind, base: u64, pages: usize, executable: bool, keep: Keep) {
         self.retarget(kind, Backing::Nvm { base, pages }, false, executable);
         self.keep = Some(keep);
     }
@@ -339,11 +344,7 @@ impl Region {
     pub fn contiguous(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
         let base = frames::alloc_zeroed(pages)?;
         let mut r = Region::new(kind, 0, Backing::Zero, true, false).inspect_err(|_| frames::free(base, pages))?;
-        if r.frames.try_reserve_exact(pages).is_err() {
-            frames::free(base, pages);
-            return Err(OutOfMemory);
-        }
-        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.frames = frame_list(pages, |i| base + i as u64 * PAGE_SIZE).inspect_err(|_| frames::free(base, pages))?;
         Ok(r)
     }
 
@@ -396,9 +397,7 @@ impl Region {
                 s
             }
         };
-        let mut frames = Vec::new();
-        frames.try_reserve_exact(self.frames.len()).map_err(|_| OutOfMemory)?;
-        frames.extend_from_slice(&self.frames);
+        let frames = frame_list(self.frames.len(), |i| self.frames[i])?;
         Ok(Region {
             kind: self.kind,
             backing: Backing::Zero,
