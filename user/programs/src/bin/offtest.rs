@@ -9,6 +9,7 @@
 //! Exits 0 if every check held.
 //!
 //!   offtest          everything
+//!   offtest crash    stores a file until killed (the crash test's part)
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -88,7 +89,26 @@ fn run(path: &str, args: &[&str], policy: LoadPolicy, cache: Cache) -> Result<(u
     fsexec::run(path, args, &fsexec::options(policy), cache).map_err(|e| format!("{path}: {e}"))
 }
 
-fn main(_: &[&str]) -> i32 {
+/// `offtest crash`: stores text file `crash` again and again until the
+/// host kills the machine (xtask's nvmcrash.rs judges the NVM image after);
+/// version v is `(1 + v % 3)` MiB of the byte `v % 251 + 1`.
+fn crash() -> i32 {
+    for v in 1..=1000u64 {
+        let data = alloc::vec![(v % 251) as u8 + 1; (1 + (v % 3) as usize) << 20];
+        println!("offtest: storing {v}");
+        if let Err(e) = sys::nvm_store("crash", &data) {
+            println!("offtest: FAILED storing version {v}: {e:?}");
+            return 1;
+        }
+    }
+    println!("offtest: FAILED never killed");
+    1
+}
+
+fn main(args: &[&str]) -> i32 {
+    if args.get(1) == Some(&"crash") {
+        return crash();
+    }
     let mut c = Checks::default();
     if nvm_info().size == 0 {
         println!("offtest: FAILED the machine has no NVM store");
