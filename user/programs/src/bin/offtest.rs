@@ -121,6 +121,18 @@ fn main(args: &[&str]) -> i32 {
             return 1;
         }
     };
+    // The pool off while faults are counted: a pooled region comes back
+    // with its pages present (`pool` below turns it on for itself).
+    let off = abi::PoolSettings {
+        reuse: 0,
+        reduce: 0,
+        unused_ns: 50_000_000,
+        interval_ns: 50_000_000,
+    };
+    c.check(
+        sys::pool_set(&off, &[]).is_ok() && sys::pool_flush().is_ok(),
+        "pool off for the fault counts",
+    );
     let _ = tessera_api::fs::client::mkdir("/bin", 0o755);
     // File 1 of each program under the same name in a directory of its
     // own: argv[0] is the file's name, the same for both formats.
