@@ -92,6 +92,12 @@ pub const TESTS: &[ProgTest] = &[
         args: "short",
         nic: Nic::None,
     },
+    ProgTest {
+        name: "off2f_convert_check_and_run_from_the_file_system",
+        program: "offtest",
+        args: "",
+        nic: Nic::None,
+    },
 ];
 
 impl ProgTest {
