@@ -161,6 +161,9 @@ enum Slot {
 
 /// `Box::new` that hands the attachment back when memory is short instead
 /// of stopping the kernel (an attach is a request a process can make).
+/// The attachment comes by value and goes back by value only when memory is
+/// short: a large error variant costs nothing the call does not cost anyway.
+#[allow(clippy::result_large_err)]
 fn boxed(a: Attached) -> Result<Box<Attached>, Attached> {
     let layout = core::alloc::Layout::new::<Attached>();
     // SAFETY: `Attached` is not zero-sized, so the layout is valid for `alloc`.
