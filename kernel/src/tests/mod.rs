@@ -2,6 +2,7 @@
 //! a reason; see `ktest.rs` for how they are run.
 
 mod container;
+mod harden;
 mod ipc;
 mod process;
 mod resource;
@@ -72,4 +73,6 @@ pub static TESTS: &[KTest] = ktests![
     pass ipc::stress_of_100000_calls_leaks_nothing,
     pass ipc::batch_requests_and_distribution_server,
     smp ipc::servers_placed_by_boot_file_and_command,
+    // Hardening (issue 16)
+    pass harden::the_highest_user_page_is_unusable,
 ];

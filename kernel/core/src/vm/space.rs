@@ -4,7 +4,7 @@
 //! addresses; a page of an attached region is mapped when it is present,
 //! and a fault on a page that is not yet present is resolved here.
 
-use super::USER_END;
+use super::USER_TOP;
 use super::region::{Kind, Region};
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
@@ -411,7 +411,7 @@ impl VirtualSpace {
     /// Whether `region` fits at `base`, with room for one more slot.
     fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
-        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
+        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_TOP || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
         if !self.is_free(base, end) {
