@@ -61,3 +61,9 @@ pub fn the_highest_user_page_is_unusable() -> TestResult {
     );
     Ok(())
 }
+
+pub fn resources_are_described_to_their_owners() -> TestResult {
+    // Some regions of the kernel's exist: the pool holds a composed space.
+    run_ok("tiny", &[])?;
+    run_ok("attack", &["query"])
+}

@@ -75,4 +75,5 @@ pub static TESTS: &[KTest] = ktests![
     smp ipc::servers_placed_by_boot_file_and_command,
     // Hardening (issue 16)
     pass harden::the_highest_user_page_is_unusable,
+    pass harden::resources_are_described_to_their_owners,
 ];
