@@ -74,8 +74,11 @@ pub(crate) fn deliver_result(c: Arc<Call>) {
         Completion::Fetch => {
             let Some(p) = proc::get(c.caller) else { return };
             {
+                // A requester that has ended takes no more results (its
+                // port's `close` empties the queue after marking it closed,
+                // under this lock).
                 let mut r = p.port.results.lock();
-                if r.try_reserve(1).is_ok() {
+                if !p.port.closed.load(Ordering::Acquire) && r.try_reserve(1).is_ok() {
                     r.push_back(c);
                 }
             }

@@ -114,23 +114,37 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
     })
 }
 
-/// Attaches `memory` to process `pid` at `addr` (0: wherever there is
-/// room) for container `id`, which holds the attachment; returns the
-/// region's id and the container's new place.
-fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
+/// Gives process `pid` container `id` (an entry of `t`, the table, held
+/// locked by the caller): its memory attached at `addr` (0: wherever
+/// there is room), its place and owner recorded. The one way a process is
+/// given a container. It happens under the table's lock, after the
+/// process said it takes resources, that is, it has not begun to end
+/// (`Process::accept_resource`): its end's release of its containers,
+/// which takes this lock, then either finds this one or refuses it here
+/// (teardown is a state). Without room the memory comes back whole.
+fn give(t: &mut ResTable<Container>, id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, (Error, Region)> {
     timed(ATTACH, || {
-        let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
-        let space = p.space().ok_or(Error::NotFound)?;
-        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
-        let place = Place::InProcess {
-            pid,
-            link,
-            slot,
-            base,
-            space,
-            space_id: p.space_id(),
+        let Some(p) = ipc::process::get(pid) else {
+            return Err((Error::NotFound, memory));
         };
-        Ok((region, place))
+        let space = match p.space() {
+            Some(s) if p.accept_resource() => s,
+            _ => return Err((Error::NotFound, memory)),
+        };
+        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
+        if let Ok(e) = t.get_mut(id) {
+            e.owner = pid;
+            e.value.region = region;
+            e.value.place = Place::InProcess {
+                pid,
+                link,
+                slot,
+                base,
+                space,
+                space_id: p.space_id(),
+            };
+        }
+        Ok(base)
     })
 }
 
@@ -155,29 +169,25 @@ pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
     super::insert(&mut TABLE.lock(), owner, c)
 }
 
-/// A new container of `memory` attached to `owner` at `addr` (0: where
-/// there is room). The container comes first, so that its attachment can
-/// name it; without room for it the memory is freed.
-fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, Error> {
-    let id = insert(
-        owner,
-        Container {
-            pages: memory.pages(),
-            region: ResId::NONE,
-            place: Place::Moving,
-        },
-    )?;
-    match attach(id, owner, memory, addr) {
-        Ok((region, place)) => {
-            if let Ok(e) = TABLE.lock().get_mut(id) {
-                e.value.region = region;
-                e.value.place = place;
-            }
-            Ok(id)
-        }
-        Err(e) => {
-            let _ = TABLE.lock().remove(id);
-            Err(e)
+/// A new container of `memory` given to process `owner` at `addr` (0:
+/// where there is room). The container comes first, so that its
+/// attachment can name it; without room the memory comes back.
+pub fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, (Error, Region)> {
+    let mut t = TABLE.lock();
+    let c = Container {
+        pages: memory.pages(),
+        region: ResId::NONE,
+        place: Place::Moving,
+    };
+    let id = match super::insert(&mut t, owner, c) {
+        Ok(id) => id,
+        Err(e) => return Err((e, memory)),
+    };
+    match give(&mut t, id, owner, memory, addr) {
+        Ok(_) => Ok(id),
+        Err(failed) => {
+            let _ = t.remove(id);
+            Err(failed)
         }
     }
 }
@@ -198,7 +208,7 @@ pub fn create(caller: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
             return Err(Error::Invalid);
         }
         let memory = new_memory(pages as usize)?;
-        create_attached(caller, memory, addr)
+        create_attached(caller, memory, addr).map_err(|(e, _)| e)
     })
 }
 
@@ -212,7 +222,7 @@ pub fn create_ica(caller: u64, pages: u64) -> Result<ResId, Error> {
         let memory = timed(CREATE, || {
             Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
         })?;
-        create_attached(caller, memory, 0)
+        create_attached(caller, memory, 0).map_err(|(e, _)| e)
     })
 }
 
@@ -392,19 +402,11 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
     }
 }
 
-/// Gives a container (its memory, taken out of a box) to process `pid`.
-pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
-    let (region, place) = attach(id, pid, memory, addr)?;
-    let Place::InProcess { base, .. } = place else {
-        unreachable!("attach places in a process");
-    };
-    owned_by(pid);
-    let mut t = TABLE.lock();
-    let e = t.get_mut(id).map_err(super::id_error)?;
-    e.owner = pid;
-    e.value.region = region;
-    e.value.place = place;
-    Ok(base)
+/// Gives a container (its memory, taken out of a box) to process `pid`
+/// at `addr` (0: where there is room); without room the memory comes
+/// back, for the box to keep.
+pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, (Error, Region)> {
+    give(&mut TABLE.lock(), id, pid, memory, addr)
 }
 
 /// Deletes a container (its memory too) wherever it is.
@@ -556,11 +558,18 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
 }
 
 /// Container `id` goes (COPY/SHARE/MOVE) from its process to process `to`
-/// at `addr`, if `caller` may touch `target`.
+/// at `addr`, if `caller` may touch `target`. A move that cannot land puts
+/// the container back where it was, as a new container of its process.
 fn hand_over(caller: u64, id: ResId, target: u64, mode: ContainerMode, to: u64, addr: u64) -> Result<ResId, Error> {
     may_touch(caller, target)?;
+    let (from, _, base, _) = in_process(id)?;
     let memory = outgoing(id, mode)?;
-    create_attached(to, memory, addr)
+    create_attached(to, memory, addr).map_err(|(e, memory)| {
+        if mode == ContainerMode::Move {
+            let _ = create_attached(from, memory, base);
+        }
+        e
+    })
 }
 
 /// Exchange: the physical pages behind the caller's `mine` and `target`'s

@@ -540,21 +540,69 @@ fn receive_now(
             Ok(Received::new(id, base, pages))
         }
         ContainerMode::Move | ContainerMode::Share => {
-            // The container itself (or the alias it carries) is attached.
+            // The container itself (or the alias it carries) is attached;
+            // if it cannot be, it goes back to the head of its queue.
             let memory = container::take_box_memory(boxed)?;
-            let at = if addr != 0 { addr } else { sender_addr };
-            let base = container::place_in_process(boxed, caller, memory, at)?;
-            Ok(Received::new(boxed, base, pages))
+            match place(
+                addr,
+                sender_addr,
+                |at, m| container::place_in_process(boxed, caller, m, at),
+                memory,
+            ) {
+                Ok(base) => Ok(Received::new(boxed, base, pages)),
+                Err((e, memory)) => {
+                    container::put_box_memory(boxed, bx, memory);
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    Err(e)
+                }
+            }
         }
         ContainerMode::Copy => {
-            let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
-            let at = if addr != 0 { addr } else { sender_addr };
-            let c = container::create_in_box(caller, bx, copy)?;
-            let memory = container::take_box_memory(c)?;
-            let base = container::place_in_process(c, caller, memory, at)?;
-            give_back_empty(bx, pages, boxed)?;
-            Ok(Received::new(c, base, pages))
+            // A copy is given as a new container; the original becomes an
+            // empty one, or waits again at the head of its queue if the
+            // copy cannot be placed.
+            let copy = match container::with_box_memory(boxed, |m| m.duplicate()) {
+                Ok(Ok(copy)) => copy,
+                Ok(Err(_)) | Err(_) => {
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    return Err(Error::NoMemory);
+                }
+            };
+            match place(
+                addr,
+                sender_addr,
+                |at, m| container::create_attached(caller, m, at),
+                copy,
+            ) {
+                Ok(c) => {
+                    give_back_empty(bx, pages, boxed)?;
+                    let (_, _, base, _) = container::in_process(c)?;
+                    Ok(Received::new(c, base, pages))
+                }
+                Err((e, _)) => {
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    Err(e)
+                }
+            }
         }
+    }
+}
+
+/// Places received memory with `put` where the receiver asked (`addr`),
+/// else where the sender asked, falling back to a free place: a sender's
+/// address the receiver cannot use must not make the receive fail.
+fn place<T>(
+    addr: u64,
+    sender_addr: u64,
+    put: impl Fn(u64, Region) -> Result<T, (Error, Region)>,
+    memory: Region,
+) -> Result<T, (Error, Region)> {
+    if addr != 0 || sender_addr == 0 {
+        return put(addr, memory);
+    }
+    match put(sender_addr, memory) {
+        Err((Error::Invalid, memory)) => put(0, memory),
+        done => done,
     }
 }
 

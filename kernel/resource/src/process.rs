@@ -45,8 +45,10 @@ pub fn create(
     policy: LoadPolicy,
     parent: u64,
 ) -> Result<ResId, Error> {
+    // Every part is the caller's own: the process owns them from now on,
+    // and a process composed by a process is taken apart at its end.
     let ids = [
-        (program, Need::Live(Kind::Program)),
+        (program, Need::Owned(Kind::Program)),
         (space, Need::Owned(Kind::VirtualSpace)),
         (work_area, Need::Owned(Kind::VirtualKernelSpace)),
     ];

@@ -182,6 +182,14 @@ fn query(id: ResId) -> Result<ResInfo, Error> {
     Ok(super::info(id, owner, bytes, pages, links))
 }
 
+/// What a detached region holds (its kind).
+pub fn kind_of(id: ResId) -> Option<RegionKind> {
+    match &TABLE.lock().get(id).ok()?.value.place {
+        Place::Detached(r) => Some(r.kind),
+        _ => None,
+    }
+}
+
 /// Pages and resident bytes of a detached region (pool statistics).
 pub fn size(id: ResId) -> Option<(usize, u64)> {
     let t = TABLE.lock();
@@ -237,8 +245,9 @@ impl Resource for Regions {
     }
 }
 
-/// Makes a region resource of a `Region` built elsewhere (container memory).
-pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
+/// Makes a region resource of a `Region` built elsewhere (container
+/// memory); the region comes back if the table is full.
+pub fn adopt(owner: u64, region: Region) -> Result<ResId, (Error, Region)> {
     let pages = region.pages();
     let entry = RegionEntry {
         pages,
@@ -247,7 +256,10 @@ pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
     TABLE
         .lock()
         .insert(super::Entry { owner, value: entry })
-        .map_err(|(e, _)| super::id_error(e))
+        .map_err(|(e, entry)| match entry.value.place {
+            Place::Detached(r) => (super::id_error(e), r),
+            _ => unreachable!("made detached above"),
+        })
 }
 
 /// Removes a detached region from the table and hands its `Region` over.

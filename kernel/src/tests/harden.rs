@@ -6,14 +6,16 @@
 //! box pages never carry another process's data, and a killed driver
 //! leaves its device quiet.
 
-use abi::{Error, SpawnOptions};
+use abi::{ContainerMode as M, Error, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
 use ipc::process::{self as proc, KERNEL_PID};
 use kcore::ensure;
 use kcore::ktest::TestResult;
+use kcore::mm::{frames, heap};
+use resource::pool;
 use resource::vspace::{self, At};
-use resource::{KERNEL, vregion};
+use resource::{KERNEL, ResId, container, container_box, vregion};
 
 fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
     r.map_err(|e| format!("{e:?}"))
@@ -44,6 +46,96 @@ fn run_ok(path: &str, args: &[&str]) -> TestResult {
     Ok(())
 }
 
+/// A process that only sleeps: a space to give things to.
+fn live() -> Result<u64, String> {
+    ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &SpawnOptions::DEFAULT,
+        KERNEL_PID,
+    ))
+}
+
+fn end(pid: u64) {
+    let _ = proc::kill(pid);
+    let _ = proc::wait(KERNEL_PID, pid);
+}
+
+/// Resource use of the whole kernel, for leak checks (the pool and the
+/// kernel's caches emptied).
+fn footprint() -> (usize, usize, usize) {
+    pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    kcore::computation::reap_all();
+    (frames::stats().free, heap::stats().used, proc::count())
+}
+
+fn back(before: (usize, usize, usize), after: (usize, usize, usize)) -> TestResult {
+    ensure!(
+        after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
+        "free frames/heap used/processes {before:?} before, {after:?} after"
+    );
+    Ok(())
+}
+
+/// Runs `work` twice and checks that the second run left nothing behind
+/// (the first leaves lasting kernel state that is no leak: tables grown,
+/// page tables of kernel stacks).
+fn leaves_nothing(work: impl Fn() -> TestResult) -> TestResult {
+    work()?;
+    let before = footprint();
+    work()?;
+    back(before, footprint())
+}
+
+fn plate(program: &str) -> Result<ResId, String> {
+    ok(resource::proc::spawn::find_plate(program))
+}
+
+// ---- finding 1: only the kernel's own compositions are pooled ----
+
+/// Where `attack attachown` leaves its own region.
+const OWN_REGION: u64 = 0x3000_0000_0000;
+
+pub fn user_built_processes_are_never_pooled() -> TestResult {
+    // A process named argcheck, built of the attacker's segments: its
+    // space must not become argcheck's pooled space.
+    run_ok("attack", &["poison", "argcheck"])?;
+    if let Some(space) = pool::take_full(plate("argcheck")?) {
+        return Err(format!(
+            "a space built by a process was pooled as argcheck's ({space:?})"
+        ));
+    }
+    run_ok("argcheck", &["x", "yy", "zzz"])?;
+    // One space cannot be two processes'.
+    run_ok("attack", &["ownspace"])?;
+    // What a process attached to its own space goes with it, not into the pool.
+    run_ok("attack", &["attachown"])?;
+    let attack = plate("attack")?;
+    while let Some(space) = pool::take_full(attack) {
+        let foreign = ok(vspace::get(KERNEL, space))?
+            .lock()
+            .regions()
+            .any(|a| a.base == OWN_REGION);
+        let _ = resource::mediator::delete(KERNEL, space);
+        ensure!(
+            !foreign,
+            "a region the process attached itself was pooled with its space"
+        );
+    }
+    run_ok("attack", &["nothing"])?;
+    Ok(())
+}
+
+// ---- finding 8 ----
+
+pub fn a_process_cannot_plant_a_stale_program() -> TestResult {
+    run_ok("attack", &["program"])?;
+    // The next process of the program must find it whole.
+    run_ok("attack", &["nothing"])?;
+    run_ok("attack", &["nothing"])
+}
+
 pub fn the_highest_user_page_is_unusable() -> TestResult {
     run_ok("attack", &["top"])?;
     let space = ok(vspace::create(KERNEL))?;
@@ -66,4 +158,174 @@ pub fn resources_are_described_to_their_owners() -> TestResult {
     // Some regions of the kernel's exist: the pool holds a composed space.
     run_ok("tiny", &[])?;
     run_ok("attack", &["query"])
+}
+
+// ---- finding 2: teardown is a state ----
+
+pub fn nothing_is_given_to_an_ending_process() -> TestResult {
+    leaves_nothing(give_to_an_ending_process)
+}
+
+fn give_to_an_ending_process() -> TestResult {
+    let (a, x) = (live()?, live()?);
+    let target = proc::get(x).ok_or("sleeper gone")?;
+    // From here on x is ending, as it is once its end has begun on its CPU.
+    ok(target.grant_peer(a))?;
+    let _ = target.mark_ending();
+    for mode in [M::Copy, M::Share, M::Move] {
+        let c = ok(container::create(a, 4, 0))?;
+        let got = container::push(a, c, x, 0, mode);
+        ensure!(
+            got == Err(Error::NotFound),
+            "{mode:?} push into an ending process gave {got:?}"
+        );
+        if container::in_process(c).is_ok() {
+            ok(container::destroy(c))?;
+        }
+    }
+    let ica = ok(container::create_ica(a, 1))?;
+    let pa = proc::get(a).ok_or("sleeper gone")?;
+    let moved = container::move_for(&pa, ica, x, 0);
+    ensure!(
+        moved == Err(Error::NotFound),
+        "an ICA moved into an ending process: {moved:?}"
+    );
+    drop((pa, target));
+    end(x);
+    end(a);
+    ensure!(
+        resource::counts()
+            .iter()
+            .any(|&(k, n)| k == resource::Kind::Container && n == 0),
+        "containers left behind: {:?}",
+        resource::counts()
+    );
+    Ok(())
+}
+
+/// `write_user_of` finds a process's space, and before it locks it the
+/// process ends and a new process of the same program is given that very
+/// space by the pool (the window is opened there on purpose): the bytes
+/// must not land in the new process's memory.
+pub fn a_copy_never_reaches_a_reused_space() -> TestResult {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    static ENDING: AtomicU64 = AtomicU64::new(0);
+    static REUSER: AtomicU64 = AtomicU64::new(0);
+    fn end_and_reuse() {
+        end(ENDING.load(Ordering::SeqCst));
+        if let Ok(pid) = live() {
+            REUSER.store(pid, Ordering::SeqCst);
+        }
+    }
+    live().map(end)?; // the program's first space goes to the pool
+    let x = live()?;
+    let space = proc::get(x).and_then(|p| p.space()).ok_or("no space")?;
+    ENDING.store(x, Ordering::SeqCst);
+    kcore::ktest::open_window(kcore::ktest::Window::OtherSpace, end_and_reuse);
+    let at = kcore::vm::USER_STACK_TOP - 4096;
+    let range = ok(kcore::uaccess::UserRange::new(at, 8))?;
+    let wrote = proc::write_user_of(x, range, &0xbad_c0de_u64.to_le_bytes());
+    let y = REUSER.load(Ordering::SeqCst);
+    let reused = proc::get(y)
+        .and_then(|p| p.space())
+        .is_some_and(|s| alloc::sync::Arc::ptr_eq(&s, &space));
+    drop(space);
+    end(y);
+    ensure!(reused, "the window did not see the space reused (pid {y})");
+    ensure!(
+        wrote == Err(Error::NotFound),
+        "a copy for an ended process went into the process reusing its space: {wrote:?}"
+    );
+    Ok(())
+}
+
+// ---- finding 6 ----
+
+/// Writes `tag + i` at the start of each page of container `id`.
+fn fill(id: ResId, tag: u64) -> TestResult {
+    let (pid, _, base, pages) = ok(container::in_process(id))?;
+    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let mut s = space.lock();
+    for i in 0..pages as u64 {
+        s.copy_in(base + i * 4096, &(tag + i).to_le_bytes())
+            .map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+fn holds(id: ResId, tag: u64) -> Result<bool, String> {
+    let (pid, _, base, pages) = ok(container::in_process(id))?;
+    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let mut s = space.lock();
+    for i in 0..pages as u64 {
+        let mut w = [0u8; 8];
+        s.copy_out(base + i * 4096, &mut w).map_err(|e| format!("{e:?}"))?;
+        if u64::from_le_bytes(w) != tag + i {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn containers() -> usize {
+    resource::counts()
+        .iter()
+        .find(|(k, _)| *k == resource::Kind::Container)
+        .map_or(0, |c| c.1)
+}
+
+pub fn a_failed_receive_loses_nothing() -> TestResult {
+    leaves_nothing(receive_where_it_cannot_land)
+}
+
+fn receive_where_it_cannot_land() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let bx = ok(container_box::create(a, 2, 1, 1, 4, 0))?;
+    ok(container_box::grant(a, bx, b, abi::BOX_RECEIVE))?;
+    // Something of the receiver's already lies where the sends ask to go.
+    let occupied = ok(container::create(b, 2, 0))?;
+    let (_, _, taken, _) = ok(container::in_process(occupied))?;
+    for (n, mode) in [M::Move, M::Share, M::Copy].into_iter().enumerate() {
+        let tag = 0x1000 * (n as u64 + 1);
+        // The receiver names a place that is taken: refused, and nothing lost.
+        let c = ok(container::create(a, 2, 0))?;
+        fill(c, tag)?;
+        ok(container_box::send(a, c, bx, 0, mode))?;
+        let count = containers();
+        let failed = container_box::receive(b, ResId::NONE, bx, taken, mode, 1_000_000);
+        ensure!(
+            failed.is_err(),
+            "{mode:?}: a receive onto a taken place gave {failed:?}"
+        );
+        ensure!(
+            containers() == count,
+            "{mode:?}: a failed receive changed the containers ({count} -> {})",
+            containers()
+        );
+        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        ensure!(holds(got.id, tag)?, "{mode:?}: the data was lost by the failed receive");
+        ok(container::destroy(got.id))?;
+        // The sender names a place the receiver cannot use: the receive
+        // still succeeds, elsewhere.
+        let c2 = ok(container::create(a, 2, 0))?;
+        fill(c2, tag + 0x100)?;
+        ok(container_box::send(a, c2, bx, taken, mode))?;
+        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        ensure!(
+            holds(got.id, tag + 0x100)?,
+            "{mode:?}: a sender's address lost the data"
+        );
+        ok(container::destroy(got.id))?;
+        for id in [c, c2] {
+            if container::in_process(id).is_ok() {
+                ok(container::destroy(id))?;
+            }
+        }
+    }
+    ok(container::destroy(occupied))?;
+    ok(resource::mediator::delete(a, bx))?;
+    end(a);
+    end(b);
+    ensure!(containers() == 0, "{} containers left behind", containers());
+    Ok(())
 }

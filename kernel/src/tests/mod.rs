@@ -76,4 +76,9 @@ pub static TESTS: &[KTest] = ktests![
     // Hardening (issue 16)
     pass harden::the_highest_user_page_is_unusable,
     pass harden::resources_are_described_to_their_owners,
+    pass harden::user_built_processes_are_never_pooled,
+    pass harden::a_process_cannot_plant_a_stale_program,
+    pass harden::nothing_is_given_to_an_ending_process,
+    pass harden::a_copy_never_reaches_a_reused_space,
+    pass harden::a_failed_receive_loses_nothing,
 ];

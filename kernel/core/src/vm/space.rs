@@ -175,6 +175,11 @@ pub struct VirtualSpace {
     /// so their entries are mostly in the same table; tables go only with
     /// the whole tree, so a table once found stays valid.
     leaf: (u64, u64),
+    /// The process whose memory this space is (its pid; 0: none). A space
+    /// outlives its process (the pool reuses it), so whoever reaches it
+    /// for a process checks, under this lock, that it is still that
+    /// process's: its end unbinds it first thing (see `bind`).
+    user: u64,
 }
 
 impl VirtualSpace {
@@ -197,11 +202,34 @@ impl VirtualSpace {
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
             leaf: (u64::MAX, 0),
+            user: 0,
         })
     }
 
     pub fn root(&self) -> u64 {
         self.root
+    }
+
+    /// Makes the space process `pid`'s memory; false if it is another's
+    /// already (one space is never two processes' at once).
+    pub fn bind(&mut self, pid: u64) -> bool {
+        if self.user != 0 {
+            return false;
+        }
+        self.user = pid;
+        true
+    }
+
+    /// Its process has begun to end: from now on nobody reaches the space
+    /// as that process's memory.
+    pub fn unbind(&mut self) {
+        self.user = 0;
+    }
+
+    /// The process whose memory the space is (0: none).
+    #[inline(always)]
+    pub fn user(&self) -> u64 {
+        self.user
     }
 
     /// The attached regions, in no particular order.

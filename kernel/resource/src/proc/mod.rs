@@ -30,7 +30,7 @@ fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
         return true;
     };
     let r = spawn::push_arguments(area, frame);
-    spawn::release_work_area(area);
+    spawn::release_work_area(area, p.kernel_composed());
     r.is_ok()
 }
 
@@ -76,9 +76,10 @@ pub fn create(
 ) -> Result<Arc<Process>, Error> {
     let prog = crate::program::get(program)?;
     let space = crate::vspace::get(caller, space_id)?;
+    let kernel_composed = caller == crate::KERNEL;
     let p = Arc::new(Process::new(p::Parts {
         name: prog.name.clone(),
-        parent: if caller == crate::KERNEL { parent } else { caller },
+        parent: if kernel_composed { parent } else { caller },
         policy,
         program,
         plate: prog.plate,
@@ -86,9 +87,17 @@ pub fn create(
         space,
         work_area,
         entry: prog.entry,
-    }));
+        kernel_composed,
+    })?);
     let pid = p.pid();
-    for id in [program, space_id, work_area] {
+    // A program the kernel composed with stays the kernel's (it goes back
+    // to the pool, and must be there whole); one a process made is its own.
+    let handed: &[ResId] = if kernel_composed {
+        &[space_id, work_area]
+    } else {
+        &[program, space_id, work_area]
+    };
+    for &id in handed {
         crate::set_owner(id, pid);
     }
     p::insert(p.clone());

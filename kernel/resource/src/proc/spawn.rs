@@ -81,9 +81,13 @@ fn take_program(plate: ResId) -> Result<ResId, Error> {
     }
 }
 
+/// A program the kernel took for a composition goes back to the pool, if
+/// it is still the live program of `plate` (the pool is keyed by what its
+/// resources contain), or is deleted.
 fn give_back_program(plate: ResId, program: ResId) {
+    let whole = crate::program::get(program).is_ok_and(|p| p.plate == plate);
     crate::set_owner(program, KERNEL);
-    if !(pool::reuse_enabled() && pool::put_program(plate, program)) {
+    if !(whole && pool::reuse_enabled() && pool::put_program(plate, program)) {
         delete(program);
     }
 }
@@ -179,7 +183,10 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
         None => vspace::create(KERNEL)?,
     };
     match attach_program(space, program, &prog, eager) {
-        Ok(()) => Ok(space),
+        Ok(()) => {
+            vspace::mark_composed(space, plate);
+            Ok(space)
+        }
         Err(e) => {
             destroy_space(space);
             Err(e)
@@ -260,9 +267,12 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
     Ok(pid)
 }
 
-/// Takes an ended process apart: its anonymous memory is deleted; its
-/// space (with the program's regions still attached), work area and
-/// program go to the pool when reuse is on, or are deleted.
+/// Takes an ended process apart: its anonymous memory is deleted. Only
+/// what the kernel composed goes to the pool (when reuse is on): its space,
+/// if it still holds exactly the program's regions, under the plate they
+/// came from; its work area; its program. A process composed of parts of
+/// another process's making leaves nothing in the pool: its parts are
+/// deleted.
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
@@ -272,31 +282,45 @@ pub fn decompose(p: &super::Process) {
         .filter(|a| a.region.kind == RegionKind::Heap)
         .map(|a| (a.link_id, a.region_id))
         .collect();
-    drop(space_ref);
     for (link, region) in heap {
         delete(link);
         delete(region);
     }
-    let reuse = pool::reuse_enabled();
-    crate::set_owner(p.space_id(), KERNEL);
-    if !(reuse && pool::put_full(p.plate(), p.space_id())) {
-        destroy_space(p.space_id());
+    let space = p.space_id();
+    let attached = space_ref.lock().region_count();
+    drop(space_ref);
+    crate::set_owner(space, KERNEL);
+    let poolable = p.kernel_composed()
+        && vspace::composition(space).is_some_and(|c| c.plate == p.plate() && c.attachments == attached);
+    if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
+        destroy_space(space);
     }
-    if let Some(area) = p.take_work_area() {
-        release_work_area(area);
+    let area = p.take_work_area();
+    if p.kernel_composed() {
+        give_back_program(p.plate(), p.program());
+    } else {
+        delete(p.program());
     }
-    give_back_program(p.plate(), p.program());
+    if let Some(area) = area {
+        release_work_area(area, p.kernel_composed());
+    }
 }
 
-/// A work area whose arguments have been delivered: back to the pool, or deleted.
-pub fn release_work_area(area: ResId) {
+/// A work area whose arguments have been delivered: back to the pool if
+/// the kernel made it, or deleted.
+pub fn release_work_area(area: ResId, kernel_made: bool) {
     crate::set_owner(area, KERNEL);
-    if !(pool::reuse_enabled() && pool::put_work_area(area)) {
-        let region = crate::vkspace::region_of(area);
-        delete(area);
-        if let Some(r) = region {
-            delete(r);
-        }
+    if !(kernel_made && pool::reuse_enabled() && pool::put_work_area(area)) {
+        delete_work_area(area);
+    }
+}
+
+/// Deletes a work area and its region.
+fn delete_work_area(area: ResId) {
+    let region = crate::vkspace::region_of(area);
+    delete(area);
+    if let Some(r) = region {
+        delete(r);
     }
 }
 

@@ -152,7 +152,7 @@ fn attachown() -> Result<i32, Error> {
     )?;
     sys::res_create(ResKind::VirtualUserSpace, space, region, OWN_REGION, 0)?;
     // SAFETY: the page was just attached, writable, at this address.
-    unsafe { (OWN_REGION as *mut u64).write_volatile(0x5eed_0f_a77ac4) };
+    unsafe { (OWN_REGION as *mut u64).write_volatile(0x5eed_0fa7_7ac4) };
     println!("attack: my own region is attached at {OWN_REGION:#x}");
     Ok(0)
 }
@@ -270,7 +270,7 @@ fn driver(vendor: u64, device: u64) -> Result<i32, Error> {
     sys::device_config_write(dev, 4, 2, command | 0x6)?;
     let irq = sys::device_irq(dev, 1);
     let dma = sys::ica_create(1)
-        .and_then(|ica| sys::container_addr(ica))
+        .and_then(sys::container_addr)
         .and_then(|a| sys::dma_address(a, 4096));
     println!("DRIVER-READY interrupt {irq:?} dma {dma:?}");
     loop {
