@@ -15,7 +15,9 @@ MODE ?=
 # NVM_SIZE=256M (a power of two; default: the image's own size).
 NVM ?=
 NVM_SIZE ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE
+# DISK=image: a raw disk image on virtio-blk (make run: build/root.img; off: none).
+DISK ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -25,6 +27,9 @@ TEST_SMP ?=
 RUNS ?=
 # Benchmark selection: make bench B=spawn MODE=tcg
 B ?=
+# Linux-ABI programs and LTP tests to run: make linux-abi ONLY=ids,time CHECK=1
+ONLY ?=
+CHECK ?=
 # Profile of one system call: make profile SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
 SYSCALL ?=
 SKIP ?=
@@ -37,17 +42,18 @@ CARGO ?= cargo
 XTASK := $(CARGO) xtask
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build run debug profile test bench boottime disk fmt lint clean
+.PHONY: help setup build run debug profile test bench boottime disk linux-abi ltp-build ltp fmt lint clean
 
 help: ## list the targets
 	@echo "usage: make <target> [SETTING=value ...]"
 	@echo
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' | expand -t 12 | sed 's/^/  /'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' | expand -t 12 | sed 's/^/  /'
 	@echo
 	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
-	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M (all)"
+	@echo "          ONLY=name,name CHECK=1 (linux-abi; ONLY also for ltp)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh
@@ -71,6 +77,15 @@ test: setup ## the whole test suite; last line: N passed, N failed
 bench: setup ## run the benchmarks (B=name to pick; MODE=icount|tcg|kvm)
 	python3 tools/bench/bench.py run $(if $(B),--bench $(B))
 
+linux-abi: setup ## Linux's transcripts of user/linux/abi/ (CHECK=1 compares instead of writing)
+	python3 tools/bench/bench.py linux-abi $(if $(CHECK),--check) $(if $(ONLY),--only $(ONLY))
+
+ltp-build: setup ## build LTP's system-call tests (static musl) into build/ltp/
+	tools/ltp/build.sh
+
+ltp: ltp-build ## LTP's system-call tests on the Linux VM: docs/results/ltp.{csv,md}
+	python3 tools/bench/bench.py ltp $(if $(ONLY),--only $(ONLY))
+
 boottime: setup ## measure boot time (MODE=tcg|icount, RUNS=n)
 	$(XTASK) boottime $(if $(MODE),--mode $(MODE)) $(if $(RUNS),--runs $(RUNS))
 
@@ -82,8 +97,8 @@ fmt: setup ## format all Rust code
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude tessera-virtio --exclude virtio-blk-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p tessera-virtio -p virtio-blk-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
 	$(XTASK) layers
 
 clean: ## remove build outputs

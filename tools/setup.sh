@@ -35,6 +35,12 @@ have cc || pkgs+=(gcc libc6-dev)
 for extra in "$@"; do
     case "$extra" in
         gdb) have gdb || pkgs+=(gdb) ;;  # make debug, make profile
+        ltp)  # make ltp-build: the Linux Test Project's autotools build
+            have autoconf || pkgs+=(autoconf)
+            have automake || pkgs+=(automake)
+            have pkg-config || pkgs+=(pkg-config)
+            have make || pkgs+=(make)
+            ;;
         *) say "unknown extra: $extra"; exit 1 ;;
     esac
 done

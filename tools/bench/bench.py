@@ -7,6 +7,13 @@
                          host, and Tessera's bench mode once under TCG if built
     bench.py report [--mode M]     regenerate summary and plots from the CSVs
     bench.py linux-vm              only fetch and build the Linux reference VM
+    bench.py ltp [--only NAME,...] [--mode M]
+                         LTP's system-call tests (built by tools/ltp/build.sh) on
+                         the reference VM: docs/results/ltp.csv and ltp.md
+    bench.py linux-abi [--check] [--host] [--only NAME,...] [--mode M]
+                         the Linux-ABI test programs on the reference VM: write
+                         user/linux/abi/expected/ (--check: compare with it
+                         instead; --host: run natively on this machine)
 
 Results: docs/results/ (icount, the figures of record) or docs/results/<mode>/:
 one CSV per experiment, README.md (the summary), plots/*.png, config.json.
@@ -19,18 +26,22 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import disk  # noqa: E402
+import linuxabi  # noqa: E402
 import linuxvm  # noqa: E402
+import ltp  # noqa: E402
 import papers  # noqa: E402
 import progs  # noqa: E402
 import qemu  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
 from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools, tessera_boot,  # noqa: E402
-                    git_revision, install_signal_handlers, log, rel, run_guarded)
+                    git_revision, install_signal_handlers, log, rel, run_guarded, shown_argv)
 
 # Host wall-time limits per QEMU run (a whole suite).  An icount Linux run
 # takes ~25 s on an idle 2-core host; a loaded host is 2-5x slower.
@@ -48,9 +59,10 @@ def results_dir(mode):
 # One system, N runs
 
 
-def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None):
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None):
     """Boot one system `runs` times; return (list of figure lists, record).
-    `pins` (virtual CPU → host core) pins the virtual CPUs' threads."""
+    `pins` (virtual CPU → host core) pins the virtual CPUs' threads;
+    `before_each` is called before every boot (a fresh disk image)."""
     pinning = qemu.Pinning(pins or {})
     argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
@@ -61,6 +73,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
         log(f"{name}: run {i + 1}/{runs} ({mode}, timeout {timeout} s)")
         loads.append(round(os.getloadavg()[0], 2))
         pinning.prepare()
+        if before_each:
+            before_each()
         r = run_guarded(argv, timeout, log_path=raw_dir / f"{name}-run{i + 1}.log", started=pinning.start)
         if pinning.problem:
             problems.append(f"run {i + 1}: {pinning.problem}")
@@ -88,8 +102,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     record = {
         **desc,
         # Paths inside the repository, alone or inside an option (the NVM
-        # image's mem-path=), are given relative to it.
-        "qemu_command": qemu.command_line([a.replace(str(ROOT) + os.sep, "") for a in argv]),
+        # image's mem-path=, the disk's file=), are given relative to it.
+        "qemu_command": qemu.command_line(shown_argv(argv)),
         **({"vcpu_pins": ", ".join(f"CPU {c} → host core {h}" for c, h in pins.items())} if pins else {}),
         "runs": runs,
         "host_wall_s": walls,
@@ -106,19 +120,43 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     return figure_runs, record
 
 
-def _linux_kernel_args(selection, short=False):
-    vmlinux, initrd, manifest = _linux_vm()
-    append = f"{manifest['append']} bench={selection}" + (" bench_short" if short else "")
+def _linux_kernel_args(selection, short=False, with_disk=False):
+    vmlinux, initrd, manifest = _linux_vm(with_disk)
+    append = (f"{manifest['append']}{' disk' if with_disk else ''} bench={selection}"
+              + (" bench_short" if short else ""))
     return ["-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append], manifest
 
 
 _vm_cache = {}
 
 
-def _linux_vm():
-    if "vm" not in _vm_cache:
-        _vm_cache["vm"] = linuxvm.prepare(progs.build())
-    return _vm_cache["vm"]
+def _linux_vm(with_disk=False):
+    """The reference VM; with a disk, its archive also holds the storage modules."""
+    key = "disk" if with_disk else "vm"
+    if key not in _vm_cache:
+        _vm_cache[key] = linuxvm.prepare(progs.build(), disk=with_disk, name="disk" if with_disk else None)
+    return _vm_cache[key]
+
+
+# The disk the storage experiments run on: made afresh for every boot, the
+# same for both systems.
+DISK_MIB = 256
+
+
+def disk_image(name):
+    return BUILD / f"disk-{name}.img"
+
+
+def fresh_disk(name):
+    return disk.make_ext2(disk_image(name), DISK_MIB)
+
+
+def _split_disk(selection):
+    """(experiments of the boot without a disk, experiments needing one)."""
+    wanted = list(papers.EXPERIMENTS) if "all" in selection else selection
+    on_disk = [e for e in wanted if papers.EXPERIMENTS[e].get("disk")]
+    plain = ["all"] if "all" in selection else [e for e in selection if e not in on_disk]
+    return plain, on_disk
 
 
 def _build_tessera():
@@ -159,12 +197,19 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         log(f"tessera: {detail}")
         state = "no-kernel" if not TESSERA_ELF.exists() else "build-failed"
         return [], None, {"state": state, "detail": detail}
-    # The kernel takes one experiment name (or all) per boot.
-    targets = ["all"] if "all" in selection else selection
+    # The kernel takes one experiment name (or all) per boot; the storage
+    # experiments get a boot of their own with the disk, as on Linux.
+    plain, on_disk = _split_disk(selection)
+    targets = plain + on_disk
     all_figs, record, unsupported = [], None, []
     for t in targets:
         kargs = tessera_boot(f"bench={t}")
-        figs, rec = _run_system(f"tessera-{t}", base_args, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK)
+        args_t, before = base_args, None
+        if t in on_disk:
+            args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"))
+            before = lambda: fresh_disk("tessera")  # noqa: E731
+        figs, rec = _run_system(f"tessera-{t}", args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK,
+                                before_each=before)
         if rec.pop("unsupported", False):
             unsupported.append(t)
         all_figs.append(figs)
@@ -283,14 +328,33 @@ def cmd_run(a):
     tessera_status = {}
 
     if "linux" in systems and sel_linux:
-        kargs, manifest = _linux_kernel_args(",".join(sel_linux))
-        figs, rec = _run_system("linux", base_args, kargs, runs, mode, raw_dir, None)
-        rec.update(common_rec)
-        rec["guest"] = (f"Debian {manifest['kernel_package']} {manifest['kernel_version']} (PVH vmlinux), "
-                        f"busybox-static {manifest['busybox_version']}, programs: {progs.compiler_version()} "
-                        f"with musl, `{' '.join(progs.CC)}`")
+        plain, on_disk = _split_disk(sel_linux)
+        figs = [[] for _ in range(runs)]
+        boots = []
+        if plain:
+            kargs, manifest = _linux_kernel_args(",".join(plain))
+            figs_p, rec = _run_system("linux", base_args, kargs, runs, mode, raw_dir, None)
+            figs = [f + g for f, g in zip(figs, figs_p)]
+            boots.append(("linux", rec, manifest))
+        if on_disk:
+            # A boot of its own with the disk attached: the other experiments
+            # keep the machine they always had.  Its record is kept apart
+            # ("linux-disk"), so that a run of fs alone leaves the record of
+            # the boot the other figures came from.
+            kargs, manifest = _linux_kernel_args(",".join(on_disk), with_disk=True)
+            args_d, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("linux"))
+            figs_d, rec = _run_system("linux-disk", args_d, kargs, runs, mode, raw_dir, None,
+                                      before_each=lambda: fresh_disk("linux"))
+            figs = [f + g for f, g in zip(figs, figs_d)]
+            rec["disk"] = f"virtio-blk-pci, ext2 ({DISK_MIB} MiB, 4 KiB blocks) for {', '.join(on_disk)}"
+            boots.append(("linux-disk", rec, manifest))
+        for key, rec, manifest in boots:
+            rec.update(common_rec)
+            rec["guest"] = (f"Debian {manifest['kernel_package']} {manifest['kernel_version']} (PVH vmlinux), "
+                            f"busybox-static {manifest['busybox_version']}, programs: {progs.compiler_version()} "
+                            f"with musl, `{' '.join(progs.CC)}`")
+            records[key] = rec
         rows += results.aggregate("linux", figs)
-        records["linux"] = rec
 
     if "tessera" in systems:
         rows_t, rec, tessera_status = _run_tessera(selection, base_args, mode, a, runs, raw_dir)
@@ -301,10 +365,11 @@ def cmd_run(a):
 
     (raw_dir / "rows.json").write_text(json.dumps(rows, indent=1))
     (raw_dir / "config.json").write_text(json.dumps(records, indent=2))
-    if "linux" in records and records["linux"]["problems"]:
+    linux_problems = [p for k in ("linux", "linux-disk") for p in records.get(k, {}).get("problems", [])]
+    if linux_problems:
         # The reference must be whole: a broken run must not replace good
         # committed figures.  The raw logs tell what happened.
-        log("Linux reference failed, results not written: " + "; ".join(records["linux"]["problems"]))
+        log("Linux reference failed, results not written: " + "; ".join(linux_problems))
         log(f"serial logs: {rel(raw_dir)}")
         return 1
     out = Path(a.out) if a.out else results_dir(mode)
@@ -419,7 +484,11 @@ def cmd_smoke(_a):
         return 1
 
     for name in progs.EXPERIMENTS:
-        r = run_guarded([str(exes[name]), "--short"], SMOKE_TIMEOUT)
+        with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+            # A disk experiment works in the folder it is given (never
+            # dropping the host's caches: no --drop-caches here).
+            extra = [work] if name in progs.DISK_EXPERIMENTS else []
+            r = run_guarded([str(exes[name]), "--short", *extra], SMOKE_TIMEOUT)
         p = results.parse(r.lines)
         why = None
         if r.timed_out:
@@ -434,6 +503,7 @@ def cmd_smoke(_a):
 
     verdict("cpio-writer", _check_cpio())
     _smoke_linux_vm(exes, verdict)
+    _smoke_linux_abi(verdict)
 
     if TESSERA_ELF.exists():
         base, _src = qemu.machine_args("tcg", 1, "512M")
@@ -521,17 +591,60 @@ def _smoke_linux_vm(exes, verdict):
     argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
             "-append", f"{manifest['append']} bench=all bench_short"]
     r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux"))
+    plain = set(progs.EXPERIMENTS) - set(progs.DISK_EXPERIMENTS)
+    verdict("linux-vm", _smoke_vm_verdict(r, plain))
+
+    # The storage experiments: the same VM with its modules and an ext2 disk.
+    vmlinux, initrd, manifest = linuxvm.prepare(exes, cached_only=True, disk=True, name="disk")
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        img = disk.make_ext2(Path(work) / "disk.img", 64)
+        base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
+        argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
+                "-append", f"{manifest['append']} disk bench={','.join(progs.DISK_EXPERIMENTS)} bench_short"]
+        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
+        why = _smoke_vm_verdict(r, set(progs.DISK_EXPERIMENTS))
+        if not why:
+            clean, report = disk.fsck(img)
+            why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
+    verdict("linux-vm-disk", why)
+
+
+def _smoke_linux_abi(verdict):
+    """The Linux-ABI programs build; on the reference VM (if an earlier run
+    fetched it), Linux still prints the committed transcripts."""
+    try:
+        exes = linuxabi.build()
+    except SystemExit as e:
+        verdict("linux-abi-build", str(e))
+        return
+    verdict("linux-abi-build", None)
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        try:
+            transcripts, record = linuxabi.run_linux(exes, raw_dir=RUNS_DIR / "smoke" / "abi", cached_only=True,
+                                                     image=Path(work) / "abi.img")
+        except linuxvm.NotCached:
+            log("Linux reference VM not fetched yet: the ABI transcripts are not checked")
+            return
+    problems = list(record["problems"])
+    for name in sorted(exes):
+        diffs = linuxabi.compare(name, linuxabi.read_expected(name), transcripts.get(name))
+        if diffs:
+            problems.append(f"{name} differs from its expected transcript: {diffs[-1][:120]}")
+    verdict("linux-abi-vm", "; ".join(problems[:3]) if problems else None)
+
+
+def _smoke_vm_verdict(r, experiments):
     p = results.parse(r.lines)
-    why = None
     if r.timed_out:
-        why = f"timed out after {SMOKE_TIMEOUT} s"
-    elif not p.done:
-        why = f"no BENCH-DONE (exit status {r.status})"
-    elif p.errors or p.bad_lines:
-        why = (p.errors + p.bad_lines)[0]
-    elif {f[0] for f in p.figures} != set(progs.EXPERIMENTS):
-        why = f"experiments missing: {set(progs.EXPERIMENTS) - {f[0] for f in p.figures}}"
-    verdict("linux-vm", why)
+        return f"timed out after {SMOKE_TIMEOUT} s"
+    if not p.done:
+        return f"no BENCH-DONE (exit status {r.status})"
+    if p.errors or p.bad_lines:
+        return (p.errors + p.bad_lines)[0]
+    got = {f[0] for f in p.figures}
+    if got != experiments:
+        return f"experiments missing or extra: {sorted(experiments ^ got)}"
+    return None
 
 
 def _smoke_log(name):
@@ -587,6 +700,62 @@ def cmd_linux_vm(_a):
     return 0
 
 
+def cmd_linux_abi(a):
+    """Linux's transcripts of the ABI test programs; exit status 1 on any
+    problem (a program that fails its own checks on Linux is wrong)."""
+    install_signal_handlers()
+    names = a.only.split(",") if a.only else None
+    exes = linuxabi.build(names)
+    if a.host:
+        transcripts, record = linuxabi.run_host(exes), {"problems": []}
+        where = "host"
+    else:
+        raw = RUNS_DIR / f"abi-{datetime.datetime.now(datetime.timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        transcripts, record = linuxabi.run_linux(exes, a.mode, a.smp, a.mem, raw)
+        where = "linux"
+        log(f"serial log: {rel(raw / 'linux.log')}")
+    last = linuxabi.OUT / "last" / where
+    last.mkdir(parents=True, exist_ok=True)
+    problems = list(record["problems"])
+    total = 0
+    for name in sorted(exes):
+        t = transcripts.get(name)
+        if t is None:
+            continue
+        (last / f"{name}.out").write_bytes(t.out)
+        (last / f"{name}.err").write_bytes(t.err)
+        checks, failed = linuxabi.count_checks(t)
+        total += checks or 0
+        line = f"{name}: {checks} checks, {failed} failed, exit status {t.status}"
+        if t.status != 0 or failed or checks is None:
+            problems.append(line)
+        if t.err:
+            problems.append(f"{name}: stderr: {t.err.decode('utf-8', 'replace').strip()[:200]}")
+        diffs = linuxabi.compare(name, linuxabi.read_expected(name), t) if (a.check or a.host) else []
+        if diffs and not a.host:
+            problems.append(f"{name}: differs from expected/{name}.out")
+        print(line + ("" if not diffs else f", differs from expected/{name}.out:"), flush=True)
+        for d in diffs:
+            print(f"    {d}", flush=True)
+    print(f"{len(transcripts)} of {len(exes)} programs ran, {total} checks; transcripts in {rel(last)}",
+          flush=True)
+    if problems:
+        log("problems: " + "; ".join(problems))
+    if not a.check and not a.host:
+        if problems:
+            log("expected transcripts not written")
+        else:
+            linuxabi.write_expected(transcripts, record, complete=names is None)
+            log(f"written: {rel(linuxabi.EXPECTED)}")
+    return 1 if problems else 0
+
+
+def cmd_ltp(a):
+    install_signal_handlers()
+    only = a.only.split(",") if a.only else None
+    return ltp.main(only, a.mode, a.smp, a.mem, report_only=a.report)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -605,8 +774,23 @@ def main():
     rp = sub.add_parser("report", help="regenerate summary and plots from the CSVs")
     rp.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "icount")
     sub.add_parser("linux-vm", help="fetch and build the Linux reference VM only")
+    la = sub.add_parser("linux-abi", help="the Linux-ABI test programs on the reference VM")
+    la.add_argument("--check", action="store_true", help="compare with expected/ instead of writing it")
+    la.add_argument("--host", action="store_true", help="run natively on this machine, compare")
+    la.add_argument("--only", default="", help="programs, separated by commas")
+    # Plain TCG: the transcripts do not depend on the clock, and it is faster.
+    la.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
+    la.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
+    la.add_argument("--mem", default=os.environ.get("MEM") or "512M")
+    lt = sub.add_parser("ltp", help="LTP's system-call tests on the reference VM")
+    lt.add_argument("--only", default="", help="runtest entries or programs, separated by commas")
+    lt.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
+    lt.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
+    lt.add_argument("--mem", default=os.environ.get("MEM") or "512M")
+    lt.add_argument("--report", action="store_true", help="rewrite the results from the last run's logs")
     a = ap.parse_args()
-    fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm}[a.cmd]
+    fn = {"run": cmd_run, "smoke": cmd_smoke, "report": cmd_report, "linux-vm": cmd_linux_vm,
+          "linux-abi": cmd_linux_abi, "ltp": cmd_ltp}[a.cmd]
     return fn(a)
 
 

@@ -55,6 +55,12 @@ def rel(path):
         return str(path)
 
 
+def shown_argv(argv):
+    """A command line as the project writes it: this machine's paths inside
+    arguments (-kernel build/..., file=build/...) relative to the root."""
+    return [a.replace(str(ROOT) + "/", "") for a in argv]
+
+
 def ensure_host_tools(names):
     """Install missing Debian packages for the given commands (root only).
 
@@ -154,9 +160,10 @@ def _child_setup():
         pass
 
 
-def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=None):
+def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=None, idle_s=None):
     """Run argv with a hard timeout; collect its output lines. `started`,
-    if given, is called with the process once it runs.
+    if given, is called with the process once it runs.  `idle_s`: also kill
+    it when it prints nothing for that long (a hung guest).
 
     stdin is /dev/null so QEMU's `-serial stdio` never touches the terminal.
     """
@@ -166,10 +173,12 @@ def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=No
     with _live_lock:
         _live.add(proc)
     lines = []
+    last_output = [time.monotonic()]
     logf = open(log_path, "w", encoding="utf-8") if log_path else None
 
     def pump():
         for raw in proc.stdout:
+            last_output[0] = time.monotonic()
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             lines.append(line)
             if logf:
@@ -183,7 +192,14 @@ def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=No
         started(proc)
     timed_out = False
     try:
-        proc.wait(timeout=timeout_s)
+        if idle_s is None:
+            proc.wait(timeout=timeout_s)
+        else:
+            while proc.poll() is None:
+                now = time.monotonic()
+                if now - t0 > timeout_s or now - last_output[0] > idle_s:
+                    raise subprocess.TimeoutExpired(argv, timeout_s)
+                time.sleep(1)
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc)

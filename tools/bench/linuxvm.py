@@ -10,17 +10,22 @@
   packed as an uncompressed cpio (newc) initramfs written here in Python.
   /init (bench/linux/init.sh) runs the programs selected by `bench=` on the
   kernel command line, prints `BENCH-DONE` and powers the VM off.
+- Storage: the kernel has virtio-blk and ext4 (which serves ext2) only as
+  modules.  The ones the disk needs are kept from the package, with the
+  modules they depend on, and go into the initramfs when a disk is wanted;
+  /init loads them in dependency order when the command line says `disk`.
 """
 
 import json
 import lzma
 import os
 import stat
+import struct
 import subprocess
 import zlib
 from pathlib import Path
 
-from common import LINUX_DIR, PROGS_SRC, ensure_host_tools, log
+from common import LINUX_DIR, PROGS_SRC, ensure_host_tools, log, rel
 
 DEBS = LINUX_DIR / "debs"
 VMLINUX = LINUX_DIR / "vmlinux"
@@ -139,6 +144,110 @@ def _has_pvh_note(elf):
     return "(0x00000012)" in r.stdout or "PHYS32_ENTRY" in r.stdout
 
 
+# What the disk needs: the virtio PCI transport, the block driver, ext4
+# (mounting ext2) and the crc32c it asks for by its soft dependency
+# `crypto-crc32c` (an alias, which no modprobe resolves here); and loop
+# devices, which LTP's tests of mounts and devices attach files to.
+STORAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "loop"]
+
+
+def _modinfo(ko):
+    """The `.modinfo` section of a kernel module as {key: [values]}."""
+    data = Path(ko).read_bytes()
+    if data[:6] == b"\xfd7zXZ\x00":
+        data = lzma.decompress(data)
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise SystemExit(f"{ko}: not a 64-bit ELF module")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+
+    def section(i):
+        name, _t, _f, _a, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        return name, data[off:off + size]
+
+    names = section(shstrndx)[1]
+    for i in range(shnum):
+        name, body = section(i)
+        if names[name:names.index(b"\0", name)] == b".modinfo":
+            info = {}
+            for item in body.split(b"\0"):
+                key, sep, value = item.decode(errors="replace").partition("=")
+                if sep:
+                    info.setdefault(key, []).append(value)
+            return info, data
+    raise SystemExit(f"{ko}: no .modinfo section")
+
+
+def collect_modules(root, wanted, dest):
+    """Copy `wanted` and everything they depend on out of an unpacked kernel
+    package into `dest`, laid out as /lib/modules is: `<release>/kernel/...`,
+    with the `modules.dep` depmod would write for them and the package's
+    `modules.builtin` and `modules.order` (tests look a driver up there),
+    and `load.list`, the modules in an order insmod accepts.
+
+    The package has no modules.dep (depmod writes it at installation); the
+    same dependencies are in each module's `depends=` field, which is what
+    depmod reads.
+    """
+    base = next((root / "lib" / "modules").iterdir())
+    by_name = {}
+    for ko in base.glob("kernel/**/*.ko*"):
+        by_name[ko.name.split(".ko")[0].replace("-", "_")] = ko
+    order, seen, deps = [], set(), {}
+
+    def visit(name, chain):
+        name = name.replace("-", "_")
+        if name in seen:
+            return
+        if name in chain:
+            raise SystemExit(f"module dependency loop: {' -> '.join(chain + [name])}")
+        if name not in by_name:
+            raise SystemExit(f"module {name} not in the kernel package (built in, or renamed?)")
+        info, _ = _modinfo(by_name[name])
+        deps[name] = [d.replace("-", "_") for d in ",".join(info.get("depends", [])).split(",") if d]
+        for dep in deps[name]:
+            visit(dep, chain + [name])
+        seen.add(name)
+        order.append(name)
+
+    for name in wanted:
+        visit(name, [])
+
+    def rel_ko(name):
+        # Stored uncompressed, so the name loses any .xz.
+        path = by_name[name].relative_to(base)
+        return str(path.with_name(path.name.split(".ko")[0] + ".ko"))
+
+    def closure(name):
+        # Every module `name` needs, each after the ones it needs itself.
+        out = []
+        for dep in deps[name]:
+            for d in closure(dep) + [dep]:
+                if d not in out:
+                    out.append(d)
+        return out
+
+    tmp = dest.with_name(dest.name + ".tmp")
+    subprocess.run(["rm", "-rf", str(tmp)], check=True)
+    tree = tmp / base.name
+    for name in order:
+        _, data = _modinfo(by_name[name])
+        target = tree / rel_ko(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    # depmod lists a module's dependencies last-needed first (a loader
+    # inserts them from the end of the line).
+    (tree / "modules.dep").write_text("".join(
+        f"{rel_ko(n)}:" + "".join(f" {rel_ko(d)}" for d in reversed(closure(n))) + "\n" for n in order))
+    for extra in ("modules.builtin", "modules.order"):
+        if (base / extra).exists():
+            (tree / extra).write_bytes((base / extra).read_bytes())
+    (tmp / "load.list").write_text("".join(f"{base.name}/{rel_ko(n)}\n" for n in order))
+    subprocess.run(["rm", "-rf", str(dest)], check=True)
+    tmp.rename(dest)
+    return dest
+
+
 def prepare_kernel(cached_only=False):
     """Download and unpack the Debian kernel; return its manifest fields."""
     ensure_host_tools(["apt-get", "dpkg-deb"])
@@ -152,9 +261,20 @@ def prepare_kernel(cached_only=False):
         pkg = _kernel_package()
     deb = _download(pkg, cached_only)
     version = _deb_field(deb, "Version")
-    root = _unpack(deb, LINUX_DIR / f"root-{pkg}-{version}")
-    # The benchmarks need no module (no disk, no network): drop the 400 MB
-    # of modules and keep /boot.
+    modules = LINUX_DIR / f"modules-{pkg}-{version}"
+    root = LINUX_DIR / f"root-{pkg}-{version}"
+    # The layout is part of what is kept: a change of either redoes it.
+    wanted = ",".join(STORAGE_MODULES) + " in a /lib/modules tree"
+    kept = (modules / "wanted").read_text() if (modules / "wanted").exists() else ""
+    if kept != wanted and root.exists() and not (root / "lib").exists():
+        # The modules were dropped after another set was kept: unpack again.
+        subprocess.run(["rm", "-rf", str(root)], check=True)
+    root = _unpack(deb, root)
+    if kept != wanted:
+        log(f"keeping modules {', '.join(STORAGE_MODULES)} and their dependencies")
+        collect_modules(root, STORAGE_MODULES, modules)
+        (modules / "wanted").write_text(wanted)
+    # Nothing else needs the other 400 MB of modules: keep /boot.
     subprocess.run(["rm", "-rf", str(root / "lib"), str(root / "usr")], check=True)
     vmlinuz = sorted((root / "boot").glob("vmlinuz-*"))[0]
     stamp = LINUX_DIR / "vmlinux.source"
@@ -164,7 +284,9 @@ def prepare_kernel(cached_only=False):
         stamp.write_text(vmlinuz.name)
         if not _has_pvh_note(VMLINUX):
             raise SystemExit("extracted vmlinux has no PVH note; QEMU -kernel cannot start it")
-    return {"kernel_package": pkg, "kernel_version": version, "kernel_image": vmlinuz.name}
+    configs = sorted((root / "boot").glob("config-*"))
+    return {"kernel_package": pkg, "kernel_version": version, "kernel_image": vmlinuz.name,
+            "modules": str(modules), "kconfig": str(configs[0]) if configs else ""}
 
 
 def prepare_busybox(cached_only=False):
@@ -201,6 +323,17 @@ class Cpio:
     def dir(self, name):
         self._entry(name, stat.S_IFDIR | 0o755)
 
+    def tree(self, name):
+        """A directory and its parents, each once."""
+        made = getattr(self, "_made", set())
+        self._made = made
+        parts = name.split("/")
+        for i in range(1, len(parts) + 1):
+            d = "/".join(parts[:i])
+            if d not in made:
+                made.add(d)
+                self.dir(d)
+
     def file(self, name, data, mode=0o755):
         self._entry(name, stat.S_IFREG | mode, data)
 
@@ -216,11 +349,16 @@ class Cpio:
         return out + b"\0" * (-len(out) % 512)
 
 
-def build_initrd(busybox, programs, path=INITRD):
-    """Pack /init, busybox and the benchmark programs into an initramfs."""
+def build_initrd(busybox, programs, path=INITRD, modules=None, extra=None):
+    """Pack /init, busybox and the benchmark programs into an initramfs.
+
+    modules: a folder from collect_modules, packed as /lib/modules (only
+    for a VM with a disk: the benchmarks without one keep the archive they
+    always had).  extra: {path in the archive: host file} (executables).
+    """
     c = Cpio()
     for d in ("bin", "bench", "dev", "proc", "sys", "tmp"):
-        c.dir(d)
+        c.tree(d)
     # The kernel opens /dev/console for init before anything mounts devtmpfs.
     c.chardev("dev/console", 5, 1)
     c.chardev("dev/null", 1, 3, 0o666)
@@ -229,6 +367,17 @@ def build_initrd(busybox, programs, path=INITRD):
     c.file("init", (PROGS_SRC / "init.sh").read_bytes())
     for name, exe in sorted(programs.items()):
         c.file(f"bench/{name}", Path(exe).read_bytes())
+    if modules:
+        for item in sorted(Path(modules).rglob("*")):
+            name = f"lib/modules/{item.relative_to(modules)}"
+            if item.is_dir():
+                c.tree(name)
+            elif item.name != "wanted":
+                c.tree(name.rsplit("/", 1)[0])
+                c.file(name, item.read_bytes(), 0o644)
+    for name, host in sorted((extra or {}).items()):
+        c.tree(name.rsplit("/", 1)[0])
+        c.file(name, Path(host).read_bytes())
     # Write-then-rename: a QEMU started meanwhile reads an old or a new
     # archive, never half of one.
     tmp = path.with_name(path.name + ".tmp")
@@ -237,19 +386,28 @@ def build_initrd(busybox, programs, path=INITRD):
     return path
 
 
-def prepare(programs, cached_only=False):
+def prepare(programs, cached_only=False, disk=False, extra=None, name=None):
     """Everything the reference VM needs; returns (vmlinux, initrd, manifest).
 
     cached_only: build from packages an earlier run downloaded, or raise
     NotCached (the smoke test must never download a kernel).
+    disk: pack the storage modules (the VM will get a disk).
+    extra, name: more files for the archive (see build_initrd), which is
+    then build/bench/linux/initrd-<name>.cpio.
     """
     LINUX_DIR.mkdir(parents=True, exist_ok=True)
     manifest = prepare_kernel(cached_only)
     busybox, bb = prepare_busybox(cached_only)
     manifest.update(bb)
     # The smoke test gets its own archive, so that it can run beside a
-    # benchmark run without touching the archive that run boots.
-    initrd = build_initrd(busybox, programs, INITRD.with_name("initrd-smoke.cpio") if cached_only else INITRD)
+    # benchmark run without touching the archive that run boots; so does
+    # every other kind of run.
+    if cached_only:
+        name = f"smoke-{name}" if name else "smoke"
+    path = INITRD.with_name(f"initrd-{name}.cpio") if name else INITRD
+    initrd = build_initrd(busybox, programs, path, manifest["modules"] if disk else None, extra)
+    manifest["modules"] = rel(manifest["modules"])
+    manifest["kconfig"] = rel(manifest["kconfig"]) if manifest["kconfig"] else ""
     manifest["append"] = APPEND
     if not cached_only:
         MANIFEST.write_text(json.dumps(manifest, indent=2))

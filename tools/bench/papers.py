@@ -113,6 +113,24 @@ EXPERIMENTS = {
                  "its operations one by one); issue 6 (ICA remapping)",
         "linux": True,
     },
+    "fs": {
+        "title": "File system operations on an ext2 disk (virtio-blk)",
+        "what": "`bench/linux/fsbench.c` in a folder of a fresh 256 MiB ext2 image (`mke2fs -t ext2 -b 4096`) "
+                "on virtio-blk, in a boot of its own (the other experiments run without a disk): sequential "
+                "`write` of a 64 MiB file in 1 MiB calls (page cache) and the `fsync` after it; sequential "
+                "`read` of it cold (after `sync; echo 3 > /proc/sys/vm/drop_caches`) and cached; a cached "
+                "4 KiB `pread` at random aligned offsets (mean of 1,000); create + write 4 KiB + close of "
+                "1,000 files (total); listing that folder of 1,000 entries (open, `getdents64`, close; mean "
+                "of 10); `pwrite` of 4 KiB + `fsync` (mean of 20). Param: bytes or files. Under icount "
+                "(`sleep=off`) a guest waiting for the disk is idle, and its clock then jumps to its next "
+                "timer: the figures that wait for the device (the fsyncs above all, the cold read less) "
+                "measure the guest's timers, not the disk; the cached figures are path lengths as "
+                "everywhere else. Compare waiting figures in plain TCG (`make bench B=fs MODE=tcg`).",
+        "issue": "issue 17 (storage servers: virtio-blk, block cache, ext2)",
+        "linux": True,
+        # Runs with the machine's disk attached (bench.py boots it separately).
+        "disk": True,
+    },
     "container": {
         "title": "Container IPC: send, receive, push and exchange (seed 004 figs. 5, 6, 7)",
         "what": "Tessera against itself (user program `ctbench`): one container of 4 KiB … 2 MiB "

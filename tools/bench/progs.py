@@ -15,7 +15,12 @@ CC = ["musl-gcc", "-static", "-O2", "-Wall", "-Wextra"]
 
 # Benchmark drivers, in the order the reference VM runs them.  Each prints
 # BENCH lines for the experiment of the same name.
-EXPERIMENTS = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer"]
+EXPERIMENTS = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer", "fs"]
+# Drivers that work on the ext2 disk: the VM runs them in a boot of their
+# own, with the disk attached (and `fs DIR` takes the folder to work in).
+DISK_EXPERIMENTS = ["fs"]
+# A driver whose source is not <experiment>.c.
+SOURCES = {"fs": "fsbench.c"}
 
 # Programs the drivers start: name -> (source, extra flags).
 HELPERS = {"tiny": ("tiny.c", [])}
@@ -24,7 +29,7 @@ HELPERS.update({f"pageprog{n}": ("pageprog.c", [f"-DPAGES={n}"]) for n in (0, 20
 
 def _targets():
     for name in EXPERIMENTS:
-        yield name, f"{name}.c", []
+        yield name, SOURCES.get(name, f"{name}.c"), []
     for name, (src, flags) in HELPERS.items():
         yield name, src, flags
 

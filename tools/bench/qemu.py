@@ -40,13 +40,23 @@ _NVM = ["-object", f"memory-backend-file,id=nvm,mem-path={ROOT}/build/nvm.img,si
         "-device", "ivshmem-plain,memdev=nvm"]
 
 
-def fallback_args(mode, smp, mem):
-    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode], *_NVM]
+def disk_args(disk):
+    """The block device of the machine: a raw image on virtio-blk-pci."""
+    file = str(disk).replace(",", ",,")
+    return ["-drive", f"file={file},if=none,id=disk0,format=raw,cache=writeback",
+            "-device", "virtio-blk-pci,drive=disk0,disable-legacy=on"]
 
 
-def machine_args(mode, smp, mem):
-    """Return (args, source) for a mode; source is 'xtask' or 'fallback'."""
+def fallback_args(mode, smp, mem, disk=None):
+    return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode], *_NVM, *(disk_args(disk) if disk else [])]
+
+
+def machine_args(mode, smp, mem, disk=None):
+    """Return (args, source) for a mode; source is 'xtask' or 'fallback'.
+    `disk`: a raw image attached on virtio-blk (none by default)."""
     cmd = ["cargo", "xtask", "qemu-args", "--mode", mode, "--smp", str(smp), "--mem", mem]
+    if disk:
+        cmd += ["--disk", str(disk)]
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         args = [a.strip() for a in r.stdout.splitlines() if a.strip()]
@@ -56,7 +66,7 @@ def machine_args(mode, smp, mem):
     except (OSError, subprocess.TimeoutExpired) as e:
         why = str(e)
     log(f"`{' '.join(cmd)}` unavailable ({why}); using the harness's copy of its contract")
-    return fallback_args(mode, smp, mem), "fallback"
+    return fallback_args(mode, smp, mem, disk), "fallback"
 
 
 def _plausible(args):
@@ -82,6 +92,7 @@ def describe(args):
         "icount": icount or "off",
         "rtc": value("-rtc", default="host clock"),
         "nvm": "ivshmem-plain, file-backed" if "ivshmem-plain,memdev=nvm" in args else "none",
+        "disk": "virtio-blk-pci (raw image)" if "-drive" in args else "none",
     }
 
 

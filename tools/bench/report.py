@@ -199,7 +199,7 @@ def _configuration(w, config):
         return
     keys = [("date", "date (UTC)"), ("git_revision", "git revision"), ("qemu_version", "QEMU"),
             ("machine", "machine"), ("cpu", "CPU model"), ("memory", "memory"), ("smp", "CPUs"),
-            ("accel", "accelerator"), ("icount", "icount"), ("rtc", "guest RTC"),
+            ("accel", "accelerator"), ("icount", "icount"), ("rtc", "guest RTC"), ("disk", "block device"),
             ("args_source", "machine arguments from"), ("runs", "runs per figure"),
             ("deterministic", "runs identical"), ("guest", "guest"), ("guest_info", "guest reports"), ("host_wall_s", "host wall time per run (s)"),
             ("host_load", "host load average at each run"),

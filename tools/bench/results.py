@@ -106,11 +106,15 @@ def write_csv(path, rows):
 
 
 def read_csvs(folder):
-    """All rows of all experiment CSVs in a results folder."""
+    """All rows of all experiment CSVs in a results folder (other tables
+    living there, such as ltp.csv, have other columns and are skipped)."""
     rows = []
     for path in sorted(Path(folder).glob("*.csv")):
         with open(path, newline="") as f:
-            for r in csv.DictReader(f):
+            reader = csv.DictReader(f)
+            if reader.fieldnames != CSV_FIELDS:
+                continue
+            for r in reader:
                 for k in ("value", "min", "max", "q1", "q3"):
                     r[k] = float(r[k])
                 r["runs"] = int(r["runs"])

@@ -3,14 +3,15 @@
 //! its writes at the next one, once the disk is a real device);
 //! `cargo xtask disk` (`make disk`) makes them afresh.
 //!
-//! - `build/root.img`: the root file system, 4 KiB blocks (a block is a
-//!   page: the block cache's unit, the unit a DMA transfer fills).
-//! - `build/small.img`: the same tree on 1 MiB with 1 KiB blocks, for the
-//!   tests (a disk that fills quickly, blocks smaller than a page, images
-//!   small enough to corrupt by the hundred).
+//! - `build/images/root.img`: the root file system, 4 KiB blocks (a block
+//!   is a page: the block cache's unit, the unit a DMA transfer fills).
+//! - `build/images/small.img`: the same tree on 1 MiB with 1 KiB blocks,
+//!   for the tests (a disk that fills quickly, blocks smaller than a page,
+//!   images small enough to corrupt by the hundred).
+//! - `build/root.img`: the disk `make run` boots with, a copy of the first.
 //!
-//! Until the virtio-blk driver exists, the RAM disk carries them packed in
-//! its binary (`TESSERA_DISK_IMAGES`, see servers/ramdisk/build.rs).
+//! The RAM disk carries the pristine images packed in its binary
+//! (`TESSERA_DISK_IMAGES`, see servers/ramdisk/build.rs).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,10 @@ use std::process::Command;
 /// The directory the images are made from.
 pub const ROOT_DIR: &str = "user/root";
 
-/// The root file system's image, the disk `make run` boots with.
+/// The root file system's disk `make run` boots with: a copy of the
+/// pristine root image made on first use, then kept with what was written
+/// to it. The pristine images (`IMAGES`) are never written: tests and the
+/// RAM disk start from them.
 pub const ROOT_IMAGE: &str = "build/root.img";
 
 pub struct Image {
@@ -35,14 +39,14 @@ pub struct Image {
 pub const IMAGES: &[Image] = &[
     Image {
         name: "root",
-        path: "build/root.img",
+        path: "build/images/root.img",
         block_size: 4096,
         size: "32M",
         inodes: 0,
     },
     Image {
         name: "small",
-        path: "build/small.img",
+        path: "build/images/small.img",
         block_size: 1024,
         size: "1M",
         inodes: 128,
@@ -61,12 +65,18 @@ fn mke2fs() -> Result<PathBuf, String> {
         .ok_or_else(|| "mke2fs is missing: run tools/setup.sh (Debian package e2fsprogs)".to_string())
 }
 
-/// Makes the images that do not exist yet (all of them with `rebuild`).
+/// Makes the images that do not exist yet (all of them with `rebuild`,
+/// the root disk too).
 pub fn ensure(rebuild: bool) -> Result<(), String> {
+    fs::create_dir_all("build/images").map_err(|e| format!("creating build/images: {e}"))?;
     for image in IMAGES {
         if rebuild || !Path::new(image.path).is_file() {
             make(image)?;
         }
+    }
+    if rebuild || !Path::new(ROOT_IMAGE).is_file() {
+        fs::copy(IMAGES[0].path, ROOT_IMAGE).map_err(|e| format!("copying to {ROOT_IMAGE}: {e}"))?;
+        println!("made {ROOT_IMAGE}, the root disk, from {}", IMAGES[0].path);
     }
     Ok(())
 }

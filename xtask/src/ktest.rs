@@ -75,7 +75,9 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
     let jobs = args.number("--jobs")?.unwrap_or(cores).max(1);
     let timeout = Duration::from_secs(args.number("--timeout")?.unwrap_or(DEFAULT_TIMEOUT_S));
     let no_build = args.flag("--no-build");
-    let machine = Machine::configure(&mut args)?;
+    // Boots run in parallel and QEMU locks a writable image for one user:
+    // a test that needs a disk makes its own image.
+    let machine = Machine::configure(&mut args)?.without_disk();
     args.finish()?;
     let opts = Options {
         smps,

@@ -117,6 +117,15 @@ impl Machine {
         Machine { smp, ..self.clone() }
     }
 
+    /// The same machine without a disk (test boots run side by side, and
+    /// QEMU locks a writable image).
+    pub fn without_disk(&self) -> Machine {
+        Machine {
+            disk: None,
+            ..self.clone()
+        }
+    }
+
     /// The same machine with its NVM backed by `image` (made fresh if it is
     /// missing), so that boots running side by side do not share one.
     pub fn with_nvm_image(&self, image: &std::path::Path) -> Machine {
@@ -309,6 +318,32 @@ mod tests {
         assert!(default.path.is_absolute() && default.path.ends_with("build/nvm.img"));
         let own = m.with_nvm_image(std::path::Path::new("/t/x.img")).nvm.unwrap();
         assert_eq!((own.path.to_str(), own.size), (Some("/t/x.img"), 64 << 20));
+    }
+
+    #[test]
+    fn disk_is_an_option() {
+        let dir = std::env::temp_dir().join(format!("tessera-machine-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("a,b.img");
+        std::fs::write(&img, [0u8; 512]).unwrap();
+        let path = img.to_str().unwrap();
+        let m = configure(&["--disk", path], &[]).unwrap();
+        let args = m.args();
+        let drive = args.iter().position(|a| a == "-drive").unwrap();
+        assert_eq!(
+            args[drive + 1],
+            format!(
+                "file={},if=none,id=disk0,format=raw,cache=writeback",
+                path.replace(',', ",,")
+            )
+        );
+        assert_eq!(args[drive + 3], "virtio-blk-pci,drive=disk0,disable-legacy=on");
+        assert_eq!(configure(&[], &[("DISK", path)]).unwrap().disk.as_deref(), Some(path));
+        assert!(!m.without_disk().args().contains(&"-drive".to_string()));
+        let missing = configure(&["--disk", dir.join("missing.img").to_str().unwrap()], &[]).unwrap();
+        assert!(missing.prepare().is_err());
+        assert!(configure(&[], &[("DISK", "off")]).unwrap().disk.is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -38,6 +38,7 @@ machine options (run, debug, test, boottime, qemu-args):
   --mode tcg|icount|kvm  accelerator (env ACCEL; default tcg)
   --smp N                CPUs (env SMP; default 1)
   --mem SIZE             memory (env MEM; default 512M)
+  --disk IMAGE           raw disk image on virtio-blk-pci (env DISK; default none)
   env QEMU               QEMU binary (default qemu-system-x86_64)
   env MACHINE            QEMU machine type (default pc)
   env NVM                the pseudo-NVM image (default build/nvm.img; off: none)

@@ -10,7 +10,7 @@
 pub mod args;
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 4;
+pub const ABI_VERSION: u64 = 5;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -48,6 +48,7 @@ macro_rules! with_default {
 }
 
 mod inspect;
+pub mod linux;
 mod pool;
 
 pub use inspect::*;
@@ -234,6 +235,39 @@ macro_rules! each_call {
         /// call returns), copying nothing: the reply went into the caller's
         /// buffer in pieces (rv_write). `len` is at most the buffer's room
         EndrLen = 72, endr_len(rid: u64, len: u64);
+        /// Returns the plate's id: the plate (Tender's file held in memory)
+        /// named `name` whose version is `tag` (the creator's mark of the
+        /// content, e.g. from a file's inode and time). If there is none and
+        /// `content` is empty: NotFound; else a plate of `content` is made and
+        /// takes the name from older versions (running programs keep theirs).
+        /// `spawn` finds a plate by name; programs are pooled by plate
+        PlateCreate = 90, plate_create(name: Str, tag: u64, content: Bytes);
+        /// Returns bytes read: memory of the process waiting in call `rid`
+        /// (held by the caller, its supervisor), at any user address
+        CallerRead = 91, caller_read(rid: u64, addr: u64, buf: BytesMut);
+        /// Returns bytes written into the waiting process's memory
+        CallerWrite = 92, caller_write(rid: u64, addr: u64, data: Bytes);
+        /// Returns 0: the waiting process's user registers
+        CallerRegs = 93, caller_regs(rid: u64, out: Out<linux::Regs>);
+        /// Returns 0: sets them (rip, rsp and rflags are checked)
+        CallerSetRegs = 94, caller_set_regs(rid: u64, regs: In<linux::Regs>);
+        /// Returns 0: ends the waiting process's system call with `value` in
+        /// its rax
+        CallerReturn = 95, caller_return(rid: u64, value: u64);
+        /// Returns the reply's length: a call on behalf of the waiting process,
+        /// its memory as the message and/or the reply buffer
+        CallFor = 96, call_for(req: In<linux::CallFor>);
+        /// Returns the child's pid: a copy of the waiting process (text
+        /// shared, writable memory copied, registers as they are with rax 0),
+        /// started, its system calls going to `supervisor` as Linux pid
+        /// `linux_pid`
+        LinuxFork = 97, linux_fork(rid: u64, supervisor: u64, linux_pid: u64);
+        /// Returns 0: process `pid`, which the caller supervises, stops on its
+        /// way back to user mode with an ATTENTION call
+        LinuxAttention = 98, linux_attention(pid: u64);
+        /// Returns the address: anonymous zeroed memory of `len` bytes mapped
+        /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
+        CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);
@@ -328,6 +362,7 @@ numbered! {
         ReadConfig = 30,
         WriteConfig = 31,
         DmaAddress = 32,
+        CreatePlate = 33,
     }
 }
 
@@ -357,6 +392,7 @@ impl ResOp {
             | O::ReadConfig
             | O::WriteConfig
             | O::DmaAddress => K::Device,
+            O::CreatePlate => K::Plate,
         })
     }
 }
@@ -661,6 +697,14 @@ pub struct SpawnOptions {
     pub foreground: u64,
     /// The `rights` the child holds: some of the caller's own.
     pub rights: u64,
+    /// `linux::NATIVE`, or `linux::LINUX`: a Linux program whose system
+    /// calls go to `supervisor` (a process the caller may place: itself or
+    /// its child), with Linux pid `linux_pid`. Its arguments are argv, an
+    /// empty string, then the environment; its stack is laid out as Linux
+    /// lays it out (argc, argv, envp, the auxiliary vector).
+    pub personality: u64,
+    pub supervisor: u64,
+    pub linux_pid: u64,
 }
 
 impl SpawnOptions {
@@ -669,6 +713,9 @@ impl SpawnOptions {
         cpu: ANY_CPU,
         foreground: 0,
         rights: 0,
+        personality: linux::NATIVE,
+        supervisor: 0,
+        linux_pid: 0,
     };
 }
 

@@ -92,6 +92,11 @@ pub struct Computation {
     /// CPU it last ran on.
     pub last_cpu: AtomicUsize,
     fpu: FpuArea,
+    /// The user's FS base (thread-local storage of Linux programs), loaded
+    /// into the CPU when the computation is switched in.
+    fs_base: AtomicU64,
+    /// Every register is kept in its system-call frames (a Linux process).
+    full_frame: bool,
     /// CPU time consumed, in TSC cycles (`clock::cycles_to_ns` converts).
     pub cpu_cycles: AtomicU64,
     /// Held only to be freed with the computation; a switch uses `stack_top`.
@@ -112,6 +117,8 @@ pub struct UserStart {
     pub rdi: u64,
     pub rsi: u64,
     pub affinity: usize,
+    /// Every register is kept in its system-call frames (see `entry.S`).
+    pub full_frame: bool,
 }
 
 impl Computation {
@@ -123,10 +130,13 @@ impl Computation {
         let frame_size = core::mem::size_of::<TrapFrame>() as u64;
         let frame_at = top - frame_size;
         let frame = TrapFrame {
+            regs: abi::linux::GeneralRegs {
+                rdi: start.rdi,
+                rsi: start.rsi,
+                ..Default::default()
+            },
             rip: start.rip,
             rsp: start.rsp,
-            rdi: start.rdi,
-            rsi: start.rsi,
             cs: crate::arch::x86_64::gdt::USER_CS as u64,
             ss: crate::arch::x86_64::gdt::USER_DS as u64,
             rflags: 0x202, // IF
@@ -162,6 +172,8 @@ impl Computation {
             affinity: AtomicUsize::new(start.affinity),
             last_cpu: AtomicUsize::new(0),
             fpu: FpuArea(core::cell::UnsafeCell::new(fpu)),
+            fs_base: AtomicU64::new(0),
+            full_frame: start.full_frame,
             cpu_cycles: AtomicU64::new(0),
             _stack: Some(stack),
             stack_top: top,
@@ -183,6 +195,8 @@ impl Computation {
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),
             fpu: FpuArea(core::cell::UnsafeCell::new(FpuState([0; 512]))),
+            fs_base: AtomicU64::new(0),
+            full_frame: false,
             cpu_cycles: AtomicU64::new(0),
             _stack: None,
             stack_top: 0,
@@ -207,6 +221,46 @@ impl Computation {
     /// Its owner as a new strong reference, if that is of `kind`.
     pub fn owner_arc<T: Send + Sync + 'static>(&self, kind: &'static OwnerKind<T>) -> Option<Arc<T>> {
         self.owner.as_ref()?.get_arc(kind)
+    }
+
+    /// Sets the user's FS base (`arch_prctl(ARCH_SET_FS)`), now if this is
+    /// the computation running here, else when it is next switched in.
+    /// A non-canonical address is refused.
+    pub fn set_fs_base(&self, base: u64) -> bool {
+        if !crate::vm::is_canonical(base) {
+            return false;
+        }
+        self.fs_base.store(base, Ordering::Relaxed);
+        if core::ptr::eq(current_ptr(), self) {
+            x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(base));
+        }
+        true
+    }
+
+    pub fn fs_base(&self) -> u64 {
+        self.fs_base.load(Ordering::Relaxed)
+    }
+
+    /// Whether its system-call frames hold every register.
+    pub fn full_frame(&self) -> bool {
+        self.full_frame
+    }
+
+    /// Runs `f` on the frame of its current entry from user mode (a system
+    /// call or a trap: the frame at the top of its kernel stack) while it
+    /// waits there: blocked, and held so by its state's lock for as long as
+    /// `f` runs. None if it is not blocked (running, or never ran).
+    pub fn with_waiting_frame<R>(&self, f: impl FnOnce(&mut TrapFrame) -> R) -> Option<R> {
+        let state = self.state.lock();
+        if *state != State::Blocked || self.stack_top == 0 || !self.started.load(Ordering::Acquire) {
+            return None;
+        }
+        let frame_at = self.stack_top - core::mem::size_of::<TrapFrame>() as u64;
+        // SAFETY: the frame is the one its entry from user mode pushed at the
+        // top of its own kernel stack, which lives as long as it does; it is
+        // blocked (and stays so: waking it takes this lock), so nothing else
+        // reads or writes the frame meanwhile.
+        Some(f(unsafe { &mut *(frame_at as *mut TrapFrame) }))
     }
 
     /// Whether its process was killed.
@@ -373,6 +427,13 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         u.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
         // SAFETY: the area holds a valid fxsave image (initialised at creation).
         unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.as_mut_ptr(), options(nostack)) };
+        // Most computations never set one: the MSR is written only when
+        // the value changes on this CPU.
+        let fs = next.fs_base.load(Ordering::Relaxed);
+        if fs != here.user_fs_base.load(Ordering::Relaxed) {
+            here.user_fs_base.store(fs, Ordering::Relaxed);
+            x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(fs));
+        }
     }
     let (frame, _) = x86_64::registers::control::Cr3::read_raw();
     if frame.start_address().as_u64() != root {
@@ -380,7 +441,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         unsafe { crate::mm::paging::load_root(root) };
     }
     if !next.is_idle() {
-        here.set_kernel_stack(next.kernel_stack_top());
+        here.set_kernel_stack(next.kernel_stack_top(), next.full_frame);
     }
 }
 

@@ -19,6 +19,10 @@ pub struct PerCpu {
     pub kernel_rsp: AtomicU64,
     /// Scratch slot for the user stack pointer at system-call entry (offset 16).
     pub user_rsp: AtomicU64,
+    /// Non-zero while the computation running here keeps every register in
+    /// its system-call frame (offset 24; see `entry.S`): a Linux process,
+    /// whose supervisor reads and sets them.
+    pub full_frame: AtomicU64,
     /// Dense CPU number: 0 is the boot CPU.
     pub index: usize,
     pub apic_id: u32,
@@ -28,6 +32,8 @@ pub struct PerCpu {
     pub calls_served: AtomicU64,
     pub breakpoints: AtomicU64,
     pub tlb_pending: AtomicBool,
+    /// The FS base last loaded for user mode on this CPU.
+    pub user_fs_base: AtomicU64,
     /// The computation running here (owned by the scheduler's run queue,
     /// which keeps it alive while it runs); read without a lock on hot paths.
     pub current: AtomicPtr<crate::computation::Computation>,
@@ -35,6 +41,13 @@ pub struct PerCpu {
     /// Written only by the CPU that owns it (TSS stack pointer on each switch).
     tables: core::cell::UnsafeCell<CpuTables>,
 }
+
+// The system-call entry (`entry.S`) reaches these by offset.
+const _: () = {
+    assert!(core::mem::offset_of!(PerCpu, kernel_rsp) == 8);
+    assert!(core::mem::offset_of!(PerCpu, user_rsp) == 16);
+    assert!(core::mem::offset_of!(PerCpu, full_frame) == 24);
+};
 
 impl PerCpu {
     /// `index`, with its bound known to the compiler: the scheduler's
@@ -50,8 +63,9 @@ impl PerCpu {
 
     /// The kernel stack for the next entry from user mode (interrupts use
     /// the TSS, system calls `kernel_rsp`). Called by the owning CPU only.
-    pub fn set_kernel_stack(&self, top: u64) {
+    pub fn set_kernel_stack(&self, top: u64, full_frame: bool) {
         self.kernel_rsp.store(top, Ordering::Relaxed);
+        self.full_frame.store(full_frame as u64, Ordering::Relaxed);
         // SAFETY: only this CPU touches its own TSS, with interrupts disabled
         // (during a switch); the CPU reads rsp0 only on a privilege change.
         // A kernel stack top is canonical: no need for `new`'s check and panic.
@@ -84,12 +98,14 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
         self_ptr: core::ptr::null(),
         kernel_rsp: AtomicU64::new(0),
         user_rsp: AtomicU64::new(0),
+        full_frame: AtomicU64::new(0),
         index,
         apic_id,
         ticks: AtomicU64::new(0),
         calls_served: AtomicU64::new(0),
         breakpoints: AtomicU64::new(0),
         tlb_pending: AtomicBool::new(false),
+        user_fs_base: AtomicU64::new(0),
         current: AtomicPtr::new(core::ptr::null_mut()),
         call: CallSlot::new(),
         tables: core::cell::UnsafeCell::new(CpuTables::new()),

@@ -25,7 +25,9 @@ pub struct Hooks {
     pub user_page_fault: fn(u64, u64) -> Result<(), FaultError>,
     /// A fault in user mode that cannot be resolved: the current process
     /// ends, alone (the frame, CR2, what happened).
-    pub user_fault: fn(&TrapFrame, u64, &str) -> !,
+    /// A user-mode fault the process cannot go on from: it ends, or (a
+    /// Linux process) its supervisor changes its registers and it goes on.
+    pub user_fault: fn(&mut TrapFrame, u64, &str),
     /// Ctrl-C on the console; true if it was consumed (a program was
     /// interrupted), false to pass it to the reader.
     pub interrupt_key: fn() -> bool,

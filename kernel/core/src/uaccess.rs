@@ -183,6 +183,13 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Error> {
     UserRange::new(dst, src.len())?.write(src)
 }
 
+/// A plain record's bytes (an inline message).
+pub fn pod_bytes<T: Pod>(v: &T) -> &[u8] {
+    // SAFETY: a Pod value has no padding and every byte initialised; the
+    // slice borrows it for as long as it lives.
+    unsafe { core::slice::from_raw_parts(v as *const T as *const u8, core::mem::size_of::<T>()) }
+}
+
 /// Plain data that may be copied to and from user memory byte for byte.
 ///
 /// # Safety
@@ -214,6 +221,10 @@ unsafe impl Pod for abi::CounterRecord {}
 unsafe impl Pod for abi::ServerRecord {}
 unsafe impl Pod for abi::IpcTotals {}
 unsafe impl Pod for abi::DeviceRecord {}
+unsafe impl Pod for abi::linux::Regs {}
+unsafe impl Pod for abi::linux::LinuxCall {}
+unsafe impl Pod for abi::linux::LinuxFault {}
+unsafe impl Pod for abi::linux::CallFor {}
 unsafe impl Pod for abi::CpuRecord {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {

@@ -297,6 +297,27 @@ impl Call {
         self.kept.get().map_or(&[], |b| &b[..n.min(b.len())])
     }
 
+    /// `wait_done` for a call whose status is a value of its own (a Linux
+    /// system call's return value, which may be a negated errno): the
+    /// status as it is, None if the caller was killed meanwhile. Nothing is
+    /// kept to copy: such calls have no reply buffer.
+    pub(crate) fn wait_raw(&self, partner: Option<Arc<Computation>>) -> Option<u64> {
+        let mut got = (0, 0);
+        let ok = sched::wait_in_slot(
+            &self.progress,
+            partner,
+            |p| match p.collect() {
+                Some(g) => {
+                    got = g;
+                    true
+                }
+                None => false,
+            },
+            |p| &mut p.waiter,
+        );
+        ok.then_some(got.0)
+    }
+
     /// Waits until the call is done, handing the CPU to `partner` (the
     /// server just given the call) if it can run here; copies a kept reply
     /// into the caller's memory and returns the call's status.

@@ -28,3 +28,4 @@ pub mod process;
 pub mod rendezvous;
 pub mod request;
 pub mod rings;
+pub mod supervise;

@@ -30,12 +30,19 @@ pub const KERNEL_PID: u64 = 0;
 /// Parent of orphans: they are reaped as soon as they exit.
 pub const NO_PARENT: u64 = u64::MAX;
 
-/// Where a process's system calls go (see docs/ARCHITECTURE.md). Only the
-/// native handler exists so far; the Linux-ABI personality will be a server
-/// reached through IPC.
+/// Where a process's system calls go (see docs/ARCHITECTURE.md): the
+/// kernel's native handlers, or (a Linux program) the supervisor process
+/// that serves them, the kernel serving itself only the few that touch
+/// nothing but the caller's own kernel state (`abi::linux`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     Native,
+    Linux {
+        /// The supervisor's pid.
+        supervisor: u64,
+        /// The process's pid in the Linux personality's own numbering.
+        pid: u64,
+    },
 }
 
 pub struct Process {
@@ -94,6 +101,15 @@ pub struct Process {
     /// Composed by the kernel (`spawn`) rather than by a process from parts
     /// of its own: only then may its parts go to the pool.
     kernel_composed: bool,
+    /// The registers it starts with instead of its program's entry (a
+    /// forked Linux process: its parent's, at the fork).
+    start_regs: IrqMutex<Option<alloc::boxed::Box<abi::linux::Regs>>>,
+    /// Its supervisor asked it to stop on its next way back to user mode
+    /// (a Linux process: signals to deliver).
+    attention: AtomicBool,
+    /// A Linux process's program break: where it started, where it is, and
+    /// the end of the memory mapped for it (0 until its first `brk`).
+    brk: [AtomicU64; 3],
 }
 
 /// What a new process is composed of, as the resource layer hands it
@@ -110,6 +126,7 @@ pub struct Parts {
     pub entry: u64,
     /// The kernel composed it (`spawn`), not a process.
     pub kernel_composed: bool,
+    pub route: Route,
 }
 
 impl Process {
@@ -133,7 +150,7 @@ impl Process {
             } else {
                 parts.policy
             },
-            route: Route::Native,
+            route: parts.route,
             program: parts.program,
             plate: parts.plate,
             space_id: parts.space_id,
@@ -155,6 +172,9 @@ impl Process {
             ending: AtomicBool::new(false),
             rights: AtomicU64::new(0),
             kernel_composed: parts.kernel_composed,
+            start_regs: IrqMutex::new(None),
+            attention: AtomicBool::new(false),
+            brk: Default::default(),
         })
     }
 
@@ -180,6 +200,44 @@ impl Process {
     #[inline(always)]
     pub fn route(&self) -> Route {
         self.route
+    }
+
+    /// Sets the registers it starts with (before it runs).
+    pub fn set_start_regs(&self, regs: alloc::boxed::Box<abi::linux::Regs>) {
+        *self.start_regs.lock() = Some(regs);
+    }
+
+    pub fn take_start_regs(&self) -> Option<alloc::boxed::Box<abi::linux::Regs>> {
+        self.start_regs.lock().take()
+    }
+
+    /// Its program break: (start, current, end of its mapped memory).
+    pub fn brk(&self) -> (u64, u64, u64) {
+        let [a, b, c] = &self.brk;
+        (
+            a.load(Ordering::Relaxed),
+            b.load(Ordering::Relaxed),
+            c.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Sets it (only the process itself does, in its own system calls).
+    pub fn set_brk(&self, (start, cur, mapped): (u64, u64, u64)) {
+        let [a, b, c] = &self.brk;
+        a.store(start, Ordering::Relaxed);
+        b.store(cur, Ordering::Relaxed);
+        c.store(mapped, Ordering::Relaxed);
+    }
+
+    /// Asks it to stop on its next way back to user mode.
+    pub fn ask_attention(&self) {
+        self.attention.store(true, Ordering::Release);
+    }
+
+    /// Whether it was asked to stop, taking the request.
+    #[inline(always)]
+    pub fn take_attention(&self) -> bool {
+        self.attention.load(Ordering::Relaxed) && self.attention.swap(false, Ordering::AcqRel)
     }
 
     #[inline(always)]
@@ -652,10 +710,39 @@ pub fn on_return_to_user(frame: &mut TrapFrame) {
 #[inline(always)]
 pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
     sched::preempt_if_needed();
+    if p.take_attention() {
+        stop_for_supervisor(p);
+    }
     if p.is_killed() {
         killed(p);
     }
     sanitize_flags(frame);
+}
+
+/// A Linux process its supervisor asked to stop: an ATTENTION rendezvous
+/// (the supervisor may change its registers: a signal handler's entry).
+/// Interrupts are off on the way to user mode; the rendezvous needs them.
+#[cold]
+fn stop_for_supervisor(p: &Process) {
+    let Route::Linux { supervisor, pid } = p.route else {
+        return;
+    };
+    let stop = abi::linux::LinuxCall {
+        nr: abi::linux::NO_CALL,
+        args: [0; 6],
+        pid,
+    };
+    x86_64::instructions::interrupts::enable();
+    if crate::supervise::to_supervisor(p, supervisor, abi::linux::entry::ATTENTION, as_bytes(&stop)).is_err() {
+        p.killed.store(true, Ordering::Release);
+    }
+    x86_64::instructions::interrupts::disable();
+    sched::preempt_if_needed();
+}
+
+/// A plain record's bytes, for an inline message.
+pub fn as_bytes<T: kcore::uaccess::Pod>(v: &T) -> &[u8] {
+    kcore::uaccess::pod_bytes(v)
 }
 
 #[cold]
@@ -727,6 +814,16 @@ pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) ->
         return Err(Error::Invalid);
     }
     let (src_addr, dst_addr) = (from.1.addr(), to.1.addr());
+    // All or nothing: a copy of more than one piece first makes sure every
+    // page is there, so that a fault part way leaves the destination as it
+    // was (a server that reads a message into its cache keeps old data).
+    let one_piece = (src_addr % 4096).max(dst_addr % 4096) as usize + len <= 4096;
+    if !one_piece {
+        let ok = src.lock().prepare(src_addr, len, false).is_ok() && dst.lock().prepare(dst_addr, len, true).is_ok();
+        if !ok {
+            return Err(Error::Fault);
+        }
+    }
     let mut done = 0;
     while done < len {
         let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
@@ -804,10 +901,27 @@ pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> 
 }
 
 /// A fault in user mode that cannot be resolved: the process dies alone.
-pub fn kill_for_fault(frame: &TrapFrame, cr2: u64, why: &str) -> ! {
+pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
     let Some(p) = current() else {
         panic!("user-mode fault without a process: {why} at RIP={:#x}", frame.rip);
     };
+    // A Linux process's fault is its supervisor's to handle: a signal, or
+    // its end.
+    if let Route::Linux { supervisor, pid } = p.route {
+        let fault = abi::linux::LinuxFault {
+            vector: frame.vector,
+            error_code: frame.error_code,
+            address: cr2,
+            rip: frame.rip,
+            pid,
+        };
+        x86_64::instructions::interrupts::enable();
+        let served = crate::supervise::to_supervisor(&p, supervisor, abi::linux::entry::FAULT, as_bytes(&fault));
+        x86_64::instructions::interrupts::disable();
+        if served.is_ok() {
+            return;
+        }
+    }
     let address = if frame.vector == 14 {
         alloc::format!(" address {cr2:#x}")
     } else {

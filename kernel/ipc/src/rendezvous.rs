@@ -114,6 +114,40 @@ pub(crate) fn acc_handing_to(
     r
 }
 
+/// A call of `caller`'s whose message and reply buffer may lie in another
+/// process's memory: (owner, range) each (a supervisor's call on behalf of
+/// the Linux process waiting in its call, `supervise::call_for`).
+pub(crate) fn call_owned(
+    caller: &Process,
+    server: u64,
+    entry: u64,
+    msg: (u64, UserRange),
+    reply: (u64, UserRange),
+) -> Result<u64, Error> {
+    let s = port::cached_target(caller, server)?;
+    check_entry(&s, entry)?;
+    let mut c = call::make_call(
+        caller.pid(),
+        server,
+        Request::new(entry, msg.0, msg.1, reply.1, Completion::Wait),
+        caller.port.spare.take().map(UniqueArc::into_arc),
+    )?;
+    Arc::get_mut(&mut c)
+        .expect("a call object nobody else holds")
+        .reply_owner = reply.0;
+    let partner = port::deliver(&s, c.clone())?;
+    drop(s);
+    let status = c.wait_done(partner);
+    caller.port.spare.keep(c);
+    status
+}
+
+/// `cross_copy`, for the supervisors' operations on the process waiting in
+/// their call.
+pub(crate) fn copy_between_processes(from: (u64, UserRange), to: (u64, UserRange)) -> Result<(), Error> {
+    cross_copy(from, to)
+}
+
 /// Copies between the memory of two processes through the kernel:
 /// `from` (pid, range) into `to` (pid, range), as many bytes as the
 /// shorter range has.

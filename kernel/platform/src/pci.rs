@@ -298,7 +298,7 @@ const MSIX_LEN: u16 = 12;
 /// space at `offset`: an aligned access of 1, 2 or 4 bytes inside the 256
 /// the `pc` machine's ports reach.
 pub fn valid_access(offset: u64, width: u64) -> bool {
-    matches!(width, 1 | 2 | 4) && offset % width == 0 && offset <= 256 - width
+    matches!(width, 1 | 2 | 4) && offset.is_multiple_of(width) && offset <= 256 - width
 }
 
 /// Whether a driver may write `width` bytes at `offset` of `f`'s

@@ -38,6 +38,7 @@ fn make(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
         rdi: 0,
         rsi: 0,
         affinity,
+        full_frame: matches!(p.route(), ipc::process::Route::Linux { .. }),
     };
     let comp = Computation::new_user(start).map_err(|_| Error::NoMemory)?;
     let id = super::insert(&mut TABLE.lock(), p.pid(), comp.clone())?;

@@ -169,12 +169,20 @@ fn record(id: ResId, holder: u64, d: &Device) -> DeviceRecord {
     }
 }
 
+/// PCI class of bridges: they hold the machine together (the host bridge
+/// decodes memory for everyone, the ISA bridge the legacy devices), so no
+/// driver ever claims one.
+const CLASS_BRIDGE: u8 = 0x06;
+
 /// Makes the device `caller`'s (`device_claim`). The right is checked by
 /// the system call; here, that nobody holds it.
 pub fn claim(caller: u64, id: ResId) -> Result<(), Error> {
     invoke(caller, ResOp::ClaimDevice, only(id, Need::Live(Kind::Device)), || {
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
+        if e.value.function.class == CLASS_BRIDGE {
+            return Err(Error::Denied);
+        }
         if e.owner != KERNEL {
             return Err(if e.owner == caller { Error::Invalid } else { Error::Busy });
         }
@@ -194,10 +202,19 @@ fn counter(caller: u64, id: ResId) -> Result<Arc<AtomicU64>, Error> {
 }
 
 /// Maps memory BAR `bar` of the device uncached into `me`'s space
-/// (`device_map`); gives the address of the BAR's first byte.
+/// (`device_map`); gives the address of the BAR's first byte. A BAR is
+/// mapped once (what a holder can make the kernel keep is bounded).
 pub fn map(me: &Process, id: ResId, bar: u64) -> Result<u64, Error> {
     invoke(me.pid(), ResOp::MapDevice, only(id, Need::Owned(Kind::Device)), || {
         let f = held(me.pid(), id)?;
+        let mapped = super::owned(&TABLE.lock(), id, me.pid())?
+            .value
+            .maps
+            .iter()
+            .any(|m| m.bar as u64 == bar);
+        if mapped {
+            return Err(Error::Busy);
+        }
         let Some(Bar::Memory { addr, size, .. }) = f.bars.get(bar as usize).copied() else {
             return Err(Error::Invalid);
         };

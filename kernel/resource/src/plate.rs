@@ -1,6 +1,8 @@
 //! Plate (Tender's プレート): persistent content held in memory, Tender's
-//! equivalent of a file. Today the plates are the files of the initial
-//! archive, made at boot and never deleted.
+//! equivalent of a file: the files of the initial archive, made at boot,
+//! and the programs a supervisor brings in from the file system
+//! (`plate_create`). A plate is never deleted (programs made from it hold
+//! its bytes); a newer version of a name takes the name from the older.
 
 use super::mediator::{NO_IDS, invoke};
 use super::{Kind, ResId, ResTable, Resource, table};
@@ -11,6 +13,68 @@ use kcore::sync::IrqMutex;
 pub struct Plate {
     pub name: String,
     pub data: &'static [u8],
+    /// Its creator's mark of the content (0: the archive's).
+    pub tag: u64,
+}
+
+/// Most bytes of plates made at run time: they are never freed.
+const CREATED_LIMIT: usize = 512 << 20;
+
+static CREATED_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// The plate `name` of version `tag`, made from `content` if there is none
+/// (`plate_create`).
+pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId, Error> {
+    invoke(caller, ResOp::CreatePlate, NO_IDS, || {
+        let want = name.trim_start_matches("./").trim_start_matches('/');
+        if want.is_empty() || want.len() > 255 {
+            return Err(Error::Invalid);
+        }
+        let found = TABLE
+            .lock()
+            .iter()
+            .find(|(_, e)| e.value.name == want && e.value.tag == tag)
+            .map(|(id, _)| id);
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        if content.is_empty() {
+            return Err(Error::NotFound);
+        }
+        use core::sync::atomic::Ordering;
+        if CREATED_BYTES.fetch_add(content.len(), Ordering::Relaxed) + content.len() > CREATED_LIMIT {
+            CREATED_BYTES.fetch_sub(content.len(), Ordering::Relaxed);
+            return Err(Error::Limit);
+        }
+        let mut data = alloc::vec::Vec::new();
+        if data.try_reserve_exact(content.len()).is_err() {
+            CREATED_BYTES.fetch_sub(content.len(), Ordering::Relaxed);
+            return Err(Error::NoMemory);
+        }
+        data.extend_from_slice(content);
+        let data: &'static [u8] = alloc::boxed::Box::leak(data.into_boxed_slice());
+        let mut t = TABLE.lock();
+        // Older versions keep their bytes and identifiers, not the name.
+        let old: alloc::vec::Vec<ResId> = t
+            .iter()
+            .filter(|(_, e)| e.value.name == want)
+            .map(|(id, _)| id)
+            .collect();
+        for id in old {
+            if let Ok(e) = t.get_mut(id) {
+                e.value.name.clear();
+            }
+        }
+        super::insert(
+            &mut t,
+            super::KERNEL,
+            Plate {
+                name: String::from(want),
+                data,
+                tag,
+            },
+        )
+    })
 }
 
 static TABLE: IrqMutex<ResTable<Plate>> = IrqMutex::new(table(Kind::Plate));
@@ -25,7 +89,17 @@ pub fn init_from_archive() {
         .filter(|e| e.is_file())
     {
         let name = String::from(entry.name.trim_start_matches("./").trim_start_matches('/'));
-        if super::insert(&mut t, super::KERNEL, Plate { name, data: entry.data }).is_err() {
+        if super::insert(
+            &mut t,
+            super::KERNEL,
+            Plate {
+                name,
+                data: entry.data,
+                tag: 0,
+            },
+        )
+        .is_err()
+        {
             break;
         }
     }

@@ -44,6 +44,7 @@ pub fn create(
     work_area: ResId,
     policy: LoadPolicy,
     parent: u64,
+    route: ipc::process::Route,
 ) -> Result<ResId, Error> {
     // Every part is the caller's own: the process owns them from now on,
     // and a process composed by a process is taken apart at its end.
@@ -53,7 +54,7 @@ pub fn create(
         (work_area, Need::Owned(Kind::VirtualKernelSpace)),
     ];
     invoke(caller, ResOp::CreateProcess, ids, || {
-        let p = crate::proc::create(caller, program, space, work_area, policy, parent)?;
+        let p = crate::proc::create(caller, program, space, work_area, policy, parent, route)?;
         Ok(id_of(p.pid()))
     })
 }

@@ -336,6 +336,18 @@ pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
         .unwrap_or_default()
 }
 
+/// The attachments of `space` that `owner` holds itself (its program's
+/// regions, its anonymous memory; not what containers, devices or the
+/// kernel hold): (attachment, address) pairs.
+pub fn owned_attachments(space: ResId, owner: u64) -> Vec<(ResId, u64)> {
+    LINKS
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.owner == owner && e.value.space == space && !e.value.held())
+        .map(|(id, e)| (id, e.value.base))
+        .collect()
+}
+
 /// Every attachment with its owner, space and address (a held one's as
 /// its container says).
 pub fn list_attachments(f: &mut dyn FnMut(ResId, &Link, Whereabouts)) {

@@ -129,6 +129,22 @@ pub fn enqueue(c: Arc<Computation>) {
     }
 }
 
+/// Makes computation `c` come back to the kernel soon if it is running
+/// on another CPU (an interrupt there: its way back to user mode looks at
+/// what it was asked). One that is not running looks when it next runs.
+pub fn kick(c: &Computation) {
+    if *c.state.lock() != kcore::computation::State::Running {
+        return;
+    }
+    let there = c.last_cpu.load(Ordering::Relaxed);
+    let me = cpu::try_this_cpu().map(|c| c.index);
+    if me != Some(there)
+        && let Some(t) = cpu::get(there)
+    {
+        apic::send_ipi(t.apic_id, vector::RESCHEDULE);
+    }
+}
+
 /// Makes a Blocked computation Runnable. Waking one that is not blocked
 /// does nothing (its waiter re-checks its condition anyway).
 pub fn wake(c: &Arc<Computation>) {

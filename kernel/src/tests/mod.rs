@@ -2,6 +2,7 @@
 //! a reason; see `ktest.rs` for how they are run.
 
 mod container;
+mod device;
 mod harden;
 mod ipc;
 mod process;
@@ -39,6 +40,8 @@ pub static TESTS: &[KTest] = ktests![
     pass process::shell_runs_commands,
     pass process::system_right_guards_global_settings,
     pass process::fuzzing_neither_crashes_nor_leaks,
+    // Devices (drivers are servers)
+    pass device::devices_resist_a_hostile_driver,
     // Tender resources and the pool
     pass resource::resources_exist_independently,
     pass resource::stale_forged_and_wrong_kind_ids_are_rejected,

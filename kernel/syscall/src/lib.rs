@@ -17,6 +17,7 @@ extern crate alloc;
 mod console;
 mod container;
 pub mod inspect;
+mod linux;
 mod processes;
 mod rendezvous;
 mod resources;
@@ -49,6 +50,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     let done = proc::with_current(|me| {
         frame.rax = match me.route() {
             Route::Native => native(number, frame.syscall_args(), me),
+            Route::Linux { supervisor, pid } => linux::serve(me, frame, supervisor, pid),
         };
         x86_64::instructions::interrupts::disable();
         proc::leave_for_user(me, frame);
@@ -363,6 +365,72 @@ impl abi::Serve for Native<'_> {
 
     fn forward_many(&mut self, a: call::ForwardMany) -> Result<u64, Error> {
         rendezvous::sys_forward_many(self.me, a)
+    }
+
+    fn plate_create(&mut self, a: call::PlateCreate) -> Result<u64, Error> {
+        let name = uaccess::read_text(a.name, MAX_TEXT)?;
+        // A program's image, read whole: the plate keeps it.
+        let content = uaccess::read_bytes(a.content.0.addr, a.content.0.len, 256 << 20)?;
+        Ok(plate::create(self.me.pid(), &name, a.tag, &content)?.raw())
+    }
+
+    fn caller_read(&mut self, a: call::CallerRead) -> Result<u64, Error> {
+        ipc::supervise::read(self.me, a.rid, a.addr, uaccess::UserRange::of(a.buf.0)?)
+    }
+
+    fn caller_write(&mut self, a: call::CallerWrite) -> Result<u64, Error> {
+        ipc::supervise::write(self.me, a.rid, a.addr, uaccess::UserRange::of(a.data.0)?)
+    }
+
+    fn caller_regs(&mut self, a: call::CallerRegs) -> Result<u64, Error> {
+        let r = ipc::supervise::regs(self.me, a.rid)?;
+        uaccess::write_out(a.out, &r).map(|()| 0)
+    }
+
+    fn caller_set_regs(&mut self, a: call::CallerSetRegs) -> Result<u64, Error> {
+        let r = uaccess::read_in(a.regs)?;
+        ipc::supervise::set_regs(self.me, a.rid, &r).map(|()| 0)
+    }
+
+    fn caller_return(&mut self, a: call::CallerReturn) -> Result<u64, Error> {
+        ipc::supervise::finish(self.me, a.rid, a.value).map(|()| 0)
+    }
+
+    fn call_for(&mut self, a: call::CallFor) -> Result<u64, Error> {
+        let req = uaccess::read_in(a.req)?;
+        ipc::supervise::call_for(self.me, &req)
+    }
+
+    fn linux_fork(&mut self, a: call::LinuxFork) -> Result<u64, Error> {
+        let parent = ipc::supervise::waiting(self.me, a.rid)?;
+        let regs = ipc::supervise::regs(self.me, a.rid)?;
+        // The child's supervisor: this one, or a child of this one's.
+        let s = proc::get(a.supervisor).ok_or(Error::NotFound)?;
+        if !(s.pid() == self.me.pid() || s.is_child_of(self.me.pid())) || a.linux_pid == 0 {
+            return Err(Error::Invalid);
+        }
+        resource::proc::spawn::fork(&parent, regs, a.supervisor, a.linux_pid)
+    }
+
+    fn linux_attention(&mut self, a: call::LinuxAttention) -> Result<u64, Error> {
+        let p = proc::get(a.pid).ok_or(Error::NotFound)?;
+        match p.route() {
+            Route::Linux { supervisor, .. } if supervisor == self.me.pid() => {
+                p.ask_attention();
+                // A process running on another CPU comes back to the kernel
+                // at its next interrupt; a reschedule IPI makes that now.
+                if let Some(c) = p.computation() {
+                    sched::kick(&c);
+                }
+                Ok(0)
+            }
+            _ => Err(Error::Denied),
+        }
+    }
+
+    fn caller_map(&mut self, a: call::CallerMap) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        linux::map_into(&p, a.addr, a.len, a.prot, a.flags & abi::linux::MAP_FIXED)
     }
 
     fn endr_len(&mut self, a: call::EndrLen) -> Result<u64, Error> {

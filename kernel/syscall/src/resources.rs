@@ -24,7 +24,7 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
         K::PhysicalMemory => physmem::create(me, c.a)?,
         K::Process => {
             let policy = LoadPolicy::from_u64(c.d).ok_or(Error::Invalid)?;
-            process::create(me, id(c.a), id(c.b), id(c.c), policy, me)?
+            process::create(me, id(c.a), id(c.b), id(c.c), policy, me, ipc::process::Route::Native)?
         }
         K::Computation => computation::create(me, id(c.a), c.b)?,
         K::Container => containers::create(me, c.a, c.b)?,

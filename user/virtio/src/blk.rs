@@ -100,7 +100,7 @@ impl Blk {
     /// `finished`, or at once with the error if the request cannot start
     /// (`Limit`: the queue is full).
     pub fn submit(&mut self, write: bool, block: u64, mut page: Ica, tag: u64) -> Result<(), (Ica, Error)> {
-        if page.is_empty() || page.len() % 4096 != 0 {
+        if page.is_empty() || !page.len().is_multiple_of(4096) {
             return Err((page, Error::Invalid));
         }
         let sector = (block * (4096 / SECTOR_SIZE as u64)) as usize;

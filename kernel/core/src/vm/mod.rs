@@ -20,3 +20,10 @@ pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 pub const USER_STACK_SIZE: u64 = 64 << 10;
 /// Where anonymous memory (`map`) is placed.
 pub const USER_ANON_BASE: u64 = 0x0000_1000_0000_0000;
+
+/// Whether `addr` is canonical (bits 63..47 all equal): the only addresses
+/// the CPU will load into a base register or a return address.
+pub fn is_canonical(addr: u64) -> bool {
+    let top = addr >> 47;
+    top == 0 || top == 0x1ffff
+}

@@ -693,6 +693,19 @@ impl VirtualSpace {
         Ok(())
     }
 
+    /// Makes every page of `len` bytes at `addr` present (and writable, with
+    /// `write`), as faults would, or says why one cannot be: what a copy
+    /// checks before it changes anything.
+    pub fn prepare(&mut self, addr: u64, len: usize, write: bool) -> Result<(), FaultError> {
+        let end = addr.checked_add(len as u64).ok_or(FaultError::Unmapped)?;
+        let mut page = addr & !(PAGE_SIZE - 1);
+        while page < end {
+            self.frame_for(page, write)?;
+            page += PAGE_SIZE;
+        }
+        Ok(())
+    }
+
     /// Reads user memory of this space (from another process's context).
     pub fn copy_out(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), FaultError> {
         self.by_page(addr, buf.len(), false, |at, done, n| {

@@ -26,10 +26,26 @@ pub fn hooks() -> p::Hooks {
 /// First entry of a new process: its arguments go from the work area onto
 /// its stack, and the work area goes back.
 fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
+    let forked = p.take_start_regs();
+    if let Some(regs) = &forked {
+        // A forked Linux process starts where its parent was, with its
+        // parent's registers and thread pointer.
+        ipc::supervise::set_frame(frame, regs);
+        if let Some(c) = sched::current() {
+            c.set_fs_base(regs.fs_base);
+        }
+    }
     let Some(area) = p.take_work_area() else {
         return true;
     };
-    let r = spawn::push_arguments(area, frame);
+    if forked.is_some() {
+        spawn::release_work_area(area, p.kernel_composed());
+        return true;
+    }
+    let r = match p.route() {
+        p::Route::Native => spawn::push_arguments(area, frame),
+        p::Route::Linux { .. } => spawn::push_linux_stack(area, frame, p.program()),
+    };
     spawn::release_work_area(area, p.kernel_composed());
     r.is_ok()
 }
@@ -73,6 +89,7 @@ pub fn create(
     work_area: ResId,
     policy: LoadPolicy,
     parent: u64,
+    route: p::Route,
 ) -> Result<Arc<Process>, Error> {
     let prog = crate::program::get(program)?;
     let space = crate::vspace::get(caller, space_id)?;
@@ -87,6 +104,7 @@ pub fn create(
         space,
         work_area,
         entry: prog.entry,
+        route,
         kernel_composed,
     })?);
     let pid = p.pid();

@@ -26,6 +26,11 @@ pub struct Program {
     pub image: &'static [u8],
     pub entry: u64,
     pub segments: Vec<Segment>,
+    /// Where the program headers are in memory, and how many (a Linux
+    /// program learns them from its auxiliary vector); 0 if no segment
+    /// loads them.
+    pub phdr: u64,
+    pub phnum: u64,
 }
 
 impl Program {
@@ -97,11 +102,18 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::
     {
         return Err(bad);
     }
+    let phoff = header.e_phoff(endian);
+    let phdr = segments
+        .iter()
+        .find(|s| phoff >= s.offset && phoff < s.offset + s.filesz)
+        .map_or(0, |s| s.vaddr + (phoff - s.offset));
     Ok(Program {
         plate,
         name,
         image,
         entry,
         segments,
+        phdr,
+        phnum: header.e_phnum(endian) as u64,
     })
 }

@@ -15,6 +15,7 @@ use crate::vspace::{self, At};
 use crate::{KERNEL, ResId, computation, plate, pool, process, program, vkspace, vregion};
 use abi::{Error, LoadPolicy, SpawnOptions};
 use alloc::vec::Vec;
+use ipc::process::Route;
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess;
@@ -219,52 +220,50 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
     if options.rights & !abi::rights::ALL != 0 {
         return Err(Error::Invalid);
     }
+    let route = route_of(options, parent)?;
     let plate = find_plate(path)?;
-    let program = take_program(plate)?;
-    let space = match compose_with(program, plate, policy == LoadPolicy::Eager, true) {
-        Ok(s) => s,
-        Err(e) => {
-            give_back_program(plate, program);
-            return Err(e);
-        }
+    let eager = policy == LoadPolicy::Eager;
+    let how = Composition {
+        policy,
+        parent,
+        route,
+        cpu: options.cpu,
     };
-    let work_area = match pool::take_work_area().map_or_else(new_work_area, Ok) {
-        Ok(w) => w,
-        Err(e) => {
-            destroy_space(space);
-            give_back_program(plate, program);
-            return Err(e);
-        }
-    };
-    let name = crate::program::get(program)?.name.clone();
-    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
-        .and_then(|_| process::create(KERNEL, program, space, work_area, policy, parent));
-    let process = match composed {
-        Ok(p) => p,
-        Err(e) => {
-            delete(work_area);
-            destroy_space(space);
-            give_back_program(plate, program);
-            return Err(e);
-        }
-    };
-    let pid = process.index() as u64;
-    if options.rights != 0
-        && let Some(p) = ipc::process::get(pid)
-    {
-        p.give_rights(options.rights);
-    }
-    // From here the process owns its parts; if it cannot start, ending it
-    // takes them apart again.
-    let started = computation::create(KERNEL, process, options.cpu).and_then(|_| process::start(KERNEL, process));
-    if let Err(e) = started {
-        super::abandon(pid);
-        return Err(e);
-    }
+    let pid = compose_and_start(
+        plate,
+        args,
+        &how,
+        |program| compose_with(program, plate, eager, true),
+        |p| {
+            if options.rights != 0 {
+                p.give_rights(options.rights);
+            }
+        },
+    )?;
     if options.foreground != 0 {
         ipc::process::set_foreground(pid);
     }
     Ok(pid)
+}
+
+/// Where the new process's system calls go. A Linux program's supervisor
+/// must be alive, and its creator itself or a child of its creator's: a
+/// process cannot hand its calls to a stranger.
+fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
+    match options.personality {
+        abi::linux::NATIVE => Ok(Route::Native),
+        abi::linux::LINUX => {
+            let s = ipc::process::get(options.supervisor).ok_or(Error::NotFound)?;
+            if s.has_exited() || !(s.pid() == parent || s.is_child_of(parent)) || options.linux_pid == 0 {
+                return Err(Error::Invalid);
+            }
+            Ok(Route::Linux {
+                supervisor: s.pid(),
+                pid: options.linux_pid,
+            })
+        }
+        _ => Err(Error::Invalid),
+    }
 }
 
 /// Takes an ended process apart: its anonymous memory is deleted. Only
@@ -327,6 +326,98 @@ fn delete_work_area(area: ResId) {
 /// Copies the arguments from the work area onto the user stack in the usual
 /// layout (argc, argv pointers, NULL, then the strings) and points the entry
 /// registers at them: `rdi` = argc, `rsi` = argv.
+/// A Linux program's first stack, as Linux lays it out (the System V
+/// x86_64 ABI): argc at the stack pointer, then argv, a null, envp, a
+/// null, the auxiliary vector, with the strings above. The work area holds
+/// the name, then argv, an empty string, then the environment.
+pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> Result<(), Error> {
+    let prog = crate::program::get(program)?;
+    let bytes = crate::vkspace::read(area)?;
+    let mut strings = bytes.split(|&b| b == 0);
+    strings.next(); // the name (the kernel's; argv[0] is the program's)
+    let all: Vec<&[u8]> = strings.collect();
+    // The last piece is what follows the final NUL (empty).
+    let all = &all[..all.len().saturating_sub(1)];
+    let split = all.iter().position(|s| s.is_empty()).unwrap_or(all.len());
+    let (argv, envp) = (&all[..split], all.get(split + 1..).unwrap_or(&[]));
+    // The strings, then 16 random bytes and the platform's name.
+    let mut top = USER_STACK_TOP;
+    let mut place = |data: &[u8]| -> Result<u64, Error> {
+        top -= data.len() as u64 + 1;
+        uaccess::copy_to_user(top, data)?;
+        uaccess::copy_to_user(top + data.len() as u64, &[0])?;
+        Ok(top)
+    };
+    let mut argv_at = Vec::new();
+    let mut envp_at = Vec::new();
+    for s in argv {
+        argv_at.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        argv_at.push(place(s)?);
+    }
+    for s in envp {
+        envp_at.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        envp_at.push(place(s)?);
+    }
+    let execfn = argv_at.first().copied().unwrap_or(0);
+    let platform = place(b"x86_64")?;
+    let t = kcore::clock::cycles();
+    let mut random = [0u8; 16];
+    for (i, b) in random.iter_mut().enumerate() {
+        *b = (t.rotate_left(i as u32 * 7) ^ (t >> (i % 8))) as u8 ^ (i as u8).wrapping_mul(151);
+    }
+    let random_at = place(&random)?;
+    let auxv: [(u64, u64); 17] = [
+        (3, prog.phdr),  // AT_PHDR
+        (4, 56),         // AT_PHENT
+        (5, prog.phnum), // AT_PHNUM
+        (6, PAGE_SIZE),  // AT_PAGESZ
+        (7, 0),          // AT_BASE: no interpreter
+        (8, 0),          // AT_FLAGS
+        (9, prog.entry), // AT_ENTRY
+        (11, 0),         // AT_UID
+        (12, 0),         // AT_EUID
+        (13, 0),         // AT_GID
+        (14, 0),         // AT_EGID
+        (15, platform),  // AT_PLATFORM
+        (16, 0),         // AT_HWCAP
+        (17, 100),       // AT_CLKTCK
+        (23, 0),         // AT_SECURE
+        (25, random_at), // AT_RANDOM
+        (31, execfn),    // AT_EXECFN
+    ];
+    // argc, argv, null, envp, null, auxv pairs, AT_NULL pair: 8-byte words
+    // below the strings, argc 16-byte aligned.
+    let words = 1 + argv_at.len() + 1 + envp_at.len() + 1 + 2 * (auxv.len() + 1);
+    let sp = (top - 8 * words as u64) & !15;
+    let mut at = sp;
+    let mut push = |v: u64| -> Result<(), Error> {
+        uaccess::write(at, &v)?;
+        at += 8;
+        Ok(())
+    };
+    push(argv_at.len() as u64)?;
+    for &a in &argv_at {
+        push(a)?;
+    }
+    push(0)?;
+    for &e in &envp_at {
+        push(e)?;
+    }
+    push(0)?;
+    for (k, v) in auxv {
+        push(k)?;
+        push(v)?;
+    }
+    push(0)?;
+    push(0)?;
+    frame.rsp = sp;
+    frame.rdi = 0;
+    frame.rsi = 0;
+    // The System V ABI's rdx at entry: a function for atexit, none here.
+    frame.rdx = 0;
+    Ok(())
+}
+
 pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
     let bytes = crate::vkspace::read(area)?;
     let strings_at = (USER_STACK_TOP - bytes.len() as u64) & !15;
@@ -344,4 +435,122 @@ pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
     frame.rdi = argc;
     frame.rsi = vector_at + 8;
     Ok(())
+}
+
+/// A copy of Linux process `parent` (waiting in a fork its supervisor
+/// serves), whose calls go to `supervisor` as Linux pid `linux_pid`: the
+/// same program, a new space with the parent's read-only regions shared
+/// (their frames, not copies: seed 000's text sharing) and its writable
+/// ones copied, starting with registers `regs` (the parent's, rax 0).
+/// Started; its parent (who may wait for it) is the supervisor.
+pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
+    kcore::computation::reap();
+    let how = Composition {
+        policy: parent.policy(),
+        parent: supervisor,
+        route: Route::Linux {
+            supervisor,
+            pid: linux_pid,
+        },
+        cpu: abi::ANY_CPU,
+    };
+    let mut regs = alloc::boxed::Box::new(regs);
+    regs.rax = 0;
+    compose_and_start(
+        parent.plate(),
+        b"",
+        &how,
+        |_| copy_space(parent),
+        |child| child.set_start_regs(regs),
+    )
+}
+
+/// How a new process is placed: its loading policy, the pid that may wait
+/// for it, where its calls go, its CPU.
+struct Composition {
+    policy: LoadPolicy,
+    parent: u64,
+    route: Route,
+    cpu: u64,
+}
+
+/// Composes a process of `plate`'s program, the space `make_space` gives
+/// (the program's id in hand), a work area with `args`; lets `prepare`
+/// finish it before it runs, then starts it. On any failure every part
+/// goes back or is deleted.
+fn compose_and_start(
+    plate: ResId,
+    args: &[u8],
+    how: &Composition,
+    make_space: impl FnOnce(ResId) -> Result<ResId, Error>,
+    prepare: impl FnOnce(&super::Process),
+) -> Result<u64, Error> {
+    let program = take_program(plate)?;
+    let space = match make_space(program) {
+        Ok(s) => s,
+        Err(e) => {
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    let work_area = match pool::take_work_area().map_or_else(new_work_area, Ok) {
+        Ok(w) => w,
+        Err(e) => {
+            destroy_space(space);
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    let name = crate::program::get(program)?.name.clone();
+    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
+        .and_then(|_| process::create(KERNEL, program, space, work_area, how.policy, how.parent, how.route));
+    let process = match composed {
+        Ok(p) => p,
+        Err(e) => {
+            delete(work_area);
+            destroy_space(space);
+            give_back_program(plate, program);
+            return Err(e);
+        }
+    };
+    let pid = process.index() as u64;
+    if let Some(p) = ipc::process::get(pid) {
+        prepare(&p);
+    }
+    // From here the process owns its parts; if it cannot start, ending it
+    // takes them apart again.
+    let started = computation::create(KERNEL, process, how.cpu).and_then(|_| process::start(KERNEL, process));
+    if let Err(e) = started {
+        super::abandon(pid);
+        return Err(e);
+    }
+    Ok(pid)
+}
+
+/// A new space (the kernel's) holding a copy of what `p` has attached of
+/// its own: read-only regions share their frames, writable ones are copied.
+fn copy_space(p: &super::Process) -> Result<ResId, Error> {
+    let from = p.space().ok_or(Error::NotFound)?;
+    let space = vspace::create(KERNEL)?;
+    for (link, base) in vspace::owned_attachments(p.space_id(), p.pid()) {
+        let copy = {
+            let mut s = from.lock();
+            let Some(a) = s.attachment_mut(link, 0) else {
+                continue;
+            };
+            if a.region.writable {
+                a.region.duplicate()
+            } else {
+                a.region.share()
+            }
+        };
+        let attached = copy
+            .map_err(|_| Error::NoMemory)
+            .and_then(|r| vspace::attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e));
+        if let Err(e) = attached {
+            destroy_space(space);
+            return Err(e);
+        }
+    }
+    Ok(space)
 }

@@ -8,7 +8,9 @@
  * has every function do, so they reach user mode again unchanged; r11 is
  * the RFLAGS slot's. Nothing reads or writes those slots of a system
  * call's frame, and skipping them takes a dozen instructions off every
- * system call. %gs:8 is PerCpu::kernel_rsp, %gs:16 PerCpu::user_rsp.
+ * system call (unless the process is a Linux one: `full_frame_entry`).
+ * %gs:8 is PerCpu::kernel_rsp, %gs:16 PerCpu::user_rsp, %gs:24
+ * PerCpu::full_frame.
  */
 .section .text
 .global syscall_entry
@@ -24,7 +26,10 @@ syscall_entry:
     pushq $0                                /* error code */
     pushq $0x100                            /* "vector": system call */
     push_call_regs                          /* as trap_common */
+    cmpq $0, %gs:24                         /* PerCpu::full_frame */
+    jne full_frame_entry
     subq $56, %rsp                          /* rbx rbp r11 r12 r13 r14 r15 */
+frame_built:
     movq %rsp, %rdi                         /* (FMASK already cleared DF) */
     call *syscall_hook(%rip)
 /*
@@ -32,9 +37,23 @@ syscall_entry:
  * frame, r11 cleared (it would hold a kernel value), the callee-saved
  * ones as the hook left them (the user's).
  */
+    cmpq $0, %gs:24
+    jne full_frame_exit
     addq $56, %rsp
+frame_taken:
     pop_call_regs
     xorl %r11d, %r11d
     addq $16, %rsp                          /* vector and error code */
     swapgs
     iretq
+/*
+ * A Linux process keeps every register in its frame: its supervisor reads
+ * them (fork, signals) and may set them (a signal handler's entry,
+ * sigreturn), and they go back to user mode from the frame.
+ */
+full_frame_entry:
+    push_other_regs
+    jmp frame_built
+full_frame_exit:
+    pop_other_regs
+    jmp frame_taken

@@ -1,0 +1,165 @@
+//! The Linux personality's part of the kernel interface (seed 003's
+//! process network): a Linux process's system call is a rendezvous the
+//! kernel makes on its behalf with the process's supervisor (監督プロセス),
+//! which serves it, or calls the servers that do, while the process waits
+//! with its registers in its frame. What the supervisor may then do to the
+//! waiting process (read and write its memory and registers, map memory
+//! into it, end the call with a return value, fork it) is here.
+//!
+//! A few calls touch only the caller's own kernel state (its identity, its
+//! clock, its address space, its thread pointer): the kernel serves those
+//! itself, without a rendezvous ([`KERNEL_SERVED`]).
+
+/// Entries of a supervisor's port on which the kernel delivers.
+pub mod entry {
+    /// A system call: the message is a [`super::LinuxCall`].
+    pub const SYSCALL: u64 = 0;
+    /// An exception the process cannot go on from by itself (a fault that is
+    /// not demand paging, an invalid instruction, a division by zero...):
+    /// the message is a [`super::LinuxFault`]. The supervisor delivers a
+    /// signal (changing the registers) and returns, or ends the process.
+    pub const FAULT: u64 = 1;
+    /// The process stopped on its way back to user mode because its
+    /// supervisor asked (`linux_attention`): signals may be delivered now.
+    /// The message is a [`super::LinuxCall`] with `nr` = [`super::NO_CALL`].
+    pub const ATTENTION: u64 = 2;
+    pub const ALL: u64 = (1 << SYSCALL) | (1 << FAULT) | (1 << ATTENTION);
+}
+
+/// `LinuxCall::nr` of an attention stop: no system call.
+pub const NO_CALL: u64 = u64::MAX;
+
+/// A Linux system call as the supervisor receives it (the first 64 bytes of
+/// the message, delivered inline by `acc`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LinuxCall {
+    pub nr: u64,
+    pub args: [u64; 6],
+    /// The process's Linux pid (as its supervisor set it).
+    pub pid: u64,
+}
+
+/// An exception of a Linux process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LinuxFault {
+    /// The x86 exception vector (14: page fault, 6: invalid opcode, ...).
+    pub vector: u64,
+    pub error_code: u64,
+    /// CR2 for a page fault.
+    pub address: u64,
+    pub rip: u64,
+    pub pid: u64,
+}
+
+/// The general registers, in the order the kernel's trap frame keeps them
+/// (lowest address first; the system-call arguments `rdi .. r9`
+/// contiguous and in order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct GeneralRegs {
+    pub r15: u64,
+    pub r14: u64,
+    pub r13: u64,
+    pub r12: u64,
+    pub r11: u64,
+    pub rbp: u64,
+    pub rbx: u64,
+    pub rcx: u64,
+    pub rax: u64,
+    pub rdi: u64,
+    pub rsi: u64,
+    pub rdx: u64,
+    pub r10: u64,
+    pub r8: u64,
+    pub r9: u64,
+}
+
+/// A waiting Linux process's user registers (`caller_regs`,
+/// `caller_set_regs`): the general ones (reached as if they were its own
+/// fields: `regs.rax`), then these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Regs {
+    pub general: GeneralRegs,
+    pub rip: u64,
+    pub rflags: u64,
+    pub rsp: u64,
+    /// The thread pointer (`arch_prctl(ARCH_SET_FS)`).
+    pub fs_base: u64,
+}
+
+impl core::ops::Deref for Regs {
+    type Target = GeneralRegs;
+    fn deref(&self) -> &GeneralRegs {
+        &self.general
+    }
+}
+
+impl core::ops::DerefMut for Regs {
+    fn deref_mut(&mut self) -> &mut GeneralRegs {
+        &mut self.general
+    }
+}
+
+/// A nested call on behalf of a waiting Linux process (`call_for`): the
+/// message or the reply buffer (or both) lies in the process's memory, so
+/// the server that serves it copies the data once, straight between the
+/// process and its own memory (seed 003: the kernel primitive that writes
+/// into the pending caller's buffer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct CallFor {
+    /// The supervisor's held call of the waiting process.
+    pub rid: u64,
+    pub server: u64,
+    pub entry: u64,
+    pub msg_addr: u64,
+    pub msg_len: u64,
+    pub reply_addr: u64,
+    pub reply_len: u64,
+    /// `MSG_IN_CALLER`, `REPLY_IN_CALLER`: which range is the process's
+    /// (the other is the supervisor's own).
+    pub flags: u64,
+}
+
+pub const MSG_IN_CALLER: u64 = 1;
+pub const REPLY_IN_CALLER: u64 = 2;
+
+/// `caller_map` flags (Linux's values).
+pub const MAP_FIXED: u64 = 0x10;
+
+/// Linux x86_64 system-call numbers the kernel serves itself.
+pub mod nr {
+    pub const MMAP: u64 = 9;
+    pub const MPROTECT: u64 = 10;
+    pub const MUNMAP: u64 = 11;
+    pub const BRK: u64 = 12;
+    pub const SCHED_YIELD: u64 = 24;
+    pub const GETPID: u64 = 39;
+    pub const GETTIMEOFDAY: u64 = 96;
+    pub const ARCH_PRCTL: u64 = 158;
+    pub const GETTID: u64 = 186;
+    pub const CLOCK_GETTIME: u64 = 228;
+}
+
+/// The calls the kernel serves without the supervisor, and why they may be:
+/// each touches only the caller's own kernel state. `mmap` only when
+/// anonymous (a file mapping needs the file: the supervisor's).
+pub const KERNEL_SERVED: [u64; 10] = [
+    nr::MMAP,
+    nr::MPROTECT,
+    nr::MUNMAP,
+    nr::BRK,
+    nr::SCHED_YIELD,
+    nr::GETPID,
+    nr::GETTIMEOFDAY,
+    nr::ARCH_PRCTL,
+    nr::GETTID,
+    nr::CLOCK_GETTIME,
+];
+
+/// `SpawnOptions::personality`.
+pub const NATIVE: u64 = 0;
+pub const LINUX: u64 = 1;

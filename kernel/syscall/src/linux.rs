@@ -1,0 +1,264 @@
+//! A Linux process's system calls (`Route::Linux`). The kernel serves the
+//! few that touch only the caller's own kernel state (`abi::linux::
+//! KERNEL_SERVED`: its identity, the clock, its address space, its thread
+//! pointer) and sends every other one to the process's supervisor as a
+//! rendezvous (seed 003), the process waiting with its registers in its
+//! frame until the supervisor returns a value (`caller_return`).
+//!
+//! What these calls do differs from Linux in places (said at each): munmap
+//! and mprotect act on whole mappings only, and PROT_NONE memory is still
+//! readable.
+
+use abi::linux::{LinuxCall, entry, nr};
+use abi::{Error, RegionKind};
+use ipc::process::{self as proc, Process};
+use kcore::arch::x86_64::trap::TrapFrame;
+use kcore::clock;
+use kcore::mm::layout::PAGE_SIZE;
+use kcore::uaccess::{self, UserRange};
+use kcore::vm::space::At;
+use resource::{mediator, vregion, vspace};
+
+/// Linux error numbers the kernel's own answers use.
+mod errno {
+    pub const EPERM: u64 = 1;
+    pub const ENOENT: u64 = 2;
+    pub const ESRCH: u64 = 3;
+    pub const ENOMEM: u64 = 12;
+    pub const EFAULT: u64 = 14;
+    pub const EBUSY: u64 = 16;
+    pub const EINVAL: u64 = 22;
+    pub const ENOSYS: u64 = 38;
+}
+
+/// A negated errno, as a system call returns it.
+fn fail(errno: u64) -> u64 {
+    errno.wrapping_neg()
+}
+
+/// The Linux errno for a kernel error.
+fn errno_of(e: Error) -> u64 {
+    fail(match e {
+        Error::NoSys => errno::ENOSYS,
+        Error::Fault => errno::EFAULT,
+        Error::Invalid | Error::BadProgram => errno::EINVAL,
+        Error::NoMemory | Error::Limit => errno::ENOMEM,
+        Error::NotFound => errno::ENOENT,
+        Error::Denied => errno::EPERM,
+        Error::Deadlock | Error::Busy => errno::EBUSY,
+    })
+}
+
+fn result(r: Result<u64, Error>) -> u64 {
+    r.unwrap_or_else(errno_of)
+}
+
+/// The time Linux programs see as CLOCK_REALTIME at boot (the machine has
+/// no wall clock the kernel reads; QEMU's icount runs start their guest
+/// clock there too): 2024-01-01T00:00:00Z.
+const EPOCH_AT_BOOT: u64 = 1_704_067_200;
+
+/// Serves system call `frame.rax` of Linux process `me`, whose supervisor
+/// is `supervisor` and Linux pid `pid`; returns what its rax gets.
+pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 {
+    let n = frame.rax;
+    let a = *frame.syscall_args();
+    match n {
+        nr::GETPID | nr::GETTID => pid,
+        nr::SCHED_YIELD => {
+            sched::schedule();
+            0
+        }
+        nr::CLOCK_GETTIME => result(clock_gettime(a[0], a[1])),
+        nr::GETTIMEOFDAY => result(gettimeofday(a[0])),
+        nr::ARCH_PRCTL => arch_prctl(a[0], a[1]),
+        nr::BRK => brk(me, a[0]),
+        nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
+        nr::MUNMAP => result(munmap(me, a[0], a[1])),
+        nr::MPROTECT => result(mprotect(a[0], a[1], a[2])),
+        _ => forward(me, supervisor, LinuxCall { nr: n, args: a, pid }),
+    }
+}
+
+/// The call to the supervisor; a process whose supervisor is gone cannot
+/// go on, and is ended.
+fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
+    match ipc::supervise::to_supervisor(me, supervisor, entry::SYSCALL, proc::as_bytes(&call)) {
+        Ok(v) => v,
+        Err(_) => {
+            kcore::println!("process {} ({}): its supervisor is gone", me.pid(), me.name());
+            proc::exit_current(abi::KILLED_STATUS)
+        }
+    }
+}
+
+const CLOCK_REALTIME: u64 = 0;
+const CLOCK_MONOTONIC: u64 = 1;
+const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
+const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
+const CLOCK_MONOTONIC_RAW: u64 = 4;
+const CLOCK_REALTIME_COARSE: u64 = 5;
+const CLOCK_MONOTONIC_COARSE: u64 = 6;
+const CLOCK_BOOTTIME: u64 = 7;
+
+fn clock_gettime(clock_id: u64, to: u64) -> Result<u64, Error> {
+    let ns = match clock_id {
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE => clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000,
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => clock::nanos(),
+        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
+            let c = sched::current().ok_or(Error::NotFound)?;
+            clock::cycles_to_ns(c.cpu_cycles.load(core::sync::atomic::Ordering::Relaxed))
+        }
+        _ => return Err(Error::Invalid),
+    };
+    uaccess::write(to, &[ns / 1_000_000_000, ns % 1_000_000_000])?;
+    Ok(0)
+}
+
+fn gettimeofday(to: u64) -> Result<u64, Error> {
+    if to != 0 {
+        let ns = clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000;
+        uaccess::write(to, &[ns / 1_000_000_000, (ns % 1_000_000_000) / 1000])?;
+    }
+    Ok(0)
+}
+
+const ARCH_SET_FS: u64 = 0x1002;
+const ARCH_GET_FS: u64 = 0x1003;
+
+fn arch_prctl(code: u64, addr: u64) -> u64 {
+    let Some(c) = sched::current() else {
+        return fail(errno::ESRCH);
+    };
+    match code {
+        ARCH_SET_FS if c.set_fs_base(addr) => 0,
+        ARCH_SET_FS => fail(errno::EPERM),
+        ARCH_GET_FS => result(uaccess::write(addr, &c.fs_base()).map(|()| 0)),
+        _ => fail(errno::EINVAL),
+    }
+}
+
+const MAP_FIXED: u64 = 0x10;
+/// `map_into`: at `addr` exactly, failing if anything is there (the
+/// program break's growth; not a Linux flag).
+const EXACT: u64 = 1 << 63;
+const MAP_ANONYMOUS: u64 = 0x20;
+const PROT_WRITE: u64 = 2;
+const PROT_EXEC: u64 = 4;
+
+fn pages_of(len: u64) -> Result<u64, Error> {
+    if len == 0 || len > 1 << 40 {
+        return Err(Error::Invalid);
+    }
+    Ok(len.div_ceil(PAGE_SIZE))
+}
+
+/// Anonymous zeroed memory in `p`'s space: at `addr` with MAP_FIXED (whole
+/// mappings already there are unmapped first), else wherever there is room.
+pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Result<u64, Error> {
+    let pages = pages_of(len)?;
+    let fixed = flags & MAP_FIXED != 0;
+    if fixed {
+        if !addr.is_multiple_of(PAGE_SIZE) {
+            return Err(Error::Invalid);
+        }
+        UserRange::new(addr, (pages * PAGE_SIZE) as usize)?;
+        munmap(p, addr, pages * PAGE_SIZE)?;
+    }
+    let (writable, executable) = (prot & PROT_WRITE != 0, prot & PROT_EXEC != 0);
+    let region = vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable)?;
+    let at = if fixed || flags & EXACT != 0 {
+        At::Address(addr)
+    } else {
+        p.free_place()
+    };
+    match vspace::attach(resource::KERNEL, p.space_id(), region, at) {
+        Ok(a) => {
+            resource::set_owner(a.id, p.pid());
+            resource::set_owner(region, p.pid());
+            Ok(a.base)
+        }
+        Err(e) => {
+            let _ = mediator::delete(resource::KERNEL, region);
+            Err(e)
+        }
+    }
+}
+
+fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Result<u64, Error> {
+    map_into(me, addr, len, prot, flags)
+}
+
+/// Unmaps every whole anonymous mapping in the range; one only partly in
+/// it stays (Linux would split it).
+fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
+    if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
+        return Err(Error::Invalid);
+    }
+    let end = addr.checked_add(len).ok_or(Error::Invalid)?;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let inside: alloc::vec::Vec<(resource::ResId, resource::ResId)> = space
+        .lock()
+        .regions()
+        .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
+        .map(|r| (r.link_id, r.region_id))
+        .collect();
+    for (link, region) in inside {
+        mediator::delete(resource::KERNEL, link)?;
+        mediator::delete(resource::KERNEL, region)?;
+    }
+    Ok(0)
+}
+
+/// Accepted and not applied: protections stay as mapped (a Linux program
+/// uses mprotect for guard pages and read-only relocations; neither
+/// changes what a correct program does).
+fn mprotect(addr: u64, len: u64, _prot: u64) -> Result<u64, Error> {
+    if !addr.is_multiple_of(PAGE_SIZE) {
+        return Err(Error::Invalid);
+    }
+    UserRange::new(addr, len as usize)?;
+    Ok(0)
+}
+
+/// The program break: starts above the highest writable segment of the
+/// program, grows by mappings of its own, and shrinking unmaps the whole
+/// ones above it (memory that comes back is zeroed, as Linux's is); a
+/// request it cannot meet leaves it where it was.
+fn brk(p: &Process, want: u64) -> u64 {
+    let (mut base, mut cur, mut mapped) = p.brk();
+    if base == 0 {
+        let Ok(prog) = resource::program::get(p.program()) else {
+            return 0;
+        };
+        base = prog
+            .segments
+            .iter()
+            .filter(|s| s.writable)
+            .map(|s| s.vaddr + s.memsz)
+            .max()
+            .unwrap_or(0)
+            .next_multiple_of(PAGE_SIZE);
+        (cur, mapped) = (base, base);
+        p.set_brk((base, cur, mapped));
+    }
+    if want < base || want == cur {
+        return cur;
+    }
+    let want_to = want.next_multiple_of(PAGE_SIZE);
+    if want_to > mapped {
+        if map_into(p, mapped, want_to - mapped, PROT_WRITE | 1, EXACT) != Ok(mapped) {
+            return cur;
+        }
+        mapped = want_to;
+    } else if want_to < mapped {
+        let _ = munmap(p, want_to, mapped - want_to);
+        // A mapping that reaches across the new end stays whole.
+        mapped = p
+            .space()
+            .and_then(|s| s.lock().region_at(want_to).map(|r| r.end()))
+            .unwrap_or(want_to);
+    }
+    p.set_brk((base, want, mapped));
+    want
+}

@@ -1,0 +1,183 @@
+/*
+ * Reading and writing files: open and openat with their flags, close,
+ * read, write, readv, writev, pread64, pwrite64, lseek (holes, SEEK_END,
+ * O_APPEND), the rule for the lowest free descriptor, and the errors.
+ * Everything happens in the program's own fresh folder on ext2.
+ */
+#include "abi.h"
+
+#include <limits.h>
+#include <sys/uio.h>
+
+static char buf[65536];
+
+static const char *contents(const char *name)
+{
+	static char text[256];
+	int fd = open(name, O_RDONLY);
+	ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof text - 1);
+	text[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+	return text;
+}
+
+int main(void)
+{
+	abi_init();
+
+	section("standard descriptors");
+	EXPECT_TRUE("0, 1, 2 are open", fcntl(0, F_GETFD) >= 0 && fcntl(1, F_GETFD) >= 0 && fcntl(2, F_GETFD) >= 0);
+	EXPECT_ERR("descriptor 3 is not (nothing leaked into the program)", fcntl(3, F_GETFD), EBADF);
+
+	section("open and create");
+	EXPECT_ERR("open a missing file", open("missing", O_RDONLY), ENOENT);
+	int fd = open("f", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	EXPECT_EQ("O_CREAT|O_EXCL: the lowest free descriptor", fd, 3);
+	EXPECT_ERR("O_CREAT|O_EXCL again", open("f", O_WRONLY | O_CREAT | O_EXCL, 0644), EEXIST);
+	EXPECT_EQ("write", write(fd, "hello world", 11), 11);
+	EXPECT_ERR("read on a write-only descriptor", read(fd, buf, 1), EBADF);
+	EXPECT_OK("close", close(fd));
+	EXPECT_ERR("close again", close(fd), EBADF);
+	EXPECT_ERR("close(-1)", close(-1), EBADF);
+	fd = open("f", O_RDONLY);
+	EXPECT_ERR("write on a read-only descriptor", write(fd, "x", 1), EBADF);
+	EXPECT_EQ("read 100 from an 11-byte file", read(fd, buf, 100), 11);
+	EXPECT_EQ("read at end of file", read(fd, buf, 100), 0);
+	EXPECT_EQ("read of 0 bytes", read(fd, buf, 0), 0);
+	lseek(fd, 0, SEEK_SET);
+	EXPECT_ERR("read into a bad pointer", read(fd, BAD_PTR, 1), EFAULT);
+	close(fd);
+	fd = open("f", O_WRONLY | O_TRUNC);
+	close(fd);
+	EXPECT_STR("O_TRUNC empties it", contents("f"), "");
+	int a = open("f", O_RDONLY), b = open("f", O_RDONLY);
+	close(a);
+	int c = open("f", O_RDONLY);
+	EXPECT_TRUE("a closed descriptor's number is used again", c == a && b == a + 1);
+	close(b);
+	close(c);
+	EXPECT_ERR("O_DIRECTORY on a file", open("f", O_RDONLY | O_DIRECTORY), ENOTDIR);
+	EXPECT_ERR("a directory for writing", open(".", O_WRONLY), EISDIR);
+	EXPECT_ERR("O_CREAT of a directory's name", open(".", O_RDONLY | O_CREAT, 0644), EISDIR);
+	EXPECT_ERR("a path through a file", open("f/x", O_RDONLY), ENOTDIR);
+	EXPECT_ERR("O_CREAT in a missing folder", open("nodir/x", O_WRONLY | O_CREAT, 0644), ENOENT);
+	EXPECT_ERR("an empty path", open("", O_RDONLY), ENOENT);
+	EXPECT_ERR("a bad path pointer", open(BAD_PTR, O_RDONLY), EFAULT);
+	memset(buf, 'n', 256);
+	buf[256] = 0;
+	EXPECT_ERR("a name of 256 characters", open(buf, O_RDONLY | O_CREAT, 0644), ENAMETOOLONG);
+	buf[255] = 0;
+	EXPECT_ERR("a name of 255 characters, missing", open(buf, O_RDONLY), ENOENT);
+	fd = open(buf, O_WRONLY | O_CREAT, 0644);
+	EXPECT_TRUE("and created", fd >= 0);
+	close(fd);
+	unlink(buf);
+	for (int i = 0; i < PATH_MAX + 10; i += 2) {
+		buf[i] = 'd';
+		buf[i + 1] = '/';
+	}
+	buf[PATH_MAX + 10] = 0;
+	EXPECT_ERR("a path of 4106 characters", open(buf, O_RDONLY), ENAMETOOLONG);
+	/* Access mode 3 opens for neither reading nor writing (ioctl only). */
+	fd = open("f", 3);
+	EXPECT_TRUE("access mode 3 opens", fd >= 0);
+	EXPECT_ERR("and cannot read", read(fd, buf, 1), EBADF);
+	EXPECT_ERR("nor write", write(fd, buf, 1), EBADF);
+	close(fd);
+
+	section("openat");
+	SETUP(mkdir("sub", 0755));
+	int dir = open("sub", O_RDONLY | O_DIRECTORY);
+	fd = openat(dir, "g", O_WRONLY | O_CREAT, 0644);
+	EXPECT_TRUE("create relative to a directory descriptor", fd >= 0);
+	write(fd, "in sub", 6);
+	close(fd);
+	EXPECT_STR("it is in that directory", contents("sub/g"), "in sub");
+	fd = openat(AT_FDCWD, "sub/g", O_RDONLY);
+	EXPECT_TRUE("AT_FDCWD is the current directory", fd >= 0);
+	close(fd);
+	fd = openat(12345, "/dev/null", O_RDONLY);
+	EXPECT_TRUE("an absolute path ignores the descriptor", fd >= 0);
+	close(fd);
+	EXPECT_ERR("a bad directory descriptor", openat(12345, "g", O_RDONLY), EBADF);
+	fd = open("f", O_RDONLY);
+	EXPECT_ERR("a file as the directory", openat(fd, "g", O_RDONLY), ENOTDIR);
+	close(fd);
+	close(dir);
+
+	section("offsets, holes and O_APPEND");
+	fd = open("h", O_RDWR | O_CREAT, 0644);
+	EXPECT_EQ("lseek SEEK_SET 10000", lseek(fd, 10000, SEEK_SET), 10000);
+	EXPECT_EQ("write past the end", write(fd, "end", 3), 3);
+	EXPECT_EQ("lseek SEEK_END", lseek(fd, 0, SEEK_END), 10003);
+	EXPECT_EQ("lseek SEEK_CUR -3", lseek(fd, -3, SEEK_CUR), 10000);
+	EXPECT_EQ("lseek SEEK_END -10003", lseek(fd, -10003, SEEK_END), 0);
+	memset(buf, 1, 10003);
+	EXPECT_EQ("read the whole file", read(fd, buf, 20000), 10003);
+	int zeros = 1;
+	for (int i = 0; i < 10000; i++)
+		zeros &= buf[i] == 0;
+	EXPECT_TRUE("the hole reads zero", zeros);
+	EXPECT_ERR("lseek to a negative offset", lseek(fd, -1, SEEK_SET), EINVAL);
+	EXPECT_ERR("lseek with a bad whence", lseek(fd, 0, 7), EINVAL);
+	EXPECT_EQ("lseek far past the end is allowed", lseek(fd, 1L << 40, SEEK_SET), 1L << 40);
+	EXPECT_EQ("read there", read(fd, buf, 10), 0);
+	close(fd);
+	fd = open("app", O_WRONLY | O_CREAT | O_APPEND, 0644);
+	write(fd, "one ", 4);
+	lseek(fd, 0, SEEK_SET);
+	write(fd, "two", 3);
+	EXPECT_EQ("O_APPEND: the offset after writing is the end", lseek(fd, 0, SEEK_CUR), 7);
+	EXPECT_EQ("pwrite with O_APPEND", pwrite(fd, "3", 1, 0), 1);
+	close(fd);
+	/* Linux appends a pwrite on an O_APPEND descriptor, whatever the offset. */
+	EXPECT_STR("writes went to the end", contents("app"), "one two3");
+	int p[2];
+	SETUP(pipe(p));
+	EXPECT_ERR("lseek on a pipe", lseek(p[0], 0, SEEK_CUR), ESPIPE);
+	EXPECT_ERR("pread on a pipe", pread(p[0], buf, 1, 0), ESPIPE);
+	EXPECT_ERR("pwrite on a pipe", pwrite(p[1], buf, 1, 0), ESPIPE);
+	close(p[0]);
+	close(p[1]);
+
+	section("pread64 and pwrite64");
+	fd = open("p", O_RDWR | O_CREAT, 0644);
+	write(fd, "0123456789", 10);
+	EXPECT_EQ("pread 4 at 3", pread(fd, buf, 4, 3), 4);
+	buf[4] = 0;
+	EXPECT_STR("the bytes", buf, "3456");
+	EXPECT_EQ("the offset is unchanged", lseek(fd, 0, SEEK_CUR), 10);
+	EXPECT_EQ("pwrite 2 at 1", pwrite(fd, "ab", 2, 1), 2);
+	EXPECT_EQ("pread past the end", pread(fd, buf, 4, 100), 0);
+	EXPECT_ERR("pread at a negative offset", pread(fd, buf, 1, -1), EINVAL);
+	EXPECT_ERR("pwrite at a negative offset", pwrite(fd, buf, 1, -1), EINVAL);
+	EXPECT_ERR("pwrite from a bad pointer", pwrite(fd, BAD_PTR, 1, 0), EFAULT);
+	close(fd);
+	EXPECT_STR("the file", contents("p"), "0ab3456789");
+
+	section("readv and writev");
+	fd = open("v", O_RDWR | O_CREAT, 0644);
+	struct iovec iov[3] = { { "abc", 3 }, { "", 0 }, { "defgh", 5 } };
+	EXPECT_EQ("writev of 3 + 0 + 5 bytes", writev(fd, iov, 3), 8);
+	lseek(fd, 0, SEEK_SET);
+	char x[2], y[10];
+	struct iovec in[2] = { { x, 2 }, { y, 10 } };
+	EXPECT_EQ("readv into 2 + 10", readv(fd, in, 2), 8);
+	EXPECT_TRUE("filled in order", memcmp(x, "ab", 2) == 0 && memcmp(y, "cdefgh", 6) == 0);
+	EXPECT_EQ("preadv at 6", preadv(fd, in, 2, 6), 2);
+	EXPECT_TRUE("the bytes", memcmp(x, "gh", 2) == 0);
+	EXPECT_EQ("pwritev at 1", pwritev(fd, iov, 1, 1), 3);
+	EXPECT_ERR("writev with a negative count", syscall(SYS_writev, fd, iov, -1), EINVAL);
+	EXPECT_ERR("writev with 1025 vectors", syscall(SYS_writev, fd, iov, 1025), EINVAL);
+	EXPECT_ERR("readv with a bad vector pointer", syscall(SYS_readv, fd, BAD_PTR, 1), EFAULT);
+	struct iovec bad[2] = { { "ok", 2 }, { BAD_PTR, 4 } };
+	lseek(fd, 0, SEEK_END);
+	/* The part before the bad buffer is written and counted. */
+	EXPECT_EQ("writev whose second buffer is bad", writev(fd, bad, 2), 2);
+	EXPECT_EQ("writev of nothing", writev(fd, iov, 0), 0);
+	close(fd);
+	EXPECT_STR("the file", contents("v"), "aabcefghok");
+
+	return abi_done();
+}

@@ -1,0 +1,150 @@
+/*
+ * Per-process settings: prlimit64 (the limits a process starts with, and
+ * their effect), arch_prctl for the TLS registers, sched_yield and
+ * sched_getaffinity.
+ */
+#include "abi.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+
+#define ARCH_SET_GS 0x1001
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+#define ARCH_GET_GS 0x1004
+
+static void show_limit(const char *name, int resource)
+{
+	struct rlimit rl;
+	if (syscall(SYS_prlimit64, 0, resource, NULL, &rl) != 0) {
+		EXPECT_OK(name, -1);
+		return;
+	}
+	char soft[32], hard[32];
+	snprintf(soft, sizeof soft, rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "%llu",
+		 (unsigned long long)rl.rlim_cur);
+	snprintf(hard, sizeof hard, rl.rlim_max == RLIM_INFINITY ? "unlimited" : "%llu",
+		 (unsigned long long)rl.rlim_max);
+	say("%s: soft %s, hard %s", name, soft, hard);
+}
+
+static int nofile_effect(void *arg)
+{
+	(void)arg;
+	struct rlimit rl = { 8, 8 };
+	EXPECT_OK("lower RLIMIT_NOFILE to 8", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
+	int last = -1, n = 0;
+	for (;;) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			break;
+		last = fd;
+		n++;
+	}
+	EXPECT_ERR("open beyond it", open("/dev/null", O_RDONLY), EMFILE);
+	EXPECT_EQ("the highest descriptor", last, 7);
+	EXPECT_ERR("dup2 to descriptor 8", dup2(0, 8), EBADF);
+	EXPECT_ERR("fcntl F_DUPFD from 8", fcntl(0, F_DUPFD, 8), EINVAL);
+	rl.rlim_cur = 16;
+	EXPECT_ERR("raise the soft limit above the hard", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL), EINVAL);
+	rl.rlim_max = 16;
+	EXPECT_OK("root may raise the hard limit", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
+	setuid(1000);
+	rl.rlim_max = rl.rlim_cur = 32;
+	EXPECT_ERR("not as another user", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL), EPERM);
+	rl.rlim_max = rl.rlim_cur = 12;
+	EXPECT_OK("lowering is allowed to anyone", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &rl, NULL));
+	return 0;
+}
+
+static int fsize_effect(void *arg)
+{
+	(void)arg;
+	struct rlimit rl = { 10, 10 };
+	signal(SIGXFSZ, SIG_IGN);
+	EXPECT_OK("RLIMIT_FSIZE 10 bytes", setrlimit(RLIMIT_FSIZE, &rl));
+	int fd = open("fsize", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	EXPECT_EQ("write 16 bytes: only up to the limit", write(fd, "0123456789abcdef", 16), 10);
+	EXPECT_ERR("write at the limit (SIGXFSZ ignored)", write(fd, "x", 1), EFBIG);
+	close(fd);
+	return 0;
+}
+
+static int fsize_signal(void *arg)
+{
+	(void)arg;
+	struct rlimit rl = { 10, 10 };
+	setrlimit(RLIMIT_FSIZE, &rl);
+	int fd = open("fsize", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	write(fd, "0123456789abcdef", 16);
+	write(fd, "x", 1);
+	return 0;
+}
+
+int main(void)
+{
+	abi_init();
+	pid_t me = getpid();
+
+	section("limits a process starts with");
+	show_limit("RLIMIT_CPU", RLIMIT_CPU);
+	show_limit("RLIMIT_FSIZE", RLIMIT_FSIZE);
+	show_limit("RLIMIT_DATA", RLIMIT_DATA);
+	show_limit("RLIMIT_STACK", RLIMIT_STACK);
+	show_limit("RLIMIT_CORE", RLIMIT_CORE);
+	show_limit("RLIMIT_NOFILE", RLIMIT_NOFILE);
+	show_limit("RLIMIT_AS", RLIMIT_AS);
+	show_limit("RLIMIT_LOCKS", RLIMIT_LOCKS);
+	show_limit("RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE);
+	show_limit("RLIMIT_NICE", RLIMIT_NICE);
+	show_limit("RLIMIT_RTPRIO", RLIMIT_RTPRIO);
+	show_limit("RLIMIT_RTTIME", RLIMIT_RTTIME);
+
+	section("prlimit64");
+	struct rlimit rl;
+	EXPECT_OK("prlimit64 of our own pid", syscall(SYS_prlimit64, me, RLIMIT_NOFILE, NULL, &rl));
+	EXPECT_OK("getrlimit", getrlimit(RLIMIT_STACK, &rl));
+	EXPECT_ERR("an unknown resource", syscall(SYS_prlimit64, 0, 16, NULL, &rl), EINVAL);
+	EXPECT_ERR("a process that does not exist", syscall(SYS_prlimit64, 0x7fffffff, RLIMIT_NOFILE, NULL, &rl), ESRCH);
+	EXPECT_ERR("to a bad pointer", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, BAD_PTR), EFAULT);
+	EXPECT_ERR("from a bad pointer", syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, BAD_PTR, NULL), EFAULT);
+	EXPECT_STATUS("RLIMIT_NOFILE at work", in_child(nofile_effect, NULL), "exited 0");
+	EXPECT_STATUS("RLIMIT_FSIZE with SIGXFSZ ignored", in_child(fsize_effect, NULL), "exited 0");
+	EXPECT_STATUS("RLIMIT_FSIZE by default", in_child(fsize_signal, NULL), "killed by SIGXFSZ");
+
+	section("arch_prctl");
+	unsigned long fs = 0, gs = 1;
+	EXPECT_OK("ARCH_GET_FS", syscall(SYS_arch_prctl, ARCH_GET_FS, &fs));
+	unsigned long self_ptr;
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(self_ptr));
+	EXPECT_TRUE("the FS base is the thread pointer libc keeps at %fs:0", fs == self_ptr);
+	EXPECT_OK("ARCH_GET_GS", syscall(SYS_arch_prctl, ARCH_GET_GS, &gs));
+	EXPECT_EQ("GS base at start", gs, 0);
+	static unsigned long block[4];
+	EXPECT_OK("ARCH_SET_GS", syscall(SYS_arch_prctl, ARCH_SET_GS, block));
+	block[1] = 0x1234;
+	unsigned long via_gs;
+	__asm__ volatile("mov %%gs:8, %0" : "=r"(via_gs));
+	EXPECT_EQ("%gs:8 reads the block", via_gs, 0x1234);
+	EXPECT_OK("ARCH_GET_GS after", syscall(SYS_arch_prctl, ARCH_GET_GS, &gs));
+	EXPECT_TRUE("it is the block", gs == (unsigned long)block);
+	EXPECT_OK("ARCH_SET_GS 0", syscall(SYS_arch_prctl, ARCH_SET_GS, 0));
+	EXPECT_ERR("an unknown code", syscall(SYS_arch_prctl, 0x1fff, 0), EINVAL);
+	EXPECT_ERR("ARCH_GET_FS to a bad pointer", syscall(SYS_arch_prctl, ARCH_GET_FS, BAD_PTR), EFAULT);
+	EXPECT_ERR("ARCH_SET_FS to a non-canonical address",
+		   syscall(SYS_arch_prctl, ARCH_SET_FS, 0x8000000000000000UL), EPERM);
+
+	section("sched_yield and sched_getaffinity");
+	EXPECT_EQ("sched_yield", syscall(SYS_sched_yield), 0);
+	unsigned long mask[16] = { 0 };
+	long n = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+	/* The kernel's answer is the size of its CPU mask in bytes. */
+	EXPECT_EQ("sched_getaffinity returns", n, 8);
+	EXPECT_TRUE("CPU 0 is in the mask", mask[0] & 1);
+	EXPECT_ERR("a buffer smaller than the kernel's mask", syscall(SYS_sched_getaffinity, 0, 4, mask), EINVAL);
+	EXPECT_ERR("a size not a multiple of 8", syscall(SYS_sched_getaffinity, 0, 12, mask), EINVAL);
+	EXPECT_ERR("to a bad pointer", syscall(SYS_sched_getaffinity, 0, 8, BAD_PTR), EFAULT);
+	EXPECT_ERR("of no process", syscall(SYS_sched_getaffinity, 0x7fffffff, 8, mask), ESRCH);
+	EXPECT_OK("sched_setaffinity to the same mask", syscall(SYS_sched_setaffinity, 0, 8, mask));
+	return abi_done();
+}
