@@ -10,7 +10,7 @@
 pub mod args;
 
 /// Bumped whenever a number, argument or structure below changes meaning.
-pub const ABI_VERSION: u64 = 5;
+pub const ABI_VERSION: u64 = 6;
 
 macro_rules! numbered {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident = $n:expr,)* }) => {
@@ -705,6 +705,11 @@ pub struct SpawnOptions {
     pub personality: u64,
     pub supervisor: u64,
     pub linux_pid: u64,
+    /// Bytes of kernel memory the child (with its own children) may cause:
+    /// its regions' and containers' records, page tables, requests in
+    /// flight, its children. 0: the caller's own limit, which it can never
+    /// exceed; what the child uses counts against the caller's too.
+    pub kernel_limit: u64,
 }
 
 impl SpawnOptions {
@@ -716,6 +721,7 @@ impl SpawnOptions {
         personality: linux::NATIVE,
         supervisor: 0,
         linux_pid: 0,
+        kernel_limit: 0,
     };
 }
 
@@ -792,6 +798,10 @@ with_default! {
         pub resident_pages: u64,
         pub cpu_ns: u64,
         pub exit_status: u64,
+        /// Kernel memory it causes, in bytes (with its descendants'), and
+        /// its limit (`SpawnOptions::kernel_limit`).
+        pub kernel_bytes: u64,
+        pub kernel_limit: u64,
         pub name: [u8; 32] = [0; 32],
     }
 }
@@ -862,7 +872,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 4 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 8 * 8);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::computation::{Computation, UserSpace};
+use kcore::mm::quota::{Account, Charge};
 use kcore::owner::OwnerKind;
 use kcore::println;
 use kcore::sync::IrqMutex;
@@ -101,6 +102,12 @@ pub struct Process {
     /// Composed by the kernel (`spawn`) rather than by a process from parts
     /// of its own: only then may its parts go to the pool.
     kernel_composed: bool,
+    /// What the kernel memory it causes is charged to (a child of its
+    /// creator's account: `kcore::mm::quota`).
+    account: Arc<Account>,
+    /// What it costs its creator while it exists (its records, its kernel
+    /// stack), given back when the last reference to it goes.
+    _cost: Charge,
     /// The registers it starts with instead of its program's entry (a
     /// forked Linux process: its parent's, at the fork).
     start_regs: IrqMutex<Option<alloc::boxed::Box<abi::linux::Regs>>>,
@@ -126,6 +133,9 @@ pub struct Parts {
     pub entry: u64,
     /// The kernel composed it (`spawn`), not a process.
     pub kernel_composed: bool,
+    /// Its account, and what it costs its creator.
+    pub account: Arc<Account>,
+    pub cost: Charge,
     pub route: Route,
 }
 
@@ -136,7 +146,7 @@ impl Process {
         let pid = next_pid();
         let (root, active_cpus) = {
             let mut s = parts.space.lock();
-            if !s.bind(pid) {
+            if !s.bind(pid, &parts.account) {
                 return Err(Error::Busy);
             }
             (s.root(), s.active_cpus.clone())
@@ -172,6 +182,8 @@ impl Process {
             ending: AtomicBool::new(false),
             rights: AtomicU64::new(0),
             kernel_composed: parts.kernel_composed,
+            account: parts.account,
+            _cost: parts.cost,
             start_regs: IrqMutex::new(None),
             attention: AtomicBool::new(false),
             brk: Default::default(),
@@ -268,6 +280,12 @@ impl Process {
     /// Whether the kernel composed it (only then are its parts pooled).
     pub fn kernel_composed(&self) -> bool {
         self.kernel_composed
+    }
+
+    /// The account the kernel memory it causes is charged to.
+    #[inline(always)]
+    pub fn account(&self) -> &Arc<Account> {
+        &self.account
     }
 
     /// Its space as a computation runs in it: the page-table root and the
@@ -559,6 +577,26 @@ static NEXT_PID: AtomicU64 = AtomicU64::new(1);
 static DEFAULT_POLICY: AtomicU64 = AtomicU64::new(LoadPolicy::Eager as u64);
 /// Pid that Ctrl-C on the console kills (0: none).
 static FOREGROUND: AtomicU64 = AtomicU64::new(0);
+
+/// The kernel memory a process the kernel starts may cause (and its
+/// descendants with it): an eighth of the memory.
+pub fn default_kernel_limit() -> u64 {
+    kcore::mm::frames::stats().managed as u64 * 4096 / 8
+}
+
+/// `bytes` of kernel memory charged to process `pid` (nothing for the
+/// kernel's own, pid 0); `Limit` if its account, or one above it, would
+/// pass its limit.
+pub fn charge(pid: u64, bytes: u64) -> Result<Charge, Error> {
+    if pid == KERNEL_PID {
+        return Ok(Charge::NONE);
+    }
+    let account = match with_current(|p| (p.pid == pid).then(|| p.account.clone())).flatten() {
+        Some(a) => a,
+        None => get(pid).ok_or(Error::NotFound)?.account.clone(),
+    };
+    Charge::new(Some(&account), bytes).map_err(|_| Error::Limit)
+}
 
 pub fn default_policy() -> LoadPolicy {
     LoadPolicy::from_u64(DEFAULT_POLICY.load(Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)

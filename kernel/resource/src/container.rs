@@ -13,6 +13,7 @@ use abi::{ContainerMode, ContainerStats, Error, ResInfo, ResOp};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
+use kcore::mm::quota::Charge;
 use kcore::sync::{IrqMutex, IrqMutexGuard};
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 use kcore::vm::space::NO_SLOT;
@@ -164,22 +165,28 @@ fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error>
     })
 }
 
-pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
-    owned_by(owner);
-    super::insert(&mut TABLE.lock(), owner, c)
+/// What a container of `pages` costs in kernel memory: its record, its
+/// list of frames, and its region's and attachment's records.
+pub const fn cost(pages: usize) -> u64 {
+    super::cost::<Container>(pages as u64 * 8 + 512)
+}
+
+/// A container's cost, charged to process `pid` (the one that made it).
+pub fn charge(pid: u64, pages: usize) -> Result<Charge, Error> {
+    super::charge(pid, cost(pages))
 }
 
 /// A new container of `memory` given to process `owner` at `addr` (0:
 /// where there is room). The container comes first, so that its
 /// attachment can name it; without room the memory comes back.
-pub fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, (Error, Region)> {
+pub fn create_attached(owner: u64, memory: Region, addr: u64, charge: Charge) -> Result<ResId, (Error, Region)> {
     let mut t = TABLE.lock();
     let c = Container {
         pages: memory.pages(),
         region: ResId::NONE,
         place: Place::Moving,
     };
-    let id = match super::insert(&mut t, owner, c) {
+    let id = match super::insert_charged(&mut t, owner, charge, c) {
         Ok(id) => id,
         Err(e) => return Err((e, memory)),
     };
@@ -207,8 +214,9 @@ pub fn create(caller: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        let charge = charge(caller, pages as usize)?;
         let memory = new_memory(pages as usize)?;
-        create_attached(caller, memory, addr).map_err(|(e, _)| e)
+        create_attached(caller, memory, addr, charge).map_err(|(e, _)| e)
     })
 }
 
@@ -219,10 +227,11 @@ pub fn create_ica(caller: u64, pages: u64) -> Result<ResId, Error> {
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        let charge = charge(caller, pages as usize)?;
         let memory = timed(CREATE, || {
             Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
         })?;
-        create_attached(caller, memory, 0).map_err(|(e, _)| e)
+        create_attached(caller, memory, 0, charge).map_err(|(e, _)| e)
     })
 }
 
@@ -349,17 +358,17 @@ fn move_attachment(
     Ok((base, slot))
 }
 
-/// A container that waits in box `bx`, holding `memory`.
-pub fn create_in_box(owner: u64, bx: ResId, memory: Region) -> Result<ResId, Error> {
+/// A container that waits in box `bx`, holding `memory`, its cost held
+/// by `charge`.
+pub fn create_in_box(owner: u64, bx: ResId, memory: Region, charge: Charge) -> Result<ResId, Error> {
     let pages = memory.pages();
-    insert(
-        owner,
-        Container {
-            pages,
-            region: ResId::NONE,
-            place: Place::InBox { bx, region: memory },
-        },
-    )
+    owned_by(owner);
+    let c = Container {
+        pages,
+        region: ResId::NONE,
+        place: Place::InBox { bx, region: memory },
+    };
+    super::insert_charged(&mut TABLE.lock(), owner, charge, c)
 }
 
 /// (pid, link, base, pages) of a container attached to a process.
@@ -562,11 +571,12 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
 /// the container back where it was, as a new container of its process.
 fn hand_over(caller: u64, id: ResId, target: u64, mode: ContainerMode, to: u64, addr: u64) -> Result<ResId, Error> {
     may_touch(caller, target)?;
-    let (from, _, base, _) = in_process(id)?;
+    let (from, _, base, pages) = in_process(id)?;
+    let charge = charge(caller, pages)?;
     let memory = outgoing(id, mode)?;
-    create_attached(to, memory, addr).map_err(|(e, memory)| {
+    create_attached(to, memory, addr, charge).map_err(|(e, memory)| {
         if mode == ContainerMode::Move {
-            let _ = create_attached(from, memory, base);
+            let _ = create_attached(from, memory, base, Charge::NONE);
         }
         e
     })

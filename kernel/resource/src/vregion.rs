@@ -7,6 +7,7 @@ use super::mediator::{NO_ID, NO_IDS, Need, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
 use crate::proc::program::Program;
 use abi::{Error, ResInfo, ResOp};
+use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 
@@ -47,13 +48,15 @@ pub fn create(caller: u64, kind: RegionKind, pages: u64, writable: bool, executa
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        // Its list of frames is 8 bytes a page, made now: charged first.
+        let charge = super::charge(caller, super::cost::<RegionEntry>(pages * 8))?;
         let region =
             Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
         let entry = RegionEntry {
             pages: pages as usize,
             place: Place::Detached(region),
         };
-        super::insert(&mut TABLE.lock(), caller, entry)
+        super::insert_charged(&mut TABLE.lock(), caller, charge, entry)
     })
 }
 
@@ -255,7 +258,11 @@ pub fn adopt(owner: u64, region: Region) -> Result<ResId, (Error, Region)> {
     };
     TABLE
         .lock()
-        .insert(super::Entry { owner, value: entry })
+        .insert(super::Entry {
+            owner,
+            value: entry,
+            charge: Charge::NONE,
+        })
         .map_err(|(e, entry)| match entry.value.place {
             Place::Detached(r) => (super::id_error(e), r),
             _ => unreachable!("made detached above"),

@@ -55,12 +55,18 @@ pub struct Composition {
 /// A space with nothing attached (`res_create(VirtualSpace)`).
 pub fn create(caller: u64) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreateSpace, NO_IDS, || {
-        let space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
+        let cost = super::cost::<Space>(core::mem::size_of::<VirtualSpace>() as u64 + 4096);
+        let charge = super::charge(caller, cost)?;
+        let mut space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
+        // Its maker pays for its page tables too, for its whole life.
+        if let Some(account) = charge.account() {
+            space.pay_tables(account);
+        }
         let entry = Space {
             space: Arc::new(IrqMutex::new(space)),
             composition: None,
         };
-        super::insert(&mut SPACES.lock(), caller, entry)
+        super::insert_charged(&mut SPACES.lock(), caller, charge, entry)
     })
 }
 
@@ -163,6 +169,10 @@ impl Link {
 
 static LINKS: IrqMutex<ResTable<Link>> = IrqMutex::new(table(Kind::VirtualUserSpace));
 
+/// What an attachment holds in its space besides its record (the space's
+/// record of it, boxed, and its slot).
+const ATTACHED_BYTES: u64 = 160;
+
 /// Where attachment `id` (of `owner`) lies: its record's own fields, or
 /// for a held one what its container says (read without this table's lock
 /// held: the container's comes first in every other order).
@@ -236,6 +246,7 @@ pub fn attach_memory(
 /// the attachment from then on if it is a container.
 fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) -> Result<(ResId, usize, u64), Error> {
     let space_ref = get(caller, space)?;
+    let charge = super::charge(caller, super::cost::<Link>(ATTACHED_BYTES))?;
     let r = vregion::take(caller, region)?;
     let record = Link {
         space,
@@ -243,7 +254,7 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
         base: 0,
         container: holder,
     };
-    let link = match super::insert(&mut LINKS.lock(), caller, record) {
+    let link = match super::insert_charged(&mut LINKS.lock(), caller, charge, record) {
         Ok(id) => id,
         Err(e) => {
             vregion::put_back(region, r);
@@ -269,6 +280,7 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
             let _ = LINKS.lock().remove(link);
             Err(match e {
                 SpaceError::OutOfMemory => Error::NoMemory,
+                SpaceError::OverLimit => Error::Limit,
                 SpaceError::BadRange => Error::Invalid,
             })
         }

@@ -329,3 +329,66 @@ fn receive_where_it_cannot_land() -> TestResult {
     ensure!(containers() == 0, "{} containers left behind", containers());
     Ok(())
 }
+
+// ---- finding 3: kernel memory is charged ----
+
+/// Regions of 2^18 pages (2 MiB of frame lists each) until refused: a
+/// limit, never a panic, and every byte charged comes back with the
+/// resources. The process's account and its creator's see the same.
+pub fn kernel_memory_is_charged() -> TestResult {
+    run_ok("attack", &["regions"])?;
+    let parent = live()?;
+    let options = SpawnOptions {
+        kernel_limit: 8 << 20,
+        ..SpawnOptions::DEFAULT
+    };
+    let child = ok(resource::proc::spawn::spawn("sleeper", b"600000\0", &options, parent))?;
+    let (pp, cp) = (
+        proc::get(parent).ok_or("parent gone")?,
+        proc::get(child).ok_or("child gone")?,
+    );
+    let (parent_before, child_before) = (pp.account().used(), cp.account().used());
+    ensure!(
+        cp.account().limit() == 8 << 20,
+        "the child's limit is {}",
+        cp.account().limit()
+    );
+    let mut made = alloc::vec::Vec::new();
+    let refused = loop {
+        match vregion::create(child, abi::RegionKind::Heap, 1 << 18, true, false) {
+            Ok(id) => made.push(id),
+            Err(e) => break e,
+        }
+        if made.len() > 64 {
+            break Error::Invalid;
+        }
+    };
+    let (parent_full, child_full) = (pp.account().used(), cp.account().used());
+    for &id in &made {
+        ok(resource::mediator::delete(child, id))?;
+    }
+    let (parent_after, child_after) = (pp.account().used(), cp.account().used());
+    drop((pp, cp));
+    end(child);
+    end(parent);
+    ensure!(
+        refused == Error::Limit && made.len() == 3,
+        "8 MiB took {} regions of 2 MiB of records, then {refused:?}",
+        made.len()
+    );
+    let charged = child_full - child_before;
+    ensure!(
+        (3 * (2 << 20)..8 << 20).contains(&charged),
+        "{charged} bytes charged for 3 regions"
+    );
+    ensure!(
+        parent_full - parent_before == charged,
+        "the creator saw {} bytes of its child's {charged}",
+        parent_full - parent_before
+    );
+    ensure!(
+        (parent_after, child_after) == (parent_before, child_before),
+        "the charges did not come back: {parent_before}/{child_before} before, {parent_after}/{child_after} after"
+    );
+    Ok(())
+}

@@ -78,6 +78,8 @@ fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
         faults: p.faults(),
         resident_pages: p.resident_pages(),
         exit_status: exit.unwrap_or(0),
+        kernel_bytes: p.account().used(),
+        kernel_limit: p.account().limit(),
         ..abi::ProcInfo::default()
     };
     if let Some(c) = comp {

@@ -24,7 +24,13 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
         K::PhysicalMemory => physmem::create(me, c.a)?,
         K::Process => {
             let policy = LoadPolicy::from_u64(c.d).ok_or(Error::Invalid)?;
-            process::create(me, id(c.a), id(c.b), id(c.c), policy, me, ipc::process::Route::Native)?
+            let terms = resource::proc::Terms {
+                policy,
+                parent: me,
+                route: ipc::process::Route::Native,
+                kernel_limit: 0,
+            };
+            process::create(me, id(c.a), id(c.b), id(c.c), terms)?
         }
         K::Computation => computation::create(me, id(c.a), c.b)?,
         K::Container => containers::create(me, c.a, c.b)?,

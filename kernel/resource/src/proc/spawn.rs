@@ -228,6 +228,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         parent,
         route,
         cpu: options.cpu,
+        kernel_limit: options.kernel_limit,
     };
     let pid = compose_and_start(
         plate,
@@ -453,6 +454,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
             pid: linux_pid,
         },
         cpu: abi::ANY_CPU,
+        kernel_limit: 0,
     };
     let mut regs = alloc::boxed::Box::new(regs);
     regs.rax = 0;
@@ -472,6 +474,7 @@ struct Composition {
     parent: u64,
     route: Route,
     cpu: u64,
+    kernel_limit: u64,
 }
 
 /// Composes a process of `plate`'s program, the space `make_space` gives
@@ -502,8 +505,15 @@ fn compose_and_start(
         }
     };
     let name = crate::program::get(program)?.name.clone();
-    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
-        .and_then(|_| process::create(KERNEL, program, space, work_area, how.policy, how.parent, how.route));
+    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args).and_then(|_| {
+        let terms = super::Terms {
+            policy: how.policy,
+            parent: how.parent,
+            route: how.route,
+            kernel_limit: how.kernel_limit,
+        };
+        process::create(KERNEL, program, space, work_area, terms)
+    });
     let process = match composed {
         Ok(p) => p,
         Err(e) => {
