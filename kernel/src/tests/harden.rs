@@ -392,3 +392,29 @@ pub fn kernel_memory_is_charged() -> TestResult {
     );
     Ok(())
 }
+
+// ---- finding 4: queues are bounded ----
+
+pub fn requests_are_bounded() -> TestResult {
+    leaves_nothing(flood_a_port)
+}
+
+/// Senders of requests that are never accepted, one after the other: each
+/// is refused after its own bound, and the server's queue stops growing
+/// at its bound, though the senders have ended.
+fn flood_a_port() -> TestResult {
+    let server = live()?;
+    let pid = format!("{server}");
+    for _ in 0..5 {
+        run_ok("attack", &["requests", &pid])?;
+    }
+    let p = proc::get(server).ok_or("sleeper gone")?;
+    let (queued, _) = p.port().backlog();
+    drop(p);
+    end(server);
+    ensure!(
+        queued == 4096,
+        "{queued} calls wait at a port that never accepts (4096 is its bound)"
+    );
+    Ok(())
+}

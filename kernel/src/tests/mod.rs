@@ -85,4 +85,5 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_copy_never_reaches_a_reused_space,
     pass harden::a_failed_receive_loses_nothing,
     pass harden::kernel_memory_is_charged,
+    pass harden::requests_are_bounded,
 ];
