@@ -418,3 +418,98 @@ fn flood_a_port() -> TestResult {
     );
     Ok(())
 }
+
+// ---- finding 5: memory running out ----
+
+/// With the pool holding all the memory there is, a spawn still works:
+/// the pool gives memory back before anyone is refused.
+pub fn the_pool_gives_memory_back_first() -> TestResult {
+    let settings = pool::settings();
+    pool::set(pool::Settings {
+        reduce: false,
+        ..settings.clone()
+    });
+    let sleeper = plate("sleeper")?;
+    let mut pooled = 0;
+    let filled = loop {
+        match resource::proc::spawn::compose_space(sleeper) {
+            Ok(space) if pool::put_full(sleeper, space) => pooled += 1,
+            Ok(space) => break Err(format!("the pool refused space {space:?}")),
+            Err(e) => break Ok(e),
+        }
+        if pooled == 100_000 {
+            break Err(String::from("100000 spaces made without running out"));
+        }
+    };
+    let held = pool::bytes();
+    let ran = run("argcheck", &["x", "yy", "zzz"]);
+    pool::set(settings);
+    pool::flush();
+    let filled = filled?;
+    ensure!(
+        filled == Error::NoMemory && held > 64 << 20,
+        "{pooled} spaces pooled ({held} bytes), then {filled:?}"
+    );
+    ensure!(
+        ran == Ok(0),
+        "with the pool holding {held} bytes, argcheck gave {ran:?}"
+    );
+    Ok(())
+}
+
+/// Processes spawned until memory runs out, then all killed: a clean
+/// error, a clean teardown, and the system works as before.
+pub fn spawning_until_failure_then_killing_all() -> TestResult {
+    let (before, heap_before) = (footprint(), heap::stats().size);
+    let (n, refused) = spawn_and_kill(usize::MAX);
+    let (after, heap_after) = (footprint(), heap::stats().size);
+    ensure!(
+        refused == Some(Error::NoMemory) && n > 100,
+        "{n} processes spawned, then {refused:?}"
+    );
+    ensure!(
+        after.2 == before.2,
+        "{} processes before, {} after {n} were killed",
+        before.2,
+        after.2
+    );
+    // The pages the heap grew by stay with it, and so do the page tables
+    // made for the kernel stacks' area (a 64 KiB slot each, 32 slots to a
+    // table, and a few above); every other frame came back.
+    let lost = (before.0 + heap_before / 4096).saturating_sub(after.0 + heap_after / 4096);
+    ensure!(
+        lost <= n.div_ceil(32) + 8,
+        "{lost} frames did not come back after {n} processes were killed"
+    );
+    run_ok("argcheck", &["x", "yy", "zzz"])?;
+    // The tables grown for them stay grown: half as many again, which
+    // grow nothing, must leave nothing at all.
+    let again = footprint();
+    let (m, refused) = spawn_and_kill(n / 2);
+    ensure!(refused.is_none(), "{m} of {} processes, then {refused:?}", n / 2);
+    back(again, footprint())
+}
+
+/// Spawns sleepers until `most` or an error, then kills them all: how
+/// many there were, and the error.
+fn spawn_and_kill(most: usize) -> (usize, Option<Error>) {
+    let mut pids = alloc::vec::Vec::new();
+    let mut refused = None;
+    while pids.len() < most.min(100_000) {
+        match resource::proc::spawn::spawn("sleeper", b"600000\0", &SpawnOptions::DEFAULT, KERNEL_PID) {
+            Ok(pid) => pids.push(pid),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let n = pids.len();
+    for &pid in &pids {
+        let _ = proc::kill(pid);
+    }
+    for pid in pids {
+        let _ = proc::wait(KERNEL_PID, pid);
+    }
+    (n, refused)
+}

@@ -86,4 +86,6 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_failed_receive_loses_nothing,
     pass harden::kernel_memory_is_charged,
     pass harden::requests_are_bounded,
+    pass harden::the_pool_gives_memory_back_first,
+    pass harden::spawning_until_failure_then_killing_all,
 ];

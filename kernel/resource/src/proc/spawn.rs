@@ -207,8 +207,13 @@ pub fn find_plate(path: &str) -> Result<ResId, Error> {
 
 /// Creates a process running `path` with `args` (NUL-separated) and makes it
 /// runnable, holding `options.rights`. `parent` is the pid that may wait for
-/// it; whether it may give those rights is the caller's to check.
+/// it; whether it may give those rights is the caller's to check. Out of
+/// memory, the pool gives back what it holds first (`pool::or_reclaim`).
 pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
+    pool::or_reclaim(|| spawn_once(path, args, options, parent))
+}
+
+fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
     kcore::computation::reap();
     let policy = match LoadPolicy::from_u64(options.policy).ok_or(Error::Invalid)? {
         LoadPolicy::Default => ipc::process::default_policy(),
