@@ -706,8 +706,8 @@ pub struct SpawnOptions {
     pub supervisor: u64,
     pub linux_pid: u64,
     /// Bytes of kernel memory the child (with its own children) may cause:
-    /// its regions' and containers' records, page tables, requests in
-    /// flight, its children. 0: the caller's own limit, which it can never
+    /// its resources' records (regions' and containers' lists of frames
+    /// included), its page tables, its children. 0: the caller's own limit, which it can never
     /// exceed; what the child uses counts against the caller's too.
     pub kernel_limit: u64,
 }
@@ -873,6 +873,12 @@ mod tests {
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
         assert_eq!(size_of::<SpawnOptions>(), 8 * 8);
+        assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
+        assert_eq!(size_of::<linux::Regs>(), 19 * 8);
+        assert_eq!(size_of::<linux::CallFor>(), 8 * 8);
+        // A Linux system call travels inline, whole.
+        assert_eq!(size_of::<linux::LinuxCall>(), 64);
+        assert_eq!(size_of::<linux::LinuxFault>(), 5 * 8);
     }
 
     #[test]
