@@ -707,8 +707,9 @@ pub struct SpawnOptions {
     pub linux_pid: u64,
     /// Bytes of kernel memory the child (with its own children) may cause:
     /// its resources' records (regions' and containers' lists of frames
-    /// included), its page tables, its children. 0: the caller's own limit, which it can never
-    /// exceed; what the child uses counts against the caller's too.
+    /// included), its page tables, its children. 0: the caller's own
+    /// limit, which it can never exceed; what the child uses counts
+    /// against the caller's too.
     pub kernel_limit: u64,
 }
 
