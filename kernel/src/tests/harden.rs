@@ -513,3 +513,81 @@ fn spawn_and_kill(most: usize) -> (usize, Option<Error>) {
     }
     (n, refused)
 }
+
+// ---- hostile input: fuzzers on every CPU, killed mid-call ----
+
+/// Fuzzers run at once on every CPU, drawing on each other's identifiers
+/// (those of the fuzzers started before them), and half of them are killed
+/// in the middle of whatever call they are making: no panic, and after a
+/// warm-up round each round leaves nothing behind.
+pub fn fuzzers_killed_mid_call_leave_nothing() -> TestResult {
+    let mut seed = 0x0dd_ba11_u64;
+    let mut round = || -> TestResult {
+        let mut pids = alloc::vec::Vec::new();
+        for _ in 0..4 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let args = super::args(&["fuzz", "20000", &format!("{}", seed >> 1)]);
+            pids.push(ok(resource::proc::spawn::spawn(
+                "fuzz",
+                &args[5..],
+                &SpawnOptions::DEFAULT,
+                KERNEL_PID,
+            ))?);
+        }
+        for (i, &pid) in pids.iter().enumerate() {
+            if i % 2 == 1 {
+                sched::sleep_until(kcore::clock::nanos() + 2_000_000 + (seed % 8) * 1_000_000);
+                let _ = proc::kill(pid);
+            }
+        }
+        for (i, &pid) in pids.iter().enumerate() {
+            let status = ok(proc::wait(KERNEL_PID, pid))?;
+            ensure!(i % 2 == 1 || status == 0, "fuzzer {pid} exited with {status:#x}");
+        }
+        Ok(())
+    };
+    round()?;
+    let before = footprint();
+    round()?;
+    round()?;
+    back(before, footprint())
+}
+
+/// A plate is kept for good: its maker pays for it, and cannot make more
+/// than its limit allows (any process could once fill the heap with them).
+pub fn plates_are_charged_to_their_maker() -> TestResult {
+    let options = SpawnOptions {
+        kernel_limit: 256 << 10,
+        ..SpawnOptions::DEFAULT
+    };
+    let maker = ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &options,
+        KERNEL_PID,
+    ))?;
+    let p = proc::get(maker).ok_or("sleeper gone")?;
+    let before = p.account().used();
+    let content = alloc::vec![0x5au8; 64 << 10];
+    let small = resource::plate::create(maker, "harden/small", 1, &content);
+    let charged = p.account().used() - before;
+    let mut refused = Ok(ResId::NONE);
+    for i in 0..8 {
+        refused = resource::plate::create(maker, &format!("harden/big{i}"), 1, &content);
+        if refused.is_err() {
+            break;
+        }
+    }
+    drop(p);
+    end(maker);
+    ensure!(small.is_ok(), "a plate within the limit gave {small:?}");
+    ensure!(
+        charged >= 64 << 10,
+        "a plate of 64 KiB charged its maker {charged} bytes"
+    );
+    ensure!(
+        refused == Err(Error::Limit),
+        "plates past the maker's limit gave {refused:?}"
+    );
+    Ok(())
+}
