@@ -280,8 +280,10 @@ pub fn reduce(now: u64) -> usize {
         ] {
             for (plate, list) in map.iter_mut() {
                 // Keep one per program: the surplus goes now, oldest first;
-                // the one kept goes when it has been unused for T.
-                list.sort_by_key(|x| x.since);
+                // the one kept goes when it has been unused for T. (Sorted
+                // in place: a stable sort allocates, and reduce runs when
+                // memory may be gone.)
+                list.sort_unstable_by_key(|x| x.since);
                 let surplus = list.len().saturating_sub(1);
                 let mut index = 0;
                 list.retain(|x| {
