@@ -121,6 +121,15 @@ impl FaultError {
     }
 }
 
+/// What a resolved fault made present, for the per-process counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved {
+    pub kind: Kind,
+    /// An NVM page was mapped in place: no frame, no copy (seed 001's
+    /// step Y), a fault category of its own.
+    pub nvm: bool,
+}
+
 /// A place in a space's list of attachments. An attachment keeps its slot
 /// while it is attached, so whoever knows the slot (a container does) finds
 /// it in one step however many regions the space holds; slots left free
@@ -640,7 +649,7 @@ impl VirtualSpace {
     /// Resolves a fault at `addr`: maps the page if the region allows the
     /// access, allocating and filling it if it is not yet present. Returns
     /// the kind of region, for the per-process fault counters.
-    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
+    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Resolved, FaultError> {
         let root = self.root;
         let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
             let below_stack = self
@@ -663,7 +672,13 @@ impl VirtualSpace {
             return Err(FaultError::Protection);
         }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
-        let (f, kind) = (a.pte_flags(), a.region.kind);
+        let (f, resolved) = (
+            a.pte_flags(),
+            Resolved {
+                kind: a.region.kind,
+                nvm: a.region.borrowed(index).is_some(),
+            },
+        );
         if !self.table_charge.has_room() {
             return Err(FaultError::OutOfMemory);
         }
@@ -671,7 +686,7 @@ impl VirtualSpace {
         let mapped = paging::remap(root, va, pa, f);
         self.settle(t0);
         mapped.map_err(|_| FaultError::OutOfMemory)?;
-        Ok(kind)
+        Ok(resolved)
     }
 
     /// Prepares a reused space for a new process: writable regions get their
