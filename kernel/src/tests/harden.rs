@@ -474,11 +474,13 @@ pub fn spawning_until_failure_then_killing_all() -> TestResult {
         after.2
     );
     // The pages the heap grew by stay with it, and so do the page tables
-    // made for the kernel stacks' area (a 64 KiB slot each, 32 slots to a
-    // table, and a few above); every other frame came back.
+    // made for them (2 MiB to a table) and for the kernel stacks' area (a
+    // 64 KiB slot each, 32 slots to a table), and a few above those;
+    // every other frame came back.
     let lost = (before.0 + heap_before / 4096).saturating_sub(after.0 + heap_after / 4096);
+    let tables = n.div_ceil(32) + (heap_after - heap_before).div_ceil(2 << 20) + 8;
     ensure!(
-        lost <= n.div_ceil(32) + 8,
+        lost <= tables,
         "{lost} frames did not come back after {n} processes were killed"
     );
     run_ok("argcheck", &["x", "yy", "zzz"])?;

@@ -182,6 +182,10 @@ fn top() -> Result<i32, Error> {
 
 fn regions() -> Result<i32, Error> {
     const MAX: usize = 2000;
+    // The pool's records once now, so that this program's own heap has
+    // room for them later: past its limit it can grow no more, and the
+    // question is whether the kernel still serves.
+    let _ = sys::inspect_all::<abi::PoolRecord>(0);
     let mut ids = [0u64; MAX];
     let mut n = 0;
     let mut stop = None;
