@@ -969,15 +969,16 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
             return;
         }
     }
-    let address = if frame.vector == 14 {
-        alloc::format!(" address {cr2:#x}")
+    // Printed without a String: a process may fault because memory ran
+    // out, and its end must not need the heap.
+    if frame.vector == 14 {
+        println!(
+            "process {} ({}) killed: {} at RIP={:#x} address {:#x}",
+            p.pid, p.name, why, frame.rip, cr2
+        );
     } else {
-        String::new()
-    };
-    println!(
-        "process {} ({}) killed: {} at RIP={:#x}{}",
-        p.pid, p.name, why, frame.rip, address
-    );
+        println!("process {} ({}) killed: {} at RIP={:#x}", p.pid, p.name, why, frame.rip);
+    }
     drop(p);
     exit_current(abi::KILLED_STATUS)
 }
