@@ -92,6 +92,8 @@ enum Reply {
     Own(usize),
     /// Bytes of a slot's page: the one copy of file data or metadata.
     Page(usize, usize, usize),
+    /// The call is already ended: accept the next.
+    Ended,
 }
 
 impl Cache {
@@ -315,22 +317,45 @@ impl Cache {
     }
 
     /// A client's READ, forwarded by the file server: its plan is the slot
-    /// keyed by the call's rid.
+    /// keyed by the call's rid. A plan of one piece at the start of the
+    /// buffer is the reply itself; a longer one is written into the
+    /// buffer piece by piece, each where it belongs, and the call ended
+    /// with the total (or with the pieces before one that failed).
     fn file_read(&mut self, rid: u64) -> Result<Reply, Error> {
-        let mut seg = [Segment::default(); 1];
+        let mut segs = [Segment::default(); MAX_SEGMENTS];
         let n = (1..cache::SLOTS)
             .filter_map(|i| Slot::of(self.plans.words(), i))
-            .find_map(|slot| slot.take(rid, &mut seg))
+            .find_map(|slot| slot.take(rid, &mut segs))
             .ok_or(Error::Busy)?;
-        if n != 1 {
+        if let [Segment { dev, len, src: 0, .. }] = segs[..n] {
+            let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
+            let s = self.slot(page, false).map_err(|_| Error::Busy)?;
+            self.stats.file_reads += 1;
+            self.stats.file_read_bytes += len as u64;
+            return Ok(Reply::Page(s, off, len));
+        }
+        let mut done = 0u64;
+        for seg in &segs[..n] {
+            if seg.src as u64 != done || self.read_piece(rid, seg).is_err() {
+                break;
+            }
+            done += seg.len as u64;
+        }
+        if done == 0 {
             return Err(Error::Busy);
         }
-        let Segment { dev, len, .. } = seg[0];
-        let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
-        let s = self.slot(page, false).map_err(|_| Error::Busy)?;
         self.stats.file_reads += 1;
-        self.stats.file_read_bytes += len as u64;
-        Ok(Reply::Page(s, off, len))
+        self.stats.file_read_bytes += done;
+        sys::endr_len(rid, done)?;
+        Ok(Reply::Ended)
+    }
+
+    /// Copies piece `seg` of a READ from its page into the reader's buffer.
+    fn read_piece(&mut self, rid: u64, seg: &Segment) -> Result<(), Error> {
+        let (page, off, len) = self.range(seg.dev, seg.len)?;
+        let s = self.slot(page, false)?;
+        let bytes = &self.page_bytes(s)?[off..off + len];
+        sys::rv_write(rid, seg.src as u64, bytes).map(drop)
     }
 
     /// The file server's nested call for a client's WRITE: the data comes
@@ -597,8 +622,12 @@ fn main(args: &[&str]) -> i32 {
     let mut rid = 0;
     let mut reply = Reply::Own(0);
     loop {
+        if let Reply::Ended = reply {
+            rid = 0;
+        }
         let bytes: &[u8] = match reply {
             Reply::Own(n) => &own[..n],
+            Reply::Ended => &own[..0],
             Reply::Page(s, off, len) => c.page_bytes(s).map_or(&[][..], |p| &p[off..off + len]),
         };
         rid = match sys::endr_acc(rid, bytes, cache::ENTRIES, &mut info) {
