@@ -84,6 +84,7 @@ struct Cache {
     window: u64,
     client: Option<u64>,
     plans: SharedWords,
+    read_plan: Vec<Segment>,
     stats: Stats,
 }
 
@@ -322,12 +323,24 @@ impl Cache {
     /// buffer piece by piece, each where it belongs, and the call ended
     /// with the total (or with the pieces before one that failed).
     fn file_read(&mut self, rid: u64) -> Result<Reply, Error> {
-        let mut segs = [Segment::default(); MAX_SEGMENTS];
-        let n = (1..cache::SLOTS)
+        // The plan's buffer is kept between calls: made afresh, a plan's
+        // worth of pieces costs more to clear than a cached read to serve.
+        let mut segs = core::mem::take(&mut self.read_plan);
+        segs.resize(MAX_SEGMENTS, Segment::default());
+        let taken = (1..cache::SLOTS)
             .filter_map(|i| Slot::of(self.plans.words(), i))
-            .find_map(|slot| slot.take(rid, &mut segs))
-            .ok_or(Error::Busy)?;
-        if let [Segment { dev, len, src: 0, .. }] = segs[..n] {
+            .find_map(|slot| slot.take(rid, &mut segs));
+        let replied = match taken {
+            Some(n) => self.deliver(rid, &segs[..n]),
+            None => Err(Error::Busy),
+        };
+        self.read_plan = segs;
+        replied
+    }
+
+    /// Delivers a READ's pieces.
+    fn deliver(&mut self, rid: u64, segs: &[Segment]) -> Result<Reply, Error> {
+        if let [Segment { dev, len, src: 0, .. }] = *segs {
             let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
             let s = self.slot(page, false).map_err(|_| Error::Busy)?;
             self.stats.file_reads += 1;
@@ -335,7 +348,7 @@ impl Cache {
             return Ok(Reply::Page(s, off, len));
         }
         let mut done = 0u64;
-        for seg in &segs[..n] {
+        for seg in segs {
             if seg.src as u64 != done || self.read_piece(rid, seg).is_err() {
                 break;
             }
@@ -603,6 +616,7 @@ fn main(args: &[&str]) -> i32 {
         window: 4,
         client: None,
         plans,
+        read_plan: Vec::new(),
         stats: Stats::default(),
     };
     if let Err(e) = sys::name_register(name, cache::ENTRIES) {

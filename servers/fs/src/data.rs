@@ -78,31 +78,40 @@ impl Server {
             self.stats.hole_bytes += n as u64;
             return Ok(End::Zeros(n));
         }
-        let mut plan = [Segment::default(); MAX_SEGMENTS];
-        let (mut n, mut src) = (0, 0u64);
+        let mut plan = core::mem::take(&mut self.read_plan);
+        plan.clear();
+        let mut src = 0u64;
         'pieces: for seg in &segments {
             let Some(block) = seg.block else { break };
             let (mut dev, mut left) = (block * bs + seg.offset as u64, seg.len);
             while left > 0 {
-                if n == plan.len() {
+                if plan.len() == MAX_SEGMENTS {
                     break 'pieces;
                 }
                 let piece = left.min(PAGE as u64 - dev % PAGE as u64);
-                plan[n] = Segment {
+                plan.push(Segment {
                     dev,
                     len: piece as u32,
                     src: src as u32,
                     fresh: false,
-                };
-                (n, dev, src, left) = (n + 1, dev + piece, src + piece, left - piece);
+                });
+                (dev, src, left) = (dev + piece, src + piece, left - piece);
             }
         }
-        let slot = self.free_read_slot().ok_or(Errno::EIO)?;
-        let s = Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?;
-        s.publish(rid, &plan[..n]);
+        let published = self.publish_read(rid, &plan);
+        self.read_plan = plan;
+        let slot = published?;
         self.stats.forwarded_reads += 1;
         self.stats.forwarded_bytes += src;
         Ok(End::Forward(slot))
+    }
+
+    /// Publishes a READ's plan under its rid in a free slot; returns the
+    /// slot.
+    fn publish_read(&self, rid: u64, plan: &[Segment]) -> Result<usize, Errno> {
+        let slot = self.free_read_slot().ok_or(Errno::EIO)?;
+        Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?.publish(rid, plan);
+        Ok(slot)
     }
 
     fn free_read_slot(&self) -> Option<usize> {

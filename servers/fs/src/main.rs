@@ -26,7 +26,7 @@ use clients::{Client, Clients};
 use core::fmt::Write;
 use device::CacheDevice;
 use ext2fs::{FileManager, MountOptions, Timestamp};
-use tessera_api::cache::{self, OpenReply, Slot};
+use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, Segment, Slot};
 use tessera_api::fs::{self as api, Errno, FAILED};
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::SharedWords;
@@ -72,6 +72,9 @@ pub struct Server {
     base_secs: i64,
     base_tsc: u64,
     pub write_key: u64,
+    /// A READ's plan, kept between calls: made afresh, a plan's worth of
+    /// pieces costs more to clear than a cached read to serve.
+    pub read_plan: Vec<Segment>,
     pub stats: Stats,
 }
 
@@ -300,6 +303,7 @@ fn main(args: &[&str]) -> i32 {
         base_secs: secs,
         base_tsc: sys::rdtsc(),
         write_key: 0,
+        read_plan: Vec::with_capacity(MAX_SEGMENTS),
         stats: Stats::default(),
     };
     if let Err(e) = sys::name_register(name, api::ENTRIES) {
