@@ -206,6 +206,33 @@ impl BlockDevice for CacheDevice {
         }
     }
 
+    /// `write_block`, with the copy and the search for what changed kept
+    /// to `part`: a whole block's cost more than the rest of an inode's or
+    /// a bitmap bit's write.
+    fn write_part(
+        &mut self,
+        n: u64,
+        size: usize,
+        part: core::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        if part.is_empty() || part.end > size {
+            return self.write_block(n, size, f);
+        }
+        let at = self.place(n, size)?;
+        let mut before = core::mem::take(&mut self.before);
+        let copy = self.copy(at, size, false)?;
+        before.clear();
+        before.extend_from_slice(&copy[part.clone()]);
+        f(copy);
+        let changed = changed(&copy[part.clone()], &before);
+        self.before = before;
+        match changed {
+            Some((first, end)) => self.send(at, part.start + first, part.start + end),
+            None => Ok(()),
+        }
+    }
+
     fn fill_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         let at = self.place(n, size)?;
         let copy = self.copy(at, size, true)?;
