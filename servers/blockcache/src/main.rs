@@ -85,6 +85,8 @@ struct Cache {
     client: Option<u64>,
     plans: SharedWords,
     read_plan: Vec<Segment>,
+    /// WRITE_MANY's message, kept between calls.
+    batch: Vec<u8>,
     stats: Stats,
 }
 
@@ -289,6 +291,43 @@ impl Cache {
             return Err(Error::Invalid);
         }
         Ok((page, off, len))
+    }
+
+    /// WRITE_MANY: each record as a WRITE; stops at the first that fails.
+    fn meta_write_many(&mut self, info: &AccInfo, rid: u64) -> Result<Reply, Error> {
+        let len = info.len as usize;
+        if len > cache::MAX_BATCH {
+            return Err(Error::Invalid);
+        }
+        let mut msg = core::mem::take(&mut self.batch);
+        msg.resize(len, 0);
+        let applied = if len <= info.inline.len() {
+            msg.copy_from_slice(&info.inline[..len]);
+            Ok(())
+        } else {
+            sys::rv_read(rid, 0, &mut msg).map(drop)
+        }
+        .and_then(|()| self.apply_batch(&msg));
+        self.batch = msg;
+        applied.map(|()| Reply::Own(0))
+    }
+
+    fn apply_batch(&mut self, msg: &[u8]) -> Result<(), Error> {
+        let mut at = 0;
+        while at < msg.len() {
+            let (offset, len) = cache::decode_header(&msg[at..]).ok_or(Error::Invalid)?;
+            let data = msg.get(at + cache::HEADER..at + cache::HEADER + len as usize);
+            let (page, off, len) = self.range(offset, len)?;
+            let data = data.ok_or(Error::Invalid)?;
+            let s = self.slot(page, off == 0 && len == PAGE)?;
+            self.before_write(s)?;
+            self.page_bytes_mut(s)?[off..off + len].copy_from_slice(data);
+            self.pages.mark_dirty(s, self.epoch);
+            self.stats.meta_writes += 1;
+            self.stats.meta_write_bytes += len as u64;
+            at = cache::next_record(at, len);
+        }
+        Ok(())
     }
 
     fn meta_write(&mut self, info: &AccInfo, rid: u64) -> Result<Reply, Error> {
@@ -510,6 +549,7 @@ impl Cache {
                 Ok(Reply::Page(s, off, len))
             }
             cache::WRITE if client => self.meta_write(info, rid),
+            cache::WRITE_MANY if client => self.meta_write_many(info, rid),
             cache::BARRIER if client => {
                 self.epoch += 1;
                 self.stats.barriers += 1;
@@ -617,6 +657,7 @@ fn main(args: &[&str]) -> i32 {
         client: None,
         plans,
         read_plan: Vec::new(),
+        batch: Vec::new(),
         stats: Stats::default(),
     };
     if let Err(e) = sys::name_register(name, cache::ENTRIES) {

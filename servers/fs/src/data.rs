@@ -197,6 +197,8 @@ impl Server {
         self.write_key += 1;
         let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Errno::EIO)?;
         slot.publish(self.write_key, &plan[..n]);
+        // The allocation's changes reach the cache before the data does.
+        self.dev().flush().map_err(crate::errno)?;
         let mut reply = [0u8; 16];
         let called = sys::call_by_ref(cache_pid, cache::FILE_WRITE, rid, &mut reply);
         let (stored, error) = match called {

@@ -161,7 +161,7 @@ impl Server {
                 o,
                 "library_blocks_read {}\nlibrary_blocks_written {}\nlibrary_bytes_copied {}\nbarriers {}\n\
                  syncs {}\ninconsistencies {}\nmirror_hits {}\nmirror_misses {}\nmeta_read_bytes {}\n\
-                 meta_writes {}\nmeta_write_bytes {}\n",
+                 meta_writes {}\nmeta_write_bytes {}\nmeta_batches {}\n",
                 l.blocks_read,
                 l.blocks_written,
                 l.bytes_copied,
@@ -172,13 +172,40 @@ impl Server {
                 d.mirror_misses,
                 d.read_bytes,
                 d.writes,
-                d.write_bytes
+                d.write_bytes,
+                d.batches
             );
         }
         o
     }
 
+    /// Serves a request; its metadata changes reach the cache before its
+    /// reply (or its forward) does.
     fn serve(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
+        let end = self.serve_one(info, rid, msg, out);
+        let flushed = match self.fm.as_mut() {
+            Ok(fm) => fm.inodes().device().flush(),
+            Err(_) => Ok(()),
+        };
+        match (flushed, end) {
+            (Ok(()), end) => end,
+            (Err(e), end) => {
+                let e = errno(e);
+                if let End::Forward(slot) = end
+                    && let Some(s) = Slot::of(self.plans.words(), slot)
+                {
+                    s.clear();
+                }
+                self.client(info.caller).errno = Some(e);
+                match info.entry {
+                    api::READ | api::READDIR => End::Fail(FAILED),
+                    _ => result(out, Err(e)),
+                }
+            }
+        }
+    }
+
+    fn serve_one(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
         self.stats.requests += 1;
         let now = self.now();
         if let Ok(fm) = self.fm.as_mut() {
