@@ -10,6 +10,7 @@ mod ktest;
 mod layers;
 mod machine;
 mod nvm;
+mod nvmcrash;
 mod proc;
 mod progtest;
 mod protocol;
