@@ -20,8 +20,9 @@
 //! (where on the device the bytes are) into the plan area, a container the
 //! two share, then passes the client's own call on:
 //! - `FILE_READ`: the client's READ call, *forwarded*; the cache copies the
-//!   planned bytes from its page straight into the client's buffer as its
-//!   reply (the one copy of the data) and the client wakes up. The plan is
+//!   planned pieces from its pages straight into the client's buffer, each
+//!   where its `src` says (the one copy of the data), ends the call with
+//!   their total and the client wakes up. The plan is
 //!   in the slot whose key is the call's rid. The status is the bytes
 //!   delivered; a failure ends the call with `Busy` (the client then asks
 //!   the file server's `ERRNO`, which reports EIO).
