@@ -16,6 +16,7 @@ extern crate alloc;
 pub mod acpi;
 pub mod arch;
 pub mod boot;
+pub mod bytes;
 pub mod clock;
 pub mod computation;
 pub mod console;

@@ -1,27 +1,24 @@
 //! Plate (Tender's プレート): persistent content held in memory, Tender's
 //! equivalent of a file: the files of the initial archive, made at boot,
 //! and the programs a supervisor brings in from the file system
-//! (`plate_create`). A plate is never deleted (programs made from it hold
-//! its bytes), so its maker's account carries its cost for good; a newer
-//! version of a name takes the name from the older.
+//! (`plate_create`). A newer version of a name replaces the older: the
+//! older's entry goes (its identifier turns stale, its maker's account
+//! gets its cost back) and its bytes are freed once no program or region
+//! made from them is left.
 
 use super::mediator::{NO_IDS, invoke};
 use super::{Kind, ResId, ResTable, Resource, table};
 use abi::{Error, ResInfo, ResOp};
 use alloc::string::String;
+use kcore::bytes::Bytes;
 use kcore::sync::IrqMutex;
 
 pub struct Plate {
     pub name: String,
-    pub data: &'static [u8],
+    pub data: Bytes,
     /// Its creator's mark of the content (0: the archive's).
     pub tag: u64,
 }
-
-/// Most bytes of plates made at run time: they are never freed.
-const CREATED_LIMIT: usize = 512 << 20;
-
-static CREATED_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
 
 /// The plate `name` of version `tag`, made from `content` if there is none
 /// (`plate_create`).
@@ -42,30 +39,25 @@ pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId
         if content.is_empty() {
             return Err(Error::NotFound);
         }
-        use core::sync::atomic::Ordering;
-        // Its maker pays for it for good (a plate is never deleted).
+        // Its maker pays for it while the entry lasts.
         let cost = super::cost::<Plate>((content.len() + want.len()) as u64);
         let charge = super::charge(caller, cost)?;
-        if CREATED_BYTES.fetch_add(content.len(), Ordering::Relaxed) + content.len() > CREATED_LIMIT {
-            CREATED_BYTES.fetch_sub(content.len(), Ordering::Relaxed);
-            return Err(Error::Limit);
-        }
         let mut data = alloc::vec::Vec::new();
-        if data.try_reserve_exact(content.len()).is_err() {
-            CREATED_BYTES.fetch_sub(content.len(), Ordering::Relaxed);
-            return Err(Error::NoMemory);
-        }
+        data.try_reserve_exact(content.len()).map_err(|_| Error::NoMemory)?;
         data.extend_from_slice(content);
-        let data: &'static [u8] = alloc::boxed::Box::leak(data.into_boxed_slice());
+        let data = Bytes::Shared(alloc::sync::Arc::new(data));
         let mut t = TABLE.lock();
-        // Older versions keep their bytes and identifiers, not the name.
-        let old: alloc::vec::Vec<ResId> = t
+        // An older version made at run time goes (what runs from it keeps
+        // its bytes); the archive's stay, without the name.
+        let old: alloc::vec::Vec<(ResId, bool)> = t
             .iter()
             .filter(|(_, e)| e.value.name == want)
-            .map(|(id, _)| id)
+            .map(|(id, e)| (id, matches!(e.value.data, Bytes::Shared(_))))
             .collect();
-        for id in old {
-            if let Ok(e) = t.get_mut(id) {
+        for (id, made) in old {
+            if made {
+                drop(t.remove(id));
+            } else if let Ok(e) = t.get_mut(id) {
                 e.value.name.clear();
             }
         }
@@ -99,7 +91,7 @@ pub fn init_from_archive() {
             super::KERNEL,
             Plate {
                 name,
-                data: entry.data,
+                data: Bytes::Static(entry.data),
                 tag: 0,
             },
         )
@@ -127,18 +119,22 @@ pub fn lookup(name: &str) -> Result<ResId, Error> {
 }
 
 /// The plate's content and name.
-pub fn get(id: ResId) -> Result<(&'static [u8], String), Error> {
+pub fn get(id: ResId) -> Result<(Bytes, String), Error> {
     let t = TABLE.lock();
     let e = t.get(id).map_err(super::id_error)?;
-    Ok((e.value.data, e.value.name.clone()))
+    Ok((e.value.data.clone(), e.value.name.clone()))
 }
 
 /// The plate's content.
-pub fn content(id: ResId) -> Result<&'static [u8], Error> {
-    TABLE.lock().get(id).map(|e| e.value.data).map_err(super::id_error)
+pub fn content(id: ResId) -> Result<Bytes, Error> {
+    TABLE
+        .lock()
+        .get(id)
+        .map(|e| e.value.data.clone())
+        .map_err(super::id_error)
 }
 
-/// Plates are read by anyone, and live as long as the archive.
+/// Plates are read by anyone; only a newer version replaces one.
 pub struct Plates;
 
 impl Resource for Plates {

@@ -129,7 +129,10 @@ fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, popul
     if seg.in_nvm {
         return map_text(caller, id, program, seg, populate);
     }
-    let image = &program.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
+    let image = program
+        .image
+        .slice(seg.offset as usize, seg.filesz as usize)
+        .ok_or(Error::BadProgram)?;
     let backing = Backing::Image {
         bytes: image,
         offset: (seg.vaddr & 0xfff) as usize,

@@ -593,3 +593,63 @@ pub fn plates_are_charged_to_their_maker() -> TestResult {
     );
     Ok(())
 }
+
+/// A newer version of a plate replaces the older: the older's identifier
+/// turns stale, its cost goes back to its maker, and its bytes live on
+/// only while something made from them holds them.
+pub fn a_replaced_plate_is_freed() -> TestResult {
+    let options = SpawnOptions {
+        kernel_limit: 256 << 10,
+        ..SpawnOptions::DEFAULT
+    };
+    let maker = ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &options,
+        KERNEL_PID,
+    ))?;
+    let p = proc::get(maker).ok_or("sleeper gone")?;
+    let heap_before = heap::stats().used;
+    let before = p.account().used();
+    let first = resource::plate::create(maker, "harden/versions", 1, &alloc::vec![1u8; 64 << 10]);
+    let held = first.and_then(resource::plate::content);
+    // Twenty versions of 64 KiB: four would pass the limit if the older
+    // ones stayed.
+    let mut last = first;
+    for tag in 2..22u64 {
+        last = resource::plate::create(maker, "harden/versions", tag, &alloc::vec![tag as u8; 64 << 10]);
+        if last.is_err() {
+            break;
+        }
+    }
+    let charged = p.account().used() - before;
+    let stale = first.map(resource::plate::content);
+    let current = last.and_then(resource::plate::content);
+    drop(p);
+    end(maker);
+    ensure!(last.is_ok(), "a newer version gave {last:?}");
+    ensure!(
+        charged < 128 << 10,
+        "twenty versions of 64 KiB leave {charged} bytes charged"
+    );
+    ensure!(
+        matches!(stale, Ok(Err(_))),
+        "the first version's identifier still reads"
+    );
+    let held = held.map_err(|e| format!("{e:?}"))?;
+    ensure!(
+        held.len() == 64 << 10 && held.iter().all(|&b| b == 1),
+        "the bytes a holder kept changed"
+    );
+    ensure!(
+        current.is_ok_and(|c| c.iter().all(|&b| b == 21)),
+        "the newest version does not read as written"
+    );
+    drop(held);
+    let grown = heap::stats().used.saturating_sub(heap_before);
+    ensure!(
+        grown < 256 << 10,
+        "the heap grew by {grown} bytes for one plate of 64 KiB"
+    );
+    Ok(())
+}

@@ -89,6 +89,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::kernel_memory_is_charged,
     pass harden::requests_are_bounded,
     pass harden::plates_are_charged_to_their_maker,
+    pass harden::a_replaced_plate_is_freed,
     pass harden::the_pool_gives_memory_back_first,
     pass harden::spawning_until_failure_then_killing_all,
     pass harden::fuzzers_killed_mid_call_leave_nothing,

@@ -52,8 +52,8 @@ pub fn sys_work_area_write(me: &proc::Process, a: call::WorkAreaWrite) -> Result
     vkspace::write(me.pid(), id(a.area), name, rest).map(|()| 0)
 }
 
-/// A plate's bytes. Plates are the archive's files, read-only and never
-/// deleted: the read checks the identifier (kind, slot, generation) in the
+/// A plate's bytes. Plates are read-only, readable by anyone: the read
+/// checks the identifier (kind, slot, generation) in the
 /// plates' table and copies, with no operation of the mediator's to make.
 pub fn sys_plate_read(a: call::PlateRead) -> Result<u64, Error> {
     // One read returns at most MAX_COPY bytes; the buffer is checked whole.

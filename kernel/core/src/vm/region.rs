@@ -14,14 +14,14 @@ use alloc::vec::Vec;
 pub use abi::RegionKind as Kind;
 
 /// Where a region's initial content comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Backing {
     /// Zero-filled memory (BSS, stack, anonymous memory).
     Zero,
     /// Bytes of a program image: `bytes` fill the region from `offset` (the
     /// position of the segment's start within the first page); the rest of
     /// the region is zero.
-    Image { bytes: &'static [u8], offset: usize },
+    Image { bytes: crate::bytes::Slice, offset: usize },
     /// Pages of the NVM (an OFF2F program's text file), mapped in place:
     /// page i < `pages` of the region is the NVM page at physical address
     /// `base + i * PAGE_SIZE`, borrowed, never written (seed 001 fig. 3,
@@ -246,7 +246,8 @@ impl Region {
         // direct map; the copy stays inside the one page.
         unsafe {
             core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
-            if let Backing::Image { bytes, offset } = self.backing {
+            if let Backing::Image { bytes, offset } = &self.backing {
+                let offset = *offset;
                 let page_start = index * PAGE_SIZE as usize;
                 let page_end = page_start + PAGE_SIZE as usize;
                 // The image occupies [offset, offset + len) of the region.
@@ -433,7 +434,13 @@ impl Region {
             // The NVM pages are shared by mapping them again; the zero
             // pages past them are read-only, so a fresh zero page each is
             // the same content.
-            let mut r = Region::new(self.kind, self.frames.len(), self.backing, false, self.executable)?;
+            let mut r = Region::new(
+                self.kind,
+                self.frames.len(),
+                self.backing.clone(),
+                false,
+                self.executable,
+            )?;
             for i in 0..self.frames.len() {
                 r.frames[i] = self.borrowed(i).filter(|_| self.frames[i] != 0).unwrap_or(0);
             }

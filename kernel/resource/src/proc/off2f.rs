@@ -14,7 +14,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use off2f::{HEADER_PAGE, Header, Kind, Place};
 
-pub fn parse(image: &'static [u8], plate: restable::ResId, name: String) -> Result<Program, Error> {
+pub fn parse(bytes: kcore::bytes::Bytes, plate: restable::ResId, name: String) -> Result<Program, Error> {
+    let image: &[u8] = &bytes;
     let h = Header::parse(image).map_err(|_| Error::BadProgram)?;
     if h.kind() != Kind::StaticExec {
         return Err(Error::BadProgram);
@@ -43,7 +44,7 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: String) -> Resu
     Ok(Program {
         plate,
         name,
-        image,
+        image: bytes.clone(),
         entry: h.entry(),
         segments,
         phdr: h.phdr_vaddr().unwrap_or(0),

@@ -28,7 +28,7 @@ pub struct Program {
     /// The plate it was read from: its content identity (the pool's key).
     pub plate: restable::ResId,
     pub name: alloc::string::String,
-    pub image: &'static [u8],
+    pub image: kcore::bytes::Bytes,
     pub entry: u64,
     pub segments: Vec<Segment>,
     /// Where the program headers are in memory, and how many (a Linux
@@ -58,10 +58,15 @@ impl Program {
 
 /// Parses a static x86_64 executable. Anything else (dynamic, another
 /// machine, overlapping or out-of-range segments) is `BadProgram`.
-pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::String) -> Result<Program, Error> {
-    if image.starts_with(b"OFF") {
-        return super::off2f::parse(image, plate, name);
+pub fn parse(
+    bytes: kcore::bytes::Bytes,
+    plate: restable::ResId,
+    name: alloc::string::String,
+) -> Result<Program, Error> {
+    if bytes.starts_with(b"OFF") {
+        return super::off2f::parse(bytes, plate, name);
     }
+    let image: &[u8] = &bytes;
     let bad = Error::BadProgram;
     let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
     let endian = header.endian().map_err(|_| bad)?;
@@ -121,7 +126,7 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::
     Ok(Program {
         plate,
         name,
-        image,
+        image: bytes.clone(),
         entry,
         segments,
         phdr,
