@@ -555,8 +555,8 @@ pub fn fuzzers_killed_mid_call_leave_nothing() -> TestResult {
     back(before, footprint())
 }
 
-/// A plate is kept for good: its maker pays for it, and cannot make more
-/// than its limit allows (any process could once fill the heap with them).
+/// A plate is kept until a newer version replaces it: its maker pays for
+/// it meanwhile, and cannot make more than its limit allows (any process could once fill the heap with them).
 pub fn plates_are_charged_to_their_maker() -> TestResult {
     let options = SpawnOptions {
         kernel_limit: 256 << 10,

@@ -255,7 +255,7 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     for id in [link, attached, area, in_kernel, phys, bx, program, loose, spare, space] {
         delete(KERNEL, id).map_err(|e| format!("delete {id:?}: {e:?}"))?;
     }
-    // (Plates and devices are never deleted.)
+    // (Plates go only when replaced, devices never.)
     for (id, use_it) in kinds
         .into_iter()
         .skip(1)
