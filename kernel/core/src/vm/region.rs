@@ -323,7 +323,7 @@ impl Region {
         frames.extend_from_slice(&self.frames);
         Ok(Region {
             kind: self.kind,
-            backing: Backing::Zero,
+            backing: self.backing,
             writable: self.writable,
             executable: self.executable,
             frames,
@@ -358,6 +358,9 @@ impl Region {
                 )
             };
         }
+        // Its initial content is the original's (a forked process's data,
+        // refilled from it if the copy is reused from the pool).
+        copy.backing = self.backing;
         Ok(copy)
     }
 }
