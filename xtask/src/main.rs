@@ -11,6 +11,7 @@ mod nvm;
 mod proc;
 mod progtest;
 mod protocol;
+mod sysimage;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

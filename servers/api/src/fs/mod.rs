@@ -54,6 +54,7 @@
 //! | `FSYNC` | fd u32, 0 u32 | 0 |
 //! | `ERRNO` | | the errno of the last failed READ/READDIR (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
+//! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 
 pub mod client;
 
@@ -85,7 +86,11 @@ pub const SYNC: u64 = 18;
 pub const FSYNC: u64 = 19;
 pub const ERRNO: u64 = 20;
 pub const STATS: u64 = 21;
-pub const ENTRIES: u64 = (1 << 22) - 1;
+/// The same open file for another client (a Linux process's supervisor
+/// hands its files to its child's at fork: both have it open, each under
+/// its own number).
+pub const SHARE: u64 = 22;
+pub const ENTRIES: u64 = (1 << 23) - 1;
 
 /// How READ and READDIR fail: the call ends with this error and `ERRNO`
 /// gives the errno.
@@ -124,6 +129,7 @@ pub struct Errno(pub i32);
 impl Errno {
     pub const EPERM: Errno = Errno(1);
     pub const ENOENT: Errno = Errno(2);
+    pub const ESRCH: Errno = Errno(3);
     pub const EIO: Errno = Errno(5);
     pub const EBADF: Errno = Errno(9);
     pub const ENOMEM: Errno = Errno(12);
@@ -162,6 +168,7 @@ impl Errno {
         match self.0 {
             1 => "operation not permitted",
             2 => "no such file or directory",
+            3 => "no such process",
             5 => "input/output error",
             9 => "bad file number",
             12 => "out of memory",
