@@ -884,7 +884,13 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 4 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 7 * 8);
+        assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
+        assert_eq!(size_of::<linux::Regs>(), 19 * 8);
+        assert_eq!(size_of::<linux::CallFor>(), 8 * 8);
+        // A Linux system call travels inline, whole.
+        assert_eq!(size_of::<linux::LinuxCall>(), 64);
+        assert_eq!(size_of::<linux::LinuxFault>(), 5 * 8);
     }
 
     #[test]

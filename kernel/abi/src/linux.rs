@@ -53,11 +53,12 @@ pub struct LinuxFault {
     pub pid: u64,
 }
 
-/// A waiting Linux process's user registers (`caller_regs`,
-/// `caller_set_regs`).
+/// The general registers, in the order the kernel's trap frame keeps them
+/// (lowest address first; the system-call arguments `rdi .. r9`
+/// contiguous and in order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
-pub struct Regs {
+pub struct GeneralRegs {
     pub r15: u64,
     pub r14: u64,
     pub r13: u64,
@@ -73,11 +74,33 @@ pub struct Regs {
     pub r10: u64,
     pub r8: u64,
     pub r9: u64,
+}
+
+/// A waiting Linux process's user registers (`caller_regs`,
+/// `caller_set_regs`): the general ones (reached as if they were its own
+/// fields: `regs.rax`), then these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Regs {
+    pub general: GeneralRegs,
     pub rip: u64,
     pub rflags: u64,
     pub rsp: u64,
     /// The thread pointer (`arch_prctl(ARCH_SET_FS)`).
     pub fs_base: u64,
+}
+
+impl core::ops::Deref for Regs {
+    type Target = GeneralRegs;
+    fn deref(&self) -> &GeneralRegs {
+        &self.general
+    }
+}
+
+impl core::ops::DerefMut for Regs {
+    fn deref_mut(&mut self) -> &mut GeneralRegs {
+        &mut self.general
+    }
 }
 
 /// A nested call on behalf of a waiting Linux process (`call_for`): the

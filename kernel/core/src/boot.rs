@@ -134,12 +134,7 @@ extern "C" fn kmain(start_info: u64) -> ! {
 extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
     // SAFETY: `info` lives in kmain's frame, which is never popped.
     let info = unsafe { &*info };
-    let rsdp = if rsdp != 0 {
-        rsdp
-    } else {
-        platform::acpi::scan_for_rsdp(&DirectMap).unwrap_or(0)
-    };
-    let madt = platform::acpi::parse_madt(&DirectMap, rsdp).unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
+    let madt = crate::acpi::madt(rsdp).unwrap_or_else(|e| panic!("no usable ACPI MADT: {e:?}"));
     BOOT_INFO.call_once(|| BootInfo {
         cmdline: info.cmdline,
         cpus: madt.cpus().len(),

@@ -130,10 +130,13 @@ impl Computation {
         let frame_size = core::mem::size_of::<TrapFrame>() as u64;
         let frame_at = top - frame_size;
         let frame = TrapFrame {
+            regs: abi::linux::GeneralRegs {
+                rdi: start.rdi,
+                rsi: start.rsi,
+                ..Default::default()
+            },
             rip: start.rip,
             rsp: start.rsp,
-            rdi: start.rdi,
-            rsi: start.rsi,
             cs: crate::arch::x86_64::gdt::USER_CS as u64,
             ss: crate::arch::x86_64::gdt::USER_DS as u64,
             rflags: 0x202, // IF

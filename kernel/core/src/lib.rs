@@ -13,6 +13,7 @@
 
 extern crate alloc;
 
+pub mod acpi;
 pub mod arch;
 pub mod boot;
 pub mod clock;

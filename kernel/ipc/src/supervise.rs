@@ -134,21 +134,7 @@ fn with_frame<R>(supervisor: &Process, rid: u64, f: impl FnOnce(&mut TrapFrame, 
 /// `caller_regs`: the waiting process's user registers.
 pub fn regs(supervisor: &Process, rid: u64) -> Result<Regs, Error> {
     with_frame(supervisor, rid, |f, fs_base| Regs {
-        r15: f.r15,
-        r14: f.r14,
-        r13: f.r13,
-        r12: f.r12,
-        r11: f.r11,
-        rbp: f.rbp,
-        rbx: f.rbx,
-        rcx: f.rcx,
-        rax: f.rax,
-        rdi: f.rdi,
-        rsi: f.rsi,
-        rdx: f.rdx,
-        r10: f.r10,
-        r8: f.r8,
-        r9: f.r9,
+        general: f.regs,
         rip: f.rip,
         rflags: f.rflags,
         rsp: f.rsp,
@@ -179,21 +165,7 @@ const USER_FLAGS: u64 = 0x0025_4dd5;
 
 /// Puts registers `r` (checked) into a frame: IF stays on, IOPL 0.
 pub fn set_frame(f: &mut TrapFrame, r: &Regs) {
-    f.r15 = r.r15;
-    f.r14 = r.r14;
-    f.r13 = r.r13;
-    f.r12 = r.r12;
-    f.r11 = r.r11;
-    f.rbp = r.rbp;
-    f.rbx = r.rbx;
-    f.rcx = r.rcx;
-    f.rax = r.rax;
-    f.rdi = r.rdi;
-    f.rsi = r.rsi;
-    f.rdx = r.rdx;
-    f.r10 = r.r10;
-    f.r8 = r.r8;
-    f.r9 = r.r9;
+    f.regs = r.general;
     f.rip = r.rip;
     f.rsp = r.rsp;
     f.rflags = (r.rflags & USER_FLAGS) | 0x202;

@@ -112,6 +112,43 @@ pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<u64>)> {
     Some((first, icas))
 }
 
+// ---- what every block device server does alike ----
+
+/// OPEN, served: the caller becomes the device's client unless another
+/// living one has it (`Busy`); each grants the other (the pages move both
+/// ways); the reply is the geometry. Returns the reply's length.
+pub fn serve_open(client: &mut Option<u64>, caller: u64, g: Geometry, reply: &mut [u8]) -> Result<usize, Error> {
+    if let Some(c) = *client
+        && c != caller
+        && sys::alive(c)
+    {
+        return Err(Error::Busy);
+    }
+    sys::peer_grant(caller)?;
+    *client = Some(caller);
+    reply[..Geometry::LEN].copy_from_slice(&g.encode());
+    Ok(Geometry::LEN)
+}
+
+/// The message of READ or WRITE call `rid` (from its description when it
+/// is short, else read by reference) into `msg`; returns its length.
+pub fn transfer_message(rid: u64, info: &tessera_rt::abi::AccInfo, msg: &mut [u8]) -> Result<usize, Error> {
+    let len = (info.len as usize).min(msg.len());
+    if len <= info.inline.len() {
+        msg[..len].copy_from_slice(&info.inline[..len]);
+    } else {
+        sys::rv_read(rid, 0, &mut msg[..len])?;
+    }
+    Ok(len)
+}
+
+/// A STATS reply: as much of `text` as `reply` takes.
+pub fn text_reply(text: &str, reply: &mut [u8]) -> usize {
+    let n = text.len().min(reply.len());
+    reply[..n].copy_from_slice(&text.as_bytes()[..n]);
+    n
+}
+
 /// A client's connection to a block device server.
 pub struct Disk {
     pub pid: u64,

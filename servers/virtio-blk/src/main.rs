@@ -225,31 +225,20 @@ impl Driver {
         let owner = self.client == Some(info.caller);
         match info.entry {
             block::OPEN => {
-                if let Some(c) = self.client
-                    && c != info.caller
-                    && sys::alive(c)
-                {
-                    self.stats.refused += 1;
-                    return Err(Error::Busy);
-                }
-                sys::peer_grant(info.caller)?;
-                self.client = Some(info.caller);
                 let g = Geometry {
                     blocks: self.blocks,
                     max_blocks: block::MAX_ICAS as u32,
                     flags: if self.blk.readonly() { block::READ_ONLY } else { 0 },
                 };
-                reply[..Geometry::LEN].copy_from_slice(&g.encode());
-                Ok(Some(Geometry::LEN))
+                let opened = block::serve_open(&mut self.client, info.caller, g, reply);
+                if opened == Err(Error::Busy) {
+                    self.stats.refused += 1;
+                }
+                opened.map(Some)
             }
             block::READ | block::WRITE if owner => {
                 let mut msg = [0u8; block::transfer_len(block::MAX_ICAS)];
-                let len = (info.len as usize).min(msg.len());
-                if len <= info.inline.len() {
-                    msg[..len].copy_from_slice(&info.inline[..len]);
-                } else {
-                    sys::rv_read(rid, 0, &mut msg[..len])?;
-                }
+                let len = block::transfer_message(rid, info, &mut msg)?;
                 self.transfer(rid, info, &msg[..len], info.entry == block::WRITE)?;
                 Ok(None)
             }
@@ -262,12 +251,7 @@ impl Driver {
                 self.client = None;
                 Ok(Some(0))
             }
-            block::STATS => {
-                let text = self.report();
-                let n = text.len().min(reply.len());
-                reply[..n].copy_from_slice(&text.as_bytes()[..n]);
-                Ok(Some(n))
-            }
+            block::STATS => Ok(Some(block::text_reply(&self.report(), reply))),
             _ => {
                 self.stats.refused += 1;
                 Err(Error::Denied)

@@ -25,9 +25,10 @@ pub fn clock_agrees_with_pit() -> TestResult {
     // 20 ms measured by the PIT and by the calibrated TSC must agree: a
     // check that the calibration and the conversion work (units, scale),
     // not a measurement. Under plain TCG on a busy host the guest's TSC and
-    // its PIT drift apart by tens of percent between calibration and test
-    // (seen: 12 ms of TSC for 20 ms of PIT at a load of 6 on two cores), so
-    // the bound is a factor of two, which any unit or scale error exceeds.
+    // its PIT drift apart between calibration and test (seen: 6.3 ms of TSC
+    // for 20 ms of PIT at a load of 6 on two cores, the calibration itself
+    // having been stretched), so the bound is a factor of four, which any
+    // unit or scale error (a thousandfold) still exceeds.
     // The median of five windows: under TCG a busy host can stretch one.
     let ticks = (pit::HZ / 50) as u16;
     let mut runs = [0u64; 5];
@@ -39,7 +40,7 @@ pub fn clock_agrees_with_pit() -> TestResult {
     runs.sort_unstable();
     let elapsed = runs[2];
     ensure!(
-        (10_000_000..=40_000_000).contains(&elapsed),
+        (5_000_000..=80_000_000).contains(&elapsed),
         "20 ms of PIT took {elapsed} ns by the TSC clock"
     );
     let one_second = clock::cycles_to_ns(clock::tsc_hz());

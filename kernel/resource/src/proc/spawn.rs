@@ -215,47 +215,24 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
     }
     let route = route_of(options, parent)?;
     let plate = find_plate(path)?;
-    let program = take_program(plate)?;
-    let space = match compose_with(program, plate, policy == LoadPolicy::Eager, true) {
-        Ok(s) => s,
-        Err(e) => {
-            give_back_program(plate, program);
-            return Err(e);
-        }
+    let eager = policy == LoadPolicy::Eager;
+    let how = Composition {
+        policy,
+        parent,
+        route,
+        cpu: options.cpu,
     };
-    let work_area = match pool::take_work_area().map_or_else(new_work_area, Ok) {
-        Ok(w) => w,
-        Err(e) => {
-            destroy_space(space);
-            give_back_program(plate, program);
-            return Err(e);
-        }
-    };
-    let name = crate::program::get(program)?.name.clone();
-    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
-        .and_then(|_| process::create(KERNEL, program, space, work_area, policy, parent, route));
-    let process = match composed {
-        Ok(p) => p,
-        Err(e) => {
-            delete(work_area);
-            destroy_space(space);
-            give_back_program(plate, program);
-            return Err(e);
-        }
-    };
-    let pid = process.index() as u64;
-    if options.rights != 0
-        && let Some(p) = ipc::process::get(pid)
-    {
-        p.give_rights(options.rights);
-    }
-    // From here the process owns its parts; if it cannot start, ending it
-    // takes them apart again.
-    let started = computation::create(KERNEL, process, options.cpu).and_then(|_| process::start(KERNEL, process));
-    if let Err(e) = started {
-        super::abandon(pid);
-        return Err(e);
-    }
+    let pid = compose_and_start(
+        plate,
+        args,
+        &how,
+        |program| compose_with(program, plate, eager, true),
+        |p| {
+            if options.rights != 0 {
+                p.give_rights(options.rights);
+            }
+        },
+    )?;
     if options.foreground != 0 {
         ipc::process::set_foreground(pid);
     }
@@ -444,9 +421,48 @@ pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
 /// Started; its parent (who may wait for it) is the supervisor.
 pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
     kcore::computation::reap();
-    let plate = parent.plate();
+    let how = Composition {
+        policy: parent.policy(),
+        parent: supervisor,
+        route: Route::Linux {
+            supervisor,
+            pid: linux_pid,
+        },
+        cpu: abi::ANY_CPU,
+    };
+    let mut regs = alloc::boxed::Box::new(regs);
+    regs.rax = 0;
+    compose_and_start(
+        parent.plate(),
+        b"",
+        &how,
+        |_| copy_space(parent),
+        |child| child.set_start_regs(regs),
+    )
+}
+
+/// How a new process is placed: its loading policy, the pid that may wait
+/// for it, where its calls go, its CPU.
+struct Composition {
+    policy: LoadPolicy,
+    parent: u64,
+    route: Route,
+    cpu: u64,
+}
+
+/// Composes a process of `plate`'s program, the space `make_space` gives
+/// (the program's id in hand), a work area with `args`; lets `prepare`
+/// finish it before it runs, then starts it. On any failure every part
+/// goes back or is deleted.
+fn compose_and_start(
+    plate: ResId,
+    args: &[u8],
+    how: &Composition,
+    make_space: impl FnOnce(ResId) -> Result<ResId, Error>,
+    prepare: impl FnOnce(&super::Process),
+) -> Result<u64, Error> {
     let program = take_program(plate)?;
-    let space = match copy_space(parent) {
+    let space = match make_space(program) {
         Ok(s) => s,
         Err(e) => {
             give_back_program(plate, program);
@@ -461,13 +477,9 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
             return Err(e);
         }
     };
-    let route = Route::Linux {
-        supervisor,
-        pid: linux_pid,
-    };
     let name = crate::program::get(program)?.name.clone();
-    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), b"")
-        .and_then(|_| process::create(KERNEL, program, space, work_area, parent.policy(), supervisor, route));
+    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
+        .and_then(|_| process::create(KERNEL, program, space, work_area, how.policy, how.parent, how.route));
     let process = match composed {
         Ok(p) => p,
         Err(e) => {
@@ -478,9 +490,12 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         }
     };
     let pid = process.index() as u64;
-    let child = ipc::process::get(pid).ok_or(Error::NotFound)?;
-    child.set_start_regs(alloc::boxed::Box::new(abi::linux::Regs { rax: 0, ..regs }));
-    let started = computation::create(KERNEL, process, abi::ANY_CPU).and_then(|_| process::start(KERNEL, process));
+    if let Some(p) = ipc::process::get(pid) {
+        prepare(&p);
+    }
+    // From here the process owns its parts; if it cannot start, ending it
+    // takes them apart again.
+    let started = computation::create(KERNEL, process, how.cpu).and_then(|_| process::start(KERNEL, process));
     if let Err(e) = started {
         super::abandon(pid);
         return Err(e);

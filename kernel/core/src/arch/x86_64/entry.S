@@ -52,20 +52,8 @@ frame_taken:
  * sigreturn), and they go back to user mode from the frame.
  */
 full_frame_entry:
-    pushq %rbx
-    pushq %rbp
-    pushq %r11
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
+    push_other_regs
     jmp frame_built
 full_frame_exit:
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %rbp
-    popq %rbx
+    pop_other_regs
     jmp frame_taken

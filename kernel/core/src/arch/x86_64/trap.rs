@@ -16,30 +16,17 @@ pub mod vector {
     pub const SPURIOUS: u8 = 0xff;
 }
 
-/// Registers as saved by `trap_common` (vectors.S), lowest address first.
-/// A system call's frame (`syscall_entry`, syscall/entry.S) has the same
-/// layout but leaves `r15 .. rbx` (and `r11`) unwritten and does not load
-/// them back: those registers pass through `syscall_dispatch`, which keeps
-/// the callee-saved ones as the C ABI says.
+/// Registers as saved by `trap_common` (vectors.S), lowest address first:
+/// the general ones (reached as the frame's own fields: `frame.rax`), then
+/// what the CPU pushed. A system call's frame (`syscall_entry`, entry.S)
+/// has the same layout but, for a native process, leaves `r15 .. rbx` (and
+/// `r11`) unwritten and does not load them back: those registers pass
+/// through the dispatcher, which keeps the callee-saved ones as the C ABI
+/// says.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TrapFrame {
-    pub r15: u64,
-    pub r14: u64,
-    pub r13: u64,
-    pub r12: u64,
-    pub r11: u64,
-    pub rbp: u64,
-    pub rbx: u64,
-    pub rcx: u64,
-    pub rax: u64,
-    // The system-call argument registers, contiguous and in order.
-    pub rdi: u64,
-    pub rsi: u64,
-    pub rdx: u64,
-    pub r10: u64,
-    pub r8: u64,
-    pub r9: u64,
+    pub regs: abi::linux::GeneralRegs,
     pub vector: u64,
     pub error_code: u64,
     pub rip: u64,
@@ -56,12 +43,26 @@ impl TrapFrame {
 
     /// The six system-call arguments (rdi, rsi, rdx, r10, r8, r9), in place.
     pub fn syscall_args(&self) -> &[u64; 6] {
+        use abi::linux::GeneralRegs as G;
         const {
-            assert!(core::mem::offset_of!(TrapFrame, r9) - core::mem::offset_of!(TrapFrame, rdi) == 5 * 8);
+            assert!(core::mem::offset_of!(G, r9) - core::mem::offset_of!(G, rdi) == 5 * 8);
         }
         // SAFETY: repr(C) lays the six u64 fields from rdi to r9 out
         // contiguously (checked above), which is exactly a [u64; 6].
-        unsafe { &*(&self.rdi as *const u64 as *const [u64; 6]) }
+        unsafe { &*(&self.regs.rdi as *const u64 as *const [u64; 6]) }
+    }
+}
+
+impl core::ops::Deref for TrapFrame {
+    type Target = abi::linux::GeneralRegs;
+    fn deref(&self) -> &abi::linux::GeneralRegs {
+        &self.regs
+    }
+}
+
+impl core::ops::DerefMut for TrapFrame {
+    fn deref_mut(&mut self) -> &mut abi::linux::GeneralRegs {
+        &mut self.regs
     }
 }
 

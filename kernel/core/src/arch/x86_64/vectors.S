@@ -27,25 +27,13 @@ trap_common:
     jz 1f
     swapgs
 1:  push_call_regs                          /* as syscall_entry (frame.S) */
-    pushq %rbx
-    pushq %rbp
-    pushq %r11
-    pushq %r12
-    pushq %r13
-    pushq %r14
-    pushq %r15
+    push_other_regs
     cld
     movq %rsp, %rdi
     call trap_dispatch
 .global trap_return
 trap_return:
-    popq %r15
-    popq %r14
-    popq %r13
-    popq %r12
-    popq %r11
-    popq %rbp
-    popq %rbx
+    pop_other_regs
     pop_call_regs
     testb $3, 24(%rsp)
     jz 2f
