@@ -11,7 +11,12 @@ use alloc::vec::Vec;
 use tessera_rt::{println, sys};
 
 /// The environment a launched program starts with.
-const ENV: &[&str] = &["PATH=/bin:/usr/bin:/sbin:/usr/sbin", "HOME=/", "TERM=vt100", "SHELL=/bin/sh"];
+const ENV: &[&str] = &[
+    "PATH=/bin:/usr/bin:/sbin:/usr/sbin",
+    "HOME=/",
+    "TERM=vt100",
+    "SHELL=/bin/sh",
+];
 
 /// The launch message (`sup::INIT`, mode 1): words [1, pid], then the
 /// path, the arguments and the environment, each string NUL-terminated,
@@ -37,7 +42,10 @@ pub fn main(args: &[&str]) -> i32 {
     };
     let server = sys::wait_for_name(proto::NAME);
     if server == 0 {
-        println!("linux: the Linux personality is not running (no server '{}')", proto::NAME);
+        println!(
+            "linux: the Linux personality is not running (no server '{}')",
+            proto::NAME
+        );
         return 127;
     }
     let mut reply = [0u8; 16];
@@ -53,7 +61,7 @@ pub fn main(args: &[&str]) -> i32 {
     let ran = sys::call(supervisor, sup::INIT, &msg, &mut r);
     let code = i64::from_le_bytes(r);
     if ran.is_err() || code < 0 {
-        println!("linux: {path}: {}", crate::sup::describe_errno(-code));
+        println!("linux: {path}: {} ({ran:?}, {code})", crate::sup::describe_errno(-code));
         // The process never ran: collect its status all the same.
     }
     let mut st = [0u8; 8];

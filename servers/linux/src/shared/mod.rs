@@ -58,11 +58,34 @@ pub struct Held {
 
 #[derive(Clone, Copy, Debug)]
 pub enum Waiting {
-    Read { obj: u64, buf: u64, len: u64, flags: u64 },
-    Write { obj: u64, buf: u64, len: u64, done: u64, flags: u64 },
-    Wait4 { which: i64, options: u64, status: u64, rusage: u64 },
-    Waitid { idtype: u64, id: u64, options: u64, info: u64 },
-    Vfork { child: u32 },
+    Read {
+        obj: u64,
+        buf: u64,
+        len: u64,
+        flags: u64,
+    },
+    Write {
+        obj: u64,
+        buf: u64,
+        len: u64,
+        done: u64,
+        flags: u64,
+    },
+    Wait4 {
+        which: i64,
+        options: u64,
+        status: u64,
+        rusage: u64,
+    },
+    Waitid {
+        idtype: u64,
+        id: u64,
+        options: u64,
+        info: u64,
+    },
+    Vfork {
+        child: u32,
+    },
 }
 
 pub struct Shared {
@@ -155,7 +178,12 @@ impl Shared {
 
     fn tick(&mut self) {
         let now = sys::now_ns();
-        let due: Vec<u32> = self.timers.iter().filter(|(_, t)| t.0 <= now).map(|(&p, _)| p).collect();
+        let due: Vec<u32> = self
+            .timers
+            .iter()
+            .filter(|(_, t)| t.0 <= now)
+            .map(|(&p, _)| p)
+            .collect();
         for pid in due {
             let (deadline, interval) = self.timers[&pid];
             if interval > 0 {
@@ -265,7 +293,10 @@ impl Shared {
                 }
             }
             ctl::KILL => self.kill(&w),
-            ctl::SETPGID => result(self.procs.setpgid(word(&w, 1) as u32, word(&w, 2) as u32, word(&w, 3) as u32)),
+            ctl::SETPGID => result(
+                self.procs
+                    .setpgid(word(&w, 1) as u32, word(&w, 2) as u32, word(&w, 3) as u32),
+            ),
             ctl::GETPGID => result(self.procs.getpgid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::GETSID => result(self.procs.getsid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),

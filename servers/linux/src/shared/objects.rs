@@ -222,7 +222,10 @@ impl Objects {
     }
 
     pub fn poll_deadlines(&self) -> impl Iterator<Item = u64> + '_ {
-        self.polls.iter().map(|p| p.deadline).filter(|&d| d != 0 && d != u64::MAX)
+        self.polls
+            .iter()
+            .map(|p| p.deadline)
+            .filter(|&d| d != 0 && d != u64::MAX)
     }
 }
 
@@ -298,7 +301,13 @@ impl Shared {
             return true;
         };
         let nonblock = self.objs.nonblocking(id, flags);
-        let Some(pipe_id) = self.objs.objs.get(&id).filter(|o| o.kind == obj::PIPE_WRITE).map(|o| o.pipe) else {
+        let Some(pipe_id) = self
+            .objs
+            .objs
+            .get(&id)
+            .filter(|o| o.kind == obj::PIPE_WRITE)
+            .map(|o| o.pipe)
+        else {
             self.finish(h, errno::fail(errno::EBADF));
             return true;
         };
@@ -579,7 +588,12 @@ impl Shared {
     pub(super) fn poll(&mut self, w: &[u64], sup: u64) -> End {
         let pid = word(w, 1) as u32;
         let deadline = word(w, 2);
-        let pairs: Vec<(u64, u64)> = w.get(3..).unwrap_or(&[]).chunks_exact(2).map(|c| (c[0], c[1])).collect();
+        let pairs: Vec<(u64, u64)> = w
+            .get(3..)
+            .unwrap_or(&[])
+            .chunks_exact(2)
+            .map(|c| (c[0], c[1]))
+            .collect();
         let mut out = vec![0u64];
         let mut ready = 0;
         for &(o, ev) in &pairs {

@@ -398,7 +398,12 @@ impl Shared {
                 .filter(|p| p.pid != sender && p.pid != INIT)
                 .map(|p| p.pid)
                 .collect(),
-            t => self.procs.live().filter(|p| p.pgid == (-t) as u32).map(|p| p.pid).collect(),
+            t => self
+                .procs
+                .live()
+                .filter(|p| p.pgid == (-t) as u32)
+                .map(|p| p.pid)
+                .collect(),
         };
         if targets.is_empty() {
             return result(-errno::ESRCH);
@@ -522,7 +527,9 @@ impl Shared {
         const WNOWAIT: u64 = 0x0100_0000;
         let (which, options, waitid) = match h.what {
             Waiting::Wait4 { which, options, .. } => (which, options | WEXITED, false),
-            Waiting::Waitid { idtype, id, options, .. } => {
+            Waiting::Waitid {
+                idtype, id, options, ..
+            } => {
                 let which = match idtype {
                     0 => -1,
                     1 => id as i64,
@@ -550,8 +557,13 @@ impl Shared {
             return true;
         }
         let found = children.iter().find_map(|&c| {
-            self.report_of(c, options & WEXITED != 0, options & WUNTRACED != 0, options & WCONTINUED != 0)
-                .map(|r| (c, r))
+            self.report_of(
+                c,
+                options & WEXITED != 0,
+                options & WUNTRACED != 0,
+                options & WCONTINUED != 0,
+            )
+            .map(|r| (c, r))
         });
         let Some((child, (status, code, st))) = found else {
             if options & WNOHANG != 0 {

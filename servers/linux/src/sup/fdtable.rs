@@ -40,9 +40,15 @@ pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATI
 #[derive(Clone, Debug)]
 pub enum Kind {
     /// A file or directory of the file server.
-    File { fd: u32, dir: bool },
+    File {
+        fd: u32,
+        dir: bool,
+    },
     /// An object of the shared server: a pipe's end or the terminal.
-    Obj { id: u64, kind: u64 },
+    Obj {
+        id: u64,
+        kind: u64,
+    },
     Null,
     Zero,
     Full,

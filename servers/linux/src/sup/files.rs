@@ -171,7 +171,10 @@ impl Sup {
                 // A fresh description of the terminal holds a reference.
                 let kind = self.vkind(node);
                 if let Kind::Obj { id, .. } = kind {
-                    if id == obj::TTY_ID && self.ctl1(&[ctl::TTY_CHECK, self.pid as u64]) == Err(errno::ENOTTY) && abs == "/dev/tty" {
+                    if id == obj::TTY_ID
+                        && self.ctl1(&[ctl::TTY_CHECK, self.pid as u64]) == Err(errno::ENOTTY)
+                        && abs == "/dev/tty"
+                    {
                         return Err(errno::ENXIO);
                     }
                     self.ctl(&[ctl::HOLD, id]);
@@ -180,7 +183,13 @@ impl Sup {
             }
             Target::Fs(d, rel) => {
                 let mut fsflags = flags
-                    & (fdt::O_ACCMODE | fdt::O_CREAT | fdt::O_EXCL | fdt::O_TRUNC | fdt::O_APPEND | fdt::O_DIRECTORY | fdt::O_NOFOLLOW);
+                    & (fdt::O_ACCMODE
+                        | fdt::O_CREAT
+                        | fdt::O_EXCL
+                        | fdt::O_TRUNC
+                        | fdt::O_APPEND
+                        | fdt::O_DIRECTORY
+                        | fdt::O_NOFOLLOW);
                 if flags & fdt::O_ACCMODE == 3 {
                     fsflags = (fsflags & !3) | fdt::O_RDWR;
                 }
@@ -731,7 +740,11 @@ impl Sup {
         let mut fields = [0u8; 8];
         fields[..4].copy_from_slice(&nd.to_le_bytes());
         fields[4..].copy_from_slice(&(orel.len() as u32).to_le_bytes());
-        let f = if link && flags & AT_SYMLINK_FOLLOW != 0 { 0x400 } else { 0 };
+        let f = if link && flags & AT_SYMLINK_FOLLOW != 0 {
+            0x400
+        } else {
+            0
+        };
         let entry = if link { api::LINK } else { api::RENAME };
         self.fs
             .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])
@@ -1084,7 +1097,10 @@ impl Sup {
     }
 
     fn tty_ioctl(&mut self, rid: u64, req: u64, arg: u64) -> Result<u64, i64> {
-        let changes = matches!(req, tio::TCSETS | tio::TCSETSW | tio::TCSETSF | tio::TIOCSPGRP | tio::TCFLSH);
+        let changes = matches!(
+            req,
+            tio::TCSETS | tio::TCSETSW | tio::TCSETSF | tio::TIOCSPGRP | tio::TCFLSH
+        );
         if changes {
             // From a background group: SIGTTOU, unless it is blocked or
             // ignored.

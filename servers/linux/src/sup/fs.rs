@@ -97,7 +97,8 @@ impl Fs {
     pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
-        self.path_op(api::OPEN, dirfd, flags, &fields, &[path]).map(|fd| fd as u32)
+        self.path_op(api::OPEN, dirfd, flags, &fields, &[path])
+            .map(|fd| fd as u32)
     }
 
     pub fn close(&mut self, fd: u32) {
@@ -123,11 +124,7 @@ impl Fs {
         let mut done = 0u64;
         while done < len {
             let mut msg = [0u8; 24];
-            Writer::new(&mut msg)
-                .u32(fd)
-                .u32(0)
-                .u64(off + done)
-                .u64(len - done);
+            Writer::new(&mut msg).u32(fd).u32(0).u64(off + done).u64(len - done);
             let req = CallFor {
                 rid,
                 server: self.pid,
@@ -159,13 +156,16 @@ impl Fs {
     pub fn read_own(&self, fd: u32, off: u64, buf: &mut [u8]) -> Result<usize, i64> {
         let mut done = 0;
         while done < buf.len() {
+            // The file server maps a request's whole range before it reads
+            // a page of it: ask for a program image piece by piece.
+            let len = (buf.len() - done).min(api::MAX_WRITE);
             let mut msg = [0u8; 24];
             Writer::new(&mut msg)
                 .u32(fd)
                 .u32(0)
                 .u64(off + done as u64)
-                .u64((buf.len() - done) as u64);
-            match sys::call(self.pid, api::READ, &msg, &mut buf[done..]) {
+                .u64(len as u64);
+            match sys::call(self.pid, api::READ, &msg, &mut buf[done..done + len]) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) => {

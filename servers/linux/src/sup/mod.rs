@@ -123,22 +123,22 @@ pub struct Sup {
 pub const DEFAULT_LIMITS: [[u64; 2]; 16] = {
     const INF: u64 = u64::MAX;
     [
-        [INF, INF],           // CPU
-        [INF, INF],           // FSIZE
-        [INF, INF],           // DATA
-        [8 << 20, INF],       // STACK
-        [0, INF],             // CORE
-        [INF, INF],           // RSS
-        [3836, 3836],         // NPROC
-        [1024, 4096],         // NOFILE
-        [8 << 20, 8 << 20],   // MEMLOCK
-        [INF, INF],           // AS
-        [INF, INF],           // LOCKS
-        [3836, 3836],         // SIGPENDING
-        [819200, 819200],     // MSGQUEUE
-        [0, 0],               // NICE
-        [0, 0],               // RTPRIO
-        [INF, INF],           // RTTIME
+        [INF, INF],         // CPU
+        [INF, INF],         // FSIZE
+        [INF, INF],         // DATA
+        [8 << 20, INF],     // STACK
+        [0, INF],           // CORE
+        [INF, INF],         // RSS
+        [3836, 3836],       // NPROC
+        [1024, 4096],       // NOFILE
+        [8 << 20, 8 << 20], // MEMLOCK
+        [INF, INF],         // AS
+        [INF, INF],         // LOCKS
+        [3836, 3836],       // SIGPENDING
+        [819200, 819200],   // MSGQUEUE
+        [0, 0],             // NICE
+        [0, 0],             // RTPRIO
+        [INF, INF],         // RTTIME
     ]
 };
 
@@ -190,7 +190,9 @@ impl Sup {
         if data.is_empty() {
             return Ok(());
         }
-        calls::caller_write(rid, addr, data).map(|_| ()).map_err(|_| errno::EFAULT)
+        calls::caller_write(rid, addr, data)
+            .map(|_| ())
+            .map_err(|_| errno::EFAULT)
     }
 
     pub fn read_u64(&self, rid: u64, addr: u64) -> Result<u64, i64> {

@@ -233,7 +233,16 @@ impl Sup {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn fork(&mut self, rid: u64, vfork: bool, newsp: u64, flags: u64, ptid: u64, ctid: u64, tls: u64) -> Out {
+    pub(super) fn fork(
+        &mut self,
+        rid: u64,
+        vfork: bool,
+        newsp: u64,
+        flags: u64,
+        ptid: u64,
+        ctid: u64,
+        tls: u64,
+    ) -> Out {
         // Every description goes to the child too: a file's position is
         // shared from now on.
         let ofds = self.fds.distinct();
@@ -304,7 +313,12 @@ impl Sup {
             let _ = self.write_u32(rid, ptid, child);
         }
         if vfork {
-            return self.pass(rid, 58, [0; 6], &[proto::pass::VFORK_WAIT, self.pid as u64, child as u64]);
+            return self.pass(
+                rid,
+                58,
+                [0; 6],
+                &[proto::pass::VFORK_WAIT, self.pid as u64, child as u64],
+            );
         }
         Out::Ret(child as u64)
     }
@@ -342,7 +356,10 @@ impl Sup {
             e.w(a.handler).w(a.flags).w(a.restorer).w(a.mask);
         }
         e.s(self.cwd.as_bytes());
-        e.w(self.cwd_fd.and_then(|fd| self.fs.share(fd, child_sup).ok()).map_or(u64::MAX, |f| f as u64));
+        e.w(self
+            .cwd_fd
+            .and_then(|fd| self.fs.share(fd, child_sup).ok())
+            .map_or(u64::MAX, |f| f as u64));
         e.s(self.exe.as_bytes());
         e.w(self.argv.len() as u64);
         for a in &self.argv {
@@ -352,7 +369,11 @@ impl Sup {
         for o in ofds {
             let d = o.borrow();
             let (tag, a, b) = match &d.kind {
-                Kind::File { fd, dir } => (1, self.fs.share(*fd, child_sup).map_or(u64::MAX, |f| f as u64), *dir as u64),
+                Kind::File { fd, dir } => (
+                    1,
+                    self.fs.share(*fd, child_sup).map_or(u64::MAX, |f| f as u64),
+                    *dir as u64,
+                ),
                 Kind::Obj { id, kind } => (2, *id, *kind),
                 Kind::Null => (3, 0, 0),
                 Kind::Zero => (4, 0, 0),
@@ -519,13 +540,9 @@ impl Sup {
             if p == 0 {
                 return Ok(out);
             }
-            let s = self.read_cstr(rid, p, 128 * 1024).map_err(|e| {
-                if e == errno::ENAMETOOLONG {
-                    errno::E2BIG
-                } else {
-                    e
-                }
-            })?;
+            let s = self
+                .read_cstr(rid, p, 128 * 1024)
+                .map_err(|e| if e == errno::ENAMETOOLONG { errno::E2BIG } else { e })?;
             total += s.len() + 1;
             if total > 2 * 1024 * 1024 {
                 return Err(errno::E2BIG);
@@ -815,7 +832,14 @@ impl Sup {
             rid,
             247,
             a,
-            &[proto::pass::WAITID, self.pid as u64, a[0], a[1] as i32 as u64, a[3], a[2]],
+            &[
+                proto::pass::WAITID,
+                self.pid as u64,
+                a[0],
+                a[1] as i32 as u64,
+                a[3],
+                a[2],
+            ],
         )
     }
 
@@ -830,14 +854,7 @@ impl Sup {
         if target == i32::MIN as i64 {
             return Err(errno::ESRCH);
         }
-        let r = self.ctl(&[
-            ctl::KILL,
-            self.pid as u64,
-            target as u64,
-            signo,
-            code as u64,
-            value,
-        ]);
+        let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
         if let Some(e) = errno::of(word(&r, 0)) {
             return Err(e);
         }

@@ -13,7 +13,7 @@ use alloc::collections::VecDeque;
 use linuxabi::errno;
 use linuxabi::frame::{self, AltStack, Context, Frame, SigInfo};
 use linuxabi::signal::{self as sig, Default as Act, SigAction};
-use tessera_rt::abi::linux::{LinuxFault, Regs};
+use tessera_rt::abi::linux::{GeneralRegs, LinuxFault, Regs};
 use tessera_rt::sys::calls;
 
 pub struct Signals {
@@ -132,21 +132,23 @@ fn context_of(r: &Regs) -> Context {
 
 fn regs_of(c: &Context, fs_base: u64) -> Regs {
     Regs {
-        r15: c.r15,
-        r14: c.r14,
-        r13: c.r13,
-        r12: c.r12,
-        r11: c.r11,
-        rbp: c.rbp,
-        rbx: c.rbx,
-        rcx: c.rcx,
-        rax: c.rax,
-        rdi: c.rdi,
-        rsi: c.rsi,
-        rdx: c.rdx,
-        r10: c.r10,
-        r8: c.r8,
-        r9: c.r9,
+        general: GeneralRegs {
+            r15: c.r15,
+            r14: c.r14,
+            r13: c.r13,
+            r12: c.r12,
+            r11: c.r11,
+            rbp: c.rbp,
+            rbx: c.rbx,
+            rcx: c.rcx,
+            rax: c.rax,
+            rdi: c.rdi,
+            rsi: c.rsi,
+            rdx: c.rdx,
+            r10: c.r10,
+            r8: c.r8,
+            r9: c.r9,
+        },
         rip: c.rip,
         rflags: c.eflags,
         rsp: c.rsp,
@@ -350,7 +352,15 @@ impl Sup {
 
     /// Writes a frame for handler `a` of signal `s` below the stack (or on
     /// the alternate stack) and points `regs` at the handler.
-    fn push_frame(&mut self, rid: u64, regs: &mut Regs, s: u32, a: SigAction, info: SigInfo, fpu: &[u8; frame::FPU_LEN]) -> Result<(), i64> {
+    fn push_frame(
+        &mut self,
+        rid: u64,
+        regs: &mut Regs,
+        s: u32,
+        a: SigAction,
+        info: SigInfo,
+        fpu: &[u8; frame::FPU_LEN],
+    ) -> Result<(), i64> {
         let st = self.sig.altstack;
         let on_alt = st.contains(regs.rsp);
         let sp = if a.flags & sig::SA_ONSTACK != 0 && st.flags & sig::SS_DISABLE == 0 && !on_alt {
@@ -588,10 +598,7 @@ impl Sup {
                     size: 0,
                 }
             } else {
-                AltStack {
-                    flags: 0,
-                    ..new
-                }
+                AltStack { flags: 0, ..new }
             };
             return Ok(0);
         }
@@ -621,7 +628,11 @@ impl Sup {
         };
         if let Some(s) = sig::lowest(self.sig.pending & set) {
             let info = self.sig.take(s);
-            if a[1] != 0 && self.write_mem(rid, a[1], &SigInfo { signo: s, ..info }.to_bytes()).is_err() {
+            if a[1] != 0
+                && self
+                    .write_mem(rid, a[1], &SigInfo { signo: s, ..info }.to_bytes())
+                    .is_err()
+            {
                 return ret(Err(errno::EFAULT));
             }
             return Out::Ret(s as u64);
@@ -634,7 +645,9 @@ impl Sup {
                     if s >> 63 != 0 || ns >= 1_000_000_000 {
                         return ret(Err(errno::EINVAL));
                     }
-                    tessera_rt::sys::now_ns().saturating_add(s.saturating_mul(1_000_000_000)).saturating_add(ns)
+                    tessera_rt::sys::now_ns()
+                        .saturating_add(s.saturating_mul(1_000_000_000))
+                        .saturating_add(ns)
                 }
                 Err(e) => return ret(Err(e)),
             }

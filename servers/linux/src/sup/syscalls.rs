@@ -38,7 +38,12 @@ pub enum PollKind {
     Poll { at: u64 },
     /// select/pselect6: nfds, the three sets' addresses, the timeout's
     /// address and whether it is a timeval (select) or a timespec.
-    Select { nfds: u64, sets: [u64; 3], timeout: u64, timeval: bool },
+    Select {
+        nfds: u64,
+        sets: [u64; 3],
+        timeout: u64,
+        timeval: bool,
+    },
     /// futex wait or sigtimedwait: nothing to report but the timeout.
     Timer,
 }
@@ -117,7 +122,9 @@ impl Sup {
             nr::SYNCFS => ret(self.fds.get(fd).map(|_| 0).and_then(|_| self.fs.sync().map(|_| 0))),
             nr::STATFS => ret(self.statfs_path(rid, a[0], a[1])),
             nr::FSTATFS => ret(self.fds.get(fd).map(|_| 0).and_then(|_| self.statfs_of(rid, a[1]))),
-            nr::CHDIR => ret(self.read_path(rid, a[0]).and_then(|p| self.chdir_to(AT_FDCWD as u64, &p))),
+            nr::CHDIR => ret(self
+                .read_path(rid, a[0])
+                .and_then(|p| self.chdir_to(AT_FDCWD as u64, &p))),
             nr::FCHDIR => ret(self.fchdir(fd)),
             nr::GETCWD => ret(self.getcwd(rid, a[0], a[1])),
             nr::UMASK => {
@@ -205,12 +212,13 @@ impl Sup {
             nr::CAPGET => ret(self.capget(rid, a)),
             nr::CAPSET => ret(if self.cred.euid == 0 { Ok(0) } else { Err(errno::EPERM) }),
             // the system
-            nr::UNAME => ret(self.write_mem(
-                rid,
-                a[0],
-                &st::utsname(["Linux", "(none)", RELEASE, VERSION, "x86_64", "(none)"]),
-            )
-            .map(|_| 0)),
+            nr::UNAME => ret(self
+                .write_mem(
+                    rid,
+                    a[0],
+                    &st::utsname(["Linux", "(none)", RELEASE, VERSION, "x86_64", "(none)"]),
+                )
+                .map(|_| 0)),
             nr::SYSINFO => ret(self.sysinfo(rid, a[0])),
             nr::GETRANDOM => ret(self.getrandom(rid, a[0], a[1], a[2])),
             nr::PRLIMIT64 => ret(self.prlimit(rid, a[0], a[1], a[2], a[3])),
@@ -340,7 +348,11 @@ impl Sup {
         if a[0] > 2 {
             return Err(errno::EINVAL);
         }
-        let (interval, value) = if a[1] != 0 { self.itimer_read(rid, a[1])? } else { (0, 0) };
+        let (interval, value) = if a[1] != 0 {
+            self.itimer_read(rid, a[1])?
+        } else {
+            (0, 0)
+        };
         if a[0] != 0 {
             // Virtual and profiling timers are accepted and never fire.
             if a[2] != 0 {
@@ -486,9 +498,12 @@ impl Sup {
             attr.valid = SetAttr::ATIME_NOW | SetAttr::MTIME_NOW;
         } else {
             let b = self.read_mem(rid, times, 32)?;
-            for (i, (set, now)) in [(SetAttr::ATIME, SetAttr::ATIME_NOW), (SetAttr::MTIME, SetAttr::MTIME_NOW)]
-                .iter()
-                .enumerate()
+            for (i, (set, now)) in [
+                (SetAttr::ATIME, SetAttr::ATIME_NOW),
+                (SetAttr::MTIME, SetAttr::MTIME_NOW),
+            ]
+            .iter()
+            .enumerate()
             {
                 let s = st::u64_at(&b, i * 16);
                 let ns = st::u64_at(&b, i * 16 + 8);
@@ -734,7 +749,9 @@ impl Sup {
             let mut m = vec![ctl::POLL, self.pid as u64, wait];
             for &(_, id, ev) in &objs {
                 m.push(id);
-                m.push(ev | if ev & POLLRDNORM != 0 { POLLIN } else { 0 } | if ev & POLLWRNORM != 0 { POLLOUT } else { 0 });
+                m.push(
+                    ev | if ev & POLLRDNORM != 0 { POLLIN } else { 0 } | if ev & POLLWRNORM != 0 { POLLOUT } else { 0 },
+                );
             }
             let r = self.ctl(&m);
             if word(&r, 0) == 0 && r.len() == 2 {
@@ -820,7 +837,10 @@ impl Sup {
         match req.kind {
             PollKind::Poll { at } => {
                 for (i, &r) in revents.iter().enumerate() {
-                    if self.write_mem(rid, at + i as u64 * 8 + 6, &(r as u16).to_le_bytes()).is_err() {
+                    if self
+                        .write_mem(rid, at + i as u64 * 8 + 6, &(r as u16).to_le_bytes())
+                        .is_err()
+                    {
                         return ret(Err(errno::EFAULT));
                     }
                 }
@@ -862,7 +882,11 @@ impl Sup {
                 }
                 if timeout != 0 && req.deadline != u64::MAX {
                     let left = req.deadline.saturating_sub(sys::now_ns());
-                    let sub = if timeval { (left % 1_000_000_000) / 1000 } else { left % 1_000_000_000 };
+                    let sub = if timeval {
+                        (left % 1_000_000_000) / 1000
+                    } else {
+                        left % 1_000_000_000
+                    };
                     let mut o = st::Out::with_len(16);
                     o.u64(left / 1_000_000_000).u64(sub);
                     let _ = self.write_mem(rid, timeout, &o.0);
@@ -1055,7 +1079,11 @@ impl Sup {
                 if deadline <= sys::now_ns() {
                     return ret(Err(errno::ETIMEDOUT));
                 }
-                let token = if deadline == u64::MAX { 0 } else { self.wait_until(deadline) };
+                let token = if deadline == u64::MAX {
+                    0
+                } else {
+                    self.wait_until(deadline)
+                };
                 self.poll_req = Some(PollReq {
                     fds: Vec::new(),
                     deadline,

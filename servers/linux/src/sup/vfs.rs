@@ -152,7 +152,12 @@ impl Sup {
             }
             "loadavg" => Ok(VNode::Mem(b"0.00 0.00 0.00 1/1 1\n".to_vec())),
             "version" => Ok(VNode::Mem(
-                format!("Linux version {} (tessera) {}\n", super::syscalls::RELEASE, super::syscalls::VERSION).into_bytes(),
+                format!(
+                    "Linux version {} (tessera) {}\n",
+                    super::syscalls::RELEASE,
+                    super::syscalls::VERSION
+                )
+                .into_bytes(),
             )),
             "mounts" => Ok(VNode::Mem(
                 b"/dev/root / ext2 rw,relatime 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n".to_vec(),
@@ -174,12 +179,7 @@ impl Sup {
     fn tessera_node(&self, rest: &str) -> Result<VNode, i64> {
         let names = ["res", "pool", "trace", "counters", "servers", "cpus", "faults", "mem"];
         Ok(match rest {
-            "" => VNode::Dir(
-                names
-                    .iter()
-                    .map(|n| (n.to_string(), DT_REG, ino_of(n)))
-                    .collect(),
-            ),
+            "" => VNode::Dir(names.iter().map(|n| (n.to_string(), DT_REG, ino_of(n))).collect()),
             "res" => VNode::Mem(report(inspect::resources)),
             "pool" => VNode::Mem(report(inspect::pool)),
             "trace" => VNode::Mem(report(|| inspect::trace(30))),
@@ -369,7 +369,9 @@ impl Sup {
             let node = self.vnode(&p)?;
             match node {
                 VNode::Link(t) => {
-                    let base = p.rsplit_once('/').map_or("/", |(b, _)| if b.is_empty() { "/" } else { b });
+                    let base = p
+                        .rsplit_once('/')
+                        .map_or("/", |(b, _)| if b.is_empty() { "/" } else { b });
                     p = linuxabi::path::absolute(base, &t);
                     if !is_virtual(&p) {
                         return Ok((p.clone(), VNode::Link(p)));
