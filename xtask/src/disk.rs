@@ -85,7 +85,13 @@ pub fn ensure(rebuild: bool) -> Result<(), String> {
 }
 
 fn make(image: &Image) -> Result<(), String> {
-    make_from(Path::new(ROOT_DIR), image.path, image.block_size, image.size, image.inodes)
+    make_from(
+        Path::new(ROOT_DIR),
+        image.path,
+        image.block_size,
+        image.size,
+        image.inodes,
+    )
 }
 
 /// An ext2 image of `dir` at `path`.
@@ -93,18 +99,9 @@ pub fn make_from(dir: &Path, path: &str, block_size: u32, size: &str, inodes: u3
     let tmp = Path::new(path).with_extension("tmp");
     let _ = fs::remove_file(&tmp);
     let mut cmd = Command::new(mke2fs()?);
-    cmd.args([
-        "-q",
-        "-F",
-        "-t",
-        "ext2",
-        "-b",
-        &block_size.to_string(),
-        "-L",
-        "tessera",
-    ])
-    .args(["-E", "root_owner=0:0", "-d"])
-    .arg(dir);
+    cmd.args(["-q", "-F", "-t", "ext2", "-b", &block_size.to_string(), "-L", "tessera"])
+        .args(["-E", "root_owner=0:0", "-d"])
+        .arg(dir);
     if inodes > 0 {
         cmd.args(["-N", &inodes.to_string()]);
     }
@@ -118,7 +115,10 @@ pub fn make_from(dir: &Path, path: &str, block_size: u32, size: &str, inodes: u3
         ));
     }
     fs::rename(&tmp, path).map_err(|e| format!("renaming to {path}: {e}"))?;
-    println!("made {path} from {}/ ({size}, blocks of {block_size} bytes)", dir.display());
+    println!(
+        "made {path} from {}/ ({size}, blocks of {block_size} bytes)",
+        dir.display()
+    );
     Ok(())
 }
 

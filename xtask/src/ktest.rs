@@ -15,10 +15,12 @@ use std::thread;
 use std::time::Duration;
 
 use crate::builder::{self, Profile, TEST_KERNEL_ELF};
+use crate::linuxtest::{self, LinuxTest};
 use crate::machine::Machine;
 use crate::proc::{self, Output, Stream};
 use crate::progtest::{self, ProgTest};
 use crate::protocol::{self, EXIT_SUCCESS, Ending, KTest};
+use crate::sysimage;
 use crate::{Args, which};
 
 const LOG_DIR: &str = "build/test-logs";
@@ -245,6 +247,8 @@ struct Job {
     smp: u32,
     /// A user program's test (see progtest.rs) rather than a kernel test.
     program: Option<&'static ProgTest>,
+    /// A Linux program's differential test (see linuxtest.rs).
+    linux: Option<LinuxTest>,
 }
 
 impl Job {
@@ -288,10 +292,12 @@ fn qemu_tier(opts: &Options) -> Tier {
             }
         }
     }
-    let listed = tests.len() + progtest::TESTS.len();
+    let mut linux = linuxtest::tests();
+    let listed = tests.len() + progtest::TESTS.len() + linux.len();
     let matches = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
     tests.retain(|t| matches(&t.name));
     let programs: Vec<&'static ProgTest> = progtest::TESTS.iter().filter(|t| matches(t.name)).collect();
+    linux.retain(|t| matches(&t.name));
 
     let mut jobs = Vec::new();
     let mut skipped = 0;
@@ -304,6 +310,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                     test: test.clone(),
                     smp,
                     program: None,
+                    linux: None,
                 });
             }
         }
@@ -315,6 +322,18 @@ fn qemu_tier(opts: &Options) -> Tier {
                 },
                 smp,
                 program: Some(p),
+                linux: None,
+            });
+        }
+        for t in &linux {
+            jobs.push(Job {
+                test: KTest {
+                    name: t.name.clone(),
+                    flags: Default::default(),
+                },
+                smp,
+                program: None,
+                linux: Some(t.clone()),
             });
         }
     }
@@ -424,18 +443,28 @@ fn run_job(opts: &Options, job: &Job) -> bool {
     } else {
         opts.timeout
     };
-    let cmdline = match job.program {
-        Some(p) => p.cmdline(),
-        None => format!("test={} expect_cpus={}", job.test.name, job.smp),
+    let (cmdline, machine) = match (job.program, &job.linux) {
+        (Some(p), _) => (p.cmdline(), opts.machine.with_smp(job.smp)),
+        // The Linux programs live on the system disk; each boot writes to
+        // a scratch overlay of it, so boots side by side share the image.
+        (None, Some(t)) => (
+            t.cmdline(),
+            opts.machine.with_smp(job.smp).with_scratch_disk(sysimage::IMAGE),
+        ),
+        (None, None) => (
+            format!("test={} expect_cpus={}", job.test.name, job.smp),
+            opts.machine.with_smp(job.smp),
+        ),
     };
     let log = log_path(&job.test.name, job.smp);
-    let result = boot(&opts.machine.with_smp(job.smp), &cmdline, timeout, &log);
+    let result = boot(&machine, &cmdline, timeout, &log);
     let (verdict, elapsed, lines) = match result {
         Ok(out) => {
             let lines = out.texts();
-            let verdict = match job.program {
-                Some(p) => progtest::verdict(p, out.ending, &lines),
-                None => protocol::verdict(&job.test, out.ending, &lines),
+            let verdict = match (job.program, &job.linux) {
+                (Some(p), _) => progtest::verdict(p, out.ending, &lines),
+                (None, Some(t)) => linuxtest::verdict(t, out.ending, &lines),
+                (None, None) => protocol::verdict(&job.test, out.ending, &lines),
             };
             let verdict = verdict.map_err(|why| {
                 if out.ending == Ending::TimedOut {

@@ -6,6 +6,7 @@ mod builder;
 mod disk;
 mod ktest;
 mod layers;
+mod linuxtest;
 mod machine;
 mod nvm;
 mod proc;

@@ -25,20 +25,50 @@ const SIZE: &str = "128M";
 /// Scripts on the system disk: the inspector's reports from busybox's
 /// shell (`/proc/tessera/` is served by the personality).
 const SCRIPTS: &[(&str, &str)] = &[
-    ("usr/bin/res", "#!/bin/sh\n# Tender resources: live count per kind, or the list of one kind.\nif [ -n \"$1\" ]; then cat /proc/tessera/res/$1; else cat /proc/tessera/res; fi\n"),
-    ("usr/bin/pool", "#!/bin/sh\n# The resource pool: contents, memory, hits and misses.\ncat /proc/tessera/pool\n"),
-    ("usr/bin/trace", "#!/bin/sh\n# The resource mediator's last operations.\ncat /proc/tessera/trace\n"),
-    ("usr/bin/counters", "#!/bin/sh\n# The mediator's operations per resource kind.\ncat /proc/tessera/counters\n"),
-    ("usr/bin/servers", "#!/bin/sh\n# Registered servers: placement and calls served.\ncat /proc/tessera/servers\n"),
-    ("usr/bin/cpus", "#!/bin/sh\n# Processors: ticks and calls served.\ncat /proc/tessera/cpus\n"),
-    ("usr/bin/faults", "#!/bin/sh\n# Page faults per process and region kind.\ncat /proc/tessera/faults\n"),
+    (
+        "usr/bin/res",
+        "#!/bin/sh\n# Tender resources: live count per kind, or the list of one kind.\nif [ -n \"$1\" ]; then cat /proc/tessera/res/$1; else cat /proc/tessera/res; fi\n",
+    ),
+    (
+        "usr/bin/pool",
+        "#!/bin/sh\n# The resource pool: contents, memory, hits and misses.\ncat /proc/tessera/pool\n",
+    ),
+    (
+        "usr/bin/trace",
+        "#!/bin/sh\n# The resource mediator's last operations.\ncat /proc/tessera/trace\n",
+    ),
+    (
+        "usr/bin/counters",
+        "#!/bin/sh\n# The mediator's operations per resource kind.\ncat /proc/tessera/counters\n",
+    ),
+    (
+        "usr/bin/servers",
+        "#!/bin/sh\n# Registered servers: placement and calls served.\ncat /proc/tessera/servers\n",
+    ),
+    (
+        "usr/bin/cpus",
+        "#!/bin/sh\n# Processors: ticks and calls served.\ncat /proc/tessera/cpus\n",
+    ),
+    (
+        "usr/bin/faults",
+        "#!/bin/sh\n# Page faults per process and region kind.\ncat /proc/tessera/faults\n",
+    ),
 ];
 
 const ETC: &[(&str, &str)] = &[
-    ("etc/passwd", "root:x:0:0:root:/root:/bin/sh\nbin:x:1:1:bin:/bin:/bin/false\ndaemon:x:2:2:daemon:/:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"),
-    ("etc/group", "root:x:0:\nbin:x:1:\ndaemon:x:2:\nusers:x:100:\nnogroup:x:65534:\n"),
+    (
+        "etc/passwd",
+        "root:x:0:0:root:/root:/bin/sh\nbin:x:1:1:bin:/bin:/bin/false\ndaemon:x:2:2:daemon:/:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+    ),
+    (
+        "etc/group",
+        "root:x:0:\nbin:x:1:\ndaemon:x:2:\nusers:x:100:\nnogroup:x:65534:\n",
+    ),
     ("etc/hostname", "tessera\n"),
-    ("etc/profile", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin\nexport PS1='tessera:\\w\\$ '\n"),
+    (
+        "etc/profile",
+        "export PATH=/bin:/sbin:/usr/bin:/usr/sbin\nexport PS1='tessera:\\w\\$ '\n",
+    ),
     ("etc/shells", "/bin/sh\n/bin/ash\n"),
 ];
 
@@ -96,7 +126,10 @@ fn write_file(root: &Path, rel: &str, text: &str, mode: u32) -> Result<(), Strin
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    for e in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?.flatten() {
+    for e in fs::read_dir(from)
+        .map_err(|e| format!("{}: {e}", from.display()))?
+        .flatten()
+    {
         let (src, dst) = (e.path(), to.join(e.file_name()));
         let m = fs::symlink_metadata(&src).map_err(|e| format!("{}: {e}", src.display()))?;
         if m.is_dir() {
@@ -160,10 +193,11 @@ fn abi_programs(out: &Path) -> Result<(), String> {
 /// The benchmark programs, named as tools/bench/progs.py names them (the
 /// drivers find their helpers beside themselves by these names).
 fn bench_programs(out: &Path) -> Result<(), String> {
-    let mut targets: Vec<(String, &str, Vec<String>)> = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer"]
-        .iter()
-        .map(|n| (n.to_string(), *n, Vec::new()))
-        .collect();
+    let mut targets: Vec<(String, &str, Vec<String>)> =
+        ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer"]
+            .iter()
+            .map(|n| (n.to_string(), *n, Vec::new()))
+            .collect();
     targets.push(("fs".into(), "fsbench", Vec::new()));
     targets.push(("tiny".into(), "tiny", Vec::new()));
     for n in [0, 200, 400, 800] {
@@ -183,7 +217,9 @@ fn stage() -> Result<(), String> {
     let root = Path::new(STAGE);
     let _ = fs::remove_dir_all(root);
     copy_tree(Path::new(crate::disk::ROOT_DIR), root)?;
-    for d in ["bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "tmp", "root", "home", "etc"] {
+    for d in [
+        "bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "tmp", "root", "home", "etc",
+    ] {
         fs::create_dir_all(root.join(d)).map_err(|e| format!("{d}: {e}"))?;
     }
     fs::set_permissions(root.join("tmp"), fs::Permissions::from_mode(0o1777)).map_err(|e| e.to_string())?;

@@ -47,7 +47,11 @@ pub fn attach(me: &Process, entry: u64) -> Result<(), Error> {
         Some((p, _)) if p.pid() != me.pid() => return Err(Error::Busy),
         _ => {}
     }
-    *a = if entry == u64::MAX { None } else { Some((me.pid(), entry)) };
+    *a = if entry == u64::MAX {
+        None
+    } else {
+        Some((me.pid(), entry))
+    };
     drop(a);
     // Input that came before is the new holder's (or the readers') now.
     input_ready();

@@ -10,9 +10,9 @@
 //! readable.
 
 use abi::linux::{LinuxCall, entry, nr};
-use ipc::supervise::Ending;
 use abi::{Error, RegionKind};
 use ipc::process::{self as proc, Process};
+use ipc::supervise::Ending;
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::clock;
 use kcore::mm::layout::PAGE_SIZE;

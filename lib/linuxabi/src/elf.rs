@@ -17,7 +17,10 @@ pub enum Kind {
     /// An ELF program that needs a dynamic loader (`PT_INTERP`): not yet.
     Dynamic,
     /// `#!interpreter [argument]`.
-    Script { interpreter: String, argument: Option<String> },
+    Script {
+        interpreter: String,
+        argument: Option<String>,
+    },
     /// Neither: ENOEXEC.
     Unknown,
 }
@@ -151,6 +154,9 @@ mod tests {
         );
         assert_eq!(classify(b"#!\n", b""), Kind::Unknown);
         let argv = script_argv("/bin/sh", Some("-e"), "/s", &[b"s".to_vec(), b"a".to_vec()]);
-        assert_eq!(argv, vec![b"/bin/sh".to_vec(), b"-e".to_vec(), b"/s".to_vec(), b"a".to_vec()]);
+        assert_eq!(
+            argv,
+            vec![b"/bin/sh".to_vec(), b"-e".to_vec(), b"/s".to_vec(), b"a".to_vec()]
+        );
     }
 }

@@ -71,8 +71,14 @@ impl SigInfo {
     /// A siginfo a program passed (`rt_sigqueueinfo`): the fields kept as
     /// they were given (the union as its pid, uid and 64-bit value).
     pub fn from_bytes(b: &[u8]) -> SigInfo {
-        let u32_at = |i: usize| b.get(i..i + 4).map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or([0; 4])));
-        let u64_at = |i: usize| b.get(i..i + 8).map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])));
+        let u32_at = |i: usize| {
+            b.get(i..i + 4)
+                .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
+        };
+        let u64_at = |i: usize| {
+            b.get(i..i + 8)
+                .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+        };
         SigInfo {
             signo: u32_at(0),
             errno: u32_at(4) as i32,

@@ -125,7 +125,11 @@ impl StatView {
         const STATX_BASIC_STATS: u32 = 0x7ff;
         let mut o = Out::with_len(256);
         o.u32(STATX_BASIC_STATS).u32(self.blksize as u32).u64(0);
-        o.u32(self.nlink as u32).u32(self.uid).u32(self.gid).u16(self.mode as u16).u16(0);
+        o.u32(self.nlink as u32)
+            .u32(self.uid)
+            .u32(self.gid)
+            .u16(self.mode as u16)
+            .u16(0);
         o.u64(self.ino).u64(self.size as u64).u64(self.blocks as u64).u64(0);
         // atime, btime (unknown: zero), ctime, mtime: (sec, nsec, pad).
         for (s, ns) in [self.atime, (0, 0), self.ctime, self.mtime] {

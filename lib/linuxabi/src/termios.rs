@@ -235,7 +235,11 @@ impl Ldisc {
     fn erase(&mut self, out: &mut Vec<u8>) -> bool {
         let Some(c) = self.edit.pop() else { return false };
         if self.termios.l(ECHO) && self.termios.l(ECHOE) {
-            let width = if self.termios.l(ECHOCTL) && (c < 32 || c == 127) { 2 } else { 1 };
+            let width = if self.termios.l(ECHOCTL) && (c < 32 || c == 127) {
+                2
+            } else {
+                1
+            };
             for _ in 0..width {
                 out.extend_from_slice(b"\x08 \x08");
             }

@@ -1,0 +1,151 @@
+//! The Linux-ABI differential tests: each program of `user/linux/abi/`
+//! runs unmodified on Tessera's Linux personality, from the system disk
+//! (`sysimage.rs`), and passes when it prints exactly the transcript Linux
+//! printed (`expected/<name>.out`, made on the Linux reference VM by
+//! `make linux-abi`) and exits 0. One boot per program: init starts the
+//! storage servers and the personality, then `run=linux` launches the
+//! program; the disk's writes are dropped when the boot ends.
+
+use std::fs;
+use std::path::Path;
+
+use crate::protocol::{self, EXIT_SUCCESS, Ending};
+
+/// Linux's transcripts, from the repository's root (where xtask runs; its
+/// unit tests run in `xtask/`).
+fn expected_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../user/linux/abi/expected")
+}
+/// The programs' folder on the system disk.
+const ON_DISK: &str = "/linux/abi";
+/// What the test names start with (`make test FILTER=linux_abi`).
+const PREFIX: &str = "linux_abi_";
+/// The line before the program's transcript: init has started the
+/// personality's server, the last of the boot file's servers.
+const STARTED: &str = "started 'linux ";
+const DONE: &str = "RUN-EXIT linux";
+
+#[derive(Clone, Debug)]
+pub struct LinuxTest {
+    pub name: String,
+    program: String,
+}
+
+/// One test per expected transcript, in name order.
+pub fn tests() -> Vec<LinuxTest> {
+    let Ok(entries) = fs::read_dir(expected_dir()) else {
+        return Vec::new();
+    };
+    let mut tests: Vec<LinuxTest> = entries
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            let stem = p.file_stem()?.to_str()?.to_string();
+            (p.extension()? == "out").then(|| LinuxTest {
+                name: format!("{PREFIX}{stem}"),
+                program: stem,
+            })
+        })
+        .collect();
+    tests.sort_by(|a, b| a.name.cmp(&b.name));
+    tests
+}
+
+impl LinuxTest {
+    /// The boot's command line: the boot file's servers (the disk and the
+    /// personality), then the launcher with the program.
+    pub fn cmdline(&self) -> String {
+        format!("run=linux args={ON_DISK}/{}", self.program)
+    }
+
+    fn expected(&self) -> Result<String, String> {
+        let path = expected_dir().join(format!("{}.out", self.program));
+        fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The program's output: the lines after the personality started, up to
+/// the launcher's end (None if either is missing).
+fn transcript(lines: &[String]) -> Option<Vec<&str>> {
+    let start = lines.iter().rposition(|l| l.contains(STARTED))? + 1;
+    let end = start + lines[start..].iter().position(|l| protocol::has_marker(l, DONE))?;
+    Some(lines[start..end].iter().map(|l| protocol::clean(l)).collect())
+}
+
+/// Pass if the transcript is Linux's, byte for byte, and the program
+/// exited 0; otherwise how many lines differ and the first of them.
+pub fn verdict(test: &LinuxTest, ending: Ending, lines: &[String]) -> Result<String, String> {
+    let want = test.expected()?;
+    let want: Vec<&str> = want.lines().collect();
+    let Some(got) = transcript(lines) else {
+        return Err(format!("no transcript ({ending})"));
+    };
+    let differ = (0..want.len().max(got.len()))
+        .filter(|&i| want.get(i) != got.get(i))
+        .collect::<Vec<_>>();
+    if let Some(&first) = differ.first() {
+        return Err(format!(
+            "{} of {} lines differ from Linux's; line {}: want {:?}, got {:?}",
+            differ.len(),
+            want.len(),
+            first + 1,
+            want.get(first).copied().unwrap_or("(nothing)"),
+            got.get(first).copied().unwrap_or("(nothing)"),
+        ));
+    }
+    let exited = format!("{DONE} 0");
+    if ending != Ending::Code(EXIT_SUCCESS) || !lines.iter().any(|l| protocol::has_marker(l, &exited)) {
+        return Err(format!(
+            "the transcript is Linux's but the program did not exit 0 ({ending})"
+        ));
+    }
+    Ok(String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn every_expected_transcript_is_a_test() {
+        let all = tests();
+        assert!(all.iter().any(|t| t.name == "linux_abi_ids"), "{all:?}");
+        assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 2));
+    }
+
+    #[test]
+    fn the_transcript_lies_between_the_server_and_the_end() {
+        let l = lines(&[
+            "x: started 'linux cpu any --server' as pid 5",
+            "a\r",
+            "b",
+            "RUN-EXIT linux 0",
+            "c",
+        ]);
+        assert_eq!(transcript(&l), Some(vec!["a", "b"]));
+        assert_eq!(transcript(&l[1..]), None);
+        assert_eq!(transcript(&l[..3]), None);
+    }
+
+    #[test]
+    fn passes_only_on_the_same_lines_and_exit_zero() {
+        let t = tests().into_iter().find(|t| t.program == "ids").unwrap();
+        let want = t.expected().unwrap();
+        let mut l = lines(&["s: started 'linux --server' as pid 5"]);
+        l.extend(want.lines().map(String::from));
+        l.push("RUN-EXIT linux 0".into());
+        assert!(verdict(&t, Ending::Code(EXIT_SUCCESS), &l).is_ok());
+        assert!(verdict(&t, Ending::Code(35), &l).is_err());
+        let mut changed = l.clone();
+        changed[3].push('!');
+        let why = verdict(&t, Ending::Code(EXIT_SUCCESS), &changed).unwrap_err();
+        assert!(why.contains("line 3"), "{why}");
+        let mut short = l.clone();
+        short.remove(2);
+        assert!(verdict(&t, Ending::Code(EXIT_SUCCESS), &short).is_err());
+    }
+}
