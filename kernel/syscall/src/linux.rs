@@ -259,6 +259,7 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
     }
 }
 
+const MAP_SHARED: u64 = 0x01;
 const MAP_FIXED: u64 = 0x10;
 /// `map_into`: at `addr` exactly, failing if anything is there (the
 /// program break's growth; not a Linux flag).
@@ -297,6 +298,12 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             resource::set_owner(region, p.pid());
+            if flags & MAP_SHARED != 0
+                && let Some(space) = p.space()
+                && let Some(at) = space.lock().attachment_mut(a.id, 0)
+            {
+                at.region.fork_shares = true;
+            }
             Ok(a.base)
         }
         Err(e) => {

@@ -40,6 +40,9 @@ pub struct Region {
     /// device's, not RAM the region owns; they are mapped uncached and
     /// never freed, filled, exchanged or copied.
     device: bool,
+    /// A Linux MAP_SHARED mapping: a fork gives the child the same frames,
+    /// not a copy.
+    pub fork_shares: bool,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -72,6 +75,7 @@ impl Region {
             frames,
             shared: None,
             device: false,
+            fork_shares: false,
         })
     }
 
@@ -329,6 +333,7 @@ impl Region {
             frames,
             shared: Some(set),
             device: false,
+            fork_shares: self.fork_shares,
         })
     }
 
