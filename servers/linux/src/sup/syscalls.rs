@@ -147,6 +147,9 @@ impl Sup {
             nr::FLOCK => ret(self.fds.get(fd).map(|_| 0)),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
             nr::PPOLL => {
+                if a[3] != 0 && a[4] != 8 {
+                    return ret(Err(errno::EINVAL));
+                }
                 let t = match self.timespec_deadline(rid, a[2]) {
                     Ok(t) => t,
                     Err(e) => return ret(Err(e)),
@@ -205,8 +208,8 @@ impl Sup {
             nr::SETRESGID => ret(self.setresgid(a[0], a[1], a[2])),
             nr::GETRESUID => ret(self.getres(rid, a, true)),
             nr::GETRESGID => ret(self.getres(rid, a, false)),
-            nr::SETFSUID => Out::Ret(self.cred.euid as u64),
-            nr::SETFSGID => Out::Ret(self.cred.egid as u64),
+            nr::SETFSUID => Out::Ret(self.setfsuid(a[0] as u32) as u64),
+            nr::SETFSGID => Out::Ret(self.setfsgid(a[0] as u32) as u64),
             nr::GETGROUPS => ret(self.getgroups(rid, a[0], a[1])),
             nr::SETGROUPS => ret(self.setgroups(rid, a[0], a[1])),
             nr::CAPGET => ret(self.capget(rid, a)),
@@ -410,6 +413,26 @@ impl Sup {
         Ok(g.len() as u64)
     }
 
+    /// The file system's user id (the one file access checks): it follows
+    /// the effective id until set; returns the old one, changed or not.
+    fn setfsuid(&mut self, u: u32) -> u32 {
+        let old = self.fs.cred.uid;
+        let c = &self.cred;
+        if u != u32::MAX && (c.euid == 0 || [c.uid, c.euid, c.suid, old].contains(&u)) {
+            self.fs.cred.uid = u;
+        }
+        old
+    }
+
+    fn setfsgid(&mut self, g: u32) -> u32 {
+        let old = self.fs.cred.gid;
+        let c = &self.cred;
+        if g != u32::MAX && (c.euid == 0 || [c.gid, c.egid, c.sgid, old].contains(&g)) {
+            self.fs.cred.gid = g;
+        }
+        old
+    }
+
     fn setgroups(&mut self, rid: u64, size: u64, at: u64) -> Result<u64, i64> {
         if self.cred.euid != 0 {
             return Err(errno::EPERM);
@@ -422,6 +445,8 @@ impl Sup {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
+        // Linux keeps the list sorted (getgroups shows it so).
+        self.cred.groups.sort_unstable();
         Ok(0)
     }
 
@@ -942,7 +967,9 @@ impl Sup {
         if (nfds as i32) < 0 {
             return ret(Err(errno::EINVAL));
         }
-        let nfds = nfds.min(self.fds.slots.len() as u64);
+        // Linux's descriptor table has room for 64 at least (one word of
+        // bits); descriptors past it are ignored, those inside are checked.
+        let nfds = nfds.min(self.fds.slots.len().max(64) as u64);
         let words = nfds.div_ceil(64) as usize;
         let bytes = nfds.div_ceil(8) as usize;
         let mut sets = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
