@@ -297,7 +297,7 @@ fn qemu_tier(opts: &Options) -> Tier {
     let matches = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
     tests.retain(|t| matches(&t.name));
     let programs: Vec<&'static ProgTest> = progtest::TESTS.iter().filter(|t| matches(t.name)).collect();
-    linux.retain(|t| matches(&t.name));
+    linux.retain(|t| t.selected(opts.filter.as_deref()));
 
     let mut jobs = Vec::new();
     let mut skipped = 0;
