@@ -372,7 +372,7 @@ impl abi::Serve for Native<'_> {
     fn plate_create(&mut self, a: call::PlateCreate) -> Result<u64, Error> {
         let name = uaccess::read_text(a.name, MAX_TEXT)?;
         // A program's image, read whole: the plate keeps it.
-        let content = uaccess::read_bytes(a.content.0.addr, a.content.0.len, 256 << 20)?;
+        let content = uaccess::read_long(a.content.0.addr, a.content.0.len, 256 << 20)?;
         Ok(plate::create(self.me.pid(), &name, a.tag, &content)?.raw())
     }
 
