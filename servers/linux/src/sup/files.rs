@@ -675,7 +675,12 @@ impl Sup {
             Target::Fs(d, rel) => {
                 let mut fields = [0u8; 8];
                 fields[..4].copy_from_slice(&((mode as u32) & !self.umask & 0o7777).to_le_bytes());
-                self.fs.path_op(api::MKDIR, d, 0, &fields, &[rel.as_bytes()]).map(|_| 0)
+                match self.fs.path_op(api::MKDIR, d, 0, &fields, &[rel.as_bytes()]) {
+                    // The file server has no last name for the root (EBUSY);
+                    // for mkdir it simply exists (`mkdir -p` relies on it).
+                    Err(errno::EBUSY) => Err(errno::EEXIST),
+                    r => r.map(|_| 0),
+                }
             }
         }
     }

@@ -97,8 +97,12 @@ impl Fs {
     pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
-        self.path_op(api::OPEN, dirfd, flags, &fields, &[path])
-            .map(|fd| fd as u32)
+        match self.path_op(api::OPEN, dirfd, flags, &fields, &[path]) {
+            // Creating the root (no last name to the file server: EBUSY)
+            // is creating a directory's name.
+            Err(errno::EBUSY) => Err(errno::EISDIR),
+            r => r.map(|fd| fd as u32),
+        }
     }
 
     pub fn close(&mut self, fd: u32) {

@@ -112,6 +112,9 @@ impl<'a> Dec<'a> {
     }
 }
 
+/// How often fork tries again while the waiting process's frame is busy.
+const BUSY_RETRIES: u32 = 10_000;
+
 impl Sup {
     /// `INIT`: a process to serve, from a launcher (mode 1) or from the
     /// supervisor of its parent, which forked it (mode 2).
@@ -291,7 +294,16 @@ impl Sup {
         } else {
             None
         };
-        let forked = calls::linux_fork(rid, child_sup, child as u64);
+        // A signal's attention request wakes the waiting process for a
+        // moment (it looks, then waits on); its frame is Busy meanwhile.
+        let mut forked = calls::linux_fork(rid, child_sup, child as u64);
+        for _ in 0..BUSY_RETRIES {
+            if forked != Err(abi::Error::Busy) {
+                break;
+            }
+            sys::yield_now();
+            forked = calls::linux_fork(rid, child_sup, child as u64);
+        }
         if let Some(b) = old_tid {
             let _ = self.write_mem(rid, ctid, &b);
         }
