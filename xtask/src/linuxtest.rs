@@ -1,25 +1,32 @@
-//! The Linux-ABI differential tests: each program of `user/linux/abi/`
-//! runs unmodified on Tessera's Linux personality, from the system disk
+//! The Linux differential tests: each program of `user/linux/abi/` runs
+//! unmodified on Tessera's Linux personality, from the system disk
 //! (`sysimage.rs`), and passes when it prints exactly the transcript Linux
 //! printed (`expected/<name>.out`, made on the Linux reference VM by
-//! `make linux-abi`) and exits 0. One boot per program: init starts the
-//! storage servers and the personality, then `run=linux` launches the
-//! program; the disk's writes are dropped when the boot ends.
+//! `make linux-abi`) and exits 0. So does each busybox shell script of
+//! `user/linux/sh/`, run by Debian's static busybox (its transcript:
+//! `busybox sh <script>` on Linux, `expected/<name>.out` beside it). One
+//! boot per test: init starts the storage servers and the personality,
+//! then `run=linux` launches the program; the disk's writes are dropped
+//! when the boot ends.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::protocol::{self, EXIT_SUCCESS, Ending};
 
-/// Linux's transcripts, from the repository's root (where xtask runs; its
-/// unit tests run in `xtask/`).
-fn expected_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../user/linux/abi/expected")
+/// A folder of the repository, from its root (where xtask runs; its unit
+/// tests run in `xtask/`).
+fn repo(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir)
 }
-/// The programs' folder on the system disk.
-const ON_DISK: &str = "/linux/abi";
-/// What the test names start with (`make test FILTER=linux_abi`).
-const PREFIX: &str = "linux_abi_";
+
+/// The two kinds: their folder (`user/linux/X` is `/linux/X` on the
+/// system disk), what their test names start with (`make test
+/// FILTER=linux_abi`), and what runs a file of them.
+const KINDS: &[(&str, &str, &str)] = &[
+    ("user/linux/abi", "linux_abi_", ""),
+    ("user/linux/sh", "linux_sh_", "/bin/sh,"),
+];
 /// The names of the programs whose transcripts do not match Linux's yet:
 /// they run only when a filter names them (`make test
 /// FILTER=linux_pending`), so that the suite says what works.
@@ -59,29 +66,45 @@ const DONE: &str = "RUN-EXIT linux";
 pub struct LinuxTest {
     pub name: String,
     program: String,
+    /// The launcher's arguments.
+    args: String,
+    expected: PathBuf,
 }
 
 /// One test per expected transcript, in name order.
 pub fn tests() -> Vec<LinuxTest> {
-    let Ok(entries) = fs::read_dir(expected_dir()) else {
-        return Vec::new();
-    };
-    let mut tests: Vec<LinuxTest> = entries
-        .flatten()
-        .filter_map(|e| {
+    let mut tests = Vec::new();
+    for &(dir, prefix, runner) in KINDS {
+        let Ok(entries) = fs::read_dir(repo(dir).join("expected")) else {
+            continue;
+        };
+        for e in entries.flatten() {
             let p = e.path();
-            let stem = p.file_stem()?.to_str()?.to_string();
+            let Some(stem) = p.file_stem().and_then(|s| s.to_str()).map(String::from) else {
+                continue;
+            };
+            if p.extension().is_none_or(|x| x != "out") {
+                continue;
+            }
             let prefix = if PENDING.contains(&stem.as_str()) {
                 PENDING_PREFIX
             } else {
-                PREFIX
+                prefix
             };
-            (p.extension()? == "out").then(|| LinuxTest {
+            let on_disk = dir.trim_start_matches("user");
+            let args = if runner.is_empty() {
+                format!("{on_disk}/{stem}")
+            } else {
+                format!("{runner}{on_disk}/{stem}.sh")
+            };
+            tests.push(LinuxTest {
                 name: format!("{prefix}{stem}"),
                 program: stem,
-            })
-        })
-        .collect();
+                args,
+                expected: p,
+            });
+        }
+    }
     tests.sort_by(|a, b| a.name.cmp(&b.name));
     tests
 }
@@ -99,12 +122,11 @@ impl LinuxTest {
     /// The boot's command line: the boot file's servers (the disk and the
     /// personality), then the launcher with the program.
     pub fn cmdline(&self) -> String {
-        format!("run=linux args={ON_DISK}/{}", self.program)
+        format!("run=linux args={}", self.args)
     }
 
     fn expected(&self) -> Result<String, String> {
-        let path = expected_dir().join(format!("{}.out", self.program));
-        fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+        fs::read_to_string(&self.expected).map_err(|e| format!("{}: {e}", self.expected.display()))
     }
 }
 
@@ -158,6 +180,8 @@ mod tests {
     fn every_expected_transcript_is_a_test() {
         let all = tests();
         assert!(all.iter().any(|t| t.name == "linux_abi_ids"), "{all:?}");
+        let sh = all.iter().find(|t| t.name == "linux_sh_pipes").unwrap();
+        assert_eq!(sh.cmdline(), "run=linux args=/bin/sh,/linux/sh/pipes.sh");
         assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 2));
         for p in PENDING {
             assert!(

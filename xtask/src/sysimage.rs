@@ -3,7 +3,8 @@
 //! with a link for each of its applets, the scripts that show the kernel's
 //! inspector reports (`res`, `pool`, `trace`, ...), a few files of `/etc`,
 //! the Linux-ABI test programs (`/linux/abi/`) and the benchmark programs
-//! (`/linux/bench/`), both static musl C built here.
+//! (`/linux/bench/`), both static musl C built here, and the shell scripts
+//! of the tests (`/linux/sh/`).
 //!
 //! `build/images/system.img` is made again when any of that is newer than
 //! it; `build/root.img`, the disk `make run` boots with, is a copy made
@@ -19,6 +20,7 @@ const STAGE: &str = "build/rootfs";
 const BUSYBOX: &str = "/bin/busybox";
 const ABI_SRC: &str = "user/linux/abi";
 const BENCH_SRC: &str = "bench/linux";
+const SH_SRC: &str = "user/linux/sh";
 /// The image's size: busybox, the programs, and room to work.
 const SIZE: &str = "128M";
 
@@ -93,7 +95,7 @@ fn stale() -> bool {
         return true;
     };
     let mut newest = std::time::UNIX_EPOCH;
-    for d in [crate::disk::ROOT_DIR, ABI_SRC, BENCH_SRC] {
+    for d in [crate::disk::ROOT_DIR, ABI_SRC, BENCH_SRC, SH_SRC] {
         newest_in(Path::new(d), &mut newest);
     }
     for f in [BUSYBOX, file!()] {
@@ -190,6 +192,18 @@ fn abi_programs(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The busybox shell scripts the tests run (`linuxtest.rs`).
+fn shell_scripts(out: &Path) -> Result<(), String> {
+    fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for e in fs::read_dir(SH_SRC).map_err(|e| format!("{SH_SRC}: {e}"))?.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "sh") {
+            fs::copy(&p, out.join(e.file_name())).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// The benchmark programs, named as tools/bench/progs.py names them (the
 /// drivers find their helpers beside themselves by these names).
 fn bench_programs(out: &Path) -> Result<(), String> {
@@ -246,6 +260,7 @@ fn stage() -> Result<(), String> {
         write_file(root, rel, text, 0o644)?;
     }
     abi_programs(&root.join("linux/abi"))?;
+    shell_scripts(&root.join("linux/sh"))?;
     bench_programs(&root.join("linux/bench"))?;
     Ok(())
 }
