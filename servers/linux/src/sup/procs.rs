@@ -112,9 +112,6 @@ impl<'a> Dec<'a> {
     }
 }
 
-/// How often fork tries again while the waiting process's frame is busy.
-const BUSY_RETRIES: u32 = 10_000;
-
 impl Sup {
     /// `INIT`: a process to serve, from a launcher (mode 1) or from the
     /// supervisor of its parent, which forked it (mode 2).
@@ -284,7 +281,7 @@ impl Sup {
         }
         let changed = regs != before;
         if changed {
-            let _ = calls::caller_set_regs(rid, &regs);
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &regs));
         }
         let old_tid = if flags & CLONE_CHILD_SETTID != 0 {
             let mut b = [0u8; 4];
@@ -294,21 +291,12 @@ impl Sup {
         } else {
             None
         };
-        // A signal's attention request wakes the waiting process for a
-        // moment (it looks, then waits on); its frame is Busy meanwhile.
-        let mut forked = calls::linux_fork(rid, child_sup, child as u64);
-        for _ in 0..BUSY_RETRIES {
-            if forked != Err(abi::Error::Busy) {
-                break;
-            }
-            sys::yield_now();
-            forked = calls::linux_fork(rid, child_sup, child as u64);
-        }
+        let forked = super::signals::patiently(|| calls::linux_fork(rid, child_sup, child as u64));
         if let Some(b) = old_tid {
             let _ = self.write_mem(rid, ctid, &b);
         }
         if changed {
-            let _ = calls::caller_set_regs(rid, &before);
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &before));
         }
         let tpid = match forked {
             Ok(t) => t,

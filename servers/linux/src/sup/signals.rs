@@ -130,6 +130,27 @@ fn context_of(r: &Regs) -> Context {
     }
 }
 
+/// How often a call on the waiting process's frame is tried again while
+/// the frame is busy.
+const BUSY_RETRIES: u32 = 10_000;
+
+/// Runs `f` (a call on the waiting process's frame) until the frame is not
+/// Busy: a signal's attention request wakes the process waiting in its
+/// call for a moment (it looks, then waits on), and the kernel lends no
+/// frame meanwhile. Giving up early would build a signal frame or a
+/// child from zeroed registers.
+pub fn patiently<T>(mut f: impl FnMut() -> Result<T, tessera_rt::abi::Error>) -> Result<T, tessera_rt::abi::Error> {
+    let mut r = f();
+    for _ in 0..BUSY_RETRIES {
+        if r.as_ref().err() != Some(&tessera_rt::abi::Error::Busy) {
+            break;
+        }
+        tessera_rt::sys::yield_now();
+        r = f();
+    }
+    r
+}
+
 fn regs_of(c: &Context, fs_base: u64) -> Regs {
     Regs {
         general: GeneralRegs {
@@ -162,7 +183,7 @@ const ERESTARTNOINTR: u64 = errno::fail(errno::ERESTARTNOINTR);
 impl Sup {
     pub fn regs(&self, rid: u64) -> Regs {
         let mut r = Regs::default();
-        let _ = calls::caller_regs(rid, &mut r);
+        let _ = patiently(|| calls::caller_regs(rid, &mut r));
         r
     }
 
@@ -301,7 +322,7 @@ impl Sup {
                 self.restart(&mut regs);
             }
             if !fpu_read {
-                let _ = calls::caller_fpu(rid, &mut fpu);
+                let _ = patiently(|| calls::caller_fpu(rid, &mut fpu));
                 fpu_read = true;
             }
             match self.push_frame(rid, &mut regs, s, a, info, &fpu) {
@@ -321,7 +342,7 @@ impl Sup {
                 return Delivered::None;
             }
         }
-        let _ = calls::caller_set_regs(rid, &regs);
+        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
         Delivered::Frames(regs.rax)
     }
 
@@ -426,11 +447,11 @@ impl Sup {
         if r.fpstate != 0 {
             let mut fpu = [0u8; frame::FPU_LEN];
             if calls::caller_read(rid, r.fpstate, &mut fpu).is_ok() {
-                let _ = calls::caller_set_fpu(rid, &fpu);
+                let _ = patiently(|| calls::caller_set_fpu(rid, &fpu));
             }
         }
         let regs = regs_of(&r.context, now.fs_base);
-        let _ = calls::caller_set_regs(rid, &regs);
+        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
         Out::Ret(r.context.rax)
     }
 
