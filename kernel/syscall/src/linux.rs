@@ -77,7 +77,7 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
         nr::TIME => time(a[0]),
         nr::NANOSLEEP => result(nanosleep(me, a[0], a[1])),
         nr::CLOCK_NANOSLEEP => clock_nanosleep(me, a[0], a[1], a[2], a[3]),
-        nr::GETTIMEOFDAY => result(gettimeofday(a[0])),
+        nr::GETTIMEOFDAY => result(gettimeofday(a[0], a[1])),
         nr::ARCH_PRCTL => arch_prctl(a[0], a[1]),
         nr::BRK => brk(me, a[0]),
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
@@ -236,10 +236,14 @@ fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) 
     }
 }
 
-fn gettimeofday(to: u64) -> Result<u64, Error> {
+fn gettimeofday(to: u64, zone: u64) -> Result<u64, Error> {
     if to != 0 {
         let ns = clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000;
         uaccess::write(to, &[ns / 1_000_000_000, (ns % 1_000_000_000) / 1000])?;
+    }
+    // The time zone: UTC (two zero words: minutes west, no daylight saving time).
+    if zone != 0 {
+        uaccess::write(zone, &0u64)?;
     }
     Ok(0)
 }
