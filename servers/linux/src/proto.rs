@@ -115,6 +115,21 @@ pub mod ctl {
     pub const TTY_CHECK: u64 = 28;
     /// [objects...]: one more reference each (a new description of one).
     pub const HOLD: u64 = 29;
+    /// [which (0: host name, 1: domain name), length or u64::MAX to only
+    /// read, the name's bytes in words] → [length, the bytes in words]:
+    /// the system's names (uname), as they were before a change.
+    pub const UTS: u64 = 30;
+}
+
+/// A name as message words: its bytes, the last word padded with zeros.
+pub fn name_words(name: &[u8]) -> Vec<u64> {
+    name.chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
 }
 
 /// Operations of `shared::PASS` (word 0; the message is at most 64 bytes).

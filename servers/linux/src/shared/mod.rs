@@ -104,6 +104,8 @@ pub struct Shared {
     /// Real-time timers: pid → (deadline, interval) in ns since boot.
     pub timers: BTreeMap<u32, (u64, u64)>,
     alarm_at: u64,
+    /// The host and domain names (Linux's start: "(none)").
+    uts: [Vec<u8>; 2],
 }
 
 impl Shared {
@@ -118,7 +120,27 @@ impl Shared {
             woke: false,
             timers: BTreeMap::new(),
             alarm_at: 0,
+            uts: [b"(none)".to_vec(), b"(none)".to_vec()],
         }
+    }
+
+    /// `ctl::UTS`: a name of the system, read and maybe replaced (the
+    /// supervisor checked the caller's right and the length).
+    fn uts(&mut self, w: &[u64]) -> End {
+        let Some(name) = self.uts.get_mut((word(w, 1) as usize).min(2)) else {
+            return result(-errno::EINVAL);
+        };
+        let mut out = alloc::vec![name.len() as u64];
+        out.extend(proto::name_words(name));
+        let len = word(w, 2);
+        if len != u64::MAX {
+            let bytes = proto::bytes(w.get(3..).unwrap_or(&[]));
+            let Some(new) = bytes.get(..len as usize) else {
+                return result(-errno::EINVAL);
+            };
+            *name = new.to_vec();
+        }
+        End::Reply(out)
     }
 
     /// A supervisor for a new process: an idle one, or a new one.
@@ -345,6 +367,7 @@ impl Shared {
             ctl::PIDS => End::Reply(self.procs.pids().iter().map(|&p| p as u64).collect()),
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
+            ctl::UTS => self.uts(&w),
             _ => result(-errno::ENOSYS),
         }
     }

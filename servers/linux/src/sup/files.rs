@@ -537,12 +537,19 @@ impl Sup {
         }
         match self.target(dirfd, path)? {
             Target::Fs(d, rel) => {
-                let f = if flags & AT_SYMLINK_NOFOLLOW != 0 {
+                // A trailing slash names a directory: it follows a last
+                // link, and anything else there is ENOTDIR.
+                let slash = path.ends_with('/');
+                let f = if flags & AT_SYMLINK_NOFOLLOW != 0 && !slash {
                     api::AT_SYMLINK_NOFOLLOW
                 } else {
                     0
                 };
-                Ok(StatView::parse(&self.fs.stat(d, rel.as_bytes(), f)?))
+                let st = StatView::parse(&self.fs.stat(d, rel.as_bytes(), f)?);
+                if slash && !st.is_dir() {
+                    return Err(errno::ENOTDIR);
+                }
+                Ok(st)
             }
             Target::Virt(abs) => {
                 if flags & AT_SYMLINK_NOFOLLOW != 0 {
@@ -571,7 +578,12 @@ impl Sup {
 
     pub(super) fn statx(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         let flags = a[2];
-        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | 0x6000) != 0 || a[3] & 0x8000_0000 != 0 {
+        // AT_STATX_FORCE_SYNC and AT_STATX_DONT_SYNC (0x2000, 0x4000)
+        // exclude each other.
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | 0x6000) != 0
+            || flags & 0x6000 == 0x6000
+            || a[3] & 0x8000_0000 != 0
+        {
             return Err(errno::EINVAL);
         }
         let path = self.read_cstr(rid, a[1], linuxabi::path::PATH_MAX - 1)?;

@@ -177,6 +177,11 @@ fn regs_of(c: &Context, fs_base: u64) -> Regs {
     }
 }
 
+/// Whether a status says a core was dumped: Linux says so only for a core
+/// it wrote (none under its default RLIMIT_CORE of 0), and Tessera writes
+/// none.
+const CORE_DUMPED: bool = false;
+
 const ERESTARTSYS: u64 = errno::fail(errno::ERESTARTSYS);
 const ERESTARTNOINTR: u64 = errno::fail(errno::ERESTARTNOINTR);
 
@@ -298,12 +303,8 @@ impl Sup {
                         return Delivered::Ended;
                     }
                     Act::Stop => continue,
-                    Act::Terminate => {
-                        self.exit(rid, sig::killed_status(s, false));
-                        return Delivered::Ended;
-                    }
-                    Act::Core => {
-                        self.exit(rid, sig::killed_status(s, true));
+                    Act::Terminate | Act::Core => {
+                        self.exit(rid, sig::killed_status(s, CORE_DUMPED));
                         return Delivered::Ended;
                     }
                 }
@@ -329,7 +330,7 @@ impl Sup {
                 Ok(()) => frames += 1,
                 Err(_) => {
                     // No room for the frame: SIGSEGV, which kills.
-                    self.exit(rid, sig::killed_status(sig::SIGSEGV, true));
+                    self.exit(rid, sig::killed_status(sig::SIGSEGV, CORE_DUMPED));
                     return Delivered::Ended;
                 }
             }
@@ -456,7 +457,7 @@ impl Sup {
     }
 
     fn force_segv(&mut self, rid: u64) -> Out {
-        self.exit(rid, sig::killed_status(sig::SIGSEGV, true));
+        self.exit(rid, sig::killed_status(sig::SIGSEGV, CORE_DUMPED));
         Out::Done
     }
 

@@ -215,13 +215,16 @@ impl Sup {
             nr::CAPGET => ret(self.capget(rid, a)),
             nr::CAPSET => ret(if self.cred.euid == 0 { Ok(0) } else { Err(errno::EPERM) }),
             // the system
-            nr::UNAME => ret(self
-                .write_mem(
-                    rid,
-                    a[0],
-                    &st::utsname(["Linux", "(none)", RELEASE, VERSION, "x86_64", "(none)"]),
-                )
-                .map(|_| 0)),
+            nr::UNAME => {
+                let (host, domain) = (self.uts_name(0, None), self.uts_name(1, None));
+                ret(self
+                    .write_mem(
+                        rid,
+                        a[0],
+                        &st::utsname(["Linux", &host, RELEASE, VERSION, "x86_64", &domain]),
+                    )
+                    .map(|_| 0))
+            }
             nr::SYSINFO => ret(self.sysinfo(rid, a[0])),
             nr::GETRANDOM => ret(self.getrandom(rid, a[0], a[1], a[2])),
             nr::PRLIMIT64 => ret(self.prlimit(rid, a[0], a[1], a[2], a[3])),
@@ -258,7 +261,8 @@ impl Sup {
             nr::MREMAP => ret(Err(errno::ENOMEM)),
             nr::MADVISE | nr::MLOCK | nr::MUNLOCK | nr::MSYNC | nr::MLOCKALL | nr::MUNLOCKALL => Out::Ret(0),
             nr::FUTEX => self.futex(rid, a),
-            nr::SETHOSTNAME | nr::SETDOMAINNAME => ret(if self.cred.euid == 0 { Ok(0) } else { Err(errno::EPERM) }),
+            nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
+            nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
             nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
                 Err(errno::EINVAL)
             } else if self.cred.euid == 0 {
@@ -411,6 +415,35 @@ impl Sup {
         }
         self.write_mem(rid, at, &b)?;
         Ok(g.len() as u64)
+    }
+
+    /// A name of the system (0: host, 1: domain), replaced by `new`.
+    fn uts_name(&self, which: u64, new: Option<&[u8]>) -> String {
+        let mut m = vec![crate::proto::ctl::UTS, which];
+        match new {
+            Some(n) => {
+                m.push(n.len() as u64);
+                m.extend(crate::proto::name_words(n));
+            }
+            None => m.push(u64::MAX),
+        }
+        let r = self.ctl(&m);
+        let len = (crate::proto::word(&r, 0) as usize).min(64);
+        let bytes = crate::proto::bytes(r.get(1..).unwrap_or(&[]));
+        String::from_utf8_lossy(bytes.get(..len).unwrap_or(&[])).into_owned()
+    }
+
+    /// sethostname / setdomainname: at most 64 bytes, by root.
+    fn set_uts_name(&mut self, rid: u64, which: u64, at: u64, len: u64) -> Result<u64, i64> {
+        if len > 64 {
+            return Err(errno::EINVAL);
+        }
+        if self.cred.euid != 0 {
+            return Err(errno::EPERM);
+        }
+        let name = self.read_mem(rid, at, len as usize)?;
+        self.uts_name(which, Some(&name));
+        Ok(0)
     }
 
     /// The file system's user id (the one file access checks): it follows
