@@ -70,8 +70,13 @@ impl Table {
         self.procs.get_mut(&pid)
     }
 
+    /// Every pid, the virtual init's among them.
     pub fn pids(&self) -> Vec<u32> {
-        self.procs.keys().copied().collect()
+        let mut pids: Vec<u32> = self.procs.keys().copied().collect();
+        if !self.procs.contains_key(&INIT) {
+            pids.insert(0, INIT);
+        }
+        pids
     }
 
     fn alloc_pid(&mut self) -> u32 {
@@ -388,6 +393,11 @@ impl Shared {
         let (my_pgid, my_uid, my_euid) = (me.pgid, me.uid, me.euid);
         if signo > sig::NSIG {
             return result(-errno::EINVAL);
+        }
+        // The virtual init (root's) takes no signal it has no handler
+        // for, as Linux's init: others may not send, root sends nothing.
+        if target == INIT as i32 && self.procs.get(INIT).is_none() {
+            return result(if my_euid == 0 { 0 } else { -errno::EPERM });
         }
         let targets: Vec<u32> = match target {
             t if t > 0 => self.procs.get(t as u32).map(|p| p.pid).into_iter().collect(),

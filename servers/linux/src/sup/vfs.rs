@@ -206,7 +206,10 @@ impl Sup {
     }
 
     fn pid_node(&self, pid: u32, rest: &str) -> Result<VNode, i64> {
-        let r = self.proc_record(pid)?;
+        // A pid with no process is a name not in /proc.
+        let r = self
+            .proc_record(pid)
+            .map_err(|e| if e == errno::ESRCH { errno::ENOENT } else { e })?;
         let mine = pid == self.pid;
         let comm = {
             let mut b = Vec::new();
