@@ -48,10 +48,8 @@ const PENDING: &[&str] = &[
     "proc_limits",
     "proc_thread",
     "procfs",
-    "sig_action",
     "sig_child",
     "sig_intr",
-    "system",
     "time",
     "tty",
 ];
