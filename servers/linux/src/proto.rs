@@ -172,7 +172,7 @@ pub struct Signal {
 }
 
 impl Signal {
-    pub fn to_words(&self) -> [u64; 6] {
+    pub fn to_words(self) -> [u64; 6] {
         [
             self.sig,
             self.code as u64,

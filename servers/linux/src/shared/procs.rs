@@ -424,7 +424,8 @@ impl Shared {
         let mut denied = false;
         for t in targets {
             let Some(p) = self.procs.get(t) else { continue };
-            if !allowed(p) && !(signo == sig::SIGCONT && p.sid == self.procs.get(sender).map_or(0, |s| s.sid)) {
+            let same_session = p.sid == self.procs.get(sender).map_or(0, |s| s.sid);
+            if !(allowed(p) || signo == sig::SIGCONT && same_session) {
                 denied = true;
                 continue;
             }
@@ -603,18 +604,16 @@ impl Shared {
                     ok &= self.put(h, rusage, &linuxabi::structs::rusage(0, 0, faults));
                 }
             }
-            Waiting::Waitid { info, .. } => {
-                if info != 0 {
-                    let si = linuxabi::frame::SigInfo {
-                        signo: sig::SIGCHLD,
-                        code,
-                        pid: child,
-                        uid,
-                        status: st,
-                        ..Default::default()
-                    };
-                    ok &= self.put(h, info, &si.to_bytes());
-                }
+            Waiting::Waitid { info, .. } if info != 0 => {
+                let si = linuxabi::frame::SigInfo {
+                    signo: sig::SIGCHLD,
+                    code,
+                    pid: child,
+                    uid,
+                    status: st,
+                    ..Default::default()
+                };
+                ok &= self.put(h, info, &si.to_bytes());
             }
             _ => {}
         }

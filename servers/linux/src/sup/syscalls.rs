@@ -702,7 +702,7 @@ impl Sup {
         if pid != 0 && pid as u32 != self.pid {
             return Err(errno::ESRCH);
         }
-        if len < 8 || len % 8 != 0 {
+        if len < 8 || !len.is_multiple_of(8) {
             return Err(errno::EINVAL);
         }
         let cpus = sys::sys_info().map_or(1, |i| i.cpus.clamp(1, 64));
@@ -1100,7 +1100,7 @@ impl Sup {
         const FUTEX_WAIT_BITSET: u64 = 9;
         const FUTEX_WAKE_BITSET: u64 = 10;
         let op = a[1] & 0x7f;
-        if a[0] % 4 != 0 {
+        if !a[0].is_multiple_of(4) {
             return ret(Err(errno::EINVAL));
         }
         match op {
