@@ -47,7 +47,6 @@ const PENDING: &[&str] = &[
     "proc_fork",
     "proc_limits",
     "proc_thread",
-    "procfs",
     "sig_child",
     "sig_intr",
     "time",
