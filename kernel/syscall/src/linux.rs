@@ -212,13 +212,14 @@ const TIMER_ABSTIME: u64 = 1;
 
 /// `clock_nanosleep` returns its error number (not -1 and errno).
 fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) -> u64 {
+    // The clock's distance from the kernel's (a constant: reading both
+    // and subtracting could go below zero by the time between readings).
     let base = match clock_id {
         CLOCK_THREAD_CPUTIME_ID => return fail(errno::EOPNOTSUPP),
         CLOCK_PROCESS_CPUTIME_ID => return fail(errno::EINVAL),
-        c => match now_on(c) {
-            Ok(now) => now - clock::nanos(),
-            Err(_) => return fail(errno::EINVAL),
-        },
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => EPOCH_AT_BOOT * NS,
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => 0,
+        _ => return fail(errno::EINVAL),
     };
     let ns = match read_timespec(req) {
         Ok(ns) => ns,
