@@ -979,7 +979,13 @@ impl Sup {
                 self.fds.set(fd as usize, slot.ofd, arg & 1 != 0);
                 Ok(0)
             }
-            F_GETFL => Ok((self.flags_of(&slot.ofd.borrow()) | fdt::O_LARGEFILE) as u64),
+            // open() on x86_64 adds O_LARGEFILE; pipe() does not.
+            F_GETFL => {
+                let d = slot.ofd.borrow();
+                let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY);
+                let large = if pipe { 0 } else { fdt::O_LARGEFILE };
+                Ok((self.flags_of(&d) | large) as u64)
+            }
             F_SETFL => {
                 let mut d = slot.ofd.borrow_mut();
                 d.flags = (d.flags & !fdt::SETFL_MASK) | (arg as u32 & fdt::SETFL_MASK);
