@@ -197,6 +197,15 @@ impl Sup {
                     fsflags &= fdt::O_DIRECTORY | fdt::O_NOFOLLOW;
                 }
                 let fd = self.fs.open(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
+                // O_CREAT names a file to create or open: a directory there
+                // is EISDIR (".", "..", "dir/"), whatever the access mode.
+                if flags & fdt::O_CREAT != 0
+                    && flags & fdt::O_DIRECTORY == 0
+                    && self.fs.fstat(fd).is_ok_and(|b| StatView::parse(&b).is_dir())
+                {
+                    self.fs.close(fd);
+                    return Err(errno::EISDIR);
+                }
                 let abs = self.abs_of(dirfd, path);
                 Ok(Ofd::new(
                     Kind::File {
@@ -732,7 +741,10 @@ impl Sup {
         if link && flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
             return Err(errno::EINVAL);
         }
-        if !link && flags != 0 {
+        // renameat2: RENAME_NOREPLACE (1) alone; ext2 has no exchange or
+        // whiteout.
+        const RENAME_NOREPLACE: u64 = 1;
+        if !link && flags & !RENAME_NOREPLACE != 0 {
             return Err(errno::EINVAL);
         }
         let old = self.read_path(rid, a[1])?;
@@ -753,6 +765,13 @@ impl Sup {
             && StatView::parse(&b).is_dir()
         {
             return Err(errno::EPERM);
+        }
+        // The file server renames over a name: the check comes first, so
+        // another process creating the name between the two is not seen
+        // (Linux checks under the directory's lock).
+        if !link && flags & RENAME_NOREPLACE != 0 && self.fs.stat(nd, nrel.as_bytes(), api::AT_SYMLINK_NOFOLLOW).is_ok()
+        {
+            return Err(errno::EEXIST);
         }
         let mut fields = [0u8; 8];
         fields[..4].copy_from_slice(&nd.to_le_bytes());
