@@ -17,7 +17,10 @@ NVM ?=
 NVM_SIZE ?=
 # DISK=image: a raw disk image on virtio-blk (make run: build/root.img; off: none).
 DISK ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK
+# NET=1: a virtio-net NIC on QEMU's user network, the host's 127.0.0.1:8080
+# forwarded to the guest's port 80.
+NET ?=
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK NET
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -34,6 +37,8 @@ CHECK ?=
 SYSCALL ?=
 SKIP ?=
 COND ?=
+AFTER ?=
+WHOLE ?=
 
 # A machine where setup just installed rustup has it only here so far.
 export PATH := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin:$(PATH)
@@ -53,7 +58,7 @@ help: ## list the targets
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
 	@echo "          ONLY=name,name CHECK=1 (linux-abi; ONLY also for ltp)"
-	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off (all)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off NET=1 (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh
@@ -69,7 +74,7 @@ debug: setup ## boot stopped, waiting for gdb (see tools/gdbinit)
 
 profile: ## instructions of one system call by function: SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
 	bash tools/setup.sh gdb
-	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(COND)') $(if $(SMP),--smp $(SMP))
+	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(COND)') $(if $(AFTER),--after '$(AFTER)') $(if $(WHOLE),--whole) $(if $(SMP),--smp $(SMP))
 
 test: setup ## the whole test suite; last line: N passed, N failed
 	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))
@@ -97,8 +102,8 @@ fmt: setup ## format all Rust code
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude tessera-virtio --exclude virtio-blk-server --exclude linux-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p tessera-virtio -p virtio-blk-server -p linux-server --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude net-server --exclude virtio-net-server --exclude linux-server --exclude virtio-blk-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p net-server -p virtio-net-server -p linux-server -p virtio-blk-server -p tessera-virtio --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
 	$(XTASK) layers
 
 clean: ## remove build outputs

@@ -94,6 +94,10 @@ const USER_EXPERIMENTS: [(&str, &str); 9] = [
     ("batch", "batchbench"),
 ];
 
+/// Experiments that need the machine's disk (virtio-blk with an ext2
+/// image): run only when named, in a boot that has one, never by `all`.
+const DISK_EXPERIMENTS: [(&str, &str); 1] = [("fs", "fsbench")];
+
 /// Has init run `<program> <experiment>` on CPU 0, with the pool settings
 /// of the boot file as a user finds them and no servers, and waits for it;
 /// its BENCH lines go straight to the console.
@@ -123,6 +127,12 @@ pub fn run(which: &str, short: bool) -> ! {
     }
     for (exp, program) in USER_EXPERIMENTS {
         if which == exp || which == "all" {
+            ok &= user(program, exp, short);
+            known = true;
+        }
+    }
+    for (exp, program) in DISK_EXPERIMENTS {
+        if which == exp {
             ok &= user(program, exp, short);
             known = true;
         }

@@ -55,8 +55,8 @@ def machine_args(mode, smp, mem, disk=None):
     """Return (args, source) for a mode; source is 'xtask' or 'fallback'.
     `disk`: a raw image attached on virtio-blk (none by default)."""
     cmd = ["cargo", "xtask", "qemu-args", "--mode", mode, "--smp", str(smp), "--mem", mem]
-    if disk:
-        cmd += ["--disk", str(disk)]
+    # DISK=off: the disk is the harness's choice, not the environment's.
+    cmd += ["--disk", str(disk)] if disk else ["--disk", "off"]
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
         args = [a.strip() for a in r.stdout.splitlines() if a.strip()]

@@ -12,6 +12,15 @@ this shows where that path goes.
 
     python3 tools/profile/syscall_trace.py ica_move --skip 25 --cmdline 'bench=ipc'
     make profile SYSCALL=container_send SKIP=5 COND='$r10 == 4' CMDLINE='bench=container bench_short'
+    make profile SYSCALL=call SKIP=3084 COND='$rdi == 6 && $rsi == 2' AFTER=forward_acc WHOLE=1 \
+        CMDLINE='servers=off run=fsbench args=ram'
+
+`--after FUNCTION` arms the trace only once the kernel first reaches that
+function (the end of its name, looked up with nm; the skip counts from
+there): until then nothing stops in gdb. A program whose start sleeps on
+timers (the storage servers' does) is better left alone while it starts:
+under icount, a stop in gdb at every system call then leaves it waiting
+forever.
 
 What the trace covers: the kernel's part of that one call up to the first
 `sysret`/`iret` to user mode, whichever process that is (a call that switches
@@ -49,6 +58,11 @@ def tracer():
     gdb.execute("set pagination off")
     gdb.execute("set confirm off")
     gdb.execute("target remote 127.0.0.1:" + os.environ["TRACE_PORT"])
+    after = os.environ.get("TRACE_AFTER", "").strip()
+    if after:
+        gdb.execute(f"hbreak {after}")
+        gdb.execute("continue", to_string=True)
+        gdb.execute("delete")
     # A hardware breakpoint: the kernel is mapped where gdb's software
     # breakpoints would be written before paging is up.
     extra = f" && ({cond})" if cond else ""
@@ -86,6 +100,24 @@ def syscall_number(name):
         if ident.lower() == want:
             return int(num)
     sys.exit(f"syscall_trace: no system call named {name!r} in {ABI}")
+
+
+def function_address(name):
+    """`*0x...` for the one kernel function whose name ends with `name`
+    (`forward_acc`, `rendezvous::forward`), as the arm of `--after`."""
+    import subprocess
+
+    if name.startswith("*"):
+        return name
+    out = subprocess.run(["nm", "-C", ELF], capture_output=True, text=True, check=True).stdout
+    found = {}
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in ("t", "T") and parts[2].endswith(name):
+            found[parts[2]] = int(parts[0], 16)
+    if len(found) != 1:
+        sys.exit(f"syscall_trace: --after {name!r} names {len(found)} functions: {sorted(found)[:5]}")
+    return f"*0x{next(iter(found.values())):x}"
 
 
 def symbolize(pcs):
@@ -163,6 +195,7 @@ def driver():
     ap.add_argument("--smp", default="", help="CPUs (default: the machine's default)")
     ap.add_argument("--save", help="also write the traced PCs to this file")
     ap.add_argument("--whole", action="store_true", help="follow until the caller is back in user mode")
+    ap.add_argument("--after", default="", help="arm the trace once the kernel reaches this function")
     args = ap.parse_args()
     for tool in ("gdb", "addr2line"):
         if shutil.which(tool) is None:
@@ -197,6 +230,7 @@ def driver():
             TRACE_OUT=out,
             TRACE_PORT=str(port),
             TRACE_WHOLE="1" if args.whole else "0",
+            TRACE_AFTER=function_address(args.after) if args.after else "",
         )
         try:
             for _ in range(100):  # until QEMU listens
@@ -223,7 +257,8 @@ def driver():
     if args.save:
         with open(args.save, "w") as f:
             f.writelines(r + "\n" for r in rows)
-    print(f"system call {nr} ({args.syscall}), entry {args.skip + 1}, cmdline {args.cmdline!r}")
+    after = f" after {args.after}" if args.after else ""
+    print(f"system call {nr} ({args.syscall}), entry {args.skip + 1}{after}, cmdline {args.cmdline!r}")
     report(rows, args.depth, args.top)
 
 

@@ -15,6 +15,7 @@ use std::thread;
 use std::time::Duration;
 
 use crate::builder::{self, Profile, TEST_KERNEL_ELF};
+use crate::disktest::{self, DiskTest};
 use crate::linuxtest::{self, LinuxTest};
 use crate::machine::Machine;
 use crate::proc::{self, Output, Stream};
@@ -78,8 +79,8 @@ pub fn run(mut args: Args) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(args.number("--timeout")?.unwrap_or(DEFAULT_TIMEOUT_S));
     let no_build = args.flag("--no-build");
     // Boots run in parallel and QEMU locks a writable image for one user:
-    // a test that needs a disk makes its own image.
-    let machine = Machine::configure(&mut args)?.without_disk();
+    // a test that needs a disk gets its own copy (disktest.rs).
+    let machine = Machine::configure(&mut args)?.with_disk(None);
     args.finish()?;
     let opts = Options {
         smps,
@@ -190,6 +191,12 @@ fn host_tier(filter: Option<&str>) -> Tier {
         "blockcache-server",
         "--exclude",
         "fs-server",
+        "--exclude",
+        "net-server",
+        "--exclude",
+        "virtio-net-server",
+        "--exclude",
+        "virtio-blk-server",
         "--no-fail-fast",
     ]);
     if let Some(f) = filter {
@@ -247,6 +254,8 @@ struct Job {
     smp: u32,
     /// A user program's test (see progtest.rs) rather than a kernel test.
     program: Option<&'static ProgTest>,
+    /// A test on the real disk, judged by the host too (disktest.rs).
+    disk: Option<&'static DiskTest>,
     /// A Linux program's differential test (see linuxtest.rs).
     linux: Option<LinuxTest>,
 }
@@ -268,7 +277,12 @@ fn qemu_tier(opts: &Options) -> Tier {
     }
 
     let list_log = Path::new(LOG_DIR).join("KTEST-LIST.log");
-    let listing = boot(&opts.machine.with_smp(1), "test=list", opts.timeout, &list_log);
+    let listing = boot(
+        &opts.machine.with_smp(1).with_net(None),
+        "test=list",
+        opts.timeout,
+        &list_log,
+    );
     let lines = match listing {
         Ok(out) if out.ending == Ending::Code(EXIT_SUCCESS) => out.texts(),
         Ok(out) => {
@@ -293,10 +307,11 @@ fn qemu_tier(opts: &Options) -> Tier {
         }
     }
     let mut linux = linuxtest::tests();
-    let listed = tests.len() + progtest::TESTS.len() + linux.len();
+    let listed = tests.len() + progtest::TESTS.len() + disktest::TESTS.len() + linux.len();
     let matches = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
     tests.retain(|t| matches(&t.name));
     let programs: Vec<&'static ProgTest> = progtest::TESTS.iter().filter(|t| matches(t.name)).collect();
+    let disks: Vec<&'static DiskTest> = disktest::TESTS.iter().filter(|t| matches(t.name)).collect();
     linux.retain(|t| t.selected(opts.filter.as_deref()));
 
     let mut jobs = Vec::new();
@@ -310,6 +325,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                     test: test.clone(),
                     smp,
                     program: None,
+                    disk: None,
                     linux: None,
                 });
             }
@@ -322,6 +338,19 @@ fn qemu_tier(opts: &Options) -> Tier {
                 },
                 smp,
                 program: Some(p),
+                disk: None,
+                linux: None,
+            });
+        }
+        for &d in &disks {
+            jobs.push(Job {
+                test: KTest {
+                    name: d.name.to_string(),
+                    flags: Default::default(),
+                },
+                smp,
+                program: None,
+                disk: Some(d),
                 linux: None,
             });
         }
@@ -333,6 +362,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                 },
                 smp,
                 program: None,
+                disk: None,
                 linux: Some(t.clone()),
             });
         }
@@ -396,25 +426,47 @@ fn log_path(name: &str, smp: u32) -> PathBuf {
 /// Each boot gets an NVM image of its own, fresh, so that boots side by side
 /// never share one.
 fn boot(machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> io::Result<Output> {
+    boot_watched(machine, cmdline, timeout, log, &mut |_| None)
+}
+
+/// Like `boot`; `watch` sees each line of the guest's and may ask for QEMU
+/// to be killed that long after it (see `proc::run_watched`).
+fn boot_watched(
+    machine: &Machine,
+    cmdline: &str,
+    timeout: Duration,
+    log: &Path,
+    watch: &mut dyn FnMut(&str) -> Option<Duration>,
+) -> io::Result<Output> {
     let mut file = File::create(log)?;
     let image = log.with_extension("nvm.img");
     let _ = fs::remove_file(&image);
     let machine = machine.with_nvm_image(&image);
     machine.prepare_quietly().map_err(io::Error::other)?;
-    let out = boot_with(&machine, cmdline, timeout, &mut file);
+    let out = boot_with(&machine, cmdline, timeout, &mut file, watch);
     let _ = fs::remove_file(&image);
     out
 }
 
-fn boot_with(machine: &Machine, cmdline: &str, timeout: Duration, file: &mut File) -> io::Result<Output> {
+fn boot_with(
+    machine: &Machine,
+    cmdline: &str,
+    timeout: Duration,
+    file: &mut File,
+    watch: &mut dyn FnMut(&str) -> Option<Duration>,
+) -> io::Result<Output> {
     let mut cmd = machine.command();
     cmd.args(builder::test_boot_args()).args(["-append", cmdline]);
     writeln!(file, "# xtask: {}", shell_words(&cmd))?;
-    let out = proc::run_captured(&mut cmd, timeout, false, |stream, line| {
+    let out = proc::run_watched(&mut cmd, timeout, false, |stream, line| {
         let _ = match stream {
             Stream::Out => writeln!(file, "{line}"),
             Stream::Err => writeln!(file, "[qemu stderr] {line}"),
         };
+        match stream {
+            Stream::Out => watch(line),
+            Stream::Err => None,
+        }
     })?;
     writeln!(file, "# xtask: {} after {:.1} s", out.ending, out.elapsed.as_secs_f64())?;
     Ok(out)
@@ -443,39 +495,21 @@ fn run_job(opts: &Options, job: &Job) -> bool {
     } else {
         opts.timeout
     };
-    let (cmdline, machine) = match (job.program, &job.linux) {
-        (Some(p), _) => (p.cmdline(), opts.machine.with_smp(job.smp)),
-        // The Linux programs live on the system disk; each boot writes to
-        // a scratch overlay of it, so boots side by side share the image.
-        (None, Some(t)) => (
-            t.cmdline(),
-            opts.machine.with_smp(job.smp).with_scratch_disk(sysimage::IMAGE),
-        ),
-        (None, None) => (
-            format!("test={} expect_cpus={}", job.test.name, job.smp),
-            opts.machine.with_smp(job.smp),
-        ),
+    let cmdline = match (job.program, &job.linux) {
+        (Some(p), _) => p.cmdline(),
+        (None, Some(t)) => t.cmdline(),
+        (None, None) => format!("test={} expect_cpus={}", job.test.name, job.smp),
     };
     let log = log_path(&job.test.name, job.smp);
-    let result = boot(&machine, &cmdline, timeout, &log);
-    let (verdict, elapsed, lines) = match result {
-        Ok(out) => {
-            let lines = out.texts();
-            let verdict = match (job.program, &job.linux) {
-                (Some(p), _) => progtest::verdict(p, out.ending, &lines),
-                (None, Some(t)) => linuxtest::verdict(t, out.ending, &lines),
-                (None, None) => protocol::verdict(&job.test, out.ending, &lines),
-            };
-            let verdict = verdict.map_err(|why| {
-                if out.ending == Ending::TimedOut {
-                    format!("{why} after {} s", timeout.as_secs())
-                } else {
-                    why
-                }
-            });
-            (verdict, out.elapsed.as_secs_f64(), lines)
-        }
-        Err(e) => (Err(format!("cannot run {}: {e}", opts.machine.qemu)), 0.0, Vec::new()),
+    let machine = match &job.linux {
+        // The Linux programs live on the system disk; each boot writes to
+        // a scratch overlay of it, so boots side by side share the image.
+        Some(_) => opts.machine.with_smp(job.smp).with_scratch_disk(sysimage::IMAGE),
+        None => opts.machine.with_smp(job.smp),
+    };
+    let (verdict, elapsed, lines) = match job.disk {
+        Some(d) => run_disk_job(d, &machine, timeout, &log),
+        None => run_boot_job(job, &machine, &cmdline, timeout, &log),
     };
     // One lock for the whole report, so that parallel jobs do not interleave.
     let mut out = io::stdout().lock();
@@ -496,6 +530,66 @@ fn run_job(opts: &Options, job: &Job) -> bool {
         }
     }
     verdict.is_ok()
+}
+
+type Outcome = (Result<String, String>, f64, Vec<String>);
+
+/// A kernel test's or a program test's boot, judged by what it printed.
+fn run_boot_job(job: &Job, machine: &Machine, cmdline: &str, timeout: Duration, log: &Path) -> Outcome {
+    // Only a test that asks for a NIC has one, and a port of its own: boots
+    // side by side must not forward the same host port.
+    let http = job.program.is_some_and(|p| p.nic == progtest::Nic::Http);
+    let port = if http { progtest::free_port() } else { 0 };
+    let machine = machine.with_net(job.program.and_then(|p| p.net(port)));
+    let mut client = None;
+    let result = boot_watched(&machine, cmdline, timeout, log, &mut |line| {
+        if http && client.is_none() && line.contains(progtest::HTTP_READY) {
+            client = Some(thread::spawn(move || progtest::http_client(port)));
+        }
+        None
+    });
+    let client = match client {
+        _ if !http => Ok(()),
+        Some(c) => c.join().unwrap_or_else(|_| Err("the host's client panicked".into())),
+        None => Err(format!("the guest never printed {:?}", progtest::HTTP_READY)),
+    };
+    match result {
+        Ok(out) => {
+            let lines = out.texts();
+            let verdict = match (job.program, &job.linux) {
+                (Some(p), _) => progtest::verdict(p.program, out.ending, &lines),
+                (None, Some(t)) => linuxtest::verdict(t, out.ending, &lines),
+                (None, None) => protocol::verdict(&job.test, out.ending, &lines),
+            };
+            let verdict = verdict.and_then(|note| client.map(|()| note)).map_err(|why| {
+                if out.ending == Ending::TimedOut {
+                    format!("{why} after {} s", timeout.as_secs())
+                } else {
+                    why
+                }
+            });
+            (verdict, out.elapsed.as_secs_f64(), lines)
+        }
+        Err(e) => (Err(format!("cannot run {}: {e}", machine.qemu)), 0.0, Vec::new()),
+    }
+}
+
+/// A disk test: its boot, then the host's checks of the image.
+fn run_disk_job(test: &DiskTest, machine: &Machine, timeout: Duration, log: &Path) -> Outcome {
+    let (mut elapsed, mut lines) = (0.0, Vec::new());
+    let mut boot = |m: &Machine, cmdline: &str, log: &Path, watch: &mut dyn FnMut(&str) -> Option<Duration>| {
+        let out = boot_watched(m, cmdline, timeout, log, watch)?;
+        (elapsed, lines) = (out.elapsed.as_secs_f64(), out.texts());
+        Ok(out)
+    };
+    let verdict = disktest::run(test, machine, log, &mut boot).map_err(|why| {
+        if why.contains("timed out") {
+            format!("{why} after {} s", timeout.as_secs())
+        } else {
+            why
+        }
+    });
+    (verdict, elapsed, lines)
 }
 
 fn print_tail(log: &Path) {

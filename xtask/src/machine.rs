@@ -66,6 +66,43 @@ pub struct Machine {
     /// The disk's writes go to a temporary overlay QEMU drops at the end
     /// (`snapshot=on`): boots side by side share one image unchanged.
     pub scratch: bool,
+    /// A NIC on QEMU's user network (NET=1). None: no NIC.
+    pub net: Option<UserNet>,
+}
+
+/// A virtio-net NIC (the modern PCI device, 1af4:1041) on QEMU's user
+/// network: the guest is 10.0.2.15 behind the gateway 10.0.2.2, QEMU's own
+/// NAT. `restrict=on` keeps the guest from reaching anything outside QEMU
+/// (the host included) but what is forwarded here explicitly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserNet {
+    /// The host port on 127.0.0.1 (the host's loopback only) forwarded to
+    /// the guest's port 80.
+    pub http_port: Option<u16>,
+    /// A TCP echo service at 10.0.2.100:7 for the guest: QEMU runs `cat`
+    /// on the host for each connection.
+    pub echo: bool,
+}
+
+/// The host port `make run NET=1` forwards to the guest's web server.
+pub const HTTP_PORT: u16 = 8080;
+
+impl UserNet {
+    pub fn args(&self) -> Vec<String> {
+        let mut netdev = "user,id=net0,restrict=on".to_string();
+        if let Some(port) = self.http_port {
+            netdev += &format!(",hostfwd=tcp:127.0.0.1:{port}-:80");
+        }
+        if self.echo {
+            netdev += ",guestfwd=tcp:10.0.2.100:7-cmd:cat";
+        }
+        vec![
+            "-netdev".to_string(),
+            netdev,
+            "-device".to_string(),
+            "virtio-net-pci,netdev=net0,disable-legacy=on".to_string(),
+        ]
+    }
 }
 
 pub const DEFAULT_QEMU: &str = "qemu-system-x86_64";
@@ -104,9 +141,18 @@ impl Machine {
             .value("--disk")?
             .or_else(|| env("DISK"))
             .filter(|d| !d.is_empty() && d != "off");
+        let net = match env("NET").as_deref().map(str::trim) {
+            None | Some("0" | "off") => None,
+            Some("1" | "on") => Some(UserNet {
+                http_port: Some(HTTP_PORT),
+                echo: false,
+            }),
+            Some(other) => return Err(format!("bad NET {other:?} (want 1 or off)")),
+        };
         Ok(Machine {
             disk,
             scratch: false,
+            net,
             qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
             machine: env("MACHINE").unwrap_or_else(|| "pc".to_string()),
             mode,
@@ -119,15 +165,6 @@ impl Machine {
 
     pub fn with_smp(&self, smp: u32) -> Machine {
         Machine { smp, ..self.clone() }
-    }
-
-    /// The same machine without a disk (test boots run side by side, and
-    /// QEMU locks a writable image).
-    pub fn without_disk(&self) -> Machine {
-        Machine {
-            disk: None,
-            ..self.clone()
-        }
     }
 
     /// The same machine with its NVM backed by `image` (made fresh if it is
@@ -155,6 +192,11 @@ impl Machine {
             scratch: true,
             ..self.clone()
         }
+    }
+
+    /// The same machine with a NIC on the user network (None: without).
+    pub fn with_net(&self, net: Option<UserNet>) -> Machine {
+        Machine { net, ..self.clone() }
     }
 
     /// Makes what the machine's devices need on the host (the NVM image);
@@ -246,6 +288,9 @@ impl Machine {
                 "virtio-blk-pci,drive=disk0,disable-legacy=on".to_string(),
             ]);
         }
+        if let Some(net) = &self.net {
+            args.extend(net.args());
+        }
         args
     }
 
@@ -264,8 +309,13 @@ impl Machine {
             Some(d) => format!(", disk {d}"),
             None => String::new(),
         };
+        let net = match &self.net {
+            Some(UserNet { http_port: Some(p), .. }) => format!(", user network (host 127.0.0.1:{p} -> guest port 80)"),
+            Some(_) => ", user network".to_string(),
+            None => String::new(),
+        };
         format!(
-            "machine {}, {}, {} CPU(s), {} memory{nvm}{disk}",
+            "machine {}, {}, {} CPU(s), {} memory{nvm}{disk}{net}",
             self.machine,
             self.mode.name(),
             self.smp,
@@ -354,11 +404,35 @@ mod tests {
         );
         assert_eq!(args[drive + 3], "virtio-blk-pci,drive=disk0,disable-legacy=on");
         assert_eq!(configure(&[], &[("DISK", path)]).unwrap().disk.as_deref(), Some(path));
-        assert!(!m.without_disk().args().contains(&"-drive".to_string()));
+        assert!(!m.with_disk(None).args().contains(&"-drive".to_string()));
         let missing = configure(&["--disk", dir.join("missing.img").to_str().unwrap()], &[]).unwrap();
         assert!(missing.prepare().is_err());
         assert!(configure(&[], &[("DISK", "off")]).unwrap().disk.is_none());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn user_network() {
+        let m = configure(&[], &[("NVM", "off"), ("NET", "1")]).unwrap();
+        assert!(
+            m.args().join(" ").ends_with(
+                "-netdev user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:8080-:80 \
+                 -device virtio-net-pci,netdev=net0,disable-legacy=on"
+            ),
+            "{:?}",
+            m.args()
+        );
+        assert!(configure(&[], &[("NVM", "off"), ("NET", "off")]).unwrap().net.is_none());
+        let echo = m.with_net(Some(UserNet {
+            http_port: None,
+            echo: true,
+        }));
+        assert!(
+            echo.args()
+                .join(" ")
+                .contains("user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:7-cmd:cat ")
+        );
+        assert!(configure(&[], &[("NET", "yes")]).is_err());
     }
 
     #[test]

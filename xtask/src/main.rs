@@ -4,6 +4,8 @@
 mod boottime;
 mod builder;
 mod disk;
+mod disktest;
+mod e2fs;
 mod ktest;
 mod layers;
 mod linuxtest;
@@ -40,11 +42,14 @@ machine options (run, debug, test, boottime, qemu-args):
   --mode tcg|icount|kvm  accelerator (env ACCEL; default tcg)
   --smp N                CPUs (env SMP; default 1)
   --mem SIZE             memory (env MEM; default 512M)
-  --disk IMAGE           raw disk image on virtio-blk-pci (env DISK; default none)
+  --disk IMAGE|off       a raw disk image on virtio-blk (env DISK; run: build/root.img,
+                         others: none)
   env QEMU               QEMU binary (default qemu-system-x86_64)
   env MACHINE            QEMU machine type (default pc)
   env NVM                the pseudo-NVM image (default build/nvm.img; off: none)
   env NVM_SIZE           its size, a power of two (default: the image's, or 256M)
+  env NET                1: a virtio-net NIC on QEMU's user network, the host's
+                         127.0.0.1:8080 forwarded to the guest's port 80 (default off)
 
 run/debug: env CMDLINE is the kernel command line; env GDBPORT (default 1234).
 

@@ -192,6 +192,22 @@ pub fn run_captured(
     inherit_stderr: bool,
     mut on_line: impl FnMut(Stream, &str),
 ) -> io::Result<Output> {
+    run_watched(cmd, timeout, inherit_stderr, |stream, line| {
+        on_line(stream, line);
+        None
+    })
+}
+
+/// Like `run_captured`, but `on_line` may ask for the child to be killed
+/// (SIGKILL, its whole group) that long after the line arrived: a crash
+/// in the middle of what the child was saying it did. The ending is then
+/// the signal, not a timeout.
+pub fn run_watched(
+    cmd: &mut Command,
+    timeout: Duration,
+    inherit_stderr: bool,
+    mut on_line: impl FnMut(Stream, &str) -> Option<Duration>,
+) -> io::Result<Output> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped());
     cmd.stderr(if inherit_stderr {
         Stdio::inherit()
@@ -215,10 +231,15 @@ pub fn run_captured(
     let mut status = None;
     let mut timed_out = false;
     let mut stop_reading_at = None;
+    let mut kill_at: Option<Instant> = None;
     loop {
         match rx.recv_timeout(POLL) {
             Ok((stream, at, text)) => {
-                on_line(stream, &text);
+                if let Some(after) = on_line(stream, &text)
+                    && kill_at.is_none()
+                {
+                    kill_at = Some(Instant::now() + after);
+                }
                 match stream {
                     Stream::Out => lines.push(Line { at, text }),
                     Stream::Err => stderr.push(text),
@@ -231,6 +252,9 @@ pub fn run_captured(
         if status.is_none() {
             if let Some(s) = child.try_wait()? {
                 status = Some(s);
+                stop_reading_at = Some(now + GRACE);
+            } else if kill_at.is_some_and(|t| now >= t) {
+                status = Some(child.kill()?);
                 stop_reading_at = Some(now + GRACE);
             } else if now >= deadline {
                 status = Some(child.kill()?);

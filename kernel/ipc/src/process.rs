@@ -702,7 +702,7 @@ pub fn remove(pid: u64) -> Option<Arc<Process>> {
 /// exit if the process was killed.
 #[inline(always)]
 pub fn on_return_to_user(frame: &mut TrapFrame) {
-    if with_current(|p| leave_for_user(p, frame)).is_none() {
+    if with_current(|p| leave_for_user_stopping(p, frame)).is_none() {
         sched::preempt_if_needed();
         sanitize_flags(frame);
     }
@@ -714,13 +714,20 @@ pub fn on_return_to_user(frame: &mut TrapFrame) {
 #[inline(always)]
 pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
     sched::preempt_if_needed();
-    if p.take_attention() {
-        stop_for_supervisor(p);
-    }
     if p.is_killed() {
         killed(p);
     }
     sanitize_flags(frame);
+}
+
+/// `leave_for_user` for a process whose supervisor may have asked it to
+/// stop (an interrupt's way back, a Linux process's system call): a
+/// native process's system call never looks.
+pub fn leave_for_user_stopping(p: &Process, frame: &mut TrapFrame) {
+    if p.take_attention() {
+        stop_for_supervisor(p);
+    }
+    leave_for_user(p, frame);
 }
 
 /// A Linux process its supervisor asked to stop: an ATTENTION rendezvous

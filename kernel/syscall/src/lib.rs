@@ -50,10 +50,10 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // `me` is borrowed, not counted: exit, which never returns, leaves
     // no reference behind. It is at hand for the way back to user mode too.
     let done = proc::with_current(|me| {
-        frame.rax = match me.route() {
-            Route::Native => native(number, frame.syscall_args(), me),
-            Route::Linux { supervisor, pid } => linux::serve(me, frame, supervisor, pid),
-        };
+        if let Route::Linux { supervisor, pid } = me.route() {
+            return linux::serve_and_leave(me, frame, supervisor, pid);
+        }
+        frame.rax = native(number, frame.syscall_args(), me);
         x86_64::instructions::interrupts::disable();
         proc::leave_for_user(me, frame);
     });

@@ -61,6 +61,15 @@ fn result(r: Result<u64, Error>) -> u64 {
 /// clock there too): 2024-01-01T00:00:00Z.
 const EPOCH_AT_BOOT: u64 = 1_704_067_200;
 
+/// A Linux process's system call, from the dispatcher: served, then the
+/// way back to user mode, where its supervisor may have asked it to stop.
+#[inline(never)]
+pub fn serve_and_leave(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) {
+    frame.rax = serve(me, frame, supervisor, pid);
+    x86_64::instructions::interrupts::disable();
+    proc::leave_for_user_stopping(me, frame);
+}
+
 /// Serves system call `frame.rax` of Linux process `me`, whose supervisor
 /// is `supervisor` and Linux pid `pid`; returns what its rax gets.
 pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 {

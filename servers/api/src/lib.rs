@@ -8,7 +8,10 @@ extern crate alloc;
 
 pub mod block;
 pub mod cache;
+pub mod errno;
 pub mod fs;
+pub mod net;
+pub mod nic;
 pub mod wire;
 
 pub mod echo {

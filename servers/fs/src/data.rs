@@ -53,7 +53,10 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        let len = len.min(info.reply_cap);
+        // One reply carries one piece, at most a page: mapping more of a
+        // long read would be done again by each of the calls that follow,
+        // a cost that grows with the square of the read's length.
+        let len = len.min(info.reply_cap).min(PAGE as u64);
         if len == 0 {
             return Ok(End::Reply(0));
         }

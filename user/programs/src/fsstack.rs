@@ -1,6 +1,9 @@
-//! A stack of storage servers of a program's own (RAM disk, block cache,
-//! file server) for tests and benchmarks, with the servers' counters and
-//! file contents that tell where every byte came from. Each program uses
+//! A stack of storage servers of a program's own (a disk server, block
+//! cache, file server) for tests and benchmarks, with the servers' counters
+//! and file contents that tell where every byte came from. The disk is the
+//! RAM disk serving a packed image, or the machine's virtio block device
+//! ([`VIRTIO`]), whose driver needs the device right: the program must hold
+//! it (a program the kernel's command line runs does). Each program uses
 //! part of it.
 #![allow(dead_code)]
 
@@ -10,10 +13,13 @@ use alloc::vec::Vec;
 use tessera_api::fs::client::{self, File};
 use tessera_api::fs::{Errno, O_RDONLY};
 use tessera_api::{block, cache as cache_api, fs};
+use tessera_rt::abi::{SpawnOptions, rights};
 use tessera_rt::sys;
 
 pub const DISK: &str = "t.disk";
 pub const CACHE: &str = "t.cache";
+/// The image name that means the machine's first virtio block device.
+pub const VIRTIO: &str = "virtio";
 
 /// The three servers of one test, under names of their own (the file
 /// server's is the default, `fs`, which the file API finds).
@@ -23,8 +29,12 @@ pub struct Stack {
     pub fs: u64,
 }
 
-fn spawn(prog: &str, args: &[&str], name: &str) -> Result<u64, String> {
-    let pid = sys::spawn_on(prog, args, tessera_rt::abi::ANY_CPU).map_err(|e| format!("spawn {prog}: {e:?}"))?;
+fn spawn(prog: &str, args: &[&str], name: &str, rights: u64) -> Result<u64, String> {
+    let options = SpawnOptions {
+        rights,
+        ..SpawnOptions::DEFAULT
+    };
+    let pid = sys::spawn(prog, args, &options).map_err(|e| format!("spawn {prog}: {e:?}"))?;
     if sys::wait_for_name(name) != pid {
         sys::stop(pid);
         return Err(format!("{prog} did not register '{name}'"));
@@ -33,16 +43,21 @@ fn spawn(prog: &str, args: &[&str], name: &str) -> Result<u64, String> {
 }
 
 impl Stack {
-    /// A RAM disk serving `image` (a packed image, or blank:<pages>), a
-    /// cache of `pages` pages flushing every `flush` seconds (0: never),
-    /// and a file server (read-only with `ro`).
+    /// A disk server for `image` (`VIRTIO`: the virtio-blk driver on the
+    /// machine's disk; otherwise a RAM disk serving a packed image, or
+    /// blank:<pages>), a cache of `pages` pages flushing every `flush`
+    /// seconds (0: never), and a file server (read-only with `ro`).
     pub fn start(image: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
-        let disk = spawn("ramdisk", &[DISK, image], DISK)?;
+        let disk = if image == VIRTIO {
+            spawn("virtio-blk", &[DISK], DISK, rights::DEVICE)?
+        } else {
+            spawn("ramdisk", &[DISK, image], DISK, 0)?
+        };
         let stack = |cache, fs| Stack { disk, cache, fs };
         let (mut a, mut b) = ([0u8; 24], [0u8; 24]);
         let pages = sys::fmt_u64(pages as u64, &mut a);
         let flush = sys::fmt_u64(flush as u64, &mut b);
-        let cache = match spawn("blockcache", &[CACHE, DISK, pages, flush], CACHE) {
+        let cache = match spawn("blockcache", &[CACHE, DISK, pages, flush], CACHE, 0) {
             Ok(c) => c,
             Err(e) => {
                 stack(0, 0).stop();
@@ -66,7 +81,7 @@ impl Stack {
         } else {
             &[fs::NAME, CACHE]
         };
-        let pid = spawn("fs", args, fs::NAME)?;
+        let pid = spawn("fs", args, fs::NAME, 0)?;
         client::connect(fs::NAME).map_err(|e| format!("connect: {e:?}"))?;
         Ok(pid)
     }

@@ -5,7 +5,7 @@
 //! driver's contiguous memory are its to learn for DMA. This crate then
 //! gives the `virtio-drivers` crate what it needs to drive a virtio PCI
 //! device from there ([`hal::TesseraHal`], [`config::Config`]), and safe
-//! device types over it ([`blk::Blk`]) whose requests own their buffers
+//! device types over it ([`blk::Blk`], [`net::Net`]) whose requests own their buffers
 //! while the device works on them.
 //!
 //! The crate holds the drivers' unsafe code (the HAL is an unsafe trait,
@@ -19,5 +19,6 @@ pub mod blk;
 pub mod config;
 pub mod device;
 pub mod hal;
+pub mod net;
 
 pub use device::Device;

@@ -58,8 +58,8 @@
 
 pub mod client;
 
+pub use crate::errno::Errno;
 use crate::wire::{Reader, Writer};
-use core::fmt;
 use tessera_rt::abi::Error;
 
 pub const NAME: &str = "fs";
@@ -121,91 +121,6 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;
-
-/// An errno value (Linux's numbers).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Errno(pub i32);
-
-impl Errno {
-    pub const EPERM: Errno = Errno(1);
-    pub const ENOENT: Errno = Errno(2);
-    pub const ESRCH: Errno = Errno(3);
-    pub const EIO: Errno = Errno(5);
-    pub const EBADF: Errno = Errno(9);
-    pub const ENOMEM: Errno = Errno(12);
-    pub const EACCES: Errno = Errno(13);
-    pub const EFAULT: Errno = Errno(14);
-    pub const EBUSY: Errno = Errno(16);
-    pub const EEXIST: Errno = Errno(17);
-    pub const EXDEV: Errno = Errno(18);
-    pub const ENOTDIR: Errno = Errno(20);
-    pub const EISDIR: Errno = Errno(21);
-    pub const EINVAL: Errno = Errno(22);
-    pub const EMFILE: Errno = Errno(24);
-    pub const EFBIG: Errno = Errno(27);
-    pub const ENOSPC: Errno = Errno(28);
-    pub const EROFS: Errno = Errno(30);
-    pub const EMLINK: Errno = Errno(31);
-    pub const ENAMETOOLONG: Errno = Errno(36);
-    pub const ENOSYS: Errno = Errno(38);
-    pub const ENOTEMPTY: Errno = Errno(39);
-    pub const ELOOP: Errno = Errno(40);
-    pub const ESTALE: Errno = Errno(116);
-
-    /// The errno for a failed system call or rendezvous with the server.
-    pub fn of(e: Error) -> Errno {
-        match e {
-            Error::Fault => Errno::EFAULT,
-            Error::NoMemory => Errno::ENOMEM,
-            Error::Denied => Errno::EACCES,
-            Error::Invalid => Errno::EINVAL,
-            Error::NoSys => Errno::ENOSYS,
-            _ => Errno::EIO,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self.0 {
-            1 => "operation not permitted",
-            2 => "no such file or directory",
-            3 => "no such process",
-            5 => "input/output error",
-            9 => "bad file number",
-            12 => "out of memory",
-            13 => "permission denied",
-            14 => "bad address",
-            16 => "busy",
-            17 => "file exists",
-            18 => "cross-device link",
-            20 => "not a directory",
-            21 => "is a directory",
-            22 => "invalid argument",
-            24 => "too many open files",
-            27 => "file too large",
-            28 => "no space left on device",
-            30 => "read-only file system",
-            31 => "too many links",
-            36 => "file name too long",
-            38 => "not implemented",
-            39 => "directory not empty",
-            40 => "too many levels of symbolic links",
-            116 => "stale file handle",
-            _ => "error",
-        }
-    }
-}
-
-impl fmt::Debug for Errno {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "errno {} ({})", self.0, self.name())
-    }
-}
-
-impl fmt::Display for Errno {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Who makes a request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

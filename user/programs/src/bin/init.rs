@@ -8,7 +8,10 @@
 //! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE|off] [PROGRAM ARGS...]` (files
 //! of the initial archive). The shell runs interactively; PROGRAM runs in
 //! the foreground (Ctrl-C interrupts it), on init's own CPU if init is
-//! pinned to one. Either gets the system right, to pass on as it sees fit.
+//! pinned to one. The shell gets the system and device rights, to pass on
+//! as it sees fit (the administrator restarts a driver that ended);
+//! PROGRAM, named by whoever booted the machine (a test, a benchmark), gets
+//! every right, so that it can start the drivers it measures.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -76,9 +79,9 @@ fn main(args: &[&str]) -> i32 {
     user_programs::pool::apply_file(pool_file);
     let linux = start_servers(servers_file);
 
-    let (program, program_args, foreground) = match rest {
-        [] => ("shell", &[][..], 0),
-        [program, program_args @ ..] => (*program, program_args, 1),
+    let (program, program_args, foreground, rights) = match rest {
+        [] => ("shell", &[][..], 0, abi::rights::SYSTEM | abi::rights::DEVICE),
+        [program, program_args @ ..] => (*program, program_args, 1, abi::rights::ALL),
     };
     // With the Linux personality up and no program asked for, the console
     // starts in busybox's shell on the root disk; the native shell follows
@@ -95,7 +98,7 @@ fn main(args: &[&str]) -> i32 {
     let options = SpawnOptions {
         cpu: sys::proc_info(0).map_or(abi::ANY_CPU, |me| me.affinity),
         foreground,
-        rights: abi::rights::SYSTEM,
+        rights,
         ..SpawnOptions::DEFAULT
     };
     let status = match sys::spawn(program, program_args, &options) {

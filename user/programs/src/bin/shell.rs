@@ -36,7 +36,8 @@ inspector (Tender resources):
   counters             operations per resource kind
   servers              registered servers: pid, CPU placed on (pin) and last run on,
                        calls accepted/answered/forwarded, calls queued and held
-  start [cpu N] prog [args]  start a server (or any program) in the background
+  start [cpu N] [rights device] prog [args]
+                       start a server (or any program) in the background
   place NAME N|any     move the server registered as NAME to CPU N
                        (init starts servers at boot: etc/servers.conf)
 anything else runs a program from /bin, e.g.  hello a b
@@ -96,7 +97,20 @@ fn report(what: &str, r: Result<(), abi::Error>) {
 
 /// Starts a program without waiting for it: servers run until they die.
 fn start(prog: &str, args: &[&str], cpu: u64) {
-    match sys::spawn_on(prog, args, cpu) {
+    // `rights <list>` first (as in etc/servers.conf): a driver's `device`.
+    let (rights, prog, args) = match (prog, args) {
+        ("rights", [list, prog, rest @ ..]) => match tessera_conf::servers::parse(&alloc::format!("x rights {list}")) {
+            Ok(Some(p)) => (p.rights, *prog, rest),
+            _ => return println!("start: bad rights '{list}' (device, system)"),
+        },
+        _ => (0, prog, args),
+    };
+    let options = abi::SpawnOptions {
+        cpu,
+        rights,
+        ..abi::SpawnOptions::DEFAULT
+    };
+    match sys::spawn(prog, args, &options) {
         Ok(pid) => println!("{prog}: started as pid {pid}"),
         Err(abi::Error::NotFound) => println!("{prog}: no such program"),
         Err(e) => println!("{prog}: cannot start: {e:?}"),

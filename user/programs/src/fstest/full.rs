@@ -5,11 +5,14 @@ use super::*;
 use tessera_api::fs::client::{self, File};
 use tessera_api::fs::{Errno, O_APPEND, O_CREAT, O_WRONLY};
 
-pub fn run() -> u32 {
+/// On `image` (the RAM disk's `small`, or `VIRTIO` with the same image on
+/// the machine's disk). With `keep`, `/big` stays, synced, for the host to
+/// read back.
+pub fn run(image: &str, keep: bool) -> u32 {
     let mut c = Checks::default();
     // The 1 MiB image, a cache of a quarter of it: write-back under
     // pressure while the disk fills.
-    let stack = match Stack::start("small", 64, 0, false) {
+    let stack = match Stack::start(image, 64, 0, false) {
         Ok(s) => s,
         Err(e) => {
             println!("fstest: {e}");
@@ -52,6 +55,14 @@ pub fn run() -> u32 {
         read_file("/hello.txt").as_deref() == Ok(&b"Hello from the Tessera disk.\n"[..]),
         "the image's files are intact",
     );
+    if keep {
+        stack.stop();
+        println!(
+            "fstest full {image} keep: {written} bytes, {} checks passed, {} failed",
+            c.passed, c.failed
+        );
+        return c.failed;
+    }
     c.check(client::unlink("/big").is_ok(), "unlink");
     c.check(client::sync().is_ok(), "sync");
     let free1 = client::statfs().map(|s| s.bfree).unwrap_or(0);

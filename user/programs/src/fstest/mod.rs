@@ -3,8 +3,10 @@
 
 pub mod bad;
 pub mod cache;
+pub mod crash;
 pub mod full;
 pub mod rw;
+pub mod tree;
 
 pub use crate::fsstack::*;
 use alloc::format;

@@ -51,7 +51,9 @@ fn read_back(c: &mut Checks, when: &str) {
     }
 }
 
-pub fn run(image: &str) -> u32 {
+/// With `keep`, the files of SIZES and `/t/sparse` stay on the disk at the
+/// end, synced, for the host to read back (`xtask/src/disktest.rs`).
+pub fn run(image: &str, keep: bool) -> u32 {
     let mut c = Checks::default();
     // A small cache: the files do not fit, so pages are written back and
     // read again while the test runs.
@@ -366,6 +368,15 @@ pub fn run(image: &str) -> u32 {
     // Reading changed access times: a sync writes them back.
     c.check(client::sync().is_ok(), "sync after reading");
     c.check(value(&stack.cache_stats(), "dirty") == 0, "nothing dirty after a sync");
+
+    if keep {
+        stack.stop();
+        println!(
+            "fstest rw {image} keep: {} checks passed, {} failed",
+            c.passed, c.failed
+        );
+        return c.failed;
+    }
 
     // Removing the files gives their blocks back (the frees are committed
     // by sync).

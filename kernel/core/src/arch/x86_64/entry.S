@@ -27,9 +27,8 @@ syscall_entry:
     pushq $0x100                            /* "vector": system call */
     push_call_regs                          /* as trap_common */
     cmpq $0, %gs:24                         /* PerCpu::full_frame */
-    jne full_frame_entry
+    jne full_frame_syscall
     subq $56, %rsp                          /* rbx rbp r11 r12 r13 r14 r15 */
-frame_built:
     movq %rsp, %rdi                         /* (FMASK already cleared DF) */
     call *syscall_hook(%rip)
 /*
@@ -37,10 +36,7 @@ frame_built:
  * frame, r11 cleared (it would hold a kernel value), the callee-saved
  * ones as the hook left them (the user's).
  */
-    cmpq $0, %gs:24
-    jne full_frame_exit
     addq $56, %rsp
-frame_taken:
     pop_call_regs
     xorl %r11d, %r11d
     addq $16, %rsp                          /* vector and error code */
@@ -49,11 +45,16 @@ frame_taken:
 /*
  * A Linux process keeps every register in its frame: its supervisor reads
  * them (fork, signals) and may set them (a signal handler's entry,
- * sigreturn), and they go back to user mode from the frame.
+ * sigreturn), and they go back to user mode from the frame. A path of its
+ * own, so that a native call pays one compare and branch for it.
  */
-full_frame_entry:
+full_frame_syscall:
     push_other_regs
-    jmp frame_built
-full_frame_exit:
+    movq %rsp, %rdi
+    call *syscall_hook(%rip)
     pop_other_regs
-    jmp frame_taken
+    pop_call_regs
+    xorl %r11d, %r11d
+    addq $16, %rsp
+    swapgs
+    iretq
