@@ -51,6 +51,8 @@ const PENDING: &[&str] = &[
     "sig_intr",
     "tty",
 ];
+/// The boot file of the servers a Linux test needs (`user/etc/`).
+const SERVERS: &str = "servers.linux.conf";
 /// The line before the program's transcript: init has started the
 /// personality's server, the last of the boot file's servers.
 const STARTED: &str = "started 'linux ";
@@ -121,10 +123,11 @@ impl LinuxTest {
         }
     }
 
-    /// The boot's command line: the boot file's servers (the disk and the
-    /// personality), then the launcher with the program.
+    /// The boot's command line: the storage servers and the personality
+    /// (no others, whose messages would mix with the program's output),
+    /// then the launcher with the program.
     pub fn cmdline(&self) -> String {
-        format!("run=linux args={}", self.args)
+        format!("servers={SERVERS} run=linux args={}", self.args)
     }
 
     fn expected(&self) -> Result<String, String> {
@@ -183,14 +186,14 @@ mod tests {
         let all = tests();
         assert!(all.iter().any(|t| t.name == "linux_abi_ids"), "{all:?}");
         let sh = all.iter().find(|t| t.name == "linux_sh_pipes").unwrap();
-        assert_eq!(sh.cmdline(), "run=linux args=/bin/sh,/linux/sh/pipes.sh");
+        assert_eq!(sh.cmdline(), "servers=servers.linux.conf run=linux args=/bin/sh,/linux/sh/pipes.sh");
         let ids = all.iter().find(|t| t.name == "linux_abi_ids").unwrap();
         assert!(
             ids.cmdline().contains("cd+/tmp/ids+&&+exec+env+-i+PATH=/bin"),
             "{}",
             ids.cmdline()
         );
-        assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 2));
+        assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 3));
         for p in PENDING {
             assert!(
                 all.iter().any(|t| t.name.ends_with(&format!("_{p}"))),
