@@ -186,7 +186,10 @@ mod tests {
         let all = tests();
         assert!(all.iter().any(|t| t.name == "linux_abi_ids"), "{all:?}");
         let sh = all.iter().find(|t| t.name == "linux_sh_pipes").unwrap();
-        assert_eq!(sh.cmdline(), "servers=servers.linux.conf run=linux args=/bin/sh,/linux/sh/pipes.sh");
+        assert_eq!(
+            sh.cmdline(),
+            "servers=servers.linux.conf run=linux args=/bin/sh,/linux/sh/pipes.sh"
+        );
         let ids = all.iter().find(|t| t.name == "linux_abi_ids").unwrap();
         assert!(
             ids.cmdline().contains("cd+/tmp/ids+&&+exec+env+-i+PATH=/bin"),
