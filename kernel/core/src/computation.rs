@@ -231,9 +231,14 @@ impl Computation {
             return false;
         }
         self.fs_base.store(base, Ordering::Relaxed);
-        if core::ptr::eq(current_ptr(), self) {
-            x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(base));
-        }
+        // The MSR and this CPU's note of it change together, or a switch to
+        // a computation with the old value would skip the write.
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            if core::ptr::eq(current_ptr(), self) {
+                cpu::this_cpu().user_fs_base.store(base, Ordering::Relaxed);
+                x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(base));
+            }
+        });
         true
     }
 
@@ -452,10 +457,11 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         u.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
         // SAFETY: the area holds a valid fxsave image (initialised at creation).
         unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.as_mut_ptr(), options(nostack)) };
-        // Most computations never set one: the MSR is written only when
-        // the value changes on this CPU.
+        // Only a Linux process (a full frame) sets one: a native program's
+        // code never reads FS, so the MSR is left as it is for it, and
+        // written only when the value changes on this CPU.
         let fs = next.fs_base.load(Ordering::Relaxed);
-        if fs != here.user_fs_base.load(Ordering::Relaxed) {
+        if next.full_frame && fs != here.user_fs_base.load(Ordering::Relaxed) {
             here.user_fs_base.store(fs, Ordering::Relaxed);
             x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(fs));
         }
