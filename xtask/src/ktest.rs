@@ -18,6 +18,7 @@ use crate::builder::{self, Profile, TEST_KERNEL_ELF};
 use crate::disktest::{self, DiskTest};
 use crate::linuxtest::{self, LinuxTest};
 use crate::machine::Machine;
+use crate::nvmcrash;
 use crate::proc::{self, Output, Stream};
 use crate::progtest::{self, ProgTest};
 use crate::protocol::{self, EXIT_SUCCESS, Ending, KTest};
@@ -256,6 +257,8 @@ struct Job {
     program: Option<&'static ProgTest>,
     /// A test on the real disk, judged by the host too (disktest.rs).
     disk: Option<&'static DiskTest>,
+    /// The NVM store's test against a killed QEMU (nvmcrash.rs).
+    nvm_crash: bool,
     /// A Linux program's differential test (see linuxtest.rs).
     linux: Option<LinuxTest>,
 }
@@ -307,7 +310,7 @@ fn qemu_tier(opts: &Options) -> Tier {
         }
     }
     let mut linux = linuxtest::tests();
-    let listed = tests.len() + progtest::TESTS.len() + disktest::TESTS.len() + linux.len();
+    let listed = tests.len() + progtest::TESTS.len() + disktest::TESTS.len() + 1 + linux.len();
     let matches = |name: &str| opts.filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
     tests.retain(|t| matches(&t.name));
     let programs: Vec<&'static ProgTest> = progtest::TESTS.iter().filter(|t| matches(t.name)).collect();
@@ -326,6 +329,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                     smp,
                     program: None,
                     disk: None,
+                    nvm_crash: false,
                     linux: None,
                 });
             }
@@ -339,6 +343,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                 smp,
                 program: Some(p),
                 disk: None,
+                nvm_crash: false,
                 linux: None,
             });
         }
@@ -351,6 +356,20 @@ fn qemu_tier(opts: &Options) -> Tier {
                 smp,
                 program: None,
                 disk: Some(d),
+                nvm_crash: false,
+                linux: None,
+            });
+        }
+        if matches(nvmcrash::NAME) {
+            jobs.push(Job {
+                test: KTest {
+                    name: nvmcrash::NAME.to_string(),
+                    flags: Default::default(),
+                },
+                smp,
+                program: None,
+                disk: None,
+                nvm_crash: true,
                 linux: None,
             });
         }
@@ -363,6 +382,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                 smp,
                 program: None,
                 disk: None,
+                nvm_crash: false,
                 linux: Some(t.clone()),
             });
         }
@@ -441,7 +461,7 @@ fn boot_watched(
     let mut file = File::create(log)?;
     let image = log.with_extension("nvm.img");
     let _ = fs::remove_file(&image);
-    let machine = machine.with_nvm_image(&image);
+    let machine = machine.with_nvm_image(&image).with_test_device();
     machine.prepare_quietly().map_err(io::Error::other)?;
     let out = boot_with(&machine, cmdline, timeout, &mut file, watch);
     let _ = fs::remove_file(&image);
@@ -508,6 +528,7 @@ fn run_job(opts: &Options, job: &Job) -> bool {
         None => opts.machine.with_smp(job.smp),
     };
     let (verdict, elapsed, lines) = match job.disk {
+        _ if job.nvm_crash => run_nvm_crash_job(&machine, timeout, &log),
         Some(d) => run_disk_job(d, &machine, timeout, &log),
         None => run_boot_job(job, &machine, &cmdline, timeout, &log),
     };
@@ -572,6 +593,22 @@ fn run_boot_job(job: &Job, machine: &Machine, cmdline: &str, timeout: Duration, 
         }
         Err(e) => (Err(format!("cannot run {}: {e}", machine.qemu)), 0.0, Vec::new()),
     }
+}
+
+/// The NVM crash test: its boots, on one NVM image the test keeps, all
+/// in one log, then the host's checks of the image after each.
+fn run_nvm_crash_job(machine: &Machine, timeout: Duration, log: &Path) -> Outcome {
+    let (mut elapsed, mut lines) = (0.0, Vec::new());
+    let _ = fs::remove_file(log);
+    let mut boot = |m: &Machine, cmdline: &str, log: &Path, watch: &mut dyn FnMut(&str) -> Option<Duration>| {
+        let mut file = fs::OpenOptions::new().create(true).append(true).open(log)?;
+        let out = boot_with(&m.with_test_device(), cmdline, timeout, &mut file, watch)?;
+        elapsed += out.elapsed.as_secs_f64();
+        lines = out.texts();
+        Ok(out)
+    };
+    let verdict = nvmcrash::run(machine, log, &mut boot);
+    (verdict, elapsed, lines)
 }
 
 /// A disk test: its boot, then the host's checks of the image.

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 /// lower layers only; the pure-logic crates at the bottom are host-tested
 /// and used by every layer.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("pure logic", &["abi", "frames", "platform", "restable"]),
+    ("pure logic", &["abi", "frames", "platform", "restable", "nvmstore"]),
+    ("formats on pure logic", &["off2f"]),
     ("core", &["kcore"]),
     ("scheduling", &["sched"]),
     ("processes and IPC", &["ipc"]),
@@ -25,6 +26,7 @@ fn dir_of(name: &str) -> String {
     match name {
         "tessera-kernel" => "kernel".to_string(),
         "kcore" => "kernel/core".to_string(),
+        "nvmstore" | "off2f" => format!("lib/{name}"),
         other => format!("kernel/{other}"),
     }
 }
@@ -103,7 +105,7 @@ pub fn run() -> Result<ExitCode, String> {
                     )),
                 }
             }
-            if layer <= 1 {
+            if Some(layer) <= layer_of("kcore") {
                 continue;
             }
             let src = Path::new(&dir).join("src");

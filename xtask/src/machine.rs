@@ -66,6 +66,10 @@ pub struct Machine {
     /// The disk's writes go to a temporary overlay QEMU drops at the end
     /// (`snapshot=on`): boots side by side share one image unchanged.
     pub scratch: bool,
+    /// QEMU's PCI test device (`pci-testdev`, 1b36:0005), for the tests
+    /// that drive a device as a driver would: the NVM device is the
+    /// kernel's, never a driver's.
+    pub test_device: bool,
     /// A NIC on QEMU's user network (NET=1). None: no NIC.
     pub net: Option<UserNet>,
 }
@@ -160,6 +164,7 @@ impl Machine {
             mem: mem.trim().to_string(),
             serial: Serial::Stdio,
             nvm: Nvm::configure(env("NVM"), env("NVM_SIZE"))?,
+            test_device: false,
         })
     }
 
@@ -172,6 +177,14 @@ impl Machine {
     pub fn with_nvm_image(&self, image: &std::path::Path) -> Machine {
         Machine {
             nvm: self.nvm.as_ref().map(|n| n.at(image)),
+            ..self.clone()
+        }
+    }
+
+    /// The same machine with QEMU's PCI test device (test boots).
+    pub fn with_test_device(&self) -> Machine {
+        Machine {
+            test_device: true,
             ..self.clone()
         }
     }
@@ -272,6 +285,9 @@ impl Machine {
         // its content across boots (1af4:1110, BAR2).
         if let Some(nvm) = &self.nvm {
             args.extend(nvm.args());
+        }
+        if self.test_device {
+            args.extend(["-device".to_string(), "pci-testdev".to_string()]);
         }
         if let Some(path) = &self.disk {
             // QEMU's option syntax doubles a comma inside a value. The host's

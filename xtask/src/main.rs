@@ -11,6 +11,7 @@ mod layers;
 mod linuxtest;
 mod machine;
 mod nvm;
+mod nvmcrash;
 mod proc;
 mod progtest;
 mod protocol;

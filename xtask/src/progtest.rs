@@ -83,6 +83,12 @@ pub const TESTS: &[ProgTest] = &[
         args: "http,4",
         nic: Nic::Http,
     },
+    ProgTest {
+        name: "off2f_convert_check_and_run_from_the_file_system",
+        program: "offtest",
+        args: "",
+        nic: Nic::None,
+    },
 ];
 
 impl ProgTest {

@@ -33,6 +33,10 @@ numbered! {
         Cpus = 10,
         /// `DeviceRecord`s: the PCI functions found at boot.
         Devices = 11,
+        /// `NvmRecord`s: the text files of the NVM store, by name.
+        Nvm = 12,
+        /// One `NvmStoreInfo` (none: the machine has no NVM store).
+        NvmStore = 13,
     }
 }
 
@@ -61,6 +65,8 @@ records! {
     IpcTotals => Ipc,
     CpuRecord => Cpus,
     DeviceRecord => Devices,
+    NvmRecord => Nvm,
+    NvmStoreInfo => NvmStore,
 }
 
 /// Live resources of one kind.
@@ -245,6 +251,48 @@ pub struct DeviceRecord {
     /// Interrupts delivered to its holder since boot.
     pub interrupts: u64,
     pub bars: [BarRecord; 6],
+}
+
+with_default! {
+    /// A text file of the NVM store (seed 001's file 2).
+    #[derive(Debug, Clone, Copy)]
+    #[repr(C)]
+    pub struct NvmRecord {
+        /// Where its pages start in the NVM (bytes, page-aligned).
+        pub offset: u64,
+        pub len: u64,
+        pub pages: u64,
+        /// CRC-64/XZ of the content (an OFF2F header names it).
+        pub crc: u64,
+        /// The store's change that wrote this content.
+        pub version: u64,
+        /// Regions mapping it now (processes, pooled text regions).
+        pub users: u64,
+        /// The name, NUL-padded.
+        pub name: [u8; 64] = [0; 64],
+    }
+}
+
+/// The NVM and its store as a whole.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct NvmStoreInfo {
+    /// Physical address and size of the NVM.
+    pub base: u64,
+    pub size: u64,
+    /// Pages for files, free ones, and the largest free run (the largest
+    /// file that fits: each file is one run).
+    pub data_pages: u64,
+    pub free_pages: u64,
+    pub largest_free_run: u64,
+    pub files: u64,
+    pub capacity: u64,
+    /// Changes committed since the store was made.
+    pub sequence: u64,
+    /// Pages of replaced or deleted versions still mapped by processes.
+    pub orphaned_pages: u64,
+    /// 1 while a change runs (then the free space is not known).
+    pub busy: u64,
 }
 
 /// A NUL-padded name field's text (up to the first NUL; "?" if it is not UTF-8).

@@ -321,6 +321,21 @@ macro_rules! each_call {
         /// for a device's DMA. Only for a process holding a device; Invalid if
         /// the range is not contiguous or not present
         DmaAddress = 88, dma_address(addr: u64, len: u64);
+        /// Returns 1 if stored, 0 if the file already held exactly `data`:
+        /// `data` becomes text file `name` of the NVM store (seed 001's file
+        /// 2), replacing any of that name; processes mapping the old version
+        /// keep it until they end. Needs `rights::NVM`; Limit if the store
+        /// has no room, Busy while another change runs
+        NvmStore = 100, nvm_store(name: Str, data: Bytes);
+        /// Returns 0: deletes text file `name` of the NVM store (mapped
+        /// pages stay until their processes end). Needs `rights::NVM`
+        NvmDelete = 101, nvm_delete(name: Str);
+        /// Returns bytes read (0 at the end): NVM text file `name` from
+        /// `offset` on (readable by every process, as plates are)
+        NvmRead = 102, nvm_read(name: Str, offset: u64, buf: BytesMut);
+        /// Returns the exit status, as `wait`, and `out` receives what the
+        /// process was at its end (its page faults by category, CPU time)
+        WaitInfo = 103, wait_info(pid: u64, out: Out<$crate::ProcInfo>);
         }
     };
 }
@@ -385,6 +400,8 @@ numbered! {
         WriteConfig = 31,
         DmaAddress = 32,
         CreatePlate = 33,
+        StoreText = 34,
+        DeleteText = 35,
     }
 }
 
@@ -414,7 +431,8 @@ impl ResOp {
             | O::ReadConfig
             | O::WriteConfig
             | O::DmaAddress => K::Device,
-            O::CreatePlate => K::Plate,
+            // An NVM text file is persistent content, as a plate is.
+            O::CreatePlate | O::StoreText | O::DeleteText => K::Plate,
         })
     }
 }
@@ -753,8 +771,11 @@ pub mod rights {
     /// DMA. Without an IOMMU a device's driver can make it write anywhere
     /// in memory, so this right is the kernel's whole trust in a driver.
     pub const DEVICE: u64 = 2;
+    /// Changing the NVM store's text files (`nvm_store`, `nvm_delete`):
+    /// they become the text of the OFF2F programs that name them.
+    pub const NVM: u64 = 4;
     /// Every right there is.
-    pub const ALL: u64 = SYSTEM | DEVICE;
+    pub const ALL: u64 = SYSTEM | DEVICE | NVM;
 }
 
 /// Memory protection for `map`.
@@ -777,16 +798,20 @@ pub struct Clock {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct FaultCounts {
+    /// Text faults served from a program image: a frame filled by a copy.
     pub text: u64,
     pub data: u64,
     pub bss: u64,
     pub stack: u64,
     pub heap: u64,
+    /// Text faults that mapped an NVM page in place (an OFF2F program's
+    /// text, seed 001 fig. 3 steps X and Y): no frame, no copy.
+    pub nvm_text: u64,
 }
 
 impl FaultCounts {
     pub fn total(&self) -> u64 {
-        self.text + self.data + self.bss + self.stack + self.heap
+        self.text + self.data + self.bss + self.stack + self.heap + self.nvm_text
     }
 }
 
@@ -886,6 +911,9 @@ mod tests {
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
         assert_eq!(size_of::<SpawnOptions>(), 7 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
+        assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
+        assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);
+        assert_eq!(size_of::<FaultCounts>(), 6 * 8);
         assert_eq!(size_of::<linux::Regs>(), 19 * 8);
         assert_eq!(size_of::<linux::CallFor>(), 8 * 8);
         // A Linux system call travels inline, whole.

@@ -155,6 +155,7 @@ extern "C" fn kmain_on_stack(rsdp: u64, info: *const BootInfo) -> ! {
     CLOCK_SOURCE.call_once(|| source);
     MADT.call_once(|| madt);
     x86_64::pci::init();
+    mm::nvm::init();
     // SAFETY: the kernel binary defines `tessera_main` (a Rust function
     // that never returns); this is its one call.
     unsafe { tessera_main() }

@@ -221,6 +221,8 @@ unsafe impl Pod for abi::CounterRecord {}
 unsafe impl Pod for abi::ServerRecord {}
 unsafe impl Pod for abi::IpcTotals {}
 unsafe impl Pod for abi::DeviceRecord {}
+unsafe impl Pod for abi::NvmRecord {}
+unsafe impl Pod for abi::NvmStoreInfo {}
 unsafe impl Pod for abi::linux::Regs {}
 unsafe impl Pod for abi::linux::LinuxCall {}
 unsafe impl Pod for abi::linux::LinuxFault {}
@@ -266,11 +268,17 @@ pub fn read_bytes(addr: u64, len: u64, max: usize) -> Result<alloc::vec::Vec<u8>
     if len > max as u64 {
         return Err(Error::Invalid);
     }
-    let range = UserRange::new(addr, len as usize)?;
     let mut buf = alloc::vec::Vec::new();
-    buf.try_reserve_exact(range.len()).map_err(|_| Error::NoMemory)?;
-    buf.resize(range.len(), 0);
-    range.read(&mut buf)?;
+    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+    buf.resize(len as usize, 0);
+    // In pieces a range may have (a program's image is megabytes).
+    for (i, piece) in buf.chunks_mut(MAX_COPY).enumerate() {
+        let at = addr.checked_add((i * MAX_COPY) as u64).ok_or(Error::Fault)?;
+        UserRange::new(at, piece.len())?.read(piece)?;
+    }
+    if len == 0 {
+        UserRange::new(addr, 0)?;
+    }
     Ok(buf)
 }
 

@@ -21,7 +21,7 @@ use kcore::println;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::vm::region::Kind;
-use kcore::vm::space::{At, FaultError, SpaceRef, VirtualSpace};
+use kcore::vm::space::{At, FaultError, Resolved, SpaceRef, VirtualSpace};
 use restable::ResId;
 pub use sched::WaitQueue;
 
@@ -77,7 +77,7 @@ pub struct Process {
     made_resources: AtomicBool,
     /// Rendezvous and requests addressed to this process.
     pub(crate) port: Port,
-    faults: [AtomicU64; 5],
+    faults: [AtomicU64; 6],
     /// Shared with its computation, whose waits give up when it is set.
     killed: Arc<AtomicBool>,
     exit_status: IrqMutex<Option<u64>>,
@@ -498,8 +498,9 @@ impl Process {
 
     // ---- faults ----
 
-    pub fn count_fault(&self, kind: Kind) {
-        let i = match kind {
+    pub fn count_fault(&self, fault: Resolved) {
+        let i = match fault.kind {
+            _ if fault.nvm => 5,
             Kind::Text => 0,
             Kind::Data => 1,
             Kind::Bss => 2,
@@ -517,6 +518,7 @@ impl Process {
             bss: f(2),
             stack: f(3),
             heap: f(4),
+            nvm_text: f(5),
         }
     }
 }
@@ -892,8 +894,8 @@ pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> 
     let write = error_code & 2 != 0;
     let exec = error_code & 16 != 0;
     let space = p.space().ok_or(FaultError::Unmapped)?;
-    let kind = space.lock().resolve_fault(addr, write, exec)?;
-    p.count_fault(kind);
+    let fault = space.lock().resolve_fault(addr, write, exec)?;
+    p.count_fault(fault);
     Ok(())
 }
 

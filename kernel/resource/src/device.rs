@@ -180,7 +180,9 @@ pub fn claim(caller: u64, id: ResId) -> Result<(), Error> {
     invoke(caller, ResOp::ClaimDevice, only(id, Need::Live(Kind::Device)), || {
         let mut t = TABLE.lock();
         let e = t.get_mut(id).map_err(super::id_error)?;
-        if e.value.function.class == CLASS_BRIDGE {
+        // The NVM's memory is the kernel's (its store, programs' text).
+        let nvm = kcore::mm::nvm::window().is_some_and(|w| w.bdf() == e.value.function.bdf);
+        if e.value.function.class == CLASS_BRIDGE || nvm {
             return Err(Error::Denied);
         }
         if e.owner != KERNEL {

@@ -66,6 +66,7 @@ pub mod container_box;
 pub mod device;
 pub mod fifo;
 pub mod mediator;
+pub mod nvm;
 pub mod physmem;
 pub mod plate;
 pub mod pool;
@@ -272,6 +273,7 @@ pub fn kind_of(id: ResId) -> Result<Kind, Error> {
 pub fn init() {
     plate::init_from_archive();
     device::init();
+    nvm::init();
 }
 
 /// Deletes what a process still owned when it ended (resources it made

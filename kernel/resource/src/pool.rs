@@ -197,7 +197,7 @@ pub fn put_space(id: ResId) -> bool {
     put(PoolKind::Space, ResId::NONE, 0, id)
 }
 pub fn put_region(id: ResId) -> bool {
-    vregion::size(id).is_some_and(|(pages, _)| put(PoolKind::Region, ResId::NONE, pages, id))
+    !vregion::maps_nvm(id) && vregion::size(id).is_some_and(|(pages, _)| put(PoolKind::Region, ResId::NONE, pages, id))
 }
 pub fn put_program(plate: ResId, id: ResId) -> bool {
     put(PoolKind::Program, plate, 0, id)

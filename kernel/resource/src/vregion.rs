@@ -123,6 +123,9 @@ pub fn with_detached<R>(caller: u64, id: ResId, f: impl FnOnce(&mut Region) -> R
 
 fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, populate: bool) -> Result<(), Error> {
     let seg = program.segments.get(segment).ok_or(Error::Invalid)?;
+    if seg.in_nvm {
+        return map_text(caller, id, program, seg, populate);
+    }
     let image = &program.image[seg.offset as usize..(seg.offset + seg.filesz) as usize];
     let backing = Backing::Image {
         bytes: image,
@@ -134,6 +137,45 @@ fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, popul
         RegionKind::Text
     };
     refill(caller, id, (kind, backing, seg.writable, seg.executable), populate)
+}
+
+/// Maps an OFF2F program's text segment from its NVM text file: the
+/// region's pages are the file's pages (its window: the run of whole
+/// pages holding the segment), nothing allocated or copied, with
+/// `populate` all mapped now (seed 001 fig. 3, step Y, done ahead).
+fn map_text(
+    caller: u64,
+    id: ResId,
+    program: &Program,
+    seg: &crate::proc::program::Segment,
+    populate: bool,
+) -> Result<(), Error> {
+    const PAGE: u64 = 4096;
+    let text = program.nvm.as_ref().ok_or(Error::Invalid)?;
+    let skew = seg.vaddr % PAGE;
+    let start = seg.offset.checked_sub(skew).ok_or(Error::BadProgram)?;
+    let pages = (skew + seg.filesz).div_ceil(PAGE);
+    if start % PAGE != 0 || start / PAGE + pages > text.pages as u64 {
+        return Err(Error::BadProgram);
+    }
+    let hold: kcore::vm::region::Keep = alloc::sync::Arc::new(alloc::boxed::Box::new(text.hold.clone()));
+    with_detached(caller, id, |r| {
+        if pages as usize > r.pages() {
+            return Err(Error::Invalid);
+        }
+        r.map_nvm(
+            RegionKind::Text,
+            text.phys + start,
+            pages as usize,
+            seg.executable,
+            hold,
+        );
+        if populate {
+            r.populate_all().map_err(|_| Error::NoMemory)
+        } else {
+            Ok(())
+        }
+    })?
 }
 
 /// Gives a detached region new content (kind, backing, writable,
@@ -190,6 +232,14 @@ pub fn size(id: ResId) -> Option<(usize, u64)> {
         Place::Detached(r) => Some((e.value.pages, r.resident_pages() as u64 * 4096)),
         _ => Some((e.value.pages, 0)),
     }
+}
+
+/// Whether a detached region maps NVM pages (never pooled by size: it
+/// would hold its text file for nothing).
+pub fn maps_nvm(id: ResId) -> bool {
+    let t = TABLE.lock();
+    t.get(id)
+        .is_ok_and(|e| matches!(&e.value.place, Place::Detached(r) if r.is_nvm()))
 }
 
 pub fn list(f: &mut dyn FnMut(ResId, u64, usize, abi::RegionPlace)) {

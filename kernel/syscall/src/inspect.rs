@@ -81,6 +81,8 @@ pub fn serve(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, size: 
         Topic::Ipc => w.send(ipc_totals),
         Topic::Cpus => w.send(cpus),
         Topic::Devices => w.send(devices),
+        Topic::Nvm => w.send(nvm_files),
+        Topic::NvmStore => w.send(nvm_store),
     }
 }
 
@@ -314,5 +316,17 @@ pub fn cpus(page: &mut Page<CpuRecord>) {
 pub fn devices(page: &mut Page<abi::DeviceRecord>) {
     for d in resource::device::records() {
         page.offer(|| d);
+    }
+}
+
+/// The NVM store's text files.
+pub fn nvm_files(page: &mut Page<abi::NvmRecord>) {
+    resource::nvm::files(&mut |r| page.offer(|| r));
+}
+
+/// The NVM store as a whole: one record, or none without a store.
+pub fn nvm_store(page: &mut Page<abi::NvmStoreInfo>) {
+    if let Some(info) = resource::nvm::info() {
+        page.offer(|| info);
     }
 }

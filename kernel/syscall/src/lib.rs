@@ -376,6 +376,35 @@ impl abi::Serve for Native<'_> {
         Ok(plate::create(self.me.pid(), &name, a.tag, &content)?.raw())
     }
 
+    fn nvm_store(&mut self, a: call::NvmStore) -> Result<u64, Error> {
+        if !self.me.holds_rights(abi::rights::NVM) {
+            return Err(Error::Denied);
+        }
+        let name = uaccess::read_text(a.name, MAX_TEXT)?;
+        resource::nvm::store(
+            self.me.pid(),
+            &name,
+            resource::nvm::UserBytes::new(a.data.0.addr, a.data.0.len)?,
+        )
+    }
+
+    fn nvm_read(&mut self, a: call::NvmRead) -> Result<u64, Error> {
+        let name = uaccess::read_text(a.name, MAX_TEXT)?;
+        resource::nvm::read(&name, a.offset, uaccess::UserRange::of(a.buf.0)?)
+    }
+
+    fn wait_info(&mut self, a: call::WaitInfo) -> Result<u64, Error> {
+        processes::sys_wait_info(self.me, a)
+    }
+
+    fn nvm_delete(&mut self, a: call::NvmDelete) -> Result<u64, Error> {
+        if !self.me.holds_rights(abi::rights::NVM) {
+            return Err(Error::Denied);
+        }
+        let name = uaccess::read_text(a.name, MAX_TEXT)?;
+        resource::nvm::delete(self.me.pid(), &name)
+    }
+
     fn caller_read(&mut self, a: call::CallerRead) -> Result<u64, Error> {
         ipc::supervise::read(self.me, a.rid, a.addr, uaccess::UserRange::of(a.buf.0)?)
     }

@@ -67,8 +67,21 @@ pub fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
     Ok(pids.len() as u64)
 }
 
+/// `wait`, then what the child was at its end (the out record is written
+/// once before the wait, so that a bad buffer loses no exit status).
+pub fn sys_wait_info(me: &proc::Process, a: call::WaitInfo) -> Result<u64, Error> {
+    let p = proc::get(a.pid).ok_or(Error::NotFound)?;
+    uaccess::write_out(a.out, &abi::ProcInfo::default())?;
+    let status = proc::wait(me.pid(), a.pid)?;
+    uaccess::write_out(a.out, &info_of(&p))?;
+    Ok(status)
+}
+
 fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
-    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    Ok(info_of(&*proc::get(pid).ok_or(Error::NotFound)?))
+}
+
+fn info_of(p: &proc::Process) -> abi::ProcInfo {
     let comp = p.computation();
     let exit = p.exit_status();
     let mut info = abi::ProcInfo {
@@ -103,7 +116,7 @@ fn proc_info(pid: u64) -> Result<abi::ProcInfo, Error> {
     }
     let n = p.name().len().min(info.name.len());
     info.name[..n].copy_from_slice(&p.name().as_bytes()[..n]);
-    Ok(info)
+    info
 }
 
 /// Anonymous memory: a region created and attached through the mediator

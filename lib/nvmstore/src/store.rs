@@ -67,6 +67,10 @@ pub struct Store<R: Region> {
     seq: u64,
     /// The slot that holds `dir`.
     active: usize,
+    /// Runs of pages `(first page, pages)` that a user of the store still
+    /// uses though the directory may no longer name them (a kernel's
+    /// mappings of a replaced or deleted file): never allocated.
+    held: Vec<(u64, u64)>,
 }
 
 impl<R: Region> Store<R> {
@@ -95,6 +99,7 @@ impl<R: Region> Store<R> {
             dir: Vec::new(),
             seq: 1,
             active: 0,
+            held: Vec::new(),
         })
     }
 
@@ -137,6 +142,7 @@ impl<R: Region> Store<R> {
             dir,
             seq: header.seq,
             active,
+            held: Vec::new(),
         })
     }
 
@@ -149,7 +155,21 @@ impl<R: Region> Store<R> {
     }
 
     pub fn space(&self) -> Space {
-        space::space(&self.dir, self.geo.data_pages, self.geo.capacity)
+        space::space(&self.dir, &self.held, self.geo.data_pages, self.geo.capacity)
+    }
+
+    /// The files (as [`FileInfo`]'s `offset` and `pages`) a user of the
+    /// store still maps, such as a kernel's text pages: a store after this
+    /// never writes their pages, whether or not the directory still names
+    /// them. Replaces the files given before.
+    pub fn set_held(&mut self, files: impl IntoIterator<Item = (u64, u64)>) {
+        let data = self.geo.page_offset(0);
+        self.held.clear();
+        for (offset, pages) in files {
+            if let Some(from_data) = offset.checked_sub(data) {
+                self.held.push((from_data / PAGE_SIZE, pages));
+            }
+        }
     }
 
     /// Sequence number of the current directory: it grows by one per change.
@@ -225,7 +245,7 @@ impl<R: Region> Store<R> {
             });
         }
         let pages = pages_for(len);
-        let first_page = space::allocate(&self.dir, self.geo.data_pages, pages).ok_or_else(|| {
+        let first_page = space::allocate(&self.dir, &self.held, self.geo.data_pages, pages).ok_or_else(|| {
             let s = self.space();
             Error::NoSpace {
                 needed_pages: pages,

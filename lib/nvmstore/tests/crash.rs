@@ -3,7 +3,7 @@
 //! and the store goes on working.
 
 use nvmstore::sim::SimRegion;
-use nvmstore::{Error, FormatOptions, PAGE_SIZE, Store};
+use nvmstore::{Error, FormatOptions, PAGE_SIZE, Region, Store};
 use std::collections::BTreeMap;
 
 type Files = BTreeMap<String, Vec<u8>>;
@@ -254,6 +254,43 @@ fn refusals_change_nothing() {
     expect.insert("n0".into(), b"replacing needs no new entry".to_vec());
     let store = Store::mount(store.into_region()).unwrap();
     assert_eq!(contents(&store), expect);
+}
+
+#[test]
+fn pages_still_held_after_a_replace_or_delete_are_never_reused() {
+    let (region, _) = populated();
+    let mut store = Store::mount(region).unwrap();
+    let old_a = content(3 * 4096 + 100, 3 * 4096 + 100);
+    let a = store.lookup("a").map(|f| (f.offset, f.pages)).unwrap();
+    let e = store.lookup("e").map(|f| (f.offset, f.pages)).unwrap();
+    let held = [a, e];
+    store.set_held(held);
+    let free_before = store.space().free_pages;
+    // Replace "a" and delete "e": their old pages stay held, then fill
+    // every free page with new files.
+    store.store("a", &content(77, 2 * 4096)).unwrap();
+    store.delete("e").unwrap();
+    assert_eq!(store.space().free_pages, free_before - 2, "the new a's two pages only");
+    let mut i = 0;
+    while store.space().free_pages > 0 {
+        let n = store.space().largest_free_run;
+        store
+            .store(&format!("fill{i}"), &content(i, (n * PAGE_SIZE) as usize))
+            .unwrap();
+        i += 1;
+    }
+    for f in store.files() {
+        for (off, pages) in held {
+            let overlap = f.offset < off + pages * PAGE_SIZE && off < f.offset + f.pages * PAGE_SIZE;
+            assert!(!overlap, "{} was given held pages", f.name);
+        }
+    }
+    let mut buf = vec![0u8; old_a.len()];
+    store.region().read(a.0, &mut buf).unwrap();
+    assert_eq!(buf, old_a, "the old a's pages are as they were");
+    // Released, they are free again.
+    store.set_held([]);
+    assert_eq!(store.space().free_pages, a.1 + e.1);
 }
 
 #[test]

@@ -11,6 +11,12 @@
 //! and moves back. Pages never written keep the packed image's bytes
 //! (read-only, in this binary); a written page gets memory of its own.
 //! Nothing reaches the host: the writes live as long as the server.
+//!
+//! `ramdisk name image model` makes it as slow as a real disk: each read
+//! or write waits, in the guest's time, the model's access latency plus
+//! its bytes over the model's bandwidth (seed 001's disks, for OFF2F's
+//! experiments; under QEMU's instruction counter a real device's latency
+//! does not show in the guest's clock, a wait does).
 #![no_std]
 #![no_main]
 #![forbid(unsafe_code)]
@@ -45,8 +51,57 @@ struct Stats {
     refused: u64,
 }
 
+/// A disk's speed: a request waits its bytes at `bytes_per_s`, and
+/// `latency_ns` before them unless it continues where the last one ended
+/// (a disk streams on without a seek; its read-ahead serves the rest).
+#[derive(Clone, Copy)]
+struct Model {
+    latency_ns: u64,
+    bytes_per_s: u64,
+}
+
+/// The models (name, access latency, bandwidth), those of the paper's
+/// disks: `dk` a 5,400 rpm 2.5" hard disk (an average seek of 12 ms plus
+/// half a rotation, 5.6 ms; 100 MB/s), `sata` a SATA SSD (100 µs, 500
+/// MB/s), `nvme` an NVMe SSD (20 µs, 2 GB/s). `none`: memory speed.
+const MODELS: [(&str, u64, u64); 3] = [
+    ("dk", 17_600_000, 100_000_000),
+    ("sata", 100_000, 500_000_000),
+    ("nvme", 20_000, 2_000_000_000),
+];
+
+impl Model {
+    fn named(name: &str) -> Option<Option<Model>> {
+        if name == "none" {
+            return Some(None);
+        }
+        let &(_, latency_ns, bytes_per_s) = MODELS.iter().find(|m| m.0 == name)?;
+        Some(Some(Model {
+            latency_ns,
+            bytes_per_s,
+        }))
+    }
+
+    /// Waits as long as the disk would take for `bytes`, with a seek
+    /// first or not. It spins: a sleep ends at a scheduler tick (10 ms),
+    /// coarser than an SSD's whole request, and the experiments run one
+    /// program at a time, which waits for this request anyway.
+    fn wait(&self, bytes: u64, seek: bool) {
+        let transfer = (bytes as u128 * 1_000_000_000 / self.bytes_per_s as u128) as u64;
+        let latency = if seek { self.latency_ns } else { 0 };
+        let now = || sys::tsc_to_ns(sys::rdtsc());
+        let end = now() + latency + transfer;
+        while now() < end {
+            core::hint::spin_loop();
+        }
+    }
+}
+
 struct Disk {
     base: Option<ramimage::Image<'static>>,
+    model: Option<Model>,
+    /// The block after the last request's: where the head is.
+    head: u64,
     blocks: u64,
     written: BTreeMap<u64, Box<[u8]>>,
     client: Option<u64>,
@@ -104,6 +159,10 @@ impl Disk {
                 }
             }
             self.stats.device_bytes += pages * BLOCK as u64;
+            if let Some(m) = self.model {
+                m.wait(pages * BLOCK as u64, self.head != first);
+                self.head = first + pages;
+            }
             if write {
                 self.stats.writes += 1;
                 self.stats.blocks_written += pages;
@@ -203,12 +262,22 @@ fn main(args: &[&str]) -> i32 {
             }
         }
     };
+    let model = match args.get(3).map_or(Some(None), |m| Model::named(m)) {
+        Some(m) => m,
+        None => {
+            let names: Vec<&str> = MODELS.iter().map(|m| m.0).collect();
+            println!("ramdisk: no disk model '{}' (none, {})", args[3], names.join(", "));
+            return 2;
+        }
+    };
     if let Err(e) = sys::name_register(name, block::ENTRIES) {
         println!("ramdisk: cannot register '{name}': {e:?}");
         return 1;
     }
     let mut disk = Disk {
         base,
+        model,
+        head: u64::MAX,
         blocks,
         written: BTreeMap::new(),
         client: None,

@@ -22,6 +22,7 @@ fn rights(list: &str) -> Result<u64, Error> {
     list.split(',').try_fold(0, |all, name| match name {
         "device" => Ok(all | abi::rights::DEVICE),
         "system" => Ok(all | abi::rights::SYSTEM),
+        "nvm" => Ok(all | abi::rights::NVM),
         _ => Err(Error::Invalid),
     })
 }

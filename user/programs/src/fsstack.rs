@@ -48,10 +48,17 @@ impl Stack {
     /// blank:<pages>), a cache of `pages` pages flushing every `flush`
     /// seconds (0: never), and a file server (read-only with `ro`).
     pub fn start(image: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
+        Self::start_modelled(image, "none", pages, flush, ro)
+    }
+
+    /// The same with the RAM disk as slow as disk model `model` (`none`,
+    /// `dk`, `sata`, `nvme`: see the ramdisk server; the virtio disk is
+    /// as fast as it is).
+    pub fn start_modelled(image: &str, model: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
         let disk = if image == VIRTIO {
             spawn("virtio-blk", &[DISK], DISK, rights::DEVICE)?
         } else {
-            spawn("ramdisk", &[DISK, image], DISK, 0)?
+            spawn("ramdisk", &[DISK, image, model], DISK, 0)?
         };
         let stack = |cache, fs| Stack { disk, cache, fs };
         let (mut a, mut b) = ([0u8; 24], [0u8; 24]);

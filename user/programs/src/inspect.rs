@@ -297,3 +297,39 @@ pub fn devices() -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// The NVM store: its room, and its text files with the regions mapping
+/// each (seed 001).
+pub fn nvm() -> Result<(), Error> {
+    let Some(s) = sys::inspect_all::<abi::NvmStoreInfo>(0)?.first().copied() else {
+        println!("no NVM store on this machine");
+        return Ok(());
+    };
+    println!(
+        "NVM: {} MiB at {:#x}; {} of {} pages free (largest run {}), {} of {} files, change {}{}",
+        s.size >> 20,
+        s.base,
+        s.free_pages,
+        s.data_pages,
+        s.largest_free_run,
+        s.files,
+        s.capacity,
+        s.sequence,
+        if s.busy != 0 { ", a change is running" } else { "" }
+    );
+    if s.orphaned_pages > 0 {
+        println!("  {} pages of replaced or deleted files still mapped", s.orphaned_pages);
+    }
+    println!("  {:>10} {:>7} {:>16} {:>5} NAME", "BYTES", "PAGES", "CRC-64", "USERS");
+    for f in sys::inspect_all::<abi::NvmRecord>(0)? {
+        println!(
+            "  {:>10} {:>7} {:016x} {:>5} {}",
+            f.len,
+            f.pages,
+            f.crc,
+            f.users,
+            name_str(&f.name)
+        );
+    }
+    Ok(())
+}

@@ -575,3 +575,32 @@ pub fn device_config_write(device: u64, offset: u64, width: u64, value: u64) -> 
 pub fn dma_address(addr: u64, len: u64) -> Result<u64, Error> {
     calls::dma_address(addr, len)
 }
+
+// ---- plates and the NVM store (seed 001) ----
+
+/// The plate `name` of version `tag`, made from `content` if there is none
+/// (an empty `content` only finds one).
+pub fn plate_create(name: &str, tag: u64, content: &[u8]) -> Result<u64, Error> {
+    calls::plate_create(name, tag, content)
+}
+
+/// Stores `data` as NVM text file `name` (`abi::rights::NVM`); true if it
+/// was written, false if the file held exactly this already.
+pub fn nvm_store(name: &str, data: &[u8]) -> Result<bool, Error> {
+    calls::nvm_store(name, data).map(|n| n == 1)
+}
+
+pub fn nvm_delete(name: &str) -> Result<(), Error> {
+    calls::nvm_delete(name).map(drop)
+}
+
+/// Reads NVM text file `name` from `offset` into `buf` (at most 1 MiB, as
+/// every buffer the kernel copies); bytes read.
+pub fn nvm_read(name: &str, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
+    calls::nvm_read(name, offset, buf).map(|n| n as usize)
+}
+
+/// Waits for child `pid` as `wait`; `info` receives what it was at its end.
+pub fn wait_info(pid: u64, info: &mut abi::ProcInfo) -> Result<u64, Error> {
+    calls::wait_info(pid, info)
+}

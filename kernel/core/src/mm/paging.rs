@@ -441,6 +441,34 @@ pub fn init_kernel_tables(memmap: &MemoryMap) -> Result<(), MapError> {
     Ok(())
 }
 
+/// Makes `[base, base + size)` (2 MiB aligned, below 512 GiB) write-back
+/// memory in the direct map, as RAM is: memory that is not the frame
+/// allocator's but that the kernel and processes use as memory (the
+/// pseudo-NVM). At boot, before other CPUs run and before any virtual
+/// space copies the kernel's top level.
+pub fn map_direct_memory(base: u64, size: u64) -> Result<(), MapError> {
+    const TWO_MB: u64 = 2 << 20;
+    let end = base.checked_add(size).ok_or(MapError::NotCanonical)?;
+    if !base.is_multiple_of(TWO_MB) || !size.is_multiple_of(TWO_MB) || end > 512 << 30 {
+        return Err(MapError::NotCanonical);
+    }
+    with_kernel_root(|root| {
+        let pdpt = table(root)[256] & ADDR_MASK;
+        let mut pa = base;
+        while pa < end {
+            let gib = (pa >> 30) as usize;
+            if table(pdpt)[gib] & PRESENT == 0 {
+                table(pdpt)[gib] = frames::alloc_zeroed(1)? | PRESENT | WRITABLE;
+            }
+            let pd = table(pdpt)[gib] & ADDR_MASK;
+            table(pd)[((pa >> 21) & 511) as usize] = pa | PRESENT | WRITABLE | HUGE | GLOBAL | NO_EXECUTE;
+            flush_local(phys_to_virt(pa));
+            pa += TWO_MB;
+        }
+        Ok(())
+    })
+}
+
 /// Switches this CPU to the tree at `root`.
 ///
 /// # Safety

@@ -1,10 +1,12 @@
 //! Virtual region (Tender's 仮想領域): a run of pages with a backing and a
 //! kind. Its frames are allocated either all at once (eager: Tender's
 //! policy) or page by page at first touch (demand). A region owns its frames
-//! and returns them when dropped.
+//! and returns them when dropped, except pages of the NVM, which it maps in
+//! place and only borrows.
 
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -20,6 +22,25 @@ pub enum Backing {
     /// position of the segment's start within the first page); the rest of
     /// the region is zero.
     Image { bytes: &'static [u8], offset: usize },
+    /// Pages of the NVM (an OFF2F program's text file), mapped in place:
+    /// page i < `pages` of the region is the NVM page at physical address
+    /// `base + i * PAGE_SIZE`, borrowed, never written (seed 001 fig. 3,
+    /// step Y: no frame, no I/O, no copy); any page beyond is zero. Such a
+    /// region is read-only.
+    Nvm { base: u64, pages: usize },
+}
+
+/// What keeps borrowed pages valid, whatever its owner makes it: a thin
+/// pointer (the box inside holds the wide one), so that a region, which
+/// travels by value in results, stays small.
+pub type Keep = Arc<Box<dyn core::any::Any + Send + Sync>>;
+
+/// A list of `pages` frames, frame i being `frame(i)`.
+fn frame_list(pages: usize, frame: impl Fn(usize) -> u64) -> Result<Box<[u64]>, OutOfMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
+    v.extend((0..pages).map(frame));
+    Ok(v.into_boxed_slice())
 }
 
 /// Two regions of different sizes cannot exchange their frames.
@@ -31,8 +52,9 @@ pub struct Region {
     pub backing: Backing,
     pub writable: bool,
     pub executable: bool,
-    /// Physical frame of each page, or 0 while not yet present.
-    frames: Vec<u64>,
+    /// Physical frame of each page, or 0 while not yet present (a boxed
+    /// slice: the count never changes, and a region stays small).
+    frames: Box<[u64]>,
     /// Set when the frames are shared with other regions (container SHARE
     /// mode): the last region to go frees them.
     shared: Option<Arc<SharedFrames>>,
@@ -43,10 +65,13 @@ pub struct Region {
     /// A Linux MAP_SHARED mapping: a fork gives the child the same frames,
     /// not a copy.
     pub fork_shares: bool,
+    /// What borrowed NVM pages stay valid by (their file, held in the
+    /// store while any region maps it).
+    keep: Option<Keep>,
 }
 
 /// Frames owned jointly by the regions that share them.
-pub struct SharedFrames(Vec<u64>);
+pub struct SharedFrames(Box<[u64]>);
 
 impl Drop for SharedFrames {
     fn drop(&mut self) {
@@ -64,9 +89,7 @@ impl Region {
         writable: bool,
         executable: bool,
     ) -> Result<Region, OutOfMemory> {
-        let mut frames = Vec::new();
-        frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
-        frames.resize(pages, 0);
+        let frames = frame_list(pages, |_| 0)?;
         Ok(Region {
             kind,
             backing,
@@ -76,6 +99,7 @@ impl Region {
             shared: None,
             device: false,
             fork_shares: false,
+            keep: None,
         })
     }
 
@@ -83,8 +107,7 @@ impl Region {
     /// addresses from `base` (page-aligned), present from the start.
     pub fn device(base: u64, pages: usize, writable: bool) -> Result<Region, OutOfMemory> {
         let mut r = Region::new(Kind::Data, 0, Backing::Zero, writable, false)?;
-        r.frames.try_reserve_exact(pages).map_err(|_| OutOfMemory)?;
-        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.frames = frame_list(pages, |i| base + i as u64 * PAGE_SIZE)?;
         r.device = true;
         Ok(r)
     }
@@ -92,6 +115,42 @@ impl Region {
     /// Whether the region is a device's registers (mapped uncached).
     pub fn is_device(&self) -> bool {
         self.device
+    }
+
+    /// Whether the region maps NVM pages in place.
+    pub fn is_nvm(&self) -> bool {
+        matches!(self.backing, Backing::Nvm { .. })
+    }
+
+    /// The NVM page that is page `index`, if the region borrows it.
+    pub fn borrowed(&self, index: usize) -> Option<u64> {
+        match self.backing {
+            Backing::Nvm { base, pages } if index < pages => Some(base + index as u64 * PAGE_SIZE),
+            _ => None,
+        }
+    }
+
+    /// Maps NVM pages from `base` as the region's first `pages` pages
+    /// (read-only; the rest zero), valid as long as `keep` lives: what was
+    /// there before is let go.
+    pub fn map_nvm(&mut self, kind: Kind, base: u64, pages: usize, executable: bool, keep: Keep) {
+        self.retarget(kind, Backing::Nvm { base, pages }, false, executable);
+        self.keep = Some(keep);
+    }
+
+    /// Lets go of every page: owned frames are freed, borrowed ones
+    /// forgotten, shared ones left to the other regions that share them.
+    fn release_frames(&mut self) {
+        if self.device {
+            return;
+        }
+        let shared = self.shared.take().is_some();
+        for i in 0..self.frames.len() {
+            let f = core::mem::take(&mut self.frames[i]);
+            if f != 0 && !shared && self.borrowed(i).is_none() {
+                frames::free(f, 1);
+            }
+        }
     }
 
     pub fn pages(&self) -> usize {
@@ -120,6 +179,10 @@ impl Region {
         if index >= self.frames.len() {
             return Err(OutOfMemory);
         }
+        if let Some(pa) = self.borrowed(index) {
+            self.frames[index] = pa;
+            return Ok(pa);
+        }
         let pa = frames::alloc(1)?;
         self.fill(index, pa);
         self.frames[index] = pa;
@@ -127,11 +190,18 @@ impl Region {
     }
 
     /// Gives a pooled region a new use: kind, content and protection.
-    /// Present frames are kept; `reset` refills them.
+    /// Present frames are kept and `reset` refills them, except where NVM
+    /// pages come or go: then every page is let go first (NVM pages are
+    /// never filled, and a frame of its own is never taken for one).
     pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        let nvm = matches!(backing, Backing::Nvm { .. });
+        if nvm || self.is_nvm() {
+            self.release_frames();
+            self.keep = None;
+        }
         self.kind = kind;
         self.backing = backing;
-        self.writable = writable;
+        self.writable = writable && !nvm;
         self.executable = executable;
     }
 
@@ -143,7 +213,7 @@ impl Region {
         }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
-            if pa != 0 {
+            if pa != 0 && self.borrowed(index).is_none() {
                 self.fill(index, pa);
             }
         }
@@ -209,7 +279,7 @@ impl Region {
     fn words(&self, offset: usize, count: usize) -> Option<&[core::sync::atomic::AtomicU64]> {
         let page = PAGE_SIZE as usize;
         let end = offset.checked_add(count.checked_mul(8)?)?;
-        if self.device || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
+        if self.device || self.is_nvm() || !offset.is_multiple_of(8) || count == 0 || end > self.frames.len() * page {
             return None;
         }
         let first = self.frames[offset / page];
@@ -250,7 +320,7 @@ impl Region {
         let page = PAGE_SIZE as usize;
         let Some(end) = offset
             .checked_add(len)
-            .filter(|&e| e <= self.frames.len() * page && !self.device)
+            .filter(|&e| e <= self.frames.len() * page && !self.device && !self.is_nvm())
         else {
             return false;
         };
@@ -278,11 +348,7 @@ impl Region {
     pub fn contiguous(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
         let base = frames::alloc_zeroed(pages)?;
         let mut r = Region::new(kind, 0, Backing::Zero, true, false).inspect_err(|_| frames::free(base, pages))?;
-        if r.frames.try_reserve_exact(pages).is_err() {
-            frames::free(base, pages);
-            return Err(OutOfMemory);
-        }
-        r.frames.extend((0..pages as u64).map(|i| base + i * PAGE_SIZE));
+        r.frames = frame_list(pages, |i| base + i as u64 * PAGE_SIZE).inspect_err(|_| frames::free(base, pages))?;
         Ok(r)
     }
 
@@ -300,6 +366,8 @@ impl Region {
             || other.shared.is_some()
             || self.device
             || other.device
+            || self.is_nvm()
+            || other.is_nvm()
         {
             return Err(SizeMismatch);
         }
@@ -313,6 +381,17 @@ impl Region {
         if self.device {
             return Err(OutOfMemory);
         }
+        if self.is_nvm() {
+            // The NVM pages are shared by mapping them again; the zero
+            // pages past them are read-only, so a fresh zero page each is
+            // the same content.
+            let mut r = Region::new(self.kind, self.frames.len(), self.backing, false, self.executable)?;
+            for i in 0..self.frames.len() {
+                r.frames[i] = self.borrowed(i).filter(|_| self.frames[i] != 0).unwrap_or(0);
+            }
+            r.keep = self.keep.clone();
+            return Ok(r);
+        }
         self.populate_all()?;
         let set = match &self.shared {
             Some(s) => s.clone(),
@@ -322,9 +401,7 @@ impl Region {
                 s
             }
         };
-        let mut frames = Vec::new();
-        frames.try_reserve_exact(self.frames.len()).map_err(|_| OutOfMemory)?;
-        frames.extend_from_slice(&self.frames);
+        let frames = frame_list(self.frames.len(), |i| self.frames[i])?;
         Ok(Region {
             kind: self.kind,
             backing: self.backing,
@@ -334,6 +411,7 @@ impl Region {
             shared: Some(set),
             device: false,
             fork_shares: self.fork_shares,
+            keep: None,
         })
     }
 
@@ -373,13 +451,8 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         // Shared frames go with the last region that holds them; a
-        // device's are not RAM.
-        if self.shared.take().is_some() || self.device {
-            return;
-        }
-        for &f in self.frames.iter().filter(|&&f| f != 0) {
-            frames::free(f, 1);
-        }
+        // device's are not RAM, nor are NVM pages.
+        self.release_frames();
     }
 }
 

@@ -118,6 +118,15 @@ impl FaultError {
     }
 }
 
+/// What a resolved fault made present, for the per-process counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved {
+    pub kind: Kind,
+    /// An NVM page was mapped in place: no frame, no copy (seed 001's
+    /// step Y), a fault category of its own.
+    pub nvm: bool,
+}
+
 /// A place in a space's list of attachments. An attachment keeps its slot
 /// while it is attached, so whoever knows the slot (a container does) finds
 /// it in one step however many regions the space holds; slots left free
@@ -560,7 +569,7 @@ impl VirtualSpace {
     /// Resolves a fault at `addr`: maps the page if the region allows the
     /// access, allocating and filling it if it is not yet present. Returns
     /// the kind of region, for the per-process fault counters.
-    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Kind, FaultError> {
+    pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Resolved, FaultError> {
         let root = self.root;
         let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
             let below_stack = self
@@ -585,7 +594,10 @@ impl VirtualSpace {
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
         let f = a.pte_flags();
         paging::remap(root, va, pa, f).map_err(|_| FaultError::OutOfMemory)?;
-        Ok(a.region.kind)
+        Ok(Resolved {
+            kind: a.region.kind,
+            nvm: a.region.borrowed(index).is_some(),
+        })
     }
 
     /// Prepares a reused space for a new process: writable regions get their

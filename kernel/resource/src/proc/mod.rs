@@ -3,6 +3,7 @@
 //! its end giving its parts back to the pool or deleting them. The process
 //! itself, while it lives, is the IPC layer's (`ipc::process`).
 
+pub mod off2f;
 pub mod program;
 pub mod spawn;
 

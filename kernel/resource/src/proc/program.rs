@@ -1,6 +1,7 @@
 //! Program (Tender's プログラム): what a process runs, independent of any
 //! process: the entry point and the loadable segments of a static ELF64
-//! executable, checked once so that loading can trust them.
+//! executable, or of an OFF2F one (`off2f.rs`), checked once so that
+//! loading can trust them.
 
 use abi::Error;
 use alloc::vec::Vec;
@@ -17,6 +18,10 @@ pub struct Segment {
     pub offset: u64,
     pub writable: bool,
     pub executable: bool,
+    /// The bytes are in the program's NVM text file (an OFF2F program's
+    /// text), `offset` being where the byte at `vaddr` is in that file;
+    /// otherwise in the image.
+    pub in_nvm: bool,
 }
 
 pub struct Program {
@@ -31,6 +36,8 @@ pub struct Program {
     /// loads them.
     pub phdr: u64,
     pub phnum: u64,
+    /// An OFF2F program's text file in the NVM, held while the program is.
+    pub nvm: Option<crate::nvm::Text>,
 }
 
 impl Program {
@@ -58,6 +65,9 @@ pub const PIE_BASE: u64 = 0x5555_5555_4000;
 /// which relocates itself) moved to `PIE_BASE`. Anything else (dynamic,
 /// another machine, overlapping or out-of-range segments) is `BadProgram`.
 pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::String) -> Result<Program, Error> {
+    if image.starts_with(b"OFF") {
+        return super::off2f::parse(image, plate, name);
+    }
     let bad = Error::BadProgram;
     let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
     let endian = header.endian().map_err(|_| bad)?;
@@ -88,6 +98,7 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::
             offset: ph.p_offset(endian),
             writable: ph.p_flags(endian).0 & elf::PF_W.0 != 0,
             executable: ph.p_flags(endian).0 & elf::PF_X.0 != 0,
+            in_nvm: false,
         };
         let end = s.vaddr.checked_add(s.memsz).ok_or(bad)?;
         let file_end = s.offset.checked_add(s.filesz).ok_or(bad)?;
@@ -131,5 +142,6 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::
         segments,
         phdr,
         phnum: header.e_phnum(endian) as u64,
+        nvm: None,
     })
 }

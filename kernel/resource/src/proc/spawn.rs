@@ -113,7 +113,8 @@ fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> 
             let r = match pooled {
                 Some(r) => r,
                 None => {
-                    let r = region(pages)?;
+                    // NVM text needs no frames: a pooled region's would go.
+                    let r = if seg.in_nvm { new_region(pages)? } else { region(pages)? };
                     vregion::load(KERNEL, r, program, i, eager).inspect_err(|_| delete(r))?;
                     r
                 }

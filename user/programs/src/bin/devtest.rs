@@ -4,8 +4,11 @@
 //! nowhere else, DMA addresses only of present contiguous memory and only
 //! for a holder, a device's registers never copied by the kernel, and a
 //! holder killed mid-work leaving the device quiet and claimable again.
-//! Needs `rights::DEVICE` (the test gives it); uses the pseudo-NVM device
-//! (ivshmem, 1af4:1110), which every test boot has. Exits 0 if all held.
+//! Needs `rights::DEVICE` (the test gives it); drives QEMU's PCI test
+//! device (`pci-testdev`, 1b36:0005: a memory BAR, an I/O BAR, no
+//! interrupt), which every test boot has, and checks that the pseudo-NVM
+//! (ivshmem, 1af4:1110) is never a driver's: the kernel keeps it. Exits 0
+//! if all held.
 #![no_std]
 #![no_main]
 
@@ -16,6 +19,7 @@ use tessera_rt::abi::{self, DeviceRecord, Error, SpawnOptions};
 use tessera_rt::ica::Ica;
 use tessera_rt::{println, sys};
 
+const TESTDEV: (u64, u64) = (0x1b36, 0x0005);
 const IVSHMEM: (u64, u64) = (0x1af4, 0x1110);
 const HOST_BRIDGE: (u64, u64) = (0x8086, 0x1237);
 const IDE: (u64, u64) = (0x8086, 0x7010);
@@ -44,7 +48,7 @@ fn spawn_self(args: &[&str], rights: u64, cpu: u64) -> Result<u64, Error> {
 
 /// A child's part: what a process without the right gets.
 fn without_right() -> i32 {
-    let Ok(id) = sys::device_find(IVSHMEM.0, IVSHMEM.1, 0) else {
+    let Ok(id) = sys::device_find(TESTDEV.0, TESTDEV.1, 0) else {
         return 2;
     };
     let page = Ica::create(1);
@@ -55,7 +59,7 @@ fn without_right() -> i32 {
 
 /// A child's part: claim and map the device, then wait to be killed.
 fn hold() -> i32 {
-    let Ok(id) = sys::device_find(IVSHMEM.0, IVSHMEM.1, 0) else {
+    let Ok(id) = sys::device_find(TESTDEV.0, TESTDEV.1, 0) else {
         return 2;
     };
     if sys::device_claim(id).is_err() || sys::device_map(id, 0).is_err() {
@@ -87,14 +91,14 @@ fn main(args: &[&str]) -> i32 {
     let f = &mut failures;
 
     // Finding and describing: anyone may.
-    let Ok(nvm) = sys::device_find(IVSHMEM.0, IVSHMEM.1, 0) else {
-        println!("devtest: FAILED no ivshmem device");
+    let Ok(dev) = sys::device_find(TESTDEV.0, TESTDEV.1, 0) else {
+        println!("devtest: FAILED no pci-testdev device");
         return 1;
     };
-    let rec = info(nvm);
+    let rec = info(dev);
     check(
-        rec.vendor == IVSHMEM.0 && rec.device == IVSHMEM.1 && rec.holder == 0 && rec.bars[0].size != 0,
-        "the NVM device's record",
+        rec.vendor == TESTDEV.0 && rec.device == TESTDEV.1 && rec.holder == 0 && rec.bars[0].size != 0,
+        "the test device's record",
         f,
     );
     check(
@@ -103,11 +107,11 @@ fn main(args: &[&str]) -> i32 {
         f,
     );
     check(
-        sys::device_find(IVSHMEM.0, IVSHMEM.1, 99) == Err(Error::NotFound),
+        sys::device_find(TESTDEV.0, TESTDEV.1, 99) == Err(Error::NotFound),
         "no 100th device",
         f,
     );
-    let forged = nvm ^ (1 << 40);
+    let forged = dev ^ (1 << 40);
     check(
         sys::device_info(forged, &mut DeviceRecord::default()) == Err(Error::NotFound),
         "a forged id is found nowhere",
@@ -138,18 +142,24 @@ fn main(args: &[&str]) -> i32 {
         "a bridge is never claimed",
         f,
     );
+    let ivshmem = sys::device_find(IVSHMEM.0, IVSHMEM.1, 0);
+    check(
+        ivshmem.and_then(sys::device_claim) == Err(Error::Denied),
+        "the pseudo-NVM is the kernel's, never a driver's",
+        f,
+    );
 
     // Claimed: once, by one holder.
-    check(sys::device_claim(nvm).is_ok(), "the holder claims", f);
-    check(sys::device_claim(nvm) == Err(Error::Invalid), "claiming twice", f);
-    check(info(nvm).holder == sys::getpid(), "the record names the holder", f);
+    check(sys::device_claim(dev).is_ok(), "the holder claims", f);
+    check(sys::device_claim(dev) == Err(Error::Invalid), "claiming twice", f);
+    check(info(dev).holder == sys::getpid(), "the record names the holder", f);
 
     // BARs: memory ones, once each.
-    let regs = sys::device_map(nvm, 0);
+    let regs = sys::device_map(dev, 0);
     check(regs.is_ok(), "BAR 0 is mapped", f);
-    check(sys::device_map(nvm, 0) == Err(Error::Busy), "a BAR is mapped once", f);
+    check(sys::device_map(dev, 0) == Err(Error::Busy), "a BAR is mapped once", f);
     for bar in [1, 6, 99, u64::MAX] {
-        check(sys::device_map(nvm, bar) == Err(Error::Invalid), "no such BAR", f);
+        check(sys::device_map(dev, bar) == Err(Error::Invalid), "no such BAR", f);
     }
     if let Ok(ide) = sys::device_find(IDE.0, IDE.1, 0) {
         let io = sys::device_claim(ide).and_then(|()| sys::device_map(ide, 4));
@@ -159,44 +169,44 @@ fn main(args: &[&str]) -> i32 {
 
     // Configuration space.
     let id_word = rec.device << 16 | rec.vendor;
-    check(sys::device_config_read(nvm, 0, 4) == Ok(id_word), "config read", f);
+    check(sys::device_config_read(dev, 0, 4) == Ok(id_word), "config read", f);
     for (off, width) in [(0, 3), (1, 2), (2, 4), (256, 1), (255, 2), (u64::MAX, 4), (0, 8)] {
         check(
-            sys::device_config_read(nvm, off, width) == Err(Error::Invalid),
+            sys::device_config_read(dev, off, width) == Err(Error::Invalid),
             "a bad config read",
             f,
         );
     }
     for off in [0x00, 0x08, 0x10, 0x18, 0x20, 0x30, 0x3c] {
         check(
-            sys::device_config_write(nvm, off, 4, 0) == Err(Error::Denied),
+            sys::device_config_write(dev, off, 4, 0) == Err(Error::Denied),
             "config outside the driver's part is refused",
             f,
         );
     }
-    let bar0 = sys::device_config_read(nvm, 0x10, 4);
+    let bar0 = sys::device_config_read(dev, 0x10, 4);
     check(bar0 == Ok(rec.bars[0].base), "a refused BAR write changed nothing", f);
-    let cmd = sys::device_config_read(nvm, 4, 2).unwrap_or(0);
+    let cmd = sys::device_config_read(dev, 4, 2).unwrap_or(0);
     check(
-        sys::device_config_write(nvm, 4, 2, cmd).is_ok(),
+        sys::device_config_write(dev, 4, 2, cmd).is_ok(),
         "the command register is the driver's",
         f,
     );
     check(
-        sys::device_config_write(nvm, 4, 1, 0x100) == Err(Error::Invalid),
+        sys::device_config_write(dev, 4, 1, 0x100) == Err(Error::Invalid),
         "a value wider than the write",
         f,
     );
 
     // Interrupts: this device has no pin; entries past 60 never.
-    check(sys::device_irq(nvm, 61) == Err(Error::Invalid), "entry 61", f);
+    check(sys::device_irq(dev, 61) == Err(Error::Invalid), "entry 61", f);
     check(
-        sys::device_irq(nvm, 3) == Err(Error::NoSys),
+        sys::device_irq(dev, 3) == Err(Error::NoSys),
         "a device without a pin",
         f,
     );
     check(
-        sys::device_irq_done(nvm) == Err(Error::Invalid),
+        sys::device_irq_done(dev) == Err(Error::Invalid),
         "done without a binding",
         f,
     );
@@ -242,15 +252,15 @@ fn main(args: &[&str]) -> i32 {
     check(sys::dma_address(u64::MAX - 4, 16).is_err(), "an address that wraps", f);
 
     // Given back: the holder's mapping goes, the device is free.
-    check(sys::res_delete(nvm).is_ok(), "the holder gives the device back", f);
-    check(info(nvm).holder == 0, "nobody holds it", f);
+    check(sys::res_delete(dev).is_ok(), "the holder gives the device back", f);
+    check(info(dev).holder == 0, "nobody holds it", f);
     check(
-        sys::device_map(nvm, 0) == Err(Error::Denied),
+        sys::device_map(dev, 0) == Err(Error::Denied),
         "no mapping after giving back",
         f,
     );
     check(
-        sys::device_config_read(nvm, 0, 4) == Err(Error::Denied),
+        sys::device_config_read(dev, 0, 4) == Err(Error::Denied),
         "no configuration after giving back",
         f,
     );
@@ -263,12 +273,12 @@ fn main(args: &[&str]) -> i32 {
             check(false, "spawn a holder", f);
             continue;
         };
-        check(wait_holder(nvm, pid), "the holder holds", f);
+        check(wait_holder(dev, pid), "the holder holds", f);
         let _ = sys::kill(pid);
         let _ = sys::wait(pid);
-        let quiet = sys::device_claim(nvm).is_ok()
-            && sys::device_config_read(nvm, 4, 2).is_ok_and(|c| c & 0b110 == 0)
-            && sys::res_delete(nvm).is_ok();
+        let quiet = sys::device_claim(dev).is_ok()
+            && sys::device_config_read(dev, 4, 2).is_ok_and(|c| c & 0b110 == 0)
+            && sys::res_delete(dev).is_ok();
         check(quiet, "a killed holder's device is quiet and claimable", f);
     }
 

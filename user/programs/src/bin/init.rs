@@ -80,7 +80,12 @@ fn main(args: &[&str]) -> i32 {
     let linux = start_servers(servers_file);
 
     let (program, program_args, foreground, rights) = match rest {
-        [] => ("shell", &[][..], 0, abi::rights::SYSTEM | abi::rights::DEVICE),
+        [] => (
+            "shell",
+            &[][..],
+            0,
+            abi::rights::SYSTEM | abi::rights::DEVICE | abi::rights::NVM,
+        ),
         [program, program_args @ ..] => (*program, program_args, 1, abi::rights::ALL),
     };
     // With the Linux personality up and no program asked for, the console
