@@ -27,7 +27,7 @@ use crate::{Args, which};
 
 const LOG_DIR: &str = "build/test-logs";
 const BENCH_SCRIPT: &str = "tools/bench/bench.py";
-/// The longest test (100,000 fuzzed system calls, twice) takes ≈ 38 s under
+/// The longest test (60,000 fuzzed system calls, three times) takes ≈ 38 s under
 /// TCG on an idle 2-core machine; a loaded one must not turn that into a
 /// failure. A real hang still fails, only later.
 const DEFAULT_TIMEOUT_S: u64 = 120;

@@ -745,6 +745,12 @@ pub struct SpawnOptions {
     pub personality: u64,
     pub supervisor: u64,
     pub linux_pid: u64,
+    /// Bytes of kernel memory the child (with its own children) may cause:
+    /// its resources' records (regions' and containers' lists of frames
+    /// included), its page tables, its children. 0: the caller's own
+    /// limit, which it can never exceed; what the child uses counts
+    /// against the caller's too.
+    pub kernel_limit: u64,
 }
 
 impl SpawnOptions {
@@ -756,6 +762,7 @@ impl SpawnOptions {
         personality: linux::NATIVE,
         supervisor: 0,
         linux_pid: 0,
+        kernel_limit: 0,
     };
 }
 
@@ -839,6 +846,10 @@ with_default! {
         pub resident_pages: u64,
         pub cpu_ns: u64,
         pub exit_status: u64,
+        /// Kernel memory it causes, in bytes (with its descendants'), and
+        /// its limit (`SpawnOptions::kernel_limit`).
+        pub kernel_bytes: u64,
+        pub kernel_limit: u64,
         pub name: [u8; 32] = [0; 32],
     }
 }
@@ -909,7 +920,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 7 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 8 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
         assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
         assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);

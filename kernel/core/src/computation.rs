@@ -14,7 +14,6 @@ use crate::mm::stack::KernelStack;
 use crate::owner::{Owner, OwnerKind};
 use crate::sync::IrqMutex;
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 core::arch::global_asm!(include_str!("arch/x86_64/switch.S"), options(att_syntax));
@@ -103,6 +102,9 @@ pub struct Computation {
     _stack: Option<KernelStack>,
     /// `stack`'s top (0 without one), kept so that a switch need not work it out.
     stack_top: u64,
+    /// The next in the list of finished computations (`DEAD`), once it is
+    /// in it: a link of its own, so that setting it aside allocates nothing.
+    next_dead: AtomicPtr<Computation>,
 }
 
 pub const ANY_CPU: usize = usize::MAX;
@@ -177,6 +179,7 @@ impl Computation {
             cpu_cycles: AtomicU64::new(0),
             _stack: Some(stack),
             stack_top: top,
+            next_dead: AtomicPtr::new(core::ptr::null_mut()),
         }))
     }
 
@@ -200,6 +203,7 @@ impl Computation {
             cpu_cycles: AtomicU64::new(0),
             _stack: None,
             stack_top: 0,
+            next_dead: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
 
@@ -389,18 +393,16 @@ pub fn leave_user_space() {
 /// Only its own CPU touches a slot, with interrupts off: no lock needed.
 static PREV: [AtomicPtr<Computation>; MAX_CPUS] = [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS];
 
-/// Computations that finished; their kernel stacks are freed later, from a
-/// context where no switch is in progress.
-static DEAD: IrqMutex<Vec<Arc<Computation>>> = IrqMutex::new(Vec::new());
+/// Computations that finished, linked through `next_dead` (each link a
+/// strong reference from `Arc::into_raw`); their kernel stacks are freed
+/// later, from a context where no switch is in progress. A list with its
+/// links in its members: a switch away from a finished computation must
+/// not allocate (with memory gone, a list that grows panicked there).
+/// Pushed one at a time and taken whole, so no member is ever taken alone
+/// and the exchange cannot mistake one list for another.
+static DEAD: AtomicPtr<Computation> = AtomicPtr::new(core::ptr::null_mut());
 
 pub static CONTEXT_SWITCHES: AtomicU64 = AtomicU64::new(0);
-
-/// Room up front in the list of finished computations, so that it does not
-/// grow (and the heap with it) depending on which CPU reaps when: leak
-/// checks compare the heap before and after a workload.
-pub fn reserve_dead(n: usize) {
-    DEAD.lock().reserve(n);
-}
 
 /// Switches this CPU from the computation running here to `next` (made
 /// Running for this CPU by the scheduler), and returns when the one
@@ -501,7 +503,15 @@ fn finish_switch() {
 #[cold]
 #[inline(never)]
 fn set_aside(dead: &Arc<Computation>) {
-    DEAD.lock().push(dead.clone());
+    let me = Arc::into_raw(dead.clone()).cast_mut();
+    let mut head = DEAD.load(Ordering::Relaxed);
+    loop {
+        dead.next_dead.store(head, Ordering::Relaxed);
+        match DEAD.compare_exchange_weak(head, me, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(now) => head = now,
+        }
+    }
 }
 
 /// First code of a new computation (see switch.S): finish the switch, then
@@ -516,8 +526,15 @@ extern "C" fn computation_started() {
 /// held and interrupts may be enabled (idle loop, spawn).
 pub fn reap() {
     REAPING.fetch_add(1, Ordering::AcqRel);
-    let dead: Vec<Arc<Computation>> = core::mem::take(&mut *DEAD.lock());
-    drop(dead);
+    let mut next = DEAD.swap(core::ptr::null_mut(), Ordering::Acquire);
+    while !next.is_null() {
+        // SAFETY: every link is a strong reference from `Arc::into_raw`
+        // (`set_aside`), and the whole list was taken off `DEAD` above, so
+        // each is taken back exactly once, here.
+        let dead = unsafe { Arc::from_raw(next) };
+        next = dead.next_dead.load(Ordering::Relaxed);
+        drop(dead);
+    }
     REAPING.fetch_sub(1, Ordering::AcqRel);
 }
 

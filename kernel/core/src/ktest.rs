@@ -131,3 +131,50 @@ pub fn run(layers: &[&[KTest]], name: &str) -> ! {
         }
     }
 }
+
+/// A place on a path between a check and what relies on it, where a test
+/// may act (end a process, reuse its space) to make a race happen every
+/// time instead of once in a million runs. Outside test images `window`
+/// does nothing and costs nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// `ipc::process`: a copy has found another process's space and not
+    /// yet locked it.
+    OtherSpace,
+}
+
+/// What a test left at a window: where, and what to do there.
+#[cfg(feature = "ktest")]
+type Act = Option<(Window, fn())>;
+
+#[cfg(feature = "ktest")]
+static OPEN: crate::sync::IrqMutex<Act> = crate::sync::IrqMutex::new(None);
+
+/// Runs `act` once, the next time any CPU passes `at`.
+#[cfg(feature = "ktest")]
+pub fn open_window(at: Window, act: fn()) {
+    *OPEN.lock() = Some((at, act));
+}
+
+/// Passes window `at`: runs what a test left there (once).
+#[inline(always)]
+pub fn window(at: Window) {
+    #[cfg(feature = "ktest")]
+    {
+        let act = {
+            let mut open = OPEN.lock();
+            match *open {
+                Some((w, act)) if w == at => {
+                    *open = None;
+                    Some(act)
+                }
+                _ => None,
+            }
+        };
+        if let Some(act) = act {
+            act();
+        }
+    }
+    #[cfg(not(feature = "ktest"))]
+    let _ = at;
+}

@@ -62,6 +62,9 @@ pub struct Port {
     pub(crate) spare_batch: IrqMutex<Option<Arc<Batch>>>,
     /// Finished non-blocking requests, for `fetch`.
     pub(crate) results: IrqMutex<VecDeque<Arc<Call>>>,
+    /// Requests this process sent for `fetch` and has not fetched yet
+    /// (queued, in service or finished): at most `MAX_REQUESTS`.
+    pub(crate) requests: AtomicU64,
     /// Waiters for a result, in `results` or in the result ring.
     pub results_wait: WaitQueue,
     /// The process's request and result rings, once it asked for them.
@@ -96,6 +99,7 @@ impl Port {
             spare_batch: IrqMutex::new(None),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
+            requests: AtomicU64::new(0),
             results_wait: WaitQueue::new(),
             rings: IrqMutex::new(None),
         }
@@ -163,6 +167,30 @@ pub(crate) fn deliver(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Co
     let mut q = server.port.queued.lock();
     if server.port.closed.load(Ordering::Relaxed) {
         return Err(Error::NotFound);
+    }
+    q.calls.try_reserve(1).map_err(|_| Error::NoMemory)?;
+    q.calls.push_back(call);
+    Ok(q.waiter.take())
+}
+
+/// Most requests a process may have sent for `fetch` and not fetched:
+/// each holds a call object in the kernel until then.
+pub(crate) const MAX_REQUESTS: u64 = 1024;
+
+/// Most calls that wait at one port for which nobody waits (requests):
+/// a server that never accepts holds at most this many call objects,
+/// whoever sent them and whether or not its senders still live.
+pub(crate) const QUEUE_LIMIT: usize = 4096;
+
+/// `deliver` for a call nobody waits for: Busy once `QUEUE_LIMIT` calls
+/// wait at the port. (A blocking call is bounded by its waiting caller.)
+pub(crate) fn deliver_request(server: &Process, call: Arc<Call>) -> Result<Option<Arc<Computation>>, Error> {
+    let mut q = server.port.queued.lock();
+    if server.port.closed.load(Ordering::Relaxed) {
+        return Err(Error::NotFound);
+    }
+    if q.calls.len() >= QUEUE_LIMIT {
+        return Err(Error::Busy);
     }
     q.calls.try_reserve(1).map_err(|_| Error::NoMemory)?;
     q.calls.push_back(call);

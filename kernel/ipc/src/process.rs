@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::computation::{Computation, UserSpace};
+use kcore::mm::quota::{Account, Charge};
 use kcore::owner::OwnerKind;
 use kcore::println;
 use kcore::sync::IrqMutex;
@@ -98,6 +99,15 @@ pub struct Process {
     ending: AtomicBool,
     /// The `abi::rights` it holds: given by its creator at spawn, before it runs.
     rights: AtomicU64,
+    /// Composed by the kernel (`spawn`) rather than by a process from parts
+    /// of its own: only then may its parts go to the pool.
+    kernel_composed: bool,
+    /// What the kernel memory it causes is charged to (a child of its
+    /// creator's account: `kcore::mm::quota`).
+    account: Arc<Account>,
+    /// What it costs its creator while it exists (its records, its kernel
+    /// stack), given back when the last reference to it goes.
+    _cost: Charge,
     /// The registers it starts with instead of its program's entry (a
     /// forked Linux process: its parent's, at the fork).
     start_regs: IrqMutex<Option<alloc::boxed::Box<abi::linux::Regs>>>,
@@ -127,18 +137,28 @@ pub struct Parts {
     pub space: SpaceRef,
     pub work_area: ResId,
     pub entry: u64,
+    /// The kernel composed it (`spawn`), not a process.
+    pub kernel_composed: bool,
+    /// Its account, and what it costs its creator.
+    pub account: Arc<Account>,
+    pub cost: Charge,
     pub route: Route,
 }
 
 impl Process {
-    /// A process with a new pid, not yet in the table, with no computation.
-    pub fn new(parts: Parts) -> Process {
+    /// A process with a new pid, not yet in the table, with no computation;
+    /// its space becomes its memory (Busy if it is another process's).
+    pub fn new(parts: Parts) -> Result<Process, Error> {
+        let pid = next_pid();
         let (root, active_cpus) = {
-            let s = parts.space.lock();
+            let mut s = parts.space.lock();
+            if !s.bind(pid, &parts.account) {
+                return Err(Error::Busy);
+            }
             (s.root(), s.active_cpus.clone())
         };
-        Process {
-            pid: next_pid(),
+        Ok(Process {
+            pid,
             name: parts.name,
             parent: AtomicU64::new(parts.parent),
             policy: if parts.policy == LoadPolicy::Default {
@@ -167,11 +187,14 @@ impl Process {
             ica_target: IrqMutex::new(None),
             ending: AtomicBool::new(false),
             rights: AtomicU64::new(0),
+            kernel_composed: parts.kernel_composed,
+            account: parts.account,
+            _cost: parts.cost,
             start_regs: IrqMutex::new(None),
             attention: AtomicBool::new(false),
             brk: Default::default(),
             exit_request: AtomicU64::new(NO_EXIT),
-        }
+        })
     }
 
     // ---- identity: fixed for the process's life ----
@@ -285,6 +308,17 @@ impl Process {
     #[inline(always)]
     pub fn entry(&self) -> u64 {
         self.entry
+    }
+
+    /// Whether the kernel composed it (only then are its parts pooled).
+    pub fn kernel_composed(&self) -> bool {
+        self.kernel_composed
+    }
+
+    /// The account the kernel memory it causes is charged to.
+    #[inline(always)]
+    pub fn account(&self) -> &Arc<Account> {
+        &self.account
     }
 
     /// Its space as a computation runs in it: the page-table root and the
@@ -467,13 +501,26 @@ impl Process {
     }
 
     /// First thing as its resources are given up, before its containers
-    /// are released: it is ending, and resources moved to it from now on
-    /// are refused (see `accept_resource`). Returns whether it had made or
-    /// been given resources by then, whose release must look for them.
+    /// are released: it is ending, resources moved to it from now on are
+    /// refused (see `accept_resource`), and its space is no longer its
+    /// memory (copies into it are refused: see `memory_of`). Returns
+    /// whether it had made or been given resources by then, whose release
+    /// must look for them.
     #[must_use]
     pub fn mark_ending(&self) -> bool {
         self.ending.store(true, Ordering::SeqCst);
+        if let Some(space) = self.space() {
+            let mut s = space.lock();
+            if s.user() == self.pid {
+                s.unbind();
+            }
+        }
         self.made_resources.load(Ordering::SeqCst)
+    }
+
+    /// Whether it has begun to end.
+    pub fn is_ending(&self) -> bool {
+        self.ending.load(Ordering::SeqCst)
     }
 
     /// Moves an ICA to process `target` through `f`, given that process:
@@ -565,6 +612,26 @@ static NEXT_PID: AtomicU64 = AtomicU64::new(1);
 static DEFAULT_POLICY: AtomicU64 = AtomicU64::new(LoadPolicy::Eager as u64);
 /// Pid that Ctrl-C on the console kills (0: none).
 static FOREGROUND: AtomicU64 = AtomicU64::new(0);
+
+/// The kernel memory a process the kernel starts may cause (and its
+/// descendants with it): an eighth of the memory.
+pub fn default_kernel_limit() -> u64 {
+    kcore::mm::frames::stats().managed as u64 * 4096 / 8
+}
+
+/// `bytes` of kernel memory charged to process `pid` (nothing for the
+/// kernel's own, pid 0); `Limit` if its account, or one above it, would
+/// pass its limit.
+pub fn charge(pid: u64, bytes: u64) -> Result<Charge, Error> {
+    if pid == KERNEL_PID {
+        return Ok(Charge::NONE);
+    }
+    let account = match with_current(|p| (p.pid == pid).then(|| p.account.clone())).flatten() {
+        Some(a) => a,
+        None => get(pid).ok_or(Error::NotFound)?.account.clone(),
+    };
+    Charge::new(Some(&account), bytes).map_err(|_| Error::Limit)
+}
 
 pub fn default_policy() -> LoadPolicy {
     LoadPolicy::from_u64(DEFAULT_POLICY.load(Ordering::Relaxed)).unwrap_or(LoadPolicy::Eager)
@@ -813,8 +880,9 @@ pub fn read_user_of(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Err
 #[inline(never)]
 fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Error> {
     let space = other_space(pid, buf.len(), from)?;
-    let r = space.lock().copy_out(from.addr(), buf);
-    r.map_err(|_| Error::Fault)
+    let mut s = space.lock();
+    memory_of(&s, pid)?;
+    s.copy_out(from.addr(), buf).map_err(|_| Error::Fault)
 }
 
 /// Copies `len` bytes from `from` (pid, range) to `to` (pid, range) of
@@ -845,16 +913,16 @@ pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) ->
     while done < len {
         let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
         let n = (4096 - (s % 4096).max(d % 4096) as usize).min(len - done);
-        let r = if Arc::as_ptr(&src) < Arc::as_ptr(&dst) {
-            let mut a = src.lock();
-            let mut b = dst.lock();
-            VirtualSpace::copy_between(&mut a, s, &mut b, d, n)
+        let (mut a, mut b) = if Arc::as_ptr(&src) < Arc::as_ptr(&dst) {
+            let a = src.lock();
+            (a, dst.lock())
         } else {
-            let mut b = dst.lock();
-            let mut a = src.lock();
-            VirtualSpace::copy_between(&mut a, s, &mut b, d, n)
+            let b = dst.lock();
+            (src.lock(), b)
         };
-        r.map_err(|_| Error::Fault)?;
+        memory_of(&a, from.0)?;
+        memory_of(&b, to.0)?;
+        VirtualSpace::copy_between(&mut a, s, &mut b, d, n).map_err(|_| Error::Fault)?;
         done += n;
     }
     Ok(())
@@ -867,8 +935,9 @@ pub fn write_user_of(pid: u64, to: UserRange, data: &[u8]) -> Result<(), Error> 
         return to.write(data);
     }
     let space = other_space(pid, data.len(), to)?;
-    let r = space.lock().copy_in(to.addr(), data);
-    r.map_err(|_| Error::Fault)
+    let mut s = space.lock();
+    memory_of(&s, pid)?;
+    s.copy_in(to.addr(), data).map_err(|_| Error::Fault)
 }
 
 /// Whether process `pid` is the one running here.
@@ -878,13 +947,30 @@ fn runs_here(pid: u64) -> bool {
 }
 
 /// The space of process `pid` (not the one running here), for a copy of
-/// `len` bytes to or from the start of `range`.
+/// `len` bytes to or from the start of `range`. The space may stop being
+/// that process's memory at any moment (its end unbinds it, the pool
+/// hands it to another process): the copy checks `memory_of` under the
+/// space's lock, which it holds for the copy.
 fn other_space(pid: u64, len: usize, range: UserRange) -> Result<SpaceRef, Error> {
     if len > range.len() {
         return Err(Error::Invalid);
     }
     let p = get(pid).ok_or(Error::NotFound)?;
-    p.space().ok_or(Error::NotFound)
+    let space = p.space().ok_or(Error::NotFound)?;
+    drop(p);
+    kcore::ktest::window(kcore::ktest::Window::OtherSpace);
+    Ok(space)
+}
+
+/// Whether `space` (locked) is still process `pid`'s memory: a process
+/// that has begun to end is given nothing, not even bytes.
+#[inline(always)]
+fn memory_of(space: &VirtualSpace, pid: u64) -> Result<(), Error> {
+    if space.user() == pid {
+        Ok(())
+    } else {
+        Err(Error::NotFound)
+    }
 }
 
 /// A page fault at user address `addr`, from user mode or from the kernel
@@ -930,15 +1016,16 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
             Err(crate::supervise::Ending::Gone) => {}
         }
     }
-    let address = if frame.vector == 14 {
-        alloc::format!(" address {cr2:#x}")
+    // Printed without a String: a process may fault because memory ran
+    // out, and its end must not need the heap.
+    if frame.vector == 14 {
+        println!(
+            "process {} ({}) killed: {} at RIP={:#x} address {:#x}",
+            p.pid, p.name, why, frame.rip, cr2
+        );
     } else {
-        String::new()
-    };
-    println!(
-        "process {} ({}) killed: {} at RIP={:#x}{}",
-        p.pid, p.name, why, frame.rip, address
-    );
+        println!("process {} ({}) killed: {} at RIP={:#x}", p.pid, p.name, why, frame.rip);
+    }
     drop(p);
     exit_current(abi::KILLED_STATUS)
 }

@@ -35,18 +35,40 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
 
 /// `request`: a non-blocking call; returns its id at once. The result goes
 /// to the requester's result queue (`fetch`).
+/// Busy once the caller has `port::MAX_REQUESTS` not fetched, or the
+/// server `port::QUEUE_LIMIT` calls waiting.
 pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply: UserRange) -> Result<u64, Error> {
     let s = port::target(server)?;
     check_entry(&s, entry)?;
-    let c = call::make_call(
+    let counted = caller
+        .port
+        .requests
+        .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| {
+            (n < port::MAX_REQUESTS).then_some(n + 1)
+        });
+    if counted.is_err() {
+        return Err(Error::Busy);
+    }
+    let sent = call::make_call(
         caller.pid(),
         server,
         Request::new(entry, caller.pid(), msg, reply, Completion::Fetch),
         None,
-    )?;
-    let id = c.id;
-    wake(port::deliver(&s, c)?);
-    Ok(id)
+    )
+    .and_then(|c| {
+        let id = c.id;
+        port::deliver_request(&s, c).map(|w| (id, w))
+    });
+    match sent {
+        Ok((id, waiter)) => {
+            wake(waiter);
+            Ok(id)
+        }
+        Err(e) => {
+            caller.port.requests.fetch_sub(1, Ordering::AcqRel);
+            Err(e)
+        }
+    }
 }
 
 /// A request from a control block of the caller's request ring: sent
@@ -56,7 +78,7 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
     let s = port::target(c.server)?;
     check_entry(&s, c.entry)?;
     let call = call::make_call(caller.pid(), c.server, r, None)?;
-    wake(port::deliver(&s, call)?);
+    wake(port::deliver_request(&s, call)?);
     Ok(())
 }
 
@@ -74,9 +96,15 @@ pub(crate) fn deliver_result(c: Arc<Call>) {
         Completion::Fetch => {
             let Some(p) = proc::get(c.caller) else { return };
             {
+                // A requester that has ended takes no more results (its
+                // port's `close` empties the queue after marking it closed,
+                // under this lock).
                 let mut r = p.port.results.lock();
-                if r.try_reserve(1).is_ok() {
+                if !p.port.closed.load(Ordering::Acquire) && r.try_reserve(1).is_ok() {
                     r.push_back(c);
+                } else {
+                    // A result nobody will fetch no longer counts.
+                    p.port.requests.fetch_sub(1, Ordering::AcqRel);
                 }
             }
             p.port.results_wait.wake_all();
@@ -124,6 +152,7 @@ pub fn fetch(caller: &Process, timeout_ns: u64) -> Result<(u64, u64), Error> {
         got.is_some()
     });
     let c = got.ok_or(Error::Busy)?;
+    caller.port.requests.fetch_sub(1, Ordering::AcqRel);
     let status = match c.progress.lock().state {
         State::Done(s) => s,
         _ => Error::Invalid.as_ret(),

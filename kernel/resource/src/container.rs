@@ -13,6 +13,7 @@ use abi::{ContainerMode, ContainerStats, Error, ResInfo, ResOp};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
+use kcore::mm::quota::Charge;
 use kcore::sync::{IrqMutex, IrqMutexGuard};
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 use kcore::vm::space::NO_SLOT;
@@ -114,23 +115,37 @@ pub fn new_memory(pages: usize) -> Result<Region, Error> {
     })
 }
 
-/// Attaches `memory` to process `pid` at `addr` (0: wherever there is
-/// room) for container `id`, which holds the attachment; returns the
-/// region's id and the container's new place.
-fn attach(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<(ResId, Place), Error> {
+/// Gives process `pid` container `id` (an entry of `t`, the table, held
+/// locked by the caller): its memory attached at `addr` (0: wherever
+/// there is room), its place and owner recorded. The one way a process is
+/// given a container. It happens under the table's lock, after the
+/// process said it takes resources, that is, it has not begun to end
+/// (`Process::accept_resource`): its end's release of its containers,
+/// which takes this lock, then either finds this one or refuses it here
+/// (teardown is a state). Without room the memory comes back whole.
+fn give(t: &mut ResTable<Container>, id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, (Error, Region)> {
     timed(ATTACH, || {
-        let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
-        let space = p.space().ok_or(Error::NotFound)?;
-        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
-        let place = Place::InProcess {
-            pid,
-            link,
-            slot,
-            base,
-            space,
-            space_id: p.space_id(),
+        let Some(p) = ipc::process::get(pid) else {
+            return Err((Error::NotFound, memory));
         };
-        Ok((region, place))
+        let space = match p.space() {
+            Some(s) if p.accept_resource() => s,
+            _ => return Err((Error::NotFound, memory)),
+        };
+        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
+        if let Ok(e) = t.get_mut(id) {
+            e.owner = pid;
+            e.value.region = region;
+            e.value.place = Place::InProcess {
+                pid,
+                link,
+                slot,
+                base,
+                space,
+                space_id: p.space_id(),
+            };
+        }
+        Ok(base)
     })
 }
 
@@ -150,34 +165,36 @@ fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error>
     })
 }
 
-pub fn insert(owner: u64, c: Container) -> Result<ResId, Error> {
-    owned_by(owner);
-    super::insert(&mut TABLE.lock(), owner, c)
+/// What a container of `pages` costs in kernel memory: its record, its
+/// list of frames, and its region's and attachment's records.
+pub const fn cost(pages: usize) -> u64 {
+    super::cost::<Container>(pages as u64 * 8 + 512)
 }
 
-/// A new container of `memory` attached to `owner` at `addr` (0: where
-/// there is room). The container comes first, so that its attachment can
-/// name it; without room for it the memory is freed.
-fn create_attached(owner: u64, memory: Region, addr: u64) -> Result<ResId, Error> {
-    let id = insert(
-        owner,
-        Container {
-            pages: memory.pages(),
-            region: ResId::NONE,
-            place: Place::Moving,
-        },
-    )?;
-    match attach(id, owner, memory, addr) {
-        Ok((region, place)) => {
-            if let Ok(e) = TABLE.lock().get_mut(id) {
-                e.value.region = region;
-                e.value.place = place;
-            }
-            Ok(id)
-        }
-        Err(e) => {
-            let _ = TABLE.lock().remove(id);
-            Err(e)
+/// A container's cost, charged to process `pid` (the one that made it).
+pub fn charge(pid: u64, pages: usize) -> Result<Charge, Error> {
+    super::charge(pid, cost(pages))
+}
+
+/// A new container of `memory` given to process `owner` at `addr` (0:
+/// where there is room). The container comes first, so that its
+/// attachment can name it; without room the memory comes back.
+pub fn create_attached(owner: u64, memory: Region, addr: u64, charge: Charge) -> Result<ResId, (Error, Region)> {
+    let mut t = TABLE.lock();
+    let c = Container {
+        pages: memory.pages(),
+        region: ResId::NONE,
+        place: Place::Moving,
+    };
+    let id = match super::insert_charged(&mut t, owner, charge, c) {
+        Ok(id) => id,
+        Err(e) => return Err((e, memory)),
+    };
+    match give(&mut t, id, owner, memory, addr) {
+        Ok(_) => Ok(id),
+        Err(failed) => {
+            let _ = t.remove(id);
+            Err(failed)
         }
     }
 }
@@ -197,8 +214,9 @@ pub fn create(caller: u64, pages: u64, addr: u64) -> Result<ResId, Error> {
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        let charge = charge(caller, pages as usize)?;
         let memory = new_memory(pages as usize)?;
-        create_attached(caller, memory, addr)
+        create_attached(caller, memory, addr, charge).map_err(|(e, _)| e)
     })
 }
 
@@ -209,10 +227,11 @@ pub fn create_ica(caller: u64, pages: u64) -> Result<ResId, Error> {
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        let charge = charge(caller, pages as usize)?;
         let memory = timed(CREATE, || {
             Region::contiguous(RegionKind::Data, pages as usize).map_err(|_| Error::NoMemory)
         })?;
-        create_attached(caller, memory, 0)
+        create_attached(caller, memory, 0, charge).map_err(|(e, _)| e)
     })
 }
 
@@ -339,17 +358,17 @@ fn move_attachment(
     Ok((base, slot))
 }
 
-/// A container that waits in box `bx`, holding `memory`.
-pub fn create_in_box(owner: u64, bx: ResId, memory: Region) -> Result<ResId, Error> {
+/// A container that waits in box `bx`, holding `memory`, its cost held
+/// by `charge`.
+pub fn create_in_box(owner: u64, bx: ResId, memory: Region, charge: Charge) -> Result<ResId, Error> {
     let pages = memory.pages();
-    insert(
-        owner,
-        Container {
-            pages,
-            region: ResId::NONE,
-            place: Place::InBox { bx, region: memory },
-        },
-    )
+    owned_by(owner);
+    let c = Container {
+        pages,
+        region: ResId::NONE,
+        place: Place::InBox { bx, region: memory },
+    };
+    super::insert_charged(&mut TABLE.lock(), owner, charge, c)
 }
 
 /// (pid, link, base, pages) of a container attached to a process.
@@ -392,19 +411,11 @@ pub fn with_box_memory<R>(id: ResId, f: impl FnOnce(&mut Region) -> R) -> Result
     }
 }
 
-/// Gives a container (its memory, taken out of a box) to process `pid`.
-pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, Error> {
-    let (region, place) = attach(id, pid, memory, addr)?;
-    let Place::InProcess { base, .. } = place else {
-        unreachable!("attach places in a process");
-    };
-    owned_by(pid);
-    let mut t = TABLE.lock();
-    let e = t.get_mut(id).map_err(super::id_error)?;
-    e.owner = pid;
-    e.value.region = region;
-    e.value.place = place;
-    Ok(base)
+/// Gives a container (its memory, taken out of a box) to process `pid`
+/// at `addr` (0: where there is room); without room the memory comes
+/// back, for the box to keep.
+pub fn place_in_process(id: ResId, pid: u64, memory: Region, addr: u64) -> Result<u64, (Error, Region)> {
+    give(&mut TABLE.lock(), id, pid, memory, addr)
 }
 
 /// Deletes a container (its memory too) wherever it is.
@@ -556,11 +567,19 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
 }
 
 /// Container `id` goes (COPY/SHARE/MOVE) from its process to process `to`
-/// at `addr`, if `caller` may touch `target`.
+/// at `addr`, if `caller` may touch `target`. A move that cannot land puts
+/// the container back where it was, as a new container of its process.
 fn hand_over(caller: u64, id: ResId, target: u64, mode: ContainerMode, to: u64, addr: u64) -> Result<ResId, Error> {
     may_touch(caller, target)?;
+    let (from, _, base, pages) = in_process(id)?;
+    let charge = charge(caller, pages)?;
     let memory = outgoing(id, mode)?;
-    create_attached(to, memory, addr)
+    create_attached(to, memory, addr, charge).map_err(|(e, memory)| {
+        if mode == ContainerMode::Move {
+            let _ = create_attached(from, memory, base, Charge::NONE);
+        }
+        e
+    })
 }
 
 /// Exchange: the physical pages behind the caller's `mine` and `target`'s

@@ -26,6 +26,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 use ipc::process::WaitQueue;
+use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::vm::region::Region;
 
@@ -248,8 +249,14 @@ fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
         if have >= want {
             return Ok(());
         }
+        // The box's owner set the bounds: it pays for its empty containers.
+        let owner = TABLE.lock().get(bx).map_err(super::id_error)?.owner;
+        let charge = container::charge(owner, pages).or_else(|e| match e {
+            Error::NotFound => Ok(Charge::NONE),
+            e => Err(e),
+        })?;
         let memory = container::new_memory(pages)?;
-        let c = container::create_in_box(KERNEL, bx, memory)?;
+        let c = container::create_in_box(KERNEL, bx, memory, charge)?;
         let mut t = TABLE.lock();
         match t.get_mut(bx) {
             Ok(e) => e.value.classes.entry(pages).empty.push_back(c),
@@ -294,7 +301,10 @@ fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
             })?;
             let empty = match empty {
                 Some(c) => c,
-                None => container::create_in_box(KERNEL, bx, container::new_memory(pages)?)?,
+                None => {
+                    let charge = container::charge(caller, pages)?;
+                    container::create_in_box(KERNEL, bx, container::new_memory(pages)?, charge)?
+                }
             };
             let mut memory = container::take_box_memory(empty)?;
             let r = container::exchange_with_memory(id, &mut memory);
@@ -306,8 +316,9 @@ fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
             empty
         }
         _ => {
+            let charge = container::charge(caller, pages)?;
             let memory = container::outgoing(id, mode)?;
-            container::create_in_box(KERNEL, bx, memory)?
+            container::create_in_box(KERNEL, bx, memory, charge)?
         }
     };
     let (waiters, lower) = timed(QUEUE, || {
@@ -540,21 +551,75 @@ fn receive_now(
             Ok(Received::new(id, base, pages))
         }
         ContainerMode::Move | ContainerMode::Share => {
-            // The container itself (or the alias it carries) is attached.
+            // The container itself (or the alias it carries) is attached;
+            // if it cannot be, it goes back to the head of its queue.
             let memory = container::take_box_memory(boxed)?;
-            let at = if addr != 0 { addr } else { sender_addr };
-            let base = container::place_in_process(boxed, caller, memory, at)?;
-            Ok(Received::new(boxed, base, pages))
+            match place(
+                addr,
+                sender_addr,
+                |at, m| container::place_in_process(boxed, caller, m, at),
+                memory,
+            ) {
+                Ok(base) => Ok(Received::new(boxed, base, pages)),
+                Err((e, memory)) => {
+                    container::put_box_memory(boxed, bx, memory);
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    Err(e)
+                }
+            }
         }
         ContainerMode::Copy => {
-            let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
-            let at = if addr != 0 { addr } else { sender_addr };
-            let c = container::create_in_box(caller, bx, copy)?;
-            let memory = container::take_box_memory(c)?;
-            let base = container::place_in_process(c, caller, memory, at)?;
-            give_back_empty(bx, pages, boxed)?;
-            Ok(Received::new(c, base, pages))
+            // A copy is given as a new container (the receiver's cost); the
+            // original becomes an empty one, or waits again at the head of
+            // its queue if the copy cannot be placed.
+            let copied = container::charge(caller, pages).and_then(|charge| {
+                let copy = container::with_box_memory(boxed, |m| m.duplicate())?.map_err(|_| Error::NoMemory)?;
+                let c = container::create_in_box(caller, bx, copy, charge)?;
+                Ok((c, container::take_box_memory(c)?))
+            });
+            let (c, memory) = match copied {
+                Ok(made) => made,
+                Err(e) => {
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    return Err(e);
+                }
+            };
+            match place(
+                addr,
+                sender_addr,
+                |at, m| container::place_in_process(c, caller, m, at),
+                memory,
+            ) {
+                Ok(base) => {
+                    give_back_empty(bx, pages, boxed)?;
+                    Ok(Received::new(c, base, pages))
+                }
+                Err((e, memory)) => {
+                    container::put_box_memory(c, bx, memory);
+                    let _ = container::destroy(c);
+                    requeue_front(bx, pages, boxed, sender_addr);
+                    Err(e)
+                }
+            }
         }
+    }
+}
+
+/// Places received memory with `put` where the receiver asked (`addr`),
+/// else where the sender asked, falling back to a free place: a sender's
+/// address the receiver cannot use must not make the receive fail.
+fn place<T>(
+    addr: u64,
+    sender_addr: u64,
+    put: impl Fn(u64, Region) -> Result<T, (Error, Region)>,
+    memory: Region,
+) -> Result<T, (Error, Region)> {
+    if addr != 0 || sender_addr == 0 {
+        return put(addr, memory);
+    }
+    match put(sender_addr, memory) {
+        Err((Error::Invalid, memory)) => put(0, memory),
+        done => done,
     }
 }
 

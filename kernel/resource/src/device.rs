@@ -227,7 +227,8 @@ pub fn map(me: &Process, id: ResId, bar: u64) -> Result<u64, Error> {
         let pages = (addr + size - first).div_ceil(PAGE) as usize;
         let space = me.space().ok_or(Error::NotFound)?;
         let memory = Region::device(first, pages, true).map_err(|_| Error::NoMemory)?;
-        let (region, link, _slot, base) = vspace::attach_memory(me.space_id(), memory, me.free_place(), id)?;
+        let (region, link, _slot, base) =
+            vspace::attach_memory(me.space_id(), memory, me.free_place(), id).map_err(|(e, _)| e)?;
         let mapping = Mapping {
             bar: bar as u8,
             link,

@@ -79,6 +79,7 @@ pub mod vspace;
 
 pub use abi::ResKind as Kind;
 use abi::{Error, ResInfo};
+use kcore::mm::quota::Charge;
 pub use restable::ResId;
 use restable::{IdError, Table};
 
@@ -88,11 +89,25 @@ pub const KERNEL: u64 = 0;
 /// Most resources of one kind at once.
 const TABLE_LIMIT: usize = 1 << 20;
 
-/// A table slot: the resource and the process that owns it (0: the kernel).
-/// Only its owner, or the kernel, may change or delete a resource.
+/// A table slot: the resource, the process that owns it (0: the kernel),
+/// and what it costs in kernel memory, charged to the process that made
+/// it (none for the kernel's own) until the entry goes. Only its owner,
+/// or the kernel, may change or delete a resource.
 pub struct Entry<T> {
     pub owner: u64,
     pub value: T,
+    pub charge: Charge,
+}
+
+/// What a resource of type `T` costs in kernel memory: its table slot and
+/// `extra` bytes it holds besides (a region's list of frames, ...).
+pub const fn cost<T>(extra: u64) -> u64 {
+    (core::mem::size_of::<Entry<T>>() + 16) as u64 + extra
+}
+
+/// `bytes` charged to process `caller` (nothing for the kernel).
+pub fn charge(caller: u64, bytes: u64) -> Result<Charge, Error> {
+    ipc::process::charge(caller, bytes)
 }
 
 pub type ResTable<T> = Table<Entry<T>>;
@@ -165,9 +180,17 @@ pub fn give<T>(table: &mut ResTable<T>, id: ResId, owner: u64) {
     }
 }
 
-/// Inserts a new resource, giving the value back if the table is full.
+/// Inserts a new resource of the kernel's making (the value is dropped if
+/// the table is full).
 pub fn insert<T>(table: &mut ResTable<T>, owner: u64, value: T) -> Result<ResId, Error> {
-    table.insert(Entry { owner, value }).map_err(|(e, _)| id_error(e))
+    insert_charged(table, owner, Charge::NONE, value)
+}
+
+/// Inserts a new resource whose cost `charge` holds.
+pub fn insert_charged<T>(table: &mut ResTable<T>, owner: u64, charge: Charge, value: T) -> Result<ResId, Error> {
+    table
+        .insert(Entry { owner, value, charge })
+        .map_err(|(e, _)| id_error(e))
 }
 
 /// `Resource::query` for a kind whose table says it all: `f` gives the

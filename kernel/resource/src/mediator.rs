@@ -186,10 +186,16 @@ pub fn note_maker(pid: u64) {
 
 // ---- the operations on any kind ----
 
-/// Describes a resource (`res_query`).
+/// Describes a resource (`res_query`) to its owner (or the kernel): a
+/// description names the resource's parts, where it lies and, for
+/// physical memory, real addresses. What anybody may use or see anyway
+/// (plates, programs, processes, devices) is described to anybody.
 pub fn query(caller: u64, id: ResId) -> Result<ResInfo, Error> {
     invoke(caller, ResOp::Query, only(id, Need::AnyKind), || {
-        super::of(super::kind_of(id)?).query(id)
+        let kind = super::kind_of(id)?;
+        let public = matches!(kind, Kind::Plate | Kind::Program | Kind::Process | Kind::Device);
+        super::of(kind).check(caller, id, !public)?;
+        super::of(kind).query(id)
     })
 }
 

@@ -29,12 +29,13 @@ pub fn create(caller: u64, pages: u64) -> Result<ResId, Error> {
         if pages == 0 || pages > 1 << 18 {
             return Err(Error::Invalid);
         }
+        let charge = super::charge(caller, super::cost::<Run>(0))?;
         let base = frames::alloc_zeroed(pages as usize).map_err(|_| Error::NoMemory)?;
         let run = Run {
             base,
             pages: pages as usize,
         };
-        super::insert(&mut TABLE.lock(), caller, run)
+        super::insert_charged(&mut TABLE.lock(), caller, charge, run)
     })
 }
 

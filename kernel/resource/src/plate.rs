@@ -2,7 +2,8 @@
 //! equivalent of a file: the files of the initial archive, made at boot,
 //! and the programs a supervisor brings in from the file system
 //! (`plate_create`). A plate is never deleted (programs made from it hold
-//! its bytes); a newer version of a name takes the name from the older.
+//! its bytes), so its maker's account carries its cost for good; a newer
+//! version of a name takes the name from the older.
 
 use super::mediator::{NO_IDS, invoke};
 use super::{Kind, ResId, ResTable, Resource, table};
@@ -42,6 +43,9 @@ pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId
             return Err(Error::NotFound);
         }
         use core::sync::atomic::Ordering;
+        // Its maker pays for it for good (a plate is never deleted).
+        let cost = super::cost::<Plate>((content.len() + want.len()) as u64);
+        let charge = super::charge(caller, cost)?;
         if CREATED_BYTES.fetch_add(content.len(), Ordering::Relaxed) + content.len() > CREATED_LIMIT {
             CREATED_BYTES.fetch_sub(content.len(), Ordering::Relaxed);
             return Err(Error::Limit);
@@ -65,9 +69,10 @@ pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId
                 e.value.name.clear();
             }
         }
-        super::insert(
+        super::insert_charged(
             &mut t,
             super::KERNEL,
+            charge,
             Plate {
                 name: String::from(want),
                 data,

@@ -280,12 +280,15 @@ pub fn reduce(now: u64) -> usize {
         ] {
             for (plate, list) in map.iter_mut() {
                 // Keep one per program: the surplus goes now, oldest first;
-                // the one kept goes when it has been unused for T.
-                list.sort_by_key(|x| x.since);
+                // the one kept goes when it has been unused for T. (Sorted
+                // in place: a stable sort allocates, and reduce runs when
+                // memory may be gone.)
+                list.sort_unstable_by_key(|x| x.since);
                 let surplus = list.len().saturating_sub(1);
                 let mut index = 0;
                 list.retain(|x| {
-                    let go = index < surplus || expired(x);
+                    // Out of memory for the list of victims, it stays.
+                    let go = (index < surplus || expired(x)) && victims.try_reserve(1).is_ok();
                     index += 1;
                     if go {
                         victims.push((kind, *plate, x.id));
@@ -298,7 +301,7 @@ pub fn reduce(now: u64) -> usize {
         for (pages, list) in p.regions.iter_mut() {
             if *pages > SMALL_REGION_PAGES {
                 list.retain(|x| {
-                    if expired(x) {
+                    if expired(x) && victims.try_reserve(1).is_ok() {
                         victims.push((PoolKind::Region, ResId::NONE, x.id));
                         false
                     } else {
@@ -323,37 +326,62 @@ pub fn reduce(now: u64) -> usize {
     n
 }
 
-/// Deletes everything in the pool (administrator's flush; leak tests).
+/// Deletes everything in the pool (administrator's flush; leak tests;
+/// memory running out). One entry at a time, so that it allocates
+/// nothing: it must work when nothing else can.
 pub fn flush() -> usize {
-    let mut all: Vec<(PoolKind, ResId, ResId)> = Vec::new();
-    {
-        let mut guard = POOL.lock();
-        let p = &mut *guard;
-        for x in p.work_areas.drain(..) {
-            all.push((PoolKind::WorkArea, ResId::NONE, x.id));
-        }
-        for x in p.spaces.drain(..) {
-            all.push((PoolKind::Space, ResId::NONE, x.id));
-        }
-        for (_, l) in core::mem::take(&mut p.regions) {
-            all.extend(l.into_iter().map(|x| (PoolKind::Region, ResId::NONE, x.id)));
-        }
-        for (kind, map) in [
-            (PoolKind::Full, &mut p.full),
-            (PoolKind::Text, &mut p.texts),
-            (PoolKind::Program, &mut p.programs),
-        ] {
-            for (plate, l) in core::mem::take(map) {
-                all.extend(l.into_iter().map(|x| (kind, plate, x.id)));
+    let mut n = 0;
+    while let Some((kind, key, id)) = take_any() {
+        // A composite gives its parts back, and the loop takes them too.
+        delete(kind, key, id);
+        n += 1;
+    }
+    n
+}
+
+/// Some entry of the pool, taken out of it.
+fn take_any() -> Option<(PoolKind, ResId, ResId)> {
+    let mut guard = POOL.lock();
+    let p = &mut *guard;
+    for (kind, map) in [
+        (PoolKind::Full, &mut p.full),
+        (PoolKind::Text, &mut p.texts),
+        (PoolKind::Program, &mut p.programs),
+    ] {
+        if let Some((&plate, list)) = map.iter_mut().next() {
+            let x = list.pop();
+            if list.is_empty() {
+                map.remove(&plate);
+            }
+            if let Some(x) = x {
+                return Some((kind, plate, x.id));
             }
         }
     }
-    // Composites give their parts back; flush until nothing is left.
-    let n = all.len();
-    for (kind, key, id) in all {
-        delete(kind, key, id);
+    if let Some((&pages, list)) = p.regions.iter_mut().next() {
+        let x = list.pop();
+        if list.is_empty() {
+            p.regions.remove(&pages);
+        }
+        if let Some(x) = x {
+            return Some((PoolKind::Region, ResId::NONE, x.id));
+        }
     }
-    if n > 0 { n + flush() } else { 0 }
+    if let Some(x) = p.work_areas.pop() {
+        return Some((PoolKind::WorkArea, ResId::NONE, x.id));
+    }
+    p.spaces.pop().map(|x| (PoolKind::Space, ResId::NONE, x.id))
+}
+
+/// Runs `f`; if it runs out of memory and the pool held anything, the
+/// pool gives all it holds back and `f` runs once more: under memory
+/// pressure the pool is emptied before anyone is refused. `f` must leave
+/// nothing behind when it fails.
+pub fn or_reclaim<T>(mut f: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
+    match f() {
+        Err(Error::NoMemory) if flush() > 0 => f(),
+        done => done,
+    }
 }
 
 // ---- adding ----

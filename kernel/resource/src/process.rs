@@ -6,7 +6,8 @@
 
 use super::mediator::{Need, invoke, only};
 use super::{Kind, ResId, Resource};
-use abi::{Error, LoadPolicy, ResInfo, ResOp};
+use crate::proc::Terms;
+use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use ipc::process::{self as proc, Process};
 
@@ -37,22 +38,16 @@ pub fn get(caller: u64, id: ResId) -> Result<Arc<Process>, Error> {
 /// attached and a work area (`res_create(Process, ..)`); the parts become
 /// the process's, and `parent` its parent when the kernel composes it (a
 /// process composing one is its parent). It does not run until `start`.
-pub fn create(
-    caller: u64,
-    program: ResId,
-    space: ResId,
-    work_area: ResId,
-    policy: LoadPolicy,
-    parent: u64,
-    route: ipc::process::Route,
-) -> Result<ResId, Error> {
+pub fn create(caller: u64, program: ResId, space: ResId, work_area: ResId, terms: Terms) -> Result<ResId, Error> {
+    // Every part is the caller's own: the process owns them from now on,
+    // and a process composed by a process is taken apart at its end.
     let ids = [
-        (program, Need::Live(Kind::Program)),
+        (program, Need::Owned(Kind::Program)),
         (space, Need::Owned(Kind::VirtualSpace)),
         (work_area, Need::Owned(Kind::VirtualKernelSpace)),
     ];
     invoke(caller, ResOp::CreateProcess, ids, || {
-        let p = crate::proc::create(caller, program, space, work_area, policy, parent, route)?;
+        let p = crate::proc::create(caller, program, space, work_area, terms)?;
         Ok(id_of(p.pid()))
     })
 }

@@ -21,7 +21,9 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
             let (data, name) = super::plate::get(plate)?;
             let short = alloc::string::String::from(name.rsplit('/').next().unwrap_or(&name));
             let program = crate::proc::program::parse(data, plate, short)?;
-            super::insert(&mut TABLE.lock(), caller, Arc::new(program))
+            let extra = core::mem::size_of::<Program>() + program.segments.len() * 48 + program.name.len();
+            let charge = super::charge(caller, super::cost::<Arc<Program>>(extra as u64))?;
+            super::insert_charged(&mut TABLE.lock(), caller, charge, Arc::new(program))
         },
     )
 }

@@ -62,9 +62,17 @@ fn attach(caller: u64, region_id: ResId) -> Result<ResId, Error> {
         region,
         len: 0,
     };
+    let charge = match super::charge(caller, super::cost::<KernelLink>(0)) {
+        Ok(c) => c,
+        Err(e) => {
+            vregion::put_back(region_id, link.region);
+            return Err(e);
+        }
+    };
     match TABLE.lock().insert(super::Entry {
         owner: caller,
         value: link,
+        charge,
     }) {
         Ok(id) => {
             vregion::placed(region_id, Place::InKernel { link: id });

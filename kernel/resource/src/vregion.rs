@@ -7,6 +7,7 @@ use super::mediator::{NO_ID, NO_IDS, Need, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
 use crate::proc::program::Program;
 use abi::{Error, ResInfo, ResOp};
+use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 
@@ -47,13 +48,15 @@ pub fn create(caller: u64, kind: RegionKind, pages: u64, writable: bool, executa
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
+        // Its list of frames is 8 bytes a page, made now: charged first.
+        let charge = super::charge(caller, super::cost::<RegionEntry>(pages * 8))?;
         let region =
             Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
         let entry = RegionEntry {
             pages: pages as usize,
             place: Place::Detached(region),
         };
-        super::insert(&mut TABLE.lock(), caller, entry)
+        super::insert_charged(&mut TABLE.lock(), caller, charge, entry)
     })
 }
 
@@ -224,6 +227,14 @@ fn query(id: ResId) -> Result<ResInfo, Error> {
     Ok(super::info(id, owner, bytes, pages, links))
 }
 
+/// What a detached region holds (its kind).
+pub fn kind_of(id: ResId) -> Option<RegionKind> {
+    match &TABLE.lock().get(id).ok()?.value.place {
+        Place::Detached(r) => Some(r.kind),
+        _ => None,
+    }
+}
+
 /// Pages and resident bytes of a detached region (pool statistics).
 pub fn size(id: ResId) -> Option<(usize, u64)> {
     let t = TABLE.lock();
@@ -287,8 +298,9 @@ impl Resource for Regions {
     }
 }
 
-/// Makes a region resource of a `Region` built elsewhere (container memory).
-pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
+/// Makes a region resource of a `Region` built elsewhere (container
+/// memory); the region comes back if the table is full.
+pub fn adopt(owner: u64, region: Region) -> Result<ResId, (Error, Region)> {
     let pages = region.pages();
     let entry = RegionEntry {
         pages,
@@ -296,8 +308,15 @@ pub fn adopt(owner: u64, region: Region) -> Result<ResId, Error> {
     };
     TABLE
         .lock()
-        .insert(super::Entry { owner, value: entry })
-        .map_err(|(e, _)| super::id_error(e))
+        .insert(super::Entry {
+            owner,
+            value: entry,
+            charge: Charge::NONE,
+        })
+        .map_err(|(e, entry)| match entry.value.place {
+            Place::Detached(r) => (super::id_error(e), r),
+            _ => unreachable!("made detached above"),
+        })
 }
 
 /// Removes a detached region from the table and hands its `Region` over.

@@ -26,25 +26,75 @@ use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use kcore::sync::IrqMutex;
-use kcore::vm::region::Region;
+use kcore::vm::region::{Kind as RegionKind, Region};
 use kcore::vm::space::{SpaceError, VirtualSpace};
 
 pub use kcore::vm::space::{At, SpaceRef};
 
-static SPACES: IrqMutex<ResTable<SpaceRef>> = IrqMutex::new(table(Kind::VirtualSpace));
+static SPACES: IrqMutex<ResTable<Space>> = IrqMutex::new(table(Kind::VirtualSpace));
 
-// ---- spaces ----
+/// A space's entry: the space, and what the kernel composed in it.
+pub struct Space {
+    space: SpaceRef,
+    composition: Option<Composition>,
+}
+
+/// A space the kernel composed for a program (`proc::spawn`), which only
+/// the kernel has changed since: the one kind of space the pool keeps,
+/// under the plate the program comes from. User code that attaches to
+/// it or detaches from it (anything but anonymous memory, which goes at
+/// the end) makes it an ordinary space again, for good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Composition {
+    pub plate: ResId,
+    /// The program's attachments (the pool checks that the space holds
+    /// exactly these).
+    pub attachments: usize,
+}
 
 /// A space with nothing attached (`res_create(VirtualSpace)`).
 pub fn create(caller: u64) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreateSpace, NO_IDS, || {
-        let space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
-        super::insert(&mut SPACES.lock(), caller, Arc::new(IrqMutex::new(space)))
+        let cost = super::cost::<Space>(core::mem::size_of::<VirtualSpace>() as u64 + 4096);
+        let charge = super::charge(caller, cost)?;
+        let mut space = VirtualSpace::new().map_err(|_| Error::NoMemory)?;
+        // Its maker pays for its page tables too, for its whole life.
+        if let Some(account) = charge.account() {
+            space.pay_tables(account);
+        }
+        let entry = Space {
+            space: Arc::new(IrqMutex::new(space)),
+            composition: None,
+        };
+        super::insert_charged(&mut SPACES.lock(), caller, charge, entry)
     })
 }
 
 pub fn get(caller: u64, id: ResId) -> Result<SpaceRef, Error> {
-    super::owned(&SPACES.lock(), id, caller).map(|e| e.value.clone())
+    super::owned(&SPACES.lock(), id, caller).map(|e| e.value.space.clone())
+}
+
+/// Records that the kernel composed `space` for `plate`'s program, with
+/// what is attached to it now.
+pub fn mark_composed(space: ResId, plate: ResId) {
+    let mut t = SPACES.lock();
+    if let Ok(e) = t.get_mut(space) {
+        let attachments = e.value.space.lock().region_count();
+        e.value.composition = Some(Composition { plate, attachments });
+    }
+}
+
+/// The kernel's composition `space` holds, if only the kernel changed it.
+pub fn composition(space: ResId) -> Option<Composition> {
+    SPACES.lock().get(space).ok().and_then(|e| e.value.composition)
+}
+
+/// User code changed what `space` holds: it is no composition of the
+/// kernel's any more.
+fn changed_by_user(space: ResId) {
+    if let Ok(e) = SPACES.lock().get_mut(space) {
+        e.value.composition = None;
+    }
 }
 
 /// Memory a space holds: page tables plus resident pages of attached regions.
@@ -54,7 +104,7 @@ pub fn bytes(space: &VirtualSpace) -> u64 {
 
 pub fn list(f: &mut dyn FnMut(ResId, u64, usize, u64)) {
     for (id, e) in SPACES.lock().iter() {
-        let s = e.value.lock();
+        let s = e.value.space.lock();
         f(id, e.owner, s.region_count(), bytes(&s));
     }
 }
@@ -67,7 +117,7 @@ impl Resource for Spaces {
     /// Deletes a space with nothing attached that no process uses.
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
         let space = super::remove_unused(&mut SPACES.lock(), id, caller, |s| {
-            Arc::strong_count(s) > 1 || s.lock().region_count() != 0
+            Arc::strong_count(&s.space) > 1 || s.space.lock().region_count() != 0
         })?;
         drop(space); // frees the page tables outside the table lock
         Ok(())
@@ -75,7 +125,7 @@ impl Resource for Spaces {
 
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {
         super::describe(&SPACES.lock(), id, |s| {
-            let s = s.lock();
+            let s = s.space.lock();
             (bytes(&s), s.region_count() as u64, [ResId::NONE; 3])
         })
     }
@@ -119,6 +169,10 @@ impl Link {
 
 static LINKS: IrqMutex<ResTable<Link>> = IrqMutex::new(table(Kind::VirtualUserSpace));
 
+/// What an attachment holds in its space besides its record (the space's
+/// record of it, boxed, and its slot).
+const ATTACHED_BYTES: u64 = 160;
+
 /// Where attachment `id` (of `owner`) lies: its record's own fields, or
 /// for a held one what its container says (read without this table's lock
 /// held: the container's comes first in every other order).
@@ -159,23 +213,32 @@ pub fn attach(caller: u64, space: ResId, region: ResId, at: At) -> Result<Attach
         NO_ID,
     ];
     invoke(caller, ResOp::Attach, ids, || {
+        let anonymous = vregion::kind_of(region) == Some(RegionKind::Heap);
         let (id, _, base) = attach_as(caller, space, region, at, ResId::NONE)?;
+        if caller != KERNEL && !anonymous {
+            changed_by_user(space);
+        }
         Ok(Attachment { id, base })
     })
 }
 
 /// Makes `memory` (built by the kernel) a region of the kernel's and
 /// attaches it to `space` where `at` says, for `holder` (a container, or
-/// `ResId::NONE`); without room the region is deleted again. Returns the
-/// region, the attachment, its slot in the space and its address.
-pub fn attach_memory(space: ResId, memory: Region, at: At, holder: ResId) -> Result<(ResId, ResId, usize, u64), Error> {
+/// `ResId::NONE`). Returns the region, the attachment, its slot in the
+/// space and its address; without room, the memory comes back whole.
+pub fn attach_memory(
+    space: ResId,
+    memory: Region,
+    at: At,
+    holder: ResId,
+) -> Result<(ResId, ResId, usize, u64), (Error, Region)> {
     let region = vregion::adopt(KERNEL, memory)?;
     match attach_as(KERNEL, space, region, at, holder) {
         Ok((link, slot, base)) => Ok((region, link, slot, base)),
-        Err(e) => {
-            let _ = vregion::Regions.delete(KERNEL, region);
-            Err(e)
-        }
+        Err(e) => match vregion::disown(region) {
+            Ok(memory) => Err((e, memory)),
+            Err(_) => unreachable!("a region just adopted and put back detached"),
+        },
     }
 }
 
@@ -183,6 +246,7 @@ pub fn attach_memory(space: ResId, memory: Region, at: At, holder: ResId) -> Res
 /// the attachment from then on if it is a container.
 fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) -> Result<(ResId, usize, u64), Error> {
     let space_ref = get(caller, space)?;
+    let charge = super::charge(caller, super::cost::<Link>(ATTACHED_BYTES))?;
     let r = vregion::take(caller, region)?;
     let record = Link {
         space,
@@ -190,7 +254,7 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
         base: 0,
         container: holder,
     };
-    let link = match super::insert(&mut LINKS.lock(), caller, record) {
+    let link = match super::insert_charged(&mut LINKS.lock(), caller, charge, record) {
         Ok(id) => id,
         Err(e) => {
             vregion::put_back(region, r);
@@ -216,6 +280,7 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
             let _ = LINKS.lock().remove(link);
             Err(match e {
                 SpaceError::OutOfMemory => Error::NoMemory,
+                SpaceError::OverLimit => Error::Limit,
                 SpaceError::BadRange => Error::Invalid,
             })
         }
@@ -236,6 +301,9 @@ pub fn detach(caller: u64, id: ResId) -> Result<(), Error> {
     let space_ref = get(KERNEL, space)?;
     let attached = space_ref.lock().detach(id);
     if let Some(a) = attached {
+        if caller != KERNEL && a.region.kind != RegionKind::Heap {
+            changed_by_user(space);
+        }
         vregion::put_back(region, a.region);
     }
     LINKS.lock().remove(id).map(drop).map_err(super::id_error)

@@ -66,7 +66,6 @@ pub fn init_cpu() {
     // with them) depending on which CPU happens to run what: leak checks
     // compare the heap before and after a workload.
     SLEEPERS.lock().reserve(64);
-    computation::reserve_dead(64);
     let mut rq = RQ[me].lock();
     rq.queue.reserve(64);
     computation::install_current(idle.clone());

@@ -3,6 +3,7 @@
 
 mod container;
 mod device;
+mod harden;
 mod ipc;
 mod process;
 mod resource;
@@ -75,4 +76,18 @@ pub static TESTS: &[KTest] = ktests![
     pass ipc::stress_of_100000_calls_leaks_nothing,
     pass ipc::batch_requests_and_distribution_server,
     smp ipc::servers_placed_by_boot_file_and_command,
+    // Hardening (issue 16)
+    pass harden::the_highest_user_page_is_unusable,
+    pass harden::resources_are_described_to_their_owners,
+    pass harden::user_built_processes_are_never_pooled,
+    pass harden::a_process_cannot_plant_a_stale_program,
+    pass harden::nothing_is_given_to_an_ending_process,
+    pass harden::a_copy_never_reaches_a_reused_space,
+    pass harden::a_failed_receive_loses_nothing,
+    pass harden::kernel_memory_is_charged,
+    pass harden::requests_are_bounded,
+    pass harden::plates_are_charged_to_their_maker,
+    pass harden::the_pool_gives_memory_back_first,
+    pass harden::spawning_until_failure_then_killing_all,
+    pass harden::fuzzers_killed_mid_call_leave_nothing,
 ];

@@ -91,6 +91,8 @@ fn info_of(p: &proc::Process) -> abi::ProcInfo {
         faults: p.faults(),
         resident_pages: p.resident_pages(),
         exit_status: exit.unwrap_or(0),
+        kernel_bytes: p.account().used(),
+        kernel_limit: p.account().limit(),
         ..abi::ProcInfo::default()
     };
     if let Some(c) = comp {

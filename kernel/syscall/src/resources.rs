@@ -13,21 +13,28 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
     let me = me.pid();
     let id = match c.kind {
         K::Program => program::create(me, id(c.a))?,
-        K::VirtualSpace => vspace::create(me)?,
+        // Out of memory, the pool gives back what it holds first.
+        K::VirtualSpace => resource::pool::or_reclaim(|| vspace::create(me))?,
         K::VirtualRegion => {
             let kind = abi::RegionKind::from_u64(c.b).ok_or(Error::Invalid)?;
             let (writable, executable) = (c.c & abi::prot::WRITE != 0, c.c & abi::prot::EXEC != 0);
-            vregion::create(me, kind, c.a, writable, executable)?
+            resource::pool::or_reclaim(|| vregion::create(me, kind, c.a, writable, executable))?
         }
         K::VirtualUserSpace => vspace::attach(me, id(c.a), id(c.b), At::Address(c.c))?.id,
         K::VirtualKernelSpace => vkspace::create(me, id(c.a))?,
-        K::PhysicalMemory => physmem::create(me, c.a)?,
+        K::PhysicalMemory => resource::pool::or_reclaim(|| physmem::create(me, c.a))?,
         K::Process => {
             let policy = LoadPolicy::from_u64(c.d).ok_or(Error::Invalid)?;
-            process::create(me, id(c.a), id(c.b), id(c.c), policy, me, ipc::process::Route::Native)?
+            let terms = resource::proc::Terms {
+                policy,
+                parent: me,
+                route: ipc::process::Route::Native,
+                kernel_limit: 0,
+            };
+            process::create(me, id(c.a), id(c.b), id(c.c), terms)?
         }
         K::Computation => computation::create(me, id(c.a), c.b)?,
-        K::Container => containers::create(me, c.a, c.b)?,
+        K::Container => resource::pool::or_reclaim(|| containers::create(me, c.a, c.b))?,
         K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
         // Plates come from the archive and devices from the buses.
         K::Plate | K::Device => return Err(Error::Denied),

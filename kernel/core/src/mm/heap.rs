@@ -54,8 +54,15 @@ pub fn init() -> Result<(), paging::MapError> {
     Ok(())
 }
 
+/// Grows the heap by a whole step if the frames are there, else by only
+/// what `at_least` needs: near the end of memory a step cannot be had
+/// when a few pages still can, and a failed allocation of the kernel's is
+/// an error on a system call's path but a panic elsewhere.
 fn grow(h: &mut KernelHeap, at_least: u64) -> bool {
-    let by = at_least.next_multiple_of(GROW_STEP);
+    grow_by(h, at_least.next_multiple_of(GROW_STEP)) || grow_by(h, at_least.next_multiple_of(PAGE_SIZE))
+}
+
+fn grow_by(h: &mut KernelHeap, by: u64) -> bool {
     if h.mapped + by > HEAP_MAX {
         return false;
     }

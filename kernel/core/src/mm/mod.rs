@@ -1,11 +1,12 @@
 //! Memory management: physical frames, page tables, the kernel heap, kernel
-//! stacks and TLB shootdown.
+//! stacks, TLB shootdown, and the accounts kernel memory is charged to.
 
 pub mod frames;
 pub mod heap;
 pub mod layout;
 pub mod nvm;
 pub mod paging;
+pub mod quota;
 pub mod stack;
 pub mod tlb;
 

@@ -6,6 +6,7 @@
 use super::frames::{self, OutOfMemory};
 use super::layout::{self, PAGE_SIZE, phys_to_virt};
 use crate::sync::IrqMutex;
+use core::sync::atomic::Ordering;
 use platform::memmap::{MemoryMap, RegionKind};
 
 pub mod flags {
@@ -54,6 +55,14 @@ fn canonical(va: u64) -> bool {
     top == 0 || top == 0x1ffff
 }
 
+/// Page tables made for user spaces on this CPU so far: an operation on a
+/// space (run with interrupts off, on one CPU) knows how many it made by
+/// reading this before and after.
+#[inline(always)]
+pub fn user_tables_made() -> u64 {
+    crate::cpu::this_cpu().user_tables.load(Ordering::Relaxed)
+}
+
 /// The leaf entry for `va` in the tree at `root`, allocating missing tables
 /// when `create` is set.
 fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, MapError> {
@@ -70,6 +79,9 @@ fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, Ma
             }
             let new = frames::alloc_zeroed(1)?;
             *entry = new | PRESENT | WRITABLE | if user { USER } else { 0 };
+            if user {
+                crate::cpu::this_cpu().user_tables.fetch_add(1, Ordering::Relaxed);
+            }
         } else if *entry & HUGE != 0 {
             return Err(MapError::HugePage);
         }

@@ -9,6 +9,12 @@ pub mod space;
 
 /// First address above user space (the lower canonical half).
 pub const USER_END: u64 = 0x0000_8000_0000_0000;
+/// End of what a region may occupy: the highest user page is never
+/// mapped. No instruction can then lie in the bytes just below
+/// `USER_END`, so no return to user mode (`iretq` after a `syscall` or an
+/// interrupt) can aim at the first non-canonical address: Intel raises
+/// that #GP in ring 0, after `swapgs`, with the user's GS base.
+pub const USER_TOP: u64 = USER_END - 4096;
 /// Top of the 64 KiB user stack; the page below the stack stays unmapped.
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 pub const USER_STACK_SIZE: u64 = 64 << 10;

@@ -4,11 +4,12 @@
 //! addresses; a page of an attached region is mapped when it is present,
 //! and a fault on a page that is not yet present is resolved here.
 
-use super::USER_END;
+use super::USER_TOP;
 use super::region::{Kind, Region};
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
 use crate::mm::paging::{self, flags};
+use crate::mm::quota::{Account, Charge};
 use crate::mm::tlb;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -70,6 +71,8 @@ pub enum At<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpaceError {
     OutOfMemory,
+    /// Whoever pays for the space's page tables is over its limit.
+    OverLimit,
     /// The range is not page aligned, not in user space, or overlaps a region.
     BadRange,
 }
@@ -184,6 +187,18 @@ pub struct VirtualSpace {
     /// so their entries are mostly in the same table; tables go only with
     /// the whole tree, so a table once found stays valid.
     leaf: (u64, u64),
+    /// The process whose memory this space is (its pid; 0: none). A space
+    /// outlives its process (the pool reuses it), so whoever reaches it
+    /// for a process checks, under this lock, that it is still that
+    /// process's: its end unbinds it first thing (see `bind`).
+    user: u64,
+    /// Page tables of the user half made since the space was made (the
+    /// root not counted): they go only with the whole tree.
+    tables: usize,
+    /// What those made while someone paid for the space cost, charged to
+    /// it (its maker, or the process it is the memory of): operations that
+    /// would make more are refused once the account is over its limit.
+    table_charge: Charge,
 }
 
 impl VirtualSpace {
@@ -206,11 +221,65 @@ impl VirtualSpace {
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
             leaf: (u64::MAX, 0),
+            user: 0,
+            tables: 0,
+            table_charge: Charge::NONE,
         })
     }
 
     pub fn root(&self) -> u64 {
         self.root
+    }
+
+    /// Makes the space process `pid`'s memory, its page tables from now on
+    /// paid by `account` if nobody pays for them yet; false if it is
+    /// another's already (one space is never two processes' at once).
+    pub fn bind(&mut self, pid: u64, account: &Arc<Account>) -> bool {
+        if self.user != 0 {
+            return false;
+        }
+        self.user = pid;
+        self.pay_tables(account);
+        true
+    }
+
+    /// Its process has begun to end: from now on nobody reaches the space
+    /// as that process's memory. Its page tables stop counting against
+    /// whoever paid: the space is now taken apart, or pooled, and the
+    /// pool's memory is the kernel's, bounded by the pool's own rules.
+    pub fn unbind(&mut self) {
+        self.user = 0;
+        self.table_charge = Charge::NONE;
+    }
+
+    /// Page tables made from now on are charged to `account`, unless
+    /// someone pays already (a space's maker pays for its whole life).
+    pub fn pay_tables(&mut self, account: &Arc<Account>) {
+        if self.table_charge.account().is_none() {
+            self.table_charge = Charge::on(Some(account));
+        }
+    }
+
+    /// Page tables of the user half made so far (the root not counted).
+    pub fn tables_made(&self) -> usize {
+        self.tables
+    }
+
+    /// Counts (and charges) the page tables made since `before`
+    /// (`paging::user_tables_made` at the start of the operation).
+    #[inline(always)]
+    fn settle(&mut self, before: u64) {
+        let made = paging::user_tables_made() - before;
+        if made != 0 {
+            self.tables += made as usize;
+            self.table_charge.grow_anyway(made * PAGE_SIZE);
+        }
+    }
+
+    /// The process whose memory the space is (0: none).
+    #[inline(always)]
+    pub fn user(&self) -> u64 {
+        self.user
     }
 
     /// The attached regions, in no particular order.
@@ -300,6 +369,9 @@ impl VirtualSpace {
             Ok(()) => {}
             Err(e) => return Err((e, region)),
         }
+        if !self.table_charge.has_room() {
+            return Err((SpaceError::OverLimit, region));
+        }
         let mut attached = boxed(Attached {
             base,
             region,
@@ -308,7 +380,10 @@ impl VirtualSpace {
             entry: None,
         })
         .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
-        if let Err((e, done)) = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags()) {
+        let t0 = paging::user_tables_made();
+        let mapped = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags());
+        self.settle(t0);
+        if let Err((e, done)) = mapped {
             // The range was free: what this call mapped is all there is.
             paging::unmap_range(self.root, base, done);
             return Err((e.into(), attached.region));
@@ -420,7 +495,7 @@ impl VirtualSpace {
     /// Whether `region` fits at `base`, with room for one more slot.
     fn check_range(&mut self, base: u64, region: &Region) -> Result<(), SpaceError> {
         let end = base.checked_add(region.size()).ok_or(SpaceError::BadRange)?;
-        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_END || region.pages() == 0 {
+        if !base.is_multiple_of(PAGE_SIZE) || base == 0 || end > USER_TOP || region.pages() == 0 {
             return Err(SpaceError::BadRange);
         }
         if !self.is_free(base, end) {
@@ -543,7 +618,12 @@ impl VirtualSpace {
                 a.entry = Some(e);
                 Ok(())
             }
-            None => paging::remap_range(to.root, base, a.region.frames(), a.pte_flags()),
+            None => {
+                let t0 = paging::user_tables_made();
+                let r = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags());
+                to.settle(t0);
+                r
+            }
         };
         if let Err(e) = mapped {
             // Put it back where it was (the slot it left is the first free
@@ -592,18 +672,34 @@ impl VirtualSpace {
             return Err(FaultError::Protection);
         }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
-        let f = a.pte_flags();
-        paging::remap(root, va, pa, f).map_err(|_| FaultError::OutOfMemory)?;
-        Ok(Resolved {
-            kind: a.region.kind,
-            nvm: a.region.borrowed(index).is_some(),
-        })
+        let (f, resolved) = (
+            a.pte_flags(),
+            Resolved {
+                kind: a.region.kind,
+                nvm: a.region.borrowed(index).is_some(),
+            },
+        );
+        if !self.table_charge.has_room() {
+            return Err(FaultError::OutOfMemory);
+        }
+        let t0 = paging::user_tables_made();
+        let mapped = paging::remap(root, va, pa, f);
+        self.settle(t0);
+        mapped.map_err(|_| FaultError::OutOfMemory)?;
+        Ok(resolved)
     }
 
     /// Prepares a reused space for a new process: writable regions get their
     /// initial content back (nothing of the previous process survives), and
     /// with `eager` every page of every region is made present and mapped.
     pub fn refresh(&mut self, eager: bool) -> Result<(), OutOfMemory> {
+        let t0 = paging::user_tables_made();
+        let done = self.refill(eager);
+        self.settle(t0);
+        done
+    }
+
+    fn refill(&mut self, eager: bool) -> Result<(), OutOfMemory> {
         let root = self.root;
         for a in self.regions_mut() {
             if a.region.writable {

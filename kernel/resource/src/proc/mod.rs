@@ -40,14 +40,14 @@ fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
         return true;
     };
     if forked.is_some() {
-        spawn::release_work_area(area);
+        spawn::release_work_area(area, p.kernel_composed());
         return true;
     }
     let r = match p.route() {
         p::Route::Native => spawn::push_arguments(area, frame),
         p::Route::Linux { .. } => spawn::push_linux_stack(area, frame, p.program()),
     };
-    spawn::release_work_area(area);
+    spawn::release_work_area(area, p.kernel_composed());
     r.is_ok()
 }
 
@@ -83,31 +83,74 @@ fn end_resources(p: &Process) {
 /// Composes a process (not yet running) from a program, a virtual space
 /// with the program's regions attached, and a work area holding its name
 /// and arguments. The parts become the new process's.
+/// How a process is composed beyond its parts: its loading policy, the
+/// pid that may wait for it (the kernel's choice: a process composing one
+/// is its parent), where its calls go, and the limit of the kernel memory
+/// it may cause (0: its creator's).
+pub struct Terms {
+    pub policy: LoadPolicy,
+    pub parent: u64,
+    pub route: p::Route,
+    pub kernel_limit: u64,
+}
+
+/// What a process costs its creator in kernel memory while it exists: its
+/// records and its computation's kernel stack.
+const PROCESS_COST: u64 = (core::mem::size_of::<Process>() + core::mem::size_of::<kcore::computation::Computation>())
+    as u64
+    + kcore::mm::stack::DEFAULT_PAGES * 4096
+    + 1024;
+
 pub fn create(
     caller: u64,
     program: ResId,
     space_id: ResId,
     work_area: ResId,
-    policy: LoadPolicy,
-    parent: u64,
-    route: p::Route,
+    terms: Terms,
 ) -> Result<Arc<Process>, Error> {
     let prog = crate::program::get(program)?;
     let space = crate::vspace::get(caller, space_id)?;
+    let kernel_composed = caller == crate::KERNEL;
+    let parent = if kernel_composed { terms.parent } else { caller };
+    // Its account is a child of its creator's; the kernel's own processes
+    // (init, what the kernel's tests start) get one of their own.
+    let (account, cost) = match p::get(parent) {
+        Some(creator) => (
+            kcore::mm::quota::Account::child(creator.account(), terms.kernel_limit),
+            ipc::process::charge(parent, PROCESS_COST)?,
+        ),
+        None => (
+            kcore::mm::quota::Account::root(match terms.kernel_limit {
+                0 => p::default_kernel_limit(),
+                limit => limit,
+            }),
+            kcore::mm::quota::Charge::NONE,
+        ),
+    };
     let p = Arc::new(Process::new(p::Parts {
         name: prog.name.clone(),
-        parent: if caller == crate::KERNEL { parent } else { caller },
-        policy,
+        parent,
+        policy: terms.policy,
         program,
         plate: prog.plate,
         space_id,
         space,
         work_area,
         entry: prog.entry,
-        route,
-    }));
+        route: terms.route,
+        kernel_composed,
+        account,
+        cost,
+    })?);
     let pid = p.pid();
-    for id in [program, space_id, work_area] {
+    // A program the kernel composed with stays the kernel's (it goes back
+    // to the pool, and must be there whole); one a process made is its own.
+    let handed: &[ResId] = if kernel_composed {
+        &[space_id, work_area]
+    } else {
+        &[program, space_id, work_area]
+    };
+    for &id in handed {
         crate::set_owner(id, pid);
     }
     p::insert(p.clone());

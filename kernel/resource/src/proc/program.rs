@@ -5,7 +5,7 @@
 
 use abi::Error;
 use alloc::vec::Vec;
-use kcore::vm::USER_END;
+use kcore::vm::USER_TOP;
 use object::Endianness;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
@@ -105,7 +105,7 @@ pub fn parse(image: &'static [u8], plate: restable::ResId, name: alloc::string::
         if s.memsz == 0 {
             continue;
         }
-        if s.filesz > s.memsz || file_end > image.len() as u64 || s.vaddr < 0x1000 || end > USER_END {
+        if s.filesz > s.memsz || file_end > image.len() as u64 || s.vaddr < 0x1000 || end > USER_TOP {
             return Err(bad);
         }
         if s.vaddr % 4096 != s.offset % 4096 {

@@ -82,9 +82,13 @@ fn take_program(plate: ResId) -> Result<ResId, Error> {
     }
 }
 
+/// A program the kernel took for a composition goes back to the pool, if
+/// it is still the live program of `plate` (the pool is keyed by what its
+/// resources contain), or is deleted.
 fn give_back_program(plate: ResId, program: ResId) {
+    let whole = crate::program::get(program).is_ok_and(|p| p.plate == plate);
     crate::set_owner(program, KERNEL);
-    if !(pool::reuse_enabled() && pool::put_program(plate, program)) {
+    if !(whole && pool::reuse_enabled() && pool::put_program(plate, program)) {
         delete(program);
     }
 }
@@ -181,7 +185,10 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
         None => vspace::create(KERNEL)?,
     };
     match attach_program(space, program, &prog, eager) {
-        Ok(()) => Ok(space),
+        Ok(()) => {
+            vspace::mark_composed(space, plate);
+            Ok(space)
+        }
         Err(e) => {
             destroy_space(space);
             Err(e)
@@ -201,8 +208,13 @@ pub fn find_plate(path: &str) -> Result<ResId, Error> {
 
 /// Creates a process running `path` with `args` (NUL-separated) and makes it
 /// runnable, holding `options.rights`. `parent` is the pid that may wait for
-/// it; whether it may give those rights is the caller's to check.
+/// it; whether it may give those rights is the caller's to check. Out of
+/// memory, the pool gives back what it holds first (`pool::or_reclaim`).
 pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
+    pool::or_reclaim(|| spawn_once(path, args, options, parent))
+}
+
+fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Result<u64, Error> {
     kcore::computation::reap();
     let policy = match LoadPolicy::from_u64(options.policy).ok_or(Error::Invalid)? {
         LoadPolicy::Default => ipc::process::default_policy(),
@@ -222,6 +234,7 @@ pub fn spawn(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> Re
         parent,
         route,
         cpu: options.cpu,
+        kernel_limit: options.kernel_limit,
     };
     let pid = compose_and_start(
         plate,
@@ -260,9 +273,12 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
     }
 }
 
-/// Takes an ended process apart: its anonymous memory is deleted; its
-/// space (with the program's regions still attached), work area and
-/// program go to the pool when reuse is on, or are deleted.
+/// Takes an ended process apart: its anonymous memory is deleted. Only
+/// what the kernel composed goes to the pool (when reuse is on): its space,
+/// if it still holds exactly the program's regions, under the plate they
+/// came from; its work area; its program. A process composed of parts of
+/// another process's making leaves nothing in the pool: its parts are
+/// deleted.
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
@@ -272,31 +288,45 @@ pub fn decompose(p: &super::Process) {
         .filter(|a| a.region.kind == RegionKind::Heap)
         .map(|a| (a.link_id, a.region_id))
         .collect();
-    drop(space_ref);
     for (link, region) in heap {
         delete(link);
         delete(region);
     }
-    let reuse = pool::reuse_enabled();
-    crate::set_owner(p.space_id(), KERNEL);
-    if !(reuse && pool::put_full(p.plate(), p.space_id())) {
-        destroy_space(p.space_id());
+    let space = p.space_id();
+    let attached = space_ref.lock().region_count();
+    drop(space_ref);
+    crate::set_owner(space, KERNEL);
+    let poolable = p.kernel_composed()
+        && vspace::composition(space).is_some_and(|c| c.plate == p.plate() && c.attachments == attached);
+    if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
+        destroy_space(space);
     }
-    if let Some(area) = p.take_work_area() {
-        release_work_area(area);
+    let area = p.take_work_area();
+    if p.kernel_composed() {
+        give_back_program(p.plate(), p.program());
+    } else {
+        delete(p.program());
     }
-    give_back_program(p.plate(), p.program());
+    if let Some(area) = area {
+        release_work_area(area, p.kernel_composed());
+    }
 }
 
-/// A work area whose arguments have been delivered: back to the pool, or deleted.
-pub fn release_work_area(area: ResId) {
+/// A work area whose arguments have been delivered: back to the pool if
+/// the kernel made it, or deleted.
+pub fn release_work_area(area: ResId, kernel_made: bool) {
     crate::set_owner(area, KERNEL);
-    if !(pool::reuse_enabled() && pool::put_work_area(area)) {
-        let region = crate::vkspace::region_of(area);
-        delete(area);
-        if let Some(r) = region {
-            delete(r);
-        }
+    if !(kernel_made && pool::reuse_enabled() && pool::put_work_area(area)) {
+        delete_work_area(area);
+    }
+}
+
+/// Deletes a work area and its region.
+fn delete_work_area(area: ResId) {
+    let region = crate::vkspace::region_of(area);
+    delete(area);
+    if let Some(r) = region {
+        delete(r);
     }
 }
 
@@ -430,6 +460,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
             pid: linux_pid,
         },
         cpu: abi::ANY_CPU,
+        kernel_limit: 0,
     };
     let mut regs = alloc::boxed::Box::new(regs);
     regs.rax = 0;
@@ -449,6 +480,7 @@ struct Composition {
     parent: u64,
     route: Route,
     cpu: u64,
+    kernel_limit: u64,
 }
 
 /// Composes a process of `plate`'s program, the space `make_space` gives
@@ -479,8 +511,15 @@ fn compose_and_start(
         }
     };
     let name = crate::program::get(program)?.name.clone();
-    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args)
-        .and_then(|_| process::create(KERNEL, program, space, work_area, how.policy, how.parent, how.route));
+    let composed = vkspace::write(KERNEL, work_area, name.as_bytes(), args).and_then(|_| {
+        let terms = super::Terms {
+            policy: how.policy,
+            parent: how.parent,
+            route: how.route,
+            kernel_limit: how.kernel_limit,
+        };
+        process::create(KERNEL, program, space, work_area, terms)
+    });
     let process = match composed {
         Ok(p) => p,
         Err(e) => {
@@ -523,7 +562,7 @@ fn copy_space(p: &super::Process) -> Result<ResId, Error> {
         };
         let attached = copy
             .map_err(|_| Error::NoMemory)
-            .and_then(|r| vspace::attach_memory(space, r, At::Address(base), ResId::NONE));
+            .and_then(|r| vspace::attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e));
         if let Err(e) = attached {
             destroy_space(space);
             return Err(e);

@@ -3,7 +3,13 @@
 //! (kernel addresses, unmapped and non-canonical pointers, overflowing
 //! lengths, valid buffers with wrong sizes). The kernel must answer every
 //! call with a result or an error; the test around this program checks that
-//! it neither panics nor leaks. Usage: fuzz [calls] [seed]
+//! it neither panics nor leaks. Arguments are also drawn from the values
+//! earlier calls gave back (identifiers of the fuzzer's own resources,
+//! valid until a later random call deletes them, stale after), from the
+//! identifiers of other processes' resources, and from small numbers
+//! (kinds, modes, flags): random identifiers alone practically never pass
+//! the kind and generation check, and reach no logic behind it.
+//! Usage: fuzz [calls] [seed]
 #![no_std]
 #![no_main]
 use tessera_rt::abi::{Error, Sys};
@@ -50,6 +56,18 @@ fn main(args: &[&str]) -> i32 {
         1 << 40,
         i64::MIN as u64,
     ];
+    // Identifiers: the first of other processes' (foreign), then the
+    // values calls give back, round the ring.
+    let mut ids = [0u64; 64];
+    let mut kept = 0usize;
+    for kind in 1..=12 {
+        if let Ok(records) = sys::inspect_all::<tessera_rt::abi::ResRecord>(kind) {
+            for r in records.iter().filter(|r| r.owner != me).take(2) {
+                ids[kept % ids.len()] = r.id;
+                kept += 1;
+            }
+        }
+    }
     // Numbers are grouped with gaps: cover everything up to the highest.
     let top = Sys::ALL.iter().map(|&s| s as u64).max().unwrap_or(0);
     let mut errors = [0u64; 16];
@@ -61,9 +79,11 @@ fn main(args: &[&str]) -> i32 {
         };
         let mut a = [0u64; 6];
         for x in a.iter_mut() {
-            *x = match rng.next() % 3 {
+            *x = match rng.next() % 5 {
                 0 => interesting[(rng.next() % interesting.len() as u64) as usize],
                 1 => rng.next() % 8192,
+                2 if kept > 0 => ids[(rng.next() % kept.min(ids.len()) as u64) as usize],
+                3 => rng.next() % 16,
                 _ => rng.next(),
             };
         }
@@ -79,6 +99,8 @@ fn main(args: &[&str]) -> i32 {
             // Readable user memory would only be printed: keep the call, drop the bytes.
             Some(Sys::ConsoleWrite) if a[0] != 0 && a[0] < 0x8000_0000_0000 => a[1] = 0,
             Some(Sys::SetPolicy) => continue,
+            // A plate is kept for good by design: the leak test would see it.
+            Some(Sys::PlateCreate) => continue,
             // Waiting for calls that nobody makes would block for ever, and
             // calling itself would wait for its own answer.
             Some(Sys::Acc) => continue,
@@ -91,7 +113,14 @@ fn main(args: &[&str]) -> i32 {
         }
         // SAFETY: any result is fine; the kernel must validate everything.
         match Error::decode(unsafe { sys::syscall(number, a) }) {
-            Ok(_) => ok += 1,
+            Ok(v) => {
+                ok += 1;
+                // Small results are counts and sizes, drawn anyway.
+                if v >= 1 << 16 {
+                    ids[kept % ids.len()] = v;
+                    kept += 1;
+                }
+            }
             Err(e) => errors[(e as usize).min(15)] += 1,
         }
     }

@@ -1,0 +1,595 @@
+//! Hardening (issue 16): each finding as an attack that must be refused,
+//! and the invariants that make its class impossible: only the kernel's
+//! own compositions are pooled, nothing is given to a process that is
+//! ending, kernel memory a process causes is charged and queues are
+//! bounded, memory pressure empties the pool before anyone is refused,
+//! box pages never carry another process's data, and a killed driver
+//! leaves its device quiet.
+
+use abi::{ContainerMode as M, Error, SpawnOptions};
+use alloc::format;
+use alloc::string::String;
+use ipc::process::{self as proc, KERNEL_PID};
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::{frames, heap};
+use resource::pool;
+use resource::vspace::{self, At};
+use resource::{KERNEL, ResId, container, container_box, vregion};
+
+fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
+    r.map_err(|e| format!("{e:?}"))
+}
+
+/// Runs `path` with `args` holding `rights`; its exit status.
+fn run_as(path: &str, args: &[&str], rights: u64) -> Result<u64, String> {
+    let options = SpawnOptions {
+        rights,
+        ..SpawnOptions::DEFAULT
+    };
+    let pid = ok(resource::proc::spawn::spawn(
+        path,
+        &super::args(args),
+        &options,
+        KERNEL_PID,
+    ))?;
+    ok(proc::wait(KERNEL_PID, pid))
+}
+
+fn run(path: &str, args: &[&str]) -> Result<u64, String> {
+    run_as(path, args, 0)
+}
+
+fn run_ok(path: &str, args: &[&str]) -> TestResult {
+    let status = run(path, args)?;
+    ensure!(status == 0, "{path} {args:?} exited with {status:#x}");
+    Ok(())
+}
+
+/// A process that only sleeps: a space to give things to.
+fn live() -> Result<u64, String> {
+    ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &SpawnOptions::DEFAULT,
+        KERNEL_PID,
+    ))
+}
+
+fn end(pid: u64) {
+    let _ = proc::kill(pid);
+    let _ = proc::wait(KERNEL_PID, pid);
+}
+
+/// Resource use of the whole kernel, for leak checks (the pool and the
+/// kernel's caches emptied).
+fn footprint() -> (usize, usize, usize) {
+    pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    kcore::computation::reap_all();
+    (frames::stats().free, heap::stats().used, proc::count())
+}
+
+fn back(before: (usize, usize, usize), after: (usize, usize, usize)) -> TestResult {
+    ensure!(
+        after.0 == before.0 && after.2 == before.2 && super::heap_back(before.1, after.1),
+        "free frames/heap used/processes {before:?} before, {after:?} after"
+    );
+    Ok(())
+}
+
+/// Runs `work` twice and checks that the second run left nothing behind
+/// (the first leaves lasting kernel state that is no leak: tables grown,
+/// page tables of kernel stacks).
+fn leaves_nothing(work: impl Fn() -> TestResult) -> TestResult {
+    work()?;
+    let before = footprint();
+    work()?;
+    back(before, footprint())
+}
+
+fn plate(program: &str) -> Result<ResId, String> {
+    ok(resource::proc::spawn::find_plate(program))
+}
+
+// ---- finding 1: only the kernel's own compositions are pooled ----
+
+/// Where `attack attachown` leaves its own region.
+const OWN_REGION: u64 = 0x3000_0000_0000;
+
+pub fn user_built_processes_are_never_pooled() -> TestResult {
+    // A process named argcheck, built of the attacker's segments: its
+    // space must not become argcheck's pooled space.
+    run_ok("attack", &["poison", "argcheck"])?;
+    if let Some(space) = pool::take_full(plate("argcheck")?) {
+        return Err(format!(
+            "a space built by a process was pooled as argcheck's ({space:?})"
+        ));
+    }
+    run_ok("argcheck", &["x", "yy", "zzz"])?;
+    // One space cannot be two processes'.
+    run_ok("attack", &["ownspace"])?;
+    // What a process attached to its own space goes with it, not into the pool.
+    run_ok("attack", &["attachown"])?;
+    let attack = plate("attack")?;
+    while let Some(space) = pool::take_full(attack) {
+        let foreign = ok(vspace::get(KERNEL, space))?
+            .lock()
+            .regions()
+            .any(|a| a.base == OWN_REGION);
+        let _ = resource::mediator::delete(KERNEL, space);
+        ensure!(
+            !foreign,
+            "a region the process attached itself was pooled with its space"
+        );
+    }
+    run_ok("attack", &["nothing"])?;
+    Ok(())
+}
+
+// ---- finding 8 ----
+
+pub fn a_process_cannot_plant_a_stale_program() -> TestResult {
+    run_ok("attack", &["program"])?;
+    // The next process of the program must find it whole.
+    run_ok("attack", &["nothing"])?;
+    run_ok("attack", &["nothing"])
+}
+
+pub fn the_highest_user_page_is_unusable() -> TestResult {
+    run_ok("attack", &["top"])?;
+    let space = ok(vspace::create(KERNEL))?;
+    let region = ok(vregion::create(KERNEL, abi::RegionKind::Text, 1, false, true))?;
+    let top = kcore::vm::USER_END - 4096;
+    let got = vspace::attach(KERNEL, space, region, At::Address(top)).map(|a| a.id);
+    if let Ok(link) = got {
+        let _ = resource::mediator::delete(KERNEL, link);
+    }
+    let _ = resource::mediator::delete(KERNEL, region);
+    let _ = resource::mediator::delete(KERNEL, space);
+    ensure!(
+        got == Err(Error::Invalid),
+        "the kernel attached a region in the highest user page: {got:?}"
+    );
+    Ok(())
+}
+
+pub fn resources_are_described_to_their_owners() -> TestResult {
+    // Some regions of the kernel's exist: the pool holds a composed space.
+    run_ok("tiny", &[])?;
+    run_ok("attack", &["query"])
+}
+
+// ---- finding 2: teardown is a state ----
+
+pub fn nothing_is_given_to_an_ending_process() -> TestResult {
+    leaves_nothing(give_to_an_ending_process)
+}
+
+fn give_to_an_ending_process() -> TestResult {
+    let (a, x) = (live()?, live()?);
+    let target = proc::get(x).ok_or("sleeper gone")?;
+    // From here on x is ending, as it is once its end has begun on its CPU.
+    ok(target.grant_peer(a))?;
+    let _ = target.mark_ending();
+    for mode in [M::Copy, M::Share, M::Move] {
+        let c = ok(container::create(a, 4, 0))?;
+        let got = container::push(a, c, x, 0, mode);
+        ensure!(
+            got == Err(Error::NotFound),
+            "{mode:?} push into an ending process gave {got:?}"
+        );
+        if container::in_process(c).is_ok() {
+            ok(container::destroy(c))?;
+        }
+    }
+    let ica = ok(container::create_ica(a, 1))?;
+    let pa = proc::get(a).ok_or("sleeper gone")?;
+    let moved = container::move_for(&pa, ica, x, 0);
+    ensure!(
+        moved == Err(Error::NotFound),
+        "an ICA moved into an ending process: {moved:?}"
+    );
+    drop((pa, target));
+    end(x);
+    end(a);
+    ensure!(
+        resource::counts()
+            .iter()
+            .any(|&(k, n)| k == resource::Kind::Container && n == 0),
+        "containers left behind: {:?}",
+        resource::counts()
+    );
+    Ok(())
+}
+
+/// `write_user_of` finds a process's space, and before it locks it the
+/// process ends and a new process of the same program is given that very
+/// space by the pool (the window is opened there on purpose): the bytes
+/// must not land in the new process's memory.
+pub fn a_copy_never_reaches_a_reused_space() -> TestResult {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    static ENDING: AtomicU64 = AtomicU64::new(0);
+    static REUSER: AtomicU64 = AtomicU64::new(0);
+    fn end_and_reuse() {
+        end(ENDING.load(Ordering::SeqCst));
+        if let Ok(pid) = live() {
+            REUSER.store(pid, Ordering::SeqCst);
+        }
+    }
+    live().map(end)?; // the program's first space goes to the pool
+    let x = live()?;
+    let space = proc::get(x).and_then(|p| p.space()).ok_or("no space")?;
+    ENDING.store(x, Ordering::SeqCst);
+    kcore::ktest::open_window(kcore::ktest::Window::OtherSpace, end_and_reuse);
+    let at = kcore::vm::USER_STACK_TOP - 4096;
+    let range = ok(kcore::uaccess::UserRange::new(at, 8))?;
+    let wrote = proc::write_user_of(x, range, &0xbad_c0de_u64.to_le_bytes());
+    let y = REUSER.load(Ordering::SeqCst);
+    let reused = proc::get(y)
+        .and_then(|p| p.space())
+        .is_some_and(|s| alloc::sync::Arc::ptr_eq(&s, &space));
+    drop(space);
+    end(y);
+    ensure!(reused, "the window did not see the space reused (pid {y})");
+    ensure!(
+        wrote == Err(Error::NotFound),
+        "a copy for an ended process went into the process reusing its space: {wrote:?}"
+    );
+    Ok(())
+}
+
+// ---- finding 6 ----
+
+/// Writes `tag + i` at the start of each page of container `id`.
+fn fill(id: ResId, tag: u64) -> TestResult {
+    let (pid, _, base, pages) = ok(container::in_process(id))?;
+    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let mut s = space.lock();
+    for i in 0..pages as u64 {
+        s.copy_in(base + i * 4096, &(tag + i).to_le_bytes())
+            .map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
+}
+
+fn holds(id: ResId, tag: u64) -> Result<bool, String> {
+    let (pid, _, base, pages) = ok(container::in_process(id))?;
+    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
+    let mut s = space.lock();
+    for i in 0..pages as u64 {
+        let mut w = [0u8; 8];
+        s.copy_out(base + i * 4096, &mut w).map_err(|e| format!("{e:?}"))?;
+        if u64::from_le_bytes(w) != tag + i {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn containers() -> usize {
+    resource::counts()
+        .iter()
+        .find(|(k, _)| *k == resource::Kind::Container)
+        .map_or(0, |c| c.1)
+}
+
+pub fn a_failed_receive_loses_nothing() -> TestResult {
+    leaves_nothing(receive_where_it_cannot_land)
+}
+
+fn receive_where_it_cannot_land() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let bx = ok(container_box::create(a, 2, 1, 1, 4, 0))?;
+    ok(container_box::grant(a, bx, b, abi::BOX_RECEIVE))?;
+    // Something of the receiver's already lies where the sends ask to go.
+    let occupied = ok(container::create(b, 2, 0))?;
+    let (_, _, taken, _) = ok(container::in_process(occupied))?;
+    for (n, mode) in [M::Move, M::Share, M::Copy].into_iter().enumerate() {
+        let tag = 0x1000 * (n as u64 + 1);
+        // The receiver names a place that is taken: refused, and nothing lost.
+        let c = ok(container::create(a, 2, 0))?;
+        fill(c, tag)?;
+        ok(container_box::send(a, c, bx, 0, mode))?;
+        let count = containers();
+        let failed = container_box::receive(b, ResId::NONE, bx, taken, mode, 1_000_000);
+        ensure!(
+            failed.is_err(),
+            "{mode:?}: a receive onto a taken place gave {failed:?}"
+        );
+        ensure!(
+            containers() == count,
+            "{mode:?}: a failed receive changed the containers ({count} -> {})",
+            containers()
+        );
+        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        ensure!(holds(got.id, tag)?, "{mode:?}: the data was lost by the failed receive");
+        ok(container::destroy(got.id))?;
+        // The sender names a place the receiver cannot use: the receive
+        // still succeeds, elsewhere.
+        let c2 = ok(container::create(a, 2, 0))?;
+        fill(c2, tag + 0x100)?;
+        ok(container_box::send(a, c2, bx, taken, mode))?;
+        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        ensure!(
+            holds(got.id, tag + 0x100)?,
+            "{mode:?}: a sender's address lost the data"
+        );
+        ok(container::destroy(got.id))?;
+        for id in [c, c2] {
+            if container::in_process(id).is_ok() {
+                ok(container::destroy(id))?;
+            }
+        }
+    }
+    ok(container::destroy(occupied))?;
+    ok(resource::mediator::delete(a, bx))?;
+    end(a);
+    end(b);
+    ensure!(containers() == 0, "{} containers left behind", containers());
+    Ok(())
+}
+
+// ---- finding 3: kernel memory is charged ----
+
+/// Regions of 2^18 pages (2 MiB of frame lists each) until refused: a
+/// limit, never a panic, and every byte charged comes back with the
+/// resources. The process's account and its creator's see the same.
+pub fn kernel_memory_is_charged() -> TestResult {
+    run_ok("attack", &["regions"])?;
+    let parent = live()?;
+    let options = SpawnOptions {
+        kernel_limit: 8 << 20,
+        ..SpawnOptions::DEFAULT
+    };
+    let child = ok(resource::proc::spawn::spawn("sleeper", b"600000\0", &options, parent))?;
+    let (pp, cp) = (
+        proc::get(parent).ok_or("parent gone")?,
+        proc::get(child).ok_or("child gone")?,
+    );
+    let (parent_before, child_before) = (pp.account().used(), cp.account().used());
+    ensure!(
+        cp.account().limit() == 8 << 20,
+        "the child's limit is {}",
+        cp.account().limit()
+    );
+    let mut made = alloc::vec::Vec::new();
+    let refused = loop {
+        match vregion::create(child, abi::RegionKind::Heap, 1 << 18, true, false) {
+            Ok(id) => made.push(id),
+            Err(e) => break e,
+        }
+        if made.len() > 64 {
+            break Error::Invalid;
+        }
+    };
+    let (parent_full, child_full) = (pp.account().used(), cp.account().used());
+    for &id in &made {
+        ok(resource::mediator::delete(child, id))?;
+    }
+    let (parent_after, child_after) = (pp.account().used(), cp.account().used());
+    drop((pp, cp));
+    end(child);
+    end(parent);
+    ensure!(
+        refused == Error::Limit && made.len() == 3,
+        "8 MiB took {} regions of 2 MiB of records, then {refused:?}",
+        made.len()
+    );
+    let charged = child_full - child_before;
+    ensure!(
+        (3 * (2 << 20)..8 << 20).contains(&charged),
+        "{charged} bytes charged for 3 regions"
+    );
+    ensure!(
+        parent_full - parent_before == charged,
+        "the creator saw {} bytes of its child's {charged}",
+        parent_full - parent_before
+    );
+    ensure!(
+        (parent_after, child_after) == (parent_before, child_before),
+        "the charges did not come back: {parent_before}/{child_before} before, {parent_after}/{child_after} after"
+    );
+    Ok(())
+}
+
+// ---- finding 4: queues are bounded ----
+
+pub fn requests_are_bounded() -> TestResult {
+    leaves_nothing(flood_a_port)
+}
+
+/// Senders of requests that are never accepted, one after the other: each
+/// is refused after its own bound, and the server's queue stops growing
+/// at its bound, though the senders have ended.
+fn flood_a_port() -> TestResult {
+    let server = live()?;
+    let pid = format!("{server}");
+    for _ in 0..5 {
+        run_ok("attack", &["requests", &pid])?;
+    }
+    let p = proc::get(server).ok_or("sleeper gone")?;
+    let (queued, _) = p.port().backlog();
+    drop(p);
+    end(server);
+    ensure!(
+        queued == 4096,
+        "{queued} calls wait at a port that never accepts (4096 is its bound)"
+    );
+    Ok(())
+}
+
+// ---- finding 5: memory running out ----
+
+/// With the pool holding all the memory there is, a spawn still works:
+/// the pool gives memory back before anyone is refused.
+pub fn the_pool_gives_memory_back_first() -> TestResult {
+    let settings = pool::settings();
+    pool::set(pool::Settings {
+        reduce: false,
+        ..settings.clone()
+    });
+    let sleeper = plate("sleeper")?;
+    let mut pooled = 0;
+    let filled = loop {
+        match resource::proc::spawn::compose_space(sleeper) {
+            Ok(space) if pool::put_full(sleeper, space) => pooled += 1,
+            Ok(space) => break Err(format!("the pool refused space {space:?}")),
+            Err(e) => break Ok(e),
+        }
+        if pooled == 100_000 {
+            break Err(String::from("100000 spaces made without running out"));
+        }
+    };
+    let held = pool::bytes();
+    let ran = run("argcheck", &["x", "yy", "zzz"]);
+    pool::set(settings);
+    pool::flush();
+    let filled = filled?;
+    ensure!(
+        filled == Error::NoMemory && held > 64 << 20,
+        "{pooled} spaces pooled ({held} bytes), then {filled:?}"
+    );
+    ensure!(
+        ran == Ok(0),
+        "with the pool holding {held} bytes, argcheck gave {ran:?}"
+    );
+    Ok(())
+}
+
+/// Processes spawned until memory runs out, then all killed: a clean
+/// error, a clean teardown, and the system works as before.
+pub fn spawning_until_failure_then_killing_all() -> TestResult {
+    let (before, heap_before) = (footprint(), heap::stats().size);
+    let (n, refused) = spawn_and_kill(usize::MAX);
+    let (after, heap_after) = (footprint(), heap::stats().size);
+    ensure!(
+        refused == Some(Error::NoMemory) && n > 100,
+        "{n} processes spawned, then {refused:?}"
+    );
+    ensure!(
+        after.2 == before.2,
+        "{} processes before, {} after {n} were killed",
+        before.2,
+        after.2
+    );
+    // The pages the heap grew by stay with it, and so do the page tables
+    // made for them (2 MiB to a table) and for the kernel stacks' area (a
+    // 64 KiB slot each, 32 slots to a table), and a few above those;
+    // every other frame came back.
+    let lost = (before.0 + heap_before / 4096).saturating_sub(after.0 + heap_after / 4096);
+    let tables = n.div_ceil(32) + (heap_after - heap_before).div_ceil(2 << 20) + 8;
+    ensure!(
+        lost <= tables,
+        "{lost} frames did not come back after {n} processes were killed"
+    );
+    run_ok("argcheck", &["x", "yy", "zzz"])?;
+    // The tables grown for them stay grown: half as many again, which
+    // grow nothing, must leave nothing at all.
+    let again = footprint();
+    let (m, refused) = spawn_and_kill(n / 2);
+    ensure!(refused.is_none(), "{m} of {} processes, then {refused:?}", n / 2);
+    back(again, footprint())
+}
+
+/// Spawns sleepers until `most` or an error, then kills them all: how
+/// many there were, and the error.
+fn spawn_and_kill(most: usize) -> (usize, Option<Error>) {
+    let mut pids = alloc::vec::Vec::new();
+    let mut refused = None;
+    while pids.len() < most.min(100_000) {
+        match resource::proc::spawn::spawn("sleeper", b"600000\0", &SpawnOptions::DEFAULT, KERNEL_PID) {
+            Ok(pid) => pids.push(pid),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let n = pids.len();
+    for &pid in &pids {
+        let _ = proc::kill(pid);
+    }
+    for pid in pids {
+        let _ = proc::wait(KERNEL_PID, pid);
+    }
+    (n, refused)
+}
+
+// ---- hostile input: fuzzers on every CPU, killed mid-call ----
+
+/// Fuzzers run at once on every CPU, drawing on each other's identifiers
+/// (those of the fuzzers started before them), and half of them are killed
+/// in the middle of whatever call they are making: no panic, and after a
+/// warm-up round each round leaves nothing behind.
+pub fn fuzzers_killed_mid_call_leave_nothing() -> TestResult {
+    let mut seed = 0x0dd_ba11_u64;
+    let mut round = || -> TestResult {
+        let mut pids = alloc::vec::Vec::new();
+        for _ in 0..4 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let args = super::args(&["fuzz", "20000", &format!("{}", seed >> 1)]);
+            pids.push(ok(resource::proc::spawn::spawn(
+                "fuzz",
+                &args[5..],
+                &SpawnOptions::DEFAULT,
+                KERNEL_PID,
+            ))?);
+        }
+        for (i, &pid) in pids.iter().enumerate() {
+            if i % 2 == 1 {
+                sched::sleep_until(kcore::clock::nanos() + 2_000_000 + (seed % 8) * 1_000_000);
+                let _ = proc::kill(pid);
+            }
+        }
+        for (i, &pid) in pids.iter().enumerate() {
+            let status = ok(proc::wait(KERNEL_PID, pid))?;
+            ensure!(i % 2 == 1 || status == 0, "fuzzer {pid} exited with {status:#x}");
+        }
+        Ok(())
+    };
+    round()?;
+    let before = footprint();
+    round()?;
+    round()?;
+    back(before, footprint())
+}
+
+/// A plate is kept for good: its maker pays for it, and cannot make more
+/// than its limit allows (any process could once fill the heap with them).
+pub fn plates_are_charged_to_their_maker() -> TestResult {
+    let options = SpawnOptions {
+        kernel_limit: 256 << 10,
+        ..SpawnOptions::DEFAULT
+    };
+    let maker = ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &options,
+        KERNEL_PID,
+    ))?;
+    let p = proc::get(maker).ok_or("sleeper gone")?;
+    let before = p.account().used();
+    let content = alloc::vec![0x5au8; 64 << 10];
+    let small = resource::plate::create(maker, "harden/small", 1, &content);
+    let charged = p.account().used() - before;
+    let mut refused = Ok(ResId::NONE);
+    for i in 0..8 {
+        refused = resource::plate::create(maker, &format!("harden/big{i}"), 1, &content);
+        if refused.is_err() {
+            break;
+        }
+    }
+    drop(p);
+    end(maker);
+    ensure!(small.is_ok(), "a plate within the limit gave {small:?}");
+    ensure!(
+        charged >= 64 << 10,
+        "a plate of 64 KiB charged its maker {charged} bytes"
+    );
+    ensure!(
+        refused == Err(Error::Limit),
+        "plates past the maker's limit gave {refused:?}"
+    );
+    Ok(())
+}
