@@ -23,6 +23,19 @@ pub trait BlockDevice {
     /// Lends block `n`, holding its current contents, for changing part of it.
     fn write_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> Result<()>;
 
+    /// Lends block `n` for changing bytes `part` of it, and none outside
+    /// them: a device that sends on only what changed looks there alone.
+    fn write_part(
+        &mut self,
+        n: u64,
+        size: usize,
+        part: core::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        let _ = part;
+        self.write_block(n, size, f)
+    }
+
     /// Lends block `n` for overwriting all of it: its previous contents need
     /// not be read (the closure writes every byte).
     fn fill_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
@@ -96,6 +109,28 @@ impl BlockDevice for MemDevice {
     fn write_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         let r = self.range(n, size)?;
         f(&mut self.data[r]);
+        Ok(())
+    }
+
+    /// Holds the library to its word in debug builds (the host tests): a
+    /// byte changed outside `part` would be lost by a device that sends on
+    /// `part` alone.
+    fn write_part(
+        &mut self,
+        n: u64,
+        size: usize,
+        part: core::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        let r = self.range(n, size)?;
+        let block = &mut self.data[r];
+        let before = cfg!(debug_assertions).then(|| block.to_vec());
+        f(block);
+        if let Some(was) = before {
+            let outside = |i: &usize| !part.contains(i);
+            let stray = (0..size).filter(outside).find(|&i| block[i] != was[i]);
+            assert_eq!(stray, None, "block {n}: changed outside {part:?}");
+        }
         Ok(())
     }
 

@@ -585,8 +585,21 @@ fn big_directories_stay_clean() {
         let listed = names(&mut fs, d).unwrap();
         assert_eq!(listed.len(), BIG_DIR / 2 + 500);
         assert_eq!(fs.stat(d).unwrap().links, 502);
+        // The name cache answers as the blocks do, before and after a
+        // mount that starts without it.
+        let lookups = |fs: &mut Fs| {
+            for (name, ino) in &listed {
+                assert_eq!(fs.lookup(d, name).map(|h| h.ino), Ok(*ino));
+            }
+            assert_eq!(fs.lookup(d, name(0).as_bytes()).map(|h| h.ino), Err(Errno::ENOENT));
+            assert_eq!(fs.lookup(d, name(1).as_bytes()).map(|h| h.ino), Err(Errno::ENOENT));
+        };
+        lookups(&mut fs);
         let image = unmount(fs);
         assert_clean(&image);
+        let mut again = mount(image.clone());
+        lookups(&mut again);
+        drop(again);
         // debugfs lists a removed entry that starts a block (inode 0) too.
         let ls = String::from_utf8(debugfs(&image, "ls -p /many")).unwrap();
         let live = ls

@@ -8,6 +8,9 @@
 //! - `READ` {offset u64, len u32, 0 u32} → the bytes (one copy, cache to
 //!   file server).
 //! - `WRITE` {offset u64, len u32, 0 u32} then the bytes.
+//! - `WRITE_MANY`: WRITE's records one after another, each padded to 8
+//!   bytes (at most `MAX_BATCH` bytes in all): the changes of one request
+//!   in one call.
 //! - `BARRIER`: every write before reaches the disk before any after it
 //!   (the ext2 library's write order rests on it).
 //! - `SYNC`: every write so far is on the disk when the reply comes.
@@ -17,8 +20,9 @@
 //! (where on the device the bytes are) into the plan area, a container the
 //! two share, then passes the client's own call on:
 //! - `FILE_READ`: the client's READ call, *forwarded*; the cache copies the
-//!   planned bytes from its page straight into the client's buffer as its
-//!   reply (the one copy of the data) and the client wakes up. The plan is
+//!   planned pieces from its pages straight into the client's buffer, each
+//!   where its `src` says (the one copy of the data), ends the call with
+//!   their total and the client wakes up. The plan is
 //!   in the slot whose key is the call's rid. The status is the bytes
 //!   delivered; a failure ends the call with `Busy` (the client then asks
 //!   the file server's `ERRNO`, which reports EIO).
@@ -53,13 +57,23 @@ pub const STATS: u64 = 7;
 pub const CLOSE: u64 = 8;
 pub const TICK: u64 = 9;
 pub const DROP: u64 = 10;
-pub const ENTRIES: u64 = (1 << 11) - 1;
+pub const WRITE_MANY: u64 = 11;
+pub const ENTRIES: u64 = (1 << 12) - 1;
+
+/// Longest `WRITE_MANY` message.
+pub const MAX_BATCH: usize = 16 * 1024;
 
 /// Header of READ and WRITE.
 pub const HEADER: usize = 16;
 
 pub fn encode_header(offset: u64, len: u32, buf: &mut [u8]) -> usize {
     Writer::new(buf).u64(offset).u32(len).u32(0).len()
+}
+
+/// Where the record after one at `at` of `len` data bytes starts in a
+/// `WRITE_MANY` message.
+pub fn next_record(at: usize, len: usize) -> usize {
+    (at + HEADER + len).next_multiple_of(8)
 }
 
 pub fn decode_header(msg: &[u8]) -> Option<(u64, u32)> {

@@ -84,6 +84,9 @@ struct Cache {
     window: u64,
     client: Option<u64>,
     plans: SharedWords,
+    read_plan: Vec<Segment>,
+    /// WRITE_MANY's message, kept between calls.
+    batch: Vec<u8>,
     stats: Stats,
 }
 
@@ -92,6 +95,8 @@ enum Reply {
     Own(usize),
     /// Bytes of a slot's page: the one copy of file data or metadata.
     Page(usize, usize, usize),
+    /// The call is already ended: accept the next.
+    Ended,
 }
 
 impl Cache {
@@ -288,6 +293,43 @@ impl Cache {
         Ok((page, off, len))
     }
 
+    /// WRITE_MANY: each record as a WRITE; stops at the first that fails.
+    fn meta_write_many(&mut self, info: &AccInfo, rid: u64) -> Result<Reply, Error> {
+        let len = info.len as usize;
+        if len > cache::MAX_BATCH {
+            return Err(Error::Invalid);
+        }
+        let mut msg = core::mem::take(&mut self.batch);
+        msg.resize(len, 0);
+        let applied = if len <= info.inline.len() {
+            msg.copy_from_slice(&info.inline[..len]);
+            Ok(())
+        } else {
+            sys::rv_read(rid, 0, &mut msg).map(drop)
+        }
+        .and_then(|()| self.apply_batch(&msg));
+        self.batch = msg;
+        applied.map(|()| Reply::Own(0))
+    }
+
+    fn apply_batch(&mut self, msg: &[u8]) -> Result<(), Error> {
+        let mut at = 0;
+        while at < msg.len() {
+            let (offset, len) = cache::decode_header(&msg[at..]).ok_or(Error::Invalid)?;
+            let data = msg.get(at + cache::HEADER..at + cache::HEADER + len as usize);
+            let (page, off, len) = self.range(offset, len)?;
+            let data = data.ok_or(Error::Invalid)?;
+            let s = self.slot(page, off == 0 && len == PAGE)?;
+            self.before_write(s)?;
+            self.page_bytes_mut(s)?[off..off + len].copy_from_slice(data);
+            self.pages.mark_dirty(s, self.epoch);
+            self.stats.meta_writes += 1;
+            self.stats.meta_write_bytes += len as u64;
+            at = cache::next_record(at, len);
+        }
+        Ok(())
+    }
+
     fn meta_write(&mut self, info: &AccInfo, rid: u64) -> Result<Reply, Error> {
         let (offset, len) = cache::decode_header(&info.inline).ok_or(Error::Invalid)?;
         let (page, off, len) = self.range(offset, len)?;
@@ -315,22 +357,57 @@ impl Cache {
     }
 
     /// A client's READ, forwarded by the file server: its plan is the slot
-    /// keyed by the call's rid.
+    /// keyed by the call's rid. A plan of one piece at the start of the
+    /// buffer is the reply itself; a longer one is written into the
+    /// buffer piece by piece, each where it belongs, and the call ended
+    /// with the total (or with the pieces before one that failed).
     fn file_read(&mut self, rid: u64) -> Result<Reply, Error> {
-        let mut seg = [Segment::default(); 1];
-        let n = (1..cache::SLOTS)
+        // The plan's buffer is kept between calls: made afresh, a plan's
+        // worth of pieces costs more to clear than a cached read to serve.
+        let mut segs = core::mem::take(&mut self.read_plan);
+        segs.resize(MAX_SEGMENTS, Segment::default());
+        let taken = (1..cache::SLOTS)
             .filter_map(|i| Slot::of(self.plans.words(), i))
-            .find_map(|slot| slot.take(rid, &mut seg))
-            .ok_or(Error::Busy)?;
-        if n != 1 {
+            .find_map(|slot| slot.take(rid, &mut segs));
+        let replied = match taken {
+            Some(n) => self.deliver(rid, &segs[..n]),
+            None => Err(Error::Busy),
+        };
+        self.read_plan = segs;
+        replied
+    }
+
+    /// Delivers a READ's pieces.
+    fn deliver(&mut self, rid: u64, segs: &[Segment]) -> Result<Reply, Error> {
+        if let [Segment { dev, len, src: 0, .. }] = *segs {
+            let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
+            let s = self.slot(page, false).map_err(|_| Error::Busy)?;
+            self.stats.file_reads += 1;
+            self.stats.file_read_bytes += len as u64;
+            return Ok(Reply::Page(s, off, len));
+        }
+        let mut done = 0u64;
+        for seg in segs {
+            if seg.src as u64 != done || self.read_piece(rid, seg).is_err() {
+                break;
+            }
+            done += seg.len as u64;
+        }
+        if done == 0 {
             return Err(Error::Busy);
         }
-        let Segment { dev, len, .. } = seg[0];
-        let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
-        let s = self.slot(page, false).map_err(|_| Error::Busy)?;
         self.stats.file_reads += 1;
-        self.stats.file_read_bytes += len as u64;
-        Ok(Reply::Page(s, off, len))
+        self.stats.file_read_bytes += done;
+        sys::endr_len(rid, done)?;
+        Ok(Reply::Ended)
+    }
+
+    /// Copies piece `seg` of a READ from its page into the reader's buffer.
+    fn read_piece(&mut self, rid: u64, seg: &Segment) -> Result<(), Error> {
+        let (page, off, len) = self.range(seg.dev, seg.len)?;
+        let s = self.slot(page, false)?;
+        let bytes = &self.page_bytes(s)?[off..off + len];
+        sys::rv_write(rid, seg.src as u64, bytes).map(drop)
     }
 
     /// The file server's nested call for a client's WRITE: the data comes
@@ -472,6 +549,7 @@ impl Cache {
                 Ok(Reply::Page(s, off, len))
             }
             cache::WRITE if client => self.meta_write(info, rid),
+            cache::WRITE_MANY if client => self.meta_write_many(info, rid),
             cache::BARRIER if client => {
                 self.epoch += 1;
                 self.stats.barriers += 1;
@@ -578,6 +656,8 @@ fn main(args: &[&str]) -> i32 {
         window: 4,
         client: None,
         plans,
+        read_plan: Vec::new(),
+        batch: Vec::new(),
         stats: Stats::default(),
     };
     if let Err(e) = sys::name_register(name, cache::ENTRIES) {
@@ -597,8 +677,12 @@ fn main(args: &[&str]) -> i32 {
     let mut rid = 0;
     let mut reply = Reply::Own(0);
     loop {
+        if let Reply::Ended = reply {
+            rid = 0;
+        }
         let bytes: &[u8] = match reply {
             Reply::Own(n) => &own[..n],
+            Reply::Ended => &own[..0],
             Reply::Page(s, off, len) => c.page_bytes(s).map_or(&[][..], |p| &p[off..off + len]),
         };
         rid = match sys::endr_acc(rid, bytes, cache::ENTRIES, &mut info) {

@@ -2,11 +2,12 @@
 //! seed 002's copy-less transfer with direct return).
 //!
 //! A READ: the library maps the byte range to device blocks (`map_read`);
-//! the first contiguous piece of it (at most a page of the cache) becomes a
-//! plan in the plan area, under the call's rid, and the client's call is
-//! *forwarded* to the cache, which copies the piece from its page into the
-//! client's buffer as its reply: one copy, and the client wakes up from
-//! the cache. A hole is answered here, from a page of zeros (one copy);
+//! its pieces up to the first hole (each inside a page of the cache, at
+//! most `MAX_READ` bytes in all) become a plan in the plan area, under the
+//! call's rid, and the client's call is *forwarded* to the cache, which
+//! copies each piece from its page into the client's buffer where it
+//! belongs and ends the call with their total: one copy, and the client
+//! wakes up from the cache. A hole is answered here, from a page of zeros (one copy);
 //! the end of the file with nothing.
 //!
 //! A WRITE: the library allocates the blocks (`map_write`), the plan goes
@@ -26,6 +27,11 @@ use tessera_rt::sys;
 /// Most times a READ waits for a free plan slot (each a yield) before it
 /// fails: only a cache that stopped serving holds every slot that long.
 const SLOT_WAITS: u32 = 100_000;
+
+/// Most bytes one READ delivers: a plan's worth of pages (a slot holds
+/// `MAX_SEGMENTS` pieces, a piece per page with blocks of 4 KiB, per block
+/// with 1 KiB), so that a long read costs one call per 256 KiB at most.
+const MAX_READ: u64 = 64 * PAGE as u64;
 
 /// Zeros for holes.
 pub static ZEROS: [u8; PAGE] = [0; PAGE];
@@ -53,10 +59,11 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        // One reply carries one piece, at most a page: mapping more of a
-        // long read would be done again by each of the calls that follow,
-        // a cost that grows with the square of the read's length.
-        let len = len.min(info.reply_cap).min(PAGE as u64);
+        // One reply carries the pieces up to the first hole, at most
+        // `MAX_READ` bytes: each a page of the cache at most, which the
+        // cache writes into the buffer where it belongs and then ends the
+        // call with their total.
+        let len = len.min(info.reply_cap).min(MAX_READ);
         if len == 0 {
             return Ok(End::Reply(0));
         }
@@ -66,31 +73,45 @@ impl Server {
         let Some(first) = segments.first() else {
             return Ok(End::Reply(0));
         };
-        match first.block {
-            None => {
-                let n = (first.len as usize).min(ZEROS.len());
-                self.stats.hole_bytes += n as u64;
-                Ok(End::Zeros(n))
-            }
-            Some(block) => {
-                let dev = block * bs + first.offset as u64;
-                let n = first.len.min(PAGE as u64 - dev % PAGE as u64);
-                let slot = self.free_read_slot().ok_or(Errno::EIO)?;
-                let s = Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?;
-                s.publish(
-                    rid,
-                    &[Segment {
-                        dev,
-                        len: n as u32,
-                        src: 0,
-                        fresh: false,
-                    }],
-                );
-                self.stats.forwarded_reads += 1;
-                self.stats.forwarded_bytes += n;
-                Ok(End::Forward(slot))
+        if first.block.is_none() {
+            let n = (first.len as usize).min(ZEROS.len());
+            self.stats.hole_bytes += n as u64;
+            return Ok(End::Zeros(n));
+        }
+        let mut plan = core::mem::take(&mut self.read_plan);
+        plan.clear();
+        let mut src = 0u64;
+        'pieces: for seg in &segments {
+            let Some(block) = seg.block else { break };
+            let (mut dev, mut left) = (block * bs + seg.offset as u64, seg.len);
+            while left > 0 {
+                if plan.len() == MAX_SEGMENTS {
+                    break 'pieces;
+                }
+                let piece = left.min(PAGE as u64 - dev % PAGE as u64);
+                plan.push(Segment {
+                    dev,
+                    len: piece as u32,
+                    src: src as u32,
+                    fresh: false,
+                });
+                (dev, src, left) = (dev + piece, src + piece, left - piece);
             }
         }
+        let published = self.publish_read(rid, &plan);
+        self.read_plan = plan;
+        let slot = published?;
+        self.stats.forwarded_reads += 1;
+        self.stats.forwarded_bytes += src;
+        Ok(End::Forward(slot))
+    }
+
+    /// Publishes a READ's plan under its rid in a free slot; returns the
+    /// slot.
+    fn publish_read(&self, rid: u64, plan: &[Segment]) -> Result<usize, Errno> {
+        let slot = self.free_read_slot().ok_or(Errno::EIO)?;
+        Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?.publish(rid, plan);
+        Ok(slot)
     }
 
     fn free_read_slot(&self) -> Option<usize> {
@@ -176,6 +197,8 @@ impl Server {
         self.write_key += 1;
         let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Errno::EIO)?;
         slot.publish(self.write_key, &plan[..n]);
+        // The allocation's changes reach the cache before the data does.
+        self.dev().flush().map_err(crate::errno)?;
         let mut reply = [0u8; 16];
         let called = sys::call_by_ref(cache_pid, cache::FILE_WRITE, rid, &mut reply);
         let (stored, error) = match called {

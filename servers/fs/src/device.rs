@@ -6,9 +6,10 @@
 //! The library lends itself a block for the length of a closure, often
 //! many times per operation; a rendezvous per lending would cost more than
 //! the operation. So the mirror keeps clean copies (LRU), and every change
-//! goes through to the cache at once, in the library's order, as only the
-//! bytes that changed: a bitmap bit or an inode is a message short enough
-//! to travel inline. Barriers and syncs go to the cache, which keeps them.
+//! is kept as only the bytes that changed (a bitmap bit, an inode) in a
+//! batch that goes to the cache in one call (`WRITE_MANY`) before a
+//! barrier, a sync, a read from the cache, and at the end of each request
+//! (`flush`). Barriers and syncs go to the cache, which keeps them.
 //!
 //! File data never passes here (see `data.rs`). The one overlap, blocks
 //! the library zeroes in part for a mapped write, is written through like
@@ -38,6 +39,8 @@ pub struct DevStats {
     pub read_bytes: u64,
     pub writes: u64,
     pub write_bytes: u64,
+    /// WRITE_MANY calls that carried the writes.
+    pub batches: u64,
     pub barriers: u64,
     pub syncs: u64,
 }
@@ -49,7 +52,8 @@ pub struct CacheDevice {
     mirror: BTreeMap<u64, Copy>,
     clock: u64,
     before: Vec<u8>,
-    msg: Vec<u8>,
+    /// Changes not yet sent: `WRITE_MANY`'s records.
+    batch: Vec<u8>,
     pub stats: DevStats,
 }
 
@@ -61,7 +65,7 @@ impl CacheDevice {
             mirror: BTreeMap::new(),
             clock: 0,
             before: Vec::new(),
-            msg: vec![0; cache::HEADER + PAGE],
+            batch: Vec::with_capacity(cache::MAX_BATCH),
             stats: DevStats::default(),
         }
     }
@@ -96,6 +100,7 @@ impl CacheDevice {
             }
             let mut data = vec![0u8; size];
             if !fresh {
+                self.flush()?;
                 let mut hdr = [0u8; cache::HEADER];
                 cache::encode_header(at, size as u32, &mut hdr);
                 match sys::call(self.cache, cache::READ, &hdr, &mut data) {
@@ -111,19 +116,37 @@ impl CacheDevice {
         Ok(&mut c.data)
     }
 
-    /// Sends bytes `from..to` of the copy at `at` to the cache.
+    /// Adds bytes `from..to` of the copy at `at` to the batch for the
+    /// cache.
     fn send(&mut self, at: u64, from: usize, to: usize) -> Result<()> {
         let len = to - from;
+        let start = self.batch.len();
+        if cache::next_record(start, len) > cache::MAX_BATCH {
+            self.flush()?;
+        }
+        let start = self.batch.len();
         let data = &self.mirror.get(&at).ok_or(Errno::EIO)?.data[from..to];
-        cache::encode_header(at + from as u64, len as u32, &mut self.msg);
-        self.msg[cache::HEADER..cache::HEADER + len].copy_from_slice(data);
-        let sent = sys::call(self.cache, cache::WRITE, &self.msg[..cache::HEADER + len], &mut []);
+        self.batch.resize(start + cache::HEADER, 0);
+        cache::encode_header(at + from as u64, len as u32, &mut self.batch[start..]);
+        self.batch.extend_from_slice(data);
+        self.batch.resize(cache::next_record(start, len), 0);
         self.stats.writes += 1;
         self.stats.write_bytes += len as u64;
+        Ok(())
+    }
+
+    /// Sends the batch of changes to the cache.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let sent = sys::call(self.cache, cache::WRITE_MANY, &self.batch, &mut []);
+        self.batch.clear();
+        self.stats.batches += 1;
         if sent.is_err() {
-            // The cache did not take it: the copy is not what the disk
-            // will hold.
-            self.mirror.remove(&at);
+            // The cache did not take them all: the copies are not what the
+            // disk will hold.
+            self.mirror.clear();
             return Err(Errno::EIO);
         }
         Ok(())
@@ -150,6 +173,7 @@ impl CacheDevice {
     }
 
     fn call(&mut self, entry: u64) -> Result<()> {
+        self.flush()?;
         sys::call(self.cache, entry, &[], &mut [])
             .map(|_| ())
             .map_err(|_| Errno::EIO)
@@ -202,6 +226,33 @@ impl BlockDevice for CacheDevice {
         self.before = before;
         match changed {
             Some((first, end)) => self.send(at, first, end),
+            None => Ok(()),
+        }
+    }
+
+    /// `write_block`, with the copy and the search for what changed kept
+    /// to `part`: a whole block's cost more than the rest of an inode's or
+    /// a bitmap bit's write.
+    fn write_part(
+        &mut self,
+        n: u64,
+        size: usize,
+        part: core::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        if part.is_empty() || part.end > size {
+            return self.write_block(n, size, f);
+        }
+        let at = self.place(n, size)?;
+        let mut before = core::mem::take(&mut self.before);
+        let copy = self.copy(at, size, false)?;
+        before.clear();
+        before.extend_from_slice(&copy[part.clone()]);
+        f(copy);
+        let changed = changed(&copy[part.clone()], &before);
+        self.before = before;
+        match changed {
+            Some((first, end)) => self.send(at, part.start + first, part.start + end),
             None => Ok(()),
         }
     }

@@ -26,7 +26,7 @@ use clients::{Client, Clients};
 use core::fmt::Write;
 use device::CacheDevice;
 use ext2fs::{FileManager, MountOptions, Timestamp};
-use tessera_api::cache::{self, OpenReply, Slot};
+use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, Segment, Slot};
 use tessera_api::fs::{self as api, Errno, FAILED};
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::SharedWords;
@@ -72,6 +72,9 @@ pub struct Server {
     base_secs: i64,
     base_tsc: u64,
     pub write_key: u64,
+    /// A READ's plan, kept between calls: made afresh, a plan's worth of
+    /// pieces costs more to clear than a cached read to serve.
+    pub read_plan: Vec<Segment>,
     pub stats: Stats,
 }
 
@@ -158,7 +161,7 @@ impl Server {
                 o,
                 "library_blocks_read {}\nlibrary_blocks_written {}\nlibrary_bytes_copied {}\nbarriers {}\n\
                  syncs {}\ninconsistencies {}\nmirror_hits {}\nmirror_misses {}\nmeta_read_bytes {}\n\
-                 meta_writes {}\nmeta_write_bytes {}\n",
+                 meta_writes {}\nmeta_write_bytes {}\nmeta_batches {}\n",
                 l.blocks_read,
                 l.blocks_written,
                 l.bytes_copied,
@@ -169,13 +172,40 @@ impl Server {
                 d.mirror_misses,
                 d.read_bytes,
                 d.writes,
-                d.write_bytes
+                d.write_bytes,
+                d.batches
             );
         }
         o
     }
 
+    /// Serves a request; its metadata changes reach the cache before its
+    /// reply (or its forward) does.
     fn serve(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
+        let end = self.serve_one(info, rid, msg, out);
+        let flushed = match self.fm.as_mut() {
+            Ok(fm) => fm.inodes().device().flush(),
+            Err(_) => Ok(()),
+        };
+        match (flushed, end) {
+            (Ok(()), end) => end,
+            (Err(e), end) => {
+                let e = errno(e);
+                if let End::Forward(slot) = end
+                    && let Some(s) = Slot::of(self.plans.words(), slot)
+                {
+                    s.clear();
+                }
+                self.client(info.caller).errno = Some(e);
+                match info.entry {
+                    api::READ | api::READDIR => End::Fail(FAILED),
+                    _ => result(out, Err(e)),
+                }
+            }
+        }
+    }
+
+    fn serve_one(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
         self.stats.requests += 1;
         let now = self.now();
         if let Ok(fm) = self.fm.as_mut() {
@@ -300,6 +330,7 @@ fn main(args: &[&str]) -> i32 {
         base_secs: secs,
         base_tsc: sys::rdtsc(),
         write_key: 0,
+        read_plan: Vec::with_capacity(MAX_SEGMENTS),
         stats: Stats::default(),
     };
     if let Err(e) = sys::name_register(name, api::ENTRIES) {

@@ -2,10 +2,12 @@
 //! block, each block borrowed from the inode manager and each entry
 //! checked before it is believed.
 //!
-//! The directory is linear: lookups scan every block. An indexed
-//! (`dir_index`) directory reads the same way, and the first change to it
-//! turns its index off ([`InodeManager::drop_index`]).
+//! The directory is linear on the disk: a directory is scanned whole once,
+//! then found in the name cache (`names`). An indexed (`dir_index`)
+//! directory reads the same way, and the first change to it turns its
+//! index off ([`InodeManager::drop_index`]).
 
+use super::names::DirIndex;
 use super::{FileManager, Handle};
 use crate::device::BlockDevice;
 use crate::disk::dirent::{self, Dirent, rec_len_for};
@@ -69,8 +71,42 @@ impl<D: BlockDevice> FileManager<D> {
         result
     }
 
+    /// Scans directory `dir` whole into the name cache. A scan that meets
+    /// a damaged entry leaves the directory out (its lookups keep scanning,
+    /// and report the damage where they meet it).
+    fn index(&mut self, dir: u32) -> Option<&DirIndex> {
+        if self.names.get(dir).is_none() {
+            let mut ix = DirIndex::default();
+            for l in 0..self.dir_blocks(dir).ok()? {
+                self.scan_block(dir, l, &mut |offset, e| {
+                    let spare = if e.inode == 0 {
+                        e.rec_len
+                    } else {
+                        ix.names.insert(
+                            e.name.to_vec(),
+                            Found {
+                                ino: e.inode,
+                                block: l,
+                                offset,
+                            },
+                        );
+                        e.rec_len - rec_len_for(e.name.len())
+                    };
+                    ix.set_room((l, offset), spare);
+                    false
+                })
+                .ok()?;
+            }
+            self.names.put(dir, ix);
+        }
+        self.names.get(dir)
+    }
+
     /// The entry named `name` in directory `dir`.
     pub(crate) fn find(&mut self, dir: u32, name: &[u8]) -> Result<Option<Found>> {
+        if let Some(ix) = self.index(dir) {
+            return Ok(ix.names.get(name).copied());
+        }
         for l in 0..self.dir_blocks(dir)? {
             let mut found = None;
             self.scan_block(dir, l, &mut |offset, e| {
@@ -94,6 +130,15 @@ impl<D: BlockDevice> FileManager<D> {
     /// that the name is not there yet (`EEXIST`).
     pub(crate) fn plan_insert(&mut self, dir: u32, name: &[u8]) -> Result<Slot> {
         let need = rec_len_for(name.len());
+        if let Some(ix) = self.index(dir) {
+            if ix.names.contains_key(name) {
+                return Err(Errno::EEXIST);
+            }
+            return Ok(match ix.fit(need) {
+                Some((block, offset)) => Slot::At { block, offset },
+                None => Slot::Append,
+            });
+        }
         let mut slot = Slot::Append;
         let mut exists = false;
         for l in 0..self.dir_blocks(dir)? {
@@ -129,15 +174,52 @@ impl<D: BlockDevice> FileManager<D> {
 
     /// Writes the entry into the slot [`FileManager::plan_insert`] found.
     pub(crate) fn insert(&mut self, dir: u32, slot: Slot, name: &[u8], ino: u32, kind: FileType) -> Result<()> {
+        let placed = self.place(dir, slot, name, ino, kind);
+        match (placed, self.names.get_mut(dir)) {
+            (Ok((at, rec_len, was_room)), Some(ix)) => {
+                ix.names.insert(
+                    name.to_vec(),
+                    Found {
+                        ino,
+                        block: at.0,
+                        offset: at.1,
+                    },
+                );
+                if let Some(before) = was_room {
+                    ix.set_room(before, 0);
+                }
+                ix.set_room(at, rec_len - rec_len_for(name.len()));
+                Ok(())
+            }
+            (placed, _) => {
+                self.names.drop_dir(dir);
+                placed.map(drop)
+            }
+        }
+    }
+
+    /// Writes the entry; returns where it went, its record length and the
+    /// entry whose room it took, if it split one.
+    #[allow(clippy::type_complexity)]
+    fn place(
+        &mut self,
+        dir: u32,
+        slot: Slot,
+        name: &[u8],
+        ino: u32,
+        kind: FileType,
+    ) -> Result<((u64, usize), usize, Option<(u64, usize)>)> {
         self.inodes.drop_index(dir)?;
         let t = self.type_byte(kind);
         let bs = self.inodes.block_size() as usize;
         match slot {
             Slot::Append => {
+                let block = self.dir_blocks(dir)?;
                 self.inodes.append_dir_block(dir, &mut |b| {
                     b.fill(0);
                     dirent::encode(b, 0, ino, bs, t, name);
                 })?;
+                Ok(((block, 0), bs, None))
             }
             Slot::At { block, offset } => {
                 let count = self.inodes.inodes_count();
@@ -153,18 +235,16 @@ impl<D: BlockDevice> FileManager<D> {
                     let (inode, rec_len, used) = (e.inode, e.rec_len, rec_len_for(e.name.len()));
                     if inode == 0 && rec_len >= rec_len_for(name.len()) {
                         dirent::encode(b, offset, ino, rec_len, t, name);
+                        result = Ok(((block, offset), rec_len, None));
                     } else if rec_len - used >= rec_len_for(name.len()) {
                         dirent::set_rec_len(b, offset, used);
                         dirent::encode(b, offset + used, ino, rec_len - used, t, name);
-                    } else {
-                        return;
+                        result = Ok(((block, offset + used), rec_len - used, Some((block, offset))));
                     }
-                    result = Ok(());
                 })?;
-                result?;
+                result
             }
         }
-        Ok(())
     }
 
     /// Removes the entry named `name`, merging its space into the entry
@@ -176,9 +256,35 @@ impl<D: BlockDevice> FileManager<D> {
             if offset == found.offset {
                 return true;
             }
-            prev = Some((offset, e.rec_len));
+            let used = if e.inode == 0 { 0 } else { rec_len_for(e.name.len()) };
+            prev = Some((offset, e.rec_len, used));
             false
         })?;
+        let mut removed = None;
+        let kept = self.unlink_record(dir, &found, prev, &mut removed);
+        match (kept, removed, self.names.get_mut(dir)) {
+            (Ok(()), Some(rec_len), Some(ix)) => {
+                ix.names.remove(name);
+                ix.set_room((found.block, found.offset), 0);
+                match prev {
+                    Some((p, len, used)) => ix.set_room((found.block, p), len + rec_len - used),
+                    None => ix.set_room((found.block, found.offset), rec_len),
+                }
+            }
+            _ => self.names.drop_dir(dir),
+        }
+        kept.map(|()| found)
+    }
+
+    /// Takes the entry at `found` out of its block; `removed` gets its
+    /// record length.
+    fn unlink_record(
+        &mut self,
+        dir: u32,
+        found: &Found,
+        prev: Option<(usize, usize, usize)>,
+        removed: &mut Option<usize>,
+    ) -> Result<()> {
         self.inodes.drop_index(dir)?;
         let count = self.inodes.inodes_count();
         let filetype = self.inodes.has_filetype();
@@ -186,16 +292,18 @@ impl<D: BlockDevice> FileManager<D> {
             let Ok(e) = dirent::decode(b, found.offset, count, filetype) else {
                 return;
             };
+            let rec_len = e.rec_len;
             match prev {
-                Some((p, len)) => dirent::set_rec_len(b, p, len + e.rec_len),
+                Some((p, len, _)) => dirent::set_rec_len(b, p, len + rec_len),
                 None => dirent::set_inode(b, found.offset, 0, 0),
             }
-        })?;
-        Ok(found)
+            *removed = Some(rec_len);
+        })
     }
 
     /// Points an existing entry at another inode (rename over a target).
     pub(crate) fn set_entry(&mut self, dir: u32, found: &Found, ino: u32, kind: FileType) -> Result<()> {
+        self.names.drop_dir(dir);
         self.inodes.drop_index(dir)?;
         let t = self.type_byte(kind);
         let offset = found.offset;
@@ -246,6 +354,7 @@ impl<D: BlockDevice> FileManager<D> {
     /// Points a directory's `..` at a new parent (the directory moved).
     pub(crate) fn set_dotdot(&mut self, dir: u32, parent: u32) -> Result<()> {
         let (_, offset) = self.dotdot_entry(dir)?;
+        self.names.drop_dir(dir);
         self.inodes.drop_index(dir)?;
         let t = self.type_byte(FileType::Directory);
         self.inodes

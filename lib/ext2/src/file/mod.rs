@@ -8,6 +8,7 @@
 //! reaching someone else's file.
 
 mod dir;
+mod names;
 mod ops;
 mod path;
 
@@ -62,6 +63,7 @@ pub struct FileManager<D> {
     /// Inodes whose last link went while they were open: freed at the
     /// last close.
     orphans: BTreeSet<u32>,
+    names: names::NameCache,
 }
 
 impl<D: BlockDevice> FileManager<D> {
@@ -71,6 +73,7 @@ impl<D: BlockDevice> FileManager<D> {
             inodes: InodeManager::mount(dev, opts)?,
             open: BTreeMap::new(),
             orphans: BTreeSet::new(),
+            names: names::NameCache::default(),
         })
     }
 
@@ -78,6 +81,7 @@ impl<D: BlockDevice> FileManager<D> {
     /// clean.
     pub fn unmount(mut self) -> Result<D> {
         for ino in core::mem::take(&mut self.orphans) {
+            self.names.drop_dir(ino);
             self.inodes.release(ino)?;
         }
         self.inodes.unmount()
@@ -185,6 +189,7 @@ impl<D: BlockDevice> FileManager<D> {
         if *count == 0 {
             self.open.remove(&h.ino);
             if self.orphans.remove(&h.ino) {
+                self.names.drop_dir(h.ino);
                 self.inodes.release(h.ino)?;
             }
         }

@@ -166,6 +166,7 @@ impl<D: BlockDevice> FileManager<D> {
                     },
                 )?;
             }
+            self.names.drop_dir(ino);
             self.inodes.release(ino)?;
             return Err(e);
         }
@@ -214,6 +215,7 @@ impl<D: BlockDevice> FileManager<D> {
             )?;
             self.orphans.insert(ino);
         } else {
+            self.names.drop_dir(ino);
             self.inodes.release(ino)?;
         }
         self.inodes.barrier()

@@ -77,8 +77,9 @@ impl<D: BlockDevice> InodeManager<D> {
         let block = self.sb.first_data_block as u64 + 1 + (byte / bs) as u64;
         let off = byte % bs;
         let gd = self.groups[g as usize];
-        self.disk
-            .write(block, &mut |b| gd.encode_counts(&mut b[off..off + DESC_SIZE]))
+        self.disk.write_part(block, off..off + DESC_SIZE, &mut |b| {
+            gd.encode_counts(&mut b[off..off + DESC_SIZE])
+        })
     }
 
     /// Allocates up to `want` (at least 1) contiguous blocks, the first as
@@ -149,11 +150,12 @@ impl<D: BlockDevice> InodeManager<D> {
             })?;
             self.disk.stats.inconsistencies += skipped;
             let Some((i, n)) = found else { continue };
-            self.disk.write(gd.block_bitmap as u64, &mut |b| {
-                for j in i..i + n {
-                    b[j / 8] |= 1 << (j % 8);
-                }
-            })?;
+            self.disk
+                .write_part(gd.block_bitmap as u64, i / 8..(i + n).div_ceil(8), &mut |b| {
+                    for j in i..i + n {
+                        b[j / 8] |= 1 << (j % 8);
+                    }
+                })?;
             let gd = &mut self.groups[g as usize];
             gd.free_blocks = gd.free_blocks.saturating_sub(n as u16);
             self.sb.free_blocks = self.sb.free_blocks.saturating_sub(n as u32);
@@ -229,7 +231,8 @@ impl<D: BlockDevice> InodeManager<D> {
             let gd = self.groups[g as usize];
             if gd.valid {
                 let mut cleared = 0u32;
-                self.disk.write(gd.block_bitmap as u64, &mut |b| {
+                let bytes = from / 8..(from + len).div_ceil(8);
+                self.disk.write_part(gd.block_bitmap as u64, bytes, &mut |b| {
                     for j in from..from + len {
                         if bit(b, j) {
                             b[j / 8] &= !(1 << (j % 8));
@@ -258,10 +261,11 @@ impl<D: BlockDevice> InodeManager<D> {
             return Ok(());
         }
         let mut was_set = false;
-        self.disk.write(gd.inode_bitmap as u64, &mut |b| {
-            was_set = bit(b, i);
-            b[i / 8] &= !(1 << (i % 8));
-        })?;
+        self.disk
+            .write_part(gd.inode_bitmap as u64, i / 8..i / 8 + 1, &mut |b| {
+                was_set = bit(b, i);
+                b[i / 8] &= !(1 << (i % 8));
+            })?;
         if !was_set {
             self.disk.stats.inconsistencies += 1;
             return Ok(());
@@ -324,7 +328,9 @@ impl<D: BlockDevice> InodeManager<D> {
                 let Some(i) = found else { break };
                 let ino = g * ipg + i as u32 + 1;
                 self.disk
-                    .write(gd.inode_bitmap as u64, &mut |b| b[i / 8] |= 1 << (i % 8))?;
+                    .write_part(gd.inode_bitmap as u64, i / 8..i / 8 + 1, &mut |b| {
+                        b[i / 8] |= 1 << (i % 8)
+                    })?;
                 let in_use = {
                     let inode = self.get(ino)?;
                     inode.links != 0 && inode.dtime == 0

@@ -39,6 +39,12 @@ impl<D: BlockDevice> Disk<D> {
         self.dev.write_block(n, self.block_size, f)
     }
 
+    /// `write`, for a closure that changes bytes `part` of the block only.
+    pub fn write_part(&mut self, n: u64, part: core::ops::Range<usize>, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
+        self.stats.blocks_written += 1;
+        self.dev.write_part(n, self.block_size, part, f)
+    }
+
     pub fn fill(&mut self, n: u64, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         self.stats.blocks_written += 1;
         self.dev.fill_block(n, self.block_size, f)
@@ -63,6 +69,6 @@ impl<D: BlockDevice> Disk<D> {
 
     /// Writes the little-endian u32 at index `i` of block `n`.
     pub fn write_u32(&mut self, n: u64, i: usize, v: u32) -> Result<()> {
-        self.write(n, &mut |b| crate::disk::put_u32(b, 4 * i, v))
+        self.write_part(n, 4 * i..4 * i + 4, &mut |b| crate::disk::put_u32(b, 4 * i, v))
     }
 }

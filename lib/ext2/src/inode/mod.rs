@@ -205,8 +205,9 @@ impl<D: BlockDevice> InodeManager<D> {
     fn write_super(&mut self) -> Result<()> {
         let (block, off) = self.sb.location();
         let sb = &self.sb;
-        self.disk
-            .write(block, &mut |b| sb.encode(&mut b[off..off + SUPERBLOCK_SIZE]))
+        self.disk.write_part(block, off..off + SUPERBLOCK_SIZE, &mut |b| {
+            sb.encode(&mut b[off..off + SUPERBLOCK_SIZE])
+        })
     }
 
     pub fn block_size(&self) -> u32 {
@@ -329,7 +330,8 @@ impl<D: BlockDevice> InodeManager<D> {
         self.writable()?;
         let (block, off) = self.locate(ino)?;
         let isz = self.sb.inode_size as usize;
-        self.disk.write(block, &mut |b| inode.encode(&mut b[off..off + isz]))?;
+        self.disk
+            .write_part(block, off..off + isz, &mut |b| inode.encode(&mut b[off..off + isz]))?;
         self.cache[Self::cache_slot(ino)] = Some((ino, inode.clone()));
         Ok(())
     }
@@ -399,7 +401,7 @@ impl<D: BlockDevice> InodeManager<D> {
         }
         let now = self.now;
         let inode_ref = &mut inode;
-        self.disk.write(block, &mut |b| {
+        self.disk.write_part(block, off..off + isz, &mut |b| {
             let raw = &mut b[off..off + isz];
             // The generation of the slot's previous inode, plus one: a
             // handle to that inode no longer matches.
