@@ -82,7 +82,7 @@ fn kernel(short: bool) {
 }
 
 /// Experiments measured by the user program `sysbench` (see user/programs).
-const USER_EXPERIMENTS: [(&str, &str); 10] = [
+const USER_EXPERIMENTS: [(&str, &str); 11] = [
     ("syscall", "sysbench"),
     ("spawn", "sysbench"),
     ("pageaccess", "sysbench"),
@@ -92,6 +92,7 @@ const USER_EXPERIMENTS: [(&str, &str); 10] = [
     ("container", "ctbench"),
     ("ipc", "rvbench"),
     ("batch", "batchbench"),
+    ("transfer", "cttransfer"),
     ("off2f", "offbench"),
 ];
 

@@ -182,6 +182,7 @@ def _build_tessera():
 SMP2_EXPERIMENTS = {
     "kernel": "`kernel` (IPI round trip, TLB shootdown)",
     "ipc": "`ipc` (round trip to a server on the other CPU)",
+    "transfer": "`transfer` (container IPC with the receiver on the other CPU)",
 }
 # Figures of that boot the one-CPU boot prints as well, kept under their
 # metric + SMP2_SUFFIX so that a two-CPU figure can be set beside a one-CPU
@@ -538,7 +539,7 @@ def cmd_smoke(_a):
 # Experiments Tessera's `bench=all bench_short` must print (the rest of
 # papers.EXPERIMENTS may not be in the kernel yet).
 TESSERA_SMOKE_EXPECT = ("syscall", "spawn", "pageaccess", "pagefault", "pool", "poolmem", "container",
-                        "ipc", "batch", "kernel")
+                        "ipc", "batch", "transfer", "kernel")
 # Figures only the second boot with -smp 2 prints (see SMP2_EXPERIMENTS):
 # the smoke test boots `bench=ipc bench_short` on two CPUs and looks for them.
 TESSERA_SMOKE_SMP2_EXPECT = (("ipc", "round_trip_cross_cpu"),)

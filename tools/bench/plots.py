@@ -312,17 +312,18 @@ def plot_transfer(rows, mode, out):
     markers = ["o", "s", "^", "D", "v", "P", "X"]
     greys = ["#303030", "#707070", "#a8a8a8", "#c8c8c8"]
     for s in SYSTEMS:
-        metrics = []
-        for r in _select(rows, "transfer", system=s):
-            if r["metric"] not in metrics:
-                metrics.append(r["metric"])
+        # One CPU's times only (the counts and the other CPU's figures are
+        # in the tables).
+        known = papers.TRANSFER_METHODS if s == "tessera" else papers.TRANSFER_LINUX
+        found = {r["metric"] for r in _select(rows, "transfer", system=s)}
+        metrics = [m for m, _ in known if m in found]
         for i, m in enumerate(metrics):
             pts = sorted(_select(rows, "transfer", metric=m, system=s), key=lambda r: int(r["param"]))
             xs = [int(r["param"]) for r in pts]
             ys = [r["value"] / 1000 for r in pts]
             color = plt.cm.tab10(i) if s == "tessera" else greys[i % len(greys)]
             ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle="-" if s == "tessera" else "--",
-                    color=color, label=f"{LABELS[s]}: {m.replace('_', ' + ')}")
+                    color=color, label=f"{LABELS[s]}: {dict(known)[m]}")
             if any(r["max"] > r["min"] for r in pts):
                 ax.fill_between(xs, [r["min"] / 1000 for r in pts], [r["max"] / 1000 for r in pts],
                                 color=color, alpha=0.15)

@@ -122,7 +122,7 @@ def write_summary(folder, mode, command):
         w(meta["what"])
         w("")
         if exp == "transfer":
-            _pivot_table(w, exp, lin, tes, mode, tessera_status, meta)
+            _transfer_table(w, lin, tes, mode, tessera_status, meta, config)
         elif exp == "pool":
             _pool_table(w, by_sys, tes, mode, tessera_status, meta)
         elif exp == "poolmem":
@@ -148,6 +148,13 @@ def write_summary(folder, mode, command):
             w("What the papers report:")
             w("")
             for n in notes:
+                w(f"- {n}")
+            w("")
+        differences = papers.SETUP_DIFFERENCES.get(exp, [])
+        if differences:
+            w("Where our setup cannot match the paper's, and which way that biases the comparison:")
+            w("")
+            for n in differences:
                 w(f"- {n}")
             w("")
 
@@ -337,32 +344,35 @@ def _tessera_table(w, exp, tes, mode, tessera_status, meta):
     w("")
 
 
-def _pivot_table(w, exp, lin, tes, mode, tessera_status, meta):
-    """Sizes down, methods across: the shape of a latency-vs-size figure.
+def _transfer_table(w, lin, tes, mode, tessera_status, meta, config):
+    """Sizes down, methods across: the shape of a latency-against-size figure.
 
-    Tessera's methods (COPY/SHARE/MOVE/SWAP) are not Linux's, so the regression
-    view here is the column pair per method rather than a ratio per row.
+    Tessera's methods (container IPC) are not Linux's, so the comparison is
+    the columns side by side, and the goals are set on Tessera's best
+    against Linux's best of the same size.
     """
-    cols = []
-    for sysname, rows in (("Tessera", tes), ("Linux", lin)):
-        for (_, metric, _param), r in rows.items():
-            if (sysname, metric) not in cols:
-                cols.append((sysname, metric))
-    params = sorted({k[2] for k in list(lin) + list(tes)}, key=lambda p: int(p) if p.isdigit() else 0)
-    w("Time per message including the 1-byte acknowledgement (ns).")
+    exp = "transfer"
+    val = {(m, p): r for (_, m, p), r in tes.items()}
+    lval = {(m, p): r for (_, m, p), r in lin.items()}
+    methods = [(m, label) for m, label in papers.TRANSFER_METHODS if any(k[0] == m for k in val)]
+    linux = [(m, label) for m, label in papers.TRANSFER_LINUX if any(k[0] == m for k in lval)]
+    params = _size_sort({p for _, p in list(val) + list(lval)})
+    w("Time per message including the 1-byte acknowledgement (ns), one CPU.")
     w("")
-    w("| size | " + " | ".join(f"{s}: {_metric_label(m)}" for s, m in cols) + " |")
+    cols = [("Tessera", m, label, val) for m, label in methods] + [("Linux", m, label, lval) for m, label in linux]
+    w("| size | " + " | ".join(f"{s}: {label}" for s, _, label, _ in cols) + " |")
     w("|---|" + "---|" * len(cols))
     for p in params:
-        cells = []
-        for sysname, metric in cols:
-            src = tes if sysname == "Tessera" else lin
-            cells.append(_cell(src.get((exp, metric, p)), mode) or "")
+        cells = [_cell(src.get((m, p)), mode) or "" for _, m, _, src in cols]
         w(f"| {_param_label(exp, p)} | " + " | ".join(cells) + " |")
     w("")
     if not tes:
         w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
         w("")
+    else:
+        _transfer_goals(w, val, lval, params, mode)
+        _transfer_cross(w, val, params, mode, config)
+        _transfer_counts(w, val, params)
     if mode == "icount":
         notes = []
         for key, ref in papers.LINUX_EARLIER.items():
@@ -373,6 +383,90 @@ def _pivot_table(w, exp, lin, tes, mode, tessera_status, meta):
             w("Earlier Linux measurement of the same configuration, and this run's difference: "
               + "; ".join(notes) + ".")
             w("")
+
+
+def _transfer_goals(w, val, lval, params, mode):
+    """Issue 21's goals for the methods that copy nothing, against Linux's best."""
+    goal_methods = [m for m in papers.TRANSFER_GOAL_METHODS if any(k[0] == m for k in val)]
+    if not goal_methods:
+        return
+    labels = dict(papers.TRANSFER_METHODS)
+    w("Issue 21's goals (icount ns, one CPU, message + acknowledgement) for the methods that copy no byte, "
+      "against the fastest of Linux's three at the same size in this run:")
+    w("")
+    w("| size | " + " | ".join(f"Tessera: {labels[m]}" for m in goal_methods)
+      + " | Linux's best | best / Linux's best | goal | met |")
+    w("|---|" + "---|" * (len(goal_methods) + 4))
+    for p in params:
+        ours = [val.get((m, p)) for m in goal_methods]
+        theirs = [r for (m, q), r in lval.items() if q == p]
+        best = min((r["value"] for r in ours if r), default=None)
+        lbest = min(theirs, key=lambda r: r["value"]) if theirs else None
+        ratio = f"{best / lbest['value']:.3f}" if best is not None and lbest else ""
+        goal, met = "", ""
+        if p in papers.TRANSFER_GOALS:
+            limit, goal = papers.TRANSFER_GOALS[p]
+            if mode != "icount":
+                met = "(icount only)"
+            elif best is not None:
+                met = "**met**" if best <= limit else f"**not met** ({best / limit:.1f}× the limit)"
+        lcell = f"{_cell(lbest, mode)} ({_metric_label(lbest['metric'])})" if lbest else ""
+        w(f"| {_param_label('transfer', p)} | " + " | ".join(_cell(r, mode) or "" for r in ours)
+          + f" | {lcell} | {ratio} | {goal} | {met} |")
+    w("")
+    grows = []
+    for m in goal_methods:
+        lo, hi = val.get((m, params[0])), val.get((m, params[-1]))
+        if lo and hi and params[0] != params[-1]:
+            grows.append(f"{labels[m]} {_ns(lo['value'])} → {_ns(hi['value'])} ({hi['value'] / lo['value']:.2f}×)")
+    if grows:
+        w(f"From {_param_label('transfer', params[0])} to {_param_label('transfer', params[-1])}: "
+          + "; ".join(grows) + ". The methods that copy grow with every byte twice (copy) or once "
+          "(a new zeroed container per message: move), share with every page it maps and unmaps.")
+        w("")
+
+
+def _transfer_cross(w, val, params, mode, config):
+    cross = papers.TRANSFER_CROSS
+    methods = [(m, label) for m, label in papers.TRANSFER_METHODS if any(k[0] == m + cross for k in val)]
+    if not methods:
+        return
+    t = config.get("systems", {}).get("tessera", {})
+    smp = str(t.get("smp", "1"))
+    boot = (f"the same boot ({smp} CPUs)" if smp not in ("", "1") else
+            "a second boot with `-smp 2`")
+    w(f"**The child on the other CPU** (ns per message, from {boot}). Under icount one clock advances "
+      "with the instructions of both CPUs, the waiting CPU's idle loop and the wake-up by IPI included: "
+      "a sum of both CPUs' work, not the latency a two-CPU machine would show.")
+    w("")
+    w("| size | " + " | ".join(label for _, label in methods) + " |")
+    w("|---|" + "---|" * len(methods))
+    for p in params:
+        w(f"| {_param_label('transfer', p)} | "
+          + " | ".join(_cell(val.get((m + cross, p)), mode) or "" for m, _ in methods) + " |")
+    w("")
+
+
+def _transfer_counts(w, val, params):
+    p = "4096" if "4096" in params else (params[0] if params else None)
+    if p is None:
+        return
+    cross = papers.TRANSFER_CROSS
+    rows = []
+    for m, label in papers.TRANSFER_METHODS:
+        for where, suffix in (("one CPU", ""), ("two CPUs", cross)):
+            got = [val.get((f"{m}{suffix}_{c}", p)) for c, _ in papers.TRANSFER_COUNTS]
+            if any(got):
+                rows.append((f"{label}, {where}", got))
+    if not rows:
+        return
+    w(f"Per message at {_param_label('transfer', p)} (both processes and the kernel, counted by the kernel): ")
+    w("")
+    w("| method | " + " | ".join(label for _, label in papers.TRANSFER_COUNTS) + " |")
+    w("|---|" + "---|" * len(papers.TRANSFER_COUNTS))
+    for label, got in rows:
+        w(f"| {label} | " + " | ".join(_num(r["value"], "count") if r else "" for r in got) + " |")
+    w("")
 
 
 # ---------------------------------------------------------------------------
@@ -719,6 +813,39 @@ def _container_goals(w, by_sys, val, mode):
             lcells.append(_cell(r, mode) if r else "not run")
         w(f"| {_param_label('container', p)} | {_ns(both)} | {goal} | {met} | " + " | ".join(lcells) + " |")
     w("")
+    _container_flat(w, val, mode)
+
+
+def _swap_pair(val, p):
+    a, b = val.get(("send_swap", p)), val.get(("receive_swap", p))
+    return a + b if a is not None and b is not None else None
+
+
+def _container_flat(w, val, mode):
+    """Issue 21's goal: SWAP send + receive as good as flat in size, and
+    where it still grows."""
+    lo, hi, factor = papers.CONTAINER_FLAT_GOAL
+    a, b = _swap_pair(val, lo), _swap_pair(val, hi)
+    if a is None or b is None:
+        return
+    if mode != "icount":
+        met = "(icount only)"
+    else:
+        met = "**met**" if b <= factor * a else "**not met**"
+    # The worst size that is not whole 2 MiB blocks: mapped page by page.
+    paged = [(p, _swap_pair(val, p)) for p in {p for (m, p) in val if m == "send_swap"}
+             if p.isdigit() and int(p) % 2097152 and _swap_pair(val, p) is not None]
+    w(f"Issue 21's goal: SWAP send + receive of {_param_label('container', hi)} ≤ {factor:g} × that of "
+      f"{_param_label('container', lo)}: {_ns(a)} → {_ns(b)} ({b / a:.2f}×), {met}. A container of whole "
+      "2 MiB blocks is made of aligned 2 MiB blocks of memory and placed at a block's address, so one "
+      "page-directory entry maps each block and an exchange rewrites that entry and invalidates one "
+      "translation per block.")
+    if paged:
+        p, v = max(paged, key=lambda x: x[1])
+        w(f"Where it still grows: a size that is not whole blocks is mapped page by page, so its exchange "
+          f"rewrites one entry per page and, above 32 pages, flushes the whole TLB: at "
+          f"{_param_label('container', p)} {_ns(v)} ({v / a:.1f}× {_param_label('container', lo)}).")
+    w("")
 
 
 # ---------------------------------------------------------------------------
@@ -1060,6 +1187,7 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         if notes:
             w(" ".join(notes))
             w("")
+        _batch_goals21(w, val, ns, mode)
     _batch_counts(w, val)
     _batch_three_cpus(w, val)
     _batch_work(w, val, mode, config)
@@ -1078,6 +1206,36 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         w("Other figures: " + "; ".join(f"{r['metric']} {r['param']} {_cell(r, mode)} {r['unit']}"
                                         for r in odd) + ".")
         w("")
+
+
+def _batch_goals21(w, val, ns, mode):
+    """Issue 21's goals for fig. 7's shape on one CPU."""
+    def v(m, n):
+        r = val.get((m, str(n)))
+        return r["value"] if r else None
+    call, b1, b2 = v("callsync_x_n", 1), v("ncallsync", 1), v("ncallsync", 2)
+    if None in (call, b1, b2):
+        return
+    per = papers.BATCH_GOAL21_PER_REQUEST
+    dmax = papers.BATCH_GOAL21_DISTRIBUTOR
+
+    def verdict(ok):
+        return "(icount only)" if mode != "icount" else ("**met**" if ok else "**not met**")
+    over = [n for n in ns if v("ncallsync", n) is not None and v("ncallsync", n) > call + per * (n - 1)]
+    both = [n for n in ns if v("ncallsync_distributor", n) is not None and v("ncallsync", n) is not None]
+    extra = sum(v("ncallsync_distributor", n) - v("ncallsync", n) for n in both)
+    slope = _batch_slope(val, "ncallsync")
+    w("Issue 21's goals (one CPU, callsync = callsync × 1):")
+    w("")
+    w(f"- ncallsync(2) < 2 × callsync: {_ns(b2)} against {_ns(2 * call)}, {verdict(b2 < 2 * call)}.")
+    w(f"- ncallsync(n) ≤ callsync + {per} × (n − 1): fixed part ncallsync(1) − callsync = {_ns(b1 - call)} "
+      f"(goal 0), per extra request {_ns(slope)} (goal {per}); exceeded at n = "
+      f"{', '.join(map(str, over)) or 'none'}, {verdict(not over)}.")
+    if both:
+        mean = extra / sum(both)
+        w(f"- The distribution server's extra per request (over ncallsync, all requests of n = {both[0]}…{both[-1]}): "
+          f"{_ns(mean)} ≤ {dmax}, {verdict(mean <= dmax)}.")
+    w("")
 
 
 def _spread(r):

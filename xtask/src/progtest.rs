@@ -83,6 +83,15 @@ pub const TESTS: &[ProgTest] = &[
         args: "http,4",
         nic: Nic::Http,
     },
+    // Every way a container travels to another process (each box mode,
+    // push, exchange; with two CPUs also to the other CPU), 4 KiB to 2 MiB,
+    // every message checked by its receiver.
+    ProgTest {
+        name: "container_messages_arrive_whole_in_another_process",
+        program: "cttransfer",
+        args: "short",
+        nic: Nic::None,
+    },
     ProgTest {
         name: "off2f_convert_check_and_run_from_the_file_system",
         program: "offtest",

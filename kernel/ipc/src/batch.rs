@@ -21,6 +21,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
+use kcore::unique::UniqueArc;
 
 /// An `ncallsync` batch: the batch identifier each member carries is the
 /// batch's size; the kernel counts the members that are back and wakes the
@@ -33,13 +34,21 @@ pub struct Batch {
     /// and the caller checks the count and blocks under it: no wake-up is
     /// lost between the two.
     caller: IrqMutex<Option<Arc<Computation>>>,
+    /// The call objects of the process's last batch, kept with the batch
+    /// while it is the process's spare (they belong to no batch then): the
+    /// next batch takes its members' from here, not from the shared free
+    /// list and its lock.
+    calls: ArrayVec<Arc<Call>, MAX>,
 }
 
+const MAX: usize = abi::MAX_BATCH as usize;
+
 impl Batch {
-    fn new(n: usize) -> Arc<Batch> {
-        Arc::new(Batch {
+    fn new(n: usize) -> UniqueArc<Batch> {
+        UniqueArc::new(Batch {
             remaining: AtomicU64::new(n as u64),
             caller: IrqMutex::new(None),
+            calls: ArrayVec::new(),
         })
     }
 
@@ -149,24 +158,23 @@ pub fn ncallsync_with(
     mut member: impl FnMut(usize) -> Result<Member, Error>,
     mut result: impl FnMut(usize, u64, Option<&Call>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     if n == 0 || n > MAX {
         return Err(Error::Invalid);
     }
-    // The process's spare from its last batch (nobody else holds it), or
-    // a new one.
-    let spare = caller.port.spare_batch.lock().take();
-    let mut batch = spare
-        .and_then(|mut b| {
-            *Arc::get_mut(&mut b)?.remaining.get_mut() = n as u64;
-            Some(b)
-        })
-        .unwrap_or_else(|| Batch::new(n));
-    // On the stack, as long as the batch: a batch allocates nothing (its
-    // Batch is the process's spare from its last one). The call objects
+    // On the stack, as long as the batch: a batch allocates nothing. Its
+    // Batch is the process's spare from its last one (nobody else holds
+    // it), and so are the call objects, as many as that one had; the rest
     // come from the free list under one hold of its lock.
     let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
+    *spare.remaining.get_mut() = n as u64;
+    while spares.len() < n
+        && let Some(c) = spare.calls.pop()
     {
+        spares.push(c);
+    }
+    let batch = spare.into_arc();
+    if spares.len() < n {
         let mut free = call::FREE_CALLS.lock();
         while spares.len() < n
             && let Some(c) = free.pop()
@@ -175,28 +183,76 @@ pub fn ncallsync_with(
         }
     }
     let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
-    let mut servers = ArrayVec::<u64, MAX>::new();
     // The status of members that could not even be made (0 for the others).
     let mut failed_early = ArrayVec::<u64, MAX>::new();
-    let mut partner = None;
+    // Whether every member was made, for one server.
+    let mut one_server = true;
     for i in 0..n {
         let m = member(i)?;
         let made = match m.request(caller.pid()) {
             Ok(r) => call::make_call_in(caller.pid(), m.server, r, spares.pop(), Some(&batch)),
             Err(e) => Err(e),
         };
-        let (call, server, early) = match made {
-            Ok(c) => (Some(c), m.server, 0),
+        let (call, early) = match made {
+            Ok(c) => {
+                one_server &= calls
+                    .first()
+                    .is_none_or(|f| f.as_ref().is_some_and(|f| f.server == c.server));
+                (Some(c), 0)
+            }
             Err(err) => {
                 batch.remaining.fetch_sub(1, Ordering::AcqRel);
-                (None, 0, err.as_ret())
+                one_server = false;
+                (None, err.as_ret())
             }
         };
         calls.push(call);
-        servers.push(server);
         failed_early.push(early);
     }
-    for r in runs(n, |i| servers[i]) {
+    // The common case goes as a call's fast path does: every member for
+    // the server this process called last, waiting on this CPU.
+    let handed = one_server && hand_run(caller, &batch, &calls);
+    let partner = if handed { None } else { deliver(caller, &mut calls) };
+    // Back from a hand-over with every member done, the last one's server
+    // took the caller out of the slot: nothing to wait for.
+    let ok = (handed && batch.remaining.load(Ordering::Acquire) == 0)
+        || sched::wait_in_slot(
+            &batch.caller,
+            partner,
+            |_| batch.remaining.load(Ordering::Acquire) == 0,
+            |w| w,
+        );
+    if !ok {
+        return Err(Error::Denied);
+    }
+    let mut failed = None;
+    for i in 0..n {
+        let (status, mine) = calls[i].as_mut().map_or((failed_early[i], false), member_status);
+        result(i, status, calls[i].as_deref())?;
+        if !mine {
+            // Someone else still holds it (or it was never made): it is
+            // theirs to drop.
+            calls[i] = None;
+        }
+        if let Err(e) = Error::decode(status) {
+            failed.get_or_insert(e);
+        }
+    }
+    keep_spare(caller, batch, &mut calls);
+    failed.map_or(Ok(()), Err)
+}
+
+/// Delivers the members of a batch (`calls`; None for one that could not
+/// be made) to their servers, each run of members for one server with one
+/// look-up of it and one hold of its queue's lock. Members that cannot be
+/// delivered are back at once with the error. Returns the first server
+/// that may run on this CPU, to be given it directly when the caller
+/// blocks; the others are woken.
+fn deliver(caller: &Process, calls: &mut [Option<Arc<Call>>]) -> Option<Arc<Computation>> {
+    let mut servers = ArrayVec::<u64, MAX>::new();
+    servers.extend(calls.iter().map(|c| c.as_ref().map_or(0, |c| c.server)));
+    let mut partner = None;
+    for r in runs(calls.len(), |i| servers[i]) {
         let server = servers[r.start];
         let run = &mut calls[r];
         let (sent, _, refused) = match port::cached_target(caller, server) {
@@ -206,11 +262,8 @@ pub fn ncallsync_with(
         // The batch keeps its own reference to each member.
         let fail = |c: &Arc<Call>, err: Error| wake(c.clone().complete(err.as_ret(), 0));
         match sent {
-            // The first server that may run on this CPU gets it directly
-            // when the caller blocks; the others are woken now.
             Ok(Some(s)) if partner.is_none() && sched::may_run_here(&s) => partner = Some(s),
             Ok(server) => wake(server),
-            // These members are back at once, with the error.
             Err(err) => run.iter().flatten().for_each(|c| fail(c, err)),
         }
         for (k, c) in run.iter().enumerate() {
@@ -221,54 +274,144 @@ pub fn ncallsync_with(
             }
         }
     }
-    let ok = sched::wait_in_slot(
-        &batch.caller,
-        partner,
-        |_| batch.remaining.load(Ordering::Acquire) == 0,
-        |w| w,
-    );
-    if !ok {
-        return Err(Error::Denied);
+    partner
+}
+
+/// Hands a batch whose members (`run`, all made) are for one server to it
+/// as `call_fast` hands a call: when the server is the one this process
+/// called last, takes every member's entry, waits for calls on this CPU
+/// with none queued, and has room to hold one more, the first member is
+/// accepted on its behalf and the others queued, all under one hold of its
+/// locks; the caller blocks in the batch's slot and gives the server its
+/// CPU at once, without a pass through the scheduler. Returns whether it
+/// did (the caller has run again since); if not, nothing changed and the
+/// general path delivers the batch.
+#[inline(always)]
+fn hand_run(caller: &Process, batch: &Batch, run: &[Option<Arc<Call>>]) -> bool {
+    use x86_64::instructions::interrupts;
+    let Some(Some(first)) = run.first() else {
+        return false;
+    };
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    let handed = hand_locked(caller, batch, first, run);
+    if were_enabled {
+        interrupts::enable();
     }
-    let mut failed = None;
-    for i in 0..n {
-        let status = calls[i].as_mut().map_or(failed_early[i], member_status);
-        result(i, status, calls[i].as_deref())?;
-        if let Err(e) = Error::decode(status) {
-            failed.get_or_insert(e);
-        }
+    handed
+}
+
+/// `hand_run` with interrupts off.
+#[inline(always)]
+fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option<Arc<Call>>]) -> bool {
+    use kcore::computation::State as Run;
+    // Held to the end of the hand-over: it keeps the server alive.
+    let last = caller.port.last_server.lock_irqs_off();
+    let Some(server) = last.as_deref().filter(|s| s.pid() == first.server) else {
+        return false;
+    };
+    let sp = &server.port;
+    let taken = |c: &Option<Arc<Call>>| {
+        c.as_ref()
+            .is_some_and(|c| port::check_declared(sp, c.entry.load(Ordering::Relaxed)).is_ok())
+    };
+    if !run.iter().all(taken) {
+        return false;
     }
+    let Some(me) = sched::current() else {
+        return false;
+    };
+    let mut held = sp.held.lock_irqs_off();
+    let mut q = sp.queued.lock_irqs_off();
+    // Claimed last: once claimed, the server must get the CPU.
+    let common = !sp.closed.load(Ordering::Relaxed)
+        && q.calls.is_empty()
+        && q.handed.is_none()
+        && port::in_mask(q.mask, first.entry.load(Ordering::Relaxed))
+        && held.len() < held.capacity()
+        && (run.len() == 1 || q.calls.try_reserve(run.len() - 1).is_ok())
+        && q.waiter.as_ref().is_some_and(|w| sched::claim_here(w));
+    let Some(partner) = q.waiter.take_if(|_| common) else {
+        return false;
+    };
+    first.accepted_by(server.pid());
+    q.handed = Some(first.clone());
+    for c in run[1..].iter().flatten() {
+        q.calls.push_back(c.clone());
+    }
+    drop(q);
+    held.push(first.clone());
+    drop(held);
+    sp.accepted.fetch_add(1, Ordering::Relaxed);
+    drop(last);
     {
-        let mut free = call::FREE_CALLS.lock();
-        for c in calls.drain(..).flatten() {
-            call::recycle_into(&mut free, c);
+        // The caller waits in the batch's slot; whoever brings its last
+        // member back takes it out and lets it run.
+        let mut slot = batch.caller.lock_irqs_off();
+        let mut state = me.state.lock_irqs_off();
+        *state = Run::Blocked;
+        // A kill that came before the line above found nothing to wake:
+        // it is seen here, and the caller stays runnable (it finds its
+        // batch not done, and leaves through the general wait).
+        if caller.is_killed() {
+            *state = Run::Running;
+        }
+        drop(state);
+        *slot = Some(me);
+    }
+    sched::switch_to_claimed(partner);
+    true
+}
+
+/// Keeps `batch` as the process's spare with the call objects of its
+/// members (`calls`: those only the caller holds, out of the batch
+/// already), once they have let go of it; or gives them to the free list
+/// if the batch cannot be kept.
+#[inline(always)]
+fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<Arc<Call>>, MAX>) {
+    match UniqueArc::try_from_arc(batch) {
+        Ok(mut b) => {
+            while let Some(slot) = calls.pop() {
+                if let Some(c) = slot
+                    && let Err(e) = b.calls.try_push(c)
+                {
+                    call::recycle(e.element());
+                }
+            }
+            drop(caller.port.spare_batch.put(b));
+        }
+        Err(_) => {
+            let mut free = call::FREE_CALLS.lock();
+            for c in calls.drain(..).flatten() {
+                call::recycle_into(&mut free, c);
+            }
         }
     }
-    // Its members gave their references back with their call objects.
-    if Arc::get_mut(&mut batch).is_some() {
-        *caller.port.spare_batch.lock() = Some(batch);
-    }
-    failed.map_or(Ok(()), Err)
 }
 
 /// The status of a finished member (the reply length, or its error), its
 /// kept reply copied into the memory of the caller, who runs this. With
 /// the whole batch back, a member's call object is usually the caller's
 /// alone (its server let go of it): then its result is read without the
-/// lock, and the kept reply goes straight from it into the caller's memory.
+/// lock, the kept reply goes straight from it into the caller's memory,
+/// and it leaves the batch (it waits for the next one in the spare batch):
+/// the second value says so.
 #[inline(always)]
-fn member_status(c: &mut Arc<Call>) -> u64 {
+fn member_status(c: &mut Arc<Call>) -> (u64, bool) {
     if let Some(m) = Arc::get_mut(c) {
-        return match m.progress.get_mut().collect() {
+        m.batch = None;
+        let status = match m.progress.get_mut().collect() {
             Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
             None => Error::Invalid.as_ret(),
         };
+        return (status, true);
     }
     let collected = c.progress.lock().collect();
-    match collected {
+    let status = match collected {
         Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
         None => Error::Invalid.as_ret(),
-    }
+    };
+    (status, false)
 }
 
 /// The runs of equal keys in `0..n` (`key(i)` for index i), as index
@@ -304,7 +447,6 @@ pub fn acc_many(
     k: usize,
     mut describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
 ) -> Result<usize, Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     if k == 0 || k > MAX {
         return Err(Error::Invalid);
     }
@@ -391,7 +533,6 @@ pub fn forward_many(
     list: &[abi::ForwardEntry],
     mut failed: impl FnMut(usize, Error),
 ) -> Result<usize, Error> {
-    const MAX: usize = abi::MAX_BATCH as usize;
     let k = list.len();
     if k == 0 || k > MAX {
         return Err(Error::Invalid);

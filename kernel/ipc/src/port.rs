@@ -18,6 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
+use kcore::unique::UniqueSlot;
 use sched::WaitQueue;
 
 /// Calls waiting to be accepted, and the server blocked in `acc` until
@@ -58,8 +59,9 @@ pub struct Port {
     pub(crate) spare: Spare,
     /// The batch object of this process's last `ncallsync` once all its
     /// members were done with it, for its next one (no allocation per
-    /// batch). Only this process takes it.
-    pub(crate) spare_batch: IrqMutex<Option<Arc<Batch>>>,
+    /// batch), with the call objects of its members. Taken and given back
+    /// with one atomic exchange each. Only this process takes it.
+    pub(crate) spare_batch: UniqueSlot<Batch>,
     /// Finished non-blocking requests, for `fetch`.
     pub(crate) results: IrqMutex<VecDeque<Arc<Call>>>,
     /// Requests this process sent for `fetch` and has not fetched yet
@@ -96,7 +98,7 @@ impl Port {
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(None),
             spare: Spare::new(),
-            spare_batch: IrqMutex::new(None),
+            spare_batch: UniqueSlot::new(),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             requests: AtomicU64::new(0),
@@ -548,5 +550,5 @@ pub fn close(p: &Process) {
     let last = p.port.last_server.lock().take();
     drop(last);
     drop(p.port.spare.take());
-    drop(p.port.spare_batch.lock().take());
+    drop(p.port.spare_batch.take());
 }

@@ -15,7 +15,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
 use kcore::mm::quota::Charge;
 use kcore::sync::{IrqMutex, IrqMutexGuard};
-use kcore::vm::region::{Backing, Kind as RegionKind, Region};
+use kcore::vm::region::{Kind as RegionKind, Region};
 use kcore::vm::space::NO_SLOT;
 
 pub enum Place {
@@ -105,13 +105,13 @@ pub fn stats() -> ContainerStats {
 /// Largest container (4 MiB).
 pub const MAX_PAGES: u64 = 1024;
 
-/// New zeroed, fully present memory of `pages` (a region outside any space).
+/// New zeroed, fully present memory of `pages` (a region outside any
+/// space), in blocks of 2 MiB when it is whole blocks: a container that
+/// big is then mapped, and exchanged, one entry per block.
 pub fn new_memory(pages: usize) -> Result<Region, Error> {
     timed(CREATE, || {
         STATS[CREATES].fetch_add(1, Ordering::Relaxed);
-        let mut r = Region::new(RegionKind::Data, pages, Backing::Zero, true, false).map_err(|_| Error::NoMemory)?;
-        r.populate_all().map_err(|_| Error::NoMemory)?;
-        Ok(r)
+        Region::zeroed(RegionKind::Data, pages).map_err(|_| Error::NoMemory)
     })
 }
 

@@ -1,6 +1,7 @@
 //! The in-kernel test list. Each test is a function returning `Ok(())` or
 //! a reason; see `ktest.rs` for how they are run.
 
+mod blocks;
 mod container;
 mod device;
 mod harden;
@@ -70,6 +71,7 @@ pub static TESTS: &[KTest] = ktests![
     pass container::container_ipc_leaks_nothing,
     pass container::containers_of_ended_processes_are_released,
     pass container::container_fifo_keeps_order,
+    pass blocks::big_containers_are_exchanged_by_blocks,
     // Servers and rendezvous (seed 003, seed 002)
     pass ipc::rendezvous_servers_and_requests,
     pass ipc::request_and_result_rings,

@@ -20,6 +20,9 @@ pub const SCRATCH_BASE: u64 = 0xffff_c100_0000_0000;
 pub const KERNEL_SLOTS: [usize; 4] = [256, 384, 385, 386];
 
 pub const PAGE_SIZE: u64 = 4096;
+/// A block: what one entry of a page directory maps (a 2 MiB page).
+pub const BLOCK_SIZE: u64 = 2 << 20;
+pub const BLOCK_PAGES: usize = (BLOCK_SIZE / PAGE_SIZE) as usize;
 
 pub const fn phys_to_virt(phys: u64) -> u64 {
     PHYS_OFFSET + phys

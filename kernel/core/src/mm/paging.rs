@@ -4,7 +4,7 @@
 //! layer) owns one root and uses these functions.
 
 use super::frames::{self, OutOfMemory};
-use super::layout::{self, PAGE_SIZE, phys_to_virt};
+use super::layout::{self, BLOCK_PAGES, BLOCK_SIZE, PAGE_SIZE, phys_to_virt};
 use crate::sync::IrqMutex;
 use core::sync::atomic::Ordering;
 use platform::memmap::{MemoryMap, RegionKind};
@@ -233,6 +233,77 @@ impl Entry {
     }
 }
 
+/// The page-directory entry for `va` (the one that maps the block `va` is
+/// in, or points to its page table), making the tables above it when
+/// `create` is set.
+fn directory_entry(root: u64, va: u64, create: bool) -> Result<Option<*mut u64>, MapError> {
+    if !canonical(va) {
+        return Err(MapError::NotCanonical);
+    }
+    let user = va < 0x0000_8000_0000_0000;
+    let mut pa = root;
+    for level in [3, 2] {
+        let entry = &mut table(pa)[index(va, level)];
+        if *entry & PRESENT == 0 {
+            if !create {
+                return Ok(None);
+            }
+            let new = frames::alloc_zeroed(1)?;
+            *entry = new | PRESENT | WRITABLE | if user { USER } else { 0 };
+            if user {
+                crate::cpu::this_cpu().user_tables.fetch_add(1, Ordering::Relaxed);
+            }
+        } else if *entry & HUGE != 0 {
+            return Err(MapError::HugePage);
+        }
+        pa = *entry & ADDR_MASK;
+    }
+    Ok(Some(&mut table(pa)[index(va, 1)] as *mut u64))
+}
+
+/// Maps the block (`BLOCK_SIZE`, aligned) at `va` to the block of frames
+/// at `pa` (aligned too; 0 unmaps it) with one entry. Returns the page
+/// table that entry pointed to, if it did: it maps nothing now, and the
+/// caller frees it once no CPU can walk it any more (after the TLB
+/// shootdown of the block's pages).
+pub fn set_block(root: u64, va: u64, pa: u64, flags: u64) -> Result<Option<u64>, MapError> {
+    debug_assert!(va.is_multiple_of(BLOCK_SIZE) && pa.is_multiple_of(BLOCK_SIZE));
+    let entry = directory_entry(root, va, true)?.ok_or(MapError::OutOfMemory)?;
+    // SAFETY: an entry of a page directory of this tree.
+    let old = unsafe { entry.read() };
+    let value = if pa == 0 {
+        0
+    } else {
+        (pa & ADDR_MASK) | flags | PRESENT | HUGE
+    };
+    // SAFETY: as above.
+    unsafe { entry.write(value) };
+    Ok((old & (PRESENT | HUGE) == PRESENT).then_some(old & ADDR_MASK))
+}
+
+/// Whether one entry maps the whole block `va` is in.
+pub fn is_block(root: u64, va: u64) -> bool {
+    match directory_entry(root, va, false) {
+        // SAFETY: an entry of a page directory of this tree.
+        Ok(Some(e)) => (unsafe { e.read() }) & (PRESENT | HUGE) == PRESENT | HUGE,
+        _ => false,
+    }
+}
+
+/// Gives the block `va` is in, mapped by one entry, the page table
+/// `table` instead (a zeroed frame, which the tree owns from now on): its
+/// pages are then unmapped until the caller maps them one by one.
+pub fn split_block(root: u64, va: u64, table: u64) {
+    if let Ok(Some(e)) = directory_entry(root, va, false) {
+        let user = va < 0x0000_8000_0000_0000;
+        // SAFETY: an entry of a page directory of this tree.
+        unsafe { e.write(table | PRESENT | WRITABLE | if user { USER } else { 0 }) };
+        if user {
+            crate::cpu::this_cpu().user_tables.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// `remap_range` for any number of pages.
 #[inline(never)]
 fn remap_pages(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), MapError> {
@@ -305,7 +376,8 @@ pub fn map_range(root: u64, va: u64, frames: &[u64], flags: u64) -> Result<(), (
 }
 
 /// Clears the entries of `pages` consecutive pages from `va` (one walk per
-/// page table; missing tables are skipped).
+/// page table; missing tables are skipped; a block the range covers whole
+/// and one entry maps is cleared with that entry).
 #[inline]
 pub fn unmap_range(root: u64, va: u64, pages: usize) {
     if pages == 1 {
@@ -336,6 +408,8 @@ fn unmap_pages(root: u64, va: u64, pages: usize) {
                 // table of this tree.
                 unsafe { pt.add(k).write(0) };
             }
+        } else if n == BLOCK_PAGES && is_block(root, at) {
+            let _ = set_block(root, at, 0, 0);
         }
         i += n;
     }

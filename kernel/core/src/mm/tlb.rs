@@ -14,6 +14,9 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 static REQUEST_LOCK: spin::Mutex<()> = spin::Mutex::new(());
 static START: AtomicU64 = AtomicU64::new(0);
 static PAGES: AtomicU64 = AtomicU64::new(0);
+/// The size of the request's pages: 12 (4 KiB) or 21 (blocks of 2 MiB,
+/// each one translation however many pages it holds).
+static SHIFT: AtomicU64 = AtomicU64::new(12);
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 
 /// Shootdowns started, and IPIs they sent (for the inspector and benchmarks).
@@ -24,8 +27,9 @@ pub static SHOOTDOWN_IPIS: AtomicU64 = AtomicU64::new(0);
 const FULL_FLUSH_PAGES: u64 = 32;
 
 #[inline(always)]
-fn flush_range(start: u64, pages: u64) {
-    // One page (an ICA, a small container) is the common case: no loop.
+fn flush_range(start: u64, pages: u64, shift: u64) {
+    // One page (an ICA, a small container, a block) is the common case:
+    // no loop.
     if pages == 1 {
         paging::flush_local(start);
     } else if pages > FULL_FLUSH_PAGES {
@@ -34,7 +38,7 @@ fn flush_range(start: u64, pages: u64) {
         flush_everything();
     } else {
         for i in 0..pages {
-            paging::flush_local(start + i * 4096);
+            paging::flush_local(start + (i << shift));
         }
     }
 }
@@ -55,7 +59,11 @@ pub fn serve_pending() {
         return;
     };
     if me.tlb_pending.swap(false, Ordering::AcqRel) {
-        flush_range(START.load(Ordering::Acquire), PAGES.load(Ordering::Acquire));
+        flush_range(
+            START.load(Ordering::Acquire),
+            PAGES.load(Ordering::Acquire),
+            SHIFT.load(Ordering::Acquire),
+        );
         PENDING.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -75,7 +83,19 @@ pub fn shootdown_kernel(start: u64, pages: u64) {
 /// with the sending out of line.
 #[inline]
 pub fn shootdown_cpus(start: u64, pages: u64, mask: u64) {
-    flush_range(start, pages);
+    shootdown_sized(start, pages, 12, mask);
+}
+
+/// `shootdown_cpus` for `blocks` blocks of 2 MiB from `start`, each mapped
+/// by one entry: one invalidation per block, however many pages it holds.
+#[inline]
+pub fn shootdown_blocks(start: u64, blocks: u64, mask: u64) {
+    shootdown_sized(start, blocks, 21, mask);
+}
+
+#[inline(always)]
+fn shootdown_sized(start: u64, pages: u64, shift: u64, mask: u64) {
+    flush_range(start, pages, shift);
     if mask == 0 {
         return;
     }
@@ -87,25 +107,27 @@ pub fn shootdown_cpus(start: u64, pages: u64, mask: u64) {
     const { assert!(cpu::MAX_CPUS <= 64) };
     let others = mask & !(1u64 << (me % 64));
     if others != 0 {
-        shootdown_mask(start, pages, others);
+        shootdown_mask(start, pages, shift, others);
     }
 }
 
 #[cold]
 #[inline(never)]
-fn shootdown_mask(start: u64, pages: u64, others: u64) {
-    shootdown_remote(start, pages, |c| others & 1u64.checked_shl(c as u32).unwrap_or(0) != 0);
+fn shootdown_mask(start: u64, pages: u64, shift: u64, others: u64) {
+    shootdown_remote(start, pages, shift, |c| {
+        others & 1u64.checked_shl(c as u32).unwrap_or(0) != 0
+    });
 }
 
 /// Invalidates the range on this CPU and on every other online CPU for which
 /// `targets(index)` is true (e.g. the CPUs running a given virtual space).
 pub fn shootdown(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
-    flush_range(start, pages);
-    shootdown_remote(start, pages, targets);
+    flush_range(start, pages, 12);
+    shootdown_remote(start, pages, 12, targets);
 }
 
 /// The other CPUs' part of `shootdown` (this CPU has flushed already).
-fn shootdown_remote(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
+fn shootdown_remote(start: u64, pages: u64, shift: u64, targets: impl Fn(usize) -> bool) {
     let Some(me) = cpu::try_this_cpu() else {
         return;
     };
@@ -122,6 +144,7 @@ fn shootdown_remote(start: u64, pages: u64, targets: impl Fn(usize) -> bool) {
     };
     START.store(start, Ordering::Release);
     PAGES.store(pages, Ordering::Release);
+    SHIFT.store(shift, Ordering::Release);
     let mut sent = 0;
     for c in cpu::online_cpus().filter(|c| c.index != me.index && targets(c.index)) {
         PENDING.fetch_add(1, Ordering::AcqRel);

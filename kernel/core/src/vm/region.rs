@@ -5,7 +5,7 @@
 //! place and only borrows.
 
 use crate::mm::frames::{self, OutOfMemory};
-use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::mm::layout::{BLOCK_PAGES, BLOCK_SIZE, PAGE_SIZE, phys_to_virt};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -65,6 +65,11 @@ pub struct Region {
     /// A Linux MAP_SHARED mapping: a fork gives the child the same frames,
     /// not a copy.
     pub fork_shares: bool,
+    /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
+    /// pages from the start is one physically contiguous block aligned to
+    /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
+    /// exchange rewrite one entry for it, not 512).
+    blocks: bool,
     /// What borrowed NVM pages stay valid by (their file, held in the
     /// store while any region maps it).
     keep: Option<Keep>,
@@ -99,6 +104,7 @@ impl Region {
             shared: None,
             device: false,
             fork_shares: false,
+            blocks: false,
             keep: None,
         })
     }
@@ -145,6 +151,14 @@ impl Region {
             return;
         }
         let shared = self.shared.take().is_some();
+        if core::mem::take(&mut self.blocks) && !shared {
+            // One run per block, as they were allocated.
+            for i in (0..self.frames.len()).step_by(BLOCK_PAGES) {
+                frames::free(self.frames[i], BLOCK_PAGES);
+            }
+            self.frames.fill(0);
+            return;
+        }
         for i in 0..self.frames.len() {
             let f = core::mem::take(&mut self.frames[i]);
             if f != 0 && !shared && self.borrowed(i).is_none() {
@@ -155,6 +169,17 @@ impl Region {
 
     pub fn pages(&self) -> usize {
         self.frames.len()
+    }
+
+    /// Whether the frames come in blocks (see `blocks`).
+    #[inline(always)]
+    pub fn in_blocks(&self) -> bool {
+        self.blocks
+    }
+
+    /// Whether a region of `pages` can have its frames in blocks.
+    pub fn fits_blocks(pages: usize) -> bool {
+        pages != 0 && pages.is_multiple_of(BLOCK_PAGES)
     }
 
     pub fn size(&self) -> u64 {
@@ -349,6 +374,32 @@ impl Region {
         let base = frames::alloc_zeroed(pages)?;
         let mut r = Region::new(kind, 0, Backing::Zero, true, false).inspect_err(|_| frames::free(base, pages))?;
         r.frames = frame_list(pages, |i| base + i as u64 * PAGE_SIZE).inspect_err(|_| frames::free(base, pages))?;
+        r.blocks = Region::fits_blocks(pages) && base.is_multiple_of(BLOCK_SIZE);
+        Ok(r)
+    }
+
+    /// A region of `pages` zeroed pages, all present, in blocks when
+    /// `pages` is a multiple of a block and free blocks are there (a big
+    /// container: its exchange then rewrites one entry per block); else
+    /// page by page, as `populate_all` makes them.
+    pub fn zeroed(kind: Kind, pages: usize) -> Result<Region, OutOfMemory> {
+        let mut r = Region::new(kind, pages, Backing::Zero, true, false)?;
+        if Region::fits_blocks(pages) {
+            let mut done = 0;
+            while done < pages {
+                // The buddy allocator aligns a run to its size: a block.
+                let Ok(pa) = frames::alloc_zeroed(BLOCK_PAGES) else {
+                    break;
+                };
+                for (i, f) in r.frames[done..done + BLOCK_PAGES].iter_mut().enumerate() {
+                    *f = pa + (i as u64) * PAGE_SIZE;
+                }
+                done += BLOCK_PAGES;
+            }
+            r.blocks = done == pages;
+        }
+        // Without blocks enough, the rest page by page.
+        r.populate_all()?;
         Ok(r)
     }
 
@@ -372,6 +423,7 @@ impl Region {
             return Err(SizeMismatch);
         }
         core::mem::swap(&mut self.frames, &mut other.frames);
+        core::mem::swap(&mut self.blocks, &mut other.blocks);
         Ok(())
     }
 
@@ -411,6 +463,7 @@ impl Region {
             shared: Some(set),
             device: false,
             fork_shares: self.fork_shares,
+            blocks: self.blocks,
             keep: None,
         })
     }

@@ -7,7 +7,7 @@
 use super::USER_TOP;
 use super::region::{Kind, Region};
 use crate::mm::frames::{self, OutOfMemory};
-use crate::mm::layout::{PAGE_SIZE, phys_to_virt};
+use crate::mm::layout::{BLOCK_PAGES, BLOCK_SIZE, PAGE_SIZE, phys_to_virt};
 use crate::mm::paging::{self, flags};
 use crate::mm::quota::{Account, Charge};
 use crate::mm::tlb;
@@ -38,12 +38,33 @@ pub struct Attached {
     /// an exchange rewrites it without walking the tree. Only for the
     /// space the attachment is in (cleared when it leaves).
     entry: Option<paging::Entry>,
+    /// Whether it is mapped by one page-directory entry per block (its
+    /// frames are in blocks and its address is a block's: `wants_blocks`)
+    /// rather than one entry per page.
+    blocks: bool,
 }
 
 impl Attached {
     pub fn end(&self) -> u64 {
         self.base + self.region.size()
     }
+    /// Whether it should be mapped block by block: true whenever it can.
+    #[inline(always)]
+    fn wants_blocks(&self) -> bool {
+        self.region.in_blocks() && self.base.is_multiple_of(BLOCK_SIZE) && !self.region.is_device()
+    }
+
+    /// Drops the translations of its range from this CPU and the other
+    /// CPUs of `cpus`, as it is mapped now (one per block, or per page).
+    #[inline(always)]
+    fn shoot_down(&self, cpus: u64) {
+        if self.blocks {
+            tlb::shootdown_blocks(self.base, (self.region.pages() / BLOCK_PAGES) as u64, cpus);
+        } else {
+            tlb::shootdown_cpus(self.base, self.region.pages() as u64, cpus);
+        }
+    }
+
     fn pte_flags(&self) -> u64 {
         let mut f = flags::USER;
         if self.region.writable {
@@ -143,6 +164,9 @@ enum Slot {
 
 /// `Box::new` that hands the attachment back when memory is short instead
 /// of stopping the kernel (an attach is a request a process can make).
+/// The attachment comes by value and goes back by value only when memory is
+/// short: a large error variant costs nothing the call does not cost anyway.
+#[allow(clippy::result_large_err)]
 fn boxed(a: Attached) -> Result<Box<Attached>, Attached> {
     let layout = core::alloc::Layout::new::<Attached>();
     // SAFETY: `Attached` is not zero-sized, so the layout is valid for `alloc`.
@@ -378,12 +402,24 @@ impl VirtualSpace {
             region_id,
             link_id,
             entry: None,
+            blocks: false,
         })
         .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
         let t0 = paging::user_tables_made();
-        let mapped = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags());
-        self.settle(t0);
-        if let Err((e, done)) = mapped {
+        if attached.wants_blocks() {
+            let cpus = self.active_cpus.load(Ordering::Acquire);
+            let r = map_blocks(self.root, cpus, &mut self.leaf, &mut attached);
+            self.settle(t0);
+            if let Err(e) = r {
+                // The range was free: what this call mapped is all there is.
+                paging::unmap_range(self.root, base, attached.region.pages());
+                return Err((e, attached.region));
+            }
+        } else if let Err((e, done)) = {
+            let mapped = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags());
+            self.settle(t0);
+            mapped
+        } {
             // The range was free: what this call mapped is all there is.
             paging::unmap_range(self.root, base, done);
             return Err((e.into(), attached.region));
@@ -417,7 +453,15 @@ impl VirtualSpace {
         match at {
             At::Address(base) => Some((base, false)),
             At::Free(hint) => {
-                let base = self.find_free(hint.load(Ordering::Relaxed), len)?;
+                // Whole blocks go where a block starts: memory in blocks is
+                // then mapped (and exchanged) one entry per block.
+                let from = hint.load(Ordering::Relaxed);
+                let from = if len.is_multiple_of(BLOCK_SIZE) {
+                    from.checked_next_multiple_of(BLOCK_SIZE)?
+                } else {
+                    from
+                };
+                let base = self.find_free(from, len)?;
                 hint.store(base + len, Ordering::Relaxed);
                 Some((base, true))
             }
@@ -509,8 +553,7 @@ impl VirtualSpace {
         let i = self.slot_of(link_id, NO_SLOT)?;
         let a = self.take(i);
         paging::unmap_range(self.root, a.base, a.region.pages());
-        let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
+        a.shoot_down(self.active_cpus.load(Ordering::Acquire));
         Some(a)
     }
 
@@ -521,12 +564,14 @@ impl VirtualSpace {
         let Some(Slot::Used(a)) = self.slots.get_mut(index) else {
             return Err(SpaceError::BadRange);
         };
-        rewrite(self.root, &self.active_cpus, a)
+        rewrite(self.root, &self.active_cpus, &mut self.leaf, a)
     }
 
     /// Exchanges the physical pages of attachment `link_id` (in slot `hint`
     /// if it is there) with those of a region outside any space (a
-    /// container in a box). No data is copied.
+    /// container in a box). No data is copied. On failure (no memory for
+    /// a page table, when memory in blocks is exchanged for memory that is
+    /// not) both keep their own pages.
     #[inline(always)]
     pub fn exchange_with(&mut self, link_id: ResId, hint: usize, other: &mut Region) -> Result<(), SpaceError> {
         let i = self.slot_of(link_id, hint).ok_or(SpaceError::BadRange)?;
@@ -534,7 +579,11 @@ impl VirtualSpace {
             return Err(SpaceError::BadRange);
         };
         a.region.exchange_frames(other).map_err(|_| SpaceError::BadRange)?;
-        rewrite(self.root, &self.active_cpus, a)
+        let r = rewrite(self.root, &self.active_cpus, &mut self.leaf, a);
+        if r.is_err() {
+            undo_exchange(self.root, &self.active_cpus, &mut self.leaf, a, other);
+        }
+        r
     }
 
     /// Exchanges the physical pages of two attachments of this space.
@@ -550,8 +599,17 @@ impl VirtualSpace {
             return Err(SpaceError::BadRange);
         };
         exchange_frames(x, y)?;
-        self.remap(i)?;
-        self.remap(j)
+        let r = self.remap(i).and_then(|()| self.remap(j));
+        if r.is_err() {
+            // Both keep their own pages (see `exchange_with`).
+            let (left, right) = self.slots.split_at_mut(hi);
+            if let (Slot::Used(x), Slot::Used(y)) = (&mut left[lo], &mut right[0]) {
+                let _ = exchange_frames(x, y);
+            }
+            let _ = self.remap(i);
+            let _ = self.remap(j);
+        }
+        r
     }
 
     /// Exchanges the physical pages of attachment `a` of this space with
@@ -561,8 +619,16 @@ impl VirtualSpace {
         let j = other.slot_of(b, NO_SLOT).ok_or(SpaceError::BadRange)?;
         let (x, y) = self.at(i).zip(other.at(j)).ok_or(SpaceError::BadRange)?;
         exchange_frames(x, y)?;
-        self.remap(i)?;
-        other.remap(j)
+        let r = self.remap(i).and_then(|()| other.remap(j));
+        if r.is_err() {
+            // Both keep their own pages (see `exchange_with`).
+            if let Some((x, y)) = self.at(i).zip(other.at(j)) {
+                let _ = exchange_frames(x, y);
+            }
+            let _ = self.remap(i);
+            let _ = other.remap(j);
+        }
+        r
     }
 
     /// Moves attachment `link_id` (in slot `hint` if it is there) out of
@@ -598,8 +664,7 @@ impl VirtualSpace {
                 None
             }
         };
-        let cpus = self.active_cpus.load(Ordering::Acquire);
-        tlb::shootdown_cpus(old, pages as u64, cpus);
+        a.shoot_down(self.active_cpus.load(Ordering::Acquire));
         a.base = base;
         // One page: its entry in `to` is found once and kept for the next
         // move or exchange (a missing table is made by `remap_range`). The
@@ -620,7 +685,7 @@ impl VirtualSpace {
             }
             None => {
                 let t0 = paging::user_tables_made();
-                let r = paging::remap_range(to.root, base, a.region.frames(), a.pte_flags());
+                let r = map_anew(to.root, to.active_cpus.load(Ordering::Acquire), &mut to.leaf, &mut a);
                 to.settle(t0);
                 r
             }
@@ -628,10 +693,16 @@ impl VirtualSpace {
         if let Err(e) = mapped {
             // Put it back where it was (the slot it left is the first free
             // one): nothing is lost.
+            paging::unmap_range(to.root, base, pages);
             a.base = old;
-            let _ = paging::remap_range(self.root, old, a.region.frames(), a.pte_flags());
+            let _ = map_anew(
+                self.root,
+                self.active_cpus.load(Ordering::Acquire),
+                &mut self.leaf,
+                &mut a,
+            );
             self.push(a);
-            return Err(e.into());
+            return Err(e);
         }
         Ok(to.push(a))
     }
@@ -886,10 +957,12 @@ fn exchange_frames(x: &mut Attached, y: &mut Attached) -> Result<(), SpaceError>
 }
 
 /// Rewrites the page-table entries of attachment `a` of the space with
-/// tree `root` after its frames changed, and drops the stale translations
-/// from the CPUs in `cpus`.
+/// tree `root` (whose last leaf table found is `leaf`) after its frames
+/// changed, and drops the stale translations from the CPUs in `cpus`.
+/// Memory in blocks is rewritten one entry per block: what makes an
+/// exchange of 2 MiB cost what one of 4 KiB does.
 #[inline(always)]
-fn rewrite(root: u64, cpus: &AtomicU64, a: &mut Attached) -> Result<(), SpaceError> {
+fn rewrite(root: u64, cpus: &AtomicU64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
     if let [pa] = *a.region.frames() {
         if a.entry.is_none() {
             a.entry = paging::Entry::of(root, a.base);
@@ -900,11 +973,95 @@ fn rewrite(root: u64, cpus: &AtomicU64, a: &mut Attached) -> Result<(), SpaceErr
             Some(e) => unsafe { e.set(pa, a.pte_flags()) },
             None => paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?,
         }
+    } else if a.blocks || a.wants_blocks() {
+        return rewrite_blocks(root, cpus.load(Ordering::Acquire), leaf, a);
     } else {
         paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
     }
     tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus.load(Ordering::Acquire));
     Ok(())
+}
+
+/// `rewrite` for memory mapped in blocks before or after.
+#[inline(never)]
+fn rewrite_blocks(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    // The translations to drop are those of the old mapping: per block if
+    // it was one entry per block, else per page (which drops block
+    // translations as well: a range of blocks is more pages than a
+    // shootdown goes through one by one).
+    let was_blocks = a.blocks;
+    let r = if a.wants_blocks() {
+        map_blocks(root, cpus, leaf, a)
+    } else {
+        map_pages(root, a)
+    };
+    if was_blocks && a.blocks {
+        a.shoot_down(cpus);
+    } else {
+        tlb::shootdown_cpus(a.base, a.region.pages() as u64, cpus);
+    }
+    r
+}
+
+/// Maps attachment `a`, just placed at its address in the tree at `root`
+/// (`cpus`, `leaf`: that space's), one entry per block or per page.
+fn map_anew(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    if a.wants_blocks() {
+        map_blocks(root, cpus, leaf, a)
+    } else {
+        a.blocks = false;
+        paging::remap_range(root, a.base, a.region.frames(), a.pte_flags()).map_err(Into::into)
+    }
+}
+
+/// Maps `a`, whose frames are in blocks, one page-directory entry per
+/// block, replacing whatever mapped its range. A page table an entry
+/// replaces (the range was mapped page by page) goes once the CPUs of
+/// `cpus` have dropped the translations through it; `leaf` (the space's
+/// last leaf table found) forgets it. Fails only for want of a table
+/// above the directory, which an attached range has.
+fn map_blocks(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    let flags = a.pte_flags();
+    for (k, block) in a.region.frames().chunks_exact(BLOCK_PAGES).enumerate() {
+        let va = a.base + k as u64 * BLOCK_SIZE;
+        if let Some(table) = paging::set_block(root, va, block[0], flags)? {
+            tlb::shootdown_cpus(va, BLOCK_PAGES as u64, cpus);
+            if leaf.0 == va >> 21 {
+                *leaf = (u64::MAX, 0);
+            }
+            frames::free(table, 1);
+        }
+    }
+    a.blocks = true;
+    Ok(())
+}
+
+/// Maps `a` one entry per page, replacing whatever mapped its range; a
+/// block mapped by one entry gets a page table first. Fails for want of
+/// memory for such a table: the block is then unmapped, and the caller
+/// maps `a` again as it was (`undo_exchange`), which needs no memory.
+fn map_pages(root: u64, a: &mut Attached) -> Result<(), SpaceError> {
+    if a.blocks {
+        for k in 0..a.region.pages() / BLOCK_PAGES {
+            let va = a.base + k as u64 * BLOCK_SIZE;
+            if paging::is_block(root, va) {
+                let table = frames::alloc_zeroed(1)?;
+                paging::split_block(root, va, table);
+            }
+        }
+        a.blocks = false;
+    }
+    paging::remap_range(root, a.base, a.region.frames(), a.pte_flags())?;
+    Ok(())
+}
+
+/// Gives attachment `a` its own pages back from `other` after a failed
+/// rewrite, and maps them as they were mapped before the exchange.
+#[cold]
+fn undo_exchange(root: u64, cpus: &AtomicU64, leaf: &mut (u64, u64), a: &mut Attached, other: &mut Region) {
+    if a.region.exchange_frames(other).is_ok() {
+        let _ = rewrite(root, cpus, leaf, a);
+    }
 }
 
 fn count_tables(table: u64, level: u32) -> usize {

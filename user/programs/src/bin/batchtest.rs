@@ -92,6 +92,7 @@ fn main(args: &[&str]) -> i32 {
         println!("batchtest: a failing member: {r:?} {:?}", list.map(|e| e.status as i64));
         failures += 1;
     }
+    failures += one_server(servers[0], &msgs);
     failures += distributor_members(dist, servers[1], &msgs[0]);
     // Bad batches are refused whole: empty, too long, a list the caller
     // cannot read (the kernel's half; an unmapped page).
@@ -120,6 +121,45 @@ fn main(args: &[&str]) -> i32 {
     println!("batchtest: {failures} failure(s)");
     i32::from(failures != 0)
 }
+/// Batches whose members are all for one server (on one CPU the kernel
+/// hands such a batch to the waiting server as it hands a call): every
+/// reply matches its request in order and content, and a member for an
+/// entry the server does not serve fails alone.
+fn one_server(echo_pid: u64, msgs: &[[u8; 16]; N]) -> u32 {
+    let mut failures = 0;
+    let mut replies = [[0u8; 16]; N];
+    for n in [1usize, 2, 3, 64] {
+        let mut list = [BatchEntry::default(); N];
+        for (i, e) in list.iter_mut().enumerate().take(n) {
+            *e = BatchEntry {
+                server: echo_pid,
+                // Member 1 of the batch of 3 asks for an entry echo does not serve.
+                entry: if n == 3 && i == 1 { 40 } else { echo::ECHO },
+                msg: msgs[i].as_ptr() as u64,
+                msg_len: 16,
+                reply: replies[i].as_mut_ptr() as u64,
+                reply_cap: 16,
+                status: 0,
+            };
+        }
+        replies = [[0u8; 16]; N];
+        let r = sys::ncallsync(&mut list[..n]);
+        let ok = (0..n).all(|i| {
+            if n == 3 && i == 1 {
+                Error::decode(list[i].status) == Err(Error::NoSys) && replies[i] == [0; 16]
+            } else {
+                list[i].status == 16 && replies[i] == msgs[i]
+            }
+        }) && r == if n == 3 { Err(Error::NoSys) } else { Ok(0) };
+        if !ok {
+            let status: [i64; 4] = core::array::from_fn(|i| list[i].status as i64);
+            println!("batchtest: a batch of {n} for one server gave {r:?}, statuses {status:?}");
+            failures += 1;
+        }
+    }
+    failures
+}
+
 /// A batch through the distribution server whose members fail in different
 /// ways: each gets its own answer, and the good ones their results. One
 /// member is longer than the inline bytes (the distributor reads its

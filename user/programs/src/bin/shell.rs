@@ -43,7 +43,7 @@ inspector (Tender resources):
 anything else runs a program from /bin, e.g.  hello a b
   prefixes: eager|demand (loading policy for this run), cpu N (pin to CPU N)
 programs: hello tiny argcheck spin sleeper faults badptr fuzz rights sysbench pa0 pa200 pa400 pa800
-          builder fresh cttouch ctpingpong ctbench icastorm rvtest rvbench ringtest batchtest batchbench
+          builder fresh cttouch ctpingpong ctbench cttransfer icastorm rvtest rvbench ringtest batchtest batchbench
 servers: echo relay distributor ramdisk blockcache fs
 files (paths from /): ls [-l] cat cp mkdir [-p] rm [-r] mv write [-a] fsstat";
 
