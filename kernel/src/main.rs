@@ -28,11 +28,11 @@ fn register_hooks() {
     kcore::hooks::register(kcore::hooks::Hooks {
         syscall: syscall::dispatch,
         return_to_user: proc::on_return_to_user,
-        tick: sched::on_tick,
+        tick: on_tick,
         reschedule: sched::on_reschedule_ipi,
         user_page_fault: proc::resolve_user_fault,
         user_fault: proc::kill_for_fault,
-        interrupt_key: proc::interrupt_foreground,
+        interrupt_key: syscall::interrupt_key,
         input_ready: syscall::input_ready,
         device_irq: resource::device::on_interrupt,
         ap_main,
@@ -40,6 +40,12 @@ fn register_hooks() {
     });
     ipc::process::register_hooks(resource::proc::hooks());
     sched::set_idle_hook(resource::pool::on_idle);
+}
+
+/// The timer's tick: the scheduler's work, then the alarms due.
+fn on_tick() {
+    sched::on_tick();
+    syscall::alarms_on_tick();
 }
 
 /// An application processor, its core set up.

@@ -8,7 +8,9 @@
 //! - `build/images/small.img`: the same tree on 1 MiB with 1 KiB blocks,
 //!   for the tests (a disk that fills quickly, blocks smaller than a page,
 //!   images small enough to corrupt by the hundred).
-//! - `build/root.img`: the disk `make run` boots with, a copy of the first.
+//! - `build/root.img`: the disk `make run` boots with, a copy of the system
+//!   disk (`sysimage.rs`: the root file system with busybox and the Linux
+//!   programs), made again when that changes.
 //!
 //! The RAM disk carries the pristine images packed in its binary
 //! (`TESSERA_DISK_IMAGES`, see servers/ramdisk/build.rs).
@@ -74,44 +76,48 @@ pub fn ensure(rebuild: bool) -> Result<(), String> {
             make(image)?;
         }
     }
-    if rebuild || !Path::new(ROOT_IMAGE).is_file() {
-        fs::copy(IMAGES[0].path, ROOT_IMAGE).map_err(|e| format!("copying to {ROOT_IMAGE}: {e}"))?;
-        println!("made {ROOT_IMAGE}, the root disk, from {}", IMAGES[0].path);
+    let system = crate::sysimage::ensure(rebuild)?;
+    if system || !Path::new(ROOT_IMAGE).is_file() {
+        fs::copy(crate::sysimage::IMAGE, ROOT_IMAGE).map_err(|e| format!("copying to {ROOT_IMAGE}: {e}"))?;
+        println!("made {ROOT_IMAGE}, the root disk, from {}", crate::sysimage::IMAGE);
     }
     Ok(())
 }
 
 fn make(image: &Image) -> Result<(), String> {
-    let tmp = Path::new(image.path).with_extension("tmp");
+    make_from(
+        Path::new(ROOT_DIR),
+        image.path,
+        image.block_size,
+        image.size,
+        image.inodes,
+    )
+}
+
+/// An ext2 image of `dir` at `path`.
+pub fn make_from(dir: &Path, path: &str, block_size: u32, size: &str, inodes: u32) -> Result<(), String> {
+    let tmp = Path::new(path).with_extension("tmp");
     let _ = fs::remove_file(&tmp);
     let mut cmd = Command::new(mke2fs()?);
-    cmd.args([
-        "-q",
-        "-F",
-        "-t",
-        "ext2",
-        "-b",
-        &image.block_size.to_string(),
-        "-L",
-        "tessera",
-    ])
-    .args(["-E", "root_owner=0:0", "-d", ROOT_DIR]);
-    if image.inodes > 0 {
-        cmd.args(["-N", &image.inodes.to_string()]);
+    cmd.args(["-q", "-F", "-t", "ext2", "-b", &block_size.to_string(), "-L", "tessera"])
+        .args(["-E", "root_owner=0:0", "-d"])
+        .arg(dir);
+    if inodes > 0 {
+        cmd.args(["-N", &inodes.to_string()]);
     }
-    cmd.arg(&tmp).arg(image.size);
+    cmd.arg(&tmp).arg(size);
     let out = cmd.output().map_err(|e| format!("cannot run mke2fs: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "mke2fs for {} failed: {}",
-            image.path,
+            path,
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    fs::rename(&tmp, image.path).map_err(|e| format!("renaming to {}: {e}", image.path))?;
+    fs::rename(&tmp, path).map_err(|e| format!("renaming to {path}: {e}"))?;
     println!(
-        "made {} from {ROOT_DIR}/ ({}, blocks of {} bytes)",
-        image.path, image.size, image.block_size
+        "made {path} from {}/ ({size}, blocks of {block_size} bytes)",
+        dir.display()
     );
     Ok(())
 }

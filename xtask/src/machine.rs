@@ -63,6 +63,9 @@ pub struct Machine {
     /// the same device for Tessera's driver and for the Linux reference.
     /// None: no block device.
     pub disk: Option<String>,
+    /// The disk's writes go to a temporary overlay QEMU drops at the end
+    /// (`snapshot=on`): boots side by side share one image unchanged.
+    pub scratch: bool,
     /// QEMU's PCI test device (`pci-testdev`, 1b36:0005), for the tests
     /// that drive a device as a driver would: the NVM device is the
     /// kernel's, never a driver's.
@@ -152,6 +155,7 @@ impl Machine {
         };
         Ok(Machine {
             disk,
+            scratch: false,
             net,
             qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
             machine: env("MACHINE").unwrap_or_else(|| "pc".to_string()),
@@ -189,6 +193,16 @@ impl Machine {
     pub fn with_disk(&self, image: Option<&str>) -> Machine {
         Machine {
             disk: image.map(String::from),
+            ..self.clone()
+        }
+    }
+
+    /// The same machine with disk image `image`, its writes dropped when
+    /// the boot ends.
+    pub fn with_scratch_disk(&self, image: &str) -> Machine {
+        Machine {
+            disk: Some(image.to_string()),
+            scratch: true,
             ..self.clone()
         }
     }
@@ -281,9 +295,10 @@ impl Machine {
             // on any development machine; the guest sees a volatile write
             // cache and must flush for durability.
             let file = path.replace(',', ",,");
+            let scratch = if self.scratch { ",snapshot=on" } else { "" };
             args.extend([
                 "-drive".to_string(),
-                format!("file={file},if=none,id=disk0,format=raw,cache=writeback"),
+                format!("file={file},if=none,id=disk0,format=raw,cache=writeback{scratch}"),
                 // Modern only: no legacy I/O BAR, one register layout to drive.
                 "-device".to_string(),
                 "virtio-blk-pci,drive=disk0,disable-legacy=on".to_string(),

@@ -8,12 +8,14 @@ mod disktest;
 mod e2fs;
 mod ktest;
 mod layers;
+mod linuxtest;
 mod machine;
 mod nvm;
 mod nvmcrash;
 mod proc;
 mod progtest;
 mod protocol;
+mod sysimage;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -268,6 +268,28 @@ macro_rules! each_call {
         /// Returns the address: anonymous zeroed memory of `len` bytes mapped
         /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
         CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
+        /// Returns 0: the process waiting in call `rid` ends, quietly, with
+        /// `status` (its supervisor keeps the Linux status itself)
+        CallerExit = 110, caller_exit(rid: u64, status: u64);
+        /// Returns 0: passes the Linux call `rid` on to `server`'s `entry`
+        /// with `msg` (at most 64 bytes) as its message instead of the
+        /// system call; that server then holds it, as the supervisor did
+        /// (a call that must wait: a pipe, a child, the terminal)
+        LinuxPass = 111, linux_pass(rid: u64, server: u64, entry: u64, msg: Bytes);
+        /// Returns 0: console input arrives as an event on the caller's
+        /// `entry` (then taken with console_read, which no longer waits),
+        /// Ctrl-C included; `entry` = u64::MAX gives the console back.
+        /// Busy while another process holds it
+        ConsoleAttach = 112, console_attach(entry: u64);
+        /// Returns 0: an event is posted on the caller's `entry` once the
+        /// clock (nanoseconds since boot) reaches `deadline`, replacing the
+        /// caller's earlier alarm; deadline 0 cancels it
+        PortAlarm = 113, port_alarm(entry: u64, deadline: u64);
+        /// Returns 0: the waiting process's FPU and SSE state (fxsave's 512
+        /// bytes) into `out` (a signal frame saves it)
+        CallerFpu = 114, caller_fpu(rid: u64, out: BytesMut);
+        /// Returns 0: sets it (sigreturn; MXCSR's reserved bits are cleared)
+        CallerSetFpu = 115, caller_set_fpu(rid: u64, data: Bytes);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

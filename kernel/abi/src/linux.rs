@@ -132,6 +132,10 @@ pub const MAP_FIXED: u64 = 0x10;
 
 /// Linux x86_64 system-call numbers the kernel serves itself.
 pub mod nr {
+    pub const NANOSLEEP: u64 = 35;
+    pub const TIME: u64 = 201;
+    pub const CLOCK_GETRES: u64 = 229;
+    pub const CLOCK_NANOSLEEP: u64 = 230;
     pub const MMAP: u64 = 9;
     pub const MPROTECT: u64 = 10;
     pub const MUNMAP: u64 = 11;
@@ -147,7 +151,11 @@ pub mod nr {
 /// The calls the kernel serves without the supervisor, and why they may be:
 /// each touches only the caller's own kernel state. `mmap` only when
 /// anonymous (a file mapping needs the file: the supervisor's).
-pub const KERNEL_SERVED: [u64; 10] = [
+pub const KERNEL_SERVED: [u64; 14] = [
+    nr::NANOSLEEP,
+    nr::TIME,
+    nr::CLOCK_GETRES,
+    nr::CLOCK_NANOSLEEP,
     nr::MMAP,
     nr::MPROTECT,
     nr::MUNMAP,

@@ -272,6 +272,31 @@ impl Computation {
         Some(f(unsafe { &mut *(frame_at as *mut TrapFrame) }))
     }
 
+    /// Runs `f` on its saved FPU state (fxsave's 512 bytes) while it waits
+    /// as `with_waiting_frame` requires: blocked, held so by its state's
+    /// lock, and switched off its CPU (which saved the state). None if it
+    /// is not blocked.
+    pub fn with_waiting_fpu<R>(&self, f: impl FnOnce(&mut [u8; 512]) -> R) -> Option<R> {
+        loop {
+            // A CPU switching it off saves the state, then clears `on_cpu`.
+            while self.on_cpu.load(Ordering::Acquire) {
+                core::hint::spin_loop();
+            }
+            let state = self.state.lock();
+            if *state != State::Blocked || self.stack_top == 0 || !self.started.load(Ordering::Acquire) {
+                return None;
+            }
+            if self.on_cpu.load(Ordering::Acquire) {
+                continue;
+            }
+            // SAFETY: it is blocked and off every CPU, and stays so while
+            // the state's lock is held (waking it takes the lock; only a CPU
+            // switching it on or off touches the area, see `FpuArea`).
+            let area = unsafe { &mut (*self.fpu.0.get()).0 };
+            return Some(f(area));
+        }
+    }
+
     /// Whether its process was killed.
     #[inline(always)]
     pub fn killed(&self) -> bool {

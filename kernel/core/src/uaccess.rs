@@ -282,6 +282,27 @@ pub fn read_bytes(addr: u64, len: u64, max: usize) -> Result<alloc::vec::Vec<u8>
     Ok(buf)
 }
 
+/// `read_bytes` for ranges longer than one copy may be (a program's image):
+/// read in pieces of MAX_COPY.
+pub fn read_long(addr: u64, len: u64, max: usize) -> Result<alloc::vec::Vec<u8>, Error> {
+    if len > max as u64 {
+        return Err(Error::Invalid);
+    }
+    let mut buf = alloc::vec::Vec::new();
+    buf.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(MAX_COPY as u64);
+        let from = addr.checked_add(at).ok_or(Error::Fault)?;
+        let range = UserRange::new(from, n as usize)?;
+        let start = buf.len();
+        buf.resize(start + n as usize, 0);
+        range.read(&mut buf[start..])?;
+        at += n;
+    }
+    Ok(buf)
+}
+
 /// `read_bytes`, which must be UTF-8 (a name, a path, a setting).
 pub fn read_str(addr: u64, len: u64, max: usize) -> Result<alloc::string::String, Error> {
     alloc::string::String::from_utf8(read_bytes(addr, len, max)?).map_err(|_| Error::Invalid)

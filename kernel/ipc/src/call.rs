@@ -13,7 +13,7 @@ use crate::{batch, request};
 use abi::Error;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::handoff::OnceBuf;
 use kcore::sync::IrqMutex;
@@ -62,6 +62,10 @@ pub struct Call {
     /// may fault a page in, so it is outside the lock) before completing
     /// it; the caller reads it once it has seen the call done.
     pub(crate) kept: OnceBuf<INLINE>,
+    /// A Linux system call passed on by its supervisor with a message of
+    /// its own (`supervise::pass`): that message is in `kept` (a Linux
+    /// call has no reply to keep) and `acc` shows it instead of `inline`.
+    pub(crate) relayed: AtomicBool,
     /// What changes while the call travels, under one lock: every step
     /// (accept, pass on, complete, collect) takes it once.
     pub(crate) progress: IrqMutex<Progress>,
@@ -199,6 +203,7 @@ pub(crate) fn make_call_in(
             reply: r.reply,
             inline: [0; INLINE],
             kept: OnceBuf::new(),
+            relayed: AtomicBool::new(false),
             progress: IrqMutex::new(Progress {
                 state: State::Open,
                 hops: Vec::new(),
@@ -227,6 +232,7 @@ pub(crate) fn make_call_in(
     p.kept = 0;
     p.waiter = None;
     m.kept.empty();
+    *m.relayed.get_mut() = false;
     m.completion = r.completion;
     m.flags = r.flags;
     m.tag = r.tag;

@@ -59,6 +59,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         m.flags = 0;
         m.tag = 0;
         m.kept.empty();
+        *m.relayed.get_mut() = false;
         let p = m.progress.get_mut();
         p.state = State::Open;
         p.kept = 0;

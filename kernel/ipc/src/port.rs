@@ -107,6 +107,11 @@ impl Port {
         }
     }
 
+    /// Whether it closed (its process ended): nothing is delivered.
+    pub fn closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
         (self.queued.lock().calls.len(), self.held.lock().len())
@@ -455,6 +460,9 @@ impl Accepted {
             Accepted::Call(c) => c,
             Accepted::Events(bits) => return write_events(*bits, to),
         };
+        if c.relayed.load(Ordering::Acquire) {
+            return write_relayed(c, to);
+        }
         let len = c.shown.load(Ordering::Relaxed);
         let fixed: [u64; 6] = [
             c.id,
@@ -471,6 +479,26 @@ impl Accepted {
         }
         Ok(())
     }
+}
+
+/// The description of a Linux call passed on by its supervisor: its
+/// message is the one the supervisor gave it (`supervise::pass`).
+#[cold]
+fn write_relayed(c: &Call, to: UserRange) -> Result<(), Error> {
+    let msg = c.kept.get().unwrap_or(&[]);
+    let fixed: [u64; 6] = [
+        c.id,
+        c.caller,
+        c.entry.load(Ordering::Relaxed),
+        msg.len() as u64,
+        0,
+        c.flags,
+    ];
+    to.write_words(fixed)?;
+    if !msg.is_empty() {
+        to.part(6 * 8, msg.len())?.write(msg)?;
+    }
+    Ok(())
 }
 
 /// The description of events: rid 0, from the kernel (caller 0), on the

@@ -117,7 +117,13 @@ pub struct Process {
     /// A Linux process's program break: where it started, where it is, and
     /// the end of the memory mapped for it (0 until its first `brk`).
     brk: [AtomicU64; 3],
+    /// The status its supervisor ended it with (`caller_exit`), taken as
+    /// it wakes from the supervisor's call; `NO_EXIT` until then.
+    exit_request: AtomicU64,
 }
+
+/// `Process::exit_request` when none was made.
+const NO_EXIT: u64 = u64::MAX;
 
 /// What a new process is composed of, as the resource layer hands it
 /// over (the identifiers of its parts, which become its own).
@@ -187,6 +193,7 @@ impl Process {
             start_regs: IrqMutex::new(None),
             attention: AtomicBool::new(false),
             brk: Default::default(),
+            exit_request: AtomicU64::new(NO_EXIT),
         })
     }
 
@@ -244,6 +251,32 @@ impl Process {
     /// Asks it to stop on its next way back to user mode.
     pub fn ask_attention(&self) {
         self.attention.store(true, Ordering::Release);
+    }
+
+    /// Whether it was asked to stop and has not stopped yet (a sleep the
+    /// kernel serves it ends early for that).
+    #[inline(always)]
+    pub fn attention_pending(&self) -> bool {
+        self.attention.load(Ordering::Acquire)
+    }
+
+    /// Its supervisor ends it with `status` once it wakes (`caller_exit`).
+    pub fn request_exit(&self, status: u64) {
+        self.exit_request.store(status.min(NO_EXIT - 1), Ordering::Release);
+    }
+
+    /// The status its supervisor ended it with, taken.
+    pub fn take_exit_request(&self) -> Option<u64> {
+        match self.exit_request.swap(NO_EXIT, Ordering::AcqRel) {
+            NO_EXIT => None,
+            s => Some(s),
+        }
+    }
+
+    /// Whether it is a Linux process (its supervisor reports its end).
+    #[inline(always)]
+    pub fn is_linux(&self) -> bool {
+        matches!(self.route, Route::Linux { .. })
     }
 
     /// Whether it was asked to stop, taking the request.
@@ -780,11 +813,13 @@ fn stop_for_supervisor(p: &Process) {
         pid,
     };
     x86_64::instructions::interrupts::enable();
-    if crate::supervise::to_supervisor(p, supervisor, abi::linux::entry::ATTENTION, as_bytes(&stop)).is_err() {
-        p.killed.store(true, Ordering::Release);
-    }
+    let r = crate::supervise::to_supervisor(p, supervisor, abi::linux::entry::ATTENTION, as_bytes(&stop));
     x86_64::instructions::interrupts::disable();
-    sched::preempt_if_needed();
+    match r {
+        Ok(_) => sched::preempt_if_needed(),
+        Err(crate::supervise::Ending::Exit(status)) => exit_current(status),
+        Err(crate::supervise::Ending::Gone) => p.killed.store(true, Ordering::Release),
+    }
 }
 
 /// A plain record's bytes, for an inline message.
@@ -794,7 +829,10 @@ pub fn as_bytes<T: kcore::uaccess::Pod>(v: &T) -> &[u8] {
 
 #[cold]
 fn killed(p: &Process) -> ! {
-    println!("process {} ({}) killed", p.pid, p.name);
+    // A Linux process's end is its supervisor's to report.
+    if !p.is_linux() {
+        println!("process {} ({}) killed", p.pid, p.name);
+    }
     exit_current(abi::KILLED_STATUS)
 }
 
@@ -965,8 +1003,17 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
         x86_64::instructions::interrupts::enable();
         let served = crate::supervise::to_supervisor(&p, supervisor, abi::linux::entry::FAULT, as_bytes(&fault));
         x86_64::instructions::interrupts::disable();
-        if served.is_ok() {
-            return;
+        match served {
+            Ok(_) => return,
+            Err(crate::supervise::Ending::Exit(status)) => {
+                drop(p);
+                exit_current(status)
+            }
+            Err(crate::supervise::Ending::Gone) if p.is_killed() => {
+                drop(p);
+                exit_current(abi::KILLED_STATUS)
+            }
+            Err(crate::supervise::Ending::Gone) => {}
         }
     }
     // Printed without a String: a process may fault because memory ran

@@ -3,9 +3,13 @@
 //! with its supervisor, whose call it waits in with its registers in its
 //! frame (`to_supervisor`). While it waits, and only then, its supervisor
 //! may read and write its memory and registers, make calls whose message
-//! or reply buffer is the process's memory, and end its system call with a
-//! return value. Every such operation names the held call (`rid`) and is
-//! refused unless the call's caller is a process this supervisor serves.
+//! or reply buffer is the process's memory, end its system call with a
+//! return value or end the process. A call that must wait (for a pipe, a
+//! child, the terminal) the supervisor passes on to the personality's
+//! shared server (the supervisor's parent, which started it), which then
+//! may do the same to the waiting process. Every such operation names the
+//! held call (`rid`) and is refused unless its caller is a Linux process
+//! served by the holder: its supervisor, or the supervisor's parent.
 
 use crate::call::{self, Call, Completion, INLINE, Request};
 use crate::port::{self, wake};
@@ -19,13 +23,23 @@ use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess::UserRange;
 use kcore::unique::UniqueArc;
 
+/// How a rendezvous with the supervisor ended without a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The supervisor ended the process (`caller_exit`) with this status.
+    Exit(u64),
+    /// No supervisor serves it any more, or it was killed meanwhile.
+    Gone,
+}
+
 /// A rendezvous of Linux process `caller` with its supervisor, on `entry`
 /// (`abi::linux::entry`), carrying `message` inline (at most 64 bytes).
-/// Returns the value the supervisor ended it with, raw (a Linux return
-/// value, which may be a negated errno); Err if there is no supervisor to
-/// serve it any more.
-pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u8]) -> Result<u64, Error> {
-    let s = port::cached_target(caller, supervisor)?;
+/// Returns the value the supervisor (or the server it passed the call to)
+/// ended it with, raw (a Linux return value, which may be a negated
+/// errno); else how it ended. The caller exits on an `Ending`, once it
+/// holds no reference to anything (`proc::exit_current`).
+pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u8]) -> Result<u64, Ending> {
+    let s = port::cached_target(caller, supervisor).map_err(|_| Ending::Gone)?;
     let r = Request::new(
         entry,
         caller.pid(),
@@ -38,19 +52,36 @@ pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u
         supervisor,
         r,
         caller.port.spare.take().map(UniqueArc::into_arc),
-    )?;
+    )
+    .map_err(|_| Ending::Gone)?;
     let n = message.len().min(INLINE);
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.inline[..n].copy_from_slice(&message[..n]);
     *m.shown.get_mut() = n as u64;
-    let partner = port::deliver(&s, c.clone())?;
+    let partner = port::deliver(&s, c.clone()).map_err(|_| Ending::Gone)?;
     let status = c.wait_raw(partner);
     let gone = s.port.closed.load(Ordering::Acquire);
+    drop(s);
     caller.port.spare.keep(c);
-    match status {
-        Some(v) if !gone => Ok(v),
-        _ => Err(Error::NotFound),
+    if let Some(code) = caller.take_exit_request() {
+        return Err(Ending::Exit(code));
     }
+    match status {
+        Some(v) if !gone && !caller.is_killed() && v != GONE => Ok(v),
+        _ => Err(Ending::Gone),
+    }
+}
+
+/// The status a call completes with when its port closes (its holder
+/// ended): never a value a Linux call returns (those are below 2^63 or
+/// negated errnos above -4096).
+const GONE: u64 = Error::NotFound as u64 | (1 << 62);
+
+/// Whether `holder` serves the Linux process whose supervisor is
+/// `supervisor`: it is the supervisor, or the supervisor's parent (the
+/// personality's shared server).
+fn serves(holder: u64, supervisor: u64) -> bool {
+    holder == supervisor || proc::get(supervisor).is_some_and(|s| s.is_child_of(holder))
 }
 
 /// Call `rid` held by `supervisor`, if its caller is a process it serves:
@@ -59,9 +90,14 @@ fn served(supervisor: &Process, rid: u64) -> Result<(Arc<Call>, Arc<Process>), E
     let c = port::held(supervisor, rid)?;
     let p = proc::get(c.caller).ok_or(Error::NotFound)?;
     match p.route() {
-        Route::Linux { supervisor: s, .. } if s == supervisor.pid() => Ok((c, p)),
+        Route::Linux { supervisor: s, .. } if serves(supervisor.pid(), s) => Ok((c, p)),
         _ => Err(Error::Denied),
     }
+}
+
+/// Whether process `pid` is a Linux process `holder` serves (`serves`).
+pub fn serves_process(holder: u64, p: &Process) -> bool {
+    matches!(p.route(), Route::Linux { supervisor, .. } if serves(holder, supervisor))
 }
 
 /// The process waiting in call `rid`, which `supervisor` holds and serves.
@@ -142,6 +178,66 @@ pub fn finish(supervisor: &Process, rid: u64, value: u64) -> Result<(), Error> {
     let c = port::release(supervisor, rid)?;
     wake(rendezvous::answer(supervisor, c, value, 0));
     Ok(())
+}
+
+/// `caller_fpu` (`set`: None) and `caller_set_fpu`: the waiting process's
+/// saved FPU state, read into `out` or replaced by `set`.
+pub fn fpu(holder: &Process, rid: u64, out: Option<&mut [u8; 512]>, set: Option<&[u8; 512]>) -> Result<(), Error> {
+    let (_, p) = served(holder, rid)?;
+    let comp = p.computation().ok_or(Error::NotFound)?;
+    comp.with_waiting_fpu(|area| {
+        if let Some(o) = out {
+            o.copy_from_slice(area);
+        }
+        if let Some(new) = set {
+            area.copy_from_slice(new);
+            // MXCSR (bytes 24..28) with a reserved bit set would fault
+            // fxrstor in the kernel: only its defined bits are kept.
+            let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]) & 0xffff;
+            area[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+        }
+    })
+    .ok_or(Error::Busy)
+}
+
+/// `caller_exit`: the waiting process ends with `status`, quietly (its
+/// supervisor reports what the Linux personality shows).
+pub fn exit(supervisor: &Process, rid: u64, status: u64) -> Result<(), Error> {
+    let (_, p) = served(supervisor, rid)?;
+    p.request_exit(status);
+    let c = port::release(supervisor, rid)?;
+    wake(rendezvous::answer(supervisor, c, 0, 0));
+    Ok(())
+}
+
+/// `linux_pass`: call `rid` goes on to `server`'s `entry` with `msg` (in
+/// the holder's memory, at most 64 bytes) as its message; the server must
+/// serve the process too (its supervisor or the supervisor's parent).
+pub fn pass(holder: &Process, rid: u64, server: u64, entry: u64, msg: UserRange) -> Result<(), Error> {
+    let (c, p) = served(holder, rid)?;
+    if msg.len() > INLINE || !serves_process(server, &p) || entry >= 61 {
+        return Err(Error::Invalid);
+    }
+    let next = port::target(server)?;
+    port::check_entry(&next, entry)?;
+    // The new message first (a Linux call keeps no reply: its buffer is
+    // free), then the call leaves the holder.
+    c.kept.fill_from_user(msg)?;
+    c.relayed.store(true, Ordering::Release);
+    drop(c);
+    let c = port::release(holder, rid)?;
+    c.pass_to(entry);
+    match port::deliver(&next, c.clone()) {
+        Ok(partner) => {
+            holder.port.forwarded.fetch_add(1, Ordering::Relaxed);
+            wake(partner);
+            Ok(())
+        }
+        Err(e) => {
+            wake(c.complete(GONE, 0));
+            Err(e)
+        }
+    }
 }
 
 /// `call_for`: a call of the supervisor's to `server` whose message or

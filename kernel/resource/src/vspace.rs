@@ -348,14 +348,15 @@ pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
         .unwrap_or_default()
 }
 
-/// The attachments of `space` that `owner` holds itself (its program's
-/// regions, its anonymous memory; not what containers, devices or the
-/// kernel hold): (attachment, address) pairs.
+/// The attachments of `space` that make process `owner`'s memory: its
+/// program's regions (attached by the kernel when it was composed) and
+/// the anonymous memory it holds itself; not what containers or devices
+/// hold: (attachment, address) pairs.
 pub fn owned_attachments(space: ResId, owner: u64) -> Vec<(ResId, u64)> {
     LINKS
         .lock()
         .iter()
-        .filter(|(_, e)| e.owner == owner && e.value.space == space && !e.value.held())
+        .filter(|(_, e)| (e.owner == owner || e.owner == KERNEL) && e.value.space == space && !e.value.held())
         .map(|(id, e)| (id, e.value.base))
         .collect()
 }

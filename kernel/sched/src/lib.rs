@@ -76,6 +76,12 @@ pub fn init_cpu() {
 
 pub use kcore::computation::{current, with_current};
 
+/// When the computation running here was switched in (TSC cycles): the
+/// CPU time it has used since is not yet in its `cpu_cycles`.
+pub fn slice_start() -> u64 {
+    RQ[cpu::this_cpu().index].lock().slice_start
+}
+
 /// The CPU a runnable computation should go to: its pinned CPU, else the
 /// online CPU with the shortest queue (ties go to the one it last ran on).
 fn choose_cpu(c: &Computation) -> usize {

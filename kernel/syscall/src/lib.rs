@@ -14,6 +14,7 @@
 
 extern crate alloc;
 
+mod alarm;
 mod console;
 mod container;
 pub mod inspect;
@@ -31,7 +32,8 @@ use kcore::{clock, cpu};
 use resource::mediator;
 use resource::{KERNEL, ResId, plate, process, program, vregion};
 
-pub use console::input_ready;
+pub use alarm::on_tick as alarms_on_tick;
+pub use console::{input_ready, interrupt_key};
 
 /// System calls made since boot.
 pub static SYSCALLS: AtomicU64 = AtomicU64::new(0);
@@ -163,7 +165,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn console_read(&mut self, a: call::ConsoleRead) -> Result<u64, Error> {
-        console::sys_console_read(a)
+        console::sys_console_read(self.me, a)
     }
 
     fn map(&mut self, a: call::Map) -> Result<u64, Error> {
@@ -370,7 +372,7 @@ impl abi::Serve for Native<'_> {
     fn plate_create(&mut self, a: call::PlateCreate) -> Result<u64, Error> {
         let name = uaccess::read_text(a.name, MAX_TEXT)?;
         // A program's image, read whole: the plate keeps it.
-        let content = uaccess::read_bytes(a.content.0.addr, a.content.0.len, 256 << 20)?;
+        let content = uaccess::read_long(a.content.0.addr, a.content.0.len, 256 << 20)?;
         Ok(plate::create(self.me.pid(), &name, a.tag, &content)?.raw())
     }
 
@@ -433,9 +435,13 @@ impl abi::Serve for Native<'_> {
     fn linux_fork(&mut self, a: call::LinuxFork) -> Result<u64, Error> {
         let parent = ipc::supervise::waiting(self.me, a.rid)?;
         let regs = ipc::supervise::regs(self.me, a.rid)?;
-        // The child's supervisor: this one, or a child of this one's.
+        // The child's supervisor: this one, a child of this one's, or
+        // another the same shared server started (pooled supervisors are
+        // its children).
         let s = proc::get(a.supervisor).ok_or(Error::NotFound)?;
-        if !(s.pid() == self.me.pid() || s.is_child_of(self.me.pid())) || a.linux_pid == 0 {
+        let me = self.me.pid();
+        let sibling = self.me.parent() != proc::NO_PARENT && s.is_child_of(self.me.parent());
+        if !(s.pid() == me || s.is_child_of(me) || sibling) || s.has_exited() || a.linux_pid == 0 {
             return Err(Error::Invalid);
         }
         resource::proc::spawn::fork(&parent, regs, a.supervisor, a.linux_pid)
@@ -443,18 +449,56 @@ impl abi::Serve for Native<'_> {
 
     fn linux_attention(&mut self, a: call::LinuxAttention) -> Result<u64, Error> {
         let p = proc::get(a.pid).ok_or(Error::NotFound)?;
-        match p.route() {
-            Route::Linux { supervisor, .. } if supervisor == self.me.pid() => {
-                p.ask_attention();
-                // A process running on another CPU comes back to the kernel
-                // at its next interrupt; a reschedule IPI makes that now.
-                if let Some(c) = p.computation() {
-                    sched::kick(&c);
-                }
-                Ok(0)
-            }
-            _ => Err(Error::Denied),
+        if !ipc::supervise::serves_process(self.me.pid(), &p) {
+            return Err(Error::Denied);
         }
+        p.ask_attention();
+        // A process running on another CPU comes back to the kernel at its
+        // next interrupt (a reschedule IPI makes that now); one asleep in a
+        // sleep the kernel serves it wakes to see (other waits look again
+        // and wait on).
+        if let Some(c) = p.computation() {
+            sched::kick(&c);
+            sched::wake(&c);
+        }
+        Ok(0)
+    }
+
+    fn caller_exit(&mut self, a: call::CallerExit) -> Result<u64, Error> {
+        ipc::supervise::exit(self.me, a.rid, a.status).map(|()| 0)
+    }
+
+    fn linux_pass(&mut self, a: call::LinuxPass) -> Result<u64, Error> {
+        let msg = uaccess::UserRange::of(a.msg.0)?;
+        ipc::supervise::pass(self.me, a.rid, a.server, a.entry, msg).map(|()| 0)
+    }
+
+    fn console_attach(&mut self, a: call::ConsoleAttach) -> Result<u64, Error> {
+        console::attach(self.me, a.entry).map(|()| 0)
+    }
+
+    fn caller_fpu(&mut self, a: call::CallerFpu) -> Result<u64, Error> {
+        let to = uaccess::UserRange::of(a.out.0)?;
+        if to.len() != 512 {
+            return Err(Error::Invalid);
+        }
+        let mut area = [0u8; 512];
+        ipc::supervise::fpu(self.me, a.rid, Some(&mut area), None)?;
+        to.write(&area).map(|()| 0)
+    }
+
+    fn caller_set_fpu(&mut self, a: call::CallerSetFpu) -> Result<u64, Error> {
+        let from = uaccess::UserRange::of(a.data.0)?;
+        if from.len() != 512 {
+            return Err(Error::Invalid);
+        }
+        let mut area = [0u8; 512];
+        from.read(&mut area)?;
+        ipc::supervise::fpu(self.me, a.rid, None, Some(&area)).map(|()| 0)
+    }
+
+    fn port_alarm(&mut self, a: call::PortAlarm) -> Result<u64, Error> {
+        alarm::set(self.me, a.entry, a.deadline).map(|()| 0)
     }
 
     fn caller_map(&mut self, a: call::CallerMap) -> Result<u64, Error> {

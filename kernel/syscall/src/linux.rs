@@ -12,6 +12,7 @@
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
 use ipc::process::{self as proc, Process};
+use ipc::supervise::Ending;
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::clock;
 use kcore::mm::layout::PAGE_SIZE;
@@ -27,8 +28,10 @@ mod errno {
     pub const ENOMEM: u64 = 12;
     pub const EFAULT: u64 = 14;
     pub const EBUSY: u64 = 16;
+    pub const EINTR: u64 = 4;
     pub const EINVAL: u64 = 22;
     pub const ENOSYS: u64 = 38;
+    pub const EOPNOTSUPP: u64 = 95;
 }
 
 /// A negated errno, as a system call returns it.
@@ -79,7 +82,11 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
             0
         }
         nr::CLOCK_GETTIME => result(clock_gettime(a[0], a[1])),
-        nr::GETTIMEOFDAY => result(gettimeofday(a[0])),
+        nr::CLOCK_GETRES => result(clock_getres(a[0], a[1])),
+        nr::TIME => time(a[0]),
+        nr::NANOSLEEP => result(nanosleep(me, a[0], a[1])),
+        nr::CLOCK_NANOSLEEP => clock_nanosleep(me, a[0], a[1], a[2], a[3]),
+        nr::GETTIMEOFDAY => result(gettimeofday(a[0], a[1])),
         nr::ARCH_PRCTL => arch_prctl(a[0], a[1]),
         nr::BRK => brk(me, a[0]),
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
@@ -89,13 +96,17 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
     }
 }
 
-/// The call to the supervisor; a process whose supervisor is gone cannot
-/// go on, and is ended.
+/// The call to the supervisor. The supervisor may end the process
+/// instead of returning; a process whose supervisor is gone cannot go on,
+/// and is ended.
 fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
     match ipc::supervise::to_supervisor(me, supervisor, entry::SYSCALL, proc::as_bytes(&call)) {
         Ok(v) => v,
-        Err(_) => {
-            kcore::println!("process {} ({}): its supervisor is gone", me.pid(), me.name());
+        Err(Ending::Exit(status)) => proc::exit_current(status),
+        Err(Ending::Gone) => {
+            if !me.is_killed() {
+                kcore::println!("process {} ({}): its supervisor is gone", me.pid(), me.name());
+            }
             proc::exit_current(abi::KILLED_STATUS)
         }
     }
@@ -109,25 +120,140 @@ const CLOCK_MONOTONIC_RAW: u64 = 4;
 const CLOCK_REALTIME_COARSE: u64 = 5;
 const CLOCK_MONOTONIC_COARSE: u64 = 6;
 const CLOCK_BOOTTIME: u64 = 7;
+const CLOCK_TAI: u64 = 11;
+const NS: u64 = 1_000_000_000;
 
-fn clock_gettime(clock_id: u64, to: u64) -> Result<u64, Error> {
-    let ns = match clock_id {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE => clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000,
+/// The time on `clock_id`, in nanoseconds.
+fn now_on(clock_id: u64) -> Result<u64, Error> {
+    Ok(match clock_id {
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => clock::nanos() + EPOCH_AT_BOOT * NS,
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => clock::nanos(),
         CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
             let c = sched::current().ok_or(Error::NotFound)?;
-            clock::cycles_to_ns(c.cpu_cycles.load(core::sync::atomic::Ordering::Relaxed))
+            let ran = clock::cycles_to_ns(c.cpu_cycles.load(core::sync::atomic::Ordering::Relaxed));
+            // What it has run since it was last switched in counts too.
+            ran + clock::cycles_to_ns(clock::cycles().saturating_sub(sched::slice_start()))
         }
         _ => return Err(Error::Invalid),
-    };
-    uaccess::write(to, &[ns / 1_000_000_000, ns % 1_000_000_000])?;
+    })
+}
+
+fn clock_gettime(clock_id: u64, to: u64) -> Result<u64, Error> {
+    let ns = now_on(clock_id)?;
+    uaccess::write(to, &[ns / NS, ns % NS])?;
     Ok(0)
 }
 
-fn gettimeofday(to: u64) -> Result<u64, Error> {
+/// The coarse clocks move with the timer's tick (Linux: 250 Hz, 4 ms);
+/// the others by the nanosecond.
+fn clock_getres(clock_id: u64, to: u64) -> Result<u64, Error> {
+    now_on(clock_id)?;
+    let res: u64 = match clock_id {
+        CLOCK_REALTIME_COARSE | CLOCK_MONOTONIC_COARSE => 4_000_000,
+        _ => 1,
+    };
+    if to != 0 {
+        uaccess::write(to, &[0u64, res])?;
+    }
+    Ok(0)
+}
+
+/// `time`: seconds on CLOCK_REALTIME, stored too if `to` is not null.
+fn time(to: u64) -> u64 {
+    let s = (clock::nanos() + EPOCH_AT_BOOT * NS) / NS;
+    if to != 0 && uaccess::write(to, &s).is_err() {
+        return fail(errno::EFAULT);
+    }
+    s
+}
+
+/// A `struct timespec` from user memory, checked as Linux checks it.
+fn read_timespec(at: u64) -> Result<u64, u64> {
+    let ts: [u64; 2] = uaccess::read(at).map_err(|_| errno::EFAULT)?;
+    // (Signed fields: a negative one is above 2^63 here.)
+    if ts[0] >> 63 != 0 || ts[1] >= NS {
+        return Err(errno::EINVAL);
+    }
+    Ok(ts[0].saturating_mul(NS).saturating_add(ts[1]))
+}
+
+/// Sleeps until `deadline` (ns since boot) unless the process is asked
+/// to stop for its supervisor (a signal to deliver) or killed: then false.
+fn sleep_until(me: &Process, deadline: u64) -> bool {
+    loop {
+        if clock::nanos() >= deadline {
+            return true;
+        }
+        if me.attention_pending() || me.is_killed() {
+            return false;
+        }
+        sched::sleep_until(deadline);
+    }
+}
+
+/// An interrupted relative sleep: what is left goes to `rem` (if given).
+fn interrupted(deadline: u64, rem: u64) -> u64 {
+    if rem != 0 {
+        let left = deadline.saturating_sub(clock::nanos());
+        if uaccess::write(rem, &[left / NS, left % NS]).is_err() {
+            return fail(errno::EFAULT);
+        }
+    }
+    fail(errno::EINTR)
+}
+
+/// `nanosleep` served here: a sleep touches nothing but the sleeper, and
+/// a signal for it ends the sleep through its attention stop.
+fn nanosleep(me: &Process, req: u64, rem: u64) -> Result<u64, Error> {
+    let ns = match read_timespec(req) {
+        Ok(ns) => ns,
+        Err(e) => return Ok(fail(e)),
+    };
+    let deadline = clock::nanos().saturating_add(ns);
+    Ok(if sleep_until(me, deadline) {
+        0
+    } else {
+        interrupted(deadline, rem)
+    })
+}
+
+const TIMER_ABSTIME: u64 = 1;
+
+/// `clock_nanosleep` returns its error number (not -1 and errno).
+fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) -> u64 {
+    // The clock's distance from the kernel's (a constant: reading both
+    // and subtracting could go below zero by the time between readings).
+    let base = match clock_id {
+        CLOCK_THREAD_CPUTIME_ID => return fail(errno::EOPNOTSUPP),
+        CLOCK_PROCESS_CPUTIME_ID => return fail(errno::EINVAL),
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => EPOCH_AT_BOOT * NS,
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => 0,
+        _ => return fail(errno::EINVAL),
+    };
+    let ns = match read_timespec(req) {
+        Ok(ns) => ns,
+        Err(e) => return fail(e),
+    };
+    let deadline = if flags & TIMER_ABSTIME != 0 {
+        ns.saturating_sub(base)
+    } else {
+        clock::nanos().saturating_add(ns)
+    };
+    match sleep_until(me, deadline) {
+        true => 0,
+        false if flags & TIMER_ABSTIME != 0 => fail(errno::EINTR),
+        false => interrupted(deadline, rem),
+    }
+}
+
+fn gettimeofday(to: u64, zone: u64) -> Result<u64, Error> {
     if to != 0 {
         let ns = clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000;
         uaccess::write(to, &[ns / 1_000_000_000, (ns % 1_000_000_000) / 1000])?;
+    }
+    // The time zone: UTC (two zero words: minutes west, no daylight saving time).
+    if zone != 0 {
+        uaccess::write(zone, &0u64)?;
     }
     Ok(0)
 }
@@ -147,6 +273,7 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
     }
 }
 
+const MAP_SHARED: u64 = 0x01;
 const MAP_FIXED: u64 = 0x10;
 /// `map_into`: at `addr` exactly, failing if anything is there (the
 /// program break's growth; not a Linux flag).
@@ -185,6 +312,12 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             resource::set_owner(region, p.pid());
+            if flags & MAP_SHARED != 0
+                && let Some(space) = p.space()
+                && let Some(at) = space.lock().attachment_mut(a.id, 0)
+            {
+                at.region.fork_shares = true;
+            }
             Ok(a.base)
         }
         Err(e) => {

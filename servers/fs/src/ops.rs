@@ -329,6 +329,24 @@ impl Server {
                 self.fm()?.sync().map_err(errno)?;
                 Ok((0, 0))
             }
+            SHARE => {
+                let mut r = Reader::new(msg);
+                let fd = r.u32().ok_or(Errno::EINVAL)?;
+                r.u32();
+                let target = r.u64().ok_or(Errno::EINVAL)?;
+                let f = self.file(caller, fd)?;
+                if !tessera_rt::sys::alive(target) {
+                    return Err(Errno::ESRCH);
+                }
+                self.fm()?.open(f.handle).map_err(errno)?;
+                match self.client(target).insert(f) {
+                    Ok(n) => Ok((n as i64, 0)),
+                    Err(e) => {
+                        let _ = self.fm()?.close(f.handle);
+                        Err(e)
+                    }
+                }
+            }
             FSYNC => {
                 let f = self.file(caller, fd_of(msg)?)?;
                 self.fm()?.fsync(f.handle).map_err(errno)?;

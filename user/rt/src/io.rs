@@ -39,10 +39,25 @@ impl Write for Console {
     }
 }
 
+/// Where printing goes while `capture` runs (a server that hands a report
+/// to a client instead of the console).
+static CAPTURED: spin::Mutex<Option<alloc::string::String>> = spin::Mutex::new(None);
+
 pub fn print_fmt(args: fmt::Arguments) {
+    if let Some(text) = CAPTURED.lock().as_mut() {
+        let _ = text.write_fmt(args);
+        return;
+    }
     let mut c = Console::new();
     let _ = c.write_fmt(args);
     c.flush();
+}
+
+/// What `f` prints, instead of printing it.
+pub fn capture(f: impl FnOnce()) -> alloc::string::String {
+    *CAPTURED.lock() = Some(alloc::string::String::new());
+    f();
+    CAPTURED.lock().take().unwrap_or_default()
 }
 
 #[macro_export]

@@ -62,6 +62,9 @@ pub struct Region {
     /// device's, not RAM the region owns; they are mapped uncached and
     /// never freed, filled, exchanged or copied.
     device: bool,
+    /// A Linux MAP_SHARED mapping: a fork gives the child the same frames,
+    /// not a copy.
+    pub fork_shares: bool,
     /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
     /// pages from the start is one physically contiguous block aligned to
     /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
@@ -100,6 +103,7 @@ impl Region {
             frames,
             shared: None,
             device: false,
+            fork_shares: false,
             blocks: false,
             keep: None,
         })
@@ -459,12 +463,13 @@ impl Region {
         let frames = frame_list(self.frames.len(), |i| self.frames[i])?;
         Ok(Region {
             kind: self.kind,
-            backing: Backing::Zero,
+            backing: self.backing.clone(),
             writable: self.writable,
             executable: self.executable,
             frames,
             shared: Some(set),
             device: false,
+            fork_shares: self.fork_shares,
             blocks: self.blocks,
             keep: None,
         })
@@ -496,6 +501,9 @@ impl Region {
                 )
             };
         }
+        // Its initial content is the original's (a forked process's data,
+        // refilled from it if the copy is reused from the pool).
+        copy.backing = self.backing.clone();
         Ok(copy)
     }
 }

@@ -56,8 +56,14 @@ impl Program {
     }
 }
 
-/// Parses a static x86_64 executable. Anything else (dynamic, another
-/// machine, overlapping or out-of-range segments) is `BadProgram`.
+/// Where a position-independent program (ET_DYN) linked at address 0 is
+/// loaded: Linux's place for one, two thirds up its 47-bit user half.
+pub const PIE_BASE: u64 = 0x5555_5555_4000;
+
+/// Parses a static x86_64 executable: fixed-address (ET_EXEC), or
+/// position-independent (ET_DYN without an interpreter: a static PIE,
+/// which relocates itself) moved to `PIE_BASE`. Anything else (dynamic,
+/// another machine, overlapping or out-of-range segments) is `BadProgram`.
 pub fn parse(
     bytes: kcore::bytes::Bytes,
     plate: restable::ResId,
@@ -70,18 +76,28 @@ pub fn parse(
     let bad = Error::BadProgram;
     let header = elf::FileHeader64::<Endianness>::parse(image).map_err(|_| bad)?;
     let endian = header.endian().map_err(|_| bad)?;
-    if header.e_machine(endian) != elf::EM_X86_64 || header.e_type(endian) != elf::ET_EXEC {
+    let pie = header.e_type(endian) == elf::ET_DYN;
+    if header.e_machine(endian) != elf::EM_X86_64 || !(header.e_type(endian) == elf::ET_EXEC || pie) {
         return Err(bad);
     }
+    let headers = header.program_headers(endian, image).map_err(|_| bad)?;
+    let lowest = headers
+        .iter()
+        .filter(|ph| ph.p_type(endian) == elf::PT_LOAD)
+        .map(|ph| ph.p_vaddr(endian))
+        .min()
+        .unwrap_or(0);
+    let bias = if pie && lowest < PIE_BASE { PIE_BASE } else { 0 };
     let mut segments = Vec::new();
-    for ph in header.program_headers(endian, image).map_err(|_| bad)? {
+    for ph in headers {
         match ph.p_type(endian) {
             elf::PT_LOAD => {}
-            elf::PT_INTERP | elf::PT_DYNAMIC => return Err(bad),
+            elf::PT_INTERP => return Err(bad),
+            elf::PT_DYNAMIC if !pie => return Err(bad),
             _ => continue,
         }
         let s = Segment {
-            vaddr: ph.p_vaddr(endian),
+            vaddr: ph.p_vaddr(endian).checked_add(bias).ok_or(bad)?,
             memsz: ph.p_memsz(endian),
             filesz: ph.p_filesz(endian),
             offset: ph.p_offset(endian),
@@ -110,7 +126,7 @@ pub fn parse(
             return Err(bad);
         }
     }
-    let entry = header.e_entry(endian);
+    let entry = header.e_entry(endian).wrapping_add(bias);
     if segments.is_empty()
         || !segments
             .iter()

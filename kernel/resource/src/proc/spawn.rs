@@ -554,7 +554,7 @@ fn copy_space(p: &super::Process) -> Result<ResId, Error> {
             let Some(a) = s.attachment_mut(link, 0) else {
                 continue;
             };
-            if a.region.writable {
+            if a.region.writable && !a.region.fork_shares {
                 a.region.duplicate()
             } else {
                 a.region.share()

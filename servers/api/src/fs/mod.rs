@@ -54,6 +54,7 @@
 //! | `FSYNC` | fd u32, 0 u32 | 0 |
 //! | `ERRNO` | | the errno of the last failed READ/READDIR (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
+//! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 
 pub mod client;
 
@@ -85,7 +86,11 @@ pub const SYNC: u64 = 18;
 pub const FSYNC: u64 = 19;
 pub const ERRNO: u64 = 20;
 pub const STATS: u64 = 21;
-pub const ENTRIES: u64 = (1 << 22) - 1;
+/// The same open file for another client (a Linux process's supervisor
+/// hands its files to its child's at fork: both have it open, each under
+/// its own number).
+pub const SHARE: u64 = 22;
+pub const ENTRIES: u64 = (1 << 23) - 1;
 
 /// How READ and READDIR fail: the call ends with this error and `ERRNO`
 /// gives the errno.

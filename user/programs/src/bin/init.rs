@@ -24,14 +24,16 @@ use tessera_rt::{println, sys};
 const FILE_LIMIT: usize = 64 * 1024;
 
 /// Starts every server the file lists, each on its CPU. A bad line is
-/// reported and skipped; the others still start.
-fn start_servers(file: &str) {
+/// reported and skipped; the others still start. Returns whether the Linux
+/// personality's server was among them.
+fn start_servers(file: &str) -> bool {
+    let mut linux = false;
     if file == "off" {
-        return;
+        return linux;
     }
     let Ok(text) = sys::read_plate(file, FILE_LIMIT) else {
         println!("init: no servers file {file}");
-        return;
+        return linux;
     };
     let name = file.rsplit('/').next().unwrap_or(file);
     for line in core::str::from_utf8(&text).unwrap_or("").lines() {
@@ -47,11 +49,15 @@ fn start_servers(file: &str) {
             None => Ok(None),
         });
         match started {
-            Ok(Some(pid)) => println!("{name}: started '{}' as pid {pid}", line.trim()),
+            Ok(Some(pid)) => {
+                linux |= line.split_ascii_whitespace().next() == Some("linux");
+                println!("{name}: started '{}' as pid {pid}", line.trim())
+            }
             Ok(None) => {}
             Err(e) => println!("{name}: '{}': {:?}", line.trim(), e),
         }
     }
+    linux
 }
 
 fn main(args: &[&str]) -> i32 {
@@ -71,7 +77,7 @@ fn main(args: &[&str]) -> i32 {
         }
     }
     user_programs::pool::apply_file(pool_file);
-    start_servers(servers_file);
+    let linux = start_servers(servers_file);
 
     let (program, program_args, foreground, rights) = match rest {
         [] => (
@@ -82,6 +88,18 @@ fn main(args: &[&str]) -> i32 {
         ),
         [program, program_args @ ..] => (*program, program_args, 1, abi::rights::ALL),
     };
+    // With the Linux personality up and no program asked for, the console
+    // starts in busybox's shell on the root disk; the native shell follows
+    // when it ends.
+    if rest.is_empty() && linux && sys::wait_for_name("linux") != 0 {
+        let options = SpawnOptions {
+            rights: abi::rights::SYSTEM,
+            ..SpawnOptions::DEFAULT
+        };
+        if let Ok(pid) = sys::spawn("linux", &["/bin/sh", "-l"], &options) {
+            let _ = sys::wait(pid);
+        }
+    }
     let options = SpawnOptions {
         cpu: sys::proc_info(0).map_or(abi::ANY_CPU, |me| me.affinity),
         foreground,

@@ -1,0 +1,160 @@
+//! A pipe's buffer, kept as Linux keeps it: up to 16 pages, a write
+//! appended to the last page only if it fits there whole, so that the
+//! capacity programs observe is Linux's (65,536 bytes in writes of 4,096,
+//! 64,000 in writes of 1,000).
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+pub const PAGE: usize = 4096;
+/// Pages a pipe holds.
+pub const PAGES: usize = 16;
+/// Writes of at most this many bytes are atomic.
+pub const PIPE_BUF: usize = 4096;
+
+#[derive(Default)]
+pub struct Pipe {
+    pages: VecDeque<Vec<u8>>,
+    /// Bytes already read from the first page.
+    head: usize,
+    /// References to each end (processes holding it open).
+    pub readers: u32,
+    pub writers: u32,
+}
+
+impl Pipe {
+    /// An empty pipe with one holder of each end.
+    pub fn new() -> Pipe {
+        Pipe {
+            readers: 1,
+            writers: 1,
+            ..Pipe::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.iter().map(Vec::len).sum::<usize>() - self.head
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes a write of `len` bytes would place now (0: it must wait). A
+    /// write of at most PIPE_BUF bytes goes whole or not at all.
+    pub fn room_for(&self, len: usize) -> usize {
+        let free_pages = PAGES - self.pages.len();
+        let tail = len % PAGE;
+        let merge = match self.pages.back() {
+            Some(last) if tail > 0 && last.len() + tail <= PAGE => tail,
+            _ => 0,
+        };
+        let pages_needed = (len - merge).div_ceil(PAGE);
+        if pages_needed <= free_pages {
+            return len;
+        }
+        if len <= PIPE_BUF {
+            return 0;
+        }
+        // A large write goes in part: the merge and whole free pages.
+        (merge + free_pages * PAGE).min(len)
+    }
+
+    /// Appends `data` (which `room_for` allowed), page by page.
+    pub fn push(&mut self, mut data: &[u8]) {
+        let tail = data.len() % PAGE;
+        if tail > 0
+            && let Some(last) = self.pages.back_mut()
+            && last.len() + tail <= PAGE
+        {
+            last.extend_from_slice(&data[..tail]);
+            data = &data[tail..];
+        }
+        for chunk in data.chunks(PAGE) {
+            self.pages.push_back(chunk.to_vec());
+        }
+    }
+
+    /// The first `n` bytes, without taking them.
+    pub fn peek(&self, n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n.min(self.len()));
+        let mut skip = self.head;
+        for p in &self.pages {
+            let part = &p[skip..];
+            skip = 0;
+            let want = n - out.len();
+            out.extend_from_slice(&part[..part.len().min(want)]);
+            if out.len() == n {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Takes the first `n` bytes (at most what there is).
+    pub fn consume(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(first) = self.pages.front() else { return };
+            let left = first.len() - self.head;
+            if n < left {
+                self.head += n;
+                return;
+            }
+            n -= left;
+            self.pages.pop_front();
+            self.head = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(write: usize) -> usize {
+        let mut p = Pipe::default();
+        let data = vec![7u8; write];
+        let mut total = 0;
+        while p.room_for(write) == write {
+            p.push(&data);
+            total += write;
+        }
+        total
+    }
+
+    #[test]
+    fn capacity_is_linuxs() {
+        assert_eq!(fill(4096), 65536);
+        assert_eq!(fill(1000), 64000);
+        assert_eq!(fill(1), 65536);
+    }
+
+    #[test]
+    fn reads_take_in_order_across_pages() {
+        let mut p = Pipe::default();
+        p.push(b"hello ");
+        p.push(&[b'x'; 5000]);
+        p.push(b"end");
+        assert_eq!(p.len(), 5009);
+        assert_eq!(p.peek(8), b"hello xx");
+        p.consume(6);
+        p.consume(5000);
+        assert_eq!(p.peek(100), b"end");
+        p.consume(3);
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn large_writes_go_in_part_small_ones_whole() {
+        let mut p = Pipe::default();
+        for _ in 0..15 {
+            p.push(&[0; 4096]);
+        }
+        p.push(&[0; 100]);
+        // One page free (and room after the 100 bytes): 8000 bytes is
+        // more than PIPE_BUF, so part of it goes.
+        assert_eq!(p.room_for(8000), 3904);
+        assert_eq!(p.room_for(4096), 0);
+        assert_eq!(p.room_for(3996), 3996);
+    }
+}

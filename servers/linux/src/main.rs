@@ -1,0 +1,30 @@
+//! The Linux personality (seed 003's process network serving UNIX calls):
+//! one program in three roles.
+//!
+//! - `linux --server`: the shared server (`shared/`), started at boot by
+//!   init (`etc/servers.conf`): processes, pipes, the terminal.
+//! - `linux --supervisor`: a supervisor (`sup/`, seed 003's 監督プロセス),
+//!   one per Linux process, started and pooled by the shared server.
+//! - `linux [PROGRAM [ARGS...]]`: the launcher (`launcher.rs`): runs a Linux
+//!   program (default `/bin/sh`) on the terminal and waits for it, from
+//!   the native shell or init.
+#![no_std]
+#![no_main]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+mod launcher;
+mod proto;
+mod shared;
+mod sup;
+
+fn main(args: &[&str]) -> i32 {
+    match args.get(1).copied() {
+        Some("--server") => shared::main(),
+        Some("--supervisor") => sup::main(),
+        _ => launcher::main(args),
+    }
+}
+
+tessera_rt::entry!(main);

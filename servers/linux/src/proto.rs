@@ -1,0 +1,219 @@
+//! The personality's own protocol between its processes: the launcher, the
+//! supervisors (one per Linux process) and the shared server (`linux`).
+//!
+//! Calls go one way only: a Linux process to its supervisor (the kernel's
+//! rendezvous), a supervisor to the shared server or the file server, a
+//! supervisor to a pooled supervisor it hands a child to. The shared server
+//! never calls a supervisor and waits for it: it tells one of a signal
+//! with a request (`request`, no wait), so no cycle of waits can form.
+//!
+//! Messages are little-endian 64-bit words, the first one the operation.
+
+use alloc::vec::Vec;
+
+/// The shared server's name.
+pub const NAME: &str = "linux";
+
+/// The shared server's entries.
+pub mod shared {
+    /// A request that is answered at once (or, for the launcher's WAIT,
+    /// when its process ends): `Ctl` words.
+    pub const CTL: u64 = 0;
+    /// A Linux call its supervisor passed on (`linux_pass`): it waits here
+    /// (a pipe, a child, the terminal), answered to the process directly.
+    pub const PASS: u64 = 1;
+    /// The alarm (`port_alarm`): timers are due.
+    pub const TICK: u64 = 2;
+    /// Console input arrived (`console_attach`).
+    pub const INPUT: u64 = 3;
+    /// Bytes for the terminal: the message is the data itself, read from
+    /// the Linux process's own buffer (`call_for`: copied once).
+    pub const TTY_WRITE: u64 = 4;
+    pub const ENTRIES: u64 = 0b11111;
+}
+
+/// A supervisor's entries beyond the kernel's (`abi::linux::entry`).
+pub mod sup {
+    /// Its process, from a launcher or a forking supervisor.
+    pub const INIT: u64 = 3;
+    /// A signal for its process, from the shared server (a request).
+    pub const SIGNAL: u64 = 4;
+    /// A poll of its process may go on (the token of its registration).
+    pub const WAKE: u64 = 5;
+    pub const IDLE_ENTRIES: u64 = (1 << INIT) | (1 << SIGNAL) | (1 << WAKE);
+    pub const ENTRIES: u64 = 0b111111;
+}
+
+/// Operations of `shared::CTL` (word 0).
+pub mod ctl {
+    /// Launcher: a new Linux process (session leader on the terminal):
+    /// → [pid, supervisor].
+    pub const START: u64 = 1;
+    /// Launcher: waits for the end of `pid` → [wait status].
+    pub const WAIT: u64 = 2;
+    /// [parent pid, vfork, objects...]: a child → [pid, supervisor].
+    pub const FORK: u64 = 3;
+    /// [pid, tessera pid, comm (2 words), command line words...]: the
+    /// process runs a new program.
+    pub const EXEC: u64 = 4;
+    /// [pid, wait status, objects...]: it ended.
+    pub const EXIT: u64 = 5;
+    /// A supervisor is free again → [1: end instead (the pool is full)].
+    pub const IDLE: u64 = 6;
+    /// [sender, target (pid, -pgid, -1, 0), signal, code, value, uid]
+    /// → [0 or -errno, the sender itself is among the targets].
+    pub const KILL: u64 = 7;
+    /// [caller, pid, pgid] → [0 or -errno].
+    pub const SETPGID: u64 = 8;
+    /// [caller, pid] → [pgid or -errno].
+    pub const GETPGID: u64 = 9;
+    /// [caller, pid] → [sid or -errno].
+    pub const GETSID: u64 = 10;
+    /// [caller] → [sid or -errno].
+    pub const SETSID: u64 = 11;
+    /// [pid] → [parent].
+    pub const GETPPID: u64 = 12;
+    /// [] → [read end, write end].
+    pub const PIPE: u64 = 13;
+    /// [objects...]: references given up.
+    pub const RELEASE: u64 = 14;
+    /// [object] → [kind, status flags, bytes readable].
+    pub const OBJ_INFO: u64 = 15;
+    /// [object, flags] : its status flags (O_NONBLOCK, O_APPEND).
+    pub const OBJ_SETFL: u64 = 16;
+    /// [offset, flags] → [object]: an open file's position, shared from
+    /// now on (its descriptor went to a child).
+    pub const SHARE_FILE: u64 = 17;
+    /// [object, 0: get | 1: set | 2: add, value] → [position before].
+    pub const FILE_POS: u64 = 18;
+    /// [pid, request, argument words...] → [result, words out...]: a
+    /// terminal ioctl.
+    pub const TTY_IOCTL: u64 = 19;
+    /// [pid, deadline ns (0: do not wait; u64::MAX: no deadline),
+    /// objects and events...] → [ready, events...], or [0, token]: the
+    /// supervisor is told (`sup::WAKE` with the token) when an object is
+    /// ready or at the deadline.
+    pub const POLL: u64 = 20;
+    /// [pid]: its passed call (if any) ends with -ERESTARTSYS.
+    pub const INTERRUPT: u64 = 21;
+    /// [pid, uid, euid]: who it is, for kill's permission check.
+    pub const CRED: u64 = 22;
+    /// [pid, seconds ns value, interval ns] → [remaining ns, interval]:
+    /// its real-time timer (alarm, setitimer ITIMER_REAL).
+    pub const ALARM: u64 = 23;
+    /// [pid, no child waits (SIGCHLD ignored or SA_NOCLDWAIT)].
+    pub const NOCLDWAIT: u64 = 24;
+    /// [] → pids of every live or zombie process.
+    pub const PIDS: u64 = 25;
+    /// [pid] → [parent, pgid, sid, state, tessera pid, uid, tty fg pgrp,
+    /// start ns, comm (2 words)].
+    pub const PROC: u64 = 26;
+    /// [pid, stopped (1) or continued (0), signal]: job control.
+    pub const STOPPED: u64 = 27;
+    /// [pid] → [0: allowed, or the signal that stops it (SIGTTOU) or
+    /// -errno]: may it change the terminal (tcsetpgrp, TCSETS)?
+    pub const TTY_CHECK: u64 = 28;
+    /// [objects...]: one more reference each (a new description of one).
+    pub const HOLD: u64 = 29;
+    /// [which (0: host name, 1: domain name), length or u64::MAX to only
+    /// read, the name's bytes in words] → [length, the bytes in words]:
+    /// the system's names (uname), as they were before a change.
+    pub const UTS: u64 = 30;
+}
+
+/// A name as message words: its bytes, the last word padded with zeros.
+pub fn name_words(name: &[u8]) -> Vec<u64> {
+    name.chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+/// Operations of `shared::PASS` (word 0; the message is at most 64 bytes).
+pub mod pass {
+    /// [pid, object, buffer, length, flags]: a read that may wait.
+    pub const READ: u64 = 1;
+    /// [pid, object, buffer, length, flags]: a write that may wait.
+    pub const WRITE: u64 = 2;
+    /// [pid, which, options, status address, rusage address].
+    pub const WAIT4: u64 = 3;
+    /// [pid, idtype, id, options, siginfo address, rusage address].
+    pub const WAITID: u64 = 4;
+    /// [pid]: a vfork parent waits for its child to exec or end.
+    pub const VFORK_WAIT: u64 = 6;
+    /// READ / WRITE flags.
+    pub const NONBLOCK: u64 = 1;
+    /// The reader ignores or blocks SIGTTIN (a background read fails).
+    pub const TTIN_MASKED: u64 = 2;
+}
+
+/// Object kinds (`OBJ_INFO`).
+pub mod obj {
+    pub const PIPE_READ: u64 = 1;
+    pub const PIPE_WRITE: u64 = 2;
+    pub const TTY: u64 = 3;
+    pub const FILE: u64 = 4;
+    /// The terminal's object, which every session's standard files share.
+    pub const TTY_ID: u64 = 1;
+}
+
+/// A signal as the shared server tells a supervisor (`sup::SIGNAL`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Signal {
+    pub sig: u64,
+    pub code: i64,
+    pub pid: u64,
+    pub uid: u64,
+    pub status: i64,
+    pub value: u64,
+}
+
+impl Signal {
+    pub fn to_words(self) -> [u64; 6] {
+        [
+            self.sig,
+            self.code as u64,
+            self.pid,
+            self.uid,
+            self.status as u64,
+            self.value,
+        ]
+    }
+
+    pub fn from_words(w: &[u64]) -> Signal {
+        let g = |i: usize| w.get(i).copied().unwrap_or(0);
+        Signal {
+            sig: g(0),
+            code: g(1) as i64,
+            pid: g(2),
+            uid: g(3),
+            status: g(4) as i64,
+            value: g(5),
+        }
+    }
+}
+
+/// Words as message bytes.
+pub fn bytes(words: &[u64]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(words.len() * 8);
+    for w in words {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v
+}
+
+/// Message bytes as words (a partial last word is dropped).
+pub fn words(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+/// Word `i` of a message, 0 past its end.
+pub fn word(w: &[u64], i: usize) -> u64 {
+    w.get(i).copied().unwrap_or(0)
+}

@@ -1,0 +1,494 @@
+//! The personality's shared server (`linux`): what Linux processes share
+//! and what they wait for. The process table with Linux's pids, parents,
+//! process groups and sessions (`procs.rs`); waiting for children and
+//! routing signals between processes; pipes and the terminal with its
+//! line discipline (`objects.rs`); timers. Each Linux process's own state
+//! is its supervisor's (`crate::sup`).
+//!
+//! Supervisors call it (`CTL`) and pass it the calls that must wait
+//! (`PASS`): it holds those and ends them itself, writing into the waiting
+//! process's memory (seed 003: the process blocked in its call, the data
+//! copied once). It never waits for a supervisor: a signal goes to one as
+//! a request. Console input and its alarm come as events.
+
+mod objects;
+mod procs;
+
+use crate::proto::{self, ctl, shared as entry, word};
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use tessera_rt::abi::{AccInfo, SpawnOptions};
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+pub use procs::Proc;
+
+/// Supervisors kept idle for the next process.
+const POOL_MAX: usize = 16;
+/// Supervisors started ahead at boot.
+const POOL_START: usize = 2;
+
+/// How a request ends.
+pub enum End {
+    /// Replies with these words.
+    Reply(Vec<u64>),
+    /// The call stays held (answered later).
+    Held,
+}
+
+fn reply(w: &[u64]) -> End {
+    End::Reply(w.to_vec())
+}
+
+fn result(v: i64) -> End {
+    End::Reply(alloc::vec![v as u64])
+}
+
+/// A Linux call passed here and waiting: the rendezvous it is, and the
+/// process waiting in it.
+#[derive(Clone, Copy, Debug)]
+pub struct Held {
+    pub rid: u64,
+    /// The waiting process's Tessera pid.
+    pub tpid: u64,
+    pub pid: u32,
+    pub what: Waiting,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Waiting {
+    Read {
+        obj: u64,
+        buf: u64,
+        len: u64,
+        flags: u64,
+    },
+    Write {
+        obj: u64,
+        buf: u64,
+        len: u64,
+        done: u64,
+        flags: u64,
+    },
+    Wait4 {
+        which: i64,
+        options: u64,
+        status: u64,
+        rusage: u64,
+    },
+    Waitid {
+        idtype: u64,
+        id: u64,
+        options: u64,
+        info: u64,
+    },
+    Vfork {
+        child: u32,
+    },
+}
+
+pub struct Shared {
+    pub procs: procs::Table,
+    pub objs: objects::Objects,
+    /// Calls waiting here, in the order they came.
+    pub held: Vec<Held>,
+    /// Launchers waiting for a process to end: (rid, pid).
+    pub launchers: Vec<(u64, u32)>,
+    /// Idle supervisors.
+    pool: Vec<u64>,
+    /// Signal requests sent and not yet collected.
+    pub(super) requests: u64,
+    /// Something happened that held calls may wait for.
+    pub(super) woke: bool,
+    /// Real-time timers: pid → (deadline, interval) in ns since boot.
+    pub timers: BTreeMap<u32, (u64, u64)>,
+    alarm_at: u64,
+    /// The host and domain names (Linux's start: "(none)").
+    uts: [Vec<u8>; 2],
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            procs: procs::Table::new(),
+            objs: objects::Objects::new(),
+            held: Vec::new(),
+            launchers: Vec::new(),
+            pool: Vec::new(),
+            requests: 0,
+            woke: false,
+            timers: BTreeMap::new(),
+            alarm_at: 0,
+            uts: [b"(none)".to_vec(), b"(none)".to_vec()],
+        }
+    }
+
+    /// `ctl::UTS`: a name of the system, read and maybe replaced (the
+    /// supervisor checked the caller's right and the length).
+    fn uts(&mut self, w: &[u64]) -> End {
+        let Some(name) = self.uts.get_mut((word(w, 1) as usize).min(2)) else {
+            return result(-errno::EINVAL);
+        };
+        let mut out = alloc::vec![name.len() as u64];
+        out.extend(proto::name_words(name));
+        let len = word(w, 2);
+        if len != u64::MAX {
+            let bytes = proto::bytes(w.get(3..).unwrap_or(&[]));
+            let Some(new) = bytes.get(..len as usize) else {
+                return result(-errno::EINVAL);
+            };
+            *name = new.to_vec();
+        }
+        End::Reply(out)
+    }
+
+    /// A supervisor for a new process: an idle one, or a new one.
+    pub fn supervisor(&mut self) -> Result<u64, i64> {
+        while let Some(s) = self.pool.pop() {
+            if sys::alive(s) {
+                return Ok(s);
+            }
+        }
+        spawn_supervisor().ok_or(errno::EAGAIN)
+    }
+
+    /// Tells the supervisor of `pid` of signal `s` (a request: nobody
+    /// waits for it).
+    pub fn notify(&mut self, sup: u64, s: &proto::Signal) {
+        let msg = proto::bytes(&s.to_words());
+        let room = core::ptr::slice_from_raw_parts_mut(core::ptr::null_mut::<u8>(), 0);
+        if calls::request(sup, proto::sup::SIGNAL, &msg, room).is_ok() {
+            self.requests += 1;
+        }
+    }
+
+    /// Collects the results of signal requests (nothing to learn from them).
+    fn collect_requests(&mut self) {
+        while self.requests > 0 {
+            match sys::fetch(0) {
+                Ok(_) => self.requests -= 1,
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Ends held call `h` with `value` (a Linux return value).
+    pub fn finish(&mut self, h: &Held, value: u64) {
+        let _ = calls::caller_return(h.rid, value);
+    }
+
+    /// Writes `data` into the memory of the process waiting in `h`.
+    pub fn put(&self, h: &Held, addr: u64, data: &[u8]) -> bool {
+        calls::caller_write(h.rid, addr, data).is_ok()
+    }
+
+    /// The alarm: the earliest deadline of the timers and the poll waits.
+    pub fn rearm(&mut self) {
+        let next = self
+            .timers
+            .values()
+            .map(|t| t.0)
+            .chain(self.objs.poll_deadlines())
+            .min()
+            .unwrap_or(0);
+        if next != self.alarm_at {
+            self.alarm_at = next;
+            let _ = calls::port_alarm(entry::TICK, next);
+        }
+    }
+
+    fn tick(&mut self) {
+        let now = sys::now_ns();
+        let due: Vec<u32> = self
+            .timers
+            .iter()
+            .filter(|(_, t)| t.0 <= now)
+            .map(|(&p, _)| p)
+            .collect();
+        for pid in due {
+            let (deadline, interval) = self.timers[&pid];
+            if interval > 0 {
+                let mut next = deadline + interval;
+                if next <= now {
+                    next = now + interval;
+                }
+                self.timers.insert(pid, (next, interval));
+            } else {
+                self.timers.remove(&pid);
+            }
+            self.procs_signal(pid, linuxabi::signal::SIGALRM, 0x80, 0);
+        }
+        self.alarm_at = 0;
+        self.poll_timeouts(now);
+        self.woke = true;
+    }
+
+    /// Signal `sig` from the kernel (code `code`) to process `pid`.
+    pub fn procs_signal(&mut self, pid: u32, sig: u32, code: i64, value: u64) {
+        let Some(p) = self.procs.get(pid) else { return };
+        if p.zombie.is_some() {
+            return;
+        }
+        let s = proto::Signal {
+            sig: sig as u64,
+            code,
+            value,
+            ..proto::Signal::default()
+        };
+        let sup = p.sup;
+        self.notify(sup, &s);
+    }
+
+    /// Looks at every held call again, and again while any ended (one may
+    /// let another go on: a writer its reader); then the polls.
+    pub fn progress(&mut self) {
+        loop {
+            self.woke = false;
+            let mut i = 0;
+            while i < self.held.len() {
+                let mut h = self.held[i];
+                if self.try_complete(&mut h) {
+                    self.held.remove(i);
+                    self.woke = true;
+                } else {
+                    self.held[i] = h;
+                    i += 1;
+                }
+            }
+            if !self.woke {
+                break;
+            }
+        }
+        self.poll_wakes();
+    }
+
+    /// Ends held call `h` if it can end now; false if it still waits.
+    fn try_complete(&mut self, h: &mut Held) -> bool {
+        match h.what {
+            Waiting::Read { .. } | Waiting::Write { .. } => self.io_step(h),
+            Waiting::Wait4 { .. } | Waiting::Waitid { .. } => self.wait_step(h),
+            Waiting::Vfork { child } => {
+                let done = self.procs.get(child).is_none_or(|c| c.zombie.is_some() || c.execed);
+                if done {
+                    self.finish(h, 0);
+                }
+                done
+            }
+        }
+    }
+
+    /// The held call of `pid` ends with -ERESTARTSYS (a signal came).
+    fn interrupt(&mut self, pid: u32) {
+        if let Some(i) = self.held.iter().position(|h| h.pid == pid) {
+            let h = self.held.remove(i);
+            if let Waiting::Write { done, .. } = h.what
+                && done > 0
+            {
+                self.finish(&h, done);
+                return;
+            }
+            self.finish(&h, errno::fail(errno::ERESTARTSYS));
+        }
+    }
+
+    fn ctl(&mut self, info: &AccInfo, rid: u64) -> End {
+        let mut buf = alloc::vec![0u8; info.len as usize];
+        if info.len as usize <= info.inline.len() {
+            buf.copy_from_slice(&info.inline[..info.len as usize]);
+        } else if sys::rv_read(rid, 0, &mut buf).is_err() {
+            return result(-errno::EFAULT);
+        }
+        let w = proto::words(&buf);
+        match word(&w, 0) {
+            ctl::START => self.start(),
+            ctl::WAIT => self.launcher_wait(rid, word(&w, 1) as u32),
+            ctl::FORK => self.fork(&w),
+            ctl::EXEC => self.exec(&w),
+            ctl::EXIT => self.exit(&w),
+            ctl::IDLE => {
+                if self.pool.len() < POOL_MAX {
+                    self.pool.push(info.caller);
+                    result(0)
+                } else {
+                    result(1)
+                }
+            }
+            ctl::KILL => self.kill(&w),
+            ctl::SETPGID => result(
+                self.procs
+                    .setpgid(word(&w, 1) as u32, word(&w, 2) as u32, word(&w, 3) as u32),
+            ),
+            ctl::GETPGID => result(self.procs.getpgid(word(&w, 1) as u32, word(&w, 2) as u32)),
+            ctl::GETSID => result(self.procs.getsid(word(&w, 1) as u32, word(&w, 2) as u32)),
+            ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
+            ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
+            ctl::PIPE => reply(&self.objs.pipe()),
+            ctl::HOLD => {
+                for &o in &w[1..] {
+                    self.objs.add_ref(o, 1);
+                }
+                result(0)
+            }
+            ctl::RELEASE => {
+                for &o in &w[1..] {
+                    self.release(o);
+                }
+                result(0)
+            }
+            ctl::OBJ_INFO => reply(&self.objs.info(word(&w, 1))),
+            ctl::OBJ_SETFL => {
+                self.objs.set_flags(word(&w, 1), word(&w, 2));
+                result(0)
+            }
+            ctl::SHARE_FILE => result(self.objs.share_file(word(&w, 1), word(&w, 2)) as i64),
+            ctl::FILE_POS => result(self.objs.file_pos(word(&w, 1), word(&w, 2), word(&w, 3)) as i64),
+            ctl::TTY_IOCTL => self.tty_ioctl(&w),
+            ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32)),
+            ctl::POLL => self.poll(&w, info.caller),
+            ctl::INTERRUPT => {
+                self.interrupt(word(&w, 1) as u32);
+                result(0)
+            }
+            ctl::CRED => {
+                if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
+                    p.uid = word(&w, 2) as u32;
+                    p.euid = word(&w, 3) as u32;
+                }
+                result(0)
+            }
+            ctl::ALARM => self.alarm(&w),
+            ctl::NOCLDWAIT => {
+                if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
+                    p.nocldwait = word(&w, 2) != 0;
+                }
+                result(0)
+            }
+            ctl::PIDS => End::Reply(self.procs.pids().iter().map(|&p| p as u64).collect()),
+            ctl::PROC => self.proc_record(word(&w, 1) as u32),
+            ctl::STOPPED => self.stopped(&w),
+            ctl::UTS => self.uts(&w),
+            _ => result(-errno::ENOSYS),
+        }
+    }
+
+    fn pass(&mut self, info: &AccInfo, rid: u64) {
+        let n = (info.len as usize).min(info.inline.len());
+        let w = proto::words(&info.inline[..n]);
+        let pid = word(&w, 1) as u32;
+        let what = match word(&w, 0) {
+            proto::pass::READ => Waiting::Read {
+                obj: word(&w, 2),
+                buf: word(&w, 3),
+                len: word(&w, 4),
+                flags: word(&w, 5),
+            },
+            proto::pass::WRITE => Waiting::Write {
+                obj: word(&w, 2),
+                buf: word(&w, 3),
+                len: word(&w, 4),
+                done: 0,
+                flags: word(&w, 5),
+            },
+            proto::pass::WAIT4 => Waiting::Wait4 {
+                which: word(&w, 2) as i64,
+                options: word(&w, 3),
+                status: word(&w, 4),
+                rusage: word(&w, 5),
+            },
+            proto::pass::WAITID => Waiting::Waitid {
+                idtype: word(&w, 2),
+                id: word(&w, 3),
+                options: word(&w, 4),
+                info: word(&w, 5),
+            },
+            proto::pass::VFORK_WAIT => Waiting::Vfork {
+                child: word(&w, 2) as u32,
+            },
+            _ => {
+                let _ = calls::caller_return(rid, errno::fail(errno::ENOSYS));
+                return;
+            }
+        };
+        let mut h = Held {
+            rid,
+            tpid: info.caller,
+            pid,
+            what,
+        };
+        if !self.try_complete(&mut h) {
+            self.held.push(h);
+        }
+    }
+
+    fn serve(&mut self, info: &AccInfo, rid: u64) -> End {
+        match info.entry {
+            entry::CTL => self.ctl(info, rid),
+            entry::PASS => {
+                self.pass(info, rid);
+                End::Held
+            }
+            entry::TTY_WRITE => self.tty_write(info, rid),
+            entry::TICK if rid == 0 => {
+                self.tick();
+                End::Held
+            }
+            entry::INPUT if rid == 0 => {
+                self.input();
+                End::Held
+            }
+            _ => End::Held,
+        }
+    }
+}
+
+/// A new supervisor, a child of this server (so it may hand processes to
+/// its siblings and this server may end their calls).
+fn spawn_supervisor() -> Option<u64> {
+    sys::spawn("linux", &["--supervisor"], &SpawnOptions::DEFAULT).ok()
+}
+
+pub fn main() -> i32 {
+    let mut s = Shared::new();
+    if let Err(e) = sys::name_register(proto::NAME, entry::ENTRIES) {
+        tessera_rt::println!("linux: cannot register '{}': {e:?}", proto::NAME);
+        return 1;
+    }
+    if let Err(e) = calls::console_attach(entry::INPUT) {
+        tessera_rt::println!("linux: the console is not free ({e:?}): no terminal");
+    }
+    for _ in 0..POOL_START {
+        if let Some(p) = spawn_supervisor() {
+            s.pool.push(p);
+        }
+    }
+    let mut info = AccInfo::default();
+    let mut rid = 0;
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        let got = if rid != 0 {
+            sys::endr_acc(rid, &out, entry::ENTRIES, &mut info)
+        } else {
+            sys::acc(entry::ENTRIES, &mut info)
+        };
+        rid = match got {
+            Ok(r) => r,
+            Err(_) if rid != 0 => {
+                rid = 0;
+                continue;
+            }
+            Err(e) => {
+                tessera_rt::println!("linux: acc failed: {e:?}");
+                return 1;
+            }
+        };
+        let end = s.serve(&info, rid);
+        s.progress();
+        s.rearm();
+        s.collect_requests();
+        match end {
+            End::Reply(w) => out = proto::bytes(&w),
+            End::Held => rid = 0,
+        }
+    }
+}

@@ -1,0 +1,647 @@
+//! Objects Linux processes share through their descriptors: pipes, the
+//! terminal, and the positions of open files whose descriptors went to a
+//! child. Each counts the processes that hold it; a pipe's end with no
+//! holder left gives its reader an end of file, its writer EPIPE.
+//!
+//! Reads and writes that may wait are passed here by the supervisors; the
+//! data goes once between the pipe's buffer (or the terminal's line) and
+//! the waiting process's memory.
+
+use super::{End, Held, Shared, Waiting, reply, result};
+use crate::proto::{self, obj, pass, word};
+use alloc::collections::BTreeMap;
+use alloc::vec;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use linuxabi::pipe::Pipe;
+use linuxabi::signal as sig;
+use linuxabi::termios::{self as tio, Ldisc, Termios, WinSize};
+use tessera_rt::abi::AccInfo;
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+const O_NONBLOCK: u64 = 0o4000;
+
+/// poll's event bits.
+pub const POLLIN: u64 = 1;
+pub const POLLOUT: u64 = 4;
+pub const POLLERR: u64 = 8;
+pub const POLLHUP: u64 = 0x10;
+
+pub struct Object {
+    pub kind: u64,
+    pub refs: u32,
+    /// Status flags shared by every descriptor of it (O_NONBLOCK, O_APPEND).
+    pub flags: u64,
+    /// A pipe end's pipe.
+    pub pipe: u64,
+    /// A shared file's position.
+    pub pos: u64,
+}
+
+pub struct Tty {
+    pub ldisc: Ldisc,
+    /// The session it controls, and its foreground process group.
+    pub session: u32,
+    pub fg_pgrp: u32,
+    pub winsize: WinSize,
+}
+
+/// A poll that waits: its supervisor is told when one of its objects is
+/// ready, or at its deadline.
+pub struct PollWait {
+    pub pid: u32,
+    pub sup: u64,
+    pub token: u64,
+    pub objs: Vec<(u64, u64)>,
+    pub deadline: u64,
+}
+
+pub struct Objects {
+    objs: BTreeMap<u64, Object>,
+    pipes: BTreeMap<u64, Pipe>,
+    next: u64,
+    pub tty: Tty,
+    pub polls: Vec<PollWait>,
+    next_token: u64,
+}
+
+impl Objects {
+    pub fn new() -> Objects {
+        let mut objs = BTreeMap::new();
+        objs.insert(
+            obj::TTY_ID,
+            Object {
+                kind: obj::TTY,
+                refs: 0,
+                flags: 0,
+                pipe: 0,
+                pos: 0,
+            },
+        );
+        Objects {
+            objs,
+            pipes: BTreeMap::new(),
+            next: obj::TTY_ID + 1,
+            tty: Tty {
+                ldisc: Ldisc::new(),
+                session: 0,
+                fg_pgrp: 0,
+                winsize: WinSize::default(),
+            },
+            polls: Vec::new(),
+            next_token: 1,
+        }
+    }
+
+    fn insert(&mut self, o: Object) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.objs.insert(id, o);
+        id
+    }
+
+    pub fn pipe(&mut self) -> [u64; 2] {
+        let pid = self.next;
+        self.next += 1;
+        self.pipes.insert(pid, Pipe::new());
+        let end = |kind| Object {
+            kind,
+            refs: 1,
+            flags: 0,
+            pipe: pid,
+            pos: 0,
+        };
+        [self.insert(end(obj::PIPE_READ)), self.insert(end(obj::PIPE_WRITE))]
+    }
+
+    pub fn add_ref(&mut self, id: u64, n: u32) {
+        let Some(o) = self.objs.get_mut(&id) else { return };
+        o.refs += n;
+        if let Some(p) = self.pipes.get_mut(&o.pipe) {
+            match o.kind {
+                obj::PIPE_READ => p.readers += n,
+                obj::PIPE_WRITE => p.writers += n,
+                _ => {}
+            }
+        }
+    }
+
+    pub fn release(&mut self, id: u64) {
+        if id == obj::TTY_ID {
+            return;
+        }
+        let Some(o) = self.objs.get_mut(&id) else { return };
+        o.refs = o.refs.saturating_sub(1);
+        let (kind, pipe, gone) = (o.kind, o.pipe, o.refs == 0);
+        if let Some(p) = self.pipes.get_mut(&pipe) {
+            match kind {
+                obj::PIPE_READ => p.readers = p.readers.saturating_sub(1),
+                obj::PIPE_WRITE => p.writers = p.writers.saturating_sub(1),
+                _ => {}
+            }
+            if p.readers == 0 && p.writers == 0 {
+                self.pipes.remove(&pipe);
+            }
+        }
+        if gone {
+            self.objs.remove(&id);
+        }
+    }
+
+    /// [kind, flags, bytes readable] (kind 0: no such object).
+    pub fn info(&self, id: u64) -> Vec<u64> {
+        match self.objs.get(&id) {
+            None => vec![0, 0, 0],
+            Some(o) => {
+                let avail = match o.kind {
+                    obj::PIPE_READ => self.pipes.get(&o.pipe).map_or(0, |p| p.len()) as u64,
+                    obj::TTY => self.tty.ldisc.available() as u64,
+                    _ => 0,
+                };
+                vec![o.kind, o.flags, avail]
+            }
+        }
+    }
+
+    pub fn set_flags(&mut self, id: u64, flags: u64) {
+        if let Some(o) = self.objs.get_mut(&id) {
+            o.flags = flags;
+        }
+    }
+
+    pub fn share_file(&mut self, pos: u64, flags: u64) -> u64 {
+        self.insert(Object {
+            kind: obj::FILE,
+            refs: 1,
+            flags,
+            pipe: 0,
+            pos,
+        })
+    }
+
+    /// A shared file's position: read (0), set (1), or moved on by
+    /// `value` (2); the position before.
+    pub fn file_pos(&mut self, id: u64, op: u64, value: u64) -> u64 {
+        let Some(o) = self.objs.get_mut(&id) else { return 0 };
+        let before = o.pos;
+        match op {
+            1 => o.pos = value,
+            2 => o.pos = o.pos.wrapping_add(value),
+            _ => {}
+        }
+        before
+    }
+
+    fn nonblocking(&self, id: u64, flags: u64) -> bool {
+        flags & pass::NONBLOCK != 0 || self.objs.get(&id).is_some_and(|o| o.flags & O_NONBLOCK != 0)
+    }
+
+    /// poll's events of object `id` now (of those asked in `events`, plus
+    /// the ones always reported).
+    pub fn events(&self, id: u64, events: u64) -> u64 {
+        let Some(o) = self.objs.get(&id) else { return 0x20 };
+        let got = match o.kind {
+            obj::PIPE_READ => match self.pipes.get(&o.pipe) {
+                Some(p) if !p.is_empty() => POLLIN | if p.writers == 0 { POLLHUP } else { 0 },
+                Some(p) if p.writers == 0 => POLLHUP,
+                _ => 0,
+            },
+            obj::PIPE_WRITE => match self.pipes.get(&o.pipe) {
+                Some(p) if p.readers == 0 => POLLERR | POLLOUT,
+                Some(p) if p.room_for(1) > 0 => POLLOUT,
+                _ => 0,
+            },
+            obj::TTY => {
+                let r = if self.tty.ldisc.readable() { POLLIN } else { 0 };
+                r | POLLOUT
+            }
+            _ => POLLIN | POLLOUT,
+        };
+        got & (events | POLLERR | POLLHUP)
+    }
+
+    pub fn poll_deadlines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.polls
+            .iter()
+            .map(|p| p.deadline)
+            .filter(|&d| d != 0 && d != u64::MAX)
+    }
+}
+
+impl Default for Objects {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Shared {
+    /// A held read or write: moves what it can; true once it ended.
+    pub(super) fn io_step(&mut self, h: &mut Held) -> bool {
+        match h.what {
+            Waiting::Read { obj, buf, len, flags } => self.read_step(h, obj, buf, len, flags),
+            Waiting::Write { .. } => self.write_step(h),
+            _ => true,
+        }
+    }
+
+    fn read_step(&mut self, h: &Held, id: u64, buf: u64, len: u64, flags: u64) -> bool {
+        let Some(o) = self.objs.objs.get(&id) else {
+            self.finish(h, errno::fail(errno::EBADF));
+            return true;
+        };
+        let nonblock = self.objs.nonblocking(id, flags);
+        match o.kind {
+            obj::PIPE_READ => {
+                let pipe_id = o.pipe;
+                let Some(p) = self.objs.pipes.get(&pipe_id) else {
+                    self.finish(h, 0);
+                    return true;
+                };
+                if p.is_empty() {
+                    if p.writers == 0 {
+                        self.finish(h, 0);
+                        return true;
+                    }
+                    if nonblock {
+                        self.finish(h, errno::fail(errno::EAGAIN));
+                        return true;
+                    }
+                    return false;
+                }
+                let n = (len as usize).min(p.len());
+                let data = p.peek(n);
+                if !self.put(h, buf, &data) {
+                    self.finish(h, errno::fail(errno::EFAULT));
+                    return true;
+                }
+                if let Some(p) = self.objs.pipes.get_mut(&pipe_id) {
+                    p.consume(n);
+                }
+                self.finish(h, n as u64);
+                true
+            }
+            obj::TTY => self.tty_read(h, buf, len, flags, nonblock),
+            _ => {
+                self.finish(h, errno::fail(errno::EINVAL));
+                true
+            }
+        }
+    }
+
+    fn write_step(&mut self, h: &mut Held) -> bool {
+        let Waiting::Write {
+            obj: id,
+            buf,
+            len,
+            mut done,
+            flags,
+        } = h.what
+        else {
+            return true;
+        };
+        let nonblock = self.objs.nonblocking(id, flags);
+        let Some(pipe_id) = self
+            .objs
+            .objs
+            .get(&id)
+            .filter(|o| o.kind == obj::PIPE_WRITE)
+            .map(|o| o.pipe)
+        else {
+            self.finish(h, errno::fail(errno::EBADF));
+            return true;
+        };
+        loop {
+            let Some(p) = self.objs.pipes.get(&pipe_id) else {
+                self.finish(h, errno::fail(errno::EPIPE));
+                return true;
+            };
+            if p.readers == 0 {
+                // SIGPIPE first: the writer's supervisor hears of it before
+                // the process's stop on its way back (the attention).
+                if let Some(sup) = self.procs.get(h.pid).map(|q| q.sup) {
+                    let s = proto::Signal {
+                        sig: sig::SIGPIPE as u64,
+                        code: 0,
+                        pid: h.pid as u64,
+                        ..proto::Signal::default()
+                    };
+                    self.notify(sup, &s);
+                    let _ = calls::linux_attention(h.tpid);
+                }
+                let v = if done > 0 { done } else { errno::fail(errno::EPIPE) };
+                self.finish(h, v);
+                return true;
+            }
+            if done == len {
+                self.finish(h, len);
+                return true;
+            }
+            let room = p.room_for((len - done) as usize);
+            if room == 0 {
+                if nonblock {
+                    let v = if done > 0 { done } else { errno::fail(errno::EAGAIN) };
+                    self.finish(h, v);
+                    return true;
+                }
+                h.what = Waiting::Write {
+                    obj: id,
+                    buf,
+                    len,
+                    done,
+                    flags,
+                };
+                return false;
+            }
+            let mut data = vec![0u8; room];
+            if calls::caller_read(h.rid, buf + done, &mut data).is_err() {
+                let v = if done > 0 { done } else { errno::fail(errno::EFAULT) };
+                self.finish(h, v);
+                return true;
+            }
+            if let Some(p) = self.objs.pipes.get_mut(&pipe_id) {
+                p.push(&data);
+            }
+            done += room as u64;
+            // Readers may go on now; the writer goes on writing (the next
+            // pass of `progress` wakes them).
+            self.woke = true;
+        }
+    }
+
+    fn tty_read(&mut self, h: &Held, buf: u64, len: u64, flags: u64, nonblock: bool) -> bool {
+        let (pgid, sid) = self.procs.get(h.pid).map_or((0, 0), |p| (p.pgid, p.sid));
+        let tty = &self.objs.tty;
+        if sid == tty.session && tty.fg_pgrp != 0 && pgid != tty.fg_pgrp {
+            // A background read: SIGTTIN for its group, or EIO.
+            if flags & pass::TTIN_MASKED != 0 || self.procs.orphaned(pgid) {
+                self.finish(h, errno::fail(errno::EIO));
+            } else {
+                self.signal_group(pgid, sig::SIGTTIN, 0x80, 0, 0);
+                let _ = calls::linux_attention(h.tpid);
+                self.finish(h, errno::fail(errno::ERESTARTSYS));
+            }
+            return true;
+        }
+        match self.objs.tty.ldisc.read(len as usize) {
+            Some(data) => {
+                let v = if self.put(h, buf, &data) {
+                    data.len() as u64
+                } else {
+                    errno::fail(errno::EFAULT)
+                };
+                self.finish(h, v);
+                true
+            }
+            None if nonblock => {
+                self.finish(h, errno::fail(errno::EAGAIN));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `TTY_WRITE`: the bytes of the message (the Linux process's buffer)
+    /// go to the console, processed as the terminal's settings say.
+    pub(super) fn tty_write(&mut self, info: &AccInfo, rid: u64) -> End {
+        let total = info.len as usize;
+        let mut done = 0;
+        let mut chunk = vec![0u8; total.min(4096)];
+        let mut out = Vec::with_capacity(chunk.len() + 64);
+        while done < total {
+            let n = (total - done).min(chunk.len());
+            if sys::rv_read(rid, done as u64, &mut chunk[..n]).is_err() {
+                if done == 0 {
+                    return result(-errno::EFAULT);
+                }
+                break;
+            }
+            out.clear();
+            self.objs.tty.ldisc.output(&chunk[..n], &mut out);
+            let _ = sys::console_write(&out);
+            done += n;
+        }
+        result(done as i64)
+    }
+
+    /// Console input: through the line discipline; echo, signals for the
+    /// foreground group, readers woken.
+    pub(super) fn input(&mut self) {
+        let mut buf = [0u8; 256];
+        loop {
+            let n = match sys::console_read(&mut buf) {
+                Ok(n) if n > 0 => n,
+                _ => break,
+            };
+            let mut echo = Vec::new();
+            for &b in &buf[..n] {
+                let fx = self.objs.tty.ldisc.input(b);
+                echo.extend_from_slice(&fx.echo);
+                if let Some(s) = fx.signal {
+                    let fg = self.objs.tty.fg_pgrp;
+                    if fg != 0 {
+                        self.signal_group(fg, s, 0x80, 0, 0);
+                    }
+                }
+            }
+            if !echo.is_empty() {
+                let mut out = Vec::with_capacity(echo.len() + 8);
+                self.objs.tty.ldisc.output(&echo, &mut out);
+                let _ = sys::console_write(&out);
+            }
+        }
+        self.woke = true;
+    }
+
+    /// Whether process `pid` may change the terminal now: 0, -errno, or
+    /// SIGTTOU (it is in a background group: its supervisor stops it
+    /// unless it ignores or blocks the signal).
+    pub(super) fn tty_check(&self, pid: u32) -> i64 {
+        let Some(p) = self.procs.get(pid) else {
+            return -errno::ESRCH;
+        };
+        let tty = &self.objs.tty;
+        if tty.session == 0 || p.sid != tty.session {
+            return -errno::ENOTTY;
+        }
+        if tty.fg_pgrp == 0 || p.pgid == tty.fg_pgrp {
+            return 0;
+        }
+        if self.procs.orphaned(p.pgid) {
+            return -errno::EIO;
+        }
+        sig::SIGTTOU as i64
+    }
+
+    pub(super) fn tty_ioctl(&mut self, w: &[u64]) -> End {
+        let pid = word(w, 1) as u32;
+        let req = word(w, 2);
+        let arg = &w[3.min(w.len())..];
+        let (sid, pgid) = self.procs.get(pid).map_or((0, 0), |p| (p.sid, p.pgid));
+        let tty = &mut self.objs.tty;
+        let ours = tty.session != 0 && tty.session == sid;
+        match req {
+            tio::TCGETS => {
+                let b = tty.ldisc.termios.to_bytes();
+                let mut padded = [0u8; 40];
+                padded[..36].copy_from_slice(&b);
+                let mut out = vec![0u64];
+                out.extend(proto::words(&padded));
+                End::Reply(out)
+            }
+            tio::TCSETS | tio::TCSETSW | tio::TCSETSF => {
+                let b = proto::bytes(arg);
+                let Some(t) = b.get(..36).and_then(|s| <&[u8; 36]>::try_from(s).ok()) else {
+                    return result(-errno::EINVAL);
+                };
+                if req == tio::TCSETSF {
+                    tty.ldisc.flush_input();
+                }
+                tty.ldisc.set(Termios::from_bytes(t));
+                self.woke = true;
+                result(0)
+            }
+            tio::TIOCGWINSZ => reply(&[0, u64::from_le_bytes(tty.winsize.to_bytes())]),
+            tio::TIOCSWINSZ => {
+                let ws = WinSize::from_bytes(&word(arg, 0).to_le_bytes());
+                let changed = ws != tty.winsize;
+                tty.winsize = ws;
+                let fg = tty.fg_pgrp;
+                if changed && fg != 0 {
+                    self.signal_group(fg, sig::SIGWINCH, 0x80, 0, 0);
+                }
+                result(0)
+            }
+            tio::TIOCGPGRP => {
+                if !ours {
+                    return result(-errno::ENOTTY);
+                }
+                result(tty.fg_pgrp as i64)
+            }
+            tio::TIOCSPGRP => {
+                if !ours {
+                    return result(-errno::ENOTTY);
+                }
+                let want = word(arg, 0) as u32;
+                if (want as i32) < 0 {
+                    return result(-errno::EINVAL);
+                }
+                let exists = self.procs.pids().iter().any(|&q| {
+                    self.procs
+                        .get(q)
+                        .is_some_and(|p| p.pgid == want && p.sid == sid && p.zombie.is_none())
+                });
+                if !exists {
+                    return result(-errno::EPERM);
+                }
+                self.objs.tty.fg_pgrp = want;
+                self.woke = true;
+                result(0)
+            }
+            tio::TIOCGSID => {
+                if !ours {
+                    return result(-errno::ENOTTY);
+                }
+                result(tty.session as i64)
+            }
+            tio::TIOCSCTTY => {
+                if sid != pid {
+                    return result(-errno::EPERM);
+                }
+                if tty.session != 0 && tty.session != sid {
+                    return result(-errno::EPERM);
+                }
+                tty.session = sid;
+                tty.fg_pgrp = pgid;
+                result(0)
+            }
+            tio::TIOCNOTTY => {
+                if !ours {
+                    return result(-errno::ENOTTY);
+                }
+                if sid == pid {
+                    let fg = tty.fg_pgrp;
+                    tty.session = 0;
+                    tty.fg_pgrp = 0;
+                    if fg != 0 {
+                        self.signal_group(fg, sig::SIGHUP, 0x80, 0, 0);
+                        self.signal_group(fg, sig::SIGCONT, 0x80, 0, 0);
+                    }
+                }
+                result(0)
+            }
+            tio::FIONREAD => reply(&[0, tty.ldisc.available() as u64]),
+            tio::TCFLSH => {
+                if word(arg, 0) != 1 {
+                    tty.ldisc.flush_input();
+                }
+                result(0)
+            }
+            tio::TCSBRK | tio::TCXONC | tio::TIOCOUTQ => reply(&[0, 0]),
+            _ => result(-errno::ENOTTY),
+        }
+    }
+
+    /// [pid, deadline, (object, events)...]: the events now; if there are
+    /// none and the caller will wait (deadline ≠ 0), a registration whose
+    /// supervisor is told (WAKE) when an object is ready or at the deadline.
+    pub(super) fn poll(&mut self, w: &[u64], sup: u64) -> End {
+        let pid = word(w, 1) as u32;
+        let deadline = word(w, 2);
+        let pairs: Vec<(u64, u64)> = w
+            .get(3..)
+            .unwrap_or(&[])
+            .chunks_exact(2)
+            .map(|c| (c[0], c[1]))
+            .collect();
+        let mut out = vec![0u64];
+        let mut ready = 0;
+        for &(o, ev) in &pairs {
+            let r = if o == 0 { 0 } else { self.objs.events(o, ev) };
+            if r != 0 {
+                ready += 1;
+            }
+            out.push(r);
+        }
+        self.objs.polls.retain(|p| p.pid != pid);
+        if ready == 0 && deadline != 0 {
+            let token = self.objs.next_token;
+            self.objs.next_token += 1;
+            self.objs.polls.push(super::objects::PollWait {
+                pid,
+                sup,
+                token,
+                objs: pairs,
+                deadline,
+            });
+            return reply(&[0, token]);
+        }
+        out[0] = ready;
+        End::Reply(out)
+    }
+
+    /// Polls that can go on now: their supervisors are told.
+    pub(super) fn poll_wakes(&mut self) {
+        let now = sys::now_ns();
+        let mut fire = Vec::new();
+        let objs = &self.objs;
+        self.objs.polls.iter().enumerate().for_each(|(i, p)| {
+            let ready = p.objs.iter().any(|&(o, ev)| o != 0 && objs.events(o, ev) != 0);
+            if ready || (p.deadline != u64::MAX && p.deadline <= now) {
+                fire.push(i);
+            }
+        });
+        for i in fire.into_iter().rev() {
+            let p = self.objs.polls.remove(i);
+            let msg = proto::bytes(&[p.token]);
+            let room = core::ptr::slice_from_raw_parts_mut(core::ptr::null_mut::<u8>(), 0);
+            if calls::request(p.sup, proto::sup::WAKE, &msg, room).is_ok() {
+                self.requests += 1;
+            }
+        }
+    }
+
+    pub(super) fn poll_timeouts(&mut self, _now: u64) {
+        self.poll_wakes();
+    }
+}

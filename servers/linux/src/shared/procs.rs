@@ -1,0 +1,690 @@
+//! The Linux process table: pids (Linux's own numbering, from 2; pid 1 is
+//! a virtual init that adopts orphans and reaps them at once), parents and
+//! children, process groups and sessions, the statuses parents wait for,
+//! job control's stops, and signals sent from one process to others.
+
+use super::{End, Held, Shared, Waiting, reply, result};
+use crate::proto::{self, word};
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use linuxabi::signal::{self as sig, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED};
+use tessera_rt::sys;
+
+/// The virtual init: parent of the first processes and of orphans.
+pub const INIT: u32 = 1;
+
+/// A report for the parent's wait (a stop or a continue not yet waited for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    Stopped(u32),
+    Continued,
+}
+
+pub struct Proc {
+    pub pid: u32,
+    pub ppid: u32,
+    pub pgid: u32,
+    pub sid: u32,
+    pub sup: u64,
+    /// The Tessera process running its program (0 between fork and exec
+    /// report: its supervisor knows it).
+    pub tpid: u64,
+    pub uid: u32,
+    pub euid: u32,
+    /// Its wait status once it ended (a zombie until its parent waits).
+    pub zombie: Option<u32>,
+    pub stopped: bool,
+    pub report: Option<Report>,
+    /// It ran exec since its fork (a vfork parent goes on).
+    pub execed: bool,
+    /// Its children are not waited for (SIGCHLD ignored, SA_NOCLDWAIT).
+    pub nocldwait: bool,
+    pub comm: [u64; 2],
+    pub start_ns: u64,
+    /// Minor faults of its children it waited for (getrusage).
+    pub child_faults: u64,
+    pub faults: u64,
+    /// Its command line, NUL-separated (at most 256 bytes), as words.
+    pub cmdline: Vec<u64>,
+}
+
+pub struct Table {
+    procs: BTreeMap<u32, Proc>,
+    next: u32,
+}
+
+impl Table {
+    pub fn new() -> Table {
+        Table {
+            procs: BTreeMap::new(),
+            next: 2,
+        }
+    }
+
+    pub fn get(&self, pid: u32) -> Option<&Proc> {
+        self.procs.get(&pid)
+    }
+
+    pub fn get_mut(&mut self, pid: u32) -> Option<&mut Proc> {
+        self.procs.get_mut(&pid)
+    }
+
+    /// Every pid, the virtual init's among them.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self.procs.keys().copied().collect();
+        if !self.procs.contains_key(&INIT) {
+            pids.insert(0, INIT);
+        }
+        pids
+    }
+
+    fn alloc_pid(&mut self) -> u32 {
+        loop {
+            let p = self.next;
+            self.next = if self.next >= 4_000_000 { 2 } else { self.next + 1 };
+            let used = self.procs.contains_key(&p) || self.procs.values().any(|q| q.pgid == p || q.sid == p);
+            if !used {
+                return p;
+            }
+        }
+    }
+
+    fn add(&mut self, ppid: u32, pgid: u32, sid: u32, sup: u64) -> u32 {
+        let pid = self.alloc_pid();
+        let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
+        let parent = self.procs.get(&ppid);
+        let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
+        self.procs.insert(
+            pid,
+            Proc {
+                pid,
+                ppid,
+                pgid,
+                sid,
+                sup,
+                tpid: 0,
+                uid,
+                euid,
+                zombie: None,
+                stopped: false,
+                report: None,
+                execed: false,
+                nocldwait: false,
+                comm,
+                start_ns: sys::now_ns(),
+                child_faults: 0,
+                faults: 0,
+                cmdline: Vec::new(),
+            },
+        );
+        pid
+    }
+
+    fn live(&self) -> impl Iterator<Item = &Proc> {
+        self.procs.values().filter(|p| p.zombie.is_none())
+    }
+
+    fn children(&self, pid: u32) -> impl Iterator<Item = &Proc> {
+        self.procs.values().filter(move |p| p.ppid == pid)
+    }
+
+    pub fn setpgid(&mut self, caller: u32, pid: u32, pgid: u32) -> i64 {
+        let pid = if pid == 0 { caller } else { pid };
+        let Some(c) = self.procs.get(&caller) else {
+            return -errno::ESRCH;
+        };
+        let csid = c.sid;
+        let Some(p) = self.procs.get(&pid) else {
+            return -errno::ESRCH;
+        };
+        if pid != caller && p.ppid != caller {
+            return -errno::ESRCH;
+        }
+        if p.sid != csid {
+            return -errno::EPERM;
+        }
+        if pid != caller && p.execed {
+            return -errno::EACCES;
+        }
+        if p.sid == pid {
+            // A session leader stays where it is.
+            return -errno::EPERM;
+        }
+        let pgid = if pgid == 0 { pid } else { pgid };
+        if pgid != pid && !self.live().any(|q| q.pgid == pgid && q.sid == csid) {
+            return -errno::EPERM;
+        }
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.pgid = pgid;
+        }
+        0
+    }
+
+    pub fn getpgid(&self, caller: u32, pid: u32) -> i64 {
+        let pid = if pid == 0 { caller } else { pid };
+        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.pgid as i64)
+    }
+
+    pub fn getsid(&self, caller: u32, pid: u32) -> i64 {
+        let pid = if pid == 0 { caller } else { pid };
+        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.sid as i64)
+    }
+
+    /// Whether process group `pgid` is orphaned: no member has a parent
+    /// in another group of the same session.
+    pub fn orphaned(&self, pgid: u32) -> bool {
+        !self.live().filter(|p| p.pgid == pgid).any(|p| {
+            self.procs
+                .get(&p.ppid)
+                .is_some_and(|q| q.zombie.is_none() && q.pgid != pgid && q.sid == p.sid)
+        })
+    }
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Shared {
+    /// A launcher's new process: a session of its own on the terminal.
+    pub(super) fn start(&mut self) -> End {
+        let sup = match self.supervisor() {
+            Ok(s) => s,
+            Err(e) => return result(-e),
+        };
+        let pid = self.procs.add(INIT, 0, 0, sup);
+        self.objs.tty.session = pid;
+        self.objs.tty.fg_pgrp = pid;
+        self.objs.add_ref(proto::obj::TTY_ID, 3);
+        reply(&[pid as u64, sup])
+    }
+
+    pub(super) fn launcher_wait(&mut self, rid: u64, pid: u32) -> End {
+        match self.procs.get(pid) {
+            None => result(-errno::ECHILD),
+            Some(p) if p.zombie.is_some() => {
+                let st = p.zombie.unwrap_or(0);
+                self.procs.procs.remove(&pid);
+                result(st as i64)
+            }
+            Some(_) => {
+                self.launchers.push((rid, pid));
+                End::Held
+            }
+        }
+    }
+
+    pub(super) fn fork(&mut self, w: &[u64]) -> End {
+        let parent = word(w, 1) as u32;
+        let Some(p) = self.procs.get(parent) else {
+            return result(-errno::ESRCH);
+        };
+        let (pgid, sid) = (p.pgid, p.sid);
+        let sup = match self.supervisor() {
+            Ok(s) => s,
+            Err(e) => return result(-e),
+        };
+        let pid = self.procs.add(parent, pgid, sid, sup);
+        for &o in w.get(3..).unwrap_or(&[]) {
+            self.objs.add_ref(o, 1);
+        }
+        reply(&[pid as u64, sup])
+    }
+
+    pub(super) fn exec(&mut self, w: &[u64]) -> End {
+        let pid = word(w, 1) as u32;
+        if let Some(p) = self.procs.get_mut(pid) {
+            p.tpid = word(w, 2);
+            p.execed = true;
+            p.comm = [word(w, 3), word(w, 4)];
+            p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
+        }
+        result(0)
+    }
+
+    pub(super) fn release(&mut self, obj: u64) {
+        self.objs.release(obj);
+    }
+
+    pub(super) fn exit(&mut self, w: &[u64]) -> End {
+        let pid = word(w, 1) as u32;
+        let status = word(w, 2) as u32;
+        let faults = word(w, 3);
+        for &o in w.get(4..).unwrap_or(&[]) {
+            self.release(o);
+        }
+        self.timers.remove(&pid);
+        self.objs.polls.retain(|p| p.pid != pid);
+        let Some(p) = self.procs.get_mut(pid) else {
+            return result(-errno::ESRCH);
+        };
+        p.zombie = Some(status);
+        p.faults = faults;
+        p.stopped = false;
+        p.report = None;
+        let (ppid, pgid, sid) = (p.ppid, p.pgid, p.sid);
+        // Its children go to init, which reaps them.
+        let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
+        let mut groups: Vec<u32> = alloc::vec![pgid];
+        for c in orphans {
+            if let Some(cp) = self.procs.get_mut(c) {
+                cp.ppid = INIT;
+                groups.push(cp.pgid);
+                if cp.zombie.is_some() {
+                    self.reap(c);
+                }
+            }
+        }
+        // The session's controlling process ended: the terminal hangs up
+        // on its foreground group.
+        if self.objs.tty.session == pid && sid == pid {
+            let fg = self.objs.tty.fg_pgrp;
+            self.objs.tty.session = 0;
+            self.objs.tty.fg_pgrp = 0;
+            if fg != 0 && fg != pgid {
+                self.signal_group(fg, sig::SIGHUP, 0x80, 0, 0);
+            }
+        }
+        // Groups this end orphaned with stopped members get SIGHUP, SIGCONT.
+        groups.sort_unstable();
+        groups.dedup();
+        for g in groups {
+            let stopped = self.procs.live().any(|q| q.pgid == g && q.stopped);
+            if stopped && self.procs.orphaned(g) {
+                self.signal_group(g, sig::SIGHUP, 0x80, 0, 0);
+                self.signal_group(g, sig::SIGCONT, 0x80, 0, 0);
+            }
+        }
+        self.tell_parent(pid, ppid, status);
+        // A launcher waiting for it.
+        if let Some(i) = self.launchers.iter().position(|&(_, p)| p == pid) {
+            let (rid, _) = self.launchers.remove(i);
+            let _ = sys::endr(rid, &proto::bytes(&[status as u64]));
+            self.procs.procs.remove(&pid);
+        }
+        result(0)
+    }
+
+    /// Tells parent `ppid` that `pid` ended with `status` (SIGCHLD), or
+    /// reaps it if nobody will wait.
+    fn tell_parent(&mut self, pid: u32, ppid: u32, status: u32) {
+        let launcher = self.launchers.iter().any(|&(_, p)| p == pid);
+        let parent = self.procs.get(ppid).filter(|p| p.zombie.is_none());
+        match parent {
+            Some(p) => {
+                let sup = p.sup;
+                let nowait = p.nocldwait;
+                let (code, st) = if status & 0x7f == 0 {
+                    (CLD_EXITED, ((status >> 8) & 0xff) as i64)
+                } else if status & 0x80 != 0 {
+                    (CLD_DUMPED, (status & 0x7f) as i64)
+                } else {
+                    (CLD_KILLED, (status & 0x7f) as i64)
+                };
+                let s = proto::Signal {
+                    sig: sig::SIGCHLD as u64,
+                    code: code as i64,
+                    pid: pid as u64,
+                    uid: 0,
+                    status: st,
+                    value: 0,
+                };
+                self.notify(sup, &s);
+                if nowait {
+                    self.reap(pid);
+                }
+            }
+            None if !launcher => self.reap(pid),
+            None => {}
+        }
+    }
+
+    /// Removes zombie `pid`, counting its faults into its parent's.
+    fn reap(&mut self, pid: u32) {
+        if let Some(p) = self.procs.procs.remove(&pid)
+            && let Some(parent) = self.procs.get_mut(p.ppid)
+        {
+            parent.child_faults += p.faults + p.child_faults;
+        }
+    }
+
+    pub(super) fn setsid(&mut self, caller: u32) -> i64 {
+        if self.procs.live().any(|p| p.pgid == caller) {
+            return -errno::EPERM;
+        }
+        match self.procs.get_mut(caller) {
+            Some(p) => {
+                p.pgid = caller;
+                p.sid = caller;
+                caller as i64
+            }
+            None => -errno::ESRCH,
+        }
+    }
+
+    /// Signal `signo` to every live member of group `pgid`.
+    pub fn signal_group(&mut self, pgid: u32, signo: u32, code: i64, pid: u32, uid: u32) {
+        let sups: Vec<u64> = self.procs.live().filter(|p| p.pgid == pgid).map(|p| p.sup).collect();
+        let s = proto::Signal {
+            sig: signo as u64,
+            code,
+            pid: pid as u64,
+            uid: uid as u64,
+            ..proto::Signal::default()
+        };
+        for sup in sups {
+            self.notify(sup, &s);
+        }
+    }
+
+    /// kill / tgkill / sigqueue from process `sender`.
+    pub(super) fn kill(&mut self, w: &[u64]) -> End {
+        let sender = word(w, 1) as u32;
+        let target = word(w, 2) as i64 as i32;
+        let signo = word(w, 3) as u32;
+        let code = word(w, 4) as i64;
+        let value = word(w, 5);
+        let Some(me) = self.procs.get(sender) else {
+            return result(-errno::ESRCH);
+        };
+        let (my_pgid, my_uid, my_euid) = (me.pgid, me.uid, me.euid);
+        if signo > sig::NSIG {
+            return result(-errno::EINVAL);
+        }
+        // The virtual init (root's) takes no signal it has no handler
+        // for, as Linux's init: others may not send, root sends nothing.
+        if target == INIT as i32 && self.procs.get(INIT).is_none() {
+            return result(if my_euid == 0 { 0 } else { -errno::EPERM });
+        }
+        let targets: Vec<u32> = match target {
+            t if t > 0 => self.procs.get(t as u32).map(|p| p.pid).into_iter().collect(),
+            0 => self.procs.live().filter(|p| p.pgid == my_pgid).map(|p| p.pid).collect(),
+            -1 => self
+                .procs
+                .live()
+                .filter(|p| p.pid != sender && p.pid != INIT)
+                .map(|p| p.pid)
+                .collect(),
+            t => self
+                .procs
+                .live()
+                .filter(|p| p.pgid == (-t) as u32)
+                .map(|p| p.pid)
+                .collect(),
+        };
+        if targets.is_empty() {
+            return result(-errno::ESRCH);
+        }
+        let allowed = |p: &super::Proc| my_euid == 0 || my_uid == p.uid || my_euid == p.uid || my_uid == p.euid;
+        let mut sent = 0;
+        let mut self_hit = 0;
+        let mut denied = false;
+        for t in targets {
+            let Some(p) = self.procs.get(t) else { continue };
+            let same_session = p.sid == self.procs.get(sender).map_or(0, |s| s.sid);
+            if !(allowed(p) || signo == sig::SIGCONT && same_session) {
+                denied = true;
+                continue;
+            }
+            sent += 1;
+            if p.zombie.is_some() || signo == 0 {
+                continue;
+            }
+            if t == sender {
+                // The sender's supervisor delivers it before the call returns.
+                self_hit = 1;
+                continue;
+            }
+            let s = proto::Signal {
+                sig: signo as u64,
+                code,
+                pid: sender as u64,
+                uid: my_uid as u64,
+                status: 0,
+                value,
+            };
+            let sup = p.sup;
+            self.notify(sup, &s);
+        }
+        if sent == 0 && denied {
+            return result(-errno::EPERM);
+        }
+        reply(&[0, self_hit])
+    }
+
+    /// Job control: `pid` stopped (or continued) on signal `signo`.
+    pub(super) fn stopped(&mut self, w: &[u64]) -> End {
+        let pid = word(w, 1) as u32;
+        let stopped = word(w, 2) != 0;
+        let signo = word(w, 3) as u32;
+        let Some(p) = self.procs.get_mut(pid) else {
+            return result(-errno::ESRCH);
+        };
+        if p.stopped == stopped {
+            return result(0);
+        }
+        p.stopped = stopped;
+        p.report = Some(if stopped {
+            Report::Stopped(signo)
+        } else {
+            Report::Continued
+        });
+        let ppid = p.ppid;
+        if let Some(parent) = self.procs.get(ppid) {
+            let s = proto::Signal {
+                sig: sig::SIGCHLD as u64,
+                code: if stopped { CLD_STOPPED } else { CLD_CONTINUED } as i64,
+                pid: pid as u64,
+                uid: 0,
+                status: if stopped { signo as i64 } else { sig::SIGCONT as i64 },
+                value: 0,
+            };
+            let sup = parent.sup;
+            self.notify(sup, &s);
+        }
+        result(0)
+    }
+
+    /// The children of `parent` that a wait for `which` (wait4's pid
+    /// argument) considers.
+    fn waitable(&self, parent: u32, which: i64) -> Vec<u32> {
+        let pgid = self.procs.get(parent).map_or(0, |p| p.pgid);
+        self.procs
+            .children(parent)
+            .filter(|c| match which {
+                w if w > 0 => c.pid == w as u32,
+                -1 => true,
+                0 => c.pgid == pgid,
+                w => c.pgid == (-w) as u32,
+            })
+            .map(|c| c.pid)
+            .collect()
+    }
+
+    /// What child `c` has to report to a wait with `want` (exited,
+    /// stopped, continued): (wait status, siginfo code, siginfo status).
+    fn report_of(&self, c: u32, exited: bool, stopped: bool, continued: bool) -> Option<(u32, i32, i32)> {
+        let p = self.procs.get(c)?;
+        if let Some(st) = p.zombie {
+            if !exited {
+                return None;
+            }
+            let (code, s) = if st & 0x7f == 0 {
+                (CLD_EXITED, ((st >> 8) & 0xff) as i32)
+            } else if st & 0x80 != 0 {
+                (CLD_DUMPED, (st & 0x7f) as i32)
+            } else {
+                (CLD_KILLED, (st & 0x7f) as i32)
+            };
+            return Some((st, code, s));
+        }
+        match p.report {
+            Some(Report::Stopped(s)) if stopped => Some((sig::stopped_status(s), CLD_STOPPED, s as i32)),
+            Some(Report::Continued) if continued => Some((sig::CONTINUED_STATUS, CLD_CONTINUED, sig::SIGCONT as i32)),
+            _ => None,
+        }
+    }
+
+    /// A held wait4 or waitid: ends it if a child has something to say,
+    /// or there is nothing to wait for.
+    pub(super) fn wait_step(&mut self, h: &Held) -> bool {
+        const WNOHANG: u64 = 1;
+        const WUNTRACED: u64 = 2;
+        const WEXITED: u64 = 4;
+        const WCONTINUED: u64 = 8;
+        const WNOWAIT: u64 = 0x0100_0000;
+        let (which, options, waitid) = match h.what {
+            Waiting::Wait4 { which, options, .. } => (which, options | WEXITED, false),
+            Waiting::Waitid {
+                idtype, id, options, ..
+            } => {
+                let which = match idtype {
+                    0 => -1,
+                    1 => id as i64,
+                    2 if id == 0 => 0,
+                    2 => -(id as i64),
+                    _ => {
+                        self.finish(h, errno::fail(errno::EINVAL));
+                        return true;
+                    }
+                };
+                (which, options, true)
+            }
+            _ => return true,
+        };
+        let children = self.waitable(h.pid, which);
+        if children.is_empty() {
+            if let Waiting::Waitid { info, .. } = h.what
+                && info != 0
+                && !self.put(h, info, &[0u8; 128])
+            {
+                self.finish(h, errno::fail(errno::EFAULT));
+                return true;
+            }
+            self.finish(h, errno::fail(errno::ECHILD));
+            return true;
+        }
+        let found = children.iter().find_map(|&c| {
+            self.report_of(
+                c,
+                options & WEXITED != 0,
+                options & WUNTRACED != 0,
+                options & WCONTINUED != 0,
+            )
+            .map(|r| (c, r))
+        });
+        let Some((child, (status, code, st))) = found else {
+            if options & WNOHANG != 0 {
+                if let Waiting::Waitid { info, .. } = h.what
+                    && info != 0
+                    && !self.put(h, info, &[0u8; 128])
+                {
+                    self.finish(h, errno::fail(errno::EFAULT));
+                    return true;
+                }
+                self.finish(h, 0);
+                return true;
+            }
+            return false;
+        };
+        let uid = self.procs.get(child).map_or(0, |p| p.uid);
+        let zombie = self.procs.get(child).is_some_and(|p| p.zombie.is_some());
+        let keep = waitid && options & WNOWAIT != 0;
+        let mut ok = true;
+        match h.what {
+            Waiting::Wait4 { status: at, rusage, .. } => {
+                if at != 0 {
+                    ok &= self.put(h, at, &status.to_le_bytes());
+                }
+                if rusage != 0 {
+                    let faults = self.procs.get(child).map_or(0, |p| p.faults);
+                    ok &= self.put(h, rusage, &linuxabi::structs::rusage(0, 0, faults));
+                }
+            }
+            Waiting::Waitid { info, .. } if info != 0 => {
+                let si = linuxabi::frame::SigInfo {
+                    signo: sig::SIGCHLD,
+                    code,
+                    pid: child,
+                    uid,
+                    status: st,
+                    ..Default::default()
+                };
+                ok &= self.put(h, info, &si.to_bytes());
+            }
+            _ => {}
+        }
+        if !keep {
+            if zombie {
+                self.reap(child);
+            } else if let Some(p) = self.procs.get_mut(child) {
+                p.report = None;
+            }
+        }
+        let value = if !ok {
+            errno::fail(errno::EFAULT)
+        } else if waitid {
+            0
+        } else {
+            child as u64
+        };
+        self.finish(h, value);
+        true
+    }
+
+    /// The record `/proc` and `ps` show of `pid`.
+    pub(super) fn proc_record(&self, pid: u32) -> End {
+        let Some(p) = self.procs.get(pid) else {
+            return result(-errno::ESRCH);
+        };
+        let state = if p.zombie.is_some() {
+            b'Z'
+        } else if p.stopped {
+            b'T'
+        } else if self.held.iter().any(|h| h.pid == pid) {
+            b'S'
+        } else {
+            b'R'
+        };
+        let mut r = alloc::vec![
+            0,
+            p.ppid as u64,
+            p.pgid as u64,
+            p.sid as u64,
+            state as u64,
+            p.tpid,
+            p.uid as u64,
+            self.objs.tty.fg_pgrp as u64,
+            p.start_ns,
+            p.comm[0],
+            p.comm[1],
+            p.child_faults,
+            self.objs.tty.session as u64,
+        ];
+        r.extend_from_slice(&p.cmdline);
+        End::Reply(r)
+    }
+
+    /// Its real-time timer: set to fire in `value` ns (0: off), then every
+    /// `interval`; returns what was left of the old one.
+    pub(super) fn alarm(&mut self, w: &[u64]) -> End {
+        let pid = word(w, 1) as u32;
+        let (value, interval) = (word(w, 2), word(w, 3));
+        let now = sys::now_ns();
+        let old = self
+            .timers
+            .get(&pid)
+            .map_or((0, 0), |&(d, i)| (d.saturating_sub(now).max(1), i));
+        if value == u64::MAX {
+            // Only a look (getitimer).
+        } else if value == 0 {
+            self.timers.remove(&pid);
+        } else {
+            self.timers.insert(pid, (now + value, interval));
+        }
+        reply(&[old.0, old.1])
+    }
+}

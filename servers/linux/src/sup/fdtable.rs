@@ -1,0 +1,183 @@
+//! A Linux process's descriptors: numbers leading to open file
+//! descriptions (Linux's `struct file`), which `dup` shares within the
+//! process and `fork` between processes. A description is a file of the
+//! file server (this supervisor's number for it), an object of the shared
+//! server (a pipe's end, the terminal), or a file the supervisor serves
+//! itself (`/dev/null`, a `/proc` file, their directories).
+//!
+//! A file's position is the description's: kept here while one process
+//! holds it, in the shared server once a child holds it too (so both move
+//! it, as Linux's shared `f_pos`).
+
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use linuxabi::errno;
+
+/// The open flags a description keeps (access mode and status flags).
+pub const O_ACCMODE: u32 = 3;
+pub const O_WRONLY: u32 = 1;
+pub const O_RDWR: u32 = 2;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_NOCTTY: u32 = 0o400;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
+pub const O_ASYNC: u32 = 0o20000;
+pub const O_DIRECT: u32 = 0o40000;
+pub const O_LARGEFILE: u32 = 0o100000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_NOFOLLOW: u32 = 0o400000;
+pub const O_NOATIME: u32 = 0o1000000;
+pub const O_CLOEXEC: u32 = 0o2000000;
+pub const O_PATH: u32 = 0o10000000;
+/// The flags F_SETFL may change.
+pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
+
+/// What a description is.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    /// A file or directory of the file server.
+    File {
+        fd: u32,
+        dir: bool,
+    },
+    /// An object of the shared server: a pipe's end or the terminal.
+    Obj {
+        id: u64,
+        kind: u64,
+    },
+    Null,
+    Zero,
+    Full,
+    Random,
+    /// A file whose content the supervisor made when it was opened (a
+    /// `/proc` file): read-only.
+    Mem(Rc<Vec<u8>>),
+    /// A directory the supervisor serves: its entries (name, type, ino).
+    VDir(Rc<Vec<(String, u8, u64)>>),
+}
+
+pub struct Ofd {
+    pub kind: Kind,
+    /// Access mode and status flags (`O_*`).
+    pub flags: u32,
+    /// The position, while this process alone holds it.
+    pub pos: u64,
+    /// The shared server's object holding the position (and the status
+    /// flags) once the description went to a child too.
+    pub shared: Option<u64>,
+    /// The path it was opened by (`/proc/self/fd`), absolute.
+    pub path: String,
+}
+
+pub type OfdRef = Rc<RefCell<Ofd>>;
+
+impl Ofd {
+    pub fn new(kind: Kind, flags: u32, path: String) -> OfdRef {
+        Rc::new(RefCell::new(Ofd {
+            kind,
+            flags,
+            pos: 0,
+            shared: None,
+            path,
+        }))
+    }
+
+    pub fn readable(&self) -> bool {
+        self.flags & O_ACCMODE != O_WRONLY && self.flags & O_ACCMODE != 3 && self.flags & O_PATH == 0
+    }
+
+    pub fn writable(&self) -> bool {
+        matches!(self.flags & O_ACCMODE, O_WRONLY | O_RDWR) && self.flags & O_PATH == 0
+    }
+
+    /// The shared server's object this description holds a reference to.
+    pub fn object(&self) -> Option<u64> {
+        match self.kind {
+            Kind::Obj { id, .. } => Some(id),
+            _ => self.shared,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Slot {
+    pub ofd: OfdRef,
+    pub cloexec: bool,
+}
+
+#[derive(Default, Clone)]
+pub struct FdTable {
+    pub slots: Vec<Option<Slot>>,
+}
+
+impl FdTable {
+    pub fn get(&self, fd: u64) -> Result<&Slot, i64> {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get(i))
+            .and_then(|s| s.as_ref())
+            .ok_or(errno::EBADF)
+    }
+
+    pub fn ofd(&self, fd: u64) -> Result<OfdRef, i64> {
+        self.get(fd).map(|s| s.ofd.clone())
+    }
+
+    /// The lowest free number at or above `min`, below `limit`.
+    pub fn free_from(&self, min: usize, limit: usize) -> Result<usize, i64> {
+        let mut i = min;
+        while i < self.slots.len() && self.slots[i].is_some() {
+            i += 1;
+        }
+        if i >= limit {
+            return Err(errno::EMFILE);
+        }
+        Ok(i)
+    }
+
+    /// Puts `ofd` at number `fd`; returns what was there.
+    pub fn set(&mut self, fd: usize, ofd: OfdRef, cloexec: bool) -> Option<Slot> {
+        if self.slots.len() <= fd {
+            self.slots.resize(fd + 1, None);
+        }
+        self.slots[fd].replace(Slot { ofd, cloexec })
+    }
+
+    pub fn insert(&mut self, ofd: OfdRef, cloexec: bool, limit: usize) -> Result<usize, i64> {
+        let fd = self.free_from(0, limit)?;
+        self.set(fd, ofd, cloexec);
+        Ok(fd)
+    }
+
+    pub fn take(&mut self, fd: u64) -> Result<Slot, i64> {
+        let s = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+            .and_then(|s| s.take())
+            .ok_or(errno::EBADF)?;
+        while self.slots.last().is_some_and(|s| s.is_none()) {
+            self.slots.pop();
+        }
+        Ok(s)
+    }
+
+    /// Whether another number still leads to `ofd`.
+    pub fn holds(&self, ofd: &OfdRef) -> bool {
+        self.slots.iter().flatten().any(|s| Rc::ptr_eq(&s.ofd, ofd))
+    }
+
+    /// Every distinct description, once.
+    pub fn distinct(&self) -> Vec<OfdRef> {
+        let mut out: Vec<OfdRef> = Vec::new();
+        for s in self.slots.iter().flatten() {
+            if !out.iter().any(|o| Rc::ptr_eq(o, &s.ofd)) {
+                out.push(s.ofd.clone());
+            }
+        }
+        out
+    }
+}

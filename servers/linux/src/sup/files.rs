@@ -1,0 +1,1208 @@
+//! File calls: paths (made absolute for the files served here, relative to
+//! a directory's number for the file server), open and close, reads and
+//! writes on every kind of description, positions, metadata, directories,
+//! names, descriptors (`dup`, `fcntl`), pipes and the terminal's ioctls.
+
+use super::fdtable::{self as fdt, Kind, Ofd, OfdRef};
+use super::fs::ROOT;
+use super::vfs::{VNode, is_virtual};
+use super::{Out, Sup, ret};
+use crate::proto::{self, ctl, obj, pass, word};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use linuxabi::signal as sig;
+use linuxabi::structs::{self as st, StatView};
+use linuxabi::termios as tio;
+use tessera_api::fs::{self as api, SetAttr};
+use tessera_rt::abi::linux::CallFor;
+use tessera_rt::sys::calls;
+
+pub const AT_FDCWD: i64 = -100;
+pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+pub const AT_REMOVEDIR: u64 = 0x200;
+pub const AT_SYMLINK_FOLLOW: u64 = 0x400;
+pub const AT_EACCESS: u64 = 0x200;
+pub const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// Where a path leads: to the file server (a directory's number there and
+/// the path from it), or to a file served here (its absolute path).
+pub enum Target {
+    Fs(u32, String),
+    Virt(String),
+}
+
+/// A small random-number generator for /dev/urandom and getrandom
+/// (xorshift, seeded from the time-stamp counter).
+pub fn random_bytes(buf: &mut [u8]) {
+    static STATE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+    let mut x = STATE.load(core::sync::atomic::Ordering::Relaxed);
+    if x == 0 {
+        x = tessera_rt::sys::rdtsc() | 1;
+    }
+    for b in buf.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = (x >> 24) as u8;
+    }
+    STATE.store(x, core::sync::atomic::Ordering::Relaxed);
+}
+
+impl Sup {
+    // ---- paths ----
+
+    /// The absolute path a directory descriptor stands for.
+    fn dir_path(&self, dirfd: u64) -> Result<String, i64> {
+        if dirfd as i64 == AT_FDCWD || dirfd as i32 == AT_FDCWD as i32 {
+            return Ok(self.cwd.clone());
+        }
+        Ok(self.fds.ofd(dirfd)?.borrow().path.clone())
+    }
+
+    /// Where `path` (relative to `dirfd`) leads.
+    pub(super) fn target(&self, dirfd: u64, path: &str) -> Result<Target, i64> {
+        let cwd = dirfd as i64 == AT_FDCWD || dirfd as i32 == AT_FDCWD as i32;
+        let base = if path.starts_with('/') {
+            String::from("/")
+        } else {
+            self.dir_path(dirfd)?
+        };
+        let abs = linuxabi::path::absolute(&base, path);
+        if is_virtual(&abs) {
+            return Ok(Target::Virt(abs));
+        }
+        if path.starts_with('/') {
+            return Ok(Target::Fs(ROOT, String::from(path)));
+        }
+        if cwd {
+            return Ok(match self.cwd_fd {
+                Some(fd) => Target::Fs(fd, String::from(path)),
+                None => Target::Fs(ROOT, abs),
+            });
+        }
+        let o = self.fds.ofd(dirfd)?;
+        let d = o.borrow();
+        match d.kind {
+            Kind::File { fd, .. } => Ok(Target::Fs(fd, String::from(path))),
+            Kind::VDir(_) => Ok(Target::Fs(ROOT, abs)),
+            _ => Err(errno::ENOTDIR),
+        }
+    }
+
+    /// `target` for the file server only (exec, chdir of a disk path).
+    pub(super) fn fs_path(&self, dirfd: u64, path: &str) -> Result<(u32, String), i64> {
+        match self.target(dirfd, path)? {
+            Target::Fs(d, p) => Ok((d, p)),
+            Target::Virt(abs) => match self.vresolve(&abs)? {
+                (p, VNode::Link(_)) => Ok((ROOT, p)),
+                _ => Err(errno::EACCES),
+            },
+        }
+    }
+
+    /// The absolute path of `path` relative to `dirfd` (execveat).
+    pub(super) fn at_path(&self, dirfd: u64, path: &str, empty: bool) -> Result<String, i64> {
+        if path.is_empty() {
+            if !empty {
+                return Err(errno::ENOENT);
+            }
+            return self.dir_path(dirfd);
+        }
+        let base = if path.starts_with('/') {
+            String::from("/")
+        } else {
+            self.dir_path(dirfd)?
+        };
+        Ok(linuxabi::path::absolute(&base, path))
+    }
+
+    fn abs_of(&self, dirfd: u64, path: &str) -> String {
+        let base = if path.starts_with('/') {
+            String::from("/")
+        } else {
+            self.dir_path(dirfd).unwrap_or_else(|_| self.cwd.clone())
+        };
+        linuxabi::path::absolute(&base, path)
+    }
+
+    fn limit(&self) -> usize {
+        (self.limits[7][0].min(1 << 20)) as usize
+    }
+
+    // ---- open and close ----
+
+    pub(super) fn openat(&mut self, rid: u64, dirfd: u64, path_at: u64, flags: u64, mode: u64) -> Result<u64, i64> {
+        let path = self.read_path(rid, path_at)?;
+        let flags = flags as u32;
+        let ofd = self.open_ofd(dirfd, &path, flags, mode as u32)?;
+        let fd = match self.fds.insert(ofd.clone(), flags & fdt::O_CLOEXEC != 0, self.limit()) {
+            Ok(fd) => fd,
+            Err(e) => {
+                self.release(&ofd);
+                return Err(e);
+            }
+        };
+        Ok(fd as u64)
+    }
+
+    pub(super) fn open_ofd(&mut self, dirfd: u64, path: &str, flags: u32, mode: u32) -> Result<OfdRef, i64> {
+        let keep = flags & !(fdt::O_CLOEXEC | fdt::O_CREAT | fdt::O_EXCL | fdt::O_TRUNC | fdt::O_NOCTTY);
+        match self.target(dirfd, path)? {
+            Target::Virt(abs) => {
+                let (abs, node) = self.vresolve(&abs)?;
+                if let VNode::Link(real) = node {
+                    return self.open_ofd(AT_FDCWD as u64, &real, flags, mode);
+                }
+                if flags & fdt::O_CREAT != 0 && flags & fdt::O_EXCL != 0 {
+                    return Err(errno::EEXIST);
+                }
+                let dir = matches!(node, VNode::Dir(_));
+                if flags & fdt::O_DIRECTORY != 0 && !dir {
+                    return Err(errno::ENOTDIR);
+                }
+                if dir && flags & fdt::O_ACCMODE != 0 {
+                    return Err(errno::EISDIR);
+                }
+                if matches!(node, VNode::Mem(_)) && flags & fdt::O_ACCMODE != 0 {
+                    return Err(errno::EACCES);
+                }
+                // A fresh description of the terminal holds a reference.
+                let kind = self.vkind(node);
+                if let Kind::Obj { id, .. } = kind {
+                    if id == obj::TTY_ID
+                        && self.ctl1(&[ctl::TTY_CHECK, self.pid as u64]) == Err(errno::ENOTTY)
+                        && abs == "/dev/tty"
+                    {
+                        return Err(errno::ENXIO);
+                    }
+                    self.ctl(&[ctl::HOLD, id]);
+                }
+                Ok(Ofd::new(kind, keep, abs))
+            }
+            Target::Fs(d, rel) => {
+                let mut fsflags = flags
+                    & (fdt::O_ACCMODE
+                        | fdt::O_CREAT
+                        | fdt::O_EXCL
+                        | fdt::O_TRUNC
+                        | fdt::O_APPEND
+                        | fdt::O_DIRECTORY
+                        | fdt::O_NOFOLLOW);
+                if flags & fdt::O_ACCMODE == 3 {
+                    fsflags = (fsflags & !3) | fdt::O_RDWR;
+                }
+                if flags & fdt::O_PATH != 0 {
+                    fsflags &= fdt::O_DIRECTORY | fdt::O_NOFOLLOW;
+                }
+                let fd = self.fs.open(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
+                // O_CREAT names a file to create or open: a directory there
+                // is EISDIR (".", "..", "dir/"), whatever the access mode.
+                if flags & fdt::O_CREAT != 0
+                    && flags & fdt::O_DIRECTORY == 0
+                    && self.fs.fstat(fd).is_ok_and(|b| StatView::parse(&b).is_dir())
+                {
+                    self.fs.close(fd);
+                    return Err(errno::EISDIR);
+                }
+                let abs = self.abs_of(dirfd, path);
+                Ok(Ofd::new(
+                    Kind::File {
+                        fd,
+                        dir: flags & fdt::O_DIRECTORY != 0,
+                    },
+                    keep,
+                    abs,
+                ))
+            }
+        }
+    }
+
+    /// A description no descriptor leads to any more.
+    pub(super) fn release(&mut self, o: &OfdRef) {
+        let d = o.borrow();
+        if let Kind::File { fd, .. } = d.kind {
+            self.fs.close(fd);
+        }
+        if let Some(id) = d.object() {
+            self.ctl(&[ctl::RELEASE, id]);
+        }
+    }
+
+    pub(super) fn close_fd(&mut self, fd: u64) -> Result<u64, i64> {
+        let s = self.fds.take(fd)?;
+        if !self.fds.holds(&s.ofd) {
+            self.release(&s.ofd);
+        }
+        Ok(0)
+    }
+
+    // ---- positions ----
+
+    fn pos(&self, d: &Ofd) -> u64 {
+        match d.shared {
+            Some(id) => self.ctl1(&[ctl::FILE_POS, id, 0, 0]).unwrap_or(0),
+            None => d.pos,
+        }
+    }
+
+    fn set_pos(&self, d: &mut Ofd, p: u64) {
+        match d.shared {
+            Some(id) => {
+                self.ctl(&[ctl::FILE_POS, id, 1, p]);
+            }
+            None => d.pos = p,
+        }
+    }
+
+    /// Status flags: a shared description's are the shared server's.
+    fn flags_of(&self, d: &Ofd) -> u32 {
+        match d.object() {
+            Some(id) => {
+                let info = self.ctl(&[ctl::OBJ_INFO, id]);
+                if word(&info, 0) == 0 {
+                    d.flags
+                } else {
+                    (d.flags & !fdt::SETFL_MASK) | (word(&info, 1) as u32 & fdt::SETFL_MASK)
+                }
+            }
+            None => d.flags,
+        }
+    }
+
+    // ---- reads and writes ----
+
+    pub(super) fn read(&mut self, rid: u64, a: [u64; 6], at: Option<u64>) -> Out {
+        let (fd, buf, len) = (a[0], a[1], a[2]);
+        let o = match self.fds.ofd(fd) {
+            Ok(o) => o,
+            Err(e) => return ret(Err(e)),
+        };
+        let mut d = o.borrow_mut();
+        if !d.readable() {
+            return ret(Err(errno::EBADF));
+        }
+        if (len as i64) < 0 {
+            return ret(Err(errno::EINVAL));
+        }
+        match d.kind.clone() {
+            Kind::File { fd: ffd, .. } => {
+                let off = at.unwrap_or_else(|| self.pos(&d));
+                let r = self.fs.read_to_caller(rid, ffd, off, buf, len);
+                if let (Ok(n), None) = (r, at) {
+                    self.set_pos(&mut d, off + n);
+                }
+                ret(r)
+            }
+            Kind::Obj { id, kind } => {
+                if at.is_some() {
+                    return ret(Err(errno::ESPIPE));
+                }
+                let mut flags = 0;
+                if self.flags_of(&d) & fdt::O_NONBLOCK != 0 {
+                    flags |= pass::NONBLOCK;
+                }
+                let ttin = self.sig.mask & sig::bit(sig::SIGTTIN) != 0
+                    || self.sig.action(sig::SIGTTIN).handler == sig::SIG_IGN;
+                if kind == obj::TTY && ttin {
+                    flags |= pass::TTIN_MASKED;
+                }
+                drop(d);
+                self.pass(rid, 0, a, &[pass::READ, self.pid as u64, id, buf, len, flags])
+            }
+            Kind::Null => Out::Ret(0),
+            Kind::Zero | Kind::Full | Kind::Random => {
+                let mut done = 0u64;
+                let mut chunk = vec![0u8; (len as usize).min(65536)];
+                while done < len {
+                    let n = (len - done).min(chunk.len() as u64) as usize;
+                    if matches!(d.kind, Kind::Random) {
+                        random_bytes(&mut chunk[..n]);
+                    }
+                    if self.write_mem(rid, buf + done, &chunk[..n]).is_err() {
+                        return ret(if done > 0 { Ok(done) } else { Err(errno::EFAULT) });
+                    }
+                    done += n as u64;
+                }
+                Out::Ret(len)
+            }
+            Kind::Mem(m) => {
+                let off = at.unwrap_or(d.pos) as usize;
+                let part = m.get(off.min(m.len())..).unwrap_or(&[]);
+                let n = part.len().min(len as usize);
+                if let Err(e) = self.write_mem(rid, buf, &part[..n]) {
+                    return ret(Err(e));
+                }
+                if at.is_none() {
+                    d.pos += n as u64;
+                }
+                Out::Ret(n as u64)
+            }
+            Kind::VDir(_) => ret(Err(errno::EISDIR)),
+        }
+    }
+
+    pub(super) fn write(&mut self, rid: u64, a: [u64; 6], at: Option<u64>) -> Out {
+        let (fd, buf, len) = (a[0], a[1], a[2]);
+        let o = match self.fds.ofd(fd) {
+            Ok(o) => o,
+            Err(e) => return ret(Err(e)),
+        };
+        let mut d = o.borrow_mut();
+        if !d.writable() {
+            return ret(Err(errno::EBADF));
+        }
+        if (len as i64) < 0 {
+            return ret(Err(errno::EINVAL));
+        }
+        match d.kind.clone() {
+            Kind::File { fd: ffd, .. } => {
+                let append = self.flags_of(&d) & fdt::O_APPEND != 0;
+                let off = at.unwrap_or_else(|| self.pos(&d));
+                let r = self.fs.write_from_caller(rid, ffd, off, append, buf, len);
+                match r {
+                    Ok((n, end)) => {
+                        if at.is_none() {
+                            self.set_pos(&mut d, end);
+                        }
+                        Out::Ret(n)
+                    }
+                    Err(e) => ret(Err(e)),
+                }
+            }
+            Kind::Obj { id, kind } => {
+                if at.is_some() {
+                    return ret(Err(errno::ESPIPE));
+                }
+                if kind == obj::TTY {
+                    return ret(self.tty_write(rid, buf, len));
+                }
+                let flags = if self.flags_of(&d) & fdt::O_NONBLOCK != 0 {
+                    pass::NONBLOCK
+                } else {
+                    0
+                };
+                drop(d);
+                self.pass(rid, 1, a, &[pass::WRITE, self.pid as u64, id, buf, len, flags])
+            }
+            Kind::Null | Kind::Zero | Kind::Random => Out::Ret(len),
+            Kind::Full => ret(Err(errno::ENOSPC)),
+            Kind::Mem(_) | Kind::VDir(_) => ret(Err(errno::EBADF)),
+        }
+    }
+
+    /// Bytes of the process's buffer to the terminal: the shared server
+    /// reads them straight from the process (one copy).
+    fn tty_write(&self, rid: u64, buf: u64, len: u64) -> Result<u64, i64> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut reply = [0u8; 8];
+        let req = CallFor {
+            rid,
+            server: self.shared,
+            entry: proto::shared::TTY_WRITE,
+            msg_addr: buf,
+            msg_len: len,
+            reply_addr: reply.as_mut_ptr() as u64,
+            reply_len: 8,
+            flags: tessera_rt::abi::linux::MSG_IN_CALLER,
+        };
+        match calls::call_for(&req) {
+            Ok(_) => {
+                let v = i64::from_le_bytes(reply);
+                if v < 0 { Err(-v) } else { Ok(v as u64) }
+            }
+            Err(_) => Err(errno::EFAULT),
+        }
+    }
+
+    /// readv / writev / preadv / pwritev: each buffer in turn, until one is
+    /// short.
+    pub(super) fn vector_io(&mut self, rid: u64, a: [u64; 6], write: bool, at: Option<u64>) -> Out {
+        let (fd, iov, cnt) = (a[0], a[1], a[2]);
+        if cnt > 1024 {
+            return ret(Err(errno::EINVAL));
+        }
+        if let Err(e) = self.fds.get(fd) {
+            return ret(Err(e));
+        }
+        let vecs = match self.read_mem(rid, iov, cnt as usize * 16) {
+            Ok(v) => v,
+            Err(e) => return ret(Err(e)),
+        };
+        let mut total = 0u64;
+        for i in 0..cnt as usize {
+            let base = st::u64_at(&vecs, i * 16);
+            let len = st::u64_at(&vecs, i * 16 + 8);
+            if (len as i64) < 0 {
+                return ret(Err(errno::EINVAL));
+            }
+            if len == 0 {
+                continue;
+            }
+            let args = [fd, base, len, 0, 0, 0];
+            let off = at.map(|o| o + total);
+            let r = if write {
+                self.write(rid, args, off)
+            } else {
+                self.read(rid, args, off)
+            };
+            match r {
+                Out::Ret(v) => match errno::of(v) {
+                    Some(e) => return ret(if total > 0 { Ok(total) } else { Err(e) }),
+                    None => {
+                        total += v;
+                        if v < len {
+                            break;
+                        }
+                    }
+                },
+                // Passed on to wait (a pipe): that part ends the call.
+                Out::Done if total == 0 => return Out::Done,
+                Out::Done => break,
+            }
+        }
+        Out::Ret(total)
+    }
+
+    pub(super) fn lseek(&mut self, fd: u64, off: u64, whence: u64) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let mut d = o.borrow_mut();
+        let size = match &d.kind {
+            Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?).size as u64,
+            Kind::Mem(m) => m.len() as u64,
+            Kind::VDir(l) => l.len() as u64,
+            Kind::Obj { .. } => return Err(errno::ESPIPE),
+            _ => return Ok(0),
+        };
+        let cur = self.pos(&d);
+        let new = match whence {
+            0 => off as i64,
+            1 => cur as i64 + off as i64,
+            2 => size as i64 + off as i64,
+            3 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
+            3 => off as i64,
+            4 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
+            4 => size as i64,
+            _ => return Err(errno::EINVAL),
+        };
+        if new < 0 {
+            return Err(errno::EINVAL);
+        }
+        self.set_pos(&mut d, new as u64);
+        Ok(new as u64)
+    }
+
+    // ---- metadata ----
+
+    /// `struct stat` of a description.
+    pub(super) fn fstat_ofd(&self, d: &Ofd) -> Result<StatView, i64> {
+        Ok(match &d.kind {
+            Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?),
+            Kind::Obj { id, kind } => {
+                let (mode, rdev) = if *kind == obj::TTY {
+                    (st::S_IFCHR | 0o620, st::makedev(5, 1))
+                } else {
+                    (st::S_IFIFO | 0o600, 0)
+                };
+                StatView {
+                    dev: st::makedev(0, 12),
+                    ino: *id,
+                    nlink: 1,
+                    mode,
+                    rdev,
+                    blksize: 4096,
+                    uid: self.cred.euid,
+                    gid: self.cred.egid,
+                    ..StatView::default()
+                }
+            }
+            _ => {
+                let node = self.vnode(&d.path).unwrap_or(VNode::Mem(Vec::new()));
+                let mut s = self.vstat(&d.path, &node);
+                if let Kind::Mem(m) = &d.kind {
+                    s.size = m.len() as i64;
+                }
+                s
+            }
+        })
+    }
+
+    /// stat of `path` relative to `dirfd` (`flags`: AT_SYMLINK_NOFOLLOW,
+    /// AT_EMPTY_PATH).
+    pub(super) fn stat_at(&self, dirfd: u64, path: &str, flags: u64) -> Result<StatView, i64> {
+        if path.is_empty() {
+            if flags & AT_EMPTY_PATH == 0 {
+                return Err(errno::ENOENT);
+            }
+            if dirfd as i32 == AT_FDCWD as i32 {
+                return self.stat_at(AT_FDCWD as u64, &self.cwd.clone(), flags & !AT_EMPTY_PATH);
+            }
+            let o = self.fds.ofd(dirfd)?;
+            let d = o.borrow();
+            return self.fstat_ofd(&d);
+        }
+        match self.target(dirfd, path)? {
+            Target::Fs(d, rel) => {
+                // A trailing slash names a directory: it follows a last
+                // link, and anything else there is ENOTDIR.
+                let slash = path.ends_with('/');
+                let f = if flags & AT_SYMLINK_NOFOLLOW != 0 && !slash {
+                    api::AT_SYMLINK_NOFOLLOW
+                } else {
+                    0
+                };
+                let st = StatView::parse(&self.fs.stat(d, rel.as_bytes(), f)?);
+                if slash && !st.is_dir() {
+                    return Err(errno::ENOTDIR);
+                }
+                Ok(st)
+            }
+            Target::Virt(abs) => {
+                if flags & AT_SYMLINK_NOFOLLOW != 0 {
+                    let node = self.vnode(&abs)?;
+                    return Ok(self.vstat(&abs, &node));
+                }
+                let (p, node) = self.vresolve(&abs)?;
+                if let VNode::Link(real) = node {
+                    return self.stat_at(AT_FDCWD as u64, &real, 0);
+                }
+                Ok(self.vstat(&p, &node))
+            }
+        }
+    }
+
+    pub(super) fn stat_call(&mut self, rid: u64, dirfd: u64, path_at: u64, out: u64, flags: u64) -> Result<u64, i64> {
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800) != 0 {
+            return Err(errno::EINVAL);
+        }
+        let path = self.read_cstr(rid, path_at, linuxabi::path::PATH_MAX - 1)?;
+        let path = String::from_utf8(path).map_err(|_| errno::EINVAL)?;
+        let s = self.stat_at(dirfd, &path, flags)?;
+        self.write_mem(rid, out, &s.to_bytes())?;
+        Ok(0)
+    }
+
+    pub(super) fn statx(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let flags = a[2];
+        // AT_STATX_FORCE_SYNC and AT_STATX_DONT_SYNC (0x2000, 0x4000)
+        // exclude each other.
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | 0x6000) != 0
+            || flags & 0x6000 == 0x6000
+            || a[3] & 0x8000_0000 != 0
+        {
+            return Err(errno::EINVAL);
+        }
+        let path = self.read_cstr(rid, a[1], linuxabi::path::PATH_MAX - 1)?;
+        let path = String::from_utf8(path).map_err(|_| errno::EINVAL)?;
+        let s = self.stat_at(a[0], &path, flags)?;
+        self.write_mem(rid, a[4], &s.to_statx())?;
+        Ok(0)
+    }
+
+    pub(super) fn fstat(&mut self, rid: u64, fd: u64, out: u64) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let s = self.fstat_ofd(&o.borrow())?;
+        self.write_mem(rid, out, &s.to_bytes())?;
+        Ok(0)
+    }
+
+    /// access / faccessat: with the real ids unless AT_EACCESS.
+    pub(super) fn access(&mut self, rid: u64, dirfd: u64, path_at: u64, mode: u64, flags: u64) -> Result<u64, i64> {
+        if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+            return Err(errno::EINVAL);
+        }
+        let path = self.read_path(rid, path_at)?;
+        let s = self.stat_at(dirfd, &path, flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))?;
+        if mode == 0 {
+            return Ok(0);
+        }
+        let (uid, gid) = if flags & AT_EACCESS != 0 {
+            (self.cred.euid, self.cred.egid)
+        } else {
+            (self.cred.uid, self.cred.gid)
+        };
+        let ok = if uid == 0 {
+            mode & 1 == 0 || s.is_dir() || s.mode & 0o111 != 0
+        } else {
+            let bits = if uid == s.uid {
+                s.mode >> 6
+            } else if gid == s.gid || self.cred.groups.contains(&s.gid) {
+                s.mode >> 3
+            } else {
+                s.mode
+            } & 7;
+            bits as u64 & mode == mode
+        };
+        if !ok {
+            return Err(errno::EACCES);
+        }
+        Ok(0)
+    }
+
+    // ---- directories ----
+
+    pub(super) fn getdents64(&mut self, rid: u64, fd: u64, buf: u64, count: u64) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let mut d = o.borrow_mut();
+        match d.kind.clone() {
+            Kind::File { fd: ffd, .. } => {
+                let mut tmp = vec![0u8; (count as usize).min(32768)];
+                let pos = self.pos(&d);
+                let n = self.fs.readdir(ffd, pos, &mut tmp)?;
+                if let Some(last) = api::dirents(&tmp[..n]).last() {
+                    let next = last.next;
+                    self.set_pos(&mut d, next);
+                }
+                self.write_mem(rid, buf, &tmp[..n])?;
+                Ok(n as u64)
+            }
+            Kind::VDir(list) => {
+                let mut out = vec![0u8; (count as usize).min(32768)];
+                let mut used = 0;
+                let mut i = d.pos as usize;
+                // "." and ".." first, then the entries.
+                let total = list.len() + 2;
+                while i < total {
+                    let (name, t, ino): (&str, u8, u64) = match i {
+                        0 => (".", 4, 1),
+                        1 => ("..", 4, 1),
+                        k => {
+                            let e = &list[k - 2];
+                            (e.0.as_str(), e.1, e.2)
+                        }
+                    };
+                    match api::write_dirent(&mut out[used..], ino, i as u64 + 1, t, name.as_bytes()) {
+                        Some(n) => used += n,
+                        None if used == 0 => return Err(errno::EINVAL),
+                        None => break,
+                    }
+                    i += 1;
+                }
+                d.pos = i as u64;
+                self.write_mem(rid, buf, &out[..used])?;
+                Ok(used as u64)
+            }
+            _ => Err(errno::ENOTDIR),
+        }
+    }
+
+    pub(super) fn mkdirat(&mut self, rid: u64, dirfd: u64, path_at: u64, mode: u64) -> Result<u64, i64> {
+        let path = self.read_path(rid, path_at)?;
+        match self.target(dirfd, &path)? {
+            Target::Virt(_) => Err(errno::EEXIST),
+            Target::Fs(d, rel) => {
+                let mut fields = [0u8; 8];
+                fields[..4].copy_from_slice(&((mode as u32) & !self.umask & 0o7777).to_le_bytes());
+                match self.fs.path_op(api::MKDIR, d, 0, &fields, &[rel.as_bytes()]) {
+                    // The file server has no last name for the root (EBUSY);
+                    // for mkdir it simply exists (`mkdir -p` relies on it).
+                    Err(errno::EBUSY) => Err(errno::EEXIST),
+                    r => r.map(|_| 0),
+                }
+            }
+        }
+    }
+
+    pub(super) fn unlinkat(&mut self, rid: u64, dirfd: u64, path_at: u64, flags: u64) -> Result<u64, i64> {
+        if flags & !AT_REMOVEDIR != 0 {
+            return Err(errno::EINVAL);
+        }
+        let path = self.read_path(rid, path_at)?;
+        match self.target(dirfd, &path)? {
+            Target::Virt(_) => Err(errno::EPERM),
+            Target::Fs(d, rel) => {
+                let last = linuxabi::path::basename(&rel);
+                if flags & AT_REMOVEDIR != 0 {
+                    if last == "." || rel.ends_with("/.") || rel == "." {
+                        return Err(errno::EINVAL);
+                    }
+                    if last == ".." {
+                        return Err(errno::ENOTEMPTY);
+                    }
+                    return self.fs.path_op(api::RMDIR, d, 0, &[], &[rel.as_bytes()]).map(|_| 0);
+                }
+                // unlink of a directory: EISDIR, as Linux says.
+                if let Ok(b) = self.fs.stat(d, rel.as_bytes(), api::AT_SYMLINK_NOFOLLOW)
+                    && StatView::parse(&b).is_dir()
+                {
+                    return Err(errno::EISDIR);
+                }
+                self.fs.path_op(api::UNLINK, d, 0, &[], &[rel.as_bytes()]).map(|_| 0)
+            }
+        }
+    }
+
+    /// renameat2 and linkat: two paths.
+    pub(super) fn two_paths(&mut self, rid: u64, a: [u64; 6], link: bool) -> Result<u64, i64> {
+        let flags = a[4];
+        if link && flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+            return Err(errno::EINVAL);
+        }
+        // renameat2: RENAME_NOREPLACE (1) alone; ext2 has no exchange or
+        // whiteout.
+        const RENAME_NOREPLACE: u64 = 1;
+        if !link && flags & !RENAME_NOREPLACE != 0 {
+            return Err(errno::EINVAL);
+        }
+        let old = self.read_path(rid, a[1])?;
+        let new = self.read_path(rid, a[3])?;
+        let (od, orel) = match self.target(a[0], &old)? {
+            Target::Fs(d, r) => (d, r),
+            Target::Virt(_) => return Err(errno::EXDEV),
+        };
+        let (nd, nrel) = match self.target(a[2], &new)? {
+            Target::Fs(d, r) => (d, r),
+            Target::Virt(_) => return Err(errno::EXDEV),
+        };
+        if !link && (linuxabi::path::basename(&orel) == "." || linuxabi::path::basename(&orel) == "..") {
+            return Err(errno::EBUSY);
+        }
+        if link
+            && let Ok(b) = self.fs.stat(od, orel.as_bytes(), 0)
+            && StatView::parse(&b).is_dir()
+        {
+            return Err(errno::EPERM);
+        }
+        // The file server renames over a name: the check comes first, so
+        // another process creating the name between the two is not seen
+        // (Linux checks under the directory's lock).
+        if !link && flags & RENAME_NOREPLACE != 0 && self.fs.stat(nd, nrel.as_bytes(), api::AT_SYMLINK_NOFOLLOW).is_ok()
+        {
+            return Err(errno::EEXIST);
+        }
+        let mut fields = [0u8; 8];
+        fields[..4].copy_from_slice(&nd.to_le_bytes());
+        fields[4..].copy_from_slice(&(orel.len() as u32).to_le_bytes());
+        let f = if link && flags & AT_SYMLINK_FOLLOW != 0 {
+            0x400
+        } else {
+            0
+        };
+        let entry = if link { api::LINK } else { api::RENAME };
+        self.fs
+            .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])
+            .map(|_| 0)
+    }
+
+    pub(super) fn symlinkat(&mut self, rid: u64, target_at: u64, dirfd: u64, path_at: u64) -> Result<u64, i64> {
+        let target = self.read_path(rid, target_at)?;
+        let path = self.read_path(rid, path_at)?;
+        match self.target(dirfd, &path)? {
+            Target::Virt(_) => Err(errno::EEXIST),
+            Target::Fs(d, rel) => {
+                let mut fields = [0u8; 8];
+                fields[..4].copy_from_slice(&(target.len() as u32).to_le_bytes());
+                self.fs
+                    .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])
+                    .map(|_| 0)
+            }
+        }
+    }
+
+    pub(super) fn readlinkat(&mut self, rid: u64, dirfd: u64, path_at: u64, buf: u64, size: u64) -> Result<u64, i64> {
+        if (size as i64) <= 0 {
+            return Err(errno::EINVAL);
+        }
+        let path = self.read_path(rid, path_at)?;
+        let target = match self.target(dirfd, &path)? {
+            Target::Fs(d, rel) => self.fs.readlink(d, rel.as_bytes())?,
+            Target::Virt(abs) => match self.vnode(&abs)? {
+                VNode::Link(t) => t.into_bytes(),
+                _ => return Err(errno::EINVAL),
+            },
+        };
+        let n = target.len().min(size as usize);
+        self.write_mem(rid, buf, &target[..n])?;
+        Ok(n as u64)
+    }
+
+    /// chmod, chown, utimes, truncate through SETATTR: of a path, or of a
+    /// descriptor (`fd` given).
+    pub(super) fn setattr_at(&mut self, dirfd: u64, path: &str, nofollow: bool, a: &SetAttr) -> Result<u64, i64> {
+        match self.target(dirfd, path)? {
+            Target::Virt(_) => Err(errno::EPERM),
+            Target::Fs(d, rel) => {
+                let f = if nofollow { api::AT_SYMLINK_NOFOLLOW } else { 0 };
+                self.fs.setattr(d, f, a, rel.as_bytes()).map(|_| 0)
+            }
+        }
+    }
+
+    pub(super) fn setattr_fd(&mut self, fd: u64, a: &SetAttr) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let d = o.borrow();
+        match d.kind {
+            Kind::File { fd, .. } => self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"").map(|_| 0),
+            Kind::Obj { .. } => Ok(0),
+            _ => Err(errno::EPERM),
+        }
+    }
+
+    pub(super) fn ftruncate(&mut self, fd: u64, len: u64) -> Result<u64, i64> {
+        if (len as i64) < 0 {
+            return Err(errno::EINVAL);
+        }
+        let o = self.fds.ofd(fd)?;
+        let d = o.borrow();
+        match d.kind {
+            Kind::File { fd: ffd, .. } if d.writable() => self.fs.truncate(ffd, len).map(|_| 0),
+            Kind::File { .. } => Err(errno::EINVAL),
+            _ => Err(errno::EINVAL),
+        }
+    }
+
+    pub(super) fn fsync(&mut self, fd: u64) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let d = o.borrow();
+        match d.kind {
+            Kind::File { fd, .. } => self.fs.fsync(fd).map(|_| 0),
+            _ => Err(errno::EINVAL),
+        }
+    }
+
+    pub(super) fn statfs_of(&mut self, rid: u64, out: u64) -> Result<u64, i64> {
+        let b = self.fs.statfs()?;
+        self.write_mem(rid, out, &b)?;
+        Ok(0)
+    }
+
+    // ---- working directory ----
+
+    pub(super) fn chdir_to(&mut self, dirfd: u64, path: &str) -> Result<u64, i64> {
+        let abs = self.abs_of(dirfd, path);
+        match self.target(dirfd, path)? {
+            Target::Virt(v) => {
+                let (p, node) = self.vresolve(&v)?;
+                if !matches!(node, VNode::Dir(_)) {
+                    return Err(errno::ENOTDIR);
+                }
+                if let Some(fd) = self.cwd_fd.take() {
+                    self.fs.close(fd);
+                }
+                self.cwd = p;
+            }
+            Target::Fs(d, rel) => {
+                let fd = self.fs.open(d, rel.as_bytes(), fdt::O_DIRECTORY, 0)?;
+                // Search permission on the directory.
+                let s = StatView::parse(&self.fs.fstat(fd)?);
+                if self.cred.euid != 0 {
+                    let bits = if s.uid == self.cred.euid {
+                        s.mode >> 6
+                    } else if self.in_group(s.gid) {
+                        s.mode >> 3
+                    } else {
+                        s.mode
+                    };
+                    if bits & 1 == 0 {
+                        self.fs.close(fd);
+                        return Err(errno::EACCES);
+                    }
+                }
+                if let Some(old) = self.cwd_fd.replace(fd) {
+                    self.fs.close(old);
+                }
+                self.cwd = abs;
+            }
+        }
+        Ok(0)
+    }
+
+    pub(super) fn fchdir(&mut self, fd: u64) -> Result<u64, i64> {
+        let o = self.fds.ofd(fd)?;
+        let (path, kind) = {
+            let d = o.borrow();
+            (d.path.clone(), d.kind.clone())
+        };
+        match kind {
+            Kind::File { fd, .. } => {
+                let s = StatView::parse(&self.fs.fstat(fd)?);
+                if !s.is_dir() {
+                    return Err(errno::ENOTDIR);
+                }
+                self.chdir_to(AT_FDCWD as u64, &path)
+            }
+            Kind::VDir(_) => {
+                self.cwd = path;
+                Ok(0)
+            }
+            _ => Err(errno::ENOTDIR),
+        }
+    }
+
+    pub(super) fn getcwd(&mut self, rid: u64, buf: u64, size: u64) -> Result<u64, i64> {
+        if let Some(fd) = self.cwd_fd
+            && let Ok(b) = self.fs.fstat(fd)
+            && StatView::parse(&b).nlink == 0
+        {
+            return Err(errno::ENOENT);
+        }
+        let mut p = self.cwd.clone().into_bytes();
+        p.push(0);
+        if size < p.len() as u64 {
+            return Err(errno::ERANGE);
+        }
+        self.write_mem(rid, buf, &p)?;
+        Ok(p.len() as u64)
+    }
+
+    // ---- descriptors ----
+
+    pub(super) fn dup3(&mut self, old: u64, new: u64, flags: u64, dup2: bool) -> Result<u64, i64> {
+        if flags & !(fdt::O_CLOEXEC as u64) != 0 {
+            return Err(errno::EINVAL);
+        }
+        let o = self.fds.ofd(old)?;
+        if old == new {
+            return if dup2 { Ok(new) } else { Err(errno::EINVAL) };
+        }
+        if new as usize >= self.limit() {
+            return Err(errno::EBADF);
+        }
+        if let Some(prev) = self.fds.set(new as usize, o, flags != 0)
+            && !self.fds.holds(&prev.ofd)
+        {
+            self.release(&prev.ofd);
+        }
+        Ok(new)
+    }
+
+    pub(super) fn fcntl(&mut self, rid: u64, fd: u64, cmd: u64, arg: u64) -> Result<u64, i64> {
+        const F_DUPFD: u64 = 0;
+        const F_GETFD: u64 = 1;
+        const F_SETFD: u64 = 2;
+        const F_GETFL: u64 = 3;
+        const F_SETFL: u64 = 4;
+        const F_GETLK: u64 = 5;
+        const F_SETLK: u64 = 6;
+        const F_SETLKW: u64 = 7;
+        const F_SETOWN: u64 = 8;
+        const F_GETOWN: u64 = 9;
+        const F_DUPFD_CLOEXEC: u64 = 1030;
+        const F_SETPIPE_SZ: u64 = 1031;
+        const F_GETPIPE_SZ: u64 = 1032;
+        let slot = self.fds.get(fd)?.clone();
+        match cmd {
+            F_DUPFD | F_DUPFD_CLOEXEC => {
+                if arg as usize >= self.limit() {
+                    return Err(errno::EINVAL);
+                }
+                let n = self.fds.free_from(arg as usize, self.limit())?;
+                self.fds.set(n, slot.ofd, cmd == F_DUPFD_CLOEXEC);
+                Ok(n as u64)
+            }
+            F_GETFD => Ok(slot.cloexec as u64),
+            F_SETFD => {
+                self.fds.set(fd as usize, slot.ofd, arg & 1 != 0);
+                Ok(0)
+            }
+            // open() on x86_64 adds O_LARGEFILE; pipe() does not.
+            F_GETFL => {
+                let d = slot.ofd.borrow();
+                let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY);
+                let large = if pipe { 0 } else { fdt::O_LARGEFILE };
+                Ok((self.flags_of(&d) | large) as u64)
+            }
+            F_SETFL => {
+                let mut d = slot.ofd.borrow_mut();
+                d.flags = (d.flags & !fdt::SETFL_MASK) | (arg as u32 & fdt::SETFL_MASK);
+                if let Some(id) = d.object() {
+                    self.ctl(&[ctl::OBJ_SETFL, id, (d.flags & fdt::SETFL_MASK) as u64]);
+                }
+                Ok(0)
+            }
+            F_GETLK => {
+                // No other process holds a lock: F_UNLCK (2) in l_type.
+                let mut b = self.read_mem(rid, arg, 32)?;
+                b[0..2].copy_from_slice(&2u16.to_le_bytes());
+                self.write_mem(rid, arg, &b)?;
+                Ok(0)
+            }
+            F_SETLK | F_SETLKW => {
+                let b = self.read_mem(rid, arg, 32)?;
+                let t = u16::from_le_bytes([b[0], b[1]]);
+                let d = slot.ofd.borrow();
+                match t {
+                    0 if !d.readable() => Err(errno::EBADF),
+                    1 if !d.writable() => Err(errno::EBADF),
+                    0..=2 => Ok(0),
+                    _ => Err(errno::EINVAL),
+                }
+            }
+            F_SETOWN | F_GETOWN => Ok(0),
+            F_GETPIPE_SZ => match slot.ofd.borrow().kind {
+                Kind::Obj { kind, .. } if kind != obj::TTY => Ok(65536),
+                _ => Err(errno::EBADF),
+            },
+            F_SETPIPE_SZ => match slot.ofd.borrow().kind {
+                Kind::Obj { kind, .. } if kind != obj::TTY => Ok(65536),
+                _ => Err(errno::EBADF),
+            },
+            _ => Err(errno::EINVAL),
+        }
+    }
+
+    pub(super) fn pipe2(&mut self, rid: u64, at: u64, flags: u64) -> Result<u64, i64> {
+        let allowed = (fdt::O_CLOEXEC | fdt::O_NONBLOCK | fdt::O_DIRECT) as u64;
+        if flags & !allowed != 0 {
+            return Err(errno::EINVAL);
+        }
+        // The array must be writable before anything is made.
+        self.write_mem(rid, at, &[0u8; 8])?;
+        let r = self.ctl(&[ctl::PIPE]);
+        let (rd, wr) = (word(&r, 0), word(&r, 1));
+        let f = flags as u32 & fdt::O_NONBLOCK;
+        if f != 0 {
+            self.ctl(&[ctl::OBJ_SETFL, rd, f as u64]);
+            self.ctl(&[ctl::OBJ_SETFL, wr, f as u64]);
+        }
+        let cloexec = flags as u32 & fdt::O_CLOEXEC != 0;
+        let ro = Ofd::new(
+            Kind::Obj {
+                id: rd,
+                kind: obj::PIPE_READ,
+            },
+            f,
+            String::from("pipe:"),
+        );
+        let wo = Ofd::new(
+            Kind::Obj {
+                id: wr,
+                kind: obj::PIPE_WRITE,
+            },
+            fdt::O_WRONLY | f,
+            String::from("pipe:"),
+        );
+        let a = match self.fds.insert(ro.clone(), cloexec, self.limit()) {
+            Ok(a) => a,
+            Err(e) => {
+                self.release(&ro);
+                self.release(&wo);
+                return Err(e);
+            }
+        };
+        let b = match self.fds.insert(wo.clone(), cloexec, self.limit()) {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = self.close_fd(a as u64);
+                self.release(&wo);
+                return Err(e);
+            }
+        };
+        let mut out = [0u8; 8];
+        out[..4].copy_from_slice(&(a as u32).to_le_bytes());
+        out[4..].copy_from_slice(&(b as u32).to_le_bytes());
+        self.write_mem(rid, at, &out)?;
+        Ok(0)
+    }
+
+    pub(super) fn ioctl(&mut self, rid: u64, fd: u64, req: u64, arg: u64) -> Out {
+        const FIONBIO: u64 = 0x5421;
+        const FIOCLEX: u64 = 0x5451;
+        const FIONCLEX: u64 = 0x5450;
+        let slot = match self.fds.get(fd) {
+            Ok(s) => s.clone(),
+            Err(e) => return ret(Err(e)),
+        };
+        match req {
+            FIOCLEX | FIONCLEX => {
+                self.fds.set(fd as usize, slot.ofd, req == FIOCLEX);
+                return Out::Ret(0);
+            }
+            FIONBIO => {
+                let on = match self.read_mem(rid, arg, 4) {
+                    Ok(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) != 0,
+                    Err(e) => return ret(Err(e)),
+                };
+                let f = slot.ofd.borrow().flags;
+                let nf = if on { f | fdt::O_NONBLOCK } else { f & !fdt::O_NONBLOCK };
+                return ret(self.fcntl(rid, fd, 4, nf as u64));
+            }
+            _ => {}
+        }
+        let kind = slot.ofd.borrow().kind.clone();
+        match kind {
+            Kind::Obj { kind: obj::TTY, .. } => ret(self.tty_ioctl(rid, req, arg)),
+            Kind::Obj { id, .. } if req == tio::FIONREAD => {
+                let avail = word(&self.ctl(&[ctl::OBJ_INFO, id]), 2);
+                ret(self.write_u32(rid, arg, avail as u32).map(|_| 0))
+            }
+            Kind::File { fd: ffd, .. } if req == tio::FIONREAD => {
+                let size = self.fs.fstat(ffd).map(|b| StatView::parse(&b).size as u64).unwrap_or(0);
+                let pos = self.pos(&slot.ofd.borrow());
+                ret(self.write_u32(rid, arg, size.saturating_sub(pos) as u32).map(|_| 0))
+            }
+            _ => ret(Err(errno::ENOTTY)),
+        }
+    }
+
+    fn tty_ioctl(&mut self, rid: u64, req: u64, arg: u64) -> Result<u64, i64> {
+        let changes = matches!(
+            req,
+            tio::TCSETS | tio::TCSETSW | tio::TCSETSF | tio::TIOCSPGRP | tio::TCFLSH
+        );
+        if changes {
+            // From a background group: SIGTTOU, unless it is blocked or
+            // ignored.
+            let c = self.ctl(&[ctl::TTY_CHECK, self.pid as u64]);
+            let v = word(&c, 0);
+            if let Some(e) = errno::of(v) {
+                if !(e == errno::ENOTTY && req == tio::TCFLSH) && req == tio::TIOCSPGRP {
+                    return Err(e);
+                }
+            } else if v == sig::SIGTTOU as u64 {
+                let masked = self.sig.mask & sig::bit(sig::SIGTTOU) != 0
+                    || self.sig.action(sig::SIGTTOU).handler == sig::SIG_IGN;
+                if !masked {
+                    let pg = self.ctl1(&[ctl::GETPGID, self.pid as u64, 0]).unwrap_or(0);
+                    let _ = self.send(-(pg as i64), sig::SIGTTOU as u64, 0x80, 0);
+                    return Err(errno::ERESTARTSYS);
+                }
+            }
+        }
+        let mut m = vec![ctl::TTY_IOCTL, self.pid as u64, req];
+        match req {
+            tio::TCSETS | tio::TCSETSW | tio::TCSETSF => {
+                let mut b = self.read_mem(rid, arg, tio::Termios::LEN)?;
+                b.resize(40, 0);
+                m.extend(proto::words(&b));
+            }
+            tio::TIOCSWINSZ => {
+                let b = self.read_mem(rid, arg, 8)?;
+                m.push(st::u64_at(&b, 0));
+            }
+            tio::TIOCSPGRP => {
+                let b = self.read_mem(rid, arg, 4)?;
+                m.push(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64);
+            }
+            _ => m.push(arg),
+        }
+        let r = self.ctl(&m);
+        let v = word(&r, 0);
+        if let Some(e) = errno::of(v) {
+            return Err(e);
+        }
+        match req {
+            tio::TCGETS => {
+                let b = proto::bytes(&r[1..]);
+                self.write_mem(rid, arg, &b[..tio::Termios::LEN])?;
+                Ok(0)
+            }
+            tio::TIOCGWINSZ => {
+                self.write_mem(rid, arg, &word(&r, 1).to_le_bytes())?;
+                Ok(0)
+            }
+            tio::TIOCGPGRP | tio::TIOCGSID => {
+                self.write_u32(rid, arg, v as u32)?;
+                Ok(0)
+            }
+            tio::FIONREAD | tio::TIOCOUTQ => {
+                self.write_u32(rid, arg, word(&r, 1) as u32)?;
+                Ok(0)
+            }
+            _ => Ok(v),
+        }
+    }
+}

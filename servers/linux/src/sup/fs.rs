@@ -1,0 +1,302 @@
+//! The supervisor as a client of the file server (`tessera_api::fs`,
+//! seed 003's file process): requests in the server's protocol, made with
+//! the process's credentials. File data never passes through the
+//! supervisor: a read's reply buffer and a write's message are the Linux
+//! process's own memory (`call_for`), so the block cache copies straight
+//! between its page and the program's buffer (seed 003: one copy).
+
+use alloc::vec;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use tessera_api::fs::{self as api, Cred, PathHeader};
+use tessera_api::wire::{Reader, Writer};
+use tessera_rt::abi::Error;
+use tessera_rt::abi::linux::{CallFor, MSG_IN_CALLER, REPLY_IN_CALLER};
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+/// The `*at` calls' "the working directory" as the file server takes it:
+/// its root. The supervisor sends its own directory's number instead.
+pub const ROOT: u32 = api::AT_FDCWD;
+
+pub struct Fs {
+    pub pid: u64,
+    pub cred: Cred,
+    /// Where the server's write context points: (fd, flags, offset).
+    ctx: Option<(u32, u32, u64)>,
+}
+
+/// A Linux errno for a failed rendezvous with the file server.
+fn errno_of(e: Error) -> i64 {
+    match e {
+        Error::Fault => errno::EFAULT,
+        Error::NoMemory => errno::ENOMEM,
+        Error::Invalid => errno::EINVAL,
+        Error::Denied => errno::EACCES,
+        _ => errno::EIO,
+    }
+}
+
+impl Fs {
+    pub fn new(pid: u64) -> Fs {
+        Fs {
+            pid,
+            cred: Cred::default(),
+            ctx: None,
+        }
+    }
+
+    /// Why the last READ or READDIR failed.
+    fn last_errno(&self, e: Error) -> i64 {
+        if e != api::FAILED {
+            return errno_of(e);
+        }
+        let mut r = [0u8; 8];
+        match sys::call(self.pid, api::ERRNO, &[], &mut r) {
+            Ok(8) => i64::from_le_bytes(r),
+            _ => errno::EIO,
+        }
+    }
+
+    /// A request whose reply is a result word, then `extra`'s bytes.
+    pub fn result(&self, entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, i64> {
+        let mut reply = vec![0u8; 8 + extra.len()];
+        let n = sys::call(self.pid, entry, msg, &mut reply).map_err(errno_of)?;
+        let mut r = Reader::new(&reply[..n]);
+        let v = r.i64().ok_or(errno::EIO)?;
+        if v < 0 {
+            return Err(-v);
+        }
+        let rest = r.rest();
+        extra[..rest.len()].copy_from_slice(rest);
+        Ok(v as u64)
+    }
+
+    /// A path request's message: header, fields, paths.
+    pub fn path_msg(&self, dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Vec<u8> {
+        let len = PathHeader::LEN + fields.len() + paths.iter().map(|p| p.len()).sum::<usize>();
+        let mut buf = vec![0u8; len];
+        let mut w = Writer::new(&mut buf);
+        PathHeader {
+            cred: self.cred,
+            dirfd,
+            flags,
+        }
+        .write(&mut w);
+        w.bytes(fields);
+        for p in paths {
+            w.bytes(p);
+        }
+        buf
+    }
+
+    pub fn path_op(&self, entry: u64, dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u64, i64> {
+        self.result(entry, &self.path_msg(dirfd, flags, fields, paths), &mut [])
+    }
+
+    pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
+        let mut fields = [0u8; 8];
+        Writer::new(&mut fields).u32(mode).u32(0);
+        match self.path_op(api::OPEN, dirfd, flags, &fields, &[path]) {
+            // Creating the root (no last name to the file server: EBUSY)
+            // is creating a directory's name.
+            Err(errno::EBUSY) => Err(errno::EISDIR),
+            r => r.map(|fd| fd as u32),
+        }
+    }
+
+    pub fn close(&mut self, fd: u32) {
+        let mut msg = [0u8; 8];
+        Writer::new(&mut msg).u32(fd).u32(0);
+        let _ = self.result(api::CLOSE, &msg, &mut []);
+        if self.ctx.is_some_and(|c| c.0 == fd) {
+            self.ctx = None;
+        }
+    }
+
+    /// The same open file for the supervisor `pid` (a forked child's).
+    pub fn share(&self, fd: u32, pid: u64) -> Result<u32, i64> {
+        let mut msg = [0u8; 16];
+        Writer::new(&mut msg).u32(fd).u32(0).u64(pid);
+        self.result(api::SHARE, &msg, &mut []).map(|v| v as u32)
+    }
+
+    /// Reads from file `fd` at `off` into the memory of the process waiting
+    /// in `rid`, at `buf`, until `len` bytes or the end: the cache copies
+    /// each piece straight into the process's buffer.
+    pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64) -> Result<u64, i64> {
+        let mut done = 0u64;
+        while done < len {
+            let mut msg = [0u8; 24];
+            Writer::new(&mut msg).u32(fd).u32(0).u64(off + done).u64(len - done);
+            let req = CallFor {
+                rid,
+                server: self.pid,
+                entry: api::READ,
+                msg_addr: msg.as_ptr() as u64,
+                msg_len: msg.len() as u64,
+                reply_addr: buf + done,
+                reply_len: len - done,
+                flags: REPLY_IN_CALLER,
+            };
+            match calls::call_for(&req) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if done > 0 && e != api::FAILED => break,
+                Err(e) => {
+                    let e = self.last_errno(e);
+                    if done > 0 {
+                        break;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reads into the supervisor's own memory (a program image, a script's
+    /// first line, a directory).
+    pub fn read_own(&self, fd: u32, off: u64, buf: &mut [u8]) -> Result<usize, i64> {
+        let mut done = 0;
+        while done < buf.len() {
+            // The file server maps a request's whole range before it reads
+            // a page of it: ask for a program image piece by piece.
+            let len = (buf.len() - done).min(api::MAX_WRITE);
+            let mut msg = [0u8; 24];
+            Writer::new(&mut msg)
+                .u32(fd)
+                .u32(0)
+                .u64(off + done as u64)
+                .u64(len as u64);
+            match sys::call(self.pid, api::READ, &msg, &mut buf[done..done + len]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) => {
+                    if done > 0 {
+                        break;
+                    }
+                    return Err(self.last_errno(e));
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Writes `len` bytes of the waiting process's memory at `buf` to file
+    /// `fd` at `off` (at the end with `append`): the cache reads them
+    /// straight from the process. Returns the bytes written and where
+    /// they end.
+    pub fn write_from_caller(
+        &mut self,
+        rid: u64,
+        fd: u32,
+        off: u64,
+        append: bool,
+        buf: u64,
+        len: u64,
+    ) -> Result<(u64, u64), i64> {
+        let flags = if append { api::APPEND } else { 0 };
+        let mut done = 0u64;
+        let mut end = off;
+        loop {
+            let at = off + done;
+            let continues = self
+                .ctx
+                .is_some_and(|c| c == (fd, flags, at) || (append && c.0 == fd && c.1 == flags));
+            if !continues {
+                let mut msg = [0u8; 16];
+                Writer::new(&mut msg).u32(fd).u32(flags).u64(at);
+                self.ctx = None;
+                self.result(api::WRITE_TO, &msg, &mut [])?;
+            }
+            let n = (len - done).min(api::MAX_WRITE as u64);
+            let mut reply = [0u8; 16];
+            let req = CallFor {
+                rid,
+                server: self.pid,
+                entry: api::WRITE,
+                msg_addr: buf + done,
+                msg_len: n,
+                reply_addr: reply.as_mut_ptr() as u64,
+                reply_len: 16,
+                flags: MSG_IN_CALLER,
+            };
+            let r = calls::call_for(&req);
+            let mut rd = Reader::new(&reply);
+            let (wrote, placed) = match r {
+                Ok(16) => (rd.i64().unwrap_or(-errno::EIO), rd.u64().unwrap_or(0)),
+                Ok(_) => (-errno::EIO, 0),
+                Err(e) => (-errno_of(e), 0),
+            };
+            if wrote < 0 {
+                self.ctx = None;
+                if done > 0 {
+                    return Ok((done, end));
+                }
+                return Err(-wrote);
+            }
+            end = placed + wrote as u64;
+            self.ctx = Some((fd, flags, end));
+            done += wrote as u64;
+            if done >= len || wrote == 0 {
+                return Ok((done, end));
+            }
+        }
+    }
+
+    pub fn fstat(&self, fd: u32) -> Result<[u8; 144], i64> {
+        let mut msg = [0u8; 8];
+        Writer::new(&mut msg).u32(fd).u32(0);
+        let mut out = [0u8; 144];
+        self.result(api::FSTAT, &msg, &mut out)?;
+        Ok(out)
+    }
+
+    pub fn stat(&self, dirfd: u32, path: &[u8], flags: u32) -> Result<[u8; 144], i64> {
+        let mut out = [0u8; 144];
+        self.result(api::STAT, &self.path_msg(dirfd, flags, &[], &[path]), &mut out)?;
+        Ok(out)
+    }
+
+    pub fn readdir(&self, fd: u32, pos: u64, buf: &mut [u8]) -> Result<usize, i64> {
+        let mut msg = [0u8; 16];
+        Writer::new(&mut msg).u32(fd).u32(0).u64(pos);
+        sys::call(self.pid, api::READDIR, &msg, buf).map_err(|e| self.last_errno(e))
+    }
+
+    pub fn readlink(&self, dirfd: u32, path: &[u8]) -> Result<Vec<u8>, i64> {
+        let mut out = vec![0u8; 4096];
+        let n = self.result(api::READLINK, &self.path_msg(dirfd, 0, &[], &[path]), &mut out)?;
+        out.truncate(n as usize);
+        Ok(out)
+    }
+
+    pub fn setattr(&self, dirfd: u32, flags: u32, a: &api::SetAttr, path: &[u8]) -> Result<(), i64> {
+        let mut fields = [0u8; api::SetAttr::LEN];
+        a.write(&mut Writer::new(&mut fields));
+        self.path_op(api::SETATTR, dirfd, flags, &fields, &[path]).map(|_| ())
+    }
+
+    pub fn truncate(&self, fd: u32, size: u64) -> Result<(), i64> {
+        let mut msg = [0u8; 16];
+        Writer::new(&mut msg).u32(fd).u32(0).u64(size);
+        self.result(api::TRUNCATE, &msg, &mut []).map(|_| ())
+    }
+
+    pub fn fsync(&self, fd: u32) -> Result<(), i64> {
+        let mut msg = [0u8; 8];
+        Writer::new(&mut msg).u32(fd).u32(0);
+        self.result(api::FSYNC, &msg, &mut []).map(|_| ())
+    }
+
+    pub fn statfs(&self) -> Result<[u8; 120], i64> {
+        let mut out = [0u8; 120];
+        self.result(api::STATFS, &[], &mut out)?;
+        Ok(out)
+    }
+
+    pub fn sync(&self) -> Result<(), i64> {
+        self.result(api::SYNC, &[], &mut []).map(|_| ())
+    }
+}

@@ -1,0 +1,398 @@
+//! A supervisor (seed 003's 監督プロセス): the one process that serves one
+//! Linux process's system calls. The kernel turns each call the process
+//! makes into a rendezvous with it; it serves the call from the process's
+//! own state (descriptors, working directory, credentials, signal
+//! dispositions and mask, limits), calls the file server for files and the
+//! shared server for what processes share, and ends the rendezvous with
+//! the call's return value. A call that must wait it passes on to the
+//! shared server, which ends it later.
+//!
+//! Supervisors are pooled by the shared server: one whose process ended
+//! waits, idle, to be given the next one (`proto::sup::INIT`).
+
+mod fdtable;
+mod files;
+mod fs;
+mod procs;
+mod signals;
+mod syscalls;
+mod vfs;
+
+use crate::proto::{self, sup as entry};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use fdtable::FdTable;
+use linuxabi::errno;
+use signals::Signals;
+use tessera_rt::abi::AccInfo;
+use tessera_rt::abi::linux::{LinuxCall, LinuxFault};
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+/// A call's outcome as the dispatcher sees it.
+pub enum Out {
+    /// Return this value (a Linux return value, maybe a negated errno).
+    Ret(u64),
+    /// Already ended (passed on, exec'd, exited) or held for later.
+    Done,
+}
+
+pub fn ret(r: Result<u64, i64>) -> Out {
+    Out::Ret(match r {
+        Ok(v) => v,
+        Err(e) => errno::fail(e),
+    })
+}
+
+/// Credentials (real, effective, saved; the file-system ids follow the
+/// effective ones), and supplementary groups.
+#[derive(Clone, Debug, Default)]
+pub struct Creds {
+    pub uid: u32,
+    pub euid: u32,
+    pub suid: u32,
+    pub gid: u32,
+    pub egid: u32,
+    pub sgid: u32,
+    pub groups: Vec<u32>,
+}
+
+/// A call of its process the supervisor holds: it ends when a signal or
+/// an event comes.
+#[derive(Clone, Copy, Debug)]
+pub enum Hold {
+    /// pause, or sigsuspend (its frame restores the mask from before).
+    Pause,
+    /// A poll or select waiting for its registration's wake (the token).
+    Poll { token: u64 },
+    /// Stopped by a signal (the call it stopped in goes on when continued).
+    Stopped,
+}
+
+pub struct Sup {
+    pub me: u64,
+    pub shared: u64,
+    pub fs: fs::Fs,
+    /// It serves a process (else it is idle, in the pool).
+    pub active: bool,
+    pub pid: u32,
+    /// The Tessera process running the program.
+    pub tpid: u64,
+    pub fds: FdTable,
+    /// The working directory: its path and the file server's number for it
+    /// (None: the root).
+    pub cwd: String,
+    pub cwd_fd: Option<u32>,
+    pub umask: u32,
+    pub cred: Creds,
+    pub sig: Signals,
+    /// Resource limits (soft, hard) by RLIMIT_* number.
+    pub limits: [[u64; 2]; 16],
+    /// The program's path and arguments (`/proc`).
+    pub exe: String,
+    pub argv: Vec<Vec<u8>>,
+    pub env_len: usize,
+    /// The call held, if any, and its rendezvous.
+    pub held: Option<(u64, Hold)>,
+    /// The system call last passed on to the shared server (its number
+    /// and arguments), for a restart after a signal.
+    pub passed: Option<(u64, [u64; 6])>,
+    /// `set_tid_address`: the word cleared when the process ends.
+    pub clear_tid: u64,
+    /// The personality (`personality(2)`) value.
+    pub persona: u64,
+    /// It is serving one of its process's calls right now (a signal it
+    /// posts itself is delivered as the call ends).
+    pub in_call: bool,
+    /// The value the call a stopped process stopped in returns with.
+    pub stopped_value: u64,
+    /// The fault being delivered: (vector, error code) for the frame.
+    pub fault_trap: (u64, u64),
+    /// A timed signal wait: (set, siginfo address, deadline).
+    pub waiting_set: Option<(u64, u64, u64)>,
+    /// A poll or timed wait it holds.
+    pub poll_req: Option<syscalls::PollReq>,
+    /// The name `prctl(PR_SET_NAME)` gave it.
+    pub exe_comm: Option<String>,
+    /// Its process just ended: back to the pool.
+    pub ended: bool,
+}
+
+/// Linux's default limits (soft, hard), by RLIMIT_* number.
+pub const DEFAULT_LIMITS: [[u64; 2]; 16] = {
+    const INF: u64 = u64::MAX;
+    [
+        [INF, INF],         // CPU
+        [INF, INF],         // FSIZE
+        [INF, INF],         // DATA
+        [8 << 20, INF],     // STACK
+        [0, INF],           // CORE
+        [INF, INF],         // RSS
+        [3836, 3836],       // NPROC
+        [1024, 4096],       // NOFILE
+        [8 << 20, 8 << 20], // MEMLOCK
+        [INF, INF],         // AS
+        [INF, INF],         // LOCKS
+        [3836, 3836],       // SIGPENDING
+        [819200, 819200],   // MSGQUEUE
+        [0, 0],             // NICE
+        [0, 0],             // RTPRIO
+        [INF, INF],         // RTTIME
+    ]
+};
+
+impl Sup {
+    fn new() -> Sup {
+        let fs_pid = sys::wait_for_name(tessera_api::fs::NAME);
+        Sup {
+            me: sys::getpid(),
+            shared: sys::name_lookup(proto::NAME).unwrap_or(0),
+            fs: fs::Fs::new(fs_pid),
+            active: false,
+            pid: 0,
+            tpid: 0,
+            fds: FdTable::default(),
+            cwd: String::from("/"),
+            cwd_fd: None,
+            umask: 0o022,
+            cred: Creds::default(),
+            sig: Signals::default(),
+            limits: DEFAULT_LIMITS,
+            exe: String::new(),
+            argv: Vec::new(),
+            env_len: 0,
+            held: None,
+            passed: None,
+            clear_tid: 0,
+            persona: 0,
+            in_call: false,
+            stopped_value: 0,
+            fault_trap: (0, 0),
+            waiting_set: None,
+            poll_req: None,
+            exe_comm: None,
+            ended: false,
+        }
+    }
+
+    // ---- the waiting process's memory ----
+
+    pub fn read_mem(&self, rid: u64, addr: u64, len: usize) -> Result<Vec<u8>, i64> {
+        let mut v = vec![0u8; len];
+        if len > 0 {
+            calls::caller_read(rid, addr, &mut v).map_err(|_| errno::EFAULT)?;
+        }
+        Ok(v)
+    }
+
+    pub fn write_mem(&self, rid: u64, addr: u64, data: &[u8]) -> Result<(), i64> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        calls::caller_write(rid, addr, data)
+            .map(|_| ())
+            .map_err(|_| errno::EFAULT)
+    }
+
+    pub fn read_u64(&self, rid: u64, addr: u64) -> Result<u64, i64> {
+        let mut b = [0u8; 8];
+        calls::caller_read(rid, addr, &mut b).map_err(|_| errno::EFAULT)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    pub fn write_u64(&self, rid: u64, addr: u64, v: u64) -> Result<(), i64> {
+        self.write_mem(rid, addr, &v.to_le_bytes())
+    }
+
+    pub fn write_u32(&self, rid: u64, addr: u64, v: u32) -> Result<(), i64> {
+        self.write_mem(rid, addr, &v.to_le_bytes())
+    }
+
+    /// A NUL-terminated string of at most `max` bytes (its NUL not
+    /// counted): EFAULT if unreadable, ENAMETOOLONG if longer.
+    pub fn read_cstr(&self, rid: u64, addr: u64, max: usize) -> Result<Vec<u8>, i64> {
+        if addr == 0 {
+            return Err(errno::EFAULT);
+        }
+        let mut out = Vec::new();
+        let mut at = addr;
+        loop {
+            // Up to the end of the page: the next one may not exist.
+            let n = (4096 - (at % 4096)) as usize;
+            let mut chunk = vec![0u8; n.min(max + 1 - out.len())];
+            calls::caller_read(rid, at, &mut chunk).map_err(|_| errno::EFAULT)?;
+            if let Some(z) = chunk.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..z]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk);
+            if out.len() > max {
+                return Err(errno::ENAMETOOLONG);
+            }
+            at += chunk.len() as u64;
+        }
+    }
+
+    /// A path argument: at most PATH_MAX - 1 bytes; empty is ENOENT.
+    pub fn read_path(&self, rid: u64, addr: u64) -> Result<String, i64> {
+        let p = self.read_cstr(rid, addr, linuxabi::path::PATH_MAX - 1)?;
+        if p.is_empty() {
+            return Err(errno::ENOENT);
+        }
+        String::from_utf8(p).map_err(|_| errno::EINVAL)
+    }
+
+    // ---- talking to the shared server ----
+
+    /// A CTL request: the reply's words.
+    pub fn ctl(&self, words: &[u64]) -> Vec<u64> {
+        let mut reply = vec![0u8; 512];
+        match sys::call(self.shared, proto::shared::CTL, &proto::bytes(words), &mut reply) {
+            Ok(n) => proto::words(&reply[..n]),
+            Err(_) => vec![errno::fail(errno::EIO)],
+        }
+    }
+
+    /// A CTL request whose reply is one result word.
+    pub fn ctl1(&self, words: &[u64]) -> Result<u64, i64> {
+        let v = proto::word(&self.ctl(words), 0);
+        match errno::of(v) {
+            Some(e) => Err(e),
+            None => Ok(v),
+        }
+    }
+
+    /// Passes the process's call `rid` (system call `nr`) on to the shared
+    /// server with message `words` (at most 8).
+    pub fn pass(&mut self, rid: u64, nr: u64, args: [u64; 6], words: &[u64]) -> Out {
+        let msg = proto::bytes(words);
+        match calls::linux_pass(rid, self.shared, proto::shared::PASS, &msg) {
+            Ok(_) => {
+                self.passed = Some((nr, args));
+                Out::Done
+            }
+            Err(_) => Out::Ret(errno::fail(errno::EIO)),
+        }
+    }
+
+    // ---- the loop ----
+
+    /// Ends the process's call `rid` with `value`, delivering first any
+    /// signal that can be (its handler runs before the program sees the
+    /// value).
+    pub fn answer(&mut self, rid: u64, value: u64) {
+        if self.active && self.sig.deliverable() != 0 {
+            match self.deliver(rid, Some(value)) {
+                signals::Delivered::Ended => return,
+                signals::Delivered::Frames(v) => {
+                    let _ = calls::caller_return(rid, v);
+                    return;
+                }
+                signals::Delivered::None => {}
+            }
+        }
+        let _ = calls::caller_return(rid, value);
+    }
+
+    fn syscall(&mut self, rid: u64, info: &AccInfo) {
+        let mut c = LinuxCall::default();
+        let n = core::mem::size_of::<LinuxCall>().min(info.inline.len());
+        let w = proto::words(&info.inline[..n]);
+        c.nr = proto::word(&w, 0);
+        for i in 0..6 {
+            c.args[i] = proto::word(&w, 1 + i);
+        }
+        if self.tpid == 0 {
+            self.tpid = info.caller;
+        }
+        self.passed = None;
+        match self.dispatch(rid, c.nr, c.args) {
+            Out::Ret(v) => self.answer(rid, v),
+            Out::Done => {}
+        }
+    }
+
+    fn fault(&mut self, rid: u64, info: &AccInfo) {
+        let n = core::mem::size_of::<LinuxFault>().min(info.inline.len());
+        let w = proto::words(&info.inline[..n]);
+        let f = LinuxFault {
+            vector: proto::word(&w, 0),
+            error_code: proto::word(&w, 1),
+            address: proto::word(&w, 2),
+            rip: proto::word(&w, 3),
+            pid: proto::word(&w, 4),
+        };
+        self.passed = None;
+        self.on_fault(rid, &f);
+    }
+
+    fn attention(&mut self, rid: u64) {
+        match self.deliver(rid, None) {
+            signals::Delivered::Ended => {}
+            _ => {
+                let _ = calls::caller_return(rid, 0);
+            }
+        }
+    }
+
+    fn serve(&mut self, info: &AccInfo, rid: u64) {
+        match info.entry {
+            tessera_rt::abi::linux::entry::SYSCALL if self.active => self.syscall(rid, info),
+            tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
+            tessera_rt::abi::linux::entry::ATTENTION if self.active => self.attention(rid),
+            entry::INIT => self.init(rid, info),
+            entry::SIGNAL => {
+                let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
+                let _ = sys::endr(rid, &[]);
+                if self.active {
+                    self.signal_posted(proto::Signal::from_words(&w));
+                }
+            }
+            entry::WAKE => {
+                let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
+                let _ = sys::endr(rid, &[]);
+                if self.active {
+                    self.poll_woken(proto::word(&w, 0));
+                }
+            }
+            _ => {
+                // A call of a process this supervisor no longer serves.
+                let _ = sys::rv_fail(rid, tessera_rt::abi::Error::NotFound);
+            }
+        }
+    }
+}
+
+pub fn main() -> i32 {
+    let mut s = Sup::new();
+    let mut info = AccInfo::default();
+    loop {
+        let mask = if s.active { entry::ENTRIES } else { entry::IDLE_ENTRIES };
+        let Ok(rid) = sys::acc(mask, &mut info) else {
+            return 1;
+        };
+        s.serve(&info, rid);
+        if s.done_with_process() {
+            // Back to the pool; the shared server may prefer it gone.
+            if s.ctl(&[proto::ctl::IDLE]).first() == Some(&1) {
+                return 0;
+            }
+        }
+    }
+}
+
+/// An errno's text, for the launcher's messages.
+pub fn describe_errno(e: i64) -> &'static str {
+    match e {
+        errno::ENOENT => "no such file or directory",
+        errno::EACCES => "permission denied",
+        errno::ENOEXEC => "not an executable",
+        errno::ENOMEM => "out of memory",
+        errno::EIO => "input/output error",
+        errno::ENOTDIR => "not a directory",
+        errno::EISDIR => "is a directory",
+        errno::E2BIG => "argument list too long",
+        _ => "cannot run",
+    }
+}

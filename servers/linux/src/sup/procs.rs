@@ -1,0 +1,1015 @@
+//! A Linux process's life as its supervisor serves it: its start (from a
+//! launcher, or as a forked child handed over by its parent's supervisor),
+//! fork and vfork (the kernel copies the process; this supervisor hands
+//! the descriptors and the rest of the process's state to the child's),
+//! execve (the program becomes a plate, the kernel composes a new process
+//! from it and the old one ends; the Linux pid stays), exit, and the ids,
+//! groups and sessions it asks about.
+
+use super::fdtable::{FdTable, Kind, Ofd, OfdRef};
+use super::{Out, Sup, ret};
+use crate::proto::{self, ctl, obj, word};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use linuxabi::elf;
+use linuxabi::errno;
+use linuxabi::frame::AltStack;
+use linuxabi::signal as sig;
+use linuxabi::structs::StatView;
+use tessera_rt::abi::{self, SpawnOptions};
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_FS: u64 = 0x200;
+pub const CLONE_FILES: u64 = 0x400;
+pub const CLONE_SIGHAND: u64 = 0x800;
+pub const CLONE_VFORK: u64 = 0x4000;
+pub const CLONE_THREAD: u64 = 0x10000;
+pub const CLONE_SETTLS: u64 = 0x80000;
+pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+
+/// Most bytes of arguments and environment a program starts with (the
+/// kernel's work area, less its name).
+const ARG_MAX: usize = 4000;
+
+/// A plate's name for a program file: by inode, so that every path to one
+/// file finds one plate (the pool's programs are by plate).
+fn plate_name(st: &StatView, path: &str) -> String {
+    format!("linux/{}/{}", st.ino, linuxabi::path::basename(path))
+}
+
+/// The version of a file's content, as well as the file server can say it
+/// without reading it: size and change times.
+fn plate_tag(st: &StatView) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in [
+        st.ino,
+        st.size as u64,
+        st.mtime.0 as u64,
+        st.mtime.1 as u64,
+        st.ctime.0 as u64,
+        st.ctime.1 as u64,
+    ] {
+        for b in v.to_le_bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h | 1
+}
+
+/// Words and strings, one after another (the state a supervisor hands to
+/// its child's).
+#[derive(Default)]
+pub struct Enc(pub Vec<u64>);
+
+impl Enc {
+    pub fn w(&mut self, v: u64) -> &mut Self {
+        self.0.push(v);
+        self
+    }
+    pub fn s(&mut self, b: &[u8]) -> &mut Self {
+        self.0.push(b.len() as u64);
+        for c in b.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.0.push(u64::from_le_bytes(w));
+        }
+        self
+    }
+}
+
+pub struct Dec<'a> {
+    w: &'a [u64],
+    at: usize,
+}
+
+impl<'a> Dec<'a> {
+    pub fn new(w: &'a [u64]) -> Dec<'a> {
+        Dec { w, at: 0 }
+    }
+    pub fn w(&mut self) -> u64 {
+        let v = word(self.w, self.at);
+        self.at += 1;
+        v
+    }
+    pub fn s(&mut self) -> Vec<u8> {
+        let n = (self.w() as usize).min(1 << 20);
+        let words = n.div_ceil(8);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..words {
+            out.extend_from_slice(&word(self.w, self.at + i).to_le_bytes());
+        }
+        self.at += words;
+        out.truncate(n);
+        out
+    }
+}
+
+impl Sup {
+    /// `INIT`: a process to serve, from a launcher (mode 1) or from the
+    /// supervisor of its parent, which forked it (mode 2).
+    pub(super) fn init(&mut self, rid: u64, info: &tessera_rt::abi::AccInfo) {
+        let mut buf = vec![0u8; info.len as usize];
+        if info.len as usize <= info.inline.len() {
+            buf.copy_from_slice(&info.inline[..info.len as usize]);
+        } else if sys::rv_read(rid, 0, &mut buf).is_err() {
+            let _ = sys::endr(rid, &proto::bytes(&[errno::fail(errno::EFAULT)]));
+            return;
+        }
+        if self.active {
+            let _ = sys::endr(rid, &proto::bytes(&[errno::fail(errno::EBUSY)]));
+            return;
+        }
+        let w = proto::words(&buf);
+        match word(&w, 0) {
+            1 => self.init_launch(rid, &buf),
+            2 => {
+                self.init_fork(&w);
+                let _ = sys::endr(rid, &proto::bytes(&[0]));
+            }
+            _ => {
+                let _ = sys::endr(rid, &proto::bytes(&[0]));
+            }
+        }
+    }
+
+    fn init_launch(&mut self, rid: u64, buf: &[u8]) {
+        let pid = word(&proto::words(&buf[..16.min(buf.len())]), 1) as u32;
+        let mut strings = buf.get(16..).unwrap_or(&[]).split(|&b| b == 0);
+        let path = String::from_utf8_lossy(strings.next().unwrap_or(b"")).into_owned();
+        let mut argv = Vec::new();
+        let mut env = Vec::new();
+        let mut in_env = false;
+        for s in strings {
+            if s.is_empty() && !in_env {
+                in_env = true;
+                continue;
+            }
+            if s.is_empty() {
+                continue;
+            }
+            if in_env {
+                env.push(s.to_vec());
+            } else {
+                argv.push(s.to_vec());
+            }
+        }
+        self.reset();
+        self.active = true;
+        self.pid = pid;
+        let tty = || {
+            Ofd::new(
+                Kind::Obj {
+                    id: obj::TTY_ID,
+                    kind: obj::TTY,
+                },
+                super::fdtable::O_RDWR,
+                String::from("/dev/console"),
+            )
+        };
+        let t = tty();
+        for fd in 0..3 {
+            self.fds.set(fd, t.clone(), false);
+        }
+        match self.exec_file(None, &path, argv, env) {
+            Ok(()) => {
+                let _ = sys::endr(rid, &proto::bytes(&[0]));
+            }
+            Err(e) => {
+                let _ = sys::endr(rid, &proto::bytes(&[errno::fail(e)]));
+                self.report_end(sig::exit_status(127), 0);
+            }
+        }
+    }
+
+    /// Forgets the last process's state (a supervisor from the pool).
+    pub(super) fn reset(&mut self) {
+        self.fds = FdTable::default();
+        self.cwd = String::from("/");
+        self.cwd_fd = None;
+        self.umask = 0o022;
+        self.cred = super::Creds::default();
+        self.sig = super::signals::Signals::default();
+        self.limits = super::DEFAULT_LIMITS;
+        self.exe.clear();
+        self.argv.clear();
+        self.held = None;
+        self.passed = None;
+        self.clear_tid = 0;
+        self.tpid = 0;
+        self.persona = 0;
+        self.fs.cred = Default::default();
+    }
+
+    /// Whether its process has ended and it is free again.
+    pub(super) fn done_with_process(&mut self) -> bool {
+        core::mem::take(&mut self.ended)
+    }
+
+    // ---- fork ----
+
+    pub(super) fn clone(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+        if flags & CLONE_THREAD != 0 {
+            return self.clone_thread(rid, a);
+        }
+        if flags & (CLONE_SIGHAND | CLONE_FS | CLONE_FILES) != 0 && flags & CLONE_VM == 0 {
+            // Sharing a table between processes: not yet.
+            return ret(Err(errno::EINVAL));
+        }
+        let vfork = flags & CLONE_VFORK != 0;
+        self.fork(rid, vfork, newsp, flags, ptid, ctid, tls)
+    }
+
+    fn clone_thread(&mut self, _rid: u64, _a: [u64; 6]) -> Out {
+        ret(Err(errno::EAGAIN))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fork(
+        &mut self,
+        rid: u64,
+        vfork: bool,
+        newsp: u64,
+        flags: u64,
+        ptid: u64,
+        ctid: u64,
+        tls: u64,
+    ) -> Out {
+        // Every description goes to the child too: a file's position is
+        // shared from now on.
+        let ofds = self.fds.distinct();
+        let mut objs = Vec::new();
+        for o in &ofds {
+            let mut d = o.borrow_mut();
+            if matches!(d.kind, Kind::File { .. }) && d.shared.is_none() {
+                match self.ctl1(&[ctl::SHARE_FILE, d.pos, d.flags as u64]) {
+                    Ok(id) => d.shared = Some(id),
+                    Err(e) => return ret(Err(e)),
+                }
+            }
+            if let Some(id) = d.object() {
+                objs.push(id);
+            }
+        }
+        let mut req = vec![ctl::FORK, self.pid as u64, vfork as u64];
+        req.extend_from_slice(&objs);
+        let r = self.ctl(&req);
+        if let Some(e) = errno::of(word(&r, 0)) {
+            // The references the child would have held.
+            self.release_objects(&objs);
+            return ret(Err(e));
+        }
+        let (child, child_sup) = (word(&r, 0) as u32, word(&r, 1));
+        // The child starts from the parent's registers, with its own stack
+        // and thread pointer if clone gave them, and its tid already in its
+        // memory: set in the waiting parent for the copy, then put back.
+        let before = self.regs(rid);
+        let mut regs = before;
+        if newsp != 0 {
+            regs.rsp = newsp;
+        }
+        if flags & CLONE_SETTLS != 0 {
+            regs.fs_base = tls;
+        }
+        let changed = regs != before;
+        if changed {
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &regs));
+        }
+        let old_tid = if flags & CLONE_CHILD_SETTID != 0 {
+            let mut b = [0u8; 4];
+            let ok = calls::caller_read(rid, ctid, &mut b).is_ok();
+            let _ = self.write_u32(rid, ctid, child);
+            ok.then_some(b)
+        } else {
+            None
+        };
+        let forked = super::signals::patiently(|| calls::linux_fork(rid, child_sup, child as u64));
+        if let Some(b) = old_tid {
+            let _ = self.write_mem(rid, ctid, &b);
+        }
+        if changed {
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &before));
+        }
+        let tpid = match forked {
+            Ok(t) => t,
+            Err(_) => {
+                self.release_objects(&objs);
+                let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
+                self.ctl(&[ctl::EXIT, child as u64, 0, 0]);
+                return ret(Err(errno::ENOMEM));
+            }
+        };
+        let state = self.child_state(child, tpid, child_sup, &ofds, flags, ctid);
+        let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&state), &mut [0u8; 8]);
+        if flags & CLONE_PARENT_SETTID != 0 {
+            let _ = self.write_u32(rid, ptid, child);
+        }
+        if vfork {
+            return self.pass(
+                rid,
+                58,
+                [0; 6],
+                &[proto::pass::VFORK_WAIT, self.pid as u64, child as u64],
+            );
+        }
+        Out::Ret(child as u64)
+    }
+
+    fn release_objects(&self, objs: &[u64]) {
+        if !objs.is_empty() {
+            let mut m = vec![ctl::RELEASE];
+            m.extend_from_slice(objs);
+            self.ctl(&m);
+        }
+    }
+
+    /// The state the child's supervisor starts from: the parent's, with
+    /// the file server's numbers of the child's supervisor.
+    fn child_state(&self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
+        let mut e = Enc::default();
+        e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
+        let c = &self.cred;
+        for v in [c.uid, c.euid, c.suid, c.gid, c.egid, c.sgid] {
+            e.w(v as u64);
+        }
+        e.w(c.groups.len() as u64);
+        for &g in &c.groups {
+            e.w(g as u64);
+        }
+        e.w(self.sig.mask);
+        let st = self.sig.altstack;
+        e.w(st.sp).w(st.flags as u64).w(st.size);
+        e.w(if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 });
+        e.w(self.persona);
+        for l in &self.limits {
+            e.w(l[0]).w(l[1]);
+        }
+        for a in &self.sig.actions {
+            e.w(a.handler).w(a.flags).w(a.restorer).w(a.mask);
+        }
+        e.s(self.cwd.as_bytes());
+        e.w(self
+            .cwd_fd
+            .and_then(|fd| self.fs.share(fd, child_sup).ok())
+            .map_or(u64::MAX, |f| f as u64));
+        e.s(self.exe.as_bytes());
+        e.w(self.argv.len() as u64);
+        for a in &self.argv {
+            e.s(a);
+        }
+        e.w(ofds.len() as u64);
+        for o in ofds {
+            let d = o.borrow();
+            let (tag, a, b) = match &d.kind {
+                Kind::File { fd, dir } => (
+                    1,
+                    self.fs.share(*fd, child_sup).map_or(u64::MAX, |f| f as u64),
+                    *dir as u64,
+                ),
+                Kind::Obj { id, kind } => (2, *id, *kind),
+                Kind::Null => (3, 0, 0),
+                Kind::Zero => (4, 0, 0),
+                Kind::Full => (5, 0, 0),
+                Kind::Random => (6, 0, 0),
+                Kind::Mem(_) => (7, 0, 0),
+                Kind::VDir(_) => (8, 0, 0),
+            };
+            e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
+            e.s(d.path.as_bytes());
+            if let Kind::Mem(m) = &d.kind {
+                e.s(m);
+            }
+            if let Kind::VDir(list) = &d.kind {
+                e.w(list.len() as u64);
+                for (name, t, ino) in list.iter() {
+                    e.s(name.as_bytes()).w(*t as u64).w(*ino);
+                }
+            }
+        }
+        let slots: Vec<(usize, usize, bool)> = self
+            .fds
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, s)| {
+                let s = s.as_ref()?;
+                let i = ofds.iter().position(|o| Rc::ptr_eq(o, &s.ofd))?;
+                Some((fd, i, s.cloexec))
+            })
+            .collect();
+        e.w(slots.len() as u64);
+        for (fd, i, cloexec) in slots {
+            e.w(fd as u64).w(i as u64).w(cloexec as u64);
+        }
+        e.0
+    }
+
+    fn init_fork(&mut self, w: &[u64]) {
+        self.reset();
+        let mut d = Dec::new(w);
+        d.w();
+        self.active = true;
+        self.pid = d.w() as u32;
+        self.tpid = d.w();
+        self.umask = d.w() as u32;
+        let c = &mut self.cred;
+        c.uid = d.w() as u32;
+        c.euid = d.w() as u32;
+        c.suid = d.w() as u32;
+        c.gid = d.w() as u32;
+        c.egid = d.w() as u32;
+        c.sgid = d.w() as u32;
+        let ng = (d.w() as usize).min(65536);
+        c.groups = (0..ng).map(|_| d.w() as u32).collect();
+        self.fs.cred.uid = self.cred.euid;
+        self.fs.cred.gid = self.cred.egid;
+        self.sig.mask = d.w();
+        self.sig.altstack = AltStack {
+            sp: d.w(),
+            flags: d.w() as u32,
+            size: d.w(),
+        };
+        self.clear_tid = d.w();
+        self.persona = d.w();
+        for l in self.limits.iter_mut() {
+            l[0] = d.w();
+            l[1] = d.w();
+        }
+        for a in self.sig.actions.iter_mut() {
+            a.handler = d.w();
+            a.flags = d.w();
+            a.restorer = d.w();
+            a.mask = d.w();
+        }
+        self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
+        let cwd_fd = d.w();
+        self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
+        self.exe = String::from_utf8_lossy(&d.s()).into_owned();
+        let argc = (d.w() as usize).min(65536);
+        self.argv = (0..argc).map(|_| d.s()).collect();
+        let n = (d.w() as usize).min(65536);
+        let mut ofds = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (tag, a, b, flags, pos, shared) = (d.w(), d.w(), d.w(), d.w() as u32, d.w(), d.w());
+            let path = String::from_utf8_lossy(&d.s()).into_owned();
+            let kind = match tag {
+                1 => Kind::File {
+                    fd: a as u32,
+                    dir: b != 0,
+                },
+                2 => Kind::Obj { id: a, kind: b },
+                3 => Kind::Null,
+                4 => Kind::Zero,
+                5 => Kind::Full,
+                6 => Kind::Random,
+                7 => Kind::Mem(Rc::new(d.s())),
+                _ => {
+                    let m = (d.w() as usize).min(1 << 16);
+                    let list = (0..m)
+                        .map(|_| {
+                            let name = String::from_utf8_lossy(&d.s()).into_owned();
+                            (name, d.w() as u8, d.w())
+                        })
+                        .collect();
+                    Kind::VDir(Rc::new(list))
+                }
+            };
+            ofds.push(Rc::new(RefCell::new(Ofd {
+                kind,
+                flags,
+                pos,
+                shared: (shared != 0).then_some(shared),
+                path,
+            })));
+        }
+        let m = (d.w() as usize).min(65536);
+        for _ in 0..m {
+            let (fd, i, cloexec) = (d.w() as usize, d.w() as usize, d.w() != 0);
+            if let Some(o) = ofds.get(i) {
+                self.fds.set(fd, o.clone(), cloexec);
+            }
+        }
+    }
+
+    // ---- exec ----
+
+    pub(super) fn execve(&mut self, rid: u64, a: [u64; 6], at: Option<(u64, u64)>) -> Out {
+        let path = match self.read_cstr(rid, a[0], linuxabi::path::PATH_MAX - 1) {
+            Ok(p) => String::from_utf8_lossy(&p).into_owned(),
+            Err(e) => return ret(Err(e)),
+        };
+        let argv = match self.read_strings(rid, a[1]) {
+            Ok(v) => v,
+            Err(e) => return ret(Err(e)),
+        };
+        let env = match self.read_strings(rid, a[2]) {
+            Ok(v) => v,
+            Err(e) => return ret(Err(e)),
+        };
+        let path = match at {
+            Some((dirfd, flags)) => match self.at_path(dirfd, &path, flags & 0x1000 != 0) {
+                Ok(p) => p,
+                Err(e) => return ret(Err(e)),
+            },
+            None if path.is_empty() => return ret(Err(errno::ENOENT)),
+            None => path,
+        };
+        match self.exec_file(Some(rid), &path, argv, env) {
+            Ok(()) => Out::Done,
+            Err(e) => ret(Err(e)),
+        }
+    }
+
+    /// A NULL-terminated array of string pointers (NULL itself: empty).
+    fn read_strings(&self, rid: u64, at: u64) -> Result<Vec<Vec<u8>>, i64> {
+        let mut out = Vec::new();
+        if at == 0 {
+            return Ok(out);
+        }
+        let mut total = 0;
+        for i in 0..(1u64 << 17) {
+            let p = self.read_u64(rid, at + i * 8)?;
+            if p == 0 {
+                return Ok(out);
+            }
+            let s = self
+                .read_cstr(rid, p, 128 * 1024)
+                .map_err(|e| if e == errno::ENAMETOOLONG { errno::E2BIG } else { e })?;
+            total += s.len() + 1;
+            if total > 2 * 1024 * 1024 {
+                return Err(errno::E2BIG);
+            }
+            out.push(s);
+        }
+        Err(errno::E2BIG)
+    }
+
+    /// Runs the program at `path` in place of the process waiting in `rid`
+    /// (none: the first program of a launched process).
+    pub(super) fn exec_file(
+        &mut self,
+        rid: Option<u64>,
+        path: &str,
+        mut argv: Vec<Vec<u8>>,
+        env: Vec<Vec<u8>>,
+    ) -> Result<(), i64> {
+        let mut path = String::from(path);
+        // `#!` scripts name their interpreter (four levels, as Linux).
+        for _ in 0..5 {
+            let (st, fd) = self.open_program(&path)?;
+            let mut head = [0u8; elf::HEAD];
+            let n = self.fs.read_own(fd, 0, &mut head);
+            let n = match n {
+                Ok(n) => n,
+                Err(e) => {
+                    self.fs.close(fd);
+                    return Err(e);
+                }
+            };
+            let mut image = Vec::new();
+            let kind = elf::classify(&head[..n], &head[..n]);
+            let kind = match kind {
+                elf::Kind::Elf { .. } | elf::Kind::Dynamic => {
+                    // The program headers may lie past the first bytes.
+                    image = vec![0u8; st.size.max(0) as usize];
+                    let got = self.fs.read_own(fd, 0, &mut image);
+                    match got {
+                        Ok(m) => image.truncate(m),
+                        Err(e) => {
+                            self.fs.close(fd);
+                            return Err(e);
+                        }
+                    }
+                    elf::classify(&head[..n], &image)
+                }
+                k => k,
+            };
+            self.fs.close(fd);
+            match kind {
+                elf::Kind::Script { interpreter, argument } => {
+                    if argv.is_empty() {
+                        argv.push(path.as_bytes().to_vec());
+                    }
+                    argv = elf::script_argv(&interpreter, argument.as_deref(), &path, &argv);
+                    path = interpreter;
+                    continue;
+                }
+                elf::Kind::Elf { .. } => return self.exec_image(rid, &path, &st, image, argv, env),
+                elf::Kind::Dynamic | elf::Kind::Unknown => return Err(errno::ENOEXEC),
+            }
+        }
+        Err(errno::ELOOP)
+    }
+
+    /// Opens `path` as a program: a regular file the process may execute.
+    fn open_program(&mut self, path: &str) -> Result<(StatView, u32), i64> {
+        let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path)?;
+        let fd = self.fs.open(dirfd, rel.as_bytes(), 0, 0)?;
+        let st = match self.fs.fstat(fd) {
+            Ok(b) => StatView::parse(&b),
+            Err(e) => {
+                self.fs.close(fd);
+                return Err(e);
+            }
+        };
+        let may_run = st.kind() == linuxabi::structs::S_IFREG
+            && if self.cred.euid == 0 {
+                st.mode & 0o111 != 0
+            } else if st.uid == self.cred.euid {
+                st.mode & 0o100 != 0
+            } else if self.in_group(st.gid) {
+                st.mode & 0o010 != 0
+            } else {
+                st.mode & 0o001 != 0
+            };
+        if !may_run {
+            self.fs.close(fd);
+            return Err(errno::EACCES);
+        }
+        Ok((st, fd))
+    }
+
+    pub(super) fn in_group(&self, gid: u32) -> bool {
+        self.cred.egid == gid || self.cred.groups.contains(&gid)
+    }
+
+    fn exec_image(
+        &mut self,
+        rid: Option<u64>,
+        path: &str,
+        st: &StatView,
+        image: Vec<u8>,
+        mut argv: Vec<Vec<u8>>,
+        env: Vec<Vec<u8>>,
+    ) -> Result<(), i64> {
+        let name = plate_name(st, path);
+        let tag = plate_tag(st);
+        if calls::plate_create(&name, tag, &[]).is_err() {
+            calls::plate_create(&name, tag, &image).map_err(|e| match e {
+                abi::Error::BadProgram => errno::ENOEXEC,
+                abi::Error::Limit | abi::Error::NoMemory => errno::ENOMEM,
+                _ => errno::EIO,
+            })?;
+        }
+        drop(image);
+        // execve with argv NULL runs the program with argc 1, argv[0] "".
+        if argv.is_empty() {
+            argv.push(Vec::new());
+        }
+        let mut args = Vec::new();
+        for a in &argv {
+            args.extend_from_slice(a);
+            args.push(0);
+        }
+        args.push(0);
+        for e in &env {
+            args.extend_from_slice(e);
+            args.push(0);
+        }
+        if args.len() > ARG_MAX {
+            return Err(errno::E2BIG);
+        }
+        let options = SpawnOptions {
+            policy: abi::LoadPolicy::Demand as u64,
+            personality: abi::linux::LINUX,
+            supervisor: self.me,
+            linux_pid: self.pid as u64,
+            ..SpawnOptions::DEFAULT
+        };
+        let tpid = calls::spawn(&name, &args, Some(&options)).map_err(|e| match e {
+            abi::Error::BadProgram => errno::ENOEXEC,
+            abi::Error::NoMemory | abi::Error::Limit => errno::ENOMEM,
+            _ => errno::EIO,
+        })?;
+        // The old program ends; the process goes on in the new one.
+        if let Some(rid) = rid {
+            let _ = calls::caller_exit(rid, 0);
+            let _ = sys::wait(self.tpid);
+        }
+        self.tpid = tpid;
+        self.exec_done(path, argv, env.len());
+        Ok(())
+    }
+
+    /// What exec changes besides the program: descriptors marked
+    /// close-on-exec close, handlers become the default action, the
+    /// alternate stack goes; the shared server learns the new program.
+    fn exec_done(&mut self, path: &str, argv: Vec<Vec<u8>>, env_len: usize) {
+        let close: Vec<u64> = self
+            .fds
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.cloexec))
+            .map(|(fd, _)| fd as u64)
+            .collect();
+        for fd in close {
+            let _ = self.close_fd(fd);
+        }
+        self.sig.exec_reset();
+        self.held = None;
+        self.passed = None;
+        self.clear_tid = 0;
+        self.exe = String::from(path);
+        self.argv = argv;
+        self.env_len = env_len;
+        let comm = self.comm_words();
+        let mut line = Vec::new();
+        for a in &self.argv {
+            if line.len() + a.len() + 1 > 256 {
+                break;
+            }
+            line.extend_from_slice(a);
+            line.push(0);
+        }
+        let mut m = vec![ctl::EXEC, self.pid as u64, self.tpid, comm[0], comm[1]];
+        m.extend(proto::words(&{
+            let mut b = line;
+            b.resize(b.len().div_ceil(8) * 8, 0);
+            b
+        }));
+        self.ctl(&m);
+    }
+
+    /// The command name (at most 15 bytes of the program's file name) as
+    /// two words.
+    pub(super) fn comm_words(&self) -> [u64; 2] {
+        let mut b = [0u8; 16];
+        let base = linuxabi::path::basename(&self.exe).as_bytes();
+        let n = base.len().min(15);
+        b[..n].copy_from_slice(&base[..n]);
+        [
+            u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
+            u64::from_le_bytes(b[8..].try_into().unwrap_or([0; 8])),
+        ]
+    }
+
+    // ---- exit ----
+
+    /// The process ends with wait status `status`: its call `rid` is the
+    /// last; its descriptors close; its parent hears of it.
+    pub(super) fn exit(&mut self, rid: u64, status: u32) -> Out {
+        let faults = sys::proc_info(self.tpid).map_or(0, |p| {
+            let f = p.faults;
+            f.text + f.data + f.bss + f.stack + f.heap
+        });
+        let objs = self.close_all();
+        let _ = calls::caller_exit(rid, abi::KILLED_STATUS * (status & 0x7f != 0) as u64);
+        let _ = sys::wait(self.tpid);
+        self.report_end_with(status, faults, &objs);
+        Out::Done
+    }
+
+    /// Its end, told to the shared server, which gets its references back.
+    pub(super) fn report_end(&mut self, status: u32, faults: u64) {
+        let objs = self.close_all();
+        self.report_end_with(status, faults, &objs);
+    }
+
+    fn report_end_with(&mut self, status: u32, faults: u64, objs: &[u64]) {
+        let mut m = vec![ctl::EXIT, self.pid as u64, status as u64, faults];
+        m.extend_from_slice(objs);
+        self.ctl(&m);
+        self.active = false;
+        self.ended = true;
+        self.reset();
+    }
+
+    /// Closes every descriptor and the working directory; the shared
+    /// server's objects they held, to give back.
+    fn close_all(&mut self) -> Vec<u64> {
+        let mut objs = Vec::new();
+        for o in self.fds.distinct() {
+            let d = o.borrow();
+            if let Kind::File { fd, .. } = d.kind {
+                self.fs.close(fd);
+            }
+            if let Some(id) = d.object() {
+                objs.push(id);
+            }
+        }
+        self.fds = FdTable::default();
+        if let Some(fd) = self.cwd_fd.take() {
+            self.fs.close(fd);
+        }
+        objs
+    }
+
+    pub(super) fn exit_group(&mut self, rid: u64, code: u64) -> Out {
+        self.exit(rid, sig::exit_status(code as u32))
+    }
+
+    // ---- waiting for children ----
+
+    pub(super) fn wait4(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        const KNOWN: u64 = 1 | 2 | 8 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+        if a[2] & !KNOWN != 0 || a[0] as i64 == i32::MIN as i64 {
+            return ret(Err(errno::EINVAL));
+        }
+        let which = a[0] as i32 as i64;
+        self.pass(
+            rid,
+            61,
+            a,
+            &[proto::pass::WAIT4, self.pid as u64, which as u64, a[2], a[1], a[3]],
+        )
+    }
+
+    pub(super) fn waitid(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        const KNOWN: u64 = 1 | 2 | 4 | 8 | 0x0100_0000 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+        if a[3] & !KNOWN != 0 || a[3] & (2 | 4 | 8) == 0 || a[0] > 3 {
+            return ret(Err(errno::EINVAL));
+        }
+        self.pass(
+            rid,
+            247,
+            a,
+            &[
+                proto::pass::WAITID,
+                self.pid as u64,
+                a[0],
+                a[1] as i32 as u64,
+                a[3],
+                a[2],
+            ],
+        )
+    }
+
+    // ---- signals to processes ----
+
+    /// kill, tkill, tgkill, rt_sigqueueinfo: to `target` (a pid, -pgid, 0
+    /// or -1).
+    pub(super) fn send(&mut self, target: i64, signo: u64, code: i64, value: u64) -> Result<u64, i64> {
+        if signo > sig::NSIG as u64 {
+            return Err(errno::EINVAL);
+        }
+        if target == i32::MIN as i64 {
+            return Err(errno::ESRCH);
+        }
+        let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
+        if let Some(e) = errno::of(word(&r, 0)) {
+            return Err(e);
+        }
+        if word(&r, 1) != 0 && signo != 0 {
+            self.post(linuxabi::frame::SigInfo {
+                signo: signo as u32,
+                code: code as i32,
+                pid: self.pid,
+                uid: self.cred.uid,
+                value,
+                ..Default::default()
+            });
+        }
+        Ok(0)
+    }
+
+    // ---- ids ----
+
+    pub(super) fn set_fs_cred(&mut self) {
+        self.fs.cred.uid = self.cred.euid;
+        self.fs.cred.gid = self.cred.egid;
+        self.ctl(&[ctl::CRED, self.pid as u64, self.cred.uid as u64, self.cred.euid as u64]);
+    }
+
+    /// setresuid (and setuid, setreuid through it): -1 keeps a value.
+    pub(super) fn setresuid(&mut self, r: u64, e: u64, s: u64) -> Result<u64, i64> {
+        let keep = |v: u64| v as u32 == u32::MAX;
+        let c = &self.cred;
+        let allowed = |v: u64| keep(v) || [c.uid, c.euid, c.suid].contains(&(v as u32));
+        if c.euid != 0 && !(allowed(r) && allowed(e) && allowed(s)) {
+            return Err(errno::EPERM);
+        }
+        let c = &mut self.cred;
+        if !keep(r) {
+            c.uid = r as u32;
+        }
+        if !keep(e) {
+            c.euid = e as u32;
+        }
+        if !keep(s) {
+            c.suid = s as u32;
+        }
+        self.set_fs_cred();
+        Ok(0)
+    }
+
+    pub(super) fn setresgid(&mut self, r: u64, e: u64, s: u64) -> Result<u64, i64> {
+        let keep = |v: u64| v as u32 == u32::MAX;
+        let c = &self.cred;
+        let allowed = |v: u64| keep(v) || [c.gid, c.egid, c.sgid].contains(&(v as u32));
+        if c.euid != 0 && !(allowed(r) && allowed(e) && allowed(s)) {
+            return Err(errno::EPERM);
+        }
+        let c = &mut self.cred;
+        if !keep(r) {
+            c.gid = r as u32;
+        }
+        if !keep(e) {
+            c.egid = e as u32;
+        }
+        if !keep(s) {
+            c.sgid = s as u32;
+        }
+        self.set_fs_cred();
+        Ok(0)
+    }
+
+    pub(super) fn setuid(&mut self, u: u64) -> Result<u64, i64> {
+        if u as u32 == u32::MAX {
+            return Err(errno::EINVAL);
+        }
+        if self.cred.euid == 0 {
+            self.setresuid(u, u, u)
+        } else if u as u32 == self.cred.uid || u as u32 == self.cred.suid {
+            self.setresuid(u64::MAX, u, u64::MAX)
+        } else {
+            Err(errno::EPERM)
+        }
+    }
+
+    pub(super) fn setgid(&mut self, g: u64) -> Result<u64, i64> {
+        if g as u32 == u32::MAX {
+            return Err(errno::EINVAL);
+        }
+        if self.cred.euid == 0 {
+            self.setresgid(g, g, g)
+        } else if g as u32 == self.cred.gid || g as u32 == self.cred.sgid {
+            self.setresgid(u64::MAX, g, u64::MAX)
+        } else {
+            Err(errno::EPERM)
+        }
+    }
+
+    /// setreuid: the saved id follows the new effective one when the real
+    /// one changes or the effective one becomes other than the real.
+    pub(super) fn setreuid(&mut self, r: u64, e: u64) -> Result<u64, i64> {
+        let c = &self.cred;
+        let (keep_r, keep_e) = (r as u32 == u32::MAX, e as u32 == u32::MAX);
+        if c.euid != 0 {
+            if !keep_r && r as u32 != c.uid && r as u32 != c.euid {
+                return Err(errno::EPERM);
+            }
+            if !keep_e && ![c.uid, c.euid, c.suid].contains(&(e as u32)) {
+                return Err(errno::EPERM);
+            }
+        }
+        let new_e = if keep_e { c.euid } else { e as u32 };
+        let s = if !keep_r || (!keep_e && e as u32 != c.uid) {
+            new_e as u64
+        } else {
+            u64::MAX
+        };
+        let c = &mut self.cred;
+        if !keep_r {
+            c.uid = r as u32;
+        }
+        c.euid = new_e;
+        if s != u64::MAX {
+            c.suid = s as u32;
+        }
+        self.set_fs_cred();
+        Ok(0)
+    }
+
+    pub(super) fn setregid(&mut self, r: u64, e: u64) -> Result<u64, i64> {
+        let c = &self.cred;
+        let (keep_r, keep_e) = (r as u32 == u32::MAX, e as u32 == u32::MAX);
+        if c.euid != 0 {
+            if !keep_r && r as u32 != c.gid && r as u32 != c.egid {
+                return Err(errno::EPERM);
+            }
+            if !keep_e && ![c.gid, c.egid, c.sgid].contains(&(e as u32)) {
+                return Err(errno::EPERM);
+            }
+        }
+        let new_e = if keep_e { c.egid } else { e as u32 };
+        let s = if !keep_r || (!keep_e && e as u32 != c.gid) {
+            new_e as u64
+        } else {
+            u64::MAX
+        };
+        let c = &mut self.cred;
+        if !keep_r {
+            c.gid = r as u32;
+        }
+        c.egid = new_e;
+        if s != u64::MAX {
+            c.sgid = s as u32;
+        }
+        self.set_fs_cred();
+        Ok(0)
+    }
+}
+
+/// AT_FDCWD as a call's argument.
+pub fn fdtable_at_fdcwd() -> u64 {
+    (-100i64) as u64
+}

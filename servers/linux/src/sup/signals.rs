@@ -1,0 +1,695 @@
+//! Signals of a Linux process, kept by its supervisor: dispositions, mask,
+//! pending set, alternate stack. A signal comes from another process
+//! (through the shared server, as a request), from the process itself, or
+//! from a fault (the kernel's FAULT rendezvous). It is delivered when the
+//! process is about to return to user mode: at the end of a call it made,
+//! or at an attention stop the supervisor asked the kernel for. Delivery
+//! writes Linux's signal frame on the process's stack and points its
+//! registers at the handler; `rt_sigreturn` reads the frame back.
+
+use super::{Hold, Out, Sup, ret};
+use crate::proto::{self, ctl};
+use alloc::collections::VecDeque;
+use linuxabi::errno;
+use linuxabi::frame::{self, AltStack, Context, Frame, SigInfo};
+use linuxabi::signal::{self as sig, Default as Act, SigAction};
+use tessera_rt::abi::linux::{GeneralRegs, LinuxFault, Regs};
+use tessera_rt::sys::calls;
+
+pub struct Signals {
+    pub actions: [SigAction; 64],
+    pub mask: u64,
+    pub pending: u64,
+    /// The siginfo of each pending standard signal.
+    pub infos: [SigInfo; 64],
+    /// Queued real-time signals (each delivered once).
+    pub queue: VecDeque<SigInfo>,
+    pub altstack: AltStack,
+    /// The mask a handler's frame saves instead of the current one (a
+    /// sigsuspend's: the mask before it).
+    pub saved_mask: Option<u64>,
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Signals {
+            actions: [SigAction::default(); 64],
+            mask: 0,
+            pending: 0,
+            infos: [SigInfo::default(); 64],
+            queue: VecDeque::new(),
+            altstack: AltStack {
+                sp: 0,
+                flags: sig::SS_DISABLE,
+                size: 0,
+            },
+            saved_mask: None,
+        }
+    }
+}
+
+impl Signals {
+    pub fn action(&self, s: u32) -> SigAction {
+        self.actions[(s - 1) as usize]
+    }
+
+    /// Pending and not blocked (SIGKILL and SIGSTOP cannot be).
+    pub fn deliverable(&self) -> u64 {
+        self.pending & !(self.mask & !sig::UNBLOCKABLE)
+    }
+
+    /// What exec keeps: ignored dispositions, the mask, pending signals;
+    /// handlers become the default, the alternate stack goes.
+    pub fn exec_reset(&mut self) {
+        for a in self.actions.iter_mut() {
+            let ignored = a.handler == sig::SIG_IGN;
+            *a = SigAction::default();
+            if ignored {
+                a.handler = sig::SIG_IGN;
+            }
+        }
+        self.altstack = AltStack {
+            sp: 0,
+            flags: sig::SS_DISABLE,
+            size: 0,
+        };
+    }
+
+    /// Takes pending signal `s`: its siginfo.
+    fn take(&mut self, s: u32) -> SigInfo {
+        if s >= sig::SIGRTMIN
+            && let Some(i) = self.queue.iter().position(|q| q.signo == s)
+        {
+            let info = self.queue.remove(i).unwrap_or_default();
+            if !self.queue.iter().any(|q| q.signo == s) {
+                self.pending &= !sig::bit(s);
+            }
+            return info;
+        }
+        self.pending &= !sig::bit(s);
+        self.infos[(s - 1) as usize]
+    }
+
+    fn discard(&mut self, s: u32) {
+        self.pending &= !sig::bit(s);
+        self.queue.retain(|q| q.signo != s);
+    }
+}
+
+/// What delivery did to the call it ran at.
+pub enum Delivered {
+    /// Nothing: the call ends as it would have.
+    None,
+    /// Handler frames were set up (or the call restarts): the call ends
+    /// with this value in rax.
+    Frames(u64),
+    /// The call is over already: the process ended or stopped.
+    Ended,
+}
+
+fn context_of(r: &Regs) -> Context {
+    Context {
+        r8: r.r8,
+        r9: r.r9,
+        r10: r.r10,
+        r11: r.r11,
+        r12: r.r12,
+        r13: r.r13,
+        r14: r.r14,
+        r15: r.r15,
+        rdi: r.rdi,
+        rsi: r.rsi,
+        rbp: r.rbp,
+        rbx: r.rbx,
+        rdx: r.rdx,
+        rax: r.rax,
+        rcx: r.rcx,
+        rsp: r.rsp,
+        rip: r.rip,
+        eflags: r.rflags,
+    }
+}
+
+/// How often a call on the waiting process's frame is tried again while
+/// the frame is busy.
+const BUSY_RETRIES: u32 = 10_000;
+
+/// Runs `f` (a call on the waiting process's frame) until the frame is not
+/// Busy: a signal's attention request wakes the process waiting in its
+/// call for a moment (it looks, then waits on), and the kernel lends no
+/// frame meanwhile. Giving up early would build a signal frame or a
+/// child from zeroed registers.
+pub fn patiently<T>(mut f: impl FnMut() -> Result<T, tessera_rt::abi::Error>) -> Result<T, tessera_rt::abi::Error> {
+    let mut r = f();
+    for _ in 0..BUSY_RETRIES {
+        if r.as_ref().err() != Some(&tessera_rt::abi::Error::Busy) {
+            break;
+        }
+        tessera_rt::sys::yield_now();
+        r = f();
+    }
+    r
+}
+
+fn regs_of(c: &Context, fs_base: u64) -> Regs {
+    Regs {
+        general: GeneralRegs {
+            r15: c.r15,
+            r14: c.r14,
+            r13: c.r13,
+            r12: c.r12,
+            r11: c.r11,
+            rbp: c.rbp,
+            rbx: c.rbx,
+            rcx: c.rcx,
+            rax: c.rax,
+            rdi: c.rdi,
+            rsi: c.rsi,
+            rdx: c.rdx,
+            r10: c.r10,
+            r8: c.r8,
+            r9: c.r9,
+        },
+        rip: c.rip,
+        rflags: c.eflags,
+        rsp: c.rsp,
+        fs_base,
+    }
+}
+
+/// Whether a status says a core was dumped: Linux says so only for a core
+/// it wrote (none under its default RLIMIT_CORE of 0), and Tessera writes
+/// none.
+const CORE_DUMPED: bool = false;
+
+const ERESTARTSYS: u64 = errno::fail(errno::ERESTARTSYS);
+const ERESTARTNOINTR: u64 = errno::fail(errno::ERESTARTNOINTR);
+
+impl Sup {
+    pub fn regs(&self, rid: u64) -> Regs {
+        let mut r = Regs::default();
+        let _ = patiently(|| calls::caller_regs(rid, &mut r));
+        r
+    }
+
+    /// A signal for the process: kept pending (or dropped if ignored), and
+    /// the process made to notice if it can be delivered.
+    pub fn post(&mut self, info: SigInfo) {
+        let s = info.signo;
+        if !sig::valid(s) {
+            return;
+        }
+        let a = self.sig.action(s);
+        let blocked = self.sig.mask & sig::bit(s) & !sig::UNBLOCKABLE != 0;
+        if s == sig::SIGCONT {
+            self.sig.pending &= !(sig::bit(sig::SIGSTOP) | sig::TTY_STOPS);
+            self.resume();
+        }
+        if sig::default_action(s) == Act::Stop {
+            self.sig.discard(sig::SIGCONT);
+        }
+        if s == sig::SIGKILL {
+            self.sig.pending |= sig::bit(s);
+            self.kick();
+            return;
+        }
+        if a.ignores(s) && !blocked {
+            return;
+        }
+        if s >= sig::SIGRTMIN {
+            self.sig.queue.push_back(info);
+        } else if self.sig.pending & sig::bit(s) == 0 {
+            self.sig.infos[(s - 1) as usize] = info;
+        }
+        self.sig.pending |= sig::bit(s);
+        if self.sig.deliverable() & sig::bit(s) != 0 {
+            self.kick();
+        }
+    }
+
+    pub(super) fn signal_posted(&mut self, s: proto::Signal) {
+        self.post(SigInfo {
+            signo: s.sig as u32,
+            code: s.code as i32,
+            pid: s.pid as u32,
+            uid: s.uid as u32,
+            status: s.status as i32,
+            value: s.value,
+            ..SigInfo::default()
+        });
+    }
+
+    /// A stopped process goes on (SIGCONT).
+    fn resume(&mut self) {
+        if let Some((rid, Hold::Stopped)) = self.held {
+            self.held = None;
+            self.ctl(&[ctl::STOPPED, self.pid as u64, 0, sig::SIGCONT as u64]);
+            let v = core::mem::take(&mut self.stopped_value);
+            self.answer(rid, v);
+        }
+    }
+
+    /// Makes the process come to its supervisor so a signal is delivered:
+    /// a call held here ends, one waiting in the shared server is
+    /// interrupted, a running process stops on its way back to user mode.
+    fn kick(&mut self) {
+        match self.held {
+            Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) => {
+                self.held = None;
+                self.answer(rid, errno::fail(errno::EINTR));
+            }
+            Some((rid, Hold::Stopped)) => {
+                if self.sig.pending & sig::bit(sig::SIGKILL) != 0 {
+                    self.held = None;
+                    self.exit(rid, sig::killed_status(sig::SIGKILL, false));
+                }
+            }
+            None => {
+                if self.in_call {
+                    return;
+                }
+                let _ = calls::linux_attention(self.tpid);
+                if self.passed.is_some() {
+                    self.ctl(&[ctl::INTERRUPT, self.pid as u64]);
+                }
+            }
+        }
+    }
+
+    /// Delivers what can be delivered to the process waiting in `rid`,
+    /// whose call returns `value` (None: an attention stop or a fault,
+    /// where rax is the program's own).
+    pub fn deliver(&mut self, rid: u64, value: Option<u64>) -> Delivered {
+        let mut regs = self.regs(rid);
+        if let Some(v) = value {
+            regs.rax = v;
+        }
+        let restart = regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR;
+        if self.sig.deliverable() == 0 && !restart {
+            return Delivered::None;
+        }
+        let original = regs;
+        let mut frames = 0;
+        let mut fpu = [0u8; frame::FPU_LEN];
+        let mut fpu_read = false;
+        while let Some(s) = sig::lowest(self.sig.deliverable()) {
+            let info = self.sig.take(s);
+            let a = self.sig.action(s);
+            if s == sig::SIGKILL || a.handler == sig::SIG_DFL {
+                match sig::default_action(s) {
+                    Act::Ignore | Act::Continue => continue,
+                    Act::Stop if s == sig::SIGSTOP || !self.group_orphaned() => {
+                        self.stop(rid, s, regs.rax);
+                        return Delivered::Ended;
+                    }
+                    Act::Stop => continue,
+                    Act::Terminate | Act::Core => {
+                        self.exit(rid, sig::killed_status(s, CORE_DUMPED));
+                        return Delivered::Ended;
+                    }
+                }
+            }
+            if a.handler == sig::SIG_IGN {
+                continue;
+            }
+            // A handler: a restart is decided by its SA_RESTART.
+            if regs.rax == ERESTARTSYS {
+                if a.flags & sig::SA_RESTART != 0 {
+                    self.restart(&mut regs);
+                } else {
+                    regs.rax = errno::fail(errno::EINTR);
+                }
+            } else if regs.rax == ERESTARTNOINTR {
+                self.restart(&mut regs);
+            }
+            if !fpu_read {
+                let _ = patiently(|| calls::caller_fpu(rid, &mut fpu));
+                fpu_read = true;
+            }
+            match self.push_frame(rid, &mut regs, s, a, info, &fpu) {
+                Ok(()) => frames += 1,
+                Err(_) => {
+                    // No room for the frame: SIGSEGV, which kills.
+                    self.exit(rid, sig::killed_status(sig::SIGSEGV, CORE_DUMPED));
+                    return Delivered::Ended;
+                }
+            }
+        }
+        if frames == 0 {
+            if regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR {
+                self.restart(&mut regs);
+            }
+            if regs == original {
+                return Delivered::None;
+            }
+        }
+        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        Delivered::Frames(regs.rax)
+    }
+
+    /// The interrupted call runs again: the instruction before (syscall)
+    /// with its number in rax.
+    fn restart(&self, regs: &mut Regs) {
+        if let Some((nr, _)) = self.passed {
+            regs.rax = nr;
+            regs.rip -= 2;
+        } else {
+            regs.rax = errno::fail(errno::EINTR);
+        }
+    }
+
+    fn group_orphaned(&self) -> bool {
+        // The shared server refuses to record a stop of an orphaned group's
+        // member for a terminal's stop signal.
+        false
+    }
+
+    /// Stops the process on signal `s`; the call it waits in ends with
+    /// `value` when it is continued.
+    fn stop(&mut self, rid: u64, s: u32, value: u64) {
+        self.held = Some((rid, Hold::Stopped));
+        self.stopped_value = value;
+        self.ctl(&[ctl::STOPPED, self.pid as u64, 1, s as u64]);
+    }
+
+    /// Writes a frame for handler `a` of signal `s` below the stack (or on
+    /// the alternate stack) and points `regs` at the handler.
+    fn push_frame(
+        &mut self,
+        rid: u64,
+        regs: &mut Regs,
+        s: u32,
+        a: SigAction,
+        info: SigInfo,
+        fpu: &[u8; frame::FPU_LEN],
+    ) -> Result<(), i64> {
+        let st = self.sig.altstack;
+        let on_alt = st.contains(regs.rsp);
+        let sp = if a.flags & sig::SA_ONSTACK != 0 && st.flags & sig::SS_DISABLE == 0 && !on_alt {
+            st.sp + st.size
+        } else {
+            regs.rsp
+        };
+        let (at, info_at, uc_at) = frame::place(sp).ok_or(errno::EFAULT)?;
+        let mask = self.sig.saved_mask.take().unwrap_or(self.sig.mask);
+        let f = Frame {
+            restorer: a.restorer,
+            context: context_of(regs),
+            mask,
+            stack: AltStack {
+                flags: if on_alt { sig::SS_ONSTACK } else { st.flags },
+                ..st
+            },
+            info: SigInfo { signo: s, ..info },
+            fpu: *fpu,
+            trapno: self.fault_trap.0,
+            err: self.fault_trap.1,
+            cr2: info.addr,
+        };
+        self.write_mem(rid, at, &f.to_bytes(at))?;
+        regs.rsp = at;
+        regs.rip = a.handler;
+        regs.rdi = s as u64;
+        regs.rsi = if a.flags & sig::SA_SIGINFO != 0 { info_at } else { 0 };
+        regs.rdx = if a.flags & sig::SA_SIGINFO != 0 { uc_at } else { 0 };
+        regs.rax = 0;
+        // The direction flag clear, as the ABI wants at a call.
+        regs.rflags &= !0x400;
+        let mut add = a.mask;
+        if a.flags & sig::SA_NODEFER == 0 {
+            add |= sig::bit(s);
+        }
+        self.sig.mask = (self.sig.mask | add) & !sig::UNBLOCKABLE;
+        if a.flags & sig::SA_RESETHAND != 0 {
+            self.sig.actions[(s - 1) as usize] = SigAction::default();
+        }
+        Ok(())
+    }
+
+    /// `rt_sigreturn`: the registers, mask and FPU state a frame saved.
+    pub(super) fn sigreturn(&mut self, rid: u64) -> Out {
+        let now = self.regs(rid);
+        let mut uc = [0u8; frame::UCONTEXT_LEN];
+        if calls::caller_read(rid, now.rsp, &mut uc).is_err() {
+            return self.force_segv(rid);
+        }
+        let r = frame::restore(&uc);
+        if r.context.rip >= 0x8000_0000_0000 || r.context.rsp >= 0x8000_0000_0000 {
+            return self.force_segv(rid);
+        }
+        self.sig.mask = r.mask & !sig::UNBLOCKABLE;
+        if r.stack.flags & sig::SS_ONSTACK == 0 {
+            let mut st = r.stack;
+            st.flags &= sig::SS_DISABLE;
+            if st.flags & sig::SS_DISABLE != 0 || st.size >= sig::MINSIGSTKSZ {
+                self.sig.altstack = st;
+            }
+        }
+        if r.fpstate != 0 {
+            let mut fpu = [0u8; frame::FPU_LEN];
+            if calls::caller_read(rid, r.fpstate, &mut fpu).is_ok() {
+                let _ = patiently(|| calls::caller_set_fpu(rid, &fpu));
+            }
+        }
+        let regs = regs_of(&r.context, now.fs_base);
+        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        Out::Ret(r.context.rax)
+    }
+
+    fn force_segv(&mut self, rid: u64) -> Out {
+        self.exit(rid, sig::killed_status(sig::SIGSEGV, CORE_DUMPED));
+        Out::Done
+    }
+
+    /// A fault the process cannot go on from: its signal, forced (a
+    /// blocked or ignored one kills, as Linux's).
+    pub(super) fn on_fault(&mut self, rid: u64, f: &LinuxFault) {
+        const KERNEL_HALF: u64 = 0x8000_0000_0000;
+        let (s, code, addr) = match f.vector {
+            14 if f.address >= KERNEL_HALF => (sig::SIGSEGV, sig::SEGV_MAPERR, f.address),
+            14 if f.error_code & 1 != 0 => (sig::SIGSEGV, sig::SEGV_ACCERR, f.address),
+            14 => (sig::SIGSEGV, sig::SEGV_MAPERR, f.address),
+            0 => (sig::SIGFPE, sig::FPE_INTDIV, f.rip),
+            16 | 19 => (sig::SIGFPE, 0, f.rip),
+            6 => (sig::SIGILL, sig::ILL_ILLOPN, f.rip),
+            3 => (sig::SIGTRAP, sig::SI_KERNEL, 0),
+            1 => (sig::SIGTRAP, sig::TRAP_BRKPT, f.rip),
+            17 => (sig::SIGBUS, 1, f.rip),
+            11 | 12 => (sig::SIGBUS, sig::SI_KERNEL, 0),
+            _ => (sig::SIGSEGV, sig::SI_KERNEL, 0),
+        };
+        let a = self.sig.action(s);
+        let blocked = self.sig.mask & sig::bit(s) != 0;
+        if blocked || a.handler == sig::SIG_IGN {
+            self.sig.actions[(s - 1) as usize] = SigAction::default();
+            self.sig.mask &= !sig::bit(s);
+        }
+        self.fault_trap = (f.vector, f.error_code);
+        self.post(SigInfo {
+            signo: s,
+            code,
+            addr,
+            ..SigInfo::default()
+        });
+        // A fault without an address (SI_KERNEL) still reads 0.
+        let d = self.deliver(rid, None);
+        self.fault_trap = (0, 0);
+        match d {
+            Delivered::Ended => {}
+            _ => {
+                let _ = calls::caller_return(rid, 0);
+            }
+        }
+    }
+
+    // ---- the calls ----
+
+    pub(super) fn rt_sigaction(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let s = a[0] as u32;
+        if a[3] != 8 || !sig::valid(s) {
+            return Err(errno::EINVAL);
+        }
+        if a[1] != 0 && (s == sig::SIGKILL || s == sig::SIGSTOP) {
+            return Err(errno::EINVAL);
+        }
+        let new = if a[1] != 0 {
+            let b = self.read_mem(rid, a[1], SigAction::LEN)?;
+            let mut arr = [0u8; 32];
+            arr.copy_from_slice(&b);
+            Some(SigAction::from_bytes(&arr))
+        } else {
+            None
+        };
+        let old = self.sig.action(s);
+        if a[2] != 0 {
+            self.write_mem(rid, a[2], &old.to_bytes())?;
+        }
+        if let Some(mut n) = new {
+            n.mask &= !sig::UNBLOCKABLE;
+            self.sig.actions[(s - 1) as usize] = n;
+            if n.ignores(s) {
+                self.sig.discard(s);
+            }
+            if s == sig::SIGCHLD {
+                let nowait = n.handler == sig::SIG_IGN || n.flags & sig::SA_NOCLDWAIT != 0;
+                let was = old.handler == sig::SIG_IGN || old.flags & sig::SA_NOCLDWAIT != 0;
+                if nowait != was {
+                    self.ctl(&[ctl::NOCLDWAIT, self.pid as u64, nowait as u64]);
+                }
+            }
+        }
+        Ok(0)
+    }
+
+    pub(super) fn rt_sigprocmask(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        if a[3] != 8 {
+            return Err(errno::EINVAL);
+        }
+        let old = self.sig.mask;
+        if a[1] != 0 {
+            let set = self.read_u64(rid, a[1])?;
+            self.sig.mask = match a[0] {
+                sig::SIG_BLOCK => old | set,
+                sig::SIG_UNBLOCK => old & !set,
+                sig::SIG_SETMASK => set,
+                _ => return Err(errno::EINVAL),
+            } & !sig::UNBLOCKABLE;
+        }
+        if a[2] != 0 {
+            self.write_u64(rid, a[2], old)?;
+        }
+        Ok(0)
+    }
+
+    pub(super) fn rt_sigpending(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        if a[1] != 8 {
+            return Err(errno::EINVAL);
+        }
+        self.write_u64(rid, a[0], self.sig.pending & self.sig.mask)?;
+        Ok(0)
+    }
+
+    pub(super) fn rt_sigsuspend(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        if a[1] != 8 {
+            return ret(Err(errno::EINVAL));
+        }
+        let set = match self.read_u64(rid, a[0]) {
+            Ok(s) => s,
+            Err(e) => return ret(Err(e)),
+        };
+        let old = self.sig.mask;
+        self.sig.mask = set & !sig::UNBLOCKABLE;
+        self.sig.saved_mask = Some(old);
+        if self.sig.deliverable() != 0 {
+            return Out::Ret(errno::fail(errno::EINTR));
+        }
+        self.held = Some((rid, Hold::Pause));
+        Out::Done
+    }
+
+    pub(super) fn pause(&mut self, rid: u64) -> Out {
+        self.held = Some((rid, Hold::Pause));
+        Out::Done
+    }
+
+    pub(super) fn sigaltstack(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let sp = self.regs(rid).rsp;
+        let cur = self.sig.altstack;
+        let on = cur.contains(sp);
+        if a[0] != 0 {
+            let b = self.read_mem(rid, a[0], 24)?;
+            let mut arr = [0u8; 24];
+            arr.copy_from_slice(&b);
+            let new = AltStack::from_bytes(&arr);
+            if on {
+                return Err(errno::EPERM);
+            }
+            if new.flags & !(sig::SS_DISABLE | sig::SS_ONSTACK | 0x8000_0000) != 0 {
+                return Err(errno::EINVAL);
+            }
+            if new.flags & sig::SS_DISABLE == 0 && new.size < sig::MINSIGSTKSZ {
+                return Err(errno::ENOMEM);
+            }
+            if a[1] != 0 {
+                self.write_old_stack(rid, a[1], cur, on)?;
+            }
+            self.sig.altstack = if new.flags & sig::SS_DISABLE != 0 {
+                AltStack {
+                    sp: 0,
+                    flags: sig::SS_DISABLE,
+                    size: 0,
+                }
+            } else {
+                AltStack { flags: 0, ..new }
+            };
+            return Ok(0);
+        }
+        if a[1] != 0 {
+            self.write_old_stack(rid, a[1], cur, on)?;
+        }
+        Ok(0)
+    }
+
+    fn write_old_stack(&self, rid: u64, at: u64, cur: AltStack, on: bool) -> Result<(), i64> {
+        let shown = AltStack {
+            flags: if on { sig::SS_ONSTACK } else { cur.flags },
+            ..cur
+        };
+        self.write_mem(rid, at, &shown.to_bytes())
+    }
+
+    /// `rt_sigtimedwait`: a pending signal of `set` taken without its
+    /// handler; waits (up to the timeout) for one.
+    pub(super) fn sigtimedwait(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        if a[3] != 8 {
+            return ret(Err(errno::EINVAL));
+        }
+        let set = match self.read_u64(rid, a[0]) {
+            Ok(s) => s & !sig::UNBLOCKABLE,
+            Err(e) => return ret(Err(e)),
+        };
+        if let Some(s) = sig::lowest(self.sig.pending & set) {
+            let info = self.sig.take(s);
+            if a[1] != 0
+                && self
+                    .write_mem(rid, a[1], &SigInfo { signo: s, ..info }.to_bytes())
+                    .is_err()
+            {
+                return ret(Err(errno::EFAULT));
+            }
+            return Out::Ret(s as u64);
+        }
+        let deadline = if a[2] != 0 {
+            match self.read_mem(rid, a[2], 16) {
+                Ok(b) => {
+                    let s = linuxabi::structs::u64_at(&b, 0);
+                    let ns = linuxabi::structs::u64_at(&b, 8);
+                    if s >> 63 != 0 || ns >= 1_000_000_000 {
+                        return ret(Err(errno::EINVAL));
+                    }
+                    tessera_rt::sys::now_ns()
+                        .saturating_add(s.saturating_mul(1_000_000_000))
+                        .saturating_add(ns)
+                }
+                Err(e) => return ret(Err(e)),
+            }
+        } else {
+            u64::MAX
+        };
+        if deadline <= tessera_rt::sys::now_ns() {
+            return ret(Err(errno::EAGAIN));
+        }
+        // Wait: the set unblocked meanwhile makes a signal of it come here
+        // (as an interruption), then it is taken as Linux takes it.
+        self.sig.saved_mask = None;
+        let token = self.wait_until(deadline);
+        self.waiting_set = Some((set, a[1], deadline));
+        self.held = Some((rid, Hold::Poll { token }));
+        Out::Done
+    }
+
+    /// Registers a wake at `deadline` with the shared server: its token.
+    pub(super) fn wait_until(&self, deadline: u64) -> u64 {
+        proto::word(&self.ctl(&[ctl::POLL, self.pid as u64, deadline]), 1)
+    }
+}

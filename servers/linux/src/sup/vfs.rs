@@ -1,0 +1,436 @@
+//! The files the supervisor serves itself, without the file server: the
+//! devices of `/dev` (null, zero, full, random, urandom, tty, console) and
+//! a small `/proc` (the process's own `exe`, `fd`, `cwd`; every process's
+//! `stat`, `status`, `cmdline` for `ps`; `meminfo`, `cpuinfo`, `uptime`,
+//! `mounts`, `version`), and `/proc/tessera/`, the kernel's inspector
+//! reports (resources, pool, trace, counters, servers, cpus, faults) as
+//! text, so that busybox's shell can show them.
+
+use super::Sup;
+use super::fdtable::Kind;
+use crate::proto::{ctl, obj, word};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use linuxabi::structs::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFREG, StatView, makedev};
+use tessera_rt::sys;
+use user_programs::inspect;
+
+/// What a path of `/dev` or `/proc` is.
+pub enum VNode {
+    Dir(Vec<(String, u8, u64)>),
+    Dev(Kind, u64),
+    Mem(Vec<u8>),
+    Link(String),
+}
+
+const DT_DIR: u8 = 4;
+const DT_REG: u8 = 8;
+const DT_LNK: u8 = 10;
+const DT_CHR: u8 = 2;
+
+/// Device numbers, as Linux's.
+fn dev_of(name: &str) -> Option<(Kind, u64)> {
+    Some(match name {
+        "null" => (Kind::Null, makedev(1, 3)),
+        "zero" => (Kind::Zero, makedev(1, 5)),
+        "full" => (Kind::Full, makedev(1, 7)),
+        "random" => (Kind::Random, makedev(1, 8)),
+        "urandom" => (Kind::Random, makedev(1, 9)),
+        "tty" => (
+            Kind::Obj {
+                id: obj::TTY_ID,
+                kind: obj::TTY,
+            },
+            makedev(5, 0),
+        ),
+        "console" => (
+            Kind::Obj {
+                id: obj::TTY_ID,
+                kind: obj::TTY,
+            },
+            makedev(5, 1),
+        ),
+        _ => return None,
+    })
+}
+
+/// A stable inode number for a virtual path.
+fn ino_of(path: &str) -> u64 {
+    let mut h: u64 = 0x811c_9dc5;
+    for b in path.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    (h & 0xffff_ffff) | 0x1_0000_0000
+}
+
+/// Whether a clean absolute path is one the supervisor serves.
+pub fn is_virtual(abs: &str) -> bool {
+    linuxabi::path::below(abs, "/dev").is_some() || linuxabi::path::below(abs, "/proc").is_some()
+}
+
+/// A report of the inspector's, printed by the native library's formatter.
+fn report(f: impl FnOnce() -> Result<(), tessera_rt::abi::Error>) -> Vec<u8> {
+    tessera_rt::io::capture(|| {
+        if let Err(e) = f() {
+            tessera_rt::println!("not available: {e:?}");
+        }
+    })
+    .into_bytes()
+}
+
+impl Sup {
+    /// The node at `abs` (clean, absolute, under /dev or /proc).
+    pub(super) fn vnode(&self, abs: &str) -> Result<VNode, i64> {
+        if let Some(rest) = linuxabi::path::below(abs, "/dev") {
+            return self.dev_node(rest);
+        }
+        let rest = linuxabi::path::below(abs, "/proc").ok_or(errno::ENOENT)?;
+        self.proc_node(rest)
+    }
+
+    fn dev_node(&self, rest: &str) -> Result<VNode, i64> {
+        match rest {
+            "" => {
+                let mut list: Vec<(String, u8, u64)> = ["null", "zero", "full", "random", "urandom", "tty", "console"]
+                    .iter()
+                    .map(|n| (n.to_string(), DT_CHR, ino_of(n)))
+                    .collect();
+                for n in ["stdin", "stdout", "stderr", "fd"] {
+                    list.push((n.to_string(), DT_LNK, ino_of(n)));
+                }
+                Ok(VNode::Dir(list))
+            }
+            "stdin" => Ok(VNode::Link("/proc/self/fd/0".into())),
+            "stdout" => Ok(VNode::Link("/proc/self/fd/1".into())),
+            "stderr" => Ok(VNode::Link("/proc/self/fd/2".into())),
+            "fd" => Ok(VNode::Link("/proc/self/fd".into())),
+            n => dev_of(n).map(|(k, d)| VNode::Dev(k, d)).ok_or(errno::ENOENT),
+        }
+    }
+
+    fn proc_node(&self, rest: &str) -> Result<VNode, i64> {
+        let (first, more) = match rest.split_once('/') {
+            Some((a, b)) => (a, b),
+            None => (rest, ""),
+        };
+        match first {
+            "" => {
+                let mut list: Vec<(String, u8, u64)> = [
+                    "meminfo",
+                    "cpuinfo",
+                    "uptime",
+                    "loadavg",
+                    "version",
+                    "mounts",
+                    "filesystems",
+                    "stat",
+                ]
+                .iter()
+                .map(|n| (n.to_string(), DT_REG, ino_of(n)))
+                .collect();
+                list.push(("self".into(), DT_LNK, ino_of("self")));
+                list.push(("tessera".into(), DT_DIR, ino_of("tessera")));
+                for w in self.ctl(&[ctl::PIDS]) {
+                    list.push((w.to_string(), DT_DIR, w + 2));
+                }
+                Ok(VNode::Dir(list))
+            }
+            "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
+            "self" => self.pid_node(self.pid, more),
+            "tessera" => self.tessera_node(more),
+            "meminfo" => Ok(VNode::Mem(self.meminfo().into_bytes())),
+            "cpuinfo" => Ok(VNode::Mem(cpuinfo().into_bytes())),
+            "uptime" => {
+                let ns = sys::now_ns();
+                Ok(VNode::Mem(
+                    format!("{}.{:02} {}.{:02}\n", ns / 1_000_000_000, ns / 10_000_000 % 100, 0, 0).into_bytes(),
+                ))
+            }
+            "loadavg" => Ok(VNode::Mem(b"0.00 0.00 0.00 1/1 1\n".to_vec())),
+            "version" => Ok(VNode::Mem(
+                format!(
+                    "Linux version {} (tessera) {}\n",
+                    super::syscalls::RELEASE,
+                    super::syscalls::VERSION
+                )
+                .into_bytes(),
+            )),
+            "mounts" => Ok(VNode::Mem(
+                b"/dev/root / ext2 rw,relatime 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n".to_vec(),
+            )),
+            "filesystems" => Ok(VNode::Mem(b"\text2\nnodev\tproc\nnodev\tdevtmpfs\n".to_vec())),
+            "stat" => {
+                let ticks = sys::now_ns() / 10_000_000;
+                Ok(VNode::Mem(
+                    format!("cpu  {ticks} 0 0 0 0 0 0 0 0 0\nbtime 1704067200\nprocesses 1\n").into_bytes(),
+                ))
+            }
+            n => match n.parse::<u32>() {
+                Ok(pid) => self.pid_node(pid, more),
+                Err(_) => Err(errno::ENOENT),
+            },
+        }
+    }
+
+    fn tessera_node(&self, rest: &str) -> Result<VNode, i64> {
+        let names = ["res", "pool", "trace", "counters", "servers", "cpus", "faults", "mem"];
+        Ok(match rest {
+            "" => VNode::Dir(names.iter().map(|n| (n.to_string(), DT_REG, ino_of(n))).collect()),
+            "res" => VNode::Mem(report(inspect::resources)),
+            "pool" => VNode::Mem(report(inspect::pool)),
+            "trace" => VNode::Mem(report(|| inspect::trace(30))),
+            "counters" => VNode::Mem(report(inspect::counters)),
+            "servers" => VNode::Mem(report(inspect::servers)),
+            "cpus" => VNode::Mem(report(inspect::cpus)),
+            "faults" => VNode::Mem(faults_report().into_bytes()),
+            "mem" => VNode::Mem(self.meminfo().into_bytes()),
+            r => match r.strip_prefix("res/").and_then(inspect::kind_named) {
+                Some(kind) => VNode::Mem(report(|| inspect::resources_of(kind))),
+                None => return Err(errno::ENOENT),
+            },
+        })
+    }
+
+    /// [parent, pgid, sid, state, tessera pid, uid, fg, start, comm0, comm1,
+    /// child faults, tty session] of `pid`.
+    fn proc_record(&self, pid: u32) -> Result<Vec<u64>, i64> {
+        let r = self.ctl(&[ctl::PROC, pid as u64]);
+        if let Some(e) = errno::of(word(&r, 0)) {
+            return Err(e);
+        }
+        Ok(r)
+    }
+
+    fn pid_node(&self, pid: u32, rest: &str) -> Result<VNode, i64> {
+        // A pid with no process is a name not in /proc.
+        let r = self
+            .proc_record(pid)
+            .map_err(|e| if e == errno::ESRCH { errno::ENOENT } else { e })?;
+        let mine = pid == self.pid;
+        let comm = {
+            let mut b = Vec::new();
+            b.extend_from_slice(&word(&r, 9).to_le_bytes());
+            b.extend_from_slice(&word(&r, 10).to_le_bytes());
+            let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+            String::from_utf8_lossy(&b[..n]).into_owned()
+        };
+        let cmdline = if mine {
+            let mut c = Vec::new();
+            for a in &self.argv {
+                c.extend_from_slice(a);
+                c.push(0);
+            }
+            c
+        } else {
+            let mut c = self.ctl_cmdline(pid);
+            if c.is_empty() {
+                c = comm.clone().into_bytes();
+                c.push(0);
+            }
+            c
+        };
+        match rest {
+            "" => {
+                let mut list: Vec<(String, u8, u64)> = ["stat", "status", "cmdline", "comm", "statm"]
+                    .iter()
+                    .map(|n| (n.to_string(), DT_REG, ino_of(n) + pid as u64))
+                    .collect();
+                list.push(("exe".into(), DT_LNK, ino_of("exe") + pid as u64));
+                if mine {
+                    list.push(("cwd".into(), DT_LNK, ino_of("cwd")));
+                    list.push(("fd".into(), DT_DIR, ino_of("fd")));
+                }
+                Ok(VNode::Dir(list))
+            }
+            "exe" if mine => Ok(VNode::Link(self.exe.clone())),
+            "exe" => Err(errno::EACCES),
+            "cwd" if mine => Ok(VNode::Link(self.cwd.clone())),
+            "fd" if mine => Ok(VNode::Dir(
+                self.fds
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_some())
+                    .map(|(i, _)| (i.to_string(), DT_LNK, 1000 + i as u64))
+                    .collect(),
+            )),
+            f if mine && f.starts_with("fd/") => {
+                let n: u64 = f[3..].parse().map_err(|_| errno::ENOENT)?;
+                let o = self.fds.ofd(n).map_err(|_| errno::ENOENT)?;
+                let d = o.borrow();
+                Ok(VNode::Link(match &d.kind {
+                    Kind::Obj { id, kind } if *kind != obj::TTY => format!("pipe:[{id}]"),
+                    _ => d.path.clone(),
+                }))
+            }
+            "cmdline" => Ok(VNode::Mem(cmdline)),
+            "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
+            "stat" => {
+                let state = word(&r, 4) as u8 as char;
+                let (utime, rss, vsz) = match sys::proc_info(word(&r, 5)) {
+                    Ok(p) => (p.cpu_ns / 10_000_000, p.resident_pages, p.resident_pages * 4096),
+                    Err(_) => (0, 0, 0),
+                };
+                let tty = if word(&r, 12) == word(&r, 3) && word(&r, 12) != 0 {
+                    makedev(4, 64)
+                } else {
+                    0
+                };
+                let start = word(&r, 8) / 10_000_000;
+                Ok(VNode::Mem(
+                    format!(
+                        "{pid} ({comm}) {state} {} {} {} {tty} {} 4194304 0 {} 0 0 {utime} 0 0 0 20 0 1 0 {start} {vsz} {rss} 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+                        word(&r, 1),
+                        word(&r, 2),
+                        word(&r, 3),
+                        word(&r, 7) as u32 as i32,
+                        word(&r, 11),
+                    )
+                    .into_bytes(),
+                ))
+            }
+            "statm" => {
+                let rss = sys::proc_info(word(&r, 5)).map_or(0, |p| p.resident_pages);
+                Ok(VNode::Mem(format!("{rss} {rss} 0 0 0 0 0\n").into_bytes()))
+            }
+            "status" => {
+                let state = match word(&r, 4) as u8 {
+                    b'R' => "R (running)",
+                    b'S' => "S (sleeping)",
+                    b'T' => "T (stopped)",
+                    _ => "Z (zombie)",
+                };
+                let rss = sys::proc_info(word(&r, 5)).map_or(0, |p| p.resident_pages * 4);
+                let uid = word(&r, 6);
+                Ok(VNode::Mem(
+                    format!(
+                        "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmRSS:\t{rss} kB\nThreads:\t1\n",
+                        word(&r, 1)
+                    )
+                    .into_bytes(),
+                ))
+            }
+            _ => Err(errno::ENOENT),
+        }
+    }
+
+    fn ctl_cmdline(&self, pid: u32) -> Vec<u8> {
+        let r = self.ctl(&[ctl::PROC, pid as u64]);
+        let mut b = Vec::new();
+        for &w in r.get(13..).unwrap_or(&[]) {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        while b.last() == Some(&0) && b.len() > 1 && b[b.len() - 2] == 0 {
+            b.pop();
+        }
+        b
+    }
+
+    fn meminfo(&self) -> String {
+        let i = sys::sys_info().unwrap_or_default();
+        let total = i.frames_total * 4;
+        let free = i.frames_free * 4;
+        format!(
+            "MemTotal:       {total:8} kB\nMemFree:        {free:8} kB\nMemAvailable:   {free:8} kB\nBuffers:               0 kB\nCached:                0 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n"
+        )
+    }
+
+    /// `stat` of a virtual node.
+    pub(super) fn vstat(&self, abs: &str, node: &VNode) -> StatView {
+        let (mode, rdev, size) = match node {
+            VNode::Dir(_) => (S_IFDIR | 0o555, 0, 0),
+            VNode::Dev(_, d) => (S_IFCHR | 0o666, *d, 0),
+            VNode::Mem(m) => (S_IFREG | 0o444, 0, m.len() as i64),
+            VNode::Link(t) => (S_IFLNK | 0o777, 0, t.len() as i64),
+        };
+        let secs = (sys::now_ns() / 1_000_000_000) as i64 + 1_704_067_200;
+        StatView {
+            dev: makedev(0, 5),
+            ino: ino_of(abs),
+            nlink: 1,
+            mode,
+            uid: 0,
+            gid: 0,
+            rdev,
+            size,
+            blksize: 4096,
+            blocks: 0,
+            atime: (secs, 0),
+            mtime: (secs, 0),
+            ctime: (secs, 0),
+        }
+    }
+
+    /// Follows the virtual links of `abs` (at most 8).
+    pub(super) fn vresolve(&self, abs: &str) -> Result<(String, VNode), i64> {
+        let mut p = String::from(abs);
+        for _ in 0..8 {
+            let node = self.vnode(&p)?;
+            match node {
+                VNode::Link(t) => {
+                    let base = p
+                        .rsplit_once('/')
+                        .map_or("/", |(b, _)| if b.is_empty() { "/" } else { b });
+                    p = linuxabi::path::absolute(base, &t);
+                    if !is_virtual(&p) {
+                        return Ok((p.clone(), VNode::Link(p)));
+                    }
+                }
+                n => return Ok((p, n)),
+            }
+        }
+        Err(errno::ELOOP)
+    }
+
+    /// The descriptor kind for an open of virtual node `node`.
+    pub(super) fn vkind(&self, node: VNode) -> Kind {
+        match node {
+            VNode::Dir(list) => Kind::VDir(Rc::new(list)),
+            VNode::Dev(k, _) => k,
+            VNode::Mem(m) => Kind::Mem(Rc::new(m)),
+            VNode::Link(_) => Kind::Null,
+        }
+    }
+}
+
+/// Linux's `/proc/cpuinfo` for each processor.
+fn cpuinfo() -> String {
+    let n = sys::sys_info().map_or(1, |i| i.cpus.max(1));
+    let mut s = String::new();
+    for i in 0..n {
+        s += &format!(
+            "processor\t: {i}\nvendor_id\t: GenuineIntel\nmodel name\t: QEMU Virtual CPU\ncpu MHz\t\t: 1000.000\nflags\t\t: fpu sse sse2\n\n"
+        );
+    }
+    s
+}
+
+/// Page faults per process and region kind (the native shell's `ps`).
+fn faults_report() -> String {
+    let mut pids = vec![0u64; 256];
+    let n = sys::proc_list(&mut pids).unwrap_or(0).min(pids.len());
+    let mut s = String::from("  PID PARENT   TEXT   DATA    BSS  STACK   HEAP  RSS(KiB) NAME\n");
+    for &pid in &pids[..n] {
+        let Ok(p) = sys::proc_info(pid) else { continue };
+        let name = core::str::from_utf8(&p.name).unwrap_or("?").trim_end_matches('\0');
+        let parent = if p.parent == u64::MAX { -1 } else { p.parent as i64 };
+        let f = p.faults;
+        s += &format!(
+            "{:5} {:6} {:6} {:6} {:6} {:6} {:6} {:9} {}\n",
+            p.pid,
+            parent,
+            f.text,
+            f.data,
+            f.bss,
+            f.stack,
+            f.heap,
+            p.resident_pages * 4,
+            name
+        );
+    }
+    s
+}

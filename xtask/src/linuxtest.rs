@@ -1,0 +1,256 @@
+//! The Linux differential tests: each program of `user/linux/abi/` runs
+//! unmodified on Tessera's Linux personality, from the system disk
+//! (`sysimage.rs`), and passes when it prints exactly the transcript Linux
+//! printed (`expected/<name>.out`, made on the Linux reference VM by
+//! `make linux-abi`) and exits 0. So does each busybox shell script of
+//! `user/linux/sh/`, run by Debian's static busybox (its transcript:
+//! `busybox sh <script>` on Linux, `expected/<name>.out` beside it). One
+//! boot per test: init starts the storage servers and the personality,
+//! then `run=linux` launches the program; the disk's writes are dropped
+//! when the boot ends.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::{self, EXIT_SUCCESS, Ending};
+
+/// A folder of the repository, from its root (where xtask runs; its unit
+/// tests run in `xtask/`).
+fn repo(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir)
+}
+
+/// The two kinds: their folder (`user/linux/X` is `/linux/X` on the
+/// system disk), what their test names start with (`make test
+/// FILTER=linux_abi`), and what runs a file of them.
+const KINDS: &[(&str, &str, &str)] = &[
+    ("user/linux/abi", "linux_abi_", ""),
+    ("user/linux/sh", "linux_sh_", "/bin/sh,"),
+];
+/// The names of the programs whose transcripts do not match Linux's yet:
+/// they run only when a filter names them (`make test
+/// FILTER=linux_pending`), so that the suite says what works.
+const PENDING_PREFIX: &str = "linux_pending_";
+/// The programs whose transcripts differ from Linux's (or that hang):
+/// each is work left on the personality, not a test that may fail.
+const PENDING: &[&str] = &[
+    "devices",
+    "fd",
+    "file_dir",
+    "file_meta",
+    "file_names",
+    "file_stat",
+    "futex",
+    "mem_brk",
+    "mem_mmap",
+    "proc_exec",
+    "proc_fork",
+    "proc_limits",
+    "proc_thread",
+    "sig_child",
+    "sig_intr",
+    // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the
+    // program before its first second is up, so that sleep is not short.
+    "time",
+    "tty",
+    // Busybox's shell: at 4 CPUs a supervisor's heap is sometimes found
+    // corrupt during the background pipeline (the allocator faults); at
+    // 1 CPU it passes.
+    "jobs",
+];
+/// The boot file of the servers a Linux test needs (`user/etc/`).
+const SERVERS: &str = "servers.linux.conf";
+/// The line before the program's transcript: init has started the
+/// personality's server, the last of the boot file's servers.
+const STARTED: &str = "started 'linux ";
+const DONE: &str = "RUN-EXIT linux";
+
+#[derive(Clone, Debug)]
+pub struct LinuxTest {
+    pub name: String,
+    /// The launcher's arguments.
+    args: String,
+    expected: PathBuf,
+}
+
+/// The launcher's arguments that run `program` as Linux's reference VM
+/// runs it: in a fresh folder, with standard input `/dev/null` and the
+/// environment `PATH=/bin HOME=/ TERM=linux` (busybox's shell sets that
+/// up; `,` separates the arguments and `+` is a space on the command line).
+fn reference_run(program: &str, name: &str) -> String {
+    let dir = format!("/tmp/{name}");
+    let line = format!("mkdir {dir} && cd {dir} && exec env -i PATH=/bin HOME=/ TERM=linux {program} </dev/null");
+    format!("/bin/sh,-c,{}", line.replace(' ', "+"))
+}
+
+/// One test per expected transcript, in name order.
+pub fn tests() -> Vec<LinuxTest> {
+    let mut tests = Vec::new();
+    for &(dir, prefix, runner) in KINDS {
+        let Ok(entries) = fs::read_dir(repo(dir).join("expected")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let Some(stem) = p.file_stem().and_then(|s| s.to_str()).map(String::from) else {
+                continue;
+            };
+            if p.extension().is_none_or(|x| x != "out") {
+                continue;
+            }
+            let prefix = if PENDING.contains(&stem.as_str()) {
+                PENDING_PREFIX
+            } else {
+                prefix
+            };
+            let on_disk = dir.trim_start_matches("user");
+            let args = if runner.is_empty() {
+                reference_run(&format!("{on_disk}/{stem}"), &stem)
+            } else {
+                format!("{runner}{on_disk}/{stem}.sh")
+            };
+            tests.push(LinuxTest {
+                name: format!("{prefix}{stem}"),
+                args,
+                expected: p,
+            });
+        }
+    }
+    tests.sort_by(|a, b| a.name.cmp(&b.name));
+    tests
+}
+
+impl LinuxTest {
+    /// Whether the test runs under `filter` (None: the whole suite, which
+    /// leaves the pending ones out).
+    pub fn selected(&self, filter: Option<&str>) -> bool {
+        match filter {
+            Some(f) => self.name.contains(f),
+            None => !self.name.starts_with(PENDING_PREFIX),
+        }
+    }
+
+    /// The boot's command line: the storage servers and the personality
+    /// (no others, whose messages would mix with the program's output),
+    /// then the launcher with the program.
+    pub fn cmdline(&self) -> String {
+        format!("servers={SERVERS} run=linux args={}", self.args)
+    }
+
+    fn expected(&self) -> Result<String, String> {
+        fs::read_to_string(&self.expected).map_err(|e| format!("{}: {e}", self.expected.display()))
+    }
+}
+
+/// The program's output: the lines after the personality started, up to
+/// the launcher's end (None if either is missing).
+fn transcript(lines: &[String]) -> Option<Vec<&str>> {
+    let start = lines.iter().rposition(|l| l.contains(STARTED))? + 1;
+    let end = start + lines[start..].iter().position(|l| protocol::has_marker(l, DONE))?;
+    Some(lines[start..end].iter().map(|l| protocol::clean(l)).collect())
+}
+
+/// Pass if the transcript is Linux's, byte for byte, and the program
+/// exited 0; otherwise how many lines differ and the first of them.
+pub fn verdict(test: &LinuxTest, ending: Ending, lines: &[String]) -> Result<String, String> {
+    let want = test.expected()?;
+    let want: Vec<&str> = want.lines().collect();
+    let Some(got) = transcript(lines) else {
+        return Err(format!("no transcript ({ending})"));
+    };
+    let differ = (0..want.len().max(got.len()))
+        .filter(|&i| want.get(i) != got.get(i))
+        .collect::<Vec<_>>();
+    if let Some(&first) = differ.first() {
+        return Err(format!(
+            "{} of {} lines differ from Linux's; line {}: want {:?}, got {:?}",
+            differ.len(),
+            want.len(),
+            first + 1,
+            want.get(first).copied().unwrap_or("(nothing)"),
+            got.get(first).copied().unwrap_or("(nothing)"),
+        ));
+    }
+    let exited = format!("{DONE} 0");
+    if ending != Ending::Code(EXIT_SUCCESS) || !lines.iter().any(|l| protocol::has_marker(l, &exited)) {
+        return Err(format!(
+            "the transcript is Linux's but the program did not exit 0 ({ending})"
+        ));
+    }
+    Ok(String::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn every_expected_transcript_is_a_test() {
+        let all = tests();
+        assert!(all.iter().any(|t| t.name == "linux_abi_ids"), "{all:?}");
+        let sh = all.iter().find(|t| t.name == "linux_sh_pipes").unwrap();
+        assert_eq!(
+            sh.cmdline(),
+            "servers=servers.linux.conf run=linux args=/bin/sh,/linux/sh/pipes.sh"
+        );
+        let ids = all.iter().find(|t| t.name == "linux_abi_ids").unwrap();
+        assert!(
+            ids.cmdline().contains("cd+/tmp/ids+&&+exec+env+-i+PATH=/bin"),
+            "{}",
+            ids.cmdline()
+        );
+        assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 3));
+        for p in PENDING {
+            assert!(
+                all.iter().any(|t| t.name.ends_with(&format!("_{p}"))),
+                "{p} is pending but has no transcript"
+            );
+        }
+    }
+
+    #[test]
+    fn pending_programs_run_only_when_named() {
+        let all = tests();
+        let pending = all.iter().find(|t| t.name.ends_with("_futex")).unwrap();
+        let ready = all.iter().find(|t| t.name.ends_with("_ids")).unwrap();
+        assert!(!pending.selected(None) && ready.selected(None));
+        assert!(pending.selected(Some("linux_pending")) && !pending.selected(Some("linux_abi")));
+        assert!(ready.selected(Some("linux_abi")));
+    }
+
+    #[test]
+    fn the_transcript_lies_between_the_server_and_the_end() {
+        let l = lines(&[
+            "x: started 'linux cpu any --server' as pid 5",
+            "a\r",
+            "b",
+            "RUN-EXIT linux 0",
+            "c",
+        ]);
+        assert_eq!(transcript(&l), Some(vec!["a", "b"]));
+        assert_eq!(transcript(&l[1..]), None);
+        assert_eq!(transcript(&l[..3]), None);
+    }
+
+    #[test]
+    fn passes_only_on_the_same_lines_and_exit_zero() {
+        let t = tests().into_iter().find(|t| t.name.ends_with("_ids")).unwrap();
+        let want = t.expected().unwrap();
+        let mut l = lines(&["s: started 'linux --server' as pid 5"]);
+        l.extend(want.lines().map(String::from));
+        l.push("RUN-EXIT linux 0".into());
+        assert!(verdict(&t, Ending::Code(EXIT_SUCCESS), &l).is_ok());
+        assert!(verdict(&t, Ending::Code(35), &l).is_err());
+        let mut changed = l.clone();
+        changed[3].push('!');
+        let why = verdict(&t, Ending::Code(EXIT_SUCCESS), &changed).unwrap_err();
+        assert!(why.contains("line 3"), "{why}");
+        let mut short = l.clone();
+        short.remove(2);
+        assert!(verdict(&t, Ending::Code(EXIT_SUCCESS), &short).is_err());
+    }
+}
