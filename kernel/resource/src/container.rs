@@ -699,6 +699,10 @@ impl Resource for Containers {
         TABLE.lock().len()
     }
 
+    fn table_bytes(&self) -> usize {
+        TABLE.lock().reserved_bytes()
+    }
+
     /// The containers attached to `pid` (those in boxes are the boxes').
     fn owned_by(&self, pid: u64) -> Vec<ResId> {
         TABLE

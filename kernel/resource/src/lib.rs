@@ -47,6 +47,9 @@ macro_rules! table_methods {
         fn count(&self) -> usize {
             $table.lock().len()
         }
+        fn table_bytes(&self) -> usize {
+            $table.lock().reserved_bytes()
+        }
         fn owned_by(&self, pid: u64) -> alloc::vec::Vec<ResId> {
             crate::ids_owned_by(&$table.lock(), pid)
         }
@@ -228,6 +231,10 @@ pub trait Resource: Sync {
     fn delete(&self, caller: u64, id: ResId) -> Result<(), Error>;
     /// Live resources of the kind.
     fn count(&self) -> usize;
+    /// Heap bytes its table's slots take (it keeps the room it grew to).
+    fn table_bytes(&self) -> usize {
+        0
+    }
     /// Hands it, with the resources it is composed of, to `owner`.
     fn set_owner(&self, _id: ResId, _owner: u64) {}
     /// The resources of the kind that process `pid` owns.
@@ -318,4 +325,9 @@ pub fn set_owner(id: ResId, owner: u64) {
 /// Live resources per kind, for the inspector and leak tests.
 pub fn counts() -> [(Kind, usize); Kind::ALL.len()] {
     core::array::from_fn(|i| (Kind::ALL[i], of(Kind::ALL[i]).count()))
+}
+
+/// Heap bytes all resource tables take, live slots or free.
+pub fn table_bytes() -> usize {
+    Kind::ALL.iter().map(|&k| of(k).table_bytes()).sum()
 }

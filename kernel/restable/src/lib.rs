@@ -91,6 +91,12 @@ impl<T> Table<T> {
         self.live
     }
 
+    /// Heap bytes its slots take, live or free: a table keeps the room it
+    /// grew to (a leak check counts this apart).
+    pub fn reserved_bytes(&self) -> usize {
+        self.slots.capacity() * core::mem::size_of::<Slot<T>>() + self.free.capacity() * core::mem::size_of::<u32>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
