@@ -781,8 +781,11 @@ pub mod rights {
     /// Changing the NVM store's text files (`nvm_store`, `nvm_delete`):
     /// they become the text of the OFF2F programs that name them.
     pub const NVM: u64 = 4;
+    /// Taking the console's input for itself (`console_attach`): every key
+    /// typed, passwords included, goes to the holder alone.
+    pub const CONSOLE: u64 = 8;
     /// Every right there is.
-    pub const ALL: u64 = SYSTEM | DEVICE | NVM;
+    pub const ALL: u64 = SYSTEM | DEVICE | NVM | CONSOLE;
 }
 
 /// Memory protection for `map`.

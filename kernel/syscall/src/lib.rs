@@ -474,6 +474,9 @@ impl abi::Serve for Native<'_> {
     }
 
     fn console_attach(&mut self, a: call::ConsoleAttach) -> Result<u64, Error> {
+        if !self.me.holds_rights(abi::rights::CONSOLE) {
+            return Err(Error::Denied);
+        }
         console::attach(self.me, a.entry).map(|()| 0)
     }
 

@@ -23,6 +23,7 @@ fn rights(list: &str) -> Result<u64, Error> {
         "device" => Ok(all | abi::rights::DEVICE),
         "system" => Ok(all | abi::rights::SYSTEM),
         "nvm" => Ok(all | abi::rights::NVM),
+        "console" => Ok(all | abi::rights::CONSOLE),
         _ => Err(Error::Invalid),
     })
 }

@@ -99,7 +99,8 @@ fn main(args: &[&str]) -> i32 {
             // Readable user memory would only be printed: keep the call, drop the bytes.
             Some(Sys::ConsoleWrite) if a[0] != 0 && a[0] < 0x8000_0000_0000 => a[1] = 0,
             Some(Sys::SetPolicy) => continue,
-            // A plate is kept for good by design: the leak test would see it.
+            // A plate stays until a newer version replaces it: the leak test
+            // would see the fuzzer's.
             Some(Sys::PlateCreate) => continue,
             // Waiting for calls that nobody makes would block for ever, and
             // calling itself would wait for its own answer.

@@ -1,7 +1,8 @@
-//! The system right from the side of a process that does not hold it:
-//! every global setting is refused with `Denied` and left as it was, while
-//! what is its own to do still works. Usage: `rights <pid>`, where `pid` is
-//! a process that is not its child. Exits 0 if all went as it should.
+//! The system and console rights from the side of a process that holds
+//! neither: every global setting, and the console's input, is refused with
+//! `Denied` and left as it was, while what is its own to do still works.
+//! Usage: `rights <pid>`, where `pid` is a process that is not its child.
+//! Exits 0 if all went as it should.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -54,6 +55,11 @@ fn main(args: &[&str]) -> i32 {
         Err(Error::Denied),
     );
     expect("placing a stranger", sys::set_affinity(stranger, 0), Err(Error::Denied));
+    expect(
+        "taking the console's input",
+        sys::calls::console_attach(0),
+        Err(Error::Denied),
+    );
     let with_right = SpawnOptions {
         rights: abi::rights::SYSTEM,
         ..SpawnOptions::DEFAULT
