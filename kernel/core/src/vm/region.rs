@@ -43,6 +43,15 @@ fn frame_list(pages: usize, frame: impl Fn(usize) -> u64) -> Result<Box<[u64]>, 
     Ok(v.into_boxed_slice())
 }
 
+/// A copy of a list of frames (one copy of memory, not a loop per page:
+/// a large region's share is made of it).
+fn frame_list_of(frames: &[u64]) -> Result<Box<[u64]>, OutOfMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(frames.len()).map_err(|_| OutOfMemory)?;
+    v.extend_from_slice(frames);
+    Ok(v.into_boxed_slice())
+}
+
 /// Two regions of different sizes cannot exchange their frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SizeMismatch;
@@ -455,12 +464,12 @@ impl Region {
         let set = match &self.shared {
             Some(s) => s.clone(),
             None => {
-                let s = Arc::new(SharedFrames(self.frames.clone()));
+                let s = Arc::new(SharedFrames(frame_list_of(&self.frames)?));
                 self.shared = Some(s.clone());
                 s
             }
         };
-        let frames = frame_list(self.frames.len(), |i| self.frames[i])?;
+        let frames = frame_list_of(&self.frames)?;
         Ok(Region {
             kind: self.kind,
             backing: self.backing.clone(),
