@@ -562,10 +562,9 @@ pub fn fuzzers_killed_mid_call_leave_nothing() -> TestResult {
     back(before, footprint())
 }
 
-/// A plate is kept until a newer version replaces it: its maker pays for
-/// it meanwhile, and cannot make more than its limit allows (any process
-/// could once fill the heap with them).
-pub fn plates_are_charged_to_their_maker() -> TestResult {
+/// A process with a kernel-memory limit of 256 KiB that sleeps until it
+/// is ended: a maker of plates in its name.
+fn limited_maker() -> Result<(u64, alloc::sync::Arc<proc::Process>), String> {
     let options = SpawnOptions {
         kernel_limit: 256 << 10,
         ..SpawnOptions::DEFAULT
@@ -576,7 +575,14 @@ pub fn plates_are_charged_to_their_maker() -> TestResult {
         &options,
         KERNEL_PID,
     ))?;
-    let p = proc::get(maker).ok_or("sleeper gone")?;
+    Ok((maker, proc::get(maker).ok_or("sleeper gone")?))
+}
+
+/// A plate is kept until a newer version replaces it: its maker pays for
+/// it meanwhile, and cannot make more than its limit allows (any process
+/// could once fill the heap with them).
+pub fn plates_are_charged_to_their_maker() -> TestResult {
+    let (maker, p) = limited_maker()?;
     let before = p.account().used();
     let content = alloc::vec![0x5au8; 64 << 10];
     let small = resource::plate::create(maker, "harden/small", 1, &content);
@@ -606,17 +612,7 @@ pub fn plates_are_charged_to_their_maker() -> TestResult {
 /// turns stale, its cost goes back to its maker, and its bytes live on
 /// only while something made from them holds them.
 pub fn a_replaced_plate_is_freed() -> TestResult {
-    let options = SpawnOptions {
-        kernel_limit: 256 << 10,
-        ..SpawnOptions::DEFAULT
-    };
-    let maker = ok(resource::proc::spawn::spawn(
-        "sleeper",
-        b"600000\0",
-        &options,
-        KERNEL_PID,
-    ))?;
-    let p = proc::get(maker).ok_or("sleeper gone")?;
+    let (maker, p) = limited_maker()?;
     let heap_before = heap::stats().used;
     let before = p.account().used();
     let first = resource::plate::create(maker, "harden/versions", 1, &alloc::vec![1u8; 64 << 10]);

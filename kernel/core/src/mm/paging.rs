@@ -63,15 +63,17 @@ pub fn user_tables_made() -> u64 {
     crate::cpu::this_cpu().user_tables.load(Ordering::Relaxed)
 }
 
-/// The leaf entry for `va` in the tree at `root`, allocating missing tables
+/// The table at level `stop` (0: page tables, 1: page directories) on the
+/// way to `va` in the tree at `root`, allocating missing tables above it
 /// when `create` is set.
-fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, MapError> {
+#[inline(always)]
+fn table_for(root: u64, va: u64, stop: u32, create: bool) -> Result<Option<u64>, MapError> {
     if !canonical(va) {
         return Err(MapError::NotCanonical);
     }
     let user = va < 0x0000_8000_0000_0000;
     let mut pa = root;
-    for level in (1..=3).rev() {
+    for level in (stop + 1..=3).rev() {
         let entry = &mut table(pa)[index(va, level)];
         if *entry & PRESENT == 0 {
             if !create {
@@ -87,7 +89,13 @@ fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, Ma
         }
         pa = *entry & ADDR_MASK;
     }
-    Ok(Some(&mut table(pa)[index(va, 0)]))
+    Ok(Some(pa))
+}
+
+/// The leaf entry for `va` in the tree at `root`, allocating missing tables
+/// when `create` is set.
+fn walk(root: u64, va: u64, create: bool) -> Result<Option<&'static mut u64>, MapError> {
+    Ok(table_for(root, va, 0, create)?.map(|pa| &mut table(pa)[index(va, 0)]))
 }
 
 /// Maps the 4 KiB page at `va` to frame `pa` with `flags` (PRESENT implied).
@@ -237,28 +245,7 @@ impl Entry {
 /// in, or points to its page table), making the tables above it when
 /// `create` is set.
 fn directory_entry(root: u64, va: u64, create: bool) -> Result<Option<*mut u64>, MapError> {
-    if !canonical(va) {
-        return Err(MapError::NotCanonical);
-    }
-    let user = va < 0x0000_8000_0000_0000;
-    let mut pa = root;
-    for level in [3, 2] {
-        let entry = &mut table(pa)[index(va, level)];
-        if *entry & PRESENT == 0 {
-            if !create {
-                return Ok(None);
-            }
-            let new = frames::alloc_zeroed(1)?;
-            *entry = new | PRESENT | WRITABLE | if user { USER } else { 0 };
-            if user {
-                crate::cpu::this_cpu().user_tables.fetch_add(1, Ordering::Relaxed);
-            }
-        } else if *entry & HUGE != 0 {
-            return Err(MapError::HugePage);
-        }
-        pa = *entry & ADDR_MASK;
-    }
-    Ok(Some(&mut table(pa)[index(va, 1)] as *mut u64))
+    Ok(table_for(root, va, 1, create)?.map(|pa| &mut table(pa)[index(va, 1)] as *mut u64))
 }
 
 /// Maps the block (`BLOCK_SIZE`, aligned) at `va` to the block of frames
