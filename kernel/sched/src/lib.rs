@@ -243,7 +243,17 @@ pub fn sleep_until(deadline: u64) {
         if kcore::clock::nanos() >= deadline {
             return;
         }
-        *c.state.lock() = State::Blocked;
+        // A kill sets its flag, then wakes what it finds blocked, under
+        // the state's lock: looked at under that lock, the flag is either
+        // seen here or the kill finds this computation blocked. (Checked
+        // before, a kill falling in between was lost: a sleeper killed as
+        // it went to sleep slept on.)
+        let mut state = c.state.lock();
+        if c.killed() {
+            return;
+        }
+        *state = State::Blocked;
+        drop(state);
         s.push((deadline, c.clone()));
     }
     schedule();

@@ -79,7 +79,15 @@ impl WaitQueue {
                 if let Some(result) = done {
                     return result;
                 }
-                *cur.state.lock() = State::Blocked;
+                // A kill does not take this queue's lock: it sets its flag,
+                // then wakes what it finds blocked under the state's lock,
+                // so the flag is looked at again under that lock.
+                let mut state = cur.state.lock();
+                if cur.killed() {
+                    return false;
+                }
+                *state = State::Blocked;
+                drop(state);
                 w.push(cur.clone());
                 if let Some(d) = deadline {
                     // The timer wakes it at the deadline if nothing else does.
