@@ -7,6 +7,7 @@
 
 extern crate alloc;
 
+pub mod checks;
 pub mod fsexec;
 pub mod inspect;
 pub mod off2fconv;

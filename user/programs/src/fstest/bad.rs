@@ -275,7 +275,7 @@ fn alive(stack: &Stack) -> bool {
 }
 
 pub fn run(count: u32, seed: u64) -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("fstest");
     let mut stack = match Stack::start("small", 64, 0, true) {
         Ok(s) => s,
         Err(e) => {

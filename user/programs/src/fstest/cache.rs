@@ -6,7 +6,7 @@ use super::*;
 use tessera_api::fs::client;
 
 pub fn flush_and_read_ahead() -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("fstest");
     let stack = match Stack::start("root", 256, 1, false) {
         Ok(s) => s,
         Err(e) => {
@@ -70,7 +70,7 @@ fn footprint() -> (u64, u64, u64) {
 /// the second leaves frames and processes as they were, and the kernel
 /// heap within a page.
 pub fn no_leak() -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("fstest");
     let workload = |c: &mut Checks| {
         let failed = c.failed;
         match Stack::start("small", 64, 1, false) {

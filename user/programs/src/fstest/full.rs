@@ -9,7 +9,7 @@ use tessera_api::fs::{Errno, O_APPEND, O_CREAT, O_WRONLY};
 /// the machine's disk). With `keep`, `/big` stays, synced, for the host to
 /// read back.
 pub fn run(image: &str, keep: bool) -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("fstest");
     // The 1 MiB image, a cache of a quarter of it: write-back under
     // pressure while the disk fills.
     let stack = match Stack::start(image, 64, 0, false) {

@@ -13,32 +13,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use tessera_api::fs;
-use tessera_api::fs::Errno;
 use tessera_rt::{println, sys};
 
-/// Counts failed checks and says what failed.
-#[derive(Default)]
-pub struct Checks {
-    pub failed: u32,
-    pub passed: u32,
-}
-
-impl Checks {
-    pub fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-            println!("fstest: FAILED {what}");
-        }
-    }
-
-    /// Checks that `r` is the error `want`.
-    pub fn errno<T>(&mut self, r: Result<T, Errno>, want: Errno, what: &str) {
-        match r {
-            Err(e) if e == want => self.passed += 1,
-            Err(e) => self.check(false, &format!("{what}: {e:?}, not {want:?}")),
-            Ok(_) => self.check(false, &format!("{what}: succeeded, not {want:?}")),
-        }
-    }
-}
+pub use user_programs::checks::Checks;

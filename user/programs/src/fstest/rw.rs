@@ -54,7 +54,7 @@ fn read_back(c: &mut Checks, when: &str) {
 /// With `keep`, the files of SIZES and `/t/sparse` stay on the disk at the
 /// end, synced, for the host to read back (`xtask/src/disktest.rs`).
 pub fn run(image: &str, keep: bool) -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("fstest");
     // A small cache: the files do not fit, so pages are written back and
     // read again while the test runs.
     let stack = match Stack::start(image, 48, 0, false) {

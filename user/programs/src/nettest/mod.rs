@@ -14,46 +14,7 @@ use tessera_api::net::client::{self, Socket};
 use tessera_api::net::{self, SockAddr};
 use tessera_rt::{println, sys};
 
-/// Counts failed checks and says what failed.
-#[derive(Default)]
-pub struct Checks {
-    pub failed: u32,
-    pub passed: u32,
-}
-
-impl Checks {
-    pub fn check(&mut self, ok: bool, what: &str) {
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-            println!("nettest: FAILED {what}");
-        }
-    }
-
-    /// Checks that `r` is the error `want`.
-    pub fn errno<T>(&mut self, r: Result<T, Errno>, want: Errno, what: &str) {
-        match r {
-            Err(e) if e == want => self.passed += 1,
-            Err(e) => self.check(false, &format!("{what}: {e:?}, not {want:?}")),
-            Ok(_) => self.check(false, &format!("{what}: succeeded, not {want:?}")),
-        }
-    }
-
-    /// Checks that `r` succeeded, and gives its value.
-    pub fn ok<T>(&mut self, r: Result<T, Errno>, what: &str) -> Option<T> {
-        match r {
-            Ok(v) => {
-                self.passed += 1;
-                Some(v)
-            }
-            Err(e) => {
-                self.check(false, &format!("{what}: {e:?}"));
-                None
-            }
-        }
-    }
-}
+pub use user_programs::checks::Checks;
 
 pub const LOCAL: [u8; 4] = [127, 0, 0, 1];
 
@@ -156,7 +117,7 @@ type Part = (&'static str, fn(&mut Checks));
 
 /// Every loopback test (or the one named), each on a server of its own.
 pub fn run_loopback(only: Option<&str>) -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("nettest");
     let parts: [Part; 4] = [
         ("stream", stream::run),
         ("datagram", dgram::run),

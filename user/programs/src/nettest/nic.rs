@@ -14,7 +14,7 @@ const GATEWAY: [u8; 4] = [10, 0, 2, 2];
 const ECHO: SockAddr = SockAddr::new([10, 0, 2, 100], 7);
 
 pub fn run() -> u32 {
-    let mut c = Checks::default();
+    let mut c = Checks::new("nettest");
     let net = match start_net() {
         Ok(p) => p,
         Err(e) => {
