@@ -17,10 +17,12 @@ NVM ?=
 NVM_SIZE ?=
 # DISK=image: a raw disk image on virtio-blk (make run: build/root.img; off: none).
 DISK ?=
+# DISK_MODEL=dk|sata|nvme: the disk throttled by QEMU to one of seed 001's disks.
+DISK_MODEL ?=
 # NET=1: a virtio-net NIC on QEMU's user network, the host's 127.0.0.1:8080
 # forwarded to the guest's port 80.
 NET ?=
-export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK NET
+export SMP MEM ACCEL CMDLINE QEMU MACHINE GDBPORT MODE NVM NVM_SIZE DISK DISK_MODEL NET
 
 # Test options: make test FILTER=frames JOBS=1 TEST_SMP=1
 FILTER ?=
@@ -58,7 +60,7 @@ help: ## list the targets
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
 	@echo "          ONLY=name,name CHECK=1 (linux-abi; ONLY also for ltp)"
-	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off NET=1 (all)"
+	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off DISK_MODEL=dk|sata|nvme NET=1 (all)"
 
 setup: ## install missing tools (every target below does this first)
 	@tools/setup.sh

@@ -63,6 +63,11 @@ pub struct Machine {
     /// the same device for Tessera's driver and for the Linux reference.
     /// None: no block device.
     pub disk: Option<String>,
+    /// The disk as slow as one of seed 001's disks (DISK_MODEL=dk|sata|nvme),
+    /// by QEMU's block throttling: for plain-TCG runs, where guest time
+    /// follows the host's clock (under icount the guest's block servers
+    /// wait instead, crate `diskmodel`).
+    pub disk_model: Option<diskmodel::Model>,
     /// The disk's writes go to a temporary overlay QEMU drops at the end
     /// (`snapshot=on`): boots side by side share one image unchanged.
     pub scratch: bool,
@@ -145,6 +150,10 @@ impl Machine {
             .value("--disk")?
             .or_else(|| env("DISK"))
             .filter(|d| !d.is_empty() && d != "off");
+        let disk_model = match env("DISK_MODEL").filter(|m| !m.trim().is_empty()) {
+            Some(m) => diskmodel::named(m.trim()).map_err(|names| format!("bad DISK_MODEL {m:?} (want {names})"))?,
+            None => None,
+        };
         let net = match env("NET").as_deref().map(str::trim) {
             None | Some("0" | "off") => None,
             Some("1" | "on") => Some(UserNet {
@@ -155,6 +164,7 @@ impl Machine {
         };
         Ok(Machine {
             disk,
+            disk_model,
             scratch: false,
             net,
             qemu: env("QEMU").unwrap_or_else(|| DEFAULT_QEMU.to_string()),
@@ -296,9 +306,13 @@ impl Machine {
             // cache and must flush for durability.
             let file = path.replace(',', ",,");
             let scratch = if self.scratch { ",snapshot=on" } else { "" };
+            let throttle = self.disk_model.map_or(String::new(), |m| {
+                let (bps, iops) = m.throttling();
+                format!(",throttling.bps-total={bps},throttling.iops-total={iops}")
+            });
             args.extend([
                 "-drive".to_string(),
-                format!("file={file},if=none,id=disk0,format=raw,cache=writeback{scratch}"),
+                format!("file={file},if=none,id=disk0,format=raw,cache=writeback{scratch}{throttle}"),
                 // Modern only: no legacy I/O BAR, one register layout to drive.
                 "-device".to_string(),
                 "virtio-blk-pci,drive=disk0,disable-legacy=on".to_string(),
@@ -424,6 +438,9 @@ mod tests {
         let missing = configure(&["--disk", dir.join("missing.img").to_str().unwrap()], &[]).unwrap();
         assert!(missing.prepare().is_err());
         assert!(configure(&[], &[("DISK", "off")]).unwrap().disk.is_none());
+        let slow = configure(&["--disk", path], &[("DISK_MODEL", "dk")]).unwrap().args();
+        assert!(slow[drive + 1].ends_with(",throttling.bps-total=100000000,throttling.iops-total=56"));
+        assert!(configure(&[], &[("DISK_MODEL", "floppy")]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

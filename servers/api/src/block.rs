@@ -33,6 +33,8 @@ use tessera_rt::abi::Error;
 use tessera_rt::ica::Ica;
 use tessera_rt::sys;
 
+pub mod server;
+
 pub const NAME: &str = "disk";
 /// Bytes in a block: a page.
 pub const BLOCK: usize = 4096;

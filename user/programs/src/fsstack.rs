@@ -51,12 +51,11 @@ impl Stack {
         Self::start_modelled(image, "none", pages, flush, ro)
     }
 
-    /// The same with the RAM disk as slow as disk model `model` (`none`,
-    /// `dk`, `sata`, `nvme`: see the ramdisk server; the virtio disk is
-    /// as fast as it is).
+    /// The same with the disk as slow as disk model `model` (`none`, `dk`,
+    /// `sata`, `nvme`: crate `diskmodel`).
     pub fn start_modelled(image: &str, model: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
         let disk = if image == VIRTIO {
-            spawn("virtio-blk", &[DISK], DISK, rights::DEVICE)?
+            spawn("virtio-blk", &[DISK, "0", model], DISK, rights::DEVICE)?
         } else {
             spawn("ramdisk", &[DISK, image, model], DISK, 0)?
         };
