@@ -1,9 +1,12 @@
-//! `offbench [short]`: OFF2F's exec experiments (seed 001 fig. 4, tables 1
-//! and 2) on Tessera: a small, a medium and a huge program (`tiny`,
-//! `text128k`, `text16m`: 5 KiB, 133 KiB and 16 MiB of text) run from
-//! the file system as ELF and as OFF2F, on a RAM disk made as slow as each
-//! disk model (`dk`, `sata`, `nvme`; see the ramdisk server), with demand
-//! loading as the paper's systems, and with the resource pool off.
+//! `offbench [short]`: OFF2F's exec experiments on Tessera, in a boot with
+//! the machine's disk (an ext2 image on virtio-blk; the program needs the
+//! device right). Seed 001 fig. 4, tables 1 and 2: a small, a medium and a
+//! huge program (`tiny`, `text128k`, `text16m`: 5 KiB, 133 KiB and 16 MiB
+//! of text) run from the file system as ELF and as OFF2F; fig. 5, tables
+//! 3–5: a build's many programs run again and again (`offmake.rs`). The
+//! virtio-blk driver makes the disk as slow as each disk model (`dk`,
+//! `sata`, `nvme`; crate `diskmodel`); demand loading as the paper's
+//! systems, and the resource pool off.
 //!
 //! `BENCH,off2f,<metric>,<model>/<program>/<format>,<value>,<unit>`:
 //! `exec_cold` (the median of the runs; the block cache emptied before
@@ -14,16 +17,25 @@
 //! `faults_text` (text pages filled by a copy), `faults_nvm_text` (NVM
 //! pages mapped in place) and `faults_other`. Times from the TSC (under
 //! icount: instructions, plus the disk model's waits).
+//!
+//! The build: `make_time,<model>/<format>` (the whole run, cold cache at
+//! its start), `make_disk_wait` (of it, the disk model's waits),
+//! `make_disk_bytes`, `make_bytes_read` (at exec, all programs); per
+//! program, of the first model's runs (the counts do not depend on the
+//! model): `make_execs,<program>`, `make_text_bytes`, `make_data_bytes`
+//! and `make_faults_text|nvm_text|other,<program>/<format>`.
 #![no_std]
 #![no_main]
 extern crate alloc;
 #[path = "../fsstack.rs"]
 mod fsstack;
+#[path = "../offmake.rs"]
+mod offmake;
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use fsstack::{Stack, value, write_file};
+use fsstack::{Stack, VIRTIO, value, write_file};
 use tessera_rt::abi::{self, LoadPolicy};
 use tessera_rt::{println, sys};
 use user_programs::fsexec::{self, Cache};
@@ -31,7 +43,8 @@ use user_programs::off2fconv;
 
 const PROGRAMS: [&str; 3] = ["tiny", "text128k", "text16m"];
 const MODELS: [&str; 3] = ["dk", "sata", "nvme"];
-/// Block cache pages: room for the huge program, so that warm is warm.
+/// Block cache pages: room for the huge program, so that warm is warm
+/// (and a build finds its programs again).
 const CACHE_PAGES: u32 = 8192;
 
 fn line(metric: &str, param: &str, value: u64, unit: &str) {
@@ -70,15 +83,66 @@ fn exec(path: &str) -> Result<(u64, fsexec::Exec, tessera_rt::abi::ProcInfo), St
     Ok((ns, e, info))
 }
 
-fn one_model(model: &str, runs: usize) -> Result<(), String> {
-    let stack = Stack::start_modelled("root", model, CACHE_PAGES, 0, false)?;
+/// Copies `program` to `dir`/bin and converts it to `dir`/off2f; (text,
+/// data) bytes.
+fn install(program: &str, dir: &str) -> Result<(u64, u64), String> {
+    let (elf, off) = (format!("{dir}/bin/{program}"), format!("{dir}/off2f/{program}"));
+    copy_from_archive(program, &elf).map_err(|e| format!("copying: {e}"))?;
+    let c = off2fconv::convert(&elf, &off, &text_name(program)).map_err(|e| format!("converting: {e}"))?;
+    let file1 = off2fconv::read_file(&off)?;
+    let h = off2f::Header::parse(&file1).map_err(|e| format!("{off}: {e}"))?;
+    Ok((c.text_bytes, h.data_area().1))
+}
+
+/// The build (fig. 5) as ELF and as OFF2F; per-program figures with `detail`.
+fn build_runs(stack: &Stack, model: &str, detail: bool) -> Result<(), String> {
+    // Copies of the programs of this model's own: their plates are made
+    // by this build's first execs, not found from an earlier one's.
+    let dir = format!("/{model}");
+    for sub in ["", "/bin", "/off2f"] {
+        let _ = tessera_api::fs::client::mkdir(&format!("{dir}{sub}"), 0o755);
+    }
+    let mut sizes = Vec::new();
+    for (p, _) in offmake::PROGRAMS {
+        sizes.push((p, install(p, &dir)?));
+    }
+    for format in ["elf", "off2f"] {
+        let bin = if format == "elf" { "bin" } else { "off2f" };
+        let run = offmake::run(stack, &format!("{dir}/{bin}"))?;
+        let param = format!("{model}/{format}");
+        line("make_time", &param, run.ns, "ns");
+        line("make_disk_wait", &param, run.model_wait_ns, "ns");
+        line("make_disk_bytes", &param, run.disk_bytes, "bytes");
+        let read: u64 = run.programs.values().map(|t| t.bytes_read).sum();
+        line("make_bytes_read", &param, read, "bytes");
+        if !detail {
+            continue;
+        }
+        for (p, t) in &run.programs {
+            let param = format!("{p}/{format}");
+            if format == "elf" {
+                line("make_execs", p, t.execs, "count");
+                if let Some((_, (text, data))) = sizes.iter().find(|(n, _)| n == p) {
+                    line("make_text_bytes", p, *text, "bytes");
+                    line("make_data_bytes", p, *data, "bytes");
+                }
+            }
+            line("make_faults_text", &param, t.faults_text, "faults");
+            line("make_faults_nvm_text", &param, t.faults_nvm_text, "faults");
+            line("make_faults_other", &param, t.faults_other, "faults");
+        }
+    }
+    Ok(())
+}
+
+fn one_model(model: &str, runs: usize, detail: bool) -> Result<(), String> {
+    let stack = Stack::start_modelled(VIRTIO, model, CACHE_PAGES, 0, false)?;
     let result = (|| {
         let _ = tessera_api::fs::client::mkdir("/bin", 0o755);
         let _ = tessera_api::fs::client::mkdir("/off2f", 0o755);
         for p in PROGRAMS {
             let (elf, off) = (format!("/bin/{p}"), format!("/off2f/{p}"));
-            copy_from_archive(p, &elf).map_err(|e| format!("copying: {e}"))?;
-            off2fconv::convert(&elf, &off, &text_name(p)).map_err(|e| format!("converting: {e}"))?;
+            install(p, "")?;
             for (format, path) in [("elf", &elf), ("off2f", &off)] {
                 let param = format!("{model}/{p}/{format}");
                 let mut times = Vec::new();
@@ -107,7 +171,7 @@ fn one_model(model: &str, runs: usize) -> Result<(), String> {
                 }
             }
         }
-        Ok(())
+        build_runs(&stack, model, detail)
     })();
     stack.stop();
     result
@@ -137,14 +201,14 @@ fn main(args: &[&str]) -> i32 {
         return 1;
     }
     let mut failed = false;
-    for model in models {
-        if let Err(e) = one_model(model, runs) {
+    for (i, model) in models.iter().enumerate() {
+        if let Err(e) = one_model(model, runs, i == 0) {
             println!("BENCH-ERROR off2f {model}: {e}");
             failed = true;
         }
     }
     // The store keeps only what others put there.
-    for p in PROGRAMS {
+    for p in PROGRAMS.iter().chain(offmake::PROGRAMS.iter().map(|(p, _)| p)) {
         let _ = sys::nvm_delete(&text_name(p));
     }
     if let Ok(c) = pool {
