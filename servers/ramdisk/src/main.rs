@@ -117,12 +117,9 @@ fn main(args: &[&str]) -> i32 {
             }
         }
     };
-    let model = match diskmodel::named(args.get(3).copied().unwrap_or(diskmodel::NONE)) {
+    let model = match server::model_arg("ramdisk", args.get(3).copied()) {
         Ok(m) => m,
-        Err(names) => {
-            println!("ramdisk: no disk model '{}' ({names})", args[3]);
-            return 2;
-        }
+        Err(status) => return status,
     };
     let mut disk = Disk {
         base,

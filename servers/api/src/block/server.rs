@@ -246,6 +246,16 @@ fn text_reply_bytes(bytes: &[u8], reply: &mut [u8]) -> usize {
     n
 }
 
+/// The disk model a server's argument names (none without one); for a
+/// name no model has, the names there are are printed and the exit status
+/// is the error.
+pub fn model_arg(server: &str, arg: Option<&str>) -> Result<Option<diskmodel::Model>, i32> {
+    diskmodel::named(arg.unwrap_or(diskmodel::NONE)).map_err(|names| {
+        println!("{server}: no disk model '{}' ({names})", arg.unwrap_or_default());
+        2
+    })
+}
+
 /// The server's loop: registers `name`, then serves the block protocol on
 /// `device`, as slow as `model` if there is one, with the events of
 /// entries `events` going to [`Device::event`]. Returns only if the
