@@ -528,7 +528,11 @@ fn run_job(opts: &Options, job: &Job) -> bool {
     let machine = match &job.linux {
         // The Linux programs live on the system disk; each boot writes to
         // a scratch overlay of it, so boots side by side share the image.
-        Some(_) => opts.machine.with_smp(job.smp).with_scratch_disk(sysimage::IMAGE),
+        Some(t) => opts
+            .machine
+            .with_smp(job.smp)
+            .with_scratch_disk(sysimage::IMAGE)
+            .with_nvm_texts(t.nvm_texts.clone()),
         None => opts.machine.with_smp(job.smp),
     };
     let (verdict, elapsed, lines) = match job.disk {

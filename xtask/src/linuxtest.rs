@@ -71,6 +71,8 @@ pub struct LinuxTest {
     /// The launcher's arguments.
     args: String,
     expected: PathBuf,
+    /// Text files the boot's NVM store holds: (name, host file).
+    pub nvm_texts: Vec<(String, PathBuf)>,
 }
 
 /// The launcher's arguments that run `program` as Linux's reference VM
@@ -113,11 +115,44 @@ pub fn tests() -> Vec<LinuxTest> {
                 name: format!("{prefix}{stem}"),
                 args,
                 expected: p,
+                nvm_texts: Vec::new(),
             });
         }
     }
+    tests.extend(off2f_tests());
     tests.sort_by(|a, b| a.name.cmp(&b.name));
     tests
+}
+
+/// Linux programs as OFF2F (seed 001; the system disk holds them,
+/// `sysimage::OFF2F_PROGRAMS`): each must print what its ELF file prints
+/// on Linux. `ids` is exec'd by busybox's `env` (the personality's
+/// `execve`), busybox itself is the launcher's first program and runs a
+/// script with a pipeline.
+fn off2f_tests() -> Vec<LinuxTest> {
+    let texts = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| {
+                let file = repo(crate::sysimage::OFF2F_TEXTS).join(format!("{n}.text"));
+                (crate::sysimage::off2f_text_name(n), file)
+            })
+            .collect()
+    };
+    vec![
+        LinuxTest {
+            name: "linux_off2f_ids".into(),
+            args: reference_run("/linux/off2f/ids", "ids"),
+            expected: repo("user/linux/abi/expected/ids.out"),
+            nvm_texts: texts(&["ids"]),
+        },
+        LinuxTest {
+            name: "linux_off2f_busybox_sh_pipes".into(),
+            args: "/linux/off2f/busybox,sh,/linux/sh/pipes.sh".into(),
+            expected: repo("user/linux/sh/expected/pipes.out"),
+            nvm_texts: texts(&["busybox"]),
+        },
+    ]
 }
 
 impl LinuxTest {

@@ -191,6 +191,15 @@ impl Machine {
         }
     }
 
+    /// The same machine with text files stored in its NVM store when it is
+    /// prepared: (name, host file).
+    pub fn with_nvm_texts(&self, texts: Vec<(String, std::path::PathBuf)>) -> Machine {
+        Machine {
+            nvm: self.nvm.as_ref().map(|n| crate::nvm::Nvm { texts, ..n.clone() }),
+            ..self.clone()
+        }
+    }
+
     /// The same machine with QEMU's PCI test device (test boots).
     pub fn with_test_device(&self) -> Machine {
         Machine {

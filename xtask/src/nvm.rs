@@ -17,6 +17,8 @@ pub struct Nvm {
     pub path: PathBuf,
     /// Bytes; a power of two (it is a PCI BAR).
     pub size: u64,
+    /// Text files stored when the image is prepared: (name, host file).
+    pub texts: Vec<(String, PathBuf)>,
 }
 
 /// `64M`, `1G`, `4096K` or bytes.
@@ -57,7 +59,11 @@ impl Nvm {
                 .filter(|&n| n > 0)
                 .unwrap_or(DEFAULT_SIZE),
         };
-        Ok(Some(Nvm { path, size }))
+        Ok(Some(Nvm {
+            path,
+            size,
+            texts: Vec::new(),
+        }))
     }
 
     /// QEMU's arguments for the device.
@@ -101,24 +107,33 @@ impl Nvm {
         }
         let clone = file.try_clone().map_err(|e| format!("{shown}: {e}"))?;
         let region = FileRegion::new(clone).map_err(|e| format!("{shown}: {e}"))?;
-        match Store::mount(region) {
-            Ok(_) => Ok(false),
+        let (mut store, made) = match Store::mount(region) {
+            Ok(s) => (s, false),
             Err(Error::NotFormatted) => {
                 let region = FileRegion::new(file).map_err(|e| format!("{shown}: {e}"))?;
-                Store::format(region, FormatOptions::default()).map_err(|e| format!("{shown}: {e}"))?;
-                Ok(true)
+                let s = Store::format(region, FormatOptions::default()).map_err(|e| format!("{shown}: {e}"))?;
+                (s, true)
             }
-            Err(e) => Err(format!(
-                "{shown}: {e}; see `off2f nvm-list`, or erase it with `off2f nvm-format --force`"
-            )),
+            Err(e) => {
+                return Err(format!(
+                    "{shown}: {e}; see `off2f nvm-list`, or erase it with `off2f nvm-format --force`"
+                ));
+            }
+        };
+        for (name, from) in &self.texts {
+            let data = fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?;
+            store
+                .store(name, &data)
+                .map_err(|e| format!("{shown}: storing {name}: {e}"))?;
         }
+        Ok(made)
     }
 
     /// The same device, backed by another image (a test boot's own).
     pub fn at(&self, path: &Path) -> Nvm {
         Nvm {
             path: path.to_path_buf(),
-            size: self.size,
+            ..self.clone()
         }
     }
 }
@@ -149,6 +164,7 @@ mod tests {
         let nvm = Nvm {
             path: scratch("img"),
             size: 1 << 20,
+            texts: Vec::new(),
         };
         nvm.prepare().unwrap();
         let file = OpenOptions::new().read(true).write(true).open(&nvm.path).unwrap();
@@ -159,6 +175,19 @@ mod tests {
         let file = fs::File::open(&nvm.path).unwrap();
         let store = Store::mount(FileRegion::new(file).unwrap()).unwrap();
         assert!(store.lookup("kept").is_some(), "a second prepare keeps the store");
+        drop(store);
+        let text = scratch("text");
+        fs::write(&text, b"a text file").unwrap();
+        let with_text = Nvm {
+            texts: vec![("given".into(), text.clone())],
+            ..nvm.clone()
+        };
+        with_text.prepare().unwrap();
+        with_text.prepare().unwrap();
+        let file = fs::File::open(&nvm.path).unwrap();
+        let store = Store::mount(FileRegion::new(file).unwrap()).unwrap();
+        assert!(store.lookup("given").is_some() && store.lookup("kept").is_some());
+        fs::remove_file(&text).unwrap();
         let bigger = Nvm {
             size: 2 << 20,
             ..nvm.clone()
@@ -176,6 +205,7 @@ mod tests {
         let nvm = Nvm {
             path: "/a,b/nvm.img".into(),
             size: 1 << 20,
+            texts: Vec::new(),
         };
         assert_eq!(
             nvm.args()[1],

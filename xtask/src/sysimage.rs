@@ -4,7 +4,9 @@
 //! inspector reports (`res`, `pool`, `trace`, ...), a few files of `/etc`,
 //! the Linux-ABI test programs (`/linux/abi/`) and the benchmark programs
 //! (`/linux/bench/`), both static musl C built here, and the shell scripts
-//! of the tests (`/linux/sh/`).
+//! of the tests (`/linux/sh/`). Some of those Linux programs are there as
+//! OFF2F too (seed 001; [`OFF2F_PROGRAMS`]): file 1 at `/linux/off2f/`, the
+//! text in `build/images/off2f/`, for a test boot's NVM store.
 //!
 //! `build/images/system.img` is made again when any of that is newer than
 //! it; `build/root.img`, the disk `make run` boots with, is a copy made
@@ -23,6 +25,11 @@ const BENCH_SRC: &str = "bench/linux";
 const SH_SRC: &str = "user/linux/sh";
 /// The image's size: busybox, the programs, and room to work.
 const SIZE: &str = "128M";
+/// Linux programs of the system disk converted to OFF2F: (name, the ELF
+/// file's path on the disk). File 1 goes to `/linux/off2f/<name>`, the
+/// text to `OFF2F_TEXTS/<name>.text`, named `linux:<name>` in the store.
+pub const OFF2F_PROGRAMS: &[(&str, &str)] = &[("ids", "linux/abi/ids"), ("busybox", "bin/busybox")];
+pub const OFF2F_TEXTS: &str = "build/images/off2f";
 
 /// Scripts on the system disk: the inspector's reports from busybox's
 /// shell (`/proc/tessera/` is served by the personality).
@@ -262,5 +269,30 @@ fn stage() -> Result<(), String> {
     abi_programs(&root.join("linux/abi"))?;
     shell_scripts(&root.join("linux/sh"))?;
     bench_programs(&root.join("linux/bench"))?;
+    off2f_programs(root)
+}
+
+/// The text file's name in the NVM store of a converted Linux program.
+pub fn off2f_text_name(name: &str) -> String {
+    format!("linux:{name}")
+}
+
+/// Converts `OFF2F_PROGRAMS` (those the disk has: busybox and the C
+/// programs may be missing, said above).
+fn off2f_programs(root: &Path) -> Result<(), String> {
+    let texts = Path::new(OFF2F_TEXTS);
+    fs::create_dir_all(texts).map_err(|e| format!("{OFF2F_TEXTS}: {e}"))?;
+    fs::create_dir_all(root.join("linux/off2f")).map_err(|e| format!("linux/off2f: {e}"))?;
+    for (name, elf) in OFF2F_PROGRAMS {
+        let Ok(image) = fs::read(root.join(elf)) else {
+            continue;
+        };
+        let files = off2f::convert(&image, &off2f_text_name(name)).map_err(|e| format!("{elf}: {e}"))?;
+        let file1 = root.join("linux/off2f").join(name);
+        fs::write(&file1, &files.file1).map_err(|e| format!("{}: {e}", file1.display()))?;
+        fs::set_permissions(&file1, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+        let text = texts.join(format!("{name}.text"));
+        fs::write(&text, &files.text).map_err(|e| format!("{}: {e}", text.display()))?;
+    }
     Ok(())
 }

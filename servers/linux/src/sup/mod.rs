@@ -13,6 +13,7 @@
 mod fdtable;
 mod files;
 mod fs;
+mod off2f;
 mod procs;
 mod signals;
 mod syscalls;

@@ -574,6 +574,11 @@ impl Sup {
                     return Err(e);
                 }
             };
+            if super::off2f::is_off2f(&head[..n]) {
+                let image = super::off2f::image(&self.fs, fd, st.size.max(0) as u64);
+                self.fs.close(fd);
+                return self.exec_image(rid, &path, &st, image?, argv, env);
+            }
             let mut image = Vec::new();
             let kind = elf::classify(&head[..n], &head[..n]);
             let kind = match kind {
