@@ -114,7 +114,8 @@ fn main(args: &[&str]) -> i32 {
         println!("offtest: FAILED the machine has no NVM store");
         return 1;
     }
-    let stack = match Stack::start("root", 256, 0, false) {
+    // The disk as slow as a SATA SSD (crate diskmodel): checked at the end.
+    let stack = match Stack::start_modelled("root", "sata", 256, 0, false) {
         Ok(s) => s,
         Err(e) => {
             println!("offtest: FAILED storage servers: {e}");
@@ -144,6 +145,15 @@ fn main(args: &[&str]) -> i32 {
     held_while_replaced(&mut c);
     refusals(&mut c);
     hostile_headers(&mut c);
+    let disk = stack.disk_stats();
+    let (read, waited) = (
+        fsstack::value(&disk, "blocks_read"),
+        fsstack::value(&disk, "model_wait_ns"),
+    );
+    c.check(
+        disk.lines().any(|l| l == "model sata") && read != u64::MAX && waited != u64::MAX && waited > 0,
+        &format!("the disk waited as the sata model: {read} blocks read, {waited} ns waited"),
+    );
     stack.stop();
     println!("offtest: {} checks passed, {} failed", c.passed, c.failed);
     i32::from(c.failed != 0)
