@@ -335,3 +335,50 @@ fn hostile_off2f_files_never_panic() {
         exercise(&files.file1[..len], &files.text);
     }
 }
+
+/// The shared objects this test process runs with (from /proc/self/maps):
+/// real libraries as the host's linker made them.
+fn mapped_libraries() -> Vec<std::path::PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mut libs: Vec<std::path::PathBuf> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| p.starts_with('/') && p.contains(".so"))
+        .map(std::path::PathBuf::from)
+        .collect();
+    libs.sort();
+    libs.dedup();
+    libs
+}
+
+#[test]
+fn real_dynamic_programs_and_shared_libraries_round_trip() {
+    // This test's own executable: a dynamically linked PIE.
+    let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+    let files = roundtrip(&exe);
+    let h = Header::parse(&files.file1).unwrap();
+    assert_eq!(h.kind(), off2f::Kind::DynamicPie);
+    assert!(h.interp().is_some_and(|i| i.starts_with(b"/")));
+    assert!(!files.text.is_empty());
+    // The C library and the dynamic linker it runs with: library text is a
+    // text file of its own, as the paper counts it apart.
+    let libs = mapped_libraries();
+    assert!(libs.iter().any(|l| l.to_string_lossy().contains("libc")), "{libs:?}");
+    for lib in libs {
+        let data = std::fs::read(&lib).unwrap();
+        let files = roundtrip(&data);
+        let h = Header::parse(&files.file1).unwrap();
+        assert!(
+            matches!(h.kind(), off2f::Kind::SharedLibrary | off2f::Kind::DynamicPie),
+            "{}: {:?}",
+            lib.display(),
+            h.kind()
+        );
+        assert!(files.text.len() > 4096, "{}: text", lib.display());
+        assert!(
+            files.file1.len() < data.len(),
+            "{}: file 1 holds no text",
+            lib.display()
+        );
+    }
+}
