@@ -203,7 +203,7 @@ EXPERIMENTS = {
                                 "distribution server (fig. 7); CPU work on two server CPUs (fig. 9)")],
     },
     "off2f": {
-        "title": "OFF2F: exec of programs kept on the disk, ELF against OFF2F (seed 001 fig. 4, tables 1–2)",
+        "title": "OFF2F: exec of programs kept on the disk, ELF against OFF2F (seed 001 figs. 4–5, tables 1–5)",
         "what": "Tessera against itself (user program `offbench`): three static programs run from an ext2 "
                 "file system with demand loading, as ELF and as OFF2F (file 1 on the file system, the text "
                 "in the NVM store, mapped in place at faults): `tiny` (5 KiB of text, the paper's `date`), "
@@ -213,22 +213,23 @@ EXPERIMENTS = {
                 "answering as late as a disk model would, waited in guest time (crate `diskmodel`): `dk` "
                 "(a 5,400 rpm hard disk: 17.6 ms access, 100 MB/s), `sata` (100 µs, 500 MB/s), `nvme` "
                 "(20 µs, 2 GB/s); the access latency is paid by a request that does not continue the "
-                "previous one, and a request waits while the disk serves the one before. Every figure's "
-                "param names its model. Then fig. 5 and tables 3–5, a build (user/programs/src/offmake.rs): "
-                "no compiler or `make` runs on Tessera, so a stand-in executes from the file system, in a "
-                "build's order, the programs a build of nine sources would: `mkdir`, `write` (a source), "
-                "`cp` (its object), `mv`, `cat`, `ls`, `rm` (real programs on real files), `text16m` in "
-                "the part of `cc` (24 execs, as in the paper), `text128k` in that of `sh` (36), `tiny` "
-                "and `hello`: 92 execs of 11 programs (the paper's `make` of `ls`: 85 of 11). The first "
-                "exec of each program reads it, later ones find its plate (as a page cache keeps a "
-                "program); the block cache is emptied at the start. Param: model/program/format. `exec_cold`: from before the file is opened to "
+                "previous one, and a request waits while the disk serves the one before (the driver polls "
+                "the device meanwhile: an idle guest's clock would jump to its next tick). Every figure's "
+                "param names its model: model/program/format. `exec_cold`: from before the file is opened to "
                 "after the program's end (the paper's fork to wait), the block cache emptied before each "
                 "run, median of 3; `exec_warm`: right after, its blocks cached. `bytes_read`: what exec "
                 "read of the file (Tessera's ELF exec reads the whole file, debug information included, "
                 "where FreeBSD's reads 64 KiB and the rest of the text at faults); `disk_bytes`: what the "
                 "disk moved (file-system metadata included); faults by category of the last cold run "
                 "(`faults_text`: text pages filled by a copy; `faults_nvm_text`: NVM pages mapped in "
-                "place).",
+                "place). Then fig. 5 and tables 3–5, a build (user/programs/src/offmake.rs): no compiler "
+                "or `make` runs on Tessera, so a stand-in executes from the file system, in a build's "
+                "order, the programs a build of nine sources would: `mkdir`, `write` (a source), `cp` "
+                "(its object), `mv`, `cat`, `ls`, `rm` (real programs on real files), `text16m` in the "
+                "part of `cc` (24 execs, as in the paper), `text128k` in that of `sh` (36), `tiny` and "
+                "`hello`: 92 execs of 11 programs (the paper's `make` of `ls`: 85 of 11). The first exec "
+                "of each program reads it into a fresh plate, later ones spawn that plate (as a page "
+                "cache keeps a program); the block cache is emptied at the start.",
         "issue": "issue 20 (OFF2F)",
         "linux": False,
         # Runs with the machine's disk attached: the virtio-blk driver is the
@@ -356,12 +357,8 @@ PAPER_NOTES = {
         "0.998, SSD 1.001 (OFF2F 0.14 % slower). Table 4: the processor time of the ELF runs, `make` 0.45 s, "
         "the kernel build 1,033 s. Table 5(A): ELF text faults 509 of the programs, 32 of libraries, "
         "12,124 others.",
-        "Direction of each effect (paper → ours, see the tables above): OFF2F slower or equal for text under "
-        "64 KB (`date` 1.00–1.01 → `tiny` faster on Tessera, whose ELF exec reads the whole file); far faster "
-        "for huge text on a slow disk (`cc` 0.20 on DK → `text16m` smaller still); the gain shrinking on "
-        "faster disks (0.20 DK → 0.37 NVMe: on Tessera the ELF side stays dominated by reading and copying "
-        "the whole file, so the shrinking is smaller) and with a warm cache (warm columns); for a build, "
-        "OFF2F faster the shorter the build's own work (`make` 0.45 DK, 0.81 SSD).",
+        "The direction of each effect, the paper's against ours: "
+        "[docs/off2f.md](../off2f.md#the-papers-figures-beside-ours).",
     ],
     "syscall": [
         "Seed 003 (process-network OS): one UNIX system call became 26 communications on average "
