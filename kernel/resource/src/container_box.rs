@@ -193,6 +193,30 @@ pub struct Receive {
     pub timeout_ns: u64,
 }
 
+impl Receive {
+    /// The first container waiting in `bx` (or, for SWAP, the exchange of
+    /// `id`, the caller's own), attached anywhere, without waiting.
+    pub fn new(bx: ResId, id: ResId, mode: ContainerMode) -> Receive {
+        Receive {
+            id,
+            bx,
+            addr: 0,
+            mode,
+            timeout_ns: 0,
+        }
+    }
+
+    /// Attached at `addr`.
+    pub fn at(self, addr: u64) -> Receive {
+        Receive { addr, ..self }
+    }
+
+    /// Waiting up to `timeout_ns` for a container to arrive.
+    pub fn waiting(self, timeout_ns: u64) -> Receive {
+        Receive { timeout_ns, ..self }
+    }
+}
+
 /// What a receive gave: the container, where it is attached in the
 /// receiver's space, and its size in bytes.
 #[derive(Debug, Clone, Copy)]

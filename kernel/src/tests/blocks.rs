@@ -103,13 +103,7 @@ fn round() -> TestResult {
     ok(container_box::send(a, c, bx, 0, M::Swap))?;
     ok(container_box::receive(
         b,
-        container_box::Receive {
-            id: r,
-            bx,
-            addr: 0,
-            mode: M::Swap,
-            timeout_ns: 1_000_000,
-        },
+        container_box::Receive::new(bx, r, M::Swap).waiting(1_000_000),
     ))?;
     expect(r, 0x2000, true, "SWAP")?;
     // Memory that is not in blocks: a copy. Its container lies at a block
@@ -120,13 +114,7 @@ fn round() -> TestResult {
     ok(container_box::send(a, c, bx, 0, M::Copy))?;
     let d = ok(container_box::receive(
         b,
-        container_box::Receive {
-            id: ResId::NONE,
-            bx,
-            addr: 0,
-            mode: M::Copy,
-            timeout_ns: 1_000_000,
-        },
+        container_box::Receive::new(bx, ResId::NONE, M::Copy).waiting(1_000_000),
     ))?
     .id;
     expect(d, 0x3000, false, "copy")?;

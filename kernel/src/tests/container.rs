@@ -92,13 +92,7 @@ pub fn every_mode_carries_data_through_a_box() -> TestResult {
             ok(container_box::send(a, c, bx, 0, mode))?;
             let got = ok(container_box::receive(
                 b,
-                container_box::Receive {
-                    id: mine,
-                    bx,
-                    addr: 0,
-                    mode,
-                    timeout_ns: 1_000_000,
-                },
+                container_box::Receive::new(bx, mine, mode).waiting(1_000_000),
             ))?
             .id;
             ensure!(
@@ -215,18 +209,7 @@ pub fn box_rights_are_checked() -> TestResult {
         "send allowed"
     );
     ensure!(
-        container_box::receive(
-            stranger,
-            container_box::Receive {
-                id: c,
-                bx,
-                addr: 0,
-                mode: M::Swap,
-                timeout_ns: 0
-            }
-        )
-        .err()
-            == Some(Error::Denied),
+        container_box::receive(stranger, container_box::Receive::new(bx, c, M::Swap)).err() == Some(Error::Denied),
         "receive allowed"
     );
     ensure!(
@@ -242,24 +225,12 @@ pub fn box_rights_are_checked() -> TestResult {
     // Nothing to receive from an empty queue: the timeout ends the wait.
     ok(container_box::receive(
         a,
-        container_box::Receive {
-            id: ResId::NONE,
-            bx,
-            addr: 0,
-            mode: M::Move,
-            timeout_ns: 0,
-        },
+        container_box::Receive::new(bx, ResId::NONE, M::Move),
     ))?;
     ensure!(
         container_box::receive(
             a,
-            container_box::Receive {
-                id: ResId::NONE,
-                bx,
-                addr: 0,
-                mode: M::Move,
-                timeout_ns: 2_000_000
-            }
+            container_box::Receive::new(bx, ResId::NONE, M::Move).waiting(2_000_000)
         )
         .is_err(),
         "a receive from an empty box succeeded"
@@ -287,16 +258,7 @@ pub fn empty_containers_follow_the_bounds() -> TestResult {
         ensure!(e >= 2 && f == i + 1, "after send {i}: {e} empty, {f} filled");
     }
     for i in 0..5 {
-        ok(container_box::receive(
-            b,
-            container_box::Receive {
-                id: r,
-                bx,
-                addr: 0,
-                mode: M::Swap,
-                timeout_ns: 0,
-            },
-        ))?;
+        ok(container_box::receive(b, container_box::Receive::new(bx, r, M::Swap)))?;
         let (e, _) = container_box::census(bx, 2).ok_or("no box")?;
         ensure!(e <= 4, "after receive {i}: {e} empty containers, upper bound 4");
     }

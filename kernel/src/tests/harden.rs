@@ -283,13 +283,9 @@ fn receive_where_it_cannot_land() -> TestResult {
         let count = containers();
         let failed = container_box::receive(
             b,
-            container_box::Receive {
-                id: ResId::NONE,
-                bx,
-                addr: taken,
-                mode,
-                timeout_ns: 1_000_000,
-            },
+            container_box::Receive::new(bx, ResId::NONE, mode)
+                .at(taken)
+                .waiting(1_000_000),
         );
         ensure!(
             failed.is_err(),
@@ -302,13 +298,7 @@ fn receive_where_it_cannot_land() -> TestResult {
         );
         let got = ok(container_box::receive(
             b,
-            container_box::Receive {
-                id: ResId::NONE,
-                bx,
-                addr: 0,
-                mode,
-                timeout_ns: 1_000_000,
-            },
+            container_box::Receive::new(bx, ResId::NONE, mode).waiting(1_000_000),
         ))?;
         ensure!(holds(got.id, tag)?, "{mode:?}: the data was lost by the failed receive");
         ok(container::destroy(got.id))?;
@@ -319,13 +309,7 @@ fn receive_where_it_cannot_land() -> TestResult {
         ok(container_box::send(a, c2, bx, taken, mode))?;
         let got = ok(container_box::receive(
             b,
-            container_box::Receive {
-                id: ResId::NONE,
-                bx,
-                addr: 0,
-                mode,
-                timeout_ns: 1_000_000,
-            },
+            container_box::Receive::new(bx, ResId::NONE, mode).waiting(1_000_000),
         ))?;
         ensure!(
             holds(got.id, tag + 0x100)?,
