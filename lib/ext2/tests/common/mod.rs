@@ -449,6 +449,20 @@ pub fn same_node(a: &Node, b: &Node) -> bool {
     }
 }
 
+/// The library's walk of a mounted image is `want` and mke2fs's own
+/// `/lost+found`.
+pub fn assert_walk_is(fs: &mut FileManager<MemDevice>, mut want: BTreeMap<String, Node>) {
+    want.insert(
+        "/lost+found".into(),
+        Node::Dir {
+            mode: 0o700,
+            uid: 0,
+            gid: 0,
+        },
+    );
+    assert_same_tree(&walk(fs, u64::MAX), &want);
+}
+
 /// Compares two walks.
 pub fn assert_same_tree(got: &BTreeMap<String, Node>, want: &BTreeMap<String, Node>) {
     for (k, v) in want {
