@@ -171,7 +171,12 @@ fn one_model(model: &str, runs: usize, detail: bool) -> Result<(), String> {
         }
         build_runs(&stack, model, detail)
     })();
+    // The machine's disk is left consistent (the harness checks it).
+    let synced = tessera_api::fs::client::sync();
     stack.stop();
+    if let (Ok(()), Err(e)) = (&result, synced) {
+        return Err(format!("sync: {e}"));
+    }
     result
 }
 
