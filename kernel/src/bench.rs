@@ -117,6 +117,13 @@ fn user(program: &str, experiment: &str, short: bool) -> bool {
     if short {
         args.extend_from_slice(b"short\0");
     }
+    // `bench_disk=MODEL`: the machine's disk is as slow as a disk model by
+    // QEMU's throttling (plain TCG); the disk experiments are told so.
+    if let Some(model) = kcore::boot::cmdline_value("bench_disk") {
+        args.extend_from_slice(b"qemu:");
+        args.extend_from_slice(model.as_bytes());
+        args.push(0);
+    }
     crate::run_init(&args, 0) == 0
 }
 

@@ -51,14 +51,16 @@ def fallback_args(mode, smp, mem, disk=None):
     return [*_BASE, "-m", mem, "-smp", str(smp), *_ACCEL[mode], *_NVM, *(disk_args(disk) if disk else [])]
 
 
-def machine_args(mode, smp, mem, disk=None):
+def machine_args(mode, smp, mem, disk=None, disk_model=None):
     """Return (args, source) for a mode; source is 'xtask' or 'fallback'.
-    `disk`: a raw image attached on virtio-blk (none by default)."""
+    `disk`: a raw image attached on virtio-blk (none by default);
+    `disk_model`: QEMU throttles it as that disk model (dk, sata, nvme)."""
     cmd = ["cargo", "xtask", "qemu-args", "--mode", mode, "--smp", str(smp), "--mem", mem]
     # DISK=off: the disk is the harness's choice, not the environment's.
     cmd += ["--disk", str(disk)] if disk else ["--disk", "off"]
+    env = dict(os.environ, DISK_MODEL=disk_model or "")
     try:
-        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
         args = [a.strip() for a in r.stdout.splitlines() if a.strip()]
         if r.returncode == 0 and args and _plausible(args):
             return args, "xtask"
@@ -92,7 +94,8 @@ def describe(args):
         "icount": icount or "off",
         "rtc": value("-rtc", default="host clock"),
         "nvm": "ivshmem-plain, file-backed" if "ivshmem-plain,memdev=nvm" in args else "none",
-        "disk": "virtio-blk-pci (raw image)" if "-drive" in args else "none",
+        "disk": ("none" if "-drive" not in args else "virtio-blk-pci (raw image)" + next(
+            (f", QEMU throttling {a[a.index('throttling.'):]}" for a in args if "throttling." in a), "")),
     }
 
 
