@@ -10,7 +10,7 @@
 //! for one server, and a batch allocates nothing: what it keeps while it
 //! travels lives on the stack.
 
-use crate::call::{self, Call, Completion, Request};
+use crate::call::{self, Call, Completion, INLINE, Request};
 use crate::port::{self, wake};
 use crate::process::Process;
 use crate::rendezvous::{self, answer};
@@ -36,9 +36,9 @@ pub struct Batch {
     caller: IrqMutex<Option<Arc<Computation>>>,
     /// The call objects of the process's last batch, kept with the batch
     /// while it is the process's spare (they belong to no batch then): the
-    /// next batch takes its members' from here, not from the shared free
-    /// list and its lock.
-    calls: ArrayVec<Arc<Call>, MAX>,
+    /// next batch fills its members' in place, not taking them from the
+    /// shared free list and its lock.
+    calls: ArrayVec<UniqueArc<Call>, MAX>,
 }
 
 const MAX: usize = abi::MAX_BATCH as usize;
@@ -163,51 +163,59 @@ pub fn ncallsync_with(
     }
     // On the stack, as long as the batch: a batch allocates nothing. Its
     // Batch is the process's spare from its last one (nobody else holds
-    // it), and so are the call objects, as many as that one had; the rest
-    // come from the free list under one hold of its lock.
-    let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    // it), and so are the call objects, as many as that one had, each
+    // filled in place; the rest come from the free list.
+    let pid = caller.pid();
     let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
-    *spare.remaining.get_mut() = n as u64;
-    while spares.len() < n
-        && let Some(c) = spare.calls.pop()
-    {
-        spares.push(c);
-    }
-    let batch = spare.into_arc();
-    if spares.len() < n {
-        let mut free = call::FREE_CALLS.lock();
-        while spares.len() < n
-            && let Some(c) = free.pop()
-        {
-            spares.push(c);
-        }
-    }
-    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     // The status of members that could not even be made (0 for the others).
     let mut failed_early = ArrayVec::<u64, MAX>::new();
     // Whether every member was made, for one server.
     let mut one_server = true;
+    let mut first_server = None;
+    // Made while they and the batch are this caller's alone.
+    let mut made = ArrayVec::<Option<UniqueArc<Call>>, MAX>::new();
+    let mut out = 0;
     for i in 0..n {
         let m = member(i)?;
-        let made = match m.request(caller.pid()) {
-            Ok(r) => call::make_call_in(caller.pid(), m.server, r, spares.pop(), Some(&batch)),
-            Err(e) => Err(e),
-        };
-        let (call, early) = match made {
+        let r = m.request(pid);
+        let c = r.and_then(|r| {
+            let mut c = spare.calls.pop().unwrap_or_else(call::free_call);
+            c.fill(pid, m.server, &r);
+            let len = r.msg.len().min(INLINE);
+            // The caller's own memory: this is its system call.
+            match r.msg.read(&mut c.inline[..len]) {
+                Ok(()) => Ok(c),
+                Err(e) => {
+                    // (There is room: this object came out of the spare
+                    // batch or stands for one that did.)
+                    let _ = spare.calls.try_push(c);
+                    Err(e)
+                }
+            }
+        });
+        match c {
             Ok(c) => {
-                one_server &= calls
-                    .first()
-                    .is_none_or(|f| f.as_ref().is_some_and(|f| f.server == c.server));
-                (Some(c), 0)
+                one_server &= *first_server.get_or_insert(m.server) == m.server;
+                made.push(Some(c));
+                failed_early.push(0);
+                out += 1;
             }
             Err(err) => {
-                batch.remaining.fetch_sub(1, Ordering::AcqRel);
                 one_server = false;
-                (None, err.as_ret())
+                made.push(None);
+                failed_early.push(err.as_ret());
             }
-        };
-        calls.push(call);
-        failed_early.push(early);
+        }
+    }
+    *spare.remaining.get_mut() = out;
+    let batch = spare.into_arc();
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
+    // (Taken by reference: moving the whole list would copy all its room.)
+    for c in made.iter_mut() {
+        calls.push(c.take().map(|mut c| {
+            c.batch = Some(batch.clone());
+            c.into_arc()
+        }));
     }
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
@@ -226,19 +234,31 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for i in 0..n {
-        let (status, mine) = calls[i].as_mut().map_or((failed_early[i], false), member_status);
-        result(i, status, calls[i].as_deref())?;
-        if !mine {
-            // Someone else still holds it (or it was never made): it is
-            // theirs to drop.
-            calls[i] = None;
-        }
+    // The members' call objects that are the caller's alone again, for
+    // the next batch.
+    let mut back = ArrayVec::<UniqueArc<Call>, MAX>::new();
+    for (i, slot) in calls.iter_mut().enumerate() {
+        let status = match slot.take().map(member_status) {
+            None => {
+                result(i, failed_early[i], None)?;
+                failed_early[i]
+            }
+            Some((status, Ok(mine))) => {
+                result(i, status, Some(&mine))?;
+                back.push(mine);
+                status
+            }
+            Some((status, Err(theirs))) => {
+                // Someone else still holds it: it is theirs to drop.
+                result(i, status, Some(&theirs))?;
+                status
+            }
+        };
         if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
-    keep_spare(caller, batch, &mut calls);
+    keep_spare(caller, batch, &mut back);
     failed.map_or(Ok(()), Err)
 }
 
@@ -363,27 +383,24 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     true
 }
 
-/// Keeps `batch` as the process's spare with the call objects of its
-/// members (`calls`: those only the caller holds, out of the batch
-/// already), once they have let go of it; or gives them to the free list
-/// if the batch cannot be kept.
+/// Keeps `batch` as the process's spare, with the call objects of its
+/// members that are the caller's alone (`back`), once its members have let
+/// go of it; or gives them to the free list if the batch cannot be kept.
 #[inline(always)]
-fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<Arc<Call>>, MAX>) {
+fn keep_spare(caller: &Process, batch: Arc<Batch>, back: &mut ArrayVec<UniqueArc<Call>, MAX>) {
     match UniqueArc::try_from_arc(batch) {
         Ok(mut b) => {
-            while let Some(slot) = calls.pop() {
-                if let Some(c) = slot
-                    && let Err(e) = b.calls.try_push(c)
-                {
-                    call::recycle(e.element());
+            while let Some(c) = back.pop() {
+                if let Err(e) = b.calls.try_push(c) {
+                    call::recycle(e.element().into_arc());
                 }
             }
             drop(caller.port.spare_batch.put(b));
         }
         Err(_) => {
             let mut free = call::FREE_CALLS.lock();
-            for c in calls.drain(..).flatten() {
-                call::recycle_into(&mut free, c);
+            while let Some(c) = back.pop() {
+                call::recycle_into(&mut free, c.into_arc());
             }
         }
     }
@@ -394,24 +411,28 @@ fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<A
 /// the whole batch back, a member's call object is usually the caller's
 /// alone (its server let go of it): then its result is read without the
 /// lock, the kept reply goes straight from it into the caller's memory,
-/// and it leaves the batch (it waits for the next one in the spare batch):
-/// the second value says so.
+/// and it leaves the batch (it waits for the next one in the spare
+/// batch); otherwise it is given back as it is.
 #[inline(always)]
-fn member_status(c: &mut Arc<Call>) -> (u64, bool) {
-    if let Some(m) = Arc::get_mut(c) {
-        m.batch = None;
-        let status = match m.progress.get_mut().collect() {
-            Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
-            None => Error::Invalid.as_ret(),
-        };
-        return (status, true);
+fn member_status(c: Arc<Call>) -> (u64, Result<UniqueArc<Call>, Arc<Call>>) {
+    match UniqueArc::try_from_arc(c) {
+        Ok(mut m) => {
+            m.batch = None;
+            let status = match m.progress.get_mut().collect() {
+                Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
+                None => Error::Invalid.as_ret(),
+            };
+            (status, Ok(m))
+        }
+        Err(c) => {
+            let collected = c.progress.lock().collect();
+            let status = match collected {
+                Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
+                None => Error::Invalid.as_ret(),
+            };
+            (status, Err(c))
+        }
     }
-    let collected = c.progress.lock().collect();
-    let status = match collected {
-        Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
-        None => Error::Invalid.as_ret(),
-    };
-    (status, false)
 }
 
 /// The runs of equal keys in `0..n` (`key(i)` for index i), as index
