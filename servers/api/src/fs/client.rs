@@ -92,22 +92,14 @@ fn last_errno(server: u64, e: tessera_rt::abi::Error) -> Errno {
     }
 }
 
-/// A path request: header, the entry's fields, then the paths.
+/// A path request with this program's credentials.
 fn path_msg(dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Vec<u8> {
-    let len = PathHeader::LEN + fields.len() + paths.iter().map(|p| p.len()).sum::<usize>();
-    let mut buf = vec![0u8; len];
-    let mut w = Writer::new(&mut buf);
     PathHeader {
         cred: cred(),
         dirfd,
         flags,
     }
-    .write(&mut w);
-    w.bytes(fields);
-    for p in paths {
-        w.bytes(p);
-    }
-    buf
+    .request(fields, paths)
 }
 
 fn path_call(entry: u64, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u64, Errno> {
