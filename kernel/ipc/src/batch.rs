@@ -331,11 +331,15 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
         return false;
     };
     let sp = &server.port;
+    // Members for the first one's entry need no second look.
+    let entry = first.entry.load(Ordering::Relaxed);
     let taken = |c: &Option<Arc<Call>>| {
-        c.as_ref()
-            .is_some_and(|c| port::check_declared(sp, c.entry.load(Ordering::Relaxed)).is_ok())
+        c.as_ref().is_some_and(|c| {
+            let e = c.entry.load(Ordering::Relaxed);
+            e == entry || port::check_declared(sp, e).is_ok()
+        })
     };
-    if !run.iter().all(taken) {
+    if port::check_declared(sp, entry).is_err() || !run[1..].iter().all(taken) {
         return false;
     }
     let Some(me) = sched::current() else {
