@@ -34,11 +34,6 @@ pub struct Batch {
     /// and the caller checks the count and blocks under it: no wake-up is
     /// lost between the two.
     caller: IrqMutex<Option<Arc<Computation>>>,
-    /// The call objects of the process's last batch, kept with the batch
-    /// while it is the process's spare (they belong to no batch then): the
-    /// next batch fills its members' in place, not taking them from the
-    /// shared free list and its lock.
-    calls: ArrayVec<UniqueArc<Call>, MAX>,
 }
 
 const MAX: usize = abi::MAX_BATCH as usize;
@@ -48,7 +43,6 @@ impl Batch {
         UniqueArc::new(Batch {
             remaining: AtomicU64::new(n as u64),
             caller: IrqMutex::new(None),
-            calls: ArrayVec::new(),
         })
     }
 
@@ -77,6 +71,26 @@ impl Batch {
                 Some(b)
             }
             (b, c) => b.or(c),
+        }
+    }
+}
+
+/// The call objects of a process's last batches, for its next one: each
+/// is its alone (it left its batch), and the next batch fills it in place,
+/// taking none from the shared free list and its lock. Taken and given
+/// back with one atomic exchange each (`Port::spare_calls`).
+pub struct Pool(ArrayVec<UniqueArc<Call>, MAX>);
+
+impl Pool {
+    fn new() -> UniqueArc<Pool> {
+        UniqueArc::new(Pool(ArrayVec::new()))
+    }
+
+    /// Keeps `c`, or gives it to the shared free list if the pool is full.
+    #[inline(always)]
+    fn keep(&mut self, c: UniqueArc<Call>) {
+        if let Err(e) = self.0.try_push(c) {
+            call::recycle(e.element().into_arc());
         }
     }
 }
@@ -163,59 +177,48 @@ pub fn ncallsync_with(
     }
     // On the stack, as long as the batch: a batch allocates nothing. Its
     // Batch is the process's spare from its last one (nobody else holds
-    // it), and so are the call objects, as many as that one had, each
-    // filled in place; the rest come from the free list.
+    // it), and its members' call objects come from the process's pool,
+    // filled in place (the rest from the free list).
     let pid = caller.pid();
+    let mut pool = caller.port.spare_calls.take().unwrap_or_else(Pool::new);
     let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
+    *spare.remaining.get_mut() = n as u64;
+    let batch = spare.into_arc();
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     // The status of members that could not even be made (0 for the others).
     let mut failed_early = ArrayVec::<u64, MAX>::new();
     // Whether every member was made, for one server.
     let mut one_server = true;
     let mut first_server = None;
-    // Made while they and the batch are this caller's alone.
-    let mut made = ArrayVec::<Option<UniqueArc<Call>>, MAX>::new();
-    let mut out = 0;
     for i in 0..n {
         let m = member(i)?;
-        let r = m.request(pid);
-        let c = r.and_then(|r| {
-            let mut c = spare.calls.pop().unwrap_or_else(call::free_call);
+        let made = m.request(pid).and_then(|r| {
+            let mut c = pool.0.pop().unwrap_or_else(call::free_call);
             c.fill(pid, m.server, &r);
             let len = r.msg.len().min(INLINE);
             // The caller's own memory: this is its system call.
             match r.msg.read(&mut c.inline[..len]) {
                 Ok(()) => Ok(c),
                 Err(e) => {
-                    // (There is room: this object came out of the spare
-                    // batch or stands for one that did.)
-                    let _ = spare.calls.try_push(c);
+                    pool.keep(c);
                     Err(e)
                 }
             }
         });
-        match c {
-            Ok(c) => {
+        match made {
+            Ok(mut c) => {
                 one_server &= *first_server.get_or_insert(m.server) == m.server;
-                made.push(Some(c));
+                c.batch = Some(batch.clone());
+                calls.push(Some(c.into_arc()));
                 failed_early.push(0);
-                out += 1;
             }
             Err(err) => {
+                batch.remaining.fetch_sub(1, Ordering::AcqRel);
                 one_server = false;
-                made.push(None);
+                calls.push(None);
                 failed_early.push(err.as_ret());
             }
         }
-    }
-    *spare.remaining.get_mut() = out;
-    let batch = spare.into_arc();
-    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
-    // (Taken by reference: moving the whole list would copy all its room.)
-    for c in made.iter_mut() {
-        calls.push(c.take().map(|mut c| {
-            c.batch = Some(batch.clone());
-            c.into_arc()
-        }));
     }
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
@@ -234,18 +237,16 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    // The members' call objects that are the caller's alone again, for
-    // the next batch.
-    let mut back = ArrayVec::<UniqueArc<Call>, MAX>::new();
-    for (i, slot) in calls.iter_mut().enumerate() {
-        let status = match slot.take().map(member_status) {
+    for (i, slot) in calls.drain(..).enumerate() {
+        let status = match slot.map(member_status) {
             None => {
                 result(i, failed_early[i], None)?;
                 failed_early[i]
             }
             Some((status, Ok(mine))) => {
+                // The caller's alone again: kept for the next batch.
                 result(i, status, Some(&mine))?;
-                back.push(mine);
+                pool.keep(mine);
                 status
             }
             Some((status, Err(theirs))) => {
@@ -258,7 +259,7 @@ pub fn ncallsync_with(
             failed.get_or_insert(e);
         }
     }
-    keep_spare(caller, batch, &mut back);
+    keep_spare(caller, batch, pool);
     failed.map_or(Ok(()), Err)
 }
 
@@ -353,7 +354,7 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
         && q.handed.is_none()
         && port::in_mask(q.mask, first.entry.load(Ordering::Relaxed))
         && held.len() < held.capacity()
-        && (run.len() == 1 || q.calls.try_reserve(run.len() - 1).is_ok())
+        && (q.calls.capacity() >= run.len() - 1 || q.calls.try_reserve(run.len() - 1).is_ok())
         && q.waiter.as_ref().is_some_and(|w| sched::claim_here(w));
     let Some(partner) = q.waiter.take_if(|_| common) else {
         return false;
@@ -387,26 +388,13 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     true
 }
 
-/// Keeps `batch` as the process's spare, with the call objects of its
-/// members that are the caller's alone (`back`), once its members have let
-/// go of it; or gives them to the free list if the batch cannot be kept.
+/// Keeps `pool` and `batch` as the process's spares, the batch once its
+/// members have let go of it.
 #[inline(always)]
-fn keep_spare(caller: &Process, batch: Arc<Batch>, back: &mut ArrayVec<UniqueArc<Call>, MAX>) {
-    match UniqueArc::try_from_arc(batch) {
-        Ok(mut b) => {
-            while let Some(c) = back.pop() {
-                if let Err(e) = b.calls.try_push(c) {
-                    call::recycle(e.element().into_arc());
-                }
-            }
-            drop(caller.port.spare_batch.put(b));
-        }
-        Err(_) => {
-            let mut free = call::FREE_CALLS.lock();
-            while let Some(c) = back.pop() {
-                call::recycle_into(&mut free, c.into_arc());
-            }
-        }
+fn keep_spare(caller: &Process, batch: Arc<Batch>, pool: UniqueArc<Pool>) {
+    drop(caller.port.spare_calls.put(pool));
+    if let Ok(b) = UniqueArc::try_from_arc(batch) {
+        drop(caller.port.spare_batch.put(b));
     }
 }
 
