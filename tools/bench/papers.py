@@ -184,7 +184,7 @@ EXPERIMENTS = {
                 "`servers/distributor`). *Overhead* (fig. 7, nop work): n = 1 … 10 requests of 8 bytes to an "
                 "`echo` server on the client's CPU, as n blocking calls (**callsync × n**), as one batch "
                 "(**ncallsync(n)**: the kernel queues all n requests at once and wakes the caller once with "
-                "every result), and as one batch to the **distribution server**, which accepts the whole batch "
+                "every result; a batch of one goes as a call), and as one batch to the **distribution server**, which accepts the whole batch "
                 "in one system call (`acc_many`) and passes every request on to `echo` in one more "
                 "(`forward_many`, direct return: `echo` answers the client itself); time for the n requests, "
                 "mean of 200 repetitions (2 in the short run), timed in the client by the TSC; and the same "

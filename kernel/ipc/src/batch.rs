@@ -10,7 +10,7 @@
 //! for one server, and a batch allocates nothing: what it keeps while it
 //! travels lives on the stack.
 
-use crate::call::{self, Call, Completion, Request};
+use crate::call::{self, Call, Completion, INLINE, Request};
 use crate::port::{self, wake};
 use crate::process::Process;
 use crate::rendezvous::{self, answer};
@@ -34,11 +34,6 @@ pub struct Batch {
     /// and the caller checks the count and blocks under it: no wake-up is
     /// lost between the two.
     caller: IrqMutex<Option<Arc<Computation>>>,
-    /// The call objects of the process's last batch, kept with the batch
-    /// while it is the process's spare (they belong to no batch then): the
-    /// next batch takes its members' from here, not from the shared free
-    /// list and its lock.
-    calls: ArrayVec<Arc<Call>, MAX>,
 }
 
 const MAX: usize = abi::MAX_BATCH as usize;
@@ -48,7 +43,6 @@ impl Batch {
         UniqueArc::new(Batch {
             remaining: AtomicU64::new(n as u64),
             caller: IrqMutex::new(None),
-            calls: ArrayVec::new(),
         })
     }
 
@@ -77,6 +71,26 @@ impl Batch {
                 Some(b)
             }
             (b, c) => b.or(c),
+        }
+    }
+}
+
+/// The call objects of a process's last batches, for its next one: each
+/// is its alone (it left its batch), and the next batch fills it in place,
+/// taking none from the shared free list and its lock. Taken and given
+/// back with one atomic exchange each (`Port::spare_calls`).
+pub struct Pool(ArrayVec<UniqueArc<Call>, MAX>);
+
+impl Pool {
+    fn new() -> UniqueArc<Pool> {
+        UniqueArc::new(Pool(ArrayVec::new()))
+    }
+
+    /// Keeps `c`, or gives it to the shared free list if the pool is full.
+    #[inline(always)]
+    fn keep(&mut self, c: UniqueArc<Call>) {
+        if let Err(e) = self.0.try_push(c) {
+            call::recycle(e.element().into_arc());
         }
     }
 }
@@ -163,51 +177,48 @@ pub fn ncallsync_with(
     }
     // On the stack, as long as the batch: a batch allocates nothing. Its
     // Batch is the process's spare from its last one (nobody else holds
-    // it), and so are the call objects, as many as that one had; the rest
-    // come from the free list under one hold of its lock.
-    let mut spares = ArrayVec::<Arc<Call>, MAX>::new();
+    // it), and its members' call objects come from the process's pool,
+    // filled in place (the rest from the free list).
+    let pid = caller.pid();
+    let mut pool = caller.port.spare_calls.take().unwrap_or_else(Pool::new);
     let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
     *spare.remaining.get_mut() = n as u64;
-    while spares.len() < n
-        && let Some(c) = spare.calls.pop()
-    {
-        spares.push(c);
-    }
     let batch = spare.into_arc();
-    if spares.len() < n {
-        let mut free = call::FREE_CALLS.lock();
-        while spares.len() < n
-            && let Some(c) = free.pop()
-        {
-            spares.push(c);
-        }
-    }
     let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     // The status of members that could not even be made (0 for the others).
     let mut failed_early = ArrayVec::<u64, MAX>::new();
     // Whether every member was made, for one server.
     let mut one_server = true;
+    let mut first_server = None;
     for i in 0..n {
         let m = member(i)?;
-        let made = match m.request(caller.pid()) {
-            Ok(r) => call::make_call_in(caller.pid(), m.server, r, spares.pop(), Some(&batch)),
-            Err(e) => Err(e),
-        };
-        let (call, early) = match made {
-            Ok(c) => {
-                one_server &= calls
-                    .first()
-                    .is_none_or(|f| f.as_ref().is_some_and(|f| f.server == c.server));
-                (Some(c), 0)
+        let made = m.request(pid).and_then(|r| {
+            let mut c = pool.0.pop().unwrap_or_else(call::free_call);
+            c.fill(pid, m.server, &r);
+            let len = r.msg.len().min(INLINE);
+            // The caller's own memory: this is its system call.
+            match r.msg.read(&mut c.inline[..len]) {
+                Ok(()) => Ok(c),
+                Err(e) => {
+                    pool.keep(c);
+                    Err(e)
+                }
+            }
+        });
+        match made {
+            Ok(mut c) => {
+                one_server &= *first_server.get_or_insert(m.server) == m.server;
+                c.batch = Some(batch.clone());
+                calls.push(Some(c.into_arc()));
+                failed_early.push(0);
             }
             Err(err) => {
                 batch.remaining.fetch_sub(1, Ordering::AcqRel);
                 one_server = false;
-                (None, err.as_ret())
+                calls.push(None);
+                failed_early.push(err.as_ret());
             }
-        };
-        calls.push(call);
-        failed_early.push(early);
+        }
     }
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
@@ -226,19 +237,29 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for i in 0..n {
-        let (status, mine) = calls[i].as_mut().map_or((failed_early[i], false), member_status);
-        result(i, status, calls[i].as_deref())?;
-        if !mine {
-            // Someone else still holds it (or it was never made): it is
-            // theirs to drop.
-            calls[i] = None;
-        }
+    for (i, slot) in calls.drain(..).enumerate() {
+        let status = match slot.map(member_status) {
+            None => {
+                result(i, failed_early[i], None)?;
+                failed_early[i]
+            }
+            Some((status, Ok(mine))) => {
+                // The caller's alone again: kept for the next batch.
+                result(i, status, Some(&mine))?;
+                pool.keep(mine);
+                status
+            }
+            Some((status, Err(theirs))) => {
+                // Someone else still holds it: it is theirs to drop.
+                result(i, status, Some(&theirs))?;
+                status
+            }
+        };
         if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
-    keep_spare(caller, batch, &mut calls);
+    keep_spare(caller, batch, pool);
     failed.map_or(Ok(()), Err)
 }
 
@@ -311,11 +332,15 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
         return false;
     };
     let sp = &server.port;
+    // Members for the first one's entry need no second look.
+    let entry = first.entry.load(Ordering::Relaxed);
     let taken = |c: &Option<Arc<Call>>| {
-        c.as_ref()
-            .is_some_and(|c| port::check_declared(sp, c.entry.load(Ordering::Relaxed)).is_ok())
+        c.as_ref().is_some_and(|c| {
+            let e = c.entry.load(Ordering::Relaxed);
+            e == entry || port::check_declared(sp, e).is_ok()
+        })
     };
-    if !run.iter().all(taken) {
+    if port::check_declared(sp, entry).is_err() || !run[1..].iter().all(taken) {
         return false;
     }
     let Some(me) = sched::current() else {
@@ -329,7 +354,7 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
         && q.handed.is_none()
         && port::in_mask(q.mask, first.entry.load(Ordering::Relaxed))
         && held.len() < held.capacity()
-        && (run.len() == 1 || q.calls.try_reserve(run.len() - 1).is_ok())
+        && (q.calls.capacity() >= run.len() - 1 || q.calls.try_reserve(run.len() - 1).is_ok())
         && q.waiter.as_ref().is_some_and(|w| sched::claim_here(w));
     let Some(partner) = q.waiter.take_if(|_| common) else {
         return false;
@@ -363,29 +388,13 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     true
 }
 
-/// Keeps `batch` as the process's spare with the call objects of its
-/// members (`calls`: those only the caller holds, out of the batch
-/// already), once they have let go of it; or gives them to the free list
-/// if the batch cannot be kept.
+/// Keeps `pool` and `batch` as the process's spares, the batch once its
+/// members have let go of it.
 #[inline(always)]
-fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<Arc<Call>>, MAX>) {
-    match UniqueArc::try_from_arc(batch) {
-        Ok(mut b) => {
-            while let Some(slot) = calls.pop() {
-                if let Some(c) = slot
-                    && let Err(e) = b.calls.try_push(c)
-                {
-                    call::recycle(e.element());
-                }
-            }
-            drop(caller.port.spare_batch.put(b));
-        }
-        Err(_) => {
-            let mut free = call::FREE_CALLS.lock();
-            for c in calls.drain(..).flatten() {
-                call::recycle_into(&mut free, c);
-            }
-        }
+fn keep_spare(caller: &Process, batch: Arc<Batch>, pool: UniqueArc<Pool>) {
+    drop(caller.port.spare_calls.put(pool));
+    if let Ok(b) = UniqueArc::try_from_arc(batch) {
+        drop(caller.port.spare_batch.put(b));
     }
 }
 
@@ -394,24 +403,28 @@ fn keep_spare(caller: &Process, batch: Arc<Batch>, calls: &mut ArrayVec<Option<A
 /// the whole batch back, a member's call object is usually the caller's
 /// alone (its server let go of it): then its result is read without the
 /// lock, the kept reply goes straight from it into the caller's memory,
-/// and it leaves the batch (it waits for the next one in the spare batch):
-/// the second value says so.
+/// and it leaves the batch (it waits for the next one in the spare
+/// batch); otherwise it is given back as it is.
 #[inline(always)]
-fn member_status(c: &mut Arc<Call>) -> (u64, bool) {
-    if let Some(m) = Arc::get_mut(c) {
-        m.batch = None;
-        let status = match m.progress.get_mut().collect() {
-            Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
-            None => Error::Invalid.as_ret(),
-        };
-        return (status, true);
+fn member_status(c: Arc<Call>) -> (u64, Result<UniqueArc<Call>, Arc<Call>>) {
+    match UniqueArc::try_from_arc(c) {
+        Ok(mut m) => {
+            m.batch = None;
+            let status = match m.progress.get_mut().collect() {
+                Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
+                None => Error::Invalid.as_ret(),
+            };
+            (status, Ok(m))
+        }
+        Err(c) => {
+            let collected = c.progress.lock().collect();
+            let status = match collected {
+                Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
+                None => Error::Invalid.as_ret(),
+            };
+            (status, Err(c))
+        }
     }
-    let collected = c.progress.lock().collect();
-    let status = match collected {
-        Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
-        None => Error::Invalid.as_ret(),
-    };
-    (status, false)
 }
 
 /// The runs of equal keys in `0..n` (`key(i)` for index i), as index

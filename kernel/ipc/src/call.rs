@@ -175,68 +175,11 @@ pub(crate) fn next_id() -> u64 {
 /// message of a call the caller holds (a reference passed on). A blocking
 /// call object is `spare`, or comes from the free list when there is one.
 pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
-    make_call_in(caller, server, r, spare, None)
-}
-
-/// `make_call` for a member of `batch`.
-#[inline(always)]
-pub(crate) fn make_call_in(
-    caller: u64,
-    server: u64,
-    r: Request,
-    spare: Option<Arc<Call>>,
-    batch: Option<&Arc<batch::Batch>>,
-) -> Result<Arc<Call>, Error> {
-    let id = next_id();
-    let free = spare.or_else(|| FREE_CALLS.lock().pop());
-    let mut c = match free {
-        Some(c) => c,
-        None => Arc::new(Call {
-            id,
-            caller,
-            server,
-            entry: AtomicU64::new(r.entry),
-            msg_owner: r.msg_owner,
-            msg: r.msg,
-            shown: AtomicU64::new(r.msg.len() as u64),
-            reply_owner: caller,
-            reply: r.reply,
-            inline: [0; INLINE],
-            kept: OnceBuf::new(),
-            relayed: AtomicBool::new(false),
-            progress: IrqMutex::new(Progress {
-                state: State::Open,
-                hops: Vec::new(),
-                kept: 0,
-                waiter: None,
-            }),
-            completion: r.completion,
-            flags: r.flags,
-            tag: r.tag,
-            batch: None,
-        }),
-    };
+    let mut c = spare
+        .or_else(|| FREE_CALLS.lock().pop())
+        .unwrap_or_else(|| fresh().into_arc());
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
-    m.id = id;
-    m.caller = caller;
-    m.server = server;
-    *m.entry.get_mut() = r.entry;
-    m.msg_owner = r.msg_owner;
-    m.msg = r.msg;
-    *m.shown.get_mut() = r.msg.len() as u64;
-    m.reply_owner = caller;
-    m.reply = r.reply;
-    let p = m.progress.get_mut();
-    p.state = State::Open;
-    p.hops.clear();
-    p.kept = 0;
-    p.waiter = None;
-    m.kept.empty();
-    *m.relayed.get_mut() = false;
-    m.completion = r.completion;
-    m.flags = r.flags;
-    m.tag = r.tag;
-    m.batch = batch.cloned();
+    m.fill(caller, server, &r);
     let n = r.msg.len().min(INLINE);
     if n > 0 {
         proc::read_user_of(r.msg_owner, r.msg, &mut m.inline[..n])?;
@@ -244,7 +187,75 @@ pub(crate) fn make_call_in(
     Ok(c)
 }
 
+/// A call object nobody has used: what `Call::fill` does not set.
+#[cold]
+fn fresh() -> UniqueArc<Call> {
+    UniqueArc::new(Call {
+        id: 0,
+        caller: 0,
+        server: 0,
+        entry: AtomicU64::new(0),
+        msg_owner: 0,
+        msg: UserRange::EMPTY,
+        shown: AtomicU64::new(0),
+        reply_owner: 0,
+        reply: UserRange::EMPTY,
+        inline: [0; INLINE],
+        kept: OnceBuf::new(),
+        relayed: AtomicBool::new(false),
+        progress: IrqMutex::new(Progress {
+            state: State::Open,
+            hops: Vec::new(),
+            kept: 0,
+            waiter: None,
+        }),
+        completion: Completion::Wait,
+        flags: 0,
+        tag: 0,
+        batch: None,
+    })
+}
+
+/// A call object for a batch's member (which has no spare of its own
+/// left): one from the free list, or a new one.
+pub(crate) fn free_call() -> UniqueArc<Call> {
+    // The free list keeps only objects nobody else holds.
+    FREE_CALLS
+        .lock()
+        .pop()
+        .and_then(|c| UniqueArc::try_from_arc(c).ok())
+        .unwrap_or_else(fresh)
+}
+
 impl Call {
+    /// Readies a call object nobody else holds for a new call of `caller`
+    /// to `server`, as request `r` describes it: open, on no path yet,
+    /// nothing kept, in no batch. Its message is read in by whoever fills
+    /// it (from where it lies).
+    #[inline(always)]
+    pub(crate) fn fill(&mut self, caller: u64, server: u64, r: &Request) {
+        self.id = next_id();
+        self.caller = caller;
+        self.server = server;
+        *self.entry.get_mut() = r.entry;
+        self.msg_owner = r.msg_owner;
+        self.msg = r.msg;
+        *self.shown.get_mut() = r.msg.len() as u64;
+        self.reply_owner = caller;
+        self.reply = r.reply;
+        let p = self.progress.get_mut();
+        p.state = State::Open;
+        p.hops.clear();
+        p.kept = 0;
+        p.waiter = None;
+        self.kept.empty();
+        *self.relayed.get_mut() = false;
+        self.completion = r.completion;
+        self.flags = r.flags;
+        self.tag = r.tag;
+        self.batch = None;
+    }
+
     /// Server `pid`, which accepted the call, joins its path. Interrupts
     /// are off.
     #[inline(always)]

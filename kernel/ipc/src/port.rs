@@ -7,7 +7,7 @@
 //! rings). A port closes when its process ends: nothing is delivered any
 //! more, and every call queued or held completes with an error.
 
-use crate::batch::Batch;
+use crate::batch::{Batch, Pool};
 use crate::call::{self, Call, Spare};
 use crate::process::{self as proc, Process};
 use abi::{AccInfo, Error};
@@ -59,9 +59,11 @@ pub struct Port {
     pub(crate) spare: Spare,
     /// The batch object of this process's last `ncallsync` once all its
     /// members were done with it, for its next one (no allocation per
-    /// batch), with the call objects of its members. Taken and given back
-    /// with one atomic exchange each. Only this process takes it.
+    /// batch). Taken and given back with one atomic exchange each. Only
+    /// this process takes it.
     pub(crate) spare_batch: UniqueSlot<Batch>,
+    /// The call objects of its last batches' members, for its next batch.
+    pub(crate) spare_calls: UniqueSlot<Pool>,
     /// Finished non-blocking requests, for `fetch`.
     pub(crate) results: IrqMutex<VecDeque<Arc<Call>>>,
     /// Requests this process sent for `fetch` and has not fetched yet
@@ -99,6 +101,7 @@ impl Port {
             last_server: IrqMutex::new(None),
             spare: Spare::new(),
             spare_batch: UniqueSlot::new(),
+            spare_calls: UniqueSlot::new(),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
             requests: AtomicU64::new(0),
@@ -551,4 +554,5 @@ pub fn close(p: &Process) {
     drop(last);
     drop(p.port.spare.take());
     drop(p.port.spare_batch.take());
+    drop(p.port.spare_calls.take());
 }

@@ -93,6 +93,7 @@ fn main(args: &[&str]) -> i32 {
         failures += 1;
     }
     failures += one_server(servers[0], &msgs);
+    failures += one_member(servers[0], &msgs[0]);
     failures += distributor_members(dist, servers[1], &msgs[0]);
     // Bad batches are refused whole: empty, too long, a list the caller
     // cannot read (the kernel's half; an unmapped page).
@@ -154,6 +155,40 @@ fn one_server(echo_pid: u64, msgs: &[[u8; 16]; N]) -> u32 {
         if !ok {
             let status: [i64; 4] = core::array::from_fn(|i| list[i].status as i64);
             println!("batchtest: a batch of {n} for one server gave {r:?}, statuses {status:?}");
+            failures += 1;
+        }
+    }
+    failures
+}
+
+/// Batches of one member (the kernel sends such a batch as one call) fail
+/// as a member of a larger batch does: the member's status and the batch's
+/// result carry the error, and nothing is written into the reply buffer.
+fn one_member(echo_pid: u64, msg: &[u8; 16]) -> u32 {
+    let mut failures = 0;
+    let mut reply = [0u8; 16];
+    // (server, entry, message address, expected error)
+    let cases = [
+        (echo_pid, 40, msg.as_ptr() as u64, Error::NoSys),
+        (0xdead, echo::ECHO, msg.as_ptr() as u64, Error::NotFound),
+        (echo_pid, echo::ECHO, 0xffff_8000_0000_0000, Error::Fault),
+    ];
+    for (server, entry, at, expected) in cases {
+        let mut list = [BatchEntry {
+            server,
+            entry,
+            msg: at,
+            msg_len: 16,
+            reply: reply.as_mut_ptr() as u64,
+            reply_cap: 16,
+            status: 0,
+        }];
+        let r = sys::ncallsync(&mut list);
+        if r != Err(expected) || Error::decode(list[0].status) != Err(expected) || reply != [0; 16] {
+            println!(
+                "batchtest: a batch of one to {server:#x}/{entry} gave {r:?}, status {:#x}",
+                list[0].status
+            );
             failures += 1;
         }
     }
