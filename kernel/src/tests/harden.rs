@@ -426,6 +426,55 @@ fn flood_a_port() -> TestResult {
     Ok(())
 }
 
+/// The call objects of requests are charged to their sender, in chunks:
+/// a sender with a small limit is refused with Limit long before the
+/// bound of its requests, and the charge stays while its calls wait at
+/// the server, after the sender has ended, until the server ends too.
+pub fn requests_are_charged_to_their_sender() -> TestResult {
+    leaves_nothing(charge_requests)
+}
+
+fn charge_requests() -> TestResult {
+    let server = live()?;
+    let (sender, sp) = limited_maker()?;
+    let account = sp.account().clone();
+    let before = account.used();
+    let empty = kcore::uaccess::UserRange::EMPTY;
+    let mut sent = 0u64;
+    let refused = loop {
+        match ipc::request::request(&sp, server, 0, empty, empty) {
+            Ok(_) => sent += 1,
+            Err(e) => break e,
+        }
+    };
+    let (full, paid) = (account.used(), sp.port().request_bytes());
+    drop(sp);
+    end(sender);
+    let sender_gone = account.used();
+    end(server);
+    // (An ended process's records go once its computation is reaped.)
+    kcore::computation::reap_all();
+    let server_gone = account.used();
+    ensure!(
+        refused == Error::Limit && sent > 0 && sent < 1024,
+        "a sender limited to 256 KiB sent {sent} requests, then {refused:?}"
+    );
+    ensure!(
+        paid >= sent * ipc::call::CALL_COST && full - before >= paid,
+        "{sent} requests charged {paid} bytes, the account {}",
+        full - before
+    );
+    ensure!(
+        sender_gone >= paid,
+        "with its {sent} calls still queued, {sender_gone} bytes stayed charged to the ended sender (of {paid})"
+    );
+    ensure!(
+        server_gone == 0,
+        "{server_gone} bytes stayed charged once the sender and the server ended"
+    );
+    Ok(())
+}
+
 // ---- finding 5: memory running out ----
 
 /// With the pool holding all the memory there is, a spawn still works:
