@@ -631,7 +631,7 @@ pub fn charge(pid: u64, bytes: u64) -> Result<Charge, Error> {
         Some(a) => a,
         None => get(pid).ok_or(Error::NotFound)?.account.clone(),
     };
-    Charge::new(Some(&account), bytes).map_err(|_| Error::Limit)
+    Charge::on_own(account, bytes).map_err(|_| Error::Limit)
 }
 
 pub fn default_policy() -> LoadPolicy {

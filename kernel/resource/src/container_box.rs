@@ -316,8 +316,7 @@ fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
             empty
         }
         _ => {
-            let charge = container::charge(caller, pages)?;
-            let memory = container::outgoing(id, mode)?;
+            let (memory, charge) = container::outgoing(caller, id, mode)?;
             container::create_in_box(KERNEL, bx, memory, charge)?
         }
     };
