@@ -125,12 +125,11 @@ impl RequestCharge {
     }
 }
 
-/// A reference to `owner`'s request charge for one more request, paid for
+/// `r`, a reference to a request charge for one more request, paid for
 /// (in chunks: a request usually finds it paid); Limit if the requester's
 /// account cannot take another chunk.
-pub(crate) fn pay_request(owner: &Arc<RequestCharge>) -> Result<Arc<RequestCharge>, Error> {
-    let r = owner.clone();
-    // The owner's reference, this one, and one per call in flight.
+pub(crate) fn pay_request(r: Arc<RequestCharge>) -> Result<Arc<RequestCharge>, Error> {
+    // The port's reference, this one, and one per call in flight.
     let in_flight = Arc::strong_count(&r) as u64 - 1;
     if in_flight > r.paid.load(Ordering::Relaxed) {
         let mut c = r.charge.lock();
@@ -264,7 +263,7 @@ pub(crate) fn make_call_in(
     let free = spare.or_else(|| FREE_CALLS.lock().pop());
     let mut c = match free {
         Some(c) => c,
-        None => Arc::new(Call {
+        None => kcore::mm::heap::try_arc(Call {
             id,
             caller,
             server,
@@ -288,7 +287,8 @@ pub(crate) fn make_call_in(
             tag: r.tag,
             batch: None,
             paid_by: None,
-        }),
+        })
+        .map_err(|_| Error::NoMemory)?,
     };
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.id = id;

@@ -50,7 +50,7 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply:
     if counted.is_err() {
         return Err(Error::Busy);
     }
-    let sent = call::pay_request(&caller.port.request_charge)
+    let sent = caller.port.pay_request()
         .and_then(|paid| {
             call::make_call(
                 caller.pid(),
@@ -82,7 +82,7 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
     let r = Request::of(caller.pid(), c, Completion::Ring)?;
     let s = port::target(c.server)?;
     check_entry(&s, c.entry)?;
-    let paid = call::pay_request(&caller.port.request_charge)?;
+    let paid = caller.port.pay_request()?;
     let call = call::paid_by(call::make_call(caller.pid(), c.server, r, None)?, paid);
     wake(port::deliver_request(&s, call)?);
     Ok(())

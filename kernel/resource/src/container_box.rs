@@ -215,16 +215,22 @@ fn make(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64
     if pages == 0 || pages > container::MAX_PAGES || initial > 256 || lower > upper || upper > 256 {
         return Err(Error::Invalid);
     }
-    let bx = super::insert(
+    // Its owner pays for its record and its queues (of at most `upper`
+    // empty containers, and of filled ones bounded by its senders' own
+    // containers, each charged).
+    let charge = super::charge(owner, super::cost::<ContainerBox>(512 + upper * 16))?;
+    let waiters = kcore::mm::heap::try_arc(WaitQueue::new()).map_err(|_| Error::NoMemory)?;
+    let bx = super::insert_charged(
         &mut TABLE.lock(),
         owner,
+        charge,
         ContainerBox {
             classes: Classes::default(),
             lower: lower as usize,
             upper: upper as usize,
             scrub: flags & BOX_SCRUB != 0,
             grants: Vec::new(),
-            waiters: Arc::new(WaitQueue::new()),
+            waiters,
             waiting: 0,
         },
     )?;

@@ -475,6 +475,72 @@ fn charge_requests() -> TestResult {
     Ok(())
 }
 
+/// Kernel memory running out: with every frame taken and the heap full
+/// to its margin, what a process's system calls would allocate (a call
+/// object, a space, a box, a name, a process) is refused with an error,
+/// never a panic; once memory is back everything works and nothing leaked.
+pub fn exhausted_memory_gives_errors_not_panics() -> TestResult {
+    leaves_nothing(exhaust)
+}
+
+fn exhaust() -> TestResult {
+    use core::alloc::Layout;
+    let server = live().map_err(|e| format!("server: {e}"))?;
+    let (sender, sp) = limited_maker().map_err(|e| format!("sender: {e}"))?;
+    pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    let mut fill: alloc::vec::Vec<alloc::vec::Vec<u8>> = alloc::vec::Vec::new();
+    fill.try_reserve_exact(1 << 16).map_err(|_| "no heap for the list of fillers")?;
+    let mut taken = alloc::vec::Vec::new();
+    taken
+        .try_reserve_exact(frames::stats().free + 4096)
+        .map_err(|_| "no heap for the list of frames")?;
+    while taken.len() < taken.capacity()
+        && let Ok(pa) = frames::alloc(1)
+    {
+        taken.push(pa);
+    }
+    for chunk in [64 << 10, 4 << 10, 256, 16] {
+        let layout = Layout::from_size_align(chunk, 8).map_err(|_| "layout")?;
+        while fill.len() < fill.capacity() && heap::room_for(layout) {
+            let mut v = alloc::vec::Vec::new();
+            if v.try_reserve_exact(chunk).is_err() {
+                break;
+            }
+            fill.push(v);
+        }
+    }
+    // (The smallest object any of these makes is bigger than the last filler.)
+    let room_left = heap::room_for(Layout::from_size_align(16, 8).map_err(|_| "layout")?);
+    let empty = kcore::uaccess::UserRange::EMPTY;
+    let got = [
+        ("request", ipc::request::request(&sp, server, 0, empty, empty).map(|_| ())),
+        ("space", vspace::create(sender).map(|_| ())),
+        ("box", container_box::create(sender, 1, 0, 0, 4, 0).map(|_| ())),
+        ("name", ipc::names::register("harden/exhausted", sender)),
+        (
+            "spawn",
+            resource::proc::spawn::spawn("tiny", b"", &SpawnOptions::DEFAULT, KERNEL_PID).map(|_| ()),
+        ),
+    ];
+    drop(fill);
+    for pa in taken {
+        frames::free(pa, 1);
+    }
+    ipc::names::forget(sender);
+    drop(sp);
+    end(sender);
+    end(server);
+    ensure!(!room_left, "the heap was not full to its margin");
+    for (what, r) in got {
+        ensure!(
+            matches!(r, Err(Error::NoMemory | Error::Limit)),
+            "{what} with memory exhausted gave {r:?}"
+        );
+    }
+    run_ok("tiny", &[])
+}
+
 // ---- finding 5: memory running out ----
 
 /// With the pool holding all the memory there is, a spawn still works:
