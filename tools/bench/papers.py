@@ -432,7 +432,8 @@ PAPER_NOTES = {
 # with the way it biases the comparison, shown under the paper's figures.
 SETUP_DIFFERENCES = {
     "transfer": [
-        "Box swap runs with a box that does not scrub (see `container`): the pages a receive leaves in "
+        "Box swap runs with a box whose creator chose not to scrub (`BOX_UNSCRUBBED`; a box granted "
+        "to another process scrubs by default, see `container`): the pages a receive leaves in "
         "the box go to the next sender as they are, which favours the swap figures against a system "
         "that clears them.",
     ],

@@ -50,7 +50,9 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply:
     if counted.is_err() {
         return Err(Error::Busy);
     }
-    let sent = caller.port.pay_request()
+    let sent = caller
+        .port
+        .pay_request()
         .and_then(|paid| {
             call::make_call(
                 caller.pid(),

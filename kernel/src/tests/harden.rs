@@ -337,6 +337,45 @@ fn receive_where_it_cannot_land() -> TestResult {
     Ok(())
 }
 
+// ---- finding 10: box pages carry no other process's data ----
+
+/// Pages a SWAP receive leaves in a box that only its owner used go to
+/// another process only zeroed once the box is granted to it, unless the
+/// box's creator chose `BOX_UNSCRUBBED`.
+pub fn a_granted_box_scrubs() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let secret = 0x5ec2_e700;
+    for (flags, scrubs) in [(0, true), (abi::BOX_UNSCRUBBED, false)] {
+        // No refill after a send: the only empty container is the one the
+        // owner's receive leaves, holding the owner's former pages.
+        let bx = ok(container_box::create(a, 1, 1, 0, 4, flags))?;
+        let (mine, r) = (ok(container::create(a, 1, 0))?, ok(container::create(a, 1, 0))?);
+        fill(r, secret)?;
+        ok(container_box::send(a, mine, bx, 0, M::Swap))?;
+        ok(container_box::receive(a, r, bx, 0, M::Swap, 1_000_000))?;
+        ok(container_box::grant(a, bx, b, abi::BOX_SEND | abi::BOX_RECEIVE))?;
+        let theirs = ok(container::create(b, 1, 0))?;
+        ok(container_box::send(b, theirs, bx, 0, M::Swap))?;
+        let got = holds(theirs, secret)?;
+        // And what a receive leaves from now on.
+        fill(theirs, secret + 1)?;
+        ok(container_box::receive(b, theirs, bx, 0, M::Swap, 1_000_000))?;
+        ok(container_box::send(a, mine, bx, 0, M::Swap))?;
+        let later = holds(mine, secret + 1)?;
+        for id in [mine, r, theirs] {
+            ok(container::destroy(id))?;
+        }
+        ok(resource::mediator::delete(a, bx))?;
+        ensure!(
+            got != scrubs && later != scrubs,
+            "flags {flags}: another process got the owner's former pages: {got}, a receiver's: {later}"
+        );
+    }
+    end(a);
+    end(b);
+    Ok(())
+}
+
 // ---- finding 3: kernel memory is charged ----
 
 /// Regions of 2^18 pages (2 MiB of frame lists each) until refused: a
@@ -490,7 +529,8 @@ fn exhaust() -> TestResult {
     pool::flush();
     ipc::rendezvous::flush_free_calls();
     let mut fill: alloc::vec::Vec<alloc::vec::Vec<u8>> = alloc::vec::Vec::new();
-    fill.try_reserve_exact(1 << 16).map_err(|_| "no heap for the list of fillers")?;
+    fill.try_reserve_exact(1 << 16)
+        .map_err(|_| "no heap for the list of fillers")?;
     let mut taken = alloc::vec::Vec::new();
     taken
         .try_reserve_exact(frames::stats().free + 4096)
@@ -514,7 +554,10 @@ fn exhaust() -> TestResult {
     let room_left = heap::room_for(Layout::from_size_align(16, 8).map_err(|_| "layout")?);
     let empty = kcore::uaccess::UserRange::EMPTY;
     let got = [
-        ("request", ipc::request::request(&sp, server, 0, empty, empty).map(|_| ())),
+        (
+            "request",
+            ipc::request::request(&sp, server, 0, empty, empty).map(|_| ()),
+        ),
         ("space", vspace::create(sender).map(|_| ())),
         ("box", container_box::create(sender, 1, 0, 0, 4, 0).map(|_| ())),
         ("name", ipc::names::register("harden/exhausted", sender)),
