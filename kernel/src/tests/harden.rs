@@ -345,14 +345,17 @@ pub fn a_granted_box_scrubs() -> TestResult {
         let (mine, r) = (ok(container::create(a, 1, 0))?, ok(container::create(a, 1, 0))?);
         fill(r, secret)?;
         ok(container_box::send(a, mine, bx, 0, M::Swap))?;
-        ok(container_box::receive(a, r, bx, 0, M::Swap, 1_000_000))?;
+        ok(container_box::receive(a, container_box::Receive::new(bx, r, M::Swap)))?;
         ok(container_box::grant(a, bx, b, abi::BOX_SEND | abi::BOX_RECEIVE))?;
         let theirs = ok(container::create(b, 1, 0))?;
         ok(container_box::send(b, theirs, bx, 0, M::Swap))?;
         let got = holds(theirs, secret)?;
         // And what a receive leaves from now on.
         fill(theirs, secret + 1)?;
-        ok(container_box::receive(b, theirs, bx, 0, M::Swap, 1_000_000))?;
+        ok(container_box::receive(
+            b,
+            container_box::Receive::new(bx, theirs, M::Swap),
+        ))?;
         ok(container_box::send(a, mine, bx, 0, M::Swap))?;
         let later = holds(mine, secret + 1)?;
         for id in [mine, r, theirs] {
