@@ -86,7 +86,7 @@ pub struct Port {
     /// What its requests' call objects cost it (`call::RequestCharge`),
     /// made at its first request (a spawn makes nothing it may not need),
     /// and its account.
-    pub(crate) request_charge: IrqMutex<Option<Arc<RequestCharge>>>,
+    pub(crate) request_charge: spin::Once<Arc<RequestCharge>>,
     account: Arc<Account>,
 }
 
@@ -97,7 +97,7 @@ impl Port {
         let blocking = Charge::new(Some(account), call::PROCESS_RESERVE).map_err(|_| Error::Limit)?;
         Ok(Port {
             _blocking_calls: blocking,
-            request_charge: IrqMutex::new(None),
+            request_charge: spin::Once::new(),
             account: account.clone(),
             entries: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
@@ -124,24 +124,16 @@ impl Port {
 
     /// Bytes charged for its requests' call objects.
     pub fn request_bytes(&self) -> u64 {
-        self.request_charge.lock().as_ref().map_or(0, |r| r.bytes())
+        self.request_charge.get().map_or(0, |r| r.bytes())
     }
 
     /// A reference to its request charge for one more request, paid for
     /// (`call::pay_request`).
     pub(crate) fn pay_request(&self) -> Result<Arc<RequestCharge>, Error> {
-        let owner = {
-            let mut slot = self.request_charge.lock();
-            match &*slot {
-                Some(r) => r.clone(),
-                None => {
-                    let r = kcore::mm::heap::try_arc(RequestCharge::on(&self.account)).map_err(|_| Error::NoMemory)?;
-                    *slot = Some(r.clone());
-                    r
-                }
-            }
-        };
-        call::pay_request(owner)
+        let owner = self.request_charge.try_call_once(|| {
+            kcore::mm::heap::try_arc(RequestCharge::on(&self.account)).map_err(|_| Error::NoMemory)
+        })?;
+        call::pay_request(owner.clone())
     }
 
     /// Whether it closed (its process ended): nothing is delivered.
