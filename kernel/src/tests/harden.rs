@@ -580,6 +580,31 @@ fn exhaust() -> TestResult {
     run_ok("tiny", &[])
 }
 
+/// The name table is bounded by the processes: each holds at most
+/// `MAX_PER_PROCESS` names (it once took any number, each a heap string).
+pub fn a_process_holds_few_names() -> TestResult {
+    let p = live()?;
+    let most = ipc::names::MAX_PER_PROCESS;
+    let mut got = Ok(());
+    let mut made = 0;
+    while made <= most {
+        got = ipc::names::register(&format!("harden/name{made}"), p);
+        if got.is_err() {
+            break;
+        }
+        made += 1;
+    }
+    end(p);
+    ipc::names::forget(p);
+    let left = ipc::names::lookup("harden/name0");
+    ensure!(
+        made == most && got == Err(Error::Limit),
+        "a process registered {made} names, then {got:?}"
+    );
+    ensure!(left == Err(Error::NotFound), "a name outlived its process: {left:?}");
+    Ok(())
+}
+
 // ---- finding 5: memory running out ----
 
 /// With the pool holding all the memory there is, a spawn still works:

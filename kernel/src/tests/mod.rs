@@ -112,6 +112,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::requests_are_bounded,
     pass harden::requests_are_charged_to_their_sender,
     pass harden::exhausted_memory_gives_errors_not_panics,
+    pass harden::a_process_holds_few_names,
     pass harden::plates_are_charged_to_their_maker,
     pass harden::a_replaced_plate_is_freed,
     pass harden::the_pool_gives_memory_back_first,
