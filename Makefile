@@ -51,7 +51,7 @@ CARGO ?= cargo
 XTASK := $(CARGO) xtask
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build run debug profile test bench boottime disk linux-abi ltp-build ltp fmt lint clean
+.PHONY: help setup build run debug profile test fuzz bench boottime disk linux-abi ltp-build ltp fmt lint clean
 
 help: ## list the targets
 	@echo "usage: make <target> [SETTING=value ...]"
@@ -82,6 +82,9 @@ profile: ## instructions of one system call by function: SYSCALL=ica_move SKIP=2
 
 test: setup ## the whole test suite; last line: N passed, N failed
 	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))
+
+fuzz: setup ## the long fuzz run: CALLS=1000000 SEED=1 SMP=4; result in docs/results/fuzz.csv
+	bash tools/fuzz/long.sh $(or $(CALLS),1000000) $(or $(SEED),1)
 
 bench: setup ## run the benchmarks (B=name to pick; MODE=icount|tcg|kvm)
 	python3 tools/bench/bench.py run $(if $(B),--bench $(B))

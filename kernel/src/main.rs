@@ -16,6 +16,7 @@
 extern crate alloc;
 
 mod bench;
+mod fuzzrun;
 #[cfg(feature = "ktest")]
 mod tests;
 
@@ -70,6 +71,9 @@ fn tessera_main() -> ! {
             kcore::ktest::list(&layers);
         }
         kcore::ktest::run(&layers, name);
+    }
+    if let Some(calls) = cmdline_value("fuzz") {
+        fuzzrun::run(calls, cmdline_value("fuzz_seed"));
     }
     if let Some(which) = cmdline_value("bench") {
         bench::run(which, cmdline_value("bench_short").is_some());

@@ -478,7 +478,8 @@ SETUP_DIFFERENCES = {
         "Static programs only: no library text faults on either side (the paper's table 5 has 32).",
     ],
     "transfer": [
-        "Box swap runs with a box that does not scrub (see `container`): the pages a receive leaves in "
+        "Box swap runs with a box whose creator chose not to scrub (`BOX_UNSCRUBBED`; a box granted "
+        "to another process scrubs by default, see `container`): the pages a receive leaves in "
         "the box go to the next sender as they are, which favours the swap figures against a system "
         "that clears them.",
     ],

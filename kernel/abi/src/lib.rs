@@ -456,6 +456,12 @@ pub const ANY_PID: u64 = u64::MAX;
 /// `box_create` flag: zero the pages of containers that become empty, so no
 /// data passes from a receiver to a later sender through the empty queue.
 pub const BOX_SCRUB: u64 = 1;
+/// `box_create` flag: never zero them, even once the box is granted to
+/// another process (which otherwise makes it scrub: its pages could then
+/// carry one process's data to another). Its creator's explicit choice,
+/// for processes that trust each other (and benchmarks comparable with
+/// seed 004, which says nothing of clearing).
+pub const BOX_UNSCRUBBED: u64 = 2;
 
 /// What `container_receive` reports.
 #[derive(Debug, Clone, Copy, Default)]

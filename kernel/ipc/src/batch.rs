@@ -193,7 +193,10 @@ pub fn ncallsync_with(
     for i in 0..n {
         let m = member(i)?;
         let made = m.request(pid).and_then(|r| {
-            let mut c = pool.0.pop().unwrap_or_else(call::free_call);
+            let mut c = match pool.0.pop() {
+                Some(c) => c,
+                None => call::free_call()?,
+            };
             c.fill(pid, m.server, &r);
             let len = r.msg.len().min(INLINE);
             // The caller's own memory: this is its system call.

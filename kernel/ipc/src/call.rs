@@ -16,6 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::handoff::OnceBuf;
+use kcore::mm::quota::{Account, Charge};
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::unique::{UniqueArc, UniqueSlot};
@@ -77,6 +78,77 @@ pub struct Call {
     pub(crate) tag: u64,
     /// Member of an `ncallsync` batch: the batch counts it when done.
     pub(crate) batch: Option<Arc<batch::Batch>>,
+    /// A request's (nobody waits for it): its requester's charge, which
+    /// it keeps alive for as long as it lives, its requester's end and
+    /// exit included (a blocking call is paid for by its caller's
+    /// reserve, `PROCESS_RESERVE`).
+    pub(crate) paid_by: Option<Arc<RequestCharge>>,
+}
+
+/// What one call object costs in kernel memory: the object with its
+/// reference counts, a few stacked servers, and its place in a queue.
+pub const CALL_COST: u64 = (core::mem::size_of::<Call>() + 16 + 4 * 8 + 16) as u64;
+
+/// What the call objects of a process's blocking calls cost, charged to
+/// it once when it is made: it has one computation, so at most one
+/// blocking call, or one batch of `MAX_BATCH` members, is in flight or
+/// kept as its spares at a time. The one-call path charges nothing.
+pub const PROCESS_RESERVE: u64 = (1 + abi::MAX_BATCH) * CALL_COST + core::mem::size_of::<batch::Batch>() as u64 + 16;
+
+/// Requests paid for at a time: their charge grows by this many calls
+/// when the calls in flight outnumber those paid for.
+const REQUEST_CHUNK: u64 = 16;
+
+/// The call objects of a process's requests (results fetched or put into
+/// its ring; not waited for), charged to it: as many as were ever in
+/// flight at once, rounded up to a chunk, until the last of them and the
+/// process have gone. A request's call object holds a reference, so the
+/// reference count is how many are in flight.
+pub struct RequestCharge {
+    charge: IrqMutex<Charge>,
+    /// Calls the charge pays for.
+    paid: AtomicU64,
+}
+
+impl RequestCharge {
+    /// Nothing paid yet, on `account`.
+    pub fn on(account: &Arc<Account>) -> RequestCharge {
+        RequestCharge {
+            charge: IrqMutex::new(Charge::on(Some(account))),
+            paid: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes charged so far.
+    pub fn bytes(&self) -> u64 {
+        self.charge.lock().bytes()
+    }
+}
+
+/// `r`, a reference to a request charge for one more request, paid for
+/// (in chunks: a request usually finds it paid); Limit if the requester's
+/// account cannot take another chunk.
+pub(crate) fn pay_request(r: Arc<RequestCharge>) -> Result<Arc<RequestCharge>, Error> {
+    // The port's reference, this one, and one per call in flight.
+    let in_flight = Arc::strong_count(&r) as u64 - 1;
+    if in_flight > r.paid.load(Ordering::Relaxed) {
+        let mut c = r.charge.lock();
+        let paid = r.paid.load(Ordering::Relaxed);
+        if in_flight > paid {
+            let more = REQUEST_CHUNK.max(in_flight - paid);
+            c.grow(more * CALL_COST).map_err(|_| Error::Limit)?;
+            r.paid.store(paid + more, Ordering::Relaxed);
+        }
+    }
+    Ok(r)
+}
+
+/// `c`, a call object just made for a request, now paid for by `by`.
+pub(crate) fn paid_by(mut c: Arc<Call>, by: Arc<RequestCharge>) -> Arc<Call> {
+    if let Some(m) = Arc::get_mut(&mut c) {
+        m.paid_by = Some(by);
+    }
+    c
 }
 
 /// Where a finished call's result goes.
@@ -175,9 +247,10 @@ pub(crate) fn next_id() -> u64 {
 /// message of a call the caller holds (a reference passed on). A blocking
 /// call object is `spare`, or comes from the free list when there is one.
 pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<Call>>) -> Result<Arc<Call>, Error> {
-    let mut c = spare
-        .or_else(|| FREE_CALLS.lock().pop())
-        .unwrap_or_else(|| fresh().into_arc());
+    let mut c = match spare.or_else(|| FREE_CALLS.lock().pop()) {
+        Some(c) => c,
+        None => fresh()?.into_arc(),
+    };
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.fill(caller, server, &r);
     let n = r.msg.len().min(INLINE);
@@ -187,10 +260,15 @@ pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<
     Ok(c)
 }
 
-/// A call object nobody has used: what `Call::fill` does not set.
+/// A call object nobody has used (what `Call::fill` does not set), or
+/// NoMemory when the heap has no room for one (`heap::room_for`).
 #[cold]
-fn fresh() -> UniqueArc<Call> {
-    UniqueArc::new(Call {
+fn fresh() -> Result<UniqueArc<Call>, Error> {
+    // An Arc's block: two counters, then the value.
+    if !kcore::mm::heap::room_for(core::alloc::Layout::new::<(usize, usize, Call)>()) {
+        return Err(Error::NoMemory);
+    }
+    Ok(UniqueArc::new(Call {
         id: 0,
         caller: 0,
         server: 0,
@@ -213,18 +291,19 @@ fn fresh() -> UniqueArc<Call> {
         flags: 0,
         tag: 0,
         batch: None,
-    })
+        paid_by: None,
+    }))
 }
 
 /// A call object for a batch's member (which has no spare of its own
 /// left): one from the free list, or a new one.
-pub(crate) fn free_call() -> UniqueArc<Call> {
+pub(crate) fn free_call() -> Result<UniqueArc<Call>, Error> {
     // The free list keeps only objects nobody else holds.
     FREE_CALLS
         .lock()
         .pop()
         .and_then(|c| UniqueArc::try_from_arc(c).ok())
-        .unwrap_or_else(fresh)
+        .map_or_else(fresh, Ok)
 }
 
 impl Call {
@@ -397,8 +476,12 @@ pub(crate) fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
 pub(crate) static FREE_CALLS: IrqMutex<Vec<Arc<Call>>> = IrqMutex::new(Vec::new());
 const FREE_CALLS_MAX: usize = 128;
 
-/// Gives a finished call back to the free list, if nobody else holds it.
-pub(crate) fn recycle(c: Arc<Call>) {
+/// Gives a finished call back to the free list, if nobody else holds it;
+/// a request's lets go of its requester's charge.
+pub(crate) fn recycle(mut c: Arc<Call>) {
+    if let Some(m) = Arc::get_mut(&mut c) {
+        m.paid_by = None;
+    }
     recycle_into(&mut FREE_CALLS.lock(), c);
 }
 

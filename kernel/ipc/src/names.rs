@@ -1,5 +1,7 @@
 //! The name service: servers register a name, clients look it up. A name
-//! belongs to one process and disappears when that process ends.
+//! belongs to one process and disappears when that process ends. A
+//! process holds at most `MAX_PER_PROCESS` names: the table is bounded by
+//! the processes, each of them charged to its creator.
 
 use abi::Error;
 use alloc::collections::BTreeMap;
@@ -7,6 +9,9 @@ use alloc::string::String;
 use kcore::sync::IrqMutex;
 
 static NAMES: IrqMutex<BTreeMap<String, u64>> = IrqMutex::new(BTreeMap::new());
+
+/// Names one process may hold (a server registers one or two).
+pub const MAX_PER_PROCESS: usize = 16;
 
 pub fn register(name: &str, pid: u64) -> Result<(), Error> {
     if name.is_empty() || name.len() > 64 {
@@ -18,7 +23,18 @@ pub fn register(name: &str, pid: u64) -> Result<(), Error> {
     {
         return Err(Error::Busy);
     }
-    n.insert(String::from(name), pid);
+    if n.get(name) != Some(&pid) && n.values().filter(|&&p| p == pid).count() >= MAX_PER_PROCESS {
+        return Err(Error::Limit);
+    }
+    let mut key = String::new();
+    key.try_reserve_exact(name.len()).map_err(|_| Error::NoMemory)?;
+    key.push_str(name);
+    // The map's node has no fallible allocation: the heap's check instead.
+    let node = core::alloc::Layout::from_size_align(256, 8).map_err(|_| Error::Invalid)?;
+    if !kcore::mm::heap::room_for(node) {
+        return Err(Error::NoMemory);
+    }
+    n.insert(key, pid);
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 //! more, and every call queued or held completes with an error.
 
 use crate::batch::{Batch, Pool};
-use crate::call::{self, Call, Spare};
+use crate::call::{self, Call, RequestCharge, Spare};
 use crate::process::{self as proc, Process};
 use abi::{AccInfo, Error};
 use alloc::collections::VecDeque;
@@ -16,6 +16,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kcore::computation::Computation;
+use kcore::mm::quota::{Account, Charge};
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
 use kcore::unique::UniqueSlot;
@@ -81,11 +82,25 @@ pub struct Port {
     pub accepted: AtomicU64,
     pub answered: AtomicU64,
     pub forwarded: AtomicU64,
+    /// What the call objects of its blocking calls cost it, charged once
+    /// (`call::PROCESS_RESERVE`).
+    _blocking_calls: Charge,
+    /// What its requests' call objects cost it (`call::RequestCharge`),
+    /// made at its first request (a spawn makes nothing it may not need),
+    /// and its account.
+    pub(crate) request_charge: spin::Once<Arc<RequestCharge>>,
+    account: Arc<Account>,
 }
 
 impl Port {
-    pub const fn new() -> Port {
-        Port {
+    /// A port whose calls are charged to `account`; Limit if it cannot
+    /// take the reserve of a process's blocking calls.
+    pub fn new(account: &Arc<Account>) -> Result<Port, Error> {
+        let blocking = Charge::new(Some(account), call::PROCESS_RESERVE).map_err(|_| Error::Limit)?;
+        Ok(Port {
+            _blocking_calls: blocking,
+            request_charge: spin::Once::new(),
+            account: account.clone(),
             entries: AtomicU64::new(0),
             accepted: AtomicU64::new(0),
             answered: AtomicU64::new(0),
@@ -107,7 +122,21 @@ impl Port {
             requests: AtomicU64::new(0),
             results_wait: WaitQueue::new(),
             rings: IrqMutex::new(None),
-        }
+        })
+    }
+
+    /// Bytes charged for its requests' call objects.
+    pub fn request_bytes(&self) -> u64 {
+        self.request_charge.get().map_or(0, |r| r.bytes())
+    }
+
+    /// A reference to its request charge for one more request, paid for
+    /// (`call::pay_request`).
+    pub(crate) fn pay_request(&self) -> Result<Arc<RequestCharge>, Error> {
+        let owner = self.request_charge.try_call_once(|| {
+            kcore::mm::heap::try_arc(RequestCharge::on(&self.account)).map_err(|_| Error::NoMemory)
+        })?;
+        call::pay_request(owner.clone())
     }
 
     /// Whether it closed (its process ended): nothing is delivered.
@@ -118,12 +147,6 @@ impl Port {
     /// Calls waiting to be accepted, and calls accepted but not yet ended.
     pub fn backlog(&self) -> (usize, usize) {
         (self.queued.lock().calls.len(), self.held.lock().len())
-    }
-}
-
-impl Default for Port {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -538,12 +561,13 @@ pub(crate) fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>
 /// it complete with an error (their callers are released), and what it
 /// kept for its own calls goes.
 pub fn close(p: &Process) {
-    let queued: Vec<Arc<Call>> = {
+    // Taken whole, not copied: a teardown allocates nothing.
+    let queued: VecDeque<Arc<Call>> = {
         let mut q = p.port.queued.lock();
         p.port.closed.store(true, Ordering::Release);
         // (A handed call is among the held ones, released below.)
         q.handed = None;
-        q.calls.drain(..).collect()
+        core::mem::take(&mut q.calls)
     };
     let held: Vec<Arc<Call>> = core::mem::take(&mut *p.port.held.lock());
     for c in queued.into_iter().chain(held) {

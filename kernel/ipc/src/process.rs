@@ -149,6 +149,7 @@ impl Process {
     /// A process with a new pid, not yet in the table, with no computation;
     /// its space becomes its memory (Busy if it is another process's).
     pub fn new(parts: Parts) -> Result<Process, Error> {
+        let port = Port::new(&parts.account)?;
         let pid = next_pid();
         let (root, active_cpus) = {
             let mut s = parts.space.lock();
@@ -178,7 +179,7 @@ impl Process {
             entry: parts.entry,
             peers: IrqMutex::new(Vec::new()),
             made_resources: AtomicBool::new(false),
-            port: Port::new(),
+            port,
             faults: Default::default(),
             killed: Arc::new(AtomicBool::new(false)),
             exit_status: IrqMutex::new(None),
@@ -630,7 +631,7 @@ pub fn charge(pid: u64, bytes: u64) -> Result<Charge, Error> {
         Some(a) => a,
         None => get(pid).ok_or(Error::NotFound)?.account.clone(),
     };
-    Charge::new(Some(&account), bytes).map_err(|_| Error::Limit)
+    Charge::on_own(account, bytes).map_err(|_| Error::Limit)
 }
 
 pub fn default_policy() -> LoadPolicy {

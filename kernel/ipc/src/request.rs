@@ -36,7 +36,8 @@ pub fn callsync(caller: &Process, c: &abi::Control) -> abi::Control {
 /// `request`: a non-blocking call; returns its id at once. The result goes
 /// to the requester's result queue (`fetch`).
 /// Busy once the caller has `port::MAX_REQUESTS` not fetched, or the
-/// server `port::QUEUE_LIMIT` calls waiting.
+/// server `port::QUEUE_LIMIT` calls waiting; Limit once the caller's
+/// account cannot pay for more call objects (`call::RequestCharge`).
 pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply: UserRange) -> Result<u64, Error> {
     let s = port::target(server)?;
     check_entry(&s, entry)?;
@@ -49,16 +50,22 @@ pub fn request(caller: &Process, server: u64, entry: u64, msg: UserRange, reply:
     if counted.is_err() {
         return Err(Error::Busy);
     }
-    let sent = call::make_call(
-        caller.pid(),
-        server,
-        Request::new(entry, caller.pid(), msg, reply, Completion::Fetch),
-        None,
-    )
-    .and_then(|c| {
-        let id = c.id;
-        port::deliver_request(&s, c).map(|w| (id, w))
-    });
+    let sent = caller
+        .port
+        .pay_request()
+        .and_then(|paid| {
+            call::make_call(
+                caller.pid(),
+                server,
+                Request::new(entry, caller.pid(), msg, reply, Completion::Fetch),
+                None,
+            )
+            .map(|c| call::paid_by(c, paid))
+        })
+        .and_then(|c| {
+            let id = c.id;
+            port::deliver_request(&s, c).map(|w| (id, w))
+        });
     match sent {
         Ok((id, waiter)) => {
             wake(waiter);
@@ -77,7 +84,8 @@ pub fn request_to_ring(caller: &Process, c: &abi::Control) -> Result<(), Error> 
     let r = Request::of(caller.pid(), c, Completion::Ring)?;
     let s = port::target(c.server)?;
     check_entry(&s, c.entry)?;
-    let call = call::make_call(caller.pid(), c.server, r, None)?;
+    let paid = caller.port.pay_request()?;
+    let call = call::paid_by(call::make_call(caller.pid(), c.server, r, None)?, paid);
     wake(port::deliver_request(&s, call)?);
     Ok(())
 }

@@ -451,12 +451,18 @@ fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> 
     }
 }
 
-/// The memory a container carries away from process `pid` in `mode`:
-/// a copy, a shared alias, or (MOVE) the container's own memory, detached.
-pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
-    let (pid, link, _, _) = in_process(id)?;
+/// The memory a container carries away from its process in `mode`, with
+/// what pays for the container it becomes: a copy or a shared alias,
+/// charged to `caller`, or (MOVE) the container's own memory, detached,
+/// with its own charge (the same cost, already paid: a move charges and
+/// gives back nothing).
+pub fn outgoing(caller: u64, id: ResId, mode: ContainerMode) -> Result<(Region, Charge), Error> {
+    let (pid, link, _, pages) = in_process(id)?;
     match mode {
-        ContainerMode::Copy | ContainerMode::Share => derived(pid, link, mode),
+        ContainerMode::Copy | ContainerMode::Share => {
+            let charge = charge(caller, pages)?;
+            Ok((derived(pid, link, mode)?, charge))
+        }
         ContainerMode::Move => {
             let (region, space) = {
                 let t = TABLE.lock();
@@ -467,8 +473,8 @@ pub fn outgoing(id: ResId, mode: ContainerMode) -> Result<Region, Error> {
                 }
             };
             let memory = detach(link, region, &space)?;
-            TABLE.lock().remove(id).map_err(super::id_error)?;
-            Ok(memory)
+            let gone = TABLE.lock().remove(id).map_err(super::id_error)?;
+            Ok((memory, gone.charge))
         }
         ContainerMode::Swap => Err(Error::Invalid),
     }
@@ -571,9 +577,8 @@ pub fn steal(caller: u64, id: ResId, target: u64, addr: u64, mode: ContainerMode
 /// the container back where it was, as a new container of its process.
 fn hand_over(caller: u64, id: ResId, target: u64, mode: ContainerMode, to: u64, addr: u64) -> Result<ResId, Error> {
     may_touch(caller, target)?;
-    let (from, _, base, pages) = in_process(id)?;
-    let charge = charge(caller, pages)?;
-    let memory = outgoing(id, mode)?;
+    let (from, _, base, _) = in_process(id)?;
+    let (memory, charge) = outgoing(caller, id, mode)?;
     create_attached(to, memory, addr, charge).map_err(|(e, memory)| {
         if mode == ContainerMode::Move {
             let _ = create_attached(from, memory, base, Charge::NONE);

@@ -12,16 +12,19 @@
 //!
 //! Design decision the paper leaves open: an empty container that a SWAP
 //! receive puts back holds the receiver's former pages, which a later SWAP
-//! sender receives in exchange. Processes sharing a box are peers; a box
-//! made with `BOX_SCRUB` zeroes such pages instead (at the cost of a write of
-//! every page), so nothing passes from a receiver to a later sender.
+//! sender receives in exchange. A box scrubs (zeroes such pages, at the
+//! cost of a write of every page, so nothing passes from a receiver to a
+//! later sender) when its creator asks (`BOX_SCRUB`) and from the moment
+//! it is granted to another process, unless its creator chose otherwise
+//! (`BOX_UNSCRUBBED`): a box only its owner uses carries nothing between
+//! processes, and keeps SWAP's flat cost.
 
 use super::container::{self, Container, Place, QUEUE, timed};
 use super::fifo::Fifo;
 use super::mediator::{NO_ID, NO_IDS, Need, Outcome, invoke, only};
 use super::vspace::SpaceRef;
 use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
-use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, ContainerMode, Error, ResInfo, ResOp};
+use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, BOX_UNSCRUBBED, ContainerMode, Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -89,6 +92,8 @@ pub struct ContainerBox {
     lower: usize,
     upper: usize,
     scrub: bool,
+    /// Its creator chose never to scrub (`BOX_UNSCRUBBED`).
+    unscrubbed: bool,
     /// (pid or ANY_PID, rights)
     grants: Vec<(u64, u64)>,
     /// Receivers waiting for a container.
@@ -110,8 +115,8 @@ fn allowed(e: &super::Entry<ContainerBox>, caller: u64, right: u64) -> bool {
 }
 
 /// A box whose size class `pages` starts with `initial` empty containers,
-/// made again up to `lower`, deleted above `upper`; `flags`: `BOX_SCRUB`
-/// or 0 (`box_create`).
+/// made again up to `lower`, deleted above `upper`; `flags`: `BOX_SCRUB`,
+/// `BOX_UNSCRUBBED` or 0 (`box_create`).
 pub fn create(caller: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreateBox, NO_IDS, || {
         make(caller, pages, initial, lower, upper, flags)
@@ -126,6 +131,29 @@ pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error>
         ResOp::GrantBox,
         only(bx, Need::Owned(Kind::ContainerBox)),
         || {
+            // Its pages may now go from one process to another: it scrubs
+            // from now on, and the empty containers its owner's receives
+            // left unscrubbed are zeroed before the grant lets anyone else
+            // have them (outside the box's lock: the container table's
+            // comes first).
+            let mut t = TABLE.lock();
+            let e = super::owned_mut(&mut t, bx, caller)?;
+            let dirty = if pid != caller && !e.value.unscrubbed && !e.value.scrub {
+                let mut list = Vec::new();
+                for (_, q) in e.value.classes.iter_mut() {
+                    list.try_reserve(q.empty.len()).map_err(|_| Error::NoMemory)?;
+                    list.extend(q.empty.iter());
+                }
+                e.value.scrub = true;
+                list
+            } else {
+                Vec::new()
+            };
+            drop(t);
+            for c in dirty {
+                // (Taken meanwhile by a send of the owner's: nothing to do.)
+                let _ = container::with_box_memory(c, |m| m.reset());
+            }
             let mut t = TABLE.lock();
             let e = super::owned_mut(&mut t, bx, caller)?;
             e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
@@ -239,19 +267,29 @@ impl Received {
 impl Outcome for Received {}
 
 fn make(owner: u64, pages: u64, initial: u64, lower: u64, upper: u64, flags: u64) -> Result<ResId, Error> {
+    if flags == BOX_SCRUB | BOX_UNSCRUBBED {
+        return Err(Error::Invalid);
+    }
     if pages == 0 || pages > container::MAX_PAGES || initial > 256 || lower > upper || upper > 256 {
         return Err(Error::Invalid);
     }
-    let bx = super::insert(
+    // Its owner pays for its record and its queues (of at most `upper`
+    // empty containers, and of filled ones bounded by its senders' own
+    // containers, each charged).
+    let charge = super::charge(owner, super::cost::<ContainerBox>(512 + upper * 16))?;
+    let waiters = kcore::mm::heap::try_arc(WaitQueue::new()).map_err(|_| Error::NoMemory)?;
+    let bx = super::insert_charged(
         &mut TABLE.lock(),
         owner,
+        charge,
         ContainerBox {
             classes: Classes::default(),
             lower: lower as usize,
             upper: upper as usize,
             scrub: flags & BOX_SCRUB != 0,
+            unscrubbed: flags & BOX_UNSCRUBBED != 0,
             grants: Vec::new(),
-            waiters: Arc::new(WaitQueue::new()),
+            waiters,
             waiting: 0,
         },
     )?;
@@ -343,8 +381,7 @@ fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
             empty
         }
         _ => {
-            let charge = container::charge(caller, pages)?;
-            let memory = container::outgoing(id, mode)?;
+            let (memory, charge) = container::outgoing(caller, id, mode)?;
             container::create_in_box(KERNEL, bx, memory, charge)?
         }
     };

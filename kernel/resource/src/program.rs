@@ -23,7 +23,8 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
             let program = crate::proc::program::parse(data, plate, short)?;
             let extra = core::mem::size_of::<Program>() + program.segments.len() * 48 + program.name.len();
             let charge = super::charge(caller, super::cost::<Arc<Program>>(extra as u64))?;
-            super::insert_charged(&mut TABLE.lock(), caller, charge, Arc::new(program))
+            let program = kcore::mm::heap::try_arc(program).map_err(|_| Error::NoMemory)?;
+            super::insert_charged(&mut TABLE.lock(), caller, charge, program)
         },
     )
 }

@@ -63,7 +63,7 @@ pub fn create(caller: u64) -> Result<ResId, Error> {
             space.pay_tables(account);
         }
         let entry = Space {
-            space: Arc::new(IrqMutex::new(space)),
+            space: kcore::mm::heap::try_arc(IrqMutex::new(space)).map_err(|_| Error::NoMemory)?,
             composition: None,
         };
         super::insert_charged(&mut SPACES.lock(), caller, charge, entry)

@@ -330,6 +330,48 @@ fn receive_where_it_cannot_land() -> TestResult {
     Ok(())
 }
 
+// ---- finding 10: box pages carry no other process's data ----
+
+/// Pages a SWAP receive leaves in a box that only its owner used go to
+/// another process only zeroed once the box is granted to it, unless the
+/// box's creator chose `BOX_UNSCRUBBED`.
+pub fn a_granted_box_scrubs() -> TestResult {
+    let (a, b) = (live()?, live()?);
+    let secret = 0x5ec2_e700;
+    for (flags, scrubs) in [(0, true), (abi::BOX_UNSCRUBBED, false)] {
+        // No refill after a send: the only empty container is the one the
+        // owner's receive leaves, holding the owner's former pages.
+        let bx = ok(container_box::create(a, 1, 1, 0, 4, flags))?;
+        let (mine, r) = (ok(container::create(a, 1, 0))?, ok(container::create(a, 1, 0))?);
+        fill(r, secret)?;
+        ok(container_box::send(a, mine, bx, 0, M::Swap))?;
+        ok(container_box::receive(a, container_box::Receive::new(bx, r, M::Swap)))?;
+        ok(container_box::grant(a, bx, b, abi::BOX_SEND | abi::BOX_RECEIVE))?;
+        let theirs = ok(container::create(b, 1, 0))?;
+        ok(container_box::send(b, theirs, bx, 0, M::Swap))?;
+        let got = holds(theirs, secret)?;
+        // And what a receive leaves from now on.
+        fill(theirs, secret + 1)?;
+        ok(container_box::receive(
+            b,
+            container_box::Receive::new(bx, theirs, M::Swap),
+        ))?;
+        ok(container_box::send(a, mine, bx, 0, M::Swap))?;
+        let later = holds(mine, secret + 1)?;
+        for id in [mine, r, theirs] {
+            ok(container::destroy(id))?;
+        }
+        ok(resource::mediator::delete(a, bx))?;
+        ensure!(
+            got != scrubs && later != scrubs,
+            "flags {flags}: another process got the owner's former pages: {got}, a receiver's: {later}"
+        );
+    }
+    end(a);
+    end(b);
+    Ok(())
+}
+
 // ---- finding 3: kernel memory is charged ----
 
 /// Regions of 2^18 pages (2 MiB of frame lists each) until refused: a
@@ -416,6 +458,150 @@ fn flood_a_port() -> TestResult {
         queued == 4096,
         "{queued} calls wait at a port that never accepts (4096 is its bound)"
     );
+    Ok(())
+}
+
+/// The call objects of requests are charged to their sender, in chunks:
+/// a sender with a small limit is refused with Limit long before the
+/// bound of its requests, and the charge stays while its calls wait at
+/// the server, after the sender has ended, until the server ends too.
+pub fn requests_are_charged_to_their_sender() -> TestResult {
+    leaves_nothing(charge_requests)
+}
+
+fn charge_requests() -> TestResult {
+    let server = live()?;
+    let (sender, sp) = limited_maker()?;
+    let account = sp.account().clone();
+    let before = account.used();
+    let empty = kcore::uaccess::UserRange::EMPTY;
+    let mut sent = 0u64;
+    let refused = loop {
+        match ipc::request::request(&sp, server, 0, empty, empty) {
+            Ok(_) => sent += 1,
+            Err(e) => break e,
+        }
+    };
+    let (full, paid) = (account.used(), sp.port().request_bytes());
+    drop(sp);
+    end(sender);
+    let sender_gone = account.used();
+    end(server);
+    // (An ended process's records go once its computation is reaped.)
+    kcore::computation::reap_all();
+    let server_gone = account.used();
+    ensure!(
+        refused == Error::Limit && sent > 0 && sent < 1024,
+        "a sender limited to 256 KiB sent {sent} requests, then {refused:?}"
+    );
+    ensure!(
+        paid >= sent * ipc::call::CALL_COST && full - before >= paid,
+        "{sent} requests charged {paid} bytes, the account {}",
+        full - before
+    );
+    ensure!(
+        sender_gone >= paid,
+        "with its {sent} calls still queued, {sender_gone} bytes stayed charged to the ended sender (of {paid})"
+    );
+    ensure!(
+        server_gone == 0,
+        "{server_gone} bytes stayed charged once the sender and the server ended"
+    );
+    Ok(())
+}
+
+/// Kernel memory running out: with every frame taken and the heap full
+/// to its margin, what a process's system calls would allocate (a call
+/// object, a space, a box, a name, a process) is refused with an error,
+/// never a panic; once memory is back everything works and nothing leaked.
+pub fn exhausted_memory_gives_errors_not_panics() -> TestResult {
+    leaves_nothing(exhaust)
+}
+
+fn exhaust() -> TestResult {
+    use core::alloc::Layout;
+    let server = live().map_err(|e| format!("server: {e}"))?;
+    let (sender, sp) = limited_maker().map_err(|e| format!("sender: {e}"))?;
+    pool::flush();
+    ipc::rendezvous::flush_free_calls();
+    let mut fill: alloc::vec::Vec<alloc::vec::Vec<u8>> = alloc::vec::Vec::new();
+    fill.try_reserve_exact(1 << 16)
+        .map_err(|_| "no heap for the list of fillers")?;
+    let mut taken = alloc::vec::Vec::new();
+    taken
+        .try_reserve_exact(frames::stats().free + 4096)
+        .map_err(|_| "no heap for the list of frames")?;
+    while taken.len() < taken.capacity()
+        && let Ok(pa) = frames::alloc(1)
+    {
+        taken.push(pa);
+    }
+    for chunk in [64 << 10, 4 << 10, 256, 16] {
+        let layout = Layout::from_size_align(chunk, 8).map_err(|_| "layout")?;
+        while fill.len() < fill.capacity() && heap::room_for(layout) {
+            let mut v = alloc::vec::Vec::new();
+            if v.try_reserve_exact(chunk).is_err() {
+                break;
+            }
+            fill.push(v);
+        }
+    }
+    // (The smallest object any of these makes is bigger than the last filler.)
+    let room_left = heap::room_for(Layout::from_size_align(16, 8).map_err(|_| "layout")?);
+    let empty = kcore::uaccess::UserRange::EMPTY;
+    let got = [
+        (
+            "request",
+            ipc::request::request(&sp, server, 0, empty, empty).map(|_| ()),
+        ),
+        ("space", vspace::create(sender).map(|_| ())),
+        ("box", container_box::create(sender, 1, 0, 0, 4, 0).map(|_| ())),
+        ("name", ipc::names::register("harden/exhausted", sender)),
+        (
+            "spawn",
+            resource::proc::spawn::spawn("tiny", b"", &SpawnOptions::DEFAULT, KERNEL_PID).map(|_| ()),
+        ),
+    ];
+    drop(fill);
+    for pa in taken {
+        frames::free(pa, 1);
+    }
+    ipc::names::forget(sender);
+    drop(sp);
+    end(sender);
+    end(server);
+    ensure!(!room_left, "the heap was not full to its margin");
+    for (what, r) in got {
+        ensure!(
+            matches!(r, Err(Error::NoMemory | Error::Limit)),
+            "{what} with memory exhausted gave {r:?}"
+        );
+    }
+    run_ok("tiny", &[])
+}
+
+/// The name table is bounded by the processes: each holds at most
+/// `MAX_PER_PROCESS` names (it once took any number, each a heap string).
+pub fn a_process_holds_few_names() -> TestResult {
+    let p = live()?;
+    let most = ipc::names::MAX_PER_PROCESS;
+    let mut got = Ok(());
+    let mut made = 0;
+    while made <= most {
+        got = ipc::names::register(&format!("harden/name{made}"), p);
+        if got.is_err() {
+            break;
+        }
+        made += 1;
+    }
+    end(p);
+    ipc::names::forget(p);
+    let left = ipc::names::lookup("harden/name0");
+    ensure!(
+        made == most && got == Err(Error::Limit),
+        "a process registered {made} names, then {got:?}"
+    );
+    ensure!(left == Err(Error::NotFound), "a name outlived its process: {left:?}");
     Ok(())
 }
 

@@ -3,6 +3,14 @@
 //! list) over a virtual range that grows by mapping fresh frames when it
 //! runs out. Allocation failure is reported as a null pointer; kernel code
 //! that can meet exhaustion uses the fallible APIs (`try_reserve`, ...).
+//!
+//! What has no fallible API (an `Arc`, a `Box`) is made on a system call's
+//! path only after `room_for` said yes: that asks for the object's size
+//! plus a margin, growing the heap if it must, and refuses once even
+//! growth cannot give both. The margin is what the infallible allocations
+//! of the kernel itself (and those of other CPUs between a check and its
+//! allocation) live on when memory has run out: a process meets NoMemory
+//! before the kernel meets a failed allocation.
 
 use super::layout::{HEAP_BASE, HEAP_MAX, PAGE_SIZE};
 use super::paging::{self, flags};
@@ -31,6 +39,43 @@ static HEAP: IrqMutex<KernelHeap> = IrqMutex::new(KernelHeap {
 /// Heap growth step: large enough that growth is rare, small enough that
 /// the heap stays a small part of a 512 MiB machine.
 const GROW_STEP: u64 = 1 << 20;
+
+/// Free heap that checked allocations leave to the kernel's own.
+const MARGIN: usize = 256 << 10;
+
+/// Whether an allocation of `layout` fits in the heap with `MARGIN` to
+/// spare (growing it if needed).
+pub fn room_for(layout: Layout) -> bool {
+    let need = layout.size() + layout.align() + MARGIN;
+    let mut h = HEAP.lock();
+    let free = h.talc.get_counters().available_bytes;
+    free >= need || (grow(&mut h, (need - free) as u64) && h.talc.get_counters().available_bytes >= need)
+}
+
+/// The heap cannot hold `T` beside its margin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoRoom;
+
+/// `Arc::new(value)`, or NoRoom (see `room_for`): an `Arc` a process's
+/// system call makes.
+pub fn try_arc<T>(value: T) -> Result<alloc::sync::Arc<T>, NoRoom> {
+    // An Arc's block: two counters, then the value.
+    let layout = Layout::new::<(usize, usize, T)>();
+    if room_for(layout) {
+        Ok(alloc::sync::Arc::new(value))
+    } else {
+        Err(NoRoom)
+    }
+}
+
+/// `Box::new(value)`, or NoRoom (see `room_for`).
+pub fn try_box<T>(value: T) -> Result<alloc::boxed::Box<T>, NoRoom> {
+    if room_for(Layout::new::<T>()) {
+        Ok(alloc::boxed::Box::new(value))
+    } else {
+        Err(NoRoom)
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub struct HeapStats {

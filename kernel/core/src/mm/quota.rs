@@ -137,6 +137,16 @@ impl Charge {
         })
     }
 
+    /// `Charge::new` on an account reference the caller hands over (one
+    /// reference count less to take and give back).
+    pub fn on_own(account: Arc<Account>, bytes: u64) -> Result<Charge, OverLimit> {
+        account.add(bytes)?;
+        Ok(Charge {
+            account: Some(account),
+            bytes,
+        })
+    }
+
     /// An empty charge on `account`, to grow later.
     pub fn on(account: Option<&Arc<Account>>) -> Charge {
         Charge {

@@ -464,7 +464,8 @@ impl Region {
         let set = match &self.shared {
             Some(s) => s.clone(),
             None => {
-                let s = Arc::new(SharedFrames(frame_list_of(&self.frames)?));
+                let list = SharedFrames(frame_list_of(&self.frames)?);
+                let s = crate::mm::heap::try_arc(list).map_err(|_| OutOfMemory)?;
                 self.shared = Some(s.clone());
                 s
             }

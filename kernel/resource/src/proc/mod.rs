@@ -101,6 +101,10 @@ const PROCESS_COST: u64 = (core::mem::size_of::<Process>() + core::mem::size_of:
     + kcore::mm::stack::DEFAULT_PAGES * 4096
     + 1024;
 
+/// The heap a new process's records take.
+const PROCESS_RECORDS: usize =
+    core::mem::size_of::<Process>() + core::mem::size_of::<kcore::computation::Computation>() + 1024;
+
 pub fn create(
     caller: u64,
     program: ResId,
@@ -108,6 +112,13 @@ pub fn create(
     work_area: ResId,
     terms: Terms,
 ) -> Result<Arc<Process>, Error> {
+    // The process's records (its account, port, computation, their
+    // counters) have no fallible allocation: the heap's check, for all
+    // of them at once.
+    let records = core::alloc::Layout::from_size_align(PROCESS_RECORDS, 16).map_err(|_| Error::Invalid)?;
+    if !kcore::mm::heap::room_for(records) {
+        return Err(Error::NoMemory);
+    }
     let prog = crate::program::get(program)?;
     let space = crate::vspace::get(caller, space_id)?;
     let kernel_composed = caller == crate::KERNEL;
