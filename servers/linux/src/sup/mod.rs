@@ -13,6 +13,7 @@
 mod fdtable;
 mod files;
 mod fs;
+mod locks;
 mod procs;
 mod signals;
 mod syscalls;
@@ -102,6 +103,9 @@ pub struct Sup {
     pub clear_tid: u64,
     /// The personality (`personality(2)`) value.
     pub persona: u64,
+    /// It has taken a record lock (closing a file's descriptor then tells
+    /// the shared server).
+    pub has_locks: bool,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -166,6 +170,7 @@ impl Sup {
             passed: None,
             clear_tid: 0,
             persona: 0,
+            has_locks: false,
             in_call: false,
             stopped_value: 0,
             fault_trap: (0, 0),

@@ -205,6 +205,7 @@ impl Sup {
         self.clear_tid = 0;
         self.tpid = 0;
         self.persona = 0;
+        self.has_locks = false;
         self.fs.cred = Default::default();
     }
 
