@@ -272,7 +272,12 @@ impl Sup {
         // The child starts from the parent's registers, with its own stack
         // and thread pointer if clone gave them, and its tid already in its
         // memory: set in the waiting parent for the copy, then put back.
-        let before = self.regs(rid);
+        let Some(before) = self.regs(rid) else {
+            self.release_objects(&objs);
+            let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
+            self.ctl(&[ctl::EXIT, child as u64, 0, 0]);
+            return ret(Err(errno::EAGAIN));
+        };
         let mut regs = before;
         if newsp != 0 {
             regs.rsp = newsp;
