@@ -30,8 +30,10 @@ TEST_SMP ?=
 RUNS ?=
 # Benchmark selection: make bench B=spawn MODE=tcg
 B ?=
-# Linux-ABI programs and LTP tests to run: make linux-abi ONLY=ids,time CHECK=1
+# Linux-ABI programs and LTP tests to run: make linux-abi ONLY=ids,time CHECK=1;
+# the system LTP runs on: make ltp SYSTEM=tessera ONLY=getpid01
 ONLY ?=
+SYSTEM ?=
 CHECK ?=
 # Profile of one system call: make profile SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
 SYSCALL ?=
@@ -57,7 +59,7 @@ help: ## list the targets
 	@echo "settings: SMP=N MEM=512M ACCEL=tcg|icount|kvm (the machine); CMDLINE='...' (run, debug)"
 	@echo "          GDBPORT=1234 (debug); FILTER= JOBS= TEST_SMP=1,4 (test)"
 	@echo "          MODE=icount|tcg RUNS=5 (boottime); B=name MODE=icount|tcg|kvm (bench)"
-	@echo "          ONLY=name,name CHECK=1 (linux-abi; ONLY also for ltp)"
+	@echo "          ONLY=name,name CHECK=1 (linux-abi; ONLY also for ltp); SYSTEM=linux|tessera (ltp)"
 	@echo "          QEMU=path MACHINE=pc NVM=build/nvm.img|off NVM_SIZE=256M DISK=image|off NET=1 (all)"
 
 setup: ## install missing tools (every target below does this first)
@@ -88,8 +90,8 @@ linux-abi: setup ## Linux's transcripts of user/linux/abi/ (CHECK=1 compares ins
 ltp-build: setup ## build LTP's system-call tests (static musl) into build/ltp/
 	tools/ltp/build.sh
 
-ltp: ltp-build ## LTP's system-call tests on the Linux VM: docs/results/ltp.{csv,md}
-	python3 tools/bench/bench.py ltp $(if $(ONLY),--only $(ONLY))
+ltp: ltp-build ## LTP's system-call tests (SYSTEM=linux|tessera): docs/results/ltp.{csv,md}
+	python3 tools/bench/bench.py ltp $(if $(SYSTEM),--system $(SYSTEM)) $(if $(ONLY),--only $(ONLY))
 
 boottime: setup ## measure boot time (MODE=tcg|icount, RUNS=n)
 	$(XTASK) boottime $(if $(MODE),--mode $(MODE)) $(if $(RUNS),--runs $(RUNS))

@@ -6,14 +6,13 @@
 // e.g. clippy) the pack is empty and the RAM disk serves blank disks only.
 use std::path::Path;
 
+// The other servers' script, whose `main` is not this one's.
+#[allow(dead_code)]
+#[path = "../build.rs"]
+mod program;
+
 fn main() {
-    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-    let ld = format!("{dir}/../../user/programs/user.ld");
-    println!("cargo:rerun-if-changed={ld}");
-    if std::env::var("TARGET").as_deref() == Ok("x86_64-unknown-none") {
-        println!("cargo:rustc-link-arg-bins=-T{ld}");
-        println!("cargo:rustc-link-arg-bins=--no-pie");
-    }
+    program::link_as_program();
     println!("cargo:rerun-if-env-changed=TESSERA_DISK_IMAGES");
     let list = std::env::var("TESSERA_DISK_IMAGES").unwrap_or_default();
     let mut images = Vec::new();

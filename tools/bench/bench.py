@@ -7,9 +7,10 @@
                          host, and Tessera's bench mode once under TCG if built
     bench.py report [--mode M]     regenerate summary and plots from the CSVs
     bench.py linux-vm              only fetch and build the Linux reference VM
-    bench.py ltp [--only NAME,...] [--mode M]
+    bench.py ltp [--system linux|tessera] [--only NAME,...] [--mode M]
                          LTP's system-call tests (built by tools/ltp/build.sh) on
-                         the reference VM: docs/results/ltp.csv and ltp.md
+                         the reference VM or on Tessera's Linux personality:
+                         docs/results/ltp.csv and ltp.md (both columns)
     bench.py linux-abi [--check] [--host] [--only NAME,...] [--mode M]
                          the Linux-ABI test programs on the reference VM: write
                          user/linux/abi/expected/ (--check: compare with it
@@ -778,7 +779,7 @@ def cmd_linux_abi(a):
 def cmd_ltp(a):
     install_signal_handlers()
     only = a.only.split(",") if a.only else None
-    return ltp.main(only, a.mode, a.smp, a.mem, report_only=a.report)
+    return ltp.main(only, a.mode, a.smp, a.mem, report_only=a.report, system=a.system)
 
 
 def main():
@@ -807,7 +808,8 @@ def main():
     la.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
     la.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))
     la.add_argument("--mem", default=os.environ.get("MEM") or "512M")
-    lt = sub.add_parser("ltp", help="LTP's system-call tests on the reference VM")
+    lt = sub.add_parser("ltp", help="LTP's system-call tests on the reference VM or Tessera")
+    lt.add_argument("--system", choices=ltp.SYSTEMS, default=os.environ.get("SYSTEM") or "linux")
     lt.add_argument("--only", default="", help="runtest entries or programs, separated by commas")
     lt.add_argument("--mode", choices=qemu.MODES, default=os.environ.get("MODE") or "tcg")
     lt.add_argument("--smp", type=int, default=int(os.environ.get("SMP") or 1))

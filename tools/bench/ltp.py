@@ -1,21 +1,27 @@
-"""The Linux Test Project's system-call tests on the Linux reference VM.
+"""The Linux Test Project's system-call tests, the same binaries on the Linux
+reference VM and on Tessera's Linux personality.
 
 `tools/ltp/build.sh` (make ltp-build) builds them as static musl programs into
 build/ltp/.  This module puts the programs (without debug information) and
-the runtest list on an ext2 image, boots the reference VM on it in batches
-(`ltp=<first>:<count>` on the kernel command line; /init runs each entry
-under a watchdog, in TMPDIR on the disk, as root), and writes
-docs/results/ltp.csv and ltp.md: one verdict per runtest entry.
+the runtest list on an ext2 image and boots a system on it in batches, each
+running a range of the runtest entries, each entry under a watchdog, in
+TMPDIR on the disk, as root, reported on the console (LTP-START, LTP-RESULT,
+LTP-DONE).  On Linux /init does it (`ltp=<first>:<count>` on the kernel
+command line, bench/linux/init.sh); on Tessera the image is also its root
+file system (the system disk's tree beside /ltp) and busybox's shell runs
+tools/ltp/tessera.sh through the personality.  docs/results/ltp.csv and
+ltp.md hold one verdict per runtest entry and system; a run of one system
+keeps the other's column.
 
-A batch that ends early (a hung kernel, a test that powered the VM off) loses
-only the test that was running: it is recorded, the image is repaired with
-e2fsck, and the next batch starts after it.  Tessera's column says "not run
-yet" until its Linux personality can boot the same image.
+A batch that ends early (a hung kernel, a test that powered the machine off)
+loses only the test that was running: it is recorded, the image is repaired
+with e2fsck, and the next batch starts after it.
 """
 
 import csv
 import datetime
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -25,7 +31,7 @@ from pathlib import Path
 import disk
 import linuxvm
 import qemu
-from common import RESULTS, ROOT, ensure_host_tools, log, rel, run_guarded, shown_argv
+from common import RESULTS, ROOT, ensure_host_tools, log, rel, run_guarded, shown_argv, tessera_boot
 
 LTP = ROOT / "build" / "ltp"
 BIN = LTP / "install" / "testcases" / "bin"
@@ -45,6 +51,19 @@ BATCH_TIMEOUT_PER_TEST = 90
 IDLE_TIMEOUT = 960
 
 CLASSES = ("pass", "fail", "conf", "broken", "not built")
+SYSTEMS = ("linux", "tessera")
+
+# Tessera's image: the system disk's tree (made by `cargo xtask build`) and
+# /ltp, with the driver script as /ltp/run.sh.
+SYSTEM_ROOT = ROOT / "build" / "rootfs"
+TESSERA_STAGE = LTP / "tessera-root"
+TESSERA_IMAGE = LTP / "tessera.img"
+TESSERA_DRIVER = ROOT / "tools" / "ltp" / "tessera.sh"
+# Smaller batches than Linux's: a batch that ends early costs a boot of a
+# system that still has much to learn.
+TESSERA_BATCH = 40
+# The guest watchdog per test, in seconds (Linux's /init gives 900).
+TESSERA_LIMIT = 300
 
 
 def entries():
@@ -116,6 +135,30 @@ def classify(status):
     return "broken", " ".join(words) or f"exit status {status}"
 
 
+def refine(verdict, detail, lines):
+    """The verdict the exit status gave, checked against what the test
+    printed.  LTP's library gathers its children's results in a page of a
+    file mapped MAP_SHARED; where that page is not shared, a test exits 0
+    whatever its children printed, and the new library's summary counts
+    nothing (on Linux a test that reports nothing is TBROK, never a
+    zero summary and status 0)."""
+    if verdict != "pass":
+        return verdict, detail
+    seen = {w for line in lines for w in ("TFAIL", "TBROK", "TWARN") if w in line}
+    summary = {}
+    for line in lines:
+        m = re.match(r"\s*(passed|failed|broken|skipped)\s+(\d+)\s*$", line)
+        if m:
+            summary[m.group(1)] = int(m.group(2))
+    if seen & {"TBROK", "TWARN"}:
+        return "broken", "exit status 0 after " + " ".join(sorted(seen))
+    if "TFAIL" in seen:
+        return "fail", "exit status 0 after TFAIL"
+    if len(summary) == 4 and not any(summary.values()):
+        return "broken", "exit status 0, no result counted (summary all zero)"
+    return verdict, detail
+
+
 _RESULT = re.compile(r"LTP-RESULT,(\d+),([^,]+),(\d+),([\d.]+),([\d.]+)")
 _START = re.compile(r"LTP-START,(\d+),(.+)")
 # A verdict line: the new library's "file.c:12: TBROK: text", the old one's
@@ -139,7 +182,7 @@ def collect(lines, selected, results, why_unfinished):
             running = None
             if results.get(n, {}).get("verdict") == "not built":
                 continue
-            verdict, detail = classify(int(m.group(3)))
+            verdict, detail = refine(*classify(int(m.group(3))), out_lines)
             results[n] = {"name": m.group(2), "verdict": verdict, "detail": detail,
                           "seconds": f"{float(m.group(5)) - float(m.group(4)):.1f}",
                           "counts": _counts(out_lines), "reason": _reason(verdict, out_lines)}
@@ -178,41 +221,32 @@ def results_from_logs(raw, selected):
     return results
 
 
-def run_linux(selected, mode="tcg", smp=1, mem="512M"):
-    """Run every built entry; {index: result dict}, record."""
-    ensure_host_tools(["qemu-system-x86_64"])
-    vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
-    size = stage(selected, manifest["kconfig"])
-    image_mib = size // (1 << 20) + SPARE_MIB
-    log(f"image: {image_mib} MiB ext2 with {size >> 20} MiB of programs")
-    disk.make_ext2(IMAGE, image_mib, STAGE)
-    args, source = qemu.machine_args(mode, smp, mem, disk=IMAGE)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    raw = RUNS / stamp
-    raw.mkdir(parents=True, exist_ok=True)
-    results = {}
-    for i, (name, cmd) in enumerate(selected, 1):
-        if not built(cmd):
-            results[i] = {"name": name, "verdict": "not built", "detail": f"no program {cmd.split()[0]}",
-                          "seconds": ""}
+def _not_built(selected):
+    return {i: {"name": name, "verdict": "not built", "detail": f"no program {cmd.split()[0]}", "seconds": ""}
+            for i, (name, cmd) in enumerate(selected, 1) if not built(cmd)}
+
+
+def run_batches(selected, image, batch, argv_for, raw, host_timeout):
+    """Boot `argv_for(first, count)` until every built entry has a verdict;
+    (results, boots, wall seconds, the last argv)."""
+    results = _not_built(selected)
     todo = [i for i in range(1, len(selected) + 1) if i not in results]
     boots, t_start = 0, time.monotonic()
     argv = None
     while todo:
         first = todo[0]
-        count = min(BATCH, len(selected) - first + 1)
+        count = min(batch, len(selected) - first + 1)
         boots += 1
-        append = f"{manifest['append']} disk ltp={first - 1}:{count}"
-        argv = ["qemu-system-x86_64", *args, "-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append]
-        timeout = BATCH_TIMEOUT_BASE + BATCH_TIMEOUT_PER_TEST * count
+        argv = argv_for(first - 1, count)
+        timeout = host_timeout(count)
         log(f"batch {boots}: entries {first}..{first + count - 1} of {len(selected)} "
             f"({len(todo)} to run; timeout {timeout} s)")
         r = run_guarded(argv, timeout, log_path=raw / f"batch{boots:03d}-{first}.log", idle_s=IDLE_TIMEOUT)
-        why = ("VM killed by the host (no output or out of time)" if r.timed_out
-               else f"VM ended (QEMU status {r.status})")
+        why = ("killed by the host (no output or out of time)" if r.timed_out
+               else f"the machine ended (QEMU status {r.status})")
         done = collect(r.lines, selected, results, why)
         if not done:
-            ok, report = disk.repair(IMAGE)
+            ok, report = disk.repair(image)
             log(f"batch {boots} ended early; e2fsck -fy: {'repaired' if ok else 'FAILED'}")
             if not ok:
                 raise SystemExit("the LTP image cannot be repaired:\n" + report[-2000:])
@@ -224,14 +258,94 @@ def run_linux(selected, mode="tcg", smp=1, mem="512M"):
         before = len(todo)
         todo = [i for i in todo if i not in results]
         if len(todo) == before:
-            # No progress at all: the first entry ends the VM before /init
-            # can even report it.
+            # No progress at all: the first entry ends the machine before it
+            # can even be reported.
             results[first] = {"name": selected[first - 1][0], "verdict": "broken",
-                              "detail": "no result: the VM ended before it started", "seconds": ""}
+                              "detail": "no result: the machine ended before it started", "seconds": ""}
             todo = todo[1:]
-    wall = time.monotonic() - t_start
+    return results, boots, time.monotonic() - t_start, argv
+
+
+def _raw_dir(system):
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    raw = RUNS / (stamp if system == "linux" else f"{system}-{stamp}")
+    raw.mkdir(parents=True, exist_ok=True)
+    return raw
+
+
+def run_linux(selected, mode="tcg", smp=1, mem="512M"):
+    """Run every built entry on the reference VM; {index: result dict}, record."""
+    ensure_host_tools(["qemu-system-x86_64"])
+    vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
+    size = stage(selected, manifest["kconfig"])
+    image_mib = size // (1 << 20) + SPARE_MIB
+    log(f"image: {image_mib} MiB ext2 with {size >> 20} MiB of programs")
+    disk.make_ext2(IMAGE, image_mib, STAGE)
+    args, source = qemu.machine_args(mode, smp, mem, disk=IMAGE)
+    raw = _raw_dir("linux")
+
+    def argv_for(first, count):
+        append = f"{manifest['append']} disk ltp={first}:{count}"
+        return ["qemu-system-x86_64", *args, "-kernel", str(vmlinux), "-initrd", str(initrd), "-append", append]
+
+    results, boots, wall, argv = run_batches(
+        selected, IMAGE, BATCH, argv_for, raw, lambda n: BATCH_TIMEOUT_BASE + BATCH_TIMEOUT_PER_TEST * n)
     record = {
         "kernel": f"Debian {manifest['kernel_package']} {manifest['kernel_version']}",
+        "qemu": qemu.qemu_version(),
+        "machine": qemu.command_line(shown_argv(argv)) if argv else "",
+        "args_source": source,
+        "boots": boots,
+        "wall_s": round(wall),
+        "raw_logs": rel(raw),
+        "mode": mode,
+    }
+    return results, record
+
+
+def _stage_tessera(selected):
+    """Tessera's root: the system disk's tree and /ltp, hard-linked (the
+    image is made from it and nothing writes to it)."""
+    if not SYSTEM_ROOT.is_dir():
+        raise SystemExit(f"{rel(SYSTEM_ROOT)} missing: `cargo xtask build` makes it with the system disk")
+    if TESSERA_STAGE.exists():
+        shutil.rmtree(TESSERA_STAGE)
+    shutil.copytree(SYSTEM_ROOT, TESSERA_STAGE, symlinks=True, copy_function=os.link)
+    shutil.copytree(STAGE / "ltp", TESSERA_STAGE / "ltp", symlinks=True, copy_function=os.link)
+    shutil.copy(TESSERA_DRIVER, TESSERA_STAGE / "ltp" / "run.sh")
+    (TESSERA_STAGE / "ltp" / "run.sh").chmod(0o755)
+    return sum(p.stat().st_size for p in TESSERA_STAGE.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
+    """Run every built entry on Tessera's Linux personality; {index: result}, record."""
+    ensure_host_tools(["qemu-system-x86_64"])
+    log("cargo xtask build")
+    r = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("cargo xtask build failed:\n" + r.stderr[-2000:])
+    # Linux's configuration goes on the image as on Linux's (tests that
+    # need an option read it), from the reference VM's kernel.
+    _vmlinux, _initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
+    stage(selected, manifest["kconfig"])
+    size = _stage_tessera(selected)
+    image_mib = size // (1 << 20) + SPARE_MIB
+    log(f"image: {image_mib} MiB ext2, the system disk's tree and {size >> 20} MiB in all")
+    disk.make_ext2(TESSERA_IMAGE, image_mib, TESSERA_STAGE)
+    args, source = qemu.machine_args(mode, smp, mem, disk=TESSERA_IMAGE)
+    raw = _raw_dir("tessera")
+
+    def argv_for(first, count):
+        run = f"/bin/sh,/ltp/run.sh,{first},{count},{TESSERA_LIMIT}"
+        return ["qemu-system-x86_64", *args, *tessera_boot(f"servers=servers.linux.conf run=linux args={run}")]
+
+    results, boots, wall, argv = run_batches(
+        selected, TESSERA_IMAGE, TESSERA_BATCH, argv_for, raw,
+        lambda n: BATCH_TIMEOUT_BASE + (TESSERA_LIMIT + 30) * n)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    record = {
+        "kernel": f"Tessera {commit}",
         "qemu": qemu.qemu_version(),
         "machine": qemu.command_line(shown_argv(argv)) if argv else "",
         "args_source": source,
@@ -267,86 +381,151 @@ def build_info():
     }
 
 
-def write_results(selected, results, record, complete):
-    RESULTS.mkdir(parents=True, exist_ok=True)
+FIELDS = ("verdict", "detail", "reason", "seconds", "lines")
+NOT_RUN = "not run"
+
+
+def _record_path(system):
+    return LTP / ("last-record.json" if system == "linux" else f"last-record-{system}.json")
+
+
+def _old_rows():
+    """{(test, command): row} of the results file as it is."""
+    path = RESULTS / "ltp.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        # An older file's single Tessera column said "not run yet".
+        if r.get("tessera") in ("not run yet", None):
+            r["tessera"] = NOT_RUN
+    return {(r["test"], r["command"]): r for r in rows}
+
+
+def merge_rows(allents, selected, system, results):
+    """Every runtest entry's row: `system`'s fields from this run for the
+    selected entries, everything else as the results file had it."""
+    old = _old_rows()
+    new = {(name, cmd): results.get(i) for i, (name, cmd) in enumerate(selected, 1)}
     rows = []
-    for i, (name, cmd) in enumerate(selected, 1):
-        r = results.get(i, {"verdict": "not run", "detail": "", "seconds": ""})
-        lines = ", ".join(f"{k} {v}" for k, v in sorted(r.get("counts", {}).items()))
-        rows.append({"test": name, "command": cmd, "linux": r["verdict"], "linux_detail": r["detail"],
-                     "linux_reason": r.get("reason", ""), "linux_seconds": r["seconds"], "linux_lines": lines,
-                     "tessera": "not run yet"})
+    for name, cmd in allents:
+        row = {"test": name, "command": cmd}
+        for sysname in SYSTEMS:
+            for field in FIELDS:
+                key = sysname if field == "verdict" else f"{sysname}_{field}"
+                row[key] = old.get((name, cmd), {}).get(key, NOT_RUN if field == "verdict" else "")
+        r = new.get((name, cmd))
+        if r is not None:
+            lines = ", ".join(f"{k} {v}" for k, v in sorted(r.get("counts", {}).items()))
+            row[system] = r["verdict"]
+            row[f"{system}_detail"] = r["detail"]
+            row[f"{system}_reason"] = r.get("reason", "")
+            row[f"{system}_seconds"] = r["seconds"]
+            row[f"{system}_lines"] = lines
+        rows.append(row)
+    return rows
+
+
+def _reasons_table(rows, system, verdict, what):
+    reasons = {}
+    for r in rows:
+        if r[system] == verdict:
+            key = re.sub(r"\d+", "N", r[f"{system}_reason"] or r[f"{system}_detail"] or "?")
+            reasons.setdefault(key, []).append(r["test"])
+    if not reasons:
+        return []
+    md = [f"## {what}, most frequent first", "", "| tests | reason (digits as N) | e.g. |", "|---|---|---|"]
+    for key, tests in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:25]:
+        md.append(f"| {len(tests)} | {key.replace('|', '/')} | `{tests[0]}` |")
+    return md + [""]
+
+
+def _how_it_ran(system, record):
+    if not record:
+        return [f"- {system.capitalize()}: not run"]
+    return [f"- {system.capitalize()}: {record['kernel']}; {record['qemu']}; {record['mode']}; "
+            f"{record['boots']} boots, host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s "
+            f"(logs: `{record['raw_logs']}`)", "", "  ```", f"  {record['machine']}", "  ```"]
+
+
+def write_results(rows, records):
+    RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / "ltp.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    counts = {c: sum(1 for r in rows if r["linux"] == c) for c in CLASSES}
+    counts = {s: {c: sum(1 for r in rows if r[s] == c) for c in (*CLASSES, NOT_RUN)} for s in SYSTEMS}
     info = build_info()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    slow = sorted((r for r in rows if r["linux_seconds"]), key=lambda r: -float(r["linux_seconds"]))[:10]
     md = [
         "# LTP system-call tests",
         "",
         f"The Linux Test Project's `runtest/syscalls` ({info['source']}), built as static musl "
-        "programs (`make ltp-build`) and run by `make ltp` on the Linux reference VM, as root, "
-        "each in TMPDIR on an ext2 disk (virtio-blk), with `LTP_TIMEOUT_MUL=4` (an emulated machine) and "
-        "`LTP_RUNTIME_MUL=0.1` (tests that run for a set time run a tenth of it, at least their minimum), "
-        "a loop driver, `mkfs.ext2` (busybox), the kernel's configuration and a loopback interface. "
+        "programs (`make ltp-build`) and run by `make ltp` on the Linux reference VM and by "
+        "`make ltp SYSTEM=tessera` on Tessera's Linux personality (the same binaries, as root, "
+        "each in TMPDIR on an ext2 disk on virtio-blk), with `LTP_TIMEOUT_MUL=4` (an emulated machine) and "
+        "`LTP_RUNTIME_MUL=0.1` (tests that run for a set time run a tenth of it, at least their minimum). "
+        "Linux's VM also has a loop driver, `mkfs.ext2` (busybox) and a loopback interface. "
         "Per test: `ltp.csv` (verdict from LTP's exit "
         "status: 0 pass, 32 conf, TFAIL fail; TBROK, TWARN, a signal or a timeout broken; the first line "
         "saying why).",
-        "" if complete else "**Partial run**: only the entries selected with ONLY= ran.",
         "",
         "| | Linux | Tessera |",
         "|---|---|---|",
     ]
-    for c in CLASSES:
-        md.append(f"| {c} | {counts[c]} | |")
-    md.append(f"| **entries** | {len(rows)} | not run yet |")
+    for c in (*CLASSES, NOT_RUN):
+        md.append(f"| {c} | {counts['linux'][c]} | {counts['tessera'][c]} |")
+    md.append(f"| **entries** | {len(rows)} | {len(rows)} |")
+    linux_pass = [r for r in rows if r["linux"] == "pass"]
+    both_ran = [r for r in linux_pass if r["tessera"] != NOT_RUN]
+    both_pass = [r for r in both_ran if r["tessera"] == "pass"]
+    md += [""]
+    if both_ran:
+        md.append(f"Of the {len(both_ran)} tests that pass on Linux and ran on Tessera, "
+                  f"{len(both_pass)} pass there too ({100 * len(both_pass) / len(both_ran):.0f} %); "
+                  f"{len(linux_pass) - len(both_ran)} of Linux's passes have not run on Tessera. "
+                  "Issue 18's goal: ≥ 80 % of the tests that pass on Linux.")
+    else:
+        md.append("Tessera has not run any of the tests yet; issue 18's goal is ≥ 80 % of the tests "
+                  "that pass on Linux.")
+    md += ["", "## How it ran", "", f"Written on {date}.", ""]
+    for system in SYSTEMS:
+        md += _how_it_ran(system, records.get(system))
     md += [
-        "",
-        "Tessera's column fills in when its Linux personality boots the same image; "
-        "issue 18's goal is ≥ 80 % of the tests that pass on Linux.",
-        "",
-        "## How it ran",
-        "",
-        f"- Kernel: {record['kernel']}; {record['qemu']}; {record['mode']}; run on {date}",
-        f"- {record['boots']} boots of the VM in batches of up to {BATCH} entries; "
-        f"host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s",
         f"- Build: {info['programs']} programs from {info['directories']} directories of "
         f"`testcases/kernel/syscalls`; with errors (some programs missing): "
         f"{', '.join(info['directories_with_errors']) or 'none'}",
     ]
     if info["build_log"]:
         md.append(f"- Last build (`tools/ltp/build.sh`): {info['build_log'][-1]}")
-    md += ["", "Machine:", "", "```", record["machine"], "```", ""]
+    md.append("")
+    lost = [r for r in both_ran if r["tessera"] != "pass"]
+    if lost:
+        md += [f"## Pass on Linux, not on Tessera ({len(lost)})", "",
+               ", ".join(f"`{r['test']}` ({r['tessera']})" for r in lost), ""]
+        for c, what in (("fail", "Why tests failed on Tessera"), ("broken", "Why tests broke on Tessera"),
+                        ("conf", "Why tests did not apply on Tessera (TCONF)")):
+            md += _reasons_table(lost, "tessera", c, what)
     for c in ("fail", "broken"):
         names = [f"`{r['test']}`" + (f" ({r['linux_detail']})" if r["linux_detail"] else "")
                  for r in rows if r["linux"] == c]
         if names:
             md += [f"## {c.capitalize()} on Linux ({len(names)})", "", ", ".join(names), ""]
-    for c, what in (("broken", "Why tests broke"), ("conf", "Why tests did not apply (TCONF)")):
-        reasons = {}
-        for r in rows:
-            if r["linux"] == c:
-                key = re.sub(r"\d+", "N", r["linux_reason"] or r["linux_detail"] or "?")
-                reasons.setdefault(key, []).append(r["test"])
-        if reasons:
-            md += [f"## {what} on Linux, most frequent first", "", "| tests | reason (digits as N) | e.g. |",
-                   "|---|---|---|"]
-            for key, tests in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:25]:
-                md.append(f"| {len(tests)} | {key.replace('|', '/')} | `{tests[0]}` |")
-            md.append("")
+    md += _reasons_table(rows, "linux", "broken", "Why tests broke on Linux")
+    md += _reasons_table(rows, "linux", "conf", "Why tests did not apply on Linux (TCONF)")
+    slow = sorted((r for r in rows if r["linux_seconds"]), key=lambda r: -float(r["linux_seconds"]))[:10]
     if slow:
         md += ["## Slowest on Linux (guest seconds)", "", "| test | s |", "|---|---|"]
         md += [f"| `{r['test']}` | {r['linux_seconds']} |" for r in slow]
         md.append("")
     (RESULTS / "ltp.md").write_text("\n".join(md))
-    (LTP / "last-record.json").write_text(json.dumps(record, indent=2))
     return counts
 
 
-def main(only=None, mode="tcg", smp=1, mem="512M", report_only=False):
+def main(only=None, mode="tcg", smp=1, mem="512M", report_only=False, system="linux"):
+    if system not in SYSTEMS:
+        raise SystemExit(f"no system {system!r}: one of {', '.join(SYSTEMS)}")
     allents = entries()
     selected = allents
     if only:
@@ -357,18 +536,23 @@ def main(only=None, mode="tcg", smp=1, mem="512M", report_only=False):
     if report_only:
         # The last run's results again from its logs (after a change to
         # how they are read), without running anything.
-        saved = LTP / "last-record.json"
+        saved = _record_path(system)
         if not saved.exists():
-            raise SystemExit("no LTP run recorded yet")
+            raise SystemExit(f"no LTP run on {system} recorded yet")
         record = json.loads(saved.read_text())
         results = results_from_logs(ROOT / record["raw_logs"], selected)
     else:
-        results, record = run_linux(selected, mode, smp, mem)
-    counts = write_results(selected, results, record, complete=not only)
-    log("LTP on Linux: " + ", ".join(f"{c} {n}" for c, n in counts.items())
+        run = run_linux if system == "linux" else run_tessera
+        results, record = run(selected, mode, smp, mem)
+        _record_path(system).write_text(json.dumps(record, indent=2))
+    records = {s: json.loads(_record_path(s).read_text()) for s in SYSTEMS if _record_path(s).exists()}
+    rows = merge_rows(allents, selected, system, results)
+    counts = write_results(rows, records)
+    log(f"LTP on {system}: " + ", ".join(f"{c} {n}" for c, n in counts[system].items())
         + f"; {record['boots']} boots, {record['wall_s']} s")
     log(f"written: {rel(RESULTS / 'ltp.md')}, {rel(RESULTS / 'ltp.csv')}")
     return 0
+
 
 
 if __name__ == "__main__":

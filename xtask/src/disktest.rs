@@ -30,6 +30,7 @@ use crate::e2fs;
 use crate::machine::Machine;
 use crate::progtest;
 use crate::protocol::{self, Ending};
+pub use testdata::{fnv64, pattern};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -81,26 +82,6 @@ impl DiskTest {
 
 /// Where the host's tree goes in the image.
 const HOST_DIR: &str = "/h";
-
-/// The guest's content of a file: `fsstack::pattern`, byte for byte.
-pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x as u8) ^ (i as u8)
-        })
-        .collect()
-}
-
-/// FNV-1a, 64 bits, as `fstest tree` reports it.
-pub fn fnv64(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
 
 /// Boots the machine: (cmdline, log, watcher asking for a kill) → output.
 pub type Boot<'a> = dyn FnMut(&Machine, &str, &Path, &mut dyn FnMut(&str) -> Option<Duration>) -> std::io::Result<crate::proc::Output>
@@ -301,21 +282,7 @@ fn reported(lines: &[String]) -> Vec<String> {
 /// The files `fstest rw` leaves with `keep`: `/t/f<size>` holding
 /// `pattern(size)` for each size (as in user/programs/src/fstest/rw.rs),
 /// and `/t/sparse`.
-const RW_SIZES: &[usize] = &[
-    0,
-    1,
-    100,
-    1023,
-    1024,
-    1025,
-    4095,
-    4096,
-    4097,
-    12 * 1024 + 1,
-    48 * 1024 + 1,
-    65536 + 123,
-    300 * 1024 + 7,
-];
+use testdata::FILE_SIZES as RW_SIZES;
 
 fn check_exchange(image: &Path, tree: &[(String, Object)], lines: &[String]) -> Result<(), String> {
     let want = expected_report(tree);
@@ -471,16 +438,6 @@ fn expected_after_crash(image: &Path, k: u64) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pattern_and_hash_are_the_guests() {
-        // Worked out apart from both (a few lines of Python over the same
-        // definitions): a change of either copy shows here or in the boot.
-        assert_eq!(pattern(1, 8), [0xad, 0x77, 0x34, 0x77, 0xe8, 0x7c, 0xc9, 0xed]);
-        assert_eq!(pattern(1000, 4), [0x2d, 0x9e, 0xa2, 0x92]);
-        assert_eq!(fnv64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv64(b"a"), 0xaf63_dc4c_8601_ec8c);
-    }
 
     #[test]
     fn reports_are_read_and_sorted() {

@@ -3,7 +3,7 @@
 //! `share=on`), so its content survives reboots. It holds the NVM store;
 //! xtask makes and formats the file on first use and then leaves it alone.
 
-use nvmstore::file::FileRegion;
+use nvmstore::file::{FileRegion, parse_size};
 use nvmstore::{Error, FormatOptions, Store};
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -17,23 +17,6 @@ pub struct Nvm {
     pub path: PathBuf,
     /// Bytes; a power of two (it is a PCI BAR).
     pub size: u64,
-}
-
-/// `64M`, `1G`, `4096K` or bytes.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => text.split_at(i),
-        None => (text, ""),
-    };
-    let shift = match unit {
-        "" => 0,
-        "K" | "k" => 10,
-        "M" | "m" => 20,
-        "G" | "g" => 30,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 impl Nvm {

@@ -127,7 +127,9 @@ pub struct CallFor {
 pub const MSG_IN_CALLER: u64 = 1;
 pub const REPLY_IN_CALLER: u64 = 2;
 
-/// `caller_map` flags (Linux's values).
+/// `caller_map` flags (Linux's values). MAP_SHARED: the memory stays
+/// shared with the children the process forks.
+pub const MAP_SHARED: u64 = 0x01;
 pub const MAP_FIXED: u64 = 0x10;
 
 /// Linux x86_64 system-call numbers the kernel serves itself.

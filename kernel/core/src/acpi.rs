@@ -6,7 +6,7 @@ use crate::mm::layout::phys_to_virt;
 use acpi::madt::{Madt as Table, MadtEntry};
 use acpi::{AcpiHandler, AcpiTables, PhysicalMapping};
 use core::ptr::NonNull;
-use platform::acpi::{IoApic, IrqOverride, MAX_CPUS, MAX_IOAPICS, MAX_OVERRIDES, Madt};
+use platform::acpi::{IoApic, IrqOverride, Madt};
 
 /// Physical memory as the direct map shows it: nothing to map or unmap.
 #[derive(Clone, Copy)]
@@ -45,30 +45,18 @@ pub fn madt(rsdp: u64) -> Result<Madt, acpi::AcpiError> {
     };
     for entry in table.entries() {
         match entry {
-            MadtEntry::LocalApic(e) if e.flags & 1 != 0 && madt.cpu_count < MAX_CPUS => {
-                madt.apic_ids[madt.cpu_count] = e.apic_id as u32;
-                madt.cpu_count += 1;
-            }
-            MadtEntry::LocalX2Apic(e) if e.flags & 1 != 0 && madt.cpu_count < MAX_CPUS => {
-                madt.apic_ids[madt.cpu_count] = e.x2apic_id;
-                madt.cpu_count += 1;
-            }
-            MadtEntry::IoApic(e) if madt.ioapic_count < MAX_IOAPICS => {
-                madt.ioapics[madt.ioapic_count] = IoApic {
-                    id: e.io_apic_id,
-                    address: e.io_apic_address,
-                    gsi_base: e.global_system_interrupt_base,
-                };
-                madt.ioapic_count += 1;
-            }
-            MadtEntry::InterruptSourceOverride(e) if madt.override_count < MAX_OVERRIDES => {
-                madt.overrides[madt.override_count] = IrqOverride {
-                    irq: e.irq,
-                    gsi: e.global_system_interrupt,
-                    flags: e.flags,
-                };
-                madt.override_count += 1;
-            }
+            MadtEntry::LocalApic(e) if e.flags & 1 != 0 => madt.add_cpu(e.apic_id as u32),
+            MadtEntry::LocalX2Apic(e) if e.flags & 1 != 0 => madt.add_cpu(e.x2apic_id),
+            MadtEntry::IoApic(e) => madt.add_ioapic(IoApic {
+                id: e.io_apic_id,
+                address: e.io_apic_address,
+                gsi_base: e.global_system_interrupt_base,
+            }),
+            MadtEntry::InterruptSourceOverride(e) => madt.add_override(IrqOverride {
+                irq: e.irq,
+                gsi: e.global_system_interrupt,
+                flags: e.flags,
+            }),
             MadtEntry::LocalApicAddressOverride(e) => madt.lapic_address = e.local_apic_address,
             _ => {}
         }

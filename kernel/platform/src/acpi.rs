@@ -53,6 +53,27 @@ impl Default for Madt {
 }
 
 impl Madt {
+    /// Adds an enabled processor; past `MAX_CPUS` it is left unused.
+    pub fn add_cpu(&mut self, apic_id: u32) {
+        if let Some(slot) = self.apic_ids.get_mut(self.cpu_count) {
+            *slot = apic_id;
+            self.cpu_count += 1;
+        }
+    }
+    /// Adds an I/O APIC; past `MAX_IOAPICS` its interrupts stay unrouted.
+    pub fn add_ioapic(&mut self, ioapic: IoApic) {
+        if let Some(slot) = self.ioapics.get_mut(self.ioapic_count) {
+            *slot = ioapic;
+            self.ioapic_count += 1;
+        }
+    }
+    /// Adds an interrupt source override; past `MAX_OVERRIDES` the IRQ keeps its identity mapping.
+    pub fn add_override(&mut self, irq: IrqOverride) {
+        if let Some(slot) = self.overrides.get_mut(self.override_count) {
+            *slot = irq;
+            self.override_count += 1;
+        }
+    }
     pub fn cpus(&self) -> &[u32] {
         &self.apic_ids[..self.cpu_count]
     }
@@ -89,5 +110,21 @@ mod tests {
         assert_eq!(madt.isa_irq(0), (2, 0));
         assert_eq!(madt.isa_irq(11), (11, 0xd));
         assert_eq!(madt.isa_irq(4), (4, 0));
+    }
+
+    #[test]
+    fn entries_past_the_capacity_are_left_out() {
+        let mut madt = Madt::default();
+        for id in 0..MAX_CPUS as u32 + 3 {
+            madt.add_cpu(id);
+        }
+        assert_eq!(madt.cpus().len(), MAX_CPUS);
+        assert_eq!(madt.cpus()[MAX_CPUS - 1], MAX_CPUS as u32 - 1);
+        madt.add_override(IrqOverride {
+            irq: 9,
+            gsi: 20,
+            flags: 0xf,
+        });
+        assert_eq!(madt.isa_irq(9), (20, 0xf));
     }
 }

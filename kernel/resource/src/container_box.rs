@@ -167,14 +167,8 @@ impl Outcome for Sent {}
 /// waiting container of its size. Waits up to `timeout_ns`
 /// (`container_receive`).
 #[inline(always)]
-pub fn receive(
-    caller: u64,
-    id: ResId,
-    bx: ResId,
-    addr: u64,
-    mode: ContainerMode,
-    timeout_ns: u64,
-) -> Result<Received, Error> {
+pub fn receive(caller: u64, r: Receive) -> Result<Received, Error> {
+    let Receive { id, bx, mode, .. } = r;
     let named = id != ResId::NONE || mode == ContainerMode::Swap;
     let ids = [
         (bx, Need::OfKind(Kind::ContainerBox)),
@@ -185,9 +179,42 @@ pub fn receive(
         },
         NO_ID,
     ];
-    invoke(caller, ResOp::Receive, ids, || {
-        receive_now(caller, id, bx, addr, mode, timeout_ns)
-    })
+    invoke(caller, ResOp::Receive, ids, || receive_now(caller, r))
+}
+
+/// What a receive asks for: `id` (or `ResId::NONE`) from box `bx`,
+/// attached at `addr` (0: anywhere), in `mode`, waiting up to `timeout_ns`.
+#[derive(Debug, Clone, Copy)]
+pub struct Receive {
+    pub id: ResId,
+    pub bx: ResId,
+    pub addr: u64,
+    pub mode: ContainerMode,
+    pub timeout_ns: u64,
+}
+
+impl Receive {
+    /// The first container waiting in `bx` (or, for SWAP, the exchange of
+    /// `id`, the caller's own), attached anywhere, without waiting.
+    pub fn new(bx: ResId, id: ResId, mode: ContainerMode) -> Receive {
+        Receive {
+            id,
+            bx,
+            addr: 0,
+            mode,
+            timeout_ns: 0,
+        }
+    }
+
+    /// Attached at `addr`.
+    pub fn at(self, addr: u64) -> Receive {
+        Receive { addr, ..self }
+    }
+
+    /// Waiting up to `timeout_ns` for a container to arrive.
+    pub fn waiting(self, timeout_ns: u64) -> Receive {
+        Receive { timeout_ns, ..self }
+    }
 }
 
 /// What a receive gave: the container, where it is attached in the
@@ -494,14 +521,14 @@ fn attached(ct: &ResTable<Container>, id: ResId, caller: u64) -> Result<Attached
 }
 
 /// `receive` itself, once the mediator has checked the identifiers.
-fn receive_now(
-    caller: u64,
-    id: ResId,
-    bx: ResId,
-    addr: u64,
-    mode: ContainerMode,
-    timeout_ns: u64,
-) -> Result<Received, Error> {
+fn receive_now(caller: u64, r: Receive) -> Result<Received, Error> {
+    let Receive {
+        id,
+        bx,
+        addr,
+        mode,
+        timeout_ns,
+    } = r;
     if mode == ContainerMode::Swap
         && let Some(done) = receive_swap(caller, id, bx)
     {

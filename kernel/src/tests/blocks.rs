@@ -5,7 +5,8 @@
 //! the address is not a block's, and when an ICA of blocks moves. Nothing
 //! leaks, page tables included.
 
-use abi::{ContainerMode as M, SpawnOptions};
+use super::{end, live, ok};
+use abi::ContainerMode as M;
 use alloc::format;
 use alloc::string::String;
 use ipc::process::{self as proc, KERNEL_PID};
@@ -17,20 +18,6 @@ use kcore::mm::paging::{self, flags};
 use resource::{self, ResId, container, container_box};
 
 const PAGES: u64 = BLOCK_PAGES as u64;
-
-fn ok<T>(r: Result<T, abi::Error>) -> Result<T, String> {
-    r.map_err(|e| format!("{e:?}"))
-}
-
-fn live() -> Result<u64, String> {
-    resource::proc::spawn::spawn("sleeper", b"60000\0", &SpawnOptions::DEFAULT, KERNEL_PID)
-        .map_err(|e| format!("{e:?}"))
-}
-
-fn end(pid: u64) {
-    let _ = proc::kill(pid);
-    let _ = proc::wait(KERNEL_PID, pid);
-}
 
 /// The space a container is attached in, and its address there.
 fn place(id: ResId) -> Result<(resource::vspace::SpaceRef, u64), String> {
@@ -114,7 +101,10 @@ fn round() -> TestResult {
     let bx = ok(container_box::create(a, PAGES, 1, 1, 4, 0))?;
     ok(container_box::grant(a, bx, b, abi::BOX_RECEIVE))?;
     ok(container_box::send(a, c, bx, 0, M::Swap))?;
-    ok(container_box::receive(b, r, bx, 0, M::Swap, 1_000_000))?;
+    ok(container_box::receive(
+        b,
+        container_box::Receive::new(bx, r, M::Swap).waiting(1_000_000),
+    ))?;
     expect(r, 0x2000, true, "SWAP")?;
     // Memory that is not in blocks: a copy. Its container lies at a block
     // but is mapped page by page; an exchange with one in blocks swaps the
@@ -122,7 +112,11 @@ fn round() -> TestResult {
     // replaced by a block's entry), and another swaps them back.
     fill(c, 0x3000)?;
     ok(container_box::send(a, c, bx, 0, M::Copy))?;
-    let d = ok(container_box::receive(b, ResId::NONE, bx, 0, M::Copy, 1_000_000))?.id;
+    let d = ok(container_box::receive(
+        b,
+        container_box::Receive::new(bx, ResId::NONE, M::Copy).waiting(1_000_000),
+    ))?
+    .id;
     expect(d, 0x3000, false, "copy")?;
     ok(container::exchange(KERNEL_PID, r, b, d))?;
     expect(r, 0x3000, false, "exchange with a copy")?;

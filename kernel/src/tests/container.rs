@@ -2,6 +2,7 @@
 //! operations, SWAP as a real page exchange, empty-container management,
 //! rights, and no leaks.
 
+use super::{end, live, ok};
 use abi::{ContainerMode as M, Error, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
@@ -13,17 +14,6 @@ use kcore::mm::frames;
 use kcore::mm::layout::PAGE_SIZE;
 use resource::mediator;
 use resource::{self, ResId, container, container_box};
-
-/// A process that just sleeps: a virtual space to put containers in.
-fn live() -> Result<u64, String> {
-    resource::proc::spawn::spawn("sleeper", b"60000\0", &SpawnOptions::DEFAULT, KERNEL_PID)
-        .map_err(|e| format!("{e:?}"))
-}
-
-fn end(pid: u64) {
-    let _ = proc::kill(pid);
-    let _ = proc::wait(KERNEL_PID, pid);
-}
 
 /// A container's memory in its process: the space and where it lies.
 fn memory_of(id: ResId) -> Result<(resource::vspace::SpaceRef, u64, usize), String> {
@@ -71,11 +61,6 @@ fn holds(id: ResId, tag: u64) -> Result<bool, String> {
     Ok(true)
 }
 
-/// A result for a test's message.
-fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
-    r.map_err(|e| format!("{e:?}"))
-}
-
 /// A resource's description, as the kernel sees it.
 fn info(id: ResId) -> Result<abi::ResInfo, String> {
     ok(mediator::query(KERNEL_PID, id))
@@ -105,7 +90,11 @@ pub fn every_mode_carries_data_through_a_box() -> TestResult {
                 ResId::NONE
             };
             ok(container_box::send(a, c, bx, 0, mode))?;
-            let got = ok(container_box::receive(b, mine, bx, 0, mode, 1_000_000))?.id;
+            let got = ok(container_box::receive(
+                b,
+                container_box::Receive::new(bx, mine, mode).waiting(1_000_000),
+            ))?
+            .id;
             ensure!(
                 holds(got, tag)?,
                 "{mode:?} {pages} pages: the receiver does not see the sender's data"
@@ -220,7 +209,7 @@ pub fn box_rights_are_checked() -> TestResult {
         "send allowed"
     );
     ensure!(
-        container_box::receive(stranger, c, bx, 0, M::Swap, 0).err() == Some(Error::Denied),
+        container_box::receive(stranger, container_box::Receive::new(bx, c, M::Swap)).err() == Some(Error::Denied),
         "receive allowed"
     );
     ensure!(
@@ -234,9 +223,16 @@ pub fn box_rights_are_checked() -> TestResult {
     ok(container_box::grant(a, bx, stranger, abi::BOX_SEND))?;
     ok(container_box::send(stranger, c, bx, 0, M::Swap))?;
     // Nothing to receive from an empty queue: the timeout ends the wait.
-    ok(container_box::receive(a, ResId::NONE, bx, 0, M::Move, 0))?;
+    ok(container_box::receive(
+        a,
+        container_box::Receive::new(bx, ResId::NONE, M::Move),
+    ))?;
     ensure!(
-        container_box::receive(a, ResId::NONE, bx, 0, M::Move, 2_000_000).is_err(),
+        container_box::receive(
+            a,
+            container_box::Receive::new(bx, ResId::NONE, M::Move).waiting(2_000_000)
+        )
+        .is_err(),
         "a receive from an empty box succeeded"
     );
     ok(mediator::delete(a, bx))?;
@@ -262,7 +258,7 @@ pub fn empty_containers_follow_the_bounds() -> TestResult {
         ensure!(e >= 2 && f == i + 1, "after send {i}: {e} empty, {f} filled");
     }
     for i in 0..5 {
-        ok(container_box::receive(b, r, bx, 0, M::Swap, 0))?;
+        ok(container_box::receive(b, container_box::Receive::new(bx, r, M::Swap)))?;
         let (e, _) = container_box::census(bx, 2).ok_or("no box")?;
         ensure!(e <= 4, "after receive {i}: {e} empty containers, upper bound 4");
     }

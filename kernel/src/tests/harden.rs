@@ -6,6 +6,7 @@
 //! box pages never carry another process's data, and a killed driver
 //! leaves its device quiet.
 
+use super::{end, live, ok};
 use abi::{ContainerMode as M, Error, SpawnOptions};
 use alloc::format;
 use alloc::string::String;
@@ -16,10 +17,6 @@ use kcore::mm::{frames, heap};
 use resource::pool;
 use resource::vspace::{self, At};
 use resource::{KERNEL, ResId, container, container_box, vregion};
-
-fn ok<T>(r: Result<T, Error>) -> Result<T, String> {
-    r.map_err(|e| format!("{e:?}"))
-}
 
 /// Runs `path` with `args` holding `rights`; its exit status.
 fn run_as(path: &str, args: &[&str], rights: u64) -> Result<u64, String> {
@@ -44,21 +41,6 @@ fn run_ok(path: &str, args: &[&str]) -> TestResult {
     let status = run(path, args)?;
     ensure!(status == 0, "{path} {args:?} exited with {status:#x}");
     Ok(())
-}
-
-/// A process that only sleeps: a space to give things to.
-fn live() -> Result<u64, String> {
-    ok(resource::proc::spawn::spawn(
-        "sleeper",
-        b"600000\0",
-        &SpawnOptions::DEFAULT,
-        KERNEL_PID,
-    ))
-}
-
-fn end(pid: u64) {
-    let _ = proc::kill(pid);
-    let _ = proc::wait(KERNEL_PID, pid);
 }
 
 /// Resource use of the whole kernel, for leak checks (the pool and the
@@ -299,7 +281,12 @@ fn receive_where_it_cannot_land() -> TestResult {
         fill(c, tag)?;
         ok(container_box::send(a, c, bx, 0, mode))?;
         let count = containers();
-        let failed = container_box::receive(b, ResId::NONE, bx, taken, mode, 1_000_000);
+        let failed = container_box::receive(
+            b,
+            container_box::Receive::new(bx, ResId::NONE, mode)
+                .at(taken)
+                .waiting(1_000_000),
+        );
         ensure!(
             failed.is_err(),
             "{mode:?}: a receive onto a taken place gave {failed:?}"
@@ -309,7 +296,10 @@ fn receive_where_it_cannot_land() -> TestResult {
             "{mode:?}: a failed receive changed the containers ({count} -> {})",
             containers()
         );
-        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        let got = ok(container_box::receive(
+            b,
+            container_box::Receive::new(bx, ResId::NONE, mode).waiting(1_000_000),
+        ))?;
         ensure!(holds(got.id, tag)?, "{mode:?}: the data was lost by the failed receive");
         ok(container::destroy(got.id))?;
         // The sender names a place the receiver cannot use: the receive
@@ -317,7 +307,10 @@ fn receive_where_it_cannot_land() -> TestResult {
         let c2 = ok(container::create(a, 2, 0))?;
         fill(c2, tag + 0x100)?;
         ok(container_box::send(a, c2, bx, taken, mode))?;
-        let got = ok(container_box::receive(b, ResId::NONE, bx, 0, mode, 1_000_000))?;
+        let got = ok(container_box::receive(
+            b,
+            container_box::Receive::new(bx, ResId::NONE, mode).waiting(1_000_000),
+        ))?;
         ensure!(
             holds(got.id, tag + 0x100)?,
             "{mode:?}: a sender's address lost the data"

@@ -26,6 +26,27 @@ pub fn args(words: &[&str]) -> alloc::vec::Vec<u8> {
     words.iter().flat_map(|w| w.bytes().chain([0])).collect()
 }
 
+/// A result for a test's message.
+pub fn ok<T>(r: Result<T, abi::Error>) -> Result<T, alloc::string::String> {
+    r.map_err(|e| alloc::format!("{e:?}"))
+}
+
+/// A process that only sleeps: a virtual space to give things to.
+pub fn live() -> Result<u64, alloc::string::String> {
+    ok(::resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &abi::SpawnOptions::DEFAULT,
+        ::ipc::process::KERNEL_PID,
+    ))
+}
+
+/// Ends a process started by `live`.
+pub fn end(pid: u64) {
+    let _ = ::ipc::process::kill(pid);
+    let _ = ::ipc::process::wait(::ipc::process::KERNEL_PID, pid);
+}
+
 pub static TESTS: &[KTest] = ktests![
     // User processes
     pass process::user_program_runs_with_arguments,

@@ -35,7 +35,16 @@ pub fn sys_send(me: &proc::Process, a: call::ContainerSend) -> Result<u64, Error
 
 pub fn sys_receive(me: &proc::Process, a: call::ContainerReceive) -> Result<u64, Error> {
     UserRange::of_out(a.out)?;
-    let got = container_box::receive(me.pid(), id(a.container), id(a.bx), a.addr, a.mode, a.timeout_ns)?;
+    let got = container_box::receive(
+        me.pid(),
+        container_box::Receive {
+            id: id(a.container),
+            bx: id(a.bx),
+            addr: a.addr,
+            mode: a.mode,
+            timeout_ns: a.timeout_ns,
+        },
+    )?;
     let out = abi::Received {
         addr: got.addr,
         size: got.size,

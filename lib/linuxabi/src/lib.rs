@@ -19,3 +19,7 @@ pub mod reclock;
 pub mod signal;
 pub mod structs;
 pub mod termios;
+
+/// Process ids are below this (`/proc/sys/kernel/pid_max`; Linux's
+/// largest on 64-bit machines): the shared server's ids wrap before it.
+pub const PID_MAX: u32 = 4_194_304;

@@ -63,3 +63,20 @@ impl Region for FileRegion {
         self.file.sync_data().map_err(|e| self.fail(e, 0, 0))
     }
 }
+
+/// An image size as the tools take it: `64M`, `1G`, `4096K` or bytes.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let shift = match unit {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}

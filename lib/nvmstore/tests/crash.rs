@@ -5,25 +5,9 @@
 use nvmstore::sim::SimRegion;
 use nvmstore::{Error, FormatOptions, PAGE_SIZE, Region, Store};
 use std::collections::BTreeMap;
+use testdata::Rng;
 
 type Files = BTreeMap<String, Vec<u8>>;
-
-/// splitmix64: deterministic, so that a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
 
 fn content(seed: u64, len: usize) -> Vec<u8> {
     let mut rng = Rng(seed);

@@ -12,6 +12,7 @@ pub mod errno;
 pub mod fs;
 pub mod net;
 pub mod nic;
+pub mod peer;
 pub mod wire;
 
 pub mod echo {

@@ -131,6 +131,17 @@ impl Server {
         self.client(caller).file(fd)
     }
 
+    /// The open file and the number of a request laid out as `fd`, a pad
+    /// word and a `u64` (TRUNCATE's size, SHARE's target, READDIR's
+    /// position).
+    fn file_and_value(&mut self, caller: u64, msg: &[u8]) -> Result<(OpenFile, u64), Errno> {
+        let mut r = Reader::new(msg);
+        let fd = r.u32().ok_or(Errno::EINVAL)?;
+        r.u32();
+        let value = r.u64().ok_or(Errno::EINVAL)?;
+        Ok((self.file(caller, fd)?, value))
+    }
+
     /// Where a relative path starts: the directory `dirfd` names, or the
     /// root.
     fn start(&mut self, caller: u64, dirfd: u32) -> Result<Handle, Errno> {
@@ -198,11 +209,7 @@ impl Server {
                 Ok((0, 0))
             }
             TRUNCATE => {
-                let mut r = Reader::new(msg);
-                let fd = r.u32().ok_or(Errno::EINVAL)?;
-                r.u32();
-                let size = r.u64().ok_or(Errno::EINVAL)?;
-                let f = self.file(caller, fd)?;
+                let (f, size) = self.file_and_value(caller, msg)?;
                 if !f.writable() || f.dir {
                     return Err(Errno::EINVAL);
                 }
@@ -330,11 +337,7 @@ impl Server {
                 Ok((0, 0))
             }
             SHARE => {
-                let mut r = Reader::new(msg);
-                let fd = r.u32().ok_or(Errno::EINVAL)?;
-                r.u32();
-                let target = r.u64().ok_or(Errno::EINVAL)?;
-                let f = self.file(caller, fd)?;
+                let (f, target) = self.file_and_value(caller, msg)?;
                 if !tessera_rt::sys::alive(target) {
                     return Err(Errno::ESRCH);
                 }
@@ -500,11 +503,7 @@ impl Server {
     /// READDIR: `linux_dirent64` records from a position, as many as the
     /// reply takes.
     pub fn readdir(&mut self, info: &AccInfo, msg: &[u8], out: &mut [u8]) -> Result<usize, Errno> {
-        let mut r = Reader::new(msg);
-        let fd = r.u32().ok_or(Errno::EINVAL)?;
-        r.u32();
-        let pos = r.u64().ok_or(Errno::EINVAL)?;
-        let f = self.file(info.caller, fd)?;
+        let (f, pos) = self.file_and_value(info.caller, msg)?;
         if !f.dir {
             return Err(Errno::ENOTDIR);
         }

@@ -3,7 +3,7 @@
 //! (an exclusive lock); QEMU must not be running on it meanwhile.
 
 use crate::{Failure, flag, operands, option, read, usage};
-use nvmstore::file::FileRegion;
+use nvmstore::file::{FileRegion, parse_size};
 use nvmstore::{Error, FormatOptions, Store};
 use std::fs::{File, OpenOptions, TryLockError};
 
@@ -40,22 +40,6 @@ fn mount(path: &str, write: bool) -> Result<Store<FileRegion>, Failure> {
         Error::NotFormatted => format!("{path}: {e} (off2f nvm-format {path} SIZE)").into(),
         e => format!("{path}: {e}").into(),
     })
-}
-
-/// `64M`, `1G`, `4096K` or bytes.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => text.split_at(i),
-        None => (text, ""),
-    };
-    let shift = match unit {
-        "" => 0,
-        "K" | "k" => 10,
-        "M" | "m" => 20,
-        "G" | "g" => 30,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 pub fn format(mut args: Vec<String>) -> Result<(), Failure> {

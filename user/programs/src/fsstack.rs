@@ -137,36 +137,6 @@ pub fn value(report: &str, name: &str) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-/// Bytes that say where they are: byte i of content `seed` differs from
-/// byte i of any other seed and from its neighbours.
-pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x as u8) ^ (i as u8)
-        })
-        .collect()
-}
-
-/// A small deterministic random number generator.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
-
 /// The whole content of the file at `path`.
 pub fn read_file(path: &str) -> Result<Vec<u8>, Errno> {
     let mut f = File::open(path, O_RDONLY, 0)?;

@@ -8,6 +8,7 @@
 extern crate alloc;
 
 pub mod checks;
+pub mod compose;
 pub mod fsexec;
 pub mod inspect;
 pub mod off2fconv;

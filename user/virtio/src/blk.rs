@@ -4,18 +4,16 @@
 //! by [`Blk::finished`] once the device has used it. Nothing is copied on
 //! the way.
 
-use crate::config::Config;
 use crate::device::Device;
 use crate::hal::TesseraHal;
+use crate::transport::{self, error};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use tessera_rt::abi::Error;
 use tessera_rt::ica::Ica;
 use virtio_drivers::device::blk::{BlkReq, BlkResp, SECTOR_SIZE, VirtIOBlk};
 use virtio_drivers::transport::pci::PciTransport;
-use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
 
-const VIRTIO_VENDOR: u16 = 0x1af4;
 /// virtio-blk, modern and transitional.
 const BLK_IDS: [u16; 2] = [0x1042, 0x1001];
 
@@ -42,35 +40,11 @@ pub struct Blk {
     inflight: BTreeMap<u16, InFlight>,
 }
 
-fn error(e: virtio_drivers::Error) -> Error {
-    match e {
-        virtio_drivers::Error::QueueFull => Error::Limit,
-        virtio_drivers::Error::DmaError => Error::NoMemory,
-        virtio_drivers::Error::InvalidParam => Error::Invalid,
-        // The device failed the request (I/O error, unsupported, ...).
-        _ => Error::Busy,
-    }
-}
-
 impl Blk {
     /// Claims the `index`-th virtio block device, sets it up, and binds its
     /// interrupt to `entry` of this process's port.
     pub fn open(index: u64, entry: u64) -> Result<Blk, Error> {
-        let device = BLK_IDS
-            .iter()
-            .find_map(|&id| Device::claim(VIRTIO_VENDOR, id, index).ok())
-            .ok_or(Error::NotFound)?;
-        let (bus, dev, function) = device.location();
-        let mut root = PciRoot::new(Config::new(&device));
-        let transport = PciTransport::new::<TesseraHal, Config>(
-            &mut root,
-            DeviceFunction {
-                bus,
-                device: dev,
-                function,
-            },
-        )
-        .map_err(|_| Error::NoSys)?;
+        let (device, transport) = transport::open(&BLK_IDS, index)?;
         let mut blk = VirtIOBlk::<TesseraHal, _>::new(transport).map_err(error)?;
         blk.enable_interrupts();
         device.bind_interrupt(entry)?;

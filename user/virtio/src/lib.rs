@@ -20,5 +20,6 @@ pub mod config;
 pub mod device;
 pub mod hal;
 pub mod net;
+pub mod transport;
 
 pub use device::Device;

@@ -9,17 +9,15 @@
 //! lands where a transmitted one is put and a page can change direction
 //! without its bytes moving.
 
-use crate::config::Config;
 use crate::device::Device;
 use crate::hal::TesseraHal;
+use crate::transport::{self, error};
 use alloc::collections::BTreeMap;
 use tessera_rt::abi::Error;
 use tessera_rt::ica::Ica;
 use virtio_drivers::device::net::VirtIONetRaw;
 use virtio_drivers::transport::pci::PciTransport;
-use virtio_drivers::transport::pci::bus::{DeviceFunction, PciRoot};
 
-const VIRTIO_VENDOR: u16 = 0x1af4;
 /// virtio-net, modern and transitional.
 const NET_IDS: [u16; 2] = [0x1041, 0x1000];
 /// Descriptors per queue: a frame takes one.
@@ -46,43 +44,12 @@ pub struct Net {
     sending: BTreeMap<u16, (Ica, usize)>,
 }
 
-fn error(e: virtio_drivers::Error) -> Error {
-    match e {
-        virtio_drivers::Error::QueueFull => Error::Limit,
-        virtio_drivers::Error::DmaError => Error::NoMemory,
-        virtio_drivers::Error::InvalidParam => Error::Invalid,
-        _ => Error::Busy,
-    }
-}
-
 impl Net {
     /// Claims the `index`-th virtio network device, sets it up, and binds
     /// its interrupt to `entry` of this process's port. `NotFound`: there
     /// is none.
     pub fn open(index: u64, entry: u64) -> Result<Net, Error> {
-        let mut why = Error::NotFound;
-        let device = NET_IDS
-            .iter()
-            .find_map(|&id| match Device::claim(VIRTIO_VENDOR, id, index) {
-                Ok(d) => Some(d),
-                Err(Error::NotFound) => None,
-                Err(e) => {
-                    why = e;
-                    None
-                }
-            })
-            .ok_or(why)?;
-        let (bus, dev, function) = device.location();
-        let mut root = PciRoot::new(Config::new(&device));
-        let transport = PciTransport::new::<TesseraHal, Config>(
-            &mut root,
-            DeviceFunction {
-                bus,
-                device: dev,
-                function,
-            },
-        )
-        .map_err(|_| Error::NoSys)?;
+        let (device, transport) = transport::open(&NET_IDS, index)?;
         let mut raw = VirtIONetRaw::<TesseraHal, _, QUEUE>::new(transport).map_err(error)?;
         let mut probe = [0u8; FRAME_OFFSET];
         let header = raw.fill_buffer_header(&mut probe).map_err(error)?;

@@ -145,39 +145,21 @@ impl<D: BlockDevice> FileManager<D> {
         let linked = filled
             .and_then(|()| {
                 if is_dir {
-                    self.inodes.change(
-                        dir.ino,
-                        &Change {
-                            links: Some(parent.links + 1),
-                            ..Change::default()
-                        },
-                    )?;
+                    self.inodes.change(dir.ino, &Change::links(parent.links + 1))?;
                 }
                 Ok(())
             })
             .and_then(|()| self.insert(dir.ino, slot, name, ino, kind));
         if let Err(e) = linked {
             if raised {
-                self.inodes.change(
-                    dir.ino,
-                    &Change {
-                        links: Some(parent.links),
-                        ..Change::default()
-                    },
-                )?;
+                self.inodes.change(dir.ino, &Change::links(parent.links))?;
             }
             self.names.drop_dir(ino);
             self.inodes.release(ino)?;
             return Err(e);
         }
         self.inodes.barrier()?;
-        self.inodes.change(
-            ino,
-            &Change {
-                links: Some(if is_dir { 2 } else { 1 }),
-                ..Change::default()
-            },
-        )?;
+        self.inodes.change(ino, &Change::links(if is_dir { 2 } else { 1 }))?;
         self.touch_dir(dir.ino)?;
         Ok(Handle {
             ino,
@@ -270,13 +252,7 @@ impl<D: BlockDevice> FileManager<D> {
             },
         )?;
         if let Err(e) = self.insert(dir.ino, slot, name, target.ino, inode.kind().ok_or(Errno::EIO)?) {
-            self.inodes.change(
-                target.ino,
-                &Change {
-                    links: Some(inode.links),
-                    ..Change::default()
-                },
-            )?;
+            self.inodes.change(target.ino, &Change::links(inode.links))?;
             return Err(e);
         }
         self.touch_dir(dir.ino)
@@ -382,13 +358,7 @@ impl<D: BlockDevice> FileManager<D> {
             if links >= LINK_MAX {
                 return Err(Errno::EMLINK);
             }
-            self.inodes.change(
-                to_dir.ino,
-                &Change {
-                    links: Some(links + 1),
-                    ..Change::default()
-                },
-            )?;
+            self.inodes.change(to_dir.ino, &Change::links(links + 1))?;
         }
         match dst {
             Some((h, st)) => {
@@ -414,13 +384,8 @@ impl<D: BlockDevice> FileManager<D> {
                     // The replaced directory's `..` no longer counts (a
                     // directory moving in takes its place otherwise).
                     let links = self.inode(to_dir)?.links;
-                    self.inodes.change(
-                        to_dir.ino,
-                        &Change {
-                            links: Some(links.saturating_sub(1)),
-                            ..Change::default()
-                        },
-                    )?;
+                    self.inodes
+                        .change(to_dir.ino, &Change::links(links.saturating_sub(1)))?;
                 }
             }
             None => {
@@ -430,13 +395,7 @@ impl<D: BlockDevice> FileManager<D> {
                 if let Err(e) = entered {
                     if moves_up {
                         let links = self.inode(to_dir)?.links;
-                        self.inodes.change(
-                            to_dir.ino,
-                            &Change {
-                                links: Some(links - 1),
-                                ..Change::default()
-                            },
-                        )?;
+                        self.inodes.change(to_dir.ino, &Change::links(links - 1))?;
                     }
                     return Err(e);
                 }
@@ -454,13 +413,8 @@ impl<D: BlockDevice> FileManager<D> {
         self.remove(from_dir.ino, from_name)?;
         if moves_up {
             let links = self.inode(from_dir)?.links;
-            self.inodes.change(
-                from_dir.ino,
-                &Change {
-                    links: Some(links.saturating_sub(1)),
-                    ..Change::default()
-                },
-            )?;
+            self.inodes
+                .change(from_dir.ino, &Change::links(links.saturating_sub(1)))?;
         }
         self.inodes.change(
             src.ino,

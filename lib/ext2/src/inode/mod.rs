@@ -64,6 +64,16 @@ pub struct Change {
     pub clear_flags: u32,
 }
 
+impl Change {
+    /// Only the link count, set to `n`.
+    pub fn links(n: u16) -> Change {
+        Change {
+            links: Some(n),
+            ..Change::default()
+        }
+    }
+}
+
 /// File system totals, as `statfs` reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatFs {

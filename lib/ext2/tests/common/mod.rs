@@ -9,6 +9,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+// Each test file is its own crate and uses part of this module.
+#[allow(unused_imports)]
+pub use testdata::{Rng, pattern};
 
 use ext2fs::{Errno, FileManager, FileType, Handle, MemDevice, MountOptions, Owner, Timestamp};
 
@@ -200,35 +203,6 @@ pub fn rdump(image: &[u8], path: &str, dest: &Path) {
         .arg(format!("rdump {path} {}", dest.display()))
         .arg(&img));
     assert_eq!(code, 0, "rdump: {text}");
-}
-
-/// Deterministic bytes (xorshift).
-pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-/// A small deterministic random number source for the tests.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
 }
 
 pub fn mount(image: Vec<u8>) -> FileManager<MemDevice> {
@@ -473,6 +447,20 @@ pub fn same_node(a: &Node, b: &Node) -> bool {
         ) => (m1, u1, g1) == (m2, u2, g2) && d1 == d2,
         (a, b) => a == b,
     }
+}
+
+/// The library's walk of a mounted image is `want` and mke2fs's own
+/// `/lost+found`.
+pub fn assert_walk_is(fs: &mut FileManager<MemDevice>, mut want: BTreeMap<String, Node>) {
+    want.insert(
+        "/lost+found".into(),
+        Node::Dir {
+            mode: 0o700,
+            uid: 0,
+            gid: 0,
+        },
+    );
+    assert_same_tree(&walk(fs, u64::MAX), &want);
 }
 
 /// Compares two walks.

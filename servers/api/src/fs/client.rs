@@ -6,62 +6,38 @@
 //! go at it, or at an offset (`read_at`, `write_at`).
 
 use super::*;
+use crate::peer::{self, Peer};
 use crate::wire::{Reader, Writer};
 use alloc::vec;
 use alloc::vec::Vec;
 use spin::Mutex;
 use tessera_rt::sys;
 
-/// The server's pid, the credentials, and where the server's write
-/// context points (server pid, fd, flags, offset): a write that continues
-/// it needs no WRITE_TO.
-struct State {
-    server: u64,
-    cred: Cred,
-    context: Option<(u64, u32, u32, u64)>,
-}
+/// Where the file server's write context points (server pid, fd, flags,
+/// offset): a write that continues it needs no WRITE_TO.
+type WriteContext = (u64, u32, u32, u64);
 
-static STATE: Mutex<State> = Mutex::new(State {
-    server: 0,
-    cred: Cred { uid: 0, gid: 0 },
-    context: None,
-});
+static PEER: Mutex<Peer<WriteContext>> = Peer::new();
+static CRED: Mutex<Cred> = Mutex::new(Cred { uid: 0, gid: 0 });
 
 /// The credentials of this program's requests from now on.
 pub fn set_cred(cred: Cred) {
-    STATE.lock().cred = cred;
+    *CRED.lock() = cred;
 }
 
 /// The file server's pid (waiting up to two seconds for it to start).
 pub fn server() -> Result<u64, Errno> {
-    let known = STATE.lock().server;
-    if known != 0 {
-        return Ok(known);
-    }
-    match sys::wait_for_name(NAME) {
-        0 => Err(Errno::EIO),
-        pid => {
-            STATE.lock().server = pid;
-            Ok(pid)
-        }
-    }
+    peer::server(&PEER, NAME, Errno::EIO)
 }
 
 /// Uses the file server registered as `name` from now on (a program that
 /// starts its own, or restarts it).
 pub fn connect(name: &str) -> Result<u64, Errno> {
-    let pid = sys::wait_for_name(name);
-    if pid == 0 {
-        return Err(Errno::EIO);
-    }
-    let mut s = STATE.lock();
-    s.server = pid;
-    s.context = None;
-    Ok(pid)
+    peer::connect(&PEER, name, Errno::EIO)
 }
 
 fn cred() -> Cred {
-    STATE.lock().cred
+    *CRED.lock()
 }
 
 /// A call whose reply starts with an `i64` result; the rest of the reply
@@ -92,22 +68,14 @@ fn last_errno(server: u64, e: tessera_rt::abi::Error) -> Errno {
     }
 }
 
-/// A path request: header, the entry's fields, then the paths.
+/// A path request with this program's credentials.
 fn path_msg(dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Vec<u8> {
-    let len = PathHeader::LEN + fields.len() + paths.iter().map(|p| p.len()).sum::<usize>();
-    let mut buf = vec![0u8; len];
-    let mut w = Writer::new(&mut buf);
     PathHeader {
         cred: cred(),
         dirfd,
         flags,
     }
-    .write(&mut w);
-    w.bytes(fields);
-    for p in paths {
-        w.bytes(p);
-    }
-    buf
+    .request(fields, paths)
 }
 
 fn path_call(entry: u64, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u64, Errno> {
@@ -199,14 +167,14 @@ impl File {
         loop {
             let at = offset + done as u64;
             let want = (server, self.fd, flags, at);
-            let current = STATE.lock().context;
+            let current = PEER.lock().context;
             // An appending context stays right whatever the offset.
             let continues = current
                 .is_some_and(|c| c == want || (flags == APPEND && c.0 == server && c.1 == self.fd && c.2 == APPEND));
             if !continues {
                 let mut msg = [0u8; 16];
                 Writer::new(&mut msg).u32(self.fd).u32(flags).u64(at);
-                STATE.lock().context = None;
+                PEER.lock().context = None;
                 call_result(WRITE_TO, &msg, &mut [])?;
             }
             let chunk = &data[done..data.len().min(done + MAX_WRITE)];
@@ -219,14 +187,14 @@ impl File {
                 Err(e) => (-(Errno::of(e).0 as i64), 0),
             };
             if n < 0 {
-                STATE.lock().context = None;
+                PEER.lock().context = None;
                 if done > 0 {
                     return Ok((done, end));
                 }
                 return Err(Errno((-n) as i32));
             }
             end = placed + n as u64;
-            STATE.lock().context = Some((server, self.fd, flags, end));
+            PEER.lock().context = Some((server, self.fd, flags, end));
             done += n as usize;
             if done >= data.len() || n == 0 {
                 return Ok((done, end));
@@ -274,7 +242,7 @@ impl Drop for File {
         let mut msg = [0u8; 8];
         Writer::new(&mut msg).u32(self.fd).u32(0);
         let _ = call_result(CLOSE, &msg, &mut []);
-        let mut s = STATE.lock();
+        let mut s = PEER.lock();
         if s.context.is_some_and(|c| c.1 == self.fd) {
             s.context = None;
         }

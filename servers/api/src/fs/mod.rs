@@ -144,6 +144,20 @@ impl PathHeader {
         w.u32(self.cred.uid).u32(self.cred.gid).u32(self.dirfd).u32(self.flags);
     }
 
+    /// A whole path request: this header, the entry's fields, then the
+    /// paths (each NUL-terminated by the caller).
+    pub fn request(&self, fields: &[u8], paths: &[&[u8]]) -> alloc::vec::Vec<u8> {
+        let len = Self::LEN + fields.len() + paths.iter().map(|p| p.len()).sum::<usize>();
+        let mut buf = alloc::vec![0u8; len];
+        let mut w = Writer::new(&mut buf);
+        self.write(&mut w);
+        w.bytes(fields);
+        for p in paths {
+            w.bytes(p);
+        }
+        buf
+    }
+
     pub fn read(r: &mut Reader) -> Option<PathHeader> {
         Some(PathHeader {
             cred: Cred {

@@ -3,43 +3,27 @@
 
 use super::*;
 use crate::errno::Errno;
+use crate::peer::{self, Peer};
 use alloc::vec;
 use alloc::vec::Vec;
 use spin::Mutex;
 use tessera_rt::sys;
 
-/// The server's pid, and where its SEND context points (server, socket,
-/// flags, destination): a send that continues it needs no SEND_TO.
-struct State {
-    server: u64,
-    context: Option<(u64, u32, u32, Option<SockAddr>)>,
-}
+/// Where the server's SEND context points (server, socket, flags,
+/// destination): a send that continues it needs no SEND_TO.
+type SendContext = (u64, u32, u32, Option<SockAddr>);
 
-static STATE: Mutex<State> = Mutex::new(State {
-    server: 0,
-    context: None,
-});
+static PEER: Mutex<Peer<SendContext>> = Peer::new();
 
 /// The server's pid (waiting up to two seconds for it to start).
 pub fn server() -> Result<u64, Errno> {
-    let known = STATE.lock().server;
-    if known != 0 {
-        return Ok(known);
-    }
-    connect_to(NAME)
+    peer::server(&PEER, NAME, Errno::ENETDOWN)
 }
 
 /// Uses the server registered as `name` from now on (a program that
 /// starts its own, or restarts it).
 pub fn connect_to(name: &str) -> Result<u64, Errno> {
-    let pid = sys::wait_for_name(name);
-    if pid == 0 {
-        return Err(Errno::ENETDOWN);
-    }
-    let mut s = STATE.lock();
-    s.server = pid;
-    s.context = None;
-    Ok(pid)
+    peer::connect(&PEER, name, Errno::ENETDOWN)
 }
 
 /// A call whose reply starts with an `i64` result; the rest of the reply
@@ -156,7 +140,7 @@ impl Socket {
     pub fn send_with(&self, data: &[u8], flags: u32, to: Option<SockAddr>) -> Result<usize, Errno> {
         let server = server()?;
         let want = (server, self.id, flags, to);
-        if STATE.lock().context != Some(want) {
+        if PEER.lock().context != Some(want) {
             let mut msg = [0u8; 16 + SockAddr::LEN];
             let mut w = Writer::new(&mut msg);
             w.u32(self.id)
@@ -165,7 +149,7 @@ impl Socket {
                 .u32(0);
             to.unwrap_or_default().write(&mut w);
             call_result(SEND_TO, &msg, &mut [])?;
-            STATE.lock().context = Some(want);
+            PEER.lock().context = Some(want);
         }
         let mut reply = [0u8; 8];
         let n = sys::call(server, SEND, data, &mut reply).map_err(gone)?;
@@ -302,7 +286,7 @@ impl Drop for Socket {
 
 fn close_id(id: u32) -> Result<(), Errno> {
     {
-        let mut s = STATE.lock();
+        let mut s = PEER.lock();
         if s.context.is_some_and(|c| c.1 == id) {
             s.context = None;
         }

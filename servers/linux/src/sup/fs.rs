@@ -74,20 +74,12 @@ impl Fs {
 
     /// A path request's message: header, fields, paths.
     pub fn path_msg(&self, dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Vec<u8> {
-        let len = PathHeader::LEN + fields.len() + paths.iter().map(|p| p.len()).sum::<usize>();
-        let mut buf = vec![0u8; len];
-        let mut w = Writer::new(&mut buf);
         PathHeader {
             cred: self.cred,
             dirfd,
             flags,
         }
-        .write(&mut w);
-        w.bytes(fields);
-        for p in paths {
-            w.bytes(p);
-        }
-        buf
+        .request(fields, paths)
     }
 
     pub fn path_op(&self, entry: u64, dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u64, i64> {

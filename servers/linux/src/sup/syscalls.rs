@@ -736,8 +736,10 @@ impl Sup {
     }
 
     /// A file mapping: anonymous memory mapped into the process, filled
-    /// with the file's bytes straight from the cache (a private copy; a
-    /// shared mapping of a file is one too here).
+    /// with the file's bytes straight from the cache. A shared mapping is
+    /// shared with the children the process forks (LTP's library gathers
+    /// its children's results so), but not with other processes mapping
+    /// the file, and its writes do not reach the file.
     fn mmap_file(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         const MAP_SHARED: u64 = 1;
         const MAP_PRIVATE: u64 = 2;
@@ -756,7 +758,7 @@ impl Sup {
         let Kind::File { fd: ffd, .. } = d.kind else {
             return Err(errno::ENODEV);
         };
-        let at = calls::caller_map(rid, addr, len, prot | 2, flags & 0x10).map_err(|e| match e {
+        let at = calls::caller_map(rid, addr, len, prot | 2, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
             tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
             _ => errno::EINVAL,
         })?;

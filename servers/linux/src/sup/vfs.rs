@@ -2,7 +2,7 @@
 //! devices of `/dev` (null, zero, full, random, urandom, tty, console) and
 //! a small `/proc` (the process's own `exe`, `fd`, `cwd`; every process's
 //! `stat`, `status`, `cmdline` for `ps`; `meminfo`, `cpuinfo`, `uptime`,
-//! `mounts`, `version`), and `/proc/tessera/`, the kernel's inspector
+//! `mounts`, `version`, `sys/kernel/pid_max`), and `/proc/tessera/`, the kernel's inspector
 //! reports (resources, pool, trace, counters, servers, cpus, faults) as
 //! text, so that busybox's shell can show them.
 
@@ -133,6 +133,7 @@ impl Sup {
                 .map(|n| (n.to_string(), DT_REG, ino_of(n)))
                 .collect();
                 list.push(("self".into(), DT_LNK, ino_of("self")));
+                list.push(("sys".into(), DT_DIR, ino_of("sys")));
                 list.push(("tessera".into(), DT_DIR, ino_of("tessera")));
                 for w in self.ctl(&[ctl::PIDS]) {
                     list.push((w.to_string(), DT_DIR, w + 2));
@@ -140,6 +141,7 @@ impl Sup {
                 Ok(VNode::Dir(list))
             }
             "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
+            "sys" => sys_node(more),
             "self" => self.pid_node(self.pid, more),
             "tessera" => self.tessera_node(more),
             "meminfo" => Ok(VNode::Mem(self.meminfo().into_bytes())),
@@ -394,6 +396,17 @@ impl Sup {
             VNode::Mem(m) => Kind::Mem(Rc::new(m)),
             VNode::Link(_) => Kind::Null,
         }
+    }
+}
+
+/// `/proc/sys`: the kernel limits programs read (LTP's library reads
+/// `pid_max` before a test that makes processes).
+fn sys_node(rest: &str) -> Result<VNode, i64> {
+    match rest {
+        "" => Ok(VNode::Dir(vec![("kernel".into(), DT_DIR, ino_of("sys/kernel"))])),
+        "kernel" => Ok(VNode::Dir(vec![("pid_max".into(), DT_REG, ino_of("sys/kernel/pid_max"))])),
+        "kernel/pid_max" => Ok(VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes())),
+        _ => Err(errno::ENOENT),
     }
 }
 

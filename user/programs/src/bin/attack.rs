@@ -24,13 +24,12 @@ extern crate alloc;
 use restable::ResId;
 use tessera_rt::abi::{self, Error, LoadPolicy, RegionKind, ResKind, prot};
 use tessera_rt::{println, sys};
+use user_programs::compose;
 
 /// Where `attachown` leaves its own region (the kernel test looks there).
 const OWN_REGION: u64 = 0x3000_0000_0000;
 /// The highest user page: the one below the non-canonical hole.
 const TOP_PAGE: u64 = 0x7fff_ffff_f000;
-const STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
-const STACK_PAGES: u64 = 16;
 
 /// The resource identifier of process `pid` (kind, index pid, generation 1).
 fn process_id(pid: u64) -> u64 {
@@ -56,48 +55,6 @@ fn refused(what: &str, got: Result<u64, Error>, want: &[Error]) -> i32 {
     }
 }
 
-/// A space with this program's segments and a stack, and a work area.
-fn own_image(program: u64) -> Result<(u64, u64), Error> {
-    let space = sys::res_create(ResKind::VirtualSpace, 0, 0, 0, 0)?;
-    let mut index = 0;
-    while let Ok(seg) = sys::program_segment(program, index) {
-        let start = seg.vaddr & !0xfff;
-        let pages = (seg.vaddr + seg.memsz).div_ceil(4096) - start / 4096;
-        let kind = if seg.prot & prot::WRITE != 0 {
-            RegionKind::Data
-        } else {
-            RegionKind::Text
-        };
-        let region = sys::res_create(ResKind::VirtualRegion, pages, kind as u64, seg.prot, 0)?;
-        sys::res_load(region, program, index)?;
-        sys::res_create(ResKind::VirtualUserSpace, space, region, start, 0)?;
-        index += 1;
-    }
-    let stack = sys::res_create(
-        ResKind::VirtualRegion,
-        STACK_PAGES,
-        RegionKind::Stack as u64,
-        prot::READ | prot::WRITE,
-        0,
-    )?;
-    sys::res_create(
-        ResKind::VirtualUserSpace,
-        space,
-        stack,
-        STACK_TOP - STACK_PAGES * 4096,
-        0,
-    )?;
-    let page = sys::res_create(
-        ResKind::VirtualRegion,
-        1,
-        RegionKind::Data as u64,
-        prot::READ | prot::WRITE,
-        0,
-    )?;
-    let area = sys::res_create(ResKind::VirtualKernelSpace, page, 0, 0, 0)?;
-    Ok((space, area))
-}
-
 /// A process named `victim` whose memory is this program's: it may run
 /// (it is the caller's own to build), but its parts must not be pooled.
 fn poison(victim: &str) -> Result<i32, Error> {
@@ -109,7 +66,7 @@ fn poison(victim: &str) -> Result<i32, Error> {
         0,
     )?;
     let mine = sys::res_create(ResKind::Program, sys::plate_find("bin/attack")?, 0, 0, 0)?;
-    let (space, area) = own_image(mine)?;
+    let (space, area) = compose::image(mine)?;
     sys::work_area_write(area, alloc::format!("{victim}\0").as_bytes())?;
     let process = sys::res_create(ResKind::Process, named, space, area, LoadPolicy::Eager as u64)?;
     sys::res_create(ResKind::Computation, process, abi::ANY_CPU, 0, 0)?;
@@ -124,14 +81,7 @@ fn poison(victim: &str) -> Result<i32, Error> {
 
 fn ownspace() -> Result<i32, Error> {
     let (program, space) = my_parts()?;
-    let page = sys::res_create(
-        ResKind::VirtualRegion,
-        1,
-        RegionKind::Data as u64,
-        prot::READ | prot::WRITE,
-        0,
-    )?;
-    let area = sys::res_create(ResKind::VirtualKernelSpace, page, 0, 0, 0)?;
+    let area = compose::work_area()?;
     sys::work_area_write(area, b"attack\0")?;
     let got = sys::res_create(ResKind::Process, program, space, area, LoadPolicy::Eager as u64);
     Ok(refused(
@@ -143,13 +93,7 @@ fn ownspace() -> Result<i32, Error> {
 
 fn attachown() -> Result<i32, Error> {
     let (_, space) = my_parts()?;
-    let region = sys::res_create(
-        ResKind::VirtualRegion,
-        1,
-        RegionKind::Data as u64,
-        prot::READ | prot::WRITE,
-        0,
-    )?;
+    let region = compose::region(1, RegionKind::Data, prot::READ | prot::WRITE)?;
     sys::res_create(ResKind::VirtualUserSpace, space, region, OWN_REGION, 0)?;
     // SAFETY: the page was just attached, writable, at this address.
     unsafe { (OWN_REGION as *mut u64).write_volatile(0x5eed_0fa7_7ac4) };
@@ -168,13 +112,7 @@ fn program() -> Result<i32, Error> {
 
 fn top() -> Result<i32, Error> {
     let (_, space) = my_parts()?;
-    let region = sys::res_create(
-        ResKind::VirtualRegion,
-        1,
-        RegionKind::Text as u64,
-        prot::READ | prot::EXEC,
-        0,
-    )?;
+    let region = compose::region(1, RegionKind::Text, prot::READ | prot::EXEC)?;
     let got = sys::res_create(ResKind::VirtualUserSpace, space, region, TOP_PAGE, 0);
     let _ = sys::res_delete(region);
     Ok(refused("a region in the highest user page", got, &[Error::Invalid]))
@@ -190,13 +128,7 @@ fn regions() -> Result<i32, Error> {
     let mut n = 0;
     let mut stop = None;
     while n < MAX {
-        match sys::res_create(
-            ResKind::VirtualRegion,
-            1 << 18,
-            RegionKind::Heap as u64,
-            prot::READ | prot::WRITE,
-            0,
-        ) {
+        match compose::region(1 << 18, RegionKind::Heap, prot::READ | prot::WRITE) {
             Ok(id) => {
                 ids[n] = id;
                 n += 1;

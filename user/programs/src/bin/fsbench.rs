@@ -27,10 +27,11 @@ mod fsstack;
 
 use alloc::format;
 use alloc::string::String;
-use fsstack::{Rng, Stack, VIRTIO, value};
+use fsstack::{Stack, VIRTIO, value};
 use tessera_api::fs::client::{self, File};
 use tessera_api::fs::{O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY, O_TRUNC, O_WRONLY};
 use tessera_rt::{println, sys};
+use testdata::Rng;
 
 const MIB: usize = 1 << 20;
 

@@ -19,9 +19,10 @@ mod fsstack;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use fsstack::{Rng, Stack, write_file};
+use fsstack::{Stack, write_file};
 use tessera_rt::abi::{self, Error, LoadPolicy, NvmRecord, NvmStoreInfo, ProcInfo, SpawnOptions};
 use tessera_rt::{println, sys};
+use testdata::Rng;
 use user_programs::fsexec::{self, Cache, Exec, Format};
 use user_programs::off2fconv;
 

@@ -43,15 +43,8 @@ fn policy_name(p: LoadPolicy) -> &'static str {
 fn spawn(n: u64) {
     for policy in [LoadPolicy::Eager, LoadPolicy::Demand] {
         spawn_wait("tiny", &[], policy);
-        let t0 = sys::now_ns();
-        for _ in 0..n {
-            spawn_wait("tiny", &[], policy);
-        }
-        println!(
-            "BENCH,spawn,spawn_exit_wait_{},tiny,{:.0},ns",
-            policy_name(policy),
-            per_op(sys::now_ns() - t0, n)
-        );
+        let t = serial("tiny", policy, n);
+        println!("BENCH,spawn,spawn_exit_wait_{},tiny,{t:.0},ns", policy_name(policy));
     }
 }
 
@@ -59,14 +52,10 @@ fn pageaccess(n: u64) {
     for policy in [LoadPolicy::Eager, LoadPolicy::Demand] {
         for (prog, pages) in [("pa0", 0), ("pa200", 200), ("pa400", 400), ("pa800", 800)] {
             spawn_wait(prog, &[], policy);
-            let t0 = sys::now_ns();
-            for _ in 0..n {
-                spawn_wait(prog, &[], policy);
-            }
+            let t = serial(prog, policy, n);
             println!(
-                "BENCH,pageaccess,spawn_exit_wait_{},{pages},{:.0},ns",
-                policy_name(policy),
-                per_op(sys::now_ns() - t0, n)
+                "BENCH,pageaccess,spawn_exit_wait_{},{pages},{t:.0},ns",
+                policy_name(policy)
             );
             spawn_wait(prog, &["report"], policy);
         }
@@ -102,57 +91,55 @@ fn pool_setting(setting: &str, program: &str, count: usize) {
     }
 }
 
-/// Spawn + exit + wait under each pool setting, one at a time and with
-/// `CONCURRENT` processes at once (seed 000 figs 5, 6, 8, 9), as time per process.
-fn pool(rounds: u64) {
-    const CONCURRENT: usize = 10;
+/// Processes started together in the pool benchmarks (seed 000's 10
+/// concurrent requests).
+const CONCURRENT: usize = 10;
+
+/// Time per process of `n` spawns of `prog`, each waited for before the next.
+fn serial(prog: &str, policy: LoadPolicy, n: u64) -> f64 {
+    let t0 = sys::now_ns();
+    for _ in 0..n {
+        spawn_wait(prog, &[], policy);
+    }
+    per_op(sys::now_ns() - t0, n)
+}
+
+/// `CONCURRENT` processes of `prog` started, then all waited for.
+fn burst(prog: &str) {
     let eager = SpawnOptions {
         policy: LoadPolicy::Eager as u64,
         ..SpawnOptions::DEFAULT
     };
+    let mut pids = [0u64; CONCURRENT];
+    for p in pids.iter_mut() {
+        *p = sys::spawn(prog, &[], &eager).expect("spawn");
+    }
+    for p in pids {
+        sys::wait(p).expect("wait");
+    }
+}
+
+/// Spawn + exit + wait under each pool setting, one at a time and with
+/// `CONCURRENT` processes at once (seed 000 figs 5, 6, 8, 9), as time per process.
+fn pool(rounds: u64) {
+    let n = rounds * CONCURRENT as u64;
     for prog in POOL_PROGRAMS {
         for setting in SETTINGS {
             pool_setting(setting, prog, 1);
-            let t0 = sys::now_ns();
-            for _ in 0..rounds * CONCURRENT as u64 {
-                let pid = sys::spawn(prog, &[], &eager).expect("spawn");
-                sys::wait(pid).expect("wait");
-            }
-            println!(
-                "BENCH,pool,{setting}_serial,{prog},{:.0},ns",
-                per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
-            );
+            let t = serial(prog, LoadPolicy::Eager, n);
+            println!("BENCH,pool,{setting}_serial,{prog},{t:.0},ns");
             pool_setting(setting, prog, CONCURRENT);
             let t0 = sys::now_ns();
             for _ in 0..rounds {
-                let mut pids = [0u64; CONCURRENT];
-                for p in pids.iter_mut() {
-                    *p = sys::spawn(prog, &[], &eager).expect("spawn");
-                }
-                for p in pids {
-                    sys::wait(p).expect("wait");
-                }
+                burst(prog);
             }
-            println!(
-                "BENCH,pool,{setting}_concurrent10,{prog},{:.0},ns",
-                per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
-            );
+            let t = per_op(sys::now_ns() - t0, n);
+            println!("BENCH,pool,{setting}_concurrent10,{prog},{t:.0},ns");
         }
         // Demand paging without the pool, for comparison with eager + pool.
         pool_setting("basic", prog, 1);
-        let demand = SpawnOptions {
-            policy: LoadPolicy::Demand as u64,
-            ..SpawnOptions::DEFAULT
-        };
-        let t0 = sys::now_ns();
-        for _ in 0..rounds * CONCURRENT as u64 {
-            let pid = sys::spawn(prog, &[], &demand).expect("spawn");
-            sys::wait(pid).expect("wait");
-        }
-        println!(
-            "BENCH,pool,demand_serial,{prog},{:.0},ns",
-            per_op(sys::now_ns() - t0, rounds * CONCURRENT as u64)
-        );
+        let t = serial(prog, LoadPolicy::Demand, n);
+        println!("BENCH,pool,demand_serial,{prog},{t:.0},ns");
     }
     pool_setting("reduce", "tiny", 0);
     let _ = user_programs::pool::setting("add clear");
@@ -161,11 +148,6 @@ fn pool(rounds: u64) {
 /// Pool memory over time during and after a burst of 10 concurrent
 /// page-access processes (seed 000 figs 7 and 10), with and without reduce.
 fn poolmem(bursts: u64) {
-    const CONCURRENT: usize = 10;
-    let eager = SpawnOptions {
-        policy: LoadPolicy::Eager as u64,
-        ..SpawnOptions::DEFAULT
-    };
     for setting in ["reuse", "reduce"] {
         pool_setting(setting, "pa800", CONCURRENT);
         let _ = user_programs::pool::setting("unused 50");
@@ -181,13 +163,7 @@ fn poolmem(bursts: u64) {
         };
         sample(t0);
         for _ in 0..bursts {
-            let mut pids = [0u64; CONCURRENT];
-            for p in pids.iter_mut() {
-                *p = sys::spawn("pa800", &[], &eager).expect("spawn");
-            }
-            for p in pids {
-                sys::wait(p).expect("wait");
-            }
+            burst("pa800");
             sample(t0);
         }
         // After the burst: let the adjustment run.

@@ -14,5 +14,6 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use tessera_api::fs;
 use tessera_rt::{println, sys};
+pub use testdata::{Rng, pattern};
 
 pub use user_programs::checks::Checks;

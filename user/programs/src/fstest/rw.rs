@@ -6,23 +6,8 @@ use super::*;
 use tessera_api::fs::client::{self, File};
 use tessera_api::fs::{self, Cred, Errno, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY, O_RDWR, O_WRONLY, SetAttr};
 
-/// File sizes around every boundary: empty, the block sizes and pages,
-/// the end of the direct blocks, into the indirect ones.
-const SIZES: &[usize] = &[
-    0,
-    1,
-    100,
-    1023,
-    1024,
-    1025,
-    4095,
-    4096,
-    4097,
-    12 * 1024 + 1,
-    48 * 1024 + 1,
-    65536 + 123,
-    300 * 1024 + 7,
-];
+/// File sizes around every boundary (the host checks the files `keep` leaves).
+use testdata::FILE_SIZES as SIZES;
 
 fn name(size: usize) -> String {
     format!("/t/f{size}")

@@ -10,13 +10,7 @@
 
 use super::*;
 use tessera_api::fs::client;
-
-/// FNV-1a over `data`, 64 bits.
-pub fn fnv64(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
+pub use testdata::fnv64;
 
 /// Reports every object under `dir`; the number of objects that could
 /// not be read.

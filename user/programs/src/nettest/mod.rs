@@ -14,6 +14,7 @@ use tessera_api::net::client::{self, Socket};
 use tessera_api::net::{self, SockAddr};
 use tessera_rt::{println, sys};
 
+pub use testdata::pattern;
 pub use user_programs::checks::Checks;
 
 pub const LOCAL: [u8; 4] = [127, 0, 0, 1];
@@ -85,19 +86,6 @@ pub fn connect_retry(port: u16) -> Result<Socket, Errno> {
         sys::sleep_ns(10_000_000);
     }
     Err(last)
-}
-
-/// Bytes that say where they are (differs from connection to connection).
-pub fn pattern(seed: u64, len: usize) -> alloc::vec::Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x as u8) ^ (i as u8)
-        })
-        .collect()
 }
 
 /// Receives exactly `buf.len()` bytes.
