@@ -506,7 +506,13 @@ impl abi::Serve for Native<'_> {
 
     fn caller_map(&mut self, a: call::CallerMap) -> Result<u64, Error> {
         let p = ipc::supervise::waiting(self.me, a.rid)?;
-        linux::map_into(&p, a.addr, a.len, a.prot, a.flags & (abi::linux::MAP_FIXED | abi::linux::MAP_SHARED))
+        linux::map_into(
+            &p,
+            a.addr,
+            a.len,
+            a.prot,
+            a.flags & (abi::linux::MAP_FIXED | abi::linux::MAP_SHARED),
+        )
     }
 
     fn endr_len(&mut self, a: call::EndrLen) -> Result<u64, Error> {

@@ -82,7 +82,11 @@ impl Table {
     fn alloc_pid(&mut self) -> u32 {
         loop {
             let p = self.next;
-            self.next = if self.next + 1 >= linuxabi::PID_MAX { 2 } else { self.next + 1 };
+            self.next = if self.next + 1 >= linuxabi::PID_MAX {
+                2
+            } else {
+                self.next + 1
+            };
             let used = self.procs.contains_key(&p) || self.procs.values().any(|q| q.pgid == p || q.sid == p);
             if !used {
                 return p;

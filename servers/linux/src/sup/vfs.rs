@@ -404,7 +404,11 @@ impl Sup {
 fn sys_node(rest: &str) -> Result<VNode, i64> {
     match rest {
         "" => Ok(VNode::Dir(vec![("kernel".into(), DT_DIR, ino_of("sys/kernel"))])),
-        "kernel" => Ok(VNode::Dir(vec![("pid_max".into(), DT_REG, ino_of("sys/kernel/pid_max"))])),
+        "kernel" => Ok(VNode::Dir(vec![(
+            "pid_max".into(),
+            DT_REG,
+            ino_of("sys/kernel/pid_max"),
+        )])),
         "kernel/pid_max" => Ok(VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes())),
         _ => Err(errno::ENOENT),
     }
