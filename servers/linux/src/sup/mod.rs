@@ -314,7 +314,15 @@ impl Sup {
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
-            Out::Done => {}
+            Out::Done => {
+                // A signal posted while this call was on its way here asked
+                // for the process's attention, which it sees only on its way
+                // back to user mode: a wait held now would never end.
+                let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. })) if r == rid);
+                if waits && self.sig.deliverable() != 0 {
+                    self.kick();
+                }
+            }
         }
     }
 

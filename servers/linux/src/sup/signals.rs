@@ -261,7 +261,7 @@ impl Sup {
     /// Makes the process come to its supervisor so a signal is delivered:
     /// a call held here ends, one waiting in the shared server is
     /// interrupted, a running process stops on its way back to user mode.
-    fn kick(&mut self) {
+    pub(super) fn kick(&mut self) {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) => {
                 self.held = None;
