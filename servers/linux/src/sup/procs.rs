@@ -709,17 +709,6 @@ impl Sup {
     /// close-on-exec close, handlers become the default action, the
     /// alternate stack goes; the shared server learns the new program.
     fn exec_done(&mut self, path: &str, argv: Vec<Vec<u8>>, env_len: usize) {
-        let close: Vec<u64> = self
-            .fds
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.cloexec))
-            .map(|(fd, _)| fd as u64)
-            .collect();
-        for fd in close {
-            let _ = self.close_fd(fd);
-        }
         self.sig.exec_reset();
         self.held = None;
         self.passed = None;
@@ -743,6 +732,20 @@ impl Sup {
             b
         }));
         self.ctl(&m);
+        // Only then close-on-exec descriptors close, as Linux orders them: a
+        // parent that sees such a pipe's end close may count on the exec
+        // having happened (setpgid of the child is EACCES from then on).
+        let close: Vec<u64> = self
+            .fds
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.cloexec))
+            .map(|(fd, _)| fd as u64)
+            .collect();
+        for fd in close {
+            let _ = self.close_fd(fd);
+        }
     }
 
     /// The command name (at most 15 bytes of the program's file name) as
