@@ -373,11 +373,7 @@ fn qemu_tier(opts: &Options) -> Tier {
                 linux: None,
             });
         }
-        // At 4 CPUs a Linux supervisor's heap is sometimes found corrupt
-        // (an open bug, docs/ARCHITECTURE.md §5): the whole suite runs the
-        // Linux tests on one CPU; a filter runs them on every count asked.
-        let linux_here = smp == 1 || opts.filter.is_some();
-        for t in linux.iter().filter(|_| linux_here) {
+        for t in &linux {
             jobs.push(Job {
                 test: KTest {
                     name: t.name.clone(),

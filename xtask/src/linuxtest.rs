@@ -35,7 +35,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
     "devices",
-    "fd",
     "file_dir",
     "file_meta",
     "file_names",
@@ -53,9 +52,8 @@ const PENDING: &[&str] = &[
     // program before its first second is up, so that sleep is not short.
     "time",
     "tty",
-    // Busybox's shell: at 4 CPUs a supervisor's heap is sometimes found
-    // corrupt during the background pipeline (the allocator faults); at
-    // 1 CPU it passes.
+    // Busybox's shell: about once in 80 runs at 4 CPUs the "Terminated"
+    // line for the job it killed is missing (not understood yet).
     "jobs",
 ];
 /// The boot file of the servers a Linux test needs (`user/etc/`).

@@ -1,9 +1,9 @@
 //! The Linux x86_64 interface as Tessera's Linux personality speaks it
 //! (`servers/linux`): system-call numbers, error numbers, signals and their
 //! frames, the structures programs read and write (byte for byte), the
-//! terminal's line discipline, and the path and executable checks that need
-//! no system. Pure logic, tested on the host; the personality's servers do
-//! the communication.
+//! terminal's line discipline, record locks, and the path and executable
+//! checks that need no system. Pure logic, tested on the host; the
+//! personality's servers do the communication.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
@@ -15,6 +15,7 @@ pub mod frame;
 pub mod nr;
 pub mod path;
 pub mod pipe;
+pub mod reclock;
 pub mod signal;
 pub mod structs;
 pub mod termios;

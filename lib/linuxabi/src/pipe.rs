@@ -1,7 +1,7 @@
-//! A pipe's buffer, kept as Linux keeps it: up to 16 pages, a write
-//! appended to the last page only if it fits there whole, so that the
-//! capacity programs observe is Linux's (65,536 bytes in writes of 4,096,
-//! 64,000 in writes of 1,000).
+//! A pipe's buffer, kept as Linux keeps it: up to 16 pages (or what
+//! `F_SETPIPE_SZ` set), a write appended to the last page only if it fits
+//! there whole, so that the capacity programs observe is Linux's (65,536
+//! bytes in writes of 4,096, 64,000 in writes of 1,000).
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -9,17 +9,35 @@ use alloc::vec::Vec;
 pub const PAGE: usize = 4096;
 /// Pages a pipe holds.
 pub const PAGES: usize = 16;
+/// The most `F_SETPIPE_SZ` gives (Linux's `/proc/sys/fs/pipe-max-size`
+/// for an unprivileged process). Above it Linux lets a privileged process
+/// go on; here nobody does, since the personality's shared server holds
+/// every pipe's bytes.
+pub const MAX_SIZE: usize = 1 << 20;
 /// Writes of at most this many bytes are atomic.
 pub const PIPE_BUF: usize = 4096;
 
-#[derive(Default)]
 pub struct Pipe {
     pages: VecDeque<Vec<u8>>,
+    /// Pages it may hold (its capacity over the page size).
+    slots: usize,
     /// Bytes already read from the first page.
     head: usize,
     /// References to each end (processes holding it open).
     pub readers: u32,
     pub writers: u32,
+}
+
+impl Default for Pipe {
+    fn default() -> Pipe {
+        Pipe {
+            pages: VecDeque::new(),
+            slots: PAGES,
+            head: 0,
+            readers: 0,
+            writers: 0,
+        }
+    }
 }
 
 impl Pipe {
@@ -40,10 +58,35 @@ impl Pipe {
         self.len() == 0
     }
 
+    /// Its capacity in bytes (`F_GETPIPE_SZ`).
+    pub fn size(&self) -> usize {
+        self.slots * PAGE
+    }
+
+    /// `F_SETPIPE_SZ`: the capacity becomes `size` rounded up to a power
+    /// of two pages, at least one (so 0 is one page, as on Linux). Returns
+    /// the new capacity, or the errno: EINVAL beyond 2^31, EPERM beyond
+    /// `MAX_SIZE`, EBUSY if the pages it holds now would not fit.
+    pub fn resize(&mut self, size: u64) -> Result<usize, i64> {
+        if size > 1 << 31 {
+            return Err(crate::errno::EINVAL);
+        }
+        let bytes = (size as usize).max(PAGE).next_power_of_two();
+        if bytes > MAX_SIZE {
+            return Err(crate::errno::EPERM);
+        }
+        let slots = bytes / PAGE;
+        if slots < self.pages.len() {
+            return Err(crate::errno::EBUSY);
+        }
+        self.slots = slots;
+        Ok(bytes)
+    }
+
     /// Bytes a write of `len` bytes would place now (0: it must wait). A
     /// write of at most PIPE_BUF bytes goes whole or not at all.
     pub fn room_for(&self, len: usize) -> usize {
-        let free_pages = PAGES - self.pages.len();
+        let free_pages = self.slots - self.pages.len();
         let tail = len % PAGE;
         let merge = match self.pages.back() {
             Some(last) if tail > 0 && last.len() + tail <= PAGE => tail,
@@ -142,6 +185,39 @@ mod tests {
         assert_eq!(p.peek(100), b"end");
         p.consume(3);
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn resize_rounds_to_pages_and_keeps_what_is_held() {
+        let mut p = Pipe::default();
+        assert_eq!(p.size(), 65536);
+        assert_eq!(p.resize(4096), Ok(4096));
+        assert_eq!(p.size(), 4096);
+        assert_eq!(p.room_for(4096), 4096);
+        p.push(&[1; 4096]);
+        assert_eq!(p.room_for(1), 0);
+        // One page held: a smaller size is not possible, a larger one is.
+        assert_eq!(p.resize(1), Ok(4096));
+        assert_eq!(p.resize(5000), Ok(8192));
+        p.push(&[2; 10]);
+        assert_eq!(p.resize(4096), Err(crate::errno::EBUSY));
+        assert_eq!(p.resize(1 << 32), Err(crate::errno::EINVAL));
+        assert_eq!(p.resize((MAX_SIZE + 1) as u64), Err(crate::errno::EPERM));
+        assert_eq!(p.resize(MAX_SIZE as u64), Ok(MAX_SIZE));
+        assert_eq!(fill_sized(4096, 3 * 4096), 4 * 4096);
+        assert_eq!(fill_sized(1000, 0), 4000);
+    }
+
+    fn fill_sized(write: usize, size: u64) -> usize {
+        let mut p = Pipe::default();
+        p.resize(size).unwrap();
+        let data = vec![7u8; write];
+        let mut total = 0;
+        while p.room_for(write) == write {
+            p.push(&data);
+            total += write;
+        }
+        total
     }
 
     #[test]

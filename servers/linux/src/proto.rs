@@ -119,6 +119,16 @@ pub mod ctl {
     /// read, the name's bytes in words] → [length, the bytes in words]:
     /// the system's names (uname), as they were before a change.
     pub const UTS: u64 = 30;
+    /// [object, new size (u64::MAX: only read)] → [capacity in bytes or
+    /// -errno]:
+    /// a pipe's size (`F_GETPIPE_SZ`, `F_SETPIPE_SZ`).
+    pub const PIPE_SIZE: u64 = 31;
+    /// [pid, dev, ino, 0: F_GETLK | 1: F_SETLK, type (F_RDLCK, F_WRLCK,
+    /// F_UNLCK), start, end] → F_SETLK: [0 or -EAGAIN]; F_GETLK: [found,
+    /// write, start, end, pid] of the lock in the way.
+    pub const LOCK: u64 = 32;
+    /// [pid, dev, ino]: its locks on that file go (it closed a descriptor).
+    pub const UNLOCK_FILE: u64 = 33;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

@@ -2,8 +2,8 @@
 //! and what they wait for. The process table with Linux's pids, parents,
 //! process groups and sessions (`procs.rs`); waiting for children and
 //! routing signals between processes; pipes and the terminal with its
-//! line discipline (`objects.rs`); timers. Each Linux process's own state
-//! is its supervisor's (`crate::sup`).
+//! line discipline (`objects.rs`); record locks (`locks.rs`); timers. Each
+//! Linux process's own state is its supervisor's (`crate::sup`).
 //!
 //! Supervisors call it (`CTL`) and pass it the calls that must wait
 //! (`PASS`): it holds those and ends them itself, writing into the waiting
@@ -11,6 +11,7 @@
 //! copied once). It never waits for a supervisor: a signal goes to one as
 //! a request. Console input and its alarm come as events.
 
+mod locks;
 mod objects;
 mod procs;
 
@@ -106,6 +107,8 @@ pub struct Shared {
     alarm_at: u64,
     /// The host and domain names (Linux's start: "(none)").
     uts: [Vec<u8>; 2],
+    /// Every process's record locks.
+    pub locks: linuxabi::reclock::Locks,
 }
 
 impl Shared {
@@ -121,6 +124,7 @@ impl Shared {
             timers: BTreeMap::new(),
             alarm_at: 0,
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
+            locks: Default::default(),
         }
     }
 
@@ -341,6 +345,12 @@ impl Shared {
                 self.objs.set_flags(word(&w, 1), word(&w, 2));
                 result(0)
             }
+            ctl::LOCK => reply(&self.lock(&w)),
+            ctl::UNLOCK_FILE => {
+                self.locks.release_file((word(&w, 2), word(&w, 3)), word(&w, 1) as u32);
+                result(0)
+            }
+            ctl::PIPE_SIZE => result(self.objs.pipe_size(word(&w, 1), word(&w, 2))),
             ctl::SHARE_FILE => result(self.objs.share_file(word(&w, 1), word(&w, 2)) as i64),
             ctl::FILE_POS => result(self.objs.file_pos(word(&w, 1), word(&w, 2), word(&w, 3)) as i64),
             ctl::TTY_IOCTL => self.tty_ioctl(&w),

@@ -170,6 +170,22 @@ impl Objects {
         }
     }
 
+    /// The capacity of pipe end `id`'s pipe, first set from `size` unless
+    /// that is `u64::MAX`; -EBADF for anything but a pipe.
+    pub fn pipe_size(&mut self, id: u64, size: u64) -> i64 {
+        let pipe = match self.objs.get(&id) {
+            Some(o) if matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE) => o.pipe,
+            _ => return -errno::EBADF,
+        };
+        let Some(p) = self.pipes.get_mut(&pipe) else {
+            return -errno::EBADF;
+        };
+        if size == u64::MAX {
+            return p.size() as i64;
+        }
+        p.resize(size).map_or_else(|e| -e, |n| n as i64)
+    }
+
     pub fn share_file(&mut self, pos: u64, flags: u64) -> u64 {
         self.insert(Object {
             kind: obj::FILE,

@@ -261,6 +261,7 @@ impl Shared {
             self.release(o);
         }
         self.timers.remove(&pid);
+        self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);

@@ -232,6 +232,7 @@ impl Sup {
 
     pub(super) fn close_fd(&mut self, fd: u64) -> Result<u64, i64> {
         let s = self.fds.take(fd)?;
+        self.forget_locks(&s.ofd.borrow());
         if !self.fds.holds(&s.ofd) {
             self.release(&s.ofd);
         }
@@ -240,7 +241,7 @@ impl Sup {
 
     // ---- positions ----
 
-    fn pos(&self, d: &Ofd) -> u64 {
+    pub(super) fn pos(&self, d: &Ofd) -> u64 {
         match d.shared {
             Some(id) => self.ctl1(&[ctl::FILE_POS, id, 0, 0]).unwrap_or(0),
             None => d.pos,
@@ -961,10 +962,11 @@ impl Sup {
         if new as usize >= self.limit() {
             return Err(errno::EBADF);
         }
-        if let Some(prev) = self.fds.set(new as usize, o, flags != 0)
-            && !self.fds.holds(&prev.ofd)
-        {
-            self.release(&prev.ofd);
+        if let Some(prev) = self.fds.set(new as usize, o, flags != 0) {
+            self.forget_locks(&prev.ofd.borrow());
+            if !self.fds.holds(&prev.ofd) {
+                self.release(&prev.ofd);
+            }
         }
         Ok(new)
     }
@@ -1013,33 +1015,22 @@ impl Sup {
                 }
                 Ok(0)
             }
-            F_GETLK => {
-                // No other process holds a lock: F_UNLCK (2) in l_type.
-                let mut b = self.read_mem(rid, arg, 32)?;
-                b[0..2].copy_from_slice(&2u16.to_le_bytes());
-                self.write_mem(rid, arg, &b)?;
-                Ok(0)
-            }
-            F_SETLK | F_SETLKW => {
-                let b = self.read_mem(rid, arg, 32)?;
-                let t = u16::from_le_bytes([b[0], b[1]]);
-                let d = slot.ofd.borrow();
-                match t {
-                    0 if !d.readable() => Err(errno::EBADF),
-                    1 if !d.writable() => Err(errno::EBADF),
-                    0..=2 => Ok(0),
-                    _ => Err(errno::EINVAL),
-                }
-            }
+            // F_SETLKW does not wait yet: a lock in the way fails it with
+            // EAGAIN, as F_SETLK.
+            F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
             F_SETOWN | F_GETOWN => Ok(0),
-            F_GETPIPE_SZ => match slot.ofd.borrow().kind {
-                Kind::Obj { kind, .. } if kind != obj::TTY => Ok(65536),
-                _ => Err(errno::EBADF),
-            },
-            F_SETPIPE_SZ => match slot.ofd.borrow().kind {
-                Kind::Obj { kind, .. } if kind != obj::TTY => Ok(65536),
-                _ => Err(errno::EBADF),
-            },
+            F_GETPIPE_SZ | F_SETPIPE_SZ => {
+                let Some(id) = slot.ofd.borrow().object() else {
+                    return Err(errno::EBADF);
+                };
+                // Linux reads F_SETPIPE_SZ's argument as an unsigned int.
+                let size = if cmd == F_SETPIPE_SZ {
+                    arg as u32 as u64
+                } else {
+                    u64::MAX
+                };
+                self.ctl1(&[ctl::PIPE_SIZE, id, size])
+            }
             _ => Err(errno::EINVAL),
         }
     }

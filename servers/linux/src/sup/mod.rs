@@ -13,6 +13,7 @@
 mod fdtable;
 mod files;
 mod fs;
+mod locks;
 mod off2f;
 mod procs;
 mod signals;
@@ -103,6 +104,9 @@ pub struct Sup {
     pub clear_tid: u64,
     /// The personality (`personality(2)`) value.
     pub persona: u64,
+    /// It has taken a record lock (closing a file's descriptor then tells
+    /// the shared server).
+    pub has_locks: bool,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -167,6 +171,7 @@ impl Sup {
             passed: None,
             clear_tid: 0,
             persona: 0,
+            has_locks: false,
             in_call: false,
             stopped_value: 0,
             fault_trap: (0, 0),
@@ -310,7 +315,15 @@ impl Sup {
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
-            Out::Done => {}
+            Out::Done => {
+                // A signal posted while this call was on its way here asked
+                // for the process's attention, which it sees only on its way
+                // back to user mode: a wait held now would never end.
+                let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. })) if r == rid);
+                if waits && self.sig.deliverable() != 0 {
+                    self.kick();
+                }
+            }
         }
     }
 

@@ -205,6 +205,7 @@ impl Sup {
         self.clear_tid = 0;
         self.tpid = 0;
         self.persona = 0;
+        self.has_locks = false;
         self.fs.cred = Default::default();
     }
 
@@ -271,7 +272,12 @@ impl Sup {
         // The child starts from the parent's registers, with its own stack
         // and thread pointer if clone gave them, and its tid already in its
         // memory: set in the waiting parent for the copy, then put back.
-        let before = self.regs(rid);
+        let Some(before) = self.regs(rid) else {
+            self.release_objects(&objs);
+            let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
+            self.ctl(&[ctl::EXIT, child as u64, 0, 0]);
+            return ret(Err(errno::EAGAIN));
+        };
         let mut regs = before;
         if newsp != 0 {
             regs.rsp = newsp;
@@ -708,17 +714,6 @@ impl Sup {
     /// close-on-exec close, handlers become the default action, the
     /// alternate stack goes; the shared server learns the new program.
     fn exec_done(&mut self, path: &str, argv: Vec<Vec<u8>>, env_len: usize) {
-        let close: Vec<u64> = self
-            .fds
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.cloexec))
-            .map(|(fd, _)| fd as u64)
-            .collect();
-        for fd in close {
-            let _ = self.close_fd(fd);
-        }
         self.sig.exec_reset();
         self.held = None;
         self.passed = None;
@@ -742,6 +737,20 @@ impl Sup {
             b
         }));
         self.ctl(&m);
+        // Only then close-on-exec descriptors close, as Linux orders them: a
+        // parent that sees such a pipe's end close may count on the exec
+        // having happened (setpgid of the child is EACCES from then on).
+        let close: Vec<u64> = self
+            .fds
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.cloexec))
+            .map(|(fd, _)| fd as u64)
+            .collect();
+        for fd in close {
+            let _ = self.close_fd(fd);
+        }
     }
 
     /// The command name (at most 15 bytes of the program's file name) as

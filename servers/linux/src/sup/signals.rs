@@ -130,19 +130,26 @@ fn context_of(r: &Regs) -> Context {
     }
 }
 
-/// How often a call on the waiting process's frame is tried again while
-/// the frame is busy.
-const BUSY_RETRIES: u32 = 10_000;
+/// How long a call on the waiting process's frame is tried again while
+/// the frame is busy, in ns.
+const BUSY_PATIENCE_NS: u64 = 2_000_000_000;
 
 /// Runs `f` (a call on the waiting process's frame) until the frame is not
-/// Busy: a signal's attention request wakes the process waiting in its
-/// call for a moment (it looks, then waits on), and the kernel lends no
-/// frame meanwhile. Giving up early would build a signal frame or a
-/// child from zeroed registers.
+/// Busy. The kernel lends the frame only while the process is blocked in
+/// its call, and it is not blocked yet when its supervisor, on another
+/// CPU, takes the call before the process has gone to sleep, nor for a
+/// moment after a signal's attention request woke it (it looks, then
+/// waits on). How long that lasts depends on the process's CPU alone
+/// (interrupts, or a virtual CPU the host does not run): a number of
+/// tries proves nothing, only time does. A process that ends meanwhile
+/// makes `f` fail otherwise (its call is no longer held).
 pub fn patiently<T>(mut f: impl FnMut() -> Result<T, tessera_rt::abi::Error>) -> Result<T, tessera_rt::abi::Error> {
     let mut r = f();
-    for _ in 0..BUSY_RETRIES {
-        if r.as_ref().err() != Some(&tessera_rt::abi::Error::Busy) {
+    let mut deadline = None;
+    while r.as_ref().err() == Some(&tessera_rt::abi::Error::Busy) {
+        let now = tessera_rt::sys::now_ns();
+        let end = *deadline.get_or_insert(now.saturating_add(BUSY_PATIENCE_NS));
+        if now >= end {
             break;
         }
         tessera_rt::sys::yield_now();
@@ -186,10 +193,12 @@ const ERESTARTSYS: u64 = errno::fail(errno::ERESTARTSYS);
 const ERESTARTNOINTR: u64 = errno::fail(errno::ERESTARTNOINTR);
 
 impl Sup {
-    pub fn regs(&self, rid: u64) -> Regs {
+    /// The waiting process's registers; None if they cannot be had (it
+    /// ended, or its frame stayed busy): never zeros in their place, which
+    /// would build a signal frame at address 0 or start a child at 0.
+    pub fn regs(&self, rid: u64) -> Option<Regs> {
         let mut r = Regs::default();
-        let _ = patiently(|| calls::caller_regs(rid, &mut r));
-        r
+        patiently(|| calls::caller_regs(rid, &mut r)).ok().map(|_| r)
     }
 
     /// A signal for the process: kept pending (or dropped if ignored), and
@@ -252,7 +261,7 @@ impl Sup {
     /// Makes the process come to its supervisor so a signal is delivered:
     /// a call held here ends, one waiting in the shared server is
     /// interrupted, a running process stops on its way back to user mode.
-    fn kick(&mut self) {
+    pub(super) fn kick(&mut self) {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) => {
                 self.held = None;
@@ -280,7 +289,11 @@ impl Sup {
     /// whose call returns `value` (None: an attention stop or a fault,
     /// where rax is the program's own).
     pub fn deliver(&mut self, rid: u64, value: Option<u64>) -> Delivered {
-        let mut regs = self.regs(rid);
+        // Without its registers nothing is delivered now: the signals stay
+        // pending for its next call or stop.
+        let Some(mut regs) = self.regs(rid) else {
+            return Delivered::None;
+        };
         if let Some(v) = value {
             regs.rax = v;
         }
@@ -428,7 +441,9 @@ impl Sup {
 
     /// `rt_sigreturn`: the registers, mask and FPU state a frame saved.
     pub(super) fn sigreturn(&mut self, rid: u64) -> Out {
-        let now = self.regs(rid);
+        let Some(now) = self.regs(rid) else {
+            return Out::Ret(errno::fail(errno::EFAULT));
+        };
         let mut uc = [0u8; frame::UCONTEXT_LEN];
         if calls::caller_read(rid, now.rsp, &mut uc).is_err() {
             return self.force_segv(rid);
@@ -593,7 +608,7 @@ impl Sup {
     }
 
     pub(super) fn sigaltstack(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
-        let sp = self.regs(rid).rsp;
+        let sp = self.regs(rid).ok_or(errno::EFAULT)?.rsp;
         let cur = self.sig.altstack;
         let on = cur.contains(sp);
         if a[0] != 0 {

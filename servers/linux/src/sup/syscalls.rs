@@ -1101,7 +1101,12 @@ impl Sup {
         const FUTEX_WAKE_OP: u64 = 5;
         const FUTEX_WAIT_BITSET: u64 = 9;
         const FUTEX_WAKE_BITSET: u64 = 10;
+        const FUTEX_CLOCK_REALTIME: u64 = 256;
         let op = a[1] & 0x7f;
+        // Linux takes a real-time clock only with a bitset wait.
+        if a[1] & FUTEX_CLOCK_REALTIME != 0 && op != FUTEX_WAIT_BITSET {
+            return ret(Err(errno::ENOSYS));
+        }
         if !a[0].is_multiple_of(4) {
             return ret(Err(errno::EINVAL));
         }
@@ -1124,7 +1129,7 @@ impl Sup {
                     match self.read_mem(rid, a[3], 16) {
                         Ok(t) => {
                             let ns = st::u64_at(&t, 0).saturating_mul(1_000_000_000) + st::u64_at(&t, 8);
-                            if a[1] & 256 != 0 {
+                            if a[1] & FUTEX_CLOCK_REALTIME != 0 {
                                 ns.saturating_sub(1_704_067_200_000_000_000)
                             } else {
                                 ns
