@@ -266,6 +266,20 @@ def run_batches(selected, image, batch, argv_for, raw, host_timeout):
     return results, boots, time.monotonic() - t_start, argv
 
 
+def _record(kernel, argv, source, boots, wall, raw, mode):
+    """How a run went, for the results page."""
+    return {
+        "kernel": kernel,
+        "qemu": qemu.qemu_version(),
+        "machine": qemu.command_line(shown_argv(argv)) if argv else "",
+        "args_source": source,
+        "boots": boots,
+        "wall_s": round(wall),
+        "raw_logs": rel(raw),
+        "mode": mode,
+    }
+
+
 def _raw_dir(system):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     raw = RUNS / (stamp if system == "linux" else f"{system}-{stamp}")
@@ -290,20 +304,11 @@ def run_linux(selected, mode="tcg", smp=1, mem="512M"):
 
     results, boots, wall, argv = run_batches(
         selected, IMAGE, BATCH, argv_for, raw, lambda n: BATCH_TIMEOUT_BASE + BATCH_TIMEOUT_PER_TEST * n)
-    record = {
-        "kernel": f"Debian {manifest['kernel_package']} {manifest['kernel_version']}",
-        "qemu": qemu.qemu_version(),
-        "machine": qemu.command_line(shown_argv(argv)) if argv else "",
-        "args_source": source,
-        "boots": boots,
-        "wall_s": round(wall),
-        "raw_logs": rel(raw),
-        "mode": mode,
-    }
-    return results, record
+    kernel = f"Debian {manifest['kernel_package']} {manifest['kernel_version']}"
+    return results, _record(kernel, argv, source, boots, wall, raw, mode)
 
 
-def _stage_tessera(selected):
+def _stage_tessera():
     """Tessera's root: the system disk's tree and /ltp, hard-linked (the
     image is made from it and nothing writes to it)."""
     if not SYSTEM_ROOT.is_dir():
@@ -328,7 +333,7 @@ def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
     # need an option read it), from the reference VM's kernel.
     _vmlinux, _initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
     stage(selected, manifest["kconfig"])
-    size = _stage_tessera(selected)
+    size = _stage_tessera()
     image_mib = size // (1 << 20) + SPARE_MIB
     log(f"image: {image_mib} MiB ext2, the system disk's tree and {size >> 20} MiB in all")
     disk.make_ext2(TESSERA_IMAGE, image_mib, TESSERA_STAGE)
@@ -344,17 +349,7 @@ def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
         lambda n: BATCH_TIMEOUT_BASE + (TESSERA_LIMIT + 30) * n)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    record = {
-        "kernel": f"Tessera {commit}",
-        "qemu": qemu.qemu_version(),
-        "machine": qemu.command_line(shown_argv(argv)) if argv else "",
-        "args_source": source,
-        "boots": boots,
-        "wall_s": round(wall),
-        "raw_logs": rel(raw),
-        "mode": mode,
-    }
-    return results, record
+    return results, _record(f"Tessera {commit}", argv, source, boots, wall, raw, mode)
 
 
 def _counts(lines):

@@ -155,7 +155,11 @@ mod tests {
     use super::*;
 
     fn fill(write: usize) -> usize {
-        let mut p = Pipe::default();
+        fill_pipe(Pipe::default(), write)
+    }
+
+    /// Bytes `p` takes in whole writes of `write` bytes.
+    fn fill_pipe(mut p: Pipe, write: usize) -> usize {
         let data = vec![7u8; write];
         let mut total = 0;
         while p.room_for(write) == write {
@@ -211,13 +215,7 @@ mod tests {
     fn fill_sized(write: usize, size: u64) -> usize {
         let mut p = Pipe::default();
         p.resize(size).unwrap();
-        let data = vec![7u8; write];
-        let mut total = 0;
-        while p.room_for(write) == write {
-            p.push(&data);
-            total += write;
-        }
-        total
+        fill_pipe(p, write)
     }
 
     #[test]
