@@ -134,28 +134,22 @@ pub fn grant(caller: u64, bx: ResId, pid: u64, rights: u64) -> Result<(), Error>
             // Its pages may now go from one process to another: it scrubs
             // from now on, and the empty containers its owner's receives
             // left unscrubbed are zeroed before the grant lets anyone else
-            // have them (outside the box's lock: the container table's
-            // comes first).
+            // have them, with both tables held (container table first) so
+            // that no send takes one half-zeroed.
+            let mut ct = container::lock();
             let mut t = TABLE.lock();
             let e = super::owned_mut(&mut t, bx, caller)?;
-            let dirty = if pid != caller && !e.value.unscrubbed && !e.value.scrub {
-                let mut list = Vec::new();
+            if pid != caller && !e.value.unscrubbed && !e.value.scrub {
                 for (_, q) in e.value.classes.iter_mut() {
-                    list.try_reserve(q.empty.len()).map_err(|_| Error::NoMemory)?;
-                    list.extend(q.empty.iter());
+                    for c in q.empty.iter() {
+                        if let Ok(Place::InBox { region, .. }) = ct.get_mut(c).map(|e| &mut e.value.place) {
+                            region.reset();
+                        }
+                    }
                 }
                 e.value.scrub = true;
-                list
-            } else {
-                Vec::new()
-            };
-            drop(t);
-            for c in dirty {
-                // (Taken meanwhile by a send of the owner's: nothing to do.)
-                let _ = container::with_box_memory(c, |m| m.reset());
             }
-            let mut t = TABLE.lock();
-            let e = super::owned_mut(&mut t, bx, caller)?;
+            drop(ct);
             e.value.grants.try_reserve(1).map_err(|_| Error::NoMemory)?;
             e.value.grants.push((pid, rights & (BOX_SEND | BOX_RECEIVE)));
             Ok(())
@@ -720,26 +714,29 @@ fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
 }
 
 /// A box container whose data was taken becomes an empty one, or is
-/// deleted if the class already has more than the upper bound.
+/// deleted if the class already has more than the upper bound. A
+/// scrubbing box zeroes it before it is queued, with both tables held
+/// (container table first): once queued, a sender on another CPU may take
+/// it at once, and a later zeroing would wipe that sender's data.
 fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
     let keep = {
+        let mut ct = container::lock();
         let mut t = TABLE.lock();
         let e = t.get_mut(bx).map_err(super::id_error)?;
         let upper = e.value.upper;
-        let scrub = e.value.scrub;
         let q = e.value.classes.entry(pages);
-        if q.empty.len() < upper && q.empty.try_reserve(1).is_ok() {
-            q.empty.push_back(c);
-            Some(scrub)
-        } else {
-            None
+        let keep = q.empty.len() < upper && q.empty.try_reserve(1).is_ok();
+        if keep {
+            if e.value.scrub
+                && let Ok(Place::InBox { region, .. }) = ct.get_mut(c).map(|e| &mut e.value.place)
+            {
+                region.reset();
+            }
+            e.value.classes.entry(pages).empty.push_back(c);
         }
+        keep
     };
-    match keep {
-        Some(true) => container::with_box_memory(c, |m| m.reset()),
-        Some(false) => Ok(()),
-        None => container::destroy(c),
-    }
+    if keep { Ok(()) } else { container::destroy(c) }
 }
 
 /// (empty, filled) containers of a size class, for tests and the inspector.
