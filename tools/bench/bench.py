@@ -41,7 +41,7 @@ import progs  # noqa: E402
 import qemu  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
-from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, ensure_host_tools, tessera_boot,  # noqa: E402
+from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, build_tessera, ensure_host_tools, tessera_boot,  # noqa: E402
                     git_revision, install_signal_handlers, log, rel, run_guarded, shown_argv)
 
 # Host wall-time limits per QEMU run (a whole suite).  An icount Linux run
@@ -168,24 +168,6 @@ def _split_disk(selection, linux=False):
     return plain, on_disk
 
 
-def _build_tessera():
-    """Build the kernel; return (ok, detail)."""
-    if os.environ.get("BENCH_NO_BUILD"):
-        return TESSERA_ELF.exists(), "BENCH_NO_BUILD set"
-    log("cargo xtask build")
-    try:
-        r = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=1800)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, f"cargo xtask build: {e}"
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or ["?"])[-1]
-        return False, f"cargo xtask build failed: {last}"
-    if not TESSERA_ELF.exists():
-        return False, f"cargo xtask build produced no {rel(TESSERA_ELF)}"
-    return True, "built"
-
-
 # Experiments booted a second time with -smp 2 when the common
 # configuration has one CPU, with the figures that boot adds.
 SMP2_EXPERIMENTS = {
@@ -205,7 +187,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     records: "tessera" for the boots without a disk, "tessera-disk" for the
     storage experiments' (kept apart, as Linux's: a run of fs alone must not
     replace the record of the boots the other figures came from)."""
-    ok, detail = _build_tessera()
+    ok, detail = build_tessera()
     if not ok:
         log(f"tessera: {detail}")
         state = "no-kernel" if not TESSERA_ELF.exists() else "build-failed"

@@ -217,3 +217,21 @@ def run_guarded(argv, timeout_s, log_path=None, echo=False, cwd=None, started=No
             logf.close()
     return RunResult(None if timed_out else proc.returncode, lines,
                      time.monotonic() - t0, timed_out)
+
+
+def build_tessera():
+    """Build the kernel; return (ok, detail)."""
+    if os.environ.get("BENCH_NO_BUILD"):
+        return TESSERA_ELF.exists(), "BENCH_NO_BUILD set"
+    log("cargo xtask build")
+    try:
+        r = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=1800)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"cargo xtask build: {e}"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return False, f"cargo xtask build failed: {last}"
+    if not TESSERA_ELF.exists():
+        return False, f"cargo xtask build produced no {rel(TESSERA_ELF)}"
+    return True, "built"

@@ -31,7 +31,7 @@ from pathlib import Path
 import disk
 import linuxvm
 import qemu
-from common import RESULTS, ROOT, ensure_host_tools, log, rel, run_guarded, shown_argv, tessera_boot
+from common import RESULTS, ROOT, build_tessera, ensure_host_tools, log, rel, run_guarded, shown_argv, tessera_boot
 
 LTP = ROOT / "build" / "ltp"
 BIN = LTP / "install" / "testcases" / "bin"
@@ -325,10 +325,9 @@ def _stage_tessera():
 def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
     """Run every built entry on Tessera's Linux personality; {index: result}, record."""
     ensure_host_tools(["qemu-system-x86_64"])
-    log("cargo xtask build")
-    r = subprocess.run(["cargo", "xtask", "build"], cwd=ROOT, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit("cargo xtask build failed:\n" + r.stderr[-2000:])
+    ok, detail = build_tessera()
+    if not ok:
+        raise SystemExit(detail)
     # Linux's configuration goes on the image as on Linux's (tests that
     # need an option read it), from the reference VM's kernel.
     _vmlinux, _initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
