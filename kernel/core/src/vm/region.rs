@@ -279,8 +279,15 @@ impl Region {
 
     /// Makes every page present (eager loading).
     pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
+        // A container is always whole and is shared often: one pass
+        // without an early exit (which the compiler vectorises) finds that.
+        if !self.frames.iter().fold(false, |gap, &f| gap | (f == 0)) {
+            return Ok(());
+        }
         for i in 0..self.frames.len() {
-            self.populate(i)?;
+            if self.frames[i] == 0 {
+                self.populate(i)?;
+            }
         }
         Ok(())
     }
@@ -408,8 +415,11 @@ impl Region {
             }
             r.blocks = done == pages;
         }
-        // Without blocks enough, the rest page by page.
-        r.populate_all()?;
+        // Without blocks enough, the rest page by page (zero pages straight
+        // from the allocator: nothing of `populate`'s backing to consult).
+        for f in r.frames.iter_mut().filter(|f| **f == 0) {
+            *f = frames::alloc_zeroed(1)?;
+        }
         Ok(r)
     }
 
@@ -501,7 +511,10 @@ impl Region {
             if src == 0 {
                 continue;
             }
-            let dst = copy.populate(i)?;
+            // A frame of its own, not `populate`d: zeroing a page that is
+            // overwritten whole at once doubled a copy's cost.
+            let dst = frames::alloc(1)?;
+            copy.frames[i] = dst;
             // SAFETY: two distinct frames, each a whole page in the direct map.
             unsafe {
                 core::ptr::copy_nonoverlapping(
