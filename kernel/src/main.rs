@@ -31,7 +31,7 @@ fn register_hooks() {
         return_to_user: proc::on_return_to_user,
         tick: on_tick,
         reschedule: sched::on_reschedule_ipi,
-        user_page_fault: proc::resolve_user_fault,
+        user_page_fault,
         user_fault: proc::kill_for_fault,
         interrupt_key: syscall::interrupt_key,
         input_ready: syscall::input_ready,
@@ -41,6 +41,23 @@ fn register_hooks() {
     });
     ipc::process::register_hooks(resource::proc::hooks());
     sched::set_idle_hook(resource::pool::on_idle);
+}
+
+/// A page fault on user memory. One in user mode that finds no free frame
+/// has the pool give its memory back first, as a system call's allocation
+/// does (`pool::or_reclaim`), so that a demand-paged process is not killed
+/// while the pool holds memory. A system call's own access (error code
+/// without the user bit) does not: its caller may hold a lock the pool's
+/// release takes.
+fn user_page_fault(addr: u64, error_code: u64) -> Result<(), kcore::vm::space::FaultError> {
+    use kcore::vm::space::FaultError;
+    const FROM_USER_MODE: u64 = 4;
+    match proc::resolve_user_fault(addr, error_code) {
+        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE != 0 && resource::pool::flush() > 0 => {
+            proc::resolve_user_fault(addr, error_code)
+        }
+        done => done,
+    }
 }
 
 /// The timer's tick: the scheduler's work, then the alarms due.

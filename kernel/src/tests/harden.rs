@@ -646,6 +646,52 @@ pub fn the_pool_gives_memory_back_first() -> TestResult {
     Ok(())
 }
 
+/// The same for demand paging: a process whose pages come by faults, while
+/// the pool holds all the memory there is, runs to its end (its faults
+/// have the pool give memory back, not the process killed).
+pub fn the_pool_gives_memory_back_to_faults() -> TestResult {
+    let settings = pool::settings();
+    pool::set(pool::Settings {
+        reduce: false,
+        ..settings.clone()
+    });
+    // Pinned to this CPU, where kernel code is not preempted: it runs,
+    // and faults its 800 BSS pages in, only once the pool is full.
+    let options = SpawnOptions {
+        policy: abi::LoadPolicy::Demand as u64,
+        cpu: kcore::cpu::this_cpu().slot() as u64,
+        ..SpawnOptions::DEFAULT
+    };
+    let pid = resource::proc::spawn::spawn("pa800", &super::args(&[]), &options, KERNEL_PID);
+    let sleeper = plate("sleeper")?;
+    let mut pooled = 0;
+    let filled = loop {
+        match resource::proc::spawn::compose_space(sleeper) {
+            Ok(space) if pool::put_full(sleeper, space) => pooled += 1,
+            Ok(space) => break Err(format!("the pool refused space {space:?}")),
+            Err(e) => break Ok(e),
+        }
+        if pooled == 100_000 {
+            break Err(String::from("100000 spaces made without running out"));
+        }
+    };
+    let held = pool::bytes();
+    let free = frames::stats().free;
+    let status = pid.map_err(|e| format!("{e:?}")).map(|pid| proc::wait(KERNEL_PID, pid));
+    pool::set(settings);
+    pool::flush();
+    let filled = filled?;
+    ensure!(
+        filled == Error::NoMemory && held > 64 << 20 && free < 800,
+        "{pooled} spaces pooled ({held} bytes, {free} frames free), then {filled:?}"
+    );
+    ensure!(
+        status == Ok(Ok(0)),
+        "with the pool holding {held} bytes, pa800 gave {status:?}"
+    );
+    Ok(())
+}
+
 /// Processes spawned until memory runs out, then all killed: a clean
 /// error, a clean teardown, and the system works as before.
 pub fn spawning_until_failure_then_killing_all() -> TestResult {
