@@ -40,7 +40,14 @@ fn register_hooks() {
         first_entry: proc::on_first_entry,
     });
     ipc::process::register_hooks(resource::proc::hooks());
-    sched::set_idle_hook(resource::pool::on_idle);
+    sched::set_idle_hook(on_idle);
+}
+
+/// CPU 0's spare time: the pool's adjustment, then zeroing the pages
+/// scrubbing boxes hold dirty.
+fn on_idle() {
+    resource::pool::on_idle();
+    resource::container_box::scrub_on_idle();
 }
 
 /// A page fault on user memory. One in user mode that finds no free frame

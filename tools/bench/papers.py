@@ -167,8 +167,11 @@ EXPERIMENTS = {
                 "(container create / delete, page exchange, copy, attach, detach, queue); *other* is the "
                 "rest: the system call, the mediator and the lookups. The boxes are made without "
                 "`BOX_SCRUB`: the pages a swap receive leaves in the box are handed to the next sender "
-                "as they are; *swap, scrubbing box* is the same with a `BOX_SCRUB` box, whose receive "
-                "zeroes those pages before they go back to the empty queue (a cost that grows with size).",
+                "as they are; *swap, scrubbing box* is the same with a `BOX_SCRUB` box: the pages a receive "
+                "leaves are zeroed before a sender gets them, in CPU 0's idle time or, when there was "
+                "none (this row: rounds back to back), by the send that takes them (a cost that grows "
+                "with size); *swap, scrubbing box, idle between* sleeps 2 ms after each round, untimed, "
+                "so that idle time zeroes them.",
         "issue": "issue 5 (container IPC: COPY/SHARE/MOVE/SWAP, push/steal/exchange)",
         "linux": False,
         # Plots of this experiment, in the order the summary shows them.
@@ -487,7 +490,8 @@ SETUP_DIFFERENCES = {
         "The figures of record use boxes without `BOX_SCRUB`, so the pages a SWAP receive leaves in the "
         "box go to the next sender unzeroed; seed 004 says nothing of clearing them, and if Tender did, "
         "our flat SWAP figures are biased in Tessera's favour (the *swap, scrubbing box* row shows the "
-        "cost, which grows with size).",
+        "cost without idle time, which grows with size; with idle time between rounds the kernel "
+        "zeroes in the background and the *idle between* row is SWAP's flat cost again).",
     ],
     "batch": [
         "Fig. 9's 3-core runs are a plain-TCG guest whose 3 virtual CPUs share the host's 2 cores with "
@@ -626,6 +630,7 @@ CONTAINER_ROWS = [
     ("swap", "send_swap", "receive_swap", "exchange"),
     ("swap + create / delete", "send_swap_create", "receive_swap_delete", None),
     ("swap, scrubbing box", "send_swap_scrub", "receive_swap_scrub", None),
+    ("swap, scrubbing box, idle between", "send_swap_scrub_idle", "receive_swap_scrub_idle", None),
 ]
 CONTAINER_SEND = [("copy", "send_copy"), ("share", "send_share"), ("move", "send_move"),
                   ("swap", "send_swap"), ("swap + create", "send_swap_create")]

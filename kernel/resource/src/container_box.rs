@@ -17,7 +17,11 @@
 //! later sender) when its creator asks (`BOX_SCRUB`) and from the moment
 //! it is granted to another process, unless its creator chose otherwise
 //! (`BOX_UNSCRUBBED`): a box only its owner uses carries nothing between
-//! processes, and keeps SWAP's flat cost.
+//! processes, and keeps SWAP's flat cost. A scrubbing box zeroes in idle
+//! time: a receive queues the pages it leaves as *dirty*, CPU 0 zeroes
+//! dirty containers when it has nothing to run (`scrub_on_idle`), and a
+//! SWAP send takes a clean one first, zeroing a dirty one itself only when
+//! no clean one is left, so the sender never sees the receiver's data.
 
 use super::container::{self, Container, Place, QUEUE, timed};
 use super::fifo::Fifo;
@@ -27,14 +31,18 @@ use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
 use abi::{BOX_RECEIVE, BOX_SCRUB, BOX_SEND, BOX_UNSCRUBBED, ContainerMode, Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use ipc::process::WaitQueue;
 use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::vm::region::Region;
 
 struct Queues {
+    /// Empty containers whose pages are zero (or whose box never scrubs).
     empty: Fifo<ResId>,
+    /// Empty containers of a scrubbing box still holding a receiver's
+    /// former pages: zeroed in idle time, or by the send that takes one.
+    dirty: Fifo<ResId>,
     /// (container, requested attach address of the sender)
     filled: Fifo<(ResId, u64)>,
 }
@@ -43,10 +51,54 @@ impl Default for Queues {
     fn default() -> Self {
         Queues {
             empty: Fifo::new(ResId::NONE),
+            dirty: Fifo::new(ResId::NONE),
             filled: Fifo::new((ResId::NONE, 0)),
         }
     }
 }
+
+impl Queues {
+    fn empties(&self) -> usize {
+        self.empty.len() + self.dirty.len()
+    }
+
+    /// Queues `c`, an empty container whose pages a receiver left, if the
+    /// class is under `upper`: dirty in a scrubbing box. False: delete it.
+    fn give_back(&mut self, c: ResId, upper: usize, scrub: bool) -> bool {
+        let under = self.empties() < upper;
+        let q = if scrub { &mut self.dirty } else { &mut self.empty };
+        let keep = under && q.try_reserve(1).is_ok();
+        if keep {
+            q.push_back(c);
+            if scrub {
+                DIRTY.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        keep
+    }
+
+    /// An empty container for a SWAP send, clean ones first; true if it is
+    /// dirty (the taker zeroes it before the exchange). Not taken off its
+    /// queue: `taken` does that once the exchange is done.
+    fn first_empty(&self) -> Option<(ResId, bool)> {
+        match self.empty.front() {
+            Some(c) => Some((c, false)),
+            None => self.dirty.front().map(|c| (c, true)),
+        }
+    }
+
+    fn taken(&mut self, dirty: bool) {
+        if dirty {
+            self.dirty.pop_front();
+            DIRTY.fetch_sub(1, Ordering::Relaxed);
+        } else {
+            self.empty.pop_front();
+        }
+    }
+}
+
+/// Dirty containers in all boxes: idle time has work while it is not 0.
+static DIRTY: AtomicUsize = AtomicUsize::new(0);
 
 /// The size classes of a box, sorted by size. A box nearly always has one
 /// or two, and every SWAP send and receive looks its class up: a sorted
@@ -304,7 +356,7 @@ fn fill_empties(bx: ResId, pages: usize, want: usize) -> Result<(), Error> {
             .value
             .classes
             .get(&pages)
-            .map_or(0, |q| q.empty.len());
+            .map_or(0, Queues::empties);
         if have >= want {
             return Ok(());
         }
@@ -356,10 +408,20 @@ fn send_now(caller: u64, id: ResId, bx: ResId, addr: u64, mode: ContainerMode) -
             let empty = timed(QUEUE, || {
                 let mut t = TABLE.lock();
                 let e = t.get_mut(bx).map_err(super::id_error)?;
-                Ok::<_, Error>(e.value.classes.get_mut(&pages).and_then(|q| q.empty.pop_front()))
+                let q = e.value.classes.get_mut(&pages);
+                Ok::<_, Error>(q.and_then(|q| {
+                    let first = q.first_empty();
+                    first.inspect(|&(_, dirty)| q.taken(dirty))
+                }))
             })?;
             let empty = match empty {
-                Some(c) => c,
+                Some((c, dirty)) => {
+                    // Off the queues, it is this send's alone: zeroed here.
+                    if dirty {
+                        container::with_box_memory(c, |m| m.reset())?;
+                    }
+                    c
+                }
                 None => {
                     let charge = container::charge(caller, pages)?;
                     container::create_in_box(KERNEL, bx, container::new_memory(pages)?, charge)?
@@ -411,7 +473,7 @@ fn waiters_to_wake(b: &ContainerBox) -> Option<Arc<WaitQueue>> {
 fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(ResId, u64), Error>> {
     let done = swap_section(caller, id, bx, BOX_SEND, |ct, b, (link, pages, space, _)| {
         let q = b.classes.get_mut(&pages)?;
-        let empty = q.empty.front()?;
+        let (empty, dirty) = q.first_empty()?;
         // Room first: once the pages are exchanged nothing may fail.
         if q.filled.try_reserve(1).is_err() {
             return Some(Err(Error::NoMemory));
@@ -419,13 +481,16 @@ fn send_swap(caller: u64, id: ResId, bx: ResId, addr: u64) -> Option<Result<(Res
         let Ok(Place::InBox { region, .. }) = ct.get_mut(empty).map(|e| &mut e.value.place) else {
             return None;
         };
+        if dirty {
+            region.reset();
+        }
         let (t1, t2) = match exchange(&space, link, region) {
             Ok(times) => times,
             Err(e) => return Some(Err(e)),
         };
-        q.empty.pop_front();
+        q.taken(dirty);
         q.filled.push_back((empty, addr));
-        let short = q.empty.len() < b.lower;
+        let short = q.empties() < b.lower;
         Some(Ok(((empty, pages, short, b.lower, waiters_to_wake(b)), t1, t2)))
     });
     let (empty, pages, short, lower, waiters) = match done? {
@@ -457,19 +522,10 @@ fn receive_swap(caller: u64, id: ResId, bx: ResId) -> Option<Result<Received, Er
             Ok(times) => times,
             Err(e) => return Some(Err(e)),
         };
-        // The receiver's former pages go to a later sender: zeroed first
-        // (not counted as queue work).
-        let t2 = if b.scrub {
-            region.reset();
-            kcore::clock::cycles()
-        } else {
-            t2
-        };
+        // The receiver's former pages go to a later sender: dirty in a
+        // scrubbing box, zeroed before anyone gets them.
         q.filled.pop_front();
-        let keep = q.empty.len() < b.upper && q.empty.try_reserve(1).is_ok();
-        if keep {
-            q.empty.push_back(boxed);
-        }
+        let keep = q.give_back(boxed, b.upper, b.scrub);
         Some(Ok(((boxed, keep, base, pages), t1, t2)))
     });
     let (boxed, keep, base, pages) = match done? {
@@ -713,30 +769,62 @@ fn requeue_front(bx: ResId, pages: usize, c: ResId, addr: u64) {
     }
 }
 
-/// A box container whose data was taken becomes an empty one, or is
-/// deleted if the class already has more than the upper bound. A
-/// scrubbing box zeroes it before it is queued, with both tables held
-/// (container table first): once queued, a sender on another CPU may take
-/// it at once, and a later zeroing would wipe that sender's data.
+/// A box container whose data was taken becomes an empty one (dirty in a
+/// scrubbing box), or is deleted if the class already has more than the
+/// upper bound.
 fn give_back_empty(bx: ResId, pages: usize, c: ResId) -> Result<(), Error> {
     let keep = {
-        let mut ct = container::lock();
         let mut t = TABLE.lock();
         let e = t.get_mut(bx).map_err(super::id_error)?;
-        let upper = e.value.upper;
-        let q = e.value.classes.entry(pages);
-        let keep = q.empty.len() < upper && q.empty.try_reserve(1).is_ok();
-        if keep {
-            if e.value.scrub
-                && let Ok(Place::InBox { region, .. }) = ct.get_mut(c).map(|e| &mut e.value.place)
-            {
-                region.reset();
-            }
-            e.value.classes.entry(pages).empty.push_back(c);
-        }
-        keep
+        let (upper, scrub) = (e.value.upper, e.value.scrub);
+        e.value.classes.entry(pages).give_back(c, upper, scrub)
     };
     if keep { Ok(()) } else { container::destroy(c) }
+}
+
+/// Idle time's share of scrubbing (CPU 0, nothing to run): zeroes dirty
+/// containers, oldest first, until none is left or about 256 KiB are
+/// done, so that a wake-up waits for little. Each is taken off its queue,
+/// zeroed with no lock held, and queued clean; if its box went meanwhile,
+/// it is deleted.
+pub fn scrub_on_idle() {
+    const BUDGET_PAGES: usize = 64;
+    let mut done = 0;
+    while done < BUDGET_PAGES && DIRTY.load(Ordering::Relaxed) > 0 {
+        let Some((bx, pages, c)) = take_dirty() else {
+            return;
+        };
+        let Ok(mut memory) = container::take_box_memory(c) else {
+            continue;
+        };
+        memory.reset();
+        container::put_box_memory(c, bx, memory);
+        let queued = TABLE.lock().get_mut(bx).is_ok_and(|e| {
+            let q = e.value.classes.entry(pages);
+            q.empty.try_reserve(1).is_ok() && {
+                q.empty.push_back(c);
+                true
+            }
+        });
+        if !queued {
+            let _ = container::destroy(c);
+        }
+        done += pages;
+    }
+}
+
+/// The oldest dirty container of some box, off its queue.
+fn take_dirty() -> Option<(ResId, usize, ResId)> {
+    let mut t = TABLE.lock();
+    for (bx, e) in t.iter_mut() {
+        for (&pages, q) in e.value.classes.iter_mut() {
+            if let Some(c) = q.dirty.pop_front() {
+                DIRTY.fetch_sub(1, Ordering::Relaxed);
+                return Some((bx, pages, c));
+            }
+        }
+    }
+    None
 }
 
 /// (empty, filled) containers of a size class, for tests and the inspector.
@@ -747,8 +835,15 @@ pub fn census(bx: ResId, pages: usize) -> Option<(usize, usize)> {
         e.value
             .classes
             .get(&pages)
-            .map_or((0, 0), |q| (q.empty.len(), q.filled.len())),
+            .map_or((0, 0), |q| (q.empties(), q.filled.len())),
     )
+}
+
+/// Dirty containers of a size class (see `Queues::dirty`), for tests.
+pub fn dirty(bx: ResId, pages: usize) -> Option<usize> {
+    let t = TABLE.lock();
+    let e = t.get(bx).ok()?;
+    Some(e.value.classes.get(&pages).map_or(0, |q| q.dirty.len()))
 }
 
 pub struct Boxes;
@@ -760,7 +855,8 @@ impl Resource for Boxes {
     fn delete(&self, caller: u64, bx: ResId) -> Result<(), Error> {
         let b = super::remove_owned(&mut TABLE.lock(), bx, caller)?.value;
         for q in b.classes.into_values() {
-            for c in q.empty.iter().chain(q.filled.iter().map(|f| f.0)) {
+            DIRTY.fetch_sub(q.dirty.len(), Ordering::Relaxed);
+            for c in q.empty.iter().chain(q.dirty.iter()).chain(q.filled.iter().map(|f| f.0)) {
                 let _ = container::destroy(c);
             }
         }
@@ -770,7 +866,7 @@ impl Resource for Boxes {
 
     fn query(&self, bx: ResId) -> Result<ResInfo, Error> {
         super::describe(&TABLE.lock(), bx, |b| {
-            let n: usize = b.classes.values().map(|q| q.empty.len() + q.filled.len()).sum();
+            let n: usize = b.classes.values().map(|q| q.empties() + q.filled.len()).sum();
             (0, n as u64, [ResId::NONE; 3])
         })
     }

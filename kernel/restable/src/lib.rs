@@ -178,6 +178,14 @@ impl<T> Table<T> {
                 .map(|v| (ResId::new(self.kind, i as u32, s.generation), v))
         })
     }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (ResId, &mut T)> {
+        let kind = self.kind;
+        self.slots.iter_mut().enumerate().filter_map(move |(i, s)| {
+            let generation = s.generation;
+            s.value.as_mut().map(|v| (ResId::new(kind, i as u32, generation), v))
+        })
+    }
 }
 
 #[cfg(test)]

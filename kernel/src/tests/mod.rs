@@ -108,6 +108,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_copy_never_reaches_a_reused_space,
     pass harden::a_failed_receive_loses_nothing,
     pass harden::a_granted_box_scrubs,
+    pass harden::a_scrubbing_box_zeroes_in_idle_time,
     pass harden::kernel_memory_is_charged,
     pass harden::requests_are_bounded,
     pass harden::requests_are_charged_to_their_sender,

@@ -48,21 +48,35 @@ fn report(metric: &str, bytes: u64, total_cycles: u64, n: u64) {
     println!("BENCH,container,{metric},{bytes},{},ns", cycles_to_ns(total_cycles) / n);
 }
 
-/// Send and receive through a box in `mode`; `churn` makes the box create
-/// an empty container at every SWAP send and delete one at every receive;
-/// `scrub` makes it a `BOX_SCRUB` box (SWAP receives zero the pages they
-/// put back).
-fn through_box(mode: M, pages: u64, n: u64, churn: bool, scrub: bool) {
+/// How a box is set up for a run of `through_box`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BoxSetup {
+    /// Two empty containers to start with, at least one, at most eight.
+    Plain,
+    /// No empty container kept: a SWAP send creates one, a receive deletes one.
+    Churn,
+    /// A `BOX_SCRUB` box: the pages a SWAP receive leaves are zeroed before
+    /// a sender gets them, here by the send itself (no idle time).
+    Scrub,
+    /// The same with 2 ms asleep after each round (not timed): the kernel
+    /// zeroes them in CPU 0's idle time.
+    ScrubIdle,
+}
+
+/// Send and receive through a box in `mode`, set up as `setup` says.
+fn through_box(mode: M, pages: u64, n: u64, setup: BoxSetup) {
     let bytes = pages * 4096;
-    let (initial, lower, upper) = if churn { (0, 0, 0) } else { (2, 1, 8) };
+    let (initial, lower, upper) = if setup == BoxSetup::Churn { (0, 0, 0) } else { (2, 1, 8) };
+    let scrub = matches!(setup, BoxSetup::Scrub | BoxSetup::ScrubIdle);
     let flags = if scrub { BOX_SCRUB } else { 0 };
     let bx = sys::box_create(pages, initial, lower, upper, flags).expect("box");
     let c = sys::container_create(pages).expect("container");
     let r = sys::container_create(pages).expect("container");
-    let label = match (churn, scrub) {
-        (true, _) => "swap_create",
-        (_, true) => "swap_scrub",
-        _ => name(mode),
+    let label = match setup {
+        BoxSetup::Churn => "swap_create",
+        BoxSetup::Scrub => "swap_scrub",
+        BoxSetup::ScrubIdle => "swap_scrub_idle",
+        BoxSetup::Plain => name(mode),
     };
     let (mut send_ns, mut recv_ns) = (0, 0);
     let (s0, mut s1, mut s2) = (
@@ -98,13 +112,15 @@ fn through_box(mode: M, pages: u64, n: u64, churn: bool, scrub: bool) {
         if mode != M::Swap {
             let _ = sys::res_delete(got);
         }
+        if setup == BoxSetup::ScrubIdle {
+            sys::sleep_ns(2_000_000);
+        }
     }
     let _ = s0;
     report(&alloc_name("send_", label), bytes, send_ns, n);
-    let rlabel = match (churn, scrub) {
-        (true, _) => "swap_delete",
-        (_, true) => "swap_scrub",
-        _ => name(mode),
+    let rlabel = match setup {
+        BoxSetup::Churn => "swap_delete",
+        _ => label,
     };
     report(&alloc_name("receive_", rlabel), bytes, recv_ns, n);
     breakdown(
@@ -204,10 +220,11 @@ fn main(args: &[&str]) -> i32 {
     let n = if short { 2 } else { 20 };
     for &pages in sizes {
         for mode in [M::Copy, M::Share, M::Move, M::Swap] {
-            through_box(mode, pages, n, false, false);
+            through_box(mode, pages, n, BoxSetup::Plain);
         }
-        through_box(M::Swap, pages, n, true, false);
-        through_box(M::Swap, pages, n, false, true);
+        for setup in [BoxSetup::Churn, BoxSetup::Scrub, BoxSetup::ScrubIdle] {
+            through_box(M::Swap, pages, n, setup);
+        }
         direct(pages, n);
     }
     0
