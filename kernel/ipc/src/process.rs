@@ -697,23 +697,24 @@ pub fn exit_current(status: u64) -> ! {
     if FOREGROUND.load(Ordering::Acquire) == p.pid {
         FOREGROUND.store(0, Ordering::Release);
     }
-    // Children: reap the finished ones, orphan the rest.
+    // Children: reap the finished ones, orphan the rest (in place: an
+    // exit must work with the heap full).
     {
         let mut table = PROCESSES.lock();
-        let children: Vec<u64> = table.values().filter(|c| c.is_child_of(p.pid)).map(|c| c.pid).collect();
-        for pid in children {
-            let done = table.get(&pid).is_some_and(|c| c.has_exited());
-            if done {
-                table.remove(&pid);
-            } else if let Some(c) = table.get(&pid) {
-                c.orphan();
-            }
+        table.retain(|_, c| !(c.is_child_of(p.pid) && c.has_exited()));
+        for c in table.values().filter(|c| c.is_child_of(p.pid)) {
+            c.orphan();
         }
     }
     p.exited.update(|| *p.exit_status.lock() = Some(status));
     p.exited.wake_all();
-    if p.parent() == NO_PARENT {
-        PROCESSES.lock().remove(&p.pid);
+    // Looked at under the table's lock, which a parent's exit holds while
+    // it reaps and orphans: either it saw this exit, or this sees it gone.
+    {
+        let mut table = PROCESSES.lock();
+        if p.parent() == NO_PARENT {
+            table.remove(&p.pid);
+        }
     }
     drop(p);
     sched::exit_current()

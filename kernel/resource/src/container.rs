@@ -10,7 +10,6 @@ use super::mediator::{NO_ID, NO_IDS, Need, invoke, invoke_then, only};
 use super::vspace::{self, At, SpaceRef};
 use super::{KERNEL, Kind, ResId, ResTable, Resource, table, vregion};
 use abi::{ContainerMode, ContainerStats, Error, ResInfo, ResOp};
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
 use kcore::mm::quota::Charge;
@@ -709,18 +708,19 @@ impl Resource for Containers {
     }
 
     /// The containers attached to `pid` (those in boxes are the boxes').
-    fn owned_by(&self, pid: u64) -> Vec<ResId> {
-        TABLE
-            .lock()
-            .iter()
-            .filter(|(_, e)| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid))
-            .map(|(id, _)| id)
-            .collect()
+    fn next_owned_by(&self, pid: u64, from: u32) -> Option<ResId> {
+        TABLE.lock().find_from(
+            from,
+            |e| matches!(e.value.place, Place::InProcess { pid: p, .. } if p == pid),
+        )
     }
 
     fn release_owned_by(&self, pid: u64) {
-        for id in self.owned_by(pid) {
-            let _ = destroy(id);
-        }
+        super::each_from(
+            |from| self.next_owned_by(pid, from),
+            |id| {
+                let _ = destroy(id);
+            },
+        );
     }
 }

@@ -498,8 +498,6 @@ impl Resource for Devices {
     }
 
     fn release_owned_by(&self, pid: u64) {
-        for id in self.owned_by(pid) {
-            release(id);
-        }
+        super::each_from(|from| self.next_owned_by(pid, from), release);
     }
 }

@@ -50,8 +50,8 @@ macro_rules! table_methods {
         fn table_bytes(&self) -> usize {
             $table.lock().reserved_bytes()
         }
-        fn owned_by(&self, pid: u64) -> alloc::vec::Vec<ResId> {
-            crate::ids_owned_by(&$table.lock(), pid)
+        fn next_owned_by(&self, pid: u64, from: u32) -> Option<ResId> {
+            $table.lock().find_from(from, |e| e.owner == pid)
         }
     };
     // And deleting is taking the entry out (what it holds goes with it).
@@ -172,8 +172,19 @@ pub fn check_in<T>(table: &ResTable<T>, id: ResId, caller: u64, change: bool) ->
 
 /// The resources of `table` that `pid` owns (collected, so that the table's
 /// lock can go before they are deleted one by one).
-pub fn ids_owned_by<T>(table: &ResTable<T>, pid: u64) -> alloc::vec::Vec<ResId> {
-    table.iter().filter(|(_, e)| e.owner == pid).map(|(id, _)| id).collect()
+/// Calls `f` on each resource `next` finds, slot by slot from the first
+/// (`next(from)`: the first at slot `from` or after): a teardown's walk,
+/// which allocates nothing, so that ending a process works when the heap
+/// is full.
+pub fn each_from(mut next: impl FnMut(u32) -> Option<ResId>, mut f: impl FnMut(ResId)) {
+    let mut from = 0;
+    while let Some(id) = next(from) {
+        f(id);
+        match id.index().checked_add(1) {
+            Some(n) => from = n,
+            None => return,
+        }
+    }
 }
 
 /// Gives entry `id` of `table` to `owner` (nothing if it is gone).
@@ -237,15 +248,19 @@ pub trait Resource: Sync {
     }
     /// Hands it, with the resources it is composed of, to `owner`.
     fn set_owner(&self, _id: ResId, _owner: u64) {}
-    /// The resources of the kind that process `pid` owns.
-    fn owned_by(&self, _pid: u64) -> alloc::vec::Vec<ResId> {
-        alloc::vec::Vec::new()
+    /// The first resource of the kind that process `pid` owns at table
+    /// slot `from` or after.
+    fn next_owned_by(&self, _pid: u64, _from: u32) -> Option<ResId> {
+        None
     }
     /// Deletes what process `pid` still owns of this kind.
     fn release_owned_by(&self, pid: u64) {
-        for id in self.owned_by(pid) {
-            let _ = self.delete(KERNEL, id);
-        }
+        each_from(
+            |from| self.next_owned_by(pid, from),
+            |id| {
+                let _ = self.delete(KERNEL, id);
+            },
+        );
     }
 }
 

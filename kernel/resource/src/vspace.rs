@@ -140,10 +140,13 @@ impl Resource for Spaces {
     }
 
     fn release_owned_by(&self, pid: u64) {
-        for id in self.owned_by(pid) {
-            detach_all(id);
-            let _ = self.delete(KERNEL, id);
-        }
+        super::each_from(
+            |from| self.next_owned_by(pid, from),
+            |id| {
+                detach_all(id);
+                let _ = self.delete(KERNEL, id);
+            },
+        );
     }
 }
 
@@ -329,15 +332,16 @@ pub fn release_held(id: ResId, space: &SpaceRef) -> Result<(), Error> {
 /// Detaches everything attached to `space` (but what containers hold:
 /// they go with their containers).
 fn detach_all(space: ResId) {
-    let links: Vec<ResId> = LINKS
-        .lock()
-        .iter()
-        .filter(|(_, e)| e.value.space == space && !e.value.held())
-        .map(|(id, _)| id)
-        .collect();
-    for id in links {
-        let _ = detach(KERNEL, id);
-    }
+    super::each_from(
+        |from| {
+            LINKS
+                .lock()
+                .find_from(from, |e| e.value.space == space && !e.value.held())
+        },
+        |id| {
+            let _ = detach(KERNEL, id);
+        },
+    );
 }
 
 /// The attachments of `space`: (link, region) pairs, read from the space

@@ -179,6 +179,17 @@ impl<T> Table<T> {
         })
     }
 
+    /// The first live entry at slot `from` or after that `f` accepts: a
+    /// walk that allocates nothing, for teardown, which must not.
+    pub fn find_from(&self, from: u32, mut f: impl FnMut(&T) -> bool) -> Option<ResId> {
+        self.slots.iter().enumerate().skip(from as usize).find_map(|(i, s)| {
+            s.value
+                .as_ref()
+                .filter(|v| f(v))
+                .map(|_| ResId::new(self.kind, i as u32, s.generation))
+        })
+    }
+
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (ResId, &mut T)> {
         let kind = self.kind;
         self.slots.iter_mut().enumerate().filter_map(move |(i, s)| {
@@ -233,5 +244,26 @@ mod tests {
         }
         assert!(t.is_empty());
         assert!(t.insert(9).is_ok());
+    }
+
+    #[test]
+    fn a_walk_from_a_slot_finds_each_match_once() {
+        let mut t: Table<u32> = Table::new(2, 16);
+        let ids: Vec<_> = (0..6).map(|v| t.insert(v).unwrap()).collect();
+        t.remove(ids[2]).unwrap();
+        for (_, v) in t.iter_mut() {
+            *v *= 10;
+        }
+        let mut seen = Vec::new();
+        let mut from = 0;
+        while let Some(id) = t.find_from(from, |v| v % 20 == 0) {
+            seen.push(*t.get(id).unwrap());
+            // Deleting what was found, as a teardown does, leaves the walk whole.
+            t.remove(id).unwrap();
+            from = id.index() + 1;
+        }
+        assert_eq!(seen, [0, 40]);
+        assert_eq!(t.find_from(0, |_| true).map(|id| *t.get(id).unwrap()), Some(10));
+        assert_eq!(t.find_from(99, |_| true), None);
     }
 }
