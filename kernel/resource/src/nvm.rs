@@ -189,7 +189,7 @@ fn hold(name: &str) -> Result<(Text, File), Error> {
     let text = Text {
         phys: s.window.base() + f.offset,
         pages: f.pages as usize,
-        hold: Arc::new(Hold { key }),
+        hold: kcore::mm::heap::try_arc(Hold { key }).map_err(|_| Error::NoMemory)?,
     };
     Ok((text, f))
 }
@@ -263,7 +263,9 @@ fn user_crc(data: UserBytes, buf: &mut [u8]) -> Result<u64, Error> {
 
 /// Whether file `f` holds exactly the caller's `data`.
 fn same_content(window: &Window, f: &File, data: UserBytes, buf: &mut [u8]) -> Result<bool, Error> {
-    let mut mine = alloc::vec![0u8; buf.len()];
+    let mut mine = alloc::vec::Vec::new();
+    mine.try_reserve_exact(buf.len()).map_err(|_| Error::NoMemory)?;
+    mine.resize(buf.len(), 0);
     let mut done = 0;
     while done < data.len() {
         let n = (data.len() - done).min(buf.len());
@@ -334,7 +336,9 @@ pub fn read(name: &str, offset: u64, buf: UserRange) -> Result<u64, Error> {
     let (_text, f) = hold(name)?;
     let window = kcore::mm::nvm::window().ok_or(Error::NotFound)?;
     let n = f.len.saturating_sub(offset).min(buf.len() as u64) as usize;
-    let mut chunk = alloc::vec![0u8; n.min(CHUNK)];
+    let mut chunk = alloc::vec::Vec::new();
+    chunk.try_reserve_exact(n.min(CHUNK)).map_err(|_| Error::NoMemory)?;
+    chunk.resize(n.min(CHUNK), 0);
     let mut done = 0;
     while done < n {
         let k = (n - done).min(CHUNK);

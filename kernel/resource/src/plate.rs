@@ -45,7 +45,7 @@ pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId
         let mut data = alloc::vec::Vec::new();
         data.try_reserve_exact(content.len()).map_err(|_| Error::NoMemory)?;
         data.extend_from_slice(content);
-        let data = Bytes::Shared(alloc::sync::Arc::new(data));
+        let data = Bytes::Shared(kcore::mm::heap::try_arc(data).map_err(|_| Error::NoMemory)?);
         let mut t = TABLE.lock();
         // An older version made at run time goes (what runs from it keeps
         // its bytes); the archive's stay, without the name.

@@ -164,7 +164,9 @@ fn map_text(
     if start % PAGE != 0 || start / PAGE + pages > text.pages as u64 {
         return Err(Error::BadProgram);
     }
-    let hold: kcore::vm::region::Keep = alloc::sync::Arc::new(alloc::boxed::Box::new(text.hold.clone()));
+    let held: alloc::boxed::Box<dyn core::any::Any + Send + Sync> =
+        kcore::mm::heap::try_box(text.hold.clone()).map_err(|_| Error::NoMemory)?;
+    let hold: kcore::vm::region::Keep = kcore::mm::heap::try_arc(held).map_err(|_| Error::NoMemory)?;
     with_detached(caller, id, |r| {
         if pages as usize > r.pages() {
             return Err(Error::Invalid);

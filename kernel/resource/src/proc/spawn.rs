@@ -198,11 +198,13 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
 
 /// Finds a program in the initial archive: `name` alone means `bin/name`.
 pub fn find_plate(path: &str) -> Result<ResId, Error> {
-    let file = if path.contains('/') {
-        alloc::string::String::from(path)
-    } else {
-        alloc::format!("bin/{path}")
-    };
+    if path.contains('/') {
+        return plate::find(KERNEL, path);
+    }
+    let mut file = alloc::string::String::new();
+    file.try_reserve_exact(4 + path.len()).map_err(|_| Error::NoMemory)?;
+    file.push_str("bin/");
+    file.push_str(path);
     plate::find(KERNEL, &file)
 }
 
@@ -462,7 +464,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         cpu: abi::ANY_CPU,
         kernel_limit: 0,
     };
-    let mut regs = alloc::boxed::Box::new(regs);
+    let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
     regs.rax = 0;
     compose_and_start(
         parent.plate(),
