@@ -118,6 +118,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_replaced_plate_is_freed,
     pass harden::the_pool_gives_memory_back_first,
     pass harden::the_pool_gives_memory_back_to_faults,
+    pass harden::the_pool_gives_memory_back_to_containers,
     pass harden::spawning_until_failure_then_killing_all,
     pass harden::fuzzers_killed_mid_call_leave_nothing,
 ];

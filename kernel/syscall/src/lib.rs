@@ -30,6 +30,7 @@ use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::uaccess;
 use kcore::{clock, cpu};
 use resource::mediator;
+use resource::pool::or_reclaim;
 use resource::{KERNEL, ResId, plate, process, program, vregion};
 
 pub use alarm::on_tick as alarms_on_tick;
@@ -169,7 +170,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn map(&mut self, a: call::Map) -> Result<u64, Error> {
-        processes::map_anonymous(self.me, a.len, a.prot)
+        or_reclaim(|| processes::map_anonymous(self.me, a.len, a.prot))
     }
 
     fn unmap(&mut self, a: call::Unmap) -> Result<u64, Error> {
@@ -215,7 +216,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn res_load(&mut self, a: call::ResLoad) -> Result<u64, Error> {
-        vregion::load(self.me.pid(), id(a.region), id(a.program), a.segment as usize, true).map(|()| 0)
+        or_reclaim(|| vregion::load(self.me.pid(), id(a.region), id(a.program), a.segment as usize, true)).map(|()| 0)
     }
 
     fn plate_find(&mut self, a: call::PlateFind) -> Result<u64, Error> {
@@ -258,7 +259,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn box_create(&mut self, a: call::BoxCreate) -> Result<u64, Error> {
-        container::sys_box_create(self.me, a)
+        or_reclaim(|| container::sys_box_create(self.me, a))
     }
 
     fn box_grant(&mut self, a: call::BoxGrant) -> Result<u64, Error> {
@@ -266,15 +267,15 @@ impl abi::Serve for Native<'_> {
     }
 
     fn container_send(&mut self, a: call::ContainerSend) -> Result<u64, Error> {
-        container::sys_send(self.me, a)
+        or_reclaim(|| container::sys_send(self.me, a))
     }
 
     fn container_receive(&mut self, a: call::ContainerReceive) -> Result<u64, Error> {
-        container::sys_receive(self.me, a)
+        or_reclaim(|| container::sys_receive(self.me, a))
     }
 
     fn container_push(&mut self, a: call::ContainerPush) -> Result<u64, Error> {
-        container::sys_push(self.me, a)
+        or_reclaim(|| container::sys_push(self.me, a))
     }
 
     fn container_steal(&mut self, a: call::ContainerSteal) -> Result<u64, Error> {
@@ -560,7 +561,7 @@ impl abi::Serve for Native<'_> {
     }
 
     fn ica_create(&mut self, a: call::IcaCreate) -> Result<u64, Error> {
-        Ok(resource::container::create_ica(self.me.pid(), a.pages)?.raw())
+        Ok(or_reclaim(|| resource::container::create_ica(self.me.pid(), a.pages))?.raw())
     }
 
     fn ica_move(&mut self, a: call::IcaMove) -> Result<u64, Error> {

@@ -43,10 +43,17 @@ fn first_entry(p: &Process, frame: &mut TrapFrame) -> bool {
         spawn::release_work_area(area, p.kernel_composed());
         return true;
     }
-    let r = match p.route() {
+    let push = |frame: &mut TrapFrame| match p.route() {
         p::Route::Native => spawn::push_arguments(area, frame),
         p::Route::Linux { .. } => spawn::push_linux_stack(area, frame, p.program()),
     };
+    // Its stack's pages come by faults of the kernel's own copies, which
+    // do not empty the pool (a system call's copy may hold locks); here
+    // none is held, so the pool gives memory back and it tries once more.
+    let mut r = push(frame);
+    if r.is_err() && crate::pool::flush() > 0 {
+        r = push(frame);
+    }
     spawn::release_work_area(area, p.kernel_composed());
     r.is_ok()
 }
