@@ -245,33 +245,27 @@ fn fill(id: ResId, tag: u64) -> TestResult {
     Ok(())
 }
 
-fn holds(id: ResId, tag: u64) -> Result<bool, String> {
+/// The first word of each page of container `id`.
+fn first_words(id: ResId) -> Result<alloc::vec::Vec<u64>, String> {
     let (pid, _, base, pages) = ok(container::in_process(id))?;
     let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
     let mut s = space.lock();
-    for i in 0..pages as u64 {
-        let mut w = [0u8; 8];
-        s.copy_out(base + i * 4096, &mut w).map_err(|e| format!("{e:?}"))?;
-        if u64::from_le_bytes(w) != tag + i {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    (0..pages as u64)
+        .map(|i| {
+            let mut w = [0u8; 8];
+            s.copy_out(base + i * 4096, &mut w).map_err(|e| format!("{e:?}"))?;
+            Ok(u64::from_le_bytes(w))
+        })
+        .collect()
 }
 
-/// Whether the first word of each page of container `id` is zero.
+/// Whether container `id` holds what `fill(id, tag)` wrote.
+fn holds(id: ResId, tag: u64) -> Result<bool, String> {
+    Ok(first_words(id)?.iter().zip(tag..).all(|(&w, t)| w == t))
+}
+
 fn first_words_zero(id: ResId) -> Result<bool, String> {
-    let (pid, _, base, pages) = ok(container::in_process(id))?;
-    let space = proc::get(pid).and_then(|p| p.space()).ok_or("no space")?;
-    let mut s = space.lock();
-    for i in 0..pages as u64 {
-        let mut w = [0u8; 8];
-        s.copy_out(base + i * 4096, &mut w).map_err(|e| format!("{e:?}"))?;
-        if w != [0; 8] {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    Ok(first_words(id)?.iter().all(|&w| w == 0))
 }
 
 fn containers() -> usize {
