@@ -161,35 +161,50 @@ fn one_server(echo_pid: u64, msgs: &[[u8; 16]; N]) -> u32 {
     failures
 }
 
-/// Batches of one member (the kernel sends such a batch as one call) fail
-/// as a member of a larger batch does: the member's status and the batch's
-/// result carry the error, and nothing is written into the reply buffer.
+/// Batches of one member, sent as one call by the runtime and by the
+/// kernel (a list of one given to the system call itself), succeed and
+/// fail as a member of a larger batch does: the member's status and the
+/// batch's result carry the reply length or the error, and a failed one
+/// writes nothing into the reply buffer.
 fn one_member(echo_pid: u64, msg: &[u8; 16]) -> u32 {
     let mut failures = 0;
-    let mut reply = [0u8; 16];
-    // (server, entry, message address, expected error)
+    let mut reply: [u8; 16];
+    // (server, entry, message address, expected status)
     let cases = [
-        (echo_pid, 40, msg.as_ptr() as u64, Error::NoSys),
-        (0xdead, echo::ECHO, msg.as_ptr() as u64, Error::NotFound),
-        (echo_pid, echo::ECHO, 0xffff_8000_0000_0000, Error::Fault),
+        (echo_pid, echo::ECHO, msg.as_ptr() as u64, Ok(16)),
+        (echo_pid, 40, msg.as_ptr() as u64, Err(Error::NoSys)),
+        (0xdead, echo::ECHO, msg.as_ptr() as u64, Err(Error::NotFound)),
+        (echo_pid, echo::ECHO, 0xffff_8000_0000_0000, Err(Error::Fault)),
     ];
-    for (server, entry, at, expected) in cases {
-        let mut list = [BatchEntry {
-            server,
-            entry,
-            msg: at,
-            msg_len: 16,
-            reply: reply.as_mut_ptr() as u64,
-            reply_cap: 16,
-            status: 0,
-        }];
-        let r = sys::ncallsync(&mut list);
-        if r != Err(expected) || Error::decode(list[0].status) != Err(expected) || reply != [0; 16] {
-            println!(
-                "batchtest: a batch of one to {server:#x}/{entry} gave {r:?}, status {:#x}",
-                list[0].status
-            );
-            failures += 1;
+    for by_kernel in [false, true] {
+        for (server, entry, at, expected) in cases {
+            reply = [0; 16];
+            let mut list = [BatchEntry {
+                server,
+                entry,
+                msg: at,
+                msg_len: 16,
+                reply: reply.as_mut_ptr() as u64,
+                reply_cap: 16,
+                status: 0,
+            }];
+            let r = if by_kernel {
+                sys::calls::ncallsync(&mut list)
+            } else {
+                sys::ncallsync(&mut list)
+            };
+            let replied = match expected {
+                Ok(_) => reply == *msg,
+                Err(_) => reply == [0; 16],
+            };
+            if r != expected.map(|_| 0) || Error::decode(list[0].status) != expected || !replied {
+                println!(
+                    "batchtest: a batch of one to {server:#x}/{entry} (by the kernel: {by_kernel}) gave {r:?}, \
+                     status {:#x}",
+                    list[0].status
+                );
+                failures += 1;
+            }
         }
     }
     failures
