@@ -59,19 +59,30 @@ impl Batch {
     }
 
     /// The caller of a batch whose last member is back (and `caller`, whom
-    /// the member's call had blocked).
+    /// the member's call had blocked: nobody, for a member). Inlined: every
+    /// batch ends here once, on its server's path back to waiting.
     #[must_use]
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     fn all_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
         let batch_caller = self.caller.lock().take();
-        match (batch_caller, caller) {
-            (Some(b), Some(c)) => {
-                sched::wake(&c);
-                Some(b)
-            }
-            (b, c) => b.or(c),
+        match caller {
+            None => batch_caller,
+            Some(c) => both_back(batch_caller, c),
         }
+    }
+}
+
+/// Who runs when a call that released `caller` also ended its batch: the
+/// batch's caller, if it waits, and `caller` is woken.
+#[cold]
+#[inline(never)]
+fn both_back(batch_caller: Option<Arc<Computation>>, caller: Arc<Computation>) -> Option<Arc<Computation>> {
+    match batch_caller {
+        Some(b) => {
+            sched::wake(&caller);
+            Some(b)
+        }
+        None => Some(caller),
     }
 }
 

@@ -115,6 +115,7 @@ fn main(args: &[&str]) -> i32 {
     }
     failures += server_calls(servers[0]);
     failures += killed_caller(servers[0]);
+    failures += server_dies(servers[0], &msgs, cpus);
     for p in pids {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
@@ -431,4 +432,64 @@ fn killed_caller(e1: u64) -> u32 {
         return 1;
     }
     0
+}
+
+/// A server that dies in the middle of a batch: the member it answered
+/// has its reply, the one it died holding and the one still queued end
+/// with NotFound, and the caller is woken once all are back; a batch to
+/// the dead server then fails member by member, and the caller's next
+/// batch to a live server (`live`) is served. Once with the dying server
+/// on the caller's CPU (the batch is handed over as a call is), once on
+/// another one.
+fn server_dies(live: u64, msgs: &[[u8; 16]; N], cpus: u64) -> u32 {
+    let mut failures = 0;
+    let mut replies = [[0u8; 16]; 3];
+    let _ = sys::set_affinity(0, 0);
+    for (name, cpu) in [("d0", 0), ("d1", 1 % cpus)] {
+        let Ok(pid) = sys::spawn_on("echo", &[name], cpu) else {
+            println!("batchtest: cannot start {name}");
+            failures += 1;
+            continue;
+        };
+        let server = sys::wait_for_name(name);
+        let mut list = [BatchEntry::default(); 3];
+        let fill = |list: &mut [BatchEntry; 3], replies: &mut [[u8; 16]; 3], to: u64| {
+            *replies = [[0; 16]; 3];
+            for (i, (e, r)) in list.iter_mut().zip(replies.iter_mut()).enumerate() {
+                *e = BatchEntry {
+                    server: to,
+                    entry: if i == 1 { echo::CRASH } else { echo::ECHO },
+                    msg: msgs[i].as_ptr() as u64,
+                    msg_len: 16,
+                    reply: r.as_mut_ptr() as u64,
+                    reply_cap: 16,
+                    status: 0,
+                };
+            }
+        };
+        fill(&mut list, &mut replies, server);
+        let r = sys::ncallsync(&mut list);
+        let status = list.map(|e| Error::decode(e.status));
+        let died = r == Err(Error::NotFound)
+            && status == [Ok(16), Err(Error::NotFound), Err(Error::NotFound)]
+            && replies[0] == msgs[0]
+            && replies[1..] == [[0; 16]; 2];
+        let _ = sys::wait(pid);
+        fill(&mut list, &mut replies, server);
+        let r_dead = sys::ncallsync(&mut list);
+        let dead =
+            r_dead == Err(Error::NotFound) && list.iter().all(|e| Error::decode(e.status) == Err(Error::NotFound));
+        fill(&mut list, &mut replies, live);
+        list[1].entry = echo::ECHO;
+        let r_live = sys::ncallsync(&mut list);
+        let served = r_live == Ok(0) && (0..3).all(|i| list[i].status == 16 && replies[i] == msgs[i]);
+        if !(died && dead && served) {
+            println!(
+                "batchtest: server {name} dying mid-batch: {r:?} {status:?}; then dead {r_dead:?}, live {r_live:?}"
+            );
+            failures += 1;
+        }
+    }
+    let _ = sys::set_affinity(0, tessera_rt::abi::ANY_CPU);
+    failures
 }
