@@ -499,7 +499,8 @@ SETUP_DIFFERENCES = {
         "once: the measured speed-up is biased against Tessera.",
         "AnT remaps a control ICA (a page) between requester and server and the requester allocates and "
         "releases one per request (fig. 8: ncallsync(10) makes 21 client system calls); Tessera copies "
-        "a 128-byte control block and allocates nothing, so our count is the batch call and the "
+        "the request's description instead (a 56-byte list entry per member of an `ncallsync`, a "
+        "128-byte control block in the rings) and allocates nothing, so our count is the batch call and the "
         "server's endr + acc per request (11 for n = 10, all processes counted), and both callsync and "
         "ncallsync are biased in Tessera's favour by the remap and the allocations they do not make.",
     ],

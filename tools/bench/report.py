@@ -1187,7 +1187,7 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         if notes:
             w(" ".join(notes))
             w("")
-        _batch_goals21(w, val, ns, mode)
+        _batch_goals21(w, val, ns, mode, config)
     _batch_counts(w, val)
     _batch_three_cpus(w, val)
     _batch_work(w, val, mode, config)
@@ -1208,7 +1208,7 @@ def _batch_table(w, tes, mode, tessera_status, meta, config):
         w("")
 
 
-def _batch_goals21(w, val, ns, mode):
+def _batch_goals21(w, val, ns, mode, config):
     """Issue 21's goals for fig. 7's shape on one CPU."""
     def v(m, n):
         r = val.get((m, str(n)))
@@ -1235,6 +1235,29 @@ def _batch_goals21(w, val, ns, mode):
         mean = extra / sum(both)
         w(f"- The distribution server's extra per request (over ncallsync, all requests of n = {both[0]}…{both[-1]}): "
           f"{_ns(mean)} ≤ {dmax}, {verdict(mean <= dmax)}.")
+    w("")
+    _batch_fixed_part(w, v, config)
+
+
+def _batch_fixed_part(w, v, config):
+    """Where a batch of n ≥ 2 spends its time beyond its members: the
+    slope from n = 2 (a batch of one goes as a call), split by the
+    servers' CPU time, and the fixed part left."""
+    call, b2, b10 = v("callsync_x_n", 1), v("ncallsync", 2), v("ncallsync", 10)
+    s2, s10 = v("ncallsync_server", 2), v("ncallsync_server", 10)
+    if None in (call, b2, b10, s2, s10):
+        return
+    per, server = (b10 - b2) / 8, (s10 - s2) / 8
+    fixed = b2 - per
+    boot = (config.get("systems", {}).get("tessera", {}) or {}).get("experiments", "")
+    source = "`make bench B=batch`" if boot == "batch" else "`make bench`" if boot == "all" else f"boot `{boot}`"
+    w(f"Batches of n ≥ 2 (these figures: {source}): each extra request costs {_ns(per)} from n = 2 on, of "
+      f"which {_ns(server)} is the server's time (its `endr_acc` that ends one member and takes the next "
+      f"without blocking: servers are unchanged, one system call per request) and {_ns(per - server)} the "
+      f"client's (filling the member's call object, queueing it, collecting its reply and status); what is "
+      f"left of t(2), {_ns(fixed)}, is one member and the batch's fixed part, against {_ns(call)} for a "
+      "call: the list read and the statuses written back, the first member handed over and the caller "
+      "woken once all are back.")
     w("")
 
 

@@ -59,39 +59,80 @@ impl Batch {
     }
 
     /// The caller of a batch whose last member is back (and `caller`, whom
-    /// the member's call had blocked).
+    /// the member's call had blocked: nobody, for a member). Inlined: every
+    /// batch ends here once, on its server's path back to waiting.
     #[must_use]
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     fn all_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
         let batch_caller = self.caller.lock().take();
-        match (batch_caller, caller) {
-            (Some(b), Some(c)) => {
-                sched::wake(&c);
-                Some(b)
-            }
-            (b, c) => b.or(c),
+        match caller {
+            None => batch_caller,
+            Some(c) => both_back(batch_caller, c),
         }
     }
 }
 
-/// The call objects of a process's last batches, for its next one: each
-/// is its alone (it left its batch), and the next batch fills it in place,
-/// taking none from the shared free list and its lock. Taken and given
-/// back with one atomic exchange each (`Port::spare_calls`).
-pub struct Pool(ArrayVec<UniqueArc<Call>, MAX>);
+/// Who runs when a call that released `caller` also ended its batch: the
+/// batch's caller, if it waits, and `caller` is woken.
+#[cold]
+#[inline(never)]
+fn both_back(batch_caller: Option<Arc<Computation>>, caller: Arc<Computation>) -> Option<Arc<Computation>> {
+    match batch_caller {
+        Some(b) => {
+            sched::wake(&caller);
+            Some(b)
+        }
+        None => Some(caller),
+    }
+}
+
+/// A process's batch and the call objects of its members, kept from one
+/// `ncallsync` to the next: member i is filled in place in call object i,
+/// which already counts in the batch (its `batch` is this one), so that
+/// sending a batch takes nothing from the shared free list and counts no
+/// reference up and down per member. Taken and given back with one atomic
+/// exchange (`Port::spare_calls`); only its process takes it. It is kept
+/// only after a batch whose members were all back: no call object of it
+/// can then count in the batch again (a call completes once).
+pub struct Pool {
+    batch: Arc<Batch>,
+    calls: ArrayVec<Arc<Call>, MAX>,
+}
 
 impl Pool {
     fn new() -> UniqueArc<Pool> {
-        UniqueArc::new(Pool(ArrayVec::new()))
+        UniqueArc::new(Pool {
+            batch: Batch::new(0).into_arc(),
+            calls: ArrayVec::new(),
+        })
     }
 
-    /// Keeps `c`, or gives it to the shared free list if the pool is full.
+    /// Call object `i`, its process's alone, for a new member: the one kept
+    /// there, or (when there is none yet, or someone still holds the one
+    /// kept) one from the free list, which joins the batch. None if no
+    /// object can be had (NoMemory) or `i` would leave a gap.
     #[inline(always)]
-    fn keep(&mut self, c: UniqueArc<Call>) {
-        if let Err(e) = self.0.try_push(c) {
-            call::recycle(e.element().into_arc());
+    fn member(&mut self, i: usize, caller: u64) -> Option<&mut Call> {
+        // (Nobody makes weak references to call objects: a strong count of
+        // one is a call object nobody else holds.)
+        match self.calls.get(i).map(Arc::strong_count) {
+            Some(1) => {}
+            Some(_) => self.calls[i] = self.joined(caller)?,
+            None if i == self.calls.len() => self.calls.try_push(self.joined(caller)?).ok()?,
+            None => return None,
         }
+        Arc::get_mut(&mut self.calls[i])
+    }
+
+    /// A call object from the free list, in this batch, of `caller`, who
+    /// waits for it (`Call::refill` readies it for each member).
+    #[cold]
+    fn joined(&self, caller: u64) -> Option<Arc<Call>> {
+        let mut c = call::free_call().ok()?;
+        let mine = Request::new(0, caller, UserRange::EMPTY, UserRange::EMPTY, Completion::Wait);
+        c.fill(caller, 0, &mine);
+        c.batch = Some(self.batch.clone());
+        Some(c.into_arc())
     }
 }
 
@@ -145,17 +186,12 @@ impl Member {
         }
     }
 
-    /// The call the member asks for, from `caller`, who waits for it; its
-    /// buffers are checked like system-call arguments.
+    /// The member's message and reply buffer, checked like system-call
+    /// arguments.
     #[inline(always)]
-    fn request(&self, caller: u64) -> Result<Request, Error> {
+    fn ranges(&self) -> Result<(UserRange, UserRange), Error> {
         let msg = UserRange::new(self.msg.0, self.msg.1 as usize)?;
-        let reply = UserRange::new(self.reply.0, self.reply.1 as usize)?;
-        Ok(Request {
-            flags: self.flags,
-            tag: self.tag,
-            ..Request::new(self.entry, caller, msg, reply, Completion::Wait)
-        })
+        Ok((msg, UserRange::new(self.reply.0, self.reply.1 as usize)?))
     }
 }
 
@@ -163,9 +199,9 @@ impl Member {
 /// until all are back. Member `i` is `member(i)`; its outcome goes to
 /// `result(i, status, call)`, in order (`call` is None for a member that
 /// could not be made). A member that cannot be sent (bad buffer, unknown
-/// server or entry) fails alone, with its error as status. Returns the
-/// first failed member's error, if any. Servers need no change: each
-/// member is an ordinary call to them.
+/// server or entry, no call object to be had) fails alone, with its error
+/// as status. Returns the first failed member's error, if any. Servers
+/// need no change: each member is an ordinary call to them.
 pub fn ncallsync_with(
     caller: &Process,
     n: usize,
@@ -175,58 +211,54 @@ pub fn ncallsync_with(
     if n == 0 || n > MAX {
         return Err(Error::Invalid);
     }
-    // On the stack, as long as the batch: a batch allocates nothing. Its
-    // Batch is the process's spare from its last one (nobody else holds
-    // it), and its members' call objects come from the process's pool,
-    // filled in place (the rest from the free list).
+    // A batch allocates nothing: its Batch and its members' call objects
+    // are the process's pool, filled in place; what it keeps while it
+    // travels is on the stack.
     let pid = caller.pid();
     let mut pool = caller.port.spare_calls.take().unwrap_or_else(Pool::new);
-    let mut spare = caller.port.spare_batch.take().unwrap_or_else(|| Batch::new(n));
-    *spare.remaining.get_mut() = n as u64;
-    let batch = spare.into_arc();
-    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
-    // The status of members that could not even be made (0 for the others).
-    let mut failed_early = ArrayVec::<u64, MAX>::new();
-    // Whether every member was made, for one server.
+    // Nothing of the batch is sent yet: nobody else counts it now.
+    pool.batch.remaining.store(n as u64, Ordering::Relaxed);
+    // The members made (bit i: member i), and the statuses of the others
+    // in order.
+    let mut made = 0u64;
+    let mut early = ArrayVec::<u64, MAX>::new();
+    let mut first_server = u64::MAX;
     let mut one_server = true;
-    let mut first_server = None;
     for i in 0..n {
         let m = member(i)?;
-        let made = m.request(pid).and_then(|r| {
-            let mut c = match pool.0.pop() {
-                Some(c) => c,
-                None => call::free_call()?,
-            };
-            c.fill(pid, m.server, &r);
-            let len = r.msg.len().min(INLINE);
-            // The caller's own memory: this is its system call.
-            match r.msg.read(&mut c.inline[..len]) {
-                Ok(()) => Ok(c),
-                Err(e) => {
-                    pool.keep(c);
-                    Err(e)
+        let filled = match pool.member(i, pid) {
+            None => Err(Error::NoMemory),
+            Some(c) => m.ranges().and_then(|(msg, reply)| {
+                c.refill(m.server, m.entry, msg, reply, m.flags, m.tag);
+                let len = msg.len().min(INLINE);
+                // The caller's own memory: this is its system call.
+                msg.read(&mut c.inline[..len])
+            }),
+        };
+        match filled {
+            Ok(()) => {
+                made |= 1 << i;
+                if i == 0 {
+                    first_server = m.server;
                 }
-            }
-        });
-        match made {
-            Ok(mut c) => {
-                one_server &= *first_server.get_or_insert(m.server) == m.server;
-                c.batch = Some(batch.clone());
-                calls.push(Some(c.into_arc()));
-                failed_early.push(0);
+                one_server &= m.server == first_server;
             }
             Err(err) => {
-                batch.remaining.fetch_sub(1, Ordering::AcqRel);
-                one_server = false;
-                calls.push(None);
-                failed_early.push(err.as_ret());
+                pool.batch.remaining.fetch_sub(1, Ordering::AcqRel);
+                early.push(err.as_ret());
             }
         }
     }
+    let all = u64::MAX >> (64 - n);
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
-    let handed = one_server && hand_run(caller, &batch, &calls);
-    let partner = if handed { None } else { deliver(caller, &mut calls) };
+    let handed = one_server && made == all && hand_run(caller, &pool.batch, &pool.calls[..n]);
+    let partner = if handed {
+        None
+    } else {
+        deliver(caller, &pool.calls[..n.min(pool.calls.len())], made)
+    };
+    let batch = &pool.batch;
     // Back from a hand-over with every member done, the last one's server
     // took the caller out of the slot: nothing to wait for.
     let ok = (handed && batch.remaining.load(Ordering::Acquire) == 0)
@@ -237,42 +269,44 @@ pub fn ncallsync_with(
             |w| w,
         );
     if !ok {
+        // Members still out count in this batch: it is not kept.
         return Err(Error::Denied);
     }
     let mut failed = None;
-    for (i, slot) in calls.drain(..).enumerate() {
-        let status = match slot.map(member_status) {
-            None => {
-                result(i, failed_early[i], None)?;
-                failed_early[i]
-            }
-            Some((status, Ok(mine))) => {
-                // The caller's alone again: kept for the next batch.
-                result(i, status, Some(&mine))?;
-                pool.keep(mine);
-                status
-            }
-            Some((status, Err(theirs))) => {
-                // Someone else still holds it: it is theirs to drop.
-                result(i, status, Some(&theirs))?;
-                status
-            }
+    // (Indexed, not iterated: an iterator would move the whole array.)
+    let mut next_early = 0;
+    for i in 0..n {
+        let (status, call) = if made & (1 << i) != 0 {
+            let c = &mut pool.calls[i];
+            (member_status(c), Some(&**c))
+        } else {
+            next_early += 1;
+            let status = early.get(next_early - 1).copied();
+            (status.unwrap_or(Error::Invalid.as_ret()), None)
         };
+        result(i, status, call)?;
         if let Err(e) = Error::decode(status) {
             failed.get_or_insert(e);
         }
     }
-    keep_spare(caller, batch, pool);
+    drop(caller.port.spare_calls.put(pool));
     failed.map_or(Ok(()), Err)
 }
 
-/// Delivers the members of a batch (`calls`; None for one that could not
-/// be made) to their servers, each run of members for one server with one
+/// Delivers the members of a batch (`members`, those made marked in `made`)
+/// to their servers, each run of members for one server with one
 /// look-up of it and one hold of its queue's lock. Members that cannot be
 /// delivered are back at once with the error. Returns the first server
 /// that may run on this CPU, to be given it directly when the caller
 /// blocks; the others are woken.
-fn deliver(caller: &Process, calls: &mut [Option<Arc<Call>>]) -> Option<Arc<Computation>> {
+fn deliver(caller: &Process, members: &[Arc<Call>], made: u64) -> Option<Arc<Computation>> {
+    let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
+    calls.extend(
+        members
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (made & (1 << i) != 0).then(|| c.clone())),
+    );
     let mut servers = ArrayVec::<u64, MAX>::new();
     servers.extend(calls.iter().map(|c| c.as_ref().map_or(0, |c| c.server)));
     let mut partner = None;
@@ -311,9 +345,9 @@ fn deliver(caller: &Process, calls: &mut [Option<Arc<Call>>]) -> Option<Arc<Comp
 /// did (the caller has run again since); if not, nothing changed and the
 /// general path delivers the batch.
 #[inline(always)]
-fn hand_run(caller: &Process, batch: &Batch, run: &[Option<Arc<Call>>]) -> bool {
+fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>]) -> bool {
     use x86_64::instructions::interrupts;
-    let Some(Some(first)) = run.first() else {
+    let Some(first) = run.first() else {
         return false;
     };
     let were_enabled = interrupts::are_enabled();
@@ -327,7 +361,7 @@ fn hand_run(caller: &Process, batch: &Batch, run: &[Option<Arc<Call>>]) -> bool 
 
 /// `hand_run` with interrupts off.
 #[inline(always)]
-fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option<Arc<Call>>]) -> bool {
+fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Call>]) -> bool {
     use kcore::computation::State as Run;
     // Held to the end of the hand-over: it keeps the server alive.
     let last = caller.port.last_server.lock_irqs_off();
@@ -337,11 +371,9 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     let sp = &server.port;
     // Members for the first one's entry need no second look.
     let entry = first.entry.load(Ordering::Relaxed);
-    let taken = |c: &Option<Arc<Call>>| {
-        c.as_ref().is_some_and(|c| {
-            let e = c.entry.load(Ordering::Relaxed);
-            e == entry || port::check_declared(sp, e).is_ok()
-        })
+    let taken = |c: &Arc<Call>| {
+        let e = c.entry.load(Ordering::Relaxed);
+        e == entry || port::check_declared(sp, e).is_ok()
     };
     if port::check_declared(sp, entry).is_err() || !run[1..].iter().all(taken) {
         return false;
@@ -364,7 +396,7 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     };
     first.accepted_by(server.pid());
     q.handed = Some(first.clone());
-    for c in run[1..].iter().flatten() {
+    for c in &run[1..] {
         q.calls.push_back(c.clone());
     }
     drop(q);
@@ -391,42 +423,21 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Option
     true
 }
 
-/// Keeps `pool` and `batch` as the process's spares, the batch once its
-/// members have let go of it.
-#[inline(always)]
-fn keep_spare(caller: &Process, batch: Arc<Batch>, pool: UniqueArc<Pool>) {
-    drop(caller.port.spare_calls.put(pool));
-    if let Ok(b) = UniqueArc::try_from_arc(batch) {
-        drop(caller.port.spare_batch.put(b));
-    }
-}
-
 /// The status of a finished member (the reply length, or its error), its
 /// kept reply copied into the memory of the caller, who runs this. With
 /// the whole batch back, a member's call object is usually the caller's
 /// alone (its server let go of it): then its result is read without the
-/// lock, the kept reply goes straight from it into the caller's memory,
-/// and it leaves the batch (it waits for the next one in the spare
-/// batch); otherwise it is given back as it is.
+/// lock, and the kept reply goes straight from it into the caller's
+/// memory.
 #[inline(always)]
-fn member_status(c: Arc<Call>) -> (u64, Result<UniqueArc<Call>, Arc<Call>>) {
-    match UniqueArc::try_from_arc(c) {
-        Ok(mut m) => {
-            m.batch = None;
-            let status = match m.progress.get_mut().collect() {
-                Some((status, n)) => call::reply_here(m.reply, status, m.kept_reply(n)),
-                None => Error::Invalid.as_ret(),
-            };
-            (status, Ok(m))
-        }
-        Err(c) => {
-            let collected = c.progress.lock().collect();
-            let status = match collected {
-                Some((s, n)) => call::reply_here(c.reply, s, c.kept_reply(n)),
-                None => Error::Invalid.as_ret(),
-            };
-            (status, Err(c))
-        }
+fn member_status(c: &mut Arc<Call>) -> u64 {
+    let (reply, collected) = match Arc::get_mut(c) {
+        Some(m) => (m.reply, m.progress.get_mut().collect()),
+        None => (c.reply, c.progress.lock().collect()),
+    };
+    match collected {
+        Some((status, n)) => call::reply_here(reply, status, c.kept_reply(n)),
+        None => Error::Invalid.as_ret(),
     }
 }
 

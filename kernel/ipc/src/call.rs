@@ -253,6 +253,7 @@ pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<
     };
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.fill(caller, server, &r);
+    m.batch = None;
     let n = r.msg.len().min(INLINE);
     if n > 0 {
         proc::read_user_of(r.msg_owner, r.msg, &mut m.inline[..n])?;
@@ -309,8 +310,9 @@ pub(crate) fn free_call() -> Result<UniqueArc<Call>, Error> {
 impl Call {
     /// Readies a call object nobody else holds for a new call of `caller`
     /// to `server`, as request `r` describes it: open, on no path yet,
-    /// nothing kept, in no batch. Its message is read in by whoever fills
-    /// it (from where it lies).
+    /// nothing kept. Its batch stays as it was (a batch's pool fills its
+    /// members in place; any other call object is in no batch). Its
+    /// message is read in by whoever fills it (from where it lies).
     #[inline(always)]
     pub(crate) fn fill(&mut self, caller: u64, server: u64, r: &Request) {
         self.id = next_id();
@@ -332,7 +334,27 @@ impl Call {
         self.completion = r.completion;
         self.flags = r.flags;
         self.tag = r.tag;
-        self.batch = None;
+    }
+
+    /// Readies a member of a batch pool (`batch::Pool`) for a new call to
+    /// `server`: what `fill` sets but the caller's own (the pool's process
+    /// is its caller, whose memory holds message and reply, and who waits
+    /// for it: set when it joined the pool, and nobody else changes them).
+    #[inline(always)]
+    pub(crate) fn refill(&mut self, server: u64, entry: u64, msg: UserRange, reply: UserRange, flags: u64, tag: u64) {
+        self.id = next_id();
+        self.server = server;
+        *self.entry.get_mut() = entry;
+        self.msg = msg;
+        *self.shown.get_mut() = msg.len() as u64;
+        self.reply = reply;
+        let p = self.progress.get_mut();
+        p.state = State::Open;
+        p.hops.clear();
+        p.kept = 0;
+        self.kept.empty();
+        self.flags = flags;
+        self.tag = tag;
     }
 
     /// Server `pid`, which accepted the call, joins its path. Interrupts

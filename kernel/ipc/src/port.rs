@@ -7,7 +7,7 @@
 //! rings). A port closes when its process ends: nothing is delivered any
 //! more, and every call queued or held completes with an error.
 
-use crate::batch::{Batch, Pool};
+use crate::batch::Pool;
 use crate::call::{self, Call, RequestCharge, Spare};
 use crate::process::{self as proc, Process};
 use abi::{AccInfo, Error};
@@ -58,12 +58,8 @@ pub struct Port {
     pub(crate) last_server: IrqMutex<Option<Arc<Process>>>,
     /// The call object of this process's last finished call.
     pub(crate) spare: Spare,
-    /// The batch object of this process's last `ncallsync` once all its
-    /// members were done with it, for its next one (no allocation per
-    /// batch). Taken and given back with one atomic exchange each. Only
-    /// this process takes it.
-    pub(crate) spare_batch: UniqueSlot<Batch>,
-    /// The call objects of its last batches' members, for its next batch.
+    /// Its `ncallsync` batch and its members' call objects, kept from one
+    /// batch to the next (no allocation per batch).
     pub(crate) spare_calls: UniqueSlot<Pool>,
     /// Finished non-blocking requests, for `fetch`.
     pub(crate) results: IrqMutex<VecDeque<Arc<Call>>>,
@@ -115,7 +111,6 @@ impl Port {
             held: IrqMutex::new(Vec::new()),
             last_server: IrqMutex::new(None),
             spare: Spare::new(),
-            spare_batch: UniqueSlot::new(),
             spare_calls: UniqueSlot::new(),
             closed: AtomicBool::new(false),
             results: IrqMutex::new(VecDeque::new()),
@@ -551,6 +546,9 @@ pub(crate) fn release(server: &Process, rid: u64) -> Result<Arc<Call>, Error> {
 /// or the only one: then a pop does).
 #[inline(always)]
 pub(crate) fn take_held(held: &mut Vec<Arc<Call>>, rid: u64) -> Option<Arc<Call>> {
+    if held.last().is_some_and(|c| c.id == rid) {
+        return held.pop();
+    }
     match held.iter().position(|c| c.id == rid)? {
         i if i + 1 == held.len() => held.pop(),
         i => Some(held.swap_remove(i)),
@@ -577,6 +575,5 @@ pub fn close(p: &Process) {
     let last = p.port.last_server.lock().take();
     drop(last);
     drop(p.port.spare.take());
-    drop(p.port.spare_batch.take());
     drop(p.port.spare_calls.take());
 }

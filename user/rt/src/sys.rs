@@ -448,6 +448,22 @@ pub unsafe fn request(server: u64, entry: u64, msg: &[u8], reply: *mut u8, reply
 /// AnT's batch request: sends every entry at once, waits once for all;
 /// each entry's `status` gets its reply length or error.
 pub fn ncallsync(list: &mut [abi::BatchEntry]) -> Result<u64, Error> {
+    if let [e] = list
+        && e.entry & abi::CALL_BY_REF == 0
+    {
+        // A batch of one is one call (the kernel makes it one as well):
+        // sent as a call, the kernel has no list to read or write back.
+        // SAFETY: as for `ncallsync`: the buffers are the entry's, and the
+        // kernel checks them as it would the list's.
+        let status = unsafe {
+            syscall(
+                Sys::Call as u64,
+                [e.server, e.entry, e.msg, e.msg_len, e.reply, e.reply_cap],
+            )
+        };
+        e.status = status;
+        return Error::decode(status).map(|_| 0);
+    }
     calls::ncallsync(list)
 }
 

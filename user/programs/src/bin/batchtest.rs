@@ -115,6 +115,7 @@ fn main(args: &[&str]) -> i32 {
     }
     failures += server_calls(servers[0]);
     failures += killed_caller(servers[0]);
+    failures += server_dies(servers[0], &msgs, cpus);
     for p in pids {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
@@ -161,35 +162,50 @@ fn one_server(echo_pid: u64, msgs: &[[u8; 16]; N]) -> u32 {
     failures
 }
 
-/// Batches of one member (the kernel sends such a batch as one call) fail
-/// as a member of a larger batch does: the member's status and the batch's
-/// result carry the error, and nothing is written into the reply buffer.
+/// Batches of one member, sent as one call by the runtime and by the
+/// kernel (a list of one given to the system call itself), succeed and
+/// fail as a member of a larger batch does: the member's status and the
+/// batch's result carry the reply length or the error, and a failed one
+/// writes nothing into the reply buffer.
 fn one_member(echo_pid: u64, msg: &[u8; 16]) -> u32 {
     let mut failures = 0;
-    let mut reply = [0u8; 16];
-    // (server, entry, message address, expected error)
+    let mut reply: [u8; 16];
+    // (server, entry, message address, expected status)
     let cases = [
-        (echo_pid, 40, msg.as_ptr() as u64, Error::NoSys),
-        (0xdead, echo::ECHO, msg.as_ptr() as u64, Error::NotFound),
-        (echo_pid, echo::ECHO, 0xffff_8000_0000_0000, Error::Fault),
+        (echo_pid, echo::ECHO, msg.as_ptr() as u64, Ok(16)),
+        (echo_pid, 40, msg.as_ptr() as u64, Err(Error::NoSys)),
+        (0xdead, echo::ECHO, msg.as_ptr() as u64, Err(Error::NotFound)),
+        (echo_pid, echo::ECHO, 0xffff_8000_0000_0000, Err(Error::Fault)),
     ];
-    for (server, entry, at, expected) in cases {
-        let mut list = [BatchEntry {
-            server,
-            entry,
-            msg: at,
-            msg_len: 16,
-            reply: reply.as_mut_ptr() as u64,
-            reply_cap: 16,
-            status: 0,
-        }];
-        let r = sys::ncallsync(&mut list);
-        if r != Err(expected) || Error::decode(list[0].status) != Err(expected) || reply != [0; 16] {
-            println!(
-                "batchtest: a batch of one to {server:#x}/{entry} gave {r:?}, status {:#x}",
-                list[0].status
-            );
-            failures += 1;
+    for by_kernel in [false, true] {
+        for (server, entry, at, expected) in cases {
+            reply = [0; 16];
+            let mut list = [BatchEntry {
+                server,
+                entry,
+                msg: at,
+                msg_len: 16,
+                reply: reply.as_mut_ptr() as u64,
+                reply_cap: 16,
+                status: 0,
+            }];
+            let r = if by_kernel {
+                sys::calls::ncallsync(&mut list)
+            } else {
+                sys::ncallsync(&mut list)
+            };
+            let replied = match expected {
+                Ok(_) => reply == *msg,
+                Err(_) => reply == [0; 16],
+            };
+            if r != expected.map(|_| 0) || Error::decode(list[0].status) != expected || !replied {
+                println!(
+                    "batchtest: a batch of one to {server:#x}/{entry} (by the kernel: {by_kernel}) gave {r:?}, \
+                     status {:#x}",
+                    list[0].status
+                );
+                failures += 1;
+            }
         }
     }
     failures
@@ -416,4 +432,64 @@ fn killed_caller(e1: u64) -> u32 {
         return 1;
     }
     0
+}
+
+/// A server that dies in the middle of a batch: the member it answered
+/// has its reply, the one it died holding and the one still queued end
+/// with NotFound, and the caller is woken once all are back; a batch to
+/// the dead server then fails member by member, and the caller's next
+/// batch to a live server (`live`) is served. Once with the dying server
+/// on the caller's CPU (the batch is handed over as a call is), once on
+/// another one.
+fn server_dies(live: u64, msgs: &[[u8; 16]; N], cpus: u64) -> u32 {
+    let mut failures = 0;
+    let mut replies = [[0u8; 16]; 3];
+    let _ = sys::set_affinity(0, 0);
+    for (name, cpu) in [("d0", 0), ("d1", 1 % cpus)] {
+        let Ok(pid) = sys::spawn_on("echo", &[name], cpu) else {
+            println!("batchtest: cannot start {name}");
+            failures += 1;
+            continue;
+        };
+        let server = sys::wait_for_name(name);
+        let mut list = [BatchEntry::default(); 3];
+        let fill = |list: &mut [BatchEntry; 3], replies: &mut [[u8; 16]; 3], to: u64| {
+            *replies = [[0; 16]; 3];
+            for (i, (e, r)) in list.iter_mut().zip(replies.iter_mut()).enumerate() {
+                *e = BatchEntry {
+                    server: to,
+                    entry: if i == 1 { echo::CRASH } else { echo::ECHO },
+                    msg: msgs[i].as_ptr() as u64,
+                    msg_len: 16,
+                    reply: r.as_mut_ptr() as u64,
+                    reply_cap: 16,
+                    status: 0,
+                };
+            }
+        };
+        fill(&mut list, &mut replies, server);
+        let r = sys::ncallsync(&mut list);
+        let status = list.map(|e| Error::decode(e.status));
+        let died = r == Err(Error::NotFound)
+            && status == [Ok(16), Err(Error::NotFound), Err(Error::NotFound)]
+            && replies[0] == msgs[0]
+            && replies[1..] == [[0; 16]; 2];
+        let _ = sys::wait(pid);
+        fill(&mut list, &mut replies, server);
+        let r_dead = sys::ncallsync(&mut list);
+        let dead =
+            r_dead == Err(Error::NotFound) && list.iter().all(|e| Error::decode(e.status) == Err(Error::NotFound));
+        fill(&mut list, &mut replies, live);
+        list[1].entry = echo::ECHO;
+        let r_live = sys::ncallsync(&mut list);
+        let served = r_live == Ok(0) && (0..3).all(|i| list[i].status == 16 && replies[i] == msgs[i]);
+        if !(died && dead && served) {
+            println!(
+                "batchtest: server {name} dying mid-batch: {r:?} {status:?}; then dead {r_dead:?}, live {r_live:?}"
+            );
+            failures += 1;
+        }
+    }
+    let _ = sys::set_affinity(0, tessera_rt::abi::ANY_CPU);
+    failures
 }
