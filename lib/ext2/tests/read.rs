@@ -55,22 +55,7 @@ fn reads_what_mke2fs_wrote() {
 fn reads_indexed_directories() {
     let src = source_dir();
     for (bs, isz) in [(1024, 256), (4096, 128)] {
-        let image = source_image(&src, Geometry::new(bs, isz, 24 << 20));
-        // e2fsck -D indexes every directory big enough.
-        let dir = Scratch::new("index");
-        let img = dir.path("img");
-        fs::write(&img, &image).unwrap();
-        let out = std::process::Command::new(tool("e2fsck"))
-            .arg("-fyD")
-            .arg(&img)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.code().unwrap() <= 1,
-            "e2fsck -fyD: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        let image = fs::read(&img).unwrap();
+        let image = indexed(&source_image(&src, Geometry::new(bs, isz, 24 << 20)));
         let mut fs = mount_ro(image.clone());
         let big = at(&mut fs, "/big").unwrap();
         assert_ne!(

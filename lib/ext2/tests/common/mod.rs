@@ -608,6 +608,24 @@ pub fn source_image(src: &Scratch, g: Geometry) -> Vec<u8> {
     mkfs(Some(&src.path("tree")), g)
 }
 
+/// `image` after `e2fsck -fyD`, which indexes every directory big enough.
+pub fn indexed(image: &[u8]) -> Vec<u8> {
+    let s = Scratch::new("index");
+    let img = s.path("img");
+    std::fs::write(&img, image).unwrap();
+    let out = std::process::Command::new(tool("e2fsck"))
+        .arg("-fyD")
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().unwrap() <= 1,
+        "e2fsck -fyD: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::read(&img).unwrap()
+}
+
 /// `stat` of an absolute path (not following a final symlink).
 pub fn stat_at(fs: &mut FileManager<MemDevice>, path: &str) -> Result<ext2fs::Stat, Errno> {
     let h = at(fs, path)?;
