@@ -83,6 +83,19 @@ pub struct Call {
     /// exit included (a blocking call is paid for by its caller's
     /// reserve, `PROCESS_RESERVE`).
     pub(crate) paid_by: Option<Arc<RequestCharge>>,
+    /// A pager's call for a page (`pager.rs`): the frame it fills, where
+    /// in the page and how many bytes at most. Taken by whoever comes
+    /// first: the pager's `page_supply` to fill it, or the caller once the
+    /// call is done (or it was killed meanwhile).
+    pub(crate) page: IrqMutex<Option<PageSlot>>,
+}
+
+/// The frame of a pager's call, and the part of it the pager fills.
+pub(crate) struct PageSlot {
+    pub(crate) frame: kcore::vm::region::PageFrame,
+    pub(crate) at: u32,
+    pub(crate) len: u32,
+    pub(crate) filled: bool,
 }
 
 /// What one call object costs in kernel memory: the object with its
@@ -292,6 +305,7 @@ fn fresh() -> Result<UniqueArc<Call>, Error> {
         tag: 0,
         batch: None,
         paid_by: None,
+        page: IrqMutex::new(None),
     }))
 }
 
@@ -333,6 +347,7 @@ impl Call {
         self.flags = r.flags;
         self.tag = r.tag;
         self.batch = None;
+        *self.page.get_mut() = None;
     }
 
     /// Server `pid`, which accepted the call, joins its path. Interrupts

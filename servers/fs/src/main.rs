@@ -48,6 +48,8 @@ pub enum End {
     /// Passes the call to the cache, whose plan is in that read slot.
     Forward(usize),
     Fail(Error),
+    /// Ended already (a page supplied to the kernel).
+    Ended,
 }
 
 #[derive(Default)]
@@ -61,6 +63,9 @@ pub struct Stats {
     pub write_bytes: u64,
     pub opens: u64,
     pub errors: u64,
+    /// Pages supplied for faults (`PAGE_IN`), and page-ins refused.
+    pub pages_in: u64,
+    pub page_in_errors: u64,
 }
 
 pub struct Server {
@@ -135,7 +140,7 @@ impl Server {
         let _ = write!(
             o,
             "mounted {}\nclients {}\nopen_files {}\nrequests {}\nopens {}\nerrors {}\nforwarded_reads {}\n\
-             forwarded_bytes {}\nhole_bytes_copied {}\nwrites {}\nwrite_bytes {}\n",
+             forwarded_bytes {}\nhole_bytes_copied {}\nwrites {}\nwrite_bytes {}\npages_in {}\npage_in_errors {}\n",
             match &self.fm {
                 Ok(_) => "yes",
                 Err(_) => "no",
@@ -149,7 +154,9 @@ impl Server {
             s.forwarded_bytes,
             s.hole_bytes,
             s.writes,
-            s.write_bytes
+            s.write_bytes,
+            s.pages_in,
+            s.page_in_errors
         );
         if let Err(e) = &self.fm {
             let _ = writeln!(o, "mount_error {}", e.0);
@@ -213,6 +220,7 @@ impl Server {
         }
         match info.entry {
             api::READ => return self.read(info, rid),
+            api::PAGE_IN => return self.page_in(info, rid),
             api::WRITE => return self.write(info, rid, out),
             api::ERRNO => {
                 let e = self.client(info.caller).errno.take().unwrap_or(Errno::EIO);
@@ -266,6 +274,60 @@ impl Server {
             }
             Err(e) => result(out, Err(e)),
         }
+    }
+}
+
+impl Server {
+    /// The kernel's call for a page of a file (the server as pager): the
+    /// bytes go into the faulting process's page with `page_supply`, and
+    /// nowhere else, so a process that calls this itself learns nothing.
+    /// The file must be the one exec saw (same inode, size and time).
+    fn page_in(&mut self, info: &AccInfo, rid: u64) -> End {
+        let r = self.read_page(info, rid);
+        match r {
+            Ok(()) => {
+                self.stats.pages_in += 1;
+                End::Ended
+            }
+            Err(e) => {
+                self.stats.page_in_errors += 1;
+                End::Fail(e)
+            }
+        }
+    }
+
+    fn read_page(&mut self, info: &AccInfo, rid: u64) -> Result<(), Error> {
+        let words: alloc::vec::Vec<u64> = info.inline[..48]
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+            .collect();
+        if info.len != 48 {
+            return Err(Error::Invalid);
+        }
+        let (object, offset, len) = (&words[..4], words[4], words[5] as usize);
+        let mut page = [0u8; 4096];
+        if len > page.len() {
+            return Err(Error::Invalid);
+        }
+        let fm = self.fm().map_err(|_| Error::NotFound)?;
+        let ino = u32::try_from(object[0]).map_err(|_| Error::NotFound)?;
+        if ino == 0 || ino > fm.inodes().inodes_count() {
+            return Err(Error::NotFound);
+        }
+        let inode = fm.inodes().get(ino).map_err(|_| Error::NotFound)?;
+        let same = api::pager_object(ino as u64, inode.size, (inode.mtime.secs, inode.mtime.nanos as i64)) == object;
+        if !same || inode.links == 0 || inode.kind() != Some(ext2fs::FileType::Regular) {
+            return Err(Error::NotFound);
+        }
+        let h = ext2fs::Handle {
+            ino,
+            generation: inode.generation,
+        };
+        let n = fm.read(h, offset, &mut page[..len]).map_err(|_| Error::Fault)?;
+        if n != len {
+            return Err(Error::Fault);
+        }
+        sys::page_supply(rid, &page[..n]).map(|_| ())
     }
 }
 
@@ -358,6 +420,7 @@ fn main(args: &[&str]) -> i32 {
                 }
                 r
             }
+            End::Ended => sys::acc(api::ENTRIES, &mut info),
             End::Fail(e) => {
                 if rid != 0 {
                     let _ = sys::rv_fail(rid, e);

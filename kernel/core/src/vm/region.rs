@@ -28,6 +28,35 @@ pub enum Backing {
     /// step Y: no frame, no I/O, no copy); any page beyond is zero. Such a
     /// region is read-only.
     Nvm { base: u64, pages: usize },
+    /// Bytes of a file a pager serves (an OFF2F program's data, in file
+    /// 1 on the disk): the `len` bytes at `file_at` fill the region from
+    /// `skew` (as `Image`); the rest is zero. A page holding some of them
+    /// is not filled here: its fault is a message to the pager, which
+    /// supplies the page (`supply`). The frame is the region's own, so
+    /// writes stay private: the file is never written.
+    Pager {
+        source: Arc<PagerRef>,
+        file_at: u64,
+        skew: usize,
+        len: u64,
+    },
+}
+
+/// The pager of a region and the file it names (`abi::PagerSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagerRef {
+    pub pid: u64,
+    pub object: [u64; 4],
+}
+
+/// What a pager is asked for one page: the `len` bytes of its file at
+/// `offset`, to go at byte `at` of the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub pager: PagerRef,
+    pub offset: u64,
+    pub len: u32,
+    pub at: u32,
 }
 
 /// What keeps borrowed pages valid, whatever its owner makes it: a thin
@@ -137,6 +166,48 @@ impl Region {
         matches!(self.backing, Backing::Nvm { .. })
     }
 
+    /// What page `index` needs of the pager, if the pager fills it and it
+    /// is not present yet.
+    pub fn page_request(&self, index: usize) -> Option<PageRequest> {
+        let Backing::Pager {
+            source,
+            file_at,
+            skew,
+            len,
+        } = &self.backing
+        else {
+            return None;
+        };
+        if self.frames.get(index).is_none_or(|&f| f != 0) {
+            return None;
+        }
+        let page = PAGE_SIZE as usize;
+        let from = (index * page).max(*skew);
+        let to = ((index + 1) * page).min(skew + *len as usize);
+        (from < to).then(|| PageRequest {
+            pager: **source,
+            offset: file_at + (from - skew) as u64,
+            len: (to - from) as u32,
+            at: (from - index * page) as u32,
+        })
+    }
+
+    /// Whether a pager fills some of the region's pages.
+    pub fn is_paged(&self) -> bool {
+        matches!(self.backing, Backing::Pager { .. })
+    }
+
+    /// Gives page `index` the frame `pa` a pager filled, if it still
+    /// wants it (the same request); else `pa` comes back, for the caller
+    /// to free.
+    pub fn supply(&mut self, index: usize, pa: u64, req: &PageRequest) -> Result<(), u64> {
+        if self.page_request(index).as_ref() != Some(req) {
+            return Err(pa);
+        }
+        self.frames[index] = pa;
+        Ok(())
+    }
+
     /// The NVM page that is page `index`, if the region borrows it.
     pub fn borrowed(&self, index: usize) -> Option<u64> {
         match self.backing {
@@ -217,6 +288,10 @@ impl Region {
             self.frames[index] = pa;
             return Ok(pa);
         }
+        if self.page_request(index).is_some() {
+            // Only its pager has its bytes (`supply`).
+            return Err(OutOfMemory);
+        }
         let pa = frames::alloc(1)?;
         self.fill(index, pa);
         self.frames[index] = pa;
@@ -240,14 +315,22 @@ impl Region {
     }
 
     /// Refills every present page from the backing, so that nothing of a
-    /// previous user survives a reuse.
+    /// previous user survives a reuse. A page its pager fills is let go
+    /// instead: it comes again from the file at its next fault.
     pub fn reset(&mut self) {
         if self.device {
             return;
         }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
-            if pa != 0 && self.borrowed(index).is_none() {
+            if pa == 0 || self.borrowed(index).is_some() {
+                continue;
+            }
+            self.frames[index] = 0;
+            if self.page_request(index).is_some() {
+                frames::free(pa, 1);
+            } else {
+                self.frames[index] = pa;
                 self.fill(index, pa);
             }
         }
@@ -277,10 +360,13 @@ impl Region {
         }
     }
 
-    /// Makes every page present (eager loading).
+    /// Makes every page present (eager loading), except those its pager
+    /// must supply (`page_request`).
     pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
         for i in 0..self.frames.len() {
-            self.populate(i)?;
+            if self.page_request(i).is_none() {
+                self.populate(i)?;
+            }
         }
         Ok(())
     }
@@ -429,6 +515,8 @@ impl Region {
             || other.device
             || self.is_nvm()
             || other.is_nvm()
+            || self.is_paged()
+            || other.is_paged()
         {
             return Err(SizeMismatch);
         }
@@ -461,6 +549,11 @@ impl Region {
             return Ok(r);
         }
         self.populate_all()?;
+        if (0..self.frames.len()).any(|i| self.page_request(i).is_some()) {
+            // A page still in the file would be supplied to one of the
+            // two alone.
+            return Err(OutOfMemory);
+        }
         let set = match &self.shared {
             Some(s) => s.clone(),
             None => {
@@ -609,5 +702,45 @@ impl SharedArea {
             w.store(v, core::sync::atomic::Ordering::Relaxed);
         }
         true
+    }
+}
+
+/// One zeroed frame a pager fills before a region takes it (`supply`):
+/// freed if it is dropped before.
+pub struct PageFrame(u64);
+
+impl PageFrame {
+    pub fn new() -> Result<PageFrame, OutOfMemory> {
+        frames::alloc_zeroed(1).map(PageFrame)
+    }
+
+    /// Copies `data` to byte `at` of the page; false (nothing written) if
+    /// it does not fit.
+    pub fn write(&mut self, at: usize, data: &[u8]) -> bool {
+        if at.checked_add(data.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
+            return false;
+        }
+        // SAFETY: the frame is this object's alone, reached through the
+        // direct map, and `at..at + data.len()` lies inside its page.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), (phys_to_virt(self.0) as *mut u8).add(at), data.len()) };
+        true
+    }
+
+    /// The frame, now its taker's to free.
+    pub fn into_raw(self) -> u64 {
+        let pa = self.0;
+        core::mem::forget(self);
+        pa
+    }
+
+    /// Frees a frame `into_raw` gave that nobody took.
+    pub fn free_raw(pa: u64) {
+        frames::free(pa, 1);
+    }
+}
+
+impl Drop for PageFrame {
+    fn drop(&mut self) {
+        frames::free(self.0, 1);
     }
 }

@@ -123,6 +123,12 @@ pub enum FaultError {
     /// The address is the guard page under the stack.
     StackOverflow,
     OutOfMemory,
+    /// The page's bytes are in a file: its pager must supply them (a
+    /// message the caller sends once it holds no lock).
+    PageIn(super::region::PageRequest),
+    /// The pager could not supply the page (the file is gone, changed or
+    /// short, the pager ended or refused).
+    PageInFailed,
 }
 
 impl FaultError {
@@ -132,6 +138,7 @@ impl FaultError {
         match self {
             FaultError::StackOverflow => "stack overflow",
             FaultError::OutOfMemory => "out of memory while paging in",
+            FaultError::PageIn(_) | FaultError::PageInFailed => "its page could not be read from its file",
             FaultError::Protection if error_code & 16 != 0 => "execute of non-executable memory",
             FaultError::Protection if error_code & 2 != 0 => "write to read-only memory",
             FaultError::Protection => "protection violation",
@@ -149,6 +156,8 @@ pub struct Resolved {
     /// An NVM page was mapped in place: no frame, no copy (seed 001's
     /// step Y), a fault category of its own.
     pub nvm: bool,
+    /// The page was read from a file by its pager.
+    pub paged: bool,
 }
 
 /// A place in a space's list of attachments. An attachment keeps its slot
@@ -742,12 +751,16 @@ impl VirtualSpace {
             // violation the checks above did not foresee.
             return Err(FaultError::Protection);
         }
+        if let Some(req) = a.region.page_request(index) {
+            return Err(FaultError::PageIn(req));
+        }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
         let (f, resolved) = (
             a.pte_flags(),
             Resolved {
                 kind: a.region.kind,
                 nvm: a.region.borrowed(index).is_some(),
+                paged: false,
             },
         );
         if !self.table_charge.has_room() {
@@ -758,6 +771,72 @@ impl VirtualSpace {
         self.settle(t0);
         mapped.map_err(|_| FaultError::OutOfMemory)?;
         Ok(resolved)
+    }
+
+    /// Gives the page at `addr` the frame `pa` its pager filled for `req`
+    /// and maps it, if that page still wants it; else frees `pa` (another
+    /// fault supplied it first, or the region went).
+    pub fn supply(&mut self, addr: u64, pa: u64, req: &super::region::PageRequest) -> Result<Resolved, FaultError> {
+        let root = self.root;
+        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+            super::region::PageFrame::free_raw(pa);
+            return Err(FaultError::Unmapped);
+        };
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        let resolved = Resolved {
+            kind: a.region.kind,
+            nvm: false,
+            paged: true,
+        };
+        if let Err(pa) = a.region.supply(index, pa, req) {
+            super::region::PageFrame::free_raw(pa);
+            return Ok(Resolved {
+                paged: false,
+                ..resolved
+            });
+        }
+        let f = a.pte_flags();
+        if !self.table_charge.has_room() {
+            return Err(FaultError::OutOfMemory);
+        }
+        let t0 = paging::user_tables_made();
+        let mapped = paging::remap(root, va, pa, f);
+        self.settle(t0);
+        mapped.map_err(|_| FaultError::OutOfMemory)?;
+        Ok(resolved)
+    }
+
+    /// What the page at `addr` needs of its pager, if it is not present
+    /// and only a pager has its bytes.
+    pub fn pending_page(&self, addr: u64) -> Option<super::region::PageRequest> {
+        let a = self.region_at(addr)?;
+        a.region.page_request(((addr - a.base) / PAGE_SIZE) as usize)
+    }
+
+    /// The pages of the space a pager has yet to supply, a few at a time
+    /// from `from` on: (address, request), and where to look next.
+    pub fn pending_pages(&self, from: u64, out: &mut Vec<(u64, super::region::PageRequest)>, max: usize) -> u64 {
+        let mut sorted: Vec<&Attached> = self
+            .regions()
+            .filter(|a| a.region.is_paged() && a.end() > from)
+            .collect();
+        sorted.sort_unstable_by_key(|a| a.base);
+        for a in sorted {
+            for i in 0..a.region.pages() {
+                let va = a.base + i as u64 * PAGE_SIZE;
+                if va < from {
+                    continue;
+                }
+                if out.len() == max {
+                    return va;
+                }
+                if let Some(req) = a.region.page_request(i) {
+                    out.push((va, req));
+                }
+            }
+        }
+        u64::MAX
     }
 
     /// Prepares a reused space for a new process: writable regions get their
@@ -779,7 +858,8 @@ impl VirtualSpace {
             if eager {
                 let f = a.pte_flags();
                 for i in 0..a.region.pages() {
-                    if a.region.frame(i).is_none() {
+                    // A pager's pages come after, from outside the lock.
+                    if a.region.frame(i).is_none() && a.region.page_request(i).is_none() {
                         let pa = a.region.populate(i)?;
                         paging::remap(root, a.base + i as u64 * PAGE_SIZE, pa, f).map_err(|_| OutOfMemory)?;
                     }
