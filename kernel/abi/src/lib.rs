@@ -342,11 +342,6 @@ macro_rules! each_call {
         /// (`PAGER_ENTRY`). Used for an OFF2F file 1: exec reads its
         /// header page only
         PlatePaged = 104, plate_paged(name: Str, tag: u64, head: Bytes, source: In<$crate::PagerSource>);
-        /// Returns bytes supplied: the caller, a pager holding call `rid`
-        /// (a `PAGER_ENTRY` call the kernel made for a fault), gives the
-        /// page its bytes `data` (at most the length asked) and ends the
-        /// call
-        PageSupply = 105, page_supply(rid: u64, data: Bytes);
         }
     };
 }
@@ -834,7 +829,9 @@ pub struct PagerSource {
 }
 
 /// The entry of a pager on which the kernel calls it for a page, with a
-/// `PageIn` as the message; it answers with `page_supply`.
+/// `PageIn` as the message and the page as the reply buffer: it answers
+/// as to a read (`endr`, `rv_write` and `endr_len`, or `forward` to
+/// whoever holds the bytes), with the number of bytes given.
 pub const PAGER_ENTRY: u64 = 23;
 
 /// A pager's call for a page: `len` bytes of file `object` at `offset`.

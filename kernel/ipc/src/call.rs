@@ -83,11 +83,14 @@ pub struct Call {
     /// exit included (a blocking call is paid for by its caller's
     /// reserve, `PROCESS_RESERVE`).
     pub(crate) paid_by: Option<Arc<RequestCharge>>,
-    /// A pager's call for a page (`pager.rs`): the frame it fills, where
-    /// in the page and how many bytes at most. Taken by whoever comes
-    /// first: the pager's `page_supply` to fill it, or the caller once the
-    /// call is done (or it was killed meanwhile).
+    /// A pager's call for a page (`pager.rs`): the frame its reply fills
+    /// (instead of a reply buffer), where in the page and how many bytes
+    /// at most. The caller takes it back once the call is done (or it was
+    /// killed meanwhile): a reply after that finds no frame.
     pub(crate) page: IrqMutex<Option<PageSlot>>,
+    /// Whether `page` may hold a slot: replies look here first, so that
+    /// every other call's reply takes no lock for it.
+    pub(crate) to_page: AtomicBool,
 }
 
 /// The frame of a pager's call, and the part of it the pager fills.
@@ -95,7 +98,8 @@ pub(crate) struct PageSlot {
     pub(crate) frame: kcore::vm::region::PageFrame,
     pub(crate) at: u32,
     pub(crate) len: u32,
-    pub(crate) filled: bool,
+    /// How far from `at` replies have written.
+    pub(crate) written: u32,
 }
 
 /// What one call object costs in kernel memory: the object with its
@@ -306,6 +310,7 @@ fn fresh() -> Result<UniqueArc<Call>, Error> {
         batch: None,
         paid_by: None,
         page: IrqMutex::new(None),
+        to_page: AtomicBool::new(false),
     }))
 }
 
@@ -348,6 +353,7 @@ impl Call {
         self.tag = r.tag;
         self.batch = None;
         *self.page.get_mut() = None;
+        *self.to_page.get_mut() = false;
     }
 
     /// Server `pid`, which accepted the call, joins its path. Interrupts

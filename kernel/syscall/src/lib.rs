@@ -401,10 +401,6 @@ impl abi::Serve for Native<'_> {
         Ok(plate::create_paged(self.me.pid(), &name, a.tag, &head, source)?.raw())
     }
 
-    fn page_supply(&mut self, a: call::PageSupply) -> Result<u64, Error> {
-        ipc::pager::supply(self.me, a.rid, uaccess::UserRange::of(a.data.0)?)
-    }
-
     fn wait_info(&mut self, a: call::WaitInfo) -> Result<u64, Error> {
         processes::sys_wait_info(self.me, a)
     }

@@ -48,8 +48,6 @@ pub enum End {
     /// Passes the call to the cache, whose plan is in that read slot.
     Forward(usize),
     Fail(Error),
-    /// Ended already (a page supplied to the kernel).
-    Ended,
 }
 
 #[derive(Default)]
@@ -278,16 +276,18 @@ impl Server {
 }
 
 impl Server {
-    /// The kernel's call for a page of a file (the server as pager): the
-    /// bytes go into the faulting process's page with `page_supply`, and
-    /// nowhere else, so a process that calls this itself learns nothing.
-    /// The file must be the one exec saw (same inode, size and time).
+    /// The kernel's call for a page of a file (the server as pager): read
+    /// as a READ is, the cache writing the bytes straight into the page
+    /// the kernel made the call's reply buffer, which only the faulting
+    /// process gets (a process that makes this call itself has no page:
+    /// its reply buffer is empty). The file must be the one exec saw: the
+    /// same inode, size and modification time.
     fn page_in(&mut self, info: &AccInfo, rid: u64) -> End {
-        let r = self.read_page(info, rid);
+        let r = self.page_plan(info, rid);
         match r {
-            Ok(()) => {
+            Ok(end) => {
                 self.stats.pages_in += 1;
-                End::Ended
+                end
             }
             Err(e) => {
                 self.stats.page_in_errors += 1;
@@ -296,19 +296,16 @@ impl Server {
         }
     }
 
-    fn read_page(&mut self, info: &AccInfo, rid: u64) -> Result<(), Error> {
-        let words: alloc::vec::Vec<u64> = info.inline[..48]
-            .chunks_exact(8)
-            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
-            .collect();
+    fn page_plan(&mut self, info: &AccInfo, rid: u64) -> Result<End, Error> {
         if info.len != 48 {
             return Err(Error::Invalid);
         }
-        let (object, offset, len) = (&words[..4], words[4], words[5] as usize);
-        let mut page = [0u8; 4096];
-        if len > page.len() {
-            return Err(Error::Invalid);
+        let mut r = tessera_api::wire::Reader::new(&info.inline[..48]);
+        let mut object = [0u64; 4];
+        for w in object.iter_mut() {
+            *w = r.u64().ok_or(Error::Invalid)?;
         }
+        let (offset, len) = (r.u64().ok_or(Error::Invalid)?, r.u64().ok_or(Error::Invalid)?);
         let fm = self.fm().map_err(|_| Error::NotFound)?;
         let ino = u32::try_from(object[0]).map_err(|_| Error::NotFound)?;
         if ino == 0 || ino > fm.inodes().inodes_count() {
@@ -323,11 +320,7 @@ impl Server {
             ino,
             generation: inode.generation,
         };
-        let n = fm.read(h, offset, &mut page[..len]).map_err(|_| Error::Fault)?;
-        if n != len {
-            return Err(Error::Fault);
-        }
-        sys::page_supply(rid, &page[..n]).map(|_| ())
+        self.plan(rid, h, offset, len).map_err(|_| Error::Fault)
     }
 }
 
@@ -420,7 +413,6 @@ fn main(args: &[&str]) -> i32 {
                 }
                 r
             }
-            End::Ended => sys::acc(api::ENTRIES, &mut info),
             End::Fail(e) => {
                 if rid != 0 {
                     let _ = sys::rv_fail(rid, e);

@@ -591,12 +591,6 @@ pub fn plate_paged(name: &str, tag: u64, head: &[u8], source: &abi::PagerSource)
     calls::plate_paged(name, tag, head, source)
 }
 
-/// A pager's answer to the page-in call `rid` (`abi::PAGER_ENTRY`): the
-/// page's bytes, which end the call.
-pub fn page_supply(rid: u64, data: &[u8]) -> Result<u64, Error> {
-    calls::page_supply(rid, data)
-}
-
 /// Stores `data` as NVM text file `name` (`abi::rights::NVM`); true if it
 /// was written, false if the file held exactly this already.
 pub fn nvm_store(name: &str, data: &[u8]) -> Result<bool, Error> {
