@@ -1018,22 +1018,23 @@ pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
     let target = get(pid).ok_or(Error::NotFound)?;
     let space = target.space().ok_or(Error::NotFound)?;
     let end = addr.saturating_add(len as u64);
-    let mut page = addr & !0xfff;
-    while page < end {
-        let wanted = {
+    let mut from = addr;
+    let mut wanted = Vec::new();
+    while from < end {
+        wanted.clear();
+        from = {
             let s = space.lock();
             memory_of(&s, pid)?;
-            s.pending_page(page)
+            s.pending_pages((from, end), &mut wanted, 16)
         };
-        if let Some(req) = wanted {
+        for &(va, req) in &wanted {
             let frame = crate::pager::page_in(&me, &req)?;
             let resolved = space
                 .lock()
-                .supply(page, frame.into_raw(), &req)
+                .supply(va, frame.into_raw(), &req)
                 .map_err(|_| Error::Fault)?;
             target.count_fault(resolved);
         }
-        page += 0x1000;
     }
     Ok(())
 }

@@ -807,25 +807,25 @@ impl VirtualSpace {
         Ok(resolved)
     }
 
-    /// What the page at `addr` needs of its pager, if it is not present
-    /// and only a pager has its bytes.
-    pub fn pending_page(&self, addr: u64) -> Option<super::region::PageRequest> {
-        let a = self.region_at(addr)?;
-        a.region.page_request(((addr - a.base) / PAGE_SIZE) as usize)
-    }
-
-    /// The pages of the space a pager has yet to supply, a few at a time
-    /// from `from` on: (address, request), and where to look next.
-    pub fn pending_pages(&self, from: u64, out: &mut Vec<(u64, super::region::PageRequest)>, max: usize) -> u64 {
+    /// The pages of the space a pager has yet to supply, a few at a time,
+    /// in `from..to`: (address, request) into `out`, and where to look
+    /// next (`u64::MAX`: nowhere). A space with no such region costs one
+    /// look at its regions.
+    pub fn pending_pages(
+        &self,
+        (from, to): (u64, u64),
+        out: &mut Vec<(u64, super::region::PageRequest)>,
+        max: usize,
+    ) -> u64 {
         let mut sorted: Vec<&Attached> = self
             .regions()
-            .filter(|a| a.region.is_paged() && a.end() > from)
+            .filter(|a| a.region.is_paged() && a.end() > from && a.base < to)
             .collect();
         sorted.sort_unstable_by_key(|a| a.base);
         for a in sorted {
             for i in 0..a.region.pages() {
                 let va = a.base + i as u64 * PAGE_SIZE;
-                if va < from {
+                if va + PAGE_SIZE <= from || va >= to {
                     continue;
                 }
                 if out.len() == max {

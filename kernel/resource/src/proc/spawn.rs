@@ -210,7 +210,7 @@ fn page_in_all(p: &super::Process) -> Result<(), Error> {
     let mut wanted = Vec::new();
     while from != u64::MAX {
         wanted.clear();
-        from = space.lock().pending_pages(from, &mut wanted, 16);
+        from = space.lock().pending_pages((from, u64::MAX), &mut wanted, 16);
         for &(va, req) in &wanted {
             let frame = ipc::pager::page_in(&me, &req)?;
             let resolved = space

@@ -595,11 +595,17 @@ fn paged_round(c: &mut Checks, stack: &Stack) {
         errors != u64::MAX && errors > errors_before,
         &format!("paged: the file server refused the page-ins ({errors_before} -> {errors})"),
     );
-    // Read again, the file runs.
-    let again = run("/off2f/changed", &[], LoadPolicy::Demand, Cache::Fresh);
+    // Read again, the file runs; a server's reply (a file read) lands in
+    // a data page still in file 1.
+    let again = run(
+        "/off2f/changed",
+        &["read", "/off2f/fresh"],
+        LoadPolicy::Demand,
+        Cache::Fresh,
+    );
     c.check(
         matches!(&again, Ok((0, _, i)) if i.faults.paged > 0),
-        &format!("paged: loaded afresh, it runs: {again:?}"),
+        &format!("paged: loaded afresh, it runs and reads into its data: {again:?}"),
     );
     for f in ["/off2f/cut", "/off2f/changed", "/off2f/argmiss"] {
         let _ = tessera_api::fs::client::unlink(f);
