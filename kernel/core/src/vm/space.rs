@@ -851,9 +851,20 @@ impl VirtualSpace {
 
     fn refill(&mut self, eager: bool) -> Result<(), OutOfMemory> {
         let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
         for a in self.regions_mut() {
             if a.region.writable {
                 a.region.reset();
+                if a.region.is_paged() {
+                    // The pages that went back to the file lose their
+                    // translations (their frames are free).
+                    for i in 0..a.region.pages() {
+                        if a.region.frame(i).is_none() {
+                            paging::unmap(root, a.base + i as u64 * PAGE_SIZE);
+                        }
+                    }
+                    a.shoot_down(cpus);
+                }
             }
             if eager {
                 let f = a.pte_flags();
