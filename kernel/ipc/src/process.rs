@@ -1028,6 +1028,10 @@ pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
             s.pending_pages((from, end), &mut wanted, 16)
         };
         for &(va, req) in &wanted {
+            if let Some(resolved) = space.lock().map_cached(va) {
+                target.count_fault(resolved);
+                continue;
+            }
             let frame = crate::pager::page_in(&me, &req)?;
             let resolved = space
                 .lock()

@@ -746,13 +746,51 @@ impl VirtualSpace {
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
         let va = a.base + index as u64 * PAGE_SIZE;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let Some(a) = self.at_addr(addr) else {
+            return Err(FaultError::Unmapped);
+        };
+        if write && a.region.is_cow(index) {
+            // The first write to its file's cached page: a copy of its own,
+            // mapped writable in place of the cache's, everywhere.
+            let pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+            let f = a.pte_flags();
+            let kind = a.region.kind;
+            self.map_one(va, pa, f)?;
+            tlb::shootdown_cpus(va, 1, cpus);
+            return Ok(Resolved {
+                kind,
+                nvm: false,
+                paged: false,
+            });
+        }
+        let Some(a) = self.at_addr(addr) else {
+            return Err(FaultError::Unmapped);
+        };
         if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
             // Present and mapped with these rights: the fault was a protection
             // violation the checks above did not foresee.
             return Err(FaultError::Protection);
         }
         if let Some(req) = a.region.page_request(index) {
-            return Err(FaultError::PageIn(req));
+            // Its file's page, if cached: no message, no I/O (a page cache
+            // hit); mapped read-only, or copied now for a write.
+            let Some(mut pa) = a.region.map_cached(index).filter(|&pa| pa != 0) else {
+                return Err(FaultError::PageIn(req));
+            };
+            let mut f = a.pte_flags();
+            if write {
+                pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+            } else if a.region.is_cow(index) {
+                f &= !flags::WRITABLE;
+            }
+            let kind = a.region.kind;
+            self.map_one(va, pa, f)?;
+            return Ok(Resolved {
+                kind,
+                nvm: false,
+                paged: false,
+            });
         }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
         let (f, resolved) = (
@@ -789,22 +827,62 @@ impl VirtualSpace {
             nvm: false,
             paged: true,
         };
-        if let Err(pa) = a.region.supply(index, pa, req) {
-            super::region::PageFrame::free_raw(pa);
-            return Ok(Resolved {
-                paged: false,
-                ..resolved
-            });
+        let pa = match a.region.supply(index, pa, req) {
+            Ok(pa) if pa != 0 => pa,
+            Ok(_) => return Err(FaultError::OutOfMemory),
+            Err(pa) => {
+                super::region::PageFrame::free_raw(pa);
+                return Ok(Resolved {
+                    paged: false,
+                    ..resolved
+                });
+            }
+        };
+        // The file's cached page: read-only until the region writes it.
+        let mut f = a.pte_flags();
+        if a.region.is_cow(index) {
+            f &= !flags::WRITABLE;
         }
-        let f = a.pte_flags();
+        let _ = root;
+        self.map_one(va, pa, f)?;
+        Ok(resolved)
+    }
+
+    /// The attachment holding `addr`.
+    fn at_addr(&mut self, addr: u64) -> Option<&mut Attached> {
+        self.regions_mut().find(|a| addr >= a.base && addr < a.end())
+    }
+
+    /// Maps user page `va` to `pa` with `f`, its tables charged.
+    fn map_one(&mut self, va: u64, pa: u64, f: u64) -> Result<(), FaultError> {
         if !self.table_charge.has_room() {
             return Err(FaultError::OutOfMemory);
         }
         let t0 = paging::user_tables_made();
-        let mapped = paging::remap(root, va, pa, f);
+        let mapped = paging::remap(self.root, va, pa, f);
         self.settle(t0);
-        mapped.map_err(|_| FaultError::OutOfMemory)?;
-        Ok(resolved)
+        mapped.map(|_| ()).map_err(|_| FaultError::OutOfMemory)
+    }
+
+    /// Maps the file's cached page at `addr`, read-only, if the page is
+    /// its pager's to supply and its file's cache has it (no message):
+    /// what the fault resolved, for the counters.
+    pub fn map_cached(&mut self, addr: u64) -> Option<Resolved> {
+        let a = self.at_addr(addr)?;
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        let pa = a.region.map_cached(index).filter(|&pa| pa != 0)?;
+        let mut f = a.pte_flags();
+        if a.region.is_cow(index) {
+            f &= !flags::WRITABLE;
+        }
+        let kind = a.region.kind;
+        self.map_one(va, pa, f).ok()?;
+        Some(Resolved {
+            kind,
+            nvm: false,
+            paged: false,
+        })
     }
 
     /// The pages of the space a pager has yet to supply, a few at a time,
@@ -890,6 +968,14 @@ impl VirtualSpace {
             // reading one may have effects.
             Some((_, f)) if f & flags::NO_CACHE != 0 => Err(FaultError::Protection),
             Some((pa, f)) if f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) => Ok(pa),
+            // Perhaps its file's cached page, copied at its first write.
+            Some((_, f)) if f & flags::USER != 0 && write => {
+                self.resolve_fault(page, true, false)?;
+                match paging::translate(self.root, page) {
+                    Some((pa, f)) if f & flags::WRITABLE != 0 => Ok(pa),
+                    _ => Err(FaultError::Protection),
+                }
+            }
             Some(_) => Err(FaultError::Protection),
             None => {
                 self.resolve_fault(page, write, false)?;

@@ -66,10 +66,10 @@ pub fn parse(
         phnum: h.phnum() as u64,
         nvm: Some(text),
         pager: pager.map(|p| {
-            alloc::sync::Arc::new(kcore::vm::region::PagerRef {
+            alloc::sync::Arc::new(kcore::vm::region::PagedFile::new(kcore::vm::region::PagerRef {
                 pid: p.pager,
                 object: p.object,
-            })
+            }))
         }),
     })
 }

@@ -42,8 +42,8 @@ pub struct Program {
     /// An OFF2F program's text file in the NVM, held while the program is.
     pub nvm: Option<crate::nvm::Text>,
     /// The pager of a program whose plate holds only file 1's header
-    /// page, and the file it names.
-    pub pager: Option<alloc::sync::Arc<kcore::vm::region::PagerRef>>,
+    /// page, and the file it names, with the pages read of it so far.
+    pub pager: Option<alloc::sync::Arc<kcore::vm::region::PagedFile>>,
 }
 
 impl Program {

@@ -197,10 +197,11 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
 }
 
 /// Eager loading of pages a pager has (an OFF2F program's data, in file
-/// 1): each is asked of the pager now, by the process composing `p`,
-/// which waits (seed 001's data read as Tender loads: all at creation).
-/// Counted as `p`'s pages read; with no process composing (the kernel's
-/// own compositions), they come at faults.
+/// 1): each is taken from the file's page cache, or asked of the pager
+/// now by the process composing `p`, which waits (seed 001's data read as
+/// Tender loads: all at creation), and copied for `p` to write. Pages
+/// read counted as `p`'s; with no process composing (the kernel's own
+/// compositions), they come at faults.
 fn page_in_all(p: &super::Process) -> Result<(), Error> {
     let Some(me) = ipc::process::current() else {
         return Ok(());
@@ -212,14 +213,24 @@ fn page_in_all(p: &super::Process) -> Result<(), Error> {
         wanted.clear();
         from = space.lock().pending_pages((from, u64::MAX), &mut wanted, 16);
         for &(va, req) in &wanted {
-            let frame = ipc::pager::page_in(&me, &req)?;
-            let resolved = space
-                .lock()
-                .supply(va, frame.into_raw(), &req)
-                .map_err(|_| Error::NoMemory)?;
-            if resolved.paged {
-                p.count_paged(1);
+            // The file's cached page, if any, with no message.
+            let cached = space.lock().map_cached(va).is_some();
+            if !cached {
+                let frame = ipc::pager::page_in(&me, &req)?;
+                let resolved = space
+                    .lock()
+                    .supply(va, frame.into_raw(), &req)
+                    .map_err(|_| Error::NoMemory)?;
+                if resolved.paged {
+                    p.count_paged(1);
+                }
             }
+            // A copy of its own now, writable: an eager process takes no
+            // fault, not even its first write's.
+            space
+                .lock()
+                .resolve_fault(va, true, false)
+                .map_err(|_| Error::NoMemory)?;
         }
     }
     Ok(())
