@@ -125,6 +125,16 @@ fn tessera_main() -> ! {
         args.extend_from_slice(file.as_bytes());
         args.push(0);
     }
+    // `pool=<file>` (in etc/): the pool settings init applies.
+    if let Some(file) = cmdline_value("pool") {
+        args.extend_from_slice(b"-p\0etc/");
+        args.extend_from_slice(file.as_bytes());
+        args.push(0);
+    }
+    // `report`: init says what the run cost (`RUN-REPORT`).
+    if cmdline_value("report").is_some() {
+        args.extend_from_slice(b"-r\0");
+    }
     if let Some(program) = cmdline_value("run") {
         args.extend_from_slice(program.as_bytes());
         args.push(0);

@@ -1549,12 +1549,13 @@ def _off2f_table(w, tes, mode, tessera_status, meta):
       "counts), in the categories of the paper's table 2:")
     w("")
     w("| program | format | bytes read at exec | bytes the disk moved | text faults (copied) | "
-      "text faults (NVM, in place) | other faults |")
-    w("|---|---|---|---|---|---|---|")
+      "text faults (NVM, in place) | other faults | pages read at exec | pages read at faults |")
+    w("|---|---|---|---|---|---|---|---|---|")
     for program in programs:
         for fmt in ("elf", "off2f"):
-            cells = [_cell(val.get((m, f"{first}/{program}/{fmt}")), mode)
-                     for m in ("bytes_read", "disk_bytes", "faults_text", "faults_nvm_text", "faults_other")]
+            cells = [_cell(val.get((m, f"{first}/{program}/{fmt}")), mode) or ""
+                     for m in ("bytes_read", "disk_bytes", "faults_text", "faults_nvm_text", "faults_other",
+                               "pages_read_exec", "pages_read_faults")]
             w(f"| {program} | {fmt} | " + " | ".join(cells) + " |")
     w("")
     _off2f_make_tables(w, val, models, mode)
@@ -1579,8 +1580,9 @@ def _off2f_make_tables(w, val, models, mode):
       "(processor time: `make` 0.45 s).")
     w("")
     w("| disk | ELF | OFF2F | OFF2F/ELF | paper | ELF disk wait | OFF2F disk wait | ELF not waiting | "
-      "OFF2F not waiting | ELF disk bytes | OFF2F disk bytes | ELF read at exec | OFF2F read at exec |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "OFF2F not waiting | ELF disk bytes | OFF2F disk bytes | ELF read at exec | OFF2F read at exec | "
+      "ELF pages read at faults | OFF2F pages read at faults |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model in models:
         t = {f: v("make_time", f"{model}/{f}") for f in ("elf", "off2f")}
         wait = {f: v("make_disk_wait", f"{model}/{f}") for f in ("elf", "off2f")}
@@ -1591,8 +1593,8 @@ def _off2f_make_tables(w, val, models, mode):
                 for f in t}
         cells = [_cell(val.get((m, f"{model}/{f}")), mode) for m in ("make_time",) for f in ("elf", "off2f")]
         waits = [_cell(val.get(("make_disk_wait", f"{model}/{f}")), mode) for f in ("elf", "off2f")]
-        moved = [_cell(val.get((m, f"{model}/{f}")), mode)
-                 for m in ("make_disk_bytes", "make_bytes_read") for f in ("elf", "off2f")]
+        moved = [_cell(val.get((m, f"{model}/{f}")), mode) or ""
+                 for m in ("make_disk_bytes", "make_bytes_read", "make_pages_read_faults") for f in ("elf", "off2f")]
         w(f"| {model} | {cells[0]} | {cells[1]} | {ratio} | {papers.OFF2F_MAKE_PAPER.get(model, '')} | "
           f"{waits[0]} | {waits[1]} | {busy['elf']} | {busy['off2f']} | " + " | ".join(moved) + " |")
     w("")

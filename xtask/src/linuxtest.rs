@@ -58,6 +58,8 @@ const PENDING: &[&str] = &[
 ];
 /// The boot file of the servers a Linux test needs (`user/etc/`).
 const SERVERS: &str = "servers.linux.conf";
+/// The same, the personality loading its programs eagerly.
+const EAGER_SERVERS: &str = "servers.linux-eager.conf";
 /// The line before the program's transcript: init has started the
 /// personality's server, the last of the boot file's servers.
 const STARTED: &str = "started 'linux ";
@@ -71,6 +73,12 @@ pub struct LinuxTest {
     expected: PathBuf,
     /// Text files the boot's NVM store holds: (name, host file).
     pub nvm_texts: Vec<(String, PathBuf)>,
+    /// The boot file of the servers, and more words of the command line.
+    servers: &'static str,
+    boot: &'static str,
+    /// Counters of init's `RUN-REPORT` (the kernel's, over the run) the
+    /// test also needs: (name, least, most).
+    report: &'static [(&'static str, u64, u64)],
 }
 
 /// The launcher's arguments that run `program` as Linux's reference VM
@@ -114,6 +122,9 @@ pub fn tests() -> Vec<LinuxTest> {
                 args,
                 expected: p,
                 nvm_texts: Vec::new(),
+                servers: SERVERS,
+                boot: "",
+                report: &[],
             });
         }
     }
@@ -137,19 +148,50 @@ fn off2f_tests() -> Vec<LinuxTest> {
             })
             .collect()
     };
+    // Data read at faults (demand) or at creation (eager), from file 1 by
+    // the file server; none refused.
+    const PAGED: &[(&str, u64, u64)] = &[("pages_paged_in", 1, u64::MAX), ("page_ins_failed", 0, 0)];
+    // ... and, from the pool, spaces whose text is NVM pages taken again
+    // with no copy.
+    const POOLED: &[(&str, u64, u64)] = &[
+        ("pages_paged_in", 1, u64::MAX),
+        ("page_ins_failed", 0, 0),
+        ("nvm_text_reuses", 1, u64::MAX),
+        ("nvm_text_pages_reused", 1, u64::MAX),
+    ];
+    let ids = |name: &str, servers, boot, report| LinuxTest {
+        name: name.into(),
+        args: reference_run("/linux/off2f/ids", "ids"),
+        expected: repo("user/linux/abi/expected/ids.out"),
+        nvm_texts: texts(&["ids"]),
+        servers,
+        boot,
+        report,
+    };
+    let pipes = |name: &str, servers, boot, report| LinuxTest {
+        name: name.into(),
+        args: "/linux/off2f/busybox,sh,/linux/sh/pipes.sh".into(),
+        expected: repo("user/linux/sh/expected/pipes.out"),
+        nvm_texts: texts(&["busybox"]),
+        servers,
+        boot,
+        report,
+    };
     vec![
-        LinuxTest {
-            name: "linux_off2f_ids".into(),
-            args: reference_run("/linux/off2f/ids", "ids"),
-            expected: repo("user/linux/abi/expected/ids.out"),
-            nvm_texts: texts(&["ids"]),
-        },
-        LinuxTest {
-            name: "linux_off2f_busybox_sh_pipes".into(),
-            args: "/linux/off2f/busybox,sh,/linux/sh/pipes.sh".into(),
-            expected: repo("user/linux/sh/expected/pipes.out"),
-            nvm_texts: texts(&["busybox"]),
-        },
+        ids("linux_off2f_ids", SERVERS, "report", PAGED),
+        pipes("linux_off2f_busybox_sh_pipes", SERVERS, "report", PAGED),
+        // Tender's policy: every page at exec, the data read by the file
+        // server then.
+        ids("linux_off2f_eager_ids", EAGER_SERVERS, "report", PAGED),
+        // Eager with the pool's reuse: each exec of busybox after the
+        // first takes the space the last one left, its text region still
+        // mapping the NVM pages.
+        pipes(
+            "linux_off2f_eager_pool_busybox_sh_pipes",
+            EAGER_SERVERS,
+            "pool=pool.linux-reuse.conf report",
+            POOLED,
+        ),
     ]
 }
 
@@ -167,7 +209,12 @@ impl LinuxTest {
     /// (no others, whose messages would mix with the program's output),
     /// then the launcher with the program.
     pub fn cmdline(&self) -> String {
-        format!("servers={SERVERS} run=linux args={}", self.args)
+        let boot = if self.boot.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.boot)
+        };
+        format!("servers={} {boot}run=linux args={}", self.servers, self.args)
     }
 
     fn expected(&self) -> Result<String, String> {
@@ -210,7 +257,23 @@ pub fn verdict(test: &LinuxTest, ending: Ending, lines: &[String]) -> Result<Str
             "the transcript is Linux's but the program did not exit 0 ({ending})"
         ));
     }
-    Ok(String::new())
+    if test.report.is_empty() {
+        return Ok(String::new());
+    }
+    let report = lines
+        .iter()
+        .find_map(|l| protocol::clean(l).split_once("RUN-REPORT ").map(|(_, r)| r.to_string()))
+        .ok_or("no RUN-REPORT line")?;
+    for &(name, least, most) in test.report {
+        let value = report
+            .split_ascii_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('=')?.parse::<u64>().ok())
+            .ok_or_else(|| format!("RUN-REPORT has no {name}: {report}"))?;
+        if value < least || value > most {
+            return Err(format!("{name} = {value}, not in {least}..={most} ({report})"));
+        }
+    }
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -236,7 +299,7 @@ mod tests {
             "{}",
             ids.cmdline()
         );
-        assert!(all.iter().all(|t| t.cmdline().split(' ').count() == 3));
+        assert!(all.iter().all(|t| t.cmdline().split(' ').count() >= 3));
         for p in PENDING {
             assert!(
                 all.iter().any(|t| t.name.ends_with(&format!("_{p}"))),

@@ -336,6 +336,12 @@ macro_rules! each_call {
         /// Returns the exit status, as `wait`, and `out` receives what the
         /// process was at its end (its page faults by category, CPU time)
         WaitInfo = 103, wait_info(pid: u64, out: Out<$crate::ProcInfo>);
+        /// Returns the plate's id, as `plate_create`, for a plate of which
+        /// only `head` is held: the bytes past it are in a file that
+        /// `source.pager` serves, read a page at a time at faults
+        /// (`PAGER_ENTRY`). Used for an OFF2F file 1: exec reads its
+        /// header page only
+        PlatePaged = 104, plate_paged(name: Str, tag: u64, head: Bytes, source: In<$crate::PagerSource>);
         }
     };
 }
@@ -810,6 +816,33 @@ pub struct Clock {
     pub tsc_hz: u64,
 }
 
+/// Where the bytes of a paged plate (`plate_paged`) past its head are:
+/// the file `object` (words the pager chose: for the file server, inode,
+/// size and modification time) of `size` bytes that process `pager`
+/// serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct PagerSource {
+    pub pager: u64,
+    pub object: [u64; 4],
+    pub size: u64,
+}
+
+/// The entry of a pager on which the kernel calls it for a page, with a
+/// `PageIn` as the message and the page as the reply buffer: it answers
+/// as to a read (`endr`, `rv_write` and `endr_len`, or `forward` to
+/// whoever holds the bytes), with the number of bytes given.
+pub const PAGER_ENTRY: u64 = 23;
+
+/// A pager's call for a page: `len` bytes of file `object` at `offset`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct PageIn {
+    pub object: [u64; 4],
+    pub offset: u64,
+    pub len: u64,
+}
+
 /// Page-fault counts by what was touched (Tender's argument rests on them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
@@ -823,6 +856,10 @@ pub struct FaultCounts {
     /// Text faults that mapped an NVM page in place (an OFF2F program's
     /// text, seed 001 fig. 3 steps X and Y): no frame, no copy.
     pub nvm_text: u64,
+    /// Of the faults above, those whose page a pager read from storage
+    /// (an OFF2F program's data, from file 1 on the disk): pages read at
+    /// faults, as the paper's ELF reads text and data.
+    pub paged: u64,
 }
 
 impl FaultCounts {
@@ -886,6 +923,15 @@ pub struct SysInfo {
     /// Kernel heap allocations so far (a benchmark counts what an operation
     /// allocates: a call's or a batch's objects come from free lists).
     pub heap_allocations: u64,
+    /// Pooled virtual spaces and text regions of OFF2F programs taken
+    /// again, and the NVM text pages they held mapped: reused with no
+    /// content copy at all (seed 001 with seed 000's pool).
+    pub nvm_text_reuses: u64,
+    pub nvm_text_pages_reused: u64,
+    /// Pages pagers supplied (data read from files at faults or at
+    /// creation), and page-ins that failed.
+    pub pages_paged_in: u64,
+    pub page_ins_failed: u64,
 }
 
 #[cfg(test)]
@@ -933,7 +979,9 @@ mod tests {
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
         assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
         assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);
-        assert_eq!(size_of::<FaultCounts>(), 6 * 8);
+        assert_eq!(size_of::<FaultCounts>(), 7 * 8);
+        assert_eq!(size_of::<PagerSource>(), 6 * 8);
+        assert_eq!(size_of::<PageIn>(), 6 * 8);
         assert_eq!(size_of::<linux::Regs>(), 19 * 8);
         assert_eq!(size_of::<linux::CallFor>(), 8 * 8);
         // A Linux system call travels inline, whole.

@@ -21,8 +21,10 @@ pub struct Hooks {
     pub reschedule: fn(),
     /// A page fault at a user address, in user mode or in the kernel
     /// touching user memory (error code as the CPU gave it): demand paging,
-    /// or why it cannot be resolved.
-    pub user_page_fault: fn(u64, u64) -> Result<(), FaultError>,
+    /// or why it cannot be resolved. The last argument says whether the
+    /// interrupted code may wait (user mode, or the kernel with interrupts
+    /// on: no lock held), as a page its pager must supply needs.
+    pub user_page_fault: fn(u64, u64, bool) -> Result<(), FaultError>,
     /// A fault in user mode that cannot be resolved: the current process
     /// ends, alone (the frame, CR2, what happened).
     /// A user-mode fault the process cannot go on from: it ends, or (a

@@ -200,6 +200,8 @@ pub unsafe trait Pod: Copy + Default {}
 unsafe impl Pod for u64 {}
 unsafe impl Pod for abi::SpawnOptions {}
 unsafe impl Pod for abi::Clock {}
+unsafe impl Pod for abi::PagerSource {}
+unsafe impl Pod for abi::PageIn {}
 unsafe impl Pod for abi::ProcInfo {}
 unsafe impl Pod for abi::SysInfo {}
 unsafe impl Pod for abi::ResInfo {}

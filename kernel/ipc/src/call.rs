@@ -83,6 +83,23 @@ pub struct Call {
     /// exit included (a blocking call is paid for by its caller's
     /// reserve, `PROCESS_RESERVE`).
     pub(crate) paid_by: Option<Arc<RequestCharge>>,
+    /// A pager's call for a page (`pager.rs`): the frame its reply fills
+    /// (instead of a reply buffer), where in the page and how many bytes
+    /// at most. The caller takes it back once the call is done (or it was
+    /// killed meanwhile): a reply after that finds no frame.
+    pub(crate) page: IrqMutex<Option<PageSlot>>,
+    /// Whether `page` may hold a slot: replies look here first, so that
+    /// every other call's reply takes no lock for it.
+    pub(crate) to_page: AtomicBool,
+}
+
+/// The frame of a pager's call, and the part of it the pager fills.
+pub(crate) struct PageSlot {
+    pub(crate) frame: kcore::vm::region::PageFrame,
+    pub(crate) at: u32,
+    pub(crate) len: u32,
+    /// How far from `at` replies have written.
+    pub(crate) written: u32,
 }
 
 /// What one call object costs in kernel memory: the object with its
@@ -293,6 +310,8 @@ fn fresh() -> Result<UniqueArc<Call>, Error> {
         tag: 0,
         batch: None,
         paid_by: None,
+        page: IrqMutex::new(None),
+        to_page: AtomicBool::new(false),
     }))
 }
 
@@ -334,6 +353,8 @@ impl Call {
         self.completion = r.completion;
         self.flags = r.flags;
         self.tag = r.tag;
+        *self.page.get_mut() = None;
+        *self.to_page.get_mut() = false;
     }
 
     /// Readies a member of a batch pool (`batch::Pool`) for a new call to
@@ -355,6 +376,8 @@ impl Call {
         self.kept.empty();
         self.flags = flags;
         self.tag = tag;
+        *self.page.get_mut() = None;
+        *self.to_page.get_mut() = false;
     }
 
     /// Server `pid`, which accepted the call, joins its path. Interrupts

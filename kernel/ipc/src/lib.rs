@@ -23,6 +23,7 @@ pub mod batch;
 pub mod call;
 pub mod fastpath;
 pub mod names;
+pub mod pager;
 pub mod port;
 pub mod process;
 pub mod rendezvous;

@@ -78,7 +78,7 @@ pub struct Process {
     made_resources: AtomicBool,
     /// Rendezvous and requests addressed to this process.
     pub(crate) port: Port,
-    faults: [AtomicU64; 6],
+    faults: [AtomicU64; 7],
     /// Shared with its computation, whose waits give up when it is set.
     killed: Arc<AtomicBool>,
     exit_status: IrqMutex<Option<u64>>,
@@ -556,6 +556,15 @@ impl Process {
             Kind::Heap => 4,
         };
         self.faults[i].fetch_add(1, Ordering::Relaxed);
+        if fault.paged {
+            self.faults[6].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a page a pager supplied at creation (eager loading): read
+    /// from storage, though no fault asked for it.
+    pub fn count_paged(&self, pages: u64) {
+        self.faults[6].fetch_add(pages, Ordering::Relaxed);
     }
 
     pub fn faults(&self) -> FaultCounts {
@@ -567,6 +576,7 @@ impl Process {
             stack: f(3),
             heap: f(4),
             nvm_text: f(5),
+            paged: f(6),
         }
     }
 }
@@ -977,13 +987,60 @@ fn memory_of(space: &VirtualSpace, pid: u64) -> Result<(), Error> {
 
 /// A page fault at user address `addr`, from user mode or from the kernel
 /// touching user memory. Resolves it (demand paging) or says why not.
-pub fn resolve_user_fault(addr: u64, error_code: u64) -> Result<(), FaultError> {
+/// A page whose bytes are in a file is asked of its pager (`pager.rs`),
+/// the process waiting, when the interrupted code `may_block`.
+pub fn resolve_user_fault(addr: u64, error_code: u64, may_block: bool) -> Result<(), FaultError> {
     let p = current().ok_or(FaultError::Unmapped)?;
     let write = error_code & 2 != 0;
     let exec = error_code & 16 != 0;
     let space = p.space().ok_or(FaultError::Unmapped)?;
-    let fault = space.lock().resolve_fault(addr, write, exec)?;
+    let resolved = space.lock().resolve_fault(addr, write, exec);
+    let fault = match resolved {
+        Err(FaultError::PageIn(req)) if may_block => {
+            x86_64::instructions::interrupts::enable();
+            let got = crate::pager::page_in(&p, &req);
+            x86_64::instructions::interrupts::disable();
+            let frame = got.map_err(|_| FaultError::PageInFailed)?;
+            space.lock().supply(addr & !0xfff, frame.into_raw(), &req)?
+        }
+        r => r?,
+    };
     p.count_fault(fault);
+    Ok(())
+}
+
+/// Makes present every page of `len` bytes at `addr` of process `pid`'s
+/// memory that a pager must supply, asking it from the current process
+/// (which waits: no lock held): what a copy into or out of that memory
+/// from elsewhere (a supervisor's) needs first, since such a copy holds
+/// the space's lock and cannot wait.
+pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
+    let me = current().ok_or(Error::Invalid)?;
+    let target = get(pid).ok_or(Error::NotFound)?;
+    let space = target.space().ok_or(Error::NotFound)?;
+    let end = addr.saturating_add(len as u64);
+    let mut from = addr;
+    let mut wanted = Vec::new();
+    while from < end {
+        wanted.clear();
+        from = {
+            let s = space.lock();
+            memory_of(&s, pid)?;
+            s.pending_pages((from, end), &mut wanted, 16)
+        };
+        for &(va, req) in &wanted {
+            if let Some(resolved) = space.lock().map_cached(va) {
+                target.count_fault(resolved);
+                continue;
+            }
+            let frame = crate::pager::page_in(&me, &req)?;
+            let resolved = space
+                .lock()
+                .supply(va, frame.into_raw(), &req)
+                .map_err(|_| Error::Fault)?;
+            target.count_fault(resolved);
+        }
+    }
     Ok(())
 }
 

@@ -198,6 +198,9 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: UserRange) -> Result<u6
 pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result<u64, Error> {
     let c = port::held(server, rid)?;
     let at = usize::try_from(offset).map_err(|_| Error::Invalid)?;
+    if let Some(r) = crate::pager::write(&c, at, from) {
+        return r;
+    }
     cross_copy((server.pid(), from), (c.reply_owner, c.reply.part(at, from.len())?))?;
     Ok(from.len() as u64)
 }
@@ -208,6 +211,10 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result
 /// it alone, and the reply is short (`INLINE` bytes at most).
 #[inline(always)]
 pub(crate) fn keep_reply(c: &Call, from: UserRange) -> (u64, usize) {
+    if let Some(r) = crate::pager::write(c, 0, from) {
+        // A pager's answer: into the page, nothing kept.
+        return (r.unwrap_or_else(|e| e.as_ret()), 0);
+    }
     let from = from.prefix(c.reply.len());
     match c.kept.fill_from_user(from) {
         Ok(n) => (n as u64, n),
@@ -236,7 +243,10 @@ fn end(server: &Process, rid: u64, from: UserRange) -> Result<(u64, Option<Arc<C
 /// servers the call was passed to by reference) and `len` says how much of
 /// it there is, at most the buffer's room.
 pub fn end_with_len(server: &Process, rid: u64, len: u64) -> Result<u64, Error> {
-    if len > port::held(server, rid)?.reply.len() as u64 {
+    let held = port::held(server, rid)?;
+    let room = crate::pager::room(&held).unwrap_or(held.reply.len());
+    drop(held);
+    if len > room as u64 {
         return Err(Error::Invalid);
     }
     let c = port::release(server, rid)?;
@@ -246,6 +256,10 @@ pub fn end_with_len(server: &Process, rid: u64, len: u64) -> Result<u64, Error> 
 
 /// `end`, for call `c` already taken out of the server's held calls.
 pub(crate) fn end_released(server: &Process, c: Arc<Call>, from: UserRange) -> (u64, Option<Arc<Computation>>) {
+    if let Some(r) = crate::pager::write(&c, 0, from) {
+        let status = r.unwrap_or_else(|e| e.as_ret());
+        return (r.unwrap_or(0), answer(server, c, status, 0));
+    }
     let n = (from.len() as u64).min(c.reply.len() as u64);
     if n <= INLINE as u64 && c.completion == Completion::Wait {
         // A short reply to a waiting caller is kept in the call: the caller

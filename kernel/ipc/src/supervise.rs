@@ -110,6 +110,7 @@ pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
 pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<u64, Error> {
     let (c, _) = served(supervisor, rid)?;
     let from = UserRange::new(addr, to.len())?;
+    proc::page_in_range(c.caller, addr, to.len())?;
     rendezvous::copy_between_processes((c.caller, from), (supervisor.pid(), to))?;
     Ok(to.len() as u64)
 }
@@ -119,6 +120,7 @@ pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<
 pub fn write(supervisor: &Process, rid: u64, addr: u64, from: UserRange) -> Result<u64, Error> {
     let (c, _) = served(supervisor, rid)?;
     let to = UserRange::new(addr, from.len())?;
+    proc::page_in_range(c.caller, addr, from.len())?;
     rendezvous::copy_between_processes((supervisor.pid(), from), (c.caller, to))?;
     Ok(from.len() as u64)
 }
@@ -252,6 +254,14 @@ pub fn call_for(supervisor: &Process, req: &CallFor) -> Result<u64, Error> {
     let msg = UserRange::new(req.msg_addr, req.msg_len as usize)?;
     let reply = UserRange::new(req.reply_addr, req.reply_len as usize)?;
     let own = supervisor.pid();
+    // The server copies with the waiting process's space locked: pages
+    // still in a file come first, asked by the supervisor.
+    if req.flags & MSG_IN_CALLER != 0 {
+        proc::page_in_range(c.caller, msg.addr(), msg.len())?;
+    }
+    if req.flags & REPLY_IN_CALLER != 0 {
+        proc::page_in_range(c.caller, reply.addr(), reply.len())?;
+    }
     let msg_owner = if req.flags & MSG_IN_CALLER != 0 { c.caller } else { own };
     let reply_owner = if req.flags & REPLY_IN_CALLER != 0 {
         c.caller

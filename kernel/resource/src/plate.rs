@@ -18,11 +18,35 @@ pub struct Plate {
     pub data: Bytes,
     /// Its creator's mark of the content (0: the archive's).
     pub tag: u64,
+    /// A paged plate's (`create_paged`): where its bytes past `data` are.
+    pub pager: Option<abi::PagerSource>,
 }
 
 /// The plate `name` of version `tag`, made from `content` if there is none
 /// (`plate_create`).
 pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId, Error> {
+    make(caller, name, tag, content, None)
+}
+
+/// A paged plate (`plate_paged`): `head` held, the rest of the `size`
+/// bytes of the file in `source`, read by its pager at faults. The pager
+/// must be a live process; the file holds the head at least.
+pub fn create_paged(caller: u64, name: &str, tag: u64, head: &[u8], source: abi::PagerSource) -> Result<ResId, Error> {
+    if ipc::process::get(source.pager).is_none() {
+        return Err(Error::NotFound);
+    }
+    if (head.len() as u64) > source.size || head.is_empty() {
+        return Err(Error::Invalid);
+    }
+    make(caller, name, tag, head, Some(source))
+}
+
+/// The pager of a paged plate.
+pub fn pager_of(id: ResId) -> Option<abi::PagerSource> {
+    TABLE.lock().get(id).ok().and_then(|e| e.value.pager)
+}
+
+fn make(caller: u64, name: &str, tag: u64, content: &[u8], pager: Option<abi::PagerSource>) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreatePlate, NO_IDS, || {
         let want = name.trim_start_matches("./").trim_start_matches('/');
         if want.is_empty() || want.len() > 255 {
@@ -69,6 +93,7 @@ pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId
                 name: String::from(want),
                 data,
                 tag,
+                pager,
             },
         )
     })
@@ -93,6 +118,7 @@ pub fn init_from_archive() {
                 name,
                 data: Bytes::Static(entry.data),
                 tag: 0,
+                pager: None,
             },
         )
         .is_err()

@@ -163,10 +163,38 @@ pub fn take_program(plate: ResId) -> Option<ResId> {
     take(PoolKind::Program, plate, 0)
 }
 pub fn take_text(plate: ResId) -> Option<ResId> {
-    take(PoolKind::Text, plate, 0)
+    let r = take(PoolKind::Text, plate, 0)?;
+    if vregion::maps_nvm(r) {
+        let pages = vregion::size(r).map_or(0, |(_, bytes)| bytes / 4096);
+        count_nvm_reuse(pages);
+    }
+    Some(r)
 }
 pub fn take_full(plate: ResId) -> Option<ResId> {
-    take(PoolKind::Full, plate, 0)
+    let space = take(PoolKind::Full, plate, 0)?;
+    if let Ok(s) = vspace::get(KERNEL, space) {
+        let nvm: u64 = s
+            .lock()
+            .regions()
+            .filter(|a| a.region.is_nvm())
+            .map(|a| a.region.resident_pages() as u64)
+            .sum();
+        if nvm > 0 {
+            count_nvm_reuse(nvm);
+        }
+    }
+    Some(space)
+}
+
+/// Pooled spaces and text regions of OFF2F programs taken again, and the
+/// NVM text pages they held mapped: pages reused with no copy at all.
+pub static NVM_TEXT_REUSES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+pub static NVM_TEXT_PAGES_REUSED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+fn count_nvm_reuse(pages: u64) {
+    use core::sync::atomic::Ordering::Relaxed;
+    NVM_TEXT_REUSES.fetch_add(1, Relaxed);
+    NVM_TEXT_PAGES_REUSED.fetch_add(pages, Relaxed);
 }
 
 // ---- giving back (reuse) ----

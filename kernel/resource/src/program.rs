@@ -20,7 +20,8 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
         || {
             let (data, name) = super::plate::get(plate)?;
             let short = alloc::string::String::from(name.rsplit('/').next().unwrap_or(&name));
-            let program = crate::proc::program::parse(data, plate, short)?;
+            let pager = super::plate::pager_of(plate);
+            let program = crate::proc::program::parse(data, plate, short, pager)?;
             let extra = core::mem::size_of::<Program>() + program.segments.len() * 48 + program.name.len();
             let charge = super::charge(caller, super::cost::<Arc<Program>>(extra as u64))?;
             let program = kcore::mm::heap::try_arc(program).map_err(|_| Error::NoMemory)?;

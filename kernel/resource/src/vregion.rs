@@ -129,6 +129,23 @@ fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, popul
     if seg.in_nvm {
         return map_text(caller, id, program, seg, populate);
     }
+    let kind = if seg.writable {
+        RegionKind::Data
+    } else {
+        RegionKind::Text
+    };
+    if seg.paged {
+        // Its pages are asked of the pager at faults, or (eager loading)
+        // by the composer once the space is whole (`spawn::page_in_all`).
+        let source = program.pager.clone().ok_or(Error::BadProgram)?;
+        let backing = Backing::Pager {
+            source,
+            file_at: seg.offset,
+            skew: (seg.vaddr & 0xfff) as usize,
+            len: seg.filesz,
+        };
+        return refill(caller, id, (kind, backing, seg.writable, seg.executable), populate);
+    }
     let image = program
         .image
         .slice(seg.offset as usize, seg.filesz as usize)
@@ -136,11 +153,6 @@ fn load_segment(caller: u64, id: ResId, program: &Program, segment: usize, popul
     let backing = Backing::Image {
         bytes: image,
         offset: (seg.vaddr & 0xfff) as usize,
-    };
-    let kind = if seg.writable {
-        RegionKind::Data
-    } else {
-        RegionKind::Text
     };
     refill(caller, id, (kind, backing, seg.writable, seg.executable), populate)
 }

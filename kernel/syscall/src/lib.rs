@@ -394,6 +394,14 @@ impl abi::Serve for Native<'_> {
         resource::nvm::read(&name, a.offset, uaccess::UserRange::of(a.buf.0)?)
     }
 
+    fn plate_paged(&mut self, a: call::PlatePaged) -> Result<u64, Error> {
+        let name = uaccess::read_text(a.name, MAX_TEXT)?;
+        // What exec read of the file: its header page.
+        let head = uaccess::read_long(a.head.0.addr, a.head.0.len, 1 << 20)?;
+        let source = uaccess::read_in(a.source)?;
+        Ok(plate::create_paged(self.me.pid(), &name, a.tag, &head, source)?.raw())
+    }
+
     fn wait_info(&mut self, a: call::WaitInfo) -> Result<u64, Error> {
         processes::sys_wait_info(self.me, a)
     }
@@ -596,6 +604,10 @@ fn sys_sys_info(a: call::SysInfo) -> Result<u64, Error> {
         context_switches: kcore::computation::CONTEXT_SWITCHES.load(Ordering::Relaxed),
         ipis: kcore::arch::x86_64::apic::IPIS_SENT.load(Ordering::Relaxed),
         heap_allocations: h.allocations,
+        nvm_text_reuses: resource::pool::NVM_TEXT_REUSES.load(Ordering::Relaxed),
+        nvm_text_pages_reused: resource::pool::NVM_TEXT_PAGES_REUSED.load(Ordering::Relaxed),
+        pages_paged_in: ipc::pager::PAGES_SUPPLIED.load(Ordering::Relaxed),
+        page_ins_failed: ipc::pager::PAGE_INS_FAILED.load(Ordering::Relaxed),
     };
     uaccess::write_out(a.out, &info)?;
     Ok(0)

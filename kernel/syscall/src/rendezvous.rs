@@ -64,6 +64,12 @@ pub fn sys_endr(me: &proc::Process, a: call::Endr) -> Result<u64, Error> {
 #[inline(always)]
 pub fn sys_call_raw(me: &proc::Process, regs: &[u64; 6]) -> u64 {
     if let Ok(a) = call::Call::decode(regs)
+        && let Ok(reply) = UserRange::of(a.reply.0)
+        && reply.len() > ipc::call::INLINE
+    {
+        prepare_reply(me, reply);
+    }
+    if let Ok(a) = call::Call::decode(regs)
         && a.entry & CALL_BY_REF == 0
         && let Ok(reply) = UserRange::of(a.reply.0)
         && let Ok(msg) = UserRange::of(a.msg.0)
@@ -91,6 +97,18 @@ pub fn sys_endr_acc_raw(me: &proc::Process, regs: &[u64; 6]) -> u64 {
         };
     }
     raw(call::EndrAcc::decode(regs).and_then(|a| sys_endr_acc(me, a)))
+}
+
+/// A reply longer than a call keeps is copied into the caller's memory by
+/// the server, under the lock of the caller's space, where a page whose
+/// bytes a pager holds (an OFF2F program's data, not read yet) cannot be
+/// asked for: such pages of the buffer are asked for first, here, where
+/// the caller may wait. Best effort: a page that cannot be read fails the
+/// server's copy, as a bad buffer does.
+#[cold]
+#[inline(never)]
+fn prepare_reply(me: &proc::Process, reply: UserRange) {
+    let _ = proc::page_in_range(me.pid(), reply.addr(), reply.len());
 }
 
 fn raw(r: Result<u64, Error>) -> u64 {

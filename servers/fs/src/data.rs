@@ -59,17 +59,22 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        // One reply carries the pieces up to the first hole, at most
-        // `MAX_READ` bytes: each a page of the cache at most, which the
-        // cache writes into the buffer where it belongs and then ends the
-        // call with their total.
-        let len = len.min(info.reply_cap).min(MAX_READ);
+        self.plan(rid, f.handle, off, len.min(info.reply_cap))
+    }
+
+    /// Answers call `rid` with `len` bytes of the file at `off`: one reply
+    /// carries the pieces up to the first hole, at most `MAX_READ` bytes,
+    /// each a page of the cache at most, which the cache writes into the
+    /// caller's buffer where it belongs and then ends the call with their
+    /// total (a pager's call: into the page the kernel gave it).
+    pub fn plan(&mut self, rid: u64, handle: ext2fs::Handle, off: u64, len: u64) -> Result<End, Errno> {
+        let len = len.min(MAX_READ);
         if len == 0 {
             return Ok(End::Reply(0));
         }
         let fm = self.fm()?;
         let bs = fm.inodes().block_size() as u64;
-        let segments = fm.map_read(f.handle, off, len).map_err(crate::errno)?;
+        let segments = fm.map_read(handle, off, len).map_err(crate::errno)?;
         let Some(first) = segments.first() else {
             return Ok(End::Reply(0));
         };

@@ -61,6 +61,9 @@ pub struct Stats {
     pub write_bytes: u64,
     pub opens: u64,
     pub errors: u64,
+    /// Pages supplied for faults (`PAGE_IN`), and page-ins refused.
+    pub pages_in: u64,
+    pub page_in_errors: u64,
 }
 
 pub struct Server {
@@ -135,7 +138,7 @@ impl Server {
         let _ = write!(
             o,
             "mounted {}\nclients {}\nopen_files {}\nrequests {}\nopens {}\nerrors {}\nforwarded_reads {}\n\
-             forwarded_bytes {}\nhole_bytes_copied {}\nwrites {}\nwrite_bytes {}\n",
+             forwarded_bytes {}\nhole_bytes_copied {}\nwrites {}\nwrite_bytes {}\npages_in {}\npage_in_errors {}\n",
             match &self.fm {
                 Ok(_) => "yes",
                 Err(_) => "no",
@@ -149,7 +152,9 @@ impl Server {
             s.forwarded_bytes,
             s.hole_bytes,
             s.writes,
-            s.write_bytes
+            s.write_bytes,
+            s.pages_in,
+            s.page_in_errors
         );
         if let Err(e) = &self.fm {
             let _ = writeln!(o, "mount_error {}", e.0);
@@ -213,6 +218,7 @@ impl Server {
         }
         match info.entry {
             api::READ => return self.read(info, rid),
+            api::PAGE_IN => return self.page_in(info, rid),
             api::WRITE => return self.write(info, rid, out),
             api::ERRNO => {
                 let e = self.client(info.caller).errno.take().unwrap_or(Errno::EIO);
@@ -266,6 +272,55 @@ impl Server {
             }
             Err(e) => result(out, Err(e)),
         }
+    }
+}
+
+impl Server {
+    /// The kernel's call for a page of a file (the server as pager): read
+    /// as a READ is, the cache writing the bytes straight into the page
+    /// the kernel made the call's reply buffer, which only the faulting
+    /// process gets (a process that makes this call itself has no page:
+    /// its reply buffer is empty). The file must be the one exec saw: the
+    /// same inode, size and modification time.
+    fn page_in(&mut self, info: &AccInfo, rid: u64) -> End {
+        let r = self.page_plan(info, rid);
+        match r {
+            Ok(end) => {
+                self.stats.pages_in += 1;
+                end
+            }
+            Err(e) => {
+                self.stats.page_in_errors += 1;
+                End::Fail(e)
+            }
+        }
+    }
+
+    fn page_plan(&mut self, info: &AccInfo, rid: u64) -> Result<End, Error> {
+        if info.len != 48 {
+            return Err(Error::Invalid);
+        }
+        let mut r = tessera_api::wire::Reader::new(&info.inline[..48]);
+        let mut object = [0u64; 4];
+        for w in object.iter_mut() {
+            *w = r.u64().ok_or(Error::Invalid)?;
+        }
+        let (offset, len) = (r.u64().ok_or(Error::Invalid)?, r.u64().ok_or(Error::Invalid)?);
+        let fm = self.fm().map_err(|_| Error::NotFound)?;
+        let ino = u32::try_from(object[0]).map_err(|_| Error::NotFound)?;
+        if ino == 0 || ino > fm.inodes().inodes_count() {
+            return Err(Error::NotFound);
+        }
+        let inode = fm.inodes().get(ino).map_err(|_| Error::NotFound)?;
+        let same = api::pager_object(ino as u64, inode.size, (inode.mtime.secs, inode.mtime.nanos as i64)) == object;
+        if !same || inode.links == 0 || inode.kind() != Some(ext2fs::FileType::Regular) {
+            return Err(Error::NotFound);
+        }
+        let h = ext2fs::Handle {
+            ino,
+            generation: inode.generation,
+        };
+        self.plan(rid, h, offset, len).map_err(|_| Error::Fault)
     }
 }
 

@@ -19,7 +19,15 @@ mod proto;
 mod shared;
 mod sup;
 
+/// Whether the personality's programs are loaded whole at exec (Tender's
+/// policy) instead of page by page at faults (Linux's, the default):
+/// `linux --server eager`, which its supervisors inherit.
+pub static EAGER: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 fn main(args: &[&str]) -> i32 {
+    if args.get(2) == Some(&"eager") {
+        EAGER.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     match args.get(1).copied() {
         Some("--server") => shared::main(),
         Some("--supervisor") => sup::main(),

@@ -5,9 +5,12 @@
 //! - **ELF**: the whole file. Tessera has no region backed by storage, so
 //!   the text travels with the plate; the paper's ELF exec reads the first
 //!   64 KiB and the rest of the text at page faults, each fault a disk read.
-//! - **OFF2F**: file 1's header page (4 KiB: step (2') of fig. 3), then the
-//!   data area it names. The text stays in the NVM store; the kernel maps
-//!   its pages at faults (steps X, Y) or at creation (eager loading).
+//! - **OFF2F**: file 1's header page alone (4 KiB: step (2') of fig. 3),
+//!   made a paged plate (`plate_paged`) whose pager is the file server:
+//!   the data pages are read from file 1 at their faults (or, eager, at
+//!   creation), each a message from the kernel to the file server. The
+//!   text stays in the NVM store; the kernel maps its pages at faults
+//!   (steps X, Y) or at creation (eager loading).
 //!
 //! A plate is named after the file (`fs` + its path, apart from the
 //! initial archive's `bin/...`) and tagged with the file's identity (inode,
@@ -171,16 +174,20 @@ pub fn load(path: &str, cache: Cache) -> Result<Exec, Failure> {
         exec.format = Format::Off2f;
         let h = off2f::Header::parse(&content).map_err(|e| Failure::NotProgram(format!("a bad OFF2F header: {e}")))?;
         let (at, len) = h.data_area();
-        let data_end = at + len;
+        let data_end = at.saturating_add(len);
         if data_end > size {
             return Err(Failure::NotProgram(format!(
                 "file 1 has {size} bytes, its header names {data_end}"
             )));
         }
-        content.resize(data_end as usize, 0);
-        if len > 0 {
-            read_exact(&f, at, &mut content[at as usize..], &mut exec.reads)?;
-        }
+        exec.bytes_read = content.len() as u64;
+        let source = abi::PagerSource {
+            pager: client::server()?,
+            object: tessera_api::fs::pager_object(st.ino, size, st.mtime),
+            size,
+        };
+        sys::plate_paged(&exec.plate, tag, &content, &source)?;
+        return Ok(exec);
     } else if content.starts_with(b"\x7fELF") {
         let first = content.len();
         content.resize(size as usize, 0);

@@ -107,6 +107,8 @@ pub struct ProgramTotals {
     pub faults_text: u64,
     pub faults_nvm_text: u64,
     pub faults_other: u64,
+    /// Pages read from file 1 at faults (OFF2F's data, by the file server).
+    pub pages_read_faults: u64,
 }
 
 /// One run of the build.
@@ -159,6 +161,7 @@ pub fn run(stack: &Stack, dir: &str) -> Result<Run, String> {
         t.faults_text += text;
         t.faults_nvm_text += nvm;
         t.faults_other += other;
+        t.pages_read_faults += info.faults.paged;
     }
     let ns = sys::tsc_to_ns(sys::rdtsc() - t0);
     Ok(Run {

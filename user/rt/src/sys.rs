@@ -600,6 +600,13 @@ pub fn plate_create(name: &str, tag: u64, content: &[u8]) -> Result<u64, Error> 
     calls::plate_create(name, tag, content)
 }
 
+/// The plate `name` of version `tag` of which `head` is held, the rest
+/// of its bytes read by `source`'s pager at faults (an OFF2F file 1 whose
+/// header page alone exec read).
+pub fn plate_paged(name: &str, tag: u64, head: &[u8], source: &abi::PagerSource) -> Result<u64, Error> {
+    calls::plate_paged(name, tag, head, source)
+}
+
 /// Stores `data` as NVM text file `name` (`abi::rights::NVM`); true if it
 /// was written, false if the file held exactly this already.
 pub fn nvm_store(name: &str, data: &[u8]) -> Result<bool, Error> {

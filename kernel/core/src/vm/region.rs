@@ -28,6 +28,89 @@ pub enum Backing {
     /// step Y: no frame, no I/O, no copy); any page beyond is zero. Such a
     /// region is read-only.
     Nvm { base: u64, pages: usize },
+    /// Bytes of a file a pager serves (an OFF2F program's data, in file
+    /// 1 on the disk): the `len` bytes at `file_at` fill the region from
+    /// `skew` (as `Image`); the rest is zero. A page holding some of them
+    /// is not filled here: its fault is a message to the pager, which
+    /// supplies the page (`supply`) into the file's page cache. The page
+    /// is mapped read-only from the cache, copy-on-write: the first write
+    /// gives the region a copy of its own, so writes stay private and
+    /// the file (and every other process's view of it) is never written.
+    Pager {
+        source: Arc<PagedFile>,
+        file_at: u64,
+        skew: usize,
+        len: u64,
+    },
+}
+
+/// The pager of a region and the file it names (`abi::PagerSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PagerRef {
+    pub pid: u64,
+    pub object: [u64; 4],
+}
+
+/// A file a pager serves, as the regions backed by it share it: the pages
+/// read from it so far (the page cache), each a frame of its own that
+/// regions map read-only and copy before writing. The frames go with the
+/// last region or program that holds the file.
+pub struct PagedFile {
+    pub pager: PagerRef,
+    cache: crate::sync::IrqMutex<alloc::collections::BTreeMap<(u64, u32, u32), u64>>,
+}
+
+impl PagedFile {
+    pub fn new(pager: PagerRef) -> PagedFile {
+        PagedFile {
+            pager,
+            cache: crate::sync::IrqMutex::new(alloc::collections::BTreeMap::new()),
+        }
+    }
+
+    /// The cached page `req` describes.
+    fn cached(&self, req: &PageRequest) -> Option<u64> {
+        self.cache.lock().get(&(req.offset, req.len, req.at)).copied()
+    }
+
+    /// Keeps `pa`, filled for `req`, unless a page for it is cached
+    /// already: the cached page, and whether `pa` is the caller's to free.
+    fn keep(&self, req: &PageRequest, pa: u64) -> (u64, bool) {
+        let mut c = self.cache.lock();
+        match c.get(&(req.offset, req.len, req.at)) {
+            Some(&cached) => (cached, true),
+            None => {
+                c.insert((req.offset, req.len, req.at), pa);
+                (pa, false)
+            }
+        }
+    }
+}
+
+impl core::fmt::Debug for PagedFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PagedFile")
+            .field("pager", &self.pager)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for PagedFile {
+    fn drop(&mut self) {
+        for &pa in self.cache.get_mut().values() {
+            frames::free(pa, 1);
+        }
+    }
+}
+
+/// What a pager is asked for one page: the `len` bytes of its file at
+/// `offset`, to go at byte `at` of the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub pager: PagerRef,
+    pub offset: u64,
+    pub len: u32,
+    pub at: u32,
 }
 
 /// What keeps borrowed pages valid, whatever its owner makes it: a thin
@@ -82,6 +165,10 @@ pub struct Region {
     /// What borrowed NVM pages stay valid by (their file, held in the
     /// store while any region maps it).
     keep: Option<Keep>,
+    /// Pages that are their file's cached pages (a region backed by a
+    /// pager): mapped read-only, copied at the first write, never freed
+    /// or written by the region (empty for any other region).
+    cow: Box<[bool]>,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -115,6 +202,7 @@ impl Region {
             fork_shares: false,
             blocks: false,
             keep: None,
+            cow: Box::default(),
         })
     }
 
@@ -135,6 +223,122 @@ impl Region {
     /// Whether the region maps NVM pages in place.
     pub fn is_nvm(&self) -> bool {
         matches!(self.backing, Backing::Nvm { .. })
+    }
+
+    /// What page `index` needs of the pager, if the pager fills it and it
+    /// is not present yet.
+    pub fn page_request(&self, index: usize) -> Option<PageRequest> {
+        let Backing::Pager {
+            source,
+            file_at,
+            skew,
+            len,
+        } = &self.backing
+        else {
+            return None;
+        };
+        if self.frames.get(index).is_none_or(|&f| f != 0) {
+            return None;
+        }
+        let page = PAGE_SIZE as usize;
+        let from = (index * page).max(*skew);
+        let to = ((index + 1) * page).min(skew + *len as usize);
+        (from < to).then(|| PageRequest {
+            pager: source.pager,
+            offset: file_at + (from - skew) as u64,
+            len: (to - from) as u32,
+            at: (from - index * page) as u32,
+        })
+    }
+
+    /// Whether a pager fills some of the region's pages.
+    pub fn is_paged(&self) -> bool {
+        matches!(self.backing, Backing::Pager { .. })
+    }
+
+    /// Gives page `index` the frame `pa` a pager filled, if it still
+    /// wants it (the same request): `pa` joins the file's page cache (or a
+    /// page cached meanwhile is taken, and `pa` freed) and the page maps it
+    /// copy-on-write. Returns the frame to map; else `pa` comes back, for
+    /// the caller to free.
+    pub fn supply(&mut self, index: usize, pa: u64, req: &PageRequest) -> Result<u64, u64> {
+        if self.page_request(index).as_ref() != Some(req) {
+            return Err(pa);
+        }
+        let Backing::Pager { source, .. } = &self.backing else {
+            return Err(pa);
+        };
+        let (cached, spare) = source.keep(req, pa);
+        if spare {
+            frames::free(pa, 1);
+        }
+        Ok(self.share_cached(index, cached))
+    }
+
+    /// Maps the file's cached page as page `index` (copy-on-write), if the
+    /// page is not present and the file's cache has it: the frame.
+    pub fn map_cached(&mut self, index: usize) -> Option<u64> {
+        let req = self.page_request(index)?;
+        let Backing::Pager { source, .. } = &self.backing else {
+            return None;
+        };
+        let pa = source.cached(&req)?;
+        Some(self.share_cached(index, pa))
+    }
+
+    /// Makes cached page `pa` page `index`; the frame mapped (a copy of
+    /// its own if there is no room to remember it as the cache's).
+    fn share_cached(&mut self, index: usize, pa: u64) -> u64 {
+        if self.cow.len() != self.frames.len() {
+            let mut v = Vec::new();
+            if v.try_reserve_exact(self.frames.len()).is_ok() {
+                v.resize(self.frames.len(), false);
+                self.cow = v.into_boxed_slice();
+            }
+        }
+        match self.cow.get_mut(index) {
+            Some(c) => {
+                *c = true;
+                self.frames[index] = pa;
+                pa
+            }
+            None => match frames::alloc(1) {
+                Ok(own) => {
+                    copy_page(pa, own);
+                    self.frames[index] = own;
+                    own
+                }
+                Err(_) => 0,
+            },
+        }
+    }
+
+    /// Whether page `index` maps its file's cached page (read-only).
+    #[inline]
+    pub fn is_cow(&self, index: usize) -> bool {
+        self.cow.get(index).copied().unwrap_or(false)
+    }
+
+    /// The first write to a cached page: the region gets a copy of its
+    /// own, which it may write. Returns its frame.
+    pub fn break_cow(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+        if !self.is_cow(index) {
+            return self.frame(index).ok_or(OutOfMemory);
+        }
+        let own = frames::alloc(1)?;
+        copy_page(self.frames[index], own);
+        self.frames[index] = own;
+        self.cow[index] = false;
+        Ok(own)
+    }
+
+    /// Lets go of the cached pages it maps (the cache keeps them).
+    fn forget_cow(&mut self) {
+        for (f, c) in self.frames.iter_mut().zip(self.cow.iter_mut()) {
+            if core::mem::take(c) {
+                *f = 0;
+            }
+        }
     }
 
     /// The NVM page that is page `index`, if the region borrows it.
@@ -159,6 +363,7 @@ impl Region {
         if self.device {
             return;
         }
+        self.forget_cow();
         let shared = self.shared.take().is_some();
         if core::mem::take(&mut self.blocks) && !shared {
             // One run per block, as they were allocated.
@@ -217,6 +422,11 @@ impl Region {
             self.frames[index] = pa;
             return Ok(pa);
         }
+        if self.page_request(index).is_some() {
+            // Only its pager has its bytes (`supply`), or the file's cache
+            // (`map_cached`), mapped read-only.
+            return Err(OutOfMemory);
+        }
         let pa = frames::alloc(1)?;
         self.fill(index, pa);
         self.frames[index] = pa;
@@ -228,6 +438,8 @@ impl Region {
     /// pages come or go: then every page is let go first (NVM pages are
     /// never filled, and a frame of its own is never taken for one).
     pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        // The file's cached pages are never refilled.
+        self.forget_cow();
         let nvm = matches!(backing, Backing::Nvm { .. });
         if nvm || self.is_nvm() {
             self.release_frames();
@@ -240,14 +452,23 @@ impl Region {
     }
 
     /// Refills every present page from the backing, so that nothing of a
-    /// previous user survives a reuse.
+    /// previous user survives a reuse. A page its pager fills is let go
+    /// instead: it comes again from the file at its next fault.
     pub fn reset(&mut self) {
         if self.device {
             return;
         }
+        self.forget_cow();
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
-            if pa != 0 && self.borrowed(index).is_none() {
+            if pa == 0 || self.borrowed(index).is_some() {
+                continue;
+            }
+            self.frames[index] = 0;
+            if self.page_request(index).is_some() {
+                frames::free(pa, 1);
+            } else {
+                self.frames[index] = pa;
                 self.fill(index, pa);
             }
         }
@@ -277,7 +498,8 @@ impl Region {
         }
     }
 
-    /// Makes every page present (eager loading).
+    /// Makes every page present (eager loading), except those its pager
+    /// must supply (`page_request`): the space maps those, read-only.
     pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
         // A container is always whole and is shared often: one pass
         // without an early exit (which the compiler vectorises) finds that.
@@ -285,7 +507,7 @@ impl Region {
             return Ok(());
         }
         for i in 0..self.frames.len() {
-            if self.frames[i] == 0 {
+            if self.frames[i] == 0 && self.page_request(i).is_none() {
                 self.populate(i)?;
             }
         }
@@ -439,6 +661,8 @@ impl Region {
             || other.device
             || self.is_nvm()
             || other.is_nvm()
+            || self.is_paged()
+            || other.is_paged()
         {
             return Err(SizeMismatch);
         }
@@ -470,6 +694,11 @@ impl Region {
             r.keep = self.keep.clone();
             return Ok(r);
         }
+        if self.is_paged() {
+            // Its pages are its file's (cached, copy-on-write) or still in
+            // it: writes through one would not be seen through the other.
+            return Err(OutOfMemory);
+        }
         self.populate_all()?;
         let set = match &self.shared {
             Some(s) => s.clone(),
@@ -492,6 +721,7 @@ impl Region {
             fork_shares: self.fork_shares,
             blocks: self.blocks,
             keep: None,
+            cow: Box::default(),
         })
     }
 
@@ -622,5 +852,58 @@ impl SharedArea {
             w.store(v, core::sync::atomic::Ordering::Relaxed);
         }
         true
+    }
+}
+
+/// Copies frame `from` to frame `to`, a whole page.
+fn copy_page(from: u64, to: u64) {
+    // SAFETY: two distinct frames, each a whole page in the direct map;
+    // `to` is the caller's alone.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            phys_to_virt(from) as *const u8,
+            phys_to_virt(to) as *mut u8,
+            PAGE_SIZE as usize,
+        )
+    };
+}
+
+/// One zeroed frame a pager fills before a region takes it (`supply`):
+/// freed if it is dropped before.
+pub struct PageFrame(u64);
+
+impl PageFrame {
+    pub fn new() -> Result<PageFrame, OutOfMemory> {
+        frames::alloc_zeroed(1).map(PageFrame)
+    }
+
+    /// Copies `data` to byte `at` of the page; false (nothing written) if
+    /// it does not fit.
+    pub fn write(&mut self, at: usize, data: &[u8]) -> bool {
+        if at.checked_add(data.len()).is_none_or(|end| end > PAGE_SIZE as usize) {
+            return false;
+        }
+        // SAFETY: the frame is this object's alone, reached through the
+        // direct map, and `at..at + data.len()` lies inside its page.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), (phys_to_virt(self.0) as *mut u8).add(at), data.len()) };
+        true
+    }
+
+    /// The frame, now its taker's to free.
+    pub fn into_raw(self) -> u64 {
+        let pa = self.0;
+        core::mem::forget(self);
+        pa
+    }
+
+    /// Frees a frame `into_raw` gave that nobody took.
+    pub fn free_raw(pa: u64) {
+        frames::free(pa, 1);
+    }
+}
+
+impl Drop for PageFrame {
+    fn drop(&mut self) {
+        frames::free(self.0, 1);
     }
 }

@@ -123,6 +123,12 @@ pub enum FaultError {
     /// The address is the guard page under the stack.
     StackOverflow,
     OutOfMemory,
+    /// The page's bytes are in a file: its pager must supply them (a
+    /// message the caller sends once it holds no lock).
+    PageIn(super::region::PageRequest),
+    /// The pager could not supply the page (the file is gone, changed or
+    /// short, the pager ended or refused).
+    PageInFailed,
 }
 
 impl FaultError {
@@ -132,6 +138,7 @@ impl FaultError {
         match self {
             FaultError::StackOverflow => "stack overflow",
             FaultError::OutOfMemory => "out of memory while paging in",
+            FaultError::PageIn(_) | FaultError::PageInFailed => "its page could not be read from its file",
             FaultError::Protection if error_code & 16 != 0 => "execute of non-executable memory",
             FaultError::Protection if error_code & 2 != 0 => "write to read-only memory",
             FaultError::Protection => "protection violation",
@@ -149,6 +156,8 @@ pub struct Resolved {
     /// An NVM page was mapped in place: no frame, no copy (seed 001's
     /// step Y), a fault category of its own.
     pub nvm: bool,
+    /// The page was read from a file by its pager.
+    pub paged: bool,
 }
 
 /// A place in a space's list of attachments. An attachment keeps its slot
@@ -737,10 +746,51 @@ impl VirtualSpace {
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
         let va = a.base + index as u64 * PAGE_SIZE;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let Some(a) = self.at_addr(addr) else {
+            return Err(FaultError::Unmapped);
+        };
+        if write && a.region.is_cow(index) {
+            // The first write to its file's cached page: a copy of its own,
+            // mapped writable in place of the cache's, everywhere.
+            let pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+            let f = a.pte_flags();
+            let kind = a.region.kind;
+            self.map_one(va, pa, f)?;
+            tlb::shootdown_cpus(va, 1, cpus);
+            return Ok(Resolved {
+                kind,
+                nvm: false,
+                paged: false,
+            });
+        }
+        let Some(a) = self.at_addr(addr) else {
+            return Err(FaultError::Unmapped);
+        };
         if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
             // Present and mapped with these rights: the fault was a protection
             // violation the checks above did not foresee.
             return Err(FaultError::Protection);
+        }
+        if let Some(req) = a.region.page_request(index) {
+            // Its file's page, if cached: no message, no I/O (a page cache
+            // hit); mapped read-only, or copied now for a write.
+            let Some(mut pa) = a.region.map_cached(index).filter(|&pa| pa != 0) else {
+                return Err(FaultError::PageIn(req));
+            };
+            let mut f = a.pte_flags();
+            if write {
+                pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+            } else if a.region.is_cow(index) {
+                f &= !flags::WRITABLE;
+            }
+            let kind = a.region.kind;
+            self.map_one(va, pa, f)?;
+            return Ok(Resolved {
+                kind,
+                nvm: false,
+                paged: false,
+            });
         }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
         let (f, resolved) = (
@@ -748,6 +798,7 @@ impl VirtualSpace {
             Resolved {
                 kind: a.region.kind,
                 nvm: a.region.borrowed(index).is_some(),
+                paged: false,
             },
         );
         if !self.table_charge.has_room() {
@@ -758,6 +809,112 @@ impl VirtualSpace {
         self.settle(t0);
         mapped.map_err(|_| FaultError::OutOfMemory)?;
         Ok(resolved)
+    }
+
+    /// Gives the page at `addr` the frame `pa` its pager filled for `req`
+    /// and maps it, if that page still wants it; else frees `pa` (another
+    /// fault supplied it first, or the region went).
+    pub fn supply(&mut self, addr: u64, pa: u64, req: &super::region::PageRequest) -> Result<Resolved, FaultError> {
+        let root = self.root;
+        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+            super::region::PageFrame::free_raw(pa);
+            return Err(FaultError::Unmapped);
+        };
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        let resolved = Resolved {
+            kind: a.region.kind,
+            nvm: false,
+            paged: true,
+        };
+        let pa = match a.region.supply(index, pa, req) {
+            Ok(pa) if pa != 0 => pa,
+            Ok(_) => return Err(FaultError::OutOfMemory),
+            Err(pa) => {
+                super::region::PageFrame::free_raw(pa);
+                return Ok(Resolved {
+                    paged: false,
+                    ..resolved
+                });
+            }
+        };
+        // The file's cached page: read-only until the region writes it.
+        let mut f = a.pte_flags();
+        if a.region.is_cow(index) {
+            f &= !flags::WRITABLE;
+        }
+        let _ = root;
+        self.map_one(va, pa, f)?;
+        Ok(resolved)
+    }
+
+    /// The attachment holding `addr`.
+    fn at_addr(&mut self, addr: u64) -> Option<&mut Attached> {
+        self.regions_mut().find(|a| addr >= a.base && addr < a.end())
+    }
+
+    /// Maps user page `va` to `pa` with `f`, its tables charged.
+    fn map_one(&mut self, va: u64, pa: u64, f: u64) -> Result<(), FaultError> {
+        if !self.table_charge.has_room() {
+            return Err(FaultError::OutOfMemory);
+        }
+        let t0 = paging::user_tables_made();
+        let mapped = paging::remap(self.root, va, pa, f);
+        self.settle(t0);
+        mapped.map(|_| ()).map_err(|_| FaultError::OutOfMemory)
+    }
+
+    /// Maps the file's cached page at `addr`, read-only, if the page is
+    /// its pager's to supply and its file's cache has it (no message):
+    /// what the fault resolved, for the counters.
+    pub fn map_cached(&mut self, addr: u64) -> Option<Resolved> {
+        let a = self.at_addr(addr)?;
+        let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        let va = a.base + index as u64 * PAGE_SIZE;
+        let pa = a.region.map_cached(index).filter(|&pa| pa != 0)?;
+        let mut f = a.pte_flags();
+        if a.region.is_cow(index) {
+            f &= !flags::WRITABLE;
+        }
+        let kind = a.region.kind;
+        self.map_one(va, pa, f).ok()?;
+        Some(Resolved {
+            kind,
+            nvm: false,
+            paged: false,
+        })
+    }
+
+    /// The pages of the space a pager has yet to supply, a few at a time,
+    /// in `from..to`: (address, request) into `out`, and where to look
+    /// next (`u64::MAX`: nowhere). A space with no such region costs one
+    /// look at its regions.
+    pub fn pending_pages(
+        &self,
+        (from, to): (u64, u64),
+        out: &mut Vec<(u64, super::region::PageRequest)>,
+        max: usize,
+    ) -> u64 {
+        let mut sorted: Vec<&Attached> = self
+            .regions()
+            .filter(|a| a.region.is_paged() && a.end() > from && a.base < to)
+            .collect();
+        sorted.sort_unstable_by_key(|a| a.base);
+        for a in sorted {
+            for i in 0..a.region.pages() {
+                let va = a.base + i as u64 * PAGE_SIZE;
+                if va + PAGE_SIZE <= from || va >= to {
+                    continue;
+                }
+                if out.len() == max {
+                    return va;
+                }
+                if let Some(req) = a.region.page_request(i) {
+                    out.push((va, req));
+                }
+            }
+        }
+        u64::MAX
     }
 
     /// Prepares a reused space for a new process: writable regions get their
@@ -772,14 +929,26 @@ impl VirtualSpace {
 
     fn refill(&mut self, eager: bool) -> Result<(), OutOfMemory> {
         let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
         for a in self.regions_mut() {
             if a.region.writable {
                 a.region.reset();
+                if a.region.is_paged() {
+                    // The pages that went back to the file lose their
+                    // translations (their frames are free).
+                    for i in 0..a.region.pages() {
+                        if a.region.frame(i).is_none() {
+                            paging::unmap(root, a.base + i as u64 * PAGE_SIZE);
+                        }
+                    }
+                    a.shoot_down(cpus);
+                }
             }
             if eager {
                 let f = a.pte_flags();
                 for i in 0..a.region.pages() {
-                    if a.region.frame(i).is_none() {
+                    // A pager's pages come after, from outside the lock.
+                    if a.region.frame(i).is_none() && a.region.page_request(i).is_none() {
                         let pa = a.region.populate(i)?;
                         paging::remap(root, a.base + i as u64 * PAGE_SIZE, pa, f).map_err(|_| OutOfMemory)?;
                     }
@@ -799,6 +968,14 @@ impl VirtualSpace {
             // reading one may have effects.
             Some((_, f)) if f & flags::NO_CACHE != 0 => Err(FaultError::Protection),
             Some((pa, f)) if f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) => Ok(pa),
+            // Perhaps its file's cached page, copied at its first write.
+            Some((_, f)) if f & flags::USER != 0 && write => {
+                self.resolve_fault(page, true, false)?;
+                match paging::translate(self.root, page) {
+                    Some((pa, f)) if f & flags::WRITABLE != 0 => Ok(pa),
+                    _ => Err(FaultError::Protection),
+                }
+            }
             Some(_) => Err(FaultError::Protection),
             None => {
                 self.resolve_fault(page, write, false)?;

@@ -22,6 +22,9 @@ pub struct Segment {
     /// text), `offset` being where the byte at `vaddr` is in that file;
     /// otherwise in the image.
     pub in_nvm: bool,
+    /// The bytes are in the file the program's pager serves (an OFF2F
+    /// program's data, read at faults), `offset` being where in it.
+    pub paged: bool,
 }
 
 pub struct Program {
@@ -38,6 +41,9 @@ pub struct Program {
     pub phnum: u64,
     /// An OFF2F program's text file in the NVM, held while the program is.
     pub nvm: Option<crate::nvm::Text>,
+    /// The pager of a program whose plate holds only file 1's header
+    /// page, and the file it names, with the pages read of it so far.
+    pub pager: Option<alloc::sync::Arc<kcore::vm::region::PagedFile>>,
 }
 
 impl Program {
@@ -68,9 +74,14 @@ pub fn parse(
     bytes: kcore::bytes::Bytes,
     plate: restable::ResId,
     name: alloc::string::String,
+    pager: Option<abi::PagerSource>,
 ) -> Result<Program, Error> {
     if bytes.starts_with(b"OFF") {
-        return super::off2f::parse(bytes, plate, name);
+        return super::off2f::parse(bytes, plate, name, pager);
+    }
+    if pager.is_some() {
+        // Only OFF2F's data is read at faults.
+        return Err(Error::BadProgram);
     }
     let image: &[u8] = &bytes;
     let bad = Error::BadProgram;
@@ -104,6 +115,7 @@ pub fn parse(
             writable: ph.p_flags(endian).0 & elf::PF_W.0 != 0,
             executable: ph.p_flags(endian).0 & elf::PF_X.0 != 0,
             in_nvm: false,
+            paged: false,
         };
         let end = s.vaddr.checked_add(s.memsz).ok_or(bad)?;
         let file_end = s.offset.checked_add(s.filesz).ok_or(bad)?;
@@ -148,5 +160,6 @@ pub fn parse(
         phdr,
         phnum: header.e_phnum(endian) as u64,
         nvm: None,
+        pager: None,
     })
 }

@@ -196,6 +196,46 @@ fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> R
     }
 }
 
+/// Eager loading of pages a pager has (an OFF2F program's data, in file
+/// 1): each is taken from the file's page cache, or asked of the pager
+/// now by the process composing `p`, which waits (seed 001's data read as
+/// Tender loads: all at creation), and copied for `p` to write. Pages
+/// read counted as `p`'s; with no process composing (the kernel's own
+/// compositions), they come at faults.
+fn page_in_all(p: &super::Process) -> Result<(), Error> {
+    let Some(me) = ipc::process::current() else {
+        return Ok(());
+    };
+    let space = p.space().ok_or(Error::NotFound)?;
+    let mut from = 0;
+    let mut wanted = Vec::new();
+    while from != u64::MAX {
+        wanted.clear();
+        from = space.lock().pending_pages((from, u64::MAX), &mut wanted, 16);
+        for &(va, req) in &wanted {
+            // The file's cached page, if any, with no message.
+            let cached = space.lock().map_cached(va).is_some();
+            if !cached {
+                let frame = ipc::pager::page_in(&me, &req)?;
+                let resolved = space
+                    .lock()
+                    .supply(va, frame.into_raw(), &req)
+                    .map_err(|_| Error::NoMemory)?;
+                if resolved.paged {
+                    p.count_paged(1);
+                }
+            }
+            // A copy of its own now, writable: an eager process takes no
+            // fault, not even its first write's.
+            space
+                .lock()
+                .resolve_fault(va, true, false)
+                .map_err(|_| Error::NoMemory)?;
+        }
+    }
+    Ok(())
+}
+
 /// Finds a program in the initial archive: `name` alone means `bin/name`.
 pub fn find_plate(path: &str) -> Result<ResId, Error> {
     if path.contains('/') {
@@ -247,6 +287,10 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
             if options.rights != 0 {
                 p.give_rights(options.rights);
             }
+            if eager {
+                page_in_all(p)?;
+            }
+            Ok(())
         },
     )?;
     if options.foreground != 0 {
@@ -471,7 +515,10 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         b"",
         &how,
         |_| copy_space(parent),
-        |child| child.set_start_regs(regs),
+        |child| {
+            child.set_start_regs(regs);
+            Ok(())
+        },
     )
 }
 
@@ -494,7 +541,7 @@ fn compose_and_start(
     args: &[u8],
     how: &Composition,
     make_space: impl FnOnce(ResId) -> Result<ResId, Error>,
-    prepare: impl FnOnce(&super::Process),
+    prepare: impl FnOnce(&super::Process) -> Result<(), Error>,
 ) -> Result<u64, Error> {
     let program = take_program(plate)?;
     let space = match make_space(program) {
@@ -532,8 +579,12 @@ fn compose_and_start(
         }
     };
     let pid = process.index() as u64;
-    if let Some(p) = ipc::process::get(pid) {
-        prepare(&p);
+    if let Some(p) = ipc::process::get(pid)
+        && let Err(e) = prepare(&p)
+    {
+        drop(p);
+        super::abandon(pid);
+        return Err(e);
     }
     // From here the process owns its parts; if it cannot start, ending it
     // takes them apart again.

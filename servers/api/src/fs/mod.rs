@@ -90,7 +90,17 @@ pub const STATS: u64 = 21;
 /// hands its files to its child's at fork: both have it open, each under
 /// its own number).
 pub const SHARE: u64 = 22;
-pub const ENTRIES: u64 = (1 << 23) - 1;
+/// The kernel's call for a page of a file (`abi::PAGER_ENTRY`): the
+/// server is the pager of the regions whose bytes are in its files (an
+/// OFF2F program's data), the file named by `pager_object`.
+pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
+pub const ENTRIES: u64 = (1 << 24) - 1;
+
+/// How a page-in names a file: inode, size and modification time, so
+/// that a file changed since exec is not read as if it were the same.
+pub fn pager_object(ino: u64, size: u64, mtime: (i64, i64)) -> [u64; 4] {
+    [ino, size, mtime.0 as u64, mtime.1 as u64]
+}
 
 /// How READ and READDIR fail: the call ends with this error and `ERRNO`
 /// gives the errno.

@@ -455,7 +455,12 @@ impl Shared {
 /// A new supervisor, a child of this server (so it may hand processes to
 /// its siblings and this server may end their calls).
 fn spawn_supervisor() -> Option<u64> {
-    sys::spawn("linux", &["--supervisor"], &SpawnOptions::DEFAULT).ok()
+    let args: &[&str] = if crate::EAGER.load(core::sync::atomic::Ordering::Relaxed) {
+        &["--supervisor", "eager"]
+    } else {
+        &["--supervisor"]
+    };
+    sys::spawn("linux", args, &SpawnOptions::DEFAULT).ok()
 }
 
 pub fn main() -> i32 {

@@ -571,7 +571,8 @@ impl Sup {
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
             let (st, fd) = self.open_program(&path)?;
-            let mut head = [0u8; elf::HEAD];
+            // The first page: all that exec reads of an OFF2F file 1.
+            let mut head = vec![0u8; off2f::HEADER_PAGE];
             let n = self.fs.read_own(fd, 0, &mut head);
             let n = match n {
                 Ok(n) => n,
@@ -581,10 +582,13 @@ impl Sup {
                 }
             };
             if super::off2f::is_off2f(&head[..n]) {
-                let image = super::off2f::image(&self.fs, fd, st.size.max(0) as u64);
                 self.fs.close(fd);
-                return self.exec_image(rid, &path, &st, image?, argv, env);
+                head.truncate(n);
+                let source = super::off2f::source(&head, &st, self.fs.pid)?;
+                return self.exec_image(rid, &path, &st, (head, Some(source)), argv, env);
             }
+            let head = &head[..n.min(elf::HEAD)];
+            let n = head.len();
             let mut image = Vec::new();
             let kind = elf::classify(&head[..n], &head[..n]);
             let kind = match kind {
@@ -613,7 +617,7 @@ impl Sup {
                     path = interpreter;
                     continue;
                 }
-                elf::Kind::Elf { .. } => return self.exec_image(rid, &path, &st, image, argv, env),
+                elf::Kind::Elf { .. } => return self.exec_image(rid, &path, &st, (image, None), argv, env),
                 elf::Kind::Dynamic | elf::Kind::Unknown => return Err(errno::ENOEXEC),
             }
         }
@@ -657,14 +661,20 @@ impl Sup {
         rid: Option<u64>,
         path: &str,
         st: &StatView,
-        image: Vec<u8>,
+        (image, paged): (Vec<u8>, Option<abi::PagerSource>),
         mut argv: Vec<Vec<u8>>,
         env: Vec<Vec<u8>>,
     ) -> Result<(), i64> {
         let name = plate_name(st, path);
         let tag = plate_tag(st);
         if calls::plate_create(&name, tag, &[]).is_err() {
-            calls::plate_create(&name, tag, &image).map_err(|e| match e {
+            // An OFF2F file 1's plate holds the header page read; its
+            // data is read at faults by the file server.
+            let made = match &paged {
+                Some(source) => calls::plate_paged(&name, tag, &image, source),
+                None => calls::plate_create(&name, tag, &image),
+            };
+            made.map_err(|e| match e {
                 abi::Error::BadProgram => errno::ENOEXEC,
                 abi::Error::Limit | abi::Error::NoMemory => errno::ENOMEM,
                 _ => errno::EIO,
@@ -689,7 +699,11 @@ impl Sup {
             return Err(errno::E2BIG);
         }
         let options = SpawnOptions {
-            policy: abi::LoadPolicy::Demand as u64,
+            policy: if crate::EAGER.load(core::sync::atomic::Ordering::Relaxed) {
+                abi::LoadPolicy::Eager
+            } else {
+                abi::LoadPolicy::Demand
+            } as u64,
             personality: abi::linux::LINUX,
             supervisor: self.me,
             linux_pid: self.pid as u64,

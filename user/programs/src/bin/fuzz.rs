@@ -101,7 +101,7 @@ fn main(args: &[&str]) -> i32 {
             Some(Sys::SetPolicy) => continue,
             // A plate stays until a newer version replaces it: the leak test
             // would see the fuzzer's.
-            Some(Sys::PlateCreate) => continue,
+            Some(Sys::PlateCreate | Sys::PlatePaged) => continue,
             // Waiting for calls that nobody makes would block for ever, and
             // calling itself would wait for its own answer.
             Some(Sys::Acc) => continue,

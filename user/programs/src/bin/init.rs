@@ -5,8 +5,9 @@
 //! for it. It ends with the status of what it ran, and the kernel powers
 //! off with that status.
 //!
-//! Usage: `init [-p POOL-FILE] [-s SERVERS-FILE|off] [PROGRAM ARGS...]` (files
-//! of the initial archive). The shell runs interactively; PROGRAM runs in
+//! Usage: `init [-r] [-p POOL-FILE] [-s SERVERS-FILE|off] [PROGRAM ARGS...]`
+//! (files of the initial archive; `-r`: a `RUN-REPORT` line of counters
+//! after PROGRAM's end). The shell runs interactively; PROGRAM runs in
 //! the foreground (Ctrl-C interrupts it), on init's own CPU if init is
 //! pinned to one. The shell gets the system and device rights, to pass on
 //! as it sees fit (the administrator restarts a driver that ended);
@@ -62,9 +63,14 @@ fn start_servers(file: &str) -> bool {
 
 fn main(args: &[&str]) -> i32 {
     let (mut pool_file, mut servers_file) = ("etc/pool.conf", "etc/servers.conf");
+    let mut report = false;
     let mut rest = args.get(1..).unwrap_or(&[]);
     loop {
         match rest {
+            ["-r", more @ ..] => {
+                report = true;
+                rest = more;
+            }
             ["-p", file, more @ ..] => {
                 pool_file = file;
                 rest = more;
@@ -106,6 +112,7 @@ fn main(args: &[&str]) -> i32 {
         rights,
         ..SpawnOptions::DEFAULT
     };
+    let start = sys::sys_info().unwrap_or_default();
     let status = match sys::spawn(program, program_args, &options) {
         Ok(pid) => sys::wait(pid).unwrap_or(abi::KILLED_STATUS),
         Err(e) => {
@@ -121,6 +128,18 @@ fn main(args: &[&str]) -> i32 {
         println!("init: the file system did not sync: {e:?}");
     }
     println!("RUN-EXIT {program} {status}");
+    if report {
+        // What the run cost in the counters the tests judge by (after the
+        // program's transcript, which ends at RUN-EXIT).
+        let end = sys::sys_info().unwrap_or_default();
+        println!(
+            "RUN-REPORT nvm_text_reuses={} nvm_text_pages_reused={} pages_paged_in={} page_ins_failed={}",
+            end.nvm_text_reuses - start.nvm_text_reuses,
+            end.nvm_text_pages_reused - start.nvm_text_pages_reused,
+            end.pages_paged_in - start.pages_paged_in,
+            end.page_ins_failed - start.page_ins_failed
+        );
+    }
     sys::exit(status)
 }
 tessera_rt::entry!(main);

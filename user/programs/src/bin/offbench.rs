@@ -17,12 +17,16 @@
 //! after the program's end, as the paper's fork to wait. Then, of the last
 //! cold run: `bytes_read` at exec, `disk_bytes` (what the disk moved),
 //! `faults_text` (text pages filled by a copy), `faults_nvm_text` (NVM
-//! pages mapped in place) and `faults_other`. Times from the TSC (under
+//! pages mapped in place) and `faults_other`; `pages_read_exec` (pages of
+//! the file exec read) and `pages_read_faults` (pages read from the file
+//! at faults: OFF2F's data, by the file server; ELF's whole file is read
+//! at exec). Times from the TSC (under
 //! icount: instructions, plus the disk model's waits).
 //!
 //! The build: `make_time,<model>/<format>` (the whole run, cold cache at
 //! its start), `make_disk_wait` (of it, the disk model's waits),
-//! `make_disk_bytes`, `make_bytes_read` (at exec, all programs); per
+//! `make_disk_bytes`, `make_bytes_read` (at exec, all programs),
+//! `make_pages_read_faults` (from the files at faults, all programs); per
 //! program, of the first model's runs (the counts do not depend on the
 //! model): `make_execs,<program>`, `make_text_bytes`, `make_data_bytes`
 //! and `make_faults_text|nvm_text|other,<program>/<format>`.
@@ -115,6 +119,8 @@ fn build_runs(stack: &Stack, model: &str, detail: bool) -> Result<(), String> {
         line("make_disk_bytes", &param, run.disk_bytes, "bytes");
         let read: u64 = run.programs.values().map(|t| t.bytes_read).sum();
         line("make_bytes_read", &param, read, "bytes");
+        let paged: u64 = run.programs.values().map(|t| t.pages_read_faults).sum();
+        line("make_pages_read_faults", &param, paged, "pages");
         if !detail {
             continue;
         }
@@ -130,6 +136,7 @@ fn build_runs(stack: &Stack, model: &str, detail: bool) -> Result<(), String> {
             line("make_faults_text", &param, t.faults_text, "faults");
             line("make_faults_nvm_text", &param, t.faults_nvm_text, "faults");
             line("make_faults_other", &param, t.faults_other, "faults");
+            line("make_pages_read_faults", &param, t.pages_read_faults, "pages");
         }
     }
     Ok(())
@@ -169,6 +176,8 @@ fn one_model(model: &str, wait: &str, runs: usize, detail: bool) -> Result<(), S
                     line("faults_text", &param, text, "faults");
                     line("faults_nvm_text", &param, nvm, "faults");
                     line("faults_other", &param, other, "faults");
+                    line("pages_read_exec", &param, e.bytes_read.div_ceil(4096), "pages");
+                    line("pages_read_faults", &param, info.faults.paged, "pages");
                 }
             }
         }

@@ -146,6 +146,7 @@ fn main(args: &[&str]) -> i32 {
     held_while_replaced(&mut c);
     refusals(&mut c);
     hostile_headers(&mut c);
+    paged_data(&mut c, &stack);
     let disk = stack.disk_stats();
     let (read, waited) = (
         fsstack::value(&disk, "blocks_read"),
@@ -183,9 +184,11 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
     );
     let checked = off2fconv::check(&elf, &off);
     c.check(checked.is_ok(), &format!("{name}: reverse check: {checked:?}"));
-    let data_bytes = off2fconv::read_file(&off)
+    // The pages of file 1 the data segments' bytes lie in: what the file
+    // server supplies at faults (demand: those touched) or at creation.
+    let data_pages = off2fconv::read_file(&off)
         .ok()
-        .and_then(|f1| off2f::Header::parse(&f1).ok().map(|h| h.data_area().1))
+        .and_then(|f1| off2f::Header::parse(&f1).ok().map(|h| data_pages(&h)))
         .unwrap_or(u64::MAX);
     for policy in [LoadPolicy::Demand, LoadPolicy::Eager] {
         for (path, format) in [(&elf, Format::Elf), (&off, Format::Off2f)] {
@@ -202,8 +205,9 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
             let (copied, nvm, _) = fsexec::faults(&info);
             let read_ok = match format {
                 Format::Elf => exec.bytes_read == size,
-                // The header page, then the data area: never the text.
-                Format::Off2f => exec.first_read == 4096 && exec.bytes_read == 4096 + data_bytes,
+                // The header page alone: the data comes at faults, the
+                // text never from the disk.
+                Format::Off2f => exec.first_read == 4096 && exec.bytes_read == 4096,
             };
             c.check(
                 read_ok,
@@ -212,10 +216,20 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
                     exec.bytes_read, exec.first_read
                 ),
             );
+            let paged = info.faults.paged;
             let faults_ok = match (policy, format) {
-                (LoadPolicy::Eager, _) => info.faults.total() == 0,
-                (_, Format::Elf) => copied > 0 && nvm == 0,
-                (_, Format::Off2f) => copied == 0 && nvm > 0,
+                (LoadPolicy::Eager, Format::Elf) => info.faults.total() == 0 && paged == 0,
+                // Every data page read at creation, none at a fault.
+                (LoadPolicy::Eager, Format::Off2f) => info.faults.total() == 0 && paged == data_pages,
+                (_, Format::Elf) => copied > 0 && nvm == 0 && paged == 0,
+                // Data pages read as they are touched: some, never more
+                // than the data faults or the data's pages.
+                (_, Format::Off2f) => {
+                    copied == 0
+                        && nvm > 0
+                        && paged <= info.faults.data.min(data_pages)
+                        && (data_pages == 0 || paged > 0)
+                }
             };
             c.check(faults_ok, &format!("{what}: faults {:?}", info.faults));
         }
@@ -231,6 +245,14 @@ fn programs(c: &mut Checks, name: &str, args: &[&str]) {
             .is_ok_and(|e| e.bytes_read == 0 && e.format == Format::Off2f),
         &format!("{name}: an unchanged file is not read again ({cached:?})"),
     );
+}
+
+/// The pages of file 1 holding bytes of the data segments.
+fn data_pages(h: &off2f::Header) -> u64 {
+    h.segments()
+        .filter(|s| s.place == off2f::Place::Data && s.filesz > 0)
+        .map(|s| (s.vaddr % 4096 + s.filesz).div_ceil(4096))
+        .sum()
 }
 
 /// A pooled space of an OFF2F program keeps its text region, which maps
@@ -255,8 +277,13 @@ fn pool(c: &mut Checks) {
     );
     for round in 0..3 {
         match run(off, &[], LoadPolicy::Eager, Cache::Use) {
+            // The pooled data region's pages went back to the file: the
+            // first round reads them, the later ones find them in the
+            // pooled program's page cache (no read), each copied for the
+            // process, with their initial values (`fresh` checks them
+            // after the previous round wrote its own).
             Ok((status, _, info)) => c.check(
-                status == 0 && info.faults.total() == 0,
+                status == 0 && info.faults.total() == 0 && (info.faults.paged > 0) == (round == 0),
                 &format!("pool: round {round}: status {status}, faults {:?}", info.faults),
             ),
             Err(e) => c.check(false, &e),
@@ -426,6 +453,166 @@ fn hostile_headers(c: &mut Checks) {
         matches!(ok, Ok((0, _, _))),
         "after hostile headers, /off2f/argcheck still runs",
     );
+}
+
+/// The pages the live processes hold (their own memory: the servers'
+/// heaps and this program's may grow, which is no kernel leak), and each.
+fn process_pages() -> (u64, Vec<(u64, u64)>) {
+    let mut pids = [0u64; 64];
+    let n = sys::proc_list(&mut pids).unwrap_or(0).min(64);
+    let each: Vec<(u64, u64)> = pids[..n]
+        .iter()
+        .filter_map(|&pid| sys::proc_info(pid).ok().map(|p| (pid, p.resident_pages)))
+        .collect();
+    (each.iter().map(|(_, r)| r).sum(), each)
+}
+
+/// Frames free or held by processes as their memory, kernel heap in use
+/// and processes, once the pool is empty and the kernel has settled (two
+/// looks alike).
+fn footprint() -> (u64, u64, u64) {
+    let mut last = (0, 0, 0);
+    for _ in 0..100 {
+        let _ = sys::pool_flush();
+        sys::sleep_ns(20_000_000);
+        let i = sys::sys_info().unwrap_or_default();
+        let now = (i.frames_free + process_pages().0, i.heap_used, i.processes);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
+/// File 1's data read at faults by the file server (its pager), and
+/// what goes wrong with it: a file 1 cut short, a header page cut short,
+/// a data area past the file's end, a text file missing from the store,
+/// a file 1 changed after exec (its pages can no longer be read: the
+/// process dies alone, an eager spawn is refused), a pager that is no
+/// process. Twice, and the second round leaves nothing behind.
+fn paged_data(c: &mut Checks, stack: &Stack) {
+    let before_round = |c: &mut Checks| paged_round(c, stack);
+    before_round(c);
+    let before = footprint();
+    before_round(c);
+    let after = footprint();
+    c.check(
+        after.0 == before.0 && after.2 == before.2 && after.1.abs_diff(before.1) <= 1024,
+        &format!(
+            "paged data: frames/heap/processes {before:?} before, {after:?} after; \
+             pages by process {:?}",
+            process_pages().1
+        ),
+    );
+}
+
+fn paged_round(c: &mut Checks, stack: &Stack) {
+    let Ok(file1) = off2fconv::read_file("/off2f/fresh") else {
+        return c.check(false, "paged: no /off2f/fresh");
+    };
+    let Ok(h) = off2f::Header::parse(&file1) else {
+        return c.check(false, "paged: /off2f/fresh does not parse");
+    };
+    let data_end = 4096 + h.data_area().1 as usize;
+    let demand = fsexec::options(LoadPolicy::Demand);
+    let eager = fsexec::options(LoadPolicy::Eager);
+    let spawn_of = |path: &str, options: &SpawnOptions| {
+        fsexec::load(path, Cache::Fresh)
+            .map_err(|e| format!("{e}"))
+            .and_then(|e| sys::spawn(&e.plate, &[], options).map_err(|e| format!("{e:?}")))
+    };
+    // A file 1 cut inside its data area, and one cut inside its header.
+    let _ = write_file("/off2f/cut", &file1[..4096 + (data_end - 4096) / 2], 1 << 16);
+    let cut = fsexec::load("/off2f/cut", Cache::Fresh);
+    c.check(
+        matches!(&cut, Err(e) if format!("{e}").contains("its header names")),
+        &format!("paged: a file 1 cut short is refused: {cut:?}"),
+    );
+    let _ = write_file("/off2f/cut", &file1[..100], 1 << 16);
+    let cut = fsexec::load("/off2f/cut", Cache::Fresh);
+    c.check(
+        matches!(&cut, Err(e) if format!("{e}").contains("bad OFF2F header")),
+        &format!("paged: a header page cut short is refused: {cut:?}"),
+    );
+    // The kernel's own checks: a pager that says the file is shorter than
+    // the header's data area, a head shorter than a page, no pager.
+    let fs = tessera_api::fs::client::server().unwrap_or(0);
+    let source = |size: u64, pager: u64| abi::PagerSource {
+        pager,
+        object: [0; 4],
+        size,
+    };
+    let short = sys::plate_paged("fs/paged-short", 1, &file1[..4096], &source(data_end as u64 - 1, fs))
+        .and_then(|_| sys::spawn("fs/paged-short", &[], &demand));
+    c.check(
+        short == Err(Error::BadProgram),
+        &format!("paged: a data area past the file's end is refused: {short:?}"),
+    );
+    let head = sys::plate_paged("fs/paged-head", 1, &file1[..100], &source(data_end as u64, fs))
+        .and_then(|_| sys::spawn("fs/paged-head", &[], &demand));
+    c.check(
+        head == Err(Error::BadProgram),
+        &format!("paged: a head shorter than the header page is refused: {head:?}"),
+    );
+    let nobody = sys::plate_paged("fs/paged-nobody", 1, &file1[..4096], &source(data_end as u64, 1 << 40));
+    c.check(
+        nobody == Err(Error::NotFound),
+        &format!("paged: a pager that is no process is refused: {nobody:?}"),
+    );
+    // A text file missing from the store.
+    let missing = off2fconv::convert("/bin/argcheck", "/off2f/argmiss", "argmiss")
+        .and_then(|_| sys::nvm_delete("argmiss").map_err(|e| format!("{e:?}")))
+        .and_then(|_| spawn_of("/off2f/argmiss", &demand));
+    c.check(
+        matches!(&missing, Err(e) if e.contains("NotFound")),
+        &format!("paged: a text file missing from the store is refused: {missing:?}"),
+    );
+    // File 1 written again (the same bytes, a new time) after exec read
+    // its header: the file server no longer takes it for the file exec
+    // saw, and the process dies alone at its first data fault.
+    let errors_before = fsstack::value(&stack.fs_stats(), "page_in_errors");
+    let _ = write_file("/off2f/changed", &file1, 1 << 16);
+    let changed = fsexec::load("/off2f/changed", Cache::Fresh).map_err(|e| format!("{e}"));
+    sys::sleep_ns(2_000_000);
+    let _ = write_file("/off2f/changed", &file1, 1 << 16);
+    let status = changed
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|e| sys::spawn(&e.plate, &[], &demand).map_err(|e| format!("{e:?}")))
+        .and_then(|pid| sys::wait(pid).map_err(|e| format!("{e:?}")));
+    c.check(
+        status == Ok(abi::KILLED_STATUS),
+        &format!("paged: a file 1 changed after exec kills its process alone: {status:?}"),
+    );
+    let refused = changed
+        .as_ref()
+        .map_err(|e| e.clone())
+        .and_then(|e| sys::spawn(&e.plate, &[], &eager).map_err(|e| format!("{e:?}")));
+    c.check(
+        refused.is_err(),
+        &format!("paged: ... and an eager spawn of it is refused: {refused:?}"),
+    );
+    let errors = fsstack::value(&stack.fs_stats(), "page_in_errors");
+    c.check(
+        errors != u64::MAX && errors > errors_before,
+        &format!("paged: the file server refused the page-ins ({errors_before} -> {errors})"),
+    );
+    // Read again, the file runs; a server's reply (a file read) lands in
+    // a data page still in file 1.
+    let again = run(
+        "/off2f/changed",
+        &["read", "/off2f/fresh"],
+        LoadPolicy::Demand,
+        Cache::Fresh,
+    );
+    c.check(
+        matches!(&again, Ok((0, _, i)) if i.faults.paged > 0),
+        &format!("paged: loaded afresh, it runs and reads into its data: {again:?}"),
+    );
+    for f in ["/off2f/cut", "/off2f/changed", "/off2f/argmiss"] {
+        let _ = tessera_api::fs::client::unlink(f);
+    }
 }
 
 tessera_rt::entry!(main);

@@ -238,7 +238,7 @@ fn exception(frame: &mut TrapFrame) {
     // of a demand-paged region that is not present yet.
     if frame.vector == 14
         && cr2 < crate::vm::USER_END
-        && (crate::hooks::get().user_page_fault)(cr2, frame.error_code).is_ok()
+        && (crate::hooks::get().user_page_fault)(cr2, frame.error_code, frame.rflags & 0x200 != 0).is_ok()
     {
         return;
     }
@@ -295,7 +295,7 @@ fn exception(frame: &mut TrapFrame) {
 fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     let hooks = crate::hooks::get();
     if frame.vector == 14 {
-        match (hooks.user_page_fault)(cr2, frame.error_code) {
+        match (hooks.user_page_fault)(cr2, frame.error_code, true) {
             Ok(()) => return,
             Err(e) => return (hooks.user_fault)(frame, cr2, e.describe(cr2, frame.error_code)),
         }
