@@ -61,6 +61,7 @@ pub struct Stats {
     pub attaches: u64,
     pub pages_moved: u64,
     pub tx_requests: u64,
+    pub watch_wakes: u64,
 }
 
 pub struct Server {
@@ -68,6 +69,9 @@ pub struct Server {
     pub table: Table,
     pub clients: BTreeMap<u64, Client>,
     pub pending: Vec<Pending>,
+    /// Clients' watches (WATCH), and wake-up requests not yet fetched.
+    pub watches: Vec<crate::watch::Watch>,
+    pub unfetched: usize,
     /// Listening sockets, whose pools are refilled as SYNs arrive.
     pub listeners: Vec<u32>,
     /// Connections closed by their programs, still finishing, and the
@@ -91,6 +95,8 @@ impl Server {
             table: Table::default(),
             clients: BTreeMap::new(),
             pending: Vec::new(),
+            watches: Vec::new(),
+            unfetched: 0,
             listeners: Vec::new(),
             orphans: Vec::new(),
             buffers: 0,
@@ -151,6 +157,7 @@ impl Server {
             }
             self.flush_nic();
             let answered = self.wake();
+            self.watch_wakes();
             self.reap_orphans();
             if !answered && !self.stack.has_ingress(Link::Loopback) {
                 break;
@@ -307,6 +314,7 @@ impl Server {
             self.clients.remove(&pid);
             self.stats.clients_gone += 1;
             self.pending.retain(|p| p.caller != pid);
+            self.forget_watches(pid);
             for id in self.table.ids() {
                 if self.table.any(id).is_some_and(|s| s.held_by(pid)) {
                     self.release(id, pid);

@@ -323,6 +323,9 @@ impl Server {
     pub fn tcp_send(&mut self, rid: u64, caller: u64, context: Context, done: &mut usize, len: usize) -> Outcome {
         let (c, established) = match self.conn(caller, context.socket) {
             Ok(c) => c,
+            // A socket never connected (or listening) cannot carry data:
+            // EPIPE, as Linux answers (SIGPIPE is the caller's).
+            Err(Outcome::Fail(Errno::ENOTCONN)) => return Outcome::Fail(Errno::EPIPE),
             Err(o) => return o,
         };
         if c.shut_wr {
