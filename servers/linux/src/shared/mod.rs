@@ -275,7 +275,8 @@ impl Shared {
             Waiting::Vfork { child } => {
                 let done = self.procs.get(child).is_none_or(|c| c.zombie.is_some() || c.execed);
                 if done {
-                    self.finish(h, 0);
+                    // vfork returns the child's pid in the parent.
+                    self.finish(h, child as u64);
                 }
                 done
             }
@@ -290,6 +291,12 @@ impl Shared {
                 && done > 0
             {
                 self.finish(&h, done);
+                return;
+            }
+            // The child exists: vfork is not made again (the signal is
+            // delivered in the parent as vfork returns).
+            if let Waiting::Vfork { child } = h.what {
+                self.finish(&h, child as u64);
                 return;
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
