@@ -146,6 +146,9 @@ impl Server {
     /// calls answered, the NIC's frames sent to its driver, the timer set.
     pub fn turn(&mut self) {
         self.stats.turns += 1;
+        // An ACCEPT may have made room in a backlog: listen again first,
+        // so that the next SYN does not meet a reset.
+        self.refill_listeners();
         for _ in 0..ROUNDS {
             for link in Link::ALL {
                 while self.stack.ingress_one(link) {
@@ -181,7 +184,8 @@ impl Server {
             let mut listening = core::mem::take(&mut l.listening);
             let mut queue = core::mem::take(&mut l.queue);
             let backlog = l.backlog;
-            let mut made = Vec::new();
+            // Refills owed from earlier passes first.
+            let mut made = core::mem::take(&mut l.owed);
             listening.retain(|&h| {
                 let st = self.stack.tcp_mut(h).state();
                 if st == tcp::State::Listen {
@@ -199,13 +203,12 @@ impl Server {
                 }
                 true
             });
+            let mut owed = Vec::new();
             for link in made {
-                if queue.len() + listening.len() >= backlog + 2 {
-                    break;
-                }
                 let bytes = options.rcvbuf + options.sndbuf;
-                if self.buffers + bytes > BUDGET {
-                    break;
+                if queue.len() + listening.len() >= backlog + 2 || self.buffers + bytes > BUDGET {
+                    owed.push(link);
+                    continue;
                 }
                 self.buffers += bytes;
                 let h = self.stack.tcp(link, options.rcvbuf, options.sndbuf);
@@ -225,6 +228,7 @@ impl Server {
             {
                 l.listening = listening;
                 l.queue = queue;
+                l.owed = owed;
             }
         }
     }

@@ -47,6 +47,9 @@ pub struct Listener {
     pub backlog: usize,
     pub listening: Vec<Handle>,
     pub queue: VecDeque<Handle>,
+    /// Links whose listening socket took a connection while the backlog
+    /// was full: a fresh one listens there once it has room again.
+    pub owed: Vec<Link>,
 }
 
 /// A TCP connection (or an attempt at one).

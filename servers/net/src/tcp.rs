@@ -103,6 +103,7 @@ impl Server {
         s.kind = Kind::Tcp(Tcp::Listening(Listener {
             backlog,
             listening,
+            owed: Vec::new(),
             queue: VecDeque::new(),
         }));
         self.listeners.push(id);
