@@ -61,6 +61,9 @@ pub struct Conn {
     pub deadline: Option<u64>,
     pub shut_rd: bool,
     pub shut_wr: bool,
+    /// A reset was reported once (ECONNRESET): later sends are EPIPE and
+    /// receives the end of the stream, as Linux's.
+    pub reset_told: bool,
 }
 
 pub enum Tcp {
