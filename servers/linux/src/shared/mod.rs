@@ -334,7 +334,7 @@ impl Shared {
             ctl::GETSID => result(self.procs.getsid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
             ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
-            ctl::PIPE => reply(&self.objs.pipe()),
+            ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
             ctl::HOLD => {
                 for &o in &w[1..] {
                     self.objs.add_ref(o, 1);

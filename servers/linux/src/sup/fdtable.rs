@@ -64,12 +64,13 @@ pub enum Kind {
         stream: bool,
     },
     /// One end of an AF_UNIX socket pair: the shared server's pipe it
-    /// reads (`rx`) and the one it writes (`tx`); `dgram`: each write is
-    /// one message.
+    /// reads (`rx`) and the one it writes (`tx`), 0 once shut down; `ty`
+    /// is its type (`SOCK_STREAM`, or `SOCK_DGRAM` and `SOCK_SEQPACKET`,
+    /// whose pipes keep each write as one message).
     Unix {
         rx: u64,
         tx: u64,
-        dgram: bool,
+        ty: u8,
     },
     /// An epoll instance (`epoll.rs`).
     Epoll(Rc<RefCell<super::epoll::Epoll>>),

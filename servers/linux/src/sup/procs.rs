@@ -390,7 +390,7 @@ impl Sup {
                     self.net_share(*id, child_sup);
                     (9, *id as u64, *stream as u64)
                 }
-                Kind::Unix { rx, tx, dgram } => (10, *rx, *tx | (*dgram as u64) << 63),
+                Kind::Unix { rx, tx, ty } => (10, *rx, *tx | (*ty as u64) << 56),
                 Kind::Epoll(_) => (11, 0, 0),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
@@ -496,8 +496,8 @@ impl Sup {
                 },
                 10 => Kind::Unix {
                     rx: a,
-                    tx: b & !(1 << 63),
-                    dgram: b >> 63 != 0,
+                    tx: b & ((1 << 56) - 1),
+                    ty: (b >> 56) as u8,
                 },
                 11 => {
                     let m = (d.w() as usize).min(1 << 20);

@@ -3,8 +3,9 @@
 //! waiting, the signals, EOF when the peer closes and EPIPE (with
 //! SIGPIPE) when it is gone are the pipes', and the bytes cross once, from
 //! the writer's memory into the pipe and from the pipe into the reader's.
-//! Named sockets (bind and connect on a path) and datagram pairs are not
-//! made yet.
+//! Datagram and seqpacket pairs are pipes of messages: a write is one
+//! message, whole or not at all, a read takes one. Named sockets (bind
+//! and connect on a path) are not made yet.
 
 use super::fdtable::{self as fdt, Kind, Ofd, OfdRef};
 use super::socket::AF_UNIX;
@@ -46,14 +47,14 @@ impl Sup {
         if protocol > 1 {
             return Err(errno::EPROTONOSUPPORT);
         }
-        match kind & 0xf {
-            SOCK_STREAM => {}
-            SOCK_DGRAM | SOCK_SEQPACKET => return Err(errno::EOPNOTSUPP),
-            _ => return Err(errno::ESOCKTNOSUPPORT),
+        let ty = kind & 0xf;
+        if !matches!(ty, SOCK_STREAM | SOCK_DGRAM | SOCK_SEQPACKET) {
+            return Err(errno::ESOCKTNOSUPPORT);
         }
         self.write_mem(rid, at, &[0u8; 8])?;
-        let one = self.ctl(&[ctl::PIPE]);
-        let two = self.ctl(&[ctl::PIPE]);
+        let messages = (ty != SOCK_STREAM) as u64;
+        let one = self.ctl(&[ctl::PIPE, messages]);
+        let two = self.ctl(&[ctl::PIPE, messages]);
         let (r1, w1, r2, w2) = (word(&one, 0), word(&one, 1), word(&two, 0), word(&two, 1));
         if errno::of(r1).is_some() || errno::of(r2).is_some() {
             let live: Vec<u64> = [r1, w1, r2, w2]
@@ -75,7 +76,7 @@ impl Sup {
         let cloexec = kind & net::SOCK_CLOEXEC as u64 != 0;
         let end = |rx, tx| {
             Ofd::new(
-                Kind::Unix { rx, tx, dgram: false },
+                Kind::Unix { rx, tx, ty: ty as u8 },
                 fdt::O_RDWR | nonblock,
                 String::from("socket:"),
             )
@@ -211,7 +212,7 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         let mut d = o.borrow_mut();
-        let Kind::Unix { rx, tx, dgram } = d.kind else {
+        let Kind::Unix { rx, tx, ty } = d.kind else {
             return Err(errno::ENOTSOCK);
         };
         let (mut nrx, mut ntx) = (rx, tx);
@@ -223,27 +224,20 @@ impl Sup {
             self.ctl(&[ctl::RELEASE, tx]);
             ntx = 0;
         }
-        d.kind = Kind::Unix {
-            rx: nrx,
-            tx: ntx,
-            dgram,
-        };
+        d.kind = Kind::Unix { rx: nrx, tx: ntx, ty };
         Ok(0)
     }
 
     pub(super) fn unix_getsockopt(&mut self, o: &OfdRef, level: u32, name: u32) -> Result<Vec<u8>, i64> {
-        let dgram = matches!(o.borrow().kind, Kind::Unix { dgram: true, .. });
+        let ty = match o.borrow().kind {
+            Kind::Unix { ty, .. } => ty as i32,
+            _ => SOCK_STREAM as i32,
+        };
         if level != net::SOL_SOCKET {
             return Err(errno::EOPNOTSUPP);
         }
         let v: i32 = match name {
-            net::SO_TYPE => {
-                if dgram {
-                    2
-                } else {
-                    1
-                }
-            }
+            net::SO_TYPE => ty,
             net::SO_DOMAIN => AF_UNIX as i32,
             net::SO_PROTOCOL | net::SO_ERROR | net::SO_ACCEPTCONN => 0,
             _ => return Err(errno::ENOPROTOOPT),
