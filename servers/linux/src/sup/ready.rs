@@ -73,7 +73,8 @@ impl Sup {
                 Kind::Socket { id, .. } => socks.push((i, id, plain(*ev) as u16)),
                 // An epoll set inside a poll: not followed (never ready).
                 Kind::Epoll(_) => {}
-                _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM | POLLPRI),
+                // Files and devices: always ready (Linux's DEFAULT_POLLMASK).
+                _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM),
             }
         }
         let mut immediate = revents.iter().any(|&r| r != 0);

@@ -44,6 +44,8 @@ const SOCK_FLAGS: u64 = (net::SOCK_NONBLOCK | net::SOCK_CLOEXEC) as u64;
 const MSG_SERVER: u64 =
     (net::MSG_PEEK | net::MSG_TRUNC | net::MSG_DONTWAIT | net::MSG_WAITALL | net::MSG_NOSIGNAL) as u64;
 const MSG_MORE: u64 = 0x8000;
+/// Urgent data, which the server does not carry.
+const MSG_OOB: u64 = 0x1;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 /// Linux's largest single read or write.
 const MAX_RW: u64 = 0x7fff_f000;
@@ -68,6 +70,8 @@ pub struct Net {
     pub drained: BTreeMap<u32, u64>,
     /// An epoll_wait held until an entry is ready.
     pub ep_wait: Option<super::epoll::EpWait>,
+    /// A blocked call is being tried once more (its socket was ready).
+    retrying: bool,
 }
 
 /// A held socket call: the system call, and what of it is done.
@@ -312,6 +316,8 @@ impl Sup {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
+            // An O_PATH descriptor serves no call on what it names.
+            _ if d.flags & fdt::O_PATH != 0 => Err(errno::EBADF),
             Kind::Socket { id, stream } => Ok((id, stream, d.flags)),
             _ => Err(errno::ENOTSOCK),
         }
@@ -379,7 +385,7 @@ impl Sup {
         match n {
             nr::SOCKET => ret(self.sock_socket(a[0], a[1], a[2])),
             nr::SOCKETPAIR => ret(self.socketpair(rid, a)),
-            nr::BIND => ret(self.sock_addr_call(rid, a, net::BIND)),
+            nr::BIND => ret(self.sock_bind(rid, a)),
             nr::LISTEN => ret(self.sock_listen(a[0], a[1])),
             nr::ACCEPT => self.sock_accept(rid, n, a, 0),
             nr::ACCEPT4 => self.sock_accept(rid, n, a, a[3]),
@@ -470,8 +476,22 @@ impl Sup {
         self.net_call(entry, &m, &mut [])
     }
 
+    fn sock_bind(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        self.sock_of(a[0])?;
+        let (addr, len) = self.read_addr(rid, a[1], a[2])?;
+        // Ports below 1024 are root's (CAP_NET_BIND_SERVICE).
+        let port = u16::from_be_bytes([addr[2], addr[3]]);
+        if len >= 16 && addr[..2] == (AF_INET as u16).to_le_bytes() && port != 0 && port < 1024 && self.cred.euid != 0 {
+            return Err(errno::EACCES);
+        }
+        self.sock_addr_call(rid, a, net::BIND)
+    }
+
     fn sock_listen(&mut self, fd: u64, backlog: u64) -> Result<u64, i64> {
-        let (id, ..) = self.sock_of(fd)?;
+        let (id, stream, _) = self.sock_of(fd)?;
+        if !stream {
+            return Err(errno::EOPNOTSUPP);
+        }
         // Linux caps the backlog (somaxconn 4096); a negative one is that.
         let b = (backlog as i32).clamp(0, 4096) as u32;
         let b = if (backlog as i32) < 0 { 4096 } else { b };
@@ -482,8 +502,9 @@ impl Sup {
         if flags & !SOCK_FLAGS != 0 {
             return ret(Err(errno::EINVAL));
         }
-        let (id, _, fl) = match self.sock_of(a[0]) {
-            Ok(s) => s,
+        let (id, fl) = match self.sock_of(a[0]) {
+            Ok((_, false, _)) => return ret(Err(errno::EOPNOTSUPP)),
+            Ok((id, true, fl)) => (id, fl),
             Err(e) => return ret(Err(e)),
         };
         let mut peer = [0u8; 16];
@@ -565,7 +586,13 @@ impl Sup {
         } else {
             None
         };
-        let flags = (a[3] & MSG_SERVER) as u32;
+        if a[3] & MSG_OOB != 0 {
+            return ret(Err(errno::EOPNOTSUPP));
+        }
+        // MSG_MORE holds a stream's segment back (a datagram's is not
+        // corked: it goes at once).
+        let more = if stream { a[3] & MSG_MORE } else { 0 };
+        let flags = (a[3] & MSG_SERVER | more) as u32;
         let pieces = [(a[1], a[2])];
         self.send_pieces(rid, n, a, p, (id, stream, fl), flags, to, &pieces)
     }
@@ -660,6 +687,10 @@ impl Sup {
         };
         if (a[2] as i64) < 0 {
             return ret(Err(errno::EINVAL));
+        }
+        if a[3] & MSG_OOB != 0 {
+            // No urgent data ever waits (Linux: EINVAL on a stream).
+            return ret(Err(if stream { errno::EINVAL } else { errno::EOPNOTSUPP }));
         }
         let flags = (a[3] & MSG_SERVER) as u32;
         let pieces = [(a[1], a[2])];
@@ -840,6 +871,9 @@ impl Sup {
         } else {
             None
         };
+        if a[2] & MSG_OOB != 0 {
+            return ret(Err(errno::EOPNOTSUPP));
+        }
         let flags = (a[2] & MSG_SERVER) as u32;
         self.send_pieces(rid, nr::SENDMSG, a, p, sock, flags, to, &pieces)
     }
@@ -853,6 +887,9 @@ impl Sup {
             Ok(h) => h,
             Err(e) => return ret(Err(e)),
         };
+        if a[2] & MSG_OOB != 0 {
+            return ret(Err(if sock.1 { errno::EINVAL } else { errno::EOPNOTSUPP }));
+        }
         let flags = (a[2] & MSG_SERVER & !(MSG_CMSG_CLOEXEC | MSG_MORE)) as u32;
         match self.recv_pieces(rid, nr::RECVMSG, a, p, sock, flags, &pieces, name != 0) {
             Ok((done, from)) => {
@@ -927,12 +964,24 @@ impl Sup {
             return self.unix_setsockopt(a[1] as u32, a[2] as u32, &value);
         }
         let (id, ..) = self.sock_of(a[0])?;
+        // SO_SNDBUFFORCE and SO_RCVBUFFORCE: root's way past the limits
+        // (the server's own limits still hold).
+        const SO_SNDBUFFORCE: u64 = 32;
+        const SO_RCVBUFFORCE: u64 = 33;
+        let name = match (a[1] as u32, a[2]) {
+            (net::SOL_SOCKET, SO_SNDBUFFORCE | SO_RCVBUFFORCE) if self.cred.euid != 0 => {
+                return Err(errno::EPERM);
+            }
+            (net::SOL_SOCKET, SO_SNDBUFFORCE) => net::SO_SNDBUF,
+            (net::SOL_SOCKET, SO_RCVBUFFORCE) => net::SO_RCVBUF,
+            _ => a[2] as u32,
+        };
         let mut m = vec![0u8; 16 + value.len()];
         Writer::new(&mut m)
             .u32(id)
             .u32(value.len() as u32)
             .u32(a[1] as u32)
-            .u32(a[2] as u32)
+            .u32(name)
             .bytes(&value);
         self.net_call(net::SETSOCKOPT, &m, &mut [])
     }
@@ -962,43 +1011,36 @@ impl Sup {
     /// is served again from `p`.
     fn sock_block(&mut self, rid: u64, n: u64, a: [u64; 6], p: Progress, id: u32, events: u16) -> Out {
         self.note_again(id, errno::EAGAIN);
-        match self.net_poll(&[(id, events)], true) {
-            Ok(r) if r[0] != 0 => {
-                // Ready already (it changed since the try): try once more,
-                // without waiting.
-                if self.net.wait.as_ref().is_some_and(|w| w.rid == rid) {
-                    return ret(Err(errno::EAGAIN));
-                }
-                self.net.wait = Some(Wait {
-                    rid,
-                    token: 0,
-                    nr: n,
-                    args: a,
-                    progress: p,
-                });
+        let token = match self.net_poll(&[(id, events)], true) {
+            // Ready already (it changed since the try): once more at once.
+            Ok(r) if r[0] != 0 && !self.net.retrying => {
+                self.net.retrying = true;
                 let o = self.sock_call(rid, n, a, Some(p));
-                if matches!(o, Out::Ret(_)) {
-                    self.net.wait = None;
-                }
-                o
+                self.net.retrying = false;
+                return o;
             }
-            Ok(_) => {
-                let token = self.net.watch_token;
-                // A signal's handler with SA_RESTART makes the process
-                // issue the call again (`signals::restart`).
-                self.passed = Some((n, a));
-                self.net.wait = Some(Wait {
-                    rid,
-                    token,
-                    nr: n,
-                    args: a,
-                    progress: p,
-                });
-                self.held = Some((rid, Hold::Poll { token }));
-                Out::Done
+            // Ready, yet the call still cannot go on (a listener's
+            // connection not yet accepted whole): look again in 10 ms,
+            // by the shared server's timer.
+            Ok(r) if r[0] != 0 => {
+                let deadline = sys::now_ns() + 10_000_000;
+                crate::proto::word(&self.ctl(&[crate::proto::ctl::POLL, self.pid as u64, deadline]), 1)
             }
-            Err(e) => ret(Err(e)),
-        }
+            Ok(_) => self.net.watch_token,
+            Err(e) => return ret(Err(e)),
+        };
+        // A signal's handler with SA_RESTART makes the process issue the
+        // call again (`signals::restart`).
+        self.passed = Some((n, a));
+        self.net.wait = Some(Wait {
+            rid,
+            token,
+            nr: n,
+            args: a,
+            progress: p,
+        });
+        self.held = Some((rid, Hold::Poll { token }));
+        Out::Done
     }
 
     /// A watch's wake for a held socket call: it is tried again. Returns
