@@ -310,6 +310,35 @@ int main(void)
 	EXPECT_ERR("socketpair with a protocol", socketpair(AF_UNIX, SOCK_STREAM, 7, sv), EPROTONOSUPPORT);
 	EXPECT_ERR("socketpair to a bad array", syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, BAD_PTR), EFAULT);
 
+	section("AF_UNIX datagram and seqpacket pairs");
+	EXPECT_OK("socketpair SOCK_DGRAM", socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	EXPECT_EQ("SO_TYPE", opt(sv[0], SOL_SOCKET, SO_TYPE), SOCK_DGRAM);
+	EXPECT_EQ("send one", send(sv[0], "one", 3, 0), 3);
+	EXPECT_EQ("send an empty datagram", send(sv[0], "", 0, 0), 0);
+	EXPECT_EQ("send three", write(sv[0], "three", 5), 5);
+	struct pollfd dp = { sv[1], POLLIN, 0 };
+	EXPECT_EQ("poll: readable", poll(&dp, 1, 0), 1);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("recv takes one datagram", recv(sv[1], buf, sizeof buf, 0), 3);
+	EXPECT_STR("the first", buf, "one");
+	EXPECT_EQ("then the empty one", recv(sv[1], buf, sizeof buf, 0), 0);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("a short read takes part of the third", read(sv[1], buf, 2), 2);
+	EXPECT_STR("its start", buf, "th");
+	EXPECT_ERR("the rest was dropped", recv(sv[1], buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	EXPECT_EQ("the other way", send(sv[1], "back", 4, 0), 4);
+	EXPECT_EQ("arrives whole", recv(sv[0], buf, sizeof buf, 0), 4);
+	close(sv[0]);
+	close(sv[1]);
+	EXPECT_OK("socketpair SOCK_SEQPACKET", socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
+	EXPECT_EQ("SO_TYPE", opt(sv[1], SOL_SOCKET, SO_TYPE), SOCK_SEQPACKET);
+	write(sv[1], "abc", 3);
+	write(sv[1], "de", 2);
+	EXPECT_EQ("a read takes one record", read(sv[0], buf, sizeof buf), 3);
+	EXPECT_EQ("then the next", read(sv[0], buf, sizeof buf), 2);
+	close(sv[0]);
+	close(sv[1]);
+
 	section("select over a socket and a pipe");
 	EXPECT_OK("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	l = listener(0);
