@@ -29,6 +29,8 @@ const EVENTS: u32 = 0x3fff;
 const O_CLOEXEC: u64 = 0o2000000;
 /// `struct epoll_event` on x86_64: packed, 12 bytes.
 const EVENT_LEN: usize = 12;
+/// Levels of epoll sets inside epoll sets Linux allows.
+const MAX_NESTS: usize = 4;
 
 pub struct Entry {
     pub fd: i32,
@@ -62,7 +64,61 @@ pub struct EpWait {
     pub deadline: u64,
 }
 
+/// The epoll sets an entry of `ep` names.
+fn inner_sets(ep: &RefCell<Epoll>) -> Vec<Rc<RefCell<Epoll>>> {
+    ep.borrow()
+        .entries
+        .iter()
+        .filter_map(|x| x.ofd.upgrade())
+        .filter_map(|o| match &o.borrow().kind {
+            Kind::Epoll(e) => Some(e.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `from` reaches `to` through the sets its entries name (ELOOP
+/// past the nesting limit, which no legal graph reaches).
+fn reaches(from: &Rc<RefCell<Epoll>>, to: &Rc<RefCell<Epoll>>, level: usize) -> Result<bool, i64> {
+    if level > MAX_NESTS + 1 {
+        return Err(errno::ELOOP);
+    }
+    for e in inner_sets(from) {
+        if Rc::ptr_eq(&e, to) || reaches(&e, to, level + 1)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Levels of sets below `ep` (itself included).
+fn depth(ep: &Rc<RefCell<Epoll>>, level: usize) -> usize {
+    if level > MAX_NESTS + 1 {
+        return level;
+    }
+    1 + inner_sets(ep).iter().map(|e| depth(e, level + 1)).max().unwrap_or(0)
+}
+
 impl Sup {
+    /// Levels of this process's sets above `ep` (those holding it, and
+    /// theirs).
+    fn height_above(&self, ep: &Rc<RefCell<Epoll>>, level: usize) -> usize {
+        if level > MAX_NESTS + 1 {
+            return level;
+        }
+        self.fds
+            .distinct()
+            .iter()
+            .filter_map(|o| match &o.borrow().kind {
+                Kind::Epoll(e) => Some(e.clone()),
+                _ => None,
+            })
+            .filter(|s| inner_sets(s).iter().any(|i| Rc::ptr_eq(i, ep)))
+            .map(|s| 1 + self.height_above(&s, level + 1))
+            .max()
+            .unwrap_or(0)
+    }
+
     pub(super) fn epoll_create(&mut self, flags: u64) -> Result<u64, i64> {
         if flags & !O_CLOEXEC != 0 {
             return Err(errno::EINVAL);
@@ -105,6 +161,21 @@ impl Sup {
                 u64::from_le_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]]),
             )
         };
+        // A set inside a set: no cycle, and at most EPOLL_MAX_NESTS (4)
+        // levels below the outermost one (checked before the list is
+        // borrowed for the change: the walk reads every set).
+        let inner = match &target.borrow().kind {
+            Kind::Epoll(inner) => Some(inner.clone()),
+            _ => None,
+        };
+        if let (EPOLL_CTL_ADD, Some(inner)) = (op, &inner) {
+            if Rc::ptr_eq(inner, &ep) || reaches(inner, &ep, 0)? {
+                return Err(errno::ELOOP);
+            }
+            if depth(inner, 0) + self.height_above(&ep, 0) > MAX_NESTS {
+                return Err(errno::EINVAL);
+            }
+        }
         let mut e = ep.borrow_mut();
         e.entries.retain(|x| x.ofd.strong_count() > 0);
         let at = e
@@ -114,11 +185,6 @@ impl Sup {
         match (op, at) {
             (EPOLL_CTL_ADD, Some(_)) => Err(errno::EEXIST),
             (EPOLL_CTL_ADD, None) => {
-                if let Kind::Epoll(inner) = &target.borrow().kind
-                    && Rc::ptr_eq(inner, &ep)
-                {
-                    return Err(errno::ELOOP);
-                }
                 e.entries.push(Entry {
                     fd: fd as i32,
                     ofd: Rc::downgrade(&target),
