@@ -46,6 +46,8 @@ const MSG_SERVER: u64 =
 const MSG_MORE: u64 = 0x8000;
 /// Urgent data, which the server does not carry.
 const MSG_OOB: u64 = 0x1;
+/// The socket's error queue (ICMP errors, timestamps): always empty here.
+const MSG_ERRQUEUE: u64 = 0x2000;
 const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 /// Linux's largest single read or write.
 const MAX_RW: u64 = 0x7fff_f000;
@@ -692,6 +694,9 @@ impl Sup {
             // No urgent data ever waits (Linux: EINVAL on a stream).
             return ret(Err(if stream { errno::EINVAL } else { errno::EOPNOTSUPP }));
         }
+        if a[3] & MSG_ERRQUEUE != 0 {
+            return ret(Err(errno::EAGAIN));
+        }
         let flags = (a[3] & MSG_SERVER) as u32;
         let pieces = [(a[1], a[2])];
         match self.recv_pieces(rid, n, a, p, (id, stream, fl), flags, &pieces, a[4] != 0) {
@@ -889,6 +894,9 @@ impl Sup {
         };
         if a[2] & MSG_OOB != 0 {
             return ret(Err(if sock.1 { errno::EINVAL } else { errno::EOPNOTSUPP }));
+        }
+        if a[2] & MSG_ERRQUEUE != 0 {
+            return ret(Err(errno::EAGAIN));
         }
         let flags = (a[2] & MSG_SERVER & !(MSG_CMSG_CLOEXEC | MSG_MORE)) as u32;
         match self.recv_pieces(rid, nr::RECVMSG, a, p, sock, flags, &pieces, name != 0) {

@@ -18,6 +18,7 @@ use tessera_api::net;
 
 const SOCK_STREAM: u64 = 1;
 const SOCK_DGRAM: u64 = 2;
+const SOCK_RAW: u64 = 3;
 const SOCK_SEQPACKET: u64 = 5;
 
 impl Sup {
@@ -40,7 +41,15 @@ impl Sup {
         }
         match domain {
             AF_UNIX => {}
-            super::socket::AF_INET => return Err(errno::EOPNOTSUPP),
+            super::socket::AF_INET => {
+                // The sockets are checked as socket() would make them;
+                // then TCP/IP has no pairs.
+                return Err(match (kind & 0xf, protocol) {
+                    (SOCK_STREAM, 0 | 6) | (SOCK_DGRAM, 0 | 1 | 17) | (SOCK_RAW, 1..) => errno::EOPNOTSUPP,
+                    (SOCK_STREAM | SOCK_DGRAM | SOCK_RAW, _) => errno::EPROTONOSUPPORT,
+                    _ => errno::ESOCKTNOSUPPORT,
+                });
+            }
             _ => return Err(errno::EAFNOSUPPORT),
         }
         // PF_UNIX (1) is AF_UNIX's one protocol.
