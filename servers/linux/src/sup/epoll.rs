@@ -227,8 +227,13 @@ impl Sup {
             Ok(e) => e,
             Err(e) => return ret(Err(e)),
         };
-        // The buffer must be writable (Linux checks it first).
-        if let Err(e) = self.write_mem(rid, a[1], &[0u8; EVENT_LEN]) {
+        // The buffer must be writable (Linux checks it first), and keeps
+        // what it holds when no event comes: its first event's bytes are
+        // written back as they are.
+        if let Err(e) = self
+            .read_mem(rid, a[1], EVENT_LEN)
+            .and_then(|b| self.write_mem(rid, a[1], &b))
+        {
             return ret(Err(e));
         }
         if mask.0 != 0 {
