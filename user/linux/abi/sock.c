@@ -441,6 +441,7 @@ int main(void)
 	read(op[0], buf, 1);
 	write(op[1], "b", 1);
 	EXPECT_EQ("then nothing", epoll_wait(ep1, &got, 10, 0), 0);
+	EXPECT_TRUE("the buffer keeps the last event", got.events == EPOLLIN && got.data.fd == op[0]);
 	close(ep1);
 	close(op[0]);
 	close(op[1]);
