@@ -2,6 +2,10 @@
 //! `F_SETPIPE_SZ` set), a write appended to the last page only if it fits
 //! there whole, so that the capacity programs observe is Linux's (65,536
 //! bytes in writes of 4,096, 64,000 in writes of 1,000).
+//!
+//! A pipe of messages (an AF_UNIX datagram socket pair) keeps where each
+//! write ended: a write goes whole or waits, a read takes one message
+//! (what does not fit the reader's buffer is dropped, as a datagram's).
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -26,6 +30,9 @@ pub struct Pipe {
     /// References to each end (processes holding it open).
     pub readers: u32,
     pub writers: u32,
+    /// The lengths of the messages it holds, oldest first (None: a byte
+    /// stream).
+    messages: Option<VecDeque<usize>>,
 }
 
 impl Default for Pipe {
@@ -36,6 +43,7 @@ impl Default for Pipe {
             head: 0,
             readers: 0,
             writers: 0,
+            messages: None,
         }
     }
 }
@@ -48,6 +56,49 @@ impl Pipe {
             writers: 1,
             ..Pipe::default()
         }
+    }
+
+    /// An empty pipe of messages with one holder of each end.
+    pub fn of_messages() -> Pipe {
+        Pipe {
+            messages: Some(VecDeque::new()),
+            ..Pipe::new()
+        }
+    }
+
+    pub fn holds_messages(&self) -> bool {
+        self.messages.is_some()
+    }
+
+    /// Whether a read finds something (a message, even an empty one).
+    pub fn readable(&self) -> bool {
+        match &self.messages {
+            Some(m) => !m.is_empty(),
+            None => !self.is_empty(),
+        }
+    }
+
+    /// Whether a message of `len` bytes goes in now.
+    pub fn fits_message(&self, len: usize) -> bool {
+        self.room_for(len) == len
+    }
+
+    /// Appends one message (which `fits_message` allowed).
+    pub fn push_message(&mut self, data: &[u8]) {
+        self.push(data);
+        if let Some(m) = &mut self.messages {
+            m.push_back(data.len());
+        }
+    }
+
+    /// Takes the first message: its first `n` bytes, the rest dropped.
+    pub fn take_message(&mut self, n: usize) -> Vec<u8> {
+        let Some(len) = self.messages.as_mut().and_then(VecDeque::pop_front) else {
+            return Vec::new();
+        };
+        let data = self.peek(n.min(len));
+        self.consume(len);
+        data
     }
 
     pub fn len(&self) -> usize {
@@ -216,6 +267,28 @@ mod tests {
         let mut p = Pipe::default();
         p.resize(size).unwrap();
         fill_pipe(p, write)
+    }
+
+    #[test]
+    fn messages_keep_their_boundaries() {
+        let mut p = Pipe::of_messages();
+        assert!(p.holds_messages() && !p.readable());
+        p.push_message(b"first");
+        p.push_message(b"");
+        p.push_message(&[9; 5000]);
+        assert!(p.readable());
+        assert_eq!(p.take_message(100), b"first");
+        // An empty message is a message.
+        assert!(p.readable());
+        assert_eq!(p.take_message(100), b"");
+        // A short read drops the rest of its message.
+        assert_eq!(p.take_message(3), [9, 9, 9]);
+        assert!(!p.readable() && p.is_empty());
+        assert!(p.fits_message(65536));
+        assert!(!p.fits_message(65537));
+        p.push_message(&[1; 60000]);
+        assert!(!p.fits_message(8000));
+        assert!(p.fits_message(10));
     }
 
     #[test]

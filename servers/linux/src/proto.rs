@@ -73,7 +73,8 @@ pub mod ctl {
     pub const SETSID: u64 = 11;
     /// [pid] → [parent].
     pub const GETPPID: u64 = 12;
-    /// [] → [read end, write end].
+    /// [messages (1: each write one message, an AF_UNIX datagram pair's)]
+    /// → [read end, write end].
     pub const PIPE: u64 = 13;
     /// [objects...]: references given up.
     pub const RELEASE: u64 = 14;

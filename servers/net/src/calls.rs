@@ -67,7 +67,13 @@ impl Server {
         let caller = info.caller;
         self.client(caller);
         let (recv, outcome, changes) = match info.entry {
-            SEND => (false, self.send_call(rid, info), true),
+            // More to come (MSG_MORE): the stack sends nothing until the
+            // rest is there, so one write of several buffers goes out as
+            // one segment, not as one held back by Nagle.
+            SEND => {
+                let more = self.client(caller).context.is_some_and(|c| c.flags & MSG_MORE != 0);
+                (false, self.send_call(rid, info), !more)
+            }
             RECV => (true, self.recv_call(rid, info), true),
             STATS => {
                 let _ = sys::endr(rid, self.report().as_bytes());
@@ -128,6 +134,7 @@ impl Server {
                 Ok(Outcome::ok())
             }),
             POLL => self.poll_call(rid, info, msg),
+            WATCH => self.watch_call(info, msg),
             FCNTL => self.fcntl(caller, msg),
             SHARE => self.share(caller, msg).map(|()| Outcome::ok()),
             _ => Err(Errno::ENOSYS),
@@ -513,7 +520,7 @@ impl Server {
              sockets_made {}\naccepted {}\nconnected {}\nclients_gone {}\nover_budget {}\nturns {}\nalarms {}\n\
              copied_in {}\ncopied_out {}\nloopback_packets {}\nloopback_bytes {}\nnic_attached {}\nnic_attaches {}\n\
              nic_frames_in {}\nnic_bytes_in {}\nnic_frames_out {}\nnic_bytes_out {}\nnic_dropped {}\n\
-             nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\n",
+             nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\nwatches {}\nwatch_wakes {}\n",
             self.table.count,
             self.clients.len(),
             self.pending.len(),
@@ -542,6 +549,8 @@ impl Server {
             nic.dropped,
             s.pages_moved,
             s.tx_requests,
+            self.watches.len(),
+            s.watch_wakes,
         );
         out
     }

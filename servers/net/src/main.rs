@@ -27,6 +27,7 @@ mod server;
 mod socket;
 mod stack;
 mod tcp;
+mod watch;
 
 use server::Server;
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};

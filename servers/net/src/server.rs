@@ -61,6 +61,7 @@ pub struct Stats {
     pub attaches: u64,
     pub pages_moved: u64,
     pub tx_requests: u64,
+    pub watch_wakes: u64,
 }
 
 pub struct Server {
@@ -68,6 +69,9 @@ pub struct Server {
     pub table: Table,
     pub clients: BTreeMap<u64, Client>,
     pub pending: Vec<Pending>,
+    /// Clients' watches (WATCH), and wake-up requests not yet fetched.
+    pub watches: Vec<crate::watch::Watch>,
+    pub unfetched: usize,
     /// Listening sockets, whose pools are refilled as SYNs arrive.
     pub listeners: Vec<u32>,
     /// Connections closed by their programs, still finishing, and the
@@ -91,6 +95,8 @@ impl Server {
             table: Table::default(),
             clients: BTreeMap::new(),
             pending: Vec::new(),
+            watches: Vec::new(),
+            unfetched: 0,
             listeners: Vec::new(),
             orphans: Vec::new(),
             buffers: 0,
@@ -140,6 +146,9 @@ impl Server {
     /// calls answered, the NIC's frames sent to its driver, the timer set.
     pub fn turn(&mut self) {
         self.stats.turns += 1;
+        // An ACCEPT may have made room in a backlog: listen again first,
+        // so that the next SYN does not meet a reset.
+        self.refill_listeners();
         for _ in 0..ROUNDS {
             for link in Link::ALL {
                 while self.stack.ingress_one(link) {
@@ -151,6 +160,7 @@ impl Server {
             }
             self.flush_nic();
             let answered = self.wake();
+            self.watch_wakes();
             self.reap_orphans();
             if !answered && !self.stack.has_ingress(Link::Loopback) {
                 break;
@@ -174,7 +184,8 @@ impl Server {
             let mut listening = core::mem::take(&mut l.listening);
             let mut queue = core::mem::take(&mut l.queue);
             let backlog = l.backlog;
-            let mut made = Vec::new();
+            // Refills owed from earlier passes first.
+            let mut made = core::mem::take(&mut l.owed);
             listening.retain(|&h| {
                 let st = self.stack.tcp_mut(h).state();
                 if st == tcp::State::Listen {
@@ -192,13 +203,12 @@ impl Server {
                 }
                 true
             });
+            let mut owed = Vec::new();
             for link in made {
-                if queue.len() + listening.len() >= backlog + 2 {
-                    break;
-                }
                 let bytes = options.rcvbuf + options.sndbuf;
-                if self.buffers + bytes > BUDGET {
-                    break;
+                if queue.len() + listening.len() >= backlog + 2 || self.buffers + bytes > BUDGET {
+                    owed.push(link);
+                    continue;
                 }
                 self.buffers += bytes;
                 let h = self.stack.tcp(link, options.rcvbuf, options.sndbuf);
@@ -218,6 +228,7 @@ impl Server {
             {
                 l.listening = listening;
                 l.queue = queue;
+                l.owed = owed;
             }
         }
     }
@@ -307,6 +318,7 @@ impl Server {
             self.clients.remove(&pid);
             self.stats.clients_gone += 1;
             self.pending.retain(|p| p.caller != pid);
+            self.forget_watches(pid);
             for id in self.table.ids() {
                 if self.table.any(id).is_some_and(|s| s.held_by(pid)) {
                     self.release(id, pid);

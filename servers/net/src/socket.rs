@@ -47,6 +47,9 @@ pub struct Listener {
     pub backlog: usize,
     pub listening: Vec<Handle>,
     pub queue: VecDeque<Handle>,
+    /// Links whose listening socket took a connection while the backlog
+    /// was full: a fresh one listens there once it has room again.
+    pub owed: Vec<Link>,
 }
 
 /// A TCP connection (or an attempt at one).
@@ -58,6 +61,9 @@ pub struct Conn {
     pub deadline: Option<u64>,
     pub shut_rd: bool,
     pub shut_wr: bool,
+    /// A reset was reported once (ECONNRESET): later sends are EPIPE and
+    /// receives the end of the stream, as Linux's.
+    pub reset_told: bool,
 }
 
 pub enum Tcp {

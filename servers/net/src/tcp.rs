@@ -103,6 +103,7 @@ impl Server {
         s.kind = Kind::Tcp(Tcp::Listening(Listener {
             backlog,
             listening,
+            owed: Vec::new(),
             queue: VecDeque::new(),
         }));
         self.listeners.push(id);
@@ -164,6 +165,7 @@ impl Server {
                 deadline: None,
                 shut_rd: false,
                 shut_wr: false,
+                reset_told: false,
             })),
             protocol: IPPROTO_TCP,
             options: Options {
@@ -242,6 +244,7 @@ impl Server {
                 deadline: Some(now_ns() + CONNECT_NS),
                 shut_rd: false,
                 shut_wr: false,
+                reset_told: false,
             }));
         }
         Outcome::Wait
@@ -310,6 +313,7 @@ impl Server {
                     deadline: c.deadline,
                     shut_rd: c.shut_rd,
                     shut_wr: c.shut_wr,
+                    reset_told: c.reset_told,
                 },
                 c.established,
             )),
@@ -323,6 +327,9 @@ impl Server {
     pub fn tcp_send(&mut self, rid: u64, caller: u64, context: Context, done: &mut usize, len: usize) -> Outcome {
         let (c, established) = match self.conn(caller, context.socket) {
             Ok(c) => c,
+            // A socket never connected (or listening) cannot carry data:
+            // EPIPE, as Linux answers (SIGPIPE is the caller's).
+            Err(Outcome::Fail(Errno::ENOTCONN)) => return Outcome::Fail(Errno::EPIPE),
             Err(o) => return o,
         };
         if c.shut_wr {
@@ -353,7 +360,7 @@ impl Server {
                 Err(_) if *done > 0 => return Outcome::Value(*done as i64, Vec::new()),
                 Err(_) => {
                     return Outcome::Fail(match eof(sock, true) {
-                        Eof::Reset => Errno::ECONNRESET,
+                        Eof::Reset => self.reset_once(caller, context.socket),
                         _ => Errno::EPIPE,
                     });
                 }
@@ -421,7 +428,13 @@ impl Server {
         if *done == 0 || (flags & MSG_WAITALL != 0 && *done < len && more) {
             match state {
                 Eof::Open => return Outcome::Wait,
-                Eof::Reset if *done == 0 => return Outcome::Fail(Errno::ECONNRESET),
+                Eof::Reset if *done == 0 => {
+                    return match self.reset_once(caller, id) {
+                        Errno::ECONNRESET => Outcome::Fail(Errno::ECONNRESET),
+                        // Told already: the stream has ended.
+                        _ => Outcome::Data(0),
+                    };
+                }
                 _ => {}
             }
         }
@@ -429,6 +442,22 @@ impl Server {
             return Outcome::Fail(Errno::EFAULT);
         }
         Outcome::Data(base + *done)
+    }
+
+    /// ECONNRESET the first time a connection's reset is reported, EPIPE
+    /// after.
+    fn reset_once(&mut self, caller: u64, id: u32) -> Errno {
+        if let Ok(Socket {
+            kind: Kind::Tcp(Tcp::Conn(c)),
+            ..
+        }) = self.table.get(id, caller)
+        {
+            if c.reset_told {
+                return Errno::EPIPE;
+            }
+            c.reset_told = true;
+        }
+        Errno::ECONNRESET
     }
 
     pub fn tcp_shutdown(&mut self, caller: u64, id: u32, how: u32) -> Result<(), Errno> {

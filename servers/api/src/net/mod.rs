@@ -55,6 +55,14 @@
 //! | `SHARE` | socket u32, 0 u32, pid u64 | 0 |
 //! | `ERRNO` | | the errno of the last failed RECV (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
+//! | `WATCH` | token u64, entry u32, count u32, then per socket as in `POLL` | ready count, then per socket: revents u16 (none ready: the watch is kept) |
+//!
+//! **Watches.** `WATCH` is `POLL` for a client that must not wait in the
+//! server (the Linux personality's supervisor, which serves its process's
+//! signals meanwhile): if no socket is ready, the server keeps the watch
+//! (one per client, a new one replaces it, none cancels it) and, once one
+//! is ready or closes, sends the client a request (AnT's non-blocking
+//! `request`) on the entry it named with the token as its message.
 
 pub mod client;
 
@@ -82,7 +90,8 @@ pub const FCNTL: u64 = 15;
 pub const SHARE: u64 = 16;
 pub const ERRNO: u64 = 17;
 pub const STATS: u64 = 18;
-pub const ENTRIES: u64 = (1 << 19) - 1;
+pub const WATCH: u64 = 19;
+pub const ENTRIES: u64 = (1 << 20) - 1;
 
 /// How RECV fails for `EAGAIN`.
 pub const AGAIN: Error = Error::Busy;
@@ -112,6 +121,8 @@ pub const MSG_TRUNC: u32 = 0x20;
 pub const MSG_DONTWAIT: u32 = 0x40;
 pub const MSG_WAITALL: u32 = 0x100;
 pub const MSG_NOSIGNAL: u32 = 0x4000;
+/// More data follows: the stack waits for it before sending (Linux's cork).
+pub const MSG_MORE: u32 = 0x8000;
 /// RECV flag of this protocol (not Linux's): the reply starts with the
 /// sender's [`SockAddr`], then the data (for `recvfrom` on a datagram
 /// socket in one call).

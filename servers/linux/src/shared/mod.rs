@@ -275,7 +275,8 @@ impl Shared {
             Waiting::Vfork { child } => {
                 let done = self.procs.get(child).is_none_or(|c| c.zombie.is_some() || c.execed);
                 if done {
-                    self.finish(h, 0);
+                    // vfork returns the child's pid in the parent.
+                    self.finish(h, child as u64);
                 }
                 done
             }
@@ -290,6 +291,12 @@ impl Shared {
                 && done > 0
             {
                 self.finish(&h, done);
+                return;
+            }
+            // The child exists: vfork is not made again (the signal is
+            // delivered in the parent as vfork returns).
+            if let Waiting::Vfork { child } = h.what {
+                self.finish(&h, child as u64);
                 return;
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
@@ -327,7 +334,7 @@ impl Shared {
             ctl::GETSID => result(self.procs.getsid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
             ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
-            ctl::PIPE => reply(&self.objs.pipe()),
+            ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
             ctl::HOLD => {
                 for &o in &w[1..] {
                     self.objs.add_ref(o, 1);

@@ -101,10 +101,12 @@ impl Objects {
         id
     }
 
-    pub fn pipe(&mut self) -> [u64; 2] {
+    /// A pipe's two ends (`messages`: one whose writes are messages).
+    pub fn pipe(&mut self, messages: bool) -> [u64; 2] {
         let pid = self.next;
         self.next += 1;
-        self.pipes.insert(pid, Pipe::new());
+        self.pipes
+            .insert(pid, if messages { Pipe::of_messages() } else { Pipe::new() });
         let end = |kind| Object {
             kind,
             refs: 1,
@@ -219,7 +221,7 @@ impl Objects {
         let Some(o) = self.objs.get(&id) else { return 0x20 };
         let got = match o.kind {
             obj::PIPE_READ => match self.pipes.get(&o.pipe) {
-                Some(p) if !p.is_empty() => POLLIN | if p.writers == 0 { POLLHUP } else { 0 },
+                Some(p) if p.readable() => POLLIN | if p.writers == 0 { POLLHUP } else { 0 },
                 Some(p) if p.writers == 0 => POLLHUP,
                 _ => 0,
             },
@@ -274,7 +276,7 @@ impl Shared {
                     self.finish(h, 0);
                     return true;
                 };
-                if p.is_empty() {
+                if !p.readable() {
                     if p.writers == 0 {
                         self.finish(h, 0);
                         return true;
@@ -284,6 +286,21 @@ impl Shared {
                         return true;
                     }
                     return false;
+                }
+                if p.holds_messages() {
+                    // A datagram: one message, what does not fit dropped.
+                    let Some(p) = self.objs.pipes.get_mut(&pipe_id) else {
+                        return true;
+                    };
+                    let data = p.take_message(len as usize);
+                    self.woke = true;
+                    let v = if self.put(h, buf, &data) {
+                        data.len() as u64
+                    } else {
+                        errno::fail(errno::EFAULT)
+                    };
+                    self.finish(h, v);
+                    return true;
                 }
                 let n = (len as usize).min(p.len());
                 let data = p.peek(n);
@@ -349,6 +366,9 @@ impl Shared {
                 self.finish(h, v);
                 return true;
             }
+            if p.holds_messages() {
+                return self.write_message(h, pipe_id, buf, len, nonblock);
+            }
             if done == len {
                 self.finish(h, len);
                 return true;
@@ -383,6 +403,36 @@ impl Shared {
             // pass of `progress` wakes them).
             self.woke = true;
         }
+    }
+
+    /// A write to a pipe of messages: whole, or it waits (EMSGSIZE if it
+    /// could never fit).
+    fn write_message(&mut self, h: &Held, pipe_id: u64, buf: u64, len: u64, nonblock: bool) -> bool {
+        let Some(p) = self.objs.pipes.get(&pipe_id) else {
+            return true;
+        };
+        if len as usize > p.size() {
+            self.finish(h, errno::fail(errno::EMSGSIZE));
+            return true;
+        }
+        if !p.fits_message(len as usize) {
+            if nonblock {
+                self.finish(h, errno::fail(errno::EAGAIN));
+                return true;
+            }
+            return false;
+        }
+        let mut data = vec![0u8; len as usize];
+        if calls::caller_read(h.rid, buf, &mut data).is_err() {
+            self.finish(h, errno::fail(errno::EFAULT));
+            return true;
+        }
+        if let Some(p) = self.objs.pipes.get_mut(&pipe_id) {
+            p.push_message(&data);
+        }
+        self.woke = true;
+        self.finish(h, len);
+        true
     }
 
     fn tty_read(&mut self, h: &Held, buf: u64, len: u64, flags: u64, nonblock: bool) -> bool {

@@ -58,6 +58,22 @@ pub enum Kind {
     Mem(Rc<Vec<u8>>),
     /// A directory the supervisor serves: its entries (name, type, ino).
     VDir(Rc<Vec<(String, u8, u64)>>),
+    /// A socket of the TCP/IP server (its number there; stream or not).
+    Socket {
+        id: u32,
+        stream: bool,
+    },
+    /// One end of an AF_UNIX socket pair: the shared server's pipe it
+    /// reads (`rx`) and the one it writes (`tx`), 0 once shut down; `ty`
+    /// is its type (`SOCK_STREAM`, or `SOCK_DGRAM` and `SOCK_SEQPACKET`,
+    /// whose pipes keep each write as one message).
+    Unix {
+        rx: u64,
+        tx: u64,
+        ty: u8,
+    },
+    /// An epoll instance (`epoll.rs`).
+    Epoll(Rc<RefCell<super::epoll::Epoll>>),
 }
 
 pub struct Ofd {
@@ -99,6 +115,15 @@ impl Ofd {
         match self.kind {
             Kind::Obj { id, .. } => Some(id),
             _ => self.shared,
+        }
+    }
+
+    /// The shared server's objects it holds references to (an AF_UNIX
+    /// socket holds two pipes).
+    pub fn objects(&self) -> Vec<u64> {
+        match self.kind {
+            Kind::Unix { rx, tx, .. } => alloc::vec![rx, tx],
+            _ => self.object().into_iter().collect(),
         }
     }
 }

@@ -225,7 +225,10 @@ impl Sup {
         if let Kind::File { fd, .. } = d.kind {
             self.fs.close(fd);
         }
-        if let Some(id) = d.object() {
+        if let Kind::Socket { id, .. } = d.kind {
+            self.net_close(id);
+        }
+        for id in d.objects() {
             self.ctl(&[ctl::RELEASE, id]);
         }
     }
@@ -341,6 +344,16 @@ impl Sup {
                 Out::Ret(n as u64)
             }
             Kind::VDir(_) => ret(Err(errno::EISDIR)),
+            Kind::Socket { .. } | Kind::Unix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::Socket { .. } => {
+                drop(d);
+                self.sock_call(rid, linuxabi::nr::READ, a, None)
+            }
+            Kind::Unix { .. } => {
+                drop(d);
+                self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0))
+            }
+            Kind::Epoll(_) => ret(Err(errno::EINVAL)),
         }
     }
 
@@ -390,6 +403,16 @@ impl Sup {
             Kind::Null | Kind::Zero | Kind::Random => Out::Ret(len),
             Kind::Full => ret(Err(errno::ENOSPC)),
             Kind::Mem(_) | Kind::VDir(_) => ret(Err(errno::EBADF)),
+            Kind::Socket { .. } | Kind::Unix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::Socket { .. } => {
+                drop(d);
+                self.sock_call(rid, linuxabi::nr::WRITE, a, None)
+            }
+            Kind::Unix { .. } => {
+                drop(d);
+                self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0))
+            }
+            Kind::Epoll(_) => ret(Err(errno::EINVAL)),
         }
     }
 
@@ -426,8 +449,17 @@ impl Sup {
         if cnt > 1024 {
             return ret(Err(errno::EINVAL));
         }
-        if let Err(e) = self.fds.get(fd) {
-            return ret(Err(e));
+        match self.fds.ofd(fd) {
+            Err(e) => return ret(Err(e)),
+            Ok(o) if matches!(o.borrow().kind, Kind::Socket { .. }) && at.is_none() => {
+                let n = if write {
+                    linuxabi::nr::WRITEV
+                } else {
+                    linuxabi::nr::READV
+                };
+                return self.sock_call(rid, n, a, None);
+            }
+            Ok(_) => {}
         }
         let vecs = match self.read_mem(rid, iov, cnt as usize * 16) {
             Ok(v) => v,
@@ -475,7 +507,7 @@ impl Sup {
             Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?).size as u64,
             Kind::Mem(m) => m.len() as u64,
             Kind::VDir(l) => l.len() as u64,
-            Kind::Obj { .. } => return Err(errno::ESPIPE),
+            Kind::Obj { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => return Err(errno::ESPIPE),
             _ => return Ok(0),
         };
         let cur = self.pos(&d);
@@ -520,6 +552,35 @@ impl Sup {
                     ..StatView::default()
                 }
             }
+            Kind::Socket { id, .. } => StatView {
+                dev: st::makedev(0, 8),
+                ino: *id as u64,
+                nlink: 1,
+                mode: st::S_IFSOCK | 0o777,
+                blksize: 4096,
+                uid: self.cred.euid,
+                gid: self.cred.egid,
+                ..StatView::default()
+            },
+            Kind::Unix { rx, .. } => StatView {
+                dev: st::makedev(0, 8),
+                ino: *rx,
+                nlink: 1,
+                mode: st::S_IFSOCK | 0o777,
+                blksize: 4096,
+                uid: self.cred.euid,
+                gid: self.cred.egid,
+                ..StatView::default()
+            },
+            Kind::Epoll(_) => StatView {
+                dev: st::makedev(0, 14),
+                nlink: 1,
+                mode: 0o600,
+                blksize: 4096,
+                uid: self.cred.euid,
+                gid: self.cred.egid,
+                ..StatView::default()
+            },
             _ => {
                 let node = self.vnode(&d.path).unwrap_or(VNode::Mem(Vec::new()));
                 let mut s = self.vstat(&d.path, &node);
@@ -1003,7 +1064,8 @@ impl Sup {
             // open() on x86_64 adds O_LARGEFILE; pipe() does not.
             F_GETFL => {
                 let d = slot.ofd.borrow();
-                let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY);
+                let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY)
+                    || matches!(d.kind, Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_));
                 let large = if pipe { 0 } else { fdt::O_LARGEFILE };
                 Ok((self.flags_of(&d) | large) as u64)
             }

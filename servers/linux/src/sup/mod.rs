@@ -10,14 +10,18 @@
 //! Supervisors are pooled by the shared server: one whose process ended
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
+mod epoll;
 mod fdtable;
 mod files;
 mod fs;
 mod locks;
 mod off2f;
 mod procs;
+mod ready;
 mod signals;
+mod socket;
 mod syscalls;
+mod unix;
 mod vfs;
 
 use crate::proto::{self, sup as entry};
@@ -122,6 +126,8 @@ pub struct Sup {
     pub exe_comm: Option<String>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
+    /// Its sockets' server, and socket calls and epoll waits it holds.
+    pub net: socket::Net,
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
@@ -179,6 +185,7 @@ impl Sup {
             poll_req: None,
             exe_comm: None,
             ended: false,
+            net: socket::Net::default(),
         }
     }
 

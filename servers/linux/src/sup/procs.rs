@@ -207,6 +207,7 @@ impl Sup {
         self.persona = 0;
         self.has_locks = false;
         self.fs.cred = Default::default();
+        self.net.reset();
     }
 
     /// Whether its process has ended and it is free again.
@@ -256,9 +257,7 @@ impl Sup {
                     Err(e) => return ret(Err(e)),
                 }
             }
-            if let Some(id) = d.object() {
-                objs.push(id);
-            }
+            objs.extend(d.objects());
         }
         let mut req = vec![ctl::FORK, self.pid as u64, vfork as u64];
         req.extend_from_slice(&objs);
@@ -339,7 +338,7 @@ impl Sup {
 
     /// The state the child's supervisor starts from: the parent's, with
     /// the file server's numbers of the child's supervisor.
-    fn child_state(&self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
+    fn child_state(&mut self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
         let mut e = Enc::default();
         e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
         let c = &self.cred;
@@ -387,6 +386,12 @@ impl Sup {
                 Kind::Random => (6, 0, 0),
                 Kind::Mem(_) => (7, 0, 0),
                 Kind::VDir(_) => (8, 0, 0),
+                Kind::Socket { id, stream } => {
+                    self.net_share(*id, child_sup);
+                    (9, *id as u64, *stream as u64)
+                }
+                Kind::Unix { rx, tx, ty } => (10, *rx, *tx | (*ty as u64) << 56),
+                Kind::Epoll(_) => (11, 0, 0),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
@@ -397,6 +402,13 @@ impl Sup {
                 e.w(list.len() as u64);
                 for (name, t, ino) in list.iter() {
                     e.s(name.as_bytes()).w(*t as u64).w(*ino);
+                }
+            }
+            if let Kind::Epoll(ep) = &d.kind {
+                let list = super::epoll::encode(&ep.borrow(), ofds);
+                e.w(list.len() as u64);
+                for w in list {
+                    e.w(w);
                 }
             }
         }
@@ -463,6 +475,7 @@ impl Sup {
         self.argv = (0..argc).map(|_| d.s()).collect();
         let n = (d.w() as usize).min(65536);
         let mut ofds = Vec::with_capacity(n);
+        let mut epolls = Vec::new();
         for _ in 0..n {
             let (tag, a, b, flags, pos, shared) = (d.w(), d.w(), d.w(), d.w() as u32, d.w(), d.w());
             let path = String::from_utf8_lossy(&d.s()).into_owned();
@@ -477,6 +490,22 @@ impl Sup {
                 5 => Kind::Full,
                 6 => Kind::Random,
                 7 => Kind::Mem(Rc::new(d.s())),
+                9 => Kind::Socket {
+                    id: a as u32,
+                    stream: b != 0,
+                },
+                10 => Kind::Unix {
+                    rx: a,
+                    tx: b & ((1 << 56) - 1),
+                    ty: (b >> 56) as u8,
+                },
+                11 => {
+                    let m = (d.w() as usize).min(1 << 20);
+                    let words: Vec<u64> = (0..m).map(|_| d.w()).collect();
+                    let ep = Rc::new(RefCell::new(super::epoll::Epoll::default()));
+                    epolls.push((ep.clone(), words));
+                    Kind::Epoll(ep)
+                }
                 _ => {
                     let m = (d.w() as usize).min(1 << 16);
                     let list = (0..m)
@@ -495,6 +524,9 @@ impl Sup {
                 shared: (shared != 0).then_some(shared),
                 path,
             })));
+        }
+        for (ep, words) in epolls {
+            super::epoll::decode(&mut ep.borrow_mut(), &words, &ofds);
         }
         let m = (d.w() as usize).min(65536);
         for _ in 0..m {
@@ -820,9 +852,10 @@ impl Sup {
             if let Kind::File { fd, .. } = d.kind {
                 self.fs.close(fd);
             }
-            if let Some(id) = d.object() {
-                objs.push(id);
+            if let Kind::Socket { id, .. } = d.kind {
+                self.net_close(id);
             }
+            objs.extend(d.objects());
         }
         self.fds = FdTable::default();
         if let Some(fd) = self.cwd_fd.take() {

@@ -264,8 +264,14 @@ impl Sup {
     pub(super) fn kick(&mut self) {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) => {
+                // A socket call restarts under SA_RESTART, as Linux's.
+                let e = if self.sock_held() {
+                    errno::ERESTARTSYS
+                } else {
+                    errno::EINTR
+                };
                 self.held = None;
-                self.answer(rid, errno::fail(errno::EINTR));
+                self.answer(rid, errno::fail(e));
             }
             Some((rid, Hold::Stopped)) => {
                 if self.sig.pending & sig::bit(sig::SIGKILL) != 0 {

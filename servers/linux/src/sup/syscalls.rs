@@ -51,9 +51,6 @@ pub enum PollKind {
 const POLLIN: u64 = 1;
 const POLLPRI: u64 = 2;
 const POLLOUT: u64 = 4;
-const POLLNVAL: u64 = 0x20;
-const POLLRDNORM: u64 = 0x40;
-const POLLWRNORM: u64 = 0x100;
 
 impl Sup {
     pub(super) fn dispatch(&mut self, rid: u64, n: u64, a: [u64; 6]) -> Out {
@@ -274,6 +271,17 @@ impl Sup {
                 ret(Err(errno::EPERM))
             }
             nr::MKNOD | nr::MKNODAT => ret(Err(errno::EPERM)),
+            n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
+            nr::EPOLL_CREATE if (a[0] as i32) <= 0 => ret(Err(errno::EINVAL)),
+            nr::EPOLL_CREATE => ret(self.epoll_create(0)),
+            nr::EPOLL_CREATE1 => ret(self.epoll_create(a[0])),
+            nr::EPOLL_CTL => ret(self.epoll_ctl(rid, a)),
+            nr::EPOLL_WAIT => self.epoll_wait(rid, a, poll_timeout_ms(a[3]), (0, 0)),
+            nr::EPOLL_PWAIT => self.epoll_wait(rid, a, poll_timeout_ms(a[3]), (a[4], a[5])),
+            nr::EPOLL_PWAIT2 => match self.timespec_deadline(rid, a[3]) {
+                Ok(t) => self.epoll_wait(rid, a, t, (a[4], a[5])),
+                Err(e) => ret(Err(e)),
+            },
             _ => Out::Ret(errno::fail(errno::ENOSYS)),
         }
     }
@@ -784,52 +792,22 @@ impl Sup {
     }
 
     /// The events of every entry now: (ready count, revents per entry),
-    /// and the shared server's objects asked about.
-    fn poll_now(&self, fds: &[(i64, u64)], deadline: u64) -> (u64, Vec<u64>, u64) {
-        let mut revents = vec![0u64; fds.len()];
-        let mut objs: Vec<(usize, u64, u64)> = Vec::new();
+    /// and the shared server's token if it registered a wait (`ready.rs`;
+    /// a negative descriptor is skipped).
+    fn poll_now(&mut self, fds: &[(i64, u64)], deadline: u64) -> (u64, Vec<u64>, u64) {
+        let mut items = Vec::new();
+        let mut at = Vec::new();
         for (i, &(fd, ev)) in fds.iter().enumerate() {
-            if fd < 0 {
-                continue;
-            }
-            let Ok(o) = self.fds.ofd(fd as u64) else {
-                revents[i] = POLLNVAL;
-                continue;
-            };
-            let d = o.borrow();
-            match d.kind {
-                Kind::Obj { id, .. } => objs.push((i, id, ev)),
-                _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM | POLLPRI),
+            if fd >= 0 {
+                items.push((self.fds.ofd(fd as u64).ok(), ev));
+                at.push(i);
             }
         }
-        let mut token = 0;
-        let immediate = revents.iter().any(|&r| r != 0);
-        if !objs.is_empty() || (!immediate && deadline != 0) {
-            let wait = if immediate { 0 } else { deadline };
-            let mut m = vec![ctl::POLL, self.pid as u64, wait];
-            for &(_, id, ev) in &objs {
-                m.push(id);
-                m.push(
-                    ev | if ev & POLLRDNORM != 0 { POLLIN } else { 0 } | if ev & POLLWRNORM != 0 { POLLOUT } else { 0 },
-                );
-            }
-            let r = self.ctl(&m);
-            if word(&r, 0) == 0 && r.len() == 2 {
-                token = word(&r, 1);
-            } else {
-                for (k, &(i, _, ev)) in objs.iter().enumerate() {
-                    let mut got = word(&r, 1 + k);
-                    if got & POLLIN != 0 && ev & POLLRDNORM != 0 {
-                        got |= POLLRDNORM;
-                    }
-                    if got & POLLOUT != 0 && ev & POLLWRNORM != 0 {
-                        got |= POLLWRNORM;
-                    }
-                    revents[i] = got & (ev | 0x38);
-                }
-            }
+        let (ready, r, token) = self.readiness(&items, deadline);
+        let mut revents = vec![0u64; fds.len()];
+        for (k, &i) in at.iter().enumerate() {
+            revents[i] = r[k];
         }
-        let ready = revents.iter().filter(|&&r| r != 0).count() as u64;
         (ready, revents, token)
     }
 
@@ -959,10 +937,14 @@ impl Sup {
 
     /// A registration's wake: the held poll (or timed wait) looks again.
     pub(super) fn poll_woken(&mut self, token: u64) {
+        if self.sock_woken(token) || self.epoll_woken(token) {
+            return;
+        }
         let Some((rid, Hold::Poll { token: t })) = self.held else {
             return;
         };
-        if t != token {
+        // The TCP/IP server's watch wakes a poll over sockets too.
+        if t != token && token != self.net.watch_token {
             return;
         }
         self.held = None;

@@ -179,7 +179,9 @@ impl Sup {
     }
 
     fn tessera_node(&self, rest: &str) -> Result<VNode, i64> {
-        let names = ["res", "pool", "trace", "counters", "servers", "cpus", "faults", "mem"];
+        let names = [
+            "res", "pool", "trace", "counters", "servers", "cpus", "faults", "mem", "net",
+        ];
         Ok(match rest {
             "" => VNode::Dir(names.iter().map(|n| (n.to_string(), DT_REG, ino_of(n))).collect()),
             "res" => VNode::Mem(report(inspect::resources)),
@@ -190,6 +192,11 @@ impl Sup {
             "cpus" => VNode::Mem(report(inspect::cpus)),
             "faults" => VNode::Mem(faults_report().into_bytes()),
             "mem" => VNode::Mem(self.meminfo().into_bytes()),
+            // The TCP/IP server's counters (its STATS).
+            "net" => VNode::Mem(match tessera_api::net::client::stats() {
+                Ok(text) => text.into_bytes(),
+                Err(e) => alloc::format!("not available: {e:?}\n").into_bytes(),
+            }),
             r => match r.strip_prefix("res/").and_then(inspect::kind_named) {
                 Some(kind) => VNode::Mem(report(|| inspect::resources_of(kind))),
                 None => return Err(errno::ENOENT),

@@ -1,0 +1,118 @@
+//! Readiness of descriptions of every kind at once, for poll, select and
+//! epoll: the shared server's objects (pipes, the terminal, AF_UNIX ends)
+//! in one POLL to it, the TCP/IP server's sockets in one WATCH (or POLL)
+//! to that server, the rest ready at once. When nothing is ready and the
+//! caller will wait, both servers keep a registration that wakes the
+//! supervisor (`sup::WAKE`): the shared server's token is returned, the
+//! TCP/IP server's is `net.watch_token`.
+
+use super::Sup;
+use super::fdtable::{Kind, OfdRef};
+use crate::proto::{ctl, word};
+use alloc::vec;
+use alloc::vec::Vec;
+
+const POLLIN: u64 = 1;
+const POLLPRI: u64 = 2;
+const POLLOUT: u64 = 4;
+const POLLERR: u64 = 8;
+const POLLHUP: u64 = 0x10;
+const POLLNVAL: u64 = 0x20;
+const POLLRDNORM: u64 = 0x40;
+const POLLWRNORM: u64 = 0x100;
+const POLLRDHUP: u64 = 0x2000;
+
+/// The events of a request as the servers see them (RDNORM is IN, WRNORM
+/// is OUT).
+fn plain(ev: u64) -> u64 {
+    ev | if ev & POLLRDNORM != 0 { POLLIN } else { 0 } | if ev & POLLWRNORM != 0 { POLLOUT } else { 0 }
+}
+
+/// What was asked of what the servers answered (the NORM aliases back).
+fn asked(got: u64, ev: u64) -> u64 {
+    let mut got = got;
+    if got & POLLIN != 0 && ev & POLLRDNORM != 0 {
+        got |= POLLRDNORM;
+    }
+    if got & POLLOUT != 0 && ev & POLLWRNORM != 0 {
+        got |= POLLWRNORM;
+    }
+    got & (ev | POLLERR | POLLHUP | POLLNVAL)
+}
+
+impl Sup {
+    /// The events of each item now (None: a closed descriptor, POLLNVAL):
+    /// (ready count, revents, the shared server's token if it registered a
+    /// wait). `deadline` 0: do not wait.
+    pub(super) fn readiness(&mut self, items: &[(Option<OfdRef>, u64)], deadline: u64) -> (u64, Vec<u64>, u64) {
+        let mut revents = vec![0u64; items.len()];
+        // (item, object, events asked of it)
+        let mut objs: Vec<(usize, u64, u64)> = Vec::new();
+        let mut socks: Vec<(usize, u32, u16)> = Vec::new();
+        for (i, (o, ev)) in items.iter().enumerate() {
+            let Some(o) = o else {
+                revents[i] = POLLNVAL;
+                continue;
+            };
+            let d = o.borrow();
+            match d.kind {
+                Kind::Obj { id, .. } => objs.push((i, id, plain(*ev))),
+                Kind::Unix { rx, tx, .. } => {
+                    let e = plain(*ev);
+                    if rx != 0 {
+                        objs.push((i, rx, e & !(POLLOUT | POLLWRNORM)));
+                    } else {
+                        revents[i] |= asked(POLLIN | POLLRDHUP, *ev);
+                    }
+                    if tx != 0 {
+                        objs.push((i, tx, e & !(POLLIN | POLLRDNORM | POLLPRI | POLLRDHUP)));
+                    } else {
+                        revents[i] |= POLLHUP;
+                    }
+                }
+                Kind::Socket { id, .. } => socks.push((i, id, plain(*ev) as u16)),
+                // An epoll set inside a poll: not followed (never ready).
+                Kind::Epoll(_) => {}
+                // Files and devices: always ready (Linux's DEFAULT_POLLMASK).
+                _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM),
+            }
+        }
+        let mut immediate = revents.iter().any(|&r| r != 0);
+        if !socks.is_empty() {
+            let list: Vec<(u32, u16)> = socks.iter().map(|&(_, s, e)| (s, e)).collect();
+            let watch = !immediate && deadline != 0;
+            match self.net_poll(&list, watch) {
+                Ok(r) => {
+                    for (k, &(i, _, _)) in socks.iter().enumerate() {
+                        revents[i] |= asked(r[k] as u64, items[i].1);
+                    }
+                }
+                Err(_) => {
+                    for &(i, _, _) in &socks {
+                        revents[i] = POLLNVAL;
+                    }
+                }
+            }
+            immediate = revents.iter().any(|&r| r != 0);
+        }
+        let mut token = 0;
+        if !objs.is_empty() || (!immediate && deadline != 0) {
+            let wait = if immediate { 0 } else { deadline };
+            let mut m = vec![ctl::POLL, self.pid as u64, wait];
+            for &(_, id, ev) in &objs {
+                m.push(id);
+                m.push(ev);
+            }
+            let r = self.ctl(&m);
+            if word(&r, 0) == 0 && r.len() == 2 {
+                token = word(&r, 1);
+            } else {
+                for (k, &(i, _, _)) in objs.iter().enumerate() {
+                    revents[i] |= asked(word(&r, 1 + k), items[i].1);
+                }
+            }
+        }
+        let ready = revents.iter().filter(|&&r| r != 0).count() as u64;
+        (ready, revents, token)
+    }
+}

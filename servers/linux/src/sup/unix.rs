@@ -1,0 +1,270 @@
+//! AF_UNIX stream socket pairs, next to the pipes they are made of: an end
+//! reads one of the shared server's pipes and writes the other, so the
+//! waiting, the signals, EOF when the peer closes and EPIPE (with
+//! SIGPIPE) when it is gone are the pipes', and the bytes cross once, from
+//! the writer's memory into the pipe and from the pipe into the reader's.
+//! Datagram and seqpacket pairs are pipes of messages: a write is one
+//! message, whole or not at all, a read takes one. Named sockets (bind
+//! and connect on a path) are not made yet.
+
+use super::fdtable::{self as fdt, Kind, Ofd, OfdRef};
+use super::socket::AF_UNIX;
+use super::{Out, Sup, ret};
+use crate::proto::{ctl, pass, word};
+use alloc::string::String;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use tessera_api::net;
+
+const SOCK_STREAM: u64 = 1;
+const SOCK_DGRAM: u64 = 2;
+const SOCK_RAW: u64 = 3;
+const SOCK_SEQPACKET: u64 = 5;
+
+impl Sup {
+    /// socket(AF_UNIX, ...): only pairs exist so far.
+    pub(super) fn unix_socket(&mut self, kind: u64, protocol: u64) -> Result<u64, i64> {
+        if protocol > 1 {
+            return Err(errno::EPROTONOSUPPORT);
+        }
+        match kind & 0xf {
+            SOCK_STREAM | SOCK_DGRAM | SOCK_SEQPACKET => Err(errno::EAFNOSUPPORT),
+            _ => Err(errno::ESOCKTNOSUPPORT),
+        }
+    }
+
+    /// socketpair(domain, type, protocol, sv).
+    pub(super) fn socketpair(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let (domain, kind, protocol, at) = (a[0], a[1], a[2], a[3]);
+        if kind & !(0xf | (net::SOCK_NONBLOCK | net::SOCK_CLOEXEC) as u64) != 0 {
+            return Err(errno::EINVAL);
+        }
+        match domain {
+            AF_UNIX => {}
+            super::socket::AF_INET => {
+                // The sockets are checked as socket() would make them;
+                // then TCP/IP has no pairs.
+                return Err(match (kind & 0xf, protocol) {
+                    (SOCK_STREAM, 0 | 6) | (SOCK_DGRAM, 0 | 1 | 17) | (SOCK_RAW, 1..) => errno::EOPNOTSUPP,
+                    (SOCK_STREAM | SOCK_DGRAM | SOCK_RAW, _) => errno::EPROTONOSUPPORT,
+                    _ => errno::ESOCKTNOSUPPORT,
+                });
+            }
+            _ => return Err(errno::EAFNOSUPPORT),
+        }
+        // PF_UNIX (1) is AF_UNIX's one protocol.
+        if protocol > 1 {
+            return Err(errno::EPROTONOSUPPORT);
+        }
+        let ty = kind & 0xf;
+        if !matches!(ty, SOCK_STREAM | SOCK_DGRAM | SOCK_SEQPACKET) {
+            return Err(errno::ESOCKTNOSUPPORT);
+        }
+        self.write_mem(rid, at, &[0u8; 8])?;
+        let messages = (ty != SOCK_STREAM) as u64;
+        let one = self.ctl(&[ctl::PIPE, messages]);
+        let two = self.ctl(&[ctl::PIPE, messages]);
+        let (r1, w1, r2, w2) = (word(&one, 0), word(&one, 1), word(&two, 0), word(&two, 1));
+        if errno::of(r1).is_some() || errno::of(r2).is_some() {
+            let live: Vec<u64> = [r1, w1, r2, w2]
+                .into_iter()
+                .filter(|&x| errno::of(x).is_none())
+                .collect();
+            if !live.is_empty() {
+                let mut m = alloc::vec![ctl::RELEASE];
+                m.extend_from_slice(&live);
+                self.ctl(&m);
+            }
+            return Err(errno::ENFILE);
+        }
+        let nonblock = if kind & net::SOCK_NONBLOCK as u64 != 0 {
+            fdt::O_NONBLOCK
+        } else {
+            0
+        };
+        let cloexec = kind & net::SOCK_CLOEXEC as u64 != 0;
+        let end = |rx, tx| {
+            Ofd::new(
+                Kind::Unix { rx, tx, ty: ty as u8 },
+                fdt::O_RDWR | nonblock,
+                String::from("socket:"),
+            )
+        };
+        let (x, y) = (end(r1, w2), end(r2, w1));
+        let limit = self.limits[7][0].min(1 << 20) as usize;
+        let fx = match self.fds.insert(x.clone(), cloexec, limit) {
+            Ok(f) => f,
+            Err(e) => {
+                self.release(&x);
+                self.release(&y);
+                return Err(e);
+            }
+        };
+        let fy = match self.fds.insert(y.clone(), cloexec, limit) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = self.fds.take(fx as u64);
+                self.release(&x);
+                self.release(&y);
+                return Err(e);
+            }
+        };
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&(fx as i32).to_le_bytes());
+        b[4..].copy_from_slice(&(fy as i32).to_le_bytes());
+        self.write_mem(rid, at, &b)?;
+        Ok(0)
+    }
+
+    /// A read (or recv) of an AF_UNIX end: the pipe it reads, waiting there.
+    /// `io`: the buffer, its length and the `MSG_*` flags.
+    pub(super) fn unix_read(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
+        let (buf, len, flags) = io;
+        let (rx, nonblock) = {
+            let d = o.borrow();
+            let Kind::Unix { rx, .. } = d.kind else {
+                return ret(Err(errno::ENOTSOCK));
+            };
+            (
+                rx,
+                d.flags & fdt::O_NONBLOCK != 0 || flags & net::MSG_DONTWAIT as u64 != 0,
+            )
+        };
+        if rx == 0 {
+            return Out::Ret(0);
+        }
+        let f = if nonblock { pass::NONBLOCK } else { 0 };
+        self.pass(rid, n, a, &[pass::READ, self.pid as u64, rx, buf, len, f])
+    }
+
+    /// A write (or send) of an AF_UNIX end: into the pipe the peer reads.
+    /// `io`: the buffer, its length and the `MSG_*` flags.
+    pub(super) fn unix_write(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
+        let (buf, len, flags) = io;
+        let (tx, nonblock) = {
+            let d = o.borrow();
+            let Kind::Unix { tx, .. } = d.kind else {
+                return ret(Err(errno::ENOTSOCK));
+            };
+            (
+                tx,
+                d.flags & fdt::O_NONBLOCK != 0 || flags & net::MSG_DONTWAIT as u64 != 0,
+            )
+        };
+        if tx == 0 {
+            if flags & net::MSG_NOSIGNAL as u64 == 0 {
+                self.post(linuxabi::frame::SigInfo {
+                    signo: linuxabi::signal::SIGPIPE,
+                    pid: self.pid,
+                    uid: self.cred.uid,
+                    ..Default::default()
+                });
+            }
+            return ret(Err(errno::EPIPE));
+        }
+        let f = if nonblock { pass::NONBLOCK } else { 0 };
+        self.pass(rid, n, a, &[pass::WRITE, self.pid as u64, tx, buf, len, f])
+    }
+
+    /// The socket calls on an AF_UNIX end that move data: the first buffer
+    /// of a message only (a short count, which a stream allows).
+    pub(super) fn unix_call(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef) -> Out {
+        use linuxabi::nr;
+        match n {
+            nr::SENDTO => self.unix_write(rid, n, a, o, (a[1], a[2], a[3])),
+            nr::RECVFROM => {
+                if a[4] != 0 {
+                    // No sender's name on a stream: its length is 0.
+                    if let Err(e) = self.put_addr(rid, a[4], a[5], &[]) {
+                        return ret(Err(e));
+                    }
+                }
+                self.unix_read(rid, n, a, o, (a[1], a[2], a[3]))
+            }
+            nr::SENDMSG | nr::RECVMSG => {
+                let h = match self.read_mem(rid, a[1], 56) {
+                    Ok(h) => h,
+                    Err(e) => return ret(Err(e)),
+                };
+                let (iov, cnt) = (linuxabi::structs::u64_at(&h, 16), linuxabi::structs::u64_at(&h, 24));
+                if cnt > 1024 {
+                    return ret(Err(errno::EMSGSIZE));
+                }
+                let v = match self.read_mem(rid, iov, cnt as usize * 16) {
+                    Ok(v) => v,
+                    Err(e) => return ret(Err(e)),
+                };
+                let first = (0..cnt as usize)
+                    .map(|i| {
+                        (
+                            linuxabi::structs::u64_at(&v, i * 16),
+                            linuxabi::structs::u64_at(&v, i * 16 + 8),
+                        )
+                    })
+                    .find(|p| p.1 > 0)
+                    .unwrap_or((0, 0));
+                if n == nr::SENDMSG {
+                    self.unix_write(rid, n, a, o, (first.0, first.1, a[2]))
+                } else {
+                    let _ = self.write_u32(rid, a[1] + 8, 0);
+                    let _ = self.write_u64(rid, a[1] + 40, 0);
+                    let _ = self.write_u32(rid, a[1] + 48, 0);
+                    self.unix_read(rid, n, a, o, (first.0, first.1, a[2]))
+                }
+            }
+            _ => ret(Err(errno::EOPNOTSUPP)),
+        }
+    }
+
+    pub(super) fn unix_shutdown(&mut self, o: &OfdRef, how: u64) -> Result<u64, i64> {
+        if how > 2 {
+            return Err(errno::EINVAL);
+        }
+        let mut d = o.borrow_mut();
+        let Kind::Unix { rx, tx, ty } = d.kind else {
+            return Err(errno::ENOTSOCK);
+        };
+        let (mut nrx, mut ntx) = (rx, tx);
+        if how != 1 && rx != 0 {
+            self.ctl(&[ctl::RELEASE, rx]);
+            nrx = 0;
+        }
+        if how != 0 && tx != 0 {
+            self.ctl(&[ctl::RELEASE, tx]);
+            ntx = 0;
+        }
+        d.kind = Kind::Unix { rx: nrx, tx: ntx, ty };
+        Ok(0)
+    }
+
+    pub(super) fn unix_getsockopt(&mut self, o: &OfdRef, level: u32, name: u32) -> Result<Vec<u8>, i64> {
+        let ty = match o.borrow().kind {
+            Kind::Unix { ty, .. } => ty as i32,
+            _ => SOCK_STREAM as i32,
+        };
+        if level != net::SOL_SOCKET {
+            return Err(errno::EOPNOTSUPP);
+        }
+        let v: i32 = match name {
+            net::SO_TYPE => ty,
+            net::SO_DOMAIN => AF_UNIX as i32,
+            net::SO_PROTOCOL | net::SO_ERROR | net::SO_ACCEPTCONN => 0,
+            _ => return Err(errno::ENOPROTOOPT),
+        };
+        Ok(v.to_le_bytes().to_vec())
+    }
+
+    pub(super) fn unix_setsockopt(&mut self, level: u32, name: u32, value: &[u8]) -> Result<u64, i64> {
+        if level != net::SOL_SOCKET {
+            return Err(errno::EOPNOTSUPP);
+        }
+        if value.len() < 4 {
+            return Err(errno::EINVAL);
+        }
+        match name {
+            // The pipes' sizes stay what they are (F_SETPIPE_SZ's default).
+            net::SO_RCVBUF | net::SO_SNDBUF | net::SO_REUSEADDR | net::SO_KEEPALIVE => Ok(0),
+            _ => Err(errno::ENOPROTOOPT),
+        }
+    }
+}
