@@ -56,12 +56,12 @@ fn on_idle() {
 /// while the pool holds memory. A system call's own access (error code
 /// without the user bit) does not: its caller may hold a lock the pool's
 /// release takes.
-fn user_page_fault(addr: u64, error_code: u64) -> Result<(), kcore::vm::space::FaultError> {
+fn user_page_fault(addr: u64, error_code: u64, may_block: bool) -> Result<(), kcore::vm::space::FaultError> {
     use kcore::vm::space::FaultError;
     const FROM_USER_MODE: u64 = 4;
-    match proc::resolve_user_fault(addr, error_code) {
+    match proc::resolve_user_fault(addr, error_code, may_block) {
         Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE != 0 && resource::pool::flush() > 0 => {
-            proc::resolve_user_fault(addr, error_code)
+            proc::resolve_user_fault(addr, error_code, may_block)
         }
         done => done,
     }
