@@ -275,7 +275,8 @@ impl Shared {
             Waiting::Vfork { child } => {
                 let done = self.procs.get(child).is_none_or(|c| c.zombie.is_some() || c.execed);
                 if done {
-                    self.finish(h, 0);
+                    // The parent's vfork (or clone) returns the child's pid.
+                    self.finish(h, child as u64);
                 }
                 done
             }
@@ -378,6 +379,15 @@ impl Shared {
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
+            ctl::THREAD_NEW => result(
+                self.procs
+                    .new_tid(word(&w, 1) as u32)
+                    .map_or(-errno::ESRCH, |t| t as i64),
+            ),
+            ctl::THREAD_END => {
+                self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
+                result(0)
+            }
             _ => result(-errno::ENOSYS),
         }
     }

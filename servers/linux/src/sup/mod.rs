@@ -18,6 +18,7 @@ mod off2f;
 mod procs;
 mod signals;
 mod syscalls;
+mod threads;
 mod vfs;
 
 use crate::proto::{self, sup as entry};
@@ -122,6 +123,8 @@ pub struct Sup {
     pub exe_comm: Option<String>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
+    /// The process's threads.
+    pub threads: threads::Threads,
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
@@ -179,6 +182,7 @@ impl Sup {
             poll_req: None,
             exe_comm: None,
             ended: false,
+            threads: threads::Threads::default(),
         }
     }
 
@@ -312,6 +316,7 @@ impl Sup {
         if self.tpid == 0 {
             self.tpid = info.caller;
         }
+        self.thread_arrives(proto::word(&w, 7));
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
@@ -337,6 +342,7 @@ impl Sup {
             rip: proto::word(&w, 3),
             pid: proto::word(&w, 4),
         };
+        self.thread_arrives(f.pid);
         self.passed = None;
         self.on_fault(rid, &f);
     }
@@ -354,7 +360,11 @@ impl Sup {
         match info.entry {
             tessera_rt::abi::linux::entry::SYSCALL if self.active => self.syscall(rid, info),
             tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
-            tessera_rt::abi::linux::entry::ATTENTION if self.active => self.attention(rid),
+            tessera_rt::abi::linux::entry::ATTENTION if self.active => {
+                let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
+                self.thread_arrives(proto::word(&w, 7));
+                self.attention(rid)
+            }
             entry::INIT => self.init(rid, info),
             entry::SIGNAL => {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
