@@ -682,7 +682,9 @@ impl Shared {
         true
     }
 
-    /// The record `/proc` and `ps` show of `pid`.
+    /// The record `/proc` and `ps` show of `pid`. A process is sleeping
+    /// when a call of its waits here, or its first computation is blocked
+    /// in the kernel (a futex, a sleep, a call its supervisor holds).
     pub(super) fn proc_record(&self, pid: u32) -> End {
         let Some(p) = self.procs.get(pid) else {
             return result(-errno::ESRCH);
@@ -691,7 +693,7 @@ impl Shared {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) {
+        } else if self.held.iter().any(|h| h.pid == pid) || asleep(p.tpid) {
             b'S'
         } else {
             b'R'
@@ -734,4 +736,9 @@ impl Shared {
         }
         reply(&[old.0, old.1])
     }
+}
+
+/// Whether Tessera process `tpid` is blocked (waiting in the kernel).
+fn asleep(tpid: u64) -> bool {
+    tpid != 0 && sys::proc_info(tpid).is_ok_and(|i| i.state == tessera_rt::abi::state::BLOCKED)
 }

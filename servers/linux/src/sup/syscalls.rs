@@ -319,6 +319,10 @@ impl Sup {
         if (info.code >= 0 || info.code == sig::SI_TKILL) && pid != self.pid as i64 {
             return Err(errno::EPERM);
         }
+        // One thread group, by its pid: never a group or every process.
+        if pid <= 0 {
+            return Err(errno::ESRCH);
+        }
         self.send(pid, s, info.code as i64, info.value)
     }
 
