@@ -115,6 +115,10 @@ static int until_refused(void *arg)
 	static int ctid[MAX];
 	if (mem == MAP_FAILED)
 		return 60;
+	/* Every stack page present first: a page fault once the system's
+	 * memory for threads is used up could not be served (on Tessera the
+	 * page table it needs is charged where the threads are). */
+	memset(mem, 0, (size_t)MAX * STACK);
 	int made = 0, err = 0;
 	for (; made < MAX; made++) {
 		ctid[made] = -1;
