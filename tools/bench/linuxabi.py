@@ -45,8 +45,14 @@ class Transcript:
     status: int | None = 0  # exit status; None: no status (killed, lost)
 
 
+# One-file Rust programs (std, static for musl), as xtask/src/sysimage.rs builds them.
+RUSTC = ["rustc", "--edition", "2024", "--target", "x86_64-unknown-linux-musl", "-C", "opt-level=2",
+         "-C", "relocation-model=static", "-C", "target-feature=+crt-static",
+         "-C", "strip=debuginfo"]
+
+
 def programs():
-    return sorted(p.stem for p in SRC.glob("*.c"))
+    return sorted(p.stem for p in [*SRC.glob("*.c"), *SRC.glob("*.rs")])
 
 
 def build(names=None):
@@ -58,13 +64,16 @@ def build(names=None):
     for name in names or programs():
         src = SRC / f"{name}.c"
         if not src.exists():
-            raise SystemExit(f"no program {name} (user/linux/abi/{name}.c)")
+            src = SRC / f"{name}.rs"
+        if not src.exists():
+            raise SystemExit(f"no program {name} (user/linux/abi/{name}.c or .rs)")
         exe = OUT / name
         newest = max(p.stat().st_mtime for p in [src, *headers, Path(__file__)])
         if not exe.exists() or exe.stat().st_mtime < newest:
             log(f"cc {rel(src)}")
             tmp = exe.with_name(f".{name}.{os.getpid()}.tmp")
-            r = subprocess.run([*CC, "-o", str(tmp), str(src)], capture_output=True, text=True)
+            cc = RUSTC if src.suffix == ".rs" else CC
+            r = subprocess.run([*cc, "-o", str(tmp), str(src)], capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(f"cc {rel(src)} failed:\n{r.stderr}")
             tmp.rename(exe)

@@ -81,6 +81,46 @@ const ETC: &[(&str, &str)] = &[
     ("etc/shells", "/bin/sh\n/bin/ash\n"),
 ];
 
+/// Compiles one-file Rust program `src` into `exe`, a static executable
+/// for `x86_64-unknown-linux-musl` (tools/setup.sh adds the target), as
+/// tools/bench/linuxabi.py builds it for Linux.
+fn compile_rust(src: &Path, exe: &Path) -> Result<(), String> {
+    if let Some(d) = exe.parent() {
+        fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let r = Command::new("rustc")
+        .args(RUSTC_FLAGS)
+        .arg("-o")
+        .arg(exe)
+        .arg(src)
+        .output()
+        .map_err(|e| format!("cannot run rustc: {e}"))?;
+    if !r.status.success() {
+        return Err(format!(
+            "rustc {}: {}",
+            src.display(),
+            String::from_utf8_lossy(&r.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// How the Linux-ABI Rust programs are compiled (linuxabi.py has the same).
+const RUSTC_FLAGS: &[&str] = &[
+    "--edition",
+    "2024",
+    "--target",
+    "x86_64-unknown-linux-musl",
+    "-C",
+    "opt-level=2",
+    "-C",
+    "relocation-model=static",
+    "-C",
+    "target-feature=+crt-static",
+    "-C",
+    "strip=debuginfo",
+];
+
 fn newest_in(dir: &Path, newest: &mut std::time::SystemTime) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
@@ -180,17 +220,22 @@ fn compile(src: &Path, flags: &[&str], exe: &Path) -> Result<bool, String> {
     Ok(true)
 }
 
-/// The Linux-ABI test programs: every `.c` of their folder.
+/// The Linux-ABI test programs: every `.c` of their folder, and every
+/// `.rs` (one-file Rust programs using std, static for musl).
 fn abi_programs(out: &Path) -> Result<(), String> {
     let mut sources: Vec<PathBuf> = fs::read_dir(ABI_SRC)
         .map_err(|e| format!("{ABI_SRC}: {e}"))?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .filter(|p| p.extension().is_some_and(|x| x == "c" || x == "rs"))
         .collect();
     sources.sort();
     for src in sources {
         let stem = src.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
+        if src.extension().is_some_and(|x| x == "rs") {
+            compile_rust(&src, &out.join(stem))?;
+            continue;
+        }
         if !compile(&src, &[], &out.join(stem))? {
             println!("note: musl-gcc is missing (tools/setup.sh installs it): no Linux programs on the system disk");
             return Ok(());

@@ -290,6 +290,19 @@ macro_rules! each_call {
         CallerFpu = 114, caller_fpu(rid: u64, out: BytesMut);
         /// Returns 0: sets it (sigreturn; MXCSR's reserved bits are cleared)
         CallerSetFpu = 115, caller_set_fpu(rid: u64, data: Bytes);
+        /// Returns 0: a new computation (a Linux thread, Linux tid `tid`) of
+        /// the process waiting in call `rid`, in its space, starting with
+        /// `regs` (rip and rsp in user space, a canonical thread pointer);
+        /// at its end, if others go on, the 32-bit word at `clear_word`
+        /// (0: none) is cleared and a futex wake-up is made on it. Limit
+        /// when the process's kernel memory is used up
+        LinuxThread = 120, linux_thread(rid: u64, regs: In<linux::Regs>, tid: u64, clear_word: u64);
+        /// Returns 0: the computation waiting in call `rid` ends alone; its
+        /// process goes on with its others
+        CallerExitThread = 121, caller_exit_thread(rid: u64);
+        /// Returns 0: as linux_attention, for the computation of process
+        /// `pid` with Linux tid `tid` alone
+        LinuxAttentionThread = 122, linux_attention_thread(pid: u64, tid: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

@@ -147,13 +147,17 @@ pub mod nr {
     pub const GETTIMEOFDAY: u64 = 96;
     pub const ARCH_PRCTL: u64 = 158;
     pub const GETTID: u64 = 186;
+    pub const FUTEX: u64 = 202;
+    pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
 }
 
 /// The calls the kernel serves without the supervisor, and why they may be:
 /// each touches only the caller's own kernel state. `mmap` only when
-/// anonymous (a file mapping needs the file: the supervisor's).
-pub const KERNEL_SERVED: [u64; 14] = [
+/// anonymous (a file mapping needs the file: the supervisor's). `futex`
+/// and `set_tid_address` touch only user memory and the waits of the
+/// caller's computations.
+pub const KERNEL_SERVED: [u64; 16] = [
     nr::NANOSLEEP,
     nr::TIME,
     nr::CLOCK_GETRES,
@@ -168,6 +172,8 @@ pub const KERNEL_SERVED: [u64; 14] = [
     nr::ARCH_PRCTL,
     nr::GETTID,
     nr::CLOCK_GETTIME,
+    nr::FUTEX,
+    nr::SET_TID_ADDRESS,
 ];
 
 /// `SpawnOptions::personality`.

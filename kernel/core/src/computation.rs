@@ -96,6 +96,18 @@ pub struct Computation {
     fs_base: AtomicU64,
     /// Every register is kept in its system-call frames (a Linux process).
     full_frame: bool,
+    /// The number the layers above know it by among its process's
+    /// computations (a Linux thread's tid; 0: the first computation).
+    pub label: AtomicU64,
+    /// Asked to stop on its next way back to user mode (a signal for this
+    /// computation alone), besides what its process was asked.
+    pub attention: AtomicBool,
+    /// A user word cleared, and its waiters woken, when the computation
+    /// ends while others go on in its space (Linux's clear-child-tid).
+    pub clear_word: AtomicU64,
+    /// Its supervisor ended it alone: it ends as it wakes, its process
+    /// going on.
+    pub ends_alone: AtomicBool,
     /// CPU time consumed, in TSC cycles (`clock::cycles_to_ns` converts).
     pub cpu_cycles: AtomicU64,
     /// Held only to be freed with the computation; a switch uses `stack_top`.
@@ -121,6 +133,11 @@ pub struct UserStart {
     pub affinity: usize,
     /// Every register is kept in its system-call frames (see `entry.S`).
     pub full_frame: bool,
+    /// Every general register at the start, instead of `rdi` and `rsi`
+    /// alone (a thread starts with its creator's, as clone returns).
+    pub regs: Option<abi::linux::GeneralRegs>,
+    /// Its user FS base at the start.
+    pub fs_base: u64,
 }
 
 impl Computation {
@@ -131,12 +148,15 @@ impl Computation {
         let top = stack.top();
         let frame_size = core::mem::size_of::<TrapFrame>() as u64;
         let frame_at = top - frame_size;
+        if !crate::vm::is_canonical(start.fs_base) {
+            return Err(crate::mm::paging::MapError::NotCanonical);
+        }
         let frame = TrapFrame {
-            regs: abi::linux::GeneralRegs {
+            regs: start.regs.unwrap_or(abi::linux::GeneralRegs {
                 rdi: start.rdi,
                 rsi: start.rsi,
                 ..Default::default()
-            },
+            }),
             rip: start.rip,
             rsp: start.rsp,
             cs: crate::arch::x86_64::gdt::USER_CS as u64,
@@ -174,8 +194,12 @@ impl Computation {
             affinity: AtomicUsize::new(start.affinity),
             last_cpu: AtomicUsize::new(0),
             fpu: FpuArea(core::cell::UnsafeCell::new(fpu)),
-            fs_base: AtomicU64::new(0),
+            fs_base: AtomicU64::new(start.fs_base),
             full_frame: start.full_frame,
+            label: AtomicU64::new(0),
+            attention: AtomicBool::new(false),
+            clear_word: AtomicU64::new(0),
+            ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
             _stack: Some(stack),
             stack_top: top,
@@ -200,6 +224,10 @@ impl Computation {
             fpu: FpuArea(core::cell::UnsafeCell::new(FpuState([0; 512]))),
             fs_base: AtomicU64::new(0),
             full_frame: false,
+            label: AtomicU64::new(0),
+            attention: AtomicBool::new(false),
+            clear_word: AtomicU64::new(0),
+            ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
             _stack: None,
             stack_top: 0,

@@ -198,6 +198,7 @@ pub fn pod_bytes<T: Pod>(v: &T) -> &[u8] {
 pub unsafe trait Pod: Copy + Default {}
 // SAFETY: integers and these repr(C) structs of u64 fields qualify.
 unsafe impl Pod for u64 {}
+unsafe impl Pod for u32 {}
 unsafe impl Pod for abi::SpawnOptions {}
 unsafe impl Pod for abi::Clock {}
 unsafe impl Pod for abi::PagerSource {}

@@ -91,6 +91,10 @@ pub struct Call {
     /// Whether `page` may hold a slot: replies look here first, so that
     /// every other call's reply takes no lock for it.
     pub(crate) to_page: AtomicBool,
+    /// The computation that made it, for a Linux process's call to its
+    /// supervisor (set there alone: no other path pays for it), so that
+    /// the supervisor reaches that computation's registers.
+    pub(crate) thread: Option<alloc::sync::Weak<Computation>>,
 }
 
 /// The frame of a pager's call, and the part of it the pager fills.
@@ -107,9 +111,11 @@ pub(crate) struct PageSlot {
 pub const CALL_COST: u64 = (core::mem::size_of::<Call>() + 16 + 4 * 8 + 16) as u64;
 
 /// What the call objects of a process's blocking calls cost, charged to
-/// it once when it is made: it has one computation, so at most one
-/// blocking call, or one batch of `MAX_BATCH` members, is in flight or
-/// kept as its spares at a time. The one-call path charges nothing.
+/// it once when it is made: its first computation has at most one
+/// blocking call, or one batch of `MAX_BATCH` members, in flight or kept
+/// as its spares at a time; each further computation (a Linux thread)
+/// pays for its own call with its cost (`resource::computation::
+/// THREAD_COST`). The one-call path charges nothing.
 pub const PROCESS_RESERVE: u64 = (1 + abi::MAX_BATCH) * CALL_COST + core::mem::size_of::<batch::Batch>() as u64 + 16;
 
 /// Requests paid for at a time: their charge grows by this many calls
@@ -312,6 +318,7 @@ fn fresh() -> Result<UniqueArc<Call>, Error> {
         paid_by: None,
         page: IrqMutex::new(None),
         to_page: AtomicBool::new(false),
+        thread: None,
     }))
 }
 

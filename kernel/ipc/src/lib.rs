@@ -22,6 +22,7 @@ extern crate alloc;
 pub mod batch;
 pub mod call;
 pub mod fastpath;
+pub mod futex;
 pub mod names;
 pub mod pager;
 pub mod port;

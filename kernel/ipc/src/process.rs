@@ -64,6 +64,17 @@ pub struct Process {
     /// CPUs that run this process's space (shared with the space).
     active_cpus: Arc<AtomicU64>,
     computation: IrqMutex<Option<(ResId, Weak<Computation>)>>,
+    /// Its computations beyond the first (a Linux process's threads).
+    threads: IrqMutex<Vec<Thread>>,
+    /// Its computations that have not ended, the first among them until
+    /// it ends: the process ends with the last.
+    live: AtomicU64,
+    /// The status it ends with once its last computation has ended, when
+    /// one ended all of them (exit_group, a kill); `NO_EXIT` until then.
+    group_status: AtomicU64,
+    /// The computation that ended it, if not the first: its parent waits
+    /// until that one is off its CPU too.
+    last: IrqMutex<Option<Weak<Computation>>>,
     /// The 4 KiB work area holding the arguments; given up after they have
     /// been copied onto the stack at the first entry, or at exit.
     work_area: IrqMutex<Option<ResId>>,
@@ -125,6 +136,14 @@ pub struct Process {
 /// `Process::exit_request` when none was made.
 const NO_EXIT: u64 = u64::MAX;
 
+/// A computation of a process beyond its first: its resource identifier
+/// and what it costs the process's account while it lives.
+pub struct Thread {
+    pub id: ResId,
+    pub comp: Arc<Computation>,
+    pub charge: Charge,
+}
+
 /// What a new process is composed of, as the resource layer hands it
 /// over (the identifiers of its parts, which become its own).
 pub struct Parts {
@@ -175,6 +194,10 @@ impl Process {
             space: IrqMutex::new(Some(parts.space)),
             active_cpus,
             computation: IrqMutex::new(None),
+            threads: IrqMutex::new(Vec::new()),
+            live: AtomicU64::new(1),
+            group_status: AtomicU64::new(NO_EXIT),
+            last: IrqMutex::new(None),
             work_area: IrqMutex::new(Some(parts.work_area)),
             entry: parts.entry,
             peers: IrqMutex::new(Vec::new()),
@@ -433,6 +456,62 @@ impl Process {
         *self.computation.lock() = Some((id, Arc::downgrade(comp)));
     }
 
+    /// Adds `t` to its computations (it starts after); refused once the
+    /// process was killed or has begun to end. The kill sets its mark
+    /// before it looks at the list under its lock, and this looks at the
+    /// mark under that lock: either the kill finds the new computation,
+    /// or the computation is refused.
+    pub fn add_thread(&self, t: Thread) -> Result<(), Error> {
+        let mut list = self.threads.lock();
+        if self.is_killed() || self.is_ending() || self.live.load(Ordering::Acquire) == 0 {
+            return Err(Error::NotFound);
+        }
+        list.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        self.live.fetch_add(1, Ordering::AcqRel);
+        list.push(t);
+        Ok(())
+    }
+
+    /// How many of its computations have not ended.
+    pub fn live_computations(&self) -> u64 {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// Its computation labelled `label` (`Computation::label`; 0: the
+    /// first), while it lives.
+    pub fn computation_labelled(&self, label: u64) -> Option<Arc<Computation>> {
+        if label == 0 {
+            return self.computation().filter(|c| !c.finished.load(Ordering::Acquire));
+        }
+        let list = self.threads.lock();
+        list.iter()
+            .find(|t| t.comp.label.load(Ordering::Relaxed) == label)
+            .map(|t| t.comp.clone())
+    }
+
+    /// Its first computation beyond the first, if any lives.
+    pub fn first_thread(&self) -> Option<Arc<Computation>> {
+        self.threads.lock().first().map(|t| t.comp.clone())
+    }
+
+    /// Wakes every computation of it and interrupts those running, so
+    /// that each looks at its kill mark soon (`kill`, `exit_current`).
+    fn kick_all(&self) {
+        let kick = |c: &Arc<Computation>| {
+            sched::wake(c);
+            let cpu = c.last_cpu.load(Ordering::Relaxed);
+            if let Some(target) = kcore::cpu::get(cpu) {
+                kcore::arch::x86_64::apic::send_ipi(target.apic_id, kcore::arch::x86_64::trap::vector::RESCHEDULE);
+            }
+        };
+        if let Some(c) = self.computation() {
+            kick(&c);
+        }
+        for t in self.threads.lock().iter() {
+            kick(&t.comp);
+        }
+    }
+
     /// Its work area, given up once: after its arguments have been
     /// delivered, or as it ends.
     pub fn take_work_area(&self) -> Option<ResId> {
@@ -590,6 +669,8 @@ pub struct Hooks {
     pub first_entry: fn(&Process, &mut TrapFrame) -> bool,
     /// It ends: its resources go to the pool or are deleted.
     pub end: fn(&Process),
+    /// One of its computations beyond the first ended: the resource goes.
+    pub end_computation: fn(ResId),
 }
 
 static HOOKS: spin::Once<Hooks> = spin::Once::new();
@@ -684,23 +765,85 @@ pub fn kill(pid: u64) -> Result<(), Error> {
         return Ok(());
     }
     p.killed.store(true, Ordering::Release);
-    if let Some(c) = p.computation() {
-        sched::wake(&c);
-        // If it runs on another CPU, interrupt it so it notices soon.
-        let cpu = c.last_cpu.load(Ordering::Relaxed);
-        if let Some(target) = kcore::cpu::get(cpu) {
-            kcore::arch::x86_64::apic::send_ipi(target.apic_id, kcore::arch::x86_64::trap::vector::RESCHEDULE);
-        }
-    }
+    // Every computation, wherever it runs: waits give up, and one in user
+    // mode on another CPU is interrupted so it notices soon.
+    p.kick_all();
     Ok(())
 }
 
-/// Ends the current process with `status`: its space and regions are
-/// released, its parent is told, and its computation never runs again.
-/// Callers must not hold an `Arc` of the process or its computation: this
-/// function does not return, so such a reference would never be dropped.
+/// Ends the current process with `status`: its other computations are
+/// stopped (each ends on its way back to user mode or as its wait gives
+/// up), and the last to end releases its space and regions and tells its
+/// parent. Callers must not hold an `Arc` of the process or its
+/// computation: this function does not return, so such a reference would
+/// never be dropped.
 pub fn exit_current(status: u64) -> ! {
+    if let Some(p) = current()
+        && p.live.load(Ordering::Acquire) > 1
+    {
+        let _ = p
+            .group_status
+            .compare_exchange(NO_EXIT, status, Ordering::AcqRel, Ordering::Acquire);
+        // The first to end them all wakes the others; those that end
+        // after a kill need not (a process of thousands of threads).
+        if !p.killed.swap(true, Ordering::AcqRel) {
+            p.kick_all();
+        }
+    }
+    end_computation(status)
+}
+
+/// Ends the current computation alone (a thread's exit): its process goes
+/// on while others live, and ends with `status` if it was the last.
+pub fn exit_thread(status: u64) -> ! {
+    end_computation(status)
+}
+
+/// The current computation ends; the last of its process ends the process.
+fn end_computation(status: u64) -> ! {
     let p = current().expect("exit outside a process");
+    let me = sched::current().expect("exit outside a computation");
+    let (last, mine) = {
+        let mut list = p.threads.lock();
+        let left = p.live.fetch_sub(1, Ordering::AcqRel).saturating_sub(1);
+        let mine = list
+            .iter()
+            .position(|t| Arc::ptr_eq(&t.comp, &me))
+            .map(|i| list.swap_remove(i));
+        (left == 0, mine)
+    };
+    if !last {
+        // Others go on in its space: its clear-tid word is cleared and
+        // its waiters woken (they learn it has ended).
+        let word = me.clear_word.load(Ordering::Relaxed);
+        if word != 0 {
+            // The word may need a page fault (interrupts off on the way
+            // back to user mode, where a kill ends it; on here).
+            let off = !x86_64::instructions::interrupts::are_enabled();
+            x86_64::instructions::interrupts::enable();
+            if kcore::uaccess::write(word, &0u32).is_ok() {
+                crate::futex::wake_word(&p, word, 1);
+            }
+            if off {
+                x86_64::instructions::interrupts::disable();
+            }
+        }
+        if let Some(t) = mine {
+            (hooks().end_computation)(t.id);
+        }
+        drop(me);
+        drop(p);
+        sched::exit_current()
+    }
+    if let Some(t) = mine {
+        *p.last.lock() = Some(Arc::downgrade(&t.comp));
+        (hooks().end_computation)(t.id);
+    }
+    drop(me);
+    let status = match p.group_status.load(Ordering::Acquire) {
+        NO_EXIT => status,
+        s => s,
+    };
     // Leave the process's page tables before they are freed.
     kcore::computation::leave_user_space();
     end(&p);
@@ -747,7 +890,8 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
     }
     // The child's CPU may still be switching away from it: wait until it
     // has, so that everything the child held can be reaped from now on.
-    if let Some(c) = p.computation() {
+    let last = p.last.lock().as_ref().and_then(Weak::upgrade);
+    for c in p.computation().into_iter().chain(last) {
         while c.on_cpu.load(Ordering::Acquire) {
             core::hint::spin_loop();
         }
@@ -805,10 +949,18 @@ pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
 /// stop (an interrupt's way back, a Linux process's system call): a
 /// native process's system call never looks.
 pub fn leave_for_user_stopping(p: &Process, frame: &mut TrapFrame) {
-    if p.take_attention() {
+    if p.take_attention() || take_own_attention() {
         stop_for_supervisor(p);
     }
     leave_for_user(p, frame);
+}
+
+/// Whether the current computation alone was asked to stop, taking the
+/// request.
+#[inline(always)]
+fn take_own_attention() -> bool {
+    sched::with_current(|c| c.attention.load(Ordering::Relaxed) && c.attention.swap(false, Ordering::AcqRel))
+        .unwrap_or(false)
 }
 
 /// A Linux process its supervisor asked to stop: an ATTENTION rendezvous
@@ -822,7 +974,7 @@ fn stop_for_supervisor(p: &Process) {
     let stop = abi::linux::LinuxCall {
         nr: abi::linux::NO_CALL,
         args: [0; 6],
-        pid,
+        pid: linux_tid(pid),
     };
     x86_64::instructions::interrupts::enable();
     let r = crate::supervise::to_supervisor(p, supervisor, abi::linux::entry::ATTENTION, as_bytes(&stop));
@@ -830,7 +982,18 @@ fn stop_for_supervisor(p: &Process) {
     match r {
         Ok(_) => sched::preempt_if_needed(),
         Err(crate::supervise::Ending::Exit(status)) => exit_current(status),
+        Err(crate::supervise::Ending::Thread) => exit_thread(0),
         Err(crate::supervise::Ending::Gone) => p.killed.store(true, Ordering::Release),
+    }
+}
+
+/// The Linux tid of the computation running here, in a process whose
+/// Linux pid is `pid` (its first computation's tid).
+#[inline(always)]
+pub fn linux_tid(pid: u64) -> u64 {
+    match sched::with_current(|c| c.label.load(Ordering::Relaxed)) {
+        Some(0) | None => pid,
+        Some(tid) => tid,
     }
 }
 
@@ -1057,7 +1220,7 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
             error_code: frame.error_code,
             address: cr2,
             rip: frame.rip,
-            pid,
+            pid: linux_tid(pid),
         };
         x86_64::instructions::interrupts::enable();
         let served = crate::supervise::to_supervisor(&p, supervisor, abi::linux::entry::FAULT, as_bytes(&fault));
@@ -1067,6 +1230,10 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
             Err(crate::supervise::Ending::Exit(status)) => {
                 drop(p);
                 exit_current(status)
+            }
+            Err(crate::supervise::Ending::Thread) => {
+                drop(p);
+                exit_thread(0)
             }
             Err(crate::supervise::Ending::Gone) if p.is_killed() => {
                 drop(p);

@@ -17,9 +17,10 @@ use crate::process::{self as proc, Process, Route};
 use crate::rendezvous;
 use abi::Error;
 use abi::linux::{CallFor, MSG_IN_CALLER, REPLY_IN_CALLER, Regs};
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use core::sync::atomic::Ordering;
 use kcore::arch::x86_64::trap::TrapFrame;
+use kcore::computation::Computation;
 use kcore::uaccess::UserRange;
 use kcore::unique::UniqueArc;
 
@@ -30,6 +31,8 @@ pub enum Ending {
     Exit(u64),
     /// No supervisor serves it any more, or it was killed meanwhile.
     Gone,
+    /// The supervisor ended this computation alone (`caller_exit_thread`).
+    Thread,
 }
 
 /// A rendezvous of Linux process `caller` with its supervisor, on `entry`
@@ -57,6 +60,7 @@ pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u
     let n = message.len().min(INLINE);
     let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
     m.inline[..n].copy_from_slice(&message[..n]);
+    m.thread = sched::current().map(|me| Arc::downgrade(&me));
     *m.shown.get_mut() = n as u64;
     let partner = port::deliver(&s, c.clone()).map_err(|_| Ending::Gone)?;
     let status = c.wait_raw(partner);
@@ -65,6 +69,9 @@ pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u
     caller.port.spare.keep(c);
     if let Some(code) = caller.take_exit_request() {
         return Err(Ending::Exit(code));
+    }
+    if sched::with_current(|me| me.ends_alone.load(Ordering::Acquire)) == Some(true) {
+        return Err(Ending::Thread);
     }
     match status {
         Some(v) if !gone && !caller.is_killed() && v != GONE => Ok(v),
@@ -125,10 +132,21 @@ pub fn write(supervisor: &Process, rid: u64, addr: u64, from: UserRange) -> Resu
     Ok(from.len() as u64)
 }
 
-/// Runs `f` on the waiting process's frame.
+/// The computation that made call `c` (a Linux process's call to its
+/// supervisor), while it lives.
+fn thread_of(c: &Call) -> Result<Arc<Computation>, Error> {
+    c.thread.as_ref().and_then(Weak::upgrade).ok_or(Error::NotFound)
+}
+
+/// The waiting computation of call `rid`, which `supervisor` holds and serves.
+pub fn waiting_thread(supervisor: &Process, rid: u64) -> Result<(Arc<Process>, Arc<Computation>), Error> {
+    let (c, p) = served(supervisor, rid)?;
+    Ok((p, thread_of(&c)?))
+}
+
+/// Runs `f` on the waiting computation's frame.
 fn with_frame<R>(supervisor: &Process, rid: u64, f: impl FnOnce(&mut TrapFrame, u64) -> R) -> Result<R, Error> {
-    let (_, p) = served(supervisor, rid)?;
-    let comp = p.computation().ok_or(Error::NotFound)?;
+    let (_, comp) = waiting_thread(supervisor, rid)?;
     let fs = comp.fs_base();
     comp.with_waiting_frame(|frame| f(frame, fs)).ok_or(Error::Busy)
 }
@@ -151,8 +169,7 @@ pub fn set_regs(supervisor: &Process, rid: u64, r: &Regs) -> Result<(), Error> {
     if !user_address(r.rip) || !user_address(r.rsp) || !kcore::vm::is_canonical(r.fs_base) {
         return Err(Error::Invalid);
     }
-    let (_, p) = served(supervisor, rid)?;
-    let comp = p.computation().ok_or(Error::NotFound)?;
+    let (_, comp) = waiting_thread(supervisor, rid)?;
     comp.with_waiting_frame(|f| set_frame(f, r)).ok_or(Error::Busy)?;
     comp.set_fs_base(r.fs_base);
     Ok(())
@@ -185,8 +202,7 @@ pub fn finish(supervisor: &Process, rid: u64, value: u64) -> Result<(), Error> {
 /// `caller_fpu` (`set`: None) and `caller_set_fpu`: the waiting process's
 /// saved FPU state, read into `out` or replaced by `set`.
 pub fn fpu(holder: &Process, rid: u64, out: Option<&mut [u8; 512]>, set: Option<&[u8; 512]>) -> Result<(), Error> {
-    let (_, p) = served(holder, rid)?;
-    let comp = p.computation().ok_or(Error::NotFound)?;
+    let (_, comp) = waiting_thread(holder, rid)?;
     comp.with_waiting_fpu(|area| {
         if let Some(o) = out {
             o.copy_from_slice(area);
@@ -207,6 +223,17 @@ pub fn fpu(holder: &Process, rid: u64, out: Option<&mut [u8; 512]>, set: Option<
 pub fn exit(supervisor: &Process, rid: u64, status: u64) -> Result<(), Error> {
     let (_, p) = served(supervisor, rid)?;
     p.request_exit(status);
+    let c = port::release(supervisor, rid)?;
+    wake(rendezvous::answer(supervisor, c, 0, 0));
+    Ok(())
+}
+
+/// `caller_exit_thread`: the computation waiting in call `rid` ends
+/// alone; its process goes on with its others (the supervisor ends the
+/// last with `caller_exit`).
+pub fn exit_thread(supervisor: &Process, rid: u64) -> Result<(), Error> {
+    let (_, comp) = waiting_thread(supervisor, rid)?;
+    comp.ends_alone.store(true, Ordering::Release);
     let c = port::release(supervisor, rid)?;
     wake(rendezvous::answer(supervisor, c, 0, 0));
     Ok(())

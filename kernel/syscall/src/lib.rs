@@ -17,6 +17,7 @@ extern crate alloc;
 mod alarm;
 mod console;
 mod container;
+mod futex;
 pub mod inspect;
 mod linux;
 mod processes;
@@ -465,12 +466,46 @@ impl abi::Serve for Native<'_> {
         // A process running on another CPU comes back to the kernel at its
         // next interrupt (a reschedule IPI makes that now); one asleep in a
         // sleep the kernel serves it wakes to see (other waits look again
-        // and wait on).
-        if let Some(c) = p.computation() {
+        // and wait on). Of several computations, the first that lives is
+        // woken; whichever goes back to user mode first stops.
+        if let Some(c) = p.computation_labelled(0).or_else(|| p.first_thread()) {
             sched::kick(&c);
             sched::wake(&c);
         }
         Ok(0)
+    }
+
+    fn linux_attention_thread(&mut self, a: call::LinuxAttentionThread) -> Result<u64, Error> {
+        let p = proc::get(a.pid).ok_or(Error::NotFound)?;
+        if !ipc::supervise::serves_process(self.me.pid(), &p) {
+            return Err(Error::Denied);
+        }
+        let label = match p.route() {
+            proc::Route::Linux { pid, .. } if pid == a.tid => 0,
+            _ => a.tid,
+        };
+        let c = p.computation_labelled(label).ok_or(Error::NotFound)?;
+        c.attention.store(true, core::sync::atomic::Ordering::Release);
+        sched::kick(&c);
+        sched::wake(&c);
+        Ok(0)
+    }
+
+    fn linux_thread(&mut self, a: call::LinuxThread) -> Result<u64, Error> {
+        let mut regs = uaccess::read_in(a.regs)?;
+        // Any canonical address: one the thread cannot use faults in user
+        // mode, as on Linux (a non-canonical one would fault the return).
+        let canonical = kcore::vm::is_canonical;
+        if !canonical(regs.rip) || !canonical(regs.rsp) || !canonical(regs.fs_base) || a.tid == 0 {
+            return Err(Error::Invalid);
+        }
+        regs.rflags = 0x202;
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        resource::computation::create_thread(&p, &regs, a.tid, a.clear_word).map(|_| 0)
+    }
+
+    fn caller_exit_thread(&mut self, a: call::CallerExitThread) -> Result<u64, Error> {
+        ipc::supervise::exit_thread(self.me, a.rid).map(|()| 0)
     }
 
     fn caller_exit(&mut self, a: call::CallerExit) -> Result<u64, Error> {

@@ -6,8 +6,8 @@
 //! frame until the supervisor returns a value (`caller_return`).
 //!
 //! What these calls do differs from Linux in places (said at each): munmap
-//! and mprotect act on whole mappings only, and PROT_NONE memory is still
-//! readable.
+//! and mprotect act on whole mappings only, and PROT_NONE memory is
+//! readable and writable (mprotect is not applied).
 
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
@@ -21,7 +21,9 @@ use kcore::vm::space::At;
 use resource::{mediator, vregion, vspace};
 
 /// Linux error numbers the kernel's own answers use.
-mod errno {
+pub(crate) mod errno {
+    pub const EAGAIN: u64 = 11;
+    pub const ETIMEDOUT: u64 = 110;
     pub const EPERM: u64 = 1;
     pub const ENOENT: u64 = 2;
     pub const ESRCH: u64 = 3;
@@ -35,7 +37,7 @@ mod errno {
 }
 
 /// A negated errno, as a system call returns it.
-fn fail(errno: u64) -> u64 {
+pub(crate) fn fail(errno: u64) -> u64 {
     errno.wrapping_neg()
 }
 
@@ -59,7 +61,7 @@ fn result(r: Result<u64, Error>) -> u64 {
 /// The time Linux programs see as CLOCK_REALTIME at boot (the machine has
 /// no wall clock the kernel reads; QEMU's icount runs start their guest
 /// clock there too): 2024-01-01T00:00:00Z.
-const EPOCH_AT_BOOT: u64 = 1_704_067_200;
+pub(crate) const EPOCH_AT_BOOT: u64 = 1_704_067_200;
 
 /// A Linux process's system call, from the dispatcher: served, then the
 /// way back to user mode, where its supervisor may have asked it to stop.
@@ -76,7 +78,13 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
     let n = frame.rax;
     let a = *frame.syscall_args();
     match n {
-        nr::GETPID | nr::GETTID => pid,
+        nr::GETPID => pid,
+        nr::GETTID => proc::linux_tid(pid),
+        nr::SET_TID_ADDRESS => {
+            sched::with_current(|c| c.clear_word.store(a[0], core::sync::atomic::Ordering::Relaxed));
+            proc::linux_tid(pid)
+        }
+        nr::FUTEX => crate::futex::futex(me, a),
         nr::SCHED_YIELD => {
             sched::schedule();
             0
@@ -92,7 +100,15 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(a[0], a[1], a[2])),
-        _ => forward(me, supervisor, LinuxCall { nr: n, args: a, pid }),
+        _ => forward(
+            me,
+            supervisor,
+            LinuxCall {
+                nr: n,
+                args: a,
+                pid: proc::linux_tid(pid),
+            },
+        ),
     }
 }
 
@@ -103,6 +119,7 @@ fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
     match ipc::supervise::to_supervisor(me, supervisor, entry::SYSCALL, proc::as_bytes(&call)) {
         Ok(v) => v,
         Err(Ending::Exit(status)) => proc::exit_current(status),
+        Err(Ending::Thread) => proc::exit_thread(0),
         Err(Ending::Gone) => {
             if !me.is_killed() {
                 kcore::println!("process {} ({}): its supervisor is gone", me.pid(), me.name());
@@ -121,7 +138,7 @@ const CLOCK_REALTIME_COARSE: u64 = 5;
 const CLOCK_MONOTONIC_COARSE: u64 = 6;
 const CLOCK_BOOTTIME: u64 = 7;
 const CLOCK_TAI: u64 = 11;
-const NS: u64 = 1_000_000_000;
+pub(crate) const NS: u64 = 1_000_000_000;
 
 /// The time on `clock_id`, in nanoseconds.
 fn now_on(clock_id: u64) -> Result<u64, Error> {
@@ -168,7 +185,7 @@ fn time(to: u64) -> u64 {
 }
 
 /// A `struct timespec` from user memory, checked as Linux checks it.
-fn read_timespec(at: u64) -> Result<u64, u64> {
+pub(crate) fn read_timespec(at: u64) -> Result<u64, u64> {
     let ts: [u64; 2] = uaccess::read(at).map_err(|_| errno::EFAULT)?;
     // (Signed fields: a negative one is above 2^63 here.)
     if ts[0] >> 63 != 0 || ts[1] >= NS {
@@ -279,6 +296,7 @@ const MAP_FIXED: u64 = 0x10;
 /// program break's growth; not a Linux flag).
 const EXACT: u64 = 1 << 63;
 const MAP_ANONYMOUS: u64 = 0x20;
+const PROT_READ: u64 = 1;
 const PROT_WRITE: u64 = 2;
 const PROT_EXEC: u64 = 4;
 
@@ -301,7 +319,11 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         UserRange::new(addr, (pages * PAGE_SIZE) as usize)?;
         munmap(p, addr, pages * PAGE_SIZE)?;
     }
-    let (writable, executable) = (prot & PROT_WRITE != 0, prot & PROT_EXEC != 0);
+    // PROT_NONE memory is a reservation a later mprotect opens (a thread's
+    // stack below its guard page): as mprotect is not applied, it is
+    // mapped writable from the start.
+    let writable = prot & PROT_WRITE != 0 || prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
+    let executable = prot & PROT_EXEC != 0;
     let region = vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable)?;
     let at = if fixed || flags & EXACT != 0 {
         At::Address(addr)
@@ -359,7 +381,11 @@ fn mprotect(addr: u64, len: u64, _prot: u64) -> Result<u64, Error> {
     if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Error::Invalid);
     }
-    UserRange::new(addr, len as usize)?;
+    // Any length in user space (a thread's whole stack, megabytes).
+    let end = addr.checked_add(len).ok_or(Error::NoMemory)?;
+    if end > kcore::vm::USER_END {
+        return Err(Error::NoMemory);
+    }
     Ok(0)
 }
 

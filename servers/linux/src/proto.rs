@@ -130,6 +130,10 @@ pub mod ctl {
     pub const LOCK: u64 = 32;
     /// [pid, dev, ino]: its locks on that file go (it closed a descriptor).
     pub const UNLOCK_FILE: u64 = 33;
+    /// [pid] → [tid]: a number for a new thread of the process.
+    pub const THREAD_NEW: u64 = 60;
+    /// [pid, tid]: that thread ended (its number is free).
+    pub const THREAD_END: u64 = 61;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

@@ -1021,6 +1021,13 @@ impl VirtualSpace {
         Ok(())
     }
 
+    /// The physical address behind user address `addr`, its page faulted
+    /// in as a read would: how a word shared between spaces is known (a
+    /// futex on MAP_SHARED memory).
+    pub fn physical(&mut self, addr: u64) -> Result<u64, FaultError> {
+        Ok(self.frame_for(addr, false)? + addr % PAGE_SIZE)
+    }
+
     /// Makes every page of `len` bytes at `addr` present (and writable, with
     /// `write`), as faults would, or says why one cannot be: what a copy
     /// checks before it changes anything.

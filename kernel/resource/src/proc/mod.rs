@@ -21,7 +21,14 @@ pub fn hooks() -> p::Hooks {
     p::Hooks {
         first_entry,
         end: end_resources,
+        end_computation,
     }
+}
+
+/// One of a process's computations beyond its first ended: its resource
+/// goes (the scheduler frees the rest once it is off its CPU).
+fn end_computation(id: ResId) {
+    let _ = crate::mediator::delete(crate::KERNEL, id);
 }
 
 /// First entry of a new process: its arguments go from the work area onto

@@ -385,6 +385,15 @@ impl Shared {
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
+            ctl::THREAD_NEW => result(
+                self.procs
+                    .new_tid(word(&w, 1) as u32)
+                    .map_or(-errno::ESRCH, |t| t as i64),
+            ),
+            ctl::THREAD_END => {
+                self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
+                result(0)
+            }
             _ => result(-errno::ENOSYS),
         }
     }

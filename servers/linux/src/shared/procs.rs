@@ -38,6 +38,10 @@ pub struct Proc {
     pub report: Option<Report>,
     /// It ran exec since its fork (a vfork parent goes on).
     pub execed: bool,
+    /// The signal its parent gets when it ends (clone's exit signal;
+    /// 0: none). A child whose signal is not SIGCHLD is a "clone child",
+    /// which only __WCLONE or __WALL waits see.
+    pub exit_signal: u32,
     /// Its children are not waited for (SIGCHLD ignored, SA_NOCLDWAIT).
     pub nocldwait: bool,
     pub comm: [u64; 2],
@@ -52,6 +56,9 @@ pub struct Proc {
 pub struct Table {
     procs: BTreeMap<u32, Proc>,
     next: u32,
+    /// The tids of threads beyond their process's first, with their pid:
+    /// taken from the pids' numbering, so no pid is ever a live tid.
+    tids: BTreeMap<u32, u32>,
 }
 
 impl Table {
@@ -59,6 +66,7 @@ impl Table {
         Table {
             procs: BTreeMap::new(),
             next: 2,
+            tids: BTreeMap::new(),
         }
     }
 
@@ -87,11 +95,33 @@ impl Table {
             } else {
                 self.next + 1
             };
-            let used = self.procs.contains_key(&p) || self.procs.values().any(|q| q.pgid == p || q.sid == p);
+            let used = self.procs.contains_key(&p)
+                || self.tids.contains_key(&p)
+                || self.procs.values().any(|q| q.pgid == p || q.sid == p);
             if !used {
                 return p;
             }
         }
+    }
+
+    /// A tid for a new thread of live process `pid` (None: no such process).
+    pub fn new_tid(&mut self, pid: u32) -> Option<u32> {
+        self.procs.get(&pid).filter(|p| p.zombie.is_none())?;
+        let tid = self.alloc_pid();
+        self.tids.insert(tid, pid);
+        Some(tid)
+    }
+
+    /// Thread `tid` of process `pid` ended: its number is free again.
+    pub fn end_tid(&mut self, pid: u32, tid: u32) {
+        if self.tids.get(&tid) == Some(&pid) {
+            self.tids.remove(&tid);
+        }
+    }
+
+    /// Process `pid` ended: the tids of its threads are free again.
+    pub fn end_tids_of(&mut self, pid: u32) {
+        self.tids.retain(|_, p| *p != pid);
     }
 
     fn add(&mut self, ppid: u32, pgid: u32, sid: u32, sup: u64) -> u32 {
@@ -115,6 +145,7 @@ impl Table {
                 report: None,
                 execed: false,
                 nocldwait: false,
+                exit_signal: sig::SIGCHLD,
                 comm,
                 start_ns: sys::now_ns(),
                 child_faults: 0,
@@ -232,6 +263,9 @@ impl Shared {
             Err(e) => return result(-e),
         };
         let pid = self.procs.add(parent, pgid, sid, sup);
+        if let Some(c) = self.procs.get_mut(pid) {
+            c.exit_signal = ((word(w, 2) >> 8) & 0xff) as u32;
+        }
         for &o in w.get(3..).unwrap_or(&[]) {
             self.objs.add_ref(o, 1);
         }
@@ -261,6 +295,7 @@ impl Shared {
             self.release(o);
         }
         self.timers.remove(&pid);
+        self.procs.end_tids_of(pid);
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         let Some(p) = self.procs.get_mut(pid) else {
@@ -317,6 +352,7 @@ impl Shared {
     /// reaps it if nobody will wait.
     fn tell_parent(&mut self, pid: u32, ppid: u32, status: u32) {
         let launcher = self.launchers.iter().any(|&(_, p)| p == pid);
+        let signo = self.procs.get(pid).map_or(sig::SIGCHLD, |c| c.exit_signal);
         let parent = self.procs.get(ppid).filter(|p| p.zombie.is_none());
         match parent {
             Some(p) => {
@@ -330,14 +366,16 @@ impl Shared {
                     (CLD_KILLED, (status & 0x7f) as i64)
                 };
                 let s = proto::Signal {
-                    sig: sig::SIGCHLD as u64,
+                    sig: signo as u64,
                     code: code as i64,
                     pid: pid as u64,
                     uid: 0,
                     status: st,
                     value: 0,
                 };
-                self.notify(sup, &s);
+                if signo != 0 {
+                    self.notify(sup, &s);
+                }
                 if nowait {
                     self.reap(pid);
                 }
@@ -494,11 +532,15 @@ impl Shared {
     }
 
     /// The children of `parent` that a wait for `which` (wait4's pid
-    /// argument) considers.
-    fn waitable(&self, parent: u32, which: i64) -> Vec<u32> {
+    /// argument) with `options` considers: __WALL all, __WCLONE the
+    /// clone children alone, else the others.
+    fn waitable(&self, parent: u32, which: i64, options: u64) -> Vec<u32> {
+        const WCLONE: u64 = 0x8000_0000;
+        const WALL: u64 = 0x4000_0000;
         let pgid = self.procs.get(parent).map_or(0, |p| p.pgid);
         self.procs
             .children(parent)
+            .filter(|c| options & WALL != 0 || (c.exit_signal != sig::SIGCHLD) == (options & WCLONE != 0))
             .filter(|c| match which {
                 w if w > 0 => c.pid == w as u32,
                 -1 => true,
@@ -560,7 +602,7 @@ impl Shared {
             }
             _ => return true,
         };
-        let children = self.waitable(h.pid, which);
+        let children = self.waitable(h.pid, which, options);
         if children.is_empty() {
             if let Waiting::Waitid { info, .. } = h.what
                 && info != 0
@@ -640,7 +682,9 @@ impl Shared {
         true
     }
 
-    /// The record `/proc` and `ps` show of `pid`.
+    /// The record `/proc` and `ps` show of `pid`. A process is sleeping
+    /// when a call of its waits here, or its first computation is blocked
+    /// in the kernel (a futex, a sleep, a call its supervisor holds).
     pub(super) fn proc_record(&self, pid: u32) -> End {
         let Some(p) = self.procs.get(pid) else {
             return result(-errno::ESRCH);
@@ -649,7 +693,7 @@ impl Shared {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) {
+        } else if self.held.iter().any(|h| h.pid == pid) || asleep(p.tpid) {
             b'S'
         } else {
             b'R'
@@ -692,4 +736,9 @@ impl Shared {
         }
         reply(&[old.0, old.1])
     }
+}
+
+/// Whether Tessera process `tpid` is blocked (waiting in the kernel).
+fn asleep(tpid: u64) -> bool {
+    tpid != 0 && sys::proc_info(tpid).is_ok_and(|i| i.state == tessera_rt::abi::state::BLOCKED)
 }

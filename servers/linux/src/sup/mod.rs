@@ -22,6 +22,7 @@ mod signals;
 mod socket;
 mod syscalls;
 mod unix;
+mod threads;
 mod vfs;
 
 use crate::proto::{self, sup as entry};
@@ -128,6 +129,8 @@ pub struct Sup {
     pub ended: bool,
     /// Its sockets' server, and socket calls and epoll waits it holds.
     pub net: socket::Net,
+    /// The process's threads.
+    pub threads: threads::Threads,
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
@@ -186,6 +189,7 @@ impl Sup {
             exe_comm: None,
             ended: false,
             net: socket::Net::default(),
+            threads: threads::Threads::default(),
         }
     }
 
@@ -319,6 +323,7 @@ impl Sup {
         if self.tpid == 0 {
             self.tpid = info.caller;
         }
+        self.thread_arrives(proto::word(&w, 7));
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
@@ -344,6 +349,7 @@ impl Sup {
             rip: proto::word(&w, 3),
             pid: proto::word(&w, 4),
         };
+        self.thread_arrives(f.pid);
         self.passed = None;
         self.on_fault(rid, &f);
     }
@@ -361,7 +367,11 @@ impl Sup {
         match info.entry {
             tessera_rt::abi::linux::entry::SYSCALL if self.active => self.syscall(rid, info),
             tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
-            tessera_rt::abi::linux::entry::ATTENTION if self.active => self.attention(rid),
+            tessera_rt::abi::linux::entry::ATTENTION if self.active => {
+                let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
+                self.thread_arrives(proto::word(&w, 7));
+                self.attention(rid)
+            }
             entry::INIT => self.init(rid, info),
             entry::SIGNAL => {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);

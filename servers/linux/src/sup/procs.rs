@@ -203,6 +203,7 @@ impl Sup {
         self.held = None;
         self.passed = None;
         self.clear_tid = 0;
+        self.threads_end();
         self.tpid = 0;
         self.persona = 0;
         self.has_locks = false;
@@ -219,6 +220,12 @@ impl Sup {
 
     pub(super) fn clone(&mut self, rid: u64, a: [u64; 6]) -> Out {
         let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+        if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0 {
+            return ret(Err(errno::EINVAL));
+        }
+        if flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0 {
+            return ret(Err(errno::EINVAL));
+        }
         if flags & CLONE_THREAD != 0 {
             return self.clone_thread(rid, a);
         }
@@ -228,10 +235,6 @@ impl Sup {
         }
         let vfork = flags & CLONE_VFORK != 0;
         self.fork(rid, vfork, newsp, flags, ptid, ctid, tls)
-    }
-
-    fn clone_thread(&mut self, _rid: u64, _a: [u64; 6]) -> Out {
-        ret(Err(errno::EAGAIN))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -259,7 +262,8 @@ impl Sup {
             }
             objs.extend(d.objects());
         }
-        let mut req = vec![ctl::FORK, self.pid as u64, vfork as u64];
+        // The exit signal (clone's low byte) rides with the vfork flag.
+        let mut req = vec![ctl::FORK, self.pid as u64, vfork as u64 | (flags & 0xff) << 8];
         req.extend_from_slice(&objs);
         let r = self.ctl(&req);
         if let Some(e) = errno::of(word(&r, 0)) {
@@ -764,6 +768,7 @@ impl Sup {
         self.held = None;
         self.passed = None;
         self.clear_tid = 0;
+        self.threads_end();
         self.exe = String::from(path);
         self.argv = argv;
         self.env_len = env_len;

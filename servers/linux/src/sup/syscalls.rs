@@ -44,8 +44,6 @@ pub enum PollKind {
         timeout: u64,
         timeval: bool,
     },
-    /// futex wait or sigtimedwait: nothing to report but the timeout.
-    Timer,
 }
 
 const POLLIN: u64 = 1;
@@ -156,12 +154,14 @@ impl Sup {
             nr::SELECT => self.select(rid, a, true),
             nr::PSELECT6 => self.select(rid, a, false),
             // processes
-            nr::FORK => self.fork(rid, false, 0, 0, 0, 0, 0),
-            nr::VFORK => self.fork(rid, true, 0, 0, 0, 0, 0),
+            // (fork and vfork: clone with SIGCHLD as the exit signal)
+            nr::FORK => self.fork(rid, false, 0, sig::SIGCHLD as u64, 0, 0, 0),
+            nr::VFORK => self.fork(rid, true, 0, sig::SIGCHLD as u64, 0, 0, 0),
             nr::CLONE => self.clone(rid, a),
             nr::EXECVE => self.execve(rid, a, None),
             nr::EXECVEAT => self.execve(rid, [a[1], a[2], a[3], 0, 0, 0], Some((a[0], a[4]))),
-            nr::EXIT | nr::EXIT_GROUP => self.exit_group(rid, a[0]),
+            nr::EXIT => self.exit_thread(rid, a[0]),
+            nr::EXIT_GROUP => self.exit_group(rid, a[0]),
             nr::WAIT4 => self.wait4(rid, a),
             nr::WAITID => self.waitid(rid, a),
             nr::GETPPID => ret(self.ctl1(&[ctl::GETPPID, self.pid as u64])),
@@ -170,10 +170,6 @@ impl Sup {
             nr::SETPGID => ret(self.setpgid(a[0], a[1])),
             nr::GETSID => ret(self.ctl1(&[ctl::GETSID, self.pid as u64, a[0] as u32 as u64])),
             nr::SETSID => ret(self.ctl1(&[ctl::SETSID, self.pid as u64])),
-            nr::SET_TID_ADDRESS => {
-                self.clear_tid = a[0];
-                Out::Ret(self.pid as u64)
-            }
             nr::SET_ROBUST_LIST => ret(if a[1] == 24 { Ok(0) } else { Err(errno::EINVAL) }),
             nr::KILL => ret(self.send(a[0] as i32 as i64, a[1], 0, 0)),
             nr::TKILL => ret(self.tkill(a[0] as i32 as i64, a[0] as i32 as i64, a[1])),
@@ -257,7 +253,6 @@ impl Sup {
             nr::MMAP => ret(self.mmap_file(rid, a)),
             nr::MREMAP => ret(Err(errno::ENOMEM)),
             nr::MADVISE | nr::MLOCK | nr::MUNLOCK | nr::MSYNC | nr::MLOCKALL | nr::MUNLOCKALL => Out::Ret(0),
-            nr::FUTEX => self.futex(rid, a),
             nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
             nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
             nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
@@ -317,6 +312,9 @@ impl Sup {
         if tgid <= 0 || tid <= 0 {
             return Err(errno::EINVAL);
         }
+        if let Some(r) = self.thread_kill(tgid, tid, s) {
+            return r;
+        }
         if tgid != tid {
             return Err(errno::ESRCH);
         }
@@ -328,6 +326,10 @@ impl Sup {
         let info = linuxabi::frame::SigInfo::from_bytes(&b);
         if (info.code >= 0 || info.code == sig::SI_TKILL) && pid != self.pid as i64 {
             return Err(errno::EPERM);
+        }
+        // One thread group, by its pid: never a group or every process.
+        if pid <= 0 {
+            return Err(errno::ESRCH);
         }
         self.send(pid, s, info.code as i64, info.value)
     }
@@ -931,7 +933,6 @@ impl Sup {
                 }
                 Out::Ret(count)
             }
-            PollKind::Timer => Out::Ret(errno::fail(errno::ETIMEDOUT)),
         }
     }
 
@@ -961,16 +962,6 @@ impl Sup {
                 return;
             }
             self.answer(rid, errno::fail(errno::EAGAIN));
-            return;
-        }
-        if let PollKind::Timer = req.kind {
-            if sys::now_ns() < req.deadline {
-                let token = self.wait_until(req.deadline);
-                self.poll_req = Some(req);
-                self.held = Some((rid, Hold::Poll { token }));
-                return;
-            }
-            self.answer(rid, errno::fail(errno::ETIMEDOUT));
             return;
         }
         match self.poll_go(rid, req) {
@@ -1071,89 +1062,6 @@ impl Sup {
             },
         };
         self.poll_go(rid, req)
-    }
-
-    // ---- futex (one thread per process: nobody else can wake a wait) ----
-
-    fn futex(&mut self, rid: u64, a: [u64; 6]) -> Out {
-        const FUTEX_WAIT: u64 = 0;
-        const FUTEX_WAKE: u64 = 1;
-        const FUTEX_REQUEUE: u64 = 3;
-        const FUTEX_CMP_REQUEUE: u64 = 4;
-        const FUTEX_WAKE_OP: u64 = 5;
-        const FUTEX_WAIT_BITSET: u64 = 9;
-        const FUTEX_WAKE_BITSET: u64 = 10;
-        const FUTEX_CLOCK_REALTIME: u64 = 256;
-        let op = a[1] & 0x7f;
-        // Linux takes a real-time clock only with a bitset wait.
-        if a[1] & FUTEX_CLOCK_REALTIME != 0 && op != FUTEX_WAIT_BITSET {
-            return ret(Err(errno::ENOSYS));
-        }
-        if !a[0].is_multiple_of(4) {
-            return ret(Err(errno::EINVAL));
-        }
-        match op {
-            FUTEX_WAIT | FUTEX_WAIT_BITSET => {
-                if op == FUTEX_WAIT_BITSET && a[5] as u32 == 0 {
-                    return ret(Err(errno::EINVAL));
-                }
-                let mut b = [0u8; 4];
-                if calls::caller_read(rid, a[0], &mut b).is_err() {
-                    return ret(Err(errno::EFAULT));
-                }
-                if u32::from_le_bytes(b) != a[2] as u32 {
-                    return ret(Err(errno::EAGAIN));
-                }
-                let deadline = if a[3] == 0 {
-                    u64::MAX
-                } else if op == FUTEX_WAIT_BITSET {
-                    // An absolute time on CLOCK_MONOTONIC (or REALTIME).
-                    match self.read_mem(rid, a[3], 16) {
-                        Ok(t) => {
-                            let ns = st::u64_at(&t, 0).saturating_mul(1_000_000_000) + st::u64_at(&t, 8);
-                            if a[1] & FUTEX_CLOCK_REALTIME != 0 {
-                                ns.saturating_sub(1_704_067_200_000_000_000)
-                            } else {
-                                ns
-                            }
-                        }
-                        Err(e) => return ret(Err(e)),
-                    }
-                } else {
-                    match self.timespec_deadline(rid, a[3]) {
-                        Ok(d) => d,
-                        Err(e) => return ret(Err(e)),
-                    }
-                };
-                if deadline <= sys::now_ns() {
-                    return ret(Err(errno::ETIMEDOUT));
-                }
-                let token = if deadline == u64::MAX {
-                    0
-                } else {
-                    self.wait_until(deadline)
-                };
-                self.poll_req = Some(PollReq {
-                    fds: Vec::new(),
-                    deadline,
-                    kind: PollKind::Timer,
-                });
-                self.held = Some((rid, Hold::Poll { token }));
-                Out::Done
-            }
-            FUTEX_WAKE | FUTEX_WAKE_BITSET | FUTEX_REQUEUE | FUTEX_WAKE_OP => Out::Ret(0),
-            FUTEX_CMP_REQUEUE => {
-                let mut b = [0u8; 4];
-                if calls::caller_read(rid, a[0], &mut b).is_err() {
-                    return ret(Err(errno::EFAULT));
-                }
-                if u32::from_le_bytes(b) != a[5] as u32 {
-                    return ret(Err(errno::EAGAIN));
-                }
-                Out::Ret(0)
-            }
-            _ => ret(Err(errno::ENOSYS)),
-        }
     }
 }
 

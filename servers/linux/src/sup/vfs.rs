@@ -279,7 +279,9 @@ impl Sup {
             "cmdline" => Ok(VNode::Mem(cmdline)),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
             "stat" => {
-                let state = word(&r, 4) as u8 as char;
+                // A process reading its own is running (its call waits
+                // for the answer, blocked).
+                let state = if mine { 'R' } else { word(&r, 4) as u8 as char };
                 let (utime, rss, vsz) = match sys::proc_info(word(&r, 5)) {
                     Ok(p) => (p.cpu_ns / 10_000_000, p.resident_pages, p.resident_pages * 4096),
                     Err(_) => (0, 0, 0),
@@ -307,7 +309,7 @@ impl Sup {
                 Ok(VNode::Mem(format!("{rss} {rss} 0 0 0 0 0\n").into_bytes()))
             }
             "status" => {
-                let state = match word(&r, 4) as u8 {
+                let state = match if mine { b'R' } else { word(&r, 4) as u8 } {
                     b'R' => "R (running)",
                     b'S' => "S (sleeping)",
                     b'T' => "T (stopped)",

@@ -1,0 +1,176 @@
+//! Threads of the supervised process (clone with CLONE_THREAD): each is a
+//! computation of the one Tessera process, with its own registers and
+//! thread pointer, and a Linux tid from the pids' numbering (the shared
+//! server's). The supervisor serves every thread's calls, knowing from
+//! each call which thread made it; what the threads share (descriptors,
+//! working directory, credentials, dispositions) is its state as before.
+//! `exit` ends one thread, the last one ending the process as
+//! `exit_group` does; a signal sent to one thread (tgkill) waits for that
+//! thread to come to its supervisor, asked to by the kernel. gettid,
+//! set_tid_address, the clear-tid wake-up and futex are the kernel's.
+
+use super::procs::{CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID, CLONE_PARENT_SETTID, CLONE_SETTLS};
+use super::{Out, Sup, ret};
+use crate::proto::ctl;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use linuxabi::frame::SigInfo;
+use linuxabi::signal as sig;
+use tessera_rt::abi::Error;
+use tessera_rt::sys::calls;
+
+/// The threads of the process, as its supervisor knows them.
+#[derive(Default)]
+pub struct Threads {
+    /// Tids of its threads beyond the first, while they live.
+    pub others: Vec<u32>,
+    /// Its first thread (tid = pid) has exited while others go on.
+    pub leader_gone: bool,
+    /// The thread whose call is being served.
+    pub caller: u32,
+    /// Signals sent to one thread, kept until that thread comes.
+    pub directed: Vec<(u32, SigInfo)>,
+}
+
+impl Threads {
+    /// Threads that have not exited.
+    fn live(&self) -> usize {
+        self.others.len() + usize::from(!self.leader_gone)
+    }
+}
+
+/// Addresses a thread pointer may hold (Linux: below TASK_SIZE_MAX).
+const USER_END: u64 = 0x0000_7fff_ffff_f000;
+
+impl Sup {
+    /// A call of thread `tid` arrives: it is the caller, and the signals
+    /// sent to it alone become pending, to be delivered as its call ends.
+    pub(super) fn thread_arrives(&mut self, tid: u64) {
+        let tid = if tid == 0 { self.pid } else { tid as u32 };
+        self.threads.caller = tid;
+        if self.threads.directed.is_empty() {
+            return;
+        }
+        let mine: Vec<SigInfo> = self
+            .threads
+            .directed
+            .iter()
+            .filter(|(t, _)| *t == tid)
+            .map(|(_, i)| *i)
+            .collect();
+        self.threads.directed.retain(|(t, _)| *t != tid);
+        for info in mine {
+            let s = info.signo;
+            if s >= sig::SIGRTMIN {
+                self.sig.queue.push_back(info);
+            } else if self.sig.pending & sig::bit(s) == 0 {
+                self.sig.infos[(s - 1) as usize] = info;
+            }
+            self.sig.pending |= sig::bit(s);
+        }
+    }
+
+    /// clone with CLONE_THREAD (the flags were checked): a new thread of
+    /// the process on stack `newsp`, returning its tid.
+    pub(super) fn clone_thread(&mut self, rid: u64, a: [u64; 6]) -> Out {
+        let (flags, newsp, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+        if flags & CLONE_SETTLS != 0 && tls >= USER_END {
+            return ret(Err(errno::EPERM));
+        }
+        let tid = match self.ctl1(&[ctl::THREAD_NEW, self.pid as u64]) {
+            Ok(t) => t as u32,
+            Err(_) => return ret(Err(errno::EAGAIN)),
+        };
+        let Some(mut regs) = self.regs(rid) else {
+            self.ctl(&[ctl::THREAD_END, self.pid as u64, tid as u64]);
+            return ret(Err(errno::EAGAIN));
+        };
+        regs.rax = 0;
+        if newsp != 0 {
+            regs.rsp = newsp;
+        }
+        if flags & CLONE_SETTLS != 0 {
+            regs.fs_base = tls;
+        }
+        // Both words lie in the memory the thread shares; Linux ignores a
+        // word it cannot write.
+        if flags & CLONE_PARENT_SETTID != 0 {
+            let _ = self.write_u32(rid, ptid, tid);
+        }
+        if flags & CLONE_CHILD_SETTID != 0 {
+            let _ = self.write_u32(rid, ctid, tid);
+        }
+        let clear = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 };
+        match calls::linux_thread(rid, &regs, tid as u64, clear) {
+            Ok(_) => {
+                self.threads.others.push(tid);
+                Out::Ret(tid as u64)
+            }
+            Err(e) => {
+                self.ctl(&[ctl::THREAD_END, self.pid as u64, tid as u64]);
+                ret(Err(match e {
+                    Error::Invalid => errno::EINVAL,
+                    _ => errno::EAGAIN,
+                }))
+            }
+        }
+    }
+
+    /// `exit`: the calling thread ends; the last one ends the process
+    /// with its status, as `exit_group` would.
+    pub(super) fn exit_thread(&mut self, rid: u64, code: u64) -> Out {
+        if self.threads.live() <= 1 {
+            return self.exit_group(rid, code);
+        }
+        let me = self.threads.caller;
+        if me == self.pid {
+            self.threads.leader_gone = true;
+        } else {
+            self.threads.others.retain(|&t| t != me);
+            self.ctl(&[ctl::THREAD_END, self.pid as u64, me as u64]);
+        }
+        self.threads.directed.retain(|(t, _)| *t != me);
+        let _ = calls::caller_exit_thread(rid);
+        Out::Done
+    }
+
+    /// tgkill and tkill to a thread of this process beyond its first
+    /// (None: not one, the usual path decides).
+    pub(super) fn thread_kill(&mut self, tgid: i64, tid: i64, s: u64) -> Option<Result<u64, i64>> {
+        if tid == self.pid as i64 || (tgid != tid && tgid != self.pid as i64) {
+            return None;
+        }
+        let tid = u32::try_from(tid).ok()?;
+        if !self.threads.others.contains(&tid) {
+            return (tgid == self.pid as i64).then_some(Err(errno::ESRCH));
+        }
+        if s > sig::NSIG as u64 {
+            return Some(Err(errno::EINVAL));
+        }
+        if s == 0 {
+            return Some(Ok(0));
+        }
+        let info = SigInfo {
+            signo: s as u32,
+            code: sig::SI_TKILL,
+            pid: self.pid,
+            uid: self.cred.uid,
+            ..Default::default()
+        };
+        if tid == self.threads.caller {
+            self.post(info);
+        } else {
+            self.threads.directed.push((tid, info));
+            let _ = calls::linux_attention_thread(self.tpid, tid as u64);
+        }
+        Some(Ok(0))
+    }
+
+    /// The process ended or ran exec: its threads are gone.
+    pub(super) fn threads_end(&mut self) {
+        for t in core::mem::take(&mut self.threads.others) {
+            self.ctl(&[ctl::THREAD_END, self.pid as u64, t as u64]);
+        }
+        self.threads = Threads::default();
+    }
+}
