@@ -181,7 +181,7 @@ impl Computation {
         // Default FPU state: x87 control word 0x37f, MXCSR 0x1f80 (all masked).
         fpu.0[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
         fpu.0[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
-        Ok(Arc::new(Computation {
+        crate::mm::heap::try_arc(Computation {
             owner: Some(start.owner),
             user: Some(start.user),
             killed: Some(start.killed),
@@ -204,7 +204,8 @@ impl Computation {
             _stack: Some(stack),
             stack_top: top,
             next_dead: AtomicPtr::new(core::ptr::null_mut()),
-        }))
+        })
+        .map_err(|_| crate::mm::paging::MapError::OutOfMemory)
     }
 
     /// The computation a CPU's boot context becomes: its idle loop.

@@ -169,6 +169,7 @@ impl Process {
     /// its space becomes its memory (Busy if it is another process's).
     pub fn new(parts: Parts) -> Result<Process, Error> {
         let port = Port::new(&parts.account)?;
+        let killed = kcore::mm::heap::try_arc(AtomicBool::new(false)).map_err(|_| Error::NoMemory)?;
         let pid = next_pid();
         let (root, active_cpus) = {
             let mut s = parts.space.lock();
@@ -204,7 +205,7 @@ impl Process {
             made_resources: AtomicBool::new(false),
             port,
             faults: Default::default(),
-            killed: Arc::new(AtomicBool::new(false)),
+            killed,
             exit_status: IrqMutex::new(None),
             exited: WaitQueue::new(),
             anon_next: AtomicU64::new(kcore::vm::USER_ANON_BASE),

@@ -152,6 +152,10 @@ pub fn create(
             kcore::mm::quota::Charge::NONE,
         ),
     };
+    // Room for the record first: once made, the process holds its space.
+    if !kcore::mm::heap::room_for(core::alloc::Layout::new::<(usize, usize, Process)>()) {
+        return Err(Error::NoMemory);
+    }
     let p = Arc::new(Process::new(p::Parts {
         name: prog.name.clone(),
         parent,

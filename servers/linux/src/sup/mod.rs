@@ -21,8 +21,8 @@ mod ready;
 mod signals;
 mod socket;
 mod syscalls;
-mod unix;
 mod threads;
+mod unix;
 mod vfs;
 
 use crate::proto::{self, sup as entry};
