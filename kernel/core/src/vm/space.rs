@@ -731,6 +731,9 @@ impl VirtualSpace {
     /// the kind of region, for the per-process fault counters.
     pub fn resolve_fault(&mut self, addr: u64, write: bool, exec: bool) -> Result<Resolved, FaultError> {
         let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        // One search of the attachments: each branch that maps the page
+        // (which takes the space mutably) uses `a` no more after it.
         let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
             let below_stack = self
                 .regions()
@@ -746,10 +749,6 @@ impl VirtualSpace {
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
         let va = a.base + index as u64 * PAGE_SIZE;
-        let cpus = self.active_cpus.load(Ordering::Acquire);
-        let Some(a) = self.at_addr(addr) else {
-            return Err(FaultError::Unmapped);
-        };
         if write && a.region.is_cow(index) {
             // The first write to its file's cached page: a copy of its own,
             // mapped writable in place of the cache's, everywhere.
@@ -764,9 +763,6 @@ impl VirtualSpace {
                 paged: false,
             });
         }
-        let Some(a) = self.at_addr(addr) else {
-            return Err(FaultError::Unmapped);
-        };
         if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
             // Present and mapped with these rights: the fault was a protection
             // violation the checks above did not foresee.
