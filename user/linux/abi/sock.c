@@ -5,6 +5,7 @@
  * (EBADF, ENOTSOCK, EINVAL, EADDRINUSE, ECONNREFUSED, EPIPE, EMFILE...).
  */
 #include "abi.h"
+#include "sock.h"
 
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -19,39 +20,6 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
-
-/* The reference VM's loopback starts down: bring it up (Tessera's is). */
-static void loopback_up(void)
-{
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	struct ifreq r;
-	memset(&r, 0, sizeof r);
-	strcpy(r.ifr_name, "lo");
-	if (ioctl(s, SIOCGIFFLAGS, &r) == 0) {
-		r.ifr_flags |= IFF_UP;
-		ioctl(s, SIOCSIFFLAGS, &r);
-	}
-	close(s);
-}
-
-static struct sockaddr_in loop_addr(int port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return a;
-}
-
-static int port_of(int s)
-{
-	struct sockaddr_in a;
-	socklen_t l = sizeof a;
-	if (getsockname(s, (struct sockaddr *)&a, &l) < 0)
-		return -1;
-	return ntohs(a.sin_port);
-}
 
 /* A listener on 127.0.0.1 at a port the system chose. */
 static int listener(int flags)

@@ -7,6 +7,7 @@
  * error and go on serving.
  */
 #include "abi.h"
+#include "sock.h"
 
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -17,37 +18,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
-
-static void loopback_up(void)
-{
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	struct ifreq r;
-	memset(&r, 0, sizeof r);
-	strcpy(r.ifr_name, "lo");
-	if (ioctl(s, SIOCGIFFLAGS, &r) == 0) {
-		r.ifr_flags |= IFF_UP;
-		ioctl(s, SIOCSIFFLAGS, &r);
-	}
-	close(s);
-}
-
-static struct sockaddr_in loop_addr(int port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return a;
-}
-
-static int port_of(int s)
-{
-	struct sockaddr_in a;
-	socklen_t l = sizeof a;
-	getsockname(s, (struct sockaddr *)&a, &l);
-	return ntohs(a.sin_port);
-}
 
 static int listener(int backlog)
 {
