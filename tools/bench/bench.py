@@ -60,10 +60,12 @@ def results_dir(mode):
 # One system, N runs
 
 
-def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None):
+def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None,
+                done_marker=None):
     """Boot one system `runs` times; return (list of figure lists, record).
     `pins` (virtual CPU → host core) pins the virtual CPUs' threads;
-    `before_each` is called before every boot (a fresh disk image)."""
+    `before_each` is called before every boot (a fresh disk image);
+    `done_marker`: the line that ends a good run, if not BENCH-DONE."""
     pinning = qemu.Pinning(pins or {})
     argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
@@ -81,6 +83,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
             problems.append(f"run {i + 1}: {pinning.problem}")
             pinning.problem = None
         p = results.parse(r.lines)
+        if done_marker:
+            p.done = any(line.strip() == done_marker for line in r.lines)
         walls.append(round(r.wall_s, 1))
         info.update(p.info)
         if any("unknown experiment" in e for e in p.errors):
@@ -261,6 +265,11 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         record["batch_parallel"] = rec3
         record["problems"] += [f"batch -smp {BATCH_PARALLEL_SMP} (tcg): {x}" for x in rec3["problems"]]
 
+    binary_rows, rec4 = _run_linux_binaries(selection, a, mode, runs, raw_dir)
+    if rec4:
+        records["tessera-linux-binaries"] = rec4
+        extra_rows += binary_rows
+
     for rec in records.values():
         rec["guest"] = f"Tessera {rel(TESSERA_ELF)} ({git_revision()})"
     for key, t in unsupported:
@@ -271,6 +280,65 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     else:
         status = {"state": "ok"}
     return results.aggregate("tessera", figs) + extra_rows, records, status
+
+
+# Issue 18: the reference VM's programs (bench/linux/), the same static
+# binaries, on Tessera's Linux personality from the system disk
+# (`/linux/bench/`, xtask's sysimage), a boot per program and
+# configuration. Their figures are Tessera's, named <Linux metric>.<way>,
+# and sit beside Linux's in its table (papers.linux_counterpart).
+LINUX_BINARY_PROGRAMS = ("syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer")
+LINUX_BINARY_WAYS = {
+    # Demand loading, no pool: the personality as `make run` boots it.
+    "linux_binary": ("servers=servers.linux.conf", LINUX_BINARY_PROGRAMS),
+    # Tender's eager loading with the pool's reuse, for the programs whose
+    # figures the pool changes (issue 18's goals "with the pool").
+    "linux_binary_pooled": ("servers=servers.linux-eager.conf pool=pool.linux-reuse.conf",
+                            ("spawn", "pageaccess")),
+}
+SYSTEM_DISK = ROOT / "build" / "images" / "system.img"
+
+
+def fresh_system_disk():
+    """A copy of the system disk for one boot: its writes are dropped."""
+    out = disk_image("system")
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(SYSTEM_DISK.read_bytes())
+    tmp.rename(out)
+    return out
+
+
+def _run_linux_binaries(selection, a, mode, runs, raw_dir):
+    """Tessera's figures from the Linux programs; (rows, record or None)."""
+    wanted = [e for e in LINUX_BINARY_PROGRAMS if "all" in selection or e in selection]
+    if not wanted:
+        return [], None
+    # (`cargo xtask build`, which the Tessera side ran, makes it.)
+    if not SYSTEM_DISK.exists():
+        return [], {"problems": [f"no {rel(SYSTEM_DISK)}"], "host_wall_s": [], "host_load": []}
+    args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
+    figs = [[] for _ in range(runs)]
+    record = None
+    for way, (boot, programs) in LINUX_BINARY_WAYS.items():
+        for prog in (p for p in programs if p in wanted):
+            kargs = tessera_boot(f"{boot} run=linux args=/linux/bench/{prog}")
+            f, rec = _run_system(f"tessera-linux-{prog}-{way}", args, kargs, runs, mode, raw_dir,
+                                 TESSERA_EXIT_OK, before_each=fresh_system_disk,
+                                 done_marker="RUN-EXIT linux 0")
+            for i in range(runs):
+                figs[i] += [(e, f"{m}.{way}", p, v, u) for e, m, p, v, u in f[i]]
+            if record is None:
+                record = rec
+                record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_DISK)}, a fresh copy each boot)"
+                record["boots"] = []
+            else:
+                record["problems"] += rec["problems"]
+                record["host_wall_s"] += rec["host_wall_s"]
+                record["host_load"] += rec["host_load"]
+            record["boots"].append(f"{way}: {prog}")
+    record["programs"] = ("bench/linux/ as on the reference VM; " + "; ".join(
+        f"{way}: `{boot}`" for way, (boot, _) in LINUX_BINARY_WAYS.items()))
+    return results.aggregate("tessera", figs), record
 
 
 # The plain-TCG boot for `batch`'s parallel figures: CPUs, runs (median),

@@ -293,6 +293,20 @@ GOALS = {
     ("fs", "create_write_close", "1000"): "≤ Linux (issue 17)",
 }
 
+# Issue 18's goals (icount ns) for the reference VM's own programs run
+# unmodified on Tessera's Linux personality (bench.py LINUX_BINARY_WAYS),
+# by the Linux figure they stand beside.
+LINUX_BINARY_GOALS = {
+    ("syscall", "getpid", ""): 150,
+    ("ipc", "pipe", "1"): 3_000,
+    ("transfer", "pipe", "1048576"): 270_000,
+}
+# ... and with the pool (`linux_binary_pooled`).
+LINUX_BINARY_POOLED_GOALS = {
+    ("spawn", "fork_exec_wait", ""): 100_000,
+    ("pageaccess", "fork_exec_wait", "800"): 1_000_000,
+}
+
 # The paper's own figure for a specific row, where the paper has one.
 # Seed 000 measured 100 requests of a CGI page on Apache (Core i3-2100,
 # Linux 2.6.32 i686, 1 core, no concurrent requests); per request = /100.
@@ -800,6 +814,11 @@ COUNTERPARTS = [
 def linux_counterpart(exp, metric, param):
     """(Linux (experiment, metric, param), variant) for a Tessera figure, or None."""
     import re
+    # The Linux program itself run on Tessera (bench.py LINUX_BINARY_WAYS):
+    # <Linux metric>.<way>.
+    if "." in metric:
+        lmetric, way = metric.split(".", 1)
+        return (exp, lmetric, param), way.replace("_", " ")
     for e, pattern, lmetric, lparam in COUNTERPARTS:
         if e != exp:
             continue

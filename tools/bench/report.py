@@ -291,8 +291,14 @@ def _comparison_table(w, exp, lin, tes, mode, tessera_status, meta):
             t_cell = "—" if tr is None else _cell(tr, mode) + (f" ({label})" if label else "")
             ratio = f"{tr['value'] / lr['value']:.2f}" if tr and lr["value"] else ""
             first = i == 0
+            row_goal = goal if first else ""
+            limit18 = {"linux binary": papers.LINUX_BINARY_GOALS,
+                       "linux binary pooled": papers.LINUX_BINARY_POOLED_GOALS}.get(label, {}).get(key)
+            if limit18 and tr is not None and mode == "icount":
+                row_goal = (f"the same binary{' with the pool' if 'pooled' in label else ''}: ≤ {limit18:,} "
+                            f"(issue 18): " + ("**met**" if tr["value"] <= limit18 else "**not met**"))
             w(f"| {_metric_label(metric) if first else ''} | {_param_label(exp, param) if first else ''} "
-              f"| {lr['unit']} | {t_cell} | {_cell(lr, mode)} | {ratio} | {goal if first else ''} "
+              f"| {lr['unit']} | {t_cell} | {_cell(lr, mode)} | {ratio} | {row_goal} "
               f"| {paper if first else ''} |")
         ref = papers.LINUX_EARLIER.get(key)
         if ref and mode == "icount":
@@ -360,6 +366,9 @@ def _transfer_table(w, lin, tes, mode, tessera_status, meta, config):
     w("Time per message including the 1-byte acknowledgement (ns), one CPU.")
     w("")
     cols = [("Tessera", m, label, val) for m, label in methods] + [("Linux", m, label, lval) for m, label in linux]
+    # The same Linux program on Tessera's personality (issue 18).
+    cols += [("Tessera, the Linux program", f"{m}.linux_binary", label, val) for m, label in papers.TRANSFER_LINUX
+             if any(k[0] == f"{m}.linux_binary" for k in val)]
     w("| size | " + " | ".join(f"{s}: {label}" for s, _, label, _ in cols) + " |")
     w("|---|" + "---|" * len(cols))
     for p in params:
@@ -370,6 +379,7 @@ def _transfer_table(w, lin, tes, mode, tessera_status, meta, config):
         w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
         w("")
     else:
+        _linux_binary_goals(w, "transfer", val, mode)
         _transfer_goals(w, val, lval, params, mode)
         _transfer_cross(w, val, params, mode, config)
         _transfer_counts(w, val, params)
@@ -383,6 +393,21 @@ def _transfer_table(w, lin, tes, mode, tessera_status, meta, config):
             w("Earlier Linux measurement of the same configuration, and this run's difference: "
               + "; ".join(notes) + ".")
             w("")
+
+
+def _linux_binary_goals(w, exp, val, mode):
+    """Issue 18's goals for the Linux programs run on Tessera, where `exp` has any."""
+    lines = []
+    for (e, metric, param), limit in papers.LINUX_BINARY_GOALS.items():
+        r = val.get((f"{metric}.linux_binary", param))
+        if e != exp or r is None or mode != "icount":
+            continue
+        verdict = "**met**" if r["value"] <= limit else f"**not met** ({r['value'] / limit:.1f}× the limit)"
+        lines.append(f"{_metric_label(metric)} {_param_label(exp, param)}".strip()
+                     + f": {_ns(r['value'])}, goal ≤ {limit:,}: {verdict}")
+    if lines:
+        w("Issue 18's goals for the same Linux program on Tessera: " + "; ".join(lines) + ".")
+        w("")
 
 
 def _transfer_goals(w, val, lval, params, mode):
@@ -912,6 +937,15 @@ def _ipc_round_trips(w, val, lin, mode, tessera_status, meta, config):
                   for p in ("0", "64")]
         ratio = "" if all(x == "—" for x in ratios) else " / ".join(ratios)
         w(f"| Linux | {label} | 1 B | same CPU (1 CPU) | {_cell(lr, mode)} | {ratio} | |")
+        # The same Linux program on Tessera's personality (issue 18).
+        tr = val.get((f"{metric}.linux_binary", "1"))
+        if tr is not None:
+            limit18 = papers.LINUX_BINARY_GOALS.get(("ipc", metric, "1"))
+            goal = ""
+            if limit18 and mode == "icount":
+                goal = (f"≤ {limit18:,} (issue 18): " + ("**met**" if tr["value"] <= limit18 else "**not met**"))
+            w(f"| Tessera, the same Linux program | {label} | 1 B | same CPU (1 CPU) | {_cell(tr, mode)} "
+              f"| {tr['value'] / lr['value']:.2f} × Linux | {goal} |")
     for (_, metric, param), lr in lin.items():
         if metric not in {m for m, _ in papers.IPC_LINUX} or param != "1":
             w(f"| Linux | {_metric_label(metric)} | {_param_label('ipc', param)} | | {_cell(lr, mode)} | | |")
