@@ -112,6 +112,10 @@ fn tessera_main() -> ! {
     if cmdline_value("boottime").is_some() {
         kcore::arch::x86_64::qemu_exit(true);
     }
+    // Seed 003's experiment (figs. 7 and 10): every communication, and
+    // every KiB passed by reference, slower on purpose by this many ns.
+    let ns = |key| cmdline_value(key).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    ipc::procnet::set_delays(ns("ipc_delay"), ns("ipc_kib_delay"));
     // `run=<program> args=a,b`: init runs that program instead of the
     // shell. `,` separates arguments and `+` stands for a space (the
     // command line itself is split at spaces).

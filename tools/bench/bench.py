@@ -61,11 +61,12 @@ def results_dir(mode):
 
 
 def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status, pins=None, before_each=None,
-                done_marker=None):
+                done_marker=None, more_figures=None):
     """Boot one system `runs` times; return (list of figure lists, record).
     `pins` (virtual CPU → host core) pins the virtual CPUs' threads;
     `before_each` is called before every boot (a fresh disk image);
-    `done_marker`: the line that ends a good run, if not BENCH-DONE."""
+    `done_marker`: the line that ends a good run, if not BENCH-DONE;
+    `more_figures(lines)`: figures a run prints in lines of its own."""
     pinning = qemu.Pinning(pins or {})
     argv = ["qemu-system-x86_64", *base_args, *pinning.args(), *kernel_args]
     figure_runs, walls, info, problems = [], [], {}, []
@@ -85,6 +86,8 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
         p = results.parse(r.lines)
         if done_marker:
             p.done = any(line.strip() == done_marker for line in r.lines)
+        if more_figures:
+            p.figures += more_figures(r.lines)
         walls.append(round(r.wall_s, 1))
         info.update(p.info)
         if any("unknown experiment" in e for e in p.errors):
@@ -168,7 +171,8 @@ def _split_disk(selection, linux=False):
     if linux:
         wanted = [e for e in wanted if papers.EXPERIMENTS[e]["linux"]]
     on_disk = [e for e in wanted if papers.EXPERIMENTS[e].get("disk")]
-    plain = ["all"] if "all" in selection else [e for e in selection if e not in on_disk]
+    own = [e for e in wanted if papers.EXPERIMENTS[e].get("own_boots")]
+    plain = ["all"] if "all" in selection else [e for e in selection if e not in on_disk + own]
     return plain, on_disk
 
 
@@ -269,6 +273,10 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     if rec4:
         records["tessera-linux-binaries"] = rec4
         extra_rows += binary_rows
+    if "all" in selection or "procnet" in selection:
+        procnet_rows, rec5 = _run_procnet(a, mode, runs, raw_dir)
+        records["tessera-procnet"] = rec5
+        extra_rows += procnet_rows
 
     for rec in records.values():
         rec["guest"] = f"Tessera {rel(TESSERA_ELF)} ({git_revision()})"
@@ -338,6 +346,74 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
             record["boots"].append(f"{way}: {prog}")
     record["programs"] = ("bench/linux/ as on the reference VM; " + "; ".join(
         f"{way}: `{boot}`" for way, (boot, _) in LINUX_BINARY_WAYS.items()))
+    return results.aggregate("tessera", figs), record
+
+
+# Seed 003's process network at work (`procnet`): the workload script on
+# the Linux personality, once as it is, then with every communication
+# (fig. 7) or every KiB passed by pointer (fig. 10) made slower by a busy
+# wait of so many ns (the kernel's `ipc_delay=`, `ipc_kib_delay=`).
+PROCNET_SCRIPT = "/linux/bench/procnet.sh"
+PROCNET_CALL_DELAYS = (0, 1000, 2000, 4000, 8000)
+PROCNET_KIB_DELAYS = (1000, 4000, 16000, 64000)
+PROCNET_COUNTS = ("linux_calls", "communications", "syscalls", "context_switches", "bytes_copied",
+                  "bytes_by_reference")
+
+
+def _procnet_report(lines):
+    """init's RUN-REPORT-PROCNET line as a dict of numbers (empty if none)."""
+    for line in lines:
+        i = line.find("RUN-REPORT-PROCNET ")
+        if i >= 0:
+            pairs = (w.split("=", 1) for w in line[i:].split()[1:] if "=" in w)
+            return {k: int(v) for k, v in pairs if v.isdigit()}
+    return {}
+
+
+def _run_procnet(a, mode, runs, raw_dir):
+    """Tessera's `procnet` figures; (rows, record)."""
+    if not SYSTEM_DISK.exists():
+        return [], {"problems": [f"no {rel(SYSTEM_DISK)}"], "host_wall_s": [], "host_load": []}
+    args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
+    boots = [(d, 0) for d in PROCNET_CALL_DELAYS] + [(0, k) for k in PROCNET_KIB_DELAYS]
+    figs = [[] for _ in range(runs)]
+    record = None
+    for call_ns, kib_ns in boots:
+        def figures(lines, call_ns=call_ns, kib_ns=kib_ns):
+            r = _procnet_report(lines)
+            if "elapsed_ns" not in r:
+                return []
+            # Busy: the time some CPU was not idle (the paper's system and
+            # user time); elapsed also holds the waits for the disk and timers.
+            busy = r["elapsed_ns"] - r.get("idle_ns", 0)
+            out = []
+            if kib_ns == 0:
+                out += [("procnet", "busy", str(call_ns), busy, "ns"),
+                        ("procnet", "elapsed", str(call_ns), r["elapsed_ns"], "ns")]
+            if call_ns == 0:
+                out += [("procnet", "busy_kib_delay", str(kib_ns), busy, "ns"),
+                        ("procnet", "elapsed_kib_delay", str(kib_ns), r["elapsed_ns"], "ns")]
+            if call_ns == 0 and kib_ns == 0:
+                out += [("procnet", k, "", r[k], "count") for k in PROCNET_COUNTS if k in r]
+                if r.get("linux_calls"):
+                    out.append(("procnet", "communications_per_linux_call", "",
+                                round(r["communications"] / r["linux_calls"], 2), "count"))
+            return out
+        kargs = tessera_boot(f"servers=servers.linux.conf report ipc_delay={call_ns} ipc_kib_delay={kib_ns} "
+                             f"run=linux args=/bin/sh,{PROCNET_SCRIPT}")
+        f, rec = _run_system(f"tessera-procnet-{call_ns}-{kib_ns}", args, kargs, runs, mode, raw_dir,
+                             TESSERA_EXIT_OK, before_each=fresh_system_disk, done_marker="RUN-EXIT linux 0",
+                             more_figures=figures)
+        for i in range(runs):
+            figs[i] += f[i]
+        if record is None:
+            record = rec
+            record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_DISK)}, a fresh copy each boot)"
+        else:
+            record["problems"] += rec["problems"]
+            record["host_wall_s"] += rec["host_wall_s"]
+            record["host_load"] += rec["host_load"]
+    record["boots"] = ", ".join(f"ipc_delay={c} ipc_kib_delay={k}" for c, k in boots)
     return results.aggregate("tessera", figs), record
 
 

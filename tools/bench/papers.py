@@ -251,6 +251,24 @@ EXPERIMENTS = {
         "issue": "issue 2 (foundation)",
         "linux": False,
     },
+    "procnet": {
+        "title": "The process network at work (seed 003: communications per system call, figs. 7, 8, 10)",
+        "what": "A busybox shell script of ordinary commands (`bench/linux/procnet.sh`: sort, uniq, sed, tr, "
+                "grep, awk, tar, gzip, md5sum, cp, cmp, ls, head, cut, joined by pipes, four rounds over a few "
+                "files; seed 003 ran a C compiler and an editor) on the Linux personality, from the system "
+                "disk, one boot each. `workload`: its time from spawn to wait (init's count); the counts are "
+                "the kernel's over the run: Linux system calls, communications (rendezvous completed, every "
+                "process's: supervisors, shared server, file server, block cache, driver), the kernel's own "
+                "system calls and context switches, bytes the kernel copied between processes and, of "
+                "those, bytes servers moved in or out of the memory of a process waiting in its call (our "
+                "passing by pointer, fig. 8). Then the paper's two slowdowns: every communication made "
+                "longer by a busy wait of the param's ns (fig. 7: `ipc_delay=`), and every KiB passed by "
+                "pointer by the param's ns (fig. 10: `ipc_kib_delay=`).",
+        "issue": "issue 18 (seed 003's measurements of the process network)",
+        "linux": False,
+        # Boots of its own (bench.py `_run_procnet`), not the kernel's bench mode.
+        "own_boots": True,
+    },
 }
 
 # Linux figures the issues' goals were set against: Linux 6.1 (Debian),
@@ -364,6 +382,16 @@ OFF2F_GOALS = {
 
 # What the papers claim, per experiment (quoted with their conditions).
 PAPER_NOTES = {
+    "procnet": [
+        "Seed 003 (a PDP-11 class machine, its OS as a network of processes beside UNIX): 1,112 system "
+        "calls of its workload made 29,065 communications, 26 per system call, where UNIX switched "
+        "processes 1.2 times per system call; one communication took 449 µs, 41 % of its "
+        "synchronisation in state save and restore (43 µs each), 59 % in scheduling; system time rose "
+        "by 54 % against UNIX (a C compilation: 107 s on UNIX, 109 s on the new system).",
+        "Fig. 7: with loops in `call` and `acc` lengthening every communication, system time grew in "
+        "proportion. Fig. 8: 118 KB travelled as call arguments, 3 MB by pointer. Fig. 10: a cost of "
+        "4.71 µs per byte passed by pointer took system time from 38.4 s to 53.3 s.",
+    ],
     "off2f": [
         "Seed 001 fig. 4 (FreeBSD 11.0, Core i3-8100, 5,400 rpm DK and a SATA SSD), OFF2F/ELF exec time: "
         "`date` (16 KB text) DK 49.22/49.18 ms, SSD 1.24/1.23 ms (OFF2F slightly slower below 64 KB); "

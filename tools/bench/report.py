@@ -135,6 +135,8 @@ def write_summary(folder, mode, command):
             _batch_table(w, tes, mode, tessera_status, meta, config)
         elif exp == "off2f":
             _off2f_table(w, tes, mode, tessera_status, meta)
+        elif exp == "procnet":
+            _procnet_table(w, tes, mode, tessera_status, meta)
         elif meta["linux"]:
             _comparison_table(w, exp, lin, tes, mode, tessera_status, meta)
         else:
@@ -1535,6 +1537,48 @@ def _batch_work(w, val, mode, config):
         w(" ".join(text))
         w("")
     _batch_typical(w, val, need)
+
+
+def _procnet_table(w, tes, mode, tessera_status, meta):
+    """Seed 003's counts over the workload, then figs. 7 and 10's slowdowns."""
+    val = {(m, p): r for (_, m, p), r in tes.items()}
+    if not val:
+        w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
+        w("")
+        return
+    calls = (val.get(("linux_calls", "")) or {}).get("value")
+    w("| count over the workload | total | per Linux system call |")
+    w("|---|---|---|")
+    for m in ("linux_calls", "communications", "syscalls", "context_switches", "bytes_copied",
+              "bytes_by_reference"):
+        r = val.get((m, ""))
+        if r is None:
+            continue
+        per = f"{r['value'] / calls:,.1f}" if calls else ""
+        w(f"| {_metric_label(m)} | {r['value']:,.0f} | {per} |")
+    w("")
+    base = val.get(("busy", "0"))
+    comms = (val.get(("communications", "")) or {}).get("value")
+    by_ref = (val.get(("bytes_by_reference", "")) or {}).get("value")
+    for suffix, unit, what, per_unit in (
+            ("", "communications", "fig. 7: every communication made longer by", comms),
+            ("_kib_delay", "KiB passed by pointer", "fig. 10: every KiB passed by pointer made longer by",
+             by_ref / 1024 if by_ref else None)):
+        params = sorted({p for m, p in val if m == "busy" + suffix}, key=lambda q: int(q) if q.isdigit() else 0)
+        if not params or base is None:
+            continue
+        w(f"| {what} (ns) | busy (not idle) | against none | the delays added up ({unit} × delay) "
+          "| busy − none − added | elapsed |")
+        w("|---|---|---|---|---|---|")
+        for p in params:
+            r = val[("busy" + suffix, p)]
+            e = val.get(("elapsed" + suffix, p))
+            grow = r["value"] / base["value"] if base["value"] else 0
+            added = per_unit * int(p) if per_unit and p.isdigit() else None
+            rest = r["value"] - base["value"] - added if added is not None else None
+            w(f"| {int(p):,} | {_cell(r, mode)} | {grow:.2f}× | {'' if added is None else f'{added:,.0f}'} "
+              f"| {'' if rest is None else f'{rest:+,.0f}'} | {_cell(e, mode) if e else ''} |")
+        w("")
 
 
 def _off2f_table(w, tes, mode, tessera_status, meta):

@@ -276,6 +276,19 @@ fn bench_programs(out: &Path) -> Result<(), String> {
             return Ok(());
         }
     }
+    // The experiments' shell scripts beside them (`init.sh` is the
+    // reference VM's own /init).
+    for e in fs::read_dir(BENCH_SRC)
+        .map_err(|e| format!("{BENCH_SRC}: {e}"))?
+        .flatten()
+    {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "sh") && e.file_name() != "init.sh" {
+            let to = out.join(e.file_name());
+            fs::copy(&p, &to).map_err(|e| format!("{}: {e}", p.display()))?;
+            fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+        }
+    }
     Ok(())
 }
 

@@ -945,6 +945,17 @@ pub struct SysInfo {
     /// creation), and page-ins that failed.
     pub pages_paged_in: u64,
     pub page_ins_failed: u64,
+    /// Seed 003's counts: Linux system calls (served by the kernel or
+    /// sent to supervisors), communications (rendezvous completed), the
+    /// bytes the kernel copied between processes, and of those the bytes
+    /// servers moved in and out of the memory of a process waiting in a
+    /// call (passing by pointer).
+    pub linux_calls: u64,
+    pub communications: u64,
+    pub bytes_copied: u64,
+    pub bytes_by_reference: u64,
+    /// Time every CPU has spent idle (up to its last switch).
+    pub idle_ns: u64,
 }
 
 #[cfg(test)]

@@ -426,6 +426,7 @@ impl Call {
             p.waiter.take()
         };
         CALLS.fetch_add(1, Ordering::Relaxed);
+        crate::procnet::communicated();
         if self.completion != Completion::Wait {
             // Requests nobody waits for (never members of a batch:
             // `ncallsync` waits for its members).

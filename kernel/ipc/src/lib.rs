@@ -11,7 +11,8 @@
 //! fetched later and `callsync` (`request.rs`), batch requests and the
 //! distribution server's primitives (`batch.rs`), the request and result
 //! rings (`rings.rs`), and forwarding with direct return for multi-stage
-//! requests. Container IPC (seed 004) lives in `resource::container` and
+//! requests. What seed 003 measured of its network, and its knobs, is
+//! `procnet.rs`. Container IPC (seed 004) lives in `resource::container` and
 //! `resource::container_box`.
 
 #![no_std]
@@ -27,6 +28,7 @@ pub mod names;
 pub mod pager;
 pub mod port;
 pub mod process;
+pub mod procnet;
 pub mod rendezvous;
 pub mod request;
 pub mod rings;

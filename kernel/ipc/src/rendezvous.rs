@@ -190,6 +190,9 @@ pub fn read(server: &Process, rid: u64, offset: u64, to: UserRange) -> Result<u6
     let shown = c.msg.prefix(c.shown.load(Ordering::Relaxed) as usize);
     let from = usize::try_from(offset).map_err(|_| Error::Invalid)?;
     cross_copy((c.msg_owner, shown.part(from, to.len())?), (server.pid(), to))?;
+    if c.msg_owner != c.caller {
+        crate::procnet::by_reference(to.len());
+    }
     Ok(to.len() as u64)
 }
 
@@ -202,6 +205,9 @@ pub fn write(server: &Process, rid: u64, offset: u64, from: UserRange) -> Result
         return r;
     }
     cross_copy((server.pid(), from), (c.reply_owner, c.reply.part(at, from.len())?))?;
+    if c.reply_owner != c.caller {
+        crate::procnet::by_reference(from.len());
+    }
     Ok(from.len() as u64)
 }
 
@@ -269,6 +275,10 @@ pub(crate) fn end_released(server: &Process, c: Arc<Call>, from: UserRange) -> (
         return (n, answer(server, c, status, kept));
     }
     let status = match cross_copy((server.pid(), from), (c.reply_owner, c.reply)) {
+        Ok(()) if c.reply_owner != c.caller => {
+            crate::procnet::by_reference(n as usize);
+            n
+        }
         Ok(()) => n,
         Err(e) => e.as_ret(),
     };

@@ -119,6 +119,7 @@ pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<
     let from = UserRange::new(addr, to.len())?;
     proc::page_in_range(c.caller, addr, to.len())?;
     rendezvous::copy_between_processes((c.caller, from), (supervisor.pid(), to))?;
+    crate::procnet::by_reference(to.len());
     Ok(to.len() as u64)
 }
 
@@ -129,6 +130,7 @@ pub fn write(supervisor: &Process, rid: u64, addr: u64, from: UserRange) -> Resu
     let to = UserRange::new(addr, from.len())?;
     proc::page_in_range(c.caller, addr, from.len())?;
     rendezvous::copy_between_processes((supervisor.pid(), from), (c.caller, to))?;
+    crate::procnet::by_reference(from.len());
     Ok(from.len() as u64)
 }
 

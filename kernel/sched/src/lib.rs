@@ -47,6 +47,19 @@ static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
     })
 }; MAX_CPUS];
 
+/// Cycles every CPU has spent in its idle computation, up to the last
+/// switch on it (a CPU idle right now adds its current stretch later).
+pub fn idle_cycles() -> u64 {
+    RQ.iter()
+        .filter_map(|rq| {
+            rq.lock_irqs_off()
+                .idle
+                .as_ref()
+                .map(|i| i.cpu_cycles.load(Ordering::Relaxed))
+        })
+        .sum()
+}
+
 static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 
 /// Sleeping computations and their wake-up times.

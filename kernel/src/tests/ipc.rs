@@ -155,3 +155,28 @@ pub fn servers_placed_by_boot_file_and_command() -> TestResult {
     );
     stop_server(s.pid, "placed")
 }
+
+/// Seed 003's knob: with `ipc_delay` set, every completed communication
+/// waits that long. The same run of rvtest's stress, without and then with
+/// the delay: the second takes longer by at least half the communications
+/// times the delay (the host's noise is far below that).
+pub fn every_communication_waits_the_set_delay() -> TestResult {
+    const DELAY_NS: u64 = 500_000;
+    let calls = || ipc::rendezvous::CALLS.load(core::sync::atomic::Ordering::Relaxed);
+    let timed = |delay: u64| -> Result<(u64, u64), alloc::string::String> {
+        let (n0, t0) = (calls(), kcore::clock::nanos());
+        ipc::procnet::set_delays(delay, 0);
+        let status = run(b"stress\x00100\x00");
+        ipc::procnet::set_delays(0, 0);
+        ensure!(status? == 0, "rvtest failed (delay {delay} ns)");
+        Ok((calls() - n0, kcore::clock::nanos() - t0))
+    };
+    let (_, plain) = timed(0)?;
+    let (n, slowed) = timed(DELAY_NS)?;
+    ensure!(n > 100, "only {n} communications counted");
+    ensure!(
+        slowed >= plain + n * DELAY_NS / 2,
+        "{n} communications took {slowed} ns with the delay, {plain} ns without"
+    );
+    Ok(())
+}

@@ -97,6 +97,7 @@ pub static TESTS: &[KTest] = ktests![
     pass ipc::rendezvous_servers_and_requests,
     pass ipc::request_and_result_rings,
     pass ipc::stress_of_100000_calls_leaks_nothing,
+    pass ipc::every_communication_waits_the_set_delay,
     pass ipc::batch_requests_and_distribution_server,
     smp ipc::servers_placed_by_boot_file_and_command,
     // Hardening (issue 16)

@@ -643,6 +643,11 @@ fn sys_sys_info(a: call::SysInfo) -> Result<u64, Error> {
         nvm_text_pages_reused: resource::pool::NVM_TEXT_PAGES_REUSED.load(Ordering::Relaxed),
         pages_paged_in: ipc::pager::PAGES_SUPPLIED.load(Ordering::Relaxed),
         page_ins_failed: ipc::pager::PAGE_INS_FAILED.load(Ordering::Relaxed),
+        linux_calls: linux::LINUX_CALLS.load(Ordering::Relaxed),
+        communications: ipc::rendezvous::CALLS.load(Ordering::Relaxed),
+        bytes_copied: ipc::rendezvous::BYTES_COPIED.load(Ordering::Relaxed),
+        bytes_by_reference: ipc::procnet::BYTES_BY_REFERENCE.load(Ordering::Relaxed),
+        idle_ns: clock::cycles_to_ns(sched::idle_cycles()),
     };
     uaccess::write_out(a.out, &info)?;
     Ok(0)

@@ -63,6 +63,10 @@ fn result(r: Result<u64, Error>) -> u64 {
 /// clock there too): 2024-01-01T00:00:00Z.
 pub(crate) const EPOCH_AT_BOOT: u64 = 1_704_067_200;
 
+/// Linux system calls so far, those the kernel serves and those it sends
+/// to supervisors (seed 003 counted communications per system call).
+pub static LINUX_CALLS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 /// A Linux process's system call, from the dispatcher: served, then the
 /// way back to user mode, where its supervisor may have asked it to stop.
 #[inline(never)]
@@ -75,6 +79,7 @@ pub fn serve_and_leave(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid
 /// Serves system call `frame.rax` of Linux process `me`, whose supervisor
 /// is `supervisor` and Linux pid `pid`; returns what its rax gets.
 pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 {
+    LINUX_CALLS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     let n = frame.rax;
     let a = *frame.syscall_args();
     match n {

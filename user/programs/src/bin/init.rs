@@ -113,6 +113,7 @@ fn main(args: &[&str]) -> i32 {
         ..SpawnOptions::DEFAULT
     };
     let start = sys::sys_info().unwrap_or_default();
+    let t0 = sys::now_ns();
     let status = match sys::spawn(program, program_args, &options) {
         Ok(pid) => sys::wait(pid).unwrap_or(abi::KILLED_STATUS),
         Err(e) => {
@@ -120,6 +121,8 @@ fn main(args: &[&str]) -> i32 {
             abi::KILLED_STATUS
         }
     };
+    let elapsed = sys::now_ns() - t0;
+    let idle = sys::sys_info().map_or(0, |i| i.idle_ns) - start.idle_ns;
     // The machine powers off when init ends: what the file system holds
     // in memory goes to the disk first (ext2 has no journal to replay).
     if sys::name_lookup("fs").is_ok()
@@ -138,6 +141,18 @@ fn main(args: &[&str]) -> i32 {
             end.nvm_text_pages_reused - start.nvm_text_pages_reused,
             end.pages_paged_in - start.pages_paged_in,
             end.page_ins_failed - start.page_ins_failed
+        );
+        // Seed 003's counts over the run (`procnet` in tools/bench).
+        println!(
+            "RUN-REPORT-PROCNET elapsed_ns={elapsed} idle_ns={} linux_calls={} communications={} syscalls={} \
+             context_switches={} bytes_copied={} bytes_by_reference={}",
+            idle,
+            end.linux_calls - start.linux_calls,
+            end.communications - start.communications,
+            end.syscalls - start.syscalls,
+            end.context_switches - start.context_switches,
+            end.bytes_copied - start.bytes_copied,
+            end.bytes_by_reference - start.bytes_by_reference
         );
     }
     sys::exit(status)
