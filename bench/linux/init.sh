@@ -193,6 +193,25 @@ for b in syscall spawn pageaccess pagefault ipc transfer; do
 		;;
 	esac
 done
+# The process network's workload (procnet.sh; Tessera runs the same
+# script): its elapsed time by /proc/uptime, and the time the CPU was not
+# idle by /proc/stat's idle and iowait ticks, around it (both in hundredths
+# of a second: busybox's date has no nanoseconds).
+case ",$sel," in
+*,all,* | *,procnet,*)
+	ticks() {
+		read -r up _ </proc/uptime
+		set -- $(grep '^cpu ' /proc/stat)
+		echo "$(echo "$up" | tr -d .) $(($5 + $6))"
+	}
+	set -- $(ticks)
+	u0=$1 i0=$2
+	/bin/sh /bench/procnet.sh >/dev/null || echo "BENCH-ERROR,procnet,exit status $?"
+	set -- $(ticks)
+	echo "BENCH,procnet,elapsed,0,$((($1 - u0) * 10000000)),ns"
+	echo "BENCH,procnet,busy,0,$((($1 - u0 - ($2 - i0)) * 10000000)),ns"
+	;;
+esac
 # Storage: on the ext2 disk (see fsbench.c), only when one is mounted.
 case ",$sel," in
 *,fs,*)

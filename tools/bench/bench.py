@@ -171,7 +171,8 @@ def _split_disk(selection, linux=False):
     if linux:
         wanted = [e for e in wanted if papers.EXPERIMENTS[e]["linux"]]
     on_disk = [e for e in wanted if papers.EXPERIMENTS[e].get("disk")]
-    own = [e for e in wanted if papers.EXPERIMENTS[e].get("own_boots")]
+    # (Tessera's side of these boots apart; Linux's runs with the others.)
+    own = [] if linux else [e for e in wanted if papers.EXPERIMENTS[e].get("own_boots")]
     plain = ["all"] if "all" in selection else [e for e in selection if e not in on_disk + own]
     return plain, on_disk
 

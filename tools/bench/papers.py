@@ -265,7 +265,7 @@ EXPERIMENTS = {
                 "longer by a busy wait of the param's ns (fig. 7: `ipc_delay=`), and every KiB passed by "
                 "pointer by the param's ns (fig. 10: `ipc_kib_delay=`).",
         "issue": "issue 18 (seed 003's measurements of the process network)",
-        "linux": False,
+        "linux": True,
         # Boots of its own (bench.py `_run_procnet`), not the kernel's bench mode.
         "own_boots": True,
     },

@@ -19,6 +19,8 @@ EXPERIMENTS = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer",
 # Drivers that work on the ext2 disk: the VM runs them in a boot of their
 # own, with the disk attached (and `fs DIR` takes the folder to work in).
 DISK_EXPERIMENTS = ["fs"]
+# Scripts packed beside the programs (the same file on both systems).
+SCRIPTS = ["procnet.sh"]
 # A driver whose source is not <experiment>.c.
 SOURCES = {"fs": "fsbench.c"}
 
@@ -53,6 +55,8 @@ def build():
             subprocess.run([*CC, *flags, "-o", str(tmp), str(src_path)], check=True)
             tmp.rename(exe)
         out[name] = exe
+    for name in SCRIPTS:
+        out[name] = PROGS_SRC / name
     return out
 
 

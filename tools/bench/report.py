@@ -136,7 +136,7 @@ def write_summary(folder, mode, command):
         elif exp == "off2f":
             _off2f_table(w, tes, mode, tessera_status, meta)
         elif exp == "procnet":
-            _procnet_table(w, tes, mode, tessera_status, meta)
+            _procnet_table(w, lin, tes, mode, tessera_status, meta)
         elif meta["linux"]:
             _comparison_table(w, exp, lin, tes, mode, tessera_status, meta)
         else:
@@ -1539,9 +1539,18 @@ def _batch_work(w, val, mode, config):
     _batch_typical(w, val, need)
 
 
-def _procnet_table(w, tes, mode, tessera_status, meta):
-    """Seed 003's counts over the workload, then figs. 7 and 10's slowdowns."""
+def _procnet_table(w, lin, tes, mode, tessera_status, meta):
+    """The workload on both systems (seed 003's table 2), Tessera's counts
+    over it, then figs. 7 and 10's slowdowns."""
     val = {(m, p): r for (_, m, p), r in tes.items()}
+    lval = {(m, p): r for (_, m, p), r in lin.items()}
+    w("| the workload | Tessera | Linux | Tessera / Linux |")
+    w("|---|---|---|---|")
+    for m, label in (("busy", "CPU not idle"), ("elapsed", "elapsed")):
+        t, l_ = val.get((m, "0")), lval.get((m, "0"))
+        ratio = f"{t['value'] / l_['value']:.2f}" if t and l_ and l_["value"] else ""
+        w(f"| {label} (ns) | {_cell(t, mode) if t else '—'} | {_cell(l_, mode) if l_ else '—'} | {ratio} |")
+    w("")
     if not val:
         w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
         w("")
