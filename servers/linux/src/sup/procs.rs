@@ -628,6 +628,13 @@ impl Sup {
             let mut image = Vec::new();
             let kind = elf::classify(&head[..n], &head[..n]);
             let kind = match kind {
+                elf::Kind::Elf { .. } | elf::Kind::Dynamic if self.has_plate(&st, &path) => {
+                    // Run before, at this version: the kernel holds its
+                    // image (only a static ELF file ever got a plate), and
+                    // nothing more of the file need be read.
+                    self.fs.close(fd);
+                    return self.exec_image(rid, &path, &st, (Vec::new(), None), argv, env);
+                }
                 elf::Kind::Elf { .. } | elf::Kind::Dynamic => {
                     // The program headers may lie past the first bytes.
                     image = vec![0u8; st.size.max(0) as usize];
@@ -658,6 +665,12 @@ impl Sup {
             }
         }
         Err(errno::ELOOP)
+    }
+
+    /// Whether the kernel has a plate for the program file `st` at `path`
+    /// (asking to make one with no image finds it, or fails).
+    fn has_plate(&self, st: &StatView, path: &str) -> bool {
+        calls::plate_create(&plate_name(st, path), plate_tag(st), &[]).is_ok()
     }
 
     /// Opens `path` as a program: a regular file the process may execute.
@@ -703,7 +716,9 @@ impl Sup {
     ) -> Result<(), i64> {
         let name = plate_name(st, path);
         let tag = plate_tag(st);
-        if calls::plate_create(&name, tag, &[]).is_err() {
+        // (No image: the caller found the plate.)
+        let made_before = (image.is_empty() && paged.is_none()) || calls::plate_create(&name, tag, &[]).is_ok();
+        if !made_before {
             // An OFF2F file 1's plate holds the header page read; its
             // data is read at faults by the file server.
             let made = match &paged {
