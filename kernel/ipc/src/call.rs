@@ -218,7 +218,7 @@ impl Request {
         let msg = UserRange::new(c.msg, c.msg_len as usize)?;
         let reply = UserRange::new(c.reply, c.reply_cap as usize)?;
         Ok(Request {
-            flags: c.flags,
+            flags: c.flags & !abi::ACC_KERNEL_FLAGS,
             tag: c.tag,
             ..Request::new(c.entry, caller, msg, reply, completion)
         })
