@@ -30,6 +30,19 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
     )
 }
 
+/// Frees the pages of programs' files the kernel caches that no region
+/// maps (`PagedFile::drop_unmapped`): memory running short
+/// (`pool::reclaim`). A later fault reads them again. Returns how many
+/// pages went.
+pub fn drop_page_caches() -> usize {
+    TABLE
+        .lock()
+        .iter()
+        .filter_map(|(_, e)| e.value.pager.as_ref())
+        .map(|file| file.drop_unmapped())
+        .sum()
+}
+
 /// Describes segment `index` of a program (`program_segment`).
 pub fn segment(caller: u64, program: ResId, index: usize) -> Result<SegmentInfo, Error> {
     invoke(
