@@ -1196,3 +1196,46 @@ pub fn cached_file_pages_are_charged_and_reclaimed() -> TestResult {
     );
     Ok(())
 }
+
+/// A request's charge goes back as its calls end: 64 requests charged
+/// (4 chunks), answered and fetched, leave at most two chunks charged
+/// (the one spare that keeps a steady stream from charging and releasing
+/// at every call), and nothing once the sender ends.
+pub fn request_charges_go_back_per_call() -> TestResult {
+    use ipc::call::{CALL_COST, REQUEST_CHUNK};
+    let server = live()?;
+    let (sender, sp) = limited_maker()?;
+    let sv = proc::get(server).ok_or("no server")?;
+    let empty = kcore::uaccess::UserRange::EMPTY;
+    let mut sent = 0;
+    while sent < 64 && ipc::request::request(&sp, server, 0, empty, empty).is_ok() {
+        sent += 1;
+    }
+    let paid = sp.port().request_bytes();
+    let mut answered = 0;
+    while let Ok(got) = ipc::rendezvous::acc(&sv, 1 | abi::ACC_NOWAIT) {
+        if ipc::rendezvous::end_with_len(&sv, got.rid(), 0).is_ok() {
+            answered += 1;
+        }
+    }
+    let mut fetched = 0;
+    while ipc::request::fetch(&sp, 0).is_ok() {
+        fetched += 1;
+    }
+    let after = sp.port().request_bytes();
+    let account = sp.account().clone();
+    drop((sp, sv));
+    end(sender);
+    end(server);
+    kcore::computation::reap_all();
+    ensure!(
+        sent == 64 && answered == 64 && fetched == 64,
+        "{sent} requests sent, {answered} answered, {fetched} fetched"
+    );
+    ensure!(
+        paid >= 64 * CALL_COST && after <= 2 * REQUEST_CHUNK * CALL_COST,
+        "64 requests charged {paid} bytes; with all answered, {after} stayed charged"
+    );
+    ensure!(account.used() == 0, "{} bytes charged after the end", account.used());
+    Ok(())
+}

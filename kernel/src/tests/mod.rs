@@ -112,6 +112,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::kernel_memory_is_charged,
     pass harden::requests_are_bounded,
     pass harden::requests_are_charged_to_their_sender,
+    pass harden::request_charges_go_back_per_call,
     pass harden::exhausted_memory_gives_errors_not_panics,
     pass harden::a_process_holds_few_names,
     pass harden::plates_are_charged_to_their_maker,
