@@ -90,15 +90,15 @@ fn make(
         data.try_reserve_exact(content.len()).map_err(|_| Error::NoMemory)?;
         data.extend_from_slice(content);
         let data = Bytes::Shared(kcore::mm::heap::try_arc(data).map_err(|_| Error::NoMemory)?);
+        let mut name = String::new();
+        name.try_reserve_exact(want.len()).map_err(|_| Error::NoMemory)?;
+        name.push_str(want);
         let mut t = TABLE.lock();
         // An older version made at run time goes (what runs from it keeps
-        // its bytes); the archive's stay, without the name.
-        let old: alloc::vec::Vec<(ResId, bool)> = t
-            .iter()
-            .filter(|(_, e)| e.value.name == want)
-            .map(|(id, e)| (id, matches!(e.value.data, Bytes::Shared(_))))
-            .collect();
-        for (id, made) in old {
+        // its bytes); the archive's stay, without the name. Each found in
+        // place: either way it no longer has the name.
+        while let Some(id) = t.find_from(0, |e| e.value.name == want) {
+            let made = t.get(id).is_ok_and(|e| matches!(e.value.data, Bytes::Shared(_)));
             if made {
                 drop(t.remove(id));
             } else if let Ok(e) = t.get_mut(id) {
@@ -110,7 +110,7 @@ fn make(
             super::KERNEL,
             charge,
             Plate {
-                name: String::from(want),
+                name,
                 data,
                 tag,
                 pager,

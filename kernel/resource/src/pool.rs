@@ -577,9 +577,11 @@ fn space_bytes(id: ResId) -> u64 {
 pub fn report() -> [KindReport; 6] {
     let (wa, sp, rg, pr, tx, fu, stats) = {
         let p = POOL.lock();
-        let ids = |l: &Vec<Pooled>| l.iter().map(|x| x.id).collect::<Vec<_>>();
+        // Out of heap, a list is empty: the report is the inspector's, and
+        // must not fail for want of memory (nor panic).
+        let ids = |l: &Vec<Pooled>| super::try_collect(l.iter().map(|x| x.id)).unwrap_or_default();
         fn flat<K>(m: &BTreeMap<K, Vec<Pooled>>) -> Vec<ResId> {
-            m.values().flat_map(|l| l.iter().map(|x| x.id)).collect()
+            super::try_collect(m.values().flat_map(|l| l.iter().map(|x| x.id))).unwrap_or_default()
         }
         (
             ids(&p.work_areas),

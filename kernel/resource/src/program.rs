@@ -19,7 +19,10 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
         only(plate, Need::Live(Kind::Plate)),
         || {
             let (data, name) = super::plate::get(plate)?;
-            let short = alloc::string::String::from(name.rsplit('/').next().unwrap_or(&name));
+            let base = name.rsplit('/').next().unwrap_or(&name);
+            let mut short = alloc::string::String::new();
+            short.try_reserve_exact(base.len()).map_err(|_| Error::NoMemory)?;
+            short.push_str(base);
             let pager = super::plate::pager_of(plate);
             let program = crate::proc::program::parse(data, plate, short, pager)?;
             let extra = core::mem::size_of::<Program>() + program.segments.len() * 48 + program.name.len();
