@@ -101,7 +101,8 @@ pub enum Reserve {
 /// The frames the current allocation must leave free.
 #[cold]
 fn floor() -> usize {
-    if !crate::cpu::ready() {
+    // (Before this CPU's data is set up there is no computation to ask.)
+    if crate::cpu::try_this_cpu().is_none() {
         return 0;
     }
     let level = crate::computation::with_current(|c| c.frame_reserve.load(core::sync::atomic::Ordering::Relaxed));
@@ -117,7 +118,7 @@ fn floor() -> usize {
 /// the reserve, or what they were allowed before if that was more.
 pub fn with_reserve<T>(level: Reserve, f: impl FnOnce() -> T) -> T {
     use core::sync::atomic::Ordering::Relaxed;
-    if !crate::cpu::ready() {
+    if crate::cpu::try_this_cpu().is_none() {
         return f();
     }
     let before = crate::computation::with_current(|c| c.frame_reserve.fetch_max(level as u8, Relaxed));
