@@ -54,14 +54,19 @@ fn on_idle() {
 /// has the pool give its memory back first, as a system call's allocation
 /// does (`pool::or_reclaim`), so that a demand-paged process is not killed
 /// while the pool holds memory. A system call's own access (error code
-/// without the user bit) does not: its caller may hold a lock the pool's
-/// release takes.
+/// without the user bit) cannot: its caller may hold a lock the pool's
+/// release takes. It takes from half the frames' reserve instead, which
+/// the next ordinary allocation's failure has the pool refill.
 fn user_page_fault(addr: u64, error_code: u64, may_block: bool) -> Result<(), kcore::vm::space::FaultError> {
+    use kcore::mm::frames::{Reserve, with_reserve};
     use kcore::vm::space::FaultError;
     const FROM_USER_MODE: u64 = 4;
     match proc::resolve_user_fault(addr, error_code, may_block) {
-        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE != 0 && resource::pool::flush() > 0 => {
+        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE != 0 && resource::pool::reclaim() > 0 => {
             proc::resolve_user_fault(addr, error_code, may_block)
+        }
+        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE == 0 => {
+            with_reserve(Reserve::Half, || proc::resolve_user_fault(addr, error_code, may_block))
         }
         done => done,
     }

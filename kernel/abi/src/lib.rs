@@ -574,6 +574,15 @@ pub const ACC_NOWAIT: u64 = 1 << 62;
 /// bits in the first 8 inline bytes.
 pub const ACC_EVENT: u64 = 1 << 63;
 
+/// `AccInfo::flags` of a pager's call the kernel made for a page
+/// (`PAGER_ENTRY`): its reply fills a process's new frame. No process can
+/// set it (or `ACC_EVENT`): a pager tells the kernel's call from a forged
+/// one by it.
+pub const ACC_PAGER: u64 = 1 << 61;
+/// The `AccInfo::flags` bits only the kernel sets; a request's own flags
+/// lose them.
+pub const ACC_KERNEL_FLAGS: u64 = ACC_PAGER | ACC_EVENT;
+
 /// `call` entry flag: the message is a reference to a call the caller holds.
 pub const CALL_BY_REF: u64 = 1 << 62;
 

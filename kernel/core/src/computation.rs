@@ -110,6 +110,10 @@ pub struct Computation {
     pub ends_alone: AtomicBool,
     /// CPU time consumed, in TSC cycles (`clock::cycles_to_ns` converts).
     pub cpu_cycles: AtomicU64,
+    /// How far into the frame allocator's reserve it may go
+    /// (`mm::frames::Reserve`): a computation's, not a CPU's, since what
+    /// may use it (a system call's access to user memory) may block.
+    pub(crate) frame_reserve: core::sync::atomic::AtomicU8,
     /// Held only to be freed with the computation; a switch uses `stack_top`.
     _stack: Option<KernelStack>,
     /// `stack`'s top (0 without one), kept so that a switch need not work it out.
@@ -201,6 +205,7 @@ impl Computation {
             clear_word: AtomicU64::new(0),
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
+            frame_reserve: core::sync::atomic::AtomicU8::new(0),
             _stack: Some(stack),
             stack_top: top,
             next_dead: AtomicPtr::new(core::ptr::null_mut()),
@@ -230,6 +235,7 @@ impl Computation {
             clear_word: AtomicU64::new(0),
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
+            frame_reserve: core::sync::atomic::AtomicU8::new(0),
             _stack: None,
             stack_top: 0,
             next_dead: AtomicPtr::new(core::ptr::null_mut()),

@@ -91,6 +91,12 @@ impl<'m> FrameAllocator<'m> {
         }
     }
 
+    /// Frames free now.
+    #[inline(always)]
+    pub fn free_frames(&self) -> usize {
+        self.free
+    }
+
     /// Allocates `n` physically contiguous frames and returns the first frame
     /// number. The run starts on a boundary of the smallest power of two that
     /// holds `n`.

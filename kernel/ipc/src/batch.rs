@@ -156,7 +156,7 @@ impl Member {
             entry: c.entry,
             msg: (c.msg, c.msg_len),
             reply: (c.reply, c.reply_cap),
-            flags: c.flags,
+            flags: c.flags & !abi::ACC_KERNEL_FLAGS,
             tag: c.tag,
         }
     }

@@ -119,14 +119,16 @@ pub const CALL_COST: u64 = (core::mem::size_of::<Call>() + 16 + 4 * 8 + 16) as u
 pub const PROCESS_RESERVE: u64 = (1 + abi::MAX_BATCH) * CALL_COST + core::mem::size_of::<batch::Batch>() as u64 + 16;
 
 /// Requests paid for at a time: their charge grows by this many calls
-/// when the calls in flight outnumber those paid for.
-const REQUEST_CHUNK: u64 = 16;
+/// when the calls in flight outnumber those paid for, and shrinks by as
+/// many when two chunks more than are in flight are paid for.
+pub const REQUEST_CHUNK: u64 = 16;
 
 /// The call objects of a process's requests (results fetched or put into
-/// its ring; not waited for), charged to it: as many as were ever in
-/// flight at once, rounded up to a chunk, until the last of them and the
-/// process have gone. A request's call object holds a reference, so the
-/// reference count is how many are in flight.
+/// its ring; not waited for), charged to it: as many as are in flight,
+/// rounded up to a chunk, with a chunk to spare before it shrinks (so
+/// that a steady stream charges and releases nothing). A request's call
+/// object holds a reference, so the reference count is how many are in
+/// flight; one whose result is delivered lets go (`recycle`).
 pub struct RequestCharge {
     charge: IrqMutex<Charge>,
     /// Calls the charge pays for.
@@ -164,6 +166,24 @@ pub(crate) fn pay_request(r: Arc<RequestCharge>) -> Result<Arc<RequestCharge>, E
         }
     }
     Ok(r)
+}
+
+/// A request's call object lets go of its requester's charge `r` (its
+/// result delivered): a chunk goes back if two more than the calls still
+/// in flight are paid for. Cheap: a reference count read, and the lock
+/// only for a chunk.
+fn release_request(r: Arc<RequestCharge>) {
+    // The port's reference (while its process lives), this one, one per
+    // call still in flight.
+    let in_flight = (Arc::strong_count(&r) as u64).saturating_sub(2);
+    if r.paid.load(Ordering::Relaxed) >= in_flight + 2 * REQUEST_CHUNK {
+        let mut c = r.charge.lock();
+        let paid = r.paid.load(Ordering::Relaxed);
+        if paid >= in_flight + 2 * REQUEST_CHUNK {
+            c.shrink(REQUEST_CHUNK * CALL_COST);
+            r.paid.store(paid - REQUEST_CHUNK, Ordering::Relaxed);
+        }
+    }
 }
 
 /// `c`, a call object just made for a request, now paid for by `by`.
@@ -218,7 +238,7 @@ impl Request {
         let msg = UserRange::new(c.msg, c.msg_len as usize)?;
         let reply = UserRange::new(c.reply, c.reply_cap as usize)?;
         Ok(Request {
-            flags: c.flags,
+            flags: c.flags & !abi::ACC_KERNEL_FLAGS,
             tag: c.tag,
             ..Request::new(c.entry, caller, msg, reply, completion)
         })
@@ -532,8 +552,10 @@ const FREE_CALLS_MAX: usize = 128;
 /// Gives a finished call back to the free list, if nobody else holds it;
 /// a request's lets go of its requester's charge.
 pub(crate) fn recycle(mut c: Arc<Call>) {
-    if let Some(m) = Arc::get_mut(&mut c) {
-        m.paid_by = None;
+    if let Some(m) = Arc::get_mut(&mut c)
+        && let Some(by) = m.paid_by.take()
+    {
+        release_request(by);
     }
     recycle_into(&mut FREE_CALLS.lock(), c);
 }

@@ -63,13 +63,19 @@ fn one_call(caller: &Process, req: &PageRequest, frame: PageFrame, got: u32) -> 
         offset: req.offset + got as u64,
         len: (req.len - got) as u64,
     };
-    let r = Request::new(
-        abi::PAGER_ENTRY,
-        caller.pid(),
-        UserRange::EMPTY,
-        UserRange::EMPTY,
-        Completion::Wait,
-    );
+    // Marked as the kernel's: a process may call the pager's entry itself,
+    // and the pager must not answer it as if a fault of a program it
+    // serves asked (ACC_PAGER).
+    let r = Request {
+        flags: abi::ACC_PAGER,
+        ..Request::new(
+            abi::PAGER_ENTRY,
+            caller.pid(),
+            UserRange::EMPTY,
+            UserRange::EMPTY,
+            Completion::Wait,
+        )
+    };
     let mut c = call::make_call(
         caller.pid(),
         pager.pid(),

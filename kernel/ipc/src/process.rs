@@ -739,8 +739,14 @@ pub fn get(pid: u64) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).cloned()
 }
 
-pub fn pids() -> Vec<u64> {
-    PROCESSES.lock().keys().copied().collect()
+/// Every process's pid; NoMemory if the heap has no room for the list (a
+/// system call's).
+pub fn pids() -> Result<Vec<u64>, Error> {
+    let p = PROCESSES.lock();
+    let mut v = Vec::new();
+    v.try_reserve_exact(p.len()).map_err(|_| Error::NoMemory)?;
+    v.extend(p.keys().copied());
+    Ok(v)
 }
 
 pub fn count() -> usize {

@@ -124,11 +124,7 @@ pub fn info(id: ResId) -> Result<DeviceRecord, Error> {
 
 /// Every device's record, in bus order.
 pub fn records() -> Vec<DeviceRecord> {
-    TABLE
-        .lock()
-        .iter()
-        .map(|(id, e)| record(id, e.owner, &e.value))
-        .collect()
+    super::try_collect(TABLE.lock().iter().map(|(id, e)| record(id, e.owner, &e.value))).unwrap_or_default()
 }
 
 fn record(id: ResId, holder: u64, d: &Device) -> DeviceRecord {

@@ -109,6 +109,17 @@ pub const fn cost<T>(extra: u64) -> u64 {
 }
 
 /// `bytes` charged to process `caller` (nothing for the kernel).
+/// `Iterator::collect` into a `Vec` that allocates fallibly (a system
+/// call's path): NoMemory if the heap has no room.
+pub fn try_collect<T>(items: impl Iterator<Item = T>) -> Result<alloc::vec::Vec<T>, Error> {
+    let mut v = alloc::vec::Vec::new();
+    for x in items {
+        v.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        v.push(x);
+    }
+    Ok(v)
+}
+
 pub fn charge(caller: u64, bytes: u64) -> Result<Charge, Error> {
     ipc::process::charge(caller, bytes)
 }

@@ -175,23 +175,51 @@ pub fn open_text(name: &str, len: u64, crc: u64) -> Result<Text, Error> {
     Ok(text)
 }
 
+/// Where a file version lies and what it holds (a `File` but its name).
+#[derive(Clone, Copy)]
+struct Version {
+    offset: u64,
+    len: u64,
+    crc: u64,
+}
+
+/// Room for a new entry of the count of holders (a B-tree node or two).
+const HELD_NODE: core::alloc::Layout = core::alloc::Layout::new::<[u64; 256]>();
+
 /// Text file `name` as the directory names it now, held.
-fn hold(name: &str) -> Result<(Text, File), Error> {
+fn hold(name: &str) -> Result<(Text, Version), Error> {
+    use kcore::mm::heap::room_for;
     let mut guard = STATE.lock();
     let s = guard.as_mut().ok_or(Error::NotFound)?;
     let i = s
         .files
         .binary_search_by(|f| f.name.as_str().cmp(name))
         .map_err(|_| Error::NotFound)?;
-    let f = s.files[i].clone();
-    let key = (f.offset, f.pages);
+    let f = &s.files[i];
+    let (v, pages) = (
+        Version {
+            offset: f.offset,
+            len: f.len,
+            crc: f.crc,
+        },
+        f.pages,
+    );
+    let key = (v.offset, pages);
+    // Both allocations are made sure of before either is made: a `Hold`
+    // dropped here would take this lock again, and a count raised for a
+    // hold never made would keep the pages held for ever.
+    let new_key = !s.held.contains_key(&key);
+    if !room_for(core::alloc::Layout::new::<(usize, usize, Hold)>()) || (new_key && !room_for(HELD_NODE)) {
+        return Err(Error::NoMemory);
+    }
+    let hold = Arc::new(Hold { key });
     *s.held.entry(key).or_insert(0) += 1;
     let text = Text {
-        phys: s.window.base() + f.offset,
-        pages: f.pages as usize,
-        hold: kcore::mm::heap::try_arc(Hold { key }).map_err(|_| Error::NoMemory)?,
+        phys: s.window.base() + v.offset,
+        pages: pages as usize,
+        hold,
     };
-    Ok((text, f))
+    Ok((text, v))
 }
 
 /// Takes the store out for a change (Busy if another runs), telling it
@@ -318,6 +346,25 @@ pub fn store(caller: u64, name: &str, data: UserBytes) -> Result<u64, Error> {
     })
 }
 
+/// Stores the kernel's own `data` as text file `name` (what `store` does
+/// with a caller's bytes; the kernel's tests of holds need a file).
+pub fn store_own(name: &str, data: &[u8]) -> Result<(), Error> {
+    if !nvmstore::valid_name(name) {
+        return Err(Error::Invalid);
+    }
+    let mut store = take_store()?;
+    let result = store
+        .store_from(name, data.len() as u64, |offset, chunk| {
+            let from = data.get(offset as usize..).ok_or(())?;
+            chunk.copy_from_slice(from.get(..chunk.len()).ok_or(())?);
+            Ok(())
+        })
+        .map(drop)
+        .map_err(store_error);
+    put_store(store);
+    result
+}
+
 /// Deletes text file `name` (`nvm_delete`); processes that map it keep
 /// their pages until they let go.
 pub fn delete(caller: u64, name: &str) -> Result<u64, Error> {
@@ -372,9 +419,14 @@ pub fn files(f: &mut dyn FnMut(NvmRecord)) {
 pub fn info() -> Option<NvmStoreInfo> {
     let mut guard = STATE.lock();
     let s = guard.as_mut()?;
-    let named: Vec<(u64, u64)> = s.files.iter().map(|f| (f.offset, f.pages)).collect();
     // Pages held by versions the directory no longer names.
-    let orphaned = s.held.keys().filter(|k| !named.contains(k)).map(|k| k.1).sum();
+    let files = &s.files;
+    let orphaned = s
+        .held
+        .keys()
+        .filter(|k| !files.iter().any(|f| (f.offset, f.pages) == **k))
+        .map(|k| k.1)
+        .sum();
     let (free, largest, data_pages, capacity, sequence) = match &mut s.store {
         Some(store) => {
             store.set_held(s.held.keys().copied());

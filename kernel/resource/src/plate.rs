@@ -10,7 +10,9 @@ use super::mediator::{NO_IDS, invoke};
 use super::{Kind, ResId, ResTable, Resource, table};
 use abi::{Error, ResInfo, ResOp};
 use alloc::string::String;
+use alloc::sync::Arc;
 use kcore::bytes::Bytes;
+use kcore::mm::quota::{Account, Charge};
 use kcore::sync::IrqMutex;
 
 pub struct Plate {
@@ -20,12 +22,15 @@ pub struct Plate {
     pub tag: u64,
     /// A paged plate's (`create_paged`): where its bytes past `data` are.
     pub pager: Option<abi::PagerSource>,
+    /// Who pays for the pages of the file the kernel caches (a paged
+    /// plate's creator).
+    payer: Option<Arc<Account>>,
 }
 
 /// The plate `name` of version `tag`, made from `content` if there is none
 /// (`plate_create`).
 pub fn create(caller: u64, name: &str, tag: u64, content: &[u8]) -> Result<ResId, Error> {
-    make(caller, name, tag, content, None)
+    make(caller, name, tag, content, None, None)
 }
 
 /// A paged plate (`plate_paged`): `head` held, the rest of the `size`
@@ -38,15 +43,30 @@ pub fn create_paged(caller: u64, name: &str, tag: u64, head: &[u8], source: abi:
     if (head.len() as u64) > source.size || head.is_empty() {
         return Err(Error::Invalid);
     }
-    make(caller, name, tag, head, Some(source))
+    // Its creator pays for the file's pages the kernel will cache: it
+    // asked for the file to be paged and named it. (Not the pager, whom
+    // any client could run out of its limit; not the program's owner, the
+    // kernel for every program a spawn makes.)
+    let payer = super::charge(caller, 0)?.account().cloned();
+    make(caller, name, tag, head, Some(source), payer)
 }
 
-/// The pager of a paged plate.
-pub fn pager_of(id: ResId) -> Option<abi::PagerSource> {
-    TABLE.lock().get(id).ok().and_then(|e| e.value.pager)
+/// The pager of a paged plate, and an empty charge on the account of who
+/// pays for the file's cached pages.
+pub fn pager_of(id: ResId) -> Option<(abi::PagerSource, Charge)> {
+    let t = TABLE.lock();
+    let p = &t.get(id).ok()?.value;
+    Some((p.pager?, Charge::on(p.payer.as_ref())))
 }
 
-fn make(caller: u64, name: &str, tag: u64, content: &[u8], pager: Option<abi::PagerSource>) -> Result<ResId, Error> {
+fn make(
+    caller: u64,
+    name: &str,
+    tag: u64,
+    content: &[u8],
+    pager: Option<abi::PagerSource>,
+    payer: Option<Arc<Account>>,
+) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreatePlate, NO_IDS, || {
         let want = name.trim_start_matches("./").trim_start_matches('/');
         if want.is_empty() || want.len() > 255 {
@@ -70,15 +90,15 @@ fn make(caller: u64, name: &str, tag: u64, content: &[u8], pager: Option<abi::Pa
         data.try_reserve_exact(content.len()).map_err(|_| Error::NoMemory)?;
         data.extend_from_slice(content);
         let data = Bytes::Shared(kcore::mm::heap::try_arc(data).map_err(|_| Error::NoMemory)?);
+        let mut name = String::new();
+        name.try_reserve_exact(want.len()).map_err(|_| Error::NoMemory)?;
+        name.push_str(want);
         let mut t = TABLE.lock();
         // An older version made at run time goes (what runs from it keeps
-        // its bytes); the archive's stay, without the name.
-        let old: alloc::vec::Vec<(ResId, bool)> = t
-            .iter()
-            .filter(|(_, e)| e.value.name == want)
-            .map(|(id, e)| (id, matches!(e.value.data, Bytes::Shared(_))))
-            .collect();
-        for (id, made) in old {
+        // its bytes); the archive's stay, without the name. Each found in
+        // place: either way it no longer has the name.
+        while let Some(id) = t.find_from(0, |e| e.value.name == want) {
+            let made = t.get(id).is_ok_and(|e| matches!(e.value.data, Bytes::Shared(_)));
             if made {
                 drop(t.remove(id));
             } else if let Ok(e) = t.get_mut(id) {
@@ -90,10 +110,11 @@ fn make(caller: u64, name: &str, tag: u64, content: &[u8], pager: Option<abi::Pa
             super::KERNEL,
             charge,
             Plate {
-                name: String::from(want),
+                name,
                 data,
                 tag,
                 pager,
+                payer,
             },
         )
     })
@@ -119,6 +140,7 @@ pub fn init_from_archive() {
                 data: Bytes::Static(entry.data),
                 tag: 0,
                 pager: None,
+                payer: None,
             },
         )
         .is_err()

@@ -98,13 +98,18 @@ static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
     last_adjust: 0,
 });
 
+/// Room for a new key of one of the pool's maps: a B-tree node, and its
+/// parents' if it splits them.
+const MAP_NODES: core::alloc::Layout = core::alloc::Layout::new::<[u64; 256]>();
+
 impl Pool {
     /// The pooled resources of `kind`: for a program-dependent kind those
     /// of plate `key`, for a region those of `pages`; the list is made if
-    /// it is missing and `make` says so.
+    /// it is missing and `make` says so and the heap has room for it (a
+    /// map has no fallible insert: room is made sure of first), else None.
     fn list(&mut self, kind: PoolKind, key: ResId, pages: usize, make: bool) -> Option<&mut Vec<Pooled>> {
         fn of<K: Ord>(map: &mut BTreeMap<K, Vec<Pooled>>, k: K, make: bool) -> Option<&mut Vec<Pooled>> {
-            if make {
+            if make && (map.contains_key(&k) || kcore::mm::heap::room_for(MAP_NODES)) {
                 Some(map.entry(k).or_default())
             } else {
                 map.get_mut(&k)
@@ -247,18 +252,21 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
             // Space + text region with content + other regions. Only the
             // one executable region is the program's text: read-only data
             // is not, and handing it out as text would run non-executable
-            // pages.
-            let parts: Vec<(ResId, ResId, bool)> = vspace::get(KERNEL, id)
-                .map(|s| {
-                    let s = s.lock();
-                    let texts = s.regions().filter(|a| a.region.executable).count();
-                    s.regions()
-                        .map(|a| (a.link_id, a.region_id, texts == 1 && a.region.executable))
-                        .collect()
-                })
-                .unwrap_or_default();
-            for (link, region, is_text) in parts {
-                let _ = mediator::delete(KERNEL, link);
+            // pages. Taken apart one attachment at a time, so that it
+            // allocates nothing (it runs when memory is gone).
+            let space = vspace::get(KERNEL, id).ok();
+            let texts = space
+                .as_ref()
+                .map_or(0, |s| s.lock().regions().filter(|a| a.region.executable).count());
+            let first = || {
+                let s = space.as_ref()?.lock();
+                let a = s.regions().next()?;
+                Some((a.link_id, a.region_id, texts == 1 && a.region.executable))
+            };
+            while let Some((link, region, is_text)) = first() {
+                if mediator::delete(KERNEL, link).is_err() {
+                    break;
+                }
                 let kept = if is_text {
                     put_text(key, region)
                 } else {
@@ -268,6 +276,7 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
                     let _ = mediator::delete(KERNEL, region);
                 }
             }
+            drop(space);
             if !put_space(id) {
                 let _ = mediator::delete(KERNEL, id);
             }
@@ -401,13 +410,20 @@ fn take_any() -> Option<(PoolKind, ResId, ResId)> {
     p.spaces.pop().map(|x| (PoolKind::Space, ResId::NONE, x.id))
 }
 
+/// Memory running short: the pool gives back all it holds, then the page
+/// caches nothing maps any longer go (`program::drop_page_caches`: those
+/// of the programs the pool held among them). How many things went.
+pub fn reclaim() -> usize {
+    flush() + super::program::drop_page_caches()
+}
+
 /// Runs `f`; if it runs out of memory and the pool held anything, the
 /// pool gives all it holds back and `f` runs once more: under memory
 /// pressure the pool is emptied before anyone is refused. `f` must leave
 /// nothing behind when it fails.
 pub fn or_reclaim<T>(mut f: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
     match f() {
-        Err(Error::NoMemory) if flush() > 0 => f(),
+        Err(Error::NoMemory) if reclaim() > 0 => f(),
         done => done,
     }
 }
@@ -561,9 +577,11 @@ fn space_bytes(id: ResId) -> u64 {
 pub fn report() -> [KindReport; 6] {
     let (wa, sp, rg, pr, tx, fu, stats) = {
         let p = POOL.lock();
-        let ids = |l: &Vec<Pooled>| l.iter().map(|x| x.id).collect::<Vec<_>>();
+        // Out of heap, a list is empty: the report is the inspector's, and
+        // must not fail for want of memory (nor panic).
+        let ids = |l: &Vec<Pooled>| super::try_collect(l.iter().map(|x| x.id)).unwrap_or_default();
         fn flat<K>(m: &BTreeMap<K, Vec<Pooled>>) -> Vec<ResId> {
-            m.values().flat_map(|l| l.iter().map(|x| x.id)).collect()
+            super::try_collect(m.values().flat_map(|l| l.iter().map(|x| x.id))).unwrap_or_default()
         }
         (
             ids(&p.work_areas),

@@ -19,7 +19,10 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
         only(plate, Need::Live(Kind::Plate)),
         || {
             let (data, name) = super::plate::get(plate)?;
-            let short = alloc::string::String::from(name.rsplit('/').next().unwrap_or(&name));
+            let base = name.rsplit('/').next().unwrap_or(&name);
+            let mut short = alloc::string::String::new();
+            short.try_reserve_exact(base.len()).map_err(|_| Error::NoMemory)?;
+            short.push_str(base);
             let pager = super::plate::pager_of(plate);
             let program = crate::proc::program::parse(data, plate, short, pager)?;
             let extra = core::mem::size_of::<Program>() + program.segments.len() * 48 + program.name.len();
@@ -28,6 +31,19 @@ pub fn create(caller: u64, plate: ResId) -> Result<ResId, Error> {
             super::insert_charged(&mut TABLE.lock(), caller, charge, program)
         },
     )
+}
+
+/// Frees the pages of programs' files the kernel caches that no region
+/// maps (`PagedFile::drop_unmapped`): memory running short
+/// (`pool::reclaim`). A later fault reads them again. Returns how many
+/// pages went.
+pub fn drop_page_caches() -> usize {
+    TABLE
+        .lock()
+        .iter()
+        .filter_map(|(_, e)| e.value.pager.as_ref())
+        .map(|file| file.drop_unmapped())
+        .sum()
 }
 
 /// Describes segment `index` of a program (`program_segment`).

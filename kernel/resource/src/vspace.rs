@@ -133,9 +133,11 @@ impl Resource for Spaces {
     /// Hands the space, its plain attachments and their regions to `owner`.
     fn set_owner(&self, id: ResId, owner: u64) {
         super::give(&mut SPACES.lock(), id, owner);
-        for (link, region) in of_space(id) {
+        let mut n = 0;
+        while let Some((link, region)) = nth_of_space(id, n) {
             Attachments.set_owner(link, owner);
             super::of(Kind::VirtualRegion).set_owner(region, owner);
+            n += 1;
         }
     }
 
@@ -344,32 +346,42 @@ fn detach_all(space: ResId) {
     );
 }
 
-/// The attachments of `space`: (link, region) pairs, read from the space
-/// itself (its own short list), not by scanning every attachment there is.
-pub fn of_space(space: ResId) -> Vec<(ResId, ResId)> {
-    get(KERNEL, space)
-        .map(|s| s.lock().regions().map(|a| (a.link_id, a.region_id)).collect())
-        .unwrap_or_default()
+/// The `n`th attachment of `space`: (link, region), read from the space
+/// itself (its own short list), not by scanning every attachment there
+/// is. A walk that allocates nothing, for teardown.
+pub fn nth_of_space(space: ResId, n: usize) -> Option<(ResId, ResId)> {
+    let s = get(KERNEL, space).ok()?;
+    let s = s.lock();
+    s.regions().nth(n).map(|a| (a.link_id, a.region_id))
 }
 
 /// The attachments of `space` that make process `owner`'s memory: its
 /// program's regions (attached by the kernel when it was composed) and
 /// the anonymous memory it holds itself; not what containers or devices
 /// hold: (attachment, address) pairs.
-pub fn owned_attachments(space: ResId, owner: u64) -> Vec<(ResId, u64)> {
-    LINKS
-        .lock()
-        .iter()
-        .filter(|(_, e)| (e.owner == owner || e.owner == KERNEL) && e.value.space == space && !e.value.held())
-        .map(|(id, e)| (id, e.value.base))
-        .collect()
+pub fn owned_attachments(space: ResId, owner: u64) -> Result<Vec<(ResId, u64)>, Error> {
+    super::try_collect(
+        LINKS
+            .lock()
+            .iter()
+            .filter(|(_, e)| (e.owner == owner || e.owner == KERNEL) && e.value.space == space && !e.value.held())
+            .map(|(id, e)| (id, e.value.base)),
+    )
 }
 
 /// Every attachment with its owner, space and address (a held one's as
 /// its container says).
 pub fn list_attachments(f: &mut dyn FnMut(ResId, &Link, Whereabouts)) {
-    let all: Vec<(ResId, u64, Link)> = LINKS.lock().iter().map(|(id, e)| (id, e.owner, e.value)).collect();
-    for (id, owner, l) in all {
+    // One at a time, in place: the inspector allocates nothing for it.
+    let mut from = 0;
+    loop {
+        let next = {
+            let t = LINKS.lock();
+            t.find_from(from, |_| true)
+                .and_then(|id| t.get(id).ok().map(|e| (id, e.owner, e.value)))
+        };
+        let Some((id, owner, l)) = next else { break };
+        from = id.index() + 1;
         let w = place_of(id, owner, &l);
         f(id, &l, w);
     }

@@ -113,6 +113,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::kernel_memory_is_charged,
     pass harden::requests_are_bounded,
     pass harden::requests_are_charged_to_their_sender,
+    pass harden::request_charges_go_back_per_call,
     pass harden::exhausted_memory_gives_errors_not_panics,
     pass harden::a_process_holds_few_names,
     pass harden::plates_are_charged_to_their_maker,
@@ -121,5 +122,9 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::the_pool_gives_memory_back_to_faults,
     pass harden::the_pool_gives_memory_back_to_containers,
     pass harden::spawning_until_failure_then_killing_all,
+    pass harden::a_new_pool_key_needs_room_in_the_heap,
+    pass harden::an_nvm_hold_without_heap_is_refused,
+    pass harden::the_heap_grows_into_a_reserve_the_pool_refills,
+    pass harden::cached_file_pages_are_charged_and_reclaimed,
     pass harden::fuzzers_killed_mid_call_leave_nothing,
 ];

@@ -177,7 +177,7 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
             })
         }),
         Kind::Process => {
-            for pid in ipc::process::pids() {
+            for pid in ipc::process::pids().unwrap_or_default() {
                 if let Some(p) = resource::proc::get(pid) {
                     page.offer(|| ResRecord {
                         value: pid,

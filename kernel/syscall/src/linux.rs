@@ -366,12 +366,13 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     }
     let end = addr.checked_add(len).ok_or(Error::Invalid)?;
     let space = p.space().ok_or(Error::NotFound)?;
-    let inside: alloc::vec::Vec<(resource::ResId, resource::ResId)> = space
-        .lock()
-        .regions()
-        .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
-        .map(|r| (r.link_id, r.region_id))
-        .collect();
+    let inside = resource::try_collect(
+        space
+            .lock()
+            .regions()
+            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
+            .map(|r| (r.link_id, r.region_id)),
+    )?;
     for (link, region) in inside {
         mediator::delete(resource::KERNEL, link)?;
         mediator::delete(resource::KERNEL, region)?;

@@ -61,7 +61,7 @@ pub fn sys_proc_info(me: &proc::Process, a: call::ProcInfo) -> Result<u64, Error
 
 pub fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
     let out = uaccess::UserRange::of_list(a.out)?;
-    let pids = proc::pids();
+    let pids = proc::pids()?;
     let n = pids.len().min(a.out.count as usize);
     uaccess::write_list(out.addr(), &pids[..n])?;
     Ok(pids.len() as u64)

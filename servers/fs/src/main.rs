@@ -279,11 +279,17 @@ impl Server {
     /// The kernel's call for a page of a file (the server as pager): read
     /// as a READ is, the cache writing the bytes straight into the page
     /// the kernel made the call's reply buffer, which only the faulting
-    /// process gets (a process that makes this call itself has no page:
-    /// its reply buffer is empty). The file must be the one exec saw: the
-    /// same inode, size and modification time.
+    /// process gets. Only the kernel's call (`ACC_PAGER`) is answered: a
+    /// process calling this entry itself would have a file's bytes read
+    /// into its own reply buffer, with no open and no permission check.
+    /// The file must be the one exec saw: the same inode, size and
+    /// modification time.
     fn page_in(&mut self, info: &AccInfo, rid: u64) -> End {
-        let r = self.page_plan(info, rid);
+        let r = if info.flags & tessera_rt::abi::ACC_PAGER == 0 {
+            Err(Error::Denied)
+        } else {
+            self.page_plan(info, rid)
+        };
         match r {
             Ok(end) => {
                 self.stats.pages_in += 1;

@@ -76,10 +76,68 @@ pub fn init(memmap: &MemoryMap, reserved: &[(u64, u64)]) -> Result<(), OutOfMemo
     Ok(())
 }
 
+/// Frames an ordinary allocation leaves alone (1 MiB): the kernel's own
+/// needs that cannot have the pool give memory back where they arise, for
+/// a lock is held there, take them instead (`Reserve`). Ordinary
+/// allocations thus fail first, and their failure has the pool give its
+/// memory back (`pool::or_reclaim`, a user page fault), which refills the
+/// reserve.
+pub const RESERVE: usize = 256;
+
+/// How far into the reserve an allocation may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Reserve {
+    /// None of it: every allocation by default.
+    None = 0,
+    /// Half: a system call's access to user memory that faults a page in
+    /// (its caller may hold a lock the pool's release takes).
+    Half = 1,
+    /// All: the kernel heap's growth for its own small allocations (made
+    /// with the heap's lock held).
+    All = 2,
+}
+
+/// The frames the current allocation must leave free.
+#[cold]
+fn floor() -> usize {
+    // (Before this CPU's data is set up there is no computation to ask.)
+    if crate::cpu::try_this_cpu().is_none() {
+        return 0;
+    }
+    let level = crate::computation::with_current(|c| c.frame_reserve.load(core::sync::atomic::Ordering::Relaxed));
+    match level {
+        Some(0) => RESERVE,
+        Some(1) => RESERVE / 2,
+        // Level All, or boot (no computation yet).
+        _ => 0,
+    }
+}
+
+/// Runs `f` with allocations (on this computation) allowed `level` of
+/// the reserve, or what they were allowed before if that was more.
+pub fn with_reserve<T>(level: Reserve, f: impl FnOnce() -> T) -> T {
+    use core::sync::atomic::Ordering::Relaxed;
+    if crate::cpu::try_this_cpu().is_none() {
+        return f();
+    }
+    let before = crate::computation::with_current(|c| c.frame_reserve.fetch_max(level as u8, Relaxed));
+    let r = f();
+    if let Some(b) = before {
+        crate::computation::with_current(|c| c.frame_reserve.store(b, Relaxed));
+    }
+    r
+}
+
 /// `n` physically contiguous frames; returns the physical address of the first.
 pub fn alloc(n: usize) -> Result<u64, OutOfMemory> {
     let mut guard = FRAMES.lock();
     let a = guard.as_mut().ok_or(OutOfMemory)?;
+    // Only near the reserve is the computation asked what it may take.
+    let free = a.free_frames();
+    if free < n + RESERVE && free < n + floor() {
+        return Err(OutOfMemory);
+    }
     a.alloc(n).map(|pfn| pfn as u64 * PAGE_SIZE).map_err(|_| OutOfMemory)
 }
 

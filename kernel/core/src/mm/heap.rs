@@ -49,7 +49,10 @@ pub fn room_for(layout: Layout) -> bool {
     let need = layout.size() + layout.align() + MARGIN;
     let mut h = HEAP.lock();
     let free = h.talc.get_counters().available_bytes;
-    free >= need || (grow(&mut h, (need - free) as u64) && h.talc.get_counters().available_bytes >= need)
+    // Growth for a process's allocation leaves the frames' reserve alone:
+    // refused, the system call has the pool give memory back and tries
+    // again (`pool::or_reclaim`).
+    free >= need || (grow(&mut h, (need - free) as u64, false) && h.talc.get_counters().available_bytes >= need)
 }
 
 /// The heap cannot hold `T` beside its margin.
@@ -102,10 +105,22 @@ pub fn init() -> Result<(), paging::MapError> {
 /// Grows the heap by a whole step if the frames are there, else by only
 /// what `at_least` needs: near the end of memory a step cannot be had
 /// when a few pages still can, and a failed allocation of the kernel's is
-/// an error on a system call's path but a panic elsewhere.
-fn grow(h: &mut KernelHeap, at_least: u64) -> bool {
-    grow_by(h, at_least.next_multiple_of(GROW_STEP)) || grow_by(h, at_least.next_multiple_of(PAGE_SIZE))
+/// an error on a system call's path but a panic elsewhere. Only that last
+/// resort may take the frames' reserve (`frames::Reserve::All`), and only
+/// if `reserve` says so: the heap's lock is held here, so the pool cannot
+/// be asked to give memory back; an ordinary allocation's failure asks
+/// it, which refills the reserve.
+fn grow(h: &mut KernelHeap, at_least: u64, reserve: bool) -> bool {
+    let pages = at_least.next_multiple_of(PAGE_SIZE);
+    grow_by(h, at_least.next_multiple_of(GROW_STEP))
+        || grow_by(h, pages)
+        || (reserve && super::frames::with_reserve(super::frames::Reserve::All, || grow_by(h, pages)))
 }
+
+/// The largest allocation whose growth may take the frames' reserve: the
+/// kernel's own records and nodes are smaller; anything larger is a
+/// list a process asked for, which fails cleanly.
+const RESERVE_ALLOCATION: usize = PAGE_SIZE as usize;
 
 fn grow_by(h: &mut KernelHeap, by: u64) -> bool {
     if h.mapped + by > HEAP_MAX {
@@ -143,7 +158,7 @@ unsafe impl GlobalAlloc for Allocator {
             return p.as_ptr();
         }
         let need = (layout.size() + layout.align() + 64) as u64;
-        if grow(&mut h, need)
+        if grow(&mut h, need, layout.size() <= RESERVE_ALLOCATION)
             // SAFETY: as above.
             && let Ok(p) = unsafe { h.talc.malloc(layout) }
         {

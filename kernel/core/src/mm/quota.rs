@@ -172,6 +172,16 @@ impl Charge {
         self.bytes += bytes;
     }
 
+    /// `bytes` less (memory that went before the rest of what the charge
+    /// stands for).
+    pub fn shrink(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.bytes);
+        if let Some(a) = &self.account {
+            a.sub(bytes);
+        }
+        self.bytes -= bytes;
+    }
+
     /// Whether its account may take more.
     pub fn has_room(&self) -> bool {
         self.account.as_ref().is_none_or(|a| a.has_room())

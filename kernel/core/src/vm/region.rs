@@ -6,6 +6,7 @@
 
 use crate::mm::frames::{self, OutOfMemory};
 use crate::mm::layout::{BLOCK_PAGES, BLOCK_SIZE, PAGE_SIZE, phys_to_virt};
+use crate::mm::quota::Charge;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -54,36 +55,131 @@ pub struct PagerRef {
 /// A file a pager serves, as the regions backed by it share it: the pages
 /// read from it so far (the page cache), each a frame of its own that
 /// regions map read-only and copy before writing. The frames go with the
-/// last region or program that holds the file.
+/// last region or program that holds the file, or earlier, all at once,
+/// when memory runs short and nothing maps them (`drop_cache`).
 pub struct PagedFile {
     pub pager: PagerRef,
-    cache: crate::sync::IrqMutex<alloc::collections::BTreeMap<(u64, u32, u32), u64>>,
+    cache: crate::sync::IrqMutex<Cache>,
+}
+
+/// A page of the file, as the cache holds it: by `(offset, len, at)` of
+/// the request that filled it.
+type PageKey = (u64, u32, u32);
+
+struct CachedPage {
+    pa: u64,
+    /// Regions mapping it (or about to let go of a mapping: `CacheRef`).
+    /// Only a page none maps may be freed before the file goes.
+    maps: u32,
+}
+
+struct Cache {
+    pages: alloc::collections::BTreeMap<PageKey, CachedPage>,
+    /// What the cached pages cost, on the account of whoever asked for
+    /// the file to be paged (`PagedFile::new`).
+    charge: Charge,
+}
+
+/// What one cached page costs its payer: the frame and its share of the
+/// map's nodes.
+pub const CACHED_PAGE_COST: u64 = PAGE_SIZE + 64;
+
+/// Room for a new key of the cache's map (a node, and parents it splits).
+const CACHE_NODES: core::alloc::Layout = core::alloc::Layout::new::<[u64; 256]>();
+
+/// What `PagedFile::keep` did with a page a pager filled.
+enum Kept {
+    /// The page cached for the same request: the new one is spare.
+    Already(u64),
+    /// The new page joined the cache.
+    Now,
+    /// The cache cannot take it (its payer's limit, or no heap for the
+    /// map): the page stays the caller's own.
+    Refused,
 }
 
 impl PagedFile {
-    pub fn new(pager: PagerRef) -> PagedFile {
+    /// The file `pager` serves, its cached pages charged to `payer` (an
+    /// empty charge on the payer's account; `Charge::NONE`: the kernel's).
+    pub fn new(pager: PagerRef, payer: Charge) -> PagedFile {
         PagedFile {
             pager,
-            cache: crate::sync::IrqMutex::new(alloc::collections::BTreeMap::new()),
+            cache: crate::sync::IrqMutex::new(Cache {
+                pages: alloc::collections::BTreeMap::new(),
+                charge: payer,
+            }),
         }
     }
 
-    /// The cached page `req` describes.
-    fn cached(&self, req: &PageRequest) -> Option<u64> {
-        self.cache.lock().get(&(req.offset, req.len, req.at)).copied()
-    }
-
-    /// Keeps `pa`, filled for `req`, unless a page for it is cached
-    /// already: the cached page, and whether `pa` is the caller's to free.
-    fn keep(&self, req: &PageRequest, pa: u64) -> (u64, bool) {
+    /// The cached page `req` describes, counted as mapped once more.
+    fn map_ref(&self, req: &PageRequest) -> Option<u64> {
         let mut c = self.cache.lock();
-        match c.get(&(req.offset, req.len, req.at)) {
-            Some(&cached) => (cached, true),
-            None => {
-                c.insert((req.offset, req.len, req.at), pa);
-                (pa, false)
-            }
+        let page = c.pages.get_mut(&key_of(req))?;
+        page.maps += 1;
+        Some(page.pa)
+    }
+
+    /// A mapping of cached page `key` gone.
+    fn unmap(&self, key: PageKey) {
+        if let Some(page) = self.cache.lock().pages.get_mut(&key) {
+            page.maps = page.maps.saturating_sub(1);
         }
+    }
+
+    /// Keeps `pa`, filled for `req` (counted as mapped), unless a page for
+    /// it is cached already or the cache cannot take it.
+    fn keep(&self, req: &PageRequest, pa: u64) -> Kept {
+        let mut c = self.cache.lock();
+        let key = key_of(req);
+        if let Some(page) = c.pages.get_mut(&key) {
+            page.maps += 1;
+            return Kept::Already(page.pa);
+        }
+        if !crate::mm::heap::room_for(CACHE_NODES) || c.charge.grow(CACHED_PAGE_COST).is_err() {
+            return Kept::Refused;
+        }
+        c.pages.insert(key, CachedPage { pa, maps: 1 });
+        Kept::Now
+    }
+
+    /// Pages cached.
+    pub fn cached_pages(&self) -> usize {
+        self.cache.lock().pages.len()
+    }
+
+    /// Frees the cached pages no region maps (memory running short); how
+    /// many went. Their charge goes back to the payer; a later fault reads
+    /// them again.
+    pub fn drop_unmapped(&self) -> usize {
+        let mut c = self.cache.lock();
+        let before = c.pages.len();
+        c.pages.retain(|_, page| {
+            if page.maps == 0 {
+                frames::free(page.pa, 1);
+            }
+            page.maps != 0
+        });
+        let n = before - c.pages.len();
+        c.charge.shrink(n as u64 * CACHED_PAGE_COST);
+        n
+    }
+}
+
+fn key_of(req: &PageRequest) -> PageKey {
+    (req.offset, req.len, req.at)
+}
+
+/// A region's mapping of a cached page it no longer counts as its own (it
+/// took a copy at the first write): counted until this goes, which must
+/// be once no page table maps the page any longer (after the shootdown).
+pub struct CacheRef {
+    file: Arc<PagedFile>,
+    key: PageKey,
+}
+
+impl Drop for CacheRef {
+    fn drop(&mut self) {
+        self.file.unmap(self.key);
     }
 }
 
@@ -97,8 +193,8 @@ impl core::fmt::Debug for PagedFile {
 
 impl Drop for PagedFile {
     fn drop(&mut self) {
-        for &pa in self.cache.get_mut().values() {
-            frames::free(pa, 1);
+        for page in self.cache.get_mut().pages.values() {
+            frames::free(page.pa, 1);
         }
     }
 }
@@ -228,6 +324,14 @@ impl Region {
     /// What page `index` needs of the pager, if the pager fills it and it
     /// is not present yet.
     pub fn page_request(&self, index: usize) -> Option<PageRequest> {
+        if self.frames.get(index).is_none_or(|&f| f != 0) {
+            return None;
+        }
+        self.request_of(index)
+    }
+
+    /// What page `index` is of the pager's file, present or not.
+    fn request_of(&self, index: usize) -> Option<PageRequest> {
         let Backing::Pager {
             source,
             file_at,
@@ -237,9 +341,6 @@ impl Region {
         else {
             return None;
         };
-        if self.frames.get(index).is_none_or(|&f| f != 0) {
-            return None;
-        }
         let page = PAGE_SIZE as usize;
         let from = (index * page).max(*skew);
         let to = ((index + 1) * page).min(skew + *len as usize);
@@ -268,11 +369,17 @@ impl Region {
         let Backing::Pager { source, .. } = &self.backing else {
             return Err(pa);
         };
-        let (cached, spare) = source.keep(req, pa);
-        if spare {
-            frames::free(pa, 1);
+        match source.keep(req, pa) {
+            Kept::Already(cached) => {
+                frames::free(pa, 1);
+                Ok(self.share_cached(index, cached))
+            }
+            Kept::Now => Ok(self.share_cached(index, pa)),
+            Kept::Refused => {
+                self.frames[index] = pa;
+                Ok(pa)
+            }
         }
-        Ok(self.share_cached(index, cached))
     }
 
     /// Maps the file's cached page as page `index` (copy-on-write), if the
@@ -282,7 +389,7 @@ impl Region {
         let Backing::Pager { source, .. } = &self.backing else {
             return None;
         };
-        let pa = source.cached(&req)?;
+        let pa = source.map_ref(&req)?;
         Some(self.share_cached(index, pa))
     }
 
@@ -302,15 +409,30 @@ impl Region {
                 self.frames[index] = pa;
                 pa
             }
-            None => match frames::alloc(1) {
-                Ok(own) => {
+            None => {
+                let own = frames::alloc(1).map_or(0, |own| {
                     copy_page(pa, own);
                     self.frames[index] = own;
                     own
-                }
-                Err(_) => 0,
-            },
+                });
+                // Never mapped: the count taken for it goes at once.
+                drop(self.cache_ref(index));
+                own
+            }
         }
+    }
+
+    /// The count of cached page `index` that this region holds, as a
+    /// `CacheRef` (None if the region is backed by no pager).
+    fn cache_ref(&self, index: usize) -> Option<CacheRef> {
+        let Backing::Pager { source, .. } = &self.backing else {
+            return None;
+        };
+        let req = self.request_of(index)?;
+        Some(CacheRef {
+            file: source.clone(),
+            key: key_of(&req),
+        })
     }
 
     /// Whether page `index` maps its file's cached page (read-only).
@@ -320,23 +442,26 @@ impl Region {
     }
 
     /// The first write to a cached page: the region gets a copy of its
-    /// own, which it may write. Returns its frame.
-    pub fn break_cow(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+    /// own, which it may write. Returns its frame, and the cached page's
+    /// count to let go of once no page table maps that any longer.
+    pub fn break_cow(&mut self, index: usize) -> Result<(u64, Option<CacheRef>), OutOfMemory> {
         if !self.is_cow(index) {
-            return self.frame(index).ok_or(OutOfMemory);
+            return self.frame(index).ok_or(OutOfMemory).map(|f| (f, None));
         }
         let own = frames::alloc(1)?;
         copy_page(self.frames[index], own);
         self.frames[index] = own;
         self.cow[index] = false;
-        Ok(own)
+        Ok((own, self.cache_ref(index)))
     }
 
-    /// Lets go of the cached pages it maps (the cache keeps them).
+    /// Lets go of the cached pages it maps (the cache keeps them). Its
+    /// page tables no longer map them: it is detached, or being reset.
     fn forget_cow(&mut self) {
-        for (f, c) in self.frames.iter_mut().zip(self.cow.iter_mut()) {
-            if core::mem::take(c) {
-                *f = 0;
+        for i in 0..self.cow.len() {
+            if core::mem::take(&mut self.cow[i]) {
+                self.frames[i] = 0;
+                drop(self.cache_ref(i));
             }
         }
     }

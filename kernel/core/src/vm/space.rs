@@ -752,7 +752,8 @@ impl VirtualSpace {
         if write && a.region.is_cow(index) {
             // The first write to its file's cached page: a copy of its own,
             // mapped writable in place of the cache's, everywhere.
-            let pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+            // (The cache's page is counted as mapped until the shootdown.)
+            let (pa, _cached) = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
             let f = a.pte_flags();
             let kind = a.region.kind;
             self.map_one(va, pa, f)?;
@@ -775,8 +776,9 @@ impl VirtualSpace {
                 return Err(FaultError::PageIn(req));
             };
             let mut f = a.pte_flags();
+            let mut _cached = None;
             if write {
-                pa = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+                (pa, _cached) = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
             } else if a.region.is_cow(index) {
                 f &= !flags::WRITABLE;
             }

@@ -16,13 +16,14 @@ use super::program::{Program, Segment};
 use abi::Error;
 use alloc::string::String;
 use alloc::vec::Vec;
+use kcore::vm::region::{PagedFile, PagerRef};
 use off2f::{HEADER_PAGE, Header, Kind, Place};
 
 pub fn parse(
     bytes: kcore::bytes::Bytes,
     plate: restable::ResId,
     name: String,
-    pager: Option<abi::PagerSource>,
+    pager: Option<(abi::PagerSource, kcore::mm::quota::Charge)>,
 ) -> Result<Program, Error> {
     let image: &[u8] = &bytes;
     let h = Header::parse(image).map_err(|_| Error::BadProgram)?;
@@ -34,7 +35,7 @@ pub fn parse(
     let (data_at, data_len) = h.data_area();
     let data_end = data_at.checked_add(data_len).ok_or(Error::BadProgram)?;
     // Where file 1's bytes are: all in the plate, or in the file.
-    let file_size = pager.map_or(image.len() as u64, |p| p.size);
+    let file_size = pager.as_ref().map_or(image.len() as u64, |(p, _)| p.size);
     if file_size < data_end.max(HEADER_PAGE as u64) || (image.len() as u64) < HEADER_PAGE as u64 {
         return Err(Error::BadProgram);
     }
@@ -65,11 +66,18 @@ pub fn parse(
         phdr: h.phdr_vaddr().unwrap_or(0),
         phnum: h.phnum() as u64,
         nvm: Some(text),
-        pager: pager.map(|p| {
-            alloc::sync::Arc::new(kcore::vm::region::PagedFile::new(kcore::vm::region::PagerRef {
-                pid: p.pager,
-                object: p.object,
-            }))
-        }),
+        pager: match pager {
+            Some((p, payer)) => {
+                let file = PagedFile::new(
+                    PagerRef {
+                        pid: p.pager,
+                        object: p.object,
+                    },
+                    payer,
+                );
+                Some(kcore::mm::heap::try_arc(file).map_err(|_| Error::NoMemory)?)
+            }
+            None => None,
+        },
     })
 }

@@ -74,7 +74,7 @@ pub fn parse(
     bytes: kcore::bytes::Bytes,
     plate: restable::ResId,
     name: alloc::string::String,
-    pager: Option<abi::PagerSource>,
+    pager: Option<(abi::PagerSource, kcore::mm::quota::Charge)>,
 ) -> Result<Program, Error> {
     if bytes.starts_with(b"OFF") {
         return super::off2f::parse(bytes, plate, name, pager);

@@ -95,9 +95,14 @@ fn give_back_program(plate: ResId, program: ResId) {
 
 /// Detaches everything from a space and deletes it all.
 fn destroy_space(space: ResId) {
-    for (link, region) in vspace::of_space(space) {
-        delete(link);
-        delete(region);
+    // The first attachment each time: deleting it takes it off the list.
+    let mut skip = 0;
+    while let Some((link, region)) = vspace::nth_of_space(space, skip) {
+        if mediator::delete(KERNEL, link).is_ok() {
+            delete(region);
+        } else {
+            skip += 1;
+        }
     }
     delete(space);
 }
@@ -328,15 +333,21 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
-    let heap: Vec<(ResId, ResId)> = space_ref
-        .lock()
-        .regions()
-        .filter(|a| a.region.kind == RegionKind::Heap)
-        .map(|a| (a.link_id, a.region_id))
-        .collect();
-    for (link, region) in heap {
-        delete(link);
-        delete(region);
+    // One at a time, allocating nothing (teardown must not).
+    let mut skip = 0;
+    loop {
+        let heap = space_ref
+            .lock()
+            .regions()
+            .filter(|a| a.region.kind == RegionKind::Heap)
+            .nth(skip)
+            .map(|a| (a.link_id, a.region_id));
+        let Some((link, region)) = heap else { break };
+        if mediator::delete(KERNEL, link).is_ok() {
+            delete(region);
+        } else {
+            skip += 1;
+        }
     }
     let space = p.space_id();
     let attached = space_ref.lock().region_count();
@@ -388,7 +399,7 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
     let bytes = crate::vkspace::read(area)?;
     let mut strings = bytes.split(|&b| b == 0);
     strings.next(); // the name (the kernel's; argv[0] is the program's)
-    let all: Vec<&[u8]> = strings.collect();
+    let all: Vec<&[u8]> = crate::try_collect(strings)?;
     // The last piece is what follows the final NUL (empty).
     let all = &all[..all.len().saturating_sub(1)];
     let split = all.iter().position(|s| s.is_empty()).unwrap_or(all.len());
@@ -601,7 +612,8 @@ fn compose_and_start(
 fn copy_space(p: &super::Process) -> Result<ResId, Error> {
     let from = p.space().ok_or(Error::NotFound)?;
     let space = vspace::create(KERNEL)?;
-    for (link, base) in vspace::owned_attachments(p.space_id(), p.pid()) {
+    let owned = vspace::owned_attachments(p.space_id(), p.pid()).inspect_err(|_| delete(space))?;
+    for (link, base) in owned {
         let copy = {
             let mut s = from.lock();
             let Some(a) = s.attachment_mut(link, 0) else {

@@ -560,6 +560,14 @@ fn paged_round(c: &mut Checks, stack: &Stack) {
         nobody == Err(Error::NotFound),
         &format!("paged: a pager that is no process is refused: {nobody:?}"),
     );
+    // The pager's entry called by a process itself, naming file 1 as
+    // exec would: the file server answers only the kernel's calls, so no
+    // file's bytes reach a process that never opened it.
+    let forged = forged_page_in(fs, &file1);
+    c.check(
+        forged == Err(Error::Denied),
+        &format!("paged: a process's own call to the pager's entry is refused: {forged:?}"),
+    );
     // A text file missing from the store.
     let missing = off2fconv::convert("/bin/argcheck", "/off2f/argmiss", "argmiss")
         .and_then(|_| sys::nvm_delete("argmiss").map_err(|e| format!("{e:?}")))
@@ -613,6 +621,24 @@ fn paged_round(c: &mut Checks, stack: &Stack) {
     for f in ["/off2f/cut", "/off2f/changed", "/off2f/argmiss"] {
         let _ = tessera_api::fs::client::unlink(f);
     }
+}
+
+/// Calls file server `fs` on its pager entry for the first page of
+/// `/off2f/fresh` (whose bytes are `file1`) as the kernel would: the
+/// result, and Err(Invalid) if the reply held any of the file's bytes.
+fn forged_page_in(fs: u64, file1: &[u8]) -> Result<usize, Error> {
+    let st = tessera_api::fs::client::stat("/off2f/fresh").map_err(|_| Error::NotFound)?;
+    let object = tessera_api::fs::pager_object(st.ino, st.size as u64, st.mtime);
+    let mut msg = Vec::new();
+    for w in object.iter().chain(&[0, 4096]) {
+        msg.extend_from_slice(&w.to_le_bytes());
+    }
+    let mut page = alloc::vec![0u8; 4096];
+    let n = sys::call(fs, abi::PAGER_ENTRY, &msg, &mut page)?;
+    if n > 0 && page[..n] == file1[..n] {
+        return Err(Error::Invalid);
+    }
+    Ok(n)
 }
 
 tessera_rt::entry!(main);
