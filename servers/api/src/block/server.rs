@@ -11,7 +11,7 @@
 //! request, and the experiments run one program at a time, which waits for
 //! this request anyway.
 
-use super::{BLOCK, ENTRIES, Geometry, serve_open, text_reply, transfer_message};
+use super::{BLOCK, ENTRIES, Geometry, Piece, serve_open, text_reply, transfer_message};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
@@ -37,13 +37,13 @@ pub trait Device {
 }
 
 /// A READ or WRITE, checked: its blocks lie on the device and the server
-/// holds its pages (in order, as many blocks as they have pages).
+/// holds its pieces (in order, a block per page, each inside its ICA).
 pub struct Transfer {
     pub rid: u64,
     pub caller: u64,
     pub first: u64,
     pub write: bool,
-    pub pages: Vec<Ica>,
+    pub pieces: Vec<Piece>,
     pub blocks: u64,
     /// When the modelled disk is done with it (ns, guest time; 0: no model).
     pub due: u64,
@@ -124,31 +124,43 @@ impl Server {
         };
     }
 
-    /// READ or WRITE: the pages taken and checked, then the device's.
-    /// Pages of a refused call go back at once.
+    /// READ or WRITE: the pieces taken and checked, then the device's.
+    /// The ICAs of a refused call go back at once.
     fn transfer(&mut self, device: &mut dyn Device, rid: u64, info: &AccInfo, write: bool) -> Result<(), Error> {
-        let mut msg = [0u8; super::transfer_len(super::MAX_ICAS)];
+        let mut msg = [0u8; super::transfer_len(super::MAX_PIECES)];
         let len = transfer_message(rid, info, &mut msg)?;
         let (first, list) = super::decode_transfer(&msg[..len]).ok_or(Error::Invalid)?;
-        let mut pages: Vec<Ica> = Vec::with_capacity(list.len());
+        let mut pieces: Vec<Piece> = Vec::with_capacity(list.len());
         let mut result = Ok(());
-        for &id in &list {
+        for &(id, at, pages) in &list {
+            // A second piece of an ICA already taken finds it held here.
             match Ica::adopt(id) {
-                Ok(ica) => pages.push(ica),
+                Ok(ica) => pieces.push(Piece {
+                    ica,
+                    at: at as usize,
+                    pages: pages as usize,
+                }),
                 Err(_) => result = Err(Error::Denied),
             }
         }
-        let blocks: u64 = pages.iter().map(|p| (p.len() / BLOCK) as u64).sum();
+        if result.is_ok() && !pieces.iter().all(Piece::is_sound) {
+            result = Err(Error::Invalid);
+        }
+        let blocks: u64 = pieces.iter().map(|p| p.pages as u64).sum();
         let g = device.geometry();
-        if result.is_ok() && (blocks == 0 || first.checked_add(blocks).is_none_or(|end| end > g.blocks)) {
+        if result.is_ok()
+            && (blocks == 0
+                || blocks > g.max_blocks as u64
+                || first.checked_add(blocks).is_none_or(|end| end > g.blocks))
+        {
             result = Err(Error::Invalid);
         }
         if result.is_ok() && write && g.flags & super::READ_ONLY != 0 {
             result = Err(Error::Busy);
         }
         if let Err(e) = result {
-            for page in pages {
-                self.give_back(info.caller, page);
+            for p in pieces {
+                self.give_back(info.caller, p.ica);
             }
             return Err(e);
         }
@@ -169,7 +181,7 @@ impl Server {
             caller: info.caller,
             first,
             write,
-            pages,
+            pieces,
             blocks,
             due,
         };
