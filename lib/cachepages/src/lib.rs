@@ -170,16 +170,22 @@ impl Pages {
     pub fn victim_run(&mut self, n: usize, extent: usize) -> Option<(usize, usize)> {
         let extent = extent.max(1);
         let n = n.clamp(1, extent);
-        let start = self.free_run(n, extent).or_else(|| self.lru_clean(&[]))?;
-        let base = start - start % extent;
-        let end = (base + extent).min(self.slots.len());
-        let (mut lo, mut hi) = (start, start + 1);
-        while hi - lo < n && hi < end && self.available(hi) {
-            hi += 1;
-        }
-        while hi - lo < n && lo > base && self.available(lo - 1) {
-            lo -= 1;
-        }
+        let (lo, hi) = match self.free_run(n, extent) {
+            Some(run) => run,
+            None => {
+                let start = self.lru_clean(&[])?;
+                let base = start - start % extent;
+                let end = (base + extent).min(self.slots.len());
+                let (mut lo, mut hi) = (start, start + 1);
+                while hi - lo < n && hi < end && self.available(hi) {
+                    hi += 1;
+                }
+                while hi - lo < n && lo > base && self.available(lo - 1) {
+                    lo -= 1;
+                }
+                (lo, hi)
+            }
+        };
         for s in lo..hi {
             self.forget(s);
             self.free.remove(&s);
@@ -187,11 +193,11 @@ impl Pages {
         Some((lo, hi - lo))
     }
 
-    /// The first slot of a run of `n` free slots inside one extent, or of
-    /// fewer that reach their extent's end, if the first free slots hold
-    /// one (a bounded look: the free slots of a cache filling up lie in
-    /// order, and a scattered few are not worth a search).
-    fn free_run(&self, n: usize, extent: usize) -> Option<usize> {
+    /// A run of `n` free slots inside one extent, or of fewer that reach
+    /// their extent's end, if the first free slots hold one (a bounded
+    /// look: the free slots of a cache filling up lie in order, and a
+    /// scattered few are not worth a search): (first, end).
+    fn free_run(&self, n: usize, extent: usize) -> Option<(usize, usize)> {
         let (mut first, mut len) = (NONE, 0);
         for &s in self.free.iter().take(4 * extent) {
             if len > 0 && s == first + len && s % extent != 0 {
@@ -201,7 +207,7 @@ impl Pages {
             }
             let last = (s + 1) % extent == 0 || s + 1 == self.slots.len();
             if len == n || last {
-                return Some(first);
+                return Some((first, first + len));
             }
         }
         None
@@ -526,6 +532,7 @@ mod tests {
             p.assign(s, 200 + s as u64, false);
         }
         assert_eq!(p.victim_run(4, 4), Some((8, 2)));
+        assert_eq!(p.lookup(207), Some(7), "a short free run evicts nothing");
         for s in 8..10 {
             p.assign(s, 300 + s as u64, false);
             p.mark_dirty(s, 0);
