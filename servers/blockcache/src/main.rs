@@ -10,7 +10,9 @@
 //!   ICAs holding dirty pages there and back. No byte is copied between
 //!   servers.
 //! - LRU replacement; a sequential run of misses reads ahead, in a window
-//!   that doubles up to an extent, into consecutive slots of one ICA.
+//!   that doubles up to four extents (1 MiB), into runs of consecutive
+//!   slots of an ICA, each run one request to the device, all in flight
+//!   together.
 //! - Write-back: writes stay in the cache until `SYNC`, the periodic flush
 //!   (a child process calls `TICK` every `flush secs`, default 5; 0: none),
 //!   or a dirty page must make room. Barriers are kept (see lib/cachepages).
@@ -37,8 +39,10 @@ use tessera_rt::{println, sys};
 /// Pages of an ICA of the cache: the longest read (256 KiB), which the
 /// device does in one request.
 const EXTENT: usize = 64;
+/// Most extents one read fills: its requests go to the device together.
+const MAX_FILL_PIECES: usize = 4;
 /// Longest read-ahead, in pages beyond the one missed.
-const MAX_WINDOW: u64 = EXTENT as u64 - 1;
+const MAX_WINDOW: u64 = (MAX_FILL_PIECES * EXTENT) as u64 - 1;
 /// The smallest cache.
 const MIN_PAGES: usize = 32;
 
@@ -268,8 +272,27 @@ impl Cache {
         while n < 1 + ahead && n < limit && page + n < self.device_pages && self.pages.lookup(page + n).is_none() {
             n += 1;
         }
-        let (start, got) = self.alloc_run(n as usize)?;
-        let slots: Vec<usize> = (start..start + got).collect();
+        // The run of one extent is one request to the device; a longer
+        // read takes runs of several, their requests in flight together.
+        let mut slots: Vec<usize> = Vec::with_capacity(n as usize);
+        let mut extents: Vec<usize> = Vec::with_capacity(MAX_FILL_PIECES);
+        while (slots.len() as u64) < n && extents.len() < MAX_FILL_PIECES {
+            let (start, got) = match self.alloc_run(n as usize - slots.len()) {
+                Ok(run) => run,
+                Err(e) if slots.is_empty() => return Err(e),
+                Err(_) => break,
+            };
+            if extents.contains(&(start / EXTENT)) {
+                // An extent travels whole, in one piece: this run waits.
+                for s in start..start + got {
+                    self.pages.unused(s);
+                }
+                break;
+            }
+            extents.push(start / EXTENT);
+            slots.extend(start..start + got);
+        }
+        let got = slots.len();
         let result = self.transfer(false, page, &slots);
         self.stats.disk_reads += 1;
         if result.is_err() {
