@@ -13,15 +13,22 @@
 //!   grants the caller in turn. Reply: [`Geometry`]. A device has one
 //!   client at a time; a client that ended is replaced by the next OPEN.
 //! - `READ` / `WRITE`: message [`encode_transfer`]: the first block, then
-//!   the *pieces*: each an ICA's container id and which of its pages
-//!   (`pages` from page `at`). The pieces hold the blocks in order, a
+//!   the *pieces*: each an ICA's container id, which of its pages
+//!   (`pages` from page `at`) and its *home* (where the client wants it
+//!   back; 0: anywhere). The pieces hold the blocks in order, a
 //!   block per page, and each is one request to the device, however many
 //!   pages it has (an ICA is physically contiguous, so a piece is one DMA
 //!   buffer). An ICA appears in one piece at most. Reply: the number of
 //!   blocks (8 bytes). Whatever happens, the server moves back every
-//!   listed ICA it holds, wherever the kernel places it (asking for an
-//!   address costs the kernel a look at every attachment of the client,
-//!   which holds many; the client finds its pages again by id).
+//!   listed ICA it holds, to its home if that is free, else wherever the
+//!   kernel places it (the client finds its pages again by id).
+//!
+//! Both sides keep the addresses their ICAs pass through: an ICA placed
+//! wherever the kernel finds room lands past everything placed before,
+//! and each new range of addresses costs page tables, which stay. So a
+//! client asks for its ICAs back at their homes, and places them in the
+//! server one after another from the *landing* address the server gives
+//! at OPEN ([`LANDING`] bytes the server keeps free).
 //! - `FLUSH`: every WRITE completed before is durable.
 //! - `CLOSE`: gives the device up.
 //! - `STATS`: a text report, `name value` per line.
@@ -52,6 +59,8 @@ pub const ENTRIES: u64 = (1 << OPEN) | (1 << READ) | (1 << WRITE) | (1 << FLUSH)
 
 /// Most pieces one request names.
 pub const MAX_PIECES: usize = 32;
+/// Bytes of a server's landing window: 32 ICAs of 256 KiB.
+pub const LANDING: u64 = (MAX_PIECES * 64 * BLOCK) as u64;
 /// Most blocks a request may carry, for the servers here (the device's
 /// own limit, reported in [`Geometry::max_blocks`], may be lower).
 pub const MAX_BLOCKS: u32 = 1024;
@@ -65,17 +74,20 @@ pub struct Geometry {
     /// Most blocks one request may carry.
     pub max_blocks: u32,
     pub flags: u32,
+    /// Where in the server a client's ICAs may land (0: anywhere).
+    pub landing: u64,
 }
 
 impl Geometry {
-    pub const LEN: usize = 16;
+    pub const LEN: usize = 24;
 
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0; Self::LEN];
         Writer::new(&mut b)
             .u64(self.blocks)
             .u32(self.max_blocks)
-            .u32(self.flags);
+            .u32(self.flags)
+            .u64(self.landing);
         b
     }
 
@@ -85,6 +97,7 @@ impl Geometry {
             blocks: r.u64()?,
             max_blocks: r.u32()?,
             flags: r.u32()?,
+            landing: r.u64()?,
         })
     }
 }
@@ -123,20 +136,20 @@ impl Piece {
     }
 }
 
-/// A piece as a message names it: (ICA id, at, pages).
-pub type PieceRef = (u64, u32, u32);
+/// A piece as a message names it: (ICA id, at, pages, home).
+pub type PieceRef = (u64, u32, u32, u64);
 
 /// Bytes of a transfer message naming `n` pieces.
 pub const fn transfer_len(n: usize) -> usize {
-    16 + 16 * n
+    16 + 24 * n
 }
 
 /// A READ or WRITE message: block `first`, then the pieces.
 pub fn encode_transfer(first: u64, pieces: &[PieceRef], buf: &mut [u8]) -> usize {
     let mut w = Writer::new(buf);
     w.u64(first).u32(pieces.len() as u32).u32(0);
-    for &(id, at, pages) in pieces {
-        w.u64(id).u32(at).u32(pages);
+    for &(id, at, pages, home) in pieces {
+        w.u64(id).u32(at).u32(pages).u64(home);
     }
     w.len()
 }
@@ -152,7 +165,7 @@ pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<PieceRef>)> {
     }
     let mut pieces = Vec::with_capacity(n);
     for _ in 0..n {
-        pieces.push((r.u64()?, r.u32()?, r.u32()?));
+        pieces.push((r.u64()?, r.u32()?, r.u32()?, r.u64()?));
     }
     Some((first, pieces))
 }
@@ -234,15 +247,24 @@ impl Disk {
         if pieces.is_empty() || pieces.len() > MAX_PIECES {
             return Err(Error::Invalid);
         }
-        let mut listed = [(0u64, 0u32, 0u32); MAX_PIECES];
+        let mut listed = [(0u64, 0u32, 0u32, 0u64); MAX_PIECES];
         let mut n = 0;
         let mut result = Ok(());
         let mut kept = Vec::new();
+        let landing = self.geometry.landing;
+        let mut place = landing;
         for p in core::mem::take(pieces) {
-            let (id, at, pages) = (p.ica.id(), p.at as u32, p.pages as u32);
-            match p.ica.move_to(self.pid, 0) {
+            let (id, at, pages, home) = (p.ica.id(), p.at as u32, p.pages as u32, p.ica.addr());
+            let len = p.ica.len() as u64;
+            let hint = if landing != 0 && place + len <= landing + LANDING {
+                place
+            } else {
+                0
+            };
+            place += len;
+            match p.ica.move_to(self.pid, hint) {
                 Ok(_) => {
-                    listed[n] = (id, at, pages);
+                    listed[n] = (id, at, pages, home);
                     n += 1;
                 }
                 Err((ica, e)) => {
@@ -268,7 +290,7 @@ impl Disk {
             let _ = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]);
         }
         *pieces = kept;
-        for &(id, at, pages) in &listed[..n] {
+        for &(id, at, pages, _) in &listed[..n] {
             if let Ok(ica) = Ica::adopt(id) {
                 pieces.push(Piece {
                     ica,

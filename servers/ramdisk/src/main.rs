@@ -64,6 +64,7 @@ impl Device for Disk {
         Geometry {
             blocks: self.blocks,
             max_blocks: block::MAX_BLOCKS,
+            landing: 0,
             flags: 0,
         }
     }

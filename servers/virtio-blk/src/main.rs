@@ -132,6 +132,7 @@ impl Device for Driver {
         Geometry {
             blocks: self.blk.blocks(),
             max_blocks: block::MAX_BLOCKS,
+            landing: 0,
             flags: if self.blk.readonly() { block::READ_ONLY } else { 0 },
         }
     }

@@ -12,10 +12,11 @@
 //! this request anyway.
 
 use super::{BLOCK, ENTRIES, Geometry, Piece, serve_open, text_reply, transfer_message};
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use tessera_rt::abi::{ACC_EVENT, AccInfo, Error};
+use tessera_rt::abi::{ACC_EVENT, AccInfo, Error, prot};
 use tessera_rt::ica::Ica;
 use tessera_rt::{println, sys};
 
@@ -72,6 +73,10 @@ pub struct Counters {
 /// being served (given with the next accept, in one system call).
 pub struct Server {
     client: Option<u64>,
+    /// Where the client's ICAs may land here (see the protocol), and the
+    /// home each ICA held here goes back to, by id.
+    landing: u64,
+    homes: BTreeMap<u64, u64>,
     pub counters: Counters,
     model: Option<diskmodel::Disk>,
     serving: u64,
@@ -87,7 +92,8 @@ impl Server {
     /// Gives a page back to its client; a client that ended takes none
     /// and the page is freed here.
     pub fn give_back(&mut self, caller: u64, page: Ica) {
-        if page.move_to(caller, 0).is_ok() {
+        let home = self.homes.remove(&page.id()).unwrap_or(0);
+        if page.move_to(caller, home).is_ok() {
             self.counters.icas_moved += 1;
         }
     }
@@ -132,14 +138,17 @@ impl Server {
         let (first, list) = super::decode_transfer(&msg[..len]).ok_or(Error::Invalid)?;
         let mut pieces: Vec<Piece> = Vec::with_capacity(list.len());
         let mut result = Ok(());
-        for &(id, at, pages) in &list {
+        for &(id, at, pages, home) in &list {
             // A second piece of an ICA already taken finds it held here.
             match Ica::adopt(id) {
-                Ok(ica) => pieces.push(Piece {
-                    ica,
-                    at: at as usize,
-                    pages: pages as usize,
-                }),
+                Ok(ica) => {
+                    self.homes.insert(id, home);
+                    pieces.push(Piece {
+                        ica,
+                        at: at as usize,
+                        pages: pages as usize,
+                    })
+                }
                 Err(_) => result = Err(Error::Denied),
             }
         }
@@ -218,7 +227,11 @@ impl Server {
         let owner = self.client == Some(info.caller);
         let result = match info.entry {
             super::OPEN => {
-                let opened = serve_open(&mut self.client, info.caller, device.geometry(), &mut self.reply);
+                let g = Geometry {
+                    landing: self.landing,
+                    ..device.geometry()
+                };
+                let opened = serve_open(&mut self.client, info.caller, g, &mut self.reply);
                 if opened == Err(Error::Busy) {
                     self.counters.refused += 1;
                 }
@@ -277,8 +290,15 @@ pub fn serve(name: &str, events: u64, model: Option<diskmodel::Model>, device: &
         println!("block server: cannot register '{name}': {e:?}");
         return 1;
     }
+    // The landing window: a range of addresses taken and given back, which
+    // nothing placed later (always past it) takes again.
+    let landing = sys::map(super::LANDING, prot::READ | prot::WRITE)
+        .and_then(|a| sys::unmap(a, super::LANDING).map(|_| a))
+        .unwrap_or(0);
     let mut server = Server {
         client: None,
+        landing,
+        homes: BTreeMap::new(),
         counters: Counters::default(),
         model: model.map(diskmodel::Disk::new),
         serving: 0,
