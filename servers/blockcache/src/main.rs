@@ -308,7 +308,10 @@ impl Cache {
         self.stats.read_ahead += got - 1;
         self.next_expected = page + got;
         for (i, &s) in slots.iter().enumerate().rev() {
-            self.pages.assign(s, page + i as u64, i > 0);
+            // A slot of an extent that did not come back is retired.
+            if self.extents[s / EXTENT].is_some() {
+                self.pages.assign(s, page + i as u64, i > 0);
+            }
         }
         self.pages.lookup(page).ok_or(Error::Busy)
     }
