@@ -81,7 +81,7 @@ def tracer():
             space = reg("$cr3")
             if not whole or space == caller:
                 break
-            rows.append(f"u {space:x}")
+            rows.append(f"u {space:x} {pc:x}")
         else:
             rows.append(f"{pc:x}")
         gdb.execute("stepi", to_string=True)
@@ -158,7 +158,7 @@ def report(rows, depth, top):
     from collections import Counter
 
     pcs = [int(r, 16) for r in rows if not r.startswith("u ")]
-    user = Counter(r[2:] for r in rows if r.startswith("u "))
+    user = Counter(r.split()[1] for r in rows if r.startswith("u "))
     chains = symbolize(pcs)
     by_chain, by_function = Counter(), Counter()
     for pc in pcs:

@@ -10,13 +10,19 @@
 //! with its epoch, while the page itself goes on with the new one. (Without
 //! a free slot for the shadow, everything up to the old epoch is written
 //! back first.)
+//!
+//! Slots come in *extents*: runs of consecutive slots whose pages are one
+//! physically contiguous piece of memory (an ICA), so that consecutive
+//! slots of an extent can go to the device as one request. A read of many
+//! pages asks for such a run ([`Pages::victim_run`]); a write-back is cut
+//! into requests whose pieces are such runs ([`requests`]).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 const NONE: usize = usize::MAX;
@@ -43,7 +49,9 @@ pub struct Pages {
     /// Most recently used first.
     head: usize,
     tail: usize,
-    free: Vec<usize>,
+    /// Lowest first: a cache that starts empty fills its slots in order,
+    /// so the pages read together lie together.
+    free: BTreeSet<usize>,
 }
 
 impl Pages {
@@ -63,7 +71,7 @@ impl Pages {
             dirty: BTreeMap::new(),
             head: NONE,
             tail: NONE,
-            free: (0..n).rev().collect(),
+            free: (0..n).collect(),
         }
     }
 
@@ -124,17 +132,83 @@ impl Pages {
     /// (`None` if every used slot is dirty: write back first). `skip` are
     /// slots that must not be taken (being filled by the same request).
     pub fn victim(&mut self, skip: &[usize]) -> Option<usize> {
-        if let Some(s) = self.free.pop() {
+        if let Some(s) = self.free.pop_first() {
             return Some(s);
         }
+        let s = self.lru_clean(skip)?;
+        self.forget(s);
+        self.free.remove(&s);
+        Some(s)
+    }
+
+    /// The least recently used clean slot not in `skip`.
+    fn lru_clean(&self, skip: &[usize]) -> Option<usize> {
         let mut s = self.tail;
         while s != NONE {
             if self.slots[s].dirty.is_none() && !skip.contains(&s) {
-                self.forget(s);
-                self.free.pop();
                 return Some(s);
             }
             s = self.slots[s].prev;
+        }
+        None
+    }
+
+    /// Whether slot `s` may be taken for a run: free, or holding a clean
+    /// page (a shadow is dirty until written back; a retired slot is
+    /// neither held nor free).
+    fn available(&self, s: usize) -> bool {
+        self.free.contains(&s) || (self.slots[s].key.is_some() && self.slots[s].dirty.is_none())
+    }
+
+    /// Up to `n` consecutive slots to fill, inside one extent of `extent`
+    /// slots (extent i is slots `i * extent ..`): (first slot, how many,
+    /// at least one). A run of free slots if the first free ones hold one;
+    /// else the run grows around the least recently used clean slot over
+    /// its free and clean neighbours (which are dropped: the pages read
+    /// together are evicted together, so their neighbours are old too).
+    /// `None` if every slot is dirty.
+    pub fn victim_run(&mut self, n: usize, extent: usize) -> Option<(usize, usize)> {
+        let extent = extent.max(1);
+        let n = n.clamp(1, extent);
+        let (lo, hi) = match self.free_run(n, extent) {
+            Some(run) => run,
+            None => {
+                let start = self.lru_clean(&[])?;
+                let base = start - start % extent;
+                let end = (base + extent).min(self.slots.len());
+                let (mut lo, mut hi) = (start, start + 1);
+                while hi - lo < n && hi < end && self.available(hi) {
+                    hi += 1;
+                }
+                while hi - lo < n && lo > base && self.available(lo - 1) {
+                    lo -= 1;
+                }
+                (lo, hi)
+            }
+        };
+        for s in lo..hi {
+            self.forget(s);
+            self.free.remove(&s);
+        }
+        Some((lo, hi - lo))
+    }
+
+    /// A run of `n` free slots inside one extent, or of fewer that reach
+    /// their extent's end, if the first free slots hold one (a bounded
+    /// look: the free slots of a cache filling up lie in order, and a
+    /// scattered few are not worth a search): (first, end).
+    fn free_run(&self, n: usize, extent: usize) -> Option<(usize, usize)> {
+        let (mut first, mut len) = (NONE, 0);
+        for &s in self.free.iter().take(4 * extent) {
+            if len > 0 && s == first + len && s % extent != 0 {
+                len += 1;
+            } else {
+                (first, len) = (s, 1);
+            }
+            let last = (s + 1) % extent == 0 || s + 1 == self.slots.len();
+            if len == n || last {
+                return Some((first, first + len));
+            }
         }
         None
     }
@@ -153,21 +227,21 @@ impl Pages {
         if let Some(k) = self.slots[s].key.take() {
             self.index.remove(&k);
             self.unlink(s);
-            self.free.push(s);
+            self.free.insert(s);
         }
         self.slots[s].ahead = false;
     }
 
     /// Slot `s`, a victim never assigned, goes back to the free list.
     pub fn unused(&mut self, s: usize) {
-        self.free.push(s);
+        self.free.insert(s);
     }
 
     /// Slot `s` leaves the cache for good (its page was lost).
     pub fn retire(&mut self, s: usize) {
         self.mark_clean(s);
         self.forget(s);
-        self.free.retain(|&f| f != s);
+        self.free.remove(&s);
     }
 
     /// The earlier epoch whose version of slot `s` must be kept before a
@@ -205,7 +279,7 @@ impl Pages {
         match self.slots[s].shadow_of.take() {
             Some(k) => {
                 self.dirty.remove(&(e, k));
-                self.free.push(s);
+                self.free.insert(s);
             }
             None => {
                 if let Some(k) = self.slots[s].key {
@@ -236,14 +310,47 @@ impl Pages {
     }
 }
 
-/// Splits (page, slot) pairs in ascending page order into runs of
-/// consecutive pages, at most `max` long: (first page, their slots).
-pub fn runs(pages: &[(u64, usize)], max: usize) -> Vec<(u64, Vec<usize>)> {
+/// Splits (page, slot) pairs in ascending page order into device
+/// requests: each covers consecutive pages, at most `max` of them, in at
+/// most `max_pieces` pieces, a piece being consecutive slots of one extent
+/// (of `extent` slots), and no extent in two pieces of one request (an
+/// extent travels whole). Returns (first page, the slots).
+pub fn requests(pages: &[(u64, usize)], extent: usize, max: usize, max_pieces: usize) -> Vec<(u64, Vec<usize>)> {
+    let extent = extent.max(1);
     let mut out: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut extents: Vec<usize> = Vec::new();
     for &(p, s) in pages {
+        if let Some((first, slots)) = out.last_mut()
+            && *first + slots.len() as u64 == p
+            && slots.len() < max
+        {
+            let prev = slots[slots.len() - 1];
+            if prev + 1 == s && s % extent != 0 {
+                slots.push(s);
+                continue;
+            }
+            if extents.len() < max_pieces && !extents.contains(&(s / extent)) {
+                extents.push(s / extent);
+                slots.push(s);
+                continue;
+            }
+        }
+        out.push((p, alloc::vec![s]));
+        extents.clear();
+        extents.push(s / extent);
+    }
+    out
+}
+
+/// The pieces of a request's slots (consecutive slots of one extent):
+/// (extent, first slot in it, slots).
+pub fn pieces(slots: &[usize], extent: usize) -> Vec<(usize, usize, usize)> {
+    let extent = extent.max(1);
+    let mut out: Vec<(usize, usize, usize)> = Vec::new();
+    for &s in slots {
         match out.last_mut() {
-            Some((first, slots)) if *first + slots.len() as u64 == p && slots.len() < max => slots.push(s),
-            _ => out.push((p, alloc::vec![s])),
+            Some((e, at, n)) if *e == s / extent && *e * extent + *at + *n == s => *n += 1,
+            _ => out.push((s / extent, s % extent, 1)),
         }
     }
     out
@@ -284,7 +391,7 @@ mod tests {
             let Some((e, pages)) = self.pages.oldest_dirty(u64::MAX) else {
                 return;
             };
-            for (first, slots) in runs(&pages, 4) {
+            for (first, slots) in requests(&pages, 3, 4, 2) {
                 for (i, s) in slots.into_iter().enumerate() {
                     let p = first + i as u64;
                     self.disk.insert(p, self.mem[s]);
@@ -391,11 +498,64 @@ mod tests {
     }
 
     #[test]
-    fn runs_split_at_gaps_and_length() {
+    fn requests_split_at_gaps_length_and_extents() {
         let pages = [(1, 10), (2, 11), (3, 12), (5, 13), (6, 14)];
         assert_eq!(
-            runs(&pages, 2),
+            requests(&pages, 64, 2, 8),
             vec![(1, vec![10, 11]), (3, vec![12]), (5, vec![13, 14])]
         );
+        // Extents of 4: slots 10, 11 and 12 (extents 2, 2, 3) are two pieces;
+        // slot 1 (extent 0) a third; slot 9 would be extent 2 again: a new
+        // request.
+        let pages = [(1, 10), (2, 11), (3, 12), (4, 1), (5, 9), (6, 2)];
+        let r = requests(&pages, 4, 16, 8);
+        assert_eq!(r, vec![(1, vec![10, 11, 12, 1]), (5, vec![9, 2])]);
+        assert_eq!(pieces(&r[0].1, 4), vec![(2, 2, 2), (3, 0, 1), (0, 1, 1)]);
+        // At most two pieces.
+        assert_eq!(
+            requests(&pages[..4], 4, 16, 2),
+            vec![(1, vec![10, 11, 12]), (4, vec![1])]
+        );
+    }
+
+    #[test]
+    fn runs_are_taken_inside_an_extent() {
+        let mut p = Pages::new(10);
+        // Free and in order: the first four.
+        assert_eq!(p.victim_run(4, 4), Some((0, 4)));
+        for (i, s) in (0..4).enumerate() {
+            p.assign(s, 100 + i as u64, false);
+        }
+        // Six more asked, four fit in the next extent.
+        assert_eq!(p.victim_run(6, 4), Some((4, 4)));
+        for s in 4..8 {
+            p.assign(s, 200 + s as u64, false);
+        }
+        assert_eq!(p.victim_run(4, 4), Some((8, 2)));
+        assert_eq!(p.lookup(207), Some(7), "a short free run evicts nothing");
+        for s in 8..10 {
+            p.assign(s, 300 + s as u64, false);
+            p.mark_dirty(s, 0);
+        }
+        // No slot free: the least recently used clean slot (0) and its
+        // clean neighbours go, the dirty ones stay.
+        p.touch(5);
+        assert_eq!(p.victim_run(4, 4), Some((0, 4)));
+        assert_eq!(p.lookup(100), None);
+        assert_eq!(p.lookup(205), Some(5));
+        p.touch(6);
+        p.touch(7);
+        p.touch(4);
+        p.touch(5);
+        for s in 0..4 {
+            p.assign(s, 400 + s as u64, false);
+        }
+        // 4..8 clean, touched before 0..4; 8, 9 dirty: extent 1.
+        assert_eq!(p.victim_run(8, 4), Some((4, 4)));
+        // Nothing but dirty and fresh-but-unassigned: none.
+        for s in 0..4 {
+            p.mark_dirty(s, 0);
+        }
+        assert_eq!(p.victim_run(2, 4), None);
     }
 }

@@ -13,12 +13,22 @@
 //!   grants the caller in turn. Reply: [`Geometry`]. A device has one
 //!   client at a time; a client that ended is replaced by the next OPEN.
 //! - `READ` / `WRITE`: message [`encode_transfer`]: the first block, then
-//!   each ICA's container id. The ICAs hold the blocks in order, as many
-//!   blocks as they have pages. Reply: the number of blocks (8 bytes).
-//!   Whatever happens, the server moves back every listed ICA it holds,
-//!   wherever the kernel places it (asking for an address costs the kernel
-//!   a look at every attachment of the client, which holds many; the
-//!   client finds its pages again by id).
+//!   the *pieces*: each an ICA's container id, which of its pages
+//!   (`pages` from page `at`) and its *home* (where the client wants it
+//!   back; 0: anywhere). The pieces hold the blocks in order, a
+//!   block per page, and each is one request to the device, however many
+//!   pages it has (an ICA is physically contiguous, so a piece is one DMA
+//!   buffer). An ICA appears in one piece at most. Reply: the number of
+//!   blocks (8 bytes). Whatever happens, the server moves back every
+//!   listed ICA it holds, to its home if that is free, else wherever the
+//!   kernel places it (the client finds its pages again by id).
+//!
+//! Both sides keep the addresses their ICAs pass through: an ICA placed
+//! wherever the kernel finds room lands past everything placed before,
+//! and each new range of addresses costs page tables, which stay. So a
+//! client asks for its ICAs back at their homes, and places them in the
+//! server one after another from the *landing* address the server gives
+//! at OPEN ([`LANDING`] bytes the server keeps free).
 //! - `FLUSH`: every WRITE completed before is durable.
 //! - `CLOSE`: gives the device up.
 //! - `STATS`: a text report, `name value` per line.
@@ -47,8 +57,13 @@ pub const CLOSE: u64 = 4;
 pub const STATS: u64 = 5;
 pub const ENTRIES: u64 = (1 << OPEN) | (1 << READ) | (1 << WRITE) | (1 << FLUSH) | (1 << CLOSE) | (1 << STATS);
 
-/// Most ICAs one request names.
-pub const MAX_ICAS: usize = 32;
+/// Most pieces one request names.
+pub const MAX_PIECES: usize = 32;
+/// Bytes of a server's landing window: 32 ICAs of 256 KiB.
+pub const LANDING: u64 = (MAX_PIECES * 64 * BLOCK) as u64;
+/// Most blocks a request may carry, for the servers here (the device's
+/// own limit, reported in [`Geometry::max_blocks`], may be lower).
+pub const MAX_BLOCKS: u32 = 1024;
 /// `Geometry::flags`: writes are refused.
 pub const READ_ONLY: u32 = 1;
 
@@ -59,17 +74,20 @@ pub struct Geometry {
     /// Most blocks one request may carry.
     pub max_blocks: u32,
     pub flags: u32,
+    /// Where in the server a client's ICAs may land (0: anywhere).
+    pub landing: u64,
 }
 
 impl Geometry {
-    pub const LEN: usize = 16;
+    pub const LEN: usize = 24;
 
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0; Self::LEN];
         Writer::new(&mut b)
             .u64(self.blocks)
             .u32(self.max_blocks)
-            .u32(self.flags);
+            .u32(self.flags)
+            .u64(self.landing);
         b
     }
 
@@ -79,39 +97,77 @@ impl Geometry {
             blocks: r.u64()?,
             max_blocks: r.u32()?,
             flags: r.u32()?,
+            landing: r.u64()?,
         })
     }
 }
 
-/// Bytes of a transfer message naming `n` ICAs.
-pub const fn transfer_len(n: usize) -> usize {
-    16 + 8 * n
+/// Pages `at..at + pages` of an ICA, one piece of a transfer.
+pub struct Piece {
+    pub ica: Ica,
+    pub at: usize,
+    pub pages: usize,
 }
 
-/// A READ or WRITE message: block `first`, then the ICAs' ids.
-pub fn encode_transfer(first: u64, icas: &[u64], buf: &mut [u8]) -> usize {
+impl Piece {
+    /// The whole of `ica`.
+    pub fn whole(ica: Ica) -> Piece {
+        let pages = ica.len() / BLOCK;
+        Piece { ica, at: 0, pages }
+    }
+
+    /// The piece's bytes (empty if it does not lie inside its ICA).
+    pub fn bytes(&self) -> &[u8] {
+        self.ica.as_slice().get(self.range()).unwrap_or_default()
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let range = self.range();
+        self.ica.as_mut_slice().get_mut(range).unwrap_or_default()
+    }
+
+    fn range(&self) -> core::ops::Range<usize> {
+        self.at * BLOCK..(self.at + self.pages) * BLOCK
+    }
+
+    /// Whether the piece has pages and lies inside its ICA.
+    pub fn is_sound(&self) -> bool {
+        self.pages > 0 && (self.at + self.pages) * BLOCK <= self.ica.len()
+    }
+}
+
+/// A piece as a message names it: (ICA id, at, pages, home).
+pub type PieceRef = (u64, u32, u32, u64);
+
+/// Bytes of a transfer message naming `n` pieces.
+pub const fn transfer_len(n: usize) -> usize {
+    16 + 24 * n
+}
+
+/// A READ or WRITE message: block `first`, then the pieces.
+pub fn encode_transfer(first: u64, pieces: &[PieceRef], buf: &mut [u8]) -> usize {
     let mut w = Writer::new(buf);
-    w.u64(first).u32(icas.len() as u32).u32(0);
-    for &id in icas {
-        w.u64(id);
+    w.u64(first).u32(pieces.len() as u32).u32(0);
+    for &(id, at, pages, home) in pieces {
+        w.u64(id).u32(at).u32(pages).u64(home);
     }
     w.len()
 }
 
-/// The first block and the ICAs' ids of a transfer message.
-pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<u64>)> {
+/// The first block and the pieces of a transfer message.
+pub fn decode_transfer(msg: &[u8]) -> Option<(u64, Vec<PieceRef>)> {
     let mut r = Reader::new(msg);
     let first = r.u64()?;
     let n = r.u32()? as usize;
     r.u32()?;
-    if n == 0 || n > MAX_ICAS {
+    if n == 0 || n > MAX_PIECES {
         return None;
     }
-    let mut icas = Vec::with_capacity(n);
+    let mut pieces = Vec::with_capacity(n);
     for _ in 0..n {
-        icas.push(r.u64()?);
+        pieces.push((r.u64()?, r.u32()?, r.u32()?, r.u64()?));
     }
-    Some((first, icas))
+    Some((first, pieces))
 }
 
 // ---- what every block device server does alike ----
@@ -171,60 +227,76 @@ impl Disk {
         Ok(Disk { pid, geometry })
     }
 
-    /// Reads blocks `first..` into `pages` (in order; as many blocks as
-    /// they have pages). The pages come back in `pages`, whatever the
-    /// outcome; one the server failed to return is missing from it.
-    pub fn read(&self, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
-        self.transfer(READ, first, pages)
+    /// Reads blocks `first..` into `pieces` (in order, a block per page).
+    /// The ICAs come back in `pieces`, whatever the outcome; one the
+    /// server failed to return is missing from it.
+    pub fn read(&self, first: u64, pieces: &mut Vec<Piece>) -> Result<(), Error> {
+        self.transfer(READ, first, pieces)
     }
 
-    /// Writes `pages` to blocks `first..`.
-    pub fn write(&self, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
-        self.transfer(WRITE, first, pages)
+    /// Writes `pieces` to blocks `first..`.
+    pub fn write(&self, first: u64, pieces: &mut Vec<Piece>) -> Result<(), Error> {
+        self.transfer(WRITE, first, pieces)
     }
 
     pub fn flush(&self) -> Result<(), Error> {
         sys::call(self.pid, FLUSH, &[], &mut []).map(|_| ())
     }
 
-    fn transfer(&self, entry: u64, first: u64, pages: &mut Vec<Ica>) -> Result<(), Error> {
-        if pages.is_empty() || pages.len() > MAX_ICAS {
+    fn transfer(&self, entry: u64, first: u64, pieces: &mut Vec<Piece>) -> Result<(), Error> {
+        if pieces.is_empty() || pieces.len() > MAX_PIECES {
             return Err(Error::Invalid);
         }
-        let mut listed = [0u64; MAX_ICAS];
+        let mut listed = [(0u64, 0u32, 0u32, 0u64); MAX_PIECES];
         let mut n = 0;
         let mut result = Ok(());
         let mut kept = Vec::new();
-        for ica in core::mem::take(pages) {
-            let id = ica.id();
-            match ica.move_to(self.pid, 0) {
+        let landing = self.geometry.landing;
+        let mut place = landing;
+        for p in core::mem::take(pieces) {
+            let (id, at, pages, home) = (p.ica.id(), p.at as u32, p.pages as u32, p.ica.addr());
+            let len = p.ica.len() as u64;
+            let hint = if landing != 0 && place + len <= landing + LANDING {
+                place
+            } else {
+                0
+            };
+            place += len;
+            match p.ica.move_to(self.pid, hint) {
                 Ok(_) => {
-                    listed[n] = id;
+                    listed[n] = (id, at, pages, home);
                     n += 1;
                 }
-                Err((back, e)) => {
+                Err((ica, e)) => {
                     // Not moved: it stays here, and the request does not go.
-                    kept.push(back);
+                    kept.push(Piece {
+                        ica,
+                        at: at as usize,
+                        pages: pages as usize,
+                    });
                     result = Err(e);
                 }
             }
         }
+        let mut msg = [0u8; transfer_len(MAX_PIECES)];
         if result.is_ok() {
-            let mut msg = [0u8; transfer_len(MAX_ICAS)];
             let len = encode_transfer(first, &listed[..n], &mut msg);
             result = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]).map(|_| ());
         } else if n > 0 {
             // Some went: ask the server for them back with a request that
-            // does nothing but name them (zero blocks cannot be asked for,
-            // so it answers Invalid and returns them).
-            let mut msg = [0u8; transfer_len(MAX_ICAS)];
+            // does nothing but name them (no block lies at u64::MAX, so it
+            // answers Invalid and returns them).
             let len = encode_transfer(u64::MAX, &listed[..n], &mut msg);
             let _ = sys::call(self.pid, entry, &msg[..len], &mut [0u8; 8]);
         }
-        *pages = kept;
-        for &id in &listed[..n] {
+        *pieces = kept;
+        for &(id, at, pages, _) in &listed[..n] {
             if let Ok(ica) = Ica::adopt(id) {
-                pages.push(ica);
+                pieces.push(Piece {
+                    ica,
+                    at: at as usize,
+                    pages: pages as usize,
+                });
             }
         }
         result

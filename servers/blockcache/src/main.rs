@@ -3,11 +3,16 @@
 //! caches `pages` pages (default 1024) of the block device served as
 //! `disk`, for one client, the file server.
 //!
-//! - Pages are ICAs: a miss moves free pages to the disk server, which
-//!   fills them (by DMA, for a real device) and moves them back; write-back
-//!   moves dirty pages there and back. No byte is copied between servers.
+//! - Pages are ICAs of `EXTENT` pages (the last may be shorter), each a
+//!   run of slots: a miss moves an ICA to the disk server, naming the run
+//!   of its pages to fill, which the device fills (by DMA, for a real
+//!   device) as one request, and the ICA comes back; write-back moves the
+//!   ICAs holding dirty pages there and back. No byte is copied between
+//!   servers.
 //! - LRU replacement; a sequential run of misses reads ahead, in a window
-//!   that doubles up to 32 pages.
+//!   that doubles up to four extents (1 MiB), into runs of consecutive
+//!   slots of an ICA, each run one request to the device, all in flight
+//!   together.
 //! - Write-back: writes stay in the cache until `SYNC`, the periodic flush
 //!   (a child process calls `TICK` every `flush secs`, default 5; 0: none),
 //!   or a dirty page must make room. Barriers are kept (see lib/cachepages).
@@ -23,16 +28,23 @@ extern crate alloc;
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use cachepages::{Pages, runs};
+use cachepages::{Pages, pieces, requests};
 use core::fmt::Write;
-use tessera_api::block::{self, Disk};
+use tessera_api::block::{self, Disk, Piece};
 use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, PAGE, Segment, Slot};
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::{Ica, SharedWords};
 use tessera_rt::{println, sys};
 
-/// Longest read-ahead, in pages (the block protocol's longest request).
-const MAX_WINDOW: u64 = block::MAX_ICAS as u64 - 1;
+/// Pages of an ICA of the cache: the longest read (256 KiB), which the
+/// device does in one request.
+const EXTENT: usize = 64;
+/// Most extents one read fills: its requests go to the device together.
+const MAX_FILL_PIECES: usize = 4;
+/// Longest read-ahead, in pages beyond the one missed.
+const MAX_WINDOW: u64 = (MAX_FILL_PIECES * EXTENT) as u64 - 1;
+/// The smallest cache.
+const MIN_PAGES: usize = 32;
 
 #[derive(Default)]
 struct Stats {
@@ -75,8 +87,9 @@ struct Cache {
     /// The device's size in pages.
     device_pages: u64,
     pages: Pages,
-    /// The page of each slot; `None` while it is at the disk server.
-    icas: Vec<Option<Ica>>,
+    /// The pages of slots `i * EXTENT ..`; `None` while at the disk server.
+    extents: Vec<Option<Ica>>,
+    slots: usize,
     epoch: u64,
     /// Read-ahead: where a sequential reader's next miss is expected, and
     /// how far to read ahead then.
@@ -101,11 +114,15 @@ enum Reply {
 
 impl Cache {
     fn page_bytes(&self, s: usize) -> Result<&[u8], Error> {
-        self.icas[s].as_ref().map(|i| i.as_slice()).ok_or(Error::Busy)
+        let ica = self.extents[s / EXTENT].as_ref().ok_or(Error::Busy)?;
+        let at = (s % EXTENT) * PAGE;
+        ica.as_slice().get(at..at + PAGE).ok_or(Error::Busy)
     }
 
     fn page_bytes_mut(&mut self, s: usize) -> Result<&mut [u8], Error> {
-        self.icas[s].as_mut().map(|i| i.as_mut_slice()).ok_or(Error::Busy)
+        let ica = self.extents[s / EXTENT].as_mut().ok_or(Error::Busy)?;
+        let at = (s % EXTENT) * PAGE;
+        ica.as_mut_slice().get_mut(at..at + PAGE).ok_or(Error::Busy)
     }
 
     /// A slot to fill, writing back the oldest epoch while every slot is
@@ -122,29 +139,61 @@ impl Cache {
         }
     }
 
-    /// Moves the pages of `slots` (in device order from `first`) to the
-    /// disk server for a READ or WRITE and takes them back; a page that
-    /// does not come back retires its slot.
-    fn transfer(&mut self, write: bool, first: u64, slots: &[usize]) -> Result<(), Error> {
-        let mut moving: Vec<Ica> = Vec::with_capacity(slots.len());
-        for &s in slots {
-            moving.push(self.icas[s].take().ok_or(Error::Busy)?);
+    /// Up to `n` consecutive slots of one extent to fill: (first, how many).
+    fn alloc_run(&mut self, n: usize) -> Result<(usize, usize), Error> {
+        loop {
+            if let Some(run) = self.pages.victim_run(n, EXTENT) {
+                return Ok(run);
+            }
+            if self.pages.dirty_count() == 0 {
+                return Err(Error::NoMemory);
+            }
+            self.write_back_oldest()?;
         }
-        let ids: Vec<u64> = moving.iter().map(|i| i.id()).collect();
+    }
+
+    /// Moves the ICAs holding `slots` (in device order from `first`; each
+    /// extent one piece of consecutive slots) to the disk server for a
+    /// READ or WRITE and takes them back; an ICA that does not come back
+    /// retires its slots.
+    fn transfer(&mut self, write: bool, first: u64, slots: &[usize]) -> Result<(), Error> {
+        let parts = pieces(slots, EXTENT);
+        let mut moving: Vec<Piece> = Vec::with_capacity(parts.len());
+        let mut ids: Vec<(u64, usize)> = Vec::with_capacity(parts.len());
+        for &(e, at, pages) in &parts {
+            match self.extents[e].take() {
+                Some(ica) => {
+                    ids.push((ica.id(), e));
+                    moving.push(Piece { ica, at, pages });
+                }
+                None => {
+                    // Never asked for: the pieces are made from distinct
+                    // extents, all at home between transfers.
+                    for p in moving {
+                        if let Some(&(_, e)) = ids.iter().find(|&&(id, _)| id == p.ica.id()) {
+                            self.extents[e] = Some(p.ica);
+                        }
+                    }
+                    return Err(Error::Busy);
+                }
+            }
+        }
         let result = if write {
             self.disk.write(first, &mut moving)
         } else {
             self.disk.read(first, &mut moving)
         };
-        for ica in moving {
-            if let Some(k) = ids.iter().position(|&id| id == ica.id()) {
-                self.icas[slots[k]] = Some(ica);
+        for p in moving {
+            if let Some(&(_, e)) = ids.iter().find(|&&(id, _)| id == p.ica.id()) {
+                self.extents[e] = Some(p.ica);
             }
         }
-        for &s in slots {
-            if self.icas[s].is_none() {
-                self.stats.pages_lost += 1;
-                self.pages.retire(s);
+        for &(_, e) in &ids {
+            if self.extents[e].is_none() {
+                for s in e * EXTENT..((e + 1) * EXTENT).min(self.slots) {
+                    self.stats.pages_lost += 1;
+                    self.pages.retire(s);
+                }
             }
         }
         result
@@ -156,8 +205,8 @@ impl Cache {
         let Some((_, pages)) = self.pages.oldest_dirty(u64::MAX) else {
             return Ok(());
         };
-        let max = (self.disk.geometry.max_blocks as usize).clamp(1, block::MAX_ICAS);
-        for (first, slots) in runs(&pages, max) {
+        let max = (self.disk.geometry.max_blocks as usize).max(1);
+        for (first, slots) in requests(&pages, EXTENT, max, block::MAX_PIECES) {
             self.transfer(true, first, &slots).map_err(|_| Error::Busy)?;
             self.stats.disk_writes += 1;
             self.stats.write_back_pages += slots.len() as u64;
@@ -218,35 +267,49 @@ impl Cache {
             self.window = 4;
             0
         };
-        let limit = (self.disk.geometry.max_blocks as u64).clamp(1, block::MAX_ICAS as u64);
+        let limit = (self.disk.geometry.max_blocks as u64).max(1);
         let mut n = 1;
         while n < 1 + ahead && n < limit && page + n < self.device_pages && self.pages.lookup(page + n).is_none() {
             n += 1;
         }
+        // The run of one extent is one request to the device; a longer
+        // read takes runs of several, their requests in flight together.
         let mut slots: Vec<usize> = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            match self.alloc(&slots) {
-                Ok(s) => slots.push(s),
+        let mut extents: Vec<usize> = Vec::with_capacity(MAX_FILL_PIECES);
+        while (slots.len() as u64) < n && extents.len() < MAX_FILL_PIECES {
+            let (start, got) = match self.alloc_run(n as usize - slots.len()) {
+                Ok(run) => run,
                 Err(e) if slots.is_empty() => return Err(e),
                 Err(_) => break,
+            };
+            if extents.contains(&(start / EXTENT)) {
+                // An extent travels whole, in one piece: this run waits.
+                for s in start..start + got {
+                    self.pages.unused(s);
+                }
+                break;
             }
+            extents.push(start / EXTENT);
+            slots.extend(start..start + got);
         }
+        let got = slots.len();
         let result = self.transfer(false, page, &slots);
         self.stats.disk_reads += 1;
         if result.is_err() {
             for &s in &slots {
-                if self.icas[s].is_some() {
+                if self.extents[s / EXTENT].is_some() {
                     self.pages.unused(s);
                 }
             }
             return Err(Error::Busy);
         }
-        let got = slots.len() as u64;
+        let got = got as u64;
         self.stats.disk_read_pages += got;
         self.stats.read_ahead += got - 1;
         self.next_expected = page + got;
         for (i, &s) in slots.iter().enumerate().rev() {
-            if self.icas[s].is_some() {
+            // A slot of an extent that did not come back is retired.
+            if self.extents[s / EXTENT].is_some() {
                 self.pages.assign(s, page + i as u64, i > 0);
             }
         }
@@ -261,25 +324,38 @@ impl Cache {
             return Ok(());
         };
         if let Some(shadow) = self.pages.victim(&[s]) {
-            let copy = self.icas[shadow].take();
-            match (self.icas[s].as_ref(), copy) {
-                (Some(from), Some(mut to)) => {
-                    to.as_mut_slice().copy_from_slice(from.as_slice());
-                    self.icas[shadow] = Some(to);
-                    self.pages.shadow(s, shadow);
-                    self.stats.shadows += 1;
-                    return Ok(());
-                }
-                (_, copy) => {
-                    self.icas[shadow] = copy;
-                    self.pages.unused(shadow);
-                }
+            if self.copy_page(s, shadow).is_ok() {
+                self.pages.shadow(s, shadow);
+                self.stats.shadows += 1;
+                return Ok(());
             }
+            self.pages.unused(shadow);
         }
         let before = self.stats.write_back_pages;
         self.write_back_up_to(e)?;
         self.stats.ordered_write_backs += self.stats.write_back_pages - before;
         Ok(())
+    }
+
+    /// Copies slot `from`'s page into slot `to` (a shadow's one copy).
+    fn copy_page(&mut self, from: usize, to: usize) -> Result<(), Error> {
+        let (ef, et) = (from / EXTENT, to / EXTENT);
+        let (af, at) = ((from % EXTENT) * PAGE, (to % EXTENT) * PAGE);
+        if ef == et {
+            let ica = self.extents[ef].as_mut().ok_or(Error::Busy)?;
+            ica.as_mut_slice().copy_within(af..af + PAGE, at);
+            return Ok(());
+        }
+        let mut dst = self.extents[et].take().ok_or(Error::Busy)?;
+        let copied = match self.extents[ef].as_ref() {
+            Some(src) => {
+                dst.as_mut_slice()[at..at + PAGE].copy_from_slice(&src.as_slice()[af..af + PAGE]);
+                Ok(())
+            }
+            None => Err(Error::Busy),
+        };
+        self.extents[et] = Some(dst);
+        copied
     }
 
     /// Checks a metadata request's range: inside the device and one page.
@@ -503,7 +579,7 @@ impl Cache {
              shadows {}\nordered_write_backs {}\nflushes {}\nbarriers {}\nsyncs {}\nticks {}\npages_lost {}\n\
              meta_reads {}\nmeta_read_bytes {}\nmeta_writes {}\nmeta_write_bytes {}\nfile_reads {}\n\
              file_read_bytes_copied {}\nfile_writes {}\nfile_write_bytes_copied {}\nrefused {}\n",
-            self.icas.len(),
+            self.slots,
             self.pages.len(),
             self.pages.dirty_count(),
             self.epoch,
@@ -616,11 +692,7 @@ fn main(args: &[&str]) -> i32 {
     }
     let name = args.get(1).copied().unwrap_or(cache::NAME);
     let disk_name = args.get(2).copied().unwrap_or(block::NAME);
-    let count: usize = args
-        .get(3)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1024)
-        .max(block::MAX_ICAS);
+    let count: usize = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(1024).max(MIN_PAGES);
     let secs: u64 = args.get(4).and_then(|n| n.parse().ok()).unwrap_or(5);
     let disk = match Disk::open(disk_name) {
         Ok(d) => d,
@@ -629,15 +701,21 @@ fn main(args: &[&str]) -> i32 {
             return 1;
         }
     };
-    let mut icas = Vec::with_capacity(count);
-    for _ in 0..count {
-        match Ica::create(1) {
-            Ok(i) => icas.push(Some(i)),
+    let mut extents = Vec::with_capacity(count.div_ceil(EXTENT));
+    let mut slots = 0;
+    while slots < count {
+        let n = (count - slots).min(EXTENT);
+        match Ica::create(n as u64) {
+            Ok(i) => extents.push(Some(i)),
             Err(e) => {
-                println!("blockcache: {} pages only: {e:?}", icas.len());
+                println!("blockcache: {slots} pages only: {e:?}");
                 break;
             }
         }
+        slots += n;
+    }
+    if slots == 0 {
+        return 1;
     }
     let plans = match SharedWords::create(cache::PLAN_PAGES) {
         Ok(p) => p,
@@ -649,8 +727,9 @@ fn main(args: &[&str]) -> i32 {
     let mut c = Cache {
         device_pages: disk.geometry.blocks,
         disk,
-        pages: Pages::new(icas.len()),
-        icas,
+        pages: Pages::new(slots),
+        extents,
+        slots,
         epoch: 0,
         next_expected: u64::MAX,
         window: 4,

@@ -63,15 +63,16 @@ impl Device for Disk {
     fn geometry(&self) -> Geometry {
         Geometry {
             blocks: self.blocks,
-            max_blocks: block::MAX_ICAS as u32,
+            max_blocks: block::MAX_BLOCKS,
+            landing: 0,
             flags: 0,
         }
     }
 
     fn transfer(&mut self, server: &mut Server, mut t: Transfer) {
         let mut n = t.first;
-        for ica in &mut t.pages {
-            for page in ica.as_mut_slice().chunks_exact_mut(BLOCK) {
+        for piece in &mut t.pieces {
+            for page in piece.bytes_mut().chunks_exact_mut(BLOCK) {
                 if t.write {
                     self.write(n, page);
                 } else {
@@ -81,8 +82,8 @@ impl Device for Disk {
             }
         }
         server.counters.device_bytes += t.blocks * BLOCK as u64;
-        for page in t.pages {
-            server.give_back(t.caller, page);
+        for piece in t.pieces {
+            server.give_back(t.caller, piece.ica);
         }
         server.answer_transfer(t.rid, t.due, Ok(t.blocks));
     }

@@ -6,11 +6,12 @@
 //! `diskmodel`), answering no sooner than seed 001's disk would.
 //!
 //! The data never passes through this server: a client's pages arrive as
-//! ICAs, each is handed to the device as it is (physically contiguous, the
-//! device reads or writes it by DMA), and goes back to the client when the
-//! device is done (AnT's copy-less transfer). Requests from one call go to
-//! the device together, up to its queue's depth, and the call is answered
-//! when the last of them is done. The device's interrupt comes as an event
+//! ICAs, each piece of a call (a run of an ICA's pages) is handed to the
+//! device as one request (physically contiguous, the device reads or
+//! writes the whole run by DMA), and the ICA goes back to the client when
+//! the device is done (AnT's copy-less transfer). The requests of one
+//! call go to the device together, up to its queue's depth, and the call
+//! is answered when the last of them is done. The device's interrupt comes as an event
 //! on entry `IRQ` of this server's port (seed 003: the kernel turns external
 //! interrupts into communication), between the calls. The loop around it
 //! is every block server's (`tessera_api::block::server`).
@@ -27,18 +28,17 @@ use core::fmt::Write;
 use tessera_api::block::server::{self, Device, Server, Transfer};
 use tessera_api::block::{self, BLOCK, Geometry};
 use tessera_rt::abi::Error;
-use tessera_rt::ica::Ica;
 use tessera_rt::println;
-use tessera_virtio::blk::{Blk, Done};
+use tessera_virtio::blk::{Blk, Done, Run};
 
 /// The port entry the device's interrupt arrives on (not a callable entry:
 /// calls to it are refused, as it is not among the served ones).
 const IRQ: u64 = 40;
 
-/// A READ or WRITE being served: answered when its last page is done.
+/// A READ or WRITE being served: answered when its last piece is done.
 struct Call {
     caller: u64,
-    pages_left: usize,
+    pieces_left: usize,
     blocks: u64,
     due: u64,
     result: Result<(), Error>,
@@ -48,8 +48,8 @@ struct Driver {
     blk: Blk,
     /// Calls in service, by rid.
     calls: BTreeMap<u64, Call>,
-    /// Pages waiting for room in the device's queue: (rid, write, block, page).
-    waiting: VecDeque<(u64, bool, u64, Ica)>,
+    /// Pieces waiting for room in the device's queue: (rid, write, block, run).
+    waiting: VecDeque<(u64, bool, u64, Run)>,
     /// FLUSH calls waiting for the requests before them.
     flushes: Vec<u64>,
     interrupts: u64,
@@ -58,20 +58,20 @@ struct Driver {
 }
 
 impl Driver {
-    /// Hands waiting pages to the device while its queue has room.
+    /// Hands waiting pieces to the device while its queue has room.
     fn pump(&mut self, server: &mut Server) {
-        while let Some((rid, write, block, page)) = self.waiting.pop_front() {
-            match self.blk.submit(write, block, page, rid) {
+        while let Some((rid, write, block, run)) = self.waiting.pop_front() {
+            match self.blk.submit(write, block, run, rid) {
                 Ok(()) => {}
-                Err((page, Error::Limit)) if self.blk.busy() > 0 => {
-                    self.waiting.push_front((rid, write, block, page));
+                Err((run, Error::Limit)) if self.blk.busy() > 0 => {
+                    self.waiting.push_front((rid, write, block, run));
                     break;
                 }
-                Err((page, e)) => self.page_done(
+                Err((run, e)) => self.piece_done(
                     server,
                     Done {
                         tag: rid,
-                        page,
+                        run,
                         result: Err(e),
                     },
                 ),
@@ -80,20 +80,20 @@ impl Driver {
         }
     }
 
-    /// A page is back from the device (or never went): it returns to its
-    /// client, and its call is answered if it was the last.
-    fn page_done(&mut self, server: &mut Server, done: Done) {
+    /// A piece is back from the device (or never went): its ICA returns to
+    /// its client, and its call is answered if it was the last.
+    fn piece_done(&mut self, server: &mut Server, done: Done) {
         let Some(call) = self.calls.get_mut(&done.tag) else {
             return;
         };
         if done.result.is_ok() {
-            server.counters.device_bytes += done.page.len() as u64;
+            server.counters.device_bytes += (done.run.pages * BLOCK) as u64;
         } else {
             call.result = done.result;
         }
-        server.give_back(call.caller, done.page);
-        call.pages_left -= 1;
-        if call.pages_left == 0
+        server.give_back(call.caller, done.run.ica);
+        call.pieces_left -= 1;
+        if call.pieces_left == 0
             && let Some(call) = self.calls.remove(&done.tag)
         {
             server.answer_transfer(done.tag, call.due, call.result.map(|()| call.blocks));
@@ -108,7 +108,7 @@ impl Driver {
         while self.calls.contains_key(&rid) {
             match self.blk.finished() {
                 Some(done) => {
-                    self.page_done(server, done);
+                    self.piece_done(server, done);
                     self.pump(server);
                 }
                 None => core::hint::spin_loop(),
@@ -131,19 +131,20 @@ impl Device for Driver {
     fn geometry(&self) -> Geometry {
         Geometry {
             blocks: self.blk.blocks(),
-            max_blocks: block::MAX_ICAS as u32,
+            max_blocks: block::MAX_BLOCKS,
+            landing: 0,
             flags: if self.blk.readonly() { block::READ_ONLY } else { 0 },
         }
     }
 
-    /// Queues one device request per page; the call is answered when the
+    /// Queues one device request per piece; the call is answered when the
     /// last is done.
     fn transfer(&mut self, server: &mut Server, t: Transfer) {
         self.calls.insert(
             t.rid,
             Call {
                 caller: t.caller,
-                pages_left: t.pages.len(),
+                pieces_left: t.pieces.len(),
                 blocks: t.blocks,
                 due: t.due,
                 result: Ok(()),
@@ -151,9 +152,14 @@ impl Device for Driver {
         );
         let (rid, modelled) = (t.rid, t.due != 0);
         let mut block = t.first;
-        for page in t.pages {
-            let n = (page.len() / BLOCK) as u64;
-            self.waiting.push_back((t.rid, t.write, block, page));
+        for p in t.pieces {
+            let n = p.pages as u64;
+            let run = Run {
+                ica: p.ica,
+                at: p.at,
+                pages: p.pages,
+            };
+            self.waiting.push_back((t.rid, t.write, block, run));
             block += n;
         }
         self.pump(server);
@@ -173,7 +179,7 @@ impl Device for Driver {
         self.interrupts += 1;
         self.blk.acknowledge();
         while let Some(done) = self.blk.finished() {
-            self.page_done(server, done);
+            self.piece_done(server, done);
         }
         let _ = self.blk.interrupt_served();
         self.pump(server);

@@ -1,8 +1,9 @@
 //! A virtio block device whose requests own their pages while the device
-//! works on them: a page is an ICA (physically contiguous, so the device
-//! reads or writes it in place), handed to [`Blk::submit`] and handed back
-//! by [`Blk::finished`] once the device has used it. Nothing is copied on
-//! the way.
+//! works on them: a request's buffer is a run of pages of an ICA
+//! (physically contiguous, so the device reads or writes the whole run in
+//! place, one request for many pages), handed to [`Blk::submit`] and
+//! handed back by [`Blk::finished`] once the device has used it. Nothing
+//! is copied on the way.
 
 use crate::device::Device;
 use crate::hal::TesseraHal;
@@ -17,12 +18,25 @@ use virtio_drivers::transport::pci::PciTransport;
 /// virtio-blk, modern and transitional.
 const BLK_IDS: [u16; 2] = [0x1042, 0x1001];
 
-/// A request the device holds: its page and the header and status it
+/// Pages `at..at + pages` of an ICA: one request's buffer.
+pub struct Run {
+    pub ica: Ica,
+    pub at: usize,
+    pub pages: usize,
+}
+
+impl Run {
+    fn range(&self) -> core::ops::Range<usize> {
+        self.at * 4096..(self.at + self.pages) * 4096
+    }
+}
+
+/// A request the device holds: its pages and the header and status it
 /// reads and writes, all kept here until it is done.
 struct InFlight {
     req: Box<BlkReq>,
     resp: Box<BlkResp>,
-    page: Ica,
+    run: Run,
     write: bool,
     tag: u64,
 }
@@ -30,7 +44,7 @@ struct InFlight {
 /// A request the device finished.
 pub struct Done {
     pub tag: u64,
-    pub page: Ica,
+    pub run: Run,
     pub result: Result<(), Error>,
 }
 
@@ -70,25 +84,28 @@ impl Blk {
     }
 
     /// Starts reading (or writing) the 4 KiB blocks from `block` on into
-    /// (from) `page`, as many as it has pages. The page comes back from
-    /// `finished`, or at once with the error if the request cannot start
-    /// (`Limit`: the queue is full).
-    pub fn submit(&mut self, write: bool, block: u64, mut page: Ica, tag: u64) -> Result<(), (Ica, Error)> {
-        if page.is_empty() || !page.len().is_multiple_of(4096) {
-            return Err((page, Error::Invalid));
+    /// (from) `run`, a block per page, as one request. The run comes back
+    /// from `finished`, or at once with the error if the request cannot
+    /// start (`Limit`: the queue is full).
+    pub fn submit(&mut self, write: bool, block: u64, mut run: Run, tag: u64) -> Result<(), (Run, Error)> {
+        if run.pages == 0 || run.ica.len() < (run.at + run.pages) * 4096 {
+            return Err((run, Error::Invalid));
         }
         let sector = (block * (4096 / SECTOR_SIZE as u64)) as usize;
         let (mut req, mut resp) = (Box::new(BlkReq::default()), Box::new(BlkResp::default()));
-        // SAFETY: the header, status and page stay where they are, untouched,
-        // until the request is completed: they move into `inflight` (a Box
-        // and an ICA do not move their memory when they move) and come out
-        // only in `finished`, after the device has used them.
+        let range = run.range();
+        // SAFETY: the header, status and pages stay where they are,
+        // untouched, until the request is completed: they move into
+        // `inflight` (a Box and an ICA do not move their memory when they
+        // move) and come out only in `finished`, after the device has used
+        // them.
         let token = unsafe {
             if write {
-                self.dev.write_blocks_nb(sector, &mut req, page.as_slice(), &mut resp)
+                self.dev
+                    .write_blocks_nb(sector, &mut req, &run.ica.as_slice()[range], &mut resp)
             } else {
                 self.dev
-                    .read_blocks_nb(sector, &mut req, page.as_mut_slice(), &mut resp)
+                    .read_blocks_nb(sector, &mut req, &mut run.ica.as_mut_slice()[range], &mut resp)
             }
         };
         match token {
@@ -98,14 +115,14 @@ impl Blk {
                     InFlight {
                         req,
                         resp,
-                        page,
+                        run,
                         write,
                         tag,
                     },
                 );
                 Ok(())
             }
-            Err(e) => Err((page, error(e))),
+            Err(e) => Err((run, error(e))),
         }
     }
 
@@ -114,19 +131,20 @@ impl Blk {
     pub fn finished(&mut self) -> Option<Done> {
         let token = self.dev.peek_used()?;
         let mut r = self.inflight.remove(&token)?;
-        // SAFETY: the same header, page and status the request started with.
+        let range = r.run.range();
+        // SAFETY: the same header, pages and status the request started with.
         let result = unsafe {
             if r.write {
                 self.dev
-                    .complete_write_blocks(token, &r.req, r.page.as_slice(), &mut r.resp)
+                    .complete_write_blocks(token, &r.req, &r.run.ica.as_slice()[range], &mut r.resp)
             } else {
                 self.dev
-                    .complete_read_blocks(token, &r.req, r.page.as_mut_slice(), &mut r.resp)
+                    .complete_read_blocks(token, &r.req, &mut r.run.ica.as_mut_slice()[range], &mut r.resp)
             }
         };
         Some(Done {
             tag: r.tag,
-            page: r.page,
+            run: r.run,
             result: result.map_err(error),
         })
     }

@@ -11,11 +11,12 @@
 //! request, and the experiments run one program at a time, which waits for
 //! this request anyway.
 
-use super::{BLOCK, ENTRIES, Geometry, serve_open, text_reply, transfer_message};
+use super::{BLOCK, ENTRIES, Geometry, Piece, serve_open, text_reply, transfer_message};
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use tessera_rt::abi::{ACC_EVENT, AccInfo, Error};
+use tessera_rt::abi::{ACC_EVENT, AccInfo, Error, prot};
 use tessera_rt::ica::Ica;
 use tessera_rt::{println, sys};
 
@@ -37,13 +38,13 @@ pub trait Device {
 }
 
 /// A READ or WRITE, checked: its blocks lie on the device and the server
-/// holds its pages (in order, as many blocks as they have pages).
+/// holds its pieces (in order, a block per page, each inside its ICA).
 pub struct Transfer {
     pub rid: u64,
     pub caller: u64,
     pub first: u64,
     pub write: bool,
-    pub pages: Vec<Ica>,
+    pub pieces: Vec<Piece>,
     pub blocks: u64,
     /// When the modelled disk is done with it (ns, guest time; 0: no model).
     pub due: u64,
@@ -72,6 +73,10 @@ pub struct Counters {
 /// being served (given with the next accept, in one system call).
 pub struct Server {
     client: Option<u64>,
+    /// Where the client's ICAs may land here (see the protocol), and the
+    /// home each ICA held here goes back to, by id.
+    landing: u64,
+    homes: BTreeMap<u64, u64>,
     pub counters: Counters,
     model: Option<diskmodel::Disk>,
     serving: u64,
@@ -87,7 +92,8 @@ impl Server {
     /// Gives a page back to its client; a client that ended takes none
     /// and the page is freed here.
     pub fn give_back(&mut self, caller: u64, page: Ica) {
-        if page.move_to(caller, 0).is_ok() {
+        let home = self.homes.remove(&page.id()).unwrap_or(0);
+        if page.move_to(caller, home).is_ok() {
             self.counters.icas_moved += 1;
         }
     }
@@ -124,31 +130,46 @@ impl Server {
         };
     }
 
-    /// READ or WRITE: the pages taken and checked, then the device's.
-    /// Pages of a refused call go back at once.
+    /// READ or WRITE: the pieces taken and checked, then the device's.
+    /// The ICAs of a refused call go back at once.
     fn transfer(&mut self, device: &mut dyn Device, rid: u64, info: &AccInfo, write: bool) -> Result<(), Error> {
-        let mut msg = [0u8; super::transfer_len(super::MAX_ICAS)];
+        let mut msg = [0u8; super::transfer_len(super::MAX_PIECES)];
         let len = transfer_message(rid, info, &mut msg)?;
         let (first, list) = super::decode_transfer(&msg[..len]).ok_or(Error::Invalid)?;
-        let mut pages: Vec<Ica> = Vec::with_capacity(list.len());
+        let mut pieces: Vec<Piece> = Vec::with_capacity(list.len());
         let mut result = Ok(());
-        for &id in &list {
+        for &(id, at, pages, home) in &list {
+            // A second piece of an ICA already taken finds it held here.
             match Ica::adopt(id) {
-                Ok(ica) => pages.push(ica),
+                Ok(ica) => {
+                    self.homes.insert(id, home);
+                    pieces.push(Piece {
+                        ica,
+                        at: at as usize,
+                        pages: pages as usize,
+                    })
+                }
                 Err(_) => result = Err(Error::Denied),
             }
         }
-        let blocks: u64 = pages.iter().map(|p| (p.len() / BLOCK) as u64).sum();
+        if result.is_ok() && !pieces.iter().all(Piece::is_sound) {
+            result = Err(Error::Invalid);
+        }
+        let blocks: u64 = pieces.iter().map(|p| p.pages as u64).sum();
         let g = device.geometry();
-        if result.is_ok() && (blocks == 0 || first.checked_add(blocks).is_none_or(|end| end > g.blocks)) {
+        if result.is_ok()
+            && (blocks == 0
+                || blocks > g.max_blocks as u64
+                || first.checked_add(blocks).is_none_or(|end| end > g.blocks))
+        {
             result = Err(Error::Invalid);
         }
         if result.is_ok() && write && g.flags & super::READ_ONLY != 0 {
             result = Err(Error::Busy);
         }
         if let Err(e) = result {
-            for page in pages {
-                self.give_back(info.caller, page);
+            for p in pieces {
+                self.give_back(info.caller, p.ica);
             }
             return Err(e);
         }
@@ -169,7 +190,7 @@ impl Server {
             caller: info.caller,
             first,
             write,
-            pages,
+            pieces,
             blocks,
             due,
         };
@@ -206,7 +227,11 @@ impl Server {
         let owner = self.client == Some(info.caller);
         let result = match info.entry {
             super::OPEN => {
-                let opened = serve_open(&mut self.client, info.caller, device.geometry(), &mut self.reply);
+                let g = Geometry {
+                    landing: self.landing,
+                    ..device.geometry()
+                };
+                let opened = serve_open(&mut self.client, info.caller, g, &mut self.reply);
                 if opened == Err(Error::Busy) {
                     self.counters.refused += 1;
                 }
@@ -265,8 +290,15 @@ pub fn serve(name: &str, events: u64, model: Option<diskmodel::Model>, device: &
         println!("block server: cannot register '{name}': {e:?}");
         return 1;
     }
+    // The landing window: a range of addresses taken and given back, which
+    // nothing placed later (always past it) takes again.
+    let landing = sys::map(super::LANDING, prot::READ | prot::WRITE)
+        .and_then(|a| sys::unmap(a, super::LANDING).map(|_| a))
+        .unwrap_or(0);
     let mut server = Server {
         client: None,
+        landing,
+        homes: BTreeMap::new(),
         counters: Counters::default(),
         model: model.map(diskmodel::Disk::new),
         serving: 0,
