@@ -14,6 +14,7 @@
 mod locks;
 mod objects;
 mod procs;
+mod sched;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -353,6 +354,11 @@ impl Shared {
                 result(0)
             }
             ctl::LOCK => reply(&self.lock(&w)),
+            ctl::SCHED_GET => self.sched_get(&w),
+            ctl::SCHED_SET => self.sched_set(&w),
+            ctl::PRIO_GET => self.prio_get(&w),
+            ctl::PRIO_SET => self.prio_set(&w),
+            ctl::AFFINITY_SET => self.affinity_set(&w),
             ctl::UNLOCK_FILE => {
                 self.locks.release_file((word(&w, 2), word(&w, 3)), word(&w, 1) as u32);
                 result(0)

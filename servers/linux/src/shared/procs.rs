@@ -8,6 +8,7 @@ use crate::proto::{self, word};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use linuxabi::errno;
+use linuxabi::sched::Sched;
 use linuxabi::signal::{self as sig, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED};
 use tessera_rt::sys;
 
@@ -51,6 +52,8 @@ pub struct Proc {
     pub faults: u64,
     /// Its command line, NUL-separated (at most 256 bytes), as words.
     pub cmdline: Vec<u64>,
+    /// Its scheduling policy, priority, nice value and CPU mask.
+    pub sched: Sched,
 }
 
 pub struct Table {
@@ -129,6 +132,7 @@ impl Table {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
+        let sched = parent.map_or(Sched::default(), |p| p.sched.for_child());
         self.procs.insert(
             pid,
             Proc {
@@ -151,9 +155,23 @@ impl Table {
                 child_faults: 0,
                 faults: 0,
                 cmdline: Vec::new(),
+                sched,
             },
         );
         pid
+    }
+
+    /// The process a pid argument names: the caller for 0, a thread's
+    /// process for its tid (None: no such process).
+    pub fn target(&self, caller: u32, pid: u32) -> Option<u32> {
+        let pid = if pid == 0 { caller } else { pid };
+        let pid = self.tids.get(&pid).copied().unwrap_or(pid);
+        self.procs.contains_key(&pid).then_some(pid)
+    }
+
+    /// The pids of the processes that have not ended.
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.live().map(|p| p.pid).collect()
     }
 
     fn live(&self) -> impl Iterator<Item = &Proc> {

@@ -226,22 +226,23 @@ impl Sup {
             nr::GETRUSAGE => ret(self.getrusage(rid, a[0], a[1])),
             nr::TIMES => ret(self.times(rid, a[0])),
             nr::SCHED_GETAFFINITY => ret(self.getaffinity(rid, a[0], a[1], a[2])),
-            nr::SCHED_SETAFFINITY => Out::Ret(0),
-            nr::SCHED_GETSCHEDULER | nr::SCHED_SETSCHEDULER | nr::SCHED_SETPARAM => Out::Ret(0),
-            nr::SCHED_GETPARAM => ret(self.write_u32(rid, a[1], 0).map(|_| 0)),
-            nr::SCHED_GET_PRIORITY_MAX => Out::Ret(if matches!(a[0], 1 | 2) { 99 } else { 0 }),
-            nr::SCHED_GET_PRIORITY_MIN => Out::Ret(if matches!(a[0], 1 | 2) { 1 } else { 0 }),
-            nr::GETPRIORITY => Out::Ret(20),
-            nr::SETPRIORITY => Out::Ret(0),
-            nr::GETCPU => {
-                if a[0] != 0 {
-                    let _ = self.write_u32(rid, a[0], 0);
+            nr::SCHED_SETAFFINITY => ret(self.setaffinity(rid, a[0], a[1], a[2])),
+            nr::SCHED_GETSCHEDULER => ret(self.sched_getscheduler(a[0])),
+            nr::SCHED_SETSCHEDULER => ret(self.sched_set(rid, a[0], Some(a[1]), a[2])),
+            nr::SCHED_SETPARAM => ret(self.sched_set(rid, a[0], None, a[1])),
+            nr::SCHED_GETPARAM => ret(self.sched_getparam(rid, a[0], a[1])),
+            nr::SCHED_GET_PRIORITY_MAX => ret(linuxabi::sched::priority_max(a[0] as u32 as u64)),
+            nr::SCHED_GET_PRIORITY_MIN => ret(linuxabi::sched::priority_min(a[0] as u32 as u64)),
+            nr::GETPRIORITY => ret(self.getpriority(a[0], a[1])),
+            nr::SETPRIORITY => ret(self.setpriority(a[0], a[1], a[2])),
+            // Processor 0 of node 0: a Linux process's computation is not
+            // told which CPU runs it.
+            nr::GETCPU => ret((|| {
+                for at in [a[0], a[1]].into_iter().filter(|&p| p != 0) {
+                    self.write_u32(rid, at, 0)?;
                 }
-                if a[1] != 0 {
-                    let _ = self.write_u32(rid, a[1], 0);
-                }
-                Out::Ret(0)
-            }
+                Ok(0)
+            })()),
             nr::PRCTL => ret(self.prctl(rid, a)),
             nr::PERSONALITY => {
                 let old = self.persona;
@@ -706,19 +707,6 @@ impl Sup {
             self.write_mem(rid, at, &o.0)?;
         }
         Ok(sys::now_ns() / 10_000_000)
-    }
-
-    fn getaffinity(&mut self, rid: u64, pid: u64, len: u64, at: u64) -> Result<u64, i64> {
-        if pid != 0 && pid as u32 != self.pid {
-            return Err(errno::ESRCH);
-        }
-        if len < 8 || !len.is_multiple_of(8) {
-            return Err(errno::EINVAL);
-        }
-        let cpus = sys::sys_info().map_or(1, |i| i.cpus.clamp(1, 64));
-        let mask = if cpus >= 64 { u64::MAX } else { (1u64 << cpus) - 1 };
-        self.write_u64(rid, at, mask)?;
-        Ok(8)
     }
 
     fn prctl(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
