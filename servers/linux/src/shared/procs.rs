@@ -214,14 +214,23 @@ impl Table {
         0
     }
 
+    /// The virtual init leads a session and group of its own.
     pub fn getpgid(&self, caller: u32, pid: u32) -> i64 {
         let pid = if pid == 0 { caller } else { pid };
-        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.pgid as i64)
+        match self.procs.get(&pid) {
+            Some(p) => p.pgid as i64,
+            None if pid == INIT => INIT as i64,
+            None => -errno::ESRCH,
+        }
     }
 
     pub fn getsid(&self, caller: u32, pid: u32) -> i64 {
         let pid = if pid == 0 { caller } else { pid };
-        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.sid as i64)
+        match self.procs.get(&pid) {
+            Some(p) => p.sid as i64,
+            None if pid == INIT => INIT as i64,
+            None => -errno::ESRCH,
+        }
     }
 
     /// Whether process group `pgid` is orphaned: no member has a parent
@@ -705,6 +714,26 @@ impl Shared {
     /// in the kernel (a futex, a sleep, a call its supervisor holds).
     pub(super) fn proc_record(&self, pid: u32) -> End {
         let Some(p) = self.procs.get(pid) else {
+            if pid == INIT {
+                // The virtual init (in /proc's list): asleep, root's, no
+                // program of its own.
+                let comm = proto::name_words(b"init");
+                return reply(&[
+                    0,
+                    0,
+                    INIT as u64,
+                    INIT as u64,
+                    b'S' as u64,
+                    0,
+                    0,
+                    self.objs.tty.fg_pgrp as u64,
+                    0,
+                    comm[0],
+                    0,
+                    0,
+                    self.objs.tty.session as u64,
+                ]);
+            }
             return result(-errno::ESRCH);
         };
         let state = if p.zombie.is_some() {

@@ -429,7 +429,7 @@ impl Sup {
     }
 
     /// A name of the system (0: host, 1: domain), replaced by `new`.
-    fn uts_name(&self, which: u64, new: Option<&[u8]>) -> String {
+    pub(super) fn uts_name(&self, which: u64, new: Option<&[u8]>) -> String {
         let mut m = vec![crate::proto::ctl::UTS, which];
         match new {
             Some(n) => {
