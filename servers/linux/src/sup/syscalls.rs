@@ -67,10 +67,10 @@ impl Sup {
             nr::PWRITE64 => self.positioned(rid, a, true),
             nr::READV => self.vector_io(rid, a, false, None),
             nr::WRITEV => self.vector_io(rid, a, true, None),
-            nr::PREADV | nr::PREADV2 if (a[3] as i64) >= 0 => self.vector_io(rid, a, false, Some(a[3])),
-            nr::PWRITEV | nr::PWRITEV2 if (a[3] as i64) >= 0 => self.vector_io(rid, a, true, Some(a[3])),
-            nr::PREADV | nr::PREADV2 => self.vector_io(rid, a, false, None),
-            nr::PWRITEV | nr::PWRITEV2 => self.vector_io(rid, a, true, None),
+            nr::PREADV | nr::PWRITEV if (a[3] as i64) < 0 => ret(Err(errno::EINVAL)),
+            nr::PREADV => self.vector_io(rid, a, false, Some(a[3])),
+            nr::PWRITEV => self.vector_io(rid, a, true, Some(a[3])),
+            nr::PREADV2 | nr::PWRITEV2 => self.vector_io2(rid, a, n == nr::PWRITEV2),
             nr::OPEN => ret(self.openat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
             nr::OPENAT => ret(self.openat(rid, a[0], a[1], a[2], a[3])),
             nr::CREAT => ret(self.openat(rid, AT_FDCWD as u64, a[0], 0o1101, a[1])),
@@ -282,20 +282,44 @@ impl Sup {
         }
     }
 
+    /// preadv2 and pwritev2: offset -1 is the file position; flags
+    /// (`a[5]`) Tessera does not serve are EOPNOTSUPP, as on a kernel
+    /// older than them (RWF_NOWAIT and RWF_APPEND among them).
+    fn vector_io2(&mut self, rid: u64, a: [u64; 6], write: bool) -> Out {
+        // RWF_HIPRI (a hint), RWF_DSYNC and RWF_SYNC (the file synced
+        // after the write, as fdatasync and fsync do it).
+        const KNOWN: u64 = 0x1 | 0x2 | 0x4;
+        const SYNC: u64 = 0x2 | 0x4;
+        let at = match a[3] as i64 {
+            -1 => None,
+            p if p < 0 => return ret(Err(errno::EINVAL)),
+            p => Some(p as u64),
+        };
+        if let Err(e) = self.fds.ofd(a[0]) {
+            return ret(Err(e));
+        }
+        if a[5] & !KNOWN != 0 {
+            return ret(Err(errno::EOPNOTSUPP));
+        }
+        let out = self.vector_io(rid, a, write, at);
+        if write
+            && a[5] & SYNC != 0
+            && let Out::Ret(v) = out
+            && errno::of(v).is_none()
+            && let Err(e) = self.fsync(a[0])
+        {
+            return ret(Err(e));
+        }
+        out
+    }
+
     fn positioned(&mut self, rid: u64, a: [u64; 6], write: bool) -> Out {
         if (a[3] as i64) < 0 {
             return ret(Err(errno::EINVAL));
         }
-        let append = self
-            .fds
-            .ofd(a[0])
-            .map(|o| o.borrow().flags & super::fdtable::O_APPEND != 0)
-            .unwrap_or(false);
         if write {
-            // pwrite on an O_APPEND descriptor appends, as Linux's does.
-            if append {
-                return self.write(rid, a, None);
-            }
+            // pwrite on an O_APPEND descriptor appends, as Linux's does,
+            // and leaves the file position where it was.
             self.write(rid, a, Some(a[3]))
         } else {
             self.read(rid, a, Some(a[3]))
