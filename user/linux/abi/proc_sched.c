@@ -17,7 +17,7 @@ static int policy_of(pid_t pid)
 
 static int priority_of(pid_t pid)
 {
-	struct sched_param p = { -1 };
+	struct sched_param p = { .sched_priority = -1 };
 	if (syscall(SYS_sched_getparam, pid, &p) != 0)
 		return -1;
 	return p.sched_priority;
@@ -58,7 +58,7 @@ static int affinity_inherited(void *arg)
 static int unprivileged(void *arg)
 {
 	pid_t parent = *(pid_t *)arg;
-	struct sched_param p = { 10 };
+	struct sched_param p = { .sched_priority = 10 };
 	SETUP(syscall(SYS_setuid, 1000));
 	EXPECT_ERR("SCHED_FIFO without privilege", syscall(SYS_sched_setscheduler, 0, SCHED_FIFO, &p), EPERM);
 	p.sched_priority = 0;
@@ -94,11 +94,11 @@ int main(void)
 	EXPECT_ERR("getscheduler of pid -1", syscall(SYS_sched_getscheduler, -1), EINVAL);
 	EXPECT_ERR("getscheduler of no process", syscall(SYS_sched_getscheduler, 0x3fffffff), ESRCH);
 	EXPECT_ERR("getparam with NULL", syscall(SYS_sched_getparam, 0, NULL), EINVAL);
-	EXPECT_ERR("getparam of no process", syscall(SYS_sched_getparam, 0x3fffffff, &(struct sched_param){ 0 }), ESRCH);
+	EXPECT_ERR("getparam of no process", syscall(SYS_sched_getparam, 0x3fffffff, &(struct sched_param){ .sched_priority = 0 }), ESRCH);
 	EXPECT_ERR("getparam to a bad pointer", syscall(SYS_sched_getparam, 0, BAD_PTR), EFAULT);
 
 	section("sched_setscheduler and sched_setparam");
-	struct sched_param p = { 0 };
+	struct sched_param p = { .sched_priority = 0 };
 	EXPECT_ERR("negative policy", syscall(SYS_sched_setscheduler, 0, -1, &p), EINVAL);
 	EXPECT_ERR("policy 4", syscall(SYS_sched_setscheduler, 0, 4, &p), EINVAL);
 	EXPECT_ERR("NULL param", syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, NULL), EINVAL);
