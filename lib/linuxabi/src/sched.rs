@@ -19,6 +19,11 @@ pub const PRIO_PROCESS: u64 = 0;
 pub const PRIO_PGRP: u64 = 1;
 pub const PRIO_USER: u64 = 2;
 
+/// The time slice of Tessera's scheduler (its timer runs at 100 Hz, and a
+/// computation runs for one tick while others wait): what
+/// sched_rr_get_interval reports.
+pub const SLICE_NS: u64 = 10_000_000;
+
 pub const MIN_NICE: i32 = -20;
 pub const MAX_NICE: i32 = 19;
 

@@ -1,9 +1,10 @@
 /*
  * Scheduling attributes: sched_get_priority_max/min, sched_getscheduler,
- * sched_setscheduler, sched_getparam, sched_setparam, getpriority and
- * setpriority, sched_setaffinity and sched_getaffinity (what a process may
- * set on itself and on others, and what a forked child inherits). Run as root; the unprivileged checks run in a
- * child that becomes uid 1000.
+ * sched_setscheduler, sched_getparam, sched_setparam, getpriority,
+ * setpriority, sched_setaffinity, sched_getaffinity, sched_rr_get_interval
+ * (what a process may set on itself and on others, and what a forked child
+ * inherits). Run as root; the unprivileged checks run in a child that
+ * becomes uid 1000.
  */
 #include "abi.h"
 
@@ -68,6 +69,8 @@ static int unprivileged(void *arg)
 	EXPECT_OK("nice up to 5", syscall(SYS_setpriority, PRIO_PROCESS, 0, 5));
 	EXPECT_ERR("nice back down to 4", syscall(SYS_setpriority, PRIO_PROCESS, 0, 4), EACCES);
 	EXPECT_ERR("setpriority of root's process", syscall(SYS_setpriority, PRIO_PROCESS, parent, 5), EPERM);
+	EXPECT_ERR("setpriority of pid 1", syscall(SYS_setpriority, PRIO_PROCESS, 1, 5), EPERM);
+	EXPECT_ERR("sched_setscheduler of pid 1", syscall(SYS_sched_setscheduler, 1, SCHED_OTHER, &p), EPERM);
 	EXPECT_EQ("getpriority of root's process is allowed", nice_word(PRIO_PROCESS, parent), 20);
 	unsigned long mask = 1;
 	EXPECT_ERR("sched_setaffinity of root's process", syscall(SYS_sched_setaffinity, parent, sizeof mask, &mask), EPERM);
@@ -143,6 +146,12 @@ int main(void)
 	p.sched_priority = 3;
 	EXPECT_OK("SCHED_FIFO | SCHED_RESET_ON_FORK", syscall(SYS_sched_setscheduler, 0, SCHED_FIFO | 0x40000000, &p));
 	EXPECT_EQ("the flag shows in the policy", policy_of(0), SCHED_FIFO | 0x40000000);
+	struct timespec ts = { 1, 1 };
+	EXPECT_OK("sched_rr_get_interval under SCHED_FIFO", syscall(SYS_sched_rr_get_interval, 0, &ts));
+	EXPECT_TRUE("no time slice", ts.tv_sec == 0 && ts.tv_nsec == 0);
+	EXPECT_ERR("sched_rr_get_interval of pid -1", syscall(SYS_sched_rr_get_interval, -1, &ts), EINVAL);
+	EXPECT_ERR("of no process", syscall(SYS_sched_rr_get_interval, 0x3fffffff, &ts), ESRCH);
+	EXPECT_ERR("to a bad pointer", syscall(SYS_sched_rr_get_interval, 0, BAD_PTR), EFAULT);
 	EXPECT_STATUS("a child starts as SCHED_OTHER", in_child(reset_on_fork, NULL), "exited 0");
 	p.sched_priority = 0;
 	EXPECT_OK("back to SCHED_OTHER", syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &p));

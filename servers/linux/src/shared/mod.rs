@@ -110,6 +110,8 @@ pub struct Shared {
     uts: [Vec<u8>; 2],
     /// Every process's record locks.
     pub locks: linuxabi::reclock::Locks,
+    /// The virtual init's scheduling attributes (it has no record).
+    pub init_sched: linuxabi::sched::Sched,
 }
 
 impl Shared {
@@ -126,6 +128,7 @@ impl Shared {
             alarm_at: 0,
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
             locks: Default::default(),
+            init_sched: Default::default(),
         }
     }
 

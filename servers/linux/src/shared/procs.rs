@@ -162,11 +162,12 @@ impl Table {
     }
 
     /// The process a pid argument names: the caller for 0, a thread's
-    /// process for its tid (None: no such process).
+    /// process for its tid, the virtual init for 1 (None: no such
+    /// process).
     pub fn target(&self, caller: u32, pid: u32) -> Option<u32> {
         let pid = if pid == 0 { caller } else { pid };
         let pid = self.tids.get(&pid).copied().unwrap_or(pid);
-        self.procs.contains_key(&pid).then_some(pid)
+        (self.procs.contains_key(&pid) || pid == INIT).then_some(pid)
     }
 
     /// The pids of the processes that have not ended.

@@ -3,10 +3,11 @@
 //! or change another's (sched_getparam, setpriority of a process group
 //! or a user) under Linux's rules (`linuxabi::sched`).
 
+use super::procs::INIT;
 use super::{End, Shared, reply, result};
 use crate::proto::word;
 use linuxabi::errno;
-use linuxabi::sched::{self, PRIO_PGRP, PRIO_PROCESS, PRIO_USER};
+use linuxabi::sched::{self, PRIO_PGRP, PRIO_PROCESS, PRIO_USER, Sched};
 
 impl Shared {
     /// The caller's effective uid (root may do anything here: it has
@@ -15,20 +16,33 @@ impl Shared {
         self.procs.get(caller).map(|c| (c.euid, c.uid))
     }
 
+    /// The attributes of process `pid` (the virtual init's among them),
+    /// with whether the caller of effective uid `euid` owns it.
+    fn sched_mut(&mut self, pid: u32, euid: u32) -> Option<(&mut Sched, bool)> {
+        match self.procs.get_mut(pid) {
+            Some(p) => {
+                let owner = euid == p.euid || euid == p.uid;
+                Some((&mut p.sched, owner))
+            }
+            None if pid == INIT => Some((&mut self.init_sched, euid == 0)),
+            None => None,
+        }
+    }
+
     /// `[caller, pid]` → `[policy (with SCHED_RESET_ON_FORK), priority,
-    /// nice]`, or ESRCH.
+    /// nice, affinity]`, or ESRCH.
     pub(super) fn sched_get(&self, w: &[u64]) -> End {
         let caller = word(w, 1) as u32;
         let Some(pid) = self.procs.target(caller, word(w, 2) as u32) else {
             return result(-errno::ESRCH);
         };
-        match self.procs.get(pid) {
-            Some(p) => reply(&[
-                p.sched.policy_word(),
-                p.sched.priority as u64,
-                p.sched.nice as i64 as u64,
-                p.sched.affinity,
-            ]),
+        let s = match self.procs.get(pid) {
+            Some(p) => Some(p.sched),
+            None if pid == INIT => Some(self.init_sched),
+            None => None,
+        };
+        match s {
+            Some(s) => reply(&[s.policy_word(), s.priority as u64, s.nice as i64 as u64, s.affinity]),
             None => result(-errno::ESRCH),
         }
     }
@@ -39,15 +53,15 @@ impl Shared {
         let Some((euid, _)) = self.sched_caller(caller) else {
             return result(-errno::ESRCH);
         };
-        let Some(pid) = self.procs.target(caller, word(w, 2) as u32) else {
-            return result(-errno::ESRCH);
-        };
-        let Some(p) = self.procs.get_mut(pid) else {
+        let Some((s, owner)) = self
+            .procs
+            .target(caller, word(w, 2) as u32)
+            .and_then(|pid| self.sched_mut(pid, euid))
+        else {
             return result(-errno::ESRCH);
         };
         let policy = Some(word(w, 3)).filter(|&v| v != u64::MAX);
-        let owner = euid == p.euid || euid == p.uid;
-        match p.sched.set_scheduler(policy, word(w, 4), euid == 0, owner) {
+        match s.set_scheduler(policy, word(w, 4), euid == 0, owner) {
             Ok(()) => result(0),
             Err(e) => result(-e),
         }
@@ -59,15 +73,14 @@ impl Shared {
         let Some((euid, _)) = self.sched_caller(caller) else {
             return result(-errno::ESRCH);
         };
-        let Some(p) = self
+        let Some((s, owner)) = self
             .procs
             .target(caller, word(w, 2) as u32)
-            .and_then(|p| self.procs.get_mut(p))
+            .and_then(|pid| self.sched_mut(pid, euid))
         else {
             return result(-errno::ESRCH);
         };
-        let owner = euid == p.euid || euid == p.uid;
-        match p.sched.set_affinity(word(w, 3), euid == 0, owner) {
+        match s.set_affinity(word(w, 3), euid == 0, owner) {
             Ok(()) => result(0),
             Err(e) => result(-e),
         }
@@ -84,7 +97,7 @@ impl Shared {
             PRIO_PGRP | PRIO_USER => who,
             _ => return Err(errno::EINVAL),
         };
-        Ok(self
+        let mut pids: alloc::vec::Vec<u32> = self
             .procs
             .live_pids()
             .into_iter()
@@ -97,7 +110,12 @@ impl Shared {
                     }
                 })
             })
-            .collect())
+            .collect();
+        // The virtual init: root's, its own group's.
+        if self.procs.get(INIT).is_none() && pick == if which == PRIO_PGRP { INIT } else { 0 } {
+            pids.push(INIT);
+        }
+        Ok(pids)
     }
 
     /// `[caller, which, who]` → the highest priority (20 - nice) among
@@ -108,8 +126,11 @@ impl Shared {
             Err(e) => result(-e),
             Ok(pids) => result(
                 pids.iter()
-                    .filter_map(|&p| self.procs.get(p))
-                    .map(|p| sched::prio_word(p.sched.nice) as i64)
+                    .filter_map(|&p| match self.procs.get(p) {
+                        Some(p) => Some(p.sched.nice),
+                        None => (p == INIT).then_some(self.init_sched.nice),
+                    })
+                    .map(|nice| sched::prio_word(nice) as i64)
                     .max()
                     .unwrap_or(-errno::ESRCH),
             ),
@@ -130,9 +151,8 @@ impl Shared {
         };
         let mut error = -errno::ESRCH;
         for pid in pids {
-            if let Some(p) = self.procs.get_mut(pid) {
-                let owner = euid == p.euid || euid == p.uid;
-                match p.sched.set_nice(nice, euid == 0, owner) {
+            if let Some((s, owner)) = self.sched_mut(pid, euid) {
+                match s.set_nice(nice, euid == 0, owner) {
                     Ok(()) if error == -errno::ESRCH => error = 0,
                     Ok(()) => {}
                     Err(e) => error = -e,

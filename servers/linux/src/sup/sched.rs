@@ -95,6 +95,18 @@ impl Sup {
         ])
     }
 
+    /// `sched_rr_get_interval`: the time slice Tessera's scheduler gives
+    /// every computation (`SLICE_NS`), 0 for SCHED_FIFO (no slice).
+    pub(super) fn rr_interval(&self, rid: u64, pid: u64, at: u64) -> Result<u64, i64> {
+        let [policy, ..] = self.sched_of(Self::sched_pid(pid)?)?;
+        let fifo = policy & !sched::SCHED_RESET_ON_FORK == sched::SCHED_FIFO as u64;
+        let ns = if fifo { 0 } else { sched::SLICE_NS };
+        let mut o = linuxabi::structs::Out::with_len(16);
+        o.u64(ns / 1_000_000_000).u64(ns % 1_000_000_000);
+        self.write_mem(rid, at, &o.0)?;
+        Ok(0)
+    }
+
     pub(super) fn getpriority(&self, which: u64, who: u64) -> Result<u64, i64> {
         self.ctl1(&[ctl::PRIO_GET, self.pid as u64, which as u32 as u64, who as u32 as u64])
     }

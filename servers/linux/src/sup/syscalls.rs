@@ -231,6 +231,7 @@ impl Sup {
             nr::SCHED_SETSCHEDULER => ret(self.sched_set(rid, a[0], Some(a[1]), a[2])),
             nr::SCHED_SETPARAM => ret(self.sched_set(rid, a[0], None, a[1])),
             nr::SCHED_GETPARAM => ret(self.sched_getparam(rid, a[0], a[1])),
+            nr::SCHED_RR_GET_INTERVAL => ret(self.rr_interval(rid, a[0], a[1])),
             nr::SCHED_GET_PRIORITY_MAX => ret(linuxabi::sched::priority_max(a[0] as u32 as u64)),
             nr::SCHED_GET_PRIORITY_MIN => ret(linuxabi::sched::priority_min(a[0] as u32 as u64)),
             nr::GETPRIORITY => ret(self.getpriority(a[0], a[1])),
