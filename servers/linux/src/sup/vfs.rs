@@ -434,9 +434,25 @@ impl Sup {
                 ("kernel".into(), DT_DIR, ino_of("sys/kernel")),
                 ("fs".into(), DT_DIR, ino_of("sys/fs")),
             ]),
-            "kernel" => files("kernel", &["pid_max", "hostname", "tainted"]),
+            "kernel" => files(
+                "kernel",
+                &[
+                    "pid_max",
+                    "hostname",
+                    "domainname",
+                    "ostype",
+                    "osrelease",
+                    "version",
+                    "tainted",
+                ],
+            ),
             "kernel/pid_max" => VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes()),
+            // What uname reports.
             "kernel/hostname" => VNode::Mem(format!("{}\n", self.uts_name(0, None)).into_bytes()),
+            "kernel/domainname" => VNode::Mem(format!("{}\n", self.uts_name(1, None)).into_bytes()),
+            "kernel/ostype" => VNode::Mem(b"Linux\n".to_vec()),
+            "kernel/osrelease" => VNode::Mem(format!("{}\n", super::syscalls::RELEASE).into_bytes()),
+            "kernel/version" => VNode::Mem(format!("{}\n", super::syscalls::VERSION).into_bytes()),
             // No taint flags: Tessera's kernel stops on a fault of its own
             // rather than going on marked.
             "kernel/tainted" => VNode::Mem(b"0\n".to_vec()),
