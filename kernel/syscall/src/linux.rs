@@ -6,8 +6,8 @@
 //! frame until the supervisor returns a value (`caller_return`).
 //!
 //! What these calls do differs from Linux in places (said at each): munmap
-//! and mprotect act on whole mappings only, and PROT_NONE memory is
-//! readable and writable (mprotect is not applied).
+//! and mprotect act on whole anonymous mappings only (mprotect of part of
+//! one is accepted and not applied, except that it opens a PROT_NONE one).
 
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
@@ -104,7 +104,7 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
         nr::BRK => brk(me, a[0]),
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
-        nr::MPROTECT => result(mprotect(a[0], a[1], a[2])),
+        nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
         _ => forward(
             me,
             supervisor,
@@ -325,9 +325,9 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         munmap(p, addr, pages * PAGE_SIZE)?;
     }
     // PROT_NONE memory is a reservation a later mprotect opens (a thread's
-    // stack below its guard page): as mprotect is not applied, it is
-    // mapped writable from the start.
-    let writable = prot & PROT_WRITE != 0 || prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
+    // stack below its guard page): writable once opened.
+    let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
+    let writable = prot & PROT_WRITE != 0 || none;
     let executable = prot & PROT_EXEC != 0;
     let region = vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable)?;
     let at = if fixed || flags & EXACT != 0 {
@@ -339,11 +339,12 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             resource::set_owner(region, p.pid());
-            if flags & MAP_SHARED != 0
+            if (flags & MAP_SHARED != 0 || none)
                 && let Some(space) = p.space()
                 && let Some(at) = space.lock().attachment_mut(a.id, 0)
             {
-                at.region.fork_shares = true;
+                at.region.fork_shares = flags & MAP_SHARED != 0;
+                at.region.no_access = none;
             }
             Ok(a.base)
         }
@@ -380,18 +381,34 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     Ok(0)
 }
 
-/// Accepted and not applied: protections stay as mapped (a Linux program
-/// uses mprotect for guard pages and read-only relocations; neither
-/// changes what a correct program does).
-fn mprotect(addr: u64, len: u64, _prot: u64) -> Result<u64, Error> {
-    if !addr.is_multiple_of(PAGE_SIZE) {
+/// Applied to the anonymous mappings the range covers whole
+/// (`VirtualSpace::protect` says what else): PROT_NONE makes one
+/// unreachable, so that a call given its address is EFAULT and a touch
+/// SIGSEGV, as on Linux. A range with a page not mapped is ENOMEM.
+fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
+    if !addr.is_multiple_of(PAGE_SIZE) || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
+        // PROT_GROWSDOWN and PROT_GROWSUP too: they name a mapping that
+        // grows, which Tessera's are not.
         return Err(Error::Invalid);
     }
+    if len == 0 {
+        return Ok(0);
+    }
     // Any length in user space (a thread's whole stack, megabytes).
-    let end = addr.checked_add(len).ok_or(Error::NoMemory)?;
+    let end = addr
+        .checked_add(len)
+        .and_then(|e| e.checked_next_multiple_of(PAGE_SIZE))
+        .ok_or(Error::NoMemory)?;
     if end > kcore::vm::USER_END {
         return Err(Error::NoMemory);
     }
+    let space = p.space().ok_or(Error::NotFound)?;
+    let mut s = space.lock();
+    if !s.covers(addr, end) {
+        return Err(Error::NoMemory);
+    }
+    let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
+    s.protect(addr, end, prot & PROT_WRITE != 0, prot & PROT_EXEC != 0, none);
     Ok(0)
 }
 

@@ -1,7 +1,7 @@
 //! The Linux x86_64 interface as Tessera's Linux personality speaks it
 //! (`servers/linux`): system-call numbers, error numbers, signals and their
 //! frames, the structures programs read and write (byte for byte), the
-//! terminal's line discipline, record locks, and the path and executable
+//! terminal's line discipline, record locks, scheduling attributes, and the path and executable
 //! checks that need no system. Pure logic, tested on the host; the
 //! personality's servers do the communication.
 #![cfg_attr(not(test), no_std)]
@@ -16,6 +16,7 @@ pub mod nr;
 pub mod path;
 pub mod pipe;
 pub mod reclock;
+pub mod sched;
 pub mod signal;
 pub mod structs;
 pub mod termios;

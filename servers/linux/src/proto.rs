@@ -130,6 +130,17 @@ pub mod ctl {
     pub const LOCK: u64 = 32;
     /// [pid, dev, ino]: its locks on that file go (it closed a descriptor).
     pub const UNLOCK_FILE: u64 = 33;
+    /// [caller, pid] → [policy, priority, nice, affinity (0: every CPU)]
+    /// of that process (or of the process of that thread; 0: the caller).
+    pub const SCHED_GET: u64 = 34;
+    /// [caller, pid, policy (u64::MAX: kept), priority] → [0 or -errno].
+    pub const SCHED_SET: u64 = 35;
+    /// [caller, which, who] → [20 - the lowest nice value, or -errno].
+    pub const PRIO_GET: u64 = 36;
+    /// [caller, which, who, nice] → [0 or -errno].
+    pub const PRIO_SET: u64 = 37;
+    /// [caller, pid, mask of CPUs there are] → [0 or -errno].
+    pub const AFFINITY_SET: u64 = 38;
     /// [pid] → [tid]: a number for a new thread of the process.
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).

@@ -253,6 +253,9 @@ pub struct Region {
     /// A Linux MAP_SHARED mapping: a fork gives the child the same frames,
     /// not a copy.
     pub fork_shares: bool,
+    /// A Linux PROT_NONE mapping: no access from user mode, and none for
+    /// the kernel on its behalf (its pages are never made present for it).
+    pub no_access: bool,
     /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
     /// pages from the start is one physically contiguous block aligned to
     /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
@@ -296,6 +299,7 @@ impl Region {
             shared: None,
             device: false,
             fork_shares: false,
+            no_access: false,
             blocks: false,
             keep: None,
             cow: Box::default(),
@@ -844,6 +848,7 @@ impl Region {
             shared: Some(set),
             device: false,
             fork_shares: self.fork_shares,
+            no_access: self.no_access,
             blocks: self.blocks,
             keep: None,
             cow: Box::default(),
@@ -882,6 +887,7 @@ impl Region {
         // Its initial content is the original's (a forked process's data,
         // refilled from it if the copy is reused from the pool).
         copy.backing = self.backing.clone();
+        copy.no_access = self.no_access;
         Ok(copy)
     }
 }

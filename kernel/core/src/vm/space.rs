@@ -66,7 +66,9 @@ impl Attached {
     }
 
     fn pte_flags(&self) -> u64 {
-        let mut f = flags::USER;
+        // A page of a PROT_NONE region mapped all the same (a fork's copy
+        // of one with content) stays out of user mode's reach.
+        let mut f = if self.region.no_access { 0 } else { flags::USER };
         if self.region.writable {
             f |= flags::WRITABLE;
         }
@@ -722,6 +724,46 @@ impl VirtualSpace {
         1 + count_tables(self.root, 3)
     }
 
+    /// Linux's mprotect over `start..end` (page-aligned, every page of it
+    /// attached): an anonymous region it covers whole gets the rights
+    /// (`none`: PROT_NONE), its pages unmapped so that the next access
+    /// maps them anew; one it covers in part keeps its rights (a region is
+    /// not split), except that a PROT_NONE one opened in part is opened
+    /// whole, writable (a thread's stack below its guard page). Other
+    /// regions (program text and data, files) keep theirs.
+    pub fn protect(&mut self, start: u64, end: u64, writable: bool, executable: bool, none: bool) {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        for a in self.regions_mut().filter(|a| a.base < end && start < a.end()) {
+            let whole = start <= a.base && a.end() <= end;
+            let r = &mut a.region;
+            if whole && r.kind == Kind::Heap && !a.blocks {
+                (r.writable, r.executable, r.no_access) = (writable, executable, none);
+            } else if r.no_access && !none {
+                (r.writable, r.no_access) = (true, false);
+                r.executable |= executable;
+            } else {
+                continue;
+            }
+            paging::unmap_range(root, a.base, a.region.pages());
+            a.shoot_down(cpus);
+            // Its entry is found again when a fault maps the page.
+            a.entry = None;
+        }
+    }
+
+    /// Whether every page of `start..end` is in an attached region.
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.region_at(at) {
+                Some(a) => at = a.end(),
+                None => return false,
+            }
+        }
+        true
+    }
+
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
         self.regions().find(|a| addr >= a.base && addr < a.end())
     }
@@ -744,7 +786,7 @@ impl VirtualSpace {
                 FaultError::Unmapped
             });
         };
-        if (write && !a.region.writable) || (exec && !a.region.executable) {
+        if (write && !a.region.writable) || (exec && !a.region.executable) || a.region.no_access {
             return Err(FaultError::Protection);
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;

@@ -14,6 +14,7 @@
 mod locks;
 mod objects;
 mod procs;
+mod sched;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -109,6 +110,8 @@ pub struct Shared {
     uts: [Vec<u8>; 2],
     /// Every process's record locks.
     pub locks: linuxabi::reclock::Locks,
+    /// The virtual init's scheduling attributes (it has no record).
+    pub init_sched: linuxabi::sched::Sched,
 }
 
 impl Shared {
@@ -125,6 +128,7 @@ impl Shared {
             alarm_at: 0,
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
             locks: Default::default(),
+            init_sched: Default::default(),
         }
     }
 
@@ -353,6 +357,11 @@ impl Shared {
                 result(0)
             }
             ctl::LOCK => reply(&self.lock(&w)),
+            ctl::SCHED_GET => self.sched_get(&w),
+            ctl::SCHED_SET => self.sched_set(&w),
+            ctl::PRIO_GET => self.prio_get(&w),
+            ctl::PRIO_SET => self.prio_set(&w),
+            ctl::AFFINITY_SET => self.affinity_set(&w),
             ctl::UNLOCK_FILE => {
                 self.locks.release_file((word(&w, 2), word(&w, 3)), word(&w, 1) as u32);
                 result(0)

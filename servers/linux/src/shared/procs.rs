@@ -8,6 +8,7 @@ use crate::proto::{self, word};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use linuxabi::errno;
+use linuxabi::sched::Sched;
 use linuxabi::signal::{self as sig, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED};
 use tessera_rt::sys;
 
@@ -51,6 +52,8 @@ pub struct Proc {
     pub faults: u64,
     /// Its command line, NUL-separated (at most 256 bytes), as words.
     pub cmdline: Vec<u64>,
+    /// Its scheduling policy, priority, nice value and CPU mask.
+    pub sched: Sched,
 }
 
 pub struct Table {
@@ -129,6 +132,7 @@ impl Table {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
+        let sched = parent.map_or(Sched::default(), |p| p.sched.for_child());
         self.procs.insert(
             pid,
             Proc {
@@ -151,9 +155,24 @@ impl Table {
                 child_faults: 0,
                 faults: 0,
                 cmdline: Vec::new(),
+                sched,
             },
         );
         pid
+    }
+
+    /// The process a pid argument names: the caller for 0, a thread's
+    /// process for its tid, the virtual init for 1 (None: no such
+    /// process).
+    pub fn target(&self, caller: u32, pid: u32) -> Option<u32> {
+        let pid = if pid == 0 { caller } else { pid };
+        let pid = self.tids.get(&pid).copied().unwrap_or(pid);
+        (self.procs.contains_key(&pid) || pid == INIT).then_some(pid)
+    }
+
+    /// The pids of the processes that have not ended.
+    pub fn live_pids(&self) -> Vec<u32> {
+        self.live().map(|p| p.pid).collect()
     }
 
     fn live(&self) -> impl Iterator<Item = &Proc> {
@@ -196,14 +215,23 @@ impl Table {
         0
     }
 
+    /// The virtual init leads a session and group of its own.
     pub fn getpgid(&self, caller: u32, pid: u32) -> i64 {
         let pid = if pid == 0 { caller } else { pid };
-        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.pgid as i64)
+        match self.procs.get(&pid) {
+            Some(p) => p.pgid as i64,
+            None if pid == INIT => INIT as i64,
+            None => -errno::ESRCH,
+        }
     }
 
     pub fn getsid(&self, caller: u32, pid: u32) -> i64 {
         let pid = if pid == 0 { caller } else { pid };
-        self.procs.get(&pid).map_or(-errno::ESRCH, |p| p.sid as i64)
+        match self.procs.get(&pid) {
+            Some(p) => p.sid as i64,
+            None if pid == INIT => INIT as i64,
+            None => -errno::ESRCH,
+        }
     }
 
     /// Whether process group `pgid` is orphaned: no member has a parent
@@ -687,6 +715,26 @@ impl Shared {
     /// in the kernel (a futex, a sleep, a call its supervisor holds).
     pub(super) fn proc_record(&self, pid: u32) -> End {
         let Some(p) = self.procs.get(pid) else {
+            if pid == INIT {
+                // The virtual init (in /proc's list): asleep, root's, no
+                // program of its own.
+                let comm = proto::name_words(b"init");
+                return reply(&[
+                    0,
+                    0,
+                    INIT as u64,
+                    INIT as u64,
+                    b'S' as u64,
+                    0,
+                    0,
+                    self.objs.tty.fg_pgrp as u64,
+                    0,
+                    comm[0],
+                    0,
+                    0,
+                    self.objs.tty.session as u64,
+                ]);
+            }
             return result(-errno::ESRCH);
         };
         let state = if p.zombie.is_some() {

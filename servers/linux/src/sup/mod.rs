@@ -18,6 +18,7 @@ mod locks;
 mod off2f;
 mod procs;
 mod ready;
+mod sched;
 mod signals;
 mod socket;
 mod syscalls;

@@ -892,8 +892,12 @@ impl Sup {
 
     pub(super) fn wait4(&mut self, rid: u64, a: [u64; 6]) -> Out {
         const KNOWN: u64 = 1 | 2 | 8 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
-        if a[2] & !KNOWN != 0 || a[0] as i64 == i32::MIN as i64 {
+        if a[2] & !KNOWN != 0 {
             return ret(Err(errno::EINVAL));
+        }
+        // -INT_MIN names no process group.
+        if a[0] as i32 == i32::MIN {
+            return ret(Err(errno::ESRCH));
         }
         let which = a[0] as i32 as i64;
         self.pass(

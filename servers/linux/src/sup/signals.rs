@@ -440,7 +440,9 @@ impl Sup {
         }
         self.sig.mask = (self.sig.mask | add) & !sig::UNBLOCKABLE;
         if a.flags & sig::SA_RESETHAND != 0 {
-            self.sig.actions[(s - 1) as usize] = SigAction::default();
+            // Only the handler goes back to the default: sigaction still
+            // reports the flags and mask (Linux's SA_ONESHOT).
+            self.sig.actions[(s - 1) as usize].handler = sig::SIG_DFL;
         }
         Ok(())
     }

@@ -67,10 +67,10 @@ impl Sup {
             nr::PWRITE64 => self.positioned(rid, a, true),
             nr::READV => self.vector_io(rid, a, false, None),
             nr::WRITEV => self.vector_io(rid, a, true, None),
-            nr::PREADV | nr::PREADV2 if (a[3] as i64) >= 0 => self.vector_io(rid, a, false, Some(a[3])),
-            nr::PWRITEV | nr::PWRITEV2 if (a[3] as i64) >= 0 => self.vector_io(rid, a, true, Some(a[3])),
-            nr::PREADV | nr::PREADV2 => self.vector_io(rid, a, false, None),
-            nr::PWRITEV | nr::PWRITEV2 => self.vector_io(rid, a, true, None),
+            nr::PREADV | nr::PWRITEV if (a[3] as i64) < 0 => ret(Err(errno::EINVAL)),
+            nr::PREADV => self.vector_io(rid, a, false, Some(a[3])),
+            nr::PWRITEV => self.vector_io(rid, a, true, Some(a[3])),
+            nr::PREADV2 | nr::PWRITEV2 => self.vector_io2(rid, a, n == nr::PWRITEV2),
             nr::OPEN => ret(self.openat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
             nr::OPENAT => ret(self.openat(rid, a[0], a[1], a[2], a[3])),
             nr::CREAT => ret(self.openat(rid, AT_FDCWD as u64, a[0], 0o1101, a[1])),
@@ -226,22 +226,24 @@ impl Sup {
             nr::GETRUSAGE => ret(self.getrusage(rid, a[0], a[1])),
             nr::TIMES => ret(self.times(rid, a[0])),
             nr::SCHED_GETAFFINITY => ret(self.getaffinity(rid, a[0], a[1], a[2])),
-            nr::SCHED_SETAFFINITY => Out::Ret(0),
-            nr::SCHED_GETSCHEDULER | nr::SCHED_SETSCHEDULER | nr::SCHED_SETPARAM => Out::Ret(0),
-            nr::SCHED_GETPARAM => ret(self.write_u32(rid, a[1], 0).map(|_| 0)),
-            nr::SCHED_GET_PRIORITY_MAX => Out::Ret(if matches!(a[0], 1 | 2) { 99 } else { 0 }),
-            nr::SCHED_GET_PRIORITY_MIN => Out::Ret(if matches!(a[0], 1 | 2) { 1 } else { 0 }),
-            nr::GETPRIORITY => Out::Ret(20),
-            nr::SETPRIORITY => Out::Ret(0),
-            nr::GETCPU => {
-                if a[0] != 0 {
-                    let _ = self.write_u32(rid, a[0], 0);
+            nr::SCHED_SETAFFINITY => ret(self.setaffinity(rid, a[0], a[1], a[2])),
+            nr::SCHED_GETSCHEDULER => ret(self.sched_getscheduler(a[0])),
+            nr::SCHED_SETSCHEDULER => ret(self.sched_set(rid, a[0], Some(a[1]), a[2])),
+            nr::SCHED_SETPARAM => ret(self.sched_set(rid, a[0], None, a[1])),
+            nr::SCHED_GETPARAM => ret(self.sched_getparam(rid, a[0], a[1])),
+            nr::SCHED_RR_GET_INTERVAL => ret(self.rr_interval(rid, a[0], a[1])),
+            nr::SCHED_GET_PRIORITY_MAX => ret(linuxabi::sched::priority_max(a[0] as u32 as u64)),
+            nr::SCHED_GET_PRIORITY_MIN => ret(linuxabi::sched::priority_min(a[0] as u32 as u64)),
+            nr::GETPRIORITY => ret(self.getpriority(a[0], a[1])),
+            nr::SETPRIORITY => ret(self.setpriority(a[0], a[1], a[2])),
+            // Processor 0 of node 0: a Linux process's computation is not
+            // told which CPU runs it.
+            nr::GETCPU => ret((|| {
+                for at in [a[0], a[1]].into_iter().filter(|&p| p != 0) {
+                    self.write_u32(rid, at, 0)?;
                 }
-                if a[1] != 0 {
-                    let _ = self.write_u32(rid, a[1], 0);
-                }
-                Out::Ret(0)
-            }
+                Ok(0)
+            })()),
             nr::PRCTL => ret(self.prctl(rid, a)),
             nr::PERSONALITY => {
                 let old = self.persona;
@@ -281,20 +283,44 @@ impl Sup {
         }
     }
 
+    /// preadv2 and pwritev2: offset -1 is the file position; flags
+    /// (`a[5]`) Tessera does not serve are EOPNOTSUPP, as on a kernel
+    /// older than them (RWF_NOWAIT and RWF_APPEND among them).
+    fn vector_io2(&mut self, rid: u64, a: [u64; 6], write: bool) -> Out {
+        // RWF_HIPRI (a hint), RWF_DSYNC and RWF_SYNC (the file synced
+        // after the write, as fdatasync and fsync do it).
+        const KNOWN: u64 = 0x1 | 0x2 | 0x4;
+        const SYNC: u64 = 0x2 | 0x4;
+        let at = match a[3] as i64 {
+            -1 => None,
+            p if p < 0 => return ret(Err(errno::EINVAL)),
+            p => Some(p as u64),
+        };
+        if let Err(e) = self.fds.ofd(a[0]) {
+            return ret(Err(e));
+        }
+        if a[5] & !KNOWN != 0 {
+            return ret(Err(errno::EOPNOTSUPP));
+        }
+        let out = self.vector_io(rid, a, write, at);
+        if write
+            && a[5] & SYNC != 0
+            && let Out::Ret(v) = out
+            && errno::of(v).is_none()
+            && let Err(e) = self.fsync(a[0])
+        {
+            return ret(Err(e));
+        }
+        out
+    }
+
     fn positioned(&mut self, rid: u64, a: [u64; 6], write: bool) -> Out {
         if (a[3] as i64) < 0 {
             return ret(Err(errno::EINVAL));
         }
-        let append = self
-            .fds
-            .ofd(a[0])
-            .map(|o| o.borrow().flags & super::fdtable::O_APPEND != 0)
-            .unwrap_or(false);
         if write {
-            // pwrite on an O_APPEND descriptor appends, as Linux's does.
-            if append {
-                return self.write(rid, a, None);
-            }
+            // pwrite on an O_APPEND descriptor appends, as Linux's does,
+            // and leaves the file position where it was.
             self.write(rid, a, Some(a[3]))
         } else {
             self.read(rid, a, Some(a[3]))
@@ -428,7 +454,7 @@ impl Sup {
     }
 
     /// A name of the system (0: host, 1: domain), replaced by `new`.
-    fn uts_name(&self, which: u64, new: Option<&[u8]>) -> String {
+    pub(super) fn uts_name(&self, which: u64, new: Option<&[u8]>) -> String {
         let mut m = vec![crate::proto::ctl::UTS, which];
         match new {
             Some(n) => {
@@ -706,19 +732,6 @@ impl Sup {
             self.write_mem(rid, at, &o.0)?;
         }
         Ok(sys::now_ns() / 10_000_000)
-    }
-
-    fn getaffinity(&mut self, rid: u64, pid: u64, len: u64, at: u64) -> Result<u64, i64> {
-        if pid != 0 && pid as u32 != self.pid {
-            return Err(errno::ESRCH);
-        }
-        if len < 8 || !len.is_multiple_of(8) {
-            return Err(errno::EINVAL);
-        }
-        let cpus = sys::sys_info().map_or(1, |i| i.cpus.clamp(1, 64));
-        let mask = if cpus >= 64 { u64::MAX } else { (1u64 << cpus) - 1 };
-        self.write_u64(rid, at, mask)?;
-        Ok(8)
     }
 
     fn prctl(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {

@@ -2,7 +2,7 @@
 //! devices of `/dev` (null, zero, full, random, urandom, tty, console) and
 //! a small `/proc` (the process's own `exe`, `fd`, `cwd`; every process's
 //! `stat`, `status`, `cmdline` for `ps`; `meminfo`, `cpuinfo`, `uptime`,
-//! `mounts`, `version`, `sys/kernel/pid_max`), and `/proc/tessera/`, the kernel's inspector
+//! `mounts`, `version`, a few read-only settings of `sys`), and `/proc/tessera/`, the kernel's inspector
 //! reports (resources, pool, trace, counters, servers, cpus, faults) as
 //! text, so that busybox's shell can show them.
 
@@ -141,7 +141,7 @@ impl Sup {
                 Ok(VNode::Dir(list))
             }
             "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
-            "sys" => sys_node(more),
+            "sys" => self.sys_node(more),
             "self" => self.pid_node(self.pid, more),
             "tessera" => self.tessera_node(more),
             "meminfo" => Ok(VNode::Mem(self.meminfo().into_bytes())),
@@ -161,9 +161,7 @@ impl Sup {
                 )
                 .into_bytes(),
             )),
-            "mounts" => Ok(VNode::Mem(
-                b"/dev/root / ext2 rw,relatime 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n".to_vec(),
-            )),
+            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
             "filesystems" => Ok(VNode::Mem(b"\text2\nnodev\tproc\nnodev\tdevtmpfs\n".to_vec())),
             "stat" => {
                 let ticks = sys::now_ns() / 10_000_000;
@@ -220,6 +218,11 @@ impl Sup {
             .proc_record(pid)
             .map_err(|e| if e == errno::ESRCH { errno::ENOENT } else { e })?;
         let mine = pid == self.pid;
+        // The virtual init runs no Tessera process (0).
+        let info = || match word(&r, 5) {
+            0 => Err(errno::ESRCH),
+            t => sys::proc_info(t).map_err(|_| errno::ESRCH),
+        };
         let comm = {
             let mut b = Vec::new();
             b.extend_from_slice(&word(&r, 9).to_le_bytes());
@@ -244,7 +247,7 @@ impl Sup {
         };
         match rest {
             "" => {
-                let mut list: Vec<(String, u8, u64)> = ["stat", "status", "cmdline", "comm", "statm"]
+                let mut list: Vec<(String, u8, u64)> = ["stat", "status", "cmdline", "comm", "statm", "mounts"]
                     .iter()
                     .map(|n| (n.to_string(), DT_REG, ino_of(n) + pid as u64))
                     .collect();
@@ -277,12 +280,14 @@ impl Sup {
                 }))
             }
             "cmdline" => Ok(VNode::Mem(cmdline)),
+            // One name space of mounts for every process.
+            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
             "stat" => {
                 // A process reading its own is running (its call waits
                 // for the answer, blocked).
                 let state = if mine { 'R' } else { word(&r, 4) as u8 as char };
-                let (utime, rss, vsz) = match sys::proc_info(word(&r, 5)) {
+                let (utime, rss, vsz) = match info() {
                     Ok(p) => (p.cpu_ns / 10_000_000, p.resident_pages, p.resident_pages * 4096),
                     Err(_) => (0, 0, 0),
                 };
@@ -305,7 +310,7 @@ impl Sup {
                 ))
             }
             "statm" => {
-                let rss = sys::proc_info(word(&r, 5)).map_or(0, |p| p.resident_pages);
+                let rss = info().map_or(0, |p| p.resident_pages);
                 Ok(VNode::Mem(format!("{rss} {rss} 0 0 0 0 0\n").into_bytes()))
             }
             "status" => {
@@ -315,7 +320,7 @@ impl Sup {
                     b'T' => "T (stopped)",
                     _ => "Z (zombie)",
                 };
-                let rss = sys::proc_info(word(&r, 5)).map_or(0, |p| p.resident_pages * 4);
+                let rss = info().map_or(0, |p| p.resident_pages * 4);
                 let uid = word(&r, 6);
                 Ok(VNode::Mem(
                     format!(
@@ -410,16 +415,51 @@ impl Sup {
 
 /// `/proc/sys`: the kernel limits programs read (LTP's library reads
 /// `pid_max` before a test that makes processes).
-fn sys_node(rest: &str) -> Result<VNode, i64> {
-    match rest {
-        "" => Ok(VNode::Dir(vec![("kernel".into(), DT_DIR, ino_of("sys/kernel"))])),
-        "kernel" => Ok(VNode::Dir(vec![(
-            "pid_max".into(),
-            DT_REG,
-            ino_of("sys/kernel/pid_max"),
-        )])),
-        "kernel/pid_max" => Ok(VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes())),
-        _ => Err(errno::ENOENT),
+/// What is mounted where (`/proc/mounts`, each process's `mounts`).
+const MOUNTS: &[u8] = b"/dev/root / ext2 rw,relatime 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
+
+impl Sup {
+    /// `/proc/sys`: the settings programs read (read-only here).
+    fn sys_node(&self, rest: &str) -> Result<VNode, i64> {
+        let files = |dir: &str, names: &[&str]| {
+            VNode::Dir(
+                names
+                    .iter()
+                    .map(|n| (n.to_string(), DT_REG, ino_of(&format!("sys/{dir}/{n}"))))
+                    .collect(),
+            )
+        };
+        Ok(match rest {
+            "" => VNode::Dir(vec![
+                ("kernel".into(), DT_DIR, ino_of("sys/kernel")),
+                ("fs".into(), DT_DIR, ino_of("sys/fs")),
+            ]),
+            "kernel" => files(
+                "kernel",
+                &[
+                    "pid_max",
+                    "hostname",
+                    "domainname",
+                    "ostype",
+                    "osrelease",
+                    "version",
+                    "tainted",
+                ],
+            ),
+            "kernel/pid_max" => VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes()),
+            // What uname reports.
+            "kernel/hostname" => VNode::Mem(format!("{}\n", self.uts_name(0, None)).into_bytes()),
+            "kernel/domainname" => VNode::Mem(format!("{}\n", self.uts_name(1, None)).into_bytes()),
+            "kernel/ostype" => VNode::Mem(b"Linux\n".to_vec()),
+            "kernel/osrelease" => VNode::Mem(format!("{}\n", super::syscalls::RELEASE).into_bytes()),
+            "kernel/version" => VNode::Mem(format!("{}\n", super::syscalls::VERSION).into_bytes()),
+            // No taint flags: Tessera's kernel stops on a fault of its own
+            // rather than going on marked.
+            "kernel/tainted" => VNode::Mem(b"0\n".to_vec()),
+            "fs" => files("fs", &["pipe-max-size"]),
+            "fs/pipe-max-size" => VNode::Mem(format!("{}\n", linuxabi::pipe::MAX_SIZE).into_bytes()),
+            _ => return Err(errno::ENOENT),
+        })
     }
 }
 

@@ -297,7 +297,17 @@ fn user_exception(frame: &mut TrapFrame, cr2: u64) {
     if frame.vector == 14 {
         match (hooks.user_page_fault)(cr2, frame.error_code, true) {
             Ok(()) => return,
-            Err(e) => return (hooks.user_fault)(frame, cr2, e.describe(cr2, frame.error_code)),
+            Err(e) => {
+                let why = e.describe(cr2, frame.error_code);
+                // A page its region forbids the access to is a protection
+                // violation even while not present (a PROT_NONE page): the
+                // error code says so, as the handler of the fault reads it
+                // (a Linux process's SEGV_ACCERR).
+                if matches!(e, crate::vm::space::FaultError::Protection) {
+                    frame.error_code |= 1;
+                }
+                return (hooks.user_fault)(frame, cr2, why);
+            }
         }
     }
     (hooks.user_fault)(frame, cr2, exception_name(frame.vector))
