@@ -25,6 +25,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,6 +158,23 @@ def fresh_disk(name):
 THROTTLED = {"off2f": ["dk", "sata", "nvme"]}
 
 
+# Experiments whose Tessera side is not a kernel `bench=` experiment but a
+# boot of its own (papers.py `tessera_boot`) with the system disk (busybox,
+# the Linux programs; xtask's image), a fresh copy of it each boot.
+SYSTEM_IMAGE = ROOT / "build" / "images" / "system.img"
+
+
+def fresh_system_disk():
+    """A copy of the system disk for one boot (its writes are dropped)."""
+    if not SYSTEM_IMAGE.exists():
+        raise SystemExit(f"no {rel(SYSTEM_IMAGE)}: `cargo xtask build` makes it")
+    out = disk_image("system")
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.copyfile(SYSTEM_IMAGE, tmp)
+    tmp.rename(out)
+    return out
+
+
 def _split_disk(selection, linux=False):
     """(experiments of the boot without a disk, experiments needing one);
     `linux`: of those that have a Linux side."""
@@ -205,7 +223,12 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     for t, model in boots:
         kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else ""))
         args_t, before, key = base_args, None, "tessera"
-        if t in on_disk:
+        own_boot = papers.EXPERIMENTS.get(t, {}).get("tessera_boot")
+        if own_boot:
+            kargs = tessera_boot(own_boot)
+            args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
+            before, key = fresh_system_disk, "tessera-system-disk"
+        elif t in on_disk:
             args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"), disk_model=model)
             before, key = (lambda: fresh_disk("tessera")), "tessera-disk"
         name = f"tessera-{t}" + (f"-{model}" if model else "")
@@ -214,6 +237,8 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         if rec.pop("unsupported", False):
             unsupported.append((key, t))
         all_figs.append(figs)
+        if key == "tessera-system-disk":
+            rec["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot) for {t}"
         if key == "tessera-disk":
             rec["disk"] = f"virtio-blk-pci, ext2 ({DISK_MIB} MiB, 4 KiB blocks) for {', '.join(on_disk)}"
             throttled = [f"{b[0]}: {b[1]}" for b in boots if b[1]]
@@ -568,7 +593,7 @@ def _smoke_tessera_smp2():
 def _smoke_tessera_disk():
     """The experiments on Tessera's own driver (`bench=fs,off2f`) on a fresh
     ext2 image on virtio-blk, which e2fsck then finds clean."""
-    on_disk = [e for e, meta in papers.EXPERIMENTS.items() if meta.get("disk")]
+    on_disk = [e for e, meta in papers.EXPERIMENTS.items() if meta.get("disk") and not meta.get("tessera_boot")]
     with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
         img = disk.make_ext2(Path(work) / "disk.img", 64)
         base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)

@@ -124,6 +124,35 @@ EXPERIMENTS = {
         "linux": True,
         "plots": [("transfer.png", "Moving 4 KiB … 2 MiB between two processes (one CPU)")],
     },
+    "web": {
+        "title": "Web server: busybox httpd, static page and CGI (seed 000 figs. 5, 6, 8, 9, tables 4, 5)",
+        "what": "`bench/linux/web.sh`, the same script and binaries on both systems: busybox `httpd` "
+                "serves a document root on the ext2 disk (a 1 KiB page, a busybox `sh` CGI script, the "
+                "page access program with 0, 200, 400, 800 BSS pages as a C CGI); `bench/linux/webload` "
+                "in the same machine makes 100 HTTP/1.0 requests over the loopback with 1 (`_c1`) and 10 "
+                "(`_c10`) clients at once and checks every answer. Metrics: `<page>_c<C>` the 100 "
+                "requests' total time (the paper's 合計応答時間), `_request` the mean time of one request, "
+                "`_faults` page faults per request of the server and its reaped children (fields 10 + 12 "
+                "of httpd's /proc/PID/stat), `_pgfault` Linux's /proc/vmstat pgfault per request less "
+                "the load generator's own. Param: BSS pages. Tessera runs it in a boot of its own with "
+                "its system disk (`servers.web.conf`: storage, TCP/IP, the personality with eager "
+                "loading), once per pool setting (`webbench`): `basic_`, `reuse_`, `add_` "
+                "(reuse+add: 10 spaces, 10 work areas, 10 fully loaded spaces of `sh` and of each CGI "
+                "program made ahead) and `reduce_` (reuse+add+reduce, T = interval = 50 ms).",
+        "issue": "issue 19 (network, the web-server experiments)",
+        "linux": True,
+        "disk": True,
+        "tessera_boot": "servers=servers.web.conf run=webbench",
+    },
+    "webmem": {
+        "title": "Web server: the pool's memory during and after the requests (seed 000 figs. 7 and 10)",
+        "what": "Bytes the pool holds (`/proc/tessera/pool`), sampled every 10 ms by `webload` during "
+                "100 requests at 10 clients (the shell CGI and the 800-page CGI) and for 500 ms after "
+                "(param: ms since the first request), under each pool setting; a run of its own, as the "
+                "samples disturb the timing. From the `web` boot.",
+        "issue": "issue 19 (network, the web-server experiments)",
+        "linux": False,
+    },
     "fs": {
         "title": "File system operations on an ext2 disk (virtio-blk)",
         "what": "`bench/linux/fsbench.c` in a folder of a fresh 256 MiB ext2 image (`mke2fs -t ext2 -b 4096`) "
@@ -794,6 +823,9 @@ COUNTERPARTS = [
     ("pageaccess", r"spawn_exit_wait_(?P<v>\w+)", "fork_exec_wait", None),
     ("pageaccess", r"faults_all_(?P<v>\w+)", "minflt", None),
     ("pagefault", r"first_touch_anon", "anon_first_touch", ""),
+    # The web experiment: Tessera's figure per pool setting against Linux's
+    # of the same page (the Linux metric is the rest of the name).
+    ("web", r"(?P<v>basic|reuse|add|reduce)_(?P<rest>\w+)", "{rest}", None),
 ]
 
 
@@ -806,5 +838,6 @@ def linux_counterpart(exp, metric, param):
         m = re.fullmatch(pattern, metric)
         if m:
             variant = m.groupdict().get("v") or ""
+            lmetric = lmetric.format(**m.groupdict())
             return (exp, lmetric, param if lparam is None else lparam), variant
     return (exp, metric, param), ""

@@ -266,6 +266,7 @@ fn bench_programs(out: &Path) -> Result<(), String> {
             .collect();
     targets.push(("fs".into(), "fsbench", Vec::new()));
     targets.push(("tiny".into(), "tiny", Vec::new()));
+    targets.push(("webload".into(), "webload", Vec::new()));
     for n in [0, 200, 400, 800] {
         targets.push((format!("pageprog{n}"), "pageprog", vec![format!("-DPAGES={n}")]));
     }
@@ -276,6 +277,10 @@ fn bench_programs(out: &Path) -> Result<(), String> {
             return Ok(());
         }
     }
+    // The web experiment's script, the same file the reference VM runs.
+    let script = Path::new(BENCH_SRC).join("web.sh");
+    fs::copy(&script, out.join("web.sh")).map_err(|e| format!("{}: {e}", script.display()))?;
+    fs::set_permissions(out.join("web.sh"), fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
     Ok(())
 }
 
