@@ -10,9 +10,11 @@
  *           [-f PID] [-m FILE] [--short] PATH
  *
  *   -l LABEL   the metric's name (default "get"); -x PREFIX goes before it
- *   -f PID     also count page faults: the delta of field 12 (cminflt,
- *              the faults of reaped children) plus field 10 of
- *              /proc/PID/stat (the server's), and of "pgfault" in
+ *   -f PID     also count page faults: the delta of fields 10 and 11
+ *              (minflt, and cminflt: the faults of reaped children) of
+ *              /proc/PID/stat (the server) and of field 11 of /proc/1/stat
+ *              (init, which reaps the CGI programs: httpd's child that
+ *              started one does not wait for it); and of "pgfault" in
  *              /proc/vmstat less this program's own faults, when the
  *              system has it
  *   -m FILE    sample the pool's memory ("pool memory: N KiB" in FILE)
@@ -188,8 +190,8 @@ static long stat_field(long pid, int field)
 
 static long server_faults(long pid)
 {
-	long own = stat_field(pid, 10), children = stat_field(pid, 12);
-	return own < 0 || children < 0 ? -1 : own + children;
+	long own = stat_field(pid, 10), children = stat_field(pid, 11), orphans = stat_field(1, 11);
+	return own < 0 || children < 0 || orphans < 0 ? -1 : own + children + orphans;
 }
 
 /* "pgfault N" of /proc/vmstat, -1 where there is none. */
@@ -350,6 +352,11 @@ int main(int argc, char **argv)
 	}
 	uint64_t t1 = now_ns();
 	long self1 = minflt_self();
+	if (fault_pid) {
+		/* The last CGI programs end, and are reaped, after their answers. */
+		struct timespec ts = { 0, 200000000 };
+		nanosleep(&ts, NULL);
+	}
 	long server1 = fault_pid ? server_faults(fault_pid) : -1;
 	long vm1 = fault_pid ? vmstat_pgfault() : -1;
 	/* After the burst: what the pool keeps, and what reduce gives back. */

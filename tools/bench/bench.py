@@ -164,11 +164,11 @@ THROTTLED = {"off2f": ["dk", "sata", "nvme"]}
 SYSTEM_IMAGE = ROOT / "build" / "images" / "system.img"
 
 
-def fresh_system_disk():
+def fresh_system_disk(out=None):
     """A copy of the system disk for one boot (its writes are dropped)."""
     if not SYSTEM_IMAGE.exists():
         raise SystemExit(f"no {rel(SYSTEM_IMAGE)}: `cargo xtask build` makes it")
-    out = disk_image("system")
+    out = Path(out or disk_image("system"))
     tmp = out.with_name(out.name + ".tmp")
     shutil.copyfile(SYSTEM_IMAGE, tmp)
     tmp.rename(out)
@@ -220,10 +220,12 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     for t in on_disk:
         models = THROTTLED.get(t, [None]) if mode != "icount" else [None]
         boots += [(t, m) for m in models]
-    for t, model in boots:
+    # An experiment with boots of its own has one entry per boot.
+    boots = [(t, m, b) for t, m in boots
+             for b in papers.EXPERIMENTS.get(t, {}).get("tessera_boot") or [None]]
+    for t, model, own_boot in boots:
         kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else ""))
         args_t, before, key = base_args, None, "tessera"
-        own_boot = papers.EXPERIMENTS.get(t, {}).get("tessera_boot")
         if own_boot:
             kargs = tessera_boot(own_boot)
             args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
@@ -231,7 +233,8 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         elif t in on_disk:
             args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"), disk_model=model)
             before, key = (lambda: fresh_disk("tessera")), "tessera-disk"
-        name = f"tessera-{t}" + (f"-{model}" if model else "")
+        name = f"tessera-{t}" + (f"-{model}" if model else "") + (f"-{boots.index((t, model, own_boot))}"
+                                                                   if own_boot else "")
         figs, rec = _run_system(name, args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK,
                                 before_each=before)
         if rec.pop("unsupported", False):
@@ -557,6 +560,7 @@ def cmd_smoke(_a):
         verdict("tessera-bench", why)
         verdict("tessera-bench-smp2", _smoke_tessera_smp2())
         verdict("tessera-bench-disk", _smoke_tessera_disk())
+        verdict("tessera-bench-web", _smoke_tessera_web())
     else:
         log(f"{rel(TESSERA_ELF)} not built: Tessera's bench mode not smoke-tested")
     return 1 if failed else 0
@@ -608,6 +612,34 @@ def _smoke_tessera_disk():
     return why
 
 
+# The web experiment's short boot: busybox httpd, 10 requests of each page
+# per pool setting (a minute or two of plain TCG).
+WEB_SMOKE_TIMEOUT = 600
+
+
+def _smoke_tessera_web():
+    """`web` on Tessera (its own boot with a copy of the system disk): every
+    pool setting's figures, every answer right (webload checks each)."""
+    if not SYSTEM_IMAGE.exists():
+        log(f"{rel(SYSTEM_IMAGE)} not built: the web experiment is not smoke-tested")
+        return None
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        base, _src = qemu.machine_args("tcg", 1, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
+        boot = papers.EXPERIMENTS["web"]["tessera_boot"][0] + " args=short"
+        r = run_guarded(["qemu-system-x86_64", *base, *tessera_boot(boot)], WEB_SMOKE_TIMEOUT,
+                        log_path=_smoke_log("tessera-web"))
+    why = _smoke_vm_verdict(r, {"web", "webmem"}, WEB_SMOKE_TIMEOUT)
+    if not why and r.status != TESSERA_EXIT_OK:
+        why = f"exit status {r.status}, expected {TESSERA_EXIT_OK}"
+    if not why:
+        metrics = {f[1] for f in results.parse(r.lines).figures if f[0] == "web"}
+        missing = [f"{s}_{m}" for s in ("basic", "reuse", "add", "reduce")
+                   for m in ("static_c1", "shcgi_c10", "pagecgi_c10", "pagecgi_c10_faults")
+                   if f"{s}_{m}" not in metrics]
+        why = f"figures missing: {missing}" if missing else None
+    return why
+
+
 def _check_tessera_figures(figures):
     """The short run's figures: every expected experiment, and a summary
     renders from them (tables of every experiment, no plots).  Experiments
@@ -651,10 +683,11 @@ def _smoke_linux_vm(exes, verdict):
     with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
         img = disk.make_ext2(Path(work) / "disk.img", 64)
         base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
+        on_disk = [*progs.DISK_EXPERIMENTS, "web"]
         argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
-                "-append", f"{manifest['append']} disk bench={','.join(progs.DISK_EXPERIMENTS)} bench_short"]
-        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
-        why = _smoke_vm_verdict(r, set(progs.DISK_EXPERIMENTS))
+                "-append", f"{manifest['append']} disk bench={','.join(on_disk)} bench_short"]
+        r = run_guarded(argv, WEB_SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
+        why = _smoke_vm_verdict(r, set(on_disk), WEB_SMOKE_TIMEOUT)
         if not why:
             clean, report = disk.fsck(img)
             why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
@@ -685,10 +718,10 @@ def _smoke_linux_abi(verdict):
     verdict("linux-abi-vm", "; ".join(problems[:3]) if problems else None)
 
 
-def _smoke_vm_verdict(r, experiments):
+def _smoke_vm_verdict(r, experiments, timeout=SMOKE_TIMEOUT):
     p = results.parse(r.lines)
     if r.timed_out:
-        return f"timed out after {SMOKE_TIMEOUT} s"
+        return f"timed out after {timeout} s"
     if not p.done:
         return f"no BENCH-DONE (exit status {r.status})"
     if p.errors or p.bad_lines:

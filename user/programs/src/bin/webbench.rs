@@ -9,7 +9,10 @@
 //! ahead) and **reuse+add+reduce** (`reduce`, T = interval = 50 ms).
 //! Boot it with the storage, TCP/IP and personality servers (eager
 //! loading, Tender's policy): `servers=servers.web.conf run=webbench`.
-//! Usage: `webbench [short]`; it ends the run with `BENCH-DONE`.
+//! With `demand` it runs the script once, the pool off, as `demand_`: for
+//! a boot with the personality loading on demand, Tessera's default
+//! (`servers=servers.linux.conf run=webbench args=demand`).
+//! Usage: `webbench [demand] [short]`; it ends the run with `BENCH-DONE`.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -69,9 +72,9 @@ fn configure(setting: &str) {
     }
 }
 
-fn run_script(setting: &str, short: bool) -> bool {
-    let prefix = format!("{setting}_");
-    let mut args = alloc::vec!["/bin/sh", SCRIPT, DOCROOT, prefix.as_str()];
+fn run_script(prefix: &str, short: bool) -> bool {
+    let setting = prefix.trim_end_matches('_');
+    let mut args = alloc::vec!["/bin/sh", SCRIPT, DOCROOT, prefix];
     if short {
         args.push("--short");
     }
@@ -93,15 +96,21 @@ fn run_script(setting: &str, short: bool) -> bool {
 }
 
 fn main(args: &[&str]) -> i32 {
-    let short = args.get(1) == Some(&"short");
+    let demand = args.contains(&"demand");
+    let short = args.contains(&"short");
     if sys::wait_for_name("linux") == 0 || sys::wait_for_name("net") == 0 {
         println!("BENCH-ERROR,web,the personality or the TCP/IP server is not running");
         return 1;
     }
     let mut ok = true;
-    for setting in SETTINGS {
-        configure(setting);
-        ok &= run_script(setting, short);
+    if demand {
+        configure("basic");
+        ok &= run_script("demand_", short);
+    } else {
+        for setting in SETTINGS {
+            configure(setting);
+            ok &= run_script(&format!("{setting}_"), short);
+        }
     }
     // As the boot's settings were: what a later program would find.
     pool::apply_file("etc/pool.conf");
