@@ -223,5 +223,16 @@ case ",$sel," in
 	fi
 	;;
 esac
+# The web server (web.sh: busybox httpd, its document root on the disk,
+# loaded by webload over the loopback), only with a disk.
+case ",$sel," in
+*,web,*)
+	if [ -n "$mounted" ]; then
+		/bin/sh /bench/web.sh /mnt/www $short || echo "BENCH-ERROR,web,exit status $?"
+	else
+		echo "BENCH-ERROR,web,no disk mounted"
+	fi
+	;;
+esac
 unmount
 finish BENCH-DONE

@@ -25,6 +25,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,6 +165,23 @@ def fresh_disk(name):
 THROTTLED = {"off2f": ["dk", "sata", "nvme"]}
 
 
+# Experiments whose Tessera side is not a kernel `bench=` experiment but a
+# boot of its own (papers.py `tessera_boot`) with the system disk (busybox,
+# the Linux programs; xtask's image), a fresh copy of it each boot.
+SYSTEM_IMAGE = ROOT / "build" / "images" / "system.img"
+
+
+def fresh_system_disk(out=None):
+    """A copy of the system disk for one boot (its writes are dropped)."""
+    if not SYSTEM_IMAGE.exists():
+        raise SystemExit(f"no {rel(SYSTEM_IMAGE)}: `cargo xtask build` makes it")
+    out = Path(out or disk_image("system"))
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.copyfile(SYSTEM_IMAGE, tmp)
+    tmp.rename(out)
+    return out
+
+
 def _split_disk(selection, linux=False):
     """(experiments of the boot without a disk, experiments needing one);
     `linux`: of those that have a Linux side."""
@@ -211,18 +229,28 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     for t in on_disk:
         models = THROTTLED.get(t, [None]) if mode != "icount" else [None]
         boots += [(t, m) for m in models]
-    for t, model in boots:
+    # An experiment with boots of its own has one entry per boot.
+    boots = [(t, m, b) for t, m in boots
+             for b in papers.EXPERIMENTS.get(t, {}).get("tessera_boot") or [None]]
+    for t, model, own_boot in boots:
         kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else ""))
         args_t, before, key = base_args, None, "tessera"
-        if t in on_disk:
+        if own_boot:
+            kargs = tessera_boot(own_boot)
+            args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
+            before, key = fresh_system_disk, "tessera-system-disk"
+        elif t in on_disk:
             args_t, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("tessera"), disk_model=model)
             before, key = (lambda: fresh_disk("tessera")), "tessera-disk"
-        name = f"tessera-{t}" + (f"-{model}" if model else "")
+        name = f"tessera-{t}" + (f"-{model}" if model else "") + (f"-{boots.index((t, model, own_boot))}"
+                                                                   if own_boot else "")
         figs, rec = _run_system(name, args_t, kargs, runs, mode, raw_dir, TESSERA_EXIT_OK,
                                 before_each=before)
         if rec.pop("unsupported", False):
             unsupported.append((key, t))
         all_figs.append(figs)
+        if key == "tessera-system-disk":
+            rec["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot) for {t}"
         if key == "tessera-disk":
             rec["disk"] = f"virtio-blk-pci, ext2 ({DISK_MIB} MiB, 4 KiB blocks) for {', '.join(on_disk)}"
             throttled = [f"{b[0]}: {b[1]}" for b in boots if b[1]]
@@ -305,26 +333,14 @@ LINUX_BINARY_WAYS = {
     "linux_binary_pooled": ("servers=servers.linux-eager.conf pool=pool.linux-reuse.conf",
                             ("spawn", "pageaccess")),
 }
-SYSTEM_DISK = ROOT / "build" / "images" / "system.img"
-
-
-def fresh_system_disk():
-    """A copy of the system disk for one boot: its writes are dropped."""
-    out = disk_image("system")
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(SYSTEM_DISK.read_bytes())
-    tmp.rename(out)
-    return out
-
-
 def _run_linux_binaries(selection, a, mode, runs, raw_dir):
     """Tessera's figures from the Linux programs; (rows, record or None)."""
     wanted = [e for e in LINUX_BINARY_PROGRAMS if "all" in selection or e in selection]
     if not wanted:
         return [], None
     # (`cargo xtask build`, which the Tessera side ran, makes it.)
-    if not SYSTEM_DISK.exists():
-        return [], {"problems": [f"no {rel(SYSTEM_DISK)}"], "host_wall_s": [], "host_load": []}
+    if not SYSTEM_IMAGE.exists():
+        return [], {"problems": [f"no {rel(SYSTEM_IMAGE)}"], "host_wall_s": [], "host_load": []}
     args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
     figs = [[] for _ in range(runs)]
     record = None
@@ -338,7 +354,7 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
                 figs[i] += [(e, f"{m}.{way}", p, v, u) for e, m, p, v, u in f[i]]
             if record is None:
                 record = rec
-                record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_DISK)}, a fresh copy each boot)"
+                record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
                 record["boots"] = []
             else:
                 record["problems"] += rec["problems"]
@@ -373,8 +389,8 @@ def _procnet_report(lines):
 
 def _run_procnet(a, mode, runs, raw_dir):
     """Tessera's `procnet` figures; (rows, record)."""
-    if not SYSTEM_DISK.exists():
-        return [], {"problems": [f"no {rel(SYSTEM_DISK)}"], "host_wall_s": [], "host_load": []}
+    if not SYSTEM_IMAGE.exists():
+        return [], {"problems": [f"no {rel(SYSTEM_IMAGE)}"], "host_wall_s": [], "host_load": []}
     args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
     boots = [(d, 0) for d in PROCNET_CALL_DELAYS] + [(0, k) for k in PROCNET_KIB_DELAYS]
     figs = [[] for _ in range(runs)]
@@ -409,7 +425,7 @@ def _run_procnet(a, mode, runs, raw_dir):
             figs[i] += f[i]
         if record is None:
             record = rec
-            record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_DISK)}, a fresh copy each boot)"
+            record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
         else:
             record["problems"] += rec["problems"]
             record["host_wall_s"] += rec["host_wall_s"]
@@ -677,6 +693,7 @@ def cmd_smoke(_a):
         verdict("tessera-bench", why)
         verdict("tessera-bench-smp2", _smoke_tessera_smp2())
         verdict("tessera-bench-disk", _smoke_tessera_disk())
+        verdict("tessera-bench-web", _smoke_tessera_web())
     else:
         log(f"{rel(TESSERA_ELF)} not built: Tessera's bench mode not smoke-tested")
     return 1 if failed else 0
@@ -713,7 +730,7 @@ def _smoke_tessera_smp2():
 def _smoke_tessera_disk():
     """The experiments on Tessera's own driver (`bench=fs,off2f`) on a fresh
     ext2 image on virtio-blk, which e2fsck then finds clean."""
-    on_disk = [e for e, meta in papers.EXPERIMENTS.items() if meta.get("disk")]
+    on_disk = [e for e, meta in papers.EXPERIMENTS.items() if meta.get("disk") and not meta.get("tessera_boot")]
     with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
         img = disk.make_ext2(Path(work) / "disk.img", 64)
         base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
@@ -725,6 +742,34 @@ def _smoke_tessera_disk():
         if not why:
             clean, report = disk.fsck(img)
             why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
+    return why
+
+
+# The web experiment's short boot: busybox httpd, 10 requests of each page
+# per pool setting (a minute or two of plain TCG).
+WEB_SMOKE_TIMEOUT = 600
+
+
+def _smoke_tessera_web():
+    """`web` on Tessera (its own boot with a copy of the system disk): every
+    pool setting's figures, every answer right (webload checks each)."""
+    if not SYSTEM_IMAGE.exists():
+        log(f"{rel(SYSTEM_IMAGE)} not built: the web experiment is not smoke-tested")
+        return None
+    with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
+        base, _src = qemu.machine_args("tcg", 1, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
+        boot = papers.EXPERIMENTS["web"]["tessera_boot"][0] + " args=short"
+        r = run_guarded(["qemu-system-x86_64", *base, *tessera_boot(boot)], WEB_SMOKE_TIMEOUT,
+                        log_path=_smoke_log("tessera-web"))
+    why = _smoke_vm_verdict(r, {"web", "webmem"}, WEB_SMOKE_TIMEOUT)
+    if not why and r.status != TESSERA_EXIT_OK:
+        why = f"exit status {r.status}, expected {TESSERA_EXIT_OK}"
+    if not why:
+        metrics = {f[1] for f in results.parse(r.lines).figures if f[0] == "web"}
+        missing = [f"{s}_{m}" for s in ("basic", "reuse", "add", "reduce")
+                   for m in ("static_c1", "shcgi_c10", "pagecgi_c10", "pagecgi_c10_faults")
+                   if f"{s}_{m}" not in metrics]
+        why = f"figures missing: {missing}" if missing else None
     return why
 
 
@@ -771,10 +816,11 @@ def _smoke_linux_vm(exes, verdict):
     with tempfile.TemporaryDirectory(prefix="tessera-smoke-") as work:
         img = disk.make_ext2(Path(work) / "disk.img", 64)
         base, _src = qemu.machine_args("tcg", 1, "512M", disk=img)
+        on_disk = [*progs.DISK_EXPERIMENTS, "web"]
         argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
-                "-append", f"{manifest['append']} disk bench={','.join(progs.DISK_EXPERIMENTS)} bench_short"]
-        r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
-        why = _smoke_vm_verdict(r, set(progs.DISK_EXPERIMENTS))
+                "-append", f"{manifest['append']} disk bench={','.join(on_disk)} bench_short"]
+        r = run_guarded(argv, WEB_SMOKE_TIMEOUT, log_path=_smoke_log("linux-disk"))
+        why = _smoke_vm_verdict(r, set(on_disk), WEB_SMOKE_TIMEOUT)
         if not why:
             clean, report = disk.fsck(img)
             why = None if clean else "e2fsck -fn after the run: " + report.splitlines()[-1]
@@ -805,10 +851,10 @@ def _smoke_linux_abi(verdict):
     verdict("linux-abi-vm", "; ".join(problems[:3]) if problems else None)
 
 
-def _smoke_vm_verdict(r, experiments):
+def _smoke_vm_verdict(r, experiments, timeout=SMOKE_TIMEOUT):
     p = results.parse(r.lines)
     if r.timed_out:
-        return f"timed out after {SMOKE_TIMEOUT} s"
+        return f"timed out after {timeout} s"
     if not p.done:
         return f"no BENCH-DONE (exit status {r.status})"
     if p.errors or p.bad_lines:

@@ -34,7 +34,7 @@ EXPERIMENTS = {
         "linux": True,
     },
     "pool": {
-        "title": "Resource pool: process creation under the pool settings (seed 000 figs. 5, 6, 8, 9)",
+        "title": "Resource pool: process creation under the pool settings (a component of seed 000 figs. 5, 6, 8, 9)",
         "what": "Tessera against itself: spawn + exit + wait of one process (eager loading: the whole "
                 "program is loaded at creation, as in Tender), in ns per process, under the paper's "
                 "configurations of the resource pool (§3.1): **basic** (pool off), **reuse** (the pool "
@@ -43,9 +43,10 @@ EXPERIMENTS = {
                 "kind 6, of the program: 1 for serial, 10 for concurrent) and **reuse+add+reduce** "
                 "(the same with reduce on, T = interval = 50 ms); **demand** is demand paging without "
                 "the pool, for comparison. *Serial*: one process at a time; *concurrent 10*: 10 "
-                "spawned, then 10 waited for. Programs: `tiny` (a tiny static program; our stand-in "
-                "for the paper's perl CGI of figs. 5 and 6) and the page access program with 0, 200, "
-                "400 or 800 BSS pages (figs. 8 and 9). Every setting is measured in the same boot; the "
+                "spawned, then 10 waited for. Programs: `tiny` (a tiny static program) and the page "
+                "access program with 0, 200, 400 or 800 BSS pages. These are process creation alone, the "
+                "part of a CGI request the pool shortens; the paper's experiment itself, whole requests "
+                "to a web server with CGI programs, is `web` (and its memory `webmem`). Every setting is measured in the same boot; the "
                 "ratio in brackets is against **basic** of the same run, program and mode. With `make bench` "
                 "this runs in the one boot that runs all of Tessera's experiments (`bench=all`), after "
                 "`spawn` and `pageaccess`. The Linux "
@@ -55,7 +56,8 @@ EXPERIMENTS = {
         "linux": False,
     },
     "poolmem": {
-        "title": "Resource pool: memory held over time, with and without reduce (seed 000 figs. 7 and 10)",
+        "title": "Resource pool: memory held over time, with and without reduce (process bursts; "
+                 "with web requests: `webmem`)",
         "what": "Tessera against itself: bytes held by the pool, sampled by the benchmark program, "
                 "during and after a burst of page access processes (800 BSS pages, eager loading): "
                 "rounds of 10 processes spawned at once and then waited for, the pool sampled after "
@@ -123,6 +125,39 @@ EXPERIMENTS = {
         "issue": "issue 5's container IPC as a two-process message + ack (issue 21)",
         "linux": True,
         "plots": [("transfer.png", "Moving 4 KiB … 2 MiB between two processes (one CPU)")],
+    },
+    "web": {
+        "title": "Web server: busybox httpd, static page and CGI (seed 000 figs. 5, 6, 8, 9, tables 4, 5)",
+        "what": "`bench/linux/web.sh`, the same script and binaries on both systems: busybox `httpd` "
+                "serves a document root on the ext2 disk (a 1 KiB page, a busybox `sh` CGI script, the "
+                "page access program with 0, 200, 400, 800 BSS pages as a C CGI); `bench/linux/webload` "
+                "in the same machine makes 100 HTTP/1.0 requests over the loopback with 1 (`_c1`) and 10 "
+                "(`_c10`) clients at once and checks every answer. Metrics: `<page>_c<C>` the 100 "
+                "requests' total time (the paper's 合計応答時間), `_request` the mean time of one request, "
+                "`_faults` page faults per request of the server and its reaped children (fields 10 + 11 "
+                "of httpd's /proc/PID/stat), `_pgfault` Linux's /proc/vmstat pgfault per request less "
+                "the load generator's own. Param: BSS pages. Tessera runs it in a boot of its own with "
+                "its system disk (`servers.web.conf`: storage, TCP/IP, the personality with eager "
+                "loading), once per pool setting (`webbench`): `basic_`, `reuse_`, `add_` "
+                "(reuse+add: 10 spaces, 10 work areas, 10 fully loaded spaces of `sh` and of each CGI "
+                "program made ahead) and `reduce_` (reuse+add+reduce, T = interval = 50 ms); then in a second "
+                "boot `demand_`: the personality's default, demand loading, with the pool off.",
+        "issue": "issue 19 (network, the web-server experiments)",
+        "linux": True,
+        "disk": True,
+        # Tessera's boots: the pool settings with eager loading, then the
+        # personality's default, demand loading, with the pool off.
+        "tessera_boot": ["servers=servers.web.conf run=webbench",
+                         "servers=servers.linux.conf run=webbench args=demand"],
+    },
+    "webmem": {
+        "title": "Web server: the pool's memory during and after the requests (seed 000 figs. 7 and 10)",
+        "what": "Bytes the pool holds (`/proc/tessera/pool`), sampled every 10 ms by `webload` during "
+                "100 requests at 10 clients (the shell CGI and the 800-page CGI) and for 500 ms after "
+                "(param: ms since the first request), under each pool setting; a run of its own, as the "
+                "samples disturb the timing. From the `web` boot.",
+        "issue": "issue 19 (network, the web-server experiments)",
+        "linux": False,
     },
     "fs": {
         "title": "File system operations on an ext2 disk (virtio-blk)",
@@ -836,6 +871,9 @@ COUNTERPARTS = [
     ("pageaccess", r"spawn_exit_wait_(?P<v>\w+)", "fork_exec_wait", None),
     ("pageaccess", r"faults_all_(?P<v>\w+)", "minflt", None),
     ("pagefault", r"first_touch_anon", "anon_first_touch", ""),
+    # The web experiment: Tessera's figure per pool setting against Linux's
+    # of the same page (the Linux metric is the rest of the name).
+    ("web", r"(?P<v>basic|reuse|add|reduce|demand)_(?P<rest>\w+)", "{rest}", None),
 ]
 
 
@@ -853,5 +891,6 @@ def linux_counterpart(exp, metric, param):
         m = re.fullmatch(pattern, metric)
         if m:
             variant = m.groupdict().get("v") or ""
+            lmetric = lmetric.format(**m.groupdict())
             return (exp, lmetric, param if lparam is None else lparam), variant
     return (exp, metric, param), ""

@@ -20,12 +20,12 @@ EXPERIMENTS = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer",
 # own, with the disk attached (and `fs DIR` takes the folder to work in).
 DISK_EXPERIMENTS = ["fs"]
 # Scripts packed beside the programs (the same file on both systems).
-SCRIPTS = ["procnet.sh"]
+SCRIPTS = ["procnet.sh", "web.sh"]
 # A driver whose source is not <experiment>.c.
 SOURCES = {"fs": "fsbench.c"}
 
 # Programs the drivers start: name -> (source, extra flags).
-HELPERS = {"tiny": ("tiny.c", [])}
+HELPERS = {"tiny": ("tiny.c", []), "webload": ("webload.c", [])}
 HELPERS.update({f"pageprog{n}": ("pageprog.c", [f"-DPAGES={n}"]) for n in (0, 200, 400, 800)})
 
 
@@ -55,6 +55,8 @@ def build():
             subprocess.run([*CC, *flags, "-o", str(tmp), str(src_path)], check=True)
             tmp.rename(exe)
         out[name] = exe
+    # The experiments' scripts (bench/linux/*.sh): run by /init, and on
+    # Tessera from its system disk.
     for name in SCRIPTS:
         out[name] = PROGS_SRC / name
     return out

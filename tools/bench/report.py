@@ -127,6 +127,8 @@ def write_summary(folder, mode, command):
             _pool_table(w, by_sys, tes, mode, tessera_status, meta)
         elif exp == "poolmem":
             _poolmem_table(w, rows, tes, mode, tessera_status, meta)
+        elif exp == "webmem":
+            _webmem_table(w, tes, mode, tessera_status, meta)
         elif exp == "container":
             _container_table(w, by_sys, tes, mode, tessera_status, meta)
         elif exp == "ipc":
@@ -349,6 +351,31 @@ def _tessera_table(w, exp, tes, mode, tessera_status, meta):
     w("|---|---|---|---|")
     for (_, metric, param), tr in tes.items():
         w(f"| {_metric_label(metric)} | {param} | {_unit_label(tr['unit'], mode)} | {_cell(tr, mode)} |")
+    w("")
+
+
+def _webmem_table(w, tes, mode, tessera_status, meta):
+    """Per setting and page: the pool's memory during the burst (its range)
+    and after it (the last sample). The burst ends at the first gap of
+    more than 100 ms between samples (webload waits for the last CGI
+    programs' ends there before it samples on)."""
+    if not tes:
+        w(f"Tessera: {_tessera_missing(tessera_status, meta)}.")
+        w("")
+        return
+    series = {}
+    for (_, metric, param), r in tes.items():
+        series.setdefault(metric, []).append((int(float(param)), r["value"] / 2**20))
+    w("Pool memory in MiB, 100 requests at 10 clients.")
+    w("")
+    w("| setting and page | during the requests (min–max) | after them (last sample) | samples |")
+    w("|---|---|---|---|")
+    for metric, pts in series.items():
+        pts.sort()
+        gaps = [i for i in range(1, len(pts)) if pts[i][0] - pts[i - 1][0] > 100]
+        during = [b for _, b in pts[:gaps[0]]] if gaps else [b for _, b in pts]
+        w(f"| {_metric_label(metric)} | {min(during):.1f}–{max(during):.1f} | {pts[-1][1]:.1f} "
+          f"(at {pts[-1][0]} ms) | {len(pts)} |")
     w("")
 
 

@@ -266,6 +266,7 @@ fn bench_programs(out: &Path) -> Result<(), String> {
             .collect();
     targets.push(("fs".into(), "fsbench", Vec::new()));
     targets.push(("tiny".into(), "tiny", Vec::new()));
+    targets.push(("webload".into(), "webload", Vec::new()));
     for n in [0, 200, 400, 800] {
         targets.push((format!("pageprog{n}"), "pageprog", vec![format!("-DPAGES={n}")]));
     }

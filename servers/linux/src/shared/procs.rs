@@ -58,6 +58,9 @@ pub struct Proc {
 
 pub struct Table {
     procs: BTreeMap<u32, Proc>,
+    /// Faults of the processes the virtual init reaped (orphans): its
+    /// cminflt in /proc/1/stat, as Linux's init's.
+    pub orphan_faults: u64,
     next: u32,
     /// The tids of threads beyond their process's first, with their pid:
     /// taken from the pids' numbering, so no pid is ever a live tid.
@@ -68,6 +71,7 @@ impl Table {
     pub fn new() -> Table {
         Table {
             procs: BTreeMap::new(),
+            orphan_faults: 0,
             next: 2,
             tids: BTreeMap::new(),
         }
@@ -415,10 +419,14 @@ impl Shared {
 
     /// Removes zombie `pid`, counting its faults into its parent's.
     fn reap(&mut self, pid: u32) {
-        if let Some(p) = self.procs.procs.remove(&pid)
-            && let Some(parent) = self.procs.get_mut(p.ppid)
-        {
-            parent.child_faults += p.faults + p.child_faults;
+        let Some(p) = self.procs.procs.remove(&pid) else {
+            return;
+        };
+        let faults = p.faults + p.child_faults;
+        match self.procs.get_mut(p.ppid) {
+            Some(parent) => parent.child_faults += faults,
+            None if p.ppid == INIT => self.procs.orphan_faults += faults,
+            None => {}
         }
     }
 
@@ -715,27 +723,11 @@ impl Shared {
     /// in the kernel (a futex, a sleep, a call its supervisor holds).
     pub(super) fn proc_record(&self, pid: u32) -> End {
         let Some(p) = self.procs.get(pid) else {
-            if pid == INIT {
-                // The virtual init (in /proc's list): asleep, root's, no
-                // program of its own.
-                let comm = proto::name_words(b"init");
-                return reply(&[
-                    0,
-                    0,
-                    INIT as u64,
-                    INIT as u64,
-                    b'S' as u64,
-                    0,
-                    0,
-                    self.objs.tty.fg_pgrp as u64,
-                    0,
-                    comm[0],
-                    0,
-                    0,
-                    self.objs.tty.session as u64,
-                ]);
-            }
-            return result(-errno::ESRCH);
+            return if pid == INIT {
+                self.virtual_init_record()
+            } else {
+                result(-errno::ESRCH)
+            };
         };
         let state = if p.zombie.is_some() {
             b'Z'
@@ -763,6 +755,28 @@ impl Shared {
         ];
         r.extend_from_slice(&p.cmdline);
         End::Reply(r)
+    }
+
+    /// The virtual init's record (no Tessera process: `u64::MAX`), asleep,
+    /// root's, in the terminal's session, with the faults of the orphans it
+    /// reaped.
+    fn virtual_init_record(&self) -> End {
+        let comm = u64::from_le_bytes(*b"init\0\0\0\0");
+        End::Reply(alloc::vec![
+            0,
+            0,
+            INIT as u64,
+            INIT as u64,
+            b'S' as u64,
+            u64::MAX,
+            0,
+            self.objs.tty.fg_pgrp as u64,
+            0,
+            comm,
+            0,
+            self.procs.orphan_faults,
+            self.objs.tty.session as u64,
+        ])
     }
 
     /// Its real-time timer: set to fire in `value` ns (0: off), then every
