@@ -808,7 +808,7 @@ def _smoke_linux_vm(exes, verdict):
     argv = ["qemu-system-x86_64", *base, "-kernel", str(vmlinux), "-initrd", str(initrd),
             "-append", f"{manifest['append']} bench=all bench_short"]
     r = run_guarded(argv, SMOKE_TIMEOUT, log_path=_smoke_log("linux"))
-    plain = set(progs.EXPERIMENTS) - set(progs.DISK_EXPERIMENTS)
+    plain = set(progs.EXPERIMENTS) - set(progs.DISK_EXPERIMENTS) | set(progs.SCRIPT_EXPERIMENTS)
     verdict("linux-vm", _smoke_vm_verdict(r, plain))
 
     # The storage experiments: the same VM with its modules and an ext2 disk.

@@ -21,6 +21,8 @@ EXPERIMENTS = ["syscall", "spawn", "pageaccess", "pagefault", "ipc", "transfer",
 DISK_EXPERIMENTS = ["fs"]
 # Scripts packed beside the programs (the same file on both systems).
 SCRIPTS = ["procnet.sh", "web.sh"]
+# Experiments the VM's /init runs from a script of those, without a disk.
+SCRIPT_EXPERIMENTS = ["procnet"]
 # A driver whose source is not <experiment>.c.
 SOURCES = {"fs": "fsbench.c"}
 
