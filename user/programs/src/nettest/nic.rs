@@ -182,6 +182,10 @@ pub fn http(count: &str) -> u32 {
         }
         let httpd = sys::spawn_on("httpd", &["80", "/", count], tessera_rt::abi::ANY_CPU).ok()?;
         let status = sys::wait(httpd).ok()?;
+        // The last answer may still be on its way out when the server's
+        // program ends (its socket an orphan the stack drains): stopping
+        // the stack now would cut it off from the host.
+        wait_until(3000, || stat("orphans") == 0);
         println!(
             "nettest: {}",
             client::stats()
