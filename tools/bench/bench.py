@@ -129,6 +129,13 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     return figure_runs, record
 
 
+def _fold_record(into, rec):
+    """Adds boot record `rec`'s problems, wall times and loads to `into`,
+    the record of the system it is one more boot of."""
+    for k in ("problems", "host_wall_s", "host_load"):
+        into[k] += rec[k]
+
+
 def _linux_kernel_args(selection, short=False, with_disk=False):
     vmlinux, initrd, manifest = _linux_vm(with_disk)
     append = (f"{manifest['append']}{' disk' if with_disk else ''} bench={selection}"
@@ -259,9 +266,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         if key not in records:
             records[key] = rec
         else:
-            records[key]["problems"] += rec["problems"]
-            records[key]["host_wall_s"] += rec["host_wall_s"]
-            records[key]["host_load"] += rec["host_load"]
+            _fold_record(records[key], rec)
     # Merge per-target runs: run i of every target forms run i of the suite.
     figs = [sum((f[i] for f in all_figs), []) for i in range(runs)]
     record = records.get("tessera", {"problems": [], "host_wall_s": [], "host_load": []})
@@ -283,9 +288,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
                 figs[i] += [f for f in figs2[i] if (f[0], f[1], f[2]) not in have]
                 figs[i] += [(f[0], f[1] + SMP2_SUFFIX, *f[2:]) for f in figs2[i]
                             if (f[0], f[1], f[2]) in have and (f[0], f[1]) in SMP2_KEEP]
-            record["problems"] += rec2["problems"]
-            record["host_wall_s"] += rec2["host_wall_s"]
-            record["host_load"] += rec2["host_load"]
+            _fold_record(record, rec2)
         record["multi_cpu_figures"] = ("from a second boot with -smp 2: "
                                        + "; ".join(SMP2_EXPERIMENTS[e] for e in multi))
 
@@ -357,9 +360,7 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
                 record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
                 record["boots"] = []
             else:
-                record["problems"] += rec["problems"]
-                record["host_wall_s"] += rec["host_wall_s"]
-                record["host_load"] += rec["host_load"]
+                _fold_record(record, rec)
             record["boots"].append(f"{way}: {prog}")
     record["programs"] = ("bench/linux/ as on the reference VM; " + "; ".join(
         f"{way}: `{boot}`" for way, (boot, _) in LINUX_BINARY_WAYS.items()))
@@ -427,9 +428,7 @@ def _run_procnet(a, mode, runs, raw_dir):
             record = rec
             record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
         else:
-            record["problems"] += rec["problems"]
-            record["host_wall_s"] += rec["host_wall_s"]
-            record["host_load"] += rec["host_load"]
+            _fold_record(record, rec)
     record["boots"] = ", ".join(f"ipc_delay={c} ipc_kib_delay={k}" for c, k in boots)
     return results.aggregate("tessera", figs), record
 

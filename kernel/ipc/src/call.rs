@@ -8,7 +8,7 @@
 //! recycled: each process keeps its last one as a spare, the others go to
 //! a shared free list, and in the steady state a call allocates nothing.
 
-use crate::process::{self as proc};
+use crate::process::{self as proc, Process};
 use crate::{batch, request};
 use abi::Error;
 use alloc::sync::Arc;
@@ -301,6 +301,40 @@ pub(crate) fn make_call(caller: u64, server: u64, r: Request, spare: Option<Arc<
     if n > 0 {
         proc::read_user_of(r.msg_owner, r.msg, &mut m.inline[..n])?;
     }
+    Ok(c)
+}
+
+/// A call the kernel makes on behalf of process `caller` (a Linux
+/// process's to its supervisor, a fault's to a pager) with `message`
+/// inline, no buffers in any process's memory, and request `flags`;
+/// from the caller's spare call object when it has one.
+pub(crate) fn on_behalf_of(
+    caller: &Process,
+    server: u64,
+    entry: u64,
+    flags: u64,
+    message: &[u8],
+) -> Result<Arc<Call>, Error> {
+    let r = Request {
+        flags,
+        ..Request::new(
+            entry,
+            caller.pid(),
+            UserRange::EMPTY,
+            UserRange::EMPTY,
+            Completion::Wait,
+        )
+    };
+    let mut c = make_call(
+        caller.pid(),
+        server,
+        r,
+        caller.port.spare.take().map(UniqueArc::into_arc),
+    )?;
+    let n = message.len().min(INLINE);
+    let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
+    m.inline[..n].copy_from_slice(&message[..n]);
+    *m.shown.get_mut() = n as u64;
     Ok(c)
 }
 

@@ -12,14 +12,13 @@
 //! (seed 003's pointer passing). A short answer (a hole of the file) is
 //! followed by a call for the rest.
 
-use crate::call::{self, Call, Completion, PageSlot, Request};
+use crate::call::{self, Call, PageSlot};
 use crate::port;
 use crate::process::Process;
 use abi::Error;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::uaccess::UserRange;
-use kcore::unique::UniqueArc;
 use kcore::vm::region::{PageFrame, PageRequest};
 
 /// Pages pagers supplied, and page-ins that failed (for the inspector).
@@ -66,27 +65,15 @@ fn one_call(caller: &Process, req: &PageRequest, frame: PageFrame, got: u32) -> 
     // Marked as the kernel's: a process may call the pager's entry itself,
     // and the pager must not answer it as if a fault of a program it
     // serves asked (ACC_PAGER).
-    let r = Request {
-        flags: abi::ACC_PAGER,
-        ..Request::new(
-            abi::PAGER_ENTRY,
-            caller.pid(),
-            UserRange::EMPTY,
-            UserRange::EMPTY,
-            Completion::Wait,
-        )
-    };
-    let mut c = call::make_call(
-        caller.pid(),
+    let mut c = call::on_behalf_of(
+        caller,
         pager.pid(),
-        r,
-        caller.port.spare.take().map(UniqueArc::into_arc),
+        abi::PAGER_ENTRY,
+        abi::ACC_PAGER,
+        kcore::uaccess::pod_bytes(&msg),
     )?;
     {
         let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
-        let bytes = kcore::uaccess::pod_bytes(&msg);
-        m.inline[..bytes.len()].copy_from_slice(bytes);
-        *m.shown.get_mut() = bytes.len() as u64;
         *m.page.get_mut() = Some(PageSlot {
             frame,
             at: req.at + got,

@@ -11,7 +11,7 @@
 //! held call (`rid`) and is refused unless its caller is a Linux process
 //! served by the holder: its supervisor, or the supervisor's parent.
 
-use crate::call::{self, Call, Completion, INLINE, Request};
+use crate::call::{self, Call, INLINE};
 use crate::port::{self, wake};
 use crate::process::{self as proc, Process, Route};
 use crate::rendezvous;
@@ -22,7 +22,6 @@ use core::sync::atomic::Ordering;
 use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::computation::Computation;
 use kcore::uaccess::UserRange;
-use kcore::unique::UniqueArc;
 
 /// How a rendezvous with the supervisor ended without a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,25 +42,9 @@ pub enum Ending {
 /// holds no reference to anything (`proc::exit_current`).
 pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u8]) -> Result<u64, Ending> {
     let s = port::cached_target(caller, supervisor).map_err(|_| Ending::Gone)?;
-    let r = Request::new(
-        entry,
-        caller.pid(),
-        UserRange::EMPTY,
-        UserRange::EMPTY,
-        Completion::Wait,
-    );
-    let mut c = call::make_call(
-        caller.pid(),
-        supervisor,
-        r,
-        caller.port.spare.take().map(UniqueArc::into_arc),
-    )
-    .map_err(|_| Ending::Gone)?;
-    let n = message.len().min(INLINE);
-    let m = Arc::get_mut(&mut c).expect("a call object nobody else holds");
-    m.inline[..n].copy_from_slice(&message[..n]);
-    m.thread = sched::current().map(|me| Arc::downgrade(&me));
-    *m.shown.get_mut() = n as u64;
+    let mut c = call::on_behalf_of(caller, supervisor, entry, 0, message).map_err(|_| Ending::Gone)?;
+    Arc::get_mut(&mut c).expect("a call object nobody else holds").thread =
+        sched::current().map(|me| Arc::downgrade(&me));
     let partner = port::deliver(&s, c.clone()).map_err(|_| Ending::Gone)?;
     let status = c.wait_raw(partner);
     let gone = s.port.closed.load(Ordering::Acquire);

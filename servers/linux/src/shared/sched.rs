@@ -49,26 +49,19 @@ impl Shared {
 
     /// `[caller, pid, policy (u64::MAX: kept), priority]` → 0 or an error.
     pub(super) fn sched_set(&mut self, w: &[u64]) -> End {
-        let caller = word(w, 1) as u32;
-        let Some((euid, _)) = self.sched_caller(caller) else {
-            return result(-errno::ESRCH);
-        };
-        let Some((s, owner)) = self
-            .procs
-            .target(caller, word(w, 2) as u32)
-            .and_then(|pid| self.sched_mut(pid, euid))
-        else {
-            return result(-errno::ESRCH);
-        };
         let policy = Some(word(w, 3)).filter(|&v| v != u64::MAX);
-        match s.set_scheduler(policy, word(w, 4), euid == 0, owner) {
-            Ok(()) => result(0),
-            Err(e) => result(-e),
-        }
+        self.sched_change(w, |s, root, owner| s.set_scheduler(policy, word(w, 4), root, owner))
     }
 
     /// `[caller, pid, mask]` → 0 or an error.
     pub(super) fn affinity_set(&mut self, w: &[u64]) -> End {
+        self.sched_change(w, |s, root, owner| s.set_affinity(word(w, 3), root, owner))
+    }
+
+    /// `[caller, pid, ...]`: `change` on the scheduling attributes of the
+    /// process the caller names, given whether the caller is root and
+    /// whether it owns that process → 0 or an error.
+    fn sched_change(&mut self, w: &[u64], change: impl FnOnce(&mut Sched, bool, bool) -> Result<(), i64>) -> End {
         let caller = word(w, 1) as u32;
         let Some((euid, _)) = self.sched_caller(caller) else {
             return result(-errno::ESRCH);
@@ -80,7 +73,7 @@ impl Shared {
         else {
             return result(-errno::ESRCH);
         };
-        match s.set_affinity(word(w, 3), euid == 0, owner) {
+        match change(s, euid == 0, owner) {
             Ok(()) => result(0),
             Err(e) => result(-e),
         }

@@ -122,7 +122,7 @@ fn main(args: &[&str]) -> i32 {
         }
     };
     let elapsed = sys::now_ns() - t0;
-    let idle = sys::sys_info().map_or(0, |i| i.idle_ns) - start.idle_ns;
+    let idle = sys::sys_info().map_or(0, |i| i.idle_ns).saturating_sub(start.idle_ns);
     // The machine powers off when init ends: what the file system holds
     // in memory goes to the disk first (ext2 has no journal to replay).
     if sys::name_lookup("fs").is_ok()
