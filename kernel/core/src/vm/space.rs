@@ -806,10 +806,26 @@ impl VirtualSpace {
                 paged: false,
             });
         }
-        if a.region.frame(index).is_some() && paging::translate(root, va).is_some() {
-            // Present and mapped with these rights: the fault was a protection
-            // violation the checks above did not foresee.
-            return Err(FaultError::Protection);
+        if a.region.frame(index).is_some()
+            && let Some((_, f)) = paging::translate(root, va)
+        {
+            // Present and mapped. If the entry grants the access, this CPU
+            // faulted on an older translation of the page it still held
+            // (seen at 4 CPUs: a new thread's first instruction fetch from
+            // text another CPU had mapped): drop it and let the access run
+            // again. Otherwise the fault was a protection violation the
+            // checks above did not foresee.
+            let grants =
+                f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) && (!exec || f & flags::NO_EXECUTE == 0);
+            if !grants {
+                return Err(FaultError::Protection);
+            }
+            paging::flush_local(va);
+            return Ok(Resolved {
+                kind: a.region.kind,
+                nvm: false,
+                paged: false,
+            });
         }
         if let Some(req) = a.region.page_request(index) {
             // Its file's page, if cached: no message, no I/O (a page cache
