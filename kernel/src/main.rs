@@ -28,6 +28,7 @@ use kcore::println;
 fn register_hooks() {
     kcore::hooks::register(kcore::hooks::Hooks {
         syscall: syscall::dispatch,
+        linux_syscall: syscall::linux_dispatch,
         return_to_user: proc::on_return_to_user,
         tick: on_tick,
         reschedule: sched::on_reschedule_ipi,

@@ -176,6 +176,40 @@ pub const KERNEL_SERVED: [u64; 16] = [
     nr::SET_TID_ADDRESS,
 ];
 
+/// Kernel-served calls that neither wait nor stop the process and change
+/// no register but rax: their system-call frame may leave out the
+/// callee-saved registers, as a native call's does (nobody reads them).
+/// Should the supervisor ask the process to stop meanwhile, the stop waits
+/// for the interrupt that follows at once (`SHORT_FRAME_CALLS`' users).
+pub const SHORT_FRAME: [u64; 6] = [
+    nr::GETPID,
+    nr::GETTID,
+    nr::CLOCK_GETTIME,
+    nr::CLOCK_GETRES,
+    nr::GETTIMEOFDAY,
+    nr::TIME,
+];
+
+/// [`SHORT_FRAME`] as a bitmap of call numbers below 512, which the
+/// system-call entry tests with one instruction.
+pub static SHORT_FRAME_CALLS: [u64; 8] = {
+    let mut bits = [0u64; 8];
+    let mut i = 0;
+    while i < SHORT_FRAME.len() {
+        let n = SHORT_FRAME[i];
+        assert!(n < 512);
+        bits[(n / 64) as usize] |= 1 << (n % 64);
+        i += 1;
+    }
+    bits
+};
+
+/// Whether call `n` takes the short frame.
+#[inline(always)]
+pub fn takes_short_frame(n: u64) -> bool {
+    n < 512 && SHORT_FRAME_CALLS[(n / 64) as usize] >> (n % 64) & 1 != 0
+}
+
 /// `SpawnOptions::personality`.
 pub const NATIVE: u64 = 0;
 pub const LINUX: u64 = 1;

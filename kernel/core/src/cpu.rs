@@ -21,7 +21,8 @@ pub struct PerCpu {
     pub user_rsp: AtomicU64,
     /// Non-zero while the computation running here keeps every register in
     /// its system-call frame (offset 24; see `entry.S`): a Linux process,
-    /// whose supervisor reads and sets them.
+    /// whose supervisor reads and sets them. It is then the address of
+    /// `abi::linux::SHORT_FRAME_CALLS`, the calls that need not.
     pub full_frame: AtomicU64,
     /// Dense CPU number: 0 is the boot CPU.
     pub index: usize,
@@ -68,7 +69,12 @@ impl PerCpu {
     /// the TSS, system calls `kernel_rsp`). Called by the owning CPU only.
     pub fn set_kernel_stack(&self, top: u64, full_frame: bool) {
         self.kernel_rsp.store(top, Ordering::Relaxed);
-        self.full_frame.store(full_frame as u64, Ordering::Relaxed);
+        let calls = if full_frame {
+            abi::linux::SHORT_FRAME_CALLS.as_ptr() as u64
+        } else {
+            0
+        };
+        self.full_frame.store(calls, Ordering::Relaxed);
         // SAFETY: only this CPU touches its own TSS, with interrupts disabled
         // (during a switch); the CPU reads rsp0 only on a privilege change.
         // A kernel stack top is canonical: no need for `new`'s check and panic.

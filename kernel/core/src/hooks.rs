@@ -12,6 +12,9 @@ pub struct Hooks {
     /// back in its `rax`. Called straight from the entry with interrupts
     /// off; returns on the way back to user mode.
     pub syscall: extern "C" fn(&mut TrapFrame),
+    /// The same for a computation whose frame keeps every register (a
+    /// Linux process: `Computation::full_frame`).
+    pub linux_syscall: extern "C" fn(&mut TrapFrame),
     /// Every trap taken in user mode, just before it returns there
     /// (preemption, and the end of a killed process).
     pub return_to_user: fn(&mut TrapFrame),
@@ -51,7 +54,7 @@ static HOOKS: Once<Hooks> = Once::new();
 /// Registers the hooks; the first registration is the one that counts.
 pub fn register(hooks: Hooks) {
     let h = HOOKS.call_once(|| hooks);
-    crate::arch::x86_64::syscall::set_hook(h.syscall);
+    crate::arch::x86_64::syscall::set_hooks(h.syscall, h.linux_syscall);
 }
 
 #[inline(always)]

@@ -962,6 +962,26 @@ pub fn leave_for_user_stopping(p: &Process, frame: &mut TrapFrame) {
     leave_for_user(p, frame);
 }
 
+/// `leave_for_user_stopping` from a system call whose frame is short
+/// (`abi::linux::SHORT_FRAME`): a stop asked meanwhile cannot be made from
+/// it, so it is left asked and an interrupt to this CPU, taken as soon as
+/// the process is back in user mode, makes it with a whole frame.
+/// Interrupts are off.
+#[inline(always)]
+pub fn leave_for_user_short(p: &Process, frame: &mut TrapFrame) {
+    let own = || sched::with_current(|c| c.attention.load(Ordering::Relaxed)).unwrap_or(false);
+    if p.attention.load(Ordering::Relaxed) || own() {
+        stop_soon();
+    }
+    leave_for_user(p, frame);
+}
+
+#[cold]
+fn stop_soon() {
+    let here = kcore::cpu::this_cpu();
+    kcore::arch::x86_64::apic::send_ipi(here.apic_id, kcore::arch::x86_64::trap::vector::RESCHEDULE);
+}
+
 /// Whether the current computation alone was asked to stop, taking the
 /// request.
 #[inline(always)]

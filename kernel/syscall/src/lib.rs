@@ -52,18 +52,37 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // `me` is borrowed, not counted: exit, which never returns, leaves
     // no reference behind. It is at hand for the way back to user mode too.
     let done = proc::with_current(|me| {
-        if let Route::Linux { supervisor, pid } = me.route() {
-            return linux::serve_and_leave(me, frame, supervisor, pid);
-        }
         frame.rax = native(number, frame.syscall_args(), me);
         x86_64::instructions::interrupts::disable();
         proc::leave_for_user(me, frame);
     });
     if done.is_none() {
-        frame.rax = Error::Denied.as_ret();
-        x86_64::instructions::interrupts::disable();
-        proc::on_return_to_user(frame);
+        denied(frame);
     }
+}
+
+/// The system-call hook of Linux processes (`Hooks::linux_syscall`: the
+/// entry knows them by their frame), the same for their calls: a hook of
+/// its own, so that neither way pays for the other's choice or stack frame.
+pub extern "C" fn linux_dispatch(frame: &mut TrapFrame) {
+    x86_64::instructions::interrupts::enable();
+    SYSCALLS.fetch_add(1, Ordering::Relaxed);
+    let done = proc::with_current(|me| match me.route() {
+        Route::Linux { supervisor, pid } => linux::serve_and_leave(me, frame, supervisor, pid),
+        // (A process's route never changes; only Linux ones come here.)
+        _ => denied(frame),
+    });
+    if done.is_none() {
+        denied(frame);
+    }
+}
+
+/// The way back for a call that has no process to serve it.
+#[cold]
+fn denied(frame: &mut TrapFrame) {
+    frame.rax = Error::Denied.as_ret();
+    x86_64::instructions::interrupts::disable();
+    proc::on_return_to_user(frame);
 }
 
 /// Longest path, argument list or setting a call passes by pointer.

@@ -3,10 +3,12 @@
  * SA_NODEFER, sa_mask), rt_sigprocmask, rt_sigpending, the siginfo of
  * kill/tgkill/rt_sigqueueinfo, queueing of standard and real-time signals
  * and the order of delivery, rt_sigreturn restoring a mask the handler
- * edited, sigaltstack, and the errors.
+ * edited, sigaltstack, signals that come while a process makes only calls
+ * the kernel answers at once, and the errors.
  */
 #include "abi.h"
 
+#include <time.h>
 #include <ucontext.h>
 
 /* Kernel signal numbers: musl keeps 32..34 for itself, so raw 40 and 41. */
@@ -129,6 +131,25 @@ static int kills_root_process(void *arg)
 	setuid(1000);
 	EXPECT_ERR("kill of a root process by uid 1000", kill(target, 0), EPERM);
 	EXPECT_ERR("kill of pid 1 by uid 1000", kill(1, SIGUSR1), EPERM);
+	return 0;
+}
+
+static volatile int pestered;
+
+static void h_pestered(int sig)
+{
+	(void)sig;
+	pestered++;
+}
+
+/* Sends SIGUSR1 to its parent every 10 ms until killed. */
+static int pesters_parent(void *arg)
+{
+	pid_t parent = (pid_t)(long)arg;
+	for (;;) {
+		kill(parent, SIGUSR1);
+		usleep(10000);
+	}
 	return 0;
 }
 
@@ -305,6 +326,25 @@ int main(void)
 	EXPECT_OK("SS_AUTODISARM", sigaltstack(&autodis, NULL));
 	sigaltstack(&off, NULL);
 	EXPECT_ERR("to a bad pointer", syscall(SYS_sigaltstack, NULL, BAD_PTR), EFAULT);
+	set(SIGUSR1, SIG_DFL, 0);
+
+	section("signals between calls answered at once");
+	/* getpid and clock_gettime take a shorter way through the kernel: a
+	 * signal that comes meanwhile must still be delivered soon after. */
+	set(SIGUSR1, h_pestered, 0);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pester = spawn_fn(pesters_parent, (void *)(long)me);
+	long calls = 0;
+	do {
+		getpid();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		calls++;
+	} while (pestered < 20 && now.tv_sec - t0.tv_sec < 30);
+	kill(pester, SIGKILL);
+	wait_status(pester);
+	EXPECT_TRUE("20 handlers ran within 30 s", pestered >= 20);
+	EXPECT_TRUE("between the calls", calls > 20);
 	set(SIGUSR1, SIG_DFL, 0);
 
 	section("kill");

@@ -27,7 +27,7 @@ syscall_entry:
     pushq $0x100                            /* "vector": system call */
     push_call_regs                          /* as trap_common */
     cmpq $0, %gs:24                         /* PerCpu::full_frame */
-    jne full_frame_syscall
+    jne linux_syscall
     subq $56, %rsp                          /* rbx rbp r11 r12 r13 r14 r15 */
     movq %rsp, %rdi                         /* (FMASK already cleared DF) */
     call *syscall_hook(%rip)
@@ -36,6 +36,7 @@ syscall_entry:
  * frame, r11 cleared (it would hold a kernel value), the callee-saved
  * ones as the hook left them (the user's).
  */
+short_frame_return:
     addq $56, %rsp
     pop_call_regs
     xorl %r11d, %r11d
@@ -45,13 +46,26 @@ syscall_entry:
 /*
  * A Linux process keeps every register in its frame: its supervisor reads
  * them (fork, signals) and may set them (a signal handler's entry,
- * sigreturn), and they go back to user mode from the frame. A path of its
- * own, so that a native call pays one compare and branch for it.
+ * sigreturn), and they go back to user mode from the frame. A path and a
+ * hook of their own, so that a native call pays one compare and branch
+ * for them. The calls the kernel answers at once (abi::linux::SHORT_FRAME,
+ * a bitmap at PerCpu::full_frame) take a short frame: nobody reads their
+ * other registers. (%rcx is free: the user's is in the frame already.)
  */
+linux_syscall:
+    movq %gs:24, %rcx
+    cmpq $511, %rax
+    ja full_frame_syscall
+    btq %rax, (%rcx)
+    jnc full_frame_syscall
+    subq $56, %rsp
+    movq %rsp, %rdi
+    call *full_frame_syscall_hook(%rip)
+    jmp short_frame_return
 full_frame_syscall:
     push_other_regs
     movq %rsp, %rdi
-    call *syscall_hook(%rip)
+    call *full_frame_syscall_hook(%rip)
     pop_other_regs
     pop_call_regs
     xorl %r11d, %r11d

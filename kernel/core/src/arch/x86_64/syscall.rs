@@ -16,13 +16,18 @@ core::arch::global_asm!(include_str!("frame.S"), include_str!("entry.S"), option
 /// call goes through it.
 #[unsafe(no_mangle)]
 static syscall_hook: AtomicPtr<()> = AtomicPtr::new(unregistered as *mut ());
+/// The same for computations whose frame keeps every register
+/// (`Hooks::linux_syscall`).
+#[unsafe(no_mangle)]
+static full_frame_syscall_hook: AtomicPtr<()> = AtomicPtr::new(unregistered as *mut ());
 
 extern "C" fn unregistered(_: &mut TrapFrame) {
     panic!("a system call came before the kernel registered its hooks");
 }
 
-pub(crate) fn set_hook(f: extern "C" fn(&mut TrapFrame)) {
-    syscall_hook.store(f as *mut (), Ordering::Release);
+pub(crate) fn set_hooks(native: extern "C" fn(&mut TrapFrame), full_frame: extern "C" fn(&mut TrapFrame)) {
+    syscall_hook.store(native as *mut (), Ordering::Release);
+    full_frame_syscall_hook.store(full_frame as *mut (), Ordering::Release);
 }
 
 /// Enables `syscall` on this CPU.
