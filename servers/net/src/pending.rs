@@ -16,6 +16,7 @@ pub enum Op {
     Send { context: Context, done: usize, len: usize },
     Recv { flags: u32, len: usize, done: usize },
     Poll { fds: Vec<PollFd> },
+    SendIca(crate::icasend::IcaSend),
 }
 
 pub struct Pending {
@@ -146,6 +147,8 @@ impl Server {
             Op::Send { context, done, len } => self.send_some(rid, caller, *context, done, *len),
             Op::Recv { flags, len, done } => self.recv_some(rid, caller, socket, *flags, *len, done),
             Op::Poll { fds } => self.poll_ready(caller, fds),
+            // Ends itself (its pages go back with the outcome).
+            Op::SendIca(send) => return self.send_ica_some(caller, send, may_wait),
         };
         match outcome {
             Outcome::Wait if !may_wait => match op {
