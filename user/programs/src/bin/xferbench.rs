@@ -27,6 +27,8 @@ extern crate alloc;
 
 #[path = "../fsstack.rs"]
 mod fsstack;
+#[path = "../xfertest.rs"]
+mod hostile;
 
 use alloc::string::String;
 use alloc::vec;
@@ -136,12 +138,7 @@ impl Servers {
             stop(storage, &[net, sink, dist]);
             return Err("distributor did not register".into());
         }
-        // SEND_ICA: the TCP/IP server takes the client's ICAs and gives
-        // them back.
-        if sys::peer_grant(net).is_err() {
-            stop(storage, &[net, sink, dist]);
-            return Err("peer_grant".into());
-        }
+
         Ok(Servers {
             storage,
             net,
@@ -172,9 +169,13 @@ fn make_file(bytes: usize) -> Result<File, String> {
 
 /// A connection to the sink, SEND_TO already said (raw SENDs follow).
 fn connect(net: u64) -> Result<Socket, String> {
+    connect_port(net, PORT)
+}
+
+fn connect_port(net: u64, port: u16) -> Result<Socket, String> {
     for _ in 0..300 {
         let s = Socket::tcp().map_err(|e| alloc::format!("socket: {e:?}"))?;
-        if s.connect(SockAddr::new(LOCAL, PORT)).is_ok() {
+        if s.connect(SockAddr::new(LOCAL, port)).is_ok() {
             let mut msg = [0u8; 16];
             Writer::new(&mut msg).u32(s.id()).u32(0).u32(0).u32(0);
             let mut reply = [0u8; 8];
@@ -520,7 +521,12 @@ fn bench(short: bool) -> i32 {
             return 1;
         }
     };
-    let file = match make_file(file_bytes) {
+    // SEND_ICA: the TCP/IP server takes the client's ICAs and gives them
+    // back.
+    let file = match sys::peer_grant(sv.net)
+        .map_err(|e| alloc::format!("peer_grant: {e:?}"))
+        .and_then(|_| make_file(file_bytes))
+    {
         Ok(f) => f,
         Err(e) => {
             println!("xferbench: FAILED {e}");
@@ -569,7 +575,8 @@ fn report(shape: Shape, way: Way, data: Data, m: &Measured, cpus: u64) {
 fn main(args: &[&str]) -> i32 {
     match args.get(1).copied() {
         Some("sink") => sink(args.get(2).and_then(|p| p.parse().ok()).unwrap_or(PORT)),
-        Some("test") => 1,
+        Some("test") => hostile::test(),
+        Some("victim") => hostile::victim(args.get(2).and_then(|p| p.parse().ok()).unwrap_or(0)),
         a => bench(a == Some("short")),
     }
 }
