@@ -442,7 +442,7 @@ BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_cal
                           "work30_ncallsync2_x5") + tuple(
     f"{papers.batch_work_variant(cs)}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
     for k in papers.BATCH_WORK_DETAIL) + tuple(
-    f"fig12_{way}_{v}" for v in ("A", "B", "C", "A10", "B10", "C10") for way in ("callsync", "ncallsync")) + tuple(
+    papers.batch_pipeline_metrics()) + tuple(
     # Fig. 7/8 on one CPU and on three, in the same boot.
     f"{where}{m}" for where in ("", "spread_") for m, _ in papers.BATCH_SERIES) + tuple(
     f"{papers.BATCH_SPREAD_PREFIX}{m}_{c}" for m in ("ncallsync", "ncallsync_distributor")
