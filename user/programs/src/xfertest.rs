@@ -56,7 +56,7 @@ pub fn test() -> i32 {
         client: 0,
     };
     let _ = sys::set_affinity(0, place.client);
-    let r = Servers::start(&place, 64 << 10).and_then(|sv| {
+    let r = Servers::start(&place, 64 << 10, true).and_then(|sv| {
         let r = checks(&sv);
         sv.stop();
         r

@@ -47,6 +47,8 @@ const LOCAL: [u8; 4] = [127, 0, 0, 1];
 const PORT: u16 = 7620;
 const PATH: &str = "/fig12.dat";
 const PAGE: usize = 4096;
+/// Bytes of the sink's answer: the bytes it received and their sum.
+const ANSWER: usize = 16;
 
 /// Byte `at` of the file: position-dependent, so a chunk sent twice, out
 /// of order or from the wrong place changes the sink's sum.
@@ -63,10 +65,13 @@ fn sum(acc: &mut (u64, u64), data: &[u8]) {
 }
 
 /// Accepts one connection after another, and answers each, once its
-/// sender shuts down, with the bytes it received and their sum.
-fn sink(port: u16) -> i32 {
+/// sender shuts down, with the bytes it received and their sum (0 unless
+/// `check`: the sum costs instructions per byte, which under icount would
+/// add to every transfer's time alike and hide the differences).
+fn sink(port: u16, check: bool) -> i32 {
     let Ok(l) = Socket::tcp() else { return 1 };
     let _ = l.set_option_int(SOL_SOCKET, SO_REUSEADDR, 1);
+    let _ = l.set_option_int(SOL_SOCKET, SO_RCVBUF, 1 << 20);
     if l.bind(SockAddr::new([0; 4], port)).is_err() || l.listen(4).is_err() {
         println!("xferbench: FAILED sink cannot listen on {port}");
         return 1;
@@ -79,9 +84,13 @@ fn sink(port: u16) -> i32 {
             if n == 0 {
                 break;
             }
-            sum(&mut acc, &buf[..n]);
+            if check {
+                sum(&mut acc, &buf[..n]);
+            } else {
+                acc.0 += n as u64;
+            }
         }
-        let mut answer = [0u8; 16];
+        let mut answer = [0u8; ANSWER];
         answer[..8].copy_from_slice(&acc.0.to_le_bytes());
         answer[8..].copy_from_slice(&acc.1.to_le_bytes());
         let _ = c.send_all(&answer);
@@ -102,10 +111,13 @@ struct Servers {
     net: u64,
     sink: u64,
     dist: u64,
+    /// The sink checks every byte (else it counts them).
+    check: bool,
 }
 
 impl Servers {
-    fn start(place: &Placement, file_bytes: usize) -> Result<Servers, String> {
+    /// The servers; the sink checks every byte with `check`.
+    fn start(place: &Placement, file_bytes: usize, check: bool) -> Result<Servers, String> {
         // Room for the file and the image's metadata, so that every read
         // is served from the cache.
         let pages = (file_bytes / PAGE + 1024) as u32;
@@ -126,7 +138,11 @@ impl Servers {
         }
         let mut port = [0u8; 24];
         let port = sys::fmt_u64(PORT as u64, &mut port);
-        let Ok(sink) = sys::spawn_on("xferbench", &["sink", port], place.net) else {
+        let Ok(sink) = sys::spawn_on(
+            "xferbench",
+            &["sink", port, if check { "check" } else { "count" }],
+            place.net,
+        ) else {
             stop(storage, &[net]);
             return Err("spawn sink".into());
         };
@@ -144,6 +160,7 @@ impl Servers {
             net,
             sink,
             dist,
+            check,
         })
     }
 
@@ -160,11 +177,17 @@ impl Servers {
 fn make_file(bytes: usize) -> Result<File, String> {
     let data: Vec<u8> = (0..bytes).map(pattern).collect();
     fsstack::write_file(PATH, &data, 256 << 10).map_err(|e| alloc::format!("write {PATH}: {e:?}"))?;
-    let back = fsstack::read_file(PATH).map_err(|e| alloc::format!("read {PATH}: {e:?}"))?;
-    if back != data {
-        return Err(alloc::format!("{PATH} reads back wrong"));
+    let file = File::open(PATH, fs::O_RDONLY, 0).map_err(|e| alloc::format!("open {PATH}: {e:?}"))?;
+    let mut back = vec![0u8; 256 << 10];
+    for (i, part) in data.chunks(back.len()).enumerate() {
+        let n = file
+            .read_at((i * back.len()) as u64, &mut back[..part.len()])
+            .map_err(|e| alloc::format!("read {PATH}: {e:?}"))?;
+        if back[..n] != *part {
+            return Err(alloc::format!("{PATH} reads back wrong"));
+        }
     }
-    File::open(PATH, fs::O_RDONLY, 0).map_err(|e| alloc::format!("open {PATH}: {e:?}"))
+    Ok(file)
 }
 
 /// A connection to the sink, SEND_TO already said (raw SENDs follow).
@@ -175,6 +198,11 @@ fn connect(net: u64) -> Result<Socket, String> {
 fn connect_port(net: u64, port: u16) -> Result<Socket, String> {
     for _ in 0..300 {
         let s = Socket::tcp().map_err(|e| alloc::format!("socket: {e:?}"))?;
+        // Each send goes out at once (no Nagle: the small chunks would
+        // wait for the sink's delayed ACK), and a 64 KiB chunk fits the
+        // send buffer whole.
+        let _ = s.set_option_int(IPPROTO_TCP, TCP_NODELAY, 1);
+        let _ = s.set_option_int(SOL_SOCKET, SO_SNDBUF, 256 << 10);
         if s.connect(SockAddr::new(LOCAL, port)).is_ok() {
             let mut msg = [0u8; 16];
             Writer::new(&mut msg).u32(s.id()).u32(0).u32(0).u32(0);
@@ -466,14 +494,17 @@ fn transfer(sv: &Servers, file: &File, shape: Shape, way: Way, data: Data) -> Re
         Way::Callsync => c.callsync(data)?,
         Way::Ncallsync => c.ncallsync(data)?,
     }
-    // The copies of the chunks, not of the sink's answer.
-    let after = copies(sv);
     let (bytes, got) = finish(s)?;
     let ns = sys::now_ns() - t0;
+    let mut after = copies(sv);
+    // The copies of the chunks, not of the sink's answer (16 bytes).
+    after[1] -= ANSWER as u64;
     let total = shape.chunk * shape.n;
     let mut want = (0, 0);
-    sum(&mut want, &(0..total).map(pattern).collect::<Vec<u8>>());
-    if (bytes, got) != want {
+    if sv.check {
+        sum(&mut want, &(0..total).map(pattern).collect::<Vec<u8>>());
+    }
+    if bytes != total as u64 || (sv.check && got != want.1) {
         return Err(alloc::format!(
             "the sink received {bytes} bytes, sum {got:x} (want {total}, {:x})",
             want.1
@@ -514,7 +545,7 @@ fn bench(short: bool) -> i32 {
         },
     ];
     let file_bytes = shapes.iter().map(|s| s.chunk * s.n).max().unwrap_or(0);
-    let sv = match Servers::start(&place, file_bytes) {
+    let sv = match Servers::start(&place, file_bytes, false) {
         Ok(s) => s,
         Err(e) => {
             println!("xferbench: FAILED {e}");
@@ -574,7 +605,10 @@ fn report(shape: Shape, way: Way, data: Data, m: &Measured, cpus: u64) {
 
 fn main(args: &[&str]) -> i32 {
     match args.get(1).copied() {
-        Some("sink") => sink(args.get(2).and_then(|p| p.parse().ok()).unwrap_or(PORT)),
+        Some("sink") => sink(
+            args.get(2).and_then(|p| p.parse().ok()).unwrap_or(PORT),
+            args.get(3) == Some(&"check"),
+        ),
         Some("test") => hostile::test(),
         Some("victim") => hostile::victim(args.get(2).and_then(|p| p.parse().ok()).unwrap_or(0)),
         a => bench(a == Some("short")),
