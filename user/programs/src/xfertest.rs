@@ -135,9 +135,10 @@ fn checks(sv: &Servers) -> Result<(), String> {
     let (v, back) = lent_call(net, |id, home| encode_send_ica(sock, 0, id, 0, 16, home)[..31].to_vec())?;
     expect("a short message", v == err(Errno::EINVAL) && back.is_none(), (v, back))?;
     // A good one: the sink gets exactly the range.
+    announce(net, 5000)?;
     let (v, back) = lent_call(net, |id, home| encode_send_ica(sock, 0, id, 100, 5000, home).to_vec())?;
     expect("a good SEND_ICA", v == 5000 && back.is_some(), (v, back))?;
-    let got = finish(s)?;
+    let got = answer(&s)?;
     let mut want = (0, 0);
     sum(&mut want, &(100..5100).map(pattern).collect::<Vec<u8>>());
     expect("the sink's bytes", got == want, (got, want))?;
@@ -151,10 +152,11 @@ fn checks(sv: &Servers) -> Result<(), String> {
         };
         for way in [Way::Callsync, Way::Ncallsync] {
             for data in [Data::Copy, Data::Ica] {
-                transfer(sv, &file, shape, way, data)?;
+                transfer(sv, &s, &file, shape, way, data)?;
             }
         }
     }
+    let _ = s.close();
     let held = net_stat("ica_sends_held");
     expect("SEND_ICAs left held", held == 0, held)
 }
