@@ -134,6 +134,22 @@ fn checks(sv: &Servers) -> Result<(), String> {
     )?;
     let (v, back) = lent_call(net, |id, home| encode_send_ica(sock, 0, id, 0, 16, home)[..31].to_vec())?;
     expect("a short message", v == err(Errno::EINVAL) && back.is_none(), (v, back))?;
+    // Garbage of every length around the message's: refused, the server
+    // alive (a 32-byte one names an ICA that is not the caller's).
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for len in [0, 1, 7, 8, 16, 31, 32, 33, 64, 100, 4096] {
+        let msg: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let (v, back) = send_ica(net, &msg)?;
+        let refused = (v == err(Errno::EINVAL) || v == err(Errno::EBADF)) && back.is_none();
+        expect("garbage", refused && sys::alive(net), (len, v, back))?;
+    }
     // A good one: the sink gets exactly the range.
     announce(net, 5000)?;
     let (v, back) = lent_call(net, |id, home| encode_send_ica(sock, 0, id, 100, 5000, home).to_vec())?;
