@@ -56,7 +56,7 @@ impl IcaSend {
     /// ends the call with `outcome`, the ICA's id (in the caller) after
     /// the result; a caller that cannot take them (it ended) leaves them
     /// to be deleted.
-    fn give_back(&mut self, caller: u64, outcome: Outcome) -> Outcome {
+    pub fn give_back(&mut self, caller: u64, outcome: Outcome) -> Outcome {
         let Some(ica) = self.ica.take() else { return outcome };
         let id = ica.id();
         // On failure the object comes back and is dropped: deleted.

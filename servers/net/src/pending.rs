@@ -94,10 +94,14 @@ impl Server {
         true
     }
 
-    /// Ends a held call with an error.
-    pub fn fail_pending(&mut self, p: Pending, e: Errno) {
+    /// Ends a held call with an error (a SEND_ICA's pages go back).
+    pub fn fail_pending(&mut self, mut p: Pending, e: Errno) {
         let recv = p.is_recv();
-        self.finish(p.rid, p.caller, recv, Outcome::Fail(e));
+        let outcome = match &mut p.op {
+            Op::SendIca(send) => send.give_back(p.caller, Outcome::Fail(e)),
+            _ => Outcome::Fail(e),
+        };
+        self.finish(p.rid, p.caller, recv, outcome);
     }
 
     /// Holds call `p` (its outcome was `Wait`), if the caller may have one
