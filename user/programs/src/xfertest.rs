@@ -158,7 +158,8 @@ fn checks(sv: &Servers) -> Result<(), String> {
     let mut want = (0, 0);
     sum(&mut want, &(100..5100).map(pattern).collect::<Vec<u8>>());
     expect("the sink's bytes", got == want, (got, want))?;
-    victim_killed()?;
+    stalled(false)?;
+    stalled(true)?;
     // Fig. 12's four ways, small.
     for chunk in [1024, 16 << 10] {
         let shape = Shape {
@@ -177,15 +178,20 @@ fn checks(sv: &Servers) -> Result<(), String> {
     expect("SEND_ICAs left held", held == 0, held)
 }
 
-/// A client killed while the server holds its ICA in a blocked SEND_ICA:
-/// the call is dropped and the pages are freed.
-fn victim_killed() -> Result<(), String> {
+/// A client whose SEND_ICA the server holds (the receiver never reads),
+/// then killed (`kill`: the call is dropped and the pages freed) or whose
+/// connection is reset under the call (its listener closed: the call ends
+/// with an error and the pages go back, intact).
+fn stalled(kill: bool) -> Result<(), String> {
     let l = Socket::tcp().map_err(|e| alloc::format!("socket: {e:?}"))?;
     l.bind(SockAddr::new([0; 4], STALL))
         .and_then(|_| l.listen(1))
         .map_err(|e| alloc::format!("stall listener: {e:?}"))?;
     // 1 MiB: more than the sender's and the receiver's buffers together.
-    let ica = Ica::create(256).map_err(|e| alloc::format!("ica_create: {e:?}"))?;
+    let mut ica = Ica::create(256).map_err(|e| alloc::format!("ica_create: {e:?}"))?;
+    for (i, b) in ica.as_mut_slice().iter_mut().enumerate() {
+        *b = pattern(i);
+    }
     let free = || sys::sys_info().map_or(0, |i| i.frames_free);
     let id = ica.id();
     let mut arg = [0u8; 24];
@@ -202,8 +208,23 @@ fn victim_killed() -> Result<(), String> {
     let held = within_5s(|| net_stat("ica_sends_held") == 1);
     // The free memory with the pages in the server, the connection made.
     let before = free();
+    if !held {
+        sys::stop(victim);
+        return Err(alloc::format!(
+            "the victim's SEND_ICA was never held: {}",
+            net_stat("ica_sends_held")
+        ));
+    }
+    if !kill {
+        let _ = l.close();
+        let ended = within_5s(|| !sys::alive(victim));
+        if !ended {
+            sys::stop(victim);
+        }
+        let status = sys::wait(victim);
+        return expect("a reset under a held SEND_ICA", ended && status == Ok(0), status);
+    }
     sys::stop(victim);
-    expect("the victim's SEND_ICA was never held", held, net_stat("ica_sends_held"))?;
     let dropped = within_5s(|| net_stat("ica_sends_held") == 0);
     expect(
         "the killed client's SEND_ICA stays held",
@@ -219,7 +240,8 @@ fn victim_killed() -> Result<(), String> {
 }
 
 /// The victim: sends the ICA the test moved here (`id`) to the listener
-/// that never reads, and blocks there until killed.
+/// that never reads, and blocks there until killed, or until the call
+/// ends: 0 if it failed and the ICA came back intact.
 pub fn victim(id: u64) -> i32 {
     let mut ica = None;
     within_5s(|| {
@@ -234,7 +256,10 @@ pub fn victim(id: u64) -> i32 {
     let Ok(s) = connect_port(net, STALL) else { return 1 };
     let (home, len) = (ica.addr(), ica.len() as u32);
     let id = ica.release();
-    let _ = send_ica(net, &encode_send_ica(s.id(), 0, id, 0, len, home));
-    // Reached only if the send ended: the test then fails on its own.
-    1
+    let Ok((v, back)) = send_ica(net, &encode_send_ica(s.id(), 0, id, 0, len, home)) else {
+        return 2;
+    };
+    let Some(Ok(ica)) = back.map(Ica::adopt) else { return 3 };
+    let intact = ica.as_slice().iter().enumerate().all(|(i, &b)| b == pattern(i));
+    if (v < 0 || (v as u32) < len) && intact { 0 } else { 4 }
 }
