@@ -347,19 +347,18 @@ impl Client<'_> {
 
     /// Copying: builds the SEND message of the chunk in buffer `slot`
     /// (the client's copy).
-    fn fill_send(&mut self, slot: usize, via: bool) -> Vec<u8> {
+    fn fill_send(&mut self, slot: usize, via: bool) -> usize {
         let chunk = self.shape.chunk;
         let msg = &mut self.msgs[slot];
         msg[..chunk].copy_from_slice(&self.bufs[slot][..chunk]);
         self.copied += chunk as u64;
-        let len = if via {
+        if via {
             let route = distributor::ROUTE;
             msg[chunk..chunk + route].copy_from_slice(&routed(&[], self.sv.net, SEND));
             chunk + route
         } else {
             chunk
-        };
-        msg[..len].to_vec()
+        }
     }
 
     /// Copy-less: lets go of ICA `slot` for the TCP/IP server to take;
@@ -409,8 +408,9 @@ impl Client<'_> {
             let mut reply = [0u8; 16];
             match data {
                 Data::Copy => {
-                    let m = self.fill_send(0, false);
-                    sys::call(self.sv.net, SEND, &m, &mut reply).map_err(|e| alloc::format!("send {i}: {e:?}"))?;
+                    let len = self.fill_send(0, false);
+                    sys::call(self.sv.net, SEND, &self.msgs[0][..len], &mut reply)
+                        .map_err(|e| alloc::format!("send {i}: {e:?}"))?;
                 }
                 Data::Ica => {
                     let (id, m) = self.lend(0, false)?;
@@ -431,37 +431,38 @@ impl Client<'_> {
         for i in 0..=n {
             let (cur, prev) = (i % 2, (i + 1) % 2);
             let mut reply = [0u8; 16];
-            let mut lent = None;
-            let send_msg = if i > 0 {
-                Some(match data {
-                    Data::Copy => self.fill_send(prev, true),
-                    Data::Ica => {
-                        let (id, m) = self.lend(prev, true)?;
-                        lent = Some(id);
-                        m
-                    }
-                })
-            } else {
-                None
-            };
-            let read = (i < n).then(|| self.read_of(i, true));
+            // The ICA lent (its id) and the message naming it, which must
+            // outlive the batch.
+            let mut lent: Option<(u64, Vec<u8>)> = None;
             let mut list = [BatchEntry::default(); 2];
             let mut k = 0;
-            if let Some(m) = &send_msg {
-                list[k] = entry(dist, distributor::DISTRIBUTE, m, reply.as_mut_ptr(), 16);
+            let sends = i > 0;
+            if sends {
+                let r = reply.as_mut_ptr();
+                list[k] = match data {
+                    Data::Copy => {
+                        let len = self.fill_send(prev, true);
+                        entry(dist, distributor::DISTRIBUTE, &self.msgs[prev][..len], r, 16)
+                    }
+                    Data::Ica => {
+                        let l = lent.insert(self.lend(prev, true)?);
+                        entry(dist, distributor::DISTRIBUTE, &l.1, r, 16)
+                    }
+                };
                 k += 1;
             }
+            let read = (i < n).then(|| self.read_of(i, true));
             if let Some(m) = &read {
                 let at = self.landing(data, cur)?;
                 list[k] = entry(dist, distributor::DISTRIBUTE, m, at, chunk);
                 k += 1;
             }
             let r = sys::ncallsync(&mut list[..k]);
-            if let Some(id) = lent {
+            if let Some((id, _)) = lent {
                 self.take_back(prev, id, &reply)?;
             }
             r.map_err(|e| alloc::format!("batch {i}: {e:?}"))?;
-            if send_msg.is_some() {
+            if sends {
                 let status = list[0].status as i64;
                 if status < 0 {
                     return Err(alloc::format!("send of chunk {}: {status}", i - 1));
