@@ -21,7 +21,8 @@
 //! transfer, until the sink has counted the last byte; the median of 7
 //! rounds, the four ways taking turns) and
 //! `…_copies,<cpus>,<copies per byte>,count`.
-//! Usage: `xferbench [short]`; `xferbench test` (the four ways small,
+//! Usage: `xferbench [short] [files=<cpu>] [net=<cpu>] [client=<cpu>]`
+//! (another placement); `xferbench test` (the four ways small,
 //! every byte checked, and SEND_ICA's refusals); `xferbench sink <port>
 //! [check]` (the receiving side).
 #![no_std]
@@ -125,6 +126,31 @@ struct Placement {
     files: u64,
     net: u64,
     client: u64,
+}
+
+impl Placement {
+    /// The paper's (file servers on CPU 1, network servers on CPU 2, the
+    /// client and the distribution server on CPU 0, modulo the CPUs
+    /// there are), or as `args` say (`files=<cpu> net=<cpu> client=<cpu>`);
+    /// `None` for an argument that is not a CPU of this machine.
+    fn of(args: &[&str], cpus: u64) -> Option<Placement> {
+        let mut p = Placement {
+            files: 1 % cpus,
+            net: 2 % cpus,
+            client: 0,
+        };
+        for a in args {
+            let Some((key, cpu)) = a.split_once('=') else { continue };
+            let cpu: u64 = cpu.parse().ok().filter(|&c| c < cpus)?;
+            match key {
+                "files" => p.files = cpu,
+                "net" => p.net = cpu,
+                "client" => p.client = cpu,
+                _ => return None,
+            }
+        }
+        Some(p)
+    }
 }
 
 /// The servers of the experiment.
@@ -548,12 +574,12 @@ fn transfer(sv: &Servers, s: &Socket, file: &File, shape: Shape, way: Way, data:
     })
 }
 
-fn bench(short: bool) -> i32 {
+fn bench(args: &[&str]) -> i32 {
+    let short = args.contains(&"short");
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
-    let place = Placement {
-        files: 1 % cpus,
-        net: 2 % cpus,
-        client: 0,
+    let Some(place) = Placement::of(args, cpus) else {
+        println!("xferbench: FAILED placement: files=<cpu> net=<cpu> client=<cpu>, each below {cpus}");
+        return 1;
     };
     let _ = sys::set_affinity(0, place.client);
     // The paper's case A (1 KB read, 1 KB send, n = 50) and a bulk one
@@ -664,7 +690,7 @@ fn main(args: &[&str]) -> i32 {
         ),
         Some("test") => hostile::test(),
         Some("victim") => hostile::victim(args.get(2).and_then(|p| p.parse().ok()).unwrap_or(0)),
-        a => bench(a == Some("short")),
+        _ => bench(&args[1.min(args.len())..]),
     }
 }
 tessera_rt::entry!(main);
