@@ -117,6 +117,14 @@ fn user(program: &str, experiment: &str, short: bool) -> bool {
     if short {
         args.extend_from_slice(b"short\0");
     }
+    // `bench_only=fig12`: `batch`'s file transfer alone, for a run that
+    // measures only it.
+    if program == "batchbench"
+        && let Some(only) = kcore::boot::cmdline_value("bench_only")
+    {
+        args.extend_from_slice(only.as_bytes());
+        args.push(0);
+    }
     // `bench_disk=MODEL`: the machine's disk is as slow as a disk model by
     // QEMU's throttling (plain TCG); the disk experiments are told so.
     if let Some(model) = kcore::boot::cmdline_value("bench_disk") {

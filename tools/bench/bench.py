@@ -240,7 +240,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     boots = [(t, m, b) for t, m in boots
              for b in papers.EXPERIMENTS.get(t, {}).get("tessera_boot") or [None]]
     for t, model, own_boot in boots:
-        kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else ""))
+        kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else "") + _bench_only())
         args_t, before, key = base_args, None, "tessera"
         if own_boot:
             kargs = tessera_boot(own_boot)
@@ -442,7 +442,7 @@ BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_cal
                           "work30_ncallsync2_x5") + tuple(
     f"{papers.batch_work_variant(cs)}_{k}" for _, (cs, _nc) in papers.BATCH_WORK_VARIANTS
     for k in papers.BATCH_WORK_DETAIL) + tuple(
-    f"fig12_{way}_{v}" for v in ("A", "B", "C", "A10", "B10", "C10") for way in ("callsync", "ncallsync")) + tuple(
+    papers.batch_pipeline_metrics()) + tuple(
     # Fig. 7/8 on one CPU and on three, in the same boot.
     f"{where}{m}" for where in ("", "spread_") for m, _ in papers.BATCH_SERIES) + tuple(
     f"{papers.BATCH_SPREAD_PREFIX}{m}_{c}" for m in ("ncallsync", "ncallsync_distributor")
@@ -450,11 +450,19 @@ BATCH_PARALLEL_METRICS = ("work_callsync_x10", "work_ncallsync2_x5", "work30_cal
 BATCH_PARALLEL_SUFFIX = "_tcg"
 
 
+def _bench_only():
+    """`BENCH_ONLY=fig12`: `batch` boots run its file transfer alone."""
+    only = os.environ.get("BENCH_ONLY", "")
+    if only and only != "fig12":
+        sys.exit(f"BENCH_ONLY={only}: only fig12 is known")
+    return f" bench_only={only}" if only else ""
+
+
 def _run_batch_parallel(a, raw_dir):
     runs = int(os.environ.get("BATCH_TCG_RUNS") or BATCH_PARALLEL_RUNS)
     args3, _ = qemu.machine_args("tcg", BATCH_PARALLEL_SMP, a.mem)
     pins = qemu.vcpu_pins(BATCH_PARALLEL_SMP, os.cpu_count() or 1)
-    figs3, rec3 = _run_system(f"tessera-batch-tcg-smp{BATCH_PARALLEL_SMP}", args3, tessera_boot("bench=batch"),
+    figs3, rec3 = _run_system(f"tessera-batch-tcg-smp{BATCH_PARALLEL_SMP}", args3, tessera_boot("bench=batch" + _bench_only()),
                               runs, "tcg", raw_dir, TESSERA_EXIT_OK, pins=pins)
     kept = [[(e, m + BATCH_PARALLEL_SUFFIX, p, v, u) for e, m, p, v, u in run
              if e == "batch" and m in BATCH_PARALLEL_METRICS] for run in figs3]

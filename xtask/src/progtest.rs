@@ -83,6 +83,14 @@ pub const TESTS: &[ProgTest] = &[
         args: "http,4",
         nic: Nic::Http,
     },
+    // Seed 002 fig. 12's file transfer (file server to TCP over the
+    // loopback, four ways, every byte checked) and SEND_ICA's refusals.
+    ProgTest {
+        name: "net_send_ica_refuses_bad_icas_and_fig12_transfers_whole",
+        program: "xferbench",
+        args: "test",
+        nic: Nic::None,
+    },
     // Every way a container travels to another process (each box mode,
     // push, exchange; with two CPUs also to the other CPU), 4 KiB to 2 MiB,
     // every message checked by its receiver.

@@ -75,6 +75,7 @@ impl Server {
                 (false, self.send_call(rid, info), !more)
             }
             RECV => (true, self.recv_call(rid, info), true),
+            SEND_ICA => (false, self.send_ica_call(rid, info), true),
             STATS => {
                 let _ = sys::endr(rid, self.report().as_bytes());
                 return false;
@@ -144,7 +145,7 @@ impl Server {
     }
 
     /// Tries a call that may have to wait; holds it if it must and may.
-    fn start(
+    pub fn start(
         &mut self,
         rid: u64,
         caller: u64,
@@ -520,7 +521,8 @@ impl Server {
              sockets_made {}\naccepted {}\nconnected {}\nclients_gone {}\nover_budget {}\nturns {}\nalarms {}\n\
              copied_in {}\ncopied_out {}\nloopback_packets {}\nloopback_bytes {}\nnic_attached {}\nnic_attaches {}\n\
              nic_frames_in {}\nnic_bytes_in {}\nnic_frames_out {}\nnic_bytes_out {}\nnic_dropped {}\n\
-             nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\nwatches {}\nwatch_wakes {}\n",
+             nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\nwatches {}\nwatch_wakes {}\n\
+             ica_copied_in {}\nica_sends_held {}\n",
             self.table.count,
             self.clients.len(),
             self.pending.len(),
@@ -551,6 +553,8 @@ impl Server {
             s.tx_requests,
             self.watches.len(),
             s.watch_wakes,
+            s.ica_copied_in,
+            self.pending.iter().filter(|p| matches!(p.op, Op::SendIca(_))).count(),
         );
         out
     }

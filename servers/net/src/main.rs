@@ -21,6 +21,7 @@ extern crate alloc;
 mod calls;
 mod dgram;
 mod driver;
+mod icasend;
 mod link;
 mod pending;
 mod server;

@@ -16,6 +16,7 @@ pub enum Op {
     Send { context: Context, done: usize, len: usize },
     Recv { flags: u32, len: usize, done: usize },
     Poll { fds: Vec<PollFd> },
+    SendIca(crate::icasend::IcaSend),
 }
 
 pub struct Pending {
@@ -93,10 +94,14 @@ impl Server {
         true
     }
 
-    /// Ends a held call with an error.
-    pub fn fail_pending(&mut self, p: Pending, e: Errno) {
+    /// Ends a held call with an error (a SEND_ICA's pages go back).
+    pub fn fail_pending(&mut self, mut p: Pending, e: Errno) {
         let recv = p.is_recv();
-        self.finish(p.rid, p.caller, recv, Outcome::Fail(e));
+        let outcome = match &mut p.op {
+            Op::SendIca(send) => send.give_back(p.caller, Outcome::Fail(e)),
+            _ => Outcome::Fail(e),
+        };
+        self.finish(p.rid, p.caller, recv, outcome);
     }
 
     /// Holds call `p` (its outcome was `Wait`), if the caller may have one
@@ -146,6 +151,8 @@ impl Server {
             Op::Send { context, done, len } => self.send_some(rid, caller, *context, done, *len),
             Op::Recv { flags, len, done } => self.recv_some(rid, caller, socket, *flags, *len, done),
             Op::Poll { fds } => self.poll_ready(caller, fds),
+            // Ends itself (its pages go back with the outcome).
+            Op::SendIca(send) => return self.send_ica_some(caller, send, may_wait),
         };
         match outcome {
             Outcome::Wait if !may_wait => match op {

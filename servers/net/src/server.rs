@@ -54,6 +54,9 @@ pub struct Stats {
     /// between a program and the stack, each way.
     pub copied_in: u64,
     pub copied_out: u64,
+    /// Bytes copied from an ICA taken from a client (SEND_ICA) into a
+    /// socket's buffer: the one copy of that path.
+    pub ica_copied_in: u64,
     pub clients_gone: u64,
     pub turns: u64,
     pub alarms: u64,

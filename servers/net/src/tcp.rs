@@ -373,6 +373,42 @@ impl Server {
         }
     }
 
+    /// Copies as much of `data` as fits into socket `id`'s connection
+    /// buffer, from byte `done` on (SEND_ICA: the bytes are in this
+    /// server's memory already).
+    pub fn tcp_send_slice(&mut self, caller: u64, id: u32, data: &[u8], done: &mut usize) -> Outcome {
+        let (c, established) = match self.conn(caller, id) {
+            Ok(c) => c,
+            Err(Outcome::Fail(Errno::ENOTCONN)) => return Outcome::Fail(Errno::EPIPE),
+            Err(o) => return o,
+        };
+        if c.shut_wr {
+            return Outcome::Fail(Errno::EPIPE);
+        }
+        if !established {
+            return Outcome::Wait;
+        }
+        let sock = self.stack.tcp_mut(c.handle);
+        while *done < data.len() {
+            match sock.send_slice(&data[*done..]) {
+                Ok(0) => break,
+                Ok(n) => *done += n,
+                Err(_) if *done > 0 => return Outcome::Value(*done as i64, Vec::new()),
+                Err(_) => {
+                    return Outcome::Fail(match eof(sock, true) {
+                        Eof::Reset => self.reset_once(caller, id),
+                        _ => Errno::EPIPE,
+                    });
+                }
+            }
+        }
+        if *done == data.len() {
+            Outcome::Value(data.len() as i64, Vec::new())
+        } else {
+            Outcome::Wait
+        }
+    }
+
     /// Writes what the connection has received into RECV call `rid`'s
     /// reply, after `base` bytes (the peer's address, if asked for).
     pub fn tcp_recv(&mut self, rid: u64, caller: u64, id: u32, flags: u32, len: usize, done: &mut usize) -> Outcome {

@@ -30,8 +30,13 @@ pub struct Stack {
 }
 
 fn spawn(prog: &str, args: &[&str], name: &str, rights: u64) -> Result<u64, String> {
+    spawn_on(prog, args, name, rights, SpawnOptions::DEFAULT.cpu)
+}
+
+fn spawn_on(prog: &str, args: &[&str], name: &str, rights: u64, cpu: u64) -> Result<u64, String> {
     let options = SpawnOptions {
         rights,
+        cpu,
         ..SpawnOptions::DEFAULT
     };
     let pid = sys::spawn(prog, args, &options).map_err(|e| format!("spawn {prog}: {e:?}"))?;
@@ -54,23 +59,29 @@ impl Stack {
     /// The same with the disk as slow as disk model `model` (`none`, `dk`,
     /// `sata`, `nvme`: crate `diskmodel`).
     pub fn start_modelled(image: &str, model: &str, pages: u32, flush: u32, ro: bool) -> Result<Stack, String> {
+        Self::start_on(image, model, pages, flush, ro, SpawnOptions::DEFAULT.cpu)
+    }
+
+    /// The same with the three servers on CPU `cpu` (seed 002's placement:
+    /// the file servers and the disk driver on a core of their own).
+    pub fn start_on(image: &str, model: &str, pages: u32, flush: u32, ro: bool, cpu: u64) -> Result<Stack, String> {
         let disk = if image == VIRTIO {
-            spawn("virtio-blk", &[DISK, "0", model], DISK, rights::DEVICE)?
+            spawn_on("virtio-blk", &[DISK, "0", model], DISK, rights::DEVICE, cpu)?
         } else {
-            spawn("ramdisk", &[DISK, image, model], DISK, 0)?
+            spawn_on("ramdisk", &[DISK, image, model], DISK, 0, cpu)?
         };
         let stack = |cache, fs| Stack { disk, cache, fs };
         let (mut a, mut b) = ([0u8; 24], [0u8; 24]);
         let pages = sys::fmt_u64(pages as u64, &mut a);
         let flush = sys::fmt_u64(flush as u64, &mut b);
-        let cache = match spawn("blockcache", &[CACHE, DISK, pages, flush], CACHE, 0) {
+        let cache = match spawn_on("blockcache", &[CACHE, DISK, pages, flush], CACHE, 0, cpu) {
             Ok(c) => c,
             Err(e) => {
                 stack(0, 0).stop();
                 return Err(e);
             }
         };
-        let fs = match Self::start_fs(ro) {
+        let fs = match Self::start_fs_on(ro, cpu) {
             Ok(f) => f,
             Err(e) => {
                 stack(cache, 0).stop();
@@ -82,12 +93,16 @@ impl Stack {
 
     /// A file server on the stack's cache.
     pub fn start_fs(ro: bool) -> Result<u64, String> {
+        Self::start_fs_on(ro, SpawnOptions::DEFAULT.cpu)
+    }
+
+    fn start_fs_on(ro: bool, cpu: u64) -> Result<u64, String> {
         let args: &[&str] = if ro {
             &[fs::NAME, CACHE, "ro"]
         } else {
             &[fs::NAME, CACHE]
         };
-        let pid = spawn("fs", args, fs::NAME, 0)?;
+        let pid = spawn_on("fs", args, fs::NAME, 0, cpu)?;
         client::connect(fs::NAME).map_err(|e| format!("connect: {e:?}"))?;
         Ok(pid)
     }

@@ -102,6 +102,16 @@ impl Ica {
         unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
     }
 
+    /// Lets go of the object but not of the pages: for a server that takes
+    /// them (a container steal, which this process granted it) and gives
+    /// them back; returns the container's id.
+    pub fn release(self) -> u64 {
+        let id = self.id;
+        unclaim(id);
+        core::mem::forget(self);
+        id
+    }
+
     /// Moves the pages to process `pid` without copying, asking for
     /// address `hint` there (0: anywhere); returns the address they got.
     /// On failure the object comes back with the error.

@@ -56,6 +56,7 @@
 //! | `ERRNO` | | the errno of the last failed RECV (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
 //! | `WATCH` | token u64, entry u32, count u32, then per socket as in `POLL` | ready count, then per socket: revents u16 (none ready: the watch is kept) |
+//! | `SEND_ICA` | socket u32, flags u32 (`MSG_*`), ICA u64, offset u32, length u32, home u64 | bytes sent, then the ICA's id |
 //!
 //! **Watches.** `WATCH` is `POLL` for a client that must not wait in the
 //! server (the Linux personality's supervisor, which serves its process's
@@ -63,6 +64,20 @@
 //! (one per client, a new one replaces it, none cancels it) and, once one
 //! is ready or closes, sends the client a request (AnT's non-blocking
 //! `request`) on the entry it named with the token as its message.
+
+//!
+//! **Data from an ICA.** `SEND_ICA` sends bytes that reach the server as
+//! pages rather than as a message (AnT's copy-less transfer): the caller,
+//! which has granted the server (`peer_grant`), names one of its ICAs and
+//! the range to send; the server takes the pages (a container steal, no
+//! copy), copies the range into the socket's buffer (the one copy, as a
+//! SEND's) and moves the ICA back to the caller, at `home` if that address
+//! is free there, whatever the outcome. The reply is the result (bytes
+//! sent or a negated errno), then the ICA's id, which the move back may
+//! have changed. Without the grant the call fails with `EACCES`; an ICA
+//! that is not the caller's (stale, another process's) with `EBADF`;
+//! either way nothing moves and the reply is the errno alone. A caller
+//! that ends meanwhile loses the ICA: the server deletes it.
 
 pub mod client;
 
@@ -91,7 +106,8 @@ pub const SHARE: u64 = 16;
 pub const ERRNO: u64 = 17;
 pub const STATS: u64 = 18;
 pub const WATCH: u64 = 19;
-pub const ENTRIES: u64 = (1 << 20) - 1;
+pub const SEND_ICA: u64 = 20;
+pub const ENTRIES: u64 = (1 << 21) - 1;
 
 /// How RECV fails for `EAGAIN`.
 pub const AGAIN: Error = Error::Busy;
@@ -222,6 +238,22 @@ pub struct PollFd {
     pub socket: u32,
     pub events: u16,
     pub revents: u16,
+}
+
+/// A `SEND_ICA` message: `len` bytes at `offset` of ICA `ica` on socket
+/// `socket`, the ICA to come back at `home`.
+pub const SEND_ICA_LEN: usize = 32;
+
+pub fn encode_send_ica(socket: u32, flags: u32, ica: u64, offset: u32, len: u32, home: u64) -> [u8; SEND_ICA_LEN] {
+    let mut b = [0u8; SEND_ICA_LEN];
+    Writer::new(&mut b)
+        .u32(socket)
+        .u32(flags)
+        .u64(ica)
+        .u32(offset)
+        .u32(len)
+        .u64(home);
+    b
 }
 
 /// Bytes of a POLL message naming `n` sockets, and of its reply.

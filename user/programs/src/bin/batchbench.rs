@@ -7,12 +7,9 @@
 //! of CPU, as `callsync` × 10 against `ncallsync(2)` × 5 with the two
 //! servers on different CPUs (a speed-up needs plain multi-threaded TCG:
 //! under icount every CPU's instructions add to one clock). Last, fig. 12's
-//! file transfer with synthetic servers: a "read" server (180 µs of CPU) on
-//! CPU 1 and a "send" server on CPU 2, n transfers as `read, send` × n
-//! against `read, (send + read) × (n−1), send` through the distribution
-//! server on CPU 0; send costs 20 µs (A), 40 µs (B: two 1 KB sends) and
-//! 120 µs (C: 0.1 ms added to send).
+//! file transfer through the file and TCP/IP servers (`xferbench`).
 //! `BENCH,batch,<metric>,<n>,<value>,ns`. Usage: batchbench [short]
+//! [fig12] (fig12: that series alone).
 #![no_std]
 #![no_main]
 use tessera_api::{distributor, echo};
@@ -132,7 +129,10 @@ fn overhead(prefix: &str, targets: &[u64], dist: u64, reps: u64) {
 }
 
 fn main(args: &[&str]) -> i32 {
-    let short = args.get(1) == Some(&"short");
+    let short = args.contains(&"short");
+    if args.contains(&"fig12") {
+        return if file_transfer(short) { 0 } else { 1 };
+    }
     let reps = if short { 2 } else { 200 };
     let cpus = sys::sys_info().map_or(1, |i| i.cpus);
     let _ = sys::set_affinity(0, 0);
@@ -245,73 +245,17 @@ fn main(args: &[&str]) -> i32 {
         let _ = sys::kill(p);
         let _ = sys::wait(p);
     }
-    file_transfer(short, cpus);
-    0
+    if file_transfer(short) { 0 } else { 1 }
 }
 
-/// Fig. 12 with synthetic servers (no file system or network yet).
-fn file_transfer(short: bool, cpus: u64) {
-    let (n, read_us): (u32, u64) = if short { (3, 20) } else { (50, 180) };
-    let servers = [
-        sys::spawn_on("echo", &["rd"], 1 % cpus).expect("spawn"),
-        sys::spawn_on("echo", &["sd"], 2 % cpus).expect("spawn"),
-        sys::spawn_on("distributor", &[], 0).expect("spawn"),
-    ];
-    let (rd, sd) = (sys::wait_for_name("rd"), sys::wait_for_name("sd"));
-    let dist = sys::wait_for_name(distributor::NAME);
-    let mut replies = [[0u8; 64]; 2];
-    let mut list = [BatchEntry::default(); 2];
-    // The paper's steps, then ten times longer (on a host whose idle cores
-    // take milliseconds to wake, the short steps measure that as much).
-    let variants = [("A", 1), ("B", 2), ("C", 6)].map(|(v, ninths)| (v, read_us, read_us * ninths / 9));
-    let long = [("A10", 1), ("B10", 2), ("C10", 6)].map(|(v, ninths)| (v, read_us * 10, read_us * 10 * ninths / 9));
-    for (variant, read_us, send_us) in variants.into_iter().chain(long) {
-        let read = read_us.to_le_bytes();
-        let send = send_us.to_le_bytes();
-        let t0 = sys::now_ns();
-        for _ in 0..n {
-            let _ = sys::call(rd, echo::WORK, &read, &mut replies[0]);
-            let _ = sys::call(sd, echo::WORK, &send, &mut replies[1]);
-        }
-        println!("BENCH,batch,fig12_callsync_{variant},{cpus},{},ns", sys::now_ns() - t0);
-        let mut msgs = [[0u8; 32]; 2];
-        let lens = [
-            distributor::message(&mut msgs[0], sd, echo::WORK, &send),
-            distributor::message(&mut msgs[1], rd, echo::WORK, &read),
-        ];
-        let t0 = sys::now_ns();
-        // read; (send + read) × (n−1); send
-        batch(
-            &mut list[..1],
-            &[dist],
-            distributor::DISTRIBUTE,
-            &msgs[1..],
-            &lens[1..],
-            &mut replies,
-        );
-        for _ in 1..n {
-            batch(
-                &mut list[..2],
-                &[dist],
-                distributor::DISTRIBUTE,
-                &msgs,
-                &lens,
-                &mut replies,
-            );
-        }
-        batch(
-            &mut list[..1],
-            &[dist],
-            distributor::DISTRIBUTE,
-            &msgs,
-            &lens,
-            &mut replies,
-        );
-        println!("BENCH,batch,fig12_ncallsync_{variant},{cpus},{},ns", sys::now_ns() - t0);
-    }
-    for p in servers {
-        let _ = sys::kill(p);
-        let _ = sys::wait(p);
-    }
+/// Fig. 12, the file transfer through the file and TCP/IP servers: its
+/// own program (`xferbench`), whose BENCH lines are this experiment's.
+fn file_transfer(short: bool) -> bool {
+    let args: &[&str] = if short { &["short"] } else { &[] };
+    let Ok(pid) = sys::spawn_on("xferbench", args, 0) else {
+        println!("batchbench: FAILED cannot start xferbench");
+        return false;
+    };
+    sys::wait(pid) == Ok(0)
 }
 tessera_rt::entry!(main);
