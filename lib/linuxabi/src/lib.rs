@@ -19,6 +19,7 @@ pub mod reclock;
 pub mod sched;
 pub mod signal;
 pub mod structs;
+pub mod sysv;
 pub mod termios;
 
 /// Process ids are below this (`/proc/sys/kernel/pid_max`; Linux's

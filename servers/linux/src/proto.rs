@@ -145,6 +145,12 @@ pub mod ctl {
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).
     pub const THREAD_END: u64 = 61;
+    /// [setting (`linuxabi::sysv::SETTINGS`), length or u64::MAX to only
+    /// read, the new text in words] → [length or -errno, the text in
+    /// words]: an IPC setting of `/proc/sys/kernel`.
+    pub const SYSV_SETTING: u64 = 70;
+    /// [] → [length, text in words]: `/proc/sysvipc/shm`.
+    pub const SYSV_SHM_LIST: u64 = 71;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -170,6 +176,10 @@ pub mod pass {
     pub const WAITID: u64 = 4;
     /// [pid]: a vfork parent waits for its child to exec or end.
     pub const VFORK_WAIT: u64 = 6;
+    /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
+    /// arguments...] (semop as semtimedop with a deadline in ns since
+    /// boot, u64::MAX: none).
+    pub const SYSV: u64 = 0x1000;
     /// READ / WRITE flags.
     pub const NONBLOCK: u64 = 1;
     /// The reader ignores or blocks SIGTTIN (a background read fails).

@@ -15,6 +15,7 @@ mod locks;
 mod objects;
 mod procs;
 mod sched;
+mod sysv;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -112,6 +113,8 @@ pub struct Shared {
     pub locks: linuxabi::reclock::Locks,
     /// The virtual init's scheduling attributes (it has no record).
     pub init_sched: linuxabi::sched::Sched,
+    /// SysV shared memory, semaphores and message queues.
+    pub sysv: sysv::SysV,
 }
 
 impl Shared {
@@ -129,6 +132,7 @@ impl Shared {
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
             locks: Default::default(),
             init_sched: Default::default(),
+            sysv: Default::default(),
         }
     }
 
@@ -198,6 +202,7 @@ impl Shared {
             .values()
             .map(|t| t.0)
             .chain(self.objs.poll_deadlines())
+            .chain(self.sysv.deadline())
             .min()
             .unwrap_or(0);
         if next != self.alarm_at {
@@ -264,6 +269,9 @@ impl Shared {
                     i += 1;
                 }
             }
+            if self.sysv_progress() {
+                self.woke = true;
+            }
             if !self.woke {
                 break;
             }
@@ -304,6 +312,8 @@ impl Shared {
                 return;
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
+        } else {
+            self.sysv_interrupt(pid);
         }
     }
 
@@ -399,6 +409,25 @@ impl Shared {
                     .new_tid(word(&w, 1) as u32)
                     .map_or(-errno::ESRCH, |t| t as i64),
             ),
+            ctl::SYSV_SETTING => {
+                let len = word(&w, 2);
+                let bytes = proto::bytes(w.get(3..).unwrap_or(&[]));
+                let text = (len != u64::MAX).then(|| &bytes[..(len as usize).min(bytes.len())]);
+                match self.sysv_setting(word(&w, 1), text) {
+                    Ok(t) => {
+                        let mut out = alloc::vec![t.len() as u64];
+                        out.extend(proto::name_words(&t));
+                        End::Reply(out)
+                    }
+                    Err(e) => result(-e),
+                }
+            }
+            ctl::SYSV_SHM_LIST => {
+                let t = self.sysv_shm_list();
+                let mut out = alloc::vec![t.len() as u64];
+                out.extend(proto::name_words(&t));
+                End::Reply(out)
+            }
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)
@@ -411,6 +440,10 @@ impl Shared {
         let n = (info.len as usize).min(info.inline.len());
         let w = proto::words(&info.inline[..n]);
         let pid = word(&w, 1) as u32;
+        if word(&w, 0) >= proto::pass::SYSV {
+            self.sysv_pass(rid, &w);
+            return;
+        }
         let what = match word(&w, 0) {
             proto::pass::READ => Waiting::Read {
                 obj: word(&w, 2),

@@ -330,6 +330,7 @@ impl Shared {
         self.procs.end_tids_of(pid);
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
+        self.sysv_exit(pid);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };

@@ -22,6 +22,7 @@ mod sched;
 mod signals;
 mod socket;
 mod syscalls;
+mod sysv;
 mod threads;
 mod unix;
 mod vfs;

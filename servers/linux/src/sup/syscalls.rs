@@ -269,6 +269,7 @@ impl Sup {
             }
             nr::MKNOD | nr::MKNODAT => ret(Err(errno::EPERM)),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
+            n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
             nr::EPOLL_CREATE if (a[0] as i32) <= 0 => ret(Err(errno::EINVAL)),
             nr::EPOLL_CREATE => ret(self.epoll_create(0)),
             nr::EPOLL_CREATE1 => ret(self.epoll_create(a[0])),
@@ -792,7 +793,7 @@ impl Sup {
     // ---- poll and select ----
 
     /// A relative timespec's deadline (ns since boot); u64::MAX for none.
-    fn timespec_deadline(&self, rid: u64, at: u64) -> Result<u64, i64> {
+    pub(super) fn timespec_deadline(&self, rid: u64, at: u64) -> Result<u64, i64> {
         if at == 0 {
             return Ok(u64::MAX);
         }
