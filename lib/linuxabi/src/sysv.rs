@@ -348,11 +348,13 @@ impl<T> Table<T> {
             return Err(errno::ENOSPC);
         }
         let (index, seq) = if *next_id >= 0 {
+            // As Linux: that index or the first free one above it, with
+            // that sequence number.
             let want = *next_id;
-            let index = (want % SEQ_MULTIPLIER) as usize;
-            if self.slots.get(index).is_some_and(|s| s.is_some()) {
-                return Err(errno::ENOSPC);
-            }
+            let from = (want % SEQ_MULTIPLIER) as usize;
+            let index = (from..SEQ_MULTIPLIER as usize)
+                .find(|&i| self.slots.get(i).is_none_or(|s| s.is_none()))
+                .ok_or(errno::ENOSPC)?;
             *next_id = -1;
             (index, (want / SEQ_MULTIPLIER) as u16)
         } else {
@@ -864,7 +866,9 @@ mod tests {
         ipc.limits.set("msg_next_id", b"98765\n").unwrap();
         assert_eq!(ipc.msgget(IPC_PRIVATE, 0, ROOT, 0), Ok(98765));
         assert_eq!(ipc.limits.next_id[2], -1);
-        ipc.limits.set("msgmni", b"2").unwrap();
+        ipc.limits.set("msg_next_id", b"98765").unwrap();
+        assert_eq!(ipc.msgget(IPC_PRIVATE, 0, ROOT, 0), Ok(98766), "the next free index");
+        ipc.limits.set("msgmni", b"3").unwrap();
         ipc.msgget(IPC_PRIVATE, 0, ROOT, 0).unwrap();
         assert_eq!(ipc.msgget(IPC_PRIVATE, 0, ROOT, 0), Err(errno::ENOSPC));
         assert_eq!(ipc.limits.set("sem", b"1 2 x 4"), Err(errno::EINVAL));

@@ -264,8 +264,9 @@ impl Shared {
     fn shmget(&mut self, c: &Call, key: i32, size: u64, flags: u64) -> Result<i64, i64> {
         let l = self.sysv.ipc.limits;
         if flags & v::SHM_HUGETLB != 0 {
-            // No huge pages: Linux's answer to root when none are reserved.
-            return Err(if c.who.root() { errno::ENOMEM } else { errno::EPERM });
+            // No huge page size is mounted: Linux's hugetlb_file_setup
+            // answers that before it looks at the caller.
+            return Err(errno::ENOENT);
         }
         let pages_in_use: u64 = self.sysv.ipc.shm.iter().map(|(_, (_, s))| s.size.div_ceil(4096)).sum();
         let now = now_s();
