@@ -149,8 +149,9 @@ pub mod ctl {
     /// read, the new text in words] → [length or -errno, the text in
     /// words]: an IPC setting of `/proc/sys/kernel`.
     pub const SYSV_SETTING: u64 = 70;
-    /// [] → [length, text in words]: `/proc/sysvipc/shm`.
-    pub const SYSV_SHM_LIST: u64 = 71;
+    /// [0: shm, 1: sem, 2: msg] → [length, text in words]: that file of
+    /// `/proc/sysvipc`.
+    pub const SYSV_LIST: u64 = 71;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

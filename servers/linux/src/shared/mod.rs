@@ -422,8 +422,8 @@ impl Shared {
                     Err(e) => result(-e),
                 }
             }
-            ctl::SYSV_SHM_LIST => {
-                let t = self.sysv_shm_list();
+            ctl::SYSV_LIST => {
+                let t = self.sysv_list(word(&w, 1));
                 let mut out = alloc::vec![t.len() as u64];
                 out.extend(proto::name_words(&t));
                 End::Reply(out)

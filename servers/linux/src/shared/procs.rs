@@ -734,7 +734,7 @@ impl Shared {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) || asleep(p.tpid) {
+        } else if self.held.iter().any(|h| h.pid == pid) || self.sysv_waits(pid) || asleep(p.tpid) {
             b'S'
         } else {
             b'R'

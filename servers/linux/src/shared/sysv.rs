@@ -152,6 +152,11 @@ impl Shared {
         }
     }
 
+    /// Whether `pid` waits in a SysV call (it is asleep: 'S' in `/proc`).
+    pub(super) fn sysv_waits(&self, pid: u32) -> bool {
+        self.sysv.waits.iter().any(|c| c.pid == pid)
+    }
+
     /// `pid` ended: its calls go, its undo values are applied, and the
     /// removed segments nobody maps any more give their memory back.
     pub(super) fn sysv_exit(&mut self, pid: u32) {
@@ -186,32 +191,78 @@ impl Shared {
         Ok(self.sysv.ipc.limits.text(name).unwrap_or_default().into_bytes())
     }
 
-    /// `/proc/sysvipc/shm`'s lines.
-    pub(super) fn sysv_shm_list(&self) -> Vec<u8> {
-        let mut s = alloc::string::String::from(
-            "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n",
-        );
-        for (id, (p, g)) in self.sysv.ipc.shm.iter() {
-            let n = calls::map_sharers(g.at).unwrap_or(0);
-            s += &alloc::format!(
-                "{:10} {:10} {:5o} {:21} {:5} {:5} {:5} {:5} {:5} {:5} {:5} {:10} {:10} {:10} {:21} {:21}\n",
-                p.key,
-                id,
-                p.mode,
-                g.size,
-                g.cpid,
-                g.lpid,
-                n,
-                p.uid,
-                p.gid,
-                p.cuid,
-                p.cgid,
-                g.atime,
-                g.dtime,
-                g.ctime,
-                g.size,
-                0
-            );
+    /// `/proc/sysvipc/{shm,sem,msg}` (`which` 0, 1, 2): a heading and a
+    /// line per object, as Linux prints them.
+    pub(super) fn sysv_list(&self, which: u64) -> Vec<u8> {
+        use alloc::format;
+        let ipc = &self.sysv.ipc;
+        let mut s = alloc::string::String::new();
+        match which {
+            0 => {
+                s += "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n";
+                for (id, (p, g)) in ipc.shm.iter() {
+                    let n = calls::map_sharers(g.at).unwrap_or(0);
+                    s += &format!(
+                        "{:10} {:10}  {:4o} {:21} {:5} {:5}  {:5} {:5} {:5} {:5} {:5} {:10} {:10} {:10} {:21} {:21}\n",
+                        p.key,
+                        id,
+                        p.mode,
+                        g.size,
+                        g.cpid,
+                        g.lpid,
+                        n,
+                        p.uid,
+                        p.gid,
+                        p.cuid,
+                        p.cgid,
+                        g.atime,
+                        g.dtime,
+                        g.ctime,
+                        g.size,
+                        0
+                    );
+                }
+            }
+            1 => {
+                s += "       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n";
+                for (id, (p, m)) in ipc.sem.iter() {
+                    s += &format!(
+                        "{:10} {:10}  {:4o} {:10} {:5} {:5} {:5} {:5} {:10} {:10}\n",
+                        p.key,
+                        id,
+                        p.mode,
+                        m.vals.len(),
+                        p.uid,
+                        p.gid,
+                        p.cuid,
+                        p.cgid,
+                        m.otime,
+                        m.ctime
+                    );
+                }
+            }
+            _ => {
+                s += "       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n";
+                for (id, (p, q)) in ipc.msg.iter() {
+                    s += &format!(
+                        "{:10} {:10}  {:4o}  {:10} {:10} {:5} {:5} {:5} {:5} {:5} {:5} {:10} {:10} {:10}\n",
+                        p.key,
+                        id,
+                        p.mode,
+                        q.bytes,
+                        q.msgs.len(),
+                        q.lspid,
+                        q.lrpid,
+                        p.uid,
+                        p.gid,
+                        p.cuid,
+                        p.cgid,
+                        q.stime,
+                        q.rtime,
+                        q.ctime
+                    );
+                }
+            }
         }
         s.into_bytes()
     }

@@ -86,9 +86,9 @@ impl Sup {
         self.sysv_setting(index, Some(&text)).map(|_| len)
     }
 
-    /// `/proc/sysvipc/shm`.
-    pub(super) fn sysv_shm_list(&self) -> Vec<u8> {
-        let r = self.ctl(&[ctl::SYSV_SHM_LIST]);
+    /// `/proc/sysvipc/{shm,sem,msg}` (`which` 0, 1, 2).
+    pub(super) fn sysv_list(&self, which: u64) -> Vec<u8> {
+        let r = self.ctl(&[ctl::SYSV_LIST, which]);
         let mut b = proto::bytes(r.get(1..).unwrap_or(&[]));
         b.truncate(word(&r, 0) as usize);
         b

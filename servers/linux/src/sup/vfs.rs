@@ -143,10 +143,15 @@ impl Sup {
             }
             "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
             "sys" => self.sys_node(more),
-            "sysvipc" => match more {
-                "" => Ok(VNode::Dir(vec![("shm".into(), DT_REG, ino_of("sysvipc/shm"))])),
-                "shm" => Ok(VNode::Mem(self.sysv_shm_list())),
-                _ => Err(errno::ENOENT),
+            "sysvipc" => match ["shm", "sem", "msg"].iter().position(|n| *n == more) {
+                Some(i) => Ok(VNode::Mem(self.sysv_list(i as u64))),
+                None if more.is_empty() => Ok(VNode::Dir(
+                    ["shm", "sem", "msg"]
+                        .iter()
+                        .map(|n| (n.to_string(), DT_REG, ino_of(&format!("sysvipc/{n}"))))
+                        .collect(),
+                )),
+                None => Err(errno::ENOENT),
             },
             "self" => self.pid_node(self.pid, more),
             "tessera" => self.tessera_node(more),
