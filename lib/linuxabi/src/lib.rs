@@ -11,6 +11,7 @@ extern crate alloc;
 
 pub mod elf;
 pub mod errno;
+pub mod eventfd;
 pub mod frame;
 pub mod nr;
 pub mod path;

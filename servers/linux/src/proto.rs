@@ -152,6 +152,8 @@ pub mod ctl {
     /// [0: shm, 1: sem, 2: msg] → [length, text in words]: that file of
     /// `/proc/sysvipc`.
     pub const SYSV_LIST: u64 = 71;
+    /// [count, semaphore mode] → [object]: a new eventfd.
+    pub const EVENTFD: u64 = 72;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -193,6 +195,8 @@ pub mod obj {
     pub const PIPE_WRITE: u64 = 2;
     pub const TTY: u64 = 3;
     pub const FILE: u64 = 4;
+    /// An eventfd's counter.
+    pub const EVENTFD: u64 = 5;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

@@ -11,6 +11,7 @@
 //! copied once). It never waits for a supervisor: a signal goes to one as
 //! a request. Console input and its alarm come as events.
 
+mod eventfd;
 mod locks;
 mod objects;
 mod procs;
@@ -409,6 +410,7 @@ impl Shared {
                     .new_tid(word(&w, 1) as u32)
                     .map_or(-errno::ESRCH, |t| t as i64),
             ),
+            ctl::EVENTFD => result(self.objs.eventfd(word(&w, 1), word(&w, 2) != 0) as i64),
             ctl::SYSV_SETTING => {
                 let len = word(&w, 2);
                 let bytes = proto::bytes(w.get(3..).unwrap_or(&[]));

@@ -127,7 +127,7 @@ impl Sup {
         linuxabi::path::absolute(&base, path)
     }
 
-    fn limit(&self) -> usize {
+    pub(super) fn limit(&self) -> usize {
         (self.limits[7][0].min(1 << 20)) as usize
     }
 

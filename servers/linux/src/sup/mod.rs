@@ -11,6 +11,7 @@
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
 mod epoll;
+mod eventfd;
 mod fdtable;
 mod files;
 mod fs;

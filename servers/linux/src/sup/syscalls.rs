@@ -270,6 +270,8 @@ impl Sup {
             nr::MKNOD | nr::MKNODAT => ret(Err(errno::EPERM)),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
             n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
+            nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
+            nr::EVENTFD2 => ret(self.eventfd2(a[0], a[1])),
             nr::EPOLL_CREATE if (a[0] as i32) <= 0 => ret(Err(errno::EINVAL)),
             nr::EPOLL_CREATE => ret(self.epoll_create(0)),
             nr::EPOLL_CREATE1 => ret(self.epoll_create(a[0])),
