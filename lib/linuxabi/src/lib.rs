@@ -16,6 +16,7 @@ pub mod frame;
 pub mod nr;
 pub mod path;
 pub mod pipe;
+pub mod ptimer;
 pub mod reclock;
 pub mod sched;
 pub mod signal;

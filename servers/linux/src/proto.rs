@@ -154,6 +154,10 @@ pub mod ctl {
     pub const SYSV_LIST: u64 = 71;
     /// [count, semaphore mode] → [object]: a new eventfd.
     pub const EVENTFD: u64 = 72;
+    /// [op, pid, ...] → a POSIX timer's call (`shared/ptimers.rs`).
+    pub const PTIMER: u64 = 73;
+    /// [op, object, ...] → a timerfd's call (`shared/ptimers.rs`).
+    pub const TIMERFD: u64 = 74;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -197,6 +201,8 @@ pub mod obj {
     pub const FILE: u64 = 4;
     /// An eventfd's counter.
     pub const EVENTFD: u64 = 5;
+    /// A timerfd: an eventfd's counter its timer raises.
+    pub const TIMERFD: u64 = 6;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

@@ -65,7 +65,8 @@ impl Shared {
         let Waiting::Write { obj: id, buf, len, .. } = h.what else {
             return true;
         };
-        if len < 8 {
+        // A timerfd is not written.
+        if len < 8 || self.objs.info(id).first() == Some(&obj::TIMERFD) {
             self.finish(h, errno::fail(errno::EINVAL));
             return true;
         }

@@ -15,6 +15,7 @@ mod eventfd;
 mod locks;
 mod objects;
 mod procs;
+mod ptimers;
 mod sched;
 mod sysv;
 
@@ -116,6 +117,8 @@ pub struct Shared {
     pub init_sched: linuxabi::sched::Sched,
     /// SysV shared memory, semaphores and message queues.
     pub sysv: sysv::SysV,
+    /// POSIX timers and timerfd's timers.
+    pub ptimers: ptimers::PTimers,
 }
 
 impl Shared {
@@ -134,6 +137,7 @@ impl Shared {
             locks: Default::default(),
             init_sched: Default::default(),
             sysv: Default::default(),
+            ptimers: Default::default(),
         }
     }
 
@@ -204,6 +208,7 @@ impl Shared {
             .map(|t| t.0)
             .chain(self.objs.poll_deadlines())
             .chain(self.sysv.deadline())
+            .chain(self.ptimers.deadlines())
             .min()
             .unwrap_or(0);
         if next != self.alarm_at {
@@ -234,6 +239,7 @@ impl Shared {
             self.procs_signal(pid, linuxabi::signal::SIGALRM, 0x80, 0);
         }
         self.alarm_at = 0;
+        self.ptimers_tick(now);
         self.poll_timeouts(now);
         self.woke = true;
     }
@@ -410,6 +416,8 @@ impl Shared {
                     .new_tid(word(&w, 1) as u32)
                     .map_or(-errno::ESRCH, |t| t as i64),
             ),
+            ctl::PTIMER => self.ptimer(&w),
+            ctl::TIMERFD => self.timerfd(&w),
             ctl::EVENTFD => result(self.objs.eventfd(word(&w, 1), word(&w, 2) != 0) as i64),
             ctl::SYSV_SETTING => {
                 let len = word(&w, 2);

@@ -239,6 +239,7 @@ impl Objects {
                 r | POLLOUT
             }
             obj::EVENTFD => self.counter_events(id),
+            obj::TIMERFD => self.counter_events(id) & POLLIN,
             _ => POLLIN | POLLOUT,
         };
         got & (events | POLLERR | POLLHUP)
@@ -320,7 +321,7 @@ impl Shared {
                 true
             }
             obj::TTY => self.tty_read(h, buf, len, flags, nonblock),
-            obj::EVENTFD => self.eventfd_read(h, id, buf, len, nonblock),
+            obj::EVENTFD | obj::TIMERFD => self.eventfd_read(h, id, buf, len, nonblock),
             _ => {
                 self.finish(h, errno::fail(errno::EINVAL));
                 true

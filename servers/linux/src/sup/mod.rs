@@ -25,6 +25,7 @@ mod socket;
 mod syscalls;
 mod sysv;
 mod threads;
+mod timers;
 mod unix;
 mod vfs;
 
