@@ -13,6 +13,7 @@
 mod epoll;
 mod eventfd;
 mod fdtable;
+mod fifo;
 mod files;
 mod fs;
 mod locks;

@@ -267,7 +267,8 @@ impl Sup {
             nr::MOUNT | nr::UMOUNT2 | nr::REBOOT | nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => {
                 ret(Err(errno::EPERM))
             }
-            nr::MKNOD | nr::MKNODAT => ret(Err(errno::EPERM)),
+            nr::MKNOD => ret(self.mknodat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
+            nr::MKNODAT => ret(self.mknodat(rid, a[0], a[1], a[2], a[3])),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
             n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
             nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
