@@ -391,16 +391,16 @@ impl<T> Table<T> {
             .filter_map(|(i, s)| s.as_ref().map(|e| (Self::id_of(i, e.0.seq), e)))
     }
 
-    /// `*get`: the id for `key`, made anew if the flags ask and allow it;
-    /// `fits` says whether an existing object suits the request (EINVAL
-    /// if too small), `make` makes a new one's value.
+    /// `*get`: the id for `key`, made anew if the flags ask and allow it
+    /// (at most `max` objects, `next_id` as the setting says); `fits`
+    /// says whether an existing object suits the request (EINVAL if too
+    /// small), `make` makes a new one's value.
     pub fn lookup_or_make(
         &mut self,
         key: i32,
         flags: u64,
         who: Who,
-        max: u64,
-        next_id: &mut i64,
+        (max, next_id): (u64, &mut i64),
         fits: impl FnOnce(&T) -> Result<(), i64>,
         make: impl FnOnce() -> Result<T, i64>,
     ) -> Result<i64, i64> {
@@ -767,8 +767,7 @@ impl Ipc {
             key,
             flags,
             who,
-            l.sem[3],
-            &mut self.limits.next_id[1],
+            (l.sem[3], &mut self.limits.next_id[1]),
             |s| {
                 if nsems as usize > s.vals.len() {
                     Err(errno::EINVAL)
@@ -797,8 +796,7 @@ impl Ipc {
             key,
             flags,
             who,
-            l.msgmni,
-            &mut self.limits.next_id[2],
+            (l.msgmni, &mut self.limits.next_id[2]),
             |_| Ok(()),
             || {
                 let mut q = Queue::new(l.msgmnb);
@@ -810,7 +808,7 @@ impl Ipc {
 
     /// The undo values of `pid` for set `id`, made if missing.
     pub fn undo_of(&mut self, pid: u32, id: i64) -> &mut Vec<i32> {
-        self.undo.0.entry((pid, id)).or_insert_with(Vec::new)
+        self.undo.0.entry((pid, id)).or_default()
     }
 
     /// The process ended: its undo values are applied.

@@ -326,8 +326,7 @@ impl Shared {
             key,
             flags,
             c.who,
-            l.shmmni,
-            &mut self.sysv.ipc.limits.next_id[0],
+            (l.shmmni, &mut self.sysv.ipc.limits.next_id[0]),
             |s| if size > s.size { Err(errno::EINVAL) } else { Ok(()) },
             || {
                 if size < 1 || size > l.shmmax {
@@ -358,7 +357,7 @@ impl Shared {
             return Err(errno::EACCES);
         }
         let mut at = addr;
-        if at % v::SHMLBA != 0 {
+        if !at.is_multiple_of(v::SHMLBA) {
             if flags & v::SHM_RND == 0 {
                 return Err(errno::EINVAL);
             }
@@ -380,7 +379,7 @@ impl Shared {
     }
 
     fn shmdt(&mut self, c: &Call, addr: u64) -> Result<i64, i64> {
-        if addr % v::SHMLBA != 0 {
+        if !addr.is_multiple_of(v::SHMLBA) {
             return Err(errno::EINVAL);
         }
         let before: Vec<(i64, u64)> = self
