@@ -324,14 +324,15 @@ impl<T> Table<T> {
         }
     }
 
-    /// The object at `index` and its id (`*_STAT`, which takes an index).
+    /// The object at `index` and its id (`*_STAT`, which takes an index;
+    /// of an id, Linux takes the index part).
     pub fn at_index(&self, index: i64) -> Result<(i64, &(Perm, T)), i64> {
-        let e = usize::try_from(index)
-            .ok()
-            .and_then(|i| self.slots.get(i))
-            .and_then(|s| s.as_ref())
-            .ok_or(errno::EINVAL)?;
-        Ok((Self::id_of(index as usize, e.0.seq), e))
+        if index < 0 {
+            return Err(errno::EINVAL);
+        }
+        let i = (index % SEQ_MULTIPLIER) as usize;
+        let e = self.slots.get(i).and_then(|s| s.as_ref()).ok_or(errno::EINVAL)?;
+        Ok((Self::id_of(i, e.0.seq), e))
     }
 
     fn by_key(&self, key: i32) -> Option<i64> {
@@ -445,6 +446,9 @@ pub struct Segment {
     pub ctime: i64,
     pub cpid: u32,
     pub lpid: u32,
+    /// Its pages are all present: the kernel fills a segment's memory
+    /// when it is first attached (until then none is).
+    pub present: bool,
 }
 
 impl Segment {
@@ -473,11 +477,11 @@ pub fn shminfo(l: &Limits) -> [u8; 72] {
 }
 
 /// `shm_info` (SHM_INFO): segments in use, pages allocated and resident.
-pub fn shm_info(used: u32, pages: u64) -> [u8; 48] {
+pub fn shm_info(used: u32, pages: u64, resident: u64) -> [u8; 48] {
     let mut b = [0u8; 48];
     put(&mut b, 0, &used.to_le_bytes());
     put(&mut b, 8, &pages.to_le_bytes());
-    put(&mut b, 16, &pages.to_le_bytes());
+    put(&mut b, 16, &resident.to_le_bytes());
     b
 }
 
@@ -852,6 +856,7 @@ mod tests {
         assert_eq!(ipc.msgget(42, 0o400, NOBODY, 0), Err(errno::EACCES));
         let b = ipc.msgget(IPC_PRIVATE, 0, ROOT, 0).unwrap();
         assert_ne!(a, b);
+        assert_eq!(ipc.msg.at_index(a).map(|(id, _)| id), Ok(a), "*_STAT of an id");
         ipc.msg.remove(a);
         assert_eq!(ipc.msg.get(a).err(), Some(errno::EINVAL));
         let c = ipc.msgget(42, IPC_CREAT, ROOT, 0).unwrap();

@@ -374,6 +374,7 @@ impl Shared {
         if let Ok((_, s)) = self.sysv.ipc.shm.get_mut(id) {
             s.atime = now_s();
             s.lpid = c.pid;
+            s.present = true;
         }
         Ok(got as i64)
     }
@@ -412,8 +413,18 @@ impl Shared {
                 return Ok(ipc.shm.max_index() as i64);
             }
             v::SHM_INFO => {
-                let pages = ipc.shm.iter().map(|(_, (_, s))| s.size.div_ceil(4096)).sum();
-                write(c.rid, buf, &v::shm_info(ipc.shm.count() as u32, pages))?;
+                let pages = |present: bool| {
+                    ipc.shm
+                        .iter()
+                        .filter(|(_, (_, s))| s.present || !present)
+                        .map(|(_, (_, s))| s.size.div_ceil(4096))
+                        .sum()
+                };
+                write(
+                    c.rid,
+                    buf,
+                    &v::shm_info(ipc.shm.count() as u32, pages(false), pages(true)),
+                )?;
                 return Ok(ipc.shm.max_index() as i64);
             }
             v::SHM_STAT | v::SHM_STAT_ANY => {
