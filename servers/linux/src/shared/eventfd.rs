@@ -41,14 +41,16 @@ impl Shared {
         };
         let v = match c.read(len) {
             Ok(Some(v)) => v,
-            Ok(None) if nonblock => errno::fail(errno::EAGAIN) | (1 << 63),
-            Ok(None) => return false,
-            Err(e) => errno::fail(e) | (1 << 63),
+            Ok(None) if !nonblock => return false,
+            Ok(None) => {
+                self.finish(h, errno::fail(errno::EAGAIN));
+                return true;
+            }
+            Err(e) => {
+                self.finish(h, errno::fail(e));
+                return true;
+            }
         };
-        if v >> 63 != 0 {
-            self.finish(h, v);
-            return true;
-        }
         // Writers waiting for room may go on.
         self.woke = true;
         let r = if self.put(h, buf, &v.to_le_bytes()) {
