@@ -23,6 +23,10 @@ use tessera_rt::sys::calls;
 const MSG_BYTES_MAX: u64 = 16 << 20;
 /// Semaphores in all sets at most (each a few bytes of the server's).
 const SEMS_MAX: u64 = 1 << 20;
+/// Pages of all segments at most: their frames are this server's (filled
+/// at a segment's first shmat), so one process cannot take the machine's
+/// memory through it; past it shmget is ENOSPC, as past shmall.
+const SHM_PAGES_MAX: u64 = (256 << 20) / 4096;
 
 /// A call passed here: [nr, pid, who, the call's arguments...].
 #[derive(Clone, Debug)]
@@ -332,7 +336,7 @@ impl Shared {
                 if size < 1 || size > l.shmmax {
                     return Err(errno::EINVAL);
                 }
-                if pages_in_use.saturating_add(size.div_ceil(4096)) > l.shmall {
+                if pages_in_use.saturating_add(size.div_ceil(4096)) > l.shmall.min(SHM_PAGES_MAX) {
                     return Err(errno::ENOSPC);
                 }
                 let at = sys::map(size, 3).map_err(|_| errno::ENOMEM)?;
