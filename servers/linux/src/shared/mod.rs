@@ -2,7 +2,9 @@
 //! and what they wait for. The process table with Linux's pids, parents,
 //! process groups and sessions (`procs.rs`); waiting for children and
 //! routing signals between processes; pipes and the terminal with its
-//! line discipline (`objects.rs`); record locks (`locks.rs`); timers. Each
+//! line discipline (`objects.rs`); record locks (`locks.rs`); timers, POSIX
+//! timers and timerfds (`ptimers.rs`); eventfds (`eventfd.rs`); SysV IPC
+//! (`sysv.rs`). Each
 //! Linux process's own state is its supervisor's (`crate::sup`).
 //!
 //! Supervisors call it (`CTL`) and pass it the calls that must wait
