@@ -268,6 +268,16 @@ macro_rules! each_call {
         /// Returns the address: anonymous zeroed memory of `len` bytes mapped
         /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
         CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
+        /// Returns the address: the caller's own anonymous mapping that
+        /// starts at `src`, its frames shared into the waiting process (a
+        /// SysV segment's shmat; flags MAP_FIXED: at `addr`, SHM_RDONLY)
+        CallerShare = 123, caller_share(rid: u64, addr: u64, src: u64, flags: u64);
+        /// Returns its size: the waiting process's mapping at `addr`, one
+        /// whose frames are shared, goes (shmdt)
+        CallerUnshare = 124, caller_unshare(rid: u64, addr: u64);
+        /// Returns how many other mappings share the frames of the
+        /// caller's mapping at `addr` (a segment's attachments)
+        MapSharers = 125, map_sharers(addr: u64);
         /// Returns 0: the process waiting in call `rid` ends, quietly, with
         /// `status` (its supervisor keeps the Linux status itself)
         CallerExit = 110, caller_exit(rid: u64, status: u64);

@@ -131,6 +131,9 @@ pub const REPLY_IN_CALLER: u64 = 2;
 /// shared with the children the process forks.
 pub const MAP_SHARED: u64 = 0x01;
 pub const MAP_FIXED: u64 = 0x10;
+/// `caller_share` flag (Linux's shmat value): the segment is attached
+/// read-only.
+pub const SHM_RDONLY: u64 = 0o10000;
 
 /// Linux x86_64 system-call numbers the kernel serves itself.
 pub mod nr {

@@ -23,6 +23,7 @@ mod linux;
 mod processes;
 mod rendezvous;
 mod resources;
+mod sysv;
 
 use abi::{Error, Sys, call};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -576,6 +577,18 @@ impl abi::Serve for Native<'_> {
             a.prot,
             a.flags & (abi::linux::MAP_FIXED | abi::linux::MAP_SHARED),
         )
+    }
+
+    fn caller_share(&mut self, a: call::CallerShare) -> Result<u64, Error> {
+        or_reclaim(|| sysv::share_into(self.me, a.rid, a.addr, a.src, a.flags))
+    }
+
+    fn caller_unshare(&mut self, a: call::CallerUnshare) -> Result<u64, Error> {
+        sysv::unmap_shared(self.me, a.rid, a.addr)
+    }
+
+    fn map_sharers(&mut self, a: call::MapSharers) -> Result<u64, Error> {
+        sysv::sharers(self.me, a.addr)
     }
 
     fn endr_len(&mut self, a: call::EndrLen) -> Result<u64, Error> {

@@ -700,3 +700,22 @@ fn attribute_blocks_are_released_with_their_inode() {
         assert!(ea.contains("user.big"), "{ea}");
     }
 }
+
+#[test]
+fn set_group_id_directories_pass_on_their_group() {
+    let image = mkfs(None, Geometry::new(1024, 256, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let user = Owner { uid: 5, gid: 6 };
+    let d = fs.mkdir(root, b"d", 0o2775, Owner { uid: 0, gid: 3 }).unwrap();
+    let f = fs.create(d, b"f", 0o644, user).unwrap();
+    let st = fs.stat(f).unwrap();
+    assert_eq!((st.uid, st.gid, st.mode & 0o2000), (5, 3, 0), "the folder's group");
+    let sub = fs.mkdir(d, b"sub", 0o755, user).unwrap();
+    let st = fs.stat(sub).unwrap();
+    assert_eq!((st.gid, st.mode & 0o2000), (3, 0o2000), "a folder keeps the bit");
+    let p = fs.mknod(d, b"p", FileType::Fifo, 0o600, user, (0, 0)).unwrap();
+    assert_eq!(fs.stat(p).unwrap().gid, 3);
+    let plain = fs.create(root, b"g", 0o644, user).unwrap();
+    assert_eq!(fs.stat(plain).unwrap().gid, 6, "elsewhere the maker's group");
+}

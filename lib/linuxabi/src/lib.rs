@@ -11,14 +11,17 @@ extern crate alloc;
 
 pub mod elf;
 pub mod errno;
+pub mod eventfd;
 pub mod frame;
 pub mod nr;
 pub mod path;
 pub mod pipe;
+pub mod ptimer;
 pub mod reclock;
 pub mod sched;
 pub mod signal;
 pub mod structs;
+pub mod sysv;
 pub mod termios;
 
 /// Process ids are below this (`/proc/sys/kernel/pid_max`; Linux's

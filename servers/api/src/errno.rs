@@ -14,6 +14,7 @@ impl Errno {
     pub const ESRCH: Errno = Errno(3);
     pub const EINTR: Errno = Errno(4);
     pub const EIO: Errno = Errno(5);
+    pub const ENXIO: Errno = Errno(6);
     pub const EBADF: Errno = Errno(9);
     pub const EAGAIN: Errno = Errno(11);
     pub const ENOMEM: Errno = Errno(12);

@@ -248,6 +248,30 @@ impl Server {
                     .map_err(errno)?;
                 Ok((0, 0))
             }
+            MKNOD => {
+                let mut p = PathRequest::parse(msg)?;
+                let mode = p.u32()?;
+                let dev = p.u32()?;
+                let kind = FileType::from_mode(mode as u16).ok_or(Errno::EINVAL)?;
+                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let st = self.stat_of(dir)?;
+                need(p.hdr.cred, &st, W | X)?;
+                let owner = Owner {
+                    uid: p.hdr.cred.uid,
+                    gid: p.hdr.cred.gid,
+                };
+                self.fm()?
+                    .mknod(
+                        dir,
+                        &name,
+                        kind,
+                        (mode & 0o7777) as u16,
+                        owner,
+                        (dev >> 20, dev & 0xf_ffff),
+                    )
+                    .map_err(errno)?;
+                Ok((0, 0))
+            }
             RMDIR | UNLINK => {
                 let p = PathRequest::parse(msg)?;
                 let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
@@ -433,6 +457,14 @@ impl Server {
         // A file just created may be opened for writing whatever its mode.
         if !created {
             need(cred, &st, want)?;
+        }
+        // A FIFO, socket or device file has no bytes of its own here: its
+        // data would be a pipe's or a driver's, which this server has not.
+        if matches!(
+            st.kind,
+            FileType::Fifo | FileType::Socket | FileType::CharDevice | FileType::BlockDevice
+        ) {
+            return Err(Errno::ENXIO);
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
             self.fm()?.truncate(h, 0).map_err(errno)?;

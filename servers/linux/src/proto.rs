@@ -145,6 +145,19 @@ pub mod ctl {
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).
     pub const THREAD_END: u64 = 61;
+    /// [setting (`linuxabi::sysv::SETTINGS`), length or u64::MAX to only
+    /// read, the new text in words] → [length or -errno, the text in
+    /// words]: an IPC setting of `/proc/sys/kernel`.
+    pub const SYSV_SETTING: u64 = 70;
+    /// [0: shm, 1: sem, 2: msg] → [length, text in words]: that file of
+    /// `/proc/sysvipc`.
+    pub const SYSV_LIST: u64 = 71;
+    /// [count, semaphore mode] → [object]: a new eventfd.
+    pub const EVENTFD: u64 = 72;
+    /// [op, pid, ...] → a POSIX timer's call (`shared/ptimers.rs`).
+    pub const PTIMER: u64 = 73;
+    /// [op, object, ...] → a timerfd's call (`shared/ptimers.rs`).
+    pub const TIMERFD: u64 = 74;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -170,6 +183,10 @@ pub mod pass {
     pub const WAITID: u64 = 4;
     /// [pid]: a vfork parent waits for its child to exec or end.
     pub const VFORK_WAIT: u64 = 6;
+    /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
+    /// arguments...] (semop as semtimedop with a deadline in ns since
+    /// boot, u64::MAX: none).
+    pub const SYSV: u64 = 0x1000;
     /// READ / WRITE flags.
     pub const NONBLOCK: u64 = 1;
     /// The reader ignores or blocks SIGTTIN (a background read fails).
@@ -182,6 +199,10 @@ pub mod obj {
     pub const PIPE_WRITE: u64 = 2;
     pub const TTY: u64 = 3;
     pub const FILE: u64 = 4;
+    /// An eventfd's counter.
+    pub const EVENTFD: u64 = 5;
+    /// A timerfd: an eventfd's counter its timer raises.
+    pub const TIMERFD: u64 = 6;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

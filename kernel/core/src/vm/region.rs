@@ -320,6 +320,12 @@ impl Region {
         self.device
     }
 
+    /// How many other regions map this one's frames (a SysV segment's
+    /// attachments, seen from the region that keeps it): 0 until shared.
+    pub fn sharers(&self) -> usize {
+        self.shared.as_ref().map_or(0, |s| Arc::strong_count(s) - 1)
+    }
+
     /// Whether the region maps NVM pages in place.
     pub fn is_nvm(&self) -> bool {
         matches!(self.backing, Backing::Nvm { .. })

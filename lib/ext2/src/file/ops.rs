@@ -119,10 +119,18 @@ impl<D: BlockDevice> FileManager<D> {
             return Err(Errno::EMLINK);
         }
         let slot = self.plan_insert(dir.ino, name)?;
+        // A set-group-id directory gives what is made in it its group, and
+        // a directory made in it the bit too (Linux's inode_init_owner).
+        const S_ISGID: u16 = 0o2000;
+        let (gid, sgid) = if parent.mode & S_ISGID != 0 {
+            (parent.gid, if is_dir { S_ISGID } else { 0 })
+        } else {
+            (owner.gid, 0)
+        };
         let new = NewInode {
-            mode: kind.mode_bits() | (perm & 0o7777),
+            mode: kind.mode_bits() | (perm & 0o7777) | sgid,
             uid: owner.uid,
-            gid: owner.gid,
+            gid,
             links: 0,
             rdev,
         };

@@ -55,6 +55,7 @@
 //! | `ERRNO` | | the errno of the last failed READ/READDIR (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
+//! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
 
 pub mod client;
 
@@ -90,11 +91,13 @@ pub const STATS: u64 = 21;
 /// hands its files to its child's at fork: both have it open, each under
 /// its own number).
 pub const SHARE: u64 = 22;
+/// A FIFO, socket, device or regular file made by name (mknod).
+pub const MKNOD: u64 = 24;
 /// The kernel's call for a page of a file (`abi::PAGER_ENTRY`): the
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 24) - 1;
+pub const ENTRIES: u64 = (1 << 25) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.

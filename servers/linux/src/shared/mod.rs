@@ -2,7 +2,9 @@
 //! and what they wait for. The process table with Linux's pids, parents,
 //! process groups and sessions (`procs.rs`); waiting for children and
 //! routing signals between processes; pipes and the terminal with its
-//! line discipline (`objects.rs`); record locks (`locks.rs`); timers. Each
+//! line discipline (`objects.rs`); record locks (`locks.rs`); timers, POSIX
+//! timers and timerfds (`ptimers.rs`); eventfds (`eventfd.rs`); SysV IPC
+//! (`sysv.rs`). Each
 //! Linux process's own state is its supervisor's (`crate::sup`).
 //!
 //! Supervisors call it (`CTL`) and pass it the calls that must wait
@@ -11,10 +13,13 @@
 //! copied once). It never waits for a supervisor: a signal goes to one as
 //! a request. Console input and its alarm come as events.
 
+mod eventfd;
 mod locks;
 mod objects;
 mod procs;
+mod ptimers;
 mod sched;
+mod sysv;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -112,6 +117,10 @@ pub struct Shared {
     pub locks: linuxabi::reclock::Locks,
     /// The virtual init's scheduling attributes (it has no record).
     pub init_sched: linuxabi::sched::Sched,
+    /// SysV shared memory, semaphores and message queues.
+    pub sysv: sysv::SysV,
+    /// POSIX timers and timerfd's timers.
+    pub ptimers: ptimers::PTimers,
 }
 
 impl Shared {
@@ -129,6 +138,8 @@ impl Shared {
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
             locks: Default::default(),
             init_sched: Default::default(),
+            sysv: Default::default(),
+            ptimers: Default::default(),
         }
     }
 
@@ -198,6 +209,8 @@ impl Shared {
             .values()
             .map(|t| t.0)
             .chain(self.objs.poll_deadlines())
+            .chain(self.sysv.deadline())
+            .chain(self.ptimers.deadlines())
             .min()
             .unwrap_or(0);
         if next != self.alarm_at {
@@ -228,6 +241,7 @@ impl Shared {
             self.procs_signal(pid, linuxabi::signal::SIGALRM, 0x80, 0);
         }
         self.alarm_at = 0;
+        self.ptimers_tick(now);
         self.poll_timeouts(now);
         self.woke = true;
     }
@@ -263,6 +277,9 @@ impl Shared {
                     self.held[i] = h;
                     i += 1;
                 }
+            }
+            if self.sysv_progress() {
+                self.woke = true;
             }
             if !self.woke {
                 break;
@@ -304,6 +321,8 @@ impl Shared {
                 return;
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
+        } else {
+            self.sysv_interrupt(pid);
         }
     }
 
@@ -399,6 +418,28 @@ impl Shared {
                     .new_tid(word(&w, 1) as u32)
                     .map_or(-errno::ESRCH, |t| t as i64),
             ),
+            ctl::PTIMER => self.ptimer(&w),
+            ctl::TIMERFD => self.timerfd(&w),
+            ctl::EVENTFD => result(self.objs.eventfd(word(&w, 1), word(&w, 2) != 0) as i64),
+            ctl::SYSV_SETTING => {
+                let len = word(&w, 2);
+                let bytes = proto::bytes(w.get(3..).unwrap_or(&[]));
+                let text = (len != u64::MAX).then(|| &bytes[..(len as usize).min(bytes.len())]);
+                match self.sysv_setting(word(&w, 1), text) {
+                    Ok(t) => {
+                        let mut out = alloc::vec![t.len() as u64];
+                        out.extend(proto::name_words(&t));
+                        End::Reply(out)
+                    }
+                    Err(e) => result(-e),
+                }
+            }
+            ctl::SYSV_LIST => {
+                let t = self.sysv_list(word(&w, 1));
+                let mut out = alloc::vec![t.len() as u64];
+                out.extend(proto::name_words(&t));
+                End::Reply(out)
+            }
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)
@@ -411,6 +452,10 @@ impl Shared {
         let n = (info.len as usize).min(info.inline.len());
         let w = proto::words(&info.inline[..n]);
         let pid = word(&w, 1) as u32;
+        if word(&w, 0) >= proto::pass::SYSV {
+            self.sysv_pass(rid, &w);
+            return;
+        }
         let what = match word(&w, 0) {
             proto::pass::READ => Waiting::Read {
                 obj: word(&w, 2),

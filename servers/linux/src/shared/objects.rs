@@ -64,6 +64,8 @@ pub struct Objects {
     pub tty: Tty,
     pub polls: Vec<PollWait>,
     next_token: u64,
+    /// eventfd objects' counts (`eventfd.rs`).
+    pub(super) counters: BTreeMap<u64, linuxabi::eventfd::Counter>,
 }
 
 impl Objects {
@@ -91,10 +93,11 @@ impl Objects {
             },
             polls: Vec::new(),
             next_token: 1,
+            counters: BTreeMap::new(),
         }
     }
 
-    fn insert(&mut self, o: Object) -> u64 {
+    pub(super) fn insert(&mut self, o: Object) -> u64 {
         let id = self.next;
         self.next += 1;
         self.objs.insert(id, o);
@@ -148,6 +151,7 @@ impl Objects {
         }
         if gone {
             self.objs.remove(&id);
+            self.counters.remove(&id);
         }
     }
 
@@ -234,6 +238,8 @@ impl Objects {
                 let r = if self.tty.ldisc.readable() { POLLIN } else { 0 };
                 r | POLLOUT
             }
+            obj::EVENTFD => self.counter_events(id),
+            obj::TIMERFD => self.counter_events(id) & POLLIN,
             _ => POLLIN | POLLOUT,
         };
         got & (events | POLLERR | POLLHUP)
@@ -315,6 +321,7 @@ impl Shared {
                 true
             }
             obj::TTY => self.tty_read(h, buf, len, flags, nonblock),
+            obj::EVENTFD | obj::TIMERFD => self.eventfd_read(h, id, buf, len, nonblock),
             _ => {
                 self.finish(h, errno::fail(errno::EINVAL));
                 true
@@ -334,6 +341,9 @@ impl Shared {
             return true;
         };
         let nonblock = self.objs.nonblocking(id, flags);
+        if self.objs.counters.contains_key(&id) {
+            return self.eventfd_write(h, nonblock);
+        }
         let Some(pipe_id) = self
             .objs
             .objs

@@ -312,6 +312,7 @@ impl Shared {
             p.comm = [word(w, 3), word(w, 4)];
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
         }
+        self.ptimers_exit(pid);
         result(0)
     }
 
@@ -330,6 +331,8 @@ impl Shared {
         self.procs.end_tids_of(pid);
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
+        self.sysv_exit(pid);
+        self.ptimers_exit(pid);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };
@@ -733,7 +736,7 @@ impl Shared {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) || asleep(p.tpid) {
+        } else if self.held.iter().any(|h| h.pid == pid) || self.sysv_waits(pid) || asleep(p.tpid) {
             b'S'
         } else {
             b'R'

@@ -127,7 +127,7 @@ impl Sup {
         linuxabi::path::absolute(&base, path)
     }
 
-    fn limit(&self) -> usize {
+    pub(super) fn limit(&self) -> usize {
         (self.limits[7][0].min(1 << 20)) as usize
     }
 
@@ -165,7 +165,8 @@ impl Sup {
                 if dir && flags & fdt::O_ACCMODE != 0 {
                     return Err(errno::EISDIR);
                 }
-                if matches!(node, VNode::Mem(_)) && flags & fdt::O_ACCMODE != 0 {
+                let settable = super::sysv::setting_of(&abs).is_some() && self.cred.euid == 0;
+                if matches!(node, VNode::Mem(_)) && flags & fdt::O_ACCMODE != 0 && !settable {
                     return Err(errno::EACCES);
                 }
                 // A fresh description of the terminal holds a reference.
@@ -402,6 +403,11 @@ impl Sup {
             }
             Kind::Null | Kind::Zero | Kind::Random => Out::Ret(len),
             Kind::Full => ret(Err(errno::ENOSPC)),
+            Kind::Mem(_) if super::sysv::setting_of(&d.path).is_some() => {
+                let index = super::sysv::setting_of(&d.path).unwrap_or(0);
+                drop(d);
+                ret(self.sysv_setting_write(rid, index, buf, len))
+            }
             Kind::Mem(_) | Kind::VDir(_) => ret(Err(errno::EBADF)),
             Kind::Socket { .. } | Kind::Unix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
             Kind::Socket { .. } => {

@@ -11,7 +11,9 @@
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
 mod epoll;
+mod eventfd;
 mod fdtable;
+mod fifo;
 mod files;
 mod fs;
 mod locks;
@@ -22,7 +24,9 @@ mod sched;
 mod signals;
 mod socket;
 mod syscalls;
+mod sysv;
 mod threads;
+mod timers;
 mod unix;
 mod vfs;
 

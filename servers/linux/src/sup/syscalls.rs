@@ -267,8 +267,20 @@ impl Sup {
             nr::MOUNT | nr::UMOUNT2 | nr::REBOOT | nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => {
                 ret(Err(errno::EPERM))
             }
-            nr::MKNOD | nr::MKNODAT => ret(Err(errno::EPERM)),
+            nr::MKNOD => ret(self.mknodat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
+            nr::MKNODAT => ret(self.mknodat(rid, a[0], a[1], a[2], a[3])),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
+            n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
+            nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
+            nr::TIMER_CREATE => ret(self.timer_create(rid, a[0] as i32 as i64 as u64, a[1], a[2])),
+            nr::TIMER_SETTIME => ret(self.timer_settime(rid, a[0], a[1], a[2], a[3])),
+            nr::TIMER_GETTIME => ret(self.timer_gettime(rid, a[0], a[1])),
+            nr::TIMER_GETOVERRUN => ret(self.timer_op(3, a[0])),
+            nr::TIMER_DELETE => ret(self.timer_op(4, a[0])),
+            nr::TIMERFD_CREATE => ret(self.timerfd_create(a[0] as i32 as i64 as u64, a[1])),
+            nr::TIMERFD_SETTIME => ret(self.timerfd_settime(rid, a[0], a[1], a[2], a[3])),
+            nr::TIMERFD_GETTIME => ret(self.timerfd_gettime(rid, a[0], a[1])),
+            nr::EVENTFD2 => ret(self.eventfd2(a[0], a[1])),
             nr::EPOLL_CREATE if (a[0] as i32) <= 0 => ret(Err(errno::EINVAL)),
             nr::EPOLL_CREATE => ret(self.epoll_create(0)),
             nr::EPOLL_CREATE1 => ret(self.epoll_create(a[0])),
@@ -792,7 +804,7 @@ impl Sup {
     // ---- poll and select ----
 
     /// A relative timespec's deadline (ns since boot); u64::MAX for none.
-    fn timespec_deadline(&self, rid: u64, at: u64) -> Result<u64, i64> {
+    pub(super) fn timespec_deadline(&self, rid: u64, at: u64) -> Result<u64, i64> {
         if at == 0 {
             return Ok(u64::MAX);
         }

@@ -134,6 +134,7 @@ impl Sup {
                 .collect();
                 list.push(("self".into(), DT_LNK, ino_of("self")));
                 list.push(("sys".into(), DT_DIR, ino_of("sys")));
+                list.push(("sysvipc".into(), DT_DIR, ino_of("sysvipc")));
                 list.push(("tessera".into(), DT_DIR, ino_of("tessera")));
                 for w in self.ctl(&[ctl::PIDS]) {
                     list.push((w.to_string(), DT_DIR, w + 2));
@@ -142,6 +143,16 @@ impl Sup {
             }
             "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
             "sys" => self.sys_node(more),
+            "sysvipc" => match ["shm", "sem", "msg"].iter().position(|n| *n == more) {
+                Some(i) => Ok(VNode::Mem(self.sysv_list(i as u64))),
+                None if more.is_empty() => Ok(VNode::Dir(
+                    ["shm", "sem", "msg"]
+                        .iter()
+                        .map(|n| (n.to_string(), DT_REG, ino_of(&format!("sysvipc/{n}"))))
+                        .collect(),
+                )),
+                None => Err(errno::ENOENT),
+            },
             "self" => self.pid_node(self.pid, more),
             "tessera" => self.tessera_node(more),
             "meminfo" => Ok(VNode::Mem(self.meminfo().into_bytes())),
@@ -444,6 +455,16 @@ impl Sup {
                     "osrelease",
                     "version",
                     "tainted",
+                    "shmmax",
+                    "shmall",
+                    "shmmni",
+                    "msgmax",
+                    "msgmnb",
+                    "msgmni",
+                    "sem",
+                    "shm_next_id",
+                    "sem_next_id",
+                    "msg_next_id",
                 ],
             ),
             "kernel/pid_max" => VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes()),
@@ -456,6 +477,10 @@ impl Sup {
             // No taint flags: Tessera's kernel stops on a fault of its own
             // rather than going on marked.
             "kernel/tainted" => VNode::Mem(b"0\n".to_vec()),
+            k if super::sysv::setting_of(&format!("/proc/sys/{k}")).is_some() => {
+                let index = super::sysv::setting_of(&format!("/proc/sys/{k}")).unwrap_or(0);
+                VNode::Mem(self.sysv_setting(index, None)?)
+            }
             "fs" => files("fs", &["pipe-max-size"]),
             "fs/pipe-max-size" => VNode::Mem(format!("{}\n", linuxabi::pipe::MAX_SIZE).into_bytes()),
             _ => return Err(errno::ENOENT),
