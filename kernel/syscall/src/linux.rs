@@ -71,9 +71,17 @@ pub static LINUX_CALLS: core::sync::atomic::AtomicU64 = core::sync::atomic::Atom
 /// way back to user mode, where its supervisor may have asked it to stop.
 #[inline(never)]
 pub fn serve_and_leave(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) {
+    let n = frame.rax;
     frame.rax = serve(me, frame, supervisor, pid);
+    let gave_up = crate::pipes::gave_up(frame.rax);
+    if gave_up {
+        crate::pipes::note_restart(n);
+    }
     x86_64::instructions::interrupts::disable();
     proc::leave_for_user_stopping(me, frame);
+    if gave_up {
+        crate::pipes::restart_unclaimed(frame);
+    }
 }
 
 /// Serves system call `frame.rax` of Linux process `me`, whose supervisor
@@ -105,6 +113,18 @@ pub fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
+        nr::READ | nr::WRITE | nr::READV | nr::WRITEV => match crate::pipes::serve(me, n, &a) {
+            Some(v) => v,
+            None => forward(
+                me,
+                supervisor,
+                LinuxCall {
+                    nr: n,
+                    args: a,
+                    pid: proc::linux_tid(pid),
+                },
+            ),
+        },
         _ => forward(
             me,
             supervisor,
