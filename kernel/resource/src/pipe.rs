@@ -39,7 +39,7 @@ use ipc::process::{self as proc, Process, Route};
 use kcore::computation::{Computation, State as Run};
 use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
-use kcore::uaccess::UserRange;
+use kcore::uaccess::{MAX_COPY, UserRange};
 use kcore::vm::space::SpaceRef;
 
 const PAGE: usize = 4096;
@@ -92,18 +92,15 @@ struct Inner {
     watchers: Vec<(u64, u64)>,
 }
 
-/// What a change hands over to be done once the pipe's lock is gone.
+/// The watchers a change tells, once the pipe's lock is gone (a process
+/// reference must not be dropped under it).
 #[derive(Default)]
 struct Wakes {
-    comps: Vec<Arc<Computation>>,
     watchers: Vec<(u64, u64)>,
 }
 
 impl Wakes {
     fn run(self) {
-        for c in &self.comps {
-            sched::wake(c);
-        }
         for (pid, entry) in self.watchers {
             if let Some(p) = proc::get(pid)
                 && let Some(c) = ipc::port::post_event(&p, entry)
@@ -214,10 +211,14 @@ impl Inner {
         Ok(())
     }
 
-    /// Everyone to tell of a change.
+    /// A change: every waiter is woken here, under the lock, as a futex
+    /// wakes (a waiter blocks under it, so none is missed, and the list
+    /// keeps its room); the watchers are told once the lock is gone.
     fn changed(&mut self) -> Wakes {
+        for c in self.waiting.drain(..) {
+            sched::wake(&c);
+        }
         Wakes {
-            comps: core::mem::take(&mut self.waiting),
             watchers: core::mem::take(&mut self.watchers),
         }
     }
@@ -359,6 +360,8 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
     if end.write {
         return Err(Fail::WrongEnd);
     }
+    // At most what one copy may move: a read may return short.
+    let len = len.min(MAX_COPY);
     if len == 0 {
         return Ok(0);
     }
@@ -428,9 +431,25 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
     if !end.write {
         return Err(Fail::WrongEnd);
     }
-    if len == 0 {
-        return Ok(0);
+    // In parts of at most what one copy may move.
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(MAX_COPY);
+        match write_part(p, end, addr + done as u64, n, may_wait) {
+            Ok(k) => {
+                done += k;
+                if k < n {
+                    break;
+                }
+            }
+            Err(_) if done > 0 => break,
+            Err(e) => return Err(e),
+        }
     }
+    Ok(done)
+}
+
+fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
     let (space, me) = context(p, addr, len)?;
     let mut done = 0;
     let mut touched = false;
@@ -443,7 +462,7 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
                 return if done > 0 { Ok(done) } else { Err(Fail::NoReaders) };
             }
             let before = done;
-            done += direct(&mut g, p.pid(), addr + done as u64, len - done, len, &mut wakes);
+            done += direct(&mut g, p.pid(), addr + done as u64, len - done, len);
             let left = len - done;
             if left > 0 {
                 let room = g.room_for(left);
@@ -467,9 +486,7 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
                 }
             }
             if done > before {
-                let w = g.changed();
-                wakes.comps.extend(w.comps);
-                wakes.watchers.extend(w.watchers);
+                wakes = g.changed();
             }
             let over = if done == len {
                 Some(Ok(done))
@@ -497,7 +514,7 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
 /// (of a write of `total`, which must stay whole if at most PIPE_BUF).
 /// Returns the bytes moved; a copy that fails leaves the bytes to the
 /// ring, from which the reader copies them itself.
-fn direct(g: &mut Inner, pid: u64, addr: u64, left: usize, total: usize, wakes: &mut Wakes) -> usize {
+fn direct(g: &mut Inner, pid: u64, addr: u64, left: usize, total: usize) -> usize {
     if g.held > 0 {
         return 0;
     }
@@ -515,14 +532,9 @@ fn direct(g: &mut Inner, pid: u64, addr: u64, left: usize, total: usize, wakes: 
     if proc::copy_between((pid, from), (w.pid, to), n).is_err() {
         return 0;
     }
-    let comp = w.comp.clone();
     if let Some(w) = g.pending.as_mut() {
         w.got = Some(n);
-    }
-    if wakes.comps.try_reserve(1).is_ok() {
-        wakes.comps.push(comp);
-    } else {
-        sched::wake(&comp);
+        sched::wake(&w.comp);
     }
     n
 }
