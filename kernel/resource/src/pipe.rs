@@ -46,6 +46,9 @@ const PAGE: usize = 4096;
 const MAX_PAGES: usize = MAX_CAPACITY / PAGE;
 /// The highest descriptor number a table binds (its vector grows to it).
 const MAX_FD: u64 = 1 << 16;
+/// Writes of at most this many bytes are read from the writer's memory
+/// into a buffer on the stack before the pipe's lock is taken.
+const SMALL: usize = 64;
 /// Supervisors watching one pipe at once.
 const MAX_WATCHERS: usize = 64;
 
@@ -59,6 +62,9 @@ pub struct Pipe {
 struct Pending {
     comp: Arc<Computation>,
     pid: u64,
+    /// Its space: its own while the read is pending (the reader cannot
+    /// end before it takes the pipe's lock to withdraw it).
+    space: SpaceRef,
     addr: u64,
     len: usize,
     /// Bytes a writer put there (then the read is over).
@@ -191,6 +197,18 @@ impl Inner {
         self.held += len;
         self.count_in(len);
         Ok(())
+    }
+
+    /// `data` (which `room_for` allowed) onto the ring's end.
+    fn fill_from_buf(&mut self, data: &[u8]) {
+        let tail = (self.head + self.held) % self.ring.len();
+        let mut done = 0;
+        for (at, n) in self.pieces(tail, data.len()) {
+            self.ring[at..at + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+        self.held += data.len();
+        self.count_in(data.len());
     }
 
     /// The first `len` bytes into the reader's memory at `addr`, taken.
@@ -409,6 +427,7 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 g.pending = Some(Pending {
                     comp: me.clone(),
                     pid: p.pid(),
+                    space: space.clone(),
                     addr,
                     len,
                     got: None,
@@ -451,6 +470,17 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
 
 fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
     let (space, me) = context(p, addr, len)?;
+    // A short write is read from the writer's memory first, before any
+    // lock (a bad pointer fails it with nothing moved): under the lock
+    // only the reader's memory is walked.
+    let mut small = [0u8; SMALL];
+    let pre = len <= SMALL;
+    if pre {
+        UserRange::new(addr, len)
+            .and_then(|r| r.read(&mut small[..len]))
+            .map_err(|_| Fail::Fault)?;
+    }
+    let small = pre.then_some(&small[..len]);
     let mut done = 0;
     let mut touched = false;
     loop {
@@ -462,12 +492,19 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
                 return if done > 0 { Ok(done) } else { Err(Fail::NoReaders) };
             }
             let before = done;
-            done += direct(&mut g, p.pid(), addr + done as u64, len - done, len);
+            done += direct(&mut g, (p.pid(), &space), (addr, small), done, len);
             let left = len - done;
             if left > 0 {
                 let room = g.room_for(left);
                 if room > 0 && (len > PIPE_BUF || room == left) {
-                    match g.fill_from(&space, addr + done as u64, room) {
+                    let filled = match small {
+                        Some(b) => {
+                            g.fill_from_buf(&b[done..done + room]);
+                            Ok(())
+                        }
+                        None => g.fill_from(&space, addr + done as u64, room),
+                    };
+                    match filled {
                         Ok(()) => done += room,
                         Err(_) if !touched && done == before => {
                             drop(g);
@@ -510,26 +547,41 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
 }
 
 /// Straight into a reader waiting on the empty pipe, if one is and is in
-/// another space: up to what it asked of the `left` bytes at `addr`
-/// (of a write of `total`, which must stay whole if at most PIPE_BUF).
-/// Returns the bytes moved; a copy that fails leaves the bytes to the
-/// ring, from which the reader copies them itself.
-fn direct(g: &mut Inner, pid: u64, addr: u64, left: usize, total: usize) -> usize {
+/// another space: up to what it asked of what is left of a write of
+/// `total` bytes at `addr` (already read into `small` if short), `done`
+/// of them gone; one of at most PIPE_BUF bytes stays whole. Returns the
+/// bytes moved; a copy that fails leaves the bytes to the ring, from
+/// which the reader copies them itself.
+fn direct(
+    g: &mut Inner,
+    (pid, space): (u64, &SpaceRef),
+    (addr, small): (u64, Option<&[u8]>),
+    done: usize,
+    total: usize,
+) -> usize {
+    let left = total - done;
+    let addr = addr + done as u64;
     if g.held > 0 {
         return 0;
     }
     let Some(w) = g.pending.as_ref() else { return 0 };
-    if w.got.is_some() || w.pid == pid {
+    if w.got.is_some() || w.pid == pid || Arc::ptr_eq(space, &w.space) {
         return 0;
     }
     let n = left.min(w.len);
     if total <= PIPE_BUF && n < left && g.room_for(left - n) < left - n {
         return 0;
     }
-    let (Ok(from), Ok(to)) = (UserRange::new(addr, n), UserRange::new(w.addr, n)) else {
-        return 0;
+    let copied = if let Some(b) = small {
+        // Read already: the reader's space is walked, no process looked up.
+        w.space.lock().copy_in(w.addr, &b[done..done + n]).is_ok()
+    } else {
+        match (UserRange::new(addr, n), UserRange::new(w.addr, n)) {
+            (Ok(from), Ok(to)) => proc::copy_between((pid, from), (w.pid, to), n).is_ok(),
+            _ => false,
+        }
     };
-    if proc::copy_between((pid, from), (w.pid, to), n).is_err() {
+    if !copied {
         return 0;
     }
     if let Some(w) = g.pending.as_mut() {
