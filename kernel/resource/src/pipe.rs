@@ -243,7 +243,10 @@ impl Inner {
 
     /// `me` stops waiting: out of the list, its pending read withdrawn.
     fn leave(&mut self, me: &Arc<Computation>) {
-        self.waiting.retain(|c| !Arc::ptr_eq(c, me));
+        // Listed once at most (`block`).
+        if let Some(i) = self.waiting.iter().position(|c| Arc::ptr_eq(c, me)) {
+            self.waiting.swap_remove(i);
+        }
         if self.pending.as_ref().is_some_and(|p| Arc::ptr_eq(&p.comp, me)) {
             self.pending = None;
         }
@@ -385,17 +388,23 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
     }
     let (space, me) = context(p, addr, len)?;
     let mut touched = false;
+    // Whether it blocked, and so may be listed (leaving costs a look).
+    let mut waited = false;
     loop {
         let wakes;
         {
             let mut g = end.pipe.inner.lock();
-            let mine = g.pending.as_ref().is_some_and(|w| Arc::ptr_eq(&w.comp, &me));
+            let mine = waited && g.pending.as_ref().is_some_and(|w| Arc::ptr_eq(&w.comp, &me));
             if mine && let Some(got) = g.pending.as_ref().and_then(|w| w.got) {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 return Ok(got);
             }
             if g.held > 0 {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 let n = len.min(g.held);
                 match g.drain_to(&space, addr, n) {
                     Ok(()) => wakes = g.changed(),
@@ -412,15 +421,21 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 return Ok(n);
             }
             if g.writers == 0 {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 return Ok(0);
             }
             if !may_wait || end.nonblock() {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 return Err(Fail::Again);
             }
             if stopped(p, &me) {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 return Err(Fail::Interrupted);
             }
             if g.pending.is_none() {
@@ -437,6 +452,7 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 g.leave(&me);
                 return Err(e);
             }
+            waited = true;
         }
         sched::schedule();
     }
@@ -469,7 +485,8 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
 }
 
 fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
-    let (space, me) = context(p, addr, len)?;
+    UserRange::new(addr, len).map_err(|_| Fail::Fault)?;
+    let me = sched::current().ok_or(Fail::Interrupted)?;
     // A short write is read from the writer's memory first, before any
     // lock (a bad pointer fails it with nothing moved): under the lock
     // only the reader's memory is walked.
@@ -481,28 +498,37 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
             .map_err(|_| Fail::Fault)?;
     }
     let small = pre.then_some(&small[..len]);
+    // A longer one is copied from its space under the lock.
+    let space = match pre {
+        true => None,
+        false => Some(p.space().ok_or(Fail::Fault)?),
+    };
     let mut done = 0;
     let mut touched = false;
+    let mut waited = false;
     loop {
         let mut wakes = Wakes::default();
         {
             let mut g = end.pipe.inner.lock();
             if g.readers == 0 {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 return if done > 0 { Ok(done) } else { Err(Fail::NoReaders) };
             }
             let before = done;
-            done += direct(&mut g, (p.pid(), &space), (addr, small), done, len);
+            done += direct(&mut g, (p.pid(), space.as_ref()), (addr, small), done, len);
             let left = len - done;
             if left > 0 {
                 let room = g.room_for(left);
                 if room > 0 && (len > PIPE_BUF || room == left) {
-                    let filled = match small {
-                        Some(b) => {
+                    let filled = match (small, &space) {
+                        (Some(b), _) => {
                             g.fill_from_buf(&b[done..done + room]);
                             Ok(())
                         }
-                        None => g.fill_from(&space, addr + done as u64, room),
+                        (None, Some(s)) => g.fill_from(s, addr + done as u64, room),
+                        (None, None) => Err(Error::Fault),
                     };
                     match filled {
                         Ok(()) => done += room,
@@ -532,10 +558,13 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
             } else if stopped(p, &me) {
                 Some(if done > 0 { Ok(done) } else { Err(Fail::Interrupted) })
             } else {
+                waited = true;
                 g.block(p, &me).err().map(Err)
             };
             if let Some(r) = over {
-                g.leave(&me);
+                if waited {
+                    g.leave(&me);
+                }
                 drop(g);
                 wakes.run();
                 return r;
@@ -554,7 +583,7 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
 /// which the reader copies them itself.
 fn direct(
     g: &mut Inner,
-    (pid, space): (u64, &SpaceRef),
+    (pid, space): (u64, Option<&SpaceRef>),
     (addr, small): (u64, Option<&[u8]>),
     done: usize,
     total: usize,
@@ -565,7 +594,7 @@ fn direct(
         return 0;
     }
     let Some(w) = g.pending.as_ref() else { return 0 };
-    if w.got.is_some() || w.pid == pid || Arc::ptr_eq(space, &w.space) {
+    if w.got.is_some() || w.pid == pid || space.is_some_and(|s| Arc::ptr_eq(s, &w.space)) {
         return 0;
     }
     let n = left.min(w.len);
