@@ -497,7 +497,7 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
             .and_then(|r| r.read(&mut small[..len]))
             .map_err(|_| Fail::Fault)?;
     }
-    let small = pre.then_some(&small[..len]);
+    let small = pre.then(|| &small[..len]);
     // A longer one is copied from its space under the lock.
     let space = match pre {
         true => None,
