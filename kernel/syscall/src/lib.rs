@@ -20,7 +20,7 @@ mod container;
 mod futex;
 pub mod inspect;
 mod linux;
-mod pipes;
+pub mod pipes;
 mod processes;
 mod rendezvous;
 mod resources;
