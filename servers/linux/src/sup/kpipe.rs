@@ -44,11 +44,10 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
     }
     if let Some(n) = new
         && is_kpipe(Some(n))
+        && let Some(from) = other_fd(t, &n.ofd, fd)
     {
-        if let Some(from) = other_fd(t, &n.ofd, fd) {
-            let _ = calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0);
-            return;
-        }
+        let _ = calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0);
+        return;
     }
     if is_kpipe(old) {
         let _ = calls::linux_pipe(op::CLOSE, t.tpid, fd as u64, 0, 0);
