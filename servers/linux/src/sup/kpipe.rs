@@ -139,6 +139,10 @@ impl Sup {
         let Some(fd) = self.bound_fd(ofd) else {
             return POLLNVAL;
         };
+        // The watch before the look: a change between them still wakes.
+        if watch {
+            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
+        }
         let Ok(s) = calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0) else {
             return POLLNVAL;
         };
@@ -157,9 +161,6 @@ impl Sup {
             if s & state::READERS == 0 {
                 ev |= POLLERR;
             }
-        }
-        if watch {
-            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
         }
         ev
     }
