@@ -255,16 +255,18 @@ impl Inner {
     /// Lists `me` among the waiting, then blocks it unless it is asked to
     /// stop meanwhile (its state's lock taken under the pipe's: a wake,
     /// which takes the pipe's first, cannot fall between).
-    fn block(&mut self, p: &Process, me: &Arc<Computation>) -> Result<(), Fail> {
+    /// Returns whether it blocked (false: it must stop, and leave).
+    fn block(&mut self, p: &Process, me: &Arc<Computation>) -> Result<bool, Fail> {
         if !self.waiting.iter().any(|c| Arc::ptr_eq(c, me)) {
             self.waiting.try_reserve(1).map_err(|_| Fail::NoMemory)?;
             self.waiting.push(me.clone());
         }
         let mut st = me.state.lock();
-        if !stopped(p, me) {
-            *st = Run::Blocked;
+        if stopped(p, me) {
+            return Ok(false);
         }
-        Ok(())
+        *st = Run::Blocked;
+        Ok(true)
     }
 
     fn state(&self) -> u64 {
@@ -432,12 +434,6 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 }
                 return Err(Fail::Again);
             }
-            if stopped(p, &me) {
-                if waited {
-                    g.leave(&me);
-                }
-                return Err(Fail::Interrupted);
-            }
             if g.pending.is_none() {
                 g.pending = Some(Pending {
                     comp: me.clone(),
@@ -448,11 +444,17 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                     got: None,
                 });
             }
-            if let Err(e) = g.block(p, &me) {
-                g.leave(&me);
-                return Err(e);
+            match g.block(p, &me) {
+                Ok(true) => waited = true,
+                Ok(false) => {
+                    g.leave(&me);
+                    return Err(Fail::Interrupted);
+                }
+                Err(e) => {
+                    g.leave(&me);
+                    return Err(e);
+                }
             }
-            waited = true;
         }
         sched::schedule();
     }
@@ -486,7 +488,8 @@ pub fn write(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> R
 
 fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
     UserRange::new(addr, len).map_err(|_| Fail::Fault)?;
-    let me = sched::current().ok_or(Fail::Interrupted)?;
+    // The writing computation, looked up only if it is to wait.
+    let mut me: Option<Arc<Computation>> = None;
     // A short write is read from the writer's memory first, before any
     // lock (a bad pointer fails it with nothing moved): under the lock
     // only the reader's memory is walked.
@@ -511,8 +514,8 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
         {
             let mut g = end.pipe.inner.lock();
             if g.readers == 0 {
-                if waited {
-                    g.leave(&me);
+                if let Some(me) = me.as_ref().filter(|_| waited) {
+                    g.leave(me);
                 }
                 return if done > 0 { Ok(done) } else { Err(Fail::NoReaders) };
             }
@@ -555,15 +558,20 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
                 Some(Ok(done))
             } else if !may_wait || end.nonblock() {
                 Some(if done > 0 { Ok(done) } else { Err(Fail::Again) })
-            } else if stopped(p, &me) {
-                Some(if done > 0 { Ok(done) } else { Err(Fail::Interrupted) })
             } else {
+                if me.is_none() {
+                    me = sched::current();
+                }
                 waited = true;
-                g.block(p, &me).err().map(Err)
+                match me.as_ref().map(|m| g.block(p, m)) {
+                    Some(Ok(true)) => None,
+                    Some(Err(e)) => Some(Err(e)),
+                    _ => Some(if done > 0 { Ok(done) } else { Err(Fail::Interrupted) }),
+                }
             };
             if let Some(r) = over {
-                if waited {
-                    g.leave(&me);
+                if let Some(me) = me.as_ref().filter(|_| waited) {
+                    g.leave(me);
                 }
                 drop(g);
                 wakes.run();
@@ -613,9 +621,10 @@ fn direct(
     if !copied {
         return 0;
     }
+    // The reader is among the waiting (it blocked with its read
+    // pending): the change wakes it.
     if let Some(w) = g.pending.as_mut() {
         w.got = Some(n);
-        sched::wake(&w.comp);
     }
     n
 }
