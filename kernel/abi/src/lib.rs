@@ -313,6 +313,10 @@ macro_rules! each_call {
         /// Returns 0: as linux_attention, for the computation of process
         /// `pid` with Linux tid `tid` alone
         LinuxAttentionThread = 122, linux_attention_thread(pid: u64, tid: u64);
+        /// Returns what operation `op` (`linux::pipe::op`) gives: a kernel
+        /// pipe's descriptors in the table of Linux process `pid` (which the
+        /// caller serves), whose read and write calls the kernel then serves
+        LinuxPipe = 126, linux_pipe(op: u64, pid: u64, a: u64, b: u64, c: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);
@@ -387,6 +391,8 @@ numbered! {
         Container = 10,
         ContainerBox = 11,
         Device = 12,
+        /// A pipe the kernel serves to Linux processes (`linux::pipe`).
+        Pipe = 13,
     }
 }
 
@@ -431,6 +437,11 @@ numbered! {
         CreatePlate = 33,
         StoreText = 34,
         DeleteText = 35,
+        CreatePipe = 36,
+        /// Binding, copying or closing a descriptor of a kernel pipe.
+        PipeBind = 37,
+        /// A kernel pipe's state, flags, size or watch.
+        PipeControl = 38,
     }
 }
 
@@ -462,6 +473,7 @@ impl ResOp {
             | O::DmaAddress => K::Device,
             // An NVM text file is persistent content, as a plate is.
             O::CreatePlate | O::StoreText | O::DeleteText => K::Plate,
+            O::CreatePipe | O::PipeBind | O::PipeControl => K::Pipe,
         })
     }
 }

@@ -21,13 +21,20 @@ pub mod entry {
     pub const FAULT: u64 = 1;
     /// The process stopped on its way back to user mode because its
     /// supervisor asked (`linux_attention`): signals may be delivered now.
-    /// The message is a [`super::LinuxCall`] with `nr` = [`super::NO_CALL`].
+    /// The message is a [`super::LinuxCall`] with `nr` = [`super::NO_CALL`];
+    /// `args[0]`, if it has [`super::RESTART_MARK`], is the number of a
+    /// call the kernel served and gave up for this stop with ERESTARTSYS
+    /// in rax (a pipe's wait): the supervisor restarts it (under
+    /// SA_RESTART, or without a handler) or fails it with EINTR.
     pub const ATTENTION: u64 = 2;
     pub const ALL: u64 = (1 << SYSCALL) | (1 << FAULT) | (1 << ATTENTION);
 }
 
 /// `LinuxCall::nr` of an attention stop: no system call.
 pub const NO_CALL: u64 = u64::MAX;
+
+/// Marks a call number in an attention stop's `args[0]`.
+pub const RESTART_MARK: u64 = 1 << 63;
 
 /// A Linux system call as the supervisor receives it (the first 64 bytes of
 /// the message, delivered inline by `acc`).
@@ -153,6 +160,12 @@ pub mod nr {
     pub const FUTEX: u64 = 202;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
+    /// Served by the kernel on a descriptor bound to a kernel pipe
+    /// ([`pipe`]), sent to the supervisor otherwise.
+    pub const READ: u64 = 0;
+    pub const WRITE: u64 = 1;
+    pub const READV: u64 = 19;
+    pub const WRITEV: u64 = 20;
 }
 
 /// The calls the kernel serves without the supervisor, and why they may be:
@@ -211,6 +224,67 @@ pub static SHORT_FRAME_CALLS: [u64; 8] = {
 #[inline(always)]
 pub fn takes_short_frame(n: u64) -> bool {
     n < 512 && SHORT_FRAME_CALLS[(n / 64) as usize] >> (n % 64) & 1 != 0
+}
+
+/// The calls the kernel serves when their descriptor is bound to a kernel
+/// pipe in the caller's table of kernel-served descriptors: they touch
+/// only the pipe and the caller's memory. Every other call on such a
+/// descriptor (close, dup, fcntl, fstat, poll) goes to the supervisor,
+/// whose descriptor table stays the truth and which keeps the kernel's
+/// bindings in step with it (`linux_pipe`).
+pub const KERNEL_SERVED_ON_PIPES: [u64; 4] = [nr::READ, nr::WRITE, nr::READV, nr::WRITEV];
+
+/// Pipes the kernel serves (`linux_pipe`).
+pub mod pipe {
+    /// Operations of `linux_pipe(op, pid, a, b, c)`; `pid` is the Linux
+    /// process's Tessera pid, which the caller must serve.
+    pub mod op {
+        /// A new pipe, its read end bound at descriptor `a` and its write
+        /// end at `b` (what was there before goes), O_NONBLOCK if `c` has
+        /// it → the pipe's resource id.
+        pub const CREATE: u64 = 1;
+        /// Descriptor `b` leads to what descriptor `a` leads to (the same
+        /// open file description: flags shared) → 0.
+        pub const DUP: u64 = 2;
+        /// Descriptor `a` is no longer bound → 0 (NotFound if it was not).
+        pub const CLOSE: u64 = 3;
+        /// The description at `a` gets O_NONBLOCK as `b` has it → 0.
+        pub const SETFL: u64 = 4;
+        /// → the state of descriptor `a`'s pipe ([`super::state`]).
+        pub const STATE: u64 = 5;
+        /// An event on the caller's port entry `b` at the next change of
+        /// descriptor `a`'s pipe (bytes in or out, an end closed) → 0.
+        pub const WATCH: u64 = 6;
+        /// `F_SETPIPE_SZ`: the capacity of `a`'s pipe becomes `b` bytes
+        /// (rounded up to a power of two pages) → the new capacity.
+        /// Busy if what it holds would not fit, Denied above the most.
+        pub const RESIZE: u64 = 7;
+        /// → the resource id of descriptor `a`'s pipe.
+        pub const ID: u64 = 8;
+    }
+
+    /// The word `op::STATE` returns.
+    pub mod state {
+        /// Bytes held (the low 32 bits).
+        pub const HELD: u64 = 0xffff_ffff;
+        /// A read end is still open.
+        pub const READERS: u64 = 1 << 32;
+        /// A write end is still open.
+        pub const WRITERS: u64 = 1 << 33;
+        /// The descriptor is the write end.
+        pub const WRITE_END: u64 = 1 << 34;
+        pub const NONBLOCK: u64 = 1 << 35;
+        /// A page of the capacity is free (Linux's POLLOUT).
+        pub const ROOM: u64 = 1 << 36;
+        /// The capacity in pages, from this bit on.
+        pub const PAGES_SHIFT: u32 = 40;
+    }
+
+    /// Linux's default capacity and its most for F_SETPIPE_SZ.
+    pub const CAPACITY: usize = 65_536;
+    pub const MAX_CAPACITY: usize = 1 << 20;
+    /// Writes of at most this many bytes are atomic.
+    pub const PIPE_BUF: usize = 4096;
 }
 
 /// `SpawnOptions::personality`.

@@ -105,6 +105,11 @@ pub struct Computation {
     /// A user word cleared, and its waiters woken, when the computation
     /// ends while others go on in its space (Linux's clear-child-tid).
     pub clear_word: AtomicU64,
+    /// The Linux system call a wait the kernel served gave up for a
+    /// signal (its number with `RESTART_MARK`; 0: none): the supervisor
+    /// restarts it or fails it with EINTR, as the handler's SA_RESTART
+    /// says, at the attention stop that follows.
+    pub restart_call: AtomicU64,
     /// Its supervisor ended it alone: it ends as it wakes, its process
     /// going on.
     pub ends_alone: AtomicBool,
@@ -124,6 +129,9 @@ pub struct Computation {
 }
 
 pub const ANY_CPU: usize = usize::MAX;
+
+/// `Computation::restart_call` holds a call number with this bit.
+pub const RESTART_MARK: u64 = 1 << 63;
 
 /// Where a user computation starts, and for whom.
 pub struct UserStart {
@@ -203,6 +211,7 @@ impl Computation {
             label: AtomicU64::new(0),
             attention: AtomicBool::new(false),
             clear_word: AtomicU64::new(0),
+            restart_call: AtomicU64::new(0),
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
             frame_reserve: core::sync::atomic::AtomicU8::new(0),
@@ -233,6 +242,7 @@ impl Computation {
             label: AtomicU64::new(0),
             attention: AtomicBool::new(false),
             clear_word: AtomicU64::new(0),
+            restart_call: AtomicU64::new(0),
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
             frame_reserve: core::sync::atomic::AtomicU8::new(0),

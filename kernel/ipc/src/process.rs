@@ -998,9 +998,12 @@ fn stop_for_supervisor(p: &Process) {
     let Route::Linux { supervisor, pid } = p.route else {
         return;
     };
+    // A call the kernel gave up for this stop goes with it (args[0]),
+    // for the supervisor to restart or fail.
+    let restart = sched::with_current(|c| c.restart_call.swap(0, Ordering::AcqRel)).unwrap_or(0);
     let stop = abi::linux::LinuxCall {
         nr: abi::linux::NO_CALL,
-        args: [0; 6],
+        args: [restart, 0, 0, 0, 0, 0],
         pid: linux_tid(pid),
     };
     x86_64::instructions::interrupts::enable();

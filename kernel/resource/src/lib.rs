@@ -31,6 +31,7 @@
 //! | container | `container.rs` | a region handed between processes (seed 004) |
 //! | container box | `container_box.rs` | queues of containers between processes |
 //! | device | `device.rs` | a PCI function, its BARs, interrupt and DMA for its driver |
+//! | pipe | `pipe.rs` | a pipe the kernel serves to Linux processes, their descriptors of it |
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -71,6 +72,7 @@ pub mod fifo;
 pub mod mediator;
 pub mod nvm;
 pub mod physmem;
+pub mod pipe;
 pub mod plate;
 pub mod pool;
 pub mod proc;
@@ -281,6 +283,7 @@ pub trait Resource: Sync {
 /// module and one line here.
 const KINDS: [(Kind, &dyn Resource); Kind::ALL.len()] = [
     (Kind::Device, &device::Devices),
+    (Kind::Pipe, &pipe::Pipes),
     (Kind::Container, &container::Containers),
     (Kind::ContainerBox, &container_box::Boxes),
     (Kind::VirtualUserSpace, &vspace::Attachments),

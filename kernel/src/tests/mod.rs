@@ -6,6 +6,7 @@ mod container;
 mod device;
 mod harden;
 mod ipc;
+mod pipes;
 mod process;
 mod resource;
 
@@ -127,4 +128,9 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::the_heap_grows_into_a_reserve_the_pool_refills,
     pass harden::cached_file_pages_are_charged_and_reclaimed,
     pass harden::fuzzers_killed_mid_call_leave_nothing,
+    // Kernel pipes (issue 18)
+    pass pipes::kernel_pipes_go_with_their_last_holder,
+    pass pipes::kernel_pipe_descriptors_are_checked,
+    pass pipes::only_a_supervisor_binds_pipes,
+    pass pipes::kernel_pipe_buffers_are_limited,
 ];

@@ -194,6 +194,10 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     let spare = region(1)?;
     // A device the kernel holds (the `pc` machine's host bridge).
     let dev = ok(resource::device::find(0x8086, 0x1237, 0))?;
+    // A pipe bound in the sleeper's table (it goes when the sleeper ends).
+    let holder = ipc::process::get(sleeper).ok_or("no sleeper")?;
+    let pipe = ok(resource::pipe::create(&holder, 0, 1, false))?;
+    drop(holder);
     let kinds: [(ResId, Use); Kind::ALL.len()] = [
         (plate, &|c, id| program::create(c, id).err()),
         (program, &|c, id| program::segment(c, id, 0).err()),
@@ -213,6 +217,7 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
         }),
         (bx, &|c, id| container_box::grant(c, id, 7, abi::BOX_SEND).err()),
         (dev, &|c, id| resource::device::read_config(c, id, 0, 4).err()),
+        (pipe, &|c, id| resource::pipe::held(c, id).err()),
     ];
     kcore::computation::reap_all();
     let before = resource::counts();

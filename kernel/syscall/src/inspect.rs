@@ -195,7 +195,12 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
                 ..record(id, owner)
             })
         }),
-        Kind::Computation | Kind::VirtualKernelSpace | Kind::Container | Kind::ContainerBox | Kind::Device => {
+        Kind::Computation
+        | Kind::VirtualKernelSpace
+        | Kind::Container
+        | Kind::ContainerBox
+        | Kind::Device
+        | Kind::Pipe => {
             return Err(Error::Invalid);
         }
     }

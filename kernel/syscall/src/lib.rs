@@ -20,6 +20,7 @@ mod container;
 mod futex;
 pub mod inspect;
 mod linux;
+pub mod pipes;
 mod processes;
 mod rendezvous;
 mod resources;
@@ -522,6 +523,10 @@ impl abi::Serve for Native<'_> {
         regs.rflags = 0x202;
         let p = ipc::supervise::waiting(self.me, a.rid)?;
         resource::computation::create_thread(&p, &regs, a.tid, a.clear_word).map(|_| 0)
+    }
+
+    fn linux_pipe(&mut self, a: call::LinuxPipe) -> Result<u64, Error> {
+        pipes::linux_pipe(self.me, a.op, a.pid, a.a, a.b, a.c)
     }
 
     fn caller_exit_thread(&mut self, a: call::CallerExitThread) -> Result<u64, Error> {

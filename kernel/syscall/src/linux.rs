@@ -89,11 +89,18 @@ pub fn serve_and_leave(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid
 fn serve_other_and_leave(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) {
     let n = frame.rax;
     frame.rax = serve(me, frame, supervisor, pid);
+    let gave_up = crate::pipes::gave_up(frame.rax);
+    if gave_up {
+        crate::pipes::note_restart(n);
+    }
     x86_64::instructions::interrupts::disable();
     if abi::linux::takes_short_frame(n) {
         proc::leave_for_user_short(me, frame);
     } else {
         proc::leave_for_user_stopping(me, frame);
+        if gave_up {
+            crate::pipes::restart_unclaimed(frame);
+        }
     }
 }
 
@@ -126,6 +133,18 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
+        nr::READ | nr::WRITE | nr::READV | nr::WRITEV => match crate::pipes::serve(me, n, &a) {
+            Some(v) => v,
+            None => forward(
+                me,
+                supervisor,
+                LinuxCall {
+                    nr: n,
+                    args: a,
+                    pid: proc::linux_tid(pid),
+                },
+            ),
+        },
         _ => forward(
             me,
             supervisor,

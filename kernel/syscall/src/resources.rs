@@ -37,7 +37,8 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
         K::Container => resource::pool::or_reclaim(|| containers::create(me, c.a, c.b))?,
         K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
         // Plates come from the archive and devices from the buses.
-        K::Plate | K::Device => return Err(Error::Denied),
+        // Pipes come from supervisors (`linux_pipe`).
+        K::Plate | K::Device | K::Pipe => return Err(Error::Denied),
     };
     Ok(id.raw())
 }

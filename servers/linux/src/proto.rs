@@ -40,8 +40,11 @@ pub mod sup {
     pub const SIGNAL: u64 = 4;
     /// A poll of its process may go on (the token of its registration).
     pub const WAKE: u64 = 5;
-    pub const IDLE_ENTRIES: u64 = (1 << INIT) | (1 << SIGNAL) | (1 << WAKE);
-    pub const ENTRIES: u64 = 0b111111;
+    /// An event from the kernel: a kernel pipe a poll of its process
+    /// watches changed (`linux_pipe(WATCH)`).
+    pub const KWAKE: u64 = 6;
+    pub const IDLE_ENTRIES: u64 = (1 << INIT) | (1 << SIGNAL) | (1 << WAKE) | (1 << KWAKE);
+    pub const ENTRIES: u64 = 0b1111111;
 }
 
 /// Operations of `shared::CTL` (word 0).

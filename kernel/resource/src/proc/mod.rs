@@ -83,6 +83,7 @@ fn end_resources(p: &Process) {
         crate::device::Devices.release_owned_by(p.pid());
         crate::container::Containers.release_owned_by(p.pid());
     }
+    crate::pipe::release_bindings(p.pid());
     spawn::decompose(p);
     if let Some(id) = p.computation_id() {
         let _ = crate::mediator::delete(crate::KERNEL, id);

@@ -295,6 +295,9 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
             if eager {
                 page_in_all(p)?;
             }
+            if matches!(route, Route::Linux { .. }) {
+                crate::pipe::inherit_exec(p)?;
+            }
             Ok(())
         },
     )?;
@@ -527,6 +530,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         &how,
         |_| copy_space(parent),
         |child| {
+            crate::pipe::inherit(parent, child)?;
             child.set_start_regs(regs);
             Ok(())
         },

@@ -74,6 +74,11 @@ pub enum Kind {
     },
     /// An epoll instance (`epoll.rs`).
     Epoll(Rc<RefCell<super::epoll::Epoll>>),
+    /// One end of a pipe the kernel serves (`kpipe.rs`): its resource id.
+    KPipe {
+        id: u64,
+        write: bool,
+    },
 }
 
 pub struct Ofd {
@@ -137,6 +142,10 @@ pub struct Slot {
 #[derive(Default, Clone)]
 pub struct FdTable {
     pub slots: Vec<Option<Slot>>,
+    /// The process's Tessera pid, whose kernel-served descriptors (its
+    /// kernel pipes' ends) follow this table as numbers are set and taken
+    /// (0: none to follow, while a table is being built).
+    pub tpid: u64,
 }
 
 impl FdTable {
@@ -169,7 +178,9 @@ impl FdTable {
         if self.slots.len() <= fd {
             self.slots.resize(fd + 1, None);
         }
-        self.slots[fd].replace(Slot { ofd, cloexec })
+        let old = self.slots[fd].replace(Slot { ofd, cloexec });
+        super::kpipe::follow_set(self, fd, old.as_ref());
+        old
     }
 
     pub fn insert(&mut self, ofd: OfdRef, cloexec: bool, limit: usize) -> Result<usize, i64> {
@@ -184,6 +195,7 @@ impl FdTable {
             .and_then(|i| self.slots.get_mut(i))
             .and_then(|s| s.take())
             .ok_or(errno::EBADF)?;
+        super::kpipe::follow_take(self, fd, &s);
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }

@@ -354,6 +354,10 @@ impl Sup {
                 drop(d);
                 self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0))
             }
+            Kind::KPipe { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            // Bound in the kernel, which serves every read of it: a number
+            // it does not know is not the process's.
+            Kind::KPipe { .. } => ret(Err(errno::EBADF)),
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
         }
     }
@@ -417,6 +421,12 @@ impl Sup {
             Kind::Unix { .. } => {
                 drop(d);
                 self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0))
+            }
+            Kind::KPipe { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            // The kernel passes on the writes it finds no reader for.
+            Kind::KPipe { .. } => {
+                drop(d);
+                ret(self.kpipe_write(&o))
             }
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
         }
@@ -513,7 +523,9 @@ impl Sup {
             Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?).size as u64,
             Kind::Mem(m) => m.len() as u64,
             Kind::VDir(l) => l.len() as u64,
-            Kind::Obj { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => return Err(errno::ESPIPE),
+            Kind::Obj { .. } | Kind::KPipe { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => {
+                return Err(errno::ESPIPE);
+            }
             _ => return Ok(0),
         };
         let cur = self.pos(&d);
@@ -573,6 +585,16 @@ impl Sup {
                 ino: *rx,
                 nlink: 1,
                 mode: st::S_IFSOCK | 0o777,
+                blksize: 4096,
+                uid: self.cred.euid,
+                gid: self.cred.egid,
+                ..StatView::default()
+            },
+            Kind::KPipe { id, .. } => StatView {
+                dev: st::makedev(0, 12),
+                ino: *id & 0xffff_ffff,
+                nlink: 1,
+                mode: st::S_IFIFO | 0o600,
                 blksize: 4096,
                 uid: self.cred.euid,
                 gid: self.cred.egid,
@@ -904,7 +926,7 @@ impl Sup {
         let d = o.borrow();
         match d.kind {
             Kind::File { fd, .. } => self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"").map(|_| 0),
-            Kind::Obj { .. } => Ok(0),
+            Kind::Obj { .. } | Kind::KPipe { .. } => Ok(0),
             _ => Err(errno::EPERM),
         }
     }
@@ -1072,6 +1094,10 @@ impl Sup {
                 let d = slot.ofd.borrow();
                 let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY)
                     || matches!(d.kind, Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_));
+                if matches!(d.kind, Kind::KPipe { .. }) {
+                    drop(d);
+                    return Ok(self.kpipe_flags(&slot.ofd) as u64);
+                }
                 let large = if pipe { 0 } else { fdt::O_LARGEFILE };
                 Ok((self.flags_of(&d) | large) as u64)
             }
@@ -1081,12 +1107,22 @@ impl Sup {
                 if let Some(id) = d.object() {
                     self.ctl(&[ctl::OBJ_SETFL, id, (d.flags & fdt::SETFL_MASK) as u64]);
                 }
+                if matches!(d.kind, Kind::KPipe { .. }) {
+                    let flags = d.flags;
+                    drop(d);
+                    self.kpipe_setfl(&slot.ofd, flags);
+                }
                 Ok(0)
             }
             // F_SETLKW does not wait yet: a lock in the way fails it with
             // EAGAIN, as F_SETLK.
             F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
             F_SETOWN | F_GETOWN => Ok(0),
+            F_GETPIPE_SZ | F_SETPIPE_SZ if matches!(slot.ofd.borrow().kind, Kind::KPipe { .. }) => {
+                // Linux reads F_SETPIPE_SZ's argument as an unsigned int.
+                let size = (cmd == F_SETPIPE_SZ).then_some(arg as u32 as u64);
+                self.kpipe_size(&slot.ofd, size)
+            }
             F_GETPIPE_SZ | F_SETPIPE_SZ => {
                 let Some(id) = slot.ofd.borrow().object() else {
                     return Err(errno::EBADF);
@@ -1101,60 +1137,6 @@ impl Sup {
             }
             _ => Err(errno::EINVAL),
         }
-    }
-
-    pub(super) fn pipe2(&mut self, rid: u64, at: u64, flags: u64) -> Result<u64, i64> {
-        let allowed = (fdt::O_CLOEXEC | fdt::O_NONBLOCK | fdt::O_DIRECT) as u64;
-        if flags & !allowed != 0 {
-            return Err(errno::EINVAL);
-        }
-        // The array must be writable before anything is made.
-        self.write_mem(rid, at, &[0u8; 8])?;
-        let r = self.ctl(&[ctl::PIPE]);
-        let (rd, wr) = (word(&r, 0), word(&r, 1));
-        let f = flags as u32 & fdt::O_NONBLOCK;
-        if f != 0 {
-            self.ctl(&[ctl::OBJ_SETFL, rd, f as u64]);
-            self.ctl(&[ctl::OBJ_SETFL, wr, f as u64]);
-        }
-        let cloexec = flags as u32 & fdt::O_CLOEXEC != 0;
-        let ro = Ofd::new(
-            Kind::Obj {
-                id: rd,
-                kind: obj::PIPE_READ,
-            },
-            f,
-            String::from("pipe:"),
-        );
-        let wo = Ofd::new(
-            Kind::Obj {
-                id: wr,
-                kind: obj::PIPE_WRITE,
-            },
-            fdt::O_WRONLY | f,
-            String::from("pipe:"),
-        );
-        let a = match self.fds.insert(ro.clone(), cloexec, self.limit()) {
-            Ok(a) => a,
-            Err(e) => {
-                self.release(&ro);
-                self.release(&wo);
-                return Err(e);
-            }
-        };
-        let b = match self.fds.insert(wo.clone(), cloexec, self.limit()) {
-            Ok(b) => b,
-            Err(e) => {
-                let _ = self.close_fd(a as u64);
-                self.release(&wo);
-                return Err(e);
-            }
-        };
-        let mut out = [0u8; 8];
-        out[..4].copy_from_slice(&(a as u32).to_le_bytes());
-        out[4..].copy_from_slice(&(b as u32).to_le_bytes());
-        self.write_mem(rid, at, &out)?;
-        Ok(0)
     }
 
     pub(super) fn ioctl(&mut self, rid: u64, fd: u64, req: u64, arg: u64) -> Out {
@@ -1184,6 +1166,13 @@ impl Sup {
         let kind = slot.ofd.borrow().kind.clone();
         match kind {
             Kind::Obj { kind: obj::TTY, .. } => ret(self.tty_ioctl(rid, req, arg)),
+            Kind::KPipe { .. } if req == tio::FIONREAD => {
+                let held = match self.kpipe_held(&slot.ofd) {
+                    Ok(h) => h,
+                    Err(e) => return ret(Err(e)),
+                };
+                ret(self.write_u32(rid, arg, held as u32).map(|_| 0))
+            }
             Kind::Obj { id, .. } if req == tio::FIONREAD => {
                 let avail = word(&self.ctl(&[ctl::OBJ_INFO, id]), 2);
                 ret(self.write_u32(rid, arg, avail as u32).map(|_| 0))

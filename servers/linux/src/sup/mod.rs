@@ -16,6 +16,7 @@ mod fdtable;
 mod fifo;
 mod files;
 mod fs;
+mod kpipe;
 mod locks;
 mod off2f;
 mod procs;
@@ -328,6 +329,7 @@ impl Sup {
         if self.tpid == 0 {
             self.tpid = info.caller;
         }
+        self.fds.tpid = self.tpid;
         self.thread_arrives(proto::word(&w, 7));
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
@@ -359,7 +361,12 @@ impl Sup {
         self.on_fault(rid, &f);
     }
 
-    fn attention(&mut self, rid: u64) {
+    fn attention(&mut self, rid: u64, restart: u64) {
+        // A call the kernel served gave up its wait for this stop: it is
+        // restarted or fails with EINTR as the signal's handler says.
+        if restart & tessera_rt::abi::linux::RESTART_MARK != 0 {
+            self.passed = Some((restart & !tessera_rt::abi::linux::RESTART_MARK, [0; 6]));
+        }
         match self.deliver(rid, None) {
             signals::Delivered::Ended => {}
             _ => {
@@ -369,13 +376,24 @@ impl Sup {
     }
 
     fn serve(&mut self, info: &AccInfo, rid: u64) {
+        if rid == 0 {
+            // An event from the kernel: a watched kernel pipe changed, so
+            // a held poll looks again.
+            if info.inline[..8] != [0; 8]
+                && self.active
+                && let Some((_, Hold::Poll { token })) = self.held
+            {
+                self.poll_woken(token);
+            }
+            return;
+        }
         match info.entry {
             tessera_rt::abi::linux::entry::SYSCALL if self.active => self.syscall(rid, info),
             tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
             tessera_rt::abi::linux::entry::ATTENTION if self.active => {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
                 self.thread_arrives(proto::word(&w, 7));
-                self.attention(rid)
+                self.attention(rid, proto::word(&w, 1))
             }
             entry::INIT => self.init(rid, info),
             entry::SIGNAL => {

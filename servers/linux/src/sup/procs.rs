@@ -396,6 +396,7 @@ impl Sup {
                 }
                 Kind::Unix { rx, tx, ty } => (10, *rx, *tx | (*ty as u64) << 56),
                 Kind::Epoll(_) => (11, 0, 0),
+                Kind::KPipe { id, write } => (12, *id, *write as u64),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
@@ -503,6 +504,7 @@ impl Sup {
                     tx: b & ((1 << 56) - 1),
                     ty: (b >> 56) as u8,
                 },
+                12 => Kind::KPipe { id: a, write: b != 0 },
                 11 => {
                     let m = (d.w() as usize).min(1 << 20);
                     let words: Vec<u64> = (0..m).map(|_| d.w()).collect();
@@ -771,6 +773,7 @@ impl Sup {
             let _ = sys::wait(self.tpid);
         }
         self.tpid = tpid;
+        self.fds.tpid = tpid;
         self.exec_done(path, argv, env.len());
         Ok(())
     }

@@ -1,10 +1,12 @@
 //! Readiness of descriptions of every kind at once, for poll, select and
-//! epoll: the shared server's objects (pipes, the terminal, AF_UNIX ends)
-//! in one POLL to it, the TCP/IP server's sockets in one WATCH (or POLL)
-//! to that server, the rest ready at once. When nothing is ready and the
-//! caller will wait, both servers keep a registration that wakes the
-//! supervisor (`sup::WAKE`): the shared server's token is returned, the
-//! TCP/IP server's is `net.watch_token`.
+//! epoll: the shared server's objects (named pipes, the terminal, AF_UNIX
+//! ends) in one POLL to it, the kernel's pipes each by its state there,
+//! the TCP/IP server's sockets in one WATCH (or POLL) to that server, the
+//! rest ready at once. When nothing is ready and the caller will wait,
+//! both servers keep a registration that wakes the supervisor
+//! (`sup::WAKE`): the shared server's token is returned, the TCP/IP
+//! server's is `net.watch_token`; the kernel posts an event on
+//! `sup::KWAKE` at a watched pipe's next change.
 
 use super::Sup;
 use super::fdtable::{Kind, OfdRef};
@@ -71,6 +73,10 @@ impl Sup {
                     }
                 }
                 Kind::Socket { id, .. } => socks.push((i, id, plain(*ev) as u16)),
+                // A kernel pipe: its state now; a wait has the kernel tell
+                // this supervisor of its next change (`sup::KWAKE`), asked
+                // before the look so that no change falls between.
+                Kind::KPipe { .. } => revents[i] = asked(self.kpipe_poll(o, deadline != 0), *ev),
                 // An epoll set inside a poll: not followed (never ready).
                 Kind::Epoll(_) => {}
                 // Files and devices: always ready (Linux's DEFAULT_POLLMASK).

@@ -1093,7 +1093,7 @@ impl Sup {
     }
 
     /// Posts `s` to the process itself (SIGPIPE of a broken stream).
-    fn raise(&mut self, s: u32) {
+    pub(super) fn raise(&mut self, s: u32) {
         self.post(linuxabi::frame::SigInfo {
             signo: s,
             code: 0,

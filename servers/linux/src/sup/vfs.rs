@@ -287,6 +287,7 @@ impl Sup {
                 let d = o.borrow();
                 Ok(VNode::Link(match &d.kind {
                     Kind::Obj { id, kind } if *kind != obj::TTY => format!("pipe:[{id}]"),
+                    Kind::KPipe { id, .. } => format!("pipe:[{}]", id & 0xffff_ffff),
                     _ => d.path.clone(),
                 }))
             }

@@ -1,0 +1,223 @@
+//! Kernel pipes (`resource::pipe`) as a hostile or careless supervisor and
+//! dying processes use them: buffers charged to the process they serve
+//! and refused when its limit is reached, descriptors that do not lead to
+//! a pipe, operations on a process the caller does not serve, and pipes
+//! that go back, with their memory, when their holders end.
+
+use super::{end, heap_back, live, ok};
+use abi::linux::pipe::{CAPACITY, op};
+use abi::{Error, SpawnOptions};
+use alloc::vec::Vec;
+use ipc::process as proc;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::heap;
+use resource::{KERNEL, Kind, pipe};
+
+fn pipes() -> usize {
+    resource::counts()
+        .iter()
+        .find(|(k, _)| *k == Kind::Pipe)
+        .map_or(0, |(_, n)| *n)
+}
+
+/// A pipe bound in a process, copied to another (as fork does), goes with
+/// the last of them, and its buffer's charge with it.
+pub fn kernel_pipes_go_with_their_last_holder() -> TestResult {
+    // Once to warm the tables up (processes, pipes, the pool), then with
+    // the heap watched.
+    holders_round()?;
+    kcore::computation::reap_all();
+    let heap0 = heap::stats().used;
+    holders_round()?;
+    kcore::computation::reap_all();
+    ensure!(
+        heap_back(heap0, heap::stats().used),
+        "the heap went from {heap0} to {} bytes",
+        heap::stats().used
+    );
+    Ok(())
+}
+
+fn holders_round() -> TestResult {
+    kcore::computation::reap_all();
+    let (pipes0, bound0) = (pipes(), pipe::bindings());
+    let (a, b) = (live()?, live()?);
+    let (pa, pb) = (proc::get(a).ok_or("a gone")?, proc::get(b).ok_or("b gone")?);
+    let used0 = pa.account().used();
+    let id = ok(pipe::create(&pa, 3, 4, false))?;
+    let charged = pa.account().used() - used0;
+    ok(pipe::inherit(&pa, &pb))?;
+    ok(pipe::dup(&pb, 4, 9))?;
+    ensure!(
+        pipes() == pipes0 + 1 && pipe::bindings() == bound0 + 5,
+        "one pipe, five numbers: {} pipes, {} numbers",
+        pipes() - pipes0,
+        pipe::bindings() - bound0
+    );
+    ensure!(charged >= CAPACITY as u64, "its buffer charged {charged} bytes");
+    ensure!(ok(pipe::held(a, id))? == 0, "a new pipe holds bytes");
+    drop(pa);
+    end(a);
+    ensure!(pipes() == pipes0 + 1, "the pipe went with one of its holders");
+    ensure!(ok(pipe::held(KERNEL, id))? == 0, "the pipe is not the kernel's to ask");
+    drop(pb);
+    end(b);
+    kcore::computation::reap_all();
+    ensure!(pipes() == pipes0, "the pipe outlived its holders");
+    ensure!(pipe::bindings() == bound0, "numbers outlived their processes");
+    ensure!(
+        pipe::held(KERNEL, id) == Err(Error::NotFound),
+        "the pipe's id still names something"
+    );
+    Ok(())
+}
+
+/// Descriptors that lead nowhere, and numbers out of bounds, are errors
+/// that change nothing.
+pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
+    let a = live()?;
+    let pa = proc::get(a).ok_or("a gone")?;
+    let before = (pipes(), pipe::bindings());
+    let checks = [
+        (
+            "both ends at one number",
+            pipe::create(&pa, 5, 5, false).err(),
+            Error::Invalid,
+        ),
+        (
+            "a number past the bound",
+            pipe::create(&pa, 5, 1 << 20, false).err(),
+            Error::Invalid,
+        ),
+        (
+            "dup of a number bound to nothing",
+            pipe::dup(&pa, 7, 8).err(),
+            Error::NotFound,
+        ),
+        (
+            "close of a number bound to nothing",
+            pipe::close(&pa, 7).err(),
+            Error::NotFound,
+        ),
+        (
+            "state of a number bound to nothing",
+            pipe::state_of(&pa, 7).err(),
+            Error::NotFound,
+        ),
+        (
+            "resize of a number bound to nothing",
+            pipe::resize(&pa, 7, 4096).err(),
+            Error::NotFound,
+        ),
+        (
+            "a watch on an entry past the port's",
+            pipe::watch(&pa, 7, a, 99).err(),
+            Error::Invalid,
+        ),
+    ];
+    let changed = (pipes(), pipe::bindings()) != before;
+    ok(pipe::create(&pa, 3, 4, false))?;
+    let resized = [
+        ("beyond 2^31 bytes", pipe::resize(&pa, 3, 1 << 32).err(), Error::Invalid),
+        ("beyond the most", pipe::resize(&pa, 3, 4 << 20).err(), Error::Denied),
+    ];
+    let grown = pipe::resize(&pa, 4, 1 << 20);
+    let shrunk = pipe::resize(&pa, 3, 0);
+    drop(pa);
+    end(a);
+    for (what, got, want) in checks.into_iter().chain(resized) {
+        ensure!(got == Some(want), "{what}: {got:?}, not {want:?}");
+    }
+    ensure!(!changed, "a refused operation changed the pipes");
+    ensure!(grown == Ok(1 << 20), "F_SETPIPE_SZ to 1 MiB gave {grown:?}");
+    ensure!(shrunk == Ok(4096), "F_SETPIPE_SZ to 0 gave {shrunk:?}");
+    Ok(())
+}
+
+/// A supervisor may bind, read the state of or watch only the pipes of a
+/// process it serves: another process's call is refused.
+pub fn only_a_supervisor_binds_pipes() -> TestResult {
+    let (a, stranger) = (live()?, live()?);
+    let (pa, ps) = (proc::get(a).ok_or("a gone")?, proc::get(stranger).ok_or("gone")?);
+    ok(pipe::create(&pa, 3, 4, false))?;
+    let refused = [
+        op::CREATE,
+        op::DUP,
+        op::CLOSE,
+        op::SETFL,
+        op::STATE,
+        op::WATCH,
+        op::RESIZE,
+        op::ID,
+    ]
+    .map(|o| syscall::pipes::linux_pipe(&ps, o, a, 3, 4, 0).err());
+    let missing = syscall::pipes::linux_pipe(&ps, op::STATE, 1 << 40, 3, 0, 0).err();
+    let bound = pipe::bindings();
+    drop((pa, ps));
+    end(a);
+    end(stranger);
+    ensure!(
+        refused.iter().all(|r| *r == Some(Error::Denied)),
+        "a stranger's linux_pipe gave {refused:?}"
+    );
+    ensure!(
+        missing == Some(Error::NotFound),
+        "a process that is not there: {missing:?}"
+    );
+    ensure!(bound >= 2, "the refused calls took the bindings away");
+    Ok(())
+}
+
+/// Pipes until the process's kernel memory is used up: then an error,
+/// never a panic, and everything goes back when the process ends.
+pub fn kernel_pipe_buffers_are_limited() -> TestResult {
+    limited_round()?;
+    kcore::computation::reap_all();
+    let heap0 = heap::stats().used;
+    limited_round()?;
+    kcore::computation::reap_all();
+    ensure!(
+        heap_back(heap0, heap::stats().used),
+        "the heap went from {heap0} to {} bytes",
+        heap::stats().used
+    );
+    Ok(())
+}
+
+fn limited_round() -> TestResult {
+    kcore::computation::reap_all();
+    let pipes0 = pipes();
+    let options = SpawnOptions {
+        kernel_limit: 1 << 20,
+        ..SpawnOptions::DEFAULT
+    };
+    let p = ok(resource::proc::spawn::spawn(
+        "sleeper",
+        b"600000\0",
+        &options,
+        proc::KERNEL_PID,
+    ))?;
+    let pp = proc::get(p).ok_or("gone")?;
+    let mut made = Vec::new();
+    let refused = loop {
+        let fd = 2 * made.len() as u64;
+        match pipe::create(&pp, fd, fd + 1, false) {
+            Ok(id) => made.push(id),
+            Err(e) => break e,
+        }
+        if made.len() > 64 {
+            break Error::Invalid;
+        }
+    };
+    drop(pp);
+    end(p);
+    kcore::computation::reap_all();
+    ensure!(
+        refused == Error::Limit && (8..16).contains(&made.len()),
+        "1 MiB took {} pipes, then {refused:?}",
+        made.len()
+    );
+    ensure!(pipes() == pipes0, "pipes outlived their process");
+    Ok(())
+}

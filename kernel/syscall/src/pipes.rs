@@ -1,0 +1,138 @@
+//! Kernel pipes from their two sides: a Linux process's read, write,
+//! readv and writev on a descriptor bound to one, served here with no
+//! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), and its
+//! supervisor's `linux_pipe`, which keeps the bindings in step with the
+//! descriptor table the supervisor keeps (`resource::pipe`).
+
+use crate::linux::{errno, fail};
+use abi::Error;
+use abi::linux::pipe::op;
+use abi::linux::{RESTART_MARK, nr};
+use core::sync::atomic::Ordering;
+use ipc::process::{self as proc, Process};
+use kcore::arch::x86_64::trap::TrapFrame;
+use resource::pipe::{self, End, Fail};
+
+const EBADF: u64 = 9;
+const ERESTARTSYS: u64 = 512;
+/// Linux's most bytes one read or write moves.
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+const IOV_MAX: u64 = 1024;
+
+/// Call `n` of `me` on descriptor `a[0]`, if a kernel pipe is bound
+/// there and the kernel serves what it comes to: its return value. None:
+/// the supervisor serves it (no binding; or a write with no reader left,
+/// whose SIGPIPE is the supervisor's to send).
+#[inline]
+pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
+    let end = pipe::bound(me.pid(), a[0])?;
+    let r = match n {
+        nr::READ => pipe::read(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
+        nr::WRITE => pipe::write(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
+        _ => match vectored(me, &end, n == nr::WRITEV, a[1], a[2]) {
+            Ok(r) => r,
+            Err(e) => return Some(fail(e)),
+        },
+    };
+    Some(match r {
+        Ok(v) => v as u64,
+        Err(Fail::NoReaders) => return None,
+        Err(f) => fail(match f {
+            Fail::Again => errno::EAGAIN,
+            Fail::Interrupted => ERESTARTSYS,
+            Fail::Fault => errno::EFAULT,
+            Fail::WrongEnd => EBADF,
+            Fail::NoMemory | Fail::NoReaders => errno::ENOMEM,
+        }),
+    })
+}
+
+/// readv and writev: the pieces in order, as one call. A readv waits for
+/// its first bytes only and then takes what is there; a writev waits for
+/// room for all. Unlike Linux, a writev of at most PIPE_BUF bytes in
+/// several pieces is atomic per piece, not as a whole.
+fn vectored(me: &Process, end: &End, write: bool, iov: u64, count: u64) -> Result<Result<usize, Fail>, u64> {
+    if count > IOV_MAX {
+        return Err(errno::EINVAL);
+    }
+    let mut pieces = [(0u64, 0u64); 16];
+    let mut total: u64 = 0;
+    let mut done = 0usize;
+    let mut first = true;
+    for chunk in 0..count.div_ceil(16) {
+        let n = (count - chunk * 16).min(16) as usize;
+        for (i, p) in pieces[..n].iter_mut().enumerate() {
+            let at = iov + (chunk * 16 + i as u64) * 16;
+            let v: [u64; 2] = kcore::uaccess::read(at).map_err(|_| errno::EFAULT)?;
+            total = total
+                .checked_add(v[1])
+                .filter(|&t| t <= isize::MAX as u64)
+                .ok_or(errno::EINVAL)?;
+            *p = (v[0], v[1]);
+        }
+        for &(addr, len) in &pieces[..n] {
+            if len == 0 {
+                continue;
+            }
+            let len = len.min(MAX_RW_COUNT) as usize;
+            let r = if write {
+                pipe::write(me, end, addr, len, true)
+            } else {
+                pipe::read(me, end, addr, len, first)
+            };
+            first = false;
+            match r {
+                Ok(k) => {
+                    done += k;
+                    if k < len {
+                        return Ok(Ok(done));
+                    }
+                }
+                Err(_) if done > 0 => return Ok(Ok(done)),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+    }
+    Ok(Ok(done))
+}
+
+/// A call that gave up its wait for a signal: it waits for the attention
+/// stop on the way out, where the supervisor decides (`RESTART_MARK`).
+pub fn note_restart(n: u64) {
+    sched::with_current(|c| c.restart_call.store(n | RESTART_MARK, Ordering::Release));
+}
+
+/// After the way out: a call given up for a stop that did not come
+/// (another computation of the process took it) runs again.
+pub fn restart_unclaimed(frame: &mut TrapFrame) {
+    let n = sched::with_current(|c| c.restart_call.swap(0, Ordering::AcqRel)).unwrap_or(0);
+    if n & RESTART_MARK != 0 && frame.rax == fail(ERESTARTSYS) {
+        frame.rax = n & !RESTART_MARK;
+        frame.rip -= 2;
+    }
+}
+
+/// Whether `frame`'s result asks for `note_restart`.
+pub fn gave_up(rax: u64) -> bool {
+    rax == fail(ERESTARTSYS)
+}
+
+/// `linux_pipe(op, pid, a, b, c)` of supervisor `me`.
+pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Result<u64, Error> {
+    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    if !ipc::supervise::serves_process(me.pid(), &p) || p.has_exited() {
+        return Err(Error::Denied);
+    }
+    const O_NONBLOCK: u64 = 0o4000;
+    match op {
+        op::CREATE => pipe::create(&p, a, b, c & O_NONBLOCK != 0).map(|id| id.raw()),
+        op::DUP => pipe::dup(&p, a, b).map(|()| 0),
+        op::CLOSE => pipe::close(&p, a).map(|()| 0),
+        op::SETFL => pipe::set_nonblock(&p, a, b & O_NONBLOCK != 0).map(|()| 0),
+        op::STATE => pipe::state_of(&p, a),
+        op::WATCH => pipe::watch(&p, a, me.pid(), b).map(|()| 0),
+        op::RESIZE => pipe::resize(&p, a, b),
+        op::ID => pipe::id_of(&p, a),
+        _ => Err(Error::Invalid),
+    }
+}

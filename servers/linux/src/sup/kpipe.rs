@@ -1,0 +1,211 @@
+//! Pipes the kernel serves (`pipe`, `pipe2`): the kernel moves the bytes
+//! of read and write itself, with no rendezvous; this supervisor keeps
+//! the descriptor table, the truth, and the kernel's bindings follow it
+//! (`follow_set`, `follow_take`: every number set or taken in the table).
+//! Fork copies the bindings and exec keeps them in the kernel, as Linux
+//! keeps descriptors; what the kernel does not serve (fstat, poll, fcntl,
+//! the SIGPIPE of a write with no reader) is served here from the
+//! kernel's state of the pipe (`linux_pipe(STATE)`).
+
+use super::Sup;
+use super::fdtable::{self as fdt, FdTable, Kind, Ofd, OfdRef, Slot};
+use alloc::rc::Rc;
+use alloc::string::String;
+use linuxabi::errno;
+use linuxabi::signal as sig;
+use tessera_rt::abi::Error;
+use tessera_rt::abi::linux::pipe::{op, state};
+use tessera_rt::sys::calls;
+
+fn is_kpipe(s: Option<&Slot>) -> bool {
+    s.is_some_and(|s| matches!(s.ofd.borrow().kind, Kind::KPipe { .. }))
+}
+
+/// Another number of `t` leading to `ofd` than `fd`.
+fn other_fd(t: &FdTable, ofd: &OfdRef, fd: usize) -> Option<usize> {
+    t.slots
+        .iter()
+        .enumerate()
+        .find(|(i, s)| *i != fd && s.as_ref().is_some_and(|s| Rc::ptr_eq(&s.ofd, ofd)))
+        .map(|(i, _)| i)
+}
+
+/// Number `fd` of `t` was set (`old` was there): the kernel binds it to
+/// the same end as another number of the description, or unbinds it.
+pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
+    if t.tpid == 0 {
+        return;
+    }
+    let new = t.slots.get(fd).and_then(|s| s.as_ref());
+    if let (Some(o), Some(n)) = (old, new)
+        && Rc::ptr_eq(&o.ofd, &n.ofd)
+    {
+        return;
+    }
+    if let Some(n) = new
+        && is_kpipe(Some(n))
+        && let Some(from) = other_fd(t, &n.ofd, fd)
+    {
+        let _ = calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0);
+        return;
+    }
+    if is_kpipe(old) {
+        let _ = calls::linux_pipe(op::CLOSE, t.tpid, fd as u64, 0, 0);
+    }
+}
+
+/// Number `fd` of `t` was taken (it led to `old`).
+pub fn follow_take(t: &FdTable, fd: u64, old: &Slot) {
+    if t.tpid != 0 && is_kpipe(Some(old)) {
+        let _ = calls::linux_pipe(op::CLOSE, t.tpid, fd, 0, 0);
+    }
+}
+
+fn errno_of(e: Error) -> i64 {
+    match e {
+        Error::NoMemory | Error::Limit => errno::ENOMEM,
+        Error::Busy => errno::EBUSY,
+        Error::Denied => errno::EPERM,
+        Error::Fault => errno::EFAULT,
+        Error::NotFound => errno::EBADF,
+        _ => errno::EINVAL,
+    }
+}
+
+impl Sup {
+    /// `pipe2` of a kernel pipe: the two lowest free numbers.
+    pub(super) fn kpipe2(&mut self, rid: u64, at: u64, flags: u64) -> Result<u64, i64> {
+        let allowed = (fdt::O_CLOEXEC | fdt::O_NONBLOCK | fdt::O_DIRECT) as u64;
+        if flags & !allowed != 0 {
+            return Err(errno::EINVAL);
+        }
+        // The array must be writable before anything is made.
+        self.write_mem(rid, at, &[0u8; 8])?;
+        let limit = self.limit();
+        let a = self.fds.free_from(0, limit)?;
+        let mut b = a + 1;
+        while b < self.fds.slots.len() && self.fds.slots[b].is_some() {
+            b += 1;
+        }
+        if b >= limit {
+            return Err(errno::EMFILE);
+        }
+        self.fds.tpid = self.tpid;
+        let f = flags as u32 & fdt::O_NONBLOCK;
+        let id = calls::linux_pipe(op::CREATE, self.tpid, a as u64, b as u64, f as u64).map_err(errno_of)?;
+        let cloexec = flags as u32 & fdt::O_CLOEXEC != 0;
+        let ro = Ofd::new(Kind::KPipe { id, write: false }, f, String::from("pipe:"));
+        let wo = Ofd::new(
+            Kind::KPipe { id, write: true },
+            fdt::O_WRONLY | f,
+            String::from("pipe:"),
+        );
+        // Bound already: the table takes them without following.
+        let tpid = core::mem::replace(&mut self.fds.tpid, 0);
+        self.fds.set(a, ro, cloexec);
+        self.fds.set(b, wo, cloexec);
+        self.fds.tpid = tpid;
+        let mut out = [0u8; 8];
+        out[..4].copy_from_slice(&(a as u32).to_le_bytes());
+        out[4..].copy_from_slice(&(b as u32).to_le_bytes());
+        if let Err(e) = self.write_mem(rid, at, &out) {
+            let _ = self.close_fd(a as u64);
+            let _ = self.close_fd(b as u64);
+            return Err(e);
+        }
+        Ok(0)
+    }
+
+    /// A number of this process leading to `ofd`, which the kernel binds.
+    fn bound_fd(&self, ofd: &OfdRef) -> Option<u64> {
+        other_fd(&self.fds, ofd, usize::MAX).map(|i| i as u64)
+    }
+
+    /// The kernel's state of the pipe `ofd` is an end of (`state::*`).
+    pub(super) fn kpipe_state(&self, ofd: &OfdRef) -> Result<u64, i64> {
+        let fd = self.bound_fd(ofd).ok_or(errno::EBADF)?;
+        calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0).map_err(errno_of)
+    }
+
+    /// poll's events of an end now (POLLIN, POLLOUT, POLLHUP, POLLERR as
+    /// Linux's pipe_poll); with `watch`, the kernel tells this supervisor
+    /// (`sup::KWAKE`) at the pipe's next change.
+    pub(super) fn kpipe_poll(&self, ofd: &OfdRef, watch: bool) -> u64 {
+        const POLLIN: u64 = 1;
+        const POLLOUT: u64 = 4;
+        const POLLERR: u64 = 8;
+        const POLLHUP: u64 = 0x10;
+        const POLLNVAL: u64 = 0x20;
+        let Some(fd) = self.bound_fd(ofd) else {
+            return POLLNVAL;
+        };
+        // The watch before the look: a change between them still wakes.
+        if watch {
+            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
+        }
+        let Ok(s) = calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0) else {
+            return POLLNVAL;
+        };
+        let mut ev = 0;
+        if s & state::WRITE_END == 0 {
+            if s & state::HELD != 0 {
+                ev |= POLLIN;
+            }
+            if s & state::WRITERS == 0 {
+                ev |= POLLHUP;
+            }
+        } else {
+            if s & state::ROOM != 0 {
+                ev |= POLLOUT;
+            }
+            if s & state::READERS == 0 {
+                ev |= POLLERR;
+            }
+        }
+        ev
+    }
+
+    /// A write of a kernel pipe's end the kernel passed here: no reader is
+    /// left (EPIPE, and SIGPIPE to the writer).
+    pub(super) fn kpipe_write(&mut self, ofd: &OfdRef) -> Result<u64, i64> {
+        let s = self.kpipe_state(ofd)?;
+        if s & state::WRITE_END == 0 {
+            return Err(errno::EBADF);
+        }
+        self.raise(sig::SIGPIPE);
+        Err(errno::EPIPE)
+    }
+
+    /// `F_SETFL`: O_NONBLOCK is the description's, in the kernel.
+    pub(super) fn kpipe_setfl(&self, ofd: &OfdRef, flags: u32) {
+        if let Some(fd) = self.bound_fd(ofd) {
+            let _ = calls::linux_pipe(op::SETFL, self.tpid, fd, (flags & fdt::O_NONBLOCK) as u64, 0);
+        }
+    }
+
+    /// `F_GETFL`'s status flags: O_NONBLOCK as the kernel has it (a
+    /// process sharing the description may have changed it).
+    pub(super) fn kpipe_flags(&self, ofd: &OfdRef) -> u32 {
+        let f = ofd.borrow().flags & !fdt::O_NONBLOCK;
+        match self.kpipe_state(ofd) {
+            Ok(s) if s & state::NONBLOCK != 0 => f | fdt::O_NONBLOCK,
+            _ => f,
+        }
+    }
+
+    /// `F_GETPIPE_SZ` (`size` None) and `F_SETPIPE_SZ`.
+    pub(super) fn kpipe_size(&self, ofd: &OfdRef, size: Option<u64>) -> Result<u64, i64> {
+        let fd = self.bound_fd(ofd).ok_or(errno::EBADF)?;
+        match size {
+            Some(s) => calls::linux_pipe(op::RESIZE, self.tpid, fd, s, 0).map_err(errno_of),
+            None => calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0)
+                .map(|s| (s >> state::PAGES_SHIFT) * 4096)
+                .map_err(errno_of),
+        }
+    }
+
+    /// `FIONREAD`: the bytes it holds.
+    pub(super) fn kpipe_held(&self, ofd: &OfdRef) -> Result<u64, i64> {
+        self.kpipe_state(ofd).map(|s| s & state::HELD)
+    }
+}
