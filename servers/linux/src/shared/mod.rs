@@ -12,6 +12,7 @@
 //! a request. Console input and its alarm come as events.
 
 mod locks;
+pub mod loopdev;
 mod objects;
 mod procs;
 mod sched;
@@ -112,6 +113,8 @@ pub struct Shared {
     pub locks: linuxabi::reclock::Locks,
     /// The virtual init's scheduling attributes (it has no record).
     pub init_sched: linuxabi::sched::Sched,
+    /// The loop block devices (`loopdev.rs`).
+    pub loops: linuxabi::loopdev::Table,
 }
 
 impl Shared {
@@ -129,6 +132,7 @@ impl Shared {
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
             locks: Default::default(),
             init_sched: Default::default(),
+            loops: Default::default(),
         }
     }
 
@@ -394,6 +398,7 @@ impl Shared {
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
+            ctl::LOOP => self.loop_ctl(&w, info.caller),
             ctl::THREAD_NEW => result(
                 self.procs
                     .new_tid(word(&w, 1) as u32)

@@ -74,6 +74,8 @@ pub enum Kind {
     },
     /// An epoll instance (`epoll.rs`).
     Epoll(Rc<RefCell<super::epoll::Epoll>>),
+    /// `/dev/loop-control` or a loop block device (`loopdev.rs`).
+    Loop(super::loopdev::Node),
 }
 
 pub struct Ofd {

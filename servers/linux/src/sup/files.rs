@@ -179,6 +179,9 @@ impl Sup {
                     }
                     self.ctl(&[ctl::HOLD, id]);
                 }
+                if let Kind::Loop(node) = kind {
+                    self.loop_open(node)?;
+                }
                 Ok(Ofd::new(kind, keep, abs))
             }
             Target::Fs(d, rel) => {
@@ -228,6 +231,9 @@ impl Sup {
         if let Kind::Socket { id, .. } = d.kind {
             self.net_close(id);
         }
+        if let Kind::Loop(node) = d.kind {
+            self.loop_release(node);
+        }
         for id in d.objects() {
             self.ctl(&[ctl::RELEASE, id]);
         }
@@ -251,7 +257,7 @@ impl Sup {
         }
     }
 
-    fn set_pos(&self, d: &mut Ofd, p: u64) {
+    pub(super) fn set_pos(&self, d: &mut Ofd, p: u64) {
         match d.shared {
             Some(id) => {
                 self.ctl(&[ctl::FILE_POS, id, 1, p]);
@@ -354,6 +360,7 @@ impl Sup {
                 self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0))
             }
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
         }
     }
 
@@ -413,6 +420,7 @@ impl Sup {
                 self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0))
             }
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Loop(node) => ret(self.loop_write(rid, node, &mut d, buf, len, at)),
         }
     }
 
@@ -507,6 +515,7 @@ impl Sup {
             Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?).size as u64,
             Kind::Mem(m) => m.len() as u64,
             Kind::VDir(l) => l.len() as u64,
+            Kind::Loop(node) => self.loop_size(*node),
             Kind::Obj { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => return Err(errno::ESPIPE),
             _ => return Ok(0),
         };
@@ -921,6 +930,7 @@ impl Sup {
         let d = o.borrow();
         match d.kind {
             Kind::File { fd, .. } => self.fs.fsync(fd).map(|_| 0),
+            Kind::Loop(node) => self.loop_fsync(node),
             _ => Err(errno::EINVAL),
         }
     }
@@ -1186,6 +1196,10 @@ impl Sup {
                 let size = self.fs.fstat(ffd).map(|b| StatView::parse(&b).size as u64).unwrap_or(0);
                 let pos = self.pos(&slot.ofd.borrow());
                 ret(self.write_u32(rid, arg, size.saturating_sub(pos) as u32).map(|_| 0))
+            }
+            Kind::Loop(node) => {
+                let flags = slot.ofd.borrow().flags;
+                ret(self.loop_ioctl(rid, node, flags, req, arg))
             }
             _ => ret(Err(errno::ENOTTY)),
         }

@@ -15,6 +15,7 @@ mod fdtable;
 mod files;
 mod fs;
 mod locks;
+mod loopdev;
 mod off2f;
 mod procs;
 mod ready;
