@@ -533,8 +533,9 @@ impl Sup {
     fn loop_control(&mut self, req: u64, arg: u64) -> Result<u64, i64> {
         match req {
             lo::LOOP_CTL_GET_FREE => self.loop_op1(op::GET_FREE, &[]),
-            lo::LOOP_CTL_ADD => self.loop_op1(op::ADD, &[arg]),
-            lo::LOOP_CTL_REMOVE => self.loop_op1(op::REMOVE, &[arg]),
+            // Linux takes the number as an int.
+            lo::LOOP_CTL_ADD => self.loop_op1(op::ADD, &[arg as i32 as i64 as u64]),
+            lo::LOOP_CTL_REMOVE => self.loop_op1(op::REMOVE, &[arg as i32 as i64 as u64]),
             _ => Err(errno::ENOSYS),
         }
     }

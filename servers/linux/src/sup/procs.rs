@@ -881,6 +881,9 @@ impl Sup {
             if let Kind::Socket { id, .. } = d.kind {
                 self.net_close(id);
             }
+            if let Kind::Loop(node) = d.kind {
+                self.loop_release(node);
+            }
             objs.extend(d.objects());
         }
         self.fds = FdTable::default();
