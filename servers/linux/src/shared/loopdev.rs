@@ -140,7 +140,7 @@ fn fs_server() -> Result<u64, i64> {
 }
 
 /// Closes this server's file `file` of the file server.
-fn close_file(file: u32) {
+pub fn close_backing(file: u32) {
     let Ok(fs) = fs_server() else { return };
     let mut msg = [0u8; 8];
     Writer::new(&mut msg).u32(file).u32(0);
@@ -172,7 +172,7 @@ fn closing(r: Result<Option<u32>, i64>) -> End {
     match r {
         Ok(released) => {
             if let Some(f) = released {
-                close_file(f);
+                close_backing(f);
             }
             result(0)
         }
@@ -197,7 +197,7 @@ impl Shared {
                 let file = word(args, 0) as u32;
                 let r = t.bind(n, file, status_from(args.get(2..).unwrap_or(&[])), word(args, 1));
                 if r.is_err() {
-                    close_file(file);
+                    close_backing(file);
                 }
                 status_result(r)
             }
@@ -218,7 +218,7 @@ impl Shared {
                 let file = word(args, 0) as u32;
                 let r = t.change_fd(n, file, status_from(args.get(2..).unwrap_or(&[])), word(args, 1));
                 if r.is_err() {
-                    close_file(file);
+                    close_backing(file);
                 }
                 closing(r)
             }

@@ -13,6 +13,7 @@
 
 mod locks;
 pub mod loopdev;
+pub mod mounts;
 mod objects;
 mod procs;
 mod sched;
@@ -115,6 +116,8 @@ pub struct Shared {
     pub init_sched: linuxabi::sched::Sched,
     /// The loop block devices (`loopdev.rs`).
     pub loops: linuxabi::loopdev::Table,
+    /// The mounted file systems (`mounts.rs`).
+    pub mounts: mounts::Mounts,
 }
 
 impl Shared {
@@ -133,6 +136,7 @@ impl Shared {
             locks: Default::default(),
             init_sched: Default::default(),
             loops: Default::default(),
+            mounts: Default::default(),
         }
     }
 
@@ -399,6 +403,7 @@ impl Shared {
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
             ctl::LOOP => self.loop_ctl(&w, info.caller),
+            ctl::MOUNT => self.mount_ctl(&w),
             ctl::THREAD_NEW => result(
                 self.procs
                     .new_tid(word(&w, 1) as u32)

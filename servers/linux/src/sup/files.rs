@@ -73,6 +73,9 @@ impl Sup {
         if is_virtual(&abs) {
             return Ok(Target::Virt(abs));
         }
+        if let Some(t) = self.fs.mounts.target(&abs) {
+            return Ok(t);
+        }
         if path.starts_with('/') {
             return Ok(Target::Fs(ROOT, String::from(path)));
         }

@@ -16,6 +16,7 @@ mod files;
 mod fs;
 mod locks;
 mod loopdev;
+mod mounts;
 mod off2f;
 mod procs;
 mod ready;
@@ -161,10 +162,13 @@ pub const DEFAULT_LIMITS: [[u64; 2]; 16] = {
 impl Sup {
     fn new() -> Sup {
         let fs_pid = sys::wait_for_name(tessera_api::fs::NAME);
+        let shared = sys::name_lookup(proto::NAME).unwrap_or(0);
+        let mut fs = fs::Fs::new(fs_pid);
+        fs.mounts.shared = shared;
         Sup {
             me: sys::getpid(),
-            shared: sys::name_lookup(proto::NAME).unwrap_or(0),
-            fs: fs::Fs::new(fs_pid),
+            shared,
+            fs,
             active: false,
             pid: 0,
             tpid: 0,

@@ -170,7 +170,7 @@ impl Sup {
                 )
                 .into_bytes(),
             )),
-            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
+            "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "filesystems" => Ok(VNode::Mem(b"\text2\nnodev\tproc\nnodev\tdevtmpfs\n".to_vec())),
             "stat" => {
                 let ticks = sys::now_ns() / 10_000_000;
@@ -290,7 +290,7 @@ impl Sup {
             }
             "cmdline" => Ok(VNode::Mem(cmdline)),
             // One name space of mounts for every process.
-            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
+            "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
             "stat" => {
                 // A process reading its own is running (its call waits
