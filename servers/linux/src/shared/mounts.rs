@@ -18,6 +18,9 @@
 //! - `REMOVE` [umount flags, path length, path…] → [0]: EINVAL for a path
 //!   no file system is mounted on, EBUSY while files of it are open
 //!   (unless MNT_DETACH);
+//! - `REMOUNT` [flags, path length, path…] → [0]: a mount's flags
+//!   (MS_RDONLY, which supervisors enforce, as Linux's VFS does a
+//!   mount's read-only flag);
 //! - `LIST` → [count, then per mount: id, file server, device, flags,
 //!   path length, path…].
 //!
@@ -38,6 +41,7 @@ pub const ADD: u64 = 1;
 pub const REMOVE: u64 = 2;
 pub const LIST: u64 = 3;
 pub const READY: u64 = 4;
+pub const REMOUNT: u64 = 5;
 
 /// The name whose presence tells supervisors that mounts exist.
 pub const MOUNTED_NAME: &str = "linux.mounts";
@@ -118,6 +122,18 @@ impl Shared {
                 match self.mount_add(word(w, 2) as u32, word(w, 3), path) {
                     Ok((id, p)) => End::Reply(alloc::vec![id as u64, p[0], p[1], p[2]]),
                     Err(e) => result(-e),
+                }
+            }
+            REMOUNT => {
+                let Some(path) = path_from(w.get(3..).unwrap_or(&[])) else {
+                    return result(-errno::EINVAL);
+                };
+                match self.mounts.list.iter_mut().find(|m| m.ready && m.path == path) {
+                    Some(m) => {
+                        m.flags = (m.flags & !MS_RDONLY) | (word(w, 2) & MS_RDONLY);
+                        result(0)
+                    }
+                    None => result(-errno::EINVAL),
                 }
             }
             READY => result(

@@ -693,6 +693,9 @@ impl Sup {
         if mode == 0 {
             return Ok(0);
         }
+        if mode & 2 != 0 && self.on_read_only_mount(dirfd, &path) {
+            return Err(errno::EROFS);
+        }
         let (uid, gid) = if flags & AT_EACCESS != 0 {
             (self.cred.euid, self.cred.egid)
         } else {

@@ -112,7 +112,16 @@ impl Fs {
         paths: &[&[u8]],
         extra: &mut [u8],
     ) -> Result<u64, i64> {
-        let (pid, local, _) = self.route(dirfd);
+        let (pid, local, id) = self.route(dirfd);
+        // A read-only mount takes no change (Linux's VFS checks a
+        // mount's flag the same way, above the file system).
+        let changes = matches!(
+            entry,
+            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR
+        );
+        if changes && self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
         let mut fields = fields.to_vec();
         if (entry == api::RENAME || entry == api::LINK) && fields.len() >= 4 {
             let nd = u32::from_le_bytes([fields[0], fields[1], fields[2], fields[3]]);
@@ -129,6 +138,20 @@ impl Fs {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
         let id = self.route(dirfd).2;
+        if self.mounts.read_only(id) {
+            const O_TRUNC: u32 = 0o1000;
+            const O_CREAT: u32 = 0o100;
+            if flags & api::O_ACCMODE != api::O_RDONLY || flags & O_TRUNC != 0 {
+                return Err(errno::EROFS);
+            }
+            if flags & O_CREAT != 0 {
+                // An existing file opens; a new one cannot be made.
+                return match self.open(dirfd, path, flags & !O_CREAT, mode) {
+                    Err(errno::ENOENT) => Err(errno::EROFS),
+                    r => r,
+                };
+            }
+        }
         match self.path_op(api::OPEN, dirfd, flags, &fields, &[path]) {
             // Creating the root (no last name to the file server: EBUSY)
             // is creating a directory's name.
@@ -235,7 +258,10 @@ impl Fs {
     ) -> Result<(u64, u64), i64> {
         let flags = if append { api::APPEND } else { 0 };
         let tagged = fd;
-        let (server, fd, _) = self.route(fd);
+        let (server, fd, id) = self.route(fd);
+        if self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
         let mut done = 0u64;
         let mut end = off;
         loop {
@@ -322,7 +348,10 @@ impl Fs {
     }
 
     pub fn truncate(&self, fd: u32, size: u64) -> Result<(), i64> {
-        let (server, fd, _) = self.route(fd);
+        let (server, fd, id) = self.route(fd);
+        if self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
         let mut msg = [0u8; 16];
         Writer::new(&mut msg).u32(fd).u32(0).u64(size);
         self.result_at(server, api::TRUNCATE, &msg, &mut []).map(|_| ())

@@ -116,6 +116,16 @@ impl Table {
         (pid.unwrap_or(0), local, id)
     }
 
+    /// Whether mount `id` is read-only (MS_RDONLY, at mount or remount).
+    pub fn read_only(&self, id: u32) -> bool {
+        id != 0
+            && self
+                .list
+                .borrow()
+                .iter()
+                .any(|m| m.id == id && m.flags & MS_RDONLY != 0)
+    }
+
     /// A stat of mount `id`'s file: its device is the loop device, as
     /// on Linux (the file server reports its own).
     pub fn set_dev(&self, id: u32, st: &mut [u8; 144]) {
@@ -204,6 +214,14 @@ impl Sup {
         }
     }
 
+    /// Whether `path` is on a read-only mount.
+    pub(super) fn on_read_only_mount(&self, dirfd: u64, path: &str) -> bool {
+        match self.target(dirfd, path) {
+            Ok(Target::Fs(d, _)) => self.fs.mounts.read_only(self.fs.mounts.route(0, d).2),
+            _ => false,
+        }
+    }
+
     fn read_str(&self, rid: u64, at: u64) -> Result<String, i64> {
         let b = self.read_cstr(rid, at, linuxabi::path::PATH_MAX - 1)?;
         String::from_utf8(b).map_err(|_| errno::EINVAL)
@@ -225,7 +243,15 @@ impl Sup {
         let st = self.stat_at(AT, &target, 0)?;
         let abs = self.at_path(AT, &target, false)?;
         let mounted = self.fs.mounts.list().iter().any(|m| m.path == abs);
-        if flags & MS_REMOUNT != 0 || (flags & MS_PROPAGATION != 0 && flags & (MS_BIND | MS_MOVE) == 0) {
+        if flags & MS_REMOUNT != 0 {
+            if !mounted {
+                return Err(errno::EINVAL);
+            }
+            let mut m = alloc::vec![ctl::MOUNT, op::REMOUNT, flags & MS_RDONLY];
+            m.extend(op::path_words(&abs));
+            return self.ctl1(&m).map(|_| 0);
+        }
+        if flags & MS_PROPAGATION != 0 && flags & (MS_BIND | MS_MOVE) == 0 {
             return if mounted { Ok(0) } else { Err(errno::EINVAL) };
         }
         if flags & (MS_BIND | MS_MOVE) != 0 {
