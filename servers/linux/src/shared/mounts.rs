@@ -167,8 +167,12 @@ impl Shared {
         let id = (1..=MAX_MOUNTS)
             .find(|i| !ms.iter().any(|m| m.id == *i))
             .ok_or(errno::ENOMEM)?;
-        // An unbound device has no file system on it.
+        // An unbound device has no file system on it; a read-only one
+        // mounts read-only only.
         self.loops.status(dev).map_err(|_| errno::EINVAL)?;
+        if flags & MS_RDONLY == 0 && self.loops.writes_refused(dev) {
+            return Err(errno::EACCES);
+        }
         self.loops.open(dev)?;
         let names = [format!("mnt{id}.fs"), format!("mnt{id}.cache"), format!("mnt{id}.disk")];
         let number = format!("{dev}");

@@ -113,15 +113,6 @@ impl Fs {
         extra: &mut [u8],
     ) -> Result<u64, i64> {
         let (pid, local, id) = self.route(dirfd);
-        // A read-only mount takes no change (Linux's VFS checks a
-        // mount's flag the same way, above the file system).
-        let changes = matches!(
-            entry,
-            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR
-        );
-        if changes && self.mounts.read_only(id) {
-            return Err(errno::EROFS);
-        }
         let mut fields = fields.to_vec();
         if (entry == api::RENAME || entry == api::LINK) && fields.len() >= 4 {
             let nd = u32::from_le_bytes([fields[0], fields[1], fields[2], fields[3]]);
@@ -130,6 +121,15 @@ impl Fs {
                 return Err(errno::EXDEV);
             }
             fields[..4].copy_from_slice(&nlocal.to_le_bytes());
+        }
+        // A read-only mount takes no change (Linux's VFS checks a
+        // mount's flag the same way, above the file system, after EXDEV).
+        let changes = matches!(
+            entry,
+            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR
+        );
+        if changes && self.mounts.read_only(id) {
+            return Err(errno::EROFS);
         }
         self.result_at(pid, entry, &self.path_msg(local, flags, &fields, paths), extra)
     }
