@@ -3,14 +3,15 @@
 //! processes of this server, a `loopblk` (the loop device as a block
 //! device: its blocks are the backing file's, through the system's file
 //! server), a `blockcache` over it and an `fs` over that, under names
-//! `mntI.disk`, `mntI.cache`, `mntI.fs`; the mount holds the device open.
+//! `mntK.disk`, `mntK.cache`, `mntK.fs` (K counts the mounts made); the
+//! mount holds the device open.
 //! The file server refuses an image it cannot mount (it says so in its
 //! STATS: `mounted no`): the mount fails with EINVAL and its servers go.
 //! An unmount syncs the file server and ends the three.
 //!
 //! Operations (word 1):
 //! - `ADD` [device, flags, path length, path…] → [id, fs, cache, device
-//!   server]: the servers are started; the mount is not in the table
+//!   server, K]: the servers are started; the mount is not in the table
 //!   until `READY` (the caller waits for the file server, so that this
 //!   server stays free to answer the device server's `ATTACH`);
 //! - `READY` [id, ok]: the file server serves a mounted file system (ok)
@@ -70,6 +71,9 @@ pub struct Mount {
 pub struct Mounts {
     pub list: Vec<Mount>,
     registered: bool,
+    /// Mounts made so far: each mount's servers get names never used
+    /// before (a server just ended may still hold its name a while).
+    made: u64,
 }
 
 /// A path from message words: its length, then its bytes.
@@ -120,7 +124,7 @@ impl Shared {
                     return result(-errno::EINVAL);
                 };
                 match self.mount_add(word(w, 2) as u32, word(w, 3), path) {
-                    Ok((id, p)) => End::Reply(alloc::vec![id as u64, p[0], p[1], p[2]]),
+                    Ok((id, p)) => End::Reply(alloc::vec![id as u64, p[0], p[1], p[2], self.mounts.made]),
                     Err(e) => result(-e),
                 }
             }
@@ -174,7 +178,9 @@ impl Shared {
             return Err(errno::EACCES);
         }
         self.loops.open(dev)?;
-        let names = [format!("mnt{id}.fs"), format!("mnt{id}.cache"), format!("mnt{id}.disk")];
+        self.mounts.made += 1;
+        let k = self.mounts.made;
+        let names = [format!("mnt{k}.fs"), format!("mnt{k}.cache"), format!("mnt{k}.disk")];
         let number = format!("{dev}");
         let mut fs_args = alloc::vec![names[0].as_str(), names[1].as_str()];
         if flags & MS_RDONLY != 0 {

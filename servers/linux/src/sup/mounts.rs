@@ -283,13 +283,13 @@ impl Sup {
         let mut m = alloc::vec![ctl::MOUNT, op::ADD, minor as u64, flags & MS_RDONLY];
         m.extend(op::path_words(&abs));
         let r = self.ctl(&m);
-        if r.len() < 4 {
+        if r.len() < 5 {
             return Err(errno::of(word(&r, 0)).unwrap_or(errno::EIO));
         }
         // The servers start; the file server registers once it has read
         // the file system (or found it unusable).
         let (id, procs) = (r[0], [r[1], r[2], r[3]]);
-        let name = format!("mnt{id}.fs");
+        let name = format!("mnt{}.fs", r[4]);
         let mut up = false;
         for _ in 0..10_000 {
             if sys::name_lookup(&name).is_ok() {
