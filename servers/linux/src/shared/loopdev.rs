@@ -14,7 +14,7 @@
 //! - `OPEN` [n], `CLOSE` [n]: descriptions of the device;
 //! - `BIND` [n, file, file size, status…]: the file is this server's
 //!   number (closed here if the bind fails);
-//! - `CLEAR` [n]; `STATUS` [n] → [0, size, file size unknown = 0, status…];
+//! - `CLEAR` [n]; `STATUS` [n] → [0, size, status…];
 //! - `SET_STATUS` [n, file size, offset, sizelimit, flags, encrypt type,
 //!   key size, file name (8 words), crypt name (8)];
 //! - `CAPACITY` [n, file size]; `BLOCK_SIZE` [n, size]; `DIRECT_IO` [n, on];

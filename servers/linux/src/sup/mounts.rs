@@ -157,10 +157,10 @@ impl Table {
     }
 }
 
-/// mount(2)'s flags the personality knows: MS_RDONLY, MS_NOSUID,
-/// MS_NODEV, MS_NOEXEC, MS_SYNCHRONOUS, MS_REMOUNT, MS_MANDLOCK,
-/// MS_DIRSYNC, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC,
-/// MS_SILENT, the propagation types, MS_RELATIME, MS_STRICTATIME.
+/// The mount(2) flags that change what a mount does here; the others
+/// (nosuid, noexec, atime rules, ...) are taken and kept out of the
+/// table. The propagation types (private, slave, shared, unbindable)
+/// have nothing to change: there is no propagation.
 const MS_RDONLY: u64 = 1;
 const MS_REMOUNT: u64 = 32;
 const MS_BIND: u64 = 4096;
@@ -322,7 +322,8 @@ impl Sup {
         if !self.fs.mounts.list().iter().any(|m| m.path == abs) {
             return Err(errno::EINVAL);
         }
-        // This process's own working directory inside keeps it busy too.
+        // Files open on it, a working directory inside included, keep it
+        // busy (the shared server asks its file server).
         let mut m = alloc::vec![ctl::MOUNT, op::REMOVE, flags];
         m.extend(op::path_words(&abs));
         self.ctl1(&m).map(|_| 0)
