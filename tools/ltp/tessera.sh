@@ -12,8 +12,23 @@ export LTPROOT=/ltp TMPDIR=/tmp/ltp PATH=/ltp/testcases/bin:/bin
 # The same settings as on Linux: timeouts for an emulated machine, tests
 # that run for a set time run a tenth of it.
 export LTP_TIMEOUT_MUL=4 LTP_RUNTIME_MUL=0.1 LTP_COLORIZE_OUTPUT=0
-[ -f /ltp/kconfig ] && export KCONFIG_PATH=/ltp/kconfig
+# Linux's configuration, less what Tessera has otherwise: its loop
+# driver is built in, not a module.
+if [ -f /ltp/kconfig ]; then
+	sed 's/^CONFIG_BLK_DEV_LOOP=m$/CONFIG_BLK_DEV_LOOP=y/' /ltp/kconfig >/ltp/kconfig.tessera
+	export KCONFIG_PATH=/ltp/kconfig.tessera
+fi
 mkdir -p "$TMPDIR"
+# Tests on a loop device make their file system with mkfs.<type>, as on
+# Linux's VM (bench/linux/init.sh). The loop driver is part of the
+# personality: built in, as LTP reads it from modules.builtin.
+# Unquoted, as there: LTP passes an option and its value as one word.
+printf '#!/bin/sh\nexec /bin/busybox mke2fs $*\n' >/bin/mkfs.ext2
+chmod 755 /bin/mkfs.ext2
+modules=/lib/modules/$(uname -r)
+mkdir -p "$modules"
+: >"$modules/modules.dep"
+echo kernel/drivers/block/loop.ko >"$modules/modules.builtin"
 chmod 1777 "$TMPDIR"
 # A test under a watchdog: killed after `limit` seconds (status 137, as on
 # Linux's /init). busybox's `timeout` needs a vfork that shares memory,

@@ -13,6 +13,7 @@ pub mod elf;
 pub mod errno;
 pub mod eventfd;
 pub mod frame;
+pub mod loopdev;
 pub mod nr;
 pub mod path;
 pub mod pipe;

@@ -144,6 +144,10 @@ pub mod ctl {
     pub const PRIO_SET: u64 = 37;
     /// [caller, pid, mask of CPUs there are] → [0 or -errno].
     pub const AFFINITY_SET: u64 = 38;
+    /// [operation, ...]: the loop block devices (`shared/loopdev.rs`).
+    pub const LOOP: u64 = 90;
+    /// [operation, ...]: the mount table (`shared/mounts.rs`).
+    pub const MOUNT: u64 = 91;
     /// [pid] → [tid]: a number for a new thread of the process.
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).

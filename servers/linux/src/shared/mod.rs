@@ -15,6 +15,8 @@
 
 mod eventfd;
 mod locks;
+pub mod loopdev;
+pub mod mounts;
 mod objects;
 mod procs;
 mod ptimers;
@@ -121,6 +123,10 @@ pub struct Shared {
     pub sysv: sysv::SysV,
     /// POSIX timers and timerfd's timers.
     pub ptimers: ptimers::PTimers,
+    /// The loop block devices (`loopdev.rs`).
+    pub loops: linuxabi::loopdev::Table,
+    /// The mounted file systems (`mounts.rs`).
+    pub mounts: mounts::Mounts,
 }
 
 impl Shared {
@@ -140,6 +146,8 @@ impl Shared {
             init_sched: Default::default(),
             sysv: Default::default(),
             ptimers: Default::default(),
+            loops: Default::default(),
+            mounts: Default::default(),
         }
     }
 
@@ -413,6 +421,8 @@ impl Shared {
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
+            ctl::LOOP => self.loop_ctl(&w, info.caller),
+            ctl::MOUNT => self.mount_ctl(&w),
             ctl::THREAD_NEW => result(
                 self.procs
                     .new_tid(word(&w, 1) as u32)

@@ -79,6 +79,8 @@ pub enum Kind {
         id: u64,
         write: bool,
     },
+    /// `/dev/loop-control` or a loop block device (`loopdev.rs`).
+    Loop(super::loopdev::Node),
 }
 
 pub struct Ofd {

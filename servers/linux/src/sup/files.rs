@@ -73,6 +73,9 @@ impl Sup {
         if is_virtual(&abs) {
             return Ok(Target::Virt(abs));
         }
+        if let Some(t) = self.fs.mounts.target(&abs) {
+            return Ok(t);
+        }
         if path.starts_with('/') {
             return Ok(Target::Fs(ROOT, String::from(path)));
         }
@@ -180,6 +183,9 @@ impl Sup {
                     }
                     self.ctl(&[ctl::HOLD, id]);
                 }
+                if let Kind::Loop(node) = kind {
+                    self.loop_open(node)?;
+                }
                 Ok(Ofd::new(kind, keep, abs))
             }
             Target::Fs(d, rel) => {
@@ -229,6 +235,9 @@ impl Sup {
         if let Kind::Socket { id, .. } = d.kind {
             self.net_close(id);
         }
+        if let Kind::Loop(node) = d.kind {
+            self.loop_release(node);
+        }
         for id in d.objects() {
             self.ctl(&[ctl::RELEASE, id]);
         }
@@ -252,7 +261,7 @@ impl Sup {
         }
     }
 
-    fn set_pos(&self, d: &mut Ofd, p: u64) {
+    pub(super) fn set_pos(&self, d: &mut Ofd, p: u64) {
         match d.shared {
             Some(id) => {
                 self.ctl(&[ctl::FILE_POS, id, 1, p]);
@@ -359,6 +368,7 @@ impl Sup {
             // it does not know is not the process's.
             Kind::KPipe { .. } => ret(Err(errno::EBADF)),
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
         }
     }
 
@@ -429,6 +439,7 @@ impl Sup {
                 ret(self.kpipe_write(&o))
             }
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Loop(node) => ret(self.loop_write(rid, node, &mut d, buf, len, at)),
         }
     }
 
@@ -523,6 +534,7 @@ impl Sup {
             Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?).size as u64,
             Kind::Mem(m) => m.len() as u64,
             Kind::VDir(l) => l.len() as u64,
+            Kind::Loop(node) => self.loop_size(*node),
             Kind::Obj { .. } | Kind::KPipe { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => {
                 return Err(errno::ESPIPE);
             }
@@ -708,6 +720,9 @@ impl Sup {
         let s = self.stat_at(dirfd, &path, flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))?;
         if mode == 0 {
             return Ok(0);
+        }
+        if mode & 2 != 0 && self.on_read_only_mount(dirfd, &path) {
+            return Err(errno::EROFS);
         }
         let (uid, gid) = if flags & AT_EACCESS != 0 {
             (self.cred.euid, self.cred.egid)
@@ -949,6 +964,7 @@ impl Sup {
         let d = o.borrow();
         match d.kind {
             Kind::File { fd, .. } => self.fs.fsync(fd).map(|_| 0),
+            Kind::Loop(node) => self.loop_fsync(node),
             _ => Err(errno::EINVAL),
         }
     }
@@ -1181,6 +1197,10 @@ impl Sup {
                 let size = self.fs.fstat(ffd).map(|b| StatView::parse(&b).size as u64).unwrap_or(0);
                 let pos = self.pos(&slot.ofd.borrow());
                 ret(self.write_u32(rid, arg, size.saturating_sub(pos) as u32).map(|_| 0))
+            }
+            Kind::Loop(node) => {
+                let flags = slot.ofd.borrow().flags;
+                ret(self.loop_ioctl(rid, node, flags, req, arg))
             }
             _ => ret(Err(errno::ENOTTY)),
         }

@@ -24,6 +24,9 @@ pub struct Fs {
     pub cred: Cred,
     /// Where the server's write context points: (fd, flags, offset).
     ctx: Option<(u32, u32, u64)>,
+    /// The mounted file systems' servers (`mounts.rs`): a file number of
+    /// one carries its mount's number in its high bits.
+    pub mounts: super::mounts::Table,
 }
 
 /// A Linux errno for a failed rendezvous with the file server.
@@ -43,16 +46,23 @@ impl Fs {
             pid,
             cred: Cred::default(),
             ctx: None,
+            mounts: Default::default(),
         }
     }
 
-    /// Why the last READ or READDIR failed.
-    fn last_errno(&self, e: Error) -> i64 {
+    /// The server of file (or directory token) `fd`, its number there,
+    /// and its mount's number.
+    fn route(&self, fd: u32) -> (u64, u32, u32) {
+        self.mounts.route(self.pid, fd)
+    }
+
+    /// Why the last READ or READDIR of server `pid` failed.
+    fn last_errno_at(&self, pid: u64, e: Error) -> i64 {
         if e != api::FAILED {
             return errno_of(e);
         }
         let mut r = [0u8; 8];
-        match sys::call(self.pid, api::ERRNO, &[], &mut r) {
+        match sys::call(pid, api::ERRNO, &[], &mut r) {
             Ok(8) => i64::from_le_bytes(r),
             _ => errno::EIO,
         }
@@ -60,8 +70,12 @@ impl Fs {
 
     /// A request whose reply is a result word, then `extra`'s bytes.
     pub fn result(&self, entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, i64> {
+        self.result_at(self.pid, entry, msg, extra)
+    }
+
+    fn result_at(&self, pid: u64, entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, i64> {
         let mut reply = vec![0u8; 8 + extra.len()];
-        let n = sys::call(self.pid, entry, msg, &mut reply).map_err(errno_of)?;
+        let n = sys::call(pid, entry, msg, &mut reply).map_err(errno_of)?;
         let mut r = Reader::new(&reply[..n]);
         let v = r.i64().ok_or(errno::EIO)?;
         if v < 0 {
@@ -83,24 +97,74 @@ impl Fs {
     }
 
     pub fn path_op(&self, entry: u64, dirfd: u32, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u64, i64> {
-        self.result(entry, &self.path_msg(dirfd, flags, fields, paths), &mut [])
+        self.path_call(entry, dirfd, flags, fields, paths, &mut [])
+    }
+
+    /// A path request to the server of `dirfd`; RENAME and LINK name
+    /// their second directory in their fields, which must be the same
+    /// server's (EXDEV).
+    fn path_call(
+        &self,
+        entry: u64,
+        dirfd: u32,
+        flags: u32,
+        fields: &[u8],
+        paths: &[&[u8]],
+        extra: &mut [u8],
+    ) -> Result<u64, i64> {
+        let (pid, local, id) = self.route(dirfd);
+        let mut fields = fields.to_vec();
+        if (entry == api::RENAME || entry == api::LINK) && fields.len() >= 4 {
+            let nd = u32::from_le_bytes([fields[0], fields[1], fields[2], fields[3]]);
+            let (npid, nlocal, _) = self.route(nd);
+            if npid != pid {
+                return Err(errno::EXDEV);
+            }
+            fields[..4].copy_from_slice(&nlocal.to_le_bytes());
+        }
+        // A read-only mount takes no change (Linux's VFS checks a
+        // mount's flag the same way, above the file system, after EXDEV).
+        let changes = matches!(
+            entry,
+            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR
+        );
+        if changes && self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
+        self.result_at(pid, entry, &self.path_msg(local, flags, &fields, paths), extra)
     }
 
     pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
+        let id = self.route(dirfd).2;
+        if self.mounts.read_only(id) {
+            const O_TRUNC: u32 = 0o1000;
+            const O_CREAT: u32 = 0o100;
+            if flags & api::O_ACCMODE != api::O_RDONLY || flags & O_TRUNC != 0 {
+                return Err(errno::EROFS);
+            }
+            if flags & O_CREAT != 0 {
+                // An existing file opens; a new one cannot be made.
+                return match self.open(dirfd, path, flags & !O_CREAT, mode) {
+                    Err(errno::ENOENT) => Err(errno::EROFS),
+                    r => r,
+                };
+            }
+        }
         match self.path_op(api::OPEN, dirfd, flags, &fields, &[path]) {
             // Creating the root (no last name to the file server: EBUSY)
             // is creating a directory's name.
             Err(errno::EBUSY) => Err(errno::EISDIR),
-            r => r.map(|fd| fd as u32),
+            r => r.map(|fd| super::mounts::tag(id, fd as u32)),
         }
     }
 
     pub fn close(&mut self, fd: u32) {
+        let (pid, local, _) = self.route(fd);
         let mut msg = [0u8; 8];
-        Writer::new(&mut msg).u32(fd).u32(0);
-        let _ = self.result(api::CLOSE, &msg, &mut []);
+        Writer::new(&mut msg).u32(local).u32(0);
+        let _ = self.result_at(pid, api::CLOSE, &msg, &mut []);
         if self.ctx.is_some_and(|c| c.0 == fd) {
             self.ctx = None;
         }
@@ -108,22 +172,25 @@ impl Fs {
 
     /// The same open file for the supervisor `pid` (a forked child's).
     pub fn share(&self, fd: u32, pid: u64) -> Result<u32, i64> {
+        let (server, local, id) = self.route(fd);
         let mut msg = [0u8; 16];
-        Writer::new(&mut msg).u32(fd).u32(0).u64(pid);
-        self.result(api::SHARE, &msg, &mut []).map(|v| v as u32)
+        Writer::new(&mut msg).u32(local).u32(0).u64(pid);
+        self.result_at(server, api::SHARE, &msg, &mut [])
+            .map(|v| super::mounts::tag(id, v as u32))
     }
 
     /// Reads from file `fd` at `off` into the memory of the process waiting
     /// in `rid`, at `buf`, until `len` bytes or the end: the cache copies
     /// each piece straight into the process's buffer.
     pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64) -> Result<u64, i64> {
+        let (server, fd, _) = self.route(fd);
         let mut done = 0u64;
         while done < len {
             let mut msg = [0u8; 24];
             Writer::new(&mut msg).u32(fd).u32(0).u64(off + done).u64(len - done);
             let req = CallFor {
                 rid,
-                server: self.pid,
+                server,
                 entry: api::READ,
                 msg_addr: msg.as_ptr() as u64,
                 msg_len: msg.len() as u64,
@@ -136,7 +203,7 @@ impl Fs {
                 Ok(n) => done += n,
                 Err(e) if done > 0 && e != api::FAILED => break,
                 Err(e) => {
-                    let e = self.last_errno(e);
+                    let e = self.last_errno_at(server, e);
                     if done > 0 {
                         break;
                     }
@@ -150,6 +217,7 @@ impl Fs {
     /// Reads into the supervisor's own memory (a program image, a script's
     /// first line, a directory).
     pub fn read_own(&self, fd: u32, off: u64, buf: &mut [u8]) -> Result<usize, i64> {
+        let (server, fd, _) = self.route(fd);
         let mut done = 0;
         while done < buf.len() {
             // The file server maps a request's whole range before it reads
@@ -161,14 +229,14 @@ impl Fs {
                 .u32(0)
                 .u64(off + done as u64)
                 .u64(len as u64);
-            match sys::call(self.pid, api::READ, &msg, &mut buf[done..done + len]) {
+            match sys::call(server, api::READ, &msg, &mut buf[done..done + len]) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) => {
                     if done > 0 {
                         break;
                     }
-                    return Err(self.last_errno(e));
+                    return Err(self.last_errno_at(server, e));
                 }
             }
         }
@@ -189,24 +257,29 @@ impl Fs {
         len: u64,
     ) -> Result<(u64, u64), i64> {
         let flags = if append { api::APPEND } else { 0 };
+        let tagged = fd;
+        let (server, fd, id) = self.route(fd);
+        if self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
         let mut done = 0u64;
         let mut end = off;
         loop {
             let at = off + done;
             let continues = self
                 .ctx
-                .is_some_and(|c| c == (fd, flags, at) || (append && c.0 == fd && c.1 == flags));
+                .is_some_and(|c| c == (tagged, flags, at) || (append && c.0 == tagged && c.1 == flags));
             if !continues {
                 let mut msg = [0u8; 16];
                 Writer::new(&mut msg).u32(fd).u32(flags).u64(at);
                 self.ctx = None;
-                self.result(api::WRITE_TO, &msg, &mut [])?;
+                self.result_at(server, api::WRITE_TO, &msg, &mut [])?;
             }
             let n = (len - done).min(api::MAX_WRITE as u64);
             let mut reply = [0u8; 16];
             let req = CallFor {
                 rid,
-                server: self.pid,
+                server,
                 entry: api::WRITE,
                 msg_addr: buf + done,
                 msg_len: n,
@@ -229,7 +302,7 @@ impl Fs {
                 return Err(-wrote);
             }
             end = placed + wrote as u64;
-            self.ctx = Some((fd, flags, end));
+            self.ctx = Some((tagged, flags, end));
             done += wrote as u64;
             if done >= len || wrote == 0 {
                 return Ok((done, end));
@@ -238,28 +311,32 @@ impl Fs {
     }
 
     pub fn fstat(&self, fd: u32) -> Result<[u8; 144], i64> {
+        let (server, fd, id) = self.route(fd);
         let mut msg = [0u8; 8];
         Writer::new(&mut msg).u32(fd).u32(0);
         let mut out = [0u8; 144];
-        self.result(api::FSTAT, &msg, &mut out)?;
+        self.result_at(server, api::FSTAT, &msg, &mut out)?;
+        self.mounts.set_dev(id, &mut out);
         Ok(out)
     }
 
     pub fn stat(&self, dirfd: u32, path: &[u8], flags: u32) -> Result<[u8; 144], i64> {
         let mut out = [0u8; 144];
-        self.result(api::STAT, &self.path_msg(dirfd, flags, &[], &[path]), &mut out)?;
+        self.path_call(api::STAT, dirfd, flags, &[], &[path], &mut out)?;
+        self.mounts.set_dev(self.route(dirfd).2, &mut out);
         Ok(out)
     }
 
     pub fn readdir(&self, fd: u32, pos: u64, buf: &mut [u8]) -> Result<usize, i64> {
+        let (server, fd, _) = self.route(fd);
         let mut msg = [0u8; 16];
         Writer::new(&mut msg).u32(fd).u32(0).u64(pos);
-        sys::call(self.pid, api::READDIR, &msg, buf).map_err(|e| self.last_errno(e))
+        sys::call(server, api::READDIR, &msg, buf).map_err(|e| self.last_errno_at(server, e))
     }
 
     pub fn readlink(&self, dirfd: u32, path: &[u8]) -> Result<Vec<u8>, i64> {
         let mut out = vec![0u8; 4096];
-        let n = self.result(api::READLINK, &self.path_msg(dirfd, 0, &[], &[path]), &mut out)?;
+        let n = self.path_call(api::READLINK, dirfd, 0, &[], &[path], &mut out)?;
         out.truncate(n as usize);
         Ok(out)
     }
@@ -271,20 +348,31 @@ impl Fs {
     }
 
     pub fn truncate(&self, fd: u32, size: u64) -> Result<(), i64> {
+        let (server, fd, id) = self.route(fd);
+        if self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
         let mut msg = [0u8; 16];
         Writer::new(&mut msg).u32(fd).u32(0).u64(size);
-        self.result(api::TRUNCATE, &msg, &mut []).map(|_| ())
+        self.result_at(server, api::TRUNCATE, &msg, &mut []).map(|_| ())
     }
 
     pub fn fsync(&self, fd: u32) -> Result<(), i64> {
+        let (server, fd, _) = self.route(fd);
         let mut msg = [0u8; 8];
         Writer::new(&mut msg).u32(fd).u32(0);
-        self.result(api::FSYNC, &msg, &mut []).map(|_| ())
+        self.result_at(server, api::FSYNC, &msg, &mut []).map(|_| ())
     }
 
     pub fn statfs(&self) -> Result<[u8; 120], i64> {
+        self.statfs_of(ROOT)
+    }
+
+    /// statfs of the file system file (or directory token) `fd` is on.
+    pub fn statfs_of(&self, fd: u32) -> Result<[u8; 120], i64> {
+        let (server, _, _) = self.route(fd);
         let mut out = [0u8; 120];
-        self.result(api::STATFS, &[], &mut out)?;
+        self.result_at(server, api::STATFS, &[], &mut out)?;
         Ok(out)
     }
 

@@ -18,6 +18,8 @@ mod files;
 mod fs;
 mod kpipe;
 mod locks;
+mod loopdev;
+mod mounts;
 mod off2f;
 mod procs;
 mod ready;
@@ -165,10 +167,13 @@ pub const DEFAULT_LIMITS: [[u64; 2]; 16] = {
 impl Sup {
     fn new() -> Sup {
         let fs_pid = sys::wait_for_name(tessera_api::fs::NAME);
+        let shared = sys::name_lookup(proto::NAME).unwrap_or(0);
+        let mut fs = fs::Fs::new(fs_pid);
+        fs.mounts.shared = shared;
         Sup {
             me: sys::getpid(),
-            shared: sys::name_lookup(proto::NAME).unwrap_or(0),
-            fs: fs::Fs::new(fs_pid),
+            shared,
+            fs,
             active: false,
             pid: 0,
             tpid: 0,

@@ -397,6 +397,7 @@ impl Sup {
                 Kind::Unix { rx, tx, ty } => (10, *rx, *tx | (*ty as u64) << 56),
                 Kind::Epoll(_) => (11, 0, 0),
                 Kind::KPipe { id, write } => (12, *id, *write as u64),
+                Kind::Loop(node) => (13, node.word(), 0),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
@@ -511,6 +512,11 @@ impl Sup {
                     let ep = Rc::new(RefCell::new(super::epoll::Epoll::default()));
                     epolls.push((ep.clone(), words));
                     Kind::Epoll(ep)
+                }
+                13 => {
+                    let node = super::loopdev::Node::from_word(a);
+                    self.loop_reopen(node);
+                    Kind::Loop(node)
                 }
                 _ => {
                     let m = (d.w() as usize).min(1 << 16);
@@ -877,6 +883,9 @@ impl Sup {
             }
             if let Kind::Socket { id, .. } = d.kind {
                 self.net_close(id);
+            }
+            if let Kind::Loop(node) = d.kind {
+                self.loop_release(node);
             }
             objs.extend(d.objects());
         }

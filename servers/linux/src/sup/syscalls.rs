@@ -116,7 +116,7 @@ impl Sup {
             }
             nr::SYNCFS => ret(self.fds.get(fd).map(|_| 0).and_then(|_| self.fs.sync().map(|_| 0))),
             nr::STATFS => ret(self.statfs_path(rid, a[0], a[1])),
-            nr::FSTATFS => ret(self.fds.get(fd).map(|_| 0).and_then(|_| self.statfs_of(rid, a[1]))),
+            nr::FSTATFS => ret(self.fstatfs(rid, fd, a[1])),
             nr::CHDIR => ret(self
                 .read_path(rid, a[0])
                 .and_then(|p| self.chdir_to(AT_FDCWD as u64, &p))),
@@ -264,9 +264,9 @@ impl Sup {
             } else {
                 Err(errno::EPERM)
             }),
-            nr::MOUNT | nr::UMOUNT2 | nr::REBOOT | nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => {
-                ret(Err(errno::EPERM))
-            }
+            nr::MOUNT => ret(self.mount(rid, a)),
+            nr::UMOUNT2 => ret(self.umount(rid, a)),
+            nr::REBOOT | nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => ret(Err(errno::EPERM)),
             nr::MKNOD => ret(self.mknodat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
             nr::MKNODAT => ret(self.mknodat(rid, a[0], a[1], a[2], a[3])),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
@@ -589,7 +589,7 @@ impl Sup {
     fn statfs_path(&mut self, rid: u64, path_at: u64, out: u64) -> Result<u64, i64> {
         let path = self.read_path(rid, path_at)?;
         self.stat_at(AT_FDCWD as u64, &path, 0)?;
-        self.statfs_of(rid, out)
+        self.statfs_at(rid, &path, out)
     }
 
     fn utimensat(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {

@@ -69,7 +69,9 @@ fn ino_of(path: &str) -> u64 {
 
 /// Whether a clean absolute path is one the supervisor serves.
 pub fn is_virtual(abs: &str) -> bool {
-    linuxabi::path::below(abs, "/dev").is_some() || linuxabi::path::below(abs, "/proc").is_some()
+    linuxabi::path::below(abs, "/dev").is_some()
+        || linuxabi::path::below(abs, "/proc").is_some()
+        || linuxabi::path::below(abs, "/sys").is_some()
 }
 
 /// A report of the inspector's, printed by the native library's formatter.
@@ -88,6 +90,9 @@ impl Sup {
         if let Some(rest) = linuxabi::path::below(abs, "/dev") {
             return self.dev_node(rest);
         }
+        if let Some(rest) = linuxabi::path::below(abs, "/sys") {
+            return self.sysfs_node(rest);
+        }
         let rest = linuxabi::path::below(abs, "/proc").ok_or(errno::ENOENT)?;
         self.proc_node(rest)
     }
@@ -102,13 +107,17 @@ impl Sup {
                 for n in ["stdin", "stdout", "stderr", "fd"] {
                     list.push((n.to_string(), DT_LNK, ino_of(n)));
                 }
+                list.extend(self.loop_entries());
                 Ok(VNode::Dir(list))
             }
             "stdin" => Ok(VNode::Link("/proc/self/fd/0".into())),
             "stdout" => Ok(VNode::Link("/proc/self/fd/1".into())),
             "stderr" => Ok(VNode::Link("/proc/self/fd/2".into())),
             "fd" => Ok(VNode::Link("/proc/self/fd".into())),
-            n => dev_of(n).map(|(k, d)| VNode::Dev(k, d)).ok_or(errno::ENOENT),
+            n => dev_of(n)
+                .or_else(|| self.loop_dev(n))
+                .map(|(k, d)| VNode::Dev(k, d))
+                .ok_or(errno::ENOENT),
         }
     }
 
@@ -172,7 +181,7 @@ impl Sup {
                 )
                 .into_bytes(),
             )),
-            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
+            "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "filesystems" => Ok(VNode::Mem(b"\text2\nnodev\tproc\nnodev\tdevtmpfs\n".to_vec())),
             "stat" => {
                 let ticks = sys::now_ns() / 10_000_000;
@@ -293,7 +302,7 @@ impl Sup {
             }
             "cmdline" => Ok(VNode::Mem(cmdline)),
             // One name space of mounts for every process.
-            "mounts" => Ok(VNode::Mem(MOUNTS.to_vec())),
+            "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
             "stat" => {
                 // A process reading its own is running (its call waits
@@ -376,7 +385,7 @@ impl Sup {
             VNode::Link(t) => (S_IFLNK | 0o777, 0, t.len() as i64),
         };
         let secs = (sys::now_ns() / 1_000_000_000) as i64 + 1_704_067_200;
-        StatView {
+        let s = StatView {
             dev: makedev(0, 5),
             ino: ino_of(abs),
             nlink: 1,
@@ -390,6 +399,10 @@ impl Sup {
             atime: (secs, 0),
             mtime: (secs, 0),
             ctime: (secs, 0),
+        };
+        match node {
+            VNode::Dev(Kind::Loop(n), _) => self.loop_stat(*n, s),
+            _ => s,
         }
     }
 

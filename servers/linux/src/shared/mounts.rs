@@ -1,0 +1,259 @@
+//! The mount table (`ctl::MOUNT`): file systems mounted on loop devices,
+//! each served by storage servers of its own. A mount starts, as child
+//! processes of this server, a `loopblk` (the loop device as a block
+//! device: its blocks are the backing file's, through the system's file
+//! server), a `blockcache` over it and an `fs` over that, under names
+//! `mntK.disk`, `mntK.cache`, `mntK.fs` (K counts the mounts made); the
+//! mount holds the device open.
+//! The file server refuses an image it cannot mount (it says so in its
+//! STATS: `mounted no`): the mount fails with EINVAL and its servers go.
+//! An unmount syncs the file server and ends the three.
+//!
+//! Operations (word 1):
+//! - `ADD` [device, flags, path length, path…] → [id, fs, cache, device
+//!   server, K]: the servers are started; the mount is not in the table
+//!   until `READY` (the caller waits for the file server, so that this
+//!   server stays free to answer the device server's `ATTACH`);
+//! - `READY` [id, ok]: the file server serves a mounted file system (ok)
+//!   or not (its servers end, the mount goes);
+//! - `REMOVE` [umount flags, path length, path…] → [0]: EINVAL for a path
+//!   no file system is mounted on, EBUSY while files of it are open
+//!   (unless MNT_DETACH);
+//! - `REMOUNT` [flags, path length, path…] → [0]: a mount's flags
+//!   (MS_RDONLY, which supervisors enforce, as Linux's VFS does a
+//!   mount's read-only flag);
+//! - `LIST` → [count, then per mount: id, file server, device, flags,
+//!   path length, path…].
+//!
+//! The first mount also registers the name `linux.mounts`: supervisors
+//! look the table up only once some file system was mounted.
+
+use super::{End, Shared, result};
+use crate::proto::{self, word};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use linuxabi::errno;
+use tessera_api::fs as api;
+use tessera_rt::abi::SpawnOptions;
+use tessera_rt::sys;
+
+pub const ADD: u64 = 1;
+pub const REMOVE: u64 = 2;
+pub const LIST: u64 = 3;
+pub const READY: u64 = 4;
+pub const REMOUNT: u64 = 5;
+
+/// The name whose presence tells supervisors that mounts exist.
+pub const MOUNTED_NAME: &str = "linux.mounts";
+/// Mount numbers (they tag the file server's file numbers in a
+/// supervisor: at most 63).
+const MAX_MOUNTS: u32 = 63;
+/// The mounted file system's cache, in pages.
+const CACHE_PAGES: &str = "1024";
+/// MS_RDONLY and umount2's MNT_DETACH.
+const MS_RDONLY: u64 = 1;
+const MNT_DETACH: u64 = 2;
+
+pub struct Mount {
+    pub id: u32,
+    pub path: String,
+    pub dev: u32,
+    pub flags: u64,
+    pub fs: u64,
+    /// The three servers' pids (file server, cache, device).
+    procs: [u64; 3],
+    /// Its file server said it mounted the file system.
+    ready: bool,
+}
+
+#[derive(Default)]
+pub struct Mounts {
+    pub list: Vec<Mount>,
+    registered: bool,
+    /// Mounts made so far: each mount's servers get names never used
+    /// before (a server just ended may still hold its name a while).
+    made: u64,
+}
+
+/// A path from message words: its length, then its bytes.
+pub fn path_from(w: &[u64]) -> Option<String> {
+    let len = word(w, 0) as usize;
+    let b = proto::bytes(w.get(1..).unwrap_or(&[]));
+    String::from_utf8(b.get(..len)?.to_vec()).ok()
+}
+
+pub fn path_words(p: &str) -> Vec<u64> {
+    let mut w = alloc::vec![p.len() as u64];
+    w.extend(proto::name_words(p.as_bytes()));
+    w
+}
+
+/// One line of the file server's STATS report, as a number.
+fn stat_line(fs: u64, key: &str) -> Option<u64> {
+    let mut out = alloc::vec![0u8; 1024];
+    let n = sys::call(fs, api::STATS, &[], &mut out).ok()?;
+    let text = core::str::from_utf8(&out[..n]).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        if k != key {
+            return None;
+        }
+        match v {
+            "yes" => Some(1),
+            "no" => Some(0),
+            v => v.parse().ok(),
+        }
+    })
+}
+
+fn end_all(procs: &[u64]) {
+    for &p in procs {
+        if p != 0 {
+            let _ = sys::kill(p);
+        }
+    }
+}
+
+impl Shared {
+    /// `ctl::MOUNT`.
+    pub(super) fn mount_ctl(&mut self, w: &[u64]) -> End {
+        match word(w, 1) {
+            ADD => {
+                let Some(path) = path_from(w.get(4..).unwrap_or(&[])) else {
+                    return result(-errno::EINVAL);
+                };
+                match self.mount_add(word(w, 2) as u32, word(w, 3), path) {
+                    Ok((id, p)) => End::Reply(alloc::vec![id as u64, p[0], p[1], p[2], self.mounts.made]),
+                    Err(e) => result(-e),
+                }
+            }
+            REMOUNT => {
+                let Some(path) = path_from(w.get(3..).unwrap_or(&[])) else {
+                    return result(-errno::EINVAL);
+                };
+                match self.mounts.list.iter_mut().find(|m| m.ready && m.path == path) {
+                    Some(m) => {
+                        m.flags = (m.flags & !MS_RDONLY) | (word(w, 2) & MS_RDONLY);
+                        result(0)
+                    }
+                    None => result(-errno::EINVAL),
+                }
+            }
+            READY => result(
+                self.mount_ready(word(w, 2) as u32, word(w, 3) != 0)
+                    .map_or_else(|e| -e, |_| 0),
+            ),
+            REMOVE => {
+                let Some(path) = path_from(w.get(3..).unwrap_or(&[])) else {
+                    return result(-errno::EINVAL);
+                };
+                result(self.mount_remove(word(w, 2), &path).map_or_else(|e| -e, |_| 0))
+            }
+            LIST => {
+                let ready = self.mounts.list.iter().filter(|m| m.ready);
+                let mut out = alloc::vec![ready.clone().count() as u64];
+                for m in ready {
+                    out.extend([m.id as u64, m.fs, m.dev as u64, m.flags]);
+                    out.extend(path_words(&m.path));
+                }
+                End::Reply(out)
+            }
+            _ => result(-errno::EINVAL),
+        }
+    }
+
+    fn mount_add(&mut self, dev: u32, flags: u64, path: String) -> Result<(u32, [u64; 3]), i64> {
+        let ms = &self.mounts.list;
+        if ms.iter().any(|m| m.path == path || m.dev == dev) {
+            return Err(errno::EBUSY);
+        }
+        let id = (1..=MAX_MOUNTS)
+            .find(|i| !ms.iter().any(|m| m.id == *i))
+            .ok_or(errno::ENOMEM)?;
+        // An unbound device has no file system on it; a read-only one
+        // mounts read-only only.
+        self.loops.status(dev).map_err(|_| errno::EINVAL)?;
+        if flags & MS_RDONLY == 0 && self.loops.writes_refused(dev) {
+            return Err(errno::EACCES);
+        }
+        self.loops.open(dev)?;
+        self.mounts.made += 1;
+        let k = self.mounts.made;
+        let names = [format!("mnt{k}.fs"), format!("mnt{k}.cache"), format!("mnt{k}.disk")];
+        let number = format!("{dev}");
+        let mut fs_args = alloc::vec![names[0].as_str(), names[1].as_str()];
+        if flags & MS_RDONLY != 0 {
+            fs_args.push("ro");
+        }
+        let o = &SpawnOptions::DEFAULT;
+        let procs = [
+            sys::spawn("fs", &fs_args, o).unwrap_or(0),
+            sys::spawn("blockcache", &[&names[1], &names[2], CACHE_PAGES], o).unwrap_or(0),
+            sys::spawn("loopblk", &[&names[2], &number], o).unwrap_or(0),
+        ];
+        if procs.contains(&0) {
+            end_all(&procs);
+            self.release_dev(dev);
+            return Err(errno::ENOMEM);
+        }
+        self.mounts.list.push(Mount {
+            id,
+            path,
+            dev,
+            flags,
+            fs: procs[0],
+            procs,
+            ready: false,
+        });
+        Ok((id, procs))
+    }
+
+    /// `READY`: the mount's file server serves a mounted file system, or
+    /// the mount goes.
+    fn mount_ready(&mut self, id: u32, ok: bool) -> Result<(), i64> {
+        let i = self
+            .mounts
+            .list
+            .iter()
+            .position(|m| m.id == id && !m.ready)
+            .ok_or(errno::EINVAL)?;
+        let fs = self.mounts.list[i].fs;
+        if ok && stat_line(fs, "mounted") == Some(1) {
+            self.mounts.list[i].ready = true;
+            if !self.mounts.registered {
+                self.mounts.registered = sys::name_register(MOUNTED_NAME, proto::shared::ENTRIES).is_ok();
+            }
+            return Ok(());
+        }
+        let m = self.mounts.list.remove(i);
+        end_all(&m.procs);
+        self.release_dev(m.dev);
+        Err(errno::EINVAL)
+    }
+
+    fn release_dev(&mut self, dev: u32) {
+        if let Some(file) = self.loops.close(dev) {
+            super::loopdev::close_backing(file);
+        }
+    }
+
+    fn mount_remove(&mut self, flags: u64, path: &str) -> Result<(), i64> {
+        let i = self
+            .mounts
+            .list
+            .iter()
+            .position(|m| m.path == path && m.ready)
+            .ok_or(errno::EINVAL)?;
+        let fs = self.mounts.list[i].fs;
+        if flags & MNT_DETACH == 0 && stat_line(fs, "open_files").unwrap_or(0) > 0 {
+            return Err(errno::EBUSY);
+        }
+        let mut r = [0u8; 8];
+        let _ = sys::call(fs, api::SYNC, &[], &mut r);
+        let m = self.mounts.list.remove(i);
+        end_all(&m.procs);
+        self.release_dev(m.dev);
+        Ok(())
+    }
+}
