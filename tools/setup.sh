@@ -29,6 +29,8 @@ have musl-gcc || pkgs+=(musl-tools)         # static C programs for the guest
 # Debian's static busybox: the guest userland, and a real program the OFF2F
 # converter's tests convert.
 [ -x /bin/busybox ] || pkgs+=(busybox-static)
+# ApacheBench: the web experiment's realism mode (make bench B=webab MODE=tcg).
+have ab || pkgs+=(apache2-utils)
 # rustc links host programs (xtask, unit tests) through cc.
 have cc || pkgs+=(gcc libc6-dev)
 # Tools only some targets need, named as arguments (`setup.sh gdb`).

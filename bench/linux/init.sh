@@ -8,6 +8,8 @@
 #   disk          load virtio-blk and ext4, mount /dev/vda (ext2) on /mnt
 #   abi=all|<name>[,<name>...]     run Linux-ABI test programs (needs disk)
 #   ltp=<first>:<count>            run entries of /mnt/ltp/runtest (needs disk)
+#   web_serve     serve web.sh's root at port 80 of eth0 (virtio-net, QEMU's
+#                 user network: 10.0.2.15/24) until stopped (needs disk)
 # Output goes to the serial console, ending with BENCH-DONE, ABI-DONE or
 # LTP-DONE; then the VM powers off (QEMU exits).
 /bin/busybox mount -t proc proc /proc
@@ -20,6 +22,7 @@ short=
 disk=
 abi=
 ltp=
+web_serve=
 for word in $(cat /proc/cmdline); do
 	case "$word" in
 	bench=*) sel="${word#bench=}" ;;
@@ -27,6 +30,7 @@ for word in $(cat /proc/cmdline); do
 	disk) disk=1 ;;
 	abi=*) abi="${word#abi=}" ;;
 	ltp=*) ltp="${word#ltp=}" ;;
+	web_serve) web_serve=1 ;;
 	esac
 done
 
@@ -131,6 +135,17 @@ if [ -n "$abi" ]; then
 	done
 	unmount
 	finish ABI-DONE
+fi
+
+if [ -n "$web_serve" ]; then
+	[ -n "$mounted" ] || finish BENCH-DONE
+	ip link set lo up
+	ip link set eth0 up
+	ip addr add 10.0.2.15/24 dev eth0
+	ip route add default via 10.0.2.2
+	/bin/sh /bench/web.sh /mnt/www serve || echo "BENCH-ERROR,webab,exit status $?"
+	unmount
+	finish BENCH-DONE
 fi
 
 if [ -n "$ltp" ]; then

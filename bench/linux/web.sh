@@ -7,16 +7,23 @@
 # --short) with 1 and with 10 clients at once.
 #
 #   web.sh DOCROOT [PREFIX] [--short]
+#   web.sh DOCROOT serve
 #
 # PREFIX names the configuration in the metrics (Tessera's pool setting:
 # "reuse_"); Linux gives none.  Where /proc/tessera/pool exists (Tessera),
 # a last burst of each CGI at 10 clients samples the pool's memory.
+# "serve" (the realism mode, tools/bench/webab.py): the same root served
+# at port 80 of every address, for a client outside the machine (ApacheBench
+# through QEMU's forwarded port); prints WEB-SERVING and serves until the
+# machine is stopped.
 set -e
 root=$1
 prefix=${2:-}
 short=
+serve=
 [ "${3:-}" = --short ] && short=--short
 [ "$prefix" = --short ] && prefix= && short=--short
+[ "$prefix" = serve ] && prefix= && serve=1
 [ -n "$root" ] || {
 	echo "BENCH-ERROR,web,usage: web.sh DOCROOT [PREFIX] [--short]"
 	exit 2
@@ -51,7 +58,12 @@ for p in 0 200 400 800; do
 done
 static_len=$(wc -c <"$root/index.html")
 
-httpd -f -p "127.0.0.1:$port" -h "$root" &
+if [ -n "$serve" ]; then
+	port=80
+	httpd -f -p "$port" -h "$root" &
+else
+	httpd -f -p "127.0.0.1:$port" -h "$root" &
+fi
 server=$!
 i=0
 until "$bin/webload" -n 1 -p $port /index.html >/dev/null 2>&1; do
@@ -78,6 +90,12 @@ warm -e 10 /cgi-bin/sh.cgi
 for p in 0 200 400 800; do
 	warm -e 20 "/cgi-bin/pa$p"
 done
+
+if [ -n "$serve" ]; then
+	echo "WEB-SERVING static $static_len"
+	wait $server
+	exit 0
+fi
 
 for c in 1 10; do
 	load -c $c -l static -e "$static_len" /index.html

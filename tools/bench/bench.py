@@ -42,6 +42,7 @@ import progs  # noqa: E402
 import qemu  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
+import webab  # noqa: E402
 from common import (BUILD, RESULTS, ROOT, RUNS_DIR, TESSERA_ELF, build_tessera, ensure_host_tools, tessera_boot,  # noqa: E402
                     git_revision, install_signal_handlers, log, rel, run_guarded, shown_argv)
 
@@ -484,6 +485,10 @@ def cmd_run(a):
     mode = a.mode
     known = list(papers.EXPERIMENTS)
     selection = ["all"] if a.bench in ("", "all") else a.bench.split(",")
+    if "webab" in selection:
+        if selection != ["webab"]:
+            raise SystemExit("webab runs alone: make bench B=webab MODE=tcg")
+        return _run_webab(a)
     unknown = [s for s in selection if s != "all" and s not in known]
     if unknown:
         raise SystemExit(f"unknown experiment(s) {unknown}; known: all, {', '.join(known)}")
@@ -553,6 +558,58 @@ def cmd_run(a):
     problems = [p for r in records.values() for p in r["problems"]]
     if problems:
         log("problems: " + "; ".join(problems))
+    return 0
+
+
+def _run_webab(a):
+    """The web experiment's realism mode (webab.py): ApacheBench on the host
+    against each system's busybox httpd through the forwarded port."""
+    ensure_host_tools(["qemu-system-x86_64", "ab"])
+    mode = a.mode
+    if mode == "icount":
+        raise SystemExit("webab measures requests per second by the host's clock: MODE=tcg (or kvm)")
+    runs = a.runs or 5
+    systems = a.systems.split(",")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    raw_dir = RUNS_DIR / f"{mode}-webab-{stamp}"
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    rows, records = [], {}
+    if "linux" in systems:
+        port = webab.free_port()
+        kargs, manifest = _linux_kernel_args("none", with_disk=True)
+        kargs[-1] = kargs[-1].replace(" bench=none", " web_serve")
+        args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_disk("linux"))
+        argv = ["qemu-system-x86_64", *args, *webab.nic_args(port), *kargs]
+        figs, rec = webab.measure("linux", argv, port, runs, raw_dir / "linux.log")
+        rows += results.aggregate("linux", figs)
+        records["linux"] = rec
+    if "tessera" in systems:
+        ok, detail = build_tessera()
+        if not ok:
+            raise SystemExit(f"tessera: {detail}")
+        port = webab.free_port()
+        args, _ = qemu.machine_args(mode, a.smp, a.mem, disk=fresh_system_disk())
+        boot = tessera_boot("servers=servers.webab.conf run=linux args=/bin/sh,/linux/bench/web.sh,/tmp/www,serve")
+        argv = ["qemu-system-x86_64", *args, *webab.nic_args(port), *boot]
+        figs, rec = webab.measure("tessera", argv, port, runs, raw_dir / "tessera.log")
+        rows += results.aggregate("tessera", figs)
+        records["tessera"] = rec
+    out = Path(a.out) if a.out else results_dir(mode)
+    out.mkdir(parents=True, exist_ok=True)
+    results.write_csv(out / "webab.csv", rows)
+    (raw_dir / "config.json").write_text(json.dumps(records, indent=2))
+    cmd = _make_command(mode, a)
+    log(f"figures of `{cmd.splitlines()[0]}` in {rel(out / 'webab.csv')}; logs in {rel(raw_dir)}")
+    by = {(r["system"], r["metric"]): r["value"] for r in rows}
+    for page, _ in webab.PAGES:
+        for c in webab.CLIENTS:
+            lx, ts = by.get(("linux", f"{page}_c{c}")), by.get(("tessera", f"{page}_c{c}"))
+            ratio = f"{ts / lx:.2f}" if lx and ts else "-"
+            log(f"  {page}_c{c}: linux {lx or '-'} req/s, tessera {ts or '-'} req/s, tessera/linux {ratio}")
+    problems = [p for r in records.values() for p in r["problems"]]
+    if problems:
+        log("problems: " + "; ".join(problems))
+        return 1
     return 0
 
 

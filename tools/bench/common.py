@@ -37,6 +37,7 @@ HOST_TOOLS = {
     "qemu-system-x86_64": "qemu-system-x86",
     "dpkg-deb": "dpkg",
     "apt-get": "apt",
+    "ab": "apache2-utils",
 }
 
 

@@ -147,8 +147,9 @@ def _has_pvh_note(elf):
 # What the disk needs: the virtio PCI transport, the block driver, ext4
 # (mounting ext2) and the crc32c it asks for by its soft dependency
 # `crypto-crc32c` (an alias, which no modprobe resolves here); and loop
-# devices, which LTP's tests of mounts and devices attach files to.
-STORAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "loop"]
+# devices, which LTP's tests of mounts and devices attach files to; and
+# virtio-net, for the web server's realism mode (webab.py).
+STORAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "loop", "virtio_net"]
 
 
 def _modinfo(ko):

@@ -513,7 +513,8 @@ fn run_job(opts: &Options, job: &Job) -> bool {
     let timeout = if job.test.flags.should_hang {
         HANG_TIMEOUT
     } else {
-        opts.timeout
+        let slow = job.linux.as_ref().and_then(|t| t.timeout_s).map(Duration::from_secs);
+        slow.map_or(opts.timeout, |t| t.max(opts.timeout))
     };
     let cmdline = match (job.program, &job.linux) {
         (Some(p), _) => p.cmdline(),

@@ -96,7 +96,8 @@ macro_rules! each_call {
         ProcList = 13, proc_list(out: List<u64>);
         /// Returns previous system default (needs `rights::SYSTEM`)
         SetPolicy = 14, set_policy(policy: LoadPolicy);
-        /// Returns 0
+        /// Returns 0: the caller itself, a child of its own, or (with
+        /// `rights::SYSTEM`) any process
         Kill = 15, kill(pid: u64);
         /// Returns 0: the caller itself, a child
         /// of its own, or (with `rights::SYSTEM`) any process

@@ -95,7 +95,7 @@ impl Server {
     pub fn new(stack: Stack) -> Server {
         Server {
             stack,
-            table: Table::default(),
+            table: Table::new(sys::getpid()),
             clients: BTreeMap::new(),
             pending: Vec::new(),
             watches: Vec::new(),

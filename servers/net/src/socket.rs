@@ -1,9 +1,14 @@
 //! The server's sockets: what each Linux socket is in terms of smoltcp's
 //! sockets, and the table that names them for clients.
 //!
-//! A number is `generation << 16 | slot`: a slot is reused, its generation
-//! moves on, so a closed socket's number never names its successor. Only
-//! the processes holding a socket may use it.
+//! A number is `generation << 16 | epoch << 10 | slot`: a slot is reused,
+//! its generation moves on, so a closed socket's number never names its
+//! successor. The epoch and the generations' start come from the server's
+//! pid (never reused), so that a number a client kept from a server that
+//! died names none of a restarted server's sockets: two servers' numbers
+//! meet only if their pids are equal modulo 64 and one slot's generation
+//! moved on by exactly their difference / 64. Only the processes holding a
+//! socket may use it.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -120,9 +125,25 @@ impl Socket {
 pub struct Table {
     slots: Vec<(u16, Option<Socket>)>,
     pub count: usize,
+    /// This server's 6 bits of the numbers, and where generations start.
+    epoch: u32,
+    first_generation: u16,
 }
 
+/// Bits of a number below the epoch: room for `MAX_SOCKETS` slots.
+const SLOT_BITS: u32 = 10;
+const _: () = assert!(MAX_SOCKETS <= 1 << SLOT_BITS);
+
 impl Table {
+    /// The table of the server with pid `server`.
+    pub fn new(server: u64) -> Table {
+        Table {
+            epoch: (server & 0x3f) as u32,
+            first_generation: (server >> 6) as u16,
+            ..Table::default()
+        }
+    }
+
     /// Puts `s` in a free slot; returns its number.
     pub fn insert(&mut self, mut s: Socket) -> Result<u32, Errno> {
         if self.count >= MAX_SOCKETS {
@@ -131,7 +152,7 @@ impl Table {
         let slot = match self.slots.iter().position(|(_, s)| s.is_none()) {
             Some(i) => i,
             None => {
-                self.slots.push((0, None));
+                self.slots.push((self.first_generation, None));
                 self.slots.len() - 1
             }
         };
@@ -139,16 +160,25 @@ impl Table {
         s.generation = generation;
         self.slots[slot] = (generation, Some(s));
         self.count += 1;
-        Ok((generation as u32) << 16 | slot as u32)
+        Ok(self.number(slot, generation))
     }
 
-    fn slot(id: u32) -> (usize, u16) {
-        ((id & 0xffff) as usize, (id >> 16) as u16)
+    fn number(&self, slot: usize, generation: u16) -> u32 {
+        (generation as u32) << 16 | self.epoch << SLOT_BITS | slot as u32
+    }
+
+    /// The slot and generation a number names; another server's epoch
+    /// names no slot.
+    fn slot(&self, id: u32) -> (usize, u16) {
+        if (id & 0xffff) >> SLOT_BITS != self.epoch {
+            return (usize::MAX, 0);
+        }
+        ((id & ((1 << SLOT_BITS) - 1)) as usize, (id >> 16) as u16)
     }
 
     /// Socket `id` if it is live and `pid` holds it.
     pub fn get(&mut self, id: u32, pid: u64) -> Result<&mut Socket, Errno> {
-        let (slot, generation) = Self::slot(id);
+        let (slot, generation) = self.slot(id);
         match self.slots.get_mut(slot) {
             Some((g, Some(s))) if *g == generation && s.held_by(pid) => Ok(s),
             _ => Err(Errno::EBADF),
@@ -157,7 +187,7 @@ impl Table {
 
     /// Socket `id` whoever holds it.
     pub fn any(&mut self, id: u32) -> Option<&mut Socket> {
-        let (slot, generation) = Self::slot(id);
+        let (slot, generation) = self.slot(id);
         match self.slots.get_mut(slot) {
             Some((g, Some(s))) if *g == generation => Some(s),
             _ => None,
@@ -165,7 +195,7 @@ impl Table {
     }
 
     pub fn remove(&mut self, id: u32) -> Option<Socket> {
-        let (slot, generation) = Self::slot(id);
+        let (slot, generation) = self.slot(id);
         match self.slots.get_mut(slot) {
             Some((g, s)) if *g == generation && s.is_some() => {
                 self.count -= 1;
@@ -181,7 +211,7 @@ impl Table {
             .iter()
             .enumerate()
             .filter(|(_, (_, s))| s.is_some())
-            .map(|(i, (g, _))| (*g as u32) << 16 | i as u32)
+            .map(|(i, (g, _))| self.number(i, *g))
             .collect()
     }
 

@@ -37,7 +37,7 @@ static struct sockaddr_in loop_addr(int port)
 	return a;
 }
 
-static int port_of(int s)
+static __attribute__((unused)) int port_of(int s)
 {
 	struct sockaddr_in a;
 	socklen_t l = sizeof a;

@@ -106,6 +106,9 @@ pub struct Shared {
     pub launchers: Vec<(u64, u32)>,
     /// Idle supervisors.
     pool: Vec<u64>,
+    /// Supervisors told to end (the pool was full): reaped once ended, so
+    /// that none stays behind as an ended process holding its memory.
+    retired: Vec<u64>,
     /// Signal requests sent and not yet collected.
     pub(super) requests: u64,
     /// Something happened that held calls may wait for.
@@ -137,6 +140,7 @@ impl Shared {
             held: Vec::new(),
             launchers: Vec::new(),
             pool: Vec::new(),
+            retired: Vec::new(),
             requests: 0,
             woke: false,
             timers: BTreeMap::new(),
@@ -172,12 +176,25 @@ impl Shared {
 
     /// A supervisor for a new process: an idle one, or a new one.
     pub fn supervisor(&mut self) -> Result<u64, i64> {
+        self.reap_retired();
         while let Some(s) = self.pool.pop() {
             if sys::alive(s) {
                 return Ok(s);
             }
         }
         spawn_supervisor().ok_or(errno::EAGAIN)
+    }
+
+    /// Waits for the retired supervisors that have ended (at once: they
+    /// have); the others are looked at again next time.
+    fn reap_retired(&mut self) {
+        self.retired.retain(|&p| {
+            if sys::alive(p) {
+                return true;
+            }
+            let _ = sys::wait(p);
+            false
+        });
     }
 
     /// Tells the supervisor of `pid` of signal `s` (a request: nobody
@@ -349,10 +366,12 @@ impl Shared {
             ctl::EXEC => self.exec(&w),
             ctl::EXIT => self.exit(&w),
             ctl::IDLE => {
+                self.reap_retired();
                 if self.pool.len() < POOL_MAX {
                     self.pool.push(info.caller);
                     result(0)
                 } else {
+                    self.retired.push(info.caller);
                     result(1)
                 }
             }

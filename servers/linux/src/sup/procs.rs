@@ -135,7 +135,10 @@ impl Sup {
                 let _ = sys::endr(rid, &proto::bytes(&[0]));
             }
             _ => {
+                // A fork that failed after it was given this supervisor:
+                // back to the pool (or gone), not idle outside it for good.
                 let _ = sys::endr(rid, &proto::bytes(&[0]));
+                self.ended = true;
             }
         }
     }

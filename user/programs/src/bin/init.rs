@@ -38,14 +38,24 @@ fn start_servers(file: &str) -> bool {
     };
     let name = file.rsplit('/').next().unwrap_or(file);
     for line in core::str::from_utf8(&text).unwrap_or("").lines() {
-        let started = servers::parse(line).and_then(|p| match p {
+        // `keep <line>`: the keeper (bin/keep.rs) starts the server the
+        // rest of the line places, and starts it again when it ends.
+        let kept = line.trim_start().strip_prefix("keep ");
+        let started = servers::parse(kept.unwrap_or(line)).and_then(|p| match p {
             Some(p) => {
                 let options = SpawnOptions {
                     cpu: p.cpu,
                     rights: p.rights,
                     ..SpawnOptions::DEFAULT
                 };
-                sys::spawn(p.server, &p.args, &options).map(Some)
+                match kept {
+                    Some(rest) => {
+                        let words: alloc::vec::Vec<&str> =
+                            rest.split('#').next().unwrap_or("").split_ascii_whitespace().collect();
+                        sys::spawn("keep", &words, &options).map(Some)
+                    }
+                    None => sys::spawn(p.server, &p.args, &options).map(Some),
+                }
             }
             None => Ok(None),
         });

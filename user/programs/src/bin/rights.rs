@@ -55,6 +55,7 @@ fn main(args: &[&str]) -> i32 {
         Err(Error::Denied),
     );
     expect("placing a stranger", sys::set_affinity(stranger, 0), Err(Error::Denied));
+    expect("killing a stranger", sys::kill(stranger), Err(Error::Denied));
     expect(
         "taking the console's input",
         sys::calls::console_attach(0),

@@ -254,3 +254,64 @@ pub fn restart(c: &mut Checks) {
     sys::stop(echo);
     sys::stop(new);
 }
+
+/// The server under its keeper (bin/keep.rs), killed: the keeper reports
+/// it and starts a new one under the same name, with no one asking; a
+/// socket of the dead server names nothing of the new one.
+pub fn keep(c: &mut Checks) {
+    // The part's own server goes: this one runs under the keeper.
+    if let Ok(own) = client::server() {
+        sys::stop(own);
+    }
+    let keeper = sys::spawn_on("keep", &["-n", "3", "net", "net"], tessera_rt::abi::ANY_CPU).unwrap_or(0);
+    let first = sys::wait_for_name(net::NAME);
+    c.check(keeper != 0 && first != 0, "the keeper started the server");
+    c.check(client::connect_to(net::NAME) == Ok(first), "and the client found it");
+    let old = Socket::tcp();
+    c.check(old.is_ok(), "a socket on the first server");
+    let _ = sys::kill(first);
+    if let Ok(s) = &old {
+        c.errno(s.listen(4), Errno::ENETDOWN, "a call to the dead server");
+    }
+    let restarted = wait_until(3000, || {
+        sys::name_lookup(net::NAME).is_ok_and(|p| p != first && sys::alive(p))
+    });
+    c.check(restarted, "the keeper started a new server");
+    let second = sys::name_lookup(net::NAME).unwrap_or(0);
+    c.check(
+        client::connect_to(net::NAME) == Ok(second),
+        "the client found the new one",
+    );
+    let new = Socket::tcp();
+    c.check(new.is_ok(), "a socket on the new server");
+    if let (Ok(o), Ok(n)) = (&old, &new) {
+        c.check(o.id() != n.id(), "the dead server's number is not the new socket's");
+        c.errno(o.listen(4), Errno::EBADF, "the dead server's socket on the new one");
+        c.check(n.bind(SockAddr::new(LOCAL, 7600)).is_ok(), "the new socket works");
+    }
+    drop(new);
+    let echo = spawn_child(&["tcp-echo", "7601"]);
+    let ok = connect_retry(7601).and_then(|s| {
+        s.send_all(b"kept")?;
+        let mut b = [0u8; 4];
+        recv_exact(&s, &mut b)?;
+        Ok(&b == b"kept")
+    });
+    c.check(ok == Ok(true), "the new server serves");
+    sys::stop(echo);
+    // More than three quick deaths in a row are past the keeper's limit:
+    // it gives up (the first death here comes after a long life).
+    let mut last = second;
+    for _ in 0..5 {
+        let _ = sys::kill(last);
+        wait_until(3000, || {
+            sys::name_lookup(net::NAME).is_ok_and(|p| p != last && sys::alive(p)) || !sys::alive(keeper)
+        });
+        last = sys::name_lookup(net::NAME).unwrap_or(last);
+    }
+    c.check(
+        wait_until(8000, || !sys::alive(keeper)),
+        "a server that keeps dying is given up",
+    );
+    let _ = sys::wait(keeper);
+}

@@ -106,11 +106,12 @@ type Part = (&'static str, fn(&mut Checks));
 /// Every loopback test (or the one named), each on a server of its own.
 pub fn run_loopback(only: Option<&str>) -> u32 {
     let mut c = Checks::new("nettest");
-    let parts: [Part; 4] = [
+    let parts: [Part; 5] = [
         ("stream", stream::run),
         ("datagram", dgram::run),
         ("hostile", hostile::run),
         ("restart", hostile::restart),
+        ("keep", hostile::keep),
     ];
     for (name, part) in parts {
         if only.is_some_and(|o| o != name) {
