@@ -137,6 +137,7 @@ pub fn id_error(e: IdError) -> Error {
         IdError::WrongKind => Error::Invalid,
         IdError::NoSuch => Error::NotFound,
         IdError::Full => Error::Limit,
+        IdError::NoMemory => Error::NoMemory,
     }
 }
 

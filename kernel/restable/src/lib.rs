@@ -53,8 +53,10 @@ pub enum IdError {
     /// No such slot, or the slot was deleted (stale), or never had this
     /// generation (forged).
     NoSuch,
-    /// The table cannot grow.
+    /// The table holds as many as it may.
     Full,
+    /// The table cannot grow: no memory for it.
+    NoMemory,
 }
 
 struct Slot<T> {
@@ -111,7 +113,7 @@ impl<T> Table<T> {
             Some(i) => i,
             None => {
                 if self.slots.try_reserve(1).is_err() || self.free.try_reserve(self.slots.len() + 1).is_err() {
-                    return Err((IdError::Full, value));
+                    return Err((IdError::NoMemory, value));
                 }
                 self.slots.push(Slot {
                     generation: 1,
