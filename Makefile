@@ -109,8 +109,8 @@ fmt: setup ## format all Rust code
 
 lint: setup ## formatting check and clippy (host crates and kernel), warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude net-server --exclude virtio-net-server --exclude linux-server --exclude virtio-blk-server --all-targets -- -D warnings
-	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p net-server -p virtio-net-server -p linux-server -p virtio-blk-server -p tessera-virtio --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
+	$(CARGO) clippy --workspace --exclude tessera-kernel --exclude kcore --exclude sched --exclude ipc --exclude resource --exclude syscall --exclude tessera-rt --exclude user-programs --exclude tessera-api --exclude echo-server --exclude relay-server --exclude distributor-server --exclude ramdisk-server --exclude blockcache-server --exclude fs-server --exclude net-server --exclude virtio-net-server --exclude linux-server --exclude virtio-blk-server --exclude loopblk-server --all-targets -- -D warnings
+	$(CARGO) clippy -p tessera-kernel -p kcore -p sched -p ipc -p resource -p syscall -p tessera-rt -p user-programs -p tessera-api -p echo-server -p relay-server -p distributor-server -p ramdisk-server -p blockcache-server -p fs-server -p net-server -p virtio-net-server -p linux-server -p virtio-blk-server -p loopblk-server -p tessera-virtio --target x86_64-unknown-none --features tessera-kernel/ktest -- -D warnings
 	$(XTASK) layers
 
 clean: ## remove build outputs
