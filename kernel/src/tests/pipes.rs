@@ -24,12 +24,16 @@ fn pipes() -> usize {
 /// A pipe bound in a process, copied to another (as fork does), goes with
 /// the last of them, and its buffer's charge with it.
 pub fn kernel_pipes_go_with_their_last_holder() -> TestResult {
-    // Once to warm the tables up (processes, pipes, the pool), then with
-    // the heap watched.
-    holders_round()?;
+    twice_heap_back(holders_round)
+}
+
+/// `round` once to warm the tables up (processes, pipes, the pool), then
+/// again with the heap watched: it must come back to its level.
+fn twice_heap_back(round: fn() -> TestResult) -> TestResult {
+    round()?;
     kcore::computation::reap_all();
     let heap0 = heap::stats().used;
-    holders_round()?;
+    round()?;
     kcore::computation::reap_all();
     ensure!(
         heap_back(heap0, heap::stats().used),
@@ -172,17 +176,7 @@ pub fn only_a_supervisor_binds_pipes() -> TestResult {
 /// Pipes until the process's kernel memory is used up: then an error,
 /// never a panic, and everything goes back when the process ends.
 pub fn kernel_pipe_buffers_are_limited() -> TestResult {
-    limited_round()?;
-    kcore::computation::reap_all();
-    let heap0 = heap::stats().used;
-    limited_round()?;
-    kcore::computation::reap_all();
-    ensure!(
-        heap_back(heap0, heap::stats().used),
-        "the heap went from {heap0} to {} bytes",
-        heap::stats().used
-    );
-    Ok(())
+    twice_heap_back(limited_round)
 }
 
 fn limited_round() -> TestResult {

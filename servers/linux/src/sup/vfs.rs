@@ -438,13 +438,12 @@ impl Sup {
     }
 }
 
-/// `/proc/sys`: the kernel limits programs read (LTP's library reads
-/// `pid_max` before a test that makes processes).
 /// What is mounted where (`/proc/mounts`, each process's `mounts`).
 const MOUNTS: &[u8] = b"/dev/root / ext2 rw,relatime 0 0\nproc /proc proc rw 0 0\ndevtmpfs /dev devtmpfs rw 0 0\n";
 
 impl Sup {
-    /// `/proc/sys`: the settings programs read (read-only here).
+    /// `/proc/sys`: the settings programs read (LTP's library reads
+    /// `pid_max` before a test that makes processes).
     fn sys_node(&self, rest: &str) -> Result<VNode, i64> {
         let files = |dir: &str, names: &[&str]| {
             VNode::Dir(
@@ -459,9 +458,9 @@ impl Sup {
                 ("kernel".into(), DT_DIR, ino_of("sys/kernel")),
                 ("fs".into(), DT_DIR, ino_of("sys/fs")),
             ]),
-            "kernel" => files(
-                "kernel",
-                &[
+            "kernel" => {
+                // The SysV limits are listed once, where they are kept.
+                let own = [
                     "pid_max",
                     "hostname",
                     "domainname",
@@ -469,18 +468,10 @@ impl Sup {
                     "osrelease",
                     "version",
                     "tainted",
-                    "shmmax",
-                    "shmall",
-                    "shmmni",
-                    "msgmax",
-                    "msgmnb",
-                    "msgmni",
-                    "sem",
-                    "shm_next_id",
-                    "sem_next_id",
-                    "msg_next_id",
-                ],
-            ),
+                ];
+                let names: Vec<&str> = own.into_iter().chain(linuxabi::sysv::SETTINGS).collect();
+                files("kernel", &names)
+            }
             "kernel/pid_max" => VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes()),
             // What uname reports.
             "kernel/hostname" => VNode::Mem(format!("{}\n", self.uts_name(0, None)).into_bytes()),
