@@ -197,46 +197,39 @@ impl Computation {
             owner: Some(start.owner),
             user: Some(start.user),
             killed: Some(start.killed),
-            state: IrqMutex::new(State::Runnable),
             saved_rsp: AtomicU64::new(rsp0),
-            on_cpu: AtomicBool::new(false),
-            holds_cpu: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            started: AtomicBool::new(false),
             affinity: AtomicUsize::new(start.affinity),
-            last_cpu: AtomicUsize::new(0),
-            fpu: FpuArea(core::cell::UnsafeCell::new(fpu)),
             fs_base: AtomicU64::new(start.fs_base),
             full_frame: start.full_frame,
-            label: AtomicU64::new(0),
-            attention: AtomicBool::new(false),
-            clear_word: AtomicU64::new(0),
-            restart_call: AtomicU64::new(0),
-            ends_alone: AtomicBool::new(false),
-            cpu_cycles: AtomicU64::new(0),
-            frame_reserve: core::sync::atomic::AtomicU8::new(0),
             _stack: Some(stack),
             stack_top: top,
-            next_dead: AtomicPtr::new(core::ptr::null_mut()),
+            ..Computation::blank(false, 0, fpu)
         })
         .map_err(|_| crate::mm::paging::MapError::OutOfMemory)
     }
 
     /// The computation a CPU's boot context becomes: its idle loop.
     pub fn new_idle(cpu: usize) -> Arc<Computation> {
-        Arc::new(Computation {
+        Arc::new(Computation::blank(true, cpu, FpuState([0; 512])))
+    }
+
+    /// A computation of nobody on `cpu` with FPU state `fpu`, every counter
+    /// and flag at its start: running there already (a CPU's boot context)
+    /// or not yet started.
+    fn blank(running: bool, cpu: usize, fpu: FpuState) -> Computation {
+        Computation {
             owner: None,
             user: None,
             killed: None,
-            state: IrqMutex::new(State::Running),
+            state: IrqMutex::new(if running { State::Running } else { State::Runnable }),
             saved_rsp: AtomicU64::new(0),
-            on_cpu: AtomicBool::new(true),
-            holds_cpu: AtomicBool::new(true),
+            on_cpu: AtomicBool::new(running),
+            holds_cpu: AtomicBool::new(running),
             finished: AtomicBool::new(false),
-            started: AtomicBool::new(true),
+            started: AtomicBool::new(running),
             affinity: AtomicUsize::new(cpu),
             last_cpu: AtomicUsize::new(cpu),
-            fpu: FpuArea(core::cell::UnsafeCell::new(FpuState([0; 512]))),
+            fpu: FpuArea(core::cell::UnsafeCell::new(fpu)),
             fs_base: AtomicU64::new(0),
             full_frame: false,
             label: AtomicU64::new(0),
@@ -249,7 +242,7 @@ impl Computation {
             _stack: None,
             stack_top: 0,
             next_dead: AtomicPtr::new(core::ptr::null_mut()),
-        })
+        }
     }
 
     pub fn kernel_stack_top(&self) -> u64 {

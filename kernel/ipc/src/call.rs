@@ -395,27 +395,13 @@ impl Call {
     /// message is read in by whoever fills it (from where it lies).
     #[inline(always)]
     pub(crate) fn fill(&mut self, caller: u64, server: u64, r: &Request) {
-        self.id = next_id();
+        self.refill(server, r.entry, r.msg, r.reply, r.flags, r.tag);
         self.caller = caller;
-        self.server = server;
-        *self.entry.get_mut() = r.entry;
         self.msg_owner = r.msg_owner;
-        self.msg = r.msg;
-        *self.shown.get_mut() = r.msg.len() as u64;
         self.reply_owner = caller;
-        self.reply = r.reply;
-        let p = self.progress.get_mut();
-        p.state = State::Open;
-        p.hops.clear();
-        p.kept = 0;
-        p.waiter = None;
-        self.kept.empty();
+        self.progress.get_mut().waiter = None;
         *self.relayed.get_mut() = false;
         self.completion = r.completion;
-        self.flags = r.flags;
-        self.tag = r.tag;
-        *self.page.get_mut() = None;
-        *self.to_page.get_mut() = false;
     }
 
     /// Readies a member of a batch pool (`batch::Pool`) for a new call to
