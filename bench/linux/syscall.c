@@ -5,9 +5,16 @@
  *                  not cache it; syscall() bypasses any wrapper).
  *   clock_gettime  CLOCK_MONOTONIC through libc; musl uses the vDSO when the
  *                  kernel offers one, so this is normally a user-mode read.
+ *   getppid        syscall(SYS_getppid): on Tessera's Linux personality a
+ *                  call its supervisor serves alone (one rendezvous).
+ *   fstat          of this program's own file, open: on Tessera the
+ *                  supervisor asks the file server (two rendezvous).
  */
 #include "bench.h"
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -32,6 +39,31 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	report("syscall", "clock_gettime", "", (double)(t1 - t0) / a.iters, "ns");
+
+	/* Calls served away from the kernel on Tessera: fewer of them. */
+	long few = a.iters / 10 > 0 ? a.iters / 10 : 1;
+	for (long i = 0; i < warmup_count(few); i++)
+		sink += syscall(SYS_getppid);
+	t0 = now_ns();
+	for (long i = 0; i < few; i++)
+		sink += syscall(SYS_getppid);
+	t1 = now_ns();
+	report("syscall", "getppid", "", (double)(t1 - t0) / few, "ns");
+
+	int fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		die("syscall: open of the program's own file");
+	struct stat st;
+	for (long i = 0; i < warmup_count(few); i++)
+		sink += fstat(fd, &st);
+	t0 = now_ns();
+	for (long i = 0; i < few; i++) {
+		fstat(fd, &st);
+		sink += st.st_size;
+	}
+	t1 = now_ns();
+	report("syscall", "fstat", "", (double)(t1 - t0) / few, "ns");
+	close(fd);
 	(void)sink;
 	return 0;
 }
