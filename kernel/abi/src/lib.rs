@@ -255,6 +255,9 @@ macro_rules! each_call {
         /// Returns 0: ends the waiting process's system call with `value` in
         /// its rax
         CallerReturn = 95, caller_return(rid: u64, value: u64);
+        /// Returns rid: `caller_return` then `acc` in one call (a supervisor's
+        /// loop); the process gets the CPU directly while the supervisor waits
+        CallerReturnAcc = 130, caller_return_acc(rid: u64, value: u64, entries: u64, out: Out<AccInfo>);
         /// Returns the reply's length: a call on behalf of the waiting process,
         /// its memory as the message and/or the reply buffer
         CallFor = 96, call_for(req: In<linux::CallFor>);

@@ -184,6 +184,15 @@ pub fn finish(supervisor: &Process, rid: u64, value: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// `caller_return_acc`: `finish`, then `acc` for `mask`, the process given
+/// the CPU directly if the supervisor has to wait (its loop in one step).
+pub fn finish_acc(supervisor: &Process, rid: u64, value: u64, mask: u64) -> Result<port::Accepted, Error> {
+    served(supervisor, rid)?;
+    let c = port::release(supervisor, rid)?;
+    let partner = rendezvous::answer(supervisor, c, value, 0);
+    rendezvous::acc_handing_to(supervisor, mask, partner)
+}
+
 /// `caller_fpu` (`set`: None) and `caller_set_fpu`: the waiting process's
 /// saved FPU state, read into `out` or replaced by `set`.
 pub fn fpu(holder: &Process, rid: u64, out: Option<&mut [u8; 512]>, set: Option<&[u8; 512]>) -> Result<(), Error> {

@@ -458,6 +458,10 @@ impl abi::Serve for Native<'_> {
         ipc::supervise::finish(self.me, a.rid, a.value).map(|()| 0)
     }
 
+    fn caller_return_acc(&mut self, a: call::CallerReturnAcc) -> Result<u64, Error> {
+        rendezvous::sys_caller_return_acc(self.me, a)
+    }
+
     fn call_for(&mut self, a: call::CallFor) -> Result<u64, Error> {
         let req = uaccess::read_in(a.req)?;
         ipc::supervise::call_for(self.me, &req)

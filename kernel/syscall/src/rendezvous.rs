@@ -133,6 +133,15 @@ pub fn sys_forward_acc(me: &proc::Process, a: call::ForwardAcc) -> Result<u64, E
     Ok(info.rid())
 }
 
+/// The description's room is checked before the return: a bad pointer
+/// leaves the process waiting, its call still held.
+pub fn sys_caller_return_acc(me: &proc::Process, a: call::CallerReturnAcc) -> Result<u64, Error> {
+    let out = acc_info_at(a.out)?;
+    let info = ipc::supervise::finish_acc(me, a.rid, a.value, a.entries)?;
+    info.write_to(out)?;
+    Ok(info.rid())
+}
+
 /// The k descriptions' room is checked before anything is accepted.
 pub fn sys_acc_many(me: &proc::Process, a: call::AccMany) -> Result<u64, Error> {
     let k = a.out.count;

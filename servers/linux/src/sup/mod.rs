@@ -139,6 +139,10 @@ pub struct Sup {
     pub net: socket::Net,
     /// The process's threads.
     pub threads: threads::Threads,
+    /// A call's return (rid, value) left to the loop's next accept, which
+    /// makes both in one system call (`caller_return_acc`): the process
+    /// then gets the CPU directly while the supervisor waits.
+    pub reply: Option<(u64, u64)>,
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
@@ -201,6 +205,7 @@ impl Sup {
             ended: false,
             net: socket::Net::default(),
             threads: threads::Threads::default(),
+            reply: None,
         }
     }
 
@@ -320,7 +325,30 @@ impl Sup {
                 signals::Delivered::None => {}
             }
         }
-        let _ = calls::caller_return(rid, value);
+        // An earlier return not yet made goes first.
+        if let Some((r, v)) = self.reply.replace((rid, value)) {
+            let _ = calls::caller_return(r, v);
+        }
+    }
+
+    /// Makes the return left for the loop, if any, now.
+    fn flush_reply(&mut self) {
+        if let Some((r, v)) = self.reply.take() {
+            let _ = calls::caller_return(r, v);
+        }
+    }
+
+    /// Waits for the next call on `mask`, making the return left for the
+    /// loop on the way (one system call).
+    fn next_call(&mut self, mask: u64, info: &mut AccInfo) -> Result<u64, tessera_rt::abi::Error> {
+        // On an error (the return refused, the process killed meanwhile)
+        // nothing was accepted: a plain accept follows.
+        if let Some((r, v)) = self.reply.take()
+            && let Ok(rid) = calls::caller_return_acc(r, v, mask, info)
+        {
+            return Ok(rid);
+        }
+        sys::acc(mask, info)
     }
 
     fn syscall(&mut self, rid: u64, info: &AccInfo) {
@@ -428,11 +456,12 @@ pub fn main() -> i32 {
     let mut info = AccInfo::default();
     loop {
         let mask = if s.active { entry::ENTRIES } else { entry::IDLE_ENTRIES };
-        let Ok(rid) = sys::acc(mask, &mut info) else {
+        let Ok(rid) = s.next_call(mask, &mut info) else {
             return 1;
         };
         s.serve(&info, rid);
         if s.done_with_process() {
+            s.flush_reply();
             // Back to the pool; the shared server may prefer it gone.
             if s.ctl(&[proto::ctl::IDLE]).first() == Some(&1) {
                 return 0;
