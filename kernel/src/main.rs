@@ -59,17 +59,28 @@ fn on_idle() {
 /// release takes. It takes from half the frames' reserve instead, which
 /// the next ordinary allocation's failure has the pool refill.
 fn user_page_fault(addr: u64, error_code: u64, may_block: bool) -> Result<(), kcore::vm::space::FaultError> {
+    use kcore::vm::space::FaultError;
+    match proc::resolve_user_fault(addr, error_code, may_block) {
+        Err(FaultError::OutOfMemory) => fault_short_of_frames(addr, error_code, may_block),
+        done => done,
+    }
+}
+
+/// `user_page_fault` once the fault found no free frame: kept out of the
+/// common path, which then has the resolution inlined, with no frame of
+/// its own.
+#[cold]
+#[inline(never)]
+fn fault_short_of_frames(addr: u64, error_code: u64, may_block: bool) -> Result<(), kcore::vm::space::FaultError> {
     use kcore::mm::frames::{Reserve, with_reserve};
     use kcore::vm::space::FaultError;
     const FROM_USER_MODE: u64 = 4;
-    match proc::resolve_user_fault(addr, error_code, may_block) {
-        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE != 0 && resource::pool::reclaim() > 0 => {
-            proc::resolve_user_fault(addr, error_code, may_block)
-        }
-        Err(FaultError::OutOfMemory) if error_code & FROM_USER_MODE == 0 => {
-            with_reserve(Reserve::Half, || proc::resolve_user_fault(addr, error_code, may_block))
-        }
-        done => done,
+    if error_code & FROM_USER_MODE == 0 {
+        with_reserve(Reserve::Half, || proc::resolve_user_fault(addr, error_code, may_block))
+    } else if resource::pool::reclaim() > 0 {
+        proc::resolve_user_fault(addr, error_code, may_block)
+    } else {
+        Err(FaultError::OutOfMemory)
     }
 }
 

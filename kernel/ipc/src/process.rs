@@ -1182,6 +1182,7 @@ fn memory_of(space: &VirtualSpace, pid: u64) -> Result<(), Error> {
 /// touching user memory. Resolves it (demand paging) or says why not.
 /// A page whose bytes are in a file is asked of its pager (`pager.rs`),
 /// the process waiting, when the interrupted code `may_block`.
+#[inline(always)]
 pub fn resolve_user_fault(addr: u64, error_code: u64, may_block: bool) -> Result<(), FaultError> {
     let p = current().ok_or(FaultError::Unmapped)?;
     let write = error_code & 2 != 0;
