@@ -180,3 +180,30 @@ pub fn every_communication_waits_the_set_delay() -> TestResult {
     );
     Ok(())
 }
+
+/// A supervisor's return names a call it holds of a process it serves:
+/// any other id, from any other process, is refused before anything is
+/// accepted, by `caller_return_acc` as by `caller_return`.
+pub fn a_return_names_a_call_its_supervisor_holds() -> TestResult {
+    let stranger = super::live()?;
+    let ps = proc::get(stranger).ok_or("gone")?;
+    let mut got = alloc::vec::Vec::new();
+    for rid in [0, 1, 12345, u64::MAX] {
+        let alone = ipc::supervise::finish(&ps, rid, 7).err();
+        let with_acc = ipc::supervise::finish_acc(&ps, rid, 7, abi::ACC_NOWAIT | 1).err();
+        got.push((rid, alone, with_acc));
+    }
+    drop(ps);
+    super::end(stranger);
+    for (rid, alone, with_acc) in got {
+        ensure!(
+            alone.is_some(),
+            "caller_return of call {rid:#x} by a stranger was taken"
+        );
+        ensure!(
+            with_acc == alone,
+            "caller_return_acc of call {rid:#x}: {with_acc:?}, caller_return: {alone:?}"
+        );
+    }
+    Ok(())
+}

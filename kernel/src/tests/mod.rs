@@ -100,6 +100,7 @@ pub static TESTS: &[KTest] = ktests![
     pass ipc::stress_of_100000_calls_leaks_nothing,
     pass ipc::every_communication_waits_the_set_delay,
     pass ipc::batch_requests_and_distribution_server,
+    pass ipc::a_return_names_a_call_its_supervisor_holds,
     smp ipc::servers_placed_by_boot_file_and_command,
     // Hardening (issue 16)
     pass harden::the_highest_user_page_is_unusable,
