@@ -10,6 +10,7 @@
 //! Supervisors are pooled by the shared server: one whose process ended
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
+mod argmem;
 mod epoll;
 mod eventfd;
 mod fdtable;
