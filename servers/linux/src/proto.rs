@@ -63,6 +63,9 @@ pub mod ctl {
     pub const EXIT: u64 = 5;
     /// A supervisor is free again → [1: end instead (the pool is full)].
     pub const IDLE: u64 = 6;
+    /// EXIT of the caller's process and IDLE of the caller in one
+    /// request (the end of every process) → as IDLE.
+    pub const EXIT_IDLE: u64 = 39;
     /// [sender, target (pid, -pgid, -1, 0), signal, code, value, uid]
     /// → [0 or -errno, the sender itself is among the targets].
     pub const KILL: u64 = 7;

@@ -897,9 +897,9 @@ impl Sup {
     }
 
     fn report_end_with(&mut self, status: u32, faults: u64, objs: &[u64]) {
-        let mut m = vec![ctl::EXIT, self.pid as u64, status as u64, faults];
+        let mut m = vec![ctl::EXIT_IDLE, self.pid as u64, status as u64, faults];
         m.extend_from_slice(objs);
-        self.ctl(&m);
+        self.idle_answer = Some(self.ctl(&m).first() == Some(&1));
         self.active = false;
         self.ended = true;
         self.reset();
