@@ -255,9 +255,10 @@ impl Signal {
 
 /// Words as message bytes.
 pub fn bytes(words: &[u64]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(words.len() * 8);
-    for w in words {
-        v.extend_from_slice(&w.to_le_bytes());
+    // Sized once and filled in place: a fork's state is hundreds of words.
+    let mut v = alloc::vec![0u8; words.len() * 8];
+    for (b, w) in v.chunks_exact_mut(8).zip(words) {
+        b.copy_from_slice(&w.to_le_bytes());
     }
     v
 }

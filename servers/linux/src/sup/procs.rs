@@ -346,7 +346,9 @@ impl Sup {
     /// The state the child's supervisor starts from: the parent's, with
     /// the file server's numbers of the child's supervisor.
     fn child_state(&mut self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
-        let mut e = Enc::default();
+        // Room for the fixed part (limits and 64 signal actions: about 300
+        // words) and a few descriptors, so that it grows seldom.
+        let mut e = Enc(Vec::with_capacity(512));
         e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
         let c = &self.cred;
         for v in [c.uid, c.euid, c.suid, c.gid, c.egid, c.sgid] {
