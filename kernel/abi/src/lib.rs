@@ -321,6 +321,9 @@ macro_rules! each_call {
         /// pipe's descriptors in the table of Linux process `pid` (which the
         /// caller serves), whose read and write calls the kernel then serves
         LinuxPipe = 126, linux_pipe(op: u64, pid: u64, a: u64, b: u64, c: u64);
+        /// Returns process `pid`'s state (`state::*`), as proc_info gives it
+        /// but with nothing else looked at (0: the caller; NotFound: none)
+        ProcState = 127, proc_state(pid: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

@@ -203,6 +203,10 @@ impl abi::Serve for Native<'_> {
         processes::sys_proc_info(self.me, a)
     }
 
+    fn proc_state(&mut self, a: call::ProcState) -> Result<u64, Error> {
+        processes::sys_proc_state(self.me, a)
+    }
+
     fn proc_list(&mut self, a: call::ProcList) -> Result<u64, Error> {
         processes::sys_proc_list(a)
     }

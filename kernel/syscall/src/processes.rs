@@ -62,6 +62,28 @@ pub fn sys_proc_info(me: &proc::Process, a: call::ProcInfo) -> Result<u64, Error
     Ok(0)
 }
 
+/// Only the state: `proc_info` counts the resident pages of every region,
+/// which for a server's heap arena is tens of thousands of instructions,
+/// and whether a process lives is asked at every fork (pooled supervisors).
+pub fn sys_proc_state(me: &proc::Process, a: call::ProcState) -> Result<u64, Error> {
+    let pid = if a.pid == 0 { me.pid() } else { a.pid };
+    let p = proc::get(pid).ok_or(Error::NotFound)?;
+    Ok(state_of(&p, p.computation().as_deref()))
+}
+
+/// A process's state as `ProcInfo::state` gives it.
+fn state_of(p: &proc::Process, comp: Option<&kcore::computation::Computation>) -> u64 {
+    if p.exit_status().is_some() {
+        return abi::state::EXITED;
+    }
+    match comp.map(|c| *c.state.lock()) {
+        Some(kcore::computation::State::Running) => abi::state::RUNNING,
+        Some(kcore::computation::State::Runnable) => abi::state::RUNNABLE,
+        Some(kcore::computation::State::Blocked) => abi::state::BLOCKED,
+        Some(kcore::computation::State::Dead) | None => abi::state::EXITED,
+    }
+}
+
 pub fn sys_proc_list(a: call::ProcList) -> Result<u64, Error> {
     let out = uaccess::UserRange::of_list(a.out)?;
     let pids = proc::pids()?;
@@ -98,13 +120,8 @@ fn info_of(p: &proc::Process) -> abi::ProcInfo {
         kernel_limit: p.account().limit(),
         ..abi::ProcInfo::default()
     };
+    info.state = state_of(p, comp.as_deref());
     if let Some(c) = comp {
-        info.state = match *c.state.lock() {
-            kcore::computation::State::Running => abi::state::RUNNING,
-            kcore::computation::State::Runnable => abi::state::RUNNABLE,
-            kcore::computation::State::Blocked => abi::state::BLOCKED,
-            kcore::computation::State::Dead => abi::state::EXITED,
-        };
         info.cpu = c.last_cpu.load(Ordering::Relaxed) as u64;
         let aff = c.affinity.load(Ordering::Relaxed);
         info.affinity = if aff == kcore::computation::ANY_CPU {
@@ -113,11 +130,6 @@ fn info_of(p: &proc::Process) -> abi::ProcInfo {
             aff as u64
         };
         info.cpu_ns = kcore::clock::cycles_to_ns(c.cpu_cycles.load(Ordering::Relaxed));
-    } else {
-        info.state = abi::state::EXITED;
-    }
-    if exit.is_some() {
-        info.state = abi::state::EXITED;
     }
     let n = p.name().len().min(info.name.len());
     info.name[..n].copy_from_slice(&p.name().as_bytes()[..n]);

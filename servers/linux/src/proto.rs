@@ -63,6 +63,9 @@ pub mod ctl {
     pub const EXIT: u64 = 5;
     /// A supervisor is free again → [1: end instead (the pool is full)].
     pub const IDLE: u64 = 6;
+    /// EXIT of the caller's process and IDLE of the caller in one
+    /// request (the end of every process) → as IDLE.
+    pub const EXIT_IDLE: u64 = 39;
     /// [sender, target (pid, -pgid, -1, 0), signal, code, value, uid]
     /// → [0 or -errno, the sender itself is among the targets].
     pub const KILL: u64 = 7;
@@ -252,9 +255,10 @@ impl Signal {
 
 /// Words as message bytes.
 pub fn bytes(words: &[u64]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(words.len() * 8);
-    for w in words {
-        v.extend_from_slice(&w.to_le_bytes());
+    // Sized once and filled in place: a fork's state is hundreds of words.
+    let mut v = alloc::vec![0u8; words.len() * 8];
+    for (b, w) in v.chunks_exact_mut(8).zip(words) {
+        b.copy_from_slice(&w.to_le_bytes());
     }
     v
 }

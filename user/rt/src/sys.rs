@@ -548,7 +548,7 @@ pub fn fmt_u64(mut v: u64, buf: &mut [u8; 24]) -> &str {
 
 /// Whether process `pid` exists and has not ended.
 pub fn alive(pid: u64) -> bool {
-    proc_info(pid).is_ok_and(|p| p.state != abi::state::EXITED)
+    calls::proc_state(pid).is_ok_and(|s| s != abi::state::EXITED)
 }
 
 // ---- devices, for drivers (`abi::rights::DEVICE`) ----

@@ -1324,18 +1324,25 @@ fn count_tables(table: u64, level: u32) -> usize {
 /// Frees the user half's intermediate tables below `table` (not the leaves'
 /// frames, which belong to regions).
 fn free_tables(table: u64, level: u32) {
-    let entries = phys_to_virt(table) as *const u64;
+    let groups = phys_to_virt(table) as *const [u64; 8];
     let limit = if level == 3 { 256 } else { 512 };
-    for i in 0..limit {
+    for g in 0..limit / 8 {
         // SAFETY: `table` is a page-table frame of this space.
-        let e = unsafe { entries.add(i).read() };
-        if e & flags::PRESENT == 0 || e & flags::HUGE != 0 {
+        let group = unsafe { groups.add(g).read() };
+        // A process's tables are nearly empty (a few regions in 256 TiB):
+        // eight entries are looked at with one test, and skipped together.
+        if group.iter().fold(0, |any, e| any | e) & flags::PRESENT == 0 {
             continue;
         }
-        let next = e & 0x000f_ffff_ffff_f000;
-        if level > 1 {
-            free_tables(next, level - 1);
+        for e in group {
+            if e & flags::PRESENT == 0 || e & flags::HUGE != 0 {
+                continue;
+            }
+            let next = e & 0x000f_ffff_ffff_f000;
+            if level > 1 {
+                free_tables(next, level - 1);
+            }
+            frames::free(next, 1);
         }
-        frames::free(next, 1);
     }
 }

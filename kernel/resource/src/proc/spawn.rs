@@ -407,33 +407,49 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
     let all = &all[..all.len().saturating_sub(1)];
     let split = all.iter().position(|s| s.is_empty()).unwrap_or(all.len());
     let (argv, envp) = (&all[..split], all.get(split + 1..).unwrap_or(&[]));
-    // The strings, then 16 random bytes and the platform's name.
-    let mut top = USER_STACK_TOP;
-    let mut place = |data: &[u8]| -> Result<u64, Error> {
-        top -= data.len() as u64 + 1;
-        uaccess::copy_to_user(top, data)?;
-        uaccess::copy_to_user(top + data.len() as u64, &[0])?;
-        Ok(top)
-    };
-    let mut argv_at = Vec::new();
-    let mut envp_at = Vec::new();
-    for s in argv {
-        argv_at.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        argv_at.push(place(s)?);
-    }
-    for s in envp {
-        envp_at.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        envp_at.push(place(s)?);
-    }
-    let execfn = argv_at.first().copied().unwrap_or(0);
-    let platform = place(b"x86_64")?;
+    // The strings, then 16 random bytes and the platform's name, from the
+    // top down; the whole first stack is laid out here and copied to the
+    // process once (a copy per string and per word cost more than the
+    // bytes).
     let t = kcore::clock::cycles();
     let mut random = [0u8; 16];
     for (i, b) in random.iter_mut().enumerate() {
         *b = (t.rotate_left(i as u32 * 7) ^ (t >> (i % 8))) as u8 ^ (i as u8).wrapping_mul(151);
     }
-    let random_at = place(&random)?;
-    let auxv: [(u64, u64); 17] = [
+    let platform: &[u8] = b"x86_64";
+    let strings_len: usize = argv.iter().chain(envp).map(|s| s.len() + 1).sum::<usize>() + platform.len() + 1 + 17;
+    let strings_at = USER_STACK_TOP - strings_len as u64;
+    // argc, argv, null, envp, null, auxv pairs, AT_NULL pair: 8-byte words
+    // below the strings, argc 16-byte aligned.
+    const AUXV: usize = 17;
+    let words = 1 + argv.len() + 1 + envp.len() + 1 + 2 * (AUXV + 1);
+    let sp = (strings_at - 8 * words as u64) & !15;
+    let mut image: Vec<u8> = Vec::new();
+    image
+        .try_reserve_exact((USER_STACK_TOP - sp) as usize)
+        .map_err(|_| Error::NoMemory)?;
+    image.resize((USER_STACK_TOP - sp) as usize, 0);
+    let mut top = USER_STACK_TOP;
+    let mut place = |data: &[u8]| -> u64 {
+        top -= data.len() as u64 + 1;
+        let at = (top - sp) as usize;
+        image[at..at + data.len()].copy_from_slice(data);
+        top
+    };
+    let mut argv_at = Vec::new();
+    let mut envp_at = Vec::new();
+    argv_at.try_reserve_exact(argv.len()).map_err(|_| Error::NoMemory)?;
+    envp_at.try_reserve_exact(envp.len()).map_err(|_| Error::NoMemory)?;
+    for s in argv {
+        argv_at.push(place(s));
+    }
+    for s in envp {
+        envp_at.push(place(s));
+    }
+    let execfn = argv_at.first().copied().unwrap_or(0);
+    let platform = place(platform);
+    let random_at = place(&random);
+    let auxv: [(u64, u64); AUXV] = [
         (3, prog.phdr),  // AT_PHDR
         (4, 56),         // AT_PHENT
         (5, prog.phnum), // AT_PHNUM
@@ -452,31 +468,27 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
         (25, random_at), // AT_RANDOM
         (31, execfn),    // AT_EXECFN
     ];
-    // argc, argv, null, envp, null, auxv pairs, AT_NULL pair: 8-byte words
-    // below the strings, argc 16-byte aligned.
-    let words = 1 + argv_at.len() + 1 + envp_at.len() + 1 + 2 * (auxv.len() + 1);
-    let sp = (top - 8 * words as u64) & !15;
-    let mut at = sp;
-    let mut push = |v: u64| -> Result<(), Error> {
-        uaccess::write(at, &v)?;
+    let mut at = 0;
+    let mut push = |v: u64| {
+        image[at..at + 8].copy_from_slice(&v.to_le_bytes());
         at += 8;
-        Ok(())
     };
-    push(argv_at.len() as u64)?;
+    push(argv_at.len() as u64);
     for &a in &argv_at {
-        push(a)?;
+        push(a);
     }
-    push(0)?;
+    push(0);
     for &e in &envp_at {
-        push(e)?;
+        push(e);
     }
-    push(0)?;
+    push(0);
     for (k, v) in auxv {
-        push(k)?;
-        push(v)?;
+        push(k);
+        push(v);
     }
-    push(0)?;
-    push(0)?;
+    push(0);
+    push(0);
+    uaccess::copy_to_user(sp, &image)?;
     frame.rsp = sp;
     frame.rdi = 0;
     frame.rsi = 0;

@@ -185,6 +185,19 @@ impl Shared {
         spawn_supervisor().ok_or(errno::EAGAIN)
     }
 
+    /// Supervisor `sup` is free: back to the pool, or told to end (1) if
+    /// the pool is full.
+    fn idle(&mut self, sup: u64) -> End {
+        self.reap_retired();
+        if self.pool.len() < POOL_MAX {
+            self.pool.push(sup);
+            result(0)
+        } else {
+            self.retired.push(sup);
+            result(1)
+        }
+    }
+
     /// Waits for the retired supervisors that have ended (at once: they
     /// have); the others are looked at again next time.
     fn reap_retired(&mut self) {
@@ -365,15 +378,10 @@ impl Shared {
             ctl::FORK => self.fork(&w),
             ctl::EXEC => self.exec(&w),
             ctl::EXIT => self.exit(&w),
-            ctl::IDLE => {
-                self.reap_retired();
-                if self.pool.len() < POOL_MAX {
-                    self.pool.push(info.caller);
-                    result(0)
-                } else {
-                    self.retired.push(info.caller);
-                    result(1)
-                }
+            ctl::IDLE => self.idle(info.caller),
+            ctl::EXIT_IDLE => {
+                let _ = self.exit(&w);
+                self.idle(info.caller)
             }
             ctl::KILL => self.kill(&w),
             ctl::SETPGID => result(

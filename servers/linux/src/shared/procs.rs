@@ -805,5 +805,5 @@ impl Shared {
 
 /// Whether Tessera process `tpid` is blocked (waiting in the kernel).
 fn asleep(tpid: u64) -> bool {
-    tpid != 0 && sys::proc_info(tpid).is_ok_and(|i| i.state == tessera_rt::abi::state::BLOCKED)
+    tpid != 0 && sys::calls::proc_state(tpid).is_ok_and(|s| s == tessera_rt::abi::state::BLOCKED)
 }

@@ -10,6 +10,7 @@
 //! Supervisors are pooled by the shared server: one whose process ended
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
+mod argmem;
 mod epoll;
 mod eventfd;
 mod fdtable;
@@ -135,6 +136,9 @@ pub struct Sup {
     pub exe_comm: Option<String>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
+    /// What the shared server answered when told of the end and of this
+    /// supervisor's being free in one request (true: end instead).
+    pub idle_answer: Option<bool>,
     /// Its sockets' server, and socket calls and epoll waits it holds.
     pub net: socket::Net,
     /// The process's threads.
@@ -203,6 +207,7 @@ impl Sup {
             poll_req: None,
             exe_comm: None,
             ended: false,
+            idle_answer: None,
             net: socket::Net::default(),
             threads: threads::Threads::default(),
             reply: None,
@@ -462,8 +467,13 @@ pub fn main() -> i32 {
         s.serve(&info, rid);
         if s.done_with_process() {
             s.flush_reply();
-            // Back to the pool; the shared server may prefer it gone.
-            if s.ctl(&[proto::ctl::IDLE]).first() == Some(&1) {
+            // Back to the pool (if the end's report did not already say
+            // so); the shared server may prefer it gone.
+            let end = match s.idle_answer.take() {
+                Some(end) => end,
+                None => s.ctl(&[proto::ctl::IDLE]).first() == Some(&1),
+            };
+            if end {
                 return 0;
             }
         }

@@ -346,7 +346,9 @@ impl Sup {
     /// The state the child's supervisor starts from: the parent's, with
     /// the file server's numbers of the child's supervisor.
     fn child_state(&mut self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
-        let mut e = Enc::default();
+        // Room for the fixed part (limits and 64 signal actions: about 300
+        // words) and a few descriptors, so that it grows seldom.
+        let mut e = Enc(Vec::with_capacity(512));
         e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
         let c = &self.cred;
         for v in [c.uid, c.euid, c.suid, c.gid, c.egid, c.sgid] {
@@ -555,15 +557,16 @@ impl Sup {
     // ---- exec ----
 
     pub(super) fn execve(&mut self, rid: u64, a: [u64; 6], at: Option<(u64, u64)>) -> Out {
-        let path = match self.read_cstr(rid, a[0], linuxabi::path::PATH_MAX - 1) {
+        let mut mem = super::argmem::ArgMem::new(rid);
+        let path = match mem.cstr(a[0], linuxabi::path::PATH_MAX - 1) {
             Ok(p) => String::from_utf8_lossy(&p).into_owned(),
             Err(e) => return ret(Err(e)),
         };
-        let argv = match self.read_strings(rid, a[1]) {
+        let argv = match Self::read_strings(&mut mem, a[1]) {
             Ok(v) => v,
             Err(e) => return ret(Err(e)),
         };
-        let env = match self.read_strings(rid, a[2]) {
+        let env = match Self::read_strings(&mut mem, a[2]) {
             Ok(v) => v,
             Err(e) => return ret(Err(e)),
         };
@@ -582,19 +585,19 @@ impl Sup {
     }
 
     /// A NULL-terminated array of string pointers (NULL itself: empty).
-    fn read_strings(&self, rid: u64, at: u64) -> Result<Vec<Vec<u8>>, i64> {
+    fn read_strings(mem: &mut super::argmem::ArgMem, at: u64) -> Result<Vec<Vec<u8>>, i64> {
         let mut out = Vec::new();
         if at == 0 {
             return Ok(out);
         }
         let mut total = 0;
         for i in 0..(1u64 << 17) {
-            let p = self.read_u64(rid, at + i * 8)?;
+            let p = mem.u64(at + i * 8)?;
             if p == 0 {
                 return Ok(out);
             }
-            let s = self
-                .read_cstr(rid, p, 128 * 1024)
+            let s = mem
+                .cstr(p, 128 * 1024)
                 .map_err(|e| if e == errno::ENAMETOOLONG { errno::E2BIG } else { e })?;
             total += s.len() + 1;
             if total > 2 * 1024 * 1024 {
@@ -615,6 +618,9 @@ impl Sup {
         env: Vec<Vec<u8>>,
     ) -> Result<(), i64> {
         let mut path = String::from(path);
+        if let Some(st) = self.known_program(&path) {
+            return self.exec_image(rid, &path, &st, (Vec::new(), None), argv, env);
+        }
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
             let (st, fd) = self.open_program(&path)?;
@@ -678,6 +684,41 @@ impl Sup {
         Err(errno::ELOOP)
     }
 
+    /// The program file at `path`, if the kernel has its plate at the
+    /// file's present version and the process may run it: then one stat
+    /// is all exec asks of the file server (not open, fstat, a read of
+    /// the first page and close). Anything else (no plate yet, a script,
+    /// a file it may not read, a trailing slash) takes the whole way,
+    /// which gives the error or reads the file.
+    fn known_program(&self, path: &str) -> Option<StatView> {
+        if path.ends_with('/') {
+            return None;
+        }
+        let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path).ok()?;
+        let st = StatView::parse(&self.fs.stat(dirfd, rel.as_bytes(), 0).ok()?);
+        (st.kind() == linuxabi::structs::S_IFREG
+            && self.may(&st, 0o1)
+            && self.may(&st, 0o4)
+            && self.has_plate(&st, path))
+        .then_some(st)
+    }
+
+    /// Whether the process's credentials give access `bits` (0o4 read,
+    /// 0o1 execute) to the file `st`; root may read anything and run what
+    /// anyone may run.
+    fn may(&self, st: &StatView, bits: u32) -> bool {
+        let mode = st.mode;
+        if self.cred.euid == 0 {
+            bits == 0o4 || mode & 0o111 != 0
+        } else if st.uid == self.cred.euid {
+            mode & (bits << 6) != 0
+        } else if self.in_group(st.gid) {
+            mode & (bits << 3) != 0
+        } else {
+            mode & bits != 0
+        }
+    }
+
     /// Whether the kernel has a plate for the program file `st` at `path`
     /// (asking to make one with no image finds it, or fails).
     fn has_plate(&self, st: &StatView, path: &str) -> bool {
@@ -695,16 +736,7 @@ impl Sup {
                 return Err(e);
             }
         };
-        let may_run = st.kind() == linuxabi::structs::S_IFREG
-            && if self.cred.euid == 0 {
-                st.mode & 0o111 != 0
-            } else if st.uid == self.cred.euid {
-                st.mode & 0o100 != 0
-            } else if self.in_group(st.gid) {
-                st.mode & 0o010 != 0
-            } else {
-                st.mode & 0o001 != 0
-            };
+        let may_run = st.kind() == linuxabi::structs::S_IFREG && self.may(&st, 0o1);
         if !may_run {
             self.fs.close(fd);
             return Err(errno::EACCES);
@@ -867,9 +899,9 @@ impl Sup {
     }
 
     fn report_end_with(&mut self, status: u32, faults: u64, objs: &[u64]) {
-        let mut m = vec![ctl::EXIT, self.pid as u64, status as u64, faults];
+        let mut m = vec![ctl::EXIT_IDLE, self.pid as u64, status as u64, faults];
         m.extend_from_slice(objs);
-        self.ctl(&m);
+        self.idle_answer = Some(self.ctl(&m).first() == Some(&1));
         self.active = false;
         self.ended = true;
         self.reset();
