@@ -38,7 +38,6 @@ const PENDING: &[&str] = &[
     "file_dir",
     "file_meta",
     "file_names",
-    "file_stat",
     "mem_brk",
     "mem_mmap",
     "proc_exec",
