@@ -314,6 +314,37 @@ fn files_debugfs_wrote_can_be_changed() {
 }
 
 #[test]
+fn a_search_check_runs_on_every_directory_of_a_path() {
+    let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let open = fs.mkdir(root, b"open", 0o755, ROOT).unwrap();
+    let closed = fs.mkdir(open, b"closed", 0o700, ROOT).unwrap();
+    fs.create(closed, b"inner", 0o644, ROOT).unwrap();
+    fs.symlink(root, b"via", b"open/closed", ROOT).unwrap();
+    let search = |st: &ext2fs::Stat| st.mode & 0o001 != 0;
+    let guarded = Some(&search as &dyn Fn(&ext2fs::Stat) -> bool);
+    assert!(fs.resolve_as(root, b"/open/closed", true, guarded).is_ok());
+    assert_eq!(
+        fs.resolve_as(root, b"/open/closed/inner", true, guarded),
+        Err(Errno::EACCES)
+    );
+    // Not there either: the directory may not be searched for the answer.
+    assert_eq!(
+        fs.resolve_as(root, b"/open/closed/missing", true, guarded),
+        Err(Errno::EACCES)
+    );
+    assert_eq!(fs.resolve_as(root, b"/via/inner", true, guarded), Err(Errno::EACCES));
+    assert_eq!(
+        fs.resolve_parent_as(root, b"/open/closed/new", guarded),
+        Err(Errno::EACCES)
+    );
+    assert!(fs.resolve_parent_as(root, b"/open/new", guarded).is_ok());
+    assert!(fs.resolve_as(root, b"/open/closed/inner", true, None).is_ok());
+    assert_clean(&unmount(fs));
+}
+
+#[test]
 fn errors_match_linux() {
     let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
     let mut fs = mount(image);

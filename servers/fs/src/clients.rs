@@ -16,6 +16,8 @@ pub struct OpenFile {
     /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`.
     pub access: u32,
     pub dir: bool,
+    /// Opened by a caller other than root: its writes end set-ids.
+    pub unprivileged: bool,
 }
 
 impl OpenFile {

@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 pub use self::dir::DirEntry;
 pub use self::ops::{Owner, SetAttr};
+pub use self::path::Search;
 use crate::device::BlockDevice;
 use crate::disk::inode::{FileType, Inode, ROOT_INO};
 use crate::error::{Errno, Result};
