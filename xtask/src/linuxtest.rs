@@ -36,7 +36,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 const PENDING: &[&str] = &[
     "devices",
     "file_dir",
-    "file_names",
     "mem_brk",
     "mem_mmap",
     "proc_exec",

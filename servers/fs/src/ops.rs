@@ -183,6 +183,10 @@ impl Server {
 
     fn parent(&mut self, caller: u64, cred: Cred, dirfd: u32, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let start = self.start(caller, dirfd)?;
+        self.parent_in(cred, start, path)
+    }
+
+    fn parent_in(&mut self, cred: Cred, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let search = |st: &LibStat| may(cred, st, X);
         let search: Search = (cred.uid != 0).then_some(&search);
         self.fm()?.resolve_parent_as(start, path, search).map_err(errno)
@@ -350,6 +354,10 @@ impl Server {
             READLINK => {
                 let p = PathRequest::parse(msg)?;
                 let h = self.resolve(caller, &p.hdr, p.path(), false)?;
+                // Of the file itself, only a link has a target to give.
+                if p.hdr.flags & AT_EMPTY_PATH != 0 && self.stat_of(h)?.kind != FileType::Symlink {
+                    return Err(Errno::ENOENT);
+                }
                 let target = self.fm()?.readlink(h).map_err(errno)?;
                 let n = target.len().min(out.len() - 8);
                 out[8..8 + n].copy_from_slice(&target[..n]);
@@ -408,6 +416,12 @@ impl Server {
         let mode = p.u32()?;
         p.u32()?;
         let (flags, cred) = (p.hdr.flags, p.hdr.cred);
+        let path_only = flags & O_PATH != 0;
+        let flags = if path_only {
+            flags & (O_PATH | O_NOFOLLOW | O_DIRECTORY)
+        } else {
+            flags
+        };
         let access = flags & O_ACCMODE;
         if access == O_ACCMODE {
             return Err(Errno::EINVAL);
@@ -419,31 +433,41 @@ impl Server {
             // it, the create itself says whether the name exists (the
             // library scans the directory once for the name and for room:
             // a new file costs one scan, not a lookup and then another).
-            let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, path)?;
-            let dst = self.stat_of(dir)?;
-            let made = if may(cred, &dst, W | X) {
-                let owner = Owner {
-                    uid: cred.uid,
-                    gid: cred.gid,
+            let (mut dir, mut name) = self.parent(caller, cred, p.hdr.dirfd, path)?;
+            let mut links = 0;
+            loop {
+                let dst = self.stat_of(dir)?;
+                let made = if may(cred, &dst, W | X) {
+                    let owner = Owner {
+                        uid: cred.uid,
+                        gid: cred.gid,
+                    };
+                    self.fm()?
+                        .create(dir, &name, (mode & 0o7777) as u16, owner)
+                        .map_err(errno)
+                } else {
+                    Err(Errno::EEXIST)
                 };
-                self.fm()?
-                    .create(dir, &name, (mode & 0o7777) as u16, owner)
-                    .map_err(errno)
-            } else {
-                Err(Errno::EEXIST)
-            };
-            match made {
-                Ok(h) => Found::Created(h),
-                Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
-                    Ok(h) if follow && self.stat_of(h)?.kind == FileType::Symlink => {
-                        Found::Existing(self.resolve(caller, &p.hdr, path, true)?)
-                    }
-                    Ok(h) => Found::Existing(h),
-                    // Not there, and the caller may not add it.
-                    Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                match made {
+                    Ok(h) => break Found::Created(h),
+                    Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
+                        // A symbolic link there names the file to open or
+                        // make, even one not there yet (O_EXCL refuses it).
+                        Ok(h) if follow && flags & O_EXCL == 0 && self.stat_of(h)?.kind == FileType::Symlink => {
+                            links += 1;
+                            if links > ext2fs::file::MAX_SYMLINKS {
+                                return Err(Errno::ELOOP);
+                            }
+                            let target = self.fm()?.readlink(h).map_err(errno)?;
+                            (dir, name) = self.parent_in(cred, dir, &target)?;
+                        }
+                        Ok(h) => break Found::Existing(h),
+                        // Not there, and the caller may not add it.
+                        Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                        Err(e) => return Err(e),
+                    },
                     Err(e) => return Err(e),
-                },
-                Err(e) => return Err(e),
+                }
             }
         } else {
             Found::Existing(self.resolve(caller, &p.hdr, path, follow)?)
@@ -460,7 +484,7 @@ impl Server {
         };
         let st = self.stat_of(h)?;
         let dir = st.kind == FileType::Directory;
-        if st.kind == FileType::Symlink {
+        if st.kind == FileType::Symlink && !path_only {
             return Err(Errno::ELOOP);
         }
         if flags & O_DIRECTORY != 0 && !dir {
@@ -475,15 +499,17 @@ impl Server {
             _ => R | W,
         };
         // A file just created may be opened for writing whatever its mode.
-        if !created {
+        if !created && !path_only {
             need(cred, &st, want)?;
         }
         // A FIFO, socket or device file has no bytes of its own here: its
         // data would be a pipe's or a driver's, which this server has not.
-        if matches!(
-            st.kind,
-            FileType::Fifo | FileType::Socket | FileType::CharDevice | FileType::BlockDevice
-        ) {
+        if !path_only
+            && matches!(
+                st.kind,
+                FileType::Fifo | FileType::Socket | FileType::CharDevice | FileType::BlockDevice
+            )
+        {
             return Err(Errno::ENXIO);
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
@@ -492,7 +518,7 @@ impl Server {
         self.fm()?.open(h).map_err(errno)?;
         let f = OpenFile {
             handle: h,
-            access,
+            access: if path_only { O_PATH } else { access },
             dir,
             unprivileged: cred.uid != 0,
         };

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 pub use self::dir::DirEntry;
 pub use self::ops::{Owner, SetAttr};
-pub use self::path::Search;
+pub use self::path::{MAX_SYMLINKS, Search};
 use crate::device::BlockDevice;
 use crate::disk::inode::{FileType, Inode, ROOT_INO};
 use crate::error::{Errno, Result};

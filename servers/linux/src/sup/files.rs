@@ -201,7 +201,7 @@ impl Sup {
                     fsflags = (fsflags & !3) | fdt::O_RDWR;
                 }
                 if flags & fdt::O_PATH != 0 {
-                    fsflags &= fdt::O_DIRECTORY | fdt::O_NOFOLLOW;
+                    fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
                 let fd = self.fs.open(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
                 // O_CREAT names a file to create or open: a directory there
@@ -911,9 +911,24 @@ impl Sup {
         if (size as i64) <= 0 {
             return Err(errno::EINVAL);
         }
-        let path = self.read_path(rid, path_at)?;
+        let path = self.read_cstr(rid, path_at, linuxabi::path::PATH_MAX - 1)?;
+        // No path: the link the descriptor is (one opened O_PATH|O_NOFOLLOW).
+        if path.is_empty() && dirfd as i32 != AT_FDCWD as i32 {
+            let o = self.fds.ofd(dirfd)?;
+            let target = match o.borrow().kind {
+                Kind::File { fd, .. } => self.fs.readlink(fd, api::AT_EMPTY_PATH, b"")?,
+                _ => return Err(errno::ENOENT),
+            };
+            let n = target.len().min(size as usize);
+            self.write_mem(rid, buf, &target[..n])?;
+            return Ok(n as u64);
+        }
+        if path.is_empty() {
+            return Err(errno::ENOENT);
+        }
+        let path = String::from_utf8(path).map_err(|_| errno::EINVAL)?;
         let target = match self.target(dirfd, &path)? {
-            Target::Fs(d, rel) => self.fs.readlink(d, rel.as_bytes())?,
+            Target::Fs(d, rel) => self.fs.readlink(d, 0, rel.as_bytes())?,
             Target::Virt(abs) => match self.vnode(&abs)? {
                 VNode::Link(t) => t.into_bytes(),
                 _ => return Err(errno::EINVAL),
