@@ -35,7 +35,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
     "devices",
-    "file_dir",
     "mem_brk",
     "mem_mmap",
     "proc_exec",

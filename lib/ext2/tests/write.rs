@@ -345,6 +345,24 @@ fn a_search_check_runs_on_every_directory_of_a_path() {
 }
 
 #[test]
+fn a_directory_removed_while_open_has_no_entries() {
+    let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let gone = fs.mkdir(root, b"gone", 0o755, ROOT).unwrap();
+    fs.open(gone).unwrap();
+    fs.rmdir(root, b"gone").unwrap();
+    assert_eq!(fs.create(gone, b"x", 0o644, ROOT), Err(Errno::ENOENT));
+    assert_eq!(fs.mkdir(gone, b"d", 0o755, ROOT), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(gone, b"x"), Err(Errno::ENOENT));
+    assert_eq!(fs.read_dir(gone, 0, &mut |_| true), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(gone, b".."), Ok(root));
+    assert!(fs.stat(gone).is_ok());
+    fs.close(gone).unwrap();
+    assert_clean(&unmount(fs));
+}
+
+#[test]
 fn errors_match_linux() {
     let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
     let mut fs = mount(image);

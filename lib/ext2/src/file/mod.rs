@@ -130,6 +130,17 @@ impl<D: BlockDevice> FileManager<D> {
         Ok(inode)
     }
 
+    /// A directory that may still take and give names: not one removed
+    /// while open (its inode lives on with no links), which, as on Linux,
+    /// has no entries to find, list or add (`ENOENT`).
+    pub(crate) fn live_dir(&mut self, h: Handle) -> Result<Inode> {
+        let inode = self.dir_inode(h)?;
+        if inode.links == 0 {
+            return Err(Errno::ENOENT);
+        }
+        Ok(inode)
+    }
+
     /// A handle for inode `ino`, found in a directory: a live inode the
     /// library can use, or `EIO`.
     pub(crate) fn handle_of(&mut self, ino: u32) -> Result<(Handle, Inode)> {

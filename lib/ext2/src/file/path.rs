@@ -45,7 +45,11 @@ impl<D: BlockDevice> FileManager<D> {
     /// loop in the tree) gives `EIO` instead of leading a walk round in
     /// circles.
     pub fn lookup(&mut self, dir: Handle, name: &[u8]) -> Result<Handle> {
-        self.dir_inode(dir)?;
+        if name == b".." {
+            self.dir_inode(dir)?;
+        } else {
+            self.live_dir(dir)?;
+        }
         if name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
