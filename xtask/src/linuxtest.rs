@@ -34,7 +34,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
-    "mem_brk",
     "mem_mmap",
     "proc_exec",
     "proc_fork",
