@@ -6,10 +6,10 @@
 //! frame until the supervisor returns a value (`caller_return`).
 //!
 //! What these calls do differs from Linux in places (said at each): munmap
-//! of part of an anonymous mapping copies the rest into mappings of their
-//! own (a shared one stays whole), and mprotect acts on whole anonymous
-//! mappings only (of part of one it is accepted and not applied, except
-//! that it opens a PROT_NONE one).
+//! and mprotect of part of a private anonymous mapping copy its parts into
+//! mappings of their own; of part of a shared one, munmap leaves it whole
+//! and mprotect is accepted and not applied, except that it opens a
+//! PROT_NONE one.
 
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
@@ -471,18 +471,19 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
         mediator::delete(resource::KERNEL, region)?;
     }
     for base in across {
-        cut(p, base, addr, end)?;
+        cut(p, base, addr, end, false)?;
     }
     Ok(0)
 }
 
 /// Cuts `[addr, end)` out of the private anonymous mapping at `base`: the
-/// parts outside the range become mappings of their own at the same
-/// addresses, with its protection and its present pages' bytes (a page
-/// never touched stays absent, zero when touched). The bytes are copied,
-/// so the cost is that of the pages kept; a mapping whose frames others
-/// share (MAP_SHARED, a SysV segment) or a pager fills is left whole.
-fn cut(p: &Process, base: u64, addr: u64, end: u64) -> Result<(), Error> {
+/// parts outside the range (and the part inside it with `keep_inside`)
+/// become mappings of their own at the same addresses, with its
+/// protection and its present pages' bytes (a page never touched stays
+/// absent, zero when touched). The bytes are copied, so the cost is that
+/// of the pages kept; a mapping whose frames others share (MAP_SHARED, a
+/// SysV segment) or a pager fills is left whole.
+fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
     let space = p.space().ok_or(Error::NotFound)?;
     let (link, old, rend, writable, executable, none) = {
         let s = space.lock();
@@ -495,8 +496,13 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64) -> Result<(), Error> {
         }
         (r.link_id, r.region_id, r.end(), g.writable, g.executable, g.no_access)
     };
-    let pieces = [(base, addr.min(rend)), (end.max(base), rend)];
-    let mut made: [Option<(ResId, u64)>; 2] = [None, None];
+    let inside = if keep_inside {
+        (addr.max(base), end.min(rend))
+    } else {
+        (0, 0)
+    };
+    let pieces = [(base, addr.min(rend)), inside, (end.max(base), rend)];
+    let mut made: [Option<(ResId, u64)>; 3] = [None, None, None];
     let mut page = alloc::vec![0u8; PAGE_SIZE as usize];
     for (slot, &(from, to)) in made.iter_mut().zip(pieces.iter()) {
         if from >= to {
@@ -577,10 +583,24 @@ fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
         return Err(Error::NoMemory);
     }
     let space = p.space().ok_or(Error::NotFound)?;
-    let mut s = space.lock();
-    if !s.covers(addr, end) {
-        return Err(Error::NoMemory);
+    let across = {
+        let s = space.lock();
+        if !s.covers(addr, end) {
+            return Err(Error::NoMemory);
+        }
+        resource::try_collect(
+            s.regions()
+                .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap)
+                .filter(|r| r.base < end && addr < r.end() && (r.base < addr || r.end() > end))
+                .map(|r| r.base),
+        )?
+    };
+    // Part of a private mapping becomes one of its own, so that the
+    // change applies to it alone.
+    for base in across {
+        cut(p, base, addr, end, true)?;
     }
+    let mut s = space.lock();
     let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
     s.protect(addr, end, prot & PROT_WRITE != 0, prot & PROT_EXEC != 0, none);
     Ok(0)
