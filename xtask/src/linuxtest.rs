@@ -34,6 +34,9 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
+    // A file mapping is a copy of the file's bytes made at mmap (the
+    // personality's design, servers/linux's mmap_file): no SIGBUS past the
+    // file's end, and later writes to the file do not show in it.
     "mem_mmap",
     "proc_exec",
     "proc_fork",
