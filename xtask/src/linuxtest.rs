@@ -96,16 +96,20 @@ pub struct LinuxTest {
 }
 
 /// The launcher's arguments that run `program` as Linux's reference VM
-/// runs it: in a fresh folder, with standard input `/dev/null` and the
-/// environment `PATH=/bin HOME=/ TERM=linux`, as a child the shell waits
-/// for, so that it is not the leader of the launcher's session and, like
-/// Linux's (a child of its init), starts without a controlling terminal
-/// (busybox's shell sets that up; `,` separates the arguments and `+` is a
-/// space on the command line).
+/// runs it: in a fresh folder, with standard input `/dev/null`, standard
+/// output a file on the disk (shown when it ends: RLIMIT_FSIZE limits
+/// what reaches it) and the environment `PATH=/bin HOME=/ TERM=linux`, as
+/// a child the shell waits for, so that it is not the leader of the
+/// launcher's session and, like Linux's (a child of its init), starts
+/// without a controlling terminal (busybox's shell sets that up; `,`
+/// separates the arguments and `+` is a space on the command line).
 fn reference_run(program: &str, name: &str) -> String {
     let dir = format!("/tmp/{name}");
-    let line =
-        format!("mkdir {dir} && cd {dir} && {{ env -i PATH=/bin HOME=/ TERM=linux {program} </dev/null & wait $!; }}");
+    let out = format!("/out/{name}.out");
+    let line = format!(
+        "mkdir -p /out {dir} && cd {dir} && {{ env -i PATH=/bin HOME=/ TERM=linux {program} </dev/null >{out} & \
+         wait $!; }}; s=$?; cat {out}; exit $s"
+    );
     format!("/bin/sh,-c,{}", line.replace(' ', "+"))
 }
 
@@ -317,7 +321,7 @@ mod tests {
         let ids = all.iter().find(|t| t.name == "linux_abi_ids").unwrap();
         assert!(
             ids.cmdline()
-                .contains("cd+/tmp/ids+&&+{+env+-i+PATH=/bin+HOME=/+TERM=linux+/linux/abi/ids+</dev/null+&+wait+$!;+}"),
+                .contains("/linux/abi/ids+</dev/null+>/out/ids.out+&+wait+$!;+};+s=$?;+cat+/out/ids.out;+exit+$s"),
             "{}",
             ids.cmdline()
         );
