@@ -40,7 +40,6 @@ const PENDING: &[&str] = &[
     "mem_mmap",
     "proc_exec",
     "proc_fork",
-    "proc_limits",
     "sig_child",
     "sig_intr",
     // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the

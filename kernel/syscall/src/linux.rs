@@ -325,6 +325,8 @@ fn gettimeofday(to: u64, zone: u64) -> Result<u64, Error> {
 
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
+const ARCH_SET_GS: u64 = 0x1001;
+const ARCH_GET_GS: u64 = 0x1004;
 
 fn arch_prctl(code: u64, addr: u64) -> u64 {
     let Some(c) = sched::current() else {
@@ -334,6 +336,9 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
         ARCH_SET_FS if c.set_fs_base(addr) => 0,
         ARCH_SET_FS => fail(errno::EPERM),
         ARCH_GET_FS => result(uaccess::write(addr, &c.fs_base()).map(|()| 0)),
+        ARCH_SET_GS if c.set_gs_base(addr) => 0,
+        ARCH_SET_GS => fail(errno::EPERM),
+        ARCH_GET_GS => result(uaccess::write(addr, &c.gs_base()).map(|()| 0)),
         _ => fail(errno::EINVAL),
     }
 }
