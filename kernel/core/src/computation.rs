@@ -94,6 +94,8 @@ pub struct Computation {
     /// The user's FS base (thread-local storage of Linux programs), loaded
     /// into the CPU when the computation is switched in.
     fs_base: AtomicU64,
+    /// The user's GS base (`arch_prctl(ARCH_SET_GS)`; 0 unless set).
+    gs_base: AtomicU64,
     /// Every register is kept in its system-call frames (a Linux process).
     full_frame: bool,
     /// The number the layers above know it by among its process's
@@ -200,6 +202,7 @@ impl Computation {
             saved_rsp: AtomicU64::new(rsp0),
             affinity: AtomicUsize::new(start.affinity),
             fs_base: AtomicU64::new(start.fs_base),
+            gs_base: AtomicU64::new(0),
             full_frame: start.full_frame,
             _stack: Some(stack),
             stack_top: top,
@@ -231,6 +234,7 @@ impl Computation {
             last_cpu: AtomicUsize::new(cpu),
             fpu: FpuArea(core::cell::UnsafeCell::new(fpu)),
             fs_base: AtomicU64::new(0),
+            gs_base: AtomicU64::new(0),
             full_frame: false,
             label: AtomicU64::new(0),
             attention: AtomicBool::new(false),
@@ -286,6 +290,28 @@ impl Computation {
 
     pub fn fs_base(&self) -> u64 {
         self.fs_base.load(Ordering::Relaxed)
+    }
+
+    /// Sets the user's GS base (`arch_prctl(ARCH_SET_GS)`), as
+    /// `set_fs_base` does the FS base. While the kernel runs, the user's
+    /// value is in the kernel GS base MSR (the entry's `swapgs` put it
+    /// there and the way out puts it back).
+    pub fn set_gs_base(&self, base: u64) -> bool {
+        if !crate::vm::is_canonical(base) {
+            return false;
+        }
+        self.gs_base.store(base, Ordering::Relaxed);
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            if core::ptr::eq(current_ptr(), self) {
+                cpu::this_cpu().user_gs_base.store(base, Ordering::Relaxed);
+                x86_64::registers::model_specific::KernelGsBase::write(x86_64::VirtAddr::new_truncate(base));
+            }
+        });
+        true
+    }
+
+    pub fn gs_base(&self) -> u64 {
+        self.gs_base.load(Ordering::Relaxed)
     }
 
     /// Whether its system-call frames hold every register.
@@ -504,6 +530,13 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         if next.full_frame && fs != here.user_fs_base.load(Ordering::Relaxed) {
             here.user_fs_base.store(fs, Ordering::Relaxed);
             x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(fs));
+        }
+        // The GS base is 0 for every program but a Linux one that set it:
+        // the MSR changes only when the value does (rarely: few set it).
+        let gs = next.gs_base.load(Ordering::Relaxed);
+        if gs != here.user_gs_base.load(Ordering::Relaxed) {
+            here.user_gs_base.store(gs, Ordering::Relaxed);
+            x86_64::registers::model_specific::KernelGsBase::write(x86_64::VirtAddr::new_truncate(gs));
         }
     }
     let (frame, _) = x86_64::registers::control::Cr3::read_raw();

@@ -35,6 +35,9 @@ pub struct PerCpu {
     pub tlb_pending: AtomicBool,
     /// The FS base last loaded for user mode on this CPU.
     pub user_fs_base: AtomicU64,
+    /// The GS base last loaded for user mode on this CPU (kept in the
+    /// kernel GS base MSR while the kernel runs, `swapgs` puts it back).
+    pub user_gs_base: AtomicU64,
     /// Page tables made for user spaces on this CPU so far (a space's
     /// operation counts those it made: see `VirtualSpace`).
     pub user_tables: AtomicU64,
@@ -115,6 +118,7 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
         breakpoints: AtomicU64::new(0),
         tlb_pending: AtomicBool::new(false),
         user_fs_base: AtomicU64::new(0),
+        user_gs_base: AtomicU64::new(0),
         user_tables: AtomicU64::new(0),
         current: AtomicPtr::new(core::ptr::null_mut()),
         call: CallSlot::new(),

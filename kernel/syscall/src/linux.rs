@@ -6,8 +6,10 @@
 //! frame until the supervisor returns a value (`caller_return`).
 //!
 //! What these calls do differs from Linux in places (said at each): munmap
-//! and mprotect act on whole anonymous mappings only (mprotect of part of
-//! one is accepted and not applied, except that it opens a PROT_NONE one).
+//! and mprotect of part of a private anonymous mapping copy its parts into
+//! mappings of their own; of part of a shared one, munmap leaves it whole
+//! and mprotect is accepted and not applied, except that it opens a
+//! PROT_NONE one.
 
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
@@ -18,7 +20,7 @@ use kcore::clock;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess::{self, UserRange};
 use kcore::vm::space::At;
-use resource::{mediator, vregion, vspace};
+use resource::{ResId, mediator, vregion, vspace};
 
 /// Linux error numbers the kernel's own answers use.
 pub(crate) mod errno {
@@ -30,6 +32,7 @@ pub(crate) mod errno {
     pub const ENOMEM: u64 = 12;
     pub const EFAULT: u64 = 14;
     pub const EBUSY: u64 = 16;
+    pub const EEXIST: u64 = 17;
     pub const EINTR: u64 = 4;
     pub const EINVAL: u64 = 22;
     pub const ENOSYS: u64 = 38;
@@ -130,7 +133,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::GETTIMEOFDAY => result(gettimeofday(a[0], a[1])),
         nr::ARCH_PRCTL => arch_prctl(a[0], a[1]),
         nr::BRK => brk(me, a[0]),
-        nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => result(mmap_anonymous(me, a[0], a[1], a[2], a[3])),
+        nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => mmap_anonymous(me, a[0], a[1], a[2], a[3]),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
         nr::READ | nr::WRITE | nr::READV | nr::WRITEV => match crate::pipes::serve(me, n, &a) {
@@ -322,6 +325,8 @@ fn gettimeofday(to: u64, zone: u64) -> Result<u64, Error> {
 
 const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
+const ARCH_SET_GS: u64 = 0x1001;
+const ARCH_GET_GS: u64 = 0x1004;
 
 fn arch_prctl(code: u64, addr: u64) -> u64 {
     let Some(c) = sched::current() else {
@@ -331,12 +336,17 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
         ARCH_SET_FS if c.set_fs_base(addr) => 0,
         ARCH_SET_FS => fail(errno::EPERM),
         ARCH_GET_FS => result(uaccess::write(addr, &c.fs_base()).map(|()| 0)),
+        ARCH_SET_GS if c.set_gs_base(addr) => 0,
+        ARCH_SET_GS => fail(errno::EPERM),
+        ARCH_GET_GS => result(uaccess::write(addr, &c.gs_base()).map(|()| 0)),
         _ => fail(errno::EINVAL),
     }
 }
 
 const MAP_SHARED: u64 = 0x01;
 const MAP_FIXED: u64 = 0x10;
+/// At `addr` exactly, refused (EEXIST) if anything is mapped there.
+const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 /// `map_into`: at `addr` exactly, failing if anything is there (the
 /// program break's growth; not a Linux flag).
 const EXACT: u64 = 1 << 63;
@@ -370,7 +380,14 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
     let writable = prot & PROT_WRITE != 0 || none;
     let executable = prot & PROT_EXEC != 0;
     let region = vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable)?;
-    let at = if fixed || flags & EXACT != 0 {
+    // A hint is taken when its range is free (as Linux's), else the
+    // mapping goes wherever there is room.
+    let hinted = addr != 0
+        && addr.is_multiple_of(PAGE_SIZE)
+        && UserRange::new(addr, (pages * PAGE_SIZE) as usize).is_ok()
+        && p.space()
+            .is_some_and(|s| is_free(&s.lock(), addr, addr + pages * PAGE_SIZE));
+    let at = if fixed || hinted || flags & EXACT != 0 {
         At::Address(addr)
     } else {
         p.free_place()
@@ -395,30 +412,158 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
     }
 }
 
-fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Result<u64, Error> {
-    map_into(me, addr, len, prot, flags)
+fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> u64 {
+    // Linux asks for one of the two kinds (MAP_SHARED_VALIDATE is both).
+    if flags & 0x3 == 0 {
+        return fail(errno::EINVAL);
+    }
+    if len > kcore::vm::USER_END {
+        return fail(errno::ENOMEM);
+    }
+    if flags & MAP_FIXED_NOREPLACE != 0 && flags & MAP_FIXED == 0 {
+        let pages = match pages_of(len) {
+            Ok(n) => n,
+            Err(e) => return errno_of(e),
+        };
+        if !addr.is_multiple_of(PAGE_SIZE) || UserRange::new(addr, (pages * PAGE_SIZE) as usize).is_err() {
+            return fail(errno::EINVAL);
+        }
+        let end = addr + pages * PAGE_SIZE;
+        if !me.space().is_some_and(|s| is_free(&s.lock(), addr, end)) {
+            return fail(errno::EEXIST);
+        }
+        return result(map_into(me, addr, len, prot, flags | EXACT));
+    }
+    result(map_into(me, addr, len, prot, flags))
 }
 
-/// Unmaps every whole anonymous mapping in the range; one only partly in
-/// it stays (Linux would split it).
+/// Whether no mapping of `s` meets `[start, end)`.
+fn is_free(s: &kcore::vm::space::VirtualSpace, start: u64, end: u64) -> bool {
+    !s.regions().any(|r| r.base < end && start < r.end())
+}
+
+/// Unmaps every whole anonymous mapping in the range, and cuts the range
+/// out of a private one only partly in it (`cut`); a shared one only
+/// partly in it stays whole (Linux would split it).
 fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
         return Err(Error::Invalid);
     }
-    let end = addr.checked_add(len).ok_or(Error::Invalid)?;
+    let end = addr
+        .checked_add(len)
+        .and_then(|e| e.checked_next_multiple_of(PAGE_SIZE))
+        .ok_or(Error::Invalid)?;
     let space = p.space().ok_or(Error::NotFound)?;
-    let inside = resource::try_collect(
-        space
-            .lock()
-            .regions()
-            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
-            .map(|r| (r.link_id, r.region_id)),
-    )?;
+    let (inside, across) = {
+        let s = space.lock();
+        let anon = |r: &&kcore::vm::space::Attached| r.region.kind == kcore::vm::region::Kind::Heap;
+        let inside = resource::try_collect(
+            s.regions()
+                .filter(anon)
+                .filter(|r| r.base >= addr && r.end() <= end)
+                .map(|r| (r.link_id, r.region_id)),
+        )?;
+        let across = resource::try_collect(
+            s.regions()
+                .filter(anon)
+                .filter(|r| r.base < end && addr < r.end() && !(r.base >= addr && r.end() <= end))
+                .map(|r| r.base),
+        )?;
+        (inside, across)
+    };
     for (link, region) in inside {
         mediator::delete(resource::KERNEL, link)?;
         mediator::delete(resource::KERNEL, region)?;
     }
+    for base in across {
+        cut(p, base, addr, end, false)?;
+    }
     Ok(0)
+}
+
+/// Cuts `[addr, end)` out of the private anonymous mapping at `base`: the
+/// parts outside the range (and the part inside it with `keep_inside`)
+/// become mappings of their own at the same addresses, with its
+/// protection and its present pages' bytes (a page never touched stays
+/// absent, zero when touched). The bytes are copied, so the cost is that
+/// of the pages kept; a mapping whose frames others share (MAP_SHARED, a
+/// SysV segment) or a pager fills is left whole.
+fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
+    let space = p.space().ok_or(Error::NotFound)?;
+    let (link, old, rend, writable, executable, none) = {
+        let s = space.lock();
+        let Some(r) = s.region_at(base) else {
+            return Ok(());
+        };
+        let g = &r.region;
+        if g.fork_shares || g.sharers() != 0 || g.is_paged() || g.is_nvm() || g.is_device() {
+            return Ok(());
+        }
+        (r.link_id, r.region_id, r.end(), g.writable, g.executable, g.no_access)
+    };
+    let inside = if keep_inside {
+        (addr.max(base), end.min(rend))
+    } else {
+        (0, 0)
+    };
+    let pieces = [(base, addr.min(rend)), inside, (end.max(base), rend)];
+    let mut made: [Option<(ResId, u64)>; 3] = [None, None, None];
+    let mut page = alloc::vec![0u8; PAGE_SIZE as usize];
+    for (slot, &(from, to)) in made.iter_mut().zip(pieces.iter()) {
+        if from >= to {
+            continue;
+        }
+        let pages = (to - from) / PAGE_SIZE;
+        let region = match vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable) {
+            Ok(r) => r,
+            Err(e) => {
+                drop_made(&made);
+                return Err(e);
+            }
+        };
+        *slot = Some((region, from));
+        for i in 0..pages {
+            let at = from + i * PAGE_SIZE;
+            let present = {
+                let s = space.lock();
+                s.region_at(at).is_some_and(|r| {
+                    let index = ((at - r.base) / PAGE_SIZE) as usize;
+                    r.region.frame(index).is_some() && r.region.read_at(index * PAGE_SIZE as usize, &mut page)
+                })
+            };
+            if !present {
+                continue;
+            }
+            let copied = vregion::with_detached(resource::KERNEL, region, |g| {
+                g.populate(i as usize).is_ok() && g.write_at((i * PAGE_SIZE) as usize, &page)
+            });
+            if copied != Ok(true) {
+                drop_made(&made);
+                return Err(Error::NoMemory);
+            }
+        }
+    }
+    mediator::delete(resource::KERNEL, link)?;
+    mediator::delete(resource::KERNEL, old)?;
+    for &(region, from) in made.iter().flatten() {
+        let a = vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(from))?;
+        resource::set_owner(a.id, p.pid());
+        resource::set_owner(region, p.pid());
+        if none
+            && let Some(space) = p.space()
+            && let Some(at) = space.lock().attachment_mut(a.id, 0)
+        {
+            at.region.no_access = true;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the detached regions `cut` made before it gave up.
+fn drop_made(made: &[Option<(ResId, u64)>]) {
+    for &(region, _) in made.iter().flatten() {
+        let _ = mediator::delete(resource::KERNEL, region);
+    }
 }
 
 /// Applied to the anonymous mappings the range covers whole
@@ -443,10 +588,24 @@ fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
         return Err(Error::NoMemory);
     }
     let space = p.space().ok_or(Error::NotFound)?;
-    let mut s = space.lock();
-    if !s.covers(addr, end) {
-        return Err(Error::NoMemory);
+    let across = {
+        let s = space.lock();
+        if !s.covers(addr, end) {
+            return Err(Error::NoMemory);
+        }
+        resource::try_collect(
+            s.regions()
+                .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap)
+                .filter(|r| r.base < end && addr < r.end() && (r.base < addr || r.end() > end))
+                .map(|r| r.base),
+        )?
+    };
+    // Part of a private mapping becomes one of its own, so that the
+    // change applies to it alone.
+    for base in across {
+        cut(p, base, addr, end, true)?;
     }
+    let mut s = space.lock();
     let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
     s.protect(addr, end, prot & PROT_WRITE != 0, prot & PROT_EXEC != 0, none);
     Ok(0)
@@ -478,13 +637,19 @@ fn brk(p: &Process, want: u64) -> u64 {
     }
     let want_to = want.next_multiple_of(PAGE_SIZE);
     if want_to > mapped {
+        // The break stays a page below the next mapping, as Linux's.
+        if p.space()
+            .is_none_or(|s| !is_free(&s.lock(), mapped, want_to + PAGE_SIZE))
+        {
+            return cur;
+        }
         if map_into(p, mapped, want_to - mapped, PROT_WRITE | 1, EXACT) != Ok(mapped) {
             return cur;
         }
         mapped = want_to;
     } else if want_to < mapped {
         let _ = munmap(p, want_to, mapped - want_to);
-        // A mapping that reaches across the new end stays whole.
+        // A mapping `cut` could not cut stays whole.
         mapped = p
             .space()
             .and_then(|s| s.lock().region_at(want_to).map(|r| r.end()))

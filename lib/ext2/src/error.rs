@@ -15,6 +15,8 @@ pub enum Errno {
     ENOENT = 2,
     /// A structure on disk is corrupt, or the device failed.
     EIO = 5,
+    /// A directory on the path that its caller may not search.
+    EACCES = 13,
     /// The object is in use as the root and cannot be removed or moved.
     EBUSY = 16,
     /// The name exists already.
@@ -57,6 +59,7 @@ impl Errno {
             EPERM,
             ENOENT,
             EIO,
+            EACCES,
             EBUSY,
             EEXIST,
             ENOTDIR,

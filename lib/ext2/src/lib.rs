@@ -14,6 +14,6 @@ pub mod time;
 pub use device::{BlockDevice, MemDevice};
 pub use disk::inode::FileType;
 pub use error::{Errno, Result};
-pub use file::{DirEntry, FileManager, Handle, Owner, SetAttr, Stat};
+pub use file::{DirEntry, FileManager, Handle, Owner, Search, SetAttr, Stat};
 pub use inode::{InodeManager, MountOptions, Segment, StatFs, Stats};
 pub use time::Timestamp;

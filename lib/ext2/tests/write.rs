@@ -314,6 +314,55 @@ fn files_debugfs_wrote_can_be_changed() {
 }
 
 #[test]
+fn a_search_check_runs_on_every_directory_of_a_path() {
+    let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let open = fs.mkdir(root, b"open", 0o755, ROOT).unwrap();
+    let closed = fs.mkdir(open, b"closed", 0o700, ROOT).unwrap();
+    fs.create(closed, b"inner", 0o644, ROOT).unwrap();
+    fs.symlink(root, b"via", b"open/closed", ROOT).unwrap();
+    let search = |st: &ext2fs::Stat| st.mode & 0o001 != 0;
+    let guarded = Some(&search as &dyn Fn(&ext2fs::Stat) -> bool);
+    assert!(fs.resolve_as(root, b"/open/closed", true, guarded).is_ok());
+    assert_eq!(
+        fs.resolve_as(root, b"/open/closed/inner", true, guarded),
+        Err(Errno::EACCES)
+    );
+    // Not there either: the directory may not be searched for the answer.
+    assert_eq!(
+        fs.resolve_as(root, b"/open/closed/missing", true, guarded),
+        Err(Errno::EACCES)
+    );
+    assert_eq!(fs.resolve_as(root, b"/via/inner", true, guarded), Err(Errno::EACCES));
+    assert_eq!(
+        fs.resolve_parent_as(root, b"/open/closed/new", guarded),
+        Err(Errno::EACCES)
+    );
+    assert!(fs.resolve_parent_as(root, b"/open/new", guarded).is_ok());
+    assert!(fs.resolve_as(root, b"/open/closed/inner", true, None).is_ok());
+    assert_clean(&unmount(fs));
+}
+
+#[test]
+fn a_directory_removed_while_open_has_no_entries() {
+    let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let gone = fs.mkdir(root, b"gone", 0o755, ROOT).unwrap();
+    fs.open(gone).unwrap();
+    fs.rmdir(root, b"gone").unwrap();
+    assert_eq!(fs.create(gone, b"x", 0o644, ROOT), Err(Errno::ENOENT));
+    assert_eq!(fs.mkdir(gone, b"d", 0o755, ROOT), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(gone, b"x"), Err(Errno::ENOENT));
+    assert_eq!(fs.read_dir(gone, 0, &mut |_| true), Err(Errno::ENOENT));
+    assert_eq!(fs.lookup(gone, b".."), Ok(root));
+    assert!(fs.stat(gone).is_ok());
+    fs.close(gone).unwrap();
+    assert_clean(&unmount(fs));
+}
+
+#[test]
 fn errors_match_linux() {
     let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
     let mut fs = mount(image);

@@ -5,7 +5,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use ext2fs::Handle;
-use tessera_api::fs::{Errno, O_ACCMODE, O_RDONLY, O_WRONLY};
+use tessera_api::fs::{Errno, O_ACCMODE, O_PATH, O_RDONLY, O_WRONLY};
 
 /// Files one client may have open at once.
 pub const MAX_FILES: usize = 1024;
@@ -13,14 +13,16 @@ pub const MAX_FILES: usize = 1024;
 #[derive(Debug, Clone, Copy)]
 pub struct OpenFile {
     pub handle: Handle,
-    /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`.
+    /// `O_RDONLY`, `O_WRONLY` or `O_RDWR`; `O_PATH` for neither.
     pub access: u32,
     pub dir: bool,
+    /// Opened by a caller other than root: its writes end set-ids.
+    pub unprivileged: bool,
 }
 
 impl OpenFile {
     pub fn readable(&self) -> bool {
-        self.access & O_ACCMODE != O_WRONLY
+        self.access & O_ACCMODE != O_WRONLY && self.access & O_PATH == 0
     }
 
     pub fn writable(&self) -> bool {

@@ -3,14 +3,14 @@
 //! permissions from the request's credentials (owner, group and other
 //! bits; root passes all but a search or exec no one may do).
 //!
-//! Permissions are checked on the object a request acts on and, for
-//! changes to a directory's entries, on that directory; not on every
-//! directory along the path (the library resolves paths whole).
+//! Permissions are checked on the object a request acts on, for changes
+//! to a directory's entries on that directory, and for a caller other
+//! than root the search bit of every directory along the path.
 
 use crate::clients::OpenFile;
 use crate::{Fm, Server, errno};
 use alloc::vec::Vec;
-use ext2fs::{FileType, Handle, Owner, SetAttr as LibSetAttr, Stat as LibStat, Timestamp};
+use ext2fs::{FileType, Handle, Owner, Search, SetAttr as LibSetAttr, Stat as LibStat, Timestamp};
 use tessera_api::fs::*;
 use tessera_api::wire::{Reader, Writer};
 use tessera_rt::abi::AccInfo;
@@ -51,6 +51,18 @@ fn may_unlink(cred: Cred, dir: &LibStat, child: &LibStat) -> Result<(), Errno> {
         return Err(Errno::EPERM);
     }
     Ok(())
+}
+
+const S_ISUID: u16 = 0o4000;
+const S_ISGID: u16 = 0o2000;
+
+/// The set-id bits a change of owner or a write without privilege clears
+/// from permission bits `perm`: set-user-id, and set-group-id when group
+/// execute makes it one (without it the bit marks mandatory locking and
+/// stays).
+fn set_ids_ended(perm: u16) -> u16 {
+    let gid = if perm & 0o010 != 0 { S_ISGID } else { 0 };
+    perm & (S_ISUID | gid)
 }
 
 fn d_type(kind: Option<FileType>) -> u8 {
@@ -163,12 +175,21 @@ impl Server {
             return Ok(self.file(caller, hdr.dirfd)?.handle);
         }
         let start = self.start(caller, hdr.dirfd)?;
-        self.fm()?.resolve(start, path, follow).map_err(errno)
+        let cred = hdr.cred;
+        let search = |st: &LibStat| may(cred, st, X);
+        let search: Search = (cred.uid != 0).then_some(&search);
+        self.fm()?.resolve_as(start, path, follow, search).map_err(errno)
     }
 
-    fn parent(&mut self, caller: u64, dirfd: u32, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
+    fn parent(&mut self, caller: u64, cred: Cred, dirfd: u32, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let start = self.start(caller, dirfd)?;
-        self.fm()?.resolve_parent(start, path).map_err(errno)
+        self.parent_in(cred, start, path)
+    }
+
+    fn parent_in(&mut self, cred: Cred, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
+        let search = |st: &LibStat| may(cred, st, X);
+        let search: Search = (cred.uid != 0).then_some(&search);
+        self.fm()?.resolve_parent_as(start, path, search).map_err(errno)
     }
 
     fn stat_of(&mut self, h: Handle) -> Result<LibStat, Errno> {
@@ -205,6 +226,9 @@ impl Server {
                 if f.dir {
                     return Err(Errno::EISDIR);
                 }
+                if f.unprivileged {
+                    self.end_set_ids(f.handle)?;
+                }
                 self.client(caller).write = Some(crate::clients::WriteContext { fd, flags, offset });
                 Ok((0, 0))
             }
@@ -236,7 +260,7 @@ impl Server {
                 let mut p = PathRequest::parse(msg)?;
                 let mode = p.u32()?;
                 p.u32()?;
-                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
                 let st = self.stat_of(dir)?;
                 need(p.hdr.cred, &st, W | X)?;
                 let owner = Owner {
@@ -253,7 +277,7 @@ impl Server {
                 let mode = p.u32()?;
                 let dev = p.u32()?;
                 let kind = FileType::from_mode(mode as u16).ok_or(Errno::EINVAL)?;
-                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
                 let st = self.stat_of(dir)?;
                 need(p.hdr.cred, &st, W | X)?;
                 let owner = Owner {
@@ -274,7 +298,7 @@ impl Server {
             }
             RMDIR | UNLINK => {
                 let p = PathRequest::parse(msg)?;
-                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
                 let dst = self.stat_of(dir)?;
                 let child = self.fm()?.lookup(dir, &name).map_err(errno)?;
                 let cst = self.stat_of(child)?;
@@ -294,14 +318,14 @@ impl Server {
                 let old = p.bytes(old_len)?;
                 let new = p.path();
                 let cred = p.hdr.cred;
-                let (to_dir, to_name) = self.parent(caller, new_dirfd, new)?;
+                let (to_dir, to_name) = self.parent(caller, cred, new_dirfd, new)?;
                 let tst = self.stat_of(to_dir)?;
                 need(cred, &tst, W | X)?;
                 if entry == LINK {
                     let target = self.resolve(caller, &p.hdr, old, p.hdr.flags & 0x400 != 0)?;
                     self.fm()?.link(target, to_dir, &to_name).map_err(errno)?;
                 } else {
-                    let (from_dir, from_name) = self.parent(caller, p.hdr.dirfd, old)?;
+                    let (from_dir, from_name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, old)?;
                     let fst = self.stat_of(from_dir)?;
                     let child = self.fm()?.lookup(from_dir, &from_name).map_err(errno)?;
                     let cst = self.stat_of(child)?;
@@ -317,7 +341,7 @@ impl Server {
                 let target_len = p.u32()? as usize;
                 p.u32()?;
                 let target = p.bytes(target_len)?;
-                let (dir, name) = self.parent(caller, p.hdr.dirfd, p.path())?;
+                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
                 let st = self.stat_of(dir)?;
                 need(p.hdr.cred, &st, W | X)?;
                 let owner = Owner {
@@ -330,6 +354,10 @@ impl Server {
             READLINK => {
                 let p = PathRequest::parse(msg)?;
                 let h = self.resolve(caller, &p.hdr, p.path(), false)?;
+                // Of the file itself, only a link has a target to give.
+                if p.hdr.flags & AT_EMPTY_PATH != 0 && self.stat_of(h)?.kind != FileType::Symlink {
+                    return Err(Errno::ENOENT);
+                }
                 let target = self.fm()?.readlink(h).map_err(errno)?;
                 let n = target.len().min(out.len() - 8);
                 out[8..8 + n].copy_from_slice(&target[..n]);
@@ -388,6 +416,12 @@ impl Server {
         let mode = p.u32()?;
         p.u32()?;
         let (flags, cred) = (p.hdr.flags, p.hdr.cred);
+        let path_only = flags & O_PATH != 0;
+        let flags = if path_only {
+            flags & (O_PATH | O_NOFOLLOW | O_DIRECTORY)
+        } else {
+            flags
+        };
         let access = flags & O_ACCMODE;
         if access == O_ACCMODE {
             return Err(Errno::EINVAL);
@@ -399,31 +433,41 @@ impl Server {
             // it, the create itself says whether the name exists (the
             // library scans the directory once for the name and for room:
             // a new file costs one scan, not a lookup and then another).
-            let (dir, name) = self.parent(caller, p.hdr.dirfd, path)?;
-            let dst = self.stat_of(dir)?;
-            let made = if may(cred, &dst, W | X) {
-                let owner = Owner {
-                    uid: cred.uid,
-                    gid: cred.gid,
+            let (mut dir, mut name) = self.parent(caller, cred, p.hdr.dirfd, path)?;
+            let mut links = 0;
+            loop {
+                let dst = self.stat_of(dir)?;
+                let made = if may(cred, &dst, W | X) {
+                    let owner = Owner {
+                        uid: cred.uid,
+                        gid: cred.gid,
+                    };
+                    self.fm()?
+                        .create(dir, &name, (mode & 0o7777) as u16, owner)
+                        .map_err(errno)
+                } else {
+                    Err(Errno::EEXIST)
                 };
-                self.fm()?
-                    .create(dir, &name, (mode & 0o7777) as u16, owner)
-                    .map_err(errno)
-            } else {
-                Err(Errno::EEXIST)
-            };
-            match made {
-                Ok(h) => Found::Created(h),
-                Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
-                    Ok(h) if follow && self.stat_of(h)?.kind == FileType::Symlink => {
-                        Found::Existing(self.resolve(caller, &p.hdr, path, true)?)
-                    }
-                    Ok(h) => Found::Existing(h),
-                    // Not there, and the caller may not add it.
-                    Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                match made {
+                    Ok(h) => break Found::Created(h),
+                    Err(Errno::EEXIST) => match self.fm()?.lookup(dir, &name).map_err(errno) {
+                        // A symbolic link there names the file to open or
+                        // make, even one not there yet (O_EXCL refuses it).
+                        Ok(h) if follow && flags & O_EXCL == 0 && self.stat_of(h)?.kind == FileType::Symlink => {
+                            links += 1;
+                            if links > ext2fs::file::MAX_SYMLINKS {
+                                return Err(Errno::ELOOP);
+                            }
+                            let target = self.fm()?.readlink(h).map_err(errno)?;
+                            (dir, name) = self.parent_in(cred, dir, &target)?;
+                        }
+                        Ok(h) => break Found::Existing(h),
+                        // Not there, and the caller may not add it.
+                        Err(Errno::ENOENT) => return Err(Errno::EACCES),
+                        Err(e) => return Err(e),
+                    },
                     Err(e) => return Err(e),
-                },
-                Err(e) => return Err(e),
+                }
             }
         } else {
             Found::Existing(self.resolve(caller, &p.hdr, path, follow)?)
@@ -440,7 +484,7 @@ impl Server {
         };
         let st = self.stat_of(h)?;
         let dir = st.kind == FileType::Directory;
-        if st.kind == FileType::Symlink {
+        if st.kind == FileType::Symlink && !path_only {
             return Err(Errno::ELOOP);
         }
         if flags & O_DIRECTORY != 0 && !dir {
@@ -455,22 +499,29 @@ impl Server {
             _ => R | W,
         };
         // A file just created may be opened for writing whatever its mode.
-        if !created {
+        if !created && !path_only {
             need(cred, &st, want)?;
         }
         // A FIFO, socket or device file has no bytes of its own here: its
         // data would be a pipe's or a driver's, which this server has not.
-        if matches!(
-            st.kind,
-            FileType::Fifo | FileType::Socket | FileType::CharDevice | FileType::BlockDevice
-        ) {
+        if !path_only
+            && matches!(
+                st.kind,
+                FileType::Fifo | FileType::Socket | FileType::CharDevice | FileType::BlockDevice
+            )
+        {
             return Err(Errno::ENXIO);
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
             self.fm()?.truncate(h, 0).map_err(errno)?;
         }
         self.fm()?.open(h).map_err(errno)?;
-        let f = OpenFile { handle: h, access, dir };
+        let f = OpenFile {
+            handle: h,
+            access: if path_only { O_PATH } else { access },
+            dir,
+            unprivileged: cred.uid != 0,
+        };
         match self.client(caller).insert(f) {
             Ok(fd) => Ok(fd),
             Err(e) => {
@@ -478,6 +529,21 @@ impl Server {
                 Err(e)
             }
         }
+    }
+
+    /// A write by a caller without privilege ends the file's set-ids (as
+    /// Linux's, lest a program someone may write to keep them).
+    fn end_set_ids(&mut self, h: Handle) -> Result<(), Errno> {
+        let perm = self.stat_of(h)?.mode & 0o7777;
+        let ended = set_ids_ended(perm);
+        if ended != 0 {
+            let change = LibSetAttr {
+                perm: Some(perm & !ended),
+                ..LibSetAttr::default()
+            };
+            self.fm()?.setattr(h, &change).map_err(errno)?;
+        }
+        Ok(())
     }
 
     fn setattr(&mut self, caller: u64, msg: &[u8]) -> Result<(), Errno> {
@@ -492,7 +558,14 @@ impl Server {
             if !owner {
                 return Err(Errno::EPERM);
             }
-            change.perm = Some((a.mode & 0o7777) as u16);
+            let mut perm = (a.mode & 0o7777) as u16;
+            // Outside the file's group, a caller without privilege may not
+            // make it set-group-id: Linux drops that bit silently.
+            let gid = if a.valid & SetAttr::GID != 0 { a.gid } else { st.gid };
+            if cred.uid != 0 && gid != cred.gid {
+                perm &= !S_ISGID;
+            }
+            change.perm = Some(perm);
         }
         if a.valid & SetAttr::UID != 0 && a.uid != st.uid {
             if cred.uid != 0 {
@@ -505,6 +578,15 @@ impl Server {
                 return Err(Errno::EPERM);
             }
             change.gid = Some(a.gid);
+        }
+        // A new owner or group (asked for, even if the same) ends a
+        // program's set-ids, root's chown too, as on Linux.
+        if a.valid & (SetAttr::UID | SetAttr::GID) != 0 && st.kind != FileType::Directory {
+            let perm = change.perm.unwrap_or(st.mode & 0o7777);
+            let ended = set_ids_ended(perm);
+            if ended != 0 {
+                change.perm = Some(perm & !ended);
+            }
         }
         if a.valid & SetAttr::SIZE != 0 {
             need(cred, &st, W)?;

@@ -377,7 +377,7 @@ impl<D: BlockDevice> FileManager<D> {
     /// A position that no longer falls on an entry (the block changed)
     /// continues at the next entry after it.
     pub fn read_dir(&mut self, dir: Handle, pos: u64, f: &mut dyn FnMut(&DirEntry) -> bool) -> Result<u64> {
-        self.dir_inode(dir)?;
+        self.live_dir(dir)?;
         let bs = self.inodes.block_size() as u64;
         let blocks = self.dir_blocks(dir.ino)?;
         let mut l = pos / bs;

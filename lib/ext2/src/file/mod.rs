@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 pub use self::dir::DirEntry;
 pub use self::ops::{Owner, SetAttr};
+pub use self::path::{MAX_SYMLINKS, Search};
 use crate::device::BlockDevice;
 use crate::disk::inode::{FileType, Inode, ROOT_INO};
 use crate::error::{Errno, Result};
@@ -125,6 +126,17 @@ impl<D: BlockDevice> FileManager<D> {
         let inode = self.inode(h)?;
         if !inode.is_dir() {
             return Err(Errno::ENOTDIR);
+        }
+        Ok(inode)
+    }
+
+    /// A directory that may still take and give names: not one removed
+    /// while open (its inode lives on with no links), which, as on Linux,
+    /// has no entries to find, list or add (`ENOENT`).
+    pub(crate) fn live_dir(&mut self, h: Handle) -> Result<Inode> {
+        let inode = self.dir_inode(h)?;
+        if inode.links == 0 {
+            return Err(Errno::ENOENT);
         }
         Ok(inode)
     }

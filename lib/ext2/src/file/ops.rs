@@ -113,7 +113,7 @@ impl<D: BlockDevice> FileManager<D> {
     ) -> Result<Handle> {
         self.inodes.writable()?;
         check_name(name)?;
-        let parent = self.dir_inode(dir)?;
+        let parent = self.live_dir(dir)?;
         let is_dir = kind == FileType::Directory;
         if is_dir && parent.links >= LINK_MAX {
             return Err(Errno::EMLINK);
@@ -248,7 +248,7 @@ impl<D: BlockDevice> FileManager<D> {
             // An orphan kept alive by an open handle cannot come back.
             return Err(Errno::ENOENT);
         }
-        self.dir_inode(dir)?;
+        self.live_dir(dir)?;
         let slot = self.plan_insert(dir.ino, name)?;
         let now = self.inodes.now();
         self.inodes.change(
@@ -329,7 +329,7 @@ impl<D: BlockDevice> FileManager<D> {
         }
         check_name(to_name)?;
         self.dir_inode(from_dir)?;
-        self.dir_inode(to_dir)?;
+        self.live_dir(to_dir)?;
         let src = self.lookup(from_dir, from_name)?;
         let src_kind = self.stat(src)?.kind;
         let src_is_dir = src_kind == FileType::Directory;

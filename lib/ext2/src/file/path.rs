@@ -5,7 +5,7 @@
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
-use super::{FileManager, Handle};
+use super::{FileManager, Handle, Stat};
 use crate::device::BlockDevice;
 use crate::disk::dirent::NAME_MAX;
 use crate::disk::inode::{FileType, ROOT_INO};
@@ -15,6 +15,9 @@ use crate::error::{Errno, Result};
 pub const MAX_SYMLINKS: u32 = 40;
 /// The longest path, as Linux's `PATH_MAX`.
 pub const PATH_MAX: usize = 4096;
+
+/// Whether a caller may search a directory, given its attributes.
+pub type Search<'a> = Option<&'a dyn Fn(&Stat) -> bool>;
 
 /// Checks a name for a new entry: not empty, not `.` or `..`, no `/` or
 /// NUL, at most 255 bytes.
@@ -42,7 +45,11 @@ impl<D: BlockDevice> FileManager<D> {
     /// loop in the tree) gives `EIO` instead of leading a walk round in
     /// circles.
     pub fn lookup(&mut self, dir: Handle, name: &[u8]) -> Result<Handle> {
-        self.dir_inode(dir)?;
+        if name == b".." {
+            self.dir_inode(dir)?;
+        } else {
+            self.live_dir(dir)?;
+        }
         if name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
@@ -61,6 +68,21 @@ impl<D: BlockDevice> FileManager<D> {
     /// `/`). A symbolic link as the last component is followed only if
     /// `follow` is set; a trailing `/` asks for a directory.
     pub fn resolve(&mut self, start: Handle, path: &[u8], follow: bool) -> Result<Handle> {
+        self.resolve_as(start, path, follow, None)
+    }
+
+    /// `EACCES` unless `search` lets its caller look names up in `dir`.
+    fn searchable(&mut self, dir: Handle, search: Search) -> Result<()> {
+        match search {
+            Some(may) if !may(&self.stat(dir)?) => Err(Errno::EACCES),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`resolve`](Self::resolve) for a caller who needs `search`'s leave
+    /// to look a name up in each directory on the way (as Linux asks for
+    /// the search bit of each); `None` passes them all.
+    pub fn resolve_as(&mut self, start: Handle, path: &[u8], follow: bool, search: Search) -> Result<Handle> {
         if path.len() > PATH_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
@@ -85,6 +107,7 @@ impl<D: BlockDevice> FileManager<D> {
             let rest_has_name = buf[end..].iter().any(|&c| c != b'/');
             let trailing_slash = !rest_has_name && end < buf.len();
             let name = &buf[pos..end];
+            self.searchable(cur, search)?;
             let next = if name == b"." {
                 self.dir_inode(cur).map(|_| cur)?
             } else {
@@ -120,6 +143,12 @@ impl<D: BlockDevice> FileManager<D> {
     /// directory, and returns it with that last name (trailing `/`s
     /// dropped). The root alone has no last name (`EBUSY`).
     pub fn resolve_parent(&mut self, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>)> {
+        self.resolve_parent_as(start, path, None)
+    }
+
+    /// [`resolve_parent`](Self::resolve_parent) checking `search` on each
+    /// directory, the last one's too (its entry is looked up next).
+    pub fn resolve_parent_as(&mut self, start: Handle, path: &[u8], search: Search) -> Result<(Handle, Vec<u8>)> {
         let trimmed = match path.iter().rposition(|&c| c != b'/') {
             Some(i) => &path[..=i],
             None if path.is_empty() => return Err(Errno::ENOENT),
@@ -131,13 +160,14 @@ impl<D: BlockDevice> FileManager<D> {
                 let dir = if dir_path.iter().all(|&c| c == b'/') {
                     self.root()?
                 } else {
-                    self.resolve(start, dir_path, true)?
+                    self.resolve_as(start, dir_path, true, search)?
                 };
                 (dir, &trimmed[i + 1..])
             }
             None => (start, trimmed),
         };
         self.dir_inode(dir)?;
+        self.searchable(dir, search)?;
         if name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
         }

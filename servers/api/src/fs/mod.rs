@@ -47,7 +47,7 @@
 //! | `RENAME` | header, new dirfd u32, old length u32, old path, new path | 0 |
 //! | `LINK` | as `RENAME` (existing, new) | 0 |
 //! | `SYMLINK` | header (dirfd of the link), target length u32, 0 u32, target, link path | 0 |
-//! | `READLINK` | header, path | length, then the target |
+//! | `READLINK` | header (`AT_EMPTY_PATH`: dirfd is the link), path | length, then the target |
 //! | `SETATTR` | header (`AT_EMPTY_PATH`: dirfd is the file), [`SetAttr`], path | 0 |
 //! | `STATFS` | | 0, then [`StatFs`] |
 //! | `SYNC` | | 0 |
@@ -124,6 +124,10 @@ pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_NOFOLLOW: u32 = 0o400000;
+/// Opens the object only as a place (for `*at` requests, `FSTAT` and
+/// `READLINK` with `AT_EMPTY_PATH`): no permission needed, no data
+/// access; with `O_NOFOLLOW`, a symbolic link itself.
+pub const O_PATH: u32 = 0o10000000;
 
 /// The `*at` calls' "no directory": here, the root.
 pub const AT_FDCWD: u32 = -100i32 as u32;

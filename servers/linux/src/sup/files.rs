@@ -25,6 +25,9 @@ pub const AT_REMOVEDIR: u64 = 0x200;
 pub const AT_SYMLINK_FOLLOW: u64 = 0x400;
 pub const AT_EACCESS: u64 = 0x200;
 pub const AT_EMPTY_PATH: u64 = 0x1000;
+/// The limit on the size of a file a process writes (its index in
+/// `limits`).
+const RLIMIT_FSIZE: usize = 1;
 
 /// Where a path leads: to the file server (a directory's number there and
 /// the path from it), or to a file served here (its absolute path).
@@ -201,7 +204,7 @@ impl Sup {
                     fsflags = (fsflags & !3) | fdt::O_RDWR;
                 }
                 if flags & fdt::O_PATH != 0 {
-                    fsflags &= fdt::O_DIRECTORY | fdt::O_NOFOLLOW;
+                    fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
                 let fd = self.fs.open(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
                 // O_CREAT names a file to create or open: a directory there
@@ -372,6 +375,26 @@ impl Sup {
         }
     }
 
+    /// How much of a write of `len` bytes at `off` (at the end with
+    /// `append`) RLIMIT_FSIZE lets through: up to the limit; none at or
+    /// past it, which is EFBIG and SIGXFSZ, as on Linux.
+    fn fsize_room(&mut self, ffd: u32, off: u64, append: bool, len: u64) -> Result<u64, i64> {
+        let limit = self.limits[RLIMIT_FSIZE][0];
+        if limit == u64::MAX || len == 0 {
+            return Ok(len);
+        }
+        let start = if append {
+            StatView::parse(&self.fs.fstat(ffd)?).size as u64
+        } else {
+            off
+        };
+        if start >= limit {
+            self.raise(linuxabi::signal::SIGXFSZ);
+            return Err(errno::EFBIG);
+        }
+        Ok(len.min(limit - start))
+    }
+
     pub(super) fn write(&mut self, rid: u64, a: [u64; 6], at: Option<u64>) -> Out {
         let (fd, buf, len) = (a[0], a[1], a[2]);
         let o = match self.fds.ofd(fd) {
@@ -389,6 +412,10 @@ impl Sup {
             Kind::File { fd: ffd, .. } => {
                 let append = self.flags_of(&d) & fdt::O_APPEND != 0;
                 let off = at.unwrap_or_else(|| self.pos(&d));
+                let len = match self.fsize_room(ffd, off, append, len) {
+                    Ok(n) => n,
+                    Err(e) => return ret(Err(e)),
+                };
                 let r = self.fs.write_from_caller(rid, ffd, off, append, buf, len);
                 match r {
                     Ok((n, end)) => {
@@ -911,9 +938,24 @@ impl Sup {
         if (size as i64) <= 0 {
             return Err(errno::EINVAL);
         }
-        let path = self.read_path(rid, path_at)?;
+        let path = self.read_cstr(rid, path_at, linuxabi::path::PATH_MAX - 1)?;
+        // No path: the link the descriptor is (one opened O_PATH|O_NOFOLLOW).
+        if path.is_empty() && dirfd as i32 != AT_FDCWD as i32 {
+            let o = self.fds.ofd(dirfd)?;
+            let target = match o.borrow().kind {
+                Kind::File { fd, .. } => self.fs.readlink(fd, api::AT_EMPTY_PATH, b"")?,
+                _ => return Err(errno::ENOENT),
+            };
+            let n = target.len().min(size as usize);
+            self.write_mem(rid, buf, &target[..n])?;
+            return Ok(n as u64);
+        }
+        if path.is_empty() {
+            return Err(errno::ENOENT);
+        }
+        let path = String::from_utf8(path).map_err(|_| errno::EINVAL)?;
         let target = match self.target(dirfd, &path)? {
-            Target::Fs(d, rel) => self.fs.readlink(d, rel.as_bytes())?,
+            Target::Fs(d, rel) => self.fs.readlink(d, 0, rel.as_bytes())?,
             Target::Virt(abs) => match self.vnode(&abs)? {
                 VNode::Link(t) => t.into_bytes(),
                 _ => return Err(errno::EINVAL),

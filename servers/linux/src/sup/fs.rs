@@ -334,9 +334,11 @@ impl Fs {
         sys::call(server, api::READDIR, &msg, buf).map_err(|e| self.last_errno_at(server, e))
     }
 
-    pub fn readlink(&self, dirfd: u32, path: &[u8]) -> Result<Vec<u8>, i64> {
+    /// The target of the link at `path`, or with `flags` AT_EMPTY_PATH and
+    /// no path, of the link `dirfd` is.
+    pub fn readlink(&self, dirfd: u32, flags: u32, path: &[u8]) -> Result<Vec<u8>, i64> {
         let mut out = vec![0u8; 4096];
-        let n = self.path_call(api::READLINK, dirfd, 0, &[], &[path], &mut out)?;
+        let n = self.path_call(api::READLINK, dirfd, flags, &[], &[path], &mut out)?;
         out.truncate(n as usize);
         Ok(out)
     }

@@ -790,9 +790,20 @@ impl Sup {
         if flags & MAP_SHARED != 0 && prot & 2 != 0 && !d.writable() {
             return Err(errno::EACCES);
         }
+        // /dev/zero maps as anonymous memory, private or shared as asked.
+        if matches!(d.kind, Kind::Zero) {
+            return calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
+                tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
+                _ => errno::EINVAL,
+            });
+        }
         let Kind::File { fd: ffd, .. } = d.kind else {
             return Err(errno::ENODEV);
         };
+        // A directory has no bytes to map.
+        if self.fs.fstat(ffd).is_ok_and(|b| st::StatView::parse(&b).is_dir()) {
+            return Err(errno::ENODEV);
+        }
         let at = calls::caller_map(rid, addr, len, prot | 2, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
             tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
             _ => errno::EINVAL,
