@@ -59,7 +59,10 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        self.plan(rid, f.handle, off, len.min(info.reply_cap))
+        let len = len.min(info.reply_cap);
+        // A miss of the kernel's cache: its pages go there for the next.
+        self.cache_publish(f.handle, off, len);
+        self.plan(rid, f.handle, off, len)
     }
 
     /// Answers call `rid` with `len` bytes of the file at `off`: one reply
@@ -199,6 +202,15 @@ impl Server {
             }
         }
         let covered = src;
+        // Before a byte changes: the pages it writes, and from the old end
+        // on if it writes past it (the last page's length changes, a gap
+        // becomes a hole). Nothing else changes: a failed write's truncate
+        // stays inside.
+        if covered > 0 {
+            let first = off.min(old_size) / PAGE as u64;
+            let last = (off + covered - 1) / PAGE as u64;
+            self.cache_revoke(f.handle, first, last - first + 1);
+        }
         self.write_key += 1;
         let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Errno::EIO)?;
         slot.publish(self.write_key, &plan[..n]);

@@ -185,9 +185,17 @@ impl Server {
     pub fn op(&mut self, entry: u64, caller: u64, msg: &[u8], out: &mut [u8]) -> Result<(i64, usize), Errno> {
         self.fm()?;
         match entry {
-            OPEN => self.open(caller, msg).map(|fd| (fd as i64, 0)),
+            OPEN => {
+                let fd = self.open(caller, msg)?;
+                // The file's cache, for the client's reads (0: none).
+                let f = self.file(caller, fd)?;
+                let cache = self.cache_open(&f, caller);
+                out[8..16].copy_from_slice(&cache.to_le_bytes());
+                Ok((fd as i64, 8))
+            }
             CLOSE => {
                 let f = self.client(caller).remove(fd_of(msg)?)?;
+                self.cache_close(&f, caller);
                 self.fm()?.close(f.handle).map_err(errno)?;
                 Ok((0, 0))
             }
@@ -213,7 +221,7 @@ impl Server {
                 if !f.writable() || f.dir {
                     return Err(Errno::EINVAL);
                 }
-                self.fm()?.truncate(f.handle, size).map_err(errno)?;
+                self.truncate_file(f.handle, size)?;
                 Ok((0, 0))
             }
             FSTAT => {
@@ -367,7 +375,10 @@ impl Server {
                 }
                 self.fm()?.open(f.handle).map_err(errno)?;
                 match self.client(target).insert(f) {
-                    Ok(n) => Ok((n as i64, 0)),
+                    Ok(n) => {
+                        self.cache_open(&f, target);
+                        Ok((n as i64, 0))
+                    }
                     Err(e) => {
                         let _ = self.fm()?.close(f.handle);
                         Err(e)
@@ -467,7 +478,7 @@ impl Server {
             return Err(Errno::ENXIO);
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
-            self.fm()?.truncate(h, 0).map_err(errno)?;
+            self.truncate_file(h, 0)?;
         }
         self.fm()?.open(h).map_err(errno)?;
         let f = OpenFile { handle: h, access, dir };
@@ -478,6 +489,14 @@ impl Server {
                 Err(e)
             }
         }
+    }
+
+    /// Truncates `h` to `size`; its cache loses what changed.
+    fn truncate_file(&mut self, h: Handle, size: u64) -> Result<(), Errno> {
+        let old = self.stat_of(h)?.size;
+        self.fm()?.truncate(h, size).map_err(errno)?;
+        self.cache_resized(h, old, size);
+        Ok(())
     }
 
     fn setattr(&mut self, caller: u64, msg: &[u8]) -> Result<(), Errno> {
@@ -528,7 +547,11 @@ impl Server {
                 *slot = Some(time(value));
             }
         }
+        let old = self.stat_of(h)?.size;
         self.fm()?.setattr(h, &change).map_err(errno)?;
+        if let Some(new) = change.size {
+            self.cache_resized(h, old, new);
+        }
         Ok(())
     }
 
