@@ -873,6 +873,8 @@ pub mod file_cache {
     pub const MAX_PAGES: u64 = 1 << 18;
     /// Readers one cache may grant.
     pub const MAX_READERS: usize = 256;
+    /// In `op::PUBLISH`'s length: the file ends with this page.
+    pub const LAST: u64 = 1 << 63;
 
     /// Operations of `file_cache(op, id, a, b, c)`; all but `CREATE` by
     /// the cache's owner.
@@ -880,9 +882,10 @@ pub mod file_cache {
         /// A new, empty cache owned (and paid for) by the caller (`id`
         /// unused) → its id.
         pub const CREATE: u64 = 1;
-        /// Page `a` holds the `c` bytes at the caller's address `b` (at
-        /// most a page; fewer only for the file's last page: the file ends
-        /// there) → 0. Limit past `MAX_PAGES` or the caller's limit.
+        /// Page `a` holds the `c` bytes at the caller's address `b` (1 to
+        /// a page; fewer only for the file's last page, and with `LAST`
+        /// in `c` the file ends there) → 0. Limit past `MAX_PAGES` or the
+        /// caller's limit.
         pub const PUBLISH: u64 = 2;
         /// Pages `a` to `a + b - 1` are gone (`b` = u64::MAX: all from
         /// `a`) → the pages that were present.

@@ -25,7 +25,7 @@
 
 use super::mediator::{NO_IDS, Need, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
-use abi::file_cache::{MAX_PAGES, MAX_READERS, PAGE};
+use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE};
 use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -52,9 +52,9 @@ struct Inner {
     /// Page index → the page, if present (grown to the highest published).
     pages: Vec<Option<Arc<Page>>>,
     present: u64,
-    /// Where the file ends, if its last page is present (that page holds
-    /// fewer than `PAGE` bytes, or exactly a page up to the end).
-    end: Option<u64>,
+    /// The file's last page and where the file ends, if that page is
+    /// present (published as the last).
+    end: Option<(u64, u64)>,
     readers: Vec<u64>,
     /// The pages' memory and the index's, on the owner.
     charge: Charge,
@@ -114,7 +114,9 @@ pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Resul
         ResOp::FileCacheControl,
         only(id, Need::Owned(Kind::FileCache)),
         || {
-            if len > PAGE {
+            let last = len & LAST != 0 || len < PAGE;
+            let len = len & !LAST;
+            if len > PAGE || len == 0 {
                 return Err(Error::Invalid);
             }
             if index >= MAX_PAGES {
@@ -153,9 +155,9 @@ pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Resul
                     g.present += 1;
                 }
                 g.pages[at] = Some(page);
-                if len < PAGE {
-                    g.end = Some(index * PAGE + len);
-                } else if g.end.is_some_and(|e| e / PAGE <= index) {
+                if last {
+                    g.end = Some((index, index * PAGE + len));
+                } else if g.end.is_some_and(|(p, _)| p <= index) {
                     // A whole page at or past the known end: the file grew
                     // (its owner should have revoked the short page); the end
                     // is no longer known.
@@ -187,7 +189,7 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
                     let mut g = cache.inner.lock();
                     let top = (g.pages.len() as u64).min(last);
                     // The end is known by its short page: it goes with it.
-                    if g.end.is_some_and(|e| (first..last).contains(&(e / PAGE))) {
+                    if g.end.is_some_and(|(p, _)| (first..last).contains(&p)) {
                         g.end = None;
                     }
                     // To the next present page (none: done).
@@ -256,8 +258,8 @@ pub fn read(caller: u64, id: ResId, offset: u64, buf: u64, len: usize) -> Result
         // Up to the end, if it is known and before the read's.
         let end = offset.saturating_add(want);
         let n = match g.end {
-            Some(e) if e <= offset => return Ok(0),
-            Some(e) => end.min(e) - offset,
+            Some((_, e)) if e <= offset => return Ok(0),
+            Some((_, e)) => end.min(e) - offset,
             None => want,
         };
         if n == 0 {

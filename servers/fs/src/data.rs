@@ -61,7 +61,7 @@ impl Server {
         }
         let len = len.min(info.reply_cap);
         // A miss of the kernel's cache: its pages go there for the next.
-        self.cache_publish(f.handle, off, len);
+        self.cache_missed(f.handle, off, len);
         self.plan(rid, f.handle, off, len)
     }
 

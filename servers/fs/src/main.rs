@@ -227,6 +227,7 @@ impl Server {
 
     fn serve_one(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
         self.stats.requests += 1;
+        self.cache_publish_pending();
         let now = self.now();
         if let Ok(fm) = self.fm.as_mut() {
             fm.set_time(now);

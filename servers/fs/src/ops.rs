@@ -368,6 +368,10 @@ impl Server {
                 self.fm()?.sync().map_err(errno)?;
                 Ok((0, 0))
             }
+            DROP_PAGES => {
+                self.cache_drop_all();
+                Ok((0, 0))
+            }
             SHARE => {
                 let (f, target) = self.file_and_value(caller, msg)?;
                 if !tessera_rt::sys::alive(target) {

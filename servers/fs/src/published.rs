@@ -6,8 +6,9 @@
 //! and gone with the last close; a client that opens it is granted the
 //! cache and learns its id in OPEN's reply. A READ that comes here (a
 //! miss, or a client that does not use the cache) publishes the pages it
-//! covers: those wholly on blocks (a hole stays a miss), read from the
-//! block cache into a page here and copied once into the kernel.
+//! covers, at the next request: those wholly on blocks (a hole stays a
+//! miss), read from the block cache into a page here and copied once into
+//! the kernel.
 //!
 //! This server is the only writer of its files, so it keeps the caches
 //! true by revoking, before it answers, the pages a write changes, and on
@@ -20,7 +21,7 @@ use crate::{Server, errno};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use ext2fs::{FileType, Handle};
-use tessera_rt::abi::file_cache::{MAX_PAGES, PAGE, op};
+use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, op};
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
 
@@ -61,6 +62,10 @@ pub struct Published {
     /// Caches of files no one has open, oldest first: kept for the next
     /// open, as a page cache keeps a closed file's pages.
     idle: VecDeque<Handle>,
+    /// The last READ's range, published at the next request: by then the
+    /// block cache has served it, and holds its pages (a page read for
+    /// the kernel first would wait for the disk, one page at a time).
+    pending: Option<(Handle, u64, u64)>,
     pub pages_published: u64,
     pub pages_revoked: u64,
     pub refused: u64,
@@ -163,9 +168,26 @@ impl Server {
         }
     }
 
+    /// A READ of `len` bytes at `off` of `h` came here: its pages are
+    /// published at the next request.
+    pub fn cache_missed(&mut self, h: Handle, off: u64, len: u64) {
+        self.cache_publish_pending();
+        if self.published.caches.get(&h).is_some_and(|c| !c.full) {
+            self.published.pending = Some((h, off, len));
+        }
+    }
+
+    /// Publishes the last READ's pages, if any wait.
+    pub fn cache_publish_pending(&mut self) {
+        if let Some((h, off, len)) = self.published.pending.take() {
+            self.cache_publish(h, off, len);
+        }
+    }
+
     /// Publishes the pages of `h` that `len` bytes at `off` are on (those
-    /// not yet published, wholly on blocks, up to the file's end).
-    pub fn cache_publish(&mut self, h: Handle, off: u64, len: u64) {
+    /// not yet published, wholly on blocks, up to the file's end). Each is
+    /// read as it is now: a change since the READ is in it.
+    fn cache_publish(&mut self, h: Handle, off: u64, len: u64) {
         match self.published.caches.get(&h) {
             Some(c) if !c.full => {}
             _ => return,
@@ -191,7 +213,8 @@ impl Server {
             let Some(c) = self.published.caches.get_mut(&h) else {
                 break;
             };
-            match calls::file_cache(op::PUBLISH, c.id, page, buf.as_ptr() as u64, valid as u64) {
+            let last = if (page + 1) * PAGE >= size { LAST } else { 0 };
+            match calls::file_cache(op::PUBLISH, c.id, page, buf.as_ptr() as u64, valid as u64 | last) {
                 Ok(_) => {
                     c.mark(page);
                     self.published.pages_published += 1;
@@ -251,6 +274,16 @@ impl Server {
             }
         }
         c.full = false;
+    }
+
+    /// Every page of every cache goes; idle caches go too.
+    pub fn cache_drop_all(&mut self) {
+        self.published.pending = None;
+        self.published.trim(0);
+        let open: Vec<Handle> = self.published.caches.keys().copied().collect();
+        for h in open {
+            self.cache_revoke(h, 0, u64::MAX);
+        }
     }
 
     /// `h`'s size changed from `old` to `new` (a truncate, or a write past

@@ -415,6 +415,11 @@ pub fn sync() -> Result<(), Errno> {
     call_result(SYNC, &[], &mut []).map(|_| ())
 }
 
+/// The kernel's file caches of the server forget every page.
+pub fn drop_pages() -> Result<(), Errno> {
+    call_result(DROP_PAGES, &[], &mut []).map(|_| ())
+}
+
 /// A server's text report (its STATS entry): `name value` per line.
 pub fn stats_of(server_name: &str, entry: u64) -> Result<alloc::string::String, Errno> {
     let pid = sys::name_lookup(server_name).map_err(|_| Errno::ENOENT)?;
