@@ -180,18 +180,23 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
         only(id, Need::Owned(Kind::FileCache)),
         || {
             let cache = owned(caller, id)?;
+            let last = first.saturating_add(count).min(MAX_PAGES);
+            // A change at or before the end, or right after it (the file
+            // grows), moves the end: it is no longer known.
+            {
+                let mut g = cache.inner.lock();
+                let to = first.saturating_add(count);
+                if g.end.is_some_and(|(p, e)| to > p && first.saturating_mul(PAGE) <= e) {
+                    g.end = None;
+                }
+            }
             // What goes is dropped after the lock, a page at a time.
             let mut gone = 0u64;
             let mut at = first;
-            let last = first.saturating_add(count).min(MAX_PAGES);
             while at < last {
                 let page = {
                     let mut g = cache.inner.lock();
                     let top = (g.pages.len() as u64).min(last);
-                    // The end is known by its short page: it goes with it.
-                    if g.end.is_some_and(|(p, _)| (first..last).contains(&p)) {
-                        g.end = None;
-                    }
                     // To the next present page (none: done).
                     let Some(i) = (at..top).find(|&i| g.pages[i as usize].is_some()) else {
                         break;

@@ -89,6 +89,31 @@ pub fn run(c: &mut Checks, stack: &Stack) {
         "and again, from the kernel's cache",
     );
 
+    // A file of whole pages, its end known to the kernel, then appended to.
+    let whole = "/t/coherent-whole";
+    let pages = pattern(19, 2 * 4096);
+    c.check(write_file(whole, &pages, 4096).is_ok(), "write 2 whole pages");
+    if let (Ok(r2), Ok(w2)) = (File::open(whole, O_RDONLY, 0), File::open(whole, O_WRONLY, 0)) {
+        c.check(read(&r2, 0, 3 * 4096).as_deref() == Some(&pages[..]), "2 pages read");
+        let before = forwarded(stack);
+        c.check(
+            read(&r2, 2 * 4096, 10).as_deref() == Some(&[][..]),
+            "nothing at their end",
+        );
+        c.check(
+            forwarded(stack) == before,
+            "the kernel knows where a file of whole pages ends",
+        );
+        c.check(w2.write_at(2 * 4096, b"MORE") == Ok(4), "append 4 bytes");
+        c.check(
+            read(&r2, 2 * 4096, 10).as_deref() == Some(&b"MORE"[..]),
+            "the reader sees the appended bytes",
+        );
+    } else {
+        c.check(false, "open /t/coherent-whole twice");
+    }
+    c.check(client::unlink(whole).is_ok(), "unlink /t/coherent-whole");
+
     // Identifiers not the caller's to use.
     let id = r.cache_id();
     let mut buf = [0u8; 16];
