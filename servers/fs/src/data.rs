@@ -19,7 +19,7 @@
 use crate::{End, Server};
 use alloc::vec::Vec;
 use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
-use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE};
+use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE, MISSED};
 use tessera_api::wire::Reader;
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::sys;
@@ -49,7 +49,7 @@ impl Server {
 
     fn plan_read(&mut self, info: &AccInfo, rid: u64) -> Result<End, Errno> {
         let mut r = Reader::new(&info.inline[..(info.len as usize).min(64)]);
-        let (Some(fd), Some(_), Some(off), Some(len)) = (r.u32(), r.u32(), r.u64(), r.u64()) else {
+        let (Some(fd), Some(flags), Some(off), Some(len)) = (r.u32(), r.u32(), r.u64(), r.u64()) else {
             return Err(Errno::EINVAL);
         };
         let f = self.client(info.caller).file(fd)?;
@@ -61,7 +61,9 @@ impl Server {
         }
         let len = len.min(info.reply_cap);
         // A miss of the kernel's cache: its pages go there for the next.
-        self.cache_missed(f.handle, off, len);
+        if flags & MISSED != 0 {
+            self.cache_missed(f.handle, off, len);
+        }
         self.plan(rid, f.handle, off, len)
     }
 

@@ -4,9 +4,9 @@
 //!
 //! An open regular file has a cache, shared by everyone who has it open
 //! and gone with the last close; a client that opens it is granted the
-//! cache and learns its id in OPEN's reply. A READ that comes here (a
-//! miss, or a client that does not use the cache) publishes the pages it
-//! covers, at the next request: those wholly on blocks (a hole stays a
+//! cache and learns its id in OPEN's reply. A READ that says it missed
+//! the cache (`MISSED`) publishes the pages it covers, at the next
+//! request: those wholly on blocks (a hole stays a
 //! miss), read from the block cache into a page here and copied once into
 //! the kernel.
 //!

@@ -164,7 +164,7 @@ impl File {
             let mut msg = [0u8; 24];
             Writer::new(&mut msg)
                 .u32(self.fd)
-                .u32(0)
+                .u32(if self.cache != 0 { MISSED } else { 0 })
                 .u64(offset + done as u64)
                 .u64((buf.len() - done) as u64);
             match sys::call(server, READ, &msg, &mut buf[done..]) {

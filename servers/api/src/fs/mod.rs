@@ -34,7 +34,7 @@
 //! |---|---|---|
 //! | `OPEN` | header (flags `O_*`), mode u32, 0 u32, path | fd, then the id u64 of the kernel's cache of the file (0: none) |
 //! | `CLOSE` | fd u32, 0 u32 | 0 |
-//! | `READ` | fd u32, 0 u32, offset u64, len u64 | the bytes |
+//! | `READ` | fd u32, flags u32 (`MISSED`), offset u64, len u64 | the bytes |
 //! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
 //! | `WRITE` | the bytes | n, then u64: where they went |
 //! | `TRUNCATE` | fd u32, 0 u32, size u64 | 0 |
@@ -138,6 +138,12 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;
+
+/// `READ` flag: the kernel's cache of the file missed; the server
+/// publishes the pages read there for the client's next reads (a client
+/// that does not read the cache sends none, and costs the server nothing
+/// for it).
+pub const MISSED: u32 = 1;
 
 /// Who makes a request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
