@@ -324,6 +324,15 @@ macro_rules! each_call {
         /// Returns process `pid`'s state (`state::*`), as proc_info gives it
         /// but with nothing else looked at (0: the caller; NotFound: none)
         ProcState = 127, proc_state(pid: u64);
+        /// Returns what operation `op` (`file_cache::op`) of a file server
+        /// on its file cache `id` gives (publishing and revoking pages,
+        /// granting readers)
+        FileCache = 129, file_cache(op: u64, id: u64, a: u64, b: u64, c: u64);
+        /// Returns the bytes read: file cache `id`'s bytes from `offset`
+        /// into `buf`, all of them (up to the end of the file), if every
+        /// page they are on is present and the caller may read it;
+        /// NotFound otherwise (a miss: ask the file server)
+        FileCacheRead = 128, file_cache_read(id: u64, offset: u64, buf: BytesMut);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);
@@ -400,6 +409,9 @@ numbered! {
         Device = 12,
         /// A pipe the kernel serves to Linux processes (`linux::pipe`).
         Pipe = 13,
+        /// The pages of a file a file server publishes for its clients'
+        /// reads (`file_cache`).
+        FileCache = 14,
     }
 }
 
@@ -449,6 +461,9 @@ numbered! {
         PipeBind = 37,
         /// A kernel pipe's state, flags, size or watch.
         PipeControl = 38,
+        CreateFileCache = 39,
+        /// Publishing, revoking or granting a file cache's pages.
+        FileCacheControl = 40,
     }
 }
 
@@ -481,6 +496,7 @@ impl ResOp {
             // An NVM text file is persistent content, as a plate is.
             O::CreatePlate | O::StoreText | O::DeleteText => K::Plate,
             O::CreatePipe | O::PipeBind | O::PipeControl => K::Pipe,
+            O::CreateFileCache | O::FileCacheControl => K::FileCache,
         })
     }
 }
@@ -849,6 +865,40 @@ pub mod rights {
     pub const CONSOLE: u64 = 8;
     /// Every right there is.
     pub const ALL: u64 = SYSTEM | DEVICE | NVM | CONSOLE;
+}
+
+/// File caches (`file_cache`, `file_cache_read`): the pages of one file
+/// (one inode) that its file server publishes in the kernel, so that a
+/// client it granted reads them with one system call and one copy, and
+/// revokes before it answers a request that changes them.
+pub mod file_cache {
+    /// A page of a file cache.
+    pub const PAGE: u64 = 4096;
+    /// Pages of a file from 0 a cache may hold (files of 1 GiB); pages
+    /// beyond are never published and always miss.
+    pub const MAX_PAGES: u64 = 1 << 18;
+    /// Readers one cache may grant.
+    pub const MAX_READERS: usize = 256;
+    /// In `op::PUBLISH`'s length: the file ends with this page.
+    pub const LAST: u64 = 1 << 63;
+
+    /// Operations of `file_cache(op, id, a, b, c)`; all but `CREATE` by
+    /// the cache's owner.
+    pub mod op {
+        /// A new, empty cache owned (and paid for) by the caller (`id`
+        /// unused) → its id.
+        pub const CREATE: u64 = 1;
+        /// Page `a` holds the `c` bytes at the caller's address `b` (1 to
+        /// a page; fewer only for the file's last page, and with `LAST`
+        /// in `c` the file ends there) → 0. Limit past `MAX_PAGES` or the
+        /// caller's limit.
+        pub const PUBLISH: u64 = 2;
+        /// Pages `a` to `a + b - 1` are gone (`b` = u64::MAX: all from
+        /// `a`) → the pages that were present.
+        pub const REVOKE: u64 = 3;
+        /// Process `a` may read the cache (`b` = 0: no longer) → 0.
+        pub const GRANT: u64 = 4;
+    }
 }
 
 /// Memory protection for `map`.

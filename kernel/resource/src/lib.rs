@@ -32,6 +32,7 @@
 //! | container box | `container_box.rs` | queues of containers between processes |
 //! | device | `device.rs` | a PCI function, its BARs, interrupt and DMA for its driver |
 //! | pipe | `pipe.rs` | a pipe the kernel serves to Linux processes, their descriptors of it |
+//! | file cache | `file_cache.rs` | a file's pages its file server publishes for clients' reads |
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -69,6 +70,7 @@ pub mod container;
 pub mod container_box;
 pub mod device;
 pub mod fifo;
+pub mod file_cache;
 pub mod mediator;
 pub mod nvm;
 pub mod physmem;
@@ -285,6 +287,7 @@ pub trait Resource: Sync {
 const KINDS: [(Kind, &dyn Resource); Kind::ALL.len()] = [
     (Kind::Device, &device::Devices),
     (Kind::Pipe, &pipe::Pipes),
+    (Kind::FileCache, &file_cache::FileCaches),
     (Kind::Container, &container::Containers),
     (Kind::ContainerBox, &container_box::Boxes),
     (Kind::VirtualUserSpace, &vspace::Attachments),

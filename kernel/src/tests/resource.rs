@@ -198,6 +198,8 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     let holder = ipc::process::get(sleeper).ok_or("no sleeper")?;
     let pipe = ok(resource::pipe::create(&holder, 0, 1, false))?;
     drop(holder);
+    // A file cache the sleeper made (it goes when the sleeper ends).
+    let cache = ok(resource::file_cache::create(sleeper))?;
     let kinds: [(ResId, Use); Kind::ALL.len()] = [
         (plate, &|c, id| program::create(c, id).err()),
         (program, &|c, id| program::segment(c, id, 0).err()),
@@ -218,6 +220,7 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
         (bx, &|c, id| container_box::grant(c, id, 7, abi::BOX_SEND).err()),
         (dev, &|c, id| resource::device::read_config(c, id, 0, 4).err()),
         (pipe, &|c, id| resource::pipe::held(c, id).err()),
+        (cache, &|c, id| resource::file_cache::revoke(c, id, 0, 1).err()),
     ];
     kcore::computation::reap_all();
     let before = resource::counts();

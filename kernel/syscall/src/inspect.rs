@@ -200,7 +200,8 @@ pub fn resources(page: &mut Page<ResRecord>, kind: u64) -> Result<(), Error> {
         | Kind::Container
         | Kind::ContainerBox
         | Kind::Device
-        | Kind::Pipe => {
+        | Kind::Pipe
+        | Kind::FileCache => {
             return Err(Error::Invalid);
         }
     }

@@ -537,6 +537,24 @@ impl abi::Serve for Native<'_> {
         pipes::linux_pipe(self.me, a.op, a.pid, a.a, a.b, a.c)
     }
 
+    fn file_cache(&mut self, a: call::FileCache) -> Result<u64, Error> {
+        use abi::file_cache::op;
+        use resource::file_cache as fc;
+        let pid = self.me.pid();
+        match a.op {
+            op::CREATE => fc::create(pid).map(|id| id.raw()),
+            op::PUBLISH => fc::publish(pid, id(a.id), a.a, a.b, a.c).map(|()| 0),
+            op::REVOKE => fc::revoke(pid, id(a.id), a.a, a.b),
+            op::GRANT => fc::grant(pid, id(a.id), a.a, a.b != 0).map(|()| 0),
+            _ => Err(Error::Invalid),
+        }
+    }
+
+    fn file_cache_read(&mut self, a: call::FileCacheRead) -> Result<u64, Error> {
+        resource::file_cache::read(self.me.pid(), id(a.id), a.offset, a.buf.0.addr, a.buf.0.len as usize)
+            .map(|n| n as u64)
+    }
+
     fn caller_exit_thread(&mut self, a: call::CallerExitThread) -> Result<u64, Error> {
         ipc::supervise::exit_thread(self.me, a.rid).map(|()| 0)
     }

@@ -38,7 +38,8 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
         K::ContainerBox => container_box::create(me, c.a, c.b, c.c, c.d, 0)?,
         // Plates come from the archive and devices from the buses.
         // Pipes come from supervisors (`linux_pipe`).
-        K::Plate | K::Device | K::Pipe => return Err(Error::Denied),
+        // File caches come from `file_cache(CREATE)`.
+        K::Plate | K::Device | K::Pipe | K::FileCache => return Err(Error::Denied),
     };
     Ok(id.raw())
 }

@@ -19,7 +19,7 @@
 use crate::{End, Server};
 use alloc::vec::Vec;
 use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
-use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE};
+use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE, MISSED};
 use tessera_api::wire::Reader;
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::sys;
@@ -49,7 +49,7 @@ impl Server {
 
     fn plan_read(&mut self, info: &AccInfo, rid: u64) -> Result<End, Errno> {
         let mut r = Reader::new(&info.inline[..(info.len as usize).min(64)]);
-        let (Some(fd), Some(_), Some(off), Some(len)) = (r.u32(), r.u32(), r.u64(), r.u64()) else {
+        let (Some(fd), Some(flags), Some(off), Some(len)) = (r.u32(), r.u32(), r.u64(), r.u64()) else {
             return Err(Errno::EINVAL);
         };
         let f = self.client(info.caller).file(fd)?;
@@ -59,7 +59,12 @@ impl Server {
         if !f.readable() {
             return Err(Errno::EBADF);
         }
-        self.plan(rid, f.handle, off, len.min(info.reply_cap))
+        let len = len.min(info.reply_cap);
+        // A miss of the kernel's cache: its pages go there for the next.
+        if flags & MISSED != 0 {
+            self.cache_missed(f.handle, off, len);
+        }
+        self.plan(rid, f.handle, off, len)
     }
 
     /// Answers call `rid` with `len` bytes of the file at `off`: one reply
@@ -199,6 +204,15 @@ impl Server {
             }
         }
         let covered = src;
+        // Before a byte changes: the pages it writes, and from the old end
+        // on if it writes past it (the last page's length changes, a gap
+        // becomes a hole). Nothing else changes: a failed write's truncate
+        // stays inside.
+        if covered > 0 {
+            let first = off.min(old_size) / PAGE as u64;
+            let last = (off + covered - 1) / PAGE as u64;
+            self.cache_revoke(f.handle, first, last - first + 1);
+        }
         self.write_key += 1;
         let slot = Slot::of(self.plans.words(), cache::WRITE_SLOT).ok_or(Errno::EIO)?;
         slot.publish(self.write_key, &plan[..n]);

@@ -18,6 +18,7 @@ mod clients;
 mod data;
 mod device;
 mod ops;
+mod published;
 
 use alloc::string::String;
 use alloc::vec;
@@ -79,6 +80,10 @@ pub struct Server {
     /// pieces costs more to clear than a cached read to serve.
     pub read_plan: Vec<Segment>,
     pub stats: Stats,
+    /// The kernel's file caches of the open files.
+    pub published: published::Published,
+    /// A page's bytes on their way to a file cache.
+    pub page_buf: Vec<u8>,
 }
 
 /// A library error as the protocol's errno.
@@ -117,11 +122,12 @@ impl Server {
     fn sweep(&mut self) {
         let gone: Vec<u64> = self.clients.keys().copied().filter(|&p| !sys::alive(p)).collect();
         for pid in gone {
-            if let Some(c) = self.clients.remove(&pid)
-                && let Ok(fm) = self.fm.as_mut()
-            {
+            if let Some(c) = self.clients.remove(&pid) {
                 for f in c.files.into_iter().flatten() {
-                    let _ = fm.close(f.handle);
+                    self.cache_close(&f, pid);
+                    if let Ok(fm) = self.fm.as_mut() {
+                        let _ = fm.close(f.handle);
+                    }
                 }
             }
         }
@@ -155,6 +161,15 @@ impl Server {
             s.write_bytes,
             s.pages_in,
             s.page_in_errors
+        );
+        let p = &self.published;
+        let _ = write!(
+            o,
+            "file_caches {}\npages_published {}\npages_revoked {}\npages_refused {}\n",
+            p.caches(),
+            p.pages_published,
+            p.pages_revoked,
+            p.refused
         );
         if let Err(e) = &self.fm {
             let _ = writeln!(o, "mount_error {}", e.0);
@@ -212,6 +227,7 @@ impl Server {
 
     fn serve_one(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
         self.stats.requests += 1;
+        self.cache_publish_pending();
         let now = self.now();
         if let Ok(fm) = self.fm.as_mut() {
             fm.set_time(now);
@@ -393,6 +409,8 @@ fn main(args: &[&str]) -> i32 {
         write_key: 0,
         read_plan: Vec::with_capacity(MAX_SEGMENTS),
         stats: Stats::default(),
+        published: Default::default(),
+        page_buf: Vec::new(),
     };
     if let Err(e) = sys::name_register(name, api::ENTRIES) {
         println!("fs: cannot register '{name}': {e:?}");

@@ -206,9 +206,17 @@ impl Server {
     pub fn op(&mut self, entry: u64, caller: u64, msg: &[u8], out: &mut [u8]) -> Result<(i64, usize), Errno> {
         self.fm()?;
         match entry {
-            OPEN => self.open(caller, msg).map(|fd| (fd as i64, 0)),
+            OPEN => {
+                let fd = self.open(caller, msg)?;
+                // The file's cache, for the client's reads (0: none).
+                let f = self.file(caller, fd)?;
+                let cache = self.cache_open(&f, caller);
+                out[8..16].copy_from_slice(&cache.to_le_bytes());
+                Ok((fd as i64, 8))
+            }
             CLOSE => {
                 let f = self.client(caller).remove(fd_of(msg)?)?;
+                self.cache_close(&f, caller);
                 self.fm()?.close(f.handle).map_err(errno)?;
                 Ok((0, 0))
             }
@@ -237,7 +245,7 @@ impl Server {
                 if !f.writable() || f.dir {
                     return Err(Errno::EINVAL);
                 }
-                self.fm()?.truncate(f.handle, size).map_err(errno)?;
+                self.truncate_file(f.handle, size)?;
                 Ok((0, 0))
             }
             FSTAT => {
@@ -388,6 +396,10 @@ impl Server {
                 self.fm()?.sync().map_err(errno)?;
                 Ok((0, 0))
             }
+            DROP_PAGES => {
+                self.cache_drop_all();
+                Ok((0, 0))
+            }
             SHARE => {
                 let (f, target) = self.file_and_value(caller, msg)?;
                 if !tessera_rt::sys::alive(target) {
@@ -395,7 +407,10 @@ impl Server {
                 }
                 self.fm()?.open(f.handle).map_err(errno)?;
                 match self.client(target).insert(f) {
-                    Ok(n) => Ok((n as i64, 0)),
+                    Ok(n) => {
+                        self.cache_open(&f, target);
+                        Ok((n as i64, 0))
+                    }
                     Err(e) => {
                         let _ = self.fm()?.close(f.handle);
                         Err(e)
@@ -513,7 +528,7 @@ impl Server {
             return Err(Errno::ENXIO);
         }
         if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
-            self.fm()?.truncate(h, 0).map_err(errno)?;
+            self.truncate_file(h, 0)?;
         }
         self.fm()?.open(h).map_err(errno)?;
         let f = OpenFile {
@@ -543,6 +558,14 @@ impl Server {
             };
             self.fm()?.setattr(h, &change).map_err(errno)?;
         }
+        Ok(())
+    }
+
+    /// Truncates `h` to `size`; its cache loses what changed.
+    fn truncate_file(&mut self, h: Handle, size: u64) -> Result<(), Errno> {
+        let old = self.stat_of(h)?.size;
+        self.fm()?.truncate(h, size).map_err(errno)?;
+        self.cache_resized(h, old, size);
         Ok(())
     }
 
@@ -610,7 +633,11 @@ impl Server {
                 *slot = Some(time(value));
             }
         }
+        let old = self.stat_of(h)?.size;
         self.fm()?.setattr(h, &change).map_err(errno)?;
+        if let Some(new) = change.size {
+            self.cache_resized(h, old, new);
+        }
         Ok(())
     }
 

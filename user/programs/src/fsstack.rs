@@ -137,9 +137,11 @@ impl Stack {
         client::stats_of(DISK, block::STATS).unwrap_or_default()
     }
 
-    /// Writes back and forgets every cached page.
+    /// Writes back and forgets every cached page (the kernel's file
+    /// caches' too).
     pub fn drop_cache(&self) -> bool {
-        sys::call(self.cache, cache_api::DROP, &[], &mut []).is_ok()
+        let pages = self.fs == 0 || client::drop_pages().is_ok();
+        pages && sys::call(self.cache, cache_api::DROP, &[], &mut []).is_ok()
     }
 }
 

@@ -82,11 +82,18 @@ fn path_call(entry: u64, flags: u32, fields: &[u8], paths: &[&[u8]]) -> Result<u
     call_result(entry, &path_msg(AT_FDCWD, flags, fields, paths), &mut [])
 }
 
+/// Bytes one read of the kernel's file cache asks for at most (it serves
+/// 64 pages at most).
+const CACHE_READ: usize = 64 * 4096;
+
 /// An open file or directory.
 pub struct File {
     fd: u32,
     pos: u64,
     append: bool,
+    /// The kernel's cache of the file's pages (0: none), which serves the
+    /// reads it can with no call to the server.
+    cache: u64,
 }
 
 impl File {
@@ -95,17 +102,28 @@ impl File {
     pub fn open(path: &str, flags: u32, mode: u32) -> Result<File, Errno> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
-        let fd = path_call(OPEN, flags, &fields, &[path.as_bytes()])?;
+        let mut cache = [0u8; 8];
+        let fd = call_result(
+            OPEN,
+            &path_msg(AT_FDCWD, flags, &fields, &[path.as_bytes()]),
+            &mut cache,
+        )?;
         Ok(File {
             fd: fd as u32,
             pos: 0,
             append: flags & O_APPEND != 0,
+            cache: u64::from_le_bytes(cache),
         })
     }
 
     /// The server's number for it.
     pub fn fd(&self) -> u32 {
         self.fd
+    }
+
+    /// The id of the kernel's cache of its pages (0: none).
+    pub fn cache_id(&self) -> u64 {
+        self.cache
     }
 
     pub fn position(&self) -> u64 {
@@ -124,17 +142,29 @@ impl File {
         Ok(n)
     }
 
-    /// Reads at `offset` until `buf` is full or the file ends. The server
-    /// delivers the bytes in pieces (each straight from the block cache's
-    /// page into `buf`), one call per piece.
+    /// Reads at `offset` until `buf` is full or the file ends: from the
+    /// kernel's cache of the file if it holds every page, or else the
+    /// server delivers the bytes in pieces (each straight from the block
+    /// cache's page into `buf`), one call per piece.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-        let server = server()?;
         let mut done = 0;
+        if self.cache != 0 {
+            // The kernel takes a plan's worth of pages per call at most.
+            while done < buf.len() {
+                let want = (buf.len() - done).min(CACHE_READ);
+                match sys::calls::file_cache_read(self.cache, offset + done as u64, &mut buf[done..done + want]) {
+                    Ok(n) if (n as usize) < want => return Ok(done + n as usize),
+                    Ok(n) => done += n as usize,
+                    Err(_) => break,
+                }
+            }
+        }
+        let server = server()?;
         while done < buf.len() {
             let mut msg = [0u8; 24];
             Writer::new(&mut msg)
                 .u32(self.fd)
-                .u32(0)
+                .u32(if self.cache != 0 { MISSED } else { 0 })
                 .u64(offset + done as u64)
                 .u64((buf.len() - done) as u64);
             match sys::call(server, READ, &msg, &mut buf[done..]) {
@@ -383,6 +413,11 @@ pub fn statfs() -> Result<StatFs, Errno> {
 
 pub fn sync() -> Result<(), Errno> {
     call_result(SYNC, &[], &mut []).map(|_| ())
+}
+
+/// The kernel's file caches of the server forget every page.
+pub fn drop_pages() -> Result<(), Errno> {
+    call_result(DROP_PAGES, &[], &mut []).map(|_| ())
 }
 
 /// A server's text report (its STATS entry): `name value` per line.

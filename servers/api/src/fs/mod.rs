@@ -32,9 +32,9 @@
 //!
 //! | entry | message | reply |
 //! |---|---|---|
-//! | `OPEN` | header (flags `O_*`), mode u32, 0 u32, path | fd |
+//! | `OPEN` | header (flags `O_*`), mode u32, 0 u32, path | fd, then the id u64 of the kernel's cache of the file (0: none) |
 //! | `CLOSE` | fd u32, 0 u32 | 0 |
-//! | `READ` | fd u32, 0 u32, offset u64, len u64 | the bytes |
+//! | `READ` | fd u32, flags u32 (`MISSED`), offset u64, len u64 | the bytes |
 //! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
 //! | `WRITE` | the bytes | n, then u64: where they went |
 //! | `TRUNCATE` | fd u32, 0 u32, size u64 | 0 |
@@ -56,6 +56,7 @@
 //! | `STATS` | | text, `name value` per line |
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
+//! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
 
 pub mod client;
 
@@ -91,13 +92,16 @@ pub const STATS: u64 = 21;
 /// hands its files to its child's at fork: both have it open, each under
 /// its own number).
 pub const SHARE: u64 = 22;
+/// The kernel's file caches of this server forget every page (with the
+/// block cache's DROP, Linux's drop_caches).
+pub const DROP_PAGES: u64 = 25;
 /// A FIFO, socket, device or regular file made by name (mknod).
 pub const MKNOD: u64 = 24;
 /// The kernel's call for a page of a file (`abi::PAGER_ENTRY`): the
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 25) - 1;
+pub const ENTRIES: u64 = (1 << 26) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.
@@ -138,6 +142,12 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;
+
+/// `READ` flag: the kernel's cache of the file missed; the server
+/// publishes the pages read there for the client's next reads (a client
+/// that does not read the cache sends none, and costs the server nothing
+/// for it).
+pub const MISSED: u32 = 1;
 
 /// Who makes a request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 
 pub mod bad;
 pub mod cache;
+pub mod coherent;
 pub mod crash;
 pub mod full;
 pub mod rw;

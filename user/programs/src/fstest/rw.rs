@@ -325,21 +325,43 @@ pub fn run(image: &str, keep: bool) -> u32 {
     c.check(read_file(&name(1)).is_ok(), "a 0644 file is readable by all");
     client::set_cred(Cred { uid: 0, gid: 0 });
 
-    // The copies: each byte read was copied once, by the cache, and none
-    // by the file server or the library.
-    let before = value(&stack.cache_stats(), "file_read_bytes_copied");
+    super::coherent::run(&mut c, &stack);
+
+    // The copies: each byte of a file's first read was copied once, by the
+    // cache, and none by the file server or the library; read again, the
+    // bytes come from the kernel's file cache (its one copy), and the
+    // cache copies none.
+    let copies = |s: &Stack| value(&s.cache_stats(), "file_read_bytes_copied");
+    let big = "/t/copies";
+    c.check(
+        write_file(big, &pattern(3, 65536 + 123), 65536).is_ok(),
+        "write /t/copies",
+    );
+    let before = copies(&stack);
     let lib_before = value(&stack.fs_stats(), "library_bytes_copied");
-    let big = name(65536 + 123);
-    let got = read_file(&big).map(|d| d.len()).unwrap_or(0);
-    let after = value(&stack.cache_stats(), "file_read_bytes_copied");
+    let published = value(&stack.fs_stats(), "pages_published");
+    let got = read_file(big).map(|d| d.len()).unwrap_or(0);
+    let after = copies(&stack);
     c.check(
         got == 65536 + 123 && after - before == got as u64,
         &format!("{got} bytes read, {} copied by the cache", after - before),
     );
     c.check(
         value(&stack.fs_stats(), "library_bytes_copied") == lib_before,
-        "neither the file server nor its library copied the data",
+        "the file server's library copied none of the data",
     );
+    // Besides, the server copied each page once on its way to the kernel.
+    let pages = value(&stack.fs_stats(), "pages_published") - published;
+    c.check(
+        pages == got.div_ceil(4096) as u64,
+        &format!("{pages} pages published for the next reads"),
+    );
+    let again = read_file(big).map(|d| d.len()).unwrap_or(0);
+    c.check(
+        again == got && copies(&stack) == after,
+        "read again: from the kernel's file cache, no copy by the cache",
+    );
+    c.check(client::unlink(big).is_ok(), "unlink /t/copies");
 
     // Cold: everything written back and forgotten; the files come from the
     // disk now.

@@ -1,0 +1,344 @@
+//! File caches: the pages of one file that its file server publishes in
+//! the kernel, so that a client reads them with one system call and one
+//! copy, with no rendezvous (issue 17: a cached 4 KiB read through the
+//! file server and the block cache cost nearly three times Linux's).
+//!
+//! A file server makes a cache per open file (per inode: the processes
+//! that open it share it) and pays for its pages. It is the only writer of
+//! its files, so it knows when pages change: it revokes them before it
+//! answers the request that changes them (a write, a truncate), and the
+//! pages a reader copies are always the file's bytes at some moment of
+//! the read. It publishes a page after it served it (`publish`), and says
+//! which processes may read the cache (`grant`: those it opened the file
+//! for). A read that finds every page it needs present is served here
+//! (`read`); anything else (a page not there, a hole, a page past what
+//! the cache may hold, a process not granted) is a miss, which the reader
+//! sends to the file server as before.
+//!
+//! Pages are never changed in place: a page is published whole and
+//! revoked whole. A reader takes references to its pages under the
+//! cache's lock and copies after it, where a fault may sleep; a revoke
+//! meanwhile only makes the page go when the reader is done, and the
+//! reader's bytes are those of before the revoke, as a read that came
+//! first. When the owner ends, its caches are emptied and their ids go:
+//! readers miss, and the file server's absence is reported the old way.
+
+use super::mediator::{NO_IDS, Need, invoke, only};
+use super::{Kind, ResId, ResTable, Resource, table};
+use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE};
+use abi::{Error, ResInfo, ResOp};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use kcore::mm::quota::Charge;
+use kcore::sync::IrqMutex;
+use kcore::uaccess::{MAX_COPY, UserRange};
+
+static TABLE: IrqMutex<ResTable<Arc<FileCache>>> = IrqMutex::new(table(Kind::FileCache));
+
+/// Pages one read takes references to at most (64 pages from anywhere in
+/// a page): a longer read goes to the file server, or asks in parts.
+const MAX_READ_PAGES: usize = 65;
+
+pub struct FileCache {
+    inner: IrqMutex<Inner>,
+}
+
+/// A published page: its bytes, never changed.
+struct Page {
+    data: Vec<u8>,
+}
+
+struct Inner {
+    /// Page index → the page, if present (grown to the highest published).
+    pages: Vec<Option<Arc<Page>>>,
+    present: u64,
+    /// The file's last page and where the file ends, if that page is
+    /// present (published as the last).
+    end: Option<(u64, u64)>,
+    readers: Vec<u64>,
+    /// The pages' memory and the index's, on the owner.
+    charge: Charge,
+    /// Emptied for good: its owner ended or deleted it.
+    dead: bool,
+}
+
+impl Inner {
+    fn index_bytes(len: usize) -> u64 {
+        (len * size_of::<Option<Arc<Page>>>()) as u64
+    }
+
+    /// Every page goes (and their charge).
+    fn empty(&mut self) -> Vec<Option<Arc<Page>>> {
+        let index = Self::index_bytes(self.pages.capacity());
+        let pages = core::mem::take(&mut self.pages);
+        self.charge
+            .shrink(self.present * (PAGE + size_of::<Page>() as u64) + index);
+        self.present = 0;
+        self.end = None;
+        pages
+    }
+}
+
+/// `file_cache(CREATE)`: an empty cache owned by `owner`.
+pub fn create(owner: u64) -> Result<ResId, Error> {
+    invoke(owner, ResOp::CreateFileCache, NO_IDS, || {
+        let cost = super::cost::<Arc<FileCache>>(size_of::<FileCache>() as u64);
+        let charge = super::charge(owner, cost)?;
+        let pages_charge = super::charge(owner, 0)?;
+        let cache = kcore::mm::heap::try_arc(FileCache {
+            inner: IrqMutex::new(Inner {
+                pages: Vec::new(),
+                present: 0,
+                end: None,
+                readers: Vec::new(),
+                charge: pages_charge,
+                dead: false,
+            }),
+        })
+        .map_err(|_| Error::NoMemory)?;
+        super::insert_charged(&mut TABLE.lock(), owner, charge, cache)
+    })
+}
+
+/// The cache `id` if `caller` owns it.
+fn owned(caller: u64, id: ResId) -> Result<Arc<FileCache>, Error> {
+    Ok(super::owned(&TABLE.lock(), id, caller)?.value.clone())
+}
+
+/// `file_cache(PUBLISH)`: page `index` of cache `id` holds `len` bytes of
+/// the caller's memory at `addr` (fewer than a page only at the file's
+/// end).
+pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Owned(Kind::FileCache)),
+        || {
+            let last = len & LAST != 0 || len < PAGE;
+            let len = len & !LAST;
+            if len > PAGE || len == 0 {
+                return Err(Error::Invalid);
+            }
+            if index >= MAX_PAGES {
+                return Err(Error::Limit);
+            }
+            let cache = owned(caller, id)?;
+            // The bytes first, outside the lock (reading them may fault).
+            let mut data = Vec::new();
+            data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+            data.resize(len as usize, 0);
+            UserRange::new(addr, len as usize)?.read(&mut data)?;
+            let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
+            let old = {
+                let mut guard = cache.inner.lock();
+                let g = &mut *guard;
+                if g.dead {
+                    return Err(Error::NotFound);
+                }
+                let at = index as usize;
+                if g.pages.len() <= at {
+                    // The index grows in steps, charged as it grows.
+                    let want = (at + 1).next_power_of_two().max(16).min(MAX_PAGES as usize);
+                    let more = Inner::index_bytes(want).saturating_sub(Inner::index_bytes(g.pages.capacity()));
+                    g.charge.grow(more).map_err(|_| Error::Limit)?;
+                    if g.pages.try_reserve_exact(want - g.pages.len()).is_err() {
+                        g.charge.shrink(more);
+                        return Err(Error::NoMemory);
+                    }
+                    g.pages.resize(want, None);
+                }
+                let old = g.pages[at].take();
+                if old.is_none() {
+                    g.charge
+                        .grow(PAGE + size_of::<Page>() as u64)
+                        .map_err(|_| Error::Limit)?;
+                    g.present += 1;
+                }
+                g.pages[at] = Some(page);
+                if last {
+                    g.end = Some((index, index * PAGE + len));
+                } else if g.end.is_some_and(|(p, _)| p <= index) {
+                    // A whole page at or past the known end: the file grew
+                    // (its owner should have revoked the short page); the end
+                    // is no longer known.
+                    g.end = None;
+                }
+                old
+            };
+            drop(old);
+            Ok(())
+        },
+    )
+}
+
+/// `file_cache(REVOKE)`: pages `first` to `first + count - 1` of cache
+/// `id` go; returns how many were present.
+pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Error> {
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Owned(Kind::FileCache)),
+        || {
+            let cache = owned(caller, id)?;
+            let last = first.saturating_add(count).min(MAX_PAGES);
+            // A change at or before the end, or right after it (the file
+            // grows), moves the end: it is no longer known.
+            {
+                let mut g = cache.inner.lock();
+                let to = first.saturating_add(count);
+                if g.end.is_some_and(|(p, e)| to > p && first.saturating_mul(PAGE) <= e) {
+                    g.end = None;
+                }
+            }
+            // What goes is dropped after the lock, a page at a time.
+            let mut gone = 0u64;
+            let mut at = first;
+            while at < last {
+                let page = {
+                    let mut g = cache.inner.lock();
+                    let top = (g.pages.len() as u64).min(last);
+                    // To the next present page (none: done).
+                    let Some(i) = (at..top).find(|&i| g.pages[i as usize].is_some()) else {
+                        break;
+                    };
+                    at = i + 1;
+                    g.present -= 1;
+                    g.charge.shrink(PAGE + size_of::<Page>() as u64);
+                    g.pages[i as usize].take()
+                };
+                drop(page);
+                gone += 1;
+            }
+            Ok(gone)
+        },
+    )
+}
+
+/// `file_cache(GRANT)`: process `pid` may read cache `id` (or, with
+/// `allow` false, no longer).
+pub fn grant(caller: u64, id: ResId, pid: u64, allow: bool) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Owned(Kind::FileCache)),
+        || {
+            let cache = owned(caller, id)?;
+            let mut g = cache.inner.lock();
+            let at = g.readers.iter().position(|&p| p == pid);
+            match (at, allow) {
+                (Some(_), true) => Ok(()),
+                (Some(i), false) => {
+                    g.readers.swap_remove(i);
+                    Ok(())
+                }
+                (None, false) => Err(Error::NotFound),
+                (None, true) => {
+                    if g.readers.len() >= MAX_READERS {
+                        return Err(Error::Limit);
+                    }
+                    g.readers.try_reserve(1).map_err(|_| Error::NoMemory)?;
+                    g.readers.push(pid);
+                    Ok(())
+                }
+            }
+        },
+    )
+}
+
+/// `file_cache_read`: `len` bytes of cache `id` from `offset` into the
+/// caller's memory at `buf`, if process `caller` may read it and every
+/// page they are on is present (only up to the file's end, if that is
+/// within them). NotFound: a miss, which the file server answers.
+pub fn read(caller: u64, id: ResId, offset: u64, buf: u64, len: usize) -> Result<usize, Error> {
+    let to = UserRange::new(buf, len.min(MAX_COPY))?;
+    let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    let mut refs: [Option<Arc<Page>>; MAX_READ_PAGES] = [const { None }; MAX_READ_PAGES];
+    let want = to.len() as u64;
+    let first = offset / PAGE;
+    let n = {
+        let g = cache.inner.lock();
+        if g.dead || !g.readers.contains(&caller) {
+            return Err(Error::NotFound);
+        }
+        // Up to the end, if it is known and before the read's.
+        let end = offset.saturating_add(want);
+        let n = match g.end {
+            Some((_, e)) if e <= offset => return Ok(0),
+            Some((_, e)) => end.min(e) - offset,
+            None => want,
+        };
+        if n == 0 {
+            return Ok(0);
+        }
+        let last = (offset + n - 1) / PAGE;
+        if last - first >= MAX_READ_PAGES as u64 {
+            return Err(Error::NotFound);
+        }
+        for (i, r) in (first..=last).zip(refs.iter_mut()) {
+            let page = g
+                .pages
+                .get(i as usize)
+                .and_then(Option::as_ref)
+                .ok_or(Error::NotFound)?;
+            // A short page that is not the known end's is a file that grew
+            // after it was published: not served.
+            if page.data.len() < PAGE as usize && i != last {
+                return Err(Error::NotFound);
+            }
+            *r = Some(page.clone());
+        }
+        n as usize
+    };
+    let mut done = 0usize;
+    for page in refs.iter().take_while(|r| r.is_some()).flatten() {
+        let at = ((offset + done as u64) % PAGE) as usize;
+        let k = (n - done).min(PAGE as usize - at);
+        let bytes = page.data.get(at..at + k).ok_or(Error::NotFound)?;
+        to.part(done, k)?.write(bytes)?;
+        done += k;
+    }
+    Ok(done)
+}
+
+/// Pages present in cache `id` (for tests and statistics).
+pub fn present(id: ResId) -> Result<u64, Error> {
+    let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    let n = cache.inner.lock().present;
+    Ok(n)
+}
+
+/// Empties a cache taken out of the table, for good.
+fn kill(cache: &FileCache) {
+    let pages = {
+        let mut g = cache.inner.lock();
+        g.dead = true;
+        g.readers = Vec::new();
+        g.empty()
+    };
+    drop(pages);
+}
+
+pub struct FileCaches;
+
+impl Resource for FileCaches {
+    table_methods!(TABLE);
+
+    fn query(&self, id: ResId) -> Result<ResInfo, Error> {
+        super::describe(&TABLE.lock(), id, |c| {
+            let g = c.inner.lock();
+            (g.charge.bytes(), g.present, [ResId::NONE; 3])
+        })
+    }
+
+    fn delete(&self, caller: u64, id: ResId) -> Result<(), Error> {
+        let e = super::remove_owned(&mut TABLE.lock(), id, caller)?;
+        kill(&e.value);
+        drop(e);
+        Ok(())
+    }
+}
+
+/// Caches in the table (leak checks).
+pub fn count() -> usize {
+    TABLE.lock().len()
+}

@@ -1,0 +1,296 @@
+//! The pages this server publishes in the kernel's file caches
+//! (`abi::file_cache`), which its clients read with one system call and
+//! one copy and no rendezvous.
+//!
+//! An open regular file has a cache, shared by everyone who has it open
+//! and gone with the last close; a client that opens it is granted the
+//! cache and learns its id in OPEN's reply. A READ that says it missed
+//! the cache (`MISSED`) publishes the pages it covers, at the next
+//! request: those wholly on blocks (a hole stays a
+//! miss), read from the block cache into a page here and copied once into
+//! the kernel.
+//!
+//! This server is the only writer of its files, so it keeps the caches
+//! true by revoking, before it answers, the pages a write changes, and on
+//! a change of size every page from the old end or the new, whichever
+//! comes first. If the kernel refuses a page (its limit on this server's
+//! memory), the cache takes no more until pages are revoked.
+
+use crate::clients::OpenFile;
+use crate::{Server, errno};
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec::Vec;
+use ext2fs::{FileType, Handle};
+use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, op};
+use tessera_rt::sys;
+use tessera_rt::sys::calls;
+
+/// Pages one READ publishes at most (a READ delivers 64 at most).
+const MAX_PUBLISH: u64 = 64;
+/// Caches of closed files kept.
+const MAX_IDLE: usize = 64;
+
+pub struct Cached {
+    id: u64,
+    /// Who has it open for reading, how many times (each granted).
+    readers: Vec<(u64, u32)>,
+    /// Pages published, one bit each (as far as the highest).
+    present: Vec<u64>,
+    /// The kernel refused a page: none until a revoke.
+    full: bool,
+}
+
+impl Cached {
+    fn has(&self, page: u64) -> bool {
+        self.present
+            .get((page / 64) as usize)
+            .is_some_and(|w| w & (1 << (page % 64)) != 0)
+    }
+
+    fn mark(&mut self, page: u64) {
+        let i = (page / 64) as usize;
+        if self.present.len() <= i {
+            self.present.resize(i + 1, 0);
+        }
+        self.present[i] |= 1 << (page % 64);
+    }
+}
+
+#[derive(Default)]
+pub struct Published {
+    caches: BTreeMap<Handle, Cached>,
+    /// Caches of files no one has open, oldest first: kept for the next
+    /// open, as a page cache keeps a closed file's pages.
+    idle: VecDeque<Handle>,
+    /// The last READ's range, published at the next request: by then the
+    /// block cache has served it, and holds its pages (a page read for
+    /// the kernel first would wait for the disk, one page at a time).
+    pending: Option<(Handle, u64, u64)>,
+    pub pages_published: u64,
+    pub pages_revoked: u64,
+    pub refused: u64,
+}
+
+impl Published {
+    pub fn caches(&self) -> usize {
+        self.caches.len()
+    }
+
+    /// Deletes the oldest idle caches until `keep` are left.
+    fn trim(&mut self, keep: usize) {
+        while self.idle.len() > keep {
+            if let Some(h) = self.idle.pop_front()
+                && let Some(c) = self.caches.remove(&h)
+            {
+                let _ = sys::res_delete(c.id);
+            }
+        }
+    }
+}
+
+impl Server {
+    /// `f` was opened for `reader`: its cache (made if it is the first
+    /// open), granted to `reader`; returns the cache's id, 0 if it has
+    /// none (not open for reading, not a regular file, or the kernel
+    /// would not make one: the reads then all come here).
+    pub fn cache_open(&mut self, f: &OpenFile, reader: u64) -> u64 {
+        let h = f.handle;
+        if !f.readable() || f.dir {
+            return 0;
+        }
+        let regular = self
+            .fm()
+            .ok()
+            .and_then(|fm| fm.stat(h).ok())
+            .is_some_and(|st| st.kind == FileType::Regular);
+        if !regular {
+            return 0;
+        }
+        let p = &mut self.published;
+        let c = match p.caches.get_mut(&h) {
+            Some(c) => {
+                p.idle.retain(|&i| i != h);
+                c
+            }
+            None => {
+                let Ok(id) = calls::file_cache(op::CREATE, 0, 0, 0, 0) else {
+                    return 0;
+                };
+                p.caches.entry(h).or_insert(Cached {
+                    id,
+                    readers: Vec::new(),
+                    present: Vec::new(),
+                    full: false,
+                })
+            }
+        };
+        match c.readers.iter_mut().find(|r| r.0 == reader) {
+            Some(r) => r.1 += 1,
+            None => {
+                if calls::file_cache(op::GRANT, c.id, reader, 1, 0).is_err() {
+                    // Not granted: its reads all come here.
+                    if c.readers.is_empty() {
+                        p.idle.push_back(h);
+                        p.trim(MAX_IDLE);
+                    }
+                    return 0;
+                }
+                c.readers.push((reader, 1));
+            }
+        }
+        c.id
+    }
+
+    /// `f`, open for `reader`, was closed: it is no longer granted the
+    /// cache if that was its last open of the file; with the last reader,
+    /// the cache becomes idle.
+    pub fn cache_close(&mut self, f: &OpenFile, reader: u64) {
+        if !f.readable() || f.dir {
+            return;
+        }
+        let h = f.handle;
+        let p = &mut self.published;
+        let Some(c) = p.caches.get_mut(&h) else {
+            return;
+        };
+        let Some(i) = c.readers.iter().position(|r| r.0 == reader) else {
+            return;
+        };
+        c.readers[i].1 -= 1;
+        if c.readers[i].1 == 0 {
+            // A process that closed the file reads it no more.
+            c.readers.swap_remove(i);
+            let _ = calls::file_cache(op::GRANT, c.id, reader, 0, 0);
+            if c.readers.is_empty() {
+                p.idle.push_back(h);
+                p.trim(MAX_IDLE);
+            }
+        }
+    }
+
+    /// A READ of `len` bytes at `off` of `h` came here: its pages are
+    /// published at the next request.
+    pub fn cache_missed(&mut self, h: Handle, off: u64, len: u64) {
+        self.cache_publish_pending();
+        if self.published.caches.get(&h).is_some_and(|c| !c.full) {
+            self.published.pending = Some((h, off, len));
+        }
+    }
+
+    /// Publishes the last READ's pages, if any wait.
+    pub fn cache_publish_pending(&mut self) {
+        if let Some((h, off, len)) = self.published.pending.take() {
+            self.cache_publish(h, off, len);
+        }
+    }
+
+    /// Publishes the pages of `h` that `len` bytes at `off` are on (those
+    /// not yet published, wholly on blocks, up to the file's end). Each is
+    /// read as it is now: a change since the READ is in it.
+    fn cache_publish(&mut self, h: Handle, off: u64, len: u64) {
+        match self.published.caches.get(&h) {
+            Some(c) if !c.full => {}
+            _ => return,
+        }
+        let Ok(size) = self.fm().and_then(|fm| fm.stat(h).map_err(errno)).map(|st| st.size) else {
+            return;
+        };
+        let end = off.saturating_add(len).min(size);
+        if off >= end {
+            return;
+        }
+        let (first, last) = (off / PAGE, ((end - 1) / PAGE).min(off / PAGE + MAX_PUBLISH - 1));
+        let mut buf = core::mem::take(&mut self.page_buf);
+        buf.resize(PAGE as usize, 0);
+        for page in first..=last.min(MAX_PAGES - 1) {
+            if self.published.caches.get(&h).is_none_or(|c| c.has(page) || c.full) {
+                continue;
+            }
+            let valid = (size - page * PAGE).min(PAGE) as usize;
+            if !self.page_bytes(h, page, &mut buf[..valid]) {
+                continue;
+            }
+            let Some(c) = self.published.caches.get_mut(&h) else {
+                break;
+            };
+            let last = if (page + 1) * PAGE >= size { LAST } else { 0 };
+            match calls::file_cache(op::PUBLISH, c.id, page, buf.as_ptr() as u64, valid as u64 | last) {
+                Ok(_) => {
+                    c.mark(page);
+                    self.published.pages_published += 1;
+                }
+                Err(_) => {
+                    // The kernel's room for this server: the idle caches
+                    // give theirs back first, then this one stops growing.
+                    c.full = true;
+                    self.published.refused += 1;
+                    self.published.trim(0);
+                }
+            }
+        }
+        self.page_buf = buf;
+    }
+
+    /// Fills `buf` with page `page` of `h` if it lies wholly on blocks.
+    fn page_bytes(&mut self, h: Handle, page: u64, buf: &mut [u8]) -> bool {
+        let Ok(fm) = self.fm() else {
+            return false;
+        };
+        let bs = fm.inodes().block_size() as u64;
+        let Ok(segments) = fm.map_read(h, page * PAGE, buf.len() as u64) else {
+            return false;
+        };
+        let mut at = 0usize;
+        for seg in &segments {
+            let Some(block) = seg.block else {
+                return false;
+            };
+            let mut dev = block * bs + seg.offset as u64;
+            let mut left = seg.len as usize;
+            while left > 0 {
+                let n = left.min(PAGE as usize - (dev % PAGE) as usize).min(buf.len() - at);
+                if n == 0 || self.dev().read_data(dev, &mut buf[at..at + n]).is_err() {
+                    return false;
+                }
+                (dev, at, left) = (dev + n as u64, at + n, left - n);
+            }
+        }
+        at == buf.len()
+    }
+
+    /// Pages `first` to `first + count - 1` of `h` changed: revoked.
+    pub fn cache_revoke(&mut self, h: Handle, first: u64, count: u64) {
+        let Some(c) = self.published.caches.get_mut(&h) else {
+            return;
+        };
+        if let Ok(n) = calls::file_cache(op::REVOKE, c.id, first, count, 0) {
+            self.published.pages_revoked += n;
+        }
+        let last = first.saturating_add(count);
+        let top = (c.present.len() as u64 * 64).min(last);
+        for page in first..top {
+            if let Some(w) = c.present.get_mut((page / 64) as usize) {
+                *w &= !(1 << (page % 64));
+            }
+        }
+        c.full = false;
+    }
+
+    /// Every page of every cache goes; idle caches go too.
+    pub fn cache_drop_all(&mut self) {
+        self.published.pending = None;
+        self.published.trim(0);
+        let open: Vec<Handle> = self.published.caches.keys().copied().collect();
+        for h in open {
+            self.cache_revoke(h, 0, u64::MAX);
+        }
+    }
+
+    /// `h`'s size changed from `old` to `new` (a truncate, or a write past
+    /// the end): every page from the first end on.
+    pub fn cache_resized(&mut self, h: Handle, old: u64, new: u64) {
+        if old != new {
+            self.cache_revoke(h, old.min(new) / PAGE, u64::MAX);
+        }
+    }
+}

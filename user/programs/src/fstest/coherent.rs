@@ -1,0 +1,139 @@
+//! The kernel's file caches (`abi::file_cache`): a page read once is read
+//! again from the kernel, with no call to the file server; a write, a
+//! truncate and a write past the end through another open file are seen
+//! by the next read at once; identifiers that are not the caller's to use
+//! are refused.
+
+use super::*;
+use tessera_api::fs::client::{self, File};
+use tessera_api::fs::{O_RDONLY, O_WRONLY};
+use tessera_rt::abi::file_cache::op;
+use tessera_rt::sys::calls;
+
+const PATH: &str = "/t/coherent";
+const SIZE: usize = 3 * 4096 + 100;
+
+/// Reads `len` bytes at `off` through `f`.
+fn read(f: &File, off: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = alloc::vec![0u8; len];
+    let n = f.read_at(off, &mut buf).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+pub fn run(c: &mut Checks, stack: &Stack) {
+    let mut want = pattern(17, SIZE);
+    c.check(write_file(PATH, &want, 4096).is_ok(), "write /t/coherent");
+    let (Ok(r), Ok(w)) = (File::open(PATH, O_RDONLY, 0), File::open(PATH, O_WRONLY, 0)) else {
+        c.check(false, "open /t/coherent twice");
+        return;
+    };
+    c.check(r.cache_id() != 0, "a file open for reading has a kernel cache");
+    c.check(w.cache_id() == 0, "a file open for writing only is granted none");
+    c.check(
+        read(&r, 0, SIZE).as_deref() == Some(&want[..]),
+        "first read (from the server)",
+    );
+
+    let forwarded = |s: &Stack| value(&s.fs_stats(), "forwarded_reads");
+    let before = forwarded(stack);
+    c.check(
+        read(&r, 4096, 4096).as_deref() == Some(&want[4096..8192]),
+        "a page read again",
+    );
+    c.check(
+        read(&r, 3 * 4096 + 50, 4096).as_deref() == Some(&want[3 * 4096 + 50..]),
+        "a read over the end is short",
+    );
+    c.check(
+        read(&r, SIZE as u64, 10).as_deref() == Some(&[][..]),
+        "a read at the end is empty",
+    );
+    c.check(
+        forwarded(stack) == before,
+        "pages read again came from the kernel's cache, not the file server",
+    );
+
+    // A write through the other open file.
+    c.check(w.write_at(5000, b"NEW") == Ok(3), "write 3 bytes at 5000");
+    want[5000..5003].copy_from_slice(b"NEW");
+    c.check(
+        read(&r, 4096, 4096).as_deref() == Some(&want[4096..8192]),
+        "the reader sees the write",
+    );
+    c.check(
+        read(&r, 0, SIZE).as_deref() == Some(&want[..]),
+        "the whole file after the write",
+    );
+
+    // Shorter, then longer with a hole between.
+    c.check(w.truncate(6000).is_ok(), "truncate to 6000");
+    want.truncate(6000);
+    c.check(
+        read(&r, 0, SIZE).as_deref() == Some(&want[..]),
+        "the reader sees the truncate",
+    );
+    c.check(
+        read(&r, 8192, 10).as_deref() == Some(&[][..]),
+        "nothing past the new end",
+    );
+    c.check(w.write_at(10000, b"XY") == Ok(2), "write past the end");
+    want.resize(10000, 0);
+    want.extend_from_slice(b"XY");
+    c.check(
+        read(&r, 0, SIZE).as_deref() == Some(&want[..]),
+        "the reader sees the gap as zeros and the new end",
+    );
+    c.check(
+        read(&r, 0, want.len()).as_deref() == Some(&want[..]),
+        "and again, from the kernel's cache",
+    );
+
+    // A file of whole pages, its end known to the kernel, then appended to.
+    let whole = "/t/coherent-whole";
+    let pages = pattern(19, 2 * 4096);
+    c.check(write_file(whole, &pages, 4096).is_ok(), "write 2 whole pages");
+    if let (Ok(r2), Ok(w2)) = (File::open(whole, O_RDONLY, 0), File::open(whole, O_WRONLY, 0)) {
+        c.check(read(&r2, 0, 3 * 4096).as_deref() == Some(&pages[..]), "2 pages read");
+        let before = forwarded(stack);
+        c.check(
+            read(&r2, 2 * 4096, 10).as_deref() == Some(&[][..]),
+            "nothing at their end",
+        );
+        c.check(
+            forwarded(stack) == before,
+            "the kernel knows where a file of whole pages ends",
+        );
+        c.check(w2.write_at(2 * 4096, b"MORE") == Ok(4), "append 4 bytes");
+        c.check(
+            read(&r2, 2 * 4096, 10).as_deref() == Some(&b"MORE"[..]),
+            "the reader sees the appended bytes",
+        );
+    } else {
+        c.check(false, "open /t/coherent-whole twice");
+    }
+    c.check(client::unlink(whole).is_ok(), "unlink /t/coherent-whole");
+
+    // Identifiers not the caller's to use.
+    let id = r.cache_id();
+    let mut buf = [0u8; 16];
+    c.check(
+        calls::file_cache_read(id ^ (1 << 20), 0, &mut buf).is_err(),
+        "a forged cache id is a miss",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 0, buf.as_ptr() as u64, 16) == Err(tessera_rt::abi::Error::Denied),
+        "only the file server publishes its pages",
+    );
+    c.check(
+        calls::file_cache(op::REVOKE, id, 0, 1, 0) == Err(tessera_rt::abi::Error::Denied),
+        "only the file server revokes them",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, 0, 0, buf.as_ptr() as u64, 16).is_err(),
+        "no cache at id 0",
+    );
+    drop(r);
+    drop(w);
+    c.check(client::unlink(PATH).is_ok(), "unlink /t/coherent");
+}
