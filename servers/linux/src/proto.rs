@@ -98,7 +98,8 @@ pub mod ctl {
     /// supervisor is told (`sup::WAKE` with the token) when an object is
     /// ready or at the deadline.
     pub const POLL: u64 = 20;
-    /// [pid]: its passed call (if any) ends with -ERESTARTSYS.
+    /// [pid, tid]: the call its thread `tid` passed (if any; tid 0: any
+    /// of its threads) ends with -ERESTARTSYS.
     pub const INTERRUPT: u64 = 21;
     /// [pid, uid, euid]: who it is, for kill's permission check.
     pub const CRED: u64 = 22;
@@ -179,6 +180,8 @@ pub fn name_words(name: &[u8]) -> Vec<u64> {
 }
 
 /// Operations of `shared::PASS` (word 0; the message is at most 64 bytes).
+/// Each message's `pid` word carries the calling thread's tid in its high
+/// half, so that a signal interrupts that thread's call and no other's.
 pub mod pass {
     /// [pid, object, buffer, length, flags]: a read that may wait.
     pub const READ: u64 = 1;

@@ -283,9 +283,19 @@ impl Sup {
                 if self.in_call {
                     return;
                 }
-                let _ = calls::linux_attention(self.tpid);
-                if self.passed.is_some() {
-                    self.ctl(&[ctl::INTERRUPT, self.pid as u64]);
+                // A thread waiting in the shared server is the one to stop
+                // (its own attention: not another thread's sleep or
+                // return), its call interrupted.
+                match self.threads.waiting_in_shared(self.pid) {
+                    Some(tid) => {
+                        if calls::linux_attention_thread(self.tpid, tid as u64).is_err() {
+                            let _ = calls::linux_attention(self.tpid);
+                        }
+                        self.ctl(&[ctl::INTERRUPT, self.pid as u64, tid as u64]);
+                    }
+                    None => {
+                        let _ = calls::linux_attention(self.tpid);
+                    }
                 }
             }
         }
