@@ -317,7 +317,10 @@ impl Sup {
     /// signal that can be (its handler runs before the program sees the
     /// value).
     pub fn answer(&mut self, rid: u64, value: u64) {
-        if self.active && self.sig.deliverable() != 0 {
+        // A call that gave up for a signal is restarted even when no
+        // handler runs (a stop and continue it does not notice).
+        let restart = value == errno::fail(errno::ERESTARTSYS) || value == errno::fail(errno::ERESTARTNOINTR);
+        if self.active && (self.sig.deliverable() != 0 || restart) {
             match self.deliver(rid, Some(value)) {
                 signals::Delivered::Ended => return,
                 signals::Delivered::Frames(v) => {
