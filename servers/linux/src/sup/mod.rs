@@ -388,7 +388,11 @@ impl Sup {
         if restart & tessera_rt::abi::linux::RESTART_MARK != 0 {
             self.passed = Some((restart & !tessera_rt::abi::linux::RESTART_MARK, [0; 6]));
         }
-        match self.deliver(rid, None) {
+        let delivered = self.deliver(rid, None);
+        if matches!(self.held, Some((r, _)) if r == rid) {
+            self.threads.held_by = self.threads.caller;
+        }
+        match delivered {
             signals::Delivered::Ended => {}
             _ => {
                 let _ = calls::caller_return(rid, 0);

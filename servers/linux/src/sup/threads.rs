@@ -197,7 +197,7 @@ impl Sup {
         if leader && (self.threads.others.is_empty() || self.threads.leader_gone) {
             return None;
         }
-        if !leader && tgid != tid && tgid != self.pid as i64 {
+        if tgid != tid && tgid != self.pid as i64 {
             return None;
         }
         let tid = u32::try_from(tid).ok()?;
@@ -226,7 +226,7 @@ impl Sup {
         Some(Ok(0))
     }
 
-    /// Makes thread `tid` come for the signals sent to it: a call of its
+    /// Makes thread `tid` come for the signals sent to it: its call that
     /// the supervisor holds ends, one it passed to the shared server is
     /// interrupted, one the kernel serves gives up its wait.
     fn kick_thread(&mut self, tid: u32) {
