@@ -44,7 +44,6 @@ const PENDING: &[&str] = &[
     "proc_exec",
     "proc_fork",
     "proc_limits",
-    "sig_child",
     // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the
     // program before its first second is up, so that sleep is not short.
     "time",

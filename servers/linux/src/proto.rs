@@ -113,7 +113,8 @@ pub mod ctl {
     /// [pid] → [parent, pgid, sid, state, tessera pid, uid, tty fg pgrp,
     /// start ns, comm (2 words)].
     pub const PROC: u64 = 26;
-    /// [pid, stopped (1) or continued (0), signal]: job control.
+    /// [pid, stopped (1) or continued (0), signal]: job control; 1 if a
+    /// stop is refused (a terminal's stop signal, an orphaned group).
     pub const STOPPED: u64 = 27;
     /// [pid] → [0: allowed, or the signal that stops it (SIGTTOU) or
     /// -errno]: may it change the terminal (tcsetpgrp, TCSETS)?
