@@ -40,8 +40,6 @@ const PENDING: &[&str] = &[
     "mem_mmap",
     "proc_exec",
     "proc_fork",
-    "sig_child",
-    "sig_intr",
     // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the
     // program before its first second is up, so that sleep is not short.
     "time",
@@ -50,11 +48,6 @@ const PENDING: &[&str] = &[
     // kernel's line for each storage server an unmount ends and the file
     // server's for each image it refuses.
     "mount",
-    // About once in 12 runs at 4 CPUs it hangs where a child blocked in
-    // msgrcv is killed with SIGKILL at once and waited for (the wait never
-    // ends): a kill racing the call's hand-over to the shared server, not
-    // found yet.
-    "sysv",
     // Its leak checks fail on the merged tree: after the abuses, 2 more
     // virtual regions (4 CPUs) or 2.5 MB less free memory (1 CPU) than
     // before, not understood yet; the server itself stays up.

@@ -231,14 +231,16 @@ pub(crate) fn read_timespec(at: u64) -> Result<u64, u64> {
     Ok(ts[0].saturating_mul(NS).saturating_add(ts[1]))
 }
 
-/// Sleeps until `deadline` (ns since boot) unless the process is asked
-/// to stop for its supervisor (a signal to deliver) or killed: then false.
+/// Sleeps until `deadline` (ns since boot) unless the process, or this
+/// thread of it alone (a signal sent to the thread), is asked to stop for
+/// its supervisor (a signal to deliver) or killed: then false.
 fn sleep_until(me: &Process, deadline: u64) -> bool {
+    let own = || sched::with_current(|c| c.attention.load(core::sync::atomic::Ordering::Acquire)).unwrap_or(false);
     loop {
         if clock::nanos() >= deadline {
             return true;
         }
-        if me.attention_pending() || me.is_killed() {
+        if me.attention_pending() || own() || me.is_killed() {
             return false;
         }
         sched::sleep_until(deadline);

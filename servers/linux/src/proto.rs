@@ -101,7 +101,8 @@ pub mod ctl {
     /// supervisor is told (`sup::WAKE` with the token) when an object is
     /// ready or at the deadline.
     pub const POLL: u64 = 20;
-    /// [pid]: its passed call (if any) ends with -ERESTARTSYS.
+    /// [pid, tid]: the call its thread `tid` passed (if any; tid 0: any
+    /// of its threads) ends with -ERESTARTSYS.
     pub const INTERRUPT: u64 = 21;
     /// [pid, uid, euid]: who it is, for kill's permission check.
     pub const CRED: u64 = 22;
@@ -115,7 +116,8 @@ pub mod ctl {
     /// [pid] → [parent, pgid, sid, state, tessera pid, uid, tty fg pgrp,
     /// start ns, comm (2 words)].
     pub const PROC: u64 = 26;
-    /// [pid, stopped (1) or continued (0), signal]: job control.
+    /// [pid, stopped (1) or continued (0), signal]: job control; 1 if a
+    /// stop is refused (a terminal's stop signal, an orphaned group).
     pub const STOPPED: u64 = 27;
     /// [pid] → [0: allowed, or the signal that stops it (SIGTTOU) or
     /// -errno]: may it change the terminal (tcsetpgrp, TCSETS)?
@@ -182,6 +184,8 @@ pub fn name_words(name: &[u8]) -> Vec<u64> {
 }
 
 /// Operations of `shared::PASS` (word 0; the message is at most 64 bytes).
+/// Each message's `pid` word carries the calling thread's tid in its high
+/// half, so that a signal interrupts that thread's call and no other's.
 pub mod pass {
     /// [pid, object, buffer, length, flags]: a read that may wait.
     pub const READ: u64 = 1;

@@ -62,6 +62,8 @@ pub struct Held {
     /// The waiting process's Tessera pid.
     pub tpid: u64,
     pub pid: u32,
+    /// The waiting thread's tid.
+    pub tid: u32,
     pub what: Waiting,
 }
 
@@ -342,9 +344,14 @@ impl Shared {
         }
     }
 
-    /// The held call of `pid` ends with -ERESTARTSYS (a signal came).
-    fn interrupt(&mut self, pid: u32) {
-        if let Some(i) = self.held.iter().position(|h| h.pid == pid) {
+    /// The held call of thread `tid` of `pid` (0: of any of its threads)
+    /// ends with -ERESTARTSYS (a signal came).
+    fn interrupt(&mut self, pid: u32, tid: u32) {
+        if let Some(i) = self
+            .held
+            .iter()
+            .position(|h| h.pid == pid && (tid == 0 || h.tid == tid))
+        {
             let h = self.held.remove(i);
             if let Waiting::Write { done, .. } = h.what
                 && done > 0
@@ -360,7 +367,7 @@ impl Shared {
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
         } else {
-            self.sysv_interrupt(pid);
+            self.sysv_interrupt(pid, tid);
         }
     }
 
@@ -427,7 +434,7 @@ impl Shared {
             ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32)),
             ctl::POLL => self.poll(&w, info.caller),
             ctl::INTERRUPT => {
-                self.interrupt(word(&w, 1) as u32);
+                self.interrupt(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)
             }
             ctl::CRED => {
@@ -489,6 +496,7 @@ impl Shared {
         let n = (info.len as usize).min(info.inline.len());
         let w = proto::words(&info.inline[..n]);
         let pid = word(&w, 1) as u32;
+        let tid = (word(&w, 1) >> 32) as u32;
         if word(&w, 0) >= proto::pass::SYSV {
             self.sysv_pass(rid, &w);
             return;
@@ -531,6 +539,7 @@ impl Shared {
             rid,
             tpid: info.caller,
             pid,
+            tid,
             what,
         };
         if !self.try_complete(&mut h) {

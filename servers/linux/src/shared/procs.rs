@@ -542,6 +542,12 @@ impl Shared {
         let pid = word(w, 1) as u32;
         let stopped = word(w, 2) != 0;
         let signo = word(w, 3) as u32;
+        let pgid = self.procs.get(pid).map_or(0, |p| p.pgid);
+        // A terminal's stop signal does not stop a member of an orphaned
+        // group (nobody could continue it): refused (1), discarded.
+        if stopped && sig::valid(signo) && sig::bit(signo) & sig::TTY_STOPS != 0 && self.procs.orphaned(pgid) {
+            return result(1);
+        }
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };

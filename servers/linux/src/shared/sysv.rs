@@ -33,6 +33,8 @@ const SHM_PAGES_MAX: u64 = (256 << 20) / 4096;
 pub struct Call {
     pub rid: u64,
     pub pid: u32,
+    /// The calling thread's tid.
+    pub tid: u32,
     pub who: Who,
     pub nr: u64,
     pub a: [u64; 5],
@@ -94,6 +96,7 @@ impl Shared {
         let c = Call {
             rid,
             pid: word(w, 1) as u32,
+            tid: (word(w, 1) >> 32) as u32,
             who: Who {
                 uid: who as u32,
                 gid: (who >> 32) as u32,
@@ -143,10 +146,16 @@ impl Shared {
         }
     }
 
-    /// A signal came for `pid`: its waiting call ends with EINTR (SysV
-    /// calls are not restarted). False if it had none here.
-    pub(super) fn sysv_interrupt(&mut self, pid: u32) -> bool {
-        match self.sysv.waits.iter().position(|c| c.pid == pid) {
+    /// A signal came for thread `tid` of `pid` (0: any of its threads):
+    /// its waiting call ends with EINTR (SysV calls are not restarted).
+    /// False if it had none here.
+    pub(super) fn sysv_interrupt(&mut self, pid: u32, tid: u32) -> bool {
+        match self
+            .sysv
+            .waits
+            .iter()
+            .position(|c| c.pid == pid && (tid == 0 || c.tid == tid))
+        {
             Some(i) => {
                 let c = self.sysv.waits.remove(i);
                 let _ = calls::caller_return(c.rid, errno::fail(errno::EINTR));

@@ -304,10 +304,17 @@ impl Sup {
     /// Passes the process's call `rid` (system call `nr`) on to the shared
     /// server with message `words` (at most 8).
     pub fn pass(&mut self, rid: u64, nr: u64, args: [u64; 6], words: &[u64]) -> Out {
-        let msg = proto::bytes(words);
+        let tid = self.threads.caller;
+        let mut words = words.to_vec();
+        if let Some(pid) = words.get_mut(1) {
+            *pid |= (tid as u64) << 32;
+        }
+        let msg = proto::bytes(&words);
         match calls::linux_pass(rid, self.shared, proto::shared::PASS, &msg) {
             Ok(_) => {
                 self.passed = Some((nr, args));
+                self.threads.passed.retain(|e| e.0 != tid);
+                self.threads.passed.push((tid, nr, args));
                 Out::Done
             }
             Err(_) => Out::Ret(errno::fail(errno::EIO)),
@@ -320,7 +327,10 @@ impl Sup {
     /// signal that can be (its handler runs before the program sees the
     /// value).
     pub fn answer(&mut self, rid: u64, value: u64) {
-        if self.active && self.sig.deliverable() != 0 {
+        // A call that gave up for a signal is restarted even when no
+        // handler runs (a stop and continue it does not notice).
+        let restart = value == errno::fail(errno::ERESTARTSYS) || value == errno::fail(errno::ERESTARTNOINTR);
+        if self.active && (self.sig.deliverable() != 0 || restart) {
             match self.deliver(rid, Some(value)) {
                 signals::Delivered::Ended => return,
                 signals::Delivered::Frames(v) => {
@@ -373,11 +383,17 @@ impl Sup {
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
             Out::Done => {
+                if matches!(self.held, Some((r, _)) if r == rid) {
+                    self.threads.held_by = self.threads.caller;
+                }
                 // A signal posted while this call was on its way here asked
                 // for the process's attention, which it sees only on its way
-                // back to user mode: a wait held now would never end.
+                // back to user mode: a wait held now would never end. The
+                // same holds for a call just passed to the shared server
+                // (the kick's interrupt reaches it after the call: its
+                // requests are taken in order).
                 let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. })) if r == rid);
-                if waits && self.sig.deliverable() != 0 {
+                if (waits || self.passed.is_some()) && self.sig.deliverable() != 0 {
                     self.kick();
                 }
             }
@@ -405,7 +421,11 @@ impl Sup {
         if restart & tessera_rt::abi::linux::RESTART_MARK != 0 {
             self.passed = Some((restart & !tessera_rt::abi::linux::RESTART_MARK, [0; 6]));
         }
-        match self.deliver(rid, None) {
+        let delivered = self.deliver(rid, None);
+        if matches!(self.held, Some((r, _)) if r == rid) {
+            self.threads.held_by = self.threads.caller;
+        }
+        match delivered {
             signals::Delivered::Ended => {}
             _ => {
                 let _ = calls::caller_return(rid, 0);

@@ -217,6 +217,11 @@ impl Sup {
         if sig::default_action(s) == Act::Stop {
             self.sig.discard(sig::SIGCONT);
         }
+        // SA_NOCLDSTOP: a child's stop or continue sends no SIGCHLD.
+        let cld_stop = info.code == sig::CLD_STOPPED || info.code == sig::CLD_CONTINUED;
+        if s == sig::SIGCHLD && cld_stop && a.flags & sig::SA_NOCLDSTOP != 0 {
+            return;
+        }
         if s == sig::SIGKILL {
             self.sig.pending |= sig::bit(s);
             self.kick();
@@ -283,9 +288,19 @@ impl Sup {
                 if self.in_call {
                     return;
                 }
-                let _ = calls::linux_attention(self.tpid);
-                if self.passed.is_some() {
-                    self.ctl(&[ctl::INTERRUPT, self.pid as u64]);
+                // A thread waiting in the shared server is the one to stop
+                // (its own attention: not another thread's sleep or
+                // return), its call interrupted.
+                match self.threads.waiting_in_shared(self.pid) {
+                    Some(tid) => {
+                        if calls::linux_attention_thread(self.tpid, tid as u64).is_err() {
+                            let _ = calls::linux_attention(self.tpid);
+                        }
+                        self.ctl(&[ctl::INTERRUPT, self.pid as u64, tid as u64]);
+                    }
+                    None => {
+                        let _ = calls::linux_attention(self.tpid);
+                    }
                 }
             }
         }
@@ -317,11 +332,12 @@ impl Sup {
             if s == sig::SIGKILL || a.handler == sig::SIG_DFL {
                 match sig::default_action(s) {
                     Act::Ignore | Act::Continue => continue,
-                    Act::Stop if s == sig::SIGSTOP || !self.group_orphaned() => {
-                        self.stop(rid, s, regs.rax);
-                        return Delivered::Ended;
+                    Act::Stop => {
+                        if self.stop(rid, s, regs.rax) {
+                            return Delivered::Ended;
+                        }
+                        continue;
                     }
-                    Act::Stop => continue,
                     Act::Terminate | Act::Core => {
                         self.exit(rid, sig::killed_status(s, CORE_DUMPED));
                         return Delivered::Ended;
@@ -377,18 +393,18 @@ impl Sup {
         }
     }
 
-    fn group_orphaned(&self) -> bool {
-        // The shared server refuses to record a stop of an orphaned group's
-        // member for a terminal's stop signal.
-        false
-    }
-
     /// Stops the process on signal `s`; the call it waits in ends with
     /// `value` when it is continued.
-    fn stop(&mut self, rid: u64, s: u32, value: u64) {
+    /// False if the shared server refused: a terminal's stop signal to a
+    /// member of an orphaned process group is discarded, as on Linux.
+    fn stop(&mut self, rid: u64, s: u32, value: u64) -> bool {
+        let r = self.ctl(&[ctl::STOPPED, self.pid as u64, 1, s as u64]);
+        if proto::word(&r, 0) == 1 {
+            return false;
+        }
         self.held = Some((rid, Hold::Stopped));
         self.stopped_value = value;
-        self.ctl(&[ctl::STOPPED, self.pid as u64, 1, s as u64]);
+        true
     }
 
     /// Writes a frame for handler `a` of signal `s` below the stack (or on

@@ -30,12 +30,33 @@ pub struct Threads {
     pub caller: u32,
     /// Signals sent to one thread, kept until that thread comes.
     pub directed: Vec<(u32, SigInfo)>,
+    /// The calls threads passed to the shared server (tid, number,
+    /// arguments), kept until that thread comes back: a signal
+    /// interrupts one of them, and the call restarts from it.
+    pub passed: Vec<(u32, u64, [u64; 6])>,
+    /// The thread whose call the supervisor holds (`Sup::held`).
+    pub held_by: u32,
+    /// The signal masks of the threads other than the caller (whose mask
+    /// is `Signals::mask`): each thread has its own, as on Linux.
+    pub masks: Vec<(u32, u64)>,
 }
 
 impl Threads {
     /// Threads that have not exited.
     fn live(&self) -> usize {
         self.others.len() + usize::from(!self.leader_gone)
+    }
+
+    /// The thread a signal for the process interrupts in the shared
+    /// server: the first thread if it waits there (Linux's choice too),
+    /// else the first that does.
+    pub fn waiting_in_shared(&self, pid: u32) -> Option<u32> {
+        let first = self.passed.first()?.0;
+        Some(if self.passed.iter().any(|e| e.0 == pid) {
+            pid
+        } else {
+            first
+        })
     }
 }
 
@@ -47,7 +68,37 @@ impl Sup {
     /// sent to it alone become pending, to be delivered as its call ends.
     pub(super) fn thread_arrives(&mut self, tid: u64) {
         let tid = if tid == 0 { self.pid } else { tid as u32 };
+        if tid != self.threads.caller {
+            self.switch_mask(tid);
+        }
         self.threads.caller = tid;
+        // Back from the shared server if it passed a call there: a stop
+        // now may restart that call.
+        let back = self.threads.passed.iter().position(|e| e.0 == tid);
+        self.passed = back.map(|i| {
+            let (_, nr, a) = self.threads.passed.swap_remove(i);
+            (nr, a)
+        });
+        self.take_directed(tid);
+    }
+
+    /// `Signals::mask` becomes thread `tid`'s, the caller's kept for it
+    /// (none kept for a caller that has exited).
+    fn switch_mask(&mut self, tid: u32) {
+        let old = self.threads.caller;
+        let i = self.threads.masks.iter().position(|m| m.0 == tid);
+        let mine = i.map(|i| self.threads.masks.swap_remove(i).1);
+        let old_lives = old == self.pid && !self.threads.leader_gone || self.threads.others.contains(&old);
+        if old != 0 && old_lives {
+            self.threads.masks.push((old, self.sig.mask));
+        }
+        if let Some(m) = mine {
+            self.sig.mask = m;
+        }
+    }
+
+    /// The signals sent to thread `tid` alone become pending.
+    fn take_directed(&mut self, tid: u32) {
         if self.threads.directed.is_empty() {
             return;
         }
@@ -104,6 +155,8 @@ impl Sup {
         match calls::linux_thread(rid, &regs, tid as u64, clear) {
             Ok(_) => {
                 self.threads.others.push(tid);
+                // A new thread starts with its creator's mask.
+                self.threads.masks.push((tid, self.sig.mask));
                 Out::Ret(tid as u64)
             }
             Err(e) => {
@@ -130,18 +183,25 @@ impl Sup {
             self.ctl(&[ctl::THREAD_END, self.pid as u64, me as u64]);
         }
         self.threads.directed.retain(|(t, _)| *t != me);
+        self.threads.passed.retain(|e| e.0 != me);
+        self.threads.masks.retain(|m| m.0 != me);
+        self.threads.caller = 0;
         let _ = calls::caller_exit_thread(rid);
         Out::Done
     }
 
-    /// tgkill and tkill to a thread of this process beyond its first
-    /// (None: not one, the usual path decides).
+    /// tgkill and tkill to one thread of this process while it has
+    /// several, the first one too (None: not one, the usual path decides).
     pub(super) fn thread_kill(&mut self, tgid: i64, tid: i64, s: u64) -> Option<Result<u64, i64>> {
-        if tid == self.pid as i64 || (tgid != tid && tgid != self.pid as i64) {
+        let leader = tid == self.pid as i64;
+        if leader && (self.threads.others.is_empty() || self.threads.leader_gone) {
+            return None;
+        }
+        if tgid != tid && tgid != self.pid as i64 {
             return None;
         }
         let tid = u32::try_from(tid).ok()?;
-        if !self.threads.others.contains(&tid) {
+        if !leader && !self.threads.others.contains(&tid) {
             return (tgid == self.pid as i64).then_some(Err(errno::ESRCH));
         }
         if s > sig::NSIG as u64 {
@@ -161,9 +221,24 @@ impl Sup {
             self.post(info);
         } else {
             self.threads.directed.push((tid, info));
-            let _ = calls::linux_attention_thread(self.tpid, tid as u64);
+            self.kick_thread(tid);
         }
         Some(Ok(0))
+    }
+
+    /// Makes thread `tid` come for the signals sent to it: its call that
+    /// the supervisor holds ends, one it passed to the shared server is
+    /// interrupted, one the kernel serves gives up its wait.
+    fn kick_thread(&mut self, tid: u32) {
+        if self.held.is_some() && self.threads.held_by == tid {
+            self.take_directed(tid);
+            self.kick();
+            return;
+        }
+        let _ = calls::linux_attention_thread(self.tpid, tid as u64);
+        if self.threads.passed.iter().any(|e| e.0 == tid) {
+            self.ctl(&[ctl::INTERRUPT, self.pid as u64, tid as u64]);
+        }
     }
 
     /// The process ended or ran exec: its threads are gone.
