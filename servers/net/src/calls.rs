@@ -517,7 +517,7 @@ impl Server {
         let mut out = String::new();
         let _ = write!(
             out,
-            "sockets {}\nclients {}\nheld_now {}\norphans {}\nbuffer_bytes {}\ncalls {}\nrefused {}\nheld {}\n\
+            "sockets {}\nclients {}\nheld_now {}\norphans {}\nbuffer_bytes {}\nbuffer_peak {}\ncalls {}\nrefused {}\nheld {}\n\
              sockets_made {}\naccepted {}\nconnected {}\nclients_gone {}\nover_budget {}\nturns {}\nalarms {}\n\
              copied_in {}\ncopied_out {}\nloopback_packets {}\nloopback_bytes {}\nnic_attached {}\nnic_attaches {}\n\
              nic_frames_in {}\nnic_bytes_in {}\nnic_frames_out {}\nnic_bytes_out {}\nnic_dropped {}\n\
@@ -528,6 +528,7 @@ impl Server {
             self.pending.len(),
             self.orphans.len(),
             self.buffers,
+            self.buffer_peak,
             s.calls,
             s.refused,
             s.held,

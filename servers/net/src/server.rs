@@ -81,6 +81,10 @@ pub struct Server {
     /// buffer bytes they hold.
     pub orphans: Vec<(Handle, usize)>,
     pub buffers: usize,
+    /// The most `buffers` ever was: the server's heap keeps the pages its
+    /// deepest burst of sockets touched (a first-fit heap gives none back),
+    /// so this, not the sockets of the moment, says how much it holds.
+    pub buffer_peak: usize,
     pub next_port: u16,
     pub ring: Option<Ring>,
     pub ticker: u64,
@@ -103,6 +107,7 @@ impl Server {
             listeners: Vec::new(),
             orphans: Vec::new(),
             buffers: 0,
+            buffer_peak: 0,
             // A restarted server must not reuse its predecessor's ports at
             // once: a peer may still hold those connections.
             next_port: 49152 + (sys::rdtsc() % 16384) as u16,
@@ -131,8 +136,13 @@ impl Server {
             self.stats.over_budget += 1;
             return Err(Errno::ENOBUFS);
         }
-        self.buffers += bytes;
+        self.take_buffers(bytes);
         Ok(())
+    }
+
+    fn take_buffers(&mut self, bytes: usize) {
+        self.buffers += bytes;
+        self.buffer_peak = self.buffer_peak.max(self.buffers);
     }
 
     /// A new socket for `pid`.
@@ -213,7 +223,7 @@ impl Server {
                     owed.push(link);
                     continue;
                 }
-                self.buffers += bytes;
+                self.take_buffers(bytes);
                 let h = self.stack.tcp(link, options.rcvbuf, options.sndbuf);
                 crate::tcp::apply_options(self.stack.tcp_mut(h), &options);
                 let addr = crate::tcp::listen_addr(local);
