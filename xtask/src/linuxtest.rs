@@ -59,10 +59,6 @@ const PENDING: &[&str] = &[
     // ends): a kill racing the call's hand-over to the shared server, not
     // found yet.
     "sysv",
-    // Its leak checks fail on the merged tree: after the abuses, 2 more
-    // virtual regions (4 CPUs) or 2.5 MB less free memory (1 CPU) than
-    // before, not understood yet; the server itself stays up.
-    "web_hostile",
     // Busybox's shell: about once in 80 runs at 4 CPUs the "Terminated"
     // line for the job it killed is missing (not understood yet).
     "jobs",
