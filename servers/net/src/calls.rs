@@ -522,7 +522,7 @@ impl Server {
              copied_in {}\ncopied_out {}\nloopback_packets {}\nloopback_bytes {}\nnic_attached {}\nnic_attaches {}\n\
              nic_frames_in {}\nnic_bytes_in {}\nnic_frames_out {}\nnic_bytes_out {}\nnic_dropped {}\n\
              nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\nwatches {}\nwatch_wakes {}\n\
-             ica_copied_in {}\nica_sends_held {}\n",
+             ica_copied_in {}\nica_sends_held {}\nsyns_dropped {}\n",
             self.table.count,
             self.clients.len(),
             self.pending.len(),
@@ -556,6 +556,7 @@ impl Server {
             s.watch_wakes,
             s.ica_copied_in,
             self.pending.iter().filter(|p| matches!(p.op, Op::SendIca(_))).count(),
+            s.syns_dropped,
         );
         out
     }
