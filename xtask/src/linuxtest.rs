@@ -59,13 +59,6 @@ const PENDING: &[&str] = &[
     // ends): a kill racing the call's hand-over to the shared server, not
     // found yet.
     "sysv",
-    // Its leak checks pass at both CPU counts, but at 4 CPUs under load
-    // a plain request just after the bursts of clients that go away and
-    // of half-open connections is refused (ECONNREFUSED at once): httpd
-    // accepts slower than they connect, the listener's backlog is full,
-    // and the TCP/IP server answers a SYN with no socket listening with a
-    // reset where Linux drops it and the client's SYN comes again.
-    "web_hostile",
     // Busybox's shell: about once in 80 runs at 4 CPUs the "Terminated"
     // line for the job it killed is missing (not understood yet).
     "jobs",
