@@ -517,17 +517,18 @@ impl Server {
         let mut out = String::new();
         let _ = write!(
             out,
-            "sockets {}\nclients {}\nheld_now {}\norphans {}\nbuffer_bytes {}\ncalls {}\nrefused {}\nheld {}\n\
+            "sockets {}\nclients {}\nheld_now {}\norphans {}\nbuffer_bytes {}\nbuffer_peak {}\ncalls {}\nrefused {}\nheld {}\n\
              sockets_made {}\naccepted {}\nconnected {}\nclients_gone {}\nover_budget {}\nturns {}\nalarms {}\n\
              copied_in {}\ncopied_out {}\nloopback_packets {}\nloopback_bytes {}\nnic_attached {}\nnic_attaches {}\n\
              nic_frames_in {}\nnic_bytes_in {}\nnic_frames_out {}\nnic_bytes_out {}\nnic_dropped {}\n\
              nic_pages_moved {}\nnic_tx_requests {}\nnic_bytes_copied 0\nwatches {}\nwatch_wakes {}\n\
-             ica_copied_in {}\nica_sends_held {}\n",
+             ica_copied_in {}\nica_sends_held {}\nsyns_dropped {}\n",
             self.table.count,
             self.clients.len(),
             self.pending.len(),
             self.orphans.len(),
             self.buffers,
+            self.buffer_peak,
             s.calls,
             s.refused,
             s.held,
@@ -555,6 +556,7 @@ impl Server {
             s.watch_wakes,
             s.ica_copied_in,
             self.pending.iter().filter(|p| matches!(p.op, Op::SendIca(_))).count(),
+            s.syns_dropped,
         );
         out
     }

@@ -35,6 +35,20 @@ impl Loopback {
     pub fn pending(&self) -> bool {
         !self.queue.is_empty()
     }
+
+    /// The next packet waiting to be taken in.
+    pub fn front(&self) -> Option<&[u8]> {
+        self.queue.front().map(|b| b.as_slice())
+    }
+
+    /// Drops the next packet waiting, as a full queue on a wire would.
+    pub fn drop_front(&mut self) {
+        if let Some(b) = self.queue.pop_front()
+            && self.spare.len() < LOOPBACK_QUEUE
+        {
+            self.spare.push(b);
+        }
+    }
 }
 
 pub struct LoopRx<'a> {

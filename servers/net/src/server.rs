@@ -45,6 +45,8 @@ pub struct Client {
 pub struct Stats {
     pub calls: u64,
     pub refused: u64,
+    /// SYNs dropped for a listener whose backlog was full.
+    pub syns_dropped: u64,
     pub held: u64,
     pub sockets_made: u64,
     pub accepted: u64,
@@ -81,6 +83,10 @@ pub struct Server {
     /// buffer bytes they hold.
     pub orphans: Vec<(Handle, usize)>,
     pub buffers: usize,
+    /// The most `buffers` ever was: the server's heap keeps the pages its
+    /// deepest burst of sockets touched (a first-fit heap gives none back),
+    /// so this, not the sockets of the moment, says how much it holds.
+    pub buffer_peak: usize,
     pub next_port: u16,
     pub ring: Option<Ring>,
     pub ticker: u64,
@@ -103,6 +109,7 @@ impl Server {
             listeners: Vec::new(),
             orphans: Vec::new(),
             buffers: 0,
+            buffer_peak: 0,
             // A restarted server must not reuse its predecessor's ports at
             // once: a peer may still hold those connections.
             next_port: 49152 + (sys::rdtsc() % 16384) as u16,
@@ -131,8 +138,13 @@ impl Server {
             self.stats.over_budget += 1;
             return Err(Errno::ENOBUFS);
         }
-        self.buffers += bytes;
+        self.take_buffers(bytes);
         Ok(())
+    }
+
+    fn take_buffers(&mut self, bytes: usize) {
+        self.buffers += bytes;
+        self.buffer_peak = self.buffer_peak.max(self.buffers);
     }
 
     /// A new socket for `pid`.
@@ -154,7 +166,15 @@ impl Server {
         self.refill_listeners();
         for _ in 0..ROUNDS {
             for link in Link::ALL {
-                while self.stack.ingress_one(link) {
+                loop {
+                    if link == Link::Loopback && self.syn_meets_full_backlog() {
+                        self.stack.lo_dev.drop_front();
+                        self.stats.syns_dropped += 1;
+                        continue;
+                    }
+                    if !self.stack.ingress_one(link) {
+                        break;
+                    }
                     self.refill_listeners();
                 }
             }
@@ -213,7 +233,7 @@ impl Server {
                     owed.push(link);
                     continue;
                 }
-                self.buffers += bytes;
+                self.take_buffers(bytes);
                 let h = self.stack.tcp(link, options.rcvbuf, options.sndbuf);
                 crate::tcp::apply_options(self.stack.tcp_mut(h), &options);
                 let addr = crate::tcp::listen_addr(local);
@@ -234,6 +254,22 @@ impl Server {
                 l.owed = owed;
             }
         }
+    }
+
+    /// Whether the next loopback packet is a SYN for a listener whose
+    /// backlog is full (no socket of it listening): Linux drops such a SYN
+    /// and the client sends it again later, where smoltcp, finding no
+    /// socket, would answer with a reset and the client's connect would
+    /// fail with ECONNREFUSED while the server is only slow to accept.
+    fn syn_meets_full_backlog(&self) -> bool {
+        let Some((addr, port)) = self.stack.lo_dev.front().and_then(syn_to) else {
+            return false;
+        };
+        self.table.iter().any(|s| {
+            matches!(&s.kind, Kind::Tcp(Tcp::Listening(l)) if l.listening.is_empty())
+                && s.local.port == port
+                && (s.local.addr == [0; 4] || s.local.addr == addr)
+        })
     }
 
     /// Connections that finished closing leave the stack.
@@ -488,4 +524,17 @@ impl Server {
         nic.free.extend(built);
         nic.received.clear();
     }
+}
+
+/// The destination of IPv4 packet `p` if it is a TCP SYN without ACK (a
+/// connection's first packet).
+fn syn_to(p: &[u8]) -> Option<([u8; 4], u16)> {
+    let first = *p.first()?;
+    if first >> 4 != 4 || *p.get(9)? != 6 {
+        return None;
+    }
+    let tcp = p.get((first & 0x0f) as usize * 4..)?;
+    let flags = *tcp.get(13)?;
+    let addr: [u8; 4] = p.get(16..20)?.try_into().ok()?;
+    (flags & 0x12 == 0x02).then(|| (addr, u16::from_be_bytes([tcp[2], tcp[3]])))
 }
