@@ -123,7 +123,8 @@ fn read_exact(f: &File, offset: u64, buf: &mut [u8], reads: &mut u64) -> Result<
     for (i, piece) in buf.chunks_mut(READ_PIECE).enumerate() {
         *reads += 1;
         let at = offset + (i * READ_PIECE) as u64;
-        let n = f.read_at(at, piece)?;
+        // An image is read once: its plate keeps it.
+        let n = f.read_at_once(at, piece)?;
         if n != piece.len() {
             return Err(Failure::NotProgram(format!("the file ends at {} bytes", at + n as u64)));
         }

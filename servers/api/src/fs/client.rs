@@ -159,12 +159,26 @@ impl File {
                 }
             }
         }
+        let flags = if self.cache != 0 { MISSED } else { 0 };
+        self.read_from_server(offset, buf, done, flags)
+    }
+
+    /// Reads bytes read once (a program's image, which its page cache
+    /// keeps): from the file server, without publishing them in the
+    /// kernel's file cache, where they would take the room of the data
+    /// read again.
+    pub fn read_at_once(&self, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        self.read_from_server(offset, buf, 0, 0)
+    }
+
+    /// `buf[done..]` from the file server, READ flags `flags`.
+    fn read_from_server(&self, offset: u64, buf: &mut [u8], mut done: usize, flags: u32) -> Result<usize, Errno> {
         let server = server()?;
         while done < buf.len() {
             let mut msg = [0u8; 24];
             Writer::new(&mut msg)
                 .u32(self.fd)
-                .u32(if self.cache != 0 { MISSED } else { 0 })
+                .u32(flags)
                 .u64(offset + done as u64)
                 .u64((buf.len() - done) as u64);
             match sys::call(server, READ, &msg, &mut buf[done..]) {
