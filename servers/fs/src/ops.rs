@@ -186,6 +186,20 @@ impl Server {
         self.parent_in(cred, start, path)
     }
 
+    /// Where request `p` makes a new entry: its directory, which the
+    /// caller may write and search, the entry's name, and its owner (the
+    /// caller).
+    fn new_entry_place(&mut self, caller: u64, p: &PathRequest) -> Result<(Handle, Vec<u8>, Owner), Errno> {
+        let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
+        let st = self.stat_of(dir)?;
+        need(p.hdr.cred, &st, W | X)?;
+        let owner = Owner {
+            uid: p.hdr.cred.uid,
+            gid: p.hdr.cred.gid,
+        };
+        Ok((dir, name, owner))
+    }
+
     fn parent_in(&mut self, cred: Cred, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let search = |st: &LibStat| may(cred, st, X);
         let search: Search = (cred.uid != 0).then_some(&search);
@@ -268,13 +282,7 @@ impl Server {
                 let mut p = PathRequest::parse(msg)?;
                 let mode = p.u32()?;
                 p.u32()?;
-                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
-                let st = self.stat_of(dir)?;
-                need(p.hdr.cred, &st, W | X)?;
-                let owner = Owner {
-                    uid: p.hdr.cred.uid,
-                    gid: p.hdr.cred.gid,
-                };
+                let (dir, name, owner) = self.new_entry_place(caller, &p)?;
                 self.fm()?
                     .mkdir(dir, &name, (mode & 0o7777) as u16, owner)
                     .map_err(errno)?;
@@ -285,13 +293,7 @@ impl Server {
                 let mode = p.u32()?;
                 let dev = p.u32()?;
                 let kind = FileType::from_mode(mode as u16).ok_or(Errno::EINVAL)?;
-                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
-                let st = self.stat_of(dir)?;
-                need(p.hdr.cred, &st, W | X)?;
-                let owner = Owner {
-                    uid: p.hdr.cred.uid,
-                    gid: p.hdr.cred.gid,
-                };
+                let (dir, name, owner) = self.new_entry_place(caller, &p)?;
                 self.fm()?
                     .mknod(
                         dir,
@@ -349,13 +351,7 @@ impl Server {
                 let target_len = p.u32()? as usize;
                 p.u32()?;
                 let target = p.bytes(target_len)?;
-                let (dir, name) = self.parent(caller, p.hdr.cred, p.hdr.dirfd, p.path())?;
-                let st = self.stat_of(dir)?;
-                need(p.hdr.cred, &st, W | X)?;
-                let owner = Owner {
-                    uid: p.hdr.cred.uid,
-                    gid: p.hdr.cred.gid,
-                };
+                let (dir, name, owner) = self.new_entry_place(caller, &p)?;
                 self.fm()?.symlink(dir, &name, target, owner).map_err(errno)?;
                 Ok((0, 0))
             }
