@@ -69,13 +69,13 @@ records! {
     NvmStoreInfo => NvmStore,
 }
 
-/// Live resources of one kind.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct KindCount {
-    /// A `ResKind`.
-    pub kind: u64,
-    pub live: u64,
+record! {
+    /// Live resources of one kind.
+    pub struct KindCount {
+        /// A `ResKind`.
+        pub kind: u64,
+        pub live: u64,
+    }
 }
 
 numbered! {
@@ -93,80 +93,78 @@ numbered! {
     }
 }
 
-/// One resource of a kind (`Topic::Resources`).
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct ResRecord {
-    pub id: u64,
-    /// Pid of the process that owns it (0: the kernel); a process's parent.
-    pub owner: u64,
-    /// Memory it holds, in bytes (a plate: its size).
-    pub bytes: u64,
-    /// By kind: program: entry point; space: regions attached; region:
-    /// pages; attachment: address; process: pid; physical memory: pages.
-    pub value: u64,
-    /// Related resources, 0 if none: program: plate; attachment: region,
-    /// space, container holding it; process: program, space.
-    pub links: [u64; 3],
-    /// By kind: program: text, data and BSS bytes, processes using it;
-    /// region: its `RegionPlace`.
-    pub detail: [u64; 4],
-    /// Plate: its file; program and process: the program's name. NUL-padded.
-    pub name: [u8; 32],
+record! {
+    /// One resource of a kind (`Topic::Resources`).
+    pub struct ResRecord {
+        pub id: u64,
+        /// Pid of the process that owns it (0: the kernel); a process's parent.
+        pub owner: u64,
+        /// Memory it holds, in bytes (a plate: its size).
+        pub bytes: u64,
+        /// By kind: program: entry point; space: regions attached; region:
+        /// pages; attachment: address; process: pid; physical memory: pages.
+        pub value: u64,
+        /// Related resources, 0 if none: program: plate; attachment: region,
+        /// space, container holding it; process: program, space.
+        pub links: [u64; 3],
+        /// By kind: program: text, data and BSS bytes, processes using it;
+        /// region: its `RegionPlace`.
+        pub detail: [u64; 4],
+        /// Plate: its file; program and process: the program's name. NUL-padded.
+        pub name: [u8; 32],
+    }
 }
 
-/// What the pool holds of one kind, and what it did so far.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct PoolRecord {
-    /// A `PoolKind`.
-    pub kind: u64,
-    pub count: u64,
-    pub bytes: u64,
-    /// Creations served from the pool, and those it could not serve.
-    pub hits: u64,
-    pub misses: u64,
-    /// Made by the add function; deleted by the reduce function.
-    pub added: u64,
-    pub reduced: u64,
+record! {
+    /// What the pool holds of one kind, and what it did so far.
+    pub struct PoolRecord {
+        /// A `PoolKind`.
+        pub kind: u64,
+        pub count: u64,
+        pub bytes: u64,
+        /// Creations served from the pool, and those it could not serve.
+        pub hits: u64,
+        pub misses: u64,
+        /// Made by the add function; deleted by the reduce function.
+        pub added: u64,
+        pub reduced: u64,
+    }
 }
 
-/// One operation of the mediator's trace.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct TraceRecord {
-    pub seq: u64,
-    /// Pid of the caller (0: the kernel).
-    pub caller: u64,
-    /// The `ResKind` operated on.
-    pub kind: u64,
-    /// The resource it named or made.
-    pub id: u64,
-    /// 0, or the negated `Error`.
-    pub result: i64,
-    pub cycles: u64,
-    /// The operation's name, NUL-padded.
-    pub op: [u8; 24],
+record! {
+    /// One operation of the mediator's trace.
+    pub struct TraceRecord {
+        pub seq: u64,
+        /// Pid of the caller (0: the kernel).
+        pub caller: u64,
+        /// The `ResKind` operated on.
+        pub kind: u64,
+        /// The resource it named or made.
+        pub id: u64,
+        /// 0, or the negated `Error`.
+        pub result: i64,
+        pub cycles: u64,
+        /// The operation's name, NUL-padded.
+        pub op: [u8; 24],
+    }
 }
 
-/// The mediator's count of one operation on one kind.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct CounterRecord {
-    /// A `ResKind`.
-    pub kind: u64,
-    pub calls: u64,
-    pub errors: u64,
-    /// Cycles of all its calls.
-    pub cycles: u64,
-    /// The operation's name, NUL-padded.
-    pub op: [u8; 24],
+record! {
+    /// The mediator's count of one operation on one kind.
+    pub struct CounterRecord {
+        /// A `ResKind`.
+        pub kind: u64,
+        pub calls: u64,
+        pub errors: u64,
+        /// Cycles of all its calls.
+        pub cycles: u64,
+        /// The operation's name, NUL-padded.
+        pub op: [u8; 24],
+    }
 }
 
-with_default! {
+record! {
     /// A process registered under a name, its placement and its port's counters.
-    #[derive(Debug, Clone, Copy)]
-    #[repr(C)]
     pub struct ServerRecord {
         pub pid: u64,
         /// 0 once it no longer runs (its name is about to go).
@@ -190,73 +188,71 @@ with_default! {
     }
 }
 
-/// Rendezvous totals since boot.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct IpcTotals {
-    /// Rendezvous completed.
-    pub calls: u64,
-    /// Bytes copied between processes.
-    pub bytes_copied: u64,
-    /// Switches straight from one process to another, without the scheduler.
-    pub direct_switches: u64,
+record! {
+    /// Rendezvous totals since boot.
+    pub struct IpcTotals {
+        /// Rendezvous completed.
+        pub calls: u64,
+        /// Bytes copied between processes.
+        pub bytes_copied: u64,
+        /// Switches straight from one process to another, without the scheduler.
+        pub direct_switches: u64,
+    }
 }
 
-/// One processor.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct CpuRecord {
-    pub index: u64,
-    pub apic_id: u64,
-    /// Timer interrupts taken.
-    pub ticks: u64,
-    /// Function calls run for other CPUs.
-    pub calls_served: u64,
+record! {
+    /// One processor.
+    pub struct CpuRecord {
+        pub index: u64,
+        pub apic_id: u64,
+        /// Timer interrupts taken.
+        pub ticks: u64,
+        /// Function calls run for other CPUs.
+        pub calls_served: u64,
+    }
 }
 
-/// A base address register of a device.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct BarRecord {
-    /// Physical address (memory) or port (I/O); 0: not there.
-    pub base: u64,
-    pub size: u64,
-    /// `BAR_IO`, `BAR_64`, `BAR_PREFETCH`.
-    pub flags: u64,
+record! {
+    /// A base address register of a device.
+    pub struct BarRecord {
+        /// Physical address (memory) or port (I/O); 0: not there.
+        pub base: u64,
+        pub size: u64,
+        /// `BAR_IO`, `BAR_64`, `BAR_PREFETCH`.
+        pub flags: u64,
+    }
 }
 
 pub const BAR_IO: u64 = 1;
 pub const BAR_64: u64 = 2;
 pub const BAR_PREFETCH: u64 = 4;
 
-/// A PCI function: what it is, where its registers are, who drives it.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct DeviceRecord {
-    /// Its resource id (`device_claim`, `device_map`, ...).
-    pub id: u64,
-    /// bus << 8 | device << 3 | function.
-    pub bdf: u64,
-    pub vendor: u64,
-    pub device: u64,
-    /// class << 16 | subclass << 8 | programming interface.
-    pub class: u64,
-    /// Interrupt pin (1 = INTA; 0: none) and the line the firmware routed it to.
-    pub pin: u64,
-    pub line: u64,
-    /// The MSI-X table size (0: no MSI-X).
-    pub msix: u64,
-    /// The process holding it (0: nobody).
-    pub holder: u64,
-    /// Interrupts delivered to its holder since boot.
-    pub interrupts: u64,
-    pub bars: [BarRecord; 6],
+record! {
+    /// A PCI function: what it is, where its registers are, who drives it.
+    pub struct DeviceRecord {
+        /// Its resource id (`device_claim`, `device_map`, ...).
+        pub id: u64,
+        /// bus << 8 | device << 3 | function.
+        pub bdf: u64,
+        pub vendor: u64,
+        pub device: u64,
+        /// class << 16 | subclass << 8 | programming interface.
+        pub class: u64,
+        /// Interrupt pin (1 = INTA; 0: none) and the line the firmware routed it to.
+        pub pin: u64,
+        pub line: u64,
+        /// The MSI-X table size (0: no MSI-X).
+        pub msix: u64,
+        /// The process holding it (0: nobody).
+        pub holder: u64,
+        /// Interrupts delivered to its holder since boot.
+        pub interrupts: u64,
+        pub bars: [BarRecord; 6],
+    }
 }
 
-with_default! {
+record! {
     /// A text file of the NVM store (seed 001's file 2).
-    #[derive(Debug, Clone, Copy)]
-    #[repr(C)]
     pub struct NvmRecord {
         /// Where its pages start in the NVM (bytes, page-aligned).
         pub offset: u64,
@@ -273,26 +269,26 @@ with_default! {
     }
 }
 
-/// The NVM and its store as a whole.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct NvmStoreInfo {
-    /// Physical address and size of the NVM.
-    pub base: u64,
-    pub size: u64,
-    /// Pages for files, free ones, and the largest free run (the largest
-    /// file that fits: each file is one run).
-    pub data_pages: u64,
-    pub free_pages: u64,
-    pub largest_free_run: u64,
-    pub files: u64,
-    pub capacity: u64,
-    /// Changes committed since the store was made.
-    pub sequence: u64,
-    /// Pages of replaced or deleted versions still mapped by processes.
-    pub orphaned_pages: u64,
-    /// 1 while a change runs (then the free space is not known).
-    pub busy: u64,
+record! {
+    /// The NVM and its store as a whole.
+    pub struct NvmStoreInfo {
+        /// Physical address and size of the NVM.
+        pub base: u64,
+        pub size: u64,
+        /// Pages for files, free ones, and the largest free run (the largest
+        /// file that fits: each file is one run).
+        pub data_pages: u64,
+        pub free_pages: u64,
+        pub largest_free_run: u64,
+        pub files: u64,
+        pub capacity: u64,
+        /// Changes committed since the store was made.
+        pub sequence: u64,
+        /// Pages of replaced or deleted versions still mapped by processes.
+        pub orphaned_pages: u64,
+        /// 1 while a change runs (then the free space is not known).
+        pub busy: u64,
+    }
 }
 
 /// A NUL-padded name field's text (up to the first NUL; "?" if it is not UTF-8).

@@ -30,18 +30,25 @@ macro_rules! numbered {
     };
 }
 
-/// A structure whose `Default` gives a field the value written after it
-/// (`= value`), or its type's default: for records whose default is not
-/// all zeros, or that hold arrays too long to derive `Default`.
-macro_rules! with_default {
+/// A record that crosses between kernel and user memory byte for byte:
+/// `repr(C)`, `Copy`, and a `Default` that gives a field the value written
+/// after it (`= value`) or its type's default. It must have no padding
+/// (whose bytes would carry kernel memory out): the build fails if it has.
+macro_rules! record {
     ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident: $ty:ty $(= $value:expr)?,)* }) => {
         $(#[$m])*
+        #[derive(Debug, Clone, Copy)]
+        #[repr(C)]
         pub struct $name { $($(#[$fm])* pub $field: $ty,)* }
         impl Default for $name {
             fn default() -> Self {
-                $name { $($field: with_default!(@value $($value)?),)* }
+                $name { $($field: record!(@value $($value)?),)* }
             }
         }
+        const _: () = assert!(
+            core::mem::size_of::<$name>() == 0 $(+ core::mem::size_of::<$ty>())*,
+            concat!(stringify!($name), " has padding"),
+        );
     };
     (@value $value:expr) => { $value };
     (@value) => { Default::default() };
@@ -527,33 +534,33 @@ pub const BOX_SCRUB: u64 = 1;
 /// seed 004, which says nothing of clearing).
 pub const BOX_UNSCRUBBED: u64 = 2;
 
-/// What `container_receive` reports.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct Received {
-    /// Where the container is attached in the receiver's space.
-    pub addr: u64,
-    /// Its size in bytes.
-    pub size: u64,
+record! {
+    /// What `container_receive` reports.
+    pub struct Received {
+        /// Where the container is attached in the receiver's space.
+        pub addr: u64,
+        /// Its size in bytes.
+        pub size: u64,
+    }
 }
 
-/// Cumulative kernel work of container IPC, in cycles (the breakdown of
-/// seed 004 figs 5-7), and how often each happened.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct ContainerStats {
-    pub create_cycles: u64,
-    pub creates: u64,
-    pub delete_cycles: u64,
-    pub deletes: u64,
-    pub exchange_cycles: u64,
-    pub exchanges: u64,
-    pub copy_cycles: u64,
-    pub attach_cycles: u64,
-    pub detach_cycles: u64,
-    pub queue_cycles: u64,
-    pub pages_exchanged: u64,
-    pub bytes_copied: u64,
+record! {
+    /// Cumulative kernel work of container IPC, in cycles (the breakdown of
+    /// seed 004 figs 5-7), and how often each happened.
+    pub struct ContainerStats {
+        pub create_cycles: u64,
+        pub creates: u64,
+        pub delete_cycles: u64,
+        pub deletes: u64,
+        pub exchange_cycles: u64,
+        pub exchanges: u64,
+        pub copy_cycles: u64,
+        pub attach_cycles: u64,
+        pub detach_cycles: u64,
+        pub queue_cycles: u64,
+        pub pages_exchanged: u64,
+        pub bytes_copied: u64,
+    }
 }
 
 numbered! {
@@ -567,49 +574,49 @@ numbered! {
     }
 }
 
-/// One loadable segment of a program (`program_segment`).
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct SegmentInfo {
-    pub vaddr: u64,
-    pub memsz: u64,
-    pub filesz: u64,
-    /// `prot::WRITE` and `prot::EXEC` bits (always readable).
-    pub prot: u64,
+record! {
+    /// One loadable segment of a program (`program_segment`).
+    pub struct SegmentInfo {
+        pub vaddr: u64,
+        pub memsz: u64,
+        pub filesz: u64,
+        /// `prot::WRITE` and `prot::EXEC` bits (always readable).
+        pub prot: u64,
+    }
 }
 
-/// One member of an `ncallsync` batch.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct BatchEntry {
-    pub server: u64,
-    pub entry: u64,
-    pub msg: u64,
-    pub msg_len: u64,
-    pub reply: u64,
-    pub reply_cap: u64,
-    /// Out: reply length, or a negated error.
-    pub status: u64,
+record! {
+    /// One member of an `ncallsync` batch.
+    pub struct BatchEntry {
+        pub server: u64,
+        pub entry: u64,
+        pub msg: u64,
+        pub msg_len: u64,
+        pub reply: u64,
+        pub reply_cap: u64,
+        /// Out: reply length, or a negated error.
+        pub status: u64,
+    }
 }
 
 /// Largest `ncallsync` batch.
 pub const MAX_BATCH: u64 = 64;
 
-/// One call of a `forward_many`: where call `rid` goes next.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct ForwardEntry {
-    pub rid: u64,
-    /// The next server (pid) and its entry.
-    pub server: u64,
-    pub entry: u64,
-    /// Bytes at the end of the message that this server consumed (its routing
-    /// information, AnT's stacked request information popped): the next server
-    /// and those after it see the message without them.
-    pub trim: u64,
-    /// Out: a negated error if the call could not be passed on (it was ended
-    /// with that error); left as it was otherwise.
-    pub status: u64,
+record! {
+    /// One call of a `forward_many`: where call `rid` goes next.
+    pub struct ForwardEntry {
+        pub rid: u64,
+        /// The next server (pid) and its entry.
+        pub server: u64,
+        pub entry: u64,
+        /// Bytes at the end of the message that this server consumed (its routing
+        /// information, AnT's stacked request information popped): the next server
+        /// and those after it see the message without them.
+        pub trim: u64,
+        /// Out: a negated error if the call could not be passed on (it was ended
+        /// with that error); left as it was otherwise.
+        pub status: u64,
+    }
 }
 
 /// `acc` mask flag: return `Busy` at once instead of waiting (entries are 0..=61).
@@ -641,33 +648,34 @@ pub const RING_WAIT_ALL: u64 = 1;
 /// straight back to the requester, skipping servers that passed it on.
 pub const CONTROL_DIRECT_RETURN: u64 = 1;
 
-/// A control block: one request's information (AnT's control ICA). The
-/// requester fills the request half in its request ring; the kernel hands
-/// the block back in the result ring with the result half filled in.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct Control {
-    pub server: u64,
-    pub entry: u64,
-    pub msg: u64,
-    pub msg_len: u64,
-    pub reply: u64,
-    pub reply_cap: u64,
-    /// CONTROL_DIRECT_RETURN, ...
-    pub flags: u64,
-    /// The requester's own label, handed back with the result.
-    pub tag: u64,
-    /// Result half: the request's id and its status (reply length or a
-    /// negated error).
-    pub id: u64,
-    pub status: u64,
-    /// The batch identifier: how many requests were sent with this one
-    /// (1: a single request).
-    pub batch: u64,
-    /// Servers the request passed through, and the first four of them
-    /// (the stacked request information of a multi-stage request).
-    pub hops: u64,
-    pub path: [u64; 4],
+record! {
+    /// A control block: one request's information (AnT's control ICA). The
+    /// requester fills the request half in its request ring; the kernel hands
+    /// the block back in the result ring with the result half filled in.
+    #[derive(PartialEq, Eq)]
+    pub struct Control {
+        pub server: u64,
+        pub entry: u64,
+        pub msg: u64,
+        pub msg_len: u64,
+        pub reply: u64,
+        pub reply_cap: u64,
+        /// CONTROL_DIRECT_RETURN, ...
+        pub flags: u64,
+        /// The requester's own label, handed back with the result.
+        pub tag: u64,
+        /// Result half: the request's id and its status (reply length or a
+        /// negated error).
+        pub id: u64,
+        pub status: u64,
+        /// The batch identifier: how many requests were sent with this one
+        /// (1: a single request).
+        pub batch: u64,
+        /// Servers the request passed through, and the first four of them
+        /// (the stacked request information of a multi-stage request).
+        pub hops: u64,
+        pub path: [u64; 4],
+    }
 }
 
 impl Control {
@@ -697,10 +705,8 @@ pub struct Rings {
     pub results: [Control; RING_SLOTS as usize],
 }
 
-with_default! {
+record! {
     /// What `acc` reports about an accepted call.
-    #[derive(Debug, Clone, Copy)]
-    #[repr(C)]
     pub struct AccInfo {
         /// The rendezvous: name it in rv_read, rv_write, endr, forward.
         pub rid: u64,
@@ -717,20 +723,20 @@ with_default! {
     }
 }
 
-/// What `res_query` reports about a resource.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct ResInfo {
-    pub id: u64,
-    pub kind: u64,
-    /// Pid of the process that owns it (0: the kernel, or shared).
-    pub owner: u64,
-    /// Memory it holds, in bytes (frames, page tables).
-    pub bytes: u64,
-    /// Kind-specific: pages (region), entry point (program), pid (process), ...
-    pub value: u64,
-    /// Related resources (space of an attachment, region, program ...), 0 if none.
-    pub links: [u64; 3],
+record! {
+    /// What `res_query` reports about a resource.
+    pub struct ResInfo {
+        pub id: u64,
+        pub kind: u64,
+        /// Pid of the process that owns it (0: the kernel, or shared).
+        pub owner: u64,
+        /// Memory it holds, in bytes (frames, page tables).
+        pub bytes: u64,
+        /// Kind-specific: pages (region), entry point (program), pid (process), ...
+        pub value: u64,
+        /// Related resources (space of an attachment, region, program ...), 0 if none.
+        pub links: [u64; 3],
+    }
 }
 
 numbered! {
@@ -804,32 +810,32 @@ impl LoadPolicy {
     }
 }
 
-/// Options of `spawn`.
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct SpawnOptions {
-    /// A `LoadPolicy` value.
-    pub policy: u64,
-    /// CPU to pin the process to, or ANY_CPU.
-    pub cpu: u64,
-    /// Non-zero: Ctrl-C on the console kills this process.
-    pub foreground: u64,
-    /// The `rights` the child holds: some of the caller's own.
-    pub rights: u64,
-    /// `linux::NATIVE`, or `linux::LINUX`: a Linux program whose system
-    /// calls go to `supervisor` (a process the caller may place: itself or
-    /// its child), with Linux pid `linux_pid`. Its arguments are argv, an
-    /// empty string, then the environment; its stack is laid out as Linux
-    /// lays it out (argc, argv, envp, the auxiliary vector).
-    pub personality: u64,
-    pub supervisor: u64,
-    pub linux_pid: u64,
-    /// Bytes of kernel memory the child (with its own children) may cause:
-    /// its resources' records (regions' and containers' lists of frames
-    /// included), its page tables, its children. 0: the caller's own
-    /// limit, which it can never exceed; what the child uses counts
-    /// against the caller's too.
-    pub kernel_limit: u64,
+record! {
+    /// Options of `spawn`.
+    pub struct SpawnOptions {
+        /// A `LoadPolicy` value.
+        pub policy: u64,
+        /// CPU to pin the process to, or ANY_CPU.
+        pub cpu: u64,
+        /// Non-zero: Ctrl-C on the console kills this process.
+        pub foreground: u64,
+        /// The `rights` the child holds: some of the caller's own.
+        pub rights: u64,
+        /// `linux::NATIVE`, or `linux::LINUX`: a Linux program whose system
+        /// calls go to `supervisor` (a process the caller may place: itself or
+        /// its child), with Linux pid `linux_pid`. Its arguments are argv, an
+        /// empty string, then the environment; its stack is laid out as Linux
+        /// lays it out (argc, argv, envp, the auxiliary vector).
+        pub personality: u64,
+        pub supervisor: u64,
+        pub linux_pid: u64,
+        /// Bytes of kernel memory the child (with its own children) may cause:
+        /// its resources' records (regions' and containers' lists of frames
+        /// included), its page tables, its children. 0: the caller's own
+        /// limit, which it can never exceed; what the child uses counts
+        /// against the caller's too.
+        pub kernel_limit: u64,
+    }
 }
 
 impl SpawnOptions {
@@ -908,25 +914,26 @@ pub mod prot {
     pub const EXEC: u64 = 4;
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct Clock {
-    pub cycles: u64,
-    /// Nanoseconds since boot.
-    pub nanos: u64,
-    pub tsc_hz: u64,
+record! {
+    pub struct Clock {
+        pub cycles: u64,
+        /// Nanoseconds since boot.
+        pub nanos: u64,
+        pub tsc_hz: u64,
+    }
 }
 
-/// Where the bytes of a paged plate (`plate_paged`) past its head are:
-/// the file `object` (words the pager chose: for the file server, inode,
-/// size and modification time) of `size` bytes that process `pager`
-/// serves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct PagerSource {
-    pub pager: u64,
-    pub object: [u64; 4],
-    pub size: u64,
+record! {
+    /// Where the bytes of a paged plate (`plate_paged`) past its head are:
+    /// the file `object` (words the pager chose: for the file server, inode,
+    /// size and modification time) of `size` bytes that process `pager`
+    /// serves.
+    #[derive(PartialEq, Eq)]
+    pub struct PagerSource {
+        pub pager: u64,
+        pub object: [u64; 4],
+        pub size: u64,
+    }
 }
 
 /// The entry of a pager on which the kernel calls it for a page, with a
@@ -935,32 +942,34 @@ pub struct PagerSource {
 /// whoever holds the bytes), with the number of bytes given.
 pub const PAGER_ENTRY: u64 = 23;
 
-/// A pager's call for a page: `len` bytes of file `object` at `offset`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct PageIn {
-    pub object: [u64; 4],
-    pub offset: u64,
-    pub len: u64,
+record! {
+    /// A pager's call for a page: `len` bytes of file `object` at `offset`.
+    #[derive(PartialEq, Eq)]
+    pub struct PageIn {
+        pub object: [u64; 4],
+        pub offset: u64,
+        pub len: u64,
+    }
 }
 
-/// Page-fault counts by what was touched (Tender's argument rests on them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct FaultCounts {
-    /// Text faults served from a program image: a frame filled by a copy.
-    pub text: u64,
-    pub data: u64,
-    pub bss: u64,
-    pub stack: u64,
-    pub heap: u64,
-    /// Text faults that mapped an NVM page in place (an OFF2F program's
-    /// text, seed 001 fig. 3 steps X and Y): no frame, no copy.
-    pub nvm_text: u64,
-    /// Of the faults above, those whose page a pager read from storage
-    /// (an OFF2F program's data, from file 1 on the disk): pages read at
-    /// faults, as the paper's ELF reads text and data.
-    pub paged: u64,
+record! {
+    /// Page-fault counts by what was touched (Tender's argument rests on them).
+    #[derive(PartialEq, Eq)]
+    pub struct FaultCounts {
+        /// Text faults served from a program image: a frame filled by a copy.
+        pub text: u64,
+        pub data: u64,
+        pub bss: u64,
+        pub stack: u64,
+        pub heap: u64,
+        /// Text faults that mapped an NVM page in place (an OFF2F program's
+        /// text, seed 001 fig. 3 steps X and Y): no frame, no copy.
+        pub nvm_text: u64,
+        /// Of the faults above, those whose page a pager read from storage
+        /// (an OFF2F program's data, from file 1 on the disk): pages read at
+        /// faults, as the paper's ELF reads text and data.
+        pub paged: u64,
+    }
 }
 
 impl FaultCounts {
@@ -976,9 +985,7 @@ pub mod state {
     pub const EXITED: u64 = 4;
 }
 
-with_default! {
-    #[derive(Debug, Clone, Copy)]
-    #[repr(C)]
+record! {
     pub struct ProcInfo {
         pub pid: u64,
         pub parent: u64,
@@ -1001,49 +1008,49 @@ with_default! {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
-pub struct SysInfo {
-    pub cpus: u64,
-    pub frames_total: u64,
-    pub frames_free: u64,
-    pub heap_size: u64,
-    pub heap_used: u64,
-    pub processes: u64,
-    pub default_policy: u64,
-    pub syscalls: u64,
-    /// Memory held by the resource pool, in bytes.
-    pub pool_bytes: u64,
-    /// Operations performed by the resource mediator so far.
-    pub resource_ops: u64,
-    /// Context switches on all CPUs so far.
-    pub context_switches: u64,
-    /// Inter-processor interrupts sent so far (wake-ups, TLB shootdowns,
-    /// calls on other CPUs).
-    pub ipis: u64,
-    /// Kernel heap allocations so far (a benchmark counts what an operation
-    /// allocates: a call's or a batch's objects come from free lists).
-    pub heap_allocations: u64,
-    /// Pooled virtual spaces and text regions of OFF2F programs taken
-    /// again, and the NVM text pages they held mapped: reused with no
-    /// content copy at all (seed 001 with seed 000's pool).
-    pub nvm_text_reuses: u64,
-    pub nvm_text_pages_reused: u64,
-    /// Pages pagers supplied (data read from files at faults or at
-    /// creation), and page-ins that failed.
-    pub pages_paged_in: u64,
-    pub page_ins_failed: u64,
-    /// Seed 003's counts: Linux system calls (served by the kernel or
-    /// sent to supervisors), communications (rendezvous completed), the
-    /// bytes the kernel copied between processes, and of those the bytes
-    /// servers moved in and out of the memory of a process waiting in a
-    /// call (passing by pointer).
-    pub linux_calls: u64,
-    pub communications: u64,
-    pub bytes_copied: u64,
-    pub bytes_by_reference: u64,
-    /// Time every CPU has spent idle (up to its last switch).
-    pub idle_ns: u64,
+record! {
+    pub struct SysInfo {
+        pub cpus: u64,
+        pub frames_total: u64,
+        pub frames_free: u64,
+        pub heap_size: u64,
+        pub heap_used: u64,
+        pub processes: u64,
+        pub default_policy: u64,
+        pub syscalls: u64,
+        /// Memory held by the resource pool, in bytes.
+        pub pool_bytes: u64,
+        /// Operations performed by the resource mediator so far.
+        pub resource_ops: u64,
+        /// Context switches on all CPUs so far.
+        pub context_switches: u64,
+        /// Inter-processor interrupts sent so far (wake-ups, TLB shootdowns,
+        /// calls on other CPUs).
+        pub ipis: u64,
+        /// Kernel heap allocations so far (a benchmark counts what an operation
+        /// allocates: a call's or a batch's objects come from free lists).
+        pub heap_allocations: u64,
+        /// Pooled virtual spaces and text regions of OFF2F programs taken
+        /// again, and the NVM text pages they held mapped: reused with no
+        /// content copy at all (seed 001 with seed 000's pool).
+        pub nvm_text_reuses: u64,
+        pub nvm_text_pages_reused: u64,
+        /// Pages pagers supplied (data read from files at faults or at
+        /// creation), and page-ins that failed.
+        pub pages_paged_in: u64,
+        pub page_ins_failed: u64,
+        /// Seed 003's counts: Linux system calls (served by the kernel or
+        /// sent to supervisors), communications (rendezvous completed), the
+        /// bytes the kernel copied between processes, and of those the bytes
+        /// servers moved in and out of the memory of a process waiting in a
+        /// call (passing by pointer).
+        pub linux_calls: u64,
+        pub communications: u64,
+        pub bytes_copied: u64,
+        pub bytes_by_reference: u64,
+        /// Time every CPU has spent idle (up to its last switch).
+        pub idle_ns: u64,
+    }
 }
 
 #[cfg(test)]

@@ -36,65 +36,69 @@ pub const NO_CALL: u64 = u64::MAX;
 /// Marks a call number in an attention stop's `args[0]`.
 pub const RESTART_MARK: u64 = 1 << 63;
 
-/// A Linux system call as the supervisor receives it (the first 64 bytes of
-/// the message, delivered inline by `acc`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct LinuxCall {
-    pub nr: u64,
-    pub args: [u64; 6],
-    /// The process's Linux pid (as its supervisor set it).
-    pub pid: u64,
+record! {
+    /// A Linux system call as the supervisor receives it (the first 64 bytes of
+    /// the message, delivered inline by `acc`).
+    #[derive(PartialEq, Eq)]
+    pub struct LinuxCall {
+        pub nr: u64,
+        pub args: [u64; 6],
+        /// The process's Linux pid (as its supervisor set it).
+        pub pid: u64,
+    }
 }
 
-/// An exception of a Linux process.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct LinuxFault {
-    /// The x86 exception vector (14: page fault, 6: invalid opcode, ...).
-    pub vector: u64,
-    pub error_code: u64,
-    /// CR2 for a page fault.
-    pub address: u64,
-    pub rip: u64,
-    pub pid: u64,
+record! {
+    /// An exception of a Linux process.
+    #[derive(PartialEq, Eq)]
+    pub struct LinuxFault {
+        /// The x86 exception vector (14: page fault, 6: invalid opcode, ...).
+        pub vector: u64,
+        pub error_code: u64,
+        /// CR2 for a page fault.
+        pub address: u64,
+        pub rip: u64,
+        pub pid: u64,
+    }
 }
 
-/// The general registers, in the order the kernel's trap frame keeps them
-/// (lowest address first; the system-call arguments `rdi .. r9`
-/// contiguous and in order).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct GeneralRegs {
-    pub r15: u64,
-    pub r14: u64,
-    pub r13: u64,
-    pub r12: u64,
-    pub r11: u64,
-    pub rbp: u64,
-    pub rbx: u64,
-    pub rcx: u64,
-    pub rax: u64,
-    pub rdi: u64,
-    pub rsi: u64,
-    pub rdx: u64,
-    pub r10: u64,
-    pub r8: u64,
-    pub r9: u64,
+record! {
+    /// The general registers, in the order the kernel's trap frame keeps them
+    /// (lowest address first; the system-call arguments `rdi .. r9`
+    /// contiguous and in order).
+    #[derive(PartialEq, Eq)]
+    pub struct GeneralRegs {
+        pub r15: u64,
+        pub r14: u64,
+        pub r13: u64,
+        pub r12: u64,
+        pub r11: u64,
+        pub rbp: u64,
+        pub rbx: u64,
+        pub rcx: u64,
+        pub rax: u64,
+        pub rdi: u64,
+        pub rsi: u64,
+        pub rdx: u64,
+        pub r10: u64,
+        pub r8: u64,
+        pub r9: u64,
+    }
 }
 
-/// A waiting Linux process's user registers (`caller_regs`,
-/// `caller_set_regs`): the general ones (reached as if they were its own
-/// fields: `regs.rax`), then these.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct Regs {
-    pub general: GeneralRegs,
-    pub rip: u64,
-    pub rflags: u64,
-    pub rsp: u64,
-    /// The thread pointer (`arch_prctl(ARCH_SET_FS)`).
-    pub fs_base: u64,
+record! {
+    /// A waiting Linux process's user registers (`caller_regs`,
+    /// `caller_set_regs`): the general ones (reached as if they were its own
+    /// fields: `regs.rax`), then these.
+    #[derive(PartialEq, Eq)]
+    pub struct Regs {
+        pub general: GeneralRegs,
+        pub rip: u64,
+        pub rflags: u64,
+        pub rsp: u64,
+        /// The thread pointer (`arch_prctl(ARCH_SET_FS)`).
+        pub fs_base: u64,
+    }
 }
 
 impl core::ops::Deref for Regs {
@@ -110,25 +114,26 @@ impl core::ops::DerefMut for Regs {
     }
 }
 
-/// A nested call on behalf of a waiting Linux process (`call_for`): the
-/// message or the reply buffer (or both) lies in the process's memory, so
-/// the server that serves it copies the data once, straight between the
-/// process and its own memory (seed 003: the kernel primitive that writes
-/// into the pending caller's buffer).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct CallFor {
-    /// The supervisor's held call of the waiting process.
-    pub rid: u64,
-    pub server: u64,
-    pub entry: u64,
-    pub msg_addr: u64,
-    pub msg_len: u64,
-    pub reply_addr: u64,
-    pub reply_len: u64,
-    /// `MSG_IN_CALLER`, `REPLY_IN_CALLER`: which range is the process's
-    /// (the other is the supervisor's own).
-    pub flags: u64,
+record! {
+    /// A nested call on behalf of a waiting Linux process (`call_for`): the
+    /// message or the reply buffer (or both) lies in the process's memory, so
+    /// the server that serves it copies the data once, straight between the
+    /// process and its own memory (seed 003: the kernel primitive that writes
+    /// into the pending caller's buffer).
+    #[derive(PartialEq, Eq)]
+    pub struct CallFor {
+        /// The supervisor's held call of the waiting process.
+        pub rid: u64,
+        pub server: u64,
+        pub entry: u64,
+        pub msg_addr: u64,
+        pub msg_len: u64,
+        pub reply_addr: u64,
+        pub reply_len: u64,
+        /// `MSG_IN_CALLER`, `REPLY_IN_CALLER`: which range is the process's
+        /// (the other is the supervisor's own).
+        pub flags: u64,
+    }
 }
 
 pub const MSG_IN_CALLER: u64 = 1;

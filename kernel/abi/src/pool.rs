@@ -24,32 +24,34 @@ numbered! {
     }
 }
 
-/// The pool's settings (seed 000 §2.3–2.4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct PoolSettings {
-    /// 1: the reuse function keeps an ended process's resources for the
-    /// next creation; 0: they are deleted.
-    pub reuse: u64,
-    /// 1: the reduce function deletes resources that stay unused; 0: off.
-    pub reduce: u64,
-    /// The paper's T: how long a resource stays unused before reduce deletes it.
-    pub unused_ns: u64,
-    /// How often reduce runs (more than 0).
-    pub interval_ns: u64,
+record! {
+    /// The pool's settings (seed 000 §2.3–2.4).
+    #[derive(PartialEq, Eq)]
+    pub struct PoolSettings {
+        /// 1: the reuse function keeps an ended process's resources for the
+        /// next creation; 0: they are deleted.
+        pub reuse: u64,
+        /// 1: the reduce function deletes resources that stay unused; 0: off.
+        pub reduce: u64,
+        /// The paper's T: how long a resource stays unused before reduce deletes it.
+        pub unused_ns: u64,
+        /// How often reduce runs (more than 0).
+        pub interval_ns: u64,
+    }
 }
 
-/// One rule of the add function: keep `count` resources of `kind` made
-/// ahead of need.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct PoolRule {
-    /// A `PoolKind`.
-    pub kind: u64,
-    /// The program's plate for the kinds that depend on a program
-    /// (`Program`, `Text`, `Full`); 0 for the others.
-    pub plate: u64,
-    /// A region's pages (`Region`: 1..=MAX_POOL_REGION_PAGES); 0 for the others.
-    pub pages: u64,
-    pub count: u64,
+record! {
+    /// One rule of the add function: keep `count` resources of `kind` made
+    /// ahead of need.
+    #[derive(PartialEq, Eq)]
+    pub struct PoolRule {
+        /// A `PoolKind`.
+        pub kind: u64,
+        /// The program's plate for the kinds that depend on a program
+        /// (`Program`, `Text`, `Full`); 0 for the others.
+        pub plate: u64,
+        /// A region's pages (`Region`: 1..=MAX_POOL_REGION_PAGES); 0 for the others.
+        pub pages: u64,
+        pub count: u64,
+    }
 }

@@ -196,7 +196,8 @@ pub fn pod_bytes<T: Pod>(v: &T) -> &[u8] {
 /// Every bit pattern must be a valid value, and there must be no padding
 /// whose content would leak kernel memory.
 pub unsafe trait Pod: Copy + Default {}
-// SAFETY: integers and these repr(C) structs of u64 fields qualify.
+// SAFETY: integers qualify, and abi's records: `record!` makes them
+// repr(C) of integers and byte arrays and fails the build on padding.
 unsafe impl Pod for u64 {}
 unsafe impl Pod for u32 {}
 unsafe impl Pod for abi::SpawnOptions {}

@@ -491,6 +491,14 @@ impl Call {
     /// status as it is, None if the caller was killed meanwhile. Nothing is
     /// kept to copy: such calls have no reply buffer.
     pub(crate) fn wait_raw(&self, partner: Option<Arc<Computation>>) -> Option<u64> {
+        self.wait_collect(partner).map(|(status, _)| status)
+    }
+
+    /// Waits until the call is done (handing the CPU to `partner` if it can
+    /// run here): its status and how many bytes of its kept reply are the
+    /// caller's to copy; None if the caller was killed meanwhile.
+    #[inline(always)]
+    fn wait_collect(&self, partner: Option<Arc<Computation>>) -> Option<(u64, usize)> {
         let mut got = (0, 0);
         let ok = sched::wait_in_slot(
             &self.progress,
@@ -504,30 +512,15 @@ impl Call {
             },
             |p| &mut p.waiter,
         );
-        ok.then_some(got.0)
+        ok.then_some(got)
     }
 
     /// Waits until the call is done, handing the CPU to `partner` (the
     /// server just given the call) if it can run here; copies a kept reply
     /// into the caller's memory and returns the call's status.
     pub(crate) fn wait_done(&self, partner: Option<Arc<Computation>>) -> Result<u64, Error> {
-        let mut got = (0, 0);
-        let ok = sched::wait_in_slot(
-            &self.progress,
-            partner,
-            |p| match p.collect() {
-                Some(g) => {
-                    got = g;
-                    true
-                }
-                None => false,
-            },
-            |p| &mut p.waiter,
-        );
-        if !ok {
-            return Err(Error::Denied);
-        }
-        Error::decode(deliver_reply(self, got.0, self.kept_reply(got.1)))
+        let (status, n) = self.wait_collect(partner).ok_or(Error::Denied)?;
+        Error::decode(deliver_reply(self, status, self.kept_reply(n)))
     }
 }
 
@@ -538,13 +531,7 @@ pub(crate) fn reply_here(to: UserRange, status: u64, buf: &[u8]) -> u64 {
     if buf.is_empty() {
         return status;
     }
-    match to.write(buf) {
-        Ok(()) => {
-            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
-            status
-        }
-        Err(e) => e.as_ret(),
-    }
+    copied(to.write(buf), status, buf.len())
 }
 
 /// Copies a reply collected from a finished call into its caller's reply
@@ -554,9 +541,16 @@ pub(crate) fn deliver_reply(c: &Call, status: u64, buf: &[u8]) -> u64 {
     if buf.is_empty() {
         return status;
     }
-    match proc::write_user_of(c.reply_owner, c.reply, buf) {
+    copied(proc::write_user_of(c.reply_owner, c.reply, buf), status, buf.len())
+}
+
+/// A call's status once `n` bytes of its reply were copied with result
+/// `r`: a buffer the caller cannot write turns it into that error.
+#[inline(always)]
+fn copied(r: Result<(), Error>, status: u64, n: usize) -> u64 {
+    match r {
         Ok(()) => {
-            BYTES_COPIED.fetch_add(buf.len() as u64, Ordering::Relaxed);
+            BYTES_COPIED.fetch_add(n as u64, Ordering::Relaxed);
             status
         }
         Err(e) => e.as_ret(),

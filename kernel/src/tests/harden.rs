@@ -432,11 +432,7 @@ pub fn a_scrubbing_box_zeroes_in_idle_time() -> TestResult {
 pub fn kernel_memory_is_charged() -> TestResult {
     run_ok("attack", &["regions"])?;
     let parent = live()?;
-    let options = SpawnOptions {
-        kernel_limit: 8 << 20,
-        ..SpawnOptions::DEFAULT
-    };
-    let child = ok(resource::proc::spawn::spawn("sleeper", b"600000\0", &options, parent))?;
+    let child = super::live_limited(8 << 20, parent)?;
     let (pp, cp) = (
         proc::get(parent).ok_or("parent gone")?,
         proc::get(child).ok_or("child gone")?,
@@ -859,16 +855,7 @@ pub fn fuzzers_killed_mid_call_leave_nothing() -> TestResult {
 /// A process with a kernel-memory limit of 256 KiB that sleeps until it
 /// is ended: a maker of plates in its name.
 fn limited_maker() -> Result<(u64, alloc::sync::Arc<proc::Process>), String> {
-    let options = SpawnOptions {
-        kernel_limit: 256 << 10,
-        ..SpawnOptions::DEFAULT
-    };
-    let maker = ok(resource::proc::spawn::spawn(
-        "sleeper",
-        b"600000\0",
-        &options,
-        KERNEL_PID,
-    ))?;
+    let maker = super::live_limited(256 << 10, KERNEL_PID)?;
     Ok((maker, proc::get(maker).ok_or("sleeper gone")?))
 }
 

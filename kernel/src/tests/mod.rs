@@ -34,12 +34,16 @@ pub fn ok<T>(r: Result<T, abi::Error>) -> Result<T, alloc::string::String> {
 
 /// A process that only sleeps: a virtual space to give things to.
 pub fn live() -> Result<u64, alloc::string::String> {
-    ok(::resource::proc::spawn::spawn(
-        "sleeper",
-        b"600000\0",
-        &abi::SpawnOptions::DEFAULT,
-        ::ipc::process::KERNEL_PID,
-    ))
+    live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, ::ipc::process::KERNEL_PID)
+}
+
+/// `live`, child of `parent`, whose kernel memory may not pass `limit`.
+pub fn live_limited(limit: u64, parent: u64) -> Result<u64, alloc::string::String> {
+    let options = abi::SpawnOptions {
+        kernel_limit: limit,
+        ..abi::SpawnOptions::DEFAULT
+    };
+    ok(::resource::proc::spawn::spawn("sleeper", b"600000\0", &options, parent))
 }
 
 /// Ends a process started by `live`.

@@ -5,8 +5,8 @@
 //! that go back, with their memory, when their holders end.
 
 use super::{end, heap_back, live, ok};
+use abi::Error;
 use abi::linux::pipe::{CAPACITY, op};
-use abi::{Error, SpawnOptions};
 use alloc::vec::Vec;
 use ipc::process as proc;
 use kcore::ensure;
@@ -182,16 +182,7 @@ pub fn kernel_pipe_buffers_are_limited() -> TestResult {
 fn limited_round() -> TestResult {
     kcore::computation::reap_all();
     let pipes0 = pipes();
-    let options = SpawnOptions {
-        kernel_limit: 1 << 20,
-        ..SpawnOptions::DEFAULT
-    };
-    let p = ok(resource::proc::spawn::spawn(
-        "sleeper",
-        b"600000\0",
-        &options,
-        proc::KERNEL_PID,
-    ))?;
+    let p = super::live_limited(1 << 20, proc::KERNEL_PID)?;
     let pp = proc::get(p).ok_or("gone")?;
     let mut made = Vec::new();
     let refused = loop {
