@@ -12,6 +12,7 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::error::{Errno, Result};
 
@@ -25,13 +26,7 @@ pub trait BlockDevice {
 
     /// Lends block `n` for changing bytes `part` of it, and none outside
     /// them: a device that sends on only what changed looks there alone.
-    fn write_part(
-        &mut self,
-        n: u64,
-        size: usize,
-        part: core::ops::Range<usize>,
-        f: &mut dyn FnMut(&mut [u8]),
-    ) -> Result<()> {
+    fn write_part(&mut self, n: u64, size: usize, part: Range<usize>, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         let _ = part;
         self.write_block(n, size, f)
     }
@@ -115,13 +110,7 @@ impl BlockDevice for MemDevice {
     /// Holds the library to its word in debug builds (the host tests): a
     /// byte changed outside `part` would be lost by a device that sends on
     /// `part` alone.
-    fn write_part(
-        &mut self,
-        n: u64,
-        size: usize,
-        part: core::ops::Range<usize>,
-        f: &mut dyn FnMut(&mut [u8]),
-    ) -> Result<()> {
+    fn write_part(&mut self, n: u64, size: usize, part: Range<usize>, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         let r = self.range(n, size)?;
         let block = &mut self.data[r];
         let before = cfg!(debug_assertions).then(|| block.to_vec());

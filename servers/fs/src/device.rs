@@ -19,6 +19,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::ops::Range;
 use ext2fs::{BlockDevice, Errno, Result};
 use tessera_api::cache::{self, PAGE};
 use tessera_rt::sys;
@@ -248,13 +249,7 @@ impl BlockDevice for CacheDevice {
     /// `write_block`, with the copy and the search for what changed kept
     /// to `part`: a whole block's cost more than the rest of an inode's or
     /// a bitmap bit's write.
-    fn write_part(
-        &mut self,
-        n: u64,
-        size: usize,
-        part: core::ops::Range<usize>,
-        f: &mut dyn FnMut(&mut [u8]),
-    ) -> Result<()> {
+    fn write_part(&mut self, n: u64, size: usize, part: Range<usize>, f: &mut dyn FnMut(&mut [u8])) -> Result<()> {
         if part.is_empty() || part.end > size {
             return self.write_block(n, size, f);
         }
