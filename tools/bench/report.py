@@ -70,6 +70,16 @@ def _unit_label(unit, mode):
     return unit
 
 
+def _bullets(w, title, items):
+    """A titled list, if it has items."""
+    if items:
+        w(title)
+        w("")
+        for n in items:
+            w(f"- {n}")
+        w("")
+
+
 def write_summary(folder, mode, command):
     folder = Path(folder)
     rows = with_derived(read_csvs(folder))
@@ -147,20 +157,9 @@ def write_summary(folder, mode, command):
             if (folder / "plots" / name).exists():
                 w(f"![{caption}](plots/{name})")
                 w("")
-        notes = papers.PAPER_NOTES.get(exp, [])
-        if notes:
-            w("What the papers report:")
-            w("")
-            for n in notes:
-                w(f"- {n}")
-            w("")
-        differences = papers.SETUP_DIFFERENCES.get(exp, [])
-        if differences:
-            w("Where our setup cannot match the paper's, and which way that biases the comparison:")
-            w("")
-            for n in differences:
-                w(f"- {n}")
-            w("")
+        _bullets(w, "What the papers report:", papers.PAPER_NOTES.get(exp, []))
+        _bullets(w, "Where our setup cannot match the paper's, and which way that biases the comparison:",
+                 papers.SETUP_DIFFERENCES.get(exp, []))
 
     # Experiments Tessera reports that this harness does not know yet.
     known = set(papers.EXPERIMENTS)
