@@ -12,6 +12,7 @@ extern crate alloc;
 pub mod elf;
 pub mod errno;
 pub mod eventfd;
+pub mod fcntl;
 pub mod frame;
 pub mod loopdev;
 pub mod nr;

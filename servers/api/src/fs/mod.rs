@@ -117,21 +117,10 @@ pub const FAILED: Error = Error::Busy;
 /// reply says how much).
 pub const MAX_WRITE: usize = 128 * 1024;
 
-// Linux's open flags (x86_64).
-pub const O_RDONLY: u32 = 0;
-pub const O_WRONLY: u32 = 1;
-pub const O_RDWR: u32 = 2;
-pub const O_ACCMODE: u32 = 3;
-pub const O_CREAT: u32 = 0o100;
-pub const O_EXCL: u32 = 0o200;
-pub const O_TRUNC: u32 = 0o1000;
-pub const O_APPEND: u32 = 0o2000;
-pub const O_DIRECTORY: u32 = 0o200000;
-pub const O_NOFOLLOW: u32 = 0o400000;
-/// Opens the object only as a place (for `*at` requests, `FSTAT` and
-/// `READLINK` with `AT_EMPTY_PATH`): no permission needed, no data
-/// access; with `O_NOFOLLOW`, a symbolic link itself.
-pub const O_PATH: u32 = 0o10000000;
+// Linux's open flags, as `open` takes them.
+pub use linuxabi::fcntl::{
+    O_ACCMODE, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_PATH, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY,
+};
 
 /// The `*at` calls' "no directory": here, the root.
 pub const AT_FDCWD: u32 = -100i32 as u32;

@@ -16,25 +16,7 @@ use core::cell::RefCell;
 use linuxabi::errno;
 
 /// The open flags a description keeps (access mode and status flags).
-pub const O_ACCMODE: u32 = 3;
-pub const O_WRONLY: u32 = 1;
-pub const O_RDWR: u32 = 2;
-pub const O_CREAT: u32 = 0o100;
-pub const O_EXCL: u32 = 0o200;
-pub const O_NOCTTY: u32 = 0o400;
-pub const O_TRUNC: u32 = 0o1000;
-pub const O_APPEND: u32 = 0o2000;
-pub const O_NONBLOCK: u32 = 0o4000;
-pub const O_ASYNC: u32 = 0o20000;
-pub const O_DIRECT: u32 = 0o40000;
-pub const O_LARGEFILE: u32 = 0o100000;
-pub const O_DIRECTORY: u32 = 0o200000;
-pub const O_NOFOLLOW: u32 = 0o400000;
-pub const O_NOATIME: u32 = 0o1000000;
-pub const O_CLOEXEC: u32 = 0o2000000;
-pub const O_PATH: u32 = 0o10000000;
-/// The flags F_SETFL may change.
-pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
+pub use linuxabi::fcntl::*;
 
 /// What a description is.
 #[derive(Clone, Debug)]
