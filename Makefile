@@ -51,7 +51,7 @@ CARGO ?= cargo
 XTASK := $(CARGO) xtask
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build run debug profile test fuzz bench boottime disk linux-abi ltp-build ltp fmt lint clean
+.PHONY: help setup build run debug profile test fuzz linux-fuzz linux-stress bench boottime disk linux-abi ltp-build ltp fmt lint clean
 
 help: ## list the targets
 	@echo "usage: make <target> [SETTING=value ...]"
@@ -85,6 +85,12 @@ test: setup ## the whole test suite; last line: N passed, N failed
 
 fuzz: setup ## the long fuzz run: CALLS=1000000 SEED=1 SMP=4; result in docs/results/fuzz.csv
 	bash tools/fuzz/long.sh $(or $(CALLS),1000000) $(or $(SEED),1)
+
+linux-fuzz: setup ## Linux-ABI fuzzer, long: CALLS=1000000 SEED=1 SMP=4; docs/results/linux-fuzz.csv
+	bash tools/fuzz/linux-long.sh fuzz $(or $(CALLS),1000000) $(or $(SEED),1)
+
+linux-stress: setup ## fork+exec+pipe stress, long: ROUNDS=10000 SMP=4; docs/results/linux-stress.csv
+	bash tools/fuzz/linux-long.sh stress $(or $(ROUNDS),10000)
 
 bench: setup ## run the benchmarks (B=name to pick; MODE=icount|tcg|kvm)
 	python3 tools/bench/bench.py run $(if $(B),--bench $(B))

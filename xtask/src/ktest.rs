@@ -374,6 +374,10 @@ fn qemu_tier(opts: &Options) -> Tier {
             });
         }
         for t in &linux {
+            if t.smp_only && smp == 1 {
+                skipped += 1;
+                continue;
+            }
             jobs.push(Job {
                 test: KTest {
                     name: t.name.clone(),

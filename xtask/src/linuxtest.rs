@@ -57,9 +57,13 @@ const PENDING: &[&str] = &[
     "jobs",
 ];
 /// The programs that take longer than the suite's timeout allows, with
-/// theirs in seconds: the web server's 10,000 requests and abuse, under
-/// plain TCG on a loaded machine.
-const SLOW: &[(&str, u64)] = &[("web_hostile", 900)];
+/// theirs in seconds, under plain TCG on a loaded machine: the web
+/// server's 10,000 requests and abuse, 2,400 rounds of fork + execve +
+/// pipe, 20,000 random system calls.
+const SLOW: &[(&str, u64)] = &[("web_hostile", 900), ("stress", 900), ("fuzz", 600)];
+/// The programs that run at 4 CPUs only: a stress whose point is several
+/// CPUs at once (and twice its time would double the suite's longest boot).
+const SMP_ONLY: &[&str] = &["stress"];
 /// The boot file of the servers a Linux test needs (`user/etc/`).
 const SERVERS: &str = "servers.linux.conf";
 /// The same, the personality loading its programs eagerly.
@@ -85,6 +89,8 @@ pub struct LinuxTest {
     report: &'static [(&'static str, u64, u64)],
     /// Seconds the boot may take, when more than the suite's timeout.
     pub timeout_s: Option<u64>,
+    /// Runs at several CPUs only.
+    pub smp_only: bool,
 }
 
 /// The launcher's arguments that run `program` as Linux's reference VM
@@ -140,6 +146,7 @@ pub fn tests() -> Vec<LinuxTest> {
                 boot: "",
                 report: &[],
                 timeout_s: SLOW.iter().find(|(n, _)| *n == stem).map(|&(_, t)| t),
+                smp_only: SMP_ONLY.contains(&stem.as_str()),
             });
         }
     }
@@ -183,6 +190,7 @@ fn off2f_tests() -> Vec<LinuxTest> {
         boot,
         report,
         timeout_s: None,
+        smp_only: false,
     };
     let pipes = |name: &str, servers, boot, report| LinuxTest {
         name: name.into(),
@@ -193,6 +201,7 @@ fn off2f_tests() -> Vec<LinuxTest> {
         boot,
         report,
         timeout_s: None,
+        smp_only: false,
     };
     vec![
         ids("linux_off2f_ids", SERVERS, "report", PAGED),
