@@ -98,6 +98,9 @@ pub struct Computation {
     gs_base: AtomicU64,
     /// Every register is kept in its system-call frames (a Linux process).
     full_frame: bool,
+    /// What `PerCpu::full_frame` holds while it runs (see there), worked
+    /// out once here so that a switch only copies it.
+    frame_calls: u64,
     /// The number the layers above know it by among its process's
     /// computations (a Linux thread's tid; 0: the first computation).
     pub label: AtomicU64,
@@ -204,6 +207,11 @@ impl Computation {
             fs_base: AtomicU64::new(start.fs_base),
             gs_base: AtomicU64::new(0),
             full_frame: start.full_frame,
+            frame_calls: if start.full_frame {
+                abi::linux::SHORT_FRAME_CALLS.as_ptr() as u64
+            } else {
+                0
+            },
             _stack: Some(stack),
             stack_top: top,
             ..Computation::blank(false, 0, fpu)
@@ -236,6 +244,7 @@ impl Computation {
             fs_base: AtomicU64::new(0),
             gs_base: AtomicU64::new(0),
             full_frame: false,
+            frame_calls: 0,
             label: AtomicU64::new(0),
             attention: AtomicBool::new(false),
             clear_word: AtomicU64::new(0),
@@ -413,6 +422,14 @@ pub fn current() -> Option<Arc<Computation>> {
     if !cpu::ready() {
         return None;
     }
+    current_here()
+}
+
+/// `current` for code that runs only once this CPU is set up, as
+/// `with_current` does (a system call's: the rendezvous paths take the
+/// waiter's reference with it, without `current`'s check).
+#[inline(always)]
+pub fn current_here() -> Option<Arc<Computation>> {
     let ptr = current_ptr();
     if ptr.is_null() {
         return None;
@@ -523,20 +540,22 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         u.active_cpus.fetch_or(1 << me, Ordering::AcqRel);
         // SAFETY: the area holds a valid fxsave image (initialised at creation).
         unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) next.fpu.as_mut_ptr(), options(nostack)) };
-        // Only a Linux process (a full frame) sets one: a native program's
-        // code never reads FS, so the MSR is left as it is for it, and
-        // written only when the value changes on this CPU.
-        let fs = next.fs_base.load(Ordering::Relaxed);
-        if next.full_frame && fs != here.user_fs_base.load(Ordering::Relaxed) {
-            here.user_fs_base.store(fs, Ordering::Relaxed);
-            x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(fs));
-        }
-        // The GS base is 0 for every program but a Linux one that set it:
-        // the MSR changes only when the value does (rarely: few set it).
-        let gs = next.gs_base.load(Ordering::Relaxed);
-        if gs != here.user_gs_base.load(Ordering::Relaxed) {
-            here.user_gs_base.store(gs, Ordering::Relaxed);
-            x86_64::registers::model_specific::KernelGsBase::write(x86_64::VirtAddr::new_truncate(gs));
+        // Only a Linux process (a full frame) sets an FS or GS base: a
+        // native program's code never reads either, so the MSRs are left
+        // as they are for it (a native switch pays one test for both), and
+        // written only when the value changes on this CPU. The GS base's
+        // MSR is the kernel one: the way out's `swapgs` makes it the user's.
+        if next.full_frame {
+            let fs = next.fs_base.load(Ordering::Relaxed);
+            if fs != here.user_fs_base.load(Ordering::Relaxed) {
+                here.user_fs_base.store(fs, Ordering::Relaxed);
+                x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new_truncate(fs));
+            }
+            let gs = next.gs_base.load(Ordering::Relaxed);
+            if gs != here.user_gs_base.load(Ordering::Relaxed) {
+                here.user_gs_base.store(gs, Ordering::Relaxed);
+                x86_64::registers::model_specific::KernelGsBase::write(x86_64::VirtAddr::new_truncate(gs));
+            }
         }
     }
     let (frame, _) = x86_64::registers::control::Cr3::read_raw();
@@ -545,7 +564,7 @@ fn switch_address_space(cur: &Computation, next: &Computation, here: &PerCpu) {
         unsafe { crate::mm::paging::load_root(root) };
     }
     if !next.is_idle() {
-        here.set_kernel_stack(next.kernel_stack_top(), next.full_frame);
+        here.set_kernel_stack(next.kernel_stack_top(), next.frame_calls);
     }
 }
 

@@ -69,19 +69,17 @@ impl PerCpu {
     }
 
     /// The kernel stack for the next entry from user mode (interrupts use
-    /// the TSS, system calls `kernel_rsp`). Called by the owning CPU only.
-    pub fn set_kernel_stack(&self, top: u64, full_frame: bool) {
+    /// the TSS, system calls `kernel_rsp`), and what `full_frame` holds
+    /// meanwhile. Called by the owning CPU only, on every switch.
+    #[inline(always)]
+    pub fn set_kernel_stack(&self, top: u64, full_frame: u64) {
         self.kernel_rsp.store(top, Ordering::Relaxed);
-        let calls = if full_frame {
-            abi::linux::SHORT_FRAME_CALLS.as_ptr() as u64
-        } else {
-            0
-        };
-        self.full_frame.store(calls, Ordering::Relaxed);
+        self.full_frame.store(full_frame, Ordering::Relaxed);
         // SAFETY: only this CPU touches its own TSS, with interrupts disabled
         // (during a switch); the CPU reads rsp0 only on a privilege change.
-        // A kernel stack top is canonical: no need for `new`'s check and panic.
-        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new_truncate(top) };
+        // A kernel stack top is a canonical address (a kernel mapping), so
+        // it needs neither `new`'s check nor `new_truncate`'s sign extension.
+        unsafe { (*self.tables.get()).tss.privilege_stack_table[0] = VirtAddr::new_unsafe(top) };
     }
 }
 

@@ -483,6 +483,10 @@ impl Call {
     /// seen the call done).
     #[inline(always)]
     pub(crate) fn kept_reply(&self, n: usize) -> &[u8] {
+        // No reply kept (an empty one, the commonest): nothing to look up.
+        if n == 0 {
+            return &[];
+        }
         self.kept.get().map_or(&[], |b| &b[..n.min(b.len())])
     }
 

@@ -69,7 +69,7 @@ pub fn call_fast(caller: &Process, server: u64, entry: u64, msg: UserRange, repl
         }
         p.hops.push(server);
         // The caller waits in the call: the waiter slot holds it.
-        p.waiter = sched::current();
+        p.waiter = sched::current_here();
         let n = msg.len();
         // Copied with interrupts still on: the page may have to be faulted in.
         if n > 0 && msg.read(&mut m.inline[..n]).is_err() {

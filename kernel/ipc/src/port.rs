@@ -387,7 +387,7 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
             return got;
         }
         // The slot holds the waiter (the computation running here).
-        let Some(cur) = sched::current() else {
+        let Some(cur) = sched::current_here() else {
             q.waiter = other;
             drop(q);
             wake(partner);

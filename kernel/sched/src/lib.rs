@@ -87,7 +87,7 @@ pub fn init_cpu() {
     rq.slice_start = kcore::clock::cycles();
 }
 
-pub use kcore::computation::{current, with_current};
+pub use kcore::computation::{current, current_here, with_current};
 
 /// When the computation running here was switched in (TSC cycles): the
 /// CPU time it has used since is not yet in its `cpu_cycles`.
