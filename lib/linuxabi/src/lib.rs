@@ -15,6 +15,7 @@ pub mod eventfd;
 pub mod frame;
 pub mod loopdev;
 pub mod nr;
+pub mod ntp;
 pub mod path;
 pub mod pipe;
 pub mod ptimer;

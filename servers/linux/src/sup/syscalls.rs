@@ -219,6 +219,9 @@ impl Sup {
                     .map(|_| 0))
             }
             nr::SYSINFO => ret(self.sysinfo(rid, a[0])),
+            nr::SYSFS => ret(self.sysfs(rid, a[0], a[1], a[2])),
+            nr::USTAT => ret(self.ustat(rid, a[0], a[1])),
+            nr::ADJTIMEX => ret(self.adjtimex(rid, a[0])),
             nr::GETRANDOM => ret(self.getrandom(rid, a[0], a[1], a[2])),
             nr::PRLIMIT64 => ret(self.prlimit(rid, a[0], a[1], a[2], a[3])),
             nr::GETRLIMIT => ret(self.prlimit(rid, 0, a[0], 0, a[1])),
