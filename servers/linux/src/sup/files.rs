@@ -274,7 +274,7 @@ impl Sup {
     }
 
     /// Status flags: a shared description's are the shared server's.
-    fn flags_of(&self, d: &Ofd) -> u32 {
+    pub(super) fn flags_of(&self, d: &Ofd) -> u32 {
         match d.object() {
             Some(id) => {
                 let info = self.ctl(&[ctl::OBJ_INFO, id]);
@@ -378,7 +378,7 @@ impl Sup {
     /// How much of a write of `len` bytes at `off` (at the end with
     /// `append`) RLIMIT_FSIZE lets through: up to the limit; none at or
     /// past it, which is EFBIG and SIGXFSZ, as on Linux.
-    fn fsize_room(&mut self, ffd: u32, off: u64, append: bool, len: u64) -> Result<u64, i64> {
+    pub(super) fn fsize_room(&mut self, ffd: u32, off: u64, append: bool, len: u64) -> Result<u64, i64> {
         let limit = self.limits[RLIMIT_FSIZE][0];
         if limit == u64::MAX || len == 0 {
             return Ok(len);

@@ -27,6 +27,7 @@ mod off2f;
 mod procs;
 mod ready;
 mod sched;
+mod sendfile;
 mod signals;
 mod socket;
 mod syscalls;

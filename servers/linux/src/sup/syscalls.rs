@@ -648,17 +648,6 @@ impl Sup {
         self.setattr_at(dirfd, &path, flags & 0x100 != 0, &attr)
     }
 
-    fn sendfile(&mut self, _rid: u64, a: [u64; 6]) -> Result<u64, i64> {
-        // Checked as Linux checks it; the copy itself is left to the
-        // program's own reads and writes (busybox falls back to them).
-        let inp = self.fds.ofd(a[1])?;
-        let out = self.fds.ofd(a[0])?;
-        if !inp.borrow().readable() || !out.borrow().writable() {
-            return Err(errno::EBADF);
-        }
-        Err(errno::EINVAL)
-    }
-
     fn sysinfo(&mut self, rid: u64, at: u64) -> Result<u64, i64> {
         let i = sys::sys_info().map_err(|_| errno::EIO)?;
         let si = SysInfo {
