@@ -94,6 +94,8 @@ pub struct Ofd {
     pub shared: Option<u64>,
     /// The path it was opened by (`/proc/self/fd`), absolute.
     pub path: String,
+    /// The lease it holds on its file (`F_SETLEASE`: F_RDLCK, F_WRLCK).
+    pub lease: Option<u16>,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -106,6 +108,7 @@ impl Ofd {
             pos: 0,
             shared: None,
             path,
+            lease: None,
         }))
     }
 

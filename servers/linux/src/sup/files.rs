@@ -1129,6 +1129,8 @@ impl Sup {
         const F_SETLKW: u64 = 7;
         const F_SETOWN: u64 = 8;
         const F_GETOWN: u64 = 9;
+        const F_SETLEASE: u64 = 1024;
+        const F_GETLEASE: u64 = 1025;
         const F_DUPFD_CLOEXEC: u64 = 1030;
         const F_SETPIPE_SZ: u64 = 1031;
         const F_GETPIPE_SZ: u64 = 1032;
@@ -1176,6 +1178,8 @@ impl Sup {
             // EAGAIN, as F_SETLK.
             F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
             F_SETOWN | F_GETOWN => Ok(0),
+            F_SETLEASE => self.set_lease(&slot.ofd, arg),
+            F_GETLEASE => Ok(slot.ofd.borrow().lease.unwrap_or(super::lease::F_UNLCK) as u64),
             F_GETPIPE_SZ | F_SETPIPE_SZ if matches!(slot.ofd.borrow().kind, Kind::KPipe { .. }) => {
                 // Linux reads F_SETPIPE_SZ's argument as an unsigned int.
                 let size = (cmd == F_SETPIPE_SZ).then_some(arg as u32 as u64);

@@ -19,6 +19,7 @@ mod files;
 mod fs;
 mod fsinfo;
 mod kpipe;
+mod lease;
 mod locks;
 mod loopdev;
 mod mounts;

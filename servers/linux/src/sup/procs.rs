@@ -540,6 +540,7 @@ impl Sup {
                 pos,
                 shared: (shared != 0).then_some(shared),
                 path,
+                lease: None,
             })));
         }
         for (ep, words) in epolls {
