@@ -81,6 +81,8 @@ pub enum Kind {
     },
     /// `/dev/loop-control` or a loop block device (`loopdev.rs`).
     Loop(super::loopdev::Node),
+    /// A signalfd and its set of signals (`signalfd.rs`).
+    SignalFd(u64),
 }
 
 pub struct Ofd {

@@ -371,6 +371,12 @@ impl Sup {
             // it does not know is not the process's.
             Kind::KPipe { .. } => ret(Err(errno::EBADF)),
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::SignalFd(_) if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::SignalFd(mask) => {
+                let nonblock = d.flags & fdt::O_NONBLOCK != 0;
+                drop(d);
+                self.signalfd_read(rid, mask, nonblock, buf, len)
+            }
             Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
         }
     }
@@ -465,7 +471,7 @@ impl Sup {
                 drop(d);
                 ret(self.kpipe_write(&o))
             }
-            Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Epoll(_) | Kind::SignalFd(_) => ret(Err(errno::EINVAL)),
             Kind::Loop(node) => ret(self.loop_write(rid, node, &mut d, buf, len, at)),
         }
     }
@@ -639,7 +645,7 @@ impl Sup {
                 gid: self.cred.egid,
                 ..StatView::default()
             },
-            Kind::Epoll(_) => StatView {
+            Kind::Epoll(_) | Kind::SignalFd(_) => StatView {
                 dev: st::makedev(0, 14),
                 nlink: 1,
                 mode: 0o600,
@@ -1153,7 +1159,10 @@ impl Sup {
             F_GETFL => {
                 let d = slot.ofd.borrow();
                 let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY)
-                    || matches!(d.kind, Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_));
+                    || matches!(
+                        d.kind,
+                        Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) | Kind::SignalFd(_)
+                    );
                 if matches!(d.kind, Kind::KPipe { .. }) {
                     drop(d);
                     return Ok(self.kpipe_flags(&slot.ofd) as u64);

@@ -284,6 +284,8 @@ impl Sup {
             nr::TIMERFD_SETTIME => ret(self.timerfd_settime(rid, a[0], a[1], a[2], a[3])),
             nr::TIMERFD_GETTIME => ret(self.timerfd_gettime(rid, a[0], a[1])),
             nr::EVENTFD2 => ret(self.eventfd2(a[0], a[1])),
+            nr::SIGNALFD => ret(self.signalfd4(rid, a[0], a[1], a[2], 0)),
+            nr::SIGNALFD4 => ret(self.signalfd4(rid, a[0], a[1], a[2], a[3])),
             nr::EPOLL_CREATE if (a[0] as i32) <= 0 => ret(Err(errno::EINVAL)),
             nr::EPOLL_CREATE => ret(self.epoll_create(0)),
             nr::EPOLL_CREATE1 => ret(self.epoll_create(a[0])),
