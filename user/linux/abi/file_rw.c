@@ -1,8 +1,8 @@
 /*
  * Reading and writing files: open and openat with their flags, close,
  * read, write, readv, writev, pread64, pwrite64, lseek (holes, SEEK_END,
- * O_APPEND), sendfile between files, the rule for the lowest free
- * descriptor, and the errors.
+ * O_APPEND), sendfile between files, posix_fadvise, the rule for the
+ * lowest free descriptor, and the errors.
  * Everything happens in the program's own fresh folder on ext2.
  */
 #include "abi.h"
@@ -63,6 +63,29 @@ static void send_file(void)
 	close(wo);
 	close(out);
 	close(in);
+}
+
+static void advice(void)
+{
+	section("posix_fadvise");
+	int fd = open("adv", O_RDWR | O_CREAT, 0644);
+	write(fd, "0123456789", 10);
+	int known = 0;
+	for (int a = 0; a <= 5; a++)
+		known += syscall(SYS_fadvise64, fd, 0, 0, a) == 0;
+	EXPECT_EQ("advice 0 to 5 on a file", known, 6);
+	EXPECT_ERR("advice 6", syscall(SYS_fadvise64, fd, 0, 0, 6), EINVAL);
+	EXPECT_ERR("advice -1", syscall(SYS_fadvise64, fd, 0, 0, -1), EINVAL);
+	EXPECT_OK("a negative length", syscall(SYS_fadvise64, fd, 0, -1, 0));
+	EXPECT_OK("past the end", syscall(SYS_fadvise64, fd, 1 << 20, 4096, 3));
+	int p[2];
+	pipe(p);
+	EXPECT_ERR("on a pipe", syscall(SYS_fadvise64, p[0], 0, 0, 0), ESPIPE);
+	EXPECT_ERR("on a pipe, unknown advice", syscall(SYS_fadvise64, p[1], 0, 0, 9), ESPIPE);
+	close(p[0]);
+	close(p[1]);
+	EXPECT_ERR("a closed descriptor", syscall(SYS_fadvise64, 999, 0, 0, 0), EBADF);
+	close(fd);
 }
 
 int main(void)
@@ -223,6 +246,7 @@ int main(void)
 	EXPECT_STR("the file", contents("v"), "aabcefghok");
 
 	send_file();
+	advice();
 
 	return abi_done();
 }

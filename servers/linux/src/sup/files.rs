@@ -1007,6 +1007,22 @@ impl Sup {
         }
     }
 
+    /// posix_fadvise: advice is only taken (the file server reads what it
+    /// is asked); a pipe is ESPIPE, an advice Linux does not know EINVAL.
+    pub(super) fn fadvise(&mut self, fd: u64, advice: u64) -> Result<u64, i64> {
+        const POSIX_FADV_NOREUSE: u64 = 5;
+        let o = self.fds.ofd(fd)?;
+        if matches!(o.borrow().kind, Kind::KPipe { .. } | Kind::Obj { .. })
+            && self.fstat_ofd(&o.borrow())?.mode & 0o170000 == st::S_IFIFO
+        {
+            return Err(errno::ESPIPE);
+        }
+        if advice as u32 as u64 > POSIX_FADV_NOREUSE {
+            return Err(errno::EINVAL);
+        }
+        Ok(0)
+    }
+
     pub(super) fn fsync(&mut self, fd: u64) -> Result<u64, i64> {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();

@@ -138,7 +138,7 @@ impl Sup {
             nr::PIPE2 => ret(self.kpipe2(rid, a[0], a[1])),
             nr::IOCTL => self.ioctl(rid, fd, a[1], a[2]),
             nr::SENDFILE => ret(self.sendfile(rid, a)),
-            nr::FADVISE64 => ret(self.fds.get(fd).map(|_| 0)),
+            nr::FADVISE64 => ret(self.fadvise(fd, a[3])),
             nr::FLOCK => ret(self.fds.get(fd).map(|_| 0)),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
             nr::PPOLL => {
