@@ -16,6 +16,7 @@ pub mod fcntl;
 pub mod frame;
 pub mod loopdev;
 pub mod nr;
+pub mod ntp;
 pub mod path;
 pub mod pipe;
 pub mod ptimer;

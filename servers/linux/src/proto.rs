@@ -170,6 +170,10 @@ pub mod ctl {
     pub const PTIMER: u64 = 73;
     /// [op, object, ...] → a timerfd's call (`shared/ptimers.rs`).
     pub const TIMERFD: u64 = 74;
+    /// [] or [modes, offset, freq, maxerror, esterror, status, constant,
+    /// tick] (a validated change) → [1 and the old adjtime offset, or 0
+    /// 0, then `linuxabi::ntp::Ntp`'s words]: the clock's parameters.
+    pub const NTP: u64 = 75;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

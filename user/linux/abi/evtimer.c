@@ -1,7 +1,8 @@
 /*
- * eventfd, timerfd and POSIX timers: counts and their limits, sharing
- * across fork, poll readiness, expirations and the signals timers send,
- * and the errors (bad flags, clocks, ids, pointers and records).
+ * eventfd, timerfd, POSIX timers and signalfd: counts and their limits,
+ * sharing across fork, poll readiness, expirations and the signals timers
+ * send, signals read as records, and the errors (bad flags, clocks, ids,
+ * pointers and records).
  *
  * Timers are set far from the edge (50 ms, read after they fired), so
  * only counts that every correct kernel gives are printed.
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 
@@ -195,11 +197,89 @@ static void posix_timer_tests(void)
 	EXPECT_OK("timer_delete", syscall(SYS_timer_delete, id));
 }
 
+static void signalfd_tests(void)
+{
+	section("signalfd");
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR1);
+	int fd = signalfd(-1, &one, SFD_NONBLOCK);
+	EXPECT_TRUE("signalfd(-1, {SIGUSR1}, SFD_NONBLOCK)", fd >= 0);
+	EXPECT_EQ("no FD_CLOEXEC", fcntl(fd, F_GETFD), 0);
+	EXPECT_TRUE("O_RDWR | O_NONBLOCK", (fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK)) == (O_RDWR | O_NONBLOCK));
+	struct stat st;
+	fstat(fd, &st);
+	EXPECT_EQ("fstat: no file type", st.st_mode & S_IFMT, 0);
+	struct signalfd_siginfo r[2];
+	EXPECT_ERR("a read with nothing pending", read(fd, r, sizeof r[0]), EAGAIN);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	EXPECT_EQ("poll: not readable", poll(&p, 1, 0), 0);
+	kill(getpid(), SIGUSR1);
+	EXPECT_EQ("poll after kill(self, SIGUSR1)", poll(&p, 1, 0), 1);
+	EXPECT_EQ("revents", p.revents, POLLIN);
+	EXPECT_ERR("a read of 127 bytes", read(fd, r, 127), EINVAL);
+	EXPECT_EQ("a read of one record", read(fd, r, sizeof r[0]), 128);
+	EXPECT_EQ("ssi_signo", r[0].ssi_signo, SIGUSR1);
+	EXPECT_EQ("ssi_code SI_USER", r[0].ssi_code, SI_USER);
+	EXPECT_TRUE("ssi_pid is ours, ssi_uid root", r[0].ssi_pid == (uint32_t)getpid() && r[0].ssi_uid == 0);
+	sigset_t pend;
+	sigpending(&pend);
+	EXPECT_TRUE("taken: no longer pending", !sigismember(&pend, SIGUSR1));
+	kill(getpid(), SIGUSR2);
+	EXPECT_ERR("SIGUSR2 is not in the set", read(fd, r, sizeof r), EAGAIN);
+	EXPECT_EQ("a new set for the same descriptor", signalfd(fd, &set, 0), fd);
+	kill(getpid(), SIGUSR1);
+	EXPECT_EQ("two pending, room for two", read(fd, r, sizeof r), 256);
+	EXPECT_TRUE("lowest first", r[0].ssi_signo == SIGUSR1 && r[1].ssi_signo == SIGUSR2);
+	union sigval v = { .sival_int = 42 };
+	sigqueue(getpid(), SIGUSR2, v);
+	kill(getpid(), SIGUSR1);
+	EXPECT_EQ("two pending, room for one", read(fd, r, sizeof r[0]), 128);
+	EXPECT_EQ("the lowest", r[0].ssi_signo, SIGUSR1);
+	EXPECT_EQ("then the other", read(fd, r, sizeof r), 128);
+	EXPECT_TRUE("sigqueue's code and value", r[0].ssi_code == SI_QUEUE && r[0].ssi_int == 42 && r[0].ssi_ptr == 42);
+	EXPECT_ERR("write", write(fd, r, sizeof r[0]), EINVAL);
+	EXPECT_EQ("lseek does nothing", lseek(fd, 5, SEEK_SET), 0);
+	pid_t c = fork();
+	if (c == 0) {
+		sleep_ms(100);
+		kill(getppid(), SIGUSR2);
+		_exit(0);
+	}
+	int blocking = signalfd(-1, &set, SFD_CLOEXEC);
+	EXPECT_EQ("SFD_CLOEXEC", fcntl(blocking, F_GETFD), FD_CLOEXEC);
+	EXPECT_EQ("a blocking read waits for another process's kill", read(blocking, r, sizeof r), 128);
+	EXPECT_TRUE("its signal and sender", r[0].ssi_signo == SIGUSR2 && r[0].ssi_pid == (uint32_t)c);
+	waitpid(c, NULL, 0);
+	int file = open("sfd-file", O_RDWR | O_CREAT, 0600);
+	EXPECT_ERR("a new set for a file", signalfd(file, &set, 0), EINVAL);
+	close(file);
+	EXPECT_ERR("a closed descriptor", signalfd(999, &set, 0), EBADF);
+	EXPECT_ERR("unknown flags", signalfd(-1, &set, 1), EINVAL);
+	EXPECT_ERR("a set of 4 bytes", syscall(SYS_signalfd4, -1, &set, 4, 0), EINVAL);
+	EXPECT_ERR("a set at a bad pointer", syscall(SYS_signalfd4, -1, BAD, 8, 0), EFAULT);
+	EXPECT_ERR("signalfd (no flags) with a set of 4 bytes", syscall(SYS_signalfd, -1, &set, 4), EINVAL);
+	kill(getpid(), SIGUSR1);
+	EXPECT_ERR("a read into a bad pointer", read(fd, BAD, 128), EFAULT);
+	struct timespec zero = { 0, 0 };
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+	close(blocking);
+	close(fd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(void)
 {
 	abi_init();
 	eventfd_tests();
 	timerfd_tests();
 	posix_timer_tests();
+	signalfd_tests();
 	return abi_done();
 }

@@ -1,7 +1,8 @@
 /*
  * Descriptors: dup, dup2, dup3 (shared offsets, close-on-exec not shared),
  * fcntl (F_DUPFD, F_GETFD/F_SETFD, F_GETFL/F_SETFL with the flags Linux
- * reports, F_GETPIPE_SZ, record locks between processes), and pipes:
+ * reports, F_GETPIPE_SZ, record locks between processes, leases within
+ * one process), and pipes:
  * pipe2 flags, capacity, EAGAIN, atomic writes of PIPE_BUF, EOF.
  */
 #include "abi.h"
@@ -27,6 +28,51 @@ static int child_lock(void *arg)
 		EXPECT_ERR("a read lock there too", fcntl(fd, F_SETLK, &fl), EAGAIN);
 	}
 	return 0;
+}
+
+static void leases(void)
+{
+	section("leases");
+	int fd = open("leased", O_RDONLY | O_CREAT, 0644);
+	EXPECT_EQ("F_GETLEASE with none", fcntl(fd, F_GETLEASE), F_UNLCK);
+	EXPECT_OK("F_SETLEASE F_RDLCK", fcntl(fd, F_SETLEASE, F_RDLCK));
+	EXPECT_EQ("F_GETLEASE", fcntl(fd, F_GETLEASE), F_RDLCK);
+	EXPECT_OK("F_SETLEASE F_UNLCK", fcntl(fd, F_SETLEASE, F_UNLCK));
+	EXPECT_EQ("F_GETLEASE after it", fcntl(fd, F_GETLEASE), F_UNLCK);
+	EXPECT_ERR("F_UNLCK with no lease", fcntl(fd, F_SETLEASE, F_UNLCK), EAGAIN);
+	EXPECT_OK("F_WRLCK on a read-only description, the only one", fcntl(fd, F_SETLEASE, F_WRLCK));
+	EXPECT_EQ("F_GETLEASE", fcntl(fd, F_GETLEASE), F_WRLCK);
+	EXPECT_OK("back to F_RDLCK", fcntl(fd, F_SETLEASE, F_RDLCK));
+	EXPECT_EQ("F_GETLEASE", fcntl(fd, F_GETLEASE), F_RDLCK);
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+	int two = open("leased", O_RDONLY);
+	EXPECT_ERR("F_WRLCK while another description reads", fcntl(fd, F_SETLEASE, F_WRLCK), EAGAIN);
+	EXPECT_OK("F_RDLCK then", fcntl(fd, F_SETLEASE, F_RDLCK));
+	EXPECT_OK("and on the other one too", fcntl(two, F_SETLEASE, F_RDLCK));
+	fcntl(two, F_SETLEASE, F_UNLCK);
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(two);
+	int rw = open("leased", O_RDWR);
+	EXPECT_ERR("F_RDLCK on a writable description", fcntl(rw, F_SETLEASE, F_RDLCK), EAGAIN);
+	EXPECT_ERR("F_RDLCK while another description writes", fcntl(fd, F_SETLEASE, F_RDLCK), EAGAIN);
+	close(rw);
+	EXPECT_ERR("an unknown lease type", fcntl(fd, F_SETLEASE, 5), EINVAL);
+	pid_t c = fork();
+	if (c == 0) {
+		setuid(1000);
+		_exit(fcntl(fd, F_SETLEASE, F_RDLCK) == -1 && errno == EACCES ? 0 : 1);
+	}
+	EXPECT_STATUS("another user's file (EACCES)", wait_status(c), "exited 0");
+	int p[2];
+	pipe(p);
+	EXPECT_ERR("on a pipe", fcntl(p[0], F_SETLEASE, F_RDLCK), EINVAL);
+	close(p[0]);
+	close(p[1]);
+	int dir = open(".", O_RDONLY | O_DIRECTORY);
+	EXPECT_ERR("on a directory", fcntl(dir, F_SETLEASE, F_RDLCK), EINVAL);
+	close(dir);
+	EXPECT_ERR("on a closed descriptor", fcntl(999, F_SETLEASE, F_RDLCK), EBADF);
+	close(fd);
 }
 
 int main(void)
@@ -107,6 +153,7 @@ int main(void)
 	EXPECT_ERR("a write lock on a read-only descriptor", fcntl(rdonly, F_SETLK, &fl), EBADF);
 	close(rdonly);
 	close(lf);
+	leases();
 
 	section("pipes");
 	int p[2];

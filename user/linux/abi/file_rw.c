@@ -1,12 +1,14 @@
 /*
  * Reading and writing files: open and openat with their flags, close,
  * read, write, readv, writev, pread64, pwrite64, lseek (holes, SEEK_END,
- * O_APPEND), the rule for the lowest free descriptor, and the errors.
+ * O_APPEND), sendfile between files, posix_fadvise, the rule for the
+ * lowest free descriptor, and the errors.
  * Everything happens in the program's own fresh folder on ext2.
  */
 #include "abi.h"
 
 #include <limits.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 
 static char buf[65536];
@@ -20,6 +22,70 @@ static const char *contents(const char *name)
 	if (fd >= 0)
 		close(fd);
 	return text;
+}
+
+static void send_file(void)
+{
+	section("sendfile");
+	int in = open("sf-in", O_RDWR | O_CREAT, 0644);
+	write(in, "0123456789", 10);
+	lseek(in, 2, SEEK_SET);
+	int out = open("sf-out", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	EXPECT_EQ("4 bytes from the file position", sendfile(out, in, NULL, 4), 4);
+	EXPECT_EQ("the input position moved", lseek(in, 0, SEEK_CUR), 6);
+	EXPECT_EQ("the output position moved", lseek(out, 0, SEEK_CUR), 4);
+	off_t off = 7;
+	EXPECT_EQ("from offset 7, 100 asked", sendfile(out, in, &off, 100), 3);
+	EXPECT_EQ("the offset moved to the end", off, 10);
+	EXPECT_EQ("the input position did not", lseek(in, 0, SEEK_CUR), 6);
+	EXPECT_EQ("at the end: 0", sendfile(out, in, &off, 5), 0);
+	EXPECT_EQ("0 bytes asked", sendfile(out, in, NULL, 0), 0);
+	EXPECT_STR("the output", contents("sf-out"), "2345789");
+	off = -1;
+	EXPECT_ERR("a negative offset", sendfile(out, in, &off, 1), EINVAL);
+	EXPECT_ERR("an unreadable offset", syscall(SYS_sendfile, out, in, BAD_PTR, 1), EFAULT);
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_ERR("an offset in read-only memory", syscall(SYS_sendfile, out, in, ro, 1), EFAULT);
+	munmap(ro, 4096);
+	EXPECT_ERR("a closed input", sendfile(out, 999, NULL, 1), EBADF);
+	EXPECT_ERR("a closed output", sendfile(999, in, NULL, 1), EBADF);
+	int wo = open("sf-in", O_WRONLY);
+	EXPECT_ERR("an input open only for writing", sendfile(out, wo, NULL, 1), EBADF);
+	int ro_fd = open("sf-out", O_RDONLY);
+	EXPECT_ERR("an output open only for reading", sendfile(ro_fd, in, NULL, 1), EBADF);
+	int ap = open("sf-out", O_WRONLY | O_APPEND);
+	EXPECT_ERR("an O_APPEND output", sendfile(ap, in, NULL, 1), EINVAL);
+	int dir = open(".", O_RDONLY | O_DIRECTORY);
+	EXPECT_ERR("a directory as input", sendfile(out, dir, NULL, 1), EINVAL);
+	close(dir);
+	close(ap);
+	close(ro_fd);
+	close(wo);
+	close(out);
+	close(in);
+}
+
+static void advice(void)
+{
+	section("posix_fadvise");
+	int fd = open("adv", O_RDWR | O_CREAT, 0644);
+	write(fd, "0123456789", 10);
+	int known = 0;
+	for (int a = 0; a <= 5; a++)
+		known += syscall(SYS_fadvise64, fd, 0, 0, a) == 0;
+	EXPECT_EQ("advice 0 to 5 on a file", known, 6);
+	EXPECT_ERR("advice 6", syscall(SYS_fadvise64, fd, 0, 0, 6), EINVAL);
+	EXPECT_ERR("advice -1", syscall(SYS_fadvise64, fd, 0, 0, -1), EINVAL);
+	EXPECT_OK("a negative length", syscall(SYS_fadvise64, fd, 0, -1, 0));
+	EXPECT_OK("past the end", syscall(SYS_fadvise64, fd, 1 << 20, 4096, 3));
+	int p[2];
+	pipe(p);
+	EXPECT_ERR("on a pipe", syscall(SYS_fadvise64, p[0], 0, 0, 0), ESPIPE);
+	EXPECT_ERR("on a pipe, unknown advice", syscall(SYS_fadvise64, p[1], 0, 0, 9), ESPIPE);
+	close(p[0]);
+	close(p[1]);
+	EXPECT_ERR("a closed descriptor", syscall(SYS_fadvise64, 999, 0, 0, 0), EBADF);
+	close(fd);
 }
 
 int main(void)
@@ -178,6 +244,9 @@ int main(void)
 	EXPECT_EQ("writev of nothing", writev(fd, iov, 0), 0);
 	close(fd);
 	EXPECT_STR("the file", contents("v"), "aabcefghok");
+
+	send_file();
+	advice();
 
 	return abi_done();
 }

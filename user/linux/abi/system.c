@@ -1,12 +1,136 @@
 /*
  * The system as a whole: uname (and sethostname), sysinfo against
- * /proc/meminfo and /proc/uptime, and getrandom.
+ * /proc/meminfo and /proc/uptime, getrandom, sysfs against
+ * /proc/filesystems, ustat, and adjtimex's clock parameters.
  */
 #include "abi.h"
 
 #include <sys/random.h>
+#include <sys/statfs.h>
 #include <sys/sysinfo.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
+#include <time.h>
+
+struct abi_ustat {
+	int f_tfree;
+	unsigned long f_tinode;
+	char f_fname[6];
+	char f_fpack[6];
+};
+
+static int lines_of(const char *path)
+{
+	static char text[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof text);
+	if (fd >= 0)
+		close(fd);
+	int lines = 0;
+	for (ssize_t i = 0; i < n; i++)
+		lines += text[i] == '\n';
+	return lines;
+}
+
+static void file_systems(void)
+{
+	section("sysfs");
+	long proc = syscall(SYS_sysfs, 1, "proc");
+	EXPECT_TRUE("sysfs(1, \"proc\") is an index", proc >= 0);
+	char name[64] = { 0 };
+	EXPECT_OK("sysfs(2, that index)", syscall(SYS_sysfs, 2, proc, name));
+	EXPECT_STR("its name", name, "proc");
+	long n = syscall(SYS_sysfs, 3);
+	EXPECT_TRUE("sysfs(3) counts /proc/filesystems's lines", n > proc && n == lines_of("/proc/filesystems"));
+	EXPECT_ERR("sysfs(2) past the last", syscall(SYS_sysfs, 2, n, name), EINVAL);
+	EXPECT_ERR("sysfs(1) of an unknown name", syscall(SYS_sysfs, 1, "ext0"), EINVAL);
+	EXPECT_ERR("sysfs(1) of a bad pointer", syscall(SYS_sysfs, 1, BAD_PTR), EFAULT);
+	EXPECT_ERR("sysfs(2) into a bad pointer", syscall(SYS_sysfs, 2, proc, BAD_PTR), EFAULT);
+	EXPECT_ERR("sysfs(4)", syscall(SYS_sysfs, 4, 0, name), EINVAL);
+	EXPECT_ERR("sysfs(0)", syscall(SYS_sysfs, 0, 0, name), EINVAL);
+
+	section("ustat");
+	struct stat st;
+	stat(".", &st);
+	struct abi_ustat u;
+	memset(&u, 0x55, sizeof u);
+	EXPECT_OK("ustat of this folder's device", syscall(SYS_ustat, (unsigned)st.st_dev, &u));
+	struct statfs sf;
+	statfs(".", &sf);
+	EXPECT_TRUE("f_tfree is at most the blocks there are", u.f_tfree >= 0 && (unsigned long)u.f_tfree <= sf.f_blocks);
+	EXPECT_TRUE("f_fname and f_fpack are empty", u.f_fname[0] == 0 && u.f_fpack[0] == 0);
+	EXPECT_ERR("ustat of a device with no file system", syscall(SYS_ustat, 0xfffffffu, &u), EINVAL);
+	EXPECT_ERR("ustat into a bad pointer", syscall(SYS_ustat, (unsigned)st.st_dev, BAD_PTR), EFAULT);
+}
+
+static void clock_parameters(void)
+{
+	section("adjtimex");
+	struct timex t, saved;
+	memset(&saved, 0, sizeof saved);
+	long state = syscall(SYS_adjtimex, &saved);
+	EXPECT_TRUE("reading answers a clock state", state >= TIME_OK && state <= TIME_ERROR);
+	EXPECT_EQ("tick (µs per 1/100 s)", saved.tick, 10000);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	EXPECT_TRUE("its time is CLOCK_REALTIME's (within 2 s)", saved.time.tv_sec >= now.tv_sec - 2 && saved.time.tv_sec <= now.tv_sec);
+	memset(&t, 0, sizeof t);
+	t.modes = ADJ_TICK;
+	t.tick = 10001;
+	EXPECT_TRUE("ADJ_TICK 10001", syscall(SYS_adjtimex, &t) >= 0);
+	memset(&t, 0, sizeof t);
+	syscall(SYS_adjtimex, &t);
+	EXPECT_EQ("tick read back", t.tick, 10001);
+	memset(&t, 0, sizeof t);
+	t.modes = ADJ_MAXERROR | ADJ_TIMECONST;
+	t.maxerror = 1000;
+	t.constant = 3;
+	EXPECT_TRUE("ADJ_MAXERROR 1000, ADJ_TIMECONST 3", syscall(SYS_adjtimex, &t) >= 0);
+	memset(&t, 0, sizeof t);
+	syscall(SYS_adjtimex, &t);
+	EXPECT_TRUE("maxerror read back (it grows with time)", t.maxerror >= 1000 && t.maxerror < 100000);
+	EXPECT_EQ("constant read back (4 more, in microseconds mode)", t.constant, 7);
+	memset(&t, 0, sizeof t);
+	t.modes = ADJ_OFFSET_SINGLESHOT;
+	EXPECT_TRUE("ADJ_OFFSET_SINGLESHOT of 0", syscall(SYS_adjtimex, &t) >= 0);
+	memset(&t, 0, sizeof t);
+	t.modes = ADJ_OFFSET_SS_READ;
+	EXPECT_TRUE("ADJ_OFFSET_SS_READ", syscall(SYS_adjtimex, &t) >= 0);
+	EXPECT_EQ("no adjustment left", t.offset, 0);
+	memset(&t, 0, sizeof t);
+	t.modes = 0x8000;
+	EXPECT_ERR("ADJ_ADJTIME without ADJ_OFFSET", syscall(SYS_adjtimex, &t), EINVAL);
+	EXPECT_EQ("nothing written back (tai)", t.tai, 0);
+	t.modes = ADJ_TICK;
+	t.tick = 8999;
+	EXPECT_ERR("ADJ_TICK 8999", syscall(SYS_adjtimex, &t), EINVAL);
+	t.tick = 11001;
+	EXPECT_ERR("ADJ_TICK 11001", syscall(SYS_adjtimex, &t), EINVAL);
+	EXPECT_ERR("from a bad pointer", syscall(SYS_adjtimex, BAD_PTR), EFAULT);
+	pid_t c = fork();
+	if (c == 0) {
+		setuid(1000);
+		struct timex u;
+		memset(&u, 0, sizeof u);
+		int ok = syscall(SYS_adjtimex, &u) >= 0 && u.tick == 10001;
+		u.modes = ADJ_TICK;
+		u.tick = 10000;
+		ok = ok && syscall(SYS_adjtimex, &u) == -1 && errno == EPERM;
+		u.modes = ADJ_OFFSET_SINGLESHOT;
+		u.offset = 0;
+		ok = ok && syscall(SYS_adjtimex, &u) == -1 && errno == EPERM;
+		u.modes = ADJ_OFFSET_SS_READ;
+		ok = ok && syscall(SYS_adjtimex, &u) >= 0;
+		_exit(ok ? 0 : 1);
+	}
+	EXPECT_STATUS("uid 1000 reads, and changes nothing (EPERM)", wait_status(c), "exited 0");
+	saved.modes = ADJ_TICK | ADJ_MAXERROR | ADJ_ESTERROR | ADJ_STATUS | ADJ_TIMECONST;
+	if (saved.status & STA_NANO)
+		saved.modes |= ADJ_NANO;
+	else
+		saved.constant -= 4;
+	EXPECT_TRUE("the saved parameters back", syscall(SYS_adjtimex, &saved) >= 0);
+}
 
 static long meminfo_kb(const char *key)
 {
@@ -54,6 +178,8 @@ int main(void)
 	EXPECT_ERR("into a bad buffer", syscall(SYS_getrandom, BAD_PTR, 16, 0), EFAULT);
 	static unsigned char big[1 << 20];
 	EXPECT_EQ("1 MiB at once", syscall(SYS_getrandom, big, sizeof big, 0), 1 << 20);
+	file_systems();
+	clock_parameters();
 	section("uname");
 	struct utsname u;
 	EXPECT_OK("uname", syscall(SYS_uname, &u));

@@ -120,6 +120,8 @@ pub struct Shared {
     alarm_at: u64,
     /// The host and domain names (Linux's start: "(none)").
     uts: [Vec<u8>; 2],
+    /// The clock's NTP parameters (`adjtimex`).
+    ntp: linuxabi::ntp::Ntp,
     /// Every process's record locks.
     pub locks: linuxabi::reclock::Locks,
     /// The virtual init's scheduling attributes (it has no record).
@@ -148,6 +150,7 @@ impl Shared {
             timers: BTreeMap::new(),
             alarm_at: 0,
             uts: [b"(none)".to_vec(), b"(none)".to_vec()],
+            ntp: Default::default(),
             locks: Default::default(),
             init_sched: Default::default(),
             sysv: Default::default(),
@@ -173,6 +176,32 @@ impl Shared {
             };
             *name = new.to_vec();
         }
+        End::Reply(out)
+    }
+
+    /// `ctl::NTP`: the parameters, maybe changed by a request the
+    /// supervisor validated.
+    fn ntp(&mut self, w: &[u64]) -> End {
+        let told = match w.get(1..) {
+            Some(r) if !r.is_empty() => {
+                let v = |i: usize| word(r, i) as i64;
+                let req = linuxabi::ntp::Request {
+                    modes: v(0) as u32,
+                    offset: v(1),
+                    freq: v(2),
+                    maxerror: v(3),
+                    esterror: v(4),
+                    status: v(5),
+                    constant: v(6),
+                    tick: v(7),
+                    time: (0, 0),
+                };
+                self.ntp.apply(&req)
+            }
+            _ => None,
+        };
+        let mut out = alloc::vec![told.is_some() as u64, told.unwrap_or(0) as u64];
+        out.extend(self.ntp.to_words());
         End::Reply(out)
     }
 
@@ -455,6 +484,7 @@ impl Shared {
             ctl::PROC => self.proc_record(word(&w, 1) as u32),
             ctl::STOPPED => self.stopped(&w),
             ctl::UTS => self.uts(&w),
+            ctl::NTP => self.ntp(&w),
             ctl::LOOP => self.loop_ctl(&w, info.caller),
             ctl::MOUNT => self.mount_ctl(&w),
             ctl::THREAD_NEW => result(

@@ -63,6 +63,8 @@ pub enum Kind {
     },
     /// `/dev/loop-control` or a loop block device (`loopdev.rs`).
     Loop(super::loopdev::Node),
+    /// A signalfd and its set of signals (`signalfd.rs`).
+    SignalFd(u64),
 }
 
 pub struct Ofd {
@@ -76,6 +78,8 @@ pub struct Ofd {
     pub shared: Option<u64>,
     /// The path it was opened by (`/proc/self/fd`), absolute.
     pub path: String,
+    /// The lease it holds on its file (`F_SETLEASE`: F_RDLCK, F_WRLCK).
+    pub lease: Option<u16>,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -88,6 +92,7 @@ impl Ofd {
             pos: 0,
             shared: None,
             path,
+            lease: None,
         }))
     }
 

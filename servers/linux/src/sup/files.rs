@@ -274,7 +274,7 @@ impl Sup {
     }
 
     /// Status flags: a shared description's are the shared server's.
-    fn flags_of(&self, d: &Ofd) -> u32 {
+    pub(super) fn flags_of(&self, d: &Ofd) -> u32 {
         match d.object() {
             Some(id) => {
                 let info = self.ctl(&[ctl::OBJ_INFO, id]);
@@ -371,6 +371,12 @@ impl Sup {
             // it does not know is not the process's.
             Kind::KPipe { .. } => ret(Err(errno::EBADF)),
             Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::SignalFd(_) if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::SignalFd(mask) => {
+                let nonblock = d.flags & fdt::O_NONBLOCK != 0;
+                drop(d);
+                self.signalfd_read(rid, mask, nonblock, buf, len)
+            }
             Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
         }
     }
@@ -378,7 +384,7 @@ impl Sup {
     /// How much of a write of `len` bytes at `off` (at the end with
     /// `append`) RLIMIT_FSIZE lets through: up to the limit; none at or
     /// past it, which is EFBIG and SIGXFSZ, as on Linux.
-    fn fsize_room(&mut self, ffd: u32, off: u64, append: bool, len: u64) -> Result<u64, i64> {
+    pub(super) fn fsize_room(&mut self, ffd: u32, off: u64, append: bool, len: u64) -> Result<u64, i64> {
         let limit = self.limits[RLIMIT_FSIZE][0];
         if limit == u64::MAX || len == 0 {
             return Ok(len);
@@ -465,7 +471,7 @@ impl Sup {
                 drop(d);
                 ret(self.kpipe_write(&o))
             }
-            Kind::Epoll(_) => ret(Err(errno::EINVAL)),
+            Kind::Epoll(_) | Kind::SignalFd(_) => ret(Err(errno::EINVAL)),
             Kind::Loop(node) => ret(self.loop_write(rid, node, &mut d, buf, len, at)),
         }
     }
@@ -639,7 +645,7 @@ impl Sup {
                 gid: self.cred.egid,
                 ..StatView::default()
             },
-            Kind::Epoll(_) => StatView {
+            Kind::Epoll(_) | Kind::SignalFd(_) => StatView {
                 dev: st::makedev(0, 14),
                 nlink: 1,
                 mode: 0o600,
@@ -1001,6 +1007,22 @@ impl Sup {
         }
     }
 
+    /// posix_fadvise: advice is only taken (the file server reads what it
+    /// is asked); a pipe is ESPIPE, an advice Linux does not know EINVAL.
+    pub(super) fn fadvise(&mut self, fd: u64, advice: u64) -> Result<u64, i64> {
+        const POSIX_FADV_NOREUSE: u64 = 5;
+        let o = self.fds.ofd(fd)?;
+        if matches!(o.borrow().kind, Kind::KPipe { .. } | Kind::Obj { .. })
+            && self.fstat_ofd(&o.borrow())?.mode & 0o170000 == st::S_IFIFO
+        {
+            return Err(errno::ESPIPE);
+        }
+        if advice as u32 as u64 > POSIX_FADV_NOREUSE {
+            return Err(errno::EINVAL);
+        }
+        Ok(0)
+    }
+
     pub(super) fn fsync(&mut self, fd: u64) -> Result<u64, i64> {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
@@ -1129,6 +1151,8 @@ impl Sup {
         const F_SETLKW: u64 = 7;
         const F_SETOWN: u64 = 8;
         const F_GETOWN: u64 = 9;
+        const F_SETLEASE: u64 = 1024;
+        const F_GETLEASE: u64 = 1025;
         const F_DUPFD_CLOEXEC: u64 = 1030;
         const F_SETPIPE_SZ: u64 = 1031;
         const F_GETPIPE_SZ: u64 = 1032;
@@ -1151,7 +1175,10 @@ impl Sup {
             F_GETFL => {
                 let d = slot.ofd.borrow();
                 let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY)
-                    || matches!(d.kind, Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_));
+                    || matches!(
+                        d.kind,
+                        Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) | Kind::SignalFd(_)
+                    );
                 if matches!(d.kind, Kind::KPipe { .. }) {
                     drop(d);
                     return Ok(self.kpipe_flags(&slot.ofd) as u64);
@@ -1176,6 +1203,8 @@ impl Sup {
             // EAGAIN, as F_SETLK.
             F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
             F_SETOWN | F_GETOWN => Ok(0),
+            F_SETLEASE => self.set_lease(&slot.ofd, arg),
+            F_GETLEASE => Ok(slot.ofd.borrow().lease.unwrap_or(super::lease::F_UNLCK) as u64),
             F_GETPIPE_SZ | F_SETPIPE_SZ if matches!(slot.ofd.borrow().kind, Kind::KPipe { .. }) => {
                 // Linux reads F_SETPIPE_SZ's argument as an unsigned int.
                 let size = (cmd == F_SETPIPE_SZ).then_some(arg as u32 as u64);

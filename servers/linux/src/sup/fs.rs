@@ -256,6 +256,38 @@ impl Fs {
         buf: u64,
         len: u64,
     ) -> Result<(u64, u64), i64> {
+        self.write_with(fd, off, append, len, |server, done, n, reply| {
+            calls::call_for(&CallFor {
+                rid,
+                server,
+                entry: api::WRITE,
+                msg_addr: buf + done,
+                msg_len: n,
+                reply_addr: reply.as_mut_ptr() as u64,
+                reply_len: 16,
+                flags: MSG_IN_CALLER,
+            })
+        })
+    }
+
+    /// Writes bytes of the supervisor's own memory (what sendfile read),
+    /// as `write_from_caller` does.
+    pub fn write_own(&mut self, fd: u32, off: u64, append: bool, data: &[u8]) -> Result<(u64, u64), i64> {
+        self.write_with(fd, off, append, data.len() as u64, |server, done, n, reply| {
+            sys::call(server, api::WRITE, &data[done as usize..(done + n) as usize], reply).map(|v| v as u64)
+        })
+    }
+
+    /// The write loop: `send(server, done, n, reply)` hands the file
+    /// server the next `n` bytes, from byte `done` on.
+    fn write_with(
+        &mut self,
+        fd: u32,
+        off: u64,
+        append: bool,
+        len: u64,
+        mut send: impl FnMut(u64, u64, u64, &mut [u8; 16]) -> Result<u64, Error>,
+    ) -> Result<(u64, u64), i64> {
         let flags = if append { api::APPEND } else { 0 };
         let tagged = fd;
         let (server, fd, id) = self.route(fd);
@@ -277,17 +309,7 @@ impl Fs {
             }
             let n = (len - done).min(api::MAX_WRITE as u64);
             let mut reply = [0u8; 16];
-            let req = CallFor {
-                rid,
-                server,
-                entry: api::WRITE,
-                msg_addr: buf + done,
-                msg_len: n,
-                reply_addr: reply.as_mut_ptr() as u64,
-                reply_len: 16,
-                flags: MSG_IN_CALLER,
-            };
-            let r = calls::call_for(&req);
+            let r = send(server, done, n, &mut reply);
             let mut rd = Reader::new(&reply);
             let (wrote, placed) = match r {
                 Ok(16) => (rd.i64().unwrap_or(-errno::EIO), rd.u64().unwrap_or(0)),

@@ -17,14 +17,19 @@ mod fdtable;
 mod fifo;
 mod files;
 mod fs;
+mod fsinfo;
 mod kpipe;
+mod lease;
 mod locks;
 mod loopdev;
 mod mounts;
+mod ntp;
 mod off2f;
 mod procs;
 mod ready;
 mod sched;
+mod sendfile;
+mod signalfd;
 mod signals;
 mod socket;
 mod syscalls;
@@ -84,6 +89,8 @@ pub enum Hold {
     Poll { token: u64 },
     /// Stopped by a signal (the call it stopped in goes on when continued).
     Stopped,
+    /// A read of a signalfd of set `mask` waiting for a signal of it.
+    SignalRead { mask: u64, buf: u64, len: u64 },
 }
 
 pub struct Sup {
@@ -392,7 +399,7 @@ impl Sup {
                 // same holds for a call just passed to the shared server
                 // (the kick's interrupt reaches it after the call: its
                 // requests are taken in order).
-                let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. })) if r == rid);
+                let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. } | Hold::SignalRead { .. })) if r == rid);
                 if (waits || self.passed.is_some()) && self.sig.deliverable() != 0 {
                     self.kick();
                 }

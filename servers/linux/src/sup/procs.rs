@@ -403,6 +403,7 @@ impl Sup {
                 Kind::Epoll(_) => (11, 0, 0),
                 Kind::KPipe { id, write } => (12, *id, *write as u64),
                 Kind::Loop(node) => (13, node.word(), 0),
+                Kind::SignalFd(mask) => (14, *mask, 0),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
@@ -518,6 +519,7 @@ impl Sup {
                     epolls.push((ep.clone(), words));
                     Kind::Epoll(ep)
                 }
+                14 => Kind::SignalFd(a),
                 13 => {
                     let node = super::loopdev::Node::from_word(a);
                     self.loop_reopen(node);
@@ -540,6 +542,7 @@ impl Sup {
                 pos,
                 shared: (shared != 0).then_some(shared),
                 path,
+                lease: None,
             })));
         }
         for (ep, words) in epolls {

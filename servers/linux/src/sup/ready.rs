@@ -79,6 +79,8 @@ impl Sup {
                 Kind::KPipe { .. } => revents[i] = asked(self.kpipe_poll(o, deadline != 0), *ev),
                 // An epoll set inside a poll: not followed (never ready).
                 Kind::Epoll(_) => {}
+                Kind::SignalFd(mask) if self.sig.pending & mask != 0 => revents[i] = ev & (POLLIN | POLLRDNORM),
+                Kind::SignalFd(_) => {}
                 // Files and devices: always ready (Linux's DEFAULT_POLLMASK).
                 _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM),
             }

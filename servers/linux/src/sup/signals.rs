@@ -76,7 +76,7 @@ impl Signals {
     }
 
     /// Takes pending signal `s`: its siginfo.
-    fn take(&mut self, s: u32) -> SigInfo {
+    pub(super) fn take(&mut self, s: u32) -> SigInfo {
         if s >= sig::SIGRTMIN
             && let Some(i) = self.queue.iter().position(|q| q.signo == s)
         {
@@ -239,6 +239,7 @@ impl Sup {
         if self.sig.deliverable() & sig::bit(s) != 0 {
             self.kick();
         }
+        self.signalfd_posted();
     }
 
     pub(super) fn signal_posted(&mut self, s: proto::Signal) {
@@ -268,7 +269,7 @@ impl Sup {
     /// interrupted, a running process stops on its way back to user mode.
     pub(super) fn kick(&mut self) {
         match self.held {
-            Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) => {
+            Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) | Some((rid, Hold::SignalRead { .. })) => {
                 // A socket call restarts under SA_RESTART, as Linux's.
                 let e = if self.sock_held() {
                     errno::ERESTARTSYS

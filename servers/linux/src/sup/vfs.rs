@@ -182,7 +182,7 @@ impl Sup {
                 .into_bytes(),
             )),
             "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
-            "filesystems" => Ok(VNode::Mem(b"\text2\nnodev\tproc\nnodev\tdevtmpfs\n".to_vec())),
+            "filesystems" => Ok(VNode::Mem(super::fsinfo::filesystems_text())),
             "stat" => {
                 let ticks = sys::now_ns() / 10_000_000;
                 Ok(VNode::Mem(
