@@ -38,7 +38,6 @@ const PENDING: &[&str] = &[
     // personality's design, servers/linux's mmap_file): no SIGBUS past the
     // file's end, and later writes to the file do not show in it.
     "mem_mmap",
-    "proc_exec",
     "proc_fork",
     // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the
     // program before its first second is up, so that sleep is not short.
