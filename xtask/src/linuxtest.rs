@@ -43,10 +43,6 @@ const PENDING: &[&str] = &[
     // program before its first second is up, so that sleep is not short.
     "time",
     "tty",
-    // Its transcript is Linux's, but the console also carries the
-    // kernel's line for each storage server an unmount ends and the file
-    // server's for each image it refuses.
-    "mount",
     // Its leak checks pass, but about one run in three at 4 CPUs the
     // whole guest stops making progress during the 10,000 requests (seen
     // on the tree before the leak fixes too): not found yet.
