@@ -39,9 +39,6 @@ const PENDING: &[&str] = &[
     // file's end, and later writes to the file do not show in it.
     "mem_mmap",
     "proc_fork",
-    // Sleeps until 1 s of CLOCK_MONOTONIC "in the past": Tessera runs the
-    // program before its first second is up, so that sleep is not short.
-    "time",
     "tty",
     // Its leak checks pass, but about one run in three at 4 CPUs the
     // whole guest stops making progress during the 10,000 requests (seen
