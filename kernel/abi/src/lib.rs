@@ -823,9 +823,10 @@ record! {
         pub rights: u64,
         /// `linux::NATIVE`, or `linux::LINUX`: a Linux program whose system
         /// calls go to `supervisor` (a process the caller may place: itself or
-        /// its child), with Linux pid `linux_pid`. Its arguments are argv, an
-        /// empty string, then the environment; its stack is laid out as Linux
-        /// lays it out (argc, argv, envp, the auxiliary vector).
+        /// its child), with Linux pid `linux_pid`. Its arguments are argc in
+        /// decimal, the path execve was given (AT_EXECFN), argv, then the
+        /// environment; its stack is laid out as Linux lays it out (argc,
+        /// argv, envp, the auxiliary vector).
         pub personality: u64,
         pub supervisor: u64,
         pub linux_pid: u64,

@@ -92,6 +92,9 @@ pub struct Process {
     faults: [AtomicU64; 7],
     /// Shared with its computation, whose waits give up when it is set.
     killed: Arc<AtomicBool>,
+    /// Its parent killed it: the parent learns of the end from its wait
+    /// (a mounter ending a mount's servers), so the console is not told.
+    killed_by_parent: AtomicBool,
     exit_status: IrqMutex<Option<u64>>,
     /// Parents and other waiters block here until the exit status is set.
     exited: WaitQueue,
@@ -206,6 +209,7 @@ impl Process {
             port,
             faults: Default::default(),
             killed,
+            killed_by_parent: AtomicBool::new(false),
             exit_status: IrqMutex::new(None),
             exited: WaitQueue::new(),
             anon_next: AtomicU64::new(kcore::vm::USER_ANON_BASE),
@@ -767,9 +771,17 @@ pub fn interrupt_foreground() -> bool {
 /// Marks `pid` killed; it exits the next time it would return to user mode
 /// (or wakes from a wait).
 pub fn kill(pid: u64) -> Result<(), Error> {
+    kill_by(pid, KERNEL_PID)
+}
+
+/// `kill`, asked by process `killer`.
+pub fn kill_by(pid: u64, killer: u64) -> Result<(), Error> {
     let p = get(pid).ok_or(Error::NotFound)?;
     if p.has_exited() {
         return Ok(());
+    }
+    if killer != KERNEL_PID && p.is_child_of(killer) {
+        p.killed_by_parent.store(true, Ordering::Relaxed);
     }
     p.killed.store(true, Ordering::Release);
     // Every computation, wherever it runs: waits give up, and one in user
@@ -1035,7 +1047,7 @@ pub fn as_bytes<T: kcore::uaccess::Pod>(v: &T) -> &[u8] {
 #[cold]
 fn killed(p: &Process) -> ! {
     // A Linux process's end is its supervisor's to report.
-    if !p.is_linux() {
+    if !p.is_linux() && !p.killed_by_parent.load(Ordering::Relaxed) {
         println!("process {} ({}) killed", p.pid, p.name);
     }
     exit_current(abi::KILLED_STATUS)

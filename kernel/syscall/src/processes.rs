@@ -28,7 +28,7 @@ pub fn sys_kill(me: &proc::Process, a: call::Kill) -> Result<u64, Error> {
     if !target.answers_to(me.pid()) {
         system(me)?;
     }
-    proc::kill(a.pid).map(|_| 0)
+    proc::kill_by(a.pid, me.pid()).map(|_| 0)
 }
 
 pub fn sys_set_affinity(me: &proc::Process, a: call::SetAffinity) -> Result<u64, Error> {

@@ -383,7 +383,11 @@ fn mount(cache_pid: u64, read_only: bool) -> Result<(Fm, SharedWords, i64), (Err
 fn main(args: &[&str]) -> i32 {
     let name = args.get(1).copied().unwrap_or(api::NAME);
     let cache_name = args.get(2).copied().unwrap_or(cache::NAME);
-    let read_only = args.get(3) == Some(&"ro");
+    let options = args.get(3..).unwrap_or(&[]);
+    let read_only = options.contains(&"ro");
+    // A mounter learns a failed mount from STATS (`mounted`, `mount_error`)
+    // and reports it to its own caller: the console need not hear of it.
+    let quiet = options.contains(&"quiet");
     let cache_pid = sys::wait_for_name(cache_name);
     if cache_pid == 0 {
         println!("fs: no block cache '{cache_name}'");
@@ -392,7 +396,9 @@ fn main(args: &[&str]) -> i32 {
     let (fm, plans, secs) = match mount(cache_pid, read_only) {
         Ok((fm, plans, secs)) => (Ok(fm), plans, secs),
         Err((e, plans)) => {
-            println!("fs: cannot mount the file system on '{cache_name}': {e:?}");
+            if !quiet {
+                println!("fs: cannot mount the file system on '{cache_name}': {e:?}");
+            }
             let Some(plans) = plans.or_else(|| SharedWords::create(1).ok()) else {
                 return 1;
             };

@@ -1,6 +1,8 @@
-//! The launcher: `linux [PROGRAM [ARGS...]]` runs a Linux program (by
-//! default `/bin/sh`) as a session of its own on the terminal, and ends
-//! with its status (Linux's: the exit code, or 128 + the signal).
+//! The launcher: `linux [--noctty] [PROGRAM [ARGS...]]` runs a Linux
+//! program (by default `/bin/sh`) as a session of its own on the terminal
+//! (`--noctty`: without a controlling terminal, as Linux's init runs its
+//! children: the console is then no session's), and ends with its status
+//! (Linux's: the exit code, or 128 + the signal).
 //!
 //! The shared server gives the new process a pid and a supervisor; the
 //! launcher hands the supervisor the program, its arguments and its
@@ -36,6 +38,8 @@ pub fn message(pid: u64, path: &str, argv: &[&str], env: &[&str]) -> Vec<u8> {
 }
 
 pub fn main(args: &[&str]) -> i32 {
+    let no_ctty = args.get(1) == Some(&"--noctty");
+    let args = if no_ctty { &args[1..] } else { args };
     let (path, argv): (&str, Vec<&str>) = match args.get(1..) {
         Some([p, rest @ ..]) => (p, core::iter::once(*p).chain(rest.iter().copied()).collect()),
         _ => ("/bin/sh", alloc::vec!["sh"]),
@@ -49,7 +53,12 @@ pub fn main(args: &[&str]) -> i32 {
         return 127;
     }
     let mut reply = [0u8; 16];
-    let started = sys::call(server, proto::shared::CTL, &proto::bytes(&[ctl::START]), &mut reply);
+    let started = sys::call(
+        server,
+        proto::shared::CTL,
+        &proto::bytes(&[ctl::START, no_ctty as u64]),
+        &mut reply,
+    );
     let w = proto::words(&reply);
     if started != Ok(16) {
         println!("linux: cannot start {path}: {started:?} ({})", w[0] as i64);

@@ -49,8 +49,9 @@ pub mod sup {
 
 /// Operations of `shared::CTL` (word 0).
 pub mod ctl {
-    /// Launcher: a new Linux process (session leader on the terminal):
-    /// → [pid, supervisor].
+    /// Launcher [, without a terminal]: a new Linux process, leader of a
+    /// session on the terminal (1: of one without a controlling terminal,
+    /// as Linux's init's children start) → [pid, supervisor].
     pub const START: u64 = 1;
     /// Launcher: waits for the end of `pid` → [wait status].
     pub const WAIT: u64 = 2;

@@ -396,7 +396,8 @@ fn delete_work_area(area: ResId) {
 /// A Linux program's first stack, as Linux lays it out (the System V
 /// x86_64 ABI): argc at the stack pointer, then argv, a null, envp, a
 /// null, the auxiliary vector, with the strings above. The work area holds
-/// the name, then argv, an empty string, then the environment.
+/// the name, then argc in decimal, the path execve was given (AT_EXECFN),
+/// argv, then the environment: a count, since any argument may be empty.
 pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> Result<(), Error> {
     let prog = crate::program::get(program)?;
     let bytes = crate::vkspace::read(area)?;
@@ -405,8 +406,14 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
     let all: Vec<&[u8]> = crate::try_collect(strings)?;
     // The last piece is what follows the final NUL (empty).
     let all = &all[..all.len().saturating_sub(1)];
-    let split = all.iter().position(|s| s.is_empty()).unwrap_or(all.len());
-    let (argv, envp) = (&all[..split], all.get(split + 1..).unwrap_or(&[]));
+    let (argc, execfn, rest) = match all {
+        [argc, execfn, rest @ ..] => (linux_count(argc).ok_or(Error::Invalid)?, *execfn, rest),
+        _ => return Err(Error::Invalid),
+    };
+    if argc > rest.len() {
+        return Err(Error::Invalid);
+    }
+    let (argv, envp) = rest.split_at(argc);
     // The strings, then 16 random bytes and the platform's name, from the
     // top down; the whole first stack is laid out here and copied to the
     // process once (a copy per string and per word cost more than the
@@ -417,7 +424,15 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
         *b = (t.rotate_left(i as u32 * 7) ^ (t >> (i % 8))) as u8 ^ (i as u8).wrapping_mul(151);
     }
     let platform: &[u8] = b"x86_64";
-    let strings_len: usize = argv.iter().chain(envp).map(|s| s.len() + 1).sum::<usize>() + platform.len() + 1 + 17;
+    let strings_len: usize = argv
+        .iter()
+        .chain(envp)
+        .chain([&execfn])
+        .map(|s| s.len() + 1)
+        .sum::<usize>()
+        + platform.len()
+        + 1
+        + 17;
     let strings_at = USER_STACK_TOP - strings_len as u64;
     // argc, argv, null, envp, null, auxv pairs, AT_NULL pair: 8-byte words
     // below the strings, argc 16-byte aligned.
@@ -440,13 +455,14 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
     let mut envp_at = Vec::new();
     argv_at.try_reserve_exact(argv.len()).map_err(|_| Error::NoMemory)?;
     envp_at.try_reserve_exact(envp.len()).map_err(|_| Error::NoMemory)?;
+    // The path is the topmost string, as on Linux.
+    let execfn = place(execfn);
     for s in argv {
         argv_at.push(place(s));
     }
     for s in envp {
         envp_at.push(place(s));
     }
-    let execfn = argv_at.first().copied().unwrap_or(0);
     let platform = place(platform);
     let random_at = place(&random);
     let auxv: [(u64, u64); AUXV] = [
@@ -495,6 +511,15 @@ pub fn push_linux_stack(area: ResId, frame: &mut TrapFrame, program: ResId) -> R
     // The System V ABI's rdx at entry: a function for atexit, none here.
     frame.rdx = 0;
     Ok(())
+}
+
+/// argc as the work area spells it: decimal digits, no more than a page
+/// of arguments could need.
+fn linux_count(digits: &[u8]) -> Option<usize> {
+    if digits.is_empty() || digits.len() > 4 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(digits.iter().fold(0, |n, &d| n * 10 + usize::from(d - b'0')))
 }
 
 pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {

@@ -409,7 +409,7 @@ impl Shared {
         }
         let w = proto::words(&buf);
         match word(&w, 0) {
-            ctl::START => self.start(),
+            ctl::START => self.start(word(&w, 1) == 0),
             ctl::WAIT => self.launcher_wait(rid, word(&w, 1) as u32),
             ctl::FORK => self.fork(&w),
             ctl::EXEC => self.exec(&w),
@@ -460,7 +460,7 @@ impl Shared {
             ctl::SHARE_FILE => result(self.objs.share_file(word(&w, 1), word(&w, 2)) as i64),
             ctl::FILE_POS => result(self.objs.file_pos(word(&w, 1), word(&w, 2), word(&w, 3)) as i64),
             ctl::TTY_IOCTL => self.tty_ioctl(&w),
-            ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32)),
+            ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32, word(&w, 2) != 0)),
             ctl::POLL => self.poll(&w, info.caller),
             ctl::INTERRUPT => {
                 self.interrupt(word(&w, 1) as u32, word(&w, 2) as u32);

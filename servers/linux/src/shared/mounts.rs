@@ -182,7 +182,7 @@ impl Shared {
         let k = self.mounts.made;
         let names = [format!("mnt{k}.fs"), format!("mnt{k}.cache"), format!("mnt{k}.disk")];
         let number = format!("{dev}");
-        let mut fs_args = alloc::vec![names[0].as_str(), names[1].as_str()];
+        let mut fs_args = alloc::vec![names[0].as_str(), names[1].as_str(), "quiet"];
         if flags & MS_RDONLY != 0 {
             fs_args.push("ro");
         }

@@ -529,10 +529,12 @@ impl Shared {
         self.woke = true;
     }
 
-    /// Whether process `pid` may change the terminal now: 0, -errno, or
-    /// SIGTTOU (it is in a background group: its supervisor stops it
-    /// unless it ignores or blocks the signal).
-    pub(super) fn tty_check(&self, pid: u32) -> i64 {
+    /// Whether process `pid` may change the terminal now (`write`: write
+    /// to it, which only TOSTOP makes a change): 0, -errno, or SIGTTOU (it
+    /// is in a background group: its supervisor stops it unless it
+    /// ignores or blocks the signal). -EIO, for an orphaned background
+    /// group, also holds only if the signal is not ignored or blocked.
+    pub(super) fn tty_check(&self, pid: u32, write: bool) -> i64 {
         let Some(p) = self.procs.get(pid) else {
             return -errno::ESRCH;
         };
@@ -541,6 +543,9 @@ impl Shared {
             return -errno::ENOTTY;
         }
         if tty.fg_pgrp == 0 || p.pgid == tty.fg_pgrp {
+            return 0;
+        }
+        if write && tty.ldisc.termios.lflag & tio::TOSTOP == 0 {
             return 0;
         }
         if self.procs.orphaned(p.pgid) {
@@ -583,10 +588,27 @@ impl Shared {
                 let changed = ws != tty.winsize;
                 tty.winsize = ws;
                 let fg = tty.fg_pgrp;
-                if changed && fg != 0 {
-                    self.signal_group(fg, sig::SIGWINCH, 0x80, 0, 0);
+                if !changed || fg == 0 {
+                    return reply(&[0, 0]);
                 }
-                result(0)
+                // The caller's own SIGWINCH its supervisor delivers before
+                // the call returns, as Linux's is there on its return.
+                let mine = pgid == fg;
+                let others: Vec<u64> = self
+                    .procs
+                    .live()
+                    .filter(|p| p.pgid == fg && p.pid != pid)
+                    .map(|p| p.sup)
+                    .collect();
+                let s = proto::Signal {
+                    sig: sig::SIGWINCH as u64,
+                    code: 0x80,
+                    ..proto::Signal::default()
+                };
+                for sup in others {
+                    self.notify(sup, &s);
+                }
+                reply(&[0, mine as u64])
             }
             tio::TIOCGPGRP => {
                 if !ours {
@@ -602,12 +624,17 @@ impl Shared {
                 if (want as i32) < 0 {
                     return result(-errno::EINVAL);
                 }
-                let exists = self.procs.pids().iter().any(|&q| {
-                    self.procs
-                        .get(q)
-                        .is_some_and(|p| p.pgid == want && p.sid == sid && p.zombie.is_none())
-                });
-                if !exists {
+                // No such group: ESRCH; one of another session: EPERM.
+                let group: Vec<u32> = self
+                    .procs
+                    .live()
+                    .filter(|p| p.pgid == want && p.zombie.is_none())
+                    .map(|p| p.sid)
+                    .collect();
+                if group.is_empty() {
+                    return result(-errno::ESRCH);
+                }
+                if !group.contains(&sid) {
                     return result(-errno::EPERM);
                 }
                 self.objs.tty.fg_pgrp = want;
@@ -648,6 +675,10 @@ impl Shared {
             }
             tio::FIONREAD => reply(&[0, tty.ldisc.available() as u64]),
             tio::TCFLSH => {
+                // TCIFLUSH, TCOFLUSH, TCIOFLUSH; output is never queued.
+                if word(arg, 0) > 2 {
+                    return result(-errno::EINVAL);
+                }
                 if word(arg, 0) != 1 {
                     tty.ldisc.flush_input();
                 }

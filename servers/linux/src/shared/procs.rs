@@ -179,7 +179,7 @@ impl Table {
         self.live().map(|p| p.pid).collect()
     }
 
-    fn live(&self) -> impl Iterator<Item = &Proc> {
+    pub(super) fn live(&self) -> impl Iterator<Item = &Proc> {
         self.procs.values().filter(|p| p.zombie.is_none())
     }
 
@@ -256,15 +256,18 @@ impl Default for Table {
 }
 
 impl Shared {
-    /// A launcher's new process: a session of its own on the terminal.
-    pub(super) fn start(&mut self) -> End {
+    /// A launcher's new process: a session of its own, on the terminal if
+    /// `on_tty` (else the console is no session's controlling terminal).
+    pub(super) fn start(&mut self, on_tty: bool) -> End {
         let sup = match self.supervisor() {
             Ok(s) => s,
             Err(e) => return result(-e),
         };
         let pid = self.procs.add(INIT, 0, 0, sup);
-        self.objs.tty.session = pid;
-        self.objs.tty.fg_pgrp = pid;
+        if on_tty {
+            self.objs.tty.session = pid;
+            self.objs.tty.fg_pgrp = pid;
+        }
         self.objs.add_ref(proto::obj::TTY_ID, 3);
         reply(&[pid as u64, sup])
     }

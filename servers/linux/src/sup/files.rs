@@ -478,9 +478,14 @@ impl Sup {
 
     /// Bytes of the process's buffer to the terminal: the shared server
     /// reads them straight from the process (one copy).
-    fn tty_write(&self, rid: u64, buf: u64, len: u64) -> Result<u64, i64> {
+    fn tty_write(&mut self, rid: u64, buf: u64, len: u64) -> Result<u64, i64> {
         if len == 0 {
             return Ok(0);
+        }
+        // TOSTOP stops a background writer.
+        match self.tty_may_change(true) {
+            Ok(()) | Err(errno::ENOTTY) => {}
+            Err(e) => return Err(e),
         }
         let mut reply = [0u8; 8];
         let req = CallFor {
@@ -1277,28 +1282,42 @@ impl Sup {
         }
     }
 
+    /// Whether the process may change the terminal (`write`: write to it)
+    /// now, as Linux's tty_check_change: from a background group, SIGTTOU
+    /// for the group and the call restarts, unless the signal is ignored
+    /// or blocked (then it goes ahead); EIO if the group is orphaned;
+    /// ENOTTY if the terminal is not the process's.
+    fn tty_may_change(&mut self, write: bool) -> Result<(), i64> {
+        let c = self.ctl(&[ctl::TTY_CHECK, self.pid as u64, write as u64]);
+        let v = word(&c, 0);
+        let ignored =
+            self.sig.mask & sig::bit(sig::SIGTTOU) != 0 || self.sig.action(sig::SIGTTOU).handler == sig::SIG_IGN;
+        match errno::of(v) {
+            Some(errno::EIO) if ignored => Ok(()),
+            Some(e) => Err(e),
+            None if v == sig::SIGTTOU as u64 && !ignored => {
+                let pg = self.ctl1(&[ctl::GETPGID, self.pid as u64, 0]).unwrap_or(0);
+                let _ = self.send(-(pg as i64), sig::SIGTTOU as u64, 0x80, 0);
+                Err(errno::ERESTARTSYS)
+            }
+            None => Ok(()),
+        }
+    }
+
     fn tty_ioctl(&mut self, rid: u64, req: u64, arg: u64) -> Result<u64, i64> {
         let changes = matches!(
             req,
             tio::TCSETS | tio::TCSETSW | tio::TCSETSF | tio::TIOCSPGRP | tio::TCFLSH
         );
         if changes {
-            // From a background group: SIGTTOU, unless it is blocked or
-            // ignored.
-            let c = self.ctl(&[ctl::TTY_CHECK, self.pid as u64]);
-            let v = word(&c, 0);
-            if let Some(e) = errno::of(v) {
-                if !(e == errno::ENOTTY && req == tio::TCFLSH) && req == tio::TIOCSPGRP {
-                    return Err(e);
-                }
-            } else if v == sig::SIGTTOU as u64 {
-                let masked = self.sig.mask & sig::bit(sig::SIGTTOU) != 0
-                    || self.sig.action(sig::SIGTTOU).handler == sig::SIG_IGN;
-                if !masked {
-                    let pg = self.ctl1(&[ctl::GETPGID, self.pid as u64, 0]).unwrap_or(0);
-                    let _ = self.send(-(pg as i64), sig::SIGTTOU as u64, 0x80, 0);
-                    return Err(errno::ERESTARTSYS);
-                }
+            match self.tty_may_change(false) {
+                // Not its terminal: only tcsetpgrp needs it to be (the
+                // shared server answers the others).
+                Err(errno::ENOTTY) if req != tio::TIOCSPGRP => {}
+                // tcsetpgrp from an orphaned background group (Linux).
+                Err(errno::EIO) if req == tio::TIOCSPGRP => return Err(errno::ENOTTY),
+                Err(e) => return Err(e),
+                Ok(()) => {}
             }
         }
         let mut m = vec![ctl::TTY_IOCTL, self.pid as u64, req];
@@ -1324,6 +1343,16 @@ impl Sup {
             return Err(e);
         }
         match req {
+            tio::TIOCSWINSZ => {
+                if word(&r, 1) != 0 {
+                    self.post(linuxabi::frame::SigInfo {
+                        signo: sig::SIGWINCH,
+                        code: 0x80,
+                        ..Default::default()
+                    });
+                }
+                Ok(0)
+            }
             tio::TCGETS => {
                 let b = proto::bytes(&r[1..]);
                 self.write_mem(rid, arg, &b[..tio::Termios::LEN])?;

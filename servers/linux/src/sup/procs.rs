@@ -620,9 +620,10 @@ impl Sup {
         mut argv: Vec<Vec<u8>>,
         env: Vec<Vec<u8>>,
     ) -> Result<(), i64> {
+        let execfn = path;
         let mut path = String::from(path);
         if let Some(st) = self.known_program(&path) {
-            return self.exec_image(rid, &path, &st, (Vec::new(), None), argv, env);
+            return self.exec_image(rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
         }
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
@@ -641,7 +642,7 @@ impl Sup {
                 self.fs.close(fd);
                 head.truncate(n);
                 let source = super::off2f::source(&head, &st, self.fs.pid)?;
-                return self.exec_image(rid, &path, &st, (head, Some(source)), argv, env);
+                return self.exec_image(rid, (&path, execfn), &st, (head, Some(source)), argv, env);
             }
             let head = &head[..n.min(elf::HEAD)];
             let n = head.len();
@@ -653,7 +654,7 @@ impl Sup {
                     // image (only a static ELF file ever got a plate), and
                     // nothing more of the file need be read.
                     self.fs.close(fd);
-                    return self.exec_image(rid, &path, &st, (Vec::new(), None), argv, env);
+                    return self.exec_image(rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
                 }
                 elf::Kind::Elf { .. } | elf::Kind::Dynamic => {
                     // The program headers may lie past the first bytes.
@@ -680,7 +681,7 @@ impl Sup {
                     path = interpreter;
                     continue;
                 }
-                elf::Kind::Elf { .. } => return self.exec_image(rid, &path, &st, (image, None), argv, env),
+                elf::Kind::Elf { .. } => return self.exec_image(rid, (&path, execfn), &st, (image, None), argv, env),
                 elf::Kind::Dynamic | elf::Kind::Unknown => return Err(errno::ENOEXEC),
             }
         }
@@ -751,10 +752,12 @@ impl Sup {
         self.cred.egid == gid || self.cred.groups.contains(&gid)
     }
 
+    /// `path` is the program's file, `execfn` the path execve was given
+    /// (a script's, when `path` is its interpreter).
     fn exec_image(
         &mut self,
         rid: Option<u64>,
-        path: &str,
+        (path, execfn): (&str, &str),
         st: &StatView,
         (image, paged): (Vec<u8>, Option<abi::PagerSource>),
         mut argv: Vec<Vec<u8>>,
@@ -782,12 +785,16 @@ impl Sup {
         if argv.is_empty() {
             argv.push(Vec::new());
         }
+        // The kernel's layout: argc, the path, argv, the environment.
         let mut args = Vec::new();
+        args.extend_from_slice(format!("{}", argv.len()).as_bytes());
+        args.push(0);
+        args.extend_from_slice(execfn.as_bytes());
+        args.push(0);
         for a in &argv {
             args.extend_from_slice(a);
             args.push(0);
         }
-        args.push(0);
         for e in &env {
             args.extend_from_slice(e);
             args.push(0);
