@@ -3,11 +3,18 @@
  * their own writes to private memory (data, BSS, heap, stack, anonymous
  * mappings, a page touched for the first time after the fork), also
  * down a chain of forks and after mprotect on either side, while a
- * MAP_SHARED mapping stays one memory for both.
+ * MAP_SHARED mapping stays one memory for both; a shared futex in private
+ * memory is still woken when a fork's copy moves its word to a new frame.
  */
 #include "abi.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
+
+/* Shared futex operations (no FUTEX_PRIVATE_FLAG). */
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
 
 #define PAGE 4096
 #define BIG_PAGES 2048 /* 8 MiB */
@@ -43,6 +50,30 @@ static void fill(unsigned char *p, size_t pages, unsigned char xor)
 	for (size_t i = 0; i < pages; i++)
 		for (size_t k = 0; k < PAGE; k += 512)
 			p[i * PAGE + k] = (unsigned char)((i + k / 512) ^ xor);
+}
+
+static volatile int futex_word;
+static int futex_hold[2];
+static long futex_woken = -1;
+
+/* Forks while the main thread waits on futex_word (its child holding the
+ * page), then writes the word (a copy) and wakes it. */
+static void *futex_waker(void *arg)
+{
+	(void)arg;
+	usleep(100000);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(futex_hold[1]);
+		read(futex_hold[0], &c, 1);
+		_exit(0);
+	}
+	futex_word = 1;
+	futex_woken = syscall(SYS_futex, &futex_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	close(futex_hold[1]);
+	waitpid(pid, NULL, 0);
+	return NULL;
 }
 
 int main(void)
@@ -189,6 +220,18 @@ int main(void)
 	}
 	EXPECT_STATUS("child status", wait_status(pid), "exited 0");
 	EXPECT_EQ("parent: value unchanged by the chain", data_word, 100);
+
+	section("shared futex in private memory");
+	SETUP(pipe(futex_hold));
+	pthread_t t;
+	SETUP(pthread_create(&t, NULL, futex_waker, NULL));
+	struct timespec limit = {5, 0};
+	long r = 0;
+	while (futex_word == 0 && r == 0)
+		r = syscall(SYS_futex, &futex_word, FUTEX_WAIT, 0, &limit, NULL, 0);
+	EXPECT_TRUE("the wait ends by the wake, not the time limit", r == 0 || errno == EAGAIN);
+	pthread_join(t, NULL);
+	EXPECT_TRUE("the wake finds at most the waiter", futex_woken == 0 || futex_woken == 1);
 
 	return abi_done();
 }
