@@ -471,6 +471,8 @@ numbered! {
         CreateFileCache = 39,
         /// Publishing, revoking or granting a file cache's pages.
         FileCacheControl = 40,
+        /// A fork's copy of a space, its private memory copy-on-write.
+        CopySpace = 41,
     }
 }
 
@@ -484,7 +486,7 @@ impl ResOp {
             O::Query | O::Delete => return None,
             O::FindPlate => K::Plate,
             O::CreateProgram | O::ProgramSegment => K::Program,
-            O::CreateSpace => K::VirtualSpace,
+            O::CreateSpace | O::CopySpace => K::VirtualSpace,
             O::CreateRegion | O::LoadRegion | O::ClearRegion => K::VirtualRegion,
             O::Attach => K::VirtualUserSpace,
             O::AttachKernel | O::WriteWorkArea => K::VirtualKernelSpace,

@@ -18,13 +18,16 @@ pub const MAX_ORDER: usize = 18;
 const NONE: u32 = u32::MAX;
 
 /// Per-frame bookkeeping. `order` is only meaningful for the head frame of a
-/// free block; `free_head` marks that head.
+/// free block; `free_head` marks that head. `shares` counts, for a frame in
+/// use, the holders it has beyond the first (copy-on-write after a fork):
+/// only the last holder's release frees it.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameMeta {
     next: u32,
     prev: u32,
     order: u8,
     free_head: bool,
+    shares: u16,
 }
 
 impl FrameMeta {
@@ -33,6 +36,7 @@ impl FrameMeta {
         prev: NONE,
         order: 0,
         free_head: false,
+        shares: 0,
     };
 }
 
@@ -142,6 +146,39 @@ impl<'m> FrameAllocator<'m> {
         }
     }
 
+    /// One more holder of frame `pfn` (in use): false, and nothing
+    /// changed, if it has as many as it can count or is not managed here.
+    pub fn share(&mut self, pfn: usize) -> bool {
+        match self.meta.get_mut(pfn) {
+            Some(m) if !m.free_head && m.shares < u16::MAX => {
+                m.shares += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Holders of frame `pfn` beyond the first (0: one holder alone).
+    #[inline]
+    pub fn shares(&self, pfn: usize) -> u16 {
+        self.meta.get(pfn).map_or(0, |m| m.shares)
+    }
+
+    /// One holder of frame `pfn` lets go: the frame is freed if it was the
+    /// last (true), else it stays for the others.
+    pub fn release(&mut self, pfn: usize) -> bool {
+        match self.meta.get_mut(pfn) {
+            Some(m) if m.shares > 0 => {
+                m.shares -= 1;
+                false
+            }
+            _ => {
+                self.free_run(pfn, 1);
+                true
+            }
+        }
+    }
+
     pub fn stats(&self) -> FrameStats {
         let largest = (0..=MAX_ORDER)
             .rev()
@@ -165,6 +202,7 @@ impl<'m> FrameAllocator<'m> {
     /// Frees one aligned block, merging with its buddy as long as possible.
     fn release_block(&mut self, mut pfn: usize, mut order: usize) {
         debug_assert!(!self.is_free(pfn), "double free of frame {pfn}");
+        debug_assert!(self.meta[pfn].shares == 0, "frame {pfn} freed while shared");
         self.free += 1 << order;
         while order < MAX_ORDER {
             let buddy = pfn ^ (1 << order);
@@ -185,6 +223,7 @@ impl<'m> FrameAllocator<'m> {
             prev: NONE,
             order: order as u8,
             free_head: true,
+            shares: 0,
         };
         if head != NONE {
             self.meta[head as usize].prev = pfn as u32;
@@ -369,6 +408,46 @@ mod tests {
                 a.free_run(p, n);
             }
             assert_eq!(a.stats().free, 2000);
+        });
+    }
+
+    #[test]
+    fn a_shared_frame_is_freed_by_its_last_holder_only() {
+        with_alloc(64, |a| {
+            a.add_free_range(0, 64);
+            let f = a.alloc(1).unwrap();
+            assert_eq!(a.shares(f), 0);
+            assert!(a.share(f));
+            assert!(a.share(f));
+            assert_eq!(a.shares(f), 2);
+            assert!(!a.release(f));
+            assert!(!a.release(f));
+            assert!(!a.is_free(f));
+            assert_eq!(a.stats().free, 63);
+            assert!(a.release(f));
+            assert!(a.is_free(f));
+            assert_eq!(a.stats().free, 64);
+            // A free frame has no holder to add to.
+            let g = a.alloc(64).unwrap();
+            a.free_run(g, 64);
+            assert!(!a.share(g));
+        });
+    }
+
+    #[test]
+    fn a_share_count_stops_at_its_limit() {
+        with_alloc(8, |a| {
+            a.add_free_range(0, 8);
+            let f = a.alloc(1).unwrap();
+            for _ in 0..u16::MAX {
+                assert!(a.share(f));
+            }
+            assert!(!a.share(f));
+            for _ in 0..u16::MAX {
+                assert!(!a.release(f));
+            }
+            assert!(a.release(f));
+            assert_eq!(a.stats().free, 8);
         });
     }
 }

@@ -7,7 +7,9 @@
 //!
 //! A private futex (`FUTEX_PRIVATE_FLAG`) is known by its space and
 //! address; a shared one by the physical address of its word, so that
-//! processes sharing the page (MAP_SHARED memory after a fork) meet on it.
+//! processes sharing the page (MAP_SHARED memory after a fork) meet on it;
+//! one in private memory, whose frame a fork's copy-on-write may change,
+//! by its space and address (`Key::SharedPrivate`).
 //! As in Linux, a private wake does not find a shared waiter. The waiters
 //! are one list: a wait adds itself before it compares the word, so a
 //! wake that follows a change of the word always finds it.
@@ -27,6 +29,12 @@ pub enum Key {
     Private(u64, u64),
     /// Physical address of the word.
     Shared(u64),
+    /// A shared futex in the process's private memory: (space root,
+    /// address), as Linux keys it, since the word's frame changes when a
+    /// write copies a page a fork shares (a waiter keyed by the old frame
+    /// would never be woken). Apart from `Private`: a private wake does not
+    /// find a shared waiter.
+    SharedPrivate(u64, u64),
 }
 
 struct Waiter {
@@ -60,7 +68,11 @@ pub fn key_of(p: &Process, addr: u64, private: bool) -> Result<Key, Error> {
         return Ok(Key::Private(p.root(), addr));
     }
     let space = p.space().ok_or(Error::NotFound)?;
-    let phys = space.lock().physical(addr).map_err(|_| Error::Fault)?;
+    let mut s = space.lock();
+    let phys = s.physical(addr).map_err(|_| Error::Fault)?;
+    if s.region_at(addr).is_some_and(|a| a.region.forkable()) {
+        return Ok(Key::SharedPrivate(p.root(), addr));
+    }
     Ok(Key::Shared(phys))
 }
 

@@ -70,6 +70,58 @@ pub fn create(caller: u64) -> Result<ResId, Error> {
     })
 }
 
+/// A fork's copy of space `from` (Tender's copy of a virtual space): a new
+/// space of `caller`'s holding what process `owner` has attached there of
+/// its own, at the same addresses. Private memory is shared copy-on-write
+/// (`VirtualSpace::fork_region`: its frames counted, read-only in both
+/// until a write), read-only and MAP_SHARED regions share their frames,
+/// and the rest (`Region::forkable` says which: a device's registers,
+/// NVM or a pager's pages, frames already shared, memory in blocks) is
+/// copied now. Containers held by `owner` and ICAs in flight are not
+/// attachments of its own here, so they are not copied. Should `owner`
+/// begin to end meanwhile (on another CPU), the copy stops and is taken
+/// apart.
+pub fn copy(caller: u64, from: ResId, owner: u64) -> Result<ResId, Error> {
+    invoke(
+        caller,
+        ResOp::CopySpace,
+        super::mediator::only(from, Need::Owned(Kind::VirtualSpace)),
+        || {
+            let source = get(caller, from)?;
+            let space = create(caller)?;
+            copy_into(&source, from, owner, space).inspect_err(|_| crate::proc::spawn::destroy_space(space))?;
+            Ok(space)
+        },
+    )
+}
+
+fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result<(), Error> {
+    for (link, base) in owned_attachments(from, owner)? {
+        let copy = {
+            let mut s = source.lock();
+            if s.user() != owner {
+                return Err(Error::NotFound);
+            }
+            match s.fork_region(link) {
+                Some(cow) => cow,
+                None => {
+                    let Some(a) = s.attachment_mut(link, 0) else {
+                        continue;
+                    };
+                    if a.region.writable && !a.region.fork_shares {
+                        a.region.duplicate()
+                    } else {
+                        a.region.share()
+                    }
+                }
+            }
+        };
+        copy.map_err(|_| Error::NoMemory)
+            .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))?;
+    }
+    Ok(())
+}
+
 pub fn get(caller: u64, id: ResId) -> Result<SpaceRef, Error> {
     super::owned(&SPACES.lock(), id, caller).map(|e| e.value.space.clone())
 }

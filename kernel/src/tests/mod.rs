@@ -4,6 +4,7 @@
 mod blocks;
 mod container;
 mod device;
+mod fork;
 mod harden;
 mod ipc;
 mod pipes;
@@ -138,4 +139,9 @@ pub static TESTS: &[KTest] = ktests![
     pass pipes::kernel_pipe_descriptors_are_checked,
     pass pipes::only_a_supervisor_binds_pipes,
     pass pipes::kernel_pipe_buffers_are_limited,
+    // fork's copy-on-write (issue 18)
+    pass fork::fork_shares_frames_until_written,
+    pass fork::fork_refuses_what_it_cannot_share,
+    pass fork::fork_fault_without_memory_is_an_error,
+    pass fork::fork_survives_a_refresh,
 ];

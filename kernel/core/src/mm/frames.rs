@@ -159,3 +159,49 @@ pub fn free(pa: u64, n: usize) {
 pub fn stats() -> FrameStats {
     FRAMES.lock().as_ref().map(|a| a.stats()).unwrap_or_default()
 }
+
+/// One more holder for each frame of `frames` (0: none there), all or
+/// none: a frame whose count is full leaves every count as it was.
+pub fn share_all(frames: &[u64]) -> Result<(), OutOfMemory> {
+    let mut guard = FRAMES.lock();
+    let a = guard.as_mut().ok_or(OutOfMemory)?;
+    for (i, &pa) in frames.iter().enumerate() {
+        if pa != 0 && !a.share((pa / PAGE_SIZE) as usize) {
+            for &done in frames[..i].iter().filter(|&&f| f != 0) {
+                a.release((done / PAGE_SIZE) as usize);
+            }
+            return Err(OutOfMemory);
+        }
+    }
+    Ok(())
+}
+
+/// Whether frame `pa` has holders beyond the one asking.
+#[inline]
+pub fn is_shared(pa: u64) -> bool {
+    FRAMES
+        .lock()
+        .as_ref()
+        .is_some_and(|a| a.shares((pa / PAGE_SIZE) as usize) != 0)
+}
+
+/// One holder of frame `pa` lets go: freed if it was the last.
+pub fn release(pa: u64) {
+    if let Some(a) = FRAMES.lock().as_mut() {
+        a.release((pa / PAGE_SIZE) as usize);
+    }
+}
+
+/// Lets go of (and clears) every frame of `frames` that has other
+/// holders, keeping those that are the caller's alone.
+pub fn release_shared(frames: &mut [u64]) {
+    let mut guard = FRAMES.lock();
+    let Some(a) = guard.as_mut() else { return };
+    for f in frames.iter_mut().filter(|f| **f != 0) {
+        let pfn = (*f / PAGE_SIZE) as usize;
+        if a.shares(pfn) != 0 {
+            a.release(pfn);
+            *f = 0;
+        }
+    }
+}

@@ -424,6 +424,31 @@ fn unmap_pages(root: u64, va: u64, pages: usize) {
     }
 }
 
+/// Makes the pages mapped among `pages` consecutive pages from `va`
+/// read-only (a fork's copy-on-write), one walk per page table; missing
+/// tables are skipped. The caller shoots the old translations down.
+pub fn write_protect_range(root: u64, va: u64, pages: usize) {
+    let mut i = 0;
+    while i < pages {
+        let at = va + i as u64 * PAGE_SIZE;
+        let first = index(at, 0);
+        let n = (512 - first).min(pages - i);
+        if canonical(at)
+            && let Some(pt) = leaf_table(root, at)
+        {
+            for k in first..first + n {
+                // SAFETY: entries `first..first + n` (below 512) of one page
+                // table of this tree.
+                unsafe {
+                    let e = pt.add(k);
+                    e.write(e.read() & !WRITABLE);
+                }
+            }
+        }
+        i += n;
+    }
+}
+
 /// Removes the mapping of `va`; returns the frame it mapped. The caller
 /// flushes the TLBs (locally, or with a shootdown).
 pub fn unmap(root: u64, va: u64) -> Option<u64> {

@@ -268,6 +268,12 @@ pub struct Region {
     /// pager): mapped read-only, copied at the first write, never freed
     /// or written by the region (empty for any other region).
     cow: Box<[bool]>,
+    /// Set when a fork shared the region's frames with another region
+    /// (`fork_copy`): a frame whose count (`frames::is_shared`) says it
+    /// has other holders is mapped read-only and copied at the first
+    /// write; one it no longer has is made writable as it is. Each holder
+    /// lets go of a frame with `frames::release`: the last one frees it.
+    forked: bool,
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -303,6 +309,7 @@ impl Region {
             blocks: false,
             keep: None,
             cow: Box::default(),
+            forked: false,
         })
     }
 
@@ -499,6 +506,12 @@ impl Region {
             return;
         }
         self.forget_cow();
+        if core::mem::take(&mut self.forked) {
+            for f in self.frames.iter_mut().filter(|f| **f != 0) {
+                frames::release(core::mem::take(f));
+            }
+            return;
+        }
         let shared = self.shared.take().is_some();
         if core::mem::take(&mut self.blocks) && !shared {
             // One run per block, as they were allocated.
@@ -594,6 +607,7 @@ impl Region {
             return;
         }
         self.forget_cow();
+        self.unfork();
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
             if pa == 0 || self.borrowed(index).is_some() {
@@ -798,6 +812,8 @@ impl Region {
             || other.is_nvm()
             || self.is_paged()
             || other.is_paged()
+            || self.forked
+            || other.forked
         {
             return Err(SizeMismatch);
         }
@@ -829,9 +845,10 @@ impl Region {
             r.keep = self.keep.clone();
             return Ok(r);
         }
-        if self.is_paged() {
+        if self.is_paged() || self.forked {
             // Its pages are its file's (cached, copy-on-write) or still in
-            // it: writes through one would not be seen through the other.
+            // it, or a fork's copy-on-write: writes through one would not
+            // be seen through the other.
             return Err(OutOfMemory);
         }
         self.populate_all()?;
@@ -858,7 +875,89 @@ impl Region {
             blocks: self.blocks,
             keep: None,
             cow: Box::default(),
+            forked: false,
         })
+    }
+
+    /// Whether a fork may give the region's frames to its copy
+    /// copy-on-write (`fork_copy`): private memory of its own, page by
+    /// page. Others are shared (MAP_SHARED, text) or copied whole at once
+    /// (`duplicate`): a device's registers, NVM pages, a pager's file
+    /// pages, frames already shared (SysV, containers' SHARE, AnT's
+    /// rings) and memory in blocks (freed a block at a time).
+    pub fn forkable(&self) -> bool {
+        !self.device
+            && !self.fork_shares
+            && self.shared.is_none()
+            && !self.blocks
+            && !self.is_nvm()
+            && !self.is_paged()
+            && self.kind != Kind::Text
+    }
+
+    /// Whether a fork shares (some of) the region's frames.
+    #[inline(always)]
+    pub fn is_forked(&self) -> bool {
+        self.forked
+    }
+
+    /// A fork's copy of the region: the same frames, each with one more
+    /// holder, both regions then copying a page at its first write
+    /// (`break_fork`). The caller makes this region's pages read-only
+    /// where they are mapped. Fails (nothing changed) for want of memory
+    /// or of room in a frame's count.
+    pub fn fork_copy(&mut self) -> Result<Region, OutOfMemory> {
+        debug_assert!(self.forkable());
+        let frames = frame_list_of(&self.frames)?;
+        frames::share_all(&frames)?;
+        self.forked = true;
+        Ok(Region {
+            kind: self.kind,
+            backing: self.backing.clone(),
+            writable: self.writable,
+            executable: self.executable,
+            frames,
+            shared: None,
+            device: false,
+            fork_shares: false,
+            no_access: self.no_access,
+            blocks: false,
+            keep: None,
+            cow: Box::default(),
+            forked: true,
+        })
+    }
+
+    /// Whether page `index` is present in a frame a fork shares with
+    /// other regions (mapped read-only).
+    #[inline]
+    pub fn fork_shared(&self, index: usize) -> bool {
+        self.forked && self.frame(index).is_some_and(frames::is_shared)
+    }
+
+    /// A write to page `index` (present) of a forked region: a copy of
+    /// its own if others hold its frame (which it lets go of), else the
+    /// frame as it is. Returns the frame to map writable.
+    pub fn break_fork(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+        let pa = self.frame(index).ok_or(OutOfMemory)?;
+        if !frames::is_shared(pa) {
+            return Ok(pa);
+        }
+        let own = frames::alloc(1)?;
+        copy_page(pa, own);
+        self.frames[index] = own;
+        // Another holder may have let go meanwhile: then this frees it.
+        frames::release(pa);
+        Ok(own)
+    }
+
+    /// Lets go of the frames it shares with a fork's other regions (a
+    /// reuse: they are absent again, refilled at their next touch), so
+    /// that what is left is its own.
+    fn unfork(&mut self) {
+        if core::mem::take(&mut self.forked) {
+            frames::release_shared(&mut self.frames);
+        }
     }
 
     /// A new region with a copy of this one's content (container COPY mode).

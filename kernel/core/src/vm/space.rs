@@ -427,7 +427,14 @@ impl VirtualSpace {
                 return Err((e, attached.region));
             }
         } else if let Err((e, done)) = {
-            let mapped = paging::map_range(self.root, base, attached.region.frames(), attached.pte_flags());
+            // A fork's copy maps its frames read-only: the first write to
+            // each finds out whether it must copy.
+            let f = if attached.region.is_forked() {
+                attached.pte_flags() & !flags::WRITABLE
+            } else {
+                attached.pte_flags()
+            };
+            let mapped = paging::map_range(self.root, base, attached.region.frames(), f);
             self.settle(t0);
             mapped
         } {
@@ -718,6 +725,26 @@ impl VirtualSpace {
         Ok(to.push(a))
     }
 
+    /// A fork's copy of attachment `link_id`'s region, copy-on-write
+    /// (`Region::fork_copy`), its pages made read-only here and the old
+    /// translations dropped from every CPU running this space (its other
+    /// threads may be writing them). None if no such attachment, or its
+    /// region is not `forkable`.
+    pub fn fork_region(&mut self, link_id: ResId) -> Option<Result<Region, OutOfMemory>> {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let a = self.attachment_mut(link_id, NO_SLOT)?;
+        if !a.region.forkable() {
+            return None;
+        }
+        let copy = a.region.fork_copy();
+        if copy.is_ok() && a.region.writable {
+            paging::write_protect_range(root, a.base, a.region.pages());
+            a.shoot_down(cpus);
+        }
+        Some(copy)
+    }
+
     /// Page-table pages of the user half (the memory a space holds beyond
     /// its regions), the root included.
     pub fn table_pages(&self) -> usize {
@@ -791,6 +818,22 @@ impl VirtualSpace {
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
         let va = a.base + index as u64 * PAGE_SIZE;
+        if write && a.region.is_forked() && a.region.frame(index).is_some() {
+            // A write to a page a fork shared: a copy of its own if others
+            // still hold the frame, else the frame made writable. Other
+            // CPUs running this space drop the read-only translation (the
+            // old frame's, which others may write now).
+            let pa = a.region.break_fork(index).map_err(|_| FaultError::OutOfMemory)?;
+            let f = a.pte_flags();
+            let kind = a.region.kind;
+            self.map_one(va, pa, f)?;
+            tlb::shootdown_cpus(va, 1, cpus);
+            return Ok(Resolved {
+                kind,
+                nvm: false,
+                paged: false,
+            });
+        }
         if write && a.region.is_cow(index) {
             // The first write to its file's cached page: a copy of its own,
             // mapped writable in place of the cache's, everywhere.
@@ -849,8 +892,12 @@ impl VirtualSpace {
             });
         }
         let pa = a.region.populate(index).map_err(|_| FaultError::OutOfMemory)?;
+        let mut f = a.pte_flags();
+        if a.region.fork_shared(index) {
+            f &= !flags::WRITABLE;
+        }
         let (f, resolved) = (
-            a.pte_flags(),
+            f,
             Resolved {
                 kind: a.region.kind,
                 nvm: a.region.borrowed(index).is_some(),
@@ -987,7 +1034,13 @@ impl VirtualSpace {
         let root = self.root;
         let cpus = self.active_cpus.load(Ordering::Acquire);
         for a in self.regions_mut() {
-            if a.region.writable {
+            if a.region.is_forked() {
+                // The frames it shared with a fork go (refilled at their
+                // next touch); those left are its own, writable again.
+                a.region.reset();
+                paging::remap_range(root, a.base, a.region.frames(), a.pte_flags()).map_err(|_| OutOfMemory)?;
+                a.shoot_down(cpus);
+            } else if a.region.writable {
                 a.region.reset();
                 if a.region.is_paged() {
                     // The pages that went back to the file lose their

@@ -94,7 +94,7 @@ fn give_back_program(plate: ResId, program: ResId) {
 }
 
 /// Detaches everything from a space and deletes it all.
-fn destroy_space(space: ResId) {
+pub(crate) fn destroy_space(space: ResId) {
     // The first attachment each time: deleting it takes it off the list.
     let mut skip = 0;
     while let Some((link, region)) = vspace::nth_of_space(space, skip) {
@@ -544,8 +544,8 @@ pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
 /// A copy of Linux process `parent` (waiting in a fork its supervisor
 /// serves), whose calls go to `supervisor` as Linux pid `linux_pid`: the
 /// same program, a new space with the parent's read-only regions shared
-/// (their frames, not copies: seed 000's text sharing) and its writable
-/// ones copied, starting with registers `regs` (the parent's, rax 0).
+/// (their frames, not copies: seed 000's text sharing) and its private
+/// ones copy-on-write, starting with registers `regs` (the parent's, rax 0).
 /// Started; its parent (who may wait for it) is the supervisor.
 pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
     kcore::computation::reap();
@@ -649,30 +649,7 @@ fn compose_and_start(
 }
 
 /// A new space (the kernel's) holding a copy of what `p` has attached of
-/// its own: read-only regions share their frames, writable ones are copied.
+/// its own (`vspace::copy`).
 fn copy_space(p: &super::Process) -> Result<ResId, Error> {
-    let from = p.space().ok_or(Error::NotFound)?;
-    let space = vspace::create(KERNEL)?;
-    let owned = vspace::owned_attachments(p.space_id(), p.pid()).inspect_err(|_| delete(space))?;
-    for (link, base) in owned {
-        let copy = {
-            let mut s = from.lock();
-            let Some(a) = s.attachment_mut(link, 0) else {
-                continue;
-            };
-            if a.region.writable && !a.region.fork_shares {
-                a.region.duplicate()
-            } else {
-                a.region.share()
-            }
-        };
-        let attached = copy
-            .map_err(|_| Error::NoMemory)
-            .and_then(|r| vspace::attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e));
-        if let Err(e) = attached {
-            destroy_space(space);
-            return Err(e);
-        }
-    }
-    Ok(space)
+    vspace::copy(KERNEL, p.space_id(), p.pid())
 }

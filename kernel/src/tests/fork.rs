@@ -1,0 +1,224 @@
+//! A fork's copy of a space, copy-on-write (`VirtualSpace::fork_region`):
+//! frames shared read-only until a write, counted so that each is freed
+//! once, by its last holder, whatever order the holders go in (a chain of
+//! forks, a parent ended before its child, a reuse by the pool), and a
+//! fault that finds no memory is an error, not a panic.
+
+use alloc::string::String;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::frames;
+use kcore::mm::layout::PAGE_SIZE;
+use kcore::mm::paging::{self, flags};
+use kcore::vm::region::{Backing, Kind, Region};
+use kcore::vm::space::{FaultError, VirtualSpace};
+use restable::ResId;
+
+const BASE: u64 = 0x4000_0000;
+const PAGES: usize = 4;
+
+fn link() -> ResId {
+    ResId::new(1, 1, 1)
+}
+
+/// The frame behind `va` in `s`, the first word of its page (as the
+/// region holds it) and whether the entry is writable.
+fn word(s: &VirtualSpace, va: u64) -> Result<(u64, u64, bool), String> {
+    let (pa, f) = paging::translate(s.root(), va).ok_or("page not mapped")?;
+    let a = s.region_at(va).ok_or("no region")?;
+    let mut w = [0u8; 8];
+    ensure!(a.region.read_at((va - a.base) as usize, &mut w), "page not present");
+    Ok((pa, u64::from_le_bytes(w), f & flags::WRITABLE != 0))
+}
+
+/// Writes `v` as the first word of the page `va` maps in `s` (writable:
+/// the space's own frame).
+fn put(s: &mut VirtualSpace, va: u64, v: u64) -> TestResult {
+    let (_, _, writable) = word(s, va)?;
+    ensure!(writable, "writing through a read-only entry");
+    let a = s.attachment_mut(link(), 0).ok_or("no attachment")?;
+    let at = (va - a.base) as usize;
+    ensure!(a.region.write_at(at, &v.to_le_bytes()), "page not present");
+    Ok(())
+}
+
+/// A space with a 4-page private region at `BASE`, page i holding i + 1.
+fn parent() -> Result<VirtualSpace, String> {
+    let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    let mut r = Region::new(Kind::Heap, PAGES, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    r.populate_all().map_err(|_| "no memory")?;
+    for i in 0..PAGES {
+        ensure!(
+            r.write_at(i * PAGE_SIZE as usize, &(i as u64 + 1).to_le_bytes()),
+            "write_at"
+        );
+    }
+    s.attach(BASE, r, ResId::new(2, 1, 1), link())
+        .map_err(|_| "attach failed")?;
+    Ok(s)
+}
+
+/// `space`'s fork: a new space with its copy of the region.
+fn fork(space: &mut VirtualSpace) -> Result<VirtualSpace, String> {
+    let copy = space
+        .fork_region(link())
+        .ok_or("region not forkable")?
+        .map_err(|_| "no memory to fork")?;
+    let mut child = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    child
+        .attach(BASE, copy, ResId::new(2, 1, 1), link())
+        .map_err(|_| "attach failed")?;
+    Ok(child)
+}
+
+fn va(i: usize) -> u64 {
+    BASE + i as u64 * PAGE_SIZE
+}
+
+/// A chain of three holders, each writing, the middle one going first.
+fn chain() -> TestResult {
+    let mut p = parent()?;
+    let (pa0, _, _) = word(&p, va(0))?;
+    let mut c = fork(&mut p)?;
+    for (name, s) in [("parent", &p), ("child", &c)] {
+        let (pa, w, writable) = word(s, va(0))?;
+        ensure!(
+            pa == pa0 && w == 1 && !writable,
+            "{name} after fork: frame {pa:#x} (was {pa0:#x}), word {w}, writable {writable}"
+        );
+    }
+    // The parent writes: a copy of its own, the child keeps the frame.
+    p.resolve_fault(va(0), true, false)
+        .map_err(|_| "parent's write fault")?;
+    put(&mut p, va(0), 100)?;
+    let (ppa, pw, _) = word(&p, va(0))?;
+    let (cpa, cw, _) = word(&c, va(0))?;
+    ensure!(ppa != pa0 && pw == 100, "parent's copy: {ppa:#x} holds {pw}");
+    ensure!(
+        cpa == pa0 && cw == 1,
+        "child sees {cw} in {cpa:#x} after the parent's write"
+    );
+    // The child, now the frame's only holder, writes in place.
+    c.resolve_fault(va(0), true, false).map_err(|_| "child's write fault")?;
+    let (cpa, _, writable) = word(&c, va(0))?;
+    ensure!(cpa == pa0 && writable, "child's lone frame copied or not writable");
+    // The child forks in turn; then it ends first (killed mid-chain).
+    let mut g = fork(&mut c)?;
+    drop(c);
+    // Page 1 is still the parent's and the grandchild's: both copy or
+    // keep it, each seeing 2.
+    g.resolve_fault(va(1), true, false)
+        .map_err(|_| "grandchild's write fault")?;
+    put(&mut g, va(1), 201)?;
+    p.resolve_fault(va(1), true, false)
+        .map_err(|_| "parent's second write")?;
+    let (_, pw1, _) = word(&p, va(1))?;
+    let (_, gw1, _) = word(&g, va(1))?;
+    ensure!(pw1 == 2 && gw1 == 201, "page 1: parent {pw1}, grandchild {gw1}");
+    let (_, gw0, _) = word(&g, va(0))?;
+    ensure!(gw0 == 1, "grandchild's page 0 holds {gw0}, not the child's 1");
+    // A read fault after an unmap (mprotect's way) maps a shared page
+    // read-only again.
+    paging::unmap_range(g.root(), va(2), 1);
+    paging::flush_local(va(2));
+    g.resolve_fault(va(2), false, false)
+        .map_err(|_| "grandchild's read fault")?;
+    let (_, gw2, writable) = word(&g, va(2))?;
+    ensure!(
+        gw2 == 3 && !writable,
+        "page 2 after a read fault: {gw2}, writable {writable}"
+    );
+    drop(p);
+    drop(g);
+    Ok(())
+}
+
+pub fn fork_shares_frames_until_written() -> TestResult {
+    // Once for the heap to reach its size, then counted.
+    chain()?;
+    let before = frames::stats();
+    chain()?;
+    ensure!(
+        frames::stats() == before,
+        "frames not back after a chain of forks: {} free, were {}",
+        frames::stats().free,
+        before.free
+    );
+    Ok(())
+}
+
+/// A region that cannot be forked copy-on-write is left to the caller;
+/// a forked one refuses to be shared or exchanged (which would hand its
+/// frames to a third holder behind the count's back).
+pub fn fork_refuses_what_it_cannot_share() -> TestResult {
+    let mut shared = Region::new(Kind::Heap, 2, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    shared.fork_shares = true;
+    ensure!(!shared.forkable(), "a MAP_SHARED region is forkable");
+    let text = Region::new(Kind::Text, 2, Backing::Zero, false, true).map_err(|_| "no memory")?;
+    ensure!(!text.forkable(), "text is forkable");
+    let mut p = parent()?;
+    let mut c = fork(&mut p)?;
+    let Some(mut other) = Region::new(Kind::Heap, PAGES, Backing::Zero, true, false).ok() else {
+        return Err("no memory".into());
+    };
+    ensure!(
+        c.exchange_with(link(), 0, &mut other).is_err(),
+        "a forked region exchanged its frames"
+    );
+    drop(other);
+    // The parent goes before the child ever runs (ended mid-fork): the
+    // child's pages are all its own now.
+    drop(p);
+    for i in 0..PAGES {
+        c.resolve_fault(va(i), true, false).map_err(|_| "write fault")?;
+        let (_, w, _) = word(&c, va(i))?;
+        ensure!(w == i as u64 + 1, "page {i} holds {w} after the parent went");
+    }
+    Ok(())
+}
+
+/// A write fault with no memory for the copy fails (the process is then
+/// ended with a message), and changes nothing; with memory back it works.
+pub fn fork_fault_without_memory_is_an_error() -> TestResult {
+    let mut p = parent()?;
+    let c = fork(&mut p)?;
+    let mut taken = alloc::vec::Vec::new();
+    taken
+        .try_reserve(frames::stats().free)
+        .map_err(|_| "no heap for the list")?;
+    while let Ok(pa) = frames::alloc(1) {
+        taken.push(pa);
+    }
+    let r = p.resolve_fault(va(3), true, false);
+    for pa in taken {
+        frames::free(pa, 1);
+    }
+    ensure!(r == Err(FaultError::OutOfMemory), "write fault with no memory: {r:?}");
+    let (_, w, writable) = word(&p, va(3))?;
+    ensure!(w == 4 && !writable, "page changed by a failed fault");
+    p.resolve_fault(va(3), true, false)
+        .map_err(|_| "fault with memory back")?;
+    put(&mut p, va(3), 400)?;
+    let (_, cw, _) = word(&c, va(3))?;
+    ensure!(cw == 4, "child sees {cw} after the parent's write");
+    Ok(())
+}
+
+/// A pooled space's refresh (its process ended) lets go of the frames it
+/// shares with a fork instead of refilling them under the other's feet.
+pub fn fork_survives_a_refresh() -> TestResult {
+    let mut p = parent()?;
+    let c = fork(&mut p)?;
+    p.refresh(false).map_err(|_| "refresh failed")?;
+    for i in 0..PAGES {
+        let (_, w, _) = word(&c, va(i))?;
+        ensure!(
+            w == i as u64 + 1,
+            "child's page {i} holds {w} after the parent's refresh"
+        );
+    }
+    p.resolve_fault(va(0), true, false).map_err(|_| "write after refresh")?;
+    let (_, w, writable) = word(&p, va(0))?;
+    ensure!(w == 0 && writable, "refreshed page holds {w}, writable {writable}");
+    Ok(())
+}
