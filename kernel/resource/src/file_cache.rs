@@ -250,14 +250,33 @@ pub fn grant(caller: u64, id: ResId, pid: u64, allow: bool) -> Result<(), Error>
 /// page they are on is present (only up to the file's end, if that is
 /// within them). NotFound: a miss, which the file server answers.
 pub fn read(caller: u64, id: ResId, offset: u64, buf: u64, len: usize) -> Result<usize, Error> {
-    let to = UserRange::new(buf, len.min(MAX_COPY))?;
     let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    read_from(&cache, caller, offset, buf, len)
+}
+
+/// The cache `id`, for supervisor `sup` to bind a descriptor of a Linux
+/// process it serves to (`pipe::bind_file`): only one it was granted
+/// (Denied otherwise), so that a stale or foreign id binds nothing.
+pub fn for_binding(sup: u64, id: ResId) -> Result<Arc<FileCache>, Error> {
+    let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    let g = cache.inner.lock();
+    if g.dead || !g.readers.contains(&sup) {
+        return Err(Error::Denied);
+    }
+    drop(g);
+    Ok(cache)
+}
+
+/// `read` of `cache` for `reader` (a process it must have granted: a
+/// native client, or a Linux process's supervisor).
+pub fn read_from(cache: &FileCache, reader: u64, offset: u64, buf: u64, len: usize) -> Result<usize, Error> {
+    let to = UserRange::new(buf, len.min(MAX_COPY))?;
     let mut refs: [Option<Arc<Page>>; MAX_READ_PAGES] = [const { None }; MAX_READ_PAGES];
     let want = to.len() as u64;
     let first = offset / PAGE;
     let n = {
         let g = cache.inner.lock();
-        if g.dead || !g.readers.contains(&caller) {
+        if g.dead || !g.readers.contains(&reader) {
             return Err(Error::NotFound);
         }
         // Up to the end, if it is known and before the read's.

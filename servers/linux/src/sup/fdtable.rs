@@ -94,6 +94,10 @@ pub struct Ofd {
     pub shared: Option<u64>,
     /// The path it was opened by (`/proc/self/fd`), absolute.
     pub path: String,
+    /// A regular file's kernel cache, which the file server granted this
+    /// supervisor (0: none): its numbers are bound to it in the kernel,
+    /// which serves pread64 from its pages (`kpipe.rs`).
+    pub cache: u64,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -106,6 +110,7 @@ impl Ofd {
             pos: 0,
             shared: None,
             path,
+            cache: 0,
         }))
     }
 
