@@ -10,6 +10,9 @@
  *   seq_read_cached    read it again, now from the page cache
  *   pread_4k_cached    one 4 KiB pread at a random 4 KiB-aligned offset of the
  *                      cached file (mean of 1,000)
+ *   pread_1b_cached    the same offsets, 1 byte each (mean of 1,000)
+ *   pread_at_eof       a 4 KiB pread at the file's end, which reads nothing
+ *                      (mean of 1,000)
  *   create_write_close create + write 4 KiB + close of 1,000 new files (total)
  *   list_dir           open, getdents64 to the end, close of that folder of
  *                      1,000 entries, cached (mean of 10)
@@ -151,8 +154,29 @@ int main(int argc, char **argv)
 			die("pread");
 		total += now_ns() - t0;
 	}
-	close(fd);
 	report("fs", "pread_4k_cached", "", (double)total / preads, "ns");
+
+	/* 1-byte preads at the same offsets, and preads at the file's end. */
+	x = 12345;
+	total = 0;
+	for (int i = 0; i < preads; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		off_t off = (off_t)((x >> 33) % pages) * 4096;
+		t0 = now_ns();
+		if (pread(fd, chunk, 1, off) != 1)
+			die("pread of 1 byte");
+		total += now_ns() - t0;
+	}
+	report("fs", "pread_1b_cached", "", (double)total / preads, "ns");
+	total = 0;
+	for (int i = 0; i < preads; i++) {
+		t0 = now_ns();
+		if (pread(fd, chunk, 4096, size) != 0)
+			die("pread at the end");
+		total += now_ns() - t0;
+	}
+	report("fs", "pread_at_eof", "", (double)total / preads, "ns");
+	close(fd);
 	unlink("big");
 
 	/* 1,000 files: create + write 4 KiB + close, then list the folder. */

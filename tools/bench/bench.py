@@ -269,7 +269,7 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
         else:
             _fold_record(records[key], rec)
     # Merge per-target runs: run i of every target forms run i of the suite.
-    figs = [sum((f[i] for f in all_figs), []) for i in range(runs)]
+    figs = [[_native_named(f) for f in sum((f[i] for f in all_figs), [])] for i in range(runs)]
     record = records.get("tessera", {"problems": [], "host_wall_s": [], "host_load": []})
 
     # Some figures need a second CPU: the kernel's IPI and TLB shootdown, and
@@ -337,10 +337,28 @@ LINUX_BINARY_WAYS = {
     "linux_binary_pooled": ("servers=servers.linux-eager.conf pool=pool.linux-reuse.conf",
                             ("spawn", "pageaccess")),
 }
+# Experiments whose Tessera column is the Linux program itself (the same
+# names as Linux's rows), in a boot configuration of its own and with its
+# arguments; the native program's figures become <metric>.native.
+LINUX_BINARY_OWN = {
+    # The system disk's /tmp, with the native fsbench's block cache. No
+    # --drop-caches: the personality has no /proc/sys/vm/drop_caches
+    # (the cold read is the native program's row).
+    "fs": ("servers=servers.linux-fs.conf", "/linux/bench/fs,/tmp"),
+}
+
+
+def _native_named(fig):
+    """A native program's figure of an experiment in LINUX_BINARY_OWN, renamed."""
+    e, m, *rest = fig
+    return (e, f"{m}.native", *rest) if e in LINUX_BINARY_OWN else fig
+
+
 def _run_linux_binaries(selection, a, mode, runs, raw_dir):
     """Tessera's figures from the Linux programs; (rows, record or None)."""
     wanted = [e for e in LINUX_BINARY_PROGRAMS if "all" in selection or e in selection]
-    if not wanted:
+    own = [e for e in LINUX_BINARY_OWN if "all" in selection or e in selection]
+    if not wanted and not own:
         return [], None
     # (`cargo xtask build`, which the Tessera side ran, makes it.)
     if not SYSTEM_IMAGE.exists():
@@ -363,6 +381,21 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
             else:
                 _fold_record(record, rec)
             record["boots"].append(f"{way}: {prog}")
+    for prog in own:
+        boot, args_p = LINUX_BINARY_OWN[prog]
+        kargs = tessera_boot(f"{boot} run=linux args={args_p}")
+        f, rec = _run_system(f"tessera-linux-{prog}", args, kargs, runs, mode, raw_dir,
+                             TESSERA_EXIT_OK, before_each=fresh_system_disk,
+                             done_marker="RUN-EXIT linux 0")
+        for i in range(runs):
+            figs[i] += f[i]
+        if record is None:
+            record = rec
+            record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
+            record["boots"] = []
+        else:
+            _fold_record(record, rec)
+        record["boots"].append(f"{prog}: `{boot}`, args {args_p}")
     record["programs"] = ("bench/linux/ as on the reference VM; " + "; ".join(
         f"{way}: `{boot}`" for way, (boot, _) in LINUX_BINARY_WAYS.items()))
     return results.aggregate("tessera", figs), record

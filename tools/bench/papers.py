@@ -173,13 +173,16 @@ EXPERIMENTS = {
                 "timer: the figures that wait for the device (the fsyncs above all, the cold read less) "
                 "measure the guest's timers, not the disk; the cached figures are path lengths as "
                 "everywhere else. Compare waiting figures in plain TCG (`make bench B=fs MODE=tcg`). "
-                "Tessera: the native program `fsbench` does the same operations, sizes and offsets through "
-                "a virtio-blk driver, block cache (20,480 pages, no periodic flush) and file server of its "
-                "own on the same fresh image; cold means the cache wrote everything back and forgot it. "
-                "Its own rows: a 4 KiB `pread` off a page boundary, 1-byte `pread`s and `pread`s at the end "
-                "of the file (the file server alone), and the copies of file data per byte each path "
-                "made, counted by the servers (Linux copies once, between its page cache and the "
-                "caller; not counted here). Issue 17's goal for the cold sequential read, within 1.2 × "
+                "Also 1-byte `pread`s at the same offsets and `pread`s at the file's end. "
+                "Tessera: the same static program on the Linux personality (`servers.linux-fs.conf`: "
+                "virtio-blk, a block cache of 20,480 pages with no periodic flush, the file server), in "
+                "/tmp of the system disk (a fresh copy each boot), without `--drop-caches` (no "
+                "`/proc/sys/vm/drop_caches`: no cold read). Rows `.native`: the native program `fsbench`, "
+                "the same operations, sizes and offsets through a stack of its own on the fresh image "
+                "(cold means the cache wrote everything back and forgot it), with its own rows: a 4 KiB "
+                "`pread` off a page boundary, and the copies of file data per byte each path made, "
+                "counted by the servers (Linux copies once, between its page cache and the caller; not "
+                "counted here). Issue 17's goal for the cold sequential read, within 1.2 × "
                 "Linux, is in plain TCG wall time.",
         "issue": "issue 17 (storage servers: virtio-blk, block cache, ext2)",
         "linux": True,

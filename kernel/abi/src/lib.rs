@@ -907,6 +907,10 @@ pub mod file_cache {
         pub const REVOKE: u64 = 3;
         /// Process `a` may read the cache (`b` = 0: no longer) → 0.
         pub const GRANT: u64 = 4;
+        /// The file is `a` bytes long now → 0: a read from there on reads
+        /// nothing, with no page needed. Forgotten when a revoke reaches
+        /// the page it ends in (a change of size revokes it).
+        pub const SIZE: u64 = 5;
     }
 }
 

@@ -171,6 +171,10 @@ pub mod nr {
     pub const WRITE: u64 = 1;
     pub const READV: u64 = 19;
     pub const WRITEV: u64 = 20;
+    /// Served by the kernel on a descriptor bound to a regular file's
+    /// kernel cache when the pages are there, sent to the supervisor
+    /// otherwise.
+    pub const PREAD64: u64 = 17;
 }
 
 /// The calls the kernel serves without the supervisor, and why they may be:
@@ -239,6 +243,12 @@ pub fn takes_short_frame(n: u64) -> bool {
 /// bindings in step with it (`linux_pipe`).
 pub const KERNEL_SERVED_ON_PIPES: [u64; 4] = [nr::READ, nr::WRITE, nr::READV, nr::WRITEV];
 
+/// The calls the kernel serves when their descriptor is bound to a
+/// regular file's kernel cache ([`pipe::op::BIND_FILE`]) and every page
+/// they read is present there; anything else (a miss, a hole, a read of
+/// more than 64 pages, a negative offset) goes to the supervisor.
+pub const KERNEL_SERVED_ON_FILES: [u64; 1] = [nr::PREAD64];
+
 /// Pipes the kernel serves (`linux_pipe`).
 pub mod pipe {
     /// Operations of `linux_pipe(op, pid, a, b, c)`; `pid` is the Linux
@@ -266,6 +276,11 @@ pub mod pipe {
         pub const RESIZE: u64 = 7;
         /// → the resource id of descriptor `a`'s pipe.
         pub const ID: u64 = 8;
+        /// Descriptor `a` leads to a regular file whose kernel cache
+        /// (`file_cache`) is `b`, granted to the caller (Denied if not;
+        /// what was there before goes) → 0. The kernel serves its
+        /// pread64 from the pages present (`KERNEL_SERVED_ON_FILES`).
+        pub const BIND_FILE: u64 = 9;
     }
 
     /// The word `op::STATE` returns.

@@ -15,6 +15,11 @@
 //! the cache may hold, a process not granted) is a miss, which the reader
 //! sends to the file server as before.
 //!
+//! The owner may also say the file's size (`set_size`), so that a read at
+//! or past the end is answered here with no page; a revoke that reaches
+//! the page the size ends in forgets it (every change of size revokes
+//! from the old end or the new), until the owner says it again.
+//!
 //! Pages are never changed in place: a page is published whole and
 //! revoked whole. A reader takes references to its pages under the
 //! cache's lock and copies after it, where a fault may sleep; a revoke
@@ -55,6 +60,9 @@ struct Inner {
     /// The file's last page and where the file ends, if that page is
     /// present (published as the last).
     end: Option<(u64, u64)>,
+    /// Where the file ends, as its owner said (`set_size`), whether or not
+    /// the last page is present.
+    size: Option<u64>,
     readers: Vec<u64>,
     /// The pages' memory and the index's, on the owner.
     charge: Charge,
@@ -75,6 +83,7 @@ impl Inner {
             .shrink(self.present * (PAGE + size_of::<Page>() as u64) + index);
         self.present = 0;
         self.end = None;
+        self.size = None;
         pages
     }
 }
@@ -90,6 +99,7 @@ pub fn create(owner: u64) -> Result<ResId, Error> {
                 pages: Vec::new(),
                 present: 0,
                 end: None,
+                size: None,
                 readers: Vec::new(),
                 charge: pages_charge,
                 dead: false,
@@ -155,6 +165,10 @@ pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Resul
                     g.present += 1;
                 }
                 g.pages[at] = Some(page);
+                if g.size.is_some_and(|s| index * PAGE + len > s) {
+                    // Bytes past the size it said: it no longer holds.
+                    g.size = None;
+                }
                 if last {
                     g.end = Some((index, index * PAGE + len));
                 } else if g.end.is_some_and(|(p, _)| p <= index) {
@@ -189,6 +203,9 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
                 if g.end.is_some_and(|(p, e)| to > p && first.saturating_mul(PAGE) <= e) {
                     g.end = None;
                 }
+                if g.size.is_some_and(|s| first <= s / PAGE && to > s / PAGE) {
+                    g.size = None;
+                }
             }
             // What goes is dropped after the lock, a page at a time.
             let mut gone = 0u64;
@@ -210,6 +227,24 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
                 gone += 1;
             }
             Ok(gone)
+        },
+    )
+}
+
+/// `file_cache(SIZE)`: the file of cache `id` is `size` bytes long.
+pub fn set_size(caller: u64, id: ResId, size: u64) -> Result<(), Error> {
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Owned(Kind::FileCache)),
+        || {
+            let cache = owned(caller, id)?;
+            let mut g = cache.inner.lock();
+            if g.dead {
+                return Err(Error::NotFound);
+            }
+            g.size = Some(size);
+            Ok(())
         },
     )
 }
@@ -250,21 +285,79 @@ pub fn grant(caller: u64, id: ResId, pid: u64, allow: bool) -> Result<(), Error>
 /// page they are on is present (only up to the file's end, if that is
 /// within them). NotFound: a miss, which the file server answers.
 pub fn read(caller: u64, id: ResId, offset: u64, buf: u64, len: usize) -> Result<usize, Error> {
-    let to = UserRange::new(buf, len.min(MAX_COPY))?;
     let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    read_from(&cache, caller, offset, buf, len)
+}
+
+/// The cache `id`, for supervisor `sup` to bind a descriptor of a Linux
+/// process it serves to (`pipe::bind_file`): only one it was granted
+/// (Denied otherwise), so that a stale or foreign id binds nothing.
+pub fn for_binding(sup: u64, id: ResId) -> Result<Arc<FileCache>, Error> {
+    let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    let g = cache.inner.lock();
+    if g.dead || !g.readers.contains(&sup) {
+        return Err(Error::Denied);
+    }
+    drop(g);
+    Ok(cache)
+}
+
+/// `read` of `cache` for `reader` (a process it must have granted: a
+/// native client, or a Linux process's supervisor).
+pub fn read_from(cache: &FileCache, reader: u64, offset: u64, buf: u64, len: usize) -> Result<usize, Error> {
+    let to = UserRange::new(buf, len.min(MAX_COPY))?;
+    let want = to.len() as u64;
+    // A read within one page (most small reads, an aligned 4 KiB one)
+    // takes one reference: the array of the many-page read costs about
+    // 400 instructions to fill and drop.
+    let (page, n) = {
+        let g = cache.inner.lock();
+        if g.dead || !g.readers.contains(&reader) {
+            return Err(Error::NotFound);
+        }
+        let end = offset.saturating_add(want);
+        let n = match g.end.map(|(_, e)| e).or(g.size) {
+            Some(e) if e <= offset => return Ok(0),
+            Some(e) => end.min(e) - offset,
+            None => want,
+        };
+        if n == 0 {
+            return Ok(0);
+        }
+        let first = offset / PAGE;
+        if (offset + n - 1) / PAGE != first {
+            drop(g);
+            return read_pages(cache, reader, offset, to);
+        }
+        let page = g
+            .pages
+            .get(first as usize)
+            .and_then(Option::as_ref)
+            .ok_or(Error::NotFound)?;
+        (page.clone(), n as usize)
+    };
+    let at = (offset % PAGE) as usize;
+    let bytes = page.data.get(at..at + n).ok_or(Error::NotFound)?;
+    to.part(0, n)?.write(bytes)?;
+    Ok(n)
+}
+
+/// `read_from` of a read over several pages.
+#[inline(never)]
+fn read_pages(cache: &FileCache, reader: u64, offset: u64, to: UserRange) -> Result<usize, Error> {
     let mut refs: [Option<Arc<Page>>; MAX_READ_PAGES] = [const { None }; MAX_READ_PAGES];
     let want = to.len() as u64;
     let first = offset / PAGE;
     let n = {
         let g = cache.inner.lock();
-        if g.dead || !g.readers.contains(&caller) {
+        if g.dead || !g.readers.contains(&reader) {
             return Err(Error::NotFound);
         }
         // Up to the end, if it is known and before the read's.
         let end = offset.saturating_add(want);
-        let n = match g.end {
-            Some((_, e)) if e <= offset => return Ok(0),
-            Some((_, e)) => end.min(e) - offset,
+        let n = match g.end.map(|(_, e)| e).or(g.size) {
+            Some(e) if e <= offset => return Ok(0),
+            Some(e) => end.min(e) - offset,
             None => want,
         };
         if n == 0 {

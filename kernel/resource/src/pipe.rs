@@ -12,7 +12,9 @@
 //! changes that table (`linux_pipe`), and the kernel serves read and
 //! write on bound numbers (`KERNEL_SERVED_ON_PIPES`). Fork copies the
 //! table (the child holds the same ends), exec keeps it, the end of a
-//! process drops it: a pipe goes when its last end goes.
+//! process drops it: a pipe goes when its last end goes. The same table
+//! binds numbers of regular files to their kernel caches (`Served::File`,
+//! issue 18), whose pread64 the kernel serves from present pages.
 //!
 //! The bytes: a writer that finds a reader waiting on an empty pipe
 //! copies straight into the reader's buffer, once, between the two
@@ -28,6 +30,7 @@
 //! pages without sleeping; a page only a pager can bring is brought by
 //! touching it first, outside the lock.
 
+use super::file_cache::FileCache;
 use super::mediator::{NO_IDS, Need, invoke, only};
 use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
 use abi::linux::pipe::{CAPACITY, MAX_CAPACITY, PIPE_BUF, state};
@@ -631,13 +634,23 @@ fn direct(
 
 // ---- the tables of kernel-served descriptors ----
 
+/// What a kernel-served descriptor leads to.
+#[derive(Clone)]
+pub enum Served {
+    /// An end of a kernel pipe: read, write, readv and writev.
+    Pipe(Arc<End>),
+    /// A regular file's kernel cache (`file_cache`), which its file server
+    /// granted the supervisor: a pread64 it holds every page of.
+    File(Arc<FileCache>),
+}
+
 /// A Linux process's kernel-served descriptors.
 struct Bound {
     pid: u64,
     /// Its route (supervisor, Linux pid): an exec's new process finds the
     /// table of the old by it.
     route: (u64, u64),
-    fds: Vec<Option<Arc<End>>>,
+    fds: Vec<Option<Served>>,
 }
 
 static BOUND: IrqMutex<Vec<Bound>> = IrqMutex::new(Vec::new());
@@ -649,10 +662,10 @@ fn route_of(p: &Process) -> (u64, u64) {
     }
 }
 
-/// The end bound at descriptor `fd` of process `pid` (the read and write
-/// calls' look-up).
+/// What descriptor `fd` of process `pid` is bound to (the read and
+/// write calls' look-up).
 #[inline]
-pub fn bound(pid: u64, fd: u64) -> Option<Arc<End>> {
+pub fn bound(pid: u64, fd: u64) -> Option<Served> {
     let b = BOUND.lock();
     let t = b.iter().find(|t| t.pid == pid)?;
     t.fds.get(usize::try_from(fd).ok()?)?.clone()
@@ -677,7 +690,7 @@ fn table_of<'a>(b: &'a mut Vec<Bound>, p: &Process) -> Result<&'a mut Bound, Err
 
 /// Binds `end` at `fd` of `p`; returns what was there (to be dropped with
 /// no table lock held).
-fn bind(p: &Process, fd: u64, end: Arc<End>) -> Result<Option<Arc<End>>, Error> {
+fn bind(p: &Process, fd: u64, end: Served) -> Result<Option<Served>, Error> {
     if fd >= MAX_FD {
         return Err(Error::Invalid);
     }
@@ -692,7 +705,10 @@ fn bind(p: &Process, fd: u64, end: Arc<End>) -> Result<Option<Arc<End>>, Error> 
 }
 
 fn end_at(pid: u64, fd: u64) -> Result<Arc<End>, Error> {
-    bound(pid, fd).ok_or(Error::NotFound)
+    match bound(pid, fd) {
+        Some(Served::Pipe(end)) => Ok(end),
+        _ => Err(Error::NotFound),
+    }
 }
 
 /// `linux_pipe(CREATE)`: a pipe for Linux process `p` (charged to it),
@@ -710,8 +726,8 @@ pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool) -> Result<ResId, 
         );
         drop(pipe);
         // On a failure the ends go, and the pipe with them.
-        let old_r = bind(p, rfd, r)?;
-        let old_w = bind(p, wfd, w);
+        let old_r = bind(p, rfd, Served::Pipe(r))?;
+        let old_w = bind(p, wfd, Served::Pipe(w));
         drop(old_r);
         if old_w.is_err() {
             let _ = unbind(p.pid(), rfd);
@@ -763,7 +779,7 @@ pub fn held(caller: u64, id: ResId) -> Result<u64, Error> {
 /// `linux_pipe(DUP)`: `to` leads where `from` does.
 pub fn dup(p: &Process, from: u64, to: u64) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
-        let end = end_at(p.pid(), from)?;
+        let end = bound(p.pid(), from).ok_or(Error::NotFound)?;
         if from == to {
             return Ok(());
         }
@@ -772,7 +788,16 @@ pub fn dup(p: &Process, from: u64, to: u64) -> Result<(), Error> {
     })
 }
 
-fn unbind(pid: u64, fd: u64) -> Result<Arc<End>, Error> {
+/// `linux_pipe(BIND_FILE)`: descriptor `fd` of `p` leads to a regular
+/// file whose cache is `cache` (what was there goes).
+pub fn bind_file(p: &Process, fd: u64, cache: Arc<FileCache>) -> Result<(), Error> {
+    invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
+        drop(bind(p, fd, Served::File(cache))?);
+        Ok(())
+    })
+}
+
+fn unbind(pid: u64, fd: u64) -> Result<Served, Error> {
     let mut b = BOUND.lock();
     let t = b.iter_mut().find(|t| t.pid == pid).ok_or(Error::NotFound)?;
     let end = usize::try_from(fd)

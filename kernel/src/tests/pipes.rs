@@ -206,3 +206,56 @@ fn limited_round() -> TestResult {
     ensure!(pipes() == pipes0, "pipes outlived their process");
     Ok(())
 }
+
+/// A regular file's cache binds only for a supervisor the cache's owner
+/// granted it (not with a stale id), a bound number is no pipe, and the
+/// bindings go with their process; once the owner ends, a bound number's
+/// reads miss (the supervisor answers them).
+pub fn file_caches_bind_only_when_granted() -> TestResult {
+    use resource::file_cache as fc;
+    kcore::computation::reap_all();
+    let bound0 = pipe::bindings();
+    let (owner, sup, linux) = (live()?, live()?, live()?);
+    let pl = proc::get(linux).ok_or("the process gone")?;
+    let id = ok(fc::create(owner))?;
+    ensure!(
+        fc::for_binding(sup, id).err() == Some(Error::Denied),
+        "a cache not granted binds"
+    );
+    ok(fc::grant(owner, id, sup, true))?;
+    let stale = resource::ResId::from_raw(id.raw() ^ (1 << 32));
+    ensure!(fc::for_binding(sup, stale).is_err(), "a stale id binds");
+    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?))?;
+    ok(pipe::dup(&pl, 3, 7))?;
+    ensure!(
+        pipe::bindings() == bound0 + 2,
+        "two numbers: {}",
+        pipe::bindings() - bound0
+    );
+    ensure!(
+        pipe::state_of(&pl, 7).err() == Some(Error::NotFound),
+        "a file's number answers as a pipe"
+    );
+    let Some(pipe::Served::File(cache)) = pipe::bound(linux, 7) else {
+        return Err("the number leads to no file cache".into());
+    };
+    // An empty cache misses; so does one whose owner ended.
+    const BUF: u64 = 0x1000_0000;
+    ensure!(
+        fc::read_from(&cache, sup, 0, BUF, 16).err() == Some(Error::NotFound),
+        "an empty cache served a read"
+    );
+    end(owner);
+    ensure!(
+        fc::read_from(&cache, sup, 0, BUF, 16).err() == Some(Error::NotFound),
+        "a dead cache served a read"
+    );
+    ensure!(fc::for_binding(sup, id).is_err(), "a dead cache binds");
+    drop(cache);
+    drop(pl);
+    end(linux);
+    end(sup);
+    kcore::computation::reap_all();
+    ensure!(pipe::bindings() == bound0, "numbers outlived their process");
+    Ok(())
+}

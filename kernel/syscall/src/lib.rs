@@ -546,6 +546,7 @@ impl abi::Serve for Native<'_> {
             op::PUBLISH => fc::publish(pid, id(a.id), a.a, a.b, a.c).map(|()| 0),
             op::REVOKE => fc::revoke(pid, id(a.id), a.a, a.b),
             op::GRANT => fc::grant(pid, id(a.id), a.a, a.b != 0).map(|()| 0),
+            op::SIZE => fc::set_size(pid, id(a.id), a.a).map(|()| 0),
             _ => Err(Error::Invalid),
         }
     }

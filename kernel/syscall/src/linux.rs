@@ -137,6 +137,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
         nr::READ | nr::WRITE | nr::READV | nr::WRITEV if let Some(v) = crate::pipes::serve(me, n, &a) => v,
+        nr::PREAD64 if let Some(v) = crate::pipes::serve_pread(me, supervisor, &a) => v,
         _ => forward(
             me,
             supervisor,

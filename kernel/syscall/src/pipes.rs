@@ -1,6 +1,7 @@
 //! Kernel pipes from their two sides: a Linux process's read, write,
 //! readv and writev on a descriptor bound to one, served here with no
-//! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), and its
+//! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), as is a pread64 of
+//! a regular file's cached pages (`KERNEL_SERVED_ON_FILES`), and its
 //! supervisor's `linux_pipe`, which keeps the bindings in step with the
 //! descriptor table the supervisor keeps (`resource::pipe`).
 
@@ -11,7 +12,8 @@ use abi::linux::{RESTART_MARK, nr};
 use core::sync::atomic::Ordering;
 use ipc::process::{self as proc, Process};
 use kcore::arch::x86_64::trap::TrapFrame;
-use resource::pipe::{self, End, Fail};
+use resource::file_cache;
+use resource::pipe::{self, End, Fail, Served};
 
 const EBADF: u64 = 9;
 const ERESTARTSYS: u64 = 512;
@@ -25,7 +27,9 @@ const IOV_MAX: u64 = 1024;
 /// whose SIGPIPE is the supervisor's to send).
 #[inline]
 pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
-    let end = pipe::bound(me.pid(), a[0])?;
+    let Some(Served::Pipe(end)) = pipe::bound(me.pid(), a[0]) else {
+        return None;
+    };
     let r = match n {
         nr::READ => pipe::read(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
         nr::WRITE => pipe::write(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
@@ -45,6 +49,30 @@ pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
             Fail::NoMemory | Fail::NoReaders => errno::ENOMEM,
         }),
     })
+}
+
+/// The most bytes a pread64 served from a file's cache asks for: the
+/// pages one cache read takes (64 from a page boundary); a longer one
+/// goes to the supervisor, which reads until the end or the count.
+const MAX_CACHED_PREAD: u64 = 64 * 4096;
+
+/// `pread64(fd, buf, count, offset)` of `me`, whose supervisor is `sup`,
+/// if `fd` is bound to a file's cache that holds every page it reads
+/// (and its supervisor is still granted the cache): the bytes, copied
+/// once. None: the supervisor serves it (a miss, a hole, EOF not known
+/// here, a fault, a negative offset, a count of 0 or beyond the most).
+#[inline]
+pub fn serve_pread(me: &Process, sup: u64, a: &[u64; 6]) -> Option<u64> {
+    let Some(Served::File(cache)) = pipe::bound(me.pid(), a[0]) else {
+        return None;
+    };
+    let (buf, count, offset) = (a[1], a[2], a[3]);
+    if count == 0 || count > MAX_CACHED_PREAD || (offset as i64) < 0 {
+        return None;
+    }
+    file_cache::read_from(&cache, sup, offset, buf, count as usize)
+        .ok()
+        .map(|n| n as u64)
 }
 
 /// readv and writev: the pieces in order, as one call. A readv waits for
@@ -133,6 +161,10 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
         op::WATCH => pipe::watch(&p, a, me.pid(), b).map(|()| 0),
         op::RESIZE => pipe::resize(&p, a, b),
         op::ID => pipe::id_of(&p, a),
+        op::BIND_FILE => {
+            let cache = file_cache::for_binding(me.pid(), resource::ResId::from_raw(b))?;
+            pipe::bind_file(&p, a, cache).map(|()| 0)
+        }
         _ => Err(Error::Invalid),
     }
 }

@@ -98,14 +98,14 @@ impl Server {
         if !f.readable() || f.dir {
             return 0;
         }
-        let regular = self
+        let Some(size) = self
             .fm()
             .ok()
             .and_then(|fm| fm.stat(h).ok())
-            .is_some_and(|st| st.kind == FileType::Regular);
-        if !regular {
+            .and_then(|st| (st.kind == FileType::Regular).then_some(st.size))
+        else {
             return 0;
-        }
+        };
         let p = &mut self.published;
         let c = match p.caches.get_mut(&h) {
             Some(c) => {
@@ -138,6 +138,9 @@ impl Server {
                 c.readers.push((reader, 1));
             }
         }
+        // Its size, so that a read at the end needs no page (a write past
+        // the end made the kernel forget it).
+        let _ = calls::file_cache(op::SIZE, c.id, size, 0, 0);
         c.id
     }
 
@@ -291,6 +294,9 @@ impl Server {
     pub fn cache_resized(&mut self, h: Handle, old: u64, new: u64) {
         if old != new {
             self.cache_revoke(h, old.min(new) / PAGE, u64::MAX);
+            if let Some(c) = self.published.caches.get(&h) {
+                let _ = calls::file_cache(op::SIZE, c.id, new, 0, 0);
+            }
         }
     }
 }

@@ -80,6 +80,10 @@ pub struct Ofd {
     pub path: String,
     /// The lease it holds on its file (`F_SETLEASE`: F_RDLCK, F_WRLCK).
     pub lease: Option<u16>,
+    /// A regular file's kernel cache, which the file server granted this
+    /// supervisor (0: none): its numbers are bound to it in the kernel,
+    /// which serves pread64 from its pages (`kpipe.rs`).
+    pub cache: u64,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -93,6 +97,7 @@ impl Ofd {
             shared: None,
             path,
             lease: None,
+            cache: 0,
         }))
     }
 

@@ -206,7 +206,9 @@ impl Sup {
                 if flags & fdt::O_PATH != 0 {
                     fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
-                let fd = self.fs.open(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
+                let (fd, cache) = self
+                    .fs
+                    .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
                 // O_CREAT names a file to create or open: a directory there
                 // is EISDIR (".", "..", "dir/"), whatever the access mode.
                 if flags & fdt::O_CREAT != 0
@@ -217,14 +219,20 @@ impl Sup {
                     return Err(errno::EISDIR);
                 }
                 let abs = self.abs_of(dirfd, path);
-                Ok(Ofd::new(
+                let o = Ofd::new(
                     Kind::File {
                         fd,
                         dir: flags & fdt::O_DIRECTORY != 0,
                     },
                     keep,
                     abs,
-                ))
+                );
+                // O_DIRECT reads go to the file server (and the disk) as
+                // asked; O_PATH and directories have no bytes to read.
+                if flags & (fdt::O_DIRECT | fdt::O_PATH | fdt::O_DIRECTORY) == 0 {
+                    o.borrow_mut().cache = cache;
+                }
+                Ok(o)
             }
         }
     }
@@ -306,7 +314,11 @@ impl Sup {
         match d.kind.clone() {
             Kind::File { fd: ffd, .. } => {
                 let off = at.unwrap_or_else(|| self.pos(&d));
-                let r = self.fs.read_to_caller(rid, ffd, off, buf, len);
+                // The kernel's cache of the file did not serve it (it
+                // serves no read yet, and a pread only when it holds every
+                // page): the pages go there for the next preads.
+                let missed = d.cache != 0;
+                let r = self.fs.read_to_caller(rid, ffd, off, buf, len, missed);
                 if let (Ok(n), None) = (r, at) {
                     self.set_pos(&mut d, off + n);
                 }

@@ -135,6 +135,12 @@ impl Fs {
     }
 
     pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
+        self.open_cached(dirfd, path, flags, mode).map(|(fd, _)| fd)
+    }
+
+    /// `open`, with the id of the kernel's cache of the file that its
+    /// server granted this supervisor (0: none).
+    pub fn open_cached(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(0);
         let id = self.route(dirfd).2;
@@ -146,17 +152,18 @@ impl Fs {
             }
             if flags & O_CREAT != 0 {
                 // An existing file opens; a new one cannot be made.
-                return match self.open(dirfd, path, flags & !O_CREAT, mode) {
+                return match self.open_cached(dirfd, path, flags & !O_CREAT, mode) {
                     Err(errno::ENOENT) => Err(errno::EROFS),
                     r => r,
                 };
             }
         }
-        match self.path_op(api::OPEN, dirfd, flags, &fields, &[path]) {
+        let mut cache = [0u8; 8];
+        match self.path_call(api::OPEN, dirfd, flags, &fields, &[path], &mut cache) {
             // Creating the root (no last name to the file server: EBUSY)
             // is creating a directory's name.
             Err(errno::EBUSY) => Err(errno::EISDIR),
-            r => r.map(|fd| super::mounts::tag(id, fd as u32)),
+            r => r.map(|fd| (super::mounts::tag(id, fd as u32), u64::from_le_bytes(cache))),
         }
     }
 
@@ -181,13 +188,16 @@ impl Fs {
 
     /// Reads from file `fd` at `off` into the memory of the process waiting
     /// in `rid`, at `buf`, until `len` bytes or the end: the cache copies
-    /// each piece straight into the process's buffer.
-    pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64) -> Result<u64, i64> {
+    /// each piece straight into the process's buffer. With `missed`, the
+    /// kernel's cache of the file missed the read: the server publishes
+    /// its pages there for the next.
+    pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64, missed: bool) -> Result<u64, i64> {
         let (server, fd, _) = self.route(fd);
+        let flags = if missed { api::MISSED } else { 0 };
         let mut done = 0u64;
         while done < len {
             let mut msg = [0u8; 24];
-            Writer::new(&mut msg).u32(fd).u32(0).u64(off + done).u64(len - done);
+            Writer::new(&mut msg).u32(fd).u32(flags).u64(off + done).u64(len - done);
             let req = CallFor {
                 rid,
                 server,

@@ -2,6 +2,9 @@
 //! of read and write itself, with no rendezvous; this supervisor keeps
 //! the descriptor table, the truth, and the kernel's bindings follow it
 //! (`follow_set`, `follow_take`: every number set or taken in the table).
+//! The numbers of a regular file with a kernel cache (`Ofd::cache`) are
+//! bound the same way, and the kernel serves their pread64 from the
+//! cache's pages when it holds them all.
 //! Fork copies the bindings and exec keeps them in the kernel, as Linux
 //! keeps descriptors; what the kernel does not serve (fstat, poll, fcntl,
 //! the SIGPIPE of a write with no reader) is served here from the
@@ -19,6 +22,12 @@ use tessera_rt::sys::calls;
 
 fn is_kpipe(s: Option<&Slot>) -> bool {
     s.is_some_and(|s| matches!(s.ofd.borrow().kind, Kind::KPipe { .. }))
+}
+
+/// Whether the kernel binds the numbers of `s`'s description: a kernel
+/// pipe's end, or a regular file with a kernel cache.
+fn is_bound(s: Option<&Slot>) -> bool {
+    is_kpipe(s) || s.is_some_and(|s| s.ofd.borrow().cache != 0)
 }
 
 /// Another number of `t` leading to `ofd` than `fd`.
@@ -43,20 +52,36 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
         return;
     }
     if let Some(n) = new
-        && is_kpipe(Some(n))
-        && let Some(from) = other_fd(t, &n.ofd, fd)
+        && is_bound(Some(n))
     {
-        let _ = calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0);
-        return;
+        // A file's first number binds to its cache; a failed bind (the
+        // file server took the grant back) leaves the number to the
+        // supervisor, which serves every call on a file.
+        let cache = n.ofd.borrow().cache;
+        let from = other_fd(t, &n.ofd, fd);
+        let dup = |from: usize| calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0).is_ok();
+        let bound = match from {
+            Some(from) if is_kpipe(Some(n)) => {
+                dup(from);
+                true
+            }
+            _ if cache != 0 => {
+                from.is_some_and(dup) || calls::linux_pipe(op::BIND_FILE, t.tpid, fd as u64, cache, 0).is_ok()
+            }
+            _ => false,
+        };
+        if bound {
+            return;
+        }
     }
-    if is_kpipe(old) {
+    if is_bound(old) || is_bound(new) {
         let _ = calls::linux_pipe(op::CLOSE, t.tpid, fd as u64, 0, 0);
     }
 }
 
 /// Number `fd` of `t` was taken (it led to `old`).
 pub fn follow_take(t: &FdTable, fd: u64, old: &Slot) {
-    if t.tpid != 0 && is_kpipe(Some(old)) {
+    if t.tpid != 0 && is_bound(Some(old)) {
         let _ = calls::linux_pipe(op::CLOSE, t.tpid, fd, 0, 0);
     }
 }

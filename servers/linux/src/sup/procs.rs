@@ -383,10 +383,13 @@ impl Sup {
         for o in ofds {
             let d = o.borrow();
             let (tag, a, b) = match &d.kind {
+                // The cache id goes too: the kernel copied the child's
+                // bindings, and its supervisor must unbind them as it
+                // closes their numbers (SHARE grants it the cache).
                 Kind::File { fd, dir } => (
                     1,
                     self.fs.share(*fd, child_sup).map_or(u64::MAX, |f| f as u64),
-                    *dir as u64,
+                    *dir as u64 | d.cache << 1,
                 ),
                 Kind::Obj { id, kind } => (2, *id, *kind),
                 Kind::Null => (3, 0, 0),
@@ -494,7 +497,7 @@ impl Sup {
             let kind = match tag {
                 1 => Kind::File {
                     fd: a as u32,
-                    dir: b != 0,
+                    dir: b & 1 != 0,
                 },
                 2 => Kind::Obj { id: a, kind: b },
                 3 => Kind::Null,
@@ -536,6 +539,7 @@ impl Sup {
                     Kind::VDir(Rc::new(list))
                 }
             };
+            let cache = if matches!(kind, Kind::File { .. }) { b >> 1 } else { 0 };
             ofds.push(Rc::new(RefCell::new(Ofd {
                 kind,
                 flags,
@@ -543,6 +547,7 @@ impl Sup {
                 shared: (shared != 0).then_some(shared),
                 path,
                 lease: None,
+                cache,
             })));
         }
         for (ep, words) in epolls {

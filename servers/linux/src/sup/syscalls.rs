@@ -802,7 +802,7 @@ impl Sup {
             tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
             _ => errno::EINVAL,
         })?;
-        let _ = self.fs.read_to_caller(rid, ffd, off, at, len);
+        let _ = self.fs.read_to_caller(rid, ffd, off, at, len, false);
         Ok(at)
     }
 
