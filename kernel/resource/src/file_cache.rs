@@ -28,7 +28,7 @@
 //! first. When the owner ends, its caches are emptied and their ids go:
 //! readers miss, and the file server's absence is reported the old way.
 
-use super::mediator::{NO_IDS, Need, invoke, only};
+use super::mediator::{NO_IDS, Need, Outcome, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
 use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE};
 use abi::{Error, ResInfo, ResOp};
@@ -110,174 +110,160 @@ pub fn create(owner: u64) -> Result<ResId, Error> {
     })
 }
 
-/// The cache `id` if `caller` owns it.
-fn owned(caller: u64, id: ResId) -> Result<Arc<FileCache>, Error> {
-    Ok(super::owned(&TABLE.lock(), id, caller)?.value.clone())
+/// An owner's operation on cache `id`, through the mediator: `work` gets
+/// the cache if `caller` owns it.
+fn control<T: Outcome>(
+    caller: u64,
+    id: ResId,
+    work: impl FnOnce(Arc<FileCache>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Owned(Kind::FileCache)),
+        || work(super::owned(&TABLE.lock(), id, caller)?.value.clone()),
+    )
 }
 
 /// `file_cache(PUBLISH)`: page `index` of cache `id` holds `len` bytes of
 /// the caller's memory at `addr` (fewer than a page only at the file's
 /// end).
 pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Result<(), Error> {
-    invoke(
-        caller,
-        ResOp::FileCacheControl,
-        only(id, Need::Owned(Kind::FileCache)),
-        || {
-            let last = len & LAST != 0 || len < PAGE;
-            let len = len & !LAST;
-            if len > PAGE || len == 0 {
-                return Err(Error::Invalid);
+    control(caller, id, |cache| {
+        let last = len & LAST != 0 || len < PAGE;
+        let len = len & !LAST;
+        if len > PAGE || len == 0 {
+            return Err(Error::Invalid);
+        }
+        if index >= MAX_PAGES {
+            return Err(Error::Limit);
+        }
+        // The bytes first, outside the lock (reading them may fault).
+        let mut data = Vec::new();
+        data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+        data.resize(len as usize, 0);
+        UserRange::new(addr, len as usize)?.read(&mut data)?;
+        let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
+        let old = {
+            let mut guard = cache.inner.lock();
+            let g = &mut *guard;
+            if g.dead {
+                return Err(Error::NotFound);
             }
-            if index >= MAX_PAGES {
-                return Err(Error::Limit);
+            let at = index as usize;
+            if g.pages.len() <= at {
+                // The index grows in steps, charged as it grows.
+                let want = (at + 1).next_power_of_two().max(16).min(MAX_PAGES as usize);
+                let more = Inner::index_bytes(want).saturating_sub(Inner::index_bytes(g.pages.capacity()));
+                g.charge.grow(more).map_err(|_| Error::Limit)?;
+                if g.pages.try_reserve_exact(want - g.pages.len()).is_err() {
+                    g.charge.shrink(more);
+                    return Err(Error::NoMemory);
+                }
+                g.pages.resize(want, None);
             }
-            let cache = owned(caller, id)?;
-            // The bytes first, outside the lock (reading them may fault).
-            let mut data = Vec::new();
-            data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-            data.resize(len as usize, 0);
-            UserRange::new(addr, len as usize)?.read(&mut data)?;
-            let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
-            let old = {
-                let mut guard = cache.inner.lock();
-                let g = &mut *guard;
-                if g.dead {
-                    return Err(Error::NotFound);
-                }
-                let at = index as usize;
-                if g.pages.len() <= at {
-                    // The index grows in steps, charged as it grows.
-                    let want = (at + 1).next_power_of_two().max(16).min(MAX_PAGES as usize);
-                    let more = Inner::index_bytes(want).saturating_sub(Inner::index_bytes(g.pages.capacity()));
-                    g.charge.grow(more).map_err(|_| Error::Limit)?;
-                    if g.pages.try_reserve_exact(want - g.pages.len()).is_err() {
-                        g.charge.shrink(more);
-                        return Err(Error::NoMemory);
-                    }
-                    g.pages.resize(want, None);
-                }
-                let old = g.pages[at].take();
-                if old.is_none() {
-                    g.charge
-                        .grow(PAGE + size_of::<Page>() as u64)
-                        .map_err(|_| Error::Limit)?;
-                    g.present += 1;
-                }
-                g.pages[at] = Some(page);
-                if g.size.is_some_and(|s| index * PAGE + len > s) {
-                    // Bytes past the size it said: it no longer holds.
-                    g.size = None;
-                }
-                if last {
-                    g.end = Some((index, index * PAGE + len));
-                } else if g.end.is_some_and(|(p, _)| p <= index) {
-                    // A whole page at or past the known end: the file grew
-                    // (its owner should have revoked the short page); the end
-                    // is no longer known.
-                    g.end = None;
-                }
-                old
-            };
-            drop(old);
-            Ok(())
-        },
-    )
+            let old = g.pages[at].take();
+            if old.is_none() {
+                g.charge
+                    .grow(PAGE + size_of::<Page>() as u64)
+                    .map_err(|_| Error::Limit)?;
+                g.present += 1;
+            }
+            g.pages[at] = Some(page);
+            if g.size.is_some_and(|s| index * PAGE + len > s) {
+                // Bytes past the size it said: it no longer holds.
+                g.size = None;
+            }
+            if last {
+                g.end = Some((index, index * PAGE + len));
+            } else if g.end.is_some_and(|(p, _)| p <= index) {
+                // A whole page at or past the known end: the file grew
+                // (its owner should have revoked the short page); the end
+                // is no longer known.
+                g.end = None;
+            }
+            old
+        };
+        drop(old);
+        Ok(())
+    })
 }
 
 /// `file_cache(REVOKE)`: pages `first` to `first + count - 1` of cache
 /// `id` go; returns how many were present.
 pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Error> {
-    invoke(
-        caller,
-        ResOp::FileCacheControl,
-        only(id, Need::Owned(Kind::FileCache)),
-        || {
-            let cache = owned(caller, id)?;
-            let last = first.saturating_add(count).min(MAX_PAGES);
-            // A change at or before the end, or right after it (the file
-            // grows), moves the end: it is no longer known.
-            {
+    control(caller, id, |cache| {
+        let last = first.saturating_add(count).min(MAX_PAGES);
+        // A change at or before the end, or right after it (the file
+        // grows), moves the end: it is no longer known.
+        {
+            let mut g = cache.inner.lock();
+            let to = first.saturating_add(count);
+            if g.end.is_some_and(|(p, e)| to > p && first.saturating_mul(PAGE) <= e) {
+                g.end = None;
+            }
+            if g.size.is_some_and(|s| first <= s / PAGE && to > s / PAGE) {
+                g.size = None;
+            }
+        }
+        // What goes is dropped after the lock, a page at a time.
+        let mut gone = 0u64;
+        let mut at = first;
+        while at < last {
+            let page = {
                 let mut g = cache.inner.lock();
-                let to = first.saturating_add(count);
-                if g.end.is_some_and(|(p, e)| to > p && first.saturating_mul(PAGE) <= e) {
-                    g.end = None;
-                }
-                if g.size.is_some_and(|s| first <= s / PAGE && to > s / PAGE) {
-                    g.size = None;
-                }
-            }
-            // What goes is dropped after the lock, a page at a time.
-            let mut gone = 0u64;
-            let mut at = first;
-            while at < last {
-                let page = {
-                    let mut g = cache.inner.lock();
-                    let top = (g.pages.len() as u64).min(last);
-                    // To the next present page (none: done).
-                    let Some(i) = (at..top).find(|&i| g.pages[i as usize].is_some()) else {
-                        break;
-                    };
-                    at = i + 1;
-                    g.present -= 1;
-                    g.charge.shrink(PAGE + size_of::<Page>() as u64);
-                    g.pages[i as usize].take()
+                let top = (g.pages.len() as u64).min(last);
+                // To the next present page (none: done).
+                let Some(i) = (at..top).find(|&i| g.pages[i as usize].is_some()) else {
+                    break;
                 };
-                drop(page);
-                gone += 1;
-            }
-            Ok(gone)
-        },
-    )
+                at = i + 1;
+                g.present -= 1;
+                g.charge.shrink(PAGE + size_of::<Page>() as u64);
+                g.pages[i as usize].take()
+            };
+            drop(page);
+            gone += 1;
+        }
+        Ok(gone)
+    })
 }
 
 /// `file_cache(SIZE)`: the file of cache `id` is `size` bytes long.
 pub fn set_size(caller: u64, id: ResId, size: u64) -> Result<(), Error> {
-    invoke(
-        caller,
-        ResOp::FileCacheControl,
-        only(id, Need::Owned(Kind::FileCache)),
-        || {
-            let cache = owned(caller, id)?;
-            let mut g = cache.inner.lock();
-            if g.dead {
-                return Err(Error::NotFound);
-            }
-            g.size = Some(size);
-            Ok(())
-        },
-    )
+    control(caller, id, |cache| {
+        let mut g = cache.inner.lock();
+        if g.dead {
+            return Err(Error::NotFound);
+        }
+        g.size = Some(size);
+        Ok(())
+    })
 }
 
 /// `file_cache(GRANT)`: process `pid` may read cache `id` (or, with
 /// `allow` false, no longer).
 pub fn grant(caller: u64, id: ResId, pid: u64, allow: bool) -> Result<(), Error> {
-    invoke(
-        caller,
-        ResOp::FileCacheControl,
-        only(id, Need::Owned(Kind::FileCache)),
-        || {
-            let cache = owned(caller, id)?;
-            let mut g = cache.inner.lock();
-            let at = g.readers.iter().position(|&p| p == pid);
-            match (at, allow) {
-                (Some(_), true) => Ok(()),
-                (Some(i), false) => {
-                    g.readers.swap_remove(i);
-                    Ok(())
-                }
-                (None, false) => Err(Error::NotFound),
-                (None, true) => {
-                    if g.readers.len() >= MAX_READERS {
-                        return Err(Error::Limit);
-                    }
-                    g.readers.try_reserve(1).map_err(|_| Error::NoMemory)?;
-                    g.readers.push(pid);
-                    Ok(())
-                }
+    control(caller, id, |cache| {
+        let mut g = cache.inner.lock();
+        let at = g.readers.iter().position(|&p| p == pid);
+        match (at, allow) {
+            (Some(_), true) => Ok(()),
+            (Some(i), false) => {
+                g.readers.swap_remove(i);
+                Ok(())
             }
-        },
-    )
+            (None, false) => Err(Error::NotFound),
+            (None, true) => {
+                if g.readers.len() >= MAX_READERS {
+                    return Err(Error::Limit);
+                }
+                g.readers.try_reserve(1).map_err(|_| Error::NoMemory)?;
+                g.readers.push(pid);
+                Ok(())
+            }
+        }
+    })
 }
 
 /// `file_cache_read`: `len` bytes of cache `id` from `offset` into the
