@@ -298,15 +298,7 @@ pub fn read_from(cache: &FileCache, reader: u64, offset: u64, buf: u64, len: usi
     // 400 instructions to fill and drop.
     let (page, n) = {
         let g = cache.inner.lock();
-        if g.dead || !g.readers.contains(&reader) {
-            return Err(Error::NotFound);
-        }
-        let end = offset.saturating_add(want);
-        let n = match g.end.map(|(_, e)| e).or(g.size) {
-            Some(e) if e <= offset => return Ok(0),
-            Some(e) => end.min(e) - offset,
-            None => want,
-        };
+        let n = extent(&g, reader, offset, want)?;
         if n == 0 {
             return Ok(0);
         }
@@ -328,6 +320,22 @@ pub fn read_from(cache: &FileCache, reader: u64, offset: u64, buf: u64, len: usi
     Ok(n)
 }
 
+/// How many of the `want` bytes at `offset` a read by `reader` gets: up
+/// to the file's end if it is known (0 at or past it); NotFound if the
+/// cache is gone or `reader` may not read it.
+#[inline(always)]
+fn extent(g: &Inner, reader: u64, offset: u64, want: u64) -> Result<u64, Error> {
+    if g.dead || !g.readers.contains(&reader) {
+        return Err(Error::NotFound);
+    }
+    let end = offset.saturating_add(want);
+    Ok(match g.end.map(|(_, e)| e).or(g.size) {
+        Some(e) if e <= offset => 0,
+        Some(e) => end.min(e) - offset,
+        None => want,
+    })
+}
+
 /// `read_from` of a read over several pages.
 #[inline(never)]
 fn read_pages(cache: &FileCache, reader: u64, offset: u64, to: UserRange) -> Result<usize, Error> {
@@ -336,16 +344,7 @@ fn read_pages(cache: &FileCache, reader: u64, offset: u64, to: UserRange) -> Res
     let first = offset / PAGE;
     let n = {
         let g = cache.inner.lock();
-        if g.dead || !g.readers.contains(&reader) {
-            return Err(Error::NotFound);
-        }
-        // Up to the end, if it is known and before the read's.
-        let end = offset.saturating_add(want);
-        let n = match g.end.map(|(_, e)| e).or(g.size) {
-            Some(e) if e <= offset => return Ok(0),
-            Some(e) => end.min(e) - offset,
-            None => want,
-        };
+        let n = extent(&g, reader, offset, want)?;
         if n == 0 {
             return Ok(0);
         }

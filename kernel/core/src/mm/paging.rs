@@ -401,52 +401,71 @@ pub fn unmap_range(root: u64, va: u64, pages: usize) {
     unmap_pages(root, va, pages);
 }
 
-/// `unmap_range` for any number of pages.
-#[inline(never)]
-fn unmap_pages(root: u64, va: u64, pages: usize) {
+/// Walks `pages` consecutive pages from `va` one page table at a time:
+/// `table` gets each leaf table present with the range of its entries the
+/// run covers, `missing` the first address and length of a part whose
+/// leaf table is not there.
+#[inline(always)]
+fn each_leaf_table(
+    root: u64,
+    va: u64,
+    pages: usize,
+    mut table: impl FnMut(*mut u64, core::ops::Range<usize>),
+    mut missing: impl FnMut(u64, usize),
+) {
     let mut i = 0;
     while i < pages {
         let at = va + i as u64 * PAGE_SIZE;
         let first = index(at, 0);
         let n = (512 - first).min(pages - i);
-        if canonical(at)
-            && let Some(pt) = leaf_table(root, at)
-        {
-            for k in first..first + n {
-                // SAFETY: entries `first..first + n` (below 512) of one page
-                // table of this tree.
-                unsafe { pt.add(k).write(0) };
-            }
-        } else if n == BLOCK_PAGES && is_block(root, at) {
-            let _ = set_block(root, at, 0, 0);
+        match canonical(at).then(|| leaf_table(root, at)).flatten() {
+            Some(pt) => table(pt, first..first + n),
+            None => missing(at, n),
         }
         i += n;
     }
+}
+
+/// `unmap_range` for any number of pages.
+#[inline(never)]
+fn unmap_pages(root: u64, va: u64, pages: usize) {
+    each_leaf_table(
+        root,
+        va,
+        pages,
+        |pt, entries| {
+            for k in entries {
+                // SAFETY: entries of one page table of this tree, below 512.
+                unsafe { pt.add(k).write(0) };
+            }
+        },
+        |at, n| {
+            if n == BLOCK_PAGES && is_block(root, at) {
+                let _ = set_block(root, at, 0, 0);
+            }
+        },
+    );
 }
 
 /// Makes the pages mapped among `pages` consecutive pages from `va`
 /// read-only (a fork's copy-on-write), one walk per page table; missing
 /// tables are skipped. The caller shoots the old translations down.
 pub fn write_protect_range(root: u64, va: u64, pages: usize) {
-    let mut i = 0;
-    while i < pages {
-        let at = va + i as u64 * PAGE_SIZE;
-        let first = index(at, 0);
-        let n = (512 - first).min(pages - i);
-        if canonical(at)
-            && let Some(pt) = leaf_table(root, at)
-        {
-            for k in first..first + n {
-                // SAFETY: entries `first..first + n` (below 512) of one page
-                // table of this tree.
+    each_leaf_table(
+        root,
+        va,
+        pages,
+        |pt, entries| {
+            for k in entries {
+                // SAFETY: entries of one page table of this tree, below 512.
                 unsafe {
                     let e = pt.add(k);
                     e.write(e.read() & !WRITABLE);
                 }
             }
-        }
-        i += n;
-    }
+        },
+        |_, _| {},
+    );
 }
 
 /// Removes the mapping of `va`; returns the frame it mapped. The caller

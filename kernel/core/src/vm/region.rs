@@ -861,22 +861,31 @@ impl Region {
                 s
             }
         };
-        let frames = frame_list_of(&self.frames)?;
-        Ok(Region {
+        let mut r = self.sibling(frame_list_of(&self.frames)?);
+        r.shared = Some(set);
+        r.fork_shares = self.fork_shares;
+        r.blocks = self.blocks;
+        Ok(r)
+    }
+
+    /// A region of the same kind, backing and permissions over `frames`,
+    /// nothing else shared or kept.
+    fn sibling(&self, frames: Box<[u64]>) -> Region {
+        Region {
             kind: self.kind,
             backing: self.backing.clone(),
             writable: self.writable,
             executable: self.executable,
             frames,
-            shared: Some(set),
+            shared: None,
             device: false,
-            fork_shares: self.fork_shares,
+            fork_shares: false,
             no_access: self.no_access,
-            blocks: self.blocks,
+            blocks: false,
             keep: None,
             cow: Box::default(),
             forked: false,
-        })
+        }
     }
 
     /// Whether a fork may give the region's frames to its copy
@@ -911,21 +920,9 @@ impl Region {
         let frames = frame_list_of(&self.frames)?;
         frames::share_all(&frames)?;
         self.forked = true;
-        Ok(Region {
-            kind: self.kind,
-            backing: self.backing.clone(),
-            writable: self.writable,
-            executable: self.executable,
-            frames,
-            shared: None,
-            device: false,
-            fork_shares: false,
-            no_access: self.no_access,
-            blocks: false,
-            keep: None,
-            cow: Box::default(),
-            forked: true,
-        })
+        let mut r = self.sibling(frames);
+        r.forked = true;
+        Ok(r)
     }
 
     /// Whether page `index` is present in a frame a fork shares with

@@ -818,27 +818,21 @@ impl VirtualSpace {
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
         let va = a.base + index as u64 * PAGE_SIZE;
-        if write && a.region.is_forked() && a.region.frame(index).is_some() {
-            // A write to a page a fork shared: a copy of its own if others
-            // still hold the frame, else the frame made writable. Other
-            // CPUs running this space drop the read-only translation (the
-            // old frame's, which others may write now).
-            let pa = a.region.break_fork(index).map_err(|_| FaultError::OutOfMemory)?;
-            let f = a.pte_flags();
-            let kind = a.region.kind;
-            self.map_one(va, pa, f)?;
-            tlb::shootdown_cpus(va, 1, cpus);
-            return Ok(Resolved {
-                kind,
-                nvm: false,
-                paged: false,
-            });
-        }
-        if write && a.region.is_cow(index) {
-            // The first write to its file's cached page: a copy of its own,
-            // mapped writable in place of the cache's, everywhere.
-            // (The cache's page is counted as mapped until the shootdown.)
-            let (pa, _cached) = a.region.break_cow(index).map_err(|_| FaultError::OutOfMemory)?;
+        // A write to a page a fork shared (a copy of its own if others
+        // still hold the frame, else the frame made writable), or the first
+        // write to its file's cached page (a copy of its own in place of the
+        // cache's, which stays counted as mapped until the shootdown). Other
+        // CPUs running this space drop the read-only translation, whose
+        // frame others may write now.
+        let broken = if write && a.region.is_forked() && a.region.frame(index).is_some() {
+            Some(a.region.break_fork(index).map(|pa| (pa, None)))
+        } else if write && a.region.is_cow(index) {
+            Some(a.region.break_cow(index))
+        } else {
+            None
+        };
+        if let Some(r) = broken {
+            let (pa, _cached) = r.map_err(|_| FaultError::OutOfMemory)?;
             let f = a.pte_flags();
             let kind = a.region.kind;
             self.map_one(va, pa, f)?;
