@@ -402,15 +402,14 @@ pub fn unmap_range(root: u64, va: u64, pages: usize) {
 }
 
 /// Walks `pages` consecutive pages from `va` one page table at a time:
-/// `table` gets each leaf table present with the range of its entries the
-/// run covers, `missing` the first address and length of a part whose
-/// leaf table is not there.
+/// `entry` gets each entry of a leaf table that is there, `missing` the
+/// first address and length of a part whose leaf table is not.
 #[inline(always)]
-fn each_leaf_table(
+fn each_leaf_entry(
     root: u64,
     va: u64,
     pages: usize,
-    mut table: impl FnMut(*mut u64, core::ops::Range<usize>),
+    mut entry: impl FnMut(&mut u64),
     mut missing: impl FnMut(u64, usize),
 ) {
     let mut i = 0;
@@ -419,7 +418,13 @@ fn each_leaf_table(
         let first = index(at, 0);
         let n = (512 - first).min(pages - i);
         match canonical(at).then(|| leaf_table(root, at)).flatten() {
-            Some(pt) => table(pt, first..first + n),
+            Some(pt) => {
+                for k in first..first + n {
+                    // SAFETY: entries `first..first + n` (below 512) of one
+                    // page table of this tree, one borrowed at a time.
+                    entry(unsafe { &mut *pt.add(k) });
+                }
+            }
             None => missing(at, n),
         }
         i += n;
@@ -429,16 +434,11 @@ fn each_leaf_table(
 /// `unmap_range` for any number of pages.
 #[inline(never)]
 fn unmap_pages(root: u64, va: u64, pages: usize) {
-    each_leaf_table(
+    each_leaf_entry(
         root,
         va,
         pages,
-        |pt, entries| {
-            for k in entries {
-                // SAFETY: entries of one page table of this tree, below 512.
-                unsafe { pt.add(k).write(0) };
-            }
-        },
+        |e| *e = 0,
         |at, n| {
             if n == BLOCK_PAGES && is_block(root, at) {
                 let _ = set_block(root, at, 0, 0);
@@ -451,21 +451,7 @@ fn unmap_pages(root: u64, va: u64, pages: usize) {
 /// read-only (a fork's copy-on-write), one walk per page table; missing
 /// tables are skipped. The caller shoots the old translations down.
 pub fn write_protect_range(root: u64, va: u64, pages: usize) {
-    each_leaf_table(
-        root,
-        va,
-        pages,
-        |pt, entries| {
-            for k in entries {
-                // SAFETY: entries of one page table of this tree, below 512.
-                unsafe {
-                    let e = pt.add(k);
-                    e.write(e.read() & !WRITABLE);
-                }
-            }
-        },
-        |_, _| {},
-    );
+    each_leaf_entry(root, va, pages, |e| *e &= !WRITABLE, |_, _| {});
 }
 
 /// Removes the mapping of `va`; returns the frame it mapped. The caller
