@@ -4,9 +4,11 @@
 //!
 //! Kernel code is not preempted: a computation leaves the CPU only in
 //! `schedule()`, called when it blocks, yields, exits, or is about to
-//! return to user mode with its time slice used up. A CPU that picks a
-//! computation another CPU is still switching away from waits on its
-//! `on_cpu` flag, so two CPUs never run on one kernel stack.
+//! return to user mode with its time slice used up. A run queue's pick
+//! passes over a computation another CPU is still switching away from
+//! (its `on_cpu` flag), and the rendezvous's direct switch, which claims
+//! a blocked partner, waits on that flag: two CPUs never run on one
+//! kernel stack, and never wait on each other's switch.
 
 #![no_std]
 #![forbid(unsafe_code)]
