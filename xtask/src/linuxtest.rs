@@ -48,9 +48,10 @@ const PENDING: &[&str] = &[
     // kernel's line for each storage server an unmount ends and the file
     // server's for each image it refuses.
     "mount",
-    // Its leak checks pass, but about one run in three at 4 CPUs the
-    // whole guest stops making progress during the 10,000 requests (seen
-    // on the tree before the leak fixes too): not found yet.
+    // Its leak checks pass. About one run in three at 4 CPUs the whole
+    // guest stopped during the 10,000 requests: two CPUs each switching to
+    // the computation the other was leaving (fixed in the scheduler's
+    // pick). Pending until it has passed 10 runs in a row at 4 CPUs.
     "web_hostile",
     // Busybox's shell: about once in 80 runs at 4 CPUs the "Terminated"
     // line for the job it killed is missing (not understood yet).
