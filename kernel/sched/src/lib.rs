@@ -4,9 +4,11 @@
 //!
 //! Kernel code is not preempted: a computation leaves the CPU only in
 //! `schedule()`, called when it blocks, yields, exits, or is about to
-//! return to user mode with its time slice used up. A CPU that picks a
-//! computation another CPU is still switching away from waits on its
-//! `on_cpu` flag, so two CPUs never run on one kernel stack.
+//! return to user mode with its time slice used up. A run queue's pick
+//! passes over a computation another CPU is still switching away from
+//! (its `on_cpu` flag), and the rendezvous's direct switch, which claims
+//! a blocked partner, waits on that flag: two CPUs never run on one
+//! kernel stack, and never wait on each other's switch.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -284,6 +286,26 @@ pub fn preempt_if_needed() {
     }
 }
 
+/// Whether `c` is off every CPU, so that a CPU may commit to switching to
+/// it. One that another CPU is still switching away from (`on_cpu`) stays
+/// queued until a later pick: a CPU that took it would spin in
+/// `switch_to`, interrupts off, until that CPU is done, and that CPU may be
+/// spinning the same way for this one's computation (each switching to
+/// the one the other leaves: both spun for good, and so did every CPU
+/// then waiting for their answer to a TLB shootdown).
+fn switched_off(c: &Computation) -> bool {
+    !c.on_cpu.load(Ordering::Acquire)
+}
+
+/// Takes the first computation of `queue` that may run now (`switched_off`,
+/// or `cur`, which runs here already).
+fn take_next(queue: &mut VecDeque<Arc<Computation>>, cur: &Computation) -> Option<Arc<Computation>> {
+    let pos = queue
+        .iter()
+        .position(|c| core::ptr::eq(Arc::as_ptr(c), cur) || switched_off(c))?;
+    queue.remove(pos)
+}
+
 /// Takes an unpinned computation from another CPU's queue.
 fn steal(me: usize) -> Option<Arc<Computation>> {
     for i in (0..cpu::online_count()).filter(|&i| i != me) {
@@ -291,7 +313,7 @@ fn steal(me: usize) -> Option<Arc<Computation>> {
         if let Some(pos) = rq
             .queue
             .iter()
-            .position(|c| c.affinity.load(Ordering::Relaxed) == ANY_CPU)
+            .position(|c| c.affinity.load(Ordering::Relaxed) == ANY_CPU && switched_off(c))
         {
             return rq.queue.remove(pos);
         }
@@ -390,7 +412,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
             }
             cur.holds_cpu.store(false, Ordering::Relaxed);
         }
-        let mut next = rq.queue.pop_front();
+        let mut next = take_next(&mut rq.queue, cur);
         if next.is_none() {
             drop(rq);
             next = steal(me);

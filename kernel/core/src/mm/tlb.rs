@@ -135,6 +135,16 @@ fn shootdown_remote(start: u64, pages: u64, shift: u64, targets: impl Fn(usize) 
     if !cpu::online_cpus().any(|c| c.index != me.index && targets(c.index)) {
         return;
     }
+    // The request lock is held with interrupts off, as every kernel lock
+    // an interrupt handler may take (`sync.rs`): a handler that drops the
+    // last reference to a computation (the timer's wake-ups hold some)
+    // frees its kernel stack, which shoots down, and would otherwise spin
+    // for good on the lock its own CPU holds.
+    x86_64::instructions::interrupts::without_interrupts(|| send_and_wait(start, pages, shift, me, targets));
+}
+
+/// `shootdown_remote` under the request lock, interrupts off.
+fn send_and_wait(start: u64, pages: u64, shift: u64, me: &cpu::PerCpu, targets: impl Fn(usize) -> bool) {
     let guard = loop {
         if let Some(g) = REQUEST_LOCK.try_lock() {
             break g;

@@ -128,14 +128,23 @@ fn send_icr(dest: u32, low: u32) {
         // SAFETY: one 64-bit write to the x2APIC ICR sends the IPI.
         unsafe { Msr::new(X2APIC_MSR_BASE + 0x30).write(((dest as u64) << 32) | low as u64) };
     } else {
-        while read(REG_ICR_LOW) & ICR_PENDING != 0 {
-            core::hint::spin_loop();
-        }
-        write(REG_ICR_HIGH, dest << 24);
-        write(REG_ICR_LOW, low);
-        while read(REG_ICR_LOW) & ICR_PENDING != 0 {
-            core::hint::spin_loop();
-        }
+        // Two writes make one xAPIC IPI, and the write to the low half
+        // sends it to whatever the high half holds then. An interrupt
+        // between them whose handler sends an IPI too (the timer waking a
+        // sleeper on an idle CPU) rewrote the high half, so this IPI went
+        // to the handler's CPU instead: a lost TLB shootdown left its
+        // sender spinning for an answer for good, holding the request
+        // lock every other CPU then spun on, and the whole guest stopped.
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            while read(REG_ICR_LOW) & ICR_PENDING != 0 {
+                core::hint::spin_loop();
+            }
+            write(REG_ICR_HIGH, dest << 24);
+            write(REG_ICR_LOW, low);
+            while read(REG_ICR_LOW) & ICR_PENDING != 0 {
+                core::hint::spin_loop();
+            }
+        });
     }
 }
 
