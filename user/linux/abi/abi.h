@@ -79,6 +79,22 @@ ABI_FN void section(const char *name)
 	say("== %s", name);
 }
 
+/* The text of the file `path` in `text` (at most `max` - 1 bytes, then a
+ * NUL); 0, or -1 if it cannot be opened. */
+ABI_FN int read_text(const char *path, char *text, size_t max)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	ssize_t n;
+	while (got < max - 1 && (n = read(fd, text + got, max - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	text[got] = 0;
+	return 0;
+}
+
 ABI_FN const char *errname(int e)
 {
 	static const char *names[] = {

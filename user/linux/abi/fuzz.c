@@ -299,15 +299,8 @@ static void servers(char *out, size_t max)
 {
 	static char text[16384];
 	out[0] = 0;
-	int fd = open("/proc/tessera/servers", O_RDONLY);
-	if (fd < 0)
+	if (read_text("/proc/tessera/servers", text, sizeof text) != 0)
 		return;
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof text - 1 && (n = read(fd, text + got, sizeof text - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	text[got] = 0;
 	size_t at = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char name[64];

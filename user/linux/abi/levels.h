@@ -39,15 +39,8 @@ struct level {
 ABI_FN void read_level(struct level *l, const char *path, const char *prefix, const char *const *keep)
 {
 	static char text[16384];
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_text(path, text, sizeof text) != 0)
 		return;
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof text - 1 && (n = read(fd, text + got, sizeof text - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	text[got] = 0;
 	for (char *line = strtok(text, "\n"); line && l->n < LEVELS; line = strtok(NULL, "\n")) {
 		char name[40];
 		long v;
@@ -197,15 +190,8 @@ ABI_FN int at_level(const struct level *base, const struct level *peak, const st
 ABI_FN void dump(const char *path)
 {
 	static char text[65536];
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_text(path, text, sizeof text) != 0)
 		return;
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof text - 1 && (n = read(fd, text + got, sizeof text - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	text[got] = 0;
 	say("| %s:", path);
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		say("| %s", line);
