@@ -10,6 +10,7 @@
 extern crate alloc;
 
 pub mod elf;
+pub mod epoll;
 pub mod errno;
 pub mod eventfd;
 pub mod fcntl;

@@ -13,24 +13,15 @@ use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
+use linuxabi::epoll::{
+    EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD, EPOLLET, EPOLLEXCLUSIVE, EPOLLONESHOT, EPOLLWAKEUP, EVENT_LEN, EVENTS,
+    MAX_NESTS,
+};
 use linuxabi::errno;
 use linuxabi::signal as sig;
 use tessera_rt::sys;
 
-const EPOLL_CTL_ADD: u64 = 1;
-const EPOLL_CTL_DEL: u64 = 2;
-const EPOLL_CTL_MOD: u64 = 3;
-const EPOLLEXCLUSIVE: u32 = 1 << 28;
-const EPOLLWAKEUP: u32 = 1 << 29;
-const EPOLLONESHOT: u32 = 1 << 30;
-const EPOLLET: u32 = 1 << 31;
-/// The events an entry can report.
-const EVENTS: u32 = 0x3fff;
-const O_CLOEXEC: u64 = 0o2000000;
-/// `struct epoll_event` on x86_64: packed, 12 bytes.
-const EVENT_LEN: usize = 12;
-/// Levels of epoll sets inside epoll sets Linux allows.
-const MAX_NESTS: usize = 4;
+const O_CLOEXEC: u64 = linuxabi::fcntl::O_CLOEXEC as u64;
 
 pub struct Entry {
     pub fd: i32,
