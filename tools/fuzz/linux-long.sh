@@ -29,14 +29,19 @@ status=0
 SMP=$smp DISK=$disk CMDLINE="servers=servers.linux.conf run=linux args=/bin/sh,-c,${line// /+}" \
     timeout "$limit" cargo xtask run </dev/null >"$log" 2>&1 || status=$?
 seconds=$(($(date +%s) - start))
-# The transcript: its lines, and the count line that ends it.
-grep -a -E "^(==|[^|(].*: (yes|no|[0-9]+)( FAIL.*)?$|-- )" "$log" | tr -d '\r' || true
-summary=$(grep -a -E "^-- [0-9]+ checks, [0-9]+ failed" "$log" | tr -d '\r' | tail -1)
+# The transcript (the console's lines end in CR LF): its lines, and the
+# count line that ends it.
+text=$(tr -d '\r' <"$log")
+grep -a -E "^(==|[^|(].*: (yes|no|[0-9]+)( FAIL.*)?$|-- )" <<<"$text" || true
+summary=$(grep -a -E "^-- [0-9]+ checks, [0-9]+ failed" <<<"$text" | tail -1)
+made=$(sed -n "s/^calls made of [0-9]*: \([0-9]*\)$/\1/p" <<<"$text" | tail -1)
 passed=0
 [[ "$summary" == *", 0 failed" ]] && passed=1
 {
     echo "system,experiment,metric,param,unit,value,runs,min,max,q1,q3"
-    for row in "host_seconds,s,$seconds" "passed,bool,$passed"; do
+    rows=("host_seconds,s,$seconds" "passed,bool,$passed")
+    [ -n "$made" ] && rows+=("calls_made,calls,$made")
+    for row in "${rows[@]}"; do
         IFS=, read -r metric unit value <<<"$row"
         echo "tessera,linux-$name,$metric,$param,$unit,$value,1,$value,$value,$value,$value"
     done
