@@ -130,6 +130,18 @@ def _run_system(name, base_args, kernel_args, runs, mode, raw_dir, expect_status
     return figure_runs, record
 
 
+def _add_system_disk_boot(record, rec, boot):
+    """The record of boots on the system disk so far, with `rec`'s (named `boot`) folded in."""
+    if record is None:
+        record = rec
+        record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
+        record["boots"] = []
+    else:
+        _fold_record(record, rec)
+    record["boots"].append(boot)
+    return record
+
+
 def _fold_record(into, rec):
     """Adds boot record `rec`'s problems, wall times and loads to `into`,
     the record of the system it is one more boot of."""
@@ -374,13 +386,7 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
                                  done_marker="RUN-EXIT linux 0")
             for i in range(runs):
                 figs[i] += [(e, f"{m}.{way}", p, v, u) for e, m, p, v, u in f[i]]
-            if record is None:
-                record = rec
-                record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
-                record["boots"] = []
-            else:
-                _fold_record(record, rec)
-            record["boots"].append(f"{way}: {prog}")
+            record = _add_system_disk_boot(record, rec, f"{way}: {prog}")
     for prog in own:
         boot, args_p = LINUX_BINARY_OWN[prog]
         kargs = tessera_boot(f"{boot} run=linux args={args_p}")
@@ -389,13 +395,7 @@ def _run_linux_binaries(selection, a, mode, runs, raw_dir):
                              done_marker="RUN-EXIT linux 0")
         for i in range(runs):
             figs[i] += f[i]
-        if record is None:
-            record = rec
-            record["disk"] = f"virtio-blk-pci, the system disk ({rel(SYSTEM_IMAGE)}, a fresh copy each boot)"
-            record["boots"] = []
-        else:
-            _fold_record(record, rec)
-        record["boots"].append(f"{prog}: `{boot}`, args {args_p}")
+        record = _add_system_disk_boot(record, rec, f"{prog}: `{boot}`, args {args_p}")
     record["programs"] = ("bench/linux/ as on the reference VM; " + "; ".join(
         f"{way}: `{boot}`" for way, (boot, _) in LINUX_BINARY_WAYS.items()))
     return results.aggregate("tessera", figs), record
