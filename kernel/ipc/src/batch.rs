@@ -201,7 +201,9 @@ impl Member {
 /// could not be made). A member that cannot be sent (bad buffer, unknown
 /// server or entry, no call object to be had) fails alone, with its error
 /// as status. Returns the first failed member's error, if any. Servers
-/// need no change: each member is an ordinary call to them.
+/// need no change: each member is an ordinary call to them. Inlined into
+/// its callers: one frame for the system call and the batch.
+#[inline(always)]
 pub fn ncallsync_with(
     caller: &Process,
     n: usize,
