@@ -233,7 +233,7 @@ pub fn sys_ncallsync(me: &proc::Process, a: call::NCallSync) -> Result<u64, Erro
         return Error::decode(status).map(|_| 0);
     }
     let member = |i: usize| {
-        let e = entries[i];
+        let e = &entries[i];
         Ok(batch::Member {
             server: e.server,
             entry: e.entry,
