@@ -150,6 +150,19 @@ pub mod ctl {
     pub const PRIO_SET: u64 = 37;
     /// [caller, pid, mask of CPUs there are] → [0 or -errno].
     pub const AFFINITY_SET: u64 = 38;
+    /// [type, name key...] → [object or -errno]: an AF_UNIX socket is
+    /// bound (the key: [0, device, inode] of its file, or [1, length,
+    /// the abstract name's bytes in words]; `shared/unix.rs`).
+    pub const UNIX_BIND: u64 = 80;
+    /// [listener, backlog, pid, uid, gid] → [0 or -errno].
+    pub const UNIX_LISTEN: u64 = 81;
+    /// [type, pid, uid, gid, name key...] → [0, the connecting end's
+    /// read and write ends, the listener's pid, uid, gid] (a datagram
+    /// name: [0, its queue's write end, held]) or [-errno].
+    pub const UNIX_CONNECT: u64 = 82;
+    /// [listener] → [0, read end, write end, the connector's pid, uid,
+    /// gid] or [-errno].
+    pub const UNIX_ACCEPT: u64 = 83;
     /// [operation, ...]: the loop block devices (`shared/loopdev.rs`).
     pub const LOOP: u64 = 90;
     /// [operation, ...]: the mount table (`shared/mounts.rs`).
@@ -222,6 +235,8 @@ pub mod obj {
     pub const EVENTFD: u64 = 5;
     /// A timerfd: an eventfd's counter its timer raises.
     pub const TIMERFD: u64 = 6;
+    /// A bound AF_UNIX stream or seqpacket socket (`shared/unix.rs`).
+    pub const UNIX_NAME: u64 = 7;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

@@ -22,6 +22,7 @@ mod procs;
 mod ptimers;
 mod sched;
 mod sysv;
+mod unix;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -429,6 +430,13 @@ impl Shared {
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
             ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
             ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
+            ctl::UNIX_BIND => End::Reply(self.objs.unix_bind(&w)),
+            ctl::UNIX_LISTEN => End::Reply(self.objs.unix_listen(&w)),
+            ctl::UNIX_CONNECT => {
+                self.woke = true;
+                End::Reply(self.objs.unix_connect(&w))
+            }
+            ctl::UNIX_ACCEPT => End::Reply(self.objs.unix_accept(&w)),
             ctl::HOLD => {
                 for &o in &w[1..] {
                     self.objs.add_ref(o, 1);

@@ -66,6 +66,8 @@ pub struct Objects {
     next_token: u64,
     /// eventfd objects' counts (`eventfd.rs`).
     pub(super) counters: BTreeMap<u64, linuxabi::eventfd::Counter>,
+    /// AF_UNIX names and listeners (`unix.rs`).
+    pub(super) unix: super::unix::Names,
 }
 
 impl Objects {
@@ -94,6 +96,7 @@ impl Objects {
             polls: Vec::new(),
             next_token: 1,
             counters: BTreeMap::new(),
+            unix: super::unix::Names::default(),
         }
     }
 
@@ -139,12 +142,14 @@ impl Objects {
         let Some(o) = self.objs.get_mut(&id) else { return };
         o.refs = o.refs.saturating_sub(1);
         let (kind, pipe, gone) = (o.kind, o.pipe, o.refs == 0);
+        let mut unread = false;
         if let Some(p) = self.pipes.get_mut(&pipe) {
             match kind {
                 obj::PIPE_READ => p.readers = p.readers.saturating_sub(1),
                 obj::PIPE_WRITE => p.writers = p.writers.saturating_sub(1),
                 _ => {}
             }
+            unread = kind == obj::PIPE_READ && p.readers == 0;
             if p.readers == 0 && p.writers == 0 {
                 self.pipes.remove(&pipe);
             }
@@ -153,6 +158,20 @@ impl Objects {
             self.objs.remove(&id);
             self.counters.remove(&id);
         }
+        if unread && self.pipes.contains_key(&pipe) {
+            self.unix_queue_gone(pipe);
+        }
+        if gone && kind == obj::UNIX_NAME {
+            self.unix_listener_gone(id);
+        }
+    }
+
+    /// The pipe of pipe end `id`.
+    pub(super) fn pipe_of(&self, id: u64) -> Option<u64> {
+        self.objs
+            .get(&id)
+            .filter(|o| matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE))
+            .map(|o| o.pipe)
     }
 
     /// [kind, flags, bytes readable] (kind 0: no such object).
@@ -240,6 +259,8 @@ impl Objects {
             }
             obj::EVENTFD => self.counter_events(id),
             obj::TIMERFD => self.counter_events(id) & POLLIN,
+            obj::UNIX_NAME if self.unix_waiting(id) => POLLIN,
+            obj::UNIX_NAME => 0,
             _ => POLLIN | POLLOUT,
         };
         got & (events | POLLERR | POLLHUP)
