@@ -102,7 +102,11 @@ impl Sup {
         if protocol > 1 {
             return Err(errno::EPROTONOSUPPORT);
         }
-        let ty = (kind & 0xf) as u8;
+        // SOCK_RAW is a datagram socket here, as Linux has it.
+        let ty = match (kind & 0xf) as u8 {
+            3 => SOCK_DGRAM,
+            t => t,
+        };
         if !matches!(ty, SOCK_STREAM | SOCK_DGRAM | SOCK_SEQPACKET) {
             return Err(errno::ESOCKTNOSUPPORT);
         }
