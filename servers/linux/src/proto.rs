@@ -156,9 +156,10 @@ pub mod ctl {
     pub const UNIX_BIND: u64 = 80;
     /// [listener, backlog, pid, uid, gid] → [0 or -errno].
     pub const UNIX_LISTEN: u64 = 81;
-    /// [type, pid, uid, gid, name key...] → [0, the connecting end's
-    /// read and write ends, the listener's pid, uid, gid] (a datagram
-    /// name: [0, its queue's write end, held]) or [-errno].
+    /// [type, pid, uid, gid, key length, name key..., the caller's name's
+    /// length, its bytes in words] → [0, the connecting end's read and
+    /// write ends, the listener's pid, uid, gid] (a datagram name: [0, a
+    /// write end of its queue of the caller's own]) or [-errno].
     pub const UNIX_CONNECT: u64 = 82;
     /// [listener] → [0, read end, write end, the connector's pid, uid,
     /// gid] or [-errno].
@@ -205,7 +206,9 @@ pub fn name_words(name: &[u8]) -> Vec<u64> {
 /// Each message's `pid` word carries the calling thread's tid in its high
 /// half, so that a signal interrupts that thread's call and no other's.
 pub mod pass {
-    /// [pid, object, buffer, length, flags]: a read that may wait.
+    /// [pid, object, buffer, length, flags, name, name length address]:
+    /// a read that may wait (an AF_UNIX datagram's sender's name is
+    /// written at `name` unless it is 0).
     pub const READ: u64 = 1;
     /// [pid, object, buffer, length, flags]: a write that may wait.
     pub const WRITE: u64 = 2;

@@ -75,6 +75,9 @@ pub enum Waiting {
         buf: u64,
         len: u64,
         flags: u64,
+        /// Where an AF_UNIX datagram's sender's name goes, and its
+        /// length (0: not wanted).
+        from: (u64, u64),
     },
     Write {
         obj: u64,
@@ -270,6 +273,23 @@ impl Shared {
     /// Writes `data` into the memory of the process waiting in `h`.
     pub fn put(&self, h: &Held, addr: u64, data: &[u8]) -> bool {
         calls::caller_write(h.rid, addr, data).is_ok()
+    }
+
+    /// A socket address for the waiting process: as much of `name` as
+    /// the length word at `len_at` leaves room for, then its full length
+    /// there.
+    pub fn put_name(&self, h: &Held, (addr, len_at): (u64, u64), name: &[u8]) {
+        let mut b = [0u8; 4];
+        if calls::caller_read(h.rid, len_at, &mut b).is_err() {
+            return;
+        }
+        let room = i32::from_le_bytes(b);
+        if room < 0 {
+            return;
+        }
+        let n = (room as usize).min(name.len());
+        let _ = calls::caller_write(h.rid, addr, &name[..n]);
+        let _ = calls::caller_write(h.rid, len_at, &(name.len() as u32).to_le_bytes());
     }
 
     /// The alarm: the earliest deadline of the timers and the poll waits.
@@ -545,6 +565,7 @@ impl Shared {
                 buf: word(&w, 3),
                 len: word(&w, 4),
                 flags: word(&w, 5),
+                from: (word(&w, 6), word(&w, 7)),
             },
             proto::pass::WRITE => Waiting::Write {
                 obj: word(&w, 2),

@@ -157,6 +157,10 @@ impl Objects {
         if gone {
             self.objs.remove(&id);
             self.counters.remove(&id);
+            self.unix.senders.remove(&id);
+        }
+        if !self.pipes.contains_key(&pipe) {
+            self.unix.tags.remove(&pipe);
         }
         if unread && self.pipes.contains_key(&pipe) {
             self.unix_queue_gone(pipe);
@@ -164,6 +168,18 @@ impl Objects {
         if gone && kind == obj::UNIX_NAME {
             self.unix_listener_gone(id);
         }
+    }
+
+    /// One more write end of pipe `pipe`.
+    pub(super) fn pipe_writer(&mut self, pipe: u64) -> Option<u64> {
+        self.pipes.get_mut(&pipe)?.writers += 1;
+        Some(self.insert(Object {
+            kind: obj::PIPE_WRITE,
+            refs: 1,
+            flags: 0,
+            pipe,
+            pos: 0,
+        }))
     }
 
     /// The pipe of pipe end `id`.
@@ -284,13 +300,19 @@ impl Shared {
     /// A held read or write: moves what it can; true once it ended.
     pub(super) fn io_step(&mut self, h: &mut Held) -> bool {
         match h.what {
-            Waiting::Read { obj, buf, len, flags } => self.read_step(h, obj, buf, len, flags),
+            Waiting::Read {
+                obj,
+                buf,
+                len,
+                flags,
+                from,
+            } => self.read_step(h, obj, (buf, len), flags, from),
             Waiting::Write { .. } => self.write_step(h),
             _ => true,
         }
     }
 
-    fn read_step(&mut self, h: &Held, id: u64, buf: u64, len: u64, flags: u64) -> bool {
+    fn read_step(&mut self, h: &Held, id: u64, (buf, len): (u64, u64), flags: u64, from: (u64, u64)) -> bool {
         let Some(o) = self.objs.objs.get(&id) else {
             self.finish(h, errno::fail(errno::EBADF));
             return true;
@@ -321,6 +343,12 @@ impl Shared {
                     };
                     let data = p.take_message(len as usize);
                     self.woke = true;
+                    // The sender's name, or none (length 0): an unnamed
+                    // sender's, a pair's.
+                    let sender = self.objs.unix_tag_take(pipe_id).unwrap_or_default();
+                    if from.0 != 0 {
+                        self.put_name(h, from, &sender);
+                    }
                     let v = if self.put(h, buf, &data) {
                         data.len() as u64
                     } else {
@@ -460,6 +488,9 @@ impl Shared {
         }
         if let Some(p) = self.objs.pipes.get_mut(&pipe_id) {
             p.push_message(&data);
+        }
+        if let Waiting::Write { obj, .. } = h.what {
+            self.objs.unix_tag_push(pipe_id, obj);
         }
         self.woke = true;
         self.finish(h, len);

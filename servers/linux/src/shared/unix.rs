@@ -12,7 +12,7 @@
 //! names with it.
 
 use super::objects::Objects;
-use crate::proto::{obj, word};
+use crate::proto::{self, obj, word};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -51,6 +51,11 @@ struct Entry {
 pub struct Names {
     table: BTreeMap<Vec<u64>, Entry>,
     listeners: BTreeMap<u64, Listener>,
+    /// A datagram queue's pipe → its messages' senders' names, oldest
+    /// first, as its messages.
+    pub(super) tags: BTreeMap<u64, VecDeque<Vec<u8>>>,
+    /// A sender's write end → its socket's name.
+    pub(super) senders: BTreeMap<u64, Vec<u8>>,
 }
 
 impl Objects {
@@ -76,6 +81,9 @@ impl Objects {
         }
         if ty == SOCK_DGRAM {
             let [r, wr] = self.pipe(true);
+            if let Some(p) = self.pipe_of(r) {
+                self.unix.tags.insert(p, VecDeque::new());
+            }
             self.unix.table.insert(key, Entry { ty, obj: wr });
             return vec![r];
         }
@@ -114,7 +122,8 @@ impl Objects {
     pub(super) fn unix_connect(&mut self, w: &[u64]) -> Vec<u64> {
         let ty = word(w, 1);
         let cred = [word(w, 2), word(w, 3), word(w, 4)];
-        let key = w.get(5..).unwrap_or(&[]);
+        let k = (word(w, 5) as usize).min(w.len().saturating_sub(6));
+        let key = &w[6..6 + k];
         let Some(e) = self.unix.table.get(key).copied() else {
             return vec![errno::fail(errno::ECONNREFUSED)];
         };
@@ -122,8 +131,16 @@ impl Objects {
             return vec![errno::fail(errno::EPROTOTYPE)];
         }
         if ty == SOCK_DGRAM {
-            self.add_ref(e.obj, 1);
-            return vec![0, e.obj];
+            // A write end of the sender's own: its messages carry its name.
+            let Some(wr) = self.pipe_of(e.obj).and_then(|p| self.pipe_writer(p)) else {
+                return vec![errno::fail(errno::ECONNREFUSED)];
+            };
+            let n = (word(w, 6 + k) as usize).min(110);
+            let name = proto::bytes(w.get(7 + k..).unwrap_or(&[]));
+            if n > 0 && name.len() >= n {
+                self.unix.senders.insert(wr, name[..n].to_vec());
+            }
+            return vec![0, wr];
         }
         let Some(l) = self.unix.listeners.get(&e.obj) else {
             return vec![errno::fail(errno::ECONNREFUSED)];
@@ -157,6 +174,19 @@ impl Objects {
             Some(p) => vec![0, p.rx, p.tx, p.cred[0], p.cred[1], p.cred[2]],
             None => vec![errno::fail(errno::EAGAIN)],
         }
+    }
+
+    /// A message went into pipe `pipe` through write end `obj`: its
+    /// sender's name is kept with it (a datagram queue's only).
+    pub(super) fn unix_tag_push(&mut self, pipe: u64, obj: u64) {
+        if let Some(t) = self.unix.tags.get_mut(&pipe) {
+            t.push_back(self.unix.senders.get(&obj).cloned().unwrap_or_default());
+        }
+    }
+
+    /// The sender's name of the message just taken from pipe `pipe`.
+    pub(super) fn unix_tag_take(&mut self, pipe: u64) -> Option<Vec<u8>> {
+        self.unix.tags.get_mut(&pipe)?.pop_front()
     }
 
     /// Whether listener `id` has a connection waiting.

@@ -109,6 +109,20 @@ impl Sup {
     /// A read (or recv) of an AF_UNIX end: the pipe it reads, waiting there.
     /// `io`: the buffer, its length and the `MSG_*` flags.
     pub(super) fn unix_read(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
+        self.unix_read_from(rid, n, a, o, io, (0, 0))
+    }
+
+    /// A read that writes a datagram's sender's name at `from` (its
+    /// address and its length word's; 0: not wanted).
+    fn unix_read_from(
+        &mut self,
+        rid: u64,
+        n: u64,
+        a: [u64; 6],
+        o: &OfdRef,
+        io: (u64, u64, u64),
+        from: (u64, u64),
+    ) -> Out {
         let (buf, len, flags) = io;
         let (rx, nonblock) = {
             let d = o.borrow();
@@ -130,7 +144,12 @@ impl Sup {
             return Out::Ret(0);
         }
         let f = if nonblock { pass::NONBLOCK } else { 0 };
-        self.pass(rid, n, a, &[pass::READ, self.pid as u64, rx, buf, len, f])
+        self.pass(
+            rid,
+            n,
+            a,
+            &[pass::READ, self.pid as u64, rx, buf, len, f, from.0, from.1],
+        )
     }
 
     /// A write (or send) of an AF_UNIX end: into the pipe the peer reads.
@@ -194,10 +213,16 @@ impl Sup {
                 };
                 self.unix_write_to(rid, n, a, o, (a[1], a[2], a[3]), to)
             }
+            nr::RECVFROM if a[4] != 0 && self.unix_messages(o) => {
+                // The shared server writes the sender's name (or its
+                // absence) as the message is taken.
+                self.unix_read_from(rid, n, a, o, (a[1], a[2], a[3]), (a[4], a[5]))
+            }
             nr::RECVFROM => {
                 if a[4] != 0 {
                     // No sender's name (a stream's, or an unnamed
-                    // sender's): its length is 0.
+                    // sender's): its length is 0; a named datagram
+                    // sender's the shared server writes.
                     if let Err(e) = self.put_addr(rid, a[4], a[5], &[]) {
                         return ret(Err(e));
                     }
@@ -241,14 +266,24 @@ impl Sup {
                     };
                     self.unix_write_to(rid, n, a, o, (first.0, first.1, a[2]), to)
                 } else {
-                    let _ = self.write_u32(rid, a[1] + 8, 0);
+                    let from = if name != 0 && self.unix_messages(o) {
+                        (name, a[1] + 8)
+                    } else {
+                        let _ = self.write_u32(rid, a[1] + 8, 0);
+                        (0, 0)
+                    };
                     let _ = self.write_u64(rid, a[1] + 40, 0);
                     let _ = self.write_u32(rid, a[1] + 48, 0);
-                    self.unix_read(rid, n, a, o, (first.0, first.1, a[2]))
+                    self.unix_read_from(rid, n, a, o, (first.0, first.1, a[2]), from)
                 }
             }
             _ => ret(Err(errno::EOPNOTSUPP)),
         }
+    }
+
+    /// Whether its reads take messages (a datagram or seqpacket socket's).
+    fn unix_messages(&self, o: &OfdRef) -> bool {
+        matches!(o.borrow().kind, Kind::Unix { ty, .. } | Kind::UnixSock { ty, .. } if ty != SOCK_STREAM as u8)
     }
 
     /// Whether a send with a name goes to that name: a datagram socket's

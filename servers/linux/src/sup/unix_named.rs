@@ -206,6 +206,11 @@ impl Sup {
         m.extend_from_slice(&addr.key);
         let id = self.ctl1(&m)?;
         let mut d = o.borrow_mut();
+        // Datagrams sent before went out unnamed; from now on they
+        // carry the name.
+        for (_, w) in core::mem::take(&mut d.unix.dests) {
+            self.ctl(&[ctl::RELEASE, w]);
+        }
         d.kind = match d.kind {
             Kind::Unix { tx, ty, .. } => Kind::Unix { rx: id, tx, ty },
             _ => Kind::UnixSock {
@@ -333,6 +338,24 @@ impl Sup {
         Out::Done
     }
 
+    /// UNIX_CONNECT's words: who asks, the name's key, the caller's own
+    /// name (a datagram's sender's).
+    fn unix_connect_msg(&self, ty: u8, key: &[u64], own: &[u8]) -> Vec<u64> {
+        let c = &self.cred;
+        let mut m = vec![
+            ctl::UNIX_CONNECT,
+            ty as u64,
+            self.pid as u64,
+            c.euid as u64,
+            c.egid as u64,
+        ];
+        m.push(key.len() as u64);
+        m.extend_from_slice(key);
+        m.push(own.len() as u64);
+        m.extend(name_words(own));
+        m
+    }
+
     /// The key of the name `addr` gives.
     fn unix_key(&self, addr: &Addr) -> Result<Vec<u64>, i64> {
         match &addr.path {
@@ -355,15 +378,7 @@ impl Sup {
         };
         let addr = self.unix_addr(rid, a[1], a[2])?;
         let key = self.unix_key(&addr)?;
-        let c = &self.cred;
-        let mut m = vec![
-            ctl::UNIX_CONNECT,
-            ty as u64,
-            self.pid as u64,
-            c.euid as u64,
-            c.egid as u64,
-        ];
-        m.extend_from_slice(&key);
+        let m = self.unix_connect_msg(ty, &key, &o.borrow().unix.own);
         let r = self.ctl(&m);
         if let Some(e) = errno::of(word(&r, 0)) {
             return Err(e);
@@ -422,15 +437,7 @@ impl Sup {
         if let Some(&(_, w)) = o.borrow().unix.dests.iter().find(|d| d.0 == key) {
             return Ok(w);
         }
-        let c = &self.cred;
-        let mut m = vec![
-            ctl::UNIX_CONNECT,
-            ty as u64,
-            self.pid as u64,
-            c.euid as u64,
-            c.egid as u64,
-        ];
-        m.extend_from_slice(&key);
+        let m = self.unix_connect_msg(ty, &key, &o.borrow().unix.own);
         let r = self.ctl(&m);
         if let Some(e) = errno::of(word(&r, 0)) {
             return Err(e);
