@@ -427,6 +427,66 @@ int main(int argc, char **argv)
 	close(ic);
 	close(il);
 
+	section("waiting for room");
+	int wl = listener("wl", 0);
+	int w1 = client("wl");
+	EXPECT_TRUE("backlog 0: one connection queued", w1 >= 0);
+	int wn = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	EXPECT_ERR("the next one, not blocking", connect_path(wn, "wl"), EAGAIN);
+	kid = fork();
+	if (kid == 0) {
+		int k = client("wl");
+		_exit(k < 0 ? 1 : 0);
+	}
+	usleep(100000);
+	int wa = accept(wl, NULL, NULL);
+	EXPECT_TRUE("accept makes room", wa >= 0);
+	EXPECT_STATUS("a blocked connect goes on", wait_status(kid), "exited 0");
+	kid = fork();
+	if (kid == 0) {
+		client("wl");
+		_exit(3);
+	}
+	EXPECT_STATUS("a child killed in connect", kill_blocked_child(kid), "killed by SIGKILL");
+	int wb = accept(wl, NULL, NULL);
+	EXPECT_TRUE("the queued connection", wb >= 0);
+	SETUP(fcntl(wl, F_SETFL, O_NONBLOCK));
+	EXPECT_ERR("the killed child queued nothing", accept(wl, NULL, NULL), EAGAIN);
+	close(w1);
+	close(wn);
+	close(wa);
+	close(wb);
+	close(wl);
+
+	section("bounds");
+	static char big[4096];
+	int bl = listener("bl", 1);
+	int bc = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	SETUP(connect_path(bc, "bl"));
+	int ba = accept(bl, NULL, NULL);
+	long total = 0;
+	ssize_t r;
+	while ((r = write(bc, big, sizeof big)) > 0 && total < (64L << 20))
+		total += r;
+	int e = errno;
+	EXPECT_TRUE("a stream's bytes fill up: EAGAIN", r == -1 && e == EAGAIN);
+	EXPECT_TRUE("bounded", total > 0 && total < (64L << 20));
+	int qd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	SETUP(bind_path(qd, "bq"));
+	int qs = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	dl = path_addr(&da, "bq");
+	long count = 0;
+	while ((r = sendto(qs, big, 512, 0, (struct sockaddr *)&da, dl)) > 0 && count < 100000)
+		count++;
+	e = errno;
+	EXPECT_TRUE("datagrams fill up: EAGAIN", r == -1 && e == EAGAIN);
+	EXPECT_TRUE("bounded", count > 0 && count < 100000);
+	close(bc);
+	close(ba);
+	close(bl);
+	close(qd);
+	close(qs);
+
 	section("bad descriptors");
 	EXPECT_ERR("accept(-1)", accept(-1, NULL, NULL), EBADF);
 	int f = open("plain", O_RDONLY);

@@ -456,7 +456,11 @@ impl Shared {
                 self.woke = true;
                 End::Reply(self.objs.unix_connect(&w))
             }
-            ctl::UNIX_ACCEPT => End::Reply(self.objs.unix_accept(&w)),
+            ctl::UNIX_ACCEPT => {
+                // A connect may wait for the room this makes.
+                self.woke = true;
+                End::Reply(self.objs.unix_accept(&w))
+            }
             ctl::HOLD => {
                 for &o in &w[1..] {
                     self.objs.add_ref(o, 1);

@@ -275,8 +275,9 @@ impl Objects {
             }
             obj::EVENTFD => self.counter_events(id),
             obj::TIMERFD => self.counter_events(id) & POLLIN,
-            obj::UNIX_NAME if self.unix_waiting(id) => POLLIN,
-            obj::UNIX_NAME => 0,
+            obj::UNIX_NAME => {
+                (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
+            }
             _ => POLLIN | POLLOUT,
         };
         got & (events | POLLERR | POLLHUP)

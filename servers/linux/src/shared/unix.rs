@@ -149,7 +149,8 @@ impl Objects {
             return vec![errno::fail(errno::ECONNREFUSED)];
         };
         if l.queue.len() as u64 > backlog {
-            return vec![errno::fail(errno::EAGAIN)];
+            // The listener: a blocking connect waits for its room.
+            return vec![errno::fail(errno::EAGAIN), e.obj];
         }
         let lcred = l.cred;
         let messages = ty != 1;
@@ -187,6 +188,15 @@ impl Objects {
     /// The sender's name of the message just taken from pipe `pipe`.
     pub(super) fn unix_tag_take(&mut self, pipe: u64) -> Option<Vec<u8>> {
         self.unix.tags.get_mut(&pipe)?.pop_front()
+    }
+
+    /// Whether listener `id` has room for one more connection (or is
+    /// no listener any more: the connect that waits then fails).
+    pub(super) fn unix_room(&self, id: u64) -> bool {
+        self.unix
+            .listeners
+            .get(&id)
+            .is_none_or(|l| l.backlog.is_none_or(|b| l.queue.len() as u64 <= b))
     }
 
     /// Whether listener `id` has a connection waiting.

@@ -395,7 +395,7 @@ impl Sup {
                 nr::LISTEN => ret(self.unix_listen(a[0], a[1])),
                 nr::ACCEPT => self.unix_accept(rid, n, a, 0),
                 nr::ACCEPT4 => self.unix_accept(rid, n, a, a[3]),
-                nr::CONNECT => ret(self.unix_connect(rid, a)),
+                nr::CONNECT => self.unix_connect(rid, n, a),
                 _ => ret(self.unix_name(rid, a, &o, n == nr::GETPEERNAME)),
             };
         }

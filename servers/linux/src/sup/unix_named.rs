@@ -25,6 +25,8 @@ const SOCK_SEQPACKET: u8 = 5;
 /// `offsetof(struct sockaddr_un, sun_path)` and `sizeof(struct sockaddr_un)`.
 const SUN_PATH: usize = 2;
 const SUN_LEN: usize = 110;
+const POLLIN: u64 = 1;
+const POLLOUT: u64 = 4;
 /// Names a datagram socket keeps a reference to (sendto's destinations).
 const DESTS_MAX: usize = 8;
 
@@ -281,7 +283,7 @@ impl Sup {
         let r = self.ctl(&[ctl::UNIX_ACCEPT, obj]);
         match errno::of(word(&r, 0)) {
             None => {}
-            Some(errno::EAGAIN) if !nonblock => return self.unix_wait(rid, n, a, obj),
+            Some(errno::EAGAIN) if !nonblock => return self.unix_wait(rid, n, a, obj, POLLIN),
             Some(e) => return ret(Err(e)),
         }
         let (rx, tx) = (word(&r, 1), word(&r, 2));
@@ -319,11 +321,11 @@ impl Sup {
     /// Holds accept call `rid` until listener `obj` has a connection:
     /// the shared server's poll wakes the supervisor, which serves the
     /// call again (`sock_woken`); a signal ends or restarts it.
-    fn unix_wait(&mut self, rid: u64, n: u64, a: [u64; 6], obj: u64) -> Out {
-        let r = self.ctl(&[ctl::POLL, self.pid as u64, u64::MAX, obj, 1]);
+    fn unix_wait(&mut self, rid: u64, n: u64, a: [u64; 6], obj: u64, events: u64) -> Out {
+        let r = self.ctl(&[ctl::POLL, self.pid as u64, u64::MAX, obj, events]);
         if word(&r, 0) != 0 {
-            // One came since: at once, once more.
-            return self.unix_accept(rid, n, a, if n == linuxabi::nr::ACCEPT4 { a[3] } else { 0 });
+            // Ready since: at once, once more.
+            return self.sock_call(rid, n, a, None);
         }
         let token = word(&r, 1);
         self.passed = Some((n, a));
@@ -367,7 +369,25 @@ impl Sup {
     /// connect(fd, addr, len): a stream socket gets a connection at once
     /// (queued at the listener until accepted); a datagram socket sends
     /// to that name from now on.
-    pub(super) fn unix_connect(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+    pub(super) fn unix_connect(&mut self, rid: u64, n: u64, a: [u64; 6]) -> Out {
+        let mut full = 0;
+        match self.unix_connect_try(rid, a, &mut full) {
+            // A full backlog: a blocking socket waits for room.
+            Err(errno::EAGAIN)
+                if full != 0
+                    && self
+                        .fds
+                        .ofd(a[0])
+                        .is_ok_and(|o| o.borrow().flags & fdt::O_NONBLOCK == 0) =>
+            {
+                self.unix_wait(rid, n, a, full, POLLOUT)
+            }
+            r => ret(r),
+        }
+    }
+
+    /// connect, once: `full` gets the listener whose backlog is full.
+    fn unix_connect_try(&mut self, rid: u64, a: [u64; 6], full: &mut u64) -> Result<u64, i64> {
         let o = self.unix_of(a[0])?;
         let kind = o.borrow().kind.clone();
         let ty = match kind {
@@ -381,6 +401,7 @@ impl Sup {
         let m = self.unix_connect_msg(ty, &key, &o.borrow().unix.own);
         let r = self.ctl(&m);
         if let Some(e) = errno::of(word(&r, 0)) {
+            *full = word(&r, 1);
             return Err(e);
         }
         let mut d = o.borrow_mut();
