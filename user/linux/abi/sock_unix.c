@@ -396,6 +396,27 @@ int main(int argc, char **argv)
 	close(pa);
 	close(pl);
 
+	int perm = listener("perm", 4);
+	kid = fork();
+	if (kid == 0) {
+		if (setgid(1000) < 0 || setuid(1000) < 0)
+			_exit(9);
+		int k = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect_path(k, "perm") == 0)
+			_exit(1);
+		_exit(errno == EACCES ? 0 : 2);
+	}
+	EXPECT_STATUS("another user, no write permission: EACCES", wait_status(kid), "exited 0");
+	SETUP(chmod("perm", 0777));
+	kid = fork();
+	if (kid == 0) {
+		if (setgid(1000) < 0 || setuid(1000) < 0)
+			_exit(9);
+		_exit(client("perm") < 0 ? 1 : 0);
+	}
+	EXPECT_STATUS("with it (0777)", wait_status(kid), "exited 0");
+	close(perm);
+
 	int sync[2];
 	SETUP(pipe(sync));
 	kid = fork();

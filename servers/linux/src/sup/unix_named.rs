@@ -171,11 +171,24 @@ impl Sup {
     }
 
     /// The key of the socket file at `path`: ENOENT (and the rest of a
-    /// lookup's errors), ECONNREFUSED for a file that is no socket.
-    fn unix_file_key(&self, path: &str) -> Result<Vec<u64>, i64> {
+    /// lookup's errors), ECONNREFUSED for a file that is no socket,
+    /// EACCES without write permission on it (`write`: connect and
+    /// sendto ask it; bind made the file itself).
+    fn unix_file_key(&self, path: &str, write: bool) -> Result<Vec<u64>, i64> {
         let s = self.stat_at(super::files::AT_FDCWD as u64, path, 0)?;
         if s.mode & 0o170000 != st::S_IFSOCK {
             return Err(errno::ECONNREFUSED);
+        }
+        let c = &self.cred;
+        let bit = if c.euid == s.uid {
+            0o200
+        } else if c.egid == s.gid || c.groups.contains(&s.gid) {
+            0o020
+        } else {
+            0o002
+        };
+        if write && c.euid != 0 && s.mode & bit == 0 {
+            return Err(errno::EACCES);
         }
         Ok(vec![0, s.dev, s.ino])
     }
@@ -202,7 +215,7 @@ impl Sup {
                 Err(errno::EEXIST | errno::EBUSY) => return Err(errno::EADDRINUSE),
                 r => r?,
             };
-            addr.key = self.unix_file_key(path)?;
+            addr.key = self.unix_file_key(path, false)?;
         }
         let mut m = vec![ctl::UNIX_BIND, ty as u64];
         m.extend_from_slice(&addr.key);
@@ -361,7 +374,7 @@ impl Sup {
     /// The key of the name `addr` gives.
     fn unix_key(&self, addr: &Addr) -> Result<Vec<u64>, i64> {
         match &addr.path {
-            Some(p) => self.unix_file_key(p),
+            Some(p) => self.unix_file_key(p, true),
             None => Ok(addr.key.clone()),
         }
     }
