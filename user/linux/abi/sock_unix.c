@@ -281,6 +281,20 @@ int main(int argc, char **argv)
 	EXPECT_OK("bound again", bind(ab2, (struct sockaddr *)&a, len));
 	close(ab2);
 	close(ac);
+	int au = socket(AF_UNIX, SOCK_STREAM, 0);
+	EXPECT_ERR("listen unbound", listen(au, 1), EINVAL);
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	EXPECT_OK("bind the family alone: a name made", bind(au, (struct sockaddr *)&a, 2));
+	blen = sizeof b;
+	EXPECT_OK("getsockname", getsockname(au, (struct sockaddr *)&b, &blen));
+	EXPECT_EQ("its length: NUL and five digits", blen, 8);
+	EXPECT_TRUE("abstract, hex digits", b.sun_path[0] == 0 && strspn(b.sun_path + 1, "0123456789abcdef") >= 5);
+	SETUP(listen(au, 1));
+	int auc = socket(AF_UNIX, SOCK_STREAM, 0);
+	EXPECT_OK("connect to that name", connect(auc, (struct sockaddr *)&b, blen));
+	close(auc);
+	close(au);
 
 	section("datagrams");
 	int d = socket(AF_UNIX, SOCK_DGRAM, 0);

@@ -170,6 +170,23 @@ impl Sup {
         })
     }
 
+    /// bind with the family alone: an abstract name of five hex digits,
+    /// as Linux's autobind makes.
+    fn unix_autoname(&self, rid: u64, at: u64) -> Result<Addr, i64> {
+        let b = self.read_mem(rid, at, SUN_PATH)?;
+        if u16::from_le_bytes([b[0], b[1]]) as u64 != AF_UNIX {
+            return Err(errno::EINVAL);
+        }
+        let t = tessera_rt::sys::now_ns();
+        let n = (t ^ (t >> 20) ^ (self.pid as u64).wrapping_mul(0x9e37_79b9)) & 0xfffff;
+        let mut name = b;
+        name.push(0);
+        name.extend_from_slice(alloc::format!("{n:05x}").as_bytes());
+        let mut key = vec![1, name.len() as u64];
+        key.extend(name_words(&name[SUN_PATH..]));
+        Ok(Addr { name, path: None, key })
+    }
+
     /// The key of the socket file at `path`: ENOENT (and the rest of a
     /// lookup's errors), ECONNREFUSED for a file that is no socket,
     /// EACCES without write permission on it (`write`: connect and
@@ -204,7 +221,11 @@ impl Sup {
         if bound || !o.borrow().unix.own.is_empty() {
             return Err(errno::EINVAL);
         }
-        let mut addr = self.unix_addr(rid, a[1], a[2])?;
+        let mut addr = if a[2] == SUN_PATH as u64 {
+            self.unix_autoname(rid, a[1])?
+        } else {
+            self.unix_addr(rid, a[1], a[2])?
+        };
         if let Some(path) = &addr.path {
             let Target::Fs(d, rel) = self.target(super::files::AT_FDCWD as u64, path)? else {
                 return Err(errno::EADDRINUSE);
@@ -219,7 +240,18 @@ impl Sup {
         }
         let mut m = vec![ctl::UNIX_BIND, ty as u64];
         m.extend_from_slice(&addr.key);
-        let id = self.ctl1(&m)?;
+        let mut id = self.ctl1(&m);
+        // An automatic name taken already: another one.
+        for _ in 0..64 {
+            if a[2] != SUN_PATH as u64 || id != Err(errno::EADDRINUSE) {
+                break;
+            }
+            addr = self.unix_autoname(rid, a[1])?;
+            m.truncate(2);
+            m.extend_from_slice(&addr.key);
+            id = self.ctl1(&m);
+        }
+        let id = id?;
         let mut d = o.borrow_mut();
         // Datagrams sent before went out unnamed; from now on they
         // carry the name.
