@@ -164,6 +164,10 @@ int main(int argc, char **argv)
 	SETUP(listen(s, 1));
 	EXPECT_ERR("a datagram socket to a stream", connect_path(dg, "srv"), EPROTOTYPE);
 	EXPECT_ERR("connect on no descriptor", connect_path(999, "srv"), EBADF);
+	EXPECT_ERR("connect with no address", connect(c, NULL, 0), EINVAL);
+	EXPECT_ERR("connect with a length of 200", connect(c, (struct sockaddr *)&a, 200), EINVAL);
+	EXPECT_ERR("connect with a bad address", connect(c, BAD, sizeof a), EFAULT);
+	EXPECT_ERR("sendto a bad address", sendto(dg, "x", 1, 0, BAD, sizeof a), EFAULT);
 	int one = 0;
 	len = sizeof one;
 	EXPECT_OK("SO_ACCEPTCONN", getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, &one, &len));

@@ -123,7 +123,7 @@ impl Objects {
         let ty = word(w, 1);
         let cred = [word(w, 2), word(w, 3), word(w, 4)];
         let k = (word(w, 5) as usize).min(w.len().saturating_sub(6));
-        let key = &w[6..6 + k];
+        let key = w.get(6..6 + k).unwrap_or(&[]);
         let Some(e) = self.unix.table.get(key).copied() else {
             return vec![errno::fail(errno::ECONNREFUSED)];
         };
