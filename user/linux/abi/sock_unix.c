@@ -364,11 +364,13 @@ int main(int argc, char **argv)
 	EXPECT_EQ("msg_namelen: the full length", mh.msg_namelen, 5);
 	EXPECT_TRUE("the bytes that fit", a.sun_family == AF_UNIX && a.sun_path[0] == 'd' && a.sun_path[1] == 0);
 	close(dn);
-	close(dc);
 	close(d);
+	EXPECT_ERR("send once the peer closed", send(dc, "x", 1, 0), ECONNREFUSED);
+	close(dc);
 	int d2 = socket(AF_UNIX, SOCK_DGRAM, 0);
 	dl = path_addr(&da, "dg");
 	EXPECT_ERR("sendto a closed one's path", sendto(d2, "x", 1, 0, (struct sockaddr *)&da, dl), ECONNREFUSED);
+	EXPECT_ERR("again, by a socket that sent there", sendto(dg, "x", 1, 0, (struct sockaddr *)&da, dl), ECONNREFUSED);
 	close(d2);
 	close(dg);
 

@@ -409,6 +409,12 @@ impl Shared {
                 self.finish(h, errno::fail(errno::EPIPE));
                 return true;
             };
+            if p.readers == 0 && self.objs.unix.tags.contains_key(&pipe_id) {
+                // A named datagram socket that closed: refused, as
+                // Linux's, and no SIGPIPE.
+                self.finish(h, errno::fail(errno::ECONNREFUSED));
+                return true;
+            }
             if p.readers == 0 {
                 // SIGPIPE first: the writer's supervisor hears of it before
                 // the process's stop on its way back (the attention).
