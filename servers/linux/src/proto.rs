@@ -150,6 +150,20 @@ pub mod ctl {
     pub const PRIO_SET: u64 = 37;
     /// [caller, pid, mask of CPUs there are] → [0 or -errno].
     pub const AFFINITY_SET: u64 = 38;
+    /// [type, name key...] → [object or -errno]: an AF_UNIX socket is
+    /// bound (the key: [0, device, inode] of its file, or [1, length,
+    /// the abstract name's bytes in words]; `shared/unix.rs`).
+    pub const UNIX_BIND: u64 = 80;
+    /// [listener, backlog, pid, uid, gid] → [0 or -errno].
+    pub const UNIX_LISTEN: u64 = 81;
+    /// [type, pid, uid, gid, key length, name key..., the caller's name's
+    /// length, its bytes in words] → [0, the connecting end's read and
+    /// write ends, the listener's pid, uid, gid] (a datagram name: [0, a
+    /// write end of its queue of the caller's own]) or [-errno].
+    pub const UNIX_CONNECT: u64 = 82;
+    /// [listener] → [0, read end, write end, the connector's pid, uid,
+    /// gid] or [-errno].
+    pub const UNIX_ACCEPT: u64 = 83;
     /// [operation, ...]: the loop block devices (`shared/loopdev.rs`).
     pub const LOOP: u64 = 90;
     /// [operation, ...]: the mount table (`shared/mounts.rs`).
@@ -192,7 +206,9 @@ pub fn name_words(name: &[u8]) -> Vec<u64> {
 /// Each message's `pid` word carries the calling thread's tid in its high
 /// half, so that a signal interrupts that thread's call and no other's.
 pub mod pass {
-    /// [pid, object, buffer, length, flags]: a read that may wait.
+    /// [pid, object, buffer, length, flags, name, name length address]:
+    /// a read that may wait (an AF_UNIX datagram's sender's name is
+    /// written at `name` unless it is 0).
     pub const READ: u64 = 1;
     /// [pid, object, buffer, length, flags]: a write that may wait.
     pub const WRITE: u64 = 2;
@@ -222,6 +238,8 @@ pub mod obj {
     pub const EVENTFD: u64 = 5;
     /// A timerfd: an eventfd's counter its timer raises.
     pub const TIMERFD: u64 = 6;
+    /// A bound AF_UNIX stream or seqpacket socket (`shared/unix.rs`).
+    pub const UNIX_NAME: u64 = 7;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

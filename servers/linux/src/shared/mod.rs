@@ -22,6 +22,7 @@ mod procs;
 mod ptimers;
 mod sched;
 mod sysv;
+mod unix;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -74,6 +75,9 @@ pub enum Waiting {
         buf: u64,
         len: u64,
         flags: u64,
+        /// Where an AF_UNIX datagram's sender's name goes, and its
+        /// length (0: not wanted).
+        from: (u64, u64),
     },
     Write {
         obj: u64,
@@ -271,6 +275,23 @@ impl Shared {
         calls::caller_write(h.rid, addr, data).is_ok()
     }
 
+    /// A socket address for the waiting process: as much of `name` as
+    /// the length word at `len_at` leaves room for, then its full length
+    /// there.
+    pub fn put_name(&self, h: &Held, (addr, len_at): (u64, u64), name: &[u8]) {
+        let mut b = [0u8; 4];
+        if calls::caller_read(h.rid, len_at, &mut b).is_err() {
+            return;
+        }
+        let room = i32::from_le_bytes(b);
+        if room < 0 {
+            return;
+        }
+        let n = (room as usize).min(name.len());
+        let _ = calls::caller_write(h.rid, addr, &name[..n]);
+        let _ = calls::caller_write(h.rid, len_at, &(name.len() as u32).to_le_bytes());
+    }
+
     /// The alarm: the earliest deadline of the timers and the poll waits.
     pub fn rearm(&mut self) {
         let next = self
@@ -429,6 +450,17 @@ impl Shared {
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
             ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
             ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
+            ctl::UNIX_BIND => End::Reply(self.objs.unix_bind(&w)),
+            ctl::UNIX_LISTEN => End::Reply(self.objs.unix_listen(&w)),
+            ctl::UNIX_CONNECT => {
+                self.woke = true;
+                End::Reply(self.objs.unix_connect(&w))
+            }
+            ctl::UNIX_ACCEPT => {
+                // A connect may wait for the room this makes.
+                self.woke = true;
+                End::Reply(self.objs.unix_accept(&w))
+            }
             ctl::HOLD => {
                 for &o in &w[1..] {
                     self.objs.add_ref(o, 1);
@@ -537,6 +569,7 @@ impl Shared {
                 buf: word(&w, 3),
                 len: word(&w, 4),
                 flags: word(&w, 5),
+                from: (word(&w, 6), word(&w, 7)),
             },
             proto::pass::WRITE => Waiting::Write {
                 obj: word(&w, 2),

@@ -66,6 +66,8 @@ pub struct Objects {
     next_token: u64,
     /// eventfd objects' counts (`eventfd.rs`).
     pub(super) counters: BTreeMap<u64, linuxabi::eventfd::Counter>,
+    /// AF_UNIX names and listeners (`unix.rs`).
+    pub(super) unix: super::unix::Names,
 }
 
 impl Objects {
@@ -94,6 +96,7 @@ impl Objects {
             polls: Vec::new(),
             next_token: 1,
             counters: BTreeMap::new(),
+            unix: super::unix::Names::default(),
         }
     }
 
@@ -139,12 +142,14 @@ impl Objects {
         let Some(o) = self.objs.get_mut(&id) else { return };
         o.refs = o.refs.saturating_sub(1);
         let (kind, pipe, gone) = (o.kind, o.pipe, o.refs == 0);
+        let mut unread = false;
         if let Some(p) = self.pipes.get_mut(&pipe) {
             match kind {
                 obj::PIPE_READ => p.readers = p.readers.saturating_sub(1),
                 obj::PIPE_WRITE => p.writers = p.writers.saturating_sub(1),
                 _ => {}
             }
+            unread = kind == obj::PIPE_READ && p.readers == 0;
             if p.readers == 0 && p.writers == 0 {
                 self.pipes.remove(&pipe);
             }
@@ -152,7 +157,37 @@ impl Objects {
         if gone {
             self.objs.remove(&id);
             self.counters.remove(&id);
+            self.unix.senders.remove(&id);
         }
+        if !self.pipes.contains_key(&pipe) {
+            self.unix.tags.remove(&pipe);
+        }
+        if unread && self.pipes.contains_key(&pipe) {
+            self.unix_queue_gone(pipe);
+        }
+        if gone && kind == obj::UNIX_NAME {
+            self.unix_listener_gone(id);
+        }
+    }
+
+    /// One more write end of pipe `pipe`.
+    pub(super) fn pipe_writer(&mut self, pipe: u64) -> Option<u64> {
+        self.pipes.get_mut(&pipe)?.writers += 1;
+        Some(self.insert(Object {
+            kind: obj::PIPE_WRITE,
+            refs: 1,
+            flags: 0,
+            pipe,
+            pos: 0,
+        }))
+    }
+
+    /// The pipe of pipe end `id`.
+    pub(super) fn pipe_of(&self, id: u64) -> Option<u64> {
+        self.objs
+            .get(&id)
+            .filter(|o| matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE))
+            .map(|o| o.pipe)
     }
 
     /// [kind, flags, bytes readable] (kind 0: no such object).
@@ -240,6 +275,9 @@ impl Objects {
             }
             obj::EVENTFD => self.counter_events(id),
             obj::TIMERFD => self.counter_events(id) & POLLIN,
+            obj::UNIX_NAME => {
+                (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
+            }
             _ => POLLIN | POLLOUT,
         };
         got & (events | POLLERR | POLLHUP)
@@ -263,13 +301,19 @@ impl Shared {
     /// A held read or write: moves what it can; true once it ended.
     pub(super) fn io_step(&mut self, h: &mut Held) -> bool {
         match h.what {
-            Waiting::Read { obj, buf, len, flags } => self.read_step(h, obj, buf, len, flags),
+            Waiting::Read {
+                obj,
+                buf,
+                len,
+                flags,
+                from,
+            } => self.read_step(h, obj, (buf, len), flags, from),
             Waiting::Write { .. } => self.write_step(h),
             _ => true,
         }
     }
 
-    fn read_step(&mut self, h: &Held, id: u64, buf: u64, len: u64, flags: u64) -> bool {
+    fn read_step(&mut self, h: &Held, id: u64, (buf, len): (u64, u64), flags: u64, from: (u64, u64)) -> bool {
         let Some(o) = self.objs.objs.get(&id) else {
             self.finish(h, errno::fail(errno::EBADF));
             return true;
@@ -300,6 +344,12 @@ impl Shared {
                     };
                     let data = p.take_message(len as usize);
                     self.woke = true;
+                    // The sender's name, or none (length 0): an unnamed
+                    // sender's, a pair's.
+                    let sender = self.objs.unix_tag_take(pipe_id).unwrap_or_default();
+                    if from.0 != 0 {
+                        self.put_name(h, from, &sender);
+                    }
                     let v = if self.put(h, buf, &data) {
                         data.len() as u64
                     } else {
@@ -359,6 +409,12 @@ impl Shared {
                 self.finish(h, errno::fail(errno::EPIPE));
                 return true;
             };
+            if p.readers == 0 && self.objs.unix.tags.contains_key(&pipe_id) {
+                // A named datagram socket that closed: refused, as
+                // Linux's, and no SIGPIPE.
+                self.finish(h, errno::fail(errno::ECONNREFUSED));
+                return true;
+            }
             if p.readers == 0 {
                 // SIGPIPE first: the writer's supervisor hears of it before
                 // the process's stop on its way back (the attention).
@@ -439,6 +495,9 @@ impl Shared {
         }
         if let Some(p) = self.objs.pipes.get_mut(&pipe_id) {
             p.push_message(&data);
+        }
+        if let Waiting::Write { obj, .. } = h.what {
+            self.objs.unix_tag_push(pipe_id, obj);
         }
         self.woke = true;
         self.finish(h, len);

@@ -54,6 +54,15 @@ pub enum Kind {
         tx: u64,
         ty: u8,
     },
+    /// An AF_UNIX socket not (yet) connected, made by socket(): its type,
+    /// the shared server's object of the name it is bound to (0: none; a
+    /// stream socket's listener, a datagram socket's queue to read), and
+    /// whether it listens.
+    UnixSock {
+        ty: u8,
+        obj: u64,
+        listening: bool,
+    },
     /// An epoll instance (`epoll.rs`).
     Epoll(Rc<RefCell<super::epoll::Epoll>>),
     /// One end of a pipe the kernel serves (`kpipe.rs`): its resource id.
@@ -84,6 +93,8 @@ pub struct Ofd {
     /// supervisor (0: none): its numbers are bound to it in the kernel,
     /// which serves pread64 from its pages (`kpipe.rs`).
     pub cache: u64,
+    /// An AF_UNIX socket's names and its peer's credentials.
+    pub unix: super::unix_named::Names,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -98,6 +109,7 @@ impl Ofd {
             path,
             lease: None,
             cache: 0,
+            unix: super::unix_named::Names::default(),
         }))
     }
 
@@ -121,7 +133,16 @@ impl Ofd {
     /// socket holds two pipes).
     pub fn objects(&self) -> Vec<u64> {
         match self.kind {
-            Kind::Unix { rx, tx, .. } => alloc::vec![rx, tx],
+            Kind::Unix { rx, tx, .. } => {
+                let mut v = alloc::vec![rx, tx];
+                v.extend(self.unix.dests.iter().map(|d| d.1));
+                v
+            }
+            Kind::UnixSock { obj, .. } => {
+                let mut v = alloc::vec![obj];
+                v.extend(self.unix.dests.iter().map(|d| d.1));
+                v
+            }
             _ => self.object().into_iter().collect(),
         }
     }

@@ -369,12 +369,12 @@ impl Sup {
                 Out::Ret(n as u64)
             }
             Kind::VDir(_) => ret(Err(errno::EISDIR)),
-            Kind::Socket { .. } | Kind::Unix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::Socket { .. } | Kind::Unix { .. } | Kind::UnixSock { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
             Kind::Socket { .. } => {
                 drop(d);
                 self.sock_call(rid, linuxabi::nr::READ, a, None)
             }
-            Kind::Unix { .. } => {
+            Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
                 self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0))
             }
@@ -468,12 +468,12 @@ impl Sup {
                 ret(self.sysv_setting_write(rid, index, buf, len))
             }
             Kind::Mem(_) | Kind::VDir(_) => ret(Err(errno::EBADF)),
-            Kind::Socket { .. } | Kind::Unix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            Kind::Socket { .. } | Kind::Unix { .. } | Kind::UnixSock { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
             Kind::Socket { .. } => {
                 drop(d);
                 self.sock_call(rid, linuxabi::nr::WRITE, a, None)
             }
-            Kind::Unix { .. } => {
+            Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
                 self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0))
             }
@@ -585,7 +585,12 @@ impl Sup {
             Kind::Mem(m) => m.len() as u64,
             Kind::VDir(l) => l.len() as u64,
             Kind::Loop(node) => self.loop_size(*node),
-            Kind::Obj { .. } | Kind::KPipe { .. } | Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) => {
+            Kind::Obj { .. }
+            | Kind::KPipe { .. }
+            | Kind::Socket { .. }
+            | Kind::Unix { .. }
+            | Kind::UnixSock { .. }
+            | Kind::Epoll(_) => {
                 return Err(errno::ESPIPE);
             }
             _ => return Ok(0),
@@ -635,6 +640,16 @@ impl Sup {
             Kind::Socket { id, .. } => StatView {
                 dev: st::makedev(0, 8),
                 ino: *id as u64,
+                nlink: 1,
+                mode: st::S_IFSOCK | 0o777,
+                blksize: 4096,
+                uid: self.cred.euid,
+                gid: self.cred.egid,
+                ..StatView::default()
+            },
+            Kind::UnixSock { obj, .. } => StatView {
+                dev: st::makedev(0, 8),
+                ino: *obj,
                 nlink: 1,
                 mode: st::S_IFSOCK | 0o777,
                 blksize: 4096,
@@ -1194,7 +1209,11 @@ impl Sup {
                 let pipe = matches!(d.kind, Kind::Obj { kind, .. } if kind != obj::TTY)
                     || matches!(
                         d.kind,
-                        Kind::Socket { .. } | Kind::Unix { .. } | Kind::Epoll(_) | Kind::SignalFd(_)
+                        Kind::Socket { .. }
+                            | Kind::Unix { .. }
+                            | Kind::UnixSock { .. }
+                            | Kind::Epoll(_)
+                            | Kind::SignalFd(_)
                     );
                 if matches!(d.kind, Kind::KPipe { .. }) {
                     drop(d);

@@ -37,6 +37,7 @@ mod sysv;
 mod threads;
 mod timers;
 mod unix;
+mod unix_named;
 mod vfs;
 
 use crate::proto::{self, sup as entry};

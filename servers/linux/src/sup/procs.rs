@@ -403,6 +403,7 @@ impl Sup {
                     (9, *id as u64, *stream as u64)
                 }
                 Kind::Unix { rx, tx, ty } => (10, *rx, *tx | (*ty as u64) << 56),
+                Kind::UnixSock { ty, obj, listening } => (15, *obj, *ty as u64 | (*listening as u64) << 8),
                 Kind::Epoll(_) => (11, 0, 0),
                 Kind::KPipe { id, write } => (12, *id, *write as u64),
                 Kind::Loop(node) => (13, node.word(), 0),
@@ -410,6 +411,11 @@ impl Sup {
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
+            if matches!(d.kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+                for w in d.unix.encode() {
+                    e.w(w);
+                }
+            }
             if let Kind::Mem(m) = &d.kind {
                 e.s(m);
             }
@@ -515,6 +521,11 @@ impl Sup {
                     ty: (b >> 56) as u8,
                 },
                 12 => Kind::KPipe { id: a, write: b != 0 },
+                15 => Kind::UnixSock {
+                    ty: b as u8,
+                    obj: a,
+                    listening: b & 1 << 8 != 0,
+                },
                 11 => {
                     let m = (d.w() as usize).min(1 << 20);
                     let words: Vec<u64> = (0..m).map(|_| d.w()).collect();
@@ -540,6 +551,11 @@ impl Sup {
                 }
             };
             let cache = if matches!(kind, Kind::File { .. }) { b >> 1 } else { 0 };
+            let unix = if matches!(kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+                super::unix_named::Names::decode(|| d.w())
+            } else {
+                super::unix_named::Names::default()
+            };
             ofds.push(Rc::new(RefCell::new(Ofd {
                 kind,
                 flags,
@@ -548,6 +564,7 @@ impl Sup {
                 path,
                 lease: None,
                 cache,
+                unix,
             })));
         }
         for (ep, words) in epolls {

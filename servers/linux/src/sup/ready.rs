@@ -72,6 +72,21 @@ impl Sup {
                         revents[i] |= POLLHUP;
                     }
                 }
+                // A listener is readable with a connection waiting, a
+                // bound datagram socket with a message; an unconnected
+                // stream socket is hung up, as Linux's.
+                Kind::UnixSock {
+                    listening: true, obj, ..
+                } => {
+                    objs.push((i, obj, plain(*ev) & (POLLIN | POLLRDNORM)));
+                }
+                Kind::UnixSock { ty: 2, obj, .. } => {
+                    if obj != 0 {
+                        objs.push((i, obj, plain(*ev) & (POLLIN | POLLRDNORM)));
+                    }
+                    revents[i] |= asked(POLLOUT, *ev);
+                }
+                Kind::UnixSock { .. } => revents[i] = asked(POLLOUT | POLLHUP, *ev),
                 Kind::Socket { id, .. } => socks.push((i, id, plain(*ev) as u16)),
                 // A kernel pipe: its state now; a wait has the kernel tell
                 // this supervisor of its next change (`sup::KWAKE`), asked

@@ -384,6 +384,21 @@ impl Sup {
     /// Serves a socket system call (`resume`: a held one tried again).
     pub(super) fn sock_call(&mut self, rid: u64, n: u64, a: [u64; 6], resume: Option<Progress>) -> Out {
         let p = resume.unwrap_or_default();
+        if matches!(
+            n,
+            nr::BIND | nr::LISTEN | nr::ACCEPT | nr::ACCEPT4 | nr::CONNECT | nr::GETSOCKNAME | nr::GETPEERNAME
+        ) && let Ok(o) = self.fds.ofd(a[0])
+            && matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. })
+        {
+            return match n {
+                nr::BIND => ret(self.unix_bind(rid, a)),
+                nr::LISTEN => ret(self.unix_listen(a[0], a[1])),
+                nr::ACCEPT => self.unix_accept(rid, n, a, 0),
+                nr::ACCEPT4 => self.unix_accept(rid, n, a, a[3]),
+                nr::CONNECT => self.unix_connect(rid, n, a),
+                _ => ret(self.unix_name(rid, a, &o, n == nr::GETPEERNAME)),
+            };
+        }
         match n {
             nr::SOCKET => ret(self.sock_socket(a[0], a[1], a[2])),
             nr::SOCKETPAIR => ret(self.socketpair(rid, a)),
@@ -412,7 +427,7 @@ impl Sup {
     pub(super) fn socket_dispatch(&mut self, rid: u64, n: u64, a: [u64; 6]) -> Out {
         if matches!(n, nr::SENDTO | nr::RECVFROM | nr::SENDMSG | nr::RECVMSG)
             && let Ok(o) = self.fds.ofd(a[0])
-            && matches!(o.borrow().kind, Kind::Unix { .. })
+            && matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. })
         {
             return self.unix_call(rid, n, a, &o);
         }
@@ -925,7 +940,7 @@ impl Sup {
 
     fn sock_shutdown(&mut self, fd: u64, how: u64) -> Result<u64, i64> {
         let o = self.fds.ofd(fd)?;
-        if matches!(o.borrow().kind, Kind::Unix { .. }) {
+        if matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
             return self.unix_shutdown(&o, how);
         }
         let (id, ..) = self.sock_of(fd)?;
@@ -938,7 +953,7 @@ impl Sup {
     /// [fd, level, name, value, length address].
     fn sock_getsockopt(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         let o = self.fds.ofd(a[0])?;
-        let unix = matches!(o.borrow().kind, Kind::Unix { .. });
+        let unix = matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. });
         let b = self.read_mem(rid, a[4], 4)?;
         let room = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         if room < 0 {
@@ -968,7 +983,7 @@ impl Sup {
         }
         let len = (a[4] as usize).min(net::MAX_OPTION);
         let value = self.read_mem(rid, a[3], len)?;
-        if matches!(o.borrow().kind, Kind::Unix { .. }) {
+        if matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
             return self.unix_setsockopt(a[1] as u32, a[2] as u32, &value);
         }
         let (id, ..) = self.sock_of(a[0])?;

@@ -4,8 +4,9 @@
 //! SIGPIPE) when it is gone are the pipes', and the bytes cross once, from
 //! the writer's memory into the pipe and from the pipe into the reader's.
 //! Datagram and seqpacket pairs are pipes of messages: a write is one
-//! message, whole or not at all, a read takes one. Named sockets (bind
-//! and connect on a path) are not made yet.
+//! message, whole or not at all, a read takes one. Sockets made by
+//! socket() and connected through a name (`unix_named.rs`) are the same
+//! two pipes once connected.
 
 use super::fdtable::{self as fdt, Kind, Ofd, OfdRef};
 use super::socket::AF_UNIX;
@@ -22,17 +23,6 @@ const SOCK_RAW: u64 = 3;
 const SOCK_SEQPACKET: u64 = 5;
 
 impl Sup {
-    /// socket(AF_UNIX, ...): only pairs exist so far.
-    pub(super) fn unix_socket(&mut self, kind: u64, protocol: u64) -> Result<u64, i64> {
-        if protocol > 1 {
-            return Err(errno::EPROTONOSUPPORT);
-        }
-        match kind & 0xf {
-            SOCK_STREAM | SOCK_DGRAM | SOCK_SEQPACKET => Err(errno::EAFNOSUPPORT),
-            _ => Err(errno::ESOCKTNOSUPPORT),
-        }
-    }
-
     /// socketpair(domain, type, protocol, sv).
     pub(super) fn socketpair(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         let (domain, kind, protocol, at) = (a[0], a[1], a[2], a[3]);
@@ -119,11 +109,31 @@ impl Sup {
     /// A read (or recv) of an AF_UNIX end: the pipe it reads, waiting there.
     /// `io`: the buffer, its length and the `MSG_*` flags.
     pub(super) fn unix_read(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
+        self.unix_read_from(rid, n, a, o, io, (0, 0))
+    }
+
+    /// A read that writes a datagram's sender's name at `from` (its
+    /// address and its length word's; 0: not wanted).
+    fn unix_read_from(
+        &mut self,
+        rid: u64,
+        n: u64,
+        a: [u64; 6],
+        o: &OfdRef,
+        io: (u64, u64, u64),
+        from: (u64, u64),
+    ) -> Out {
         let (buf, len, flags) = io;
         let (rx, nonblock) = {
             let d = o.borrow();
-            let Kind::Unix { rx, .. } = d.kind else {
-                return ret(Err(errno::ENOTSOCK));
+            let rx = match d.kind {
+                Kind::Unix { rx, .. } => rx,
+                // A bound datagram socket reads its queue.
+                Kind::UnixSock { ty: 2, obj, .. } if obj != 0 => obj,
+                Kind::UnixSock { listening: true, .. } => return ret(Err(errno::EINVAL)),
+                Kind::UnixSock { ty: 2, .. } if d.flags & fdt::O_NONBLOCK != 0 => return ret(Err(errno::EAGAIN)),
+                Kind::UnixSock { .. } => return ret(Err(errno::ENOTCONN)),
+                _ => return ret(Err(errno::ENOTSOCK)),
             };
             (
                 rx,
@@ -134,17 +144,38 @@ impl Sup {
             return Out::Ret(0);
         }
         let f = if nonblock { pass::NONBLOCK } else { 0 };
-        self.pass(rid, n, a, &[pass::READ, self.pid as u64, rx, buf, len, f])
+        self.pass(
+            rid,
+            n,
+            a,
+            &[pass::READ, self.pid as u64, rx, buf, len, f, from.0, from.1],
+        )
     }
 
     /// A write (or send) of an AF_UNIX end: into the pipe the peer reads.
     /// `io`: the buffer, its length and the `MSG_*` flags.
     pub(super) fn unix_write(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
+        self.unix_write_to(rid, n, a, o, io, None)
+    }
+
+    /// A write into `to` (a datagram's destination) or the peer's pipe.
+    fn unix_write_to(
+        &mut self,
+        rid: u64,
+        n: u64,
+        a: [u64; 6],
+        o: &OfdRef,
+        io: (u64, u64, u64),
+        to: Option<u64>,
+    ) -> Out {
         let (buf, len, flags) = io;
         let (tx, nonblock) = {
             let d = o.borrow();
-            let Kind::Unix { tx, .. } = d.kind else {
-                return ret(Err(errno::ENOTSOCK));
+            let tx = match d.kind {
+                _ if to.is_some() => to.unwrap_or(0),
+                Kind::Unix { tx, .. } => tx,
+                Kind::UnixSock { .. } => return ret(Err(errno::ENOTCONN)),
+                _ => return ret(Err(errno::ENOTSOCK)),
             };
             (
                 tx,
@@ -171,10 +202,27 @@ impl Sup {
     pub(super) fn unix_call(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef) -> Out {
         use linuxabi::nr;
         match n {
-            nr::SENDTO => self.unix_write(rid, n, a, o, (a[1], a[2], a[3])),
+            nr::SENDTO => {
+                let to = if a[4] != 0 && self.unix_needs_dest(o) {
+                    match self.unix_dest(rid, o, a[4], a[5]) {
+                        Ok(w) => Some(w),
+                        Err(e) => return ret(Err(e)),
+                    }
+                } else {
+                    None
+                };
+                self.unix_write_to(rid, n, a, o, (a[1], a[2], a[3]), to)
+            }
+            nr::RECVFROM if a[4] != 0 && self.unix_messages(o) => {
+                // The shared server writes the sender's name (or its
+                // absence) as the message is taken.
+                self.unix_read_from(rid, n, a, o, (a[1], a[2], a[3]), (a[4], a[5]))
+            }
             nr::RECVFROM => {
                 if a[4] != 0 {
-                    // No sender's name on a stream: its length is 0.
+                    // No sender's name (a stream's, or an unnamed
+                    // sender's): its length is 0; a named datagram
+                    // sender's the shared server writes.
                     if let Err(e) = self.put_addr(rid, a[4], a[5], &[]) {
                         return ret(Err(e));
                     }
@@ -203,17 +251,45 @@ impl Sup {
                     })
                     .find(|p| p.1 > 0)
                     .unwrap_or((0, 0));
+                let (name, namelen) = (
+                    linuxabi::structs::u64_at(&h, 0),
+                    linuxabi::structs::u32_at(&h, 8) as u64,
+                );
                 if n == nr::SENDMSG {
-                    self.unix_write(rid, n, a, o, (first.0, first.1, a[2]))
+                    let to = if name != 0 && self.unix_needs_dest(o) {
+                        match self.unix_dest(rid, o, name, namelen) {
+                            Ok(w) => Some(w),
+                            Err(e) => return ret(Err(e)),
+                        }
+                    } else {
+                        None
+                    };
+                    self.unix_write_to(rid, n, a, o, (first.0, first.1, a[2]), to)
                 } else {
-                    let _ = self.write_u32(rid, a[1] + 8, 0);
+                    let from = if name != 0 && self.unix_messages(o) {
+                        (name, a[1] + 8)
+                    } else {
+                        let _ = self.write_u32(rid, a[1] + 8, 0);
+                        (0, 0)
+                    };
                     let _ = self.write_u64(rid, a[1] + 40, 0);
                     let _ = self.write_u32(rid, a[1] + 48, 0);
-                    self.unix_read(rid, n, a, o, (first.0, first.1, a[2]))
+                    self.unix_read_from(rid, n, a, o, (first.0, first.1, a[2]), from)
                 }
             }
             _ => ret(Err(errno::EOPNOTSUPP)),
         }
+    }
+
+    /// Whether its reads take messages (a datagram or seqpacket socket's).
+    fn unix_messages(&self, o: &OfdRef) -> bool {
+        matches!(o.borrow().kind, Kind::Unix { ty, .. } | Kind::UnixSock { ty, .. } if ty != SOCK_STREAM as u8)
+    }
+
+    /// Whether a send with a name goes to that name: a datagram socket's
+    /// (a connected stream ignores it, as Linux's).
+    fn unix_needs_dest(&self, o: &OfdRef) -> bool {
+        matches!(o.borrow().kind, Kind::Unix { ty, .. } | Kind::UnixSock { ty, .. } if ty == SOCK_DGRAM as u8)
     }
 
     pub(super) fn unix_shutdown(&mut self, o: &OfdRef, how: u64) -> Result<u64, i64> {
@@ -221,8 +297,9 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         let mut d = o.borrow_mut();
+        // An unconnected socket has nothing to shut (Linux answers 0).
         let Kind::Unix { rx, tx, ty } = d.kind else {
-            return Err(errno::ENOTSOCK);
+            return Ok(0);
         };
         let (mut nrx, mut ntx) = (rx, tx);
         if how != 1 && rx != 0 {
@@ -238,17 +315,34 @@ impl Sup {
     }
 
     pub(super) fn unix_getsockopt(&mut self, o: &OfdRef, level: u32, name: u32) -> Result<Vec<u8>, i64> {
-        let ty = match o.borrow().kind {
-            Kind::Unix { ty, .. } => ty as i32,
-            _ => SOCK_STREAM as i32,
+        let (ty, listening) = match o.borrow().kind {
+            Kind::Unix { ty, .. } => (ty as i32, false),
+            Kind::UnixSock { ty, listening, .. } => (ty as i32, listening),
+            _ => (SOCK_STREAM as i32, false),
         };
         if level != net::SOL_SOCKET {
             return Err(errno::EOPNOTSUPP);
         }
+        const SO_PEERCRED: u32 = 17;
+        if name == SO_PEERCRED {
+            // A pair's ends are the process's own; a connection's, who
+            // listened or connected; none yet: pid 0, ids -1.
+            let c = match (&o.borrow().kind, o.borrow().unix.cred) {
+                (_, Some(c)) => c,
+                (Kind::Unix { .. }, None) => [self.pid, self.cred.euid, self.cred.egid],
+                _ => [0, u32::MAX, u32::MAX],
+            };
+            let mut v = Vec::with_capacity(12);
+            for x in c {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            return Ok(v);
+        }
         let v: i32 = match name {
             net::SO_TYPE => ty,
             net::SO_DOMAIN => AF_UNIX as i32,
-            net::SO_PROTOCOL | net::SO_ERROR | net::SO_ACCEPTCONN => 0,
+            net::SO_ACCEPTCONN => listening as i32,
+            net::SO_PROTOCOL | net::SO_ERROR => 0,
             _ => return Err(errno::ENOPROTOOPT),
         };
         Ok(v.to_le_bytes().to_vec())
