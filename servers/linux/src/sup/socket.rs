@@ -630,8 +630,12 @@ impl Sup {
         let (id, stream, fl) = sock;
         let blocking = fl & fdt::O_NONBLOCK == 0 && flags & net::MSG_DONTWAIT == 0;
         let total: u64 = pieces.iter().map(|x| x.1).sum();
-        let r = if !stream && pieces.len() > 1 {
-            // One datagram from several buffers: gathered here.
+        // One datagram from several buffers is gathered here; so is a
+        // stream's first try of a small one, which Linux puts into the
+        // socket's buffer whole: sent piece by piece, the TCP/IP server
+        // could send the first pieces alone, and the peer read them alone.
+        let small_stream = stream && p.done == 0 && total as usize <= MAX_DGRAM;
+        let r = if pieces.len() > 1 && (!stream || small_stream) {
             self.gather(rid, pieces)
                 .and_then(|data| self.net_send_own(id, flags, to, &data))
         } else {
