@@ -36,6 +36,21 @@ pub struct WriteContext {
     pub fd: u32,
     pub flags: u32,
     pub offset: u64,
+    /// The next WRITE ends the file's set-ids first (a writer without
+    /// privilege): done at the write, not where the context was said,
+    /// so that an open that names the context changes nothing by itself.
+    pub end_ids: bool,
+}
+
+impl WriteContext {
+    pub fn new(fd: u32, f: &OpenFile, flags: u32, offset: u64) -> WriteContext {
+        WriteContext {
+            fd,
+            flags,
+            offset,
+            end_ids: f.unprivileged,
+        }
+    }
 }
 
 #[derive(Default)]

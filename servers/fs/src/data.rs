@@ -156,6 +156,12 @@ impl Server {
         if !f.writable() {
             return Err(Errno::EBADF);
         }
+        if ctx.end_ids {
+            self.end_set_ids(f.handle)?;
+            if let Some(w) = self.client(info.caller).write.as_mut() {
+                w.end_ids = false;
+            }
+        }
         let cache_pid = self.cache;
         let fm = self.fm()?;
         let old_size = fm.stat(f.handle).map_err(crate::errno)?.size;

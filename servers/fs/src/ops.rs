@@ -7,7 +7,7 @@
 //! to a directory's entries on that directory, and for a caller other
 //! than root the search bit of every directory along the path.
 
-use crate::clients::OpenFile;
+use crate::clients::{OpenFile, WriteContext};
 use crate::{Fm, Server, errno};
 use alloc::vec::Vec;
 use ext2fs::{FileType, Handle, Owner, Search, SetAttr as LibSetAttr, Stat as LibStat, Timestamp};
@@ -248,10 +248,7 @@ impl Server {
                 if f.dir {
                     return Err(Errno::EISDIR);
                 }
-                if f.unprivileged {
-                    self.end_set_ids(f.handle)?;
-                }
-                self.client(caller).write = Some(crate::clients::WriteContext { fd, flags, offset });
+                self.client(caller).write = Some(WriteContext::new(fd, &f, flags, offset));
                 Ok((0, 0))
             }
             TRUNCATE => {
@@ -425,7 +422,7 @@ impl Server {
     fn open(&mut self, caller: u64, msg: &[u8]) -> Result<u32, Errno> {
         let mut p = PathRequest::parse(msg)?;
         let mode = p.u32()?;
-        p.u32()?;
+        let open_flags = p.u32()?;
         let (flags, cred) = (p.hdr.flags, p.hdr.cred);
         let path_only = flags & O_PATH != 0;
         let flags = if path_only {
@@ -495,6 +492,12 @@ impl Server {
         };
         let st = self.stat_of(h)?;
         let dir = st.kind == FileType::Directory;
+        // O_CREAT names a file to create or open: a directory there
+        // (".", "..", "dir/") is EISDIR whatever the access mode, as on
+        // Linux, before the permissions are looked at.
+        if dir && flags & O_CREAT != 0 && flags & O_DIRECTORY == 0 {
+            return Err(Errno::EISDIR);
+        }
         if st.kind == FileType::Symlink && !path_only {
             return Err(Errno::ELOOP);
         }
@@ -534,7 +537,15 @@ impl Server {
             unprivileged: cred.uid != 0,
         };
         match self.client(caller).insert(f) {
-            Ok(fd) => Ok(fd),
+            Ok(fd) => {
+                // A client about to write the file it opens needs no
+                // WRITE_TO first (a created file's first write).
+                if open_flags & OPEN_WRITE_HERE != 0 && f.writable() && !dir {
+                    let append = if flags & O_APPEND != 0 { APPEND } else { 0 };
+                    self.client(caller).write = Some(WriteContext::new(fd, &f, append, 0));
+                }
+                Ok(fd)
+            }
             Err(e) => {
                 let _ = self.fm()?.close(h);
                 Err(e)
@@ -544,7 +555,7 @@ impl Server {
 
     /// A write by a caller without privilege ends the file's set-ids (as
     /// Linux's, lest a program someone may write to keep them).
-    fn end_set_ids(&mut self, h: Handle) -> Result<(), Errno> {
+    pub(crate) fn end_set_ids(&mut self, h: Handle) -> Result<(), Errno> {
         let perm = self.stat_of(h)?.mode & 0o7777;
         let ended = set_ids_ended(perm);
         if ended != 0 {

@@ -101,13 +101,22 @@ impl File {
     /// permission bits.
     pub fn open(path: &str, flags: u32, mode: u32) -> Result<File, Errno> {
         let mut fields = [0u8; 8];
-        Writer::new(&mut fields).u32(mode).u32(0);
+        Writer::new(&mut fields).u32(mode).u32(OPEN_WRITE_HERE);
         let mut cache = [0u8; 8];
+        let server = server()?;
         let fd = call_result(
             OPEN,
             &path_msg(AT_FDCWD, flags, &fields, &[path.as_bytes()]),
             &mut cache,
         )?;
+        // The server's write context is the new file now, if it may be
+        // written (and forgot any other).
+        let mut peer = PEER.lock();
+        if flags & O_ACCMODE != O_RDONLY && flags & O_PATH == 0 {
+            let append = if flags & O_APPEND != 0 { APPEND } else { 0 };
+            peer.context = Some((server, fd as u32, append, 0));
+        }
+        drop(peer);
         Ok(File {
             fd: fd as u32,
             pos: 0,

@@ -26,13 +26,15 @@
 //! from the client's own buffer with no copy in between: `WRITE_TO` first
 //! says where the next writes go (file, offset, flags); each `WRITE` then
 //! writes its message there and moves the offset on. A client that keeps
-//! writing one file sends `WRITE_TO` once.
+//! writing one file sends `WRITE_TO` once, and one that opens a file to
+//! write it none: `OPEN` with [`OPEN_WRITE_HERE`] says the new file is
+//! where the next writes go, from its start.
 //!
 //! Entries and their messages (all little-endian):
 //!
 //! | entry | message | reply |
 //! |---|---|---|
-//! | `OPEN` | header (flags `O_*`), mode u32, 0 u32, path | fd, then the id u64 of the kernel's cache of the file (0: none) |
+//! | `OPEN` | header (flags `O_*`), mode u32, flags u32 ([`OPEN_WRITE_HERE`]), path | fd, then the id u64 of the kernel's cache of the file (0: none) |
 //! | `CLOSE` | fd u32, 0 u32 | 0 |
 //! | `READ` | fd u32, flags u32 (`MISSED`), offset u64, len u64 | the bytes |
 //! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
@@ -131,6 +133,12 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;
+
+/// `OPEN` flag (the u32 after the mode): a file opened for writing is
+/// where the client's next writes go, at offset 0 (`APPEND` with
+/// `O_APPEND`), as if `WRITE_TO` had said so. A client that keeps its
+/// write context (as `client::File` does) forgets the old one.
+pub const OPEN_WRITE_HERE: u32 = 1;
 
 /// `READ` flag: the kernel's cache of the file missed; the server
 /// publishes the pages read there for the client's next reads (a client

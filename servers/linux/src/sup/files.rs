@@ -206,18 +206,11 @@ impl Sup {
                 if flags & fdt::O_PATH != 0 {
                     fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
+                // O_CREAT on a directory (".", "..", "dir/") is the file
+                // server's EISDIR, as on Linux.
                 let (fd, cache) = self
                     .fs
                     .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
-                // O_CREAT names a file to create or open: a directory there
-                // is EISDIR (".", "..", "dir/"), whatever the access mode.
-                if flags & fdt::O_CREAT != 0
-                    && flags & fdt::O_DIRECTORY == 0
-                    && self.fs.fstat(fd).is_ok_and(|b| StatView::parse(&b).is_dir())
-                {
-                    self.fs.close(fd);
-                    return Err(errno::EISDIR);
-                }
                 let abs = self.abs_of(dirfd, path);
                 let o = Ofd::new(
                     Kind::File {

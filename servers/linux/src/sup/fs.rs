@@ -134,15 +134,17 @@ impl Fs {
         self.result_at(pid, entry, &self.path_msg(local, flags, &fields, paths), extra)
     }
 
-    pub fn open(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
+    pub fn open(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<u32, i64> {
         self.open_cached(dirfd, path, flags, mode).map(|(fd, _)| fd)
     }
 
     /// `open`, with the id of the kernel's cache of the file that its
-    /// server granted this supervisor (0: none).
-    pub fn open_cached(&self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
+    /// server granted this supervisor (0: none). A file opened for
+    /// writing is the server's write context from then on (its first
+    /// write, most often at 0, needs no WRITE_TO).
+    pub fn open_cached(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
         let mut fields = [0u8; 8];
-        Writer::new(&mut fields).u32(mode).u32(0);
+        Writer::new(&mut fields).u32(mode).u32(api::OPEN_WRITE_HERE);
         let id = self.route(dirfd).2;
         if self.mounts.read_only(id) {
             const O_TRUNC: u32 = 0o1000;
@@ -163,7 +165,15 @@ impl Fs {
             // Creating the root (no last name to the file server: EBUSY)
             // is creating a directory's name.
             Err(errno::EBUSY) => Err(errno::EISDIR),
-            r => r.map(|fd| (super::mounts::tag(id, fd as u32), u64::from_le_bytes(cache))),
+            Err(e) => Err(e),
+            Ok(fd) => {
+                let fd = super::mounts::tag(id, fd as u32);
+                if flags & api::O_ACCMODE != api::O_RDONLY && flags & api::O_PATH == 0 {
+                    let append = if flags & api::O_APPEND != 0 { api::APPEND } else { 0 };
+                    self.ctx = Some((fd, append, 0));
+                }
+                Ok((fd, u64::from_le_bytes(cache)))
+            }
         }
     }
 

@@ -263,9 +263,14 @@ impl Sup {
         }
         let mut out = Vec::new();
         let mut at = addr;
+        // Most strings are short: a first read of a few hundred bytes,
+        // not the rest of the page (a path in a buffer near the start of
+        // its page cost 4 KiB of zeroing and copying).
+        let mut step = 256;
         loop {
             // Up to the end of the page: the next one may not exist.
-            let n = (4096 - (at % 4096)) as usize;
+            let n = ((4096 - (at % 4096)) as usize).min(step);
+            step = 4096;
             let mut chunk = vec![0u8; n.min(max + 1 - out.len())];
             calls::caller_read(rid, at, &mut chunk).map_err(|_| errno::EFAULT)?;
             if let Some(z) = chunk.iter().position(|&b| b == 0) {
