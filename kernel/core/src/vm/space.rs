@@ -1085,7 +1085,17 @@ impl VirtualSpace {
     /// allows the access.
     fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
         let page = addr & !(PAGE_SIZE - 1);
-        match paging::translate(self.root, page) {
+        // Through the last leaf table found (`entry`) when the page is in
+        // its 2 MiB: a futex's word and a pipe reader's buffer are found
+        // again on every call, and a walk of the four levels was half the
+        // cost. Memory mapped in blocks has no leaf table: walked.
+        let mapped = match self.entry(page) {
+            // SAFETY: an entry of this space's tree, which lives as long
+            // as the space (and `entry` forgets a table a block replaced).
+            Some(e) => unsafe { e.mapping() },
+            None => paging::translate(self.root, page),
+        };
+        match mapped {
             // A device's registers (mapped uncached) are not memory the
             // kernel copies to or from: they are outside the direct map, and
             // reading one may have effects.
