@@ -9,6 +9,7 @@ mod harden;
 mod ipc;
 mod pipes;
 mod process;
+mod regions;
 mod resource;
 
 use kcore::ktest::KTest;
@@ -145,4 +146,5 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_refuses_what_it_cannot_share,
     pass fork::fork_fault_without_memory_is_an_error,
     pass fork::fork_survives_a_refresh,
+    pass regions::region_lookup_survives_detach_and_reuse,
 ];

@@ -261,6 +261,18 @@ impl Entry {
         // SAFETY: an entry of a live page table (the caller's promise).
         unsafe { (self.0 as *mut u64).write(value) };
     }
+
+    /// The frame and flags the entry maps, as `translate` gives them for
+    /// its page; None if it maps nothing.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn mapping(self) -> Option<(u64, u64)> {
+        // SAFETY: an entry of a live page table (the caller's promise).
+        let value = unsafe { (self.0 as *const u64).read() };
+        (value & PRESENT != 0).then_some((value & ADDR_MASK, value & !ADDR_MASK))
+    }
 }
 
 /// The page-directory entry for `va` (the one that maps the block `va` is

@@ -14,7 +14,7 @@ use crate::mm::tlb;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use restable::ResId;
 
 /// A space as the kernel shares it: its resource entry, the process
@@ -222,6 +222,14 @@ pub struct VirtualSpace {
     /// so their entries are mostly in the same table; tables go only with
     /// the whole tree, so a table once found stays valid.
     leaf: (u64, u64),
+    /// The slot `region_at` last found an address in, tried first: calls
+    /// on one word or buffer (a futex's key, above all) come back to the
+    /// same region, which a look at every attachment finds at a cost that
+    /// grows with the regions. Only a guess: the slot is checked (in use,
+    /// covering the address) before it is believed, so no attach, detach
+    /// or move has to keep it. Atomic only because `region_at` reads the
+    /// space shared.
+    last_hit: AtomicUsize,
     /// The process whose memory this space is (its pid; 0: none). A space
     /// outlives its process (the pool reuses it), so whoever reaches it
     /// for a process checks, under this lock, that it is still that
@@ -256,6 +264,7 @@ impl VirtualSpace {
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
             leaf: (u64::MAX, 0),
+            last_hit: AtomicUsize::new(NO_SLOT),
             user: 0,
             tables: 0,
             table_charge: Charge::NONE,
@@ -792,7 +801,18 @@ impl VirtualSpace {
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
-        self.regions().find(|a| addr >= a.base && addr < a.end())
+        let holds = |a: &Attached| addr >= a.base && addr < a.end();
+        if let Some(Slot::Used(a)) = self.slots.get(self.last_hit.load(Ordering::Relaxed))
+            && holds(a)
+        {
+            return Some(a);
+        }
+        let (i, a) = self.slots.iter().enumerate().find_map(|(i, s)| match s {
+            Slot::Used(a) if holds(a) => Some((i, &**a)),
+            _ => None,
+        })?;
+        self.last_hit.store(i, Ordering::Relaxed);
+        Some(a)
     }
 
     /// Resolves a fault at `addr`: maps the page if the region allows the
@@ -1065,7 +1085,17 @@ impl VirtualSpace {
     /// allows the access.
     fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
         let page = addr & !(PAGE_SIZE - 1);
-        match paging::translate(self.root, page) {
+        // Through the last leaf table found (`entry`) when the page is in
+        // its 2 MiB: a futex's word and a pipe reader's buffer are found
+        // again on every call, and a walk of the four levels was half the
+        // cost. Memory mapped in blocks has no leaf table: walked.
+        let mapped = match self.entry(page) {
+            // SAFETY: an entry of this space's tree, which lives as long
+            // as the space (and `entry` forgets a table a block replaced).
+            Some(e) => unsafe { e.mapping() },
+            None => paging::translate(self.root, page),
+        };
+        match mapped {
             // A device's registers (mapped uncached) are not memory the
             // kernel copies to or from: they are outside the direct map, and
             // reading one may have effects.

@@ -1,0 +1,67 @@
+//! `VirtualSpace::region_at` tries the slot it last found an address in
+//! first: a guess that must never answer with a region that left, or one
+//! that took its slot somewhere else.
+
+use alloc::string::String;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::mm::layout::PAGE_SIZE;
+use kcore::vm::region::{Backing, Kind, Region};
+use kcore::vm::space::VirtualSpace;
+use restable::ResId;
+
+const LOW: u64 = 0x4000_0000;
+const HIGH: u64 = 0x5000_0000;
+const ELSEWHERE: u64 = 0x6000_0000;
+const PAGES: usize = 2;
+
+fn link(n: u32) -> ResId {
+    ResId::new(1, n, 1)
+}
+
+fn attach(s: &mut VirtualSpace, base: u64, n: u32) -> Result<usize, String> {
+    let r = Region::new(Kind::Heap, PAGES, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    s.attach(base, r, ResId::new(2, n, 1), link(n))
+        .map_err(|_| "attach failed".into())
+}
+
+/// Which attachment `region_at` names for `addr` (None: none).
+fn found(s: &VirtualSpace, addr: u64) -> Option<ResId> {
+    s.region_at(addr).map(|a| a.link_id)
+}
+
+pub fn region_lookup_survives_detach_and_reuse() -> TestResult {
+    let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    let size = PAGES as u64 * PAGE_SIZE;
+    let low = attach(&mut s, LOW, 1)?;
+    let high = attach(&mut s, HIGH, 2)?;
+    ensure!(low != high, "two attachments in one slot");
+    ensure!(found(&s, HIGH + 8) == Some(link(2)), "high region not found");
+    ensure!(
+        found(&s, HIGH + size - 1) == Some(link(2)),
+        "last byte of the high region"
+    );
+    ensure!(found(&s, HIGH + size).is_none(), "a region past the high one's end");
+    ensure!(
+        found(&s, LOW) == Some(link(1)),
+        "low region not found after the high one"
+    );
+    ensure!(found(&s, LOW - 1).is_none(), "a region below the low one");
+    // The high one leaves (its slot was the last hit again), and another
+    // region takes its slot at another address.
+    ensure!(found(&s, HIGH) == Some(link(2)), "high region not found again");
+    ensure!(s.detach(link(2)).is_some(), "detach failed");
+    ensure!(found(&s, HIGH).is_none(), "a detached region still found");
+    let other = attach(&mut s, ELSEWHERE, 3)?;
+    ensure!(
+        other == high,
+        "the freed slot was not reused (slot {other}, was {high})"
+    );
+    ensure!(
+        found(&s, HIGH + 8).is_none(),
+        "the old address finds the slot's new region"
+    );
+    ensure!(found(&s, ELSEWHERE + 8) == Some(link(3)), "new region not found");
+    ensure!(found(&s, LOW + 8) == Some(link(1)), "low region lost");
+    Ok(())
+}
