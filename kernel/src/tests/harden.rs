@@ -662,13 +662,12 @@ pub fn a_process_holds_few_names() -> TestResult {
 fn fill_pool(program: &str) -> Result<(Error, usize, u64), String> {
     let plate = plate(program)?;
     let settings = pool::settings();
-    let mut add = alloc::vec::Vec::new();
-    add.push(pool::Rule {
+    let add = alloc::vec![pool::Rule {
         kind: pool::PoolKind::Full,
         key: plate,
         pages: 0,
         count: 100_000,
-    });
+    }];
     pool::set(pool::Settings {
         add,
         ..settings.clone()
