@@ -27,6 +27,14 @@ use kcore::sync::IrqMutex;
 /// Regions this small are never reduced (the paper's 64 KiB).
 const SMALL_REGION_PAGES: usize = 16;
 
+/// The most of one list (a kind, a program's, a region size's) that ended
+/// processes and taken-apart composites may leave in the pool. Reduce
+/// never deletes the always-usable kinds, so without a bound a list would
+/// follow every resource ever given back that no creation took again, not
+/// the most processes at once; beyond it a resource given back is deleted.
+/// The add function's resources are the administrator's count instead.
+pub const MAX_KEPT: usize = 64;
+
 #[derive(Clone, Copy)]
 struct Pooled {
     id: ResId,
@@ -218,9 +226,16 @@ fn keep(list: &mut Vec<Pooled>, id: ResId) -> bool {
 }
 
 /// Puts a resource into the pool; false if the pool cannot take it (the
-/// caller then deletes it).
+/// caller then deletes it): out of memory, or its list already holds
+/// `MAX_KEPT`.
 fn put(kind: PoolKind, key: ResId, pages: usize, id: ResId) -> bool {
-    POOL.lock().list(kind, key, pages, true).is_some_and(|l| keep(l, id))
+    put_within(kind, key, pages, id, MAX_KEPT)
+}
+
+fn put_within(kind: PoolKind, key: ResId, pages: usize, id: ResId, most: usize) -> bool {
+    POOL.lock()
+        .list(kind, key, pages, true)
+        .is_some_and(|l| l.len() < most && keep(l, id))
 }
 
 pub fn put_work_area(id: ResId) -> bool {
@@ -442,18 +457,24 @@ fn count(kind: PoolKind, key: ResId, pages: usize) -> usize {
     }
 }
 
-/// Makes one resource of `kind` and pools it.
+/// Makes one resource of `kind` and pools it, past `MAX_KEPT` if the
+/// rule says so; one the pool cannot keep is deleted again.
 fn make(kind: PoolKind, key: ResId, pages: usize) -> Result<(), Error> {
     use crate::proc::spawn;
-    let ok = match kind {
-        PoolKind::WorkArea => put_work_area(spawn::new_work_area()?),
-        PoolKind::Space => put_space(vspace::create(KERNEL)?),
-        PoolKind::Region => put_region(spawn::new_region(pages)?),
-        PoolKind::Program => put_program(key, super::program::create(KERNEL, key)?),
-        PoolKind::Text => put_text(key, spawn::new_text_region(key)?),
-        PoolKind::Full => put_full(key, spawn::compose_space(key)?),
+    let id = match kind {
+        PoolKind::WorkArea => spawn::new_work_area()?,
+        PoolKind::Space => vspace::create(KERNEL)?,
+        PoolKind::Region => spawn::new_region(pages)?,
+        PoolKind::Program => super::program::create(KERNEL, key)?,
+        PoolKind::Text => spawn::new_text_region(key)?,
+        PoolKind::Full => spawn::compose_space(key)?,
     };
-    if ok { Ok(()) } else { Err(Error::NoMemory) }
+    if put_within(kind, key, pages, id, usize::MAX) {
+        Ok(())
+    } else {
+        delete(kind, key, id);
+        Err(Error::NoMemory)
+    }
 }
 
 /// The add function: fills the pool up to the settings.

@@ -80,6 +80,8 @@ pub static TESTS: &[KTest] = ktests![
     pass resource::trace_slot_has_one_writer,
     pass resource::process_built_step_by_step_from_user_mode,
     pass resource::pool_reuse_gives_fresh_processes,
+    pass resource::pool_reuse_serves_demand_loading,
+    pass resource::pool_given_back_is_bounded,
     pass resource::pool_settings_are_checked,
     pass resource::pool_add_fills_to_the_setting,
     pass resource::pool_reduce_follows_the_papers_rules,

@@ -334,6 +334,57 @@ pub fn pool_reuse_gives_fresh_processes() -> TestResult {
     Ok(())
 }
 
+/// A demand-loaded process takes the pooled whole space too (every Linux
+/// exec is one): an ended process's space does not pile up in the pool,
+/// and the next process finds none of the previous one's memory.
+pub fn pool_reuse_serves_demand_loading() -> TestResult {
+    mode(true, false, true);
+    pool::flush();
+    let hits = pool::report()[PoolKind::Full as usize].stats.hits;
+    for _ in 0..4 {
+        let o = run_with("fresh", &[], LoadPolicy::Demand)?;
+        ensure!(o.status == 0, "a reused space leaked the previous process's memory");
+    }
+    let after = pool::report()[PoolKind::Full as usize].stats.hits;
+    ensure!(after >= hits + 3, "no reuse: {} full-space hits", after - hits);
+    ensure!(
+        pool_count(PoolKind::Full) <= 1 && pool_count(PoolKind::Space) == 0,
+        "{} full spaces and {} spaces pooled after one process at a time",
+        pool_count(PoolKind::Full),
+        pool_count(PoolKind::Space)
+    );
+    pool::flush();
+    mode(true, true, false);
+    Ok(())
+}
+
+/// What is given back stops at `pool::MAX_KEPT` a list: one more is
+/// refused (its giver deletes it), and the pool holds no more.
+pub fn pool_given_back_is_bounded() -> TestResult {
+    mode(true, false, true);
+    pool::flush();
+    let mut refused = None;
+    for _ in 0..=pool::MAX_KEPT {
+        let space = ok(vspace::create(KERNEL))?;
+        if !pool::put_space(space) {
+            refused = Some(space);
+            break;
+        }
+    }
+    let held = pool_count(PoolKind::Space);
+    if let Some(space) = refused {
+        ok(resource::mediator::delete(KERNEL, space))?;
+    }
+    pool::flush();
+    mode(true, true, false);
+    ensure!(
+        refused.is_some() && held == pool::MAX_KEPT,
+        "{held} spaces pooled, the one past the bound {}",
+        if refused.is_some() { "refused" } else { "kept" }
+    );
+    Ok(())
+}
+
 pub fn pool_add_fills_to_the_setting() -> TestResult {
     mode(true, false, false);
     add(PoolKind::Full, "pa200", 0, 2)?;

@@ -54,6 +54,50 @@ ABI_FN void read_level(struct level *l, const char *path, const char *prefix, co
 	}
 }
 
+/* Appends the counter `name` = `v` to `l`. */
+ABI_FN void add_level(struct level *l, const char *name, long v)
+{
+	if (l->n >= LEVELS)
+		return;
+	snprintf(l->name[l->n], sizeof l->name[0], "%s", name);
+	l->value[l->n++] = v;
+}
+
+/*
+ * The personality's supervisors (processes named "linux") and the regions
+ * their spaces hold: an idle supervisor kept after a burst is a process,
+ * a space and its regions, none of them lost (IDLE_SUPERVISORS_MOVE).
+ */
+ABI_FN void take_supervisors(struct level *l)
+{
+	static char text[65536];
+	static char spaces[64][32];
+	int n = 0;
+	long regions = 0;
+	/* Counted 0 where unreadable: both levels need the same counters. */
+	if (read_text("/proc/tessera/res/processes", text, sizeof text) != 0)
+		text[0] = 0;
+	for (char *line = strtok(text, "\n"); line && n < 64; line = strtok(NULL, "\n")) {
+		char name[48], space[32];
+		if (sscanf(line, "%*s %*s %47s pid %*s program %*s space %31s", name, space) == 2 &&
+		    strcmp(name, "linux") == 0)
+			snprintf(spaces[n++], sizeof spaces[0], "%s", space);
+	}
+	if (read_text("/proc/tessera/res/spaces", text, sizeof text) != 0)
+		text[0] = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char id[32];
+		long attached;
+		if (sscanf(line, "%31s %*s %ld regions", id, &attached) != 2)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (strcmp(id, spaces[k]) == 0)
+				regions += attached;
+	}
+	add_level(l, "sup.supervisors", n);
+	add_level(l, "sup.regions", regions);
+}
+
 /* Tessera's counters of what the load may leak; none on Linux. */
 ABI_FN void take_level(struct level *l)
 {
@@ -72,6 +116,7 @@ ABI_FN void take_level(struct level *l)
 	read_level(l, "/proc/tessera/net", "net", net);
 	read_level(l, "/proc/tessera/res", "res", res);
 	read_level(l, "/proc/meminfo", "mem", mem);
+	take_supervisors(l);
 	/*
 	 * The resource pool's own (seed 000): what it keeps for the next
 	 * process is not lost, and by the paper's rules spaces and small
@@ -163,9 +208,10 @@ ABI_FN int at_level(const struct level *base, const struct level *peak, const st
 	why[0] = 0;
 	for (int i = 0; i < base->n; i++) {
 		const char *name = base->name[i];
-		if ((!peak && !exact(name)) || strcmp(name, "net.buffer_peak") == 0)
+		if ((!peak && !exact(name)) || strcmp(name, "net.buffer_peak") == 0 || strncmp(name, "sup.", 4) == 0)
 			continue;
-		long want = exact(name) ? base->value[i] : peak->value[i];
+		const struct level *wanted = exact(name) ? base : peak;
+		long want = wanted->value[i];
 		long d = now->value[i] - want;
 		if (peak && strncmp(name, "mem.", 4) == 0)
 			d += (value_of(now, "net.buffer_peak") - value_of(peak, "net.buffer_peak")) / 1024;
@@ -173,8 +219,19 @@ ABI_FN int at_level(const struct level *base, const struct level *peak, const st
 		long slack = SLACK_KB;
 		if (peak && (base->value[i] - peak->value[i]) / 16 > slack)
 			slack = (base->value[i] - peak->value[i]) / 16;
-		/* The personality keeps up to 16 idle supervisors: a few more or less. */
+		/*
+		 * The personality keeps up to 16 idle supervisors: a few more or
+		 * less, and with each one more its space and its regions (as many
+		 * as a supervisor holds now, on average).
+		 */
 		long more = strcmp(name, "res.Process") == 0 ? IDLE_SUPERVISORS_MOVE : 0;
+		long sups = value_of(now, "sup.supervisors");
+		long extra = sups - value_of(wanted, "sup.supervisors");
+		extra = extra < 0 ? 0 : extra > IDLE_SUPERVISORS_MOVE ? IDLE_SUPERVISORS_MOVE : extra;
+		if (strcmp(name, "res.VirtualSpace") == 0)
+			more = extra;
+		else if (sups > 0 && (strcmp(name, "res.VirtualRegion") == 0 || strcmp(name, "res.VirtualUserSpace") == 0))
+			more = extra * ((value_of(now, "sup.regions") + sups - 1) / sups);
 		int ok = strncmp(name, "mem.", 4) == 0 ? d >= -slack : d <= more;
 		if (!ok) {
 			same = 0;

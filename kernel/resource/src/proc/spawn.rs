@@ -114,7 +114,9 @@ fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> 
         let (start, pages) = pages_of(prog, i);
         let mut parts: Vec<(u64, ResId)> = Vec::new();
         if !seg.writable {
-            let pooled = if eager && Some(i) == text {
+            // Pooled text has every page loaded: a demand-loaded process
+            // takes it too (its pages are the program's, read-only).
+            let pooled = if Some(i) == text {
                 pool::take_text(prog.plate)
             } else {
                 None
@@ -170,12 +172,12 @@ pub fn compose_space(plate: ResId) -> Result<ResId, Error> {
 
 fn compose_with(program: ResId, plate: ResId, eager: bool, take_full: bool) -> Result<ResId, Error> {
     let prog = crate::program::get(program)?;
-    if eager
-        && take_full
-        && let Some(space) = pool::take_full(plate)
-    {
+    if take_full && let Some(space) = pool::take_full(plate) {
         // A space left by an earlier process of this program: give its
-        // writable regions their initial content back.
+        // writable regions their initial content back. Demand loading
+        // takes it too: its present pages are the program's initial ones
+        // once refreshed, and a space left by every ended process that no
+        // creation takes again would only pile up in the pool.
         let refreshed = vspace::get(KERNEL, space)?.lock().refresh(eager);
         match refreshed {
             Ok(()) => return Ok(space),
