@@ -315,6 +315,7 @@ impl Server {
                     fm.rmdir(dir, &name).map_err(errno)?;
                 } else {
                     fm.unlink(dir, &name).map_err(errno)?;
+                    self.cache_unlinked(child);
                 }
                 Ok((0, 0))
             }
@@ -337,9 +338,14 @@ impl Server {
                     let child = self.fm()?.lookup(from_dir, &from_name).map_err(errno)?;
                     let cst = self.stat_of(child)?;
                     may_unlink(cred, &fst, &cst)?;
+                    // The file a rename replaces loses that link.
+                    let replaced = self.fm()?.lookup(to_dir, &to_name).ok();
                     self.fm()?
                         .rename(from_dir, &from_name, to_dir, &to_name)
                         .map_err(errno)?;
+                    if let Some(r) = replaced {
+                        self.cache_unlinked(r);
+                    }
                 }
                 Ok((0, 0))
             }

@@ -3,10 +3,14 @@
 //! one copy and no rendezvous.
 //!
 //! An open regular file has a cache, shared by everyone who has it open
-//! and gone with the last close; a client that opens it is granted the
-//! cache and learns its id in OPEN's reply. A READ that says it missed
-//! the cache (`MISSED`) publishes the pages it covers, at the next
-//! request: those wholly on blocks (a hole stays a
+//! and kept after the last close (for the next open, up to `MAX_IDLE`
+//! files'); a client that opens it is granted the cache and learns its id
+//! in OPEN's reply. A file's last link takes its cache (the file's pages
+//! would be charged to this server for nothing), at once or with the last
+//! reader's close; so does a truncate to 0 that no reader sees.
+//!
+//! A READ that says it missed the cache (`MISSED`) publishes the pages it
+//! covers, at the next request: those wholly on blocks (a hole stays a
 //! miss), read from the block cache into a page here and copied once into
 //! the kernel.
 //!
@@ -79,12 +83,26 @@ impl Published {
     /// Deletes the oldest idle caches until `keep` are left.
     fn trim(&mut self, keep: usize) {
         while self.idle.len() > keep {
-            if let Some(h) = self.idle.pop_front()
-                && let Some(c) = self.caches.remove(&h)
-            {
-                let _ = sys::res_delete(c.id);
+            if let Some(h) = self.idle.pop_front() {
+                self.delete(h);
             }
         }
+    }
+
+    /// `h`'s cache goes: its pages revoked, then the resource deleted
+    /// through the mediator (its memory back on this server's budget).
+    fn delete(&mut self, h: Handle) {
+        let Some(c) = self.caches.remove(&h) else {
+            return;
+        };
+        self.idle.retain(|&i| i != h);
+        if self.pending.is_some_and(|(p, _, _)| p == h) {
+            self.pending = None;
+        }
+        if let Ok(n) = calls::file_cache(op::REVOKE, c.id, 0, u64::MAX, 0) {
+            self.pages_revoked += n;
+        }
+        let _ = sys::res_delete(c.id);
     }
 }
 
@@ -146,7 +164,7 @@ impl Server {
 
     /// `f`, open for `reader`, was closed: it is no longer granted the
     /// cache if that was its last open of the file; with the last reader,
-    /// the cache becomes idle.
+    /// the cache becomes idle, or goes if the file has no link left.
     pub fn cache_close(&mut self, f: &OpenFile, reader: u64) {
         if !f.readable() || f.dir {
             return;
@@ -165,9 +183,33 @@ impl Server {
             c.readers.swap_remove(i);
             let _ = calls::file_cache(op::GRANT, c.id, reader, 0, 0);
             if c.readers.is_empty() {
-                p.idle.push_back(h);
-                p.trim(MAX_IDLE);
+                if self.cache_file_gone(h) {
+                    // No name leads to it: no one opens it again.
+                    self.published.delete(h);
+                } else {
+                    self.published.idle.push_back(h);
+                    self.published.trim(MAX_IDLE);
+                }
             }
+        }
+    }
+
+    /// Whether `h` has no link left (an orphan kept by an open handle, or
+    /// freed already).
+    fn cache_file_gone(&mut self, h: Handle) -> bool {
+        match self.fm() {
+            Ok(fm) => !fm.stat(h).is_ok_and(|st| st.links > 0),
+            Err(_) => false,
+        }
+    }
+
+    /// A name of `h` went (an unlink, or a rename over it): with its last
+    /// link, its cache goes now if no one reads it, else with the last
+    /// reader's close.
+    pub fn cache_unlinked(&mut self, h: Handle) {
+        let idle = self.published.caches.get(&h).is_some_and(|c| c.readers.is_empty());
+        if idle && self.cache_file_gone(h) {
+            self.published.delete(h);
         }
     }
 
@@ -270,6 +312,10 @@ impl Server {
             self.published.pages_revoked += n;
         }
         let last = first.saturating_add(count);
+        if last >= MAX_PAGES {
+            // To the end: the words past the first page go too.
+            c.present.truncate(first.div_ceil(64) as usize);
+        }
         let top = (c.present.len() as u64 * 64).min(last);
         for page in first..top {
             if let Some(w) = c.present.get_mut((page / 64) as usize) {
@@ -290,9 +336,13 @@ impl Server {
     }
 
     /// `h`'s size changed from `old` to `new` (a truncate, or a write past
-    /// the end): every page from the first end on.
+    /// the end): every page from the first end on. Emptied while no one
+    /// reads it, the cache goes whole (the kernel keeps a revoked cache's
+    /// index).
     pub fn cache_resized(&mut self, h: Handle, old: u64, new: u64) {
-        if old != new {
+        if new == 0 && self.published.caches.get(&h).is_some_and(|c| c.readers.is_empty()) {
+            self.published.delete(h);
+        } else if old != new {
             self.cache_revoke(h, old.min(new) / PAGE, u64::MAX);
             if let Some(c) = self.published.caches.get(&h) {
                 let _ = calls::file_cache(op::SIZE, c.id, new, 0, 0);
