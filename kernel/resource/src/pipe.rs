@@ -109,7 +109,17 @@ struct Wakes {
 }
 
 impl Wakes {
+    #[inline(always)]
     fn run(self) {
+        // Nearly always no supervisor watches (it polls only when it must).
+        if self.watchers.is_empty() {
+            return;
+        }
+        self.tell();
+    }
+
+    #[inline(never)]
+    fn tell(self) {
         for (pid, entry) in self.watchers {
             if let Some(p) = proc::get(pid)
                 && let Some(c) = ipc::port::post_event(&p, entry)
@@ -236,8 +246,13 @@ impl Inner {
     /// wakes (a waiter blocks under it, so none is missed, and the list
     /// keeps its room); the watchers are told once the lock is gone.
     fn changed(&mut self) -> Wakes {
-        for c in self.waiting.drain(..) {
-            sched::wake(&c);
+        if !self.waiting.is_empty() {
+            for c in self.waiting.drain(..) {
+                sched::wake(&c);
+            }
+        }
+        if self.watchers.is_empty() {
+            return Wakes::default();
         }
         Wakes {
             watchers: core::mem::take(&mut self.watchers),

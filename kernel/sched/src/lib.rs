@@ -105,6 +105,11 @@ fn choose_cpu(c: &Computation) -> usize {
     if pinned != ANY_CPU && pinned < online {
         return pinned;
     }
+    // One CPU: no queue to weigh (two queue locks saved per wake-up, a
+    // pipe round trip has two).
+    if online <= 1 {
+        return 0;
+    }
     // Load is what waits plus what runs: a CPU busy with one computation
     // and an empty queue is not as free as an idle one (counting only the
     // queue sent a woken client to a CPU whose server was computing, to
@@ -112,7 +117,7 @@ fn choose_cpu(c: &Computation) -> usize {
     let load = |rq: &RunQueue| rq.queue.len() + usize::from(!rq.running_idle);
     let last = c.last_cpu.load(Ordering::Relaxed).min(online - 1);
     let mut best = (load(&RQ[last].lock()), last);
-    for (i, q) in RQ.iter().enumerate().take(online) {
+    for (i, q) in RQ.iter().enumerate().take(online).filter(|&(i, _)| i != last) {
         let l = load(&q.lock());
         if l < best.0 {
             best = (l, i);
