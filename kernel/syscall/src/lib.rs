@@ -115,13 +115,6 @@ fn native(number: u64, a: &[u64; 6], me: &proc::Process) -> u64 {
     if number == Sys::EndrAcc as u64 {
         return rendezvous::sys_endr_acc_raw(me, a);
     }
-    // A server's loop step that takes whole batches.
-    if number == Sys::EndrManyAcc as u64 {
-        return match call::EndrManyAcc::decode(a).and_then(|c| rendezvous::sys_endr_many_acc(me, c)) {
-            Ok(v) => v,
-            Err(e) => e.as_ret(),
-        };
-    }
     // AnT's ICA move, the other call a message exchange repeats: inlined
     // too (a call and its frame were a tenth of a one-page move).
     if number == Sys::IcaMove as u64 {

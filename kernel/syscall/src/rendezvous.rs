@@ -159,7 +159,6 @@ pub fn sys_acc_many(me: &proc::Process, a: call::AccMany) -> Result<u64, Error> 
 
 /// The list is read, and the k descriptions' room checked, before any call
 /// is ended: a bad list or room changes nothing.
-#[inline(always)]
 pub fn sys_endr_many_acc(me: &proc::Process, a: call::EndrManyAcc) -> Result<u64, Error> {
     const MAX: usize = abi::MAX_BATCH as usize;
     let k = a.out.count;
