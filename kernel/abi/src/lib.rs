@@ -222,6 +222,14 @@ macro_rules! each_call {
         /// for its caller, and the entry's `status` receives the error; the others'
         /// `status` is left as it was. k is 1..=MAX_BATCH
         ForwardMany = 68, forward_many(list: List<ForwardEntry>);
+        /// Returns calls accepted (1..=k):
+        /// ends every call of `replies` with its reply, then accepts as `acc_many`
+        /// does (a server's loop for a whole batch in one step: the caller its
+        /// last reply released gets the CPU while the server waits). A call that
+        /// cannot be ended (not held, reply not in memory) is left as it was and
+        /// its entry's `status` receives the error; the others' `status` is left
+        /// as it was. `replies` has 0..=MAX_BATCH entries, k is 1..=MAX_BATCH
+        EndrManyAcc = 131, endr_many_acc(replies: List<ReplyEntry>, entries: u64, out: List<AccInfo>);
         /// Returns address of the caller's `Rings`: AnT's request and result
         /// rings of control blocks (seed 002 §2.2), made by the kernel on first use
         RingSetup = 63, ring_setup();
@@ -617,6 +625,19 @@ record! {
         pub trim: u64,
         /// Out: a negated error if the call could not be passed on (it was ended
         /// with that error); left as it was otherwise.
+        pub status: u64,
+    }
+}
+
+record! {
+    /// One call an `endr_many_acc` ends: call `rid`, with the `reply_len` bytes
+    /// at `reply` as its reply.
+    pub struct ReplyEntry {
+        pub rid: u64,
+        pub reply: u64,
+        pub reply_len: u64,
+        /// Out: a negated error if the call could not be ended (it is still
+        /// held); left as it was otherwise.
         pub status: u64,
     }
 }

@@ -477,12 +477,97 @@ pub fn acc_many(
     server: &Process,
     mask: u64,
     k: usize,
-    mut describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
+    describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
 ) -> Result<usize, Error> {
-    if k == 0 || k > MAX {
+    acc_many_handing_to(server, mask, k, None, describe)
+}
+
+/// `endr` for every call of `replies`, then `acc_many` (a server's loop
+/// for a whole batch in one step): a batch's replies end its members
+/// together, and the server takes the next batch whole when it wakes, so
+/// a batch costs it one system call, not one per member. The caller the
+/// last reply released gets the CPU while the server waits; the others
+/// are woken (a batch's members release nobody but the last). A reply
+/// that is not in memory, or a call the server does not hold (another's,
+/// one ended already, one listed twice), changes nothing and `failed(i,
+/// error)` is told.
+#[inline(always)]
+pub fn endr_many_acc(
+    server: &Process,
+    replies: &[abi::ReplyEntry],
+    mask: u64,
+    k: usize,
+    mut failed: impl FnMut(usize, Error),
+    describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    if k == 0 || k > MAX || replies.len() > MAX {
         return Err(Error::Invalid);
     }
-    let first = rendezvous::acc_handing_to(server, mask, None)?;
+    // One short reply, a server's loop between single calls: it goes as
+    // `endr_acc` does (`fastpath::endr_acc_short`), only then taking the
+    // calls that are waiting besides.
+    if let [r] = replies
+        && r.rid != 0
+        && crate::fastpath::is_short_endr_acc(r.reply_len, mask)
+        && let Ok(from) = UserRange::new(r.reply, r.reply_len as usize)
+    {
+        return match crate::fastpath::endr_acc_short(server, r.rid, from, mask) {
+            Ok(first) => accept_more(server, mask, k, first, describe),
+            // Not held: nothing was done; accept as if it was not listed.
+            Err(Error::NotFound) => {
+                failed(0, Error::NotFound);
+                acc_many_handing_to(server, mask, k, None, describe)
+            }
+            Err(e) => Err(e),
+        };
+    }
+    let mut partner = None;
+    for (i, r) in replies.iter().enumerate() {
+        let from = match UserRange::new(r.reply, r.reply_len as usize) {
+            Ok(from) => from,
+            Err(e) => {
+                failed(i, e);
+                continue;
+            }
+        };
+        let Some(c) = port::take_held(&mut server.port.held.lock(), r.rid) else {
+            failed(i, Error::NotFound);
+            continue;
+        };
+        if let Some(released) = rendezvous::end_released(server, c, from).1 {
+            wake(partner.replace(released));
+        }
+    }
+    acc_many_handing_to(server, mask, k, partner, describe)
+}
+
+/// `acc_many`, handing the CPU to `partner` if the server has to wait.
+#[inline(always)]
+fn acc_many_handing_to(
+    server: &Process,
+    mask: u64,
+    k: usize,
+    partner: Option<Arc<Computation>>,
+    describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    if k == 0 || k > MAX {
+        wake(partner);
+        return Err(Error::Invalid);
+    }
+    let first = rendezvous::acc_handing_to(server, mask, partner)?;
+    accept_more(server, mask, k, first, describe)
+}
+
+/// The rest of `acc_many` once `first` is accepted: up to `k - 1` more
+/// calls already waiting are accepted with it, and all are described.
+#[inline(always)]
+fn accept_more(
+    server: &Process,
+    mask: u64,
+    k: usize,
+    first: port::Accepted,
+    mut describe: impl FnMut(usize, &port::Accepted) -> Result<(), Error>,
+) -> Result<usize, Error> {
     // On the stack: accepting a batch allocates nothing, and costs only as
     // much as it has calls.
     let mut more = ArrayVec::<Arc<Call>, MAX>::new();
@@ -504,7 +589,8 @@ pub fn acc_many(
         for c in &more {
             c.accepted_by(server.pid());
         }
-        let kept = {
+        // (A single call, the common case, has nothing more to keep.)
+        let kept = more.is_empty() || {
             let mut held = server.port.held.lock_irqs_off();
             let room = held.try_reserve(more.len()).is_ok();
             if room {
@@ -525,7 +611,8 @@ pub fn acc_many(
     }
     let got = more.len();
     server.port.accepted.fetch_add(got as u64, Ordering::Relaxed);
-    let mut rest = more.into_iter();
+    // Drained in place: moving the array out would copy all of it.
+    let mut rest = more.drain(..);
     if let Err(e) = describe(0, &first) {
         let _ = rendezvous::fail(server, first.rid(), e);
         fail_all(server, rest, e);

@@ -396,6 +396,10 @@ impl abi::Serve for Native<'_> {
         rendezvous::sys_forward_many(self.me, a)
     }
 
+    fn endr_many_acc(&mut self, a: call::EndrManyAcc) -> Result<u64, Error> {
+        rendezvous::sys_endr_many_acc(self.me, a)
+    }
+
     fn plate_create(&mut self, a: call::PlateCreate) -> Result<u64, Error> {
         let name = uaccess::read_text(a.name, MAX_TEXT)?;
         // A program's image, read whole: the plate keeps it.

@@ -157,6 +157,36 @@ pub fn sys_acc_many(me: &proc::Process, a: call::AccMany) -> Result<u64, Error> 
     Ok(n as u64)
 }
 
+/// The list is read, and the k descriptions' room checked, before any call
+/// is ended: a bad list or room changes nothing.
+pub fn sys_endr_many_acc(me: &proc::Process, a: call::EndrManyAcc) -> Result<u64, Error> {
+    const MAX: usize = abi::MAX_BATCH as usize;
+    let k = a.out.count;
+    if k == 0 || k > abi::MAX_BATCH || a.replies.count > abi::MAX_BATCH {
+        return Err(Error::Invalid);
+    }
+    let info_size = core::mem::size_of::<abi::AccInfo>();
+    let out = UserRange::of_list(a.out)?;
+    let size = core::mem::size_of::<abi::ReplyEntry>();
+    let at = UserRange::of_list(a.replies)?;
+    let mut buf = core::mem::MaybeUninit::<[abi::ReplyEntry; MAX]>::uninit();
+    let list = uaccess::read_list(&mut buf, at)?;
+    let status_at = core::mem::offset_of!(abi::ReplyEntry, status);
+    let n = batch::endr_many_acc(
+        me,
+        list,
+        a.entries,
+        k as usize,
+        // The call is still held either way; a list the server made
+        // unwritable meanwhile only loses the report.
+        |i, e| {
+            let _ = at.part(i * size + status_at, 8).and_then(|s| s.store(e.as_ret()));
+        },
+        |i, info| info.write_to(out.part(i * info_size, info_size)?),
+    )?;
+    Ok(n as u64)
+}
+
 /// The whole list is read before anything is passed on, so a bad list
 /// changes nothing.
 pub fn sys_forward_many(me: &proc::Process, a: call::ForwardMany) -> Result<u64, Error> {

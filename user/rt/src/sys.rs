@@ -416,6 +416,17 @@ pub fn forward_many(list: &mut [abi::ForwardEntry]) -> Result<usize, Error> {
     calls::forward_many(list).map(|n| n as usize)
 }
 
+/// Ends every call of `replies` with its reply, then accepts as `acc_many`
+/// does: a server's loop over whole batches, one system call a step. A
+/// call that could not be ended is still held, its error in its `status`.
+pub fn endr_many_acc(
+    replies: &mut [abi::ReplyEntry],
+    entries: u64,
+    infos: &mut [abi::AccInfo],
+) -> Result<usize, Error> {
+    calls::endr_many_acc(replies, entries, infos).map(|n| n as usize)
+}
+
 pub fn rv_read(rid: u64, offset: u64, buf: &mut [u8]) -> Result<u64, Error> {
     calls::rv_read(rid, offset, buf)
 }

@@ -9,7 +9,7 @@
 #![no_std]
 #![no_main]
 use tessera_api::{distributor, echo};
-use tessera_rt::abi::{ACC_NOWAIT, AccInfo, BatchEntry, Error, ForwardEntry, MAX_BATCH, Sys};
+use tessera_rt::abi::{ACC_NOWAIT, AccInfo, BatchEntry, Error, ForwardEntry, MAX_BATCH, ReplyEntry, Sys};
 use tessera_rt::{println, sys};
 
 const N: usize = 64;
@@ -114,6 +114,7 @@ fn main(args: &[&str]) -> i32 {
         failures += 1;
     }
     failures += server_calls(servers[0]);
+    failures += server_replies();
     failures += killed_caller(servers[0]);
     failures += server_dies(servers[0], &msgs, cpus);
     for p in pids {
@@ -381,6 +382,112 @@ fn server_calls(echo_pid: u64) -> u32 {
     }
     failures
 }
+
+/// `endr_many_acc` driven by a process that is its own server: requests it
+/// sends itself are taken in one call and answered in one; a call named
+/// twice, one never held and a reply not in the server's memory are each
+/// refused in their own `status` and change nothing (the refused call is
+/// still held, and answered later); bad lists change nothing either.
+fn server_replies() -> u32 {
+    const M: usize = 3;
+    let mut failures = 0;
+    let me = sys::getpid();
+    let mut msgs = [[0u8; 8]; M];
+    let mut replies = [[0u8; 8]; M];
+    let mut ids = [0u64; M];
+    for i in 0..M {
+        msgs[i] = (i as u64 * 0x0505 + 3).to_le_bytes();
+        // SAFETY: the reply buffers outlive the requests: every one is
+        // fetched below.
+        ids[i] = unsafe { sys::request(me, 0, &msgs[i], replies[i].as_mut_ptr(), 8) }.unwrap_or(0);
+    }
+    let mut infos = [AccInfo::default(); 4];
+    let got = sys::endr_many_acc(&mut [], ACC_NOWAIT | 1, &mut infos);
+    if got != Ok(M) || (0..M).any(|i| infos[i].rid != ids[i]) {
+        println!("batchtest: endr_many_acc took {got:?}");
+        failures += 1;
+    }
+    let answers = [[0x11u8; 8], [0x22; 8], [0x33; 8]];
+    let entry = |rid: u64, reply: u64| ReplyEntry {
+        rid,
+        reply,
+        reply_len: 8,
+        status: 0,
+    };
+    let kernel = 0xffff_8000_0000_0000u64;
+    let mut list = [
+        entry(ids[0], answers[0].as_ptr() as u64),
+        entry(ids[1], answers[1].as_ptr() as u64),
+        // Answered just above; never held; a reply in kernel memory.
+        entry(ids[0], answers[2].as_ptr() as u64),
+        entry(424_242, answers[2].as_ptr() as u64),
+        entry(ids[2], kernel),
+    ];
+    let r = sys::endr_many_acc(&mut list, ACC_NOWAIT | 1, &mut infos);
+    let status = list.map(|e| Error::decode(e.status));
+    let want = [
+        Ok(0),
+        Ok(0),
+        Err(Error::NotFound),
+        Err(Error::NotFound),
+        Err(Error::Fault),
+    ];
+    if r != Err(Error::Busy) || status != want {
+        println!("batchtest: endr_many_acc gave {r:?}, statuses {status:?}");
+        failures += 1;
+    }
+    // Bad arguments, naming the call still held: refused before it is ended.
+    let mut last = [entry(ids[2], answers[2].as_ptr() as u64)];
+    let mut too_many = [AccInfo::default(); MAX_BATCH as usize + 1];
+    let mut too_many_replies = [entry(ids[2], answers[2].as_ptr() as u64); MAX_BATCH as usize + 1];
+    // SAFETY: the kernel must refuse these pointers without touching them.
+    let (bad_out, bad_list) = unsafe {
+        (
+            sys::syscall(
+                Sys::EndrManyAcc as u64,
+                [last.as_ptr() as u64, 1, ACC_NOWAIT | 1, kernel, 1, 0],
+            ),
+            sys::syscall(
+                Sys::EndrManyAcc as u64,
+                [kernel, 1, ACC_NOWAIT | 1, infos.as_mut_ptr() as u64, 1, 0],
+            ),
+        )
+    };
+    let bad = [
+        sys::endr_many_acc(&mut last, ACC_NOWAIT | 1, &mut []) == Err(Error::Invalid),
+        sys::endr_many_acc(&mut last, ACC_NOWAIT | 1, &mut too_many) == Err(Error::Invalid),
+        sys::endr_many_acc(&mut too_many_replies, ACC_NOWAIT | 1, &mut infos) == Err(Error::Invalid),
+        Error::decode(bad_out) == Err(Error::Fault),
+        Error::decode(bad_list) == Err(Error::Fault),
+    ];
+    if bad.contains(&false) {
+        println!("batchtest: bad arguments to endr_many_acc: {bad:?}");
+        failures += 1;
+    }
+    // The refused call is still held: answered now, alone.
+    let r = sys::endr_many_acc(&mut last, ACC_NOWAIT | 1, &mut infos);
+    if r != Err(Error::Busy) || last[0].status != 0 {
+        println!(
+            "batchtest: endr_many_acc of the held call gave {r:?}, status {}",
+            last[0].status
+        );
+        failures += 1;
+    }
+    for _ in 0..M {
+        let Ok((id, status)) = sys::fetch(1_000_000_000) else {
+            println!("batchtest: an answered request never came back");
+            failures += 1;
+            break;
+        };
+        let i = ids.iter().position(|&x| x == id);
+        if i.is_none_or(|i| status != 8 || replies[i] != answers[i]) {
+            println!("batchtest: answered request {i:?}: status {status:#x}");
+            failures += 1;
+        }
+    }
+    failures
+}
+
 tessera_rt::entry!(main);
 
 /// `batchtest hold`: a batch of slow requests to `e1` and `e2`, for the
