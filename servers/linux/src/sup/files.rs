@@ -608,6 +608,20 @@ impl Sup {
 
     // ---- metadata ----
 
+    /// `struct stat` of a socket numbered `ino`.
+    fn socket_stat(&self, ino: u64) -> StatView {
+        StatView {
+            dev: st::makedev(0, 8),
+            ino,
+            nlink: 1,
+            mode: st::S_IFSOCK | 0o777,
+            blksize: 4096,
+            uid: self.cred.euid,
+            gid: self.cred.egid,
+            ..StatView::default()
+        }
+    }
+
     /// `struct stat` of a description.
     pub(super) fn fstat_ofd(&self, d: &Ofd) -> Result<StatView, i64> {
         Ok(match &d.kind {
@@ -630,36 +644,11 @@ impl Sup {
                     ..StatView::default()
                 }
             }
-            Kind::Socket { id, .. } => StatView {
-                dev: st::makedev(0, 8),
-                ino: *id as u64,
-                nlink: 1,
-                mode: st::S_IFSOCK | 0o777,
-                blksize: 4096,
-                uid: self.cred.euid,
-                gid: self.cred.egid,
-                ..StatView::default()
-            },
-            Kind::UnixSock { obj, .. } => StatView {
-                dev: st::makedev(0, 8),
-                ino: *obj,
-                nlink: 1,
-                mode: st::S_IFSOCK | 0o777,
-                blksize: 4096,
-                uid: self.cred.euid,
-                gid: self.cred.egid,
-                ..StatView::default()
-            },
-            Kind::Unix { rx, .. } => StatView {
-                dev: st::makedev(0, 8),
-                ino: *rx,
-                nlink: 1,
-                mode: st::S_IFSOCK | 0o777,
-                blksize: 4096,
-                uid: self.cred.euid,
-                gid: self.cred.egid,
-                ..StatView::default()
-            },
+            // Sockets: the TCP/IP server's number, or the shared server's
+            // object (an AF_UNIX socket's, or its connection's pipe).
+            Kind::Socket { id, .. } => self.socket_stat(*id as u64),
+            Kind::UnixSock { obj, .. } => self.socket_stat(*obj),
+            Kind::Unix { rx, .. } => self.socket_stat(*rx),
             Kind::KPipe { id, .. } => StatView {
                 dev: st::makedev(0, 12),
                 ino: *id & 0xffff_ffff,

@@ -1034,6 +1034,21 @@ impl Sup {
 
     // ---- waiting ----
 
+    /// Holds call `rid` (system call `n` with `a`, `p` of it done) until
+    /// the shared server's poll `token` says its socket is ready.
+    pub(super) fn hold_until_ready(&mut self, rid: u64, n: u64, a: [u64; 6], token: u64, p: Progress) -> Out {
+        self.passed = Some((n, a));
+        self.net.wait = Some(Wait {
+            rid,
+            token,
+            nr: n,
+            args: a,
+            progress: p,
+        });
+        self.held = Some((rid, Hold::Poll { token }));
+        Out::Done
+    }
+
     /// Holds call `rid` until socket `id` has `events` (a watch), then it
     /// is served again from `p`.
     fn sock_block(&mut self, rid: u64, n: u64, a: [u64; 6], p: Progress, id: u32, events: u16) -> Out {
@@ -1058,16 +1073,7 @@ impl Sup {
         };
         // A signal's handler with SA_RESTART makes the process issue the
         // call again (`signals::restart`).
-        self.passed = Some((n, a));
-        self.net.wait = Some(Wait {
-            rid,
-            token,
-            nr: n,
-            args: a,
-            progress: p,
-        });
-        self.held = Some((rid, Hold::Poll { token }));
-        Out::Done
+        self.hold_until_ready(rid, n, a, token, p)
     }
 
     /// A watch's wake for a held socket call: it is tried again. Returns

@@ -8,8 +8,8 @@
 
 use super::fdtable::{self as fdt, Kind, Ofd, OfdRef};
 use super::files::Target;
-use super::socket::{AF_UNIX, Wait};
-use super::{Hold, Out, Sup, ret};
+use super::socket::AF_UNIX;
+use super::{Out, Sup, ret};
 use crate::proto::{ctl, name_words, word};
 use alloc::string::String;
 use alloc::vec;
@@ -373,16 +373,7 @@ impl Sup {
             return self.sock_call(rid, n, a, None);
         }
         let token = word(&r, 1);
-        self.passed = Some((n, a));
-        self.net.wait = Some(Wait {
-            rid,
-            token,
-            nr: n,
-            args: a,
-            progress: Default::default(),
-        });
-        self.held = Some((rid, Hold::Poll { token }));
-        Out::Done
+        self.hold_until_ready(rid, n, a, token, Default::default())
     }
 
     /// UNIX_CONNECT's words: who asks, the name's key, the caller's own
