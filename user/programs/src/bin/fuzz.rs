@@ -107,6 +107,7 @@ fn main(args: &[&str]) -> i32 {
             Some(Sys::Acc) => continue,
             Some(Sys::EndrAcc) | Some(Sys::ForwardAcc) => a[3] |= tessera_rt::abi::ACC_NOWAIT,
             Some(Sys::AccMany) => a[0] |= tessera_rt::abi::ACC_NOWAIT,
+            Some(Sys::EndrManyAcc) => a[2] |= tessera_rt::abi::ACC_NOWAIT,
             Some(Sys::Call) | Some(Sys::Request) if a[0] == me => continue,
             Some(Sys::Fetch) | Some(Sys::RingWait) => a[0] %= 100_000,
             Some(Sys::ContainerReceive) => a[4] %= 100_000,
