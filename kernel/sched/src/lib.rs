@@ -51,14 +51,12 @@ static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
 
 /// Cycles every CPU has spent in its idle computation, up to the last
 /// switch on it (a CPU idle right now adds its current stretch later).
+/// Called from system calls, with interrupts on: `lock`, which turns them
+/// off, never `lock_irqs_off` (a tick that came while a queue was held
+/// here woke a sleeper onto that queue and spun on its lock for ever).
 pub fn idle_cycles() -> u64 {
     RQ.iter()
-        .filter_map(|rq| {
-            rq.lock_irqs_off()
-                .idle
-                .as_ref()
-                .map(|i| i.cpu_cycles.load(Ordering::Relaxed))
-        })
+        .filter_map(|rq| rq.lock().idle.as_ref().map(|i| i.cpu_cycles.load(Ordering::Relaxed)))
         .sum()
 }
 
