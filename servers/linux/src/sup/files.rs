@@ -369,7 +369,7 @@ impl Sup {
             }
             Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
-                self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0))
+                self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0), (0, 0))
             }
             Kind::KPipe { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
             // Bound in the kernel, which serves every read of it: a number
@@ -468,7 +468,7 @@ impl Sup {
             }
             Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
-                self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0))
+                self.unix_write(rid, linuxabi::nr::WRITE, a, &o, (buf, len, 0), None)
             }
             Kind::KPipe { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
             // The kernel passes on the writes it finds no reader for.

@@ -107,14 +107,10 @@ impl Sup {
     }
 
     /// A read (or recv) of an AF_UNIX end: the pipe it reads, waiting there.
-    /// `io`: the buffer, its length and the `MSG_*` flags.
-    pub(super) fn unix_read(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
-        self.unix_read_from(rid, n, a, o, io, (0, 0))
-    }
-
-    /// A read that writes a datagram's sender's name at `from` (its
-    /// address and its length word's; 0: not wanted).
-    fn unix_read_from(
+    /// `io`: the buffer, its length and the `MSG_*` flags; a datagram's
+    /// sender's name is written at `from` (its address and its length
+    /// word's; 0: not wanted).
+    pub(super) fn unix_read(
         &mut self,
         rid: u64,
         n: u64,
@@ -152,14 +148,10 @@ impl Sup {
         )
     }
 
-    /// A write (or send) of an AF_UNIX end: into the pipe the peer reads.
-    /// `io`: the buffer, its length and the `MSG_*` flags.
-    pub(super) fn unix_write(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef, io: (u64, u64, u64)) -> Out {
-        self.unix_write_to(rid, n, a, o, io, None)
-    }
-
-    /// A write into `to` (a datagram's destination) or the peer's pipe.
-    fn unix_write_to(
+    /// A write (or send) of an AF_UNIX end: into `to` (a datagram's
+    /// destination) or the pipe the peer reads. `io`: the buffer, its
+    /// length and the `MSG_*` flags.
+    pub(super) fn unix_write(
         &mut self,
         rid: u64,
         n: u64,
@@ -211,12 +203,12 @@ impl Sup {
                 } else {
                     None
                 };
-                self.unix_write_to(rid, n, a, o, (a[1], a[2], a[3]), to)
+                self.unix_write(rid, n, a, o, (a[1], a[2], a[3]), to)
             }
             nr::RECVFROM if a[4] != 0 && self.unix_messages(o) => {
                 // The shared server writes the sender's name (or its
                 // absence) as the message is taken.
-                self.unix_read_from(rid, n, a, o, (a[1], a[2], a[3]), (a[4], a[5]))
+                self.unix_read(rid, n, a, o, (a[1], a[2], a[3]), (a[4], a[5]))
             }
             nr::RECVFROM => {
                 if a[4] != 0 {
@@ -227,7 +219,7 @@ impl Sup {
                         return ret(Err(e));
                     }
                 }
-                self.unix_read(rid, n, a, o, (a[1], a[2], a[3]))
+                self.unix_read(rid, n, a, o, (a[1], a[2], a[3]), (0, 0))
             }
             nr::SENDMSG | nr::RECVMSG => {
                 let h = match self.read_mem(rid, a[1], 56) {
@@ -264,7 +256,7 @@ impl Sup {
                     } else {
                         None
                     };
-                    self.unix_write_to(rid, n, a, o, (first.0, first.1, a[2]), to)
+                    self.unix_write(rid, n, a, o, (first.0, first.1, a[2]), to)
                 } else {
                     let from = if name != 0 && self.unix_messages(o) {
                         (name, a[1] + 8)
@@ -274,7 +266,7 @@ impl Sup {
                     };
                     let _ = self.write_u64(rid, a[1] + 40, 0);
                     let _ = self.write_u32(rid, a[1] + 48, 0);
-                    self.unix_read_from(rid, n, a, o, (first.0, first.1, a[2]), from)
+                    self.unix_read(rid, n, a, o, (first.0, first.1, a[2]), from)
                 }
             }
             _ => ret(Err(errno::EOPNOTSUPP)),
