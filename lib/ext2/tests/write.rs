@@ -768,3 +768,150 @@ fn set_group_id_directories_pass_on_their_group() {
     let plain = fs.create(root, b"g", 0o644, user).unwrap();
     assert_eq!(fs.stat(plain).unwrap().gid, 6, "elsewhere the maker's group");
 }
+
+/// What the library asked of the device, block by block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Read, or lent with its contents for a change.
+    Read,
+    /// Lent for overwriting whole: its contents not needed.
+    Fill,
+}
+
+/// A `MemDevice` that records the uses of each block.
+struct Recorder {
+    mem: MemDevice,
+    uses: Vec<(u64, Use)>,
+}
+
+impl ext2fs::BlockDevice for Recorder {
+    fn read_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&[u8])) -> ext2fs::Result<()> {
+        self.uses.push((n, Use::Read));
+        self.mem.read_block(n, size, f)
+    }
+    fn write_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> ext2fs::Result<()> {
+        self.uses.push((n, Use::Read));
+        self.mem.write_block(n, size, f)
+    }
+    fn write_part(
+        &mut self,
+        n: u64,
+        size: usize,
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> ext2fs::Result<()> {
+        self.uses.push((n, Use::Read));
+        self.mem.write_part(n, size, part, f)
+    }
+    fn fill_block(&mut self, n: u64, size: usize, f: &mut dyn FnMut(&mut [u8])) -> ext2fs::Result<()> {
+        self.uses.push((n, Use::Fill));
+        self.mem.fill_block(n, size, f)
+    }
+    fn barrier(&mut self) -> ext2fs::Result<()> {
+        self.mem.barrier()
+    }
+    fn sync(&mut self) -> ext2fs::Result<()> {
+        self.mem.sync()
+    }
+}
+
+impl Recorder {
+    /// How block `n` was first used since the record was last cleared.
+    fn first_use(&self, n: u64) -> Option<Use> {
+        self.uses.iter().find(|&&(b, _)| b == n).map(|&(_, u)| u)
+    }
+}
+
+#[test]
+fn new_inodes_in_free_blocks_of_the_table_are_written_unread() {
+    // 4 KiB blocks of 16 inodes; one group. The image's own files take
+    // inodes 12 to 31 (blocks 0 and 1 of the table); those of block 1
+    // (17 to 31) are then deleted by debugfs, which leaves them holding
+    // their old fields and a deletion time.
+    let src = Scratch::new("unread-src");
+    for i in 0..20 {
+        fs::write(src.path(&format!("old{i:02}")), pattern(i, 100)).unwrap();
+    }
+    let mut g = Geometry::new(4096, 256, 8 << 20);
+    g.inodes = 1024;
+    let image = mkfs(Some(&src.0), g);
+    let table = u32::from_le_bytes(image[4096 + 8..4096 + 12].try_into().unwrap()) as u64;
+    let ino_of = |name: &str| -> u32 {
+        let out = String::from_utf8(debugfs(&image, &format!("stat /{name}"))).unwrap();
+        out.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let old: Vec<(String, u32)> = (0..20)
+        .map(|i| format!("old{i:02}"))
+        .map(|n| (n.clone(), ino_of(&n)))
+        .collect();
+    let removed: Vec<String> = old
+        .iter()
+        .filter(|(_, ino)| (17..=32).contains(ino))
+        .map(|(n, _)| format!("rm /{n}"))
+        .collect();
+    assert!(removed.len() >= 10, "{old:?}");
+    let image = debugfs_write(&image, &removed);
+    assert_clean(&image);
+    let rec = Recorder {
+        mem: MemDevice::new(image),
+        uses: Vec::new(),
+    };
+    let mut fs = FileManager::mount(
+        rec,
+        MountOptions {
+            read_only: false,
+            time: NOW,
+        },
+    )
+    .unwrap();
+    fs.set_time(NOW);
+    fs.inodes().device().uses.clear();
+    let root = fs.root().unwrap();
+    let mut made = Vec::new();
+    for i in 0..60u64 {
+        let h = fs.create(root, format!("new{i:02}").as_bytes(), 0o644, ROOT).unwrap();
+        fs.write(h, 0, &pattern(100 + i, 5000)).unwrap();
+        made.push(h);
+    }
+    let inos: Vec<u32> = made.iter().map(|h| h.ino).collect();
+    // Block 1 is refilled from inode 17; blocks 2 to 4 were never used.
+    assert!(inos.contains(&17) && inos.iter().any(|&i| i > 64), "{inos:?}");
+    let dev = fs.inodes().device();
+    for b in 1..=4 {
+        let uses: Vec<_> = dev.uses.iter().filter(|u| u.0 == table + b).collect();
+        assert_eq!(dev.first_use(table + b), Some(Use::Fill), "table block {b}: {uses:?}");
+    }
+    // Block 0 holds the reserved inodes and the image's first files: read.
+    if inos.iter().any(|&i| i <= 16) {
+        assert_eq!(dev.first_use(table), Some(Use::Read));
+    }
+    // An inode freed since mount makes its block one to read again, so a
+    // handle to the freed inode stays stale: the slot's generation goes on.
+    let victim = *made.last().unwrap();
+    let name = format!("new{:02}", made.len() - 1);
+    fs.unlink(root, name.as_bytes()).unwrap();
+    fs.sync().unwrap();
+    fs.inodes().device().uses.clear();
+    let again = fs.create(root, b"again", 0o644, ROOT).unwrap();
+    assert_eq!(again.ino, victim.ino);
+    assert_ne!(again.generation, victim.generation);
+    assert_eq!(fs.stat(victim), Err(Errno::ESTALE));
+    let block = table + (victim.ino as u64 - 1) / 16;
+    assert_eq!(fs.inodes().device().first_use(block), Some(Use::Read));
+    let image = fs.unmount().unwrap().mem.into_inner();
+    assert_clean(&image);
+    // Everything reads back, the image's remaining files included.
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    for (i, h) in made.iter().enumerate().take(made.len() - 1) {
+        let got = fs.lookup(root, format!("new{i:02}").as_bytes()).unwrap();
+        assert_eq!(got, *h);
+        assert_eq!(read_all(&mut fs, got).unwrap(), pattern(100 + i as u64, 5000));
+    }
+    for (name, ino) in &old {
+        if *ino < 17 {
+            let h = fs.lookup(root, name.as_bytes()).unwrap();
+            assert_eq!(h.ino, *ino);
+        }
+    }
+}

@@ -187,6 +187,9 @@ impl<D: BlockDevice> InodeManager<D> {
 
     pub(crate) fn free_inode_later(&mut self, ino: u32, dir: bool) {
         self.pending.inodes.push((ino, dir));
+        if let Ok((block, _)) = self.locate(ino) {
+            self.freed_itable.insert(block);
+        }
     }
 
     /// Commits at the end of an operation that left many frees pending.
@@ -282,23 +285,25 @@ impl<D: BlockDevice> InodeManager<D> {
     /// Allocates an inode: a directory in a group with many free inodes
     /// and blocks (spreading directories out, as Linux's Orlov allocator
     /// does for the top levels), anything else in its parent's group or the
-    /// next group with room.
-    pub(crate) fn alloc_inode(&mut self, parent: u32, dir: bool) -> Result<u32> {
-        if let Some(ino) = self.try_alloc_inode(parent, dir)? {
-            return Ok(ino);
+    /// next group with room. Also says whether its block of the inode table
+    /// may be written unread (see [`InodeManager::create`]).
+    pub(crate) fn alloc_inode(&mut self, parent: u32, dir: bool) -> Result<(u32, bool)> {
+        if let Some(found) = self.try_alloc_inode(parent, dir)? {
+            return Ok(found);
         }
         if !self.pending.inodes.is_empty() {
             self.commit_frees()?;
-            if let Some(ino) = self.try_alloc_inode(parent, dir)? {
-                return Ok(ino);
+            if let Some(found) = self.try_alloc_inode(parent, dir)? {
+                return Ok(found);
             }
         }
         Err(Errno::ENOSPC)
     }
 
-    fn try_alloc_inode(&mut self, parent: u32, dir: bool) -> Result<Option<u32>> {
+    fn try_alloc_inode(&mut self, parent: u32, dir: bool) -> Result<Option<(u32, bool)>> {
         let ipg = self.sb.inodes_per_group;
         let groups = self.sb.groups;
+        let per_block = (self.sb.block_size / self.sb.inode_size).max(1) as usize;
         let mut first = (parent.max(1) - 1) / ipg % groups;
         if dir {
             let avg = self.sb.free_inodes / groups;
@@ -323,15 +328,29 @@ impl<D: BlockDevice> InodeManager<D> {
             let mut at = from;
             loop {
                 let mut found = None;
-                self.disk
-                    .read(gd.inode_bitmap as u64, &mut |b| found = find_clear(b, at, ipg as usize))?;
-                let Some(i) = found else { break };
+                self.disk.read(gd.inode_bitmap as u64, &mut |b| {
+                    found = find_clear(b, at, ipg as usize).map(|i| {
+                        // The rest of its block of the table free too (and
+                        // none of it reserved): nothing there to read.
+                        let start = i - i % per_block;
+                        let end = (start + per_block).min(ipg as usize);
+                        let alone = start >= from && (start..end).all(|j| j == i || !bit(b, j));
+                        (i, alone)
+                    })
+                })?;
+                let Some((i, alone)) = found else { break };
                 let ino = g * ipg + i as u32 + 1;
+                let unread = alone
+                    && self
+                        .locate(ino)
+                        .is_ok_and(|(block, _)| !self.freed_itable.contains(&block));
                 self.disk
                     .write_part(gd.inode_bitmap as u64, i / 8..i / 8 + 1, &mut |b| {
                         b[i / 8] |= 1 << (i % 8)
                     })?;
-                let in_use = {
+                // Unless its block is free, the inode is read: a bitmap that
+                // says free while the inode is live is damage to step around.
+                let in_use = !unread && {
                     let inode = self.get(ino)?;
                     inode.links != 0 && inode.dtime == 0
                 };
@@ -350,7 +369,7 @@ impl<D: BlockDevice> InodeManager<D> {
                     gd.used_dirs = gd.used_dirs.saturating_add(1);
                 }
                 self.write_group(g)?;
-                return Ok(Some(ino));
+                return Ok(Some((ino, unread)));
             }
         }
         Ok(None)

@@ -14,6 +14,7 @@ mod blockmap;
 mod data;
 mod io;
 
+use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 pub use self::data::Segment;
@@ -106,6 +107,12 @@ pub struct InodeManager<D> {
     now: Timestamp,
     pub(crate) pending: allocator::Pending,
     cache: [Option<(u32, Inode)>; CACHED_INODES],
+    /// Blocks of the inode tables in which an inode was freed since mount.
+    /// A new inode's block is written whole, unread, only when every other
+    /// inode in it is free and none is here: no handle made since mount
+    /// can name an inode of such a block, so the generations it forgets
+    /// (their slots read as zeros from then on) matter to no one.
+    pub(crate) freed_itable: BTreeSet<u64>,
     /// Pointers in an indirect block.
     pub(crate) ptrs: u64,
     /// The largest file size the block map can hold.
@@ -170,6 +177,7 @@ impl<D: BlockDevice> InodeManager<D> {
             now: opts.time,
             pending: allocator::Pending::default(),
             cache: Default::default(),
+            freed_itable: BTreeSet::new(),
             ptrs,
         };
         let root = m.get(ROOT_INO)?;
@@ -388,10 +396,17 @@ impl<D: BlockDevice> InodeManager<D> {
     }
 
     /// Allocates an inode near `parent` and writes its initial state.
+    ///
+    /// When every other inode of its block is free (and none was freed
+    /// since mount), the block is written whole, the other inodes zeroed,
+    /// without being read first: a create then never waits for the disk
+    /// for the inode table (Linux's ext4 does the same, trusting the
+    /// bitmap, in `__ext4_get_inode_loc`). A zeroed inode is what mke2fs
+    /// leaves and what e2fsck reads as unused.
     pub fn create(&mut self, parent: u32, new: &NewInode) -> Result<(u32, Inode)> {
         self.writable()?;
         let kind = FileType::from_mode(new.mode).ok_or(Errno::EINVAL)?;
-        let ino = self.alloc_inode(parent, kind == FileType::Directory)?;
+        let (ino, unread) = self.alloc_inode(parent, kind == FileType::Directory)?;
         let (block, off) = self.locate(ino)?;
         let isz = self.sb.inode_size as usize;
         let mut inode = Inode {
@@ -411,7 +426,7 @@ impl<D: BlockDevice> InodeManager<D> {
         }
         let now = self.now;
         let inode_ref = &mut inode;
-        self.disk.write_part(block, off..off + isz, &mut |b| {
+        let mut init = |b: &mut [u8]| {
             let raw = &mut b[off..off + isz];
             // The generation of the slot's previous inode, plus one: a
             // handle to that inode no longer matches.
@@ -419,7 +434,26 @@ impl<D: BlockDevice> InodeManager<D> {
             raw.fill(0);
             inode_ref.encode(raw);
             Inode::encode_crtime(raw, inode_ref.extra_isize, now);
-        })?;
+        };
+        if unread {
+            self.disk.fill(block, &mut |b| {
+                b.fill(0);
+                init(b)
+            })?;
+            // Copies of the block's other (free) inodes now differ from it.
+            let per_block = (self.sb.block_size / self.sb.inode_size).max(1);
+            let first = ino - (ino - 1) % self.sb.inodes_per_group % per_block;
+            for slot in self.cache.iter_mut() {
+                if slot
+                    .as_ref()
+                    .is_some_and(|(i, _)| (first..first + per_block).contains(i))
+                {
+                    *slot = None;
+                }
+            }
+        } else {
+            self.disk.write_part(block, off..off + isz, &mut init)?;
+        }
         self.cache[Self::cache_slot(ino)] = Some((ino, inode.clone()));
         Ok((ino, inode))
     }
