@@ -225,7 +225,10 @@ impl<D: BlockDevice> FileManager<D> {
                 let count = self.inodes.inodes_count();
                 let filetype = self.inodes.has_filetype();
                 let mut result = Err(Errno::EIO);
-                self.inodes.update_dir_block(dir, block, &mut |b| {
+                // The entry and its room run at most to the end of the
+                // block (decode checks it): only they can change, and a
+                // device that looks for what changed looks there alone.
+                self.inodes.update_dir_part(dir, block, offset..bs, &mut |b| {
                     // The block was checked while planning; nothing ran
                     // in between, but the entry is decoded again rather
                     // than trusted.

@@ -377,6 +377,20 @@ impl<D: BlockDevice> InodeManager<D> {
         self.disk.write(block, f)
     }
 
+    /// Lends block `l` of a directory for changing bytes `part` of it, and
+    /// none outside them (see [`BlockDevice::write_part`]).
+    pub fn update_dir_part(
+        &mut self,
+        ino: u32,
+        l: u64,
+        part: core::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        self.writable()?;
+        let block = self.dir_block(ino, l)?;
+        self.disk.write_part(block, part, f)
+    }
+
     fn dir_block(&mut self, ino: u32, l: u64) -> Result<u64> {
         let inode = self.get(ino)?;
         if l >= inode.size / self.bs() {

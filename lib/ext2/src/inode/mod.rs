@@ -113,6 +113,11 @@ pub struct InodeManager<D> {
     /// can name an inode of such a block, so the generations it forgets
     /// (their slots read as zeros from then on) matter to no one.
     pub(crate) freed_itable: BTreeSet<u64>,
+    /// Per group, an index below which every bit of the inode bitmap is
+    /// set (allocation starts its search there rather than at the group's
+    /// first inode: in a full directory's group that search was most of
+    /// an allocation).
+    pub(crate) inode_hints: Vec<u32>,
     /// Pointers in an indirect block.
     pub(crate) ptrs: u64,
     /// The largest file size the block map can hold.
@@ -178,6 +183,7 @@ impl<D: BlockDevice> InodeManager<D> {
             pending: allocator::Pending::default(),
             cache: Default::default(),
             freed_itable: BTreeSet::new(),
+            inode_hints: Vec::new(),
             ptrs,
         };
         let root = m.get(ROOT_INO)?;
