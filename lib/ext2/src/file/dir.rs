@@ -225,10 +225,14 @@ impl<D: BlockDevice> FileManager<D> {
                 let count = self.inodes.inodes_count();
                 let filetype = self.inodes.has_filetype();
                 let mut result = Err(Errno::EIO);
-                // The entry and its room run at most to the end of the
-                // block (decode checks it): only they can change, and a
-                // device that looks for what changed looks there alone.
-                self.inodes.update_dir_part(dir, block, offset..bs, &mut |b| {
+                // Only the entry's record length and the new entry after
+                // the entry's own record can change: within the longest
+                // record a name can have, plus the new entry's, from the
+                // slot (and never past the block's end). A device that
+                // looks for what changed looks there alone: lent the rest
+                // of the block, it compared the free room too.
+                let end = (offset + rec_len_for(dirent::NAME_MAX) + rec_len_for(name.len())).min(bs);
+                self.inodes.update_dir_part(dir, block, offset..end, &mut |b| {
                     // The block was checked while planning; nothing ran
                     // in between, but the entry is decoded again rather
                     // than trusted.
