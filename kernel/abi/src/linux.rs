@@ -256,12 +256,19 @@ pub mod pipe {
     pub mod op {
         /// A new pipe, its read end bound at descriptor `a` and its write
         /// end at `b` (what was there before goes), O_NONBLOCK if `c` has
-        /// it → the pipe's resource id.
+        /// it, both close-on-exec if `c` has O_CLOEXEC → the pipe's
+        /// resource id.
+        ///
+        /// A close-on-exec descriptor is never bound in the new program of
+        /// an exec: it is held, out of the program's reach, until the
+        /// supervisor's `CLOSE` of its number (or the process's end).
         pub const CREATE: u64 = 1;
         /// Descriptor `b` leads to what descriptor `a` leads to (the same
-        /// open file description: flags shared) → 0.
+        /// open file description: flags shared), close-on-exec if `c` has
+        /// O_CLOEXEC → 0.
         pub const DUP: u64 = 2;
-        /// Descriptor `a` is no longer bound → 0 (NotFound if it was not).
+        /// Descriptor `a` is no longer bound, nor held after an exec → 0
+        /// (NotFound if it was neither).
         pub const CLOSE: u64 = 3;
         /// The description at `a` gets O_NONBLOCK as `b` has it → 0.
         pub const SETFL: u64 = 4;
@@ -279,8 +286,12 @@ pub mod pipe {
         /// Descriptor `a` leads to a regular file whose kernel cache
         /// (`file_cache`) is `b`, granted to the caller (Denied if not;
         /// what was there before goes) → 0. The kernel serves its
-        /// pread64 from the pages present (`KERNEL_SERVED_ON_FILES`).
+        /// pread64 from the pages present (`KERNEL_SERVED_ON_FILES`);
+        /// close-on-exec if `c` has O_CLOEXEC.
         pub const BIND_FILE: u64 = 9;
+        /// Descriptor `a` becomes close-on-exec if `b` has FD_CLOEXEC, and
+        /// stops being so if not (F_SETFD) → 0 (NotFound if not bound).
+        pub const SETFD: u64 = 10;
     }
 
     /// The word `op::STATE` returns.

@@ -666,6 +666,51 @@ struct Bound {
     /// table of the old by it.
     route: (u64, u64),
     fds: Vec<Option<Served>>,
+    /// The numbers marked close-on-exec, a bit each (a bit past the end,
+    /// or of an empty number, means nothing).
+    cloexec: Vec<u64>,
+    /// An exec's close-on-exec descriptors: out of the new program's
+    /// reach from its first instruction, but held until its supervisor
+    /// closes them (`CLOSE`) after telling the shared server of the exec,
+    /// so that whoever waits for such a pipe's end to close sees the exec
+    /// done, as on Linux.
+    closing: Vec<(u64, Served)>,
+}
+
+impl Bound {
+    fn new(p: &Process) -> Bound {
+        Bound {
+            pid: p.pid(),
+            route: route_of(p),
+            fds: Vec::new(),
+            cloexec: Vec::new(),
+            closing: Vec::new(),
+        }
+    }
+
+    fn is_cloexec(&self, fd: usize) -> bool {
+        self.cloexec.get(fd / 64).is_some_and(|w| w & (1 << (fd % 64)) != 0)
+    }
+
+    fn set_cloexec(&mut self, fd: usize, on: bool) -> Result<(), Error> {
+        let i = fd / 64;
+        if self.cloexec.len() <= i {
+            if !on {
+                return Ok(());
+            }
+            self.cloexec
+                .try_reserve(i + 1 - self.cloexec.len())
+                .map_err(|_| Error::NoMemory)?;
+            self.cloexec.resize(i + 1, 0);
+        }
+        let bit = 1 << (fd % 64);
+        if on {
+            self.cloexec[i] |= bit;
+        } else {
+            self.cloexec[i] &= !bit;
+        }
+        Ok(())
+    }
 }
 
 static BOUND: IrqMutex<Vec<Bound>> = IrqMutex::new(Vec::new());
@@ -692,20 +737,16 @@ fn table_of<'a>(b: &'a mut Vec<Bound>, p: &Process) -> Result<&'a mut Bound, Err
         Some(i) => i,
         None => {
             b.try_reserve(1).map_err(|_| Error::NoMemory)?;
-            b.push(Bound {
-                pid: p.pid(),
-                route: route_of(p),
-                fds: Vec::new(),
-            });
+            b.push(Bound::new(p));
             b.len() - 1
         }
     };
     Ok(&mut b[i])
 }
 
-/// Binds `end` at `fd` of `p`; returns what was there (to be dropped with
-/// no table lock held).
-fn bind(p: &Process, fd: u64, end: Served) -> Result<Option<Served>, Error> {
+/// Binds `end` at `fd` of `p`, close-on-exec if `cloexec`; returns what
+/// was there (to be dropped with no table lock held).
+fn bind(p: &Process, fd: u64, end: Served, cloexec: bool) -> Result<Option<Served>, Error> {
     if fd >= MAX_FD {
         return Err(Error::Invalid);
     }
@@ -716,6 +757,7 @@ fn bind(p: &Process, fd: u64, end: Served) -> Result<Option<Served>, Error> {
         t.fds.try_reserve(i + 1 - t.fds.len()).map_err(|_| Error::NoMemory)?;
         t.fds.resize(i + 1, None);
     }
+    t.set_cloexec(i, cloexec)?;
     Ok(t.fds[i].replace(end))
 }
 
@@ -728,7 +770,7 @@ fn end_at(pid: u64, fd: u64) -> Result<Arc<End>, Error> {
 
 /// `linux_pipe(CREATE)`: a pipe for Linux process `p` (charged to it),
 /// its ends bound at `rfd` and `wfd`.
-pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool) -> Result<ResId, Error> {
+pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool, cloexec: bool) -> Result<ResId, Error> {
     if rfd == wfd || rfd >= MAX_FD || wfd >= MAX_FD {
         return Err(Error::Invalid);
     }
@@ -741,8 +783,8 @@ pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool) -> Result<ResId, 
         );
         drop(pipe);
         // On a failure the ends go, and the pipe with them.
-        let old_r = bind(p, rfd, Served::Pipe(r))?;
-        let old_w = bind(p, wfd, Served::Pipe(w));
+        let old_r = bind(p, rfd, Served::Pipe(r), cloexec)?;
+        let old_w = bind(p, wfd, Served::Pipe(w), cloexec);
         drop(old_r);
         if old_w.is_err() {
             let _ = unbind(p.pid(), rfd);
@@ -791,24 +833,37 @@ pub fn held(caller: u64, id: ResId) -> Result<u64, Error> {
     })
 }
 
-/// `linux_pipe(DUP)`: `to` leads where `from` does.
-pub fn dup(p: &Process, from: u64, to: u64) -> Result<(), Error> {
+/// `linux_pipe(DUP)`: `to` leads where `from` does, close-on-exec if
+/// `cloexec`.
+pub fn dup(p: &Process, from: u64, to: u64, cloexec: bool) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
         let end = bound(p.pid(), from).ok_or(Error::NotFound)?;
-        if from == to {
-            return Ok(());
-        }
-        drop(bind(p, to, end)?);
+        drop(bind(p, to, end, cloexec)?);
         Ok(())
     })
 }
 
 /// `linux_pipe(BIND_FILE)`: descriptor `fd` of `p` leads to a regular
-/// file whose cache is `cache` (what was there goes).
-pub fn bind_file(p: &Process, fd: u64, cache: Arc<FileCache>) -> Result<(), Error> {
+/// file whose cache is `cache` (what was there goes), close-on-exec if
+/// `cloexec`.
+pub fn bind_file(p: &Process, fd: u64, cache: Arc<FileCache>, cloexec: bool) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
-        drop(bind(p, fd, Served::File(cache))?);
+        drop(bind(p, fd, Served::File(cache), cloexec)?);
         Ok(())
+    })
+}
+
+/// `linux_pipe(SETFD)`: descriptor `fd` of `p` becomes close-on-exec or
+/// not (F_SETFD).
+pub fn set_cloexec(p: &Process, fd: u64, on: bool) -> Result<(), Error> {
+    invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
+        let mut b = BOUND.lock();
+        let t = b.iter_mut().find(|t| t.pid == p.pid()).ok_or(Error::NotFound)?;
+        let i = usize::try_from(fd).map_err(|_| Error::NotFound)?;
+        if t.fds.get(i).is_none_or(Option::is_none) {
+            return Err(Error::NotFound);
+        }
+        t.set_cloexec(i, on)
     })
 }
 
@@ -818,8 +873,15 @@ fn unbind(pid: u64, fd: u64) -> Result<Served, Error> {
     let end = usize::try_from(fd)
         .ok()
         .and_then(|i| t.fds.get_mut(i))
-        .and_then(Option::take)
-        .ok_or(Error::NotFound)?;
+        .and_then(Option::take);
+    let end = match end {
+        Some(end) => end,
+        // An exec's close-on-exec descriptor, closed by the supervisor.
+        None => match t.closing.iter().position(|(n, _)| *n == fd) {
+            Some(i) => t.closing.swap_remove(i).1,
+            None => return Err(Error::NotFound),
+        },
+    };
     while t.fds.last().is_some_and(Option::is_none) {
         t.fds.pop();
     }
@@ -916,14 +978,16 @@ pub fn resize(p: &Process, fd: u64, size: u64) -> Result<u64, Error> {
     })
 }
 
-/// Fork: the child's table is a copy of the parent's (the same ends).
+/// Fork: the child's table is a copy of the parent's (the same ends,
+/// close-on-exec marks included).
 pub fn inherit(parent: &Process, child: &Process) -> Result<(), Error> {
-    copy_table(parent.pid(), child)
+    copy_table(parent.pid(), child, false)
 }
 
 /// Exec: a Linux process's new program (a new Tessera process on the same
-/// route) keeps its descriptors, those close-on-exec until its supervisor
-/// closes them, before the process runs on.
+/// route) keeps its descriptors but the close-on-exec ones, which it can
+/// never reach: they are only held (`Bound::closing`) until its
+/// supervisor closes them, before the process runs on.
 pub fn inherit_exec(child: &Process) -> Result<(), Error> {
     let route = route_of(child);
     let from = BOUND
@@ -932,26 +996,50 @@ pub fn inherit_exec(child: &Process) -> Result<(), Error> {
         .find(|t| t.route == route && t.pid != child.pid())
         .map(|t| t.pid);
     match from {
-        Some(pid) => copy_table(pid, child),
+        Some(pid) => copy_table(pid, child, true),
         None => Ok(()),
     }
 }
 
-fn copy_table(from: u64, child: &Process) -> Result<(), Error> {
+/// `child`'s table becomes a copy of `from`'s; for an exec (`exec`), its
+/// close-on-exec numbers are held aside, not bound.
+fn copy_table(from: u64, child: &Process, exec: bool) -> Result<(), Error> {
     let mut b = BOUND.lock();
     let Some(t) = b.iter().find(|t| t.pid == from) else {
         return Ok(());
     };
-    let mut fds = Vec::new();
-    fds.try_reserve_exact(t.fds.len()).map_err(|_| Error::NoMemory)?;
-    fds.extend(t.fds.iter().cloned());
+    let mut new = Bound::new(child);
+    new.fds.try_reserve_exact(t.fds.len()).map_err(|_| Error::NoMemory)?;
+    if exec {
+        let held = t
+            .fds
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| s.is_some() && t.is_cloexec(*i))
+            .count();
+        new.closing.try_reserve_exact(held).map_err(|_| Error::NoMemory)?;
+        for (i, s) in t.fds.iter().enumerate() {
+            match s {
+                Some(s) if t.is_cloexec(i) => {
+                    new.closing.push((i as u64, s.clone()));
+                    new.fds.push(None);
+                }
+                s => new.fds.push(s.clone()),
+            }
+        }
+        while new.fds.last().is_some_and(Option::is_none) {
+            new.fds.pop();
+        }
+    } else {
+        new.fds.extend(t.fds.iter().cloned());
+        new.cloexec
+            .try_reserve_exact(t.cloexec.len())
+            .map_err(|_| Error::NoMemory)?;
+        new.cloexec.extend_from_slice(&t.cloexec);
+    }
     b.try_reserve(1).map_err(|_| Error::NoMemory)?;
     let old = b.iter().position(|t| t.pid == child.pid()).map(|i| b.swap_remove(i));
-    b.push(Bound {
-        pid: child.pid(),
-        route: route_of(child),
-        fds,
-    });
+    b.push(new);
     drop(b);
     drop(old);
     Ok(())
@@ -968,7 +1056,11 @@ pub fn release_bindings(pid: u64) {
 
 /// Descriptors bound in all tables (leak checks).
 pub fn bindings() -> usize {
-    BOUND.lock().iter().map(|t| t.fds.iter().flatten().count()).sum()
+    BOUND
+        .lock()
+        .iter()
+        .map(|t| t.fds.iter().flatten().count() + t.closing.len())
+        .sum()
 }
 
 pub struct Pipes;

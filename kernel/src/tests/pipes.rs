@@ -49,10 +49,10 @@ fn holders_round() -> TestResult {
     let (a, b) = (live()?, live()?);
     let (pa, pb) = (proc::get(a).ok_or("a gone")?, proc::get(b).ok_or("b gone")?);
     let used0 = pa.account().used();
-    let id = ok(pipe::create(&pa, 3, 4, false))?;
+    let id = ok(pipe::create(&pa, 3, 4, false, false))?;
     let charged = pa.account().used() - used0;
     ok(pipe::inherit(&pa, &pb))?;
-    ok(pipe::dup(&pb, 4, 9))?;
+    ok(pipe::dup(&pb, 4, 9, false))?;
     ensure!(
         pipes() == pipes0 + 1 && pipe::bindings() == bound0 + 5,
         "one pipe, five numbers: {} pipes, {} numbers",
@@ -86,23 +86,38 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
     let checks = [
         (
             "both ends at one number",
-            pipe::create(&pa, 5, 5, false).err(),
+            pipe::create(&pa, 5, 5, false, false).err(),
             Error::Invalid,
         ),
         (
             "a number past the bound",
-            pipe::create(&pa, 5, 1 << 20, false).err(),
+            pipe::create(&pa, 5, 1 << 20, false, false).err(),
             Error::Invalid,
         ),
         (
             "dup of a number bound to nothing",
-            pipe::dup(&pa, 7, 8).err(),
+            pipe::dup(&pa, 7, 8, false).err(),
             Error::NotFound,
         ),
         (
             "close of a number bound to nothing",
             pipe::close(&pa, 7).err(),
             Error::NotFound,
+        ),
+        (
+            "close-on-exec of a number bound to nothing",
+            pipe::set_cloexec(&pa, 7, true).err(),
+            Error::NotFound,
+        ),
+        (
+            "close-on-exec of a number past any table",
+            pipe::set_cloexec(&pa, u64::MAX, false).err(),
+            Error::NotFound,
+        ),
+        (
+            "a close-on-exec pipe at a number past the bound",
+            pipe::create(&pa, 5, 1 << 20, false, true).err(),
+            Error::Invalid,
         ),
         (
             "state of a number bound to nothing",
@@ -121,13 +136,19 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
         ),
     ];
     let changed = (pipes(), pipe::bindings()) != before;
-    ok(pipe::create(&pa, 3, 4, false))?;
+    ok(pipe::create(&pa, 3, 4, false, false))?;
     let resized = [
         ("beyond 2^31 bytes", pipe::resize(&pa, 3, 1 << 32).err(), Error::Invalid),
         ("beyond the most", pipe::resize(&pa, 3, 4 << 20).err(), Error::Denied),
     ];
     let grown = pipe::resize(&pa, 4, 1 << 20);
     let shrunk = pipe::resize(&pa, 3, 0);
+    let marked = [
+        pipe::set_cloexec(&pa, 3, true),
+        pipe::set_cloexec(&pa, 3, false),
+        pipe::dup(&pa, 4, 200, true),
+        pipe::set_cloexec(&pa, 200, false),
+    ];
     drop(pa);
     end(a);
     for (what, got, want) in checks.into_iter().chain(resized) {
@@ -136,6 +157,10 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
     ensure!(!changed, "a refused operation changed the pipes");
     ensure!(grown == Ok(1 << 20), "F_SETPIPE_SZ to 1 MiB gave {grown:?}");
     ensure!(shrunk == Ok(4096), "F_SETPIPE_SZ to 0 gave {shrunk:?}");
+    ensure!(
+        marked.iter().all(Result::is_ok),
+        "close-on-exec of bound numbers: {marked:?}"
+    );
     Ok(())
 }
 
@@ -144,7 +169,7 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
 pub fn only_a_supervisor_binds_pipes() -> TestResult {
     let (a, stranger) = (live()?, live()?);
     let (pa, ps) = (proc::get(a).ok_or("a gone")?, proc::get(stranger).ok_or("gone")?);
-    ok(pipe::create(&pa, 3, 4, false))?;
+    ok(pipe::create(&pa, 3, 4, false, false))?;
     let refused = [
         op::CREATE,
         op::DUP,
@@ -154,6 +179,7 @@ pub fn only_a_supervisor_binds_pipes() -> TestResult {
         op::WATCH,
         op::RESIZE,
         op::ID,
+        op::SETFD,
     ]
     .map(|o| syscall::pipes::linux_pipe(&ps, o, a, 3, 4, 0).err());
     let missing = syscall::pipes::linux_pipe(&ps, op::STATE, 1 << 40, 3, 0, 0).err();
@@ -187,7 +213,7 @@ fn limited_round() -> TestResult {
     let mut made = Vec::new();
     let refused = loop {
         let fd = 2 * made.len() as u64;
-        match pipe::create(&pp, fd, fd + 1, false) {
+        match pipe::create(&pp, fd, fd + 1, false, false) {
             Ok(id) => made.push(id),
             Err(e) => break e,
         }
@@ -225,8 +251,8 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
     ok(fc::grant(owner, id, sup, true))?;
     let stale = resource::ResId::from_raw(id.raw() ^ (1 << 32));
     ensure!(fc::for_binding(sup, stale).is_err(), "a stale id binds");
-    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?))?;
-    ok(pipe::dup(&pl, 3, 7))?;
+    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?, false))?;
+    ok(pipe::dup(&pl, 3, 7, false))?;
     ensure!(
         pipe::bindings() == bound0 + 2,
         "two numbers: {}",

@@ -196,7 +196,7 @@ pub fn every_kind_refuses_bad_ids() -> TestResult {
     let dev = ok(resource::device::find(0x8086, 0x1237, 0))?;
     // A pipe bound in the sleeper's table (it goes when the sleeper ends).
     let holder = ipc::process::get(sleeper).ok_or("no sleeper")?;
-    let pipe = ok(resource::pipe::create(&holder, 0, 1, false))?;
+    let pipe = ok(resource::pipe::create(&holder, 0, 1, false, false))?;
     drop(holder);
     // A file cache the sleeper made (it goes when the sleeper ends).
     let cache = ok(resource::file_cache::create(sleeper))?;

@@ -152,9 +152,11 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
         return Err(Error::Denied);
     }
     const O_NONBLOCK: u64 = 0o4000;
+    const O_CLOEXEC: u64 = 0o2000000;
+    const FD_CLOEXEC: u64 = 1;
     match op {
-        op::CREATE => pipe::create(&p, a, b, c & O_NONBLOCK != 0).map(|id| id.raw()),
-        op::DUP => pipe::dup(&p, a, b).map(|()| 0),
+        op::CREATE => pipe::create(&p, a, b, c & O_NONBLOCK != 0, c & O_CLOEXEC != 0).map(|id| id.raw()),
+        op::DUP => pipe::dup(&p, a, b, c & O_CLOEXEC != 0).map(|()| 0),
         op::CLOSE => pipe::close(&p, a).map(|()| 0),
         op::SETFL => pipe::set_nonblock(&p, a, b & O_NONBLOCK != 0).map(|()| 0),
         op::STATE => pipe::state_of(&p, a),
@@ -163,8 +165,9 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
         op::ID => pipe::id_of(&p, a),
         op::BIND_FILE => {
             let cache = file_cache::for_binding(me.pid(), resource::ResId::from_raw(b))?;
-            pipe::bind_file(&p, a, cache).map(|()| 0)
+            pipe::bind_file(&p, a, cache, c & O_CLOEXEC != 0).map(|()| 0)
         }
+        op::SETFD => pipe::set_cloexec(&p, a, b & FD_CLOEXEC != 0).map(|()| 0),
         _ => Err(Error::Invalid),
     }
 }

@@ -6,7 +6,9 @@
 //! bound the same way, and the kernel serves their pread64 from the
 //! cache's pages when it holds them all.
 //! Fork copies the bindings and exec keeps them in the kernel, as Linux
-//! keeps descriptors; what the kernel does not serve (fstat, poll, fcntl,
+//! keeps descriptors, but for the close-on-exec ones: the kernel knows
+//! which they are (each bind says, and F_SETFD follows), so the new
+//! program never reaches them; what the kernel does not serve (fstat, poll, fcntl,
 //! the SIGPIPE of a write with no reader) is served here from the
 //! kernel's state of the pipe (`linux_pipe(STATE)`).
 
@@ -49,6 +51,11 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
     if let (Some(o), Some(n)) = (old, new)
         && Rc::ptr_eq(&o.ofd, &n.ofd)
     {
+        // F_SETFD: the kernel must know, to keep the number from the
+        // next program an exec starts.
+        if o.cloexec != n.cloexec && is_bound(Some(n)) {
+            let _ = calls::linux_pipe(op::SETFD, t.tpid, fd as u64, n.cloexec as u64, 0);
+        }
         return;
     }
     if let Some(n) = new
@@ -59,14 +66,15 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
         // supervisor, which serves every call on a file.
         let cache = n.ofd.borrow().cache;
         let from = other_fd(t, &n.ofd, fd);
-        let dup = |from: usize| calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, 0).is_ok();
+        let flags = if n.cloexec { fdt::O_CLOEXEC as u64 } else { 0 };
+        let dup = |from: usize| calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, flags).is_ok();
         let bound = match from {
             Some(from) if is_kpipe(Some(n)) => {
                 dup(from);
                 true
             }
             _ if cache != 0 => {
-                from.is_some_and(dup) || calls::linux_pipe(op::BIND_FILE, t.tpid, fd as u64, cache, 0).is_ok()
+                from.is_some_and(dup) || calls::linux_pipe(op::BIND_FILE, t.tpid, fd as u64, cache, flags).is_ok()
             }
             _ => false,
         };
@@ -117,8 +125,9 @@ impl Sup {
         }
         self.fds.tpid = self.tpid;
         let f = flags as u32 & fdt::O_NONBLOCK;
-        let id = calls::linux_pipe(op::CREATE, self.tpid, a as u64, b as u64, f as u64).map_err(errno_of)?;
         let cloexec = flags as u32 & fdt::O_CLOEXEC != 0;
+        let kf = flags as u32 & (fdt::O_NONBLOCK | fdt::O_CLOEXEC);
+        let id = calls::linux_pipe(op::CREATE, self.tpid, a as u64, b as u64, kf as u64).map_err(errno_of)?;
         let ro = Ofd::new(Kind::KPipe { id, write: false }, f, String::from("pipe:"));
         let wo = Ofd::new(
             Kind::KPipe { id, write: true },

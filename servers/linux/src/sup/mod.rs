@@ -122,6 +122,10 @@ pub struct Sup {
     /// The system call last passed on to the shared server (its number
     /// and arguments), for a restart after a signal.
     pub passed: Option<(u64, [u64; 6])>,
+    /// The call a kernel-served or passed call gave up for the attention
+    /// stop being served (the kernel's `RESTART_MARK` word), to restart or
+    /// fail as the handler says; None at any other stop.
+    pub gave_up: Option<u64>,
     /// `set_tid_address`: the word cleared when the process ends.
     pub clear_tid: u64,
     /// The personality (`personality(2)`) value.
@@ -134,6 +138,9 @@ pub struct Sup {
     pub in_call: bool,
     /// The value the call a stopped process stopped in returns with.
     pub stopped_value: u64,
+    /// The call a stop interrupted, if it was in one (`gave_up` when it
+    /// is continued).
+    pub stopped_call: Option<u64>,
     /// The fault being delivered: (vector, error code) for the frame.
     pub fault_trap: (u64, u64),
     /// A timed signal wait: (set, siginfo address, deadline).
@@ -205,11 +212,13 @@ impl Sup {
             env_len: 0,
             held: None,
             passed: None,
+            gave_up: None,
             clear_tid: 0,
             persona: 0,
             has_locks: false,
             in_call: false,
             stopped_value: 0,
+            stopped_call: None,
             fault_trap: (0, 0),
             waiting_set: None,
             poll_req: None,
@@ -431,10 +440,12 @@ impl Sup {
     fn attention(&mut self, rid: u64, restart: u64) {
         // A call the kernel served gave up its wait for this stop: it is
         // restarted or fails with EINTR as the signal's handler says.
-        if restart & tessera_rt::abi::linux::RESTART_MARK != 0 {
-            self.passed = Some((restart & !tessera_rt::abi::linux::RESTART_MARK, [0; 6]));
-        }
+        // (Not `passed`: that is the last call passed on, by any thread,
+        // maybe long done; the call that gave up may be another.)
+        self.gave_up = (restart & tessera_rt::abi::linux::RESTART_MARK != 0)
+            .then_some(restart & !tessera_rt::abi::linux::RESTART_MARK);
         let delivered = self.deliver(rid, None);
+        self.gave_up = None;
         if matches!(self.held, Some((r, _)) if r == rid) {
             self.threads.held_by = self.threads.caller;
         }

@@ -158,6 +158,18 @@ pub fn patiently<T>(mut f: impl FnMut() -> Result<T, tessera_rt::abi::Error>) ->
     r
 }
 
+/// The interrupted call `call` runs again: the instruction before
+/// (syscall) with its number in rax.
+fn restart_call(regs: &mut Regs, call: Option<u64>) {
+    match call {
+        Some(nr) => {
+            regs.rax = nr;
+            regs.rip -= 2;
+        }
+        None => regs.rax = errno::fail(errno::EINTR),
+    }
+}
+
 fn regs_of(c: &Context, fs_base: u64) -> Regs {
     Regs {
         general: GeneralRegs {
@@ -260,7 +272,11 @@ impl Sup {
             self.held = None;
             self.ctl(&[ctl::STOPPED, self.pid as u64, 0, sig::SIGCONT as u64]);
             let v = core::mem::take(&mut self.stopped_value);
+            // Stopped at an attention stop, its frame's rax is the
+            // program's: the call to restart is the one the stop noted.
+            self.gave_up = self.stopped_call.take();
             self.answer(rid, v);
+            self.gave_up = None;
         }
     }
 
@@ -316,10 +332,19 @@ impl Sup {
         let Some(mut regs) = self.regs(rid) else {
             return Delivered::None;
         };
+        // The call a restart runs again: one answered now still has its
+        // number in rax (its frame is the kernel's until it returns); at
+        // an attention stop, the one the kernel says gave up. Nothing
+        // else is ever restarted: a program's own rax at a stop or a
+        // fault may hold any value, -512 too.
+        let call = match value {
+            Some(v) => self.gave_up.or(Some(core::mem::replace(&mut regs.rax, v))),
+            None => self.gave_up,
+        };
         if let Some(v) = value {
             regs.rax = v;
         }
-        let restart = regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR;
+        let restart = call.is_some() && (regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR);
         if self.sig.deliverable() == 0 && !restart {
             return Delivered::None;
         }
@@ -334,6 +359,7 @@ impl Sup {
                 match sig::default_action(s) {
                     Act::Ignore | Act::Continue => continue,
                     Act::Stop => {
+                        self.stopped_call = call;
                         if self.stop(rid, s, regs.rax) {
                             return Delivered::Ended;
                         }
@@ -349,14 +375,14 @@ impl Sup {
                 continue;
             }
             // A handler: a restart is decided by its SA_RESTART.
-            if regs.rax == ERESTARTSYS {
+            if restart && regs.rax == ERESTARTSYS {
                 if a.flags & sig::SA_RESTART != 0 {
-                    self.restart(&mut regs);
+                    restart_call(&mut regs, call);
                 } else {
                     regs.rax = errno::fail(errno::EINTR);
                 }
-            } else if regs.rax == ERESTARTNOINTR {
-                self.restart(&mut regs);
+            } else if restart && regs.rax == ERESTARTNOINTR {
+                restart_call(&mut regs, call);
             }
             if !fpu_read {
                 let _ = patiently(|| calls::caller_fpu(rid, &mut fpu));
@@ -372,8 +398,8 @@ impl Sup {
             }
         }
         if frames == 0 {
-            if regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR {
-                self.restart(&mut regs);
+            if restart && (regs.rax == ERESTARTSYS || regs.rax == ERESTARTNOINTR) {
+                restart_call(&mut regs, call);
             }
             if regs == original {
                 return Delivered::None;
@@ -381,17 +407,6 @@ impl Sup {
         }
         let _ = patiently(|| calls::caller_set_regs(rid, &regs));
         Delivered::Frames(regs.rax)
-    }
-
-    /// The interrupted call runs again: the instruction before (syscall)
-    /// with its number in rax.
-    fn restart(&self, regs: &mut Regs) {
-        if let Some((nr, _)) = self.passed {
-            regs.rax = nr;
-            regs.rip -= 2;
-        } else {
-            regs.rax = errno::fail(errno::EINTR);
-        }
     }
 
     /// Stops the process on signal `s`; the call it waits in ends with
