@@ -47,7 +47,13 @@ impl<T> IrqMutex<T> {
     /// rendezvous path and the scheduler): no flags to save and restore.
     #[inline]
     pub fn lock_irqs_off(&self) -> IrqMutexGuard<'_, T> {
-        debug_assert!(!interrupts::are_enabled(), "lock_irqs_off with interrupts enabled");
+        // Checked in test images: taken with interrupts on, a timer tick
+        // that takes the same lock on this CPU deadlocks (a rare hang,
+        // found once only with a debugger). Release images skip the check:
+        // it is on every rendezvous's path.
+        if cfg!(feature = "ktest") {
+            assert!(!interrupts::are_enabled(), "lock_irqs_off with interrupts enabled");
+        }
         let guard = match self.inner.try_lock() {
             Some(g) => g,
             None => self.lock_contended(),
