@@ -185,11 +185,18 @@ impl Resource for Spaces {
     /// Hands the space, its plain attachments and their regions to `owner`.
     fn set_owner(&self, id: ResId, owner: u64) {
         super::give(&mut SPACES.lock(), id, owner);
+        let mut batch = [(ResId::NONE, ResId::NONE); BATCH];
         let mut n = 0;
-        while let Some((link, region)) = nth_of_space(id, n) {
-            Attachments.set_owner(link, owner);
-            super::of(Kind::VirtualRegion).set_owner(region, owner);
-            n += 1;
+        loop {
+            let k = of_space(id, n, &mut batch);
+            for &(link, region) in &batch[..k] {
+                Attachments.set_owner(link, owner);
+                super::of(Kind::VirtualRegion).set_owner(region, owner);
+            }
+            if k < BATCH {
+                break;
+            }
+            n += k;
         }
     }
 
@@ -398,14 +405,28 @@ fn detach_all(space: ResId) {
     );
 }
 
-/// The `n`th attachment of `space`: (link, region), read from the space
-/// itself (its own short list), not by scanning every attachment there
-/// is. A walk that allocates nothing, for teardown.
-pub fn nth_of_space(space: ResId, n: usize) -> Option<(ResId, ResId)> {
-    let s = get(KERNEL, space).ok()?;
+/// The attachments of `space` from the `n`th on, as many as `out` holds:
+/// (link, region), read from the space itself (its own short list), not by
+/// scanning every attachment there is; how many. A walk that allocates
+/// nothing, for teardown and handing over, a batch per look (a look at
+/// one each time found the table, locked the space and counted from the
+/// first again, for each of a process's few attachments).
+pub fn of_space(space: ResId, n: usize, out: &mut [(ResId, ResId)]) -> usize {
+    let Ok(s) = get(KERNEL, space) else {
+        return 0;
+    };
     let s = s.lock();
-    s.regions().nth(n).map(|a| (a.link_id, a.region_id))
+    let mut k = 0;
+    for (slot, a) in out.iter_mut().zip(s.regions().skip(n)) {
+        *slot = (a.link_id, a.region_id);
+        k += 1;
+    }
+    k
 }
+
+/// What `of_space` takes at a time: a process's program and stack, its
+/// few mappings.
+pub const BATCH: usize = 8;
 
 /// The attachments of `space` that make process `owner`'s memory: its
 /// program's regions (attached by the kernel when it was composed) and

@@ -65,3 +65,67 @@ pub fn region_lookup_survives_detach_and_reuse() -> TestResult {
     ensure!(found(&s, LOW + 8) == Some(link(1)), "low region lost");
     Ok(())
 }
+
+/// Frames free, counting those the kernel heap grew by as free (the heap
+/// keeps what it grew to: no leak of the test's).
+fn free_frames() -> usize {
+    kcore::mm::frames::stats().free + kcore::mm::heap::stats().size / 4096
+}
+
+fn attach_zeroed(s: &mut VirtualSpace, base: u64, pages: usize, n: u32) -> Result<(), String> {
+    let r = Region::zeroed(Kind::Heap, pages).map_err(|_| "no memory")?;
+    s.attach(base, r, ResId::new(2, n, 1), link(n))
+        .map(|_| ())
+        .map_err(|_| alloc::format!("attach at {base:#x} failed"))
+}
+
+/// A space frees its page tables at its end by walking only the ranges
+/// its attachments have had (`VirtualSpace::spans`): every table of the
+/// tree must be met, once, whatever came and went. Checked against the
+/// count of a walk of every entry, and by the frames that come back.
+pub fn space_end_frees_every_table() -> TestResult {
+    let before = free_frames();
+    {
+        let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+        let top = kcore::vm::USER_TOP & !(BLOCK - 1);
+        // Low, across a 2 MiB and a 1 GiB boundary, a block mapped by one
+        // directory entry, the top of the user half, and one that leaves
+        // (its tables stay) before another lands in the same directory.
+        attach_zeroed(&mut s, 0x40_0000, 3, 1)?;
+        attach_zeroed(&mut s, 0x4000_0000 - 2 * PAGE_SIZE, 4, 2)?;
+        attach_zeroed(&mut s, 0x1_0000_0000 - PAGE_SIZE, 2, 3)?;
+        attach_zeroed(&mut s, 0x2_0000_0000, 512, 4)?;
+        attach_zeroed(&mut s, top - 2 * BLOCK, 4, 5)?;
+        attach_zeroed(&mut s, 0x7000_0000_0000, 1, 6)?;
+        ensure!(s.detach(link(6)).is_some(), "detach failed");
+        attach_zeroed(&mut s, 0x7000_0020_0000, 1, 7)?;
+        let all = s.table_pages() - 1;
+        ensure!(
+            s.tables_by_spans() == Some(all),
+            "the ranges reach {:?} tables, the tree has {all}",
+            s.tables_by_spans()
+        );
+    }
+    ensure!(
+        free_frames() == before,
+        "frames free {before} before the space, {} after its end",
+        free_frames()
+    );
+    // Attachments scattered over more ranges than a space notes: its end
+    // looks at every entry, and still frees every table.
+    {
+        let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+        for n in 0..40u32 {
+            attach_zeroed(&mut s, 0x10_0000_0000 + n as u64 * 3 * BLOCK, 1, 10 + n)?;
+        }
+        ensure!(s.tables_by_spans().is_none(), "40 scattered ranges all noted");
+    }
+    ensure!(
+        free_frames() == before,
+        "frames free {before} before the scattered space, {} after its end",
+        free_frames()
+    );
+    Ok(())
+}
+
+const BLOCK: u64 = 512 * PAGE_SIZE;

@@ -242,7 +242,23 @@ pub struct VirtualSpace {
     /// it (its maker, or the process it is the memory of): operations that
     /// would make more are refused once the account is over its limit.
     table_charge: Charge,
+    /// Every range an attachment has had since the space was made, in
+    /// 2 MiB units, sorted and apart: the space makes page tables only on
+    /// the way to its attachments' pages, so its tables are all on the way
+    /// to these ranges, and its end frees them by walking only there. A
+    /// tiny process's tables hold a few entries in thousands; looking at
+    /// every entry was half of the end of a forked copy that exec throws
+    /// away. `spans_lost`: too many, or no memory to note one: the end
+    /// looks at every entry.
+    spans: Vec<(u64, u64)>,
+    spans_lost: bool,
 }
+
+/// Ranges a space notes before it looks at every page-table entry at its
+/// end instead: a process with containers scattered over its space.
+const MAX_SPANS: usize = 16;
+/// The unit of `spans`: what one page table maps.
+const SPAN_SHIFT: u32 = 21;
 
 impl VirtualSpace {
     pub fn new() -> Result<VirtualSpace, OutOfMemory> {
@@ -268,7 +284,61 @@ impl VirtualSpace {
             user: 0,
             tables: 0,
             table_charge: Charge::NONE,
+            spans: Vec::new(),
+            spans_lost: false,
         })
+    }
+
+    /// Notes that `base..base + len` may get page tables (see `spans`);
+    /// called before anything is mapped there.
+    #[inline]
+    fn note_span(&mut self, base: u64, len: u64) {
+        if len == 0 || self.spans_lost {
+            return;
+        }
+        let lo = base >> SPAN_SHIFT;
+        let hi = (base.saturating_add(len - 1) >> SPAN_SHIFT) + 1;
+        // Nearly always inside one noted already: a pooled space comes back
+        // with its layout, containers move to the same few places.
+        if self.spans.iter().any(|&(l, h)| l <= lo && hi <= h) {
+            return;
+        }
+        self.add_span(lo, hi);
+    }
+
+    #[cold]
+    fn add_span(&mut self, mut lo: u64, mut hi: u64) {
+        // Those it touches or overlaps become one with it.
+        let first = self.spans.partition_point(|&(_, h)| h < lo);
+        let mut last = first;
+        while last < self.spans.len() && self.spans[last].0 <= hi {
+            lo = lo.min(self.spans[last].0);
+            hi = hi.max(self.spans[last].1);
+            last += 1;
+        }
+        if last > first {
+            self.spans.drain(first + 1..last);
+            self.spans[first] = (lo, hi);
+            return;
+        }
+        if self.spans.len() >= MAX_SPANS || self.spans.try_reserve(1).is_err() {
+            self.spans_lost = true;
+            self.spans = Vec::new();
+            return;
+        }
+        self.spans.insert(first, (lo, hi));
+    }
+
+    /// The page tables `Drop` frees by the noted ranges (None: it would
+    /// look at every entry): for a test that checks them against the
+    /// whole tree's count, `table_pages`.
+    pub fn tables_by_spans(&self) -> Option<usize> {
+        if self.spans_lost {
+            return None;
+        }
+        let mut n = 0;
+        walk_spans(self.root, 3, 0, &self.spans, &mut |_| n += 1);
+        Some(n)
     }
 
     pub fn root(&self) -> u64 {
@@ -425,6 +495,7 @@ impl VirtualSpace {
             blocks: false,
         })
         .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
+        self.note_span(base, attached.region.size());
         let t0 = paging::user_tables_made();
         if attached.wants_blocks() {
             let cpus = self.active_cpus.load(Ordering::Acquire);
@@ -711,6 +782,7 @@ impl VirtualSpace {
                 Ok(())
             }
             None => {
+                to.note_span(base, a.region.size());
                 let t0 = paging::user_tables_made();
                 let r = map_anew(to.root, to.active_cpus.load(Ordering::Acquire), &mut to.leaf, &mut a);
                 to.settle(t0);
@@ -1260,7 +1332,11 @@ impl Drop for VirtualSpace {
     fn drop(&mut self) {
         // Regions free their own frames; here go the page-table frames of the
         // user half. The caller has made sure no CPU runs on this tree.
-        free_tables(self.root, 3);
+        if self.spans_lost {
+            free_tables(self.root, 3);
+        } else {
+            walk_spans(self.root, 3, 0, &self.spans, &mut |t| frames::free(t, 1));
+        }
         frames::free(self.root, 1);
     }
 }
@@ -1396,6 +1472,42 @@ fn count_tables(table: u64, level: u32) -> usize {
         }
     }
     n
+}
+
+/// Calls `f` with every table below `table` (at `level`: 3 the root, 1 a
+/// page directory) on the way to the ranges of `spans` (2 MiB units,
+/// sorted and apart), once each, children before their parent; `first` is
+/// the 2 MiB unit `table` begins at. Each range is met in order, so a
+/// table two ranges reach (one page directory, say) is met once: an
+/// entry is taken only past the last one taken.
+fn walk_spans(table: u64, level: u32, first: u64, spans: &[(u64, u64)], f: &mut impl FnMut(u64)) {
+    let entries = phys_to_virt(table) as *const u64;
+    // Units of 2 MiB an entry at this level maps: 512^(level - 1).
+    let shift = 9 * (level - 1);
+    let limit = if level == 3 { 256 } else { 512 };
+    let mut next = 0;
+    for &(lo, hi) in spans {
+        let end = first + ((limit as u64) << shift);
+        if hi <= first || lo >= end {
+            continue;
+        }
+        let from = ((lo.max(first) - first) >> shift) as usize;
+        let to = ((hi.min(end) - 1 - first) >> shift) as usize;
+        for i in from.max(next)..=to {
+            // SAFETY: `table` is a page-table frame of this space, `i` an
+            // index below its 512 entries.
+            let e = unsafe { entries.add(i).read() };
+            if e & flags::PRESENT == 0 || e & flags::HUGE != 0 {
+                continue;
+            }
+            let t = e & 0x000f_ffff_ffff_f000;
+            if level > 1 {
+                walk_spans(t, level - 1, first + ((i as u64) << shift), spans, f);
+            }
+            f(t);
+        }
+        next = next.max(to + 1);
+    }
 }
 
 /// Frees the user half's intermediate tables below `table` (not the leaves'

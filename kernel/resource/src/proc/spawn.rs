@@ -95,13 +95,28 @@ fn give_back_program(plate: ResId, program: ResId) {
 
 /// Detaches everything from a space and deletes it all.
 pub(crate) fn destroy_space(space: ResId) {
-    // The first attachment each time: deleting it takes it off the list.
+    // A batch from the first each time: deleting one takes it off the
+    // list, so those left before the next batch are the ones that would
+    // not go. One that would not go after another went is looked at again
+    // in a batch of its own making (the other may have taken it along),
+    // before it is counted as staying.
+    let mut batch = [(ResId::NONE, ResId::NONE); vspace::BATCH];
     let mut skip = 0;
-    while let Some((link, region)) = vspace::nth_of_space(space, skip) {
-        if mediator::delete(KERNEL, link).is_ok() {
-            delete(region);
-        } else {
-            skip += 1;
+    loop {
+        let k = vspace::of_space(space, skip, &mut batch);
+        if k == 0 {
+            break;
+        }
+        let mut fresh = true;
+        for &(link, region) in &batch[..k] {
+            if mediator::delete(KERNEL, link).is_ok() {
+                delete(region);
+                fresh = false;
+            } else if fresh {
+                skip += 1;
+            } else {
+                break;
+            }
         }
     }
     delete(space);
