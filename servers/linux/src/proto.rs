@@ -168,6 +168,9 @@ pub mod ctl {
     pub const LOOP: u64 = 90;
     /// [operation, ...]: the mount table (`shared/mounts.rs`).
     pub const MOUNT: u64 = 91;
+    /// [pid, comm (2 words)]: `prctl(PR_SET_NAME)` renamed the process
+    /// (its supervisor's own only).
+    pub const COMM: u64 = 92;
     /// [pid] → [tid]: a number for a new thread of the process.
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).

@@ -6,6 +6,7 @@
 #include "abi.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #define ARCH_SET_GS 0x1001
@@ -81,6 +82,23 @@ static int fsize_signal(void *arg)
 	return 0;
 }
 
+/* A forked child's name: its parent's, renamed or not. */
+static int child_name(void *arg)
+{
+	char name[16] = "";
+	if (prctl(PR_GET_NAME, name) != 0)
+		return 2;
+	return strcmp(name, arg) == 0 ? 0 : 1;
+}
+
+/* The name /proc/self/comm shows, without its newline. */
+static void comm_now(char *comm, size_t max)
+{
+	comm[0] = 0;
+	read_text("/proc/self/comm", comm, max);
+	comm[strcspn(comm, "\n")] = 0;
+}
+
 int main(void)
 {
 	abi_init();
@@ -133,6 +151,25 @@ int main(void)
 	EXPECT_ERR("ARCH_GET_FS to a bad pointer", syscall(SYS_arch_prctl, ARCH_GET_FS, BAD_PTR), EFAULT);
 	EXPECT_ERR("ARCH_SET_FS to a non-canonical address",
 		   syscall(SYS_arch_prctl, ARCH_SET_FS, 0x8000000000000000UL), EPERM);
+
+	section("prctl names");
+	char name[16] = "", comm[64];
+	EXPECT_OK("PR_GET_NAME", prctl(PR_GET_NAME, name));
+	EXPECT_STR("the program's own name", name, "proc_limits");
+	EXPECT_OK("PR_SET_NAME of 18 bytes", prctl(PR_SET_NAME, "renamed-123456789"));
+	EXPECT_OK("PR_GET_NAME after", prctl(PR_GET_NAME, name));
+	EXPECT_STR("the first 15 bytes are kept", name, "renamed-1234567");
+	comm_now(comm, sizeof comm);
+	EXPECT_STR("/proc/self/comm shows it", comm, "renamed-1234567");
+	EXPECT_STATUS("a forked child has it", in_child(child_name, "renamed-1234567"), "exited 0");
+	EXPECT_OK("PR_SET_NAME of 2 bytes", prctl(PR_SET_NAME, "ab"));
+	EXPECT_OK("PR_GET_NAME again", prctl(PR_GET_NAME, name));
+	EXPECT_STR("nothing of the longer name is left", name, "ab");
+	EXPECT_ERR("PR_SET_NAME from a bad pointer", prctl(PR_SET_NAME, BAD_PTR), EFAULT);
+	EXPECT_ERR("PR_GET_NAME to a bad pointer", prctl(PR_GET_NAME, BAD_PTR), EFAULT);
+	comm_now(comm, sizeof comm);
+	EXPECT_STR("a bad pointer changed nothing", comm, "ab");
+	EXPECT_OK("PR_SET_NAME back", prctl(PR_SET_NAME, "proc_limits"));
 
 	section("sched_yield and sched_getaffinity");
 	EXPECT_EQ("sched_yield", syscall(SYS_sched_yield), 0);

@@ -519,6 +519,7 @@ impl Shared {
             ctl::NTP => self.ntp(&w),
             ctl::LOOP => self.loop_ctl(&w, info.caller),
             ctl::MOUNT => self.mount_ctl(&w),
+            ctl::COMM => self.rename(info.caller, &w),
             ctl::THREAD_NEW => result(
                 self.procs
                     .new_tid(word(&w, 1) as u32)

@@ -319,6 +319,18 @@ impl Shared {
         result(0)
     }
 
+    /// `prctl(PR_SET_NAME)`: the name /proc shows for `pid` (only its own
+    /// supervisor may change it).
+    pub(super) fn rename(&mut self, caller: u64, w: &[u64]) -> End {
+        match self.procs.get_mut(word(w, 1) as u32) {
+            Some(p) if p.sup == caller => {
+                p.comm = [word(w, 2), word(w, 3)];
+                result(0)
+            }
+            _ => result(errno::ESRCH),
+        }
+    }
+
     pub(super) fn release(&mut self, obj: u64) {
         self.objs.release(obj);
     }

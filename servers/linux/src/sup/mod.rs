@@ -147,8 +147,6 @@ pub struct Sup {
     pub waiting_set: Option<(u64, u64, u64)>,
     /// A poll or timed wait it holds.
     pub poll_req: Option<syscalls::PollReq>,
-    /// The name `prctl(PR_SET_NAME)` gave it.
-    pub exe_comm: Option<String>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
     /// What the shared server answered when told of the end and of this
@@ -222,7 +220,6 @@ impl Sup {
             fault_trap: (0, 0),
             waiting_set: None,
             poll_req: None,
-            exe_comm: None,
             ended: false,
             idle_answer: None,
             net: socket::Net::default(),

@@ -746,17 +746,23 @@ impl Sup {
             2 => self.write_u32(rid, a[1], 0).map(|_| 0),
             3 | 23 => Ok(1),
             39 => Ok(0),
+            // PR_SET_NAME: the first 15 bytes, as Linux keeps them; the
+            // shared server holds the name every /proc reader sees.
             15 => {
                 let name = self.read_cstr(rid, a[1], 4096)?;
+                let mut b = [0u8; 16];
                 let n = name.len().min(15);
-                self.exe_comm = Some(String::from_utf8_lossy(&name[..n]).into_owned());
-                Ok(0)
+                b[..n].copy_from_slice(&name[..n]);
+                let words = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+                let r = self.ctl(&[ctl::COMM, self.pid as u64, words(0), words(8)]);
+                errno::of(word(&r, 0)).map_or(Ok(0), Err)
             }
+            // PR_GET_NAME: 16 bytes, the name and its terminating zero.
             16 => {
-                let c = self.comm_words();
-                let mut b = Vec::new();
-                b.extend_from_slice(&c[0].to_le_bytes());
-                b.extend_from_slice(&c[1].to_le_bytes());
+                let c = self.comm_now()?;
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&c[0].to_le_bytes());
+                b[8..].copy_from_slice(&c[1].to_le_bytes());
                 self.write_mem(rid, a[1], &b)?;
                 Ok(0)
             }

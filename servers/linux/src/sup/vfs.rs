@@ -232,6 +232,13 @@ impl Sup {
         Ok(r)
     }
 
+    /// The name /proc shows for this process (`prctl(PR_GET_NAME)`): the
+    /// shared server's, which `PR_SET_NAME` and exec change.
+    pub(super) fn comm_now(&self) -> Result<[u64; 2], i64> {
+        let r = self.proc_record(self.pid)?;
+        Ok([word(&r, 9), word(&r, 10)])
+    }
+
     fn pid_node(&self, pid: u32, rest: &str) -> Result<VNode, i64> {
         // A pid with no process is a name not in /proc.
         let r = self
