@@ -106,7 +106,7 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
         ),
         (
             "state of a number bound to nothing",
-            pipe::state_of(&pa, 7).err(),
+            pipe::state_of(&pa, 7, 0).err(),
             Error::NotFound,
         ),
         (
@@ -233,7 +233,7 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
         pipe::bindings() - bound0
     );
     ensure!(
-        pipe::state_of(&pl, 7).err() == Some(Error::NotFound),
+        pipe::state_of(&pl, 7, 0).err() == Some(Error::NotFound),
         "a file's number answers as a pipe"
     );
     let Some(pipe::Served::File(cache)) = pipe::bound(linux, 7) else {
