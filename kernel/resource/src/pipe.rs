@@ -229,6 +229,16 @@ impl Inner {
 
     /// The first `len` bytes into the reader's memory at `addr`, taken.
     fn drain_to(&mut self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
+        self.copy_to(space, addr, len)?;
+        self.head = (self.head + len) % self.ring.len();
+        self.held -= len;
+        self.count_out(len);
+        Ok(())
+    }
+
+    /// The first `len` bytes into the reader's memory at `addr`, left
+    /// there (MSG_PEEK).
+    fn copy_to(&self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
         let mut s = space.lock();
         let mut done = 0;
         for (at, n) in self.pieces(self.head, len) {
@@ -238,10 +248,6 @@ impl Inner {
                 done += n;
             }
         }
-        drop(s);
-        self.head = (self.head + len) % self.ring.len();
-        self.held -= len;
-        self.count_out(len);
         Ok(())
     }
 
@@ -401,6 +407,17 @@ fn context(p: &Process, addr: u64, len: usize) -> Result<(SpaceRef, Arc<Computat
 /// bytes a writer brings; 0 at the end of the data when no writer is
 /// left.
 pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
+    take(p, end, (addr, len), may_wait, false)
+}
+
+/// A `read` that leaves the bytes in the pipe (a stream socket's
+/// MSG_PEEK): a writer never copies into its buffer.
+pub fn peek(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
+    take(p, end, (addr, len), may_wait, true)
+}
+
+#[inline(always)]
+fn take(p: &Process, end: &End, (addr, len): (u64, usize), may_wait: bool, peek: bool) -> Result<usize, Fail> {
     if end.write {
         return Err(Fail::WrongEnd);
     }
@@ -429,7 +446,12 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                     g.leave(&me);
                 }
                 let n = len.min(g.held);
-                match g.drain_to(&space, addr, n) {
+                let copied = match peek {
+                    false => g.drain_to(&space, addr, n),
+                    true => g.copy_to(&space, addr, n),
+                };
+                match copied {
+                    Ok(()) if peek => wakes = Wakes::default(),
                     Ok(()) => wakes = g.changed(),
                     Err(_) if !touched => {
                         drop(g);
@@ -455,7 +477,7 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 }
                 return Err(Fail::Again);
             }
-            if g.pending.is_none() {
+            if g.pending.is_none() && !peek {
                 g.pending = Some(Pending {
                     comp: me.clone(),
                     pid: p.pid(),

@@ -60,15 +60,17 @@ fn errno_of(f: Fail) -> u64 {
     }
 }
 
-/// `MSG_*` flags the kernel serves on a stream socket's end; others
-/// (MSG_PEEK, MSG_OOB) go to the supervisor. MSG_WAITALL is as without it
-/// and MSG_EOR means nothing on a stream, as on Linux.
+/// `MSG_*` flags the kernel serves on a stream socket's end; MSG_OOB goes
+/// to the supervisor. MSG_WAITALL is as without it and MSG_EOR means
+/// nothing on a stream. MSG_PEEK takes its bytes from the first buffer
+/// of a vectored call only.
 const MSG_OOB: u64 = 1;
 const MSG_PEEK: u64 = 2;
 const MSG_DONTWAIT: u64 = 0x40;
 const MSG_NOSIGNAL: u64 = 0x4000;
 const EPIPE: u64 = 32;
 const EISCONN: u64 = 106;
+const EMSGSIZE: u64 = 90;
 
 /// Call `n` of `me` on the stream socket's end `s` bound at `a[0]`: read,
 /// write, readv, writev, and sendto, recvfrom, sendmsg and recvmsg
@@ -84,9 +86,10 @@ fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u
         nr::SENDMSG => (true, a[2]),
         _ => return None,
     };
-    if flags & (MSG_OOB | MSG_PEEK) != 0 {
+    if flags & MSG_OOB != 0 {
         return None;
     }
+    let peek = !write && flags & MSG_PEEK != 0;
     let may_wait = flags & MSG_DONTWAIT == 0;
     // The pieces: (iov, count) of a vectored call, else one buffer.
     let (iov, one) = match n {
@@ -134,6 +137,11 @@ fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u
         };
     };
     let r = match iov {
+        Some((at, count)) if peek => match first_piece(at, count) {
+            Ok((addr, len)) => pipe::peek(me, &end, addr, len.min(MAX_RW_COUNT) as usize, may_wait),
+            Err(e) => return Some(fail(e)),
+        },
+        None if peek => pipe::peek(me, &end, one.0, one.1.min(MAX_RW_COUNT) as usize, may_wait),
         Some(v) => match vectored(me, &end, write, v, may_wait) {
             Ok(r) => r,
             Err(e) => return Some(fail(e)),
@@ -170,6 +178,20 @@ pub fn serve_pread(me: &Process, sup: u64, a: &[u64; 6]) -> Option<u64> {
     file_cache::read_from(&cache, sup, offset, buf, count as usize)
         .ok()
         .map(|n| n as u64)
+}
+
+/// The first piece of `count` at `iov` that is not empty ((0, 0): none).
+fn first_piece(iov: u64, count: u64) -> Result<(u64, u64), u64> {
+    if count > IOV_MAX {
+        return Err(EMSGSIZE);
+    }
+    for i in 0..count {
+        let v: [u64; 2] = kcore::uaccess::read(iov + i * 16).map_err(|_| errno::EFAULT)?;
+        if v[1] > 0 {
+            return Ok((v[0], v[1]));
+        }
+    }
+    Ok((0, 0))
 }
 
 /// readv and writev: the pieces in order, as one call. A readv waits for

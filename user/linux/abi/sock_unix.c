@@ -109,6 +109,8 @@ static void stream_pairs(void)
 	EXPECT_EQ("its count", n, 5);
 	EXPECT_EQ("readable", events(sv[1], POLLIN | POLLOUT), POLLIN | POLLOUT);
 	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("MSG_PEEK", recv(sv[1], buf, 3, MSG_PEEK), 3);
+	EXPECT_EQ("MSG_PEEK again: the same bytes", recv(sv[1], buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT), 5);
 	EXPECT_EQ("a short read", read(sv[1], buf, 2), 2);
 	EXPECT_EQ("the rest", recv(sv[1], buf + 2, sizeof buf, 0), 3);
 	EXPECT_STR("the bytes", buf, "hello");
@@ -121,6 +123,7 @@ static void stream_pairs(void)
 	socklen_t tl = path_addr(&to, "nowhere");
 	EXPECT_ERR("sendto a name on a stream", sendto(sv[0], "x", 1, 0, (struct sockaddr *)&to, tl), EISCONN);
 	write(sv[1], "z", 1);
+	EXPECT_ERR("MSG_PEEK into a bad buffer", recv(sv[0], BAD, 1, MSG_PEEK), EFAULT);
 	EXPECT_ERR("read into a bad buffer", read(sv[0], BAD, 1), EFAULT);
 	EXPECT_EQ("the byte stayed", read(sv[0], buf, 1), 1);
 
@@ -218,6 +221,7 @@ static void stream_pairs(void)
 	EXPECT_EQ("F_GETFL", fcntl(sv[0], F_GETFL), O_RDWR | O_NONBLOCK);
 	EXPECT_EQ("F_GETFD", fcntl(sv[1], F_GETFD), FD_CLOEXEC);
 	EXPECT_ERR("read: EAGAIN", read(sv[0], buf, 1), EAGAIN);
+	EXPECT_ERR("MSG_PEEK: EAGAIN", recv(sv[0], buf, 1, MSG_PEEK), EAGAIN);
 	EXPECT_ERR("readv: EAGAIN", readv(sv[0], in, 2), EAGAIN);
 	static char big[65536];
 	long total = 0;

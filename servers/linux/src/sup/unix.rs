@@ -210,7 +210,7 @@ impl Sup {
         use linuxabi::nr;
         if matches!(o.borrow().kind, Kind::KUnix { .. }) {
             // The kernel serves the rest: a send here found the peer gone
-            // or its own side shut; a recv asked what pipes cannot do.
+            // or its own side shut; a recv asked for MSG_OOB.
             return ret(match n {
                 nr::SENDTO => self.kunix_epipe(a[3]),
                 nr::SENDMSG => self.kunix_epipe(a[2]),
