@@ -95,7 +95,7 @@ static int events(int fd, short asked)
 }
 
 /* Stream socket pairs: what reads and writes their ends, and the rest. */
-static void stream_pairs(void)
+static void stream_pairs(const char *self)
 {
 	int sv[2];
 	char buf[64];
@@ -293,6 +293,32 @@ static void stream_pairs(void)
 	close(sv[0]);
 	close(sv[1]);
 
+	section("stream pairs: exec");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	int gone[2];
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gone));
+	c = fork();
+	if (c == 0) {
+		char end[16], shut[16];
+		snprintf(end, sizeof end, "%d", sv[0]);
+		snprintf(shut, sizeof shut, "%d", gone[0]);
+		char *args[] = { (char *)self, "pairend", end, shut, NULL };
+		execv(self, args);
+		_exit(127);
+	}
+	close(sv[0]);
+	close(gone[1]);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("the program's bytes through the end it kept", read(sv[1], buf, sizeof buf), 4);
+	EXPECT_STR("its text", buf, "exec");
+	EXPECT_EQ("an answer", write(sv[1], "!", 1), 1);
+	EXPECT_EQ("then its shutdown: end of file", read(sv[1], buf, sizeof buf), 0);
+	waitpid(c, &st, 0);
+	EXPECT_STATUS("the program: the close-on-exec end was closed", st, "exited 0");
+	EXPECT_EQ("the close-on-exec end's peer: end of file", read(gone[0], buf, 1), 0);
+	close(gone[0]);
+	close(sv[1]);
+
 	section("stream pairs: a reader killed while it waits");
 	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	c = fork();
@@ -321,6 +347,17 @@ static void stream_pairs(void)
 	close(sv[1]);
 	EXPECT_ERR("read of a closed end", read(sv[1], buf, 1), EBADF);
 	EXPECT_ERR("shutdown of a closed end", shutdown(sv[1], SHUT_RD), EBADF);
+}
+
+/* The program exec'd with a pair's end `fd` kept and `cloexec` closed. */
+static int pairend_main(int fd, int cloexec)
+{
+	char c;
+	if (fcntl(cloexec, F_GETFD) != -1 || errno != EBADF)
+		return 2;
+	if (write(fd, "exec", 4) != 4 || read(fd, &c, 1) != 1 || c != '!')
+		return 1;
+	return shutdown(fd, SHUT_WR) == 0 ? 0 : 3;
 }
 
 /* The separately started program: connect, write, exit. */
@@ -352,6 +389,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "client") == 0)
 		return client_main(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "pairend") == 0)
+		return pairend_main(atoi(argv[2]), atoi(argv[3]));
 	abi_init();
 	char buf[64];
 	struct sockaddr_un a;
@@ -777,7 +816,7 @@ int main(int argc, char **argv)
 	close(qd);
 	close(qs);
 
-	stream_pairs();
+	stream_pairs(argv[0]);
 
 	section("bad descriptors");
 	EXPECT_ERR("accept(-1)", accept(-1, NULL, NULL), EBADF);
