@@ -175,6 +175,12 @@ pub mod nr {
     /// kernel cache when the pages are there, sent to the supervisor
     /// otherwise.
     pub const PREAD64: u64 = 17;
+    /// Served by the kernel on a descriptor bound to an AF_UNIX stream
+    /// socket's end, with no address and no flags.
+    pub const SENDTO: u64 = 44;
+    pub const RECVFROM: u64 = 45;
+    pub const SENDMSG: u64 = 46;
+    pub const RECVMSG: u64 = 47;
 }
 
 /// The calls the kernel serves without the supervisor, and why they may be:
@@ -249,6 +255,23 @@ pub const KERNEL_SERVED_ON_PIPES: [u64; 4] = [nr::READ, nr::WRITE, nr::READV, nr
 /// more than 64 pages, a negative offset) goes to the supervisor.
 pub const KERNEL_SERVED_ON_FILES: [u64; 1] = [nr::PREAD64];
 
+/// The calls the kernel serves when their descriptor is bound to an end
+/// of an AF_UNIX stream socket pair ([`pipe::op::SOCKPAIR`]), which reads
+/// one kernel pipe and writes another: those of [`KERNEL_SERVED_ON_PIPES`],
+/// and sendto, recvfrom, sendmsg and recvmsg (MSG_DONTWAIT, MSG_NOSIGNAL;
+/// ancillary data is not sent). A write with no reader left (its SIGPIPE)
+/// and MSG_PEEK or MSG_OOB go to the supervisor.
+pub const KERNEL_SERVED_ON_SOCKETS: [u64; 8] = [
+    nr::READ,
+    nr::WRITE,
+    nr::READV,
+    nr::WRITEV,
+    nr::SENDTO,
+    nr::RECVFROM,
+    nr::SENDMSG,
+    nr::RECVMSG,
+];
+
 /// Pipes the kernel serves (`linux_pipe`).
 pub mod pipe {
     /// Operations of `linux_pipe(op, pid, a, b, c)`; `pid` is the Linux
@@ -292,6 +315,18 @@ pub mod pipe {
         /// Descriptor `a` becomes close-on-exec if `b` has FD_CLOEXEC, and
         /// stops being so if not (F_SETFD) → 0 (NotFound if not bound).
         pub const SETFD: u64 = 10;
+        /// An AF_UNIX stream socket pair of two new pipes: one end bound
+        /// at descriptor `a`, reading the first pipe and writing the
+        /// second, the other at `b`, the reverse; O_NONBLOCK and
+        /// O_CLOEXEC if `c` has them → the first pipe's resource id. On a socket's descriptor
+        /// STATE tells of the pipe it reads (`b` 0) or writes (`b` 1),
+        /// WATCH watches both, SETFL sets both, ID is its first pipe's.
+        pub const SOCKPAIR: u64 = 11;
+        /// shutdown(`a`, `b`) of a socket's descriptor: `b` 0 (SHUT_RD)
+        /// lets go of the pipe it reads, 1 (SHUT_WR) of the one it
+        /// writes (the peer reads EOF), 2 both → 0. For every descriptor
+        /// and process sharing the description, as Linux's.
+        pub const SHUTDOWN: u64 = 12;
     }
 
     /// The word `op::STATE` returns.
@@ -307,6 +342,8 @@ pub mod pipe {
         pub const NONBLOCK: u64 = 1 << 35;
         /// A page of the capacity is free (Linux's POLLOUT).
         pub const ROOM: u64 = 1 << 36;
+        /// A socket's side asked of is shut down (no other bit is set).
+        pub const SHUT: u64 = 1 << 37;
         /// The capacity in pages, from this bit on.
         pub const PAGES_SHIFT: u32 = 40;
     }

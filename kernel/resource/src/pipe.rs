@@ -14,7 +14,10 @@
 //! table (the child holds the same ends), exec keeps it, the end of a
 //! process drops it: a pipe goes when its last end goes. The same table
 //! binds numbers of regular files to their kernel caches (`Served::File`,
-//! issue 18), whose pread64 the kernel serves from present pages.
+//! issue 18), whose pread64 the kernel serves from present pages, and
+//! numbers of AF_UNIX stream socket pairs' ends (`Served::Sock`, issue
+//! 19): an end reads one pipe and writes another, and shutdown lets go
+//! of either for every descriptor sharing it.
 //!
 //! The bytes: a writer that finds a reader waiting on an empty pipe
 //! copies straight into the reader's buffer, once, between the two
@@ -226,6 +229,16 @@ impl Inner {
 
     /// The first `len` bytes into the reader's memory at `addr`, taken.
     fn drain_to(&mut self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
+        self.copy_to(space, addr, len)?;
+        self.head = (self.head + len) % self.ring.len();
+        self.held -= len;
+        self.count_out(len);
+        Ok(())
+    }
+
+    /// The first `len` bytes into the reader's memory at `addr`, left
+    /// there (MSG_PEEK).
+    fn copy_to(&self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
         let mut s = space.lock();
         let mut done = 0;
         for (at, n) in self.pieces(self.head, len) {
@@ -235,10 +248,6 @@ impl Inner {
                 done += n;
             }
         }
-        drop(s);
-        self.head = (self.head + len) % self.ring.len();
-        self.held -= len;
-        self.count_out(len);
         Ok(())
     }
 
@@ -398,6 +407,17 @@ fn context(p: &Process, addr: u64, len: usize) -> Result<(SpaceRef, Arc<Computat
 /// bytes a writer brings; 0 at the end of the data when no writer is
 /// left.
 pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
+    take(p, end, (addr, len), may_wait, false)
+}
+
+/// A `read` that leaves the bytes in the pipe (a stream socket's
+/// MSG_PEEK): a writer never copies into its buffer.
+pub fn peek(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Result<usize, Fail> {
+    take(p, end, (addr, len), may_wait, true)
+}
+
+#[inline(always)]
+fn take(p: &Process, end: &End, (addr, len): (u64, usize), may_wait: bool, peek: bool) -> Result<usize, Fail> {
     if end.write {
         return Err(Fail::WrongEnd);
     }
@@ -426,7 +446,12 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                     g.leave(&me);
                 }
                 let n = len.min(g.held);
-                match g.drain_to(&space, addr, n) {
+                let copied = match peek {
+                    false => g.drain_to(&space, addr, n),
+                    true => g.copy_to(&space, addr, n),
+                };
+                match copied {
+                    Ok(()) if peek => wakes = Wakes::default(),
                     Ok(()) => wakes = g.changed(),
                     Err(_) if !touched => {
                         drop(g);
@@ -452,7 +477,7 @@ pub fn read(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> Re
                 }
                 return Err(Fail::Again);
             }
-            if g.pending.is_none() {
+            if g.pending.is_none() && !peek {
                 g.pending = Some(Pending {
                     comp: me.clone(),
                     pid: p.pid(),
@@ -649,11 +674,30 @@ fn direct(
 
 // ---- the tables of kernel-served descriptors ----
 
+/// One end of an AF_UNIX stream socket pair (its open file description):
+/// the read end of the pipe it reads and the write end of the pipe its
+/// peer reads, each until shut down. It alone holds those ends, so that
+/// letting go of one closes it: the peer reads EOF, or writes EPIPE.
+pub struct SockEnd {
+    sides: IrqMutex<[Option<Arc<End>>; 2]>,
+    nonblock: AtomicBool,
+}
+
+impl SockEnd {
+    /// The end it reads (`write` false) or writes, unless shut down.
+    pub fn side(&self, write: bool) -> Option<Arc<End>> {
+        self.sides.lock()[write as usize].clone()
+    }
+}
+
 /// What a kernel-served descriptor leads to.
 #[derive(Clone)]
 pub enum Served {
     /// An end of a kernel pipe: read, write, readv and writev.
     Pipe(Arc<End>),
+    /// An end of an AF_UNIX stream socket pair: the same, and sendto and
+    /// recvfrom with no address and no flags.
+    Sock(Arc<SockEnd>),
     /// A regular file's kernel cache (`file_cache`), which its file server
     /// granted the supervisor: a pread64 it holds every page of.
     File(Arc<FileCache>),
@@ -794,6 +838,73 @@ pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool, cloexec: bool) ->
     })
 }
 
+/// `linux_pipe(SOCKPAIR)`: two pipes for Linux process `p` (charged to
+/// it as pipes are), the ends of a stream socket pair bound at `fa` and
+/// `fb`: `fa`'s reads the first and writes the second, `fb`'s the reverse;
+/// both close-on-exec if `cloexec`.
+pub fn sockpair(p: &Process, fa: u64, fb: u64, nonblock: bool, cloexec: bool) -> Result<ResId, Error> {
+    if fa == fb || fa >= MAX_FD || fb >= MAX_FD {
+        return Err(Error::Invalid);
+    }
+    invoke(p.pid(), ResOp::CreatePipe, NO_IDS, || {
+        let one = make(p.pid())?;
+        let two = make(p.pid())?;
+        let id = one.inner.lock().id;
+        let end = |rx: &Arc<Pipe>, tx: &Arc<Pipe>| {
+            kcore::mm::heap::try_arc(SockEnd {
+                sides: IrqMutex::new([
+                    Some(Arc::new(End::new(rx, false, nonblock))),
+                    Some(Arc::new(End::new(tx, true, nonblock))),
+                ]),
+                nonblock: AtomicBool::new(nonblock),
+            })
+            .map_err(|_| Error::NoMemory)
+        };
+        // Each pipe counts one reader and one writer from its making, the
+        // ends made here; a socket end that fails drops its two, and so
+        // each pipe goes with the last of them.
+        let a = end(&one, &two);
+        let b = end(&two, &one);
+        drop((one, two));
+        let (a, b) = (a?, b?);
+        let old_a = bind(p, fa, Served::Sock(a), cloexec)?;
+        let old_b = bind(p, fb, Served::Sock(b), cloexec);
+        drop(old_a);
+        if old_b.is_err() {
+            let _ = unbind(p.pid(), fa);
+        }
+        drop(old_b?);
+        Ok(id)
+    })
+}
+
+fn sock_at(pid: u64, fd: u64) -> Result<Arc<SockEnd>, Error> {
+    match bound(pid, fd) {
+        Some(Served::Sock(s)) => Ok(s),
+        _ => Err(Error::NotFound),
+    }
+}
+
+/// `linux_pipe(SHUTDOWN)`: `how` 0 lets go of the pipe `fd`'s socket end
+/// reads, 1 of the one it writes, 2 of both.
+pub fn shutdown(p: &Process, fd: u64, how: u64) -> Result<(), Error> {
+    if how > 2 {
+        return Err(Error::Invalid);
+    }
+    invoke(p.pid(), ResOp::PipeControl, NO_IDS, || {
+        let s = sock_at(p.pid(), fd)?;
+        let gone = {
+            let mut g = s.sides.lock();
+            let rx = if how != 1 { g[0].take() } else { None };
+            let tx = if how != 0 { g[1].take() } else { None };
+            (rx, tx)
+        };
+        // The ends close (and wake) with no lock held.
+        drop(gone);
+        Ok(())
+    })
+}
+
 fn make(owner: u64) -> Result<Arc<Pipe>, Error> {
     let charge = super::charge(owner, super::cost::<Arc<Pipe>>((size_of::<Pipe>() + CAPACITY) as u64))?;
     let mut ring = Vec::new();
@@ -893,49 +1004,94 @@ pub fn close(p: &Process, fd: u64) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeBind, NO_IDS, || unbind(p.pid(), fd).map(drop))
 }
 
-/// `linux_pipe(SETFL)`.
+/// `linux_pipe(SETFL)`: a socket's both ends too.
 pub fn set_nonblock(p: &Process, fd: u64, on: bool) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeControl, NO_IDS, || {
-        end_at(p.pid(), fd)?.nonblock.store(on, Ordering::Relaxed);
+        match bound(p.pid(), fd) {
+            Some(Served::Pipe(end)) => end.nonblock.store(on, Ordering::Relaxed),
+            Some(Served::Sock(s)) => {
+                s.nonblock.store(on, Ordering::Relaxed);
+                for end in s.sides.lock().iter().flatten() {
+                    end.nonblock.store(on, Ordering::Relaxed);
+                }
+            }
+            _ => return Err(Error::NotFound),
+        }
         Ok(())
     })
 }
 
-/// `linux_pipe(STATE)`.
-pub fn state_of(p: &Process, fd: u64) -> Result<u64, Error> {
-    let end = end_at(p.pid(), fd)?;
+/// `linux_pipe(STATE)`; of a socket's end, of the pipe it reads (`side`
+/// 0) or writes (1).
+pub fn state_of(p: &Process, fd: u64, side: u64) -> Result<u64, Error> {
+    let (end, nonblock) = match bound(p.pid(), fd) {
+        Some(Served::Pipe(end)) => {
+            let nb = end.nonblock();
+            (end, nb)
+        }
+        Some(Served::Sock(s)) if side <= 1 => {
+            let nb = s.nonblock.load(Ordering::Relaxed);
+            let flag = if nb { state::NONBLOCK } else { 0 };
+            match s.side(side == 1) {
+                Some(end) => (end, nb),
+                None => return Ok(state::SHUT | flag),
+            }
+        }
+        Some(Served::Sock(_)) => return Err(Error::Invalid),
+        _ => return Err(Error::NotFound),
+    };
     let mut w = end.pipe.inner.lock().state();
     if end.write {
         w |= state::WRITE_END;
     }
-    if end.nonblock() {
+    if nonblock {
         w |= state::NONBLOCK;
     }
     Ok(w)
 }
 
-/// `linux_pipe(ID)`.
+/// `linux_pipe(ID)`: of a socket's end, its pair's first pipe (the same
+/// from either end).
 pub fn id_of(p: &Process, fd: u64) -> Result<u64, Error> {
-    Ok(end_at(p.pid(), fd)?.pipe.inner.lock().id.raw())
+    match bound(p.pid(), fd) {
+        Some(Served::Pipe(end)) => Ok(end.pipe.inner.lock().id.raw()),
+        Some(Served::Sock(s)) => {
+            let ids: alloc::vec::Vec<u64> = s
+                .sides
+                .lock()
+                .iter()
+                .flatten()
+                .map(|e| e.pipe.inner.lock().id.raw())
+                .collect();
+            ids.into_iter().min().ok_or(Error::NotFound)
+        }
+        _ => Err(Error::NotFound),
+    }
 }
 
 /// `linux_pipe(WATCH)`: `watcher` gets an event on its port's `entry` at
-/// the next change of `fd`'s pipe.
+/// the next change of `fd`'s pipe (of either pipe of a socket's end).
 pub fn watch(p: &Process, fd: u64, watcher: u64, entry: u64) -> Result<(), Error> {
     if entry >= 61 {
         return Err(Error::Invalid);
     }
     invoke(p.pid(), ResOp::PipeControl, NO_IDS, || {
-        let end = end_at(p.pid(), fd)?;
-        let mut g = end.pipe.inner.lock();
-        if g.watchers.contains(&(watcher, entry)) {
-            return Ok(());
+        let ends: [Option<Arc<End>>; 2] = match bound(p.pid(), fd) {
+            Some(Served::Pipe(end)) => [Some(end), None],
+            Some(Served::Sock(s)) => s.sides.lock().clone(),
+            _ => return Err(Error::NotFound),
+        };
+        for end in ends.iter().flatten() {
+            let mut g = end.pipe.inner.lock();
+            if g.watchers.contains(&(watcher, entry)) {
+                continue;
+            }
+            if g.watchers.len() >= MAX_WATCHERS {
+                return Err(Error::Limit);
+            }
+            g.watchers.try_reserve(1).map_err(|_| Error::NoMemory)?;
+            g.watchers.push((watcher, entry));
         }
-        if g.watchers.len() >= MAX_WATCHERS {
-            return Err(Error::Limit);
-        }
-        g.watchers.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        g.watchers.push((watcher, entry));
         Ok(())
     })
 }

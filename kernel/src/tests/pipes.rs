@@ -121,7 +121,7 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
         ),
         (
             "state of a number bound to nothing",
-            pipe::state_of(&pa, 7).err(),
+            pipe::state_of(&pa, 7, 0).err(),
             Error::NotFound,
         ),
         (
@@ -164,6 +164,98 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
     Ok(())
 }
 
+/// Stream socket pairs (two pipes, an end at each of two numbers): bad
+/// numbers and operations are errors that change nothing; a shutdown
+/// holds for every process sharing the end (as fork shares it) and the
+/// peer sees it; both pipes, charged to the process, go with the last
+/// holder, and the heap comes back.
+pub fn kernel_socket_pairs_are_checked() -> TestResult {
+    twice_heap_back(socket_round)
+}
+
+fn socket_round() -> TestResult {
+    use abi::linux::pipe::state;
+    kcore::computation::reap_all();
+    let (pipes0, bound0) = (pipes(), pipe::bindings());
+    let (a, b) = (live()?, live()?);
+    let (pa, pb) = (proc::get(a).ok_or("a gone")?, proc::get(b).ok_or("b gone")?);
+    ok(pipe::create(&pa, 7, 8, false))?;
+    let before = (pipes(), pipe::bindings());
+    let checks = [
+        (
+            "both ends at one number",
+            pipe::sockpair(&pa, 5, 5, false).err(),
+            Error::Invalid,
+        ),
+        (
+            "a number past the bound",
+            pipe::sockpair(&pa, 5, 1 << 20, false).err(),
+            Error::Invalid,
+        ),
+        (
+            "shutdown of a number bound to nothing",
+            pipe::shutdown(&pa, 9, 2).err(),
+            Error::NotFound,
+        ),
+        (
+            "shutdown of a pipe's end",
+            pipe::shutdown(&pa, 7, 1).err(),
+            Error::NotFound,
+        ),
+        ("shutdown how 3", pipe::shutdown(&pa, 7, 3).err(), Error::Invalid),
+    ];
+    let changed = (pipes(), pipe::bindings()) != before;
+    let used0 = pa.account().used();
+    ok(pipe::sockpair(&pa, 3, 4, false))?;
+    let charged = pa.account().used() - used0;
+    let made = (pipes() - before.0, pipe::bindings() - before.1);
+    let sides = [
+        ("state of a third side", pipe::state_of(&pa, 3, 2).err(), Error::Invalid),
+        (
+            "shutdown how 3 of a socket",
+            pipe::shutdown(&pa, 3, 3).err(),
+            Error::Invalid,
+        ),
+        (
+            "resize of a socket's end",
+            pipe::resize(&pa, 3, 4096).err(),
+            Error::NotFound,
+        ),
+    ];
+    ok(pipe::inherit(&pa, &pb))?;
+    // The child shuts its copy for writing: the parent's is shut too, and
+    // the peer reads EOF.
+    ok(pipe::shutdown(&pb, 3, 1))?;
+    ok(pipe::shutdown(&pb, 3, 1))?;
+    let own = ok(pipe::state_of(&pa, 3, 1))?;
+    let peer = ok(pipe::state_of(&pa, 4, 0))?;
+    let reads = ok(pipe::state_of(&pa, 3, 0))?;
+    ok(pipe::set_nonblock(&pa, 4, true))?;
+    let nonblock = ok(pipe::state_of(&pb, 4, 1))? & state::NONBLOCK != 0;
+    let watched = pipe::watch(&pa, 4, a, 5);
+    drop((pa, pb));
+    end(a);
+    end(b);
+    kcore::computation::reap_all();
+    for (what, got, want) in checks.into_iter().chain(sides) {
+        ensure!(got == Some(want), "{what}: {got:?}, not {want:?}");
+    }
+    ensure!(!changed, "a refused operation changed the pipes");
+    ensure!(made == (2, 2), "a pair made {made:?} (pipes, numbers), not (2, 2)");
+    ensure!(charged >= 2 * CAPACITY as u64, "two buffers charged {charged} bytes");
+    ensure!(
+        own == state::SHUT,
+        "the parent's end after the child's shutdown: {own:#x}"
+    );
+    ensure!(peer & state::WRITERS == 0, "the peer still has a writer: {peer:#x}");
+    ensure!(reads & state::SHUT == 0, "the side not shut is shut");
+    ensure!(nonblock, "O_NONBLOCK set in one process is not the description's");
+    ensure!(watched.is_ok(), "a watch on a socket's end: {watched:?}");
+    ensure!(pipes() == pipes0, "the pipes outlived their holders");
+    ensure!(pipe::bindings() == bound0, "numbers outlived their processes");
+    Ok(())
+}
+
 /// A supervisor may bind, read the state of or watch only the pipes of a
 /// process it serves: another process's call is refused.
 pub fn only_a_supervisor_binds_pipes() -> TestResult {
@@ -180,6 +272,8 @@ pub fn only_a_supervisor_binds_pipes() -> TestResult {
         op::RESIZE,
         op::ID,
         op::SETFD,
+        op::SOCKPAIR,
+        op::SHUTDOWN,
     ]
     .map(|o| syscall::pipes::linux_pipe(&ps, o, a, 3, 4, 0).err());
     let missing = syscall::pipes::linux_pipe(&ps, op::STATE, 1 << 40, 3, 0, 0).err();
@@ -259,7 +353,7 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
         pipe::bindings() - bound0
     );
     ensure!(
-        pipe::state_of(&pl, 7).err() == Some(Error::NotFound),
+        pipe::state_of(&pl, 7, 0).err() == Some(Error::NotFound),
         "a file's number answers as a pipe"
     );
     let Some(pipe::Served::File(cache)) = pipe::bound(linux, 7) else {

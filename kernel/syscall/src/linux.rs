@@ -136,7 +136,11 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => mmap_anonymous(me, a[0], a[1], a[2], a[3]),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
-        nr::READ | nr::WRITE | nr::READV | nr::WRITEV if let Some(v) = crate::pipes::serve(me, n, &a) => v,
+        nr::READ | nr::WRITE | nr::READV | nr::WRITEV | nr::SENDTO | nr::RECVFROM | nr::SENDMSG | nr::RECVMSG
+            if let Some(v) = crate::pipes::serve(me, n, &a) =>
+        {
+            v
+        }
         nr::PREAD64 if let Some(v) = crate::pipes::serve_pread(me, supervisor, &a) => v,
         _ => forward(
             me,

@@ -1,6 +1,8 @@
 //! Kernel pipes from their two sides: a Linux process's read, write,
 //! readv and writev on a descriptor bound to one, served here with no
-//! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), as is a pread64 of
+//! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), and on an AF_UNIX
+//! stream socket's end, which reads one pipe and writes another
+//! (`KERNEL_SERVED_ON_SOCKETS`, with sendto and recvfrom), as is a pread64 of
 //! a regular file's cached pages (`KERNEL_SERVED_ON_FILES`), and its
 //! supervisor's `linux_pipe`, which keeps the bindings in step with the
 //! descriptor table the supervisor keeps (`resource::pipe`).
@@ -21,19 +23,21 @@ const ERESTARTSYS: u64 = 512;
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
 const IOV_MAX: u64 = 1024;
 
-/// Call `n` of `me` on descriptor `a[0]`, if a kernel pipe is bound
-/// there and the kernel serves what it comes to: its return value. None:
-/// the supervisor serves it (no binding; or a write with no reader left,
-/// whose SIGPIPE is the supervisor's to send).
+/// Call `n` of `me` on descriptor `a[0]`, if a kernel pipe or a stream
+/// socket's end is bound there and the kernel serves what it comes to:
+/// its return value. None: the supervisor serves it (no binding; a write
+/// with no reader left, whose SIGPIPE is the supervisor's to send).
 #[inline]
 pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
-    let Some(Served::Pipe(end)) = pipe::bound(me.pid(), a[0]) else {
-        return None;
+    let end = match pipe::bound(me.pid(), a[0])? {
+        Served::Pipe(end) if n <= nr::WRITEV => end,
+        Served::Sock(s) => return serve_sock(me, n, a, &s),
+        _ => return None,
     };
     let r = match n {
         nr::READ => pipe::read(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
         nr::WRITE => pipe::write(me, &end, a[1], a[2].min(MAX_RW_COUNT) as usize, true),
-        _ => match vectored(me, &end, n == nr::WRITEV, a[1], a[2]) {
+        _ => match vectored(me, &end, n == nr::WRITEV, (a[1], a[2]), true) {
             Ok(r) => r,
             Err(e) => return Some(fail(e)),
         },
@@ -41,13 +45,114 @@ pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
     Some(match r {
         Ok(v) => v as u64,
         Err(Fail::NoReaders) => return None,
-        Err(f) => fail(match f {
-            Fail::Again => errno::EAGAIN,
-            Fail::Interrupted => ERESTARTSYS,
-            Fail::Fault => errno::EFAULT,
-            Fail::WrongEnd => EBADF,
-            Fail::NoMemory | Fail::NoReaders => errno::ENOMEM,
-        }),
+        Err(f) => fail(errno_of(f)),
+    })
+}
+
+fn errno_of(f: Fail) -> u64 {
+    match f {
+        Fail::Again => errno::EAGAIN,
+        Fail::Interrupted => ERESTARTSYS,
+        Fail::Fault => errno::EFAULT,
+        Fail::WrongEnd => EBADF,
+        Fail::NoMemory => errno::ENOMEM,
+        Fail::NoReaders => EPIPE,
+    }
+}
+
+/// `MSG_*` flags the kernel serves on a stream socket's end; MSG_OOB goes
+/// to the supervisor. MSG_WAITALL is as without it and MSG_EOR means
+/// nothing on a stream. MSG_PEEK takes its bytes from the first buffer
+/// of a vectored call only.
+const MSG_OOB: u64 = 1;
+const MSG_PEEK: u64 = 2;
+const MSG_DONTWAIT: u64 = 0x40;
+const MSG_NOSIGNAL: u64 = 0x4000;
+const EPIPE: u64 = 32;
+const EISCONN: u64 = 106;
+const EMSGSIZE: u64 = 90;
+
+/// Call `n` of `me` on the stream socket's end `s` bound at `a[0]`: read,
+/// write, readv, writev, and sendto, recvfrom, sendmsg and recvmsg
+/// without ancillary data. The peer's name is none (an unnamed pair's),
+/// a name to send to is EISCONN, as Linux's on a connected stream.
+fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u64> {
+    let (write, flags) = match n {
+        nr::READ | nr::READV => (false, 0),
+        nr::WRITE | nr::WRITEV => (true, 0),
+        nr::RECVFROM => (false, a[3]),
+        nr::SENDTO => (true, a[3]),
+        nr::RECVMSG => (false, a[2]),
+        nr::SENDMSG => (true, a[2]),
+        _ => return None,
+    };
+    if flags & MSG_OOB != 0 {
+        return None;
+    }
+    let peek = !write && flags & MSG_PEEK != 0;
+    let may_wait = flags & MSG_DONTWAIT == 0;
+    // The pieces: (iov, count) of a vectored call, else one buffer.
+    let (iov, one) = match n {
+        nr::READV | nr::WRITEV => (Some((a[1], a[2])), (0, 0)),
+        nr::SENDMSG | nr::RECVMSG => {
+            // msghdr's name, its length, the pieces and their count.
+            let h = match (
+                kcore::uaccess::read::<[u64; 2]>(a[1]),
+                kcore::uaccess::read::<[u64; 2]>(a[1] + 16),
+            ) {
+                (Ok(x), Ok(y)) => [x[0], x[1], y[0], y[1]],
+                _ => return Some(fail(errno::EFAULT)),
+            };
+            let (name, namelen) = (h[0], h[1] & 0xffff_ffff);
+            if write && name != 0 && namelen != 0 {
+                return Some(fail(EISCONN));
+            }
+            if !write {
+                // No sender's name, no ancillary data, no flags.
+                let none = kcore::uaccess::write(a[1] + 8, &0u32)
+                    .and_then(|()| kcore::uaccess::write(a[1] + 40, &0u64))
+                    .and_then(|()| kcore::uaccess::write(a[1] + 48, &0u32));
+                if none.is_err() {
+                    return Some(fail(errno::EFAULT));
+                }
+            }
+            (Some((h[2], h[3])), (0, 0))
+        }
+        nr::SENDTO if a[4] != 0 && a[5] != 0 => return Some(fail(EISCONN)),
+        nr::RECVFROM if a[4] != 0 && a[5] != 0 => {
+            if kcore::uaccess::write(a[5], &0u32).is_err() {
+                return Some(fail(errno::EFAULT));
+            }
+            (None, (a[1], a[2]))
+        }
+        _ => (None, (a[1], a[2])),
+    };
+    let Some(end) = s.side(write) else {
+        // Shut down for reading: EOF, as Linux's once drained; for
+        // writing: EPIPE, and SIGPIPE (the supervisor's) unless not asked.
+        return match write {
+            false => Some(0),
+            true if flags & MSG_NOSIGNAL != 0 => Some(fail(EPIPE)),
+            true => None,
+        };
+    };
+    let r = match iov {
+        Some((at, count)) if peek => match first_piece(at, count) {
+            Ok((addr, len)) => pipe::peek(me, &end, addr, len.min(MAX_RW_COUNT) as usize, may_wait),
+            Err(e) => return Some(fail(e)),
+        },
+        None if peek => pipe::peek(me, &end, one.0, one.1.min(MAX_RW_COUNT) as usize, may_wait),
+        Some(v) => match vectored(me, &end, write, v, may_wait) {
+            Ok(r) => r,
+            Err(e) => return Some(fail(e)),
+        },
+        None if write => pipe::write(me, &end, one.0, one.1.min(MAX_RW_COUNT) as usize, may_wait),
+        None => pipe::read(me, &end, one.0, one.1.min(MAX_RW_COUNT) as usize, may_wait),
+    };
+    Some(match r {
+        Ok(v) => v as u64,
+        Err(Fail::NoReaders) if flags & MSG_NOSIGNAL == 0 => return None,
+        Err(f) => fail(errno_of(f)),
     })
 }
 
@@ -75,11 +180,31 @@ pub fn serve_pread(me: &Process, sup: u64, a: &[u64; 6]) -> Option<u64> {
         .map(|n| n as u64)
 }
 
+/// The first piece of `count` at `iov` that is not empty ((0, 0): none).
+fn first_piece(iov: u64, count: u64) -> Result<(u64, u64), u64> {
+    if count > IOV_MAX {
+        return Err(EMSGSIZE);
+    }
+    for i in 0..count {
+        let v: [u64; 2] = kcore::uaccess::read(iov + i * 16).map_err(|_| errno::EFAULT)?;
+        if v[1] > 0 {
+            return Ok((v[0], v[1]));
+        }
+    }
+    Ok((0, 0))
+}
+
 /// readv and writev: the pieces in order, as one call. A readv waits for
 /// its first bytes only and then takes what is there; a writev waits for
 /// room for all. Unlike Linux, a writev of at most PIPE_BUF bytes in
 /// several pieces is atomic per piece, not as a whole.
-fn vectored(me: &Process, end: &End, write: bool, iov: u64, count: u64) -> Result<Result<usize, Fail>, u64> {
+fn vectored(
+    me: &Process,
+    end: &End,
+    write: bool,
+    (iov, count): (u64, u64),
+    may_wait: bool,
+) -> Result<Result<usize, Fail>, u64> {
     if count > IOV_MAX {
         return Err(errno::EINVAL);
     }
@@ -104,9 +229,9 @@ fn vectored(me: &Process, end: &End, write: bool, iov: u64, count: u64) -> Resul
             }
             let len = len.min(MAX_RW_COUNT) as usize;
             let r = if write {
-                pipe::write(me, end, addr, len, true)
+                pipe::write(me, end, addr, len, may_wait)
             } else {
-                pipe::read(me, end, addr, len, first)
+                pipe::read(me, end, addr, len, first && may_wait)
             };
             first = false;
             match r {
@@ -159,10 +284,12 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
         op::DUP => pipe::dup(&p, a, b, c & O_CLOEXEC != 0).map(|()| 0),
         op::CLOSE => pipe::close(&p, a).map(|()| 0),
         op::SETFL => pipe::set_nonblock(&p, a, b & O_NONBLOCK != 0).map(|()| 0),
-        op::STATE => pipe::state_of(&p, a),
+        op::STATE => pipe::state_of(&p, a, b),
         op::WATCH => pipe::watch(&p, a, me.pid(), b).map(|()| 0),
         op::RESIZE => pipe::resize(&p, a, b),
         op::ID => pipe::id_of(&p, a),
+        op::SOCKPAIR => pipe::sockpair(&p, a, b, c & O_NONBLOCK != 0, c & O_CLOEXEC != 0).map(|id| id.raw()),
+        op::SHUTDOWN => pipe::shutdown(&p, a, b).map(|()| 0),
         op::BIND_FILE => {
             let cache = file_cache::for_binding(me.pid(), resource::ResId::from_raw(b))?;
             pipe::bind_file(&p, a, cache, c & O_CLOEXEC != 0).map(|()| 0)

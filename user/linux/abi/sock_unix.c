@@ -4,7 +4,10 @@
  * the names getsockname and getpeername report, SO_PEERCRED, readiness
  * for poll and epoll, a name unlinked under a connection, and sockets
  * between processes (a child, a program started by exec, a child killed
- * while it waits in accept, an accept a signal interrupts).
+ * while it waits in accept, an accept a signal interrupts), and stream
+ * socket pairs: shutdown, EPIPE and SIGPIPE, nonblocking ends, a large
+ * transfer, readv and writev, sendmsg and recvmsg, ends shared by fork,
+ * poll readiness, a reader killed while it waits.
  *
  * Run as "sock_unix client PATH" it is that separately started program:
  * it connects to PATH and writes a line.
@@ -14,7 +17,9 @@
 #include <poll.h>
 #include <stddef.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #define BAD ((void *)16)
@@ -74,6 +79,287 @@ static const char *type_of(const char *path)
 	return S_ISSOCK(st.st_mode) ? "socket" : "other";
 }
 
+static volatile sig_atomic_t pipe_signals;
+
+static void on_sigpipe(int s)
+{
+	(void)s;
+	pipe_signals++;
+}
+
+/* poll's events of `fd` now, of those asked. */
+static int events(int fd, short asked)
+{
+	struct pollfd p = { fd, asked, 0 };
+	return poll(&p, 1, 0) < 0 ? -1 : p.revents;
+}
+
+/* Stream socket pairs: what reads and writes their ends, and the rest. */
+static void stream_pairs(const char *self)
+{
+	int sv[2];
+	char buf[64];
+	section("stream pairs");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	EXPECT_EQ("F_GETFL", fcntl(sv[0], F_GETFL), O_RDWR);
+	EXPECT_EQ("nothing to read: not readable", events(sv[1], POLLIN | POLLOUT), POLLOUT);
+	EXPECT_EQ("write", write(sv[0], "hello", 5), 5);
+	int n = -1;
+	EXPECT_OK("FIONREAD", ioctl(sv[1], FIONREAD, &n));
+	EXPECT_EQ("its count", n, 5);
+	EXPECT_EQ("readable", events(sv[1], POLLIN | POLLOUT), POLLIN | POLLOUT);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("MSG_PEEK", recv(sv[1], buf, 3, MSG_PEEK), 3);
+	EXPECT_EQ("MSG_PEEK again: the same bytes", recv(sv[1], buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT), 5);
+	EXPECT_EQ("a short read", read(sv[1], buf, 2), 2);
+	EXPECT_EQ("the rest", recv(sv[1], buf + 2, sizeof buf, 0), 3);
+	EXPECT_STR("the bytes", buf, "hello");
+	struct sockaddr_un from;
+	socklen_t fl = sizeof from;
+	EXPECT_EQ("sendto with no name", sendto(sv[1], "ab", 2, 0, NULL, 0), 2);
+	EXPECT_EQ("recvfrom asking a name", recvfrom(sv[0], buf, sizeof buf, 0, (struct sockaddr *)&from, &fl), 2);
+	EXPECT_EQ("an unnamed peer's: length 0", fl, 0);
+	struct sockaddr_un to;
+	socklen_t tl = path_addr(&to, "nowhere");
+	EXPECT_ERR("sendto a name on a stream", sendto(sv[0], "x", 1, 0, (struct sockaddr *)&to, tl), EISCONN);
+	write(sv[1], "z", 1);
+	EXPECT_ERR("MSG_PEEK into a bad buffer", recv(sv[0], BAD, 1, MSG_PEEK), EFAULT);
+	EXPECT_ERR("read into a bad buffer", read(sv[0], BAD, 1), EFAULT);
+	EXPECT_EQ("the byte stayed", read(sv[0], buf, 1), 1);
+
+	section("stream pairs: readv, writev, sendmsg, recvmsg");
+	struct iovec out[3] = { { "one", 3 }, { "", 0 }, { "two", 3 } };
+	EXPECT_EQ("writev", writev(sv[0], out, 3), 6);
+	char p1[4] = { 0 }, p2[8] = { 0 };
+	struct iovec in[2] = { { p1, 2 }, { p2, sizeof p2 - 1 } };
+	EXPECT_EQ("readv", readv(sv[1], in, 2), 6);
+	EXPECT_STR("the first piece", p1, "on");
+	EXPECT_STR("the second", p2, "etwo");
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = out;
+	m.msg_iovlen = 3;
+	EXPECT_EQ("sendmsg", sendmsg(sv[1], &m, 0), 6);
+	memset(p1, 0, sizeof p1);
+	memset(p2, 0, sizeof p2);
+	char control[64];
+	memset(&m, 0, sizeof m);
+	m.msg_name = &from;
+	m.msg_namelen = sizeof from;
+	m.msg_iov = in;
+	m.msg_iovlen = 2;
+	m.msg_control = control;
+	m.msg_controllen = sizeof control;
+	m.msg_flags = -1;
+	EXPECT_EQ("recvmsg", recvmsg(sv[0], &m, 0), 6);
+	EXPECT_STR("its bytes", p2, "etwo");
+	EXPECT_EQ("no name", m.msg_namelen, 0);
+	EXPECT_EQ("no ancillary data", m.msg_controllen, 0);
+	EXPECT_EQ("no flags", m.msg_flags, 0);
+	EXPECT_ERR("readv of too many pieces", readv(sv[0], in, 2000), EINVAL);
+	EXPECT_ERR("recvmsg of a bad header", syscall(SYS_recvmsg, sv[0], BAD, 0), EFAULT);
+
+	section("stream pairs: shutdown");
+	EXPECT_ERR("shutdown how 3", shutdown(sv[0], 3), EINVAL);
+	EXPECT_EQ("write before", write(sv[0], "last", 4), 4);
+	EXPECT_OK("shutdown SHUT_WR", shutdown(sv[0], SHUT_WR));
+	EXPECT_EQ("the peer: readable, hung up for reading", events(sv[1], POLLIN | POLLRDHUP), POLLIN | POLLRDHUP);
+	EXPECT_EQ("the peer reads what was written", read(sv[1], buf, sizeof buf), 4);
+	EXPECT_EQ("then end of file", read(sv[1], buf, sizeof buf), 0);
+	EXPECT_ERR("write after SHUT_WR", send(sv[0], "x", 1, MSG_NOSIGNAL), EPIPE);
+	EXPECT_EQ("the other way still goes", write(sv[1], "back", 4), 4);
+	EXPECT_EQ("and is read", read(sv[0], buf, sizeof buf), 4);
+	EXPECT_EQ("one side shut each way: not hung up", events(sv[1], POLLIN | POLLOUT | POLLRDHUP),
+		  POLLIN | POLLOUT | POLLRDHUP);
+	close(sv[0]);
+	close(sv[1]);
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	EXPECT_OK("shutdown SHUT_RD", shutdown(sv[1], SHUT_RD));
+	EXPECT_EQ("shut for reading: readable", events(sv[1], POLLIN | POLLRDHUP), POLLIN | POLLRDHUP);
+	EXPECT_ERR("the peer writes to a side shut for reading", send(sv[0], "x", 1, MSG_NOSIGNAL), EPIPE);
+	EXPECT_EQ("read after SHUT_RD: end of file", read(sv[1], buf, sizeof buf), 0);
+	EXPECT_EQ("it still writes", write(sv[1], "w", 1), 1);
+	EXPECT_EQ("which the peer reads", read(sv[0], buf, sizeof buf), 1);
+	close(sv[0]);
+	close(sv[1]);
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	EXPECT_OK("SHUT_RDWR", shutdown(sv[0], SHUT_RDWR));
+	EXPECT_EQ("hung up", events(sv[0], POLLIN) & POLLHUP, POLLHUP);
+	EXPECT_EQ("the peer too", events(sv[1], POLLIN) & POLLHUP, POLLHUP);
+	EXPECT_EQ("the peer reads end of file", read(sv[1], buf, 1), 0);
+	EXPECT_OK("shut again", shutdown(sv[0], SHUT_RDWR));
+	close(sv[0]);
+	close(sv[1]);
+
+	section("stream pairs: EPIPE and SIGPIPE");
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigpipe;
+	sigaction(SIGPIPE, &sa, &old);
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	write(sv[1], "left", 4);
+	close(sv[1]);
+	EXPECT_EQ("the peer closed: hung up", events(sv[0], POLLIN | POLLOUT | POLLRDHUP),
+		  POLLIN | POLLOUT | POLLRDHUP | POLLHUP);
+	EXPECT_EQ("what it wrote is still read", read(sv[0], buf, sizeof buf), 4);
+	EXPECT_EQ("then end of file", read(sv[0], buf, sizeof buf), 0);
+	pipe_signals = 0;
+	EXPECT_ERR("write", write(sv[0], "x", 1), EPIPE);
+	EXPECT_EQ("SIGPIPE", pipe_signals, 1);
+	EXPECT_ERR("writev", writev(sv[0], out, 3), EPIPE);
+	EXPECT_EQ("SIGPIPE again", pipe_signals, 2);
+	EXPECT_ERR("send MSG_NOSIGNAL", send(sv[0], "x", 1, MSG_NOSIGNAL), EPIPE);
+	EXPECT_ERR("sendto MSG_NOSIGNAL", sendto(sv[0], "x", 1, MSG_NOSIGNAL, NULL, 0), EPIPE);
+	EXPECT_EQ("no signal", pipe_signals, 2);
+	EXPECT_ERR("send", send(sv[0], "x", 1, 0), EPIPE);
+	EXPECT_EQ("a signal", pipe_signals, 3);
+	close(sv[0]);
+	sigaction(SIGPIPE, &old, NULL);
+
+	section("stream pairs: nonblocking");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv));
+	EXPECT_EQ("F_GETFL", fcntl(sv[0], F_GETFL), O_RDWR | O_NONBLOCK);
+	EXPECT_EQ("F_GETFD", fcntl(sv[1], F_GETFD), FD_CLOEXEC);
+	EXPECT_ERR("read: EAGAIN", read(sv[0], buf, 1), EAGAIN);
+	EXPECT_ERR("MSG_PEEK: EAGAIN", recv(sv[0], buf, 1, MSG_PEEK), EAGAIN);
+	EXPECT_ERR("readv: EAGAIN", readv(sv[0], in, 2), EAGAIN);
+	static char big[65536];
+	long total = 0;
+	ssize_t r;
+	while ((r = write(sv[0], big, sizeof big)) > 0 && total < (64L << 20))
+		total += r;
+	int e = errno;
+	EXPECT_TRUE("writes fill up: EAGAIN", r == -1 && e == EAGAIN);
+	EXPECT_TRUE("bounded", total > 0 && total < (64L << 20));
+	EXPECT_EQ("full: not writable", events(sv[0], POLLOUT), 0);
+	EXPECT_OK("F_SETFL blocking", fcntl(sv[0], F_SETFL, 0));
+	EXPECT_EQ("its F_GETFL", fcntl(sv[0], F_GETFL), O_RDWR);
+	EXPECT_ERR("MSG_DONTWAIT on a blocking end", recv(sv[0], buf, 1, MSG_DONTWAIT), EAGAIN);
+	EXPECT_ERR("send MSG_DONTWAIT, full", send(sv[0], "x", 1, MSG_DONTWAIT), EAGAIN);
+	close(sv[0]);
+	close(sv[1]);
+
+	section("stream pairs: a large transfer");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	const long size = 1L << 20;
+	pid_t c = fork();
+	if (c == 0) {
+		close(sv[1]);
+		static char chunk[50000];
+		long at = 0;
+		while (at < size) {
+			long k = size - at < (long)sizeof chunk ? size - at : (long)sizeof chunk;
+			for (long i = 0; i < k; i++)
+				chunk[i] = (char)((at + i) * 7 + (at + i) / 251);
+			struct iovec v[2] = { { chunk, k / 2 }, { chunk + k / 2, k - k / 2 } };
+			if (writev(sv[0], v, 2) != k)
+				_exit(1);
+			at += k;
+		}
+		_exit(0);
+	}
+	close(sv[0]);
+	long got = 0, wrong = 0;
+	char small[1000];
+	while ((r = read(sv[1], small, sizeof small)) > 0) {
+		for (long i = 0; i < r; i++)
+			if (small[i] != (char)((got + i) * 7 + (got + i) / 251))
+				wrong++;
+		got += r;
+	}
+	int st;
+	waitpid(c, &st, 0);
+	EXPECT_EQ("every byte", got, size);
+	EXPECT_EQ("in order", wrong, 0);
+	EXPECT_STATUS("the writer", st, "exited 0");
+	close(sv[1]);
+
+	section("stream pairs: fork shares an end");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	int d = dup(sv[0]);
+	c = fork();
+	if (c == 0) {
+		write(d, "child", 5);
+		shutdown(sv[0], SHUT_WR);
+		_exit(0);
+	}
+	waitpid(c, &st, 0);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("the child's bytes", read(sv[1], buf, sizeof buf), 5);
+	EXPECT_STR("are its", buf, "child");
+	EXPECT_EQ("its shutdown holds for the parent's end too", read(sv[1], buf, sizeof buf), 0);
+	EXPECT_ERR("the parent's write", send(d, "x", 1, MSG_NOSIGNAL), EPIPE);
+	close(d);
+	close(sv[0]);
+	close(sv[1]);
+
+	section("stream pairs: exec");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	int gone[2];
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gone));
+	c = fork();
+	if (c == 0) {
+		char end[16], shut[16];
+		snprintf(end, sizeof end, "%d", sv[0]);
+		snprintf(shut, sizeof shut, "%d", gone[0]);
+		char *args[] = { (char *)self, "pairend", end, shut, NULL };
+		execv(self, args);
+		_exit(127);
+	}
+	close(sv[0]);
+	close(gone[1]);
+	memset(buf, 0, sizeof buf);
+	EXPECT_EQ("the program's bytes through the end it kept", read(sv[1], buf, sizeof buf), 4);
+	EXPECT_STR("its text", buf, "exec");
+	EXPECT_EQ("an answer", write(sv[1], "!", 1), 1);
+	EXPECT_EQ("then its shutdown: end of file", read(sv[1], buf, sizeof buf), 0);
+	waitpid(c, &st, 0);
+	EXPECT_STATUS("the program: the close-on-exec end was closed", st, "exited 0");
+	EXPECT_EQ("the close-on-exec end's peer: end of file", read(gone[0], buf, 1), 0);
+	close(gone[0]);
+	close(sv[1]);
+
+	section("stream pairs: a reader killed while it waits");
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	c = fork();
+	if (c == 0) {
+		read(sv[1], buf, 1);
+		_exit(3);
+	}
+	usleep(50000);
+	kill(c, SIGKILL);
+	waitpid(c, &st, 0);
+	EXPECT_STATUS("killed", st, "killed by SIGKILL");
+	EXPECT_EQ("the pair still works", write(sv[0], "k", 1), 1);
+	EXPECT_EQ("its byte", read(sv[1], buf, 1), 1);
+	c = fork();
+	if (c == 0) {
+		close(sv[1]);
+		read(sv[0], buf, 1);
+		_exit(0);
+	}
+	close(sv[0]);
+	usleep(50000);
+	EXPECT_EQ("a reader waits: the writer's end is open", events(sv[1], POLLOUT), POLLOUT);
+	kill(c, SIGKILL);
+	waitpid(c, &st, 0);
+	EXPECT_ERR("its end gone with it: EPIPE", send(sv[1], "x", 1, MSG_NOSIGNAL), EPIPE);
+	close(sv[1]);
+	EXPECT_ERR("read of a closed end", read(sv[1], buf, 1), EBADF);
+	EXPECT_ERR("shutdown of a closed end", shutdown(sv[1], SHUT_RD), EBADF);
+}
+
+/* The program exec'd with a pair's end `fd` kept and `cloexec` closed. */
+static int pairend_main(int fd, int cloexec)
+{
+	char c;
+	if (fcntl(cloexec, F_GETFD) != -1 || errno != EBADF)
+		return 2;
+	if (write(fd, "exec", 4) != 4 || read(fd, &c, 1) != 1 || c != '!')
+		return 1;
+	return shutdown(fd, SHUT_WR) == 0 ? 0 : 3;
+}
+
 /* The separately started program: connect, write, exit. */
 static int client_main(const char *path)
 {
@@ -103,6 +389,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "client") == 0)
 		return client_main(argv[2]);
+	if (argc == 4 && strcmp(argv[1], "pairend") == 0)
+		return pairend_main(atoi(argv[2]), atoi(argv[3]));
 	abi_init();
 	char buf[64];
 	struct sockaddr_un a;
@@ -527,6 +815,8 @@ int main(int argc, char **argv)
 	close(bl);
 	close(qd);
 	close(qs);
+
+	stream_pairs(argv[0]);
 
 	section("bad descriptors");
 	EXPECT_ERR("accept(-1)", accept(-1, NULL, NULL), EBADF);

@@ -63,6 +63,12 @@ pub enum Kind {
         obj: u64,
         listening: bool,
     },
+    /// One end of an AF_UNIX stream socket pair the kernel serves
+    /// (`kpipe.rs`): it reads one kernel pipe and writes another; `id`
+    /// is the pair's first pipe's resource id (its inode number).
+    KUnix {
+        id: u64,
+    },
     /// An epoll instance (`epoll.rs`).
     Epoll(Rc<RefCell<super::epoll::Epoll>>),
     /// One end of a pipe the kernel serves (`kpipe.rs`): its resource id.

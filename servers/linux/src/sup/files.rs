@@ -367,6 +367,9 @@ impl Sup {
                 drop(d);
                 self.sock_call(rid, linuxabi::nr::READ, a, None)
             }
+            Kind::KUnix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            // Bound in the kernel, as a kernel pipe's end.
+            Kind::KUnix { .. } => ret(Err(errno::EBADF)),
             Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
                 self.unix_read(rid, linuxabi::nr::READ, a, &o, (buf, len, 0), (0, 0))
@@ -465,6 +468,12 @@ impl Sup {
             Kind::Socket { .. } => {
                 drop(d);
                 self.sock_call(rid, linuxabi::nr::WRITE, a, None)
+            }
+            Kind::KUnix { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
+            // The kernel passes on the writes it finds no reader for.
+            Kind::KUnix { .. } => {
+                drop(d);
+                ret(self.kunix_epipe(0))
             }
             Kind::Unix { .. } | Kind::UnixSock { .. } => {
                 drop(d);
@@ -580,6 +589,7 @@ impl Sup {
             Kind::Loop(node) => self.loop_size(*node),
             Kind::Obj { .. }
             | Kind::KPipe { .. }
+            | Kind::KUnix { .. }
             | Kind::Socket { .. }
             | Kind::Unix { .. }
             | Kind::UnixSock { .. }
@@ -649,6 +659,7 @@ impl Sup {
             Kind::Socket { id, .. } => self.socket_stat(*id as u64),
             Kind::UnixSock { obj, .. } => self.socket_stat(*obj),
             Kind::Unix { rx, .. } => self.socket_stat(*rx),
+            Kind::KUnix { id } => self.socket_stat(*id),
             Kind::KPipe { id, .. } => StatView {
                 dev: st::makedev(0, 12),
                 ino: *id & 0xffff_ffff,
@@ -1197,7 +1208,7 @@ impl Sup {
                             | Kind::Epoll(_)
                             | Kind::SignalFd(_)
                     );
-                if matches!(d.kind, Kind::KPipe { .. }) {
+                if matches!(d.kind, Kind::KPipe { .. } | Kind::KUnix { .. }) {
                     drop(d);
                     return Ok(self.kpipe_flags(&slot.ofd) as u64);
                 }
@@ -1210,7 +1221,7 @@ impl Sup {
                 if let Some(id) = d.object() {
                     self.ctl(&[ctl::OBJ_SETFL, id, (d.flags & fdt::SETFL_MASK) as u64]);
                 }
-                if matches!(d.kind, Kind::KPipe { .. }) {
+                if matches!(d.kind, Kind::KPipe { .. } | Kind::KUnix { .. }) {
                     let flags = d.flags;
                     drop(d);
                     self.kpipe_setfl(&slot.ofd, flags);
@@ -1271,7 +1282,7 @@ impl Sup {
         let kind = slot.ofd.borrow().kind.clone();
         match kind {
             Kind::Obj { kind: obj::TTY, .. } => ret(self.tty_ioctl(rid, req, arg)),
-            Kind::KPipe { .. } if req == tio::FIONREAD => {
+            Kind::KPipe { .. } | Kind::KUnix { .. } if req == tio::FIONREAD => {
                 let held = match self.kpipe_held(&slot.ofd) {
                     Ok(h) => h,
                     Err(e) => return ret(Err(e)),

@@ -11,6 +11,9 @@
 //! program never reaches them; what the kernel does not serve (fstat, poll, fcntl,
 //! the SIGPIPE of a write with no reader) is served here from the
 //! kernel's state of the pipe (`linux_pipe(STATE)`).
+//! AF_UNIX stream socket pairs are bound the same way (`Kind::KUnix`):
+//! an end reads one kernel pipe and writes another, and the kernel
+//! serves its read, write, send and recv calls too.
 
 use super::Sup;
 use super::fdtable::{self as fdt, FdTable, Kind, Ofd, OfdRef, Slot};
@@ -23,7 +26,7 @@ use tessera_rt::abi::linux::pipe::{op, state};
 use tessera_rt::sys::calls;
 
 fn is_kpipe(s: Option<&Slot>) -> bool {
-    s.is_some_and(|s| matches!(s.ofd.borrow().kind, Kind::KPipe { .. }))
+    s.is_some_and(|s| matches!(s.ofd.borrow().kind, Kind::KPipe { .. } | Kind::KUnix { .. }))
 }
 
 /// Whether the kernel binds the numbers of `s`'s description: a kernel
@@ -148,6 +151,111 @@ impl Sup {
             return Err(e);
         }
         Ok(0)
+    }
+
+    /// socketpair(AF_UNIX, SOCK_STREAM) of two kernel pipes: the two
+    /// lowest free numbers, each end bound in the kernel. `flags`:
+    /// SOCK_NONBLOCK and SOCK_CLOEXEC (their O_ values).
+    pub(super) fn kunix_pair(&mut self, rid: u64, at: u64, flags: u32) -> Result<u64, i64> {
+        let limit = self.limit();
+        let a = self.fds.free_from(0, limit)?;
+        let mut b = a + 1;
+        while b < self.fds.slots.len() && self.fds.slots[b].is_some() {
+            b += 1;
+        }
+        if b >= limit {
+            return Err(errno::EMFILE);
+        }
+        self.fds.tpid = self.tpid;
+        let f = flags & fdt::O_NONBLOCK;
+        // The kernel marks the ends close-on-exec itself: they are bound
+        // before the table below takes them.
+        let kf = flags & (fdt::O_NONBLOCK | fdt::O_CLOEXEC);
+        let id = calls::linux_pipe(op::SOCKPAIR, self.tpid, a as u64, b as u64, kf as u64).map_err(|e| match e {
+            Error::NoMemory | Error::Limit => errno::ENFILE,
+            e => errno_of(e),
+        })?;
+        let cloexec = flags & fdt::O_CLOEXEC != 0;
+        let end = || Ofd::new(Kind::KUnix { id }, fdt::O_RDWR | f, String::from("socket:"));
+        // Bound already: the table takes them without following.
+        let tpid = core::mem::replace(&mut self.fds.tpid, 0);
+        self.fds.set(a, end(), cloexec);
+        self.fds.set(b, end(), cloexec);
+        self.fds.tpid = tpid;
+        let mut out = [0u8; 8];
+        out[..4].copy_from_slice(&(a as u32).to_le_bytes());
+        out[4..].copy_from_slice(&(b as u32).to_le_bytes());
+        if let Err(e) = self.write_mem(rid, at, &out) {
+            let _ = self.close_fd(a as u64);
+            let _ = self.close_fd(b as u64);
+            return Err(e);
+        }
+        Ok(0)
+    }
+
+    /// The kernel's state of the pipe a stream socket's end reads (`write`
+    /// false) or writes (`state::SHUT`: shut down).
+    fn kunix_state(&self, ofd: &OfdRef, write: bool) -> Result<u64, i64> {
+        let fd = self.bound_fd(ofd).ok_or(errno::EBADF)?;
+        calls::linux_pipe(op::STATE, self.tpid, fd, write as u64, 0).map_err(errno_of)
+    }
+
+    /// poll's events of a stream socket's end, as Linux's unix_poll: its
+    /// receiving side is shut (by itself, or by the peer's SHUT_WR or
+    /// close) when its pipe in is shut or has no writer, its sending side
+    /// when its pipe out is shut or has no reader; both: POLLHUP.
+    pub(super) fn kunix_poll(&self, ofd: &OfdRef, watch: bool) -> u64 {
+        const POLLIN: u64 = 1;
+        const POLLOUT: u64 = 4;
+        const POLLHUP: u64 = 0x10;
+        const POLLNVAL: u64 = 0x20;
+        const POLLRDHUP: u64 = 0x2000;
+        let Some(fd) = self.bound_fd(ofd) else {
+            return POLLNVAL;
+        };
+        if watch {
+            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
+        }
+        let (Ok(rx), Ok(tx)) = (self.kunix_state(ofd, false), self.kunix_state(ofd, true)) else {
+            return POLLNVAL;
+        };
+        let rcv_shut = rx & state::SHUT != 0 || rx & state::WRITERS == 0;
+        let send_shut = tx & state::SHUT != 0 || tx & state::READERS == 0;
+        let mut ev = 0;
+        if rx & state::HELD != 0 || rcv_shut {
+            ev |= POLLIN;
+        }
+        if rcv_shut {
+            ev |= POLLRDHUP;
+        }
+        if rcv_shut && send_shut {
+            ev |= POLLHUP;
+        }
+        // Linux's is writable while its own queue is short, shut or not.
+        if send_shut || tx & state::ROOM != 0 {
+            ev |= POLLOUT;
+        }
+        ev
+    }
+
+    /// A send of a stream socket's end the kernel passed here: shut down
+    /// for sending, or no reader is left (EPIPE, and SIGPIPE unless
+    /// `flags` has MSG_NOSIGNAL).
+    pub(super) fn kunix_epipe(&mut self, flags: u64) -> Result<u64, i64> {
+        if flags & tessera_api::net::MSG_NOSIGNAL as u64 == 0 {
+            self.raise(sig::SIGPIPE);
+        }
+        Err(errno::EPIPE)
+    }
+
+    /// shutdown(2) of a stream socket's end, for every number and process
+    /// sharing it (the kernel's end is the description).
+    pub(super) fn kunix_shutdown(&self, ofd: &OfdRef, how: u64) -> Result<u64, i64> {
+        if how > 2 {
+            return Err(errno::EINVAL);
+        }
+        let fd = self.bound_fd(ofd).ok_or(errno::EBADF)?;
+        calls::linux_pipe(op::SHUTDOWN, self.tpid, fd, how, 0).map_err(errno_of)
     }
 
     /// A number of this process leading to `ofd`, which the kernel binds.

@@ -406,12 +406,13 @@ impl Sup {
                 Kind::UnixSock { ty, obj, listening } => (15, *obj, *ty as u64 | (*listening as u64) << 8),
                 Kind::Epoll(_) => (11, 0, 0),
                 Kind::KPipe { id, write } => (12, *id, *write as u64),
+                Kind::KUnix { id } => (16, *id, 0),
                 Kind::Loop(node) => (13, node.word(), 0),
                 Kind::SignalFd(mask) => (14, *mask, 0),
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
-            if matches!(d.kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+            if matches!(d.kind, Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }) {
                 for w in d.unix.encode() {
                     e.w(w);
                 }
@@ -521,6 +522,7 @@ impl Sup {
                     ty: (b >> 56) as u8,
                 },
                 12 => Kind::KPipe { id: a, write: b != 0 },
+                16 => Kind::KUnix { id: a },
                 15 => Kind::UnixSock {
                     ty: b as u8,
                     obj: a,
@@ -551,7 +553,7 @@ impl Sup {
                 }
             };
             let cache = if matches!(kind, Kind::File { .. }) { b >> 1 } else { 0 };
-            let unix = if matches!(kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+            let unix = if matches!(kind, Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }) {
                 super::unix_named::Names::decode(|| d.w())
             } else {
                 super::unix_named::Names::default()

@@ -92,6 +92,7 @@ impl Sup {
                 // this supervisor of its next change (`sup::KWAKE`), asked
                 // before the look so that no change falls between.
                 Kind::KPipe { .. } => revents[i] = asked(self.kpipe_poll(o, deadline != 0), *ev),
+                Kind::KUnix { .. } => revents[i] = asked(self.kunix_poll(o, deadline != 0), *ev),
                 // An epoll set inside a poll: not followed (never ready).
                 Kind::Epoll(_) => {}
                 Kind::SignalFd(mask) if self.sig.pending & mask != 0 => revents[i] = ev & (POLLIN | POLLRDNORM),

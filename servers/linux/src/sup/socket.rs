@@ -388,7 +388,10 @@ impl Sup {
             n,
             nr::BIND | nr::LISTEN | nr::ACCEPT | nr::ACCEPT4 | nr::CONNECT | nr::GETSOCKNAME | nr::GETPEERNAME
         ) && let Ok(o) = self.fds.ofd(a[0])
-            && matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. })
+            && matches!(
+                o.borrow().kind,
+                Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+            )
         {
             return match n {
                 nr::BIND => ret(self.unix_bind(rid, a)),
@@ -427,7 +430,10 @@ impl Sup {
     pub(super) fn socket_dispatch(&mut self, rid: u64, n: u64, a: [u64; 6]) -> Out {
         if matches!(n, nr::SENDTO | nr::RECVFROM | nr::SENDMSG | nr::RECVMSG)
             && let Ok(o) = self.fds.ofd(a[0])
-            && matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. })
+            && matches!(
+                o.borrow().kind,
+                Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+            )
         {
             return self.unix_call(rid, n, a, &o);
         }
@@ -944,7 +950,10 @@ impl Sup {
 
     fn sock_shutdown(&mut self, fd: u64, how: u64) -> Result<u64, i64> {
         let o = self.fds.ofd(fd)?;
-        if matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+        if matches!(
+            o.borrow().kind,
+            Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+        ) {
             return self.unix_shutdown(&o, how);
         }
         let (id, ..) = self.sock_of(fd)?;
@@ -957,7 +966,10 @@ impl Sup {
     /// [fd, level, name, value, length address].
     fn sock_getsockopt(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         let o = self.fds.ofd(a[0])?;
-        let unix = matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. });
+        let unix = matches!(
+            o.borrow().kind,
+            Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+        );
         let b = self.read_mem(rid, a[4], 4)?;
         let room = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         if room < 0 {
@@ -987,7 +999,10 @@ impl Sup {
         }
         let len = (a[4] as usize).min(net::MAX_OPTION);
         let value = self.read_mem(rid, a[3], len)?;
-        if matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+        if matches!(
+            o.borrow().kind,
+            Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+        ) {
             return self.unix_setsockopt(a[1] as u32, a[2] as u32, &value);
         }
         let (id, ..) = self.sock_of(a[0])?;
@@ -1015,7 +1030,7 @@ impl Sup {
 
     fn sock_name(&mut self, rid: u64, a: [u64; 6], peer: bool) -> Result<u64, i64> {
         let o = self.fds.ofd(a[0])?;
-        if matches!(o.borrow().kind, Kind::Unix { .. }) {
+        if matches!(o.borrow().kind, Kind::Unix { .. } | Kind::KUnix { .. }) {
             // An unnamed AF_UNIX socket: the family alone.
             self.read_mem(rid, a[2], 4)?;
             self.put_addr(rid, a[1], a[2], &(AF_UNIX as u16).to_le_bytes())?;

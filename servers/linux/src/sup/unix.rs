@@ -1,5 +1,10 @@
-//! AF_UNIX stream socket pairs, next to the pipes they are made of: an end
-//! reads one of the shared server's pipes and writes the other, so the
+//! AF_UNIX socket pairs, next to the pipes they are made of. A stream
+//! pair's end reads one kernel pipe and writes another (`kpipe.rs`,
+//! `Kind::KUnix`): the kernel serves its read, write, send and recv with
+//! no rendezvous, this supervisor the rest (shutdown, poll, options).
+//! Sockets connected through a name (see below) and datagram and
+//! seqpacket pairs are still of the shared server's pipes: an end
+//! reads one of them and writes the other, so the
 //! waiting, the signals, EOF when the peer closes and EPIPE (with
 //! SIGPIPE) when it is gone are the pipes', and the bytes cross once, from
 //! the writer's memory into the pipe and from the pipe into the reader's.
@@ -51,6 +56,16 @@ impl Sup {
             return Err(errno::ESOCKTNOSUPPORT);
         }
         self.write_mem(rid, at, &[0u8; 8])?;
+        if ty == SOCK_STREAM {
+            let mut f = 0;
+            if kind & net::SOCK_NONBLOCK as u64 != 0 {
+                f |= fdt::O_NONBLOCK;
+            }
+            if kind & net::SOCK_CLOEXEC as u64 != 0 {
+                f |= fdt::O_CLOEXEC;
+            }
+            return self.kunix_pair(rid, at, f);
+        }
         let messages = (ty != SOCK_STREAM) as u64;
         let one = self.ctl(&[ctl::PIPE, messages]);
         let two = self.ctl(&[ctl::PIPE, messages]);
@@ -193,6 +208,15 @@ impl Sup {
     /// of a message only (a short count, which a stream allows).
     pub(super) fn unix_call(&mut self, rid: u64, n: u64, a: [u64; 6], o: &OfdRef) -> Out {
         use linuxabi::nr;
+        if matches!(o.borrow().kind, Kind::KUnix { .. }) {
+            // The kernel serves the rest: a send here found the peer gone
+            // or its own side shut; a recv asked for MSG_OOB.
+            return ret(match n {
+                nr::SENDTO => self.kunix_epipe(a[3]),
+                nr::SENDMSG => self.kunix_epipe(a[2]),
+                _ => Err(errno::EOPNOTSUPP),
+            });
+        }
         match n {
             nr::SENDTO => {
                 let to = if a[4] != 0 && self.unix_needs_dest(o) {
@@ -288,6 +312,9 @@ impl Sup {
         if how > 2 {
             return Err(errno::EINVAL);
         }
+        if matches!(o.borrow().kind, Kind::KUnix { .. }) {
+            return self.kunix_shutdown(o, how);
+        }
         let mut d = o.borrow_mut();
         // An unconnected socket has nothing to shut (Linux answers 0).
         let Kind::Unix { rx, tx, ty } = d.kind else {
@@ -309,6 +336,7 @@ impl Sup {
     pub(super) fn unix_getsockopt(&mut self, o: &OfdRef, level: u32, name: u32) -> Result<Vec<u8>, i64> {
         let (ty, listening) = match o.borrow().kind {
             Kind::Unix { ty, .. } => (ty as i32, false),
+            Kind::KUnix { .. } => (SOCK_STREAM as i32, false),
             Kind::UnixSock { ty, listening, .. } => (ty as i32, listening),
             _ => (SOCK_STREAM as i32, false),
         };
@@ -321,7 +349,7 @@ impl Sup {
             // listened or connected; none yet: pid 0, ids -1.
             let c = match (&o.borrow().kind, o.borrow().unix.cred) {
                 (_, Some(c)) => c,
-                (Kind::Unix { .. }, None) => [self.pid, self.cred.euid, self.cred.egid],
+                (Kind::Unix { .. } | Kind::KUnix { .. }, None) => [self.pid, self.cred.euid, self.cred.egid],
                 _ => [0, u32::MAX, u32::MAX],
             };
             let mut v = Vec::with_capacity(12);

@@ -134,7 +134,10 @@ impl Sup {
     /// The AF_UNIX description behind `fd` (ENOTSOCK: another kind).
     fn unix_of(&self, fd: u64) -> Result<OfdRef, i64> {
         let o = self.fds.ofd(fd)?;
-        if !matches!(o.borrow().kind, Kind::Unix { .. } | Kind::UnixSock { .. }) {
+        if !matches!(
+            o.borrow().kind,
+            Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }
+        ) {
             return Err(errno::ENOTSOCK);
         }
         Ok(o)
@@ -216,6 +219,7 @@ impl Sup {
         let (ty, bound) = match o.borrow().kind {
             Kind::UnixSock { ty, obj, .. } => (ty, obj != 0),
             Kind::Unix { ty, rx, .. } => (ty, ty != SOCK_DGRAM || rx != 0),
+            Kind::KUnix { .. } => (SOCK_STREAM, true),
             _ => return Err(errno::ENOTSOCK),
         };
         if bound || !o.borrow().unix.own.is_empty() {
@@ -428,6 +432,7 @@ impl Sup {
         let kind = o.borrow().kind.clone();
         let ty = match kind {
             Kind::Unix { ty, .. } if ty != SOCK_DGRAM => return Err(errno::EISCONN),
+            Kind::KUnix { .. } => return Err(errno::EISCONN),
             Kind::UnixSock { listening: true, .. } => return Err(errno::EINVAL),
             Kind::Unix { ty, .. } | Kind::UnixSock { ty, .. } => ty,
             _ => return Err(errno::ENOTSOCK),
@@ -484,6 +489,7 @@ impl Sup {
     pub(super) fn unix_dest(&mut self, rid: u64, o: &OfdRef, at: u64, len: u64) -> Result<u64, i64> {
         let ty = match o.borrow().kind {
             Kind::Unix { ty, .. } | Kind::UnixSock { ty, .. } => ty,
+            Kind::KUnix { .. } => SOCK_STREAM,
             _ => return Err(errno::ENOTSOCK),
         };
         if ty != SOCK_DGRAM {
@@ -513,7 +519,8 @@ impl Sup {
     pub(super) fn unix_name(&mut self, rid: u64, a: [u64; 6], o: &OfdRef, peer: bool) -> Result<u64, i64> {
         let name = {
             let d = o.borrow();
-            let connected = matches!(d.kind, Kind::Unix { tx, ty, .. } if tx != 0 || ty != SOCK_DGRAM);
+            let connected = matches!(d.kind, Kind::Unix { tx, ty, .. } if tx != 0 || ty != SOCK_DGRAM)
+                || matches!(d.kind, Kind::KUnix { .. });
             if peer && !connected && d.unix.peer.is_empty() {
                 return Err(errno::ENOTCONN);
             }
