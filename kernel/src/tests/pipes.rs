@@ -179,17 +179,17 @@ fn socket_round() -> TestResult {
     let (pipes0, bound0) = (pipes(), pipe::bindings());
     let (a, b) = (live()?, live()?);
     let (pa, pb) = (proc::get(a).ok_or("a gone")?, proc::get(b).ok_or("b gone")?);
-    ok(pipe::create(&pa, 7, 8, false))?;
+    ok(pipe::create(&pa, 7, 8, false, false))?;
     let before = (pipes(), pipe::bindings());
     let checks = [
         (
             "both ends at one number",
-            pipe::sockpair(&pa, 5, 5, false).err(),
+            pipe::sockpair(&pa, 5, 5, false, false).err(),
             Error::Invalid,
         ),
         (
             "a number past the bound",
-            pipe::sockpair(&pa, 5, 1 << 20, false).err(),
+            pipe::sockpair(&pa, 5, 1 << 20, false, false).err(),
             Error::Invalid,
         ),
         (
@@ -206,7 +206,7 @@ fn socket_round() -> TestResult {
     ];
     let changed = (pipes(), pipe::bindings()) != before;
     let used0 = pa.account().used();
-    ok(pipe::sockpair(&pa, 3, 4, false))?;
+    ok(pipe::sockpair(&pa, 3, 4, false, false))?;
     let charged = pa.account().used() - used0;
     let made = (pipes() - before.0, pipe::bindings() - before.1);
     let sides = [
