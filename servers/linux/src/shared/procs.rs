@@ -315,7 +315,7 @@ impl Shared {
             p.comm = [word(w, 3), word(w, 4)];
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
         }
-        self.ptimers_exit(pid);
+        self.ptimers_exit(pid, true);
         result(0)
     }
 
@@ -335,7 +335,7 @@ impl Shared {
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
-        self.ptimers_exit(pid);
+        self.ptimers_exit(pid, false);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };

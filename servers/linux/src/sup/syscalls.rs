@@ -414,9 +414,11 @@ impl Sup {
             (0, 0)
         };
         if a[0] != 0 {
-            // Virtual and profiling timers are accepted and never fire.
+            // Virtual and profiling timers: the shared server's, on the
+            // process's CPU clock.
+            let r = self.ctl(&[ctl::PTIMER, 5, self.pid as u64, a[0], value, interval]);
             if a[2] != 0 {
-                self.itimer_write(rid, a[2], 0, 0)?;
+                self.itimer_write(rid, a[2], word(&r, 1), word(&r, 0))?;
             }
             return Ok(0);
         }
@@ -435,7 +437,8 @@ impl Sup {
             let r = self.ctl(&[ctl::ALARM, self.pid as u64, u64::MAX, 0]);
             (word(&r, 0), word(&r, 1))
         } else {
-            (0, 0)
+            let r = self.ctl(&[ctl::PTIMER, 6, self.pid as u64, a[0]]);
+            (word(&r, 0), word(&r, 1))
         };
         self.itimer_write(rid, a[1], interval, left)?;
         Ok(0)
