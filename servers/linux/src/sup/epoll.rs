@@ -136,6 +136,11 @@ impl Sup {
         let (epfd, op, fd, at) = (a[0], a[1], a[2], a[3]);
         let o = self.fds.ofd(epfd)?;
         let target = self.fds.ofd(fd)?;
+        // An O_PATH descriptor names a file without opening it: no
+        // descriptor for calls that use the file (Linux's fdget).
+        if target.borrow().flags & linuxabi::fcntl::O_PATH != 0 {
+            return Err(errno::EBADF);
+        }
         let ep = self.epoll_of(epfd)?;
         if Rc::ptr_eq(&o, &target) {
             return Err(errno::EINVAL);
