@@ -159,6 +159,12 @@ int main(void)
 	EXPECT_ERR("epoll_ctl of a regular file", epoll_ctl(ep, EPOLL_CTL_ADD, reg, &ev), EPERM);
 	close(reg);
 	unlink("epoll-file");
+	int zero = open("/dev/zero", O_RDONLY);
+	EXPECT_ERR("epoll_ctl of /dev/zero", epoll_ctl(ep, EPOLL_CTL_ADD, zero, &ev), EPERM);
+	close(zero);
+	int null = open("/dev/null", O_RDONLY);
+	EXPECT_ERR("epoll_ctl of /dev/null", epoll_ctl(ep, EPOLL_CTL_ADD, null, &ev), EPERM);
+	close(null);
 	close(opath);
 	close(ep);
 

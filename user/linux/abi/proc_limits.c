@@ -160,9 +160,14 @@ static void prctl_checks(void)
 	EXPECT_EQ("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK), 70000);
 	EXPECT_EQ("/proc/self/timerslack_ns", read_long("/proc/self/timerslack_ns"), 70000);
 	c = fork();
-	if (c == 0)
-		_exit(prctl(PR_GET_TIMERSLACK) == 70000 ? 0 : 1);
-	EXPECT_STATUS("a child inherits it", wait_status(c), "exited 0");
+	if (c == 0) {
+		if (prctl(PR_GET_TIMERSLACK) != 70000)
+			_exit(1);
+		prctl(PR_SET_TIMERSLACK, 1);
+		prctl(PR_SET_TIMERSLACK, 0);
+		_exit(prctl(PR_GET_TIMERSLACK) == 70000 ? 0 : 2);
+	}
+	EXPECT_STATUS("a child inherits it, as its default too", wait_status(c), "exited 0");
 	EXPECT_OK("PR_SET_TIMERSLACK 0", prctl(PR_SET_TIMERSLACK, 0));
 	EXPECT_EQ("back to the default", prctl(PR_GET_TIMERSLACK), 50000);
 }

@@ -145,7 +145,12 @@ impl Sup {
         if Rc::ptr_eq(&o, &target) {
             return Err(errno::EINVAL);
         }
-        if matches!(target.borrow().kind, Kind::File { .. } | Kind::VDir(_)) {
+        // What Linux cannot poll: files, directories, /dev/null, zero
+        // and full.
+        if matches!(
+            target.borrow().kind,
+            Kind::File { .. } | Kind::VDir(_) | Kind::Null | Kind::Zero | Kind::Full
+        ) {
             return Err(errno::EPERM);
         }
         let event = if op == EPOLL_CTL_DEL {

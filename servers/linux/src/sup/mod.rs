@@ -131,9 +131,10 @@ pub struct Sup {
     pub persona: u64,
     /// PR_SET_PDEATHSIG's signal (the shared server sends it).
     pub pdeath: u32,
-    /// PR_SET_TIMERSLACK's nanoseconds (timers do not use it: they expire
-    /// on time).
+    /// PR_SET_TIMERSLACK's nanoseconds, and the value 0 sets back (the
+    /// parent's at the fork); timers do not use it: they expire on time.
     pub timerslack: u64,
+    pub timerslack_default: u64,
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
@@ -220,6 +221,7 @@ impl Sup {
             persona: 0,
             pdeath: 0,
             timerslack: TIMERSLACK,
+            timerslack_default: TIMERSLACK,
             has_locks: false,
             in_call: false,
             stopped_value: 0,

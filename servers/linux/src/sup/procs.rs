@@ -211,6 +211,7 @@ impl Sup {
         self.persona = 0;
         self.pdeath = 0;
         self.timerslack = super::TIMERSLACK;
+        self.timerslack_default = super::TIMERSLACK;
         self.has_locks = false;
         self.fs.cred = Default::default();
         self.net.reset();
@@ -487,6 +488,7 @@ impl Sup {
         self.clear_tid = d.w();
         self.persona = d.w();
         self.timerslack = d.w();
+        self.timerslack_default = self.timerslack;
         for l in self.limits.iter_mut() {
             l[0] = d.w();
             l[1] = d.w();

@@ -860,7 +860,7 @@ impl Sup {
             4 | 36 | 38 => Ok(0),
             // PR_SET_TIMERSLACK (0: back to the default), PR_GET_TIMERSLACK.
             29 => {
-                self.timerslack = if a[1] == 0 { super::TIMERSLACK } else { a[1] };
+                self.timerslack = if a[1] == 0 { self.timerslack_default } else { a[1] };
                 Ok(0)
             }
             30 => Ok(self.timerslack.min(i64::MAX as u64)),
