@@ -33,6 +33,7 @@ pub(crate) mod errno {
     pub const EFAULT: u64 = 14;
     pub const EBUSY: u64 = 16;
     pub const EEXIST: u64 = 17;
+    pub const ENODEV: u64 = 19;
     pub const EINTR: u64 = 4;
     pub const EINVAL: u64 = 22;
     pub const ENOSYS: u64 = 38;
@@ -323,6 +324,8 @@ const ARCH_SET_FS: u64 = 0x1002;
 const ARCH_GET_FS: u64 = 0x1003;
 const ARCH_SET_GS: u64 = 0x1001;
 const ARCH_GET_GS: u64 = 0x1004;
+const ARCH_GET_CPUID: u64 = 0x1011;
+const ARCH_SET_CPUID: u64 = 0x1012;
 
 fn arch_prctl(code: u64, addr: u64) -> u64 {
     let Some(c) = sched::current() else {
@@ -335,6 +338,11 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
         ARCH_SET_GS if c.set_gs_base(addr) => 0,
         ARCH_SET_GS => fail(errno::EPERM),
         ARCH_GET_GS => result(uaccess::write(addr, &c.gs_base()).map(|()| 0)),
+        // CPUID always executes: the kernel does not use the processor's
+        // CPUID faulting, so it cannot be turned off (Linux on a CPU
+        // without the feature).
+        ARCH_GET_CPUID => 1,
+        ARCH_SET_CPUID => fail(errno::ENODEV),
         _ => fail(errno::EINVAL),
     }
 }

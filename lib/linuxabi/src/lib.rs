@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+pub mod caps;
 pub mod elf;
 pub mod epoll;
 pub mod errno;

@@ -192,6 +192,12 @@ pub mod ctl {
     /// tick] (a validated change) → [1 and the old adjtime offset, or 0
     /// 0, then `linuxabi::ntp::Ntp`'s words]: the clock's parameters.
     pub const NTP: u64 = 75;
+    /// [description's object, device, inode, 0 unlock | 1 shared | 2
+    /// exclusive] → 0 or an error: flock (`objects.rs`).
+    pub const FLOCK: u64 = 76;
+    /// [pid, signal] → 0: the signal the process gets when its parent
+    /// ends (PR_SET_PDEATHSIG; 0: none).
+    pub const PDEATHSIG: u64 = 77;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

@@ -200,7 +200,9 @@ impl Server {
                 IPPROTO_ICMP,
                 ICMP_BUF,
             ),
-            (SOCK_STREAM | SOCK_DGRAM, _) => return Err(Errno::EPROTONOSUPPORT),
+            // A raw socket names its protocol (Linux's lookup finds none
+            // for 0); raw sockets themselves are not served.
+            (SOCK_STREAM | SOCK_DGRAM, _) | (SOCK_RAW, 0) => return Err(Errno::EPROTONOSUPPORT),
             _ => return Err(Errno::ESOCKTNOSUPPORT),
         };
         let (rcvbuf, sndbuf) = if protocol == IPPROTO_TCP {

@@ -1,5 +1,5 @@
 /*
- * eventfd, timerfd, POSIX timers and signalfd: counts and their limits,
+ * eventfd, timerfd, POSIX timers, interval timers and signalfd: counts and their limits,
  * sharing across fork, poll readiness, expirations and the signals timers
  * send, signals read as records, and the errors (bad flags, clocks, ids,
  * pointers and records).
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/timerfd.h>
 #include <time.h>
 
@@ -197,6 +198,77 @@ static void posix_timer_tests(void)
 	EXPECT_OK("timer_delete", syscall(SYS_timer_delete, id));
 }
 
+static volatile int vt_count;
+
+static void on_vtalrm(int s, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	got_sig = s;
+	got_code = si->si_code;
+	vt_count++;
+}
+
+/* Virtual time passes only while the process runs: spin, not sleep, until
+ * `want` signals came, for at most 20 s of wall time (a timer that never
+ * fires is a failed check, not a hang). */
+static void spin_for_signals(int want)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (vt_count < want) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20)
+			break;
+	}
+}
+
+static void itimer_tests(void)
+{
+	section("interval timers (ITIMER_VIRTUAL, ITIMER_PROF)");
+	struct itimerval v, old;
+	struct itimerval hundred = {{100, 0}, {100, 0}}, zero = {{0, 0}, {0, 0}};
+	EXPECT_OK("getitimer ITIMER_VIRTUAL", getitimer(ITIMER_VIRTUAL, &v));
+	EXPECT_TRUE("never set: disarmed", v.it_value.tv_sec == 0 && v.it_value.tv_usec == 0 &&
+						   v.it_interval.tv_sec == 0 && v.it_interval.tv_usec == 0);
+	EXPECT_OK("setitimer ITIMER_PROF 100 s", setitimer(ITIMER_PROF, &hundred, NULL));
+	EXPECT_OK("getitimer ITIMER_PROF", getitimer(ITIMER_PROF, &v));
+	EXPECT_TRUE("its interval", v.it_interval.tv_sec == 100 && v.it_interval.tv_usec == 0);
+	EXPECT_TRUE("99 to 100 s to go", v.it_value.tv_sec >= 99 && v.it_value.tv_sec <= 100);
+	pid_t pid = fork();
+	if (pid == 0) {
+		getitimer(ITIMER_PROF, &v);
+		_exit(v.it_value.tv_sec == 0 && v.it_interval.tv_sec == 0 ? 0 : 1);
+	}
+	EXPECT_STATUS("a child has not its parent's interval timers", wait_status(pid), "exited 0");
+	EXPECT_OK("disarm, the old setting back", setitimer(ITIMER_PROF, &zero, &old));
+	EXPECT_TRUE("the old interval", old.it_interval.tv_sec == 100 && old.it_interval.tv_usec == 0);
+	EXPECT_OK("getitimer ITIMER_PROF", getitimer(ITIMER_PROF, &v));
+	EXPECT_TRUE("disarmed", v.it_value.tv_sec == 0 && v.it_value.tv_usec == 0);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_vtalrm;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGVTALRM, &sa, NULL);
+	got_sig = got_code = vt_count = 0;
+	struct itimerval tick = {{0, 10000}, {0, 10000}};
+	EXPECT_OK("ITIMER_VIRTUAL every 10 ms", setitimer(ITIMER_VIRTUAL, &tick, NULL));
+	spin_for_signals(3);
+	setitimer(ITIMER_VIRTUAL, &zero, NULL);
+	EXPECT_TRUE("three signals while it runs", vt_count >= 3);
+	EXPECT_STR("the signal", signame(got_sig), "SIGVTALRM");
+	EXPECT_EQ("si_code SI_KERNEL", got_code, SI_KERNEL);
+
+	EXPECT_ERR("setitimer of an unknown timer", syscall(SYS_setitimer, 3, &hundred, NULL), EINVAL);
+	EXPECT_ERR("getitimer of an unknown timer", syscall(SYS_getitimer, 3, &v), EINVAL);
+	EXPECT_ERR("a bad new value", syscall(SYS_setitimer, ITIMER_PROF, BAD, NULL), EFAULT);
+	EXPECT_ERR("getitimer to a bad pointer", syscall(SYS_getitimer, ITIMER_PROF, BAD), EFAULT);
+	struct itimerval usec = {{0, 0}, {0, 1000000}};
+	EXPECT_ERR("a million microseconds", syscall(SYS_setitimer, ITIMER_PROF, &usec, NULL), EINVAL);
+	EXPECT_OK("getitimer ITIMER_PROF", getitimer(ITIMER_PROF, &v));
+	EXPECT_TRUE("still disarmed", v.it_value.tv_sec == 0 && v.it_value.tv_usec == 0);
+}
+
 static void signalfd_tests(void)
 {
 	section("signalfd");
@@ -280,6 +352,7 @@ int main(void)
 	eventfd_tests();
 	timerfd_tests();
 	posix_timer_tests();
+	itimer_tests();
 	signalfd_tests();
 	return abi_done();
 }

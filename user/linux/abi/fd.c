@@ -2,12 +2,14 @@
  * Descriptors: dup, dup2, dup3 (shared offsets, close-on-exec not shared),
  * fcntl (F_DUPFD, F_GETFD/F_SETFD, F_GETFL/F_SETFL with the flags Linux
  * reports, F_GETPIPE_SZ, record locks between processes, leases within
- * one process), and pipes:
+ * one process), flock (a lock of the open file description: shared by
+ * dup and fork, gone with its last descriptor or a killed holder), and pipes:
  * pipe2 flags, capacity, EAGAIN, atomic writes of PIPE_BUF, EOF.
  */
 #include "abi.h"
 
 #include <limits.h>
+#include <sys/file.h>
 
 static int child_lock(void *arg)
 {
@@ -73,6 +75,69 @@ static void leases(void)
 	close(dir);
 	EXPECT_ERR("on a closed descriptor", fcntl(999, F_SETLEASE, F_RDLCK), EBADF);
 	close(fd);
+}
+
+static int child_flock(void *arg)
+{
+	int inherited = (int)(long)arg;
+	EXPECT_OK("the inherited description's lock is the child's too", flock(inherited, LOCK_EX | LOCK_NB));
+	int own = open("flocked", O_RDONLY);
+	EXPECT_ERR("a description of its own waits (LOCK_NB)", flock(own, LOCK_SH | LOCK_NB), EWOULDBLOCK);
+	EXPECT_ERR("and cannot unlock the other's", flock(own, LOCK_UN) == 0 ? flock(own, LOCK_EX | LOCK_NB) : -1,
+		   EWOULDBLOCK);
+	return 0;
+}
+
+static void flocks(void)
+{
+	section("flock");
+	int a = open("flocked", O_RDWR | O_CREAT, 0644);
+	int b = open("flocked", O_RDONLY);
+	EXPECT_OK("LOCK_SH", flock(a, LOCK_SH));
+	EXPECT_OK("LOCK_SH by another description", flock(b, LOCK_SH | LOCK_NB));
+	EXPECT_ERR("LOCK_EX while the other shares it", flock(a, LOCK_EX | LOCK_NB), EWOULDBLOCK);
+	EXPECT_OK("LOCK_UN of the other", flock(b, LOCK_UN));
+	EXPECT_OK("now LOCK_EX (a conversion)", flock(a, LOCK_EX | LOCK_NB));
+	EXPECT_ERR("LOCK_SH by another description", flock(b, LOCK_SH | LOCK_NB), EWOULDBLOCK);
+	int d = dup(a);
+	EXPECT_OK("a duplicate holds the same lock", flock(d, LOCK_EX | LOCK_NB));
+	EXPECT_STATUS("a child", in_child(child_flock, (void *)(long)a), "exited 0");
+	close(a);
+	EXPECT_ERR("one descriptor of it closed: still held", flock(b, LOCK_EX | LOCK_NB), EWOULDBLOCK);
+	close(d);
+	EXPECT_OK("the last one closed: free", flock(b, LOCK_EX | LOCK_NB));
+	EXPECT_OK("LOCK_UN", flock(b, LOCK_UN));
+	EXPECT_OK("LOCK_UN of nothing held", flock(b, LOCK_UN));
+
+	int sync[2];
+	pipe(sync);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int own = open("flocked", O_RDONLY);
+		flock(own, LOCK_EX);
+		write(sync[1], "x", 1);
+		for (;;)
+			pause();
+	}
+	char c;
+	read(sync[0], &c, 1);
+	EXPECT_ERR("a child holds it", flock(b, LOCK_SH | LOCK_NB), EWOULDBLOCK);
+	kill(pid, SIGKILL);
+	EXPECT_STATUS("the child killed", wait_status(pid), "killed by SIGKILL");
+	EXPECT_OK("its lock went with it", flock(b, LOCK_EX | LOCK_NB));
+	close(sync[0]);
+	close(sync[1]);
+
+	EXPECT_ERR("no operation", flock(b, 0), EINVAL);
+	EXPECT_ERR("LOCK_SH | LOCK_EX", flock(b, LOCK_SH | LOCK_EX), EINVAL);
+	EXPECT_ERR("an unknown operation", flock(b, 64), EINVAL);
+	EXPECT_ERR("a bad descriptor", flock(-1, LOCK_SH), EBADF);
+	EXPECT_ERR("a closed descriptor", flock(a, LOCK_SH), EBADF);
+	int path = open("flocked", O_PATH);
+	EXPECT_ERR("an O_PATH descriptor", flock(path, LOCK_SH), EBADF);
+	close(path);
+	close(b);
+	unlink("flocked");
 }
 
 int main(void)
@@ -154,6 +219,7 @@ int main(void)
 	close(rdonly);
 	close(lf);
 	leases();
+	flocks();
 
 	section("pipes");
 	int p[2];

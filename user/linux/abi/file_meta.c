@@ -40,6 +40,7 @@ static int as_user(void *arg)
 	int fd = open("public", O_RDONLY);
 	EXPECT_TRUE("for reading: fine", fd >= 0);
 	close(fd);
+	EXPECT_ERR("O_NOATIME on a file it does not own", open("public", O_RDONLY | O_NOATIME), EPERM);
 	EXPECT_ERR("access W_OK", access("public", W_OK), EACCES);
 	EXPECT_OK("access R_OK", access("public", R_OK));
 	EXPECT_ERR("access X_OK of a file without x", access("public", X_OK), EACCES);
@@ -59,6 +60,7 @@ static int as_user(void *arg)
 	fd = open("mine", O_WRONLY | O_CREAT, 0600);
 	EXPECT_TRUE("create in a folder of its own", fd >= 0);
 	close(fd);
+	EXPECT_OK("O_NOATIME on its own file", close(open("mine", O_RDONLY | O_NOATIME)));
 	EXPECT_ERR("chown its file to another user", chown("mine", 0, -1), EPERM);
 	EXPECT_ERR("chgrp to a group it is not in", chown("mine", -1, 0), EPERM);
 	EXPECT_OK("chgrp to its own group", chown("mine", -1, 1000));

@@ -1,13 +1,15 @@
 /*
  * The uid/gid family: getuid, geteuid, getgid, getegid, getresuid,
  * getresgid, setuid, setgid, setreuid, setresuid, setresgid, setfsuid,
- * getgroups, setgroups.  Run as root; every change of identity happens in a
+ * getgroups, setgroups, and the capability sets (capget, capset,
+ * PR_CAPBSET_READ/DROP, what setuid does to them).  Run as root; every change of identity happens in a
  * child, so the parent stays root.
  */
 #include "abi.h"
 
 #include <grp.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 
 static int drop_to_1000(void *arg)
 {
@@ -78,6 +80,120 @@ static int groups(void *arg)
 	return 0;
 }
 
+/* <linux/capability.h>'s records (musl has no kernel headers). */
+struct __user_cap_header_struct {
+	unsigned version;
+	int pid;
+};
+struct __user_cap_data_struct {
+	unsigned effective, permitted, inheritable;
+};
+#define _LINUX_CAPABILITY_VERSION_1 0x19980330
+#define _LINUX_CAPABILITY_VERSION_3 0x20080522
+#define CAP_CHOWN 0
+#define CAP_KILL 5
+#define CAP_SETPCAP 8
+#define CAP_NET_RAW 13
+#define CAP_CHECKPOINT_RESTORE 40
+
+/* The capability sets' two 32-bit halves as one word each. */
+static int caps_of(int pid, unsigned long long set[3])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, pid };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -1;
+	set[0] = d[0].effective | (unsigned long long)d[1].effective << 32;
+	set[1] = d[0].permitted | (unsigned long long)d[1].permitted << 32;
+	set[2] = d[0].inheritable | (unsigned long long)d[1].inheritable << 32;
+	return 0;
+}
+
+static int cap_set(int pid, unsigned long long e, unsigned long long p, unsigned long long i)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, pid };
+	struct __user_cap_data_struct d[2] = {
+		{ (unsigned)e, (unsigned)p, (unsigned)i },
+		{ (unsigned)(e >> 32), (unsigned)(p >> 32), (unsigned)(i >> 32) },
+	};
+	return syscall(SYS_capset, &h, d);
+}
+
+#define ALL_CAPS ((1ULL << (CAP_CHECKPOINT_RESTORE + 1)) - 1)
+#define BIT(c) (1ULL << (c))
+
+static int cap_changes(void *arg)
+{
+	(void)arg;
+	unsigned long long s[3];
+	EXPECT_OK("capset: pE without CAP_NET_RAW", cap_set(0, ALL_CAPS & ~BIT(CAP_NET_RAW), ALL_CAPS, 0));
+	caps_of(0, s);
+	EXPECT_TRUE("capget: CAP_NET_RAW gone from pE, still in pP",
+		    s[0] == (ALL_CAPS & ~BIT(CAP_NET_RAW)) && s[1] == ALL_CAPS);
+	EXPECT_ERR("pE beyond pP", cap_set(0, ALL_CAPS, ALL_CAPS & ~BIT(CAP_KILL), 0), EPERM);
+	EXPECT_ERR("another process's sets", cap_set(getppid(), 0, 0, 0), EPERM);
+	EXPECT_EQ("PR_CAPBSET_READ CAP_KILL", prctl(PR_CAPBSET_READ, CAP_KILL), 1);
+	EXPECT_OK("PR_CAPBSET_DROP CAP_KILL", prctl(PR_CAPBSET_DROP, CAP_KILL));
+	EXPECT_EQ("PR_CAPBSET_READ CAP_KILL after", prctl(PR_CAPBSET_READ, CAP_KILL), 0);
+	EXPECT_ERR("PR_CAPBSET_READ of no capability", prctl(PR_CAPBSET_READ, CAP_CHECKPOINT_RESTORE + 1), EINVAL);
+	EXPECT_ERR("pI with a capability the bounding set lost", cap_set(0, 0, ALL_CAPS, BIT(CAP_KILL)), EPERM);
+	EXPECT_OK("pI within the bounding set", cap_set(0, BIT(CAP_SETPCAP), ALL_CAPS, BIT(CAP_CHOWN)));
+	EXPECT_OK("pP shrinks", cap_set(0, 0, BIT(CAP_CHOWN), BIT(CAP_CHOWN)));
+	EXPECT_ERR("and cannot grow again", cap_set(0, 0, ALL_CAPS, 0), EPERM);
+	EXPECT_ERR("PR_CAPBSET_DROP without CAP_SETPCAP", prctl(PR_CAPBSET_DROP, CAP_CHOWN), EPERM);
+	return 0;
+}
+
+static int caps_after_setuid(void *arg)
+{
+	(void)arg;
+	unsigned long long s[3];
+	EXPECT_OK("pI CAP_CHOWN", cap_set(0, ALL_CAPS, ALL_CAPS, BIT(CAP_CHOWN)));
+	EXPECT_OK("setuid(1000)", setuid(1000));
+	caps_of(0, s);
+	EXPECT_TRUE("pE and pP empty, pI kept", s[0] == 0 && s[1] == 0 && s[2] == BIT(CAP_CHOWN));
+	return 0;
+}
+
+static void capabilities(void)
+{
+	section("capabilities");
+	unsigned long long s[3];
+	EXPECT_OK("capget", caps_of(0, s));
+	EXPECT_TRUE("root has them all in pE and pP, none in pI", s[0] == ALL_CAPS && s[1] == ALL_CAPS && s[2] == 0);
+	EXPECT_OK("capget by pid", caps_of(getpid(), s));
+	struct __user_cap_header_struct h = { 0, 0 };
+	struct __user_cap_data_struct d[2];
+	EXPECT_OK("an unknown version without data (asks for it)", syscall(SYS_capget, &h, NULL));
+	EXPECT_TRUE("the preferred version written back", h.version == _LINUX_CAPABILITY_VERSION_3);
+	h.version = 0;
+	EXPECT_ERR("an unknown version with data", syscall(SYS_capget, &h, d), EINVAL);
+	EXPECT_TRUE("the preferred version written back", h.version == _LINUX_CAPABILITY_VERSION_3);
+	h.version = 0;
+	EXPECT_ERR("capset of an unknown version", syscall(SYS_capset, &h, d), EINVAL);
+	h = (struct __user_cap_header_struct){ _LINUX_CAPABILITY_VERSION_1, 0 };
+	memset(d, 0x55, sizeof d);
+	EXPECT_OK("version 1", syscall(SYS_capget, &h, d));
+	EXPECT_TRUE("one record: the low half", d[0].effective == 0xffffffffu && d[1].effective == 0x55555555u);
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	h.pid = -1;
+	EXPECT_ERR("a negative pid", syscall(SYS_capget, &h, d), EINVAL);
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	wait_status(gone);
+	h.pid = gone;
+	EXPECT_ERR("a pid no process has", syscall(SYS_capget, &h, d), ESRCH);
+	h.pid = 0;
+	EXPECT_ERR("a bad header", syscall(SYS_capget, BAD_PTR, d), EFAULT);
+	EXPECT_ERR("bad data", syscall(SYS_capget, &h, BAD_PTR), EFAULT);
+	EXPECT_ERR("capset of bad data", syscall(SYS_capset, &h, BAD_PTR), EFAULT);
+	EXPECT_STATUS("changes in a child", in_child(cap_changes, NULL), "exited 0");
+	EXPECT_STATUS("setuid in a child", in_child(caps_after_setuid, NULL), "exited 0");
+	EXPECT_OK("capget", caps_of(0, s));
+	EXPECT_TRUE("the parent's are as they were", s[0] == ALL_CAPS && s[1] == ALL_CAPS);
+}
+
 int main(void)
 {
 	abi_init();
@@ -103,5 +219,6 @@ int main(void)
 	section("supplementary groups");
 	EXPECT_STATUS("child", in_child(groups, NULL), "exited 0");
 	EXPECT_EQ("the parent is still root", syscall(SYS_geteuid), 0);
+	capabilities();
 	return abi_done();
 }

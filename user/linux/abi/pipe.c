@@ -143,6 +143,29 @@ int main(void)
 	poll(&pf, 1, 0);
 	EXPECT_EQ("no reader left: POLLERR", pf.revents & (POLLERR | POLLOUT), POLLERR | POLLOUT);
 	close(p[1]);
+	int sp[2];
+	SETUP(pipe(sp));
+	char byte = 'x';
+	struct iovec one = { &byte, 1 };
+	EXPECT_ERR("pwritev2 at an offset to the read end (no offsets before no writing)",
+		   syscall(SYS_pwritev2, sp[0], &one, 1, 0, 0, 0), ESPIPE);
+	EXPECT_ERR("preadv2 at an offset", syscall(SYS_preadv2, sp[0], &one, 1, 0, 0, 0), ESPIPE);
+	EXPECT_ERR("pwrite to the write end", pwrite(sp[1], "x", 1, 0), ESPIPE);
+	close(sp[0]);
+	close(sp[1]);
+	int opath = open(".", O_PATH);
+	EXPECT_ERR("epoll_ctl of an O_PATH descriptor", epoll_ctl(ep, EPOLL_CTL_ADD, opath, &ev), EBADF);
+	int reg = open("epoll-file", O_RDWR | O_CREAT, 0600);
+	EXPECT_ERR("epoll_ctl of a regular file", epoll_ctl(ep, EPOLL_CTL_ADD, reg, &ev), EPERM);
+	close(reg);
+	unlink("epoll-file");
+	int zero = open("/dev/zero", O_RDONLY);
+	EXPECT_ERR("epoll_ctl of /dev/zero", epoll_ctl(ep, EPOLL_CTL_ADD, zero, &ev), EPERM);
+	close(zero);
+	int null = open("/dev/null", O_RDONLY);
+	EXPECT_ERR("epoll_ctl of /dev/null", epoll_ctl(ep, EPOLL_CTL_ADD, null, &ev), EPERM);
+	close(null);
+	close(opath);
 	close(ep);
 
 	section("O_NONBLOCK belongs to the open file description");

@@ -13,6 +13,8 @@
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
 #define ARCH_GET_GS 0x1004
+#define ARCH_GET_CPUID 0x1011
+#define ARCH_SET_CPUID 0x1012
 
 static void show_limit(const char *name, int resource)
 {
@@ -99,6 +101,93 @@ static void comm_now(char *comm, size_t max)
 	comm[strcspn(comm, "\n")] = 0;
 }
 
+static volatile int got_usr2;
+
+static void on_usr2(int s)
+{
+	(void)s;
+	got_usr2 = 1;
+}
+
+static int read_long(const char *path)
+{
+	char b[32] = { 0 };
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	read(fd, b, sizeof b - 1);
+	close(fd);
+	return (int)strtol(b, NULL, 10);
+}
+
+/* The middle of three generations: its child asks for SIGUSR2 when it
+ * ends, and tells the grandparent through a pipe whether it came. */
+static int pdeath_middle(void *arg)
+{
+	int *p = arg;
+	pid_t c = fork();
+	if (c == 0) {
+		signal(SIGUSR2, on_usr2);
+		prctl(PR_SET_PDEATHSIG, SIGUSR2);
+		write(p[1], "r", 1);
+		/* At most 10 s: a signal that never comes fails, never hangs. */
+		for (int i = 0; i < 1000 && !got_usr2; i++)
+			usleep(10000);
+		write(p[1], got_usr2 ? "y" : "n", 1);
+		_exit(0);
+	}
+	char r;
+	read(p[0], &r, 1);
+	return 0;
+}
+
+static void prctl_checks(void)
+{
+	section("prctl: parent-death signal, timer slack");
+	int sig = -1;
+	EXPECT_OK("PR_GET_PDEATHSIG", prctl(PR_GET_PDEATHSIG, &sig));
+	EXPECT_EQ("none at first", sig, 0);
+	EXPECT_OK("PR_SET_PDEATHSIG SIGUSR1", prctl(PR_SET_PDEATHSIG, SIGUSR1));
+	EXPECT_OK("PR_GET_PDEATHSIG", prctl(PR_GET_PDEATHSIG, &sig));
+	EXPECT_EQ("SIGUSR1", sig, SIGUSR1);
+	EXPECT_ERR("signal 65", prctl(PR_SET_PDEATHSIG, 65), EINVAL);
+	EXPECT_ERR("PR_GET_PDEATHSIG to a bad pointer", prctl(PR_GET_PDEATHSIG, BAD_PTR), EFAULT);
+	pid_t c = fork();
+	if (c == 0) {
+		int s = -1;
+		prctl(PR_GET_PDEATHSIG, &s);
+		_exit(s);
+	}
+	EXPECT_STATUS("a child has none", wait_status(c), "exited 0");
+	EXPECT_OK("PR_SET_PDEATHSIG 0", prctl(PR_SET_PDEATHSIG, 0));
+	int p[2];
+	pipe(p);
+	EXPECT_STATUS("the middle process ends", in_child(pdeath_middle, p), "exited 0");
+	/* The middle one took the "r": what is left is the orphan's answer. */
+	char r = 0;
+	read(p[0], &r, 1);
+	EXPECT_TRUE("the orphan got SIGUSR2", r == 'y');
+	close(p[0]);
+	close(p[1]);
+
+	EXPECT_EQ("PR_GET_TIMERSLACK: 50 us", prctl(PR_GET_TIMERSLACK), 50000);
+	EXPECT_EQ("/proc/self/timerslack_ns", read_long("/proc/self/timerslack_ns"), 50000);
+	EXPECT_OK("PR_SET_TIMERSLACK 70000", prctl(PR_SET_TIMERSLACK, 70000));
+	EXPECT_EQ("PR_GET_TIMERSLACK", prctl(PR_GET_TIMERSLACK), 70000);
+	EXPECT_EQ("/proc/self/timerslack_ns", read_long("/proc/self/timerslack_ns"), 70000);
+	c = fork();
+	if (c == 0) {
+		if (prctl(PR_GET_TIMERSLACK) != 70000)
+			_exit(1);
+		prctl(PR_SET_TIMERSLACK, 1);
+		prctl(PR_SET_TIMERSLACK, 0);
+		_exit(prctl(PR_GET_TIMERSLACK) == 70000 ? 0 : 2);
+	}
+	EXPECT_STATUS("a child inherits it, as its default too", wait_status(c), "exited 0");
+	EXPECT_OK("PR_SET_TIMERSLACK 0", prctl(PR_SET_TIMERSLACK, 0));
+	EXPECT_EQ("back to the default", prctl(PR_GET_TIMERSLACK), 50000);
+}
+
 int main(void)
 {
 	abi_init();
@@ -148,6 +237,11 @@ int main(void)
 	EXPECT_TRUE("it is the block", gs == (unsigned long)block);
 	EXPECT_OK("ARCH_SET_GS 0", syscall(SYS_arch_prctl, ARCH_SET_GS, 0));
 	EXPECT_ERR("an unknown code", syscall(SYS_arch_prctl, 0x1fff, 0), EINVAL);
+	/* A processor without CPUID faulting (QEMU's, as the reference
+	 * machine's /proc/cpuinfo says): CPUID cannot be turned off. */
+	EXPECT_EQ("ARCH_GET_CPUID", syscall(SYS_arch_prctl, ARCH_GET_CPUID, 0), 1);
+	EXPECT_ERR("ARCH_SET_CPUID 0", syscall(SYS_arch_prctl, ARCH_SET_CPUID, 0), ENODEV);
+	EXPECT_ERR("ARCH_SET_CPUID 1", syscall(SYS_arch_prctl, ARCH_SET_CPUID, 1), ENODEV);
 	EXPECT_ERR("ARCH_GET_FS to a bad pointer", syscall(SYS_arch_prctl, ARCH_GET_FS, BAD_PTR), EFAULT);
 	EXPECT_ERR("ARCH_SET_FS to a non-canonical address",
 		   syscall(SYS_arch_prctl, ARCH_SET_FS, 0x8000000000000000UL), EPERM);
@@ -183,5 +277,6 @@ int main(void)
 	EXPECT_ERR("to a bad pointer", syscall(SYS_sched_getaffinity, 0, 8, BAD_PTR), EFAULT);
 	EXPECT_ERR("of no process", syscall(SYS_sched_getaffinity, 0x7fffffff, 8, mask), ESRCH);
 	EXPECT_OK("sched_setaffinity to the same mask", syscall(SYS_sched_setaffinity, 0, 8, mask));
+	prctl_checks();
 	return abi_done();
 }

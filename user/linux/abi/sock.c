@@ -78,6 +78,8 @@ int main(void)
 	EXPECT_ERR("an unknown family", socket(12345, SOCK_STREAM, 0), EAFNOSUPPORT);
 	EXPECT_ERR("unknown type flags", socket(AF_INET, SOCK_STREAM | 0x100000, 0), EINVAL);
 	EXPECT_ERR("TCP with UDP's protocol", socket(AF_INET, SOCK_STREAM, IPPROTO_UDP), EPROTONOSUPPORT);
+	EXPECT_ERR("SOCK_RAW without a protocol", socket(AF_INET, SOCK_RAW, 0), EPROTONOSUPPORT);
+	EXPECT_ERR("SOCK_SEQPACKET", socket(AF_INET, SOCK_SEQPACKET, 0), ESOCKTNOSUPPORT);
 	EXPECT_ERR("socketpair of AF_INET", socketpair(AF_INET, SOCK_STREAM, 0, sv0), EOPNOTSUPP);
 	EXPECT_ERR("socketpair of AF_INET, TCP datagrams", socketpair(AF_INET, SOCK_DGRAM, 6, sv0), EPROTONOSUPPORT);
 	EXPECT_ERR("bind on a bad descriptor", bind(99, (struct sockaddr *)&a, sizeof a), EBADF);

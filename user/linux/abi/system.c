@@ -1,7 +1,8 @@
 /*
  * The system as a whole: uname (and sethostname), sysinfo against
  * /proc/meminfo and /proc/uptime, getrandom, sysfs against
- * /proc/filesystems, ustat, and adjtimex's clock parameters.
+ * /proc/filesystems, ustat, adjtimex's clock parameters, and the checks
+ * of reboot (only Ctrl-Alt-Del's setting is changed), iopl and ioperm.
  */
 #include "abi.h"
 
@@ -144,6 +145,45 @@ static long meminfo_kb(const char *key)
 	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
 
+static void reboot_checks(void)
+{
+	section("reboot");
+	const long m1 = 0xfee1dead, m2 = 0x28121969;
+	EXPECT_OK("Ctrl-Alt-Del off", syscall(SYS_reboot, m1, m2, 0));
+	EXPECT_OK("the second magic of 1996", syscall(SYS_reboot, m1, 0x05121996, 0));
+	EXPECT_ERR("a bad first magic", syscall(SYS_reboot, 0xfee1deadL + 1, m2, 0), EINVAL);
+	EXPECT_ERR("a bad second magic", syscall(SYS_reboot, m1, 12345, 0), EINVAL);
+	EXPECT_ERR("an unknown command", syscall(SYS_reboot, m1, m2, 0x12345678), EINVAL);
+	pid_t c = fork();
+	if (c == 0) {
+		setuid(1000);
+		_exit(syscall(SYS_reboot, m1, m2, 0) == -1 && errno == EPERM ? 0 : 1);
+	}
+	EXPECT_STATUS("by uid 1000 (EPERM)", wait_status(c), "exited 0");
+	c = fork();
+	if (c == 0) {
+		setuid(1000);
+		_exit(syscall(SYS_reboot, 1, 2, 0x12345678) == -1 && errno == EPERM ? 0 : 1);
+	}
+	EXPECT_STATUS("bad magic by uid 1000 (EPERM first)", wait_status(c), "exited 0");
+
+	section("iopl and ioperm (arguments; no port is asked for)");
+	EXPECT_ERR("iopl 4", syscall(SYS_iopl, 4), EINVAL);
+	EXPECT_OK("iopl 0", syscall(SYS_iopl, 0));
+	EXPECT_ERR("ioperm past port 0xffff", syscall(SYS_ioperm, 0xffffUL, 2, 1), EINVAL);
+	EXPECT_ERR("ioperm of no ports", syscall(SYS_ioperm, 0x80, 0, 1), EINVAL);
+	EXPECT_OK("ioperm turning ports off", syscall(SYS_ioperm, 0x80, 8, 0));
+	c = fork();
+	if (c == 0) {
+		setuid(1000);
+		_exit(syscall(SYS_iopl, 3) == -1 && errno == EPERM && syscall(SYS_ioperm, 0x80, 1, 1) == -1 &&
+				      errno == EPERM ?
+			      0 :
+			      1);
+	}
+	EXPECT_STATUS("by uid 1000 (EPERM)", wait_status(c), "exited 0");
+}
+
 int main(void)
 {
 	abi_init();
@@ -180,6 +220,7 @@ int main(void)
 	EXPECT_EQ("1 MiB at once", syscall(SYS_getrandom, big, sizeof big, 0), 1 << 20);
 	file_systems();
 	clock_parameters();
+	reboot_checks();
 	section("uname");
 	struct utsname u;
 	EXPECT_OK("uname", syscall(SYS_uname, &u));

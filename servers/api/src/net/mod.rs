@@ -123,6 +123,7 @@ pub const MAX_OPTION: usize = 16;
 pub const AF_INET: u32 = 2;
 pub const SOCK_STREAM: u32 = 1;
 pub const SOCK_DGRAM: u32 = 2;
+pub const SOCK_RAW: u32 = 3;
 pub const SOCK_TYPE_MASK: u32 = 0xf;
 pub const SOCK_NONBLOCK: u32 = 0o4000;
 pub const SOCK_CLOEXEC: u32 = 0o2000000;

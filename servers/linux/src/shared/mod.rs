@@ -490,6 +490,17 @@ impl Shared {
             }
             ctl::PIPE_SIZE => result(self.objs.pipe_size(word(&w, 1), word(&w, 2))),
             ctl::SHARE_FILE => result(self.objs.share_file(word(&w, 1), word(&w, 2)) as i64),
+            ctl::PDEATHSIG => {
+                let (pid, signo) = (word(&w, 1) as u32, word(&w, 2) as u32);
+                result(match self.procs.get_mut(pid) {
+                    Some(p) => {
+                        p.pdeath = signo;
+                        0
+                    }
+                    None => -errno::ESRCH,
+                })
+            }
+            ctl::FLOCK => result(self.objs.flock(word(&w, 1), (word(&w, 2), word(&w, 3)), word(&w, 4))),
             ctl::FILE_POS => result(self.objs.file_pos(word(&w, 1), word(&w, 2), word(&w, 3)) as i64),
             ctl::TTY_IOCTL => self.tty_ioctl(&w),
             ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32, word(&w, 2) != 0)),

@@ -68,6 +68,8 @@ pub struct Objects {
     pub(super) counters: BTreeMap<u64, linuxabi::eventfd::Counter>,
     /// AF_UNIX names and listeners (`unix.rs`).
     pub(super) unix: super::unix::Names,
+    /// flock's locks: (device, inode) → (the description's object, exclusive).
+    flocks: BTreeMap<(u64, u64), Vec<(u64, bool)>>,
 }
 
 impl Objects {
@@ -97,6 +99,7 @@ impl Objects {
             next_token: 1,
             counters: BTreeMap::new(),
             unix: super::unix::Names::default(),
+            flocks: BTreeMap::new(),
         }
     }
 
@@ -158,6 +161,13 @@ impl Objects {
             self.objs.remove(&id);
             self.counters.remove(&id);
             self.unix.senders.remove(&id);
+            if kind == obj::FILE {
+                // The last descriptor of a description closed: its flock goes.
+                self.flocks.retain(|_, held| {
+                    held.retain(|&(owner, _)| owner != id);
+                    !held.is_empty()
+                });
+            }
         }
         if !self.pipes.contains_key(&pipe) {
             self.unix.tags.remove(&pipe);
@@ -225,6 +235,33 @@ impl Objects {
             return p.size() as i64;
         }
         p.resize(size).map_or_else(|e| -e, |n| n as i64)
+    }
+
+    /// flock by the description of object `owner` on file `file`: `want`
+    /// 0 unlocks, 1 takes a shared lock, 2 an exclusive one (converting
+    /// the description's own). EWOULDBLOCK when another description's
+    /// lock is in the way; EBADF for an object that is not a file's.
+    pub fn flock(&mut self, owner: u64, file: (u64, u64), want: u64) -> i64 {
+        if self.objs.get(&owner).map(|o| o.kind) != Some(obj::FILE) {
+            return -linuxabi::errno::EBADF;
+        }
+        let held = self.flocks.entry(file).or_default();
+        held.retain(|&(o, _)| o != owner || want != 0);
+        if want != 0 {
+            let exclusive = want == 2;
+            if held.iter().any(|&(o, x)| o != owner && (x || exclusive)) {
+                if held.is_empty() {
+                    self.flocks.remove(&file);
+                }
+                return -linuxabi::errno::EAGAIN;
+            }
+            held.retain(|&(o, _)| o != owner);
+            held.push((owner, exclusive));
+        }
+        if held.is_empty() {
+            self.flocks.remove(&file);
+        }
+        0
     }
 
     pub fn share_file(&mut self, pos: u64, flags: u64) -> u64 {

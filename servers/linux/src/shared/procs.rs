@@ -54,6 +54,8 @@ pub struct Proc {
     pub cmdline: Vec<u64>,
     /// Its scheduling policy, priority, nice value and CPU mask.
     pub sched: Sched,
+    /// The signal it gets when its parent ends (PR_SET_PDEATHSIG; 0: none).
+    pub pdeath: u32,
 }
 
 pub struct Table {
@@ -160,6 +162,7 @@ impl Table {
                 faults: 0,
                 cmdline: Vec::new(),
                 sched,
+                pdeath: 0,
             },
         );
         pid
@@ -315,7 +318,7 @@ impl Shared {
             p.comm = [word(w, 3), word(w, 4)];
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
         }
-        self.ptimers_exit(pid);
+        self.ptimers_exit(pid, true);
         result(0)
     }
 
@@ -347,7 +350,7 @@ impl Shared {
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
-        self.ptimers_exit(pid);
+        self.ptimers_exit(pid, false);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };
@@ -359,14 +362,25 @@ impl Shared {
         // Its children go to init, which reaps them.
         let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
         let mut groups: Vec<u32> = alloc::vec![pgid];
+        let mut bereaved = Vec::new();
         for c in orphans {
             if let Some(cp) = self.procs.get_mut(c) {
                 cp.ppid = INIT;
                 groups.push(cp.pgid);
                 if cp.zombie.is_some() {
                     self.reap(c);
+                } else if cp.pdeath != 0 {
+                    bereaved.push((cp.sup, cp.pdeath));
                 }
             }
+        }
+        for (sup, signo) in bereaved {
+            let s = proto::Signal {
+                sig: signo as u64,
+                pid: pid as u64,
+                ..proto::Signal::default()
+            };
+            self.notify(sup, &s);
         }
         // The session's controlling process ended: the terminal hangs up
         // on its foreground group.

@@ -11,12 +11,18 @@ use crate::proto::{obj, word};
 use alloc::collections::BTreeMap;
 use linuxabi::errno;
 use linuxabi::eventfd::Counter;
-use linuxabi::ptimer::{SI_TIMER, SIGEV_NONE, Timer, deadline};
+use linuxabi::ptimer::{CLOCK_PROCESS_CPUTIME_ID, SI_TIMER, SIGEV_NONE, SIGEV_SIGNAL, Timer, deadline};
 use tessera_rt::sys;
 
 /// POSIX timers a process may have (Linux bounds them by the pending
 /// signals' limit): each is memory of this server's.
 const PER_PROCESS: usize = 256;
+
+/// A process's virtual and profiling interval timers (setitimer's
+/// ITIMER_VIRTUAL, 1, and ITIMER_PROF, 2) sit among its POSIX timers
+/// under ids no timer_create gives (Linux's timer ids are non-negative
+/// ints), `ITIMER_ID | which`.
+const ITIMER_ID: u32 = 0x8000_0000;
 
 pub struct PosixTimer {
     pub timer: Timer,
@@ -50,13 +56,18 @@ impl Shared {
     /// `ctl::PTIMER`: [op, pid, ...]: 0 create [notify, signo, value,
     /// clock, value is the id] → id; 1 set [id, value, interval, absolute, CPU time] →
     /// [remaining, interval] before;
-    /// 2 get [id] → [remaining, interval]; 3 overrun [id]; 4 delete [id].
+    /// 2 get [id] → [remaining, interval]; 3 overrun [id]; 4 delete [id];
+    /// 5 set the interval timer [which, value, interval] → [remaining,
+    /// interval] before; 6 get it [which] → [remaining, interval].
     pub(super) fn ptimer(&mut self, w: &[u64]) -> End {
         let (op, pid, id) = (word(w, 1), word(w, 2) as u32, word(w, 3) as u32);
         let now = sys::now_ns();
+        if op == 5 || op == 6 {
+            return self.itimer(op == 5, pid, w);
+        }
         let t = &mut self.ptimers.posix;
         if op == 0 {
-            let mine = t.range((pid, 0)..=(pid, u32::MAX));
+            let mine = t.range((pid, 0)..(pid, ITIMER_ID));
             if mine.clone().count() >= PER_PROCESS {
                 return result(-errno::EAGAIN);
             }
@@ -75,7 +86,7 @@ impl Shared {
             );
             return result(free as i64);
         }
-        let Some(p) = t.get_mut(&(pid, id)) else {
+        let Some(p) = t.get_mut(&(pid, id)).filter(|_| id < ITIMER_ID) else {
             return result(-errno::EINVAL);
         };
         match op {
@@ -99,6 +110,45 @@ impl Shared {
             }
             _ => result(-errno::EINVAL),
         }
+    }
+
+    /// setitimer and getitimer of ITIMER_VIRTUAL and ITIMER_PROF: a timer
+    /// on the process's CPU clock that sends SIGVTALRM or SIGPROF. As the
+    /// POSIX timers on that clock, it counts the time from its setting,
+    /// which the process's CPU time never exceeds. A value of 0 disarms.
+    fn itimer(&mut self, set: bool, pid: u32, w: &[u64]) -> End {
+        let which = word(w, 3) as u32;
+        let signo = match which {
+            1 => linuxabi::signal::SIGVTALRM,
+            2 => linuxabi::signal::SIGPROF,
+            _ => return result(-errno::EINVAL),
+        };
+        let now = sys::now_ns();
+        let key = (pid, ITIMER_ID | which);
+        let t = &mut self.ptimers.posix;
+        let (rem, int) = t.get(&key).map_or((0, 0), |p| p.timer.remaining(now));
+        if set {
+            let (value, interval) = (word(w, 4), word(w, 5));
+            if value == 0 {
+                t.remove(&key);
+            } else {
+                t.insert(
+                    key,
+                    PosixTimer {
+                        timer: Timer {
+                            deadline: deadline(CLOCK_PROCESS_CPUTIME_ID, false, value, now, 0),
+                            interval,
+                        },
+                        clock: CLOCK_PROCESS_CPUTIME_ID,
+                        notify: SIGEV_SIGNAL,
+                        signo,
+                        value: 0,
+                        overrun: 0,
+                    },
+                );
+            }
+        }
+        reply(&[rem, int])
     }
 
     /// `ctl::TIMERFD`: [op, ...]: 0 create [clock] → object; 1 set
@@ -149,7 +199,11 @@ impl Shared {
             }
         }
         for (pid, id, signo, value, overrun) in due {
-            self.timer_signal(pid, id, signo, value, overrun);
+            if id >= ITIMER_ID {
+                self.itimer_signal(pid, signo);
+            } else {
+                self.timer_signal(pid, id, signo, value, overrun);
+            }
         }
         let counters = &mut self.objs.counters;
         self.ptimers.fds.retain(|id, (t, _)| {
@@ -184,8 +238,26 @@ impl Shared {
         self.notify(sup, &s);
     }
 
-    /// `pid` ended or ran a new program: its POSIX timers go.
-    pub(super) fn ptimers_exit(&mut self, pid: u32) {
-        self.ptimers.posix.retain(|&(p, _), _| p != pid);
+    /// An interval timer's signal: the kernel's, as Linux sends it.
+    fn itimer_signal(&mut self, pid: u32, signo: u32) {
+        let Some(p) = self.procs.get(pid) else { return };
+        if p.zombie.is_some() {
+            return;
+        }
+        let s = crate::proto::Signal {
+            sig: signo as u64,
+            code: linuxabi::signal::SI_KERNEL as i64,
+            ..crate::proto::Signal::default()
+        };
+        let sup = p.sup;
+        self.notify(sup, &s);
+    }
+
+    /// `pid` ended (`exec` false) or ran a new program: its POSIX timers
+    /// go; its interval timers go only with it (execve keeps them).
+    pub(super) fn ptimers_exit(&mut self, pid: u32, exec: bool) {
+        self.ptimers
+            .posix
+            .retain(|&(p, id), _| p != pid || (exec && id >= ITIMER_ID));
     }
 }

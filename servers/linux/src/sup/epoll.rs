@@ -136,11 +136,21 @@ impl Sup {
         let (epfd, op, fd, at) = (a[0], a[1], a[2], a[3]);
         let o = self.fds.ofd(epfd)?;
         let target = self.fds.ofd(fd)?;
+        // An O_PATH descriptor names a file without opening it: no
+        // descriptor for calls that use the file (Linux's fdget).
+        if target.borrow().flags & linuxabi::fcntl::O_PATH != 0 {
+            return Err(errno::EBADF);
+        }
         let ep = self.epoll_of(epfd)?;
         if Rc::ptr_eq(&o, &target) {
             return Err(errno::EINVAL);
         }
-        if matches!(target.borrow().kind, Kind::File { .. } | Kind::VDir(_)) {
+        // What Linux cannot poll: files, directories, /dev/null, zero
+        // and full.
+        if matches!(
+            target.borrow().kind,
+            Kind::File { .. } | Kind::VDir(_) | Kind::Null | Kind::Zero | Kind::Full
+        ) {
             return Err(errno::EPERM);
         }
         let event = if op == EPOLL_CTL_DEL {

@@ -211,6 +211,17 @@ impl Sup {
                 let (fd, cache) = self
                     .fs
                     .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
+                // O_NOATIME is the file owner's (or root's) to ask for.
+                if flags & linuxabi::fcntl::O_NOATIME != 0
+                    && self.cred.euid != 0
+                    && self
+                        .fs
+                        .fstat(fd)
+                        .map_or(true, |b| StatView::parse(&b).uid != self.cred.euid)
+                {
+                    self.fs.close(fd);
+                    return Err(errno::EPERM);
+                }
                 let abs = self.abs_of(dirfd, path);
                 let o = Ofd::new(
                     Kind::File {

@@ -111,6 +111,44 @@ impl Sup {
         Ok(0)
     }
 
+    /// flock: a lock of the open file description, which its duplicates
+    /// and a fork's children share, so it is the shared server's object
+    /// of the description that holds it (made now if no fork made it yet)
+    /// and the lock goes when the last descriptor of it closes. A lock in
+    /// the way fails the call with EWOULDBLOCK even without LOCK_NB: as
+    /// F_SETLKW, flock does not wait yet.
+    pub(super) fn flock(&mut self, fd: u64, op: u64) -> Result<u64, i64> {
+        const LOCK_SH: u64 = 1;
+        const LOCK_EX: u64 = 2;
+        const LOCK_NB: u64 = 4;
+        const LOCK_UN: u64 = 8;
+        let o = self.fds.ofd(fd)?;
+        let want = match op & !LOCK_NB {
+            LOCK_UN => 0,
+            LOCK_SH => 1,
+            LOCK_EX => 2,
+            _ => return Err(errno::EINVAL),
+        };
+        let mut d = o.borrow_mut();
+        if d.flags & linuxabi::fcntl::O_PATH != 0 {
+            return Err(errno::EBADF);
+        }
+        let Some((dev, ino)) = self.lock_key(&d) else {
+            // Nobody else reaches this file: nothing to conflict with.
+            return Ok(0);
+        };
+        let owner = match d.shared {
+            Some(id) => id,
+            None => {
+                let pos = d.pos;
+                let id = self.ctl1(&[ctl::SHARE_FILE, pos, d.flags as u64])?;
+                d.shared = Some(id);
+                id
+            }
+        };
+        self.ctl1(&[ctl::FLOCK, owner, dev, ino, want])
+    }
+
     /// A descriptor of description `d` is being closed: the process's
     /// locks on its file go.
     pub(super) fn forget_locks(&self, d: &Ofd) {

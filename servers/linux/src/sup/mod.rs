@@ -68,7 +68,7 @@ pub fn ret(r: Result<u64, i64>) -> Out {
 }
 
 /// Credentials (real, effective, saved; the file-system ids follow the
-/// effective ones), and supplementary groups.
+/// effective ones), supplementary groups and capabilities.
 #[derive(Clone, Debug, Default)]
 pub struct Creds {
     pub uid: u32,
@@ -78,6 +78,9 @@ pub struct Creds {
     pub egid: u32,
     pub sgid: u32,
     pub groups: Vec<u32>,
+    /// Capability sets (capget, capset): reported and kept by Linux's
+    /// rules; privilege is still decided by the effective uid.
+    pub caps: linuxabi::caps::Caps,
 }
 
 /// A call of its process the supervisor holds: it ends when a signal or
@@ -130,6 +133,12 @@ pub struct Sup {
     pub clear_tid: u64,
     /// The personality (`personality(2)`) value.
     pub persona: u64,
+    /// PR_SET_PDEATHSIG's signal (the shared server sends it).
+    pub pdeath: u32,
+    /// PR_SET_TIMERSLACK's nanoseconds, and the value 0 sets back (the
+    /// parent's at the fork); timers do not use it: they expire on time.
+    pub timerslack: u64,
+    pub timerslack_default: u64,
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
@@ -163,6 +172,9 @@ pub struct Sup {
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
+/// Linux's default timer slack (PR_GET_TIMERSLACK), 50 µs.
+pub const TIMERSLACK: u64 = 50_000;
+
 pub const DEFAULT_LIMITS: [[u64; 2]; 16] = {
     const INF: u64 = u64::MAX;
     [
@@ -213,6 +225,9 @@ impl Sup {
             gave_up: None,
             clear_tid: 0,
             persona: 0,
+            pdeath: 0,
+            timerslack: TIMERSLACK,
+            timerslack_default: TIMERSLACK,
             has_locks: false,
             in_call: false,
             stopped_value: 0,

@@ -209,6 +209,9 @@ impl Sup {
         self.threads_end();
         self.tpid = 0;
         self.persona = 0;
+        self.pdeath = 0;
+        self.timerslack = super::TIMERSLACK;
+        self.timerslack_default = super::TIMERSLACK;
         self.has_locks = false;
         self.fs.cred = Default::default();
         self.net.reset();
@@ -358,11 +361,15 @@ impl Sup {
         for &g in &c.groups {
             e.w(g as u64);
         }
+        for v in [c.caps.effective, c.caps.permitted, c.caps.inheritable, c.caps.bounding] {
+            e.w(v);
+        }
         e.w(self.sig.mask);
         let st = self.sig.altstack;
         e.w(st.sp).w(st.flags as u64).w(st.size);
         e.w(if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 });
         e.w(self.persona);
+        e.w(self.timerslack);
         for l in &self.limits {
             e.w(l[0]).w(l[1]);
         }
@@ -469,6 +476,8 @@ impl Sup {
         c.sgid = d.w() as u32;
         let ng = (d.w() as usize).min(65536);
         c.groups = (0..ng).map(|_| d.w() as u32).collect();
+        let (ce, cp, ci, cb) = (d.w(), d.w(), d.w(), d.w());
+        c.caps = linuxabi::caps::Caps::with(ce, cp, ci, cb, [c.uid, c.euid, c.suid]);
         self.fs.cred.uid = self.cred.euid;
         self.fs.cred.gid = self.cred.egid;
         self.sig.mask = d.w();
@@ -479,6 +488,8 @@ impl Sup {
         };
         self.clear_tid = d.w();
         self.persona = d.w();
+        self.timerslack = d.w();
+        self.timerslack_default = self.timerslack;
         for l in self.limits.iter_mut() {
             l[0] = d.w();
             l[1] = d.w();
@@ -874,6 +885,8 @@ impl Sup {
             line.extend_from_slice(a);
             line.push(0);
         }
+        let ids = [self.cred.uid, self.cred.euid, self.cred.suid];
+        self.cred.caps.exec(ids);
         let mut m = vec![ctl::EXEC, self.pid as u64, self.tpid, comm[0], comm[1]];
         m.extend(proto::words(&{
             let mut b = line;
@@ -1040,6 +1053,8 @@ impl Sup {
     // ---- ids ----
 
     pub(super) fn set_fs_cred(&mut self) {
+        let ids = [self.cred.uid, self.cred.euid, self.cred.suid];
+        self.cred.caps.follow_ids(ids);
         self.fs.cred.uid = self.cred.euid;
         self.fs.cred.gid = self.cred.egid;
         self.ctl(&[ctl::CRED, self.pid as u64, self.cred.uid as u64, self.cred.euid as u64]);

@@ -11,6 +11,7 @@ use crate::proto::{ctl, word};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use linuxabi::caps;
 use linuxabi::errno;
 use linuxabi::nr;
 use linuxabi::signal as sig;
@@ -139,7 +140,7 @@ impl Sup {
             nr::IOCTL => self.ioctl(rid, fd, a[1], a[2]),
             nr::SENDFILE => ret(self.sendfile(rid, a)),
             nr::FADVISE64 => ret(self.fadvise(fd, a[3])),
-            nr::FLOCK => ret(self.fds.get(fd).map(|_| 0)),
+            nr::FLOCK => ret(self.flock(fd, a[1])),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
             nr::PPOLL => {
                 if a[3] != 0 && a[4] != 8 {
@@ -206,7 +207,7 @@ impl Sup {
             nr::GETGROUPS => ret(self.getgroups(rid, a[0], a[1])),
             nr::SETGROUPS => ret(self.setgroups(rid, a[0], a[1])),
             nr::CAPGET => ret(self.capget(rid, a)),
-            nr::CAPSET => ret(if self.cred.euid == 0 { Ok(0) } else { Err(errno::EPERM) }),
+            nr::CAPSET => ret(self.capset(rid, a)),
             // the system
             nr::UNAME => {
                 let (host, domain) = (self.uts_name(0, None), self.uts_name(1, None));
@@ -269,7 +270,21 @@ impl Sup {
             }),
             nr::MOUNT => ret(self.mount(rid, a)),
             nr::UMOUNT2 => ret(self.umount(rid, a)),
-            nr::REBOOT | nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => ret(Err(errno::EPERM)),
+            nr::REBOOT => ret(self.reboot(a)),
+            // I/O ports are the drivers' (Tessera's servers'), never a Linux
+            // process's: a request for them is refused as for a process
+            // without CAP_SYS_RAWIO, after Linux's checks of the arguments.
+            nr::IOPL => ret(match a[0] as u32 {
+                l if l > 3 => Err(errno::EINVAL),
+                0 => Ok(0),
+                _ => Err(errno::EPERM),
+            }),
+            nr::IOPERM => ret(match a[0].checked_add(a[1]) {
+                Some(end) if end > a[0] && end <= 0x10000 && a[2] as u32 == 0 => Ok(0),
+                Some(end) if end > a[0] && end <= 0x10000 => Err(errno::EPERM),
+                _ => Err(errno::EINVAL),
+            }),
+            nr::CHROOT | nr::PIVOT_ROOT | nr::SWAPON | nr::SWAPOFF => ret(Err(errno::EPERM)),
             nr::MKNOD => ret(self.mknodat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
             nr::MKNODAT => ret(self.mknodat(rid, a[0], a[1], a[2], a[3])),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
@@ -313,8 +328,12 @@ impl Sup {
             p if p < 0 => return ret(Err(errno::EINVAL)),
             p => Some(p as u64),
         };
-        if let Err(e) = self.fds.ofd(a[0]) {
-            return ret(Err(e));
+        match self.fds.ofd(a[0]) {
+            Err(e) => return ret(Err(e)),
+            // A pipe, socket or other stream has no offsets: ESPIPE before
+            // the access mode is looked at, as Linux's FMODE_PREAD check.
+            Ok(o) if at.is_some() && is_stream(&o.borrow().kind) => return ret(Err(errno::ESPIPE)),
+            Ok(_) => {}
         }
         if a[5] & !KNOWN != 0 {
             return ret(Err(errno::EOPNOTSUPP));
@@ -414,9 +433,11 @@ impl Sup {
             (0, 0)
         };
         if a[0] != 0 {
-            // Virtual and profiling timers are accepted and never fire.
+            // Virtual and profiling timers: the shared server's, on the
+            // process's CPU clock.
+            let r = self.ctl(&[ctl::PTIMER, 5, self.pid as u64, a[0], value, interval]);
             if a[2] != 0 {
-                self.itimer_write(rid, a[2], 0, 0)?;
+                self.itimer_write(rid, a[2], word(&r, 1), word(&r, 0))?;
             }
             return Ok(0);
         }
@@ -435,7 +456,8 @@ impl Sup {
             let r = self.ctl(&[ctl::ALARM, self.pid as u64, u64::MAX, 0]);
             (word(&r, 0), word(&r, 1))
         } else {
-            (0, 0)
+            let r = self.ctl(&[ctl::PTIMER, 6, self.pid as u64, a[0]]);
+            (word(&r, 0), word(&r, 1))
         };
         self.itimer_write(rid, a[1], interval, left)?;
         Ok(0)
@@ -536,15 +558,97 @@ impl Sup {
         Ok(0)
     }
 
-    fn capget(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
-        if a[1] != 0 {
-            let caps: u32 = if self.cred.euid == 0 { u32::MAX } else { 0 };
-            let mut o = st::Out::with_len(24);
-            for _ in 0..2 {
-                o.u32(caps).u32(caps).u32(caps);
-            }
-            self.write_mem(rid, a[1], &o.0)?;
+    /// reboot: root's, with Linux's magic numbers. Ctrl-Alt-Del means
+    /// nothing on Tessera's console, so both of its settings are taken;
+    /// restarting or stopping the machine is not a Linux process's to do
+    /// here (EPERM, as for a process without CAP_SYS_BOOT).
+    fn reboot(&mut self, a: [u64; 6]) -> Result<u64, i64> {
+        const MAGIC1: u32 = 0xfee1_dead;
+        const MAGIC2: [u32; 4] = [0x2812_1969, 0x0512_1996, 0x1604_1998, 0x2011_2000];
+        const CAD_ON: u32 = 0x89ab_cdef;
+        const CAD_OFF: u32 = 0;
+        // RESTART, HALT, POWER_OFF, RESTART2, SW_SUSPEND, KEXEC.
+        const STOPS: [u32; 6] = [
+            0x0123_4567,
+            0xcdef_0123,
+            0x4321_fedc,
+            0xa1b2_c3d4,
+            0xd000_fce2,
+            0x4558_4543,
+        ];
+        // Linux checks the capability before the magic numbers.
+        if self.cred.euid != 0 {
+            return Err(errno::EPERM);
         }
+        if a[0] as u32 != MAGIC1 || !MAGIC2.contains(&(a[1] as u32)) {
+            return Err(errno::EINVAL);
+        }
+        match a[2] as u32 {
+            CAD_ON | CAD_OFF => Ok(0),
+            c if STOPS.contains(&c) => Err(errno::EPERM),
+            _ => Err(errno::EINVAL),
+        }
+    }
+
+    /// The header of capget and capset: (records of the data, pid). An
+    /// unknown version is answered with Linux's preferred one, EINVAL
+    /// (or 0 from a capget with no data: how a program asks for it).
+    fn cap_header(&mut self, rid: u64, at: u64, data: u64, get: bool) -> Result<Option<(usize, i64)>, i64> {
+        let h = self.read_mem(rid, at, 8)?;
+        let version = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        let pid = i32::from_le_bytes([h[4], h[5], h[6], h[7]]) as i64;
+        let Some(n) = caps::records(version) else {
+            self.write_u32(rid, at, caps::V3)?;
+            return if get && data == 0 { Ok(None) } else { Err(errno::EINVAL) };
+        };
+        if pid < 0 {
+            return Err(errno::EINVAL);
+        }
+        Ok(Some((n, pid)))
+    }
+
+    fn capget(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let Some((n, pid)) = self.cap_header(rid, a[0], a[1], true)? else {
+            return Ok(0);
+        };
+        let c = if pid == 0 || pid == self.pid as i64 {
+            self.cred.caps
+        } else {
+            // Another process's sets live in its own supervisor: they are
+            // given as its user's (a root process's are all of them).
+            let r = self.proc_record(pid as u32)?;
+            if word(&r, 6) == 0 {
+                caps::Caps::default()
+            } else {
+                caps::Caps::with(0, 0, 0, caps::FULL, [1; 3])
+            }
+        };
+        if a[1] == 0 {
+            return Ok(0);
+        }
+        let mut o = st::Out::with_len(12 * n);
+        for i in 0..n {
+            let half = |v: u64| (v >> (32 * i)) as u32;
+            o.u32(half(c.effective)).u32(half(c.permitted)).u32(half(c.inheritable));
+        }
+        self.write_mem(rid, a[1], &o.0)?;
+        Ok(0)
+    }
+
+    /// capset: the caller's own sets only (EPERM for another process).
+    fn capset(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
+        let (n, pid) = self.cap_header(rid, a[0], a[1], false)?.ok_or(errno::EINVAL)?;
+        if pid != 0 && pid != self.pid as i64 {
+            return Err(errno::EPERM);
+        }
+        let d = self.read_mem(rid, a[1], 12 * n)?;
+        let mut sets = [0u64; 3];
+        for i in 0..n {
+            for (k, set) in sets.iter_mut().enumerate() {
+                *set |= (st::u32_at(&d, 12 * i + 4 * k) as u64) << (32 * i);
+            }
+        }
+        self.cred.caps.set(sets[0], sets[1], sets[2])?;
         Ok(0)
     }
 
@@ -742,9 +846,28 @@ impl Sup {
 
     fn prctl(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         match a[0] {
-            1 | 4 | 36 | 38 => Ok(0),
-            2 => self.write_u32(rid, a[1], 0).map(|_| 0),
-            3 | 23 => Ok(1),
+            // PR_SET_PDEATHSIG: the shared server sends it when the
+            // parent ends.
+            1 => {
+                if a[1] > 64 {
+                    return Err(errno::EINVAL);
+                }
+                self.ctl1(&[ctl::PDEATHSIG, self.pid as u64, a[1]])?;
+                self.pdeath = a[1] as u32;
+                Ok(0)
+            }
+            2 => self.write_u32(rid, a[1], self.pdeath).map(|_| 0),
+            4 | 36 | 38 => Ok(0),
+            // PR_SET_TIMERSLACK (0: back to the default), PR_GET_TIMERSLACK.
+            29 => {
+                self.timerslack = if a[1] == 0 { self.timerslack_default } else { a[1] };
+                Ok(0)
+            }
+            30 => Ok(self.timerslack.min(i64::MAX as u64)),
+            3 => Ok(1),
+            // PR_CAPBSET_READ, PR_CAPBSET_DROP.
+            23 => self.cred.caps.bound(a[1]),
+            24 => self.cred.caps.drop_bound(a[1]).map(|_| 0),
             39 => Ok(0),
             // PR_SET_NAME: the first 15 bytes, as Linux keeps them; the
             // shared server holds the name every /proc reader sees.
@@ -1108,6 +1231,20 @@ fn poll_timeout_ms(ms: u64) -> u64 {
     } else {
         sys::now_ns().saturating_add(ms as u64 * 1_000_000)
     }
+}
+
+/// A descriptor kind with no file offsets (pread and pwrite are ESPIPE).
+fn is_stream(k: &Kind) -> bool {
+    matches!(
+        k,
+        Kind::Obj { .. }
+            | Kind::KPipe { .. }
+            | Kind::Socket { .. }
+            | Kind::Unix { .. }
+            | Kind::UnixSock { .. }
+            | Kind::Epoll(_)
+            | Kind::SignalFd(_)
+    )
 }
 
 fn mode_attr(mode: u64) -> SetAttr {

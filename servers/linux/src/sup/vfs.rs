@@ -224,7 +224,7 @@ impl Sup {
 
     /// [parent, pgid, sid, state, tessera pid, uid, fg, start, comm0, comm1,
     /// child faults, tty session] of `pid`.
-    fn proc_record(&self, pid: u32) -> Result<Vec<u64>, i64> {
+    pub(super) fn proc_record(&self, pid: u32) -> Result<Vec<u64>, i64> {
         let r = self.ctl(&[ctl::PROC, pid as u64]);
         if let Some(e) = errno::of(word(&r, 0)) {
             return Err(e);
@@ -280,6 +280,7 @@ impl Sup {
                     .collect();
                 list.push(("exe".into(), DT_LNK, ino_of("exe") + pid as u64));
                 if mine {
+                    list.push(("timerslack_ns".into(), DT_REG, ino_of("timerslack_ns")));
                     list.push(("cwd".into(), DT_LNK, ino_of("cwd")));
                     list.push(("fd".into(), DT_DIR, ino_of("fd")));
                 }
@@ -308,6 +309,7 @@ impl Sup {
                 }))
             }
             "cmdline" => Ok(VNode::Mem(cmdline)),
+            "timerslack_ns" if mine => Ok(VNode::Mem(format!("{}\n", self.timerslack).into_bytes())),
             // One name space of mounts for every process.
             "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
