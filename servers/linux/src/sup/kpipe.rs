@@ -117,15 +117,7 @@ impl Sup {
         }
         // The array must be writable before anything is made.
         self.write_mem(rid, at, &[0u8; 8])?;
-        let limit = self.limit();
-        let a = self.fds.free_from(0, limit)?;
-        let mut b = a + 1;
-        while b < self.fds.slots.len() && self.fds.slots[b].is_some() {
-            b += 1;
-        }
-        if b >= limit {
-            return Err(errno::EMFILE);
-        }
+        let (a, b) = self.two_free()?;
         self.fds.tpid = self.tpid;
         let f = flags as u32 & fdt::O_NONBLOCK;
         let cloexec = flags as u32 & fdt::O_CLOEXEC != 0;
@@ -142,30 +134,14 @@ impl Sup {
         self.fds.set(a, ro, cloexec);
         self.fds.set(b, wo, cloexec);
         self.fds.tpid = tpid;
-        let mut out = [0u8; 8];
-        out[..4].copy_from_slice(&(a as u32).to_le_bytes());
-        out[4..].copy_from_slice(&(b as u32).to_le_bytes());
-        if let Err(e) = self.write_mem(rid, at, &out) {
-            let _ = self.close_fd(a as u64);
-            let _ = self.close_fd(b as u64);
-            return Err(e);
-        }
-        Ok(0)
+        self.give_pair(rid, at, a, b)
     }
 
     /// socketpair(AF_UNIX, SOCK_STREAM) of two kernel pipes: the two
     /// lowest free numbers, each end bound in the kernel. `flags`:
     /// SOCK_NONBLOCK and SOCK_CLOEXEC (their O_ values).
     pub(super) fn kunix_pair(&mut self, rid: u64, at: u64, flags: u32) -> Result<u64, i64> {
-        let limit = self.limit();
-        let a = self.fds.free_from(0, limit)?;
-        let mut b = a + 1;
-        while b < self.fds.slots.len() && self.fds.slots[b].is_some() {
-            b += 1;
-        }
-        if b >= limit {
-            return Err(errno::EMFILE);
-        }
+        let (a, b) = self.two_free()?;
         self.fds.tpid = self.tpid;
         let f = flags & fdt::O_NONBLOCK;
         // The kernel marks the ends close-on-exec itself: they are bound
@@ -182,6 +158,27 @@ impl Sup {
         self.fds.set(a, end(), cloexec);
         self.fds.set(b, end(), cloexec);
         self.fds.tpid = tpid;
+        self.give_pair(rid, at, a, b)
+    }
+
+    /// The two lowest free descriptor numbers, for a pipe's or a socket
+    /// pair's two ends.
+    fn two_free(&self) -> Result<(usize, usize), i64> {
+        let limit = self.limit();
+        let a = self.fds.free_from(0, limit)?;
+        let mut b = a + 1;
+        while b < self.fds.slots.len() && self.fds.slots[b].is_some() {
+            b += 1;
+        }
+        if b >= limit {
+            return Err(errno::EMFILE);
+        }
+        Ok((a, b))
+    }
+
+    /// The pair of numbers `a`, `b` written to the caller's `int[2]` at
+    /// `at`; if that fails, both are closed again.
+    fn give_pair(&mut self, rid: u64, at: u64, a: usize, b: usize) -> Result<u64, i64> {
         let mut out = [0u8; 8];
         out[..4].copy_from_slice(&(a as u32).to_le_bytes());
         out[4..].copy_from_slice(&(b as u32).to_le_bytes());
@@ -191,6 +188,18 @@ impl Sup {
             return Err(e);
         }
         Ok(0)
+    }
+
+    /// The number the kernel binds for `ofd`, having asked, with `watch`,
+    /// to be told (`sup::KWAKE`) at its pipes' next change: the watch
+    /// comes before the caller's look, so a change between them still
+    /// wakes.
+    fn watched_fd(&self, ofd: &OfdRef, watch: bool) -> Option<u64> {
+        let fd = self.bound_fd(ofd)?;
+        if watch {
+            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
+        }
+        Some(fd)
     }
 
     /// The kernel's state of the pipe a stream socket's end reads (`write`
@@ -210,11 +219,8 @@ impl Sup {
         const POLLHUP: u64 = 0x10;
         const POLLNVAL: u64 = 0x20;
         const POLLRDHUP: u64 = 0x2000;
-        let Some(fd) = self.bound_fd(ofd) else {
+        if self.watched_fd(ofd, watch).is_none() {
             return POLLNVAL;
-        };
-        if watch {
-            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
         }
         let (Ok(rx), Ok(tx)) = (self.kunix_state(ofd, false), self.kunix_state(ofd, true)) else {
             return POLLNVAL;
@@ -278,13 +284,9 @@ impl Sup {
         const POLLERR: u64 = 8;
         const POLLHUP: u64 = 0x10;
         const POLLNVAL: u64 = 0x20;
-        let Some(fd) = self.bound_fd(ofd) else {
+        let Some(fd) = self.watched_fd(ofd, watch) else {
             return POLLNVAL;
         };
-        // The watch before the look: a change between them still wakes.
-        if watch {
-            let _ = calls::linux_pipe(op::WATCH, self.tpid, fd, crate::proto::sup::KWAKE, 0);
-        }
         let Ok(s) = calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0) else {
             return POLLNVAL;
         };
