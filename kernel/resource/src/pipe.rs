@@ -821,21 +821,32 @@ pub fn create(p: &Process, rfd: u64, wfd: u64, nonblock: bool, cloexec: bool) ->
     invoke(p.pid(), ResOp::CreatePipe, NO_IDS, || {
         let pipe = make(p.pid())?;
         let id = pipe.inner.lock().id;
-        let (r, w) = (
-            Arc::new(End::new(&pipe, false, nonblock)),
-            Arc::new(End::new(&pipe, true, nonblock)),
-        );
+        let (r, w) = (new_end(&pipe, false, nonblock), new_end(&pipe, true, nonblock));
         drop(pipe);
         // On a failure the ends go, and the pipe with them.
-        let old_r = bind(p, rfd, Served::Pipe(r), cloexec)?;
-        let old_w = bind(p, wfd, Served::Pipe(w), cloexec);
-        drop(old_r);
-        if old_w.is_err() {
-            let _ = unbind(p.pid(), rfd);
-        }
-        drop(old_w?);
+        bind_two(p, (rfd, Served::Pipe(r?)), (wfd, Served::Pipe(w?)), cloexec)?;
         Ok(id)
     })
+}
+
+/// An end of `pipe` (its writing end if `write`), charged to the kernel
+/// heap's room: running out is NoMemory.
+fn new_end(pipe: &Arc<Pipe>, write: bool, nonblock: bool) -> Result<Arc<End>, Error> {
+    kcore::mm::heap::try_arc(End::new(pipe, write, nonblock)).map_err(|_| Error::NoMemory)
+}
+
+/// Binds the two ends a pipe or a socket pair was made with, both or
+/// neither: if the second cannot be bound, the first is unbound again.
+fn bind_two(p: &Process, a: (u64, Served), b: (u64, Served), cloexec: bool) -> Result<(), Error> {
+    let first = a.0;
+    let old_a = bind(p, a.0, a.1, cloexec)?;
+    let old_b = bind(p, b.0, b.1, cloexec);
+    drop(old_a);
+    if old_b.is_err() {
+        let _ = unbind(p.pid(), first);
+    }
+    drop(old_b?);
+    Ok(())
 }
 
 /// `linux_pipe(SOCKPAIR)`: two pipes for Linux process `p` (charged to
@@ -851,11 +862,9 @@ pub fn sockpair(p: &Process, fa: u64, fb: u64, nonblock: bool, cloexec: bool) ->
         let two = make(p.pid())?;
         let id = one.inner.lock().id;
         let end = |rx: &Arc<Pipe>, tx: &Arc<Pipe>| {
+            let sides = [new_end(rx, false, nonblock)?, new_end(tx, true, nonblock)?];
             kcore::mm::heap::try_arc(SockEnd {
-                sides: IrqMutex::new([
-                    Some(Arc::new(End::new(rx, false, nonblock))),
-                    Some(Arc::new(End::new(tx, true, nonblock))),
-                ]),
+                sides: IrqMutex::new(sides.map(Some)),
                 nonblock: AtomicBool::new(nonblock),
             })
             .map_err(|_| Error::NoMemory)
@@ -866,14 +875,7 @@ pub fn sockpair(p: &Process, fa: u64, fb: u64, nonblock: bool, cloexec: bool) ->
         let a = end(&one, &two);
         let b = end(&two, &one);
         drop((one, two));
-        let (a, b) = (a?, b?);
-        let old_a = bind(p, fa, Served::Sock(a), cloexec)?;
-        let old_b = bind(p, fb, Served::Sock(b), cloexec);
-        drop(old_a);
-        if old_b.is_err() {
-            let _ = unbind(p.pid(), fa);
-        }
-        drop(old_b?);
+        bind_two(p, (fa, Served::Sock(a?)), (fb, Served::Sock(b?)), cloexec)?;
         Ok(id)
     })
 }
@@ -1056,14 +1058,15 @@ pub fn id_of(p: &Process, fd: u64) -> Result<u64, Error> {
     match bound(p.pid(), fd) {
         Some(Served::Pipe(end)) => Ok(end.pipe.inner.lock().id.raw()),
         Some(Served::Sock(s)) => {
-            let ids: alloc::vec::Vec<u64> = s
-                .sides
-                .lock()
+            // The sides copied out first: no pipe's lock is taken under
+            // the socket's, and nothing is allocated.
+            let sides = s.sides.lock().clone();
+            sides
                 .iter()
                 .flatten()
                 .map(|e| e.pipe.inner.lock().id.raw())
-                .collect();
-            ids.into_iter().min().ok_or(Error::NotFound)
+                .min()
+                .ok_or(Error::NotFound)
         }
         _ => Err(Error::NotFound),
     }
