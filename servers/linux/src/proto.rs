@@ -92,7 +92,9 @@ pub mod ctl {
     /// [offset, flags] → [object]: an open file's position, shared from
     /// now on (its descriptor went to a child).
     pub const SHARE_FILE: u64 = 17;
-    /// [object, 0: get | 1: set | 2: add, value] → [position before].
+    /// [object, 0: get | 1: set | 2: add, value] → [position before];
+    /// [object, 3: take] → [position], waiting while another supervisor
+    /// holds it; [object, 4: put, value | 5: let go] ends the hold.
     pub const FILE_POS: u64 = 18;
     /// [pid, request, argument words...] → [result, words out...]: a
     /// terminal ioctl.

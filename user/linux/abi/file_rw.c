@@ -88,6 +88,45 @@ static void advice(void)
 	close(fd);
 }
 
+/* A description a fork shares: the processes' writes through it never land
+ * at the same offset (Linux serializes them on the description). */
+static void shared_offset(void)
+{
+	section("one description written by two processes");
+	int fd = open("shared", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	pid_t c = fork();
+	char rec[8];
+	for (int i = 0; i < 300; i++) {
+		snprintf(rec, sizeof rec, "%c%03d\n", c == 0 ? 'c' : 'p', i);
+		if (write(fd, rec, 5) != 5)
+			break;
+	}
+	if (c == 0)
+		_exit(0);
+	int status;
+	waitpid(c, &status, 0);
+	EXPECT_STATUS("the child", status, "exited 0");
+	EXPECT_EQ("the offset: both processes' bytes", lseek(fd, 0, SEEK_CUR), 3000);
+	static char all[3001];
+	EXPECT_EQ("pread of the file", pread(fd, all, 3000, 0), 3000);
+	int p = 0, k = 0, whole = 1;
+	for (int i = 0; i < 3000; i += 5) {
+		int n = -1;
+		if (all[i + 4] != '\n' || sscanf(all + i + 1, "%3d", &n) != 1)
+			whole = 0;
+		else if (all[i] == 'p' && n == p)
+			p++;
+		else if (all[i] == 'c' && n == k)
+			k++;
+		else
+			whole = 0;
+	}
+	EXPECT_TRUE("every record whole and in its writer's order", whole);
+	EXPECT_EQ("the parent's records", p, 300);
+	EXPECT_EQ("the child's records", k, 300);
+	close(fd);
+}
+
 int main(void)
 {
 	abi_init();
@@ -245,6 +284,7 @@ int main(void)
 	close(fd);
 	EXPECT_STR("the file", contents("v"), "aabcefghok");
 
+	shared_offset();
 	send_file();
 	advice();
 

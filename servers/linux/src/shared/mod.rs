@@ -501,7 +501,20 @@ impl Shared {
                 })
             }
             ctl::FLOCK => result(self.objs.flock(word(&w, 1), (word(&w, 2), word(&w, 3)), word(&w, 4))),
-            ctl::FILE_POS => result(self.objs.file_pos(word(&w, 1), word(&w, 2), word(&w, 3)) as i64),
+            ctl::FILE_POS => {
+                let (id, op, value) = (word(&w, 1), word(&w, 2), word(&w, 3));
+                match op {
+                    3 => match self.objs.pos_take(id, info.caller, rid) {
+                        Some(pos) => result(pos as i64),
+                        None => End::Held,
+                    },
+                    4 | 5 => {
+                        self.objs.pos_put(id, info.caller, (op == 4).then_some(value));
+                        result(0)
+                    }
+                    _ => result(self.objs.file_pos(id, op, value) as i64),
+                }
+            }
             ctl::TTY_IOCTL => self.tty_ioctl(&w),
             ctl::TTY_CHECK => result(self.tty_check(word(&w, 1) as u32, word(&w, 2) != 0)),
             ctl::POLL => self.poll(&w, info.caller),

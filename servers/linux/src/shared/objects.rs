@@ -9,7 +9,7 @@
 
 use super::{End, Held, Shared, Waiting, reply, result};
 use crate::proto::{self, obj, pass, word};
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
@@ -70,6 +70,16 @@ pub struct Objects {
     pub(super) unix: super::unix::Names,
     /// flock's locks: (device, inode) → (the description's object, exclusive).
     flocks: BTreeMap<(u64, u64), Vec<(u64, bool)>>,
+    /// Shared files' positions taken for a read or write: object → the
+    /// supervisor holding it and the calls waiting their turn. Linux
+    /// serializes these on the description (f_pos_lock), so two processes
+    /// writing through one description never write at the same offset.
+    pos_holds: BTreeMap<u64, PosHold>,
+}
+
+struct PosHold {
+    holder: u64,
+    waiting: VecDeque<(u64, u64)>,
 }
 
 impl Objects {
@@ -100,6 +110,7 @@ impl Objects {
             counters: BTreeMap::new(),
             unix: super::unix::Names::default(),
             flocks: BTreeMap::new(),
+            pos_holds: BTreeMap::new(),
         }
     }
 
@@ -285,6 +296,57 @@ impl Objects {
             _ => {}
         }
         before
+    }
+
+    /// Takes shared file `id`'s position for supervisor `sup`'s read or
+    /// write (call `rid`): the position, or None while another holds it
+    /// (the call waits; `pos_put` answers it).
+    pub fn pos_take(&mut self, id: u64, sup: u64, rid: u64) -> Option<u64> {
+        let pos = self.objs.get(&id)?.pos;
+        match self.pos_holds.get_mut(&id) {
+            Some(h) if h.holder != sup => {
+                h.waiting.push_back((rid, sup));
+                None
+            }
+            Some(_) => Some(pos),
+            None => {
+                self.pos_holds.insert(
+                    id,
+                    PosHold {
+                        holder: sup,
+                        waiting: VecDeque::new(),
+                    },
+                );
+                Some(pos)
+            }
+        }
+    }
+
+    /// Supervisor `sup` is done with shared file `id`'s position (its new
+    /// value, if it moved): the next waiting call gets it.
+    pub fn pos_put(&mut self, id: u64, sup: u64, new: Option<u64>) {
+        let Some(h) = self.pos_holds.get_mut(&id) else { return };
+        if h.holder != sup {
+            return;
+        }
+        let pos = match self.objs.get_mut(&id) {
+            Some(o) => {
+                if let Some(p) = new {
+                    o.pos = p;
+                }
+                o.pos
+            }
+            None => 0,
+        };
+        match h.waiting.pop_front() {
+            Some((rid, next)) => {
+                h.holder = next;
+                let _ = sys::endr(rid, &proto::bytes(&[pos]));
+            }
+            None => {
+                self.pos_holds.remove(&id);
+            }
+        }
     }
 
     fn nonblocking(&self, id: u64, flags: u64) -> bool {

@@ -285,6 +285,36 @@ impl Sup {
         }
     }
 
+    /// The position a read or write of `d` starts at (`at`: pread's and
+    /// pwrite's own). A shared description's is taken until `pos_put`, so
+    /// two processes' calls through it run one after the other.
+    pub(super) fn pos_take(&self, d: &Ofd, at: Option<u64>) -> u64 {
+        match (at, d.shared) {
+            (Some(at), _) => at,
+            (None, Some(id)) => self.ctl1(&[ctl::FILE_POS, id, 3, 0]).unwrap_or(0),
+            (None, None) => d.pos,
+        }
+    }
+
+    /// Ends what `pos_take` began: the position is `new` if the call moved
+    /// it (`at`: it was pread's or pwrite's, and nothing was taken).
+    pub(super) fn pos_put(&self, d: &mut Ofd, at: Option<u64>, new: Option<u64>) {
+        match (at, d.shared) {
+            (Some(_), _) => {}
+            (None, Some(id)) => {
+                let _ = match new {
+                    Some(p) => self.ctl(&[ctl::FILE_POS, id, 4, p]),
+                    None => self.ctl(&[ctl::FILE_POS, id, 5, 0]),
+                };
+            }
+            (None, None) => {
+                if let Some(p) = new {
+                    d.pos = p;
+                }
+            }
+        }
+    }
+
     /// Status flags: a shared description's are the shared server's.
     pub(super) fn flags_of(&self, d: &Ofd) -> u32 {
         match d.object() {
@@ -317,15 +347,13 @@ impl Sup {
         }
         match d.kind.clone() {
             Kind::File { fd: ffd, .. } => {
-                let off = at.unwrap_or_else(|| self.pos(&d));
+                let off = self.pos_take(&d, at);
                 // The kernel's cache of the file did not serve it (it
                 // serves no read yet, and a pread only when it holds every
                 // page): the pages go there for the next preads.
                 let missed = d.cache != 0;
                 let r = self.fs.read_to_caller(rid, ffd, off, buf, len, missed);
-                if let (Ok(n), None) = (r, at) {
-                    self.set_pos(&mut d, off + n);
-                }
+                self.pos_put(&mut d, at, r.ok().map(|n| off + n));
                 ret(r)
             }
             Kind::Obj { id, kind } => {
@@ -436,21 +464,12 @@ impl Sup {
         match d.kind.clone() {
             Kind::File { fd: ffd, .. } => {
                 let append = self.flags_of(&d) & fdt::O_APPEND != 0;
-                let off = at.unwrap_or_else(|| self.pos(&d));
-                let len = match self.fsize_room(ffd, off, append, len) {
-                    Ok(n) => n,
-                    Err(e) => return ret(Err(e)),
-                };
-                let r = self.fs.write_from_caller(rid, ffd, off, append, buf, len);
-                match r {
-                    Ok((n, end)) => {
-                        if at.is_none() {
-                            self.set_pos(&mut d, end);
-                        }
-                        Out::Ret(n)
-                    }
-                    Err(e) => ret(Err(e)),
-                }
+                let off = self.pos_take(&d, at);
+                let r = self
+                    .fsize_room(ffd, off, append, len)
+                    .and_then(|len| self.fs.write_from_caller(rid, ffd, off, append, buf, len));
+                self.pos_put(&mut d, at, r.ok().map(|(_, end)| end));
+                ret(r.map(|(n, _)| n))
             }
             Kind::Obj { id, kind } => {
                 if at.is_some() {
@@ -824,12 +843,11 @@ impl Sup {
         match d.kind.clone() {
             Kind::File { fd: ffd, .. } => {
                 let mut tmp = vec![0u8; (count as usize).min(32768)];
-                let pos = self.pos(&d);
-                let n = self.fs.readdir(ffd, pos, &mut tmp)?;
-                if let Some(last) = api::dirents(&tmp[..n]).last() {
-                    let next = last.next;
-                    self.set_pos(&mut d, next);
-                }
+                let pos = self.pos_take(&d, None);
+                let r = self.fs.readdir(ffd, pos, &mut tmp);
+                let next = r.ok().and_then(|n| api::dirents(&tmp[..n]).last().map(|l| l.next));
+                self.pos_put(&mut d, None, next);
+                let n = r?;
                 self.write_mem(rid, buf, &tmp[..n])?;
                 Ok(n as u64)
             }

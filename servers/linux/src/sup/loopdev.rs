@@ -240,7 +240,7 @@ impl Sup {
             Err(errno::ENXIO) => return Ok(0),
             Err(e) => return Err(e),
         };
-        let pos = at.unwrap_or_else(|| self.pos(d));
+        let pos = self.pos_take(d, at);
         let r = if pos >= a.size || len == 0 {
             Ok(0)
         } else {
@@ -248,9 +248,7 @@ impl Sup {
             self.fs.read_to_caller(rid, a.file, a.offset + pos, buf, want, false)
         };
         self.fs.close(a.file);
-        if let (Ok(k), None) = (r, at) {
-            self.set_pos(d, pos + k);
-        }
+        self.pos_put(d, at, r.ok().map(|k| pos + k));
         r
     }
 
@@ -274,7 +272,7 @@ impl Sup {
             Err(errno::ENXIO) => return Err(errno::ENOSPC),
             Err(e) => return Err(e),
         };
-        let pos = at.unwrap_or_else(|| self.pos(d));
+        let pos = self.pos_take(d, at);
         let r = if a.flags & lo::LO_FLAGS_READ_ONLY != 0 {
             Err(errno::EPERM)
         } else if len == 0 {
@@ -288,9 +286,7 @@ impl Sup {
                 .map(|(k, _)| k)
         };
         self.fs.close(a.file);
-        if let (Ok(k), None) = (r, at) {
-            self.set_pos(d, pos + k);
-        }
+        self.pos_put(d, at, r.ok().map(|k| pos + k));
         r
     }
 
