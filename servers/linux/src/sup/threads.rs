@@ -14,7 +14,7 @@ use super::{Out, Sup, ret};
 use crate::proto::ctl;
 use alloc::vec::Vec;
 use linuxabi::errno;
-use linuxabi::frame::SigInfo;
+use linuxabi::frame::{AltStack, SigInfo};
 use linuxabi::signal as sig;
 use tessera_rt::abi::Error;
 use tessera_rt::sys::calls;
@@ -39,6 +39,13 @@ pub struct Threads {
     /// The signal masks of the threads other than the caller (whose mask
     /// is `Signals::mask`): each thread has its own, as on Linux.
     pub masks: Vec<(u32, u64)>,
+    /// Their alternate signal stacks, likewise (the caller's is
+    /// `Signals::altstack`): a thread Linux starts has none.
+    pub altstacks: Vec<(u32, AltStack)>,
+    /// The caller's signals sent to it alone that its arrival made
+    /// pending: those not delivered when another thread's call comes go
+    /// back to wait for it, so that no other thread takes them.
+    pub own: Vec<SigInfo>,
 }
 
 impl Threads {
@@ -69,6 +76,7 @@ impl Sup {
     pub(super) fn thread_arrives(&mut self, tid: u64) {
         let tid = if tid == 0 { self.pid } else { tid as u32 };
         if tid != self.threads.caller {
+            self.give_back_own();
             self.switch_mask(tid);
         }
         self.threads.caller = tid;
@@ -82,18 +90,53 @@ impl Sup {
         self.take_directed(tid);
     }
 
-    /// `Signals::mask` becomes thread `tid`'s, the caller's kept for it
-    /// (none kept for a caller that has exited).
+    /// `Signals::mask` and `altstack` become thread `tid`'s, the caller's
+    /// kept for it (none kept for a caller that has exited).
     fn switch_mask(&mut self, tid: u32) {
         let old = self.threads.caller;
         let i = self.threads.masks.iter().position(|m| m.0 == tid);
         let mine = i.map(|i| self.threads.masks.swap_remove(i).1);
+        let i = self.threads.altstacks.iter().position(|m| m.0 == tid);
+        let stack = i.map(|i| self.threads.altstacks.swap_remove(i).1);
         let old_lives = old == self.pid && !self.threads.leader_gone || self.threads.others.contains(&old);
         if old != 0 && old_lives {
             self.threads.masks.push((old, self.sig.mask));
+            self.threads.altstacks.push((old, self.sig.altstack));
         }
         if let Some(m) = mine {
             self.sig.mask = m;
+        }
+        if let Some(st) = stack {
+            self.sig.altstack = st;
+        }
+    }
+
+    /// The caller's own signals still pending wait again for it alone
+    /// (another thread's call comes).
+    fn give_back_own(&mut self) {
+        let old = self.threads.caller;
+        for info in core::mem::take(&mut self.threads.own) {
+            let s = info.signo;
+            let still = if s >= sig::SIGRTMIN {
+                match self.sig.queue.iter().position(|q| *q == info) {
+                    Some(i) => {
+                        self.sig.queue.remove(i);
+                        if !self.sig.queue.iter().any(|q| q.signo == s) {
+                            self.sig.pending &= !sig::bit(s);
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            } else if self.sig.pending & sig::bit(s) != 0 {
+                self.sig.pending &= !sig::bit(s);
+                true
+            } else {
+                false
+            };
+            if still && old != 0 {
+                self.threads.directed.push((old, info));
+            }
         }
     }
 
@@ -114,8 +157,10 @@ impl Sup {
             let s = info.signo;
             if s >= sig::SIGRTMIN {
                 self.sig.queue.push_back(info);
+                self.threads.own.push(info);
             } else if self.sig.pending & sig::bit(s) == 0 {
                 self.sig.infos[(s - 1) as usize] = info;
+                self.threads.own.push(info);
             }
             self.sig.pending |= sig::bit(s);
         }
@@ -155,8 +200,17 @@ impl Sup {
         match calls::linux_thread(rid, &regs, tid as u64, clear) {
             Ok(_) => {
                 self.threads.others.push(tid);
-                // A new thread starts with its creator's mask.
+                // A new thread starts with its creator's mask, and with
+                // no alternate stack.
                 self.threads.masks.push((tid, self.sig.mask));
+                self.threads.altstacks.push((
+                    tid,
+                    AltStack {
+                        sp: 0,
+                        flags: sig::SS_DISABLE,
+                        size: 0,
+                    },
+                ));
                 Out::Ret(tid as u64)
             }
             Err(e) => {
@@ -185,6 +239,8 @@ impl Sup {
         self.threads.directed.retain(|(t, _)| *t != me);
         self.threads.passed.retain(|e| e.0 != me);
         self.threads.masks.retain(|m| m.0 != me);
+        self.threads.altstacks.retain(|m| m.0 != me);
+        self.threads.own.clear();
         self.threads.caller = 0;
         let _ = calls::caller_exit_thread(rid);
         Out::Done
@@ -218,10 +274,25 @@ impl Sup {
             ..Default::default()
         };
         if tid == self.threads.caller {
-            self.post(info);
-        } else {
+            // Its own: pending for it alone, delivered as this call ends
+            // unless it blocks the signal.
             self.threads.directed.push((tid, info));
-            self.kick_thread(tid);
+            self.take_directed(tid);
+            self.signalfd_posted();
+        } else {
+            let s = s as u32;
+            // A standard signal already waiting for the thread is not
+            // sent twice; a blocked one waits without stopping it (it
+            // takes its signals whenever it comes).
+            let waiting = self.threads.directed.iter().any(|(t, i)| *t == tid && i.signo == s);
+            if s < sig::SIGRTMIN && waiting {
+                return Some(Ok(0));
+            }
+            self.threads.directed.push((tid, info));
+            let mask = self.threads.masks.iter().find(|m| m.0 == tid).map_or(0, |m| m.1);
+            if mask & sig::bit(s) & !sig::UNBLOCKABLE == 0 {
+                self.kick_thread(tid);
+            }
         }
         Some(Ok(0))
     }
