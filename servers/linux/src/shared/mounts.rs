@@ -20,8 +20,8 @@
 //!   no file system is mounted on, EBUSY while files of it are open
 //!   (unless MNT_DETACH);
 //! - `REMOUNT` [flags, path length, path…] → [0]: a mount's flags
-//!   (MS_RDONLY, which supervisors enforce, as Linux's VFS does a
-//!   mount's read-only flag);
+//!   (MS_RDONLY, MS_NODEV and MS_NOEXEC, which supervisors enforce, as Linux's
+//!   VFS does a mount's flags);
 //! - `LIST` → [count, then per mount: id, file server, device, flags,
 //!   path length, path…].
 //!
@@ -53,6 +53,9 @@ const MAX_MOUNTS: u32 = 63;
 const CACHE_PAGES: &str = "1024";
 /// MS_RDONLY and umount2's MNT_DETACH.
 const MS_RDONLY: u64 = 1;
+/// The flags a mount keeps: MS_RDONLY, MS_NODEV (device files refused)
+/// and MS_NOEXEC (programs refused).
+const KEPT: u64 = MS_RDONLY | 4 | 8;
 const MNT_DETACH: u64 = 2;
 
 pub struct Mount {
@@ -134,7 +137,9 @@ impl Shared {
                 };
                 match self.mounts.list.iter_mut().find(|m| m.ready && m.path == path) {
                     Some(m) => {
-                        m.flags = (m.flags & !MS_RDONLY) | (word(w, 2) & MS_RDONLY);
+                        // A remount's flags are the mount's from now on,
+                        // as Linux's (nodev cleared unless asked again).
+                        m.flags = (m.flags & !KEPT) | (word(w, 2) & KEPT);
                         result(0)
                     }
                     None => result(-errno::EINVAL),

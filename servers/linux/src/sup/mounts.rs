@@ -126,6 +126,11 @@ impl Table {
                 .any(|m| m.id == id && m.flags & MS_RDONLY != 0)
     }
 
+    /// Whether mount `id` has mount(2) flag `flag` (MS_NODEV, MS_NOEXEC).
+    pub fn has(&self, id: u32, flag: u64) -> bool {
+        id != 0 && self.list.borrow().iter().any(|m| m.id == id && m.flags & flag != 0)
+    }
+
     /// A stat of mount `id`'s file: its device is the loop device, as
     /// on Linux (the file server reports its own).
     pub fn set_dev(&self, id: u32, st: &mut [u8; 144]) {
@@ -157,11 +162,14 @@ impl Table {
     }
 }
 
-/// The mount(2) flags that change what a mount does here; the others
-/// (nosuid, noexec, atime rules, ...) are taken and kept out of the
-/// table. The propagation types (private, slave, shared, unbindable)
+/// The mount(2) flags that change what a mount does here (read-only, no
+/// device files, no programs); the others (nosuid, atime rules, ...) are
+/// taken and kept out of the table. The propagation types (private, slave, shared, unbindable)
 /// have nothing to change: there is no propagation.
 const MS_RDONLY: u64 = 1;
+pub const MS_NODEV: u64 = 4;
+pub const MS_NOEXEC: u64 = 8;
+const KEPT: u64 = MS_RDONLY | MS_NODEV | MS_NOEXEC;
 const MS_REMOUNT: u64 = 32;
 const MS_BIND: u64 = 4096;
 const MS_MOVE: u64 = 8192;
@@ -180,7 +188,9 @@ impl Sup {
         let mut t = base.to_vec();
         for m in self.fs.mounts.list() {
             let ro = if m.flags & MS_RDONLY != 0 { "ro" } else { "rw" };
-            t.extend(format!("/dev/loop{} {} ext2 {ro},relatime 0 0\n", m.dev, m.path).into_bytes());
+            let nodev = if m.flags & MS_NODEV != 0 { ",nodev" } else { "" };
+            let noexec = if m.flags & MS_NOEXEC != 0 { ",noexec" } else { "" };
+            t.extend(format!("/dev/loop{} {} ext2 {ro}{nodev}{noexec},relatime 0 0\n", m.dev, m.path).into_bytes());
         }
         t
     }
@@ -247,7 +257,7 @@ impl Sup {
             if !mounted {
                 return Err(errno::EINVAL);
             }
-            let mut m = alloc::vec![ctl::MOUNT, op::REMOUNT, flags & MS_RDONLY];
+            let mut m = alloc::vec![ctl::MOUNT, op::REMOUNT, flags & KEPT];
             m.extend(op::path_words(&abs));
             return self.ctl1(&m).map(|_| 0);
         }
@@ -280,7 +290,7 @@ impl Sup {
         if !st.is_dir() {
             return Err(errno::ENOTDIR);
         }
-        let mut m = alloc::vec![ctl::MOUNT, op::ADD, minor as u64, flags & MS_RDONLY];
+        let mut m = alloc::vec![ctl::MOUNT, op::ADD, minor as u64, flags & KEPT];
         m.extend(op::path_words(&abs));
         let r = self.ctl(&m);
         if r.len() < 5 {
