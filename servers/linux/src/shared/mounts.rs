@@ -20,8 +20,9 @@
 //!   no file system is mounted on, EBUSY while files of it are open
 //!   (unless MNT_DETACH);
 //! - `REMOUNT` [flags, path length, path…] → [0]: a mount's flags
-//!   (MS_RDONLY, MS_NODEV and MS_NOEXEC, which supervisors enforce, as Linux's
-//!   VFS does a mount's flags);
+//!   from now on (MS_RDONLY, MS_NODEV and MS_NOEXEC, which supervisors
+//!   enforce as Linux's VFS does, and the others they show in statfs and
+//!   /proc/mounts);
 //! - `LIST` → [count, then per mount: id, file server, device, flags,
 //!   path length, path…].
 //!
@@ -53,9 +54,9 @@ const MAX_MOUNTS: u32 = 63;
 const CACHE_PAGES: &str = "1024";
 /// MS_RDONLY and umount2's MNT_DETACH.
 const MS_RDONLY: u64 = 1;
-/// The flags a mount keeps: MS_RDONLY, MS_NODEV (device files refused)
-/// and MS_NOEXEC (programs refused).
-const KEPT: u64 = MS_RDONLY | 4 | 8;
+/// The flags a remount sets (the supervisors choose which a mount
+/// keeps): all but MS_REMOUNT's own and the magic number's.
+const KEPT: u64 = 0xffff & !32 | 1 << 24;
 const MNT_DETACH: u64 = 2;
 
 pub struct Mount {

@@ -420,9 +420,14 @@ impl Fs {
 
     /// statfs of the file system file (or directory token) `fd` is on.
     pub fn statfs_of(&self, fd: u32) -> Result<[u8; 120], i64> {
-        let (server, _, _) = self.route(fd);
+        let (server, _, id) = self.route(fd);
         let mut out = [0u8; 120];
         self.result_at(server, api::STATFS, &[], &mut out)?;
+        // A mount's flags are the supervisors' (its file server knows
+        // only whether it is read-only): f_flags, the eleventh word.
+        if let Some(flags) = self.mounts.statfs_flags(id) {
+            out[80..88].copy_from_slice(&flags.to_le_bytes());
+        }
         Ok(out)
     }
 
