@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
@@ -348,6 +349,20 @@ static void fifo_hostile(void)
 		close(f);
 	}
 	EXPECT_EQ("200 opens and closes", many, 200);
+	struct rlimit old, lim;
+	SETUP(getrlimit(RLIMIT_NOFILE, &old));
+	lim = old;
+	lim.rlim_cur = 16;
+	SETUP(setrlimit(RLIMIT_NOFILE, &lim));
+	int fds[64], k = 0;
+	while (k < 64 && (fds[k] = open("q", O_RDONLY | O_NONBLOCK)) >= 0)
+		k++;
+	EXPECT_ERR("readers until no number is free", open("q", O_RDONLY | O_NONBLOCK), EMFILE);
+	EXPECT_ERR("a writer then too", open("q", O_WRONLY | O_NONBLOCK), EMFILE);
+	while (k > 0)
+		close(fds[--k]);
+	SETUP(setrlimit(RLIMIT_NOFILE, &old));
+	EXPECT_ERR("none left open behind", open("q", O_WRONLY | O_NONBLOCK), ENXIO);
 }
 
 static void device_files(void)
