@@ -200,6 +200,14 @@ pub mod ctl {
     /// [pid, signal] → 0: the signal the process gets when its parent
     /// ends (PR_SET_PDEATHSIG; 0: none).
     pub const PDEATHSIG: u64 = 77;
+    /// [device, inode, access (0 read, 1 write, 2 both), status flags
+    /// (O_NONBLOCK, O_APPEND: the description's, shared)] →
+    /// [end object, its kind, 1 if the other side is open] or [-errno]:
+    /// an open of a named FIFO, which joins the pipe every open of the
+    /// inode shares (`objects.rs`). ENXIO: a non-blocking writer and no
+    /// reader. The end counts as open at once, as Linux's, so that a
+    /// blocked opener lets the other side's open go on.
+    pub const FIFO_OPEN: u64 = 78;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -251,6 +259,11 @@ pub mod obj {
     pub const TIMERFD: u64 = 6;
     /// A bound AF_UNIX stream or seqpacket socket (`shared/unix.rs`).
     pub const UNIX_NAME: u64 = 7;
+    /// A named FIFO's end opened for reading and writing (O_RDWR).
+    pub const PIPE_RDWR: u64 = 8;
+    /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
+    /// opened since it did: alone, not with the others.
+    pub const FIFO_PARTNER: u64 = 1 << 16;
     /// The terminal's object, which every session's standard files share.
     pub const TTY_ID: u64 = 1;
 }

@@ -3,8 +3,9 @@
  * errors of bad arguments, images that hold no file system (garbage,
  * zeros), a file system made by mke2fs on the device, what a mount looks
  * like (its files' device, statfs, /proc/mounts), renames across it, a
- * busy unmount, what stays in the file after the unmount, and a process
- * killed while it mounts.
+ * busy unmount, what stays in the file after the unmount, the flags
+ * nodev, noexec and nosuid (statfs, device files, programs) and a remount
+ * without them, and a process killed while it mounts.
  */
 #include "abi.h"
 
@@ -19,6 +20,27 @@
 #define LOOP_CLR_FD 0x4C01
 #define LOOP_CTL_GET_FREE 0x4C82
 #define EXT2_SUPER_MAGIC 0xEF53
+/* statfs's f_flags (statvfs's ST_*). */
+#define F_RDONLY 1
+#define F_NOSUID 2
+#define F_NODEV 4
+#define F_NOEXEC 8
+#define F_NOATIME 1024
+#define F_RELATIME 4096
+#define F_SHOWN (F_RDONLY | F_NOSUID | F_NODEV | F_NOEXEC | F_NOATIME | F_RELATIME)
+
+/* execl of `path` in a child: its wait status, or 100 + errno. */
+static int run_status(const char *path)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		execl(path, path, (char *)NULL);
+		_exit(100 + errno);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	return st;
+}
 
 static char dev[64];
 
@@ -153,6 +175,33 @@ int main(void)
 	EXPECT_STR("with its bytes", buf, "inside");
 	close(f);
 	EXPECT_ERR("read-only: no new file", open("mnt/new", O_RDWR | O_CREAT, 0644), EROFS);
+	EXPECT_OK("umount", umount("mnt"));
+
+	section("nodev, noexec, nosuid");
+	EXPECT_OK("mount with them", mount(dev, "mnt", "ext2", MS_NODEV | MS_NOEXEC | MS_NOSUID, NULL));
+	EXPECT_OK("statfs", statfs("mnt", &sf));
+	EXPECT_EQ("its flags", sf.f_flags & F_SHOWN, F_NOSUID | F_NODEV | F_NOEXEC | F_RELATIME);
+	SETUP(mknod("mnt/null", S_IFCHR | 0666, makedev(1, 3)));
+	EXPECT_ERR("a device file: EACCES", open("mnt/null", O_RDWR), EACCES);
+	SETUP(mkfifo("mnt/fifo", 0600));
+	f = open("mnt/fifo", O_RDWR);
+	EXPECT_TRUE("a FIFO opens", f >= 0);
+	close(f);
+	f = open("mnt/script", O_WRONLY | O_CREAT, 0755);
+	SETUP(write(f, "#!/bin/sh\nexit 7\n", 17));
+	close(f);
+	EXPECT_STATUS("a program: EACCES", run_status("mnt/script"), "exited 113");
+	EXPECT_OK("a remount without them", mount(dev, "mnt", "ext2", MS_REMOUNT, NULL));
+	EXPECT_OK("statfs", statfs("mnt", &sf));
+	EXPECT_EQ("its flags", sf.f_flags & F_SHOWN, F_RELATIME);
+	f = open("mnt/null", O_RDWR);
+	EXPECT_TRUE("the device file opens", f >= 0);
+	EXPECT_EQ("as /dev/null", write(f, "x", 1), 1);
+	close(f);
+	EXPECT_STATUS("the program runs", run_status("mnt/script"), "exited 7");
+	SETUP(unlink("mnt/null"));
+	SETUP(unlink("mnt/fifo"));
+	SETUP(unlink("mnt/script"));
 	EXPECT_OK("umount", umount("mnt"));
 
 	section("a process killed while it mounts");

@@ -450,6 +450,11 @@ impl Shared {
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
             ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
             ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
+            ctl::FIFO_OPEN => reply(
+                &self
+                    .objs
+                    .fifo_open((word(&w, 1), word(&w, 2)), word(&w, 3), word(&w, 4)),
+            ),
             ctl::UNIX_BIND => End::Reply(self.objs.unix_bind(&w)),
             ctl::UNIX_LISTEN => End::Reply(self.objs.unix_listen(&w)),
             ctl::UNIX_CONNECT => {

@@ -20,8 +20,9 @@
 //!   no file system is mounted on, EBUSY while files of it are open
 //!   (unless MNT_DETACH);
 //! - `REMOUNT` [flags, path length, path…] → [0]: a mount's flags
-//!   (MS_RDONLY, which supervisors enforce, as Linux's VFS does a
-//!   mount's read-only flag);
+//!   from now on (MS_RDONLY, MS_NODEV and MS_NOEXEC, which supervisors
+//!   enforce as Linux's VFS does, and the others they show in statfs and
+//!   /proc/mounts);
 //! - `LIST` → [count, then per mount: id, file server, device, flags,
 //!   path length, path…].
 //!
@@ -53,6 +54,9 @@ const MAX_MOUNTS: u32 = 63;
 const CACHE_PAGES: &str = "1024";
 /// MS_RDONLY and umount2's MNT_DETACH.
 const MS_RDONLY: u64 = 1;
+/// The flags a remount sets (the supervisors choose which a mount
+/// keeps): all but MS_REMOUNT's own and the magic number's.
+const KEPT: u64 = 0xffff & !32 | 1 << 24;
 const MNT_DETACH: u64 = 2;
 
 pub struct Mount {
@@ -134,7 +138,9 @@ impl Shared {
                 };
                 match self.mounts.list.iter_mut().find(|m| m.ready && m.path == path) {
                     Some(m) => {
-                        m.flags = (m.flags & !MS_RDONLY) | (word(w, 2) & MS_RDONLY);
+                        // A remount's flags are the mount's from now on,
+                        // as Linux's (nodev cleared unless asked again).
+                        m.flags = (m.flags & !KEPT) | (word(w, 2) & KEPT);
                         result(0)
                     }
                     None => result(-errno::EINVAL),

@@ -75,6 +75,22 @@ pub struct Objects {
     /// serializes these on the description (f_pos_lock), so two processes
     /// writing through one description never write at the same offset.
     pos_holds: BTreeMap<u64, PosHold>,
+    /// Named FIFOs: pipe → what it is the pipe of. Their pipes live here,
+    /// not in the kernel, for a FIFO is joined by name by processes with
+    /// no common parent, and read and written through one description
+    /// (O_RDWR): a kernel pipe's ends are bound once, in the process that
+    /// made it, each one way. A FIFO end's object keeps in `pos` the other
+    /// side's `opened` count when it opened (Linux's f_version).
+    fifos: BTreeMap<u64, Fifo>,
+}
+
+struct Fifo {
+    /// Its inode: (device, inode number).
+    key: (u64, u64),
+    /// How many times a reader and a writer opened it (Linux's r_counter
+    /// and w_counter): an opener waiting for the other side goes on once
+    /// its count moved, even if that opener closed again meanwhile.
+    opened: [u64; 2],
 }
 
 struct PosHold {
@@ -111,6 +127,7 @@ impl Objects {
             unix: super::unix::Names::default(),
             flocks: BTreeMap::new(),
             pos_holds: BTreeMap::new(),
+            fifos: BTreeMap::new(),
         }
     }
 
@@ -141,12 +158,84 @@ impl Objects {
         let Some(o) = self.objs.get_mut(&id) else { return };
         o.refs += n;
         if let Some(p) = self.pipes.get_mut(&o.pipe) {
-            match o.kind {
-                obj::PIPE_READ => p.readers += n,
-                obj::PIPE_WRITE => p.writers += n,
-                _ => {}
+            if reads(o.kind) {
+                p.readers += n;
+            }
+            if writes(o.kind) {
+                p.writers += n;
             }
         }
+    }
+
+    /// An open of the named FIFO `key` (`ctl::FIFO_OPEN`): a new end of
+    /// its pipe, made if none is open (so a FIFO all closed starts
+    /// empty), as [object, kind, whether the other side is open]; `flags`
+    /// are the description's status flags.
+    pub fn fifo_open(&mut self, key: (u64, u64), access: u64, flags: u64) -> Vec<u64> {
+        let nonblock = flags & O_NONBLOCK != 0;
+        let kind = match access {
+            0 => obj::PIPE_READ,
+            1 => obj::PIPE_WRITE,
+            2 => obj::PIPE_RDWR,
+            _ => return vec![errno::fail(errno::EINVAL)],
+        };
+        let found = self.fifos.iter().find(|(_, f)| f.key == key).map(|(&p, _)| p);
+        let readers = found.and_then(|p| self.pipes.get(&p)).map_or(0, |p| p.readers);
+        // Linux's fifo_open: a writer that may not wait finds no reader.
+        if kind == obj::PIPE_WRITE && nonblock && readers == 0 {
+            return vec![errno::fail(errno::ENXIO)];
+        }
+        let pipe = match found {
+            Some(p) => p,
+            None => {
+                let p = self.next;
+                self.next += 1;
+                self.pipes.insert(p, Pipe::default());
+                self.fifos.insert(p, Fifo { key, opened: [0, 0] });
+                p
+            }
+        };
+        let (Some(p), Some(f)) = (self.pipes.get_mut(&pipe), self.fifos.get_mut(&pipe)) else {
+            return vec![errno::fail(errno::EIO)];
+        };
+        if reads(kind) {
+            p.readers += 1;
+            f.opened[0] += 1;
+        }
+        if writes(kind) {
+            p.writers += 1;
+            f.opened[1] += 1;
+        }
+        let (seen, there) = match kind {
+            obj::PIPE_READ => (f.opened[1], p.writers > 0),
+            obj::PIPE_WRITE => (f.opened[0], p.readers > 0),
+            _ => (0, true),
+        };
+        let id = self.insert(Object {
+            kind,
+            refs: 1,
+            flags,
+            pipe,
+            pos: seen,
+        });
+        vec![id, kind, there as u64]
+    }
+
+    /// `FIFO_PARTNER` if FIFO end `id`'s other side is open, or opened
+    /// since it did; a vanished end too (its waiter looks and fails).
+    fn fifo_partner(&self, id: u64) -> u64 {
+        let Some(o) = self.objs.get(&id) else {
+            return obj::FIFO_PARTNER;
+        };
+        let (Some(f), Some(p)) = (self.fifos.get(&o.pipe), self.pipes.get(&o.pipe)) else {
+            return obj::FIFO_PARTNER;
+        };
+        let there = match o.kind {
+            obj::PIPE_READ => p.writers > 0 || f.opened[1] != o.pos,
+            obj::PIPE_WRITE => p.readers > 0 || f.opened[0] != o.pos,
+            _ => true,
+        };
+        if there { obj::FIFO_PARTNER } else { 0 }
     }
 
     pub fn release(&mut self, id: u64) {
@@ -158,14 +247,16 @@ impl Objects {
         let (kind, pipe, gone) = (o.kind, o.pipe, o.refs == 0);
         let mut unread = false;
         if let Some(p) = self.pipes.get_mut(&pipe) {
-            match kind {
-                obj::PIPE_READ => p.readers = p.readers.saturating_sub(1),
-                obj::PIPE_WRITE => p.writers = p.writers.saturating_sub(1),
-                _ => {}
+            if reads(kind) {
+                p.readers = p.readers.saturating_sub(1);
+            }
+            if writes(kind) {
+                p.writers = p.writers.saturating_sub(1);
             }
             unread = kind == obj::PIPE_READ && p.readers == 0;
             if p.readers == 0 && p.writers == 0 {
                 self.pipes.remove(&pipe);
+                self.fifos.remove(&pipe);
             }
         }
         if gone {
@@ -207,7 +298,7 @@ impl Objects {
     pub(super) fn pipe_of(&self, id: u64) -> Option<u64> {
         self.objs
             .get(&id)
-            .filter(|o| matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE))
+            .filter(|o| matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE | obj::PIPE_RDWR))
             .map(|o| o.pipe)
     }
 
@@ -217,7 +308,7 @@ impl Objects {
             None => vec![0, 0, 0],
             Some(o) => {
                 let avail = match o.kind {
-                    obj::PIPE_READ => self.pipes.get(&o.pipe).map_or(0, |p| p.len()) as u64,
+                    obj::PIPE_READ | obj::PIPE_RDWR => self.pipes.get(&o.pipe).map_or(0, |p| p.len()) as u64,
                     obj::TTY => self.tty.ldisc.available() as u64,
                     _ => 0,
                 };
@@ -236,7 +327,7 @@ impl Objects {
     /// that is `u64::MAX`; -EBADF for anything but a pipe.
     pub fn pipe_size(&mut self, id: u64, size: u64) -> i64 {
         let pipe = match self.objs.get(&id) {
-            Some(o) if matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE) => o.pipe,
+            Some(o) if matches!(o.kind, obj::PIPE_READ | obj::PIPE_WRITE | obj::PIPE_RDWR) => o.pipe,
             _ => return -errno::EBADF,
         };
         let Some(p) = self.pipes.get_mut(&pipe) else {
@@ -356,12 +447,23 @@ impl Objects {
     /// poll's events of object `id` now (of those asked in `events`, plus
     /// the ones always reported).
     pub fn events(&self, id: u64, events: u64) -> u64 {
+        if events == obj::FIFO_PARTNER {
+            return self.fifo_partner(id);
+        }
         let Some(o) = self.objs.get(&id) else { return 0x20 };
+        // A FIFO's reader hangs up only once a writer came and went since
+        // it opened (Linux's pipe_poll and f_version): a reader opened
+        // before any writer waits for one.
+        let hung = |p: &Pipe| p.writers == 0 && self.fifos.get(&o.pipe).is_none_or(|f| f.opened[1] != o.pos);
         let got = match o.kind {
             obj::PIPE_READ => match self.pipes.get(&o.pipe) {
-                Some(p) if p.readable() => POLLIN | if p.writers == 0 { POLLHUP } else { 0 },
-                Some(p) if p.writers == 0 => POLLHUP,
+                Some(p) if p.readable() => POLLIN | if hung(p) { POLLHUP } else { 0 },
+                Some(p) if hung(p) => POLLHUP,
                 _ => 0,
+            },
+            obj::PIPE_RDWR => match self.pipes.get(&o.pipe) {
+                Some(p) => (if p.readable() { POLLIN } else { 0 }) | if p.room_for(1) > 0 { POLLOUT } else { 0 },
+                None => 0,
             },
             obj::PIPE_WRITE => match self.pipes.get(&o.pipe) {
                 Some(p) if p.readers == 0 => POLLERR | POLLOUT,
@@ -388,6 +490,15 @@ impl Objects {
             .map(|p| p.deadline)
             .filter(|&d| d != 0 && d != u64::MAX)
     }
+}
+
+/// Whether a pipe's end of `kind` reads it, writes it.
+fn reads(kind: u64) -> bool {
+    matches!(kind, obj::PIPE_READ | obj::PIPE_RDWR)
+}
+
+fn writes(kind: u64) -> bool {
+    matches!(kind, obj::PIPE_WRITE | obj::PIPE_RDWR)
 }
 
 impl Default for Objects {
@@ -419,7 +530,7 @@ impl Shared {
         };
         let nonblock = self.objs.nonblocking(id, flags);
         match o.kind {
-            obj::PIPE_READ => {
+            obj::PIPE_READ | obj::PIPE_RDWR => {
                 let pipe_id = o.pipe;
                 let Some(p) = self.objs.pipes.get(&pipe_id) else {
                     self.finish(h, 0);
@@ -493,13 +604,7 @@ impl Shared {
         if self.objs.counters.contains_key(&id) {
             return self.eventfd_write(h, nonblock);
         }
-        let Some(pipe_id) = self
-            .objs
-            .objs
-            .get(&id)
-            .filter(|o| o.kind == obj::PIPE_WRITE)
-            .map(|o| o.pipe)
-        else {
+        let Some(pipe_id) = self.objs.objs.get(&id).filter(|o| writes(o.kind)).map(|o| o.pipe) else {
             self.finish(h, errno::fail(errno::EBADF));
             return true;
         };

@@ -101,6 +101,9 @@ pub struct Ofd {
     pub cache: u64,
     /// An AF_UNIX socket's names and its peer's credentials.
     pub unix: super::unix_named::Names,
+    /// The file server's inode of a named FIFO or device file it was
+    /// opened by (an O_PATH open): fstat's answer, as Linux's.
+    pub node: Option<u32>,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -116,6 +119,7 @@ impl Ofd {
             lease: None,
             cache: 0,
             unix: super::unix_named::Names::default(),
+            node: None,
         }))
     }
 

@@ -139,10 +139,22 @@ impl Sup {
 
     // ---- open and close ----
 
-    pub(super) fn openat(&mut self, rid: u64, dirfd: u64, path_at: u64, flags: u64, mode: u64) -> Result<u64, i64> {
+    /// The description an open makes (`open_call` gives it a number).
+    pub(super) fn open_ofd_at(
+        &mut self,
+        rid: u64,
+        dirfd: u64,
+        path_at: u64,
+        flags: u64,
+        mode: u64,
+    ) -> Result<OfdRef, i64> {
         let path = self.read_path(rid, path_at)?;
-        let flags = flags as u32;
-        let ofd = self.open_ofd(dirfd, &path, flags, mode as u32)?;
+        self.open_ofd(dirfd, &path, flags as u32, mode as u32)
+    }
+
+    /// The lowest free number for new description `ofd`, opened with
+    /// `flags`; the description goes if there is none.
+    pub(super) fn install(&mut self, ofd: OfdRef, flags: u32) -> Result<u64, i64> {
         let fd = match self.fds.insert(ofd.clone(), flags & fdt::O_CLOEXEC != 0, self.limit()) {
             Ok(fd) => fd,
             Err(e) => {
@@ -208,9 +220,17 @@ impl Sup {
                 }
                 // O_CREAT on a directory (".", "..", "dir/") is the file
                 // server's EISDIR, as on Linux.
-                let (fd, cache) = self
+                let (fd, cache) = match self
                     .fs
-                    .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)?;
+                    .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)
+                {
+                    // A FIFO, device file or socket: served here.
+                    Err(errno::ENXIO) => {
+                        let abs = self.abs_of(dirfd, path);
+                        return self.open_node(d, &rel, flags, abs);
+                    }
+                    r => r?,
+                };
                 // O_NOATIME is the file owner's (or root's) to ask for.
                 if flags & linuxabi::fcntl::O_NOATIME != 0
                     && self.cred.euid != 0
@@ -245,6 +265,9 @@ impl Sup {
     pub(super) fn release(&mut self, o: &OfdRef) {
         let d = o.borrow();
         if let Kind::File { fd, .. } = d.kind {
+            self.fs.close(fd);
+        }
+        if let Some(fd) = d.node {
             self.fs.close(fd);
         }
         if let Kind::Socket { id, .. } = d.kind {
@@ -664,6 +687,9 @@ impl Sup {
 
     /// `struct stat` of a description.
     pub(super) fn fstat_ofd(&self, d: &Ofd) -> Result<StatView, i64> {
+        if let Some(fd) = d.node {
+            return Ok(StatView::parse(&self.fs.fstat(fd)?));
+        }
         Ok(match &d.kind {
             Kind::File { fd, .. } => StatView::parse(&self.fs.fstat(*fd)?),
             Kind::Obj { id, kind } => {

@@ -142,6 +142,12 @@ impl Fs {
     /// server granted this supervisor (0: none). A file opened for
     /// writing is the server's write context from then on (its first
     /// write, most often at 0, needs no WRITE_TO).
+    /// Whether the file system of directory `dirfd` was mounted with
+    /// `flag` (MS_NODEV: it refuses device files; MS_NOEXEC: programs).
+    pub fn mounted_with(&self, dirfd: u32, flag: u64) -> bool {
+        self.mounts.has(self.route(dirfd).2, flag)
+    }
+
     pub fn open_cached(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
         let mut fields = [0u8; 8];
         Writer::new(&mut fields).u32(mode).u32(api::OPEN_WRITE_HERE);
@@ -414,9 +420,14 @@ impl Fs {
 
     /// statfs of the file system file (or directory token) `fd` is on.
     pub fn statfs_of(&self, fd: u32) -> Result<[u8; 120], i64> {
-        let (server, _, _) = self.route(fd);
+        let (server, _, id) = self.route(fd);
         let mut out = [0u8; 120];
         self.result_at(server, api::STATFS, &[], &mut out)?;
+        // A mount's flags are the supervisors' (its file server knows
+        // only whether it is read-only): f_flags, the eleventh word.
+        if let Some(flags) = self.mounts.statfs_flags(id) {
+            out[80..88].copy_from_slice(&flags.to_le_bytes());
+        }
         Ok(out)
     }
 

@@ -156,6 +156,10 @@ pub struct Sup {
     pub waiting_set: Option<(u64, u64, u64)>,
     /// A poll or timed wait it holds.
     pub poll_req: Option<syscalls::PollReq>,
+    /// A FIFO's open waiting for the other side, and the end an open just
+    /// made that must wait (`fifo.rs`).
+    pub fifo_wait: Option<fifo::FifoWait>,
+    pub fifo_pending: Option<fdtable::OfdRef>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
     /// What the shared server answered when told of the end and of this
@@ -235,6 +239,8 @@ impl Sup {
             fault_trap: (0, 0),
             waiting_set: None,
             poll_req: None,
+            fifo_wait: None,
+            fifo_pending: None,
             ended: false,
             idle_answer: None,
             net: socket::Net::default(),

@@ -126,6 +126,29 @@ impl Table {
                 .any(|m| m.id == id && m.flags & MS_RDONLY != 0)
     }
 
+    /// Whether mount `id` has mount(2) flag `flag` (MS_NODEV, MS_NOEXEC).
+    pub fn has(&self, id: u32, flag: u64) -> bool {
+        id != 0 && self.list.borrow().iter().any(|m| m.id == id && m.flags & flag != 0)
+    }
+
+    /// statfs's `f_flags` of mount `id` (None: not a mount), as Linux's
+    /// from the mount's flags: ST_VALID always, relatime unless noatime
+    /// or strictatime was asked for.
+    pub fn statfs_flags(&self, id: u32) -> Option<u64> {
+        const ST_VALID: u64 = 0x20;
+        const ST_RELATIME: u64 = 4096;
+        const SHOWN: u64 =
+            MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK | MS_NOATIME | MS_NODIRATIME;
+        let list = self.list.borrow();
+        let m = list.iter().find(|m| m.id == id && id != 0)?;
+        let relatime = if m.flags & (MS_NOATIME | MS_STRICTATIME) == 0 {
+            ST_RELATIME
+        } else {
+            0
+        };
+        Some(ST_VALID | (m.flags & SHOWN) | relatime)
+    }
+
     /// A stat of mount `id`'s file: its device is the loop device, as
     /// on Linux (the file server reports its own).
     pub fn set_dev(&self, id: u32, st: &mut [u8; 144]) {
@@ -157,11 +180,28 @@ impl Table {
     }
 }
 
-/// The mount(2) flags that change what a mount does here; the others
-/// (nosuid, noexec, atime rules, ...) are taken and kept out of the
-/// table. The propagation types (private, slave, shared, unbindable)
+/// The mount(2) flags a mount keeps: read-only, no device files and no
+/// programs change what it does here; the others (nosuid, atime rules,
+/// ...) are kept for statfs and /proc/mounts only. The propagation types (private, slave, shared, unbindable)
 /// have nothing to change: there is no propagation.
 const MS_RDONLY: u64 = 1;
+const MS_NOSUID: u64 = 2;
+pub const MS_NODEV: u64 = 4;
+pub const MS_NOEXEC: u64 = 8;
+const MS_SYNCHRONOUS: u64 = 16;
+const MS_MANDLOCK: u64 = 64;
+const MS_NOATIME: u64 = 1024;
+const MS_NODIRATIME: u64 = 2048;
+const MS_STRICTATIME: u64 = 1 << 24;
+const KEPT: u64 = MS_RDONLY
+    | MS_NOSUID
+    | MS_NODEV
+    | MS_NOEXEC
+    | MS_SYNCHRONOUS
+    | MS_MANDLOCK
+    | MS_NOATIME
+    | MS_NODIRATIME
+    | MS_STRICTATIME;
 const MS_REMOUNT: u64 = 32;
 const MS_BIND: u64 = 4096;
 const MS_MOVE: u64 = 8192;
@@ -180,7 +220,25 @@ impl Sup {
         let mut t = base.to_vec();
         for m in self.fs.mounts.list() {
             let ro = if m.flags & MS_RDONLY != 0 { "ro" } else { "rw" };
-            t.extend(format!("/dev/loop{} {} ext2 {ro},relatime 0 0\n", m.dev, m.path).into_bytes());
+            let mut opts = String::from(ro);
+            for (flag, name) in [
+                (MS_SYNCHRONOUS, "sync"),
+                (MS_NOSUID, "nosuid"),
+                (MS_NODEV, "nodev"),
+                (MS_NOEXEC, "noexec"),
+                (MS_MANDLOCK, "mand"),
+                (MS_NOATIME, "noatime"),
+                (MS_NODIRATIME, "nodiratime"),
+            ] {
+                if m.flags & flag != 0 {
+                    opts.push(',');
+                    opts.push_str(name);
+                }
+            }
+            if m.flags & (MS_NOATIME | MS_STRICTATIME) == 0 {
+                opts.push_str(",relatime");
+            }
+            t.extend(format!("/dev/loop{} {} ext2 {opts} 0 0\n", m.dev, m.path).into_bytes());
         }
         t
     }
@@ -247,7 +305,7 @@ impl Sup {
             if !mounted {
                 return Err(errno::EINVAL);
             }
-            let mut m = alloc::vec![ctl::MOUNT, op::REMOUNT, flags & MS_RDONLY];
+            let mut m = alloc::vec![ctl::MOUNT, op::REMOUNT, flags & KEPT];
             m.extend(op::path_words(&abs));
             return self.ctl1(&m).map(|_| 0);
         }
@@ -280,7 +338,7 @@ impl Sup {
         if !st.is_dir() {
             return Err(errno::ENOTDIR);
         }
-        let mut m = alloc::vec![ctl::MOUNT, op::ADD, minor as u64, flags & MS_RDONLY];
+        let mut m = alloc::vec![ctl::MOUNT, op::ADD, minor as u64, flags & KEPT];
         m.extend(op::path_words(&abs));
         let r = self.ctl(&m);
         if r.len() < 5 {

@@ -419,6 +419,8 @@ impl Sup {
             };
             e.w(tag).w(a).w(b).w(d.flags as u64).w(d.pos).w(d.shared.unwrap_or(0));
             e.s(d.path.as_bytes());
+            let node = d.node.and_then(|n| self.fs.share(n, child_sup).ok());
+            e.w(node.map_or(u64::MAX, |n| n as u64));
             if matches!(d.kind, Kind::Unix { .. } | Kind::UnixSock { .. } | Kind::KUnix { .. }) {
                 for w in d.unix.encode() {
                     e.w(w);
@@ -512,6 +514,7 @@ impl Sup {
         for _ in 0..n {
             let (tag, a, b, flags, pos, shared) = (d.w(), d.w(), d.w(), d.w() as u32, d.w(), d.w());
             let path = String::from_utf8_lossy(&d.s()).into_owned();
+            let node = d.w();
             let kind = match tag {
                 1 => Kind::File {
                     fd: a as u32,
@@ -578,6 +581,7 @@ impl Sup {
                 lease: None,
                 cache,
                 unix,
+                node: (node != u64::MAX).then_some(node as u32),
             })));
         }
         for (ep, words) in epolls {
@@ -736,6 +740,7 @@ impl Sup {
         let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path).ok()?;
         let st = StatView::parse(&self.fs.stat(dirfd, rel.as_bytes(), 0).ok()?);
         (st.kind() == linuxabi::structs::S_IFREG
+            && !self.fs.mounted_with(dirfd, super::mounts::MS_NOEXEC)
             && self.may(&st, 0o1)
             && self.may(&st, 0o4)
             && self.has_plate(&st, path))
@@ -767,7 +772,12 @@ impl Sup {
     /// Opens `path` as a program: a regular file the process may execute.
     fn open_program(&mut self, path: &str) -> Result<(StatView, u32), i64> {
         let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path)?;
-        let fd = self.fs.open(dirfd, rel.as_bytes(), 0, 0)?;
+        // A FIFO's or device file's open is ENXIO at the file server: no
+        // regular file, so no program (Linux's may_open for exec).
+        let fd = match self.fs.open(dirfd, rel.as_bytes(), 0, 0) {
+            Err(errno::ENXIO) => return Err(errno::EACCES),
+            r => r?,
+        };
         let st = match self.fs.fstat(fd) {
             Ok(b) => StatView::parse(&b),
             Err(e) => {
@@ -775,7 +785,9 @@ impl Sup {
                 return Err(e);
             }
         };
-        let may_run = st.kind() == linuxabi::structs::S_IFREG && self.may(&st, 0o1);
+        let may_run = st.kind() == linuxabi::structs::S_IFREG
+            && !self.fs.mounted_with(dirfd, super::mounts::MS_NOEXEC)
+            && self.may(&st, 0o1);
         if !may_run {
             self.fs.close(fd);
             return Err(errno::EACCES);
@@ -958,9 +970,14 @@ impl Sup {
     /// server's objects they held, to give back.
     fn close_all(&mut self) -> Vec<u64> {
         let mut objs = Vec::new();
-        for o in self.fds.distinct() {
+        // A FIFO's end still waiting for its open counts as open.
+        let waiting = self.fifo_wait.take().map(|w| w.ofd);
+        for o in self.fds.distinct().into_iter().chain(waiting) {
             let d = o.borrow();
             if let Kind::File { fd, .. } = d.kind {
+                self.fs.close(fd);
+            }
+            if let Some(fd) = d.node {
                 self.fs.close(fd);
             }
             if let Kind::Socket { id, .. } = d.kind {

@@ -287,7 +287,8 @@ impl Sup {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) | Some((rid, Hold::SignalRead { .. })) => {
                 // A socket call restarts under SA_RESTART, as Linux's.
-                let e = if self.sock_held() {
+                // A FIFO's open too, as Linux's wait_for_partner.
+                let e = if self.sock_held() || self.fifo_cancel() {
                     errno::ERESTARTSYS
                 } else {
                     errno::EINTR

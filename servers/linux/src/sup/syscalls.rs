@@ -72,9 +72,9 @@ impl Sup {
             nr::PREADV => self.vector_io(rid, a, false, Some(a[3])),
             nr::PWRITEV => self.vector_io(rid, a, true, Some(a[3])),
             nr::PREADV2 | nr::PWRITEV2 => self.vector_io2(rid, a, n == nr::PWRITEV2),
-            nr::OPEN => ret(self.openat(rid, AT_FDCWD as u64, a[0], a[1], a[2])),
-            nr::OPENAT => ret(self.openat(rid, a[0], a[1], a[2], a[3])),
-            nr::CREAT => ret(self.openat(rid, AT_FDCWD as u64, a[0], 0o1101, a[1])),
+            nr::OPEN => self.open_call(rid, AT_FDCWD as u64, a[0], a[1], a[2]),
+            nr::OPENAT => self.open_call(rid, a[0], a[1], a[2], a[3]),
+            nr::CREAT => self.open_call(rid, AT_FDCWD as u64, a[0], 0o1101, a[1]),
             nr::CLOSE => ret(self.close_fd(fd)),
             nr::LSEEK => ret(self.lseek(fd, a[1], a[2])),
             nr::STAT => ret(self.stat_call(rid, AT_FDCWD as u64, a[0], a[1], 0)),
@@ -1097,7 +1097,7 @@ impl Sup {
 
     /// A registration's wake: the held poll (or timed wait) looks again.
     pub(super) fn poll_woken(&mut self, token: u64) {
-        if self.sock_woken(token) || self.epoll_woken(token) {
+        if self.sock_woken(token) || self.epoll_woken(token) || self.fifo_woken(token) {
             return;
         }
         let Some((rid, Hold::Poll { token: t })) = self.held else {
