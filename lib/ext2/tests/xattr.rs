@@ -62,11 +62,15 @@ fn set_get_list_remove_fsck_clean() {
         assert_eq!(fs.xattr_get(a, b"user.k").unwrap(), b"value two, longer");
         assert_eq!(fs.xattr_get(a, b"security.s").unwrap(), b"");
         assert_eq!(fs.xattr_get(a, b"trusted.t").unwrap(), [0x80, 0xff, 0]);
-        // Sorted as Linux keeps them: index, then name length, then name.
-        assert_eq!(
-            names(&mut fs, a),
-            ["user.k", "user.zeta", "user.\u{e9}t\u{e9}", "trusted.t", "security.s"]
-        );
+        // Those in the inode first, then the block's, each sorted as Linux
+        // keeps them: index, then name length, then name.
+        let want: &[&str] = if isz == 128 {
+            &["user.k", "user.zeta", "user.\u{e9}t\u{e9}", "trusted.t", "security.s"]
+        } else {
+            // zeta, k and t fill the inode's 92 bytes to the last one.
+            &["user.k", "user.zeta", "trusted.t", "user.\u{e9}t\u{e9}", "security.s"]
+        };
+        assert_eq!(names(&mut fs, a), want);
         // Names the library does not serve, and bad ones.
         assert_eq!(
             fs.xattr_set(a, b"system.posix_acl_access", Some(b""), 0),
@@ -78,7 +82,7 @@ fn set_get_list_remove_fsck_clean() {
         assert_eq!(fs.xattr_set(a, &long, Some(b""), 0), Err(Errno::ERANGE));
         assert_eq!(
             fs.xattr_set(a, b"user.big", Some(&vec![1; bs as usize + 1]), 0),
-            Err(Errno::ERANGE)
+            Err(Errno::ENOSPC)
         );
         let blocks_before = fs.stat(a).unwrap().blocks;
         let image = unmount(fs);
@@ -128,8 +132,9 @@ fn a_full_block_is_enospc_and_stays_clean() {
         };
         assert_eq!(err, Errno::ENOSPC);
         // Entry 16 + name 8 ("attr0000", the prefix is the index), value
-        // 40: 64 bytes each, after the header and the end mark.
-        assert_eq!(n, (bs as usize - 36) / 64);
+        // 40: 64 bytes each, after the header and the end mark; one more
+        // in a large inode's 92 bytes (256 - 128 - 32 extra - 4 magic).
+        assert_eq!(n, (bs as usize - 36) / 64 + usize::from(isz == 256));
         assert_eq!(fs.xattr_list(a).unwrap().len(), n);
         // A whole block's value never fits beside the header.
         fs.xattr_set(a, b"user.attr0000", None, 0).unwrap();
@@ -149,7 +154,9 @@ fn shared_block_is_read_and_unshared_on_change() {
         let mut fs = mount(mkfs(None, Geometry::new(bs, isz, 4 << 20)));
         let a = file(&mut fs, "a");
         file(&mut fs, "b");
-        fs.xattr_set(a, b"user.shared", Some(b"by two"), 0).unwrap();
+        // Values too big for the inode's own area go to the block.
+        let (by_two, own) = ([2u8; 200], [3u8; 200]);
+        fs.xattr_set(a, b"user.shared", Some(&by_two), 0).unwrap();
         let image = unmount(fs);
         // Point b at a's block and count the reference, as Linux's ext2
         // does for inodes whose attributes are equal.
@@ -169,8 +176,8 @@ fn shared_block_is_read_and_unshared_on_change() {
         let mut fs = mount(image);
         let a = at(&mut fs, "/a").unwrap();
         let b = at(&mut fs, "/b").unwrap();
-        assert_eq!(fs.xattr_get(b, b"user.shared").unwrap(), b"by two");
-        fs.xattr_set(b, b"user.own", Some(b"b's"), 0).unwrap();
+        assert_eq!(fs.xattr_get(b, b"user.shared").unwrap(), by_two);
+        fs.xattr_set(b, b"user.own", Some(&own), 0).unwrap();
         assert_eq!(names(&mut fs, a), ["user.shared"]);
         assert_eq!(names(&mut fs, b), ["user.own", "user.shared"]);
         let image = unmount(fs);
@@ -187,11 +194,11 @@ fn unlinking_frees_the_block_and_a_damaged_block_is_eio() {
         let mut fs = mount(mkfs(None, Geometry::new(bs, isz, 4 << 20)));
         let a = file(&mut fs, "a");
         file(&mut fs, "c");
-        fs.xattr_set(a, b"user.x", Some(b"1"), 0).unwrap();
+        fs.xattr_set(a, b"user.x", Some(&[1; 200]), 0).unwrap();
         let root = fs.root().unwrap();
         fs.unlink(root, b"a").unwrap();
         let c = at(&mut fs, "/c").unwrap();
-        fs.xattr_set(c, b"user.x", Some(b"2"), 0).unwrap();
+        fs.xattr_set(c, b"user.x", Some(&[2; 200]), 0).unwrap();
         let image = unmount(fs);
         assert_clean(&image);
         let block = acl_block(&image, "/c") as usize;
@@ -203,4 +210,43 @@ fn unlinking_frees_the_block_and_a_damaged_block_is_eio() {
         assert_eq!(fs.xattr_list(c), Err(Errno::EIO));
         assert_eq!(fs.xattr_set(c, b"user.y", Some(b""), 0), Err(Errno::EIO));
     }
+}
+
+#[test]
+fn a_value_moves_between_inode_and_block() {
+    let mut fs = mount(mkfs(None, Geometry::new(4096, 256, 4 << 20)));
+    let a = file(&mut fs, "a");
+    fs.xattr_set(a, b"user.v", Some(b"small"), 0).unwrap();
+    assert_eq!(fs.stat(a).unwrap().blocks, 0, "a small value stays in the inode");
+    fs.xattr_set(a, b"user.v", Some(&[9; 300]), 0).unwrap();
+    assert_eq!(fs.stat(a).unwrap().blocks, 8, "a large one goes to a block");
+    assert_eq!(names(&mut fs, a), ["user.v"]);
+    fs.xattr_set(a, b"user.w", Some(b"in the inode"), 0).unwrap();
+    assert_eq!(names(&mut fs, a), ["user.w", "user.v"]);
+    fs.xattr_set(a, b"user.v", Some(b"small again"), 0).unwrap();
+    assert_eq!(fs.stat(a).unwrap().blocks, 0, "back in the inode, the block freed");
+    assert_eq!(fs.xattr_get(a, b"user.v").unwrap(), b"small again");
+    assert_eq!(fs.xattr_get(a, b"user.w").unwrap(), b"in the inode");
+    let image = unmount(fs);
+    assert_clean(&image);
+    let listed = String::from_utf8(debugfs(&image, "ea_list /a")).unwrap();
+    assert!(
+        listed.contains("small again") && listed.contains("in the inode"),
+        "{listed}"
+    );
+    // A wrong hash in the inode's area is damage e2fsck reports: the
+    // first entry's, after the 128 bytes, 32 extra and the magic.
+    let text = String::from_utf8(debugfs(&image, "imap /a")).unwrap();
+    let field = |key: &str| -> usize {
+        let at = text.find(key).unwrap() + key.len();
+        let word = text[at..].split_whitespace().next().unwrap().trim_end_matches(',');
+        match word.strip_prefix("0x") {
+            Some(hex) => usize::from_str_radix(hex, 16).unwrap(),
+            None => word.parse().unwrap(),
+        }
+    };
+    let raw = field("located at block ") * 4096 + field("offset ");
+    let mut wrong = image.clone();
+    wrong[raw + 128 + 32 + 4 + 12] ^= 1;
+    assert_ne!(fsck(&wrong).0, 0, "e2fsck checks the inode's entry hashes:\n{text}");
 }

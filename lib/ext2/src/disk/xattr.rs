@@ -4,7 +4,13 @@
 //! name index, name length and name, ended by four zero bytes, and their
 //! values from the back of the block, each padded to four bytes.
 //!
-//! Decoding checks every offset against the block, so a damaged block is
+//! A large inode may hold attributes of its own in the bytes after its
+//! extra fields, as Linux's ext4 driver (which Debian's kernels mount
+//! ext2 with) keeps them: the same magic, then entries whose values are
+//! placed from the end of the inode, their offsets counted from the
+//! first entry.
+//!
+//! Decoding checks every offset against the area, so a damaged one is
 //! `EIO` and never an out-of-range index; encoding computes the entry and
 //! block hashes e2fsck verifies.
 
@@ -88,12 +94,16 @@ fn entry_room(name_len: usize) -> usize {
 
 /// Bytes `attrs` need in a block: header, entries, the end mark, values.
 pub fn room(attrs: &[Attr]) -> usize {
-    HEADER
-        + 4
-        + attrs
-            .iter()
-            .map(|a| entry_room(a.name.len()) + value_room(a.value.len()))
-            .sum::<usize>()
+    HEADER + room_ibody(attrs)
+}
+
+/// Bytes `attrs` need in an inode's area after its magic: entries, the
+/// end mark, values.
+pub fn room_ibody(attrs: &[Attr]) -> usize {
+    4 + attrs
+        .iter()
+        .map(|a| entry_room(a.name.len()) + value_room(a.value.len()))
+        .sum::<usize>()
 }
 
 /// The reference count of a block that carries the magic.
@@ -104,12 +114,27 @@ pub fn refcount(b: &[u8]) -> Result<u32> {
     Ok(u32_at(b, 4))
 }
 
-/// Decodes a block's attributes, checking every entry and value lies in
-/// the block and the values do not run into the entries.
+/// Decodes a block's attributes.
 pub fn decode(b: &[u8]) -> Result<Vec<Attr>> {
     refcount(b)?;
+    decode_area(b, HEADER)
+}
+
+/// Decodes the attributes of an inode's own area (the bytes after the
+/// magic), or none when the area does not start with the magic.
+pub fn decode_ibody(area: &[u8]) -> Result<Vec<Attr>> {
+    if area.len() < 4 || u32_at(area, 0) != MAGIC {
+        return Ok(Vec::new());
+    }
+    decode_area(&area[4..], 0)
+}
+
+/// The entries of `s` from byte `first` on, values at offsets from the
+/// start of `s`; every entry and value must lie in `s`, the values after
+/// the entries.
+fn decode_area(b: &[u8], first: usize) -> Result<Vec<Attr>> {
     let mut attrs = Vec::new();
-    let mut at = HEADER;
+    let mut at = first;
     loop {
         if at + 4 > b.len() {
             return Err(Errno::EIO);
@@ -163,14 +188,35 @@ fn entry_hash(name: &[u8], padded_value: &[u8]) -> u32 {
 /// Writes `attrs` (sorted here) as a whole block with reference count
 /// `refs`; `b` is the block. The caller checked they fit ([`room`]).
 pub fn encode(attrs: &mut [Attr], refs: u32, b: &mut [u8]) {
-    attrs.sort_by(|x, y| x.key().cmp(&y.key()));
     b.fill(0);
     put_u32(b, 0, MAGIC);
     put_u32(b, 4, refs);
     put_u32(b, 8, 1);
-    let mut at = HEADER;
-    let mut value_end = b.len();
     let mut block_hash: u32 = 0;
+    for hash in encode_area(attrs, b, HEADER) {
+        block_hash = (block_hash << 16) ^ (block_hash >> 16) ^ hash;
+    }
+    put_u32(b, 12, block_hash);
+}
+
+/// Writes `attrs` into an inode's area (magic, then entries); no
+/// attributes leave the area zeroed. The caller checked they fit
+/// ([`room_ibody`]).
+pub fn encode_ibody(attrs: &mut [Attr], area: &mut [u8]) {
+    area.fill(0);
+    if !attrs.is_empty() {
+        put_u32(area, 0, MAGIC);
+        encode_area(attrs, &mut area[4..], 0);
+    }
+}
+
+/// Entries from byte `first` of `b`, values from its end; the entries'
+/// hashes, in order.
+fn encode_area(attrs: &mut [Attr], b: &mut [u8], first: usize) -> Vec<u32> {
+    attrs.sort_by(|x, y| x.key().cmp(&y.key()));
+    let mut at = first;
+    let mut value_end = b.len();
+    let mut hashes = Vec::with_capacity(attrs.len());
     for a in attrs.iter() {
         let offs = if a.value.is_empty() {
             0
@@ -187,10 +233,10 @@ pub fn encode(attrs: &mut [Attr], refs: u32, b: &mut [u8]) {
         put_u32(b, at + 8, a.value.len() as u32);
         put_u32(b, at + 12, hash);
         b[at + ENTRY..at + ENTRY + a.name.len()].copy_from_slice(&a.name);
-        block_hash = (block_hash << 16) ^ (block_hash >> 16) ^ hash;
+        hashes.push(hash);
         at += entry_room(a.name.len());
     }
-    put_u32(b, 12, block_hash);
+    hashes
 }
 
 #[cfg(test)]
@@ -230,6 +276,13 @@ mod tests {
         assert_eq!(back[0].value, b"hello world");
         assert_eq!(back[2].value, vec![0xff; 100]);
         assert_eq!(refcount(&b), Ok(1));
+        let mut area = vec![0u8; 96];
+        let mut two = vec![attr(INDEX_USER, b"in", b"inode"), attr(INDEX_SECURITY, b"s", b"")];
+        assert!(room_ibody(&two) + 4 <= area.len());
+        encode_ibody(&mut two, &mut area);
+        assert_eq!(decode_ibody(&area).unwrap(), two);
+        encode_ibody(&mut [], &mut area);
+        assert_eq!(decode_ibody(&area).unwrap(), vec![]);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Extended attributes: an inode's attribute block, read, changed and
 //! written whole as Linux's ext2 keeps it (see [`crate::disk::xattr`]).
 //!
+//! A large inode holds attributes of its own too (after its extra
+//! fields), as Linux's ext4 driver, which mounts ext2 on Debian, keeps
+//! them: a value goes there first when it fits.
+//!
 //! A block several inodes share (reference count above one, as Linux's
 //! ext2 makes for inodes with equal attributes) is read like any other;
 //! a change to it gives the inode a block of its own and drops one
@@ -8,19 +12,67 @@
 
 use super::{Change, InodeManager};
 use crate::device::BlockDevice;
+use crate::disk::inode::Inode;
 use crate::disk::superblock::COMPAT_EXT_ATTR;
 use crate::disk::xattr::{self, Attr};
 use crate::error::{Errno, Result};
 use alloc::vec::Vec;
+use core::ops::Range;
 
 /// `setxattr`'s flags, as Linux numbers them.
 pub const XATTR_CREATE: u32 = 1;
 pub const XATTR_REPLACE: u32 = 2;
 
+/// Where an inode keeps attributes of its own: the block of the inode
+/// table, the bytes there (magic, entries, values), and what they hold.
+struct Ibody {
+    block: u64,
+    range: Range<usize>,
+    attrs: Vec<Attr>,
+}
+
 impl<D: BlockDevice> InodeManager<D> {
-    /// The attributes of inode `ino` (none without an attribute block).
+    /// The attributes of inode `ino`: those in the inode, then those in
+    /// its attribute block (the order Linux lists them in).
     pub fn xattrs(&mut self, ino: u32) -> Result<Vec<Attr>> {
         let inode = self.get(ino)?;
+        let mut attrs = self.ibody(ino, &inode)?.map(|i| i.attrs).unwrap_or_default();
+        attrs.extend(self.block_xattrs(&inode)?);
+        Ok(attrs)
+    }
+
+    /// The inode's own attribute area, if it has room for one: a large
+    /// inode's bytes after its extra fields, as ext4 places them.
+    fn ibody(&mut self, ino: u32, inode: &Inode) -> Result<Option<Ibody>> {
+        let isz = self.sb.inode_size as usize;
+        let start = 128 + inode.extra_isize as usize;
+        // The magic, one entry's header and the end mark at least.
+        if isz <= 128 || !inode.extra_isize.is_multiple_of(4) || start + 4 + 16 + 4 > isz {
+            return Ok(None);
+        }
+        let (block, off) = self.locate(ino)?;
+        let range = off + start..off + isz;
+        let mut attrs = Ok(Vec::new());
+        self.disk
+            .read(block, &mut |b| attrs = xattr::decode_ibody(&b[range.clone()]))?;
+        match attrs {
+            Ok(attrs) => Ok(Some(Ibody { block, range, attrs })),
+            Err(e) => {
+                self.disk.stats.inconsistencies += 1;
+                Err(e)
+            }
+        }
+    }
+
+    fn write_ibody(&mut self, ib: &Ibody, attrs: &mut [Attr]) -> Result<()> {
+        let range = ib.range.clone();
+        self.disk.write_part(ib.block, range.clone(), &mut |b| {
+            xattr::encode_ibody(attrs, &mut b[range.clone()])
+        })
+    }
+
+    /// The attributes in the inode's attribute block (none without one).
+    fn block_xattrs(&mut self, inode: &Inode) -> Result<Vec<Attr>> {
         if inode.file_acl == 0 {
             return Ok(Vec::new());
         }
@@ -50,36 +102,75 @@ impl<D: BlockDevice> InodeManager<D> {
     /// Sets (`value` given) or removes (`None`) attribute `name`, with
     /// `setxattr`'s flags: `XATTR_CREATE` fails on an attribute that
     /// exists (`EEXIST`), `XATTR_REPLACE` on one that does not
-    /// (`ENODATA`), as does removing one that does not. `ERANGE` for a
-    /// value longer than a block, `ENOSPC` when the attributes would not
-    /// fit in one. The inode's change time is stamped.
+    /// (`ENODATA`), as does removing one that does not. A value goes
+    /// into the inode when it fits there, else into the attribute block
+    /// (and leaves the other place), as ext4 places it; `ENOSPC` when it
+    /// fits in neither. The inode's change time is stamped.
     pub fn xattr_set(&mut self, ino: u32, name: &[u8], value: Option<&[u8]>, flags: u32) -> Result<()> {
         self.writable()?;
         let (index, name) = xattr::split_name(name)?;
         let bs = self.sb.block_size as usize;
-        if value.is_some_and(|v| v.len() > bs) {
-            return Err(Errno::ERANGE);
+        let inode = self.get(ino)?;
+        let ib = self.ibody(ino, &inode)?;
+        let mut in_inode = ib.as_ref().map(|i| i.attrs.clone()).unwrap_or_default();
+        let mut in_block = self.block_xattrs(&inode)?;
+        let is = |a: &Attr| a.index == index && a.name == name;
+        let at_inode = in_inode.iter().position(is);
+        let at_block = in_block.iter().position(is);
+        let exists = at_inode.is_some() || at_block.is_some();
+        if !exists && (flags & XATTR_REPLACE != 0 || value.is_none()) {
+            return Err(Errno::ENODATA);
         }
-        let mut attrs = self.xattrs(ino)?;
-        let at = attrs.iter().position(|a| a.index == index && a.name == name);
-        match (at, value) {
-            (None, _) if flags & XATTR_REPLACE != 0 => return Err(Errno::ENODATA),
-            (None, None) => return Err(Errno::ENODATA),
-            (Some(_), _) if flags & XATTR_CREATE != 0 => return Err(Errno::EEXIST),
-            (Some(i), None) => {
-                attrs.remove(i);
+        if exists && flags & XATTR_CREATE != 0 {
+            return Err(Errno::EEXIST);
+        }
+        match value {
+            None => {
+                if let (Some(i), Some(ib)) = (at_inode, &ib) {
+                    in_inode.remove(i);
+                    self.write_ibody(ib, &mut in_inode)?;
+                } else if let Some(i) = at_block {
+                    in_block.remove(i);
+                    self.write_xattrs(ino, &mut in_block)?;
+                }
             }
-            (Some(i), Some(v)) => attrs[i].value = v.to_vec(),
-            (None, Some(v)) => attrs.push(Attr {
-                index,
-                name: name.to_vec(),
-                value: v.to_vec(),
-            }),
+            Some(v) => {
+                if v.len() > bs {
+                    return Err(Errno::ENOSPC);
+                }
+                let new = Attr {
+                    index,
+                    name: name.to_vec(),
+                    value: v.to_vec(),
+                };
+                let put = |attrs: &mut Vec<Attr>, at: Option<usize>| match at {
+                    Some(i) => attrs[i] = new.clone(),
+                    None => attrs.push(new.clone()),
+                };
+                let mut inode_after = in_inode.clone();
+                put(&mut inode_after, at_inode);
+                match &ib {
+                    Some(ib) if xattr::room_ibody(&inode_after) + 4 <= ib.range.len() => {
+                        self.write_ibody(ib, &mut inode_after)?;
+                        if let Some(i) = at_block {
+                            in_block.remove(i);
+                            self.write_xattrs(ino, &mut in_block)?;
+                        }
+                    }
+                    _ => {
+                        put(&mut in_block, at_block);
+                        if xattr::room(&in_block) > bs {
+                            return Err(Errno::ENOSPC);
+                        }
+                        self.write_xattrs(ino, &mut in_block)?;
+                        if let (Some(i), Some(ib)) = (at_inode, &ib) {
+                            in_inode.remove(i);
+                            self.write_ibody(ib, &mut in_inode)?;
+                        }
+                    }
+                }
+            }
         }
-        if xattr::room(&attrs) > bs {
-            return Err(Errno::ENOSPC);
-        }
-        self.write_xattrs(ino, &mut attrs)?;
         let now = self.now;
         self.change(
             ino,
