@@ -309,6 +309,11 @@ fn check_exchange(image: &Path, tree: &[(String, Object)], lines: &[String]) -> 
     let mut sparse = vec![0u8; 1 << 20];
     sparse.extend_from_slice(b"end");
     same(image, "/t/sparse", &sparse)?;
+    // The extended attribute `fstest rw` left, as e2fsprogs reads it.
+    let kept = e2fs::xattr(image, "/t/f100", "user.kept")?;
+    if kept.trim_ascii_end() != b"on ext" {
+        return Err(format!("user.kept of /t/f100: {:?}", String::from_utf8_lossy(&kept)));
+    }
     for (path, object) in tree {
         match object {
             Object::File(data) => same(image, path, data)?,

@@ -96,6 +96,13 @@ pub fn cat(image: &Path, path: &str) -> Result<Vec<u8>, String> {
     debugfs(&format!("cat {path}"), image)
 }
 
+/// The value of extended attribute `name` of the file at `path`.
+pub fn xattr(image: &Path, path: &str, name: &str) -> Result<Vec<u8>, String> {
+    // -V: the bytes themselves (and a newline), not quoted.
+    let out = debugfs(&format!("ea_get -V {path} {name}"), image)?;
+    Ok(out)
+}
+
 /// The names in directory `path`, without `.` and `..`.
 pub fn list(image: &Path, path: &str) -> Result<Vec<String>, String> {
     let out = debugfs(&format!("ls -p {path}"), image)?;

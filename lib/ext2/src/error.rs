@@ -36,12 +36,19 @@ pub enum Errno {
     EROFS = 30,
     /// Too many links to one inode.
     EMLINK = 31,
+    /// An extended attribute's name or value too long, or a caller's
+    /// buffer too small for one.
+    ERANGE = 34,
     /// A name longer than 255 bytes, or a path or link target too long.
     ENAMETOOLONG = 36,
     /// A directory to be removed or replaced still has entries.
     ENOTEMPTY = 39,
     /// Too many symbolic links while resolving a path.
     ELOOP = 40,
+    /// No extended attribute of that name.
+    ENODATA = 61,
+    /// An extended-attribute namespace the file system does not serve.
+    EOPNOTSUPP = 95,
     /// A handle names an inode that was deleted (and maybe reused).
     ESTALE = 116,
 }
@@ -69,9 +76,12 @@ impl Errno {
             ENOSPC,
             EROFS,
             EMLINK,
+            ERANGE,
             ENAMETOOLONG,
             ENOTEMPTY,
             ELOOP,
+            ENODATA,
+            EOPNOTSUPP,
             ESTALE,
         ]
         .into_iter()

@@ -15,5 +15,5 @@ pub use device::{BlockDevice, MemDevice};
 pub use disk::inode::FileType;
 pub use error::{Errno, Result};
 pub use file::{DirEntry, FileManager, Handle, Owner, Search, SetAttr, Stat};
-pub use inode::{InodeManager, MountOptions, Segment, StatFs, Stats};
+pub use inode::{InodeManager, MountOptions, Segment, StatFs, Stats, XATTR_CREATE, XATTR_REPLACE};
 pub use time::Timestamp;

@@ -15,6 +15,7 @@ impl Errno {
     pub const EINTR: Errno = Errno(4);
     pub const EIO: Errno = Errno(5);
     pub const ENXIO: Errno = Errno(6);
+    pub const E2BIG: Errno = Errno(7);
     pub const EBADF: Errno = Errno(9);
     pub const EAGAIN: Errno = Errno(11);
     pub const ENOMEM: Errno = Errno(12);
@@ -33,10 +34,12 @@ impl Errno {
     pub const EROFS: Errno = Errno(30);
     pub const EMLINK: Errno = Errno(31);
     pub const EPIPE: Errno = Errno(32);
+    pub const ERANGE: Errno = Errno(34);
     pub const ENAMETOOLONG: Errno = Errno(36);
     pub const ENOSYS: Errno = Errno(38);
     pub const ENOTEMPTY: Errno = Errno(39);
     pub const ELOOP: Errno = Errno(40);
+    pub const ENODATA: Errno = Errno(61);
     pub const ENOTSOCK: Errno = Errno(88);
     pub const EDESTADDRREQ: Errno = Errno(89);
     pub const EMSGSIZE: Errno = Errno(90);

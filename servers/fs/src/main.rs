@@ -33,8 +33,9 @@ use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::SharedWords;
 use tessera_rt::{println, sys};
 
-/// Longest message of a path request (two paths of PATH_MAX and fields).
-const MAX_MSG: usize = 2 * 4096 + 256;
+/// Longest message of a path request (two paths of PATH_MAX and fields,
+/// or a path, an attribute's name and its largest value).
+const MAX_MSG: usize = 2 * 4096 + 256 + api::XATTR_SIZE_MAX;
 /// Largest reply built here (READDIR's records, READLINK's target).
 const MAX_REPLY: usize = 16 * 1024;
 

@@ -371,6 +371,7 @@ impl Server {
                 Ok((n as i64, n))
             }
             SETATTR => self.setattr(caller, msg).map(|()| (0, 0)),
+            XATTR => self.xattr(caller, msg, out),
             STATFS => {
                 let fm = self.fm()?;
                 let s = fm.statfs();
@@ -685,5 +686,91 @@ impl Server {
             return Err(Errno::EINVAL);
         }
         Ok(used)
+    }
+}
+
+/// Linux's `xattr_permission`: who may read (`R`) or write (`W`)
+/// attribute `name` of a file with `st`. `security.` and `system.` are
+/// the file system's to decide; `trusted.` is root's (others read none);
+/// `user.` is for regular files and directories (a sticky directory's
+/// only for its owner to write), with the file's own permission bits.
+fn xattr_permission(cred: Cred, st: &LibStat, name: &[u8], want: u32) -> Result<(), Errno> {
+    if name.starts_with(b"security.") || name.starts_with(b"system.") {
+        return Ok(());
+    }
+    let refused = if want & W != 0 { Errno::EPERM } else { Errno::ENODATA };
+    if name.starts_with(b"trusted.") {
+        return if cred.uid == 0 { Ok(()) } else { Err(refused) };
+    }
+    if name.starts_with(b"user.") {
+        if !matches!(st.kind, FileType::Regular | FileType::Directory) {
+            return Err(refused);
+        }
+        if st.kind == FileType::Directory
+            && st.mode as u32 & 0o1000 != 0
+            && want & W != 0
+            && cred.uid != 0
+            && cred.uid != st.uid
+        {
+            return Err(Errno::EPERM);
+        }
+    }
+    need(cred, st, want)
+}
+
+impl Server {
+    /// `XATTR`: see the protocol's table.
+    fn xattr(&mut self, caller: u64, msg: &[u8], out: &mut [u8]) -> Result<(i64, usize), Errno> {
+        let mut p = PathRequest::parse(msg)?;
+        let op = p.u32()?;
+        let flags = p.u32()?;
+        let name_len = p.u32()? as usize;
+        let size = p.u32()? as usize;
+        let name = p.bytes(name_len)?;
+        let value = if op == XATTR_SET { p.bytes(size)? } else { &[][..] };
+        if flags & !(XATTR_CREATE | XATTR_REPLACE) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let h = self.resolve(caller, &p.hdr, p.path(), p.hdr.flags & AT_SYMLINK_NOFOLLOW == 0)?;
+        let st = self.stat_of(h)?;
+        let cred = p.hdr.cred;
+        let bytes = match op {
+            XATTR_GET => {
+                xattr_permission(cred, &st, name, R)?;
+                self.fm()?.xattr_get(h, name).map_err(errno)?
+            }
+            XATTR_LIST => {
+                // Linux lists trusted.* only to a caller who could read it.
+                let mut list = Vec::new();
+                for n in self.fm()?.xattr_list(h).map_err(errno)? {
+                    if cred.uid == 0 || !n.starts_with(b"trusted.") {
+                        list.extend_from_slice(&n);
+                        list.push(0);
+                    }
+                }
+                list
+            }
+            XATTR_SET | XATTR_REMOVE => {
+                xattr_permission(cred, &st, name, W)?;
+                let (value, flags) = match op {
+                    XATTR_SET => (Some(value), flags),
+                    _ => (None, XATTR_REPLACE),
+                };
+                self.fm()?.xattr_set(h, name, value, flags).map_err(errno)?;
+                return Ok((0, 0));
+            }
+            _ => return Err(Errno::EINVAL),
+        };
+        if size == 0 {
+            return Ok((bytes.len() as i64, 0));
+        }
+        if bytes.len() > size {
+            return Err(Errno::ERANGE);
+        }
+        if bytes.len() > out.len() - 8 {
+            return Err(Errno::E2BIG);
+        }
+        out[8..8 + bytes.len()].copy_from_slice(&bytes);
+        Ok((bytes.len() as i64, bytes.len()))
     }
 }

@@ -6,6 +6,7 @@ pub mod dirent;
 pub mod group;
 pub mod inode;
 pub mod superblock;
+pub mod xattr;
 
 /// Little-endian fields at byte offsets. Every caller passes offsets inside
 /// a structure whose length it checked, so these index without a check of

@@ -12,6 +12,7 @@ const MAGIC: u16 = 0xef53;
 /// `s_state`: the file system was unmounted cleanly.
 pub const STATE_VALID: u16 = 1;
 
+pub const COMPAT_EXT_ATTR: u32 = 0x8;
 pub const COMPAT_DIR_INDEX: u32 = 0x20;
 
 pub const INCOMPAT_FILETYPE: u32 = 0x2;
@@ -263,6 +264,7 @@ impl Superblock {
         put_u16(b, off::MNT_COUNT, self.mnt_count);
         put_u16(b, off::STATE, self.state);
         if self.rev_level == 1 {
+            put_u32(b, off::FEATURE_COMPAT, self.compat);
             put_u32(b, off::FEATURE_RO_COMPAT, self.ro_compat);
         }
     }

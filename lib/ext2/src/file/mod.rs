@@ -303,4 +303,30 @@ impl<D: BlockDevice> FileManager<D> {
     pub fn stats(&self) -> Stats {
         self.inodes.stats()
     }
+
+    /// The value of extended attribute `name` (prefix included).
+    pub fn xattr_get(&mut self, h: Handle, name: &[u8]) -> Result<Vec<u8>> {
+        self.inode(h)?;
+        self.inodes.xattr_get(h.ino, name)
+    }
+
+    /// The full names of the file's extended attributes, in the block's
+    /// order; an entry of a namespace the library does not serve is
+    /// left out, as Linux leaves out one it has no handler for.
+    pub fn xattr_list(&mut self, h: Handle) -> Result<Vec<Vec<u8>>> {
+        self.inode(h)?;
+        Ok(self
+            .inodes
+            .xattrs(h.ino)?
+            .iter()
+            .filter_map(|a| a.full_name())
+            .collect())
+    }
+
+    /// Sets extended attribute `name`, or removes it (`value` `None`);
+    /// see [`InodeManager::xattr_set`] for `flags` and the errors.
+    pub fn xattr_set(&mut self, h: Handle, name: &[u8], value: Option<&[u8]>, flags: u32) -> Result<()> {
+        self.inode(h)?;
+        self.inodes.xattr_set(h.ino, name, value, flags)
+    }
 }

@@ -13,6 +13,7 @@ mod allocator;
 mod blockmap;
 mod data;
 mod io;
+mod xattr;
 
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
@@ -20,6 +21,7 @@ use alloc::vec::Vec;
 pub use self::data::Segment;
 pub(crate) use self::io::Disk;
 pub use self::io::Stats;
+pub use self::xattr::{XATTR_CREATE, XATTR_REPLACE};
 use crate::device::BlockDevice;
 use crate::disk::group::{DESC_SIZE, GroupDesc};
 use crate::disk::inode::{FLAG_INDEX, FLAGS_FOREIGN, FileType, Inode, ROOT_INO};

@@ -397,6 +397,47 @@ impl Fs {
         self.path_op(api::SETATTR, dirfd, flags, &fields, &[path]).map(|_| ())
     }
 
+    /// An `XATTR` request about the file `dirfd` and `path` name (with
+    /// `flags`): its result, and for GET and LIST with a buffer of
+    /// `size`, the bytes to give the caller. A read-only mount takes no
+    /// change (EROFS).
+    #[allow(clippy::too_many_arguments)]
+    pub fn xattr(
+        &self,
+        dirfd: u32,
+        flags: u32,
+        op: u32,
+        xflags: u32,
+        name: &[u8],
+        value: &[u8],
+        size: usize,
+        path: &[u8],
+    ) -> Result<(u64, Vec<u8>), i64> {
+        let (pid, local, id) = self.route(dirfd);
+        let changes = matches!(op, api::XATTR_SET | api::XATTR_REMOVE);
+        if changes && self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
+        let len = if op == api::XATTR_SET { value.len() } else { size };
+        let mut fields = vec![0u8; 16];
+        Writer::new(&mut fields)
+            .u32(op)
+            .u32(xflags)
+            .u32(name.len() as u32)
+            .u32(len as u32);
+        fields.extend_from_slice(name);
+        fields.extend_from_slice(value);
+        let mut out = vec![0u8; if changes { 0 } else { size }];
+        let n = self.result_at(
+            pid,
+            api::XATTR,
+            &self.path_msg(local, flags, &fields, &[path]),
+            &mut out,
+        )?;
+        out.truncate(if size == 0 { 0 } else { n as usize });
+        Ok((n, out))
+    }
+
     pub fn truncate(&self, fd: u32, size: u64) -> Result<(), i64> {
         let (server, fd, id) = self.route(fd);
         if self.mounts.read_only(id) {

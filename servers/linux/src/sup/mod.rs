@@ -39,6 +39,7 @@ mod timers;
 mod unix;
 mod unix_named;
 mod vfs;
+mod xattr;
 
 use crate::proto::{self, sup as entry};
 use alloc::string::String;

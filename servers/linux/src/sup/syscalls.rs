@@ -107,6 +107,22 @@ impl Sup {
             nr::LCHOWN => ret(self.chown_at(rid, AT_FDCWD as u64, a[0], a[1], a[2], 0x100)),
             nr::FCHOWNAT => ret(self.chown_at(rid, a[0], a[1], a[2], a[3], a[4])),
             nr::FCHOWN => ret(self.fchown(fd, a[1], a[2])),
+            nr::SETXATTR | nr::LSETXATTR | nr::FSETXATTR => {
+                let on = xattr_on(n, nr::SETXATTR, a[0]);
+                ret(self.setxattr(rid, on, a[1], a[2], a[3], a[4]))
+            }
+            nr::GETXATTR | nr::LGETXATTR | nr::FGETXATTR => {
+                let on = xattr_on(n, nr::GETXATTR, a[0]);
+                ret(self.getxattr(rid, on, a[1], a[2], a[3]))
+            }
+            nr::LISTXATTR | nr::LLISTXATTR | nr::FLISTXATTR => {
+                let on = xattr_on(n, nr::LISTXATTR, a[0]);
+                ret(self.listxattr(rid, on, a[1], a[2]))
+            }
+            nr::REMOVEXATTR | nr::LREMOVEXATTR | nr::FREMOVEXATTR => {
+                let on = xattr_on(n, nr::REMOVEXATTR, a[0]);
+                ret(self.removexattr(rid, on, a[1]))
+            }
             nr::UTIMENSAT => ret(self.utimensat(rid, a)),
             nr::TRUNCATE => ret(self.truncate_path(rid, a[0], a[1])),
             nr::FTRUNCATE => ret(self.ftruncate(fd, a[1])),
@@ -1266,4 +1282,15 @@ fn owner_attr(uid: u64, gid: u64) -> SetAttr {
         a.gid = gid as u32;
     }
     a
+}
+
+/// Which file an xattr call names: Linux numbers each family path, `l*`
+/// path, `f*` descriptor, from `first`.
+fn xattr_on(n: u64, first: u64, arg: u64) -> super::xattr::On {
+    use super::xattr::On;
+    match n - first {
+        0 => On::Path { at: arg, follow: true },
+        1 => On::Path { at: arg, follow: false },
+        _ => On::Fd(arg),
+    }
 }

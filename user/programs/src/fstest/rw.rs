@@ -291,6 +291,123 @@ pub fn run(image: &str, keep: bool) -> u32 {
         "a hole filled in vain reads as zeros",
     );
 
+    // Extended attributes through XATTR, and messages a hostile client
+    // could send: each refused with its errno, the server serving on.
+    let xattr = |fields: &[u8], path: &str, hflags: u32, dirfd: u32, reply: &mut [u8]| -> i64 {
+        let hdr = fs::PathHeader {
+            cred: fs::Cred::default(),
+            dirfd,
+            flags: hflags,
+        };
+        let msg = hdr.request(fields, &[path.as_bytes()]);
+        match sys::call(stack.fs, fs::XATTR, &msg, reply) {
+            Ok(n) if n >= 8 => i64::from_le_bytes(reply[..8].try_into().unwrap_or([0; 8])),
+            r => {
+                println!("fstest: XATTR: {r:?}");
+                i64::MIN
+            }
+        }
+    };
+    let fields = |op: u32, flags: u32, name: &[u8], size: u32, value: &[u8]| -> Vec<u8> {
+        let mut v = Vec::new();
+        for w in [op, flags, name.len() as u32, size] {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v.extend_from_slice(name);
+        v.extend_from_slice(value);
+        v
+    };
+    let err = |e: Errno| -(e.0 as i64);
+    let mut reply = [0u8; 64];
+    let p = name(100);
+    let set = fields(fs::XATTR_SET, 0, b"user.k", 5, b"value");
+    c.check(xattr(&set, &p, 0, fs::AT_FDCWD, &mut reply) == 0, "XATTR set");
+    let get = fields(fs::XATTR_GET, 0, b"user.k", 56, b"");
+    c.check(
+        xattr(&get, &p, 0, fs::AT_FDCWD, &mut reply) == 5 && &reply[8..13] == b"value",
+        "XATTR get",
+    );
+    let short = fields(fs::XATTR_GET, 0, b"user.k", 4, b"");
+    c.check(
+        xattr(&short, &p, 0, fs::AT_FDCWD, &mut reply) == err(Errno::ERANGE),
+        "XATTR get, buffer short",
+    );
+    let list = fields(fs::XATTR_LIST, 0, b"", 0, b"");
+    c.check(xattr(&list, &p, 0, fs::AT_FDCWD, &mut reply) == 7, "XATTR list size");
+    let create = fields(fs::XATTR_SET, fs::XATTR_CREATE, b"user.k", 1, b"x");
+    c.check(
+        xattr(&create, &p, 0, fs::AT_FDCWD, &mut reply) == err(Errno::EEXIST),
+        "XATTR create of one there",
+    );
+    // (Without a path after them, the cut messages end inside the name or
+    // the value.)
+    for (what, msg, path, want) in [
+        ("unknown op", fields(9, 0, b"user.k", 0, b""), &p[..], Errno::EINVAL),
+        (
+            "unknown flag",
+            fields(fs::XATTR_SET, 8, b"user.k", 1, b"x"),
+            &p,
+            Errno::EINVAL,
+        ),
+        (
+            "a name past the message",
+            fields(fs::XATTR_GET, 0, b"user.k", 56, b"")[..18].to_vec(),
+            "",
+            Errno::EINVAL,
+        ),
+        (
+            "a value past the message",
+            fields(fs::XATTR_SET, 0, b"user.k", 4000, b"x"),
+            "",
+            Errno::EINVAL,
+        ),
+        ("no fields", Vec::new(), &p, Errno::EINVAL),
+        (
+            "an unknown namespace",
+            fields(fs::XATTR_SET, 0, b"nope.k", 1, b"x"),
+            &p,
+            Errno::EOPNOTSUPP,
+        ),
+        (
+            "a name with no prefix",
+            fields(fs::XATTR_GET, 0, b"", 56, b""),
+            &p,
+            Errno::EOPNOTSUPP,
+        ),
+        (
+            "a missing file",
+            fields(fs::XATTR_GET, 0, b"user.k", 56, b""),
+            "/t/missing",
+            Errno::ENOENT,
+        ),
+    ] {
+        let r = xattr(&msg, path, 0, fs::AT_FDCWD, &mut reply);
+        c.check(r == err(want), &format!("XATTR, {what}: {r}"));
+    }
+    // A header cut short, and file numbers that are no one's.
+    let r = sys::call(stack.fs, fs::XATTR, &[0u8; 7], &mut reply);
+    c.check(
+        r.is_ok() && i64::from_le_bytes(reply[..8].try_into().unwrap_or([0; 8])) == err(Errno::EINVAL),
+        "XATTR, a header cut short",
+    );
+    for fd in [999, u32::MAX - 1] {
+        let r = xattr(&get, "", fs::AT_EMPTY_PATH, fd, &mut reply);
+        c.check(r == err(Errno::EBADF), &format!("XATTR of file number {fd}: {r}"));
+    }
+    let remove = fields(fs::XATTR_REMOVE, 0, b"user.k", 0, b"");
+    c.check(xattr(&remove, &p, 0, fs::AT_FDCWD, &mut reply) == 0, "XATTR remove");
+    c.check(
+        xattr(&remove, &p, 0, fs::AT_FDCWD, &mut reply) == err(Errno::ENODATA),
+        "XATTR remove again",
+    );
+    // Left on the disk for e2fsck and debugfs on the host to read.
+    let kept = fields(fs::XATTR_SET, 0, b"user.kept", 6, b"on ext");
+    c.check(xattr(&kept, &p, 0, fs::AT_FDCWD, &mut reply) == 0, "XATTR set to keep");
+    c.check(
+        read_file(&p).as_deref() == Ok(&pattern(100, 100)[..]),
+        "the file's bytes after XATTR",
+    );
+
     // Attributes and permissions.
     let p100 = name(100);
     c.check(client::chmod(&p100, 0o600).is_ok(), "chmod");
