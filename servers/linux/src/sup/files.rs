@@ -261,7 +261,7 @@ impl Sup {
     pub(super) fn close_fd(&mut self, fd: u64) -> Result<u64, i64> {
         let s = self.fds.take(fd)?;
         self.forget_locks(&s.ofd.borrow());
-        if !self.fds.holds(&s.ofd) {
+        if !self.fds.holds(&s.ofd) && !self.fmap_holds(&s.ofd) {
             self.release(&s.ofd);
         }
         Ok(0)
@@ -1187,7 +1187,7 @@ impl Sup {
         }
         if let Some(prev) = self.fds.set(new as usize, o, flags != 0) {
             self.forget_locks(&prev.ofd.borrow());
-            if !self.fds.holds(&prev.ofd) {
+            if !self.fds.holds(&prev.ofd) && !self.fmap_holds(&prev.ofd) {
                 self.release(&prev.ofd);
             }
         }

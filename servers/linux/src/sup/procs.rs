@@ -894,6 +894,8 @@ impl Sup {
             b
         }));
         self.ctl(&m);
+        // The old program's memory went, and its file mappings with it.
+        self.fmap_forget();
         // Only then close-on-exec descriptors close, as Linux orders them: a
         // parent that sees such a pipe's end close may count on the exec
         // having happened (setpgid of the child is EACCES from then on).
@@ -957,6 +959,7 @@ impl Sup {
     /// Closes every descriptor and the working directory; the shared
     /// server's objects they held, to give back.
     fn close_all(&mut self) -> Vec<u64> {
+        self.fmap_forget();
         let mut objs = Vec::new();
         for o in self.fds.distinct() {
             let d = o.borrow();
