@@ -1,11 +1,11 @@
 /*
  * MAP_SHARED mappings of a file: the same bytes in every process that maps
  * it, however it came to map it (inherited across fork, mapped again by
- * path after exec, mapped by a process that only opened the file), and
- * msync writing them to the file (read then sees them, a later mapping
- * too). Errors: msync's flags, alignment, unmapped ranges, MS_INVALIDATE
- * of a locked mapping; mmap of a read-only descriptor for writing, of a
- * directory, at an unaligned offset. Hostile cases: the file unlinked or
+ * path after exec, mapped by a process that only opened the file), msync
+ * writing them to the file (read then sees them, a later mapping too), and
+ * a write to the file seen by the writer's mapping. Errors: msync's flags,
+ * alignment, unmapped ranges, MS_INVALIDATE of a locked mapping; mmap of a
+ * read-only descriptor for writing, of a directory, at an unaligned offset. Hostile cases: the file unlinked or
  * truncated while mapped, the descriptor closed, a child killed while it
  * writes, many maps and unmaps of one file.
  */
@@ -133,6 +133,18 @@ int main(int argc, char **argv)
 	EXPECT_EQ("the mapping keeps its bytes", p[5], 'A');
 	EXPECT_OK("msync of length 0", msync(p, 0, MS_SYNC));
 	EXPECT_OK("msync of a length not a multiple of the page", msync(p, 10, MS_SYNC));
+
+	section("write(2) to the mapped file");
+	int wfd = open(f, O_RDWR);
+	SETUP(wfd);
+	SETUP(pwrite(wfd, "xyz", 3, PAGE - 1));
+	EXPECT_EQ("the mapping sees a write across its two pages", p[PAGE + 1], 'z');
+	EXPECT_OK("msync(MS_INVALIDATE) after it", msync(p, 2 * PAGE, MS_INVALIDATE));
+	EXPECT_EQ("and keeps it", p[PAGE - 1], 'x');
+	SETUP(lseek(wfd, 8, SEEK_SET));
+	SETUP(write(wfd, "w", 1));
+	EXPECT_EQ("a write at the file's position too", p[8], 'w');
+	close(wfd);
 
 	section("msync errors");
 	EXPECT_ERR("MS_SYNC | MS_ASYNC", msync(p, PAGE, MS_SYNC | MS_ASYNC), EINVAL);

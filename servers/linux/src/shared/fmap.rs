@@ -7,11 +7,11 @@
 //! file (`FILL`) before it is shared, and writes it back to the file at
 //! msync (`READ`); the object goes once no process maps it.
 //!
-//! What is not coherent: a file's read and write do not go through the
-//! object (a write(2) is not seen by an existing mapping, a mapping's
-//! writes reach the file at msync only), and two mappings of the same
-//! file share frames only if they start at the same offset with the same
-//! length.
+//! What is not coherent: a file's read does not go through the object
+//! (a mapping's writes reach the file at msync only), a write(2) reaches
+//! the objects the writing process maps itself and no others, and two
+//! mappings of the same file share frames only if they start at the same
+//! offset with the same length.
 
 use super::{End, Shared, reply, result};
 use crate::proto::{self, word};
@@ -68,14 +68,15 @@ impl Shared {
                     Err(e) => result(-e),
                 }
             }
-            proto::fmap::FILL => {
+            op @ (proto::fmap::FILL | proto::fmap::WRITE) => {
                 let data = proto::bytes(w.get(5..).unwrap_or(&[]));
                 let len = word(w, 4) as usize;
                 if len > data.len() {
                     return result(-errno::EINVAL);
                 }
+                let fill = op == proto::fmap::FILL;
                 result(
-                    self.fmap_fill(word(w, 2), word(w, 3), &data[..len])
+                    self.fmap_fill(word(w, 2), word(w, 3), &data[..len], fill)
                         .map_or_else(|e| -e, |_| 0),
                 )
             }
@@ -130,11 +131,13 @@ impl Shared {
         Ok((id, true))
     }
 
-    /// Bytes of the file written into a new object by its maker.
-    fn fmap_fill(&mut self, id: u64, at: u64, data: &[u8]) -> Result<(), i64> {
+    /// Bytes of the file written into an object: a new one by its maker
+    /// (`fill`), or one processes map after a write(2) to the file.
+    fn fmap_fill(&mut self, id: u64, at: u64, data: &[u8], fill: bool) -> Result<(), i64> {
         let o = self.fmaps.objs.iter_mut().find(|o| o.id == id).ok_or(errno::ENOENT)?;
-        // Only a new object is filled: one processes map is theirs.
-        if o.pending == 0 {
+        // A fill is for a new object only: one processes map holds their
+        // writes, which the file's older bytes must not undo.
+        if fill && o.pending == 0 {
             return Err(errno::EINVAL);
         }
         let at = usize::try_from(at).map_err(|_| errno::EINVAL)?;

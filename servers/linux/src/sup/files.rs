@@ -469,6 +469,10 @@ impl Sup {
                     .fsize_room(ffd, off, append, len)
                     .and_then(|len| self.fs.write_from_caller(rid, ffd, off, append, buf, len));
                 self.pos_put(&mut d, at, r.ok().map(|(_, end)| end));
+                drop(d);
+                if let Ok((n, end)) = r {
+                    self.fmap_wrote(rid, ffd, end - n, buf, n);
+                }
                 ret(r.map(|(n, _)| n))
             }
             Kind::Obj { id, kind } => {

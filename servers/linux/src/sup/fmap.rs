@@ -35,6 +35,9 @@ const CHUNK: u64 = 4096;
 pub struct FileMap {
     pub obj: u64,
     pub ofd: OfdRef,
+    /// The file (device, inode) and the range it maps (offset, bytes).
+    pub file: (u64, u64),
+    pub range: (u64, u64),
 }
 
 impl Sup {
@@ -74,7 +77,12 @@ impl Sup {
             Err(errno::ENOMEM) => return None,
             Ok(id) => {
                 if !self.fmaps.iter().any(|m| m.obj == id && Rc::ptr_eq(&m.ofd, &o)) {
-                    self.fmaps.push(FileMap { obj: id, ofd: o });
+                    self.fmaps.push(FileMap {
+                        obj: id,
+                        ofd: o,
+                        file: (s.dev, s.ino),
+                        range: (off, pages * PAGE),
+                    });
                 }
                 let w = [pass::FMAP, self.pid as u64, id, addr, prot, flags];
                 self.pass(rid, nr::MMAP, a, &w)
@@ -122,6 +130,44 @@ impl Sup {
             at += got as u64;
         }
         Ok(id)
+    }
+
+    /// A write(2) of `n` bytes from the process's `buf` to file `ffd` at
+    /// `start`: the objects of that file this process maps get them too
+    /// (what a process writes to a file it maps, it then sees there).
+    pub(super) fn fmap_wrote(&mut self, rid: u64, ffd: u32, start: u64, buf: u64, n: u64) {
+        if self.fmaps.is_empty() || n == 0 {
+            return;
+        }
+        let Ok(b) = self.fs.fstat(ffd) else { return };
+        let s = st::StatView::parse(&b);
+        let mut seen: Vec<u64> = Vec::new();
+        let targets: Vec<(u64, u64, u64)> = self
+            .fmaps
+            .iter()
+            .filter(|m| m.file == (s.dev, s.ino))
+            .map(|m| (m.obj, m.range.0, m.range.1))
+            .collect();
+        for (id, off, len) in targets {
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            let from = start.max(off);
+            let to = (start + n).min(off + len);
+            let mut at = from;
+            while at < to {
+                let k = (to - at).min(CHUNK) as usize;
+                let mut data = vec![0u8; k.div_ceil(8) * 8];
+                if calls::caller_read(rid, buf + (at - start), &mut data[..k]).is_err() {
+                    break;
+                }
+                let mut m = vec![ctl::FMAP, fmap::WRITE, id, at - off, k as u64];
+                m.extend(proto::words(&data));
+                self.ctl(&m);
+                at += k as u64;
+            }
+        }
     }
 
     /// Forgets the mappings whose objects are gone (nothing maps them).
