@@ -230,6 +230,9 @@ pub mod fmap {
     pub const FIND: u64 = 2;
     /// [object, offset, length ≤ 4096] → [length, bytes in words].
     pub const READ: u64 = 3;
+    /// [pid, address] → [the lowest base above the address of an object
+    /// the process mapped, or u64::MAX].
+    pub const NEXT: u64 = 5;
     /// As FILL, into an object processes map: bytes a write(2) put in
     /// the file, so that the mappings see them.
     pub const WRITE: u64 = 4;

@@ -156,6 +156,8 @@ int main(int argc, char **argv)
 	EXPECT_ERR("a range with an unmapped page", msync(hole, 3 * PAGE, MS_SYNC), ENOMEM);
 	EXPECT_ERR("an unmapped range", msync(hole + PAGE, PAGE, MS_SYNC), ENOMEM);
 	EXPECT_OK("anonymous memory", msync(hole, PAGE, MS_SYNC));
+	EXPECT_ERR("a huge range from an unmapped page", msync(hole + PAGE, 1UL << 46, MS_SYNC), ENOMEM);
+	EXPECT_ERR("a length that wraps around", msync(p, -(2UL * PAGE), MS_SYNC), ENOMEM);
 	int fd = open(f, O_RDWR);
 	SETUP(fd);
 	char *locked = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, fd, 0);

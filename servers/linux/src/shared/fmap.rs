@@ -84,6 +84,17 @@ impl Shared {
                 Ok((id, base, size, off, flags)) => reply(&[id, base, size, off, flags]),
                 Err(e) => result(-e),
             },
+            proto::fmap::NEXT => {
+                let (pid, addr) = (word(w, 2) as u32, word(w, 3));
+                let next = self
+                    .fmaps
+                    .placed
+                    .iter()
+                    .filter(|p| p.0 == pid && p.1 > addr)
+                    .map(|p| p.1)
+                    .min();
+                reply(&[next.unwrap_or(u64::MAX)])
+            }
             proto::fmap::READ => match self.fmap_read(word(w, 2), word(w, 3), word(w, 4)) {
                 Ok(b) => {
                     let mut out = alloc::vec![b.len() as u64];

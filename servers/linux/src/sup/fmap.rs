@@ -27,6 +27,9 @@ const MS_ASYNC: u64 = 1;
 const MS_INVALIDATE: u64 = 2;
 const MS_SYNC: u64 = 4;
 const PAGE: u64 = 4096;
+/// Pages of memory other than file mappings msync looks at in each gap
+/// between them, to tell an unmapped range (ENOMEM).
+const PROBE_PAGES: u64 = 64;
 /// Bytes of an object one request carries (`shared/fmap.rs`'s CHUNK).
 const CHUNK: u64 = 4096;
 
@@ -230,13 +233,20 @@ impl Sup {
                     p = stop;
                 }
                 None => {
-                    // Linux: ENOMEM if part of the range is not mapped,
-                    // after the mapped parts were written.
-                    let mut b = [0u8; 1];
-                    if calls::caller_read(rid, p, &mut b).is_err() {
-                        unmapped = true;
+                    // Up to the next file mapping: other memory, with
+                    // nothing to write. Linux: ENOMEM if part of the range
+                    // is not mapped, after the mapped parts were written.
+                    // Only its first pages are looked at (a look brings a
+                    // page in, and the range may be huge).
+                    let next = self.ctl(&[ctl::FMAP, fmap::NEXT, self.pid as u64, p]);
+                    let stop = end.min(word(&next, 0).max(p + PAGE));
+                    let mut q = p;
+                    while q < stop && q < p + PROBE_PAGES * PAGE && !unmapped {
+                        let mut b = [0u8; 1];
+                        unmapped = calls::caller_read(rid, q, &mut b).is_err();
+                        q += PAGE;
                     }
-                    p += PAGE;
+                    p = stop;
                 }
             }
         }
