@@ -173,6 +173,9 @@ pub mod ctl {
     /// [pid, comm (2 words)]: `prctl(PR_SET_NAME)` renamed the process
     /// (its supervisor's own only).
     pub const COMM: u64 = 92;
+    /// [operation (`fmap`), ...]: a MAP_SHARED mapping's memory object
+    /// (`shared/fmap.rs`).
+    pub const FMAP: u64 = 93;
     /// [pid] → [tid]: a number for a new thread of the process.
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).
@@ -221,6 +224,28 @@ pub fn name_words(name: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// Operations of `ctl::FMAP`.
+pub mod fmap {
+    /// [device, inode, offset, pages, pid] → [object, 1 if new]: the
+    /// memory object of that range of the file; a new one is zeroed and
+    /// its maker fills it (FILL) before it passes the mmap (`pass::FMAP`).
+    pub const GET: u64 = 0;
+    /// [object, offset, length, bytes in words] → 0: bytes of the file.
+    pub const FILL: u64 = 1;
+    /// [pid, address] → [object, base, size, file offset of base, mmap
+    /// flags]: the
+    /// object the process mapped where the address lies (ENOMEM: none).
+    pub const FIND: u64 = 2;
+    /// [object, offset, length ≤ 4096] → [length, bytes in words].
+    pub const READ: u64 = 3;
+    /// [pid, address] → [the lowest base above the address of an object
+    /// the process mapped, or u64::MAX].
+    pub const NEXT: u64 = 5;
+    /// As FILL, into an object processes map: bytes a write(2) put in
+    /// the file, so that the mappings see them.
+    pub const WRITE: u64 = 4;
+}
+
 /// Operations of `shared::PASS` (word 0; the message is at most 64 bytes).
 /// Each message's `pid` word carries the calling thread's tid in its high
 /// half, so that a signal interrupts that thread's call and no other's.
@@ -237,6 +262,9 @@ pub mod pass {
     pub const WAITID: u64 = 4;
     /// [pid]: a vfork parent waits for its child to exec or end.
     pub const VFORK_WAIT: u64 = 6;
+    /// [pid, object, address, prot, flags]: mmap of a file's range whose
+    /// memory object (`ctl::FMAP`) is ready: it is shared into the caller.
+    pub const FMAP: u64 = 7;
     /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).

@@ -142,6 +142,46 @@ pub fn unmap(addr: u64, len: u64) -> Result<u64, Error> {
     calls::unmap(addr, len)
 }
 
+/// Anonymous read-write memory of the process's own, held while this
+/// lives (a server's object that it shares into other processes and
+/// reads and writes itself); unmapped when dropped.
+pub struct Anon {
+    addr: u64,
+    len: usize,
+}
+
+impl Anon {
+    pub fn new(len: u64) -> Result<Anon, Error> {
+        let len = usize::try_from(len).map_err(|_| Error::Invalid)?;
+        let addr = map(len as u64, 3)?;
+        Ok(Anon { addr, len })
+    }
+
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: the kernel mapped `len` readable and writable bytes at
+        // `addr` for this process; only this object unmaps them (at its
+        // drop), so they stay mapped while it lives.
+        unsafe { core::slice::from_raw_parts(self.addr as *const u8, self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`; `&mut self` makes this the only view
+        // in this process (others sharing the frames write through their
+        // own mappings, as with any shared memory).
+        unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+}
+
+impl Drop for Anon {
+    fn drop(&mut self) {
+        let _ = unmap(self.addr, 0);
+    }
+}
+
 pub fn proc_info(pid: u64) -> Result<ProcInfo, Error> {
     let mut info = ProcInfo::default();
     calls::proc_info(pid, &mut info)?;

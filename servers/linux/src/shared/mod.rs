@@ -14,6 +14,7 @@
 //! a request. Console input and its alarm come as events.
 
 mod eventfd;
+mod fmap;
 mod locks;
 pub mod loopdev;
 pub mod mounts;
@@ -138,6 +139,8 @@ pub struct Shared {
     pub loops: linuxabi::loopdev::Table,
     /// The mounted file systems (`mounts.rs`).
     pub mounts: mounts::Mounts,
+    /// MAP_SHARED file mappings' memory (`fmap.rs`).
+    pub fmaps: fmap::FileMaps,
 }
 
 impl Shared {
@@ -161,6 +164,7 @@ impl Shared {
             ptimers: Default::default(),
             loops: Default::default(),
             mounts: Default::default(),
+            fmaps: Default::default(),
         }
     }
 
@@ -434,6 +438,7 @@ impl Shared {
             ctl::WAIT => self.launcher_wait(rid, word(&w, 1) as u32),
             ctl::FORK => self.fork(&w),
             ctl::EXEC => self.exec(&w),
+            ctl::FMAP => self.fmap_ctl(&w),
             ctl::EXIT => self.exit(&w),
             ctl::IDLE => self.idle(info.caller),
             ctl::EXIT_IDLE => {
@@ -591,6 +596,10 @@ impl Shared {
         let tid = (word(&w, 1) >> 32) as u32;
         if word(&w, 0) >= proto::pass::SYSV {
             self.sysv_pass(rid, &w);
+            return;
+        }
+        if word(&w, 0) == proto::pass::FMAP {
+            self.fmap_pass(rid, &w);
             return;
         }
         let what = match word(&w, 0) {

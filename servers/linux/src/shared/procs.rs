@@ -301,6 +301,7 @@ impl Shared {
             Err(e) => return result(-e),
         };
         let pid = self.procs.add(parent, pgid, sid, sup);
+        self.fmap_fork(parent, pid);
         if let Some(c) = self.procs.get_mut(pid) {
             c.exit_signal = ((word(w, 2) >> 8) & 0xff) as u32;
         }
@@ -319,6 +320,7 @@ impl Shared {
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
         }
         self.ptimers_exit(pid, true);
+        self.fmap_exit(pid);
         result(0)
     }
 
@@ -350,6 +352,7 @@ impl Shared {
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
+        self.fmap_exit(pid);
         self.ptimers_exit(pid, false);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);

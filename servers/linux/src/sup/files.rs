@@ -284,7 +284,7 @@ impl Sup {
     pub(super) fn close_fd(&mut self, fd: u64) -> Result<u64, i64> {
         let s = self.fds.take(fd)?;
         self.forget_locks(&s.ofd.borrow());
-        if !self.fds.holds(&s.ofd) {
+        if !self.fds.holds(&s.ofd) && !self.fmap_holds(&s.ofd) {
             self.release(&s.ofd);
         }
         Ok(0)
@@ -492,6 +492,10 @@ impl Sup {
                     .fsize_room(ffd, off, append, len)
                     .and_then(|len| self.fs.write_from_caller(rid, ffd, off, append, buf, len));
                 self.pos_put(&mut d, at, r.ok().map(|(_, end)| end));
+                drop(d);
+                if let Ok((n, end)) = r {
+                    self.fmap_wrote(rid, ffd, end - n, buf, n);
+                }
                 ret(r.map(|(n, _)| n))
             }
             Kind::Obj { id, kind } => {
@@ -1213,7 +1217,7 @@ impl Sup {
         }
         if let Some(prev) = self.fds.set(new as usize, o, flags != 0) {
             self.forget_locks(&prev.ofd.borrow());
-            if !self.fds.holds(&prev.ofd) {
+            if !self.fds.holds(&prev.ofd) && !self.fmap_holds(&prev.ofd) {
                 self.release(&prev.ofd);
             }
         }

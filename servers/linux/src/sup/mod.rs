@@ -16,6 +16,7 @@ mod eventfd;
 mod fdtable;
 mod fifo;
 mod files;
+mod fmap;
 mod fs;
 mod fsinfo;
 mod kpipe;
@@ -143,6 +144,8 @@ pub struct Sup {
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
+    /// Its MAP_SHARED file mappings (`fmap.rs`).
+    pub fmaps: Vec<fmap::FileMap>,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -234,6 +237,7 @@ impl Sup {
             timerslack: TIMERSLACK,
             timerslack_default: TIMERSLACK,
             has_locks: false,
+            fmaps: Vec::new(),
             in_call: false,
             stopped_value: 0,
             stopped_call: None,

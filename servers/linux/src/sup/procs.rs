@@ -906,6 +906,8 @@ impl Sup {
             b
         }));
         self.ctl(&m);
+        // The old program's memory went, and its file mappings with it.
+        self.fmap_forget();
         // Only then close-on-exec descriptors close, as Linux orders them: a
         // parent that sees such a pipe's end close may count on the exec
         // having happened (setpgid of the child is EACCES from then on).
@@ -969,6 +971,7 @@ impl Sup {
     /// Closes every descriptor and the working directory; the shared
     /// server's objects they held, to give back.
     fn close_all(&mut self) -> Vec<u64> {
+        self.fmap_forget();
         let mut objs = Vec::new();
         // A FIFO's end still waiting for its open counts as open.
         let waiting = self.fifo_wait.take().map(|w| w.ofd);

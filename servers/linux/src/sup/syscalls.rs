@@ -272,9 +272,13 @@ impl Sup {
                 }
                 Out::Ret(old)
             }
-            nr::MMAP => ret(self.mmap_file(rid, a)),
+            nr::MMAP => match self.mmap_shared(rid, a) {
+                Some(out) => out,
+                None => ret(self.mmap_file(rid, a)),
+            },
+            nr::MSYNC => ret(self.msync(rid, a[0], a[1], a[2])),
             nr::MREMAP => ret(Err(errno::ENOMEM)),
-            nr::MADVISE | nr::MLOCK | nr::MUNLOCK | nr::MSYNC | nr::MLOCKALL | nr::MUNLOCKALL => Out::Ret(0),
+            nr::MADVISE | nr::MLOCK | nr::MUNLOCK | nr::MLOCKALL | nr::MUNLOCKALL => Out::Ret(0),
             nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
             nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
             nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
@@ -910,10 +914,9 @@ impl Sup {
     }
 
     /// A file mapping: anonymous memory mapped into the process, filled
-    /// with the file's bytes straight from the cache. A shared mapping is
-    /// shared with the children the process forks (LTP's library gathers
-    /// its children's results so), but not with other processes mapping
-    /// the file, and its writes do not reach the file.
+    /// with the file's bytes straight from the cache (a private mapping,
+    /// and the shared ones `mmap_shared` leaves: at a fixed address, or
+    /// of a device; those are shared with forked children only).
     fn mmap_file(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         const MAP_SHARED: u64 = 1;
         const MAP_PRIVATE: u64 = 2;
