@@ -466,10 +466,7 @@ impl Sup {
         self.active = true;
         self.pid = d.w() as u32;
         self.tpid = d.w();
-        // The shared server learns the child's Tessera process now, not at
-        // an exec that may never come: /proc shows from it whether the
-        // child sleeps (a wait its supervisor holds blocks it).
-        self.ctl(&[ctl::TPID, self.pid as u64, self.tpid]);
+        self.tpid_told = false;
         self.umask = d.w() as u32;
         let c = &mut self.cred;
         c.uid = d.w() as u32;
@@ -864,6 +861,8 @@ impl Sup {
         }
         self.tpid = tpid;
         self.fds.tpid = tpid;
+        // exec_done's EXEC tells the shared server the new process.
+        self.tpid_told = true;
         self.exec_done(path, argv, env.len());
         Ok(())
     }
