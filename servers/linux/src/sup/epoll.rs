@@ -275,11 +275,12 @@ impl Sup {
             return Out::Ret(errno::fail(errno::EINTR));
         }
         let expired = w.deadline <= sys::now_ns();
-        let (items, idx) = {
+        let (items, idx, et) = {
             let mut e = w.ep.borrow_mut();
             e.entries.retain(|x| x.ofd.strong_count() > 0);
             let mut items = Vec::new();
             let mut idx = Vec::new();
+            let mut et = Vec::new();
             for (i, x) in e.entries.iter().enumerate() {
                 if x.disabled {
                     continue;
@@ -287,21 +288,25 @@ impl Sup {
                 let ev = (x.events & EVENTS) as u64;
                 items.push((x.ofd.upgrade(), ev));
                 idx.push(i);
+                et.push(x.events & EPOLLET != 0);
             }
-            (items, idx)
+            (items, idx, et)
         };
         let (_, revents, token) = self.readiness(&items, if expired { 0 } else { w.deadline });
         // What edge-triggered entries compare with their last look.
         let marks: Vec<(u64, u64)> = items
             .iter()
-            .map(|(o, _)| match o.as_ref().map(|o| (o, o.borrow().kind.clone())) {
-                Some((_, Kind::Socket { id, .. })) => (1, self.net.drained.get(&id).copied().unwrap_or(0)),
-                Some((o, Kind::KPipe { .. })) => match self.kpipe_state(o) {
-                    Ok(s) if s & PIPE_WRITE_END == 0 => (0, s & PIPE_HELD),
+            .zip(&et)
+            .map(
+                |((o, _), &et)| match o.as_ref().filter(|_| et).map(|o| (o, o.borrow().kind.clone())) {
+                    Some((_, Kind::Socket { id, .. })) => (1, self.net.drained.get(&id).copied().unwrap_or(0)),
+                    Some((o, Kind::KPipe { .. })) => match self.kpipe_state(o) {
+                        Ok(s) if s & PIPE_WRITE_END == 0 => (0, s & PIPE_HELD),
+                        _ => (0, 0),
+                    },
                     _ => (0, 0),
                 },
-                _ => (0, 0),
-            })
+            )
             .collect();
         let mut out = Vec::new();
         {
