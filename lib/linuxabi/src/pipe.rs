@@ -21,6 +21,15 @@ pub const MAX_SIZE: usize = 1 << 20;
 /// Writes of at most this many bytes are atomic.
 pub const PIPE_BUF: usize = 4096;
 
+/// Linux's `round_pipe_size`: a size as a pipe's capacity (at least a
+/// page, a power of two); None beyond 2^31.
+pub fn round_size(size: u64) -> Option<u64> {
+    if size > 1 << 31 {
+        return None;
+    }
+    Some(size.max(PAGE as u64).next_power_of_two())
+}
+
 pub struct Pipe {
     pages: VecDeque<Vec<u8>>,
     /// Pages it may hold (its capacity over the page size).
@@ -119,10 +128,7 @@ impl Pipe {
     /// the new capacity, or the errno: EINVAL beyond 2^31, EPERM beyond
     /// `MAX_SIZE`, EBUSY if the pages it holds now would not fit.
     pub fn resize(&mut self, size: u64) -> Result<usize, i64> {
-        if size > 1 << 31 {
-            return Err(crate::errno::EINVAL);
-        }
-        let bytes = (size as usize).max(PAGE).next_power_of_two();
+        let bytes = round_size(size).ok_or(crate::errno::EINVAL)? as usize;
         if bytes > MAX_SIZE {
             return Err(crate::errno::EPERM);
         }
@@ -240,6 +246,16 @@ mod tests {
         assert_eq!(p.peek(100), b"end");
         p.consume(3);
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn sizes_round_as_linux_rounds_them() {
+        assert_eq!(round_size(0), Some(4096));
+        assert_eq!(round_size(4097), Some(8192));
+        assert_eq!(round_size(65536), Some(65536));
+        assert_eq!(round_size(1 << 31), Some(1 << 31));
+        assert_eq!(round_size((1 << 31) + 1), None);
+        assert_eq!(Pipe::default().resize((1 << 31) + 1), Err(crate::errno::EINVAL));
     }
 
     #[test]

@@ -48,6 +48,12 @@ pub mod sup {
 }
 
 /// Operations of `shared::CTL` (word 0).
+/// The settings of `ctl::SYSCTL`.
+pub mod sysctl {
+    pub const PID_MAX: u64 = 0;
+    pub const PIPE_MAX_SIZE: u64 = 1;
+}
+
 pub mod ctl {
     /// Launcher [, without a terminal]: a new Linux process, leader of a
     /// session on the terminal (1: of one without a controlling terminal,
@@ -176,6 +182,14 @@ pub mod ctl {
     /// [operation (`fmap`), ...]: a MAP_SHARED mapping's memory object
     /// (`shared/fmap.rs`).
     pub const FMAP: u64 = 93;
+    /// [setting (`sysctl::PID_MAX`, `sysctl::PIPE_MAX_SIZE`), new value
+    /// or u64::MAX to only read] → [value or -errno]: a numeric setting of
+    /// `/proc/sys` the shared server keeps (the supervisor checked the
+    /// caller's right).
+    pub const SYSCTL: u64 = 94;
+    /// [pid, tessera pid]: a forked child's Tessera process (an exec
+    /// tells its new one with `EXEC`).
+    pub const TPID: u64 = 95;
     /// [pid] → [tid]: a number for a new thread of the process.
     pub const THREAD_NEW: u64 = 60;
     /// [pid, tid]: that thread ended (its number is free).

@@ -141,6 +141,10 @@ pub struct Shared {
     pub mounts: mounts::Mounts,
     /// MAP_SHARED file mappings' memory (`fmap.rs`).
     pub fmaps: fmap::FileMaps,
+    /// `/proc/sys/fs/pipe-max-size`: the most F_SETPIPE_SZ gives a
+    /// process without CAP_SYS_RESOURCE, and the most a new pipe of one
+    /// holds.
+    pub pipe_max_size: u64,
 }
 
 impl Shared {
@@ -165,7 +169,32 @@ impl Shared {
             loops: Default::default(),
             mounts: Default::default(),
             fmaps: Default::default(),
+            pipe_max_size: linuxabi::pipe::MAX_SIZE as u64,
         }
+    }
+
+    /// `ctl::SYSCTL`: a setting of `/proc/sys`, read and maybe replaced.
+    fn sysctl(&mut self, w: &[u64]) -> End {
+        let new = (word(w, 2) != u64::MAX).then(|| word(w, 2));
+        let r = match word(w, 1) {
+            proto::sysctl::PID_MAX => match new {
+                Some(v) => self.procs.set_pid_max(v).map(|()| v),
+                None => Ok(self.procs.pid_max as u64),
+            },
+            proto::sysctl::PIPE_MAX_SIZE => match new.map(linuxabi::pipe::round_size) {
+                // Linux refuses what rounds to nothing (beyond 2^31); more
+                // than a pipe here can hold would be a limit never met.
+                Some(None) => Err(errno::EINVAL),
+                Some(Some(v)) if v > linuxabi::pipe::MAX_SIZE as u64 => Err(errno::EINVAL),
+                Some(Some(v)) => {
+                    self.pipe_max_size = v;
+                    Ok(v)
+                }
+                None => Ok(self.pipe_max_size),
+            },
+            _ => Err(errno::EINVAL),
+        };
+        result(r.map_or_else(|e| -e, |v| v as i64))
     }
 
     /// `ctl::UTS`: a name of the system, read and maybe replaced (the
@@ -554,6 +583,13 @@ impl Shared {
             ctl::LOOP => self.loop_ctl(&w, info.caller),
             ctl::MOUNT => self.mount_ctl(&w),
             ctl::COMM => self.rename(info.caller, &w),
+            ctl::SYSCTL => self.sysctl(&w),
+            ctl::TPID => {
+                if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
+                    p.tpid = word(&w, 2);
+                }
+                result(0)
+            }
             ctl::THREAD_NEW => result(
                 self.procs
                     .new_tid(word(&w, 1) as u32)

@@ -58,12 +58,17 @@ pub struct Proc {
     pub pdeath: u32,
 }
 
+/// Pids below this are given only before the first wrap (Linux's).
+const RESERVED_PIDS: u32 = 300;
+
 pub struct Table {
     procs: BTreeMap<u32, Proc>,
     /// Faults of the processes the virtual init reaped (orphans): its
     /// cminflt in /proc/1/stat, as Linux's init's.
     pub orphan_faults: u64,
     next: u32,
+    /// `/proc/sys/kernel/pid_max`.
+    pub pid_max: u32,
     /// The tids of threads beyond their process's first, with their pid:
     /// taken from the pids' numbering, so no pid is ever a live tid.
     tids: BTreeMap<u32, u32>,
@@ -75,6 +80,7 @@ impl Table {
             procs: BTreeMap::new(),
             orphan_faults: 0,
             next: 2,
+            pid_max: linuxabi::PID_MAX,
             tids: BTreeMap::new(),
         }
     }
@@ -96,27 +102,40 @@ impl Table {
         pids
     }
 
-    fn alloc_pid(&mut self) -> u32 {
-        loop {
+    /// The next free pid after the last one given, wrapping below
+    /// `pid_max` to 300 as Linux does (the low pids stay the daemons' of
+    /// early boot); None when every one is taken (fork's EAGAIN).
+    pub fn free_pid(&mut self) -> Option<u32> {
+        for _ in 0..self.pid_max {
+            if self.next >= self.pid_max {
+                self.next = RESERVED_PIDS;
+            }
             let p = self.next;
-            self.next = if self.next + 1 >= linuxabi::PID_MAX {
-                2
-            } else {
-                self.next + 1
-            };
+            self.next += 1;
             let used = self.procs.contains_key(&p)
                 || self.tids.contains_key(&p)
                 || self.procs.values().any(|q| q.pgid == p || q.sid == p);
             if !used {
-                return p;
+                return Some(p);
             }
         }
+        None
     }
 
-    /// A tid for a new thread of live process `pid` (None: no such process).
+    /// `/proc/sys/kernel/pid_max`: the pids given from now on stay below
+    /// `max` (Linux's bounds: above RESERVED_PIDS, at most PID_MAX).
+    pub fn set_pid_max(&mut self, max: u64) -> Result<(), i64> {
+        if max <= RESERVED_PIDS as u64 || max > linuxabi::PID_MAX as u64 {
+            return Err(errno::EINVAL);
+        }
+        self.pid_max = max as u32;
+        Ok(())
+    }
+
+    /// A new tid for a thread of `pid`.
     pub fn new_tid(&mut self, pid: u32) -> Option<u32> {
         self.procs.get(&pid).filter(|p| p.zombie.is_none())?;
-        let tid = self.alloc_pid();
+        let tid = self.free_pid()?;
         self.tids.insert(tid, pid);
         Some(tid)
     }
@@ -133,8 +152,7 @@ impl Table {
         self.tids.retain(|_, p| *p != pid);
     }
 
-    fn add(&mut self, ppid: u32, pgid: u32, sid: u32, sup: u64) -> u32 {
-        let pid = self.alloc_pid();
+    fn add(&mut self, pid: u32, ppid: u32, pgid: u32, sid: u32, sup: u64) -> u32 {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
@@ -262,11 +280,14 @@ impl Shared {
     /// A launcher's new process: a session of its own, on the terminal if
     /// `on_tty` (else the console is no session's controlling terminal).
     pub(super) fn start(&mut self, on_tty: bool) -> End {
+        let Some(pid) = self.procs.free_pid() else {
+            return result(-errno::EAGAIN);
+        };
         let sup = match self.supervisor() {
             Ok(s) => s,
             Err(e) => return result(-e),
         };
-        let pid = self.procs.add(INIT, 0, 0, sup);
+        let pid = self.procs.add(pid, INIT, 0, 0, sup);
         if on_tty {
             self.objs.tty.session = pid;
             self.objs.tty.fg_pgrp = pid;
@@ -296,11 +317,14 @@ impl Shared {
             return result(-errno::ESRCH);
         };
         let (pgid, sid) = (p.pgid, p.sid);
+        let Some(pid) = self.procs.free_pid() else {
+            return result(-errno::EAGAIN);
+        };
         let sup = match self.supervisor() {
             Ok(s) => s,
             Err(e) => return result(-e),
         };
-        let pid = self.procs.add(parent, pgid, sid, sup);
+        let pid = self.procs.add(pid, parent, pgid, sid, sup);
         self.fmap_fork(parent, pid);
         if let Some(c) = self.procs.get_mut(pid) {
             c.exit_signal = ((word(w, 2) >> 8) & 0xff) as u32;

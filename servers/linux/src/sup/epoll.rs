@@ -1,11 +1,16 @@
 //! epoll: an interest list kept by the supervisor as a description of its
-//! own, waited on as a poll of its entries (`ready.rs`). Level-triggered
-//! entries are reported while ready. Edge-triggered ones (`EPOLLET`) are
-//! reported when they gain an event, and again after the program drained
-//! the socket (a call of it answered EAGAIN); `EPOLLONESHOT` disables an
-//! entry once reported, until `EPOLL_CTL_MOD`. An entry goes with the
-//! last descriptor of its description, as Linux's. A forked child gets a
-//! copy of the list (Linux shares it).
+//! own, waited on as a poll of its entries (`ready.rs`; a set inside a
+//! set is readable while one of its entries is ready). Level-triggered
+//! entries are reported while ready, those reported going to the back of
+//! the list so that a buffer smaller than the ready entries sees each in
+//! turn (Linux requeues them at the tail of its ready list).
+//! Edge-triggered ones (`EPOLLET`) are reported when they gain an event
+//! since the last look, when a pipe's read end holds more bytes than then
+//! (a write came, as Linux's wakeup of each write), and after the program
+//! drained the socket (a call of it answered EAGAIN); `EPOLLONESHOT`
+//! disables an entry once reported, until `EPOLL_CTL_MOD`. An entry goes
+//! with the last descriptor of its description, as Linux's. A forked child
+//! gets a copy of the list (Linux shares it).
 
 use super::fdtable::{Kind, Ofd, OfdRef};
 use super::{Hold, Out, Sup, ret};
@@ -22,16 +27,20 @@ use linuxabi::signal as sig;
 use tessera_rt::sys;
 
 const O_CLOEXEC: u64 = linuxabi::fcntl::O_CLOEXEC as u64;
+const PIPE_HELD: u64 = tessera_rt::abi::linux::pipe::state::HELD;
+const PIPE_WRITE_END: u64 = tessera_rt::abi::linux::pipe::state::WRITE_END;
 
 pub struct Entry {
     pub fd: i32,
     pub ofd: Weak<RefCell<Ofd>>,
     pub events: u32,
     pub data: u64,
-    /// The events last reported (edge-triggered bookkeeping).
-    pub reported: u32,
-    /// The socket's EAGAIN count when last reported.
+    /// The events seen at the last look (edge-triggered bookkeeping).
+    pub seen: u32,
+    /// The socket's EAGAIN count at the last look.
     pub drained: u64,
+    /// The bytes a kernel pipe's read end held at the last look.
+    pub held: u64,
     pub disabled: bool,
 }
 
@@ -191,8 +200,9 @@ impl Sup {
                     ofd: Rc::downgrade(&target),
                     events: event.0 & !EPOLLWAKEUP,
                     data: event.1,
-                    reported: 0,
+                    seen: 0,
                     drained: 0,
+                    held: 0,
                     disabled: false,
                 });
                 Ok(0)
@@ -208,7 +218,8 @@ impl Sup {
                 }
                 x.events = event.0 & !EPOLLWAKEUP;
                 x.data = event.1;
-                x.reported = 0;
+                x.seen = 0;
+                x.held = 0;
                 x.disabled = false;
                 Ok(0)
             }
@@ -264,11 +275,12 @@ impl Sup {
             return Out::Ret(errno::fail(errno::EINTR));
         }
         let expired = w.deadline <= sys::now_ns();
-        let (items, idx) = {
+        let (items, idx, et) = {
             let mut e = w.ep.borrow_mut();
             e.entries.retain(|x| x.ofd.strong_count() > 0);
             let mut items = Vec::new();
             let mut idx = Vec::new();
+            let mut et = Vec::new();
             for (i, x) in e.entries.iter().enumerate() {
                 if x.disabled {
                     continue;
@@ -276,38 +288,58 @@ impl Sup {
                 let ev = (x.events & EVENTS) as u64;
                 items.push((x.ofd.upgrade(), ev));
                 idx.push(i);
+                et.push(x.events & EPOLLET != 0);
             }
-            (items, idx)
+            (items, idx, et)
         };
         let (_, revents, token) = self.readiness(&items, if expired { 0 } else { w.deadline });
+        // What edge-triggered entries compare with their last look.
+        let marks: Vec<(u64, u64)> = items
+            .iter()
+            .zip(&et)
+            .map(
+                |((o, _), &et)| match o.as_ref().filter(|_| et).map(|o| (o, o.borrow().kind.clone())) {
+                    Some((_, Kind::Socket { id, .. })) => (1, self.net.drained.get(&id).copied().unwrap_or(0)),
+                    Some((o, Kind::KPipe { .. })) => match self.kpipe_state(o) {
+                        Ok(s) if s & PIPE_WRITE_END == 0 => (0, s & PIPE_HELD),
+                        _ => (0, 0),
+                    },
+                    _ => (0, 0),
+                },
+            )
+            .collect();
         let mut out = Vec::new();
         {
             let mut e = w.ep.borrow_mut();
+            let mut sent = Vec::new();
             for (k, &i) in idx.iter().enumerate() {
-                let x = &mut e.entries[i];
-                let r = revents[k] as u32 & (x.events | 0x18);
-                if r == 0 {
-                    x.reported = 0;
-                    continue;
-                }
-                let sock = match items[k].0.as_ref().map(|o| o.borrow().kind.clone()) {
-                    Some(Kind::Socket { id, .. }) => Some(id),
-                    _ => None,
-                };
-                let drained = sock.map_or(0, |id| self.net.drained.get(&id).copied().unwrap_or(0));
-                if x.events & EPOLLET != 0 && sock.is_some() && r & !x.reported == 0 && drained == x.drained {
-                    continue;
-                }
                 if out.len() >= w.max {
                     break;
                 }
-                x.reported = r;
-                x.drained = drained;
+                let x = &mut e.entries[i];
+                let r = revents[k] as u32 & (x.events | 0x18);
+                if x.events & EPOLLET != 0 {
+                    let (is_sock, mark) = marks[k];
+                    let (drained, held) = if is_sock == 1 { (mark, 0) } else { (0, mark) };
+                    let edge = r & !x.seen != 0 || drained != x.drained || held > x.held;
+                    x.seen = r;
+                    x.drained = drained;
+                    x.held = held;
+                    if r == 0 || !edge {
+                        continue;
+                    }
+                } else if r == 0 {
+                    continue;
+                }
                 if x.events & EPOLLONESHOT != 0 {
                     x.disabled = true;
                 }
                 out.push((r, x.data));
+                sent.push(i);
             }
+            let mut moved: Vec<Entry> = sent.iter().rev().map(|&i| e.entries.remove(i)).collect();
+            moved.reverse();
+            e.entries.extend(moved);
         }
         if !out.is_empty() || expired || token == 0 {
             if let Some(m) = self.sig.saved_mask.take() {
@@ -383,8 +415,9 @@ pub fn decode(ep: &mut Epoll, words: &[u64], ofds: &[OfdRef]) {
             ofd: Rc::downgrade(o),
             events: w[2] as u32,
             data: w[3],
-            reported: 0,
+            seen: 0,
             drained: 0,
+            held: 0,
             disabled: w[2] >> 32 != 0,
         });
     }

@@ -183,7 +183,7 @@ impl Sup {
                 if dir && flags & fdt::O_ACCMODE != 0 {
                     return Err(errno::EISDIR);
                 }
-                let settable = super::sysv::setting_of(&abs).is_some() && self.cred.euid == 0;
+                let settable = super::vfs::writable(&abs) && self.cred.euid == 0;
                 if matches!(node, VNode::Mem(_)) && flags & fdt::O_ACCMODE != 0 && !settable {
                     return Err(errno::EACCES);
                 }
@@ -411,6 +411,8 @@ impl Sup {
                 }
                 Out::Ret(len)
             }
+            // A namespace's file has no read (nsfs's).
+            Kind::Mem(_) if super::vfs::ns_of(&d.path).is_some() => ret(Err(errno::EINVAL)),
             Kind::Mem(m) => {
                 let off = at.unwrap_or(d.pos) as usize;
                 let part = m.get(off.min(m.len())..).unwrap_or(&[]);
@@ -519,6 +521,11 @@ impl Sup {
                 let index = super::sysv::setting_of(&d.path).unwrap_or(0);
                 drop(d);
                 ret(self.sysv_setting_write(rid, index, buf, len))
+            }
+            Kind::Mem(_) if super::vfs::writable(&d.path) => {
+                let path = d.path.clone();
+                drop(d);
+                ret(self.sysctl_write(rid, &path, buf, len))
             }
             Kind::Mem(_) | Kind::VDir(_) => ret(Err(errno::EBADF)),
             Kind::Socket { .. } | Kind::Unix { .. } | Kind::UnixSock { .. } if at.is_some() => ret(Err(errno::ESPIPE)),
@@ -782,7 +789,10 @@ impl Sup {
             }
             Target::Virt(abs) => {
                 if flags & AT_SYMLINK_NOFOLLOW != 0 {
-                    let node = self.vnode(&abs)?;
+                    let node = match self.vnode(&abs)? {
+                        VNode::Ns(i) => VNode::Link(super::vfs::ns_link(i)),
+                        n => n,
+                    };
                     return Ok(self.vstat(&abs, &node));
                 }
                 let (p, node) = self.vresolve(&abs)?;
@@ -1048,6 +1058,7 @@ impl Sup {
             Target::Fs(d, rel) => self.fs.readlink(d, 0, rel.as_bytes())?,
             Target::Virt(abs) => match self.vnode(&abs)? {
                 VNode::Link(t) => t.into_bytes(),
+                VNode::Ns(i) => super::vfs::ns_link(i).into_bytes(),
                 _ => return Err(errno::EINVAL),
             },
         };
@@ -1304,6 +1315,8 @@ impl Sup {
                 };
                 // Linux reads F_SETPIPE_SZ's argument as an unsigned int.
                 let size = if cmd == F_SETPIPE_SZ {
+                    let now = self.ctl1(&[ctl::PIPE_SIZE, id, u64::MAX])?;
+                    self.pipe_size_allowed(now, arg as u32 as u64)?;
                     arg as u32 as u64
                 } else {
                     u64::MAX
@@ -1339,7 +1352,9 @@ impl Sup {
             _ => {}
         }
         let kind = slot.ofd.borrow().kind.clone();
+        let ns = super::vfs::ns_of(&slot.ofd.borrow().path);
         match kind {
+            Kind::Mem(_) if let Some(i) = ns => ret(self.ns_ioctl(rid, i, req, arg)),
             Kind::Obj { kind: obj::TTY, .. } => ret(self.tty_ioctl(rid, req, arg)),
             Kind::KPipe { .. } | Kind::KUnix { .. } if req == tio::FIONREAD => {
                 let held = match self.kpipe_held(&slot.ofd) {

@@ -134,6 +134,14 @@ impl Sup {
         self.fds.set(a, ro, cloexec);
         self.fds.set(b, wo, cloexec);
         self.fds.tpid = tpid;
+        // A process without CAP_SYS_RESOURCE gets no more than
+        // pipe-max-size (Linux's alloc_pipe_info).
+        if self.cred.euid != 0
+            && let Ok(max) = self.sysctl(crate::proto::sysctl::PIPE_MAX_SIZE, None)
+            && max < (linuxabi::pipe::PAGES * linuxabi::pipe::PAGE) as u64
+        {
+            let _ = calls::linux_pipe(op::RESIZE, self.tpid, b as u64, max, 0);
+        }
         self.give_pair(rid, at, a, b)
     }
 
@@ -341,11 +349,31 @@ impl Sup {
     pub(super) fn kpipe_size(&self, ofd: &OfdRef, size: Option<u64>) -> Result<u64, i64> {
         let fd = self.bound_fd(ofd).ok_or(errno::EBADF)?;
         match size {
-            Some(s) => calls::linux_pipe(op::RESIZE, self.tpid, fd, s, 0).map_err(errno_of),
+            Some(s) => {
+                let now = self.kpipe_size(ofd, None)?;
+                self.pipe_size_allowed(now, s)?;
+                calls::linux_pipe(op::RESIZE, self.tpid, fd, s, 0).map_err(errno_of)
+            }
             None => calls::linux_pipe(op::STATE, self.tpid, fd, 0, 0)
                 .map(|s| (s >> state::PAGES_SHIFT) * 4096)
                 .map_err(errno_of),
         }
+    }
+
+    /// Whether F_SETPIPE_SZ may take a pipe of `now` bytes to `size`:
+    /// beyond pipe-max-size only a larger one of a process with
+    /// CAP_SYS_RESOURCE (Linux's pipe_set_size; a smaller one always).
+    pub(super) fn pipe_size_allowed(&self, now: u64, size: u64) -> Result<(), i64> {
+        let Some(want) = linuxabi::pipe::round_size(size) else {
+            return Err(errno::EINVAL);
+        };
+        if self.cred.euid == 0 || want <= now {
+            return Ok(());
+        }
+        if want > self.sysctl(crate::proto::sysctl::PIPE_MAX_SIZE, None)? {
+            return Err(errno::EPERM);
+        }
+        Ok(())
     }
 
     /// `FIONREAD`: the bytes it holds.

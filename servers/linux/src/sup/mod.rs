@@ -146,6 +146,9 @@ pub struct Sup {
     pub has_locks: bool,
     /// Its MAP_SHARED file mappings (`fmap.rs`).
     pub fmaps: Vec<fmap::FileMap>,
+    /// Whether the shared server knows the Tessera process (exec tells
+    /// it; a forked child's supervisor at the first call it holds).
+    pub tpid_told: bool,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -238,6 +241,7 @@ impl Sup {
             timerslack_default: TIMERSLACK,
             has_locks: false,
             fmaps: Vec::new(),
+            tpid_told: true,
             in_call: false,
             stopped_value: 0,
             stopped_call: None,
@@ -430,6 +434,15 @@ impl Sup {
             Out::Done => {
                 if matches!(self.held, Some((r, _)) if r == rid) {
                     self.threads.held_by = self.threads.caller;
+                    // /proc shows a process asleep from its Tessera
+                    // process's state, which the shared server learns
+                    // for a forked child here, once it waits in a call
+                    // held: before, the child blocked on its supervisor's
+                    // start would read as asleep before it ever slept.
+                    if !self.tpid_told {
+                        self.tpid_told = true;
+                        self.ctl(&[proto::ctl::TPID, self.pid as u64, self.tpid]);
+                    }
                 }
                 // A signal posted while this call was on its way here asked
                 // for the process's attention, which it sees only on its way

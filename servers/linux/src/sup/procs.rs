@@ -468,6 +468,7 @@ impl Sup {
         self.active = true;
         self.pid = d.w() as u32;
         self.tpid = d.w();
+        self.tpid_told = false;
         self.umask = d.w() as u32;
         let c = &mut self.cred;
         c.uid = d.w() as u32;
@@ -872,6 +873,8 @@ impl Sup {
         }
         self.tpid = tpid;
         self.fds.tpid = tpid;
+        // exec_done's EXEC tells the shared server the new process.
+        self.tpid_told = true;
         self.exec_done(path, argv, env.len());
         Ok(())
     }

@@ -46,7 +46,30 @@ impl Sup {
     /// The events of each item now (None: a closed descriptor, POLLNVAL):
     /// (ready count, revents, the shared server's token if it registered a
     /// wait). `deadline` 0: do not wait.
-    pub(super) fn readiness(&mut self, items: &[(Option<OfdRef>, u64)], deadline: u64) -> (u64, Vec<u64>, u64) {
+    pub(super) fn readiness(&mut self, given: &[(Option<OfdRef>, u64)], deadline: u64) -> (u64, Vec<u64>, u64) {
+        // Sets inside sets: the entries of each set (to the nesting limit)
+        // are looked at with the rest, so that a wait registers for their
+        // objects too; a set is readable while one of them has an event
+        // (Linux's ep_eventpoll_poll).
+        let mut items: Vec<(Option<OfdRef>, u64)> = given.to_vec();
+        let mut parent: Vec<(usize, usize)> = vec![(usize::MAX, 0); given.len()];
+        let mut k = 0;
+        while k < items.len() {
+            let level = parent[k].1;
+            let inner = match items[k].0.as_ref().map(|o| o.borrow().kind.clone()) {
+                Some(Kind::Epoll(e)) if level < linuxabi::epoll::MAX_NESTS + 1 => Some(e),
+                _ => None,
+            };
+            if let Some(e) = inner {
+                for x in e.borrow().entries.iter().filter(|x| !x.disabled) {
+                    if let Some(o) = x.ofd.upgrade() {
+                        items.push((Some(o), (x.events & linuxabi::epoll::EVENTS) as u64));
+                        parent.push((k, level + 1));
+                    }
+                }
+            }
+            k += 1;
+        }
         let mut revents = vec![0u64; items.len()];
         // (item, object, events asked of it)
         let mut objs: Vec<(usize, u64, u64)> = Vec::new();
@@ -93,7 +116,7 @@ impl Sup {
                 // before the look so that no change falls between.
                 Kind::KPipe { .. } => revents[i] = asked(self.kpipe_poll(o, deadline != 0), *ev),
                 Kind::KUnix { .. } => revents[i] = asked(self.kunix_poll(o, deadline != 0), *ev),
-                // An epoll set inside a poll: not followed (never ready).
+                // An epoll set: readable from its entries (below).
                 Kind::Epoll(_) => {}
                 Kind::SignalFd(mask) if self.sig.pending & mask != 0 => revents[i] = ev & (POLLIN | POLLRDNORM),
                 Kind::SignalFd(_) => {}
@@ -136,6 +159,13 @@ impl Sup {
                 }
             }
         }
+        for j in (given.len()..revents.len()).rev() {
+            let (up, _) = parent[j];
+            if revents[j] != 0 {
+                revents[up] |= asked(POLLIN, items[up].1);
+            }
+        }
+        revents.truncate(given.len());
         let ready = revents.iter().filter(|&&r| r != 0).count() as u64;
         (ready, revents, token)
     }

@@ -8,7 +8,7 @@
 
 use super::Sup;
 use super::fdtable::Kind;
-use crate::proto::{ctl, obj, word};
+use crate::proto::{ctl, obj, sysctl, word};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -25,6 +25,41 @@ pub enum VNode {
     Dev(Kind, u64),
     Mem(Vec<u8>),
     Link(String),
+    /// A namespace's file of `/proc/<pid>/ns` (its index in `NAMESPACES`).
+    Ns(usize),
+}
+
+/// The files of `/proc/<pid>/ns`: (name, namespace kind, inode number,
+/// CLONE_NEW* flag). Tessera has one namespace of each kind, every
+/// process's: one pid numbering, one mount table, one set of names, one
+/// SysV IPC, one network stack, one user ids' space, one clock; the inode
+/// numbers are those Linux gives its initial ones.
+pub const NAMESPACES: [(&str, &str, u64, u64); 10] = [
+    ("cgroup", "cgroup", 0xefff_fffb, 0x0200_0000),
+    ("ipc", "ipc", 0xefff_ffff, 0x0800_0000),
+    ("mnt", "mnt", 0xf000_0001, 0x0002_0000),
+    ("net", "net", 0xf000_0000, 0x4000_0000),
+    ("pid", "pid", 0xefff_fffc, 0x2000_0000),
+    ("pid_for_children", "pid", 0xefff_fffc, 0x2000_0000),
+    ("time", "time", 0xefff_fffa, 0x80),
+    ("time_for_children", "time", 0xefff_fffa, 0x80),
+    ("user", "user", 0xefff_fffd, 0x1000_0000),
+    ("uts", "uts", 0xefff_fffe, 0x0400_0000),
+];
+
+/// The namespace a path names (`/proc/<pid>/ns/<name>`).
+pub fn ns_of(abs: &str) -> Option<usize> {
+    let (dir, name) = abs.rsplit_once('/')?;
+    if !dir.starts_with("/proc/") || !dir.ends_with("/ns") {
+        return None;
+    }
+    NAMESPACES.iter().position(|n| n.0 == name)
+}
+
+/// What readlink shows for namespace `i` ("uts:[4026531838]").
+pub fn ns_link(i: usize) -> String {
+    let (_, kind, ino, _) = NAMESPACES[i];
+    format!("{kind}:[{ino}]")
 }
 
 const DT_DIR: u8 = 4;
@@ -279,6 +314,7 @@ impl Sup {
                     .map(|n| (n.to_string(), DT_REG, ino_of(n) + pid as u64))
                     .collect();
                 list.push(("exe".into(), DT_LNK, ino_of("exe") + pid as u64));
+                list.push(("ns".into(), DT_DIR, ino_of("ns") + pid as u64));
                 if mine {
                     list.push(("timerslack_ns".into(), DT_REG, ino_of("timerslack_ns")));
                     list.push(("cwd".into(), DT_LNK, ino_of("cwd")));
@@ -308,6 +344,17 @@ impl Sup {
                     _ => d.path.clone(),
                 }))
             }
+            "ns" => Ok(VNode::Dir(
+                NAMESPACES
+                    .iter()
+                    .map(|n| (n.0.to_string(), DT_LNK, ino_of(n.0) + pid as u64))
+                    .collect(),
+            )),
+            f if f.starts_with("ns/") => NAMESPACES
+                .iter()
+                .position(|n| n.0 == &f[3..])
+                .map(VNode::Ns)
+                .ok_or(errno::ENOENT),
             "cmdline" => Ok(VNode::Mem(cmdline)),
             "timerslack_ns" if mine => Ok(VNode::Mem(format!("{}\n", self.timerslack).into_bytes())),
             // One name space of mounts for every process.
@@ -390,8 +437,10 @@ impl Sup {
         let (mode, rdev, size) = match node {
             VNode::Dir(_) => (S_IFDIR | 0o555, 0, 0),
             VNode::Dev(_, d) => (S_IFCHR | 0o666, *d, 0),
+            VNode::Mem(m) if writable(abs) => (S_IFREG | 0o644, 0, m.len() as i64),
             VNode::Mem(m) => (S_IFREG | 0o444, 0, m.len() as i64),
             VNode::Link(t) => (S_IFLNK | 0o777, 0, t.len() as i64),
+            VNode::Ns(_) => (S_IFREG | 0o444, 0, 0),
         };
         let secs = (sys::now_ns() / 1_000_000_000) as i64 + 1_704_067_200;
         let s = StatView {
@@ -411,6 +460,13 @@ impl Sup {
         };
         match node {
             VNode::Dev(Kind::Loop(n), _) => self.loop_stat(*n, s),
+            // The namespace itself (nsfs's inode), as stat finds it
+            // through the link.
+            VNode::Ns(i) => StatView {
+                dev: makedev(0, 4),
+                ino: NAMESPACES[*i].2,
+                ..s
+            },
             _ => s,
         }
     }
@@ -443,6 +499,9 @@ impl Sup {
             VNode::Dev(k, _) => k,
             VNode::Mem(m) => Kind::Mem(Rc::new(m)),
             VNode::Link(_) => Kind::Null,
+            // Nothing to read: its calls are the NS_GET_* ioctls, which
+            // know it by its path.
+            VNode::Ns(_) => Kind::Mem(Rc::new(Vec::new())),
         }
     }
 }
@@ -481,7 +540,7 @@ impl Sup {
                 let names: Vec<&str> = own.into_iter().chain(linuxabi::sysv::SETTINGS).collect();
                 files("kernel", &names)
             }
-            "kernel/pid_max" => VNode::Mem(format!("{}\n", linuxabi::PID_MAX).into_bytes()),
+            "kernel/pid_max" => VNode::Mem(format!("{}\n", self.sysctl(sysctl::PID_MAX, None)?).into_bytes()),
             // What uname reports.
             "kernel/hostname" => VNode::Mem(format!("{}\n", self.uts_name(0, None)).into_bytes()),
             "kernel/domainname" => VNode::Mem(format!("{}\n", self.uts_name(1, None)).into_bytes()),
@@ -496,9 +555,104 @@ impl Sup {
                 VNode::Mem(self.sysv_setting(index, None)?)
             }
             "fs" => files("fs", &["pipe-max-size"]),
-            "fs/pipe-max-size" => VNode::Mem(format!("{}\n", linuxabi::pipe::MAX_SIZE).into_bytes()),
+            "fs/pipe-max-size" => VNode::Mem(format!("{}\n", self.sysctl(sysctl::PIPE_MAX_SIZE, None)?).into_bytes()),
             _ => return Err(errno::ENOENT),
         })
+    }
+}
+
+impl Sup {
+    /// The ioctls of a namespace's file (Linux's ns_ioctl) over Tessera's
+    /// one namespace of each kind: none has a parent or an owner outside
+    /// the initial user namespace, which owns every other.
+    pub(super) fn ns_ioctl(&mut self, rid: u64, i: usize, req: u64, arg: u64) -> Result<u64, i64> {
+        const NS_GET_USERNS: u64 = 0xb701;
+        const NS_GET_PARENT: u64 = 0xb702;
+        const NS_GET_NSTYPE: u64 = 0xb703;
+        const NS_GET_OWNER_UID: u64 = 0xb704;
+        let kind = NAMESPACES[i].1;
+        match req {
+            // The initial user namespace's owner and parent, and the
+            // initial pid namespace's parent, are outside what a process
+            // may see.
+            NS_GET_USERNS | NS_GET_PARENT if kind == "user" => Err(errno::EPERM),
+            NS_GET_PARENT if kind == "pid" => Err(errno::EPERM),
+            NS_GET_PARENT => Err(errno::EINVAL),
+            NS_GET_USERNS => {
+                let user = NAMESPACES.iter().position(|n| n.0 == "user").unwrap_or(0);
+                let o = super::fdtable::Ofd::new(
+                    self.vkind(VNode::Ns(user)),
+                    super::fdtable::O_RDONLY,
+                    format!("/proc/{}/ns/user", self.pid),
+                );
+                let limit = self.limits[7][0].min(1 << 20) as usize;
+                self.fds.insert(o, true, limit).map(|fd| fd as u64)
+            }
+            NS_GET_NSTYPE => Ok(NAMESPACES[i].3),
+            // Root owns the initial user namespace.
+            NS_GET_OWNER_UID if kind == "user" => self.write_mem(rid, arg, &0u32.to_le_bytes()).map(|_| 0),
+            NS_GET_OWNER_UID => Err(errno::EINVAL),
+            _ => Err(errno::ENOTTY),
+        }
+    }
+}
+
+/// Whether `/proc/sys` file `abs` takes a write (root's: open checks):
+/// the settings the system honours.
+pub fn writable(abs: &str) -> bool {
+    super::sysv::setting_of(abs).is_some()
+        || matches!(
+            abs,
+            "/proc/sys/kernel/pid_max"
+                | "/proc/sys/fs/pipe-max-size"
+                | "/proc/sys/kernel/hostname"
+                | "/proc/sys/kernel/domainname"
+        )
+}
+
+/// A number written to a file of `/proc/sys`, as Linux's proc_dointvec
+/// reads one: blanks around it, nothing else.
+fn number_of(text: &[u8]) -> Result<u64, i64> {
+    let t = core::str::from_utf8(text).map_err(|_| errno::EINVAL)?;
+    t.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0')
+        .parse::<u64>()
+        .map_err(|_| errno::EINVAL)
+}
+
+impl Sup {
+    /// A numeric setting the shared server keeps (`ctl::SYSCTL`), after
+    /// setting it to `new` if there is one.
+    pub(super) fn sysctl(&self, which: u64, new: Option<u64>) -> Result<u64, i64> {
+        let r = self.ctl(&[ctl::SYSCTL, which, new.unwrap_or(u64::MAX)]);
+        match errno::of(word(&r, 0)) {
+            Some(e) => Err(e),
+            None => Ok(word(&r, 0)),
+        }
+    }
+
+    /// A write to a `writable` file of `/proc/sys` other than the IPC
+    /// settings: the whole value in one write, as Linux takes it.
+    pub(super) fn sysctl_write(&self, rid: u64, abs: &str, buf: u64, len: u64) -> Result<u64, i64> {
+        if len > 4096 {
+            return Err(errno::EINVAL);
+        }
+        let text = self.read_mem(rid, buf, len as usize)?;
+        match abs {
+            "/proc/sys/kernel/pid_max" => {
+                self.sysctl(sysctl::PID_MAX, Some(number_of(&text)?))?;
+            }
+            "/proc/sys/fs/pipe-max-size" => {
+                self.sysctl(sysctl::PIPE_MAX_SIZE, Some(number_of(&text)?))?;
+            }
+            // Linux's proc_dostring: up to the first newline, at most
+            // the name's 64 bytes; what follows is dropped.
+            _ => {
+                let which = u64::from(abs.ends_with("domainname"));
+                let end = text.iter().position(|&c| c == b'\n' || c == 0).unwrap_or(text.len());
+                self.uts_name(which, Some(&text[..end.min(64)]));
+            }
+        }
+        Ok(len)
     }
 }
 

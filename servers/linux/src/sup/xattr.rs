@@ -50,7 +50,7 @@ impl Sup {
                         let special = match self.vnode(&abs)? {
                             VNode::Dev(..) => true,
                             VNode::Link(_) => !follow,
-                            VNode::Dir(_) | VNode::Mem(_) => false,
+                            VNode::Dir(_) | VNode::Mem(_) | VNode::Ns(_) => false,
                         };
                         Ok(Object::Own { special })
                     }
