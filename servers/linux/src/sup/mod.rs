@@ -22,6 +22,8 @@ mod kpipe;
 mod lease;
 mod locks;
 mod loopdev;
+mod maps;
+mod mlock;
 mod mounts;
 mod ntp;
 mod off2f;
@@ -142,6 +144,8 @@ pub struct Sup {
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
+    /// What its process has locked with mlock and mlockall (VmLck).
+    pub locked: linuxabi::mlock::Locked,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -229,6 +233,7 @@ impl Sup {
             timerslack: TIMERSLACK,
             timerslack_default: TIMERSLACK,
             has_locks: false,
+            locked: linuxabi::mlock::Locked::default(),
             in_call: false,
             stopped_value: 0,
             stopped_call: None,
