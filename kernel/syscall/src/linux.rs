@@ -425,12 +425,14 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             resource::set_owner(region, p.pid());
-            if (flags & MAP_SHARED != 0 || none)
+            let unreadable = !none && prot & PROT_READ == 0;
+            if (flags & MAP_SHARED != 0 || none || unreadable)
                 && let Some(space) = p.space()
                 && let Some(at) = space.lock().attachment_mut(a.id, 0)
             {
                 at.region.fork_shares = flags & MAP_SHARED != 0;
                 at.region.no_access = none;
+                at.region.linux.set_unreadable(unreadable);
             }
             Ok(a.base)
         }
@@ -510,6 +512,29 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     Ok(0)
 }
 
+/// What the kernel keeps of a mapping's Linux flags on its region, carried
+/// over to the mappings it is cut into or moved to.
+#[derive(Clone, Copy)]
+struct LinuxFlags {
+    none: bool,
+    shares: bool,
+    marks: kcore::vm::region::LinuxMarks,
+}
+
+impl LinuxFlags {
+    fn of(g: &kcore::vm::region::Region) -> LinuxFlags {
+        LinuxFlags {
+            none: g.no_access,
+            shares: g.fork_shares,
+            marks: g.linux,
+        }
+    }
+
+    fn apply(self, g: &mut kcore::vm::region::Region) {
+        (g.no_access, g.fork_shares, g.linux) = (self.none, self.shares, self.marks);
+    }
+}
+
 /// Cuts `[addr, end)` out of the anonymous mapping at `base`: the
 /// parts outside the range (and the part inside it with `keep_inside`)
 /// become mappings of their own at the same addresses, with its
@@ -519,7 +544,7 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
 /// memory after a fork, a SysV segment) or a pager fills is left whole.
 fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
     let space = p.space().ok_or(Error::NotFound)?;
-    let (link, old, rend, writable, executable, none, shares, of_file) = {
+    let (link, old, rend, writable, executable, linux) = {
         let s = space.lock();
         let Some(r) = s.region_at(base) else {
             return Ok(());
@@ -536,9 +561,7 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
             r.end(),
             g.writable,
             g.executable,
-            g.no_access,
-            g.fork_shares,
-            g.of_file,
+            LinuxFlags::of(g),
         )
     };
     let inside = if keep_inside {
@@ -592,7 +615,7 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
         if let Some(space) = p.space()
             && let Some(at) = space.lock().attachment_mut(a.id, 0)
         {
-            (at.region.no_access, at.region.fork_shares, at.region.of_file) = (none, shares, of_file);
+            linux.apply(&mut at.region);
         }
     }
     Ok(())
@@ -647,6 +670,17 @@ fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
     let mut s = space.lock();
     let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
     s.protect(addr, end, prot & PROT_WRITE != 0, prot & PROT_EXEC != 0, none);
+    // What /proc/PID/maps shows of the mappings `protect` changed.
+    let changed = resource::try_collect(
+        s.regions()
+            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
+            .map(|r| r.link_id),
+    )?;
+    for link in changed {
+        if let Some(at) = s.attachment_mut(link, 0) {
+            at.region.linux.set_unreadable(!none && prot & PROT_READ == 0);
+        }
+    }
     Ok(0)
 }
 
@@ -840,7 +874,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
         // The range becomes a mapping of its own.
         cut(p, base, addr, addr + old_len, true).map_err(|e| errno_of(e).wrapping_neg())?;
     }
-    let (link, old, writable, executable, none, shares, of_file, sharers) = {
+    let (link, old, writable, executable, linux, sharers) = {
         let s = space.lock();
         let r = s.region_at(addr).ok_or(errno::EFAULT)?;
         if r.base != addr || r.end() != addr + old_len {
@@ -852,13 +886,11 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
             r.region_id,
             g.writable,
             g.executable,
-            g.no_access,
-            g.fork_shares,
-            g.of_file,
+            LinuxFlags::of(g),
             g.sharers(),
         )
     };
-    if sharers != 0 || (keep_old && shares) {
+    if sharers != 0 || (keep_old && linux.shares) {
         return Err(errno::ENOMEM);
     }
     // Where it goes is chosen while the old range is still mapped, so
@@ -901,16 +933,16 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
             });
         }
         let _ = mediator::delete(resource::KERNEL, region);
-        reattach(p, old, addr, none, shares, of_file);
+        reattach(p, old, addr, linux);
         return Err(errno::ENOMEM);
     };
     resource::set_owner(a.id, p.pid());
     resource::set_owner(region, p.pid());
     if let Some(at) = space.lock().attachment_mut(a.id, 0) {
-        (at.region.no_access, at.region.fork_shares, at.region.of_file) = (none, shares, of_file);
+        linux.apply(&mut at.region);
     }
     if keep_old {
-        reattach(p, old, addr, none, shares, of_file);
+        reattach(p, old, addr, linux);
     } else {
         let _ = mediator::delete(resource::KERNEL, old);
     }
@@ -919,14 +951,14 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
 
 /// Attaches detached region `region` of `p` at `addr` again, with the
 /// Linux flags its attachment had.
-fn reattach(p: &Process, region: ResId, addr: u64, none: bool, shares: bool, of_file: bool) {
+fn reattach(p: &Process, region: ResId, addr: u64, linux: LinuxFlags) {
     match vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(addr)) {
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             if let Some(space) = p.space()
                 && let Some(at) = space.lock().attachment_mut(a.id, 0)
             {
-                (at.region.no_access, at.region.fork_shares, at.region.of_file) = (none, shares, of_file);
+                linux.apply(&mut at.region);
             }
         }
         Err(_) => {
@@ -1040,11 +1072,11 @@ fn madvise(p: &Process, start: u64, len_in: u64, advice: u64) -> u64 {
     let mut s = space.lock();
     for r in s.regions().filter(|r| r.base < end && start < r.end()) {
         let g = &r.region;
-        let anonymous = !g.of_file && g.kind != kcore::vm::region::Kind::Text;
+        let anonymous = !g.linux.of_file() && g.kind != kcore::vm::region::Kind::Text;
         let refused = match advice {
             MADV_FREE => !anonymous || g.fork_shares,
             MADV_REMOVE => !g.fork_shares,
-            MADV_WIPEONFORK | MADV_KEEPONFORK => g.of_file || g.fork_shares,
+            MADV_WIPEONFORK | MADV_KEEPONFORK => g.linux.of_file() || g.fork_shares,
             _ => false,
         };
         if refused {
@@ -1075,7 +1107,7 @@ fn range_mapped(p: &Process, addr: u64, len: u64) -> bool {
 }
 
 /// Marks the mapping at `at` as the supervisor's copy of a file's bytes
-/// (`Region::of_file`).
+/// (`LinuxMarks::of_file`).
 pub fn mark_file_copy(p: &Process, at: u64) {
     if let Some(space) = p.space() {
         let mut s = space.lock();
@@ -1083,7 +1115,7 @@ pub fn mark_file_copy(p: &Process, at: u64) {
         if let Some(link) = link
             && let Some(a) = s.attachment_mut(link, 0)
         {
-            a.region.of_file = true;
+            a.region.linux.set_of_file(true);
         }
     }
 }
@@ -1117,14 +1149,14 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
             let g = &r.region;
             let mut flags = 0;
             if !g.no_access {
-                flags |= MAPS_READ;
+                flags |= if g.linux.unreadable() { 0 } else { MAPS_READ };
                 flags |= if g.writable { MAPS_WRITE } else { 0 };
                 flags |= if g.executable { MAPS_EXEC } else { 0 };
             }
             if g.fork_shares || g.sharers() != 0 {
                 flags |= MAPS_SHARED;
             }
-            if g.of_file {
+            if g.linux.of_file() {
                 flags |= MAPS_FILE;
             }
             flags |= match g.kind {

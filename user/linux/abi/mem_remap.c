@@ -414,6 +414,12 @@ int main(void)
 	EXPECT_STR("smaps Locked", map_line("/proc/self/smaps", g + 2 * PAGE, g + 3 * PAGE, "Locked"), "4 kB");
 	EXPECT_OK("munlock it", munlock(g + 2 * PAGE, PAGE));
 	EXPECT_STR("smaps Locked after", map_line("/proc/self/smaps", g + 2 * PAGE, g + 3 * PAGE, "Locked"), "0 kB");
+	SETUP(mprotect(g + PAGE, PAGE, PROT_WRITE));
+	EXPECT_STR("write-only", map_line("/proc/self/maps", g + PAGE, g + 2 * PAGE, NULL), "-w-p");
+	SETUP(mprotect(g + PAGE, PAGE, PROT_EXEC));
+	EXPECT_STR("execute-only", map_line("/proc/self/maps", g + PAGE, g + 2 * PAGE, NULL), "--xp");
+	char *wo = mmap(g + PAGE, PAGE, PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	EXPECT_STR("mmap write-only, shared, over it", map_line("/proc/self/maps", wo, wo + PAGE, NULL), "-w-s");
 	SETUP(munmap(g + PAGE, PAGE));
 	EXPECT_STR("an unmapped page has no line", map_line("/proc/self/maps", g + PAGE, g + 2 * PAGE, NULL), "no line");
 	char *moved_g = mremap(g + 2 * PAGE, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, hole(1));

@@ -256,10 +256,8 @@ pub struct Region {
     /// A Linux PROT_NONE mapping: no access from user mode, and none for
     /// the kernel on its behalf (its pages are never made present for it).
     pub no_access: bool,
-    /// A Linux mapping of a file (its bytes copied in when mapped), not
-    /// anonymous memory: madvise treats the two apart (MADV_DONTNEED would
-    /// refill a file's page from the file, not with zeros).
-    pub of_file: bool,
+    /// What else the kernel keeps of a Linux mapping.
+    pub linux: LinuxMarks,
     /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
     /// pages from the start is one physically contiguous block aligned to
     /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
@@ -278,6 +276,43 @@ pub struct Region {
     /// write; one it no longer has is made writable as it is. Each holder
     /// lets go of a frame with `frames::release`: the last one frees it.
     forked: bool,
+}
+
+/// What the kernel keeps of a Linux mapping on its region besides its
+/// protection, in one byte (a region travels by value in results, and
+/// stays small).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinuxMarks(u8);
+
+impl LinuxMarks {
+    const FILE: u8 = 1;
+    const UNREADABLE: u8 = 2;
+
+    /// A mapping of a file (its bytes copied in when mapped), not
+    /// anonymous memory: madvise treats the two apart (MADV_DONTNEED
+    /// would refill a file's page from the file, not with zeros).
+    pub fn of_file(self) -> bool {
+        self.0 & Self::FILE != 0
+    }
+
+    pub fn set_of_file(&mut self, on: bool) {
+        self.set(Self::FILE, on);
+    }
+
+    /// A mapping asked for without PROT_READ (write or execute only):
+    /// /proc/PID/maps says so, though an x86 page that may be written or
+    /// executed may be read too.
+    pub fn unreadable(self) -> bool {
+        self.0 & Self::UNREADABLE != 0
+    }
+
+    pub fn set_unreadable(&mut self, on: bool) {
+        self.set(Self::UNREADABLE, on);
+    }
+
+    fn set(&mut self, bit: u8, on: bool) {
+        self.0 = if on { self.0 | bit } else { self.0 & !bit };
+    }
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -310,7 +345,7 @@ impl Region {
             device: false,
             fork_shares: false,
             no_access: false,
-            of_file: false,
+            linux: LinuxMarks::default(),
             blocks: false,
             keep: None,
             cow: Box::default(),
@@ -938,7 +973,7 @@ impl Region {
             device: false,
             fork_shares: false,
             no_access: self.no_access,
-            of_file: self.of_file,
+            linux: self.linux,
             blocks: false,
             keep: None,
             cow: Box::default(),
@@ -1048,6 +1083,7 @@ impl Region {
         // refilled from it if the copy is reused from the pool).
         copy.backing = self.backing.clone();
         copy.no_access = self.no_access;
+        copy.linux = self.linux;
         Ok(copy)
     }
 }

@@ -868,7 +868,7 @@ impl VirtualSpace {
         let root = self.root;
         let cpus = self.active_cpus.load(Ordering::Acquire);
         for a in self.regions_mut().filter(|a| a.base < end && start < a.end()) {
-            if a.region.of_file || a.region.fork_shares {
+            if a.region.linux.of_file() || a.region.fork_shares {
                 continue;
             }
             let first = ((start.max(a.base) - a.base) / PAGE_SIZE) as usize;
