@@ -153,7 +153,7 @@ pub const MAPS_WORDS: usize = 4;
 /// `proc_maps` flags of a mapping: the process may read, write or
 /// execute it; its frames are shared (MAP_SHARED, SysV); it is the copy of
 /// a file's bytes; the main thread's stack; a program segment; the
-/// program break's memory.
+/// program break's memory; locked.
 pub const MAPS_READ: u64 = 1;
 pub const MAPS_WRITE: u64 = 2;
 pub const MAPS_EXEC: u64 = 4;
@@ -162,6 +162,8 @@ pub const MAPS_FILE: u64 = 16;
 pub const MAPS_STACK: u64 = 32;
 pub const MAPS_PROGRAM: u64 = 64;
 pub const MAPS_BRK: u64 = 128;
+/// Locked (mlock, mlockall, MAP_LOCKED): VmLck and smaps' Locked.
+pub const MAPS_LOCKED: u64 = 256;
 
 /// The argument of mlock, munlock and mlock2 (none has a sixth) the kernel
 /// sets before it sends them to the supervisor: 1 if every page of the

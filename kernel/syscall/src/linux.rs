@@ -141,7 +141,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         MREMAP => mremap(me, a[0], a[1], a[2], a[3], a[4]),
         MINCORE => mincore(me, a[0], a[1], a[2]),
         MADVISE => madvise(me, a[0], a[1], a[2]),
-        MLOCK | MUNLOCK | MLOCK2 | MLOCKALL => {
+        MLOCK | MUNLOCK | MLOCK2 | MLOCKALL | MUNLOCKALL => {
             let mut args = a;
             args[abi::linux::MLOCK_MAPPED_ARG] = if n == MLOCKALL {
                 me.space()
@@ -155,6 +155,9 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
                 pid: proc::linux_tid(pid),
             };
             let v = forward(me, supervisor, call);
+            if v == 0 {
+                mark_locked(me, n, a);
+            }
             // A locked range's pages are present, as Linux faults them in
             // (not with MLOCK_ONFAULT).
             if v == 0 && (n == MLOCK || (n == MLOCK2 && a[2] & MLOCK_ONFAULT == 0)) {
@@ -380,6 +383,7 @@ const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 /// program break's growth; not a Linux flag).
 const EXACT: u64 = 1 << 63;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_LOCKED: u64 = 0x2000;
 const PROT_READ: u64 = 1;
 const PROT_WRITE: u64 = 2;
 const PROT_EXEC: u64 = 4;
@@ -463,9 +467,21 @@ fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> u
         if !me.space().is_some_and(|s| is_free(&s.lock(), addr, end)) {
             return fail(errno::EEXIST);
         }
-        return result(map_into(me, addr, len, prot, flags | EXACT));
+        return locked_if_asked(me, map_into(me, addr, len, prot, flags | EXACT), len, flags);
     }
-    result(map_into(me, addr, len, prot, flags))
+    locked_if_asked(me, map_into(me, addr, len, prot, flags), len, flags)
+}
+
+/// MAP_LOCKED: the new mapping is locked and its pages present, as mlock
+/// makes them.
+fn locked_if_asked(p: &Process, made: Result<u64, Error>, len: u64, flags: u64) -> u64 {
+    if let Ok(at) = made
+        && flags & MAP_LOCKED != 0
+    {
+        mark_locked(p, MLOCK, [at, len, 0, 0, 0, 0]);
+        populate(p, at, len);
+    }
+    result(made)
 }
 
 /// Whether no mapping of `s` meets `[start, end)`.
@@ -739,6 +755,8 @@ const MLOCK: u64 = 149;
 const MUNLOCK: u64 = 150;
 const MLOCK2: u64 = 325;
 const MLOCKALL: u64 = 151;
+const MUNLOCKALL: u64 = 152;
+const MCL_CURRENT: u64 = 1;
 const MLOCK_ONFAULT: u64 = 1;
 
 const MREMAP_MAYMOVE: u64 = 1;
@@ -1074,8 +1092,9 @@ fn madvise(p: &Process, start: u64, len_in: u64, advice: u64) -> u64 {
         let g = &r.region;
         let anonymous = !g.linux.of_file() && g.kind != kcore::vm::region::Kind::Text;
         let refused = match advice {
-            MADV_FREE => !anonymous || g.fork_shares,
-            MADV_REMOVE => !g.fork_shares,
+            MADV_DONTNEED => g.linux.locked(),
+            MADV_FREE => !anonymous || g.fork_shares || g.linux.locked(),
+            MADV_REMOVE => !g.fork_shares || g.linux.locked(),
             MADV_WIPEONFORK | MADV_KEEPONFORK => g.linux.of_file() || g.fork_shares,
             _ => false,
         };
@@ -1137,7 +1156,9 @@ fn populate(p: &Process, addr: u64, len: u64) {
 /// most `max` (`proc_maps`): start, end, `abi::linux::MAPS_*` flags and
 /// present pages.
 pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u64; abi::linux::MAPS_WORDS]>, Error> {
-    use abi::linux::{MAPS_BRK, MAPS_EXEC, MAPS_FILE, MAPS_PROGRAM, MAPS_READ, MAPS_SHARED, MAPS_STACK, MAPS_WRITE};
+    use abi::linux::{
+        MAPS_BRK, MAPS_EXEC, MAPS_FILE, MAPS_LOCKED, MAPS_PROGRAM, MAPS_READ, MAPS_SHARED, MAPS_STACK, MAPS_WRITE,
+    };
     use kcore::vm::region::Kind;
     let space = p.space().ok_or(Error::NotFound)?;
     let (brk_base, _, brk_end) = p.brk();
@@ -1156,6 +1177,9 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
             if g.fork_shares || g.sharers() != 0 {
                 flags |= MAPS_SHARED;
             }
+            if g.linux.locked() {
+                flags |= MAPS_LOCKED;
+            }
             if g.linux.of_file() {
                 flags |= MAPS_FILE;
             }
@@ -1171,4 +1195,57 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
     all.sort_unstable_by_key(|m| m[0]);
     all.truncate(max);
     Ok(all)
+}
+
+/// Marks what a successful mlock, mlock2, munlock, mlockall(MCL_CURRENT)
+/// or munlockall locked or unlocked (`LinuxMarks::locked`). A mapping
+/// only partly in the range is cut first (`cut`), as Linux splits an area,
+/// so that the mark is exact where a mapping can be cut.
+fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
+    let Some(space) = p.space() else { return };
+    let (start, end, on) = match n {
+        MLOCKALL if a[0] & MCL_CURRENT != 0 => (0, u64::MAX, true),
+        MUNLOCKALL => (0, u64::MAX, false),
+        MLOCK | MLOCK2 | MUNLOCK => {
+            let start = a[0] & !(PAGE_SIZE - 1);
+            let Some(end) = (a[0] % PAGE_SIZE)
+                .checked_add(a[1])
+                .and_then(|l| l.checked_next_multiple_of(PAGE_SIZE))
+                .and_then(|l| start.checked_add(l))
+            else {
+                return;
+            };
+            (start, end, n != MUNLOCK)
+        }
+        _ => return,
+    };
+    if start == end {
+        return;
+    }
+    let Ok(across) = resource::try_collect(
+        space
+            .lock()
+            .regions()
+            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap)
+            .filter(|r| r.base < end && start < r.end() && (r.base < start || r.end() > end))
+            .map(|r| r.base),
+    ) else {
+        return;
+    };
+    for base in across {
+        let _ = cut(p, base, start, end, true);
+    }
+    let mut s = space.lock();
+    let Ok(inside) = resource::try_collect(
+        s.regions()
+            .filter(|r| r.base < end && start < r.end())
+            .map(|r| r.link_id),
+    ) else {
+        return;
+    };
+    for link in inside {
+        if let Some(at) = s.attachment_mut(link, 0) {
+            at.region.linux.set_locked(on);
+        }
+    }
 }

@@ -438,6 +438,8 @@ int main(void)
 	EXPECT_OK("mlock two pages", mlock(a + 1, PAGE));
 	EXPECT_EQ("VmLck (the range widened to whole pages)", vm_lck(), 8);
 	EXPECT_STR("locked pages are present", present(a, 4), "1100");
+	EXPECT_ERR("MADV_DONTNEED on locked pages", madvise(a, PAGE, MADV_DONTNEED), EINVAL);
+	EXPECT_OK("MADV_DONTNEED on the unlocked ones", madvise(a + 2 * PAGE, 2 * PAGE, MADV_DONTNEED));
 	EXPECT_OK("mlock2 MLOCK_ONFAULT of the next two", syscall(SYS_mlock2, a + 2 * PAGE, 2 * PAGE, MLOCK_ONFAULT));
 	EXPECT_STR("which stay absent", present(a, 4), "1100");
 	EXPECT_OK("mlock of all four again", mlock(a, 4 * PAGE));
@@ -485,5 +487,12 @@ int main(void)
 	SETUP(setrlimit(RLIMIT_MEMLOCK, &old));
 	munmap(a, 3 * PAGE);
 	EXPECT_EQ("VmLck at the end", vm_lck(), 0);
+	char *l = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
+	EXPECT_TRUE("mmap MAP_LOCKED", l != MAP_FAILED);
+	EXPECT_EQ("VmLck counts it", vm_lck(), 8);
+	EXPECT_STR("its pages are present", present(l, 2), "11");
+	munmap(l + PAGE, PAGE);
+	EXPECT_EQ("munmap unlocks what it takes", vm_lck(), 4);
+	munmap(l, PAGE);
 	return abi_done();
 }

@@ -287,6 +287,7 @@ pub struct LinuxMarks(u8);
 impl LinuxMarks {
     const FILE: u8 = 1;
     const UNREADABLE: u8 = 2;
+    const LOCKED: u8 = 4;
 
     /// A mapping of a file (its bytes copied in when mapped), not
     /// anonymous memory: madvise treats the two apart (MADV_DONTNEED
@@ -308,6 +309,16 @@ impl LinuxMarks {
 
     pub fn set_unreadable(&mut self, on: bool) {
         self.set(Self::UNREADABLE, on);
+    }
+
+    /// Locked (mlock, mlockall, MAP_LOCKED): Tessera never pages out, so
+    /// this is what VmLck counts and what madvise refuses to drop.
+    pub fn locked(self) -> bool {
+        self.0 & Self::LOCKED != 0
+    }
+
+    pub fn set_locked(&mut self, on: bool) {
+        self.set(Self::LOCKED, on);
     }
 
     fn set(&mut self, bit: u8, on: bool) {

@@ -11,7 +11,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use linuxabi::errno;
 use tessera_rt::abi::linux::{
-    MAPS_BRK, MAPS_EXEC, MAPS_FILE, MAPS_PROGRAM, MAPS_READ, MAPS_SHARED, MAPS_STACK, MAPS_WORDS, MAPS_WRITE,
+    MAPS_BRK, MAPS_EXEC, MAPS_FILE, MAPS_LOCKED, MAPS_PROGRAM, MAPS_READ, MAPS_SHARED, MAPS_STACK, MAPS_WORDS,
+    MAPS_WRITE,
 };
 use tessera_rt::sys::calls;
 
@@ -90,6 +91,19 @@ impl Sup {
         line
     }
 
+    /// The bytes its process has locked (VmLck): the kernel marks what
+    /// is locked, and a munmap takes the mark with the mapping.
+    pub(super) fn locked_bytes(&self) -> u64 {
+        self.areas()
+            .map(|l| {
+                l.iter()
+                    .filter(|a| a.flags & MAPS_LOCKED != 0)
+                    .map(|a| a.end - a.start)
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
     pub(super) fn maps_text(&self) -> Result<Vec<u8>, i64> {
         let mut text = String::new();
         for a in self.areas()? {
@@ -104,7 +118,7 @@ impl Sup {
             text.push_str(&self.area_line(&a));
             let size = (a.end - a.start) / 1024;
             let rss = a.present * 4;
-            let locked = self.locked.within(a.start, a.end) / 1024;
+            let locked = if a.flags & MAPS_LOCKED != 0 { size } else { 0 };
             let (shared, private) = if a.flags & MAPS_SHARED != 0 { (rss, 0) } else { (0, rss) };
             let anon = if a.flags & (MAPS_FILE | MAPS_PROGRAM) == 0 {
                 rss

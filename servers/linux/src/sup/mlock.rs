@@ -1,11 +1,11 @@
 //! mlock, munlock, mlock2, mlockall and munlockall: Linux's checks and
-//! error numbers, and the bookkeeping of what is locked, for VmLck in
-//! /proc/PID/status. Tessera never pages memory out, so a lock changes
-//! nothing else; the kernel makes a locked range's pages present, as
-//! Linux does (`serve` in the kernel's Linux calls), and tells whether a
-//! range is mapped (`MLOCK_MAPPED_ARG`). Ranges unmapped later stay
-//! counted until munlock or munlockall (the supervisor does not see the
-//! kernel's munmap).
+//! error numbers. Tessera never pages memory out, so a lock changes
+//! nothing else: the kernel marks what is locked on its mappings (VmLck
+//! and smaps' Locked come from there) and makes a locked range's pages
+//! present, as Linux does, and tells whether a range is mapped
+//! (`MLOCK_MAPPED_ARG`). The supervisor keeps its own record of what was
+//! locked for RLIMIT_MEMLOCK; a range unmapped later stays in it until
+//! munlock or munlockall (the supervisor does not see the kernel's munmap).
 
 use super::Sup;
 use linuxabi::errno;

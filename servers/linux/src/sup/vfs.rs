@@ -358,7 +358,7 @@ impl Sup {
                 let rss = info().map_or(0, |p| p.resident_pages * 4);
                 let uid = word(&r, 6);
                 // Another process's locks are its supervisor's.
-                let lck = if mine { self.locked.bytes() / 1024 } else { 0 };
+                let lck = if mine { self.locked_bytes() / 1024 } else { 0 };
                 Ok(VNode::Mem(
                     format!(
                         "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmLck:\t{lck:8} kB\nVmRSS:\t{rss:8} kB\nThreads:\t1\n",
