@@ -1067,7 +1067,9 @@ fn madvice_known(advice: u64) -> bool {
 /// Linux's madvise. MADV_DONTNEED and MADV_FREE let the private anonymous
 /// pages of the range go (`VirtualSpace::discard`): they read as zeros at
 /// their next touch (MADV_FREE's pages are taken at once, as Linux may).
-/// The rest is advice Tessera, which never pages out, has no use for,
+/// MADV_WIPEONFORK and MADV_KEEPONFORK mark the mappings (a fork's child
+/// gets zero pages there, `vspace::copy`). The rest is advice Tessera,
+/// which never pages out, has no use for,
 /// checked as Linux checks it. A range with a page not mapped is ENOMEM,
 /// once the mapped parts are advised.
 fn madvise(p: &Process, start: u64, len_in: u64, advice: u64) -> u64 {
@@ -1105,7 +1107,12 @@ fn madvise(p: &Process, start: u64, len_in: u64, advice: u64) -> u64 {
     if matches!(advice, MADV_DONTNEED | MADV_DONTNEED_LOCKED | MADV_FREE) {
         s.discard(start, end);
     }
-    if s.covers(start, end) { 0 } else { fail(errno::ENOMEM) }
+    let covered = s.covers(start, end);
+    drop(s);
+    if matches!(advice, MADV_WIPEONFORK | MADV_KEEPONFORK) {
+        mark_range(p, start, end, |m| m.set_wipe_on_fork(advice == MADV_WIPEONFORK));
+    }
+    if covered { 0 } else { fail(errno::ENOMEM) }
 }
 
 /// Whether every page of `[addr, addr + len)` (page-rounded outward, as
@@ -1198,11 +1205,8 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
 }
 
 /// Marks what a successful mlock, mlock2, munlock, mlockall(MCL_CURRENT)
-/// or munlockall locked or unlocked (`LinuxMarks::locked`). A mapping
-/// only partly in the range is cut first (`cut`), as Linux splits an area,
-/// so that the mark is exact where a mapping can be cut.
+/// or munlockall locked or unlocked (`LinuxMarks::locked`).
 fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
-    let Some(space) = p.space() else { return };
     let (start, end, on) = match n {
         MLOCKALL if a[0] & MCL_CURRENT != 0 => (0, u64::MAX, true),
         MUNLOCKALL => (0, u64::MAX, false),
@@ -1219,9 +1223,16 @@ fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
         }
         _ => return,
     };
-    if start == end {
-        return;
+    if start != end {
+        mark_range(p, start, end, |m| m.set_locked(on));
     }
+}
+
+/// Sets a Linux mark of the mappings `[start, end)` meets (`set`). A
+/// mapping only partly in the range is cut first (`cut`), as Linux splits
+/// an area, so that the mark is exact where a mapping can be cut.
+fn mark_range(p: &Process, start: u64, end: u64, set: impl Fn(&mut kcore::vm::region::LinuxMarks)) {
+    let Some(space) = p.space() else { return };
     let Ok(across) = resource::try_collect(
         space
             .lock()
@@ -1245,7 +1256,7 @@ fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
     };
     for link in inside {
         if let Some(at) = s.attachment_mut(link, 0) {
-            at.region.linux.set_locked(on);
+            set(&mut at.region.linux);
         }
     }
 }

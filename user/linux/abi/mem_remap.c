@@ -156,6 +156,17 @@ static int child_grows_break(void *arg)
 	return (char *)syscall(SYS_brk, cur) == cur ? 0 : 2;
 }
 
+static int child_reads_zero(void *arg)
+{
+	return ((char *)arg)[0] == 0 ? 0 : 1;
+}
+
+static int child_vm_lck(void *arg)
+{
+	(void)arg;
+	return (int)vm_lck();
+}
+
 static int child_writes(void *arg)
 {
 	((char *)arg)[0] = 'c';
@@ -356,8 +367,12 @@ int main(void)
 	EXPECT_OK("MADV_FREE", madvise(a, PAGE, MADV_FREE));
 	EXPECT_OK("MADV_NORMAL", madvise(a, 4 * PAGE, MADV_NORMAL));
 	EXPECT_OK("MADV_WILLNEED", madvise(a, 4 * PAGE, MADV_WILLNEED));
-	EXPECT_OK("MADV_WIPEONFORK on private memory", madvise(a, PAGE, MADV_WIPEONFORK));
-	EXPECT_OK("MADV_KEEPONFORK", madvise(a, PAGE, MADV_KEEPONFORK));
+	EXPECT_OK("MADV_WIPEONFORK on private memory", madvise(a + 2 * PAGE, PAGE, MADV_WIPEONFORK));
+	EXPECT_STATUS("a child reads zero there", in_child(child_reads_zero, a + 2 * PAGE), "exited 0");
+	EXPECT_STATUS("and the bytes next to it", in_child(child_reads_zero, a + 3 * PAGE), "exited 1");
+	EXPECT_EQ("the parent keeps its bytes", a[2 * PAGE], 'q');
+	EXPECT_OK("MADV_KEEPONFORK", madvise(a + 2 * PAGE, PAGE, MADV_KEEPONFORK));
+	EXPECT_STATUS("a child reads them again", in_child(child_reads_zero, a + 2 * PAGE), "exited 1");
 	EXPECT_OK("length 0 at an unmapped address", madvise(hole(1), 0, MADV_DONTNEED));
 	EXPECT_ERR("an unaligned address", madvise(a + 1, PAGE, MADV_NORMAL), EINVAL);
 	EXPECT_ERR("unknown advice", madvise(a, PAGE, 1212), EINVAL);
@@ -490,6 +505,7 @@ int main(void)
 	char *l = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
 	EXPECT_TRUE("mmap MAP_LOCKED", l != MAP_FAILED);
 	EXPECT_EQ("VmLck counts it", vm_lck(), 8);
+	EXPECT_STATUS("a child's VmLck: locks are not inherited", in_child(child_vm_lck, NULL), "exited 0");
 	EXPECT_STR("its pages are present", present(l, 2), "11");
 	munmap(l + PAGE, PAGE);
 	EXPECT_EQ("munmap unlocks what it takes", vm_lck(), 4);

@@ -288,6 +288,7 @@ impl LinuxMarks {
     const FILE: u8 = 1;
     const UNREADABLE: u8 = 2;
     const LOCKED: u8 = 4;
+    const WIPE_ON_FORK: u8 = 8;
 
     /// A mapping of a file (its bytes copied in when mapped), not
     /// anonymous memory: madvise treats the two apart (MADV_DONTNEED
@@ -319,6 +320,15 @@ impl LinuxMarks {
 
     pub fn set_locked(&mut self, on: bool) {
         self.set(Self::LOCKED, on);
+    }
+
+    /// MADV_WIPEONFORK: a fork's child gets zero pages here, not a copy.
+    pub fn wipe_on_fork(self) -> bool {
+        self.0 & Self::WIPE_ON_FORK != 0
+    }
+
+    pub fn set_wipe_on_fork(&mut self, on: bool) {
+        self.set(Self::WIPE_ON_FORK, on);
     }
 
     fn set(&mut self, bit: u8, on: bool) {
