@@ -287,6 +287,12 @@ macro_rules! each_call {
         /// Returns the address: anonymous zeroed memory of `len` bytes mapped
         /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
         CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
+        /// Returns how many records it wrote: the mappings of process `pid`,
+        /// which the caller supervises, that start at `from` or above, in
+        /// address order, as many as `out` holds, each `linux::MAPS_WORDS`
+        /// words (start, end, `linux::MAPS_*` flags, present pages)
+        /// (/proc/PID/maps and smaps)
+        ProcMaps = 132, proc_maps(pid: u64, from: u64, out: BytesMut);
         /// Returns the address: the caller's own anonymous mapping that
         /// starts at `src`, its frames shared into the waiting process (a
         /// SysV segment's shmat; flags MAP_FIXED: at `addr`, SHM_RDONLY)

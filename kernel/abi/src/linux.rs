@@ -143,6 +143,34 @@ pub const REPLY_IN_CALLER: u64 = 2;
 /// shared with the children the process forks.
 pub const MAP_SHARED: u64 = 0x01;
 pub const MAP_FIXED: u64 = 0x10;
+/// `caller_map` flag (Linux's value): anonymous memory (/dev/zero), not
+/// the copy of a file's bytes the supervisor fills in.
+pub const MAP_ANONYMOUS: u64 = 0x20;
+
+/// Words of a `proc_maps` record: start, end (exclusive), flags, and how
+/// many of its pages are present.
+pub const MAPS_WORDS: usize = 4;
+/// `proc_maps` flags of a mapping: the process may read, write or
+/// execute it; its frames are shared (MAP_SHARED, SysV); it is the copy of
+/// a file's bytes; the main thread's stack; a program segment; the
+/// program break's memory; locked.
+pub const MAPS_READ: u64 = 1;
+pub const MAPS_WRITE: u64 = 2;
+pub const MAPS_EXEC: u64 = 4;
+pub const MAPS_SHARED: u64 = 8;
+pub const MAPS_FILE: u64 = 16;
+pub const MAPS_STACK: u64 = 32;
+pub const MAPS_PROGRAM: u64 = 64;
+pub const MAPS_BRK: u64 = 128;
+/// Locked (mlock, mlockall, MAP_LOCKED): VmLck and smaps' Locked.
+pub const MAPS_LOCKED: u64 = 256;
+
+/// The argument of mlock, munlock and mlock2 (none has a sixth) the kernel
+/// sets before it sends them to the supervisor: 1 if every page of the
+/// range is mapped, else 0. The supervisor keeps the locking bookkeeping
+/// and RLIMIT_MEMLOCK, the kernel knows the mappings; with this the
+/// supervisor answers ENOMEM for a hole in Linux's order of checks.
+pub const MLOCK_MAPPED_ARG: usize = 5;
 /// `caller_share` flag (Linux's shmat value): the segment is attached
 /// read-only.
 pub const SHM_RDONLY: u64 = 0o10000;

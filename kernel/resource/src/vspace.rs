@@ -26,7 +26,7 @@ use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use kcore::sync::IrqMutex;
-use kcore::vm::region::{Kind as RegionKind, Region};
+use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 use kcore::vm::space::{SpaceError, VirtualSpace};
 
 pub use kcore::vm::space::{At, SpaceRef};
@@ -102,7 +102,17 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
             if s.user() != owner {
                 return Err(Error::NotFound);
             }
-            match s.fork_region(link) {
+            let wiped = s.attachment_mut(link, 0).and_then(|a| {
+                let g = &a.region;
+                g.linux.wipe_on_fork().then(|| {
+                    let fresh = Region::new(g.kind, g.pages(), Backing::Zero, g.writable, g.executable);
+                    fresh.map(|mut r| {
+                        (r.no_access, r.linux) = (g.no_access, g.linux);
+                        r
+                    })
+                })
+            });
+            match wiped.or_else(|| s.fork_region(link)) {
                 Some(cow) => cow,
                 None => {
                     let Some(a) = s.attachment_mut(link, 0) else {
@@ -116,8 +126,13 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
                 }
             }
         };
-        copy.map_err(|_| Error::NoMemory)
-            .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))?;
+        // A child inherits no locks (Linux clears VM_LOCKED at fork).
+        copy.map(|mut r| {
+            r.linux.set_locked(false);
+            r
+        })
+        .map_err(|_| Error::NoMemory)
+        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))?;
     }
     Ok(())
 }

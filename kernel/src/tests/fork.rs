@@ -222,3 +222,66 @@ pub fn fork_survives_a_refresh() -> TestResult {
     ensure!(w == 0 && writable, "refreshed page holds {w}, writable {writable}");
     Ok(())
 }
+
+/// mremap's hand-over (`Region::move_pages_from`): the frames change
+/// hands, bytes and all; a range past either end (or overflowing) and a
+/// present target page are refused with nothing moved. MADV_DONTNEED's
+/// `discard` of a page a fork shares lets go of this region's hold only,
+/// so the other holder keeps its bytes. Every frame comes back at the end.
+pub fn regions_hand_pages_over() -> TestResult {
+    let free = frames::stats().free;
+    {
+        let page = PAGE_SIZE as usize;
+        let mut from = Region::new(Kind::Heap, PAGES, Backing::Zero, true, false).map_err(|_| "no memory")?;
+        from.populate_all().map_err(|_| "no memory")?;
+        for i in 0..PAGES {
+            ensure!(from.write_at(i * page, &(i as u64 + 10).to_le_bytes()), "write_at");
+        }
+        let before: alloc::vec::Vec<u64> = from.frames().to_vec();
+        let mut to = Region::new(Kind::Heap, PAGES + 2, Backing::Zero, true, false).map_err(|_| "no memory")?;
+        ensure!(
+            !to.move_pages_from(&mut from, 3, 0, 2),
+            "a range past the source's end moved"
+        );
+        ensure!(
+            !to.move_pages_from(&mut from, 0, PAGES + 1, 2),
+            "a range past the target's end moved"
+        );
+        ensure!(
+            !to.move_pages_from(&mut from, usize::MAX, 0, 2),
+            "an overflowing range moved"
+        );
+        ensure!(from.frames() == &before[..], "a refused move changed the source");
+        ensure!(to.move_pages_from(&mut from, 1, 0, 2), "the move was refused");
+        ensure!(
+            to.frame(0) == Some(before[1]) && to.frame(1) == Some(before[2]),
+            "the frames did not change hands"
+        );
+        ensure!(
+            from.frame(1).is_none() && from.frame(2).is_none(),
+            "the source kept them"
+        );
+        let mut w = [0u8; 8];
+        ensure!(
+            to.read_at(page, &mut w) && u64::from_le_bytes(w) == 12,
+            "the bytes did not move"
+        );
+        to.populate(2).map_err(|_| "no memory")?;
+        ensure!(!to.move_pages_from(&mut from, 0, 2, 1), "moved onto a present page");
+        ensure!(from.frame(0) == Some(before[0]), "a refused move took a frame");
+
+        let child = from.fork_copy().map_err(|_| "no memory")?;
+        from.discard(0);
+        ensure!(from.frame(0).is_none(), "the discarded page is still present");
+        ensure!(
+            child.read_at(0, &mut w) && u64::from_le_bytes(w) == 10,
+            "the fork's page lost its bytes"
+        );
+        to.discard(1);
+        ensure!(to.frame(1).is_none(), "a moved page was not discarded");
+        drop(child);
+    }
+    let after = frames::stats().free;
+    ensure!(after == free, "frames leaked: {} free before, {} after", free, after);
+    Ok(())
+}

@@ -149,6 +149,7 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_refuses_what_it_cannot_share,
     pass fork::fork_fault_without_memory_is_an_error,
     pass fork::fork_survives_a_refresh,
+    pass fork::regions_hand_pages_over,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
 ];

@@ -606,13 +606,35 @@ impl abi::Serve for Native<'_> {
 
     fn caller_map(&mut self, a: call::CallerMap) -> Result<u64, Error> {
         let p = ipc::supervise::waiting(self.me, a.rid)?;
-        linux::map_into(
+        let at = linux::map_into(
             &p,
             a.addr,
             a.len,
             a.prot,
             a.flags & (abi::linux::MAP_FIXED | abi::linux::MAP_SHARED),
-        )
+        )?;
+        if a.flags & abi::linux::MAP_ANONYMOUS == 0 {
+            linux::mark_file_copy(&p, at);
+        }
+        Ok(at)
+    }
+
+    fn proc_maps(&mut self, a: call::ProcMaps) -> Result<u64, Error> {
+        let p = proc::get(a.pid).ok_or(Error::NotFound)?;
+        if !ipc::supervise::serves_process(self.me.pid(), &p) {
+            return Err(Error::Denied);
+        }
+        let to = uaccess::UserRange::of(a.out.0)?;
+        let records = linux::maps_of(&p, a.from, to.len() / (abi::linux::MAPS_WORDS * 8))?;
+        let mut bytes = alloc::vec::Vec::new();
+        bytes
+            .try_reserve_exact(records.len() * abi::linux::MAPS_WORDS * 8)
+            .map_err(|_| Error::NoMemory)?;
+        for w in records.iter().flatten() {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        to.prefix(bytes.len()).write(&bytes)?;
+        Ok(records.len() as u64)
     }
 
     fn caller_share(&mut self, a: call::CallerShare) -> Result<u64, Error> {

@@ -6,10 +6,11 @@
 //! frame until the supervisor returns a value (`caller_return`).
 //!
 //! What these calls do differs from Linux in places (said at each): munmap
-//! and mprotect of part of a private anonymous mapping copy its parts into
-//! mappings of their own; of part of a shared one, munmap leaves it whole
-//! and mprotect is accepted and not applied, except that it opens a
-//! PROT_NONE one.
+//! and mprotect of part of an anonymous mapping copy its parts into
+//! mappings of their own; of part of one whose frames another mapping
+//! shares (after a fork of MAP_SHARED memory, a SysV segment), munmap
+//! leaves it whole and mprotect is accepted and not applied, except that
+//! it opens a PROT_NONE one.
 
 use abi::linux::{LinuxCall, entry, nr};
 use abi::{Error, RegionKind};
@@ -137,6 +138,33 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => mmap_anonymous(me, a[0], a[1], a[2], a[3]),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
+        MREMAP => mremap(me, a[0], a[1], a[2], a[3], a[4]),
+        MINCORE => mincore(me, a[0], a[1], a[2]),
+        MADVISE => madvise(me, a[0], a[1], a[2]),
+        MLOCK | MUNLOCK | MLOCK2 | MLOCKALL | MUNLOCKALL => {
+            let mut args = a;
+            args[abi::linux::MLOCK_MAPPED_ARG] = if n == MLOCKALL {
+                me.space()
+                    .map_or(0, |s| s.lock().regions().map(|r| r.region.size()).sum())
+            } else {
+                range_mapped(me, a[0], a[1]) as u64
+            };
+            let call = LinuxCall {
+                nr: n,
+                args,
+                pid: proc::linux_tid(pid),
+            };
+            let v = forward(me, supervisor, call);
+            if v == 0 {
+                mark_locked(me, n, a);
+            }
+            // A locked range's pages are present, as Linux faults them in
+            // (not with MLOCK_ONFAULT).
+            if v == 0 && (n == MLOCK || (n == MLOCK2 && a[2] & MLOCK_ONFAULT == 0)) {
+                populate(me, a[0], a[1]);
+            }
+            v
+        }
         nr::READ | nr::WRITE | nr::READV | nr::WRITEV | nr::SENDTO | nr::RECVFROM | nr::SENDMSG | nr::RECVMSG
             if let Some(v) = crate::pipes::serve(me, n, &a) =>
         {
@@ -355,6 +383,7 @@ const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 /// program break's growth; not a Linux flag).
 const EXACT: u64 = 1 << 63;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_LOCKED: u64 = 0x2000;
 const PROT_READ: u64 = 1;
 const PROT_WRITE: u64 = 2;
 const PROT_EXEC: u64 = 4;
@@ -400,12 +429,14 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
             resource::set_owner(region, p.pid());
-            if (flags & MAP_SHARED != 0 || none)
+            let unreadable = !none && prot & PROT_READ == 0;
+            if (flags & MAP_SHARED != 0 || none || unreadable)
                 && let Some(space) = p.space()
                 && let Some(at) = space.lock().attachment_mut(a.id, 0)
             {
                 at.region.fork_shares = flags & MAP_SHARED != 0;
                 at.region.no_access = none;
+                at.region.linux.set_unreadable(unreadable);
             }
             Ok(a.base)
         }
@@ -436,9 +467,21 @@ fn mmap_anonymous(me: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> u
         if !me.space().is_some_and(|s| is_free(&s.lock(), addr, end)) {
             return fail(errno::EEXIST);
         }
-        return result(map_into(me, addr, len, prot, flags | EXACT));
+        return locked_if_asked(me, map_into(me, addr, len, prot, flags | EXACT), len, flags);
     }
-    result(map_into(me, addr, len, prot, flags))
+    locked_if_asked(me, map_into(me, addr, len, prot, flags), len, flags)
+}
+
+/// MAP_LOCKED: the new mapping is locked and its pages present, as mlock
+/// makes them.
+fn locked_if_asked(p: &Process, made: Result<u64, Error>, len: u64, flags: u64) -> u64 {
+    if let Ok(at) = made
+        && flags & MAP_LOCKED != 0
+    {
+        mark_locked(p, MLOCK, [at, len, 0, 0, 0, 0]);
+        populate(p, at, len);
+    }
+    result(made)
 }
 
 /// Whether no mapping of `s` meets `[start, end)`.
@@ -485,25 +528,57 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     Ok(0)
 }
 
-/// Cuts `[addr, end)` out of the private anonymous mapping at `base`: the
+/// What the kernel keeps of a mapping's Linux flags on its region, carried
+/// over to the mappings it is cut into or moved to.
+#[derive(Clone, Copy)]
+struct LinuxFlags {
+    none: bool,
+    shares: bool,
+    marks: kcore::vm::region::LinuxMarks,
+}
+
+impl LinuxFlags {
+    fn of(g: &kcore::vm::region::Region) -> LinuxFlags {
+        LinuxFlags {
+            none: g.no_access,
+            shares: g.fork_shares,
+            marks: g.linux,
+        }
+    }
+
+    fn apply(self, g: &mut kcore::vm::region::Region) {
+        (g.no_access, g.fork_shares, g.linux) = (self.none, self.shares, self.marks);
+    }
+}
+
+/// Cuts `[addr, end)` out of the anonymous mapping at `base`: the
 /// parts outside the range (and the part inside it with `keep_inside`)
 /// become mappings of their own at the same addresses, with its
 /// protection and its present pages' bytes (a page never touched stays
 /// absent, zero when touched). The bytes are copied, so the cost is that
-/// of the pages kept; a mapping whose frames others share (MAP_SHARED, a
-/// SysV segment) or a pager fills is left whole.
+/// of the pages kept; a mapping whose frames others share (MAP_SHARED
+/// memory after a fork, a SysV segment) or a pager fills is left whole.
 fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
     let space = p.space().ok_or(Error::NotFound)?;
-    let (link, old, rend, writable, executable, none) = {
+    let (link, old, rend, writable, executable, linux) = {
         let s = space.lock();
         let Some(r) = s.region_at(base) else {
             return Ok(());
         };
         let g = &r.region;
-        if g.fork_shares || g.sharers() != 0 || g.is_paged() || g.is_nvm() || g.is_device() {
+        // A MAP_SHARED mapping no fork has shared yet is the process's
+        // alone: its pieces may be copies.
+        if g.sharers() != 0 || g.is_paged() || g.is_nvm() || g.is_device() {
             return Ok(());
         }
-        (r.link_id, r.region_id, r.end(), g.writable, g.executable, g.no_access)
+        (
+            r.link_id,
+            r.region_id,
+            r.end(),
+            g.writable,
+            g.executable,
+            LinuxFlags::of(g),
+        )
     };
     let inside = if keep_inside {
         (addr.max(base), end.min(rend))
@@ -553,11 +628,10 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
         let a = vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(from))?;
         resource::set_owner(a.id, p.pid());
         resource::set_owner(region, p.pid());
-        if none
-            && let Some(space) = p.space()
+        if let Some(space) = p.space()
             && let Some(at) = space.lock().attachment_mut(a.id, 0)
         {
-            at.region.no_access = true;
+            linux.apply(&mut at.region);
         }
     }
     Ok(())
@@ -612,6 +686,17 @@ fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
     let mut s = space.lock();
     let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
     s.protect(addr, end, prot & PROT_WRITE != 0, prot & PROT_EXEC != 0, none);
+    // What /proc/PID/maps shows of the mappings `protect` changed.
+    let changed = resource::try_collect(
+        s.regions()
+            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap && r.base >= addr && r.end() <= end)
+            .map(|r| r.link_id),
+    )?;
+    for link in changed {
+        if let Some(at) = s.attachment_mut(link, 0) {
+            at.region.linux.set_unreadable(!none && prot & PROT_READ == 0);
+        }
+    }
     Ok(0)
 }
 
@@ -661,4 +746,517 @@ fn brk(p: &Process, want: u64) -> u64 {
     }
     p.set_brk((base, want, mapped));
     want
+}
+
+const MREMAP: u64 = 25;
+const MINCORE: u64 = 27;
+const MADVISE: u64 = 28;
+const MLOCK: u64 = 149;
+const MUNLOCK: u64 = 150;
+const MLOCK2: u64 = 325;
+const MLOCKALL: u64 = 151;
+const MUNLOCKALL: u64 = 152;
+const MCL_CURRENT: u64 = 1;
+const MLOCK_ONFAULT: u64 = 1;
+
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+const MREMAP_DONTUNMAP: u64 = 4;
+
+/// `len` rounded up to whole pages; 0 when that overflows, as Linux's
+/// PAGE_ALIGN wraps.
+fn page_align(len: u64) -> u64 {
+    len.checked_next_multiple_of(PAGE_SIZE).unwrap_or(0)
+}
+
+/// Linux's mremap, in its order of checks (mm/mremap.c), for the
+/// anonymous mappings the kernel made (private or shared memory, and the
+/// copies of files the supervisor maps). The pages move: their frames
+/// change hands (`relocate`), nothing is copied but the parts of a
+/// mapping outside the range (`cut`).
+fn mremap(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> u64 {
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0
+        || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
+        || (flags & MREMAP_DONTUNMAP != 0 && (flags & MREMAP_MAYMOVE == 0 || old_len != new_len))
+        || !addr.is_multiple_of(PAGE_SIZE)
+    {
+        return fail(errno::EINVAL);
+    }
+    let (old_len, new_len) = (page_align(old_len), page_align(new_len));
+    if new_len == 0 {
+        return fail(errno::EINVAL);
+    }
+    let Some(space) = p.space() else {
+        return fail(errno::EFAULT);
+    };
+    if space.lock().region_at(addr).is_none() {
+        return fail(errno::EFAULT);
+    }
+    if flags & (MREMAP_FIXED | MREMAP_DONTUNMAP) != 0 {
+        return mremap_to(p, addr, old_len, new_len, flags, new_addr).unwrap_or_else(fail);
+    }
+    if old_len >= new_len {
+        if old_len > new_len
+            && let Err(e) = munmap(p, addr + new_len, old_len - new_len)
+        {
+            return errno_of(e);
+        }
+        return addr;
+    }
+    let end = match resizable(p, addr, old_len) {
+        Ok(end) => end,
+        Err(e) => return fail(e),
+    };
+    let grown = addr.checked_add(new_len).filter(|&e| e <= kcore::vm::USER_END);
+    if addr + old_len == end
+        && let Some(grown) = grown
+        && is_free(&space.lock(), end, grown)
+    {
+        return relocate(p, addr, old_len, new_len, addr, false).unwrap_or_else(fail);
+    }
+    if flags & MREMAP_MAYMOVE == 0 {
+        return fail(errno::ENOMEM);
+    }
+    relocate(p, addr, old_len, new_len, 0, false).unwrap_or_else(fail)
+}
+
+/// mremap with MREMAP_FIXED or MREMAP_DONTUNMAP (Linux's `mremap_to`).
+fn mremap_to(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<u64, u64> {
+    if !new_addr.is_multiple_of(PAGE_SIZE)
+        || new_len > kcore::vm::USER_END
+        || new_addr > kcore::vm::USER_END - new_len
+        || (addr.saturating_add(old_len) > new_addr && new_addr + new_len > addr)
+    {
+        return Err(errno::EINVAL);
+    }
+    if flags & MREMAP_FIXED != 0 {
+        munmap(p, new_addr, new_len).map_err(|e| errno_of(e).wrapping_neg())?;
+    }
+    let mut old_len = old_len;
+    if old_len > new_len {
+        munmap(p, addr + new_len, old_len - new_len).map_err(|e| errno_of(e).wrapping_neg())?;
+        old_len = new_len;
+    }
+    resizable(p, addr, old_len)?;
+    // Without MREMAP_FIXED, new_addr is a hint, taken if free.
+    let at = if flags & MREMAP_FIXED != 0
+        || (new_addr != 0
+            && p.space()
+                .is_some_and(|s| is_free(&s.lock(), new_addr, new_addr + new_len)))
+    {
+        new_addr
+    } else {
+        0
+    };
+    relocate(p, addr, old_len, new_len, at, flags & MREMAP_DONTUNMAP != 0)
+}
+
+/// Linux's `vma_to_resize`: the mapping at `addr` must hold the whole old
+/// range, and a private one cannot be "duplicated" with an old length of
+/// 0. Returns the mapping's end.
+fn resizable(p: &Process, addr: u64, old_len: u64) -> Result<u64, u64> {
+    let space = p.space().ok_or(errno::EFAULT)?;
+    let s = space.lock();
+    let r = s.region_at(addr).ok_or(errno::EFAULT)?;
+    if old_len > r.end() - addr {
+        return Err(errno::EFAULT);
+    }
+    if old_len == 0 && !r.region.fork_shares {
+        return Err(errno::EINVAL);
+    }
+    if r.region.kind != kcore::vm::region::Kind::Heap {
+        // Program segments and stacks are not the kernel's anonymous
+        // mappings: Linux could move them, Tessera cannot.
+        return Err(errno::EFAULT);
+    }
+    Ok(r.end())
+}
+
+/// Moves the `old_len` bytes of mapping at `addr` to a mapping of
+/// `new_len` at `to` (0: wherever there is room; `to` itself must be free
+/// but for the old range), its pages handed over
+/// (`Region::move_pages_from`); the grown part reads as zeros. With
+/// `keep_old` the old range stays mapped, empty (MREMAP_DONTUNMAP: zero
+/// pages at its next touch). Where the frames cannot change hands (in
+/// blocks, shared with another process) the bytes are copied; a mapping
+/// shared with another process cannot move (ENOMEM: Linux would keep the
+/// sharing). A thread touching the range while it moves finds it unmapped.
+fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_old: bool) -> Result<u64, u64> {
+    let space = p.space().ok_or(errno::EFAULT)?;
+    let (base, end) = space
+        .lock()
+        .region_at(addr)
+        .map(|r| (r.base, r.end()))
+        .ok_or(errno::EFAULT)?;
+    if (base, end) != (addr, addr + old_len) {
+        // The range becomes a mapping of its own.
+        cut(p, base, addr, addr + old_len, true).map_err(|e| errno_of(e).wrapping_neg())?;
+    }
+    let (link, old, writable, executable, linux, sharers) = {
+        let s = space.lock();
+        let r = s.region_at(addr).ok_or(errno::EFAULT)?;
+        if r.base != addr || r.end() != addr + old_len {
+            return Err(errno::ENOMEM);
+        }
+        let g = &r.region;
+        (
+            r.link_id,
+            r.region_id,
+            g.writable,
+            g.executable,
+            LinuxFlags::of(g),
+            g.sharers(),
+        )
+    };
+    if sharers != 0 || (keep_old && linux.shares) {
+        return Err(errno::ENOMEM);
+    }
+    // Where it goes is chosen while the old range is still mapped, so
+    // that it is never the old range (which MREMAP_DONTUNMAP keeps).
+    let to = if to != 0 {
+        to
+    } else {
+        let found = space.lock().place(p.free_place(), new_len);
+        found.map(|(at, _)| at).ok_or(errno::ENOMEM)?
+    };
+    let pages = new_len / PAGE_SIZE;
+    let kept = (old_len.min(new_len) / PAGE_SIZE) as usize;
+    // Linux's one limit here is room in the address space: ENOMEM.
+    let region =
+        vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable).map_err(|_| errno::ENOMEM)?;
+    if let Err(e) = mediator::delete(resource::KERNEL, link) {
+        let _ = mediator::delete(resource::KERNEL, region);
+        return Err(errno_of(e).wrapping_neg());
+    }
+    // Both detached now: no page table maps the frames that change hands.
+    let moved = match vregion::take(resource::KERNEL, old) {
+        Ok(mut from) => {
+            let ok = vregion::with_detached(resource::KERNEL, region, |g| {
+                g.move_pages_from(&mut from, 0, 0, kept) || copy_pages(&from, g, kept)
+            });
+            vregion::put_back(old, from);
+            ok == Ok(true)
+        }
+        Err(_) => false,
+    };
+    let placed = moved
+        .then(|| vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(to)).ok())
+        .flatten();
+    let Some(a) = placed else {
+        // Back as it was: its frames to the old region, at its address.
+        if moved {
+            let _ = vregion::take(resource::KERNEL, region).map(|mut from| {
+                let _ = vregion::with_detached(resource::KERNEL, old, |g| g.move_pages_from(&mut from, 0, 0, kept));
+                vregion::put_back(region, from);
+            });
+        }
+        let _ = mediator::delete(resource::KERNEL, region);
+        reattach(p, old, addr, linux);
+        return Err(errno::ENOMEM);
+    };
+    resource::set_owner(a.id, p.pid());
+    resource::set_owner(region, p.pid());
+    if let Some(at) = space.lock().attachment_mut(a.id, 0) {
+        linux.apply(&mut at.region);
+    }
+    if keep_old {
+        reattach(p, old, addr, linux);
+    } else {
+        let _ = mediator::delete(resource::KERNEL, old);
+    }
+    Ok(a.base)
+}
+
+/// Attaches detached region `region` of `p` at `addr` again, with the
+/// Linux flags its attachment had.
+fn reattach(p: &Process, region: ResId, addr: u64, linux: LinuxFlags) {
+    match vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(addr)) {
+        Ok(a) => {
+            resource::set_owner(a.id, p.pid());
+            if let Some(space) = p.space()
+                && let Some(at) = space.lock().attachment_mut(a.id, 0)
+            {
+                linux.apply(&mut at.region);
+            }
+        }
+        Err(_) => {
+            let _ = mediator::delete(resource::KERNEL, region);
+        }
+    }
+}
+
+/// Copies the first `pages` present pages of `from` into `to` (the frames
+/// of one or the other cannot change hands).
+fn copy_pages(from: &kcore::vm::region::Region, to: &mut kcore::vm::region::Region, pages: usize) -> bool {
+    let mut page = alloc::vec![0u8; PAGE_SIZE as usize];
+    (0..pages).all(|i| {
+        let at = i * PAGE_SIZE as usize;
+        from.frame(i).is_none() || (from.read_at(at, &mut page) && to.populate(i).is_ok() && to.write_at(at, &page))
+    })
+}
+
+/// The most mincore answers per pass (Linux's: a page of them).
+const MINCORE_CHUNK: u64 = PAGE_SIZE;
+
+/// Linux's mincore: one byte per page of `[addr, addr + len)`, 1 where
+/// the page is present (it has a frame, so a touch does not fault it in).
+/// A range with a page not mapped is ENOMEM, the answers for the mapped
+/// pages before it written; a `vec` outside user space is EFAULT.
+fn mincore(p: &Process, addr: u64, len: u64, vec: u64) -> u64 {
+    if !addr.is_multiple_of(PAGE_SIZE) {
+        return fail(errno::EINVAL);
+    }
+    if addr.checked_add(len).is_none_or(|e| e > kcore::vm::USER_END) {
+        return fail(errno::ENOMEM);
+    }
+    let pages = len.div_ceil(PAGE_SIZE);
+    if vec.checked_add(pages).is_none_or(|e| e > kcore::vm::USER_END) {
+        return fail(errno::EFAULT);
+    }
+    let Some(space) = p.space() else {
+        return fail(errno::ENOMEM);
+    };
+    let mut done = 0;
+    let mut answers = alloc::vec::Vec::new();
+    while done < pages {
+        let n = (pages - done).min(MINCORE_CHUNK);
+        answers.clear();
+        let hole = {
+            let s = space.lock();
+            let mut at = addr + done * PAGE_SIZE;
+            let end = at + n * PAGE_SIZE;
+            loop {
+                if at >= end {
+                    break false;
+                }
+                let Some(r) = s.region_at(at) else { break true };
+                let upto = r.end().min(end);
+                answers.extend(
+                    (((at - r.base) / PAGE_SIZE)..((upto - r.base) / PAGE_SIZE))
+                        .map(|i| r.region.frame(i as usize).is_some() as u8),
+                );
+                at = upto;
+            }
+        };
+        if !answers.is_empty() && uaccess::copy_to_user(vec + done, &answers).is_err() {
+            return fail(errno::EFAULT);
+        }
+        if hole {
+            return fail(errno::ENOMEM);
+        }
+        done += n;
+    }
+    0
+}
+
+const MADV_NORMAL: u64 = 0;
+const MADV_DONTNEED: u64 = 4;
+const MADV_FREE: u64 = 8;
+const MADV_REMOVE: u64 = 9;
+const MADV_WIPEONFORK: u64 = 18;
+const MADV_KEEPONFORK: u64 = 19;
+const MADV_DONTNEED_LOCKED: u64 = 24;
+
+/// The advice Linux 6.1 knows when built without KSM or memory-failure
+/// injection (MADV_MERGEABLE, MADV_HWPOISON and the like are EINVAL, as
+/// there: Tessera merges no pages and poisons none).
+fn madvice_known(advice: u64) -> bool {
+    matches!(advice, MADV_NORMAL..=MADV_DONTNEED | MADV_FREE..=11 | 14..=25)
+}
+
+/// Linux's madvise. MADV_DONTNEED and MADV_FREE let the private anonymous
+/// pages of the range go (`VirtualSpace::discard`): they read as zeros at
+/// their next touch (MADV_FREE's pages are taken at once, as Linux may).
+/// MADV_WIPEONFORK and MADV_KEEPONFORK mark the mappings (a fork's child
+/// gets zero pages there, `vspace::copy`). The rest is advice Tessera,
+/// which never pages out, has no use for,
+/// checked as Linux checks it. A range with a page not mapped is ENOMEM,
+/// once the mapped parts are advised.
+fn madvise(p: &Process, start: u64, len_in: u64, advice: u64) -> u64 {
+    if !madvice_known(advice) || !start.is_multiple_of(PAGE_SIZE) {
+        return fail(errno::EINVAL);
+    }
+    let len = page_align(len_in);
+    if len_in != 0 && len == 0 {
+        return fail(errno::EINVAL);
+    }
+    let Some(end) = start.checked_add(len) else {
+        return fail(errno::EINVAL);
+    };
+    if end == start {
+        return 0;
+    }
+    let Some(space) = p.space() else {
+        return fail(errno::ENOMEM);
+    };
+    let mut s = space.lock();
+    for r in s.regions().filter(|r| r.base < end && start < r.end()) {
+        let g = &r.region;
+        let anonymous = !g.linux.of_file() && g.kind != kcore::vm::region::Kind::Text;
+        let refused = match advice {
+            MADV_DONTNEED => g.linux.locked(),
+            MADV_FREE => !anonymous || g.fork_shares || g.linux.locked(),
+            MADV_REMOVE => !g.fork_shares || g.linux.locked(),
+            MADV_WIPEONFORK | MADV_KEEPONFORK => g.linux.of_file() || g.fork_shares,
+            _ => false,
+        };
+        if refused {
+            return fail(errno::EINVAL);
+        }
+    }
+    if matches!(advice, MADV_DONTNEED | MADV_DONTNEED_LOCKED | MADV_FREE) {
+        s.discard(start, end);
+    }
+    let covered = s.covers(start, end);
+    drop(s);
+    if matches!(advice, MADV_WIPEONFORK | MADV_KEEPONFORK) {
+        mark_range(p, start, end, |m| m.set_wipe_on_fork(advice == MADV_WIPEONFORK));
+    }
+    if covered { 0 } else { fail(errno::ENOMEM) }
+}
+
+/// Whether every page of `[addr, addr + len)` (page-rounded outward, as
+/// mlock rounds) is mapped: what the supervisor, which keeps the locking
+/// bookkeeping and RLIMIT_MEMLOCK, is told with mlock, munlock and mlock2
+/// in their sixth argument (`MLOCK_MAPPED_ARG`), so that it answers ENOMEM for
+/// a hole in Linux's order of checks.
+fn range_mapped(p: &Process, addr: u64, len: u64) -> bool {
+    let start = addr & !(PAGE_SIZE - 1);
+    let Some(end) = (addr % PAGE_SIZE)
+        .checked_add(len)
+        .map(page_align)
+        .and_then(|l| start.checked_add(l))
+    else {
+        return false;
+    };
+    end <= kcore::vm::USER_END && p.space().is_some_and(|s| s.lock().covers(start, end))
+}
+
+/// Marks the mapping at `at` as the supervisor's copy of a file's bytes
+/// (`LinuxMarks::of_file`).
+pub fn mark_file_copy(p: &Process, at: u64) {
+    if let Some(space) = p.space() {
+        let mut s = space.lock();
+        let link = s.region_at(at).map(|r| r.link_id);
+        if let Some(link) = link
+            && let Some(a) = s.attachment_mut(link, 0)
+        {
+            a.region.linux.set_of_file(true);
+        }
+    }
+}
+
+/// Makes every page of `[addr, addr + len)` present where its mapping
+/// allows the process to read it (mlock): a fault's work, done now.
+fn populate(p: &Process, addr: u64, len: u64) {
+    let Some(space) = p.space() else { return };
+    let start = addr & !(PAGE_SIZE - 1);
+    let end = addr.saturating_add(len).min(kcore::vm::USER_END);
+    let mut at = start;
+    while at < end {
+        let _ = space.lock().resolve_fault(at, false, false);
+        at += PAGE_SIZE;
+    }
+}
+
+/// The mappings of `p` that start at `from` or above, in address order, at
+/// most `max` (`proc_maps`): start, end, `abi::linux::MAPS_*` flags and
+/// present pages.
+pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u64; abi::linux::MAPS_WORDS]>, Error> {
+    use abi::linux::{
+        MAPS_BRK, MAPS_EXEC, MAPS_FILE, MAPS_LOCKED, MAPS_PROGRAM, MAPS_READ, MAPS_SHARED, MAPS_STACK, MAPS_WRITE,
+    };
+    use kcore::vm::region::Kind;
+    let space = p.space().ok_or(Error::NotFound)?;
+    let (brk_base, _, brk_end) = p.brk();
+    let mut all = alloc::vec::Vec::new();
+    {
+        let s = space.lock();
+        all.try_reserve_exact(s.region_count()).map_err(|_| Error::NoMemory)?;
+        for r in s.regions().filter(|r| r.base >= from) {
+            let g = &r.region;
+            let mut flags = 0;
+            if !g.no_access {
+                flags |= if g.linux.unreadable() { 0 } else { MAPS_READ };
+                flags |= if g.writable { MAPS_WRITE } else { 0 };
+                flags |= if g.executable { MAPS_EXEC } else { 0 };
+            }
+            if g.fork_shares || g.sharers() != 0 {
+                flags |= MAPS_SHARED;
+            }
+            if g.linux.locked() {
+                flags |= MAPS_LOCKED;
+            }
+            if g.linux.of_file() {
+                flags |= MAPS_FILE;
+            }
+            flags |= match g.kind {
+                Kind::Stack => MAPS_STACK,
+                Kind::Text | Kind::Data | Kind::Bss => MAPS_PROGRAM,
+                Kind::Heap if r.base >= brk_base && r.end() <= brk_end && brk_base != 0 => MAPS_BRK,
+                Kind::Heap => 0,
+            };
+            all.push([r.base, r.end(), flags, g.resident_pages() as u64]);
+        }
+    }
+    all.sort_unstable_by_key(|m| m[0]);
+    all.truncate(max);
+    Ok(all)
+}
+
+/// Marks what a successful mlock, mlock2, munlock, mlockall(MCL_CURRENT)
+/// or munlockall locked or unlocked (`LinuxMarks::locked`).
+fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
+    let (start, end, on) = match n {
+        MLOCKALL if a[0] & MCL_CURRENT != 0 => (0, u64::MAX, true),
+        MUNLOCKALL => (0, u64::MAX, false),
+        MLOCK | MLOCK2 | MUNLOCK => {
+            let start = a[0] & !(PAGE_SIZE - 1);
+            let Some(end) = (a[0] % PAGE_SIZE)
+                .checked_add(a[1])
+                .and_then(|l| l.checked_next_multiple_of(PAGE_SIZE))
+                .and_then(|l| start.checked_add(l))
+            else {
+                return;
+            };
+            (start, end, n != MUNLOCK)
+        }
+        _ => return,
+    };
+    if start != end {
+        mark_range(p, start, end, |m| m.set_locked(on));
+    }
+}
+
+/// Sets a Linux mark of the mappings `[start, end)` meets (`set`). A
+/// mapping only partly in the range is cut first (`cut`), as Linux splits
+/// an area, so that the mark is exact where a mapping can be cut.
+fn mark_range(p: &Process, start: u64, end: u64, set: impl Fn(&mut kcore::vm::region::LinuxMarks)) {
+    let Some(space) = p.space() else { return };
+    let Ok(across) = resource::try_collect(
+        space
+            .lock()
+            .regions()
+            .filter(|r| r.region.kind == kcore::vm::region::Kind::Heap)
+            .filter(|r| r.base < end && start < r.end() && (r.base < start || r.end() > end))
+            .map(|r| r.base),
+    ) else {
+        return;
+    };
+    for base in across {
+        let _ = cut(p, base, start, end, true);
+    }
+    let mut s = space.lock();
+    let Ok(inside) = resource::try_collect(
+        s.regions()
+            .filter(|r| r.base < end && start < r.end())
+            .map(|r| r.link_id),
+    ) else {
+        return;
+    };
+    for link in inside {
+        if let Some(at) = s.attachment_mut(link, 0) {
+            set(&mut at.region.linux);
+        }
+    }
 }

@@ -17,6 +17,7 @@ pub mod eventfd;
 pub mod fcntl;
 pub mod frame;
 pub mod loopdev;
+pub mod mlock;
 pub mod nr;
 pub mod ntp;
 pub mod path;

@@ -256,6 +256,8 @@ pub struct Region {
     /// A Linux PROT_NONE mapping: no access from user mode, and none for
     /// the kernel on its behalf (its pages are never made present for it).
     pub no_access: bool,
+    /// What else the kernel keeps of a Linux mapping.
+    pub linux: LinuxMarks,
     /// Set when the frames come in blocks: every run of `BLOCK_PAGES`
     /// pages from the start is one physically contiguous block aligned to
     /// `BLOCK_SIZE`, so that one page-directory entry can map it (and an
@@ -274,6 +276,64 @@ pub struct Region {
     /// write; one it no longer has is made writable as it is. Each holder
     /// lets go of a frame with `frames::release`: the last one frees it.
     forked: bool,
+}
+
+/// What the kernel keeps of a Linux mapping on its region besides its
+/// protection, in one byte (a region travels by value in results, and
+/// stays small).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinuxMarks(u8);
+
+impl LinuxMarks {
+    const FILE: u8 = 1;
+    const UNREADABLE: u8 = 2;
+    const LOCKED: u8 = 4;
+    const WIPE_ON_FORK: u8 = 8;
+
+    /// A mapping of a file (its bytes copied in when mapped), not
+    /// anonymous memory: madvise treats the two apart (MADV_DONTNEED
+    /// would refill a file's page from the file, not with zeros).
+    pub fn of_file(self) -> bool {
+        self.0 & Self::FILE != 0
+    }
+
+    pub fn set_of_file(&mut self, on: bool) {
+        self.set(Self::FILE, on);
+    }
+
+    /// A mapping asked for without PROT_READ (write or execute only):
+    /// /proc/PID/maps says so, though an x86 page that may be written or
+    /// executed may be read too.
+    pub fn unreadable(self) -> bool {
+        self.0 & Self::UNREADABLE != 0
+    }
+
+    pub fn set_unreadable(&mut self, on: bool) {
+        self.set(Self::UNREADABLE, on);
+    }
+
+    /// Locked (mlock, mlockall, MAP_LOCKED): Tessera never pages out, so
+    /// this is what VmLck counts and what madvise refuses to drop.
+    pub fn locked(self) -> bool {
+        self.0 & Self::LOCKED != 0
+    }
+
+    pub fn set_locked(&mut self, on: bool) {
+        self.set(Self::LOCKED, on);
+    }
+
+    /// MADV_WIPEONFORK: a fork's child gets zero pages here, not a copy.
+    pub fn wipe_on_fork(self) -> bool {
+        self.0 & Self::WIPE_ON_FORK != 0
+    }
+
+    pub fn set_wipe_on_fork(&mut self, on: bool) {
+        self.set(Self::WIPE_ON_FORK, on);
+    }
+
+    fn set(&mut self, bit: u8, on: bool) {
+        self.0 = if on { self.0 | bit } else { self.0 & !bit };
+    }
 }
 
 /// Frames owned jointly by the regions that share them.
@@ -306,6 +366,7 @@ impl Region {
             device: false,
             fork_shares: false,
             no_access: false,
+            linux: LinuxMarks::default(),
             blocks: false,
             keep: None,
             cow: Box::default(),
@@ -799,6 +860,58 @@ impl Region {
         &self.frames
     }
 
+    /// Whether its frames are its own one by one (or a fork's, counted):
+    /// the pages `move_pages_from` and `discard` may hand over or let go.
+    fn frames_movable(&self) -> bool {
+        !self.device && self.shared.is_none() && !self.blocks && !self.is_nvm() && !self.is_paged()
+    }
+
+    /// Moves `count` pages of `from`, from its page `at`, to this region's
+    /// page `to` (mremap): the frames change hands, their bytes stay where
+    /// they are. Both regions must be detached (no page table maps them).
+    /// Returns false, nothing moved, when either region's frames are not
+    /// its own one by one (in blocks, shared, a pager's, a device's, NVM),
+    /// a range is out of bounds, or a target page is already present.
+    pub fn move_pages_from(&mut self, from: &mut Region, at: usize, to: usize, count: usize) -> bool {
+        let fits = |r: &Region, i: usize| i.checked_add(count).is_some_and(|e| e <= r.frames.len());
+        if !self.frames_movable() || !from.frames_movable() || !fits(from, at) || !fits(self, to) {
+            return false;
+        }
+        if self.frames[to..to + count].iter().any(|&f| f != 0) {
+            return false;
+        }
+        // Frames a fork shares stay counted: this region lets go of them
+        // as `from` would have (`release_frames`).
+        self.forked |= from.forked && from.frames[at..at + count].iter().any(|&f| f != 0);
+        for i in 0..count {
+            self.frames[to + i] = core::mem::take(&mut from.frames[at + i]);
+        }
+        true
+    }
+
+    /// Lets page `index` go (MADV_DONTNEED): its next touch finds a zero
+    /// page (or the image's bytes), as a never-touched one. A page in a
+    /// block is zeroed in place (blocks are freed whole); frames others
+    /// share (MAP_SHARED, SysV, containers) and a pager's, a device's or
+    /// NVM pages are left as they are. The caller drops the page's
+    /// translations first.
+    pub fn discard(&mut self, index: usize) {
+        let Some(pa) = self.frame(index) else { return };
+        if self.fork_shares || self.device || self.shared.is_some() || self.is_nvm() || self.is_paged() {
+            return;
+        }
+        if self.blocks {
+            self.fill(index, pa);
+            return;
+        }
+        self.frames[index] = 0;
+        if self.forked {
+            frames::release(pa);
+        } else {
+            frames::free(pa, 1);
+        }
+    }
+
     /// Exchanges the physical pages of two regions of equal size (Tender's
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
@@ -881,6 +994,7 @@ impl Region {
             device: false,
             fork_shares: false,
             no_access: self.no_access,
+            linux: self.linux,
             blocks: false,
             keep: None,
             cow: Box::default(),
@@ -990,6 +1104,7 @@ impl Region {
         // refilled from it if the copy is reused from the pool).
         copy.backing = self.backing.clone();
         copy.no_access = self.no_access;
+        copy.linux = self.linux;
         Ok(copy)
     }
 }

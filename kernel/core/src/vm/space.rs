@@ -860,6 +860,32 @@ impl VirtualSpace {
         }
     }
 
+    /// Lets the pages of `start..end` go (MADV_DONTNEED) in the private
+    /// regions that are not copies of files (`Region::discard` says which
+    /// pages stay): each drops its translations of the range, on every
+    /// CPU, before its frames go, so no CPU writes a freed frame.
+    pub fn discard(&mut self, start: u64, end: u64) {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        for a in self.regions_mut().filter(|a| a.base < end && start < a.end()) {
+            if a.region.linux.of_file() || a.region.fork_shares {
+                continue;
+            }
+            let first = ((start.max(a.base) - a.base) / PAGE_SIZE) as usize;
+            let last = ((end.min(a.end()) - a.base) / PAGE_SIZE) as usize;
+            // A region in blocks keeps its frames (zeroed in place): its
+            // translations stay valid.
+            if !a.region.in_blocks() {
+                paging::unmap_range(root, a.base + first as u64 * PAGE_SIZE, last - first);
+                a.shoot_down(cpus);
+                a.entry = None;
+            }
+            for i in first..last {
+                a.region.discard(i);
+            }
+        }
+    }
+
     /// Whether every page of `start..end` is in an attached region.
     pub fn covers(&self, start: u64, end: u64) -> bool {
         let mut at = start;

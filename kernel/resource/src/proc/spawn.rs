@@ -585,6 +585,9 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         |_| copy_space(parent),
         |child| {
             crate::pipe::inherit(parent, child)?;
+            // Its break is where the parent's is: the copied space holds
+            // the parent's break memory, which the child goes on from.
+            child.set_brk(parent.brk());
             child.set_start_regs(regs);
             Ok(())
         },

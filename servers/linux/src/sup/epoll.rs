@@ -155,11 +155,17 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         // What Linux cannot poll: files, directories, /dev/null, zero
-        // and full.
-        if matches!(
-            target.borrow().kind,
-            Kind::File { .. } | Kind::VDir(_) | Kind::Null | Kind::Zero | Kind::Full
-        ) {
+        // and full, and the files of /proc and /sys but mounts and
+        // mountinfo (which say when a mount changes).
+        let unpollable = match &target.borrow().kind {
+            Kind::File { .. } | Kind::VDir(_) | Kind::Null | Kind::Zero | Kind::Full => true,
+            Kind::Mem(_) => {
+                let path = &target.borrow().path;
+                !(path.ends_with("/mounts") || path.ends_with("/mountinfo"))
+            }
+            _ => false,
+        };
+        if unpollable {
             return Err(errno::EPERM);
         }
         let event = if op == EPOLL_CTL_DEL {

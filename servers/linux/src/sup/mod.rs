@@ -23,6 +23,8 @@ mod kpipe;
 mod lease;
 mod locks;
 mod loopdev;
+mod maps;
+mod mlock;
 mod mounts;
 mod ntp;
 mod off2f;
@@ -149,6 +151,8 @@ pub struct Sup {
     /// Whether the shared server knows the Tessera process (exec tells
     /// it; a forked child's supervisor at the first call it holds).
     pub tpid_told: bool,
+    /// What its process has locked with mlock and mlockall (VmLck).
+    pub locked: linuxabi::mlock::Locked,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -242,6 +246,7 @@ impl Sup {
             has_locks: false,
             fmaps: Vec::new(),
             tpid_told: true,
+            locked: linuxabi::mlock::Locked::default(),
             in_call: false,
             stopped_value: 0,
             stopped_call: None,

@@ -213,6 +213,7 @@ impl Sup {
         self.timerslack = super::TIMERSLACK;
         self.timerslack_default = super::TIMERSLACK;
         self.has_locks = false;
+        self.locked = Default::default();
         self.fs.cred = Default::default();
         self.net.reset();
     }
@@ -888,6 +889,8 @@ impl Sup {
         self.passed = None;
         self.clear_tid = 0;
         self.threads_end();
+        // A new address space: nothing of it is locked (Linux's exec).
+        self.locked = Default::default();
         self.exe = String::from(path);
         self.argv = argv;
         self.env_len = env_len;

@@ -277,8 +277,11 @@ impl Sup {
                 None => ret(self.mmap_file(rid, a)),
             },
             nr::MSYNC => ret(self.msync(rid, a[0], a[1], a[2])),
-            nr::MREMAP => ret(Err(errno::ENOMEM)),
-            nr::MADVISE | nr::MLOCK | nr::MUNLOCK | nr::MLOCKALL | nr::MUNLOCKALL => Out::Ret(0),
+            nr::MLOCK => ret(self.mlock(a, 0)),
+            nr::MLOCK2 => ret(self.mlock(a, a[2])),
+            nr::MUNLOCK => ret(self.munlock(a)),
+            nr::MLOCKALL => ret(self.mlockall(a[0], a[tessera_rt::abi::linux::MLOCK_MAPPED_ARG])),
+            nr::MUNLOCKALL => Out::Ret(self.munlockall()),
             nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
             nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
             nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
@@ -934,10 +937,13 @@ impl Sup {
         }
         // /dev/zero maps as anonymous memory, private or shared as asked.
         if matches!(d.kind, Kind::Zero) {
-            return calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
-                tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
-                _ => errno::EINVAL,
-            });
+            let anonymous = tessera_rt::abi::linux::MAP_ANONYMOUS;
+            return calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10) | anonymous).map_err(
+                |e| match e {
+                    tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
+                    _ => errno::EINVAL,
+                },
+            );
         }
         let Kind::File { fd: ffd, .. } = d.kind else {
             return Err(errno::ENODEV);

@@ -316,6 +316,8 @@ impl Sup {
                 list.push(("exe".into(), DT_LNK, ino_of("exe") + pid as u64));
                 list.push(("ns".into(), DT_DIR, ino_of("ns") + pid as u64));
                 if mine {
+                    list.push(("maps".into(), DT_REG, ino_of("maps")));
+                    list.push(("smaps".into(), DT_REG, ino_of("smaps")));
                     list.push(("timerslack_ns".into(), DT_REG, ino_of("timerslack_ns")));
                     list.push(("cwd".into(), DT_LNK, ino_of("cwd")));
                     list.push(("fd".into(), DT_DIR, ino_of("fd")));
@@ -356,6 +358,9 @@ impl Sup {
                 .map(VNode::Ns)
                 .ok_or(errno::ENOENT),
             "cmdline" => Ok(VNode::Mem(cmdline)),
+            // Another process's mappings are its supervisor's to tell.
+            "maps" if mine => self.maps_text().map(VNode::Mem),
+            "smaps" if mine => self.smaps_text().map(VNode::Mem),
             "timerslack_ns" if mine => Ok(VNode::Mem(format!("{}\n", self.timerslack).into_bytes())),
             // One name space of mounts for every process.
             "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
@@ -399,9 +404,11 @@ impl Sup {
                 };
                 let rss = info().map_or(0, |p| p.resident_pages * 4);
                 let uid = word(&r, 6);
+                // Another process's locks are its supervisor's.
+                let lck = if mine { self.locked_bytes() / 1024 } else { 0 };
                 Ok(VNode::Mem(
                     format!(
-                        "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmRSS:\t{rss} kB\nThreads:\t1\n",
+                        "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmLck:\t{lck:8} kB\nVmRSS:\t{rss:8} kB\nThreads:\t1\n",
                         word(&r, 1)
                     )
                     .into_bytes(),
