@@ -375,7 +375,7 @@ def build_info():
     }
 
 
-FIELDS = ("verdict", "detail", "reason", "seconds", "lines")
+FIELDS = ("verdict", "detail", "reason", "seconds", "lines", "run")
 NOT_RUN = "not run"
 
 
@@ -397,9 +397,16 @@ def _old_rows():
     return {(r["test"], r["command"]): r for r in rows}
 
 
-def merge_rows(allents, selected, system, results):
-    """Every runtest entry's row: `system`'s fields from this run for the
-    selected entries, everything else as the results file had it."""
+def run_name(record):
+    """How a row names the run its verdict came from: the system's revision
+    and the run's logs."""
+    return f"{record['kernel']}, logs `{record['raw_logs']}`"
+
+
+def merge_rows(allents, selected, system, results, run=""):
+    """Every runtest entry's row: `system`'s fields from this run (named
+    `run`) for the selected entries, everything else as the results file had
+    it."""
     old = _old_rows()
     new = {(name, cmd): results.get(i) for i, (name, cmd) in enumerate(selected, 1)}
     rows = []
@@ -417,6 +424,7 @@ def merge_rows(allents, selected, system, results):
             row[f"{system}_reason"] = r.get("reason", "")
             row[f"{system}_seconds"] = r["seconds"]
             row[f"{system}_lines"] = lines
+            row[f"{system}_run"] = run
         rows.append(row)
     return rows
 
@@ -435,12 +443,24 @@ def _reasons_table(rows, system, verdict, what):
     return md + [""]
 
 
-def _how_it_ran(system, record):
+def _how_it_ran(system, record, rows):
     if not record:
         return [f"- {system.capitalize()}: not run"]
-    return [f"- {system.capitalize()}: {record['kernel']}; {record['qemu']}; {record['mode']}; "
-            f"{record['boots']} boots, host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s "
-            f"(logs: `{record['raw_logs']}`)", "", "  ```", f"  {record['machine']}", "  ```"]
+    lines = [f"- {system.capitalize()}, the last run: {record['kernel']}; {record['qemu']}; {record['mode']}; "
+             f"{record['boots']} boots, host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s "
+             f"(logs: `{record['raw_logs']}`)", "", "  ```", f"  {record['machine']}", "  ```"]
+    # A subset's run (ONLY=...) leaves the other entries' verdicts as they
+    # were: each row names its run, and the runs are counted here.
+    runs = {}
+    for r in rows:
+        if r[system] != NOT_RUN:
+            runs[r[f"{system}_run"]] = runs.get(r[f"{system}_run"], 0) + 1
+    if len(runs) > 1:
+        lines.append(f"- {system.capitalize()}'s verdicts come from {len(runs)} runs "
+                     f"(`ltp.csv`'s `{system}_run`):")
+        for name, n in sorted(runs.items(), key=lambda kv: -kv[1]):
+            lines.append(f"  - {n} entries: {name or 'runs before the file named them (see its history)'}")
+    return lines
 
 
 def write_results(rows, records):
@@ -485,7 +505,7 @@ def write_results(rows, records):
                   "that pass on Linux.")
     md += ["", "## How it ran", "", f"Written on {date}.", ""]
     for system in SYSTEMS:
-        md += _how_it_ran(system, records.get(system))
+        md += _how_it_ran(system, records.get(system), rows)
     md += [
         f"- Build: {info['programs']} programs from {info['directories']} directories of "
         f"`testcases/kernel/syscalls`; with errors (some programs missing): "
@@ -540,7 +560,7 @@ def main(only=None, mode="tcg", smp=1, mem="512M", report_only=False, system="li
         results, record = run(selected, mode, smp, mem)
         _record_path(system).write_text(json.dumps(record, indent=2))
     records = {s: json.loads(_record_path(s).read_text()) for s in SYSTEMS if _record_path(s).exists()}
-    rows = merge_rows(allents, selected, system, results)
+    rows = merge_rows(allents, selected, system, results, run_name(record))
     counts = write_results(rows, records)
     log(f"LTP on {system}: " + ", ".join(f"{c} {n}" for c, n in counts[system].items())
         + f"; {record['boots']} boots, {record['wall_s']} s")
