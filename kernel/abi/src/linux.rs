@@ -193,6 +193,16 @@ pub mod nr {
     pub const FUTEX: u64 = 202;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;
+    pub const MREMAP: u64 = 25;
+    pub const MINCORE: u64 = 27;
+    pub const MADVISE: u64 = 28;
+    /// Checked by the supervisor (RLIMIT_MEMLOCK, its count of locked
+    /// bytes), then marked on the regions by the kernel.
+    pub const MLOCK: u64 = 149;
+    pub const MUNLOCK: u64 = 150;
+    pub const MLOCKALL: u64 = 151;
+    pub const MUNLOCKALL: u64 = 152;
+    pub const MLOCK2: u64 = 325;
     /// Served by the kernel on a descriptor bound to a kernel pipe
     /// ([`pipe`]), sent to the supervisor otherwise.
     pub const READ: u64 = 0;
@@ -216,7 +226,7 @@ pub mod nr {
 /// anonymous (a file mapping needs the file: the supervisor's). `futex`
 /// and `set_tid_address` touch only user memory and the waits of the
 /// caller's computations.
-pub const KERNEL_SERVED: [u64; 16] = [
+pub const KERNEL_SERVED: [u64; 19] = [
     nr::NANOSLEEP,
     nr::TIME,
     nr::CLOCK_GETRES,
@@ -224,6 +234,9 @@ pub const KERNEL_SERVED: [u64; 16] = [
     nr::MMAP,
     nr::MPROTECT,
     nr::MUNMAP,
+    nr::MREMAP,
+    nr::MINCORE,
+    nr::MADVISE,
     nr::BRK,
     nr::SCHED_YIELD,
     nr::GETPID,

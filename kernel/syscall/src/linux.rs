@@ -138,12 +138,12 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => mmap_anonymous(me, a[0], a[1], a[2], a[3]),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
         nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
-        MREMAP => mremap(me, a[0], a[1], a[2], a[3], a[4]),
-        MINCORE => mincore(me, a[0], a[1], a[2]),
-        MADVISE => madvise(me, a[0], a[1], a[2]),
-        MLOCK | MUNLOCK | MLOCK2 | MLOCKALL | MUNLOCKALL => {
+        nr::MREMAP => mremap(me, a[0], a[1], a[2], a[3], a[4]),
+        nr::MINCORE => mincore(me, a[0], a[1], a[2]),
+        nr::MADVISE => madvise(me, a[0], a[1], a[2]),
+        nr::MLOCK | nr::MUNLOCK | nr::MLOCK2 | nr::MLOCKALL | nr::MUNLOCKALL => {
             let mut args = a;
-            args[abi::linux::MLOCK_MAPPED_ARG] = if n == MLOCKALL {
+            args[abi::linux::MLOCK_MAPPED_ARG] = if n == nr::MLOCKALL {
                 me.space()
                     .map_or(0, |s| s.lock().regions().map(|r| r.region.size()).sum())
             } else {
@@ -160,7 +160,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
             }
             // A locked range's pages are present, as Linux faults them in
             // (not with MLOCK_ONFAULT).
-            if v == 0 && (n == MLOCK || (n == MLOCK2 && a[2] & MLOCK_ONFAULT == 0)) {
+            if v == 0 && (n == nr::MLOCK || (n == nr::MLOCK2 && a[2] & MLOCK_ONFAULT == 0)) {
                 populate(me, a[0], a[1]);
             }
             v
@@ -478,7 +478,7 @@ fn locked_if_asked(p: &Process, made: Result<u64, Error>, len: u64, flags: u64) 
     if let Ok(at) = made
         && flags & MAP_LOCKED != 0
     {
-        mark_locked(p, MLOCK, [at, len, 0, 0, 0, 0]);
+        mark_locked(p, nr::MLOCK, [at, len, 0, 0, 0, 0]);
         populate(p, at, len);
     }
     result(made)
@@ -748,14 +748,6 @@ fn brk(p: &Process, want: u64) -> u64 {
     want
 }
 
-const MREMAP: u64 = 25;
-const MINCORE: u64 = 27;
-const MADVISE: u64 = 28;
-const MLOCK: u64 = 149;
-const MUNLOCK: u64 = 150;
-const MLOCK2: u64 = 325;
-const MLOCKALL: u64 = 151;
-const MUNLOCKALL: u64 = 152;
 const MCL_CURRENT: u64 = 1;
 const MLOCK_ONFAULT: u64 = 1;
 
@@ -1208,9 +1200,9 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
 /// or munlockall locked or unlocked (`LinuxMarks::locked`).
 fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
     let (start, end, on) = match n {
-        MLOCKALL if a[0] & MCL_CURRENT != 0 => (0, u64::MAX, true),
-        MUNLOCKALL => (0, u64::MAX, false),
-        MLOCK | MLOCK2 | MUNLOCK => {
+        nr::MLOCKALL if a[0] & MCL_CURRENT != 0 => (0, u64::MAX, true),
+        nr::MUNLOCKALL => (0, u64::MAX, false),
+        nr::MLOCK | nr::MLOCK2 | nr::MUNLOCK => {
             let start = a[0] & !(PAGE_SIZE - 1);
             let Some(end) = (a[0] % PAGE_SIZE)
                 .checked_add(a[1])
@@ -1219,7 +1211,7 @@ fn mark_locked(p: &Process, n: u64, a: [u64; 6]) {
             else {
                 return;
             };
-            (start, end, n != MUNLOCK)
+            (start, end, n != nr::MUNLOCK)
         }
         _ => return,
     };
