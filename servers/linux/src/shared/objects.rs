@@ -261,6 +261,13 @@ impl Objects {
         }
         if gone {
             self.objs.remove(&id);
+            // (Whoever holds or waits for the position holds a reference:
+            // none is left here, but none must wait on a gone object.)
+            if let Some(h) = self.pos_holds.remove(&id) {
+                for (rid, _) in h.waiting {
+                    let _ = sys::endr(rid, &proto::bytes(&[0]));
+                }
+            }
             self.counters.remove(&id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
@@ -393,7 +400,11 @@ impl Objects {
     /// write (call `rid`): the position, or None while another holds it
     /// (the call waits; `pos_put` answers it).
     pub fn pos_take(&mut self, id: u64, sup: u64, rid: u64) -> Option<u64> {
-        let pos = self.objs.get(&id)?.pos;
+        // No such object (a stale or foreign id): 0 at once, nothing held,
+        // as `file_pos` answers.
+        let Some(pos) = self.objs.get(&id).map(|o| o.pos) else {
+            return Some(0);
+        };
         match self.pos_holds.get_mut(&id) {
             Some(h) if h.holder != sup => {
                 h.waiting.push_back((rid, sup));
@@ -429,15 +440,15 @@ impl Objects {
             }
             None => 0,
         };
-        match h.waiting.pop_front() {
-            Some((rid, next)) => {
+        // A waiter whose call cannot be answered any more (its supervisor
+        // ended) is passed over, or the position would stay held by it.
+        while let Some((rid, next)) = h.waiting.pop_front() {
+            if sys::endr(rid, &proto::bytes(&[pos])).is_ok() {
                 h.holder = next;
-                let _ = sys::endr(rid, &proto::bytes(&[pos]));
-            }
-            None => {
-                self.pos_holds.remove(&id);
+                return;
             }
         }
+        self.pos_holds.remove(&id);
     }
 
     fn nonblocking(&self, id: u64, flags: u64) -> bool {
