@@ -444,20 +444,26 @@ def _reasons_table(rows, system, verdict, what):
 
 
 def _how_it_ran(system, record, rows):
-    if not record:
+    if record:
+        lines = [f"- {system.capitalize()}, the last run: {record['kernel']}; {record['qemu']}; {record['mode']}; "
+                 f"{record['boots']} boots, host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s "
+                 f"(logs: `{record['raw_logs']}`)", "", "  ```", f"  {record['machine']}", "  ```"]
+    elif any(r[system] != NOT_RUN for r in rows):
+        # The run record lives in the build directory, which a fresh clone
+        # lacks; the rows still name the runs their verdicts came from.
+        lines = [f"- {system.capitalize()}: no run record in this build; the verdicts' runs, from `ltp.csv`:"]
+    else:
         return [f"- {system.capitalize()}: not run"]
-    lines = [f"- {system.capitalize()}, the last run: {record['kernel']}; {record['qemu']}; {record['mode']}; "
-             f"{record['boots']} boots, host wall time {record['wall_s'] // 60} min {record['wall_s'] % 60} s "
-             f"(logs: `{record['raw_logs']}`)", "", "  ```", f"  {record['machine']}", "  ```"]
     # A subset's run (ONLY=...) leaves the other entries' verdicts as they
     # were: each row names its run, and the runs are counted here.
     runs = {}
     for r in rows:
         if r[system] != NOT_RUN:
             runs[r[f"{system}_run"]] = runs.get(r[f"{system}_run"], 0) + 1
-    if len(runs) > 1:
+    if len(runs) > 1 and record:
         lines.append(f"- {system.capitalize()}'s verdicts come from {len(runs)} runs "
                      f"(`ltp.csv`'s `{system}_run`):")
+    if len(runs) > 1 or not record:
         for name, n in sorted(runs.items(), key=lambda kv: -kv[1]):
             lines.append(f"  - {n} entries: {name or 'runs before the file named them (see its history)'}")
     return lines
