@@ -29,6 +29,7 @@ impl Errno {
     pub const EINVAL: Errno = Errno(22);
     pub const ENFILE: Errno = Errno(23);
     pub const EMFILE: Errno = Errno(24);
+    pub const ETXTBSY: Errno = Errno(26);
     pub const EFBIG: Errno = Errno(27);
     pub const ENOSPC: Errno = Errno(28);
     pub const EROFS: Errno = Errno(30);

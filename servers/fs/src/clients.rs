@@ -18,6 +18,8 @@ pub struct OpenFile {
     pub dir: bool,
     /// Opened by a caller other than root: its writes end set-ids.
     pub unprivileged: bool,
+    /// Opened to run it (`OPEN_EXEC`): no one writes it while it is open.
+    pub exec: bool,
 }
 
 impl OpenFile {

@@ -19,6 +19,7 @@ mod data;
 mod device;
 mod ops;
 mod published;
+mod write_access;
 
 use alloc::string::String;
 use alloc::vec;
@@ -85,6 +86,8 @@ pub struct Server {
     pub published: published::Published,
     /// A page's bytes on their way to a file cache.
     pub page_buf: Vec<u8>,
+    /// The files open for writing and the programs running, per inode.
+    pub writers: write_access::WriteAccess,
 }
 
 /// A library error as the protocol's errno.
@@ -125,6 +128,7 @@ impl Server {
         for pid in gone {
             if let Some(c) = self.clients.remove(&pid) {
                 for f in c.files.into_iter().flatten() {
+                    self.writers.put(&f);
                     self.cache_close(&f, pid);
                     if let Ok(fm) = self.fm.as_mut() {
                         let _ = fm.close(f.handle);
@@ -418,6 +422,7 @@ fn main(args: &[&str]) -> i32 {
         stats: Stats::default(),
         published: Default::default(),
         page_buf: Vec::new(),
+        writers: Default::default(),
     };
     if let Err(e) = sys::name_register(name, api::ENTRIES) {
         println!("fs: cannot register '{name}': {e:?}");

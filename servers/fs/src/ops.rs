@@ -226,10 +226,18 @@ impl Server {
                 let f = self.file(caller, fd)?;
                 let cache = self.cache_open(&f, caller);
                 out[8..16].copy_from_slice(&cache.to_le_bytes());
-                Ok((fd as i64, 8))
+                if !f.exec {
+                    return Ok((fd as i64, 8));
+                }
+                // A program's open tells what exec asks next.
+                let st = self.stat_of(f.handle)?;
+                let dev = self.dev_id();
+                linux_stat(&st, dev).write(&mut Writer::new(&mut out[16..]));
+                Ok((fd as i64, 8 + Stat::LEN))
             }
             CLOSE => {
                 let f = self.client(caller).remove(fd_of(msg)?)?;
+                self.writers.put(&f);
                 self.cache_close(&f, caller);
                 self.fm()?.close(f.handle).map_err(errno)?;
                 Ok((0, 0))
@@ -405,6 +413,7 @@ impl Server {
                 if !tessera_rt::sys::alive(target) {
                     return Err(Errno::ESRCH);
                 }
+                self.writers.take(&f)?;
                 self.fm()?.open(f.handle).map_err(errno)?;
                 match self.client(target).insert(f) {
                     Ok(n) => {
@@ -412,6 +421,7 @@ impl Server {
                         Ok((n as i64, 0))
                     }
                     Err(e) => {
+                        self.writers.put(&f);
                         let _ = self.fm()?.close(f.handle);
                         Err(e)
                     }
@@ -514,6 +524,10 @@ impl Server {
         if dir && access != O_RDONLY {
             return Err(Errno::EISDIR);
         }
+        let exec = open_flags & OPEN_EXEC != 0;
+        if exec && (access != O_RDONLY || path_only || st.kind != FileType::Regular) {
+            return Err(Errno::EACCES);
+        }
         let want = match access {
             O_RDONLY => R,
             O_WRONLY => W,
@@ -533,16 +547,29 @@ impl Server {
         {
             return Err(Errno::ENXIO);
         }
-        if flags & O_TRUNC != 0 && access != O_RDONLY && st.kind == FileType::Regular && st.size > 0 {
-            self.truncate_file(h, 0)?;
-        }
-        self.fm()?.open(h).map_err(errno)?;
         let f = OpenFile {
             handle: h,
             access: if path_only { O_PATH } else { access },
             dir,
             unprivileged: cred.uid != 0,
+            exec,
         };
+        // A running program is not opened for writing (nor truncated by
+        // the open), and a file open for writing does not run.
+        self.writers.take(&f)?;
+        if flags & O_TRUNC != 0
+            && access != O_RDONLY
+            && st.kind == FileType::Regular
+            && st.size > 0
+            && let Err(e) = self.truncate_file(h, 0)
+        {
+            self.writers.put(&f);
+            return Err(e);
+        }
+        if let Err(e) = self.fm()?.open(h).map_err(errno) {
+            self.writers.put(&f);
+            return Err(e);
+        }
         match self.client(caller).insert(f) {
             Ok(fd) => {
                 // A client about to write the file it opens needs no
@@ -554,6 +581,7 @@ impl Server {
                 Ok(fd)
             }
             Err(e) => {
+                self.writers.put(&f);
                 let _ = self.fm()?.close(h);
                 Err(e)
             }
@@ -627,6 +655,9 @@ impl Server {
         }
         if a.valid & SetAttr::SIZE != 0 {
             need(cred, &st, W)?;
+            if self.writers.running(h.ino) {
+                return Err(Errno::ETXTBSY);
+            }
             change.size = Some(a.size);
         }
         let now = self.fm()?.inodes().now();

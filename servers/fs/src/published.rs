@@ -113,7 +113,8 @@ impl Server {
     /// would not make one: the reads then all come here).
     pub fn cache_open(&mut self, f: &OpenFile, reader: u64) -> u64 {
         let h = f.handle;
-        if !f.readable() || f.dir {
+        // A program's open reads it once, at exec: no cache for it.
+        if !f.readable() || f.dir || f.exec {
             return 0;
         }
         let Some(size) = self
@@ -166,7 +167,7 @@ impl Server {
     /// cache if that was its last open of the file; with the last reader,
     /// the cache becomes idle, or goes if the file has no link left.
     pub fn cache_close(&mut self, f: &OpenFile, reader: u64) {
-        if !f.readable() || f.dir {
+        if !f.readable() || f.dir || f.exec {
             return;
         }
         let h = f.handle;

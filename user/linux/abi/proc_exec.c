@@ -140,6 +140,14 @@ static int role(int argc, char **argv)
 		EXPECT_TRUE("envp NULL gives an empty environment", environ[0] == NULL);
 	} else if (strcmp(argv[1], "exit") == 0)
 		return atoi(argv[2]);
+	else if (strcmp(argv[1], "hold") == 0) {
+		/* Running from the copy: say so on the pipe, then wait to be killed. */
+		char c = 'x';
+		if (write(atoi(argv[2]), &c, 1) != 1)
+			return 125;
+		for (;;)
+			pause();
+	}
 	else
 		return -1;
 	return abi_done();
@@ -241,6 +249,64 @@ static int exec_from_thread(void *arg)
 	return 126;
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	static char buf[65536];
+	int in = open(from, O_RDONLY);
+	SETUP(in);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	SETUP(out);
+	ssize_t n;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		SETUP(write(out, buf, n) == n ? 0 : -1);
+	SETUP(n);
+	close(in);
+	close(out);
+}
+
+/* Linux's deny_write_access: a program's file is not written while it runs,
+   and a file open for writing does not run. */
+static void running_program_not_written(void)
+{
+	char *argv0[] = { "x", NULL };
+	copy_file(self_exe(), "copy");
+	int w = open("copy", O_WRONLY);
+	SETUP(w);
+	EXPECT_ERR("exec of a file open for writing", execve("./copy", argv0, ENVP), ETXTBSY);
+	close(w);
+	int p[2];
+	SETUP(pipe(p));
+	char fdtext[16];
+	snprintf(fdtext, sizeof fdtext, "%d", p[1]);
+	pid_t pid = fork();
+	SETUP(pid);
+	if (pid == 0) {
+		char *holdv[] = { "copy", "hold", fdtext, NULL };
+		execve("./copy", holdv, ENVP);
+		_exit(124);
+	}
+	close(p[1]);
+	char c;
+	EXPECT_EQ("the copy runs", read(p[0], &c, 1), 1);
+	close(p[0]);
+	EXPECT_ERR("open for writing while it runs", open("copy", O_WRONLY), ETXTBSY);
+	EXPECT_ERR("open read-write while it runs", open("copy", O_RDWR), ETXTBSY);
+	EXPECT_ERR("creat while it runs", creat("copy", 0755), ETXTBSY);
+	EXPECT_ERR("truncate while it runs", truncate("copy", 0), ETXTBSY);
+	int r = open("copy", O_RDONLY);
+	EXPECT_TRUE("open for reading while it runs", r >= 0);
+	if (r >= 0)
+		close(r);
+	SETUP(kill(pid, SIGKILL));
+	int st;
+	SETUP(waitpid(pid, &st, 0));
+	w = open("copy", O_WRONLY);
+	EXPECT_TRUE("open for writing once it ended", w >= 0);
+	if (w >= 0)
+		close(w);
+	EXPECT_OK("unlink while not running", unlink("copy"));
+}
+
 static void write_file(const char *name, const char *text, int mode)
 {
 	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, mode);
@@ -288,6 +354,11 @@ int main(int argc, char **argv)
 	write_file("empty", "", 0755);
 	EXPECT_ERR("empty file", execve("./empty", argv0, ENVP), ENOEXEC);
 	EXPECT_ERR("path through a file", execve("./garbage/x", argv0, ENVP), ENOTDIR);
+	SETUP(symlink("garbage", "link"));
+	EXPECT_ERR("execveat of a link with AT_SYMLINK_NOFOLLOW",
+		syscall(SYS_execveat, AT_FDCWD, "link", argv0, ENVP, AT_SYMLINK_NOFOLLOW), ELOOP);
+	EXPECT_ERR("execveat with an unknown flag",
+		syscall(SYS_execveat, AT_FDCWD, self_exe(), argv0, ENVP, 0x4), EINVAL);
 	EXPECT_ERR("bad path pointer", syscall(SYS_execve, BAD_PTR, argv0, ENVP), EFAULT);
 	EXPECT_ERR("bad argv pointer", syscall(SYS_execve, self_exe(), BAD_PTR, ENVP), EFAULT);
 	char *badv[] = { "x", BAD_PTR, NULL };
@@ -298,6 +369,7 @@ int main(int argc, char **argv)
 	memset(big, 'x', sizeof big - 1);
 	char *bigv[] = { "x", "exit", big, NULL };
 	EXPECT_ERR("an argument of 131072 characters", execve(self_exe(), bigv, ENVP), E2BIG);
+	running_program_not_written();
 	char *okv[] = { "x", "exit", "7", NULL };
 	EXPECT_STATUS("exit code through exec", relay_child(relay_exec_fn,
 		&(struct exec_args){ self_exe(), okv, ENVP }), "exited 7");

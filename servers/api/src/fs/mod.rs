@@ -34,7 +34,7 @@
 //!
 //! | entry | message | reply |
 //! |---|---|---|
-//! | `OPEN` | header (flags `O_*`), mode u32, flags u32 ([`OPEN_WRITE_HERE`]), path | fd, then the id u64 of the kernel's cache of the file (0: none) |
+//! | `OPEN` | header (flags `O_*`), mode u32, flags u32 ([`OPEN_WRITE_HERE`], [`OPEN_EXEC`]), path | fd, then the id u64 of the kernel's cache of the file (0: none); with `OPEN_EXEC` then its `Stat` |
 //! | `CLOSE` | fd u32, 0 u32 | 0 |
 //! | `READ` | fd u32, flags u32 (`MISSED`), offset u64, len u64 | the bytes |
 //! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
@@ -152,6 +152,13 @@ pub const APPEND: u32 = 1;
 /// `O_APPEND`), as if `WRITE_TO` had said so. A client that keeps its
 /// write context (as `client::File` does) forgets the old one.
 pub const OPEN_WRITE_HERE: u32 = 1;
+
+/// `OPEN` flag: the file is opened to run it (Linux's
+/// `deny_write_access`). It opens only while no one has it open for
+/// writing, and while it stays open no one may open it for writing or
+/// truncate it: `ETXTBSY` both ways. The reply carries the file's `Stat`
+/// after the cache id; no cache is granted (a program is read once).
+pub const OPEN_EXEC: u32 = 2;
 
 /// `READ` flag: the kernel's cache of the file missed; the server
 /// publishes the pages read there for the client's next reads (a client

@@ -183,6 +183,21 @@ impl Fs {
         }
     }
 
+    /// Opens the program file at `path` to run it: the file server refuses
+    /// (ETXTBSY) while it is open for writing, and refuses writers while
+    /// the number returned stays open. With its stat.
+    pub fn open_exec(&self, dirfd: u32, path: &[u8]) -> Result<(u32, [u8; 144]), i64> {
+        let mut fields = [0u8; 8];
+        Writer::new(&mut fields).u32(0).u32(api::OPEN_EXEC);
+        let mut extra = [0u8; 8 + 144];
+        let fd = self.path_call(api::OPEN, dirfd, 0, &fields, &[path], &mut extra)?;
+        let id = self.route(dirfd).2;
+        let mut st = [0u8; 144];
+        st.copy_from_slice(&extra[8..]);
+        self.mounts.set_dev(id, &mut st);
+        Ok((super::mounts::tag(id, fd as u32), st))
+    }
+
     pub fn close(&mut self, fd: u32) {
         let (pid, local, _) = self.route(fd);
         let mut msg = [0u8; 8];

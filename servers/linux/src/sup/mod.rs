@@ -115,6 +115,8 @@ pub struct Sup {
     /// (None: the root).
     pub cwd: String,
     pub cwd_fd: Option<u32>,
+    /// The program file, held open to run it: no one writes it meanwhile.
+    pub exe_hold: Option<u32>,
     pub umask: u32,
     pub cred: Creds,
     pub sig: Signals,
@@ -228,6 +230,7 @@ impl Sup {
             fds: FdTable::default(),
             cwd: String::from("/"),
             cwd_fd: None,
+            exe_hold: None,
             umask: 0o022,
             cred: Creds::default(),
             sig: Signals::default(),

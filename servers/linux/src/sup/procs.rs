@@ -197,6 +197,7 @@ impl Sup {
         self.fds = FdTable::default();
         self.cwd = String::from("/");
         self.cwd_fd = None;
+        self.exe_hold = None;
         self.umask = 0o022;
         self.cred = super::Creds::default();
         self.sig = super::signals::Signals::default();
@@ -382,6 +383,10 @@ impl Sup {
             .cwd_fd
             .and_then(|fd| self.fs.share(fd, child_sup).ok())
             .map_or(u64::MAX, |f| f as u64));
+        e.w(self
+            .exe_hold
+            .and_then(|fd| self.fs.share(fd, child_sup).ok())
+            .map_or(u64::MAX, |f| f as u64));
         e.s(self.exe.as_bytes());
         e.w(self.argv.len() as u64);
         for a in &self.argv {
@@ -507,6 +512,8 @@ impl Sup {
         self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
         let cwd_fd = d.w();
         self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
+        let exe_hold = d.w();
+        self.exe_hold = (exe_hold != u64::MAX).then_some(exe_hold as u32);
         self.exe = String::from_utf8_lossy(&d.s()).into_owned();
         let argc = (d.w() as usize).min(65536);
         self.argv = (0..argc).map(|_| d.s()).collect();
@@ -614,8 +621,16 @@ impl Sup {
             Ok(v) => v,
             Err(e) => return ret(Err(e)),
         };
+        const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+        const AT_EMPTY_PATH: u64 = 0x1000;
         let path = match at {
-            Some((dirfd, flags)) => match self.at_path(dirfd, &path, flags & 0x1000 != 0) {
+            Some((_, flags)) if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 => {
+                return ret(Err(errno::EINVAL));
+            }
+            Some((dirfd, flags)) => match self.at_path(dirfd, &path, flags & AT_EMPTY_PATH != 0) {
+                // execveat's AT_SYMLINK_NOFOLLOW: a link named last is
+                // not followed but refused.
+                Ok(p) if flags & AT_SYMLINK_NOFOLLOW != 0 && self.is_symlink(&p) => return ret(Err(errno::ELOOP)),
                 Ok(p) => p,
                 Err(e) => return ret(Err(e)),
             },
@@ -626,6 +641,12 @@ impl Sup {
             Ok(()) => Out::Done,
             Err(e) => ret(Err(e)),
         }
+    }
+
+    fn is_symlink(&self, path: &str) -> bool {
+        self.fs_path(fdtable_at_fdcwd(), path)
+            .and_then(|(dirfd, rel)| self.fs.stat(dirfd, rel.as_bytes(), 0x100))
+            .is_ok_and(|st| StatView::parse(&st).kind() == linuxabi::structs::S_IFLNK)
     }
 
     /// A NULL-terminated array of string pointers (NULL itself: empty).
@@ -663,16 +684,18 @@ impl Sup {
     ) -> Result<(), i64> {
         let execfn = path;
         let mut path = String::from(path);
-        if let Some(st) = self.known_program(&path) {
-            return self.exec_image(rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
-        }
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
             let (st, fd) = self.open_program(&path)?;
+            if self.may(&st, 0o4) && self.has_plate(&st, &path) {
+                // Run before, at this version: the kernel holds its image,
+                // and nothing of the file need be read (one open is all
+                // exec asks of the file server).
+                return self.exec_held(fd, rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
+            }
             // The first page: all that exec reads of an OFF2F file 1.
             let mut head = vec![0u8; off2f::HEADER_PAGE];
-            let n = self.fs.read_own(fd, 0, &mut head);
-            let n = match n {
+            let n = match self.fs.read_own(fd, 0, &mut head) {
                 Ok(n) => n,
                 Err(e) => {
                     self.fs.close(fd);
@@ -680,28 +703,24 @@ impl Sup {
                 }
             };
             if super::off2f::is_off2f(&head[..n]) {
-                self.fs.close(fd);
                 head.truncate(n);
-                let source = super::off2f::source(&head, &st, self.fs.pid)?;
-                return self.exec_image(rid, (&path, execfn), &st, (head, Some(source)), argv, env);
+                let source = match super::off2f::source(&head, &st, self.fs.pid) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.fs.close(fd);
+                        return Err(e);
+                    }
+                };
+                return self.exec_held(fd, rid, (&path, execfn), &st, (head, Some(source)), argv, env);
             }
             let head = &head[..n.min(elf::HEAD)];
             let n = head.len();
             let mut image = Vec::new();
-            let kind = elf::classify(&head[..n], &head[..n]);
-            let kind = match kind {
-                elf::Kind::Elf { .. } | elf::Kind::Dynamic if self.has_plate(&st, &path) => {
-                    // Run before, at this version: the kernel holds its
-                    // image (only a static ELF file ever got a plate), and
-                    // nothing more of the file need be read.
-                    self.fs.close(fd);
-                    return self.exec_image(rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
-                }
+            let kind = match elf::classify(&head[..n], &head[..n]) {
                 elf::Kind::Elf { .. } | elf::Kind::Dynamic => {
                     // The program headers may lie past the first bytes.
                     image = vec![0u8; st.size.max(0) as usize];
-                    let got = self.fs.read_own(fd, 0, &mut image);
-                    match got {
+                    match self.fs.read_own(fd, 0, &mut image) {
                         Ok(m) => image.truncate(m),
                         Err(e) => {
                             self.fs.close(fd);
@@ -712,9 +731,11 @@ impl Sup {
                 }
                 k => k,
             };
-            self.fs.close(fd);
             match kind {
                 elf::Kind::Script { interpreter, argument } => {
+                    // The interpreter is what runs (and is held), not the
+                    // script.
+                    self.fs.close(fd);
                     if argv.is_empty() {
                         argv.push(path.as_bytes().to_vec());
                     }
@@ -722,31 +743,43 @@ impl Sup {
                     path = interpreter;
                     continue;
                 }
-                elf::Kind::Elf { .. } => return self.exec_image(rid, (&path, execfn), &st, (image, None), argv, env),
-                elf::Kind::Dynamic | elf::Kind::Unknown => return Err(errno::ENOEXEC),
+                elf::Kind::Elf { .. } => {
+                    return self.exec_held(fd, rid, (&path, execfn), &st, (image, None), argv, env);
+                }
+                elf::Kind::Dynamic | elf::Kind::Unknown => {
+                    self.fs.close(fd);
+                    return Err(errno::ENOEXEC);
+                }
             }
         }
         Err(errno::ELOOP)
     }
 
-    /// The program file at `path`, if the kernel has its plate at the
-    /// file's present version and the process may run it: then one stat
-    /// is all exec asks of the file server (not open, fstat, a read of
-    /// the first page and close). Anything else (no plate yet, a script,
-    /// a file it may not read, a trailing slash) takes the whole way,
-    /// which gives the error or reads the file.
-    fn known_program(&self, path: &str) -> Option<StatView> {
-        if path.ends_with('/') {
-            return None;
+    /// `exec_image` of the program file open as `fd` (`OPEN_EXEC`): kept
+    /// open while the program runs, in place of the last program's.
+    #[allow(clippy::too_many_arguments)]
+    fn exec_held(
+        &mut self,
+        fd: u32,
+        rid: Option<u64>,
+        paths: (&str, &str),
+        st: &StatView,
+        image: (Vec<u8>, Option<abi::PagerSource>),
+        argv: Vec<Vec<u8>>,
+        env: Vec<Vec<u8>>,
+    ) -> Result<(), i64> {
+        match self.exec_image(rid, paths, st, image, argv, env) {
+            Ok(()) => {
+                if let Some(old) = self.exe_hold.replace(fd) {
+                    self.fs.close(old);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.fs.close(fd);
+                Err(e)
+            }
         }
-        let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path).ok()?;
-        let st = StatView::parse(&self.fs.stat(dirfd, rel.as_bytes(), 0).ok()?);
-        (st.kind() == linuxabi::structs::S_IFREG
-            && !self.fs.mounted_with(dirfd, super::mounts::MS_NOEXEC)
-            && self.may(&st, 0o1)
-            && self.may(&st, 0o4)
-            && self.has_plate(&st, path))
-        .then_some(st)
     }
 
     /// Whether the process's credentials give access `bits` (0o4 read,
@@ -771,25 +804,15 @@ impl Sup {
         calls::plate_create(&plate_name(st, path), plate_tag(st), &[]).is_ok()
     }
 
-    /// Opens `path` as a program: a regular file the process may execute.
+    /// Opens `path` to run it: a regular file the process may execute,
+    /// which no one has open for writing (ETXTBSY).
     fn open_program(&mut self, path: &str) -> Result<(StatView, u32), i64> {
         let (dirfd, rel) = self.fs_path(fdtable_at_fdcwd(), path)?;
-        // A FIFO's or device file's open is ENXIO at the file server: no
-        // regular file, so no program (Linux's may_open for exec).
-        let fd = match self.fs.open(dirfd, rel.as_bytes(), 0, 0) {
-            Err(errno::ENXIO) => return Err(errno::EACCES),
-            r => r?,
-        };
-        let st = match self.fs.fstat(fd) {
-            Ok(b) => StatView::parse(&b),
-            Err(e) => {
-                self.fs.close(fd);
-                return Err(e);
-            }
-        };
-        let may_run = st.kind() == linuxabi::structs::S_IFREG
-            && !self.fs.mounted_with(dirfd, super::mounts::MS_NOEXEC)
-            && self.may(&st, 0o1);
+        // A FIFO's or device file's open for exec is refused at the file
+        // server: no regular file, so no program (Linux's may_open).
+        let (fd, st) = self.fs.open_exec(dirfd, rel.as_bytes())?;
+        let st = StatView::parse(&st);
+        let may_run = !self.fs.mounted_with(dirfd, super::mounts::MS_NOEXEC) && self.may(&st, 0o1);
         if !may_run {
             self.fs.close(fd);
             return Err(errno::EACCES);
@@ -999,6 +1022,9 @@ impl Sup {
         }
         self.fds = FdTable::default();
         if let Some(fd) = self.cwd_fd.take() {
+            self.fs.close(fd);
+        }
+        if let Some(fd) = self.exe_hold.take() {
             self.fs.close(fd);
         }
         objs
