@@ -348,6 +348,11 @@ def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
         lambda n: BATCH_TIMEOUT_BASE + (TESSERA_LIMIT + 30) * n)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
+    # Uncommitted code (results and docs aside) ran: the revision alone
+    # would name code that did not.
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs"],
+                             cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit += " with uncommitted changes" if changed else ""
     return results, _record(f"Tessera {commit}", argv, source, boots, wall, raw, mode)
 
 
