@@ -171,5 +171,31 @@ int main(void)
 	EXPECT_OK("rename a symlink (not its target)", rename("s", "s3"));
 	EXPECT_TRUE("the link moved, the file stayed", exists("s3") && exists("f"));
 	close(dir);
+
+	section("names relative to what is no directory");
+	int file = open("f", O_RDONLY);
+	EXPECT_ERR("linkat from a file descriptor", linkat(file, "x", AT_FDCWD, "x2", 0), ENOTDIR);
+	EXPECT_ERR("symlinkat at a file descriptor", symlinkat("f", file, "x"), ENOTDIR);
+	struct stat sb;
+	EXPECT_ERR("fstatat at a file descriptor", fstatat(file, "x", &sb, 0), ENOTDIR);
+	EXPECT_OK("fstatat of the file itself (AT_EMPTY_PATH)", fstatat(file, "", &sb, AT_EMPTY_PATH));
+	EXPECT_ERR("fchownat with an unknown flag", fchownat(AT_FDCWD, "f", 0, 0, 9999), EINVAL);
+	close(file);
+
+	section("the working directory through a link");
+	EXPECT_OK("mkdir real", mkdir("real", 0755));
+	EXPECT_OK("symlink to it", symlink("real", "via"));
+	char before[4096], after[4096];
+	EXPECT_TRUE("getcwd", getcwd(before, sizeof before) != NULL);
+	EXPECT_OK("chdir through the link", chdir("via"));
+	EXPECT_TRUE("getcwd there", getcwd(after, sizeof after) != NULL);
+	const char *last = strrchr(after, '/');
+	EXPECT_STR("getcwd names the directory, not the link", last ? last + 1 : "", "real");
+	EXPECT_OK("chdir ..", chdir(".."));
+	EXPECT_TRUE("getcwd back", getcwd(after, sizeof after) != NULL && strcmp(before, after) == 0);
+	EXPECT_ERR("rmdir of \".\"", rmdir("real/."), EINVAL);
+	EXPECT_ERR("rmdir of \"..\"", rmdir("real/.."), ENOTEMPTY);
+	EXPECT_OK("rmdir real", rmdir("real"));
+	EXPECT_OK("unlink via", unlink("via"));
 	return abi_done();
 }

@@ -69,6 +69,10 @@ static int fsize_effect(void *arg)
 	int fd = open("fsize", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	EXPECT_EQ("write 16 bytes: only up to the limit", write(fd, "0123456789abcdef", 16), 10);
 	EXPECT_ERR("write at the limit (SIGXFSZ ignored)", write(fd, "x", 1), EFBIG);
+	EXPECT_ERR("ftruncate past the limit", ftruncate(fd, 11), EFBIG);
+	EXPECT_OK("ftruncate within it", ftruncate(fd, 5));
+	EXPECT_ERR("truncate past the limit", truncate("fsize", 100), EFBIG);
+	EXPECT_OK("truncate within it", truncate("fsize", 10));
 	close(fd);
 	return 0;
 }

@@ -67,6 +67,18 @@ impl Sup {
     /// Where `path` (relative to `dirfd`) leads.
     pub(super) fn target(&self, dirfd: u64, path: &str) -> Result<Target, i64> {
         let cwd = dirfd as i64 == AT_FDCWD || dirfd as i32 == AT_FDCWD as i32;
+        // A name relative to a descriptor that is no directory leads
+        // nowhere, whatever its path would lead to.
+        if !cwd
+            && !path.is_empty()
+            && !path.starts_with('/')
+            && !matches!(
+                self.fds.ofd(dirfd)?.borrow().kind,
+                Kind::File { dir: true, .. } | Kind::VDir(_)
+            )
+        {
+            return Err(errno::ENOTDIR);
+        }
         let base = if path.starts_with('/') {
             String::from("/")
         } else {
@@ -451,6 +463,17 @@ impl Sup {
             }
             Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
         }
+    }
+
+    /// Whether a truncate may take a file of `size` bytes to `len`: not
+    /// past RLIMIT_FSIZE when it grows (EFBIG and SIGXFSZ, as Linux's
+    /// `inode_newsize_ok`).
+    pub(super) fn fsize_grow_ok(&mut self, size: u64, len: u64) -> Result<(), i64> {
+        if len > size && len > self.limits[RLIMIT_FSIZE][0] {
+            self.raise(linuxabi::signal::SIGXFSZ);
+            return Err(errno::EFBIG);
+        }
+        Ok(())
     }
 
     /// How much of a write of `len` bytes at `off` (at the end with
@@ -946,13 +969,19 @@ impl Sup {
         match self.target(dirfd, &path)? {
             Target::Virt(_) => Err(errno::EPERM),
             Target::Fs(d, rel) => {
-                let last = linuxabi::path::basename(&rel);
                 if flags & AT_REMOVEDIR != 0 {
-                    if last == "." || rel.ends_with("/.") || rel == "." {
+                    // The name as given: the target may be a whole path.
+                    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                    if last == "." {
                         return Err(errno::EINVAL);
                     }
                     if last == ".." {
                         return Err(errno::ENOTEMPTY);
+                    }
+                    // A mount's root is a mount point in the file system
+                    // above it, which no one removes while it is mounted.
+                    if d & super::mounts::MOUNT_ROOT != 0 && rel.trim_matches('/').is_empty() {
+                        return Err(errno::EBUSY);
                     }
                     return self.fs.path_op(api::RMDIR, d, 0, &[], &[rel.as_bytes()]).map(|_| 0);
                 }
@@ -991,6 +1020,11 @@ impl Sup {
         };
         if !link && (linuxabi::path::basename(&orel) == "." || linuxabi::path::basename(&orel) == "..") {
             return Err(errno::EBUSY);
+        }
+        // The new name's mount is asked first (Linux's filename_create
+        // takes write access to it before vfs_link looks at the file).
+        if link && self.fs.mounted_with(nd, super::mounts::MS_RDONLY) {
+            return Err(errno::EROFS);
         }
         if link
             && let Ok(b) = self.fs.stat(od, orel.as_bytes(), 0)
@@ -1096,7 +1130,12 @@ impl Sup {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
-            Kind::File { fd: ffd, .. } if d.writable() => self.fs.truncate(ffd, len).map(|_| 0),
+            Kind::File { fd: ffd, .. } if d.writable() => {
+                let size = StatView::parse(&self.fs.fstat(ffd)?).size as u64;
+                drop(d);
+                self.fsize_grow_ok(size, len)?;
+                self.fs.truncate(ffd, len).map(|_| 0)
+            }
             Kind::File { .. } => Err(errno::EINVAL),
             _ => Err(errno::EINVAL),
         }
@@ -1169,10 +1208,48 @@ impl Sup {
                 if let Some(old) = self.cwd_fd.replace(fd) {
                     self.fs.close(old);
                 }
-                self.cwd = abs;
+                self.cwd = self.physical(&abs);
             }
         }
         Ok(0)
+    }
+
+    /// `abs` with each symbolic link on the way replaced by what it names:
+    /// a working directory is where the links lead, not the way there
+    /// (Linux's getcwd). One lookup per name; chdir is rare.
+    fn physical(&self, abs: &str) -> String {
+        let mut out = String::from("/");
+        let mut rest: Vec<String> = abs
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .rev()
+            .map(String::from)
+            .collect();
+        let mut links = 0;
+        while let Some(c) = rest.pop() {
+            let next = linuxabi::path::absolute(&out, &c);
+            let link = match self.target(AT_FDCWD as u64, &next) {
+                Ok(Target::Fs(d, rel)) => self
+                    .fs
+                    .stat(d, rel.as_bytes(), api::AT_SYMLINK_NOFOLLOW)
+                    .is_ok_and(|b| StatView::parse(&b).kind() == st::S_IFLNK)
+                    .then(|| self.fs.readlink(d, 0, rel.as_bytes()).ok())
+                    .flatten(),
+                _ => None,
+            };
+            match link {
+                Some(t) if links < 40 => {
+                    links += 1;
+                    let t = String::from_utf8_lossy(&t).into_owned();
+                    if t.starts_with('/') {
+                        out = String::from("/");
+                    }
+                    rest.extend(t.split('/').filter(|c| !c.is_empty()).rev().map(String::from));
+                }
+                _ => out = next,
+            }
+        }
+        out
     }
 
     pub(super) fn fchdir(&mut self, fd: u64) -> Result<u64, i64> {

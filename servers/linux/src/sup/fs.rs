@@ -126,7 +126,7 @@ impl Fs {
         // mount's flag the same way, above the file system, after EXDEV).
         let changes = matches!(
             entry,
-            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR
+            api::MKDIR | api::RMDIR | api::UNLINK | api::RENAME | api::LINK | api::SYMLINK | api::SETATTR | api::MKNOD
         );
         if changes && self.mounts.read_only(id) {
             return Err(errno::EROFS);

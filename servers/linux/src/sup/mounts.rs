@@ -26,7 +26,7 @@ use super::fs::ROOT;
 const AT: u64 = super::files::AT_FDCWD as u64;
 
 /// A directory token: the root of mount `id`.
-const MOUNT_ROOT: u32 = 0x4000_0000;
+pub(super) const MOUNT_ROOT: u32 = 0x4000_0000;
 
 /// Mount `id`'s file number `fd` as the supervisor keeps it.
 pub fn tag(id: u32, fd: u32) -> u32 {
@@ -184,7 +184,7 @@ impl Table {
 /// programs change what it does here; the others (nosuid, atime rules,
 /// ...) are kept for statfs and /proc/mounts only. The propagation types (private, slave, shared, unbindable)
 /// have nothing to change: there is no propagation.
-const MS_RDONLY: u64 = 1;
+pub(super) const MS_RDONLY: u64 = 1;
 const MS_NOSUID: u64 = 2;
 pub const MS_NODEV: u64 = 4;
 pub const MS_NOEXEC: u64 = 8;

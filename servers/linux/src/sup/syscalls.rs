@@ -681,6 +681,9 @@ impl Sup {
     }
 
     fn chown_at(&mut self, rid: u64, dirfd: u64, path_at: u64, uid: u64, gid: u64, flags: u64) -> Result<u64, i64> {
+        if flags & !(0x100 | 0x1000) != 0 {
+            return Err(errno::EINVAL);
+        }
         let a = owner_attr(uid, gid);
         let path = self.read_cstr(rid, path_at, linuxabi::path::PATH_MAX - 1)?;
         let path = String::from_utf8(path).map_err(|_| errno::EINVAL)?;
@@ -706,6 +709,7 @@ impl Sup {
         if s.is_dir() {
             return Err(errno::EISDIR);
         }
+        self.fsize_grow_ok(s.size as u64, len)?;
         self.setattr_at(
             AT_FDCWD as u64,
             &path,
