@@ -219,6 +219,7 @@ impl Server {
                 nonblock: kind & SOCK_NONBLOCK != 0,
                 reuseaddr: false,
                 keepalive: false,
+                oobinline: false,
                 nodelay: false,
                 rcvbuf,
                 sndbuf,
@@ -426,12 +427,18 @@ impl Server {
             (SOL_SOCKET, SO_SNDBUF) => o.sndbuf as i32,
             (SOL_SOCKET, SO_RCVBUF) => o.rcvbuf as i32,
             (SOL_SOCKET, SO_KEEPALIVE) => o.keepalive as i32,
+            (SOL_SOCKET, SO_OOBINLINE) => o.oobinline as i32,
             (SOL_SOCKET, SO_PROTOCOL) => s.protocol as i32,
             (SOL_SOCKET, SO_DOMAIN) => AF_INET as i32,
             (SOL_SOCKET, SO_ACCEPTCONN) => matches!(s.kind, Kind::Tcp(Tcp::Listening(_))) as i32,
             (IPPROTO_TCP, TCP_NODELAY) if tcp => o.nodelay as i32,
             (IPPROTO_IP, IP_TTL) => o.ttl.unwrap_or(64) as i32,
-            _ => return Err(Errno::ENOPROTOOPT),
+            // A level of no protocol of the socket falls through to IP's,
+            // which refuses what is not its own (Linux's ip_getsockopt).
+            (SOL_SOCKET | IPPROTO_IP, _) => return Err(Errno::ENOPROTOOPT),
+            (IPPROTO_TCP, _) if tcp => return Err(Errno::ENOPROTOOPT),
+            (IPPROTO_UDP, _) if !tcp => return Err(Errno::ENOPROTOOPT),
+            _ => return Err(Errno::EOPNOTSUPP),
         };
         Ok(Outcome::Value(4, v.to_le_bytes().to_vec()))
     }
@@ -454,6 +461,7 @@ impl Server {
         match (level, name) {
             (SOL_SOCKET, SO_REUSEADDR) => o.reuseaddr = v != 0,
             (SOL_SOCKET, SO_KEEPALIVE) => o.keepalive = v != 0,
+            (SOL_SOCKET, SO_OOBINLINE) => o.oobinline = v != 0,
             (SOL_SOCKET, SO_SNDBUF) if fresh => o.sndbuf = size,
             (SOL_SOCKET, SO_RCVBUF) if fresh => o.rcvbuf = size,
             (SOL_SOCKET, SO_SNDBUF | SO_RCVBUF) => {}

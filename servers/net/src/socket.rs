@@ -40,6 +40,9 @@ pub struct Options {
     pub nonblock: bool,
     pub reuseaddr: bool,
     pub keepalive: bool,
+    /// SO_OOBINLINE: kept for getsockopt; no urgent data arrives apart
+    /// here (the stack passes none), so it changes nothing else.
+    pub oobinline: bool,
     pub nodelay: bool,
     pub rcvbuf: usize,
     pub sndbuf: usize,

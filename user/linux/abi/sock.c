@@ -122,6 +122,15 @@ int main(void)
 	EXPECT_OK("set SO_RCVBUF", setsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, sizeof size));
 	EXPECT_TRUE("SO_RCVBUF is at least what was set", opt(s, SOL_SOCKET, SO_RCVBUF) >= 16384);
 	EXPECT_ERR("setsockopt with a negative length", setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, -1), EINVAL);
+	EXPECT_OK("set SO_OOBINLINE", setsockopt(s, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one));
+	EXPECT_EQ("SO_OOBINLINE", opt(s, SOL_SOCKET, SO_OOBINLINE), 1);
+	socklen_t olen = sizeof one;
+	EXPECT_ERR("getsockopt into a null buffer", getsockopt(s, SOL_SOCKET, SO_OOBINLINE, NULL, &olen), EFAULT);
+	EXPECT_ERR("getsockopt at an unknown level", getsockopt(s, 500, SO_OOBINLINE, &one, &olen), EOPNOTSUPP);
+	EXPECT_ERR("getsockopt at UDP's level of a TCP socket",
+		   getsockopt(s, IPPROTO_UDP, SO_OOBINLINE, &one, &olen), EOPNOTSUPP);
+	EXPECT_ERR("getsockopt of an unknown TCP option", getsockopt(s, IPPROTO_TCP, -1, &one, &olen), ENOPROTOOPT);
+	EXPECT_ERR("getsockopt of an unknown IP option", getsockopt(s, IPPROTO_IP, -1, &one, &olen), ENOPROTOOPT);
 	int fl = fcntl(s, F_GETFL);
 	EXPECT_EQ("F_GETFL", fl, O_RDWR);
 	close(s);

@@ -157,6 +157,7 @@ pub const SO_ERROR: u32 = 4;
 pub const SO_SNDBUF: u32 = 7;
 pub const SO_RCVBUF: u32 = 8;
 pub const SO_KEEPALIVE: u32 = 9;
+pub const SO_OOBINLINE: u32 = 10;
 pub const SO_PROTOCOL: u32 = 38;
 pub const SO_DOMAIN: u32 = 39;
 pub const SO_ACCEPTCONN: u32 = 30;
