@@ -97,6 +97,57 @@ static int write_to_closed_pipe(void *arg)
 	return 0;
 }
 
+/* Sends `sig` to its parent after 50 ms, then exits. */
+static pid_t send_later(int sig)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		usleep(50000);
+		kill(parent, sig);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void sigwait_cases(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	struct timespec ts = { 0, 50000000 };
+	siginfo_t si;
+	EXPECT_ERR("nothing comes in time", sigtimedwait(&set, &si, &ts), EAGAIN);
+
+	sigprocmask(SIG_BLOCK, &set, &old);
+	handled = 0;
+	pid_t pid = send_later(SIGUSR1);
+	memset(&si, 0, sizeof si);
+	EXPECT_EQ("a blocked signal of the set, sent while waiting", sigwaitinfo(&set, &si), SIGUSR1);
+	EXPECT_TRUE("its sender and code", si.si_pid == pid && si.si_code == SI_USER);
+	EXPECT_EQ("no handler ran", handled, 0);
+	waitpid(pid, NULL, 0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	pid = send_later(SIGUSR1);
+	EXPECT_EQ("an unblocked signal of the set is taken too", sigwaitinfo(&set, NULL), SIGUSR1);
+	EXPECT_EQ("and its handler does not run", handled, 0);
+	waitpid(pid, NULL, 0);
+
+	pid = send_later(SIGUSR2);
+	/* The call itself: musl's sigtimedwait calls again after EINTR. */
+	EXPECT_ERR("a signal outside the set interrupts",
+		   syscall(SYS_rt_sigtimedwait, &set, NULL, &(struct timespec){ 2, 0 }, 8), EINTR);
+	EXPECT_EQ("and its handler ran", handled, 1);
+	waitpid(pid, NULL, 0);
+	signal(SIGUSR2, SIG_DFL);
+}
+
 int main(void)
 {
 	abi_init();
@@ -188,6 +239,9 @@ int main(void)
 	write(q[1], "z", 1);
 	/* No handler ran, so the read just goes on. */
 	EXPECT_STATUS("its read completed after SIGCONT", wait_status(child), "exited 0");
+
+	section("sigtimedwait");
+	sigwait_cases();
 
 	section("SIGPIPE and EPIPE");
 	EXPECT_STATUS("write to a pipe without readers", in_child(write_to_closed_pipe, NULL), "killed by SIGPIPE");

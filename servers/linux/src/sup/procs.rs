@@ -205,6 +205,7 @@ impl Sup {
         self.exe.clear();
         self.argv.clear();
         self.held = None;
+        self.waiting_set = None;
         self.passed = None;
         self.clear_tid = 0;
         self.threads_end();

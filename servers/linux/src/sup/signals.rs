@@ -248,10 +248,43 @@ impl Sup {
             self.sig.infos[(s - 1) as usize] = info;
         }
         self.sig.pending |= sig::bit(s);
+        if self.sigwait_take(s) {
+            return;
+        }
         if self.sig.deliverable() & sig::bit(s) != 0 {
             self.kick();
         }
         self.signalfd_posted();
+    }
+
+    /// A signal of the set a held sigtimedwait waits for ends the wait:
+    /// taken there, blocked or not, not delivered (Linux's
+    /// do_sigtimedwait unblocks the set while it waits and dequeues what
+    /// comes).
+    fn sigwait_take(&mut self, s: u32) -> bool {
+        let Some((set, info_at, _)) = self.waiting_set else {
+            return false;
+        };
+        let Some((rid, Hold::Poll { .. })) = self.held else {
+            return false;
+        };
+        if set & sig::bit(s) == 0 {
+            return false;
+        }
+        self.waiting_set = None;
+        self.held = None;
+        let info = self.sig.take(s);
+        let v = if info_at != 0
+            && self
+                .write_mem(rid, info_at, &SigInfo { signo: s, ..info }.to_bytes())
+                .is_err()
+        {
+            errno::fail(errno::EFAULT)
+        } else {
+            s as u64
+        };
+        self.answer(rid, v);
+        true
     }
 
     pub(super) fn signal_posted(&mut self, s: proto::Signal) {
@@ -294,6 +327,7 @@ impl Sup {
                     errno::EINTR
                 };
                 self.held = None;
+                self.waiting_set = None;
                 self.answer(rid, errno::fail(e));
             }
             Some((rid, Hold::Stopped)) => {
