@@ -1400,6 +1400,83 @@ mod tests {
         assert_eq!(k.request(&ROOT, b"user", b"d", Some(b"c"), 0, 0), Err(errno::EACCES));
     }
 
+    /// Random calls with random serials and ids from several processes
+    /// and users: nothing panics, and once every process has ended only
+    /// the users' keyrings remain, with nothing charged but theirs.
+    #[test]
+    fn random_calls_never_panic_or_leak() {
+        let mut k = Keys::new();
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut serials: Vec<i32> = alloc::vec![0, -1, -2, -3, -4, -5, -6, -7, -8, -9, i32::MAX, i32::MIN];
+        for round in 0..20_000u64 {
+            let pid = 100 + (rnd() % 6) as u32;
+            let c = Caller {
+                pid,
+                tid: pid + (rnd() % 2) as u32 * 1000,
+                uid: [0, 1000, 1001][(rnd() % 3) as usize],
+                gid: 0,
+            };
+            let id = serials[(rnd() % serials.len() as u64) as usize];
+            let other = serials[(rnd() % serials.len() as u64) as usize];
+            let now = round * 10_000_000;
+            let name = [b"a".as_slice(), b"b", b"s:c", b""][(rnd() % 4) as usize];
+            let ty = [b"user".as_slice(), b"logon", b"keyring", b"big_key"][(rnd() % 4) as usize];
+            let r = match rnd() % 12 {
+                0 | 1 => k.add(&c, ty, Some(name), Some(&[1, 2, 3][..(rnd() % 4) as usize]), id, now),
+                2 => k.request(&c, ty, name, Some(b"x"), other, now),
+                3 => k.search_op(&c, id, ty, name, other, now),
+                4 => k.join(&c, if rnd() % 2 == 0 { None } else { Some(name) }),
+                5 => k.read(&c, id, rnd() % 9, now).map(|_| 0),
+                6 => k.describe(&c, id, now).map(|_| 0),
+                7 => k.update(&c, id, Some(b"new"), now).map(|_| 0),
+                8 => {
+                    let op = [0, 3, 4, 5, 7, 8, 9, 14, 15, 21, 99][(rnd() % 11) as usize];
+                    let a = [id as u64, other as u64, rnd() % 3, rnd() % 0x4000_0000];
+                    k.ctl(&c, op, a, now).map(|v| v as i32)
+                }
+                9 => {
+                    k.fork(pid, 100 + (rnd() % 6) as u32);
+                    Ok(0)
+                }
+                10 => {
+                    k.exec(pid);
+                    Ok(0)
+                }
+                _ => {
+                    k.exit(pid);
+                    Ok(0)
+                }
+            };
+            if let Ok(s) = r
+                && s > 0
+            {
+                serials.push(s);
+            }
+        }
+        for pid in 100..106 {
+            k.exit(pid);
+        }
+        // What users' keyrings hold stays, as on Linux; nothing else.
+        let mut reach = BTreeSet::new();
+        let mut work: Vec<i32> = k.users.values().flat_map(|&(a, b)| [a, b]).collect();
+        while let Some(s) = work.pop() {
+            if reach.insert(s) {
+                work.extend(k.keys[&s].links.iter().copied());
+            }
+        }
+        assert_eq!(k.count(), reach.len(), "only what the users' keyrings reach is left");
+        let charged: u64 = k.usage.values().map(|u| u.keys).sum();
+        assert_eq!(charged as usize, reach.len());
+        let bytes: u64 = k.keys.values().map(|x| x.charged).sum();
+        assert_eq!(bytes, k.total_bytes);
+    }
+
     #[test]
     fn fork_shares_session_and_exec_drops_process_rings() {
         let mut k = Keys::new();

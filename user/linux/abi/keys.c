@@ -98,6 +98,9 @@ static void add_tests(void)
 	EXPECT_EQ("read after the update", keyctl(K_READ, k, (long)buf, sizeof buf, 0), 3);
 	EXPECT_STR("the new payload", buf, "bye");
 	EXPECT_EQ("read with no buffer: the length", keyctl(K_READ, k, 0, 0, 0), 3);
+	static char list[65536];
+	read_text("/proc/keys", list, sizeof list);
+	EXPECT_TRUE("/proc/keys lists it with its length", strstr(list, " user      k1: 3\n") != NULL);
 	EXPECT_ERR("read into a bad buffer", keyctl(K_READ, k, (long)BAD, 3, 0), EFAULT);
 
 	EXPECT_ERR("user key with no payload", add_key("user", "k2", "", 0, SPEC_PROCESS), EINVAL);
