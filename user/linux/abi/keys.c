@@ -13,6 +13,7 @@
  */
 #include "abi.h"
 
+#include <pthread.h>
 #include <time.h>
 
 #define SPEC_THREAD -1
@@ -341,6 +342,33 @@ static int holder_fn(void *arg)
 	return 0;
 }
 
+/* In a thread: its thread keyring, a key there, its process keyring. */
+static void *thread_fn(void *arg)
+{
+	long *out = arg;
+	out[0] = keyctl(K_GET_KEYRING_ID, SPEC_THREAD, 1, 0, 0);
+	out[1] = add_key("user", "in-thread", "x", 1, SPEC_THREAD);
+	out[2] = keyctl(K_GET_KEYRING_ID, SPEC_PROCESS, 0, 0, 0);
+	return NULL;
+}
+
+static void thread_tests(void)
+{
+	section("threads");
+	long mine = keyctl(K_GET_KEYRING_ID, SPEC_THREAD, 1, 0, 0);
+	long out[3] = {0, 0, 0};
+	pthread_t t;
+	EXPECT_EQ("a thread", pthread_create(&t, NULL, thread_fn, out), 0);
+	pthread_join(t, NULL);
+	EXPECT_TRUE("has a thread keyring of its own", out[0] > 0 && out[0] != mine);
+	EXPECT_TRUE("keeps a key there", out[1] > 0);
+	EXPECT_TRUE("shares the process keyring",
+		    out[2] == keyctl(K_GET_KEYRING_ID, SPEC_PROCESS, 0, 0, 0));
+	EXPECT_TRUE("the main thread does not see its key",
+		    keyctl(K_SEARCH, SPEC_THREAD, (long)"user", (long)"in-thread", 0) == -1 && errno == ENOKEY);
+	EXPECT_STR("its key goes when it ends", gone(out[1]), "ENOKEY");
+}
+
 static void process_tests(void)
 {
 	section("other users and ending processes");
@@ -409,6 +437,7 @@ int main(void)
 	keyring_tests();
 	state_tests();
 	request_tests();
+	thread_tests();
 	process_tests();
 	settings_tests();
 	return abi_done();
