@@ -225,6 +225,23 @@ pub mod ctl {
     /// reader. The end counts as open at once, as Linux's, so that a
     /// blocked opener lets the other side's open go on.
     pub const FIFO_OPEN: u64 = 78;
+    /// [operation (`keys`), ...]: the key retention service's settings
+    /// and list (`shared/keys.rs`).
+    pub const KEYS: u64 = 105;
+}
+
+/// Operations of `ctl::KEYS`, and request_key's place among keyctl's
+/// (`pass::KEYCTL`).
+pub mod keys {
+    /// [index of `linuxabi::keys::SETTINGS`, value or u64::MAX to only
+    /// read] → [value or -errno] (the supervisor checked root's right).
+    pub const SETTING: u64 = 0;
+    /// [pid, tid, uid | gid << 32] → [length, text in words]: `/proc/keys`
+    /// as that thread sees it.
+    pub const LIST: u64 = 1;
+    /// `pass::KEYCTL`'s operation for request_key(type, description,
+    /// callout, keyring): beyond keyctl's 32-bit operations.
+    pub const REQUEST: u64 = 1 << 32;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -279,6 +296,12 @@ pub mod pass {
     /// [pid, object, address, prot, flags]: mmap of a file's range whose
     /// memory object (`ctl::FMAP`) is ready: it is shared into the caller.
     pub const FMAP: u64 = 7;
+    /// [pid, uid | gid << 32, type, description, payload, length,
+    /// keyring]: add_key (`shared/keys.rs`).
+    pub const KEY_ADD: u64 = 9;
+    /// [pid, uid | gid << 32, operation, its four arguments]: keyctl, or
+    /// request_key (`keys::REQUEST`).
+    pub const KEYCTL: u64 = 10;
     /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).

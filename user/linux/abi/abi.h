@@ -125,7 +125,8 @@ ABI_FN const char *errname(int e)
 		[ENETUNREACH] = "ENETUNREACH", [ECONNRESET] = "ECONNRESET",
 		[ENOBUFS] = "ENOBUFS", [EISCONN] = "EISCONN", [ENOTCONN] = "ENOTCONN",
 		[ECONNREFUSED] = "ECONNREFUSED", [EALREADY] = "EALREADY",
-		[EINPROGRESS] = "EINPROGRESS",
+		[EINPROGRESS] = "EINPROGRESS", [ENOKEY] = "ENOKEY",
+		[EKEYEXPIRED] = "EKEYEXPIRED", [EKEYREVOKED] = "EKEYREVOKED",
 	};
 	static char other[32];
 	if (e >= 0 && e < (int)(sizeof names / sizeof names[0]) && names[e])

@@ -15,6 +15,7 @@
 
 mod eventfd;
 mod fmap;
+mod keys;
 mod locks;
 pub mod loopdev;
 pub mod mounts;
@@ -145,6 +146,8 @@ pub struct Shared {
     /// process without CAP_SYS_RESOURCE, and the most a new pipe of one
     /// holds.
     pub pipe_max_size: u64,
+    /// The key retention service (`keys.rs`).
+    pub keys: linuxabi::keys::Keys,
 }
 
 impl Shared {
@@ -170,6 +173,7 @@ impl Shared {
             mounts: Default::default(),
             fmaps: Default::default(),
             pipe_max_size: linuxabi::pipe::MAX_SIZE as u64,
+            keys: Default::default(),
         }
     }
 
@@ -584,6 +588,7 @@ impl Shared {
             ctl::MOUNT => self.mount_ctl(&w),
             ctl::COMM => self.rename(info.caller, &w),
             ctl::SYSCTL => self.sysctl(&w),
+            ctl::KEYS => self.keys_ctl(&w),
             ctl::TPID => {
                 if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
                     p.tpid = word(&w, 2);
@@ -619,6 +624,7 @@ impl Shared {
             }
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
+                self.keys.thread_end(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)
             }
             _ => result(-errno::ENOSYS),
@@ -630,6 +636,10 @@ impl Shared {
         let w = proto::words(&info.inline[..n]);
         let pid = word(&w, 1) as u32;
         let tid = (word(&w, 1) >> 32) as u32;
+        if matches!(word(&w, 0), proto::pass::KEY_ADD | proto::pass::KEYCTL) {
+            self.keys_pass(rid, &w);
+            return;
+        }
         if word(&w, 0) >= proto::pass::SYSV {
             self.sysv_pass(rid, &w);
             return;

@@ -326,6 +326,7 @@ impl Shared {
         };
         let pid = self.procs.add(pid, parent, pgid, sid, sup);
         self.fmap_fork(parent, pid);
+        self.keys.fork(parent, pid);
         if let Some(c) = self.procs.get_mut(pid) {
             c.exit_signal = ((word(w, 2) >> 8) & 0xff) as u32;
         }
@@ -345,6 +346,7 @@ impl Shared {
         }
         self.ptimers_exit(pid, true);
         self.fmap_exit(pid);
+        self.keys.exec(pid);
         result(0)
     }
 
@@ -376,6 +378,7 @@ impl Shared {
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
+        self.keys.exit(pid);
         self.fmap_exit(pid);
         self.ptimers_exit(pid, false);
         let Some(p) = self.procs.get_mut(pid) else {

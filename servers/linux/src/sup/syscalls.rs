@@ -312,6 +312,7 @@ impl Sup {
             nr::MKNODAT => ret(self.mknodat(rid, a[0], a[1], a[2], a[3])),
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
             n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
+            n if super::keys::is_key_call(n) => self.key_call(rid, n, a),
             nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
             nr::TIMER_CREATE => ret(self.timer_create(rid, a[0] as i32 as i64 as u64, a[1], a[2])),
             nr::TIMER_SETTIME => ret(self.timer_settime(rid, a[0], a[1], a[2], a[3])),

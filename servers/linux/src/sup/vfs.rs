@@ -186,6 +186,7 @@ impl Sup {
                 Ok(VNode::Dir(list))
             }
             "self" if more.is_empty() => Ok(VNode::Link(self.pid.to_string())),
+            "keys" if more.is_empty() => Ok(VNode::Mem(self.keys_list())),
             "sys" => self.sys_node(more),
             "sysvipc" => match ["shm", "sem", "msg"].iter().position(|n| *n == more) {
                 Some(i) => Ok(VNode::Mem(self.sysv_list(i as u64))),
@@ -545,7 +546,11 @@ impl Sup {
                     "tainted",
                 ];
                 let names: Vec<&str> = own.into_iter().chain(linuxabi::sysv::SETTINGS).collect();
-                files("kernel", &names)
+                let mut d = files("kernel", &names);
+                if let VNode::Dir(l) = &mut d {
+                    l.push(("keys".into(), DT_DIR, ino_of("sys/kernel/keys")));
+                }
+                d
             }
             "kernel/pid_max" => VNode::Mem(format!("{}\n", self.sysctl(sysctl::PID_MAX, None)?).into_bytes()),
             // What uname reports.
@@ -560,6 +565,11 @@ impl Sup {
             k if super::sysv::setting_of(&format!("/proc/sys/{k}")).is_some() => {
                 let index = super::sysv::setting_of(&format!("/proc/sys/{k}")).unwrap_or(0);
                 VNode::Mem(self.sysv_setting(index, None)?)
+            }
+            "kernel/keys" => files("kernel/keys", &linuxabi::keys::SETTINGS),
+            k if super::keys::setting_of(&format!("/proc/sys/{k}")).is_some() => {
+                let index = super::keys::setting_of(&format!("/proc/sys/{k}")).unwrap_or(0);
+                VNode::Mem(format!("{}\n", self.keys_setting(index, None)?).into_bytes())
             }
             "fs" => files("fs", &["pipe-max-size"]),
             "fs/pipe-max-size" => VNode::Mem(format!("{}\n", self.sysctl(sysctl::PIPE_MAX_SIZE, None)?).into_bytes()),
@@ -608,6 +618,7 @@ impl Sup {
 /// the settings the system honours.
 pub fn writable(abs: &str) -> bool {
     super::sysv::setting_of(abs).is_some()
+        || super::keys::setting_of(abs).is_some()
         || matches!(
             abs,
             "/proc/sys/kernel/pid_max"
@@ -650,6 +661,10 @@ impl Sup {
             }
             "/proc/sys/fs/pipe-max-size" => {
                 self.sysctl(sysctl::PIPE_MAX_SIZE, Some(number_of(&text)?))?;
+            }
+            k if super::keys::setting_of(k).is_some() => {
+                let index = super::keys::setting_of(k).unwrap_or(0);
+                self.keys_setting(index, Some(number_of(&text)?))?;
             }
             // Linux's proc_dostring: up to the first newline, at most
             // the name's 64 bytes; what follows is dropped.
