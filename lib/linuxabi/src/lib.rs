@@ -16,6 +16,7 @@ pub mod errno;
 pub mod eventfd;
 pub mod fcntl;
 pub mod frame;
+pub mod inotify;
 pub mod loopdev;
 pub mod mlock;
 pub mod nr;

@@ -12,6 +12,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
+use linuxabi::inotify as ino;
 use linuxabi::signal as sig;
 use linuxabi::structs::{self as st, StatView};
 use linuxabi::termios as tio;
@@ -218,6 +219,13 @@ impl Sup {
                 if flags & fdt::O_PATH != 0 {
                     fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
+                // Whether the open makes the file or cuts it (inotify's
+                // IN_CREATE, IN_MODIFY): looked at only while watches exist.
+                let before = if flags & (fdt::O_CREAT | fdt::O_TRUNC) != 0 && flags & fdt::O_PATH == 0 {
+                    Some(self.note_stat(&self.abs_of(dirfd, path)))
+                } else {
+                    None
+                };
                 // O_CREAT on a directory (".", "..", "dir/") is the file
                 // server's EISDIR, as on Linux.
                 let (fd, cache) = match self
@@ -256,6 +264,15 @@ impl Sup {
                 if flags & (fdt::O_DIRECT | fdt::O_PATH | fdt::O_DIRECTORY) == 0 {
                     o.borrow_mut().cache = cache;
                 }
+                if flags & fdt::O_PATH == 0 && self.watching.on {
+                    let d = o.borrow();
+                    match before {
+                        Some(None) if flags & fdt::O_CREAT != 0 => self.note_entry(&d.path, false, ino::IN_CREATE),
+                        Some(Some(_)) if flags & fdt::O_TRUNC != 0 => self.note_ofd(&d, ino::IN_MODIFY),
+                        _ => {}
+                    }
+                    self.note_ofd(&d, ino::IN_OPEN);
+                }
                 Ok(o)
             }
         }
@@ -265,6 +282,14 @@ impl Sup {
     pub(super) fn release(&mut self, o: &OfdRef) {
         let d = o.borrow();
         if let Kind::File { fd, .. } = d.kind {
+            if d.flags & fdt::O_PATH == 0 {
+                let m = if d.writable() {
+                    ino::IN_CLOSE_WRITE
+                } else {
+                    ino::IN_CLOSE_NOWRITE
+                };
+                self.note_ofd(&d, m);
+            }
             self.fs.close(fd);
         }
         if let Some(fd) = d.node {
@@ -377,6 +402,9 @@ impl Sup {
                 let missed = d.cache != 0;
                 let r = self.fs.read_to_caller(rid, ffd, off, buf, len, missed);
                 self.pos_put(&mut d, at, r.ok().map(|n| off + n));
+                if matches!(r, Ok(n) if n > 0) {
+                    self.note_ofd(&d, ino::IN_ACCESS);
+                }
                 ret(r)
             }
             Kind::Obj { id, kind } => {
@@ -497,6 +525,9 @@ impl Sup {
                 drop(d);
                 if let Ok((n, end)) = r {
                     self.fmap_wrote(rid, ffd, end - n, buf, n);
+                    if n > 0 {
+                        self.note_ofd(&o.borrow(), ino::IN_MODIFY);
+                    }
                 }
                 ret(r.map(|(n, _)| n))
             }
@@ -932,7 +963,12 @@ impl Sup {
                     // The file server has no last name for the root (EBUSY);
                     // for mkdir it simply exists (`mkdir -p` relies on it).
                     Err(errno::EBUSY) => Err(errno::EEXIST),
-                    r => r.map(|_| 0),
+                    r => {
+                        if r.is_ok() {
+                            self.note_entry(&self.abs_of(dirfd, &path), true, ino::IN_CREATE);
+                        }
+                        r.map(|_| 0)
+                    }
                 }
             }
         }
@@ -943,7 +979,21 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         let path = self.read_path(rid, path_at)?;
-        match self.target(dirfd, &path)? {
+        self.unlink_fs(dirfd, &path, flags)
+    }
+
+    fn unlink_fs(&mut self, dirfd: u64, path: &str, flags: u64) -> Result<u64, i64> {
+        let abs = self.abs_of(dirfd, path);
+        let before = self.note_stat(&abs);
+        let r = self.unlink_at(dirfd, path, flags);
+        if let (Ok(_), Some(st)) = (r, before) {
+            self.note_unlinked(&abs, &st);
+        }
+        r
+    }
+
+    fn unlink_at(&mut self, dirfd: u64, path: &str, flags: u64) -> Result<u64, i64> {
+        match self.target(dirfd, path)? {
             Target::Virt(_) => Err(errno::EPERM),
             Target::Fs(d, rel) => {
                 let last = linuxabi::path::basename(&rel);
@@ -1014,9 +1064,21 @@ impl Sup {
             0
         };
         let entry = if link { api::LINK } else { api::RENAME };
+        let (from, to) = (self.abs_of(a[0], &old), self.abs_of(a[2], &new));
+        let (before, over) = (self.note_stat(&from), self.note_stat(&to));
         self.fs
-            .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])
-            .map(|_| 0)
+            .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])?;
+        if let Some(st) = before {
+            if link {
+                self.note_link(&to, &st);
+            } else if !(over.is_some_and(|o| o.dev == st.dev && o.ino == st.ino)) {
+                if let Some(o) = over {
+                    self.note_unlinked(&to, &o);
+                }
+                self.note_move(&from, &to, &st);
+            }
+        }
+        Ok(0)
     }
 
     pub(super) fn symlinkat(&mut self, rid: u64, target_at: u64, dirfd: u64, path_at: u64) -> Result<u64, i64> {
@@ -1028,8 +1090,9 @@ impl Sup {
                 let mut fields = [0u8; 8];
                 fields[..4].copy_from_slice(&(target.len() as u32).to_le_bytes());
                 self.fs
-                    .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])
-                    .map(|_| 0)
+                    .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])?;
+                self.note_entry(&self.abs_of(dirfd, &path), false, ino::IN_CREATE);
+                Ok(0)
             }
         }
     }
@@ -1074,7 +1137,17 @@ impl Sup {
             Target::Virt(_) => Err(errno::EPERM),
             Target::Fs(d, rel) => {
                 let f = if nofollow { api::AT_SYMLINK_NOFOLLOW } else { 0 };
-                self.fs.setattr(d, f, a, rel.as_bytes()).map(|_| 0)
+                self.fs.setattr(d, f, a, rel.as_bytes())?;
+                if self.watching.on {
+                    let abs = self.abs_of(dirfd, path);
+                    let st = self
+                        .stat_at(AT_FDCWD as u64, &abs, if nofollow { 0x100 } else { 0 })
+                        .ok();
+                    if let Some(st) = st {
+                        self.note_path(&abs, Some(&st), attr_event(a));
+                    }
+                }
+                Ok(0)
             }
         }
     }
@@ -1083,7 +1156,11 @@ impl Sup {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
-            Kind::File { fd, .. } => self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"").map(|_| 0),
+            Kind::File { fd, .. } => {
+                self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"")?;
+                self.note_ofd(&d, attr_event(a));
+                Ok(0)
+            }
             Kind::Obj { .. } | Kind::KPipe { .. } => Ok(0),
             _ => Err(errno::EPERM),
         }
@@ -1096,7 +1173,11 @@ impl Sup {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
-            Kind::File { fd: ffd, .. } if d.writable() => self.fs.truncate(ffd, len).map(|_| 0),
+            Kind::File { fd: ffd, .. } if d.writable() => {
+                self.fs.truncate(ffd, len)?;
+                self.note_ofd(&d, ino::IN_MODIFY);
+                Ok(0)
+            }
             Kind::File { .. } => Err(errno::EINVAL),
             _ => Err(errno::EINVAL),
         }
@@ -1470,5 +1551,14 @@ impl Sup {
             }
             _ => Ok(v),
         }
+    }
+}
+
+/// inotify's event of a change of attributes: a new size is IN_MODIFY.
+fn attr_event(a: &SetAttr) -> u32 {
+    if a.valid & SetAttr::SIZE != 0 {
+        ino::IN_MODIFY
+    } else {
+        ino::IN_ATTRIB
     }
 }
