@@ -88,6 +88,10 @@ impl Queue {
         self.events.is_empty()
     }
 
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
     /// Bytes a read could take (FIONREAD).
     pub fn bytes(&self) -> usize {
         self.bytes

@@ -16,6 +16,11 @@ use linuxabi::errno;
 use linuxabi::inotify::{self as ino, Event, Queue};
 use tessera_rt::sys::calls;
 
+/// The most bytes of events queued in all instances together: the
+/// shared server's memory is every process's, and max_queued_events may
+/// be raised to 2^31 (past it, an instance's queue ends with an overflow).
+const BUDGET: usize = 16 << 20;
+
 struct Watch {
     wd: i32,
     /// The inode: (device, inode number).
@@ -216,8 +221,9 @@ impl Shared {
                 n.cookie = n.cookie.wrapping_add(1).max(1);
                 cookie = n.cookie;
             }
+            let full = n.instances.values().map(|i| i.queue.bytes()).sum::<usize>() >= BUDGET;
             for i in n.instances.values_mut() {
-                let max = i.max;
+                let max = if full { (i.queue.len() as u64).min(i.max) } else { i.max };
                 let mut ended = Vec::new();
                 if mask & ino::IN_UNMOUNT != 0 {
                     // Every watch of the device's files: key (device, 0).

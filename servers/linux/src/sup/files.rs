@@ -222,7 +222,7 @@ impl Sup {
                 // Whether the open makes the file or cuts it (inotify's
                 // IN_CREATE, IN_MODIFY): looked at only while watches exist.
                 let before = if flags & (fdt::O_CREAT | fdt::O_TRUNC) != 0 && flags & fdt::O_PATH == 0 {
-                    Some(self.note_stat(&self.abs_of(dirfd, path)))
+                    Some(self.note_stat((dirfd, path)))
                 } else {
                     None
                 };
@@ -267,7 +267,9 @@ impl Sup {
                 if flags & fdt::O_PATH == 0 && self.watching.on {
                     let d = o.borrow();
                     match before {
-                        Some(None) if flags & fdt::O_CREAT != 0 => self.note_entry(&d.path, false, ino::IN_CREATE),
+                        Some(None) if flags & fdt::O_CREAT != 0 => {
+                            self.note_entry((dirfd, path), false, ino::IN_CREATE)
+                        }
                         Some(Some(_)) if flags & fdt::O_TRUNC != 0 => self.note_ofd(&d, ino::IN_MODIFY),
                         _ => {}
                     }
@@ -965,7 +967,7 @@ impl Sup {
                     Err(errno::EBUSY) => Err(errno::EEXIST),
                     r => {
                         if r.is_ok() {
-                            self.note_entry(&self.abs_of(dirfd, &path), true, ino::IN_CREATE);
+                            self.note_entry((dirfd, &path), true, ino::IN_CREATE);
                         }
                         r.map(|_| 0)
                     }
@@ -983,11 +985,10 @@ impl Sup {
     }
 
     fn unlink_fs(&mut self, dirfd: u64, path: &str, flags: u64) -> Result<u64, i64> {
-        let abs = self.abs_of(dirfd, path);
-        let before = self.note_stat(&abs);
+        let before = self.note_stat((dirfd, path));
         let r = self.unlink_at(dirfd, path, flags);
         if let (Ok(_), Some(st)) = (r, before) {
-            self.note_unlinked(&abs, &st);
+            self.note_unlinked((dirfd, path), &st);
         }
         r
     }
@@ -1064,18 +1065,18 @@ impl Sup {
             0
         };
         let entry = if link { api::LINK } else { api::RENAME };
-        let (from, to) = (self.abs_of(a[0], &old), self.abs_of(a[2], &new));
-        let (before, over) = (self.note_stat(&from), self.note_stat(&to));
+        let (from, to) = ((a[0], old.as_str()), (a[2], new.as_str()));
+        let (before, over) = (self.note_stat(from), self.note_stat(to));
         self.fs
             .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])?;
         if let Some(st) = before {
             if link {
-                self.note_link(&to, &st);
+                self.note_link(to, &st);
             } else if !(over.is_some_and(|o| o.dev == st.dev && o.ino == st.ino)) {
                 if let Some(o) = over {
-                    self.note_unlinked(&to, &o);
+                    self.note_unlinked(to, &o);
                 }
-                self.note_move(&from, &to, &st);
+                self.note_move(from, to, &st);
             }
         }
         Ok(0)
@@ -1091,7 +1092,7 @@ impl Sup {
                 fields[..4].copy_from_slice(&(target.len() as u32).to_le_bytes());
                 self.fs
                     .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])?;
-                self.note_entry(&self.abs_of(dirfd, &path), false, ino::IN_CREATE);
+                self.note_entry((dirfd, &path), false, ino::IN_CREATE);
                 Ok(0)
             }
         }
@@ -1138,14 +1139,10 @@ impl Sup {
             Target::Fs(d, rel) => {
                 let f = if nofollow { api::AT_SYMLINK_NOFOLLOW } else { 0 };
                 self.fs.setattr(d, f, a, rel.as_bytes())?;
-                if self.watching.on {
-                    let abs = self.abs_of(dirfd, path);
-                    let st = self
-                        .stat_at(AT_FDCWD as u64, &abs, if nofollow { 0x100 } else { 0 })
-                        .ok();
-                    if let Some(st) = st {
-                        self.note_path(&abs, Some(&st), attr_event(a));
-                    }
+                if self.watching.on
+                    && let Ok(st) = self.stat_at(dirfd, path, if nofollow { 0x100 } else { 0 })
+                {
+                    self.note_path((dirfd, path), &st, attr_event(a));
                 }
                 Ok(0)
             }

@@ -15,6 +15,10 @@ use linuxabi::structs::{S_IFDIR, S_IFMT, StatView};
 const AT_FDCWD: u64 = -100i64 as u64;
 const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
 
+/// A path as a call names it: relative to a directory's descriptor (or
+/// AT_FDCWD), or absolute.
+pub type At<'a> = (u64, &'a str);
+
 /// The files of `/proc/sys/fs/inotify`, in the order of
 /// `proto::inotify::LIMIT`'s settings.
 pub const SETTINGS: [&str; 3] = ["max_user_instances", "max_user_watches", "max_queued_events"];
@@ -154,55 +158,41 @@ impl Sup {
         // A file with no name left is no event of its directory's
         // watches that ask so (IN_EXCL_UNLINK).
         let gone = if st.nlink == 0 { ino::IN_EXCL_UNLINK } else { 0 };
-        let path = d.path.clone();
-        self.report(&path, Some(&st), mask | gone);
+        self.report((AT_FDCWD, &d.path), &st, mask | gone);
     }
 
-    /// The stat of absolute path `abs` (not followed), when watches exist:
-    /// taken before a call that removes or moves the file.
-    pub(super) fn note_stat(&self, abs: &str) -> Option<StatView> {
+    /// The stat of the file at `at` (not followed), when watches exist:
+    /// taken before a call that removes, moves or makes it.
+    pub(super) fn note_stat(&self, at: At) -> Option<StatView> {
         if !self.watching.on {
             return None;
         }
-        self.stat_at(AT_FDCWD, abs, AT_SYMLINK_NOFOLLOW).ok()
+        self.stat_at(at.0, at.1, AT_SYMLINK_NOFOLLOW).ok()
     }
 
-    /// `mask` happened to the file at absolute path `abs` (its stat from
-    /// before the call, or None: looked at now).
-    pub(super) fn note_path(&self, abs: &str, st: Option<&StatView>, mask: u32) {
-        if !self.watching.on {
-            return;
+    /// `mask` happened to the file at `at` whose stat is `st`.
+    pub(super) fn note_path(&self, at: At, st: &StatView, mask: u32) {
+        if self.watching.on {
+            self.report(at, st, mask);
         }
-        let now;
-        let st = match st {
-            Some(s) => s,
-            None => match self.stat_at(AT_FDCWD, abs, AT_SYMLINK_NOFOLLOW) {
-                Ok(s) => {
-                    now = s;
-                    &now
-                }
-                Err(_) => return,
-            },
-        };
-        self.report(abs, Some(st), mask);
     }
 
-    /// `mask` happened to the entry `abs` of its directory only (created,
+    /// `mask` happened to the entry `at` of its directory only (created,
     /// deleted, moved: `dir` says whether the entry is a directory).
-    pub(super) fn note_entry(&self, abs: &str, dir: bool, mask: u32) {
+    pub(super) fn note_entry(&self, at: At, dir: bool, mask: u32) {
         if !self.watching.on {
             return;
         }
         let mask = mask | if dir { ino::IN_ISDIR } else { 0 };
         let mut w = Vec::new();
-        self.parent_record(abs, mask, &mut w);
+        self.parent_record(at, mask, &mut w);
         self.send_events(w);
     }
 
-    /// The file whose stat was `st` lost its name `abs`: its directory
+    /// The file whose stat was `st` lost its name `at`: its directory
     /// hears of it, and the file of its end if that was its last name
     /// (Linux waits for the last descriptor's close too).
-    pub(super) fn note_unlinked(&self, abs: &str, st: &StatView) {
+    pub(super) fn note_unlinked(&self, at: At, st: &StatView) {
         if !self.watching.on {
             return;
         }
@@ -216,17 +206,17 @@ impl Sup {
         if dir || st.nlink <= 1 {
             record(&mut w, (st.dev, st.ino), ino::IN_DELETE_SELF, b"");
         }
-        self.parent_record(abs, ino::IN_DELETE | isdir, &mut w);
+        self.parent_record(at, ino::IN_DELETE | isdir, &mut w);
         self.send_events(w);
     }
 
-    /// The file whose stat was `st` got a new name `abs`: its link count
+    /// The file whose stat was `st` got a new name `at`: its link count
     /// changed (its own watches only, as Linux's fsnotify_link_count), its
     /// new directory has an entry more.
-    pub(super) fn note_link(&self, abs: &str, st: &StatView) {
+    pub(super) fn note_link(&self, at: At, st: &StatView) {
         let mut w = Vec::new();
         record(&mut w, (st.dev, st.ino), ino::IN_ATTRIB, b"");
-        self.parent_record(abs, ino::IN_CREATE, &mut w);
+        self.parent_record(at, ino::IN_CREATE, &mut w);
         self.send_events(w);
     }
 
@@ -238,9 +228,9 @@ impl Sup {
         self.send_events(w);
     }
 
-    /// A rename from `from` to `to` (absolute paths) of the file whose stat
-    /// was `st`: one cookie joins the two directories' events.
-    pub(super) fn note_move(&self, from: &str, to: &str, st: &StatView) {
+    /// A rename from `from` to `to` of the file whose stat was `st`: one
+    /// cookie joins the two directories' events.
+    pub(super) fn note_move(&self, from: At, to: At, st: &StatView) {
         if !self.watching.on {
             return;
         }
@@ -253,24 +243,37 @@ impl Sup {
     }
 
     /// The file itself and its directory (with its name) hear of `mask`.
-    fn report(&self, abs: &str, st: Option<&StatView>, mask: u32) {
-        let Some(st) = st else { return };
+    fn report(&self, at: At, st: &StatView, mask: u32) {
         let mask = mask | if st.mode & S_IFMT == S_IFDIR { ino::IN_ISDIR } else { 0 };
         // The directory hears first, as Linux's fsnotify_parent tells it.
         let mut w = Vec::new();
-        self.parent_record(abs, mask, &mut w);
+        self.parent_record(at, mask, &mut w);
         record(&mut w, (st.dev, st.ino), mask & !ino::IN_EXCL_UNLINK, b"");
         self.send_events(w);
     }
 
-    fn parent_record(&self, abs: &str, mask: u32, w: &mut Vec<u64>) {
-        let t = abs.trim_end_matches('/');
-        let Some(cut) = t.rfind('/') else { return };
-        let (parent, name) = (&t[..cut.max(1)], &t[cut + 1..]);
+    /// The record of `mask` for the directory holding `at`, with the
+    /// entry's name. The directory is looked up from the same starting
+    /// point as the call's path, not from a path kept as text: a working
+    /// directory renamed since still leads to it.
+    fn parent_record(&self, at: At, mask: u32, w: &mut Vec<u64>) {
+        let t = at.1.trim_end_matches('/');
+        let (dir, name) = match t.rfind('/') {
+            Some(cut) => (if cut == 0 { "/" } else { &t[..cut] }, &t[cut + 1..]),
+            None => (".", t),
+        };
         if name.is_empty() {
             return;
         }
-        if let Ok(p) = self.stat_at(AT_FDCWD, parent, 0) {
+        if name == "." || name == ".." {
+            // Its name in its directory is only known from its path.
+            let abs = self.at_path(at.0, at.1, false).unwrap_or_default();
+            if abs.starts_with('/') && !abs.ends_with("/.") && !abs.ends_with("/..") && abs != at.1 {
+                self.parent_record((AT_FDCWD, &abs), mask, w);
+            }
+            return;
+        }
+        if let Ok(p) = self.stat_at(at.0, dir, 0) {
             record(w, (p.dev, p.ino), mask, name.as_bytes());
         }
     }

@@ -384,7 +384,7 @@ impl Sup {
         // busy (the shared server asks its file server).
         let mut m = alloc::vec![ctl::MOUNT, op::REMOVE, flags];
         m.extend(op::path_words(&abs));
-        let before = self.note_stat(&abs);
+        let before = self.note_stat((AT, &abs));
         self.ctl1(&m)?;
         if let Some(st) = before {
             self.note_unmount(st.dev);
