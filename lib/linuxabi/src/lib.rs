@@ -17,6 +17,7 @@ pub mod eventfd;
 pub mod fcntl;
 pub mod frame;
 pub mod keys;
+pub mod inotify;
 pub mod loopdev;
 pub mod mlock;
 pub mod nr;

@@ -45,6 +45,10 @@ pub mod sup {
     pub const KWAKE: u64 = 6;
     pub const IDLE_ENTRIES: u64 = (1 << INIT) | (1 << SIGNAL) | (1 << WAKE) | (1 << KWAKE);
     pub const ENTRIES: u64 = 0b1111111;
+    /// A `SIGNAL` request of signal 0 with this code is no signal: it
+    /// says whether inotify watches exist (status 1) as of notice number
+    /// `value` (`shared/inotify.rs`).
+    pub const WATCHING: i64 = -120;
 }
 
 /// Operations of `shared::CTL` (word 0).
@@ -228,6 +232,9 @@ pub mod ctl {
     /// [operation (`keys`), ...]: the key retention service's settings
     /// and list (`shared/keys.rs`).
     pub const KEYS: u64 = 105;
+    /// [operation (`inotify`), ...]: inotify instances
+    /// (`shared/inotify.rs`).
+    pub const INOTIFY: u64 = 120;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's
@@ -242,6 +249,26 @@ pub mod keys {
     /// `pass::KEYCTL`'s operation for request_key(type, description,
     /// callout, keyring): beyond keyctl's 32-bit operations.
     pub const REQUEST: u64 = 1 << 32;
+}
+
+/// Operations of `ctl::INOTIFY`.
+pub mod inotify {
+    /// [uid] → [object or -EMFILE]: a new instance.
+    pub const INIT: u64 = 0;
+    /// [object, device, inode, mask] → [wd or -errno].
+    pub const ADD: u64 = 1;
+    /// [object, wd] → [0 or -EINVAL]: the watch goes (IN_IGNORED).
+    pub const RM: u64 = 2;
+    /// [records of device, inode, mask, name length, the name in words]
+    /// → [0]: what a process did to files (sent only while watches exist).
+    pub const EVENT: u64 = 3;
+    /// [0: max_user_instances | 1: max_user_watches | 2:
+    /// max_queued_events, new value or u64::MAX to only read] → [value or
+    /// -errno].
+    pub const LIMIT: u64 = 4;
+    /// [object] → [count, then wd, device, inode, mask of each watch]
+    /// (the first 15: `/proc/PID/fdinfo`).
+    pub const LIST: u64 = 5;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -326,6 +353,8 @@ pub mod obj {
     pub const UNIX_NAME: u64 = 7;
     /// A named FIFO's end opened for reading and writing (O_RDWR).
     pub const PIPE_RDWR: u64 = 8;
+    /// An inotify instance (`shared/inotify.rs`).
+    pub const INOTIFY: u64 = 12;
     /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
     /// opened since it did: alone, not with the others.
     pub const FIFO_PARTNER: u64 = 1 << 16;

@@ -16,6 +16,7 @@
 mod eventfd;
 mod fmap;
 mod keys;
+mod inotify;
 mod locks;
 pub mod loopdev;
 pub mod mounts;
@@ -251,10 +252,13 @@ impl Shared {
         self.reap_retired();
         while let Some(s) = self.pool.pop() {
             if sys::alive(s) {
+                self.tell_one(s);
                 return Ok(s);
             }
         }
-        spawn_supervisor().ok_or(errno::EAGAIN)
+        let s = spawn_supervisor().ok_or(errno::EAGAIN)?;
+        self.tell_one(s);
+        Ok(s)
     }
 
     /// Supervisor `sup` is free: back to the pool, or told to end (1) if
@@ -413,6 +417,7 @@ impl Shared {
             }
         }
         self.poll_wakes();
+        self.tell_watching();
     }
 
     /// Ends held call `h` if it can end now; false if it still waits.
@@ -602,6 +607,7 @@ impl Shared {
             ),
             ctl::PTIMER => self.ptimer(&w),
             ctl::TIMERFD => self.timerfd(&w),
+            ctl::INOTIFY => self.inotify_ctl(&w),
             ctl::EVENTFD => result(self.objs.eventfd(word(&w, 1), word(&w, 2) != 0) as i64),
             ctl::SYSV_SETTING => {
                 let len = word(&w, 2);

@@ -82,6 +82,8 @@ pub struct Objects {
     /// made it, each one way. A FIFO end's object keeps in `pos` the other
     /// side's `opened` count when it opened (Linux's f_version).
     fifos: BTreeMap<u64, Fifo>,
+    /// inotify instances (`inotify.rs`).
+    pub(super) notify: super::inotify::Notify,
 }
 
 struct Fifo {
@@ -128,6 +130,7 @@ impl Objects {
             flocks: BTreeMap::new(),
             pos_holds: BTreeMap::new(),
             fifos: BTreeMap::new(),
+            notify: Default::default(),
         }
     }
 
@@ -269,6 +272,7 @@ impl Objects {
                 }
             }
             self.counters.remove(&id);
+            self.notify.gone(id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
                 // The last descriptor of a description closed: its flock goes.
@@ -317,6 +321,7 @@ impl Objects {
                 let avail = match o.kind {
                     obj::PIPE_READ | obj::PIPE_RDWR => self.pipes.get(&o.pipe).map_or(0, |p| p.len()) as u64,
                     obj::TTY => self.tty.ldisc.available() as u64,
+                    obj::INOTIFY => self.inotify_bytes(id),
                     _ => 0,
                 };
                 vec![o.kind, o.flags, avail]
@@ -487,6 +492,7 @@ impl Objects {
             }
             obj::EVENTFD => self.counter_events(id),
             obj::TIMERFD => self.counter_events(id) & POLLIN,
+            obj::INOTIFY => self.inotify_events(id),
             obj::UNIX_NAME => {
                 (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
             }
@@ -593,6 +599,7 @@ impl Shared {
             }
             obj::TTY => self.tty_read(h, buf, len, flags, nonblock),
             obj::EVENTFD | obj::TIMERFD => self.eventfd_read(h, id, buf, len, nonblock),
+            obj::INOTIFY => self.inotify_read(h, id, buf, len, nonblock),
             _ => {
                 self.finish(h, errno::fail(errno::EINVAL));
                 true

@@ -12,6 +12,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
+use linuxabi::inotify as ino;
 use linuxabi::signal as sig;
 use linuxabi::structs::{self as st, StatView};
 use linuxabi::termios as tio;
@@ -230,6 +231,13 @@ impl Sup {
                 if flags & fdt::O_PATH != 0 {
                     fsflags = (fsflags & (fdt::O_DIRECTORY | fdt::O_NOFOLLOW)) | api::O_PATH;
                 }
+                // Whether the open makes the file or cuts it (inotify's
+                // IN_CREATE, IN_MODIFY): looked at only while watches exist.
+                let before = if flags & (fdt::O_CREAT | fdt::O_TRUNC) != 0 && flags & fdt::O_PATH == 0 {
+                    Some(self.note_stat((dirfd, path)))
+                } else {
+                    None
+                };
                 // O_CREAT on a directory (".", "..", "dir/") is the file
                 // server's EISDIR, as on Linux.
                 let (fd, cache) = match self
@@ -268,6 +276,17 @@ impl Sup {
                 if flags & (fdt::O_DIRECT | fdt::O_PATH | fdt::O_DIRECTORY) == 0 {
                     o.borrow_mut().cache = cache;
                 }
+                if flags & fdt::O_PATH == 0 && self.watching.on {
+                    let d = o.borrow();
+                    match before {
+                        Some(None) if flags & fdt::O_CREAT != 0 => {
+                            self.note_entry((dirfd, path), false, ino::IN_CREATE)
+                        }
+                        Some(Some(_)) if flags & fdt::O_TRUNC != 0 => self.note_ofd(&d, ino::IN_MODIFY),
+                        _ => {}
+                    }
+                    self.note_ofd(&d, ino::IN_OPEN);
+                }
                 Ok(o)
             }
         }
@@ -277,6 +296,14 @@ impl Sup {
     pub(super) fn release(&mut self, o: &OfdRef) {
         let d = o.borrow();
         if let Kind::File { fd, .. } = d.kind {
+            if d.flags & fdt::O_PATH == 0 {
+                let m = if d.writable() {
+                    ino::IN_CLOSE_WRITE
+                } else {
+                    ino::IN_CLOSE_NOWRITE
+                };
+                self.note_ofd(&d, m);
+            }
             self.fs.close(fd);
         }
         if let Some(fd) = d.node {
@@ -389,6 +416,9 @@ impl Sup {
                 let missed = d.cache != 0;
                 let r = self.fs.read_to_caller(rid, ffd, off, buf, len, missed);
                 self.pos_put(&mut d, at, r.ok().map(|n| off + n));
+                if matches!(r, Ok(n) if n > 0) {
+                    self.note_ofd(&d, ino::IN_ACCESS);
+                }
                 ret(r)
             }
             Kind::Obj { id, kind } => {
@@ -520,6 +550,9 @@ impl Sup {
                 drop(d);
                 if let Ok((n, end)) = r {
                     self.fmap_wrote(rid, ffd, end - n, buf, n);
+                    if n > 0 {
+                        self.note_ofd(&o.borrow(), ino::IN_MODIFY);
+                    }
                 }
                 ret(r.map(|(n, _)| n))
             }
@@ -955,7 +988,12 @@ impl Sup {
                     // The file server has no last name for the root (EBUSY);
                     // for mkdir it simply exists (`mkdir -p` relies on it).
                     Err(errno::EBUSY) => Err(errno::EEXIST),
-                    r => r.map(|_| 0),
+                    r => {
+                        if r.is_ok() {
+                            self.note_entry((dirfd, &path), true, ino::IN_CREATE);
+                        }
+                        r.map(|_| 0)
+                    }
                 }
             }
         }
@@ -966,7 +1004,20 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         let path = self.read_path(rid, path_at)?;
-        match self.target(dirfd, &path)? {
+        self.unlink_fs(dirfd, &path, flags)
+    }
+
+    fn unlink_fs(&mut self, dirfd: u64, path: &str, flags: u64) -> Result<u64, i64> {
+        let before = self.note_stat((dirfd, path));
+        let r = self.unlink_at(dirfd, path, flags);
+        if let (Ok(_), Some(st)) = (r, before) {
+            self.note_unlinked((dirfd, path), &st);
+        }
+        r
+    }
+
+    fn unlink_at(&mut self, dirfd: u64, path: &str, flags: u64) -> Result<u64, i64> {
+        match self.target(dirfd, path)? {
             Target::Virt(_) => Err(errno::EPERM),
             Target::Fs(d, rel) => {
                 if flags & AT_REMOVEDIR != 0 {
@@ -1048,9 +1099,21 @@ impl Sup {
             0
         };
         let entry = if link { api::LINK } else { api::RENAME };
+        let (from, to) = ((a[0], old.as_str()), (a[2], new.as_str()));
+        let (before, over) = (self.note_stat(from), self.note_stat(to));
         self.fs
-            .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])
-            .map(|_| 0)
+            .path_op(entry, od, f, &fields, &[orel.as_bytes(), nrel.as_bytes()])?;
+        if let Some(st) = before {
+            if link {
+                self.note_link(to, &st);
+            } else if !(over.is_some_and(|o| o.dev == st.dev && o.ino == st.ino)) {
+                if let Some(o) = over {
+                    self.note_unlinked(to, &o);
+                }
+                self.note_move(from, to, &st);
+            }
+        }
+        Ok(0)
     }
 
     pub(super) fn symlinkat(&mut self, rid: u64, target_at: u64, dirfd: u64, path_at: u64) -> Result<u64, i64> {
@@ -1062,8 +1125,9 @@ impl Sup {
                 let mut fields = [0u8; 8];
                 fields[..4].copy_from_slice(&(target.len() as u32).to_le_bytes());
                 self.fs
-                    .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])
-                    .map(|_| 0)
+                    .path_op(api::SYMLINK, d, 0, &fields, &[target.as_bytes(), rel.as_bytes()])?;
+                self.note_entry((dirfd, &path), false, ino::IN_CREATE);
+                Ok(0)
             }
         }
     }
@@ -1108,7 +1172,13 @@ impl Sup {
             Target::Virt(_) => Err(errno::EPERM),
             Target::Fs(d, rel) => {
                 let f = if nofollow { api::AT_SYMLINK_NOFOLLOW } else { 0 };
-                self.fs.setattr(d, f, a, rel.as_bytes()).map(|_| 0)
+                self.fs.setattr(d, f, a, rel.as_bytes())?;
+                if self.watching.on
+                    && let Ok(st) = self.stat_at(dirfd, path, if nofollow { 0x100 } else { 0 })
+                {
+                    self.note_path((dirfd, path), &st, attr_event(a));
+                }
+                Ok(0)
             }
         }
     }
@@ -1117,7 +1187,11 @@ impl Sup {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
-            Kind::File { fd, .. } => self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"").map(|_| 0),
+            Kind::File { fd, .. } => {
+                self.fs.setattr(fd, api::AT_EMPTY_PATH, a, b"")?;
+                self.note_ofd(&d, attr_event(a));
+                Ok(0)
+            }
             Kind::Obj { .. } | Kind::KPipe { .. } => Ok(0),
             _ => Err(errno::EPERM),
         }
@@ -1134,7 +1208,9 @@ impl Sup {
                 let size = StatView::parse(&self.fs.fstat(ffd)?).size as u64;
                 drop(d);
                 self.fsize_grow_ok(size, len)?;
-                self.fs.truncate(ffd, len).map(|_| 0)
+                self.fs.truncate(ffd, len)?;
+                self.note_ofd(&o.borrow(), ino::IN_MODIFY);
+                Ok(0)
             }
             Kind::File { .. } => Err(errno::EINVAL),
             _ => Err(errno::EINVAL),
@@ -1547,5 +1623,14 @@ impl Sup {
             }
             _ => Ok(v),
         }
+    }
+}
+
+/// inotify's event of a change of attributes: a new size is IN_MODIFY.
+fn attr_event(a: &SetAttr) -> u32 {
+    if a.valid & SetAttr::SIZE != 0 {
+        ino::IN_MODIFY
+    } else {
+        ino::IN_ATTRIB
     }
 }

@@ -20,6 +20,7 @@ mod fmap;
 mod fs;
 mod fsinfo;
 mod keys;
+mod inotify;
 mod kpipe;
 mod lease;
 mod locks;
@@ -187,6 +188,9 @@ pub struct Sup {
     /// makes both in one system call (`caller_return_acc`): the process
     /// then gets the CPU directly while the supervisor waits.
     pub reply: Option<(u64, u64)>,
+    /// Whether inotify watches exist anywhere (the supervisor's, kept
+    /// from one process to the next: `inotify.rs`).
+    pub watching: inotify::Watching,
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
@@ -264,6 +268,7 @@ impl Sup {
             net: socket::Net::default(),
             threads: threads::Threads::default(),
             reply: None,
+            watching: Default::default(),
         }
     }
 
@@ -526,8 +531,11 @@ impl Sup {
             entry::SIGNAL => {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
                 let _ = sys::endr(rid, &[]);
-                if self.active {
-                    self.signal_posted(proto::Signal::from_words(&w));
+                let s = proto::Signal::from_words(&w);
+                if s.sig == 0 && s.code == proto::sup::WATCHING {
+                    self.watching_notice(&s);
+                } else if self.active {
+                    self.signal_posted(s);
                 }
             }
             entry::WAKE => {

@@ -384,6 +384,11 @@ impl Sup {
         // busy (the shared server asks its file server).
         let mut m = alloc::vec![ctl::MOUNT, op::REMOVE, flags];
         m.extend(op::path_words(&abs));
-        self.ctl1(&m).map(|_| 0)
+        let before = self.note_stat((AT, &abs));
+        self.ctl1(&m)?;
+        if let Some(st) = before {
+            self.note_unmount(st.dev);
+        }
+        Ok(0)
     }
 }

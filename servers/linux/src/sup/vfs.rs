@@ -322,6 +322,7 @@ impl Sup {
                     list.push(("timerslack_ns".into(), DT_REG, ino_of("timerslack_ns")));
                     list.push(("cwd".into(), DT_LNK, ino_of("cwd")));
                     list.push(("fd".into(), DT_DIR, ino_of("fd")));
+                    list.push(("fdinfo".into(), DT_DIR, ino_of("fdinfo")));
                 }
                 Ok(VNode::Dir(list))
             }
@@ -337,11 +338,25 @@ impl Sup {
                     .map(|(i, _)| (i.to_string(), DT_LNK, 1000 + i as u64))
                     .collect(),
             )),
+            "fdinfo" if mine => Ok(VNode::Dir(
+                self.fds
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_some())
+                    .map(|(i, _)| (i.to_string(), DT_REG, 2000 + i as u64))
+                    .collect(),
+            )),
+            f if mine && f.starts_with("fdinfo/") => {
+                let n: u64 = f[7..].parse().map_err(|_| errno::ENOENT)?;
+                Ok(VNode::Mem(self.fdinfo(n)?.into_bytes()))
+            }
             f if mine && f.starts_with("fd/") => {
                 let n: u64 = f[3..].parse().map_err(|_| errno::ENOENT)?;
                 let o = self.fds.ofd(n).map_err(|_| errno::ENOENT)?;
                 let d = o.borrow();
                 Ok(VNode::Link(match &d.kind {
+                    Kind::Obj { kind, .. } if *kind == obj::INOTIFY => d.path.clone(),
                     Kind::Obj { id, kind } if *kind != obj::TTY => format!("pipe:[{id}]"),
                     Kind::KPipe { id, .. } => format!("pipe:[{}]", id & 0xffff_ffff),
                     _ => d.path.clone(),
@@ -571,7 +586,18 @@ impl Sup {
                 let index = super::keys::setting_of(&format!("/proc/sys/{k}")).unwrap_or(0);
                 VNode::Mem(format!("{}\n", self.keys_setting(index, None)?).into_bytes())
             }
-            "fs" => files("fs", &["pipe-max-size"]),
+            "fs" => {
+                let mut d = files("fs", &["pipe-max-size"]);
+                if let VNode::Dir(v) = &mut d {
+                    v.push(("inotify".into(), DT_DIR, ino_of("sys/fs/inotify")));
+                }
+                d
+            }
+            "fs/inotify" => files("fs/inotify", &super::inotify::SETTINGS),
+            k if k.starts_with("fs/inotify/") => {
+                let v = self.inotify_limit(&format!("/proc/sys/{k}"), None)?;
+                VNode::Mem(format!("{v}\n").into_bytes())
+            }
             "fs/pipe-max-size" => VNode::Mem(format!("{}\n", self.sysctl(sysctl::PIPE_MAX_SIZE, None)?).into_bytes()),
             _ => return Err(errno::ENOENT),
         })
@@ -626,6 +652,9 @@ pub fn writable(abs: &str) -> bool {
                 | "/proc/sys/kernel/hostname"
                 | "/proc/sys/kernel/domainname"
         )
+        || abs
+            .strip_prefix("/proc/sys/fs/inotify/")
+            .is_some_and(|n| super::inotify::SETTINGS.contains(&n))
 }
 
 /// A number written to a file of `/proc/sys`, as Linux's proc_dointvec
@@ -665,6 +694,9 @@ impl Sup {
             k if super::keys::setting_of(k).is_some() => {
                 let index = super::keys::setting_of(k).unwrap_or(0);
                 self.keys_setting(index, Some(number_of(&text)?))?;
+            }
+            a if a.starts_with("/proc/sys/fs/inotify/") => {
+                self.inotify_limit(a, Some(number_of(&text)?))?;
             }
             // Linux's proc_dostring: up to the first newline, at most
             // the name's 64 bytes; what follows is dropped.
