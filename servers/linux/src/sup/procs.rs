@@ -384,10 +384,6 @@ impl Sup {
             .cwd_fd
             .and_then(|fd| self.fs.share(fd, child_sup).ok())
             .map_or(u64::MAX, |f| f as u64));
-        e.w(self
-            .exe_hold
-            .and_then(|fd| self.fs.share(fd, child_sup).ok())
-            .map_or(u64::MAX, |f| f as u64));
         e.s(self.exe.as_bytes());
         e.w(self.argv.len() as u64);
         for a in &self.argv {
@@ -513,8 +509,6 @@ impl Sup {
         self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
         let cwd_fd = d.w();
         self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
-        let exe_hold = d.w();
-        self.exe_hold = (exe_hold != u64::MAX).then_some(exe_hold as u32);
         self.exe = String::from_utf8_lossy(&d.s()).into_owned();
         let argc = (d.w() as usize).min(65536);
         self.argv = (0..argc).map(|_| d.s()).collect();
