@@ -273,6 +273,36 @@ int main(void)
 	close(p[0]);
 	close(q[1]);
 
+	section("a peer that goes while a splice waits");
+	SETUP(pipe(p));
+	SETUP(pipe(q));
+	r = fork();
+	if (r == 0) {
+		close(p[0]);
+		usleep(100 * 1000);
+		_exit(0);
+	}
+	close(p[1]);
+	EXPECT_EQ("the last writer ends: 0", do_splice(p[0], NULL, q[1], NULL, 10, 0), 0);
+	EXPECT_STATUS("the writer", wait_status(r), "exited 0");
+	fcntl(q[1], F_SETFL, O_NONBLOCK);
+	while (write(q[1], big, sizeof big) > 0)
+		;
+	fcntl(q[1], F_SETFL, 0);
+	r = fork();
+	if (r == 0) {
+		close(q[1]);
+		usleep(100 * 1000);
+		_exit(0);
+	}
+	close(q[0]);
+	sigpipes = 0;
+	EXPECT_ERR("the last reader ends: EPIPE", do_vmsplice(q[1], iv, 1, 0), EPIPE);
+	EXPECT_EQ("and SIGPIPE", sigpipes, 1);
+	EXPECT_STATUS("the reader", wait_status(r), "exited 0");
+	close(p[0]);
+	close(q[1]);
+
 	section("sendfile into a pipe");
 	SETUP(pipe(p));
 	off = 2;
