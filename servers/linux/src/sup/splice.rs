@@ -14,8 +14,9 @@
 //! ERESTARTSYS, as Linux's pipe waits do.
 //!
 //! Copies: a file's bytes into a pipe are two (the file server into this
-//! buffer, this buffer into the ring), a pipe's into a file two, a pipe's
-//! into another pipe three (peeked, put, taken); vmsplice two. Linux
+//! buffer, this buffer into the ring), a pipe's into a file or another
+//! pipe three (peeked, written, copied again as they are taken);
+//! vmsplice two. Linux
 //! moves page references instead (SPLICE_F_GIFT, SPLICE_F_MOVE are
 //! hints there too, and are accepted and ignored here).
 //! What it does not do yet: a named FIFO (the shared server's pipe) is
