@@ -372,6 +372,8 @@ pub mod pipe {
         /// bytes of descriptor `a`'s pipe (a socket's end: the pipe it
         /// reads) into the caller's own memory at `b`, taken → the bytes
         /// (0: empty and no writer left). Never waits: Busy when empty.
+        /// With `b` 0 the bytes are dropped, not copied (a splice takes
+        /// what it peeked and its destination accepted).
         pub const TAKE: u64 = 13;
         /// `c` bytes of the caller's memory at `b` into descriptor `a`'s
         /// pipe (a socket's end: the pipe it writes) → the bytes placed:

@@ -310,6 +310,7 @@ fn moved(me: &Process, p: &Process, o: u64, fd: u64, (addr, len): (u64, u64)) ->
     let r = match o {
         op::PUT => pipe::write(me, &end, addr, len, false),
         op::PEEK => pipe::peek(me, &end, addr, len, false),
+        _ if addr == 0 => pipe::drop_bytes(&end, len),
         _ => pipe::read(me, &end, addr, len, false),
     };
     r.map(|n| n as u64).map_err(|f| match f {

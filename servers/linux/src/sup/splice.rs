@@ -15,7 +15,7 @@
 //!
 //! Copies: a file's bytes into a pipe are two (the file server into this
 //! buffer, this buffer into the ring), a pipe's into a file or another
-//! pipe three (peeked, written, copied again as they are taken);
+//! pipe two (peeked, written; then dropped from the pipe, not copied);
 //! vmsplice two. Linux
 //! moves page references instead (SPLICE_F_GIFT, SPLICE_F_MOVE are
 //! hints there too, and are accepted and ignored here).
@@ -103,9 +103,16 @@ impl Sup {
             .map_err(kp)
     }
 
-    fn take(&self, fd: u64, buf: &mut [u8], keep: bool) -> Result<usize, Kp> {
-        let o = if keep { op::PEEK } else { op::TAKE };
-        self.pipe_op(o, fd, buf.as_mut_ptr() as u64, buf.len())
+    fn peek(&self, fd: u64, buf: &mut [u8]) -> Result<usize, Kp> {
+        self.pipe_op(op::PEEK, fd, buf.as_mut_ptr() as u64, buf.len())
+    }
+
+    /// Takes the first `n` bytes of the pipe at `fd`, which a peek copied
+    /// already and their destination accepted: dropped, not copied again.
+    fn drop_taken(&self, fd: u64, n: usize) {
+        if n > 0 {
+            let _ = self.pipe_op(op::TAKE, fd, 0, n);
+        }
     }
 
     fn put(&self, fd: u64, data: &[u8]) -> Result<usize, Kp> {
@@ -343,7 +350,7 @@ impl Sup {
             return Self::full(fo, nonblock);
         }
         let mut buf = vec![0u8; held.min(len as usize).min(CHUNK)];
-        let got = match self.take(fi, &mut buf, true) {
+        let got = match self.peek(fi, &mut buf) {
             Ok(n) => n,
             Err(Kp::Err(e)) => return Err(e),
             // Another reader emptied it meanwhile.
@@ -356,7 +363,7 @@ impl Sup {
             Err(Kp::Err(e)) => return Err(e),
         };
         if !keep && placed > 0 {
-            let _ = self.take(fi, &mut buf[..placed], false);
+            self.drop_taken(fi, placed);
         }
         Ok(Step::Moved(placed as u64))
     }
@@ -377,7 +384,7 @@ impl Sup {
         let (mut done, mut at) = (0u64, pos);
         while done < len {
             let want = ((len - done) as usize).min(buf.len());
-            let got = match self.take(fi, &mut buf[..want], true) {
+            let got = match self.peek(fi, &mut buf[..want]) {
                 Ok(0) | Err(Kp::Busy) => break,
                 Ok(n) => n,
                 Err(Kp::Err(e)) if done == 0 => return Err(e),
@@ -391,7 +398,7 @@ impl Sup {
                 Err(_) => 0,
             };
             if wrote > 0 {
-                let _ = self.take(fi, &mut buf[..wrote], false);
+                self.drop_taken(fi, wrote);
             }
             done += wrote as u64;
             at += wrote as u64;
@@ -438,7 +445,7 @@ impl Sup {
                 buf[..n].copy_from_slice(&part[..n]);
                 n
             }
-            Other::Sock(fd) => match self.take(*fd, &mut buf, true) {
+            Other::Sock(fd) => match self.peek(*fd, &mut buf) {
                 Ok(n) => n,
                 Err(Kp::Busy) if nonblock => return Err(errno::EAGAIN),
                 Err(Kp::Busy) => return Ok((Step::Wait([Some(*fd), None]), pos)),
@@ -456,7 +463,7 @@ impl Sup {
             Err(Kp::Err(e)) => return Err(e),
         };
         if let Other::Sock(fd) = src {
-            let _ = self.take(*fd, &mut buf[..placed], false);
+            self.drop_taken(*fd, placed);
         }
         Ok((Step::Moved(placed as u64), pos + placed as u64))
     }
@@ -617,7 +624,7 @@ impl Sup {
         }
         let want: u64 = pieces.iter().map(|p| p.1).sum();
         let mut buf = vec![0u8; held.min(want as usize)];
-        let got = match self.take(fd, &mut buf, true) {
+        let got = match self.peek(fd, &mut buf) {
             Ok(n) => n,
             Err(Kp::Err(e)) => return Err(e),
             Err(_) => return Self::empty(s, fd, nonblock),
@@ -634,7 +641,7 @@ impl Sup {
                 Err(_) => break,
             }
         }
-        let _ = self.take(fd, &mut buf[..done], false);
+        self.drop_taken(fd, done);
         Ok(Step::Moved(done as u64))
     }
 }
