@@ -827,13 +827,14 @@ fn bind(p: &Process, fd: u64, end: Served, cloexec: bool) -> Result<Option<Serve
 
 /// The end of a pipe descriptor `fd` of `pid` reads (`write` false) or
 /// writes: a pipe's end of that direction, or a socket's side (NotFound:
-/// not bound; Invalid: the other end of a pipe; Busy: a socket's side
-/// shut down).
+/// not bound; Invalid: the other end of a pipe; Deadlock: a socket's
+/// side shut down, which reads as the end of the data and writes as
+/// EPIPE).
 pub fn side_at(pid: u64, fd: u64, write: bool) -> Result<Arc<End>, Error> {
     match bound(pid, fd) {
         Some(Served::Pipe(end)) if end.write == write => Ok(end),
         Some(Served::Pipe(_)) => Err(Error::Invalid),
-        Some(Served::Sock(s)) => s.side(write).ok_or(Error::Busy),
+        Some(Served::Sock(s)) => s.side(write).ok_or(Error::Deadlock),
         _ => Err(Error::NotFound),
     }
 }

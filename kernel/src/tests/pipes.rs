@@ -160,6 +160,12 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
         ),
     ];
     let right_sides = pipe::side_at(a, 3, false).is_ok() && pipe::side_at(a, 4, true).is_ok();
+    // Dropping bytes (a splice's take): never waits, never from a write end.
+    let drops = match (pipe::side_at(a, 3, false), pipe::side_at(a, 4, true)) {
+        (Ok(r), Ok(w)) => [pipe::drop_bytes(&r, 10), pipe::drop_bytes(&w, 10)],
+        // Not what the check wants: it fails below, after the cleanup.
+        _ => [Err(pipe::Fail::NoMemory); 2],
+    };
     let grown = pipe::resize(&pa, 4, 1 << 20);
     let shrunk = pipe::resize(&pa, 3, 0);
     let marked = [
@@ -171,6 +177,10 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
     drop(pa);
     end(a);
     ensure!(right_sides, "a pipe's own ends are not splice's sides");
+    ensure!(
+        drops == [Err(pipe::Fail::Again), Err(pipe::Fail::WrongEnd)],
+        "dropping from an empty pipe and from its write end: {drops:?}"
+    );
     for (what, got, want) in checks.into_iter().chain(resized).chain(sides) {
         ensure!(got == Some(want), "{what}: {got:?}, not {want:?}");
     }
