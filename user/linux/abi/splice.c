@@ -259,6 +259,17 @@ int main(void)
 	close(s[0]);
 	EXPECT_EQ("a closed peer: 0", do_splice(s[1], NULL, q[1], NULL, 1, 0), 0);
 	close(s[1]);
+	SETUP(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
+	shutdown(s[0], SHUT_WR);
+	write(p[1], "x", 1);
+	sigpipes = 0;
+	EXPECT_ERR("into a socket shut for writing", do_splice(p[0], NULL, s[0], NULL, 1, 0), EPIPE);
+	EXPECT_EQ("and SIGPIPE", sigpipes, 1);
+	EXPECT_EQ("the byte stayed in the pipe", read(p[0], buf, 1), 1);
+	shutdown(s[0], SHUT_RD);
+	EXPECT_EQ("from a socket shut for reading: 0", do_splice(s[0], NULL, q[1], NULL, 1, 0), 0);
+	close(s[0]);
+	close(s[1]);
 
 	section("a peer that closes");
 	close(p[1]);
