@@ -368,6 +368,22 @@ pub mod pipe {
         /// writes (the peer reads EOF), 2 both → 0. For every descriptor
         /// and process sharing the description, as Linux's.
         pub const SHUTDOWN: u64 = 12;
+        /// splice, tee and vmsplice, served by the supervisor: up to `c`
+        /// bytes of descriptor `a`'s pipe (a socket's end: the pipe it
+        /// reads) into the caller's own memory at `b`, taken → the bytes
+        /// (0: empty and no writer left). Never waits: Busy when empty.
+        /// With `b` 0 the bytes are dropped, not copied (a splice takes
+        /// what it peeked and its destination accepted).
+        pub const TAKE: u64 = 13;
+        /// `c` bytes of the caller's memory at `b` into descriptor `a`'s
+        /// pipe (a socket's end: the pipe it writes) → the bytes placed:
+        /// at most PIPE_BUF go whole or not at all, more as many as fit.
+        /// Never waits: Busy when none fit, Deadlock when no reader is
+        /// left (the supervisor's EPIPE and SIGPIPE).
+        pub const PUT: u64 = 14;
+        /// As TAKE, the bytes left in the pipe (tee, and a splice that
+        /// takes only what its destination accepted).
+        pub const PEEK: u64 = 15;
     }
 
     /// The word `op::STATE` returns.

@@ -503,6 +503,26 @@ fn take(p: &Process, end: &End, (addr, len): (u64, usize), may_wait: bool, peek:
     }
 }
 
+/// Up to `len` bytes of `end`'s pipe dropped, never waiting: the bytes
+/// dropped (0: empty and no writer left; Again: empty).
+pub fn drop_bytes(end: &End, len: usize) -> Result<usize, Fail> {
+    if end.write {
+        return Err(Fail::WrongEnd);
+    }
+    let mut g = end.pipe.inner.lock();
+    if g.held == 0 {
+        return if g.writers == 0 { Ok(0) } else { Err(Fail::Again) };
+    }
+    let n = len.min(g.held);
+    g.head = (g.head + n) % g.ring.len();
+    g.held -= n;
+    g.count_out(n);
+    let w = g.changed();
+    drop(g);
+    w.run();
+    Ok(n)
+}
+
 /// `write` of `len` bytes at `addr` by the current computation of `p`
 /// through `end`: all of them unless it may not wait (then what fits; a
 /// write of at most PIPE_BUF bytes goes whole or not at all), or it is
@@ -803,6 +823,20 @@ fn bind(p: &Process, fd: u64, end: Served, cloexec: bool) -> Result<Option<Serve
     }
     t.set_cloexec(i, cloexec)?;
     Ok(t.fds[i].replace(end))
+}
+
+/// The end of a pipe descriptor `fd` of `pid` reads (`write` false) or
+/// writes: a pipe's end of that direction, or a socket's side (NotFound:
+/// not bound; Invalid: the other end of a pipe; Deadlock: a socket's
+/// side shut down, which reads as the end of the data and writes as
+/// EPIPE).
+pub fn side_at(pid: u64, fd: u64, write: bool) -> Result<Arc<End>, Error> {
+    match bound(pid, fd) {
+        Some(Served::Pipe(end)) if end.write == write => Ok(end),
+        Some(Served::Pipe(_)) => Err(Error::Invalid),
+        Some(Served::Sock(s)) => s.side(write).ok_or(Error::Deadlock),
+        _ => Err(Error::NotFound),
+    }
 }
 
 fn end_at(pid: u64, fd: u64) -> Result<Arc<End>, Error> {

@@ -141,6 +141,31 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
         ("beyond 2^31 bytes", pipe::resize(&pa, 3, 1 << 32).err(), Error::Invalid),
         ("beyond the most", pipe::resize(&pa, 3, 4 << 20).err(), Error::Denied),
     ];
+    // splice's ends: a number bound to nothing, the wrong end of a pipe.
+    let sides = [
+        (
+            "a splice's side at a number bound to nothing",
+            pipe::side_at(a, 7, false).err(),
+            Error::NotFound,
+        ),
+        (
+            "a splice taking from a write end",
+            pipe::side_at(a, 4, false).err(),
+            Error::Invalid,
+        ),
+        (
+            "a splice putting into a read end",
+            pipe::side_at(a, 3, true).err(),
+            Error::Invalid,
+        ),
+    ];
+    let right_sides = pipe::side_at(a, 3, false).is_ok() && pipe::side_at(a, 4, true).is_ok();
+    // Dropping bytes (a splice's take): never waits, never from a write end.
+    let drops = match (pipe::side_at(a, 3, false), pipe::side_at(a, 4, true)) {
+        (Ok(r), Ok(w)) => [pipe::drop_bytes(&r, 10), pipe::drop_bytes(&w, 10)],
+        // Not what the check wants: it fails below, after the cleanup.
+        _ => [Err(pipe::Fail::NoMemory); 2],
+    };
     let grown = pipe::resize(&pa, 4, 1 << 20);
     let shrunk = pipe::resize(&pa, 3, 0);
     let marked = [
@@ -151,7 +176,12 @@ pub fn kernel_pipe_descriptors_are_checked() -> TestResult {
     ];
     drop(pa);
     end(a);
-    for (what, got, want) in checks.into_iter().chain(resized) {
+    ensure!(right_sides, "a pipe's own ends are not splice's sides");
+    ensure!(
+        drops == [Err(pipe::Fail::Again), Err(pipe::Fail::WrongEnd)],
+        "dropping from an empty pipe and from its write end: {drops:?}"
+    );
+    for (what, got, want) in checks.into_iter().chain(resized).chain(sides) {
         ensure!(got == Some(want), "{what}: {got:?}, not {want:?}");
     }
     ensure!(!changed, "a refused operation changed the pipes");
@@ -274,6 +304,9 @@ pub fn only_a_supervisor_binds_pipes() -> TestResult {
         op::SETFD,
         op::SOCKPAIR,
         op::SHUTDOWN,
+        op::TAKE,
+        op::PUT,
+        op::PEEK,
     ]
     .map(|o| syscall::pipes::linux_pipe(&ps, o, a, 3, 4, 0).err());
     let missing = syscall::pipes::linux_pipe(&ps, op::STATE, 1 << 40, 3, 0, 0).err();

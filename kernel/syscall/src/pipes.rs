@@ -295,6 +295,29 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
             pipe::bind_file(&p, a, cache, c & O_CLOEXEC != 0).map(|()| 0)
         }
         op::SETFD => pipe::set_cloexec(&p, a, b & FD_CLOEXEC != 0).map(|()| 0),
+        op::TAKE | op::PEEK | op::PUT => moved(me, &p, op, a, (b, c)),
         _ => Err(Error::Invalid),
     }
+}
+
+/// TAKE, PEEK and PUT: bytes between process `p`'s pipe at `fd` and the
+/// supervisor `me`'s own memory, never waiting (the supervisor holds the
+/// call and watches the pipe instead: it must stay free to serve signals).
+fn moved(me: &Process, p: &Process, o: u64, fd: u64, (addr, len): (u64, u64)) -> Result<u64, Error> {
+    let write = o == op::PUT;
+    let end = pipe::side_at(p.pid(), fd, write)?;
+    let len = len.min(MAX_RW_COUNT) as usize;
+    let r = match o {
+        op::PUT => pipe::write(me, &end, addr, len, false),
+        op::PEEK => pipe::peek(me, &end, addr, len, false),
+        _ if addr == 0 => pipe::drop_bytes(&end, len),
+        _ => pipe::read(me, &end, addr, len, false),
+    };
+    r.map(|n| n as u64).map_err(|f| match f {
+        Fail::Again => Error::Busy,
+        Fail::NoReaders => Error::Deadlock,
+        Fail::Fault => Error::Fault,
+        Fail::NoMemory => Error::NoMemory,
+        Fail::WrongEnd | Fail::Interrupted => Error::Invalid,
+    })
 }

@@ -37,6 +37,7 @@ mod sendfile;
 mod signalfd;
 mod signals;
 mod socket;
+mod splice;
 mod syscalls;
 mod sysv;
 mod threads;
@@ -175,6 +176,8 @@ pub struct Sup {
     /// made that must wait (`fifo.rs`).
     pub fifo_wait: Option<fifo::FifoWait>,
     pub fifo_pending: Option<fdtable::OfdRef>,
+    /// A splice, tee or vmsplice waiting for a pipe (`splice.rs`).
+    pub splice_wait: Option<splice::SpliceWait>,
     /// Its process just ended: back to the pool.
     pub ended: bool,
     /// What the shared server answered when told of the end and of this
@@ -262,6 +265,7 @@ impl Sup {
             waiting_set: None,
             poll_req: None,
             fifo_wait: None,
+            splice_wait: None,
             fifo_pending: None,
             ended: false,
             idle_answer: None,

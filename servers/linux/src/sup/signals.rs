@@ -321,7 +321,7 @@ impl Sup {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) | Some((rid, Hold::SignalRead { .. })) => {
                 // A socket call restarts under SA_RESTART, as Linux's.
                 // A FIFO's open too, as Linux's wait_for_partner.
-                let e = if self.sock_held() || self.fifo_cancel() {
+                let e = if self.sock_held() || self.fifo_cancel() || self.splice_cancel() {
                     errno::ERESTARTSYS
                 } else {
                     errno::EINTR

@@ -154,7 +154,11 @@ impl Sup {
             nr::PIPE => ret(self.kpipe2(rid, a[0], 0)),
             nr::PIPE2 => ret(self.kpipe2(rid, a[0], a[1])),
             nr::IOCTL => self.ioctl(rid, fd, a[1], a[2]),
-            nr::SENDFILE => ret(self.sendfile(rid, a)),
+            nr::SENDFILE => self.sendfile_call(rid, a),
+            nr::COPY_FILE_RANGE => ret(self.copy_file_range(rid, a)),
+            nr::SPLICE => self.splice(rid, a),
+            nr::TEE => self.tee(rid, a),
+            nr::VMSPLICE => self.vmsplice(rid, a),
             nr::FADVISE64 => ret(self.fadvise(fd, a[3])),
             nr::FLOCK => ret(self.flock(fd, a[1])),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
@@ -1131,7 +1135,7 @@ impl Sup {
 
     /// A registration's wake: the held poll (or timed wait) looks again.
     pub(super) fn poll_woken(&mut self, token: u64) {
-        if self.sock_woken(token) || self.epoll_woken(token) || self.fifo_woken(token) {
+        if self.splice_woken(token) || self.sock_woken(token) || self.epoll_woken(token) || self.fifo_woken(token) {
             return;
         }
         let Some((rid, Hold::Poll { token: t })) = self.held else {

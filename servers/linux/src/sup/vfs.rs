@@ -684,12 +684,21 @@ impl Sup {
             return Err(errno::EINVAL);
         }
         let text = self.read_mem(rid, buf, len as usize)?;
+        self.sysctl_apply(abs, &text)
+    }
+
+    /// A `/proc/sys` file's new value, `text` (a write's, or a splice's).
+    pub(super) fn sysctl_apply(&self, abs: &str, text: &[u8]) -> Result<u64, i64> {
+        let len = text.len() as u64;
+        if len > 4096 {
+            return Err(errno::EINVAL);
+        }
         match abs {
             "/proc/sys/kernel/pid_max" => {
-                self.sysctl(sysctl::PID_MAX, Some(number_of(&text)?))?;
+                self.sysctl(sysctl::PID_MAX, Some(number_of(text)?))?;
             }
             "/proc/sys/fs/pipe-max-size" => {
-                self.sysctl(sysctl::PIPE_MAX_SIZE, Some(number_of(&text)?))?;
+                self.sysctl(sysctl::PIPE_MAX_SIZE, Some(number_of(text)?))?;
             }
             k if super::keys::setting_of(k).is_some() => {
                 let index = super::keys::setting_of(k).unwrap_or(0);
