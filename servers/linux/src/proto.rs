@@ -225,6 +225,16 @@ pub mod ctl {
     /// reader. The end counts as open at once, as Linux's, so that a
     /// blocked opener lets the other side's open go on.
     pub const FIFO_OPEN: u64 = 78;
+    /// [caller, pid, status flags (O_NONBLOCK)] → [object or -errno]: a
+    /// pidfd of process `pid` (`shared/pidfd.rs`): ESRCH if there is none,
+    /// EINVAL if `pid` names a thread that is not its process's first.
+    pub const PIDFD_OPEN: u64 = 130;
+    /// [object] → [pid, exited] or [-errno]: the process a pidfd names;
+    /// EBADF: no pidfd; ESRCH: it was reaped (its pid may be another's).
+    pub const PIDFD_PID: u64 = 131;
+    /// [object, sender, signal, code, value] → as `KILL`: a signal to the
+    /// process a pidfd names, never to a later process with its pid.
+    pub const PIDFD_KILL: u64 = 132;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -283,6 +293,9 @@ pub mod pass {
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).
     pub const SYSV: u64 = 0x1000;
+    /// A WAITID `options` bit of the personality's own: a wait through a
+    /// non-blocking pidfd, EAGAIN where WNOHANG would return 0.
+    pub const WAIT_EAGAIN: u64 = 1 << 32;
     /// READ / WRITE flags.
     pub const NONBLOCK: u64 = 1;
     /// The reader ignores or blocks SIGTTIN (a background read fails).
@@ -303,6 +316,8 @@ pub mod obj {
     pub const UNIX_NAME: u64 = 7;
     /// A named FIFO's end opened for reading and writing (O_RDWR).
     pub const PIPE_RDWR: u64 = 8;
+    /// A pidfd: readable once its process has ended (`shared/pidfd.rs`).
+    pub const PIDFD: u64 = 14;
     /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
     /// opened since it did: alone, not with the others.
     pub const FIFO_PARTNER: u64 = 1 << 16;

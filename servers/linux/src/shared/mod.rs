@@ -19,6 +19,7 @@ mod locks;
 pub mod loopdev;
 pub mod mounts;
 mod objects;
+mod pidfd;
 mod procs;
 mod ptimers;
 mod sched;
@@ -617,6 +618,9 @@ impl Shared {
                 out.extend(proto::name_words(&t));
                 End::Reply(out)
             }
+            ctl::PIDFD_OPEN => self.pidfd_open(&w),
+            ctl::PIDFD_PID => self.pidfd_pid(word(&w, 1)),
+            ctl::PIDFD_KILL => self.pidfd_kill(&w),
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)

@@ -82,6 +82,8 @@ pub struct Objects {
     /// made it, each one way. A FIFO end's object keeps in `pos` the other
     /// side's `opened` count when it opened (Linux's f_version).
     fifos: BTreeMap<u64, Fifo>,
+    /// pidfd objects' processes (`pidfd.rs`).
+    pub(super) pidfds: BTreeMap<u64, super::pidfd::Pidfd>,
 }
 
 struct Fifo {
@@ -128,6 +130,7 @@ impl Objects {
             flocks: BTreeMap::new(),
             pos_holds: BTreeMap::new(),
             fifos: BTreeMap::new(),
+            pidfds: BTreeMap::new(),
         }
     }
 
@@ -269,6 +272,7 @@ impl Objects {
                 }
             }
             self.counters.remove(&id);
+            self.pidfds.remove(&id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
                 // The last descriptor of a description closed: its flock goes.
@@ -486,6 +490,13 @@ impl Objects {
                 r | POLLOUT
             }
             obj::EVENTFD => self.counter_events(id),
+            // Linux's pidfd_poll: readable once the process ended, hung
+            // up too once it is reaped.
+            obj::PIDFD => match self.pidfds.get(&id).map(|p| p.state) {
+                Some(super::pidfd::State::Exited) => POLLIN,
+                Some(super::pidfd::State::Reaped) => POLLIN | POLLHUP,
+                _ => 0,
+            },
             obj::TIMERFD => self.counter_events(id) & POLLIN,
             obj::UNIX_NAME => {
                 (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }

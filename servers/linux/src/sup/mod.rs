@@ -28,6 +28,7 @@ mod mlock;
 mod mounts;
 mod ntp;
 mod off2f;
+mod pidfd;
 mod procs;
 mod ready;
 mod sched;

@@ -1033,6 +1033,9 @@ impl Sup {
         if a[3] & !KNOWN != 0 || a[3] & (2 | 4 | 8) == 0 || a[0] > 3 {
             return ret(Err(errno::EINVAL));
         }
+        if a[0] == 3 {
+            return self.waitid_pidfd(rid, a);
+        }
         self.pass(
             rid,
             247,
