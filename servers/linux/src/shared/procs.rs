@@ -542,7 +542,14 @@ impl Shared {
             return result(if my_euid == 0 { 0 } else { -errno::EPERM });
         }
         let targets: Vec<u32> = match target {
-            t if t > 0 => self.procs.get(t as u32).map(|p| p.pid).into_iter().collect(),
+            // A thread's tid names its process, as on Linux.
+            t if t > 0 => self
+                .procs
+                .target(sender, t as u32)
+                .and_then(|p| self.procs.get(p))
+                .map(|p| p.pid)
+                .into_iter()
+                .collect(),
             0 => self.procs.live().filter(|p| p.pgid == my_pgid).map(|p| p.pid).collect(),
             -1 => self
                 .procs

@@ -35,6 +35,7 @@ mod sched;
 mod sendfile;
 mod signalfd;
 mod signals;
+mod sigqueue;
 mod socket;
 mod syscalls;
 mod sysv;

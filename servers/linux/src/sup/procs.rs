@@ -1062,6 +1062,11 @@ impl Sup {
         if target == i32::MIN as i64 {
             return Err(errno::ESRCH);
         }
+        // To itself alone, a real-time signal past RLIMIT_SIGPENDING is
+        // refused before it goes anywhere.
+        if target == self.pid as i64 && self.queue_refuses(signo as u32, code as i32) {
+            return Err(errno::EAGAIN);
+        }
         let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
         if let Some(e) = errno::of(word(&r, 0)) {
             return Err(e);

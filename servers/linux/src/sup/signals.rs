@@ -243,7 +243,11 @@ impl Sup {
             return;
         }
         if s >= sig::SIGRTMIN {
-            self.sig.queue.push_back(info);
+            // Past RLIMIT_SIGPENDING a real-time signal already pending
+            // is not queued again (`sigqueue.rs`).
+            if !(self.queue_full() && self.sig.pending & sig::bit(s) != 0) {
+                self.sig.queue.push_back(info);
+            }
         } else if self.sig.pending & sig::bit(s) == 0 {
             self.sig.infos[(s - 1) as usize] = info;
         }
