@@ -235,6 +235,9 @@ pub mod ctl {
     /// [object, sender, signal, code, value] → as `KILL`: a signal to the
     /// process a pidfd names, never to a later process with its pid.
     pub const PIDFD_KILL: u64 = 132;
+    /// [pid]: its SysV semaphore adjustments are applied now and dropped
+    /// (unshare(CLONE_SYSVSEM), as at its end).
+    pub const SYSV_UNDO: u64 = 133;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.

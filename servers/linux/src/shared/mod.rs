@@ -621,6 +621,12 @@ impl Shared {
             ctl::PIDFD_OPEN => self.pidfd_open(&w),
             ctl::PIDFD_PID => self.pidfd_pid(word(&w, 1)),
             ctl::PIDFD_KILL => self.pidfd_kill(&w),
+            ctl::SYSV_UNDO => {
+                self.sysv.ipc.exit(word(&w, 1) as u32);
+                // Waiting semops may go on.
+                self.woke = true;
+                result(0)
+            }
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);
                 result(0)

@@ -43,6 +43,7 @@ mod threads;
 mod timers;
 mod unix;
 mod unix_named;
+mod unshare;
 mod vfs;
 mod xattr;
 
