@@ -256,6 +256,31 @@ impl Sup {
             self.kick();
         }
         self.signalfd_posted();
+        self.sigwait_posted();
+    }
+
+    /// A signal of the set a held sigtimedwait waits for came (blocked,
+    /// so no delivery wakes the wait): the wait takes it now.
+    fn sigwait_posted(&mut self) {
+        let Some((set, info_at, _)) = self.waiting_set else {
+            return;
+        };
+        let Some(s) = sig::lowest(self.sig.pending & set) else {
+            return;
+        };
+        let Some((rid, Hold::Poll { .. })) = self.held else {
+            return;
+        };
+        self.held = None;
+        self.waiting_set = None;
+        let info = self.sig.take(s);
+        let out = SigInfo { signo: s, ..info }.to_bytes();
+        let v = if info_at != 0 && self.write_mem(rid, info_at, &out).is_err() {
+            errno::fail(errno::EFAULT)
+        } else {
+            s as u64
+        };
+        self.answer(rid, v);
     }
 
     pub(super) fn signal_posted(&mut self, s: proto::Signal) {
