@@ -19,6 +19,7 @@ mod files;
 mod fmap;
 mod fs;
 mod fsinfo;
+mod kcmp;
 mod kpipe;
 mod lease;
 mod locks;

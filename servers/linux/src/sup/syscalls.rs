@@ -193,6 +193,7 @@ impl Sup {
             nr::TGKILL => ret(self.tkill(a[0] as i32 as i64, a[1] as i32 as i64, a[2])),
             nr::RT_SIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[1], a[2])),
             nr::RT_TGSIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[2], a[3])),
+            nr::KCMP => ret(self.kcmp(a)),
             nr::UNSHARE => ret(self.unshare(a[0])),
             nr::PIDFD_OPEN => ret(self.pidfd_open(a[0], a[1])),
             nr::PIDFD_SEND_SIGNAL => ret(self.pidfd_send_signal(rid, a)),
