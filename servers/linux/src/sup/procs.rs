@@ -28,6 +28,7 @@ pub const CLONE_VM: u64 = 0x100;
 pub const CLONE_FS: u64 = 0x200;
 pub const CLONE_FILES: u64 = 0x400;
 pub const CLONE_SIGHAND: u64 = 0x800;
+pub const CLONE_PIDFD: u64 = 0x1000;
 pub const CLONE_VFORK: u64 = 0x4000;
 pub const CLONE_THREAD: u64 = 0x10000;
 pub const CLONE_SETTLS: u64 = 0x80000;
@@ -233,6 +234,18 @@ impl Sup {
         if flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0 {
             return ret(Err(errno::EINVAL));
         }
+        if flags & CLONE_PIDFD != 0 {
+            // The pidfd goes where the parent's tid would (clone's
+            // parent_tid), and a thread or detached child has none.
+            const CLONE_DETACHED: u64 = 0x40_0000;
+            if flags & (CLONE_THREAD | CLONE_PARENT_SETTID | CLONE_DETACHED) != 0 {
+                return ret(Err(errno::EINVAL));
+            }
+            // Room for it before the child exists.
+            if let Err(e) = self.fds.free_from(0, self.limit()) {
+                return ret(Err(e));
+            }
+        }
         if flags & CLONE_THREAD != 0 {
             return self.clone_thread(rid, a);
         }
@@ -327,6 +340,11 @@ impl Sup {
         let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&state), &mut [0u8; 8]);
         if flags & CLONE_PARENT_SETTID != 0 {
             let _ = self.write_u32(rid, ptid, child);
+        }
+        if flags & CLONE_PIDFD != 0
+            && let Ok(fd) = self.pidfd_open(child as u64, 0)
+        {
+            let _ = self.write_u32(rid, ptid, fd as u32);
         }
         if vfork {
             return self.pass(
