@@ -3,7 +3,8 @@
  * poll on a pidfd, with hostile input: bad flags and pids, descriptors that
  * are not pidfds, a thread's tid, siginfo that lies, bad pointers, a pidfd
  * kept after its process ended and after it was reaped (its pid may be
- * another's then), a process of another user.
+ * another's then), a process of another user. And kcmp, which LTP's
+ * pidfd tests use: within a process, between processes, its errors.
  */
 #include "abi.h"
 #include <poll.h>
@@ -27,6 +28,13 @@ static long pidfd_send_signal(int fd, int sig, siginfo_t *info, unsigned flags)
 static long pidfd_getfd(int fd, int target, unsigned flags)
 {
 	return syscall(SYS_pidfd_getfd, fd, target, flags);
+}
+
+enum { KCMP_FILE, KCMP_VM, KCMP_FILES, KCMP_FS, KCMP_SIGHAND, KCMP_IO, KCMP_SYSVSEM, KCMP_EPOLL_TFD, KCMP_TYPES };
+
+static long kcmp(pid_t a, pid_t b, int type, long x, long y)
+{
+	return syscall(SYS_kcmp, a, b, type, x, y);
 }
 
 /* A child that waits for a byte on `r`, then exits with status 3. */
@@ -85,7 +93,7 @@ static void opening(void)
 	EXPECT_ERR("reaped child", pidfd_open(gone, 0), ESRCH);
 }
 
-static int tid_pipe[2];
+static int tid_pipe[2], go_pipe[2];
 
 static void *thread_main(void *arg)
 {
@@ -93,7 +101,7 @@ static void *thread_main(void *arg)
 	pid_t tid = gettid();
 	write(tid_pipe[1], &tid, sizeof tid);
 	char c;
-	read(tid_pipe[0], &c, 1);
+	read(go_pipe[0], &c, 1);
 	return NULL;
 }
 
@@ -101,6 +109,7 @@ static void threads(void)
 {
 	section("a thread's tid");
 	SETUP(pipe(tid_pipe));
+	SETUP(pipe(go_pipe));
 	pthread_t t;
 	if (pthread_create(&t, NULL, thread_main, NULL) != 0) {
 		say("SETUP FAILED pthread_create");
@@ -109,10 +118,14 @@ static void threads(void)
 	pid_t tid;
 	SETUP(read(tid_pipe[0], &tid, sizeof tid));
 	EXPECT_ERR("pidfd_open of a thread", pidfd_open(tid, 0), EINVAL);
-	write(tid_pipe[1], "x", 1);
+	EXPECT_EQ("kcmp VM of a thread", kcmp(getpid(), tid, KCMP_VM, 0, 0), 0);
+	EXPECT_EQ("kcmp FILES of a thread", kcmp(tid, getpid(), KCMP_FILES, 0, 0), 0);
+	write(go_pipe[1], "x", 1);
 	pthread_join(t, NULL);
 	close(tid_pipe[0]);
 	close(tid_pipe[1]);
+	close(go_pipe[0]);
+	close(go_pipe[1]);
 }
 
 static void lifecycle(void)
@@ -319,6 +332,80 @@ static void getfd(void)
 	close(self_dir);
 }
 
+static int clone_child(void *arg)
+{
+	(void)arg;
+	return 5;
+}
+
+static void cloning(void)
+{
+	section("clone with CLONE_PIDFD");
+	static char stack[65536];
+	int pfd = -1;
+	long pid = raw_clone(CLONE_PIDFD | SIGCHLD, stack + sizeof stack, &pfd, NULL, 0, clone_child, NULL);
+	EXPECT_TRUE("a child and its pidfd", pid > 0 && pfd >= 0);
+	EXPECT_TRUE("close-on-exec", fcntl(pfd, F_GETFD) & FD_CLOEXEC);
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	EXPECT_OK("waitid through it", waitid(P_PIDFD, pfd, &si, WEXITED));
+	EXPECT_TRUE("its child", si.si_pid == pid && si.si_status == 5);
+	close(pfd);
+	EXPECT_ERR("with CLONE_PARENT_SETTID",
+		   raw_clone(CLONE_PIDFD | CLONE_PARENT_SETTID | SIGCHLD, stack + sizeof stack, &pfd, NULL, 0,
+			     clone_child, NULL),
+		   EINVAL);
+	EXPECT_ERR("with CLONE_THREAD",
+		   raw_clone(CLONE_PIDFD | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM, stack + sizeof stack, &pfd,
+			     NULL, 0, clone_child, NULL),
+		   EINVAL);
+}
+
+static void comparing(void)
+{
+	section("kcmp");
+	int a = open("k", O_RDWR | O_CREAT, 0644);
+	int b = dup(a);
+	int c = open("k", O_RDWR);
+	pid_t me = getpid();
+	EXPECT_EQ("a file with itself", kcmp(me, me, KCMP_FILE, a, a), 0);
+	EXPECT_EQ("a file and its dup", kcmp(me, me, KCMP_FILE, a, b), 0);
+	long d = kcmp(me, me, KCMP_FILE, a, c);
+	EXPECT_TRUE("two opens differ", d == 1 || d == 2);
+	EXPECT_TRUE("in either order", kcmp(me, me, KCMP_FILE, c, a) == 3 - d);
+	for (int t = KCMP_VM; t <= KCMP_SIGHAND; t++)
+		EXPECT_EQ("itself", kcmp(me, me, t, 0, 0), 0);
+	int wr;
+	pid_t child = waiting_child(&wr);
+	for (int t = KCMP_VM; t <= KCMP_SIGHAND; t++) {
+		long r = kcmp(me, child, t, 0, 0);
+		EXPECT_TRUE("a child differs", r == 1 || r == 2);
+	}
+	EXPECT_ERR("no such pid", kcmp(me, 4000000, KCMP_FILE, a, a), ESRCH);
+	EXPECT_ERR("pid 0", kcmp(0, me, KCMP_VM, 0, 0), ESRCH);
+	EXPECT_ERR("pid -1", kcmp(me, -1, KCMP_VM, 0, 0), ESRCH);
+	EXPECT_ERR("type KCMP_TYPES", kcmp(me, me, KCMP_TYPES, a, a), EINVAL);
+	EXPECT_ERR("type -1", kcmp(me, me, -1, a, a), EINVAL);
+	EXPECT_ERR("type INT_MAX", kcmp(me, me, 0x7fffffff, a, a), EINVAL);
+	EXPECT_ERR("descriptor -1", kcmp(me, me, KCMP_FILE, a, -1), EBADF);
+	EXPECT_ERR("descriptor not open", kcmp(me, me, KCMP_FILE, 999, a), EBADF);
+	pid_t u = fork();
+	if (u == 0) {
+		if (setuid(65534) != 0)
+			_exit(9);
+		errno = 0;
+		long r = kcmp(getppid(), getpid(), KCMP_VM, 0, 0);
+		_exit(r == -1 && errno == EPERM ? 0 : 1);
+	}
+	EXPECT_STATUS("another user's", wait_status(u), "exited 0");
+	write(wr, "x", 1);
+	close(wr);
+	wait_status(child);
+	close(a);
+	close(b);
+	close(c);
+}
+
 int main(void)
 {
 	abi_init();
@@ -327,5 +414,7 @@ int main(void)
 	lifecycle();
 	signals();
 	getfd();
+	comparing();
+	cloning();
 	return abi_done();
 }
