@@ -323,6 +323,9 @@ impl Sup {
                     errno::EINTR
                 };
                 self.held = None;
+                // A signal wait ends here too: its set must not outlive
+                // it into a later poll's hold.
+                self.waiting_set = None;
                 self.answer(rid, errno::fail(e));
             }
             Some((rid, Hold::Stopped)) => {

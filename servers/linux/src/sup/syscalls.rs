@@ -1138,21 +1138,23 @@ impl Sup {
             return;
         }
         self.held = None;
-        let Some(req) = self.poll_req.take() else {
-            return;
-        };
+        // A timed signal wait holds no poll request: looked at first, or
+        // its end at the deadline was lost and the process waited for
+        // ever, past even SIGKILL.
         if let Some((set, info_at, deadline)) = self.waiting_set.take() {
             // A timed signal wait whose time is up (or a spurious wake).
             if sys::now_ns() < deadline {
                 let token = self.wait_until(deadline);
                 self.waiting_set = Some((set, info_at, deadline));
-                self.poll_req = Some(req);
                 self.held = Some((rid, Hold::Poll { token }));
                 return;
             }
             self.answer(rid, errno::fail(errno::EAGAIN));
             return;
         }
+        let Some(req) = self.poll_req.take() else {
+            return;
+        };
         match self.poll_go(rid, req) {
             Out::Ret(v) => self.answer(rid, v),
             Out::Done => {}
