@@ -235,6 +235,19 @@ pub mod ctl {
     /// [operation (`inotify`), ...]: inotify instances
     /// (`shared/inotify.rs`).
     pub const INOTIFY: u64 = 120;
+    /// [caller, pid, status flags (O_NONBLOCK)] → [object or -errno]: a
+    /// pidfd of process `pid` (`shared/pidfd.rs`): ESRCH if there is none,
+    /// EINVAL if `pid` names a thread that is not its process's first.
+    pub const PIDFD_OPEN: u64 = 130;
+    /// [object] → [pid, exited] or [-errno]: the process a pidfd names;
+    /// EBADF: no pidfd; ESRCH: it was reaped (its pid may be another's).
+    pub const PIDFD_PID: u64 = 131;
+    /// [object, sender, signal, code, value] → as `KILL`: a signal to the
+    /// process a pidfd names, never to a later process with its pid.
+    pub const PIDFD_KILL: u64 = 132;
+    /// [pid]: its SysV semaphore adjustments are applied now and dropped
+    /// (unshare(CLONE_SYSVSEM), as at its end).
+    pub const SYSV_UNDO: u64 = 133;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's
@@ -333,6 +346,9 @@ pub mod pass {
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).
     pub const SYSV: u64 = 0x1000;
+    /// A WAITID `options` bit of the personality's own: a wait through a
+    /// non-blocking pidfd, EAGAIN where WNOHANG would return 0.
+    pub const WAIT_EAGAIN: u64 = 1 << 32;
     /// READ / WRITE flags.
     pub const NONBLOCK: u64 = 1;
     /// The reader ignores or blocks SIGTTIN (a background read fails).
@@ -355,6 +371,8 @@ pub mod obj {
     pub const PIPE_RDWR: u64 = 8;
     /// An inotify instance (`shared/inotify.rs`).
     pub const INOTIFY: u64 = 12;
+    /// A pidfd: readable once its process has ended (`shared/pidfd.rs`).
+    pub const PIDFD: u64 = 14;
     /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
     /// opened since it did: alone, not with the others.
     pub const FIFO_PARTNER: u64 = 1 << 16;

@@ -15,12 +15,13 @@
 
 mod eventfd;
 mod fmap;
-mod keys;
 mod inotify;
+mod keys;
 mod locks;
 pub mod loopdev;
 pub mod mounts;
 mod objects;
+mod pidfd;
 mod procs;
 mod ptimers;
 mod sched;
@@ -627,6 +628,15 @@ impl Shared {
                 let mut out = alloc::vec![t.len() as u64];
                 out.extend(proto::name_words(&t));
                 End::Reply(out)
+            }
+            ctl::PIDFD_OPEN => self.pidfd_open(&w),
+            ctl::PIDFD_PID => self.pidfd_pid(word(&w, 1)),
+            ctl::PIDFD_KILL => self.pidfd_kill(&w),
+            ctl::SYSV_UNDO => {
+                self.sysv.ipc.exit(word(&w, 1) as u32);
+                // Waiting semops may go on.
+                self.woke = true;
+                result(0)
             }
             ctl::THREAD_END => {
                 self.procs.end_tid(word(&w, 1) as u32, word(&w, 2) as u32);

@@ -84,6 +84,8 @@ pub struct Objects {
     fifos: BTreeMap<u64, Fifo>,
     /// inotify instances (`inotify.rs`).
     pub(super) notify: super::inotify::Notify,
+    /// pidfd objects' processes (`pidfd.rs`).
+    pub(super) pidfds: BTreeMap<u64, super::pidfd::Pidfd>,
 }
 
 struct Fifo {
@@ -131,6 +133,7 @@ impl Objects {
             pos_holds: BTreeMap::new(),
             fifos: BTreeMap::new(),
             notify: Default::default(),
+            pidfds: BTreeMap::new(),
         }
     }
 
@@ -273,6 +276,7 @@ impl Objects {
             }
             self.counters.remove(&id);
             self.notify.gone(id);
+            self.pidfds.remove(&id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
                 // The last descriptor of a description closed: its flock goes.
@@ -491,6 +495,13 @@ impl Objects {
                 r | POLLOUT
             }
             obj::EVENTFD => self.counter_events(id),
+            // Linux's pidfd_poll: readable once the process ended, hung
+            // up too once it is reaped.
+            obj::PIDFD => match self.pidfds.get(&id).map(|p| p.state) {
+                Some(super::pidfd::State::Exited) => POLLIN,
+                Some(super::pidfd::State::Reaped) => POLLIN | POLLHUP,
+                _ => 0,
+            },
             obj::TIMERFD => self.counter_events(id) & POLLIN,
             obj::INOTIFY => self.inotify_events(id),
             obj::UNIX_NAME => {

@@ -4,7 +4,7 @@
 //! job control's stops, and signals sent from one process to others.
 
 use super::{End, Held, Shared, Waiting, reply, result};
-use crate::proto::{self, word};
+use crate::proto::{self, pass, word};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use linuxabi::errno;
@@ -300,8 +300,9 @@ impl Shared {
         match self.procs.get(pid) {
             None => result(-errno::ECHILD),
             Some(p) if p.zombie.is_some() => {
-                let st = p.zombie.unwrap_or(0);
+                let (st, start_ns) = (p.zombie.unwrap_or(0), p.start_ns);
                 self.procs.procs.remove(&pid);
+                self.pidfds_moved(pid, start_ns, super::pidfd::State::Reaped);
                 result(st as i64)
             }
             Some(_) => {
@@ -388,7 +389,8 @@ impl Shared {
         p.faults = faults;
         p.stopped = false;
         p.report = None;
-        let (ppid, pgid, sid) = (p.ppid, p.pgid, p.sid);
+        let (ppid, pgid, sid, start_ns) = (p.ppid, p.pgid, p.sid, p.start_ns);
+        self.pidfds_moved(pid, start_ns, super::pidfd::State::Exited);
         // Its children go to init, which reaps them.
         let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
         let mut groups: Vec<u32> = alloc::vec![pgid];
@@ -438,6 +440,7 @@ impl Shared {
             let (rid, _) = self.launchers.remove(i);
             let _ = sys::endr(rid, &proto::bytes(&[status as u64]));
             self.procs.procs.remove(&pid);
+            self.pidfds_moved(pid, start_ns, super::pidfd::State::Reaped);
         }
         result(0)
     }
@@ -484,6 +487,7 @@ impl Shared {
         let Some(p) = self.procs.procs.remove(&pid) else {
             return;
         };
+        self.pidfds_moved(pid, p.start_ns, super::pidfd::State::Reaped);
         let faults = p.faults + p.child_faults;
         match self.procs.get_mut(p.ppid) {
             Some(parent) => parent.child_faults += faults,
@@ -541,7 +545,14 @@ impl Shared {
             return result(if my_euid == 0 { 0 } else { -errno::EPERM });
         }
         let targets: Vec<u32> = match target {
-            t if t > 0 => self.procs.get(t as u32).map(|p| p.pid).into_iter().collect(),
+            // A thread's tid names its process, as on Linux.
+            t if t > 0 => self
+                .procs
+                .target(sender, t as u32)
+                .and_then(|p| self.procs.get(p))
+                .map(|p| p.pid)
+                .into_iter()
+                .collect(),
             0 => self.procs.live().filter(|p| p.pgid == my_pgid).map(|p| p.pid).collect(),
             -1 => self
                 .procs
@@ -736,7 +747,12 @@ impl Shared {
                     self.finish(h, errno::fail(errno::EFAULT));
                     return true;
                 }
-                self.finish(h, 0);
+                let none = if options & pass::WAIT_EAGAIN != 0 {
+                    errno::fail(errno::EAGAIN)
+                } else {
+                    0
+                };
+                self.finish(h, none);
                 return true;
             }
             return false;

@@ -28,6 +28,7 @@ pub const CLONE_VM: u64 = 0x100;
 pub const CLONE_FS: u64 = 0x200;
 pub const CLONE_FILES: u64 = 0x400;
 pub const CLONE_SIGHAND: u64 = 0x800;
+pub const CLONE_PIDFD: u64 = 0x1000;
 pub const CLONE_VFORK: u64 = 0x4000;
 pub const CLONE_THREAD: u64 = 0x10000;
 pub const CLONE_SETTLS: u64 = 0x80000;
@@ -235,6 +236,18 @@ impl Sup {
         if flags & CLONE_SIGHAND != 0 && flags & CLONE_VM == 0 {
             return ret(Err(errno::EINVAL));
         }
+        if flags & CLONE_PIDFD != 0 {
+            // The pidfd goes where the parent's tid would (clone's
+            // parent_tid), and a thread or detached child has none.
+            const CLONE_DETACHED: u64 = 0x40_0000;
+            if flags & (CLONE_THREAD | CLONE_PARENT_SETTID | CLONE_DETACHED) != 0 {
+                return ret(Err(errno::EINVAL));
+            }
+            // Room for it before the child exists.
+            if let Err(e) = self.fds.free_from(0, self.limit()) {
+                return ret(Err(e));
+            }
+        }
         if flags & CLONE_THREAD != 0 {
             return self.clone_thread(rid, a);
         }
@@ -329,6 +342,11 @@ impl Sup {
         let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&state), &mut [0u8; 8]);
         if flags & CLONE_PARENT_SETTID != 0 {
             let _ = self.write_u32(rid, ptid, child);
+        }
+        if flags & CLONE_PIDFD != 0
+            && let Ok(fd) = self.pidfd_open(child as u64, 0)
+        {
+            let _ = self.write_u32(rid, ptid, fd as u32);
         }
         if vfork {
             return self.pass(
@@ -1054,6 +1072,9 @@ impl Sup {
         if a[3] & !KNOWN != 0 || a[3] & (2 | 4 | 8) == 0 || a[0] > 3 {
             return ret(Err(errno::EINVAL));
         }
+        if a[0] == 3 {
+            return self.waitid_pidfd(rid, a);
+        }
         self.pass(
             rid,
             247,
@@ -1079,6 +1100,11 @@ impl Sup {
         }
         if target == i32::MIN as i64 {
             return Err(errno::ESRCH);
+        }
+        // To itself alone, a real-time signal past RLIMIT_SIGPENDING is
+        // refused before it goes anywhere.
+        if target == self.pid as i64 && self.queue_refuses(signo as u32, code as i32) {
+            return Err(errno::EAGAIN);
         }
         let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
         if let Some(e) = errno::of(word(&r, 0)) {

@@ -243,7 +243,11 @@ impl Sup {
             return;
         }
         if s >= sig::SIGRTMIN {
-            self.sig.queue.push_back(info);
+            // Past RLIMIT_SIGPENDING a real-time signal already pending
+            // is not queued again (`sigqueue.rs`).
+            if !(self.queue_full() && self.sig.pending & sig::bit(s) != 0) {
+                self.sig.queue.push_back(info);
+            }
         } else if self.sig.pending & sig::bit(s) == 0 {
             self.sig.infos[(s - 1) as usize] = info;
         }
@@ -327,6 +331,8 @@ impl Sup {
                     errno::EINTR
                 };
                 self.held = None;
+                // A signal wait ends here too: its set must not outlive
+                // it into a later poll's hold.
                 self.waiting_set = None;
                 self.answer(rid, errno::fail(e));
             }

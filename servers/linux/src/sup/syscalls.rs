@@ -197,6 +197,11 @@ impl Sup {
             nr::TGKILL => ret(self.tkill(a[0] as i32 as i64, a[1] as i32 as i64, a[2])),
             nr::RT_SIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[1], a[2])),
             nr::RT_TGSIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[2], a[3])),
+            nr::KCMP => ret(self.kcmp(a)),
+            nr::UNSHARE => ret(self.unshare(a[0])),
+            nr::PIDFD_OPEN => ret(self.pidfd_open(a[0], a[1])),
+            nr::PIDFD_SEND_SIGNAL => ret(self.pidfd_send_signal(rid, a)),
+            nr::PIDFD_GETFD => ret(self.pidfd_getfd(a[0], a[1] as u32 as u64, a[2])),
             // signals
             nr::RT_SIGACTION => ret(self.rt_sigaction(rid, a)),
             nr::RT_SIGPROCMASK => ret(self.rt_sigprocmask(rid, a)),
@@ -1146,9 +1151,11 @@ impl Sup {
             return;
         }
         self.held = None;
+        // A timed signal wait holds no poll request: looked at first, or
+        // its end at the deadline was lost and the process waited for
+        // ever, past even SIGKILL.
         if let Some((set, info_at, deadline)) = self.waiting_set.take() {
-            // A timed signal wait whose time is up (or a spurious wake);
-            // it holds no poll request.
+            // A timed signal wait whose time is up (or a spurious wake).
             if sys::now_ns() < deadline {
                 let token = self.wait_until(deadline);
                 self.waiting_set = Some((set, info_at, deadline));

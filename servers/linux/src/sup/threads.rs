@@ -266,6 +266,9 @@ impl Sup {
         if s == 0 {
             return Some(Ok(0));
         }
+        if self.queue_refuses(s as u32, sig::SI_TKILL) {
+            return Some(Err(errno::EAGAIN));
+        }
         let info = SigInfo {
             signo: s as u32,
             code: sig::SI_TKILL,
