@@ -225,6 +225,17 @@ pub mod ctl {
     /// reader. The end counts as open at once, as Linux's, so that a
     /// blocked opener lets the other side's open go on.
     pub const FIFO_OPEN: u64 = 78;
+    /// [pid, 0 | 1 | u64::MAX: only read] → [the value before]: whether
+    /// the process adopts its descendants' orphans
+    /// (PR_SET_CHILD_SUBREAPER).
+    pub const SUBREAPER: u64 = 145;
+    /// [caller, pid, policy, sched_flags, nice, priority, runtime,
+    /// deadline, period] → [0 or -errno]: sched_setattr (SCHED_GET
+    /// answers the deadline's three after the affinity).
+    pub const SCHED_ATTR_SET: u64 = 146;
+    /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
+    /// priority read, or -errno]: ioprio_get and ioprio_set.
+    pub const IOPRIO: u64 = 147;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
