@@ -36,6 +36,7 @@ mod ready;
 mod sched;
 mod sched_attr;
 mod sendfile;
+mod settime;
 mod signalfd;
 mod signals;
 mod socket;

@@ -294,13 +294,8 @@ impl Sup {
             nr::MUNLOCKALL => Out::Ret(self.munlockall()),
             nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
             nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
-            nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
-                Err(errno::EINVAL)
-            } else if self.cred.euid == 0 {
-                Ok(0)
-            } else {
-                Err(errno::EPERM)
-            }),
+            nr::CLOCK_SETTIME => ret(self.clock_settime(rid, a[0], a[1])),
+            nr::SETTIMEOFDAY => ret(self.settimeofday(rid, a[0], a[1])),
             nr::MOUNT => ret(self.mount(rid, a)),
             nr::UMOUNT2 => ret(self.umount(rid, a)),
             nr::REBOOT => ret(self.reboot(a)),
