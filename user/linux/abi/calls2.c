@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define BAD ((void *)8)
 
@@ -667,6 +668,80 @@ static void owners(void)
 	close(p[1]);
 }
 
+/* ------------------------------------------------------------- the wall clock */
+
+static int settime_unprivileged(void *arg)
+{
+	(void)arg;
+	SETUP(syscall(SYS_setuid, 1000));
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	struct timespec ts = { tv.tv_sec, 0 };
+	EXPECT_ERR("settimeofday as uid 1000", syscall(SYS_settimeofday, &tv, NULL), EPERM);
+	EXPECT_ERR("clock_settime as uid 1000", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EPERM);
+	tv.tv_usec = 2000000;
+	EXPECT_ERR("a bad time before the privilege", syscall(SYS_settimeofday, &tv, NULL), EINVAL);
+	return 0;
+}
+
+static void wall_clock(void)
+{
+	section("settimeofday, clock_settime");
+	struct timespec ts, now;
+	struct timeval tv;
+	struct { int minuteswest, dsttime; } tz = { 0, 0 };
+	clock_gettime(CLOCK_REALTIME, &ts);
+	EXPECT_ERR("clock_settime of CLOCK_MONOTONIC", syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts), EINVAL);
+	EXPECT_ERR("of clock 99, from a bad pointer", syscall(SYS_clock_settime, 99, BAD), EINVAL);
+	EXPECT_ERR("of CLOCK_REALTIME from a bad pointer", syscall(SYS_clock_settime, CLOCK_REALTIME, BAD), EFAULT);
+	ts.tv_nsec = 1000000000;
+	EXPECT_ERR("a nanosecond count of a second", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EINVAL);
+	ts.tv_nsec = -1;
+	EXPECT_ERR("a negative one", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EINVAL);
+	ts.tv_sec = -1;
+	ts.tv_nsec = 0;
+	EXPECT_ERR("a negative second", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EINVAL);
+	ts.tv_sec = 0;
+	EXPECT_ERR("1970, before boot", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EINVAL);
+	gettimeofday(&tv, NULL);
+	tv.tv_usec = 1000000;
+	EXPECT_ERR("settimeofday of a microsecond count of a second", syscall(SYS_settimeofday, &tv, NULL), EINVAL);
+	tv.tv_usec = -1;
+	EXPECT_ERR("a negative one", syscall(SYS_settimeofday, &tv, NULL), EINVAL);
+	EXPECT_ERR("from a bad pointer", syscall(SYS_settimeofday, BAD, NULL), EFAULT);
+	tv.tv_usec = 0;
+	EXPECT_ERR("a zone from a bad pointer", syscall(SYS_settimeofday, &tv, BAD), EFAULT);
+	tz.minuteswest = 15 * 60 + 1;
+	EXPECT_ERR("a zone 15 hours and a minute west", syscall(SYS_settimeofday, &tv, &tz), EINVAL);
+	tz.minuteswest = 0;
+	EXPECT_STATUS("without privilege", in_child(settime_unprivileged, NULL), "exited 0");
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	time_t before = ts.tv_sec;
+	ts.tv_sec += 86400;
+	EXPECT_OK("clock_settime a day ahead", syscall(SYS_clock_settime, CLOCK_REALTIME, &ts));
+	clock_gettime(CLOCK_REALTIME, &now);
+	EXPECT_TRUE("clock_gettime follows", now.tv_sec >= before + 86400 && now.tv_sec < before + 86400 + 60);
+	EXPECT_TRUE("time() follows", time(NULL) >= before + 86400);
+	gettimeofday(&tv, NULL);
+	EXPECT_TRUE("gettimeofday follows", tv.tv_sec >= before + 86400);
+	int fd = open("clock.file", O_CREAT | O_WRONLY, 0644);
+	SETUP(fd);
+	struct stat st;
+	SETUP(fstat(fd, &st));
+	EXPECT_TRUE("a new file's times follow", st.st_mtime >= before + 86400 && st.st_mtime <= time(NULL));
+	close(fd);
+	EXPECT_OK("utimes to now", utimes("clock.file", NULL));
+	SETUP(stat("clock.file", &st));
+	EXPECT_TRUE("its times follow too", st.st_atime >= before + 86400 && st.st_mtime <= time(NULL));
+	unlink("clock.file");
+	gettimeofday(&tv, NULL);
+	tv.tv_sec -= 86400;
+	EXPECT_OK("settimeofday back, with a zone of UTC", syscall(SYS_settimeofday, &tv, &tz));
+	EXPECT_TRUE("time() is back", time(NULL) >= before && time(NULL) < before + 60);
+	EXPECT_OK("settimeofday with neither", syscall(SYS_settimeofday, NULL, NULL));
+}
+
 int main(void)
 {
 	abi_init();
@@ -681,6 +756,7 @@ int main(void)
 	hints();
 	membarriers();
 	owners();
+	wall_clock();
 	/* Last: no new privileges stays for the rest of the process. */
 	prctl_options();
 	return abi_done();
