@@ -39,8 +39,9 @@ pub struct Sched {
     /// SCHED_DEADLINE's runtime, deadline and period (ns; zeros under
     /// any other policy).
     pub dl: [u64; 3],
-    /// The I/O priority (`ioprio_set`; 0: never set, the default).
-    pub ioprio: u16,
+    /// The I/O priority `ioprio_set` gave (None: never set, the default;
+    /// IOPRIO_CLASS_NONE set is 0 and reads back as 0).
+    pub ioprio: Option<u16>,
 }
 
 /// `ioprio_set`'s classes (the value's top three of sixteen bits) and
@@ -139,7 +140,7 @@ impl Sched {
 
     /// The I/O priority `ioprio_get` reports (the default until set).
     pub fn ioprio(&self) -> u16 {
-        if self.ioprio == 0 { IOPRIO_DEFAULT } else { self.ioprio }
+        self.ioprio.unwrap_or(IOPRIO_DEFAULT)
     }
 
     /// The attributes a forked child starts with.
@@ -329,6 +330,11 @@ mod tests {
         assert_eq!(ioprio_check(v(4, 0), true), Err(errno::EINVAL));
         assert_eq!(ioprio_check(0, false), Ok(0));
         assert_eq!(Sched::default().ioprio(), IOPRIO_DEFAULT);
+        let none = Sched {
+            ioprio: Some(0),
+            ..Sched::default()
+        };
+        assert_eq!(none.ioprio(), 0);
     }
 
     #[test]

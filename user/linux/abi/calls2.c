@@ -96,6 +96,8 @@ static void prctl_options(void)
 	EXPECT_ERR("PR_SET_NO_NEW_PRIVS 2", prctl(PR_SET_NO_NEW_PRIVS, 2, 0, 0, 0), EINVAL);
 	EXPECT_ERR("PR_SET_NO_NEW_PRIVS 1 with arg3", prctl(PR_SET_NO_NEW_PRIVS, 1, 1, 0, 0), EINVAL);
 	EXPECT_ERR("PR_SET_NO_NEW_PRIVS 1 with arg5", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 1), EINVAL);
+	/* prctl has five arguments: a sixth register is not looked at. */
+	EXPECT_EQ("PR_GET_NO_NEW_PRIVS, junk in a sixth", syscall(SYS_prctl, PR_GET_NO_NEW_PRIVS, 0L, 0L, 0L, 0L, -1L), 0);
 	EXPECT_EQ("PR_GET_THP_DISABLE at first", prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0), 0);
 	EXPECT_ERR("PR_GET_THP_DISABLE with an argument", prctl(PR_GET_THP_DISABLE, 1, 1, 0, 0), EINVAL);
 	EXPECT_ERR("PR_SET_THP_DISABLE with arg3", prctl(PR_SET_THP_DISABLE, 0, 1, 0, 0), EINVAL);
@@ -501,6 +503,8 @@ static void ioprios(void)
 	EXPECT_OK("real time \"level 9\"", ioprio_set(WHO_PROCESS, 0, IOPRIO(1, 9)));
 	EXPECT_EQ("read back as set", ioprio_get(WHO_PROCESS, 0), IOPRIO(1, 9));
 	EXPECT_OK("class none, \"level 8\" (a level of 0)", ioprio_set(WHO_PROCESS, 0, IOPRIO(0, 8)));
+	EXPECT_OK("class none", ioprio_set(WHO_PROCESS, 0, IOPRIO(0, 0)));
+	EXPECT_EQ("read back as none", ioprio_get(WHO_PROCESS, 0), 0);
 	EXPECT_ERR("class none, level 1", ioprio_set(WHO_PROCESS, 0, IOPRIO(0, 1)), EINVAL);
 	EXPECT_ERR("which 0 (the value first)", ioprio_set(0, 0, IOPRIO(2, 1)), EINVAL);
 	EXPECT_ERR("a pid not there", ioprio_set(WHO_PROCESS, UNUSED_PID, IOPRIO(2, 1)), ESRCH);

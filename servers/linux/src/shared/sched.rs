@@ -97,7 +97,7 @@ impl Shared {
                 let v = s.ioprio() as i64;
                 out = if out < 0 { v } else { out.min(v) };
             } else if owner || euid == 0 {
-                s.ioprio = value as u16;
+                s.ioprio = Some(value as u16);
                 out = out.max(0);
             } else if out == -errno::ESRCH {
                 out = -errno::EPERM;

@@ -82,7 +82,7 @@ impl Sup {
             reset_on_fork: word(&r, 0) & reset != 0,
             affinity: word(&r, 3),
             dl: [word(&r, 4), word(&r, 5), word(&r, 6)],
-            ioprio: 0,
+            ioprio: None,
         }
         .attr();
         let n = size.min(SIZE);

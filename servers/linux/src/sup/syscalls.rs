@@ -927,17 +927,17 @@ impl Sup {
             }
             // PR_SET_NO_NEW_PRIVS: only 1, and for good (fork and exec
             // keep it); PR_GET_NO_NEW_PRIVS.
-            38 if a[1] != 1 || a[2..].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            38 if a[1] != 1 || a[2..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
             38 => {
                 self.prctl_flags |= super::PRCTL_NO_NEW_PRIVS;
                 Ok(0)
             }
-            39 | 42 if a[1..].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            39 | 42 if a[1..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
             39 => Ok((self.prctl_flags & super::PRCTL_NO_NEW_PRIVS != 0) as u64),
             // PR_SET_THP_DISABLE, PR_GET_THP_DISABLE: Tessera maps no huge
             // pages for a Linux process anyway; the flag is kept and
             // reported as Linux's, across fork and exec.
-            41 if a[2..].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            41 if a[2..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
             41 => {
                 self.prctl_flags &= !super::PRCTL_THP_DISABLE;
                 if a[1] != 0 {
