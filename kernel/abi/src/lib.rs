@@ -354,6 +354,14 @@ macro_rules! each_call {
         /// page they are on is present and the caller may read it;
         /// NotFound otherwise (a miss: ask the file server)
         FileCacheRead = 128, file_cache_read(id: u64, offset: u64, buf: BytesMut);
+        /// Returns 0: the wall clock Linux programs see (CLOCK_REALTIME)
+        /// reads `ns` nanoseconds since 1970 from now on, asked by the
+        /// supervisor of the process waiting in call `rid` (settimeofday,
+        /// clock_settime; the supervisor checks the privilege); Invalid
+        /// for a time before boot
+        WallSet = 139, wall_set(rid: u64, ns: u64);
+        /// Returns the wall clock (CLOCK_REALTIME) in nanoseconds since 1970
+        WallClock = 140, wall_clock();
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

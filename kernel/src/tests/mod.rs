@@ -11,6 +11,7 @@ mod pipes;
 mod process;
 mod regions;
 mod resource;
+mod wallclock;
 
 use kcore::ktest::KTest;
 use kcore::ktests;
@@ -144,6 +145,8 @@ pub static TESTS: &[KTest] = ktests![
     pass pipes::kernel_socket_pairs_are_checked,
     pass pipes::only_a_supervisor_binds_pipes,
     pass pipes::kernel_pipe_buffers_are_limited,
+    // The wall clock Linux programs see (issue 18)
+    pass wallclock::only_a_supervisor_sets_the_wall_clock,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

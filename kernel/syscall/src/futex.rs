@@ -4,7 +4,7 @@
 //! CMP_REQUEUE), private and shared, with relative and absolute timeouts.
 //! Checks and error numbers are Linux's.
 
-use crate::linux::{EPOCH_AT_BOOT, NS, errno, fail, read_timespec};
+use crate::linux::{errno, fail, read_timespec};
 use ipc::futex::{self, WaitError};
 use ipc::process::Process;
 use kcore::clock;
@@ -54,7 +54,7 @@ pub fn futex(me: &Process, a: [u64; 6]) -> u64 {
                     // FUTEX_WAIT's timeout is relative; the bitset form's
                     // absolute, on CLOCK_MONOTONIC unless told otherwise.
                     Ok(ns) if cmd == FUTEX_WAIT => Some(clock::nanos().saturating_add(ns)),
-                    Ok(ns) if op & FUTEX_CLOCK_REALTIME != 0 => Some(ns.saturating_sub(EPOCH_AT_BOOT * NS)),
+                    Ok(ns) if op & FUTEX_CLOCK_REALTIME != 0 => Some(ns.saturating_sub(crate::wallclock::base())),
                     Ok(ns) => Some(ns),
                 },
             };

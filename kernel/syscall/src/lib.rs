@@ -25,6 +25,7 @@ mod processes;
 mod rendezvous;
 mod resources;
 mod sysv;
+pub mod wallclock;
 
 use abi::{Error, Sys, call};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -553,6 +554,14 @@ impl abi::Serve for Native<'_> {
             op::SIZE => fc::set_size(pid, id(a.id), a.a).map(|()| 0),
             _ => Err(Error::Invalid),
         }
+    }
+
+    fn wall_set(&mut self, a: call::WallSet) -> Result<u64, Error> {
+        wallclock::set(self.me, a.rid, a.ns)
+    }
+
+    fn wall_clock(&mut self, _a: call::WallClock) -> Result<u64, Error> {
+        Ok(wallclock::now())
     }
 
     fn file_cache_read(&mut self, a: call::FileCacheRead) -> Result<u64, Error> {

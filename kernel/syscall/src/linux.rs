@@ -214,7 +214,7 @@ pub(crate) const NS: u64 = 1_000_000_000;
 /// The time on `clock_id`, in nanoseconds.
 fn now_on(clock_id: u64) -> Result<u64, Error> {
     Ok(match clock_id {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => clock::nanos() + EPOCH_AT_BOOT * NS,
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => crate::wallclock::now(),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => clock::nanos(),
         CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
             let c = sched::current().ok_or(Error::NotFound)?;
@@ -248,7 +248,7 @@ fn clock_getres(clock_id: u64, to: u64) -> Result<u64, Error> {
 
 /// `time`: seconds on CLOCK_REALTIME, stored too if `to` is not null.
 fn time(to: u64) -> u64 {
-    let s = (clock::nanos() + EPOCH_AT_BOOT * NS) / NS;
+    let s = crate::wallclock::now() / NS;
     if to != 0 && uaccess::write(to, &s).is_err() {
         return fail(errno::EFAULT);
     }
@@ -316,7 +316,7 @@ fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) 
     let base = match clock_id {
         CLOCK_THREAD_CPUTIME_ID => return fail(errno::EOPNOTSUPP),
         CLOCK_PROCESS_CPUTIME_ID => return fail(errno::EINVAL),
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => EPOCH_AT_BOOT * NS,
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => crate::wallclock::base(),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => 0,
         _ => return fail(errno::EINVAL),
     };
@@ -338,7 +338,7 @@ fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) 
 
 fn gettimeofday(to: u64, zone: u64) -> Result<u64, Error> {
     if to != 0 {
-        let ns = clock::nanos() + EPOCH_AT_BOOT * 1_000_000_000;
+        let ns = crate::wallclock::now();
         uaccess::write(to, &[ns / 1_000_000_000, (ns % 1_000_000_000) / 1000])?;
     }
     // The time zone: UTC (two zero words: minutes west, no daylight saving time).

@@ -11,6 +11,8 @@ pub const LAST_CAP: u64 = 40;
 /// Every capability.
 pub const FULL: u64 = (1 << (LAST_CAP + 1)) - 1;
 pub const CAP_SETPCAP: u64 = 8;
+pub const CAP_SYS_NICE: u64 = 23;
+pub const CAP_SYS_ADMIN: u64 = 21;
 
 /// `__user_cap_header_struct.version`: one 32-bit record per set (v1),
 /// two (v2, v3).
@@ -63,7 +65,8 @@ impl Caps {
         }
     }
 
-    fn has(&self, cap: u64) -> bool {
+    /// Whether the effective set holds `cap`.
+    pub fn has(&self, cap: u64) -> bool {
         self.effective & (1 << cap) != 0
     }
 

@@ -32,6 +32,7 @@ use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, Segment, Slot};
 use tessera_api::fs::{self as api, Errno, FAILED};
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::SharedWords;
+use tessera_rt::sys::calls;
 use tessera_rt::{println, sys};
 
 /// Longest message of a path request (two paths of PATH_MAX and fields,
@@ -112,9 +113,13 @@ impl Server {
         self.clients.entry(pid).or_default()
     }
 
-    /// The time now, for the library's stamps: the image's last write time
-    /// at mount plus the time since (Tessera has no wall clock yet).
+    /// The time now, for the library's stamps: the wall clock Linux
+    /// programs see (so a file's times are those its writer read), else
+    /// the image's last write time at mount plus the time since.
     fn now(&self) -> Timestamp {
+        if let Ok(wall) = calls::wall_clock() {
+            return Timestamp::new((wall / 1_000_000_000) as i64, (wall % 1_000_000_000) as u32);
+        }
         let ns = sys::tsc_to_ns(sys::rdtsc().wrapping_sub(self.base_tsc));
         Timestamp::new(
             self.base_secs + (ns / 1_000_000_000) as i64,

@@ -248,6 +248,17 @@ pub mod ctl {
     /// [pid]: its SysV semaphore adjustments are applied now and dropped
     /// (unshare(CLONE_SYSVSEM), as at its end).
     pub const SYSV_UNDO: u64 = 133;
+    /// [pid, 0 | 1 | u64::MAX: only read] → [the value before]: whether
+    /// the process adopts its descendants' orphans
+    /// (PR_SET_CHILD_SUBREAPER).
+    pub const SUBREAPER: u64 = 145;
+    /// [caller, pid, policy, sched_flags, nice, priority, runtime,
+    /// deadline, period] → [0 or -errno]: sched_setattr (SCHED_GET
+    /// answers the deadline's three after the affinity).
+    pub const SCHED_ATTR_SET: u64 = 146;
+    /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
+    /// priority read, or -errno]: ioprio_get and ioprio_set.
+    pub const IOPRIO: u64 = 147;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's

@@ -593,6 +593,18 @@ impl Shared {
             ctl::LOOP => self.loop_ctl(&w, info.caller),
             ctl::MOUNT => self.mount_ctl(&w),
             ctl::COMM => self.rename(info.caller, &w),
+            ctl::SUBREAPER => match self.procs.get_mut(word(&w, 1) as u32) {
+                Some(p) => {
+                    let old = p.subreaper as i64;
+                    if word(&w, 2) != u64::MAX {
+                        p.subreaper = word(&w, 2) != 0;
+                    }
+                    result(old)
+                }
+                None => result(-errno::ESRCH),
+            },
+            ctl::SCHED_ATTR_SET => self.sched_attr_set(&w),
+            ctl::IOPRIO => self.ioprio(&w),
             ctl::SYSCTL => self.sysctl(&w),
             ctl::KEYS => self.keys_ctl(&w),
             ctl::TPID => {

@@ -56,6 +56,8 @@ pub struct Proc {
     pub sched: Sched,
     /// The signal it gets when its parent ends (PR_SET_PDEATHSIG; 0: none).
     pub pdeath: u32,
+    /// It adopts the orphans of its descendants (PR_SET_CHILD_SUBREAPER).
+    pub subreaper: bool,
 }
 
 /// Pids below this are given only before the first wrap (Linux's).
@@ -181,6 +183,7 @@ impl Table {
                 cmdline: Vec::new(),
                 sched,
                 pdeath: 0,
+                subreaper: false,
             },
         );
         pid
@@ -257,6 +260,20 @@ impl Table {
             None if pid == INIT => INIT as i64,
             None => -errno::ESRCH,
         }
+    }
+
+    /// The process that adopts the orphans of a process whose parent is
+    /// `from`: the nearest living subreaper from `from` up, else init.
+    pub fn reaper_above(&self, mut from: u32) -> u32 {
+        // A chain of parents is at most as long as the table.
+        for _ in 0..=self.procs.len() {
+            match self.procs.get(&from) {
+                Some(p) if p.subreaper && p.zombie.is_none() => return from,
+                Some(p) if p.ppid != from => from = p.ppid,
+                _ => break,
+            }
+        }
+        INIT
     }
 
     /// Whether process group `pgid` is orphaned: no member has a parent
@@ -391,16 +408,22 @@ impl Shared {
         p.report = None;
         let (ppid, pgid, sid, start_ns) = (p.ppid, p.pgid, p.sid, p.start_ns);
         self.pidfds_moved(pid, start_ns, super::pidfd::State::Exited);
-        // Its children go to init, which reaps them.
+        // Its children go to the nearest living subreaper above it, else
+        // to init, which reaps them.
+        let reaper = self.procs.reaper_above(ppid);
         let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
         let mut groups: Vec<u32> = alloc::vec![pgid];
         let mut bereaved = Vec::new();
         for c in orphans {
             if let Some(cp) = self.procs.get_mut(c) {
-                cp.ppid = INIT;
+                cp.ppid = reaper;
                 groups.push(cp.pgid);
-                if cp.zombie.is_some() {
-                    self.reap(c);
+                if let Some(status) = cp.zombie {
+                    if reaper == INIT {
+                        self.reap(c);
+                    } else {
+                        self.tell_parent(c, reaper, status);
+                    }
                 } else if cp.pdeath != 0 {
                     bereaved.push((cp.sup, cp.pdeath));
                 }

@@ -42,7 +42,15 @@ impl Shared {
             None => None,
         };
         match s {
-            Some(s) => reply(&[s.policy_word(), s.priority as u64, s.nice as i64 as u64, s.affinity]),
+            Some(s) => reply(&[
+                s.policy_word(),
+                s.priority as u64,
+                s.nice as i64 as u64,
+                s.affinity,
+                s.dl[0],
+                s.dl[1],
+                s.dl[2],
+            ]),
             None => result(-errno::ESRCH),
         }
     }
@@ -51,6 +59,51 @@ impl Shared {
     pub(super) fn sched_set(&mut self, w: &[u64]) -> End {
         let policy = Some(word(w, 3)).filter(|&v| v != u64::MAX);
         self.sched_change(w, |s, root, owner| s.set_scheduler(policy, word(w, 4), root, owner))
+    }
+
+    /// `[caller, pid, policy, flags, nice, priority, runtime, deadline,
+    /// period]` → 0 or an error (sched_setattr).
+    pub(super) fn sched_attr_set(&mut self, w: &[u64]) -> End {
+        let a = sched::Attr {
+            policy: word(w, 3) as u32,
+            flags: word(w, 4),
+            nice: word(w, 5) as i32,
+            priority: word(w, 6) as u32,
+            dl: [word(w, 7), word(w, 8), word(w, 9)],
+        };
+        self.sched_change(w, |s, root, owner| s.set_attr(a, root, owner))
+    }
+
+    /// `[caller, which, who, priority or u64::MAX]`: ioprio_set, or
+    /// ioprio_get (the best priority among the processes named: the
+    /// lowest class, then level). The same processes and permission as
+    /// setpriority's (the value's class checked by the supervisor).
+    pub(super) fn ioprio(&mut self, w: &[u64]) -> End {
+        let caller = word(w, 1) as u32;
+        let Some((euid, _)) = self.sched_caller(caller) else {
+            return result(-errno::ESRCH);
+        };
+        let pids = match self.prio_targets(caller, word(w, 2), word(w, 3) as u32) {
+            Ok(p) => p,
+            Err(e) => return result(-e),
+        };
+        let value = word(w, 4);
+        let mut out = -errno::ESRCH;
+        for pid in pids {
+            let Some((s, owner)) = self.sched_mut(pid, euid) else {
+                continue;
+            };
+            if value == u64::MAX {
+                let v = s.ioprio() as i64;
+                out = if out < 0 { v } else { out.min(v) };
+            } else if owner || euid == 0 {
+                s.ioprio = Some(value as u16);
+                out = out.max(0);
+            } else if out == -errno::ESRCH {
+                out = -errno::EPERM;
+            }
+        }
+        result(out)
     }
 
     /// `[caller, pid, mask]` → 0 or an error.

@@ -104,6 +104,9 @@ pub struct Ofd {
     /// The file server's inode of a named FIFO or device file it was
     /// opened by (an O_PATH open): fstat's answer, as Linux's.
     pub node: Option<u32>,
+    /// Who gets its I/O signals (F_SETOWN, F_SETOWN_EX) and which signal
+    /// (F_SETSIG): `fowner.rs`.
+    pub owner: super::fowner::Owner,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -120,6 +123,7 @@ impl Ofd {
             cache: 0,
             unix: super::unix_named::Names::default(),
             node: None,
+            owner: Default::default(),
         }))
     }
 

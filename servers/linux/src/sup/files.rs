@@ -1399,6 +1399,10 @@ impl Sup {
         const F_SETLKW: u64 = 7;
         const F_SETOWN: u64 = 8;
         const F_GETOWN: u64 = 9;
+        const F_SETSIG: u64 = 10;
+        const F_GETSIG: u64 = 11;
+        const F_SETOWN_EX: u64 = 15;
+        const F_GETOWN_EX: u64 = 16;
         const F_SETLEASE: u64 = 1024;
         const F_GETLEASE: u64 = 1025;
         const F_DUPFD_CLOEXEC: u64 = 1030;
@@ -1454,7 +1458,12 @@ impl Sup {
             // F_SETLKW does not wait yet: a lock in the way fails it with
             // EAGAIN, as F_SETLK.
             F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
-            F_SETOWN | F_GETOWN => Ok(0),
+            F_SETOWN => self.f_setown(&slot.ofd, arg),
+            F_GETOWN => Ok(self.f_getown(&slot.ofd)),
+            F_SETSIG => self.f_setsig(&slot.ofd, arg),
+            F_GETSIG => Ok(self.f_getsig(&slot.ofd)),
+            F_SETOWN_EX => self.f_setown_ex(rid, &slot.ofd, arg),
+            F_GETOWN_EX => self.f_getown_ex(rid, &slot.ofd, arg),
             F_SETLEASE => self.set_lease(&slot.ofd, arg),
             F_GETLEASE => Ok(slot.ofd.borrow().lease.unwrap_or(super::lease::F_UNLCK) as u64),
             F_GETPIPE_SZ | F_SETPIPE_SZ if matches!(slot.ofd.borrow().kind, Kind::KPipe { .. }) => {

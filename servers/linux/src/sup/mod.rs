@@ -11,14 +11,17 @@
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
 mod argmem;
+mod close_range;
 mod epoll;
 mod eventfd;
 mod fdtable;
 mod fifo;
 mod files;
 mod fmap;
+mod fowner;
 mod fs;
 mod fsinfo;
+mod hints;
 mod inotify;
 mod kcmp;
 mod keys;
@@ -35,7 +38,9 @@ mod pidfd;
 mod procs;
 mod ready;
 mod sched;
+mod sched_attr;
 mod sendfile;
+mod settime;
 mod signalfd;
 mod signals;
 mod sigqueue;
@@ -152,6 +157,13 @@ pub struct Sup {
     /// parent's at the fork); timers do not use it: they expire on time.
     pub timerslack: u64,
     pub timerslack_default: u64,
+    /// prctl's flags of the process (`PRCTL_*`): fork and exec keep them.
+    pub prctl_flags: u64,
+    /// The membarrier commands it registered for (fork keeps them, exec
+    /// forgets).
+    pub membarrier: u64,
+    /// Each thread's robust futex list (set_robust_list): tid, head.
+    pub robust: Vec<(u32, u64)>,
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
@@ -201,6 +213,10 @@ pub struct Sup {
 }
 
 /// Linux's default limits (soft, hard), by RLIMIT_* number.
+/// `Sup::prctl_flags`: PR_SET_NO_NEW_PRIVS, PR_SET_THP_DISABLE.
+pub const PRCTL_NO_NEW_PRIVS: u64 = 1;
+pub const PRCTL_THP_DISABLE: u64 = 2;
+
 /// Linux's default timer slack (PR_GET_TIMERSLACK), 50 µs.
 pub const TIMERSLACK: u64 = 50_000;
 
@@ -258,6 +274,9 @@ impl Sup {
             pdeath: 0,
             timerslack: TIMERSLACK,
             timerslack_default: TIMERSLACK,
+            prctl_flags: 0,
+            membarrier: 0,
+            robust: Vec::new(),
             has_locks: false,
             fmaps: Vec::new(),
             tpid_told: true,

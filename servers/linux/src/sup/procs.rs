@@ -215,6 +215,9 @@ impl Sup {
         self.pdeath = 0;
         self.timerslack = super::TIMERSLACK;
         self.timerslack_default = super::TIMERSLACK;
+        self.prctl_flags = 0;
+        self.membarrier = 0;
+        self.robust.clear();
         self.has_locks = false;
         self.locked = Default::default();
         self.fs.cred = Default::default();
@@ -391,6 +394,8 @@ impl Sup {
         e.w(if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 });
         e.w(self.persona);
         e.w(self.timerslack);
+        e.w(self.prctl_flags);
+        e.w(self.membarrier);
         for l in &self.limits {
             e.w(l[0]).w(l[1]);
         }
@@ -514,6 +519,9 @@ impl Sup {
         self.persona = d.w();
         self.timerslack = d.w();
         self.timerslack_default = self.timerslack;
+        self.prctl_flags = d.w();
+        self.membarrier = d.w();
+        self.robust.clear();
         for l in self.limits.iter_mut() {
             l[0] = d.w();
             l[1] = d.w();
@@ -604,6 +612,8 @@ impl Sup {
                 cache,
                 unix,
                 node: (node != u64::MAX).then_some(node as u32),
+                // (Not carried to a forked child yet: its copy has none.)
+                owner: Default::default(),
             })));
         }
         for (ep, words) in epolls {
@@ -948,8 +958,11 @@ impl Sup {
             b
         }));
         self.ctl(&m);
-        // The old program's memory went, and its file mappings with it.
+        // The old program's memory went, and its file mappings with it,
+        // with its membarrier registrations and robust lists.
         self.fmap_forget();
+        self.membarrier = 0;
+        self.robust.clear();
         // Only then close-on-exec descriptors close, as Linux orders them: a
         // parent that sees such a pipe's end close may count on the exec
         // having happened (setpgid of the child is EACCES from then on).

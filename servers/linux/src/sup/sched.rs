@@ -107,6 +107,26 @@ impl Sup {
         Ok(0)
     }
 
+    /// ioprio_get: IOPRIO_WHO_PROCESS (1), _PGRP (2) or _USER (3), as
+    /// getpriority's PRIO_* plus one.
+    pub(super) fn ioprio_get(&self, which: u64, who: u64) -> Result<u64, i64> {
+        let which = (which as u32 as u64).wrapping_sub(1);
+        self.ctl1(&[ctl::IOPRIO, self.pid as u64, which, who as u32 as u64, u64::MAX])
+    }
+
+    /// ioprio_set: the priority checked first (class and level; the
+    /// real-time class needs CAP_SYS_NICE or CAP_SYS_ADMIN), then the
+    /// processes named. Kept and inherited; the file server's requests
+    /// are not ordered by it.
+    pub(super) fn ioprio_set(&self, which: u64, who: u64, prio: u64) -> Result<u64, i64> {
+        let privileged = [linuxabi::caps::CAP_SYS_NICE, linuxabi::caps::CAP_SYS_ADMIN]
+            .iter()
+            .any(|&c| self.cred.caps.has(c));
+        let prio = sched::ioprio_check(prio as u32 as u64, privileged)?;
+        let which = (which as u32 as u64).wrapping_sub(1);
+        self.ctl1(&[ctl::IOPRIO, self.pid as u64, which, who as u32 as u64, prio as u64])
+    }
+
     pub(super) fn getpriority(&self, which: u64, who: u64) -> Result<u64, i64> {
         self.ctl1(&[ctl::PRIO_GET, self.pid as u64, which as u32 as u64, who as u32 as u64])
     }

@@ -124,6 +124,7 @@ impl Sup {
                 ret(self.removexattr(rid, on, a[1]))
             }
             nr::UTIMENSAT => ret(self.utimensat(rid, a)),
+            nr::FUTIMESAT => ret(self.futimesat(rid, a[0], a[1], a[2])),
             nr::TRUNCATE => ret(self.truncate_path(rid, a[0], a[1])),
             nr::FTRUNCATE => ret(self.ftruncate(fd, a[1])),
             nr::FSYNC | nr::FDATASYNC => ret(self.fsync(fd)),
@@ -160,6 +161,9 @@ impl Sup {
             nr::TEE => self.tee(rid, a),
             nr::VMSPLICE => self.vmsplice(rid, a),
             nr::FADVISE64 => ret(self.fadvise(fd, a[3])),
+            nr::READAHEAD => ret(self.readahead(fd)),
+            nr::SYNC_FILE_RANGE => ret(self.sync_file_range(fd, a[1], a[2], a[3])),
+            nr::CLOSE_RANGE => ret(self.close_range(a[0], a[1], a[2])),
             nr::FLOCK => ret(self.flock(fd, a[1])),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
             nr::PPOLL => {
@@ -191,7 +195,8 @@ impl Sup {
             nr::SETPGID => ret(self.setpgid(a[0], a[1])),
             nr::GETSID => ret(self.ctl1(&[ctl::GETSID, self.pid as u64, a[0] as u32 as u64])),
             nr::SETSID => ret(self.ctl1(&[ctl::SETSID, self.pid as u64])),
-            nr::SET_ROBUST_LIST => ret(if a[1] == 24 { Ok(0) } else { Err(errno::EINVAL) }),
+            nr::SET_ROBUST_LIST => ret(self.set_robust_list(a[0], a[1])),
+            nr::GET_ROBUST_LIST => ret(self.get_robust_list(rid, a[0], a[1], a[2])),
             nr::KILL => ret(self.send(a[0] as i32 as i64, a[1], 0, 0)),
             nr::TKILL => ret(self.tkill(a[0] as i32 as i64, a[0] as i32 as i64, a[1])),
             nr::TGKILL => ret(self.tkill(a[0] as i32 as i64, a[1] as i32 as i64, a[2])),
@@ -263,6 +268,11 @@ impl Sup {
             nr::SCHED_RR_GET_INTERVAL => ret(self.rr_interval(rid, a[0], a[1])),
             nr::SCHED_GET_PRIORITY_MAX => ret(linuxabi::sched::priority_max(a[0] as u32 as u64)),
             nr::SCHED_GET_PRIORITY_MIN => ret(linuxabi::sched::priority_min(a[0] as u32 as u64)),
+            nr::SCHED_SETATTR => ret(self.sched_setattr(rid, a[0], a[1], a[2])),
+            nr::SCHED_GETATTR => ret(self.sched_getattr(rid, a[0], a[1], a[2], a[3])),
+            nr::IOPRIO_GET => ret(self.ioprio_get(a[0], a[1])),
+            nr::IOPRIO_SET => ret(self.ioprio_set(a[0], a[1], a[2])),
+            nr::MEMBARRIER => ret(self.membarrier(a[0], a[1])),
             nr::GETPRIORITY => ret(self.getpriority(a[0], a[1])),
             nr::SETPRIORITY => ret(self.setpriority(a[0], a[1], a[2])),
             // Processor 0 of node 0: a Linux process's computation is not
@@ -293,13 +303,8 @@ impl Sup {
             nr::MUNLOCKALL => Out::Ret(self.munlockall()),
             nr::SETHOSTNAME => ret(self.set_uts_name(rid, 0, a[0], a[1])),
             nr::SETDOMAINNAME => ret(self.set_uts_name(rid, 1, a[0], a[1])),
-            nr::CLOCK_SETTIME | nr::SETTIMEOFDAY => ret(if a[0] != 0 && n == nr::CLOCK_SETTIME {
-                Err(errno::EINVAL)
-            } else if self.cred.euid == 0 {
-                Ok(0)
-            } else {
-                Err(errno::EPERM)
-            }),
+            nr::CLOCK_SETTIME => ret(self.clock_settime(rid, a[0], a[1])),
+            nr::SETTIMEOFDAY => ret(self.settimeofday(rid, a[0], a[1])),
             nr::MOUNT => ret(self.mount(rid, a)),
             nr::UMOUNT2 => ret(self.umount(rid, a)),
             nr::REBOOT => ret(self.reboot(a)),
@@ -743,17 +748,24 @@ impl Sup {
     }
 
     fn utimensat(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
-        const UTIME_NOW: u64 = (1 << 30) - 1;
-        const UTIME_OMIT: u64 = (1 << 30) - 2;
-        let (dirfd, path_at, times, flags) = (a[0], a[1], a[2], a[3]);
-        if flags & !(0x100 | 0x1000) != 0 {
+        if a[3] & !(0x100 | 0x1000) != 0 {
             return Err(errno::EINVAL);
         }
-        let mut attr = SetAttr::default();
-        if times == 0 {
-            attr.valid = SetAttr::ATIME_NOW | SetAttr::MTIME_NOW;
+        let times = if a[2] == 0 {
+            None
         } else {
-            let b = self.read_mem(rid, times, 32)?;
+            Some(self.read_mem(rid, a[2], 32)?)
+        };
+        self.utimens_with(rid, a, times.as_deref())
+    }
+
+    /// utimensat with its two `struct timespec` read (None: now).
+    fn utimens_with(&mut self, rid: u64, a: [u64; 6], times: Option<&[u8]>) -> Result<u64, i64> {
+        const UTIME_NOW: u64 = (1 << 30) - 1;
+        const UTIME_OMIT: u64 = (1 << 30) - 2;
+        let (dirfd, path_at, flags) = (a[0], a[1], a[3]);
+        let mut attr = SetAttr::default();
+        if let Some(b) = times {
             for (i, (set, now)) in [
                 (SetAttr::ATIME, SetAttr::ATIME_NOW),
                 (SetAttr::MTIME, SetAttr::MTIME_NOW),
@@ -761,8 +773,8 @@ impl Sup {
             .iter()
             .enumerate()
             {
-                let s = st::u64_at(&b, i * 16);
-                let ns = st::u64_at(&b, i * 16 + 8);
+                let s = st::u64_at(b, i * 16);
+                let ns = st::u64_at(b, i * 16 + 8);
                 match ns {
                     UTIME_OMIT => {}
                     UTIME_NOW => attr.valid |= now,
@@ -780,6 +792,8 @@ impl Sup {
             if attr.valid == 0 {
                 return Ok(0);
             }
+        } else {
+            attr.valid = SetAttr::ATIME_NOW | SetAttr::MTIME_NOW;
         }
         if path_at == 0 {
             return self.setattr_fd(dirfd, &attr);
@@ -793,6 +807,25 @@ impl Sup {
             return Err(errno::ENOENT);
         }
         self.setattr_at(dirfd, &path, flags & 0x100 != 0, &attr)
+    }
+
+    /// futimesat: utimes relative to a directory; each `struct timeval`'s
+    /// microseconds must be below a second (else EINVAL).
+    fn futimesat(&mut self, rid: u64, dirfd: u64, path: u64, times: u64) -> Result<u64, i64> {
+        let a = [dirfd, path, 0, 0, 0, 0];
+        if times != 0 {
+            let b = self.read_mem(rid, times, 32)?;
+            let mut o = st::Out::with_len(32);
+            for i in 0..2 {
+                let usec = st::u64_at(&b, i * 16 + 8);
+                if usec >= 1_000_000 {
+                    return Err(errno::EINVAL);
+                }
+                o.u64(st::u64_at(&b, i * 16)).u64(usec * 1000);
+            }
+            return self.utimens_with(rid, a, Some(&o.0));
+        }
+        self.utimens_with(rid, a, None)
     }
 
     fn sysinfo(&mut self, rid: u64, at: u64) -> Result<u64, i64> {
@@ -898,7 +931,45 @@ impl Sup {
                 Ok(0)
             }
             2 => self.write_u32(rid, a[1], self.pdeath).map(|_| 0),
-            4 | 36 | 38 => Ok(0),
+            // PR_SET_DUMPABLE: 0 or 1 (SUID_DUMP_ROOT is not for prctl).
+            4 if a[1] > 1 => Err(errno::EINVAL),
+            4 => Ok(0),
+            // PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER: the shared
+            // server reparents orphans, so it keeps the flag.
+            36 => self
+                .ctl1(&[ctl::SUBREAPER, self.pid as u64, (a[1] != 0) as u64])
+                .map(|_| 0),
+            37 => {
+                let v = self.ctl1(&[ctl::SUBREAPER, self.pid as u64, u64::MAX])?;
+                self.write_u32(rid, a[1], v as u32).map(|_| 0)
+            }
+            // PR_SET_NO_NEW_PRIVS: only 1, and for good (fork and exec
+            // keep it); PR_GET_NO_NEW_PRIVS.
+            38 if a[1] != 1 || a[2..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            38 => {
+                self.prctl_flags |= super::PRCTL_NO_NEW_PRIVS;
+                Ok(0)
+            }
+            39 | 42 if a[1..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            39 => Ok((self.prctl_flags & super::PRCTL_NO_NEW_PRIVS != 0) as u64),
+            // PR_SET_THP_DISABLE, PR_GET_THP_DISABLE: Tessera maps no huge
+            // pages for a Linux process anyway; the flag is kept and
+            // reported as Linux's, across fork and exec.
+            41 if a[2..5].iter().any(|&v| v != 0) => Err(errno::EINVAL),
+            41 => {
+                self.prctl_flags &= !super::PRCTL_THP_DISABLE;
+                if a[1] != 0 {
+                    self.prctl_flags |= super::PRCTL_THP_DISABLE;
+                }
+                Ok(0)
+            }
+            42 => Ok((self.prctl_flags & super::PRCTL_THP_DISABLE != 0) as u64),
+            // PR_GET_SECUREBITS: none set; PR_SET_SECUREBITS needs
+            // CAP_SETPCAP and known bits, and only "none" is kept yet.
+            27 => Ok(0),
+            28 if a[1] & !0xff != 0 || !self.cred.caps.has(caps::CAP_SETPCAP) => Err(errno::EPERM),
+            28 if a[1] != 0 => Err(errno::EINVAL),
+            28 => Ok(0),
             // PR_SET_TIMERSLACK (0: back to the default), PR_GET_TIMERSLACK.
             29 => {
                 self.timerslack = if a[1] == 0 { self.timerslack_default } else { a[1] };
@@ -909,7 +980,6 @@ impl Sup {
             // PR_CAPBSET_READ, PR_CAPBSET_DROP.
             23 => self.cred.caps.bound(a[1]),
             24 => self.cred.caps.drop_bound(a[1]).map(|_| 0),
-            39 => Ok(0),
             // PR_SET_NAME: the first 15 bytes, as Linux keeps them; the
             // shared server holds the name every /proc reader sees.
             15 => {

@@ -71,6 +71,58 @@ impl Threads {
 const USER_END: u64 = 0x0000_7fff_ffff_f000;
 
 impl Sup {
+    /// The tids of its live threads, the first one's (the pid) first.
+    pub(super) fn tids(&self) -> Vec<u32> {
+        let first = (!self.threads.leader_gone).then_some(self.pid);
+        first.into_iter().chain(self.threads.others.iter().copied()).collect()
+    }
+
+    /// set_robust_list: the head of the calling thread's list, whose
+    /// length must be Linux's `struct robust_list_head` (24 bytes). The
+    /// kernel does not walk it when a thread dies: no robust futexes yet.
+    pub(super) fn set_robust_list(&mut self, head: u64, len: u64) -> Result<u64, i64> {
+        if len != 24 {
+            return Err(errno::EINVAL);
+        }
+        let tid = self.caller_tid();
+        self.robust.retain(|r| r.0 != tid);
+        if head != 0 {
+            self.robust.push((tid, head));
+        }
+        Ok(0)
+    }
+
+    /// get_robust_list: a thread of this process (0: the caller), or
+    /// another process whose owner the caller is (or root): its head is
+    /// its supervisor's, reported as none. The length is written first,
+    /// as Linux writes it.
+    pub(super) fn get_robust_list(&mut self, rid: u64, pid: u64, head_at: u64, len_at: u64) -> Result<u64, i64> {
+        let pid = pid as u32;
+        let head = if pid == 0 || self.tids().contains(&pid) {
+            let tid = if pid == 0 { self.caller_tid() } else { pid };
+            self.robust.iter().find(|r| r.0 == tid).map_or(0, |r| r.1)
+        } else {
+            let p = self.proc_record(pid)?;
+            let uid = crate::proto::word(&p, 6) as u32;
+            if self.cred.euid != 0 && uid != self.cred.uid {
+                return Err(errno::EPERM);
+            }
+            0
+        };
+        self.write_u64(rid, len_at, 24)?;
+        self.write_u64(rid, head_at, head)?;
+        Ok(0)
+    }
+
+    /// The thread whose call is served.
+    fn caller_tid(&self) -> u32 {
+        if self.threads.caller == 0 {
+            self.pid
+        } else {
+            self.threads.caller
+        }
+    }
+
     /// A call of thread `tid` arrives: it is the caller, and the signals
     /// sent to it alone become pending, to be delivered as its call ends.
     pub(super) fn thread_arrives(&mut self, tid: u64) {

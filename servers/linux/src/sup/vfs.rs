@@ -381,6 +381,26 @@ impl Sup {
             // One name space of mounts for every process.
             "mounts" => Ok(VNode::Mem(self.mounts_text(MOUNTS))),
             "comm" => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
+            // Its threads (one name for all: the process's).
+            "task" if mine => Ok(VNode::Dir(
+                self.tids()
+                    .into_iter()
+                    .map(|t| (format!("{t}"), DT_DIR, ino_of("task") + t as u64))
+                    .collect(),
+            )),
+            t if mine && t.starts_with("task/") => {
+                let mut parts = t["task/".len()..].splitn(2, '/');
+                let tid = parts.next().and_then(|n| n.parse::<u32>().ok());
+                match (tid.filter(|t| self.tids().contains(t)), parts.next()) {
+                    (Some(t), None | Some("")) => Ok(VNode::Dir(alloc::vec![(
+                        "comm".into(),
+                        DT_REG,
+                        ino_of("comm") + t as u64
+                    )])),
+                    (Some(_), Some("comm")) => Ok(VNode::Mem(format!("{comm}\n").into_bytes())),
+                    _ => Err(errno::ENOENT),
+                }
+            }
             "stat" => {
                 // A process reading its own is running (its call waits
                 // for the answer, blocked).
@@ -422,10 +442,13 @@ impl Sup {
                 let uid = word(&r, 6);
                 // Another process's locks are its supervisor's.
                 let lck = if mine { self.locked_bytes() / 1024 } else { 0 };
+                // Another process's prctl flags are its supervisor's too.
+                let nnp = mine && self.prctl_flags & super::PRCTL_NO_NEW_PRIVS != 0;
                 Ok(VNode::Mem(
                     format!(
-                        "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmLck:\t{lck:8} kB\nVmRSS:\t{rss:8} kB\nThreads:\t1\n",
-                        word(&r, 1)
+                        "Name:\t{comm}\nState:\t{state}\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t{}\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\nVmLck:\t{lck:8} kB\nVmRSS:\t{rss:8} kB\nThreads:\t1\nNoNewPrivs:\t{}\n",
+                        word(&r, 1),
+                        nnp as u8
                     )
                     .into_bytes(),
                 ))
