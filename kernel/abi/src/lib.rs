@@ -865,6 +865,10 @@ record! {
         /// limit, which it can never exceed; what the child uses counts
         /// against the caller's too.
         pub kernel_limit: u64,
+        /// A Linux program's stack in bytes (its RLIMIT_STACK): how far
+        /// below the 64 KiB stack it may grow, filled at faults. 0: Linux's
+        /// default, 8 MiB; more than 64 MiB is 64 MiB. Not for native ones.
+        pub stack: u64,
     }
 }
 
@@ -878,6 +882,7 @@ impl SpawnOptions {
         supervisor: 0,
         linux_pid: 0,
         kernel_limit: 0,
+        stack: 0,
     };
 }
 
@@ -1128,7 +1133,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 8 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 9 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
         assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
         assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);

@@ -21,8 +21,10 @@ use restable::ResId;
 /// running in it, and page faults each hold one; faults lock only theirs.
 pub type SpaceRef = Arc<crate::sync::IrqMutex<VirtualSpace>>;
 
-/// Where anonymous placements (`find_free`) end: under the stack and its guard page.
-const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+/// Where anonymous placements (`find_free`) end: under the largest stack
+/// a Linux program may have and its guard gap, so that no mapping ever
+/// lands where its stack grows.
+const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::LINUX_STACK_MAX - super::STACK_GUARD_GAP;
 
 /// A region attached at an address (Tender: a virtual user space). While
 /// attached, the space holds the region; its resource identifiers stay

@@ -20,7 +20,7 @@ use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess;
 use kcore::vm::region::Kind as RegionKind;
-use kcore::vm::{USER_STACK_SIZE, USER_STACK_TOP};
+use kcore::vm::{LINUX_STACK_DEFAULT, LINUX_STACK_MAX, USER_STACK_SIZE, USER_STACK_TOP};
 
 fn delete(id: ResId) {
     let _ = mediator::delete(KERNEL, id);
@@ -313,6 +313,7 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
                 page_in_all(p)?;
             }
             if matches!(route, Route::Linux { .. }) {
+                attach_linux_stack(p, options.stack)?;
                 crate::pipe::inherit_exec(p)?;
             }
             Ok(())
@@ -322,6 +323,33 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
         ipc::process::set_foreground(pid);
     }
     Ok(pid)
+}
+
+/// Where a Linux program's stack below the 64 KiB one begins, for a
+/// stack of `limit` bytes (its RLIMIT_STACK; 0: Linux's default), or
+/// `None` when the 64 KiB one is all of it.
+fn linux_stack_base(limit: u64) -> Option<u64> {
+    let limit = match limit {
+        0 => LINUX_STACK_DEFAULT,
+        l => l.min(LINUX_STACK_MAX),
+    } & !(PAGE_SIZE - 1);
+    (limit > USER_STACK_SIZE).then(|| USER_STACK_TOP - limit)
+}
+
+/// The rest of a Linux program's stack: a region right below the 64 KiB
+/// one, so that the stack grows into it without a gap, every page of it
+/// filled at its first touch whatever the process's loading policy (eager
+/// loading would otherwise pay for megabytes of stack at every exec). It
+/// is no part of the composition: the process's end deletes it, so the
+/// pooled space stays the program's.
+fn attach_linux_stack(p: &super::Process, limit: u64) -> Result<(), Error> {
+    let Some(base) = linux_stack_base(limit) else {
+        return Ok(());
+    };
+    let pages = (USER_STACK_TOP - USER_STACK_SIZE - base) / PAGE_SIZE;
+    let r = vregion::create(KERNEL, RegionKind::Stack, pages, true, false)?;
+    vspace::attach(KERNEL, p.space_id(), r, At::Address(base)).inspect_err(|_| delete(r))?;
+    Ok(())
 }
 
 /// Where the new process's system calls go. A Linux program's supervisor
@@ -353,13 +381,18 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
-    // One at a time, allocating nothing (teardown must not).
+    // One at a time, allocating nothing (teardown must not). A Linux
+    // program's stack below the 64 KiB one goes too: it was never part
+    // of the composition.
     let mut skip = 0;
     loop {
         let heap = space_ref
             .lock()
             .regions()
-            .filter(|a| a.region.kind == RegionKind::Heap)
+            .filter(|a| {
+                a.region.kind == RegionKind::Heap
+                    || (a.region.kind == RegionKind::Stack && a.base < USER_STACK_TOP - USER_STACK_SIZE)
+            })
             .nth(skip)
             .map(|a| (a.link_id, a.region_id));
         let Some((link, region)) = heap else { break };
