@@ -287,6 +287,10 @@ macro_rules! each_call {
         /// Returns the address: anonymous zeroed memory of `len` bytes mapped
         /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
         CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
+        /// Returns 0: mprotect of `addr..addr + len` in the waiting process,
+        /// with Linux's rules and errors (a file's mapping `caller_map` made
+        /// writable to fill it gets the protection it was asked with)
+        CallerProtect = 135, caller_protect(rid: u64, addr: u64, len: u64, prot: u64);
         /// Returns how many records it wrote: the mappings of process `pid`,
         /// which the caller supervises, that start at `from` or above, in
         /// address order, as many as `out` holds, each `linux::MAPS_WORDS`

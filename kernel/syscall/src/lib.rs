@@ -619,6 +619,11 @@ impl abi::Serve for Native<'_> {
         Ok(at)
     }
 
+    fn caller_protect(&mut self, a: call::CallerProtect) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        linux::mprotect(&p, a.addr, a.len, a.prot)
+    }
+
     fn proc_maps(&mut self, a: call::ProcMaps) -> Result<u64, Error> {
         let p = proc::get(a.pid).ok_or(Error::NotFound)?;
         if !ipc::supervise::serves_process(self.me.pid(), &p) {

@@ -648,7 +648,7 @@ fn drop_made(made: &[Option<(ResId, u64)>]) {
 /// (`VirtualSpace::protect` says what else): PROT_NONE makes one
 /// unreachable, so that a call given its address is EFAULT and a touch
 /// SIGSEGV, as on Linux. A range with a page not mapped is ENOMEM.
-fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
+pub fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
     if !addr.is_multiple_of(PAGE_SIZE) || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
         // PROT_GROWSDOWN and PROT_GROWSUP too: they name a mapping that
         // grows, which Tessera's are not.
