@@ -981,6 +981,23 @@ impl Region {
         Ok(r)
     }
 
+    /// A region over pages `first..first + pages` of the frames this one
+    /// shares (what is left mapped of a MAP_SHARED mapping or a segment
+    /// once part of it is unmapped): like every sharer it keeps the whole
+    /// set alive, and writes through it are seen through the others.
+    /// Refused for a region that shares nothing, or a range not in it.
+    pub fn share_part(&self, first: usize, pages: usize) -> Result<Region, OutOfMemory> {
+        let set = self.shared.clone().ok_or(OutOfMemory)?;
+        let end = first
+            .checked_add(pages)
+            .filter(|&e| pages > 0 && e <= self.frames.len())
+            .ok_or(OutOfMemory)?;
+        let mut r = self.sibling(frame_list_of(&self.frames[first..end])?);
+        r.shared = Some(set);
+        r.fork_shares = self.fork_shares;
+        Ok(r)
+    }
+
     /// A region of the same kind, backing and permissions over `frames`,
     /// nothing else shared or kept.
     fn sibling(&self, frames: Box<[u64]>) -> Region {

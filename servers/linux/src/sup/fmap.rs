@@ -275,7 +275,13 @@ impl Sup {
                 }
             }
         }
-        if unmapped { Err(errno::ENOMEM) } else { Ok(0) }
+        // A file mapping's part unmapped is a hole the shared server's
+        // record of it does not show.
+        if unmapped || !self.maps_cover(addr, end)? {
+            Err(errno::ENOMEM)
+        } else {
+            Ok(0)
+        }
     }
 
     /// (object, base, size, file offset of base, mmap flags) of the
