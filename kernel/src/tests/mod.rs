@@ -7,6 +7,7 @@ mod device;
 mod fork;
 mod harden;
 mod ipc;
+mod linuxmem;
 mod pipes;
 mod process;
 mod regions;
@@ -144,6 +145,9 @@ pub static TESTS: &[KTest] = ktests![
     pass pipes::kernel_socket_pairs_are_checked,
     pass pipes::only_a_supervisor_binds_pipes,
     pass pipes::kernel_pipe_buffers_are_limited,
+    // A supervisor's memory calls (issue 18)
+    pass linuxmem::caller_protect_is_checked,
+    pass linuxmem::shared_parts_are_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

@@ -20,6 +20,8 @@ mod container;
 mod futex;
 pub mod inspect;
 mod linux;
+/// The kernel's mprotect of a Linux process (`caller_protect`), for tests.
+pub use linux::mprotect as linux_mprotect;
 pub mod pipes;
 mod processes;
 mod rendezvous;
