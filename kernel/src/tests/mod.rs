@@ -154,6 +154,7 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_fault_without_memory_is_an_error,
     pass fork::fork_survives_a_refresh,
     pass fork::regions_hand_pages_over,
+    pass fork::fork_of_a_grown_stack_and_its_limits,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
 ];

@@ -90,6 +90,15 @@ __attribute__((noinline)) static int fork_deep(long depth)
 	return 0;
 }
 
+/* The kernel writes into stack never touched yet (a read into the deep
+ * end of a large array): the stack grows as at the program's own touch. */
+__attribute__((noinline)) static long read_deep(int fd)
+{
+	char buf[MIB];
+	long n = read(fd, buf, 16);
+	return n == 16 && memcmp(buf, "sixteen bytes ok", 16) == 0 ? n : -1;
+}
+
 static int stack_lines(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -157,6 +166,12 @@ int main(int argc, char **argv)
 	EXPECT_TRUE("RLIMIT_STACK hard is unlimited", rl.rlim_max == RLIM_INFINITY);
 
 	section("a deep stack");
+	int fds[2];
+	SETUP(pipe(fds));
+	SETUP(write(fds[1], "sixteen bytes ok", 16));
+	EXPECT_EQ("read into 1 MiB of stack never touched", read_deep(fds[0]), 16);
+	close(fds[0]);
+	close(fds[1]);
 	EXPECT_EQ("192 KiB in one frame", one_frame(192 * KIB), 1);
 	EXPECT_TRUE("1 MiB of frames", grow(MIB) > 0);
 	EXPECT_STATUS("6 MiB of frames in a child", in_child(uses, (void *)(6 * MIB)), "exited 0");

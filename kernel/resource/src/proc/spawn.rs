@@ -336,19 +336,18 @@ fn linux_stack_base(limit: u64) -> Option<u64> {
     (limit > USER_STACK_SIZE).then(|| USER_STACK_TOP - limit)
 }
 
-/// The rest of a Linux program's stack: a region right below the 64 KiB
-/// one, so that the stack grows into it without a gap, every page of it
-/// filled at its first touch whatever the process's loading policy (eager
-/// loading would otherwise pay for megabytes of stack at every exec). It
-/// is no part of the composition: the process's end deletes it, so the
-/// pooled space stays the program's.
+/// A Linux program's stack grows, at faults below it, from the 64 KiB of
+/// the composition down to its limit (the space's stack floor), as Linux's
+/// VM_GROWSDOWN: a program that never goes deep pays nothing at exec, fork
+/// or end for a list of megabytes of pages, and the pages it grows over
+/// are filled at their first touch whatever the loading policy. The end
+/// gives the stack back its 64 KiB, so the pooled space stays the
+/// program's.
 fn attach_linux_stack(p: &super::Process, limit: u64) -> Result<(), Error> {
-    let Some(base) = linux_stack_base(limit) else {
-        return Ok(());
-    };
-    let pages = (USER_STACK_TOP - USER_STACK_SIZE - base) / PAGE_SIZE;
-    let r = vregion::create(KERNEL, RegionKind::Stack, pages, true, false)?;
-    vspace::attach(KERNEL, p.space_id(), r, At::Address(base)).inspect_err(|_| delete(r))?;
+    let floor = linux_stack_base(limit).unwrap_or(0);
+    if let Some(space) = p.space() {
+        space.lock().set_stack_floor(floor);
+    }
     Ok(())
 }
 
@@ -381,18 +380,21 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
-    // One at a time, allocating nothing (teardown must not). A Linux
-    // program's stack below the 64 KiB one goes too: it was never part
-    // of the composition.
+    // The pooled space's next program has a limit of its own, if any, and
+    // a stack as it was composed: one that stays grown (no memory for its
+    // shorter list) is not pooled, lest eager loading fill all of it.
+    let shrunk = {
+        let mut s = space_ref.lock();
+        s.set_stack_floor(0);
+        s.shrink_stack((USER_STACK_SIZE / PAGE_SIZE) as usize)
+    };
+    // One at a time, allocating nothing (teardown must not).
     let mut skip = 0;
     loop {
         let heap = space_ref
             .lock()
             .regions()
-            .filter(|a| {
-                a.region.kind == RegionKind::Heap
-                    || (a.region.kind == RegionKind::Stack && a.base < USER_STACK_TOP - USER_STACK_SIZE)
-            })
+            .filter(|a| a.region.kind == RegionKind::Heap)
             .nth(skip)
             .map(|a| (a.link_id, a.region_id));
         let Some((link, region)) = heap else { break };
@@ -406,7 +408,8 @@ pub fn decompose(p: &super::Process) {
     let attached = space_ref.lock().region_count();
     drop(space_ref);
     crate::set_owner(space, KERNEL);
-    let poolable = p.kernel_composed()
+    let poolable = shrunk
+        && p.kernel_composed()
         && vspace::composition(space).is_some_and(|c| c.plate == p.plate() && c.attachments == attached);
     if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
         destroy_space(space);
