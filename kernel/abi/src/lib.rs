@@ -287,6 +287,10 @@ macro_rules! each_call {
         /// Returns the address: anonymous zeroed memory of `len` bytes mapped
         /// into the waiting process (Linux prot bits; MAP_FIXED: at `addr`)
         CallerMap = 99, caller_map(rid: u64, addr: u64, len: u64, prot: u64, flags: u64);
+        /// Returns 0: mprotect of `addr..addr + len` in the waiting process,
+        /// with Linux's rules and errors (a file's mapping `caller_map` made
+        /// writable to fill it gets the protection it was asked with)
+        CallerProtect = 135, caller_protect(rid: u64, addr: u64, len: u64, prot: u64);
         /// Returns how many records it wrote: the mappings of process `pid`,
         /// which the caller supervises, that start at `from` or above, in
         /// address order, as many as `out` holds, each `linux::MAPS_WORDS`
@@ -873,6 +877,10 @@ record! {
         /// limit, which it can never exceed; what the child uses counts
         /// against the caller's too.
         pub kernel_limit: u64,
+        /// A Linux program's stack in bytes (its RLIMIT_STACK): how far
+        /// below the 64 KiB stack it may grow, filled at faults. 0: Linux's
+        /// default, 8 MiB; more than 64 MiB is 64 MiB. Not for native ones.
+        pub stack: u64,
     }
 }
 
@@ -886,6 +894,7 @@ impl SpawnOptions {
         supervisor: 0,
         linux_pid: 0,
         kernel_limit: 0,
+        stack: 0,
     };
 }
 
@@ -1136,7 +1145,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 8 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 9 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
         assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
         assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);

@@ -90,17 +90,27 @@ pub fn copy(caller: u64, from: ResId, owner: u64) -> Result<ResId, Error> {
             let source = get(caller, from)?;
             let space = create(caller)?;
             copy_into(&source, from, owner, space).inspect_err(|_| crate::proc::spawn::destroy_space(space))?;
+            // A Linux program's stack grows in the copy as in the original.
+            let floor = source.lock().stack_floor();
+            if let Ok(copy) = get(caller, space) {
+                copy.lock().set_stack_floor(floor);
+            }
             Ok(space)
         },
     )
 }
 
 fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result<(), Error> {
-    for (link, base) in owned_attachments(from, owner)? {
+    for (link, mut base) in owned_attachments(from, owner)? {
         let copy = {
             let mut s = source.lock();
             if s.user() != owner {
                 return Err(Error::NotFound);
+            }
+            // Where it is now: a stack region grows down at faults, which
+            // its record's address does not follow.
+            if let Some(a) = s.attachment_mut(link, 0) {
+                base = a.base;
             }
             let wiped = s.attachment_mut(link, 0).and_then(|a| {
                 let g = &a.region;

@@ -12,6 +12,7 @@ use kcore::mm::layout::PAGE_SIZE;
 use kcore::mm::paging::{self, flags};
 use kcore::vm::region::{Backing, Kind, Region};
 use kcore::vm::space::{FaultError, VirtualSpace};
+use kcore::vm::{STACK_GUARD_GAP, USER_STACK_SIZE, USER_STACK_TOP};
 use restable::ResId;
 
 const BASE: u64 = 0x4000_0000;
@@ -283,5 +284,142 @@ pub fn regions_hand_pages_over() -> TestResult {
     }
     let after = frames::stats().free;
     ensure!(after == free, "frames leaked: {} free before, {} after", free, after);
+    Ok(())
+}
+
+/// A space with a Linux program's stack as spawn composes it (16 pages at
+/// the top) that may grow down to `limit` bytes below the top.
+fn stack_space(limit: u64) -> Result<VirtualSpace, String> {
+    let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    let pages = (USER_STACK_SIZE / PAGE_SIZE) as usize;
+    let r = Region::new(Kind::Stack, pages, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    s.attach(USER_STACK_TOP - USER_STACK_SIZE, r, ResId::new(2, 1, 1), link())
+        .map_err(|_| "attach failed")?;
+    s.set_stack_floor(USER_STACK_TOP - limit);
+    Ok(s)
+}
+
+/// Where the stack region begins now, and its pages.
+fn stack_extent(s: &VirtualSpace) -> Result<(u64, usize), String> {
+    let a = s.region_at(USER_STACK_TOP - PAGE_SIZE).ok_or("no stack region")?;
+    ensure!(a.end() == USER_STACK_TOP, "stack region ends at {:#x}", a.end());
+    Ok((a.base, a.region.pages()))
+}
+
+/// A Linux program's stack grows at faults below it down to its limit and
+/// no further; a mapping under it (MAP_FIXED) stops it a guard gap above;
+/// a fork copies it grown, and the copy grows on its own; no memory for
+/// the growth is an error, not a panic; the end gives it back its size.
+pub fn fork_of_a_grown_stack_and_its_limits() -> TestResult {
+    const MIB: u64 = 1 << 20;
+    let top = USER_STACK_TOP;
+    let small = (USER_STACK_SIZE / PAGE_SIZE) as usize;
+    let mut p = stack_space(8 * MIB)?;
+    // Past the limit, and far below it: nothing changes.
+    for addr in [top - 8 * MIB - 1, top - 8 * MIB - PAGE_SIZE, 0x1000, top - 64 * MIB] {
+        let r = p.resolve_fault(addr, true, false);
+        ensure!(r.is_err(), "fault at {addr:#x} past the limit: {r:?}");
+    }
+    ensure!(
+        stack_extent(&p)? == (top - USER_STACK_SIZE, small),
+        "grew on a refused fault"
+    );
+    // A fault 1 MiB down grows it there (at least doubling it).
+    p.resolve_fault(top - MIB, true, false)
+        .map_err(|_| "fault 1 MiB down")?;
+    let (base, pages) = stack_extent(&p)?;
+    ensure!(
+        base <= top - MIB && base >= top - 8 * MIB && pages as u64 * PAGE_SIZE == top - base,
+        "grown to {base:#x}, {pages} pages"
+    );
+    // At the limit exactly: the lowest page.
+    p.resolve_fault(top - 8 * MIB, true, false)
+        .map_err(|_| "fault at the limit")?;
+    ensure!(stack_extent(&p)?.0 == top - 8 * MIB, "not grown to the limit");
+    let deep = top - 3 * MIB;
+    p.resolve_fault(deep, true, false).map_err(|_| "fault 3 MiB down")?;
+    {
+        let a = p.attachment_mut(link(), 0).ok_or("no attachment")?;
+        let at = (deep - a.base) as usize;
+        ensure!(a.region.write_at(at, &77u64.to_le_bytes()), "deep page not present");
+    }
+    // A fork while grown: the copy has the parent's bytes where they were
+    // and grows on its own.
+    let copy = p
+        .fork_region(link())
+        .ok_or("stack not forkable")?
+        .map_err(|_| "no memory to fork")?;
+    let mut c = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    c.attach(top - 8 * MIB, copy, ResId::new(2, 1, 1), link())
+        .map_err(|_| "attach of the copy failed")?;
+    c.set_stack_floor(p.stack_floor());
+    let (_, w, writable) = word(&c, deep)?;
+    ensure!(w == 77 && !writable, "child reads {w} (writable {writable})");
+    c.resolve_fault(deep, true, false).map_err(|_| "child's write")?;
+    put(&mut c, deep, 78)?;
+    ensure!(word(&p, deep)?.1 == 77, "the parent's byte changed");
+    // Shrunk back (the end of the process): the pages it grew over go.
+    ensure!(p.shrink_stack(small), "shrink failed");
+    ensure!(stack_extent(&p)? == (top - USER_STACK_SIZE, small), "not shrunk");
+    ensure!(
+        paging::translate(p.root(), deep).is_none(),
+        "a page it grew over stays mapped"
+    );
+    ensure!(word(&c, deep)?.1 == 78, "the child's byte went with the parent's");
+    drop(c);
+
+    // A mapping placed right under where the stack grows (MAP_FIXED): the
+    // stack stops a guard gap above it.
+    let mut s = stack_space(8 * MIB)?;
+    let fixed = top - 4 * MIB;
+    let r = Region::new(Kind::Heap, 1, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    s.attach(fixed, r, ResId::new(3, 1, 1), ResId::new(3, 1, 1))
+        .map_err(|_| "attach under the stack failed")?;
+    let gap_top = fixed + PAGE_SIZE + STACK_GUARD_GAP;
+    let r = s.resolve_fault(gap_top - PAGE_SIZE, true, false);
+    ensure!(r == Err(FaultError::StackOverflow), "fault in the guard gap: {r:?}");
+    let r = s.resolve_fault(fixed - PAGE_SIZE, true, false);
+    ensure!(r.is_err(), "fault under the mapping: {r:?}");
+    s.resolve_fault(gap_top, true, false)
+        .map_err(|_| "fault above the gap")?;
+    ensure!(stack_extent(&s)?.0 == gap_top, "grown to {:#x}", stack_extent(&s)?.0);
+    // A mapping right against the stack: it cannot grow at all.
+    let mut t = stack_space(8 * MIB)?;
+    let r = Region::new(Kind::Heap, 1, Backing::Zero, true, false).map_err(|_| "no memory")?;
+    t.attach(
+        top - USER_STACK_SIZE - PAGE_SIZE,
+        r,
+        ResId::new(3, 1, 1),
+        ResId::new(3, 1, 1),
+    )
+    .map_err(|_| "attach against the stack failed")?;
+    let r = t.resolve_fault(top - USER_STACK_SIZE - 2 * PAGE_SIZE, true, false);
+    ensure!(r.is_err(), "fault under a mapping against the stack: {r:?}");
+    // A native program's stack (no floor) never grows.
+    let mut n = stack_space(8 * MIB)?;
+    n.set_stack_floor(0);
+    let r = n.resolve_fault(top - MIB, true, false);
+    ensure!(
+        r.is_err() && stack_extent(&n)?.1 == small,
+        "a stack without a floor grew: {r:?}"
+    );
+
+    // No memory for the growth or its page: an error, and with memory
+    // back the same fault works.
+    let mut g = stack_space(8 * MIB)?;
+    let mut taken = alloc::vec::Vec::new();
+    taken
+        .try_reserve(frames::stats().free)
+        .map_err(|_| "no heap for the list")?;
+    while let Ok(pa) = frames::alloc(1) {
+        taken.push(pa);
+    }
+    let r = g.resolve_fault(top - 2 * MIB, true, false);
+    for pa in taken {
+        frames::free(pa, 1);
+    }
+    ensure!(r == Err(FaultError::OutOfMemory), "growth with no memory: {r:?}");
+    g.resolve_fault(top - 2 * MIB, true, false)
+        .map_err(|_| "growth with memory back")?;
     Ok(())
 }

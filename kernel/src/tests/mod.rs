@@ -7,6 +7,7 @@ mod device;
 mod fork;
 mod harden;
 mod ipc;
+mod linuxmem;
 mod pipes;
 mod process;
 mod regions;
@@ -147,12 +148,16 @@ pub static TESTS: &[KTest] = ktests![
     pass pipes::kernel_pipe_buffers_are_limited,
     // The wall clock Linux programs see (issue 18)
     pass wallclock::only_a_supervisor_sets_the_wall_clock,
+    // A supervisor's memory calls (issue 18)
+    pass linuxmem::caller_protect_is_checked,
+    pass linuxmem::shared_parts_are_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,
     pass fork::fork_fault_without_memory_is_an_error,
     pass fork::fork_survives_a_refresh,
     pass fork::regions_hand_pages_over,
+    pass fork::fork_of_a_grown_stack_and_its_limits,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
 ];

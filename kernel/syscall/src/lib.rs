@@ -20,6 +20,8 @@ mod container;
 mod futex;
 pub mod inspect;
 mod linux;
+/// The kernel's mprotect of a Linux process (`caller_protect`), for tests.
+pub use linux::mprotect as linux_mprotect;
 pub mod pipes;
 mod processes;
 mod rendezvous;
@@ -626,6 +628,11 @@ impl abi::Serve for Native<'_> {
             linux::mark_file_copy(&p, at);
         }
         Ok(at)
+    }
+
+    fn caller_protect(&mut self, a: call::CallerProtect) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        linux::mprotect(&p, a.addr, a.len, a.prot)
     }
 
     fn proc_maps(&mut self, a: call::ProcMaps) -> Result<u64, Error> {

@@ -566,10 +566,16 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
             return Ok(());
         };
         let g = &r.region;
-        // A MAP_SHARED mapping no fork has shared yet is the process's
-        // alone: its pieces may be copies.
-        if g.sharers() != 0 || g.is_paged() || g.is_nvm() || g.is_device() {
+        if g.is_paged() || g.is_nvm() || g.is_device() {
             return Ok(());
+        }
+        // A MAP_SHARED mapping no fork has shared yet is the process's
+        // alone: its pieces may be copies. One whose frames others share
+        // (a forked child, the shared server's file object, a segment) is
+        // cut into parts over the same frames.
+        if g.sharers() != 0 {
+            drop(s);
+            return cut_shared(p, base, addr, end, keep_inside);
         }
         (
             r.link_id,
@@ -637,6 +643,48 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
     Ok(())
 }
 
+/// `cut` of a mapping whose frames are shared: the parts kept become
+/// mappings over the same frames (`Region::share_part`), so the bytes
+/// stay shared with every other holder, and the frames go only with the
+/// last holder of any part.
+fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
+    let space = p.space().ok_or(Error::NotFound)?;
+    let (link, old, parts) = {
+        let s = space.lock();
+        let Some(r) = s.region_at(base).filter(|r| r.base == base) else {
+            return Ok(());
+        };
+        let rend = r.end();
+        let inside = if keep_inside {
+            (addr.max(base), end.min(rend))
+        } else {
+            (0, 0)
+        };
+        let pieces = [(base, addr.min(rend)), inside, (end.max(base), rend)];
+        let mut parts: [Option<(kcore::vm::region::Region, u64)>; 3] = [None, None, None];
+        for (slot, &(from, to)) in parts.iter_mut().zip(pieces.iter()) {
+            if from < to {
+                let first = ((from - base) / PAGE_SIZE) as usize;
+                let part = r
+                    .region
+                    .share_part(first, ((to - from) / PAGE_SIZE) as usize)
+                    .map_err(|_| Error::NoMemory)?;
+                *slot = Some((part, from));
+            }
+        }
+        (r.link_id, r.region_id, parts)
+    };
+    mediator::delete(resource::KERNEL, link)?;
+    mediator::delete(resource::KERNEL, old)?;
+    for (part, from) in parts.into_iter().flatten() {
+        let (region, link, _, _) =
+            vspace::attach_memory(p.space_id(), part, At::Address(from), ResId::NONE).map_err(|(e, _)| e)?;
+        resource::set_owner(link, p.pid());
+        resource::set_owner(region, p.pid());
+    }
+    Ok(())
+}
+
 /// Deletes the detached regions `cut` made before it gave up.
 fn drop_made(made: &[Option<(ResId, u64)>]) {
     for &(region, _) in made.iter().flatten() {
@@ -648,7 +696,7 @@ fn drop_made(made: &[Option<(ResId, u64)>]) {
 /// (`VirtualSpace::protect` says what else): PROT_NONE makes one
 /// unreachable, so that a call given its address is EFAULT and a touch
 /// SIGSEGV, as on Linux. A range with a page not mapped is ENOMEM.
-fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
+pub fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Error> {
     if !addr.is_multiple_of(PAGE_SIZE) || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
         // PROT_GROWSDOWN and PROT_GROWSUP too: they name a mapping that
         // grows, which Tessera's are not.

@@ -12,6 +12,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+
 #define PAGE 4096
 
 static void read_byte(void *p)
@@ -97,6 +104,52 @@ int main(void)
 	munmap(a, PAGE);
 	EXPECT_ERR("an unmapped range", syscall(SYS_mprotect, a, PAGE, PROT_READ), ENOMEM);
 	EXPECT_ERR("past the end of user space", syscall(SYS_mprotect, (void *)0x7ffffffff000, 0x100000, PROT_READ), ENOMEM);
+
+	section("a file's mappings, as asked");
+	char *f = mmap(NULL, PAGE, PROT_NONE, MAP_SHARED, fd, 0);
+	EXPECT_TRUE("PROT_NONE, MAP_SHARED: mapped", f != MAP_FAILED);
+	EXPECT_STR("reading it", fault_at(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_OK("mprotect PROT_READ", mprotect(f, PAGE, PROT_READ));
+	EXPECT_TRUE("the file's bytes", memcmp(f, "hello", 5) == 0);
+	munmap(f, PAGE);
+	f = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	EXPECT_TRUE("PROT_READ, MAP_PRIVATE: the file's bytes", f != MAP_FAILED && memcmp(f, "hello", 5) == 0);
+	EXPECT_STR("writing it", fault_at(write_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_OK("mprotect PROT_READ|PROT_WRITE", mprotect(f, PAGE, PROT_READ | PROT_WRITE));
+	EXPECT_STR("then writing it", fault_at(write_byte, f), "no fault");
+	munmap(f, PAGE);
+	f = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	EXPECT_OK("mprotect PROT_NONE of a mapping's first page", mprotect(f, PAGE, PROT_NONE));
+	EXPECT_STR("reading it", fault_at(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	munmap(f, 2 * PAGE);
+
+	section("mmap's errors on files");
+	int closed = open("file", O_RDONLY);
+	close(closed);
+	EXPECT_ERR("a closed descriptor, length 0", mmap(NULL, 0, PROT_READ, MAP_SHARED, closed, 0), EBADF);
+	EXPECT_ERR("a closed descriptor", mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, closed, 0), EBADF);
+	EXPECT_ERR("-1 without MAP_ANONYMOUS", mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, -1, 0), EBADF);
+	EXPECT_ERR("MAP_SHARED_VALIDATE with an unknown flag", mmap(NULL, PAGE, PROT_READ, MAP_SHARED_VALIDATE | 0x400, fd, 0),
+		   EOPNOTSUPP);
+	char *in = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE over a mapping (file)",
+		   mmap(in + PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0), EEXIST);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE over a mapping (anonymous)",
+		   mmap(in + PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0), EEXIST);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE partly over one (file)",
+		   mmap(in + 2 * PAGE, 4 * PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0), EEXIST);
+	munmap(in + PAGE, PAGE);
+	f = mmap(in + PAGE, PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	EXPECT_TRUE("MAP_FIXED_NOREPLACE in a hole: there", f == in + PAGE);
+	EXPECT_TRUE("with the file's bytes", f != MAP_FAILED && memcmp(f, "hello", 5) == 0);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE unaligned (file)",
+		   mmap(in + 1, PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0), EINVAL);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE wrapping (file)",
+		   mmap((void *)-PAGE, 2 * PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0), ENOMEM);
+	EXPECT_ERR("MAP_FIXED_NOREPLACE past user space (file)",
+		   mmap((void *)0x7ffffffff000, 16 * PAGE, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0), ENOMEM);
+	EXPECT_ERR("a huge length (file)", mmap(NULL, -PAGE, PROT_READ, MAP_PRIVATE, fd, 0), ENOMEM);
+	munmap(in, 3 * PAGE);
 	close(fd);
 	return abi_done();
 }

@@ -95,6 +95,49 @@ static int spin_child(void *arg)
 	return 0;
 }
 
+static void read_one(void *p)
+{
+	(void)*(volatile char *)p;
+}
+
+static void write_one(void *p)
+{
+	*(volatile char *)p = 'W';
+}
+
+static const char *touch_text(void *p)
+{
+	int sig = catch_fault(read_one, p, NULL);
+	return sig ? signame(sig) : "no fault";
+}
+
+static const char *write_text(void *p)
+{
+	int sig = catch_fault(write_one, p, NULL);
+	return sig ? signame(sig) : "no fault";
+}
+
+/* Writes both parts a munmap of the second page left (pages 0 and 3). */
+static int parts_child(void *arg)
+{
+	char *p = arg;
+	p[5] = 'X';
+	p[3 * PAGE + 5] = 'Y';
+	return 0;
+}
+
+/* Waits for the parent's byte on the first page, then writes the last. */
+static int anon_child(void *arg)
+{
+	volatile char *p = arg;
+	for (int i = 0; i < 100000 && p[0] != 'G'; i++)
+		sched_yield();
+	if (p[0] != 'G')
+		return 1;
+	p[2 * PAGE] = 'H';
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "new") == 0)
@@ -226,5 +269,35 @@ int main(int argc, char **argv)
 		munmap(m, PAGE);
 	}
 	EXPECT_EQ("200 maps, writes, msyncs and unmaps of one file", same, 200);
+
+	section("part of a mapping unmapped");
+	make_file(f, 4 * PAGE, 'c');
+	p = map_file(f, 4 * PAGE, PROT_READ | PROT_WRITE);
+	SETUP(p == MAP_FAILED ? -1 : 0);
+	EXPECT_OK("munmap of its second page", munmap(p + PAGE, PAGE));
+	EXPECT_STR("touching it", touch_text(p + PAGE), "SIGSEGV");
+	EXPECT_STR("the first page", touch_text(p), "no fault");
+	EXPECT_STR("the third", touch_text(p + 2 * PAGE), "no fault");
+	EXPECT_ERR("msync over the hole", msync(p, 4 * PAGE, MS_SYNC), ENOMEM);
+	EXPECT_STATUS("a child writes both parts", in_child(parts_child, p), "exited 0");
+	EXPECT_TRUE("the parent sees them", p[5] == 'X' && p[3 * PAGE + 5] == 'Y');
+	EXPECT_OK("msync of the last part", msync(p + 2 * PAGE, 2 * PAGE, MS_SYNC));
+	EXPECT_EQ("it reaches the file", file_byte(f, 3 * PAGE + 5), 'Y');
+	EXPECT_OK("munmap of the last page", munmap(p + 3 * PAGE, PAGE));
+	EXPECT_OK("mprotect PROT_READ of the third page", mprotect(p + 2 * PAGE, PAGE, PROT_READ));
+	EXPECT_STR("writing it", write_text(p + 2 * PAGE), "SIGSEGV");
+	EXPECT_STR("writing the first", write_text(p), "no fault");
+	EXPECT_OK("munmap of what is left, hole and all", munmap(p, 4 * PAGE));
+	EXPECT_STR("the first page is gone", touch_text(p), "SIGSEGV");
+	char *anon = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	SETUP(anon == MAP_FAILED ? -1 : 0);
+	pid_t w = spawn_fn(anon_child, anon);
+	SETUP(w);
+	EXPECT_OK("MAP_SHARED anonymous, a child holding it: munmap of the middle", munmap(anon + PAGE, PAGE));
+	EXPECT_STR("touching it", touch_text(anon + PAGE), "SIGSEGV");
+	anon[0] = 'G';
+	EXPECT_STATUS("the child sees the parent's byte and writes the last page", wait_status(w), "exited 0");
+	EXPECT_EQ("the parent sees it", anon[2 * PAGE], 'H');
+	munmap(anon, 3 * PAGE);
 	return abi_done();
 }

@@ -18,6 +18,17 @@ pub const USER_TOP: u64 = USER_END - 4096;
 /// Top of the 64 KiB user stack; the page below the stack stays unmapped.
 pub const USER_STACK_TOP: u64 = 0x0000_7fff_ffff_0000;
 pub const USER_STACK_SIZE: u64 = 64 << 10;
+/// A Linux program's stack when RLIMIT_STACK does not say (Linux's 8 MiB):
+/// the 64 KiB stack grows down to it at faults, its new pages filled only
+/// at faults, whatever the loading policy, so that eager loading (native
+/// programs, the pool) never pays for megabytes nobody touches.
+pub const LINUX_STACK_DEFAULT: u64 = 8 << 20;
+/// The most of RLIMIT_STACK honoured (an unlimited one included): the
+/// stack's list of frames costs the kernel 8 bytes a page it grew over.
+pub const LINUX_STACK_MAX: u64 = 64 << 20;
+/// Left unmapped under the largest stack before anonymous placements
+/// begin, as Linux's stack guard gap (256 pages).
+pub const STACK_GUARD_GAP: u64 = 1 << 20;
 /// Where anonymous memory (`map`) is placed.
 pub const USER_ANON_BASE: u64 = 0x0000_1000_0000_0000;
 

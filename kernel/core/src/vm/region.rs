@@ -590,6 +590,48 @@ impl Region {
         }
     }
 
+    /// Puts `pages` absent pages before the first (a stack growing down):
+    /// the pages there keep their frames at their new indices. Only a
+    /// region whose frames are its own, page by page.
+    pub fn grow_front(&mut self, pages: usize) -> Result<(), OutOfMemory> {
+        if self.device || self.blocks || self.shared.is_some() || self.keep.is_some() || !self.cow.is_empty() {
+            return Err(OutOfMemory);
+        }
+        let total = self.frames.len().checked_add(pages).ok_or(OutOfMemory)?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(total).map_err(|_| OutOfMemory)?;
+        v.resize(pages, 0);
+        v.extend_from_slice(&self.frames);
+        self.frames = v.into_boxed_slice();
+        Ok(())
+    }
+
+    /// Takes the first `pages` pages away (a stack that grew, back to its
+    /// size at exec), letting go of their frames as `release_frames` does.
+    /// `unmap` is called once nothing can fail any more, before the frames
+    /// go: it drops their translations.
+    pub fn drop_front(&mut self, pages: usize, unmap: impl FnOnce()) -> Result<(), OutOfMemory> {
+        if self.device || self.blocks || self.shared.is_some() || self.keep.is_some() || !self.cow.is_empty() {
+            return Err(OutOfMemory);
+        }
+        let pages = pages.min(self.frames.len());
+        let mut v = Vec::new();
+        v.try_reserve_exact(self.frames.len() - pages)
+            .map_err(|_| OutOfMemory)?;
+        v.extend_from_slice(&self.frames[pages..]);
+        unmap();
+        for f in self.frames[..pages].iter_mut().filter(|f| **f != 0) {
+            let f = core::mem::take(f);
+            if self.forked {
+                frames::release(f);
+            } else {
+                frames::free(f, 1);
+            }
+        }
+        self.frames = v.into_boxed_slice();
+        Ok(())
+    }
+
     pub fn pages(&self) -> usize {
         self.frames.len()
     }
@@ -978,6 +1020,23 @@ impl Region {
         r.shared = Some(set);
         r.fork_shares = self.fork_shares;
         r.blocks = self.blocks;
+        Ok(r)
+    }
+
+    /// A region over pages `first..first + pages` of the frames this one
+    /// shares (what is left mapped of a MAP_SHARED mapping or a segment
+    /// once part of it is unmapped): like every sharer it keeps the whole
+    /// set alive, and writes through it are seen through the others.
+    /// Refused for a region that shares nothing, or a range not in it.
+    pub fn share_part(&self, first: usize, pages: usize) -> Result<Region, OutOfMemory> {
+        let set = self.shared.clone().ok_or(OutOfMemory)?;
+        let end = first
+            .checked_add(pages)
+            .filter(|&e| pages > 0 && e <= self.frames.len())
+            .ok_or(OutOfMemory)?;
+        let mut r = self.sibling(frame_list_of(&self.frames[first..end])?);
+        r.shared = Some(set);
+        r.fork_shares = self.fork_shares;
         Ok(r)
     }
 

@@ -21,8 +21,10 @@ use restable::ResId;
 /// running in it, and page faults each hold one; faults lock only theirs.
 pub type SpaceRef = Arc<crate::sync::IrqMutex<VirtualSpace>>;
 
-/// Where anonymous placements (`find_free`) end: under the stack and its guard page.
-const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::USER_STACK_SIZE - PAGE_SIZE;
+/// Where anonymous placements (`find_free`) end: under the largest stack
+/// a Linux program may have and its guard gap, so that no mapping ever
+/// lands where its stack grows.
+const ANON_LIMIT: u64 = super::USER_STACK_TOP - super::LINUX_STACK_MAX - super::STACK_GUARD_GAP;
 
 /// A region attached at an address (Tender: a virtual user space). While
 /// attached, the space holds the region; its resource identifiers stay
@@ -252,6 +254,11 @@ pub struct VirtualSpace {
     /// looks at every entry.
     spans: Vec<(u64, u64)>,
     spans_lost: bool,
+    /// How far down a Linux program's stack may grow (its RLIMIT_STACK
+    /// read at exec; 0: it does not grow): the fault path extends the
+    /// stack region under the 64 KiB stack down to here, so that a
+    /// program that never goes deep pays for no list of its pages.
+    stack_floor: u64,
 }
 
 /// Ranges a space notes before it looks at every page-table entry at its
@@ -286,7 +293,87 @@ impl VirtualSpace {
             table_charge: Charge::NONE,
             spans: Vec::new(),
             spans_lost: false,
+            stack_floor: 0,
         })
+    }
+
+    /// How far down a Linux program's stack may grow (0: not at all).
+    pub fn stack_floor(&self) -> u64 {
+        self.stack_floor
+    }
+
+    /// Sets how far down the stack region under the 64 KiB stack may grow
+    /// at faults (page-aligned; 0: never).
+    pub fn set_stack_floor(&mut self, floor: u64) {
+        self.stack_floor = floor & !(PAGE_SIZE - 1);
+    }
+
+    /// The slot of the stack region (the one that ends at the stack's top).
+    fn stack_slot(&self) -> Option<usize> {
+        self.slots.iter().position(
+            |s| matches!(s, Slot::Used(a) if a.region.kind == Kind::Stack && a.end() == super::USER_STACK_TOP),
+        )
+    }
+
+    /// Grows the stack region down over `addr`, as Linux's VM_GROWSDOWN:
+    /// never below the floor, nor within a guard gap of the highest other
+    /// mapping under it. At least doubles it, so that a program going deep
+    /// frame by frame grows it a few times, not once per page. Its new
+    /// pages are absent: nothing is mapped, the page tables stay as they
+    /// are, and the pages are filled at their first touch as any other.
+    fn grow_stack(&mut self, addr: u64) -> Result<(), FaultError> {
+        let i = self.stack_slot().ok_or(FaultError::Unmapped)?;
+        let (base, end) = self.at(i).map_or((0, 0), |a| (a.base, a.end()));
+        if self.stack_floor == 0 || addr < self.stack_floor || addr >= base {
+            return Err(FaultError::Unmapped);
+        }
+        let page = addr & !(PAGE_SIZE - 1);
+        // The highest mapping under the stack, and the gap kept above it.
+        let below = self
+            .regions()
+            .filter(|a| a.end() <= base)
+            .map(|a| a.end())
+            .max()
+            .unwrap_or(0);
+        let lowest = self.stack_floor.max(below.saturating_add(super::STACK_GUARD_GAP));
+        if page < lowest {
+            return Err(FaultError::StackOverflow);
+        }
+        let new_base = page.min(base.saturating_sub(end - base)).max(lowest);
+        let extra = ((base - new_base) / PAGE_SIZE) as usize;
+        let a = self.at(i).ok_or(FaultError::Unmapped)?;
+        a.region.grow_front(extra).map_err(|_| FaultError::OutOfMemory)?;
+        a.base = new_base;
+        // A one-page attachment's kept entry was its old first page's.
+        a.entry = None;
+        self.high_bottom = self.high_bottom.min(new_base);
+        self.note_span(new_base, base - new_base);
+        Ok(())
+    }
+
+    /// Gives the stack region back the size it had before it grew
+    /// (`pages`): what it grew over is unmapped and its frames go, so that
+    /// a pooled space's next program starts as the program was composed.
+    /// False if it could not (no memory for its shorter list of frames).
+    pub fn shrink_stack(&mut self, pages: usize) -> bool {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let Some(i) = self.stack_slot() else { return true };
+        let Some(a) = self.at(i) else { return true };
+        let extra = a.region.pages().saturating_sub(pages);
+        if extra == 0 {
+            return true;
+        }
+        let base = a.base;
+        let unmap = || {
+            paging::unmap_range(root, base, extra);
+            tlb::shootdown_cpus(base, extra as u64, cpus);
+        };
+        if a.region.drop_front(extra, unmap).is_err() {
+            return false;
+        }
+        a.base += extra as u64 * PAGE_SIZE;
+        true
     }
 
     /// Notes that `base..base + len` may get page tables (see `spans`);
@@ -922,6 +1009,12 @@ impl VirtualSpace {
         // One search of the attachments: each branch that maps the page
         // (which takes the space mutably) uses `a` no more after it.
         let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+            // Below the stack, within its limit: it grows, then the fault
+            // is resolved there as any other.
+            if self.stack_floor != 0 && addr >= self.stack_floor && addr < super::USER_STACK_TOP {
+                self.grow_stack(addr)?;
+                return self.resolve_fault(addr, write, exec);
+            }
             let below_stack = self
                 .regions()
                 .any(|a| a.region.kind == Kind::Stack && addr < a.base && addr >= a.base - PAGE_SIZE);

@@ -20,7 +20,7 @@ use kcore::arch::x86_64::trap::TrapFrame;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess;
 use kcore::vm::region::Kind as RegionKind;
-use kcore::vm::{USER_STACK_SIZE, USER_STACK_TOP};
+use kcore::vm::{LINUX_STACK_DEFAULT, LINUX_STACK_MAX, USER_STACK_SIZE, USER_STACK_TOP};
 
 fn delete(id: ResId) {
     let _ = mediator::delete(KERNEL, id);
@@ -313,6 +313,7 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
                 page_in_all(p)?;
             }
             if matches!(route, Route::Linux { .. }) {
+                attach_linux_stack(p, options.stack)?;
                 crate::pipe::inherit_exec(p)?;
             }
             Ok(())
@@ -322,6 +323,32 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
         ipc::process::set_foreground(pid);
     }
     Ok(pid)
+}
+
+/// Where a Linux program's stack below the 64 KiB one begins, for a
+/// stack of `limit` bytes (its RLIMIT_STACK; 0: Linux's default), or
+/// `None` when the 64 KiB one is all of it.
+fn linux_stack_base(limit: u64) -> Option<u64> {
+    let limit = match limit {
+        0 => LINUX_STACK_DEFAULT,
+        l => l.min(LINUX_STACK_MAX),
+    } & !(PAGE_SIZE - 1);
+    (limit > USER_STACK_SIZE).then(|| USER_STACK_TOP - limit)
+}
+
+/// A Linux program's stack grows, at faults below it, from the 64 KiB of
+/// the composition down to its limit (the space's stack floor), as Linux's
+/// VM_GROWSDOWN: a program that never goes deep pays nothing at exec, fork
+/// or end for a list of megabytes of pages, and the pages it grows over
+/// are filled at their first touch whatever the loading policy. The end
+/// gives the stack back its 64 KiB, so the pooled space stays the
+/// program's.
+fn attach_linux_stack(p: &super::Process, limit: u64) -> Result<(), Error> {
+    let floor = linux_stack_base(limit).unwrap_or(0);
+    if let Some(space) = p.space() {
+        space.lock().set_stack_floor(floor);
+    }
+    Ok(())
 }
 
 /// Where the new process's system calls go. A Linux program's supervisor
@@ -353,6 +380,14 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
+    // The pooled space's next program has a limit of its own, if any, and
+    // a stack as it was composed: one that stays grown (no memory for its
+    // shorter list) is not pooled, lest eager loading fill all of it.
+    let shrunk = {
+        let mut s = space_ref.lock();
+        s.set_stack_floor(0);
+        s.shrink_stack((USER_STACK_SIZE / PAGE_SIZE) as usize)
+    };
     // One at a time, allocating nothing (teardown must not).
     let mut skip = 0;
     loop {
@@ -373,7 +408,8 @@ pub fn decompose(p: &super::Process) {
     let attached = space_ref.lock().region_count();
     drop(space_ref);
     crate::set_owner(space, KERNEL);
-    let poolable = p.kernel_composed()
+    let poolable = shrunk
+        && p.kernel_composed()
         && vspace::composition(space).is_some_and(|c| c.plate == p.plate() && c.attachments == attached);
     if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
         destroy_space(space);

@@ -23,6 +23,25 @@ const MAP_TYPE: u64 = 0xf;
 const MAP_SHARED_VALIDATE: u64 = 3;
 const MAP_FIXED: u64 = 0x10;
 const MAP_LOCKED: u64 = 0x2000;
+pub(super) const MAP_FIXED_NOREPLACE: u64 = 0x100000;
+/// The flags MAP_SHARED_VALIDATE accepts on a file without its own (a
+/// file of DAX's MAP_SYNC): Linux's LEGACY_MAP_MASK, and the bits above
+/// it that name a huge page's size, which Linux lets through too.
+pub(super) const LEGACY_MAP_MASK: u64 = 0x1
+    | 0x2
+    | 0x10
+    | 0x20
+    | 0x100
+    | 0x800
+    | 0x1000
+    | 0x2000
+    | 0x4000
+    | 0x8000
+    | 0x10000
+    | 0x20000
+    | 0x40000
+    | 0x400_0000
+    | !0x3ff_ffff;
 const MS_ASYNC: u64 = 1;
 const MS_INVALIDATE: u64 = 2;
 const MS_SYNC: u64 = 4;
@@ -50,8 +69,14 @@ impl Sup {
     pub(super) fn mmap_shared(&mut self, rid: u64, a: [u64; 6]) -> Option<Out> {
         let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4], a[5]);
         let ty = flags & MAP_TYPE;
-        // A fixed address may cover mappings the share cannot replace.
-        if (ty != MAP_SHARED && ty != MAP_SHARED_VALIDATE) || flags & MAP_FIXED != 0 || prot & 3 == 0 {
+        // A fixed address may cover mappings the share cannot replace;
+        // MAP_FIXED_NOREPLACE and flags MAP_SHARED_VALIDATE refuses get
+        // their errors on the private path.
+        if (ty != MAP_SHARED && ty != MAP_SHARED_VALIDATE)
+            || flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0
+            || (ty == MAP_SHARED_VALIDATE && flags & !LEGACY_MAP_MASK != 0)
+            || prot & 3 == 0
+        {
             return None;
         }
         if len == 0 || !off.is_multiple_of(PAGE) || len > 1 << 40 {
@@ -250,7 +275,13 @@ impl Sup {
                 }
             }
         }
-        if unmapped { Err(errno::ENOMEM) } else { Ok(0) }
+        // A file mapping's part unmapped is a hole the shared server's
+        // record of it does not show.
+        if unmapped || !self.maps_cover(addr, end)? {
+            Err(errno::ENOMEM)
+        } else {
+            Ok(0)
+        }
     }
 
     /// (object, base, size, file offset of base, mmap flags) of the

@@ -91,6 +91,22 @@ impl Sup {
         line
     }
 
+    /// Whether any mapping of its process meets `[start, end)`.
+    pub(super) fn maps_overlap(&self, start: u64, end: u64) -> Result<bool, i64> {
+        Ok(self.areas()?.iter().any(|a| a.start < end && start < a.end))
+    }
+
+    /// Whether its process's mappings cover `[start, end)` without a hole.
+    pub(super) fn maps_cover(&self, start: u64, end: u64) -> Result<bool, i64> {
+        let mut at = start;
+        for a in self.areas()? {
+            if a.start <= at && at < a.end {
+                at = a.end;
+            }
+        }
+        Ok(at >= end)
+    }
+
     /// The bytes its process has locked (VmLck): the kernel marks what
     /// is locked, and a munmap takes the mark with the mapping.
     pub(super) fn locked_bytes(&self) -> u64 {

@@ -39,6 +39,8 @@ pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
 /// Most bytes of arguments and environment a program starts with (the
 /// kernel's work area, less its name).
 const ARG_MAX: usize = 4000;
+/// RLIMIT_STACK's number: the stack an exec'd program gets.
+const RLIMIT_STACK: usize = 3;
 
 /// A plate's name for a program file: by inode, so that every path to one
 /// file finds one plate (the pool's programs are by plate).
@@ -906,6 +908,9 @@ impl Sup {
             personality: abi::linux::LINUX,
             supervisor: self.me,
             linux_pid: self.pid as u64,
+            // The new program's stack is as large as RLIMIT_STACK says
+            // (its soft limit at exec, as Linux reads it).
+            stack: self.limits[RLIMIT_STACK][0].max(1),
             ..SpawnOptions::DEFAULT
         };
         let tpid = calls::spawn(&name, &args, Some(&options)).map_err(|e| match e {

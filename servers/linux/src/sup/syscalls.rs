@@ -1012,10 +1012,34 @@ impl Sup {
         const MAP_SHARED: u64 = 1;
         const MAP_PRIVATE: u64 = 2;
         let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4], a[5]);
+        // Linux looks at the descriptor before anything else (mmap08: a
+        // closed one with a length of 0 is EBADF).
+        let o = self.fds.ofd(fd)?;
         if len == 0 || off % 4096 != 0 || flags & (MAP_SHARED | MAP_PRIVATE) == 0 {
             return Err(errno::EINVAL);
         }
-        let o = self.fds.ofd(fd)?;
+        // More than user space holds (a length that wraps when rounded up
+        // included).
+        const USER_END: u64 = 1 << 47;
+        if len > USER_END {
+            return Err(errno::ENOMEM);
+        }
+        if flags & 0xf == 3 && flags & !super::fmap::LEGACY_MAP_MASK != 0 {
+            return Err(errno::EOPNOTSUPP);
+        }
+        let noreplace = flags & (super::fmap::MAP_FIXED_NOREPLACE | 0x10) == super::fmap::MAP_FIXED_NOREPLACE;
+        if noreplace {
+            if addr % 4096 != 0 {
+                return Err(errno::EINVAL);
+            }
+            let end = addr
+                .checked_add(len.next_multiple_of(4096))
+                .filter(|&e| e <= USER_END)
+                .ok_or(errno::ENOMEM)?;
+            if self.maps_overlap(addr, end)? {
+                return Err(errno::EEXIST);
+            }
+        }
         let d = o.borrow();
         if !d.readable() {
             return Err(errno::EACCES);
@@ -1045,6 +1069,12 @@ impl Sup {
             _ => errno::EINVAL,
         })?;
         let _ = self.fs.read_to_caller(rid, ffd, off, at, len, false);
+        // Filled; now as it was asked for: read-only, or PROT_NONE (mmap05:
+        // a touch is SIGSEGV). Should that fail, the mapping stays
+        // writable, as all were before.
+        if prot & 2 == 0 {
+            let _ = calls::caller_protect(rid, at, len, prot);
+        }
         Ok(at)
     }
 
