@@ -725,10 +725,10 @@ impl Sup {
             }
             k if super::keys::setting_of(k).is_some() => {
                 let index = super::keys::setting_of(k).unwrap_or(0);
-                self.keys_setting(index, Some(number_of(&text)?))?;
+                self.keys_setting(index, Some(number_of(text)?))?;
             }
             a if a.starts_with("/proc/sys/fs/inotify/") => {
-                self.inotify_limit(a, Some(number_of(&text)?))?;
+                self.inotify_limit(a, Some(number_of(text)?))?;
             }
             // Linux's proc_dostring: up to the first newline, at most
             // the name's 64 bytes; what follows is dropped.
