@@ -84,6 +84,8 @@ pub struct Objects {
     fifos: BTreeMap<u64, Fifo>,
     /// inotify instances (`inotify.rs`).
     pub(super) notify: super::inotify::Notify,
+    /// POSIX message queues (`mqueue.rs`).
+    pub(super) mq: super::mqueue::Mq,
 }
 
 struct Fifo {
@@ -131,6 +133,7 @@ impl Objects {
             pos_holds: BTreeMap::new(),
             fifos: BTreeMap::new(),
             notify: Default::default(),
+            mq: Default::default(),
         }
     }
 
@@ -273,6 +276,7 @@ impl Objects {
             }
             self.counters.remove(&id);
             self.notify.gone(id);
+            self.mq.close(id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
                 // The last descriptor of a description closed: its flock goes.
@@ -493,6 +497,7 @@ impl Objects {
             obj::EVENTFD => self.counter_events(id),
             obj::TIMERFD => self.counter_events(id) & POLLIN,
             obj::INOTIFY => self.inotify_events(id),
+            obj::MQUEUE => self.mq_events(id),
             obj::UNIX_NAME => {
                 (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
             }
