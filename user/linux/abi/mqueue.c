@@ -307,6 +307,8 @@ static void waiting(void)
 	EXPECT_OK("register after it fired", mq_notify(q, &ev));
 	EXPECT_OK("remove with NULL", mq_notify(q, NULL));
 	EXPECT_OK("register again", mq_notify(q, &ev));
+	close(dup(q));
+	EXPECT_OK("closing a descriptor of it removed it", mq_notify(q, &ev));
 	mq_receive(q, buf, sizeof buf, NULL);
 	mq_receive(q, buf, sizeof buf, NULL);
 	c = fork();

@@ -186,6 +186,12 @@ impl Sup {
         self.mq_ctl(&w).map(|_| 0)
     }
 
+    /// A descriptor of queue description `id` closed: as Linux's flush,
+    /// the queue's registration goes if this process owns it.
+    pub(super) fn mq_closed(&self, id: u64) {
+        let _ = self.mq_ctl(&[op::NOTIFY, id, self.pid as u64, self.cred.euid as u64, 0]);
+    }
+
     pub(super) fn mq_getsetattr(&mut self, rid: u64, fd: u64, new: u64, old: u64) -> Result<u64, i64> {
         let mut set = u64::MAX;
         if new != 0 {
