@@ -20,6 +20,7 @@ pub mod inotify;
 pub mod keys;
 pub mod loopdev;
 pub mod mlock;
+pub mod mqueue;
 pub mod nr;
 pub mod ntp;
 pub mod path;

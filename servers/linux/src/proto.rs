@@ -232,6 +232,9 @@ pub mod ctl {
     /// [operation (`keys`), ...]: the key retention service's settings
     /// and list (`shared/keys.rs`).
     pub const KEYS: u64 = 105;
+    /// [operation (`mqueue`), ...]: POSIX message queues
+    /// (`shared/mqueue.rs`).
+    pub const MQUEUE: u64 = 106;
     /// [operation (`inotify`), ...]: inotify instances
     /// (`shared/inotify.rs`).
     pub const INOTIFY: u64 = 120;
@@ -273,6 +276,29 @@ pub mod keys {
     /// `pass::KEYCTL`'s operation for request_key(type, description,
     /// callout, keyring): beyond keyctl's 32-bit operations.
     pub const REQUEST: u64 = 1 << 32;
+}
+
+/// Operations of `ctl::MQUEUE`.
+pub mod mqueue {
+    /// [uid | gid << 32, oflag, mode (umask applied), maxmsg, msgsize (0
+    /// 0: the defaults), privileged, RLIMIT_MSGQUEUE, name length, name in
+    /// words] → [object or -errno]: mq_open of a checked name.
+    pub const OPEN: u64 = 0;
+    /// [uid | gid << 32, privileged, name length, name in words] → [0 or
+    /// -errno].
+    pub const UNLINK: u64 = 1;
+    /// [object, new flags (O_NONBLOCK) or u64::MAX] → [0, flags, maxmsg,
+    /// msgsize, curmsgs] or [-errno].
+    pub const ATTR: u64 = 2;
+    /// [object, pid, uid, 0: remove | 1: register, kind, signal, value]
+    /// → [0 or -errno].
+    pub const NOTIFY: u64 = 3;
+    /// [index of `linuxabi::mqueue::SETTINGS`, value or u64::MAX to only
+    /// read] → [value or -errno] (the supervisor checked root's right).
+    pub const SETTING: u64 = 4;
+    /// `pass::MQ`'s operation, in the object word's bits 48 and up.
+    pub const SEND: u64 = 0;
+    pub const RECEIVE: u64 = 1;
 }
 
 /// Operations of `ctl::INOTIFY`.
@@ -353,6 +379,11 @@ pub mod pass {
     /// [pid, uid | gid << 32, operation, its four arguments]: keyctl, or
     /// request_key (`keys::REQUEST`).
     pub const KEYCTL: u64 = 10;
+    /// [pid, uid, object | operation (`mqueue::SEND`, `RECEIVE`) << 48,
+    /// buffer, length, priority (send) or its address (receive),
+    /// deadline in ns since boot (u64::MAX: none)]: mq_timedsend or
+    /// mq_timedreceive (`shared/mqueue.rs`).
+    pub const MQ: u64 = 11;
     /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).
@@ -384,6 +415,8 @@ pub mod obj {
     pub const INOTIFY: u64 = 12;
     /// A pidfd: readable once its process has ended (`shared/pidfd.rs`).
     pub const PIDFD: u64 = 14;
+    /// A POSIX message queue's description (`shared/mqueue.rs`).
+    pub const MQUEUE: u64 = 17;
     /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
     /// opened since it did: alone, not with the others.
     pub const FIFO_PARTNER: u64 = 1 << 16;

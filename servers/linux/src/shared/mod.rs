@@ -20,6 +20,7 @@ mod keys;
 mod locks;
 pub mod loopdev;
 pub mod mounts;
+mod mqueue;
 mod objects;
 mod pidfd;
 mod procs;
@@ -342,6 +343,7 @@ impl Shared {
             .map(|t| t.0)
             .chain(self.objs.poll_deadlines())
             .chain(self.sysv.deadline())
+            .chain(self.objs.mq.deadline())
             .chain(self.ptimers.deadlines())
             .min()
             .unwrap_or(0);
@@ -413,6 +415,9 @@ impl Shared {
             if self.sysv_progress() {
                 self.woke = true;
             }
+            if self.mq_progress() {
+                self.woke = true;
+            }
             if !self.woke {
                 break;
             }
@@ -459,8 +464,8 @@ impl Shared {
                 return;
             }
             self.finish(&h, errno::fail(errno::ERESTARTSYS));
-        } else {
-            self.sysv_interrupt(pid, tid);
+        } else if !self.sysv_interrupt(pid, tid) {
+            self.mq_interrupt(pid, tid);
         }
     }
 
@@ -621,6 +626,7 @@ impl Shared {
             ctl::PTIMER => self.ptimer(&w),
             ctl::TIMERFD => self.timerfd(&w),
             ctl::INOTIFY => self.inotify_ctl(&w),
+            ctl::MQUEUE => self.mq_ctl(&w),
             ctl::EVENTFD => result(self.objs.eventfd(word(&w, 1), word(&w, 2) != 0) as i64),
             ctl::SYSV_SETTING => {
                 let len = word(&w, 2);
@@ -670,6 +676,10 @@ impl Shared {
         }
         if word(&w, 0) >= proto::pass::SYSV {
             self.sysv_pass(rid, &w);
+            return;
+        }
+        if word(&w, 0) == proto::pass::MQ {
+            self.mq_pass(rid, &w);
             return;
         }
         if word(&w, 0) == proto::pass::FMAP {

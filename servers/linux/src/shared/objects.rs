@@ -86,6 +86,8 @@ pub struct Objects {
     pub(super) notify: super::inotify::Notify,
     /// pidfd objects' processes (`pidfd.rs`).
     pub(super) pidfds: BTreeMap<u64, super::pidfd::Pidfd>,
+    /// POSIX message queues (`mqueue.rs`).
+    pub(super) mq: super::mqueue::Mq,
 }
 
 struct Fifo {
@@ -134,6 +136,7 @@ impl Objects {
             fifos: BTreeMap::new(),
             notify: Default::default(),
             pidfds: BTreeMap::new(),
+            mq: Default::default(),
         }
     }
 
@@ -277,6 +280,7 @@ impl Objects {
             self.counters.remove(&id);
             self.notify.gone(id);
             self.pidfds.remove(&id);
+            self.mq.close(id);
             self.unix.senders.remove(&id);
             if kind == obj::FILE {
                 // The last descriptor of a description closed: its flock goes.
@@ -504,6 +508,7 @@ impl Objects {
             },
             obj::TIMERFD => self.counter_events(id) & POLLIN,
             obj::INOTIFY => self.inotify_events(id),
+            obj::MQUEUE => self.mq_events(id),
             obj::UNIX_NAME => {
                 (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
             }

@@ -396,6 +396,7 @@ impl Shared {
         self.locks.release_all(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
+        self.mq_exit(pid);
         self.keys.exit(pid);
         self.fmap_exit(pid);
         self.ptimers_exit(pid, false);
@@ -840,7 +841,8 @@ impl Shared {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) || self.sysv_waits(pid) || asleep(p.tpid) {
+        } else if self.held.iter().any(|h| h.pid == pid) || self.sysv_waits(pid) || self.mq_waits(pid) || asleep(p.tpid)
+        {
             b'S'
         } else {
             b'R'

@@ -323,6 +323,9 @@ impl Sup {
     pub(super) fn close_fd(&mut self, fd: u64) -> Result<u64, i64> {
         let s = self.fds.take(fd)?;
         self.forget_locks(&s.ofd.borrow());
+        if let Kind::Obj { id, kind: obj::MQUEUE } = s.ofd.borrow().kind {
+            self.mq_closed(id);
+        }
         if !self.fds.holds(&s.ofd) && !self.fmap_holds(&s.ofd) {
             self.release(&s.ofd);
         }

@@ -32,6 +32,7 @@ mod loopdev;
 mod maps;
 mod mlock;
 mod mounts;
+mod mqueue;
 mod ntp;
 mod off2f;
 mod pidfd;

@@ -613,10 +613,16 @@ impl Sup {
                 let mut d = files("fs", &["pipe-max-size"]);
                 if let VNode::Dir(v) = &mut d {
                     v.push(("inotify".into(), DT_DIR, ino_of("sys/fs/inotify")));
+                    v.push(("mqueue".into(), DT_DIR, ino_of("sys/fs/mqueue")));
                 }
                 d
             }
             "fs/inotify" => files("fs/inotify", &super::inotify::SETTINGS),
+            "fs/mqueue" => files("fs/mqueue", &linuxabi::mqueue::SETTINGS),
+            k if super::mqueue::setting_of(&format!("/proc/sys/{k}")).is_some() => {
+                let index = super::mqueue::setting_of(&format!("/proc/sys/{k}")).unwrap_or(0);
+                VNode::Mem(self.mq_setting_text(index)?)
+            }
             k if k.starts_with("fs/inotify/") => {
                 let v = self.inotify_limit(&format!("/proc/sys/{k}"), None)?;
                 VNode::Mem(format!("{v}\n").into_bytes())
@@ -668,6 +674,7 @@ impl Sup {
 pub fn writable(abs: &str) -> bool {
     super::sysv::setting_of(abs).is_some()
         || super::keys::setting_of(abs).is_some()
+        || super::mqueue::setting_of(abs).is_some()
         || matches!(
             abs,
             "/proc/sys/kernel/pid_max"
@@ -726,6 +733,10 @@ impl Sup {
             k if super::keys::setting_of(k).is_some() => {
                 let index = super::keys::setting_of(k).unwrap_or(0);
                 self.keys_setting(index, Some(number_of(text)?))?;
+            }
+            k if super::mqueue::setting_of(k).is_some() => {
+                let index = super::mqueue::setting_of(k).unwrap_or(0);
+                self.mq_setting(index, Some(number_of(&text)?))?;
             }
             a if a.starts_with("/proc/sys/fs/inotify/") => {
                 self.inotify_limit(a, Some(number_of(text)?))?;
