@@ -736,7 +736,7 @@ impl Sup {
             }
             k if super::mqueue::setting_of(k).is_some() => {
                 let index = super::mqueue::setting_of(k).unwrap_or(0);
-                self.mq_setting(index, Some(number_of(&text)?))?;
+                self.mq_setting(index, Some(number_of(text)?))?;
             }
             a if a.starts_with("/proc/sys/fs/inotify/") => {
                 self.inotify_limit(a, Some(number_of(text)?))?;
