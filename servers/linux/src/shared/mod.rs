@@ -14,9 +14,10 @@
 //! a request. Console input and its alarm come as events.
 
 mod eventfd;
+mod fanotify;
 mod fmap;
-mod keys;
 mod inotify;
+mod keys;
 mod locks;
 pub mod loopdev;
 pub mod mounts;

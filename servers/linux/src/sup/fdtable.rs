@@ -104,6 +104,9 @@ pub struct Ofd {
     /// The file server's inode of a named FIFO or device file it was
     /// opened by (an O_PATH open): fstat's answer, as Linux's.
     pub node: Option<u32>,
+    /// A fanotify reader's descriptor of an event's file: what is done
+    /// through it is no event (Linux's FMODE_NONOTIFY).
+    pub quiet: bool,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -120,6 +123,7 @@ impl Ofd {
             cache: 0,
             unix: super::unix_named::Names::default(),
             node: None,
+            quiet: false,
         }))
     }
 

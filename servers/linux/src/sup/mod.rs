@@ -13,14 +13,15 @@
 mod argmem;
 mod epoll;
 mod eventfd;
+mod fanotify;
 mod fdtable;
 mod fifo;
 mod files;
 mod fmap;
 mod fs;
 mod fsinfo;
-mod keys;
 mod inotify;
+mod keys;
 mod kpipe;
 mod lease;
 mod locks;

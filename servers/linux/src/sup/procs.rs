@@ -592,6 +592,7 @@ impl Sup {
                 cache,
                 unix,
                 node: (node != u64::MAX).then_some(node as u32),
+                quiet: false,
             })));
         }
         for (ep, words) in epolls {

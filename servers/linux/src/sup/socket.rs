@@ -384,6 +384,10 @@ impl Sup {
     /// Serves a socket system call (`resume`: a held one tried again).
     pub(super) fn sock_call(&mut self, rid: u64, n: u64, a: [u64; 6], resume: Option<Progress>) -> Out {
         let p = resume.unwrap_or_default();
+        // A fanotify read waits as a socket call does (`fanotify.rs`).
+        if n == nr::READ {
+            return self.fanotify_read(rid, n, a);
+        }
         if matches!(
             n,
             nr::BIND | nr::LISTEN | nr::ACCEPT | nr::ACCEPT4 | nr::CONNECT | nr::GETSOCKNAME | nr::GETPEERNAME
