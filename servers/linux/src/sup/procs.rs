@@ -689,6 +689,12 @@ impl Sup {
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
             let (st, fd) = self.open_program(&path)?;
+            // Linux's open_exec is an open that says so (FAN_OPEN_EXEC).
+            self.note_path(
+                (fdtable_at_fdcwd(), &path),
+                &st,
+                linuxabi::inotify::IN_OPEN | linuxabi::fanotify::FAN_OPEN_EXEC as u32,
+            );
             if self.may(&st, 0o4) && self.has_plate(&st, &path) {
                 // Run before, at this version: the kernel holds its image,
                 // and nothing of the file need be read (one open is all
