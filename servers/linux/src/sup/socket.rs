@@ -384,10 +384,6 @@ impl Sup {
     /// Serves a socket system call (`resume`: a held one tried again).
     pub(super) fn sock_call(&mut self, rid: u64, n: u64, a: [u64; 6], resume: Option<Progress>) -> Out {
         let p = resume.unwrap_or_default();
-        // A fanotify read waits as a socket call does (`fanotify.rs`).
-        if n == nr::READ {
-            return self.fanotify_read(rid, n, a);
-        }
         if matches!(
             n,
             nr::BIND | nr::LISTEN | nr::ACCEPT | nr::ACCEPT4 | nr::CONNECT | nr::GETSOCKNAME | nr::GETPEERNAME
@@ -1114,7 +1110,23 @@ impl Sup {
         self.held = None;
         self.net.wait = None;
         self.in_call = true;
-        let o = self.sock_call(w.rid, w.nr, w.args, Some(w.progress));
+        // A fanotify read waits as a socket call does (`fanotify.rs`),
+        // told apart from a socket's held read by its descriptor.
+        let fanotify = w.nr == nr::READ
+            && self.fds.ofd(w.args[0]).is_ok_and(|o| {
+                matches!(
+                    o.borrow().kind,
+                    Kind::Obj {
+                        kind: crate::proto::obj::FANOTIFY,
+                        ..
+                    }
+                )
+            });
+        let o = if fanotify {
+            self.fanotify_read(w.rid, w.nr, w.args)
+        } else {
+            self.sock_call(w.rid, w.nr, w.args, Some(w.progress))
+        };
         self.in_call = false;
         if let Out::Ret(v) = o {
             self.answer(w.rid, v);
