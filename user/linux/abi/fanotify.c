@@ -111,6 +111,10 @@ static void groups(void)
 	EXPECT_EQ("FAN_NONBLOCK", !!(fcntl(fd, F_GETFL) & O_NONBLOCK), 1);
 	char buf[64] __attribute__((aligned(8)));
 	EXPECT_ERR("read of nothing, nonblocking", read(fd, buf, sizeof buf), EAGAIN);
+	char link[64], target[64] = "";
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	EXPECT_TRUE("/proc/self/fd names it", readlink(link, target, sizeof target - 1) > 0);
+	EXPECT_STR("its name", target, "anon_inode:[fanotify]");
 	close(fd);
 	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_UNLIMITED_QUEUE | FAN_UNLIMITED_MARKS, O_RDWR);
 	EXPECT_TRUE("unlimited queue and marks", fd >= 0);
