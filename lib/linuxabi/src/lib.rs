@@ -14,6 +14,7 @@ pub mod elf;
 pub mod epoll;
 pub mod errno;
 pub mod eventfd;
+pub mod fanotify;
 pub mod fcntl;
 pub mod frame;
 pub mod inotify;

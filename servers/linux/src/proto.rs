@@ -319,6 +319,18 @@ pub mod inotify {
     /// [object] → [count, then wd, device, inode, mask of each watch]
     /// (the first 15: `/proc/PID/fdinfo`).
     pub const LIST: u64 = 5;
+    /// [uid, fanotify_init flags, event_f_flags] → [object or -EMFILE]: a fanotify group
+    /// (`shared/fanotify.rs`).
+    pub const FAN_INIT: u64 = 10;
+    /// [object, fanotify_mark flags, device, inode, mask] → [0 or -errno].
+    pub const FAN_MARK: u64 = 11;
+    /// [object, room in bytes] → [0: none queued | -errno | 1, mask, pid,
+    /// event_f_flags, path length, path in words]: the group's first event, taken.
+    pub const FAN_TAKE: u64 = 12;
+    /// The key word of an EVENT's first record while fanotify marks
+    /// exist: [FAN_INFO, pid, 0, path length, path in words], the process
+    /// and the file the records are of.
+    pub const FAN_INFO: u64 = u64::MAX;
 }
 
 /// A name as message words: its bytes, the last word padded with zeros.
@@ -417,6 +429,8 @@ pub mod obj {
     pub const PIDFD: u64 = 14;
     /// A POSIX message queue's description (`shared/mqueue.rs`).
     pub const MQUEUE: u64 = 17;
+    /// A fanotify group (`shared/fanotify.rs`).
+    pub const FANOTIFY: u64 = 13;
     /// The poll event (`ctl::POLL`) of a FIFO end whose other side has
     /// opened since it did: alone, not with the others.
     pub const FIFO_PARTNER: u64 = 1 << 16;

@@ -43,9 +43,12 @@ pub struct Notify {
     pub limits: [u64; 3],
     /// The last rename's cookie.
     cookie: u32,
-    /// Whether the supervisors were told that watches exist, and the
-    /// number of that notice (a supervisor keeps the newest it got).
-    told: bool,
+    /// fanotify groups (`fanotify.rs`), fed by the same reports.
+    pub(super) fan: BTreeMap<u64, super::fanotify::Group>,
+    /// What the supervisors were told exists (1: inotify watches, 2:
+    /// fanotify marks, 0: neither), and the number of that notice (a
+    /// supervisor keeps the newest it got).
+    told: u64,
     generation: u64,
 }
 
@@ -55,20 +58,24 @@ impl Default for Notify {
             instances: BTreeMap::new(),
             limits: [ino::MAX_USER_INSTANCES, ino::MAX_USER_WATCHES, ino::MAX_QUEUED_EVENTS],
             cookie: 0,
-            told: false,
+            fan: BTreeMap::new(),
+            told: 0,
             generation: 0,
         }
     }
 }
 
 impl Notify {
-    fn watching(&self) -> bool {
-        self.instances.values().any(|i| !i.watches.is_empty())
+    fn watching(&self) -> u64 {
+        let ino = self.instances.values().any(|i| !i.watches.is_empty());
+        let fan = self.fan.values().any(|g| g.has_marks());
+        ino as u64 | (fan as u64) << 1
     }
 
-    /// An instance's end: its watches go with it.
+    /// An instance's or group's end: its watches go with it.
     pub fn gone(&mut self, id: u64) {
         self.instances.remove(&id);
+        self.fan.remove(&id);
     }
 }
 
@@ -112,6 +119,9 @@ impl Shared {
                     None => Err(errno::EINVAL),
                 }
             }
+            proto::inotify::FAN_INIT => return self.fanotify_init(w),
+            proto::inotify::FAN_MARK => return self.fanotify_mark(w),
+            proto::inotify::FAN_TAKE => return self.fanotify_take(w),
             proto::inotify::LIST => {
                 let mut out = alloc::vec![0];
                 if let Some(i) = self.objs.notify.instances.get(&word(w, 2)) {
@@ -209,6 +219,9 @@ impl Shared {
     /// length, the name's bytes in words]; a move's two records share one
     /// new cookie.
     fn inotify_event(&mut self, mut w: &[u64]) {
+        // The report's first record is fanotify's (process and path) when
+        // fanotify marks exist: inotify's watches never match its key.
+        self.fanotify_event(w);
         let n = &mut self.objs.notify;
         let mut cookie = 0;
         while w.len() >= 4 {
@@ -333,7 +346,7 @@ impl Shared {
     /// default and a pooled one's last notice both say so already).
     pub(super) fn tell_one(&mut self, sup: u64) {
         let n = &self.objs.notify;
-        if !n.told {
+        if n.told == 0 {
             return;
         }
         let s = proto::Signal {

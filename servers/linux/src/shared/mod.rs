@@ -14,6 +14,7 @@
 //! a request. Console input and its alarm come as events.
 
 mod eventfd;
+mod fanotify;
 mod fmap;
 mod inotify;
 mod keys;

@@ -330,6 +330,7 @@ impl Objects {
                     obj::PIPE_READ | obj::PIPE_RDWR => self.pipes.get(&o.pipe).map_or(0, |p| p.len()) as u64,
                     obj::TTY => self.tty.ldisc.available() as u64,
                     obj::INOTIFY => self.inotify_bytes(id),
+                    obj::FANOTIFY => self.fanotify_bytes(id),
                     _ => 0,
                 };
                 vec![o.kind, o.flags, avail]
@@ -509,6 +510,7 @@ impl Objects {
             obj::TIMERFD => self.counter_events(id) & POLLIN,
             obj::INOTIFY => self.inotify_events(id),
             obj::MQUEUE => self.mq_events(id),
+            obj::FANOTIFY => self.fanotify_events(id),
             obj::UNIX_NAME => {
                 (if self.unix_waiting(id) { POLLIN } else { 0 }) | if self.unix_room(id) { POLLOUT } else { 0 }
             }

@@ -107,6 +107,9 @@ pub struct Ofd {
     /// Who gets its I/O signals (F_SETOWN, F_SETOWN_EX) and which signal
     /// (F_SETSIG): `fowner.rs`.
     pub owner: super::fowner::Owner,
+    /// A fanotify reader's descriptor of an event's file: what is done
+    /// through it is no event (Linux's FMODE_NONOTIFY).
+    pub quiet: bool,
 }
 
 pub type OfdRef = Rc<RefCell<Ofd>>;
@@ -124,6 +127,7 @@ impl Ofd {
             unix: super::unix_named::Names::default(),
             node: None,
             owner: Default::default(),
+            quiet: false,
         }))
     }
 

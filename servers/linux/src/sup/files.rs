@@ -13,6 +13,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
 use linuxabi::inotify as ino;
+use linuxabi::nr;
 use linuxabi::signal as sig;
 use linuxabi::structs::{self as st, StatView};
 use linuxabi::termios as tio;
@@ -423,6 +424,12 @@ impl Sup {
                     self.note_ofd(&d, ino::IN_ACCESS);
                 }
                 ret(r)
+            }
+            Kind::Obj {
+                kind: obj::FANOTIFY, ..
+            } if at.is_none() => {
+                drop(d);
+                self.fanotify_read(rid, nr::READ, a)
             }
             Kind::Obj { id, kind } => {
                 if at.is_some() {

@@ -29,6 +29,8 @@ pub const SETTINGS: [&str; 3] = ["max_user_instances", "max_user_watches", "max_
 pub struct Watching {
     pub generation: u64,
     pub on: bool,
+    /// fanotify marks exist: reports carry the process and the path.
+    pub fan: bool,
 }
 
 impl Sup {
@@ -105,6 +107,7 @@ impl Sup {
             self.watching = Watching {
                 generation: s.value,
                 on: s.status != 0,
+                fan: s.status & 2 != 0,
             };
         }
     }
@@ -151,7 +154,7 @@ impl Sup {
     /// `mask` happened to the file of description `d` (read, write,
     /// close, a change of its attributes through it).
     pub(super) fn note_ofd(&self, d: &Ofd, mask: u32) {
-        if !self.watching.on || !matches!(d.kind, Kind::File { .. }) {
+        if !self.watching.on || d.quiet || !matches!(d.kind, Kind::File { .. }) {
             return;
         }
         let Ok(st) = self.fstat_ofd(d) else { return };
@@ -247,6 +250,13 @@ impl Sup {
         let mask = mask | if st.mode & S_IFMT == S_IFDIR { ino::IN_ISDIR } else { 0 };
         // The directory hears first, as Linux's fsnotify_parent tells it.
         let mut w = Vec::new();
+        if self.watching.fan {
+            // fanotify's record: who did it and where the file is, for
+            // the reader's descriptor.
+            let abs = self.at_path(at.0, at.1, false).unwrap_or_default();
+            w.extend([proto::inotify::FAN_INFO, self.pid as u64, 0, abs.len() as u64]);
+            w.extend(proto::name_words(abs.as_bytes()));
+        }
         self.parent_record(at, mask, &mut w);
         record(&mut w, (st.dev, st.ino), mask & !ino::IN_EXCL_UNLINK, b"");
         self.send_events(w);

@@ -14,6 +14,7 @@ mod argmem;
 mod close_range;
 mod epoll;
 mod eventfd;
+mod fanotify;
 mod fdtable;
 mod fifo;
 mod files;

@@ -616,6 +616,7 @@ impl Sup {
                 node: (node != u64::MAX).then_some(node as u32),
                 // (Not carried to a forked child yet: its copy has none.)
                 owner: Default::default(),
+                quiet: false,
             })));
         }
         for (ep, words) in epolls {
@@ -712,6 +713,12 @@ impl Sup {
         // `#!` scripts name their interpreter (four levels, as Linux).
         for _ in 0..5 {
             let (st, fd) = self.open_program(&path)?;
+            // Linux's open_exec is an open that says so (FAN_OPEN_EXEC).
+            self.note_path(
+                (fdtable_at_fdcwd(), &path),
+                &st,
+                linuxabi::inotify::IN_OPEN | linuxabi::fanotify::FAN_OPEN_EXEC as u32,
+            );
             if self.may(&st, 0o4) && self.has_plate(&st, &path) {
                 // Run before, at this version: the kernel holds its image,
                 // and nothing of the file need be read (one open is all

@@ -1110,7 +1110,23 @@ impl Sup {
         self.held = None;
         self.net.wait = None;
         self.in_call = true;
-        let o = self.sock_call(w.rid, w.nr, w.args, Some(w.progress));
+        // A fanotify read waits as a socket call does (`fanotify.rs`),
+        // told apart from a socket's held read by its descriptor.
+        let fanotify = w.nr == nr::READ
+            && self.fds.ofd(w.args[0]).is_ok_and(|o| {
+                matches!(
+                    o.borrow().kind,
+                    Kind::Obj {
+                        kind: crate::proto::obj::FANOTIFY,
+                        ..
+                    }
+                )
+            });
+        let o = if fanotify {
+            self.fanotify_read(w.rid, w.nr, w.args)
+        } else {
+            self.sock_call(w.rid, w.nr, w.args, Some(w.progress))
+        };
         self.in_call = false;
         if let Out::Ret(v) = o {
             self.answer(w.rid, v);

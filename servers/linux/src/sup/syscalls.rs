@@ -338,6 +338,8 @@ impl Sup {
             nr::INOTIFY_INIT1 => ret(self.inotify_init1(a[0])),
             nr::INOTIFY_ADD_WATCH => ret(self.inotify_add_watch(rid, a[0], a[1], a[2])),
             nr::INOTIFY_RM_WATCH => ret(self.inotify_rm_watch(a[0], a[1])),
+            nr::FANOTIFY_INIT => ret(self.fanotify_init(a[0], a[1])),
+            nr::FANOTIFY_MARK => ret(self.fanotify_mark(rid, a)),
             nr::TIMER_CREATE => ret(self.timer_create(rid, a[0] as i32 as i64 as u64, a[1], a[2])),
             nr::TIMER_SETTIME => ret(self.timer_settime(rid, a[0], a[1], a[2], a[3])),
             nr::TIMER_GETTIME => ret(self.timer_gettime(rid, a[0], a[1])),

@@ -356,7 +356,7 @@ impl Sup {
                 let o = self.fds.ofd(n).map_err(|_| errno::ENOENT)?;
                 let d = o.borrow();
                 Ok(VNode::Link(match &d.kind {
-                    Kind::Obj { kind, .. } if *kind == obj::INOTIFY => d.path.clone(),
+                    Kind::Obj { kind, .. } if *kind == obj::INOTIFY || *kind == obj::FANOTIFY => d.path.clone(),
                     Kind::Obj { id, kind } if *kind != obj::TTY => format!("pipe:[{id}]"),
                     Kind::KPipe { id, .. } => format!("pipe:[{}]", id & 0xffff_ffff),
                     _ => d.path.clone(),
