@@ -94,20 +94,7 @@ impl Sup {
             Named::ProcDir(pid) => self.send(pid as i64, signo, code, value),
             Named::Pidfd(id) => {
                 let r = self.ctl(&[ctl::PIDFD_KILL, id, self.pid as u64, signo, code as u64, value]);
-                if let Some(e) = errno::of(word(&r, 0)) {
-                    return Err(e);
-                }
-                if word(&r, 1) != 0 && signo != 0 {
-                    self.post(linuxabi::frame::SigInfo {
-                        signo: signo as u32,
-                        code: code as i32,
-                        pid: self.pid,
-                        uid: self.cred.uid,
-                        value,
-                        ..Default::default()
-                    });
-                }
-                Ok(0)
+                self.sent(&r, signo, code, value)
             }
         }
     }

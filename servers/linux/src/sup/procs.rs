@@ -1132,10 +1132,17 @@ impl Sup {
             return Err(errno::EAGAIN);
         }
         let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
-        if let Some(e) = errno::of(word(&r, 0)) {
+        self.sent(&r, signo, code, value)
+    }
+
+    /// The shared server's answer to a signal sent (`KILL`, `PIDFD_KILL`):
+    /// its error, or, when the sender was among the targets, the signal
+    /// posted here (the shared server does not signal its asker).
+    pub(super) fn sent(&mut self, r: &[u64], signo: u64, code: i64, value: u64) -> Result<u64, i64> {
+        if let Some(e) = errno::of(word(r, 0)) {
             return Err(e);
         }
-        if word(&r, 1) != 0 && signo != 0 {
+        if word(r, 1) != 0 && signo != 0 {
             self.post(linuxabi::frame::SigInfo {
                 signo: signo as u32,
                 code: code as i32,
