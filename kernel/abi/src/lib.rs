@@ -630,6 +630,10 @@ record! {
 /// Largest `ncallsync` batch.
 pub const MAX_BATCH: u64 = 64;
 
+/// The largest buffer one system call copies from or to a process: a
+/// longer one is `Error::Invalid` (a read or write loops over pieces).
+pub const MAX_COPY: usize = 1 << 20;
+
 record! {
     /// One call of a `forward_many`: where call `rid` goes next.
     pub struct ForwardEntry {

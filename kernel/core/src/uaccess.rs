@@ -9,7 +9,7 @@ use crate::vm::USER_END;
 use abi::Error;
 
 /// Largest single copy the kernel accepts from or to a process.
-pub const MAX_COPY: usize = 1 << 20;
+pub const MAX_COPY: usize = abi::MAX_COPY;
 
 /// Inlined: every system call with a buffer checks it, the rendezvous
 /// path several times. A range that is not empty at address 0 passes or

@@ -19,7 +19,7 @@
 use crate::{End, Server};
 use alloc::vec::Vec;
 use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
-use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE, MISSED};
+use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE, MISSED, NOATIME};
 use tessera_api::wire::Reader;
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::sys;
@@ -64,7 +64,7 @@ impl Server {
         if flags & MISSED != 0 {
             self.cache_missed(f.handle, off, len);
         }
-        self.plan(rid, f.handle, off, len)
+        self.plan_as(rid, f.handle, off, len, flags & NOATIME == 0)
     }
 
     /// Answers call `rid` with `len` bytes of the file at `off`: one reply
@@ -73,13 +73,18 @@ impl Server {
     /// caller's buffer where it belongs and then ends the call with their
     /// total (a pager's call: into the page the kernel gave it).
     pub fn plan(&mut self, rid: u64, handle: ext2fs::Handle, off: u64, len: u64) -> Result<End, Errno> {
+        self.plan_as(rid, handle, off, len, true)
+    }
+
+    /// `plan`, updating the access time only if `touch`.
+    fn plan_as(&mut self, rid: u64, handle: ext2fs::Handle, off: u64, len: u64, touch: bool) -> Result<End, Errno> {
         let len = len.min(MAX_READ);
         if len == 0 {
             return Ok(End::Reply(0));
         }
         let fm = self.fm()?;
         let bs = fm.inodes().block_size() as u64;
-        let segments = fm.map_read(handle, off, len).map_err(crate::errno)?;
+        let segments = fm.map_read_as(handle, off, len, touch).map_err(crate::errno)?;
         let Some(first) = segments.first() else {
             return Ok(End::Reply(0));
         };

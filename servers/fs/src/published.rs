@@ -283,7 +283,10 @@ impl Server {
             return false;
         };
         let bs = fm.inodes().block_size() as u64;
-        let Ok(segments) = fm.map_read(h, page * PAGE, buf.len() as u64) else {
+        // Pages published for later reads are no access of their own: the
+        // read that asked for them touched the access time, or chose not to
+        // (O_NOATIME).
+        let Ok(segments) = fm.map_read_as(h, page * PAGE, buf.len() as u64, false) else {
             return false;
         };
         let mut at = 0usize;

@@ -65,12 +65,14 @@ pub mod ctl {
     pub const START: u64 = 1;
     /// Launcher: waits for the end of `pid` → [wait status].
     pub const WAIT: u64 = 2;
-    /// [parent pid, vfork, objects...]: a child → [pid, supervisor].
+    /// [parent pid, flags (`fork_flags`) | exit signal << 8, objects...]:
+    /// a child → [pid, supervisor].
     pub const FORK: u64 = 3;
     /// [pid, tessera pid, comm (2 words), command line words...]: the
     /// process runs a new program.
     pub const EXEC: u64 = 4;
-    /// [pid, wait status, objects...]: it ended.
+    /// [pid, wait status, minor faults, user ns, system ns, objects...]:
+    /// it ended.
     pub const EXIT: u64 = 5;
     /// A supervisor is free again → [1: end instead (the pool is full)].
     pub const IDLE: u64 = 6;
@@ -262,10 +264,21 @@ pub mod ctl {
     /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
     /// priority read, or -errno]: ioprio_get and ioprio_set.
     pub const IOPRIO: u64 = 147;
+    /// [pid] → [minor faults, user ns, system ns] of the children it
+    /// waited for (getrusage RUSAGE_CHILDREN, times).
+    pub const CHILD_USAGE: u64 = 170;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's
 /// (`pass::KEYCTL`).
+/// The flags of `ctl::FORK`.
+pub mod fork_flags {
+    /// The parent waits for the child's exec or end.
+    pub const VFORK: u64 = 1;
+    /// The child gets its caller's parent (CLONE_PARENT).
+    pub const SIBLING: u64 = 2;
+}
+
 pub mod keys {
     /// [index of `linuxabi::keys::SETTINGS`, value or u64::MAX to only
     /// read] → [value or -errno] (the supervisor checked root's right).

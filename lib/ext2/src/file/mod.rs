@@ -266,9 +266,17 @@ impl<D: BlockDevice> FileManager<D> {
     /// The device ranges behind bytes `off..off + len` of a file, for a
     /// server that hands the blocks to the reader itself (no copy here).
     pub fn map_read(&mut self, h: Handle, off: u64, len: u64) -> Result<Vec<Segment>> {
+        self.map_read_as(h, off, len, true)
+    }
+
+    /// `map_read`, with the access time left alone unless `touch` (a
+    /// reader that opened the file with Linux's O_NOATIME).
+    pub fn map_read_as(&mut self, h: Handle, off: u64, len: u64, touch: bool) -> Result<Vec<Segment>> {
         let inode = self.file_inode(h)?;
         let segments = self.inodes.map(h.ino, off, len)?;
-        self.accessed(h.ino, &inode)?;
+        if touch {
+            self.accessed(h.ino, &inode)?;
+        }
         Ok(segments)
     }
 

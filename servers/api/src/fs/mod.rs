@@ -36,7 +36,7 @@
 //! |---|---|---|
 //! | `OPEN` | header (flags `O_*`), mode u32, flags u32 ([`OPEN_WRITE_HERE`], [`OPEN_EXEC`]), path | fd, then the id u64 of the kernel's cache of the file (0: none); with `OPEN_EXEC` then its `Stat` |
 //! | `CLOSE` | fd u32, 0 u32 | 0 |
-//! | `READ` | fd u32, flags u32 (`MISSED`), offset u64, len u64 | the bytes |
+//! | `READ` | fd u32, flags u32 (`MISSED`, `NOATIME`), offset u64, len u64 | the bytes |
 //! | `WRITE_TO` | fd u32, flags u32 (`APPEND`), offset u64 | 0 |
 //! | `WRITE` | the bytes | n, then u64: where they went |
 //! | `TRUNCATE` | fd u32, 0 u32, size u64 | 0 |
@@ -165,6 +165,10 @@ pub const OPEN_EXEC: u32 = 2;
 /// that does not read the cache sends none, and costs the server nothing
 /// for it).
 pub const MISSED: u32 = 1;
+
+/// `READ` flag: the reader opened the file with O_NOATIME; the access
+/// time stays as it is.
+pub const NOATIME: u32 = 2;
 
 /// Who makes a request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -38,7 +38,7 @@ use tessera_rt::abi::{AccInfo, SpawnOptions};
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
 
-pub use procs::Proc;
+pub use procs::{CpuTimes, Proc};
 
 /// Supervisors kept idle for the next process.
 const POOL_MAX: usize = 16;
@@ -485,6 +485,7 @@ impl Shared {
             ctl::EXEC => self.exec(&w),
             ctl::FMAP => self.fmap_ctl(&w),
             ctl::EXIT => self.exit(&w),
+            ctl::CHILD_USAGE => self.child_usage(word(&w, 1) as u32),
             ctl::IDLE => self.idle(info.caller),
             ctl::EXIT_IDLE => {
                 let _ = self.exit(&w);

@@ -22,6 +22,21 @@ pub enum Report {
     Continued,
 }
 
+/// CPU time in nanoseconds: `user` the process's own, `system` its
+/// supervisor's serving it (the process network's system time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub system: u64,
+}
+
+impl CpuTimes {
+    pub fn add(&mut self, o: CpuTimes) {
+        self.user += o.user;
+        self.system += o.system;
+    }
+}
+
 pub struct Proc {
     pub pid: u32,
     pub ppid: u32,
@@ -50,6 +65,10 @@ pub struct Proc {
     /// Minor faults of its children it waited for (getrusage).
     pub child_faults: u64,
     pub faults: u64,
+    /// CPU time it used in user mode and its supervisor used serving it
+    /// (told at its end), and the same of the children it waited for.
+    pub cpu: CpuTimes,
+    pub child_cpu: CpuTimes,
     /// Its command line, NUL-separated (at most 256 bytes), as words.
     pub cmdline: Vec<u64>,
     /// Its scheduling policy, priority, nice value and CPU mask.
@@ -180,6 +199,8 @@ impl Table {
                 start_ns: sys::now_ns(),
                 child_faults: 0,
                 faults: 0,
+                cpu: CpuTimes::default(),
+                child_cpu: CpuTimes::default(),
                 cmdline: Vec::new(),
                 sched,
                 pdeath: 0,
@@ -335,6 +356,14 @@ impl Shared {
             return result(-errno::ESRCH);
         };
         let (pgid, sid) = (p.pgid, p.sid);
+        // CLONE_PARENT: the child is its caller's sibling, and ends with
+        // the signal its caller would end with.
+        let sibling = word(w, 2) & crate::proto::fork_flags::SIBLING != 0;
+        let (ppid, exit_signal) = if sibling {
+            (p.ppid, p.exit_signal)
+        } else {
+            (parent, ((word(w, 2) >> 8) & 0xff) as u32)
+        };
         let Some(pid) = self.procs.free_pid() else {
             return result(-errno::EAGAIN);
         };
@@ -342,11 +371,11 @@ impl Shared {
             Ok(s) => s,
             Err(e) => return result(-e),
         };
-        let pid = self.procs.add(pid, parent, pgid, sid, sup);
+        let pid = self.procs.add(pid, ppid, pgid, sid, sup);
         self.fmap_fork(parent, pid);
         self.keys.fork(parent, pid);
         if let Some(c) = self.procs.get_mut(pid) {
-            c.exit_signal = ((word(w, 2) >> 8) & 0xff) as u32;
+            c.exit_signal = exit_signal;
         }
         for &o in w.get(3..).unwrap_or(&[]) {
             self.objs.add_ref(o, 1);
@@ -384,11 +413,24 @@ impl Shared {
         self.objs.release(obj);
     }
 
+    /// What the children `pid` waited for used: [minor faults, user ns,
+    /// system ns] (getrusage RUSAGE_CHILDREN, times).
+    pub(super) fn child_usage(&self, pid: u32) -> End {
+        match self.procs.get(pid) {
+            Some(p) => End::Reply(alloc::vec![p.child_faults, p.child_cpu.user, p.child_cpu.system]),
+            None => result(-errno::ESRCH),
+        }
+    }
+
     pub(super) fn exit(&mut self, w: &[u64]) -> End {
         let pid = word(w, 1) as u32;
         let status = word(w, 2) as u32;
         let faults = word(w, 3);
-        for &o in w.get(4..).unwrap_or(&[]) {
+        let cpu = CpuTimes {
+            user: word(w, 4),
+            system: word(w, 5),
+        };
+        for &o in w.get(6..).unwrap_or(&[]) {
             self.release(o);
         }
         self.timers.remove(&pid);
@@ -405,6 +447,7 @@ impl Shared {
         };
         p.zombie = Some(status);
         p.faults = faults;
+        p.cpu = cpu;
         p.stopped = false;
         p.report = None;
         let (ppid, pgid, sid, start_ns) = (p.ppid, p.pgid, p.sid, p.start_ns);
@@ -513,8 +556,13 @@ impl Shared {
         };
         self.pidfds_moved(pid, p.start_ns, super::pidfd::State::Reaped);
         let faults = p.faults + p.child_faults;
+        let mut cpu = p.cpu;
+        cpu.add(p.child_cpu);
         match self.procs.get_mut(p.ppid) {
-            Some(parent) => parent.child_faults += faults,
+            Some(parent) => {
+                parent.child_faults += faults;
+                parent.child_cpu.add(cpu);
+            }
             None if p.ppid == INIT => self.procs.orphan_faults += faults,
             None => {}
         }
@@ -791,8 +839,14 @@ impl Shared {
                     ok &= self.put(h, at, &status.to_le_bytes());
                 }
                 if rusage != 0 {
-                    let faults = self.procs.get(child).map_or(0, |p| p.faults);
-                    ok &= self.put(h, rusage, &linuxabi::structs::rusage(0, 0, faults));
+                    // The child's own and that of the children it waited
+                    // for, as Linux's wait4.
+                    let (faults, cpu) = self.procs.get(child).map_or((0, CpuTimes::default()), |p| {
+                        let mut cpu = p.cpu;
+                        cpu.add(p.child_cpu);
+                        (p.faults + p.child_faults, cpu)
+                    });
+                    ok &= self.put(h, rusage, &linuxabi::structs::rusage(cpu.user, cpu.system, faults));
                 }
             }
             Waiting::Waitid { info, .. } if info != 0 => {
@@ -837,11 +891,19 @@ impl Shared {
                 result(-errno::ESRCH)
             };
         };
+        let tpid = if p.tpid == 0 && p.zombie.is_none() {
+            served_by(p.sup)
+        } else {
+            p.tpid
+        };
         let state = if p.zombie.is_some() {
             b'Z'
         } else if p.stopped {
             b'T'
-        } else if self.held.iter().any(|h| h.pid == pid) || self.sysv_waits(pid) || self.mq_waits(pid) || asleep(p.tpid)
+        } else if self.held.iter().any(|h| h.pid == pid)
+            || self.sysv_waits(pid)
+            || self.mq_waits(pid)
+            || (asleep(tpid) && !at_work(p.sup))
         {
             b'S'
         } else {
@@ -853,7 +915,7 @@ impl Shared {
             p.pgid as u64,
             p.sid as u64,
             state as u64,
-            p.tpid,
+            tpid,
             p.uid as u64,
             self.objs.tty.fg_pgrp as u64,
             p.start_ns,
@@ -912,4 +974,26 @@ impl Shared {
 /// Whether Tessera process `tpid` is blocked (waiting in the kernel).
 fn asleep(tpid: u64) -> bool {
     tpid != 0 && sys::calls::proc_state(tpid).is_ok_and(|s| s == tessera_rt::abi::state::BLOCKED)
+}
+
+/// The Tessera process supervisor `sup` serves, for a forked child whose
+/// supervisor has not told it yet (it does at its first held call, so
+/// that a fork costs no message more): the kernel made it the
+/// supervisor's child, and a supervisor has one living child at most.
+fn served_by(sup: u64) -> u64 {
+    let mut pids = [0u64; 512];
+    let n = sys::proc_list(&mut pids).unwrap_or(0).min(pids.len());
+    pids[..n]
+        .iter()
+        .copied()
+        .find(|&t| sys::proc_info(t).is_ok_and(|i| i.parent == sup && i.state != tessera_rt::abi::state::EXITED))
+        .unwrap_or(0)
+}
+
+/// Whether supervisor `sup` is running or ready to: a process blocked
+/// in a call its supervisor is still serving is running on Linux's terms
+/// (its kernel works for it), not asleep.
+fn at_work(sup: u64) -> bool {
+    use tessera_rt::abi::state;
+    sys::calls::proc_state(sup).is_ok_and(|s| s == state::RUNNING || s == state::RUNNABLE)
 }

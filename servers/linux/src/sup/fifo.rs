@@ -81,7 +81,7 @@ impl Sup {
                 let dev = dev as u32;
                 let (major, minor) = ((dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00));
                 let mut fields = [0u8; 8];
-                fields[..4].copy_from_slice(&(kind | (mode & !self.umask & 0o7777)).to_le_bytes());
+                fields[..4].copy_from_slice(&(kind | self.new_file_mode(dirfd, &path, mode)).to_le_bytes());
                 fields[4..].copy_from_slice(&((major << 20) | minor).to_le_bytes());
                 match self.fs.path_op(api::MKNOD, d, 0, &fields, &[rel.as_bytes()]) {
                     Err(errno::EBUSY) => Err(errno::EEXIST),

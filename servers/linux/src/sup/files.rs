@@ -179,7 +179,25 @@ impl Sup {
         Ok(fd as u64)
     }
 
+    /// O_NOATIME is for the file's owner (or CAP_FOWNER), as Linux's
+    /// inode_owner_or_capable: EPERM otherwise.
+    fn may_noatime(&self, owner: u32) -> Result<(), i64> {
+        if self.fs.cred.uid == 0 || self.fs.cred.uid == owner {
+            Ok(())
+        } else {
+            Err(errno::EPERM)
+        }
+    }
+
     pub(super) fn open_ofd(&mut self, dirfd: u64, path: &str, flags: u32, mode: u32) -> Result<OfdRef, i64> {
+        // Only an existing file can be another's: one the open makes is
+        // the caller's.
+        if flags & fdt::O_NOATIME != 0
+            && self.fs.cred.uid != 0
+            && let Ok(st) = self.stat_at(dirfd, path, 0)
+        {
+            self.may_noatime(st.uid)?;
+        }
         let keep = flags & !(fdt::O_CLOEXEC | fdt::O_CREAT | fdt::O_EXCL | fdt::O_TRUNC | fdt::O_NOCTTY);
         match self.target(dirfd, path)? {
             Target::Virt(abs) => {
@@ -241,10 +259,12 @@ impl Sup {
                 };
                 // O_CREAT on a directory (".", "..", "dir/") is the file
                 // server's EISDIR, as on Linux.
-                let (fd, cache) = match self
-                    .fs
-                    .open_cached(d, rel.as_bytes(), fsflags, mode & !self.umask & 0o7777)
-                {
+                let mode = if flags & fdt::O_CREAT != 0 {
+                    self.new_file_mode(dirfd, path, mode)
+                } else {
+                    mode & !self.umask & 0o7777
+                };
+                let (fd, cache) = match self.fs.open_cached(d, rel.as_bytes(), fsflags, mode) {
                     // A FIFO, device file or socket: served here.
                     Err(errno::ENXIO) => {
                         let abs = self.abs_of(dirfd, path);
@@ -417,8 +437,11 @@ impl Sup {
                 // The kernel's cache of the file did not serve it (it
                 // serves no read yet, and a pread only when it holds every
                 // page): the pages go there for the next preads.
-                let missed = d.cache != 0;
-                let r = self.fs.read_to_caller(rid, ffd, off, buf, len, missed);
+                let mut flags = if d.cache != 0 { api::MISSED } else { 0 };
+                if d.flags & fdt::O_NOATIME != 0 {
+                    flags |= api::NOATIME;
+                }
+                let r = self.fs.read_to_caller(rid, ffd, off, buf, len, flags);
                 self.pos_put(&mut d, at, r.ok().map(|n| off + n));
                 if matches!(r, Ok(n) if n > 0) {
                     self.note_ofd(&d, ino::IN_ACCESS);
@@ -825,6 +848,33 @@ impl Sup {
 
     /// stat of `path` relative to `dirfd` (`flags`: AT_SYMLINK_NOFOLLOW,
     /// AT_EMPTY_PATH).
+    /// The permission bits a file made at (`dirfd`, `path`) with `mode`
+    /// gets, as Linux's vfs_prepare_mode: first mode_strip_sgid (a file
+    /// made set-group-id and group-executable in a set-group-id
+    /// directory whose group its maker is not in, without privilege,
+    /// loses the bit; CVE-2018-13405), then the umask. Only that case
+    /// costs a look at the directory.
+    pub(super) fn new_file_mode(&self, dirfd: u64, path: &str, mode: u32) -> u32 {
+        const S_ISGID: u32 = 0o2000;
+        const S_IXGRP: u32 = 0o010;
+        let mut mode = mode & 0o7777;
+        if mode & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP && self.fs.cred.uid != 0 {
+            let parent = match path.trim_end_matches('/').rfind('/') {
+                Some(0) => "/",
+                Some(i) => &path[..i],
+                None => ".",
+            };
+            if let Ok(dir) = self.stat_at(dirfd, parent, 0)
+                && dir.mode & S_ISGID != 0
+                && dir.gid != self.fs.cred.gid
+                && !self.cred.groups.contains(&dir.gid)
+            {
+                mode &= !S_ISGID;
+            }
+        }
+        mode & !self.umask
+    }
+
     pub(super) fn stat_at(&self, dirfd: u64, path: &str, flags: u64) -> Result<StatView, i64> {
         if path.is_empty() {
             if flags & AT_EMPTY_PATH == 0 {
@@ -1454,6 +1504,10 @@ impl Sup {
             }
             F_SETFL => {
                 let mut d = slot.ofd.borrow_mut();
+                if arg as u32 & fdt::O_NOATIME != 0 && d.flags & fdt::O_NOATIME == 0 {
+                    let owner = self.fstat_ofd(&d).map_or(0, |st| st.uid);
+                    self.may_noatime(owner)?;
+                }
                 d.flags = (d.flags & !fdt::SETFL_MASK) | (arg as u32 & fdt::SETFL_MASK);
                 if let Some(id) = d.object() {
                     self.ctl(&[ctl::OBJ_SETFL, id, (d.flags & fdt::SETFL_MASK) as u64]);

@@ -222,13 +222,16 @@ impl Fs {
     /// each piece straight into the process's buffer. With `missed`, the
     /// kernel's cache of the file missed the read: the server publishes
     /// its pages there for the next.
-    pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64, missed: bool) -> Result<u64, i64> {
+    /// `flags`: the READ flags (`api::MISSED`, `api::NOATIME`).
+    pub fn read_to_caller(&self, rid: u64, fd: u32, off: u64, buf: u64, len: u64, flags: u32) -> Result<u64, i64> {
         let (server, fd, _) = self.route(fd);
-        let flags = if missed { api::MISSED } else { 0 };
         let mut done = 0u64;
         while done < len {
+            // The kernel copies at most MAX_COPY bytes into the caller at
+            // a time (a larger reply range is EINVAL).
+            let want = (len - done).min(tessera_rt::abi::MAX_COPY as u64);
             let mut msg = [0u8; 24];
-            Writer::new(&mut msg).u32(fd).u32(flags).u64(off + done).u64(len - done);
+            Writer::new(&mut msg).u32(fd).u32(flags).u64(off + done).u64(want);
             let req = CallFor {
                 rid,
                 server,
@@ -236,7 +239,7 @@ impl Fs {
                 msg_addr: msg.as_ptr() as u64,
                 msg_len: msg.len() as u64,
                 reply_addr: buf + done,
-                reply_len: len - done,
+                reply_len: want,
                 flags: REPLY_IN_CALLER,
             };
             match calls::call_for(&req) {

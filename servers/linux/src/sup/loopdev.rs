@@ -245,7 +245,7 @@ impl Sup {
             Ok(0)
         } else {
             let want = len.min(a.size - pos);
-            self.fs.read_to_caller(rid, a.file, a.offset + pos, buf, want, false)
+            self.fs.read_to_caller(rid, a.file, a.offset + pos, buf, want, 0)
         };
         self.fs.close(a.file);
         self.pos_put(d, at, r.ok().map(|k| pos + k));

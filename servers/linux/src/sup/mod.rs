@@ -12,6 +12,7 @@
 
 mod argmem;
 mod close_range;
+mod cputime;
 mod epoll;
 mod eventfd;
 mod fanotify;
@@ -176,6 +177,8 @@ pub struct Sup {
     pub tpid_told: bool,
     /// What its process has locked with mlock and mlockall (VmLck).
     pub locked: linuxabi::mlock::Locked,
+    /// Its own CPU time when it took its process (`cputime.rs`).
+    pub serving_since: u64,
     /// It is serving one of its process's calls right now (a signal it
     /// posts itself is delivered as the call ends).
     pub in_call: bool,
@@ -283,6 +286,7 @@ impl Sup {
             fmaps: Vec::new(),
             tpid_told: true,
             locked: linuxabi::mlock::Locked::default(),
+            serving_since: 0,
             in_call: false,
             stopped_value: 0,
             stopped_call: None,

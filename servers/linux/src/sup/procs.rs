@@ -9,6 +9,7 @@
 use super::fdtable::{FdTable, Kind, Ofd, OfdRef};
 use super::{Out, Sup, ret};
 use crate::proto::{self, ctl, obj, word};
+use crate::shared::CpuTimes;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -33,6 +34,7 @@ pub const CLONE_VFORK: u64 = 0x4000;
 pub const CLONE_THREAD: u64 = 0x10000;
 pub const CLONE_SETTLS: u64 = 0x80000;
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+pub const CLONE_PARENT: u64 = 0x8000;
 pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
 pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
 
@@ -197,6 +199,7 @@ impl Sup {
 
     /// Forgets the last process's state (a supervisor from the pool).
     pub(super) fn reset(&mut self) {
+        self.serving_since = super::cputime::own_cpu_ns();
         self.fds = FdTable::default();
         self.cwd = String::from("/");
         self.cwd_fd = None;
@@ -290,7 +293,14 @@ impl Sup {
             objs.extend(d.objects());
         }
         // The exit signal (clone's low byte) rides with the vfork flag.
-        let mut req = vec![ctl::FORK, self.pid as u64, vfork as u64 | (flags & 0xff) << 8];
+        let mut how = (flags & 0xff) << 8;
+        if vfork {
+            how |= proto::fork_flags::VFORK;
+        }
+        if flags & CLONE_PARENT != 0 {
+            how |= proto::fork_flags::SIBLING;
+        }
+        let mut req = vec![ctl::FORK, self.pid as u64, how];
         req.extend_from_slice(&objs);
         let r = self.ctl(&req);
         if let Some(e) = errno::of(word(&r, 0)) {
@@ -305,7 +315,7 @@ impl Sup {
         let Some(before) = self.regs(rid) else {
             self.release_objects(&objs);
             let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
-            self.ctl(&[ctl::EXIT, child as u64, 0, 0]);
+            self.ctl(&[ctl::EXIT, child as u64, 0, 0, 0, 0]);
             return ret(Err(errno::EAGAIN));
         };
         let mut regs = before;
@@ -339,7 +349,7 @@ impl Sup {
             Err(_) => {
                 self.release_objects(&objs);
                 let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
-                self.ctl(&[ctl::EXIT, child as u64, 0, 0]);
+                self.ctl(&[ctl::EXIT, child as u64, 0, 0, 0, 0]);
                 return ret(Err(errno::ENOMEM));
             }
         };
@@ -1009,25 +1019,31 @@ impl Sup {
     /// The process ends with wait status `status`: its call `rid` is the
     /// last; its descriptors close; its parent hears of it.
     pub(super) fn exit(&mut self, rid: u64, status: u32) -> Out {
-        let faults = sys::proc_info(self.tpid).map_or(0, |p| {
-            let f = p.faults;
-            f.text + f.data + f.bss + f.stack + f.heap
-        });
+        // Read before the process is gone with its counts.
+        let (faults, cpu) = (self.own_faults(), self.cpu_times());
         let objs = self.close_all();
         let _ = calls::caller_exit(rid, abi::KILLED_STATUS * (status & 0x7f != 0) as u64);
         let _ = sys::wait(self.tpid);
-        self.report_end_with(status, faults, &objs);
+        self.report_end_with(status, faults, cpu, &objs);
         Out::Done
     }
 
     /// Its end, told to the shared server, which gets its references back.
     pub(super) fn report_end(&mut self, status: u32, faults: u64) {
         let objs = self.close_all();
-        self.report_end_with(status, faults, &objs);
+        let cpu = self.cpu_times();
+        self.report_end_with(status, faults, cpu, &objs);
     }
 
-    fn report_end_with(&mut self, status: u32, faults: u64, objs: &[u64]) {
-        let mut m = vec![ctl::EXIT_IDLE, self.pid as u64, status as u64, faults];
+    fn report_end_with(&mut self, status: u32, faults: u64, cpu: CpuTimes, objs: &[u64]) {
+        let mut m = vec![
+            ctl::EXIT_IDLE,
+            self.pid as u64,
+            status as u64,
+            faults,
+            cpu.user,
+            cpu.system,
+        ];
         m.extend_from_slice(objs);
         self.idle_answer = Some(self.ctl(&m).first() == Some(&1));
         self.active = false;

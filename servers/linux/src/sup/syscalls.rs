@@ -803,7 +803,15 @@ impl Sup {
         } else {
             attr.valid = SetAttr::ATIME_NOW | SetAttr::MTIME_NOW;
         }
+        // No name: the descriptor itself (Linux's do_utimes_fd), which
+        // takes no flags; with AT_FDCWD there is no name to read.
         if path_at == 0 {
+            if dirfd as i32 == AT_FDCWD as i32 {
+                return Err(errno::EFAULT);
+            }
+            if flags != 0 {
+                return Err(errno::EINVAL);
+            }
             return self.setattr_fd(dirfd, &attr);
         }
         let path = self.read_cstr(rid, path_at, linuxabi::path::PATH_MAX - 1)?;
@@ -895,35 +903,6 @@ impl Sup {
             self.limits[i] = l;
         }
         Ok(0)
-    }
-
-    fn getrusage(&mut self, rid: u64, who: u64, at: u64) -> Result<u64, i64> {
-        let b = match who as i64 {
-            0 | 1 => {
-                let (ns, faults) = sys::proc_info(self.tpid).map_or((0, 0), |p| {
-                    let f = p.faults;
-                    (p.cpu_ns, f.text + f.data + f.bss + f.stack + f.heap)
-                });
-                st::rusage(ns, 0, faults)
-            }
-            -1 => {
-                let r = self.ctl(&[ctl::PROC, self.pid as u64]);
-                st::rusage(0, 0, word(&r, 11))
-            }
-            _ => return Err(errno::EINVAL),
-        };
-        self.write_mem(rid, at, &b)?;
-        Ok(0)
-    }
-
-    fn times(&mut self, rid: u64, at: u64) -> Result<u64, i64> {
-        if at != 0 {
-            let ticks = sys::proc_info(self.tpid).map_or(0, |p| p.cpu_ns / 10_000_000);
-            let mut o = st::Out::with_len(32);
-            o.u64(ticks).u64(0).u64(0).u64(0);
-            self.write_mem(rid, at, &o.0)?;
-        }
-        Ok(sys::now_ns() / 10_000_000)
     }
 
     fn prctl(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
@@ -1076,7 +1055,7 @@ impl Sup {
             tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
             _ => errno::EINVAL,
         })?;
-        let _ = self.fs.read_to_caller(rid, ffd, off, at, len, false);
+        let _ = self.fs.read_to_caller(rid, ffd, off, at, len, 0);
         // Filled; now as it was asked for: read-only, or PROT_NONE (mmap05:
         // a touch is SIGSEGV). Should that fail, the mapping stays
         // writable, as all were before.
