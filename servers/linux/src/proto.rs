@@ -262,6 +262,10 @@ pub mod ctl {
     /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
     /// priority read, or -errno]: ioprio_get and ioprio_set.
     pub const IOPRIO: u64 = 147;
+    /// [object id] → [processes mapping the shared file object (0: none,
+    /// and the object goes), or -errno]: whether a memfd is still mapped
+    /// (F_SEAL_WRITE's EBUSY).
+    pub const FMAP_MAPPED: u64 = 155;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's

@@ -214,7 +214,17 @@ impl Sup {
             return false;
         };
         let s = st::StatView::parse(&b);
-        self.fmaps.iter().any(|m| m.writable && m.file == (s.dev, s.ino))
+        let objs: Vec<u64> = self
+            .fmaps
+            .iter()
+            .filter(|m| m.writable && m.file == (s.dev, s.ino))
+            .map(|m| m.obj)
+            .collect();
+        // Mapped by this process or another that shares the object (a
+        // forked child): munmap is the kernel's, so the object's sharers
+        // are asked.
+        objs.iter()
+            .any(|&id| self.ctl1(&[ctl::FMAP_MAPPED, id]).is_ok_and(|n| n > 0))
     }
 
     /// Forgets the mappings whose objects are gone (nothing maps them).
