@@ -10,6 +10,8 @@ use crate::errno;
 pub const LAST_CAP: u64 = 40;
 /// Every capability.
 pub const FULL: u64 = (1 << (LAST_CAP + 1)) - 1;
+/// Reads and searches any file; opens a file handle (open_by_handle_at).
+pub const CAP_DAC_READ_SEARCH: u64 = 2;
 pub const CAP_SETPCAP: u64 = 8;
 pub const CAP_SYS_NICE: u64 = 23;
 pub const CAP_SYS_ADMIN: u64 = 21;

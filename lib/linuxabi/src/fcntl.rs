@@ -23,5 +23,9 @@ pub const O_CLOEXEC: u32 = 0o2000000;
 /// `readlink` with `AT_EMPTY_PATH`): no permission needed, no data
 /// access; with `O_NOFOLLOW`, a symbolic link itself.
 pub const O_PATH: u32 = 0o10000000;
+/// An unnamed regular file in the directory the path names (with
+/// `O_DIRECTORY`, as `O_TMPFILE`; the bit alone is `__O_TMPFILE`).
+pub const O_TMPFILE_BIT: u32 = 0o20000000;
+pub const O_TMPFILE: u32 = O_TMPFILE_BIT | O_DIRECTORY;
 /// The flags F_SETFL may change.
 pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;

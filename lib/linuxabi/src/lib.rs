@@ -29,6 +29,7 @@ pub mod pipe;
 pub mod ptimer;
 pub mod reclock;
 pub mod sched;
+pub mod seals;
 pub mod signal;
 pub mod structs;
 pub mod sysv;

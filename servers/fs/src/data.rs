@@ -175,6 +175,8 @@ impl Server {
         if len == 0 {
             return Ok((0, off));
         }
+        self.sealed_write(f.handle, off, len, old_size)?;
+        let fm = self.fm()?;
         let bs = fm.inodes().block_size() as u64;
         // Which blocks the write allocates: the holes before it, and all
         // past the end (the plan marks them fresh).

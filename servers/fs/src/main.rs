@@ -17,6 +17,7 @@ extern crate alloc;
 mod clients;
 mod data;
 mod device;
+mod memfd;
 mod ops;
 mod published;
 mod write_access;
@@ -89,6 +90,8 @@ pub struct Server {
     pub page_buf: Vec<u8>,
     /// The files open for writing and the programs running, per inode.
     pub writers: write_access::WriteAccess,
+    /// The seals of the anonymous files (`memfd.rs`).
+    pub seals: alloc::collections::BTreeMap<ext2fs::Handle, u32>,
 }
 
 /// A library error as the protocol's errno.
@@ -138,6 +141,7 @@ impl Server {
                     if let Ok(fm) = self.fm.as_mut() {
                         let _ = fm.close(f.handle);
                     }
+                    self.seals_closed(f.handle);
                 }
             }
         }
@@ -428,6 +432,7 @@ fn main(args: &[&str]) -> i32 {
         published: Default::default(),
         page_buf: Vec::new(),
         writers: Default::default(),
+        seals: Default::default(),
     };
     if let Err(e) = sys::name_register(name, api::ENTRIES) {
         println!("fs: cannot register '{name}': {e:?}");

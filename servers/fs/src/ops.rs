@@ -220,8 +220,12 @@ impl Server {
     pub fn op(&mut self, entry: u64, caller: u64, msg: &[u8], out: &mut [u8]) -> Result<(i64, usize), Errno> {
         self.fm()?;
         match entry {
-            OPEN => {
-                let fd = self.open(caller, msg)?;
+            OPEN | OPEN_HANDLE => {
+                let fd = if entry == OPEN {
+                    self.open(caller, msg)?
+                } else {
+                    self.open_by_handle(caller, msg)?
+                };
                 // The file's cache, for the client's reads (0: none).
                 let f = self.file(caller, fd)?;
                 let cache = self.cache_open(&f, caller);
@@ -240,7 +244,20 @@ impl Server {
                 self.writers.put(&f);
                 self.cache_close(&f, caller);
                 self.fm()?.close(f.handle).map_err(errno)?;
+                self.seals_closed(f.handle);
                 Ok((0, 0))
+            }
+            MEMFD => {
+                let create = msg.get(PathHeader::LEN..PathHeader::LEN + 4) == Some(&MEMFD_CREATE.to_le_bytes()[..]);
+                let v = self.memfd(caller, msg)?;
+                if !create {
+                    return Ok((v, 0));
+                }
+                // A new file: its cache, as OPEN's reply gives.
+                let f = self.file(caller, v as u32)?;
+                let cache = self.cache_open(&f, caller);
+                out[8..16].copy_from_slice(&cache.to_le_bytes());
+                Ok((v, 8))
             }
             WRITE_TO => {
                 let mut r = Reader::new(msg);
@@ -378,6 +395,12 @@ impl Server {
                 out[8..8 + n].copy_from_slice(&target[..n]);
                 Ok((n as i64, n))
             }
+            HANDLE => {
+                let p = PathRequest::parse(msg)?;
+                let h = self.resolve(caller, &p.hdr, p.path(), p.hdr.flags & AT_SYMLINK_FOLLOW != 0)?;
+                Writer::new(&mut out[8..]).u32(h.ino).u32(h.generation);
+                Ok((0, 8))
+            }
             SETATTR => self.setattr(caller, msg).map(|()| (0, 0)),
             XATTR => self.xattr(caller, msg, out),
             STATFS => {
@@ -451,6 +474,9 @@ impl Server {
         if access == O_ACCMODE {
             return Err(Errno::EINVAL);
         }
+        if open_flags & OPEN_TMPFILE != 0 {
+            return self.open_unnamed(caller, &p, mode, open_flags);
+        }
         let path = p.path();
         let follow = flags & O_NOFOLLOW == 0;
         let found = if flags & O_CREAT != 0 && !path.is_empty() {
@@ -507,6 +533,91 @@ impl Server {
             }
             Found::Created(h) => h,
         };
+        self.open_found(caller, cred, flags, open_flags, h, created)
+    }
+
+    /// Opens the file a handle names: an open with no path (so no search
+    /// permission along one), the same checks on the file itself.
+    fn open_by_handle(&mut self, caller: u64, msg: &[u8]) -> Result<u32, Errno> {
+        let mut p = PathRequest::parse(msg)?;
+        let handle = Handle {
+            ino: p.u32()?,
+            generation: p.u32()?,
+        };
+        let flags = p.hdr.flags & !(O_CREAT | O_EXCL);
+        let flags = if flags & O_PATH != 0 {
+            flags & (O_PATH | O_NOFOLLOW | O_DIRECTORY)
+        } else {
+            flags
+        };
+        if flags & O_ACCMODE == O_ACCMODE {
+            return Err(Errno::EINVAL);
+        }
+        self.open_found(caller, p.hdr.cred, flags, OPEN_WRITE_HERE, handle, false)
+    }
+
+    /// An unnamed file (`OPEN_TMPFILE`) in the directory the path names,
+    /// which the caller may write and search; only for writing.
+    fn open_unnamed(&mut self, caller: u64, p: &PathRequest, mode: u32, open_flags: u32) -> Result<u32, Errno> {
+        let (flags, cred) = (p.hdr.flags, p.hdr.cred);
+        let access = flags & O_ACCMODE;
+        if access == O_RDONLY || flags & O_PATH != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let dir = self.resolve(caller, &p.hdr, p.path(), flags & O_NOFOLLOW == 0)?;
+        let dst = self.stat_of(dir)?;
+        if dst.kind != FileType::Directory {
+            return Err(Errno::ENOTDIR);
+        }
+        need(cred, &dst, W | X)?;
+        let owner = Owner {
+            uid: cred.uid,
+            gid: cred.gid,
+        };
+        let h = self
+            .fm()?
+            .create_unnamed(dir, (mode & 0o7777) as u16, owner, flags & O_EXCL == 0)
+            .map_err(errno)?;
+        let f = OpenFile {
+            handle: h,
+            access,
+            dir: false,
+            unprivileged: cred.uid != 0,
+            exec: false,
+        };
+        // The library counted it open once: the client's close frees it.
+        let inserted = self
+            .writers
+            .take(&f)
+            .and_then(|()| self.client(caller).insert(f).inspect_err(|_| self.writers.put(&f)));
+        match inserted {
+            Ok(fd) => {
+                if open_flags & OPEN_WRITE_HERE != 0 {
+                    let append = if flags & O_APPEND != 0 { APPEND } else { 0 };
+                    self.client(caller).write = Some(WriteContext::new(fd, &f, append, 0));
+                }
+                Ok(fd)
+            }
+            Err(e) => {
+                let _ = self.fm()?.close(h);
+                Err(e)
+            }
+        }
+    }
+
+    /// The rest of an open once the file is found (or made): its type,
+    /// access and permission checks, then a number for the client.
+    fn open_found(
+        &mut self,
+        caller: u64,
+        cred: Cred,
+        flags: u32,
+        open_flags: u32,
+        h: Handle,
+        created: bool,
+    ) -> Result<u32, Errno> {
+        let path_only = flags & O_PATH != 0;
+        let access = flags & O_ACCMODE;
         let st = self.stat_of(h)?;
         let dir = st.kind == FileType::Directory;
         // O_CREAT names a file to create or open: a directory there
@@ -606,6 +717,7 @@ impl Server {
     /// Truncates `h` to `size`; its cache loses what changed.
     fn truncate_file(&mut self, h: Handle, size: u64) -> Result<(), Errno> {
         let old = self.stat_of(h)?.size;
+        self.sealed_resize(h, old, size)?;
         self.fm()?.truncate(h, size).map_err(errno)?;
         self.cache_resized(h, old, size);
         Ok(())

@@ -264,6 +264,10 @@ pub mod ctl {
     /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
     /// priority read, or -errno]: ioprio_get and ioprio_set.
     pub const IOPRIO: u64 = 147;
+    /// [object id] → [processes mapping the shared file object (0: none,
+    /// and the object goes), or -errno]: whether a memfd is still mapped
+    /// (F_SEAL_WRITE's EBUSY).
+    pub const FMAP_MAPPED: u64 = 155;
     /// [pid] → [minor faults, user ns, system ns] of the children it
     /// waited for (getrusage RUSAGE_CHILDREN, times).
     pub const CHILD_USAGE: u64 = 170;

@@ -11,6 +11,7 @@ mod dir;
 mod names;
 mod ops;
 mod path;
+mod unnamed;
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
@@ -64,6 +65,8 @@ pub struct FileManager<D> {
     /// Inodes whose last link went while they were open: freed at the
     /// last close.
     orphans: BTreeSet<u32>,
+    /// Unnamed files (`unnamed.rs`) that may still get a first name.
+    linkable: BTreeSet<u32>,
     names: names::NameCache,
 }
 
@@ -74,6 +77,7 @@ impl<D: BlockDevice> FileManager<D> {
             inodes: InodeManager::mount(dev, opts)?,
             open: BTreeMap::new(),
             orphans: BTreeSet::new(),
+            linkable: BTreeSet::new(),
             names: names::NameCache::default(),
         })
     }
@@ -200,6 +204,7 @@ impl<D: BlockDevice> FileManager<D> {
         *count -= 1;
         if *count == 0 {
             self.open.remove(&h.ino);
+            self.linkable.remove(&h.ino);
             if self.orphans.remove(&h.ino) {
                 self.names.drop_dir(h.ino);
                 self.inodes.release(h.ino)?;

@@ -244,12 +244,30 @@ impl<D: BlockDevice> FileManager<D> {
         if inode.links >= LINK_MAX {
             return Err(Errno::EMLINK);
         }
-        if inode.links == 0 {
-            // An orphan kept alive by an open handle cannot come back.
+        // An orphan kept alive by an open handle cannot come back; an
+        // unnamed file made linkable gets its first name (`unnamed.rs`).
+        let first = inode.links == 0;
+        if first && !self.linkable.contains(&target.ino) {
             return Err(Errno::ENOENT);
         }
         self.live_dir(dir)?;
         let slot = self.plan_insert(dir.ino, name)?;
+        if first {
+            self.insert(dir.ino, slot, name, target.ino, inode.kind().ok_or(Errno::EIO)?)?;
+            self.inodes.barrier()?;
+            let now = self.inodes.now();
+            self.inodes.change(
+                target.ino,
+                &Change {
+                    links: Some(1),
+                    ctime: Some(now),
+                    ..Change::default()
+                },
+            )?;
+            self.linkable.remove(&target.ino);
+            self.orphans.remove(&target.ino);
+            return self.touch_dir(dir.ino);
+        }
         let now = self.inodes.now();
         self.inodes.change(
             target.ino,

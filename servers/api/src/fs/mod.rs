@@ -59,6 +59,9 @@
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
 //! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
+//! | `HANDLE` | header (`AT_SYMLINK_FOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), path | 0, then inode u32, generation u32 |
+//! | `OPEN_HANDLE` | header (flags `O_*`; dirfd unused), inode u32, generation u32 | as `OPEN` (`ESTALE`: no such file now) |
+//! | `MEMFD` | header (dirfd: the file, for seals), op u32 ([`MEMFD_CREATE`]...), value u32 (the seals made or added) | CREATE: as `OPEN`; else the file's seals (`EINVAL`: a file with none) |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -112,11 +115,27 @@ pub const XATTR_CREATE: u32 = 1;
 pub const XATTR_REPLACE: u32 = 2;
 /// Linux's largest value (`XATTR_SIZE_MAX`) and list (`XATTR_LIST_MAX`).
 pub const XATTR_SIZE_MAX: usize = 65536;
+/// The file handle of a path (Linux's `name_to_handle_at`): inode number
+/// and generation, which an inode freed and reused does not keep.
+pub const HANDLE: u64 = 30;
+/// Opens the file a handle names (`open_by_handle_at`), with the
+/// permission checks of an open; a handle of a file gone is `ESTALE`.
+pub const OPEN_HANDLE: u64 = 31;
+/// An anonymous file (Linux's `memfd_create`) and its seals: CREATE
+/// makes an unnamed regular file (`OPEN_TMPFILE`'s kind) in the root's
+/// file system, mode 0777, owned by the caller, open for reading and
+/// writing, with the seals given; GET and ADD read and add the seals of
+/// one, which every WRITE, TRUNCATE and O_TRUNC open of it then obeys.
+pub const MEMFD: u64 = 32;
+pub const MEMFD_CREATE: u32 = 0;
+pub const MEMFD_GET_SEALS: u32 = 1;
+pub const MEMFD_ADD_SEALS: u32 = 2;
 /// The kernel's call for a page of a file (`abi::PAGER_ENTRY`): the
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 27) - 1;
+/// Every entry above, as the mask `acc` takes (bit n: entry n).
+pub const ENTRIES: u64 = (1 << 33) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.
@@ -141,6 +160,8 @@ pub use linuxabi::fcntl::{
 pub const AT_FDCWD: u32 = -100i32 as u32;
 pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 pub const AT_REMOVEDIR: u32 = 0x200;
+/// `LINK` and `HANDLE`: a final symbolic link is followed.
+pub const AT_SYMLINK_FOLLOW: u32 = 0x400;
 /// The request is about the directory file number itself (no path).
 pub const AT_EMPTY_PATH: u32 = 0x1000;
 
@@ -159,6 +180,12 @@ pub const OPEN_WRITE_HERE: u32 = 1;
 /// truncate it: `ETXTBSY` both ways. The reply carries the file's `Stat`
 /// after the cache id; no cache is granted (a program is read once).
 pub const OPEN_EXEC: u32 = 2;
+
+/// `OPEN` flag: the path names a directory, in whose file system an
+/// unnamed regular file is made (Linux's `O_TMPFILE`), open for writing,
+/// freed at its last close; without `O_EXCL` a `LINK` (`AT_EMPTY_PATH`)
+/// may give it a name once.
+pub const OPEN_TMPFILE: u32 = 4;
 
 /// `READ` flag: the kernel's cache of the file missed; the server
 /// publishes the pages read there for the client's next reads (a client

@@ -212,6 +212,16 @@ impl Shared {
         Ok(got)
     }
 
+    /// `ctl::FMAP_MAPPED`: how many processes map object `id` now (a
+    /// munmap is the kernel's: only the object's sharers tell).
+    pub(super) fn fmap_mapped(&mut self, id: u64) -> End {
+        self.fmap_sweep();
+        match self.fmaps.get(id) {
+            Some(o) => reply(&[calls::map_sharers(o.mem.addr()).unwrap_or(0)]),
+            None => reply(&[0]),
+        }
+    }
+
     /// Objects nothing maps any more give their memory back.
     fn fmap_sweep(&mut self) {
         let mut i = 0;

@@ -484,6 +484,7 @@ impl Shared {
             ctl::FORK => self.fork(&w),
             ctl::EXEC => self.exec(&w),
             ctl::FMAP => self.fmap_ctl(&w),
+            ctl::FMAP_MAPPED => self.fmap_mapped(word(&w, 1)),
             ctl::EXIT => self.exit(&w),
             ctl::CHILD_USAGE => self.child_usage(word(&w, 1) as u32),
             ctl::IDLE => self.idle(info.caller),

@@ -190,6 +190,9 @@ impl Sup {
     }
 
     pub(super) fn open_ofd(&mut self, dirfd: u64, path: &str, flags: u32, mode: u32) -> Result<OfdRef, i64> {
+        if flags & fdt::O_TMPFILE_BIT != 0 {
+            return self.open_unnamed(dirfd, path, flags, mode);
+        }
         // Only an existing file can be another's: one the open makes is
         // the caller's.
         if flags & fdt::O_NOATIME != 0
@@ -201,6 +204,9 @@ impl Sup {
         let keep = flags & !(fdt::O_CLOEXEC | fdt::O_CREAT | fdt::O_EXCL | fdt::O_TRUNC | fdt::O_NOCTTY);
         match self.target(dirfd, path)? {
             Target::Virt(abs) => {
+                if let Some(o) = self.reopen_unnamed(&abs, flags) {
+                    return o;
+                }
                 let (abs, node) = self.vresolve(&abs)?;
                 if let VNode::Link(real) = node {
                     return self.open_ofd(AT_FDCWD as u64, &real, flags, mode);
@@ -1119,11 +1125,21 @@ impl Sup {
         if !link && flags & !RENAME_NOREPLACE != 0 {
             return Err(errno::EINVAL);
         }
-        let old = self.read_path(rid, a[1])?;
+        let old = self.read_path_empty(rid, a[1], link && flags & AT_EMPTY_PATH != 0)?;
         let new = self.read_path(rid, a[3])?;
-        let (od, orel) = match self.target(a[0], &old)? {
-            Target::Fs(d, r) => (d, r),
-            Target::Virt(_) => return Err(errno::EXDEV),
+        // linkat of an open description (an unnamed file's first name):
+        // the file server resolves its own number with AT_EMPTY_PATH.
+        let source = if link {
+            self.link_source(a[0], &old, flags)
+        } else {
+            None
+        };
+        let (od, orel) = match source {
+            Some(fd) => (fd?, String::new()),
+            None => match self.target(a[0], &old)? {
+                Target::Fs(d, r) => (d, r),
+                Target::Virt(_) => return Err(errno::EXDEV),
+            },
         };
         let (nd, nrel) = match self.target(a[2], &new)? {
             Target::Fs(d, r) => (d, r),
@@ -1153,7 +1169,9 @@ impl Sup {
         let mut fields = [0u8; 8];
         fields[..4].copy_from_slice(&nd.to_le_bytes());
         fields[4..].copy_from_slice(&(orel.len() as u32).to_le_bytes());
-        let f = if link && flags & AT_SYMLINK_FOLLOW != 0 {
+        let f = if source.is_some() {
+            api::AT_EMPTY_PATH
+        } else if link && flags & AT_SYMLINK_FOLLOW != 0 {
             0x400
         } else {
             0
@@ -1535,6 +1553,8 @@ impl Sup {
                 let size = (cmd == F_SETPIPE_SZ).then_some(arg as u32 as u64);
                 self.kpipe_size(&slot.ofd, size)
             }
+            linuxabi::seals::F_GET_SEALS => self.file_seals(fd, None),
+            linuxabi::seals::F_ADD_SEALS => self.file_seals(fd, Some(arg)),
             F_GETPIPE_SZ | F_SETPIPE_SZ => {
                 let Some(id) = slot.ofd.borrow().object() else {
                     return Err(errno::EBADF);

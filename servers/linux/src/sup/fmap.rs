@@ -60,6 +60,8 @@ pub struct FileMap {
     /// The file (device, inode) and the range it maps (offset, bytes).
     pub file: (u64, u64),
     pub range: (u64, u64),
+    /// Some mapping of it may be written (PROT_WRITE).
+    pub writable: bool,
 }
 
 impl Sup {
@@ -97,6 +99,11 @@ impl Sup {
         if s.mode & 0o170000 != 0o100000 {
             return None;
         }
+        if prot & 2 != 0
+            && let Err(e) = self.memfd_may_map(ffd, &o.borrow().path)
+        {
+            return Some(Out::Ret(errno::fail(e)));
+        }
         let pages = len.div_ceil(PAGE);
         off.checked_add(pages * PAGE)?;
         Some(match self.fmap_object(ffd, &s, off, pages) {
@@ -104,13 +111,15 @@ impl Sup {
             // with forked children only, as before there were objects.
             Err(errno::ENOMEM) => return None,
             Ok(id) => {
-                if !self.fmaps.iter().any(|m| m.obj == id && Rc::ptr_eq(&m.ofd, &o)) {
-                    self.fmaps.push(FileMap {
+                match self.fmaps.iter_mut().find(|m| m.obj == id && Rc::ptr_eq(&m.ofd, &o)) {
+                    Some(m) => m.writable |= prot & 2 != 0,
+                    None => self.fmaps.push(FileMap {
                         obj: id,
                         ofd: o,
                         file: (s.dev, s.ino),
                         range: (off, pages * PAGE),
-                    });
+                        writable: prot & 2 != 0,
+                    }),
                 }
                 let w = [pass::FMAP, self.pid as u64, id, addr, prot, flags];
                 self.pass(rid, nr::MMAP, a, &w)
@@ -196,6 +205,26 @@ impl Sup {
                 at += k as u64;
             }
         }
+    }
+
+    /// Whether this process maps file number `ffd` shared and writable.
+    pub(super) fn maps_writable(&mut self, ffd: u32) -> bool {
+        self.fmap_prune();
+        let Ok(b) = self.fs.fstat(ffd) else {
+            return false;
+        };
+        let s = st::StatView::parse(&b);
+        let objs: Vec<u64> = self
+            .fmaps
+            .iter()
+            .filter(|m| m.writable && m.file == (s.dev, s.ino))
+            .map(|m| m.obj)
+            .collect();
+        // Mapped by this process or another that shares the object (a
+        // forked child): munmap is the kernel's, so the object's sharers
+        // are asked.
+        objs.iter()
+            .any(|&id| self.ctl1(&[ctl::FMAP_MAPPED, id]).is_ok_and(|n| n > 0))
     }
 
     /// Forgets the mappings whose objects are gone (nothing maps them).

@@ -56,6 +56,11 @@ impl Fs {
         self.mounts.route(self.pid, fd)
     }
 
+    /// The number of the mount file `fd` is on (0: the system's).
+    pub fn mount_of(&self, fd: u32) -> u32 {
+        self.route(fd).2
+    }
+
     /// Why the last READ or READDIR of server `pid` failed.
     fn last_errno_at(&self, pid: u64, e: Error) -> i64 {
         if e != api::FAILED {
@@ -149,8 +154,18 @@ impl Fs {
     }
 
     pub fn open_cached(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
+        self.open_with(dirfd, path, flags, mode, 0)
+    }
+
+    /// An unnamed file (`OPEN_TMPFILE`) in the directory at `path`, and
+    /// its cache id, as `open_cached`.
+    pub fn open_unnamed(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32) -> Result<(u32, u64), i64> {
+        self.open_with(dirfd, path, flags, mode, api::OPEN_TMPFILE)
+    }
+
+    fn open_with(&mut self, dirfd: u32, path: &[u8], flags: u32, mode: u32, more: u32) -> Result<(u32, u64), i64> {
         let mut fields = [0u8; 8];
-        Writer::new(&mut fields).u32(mode).u32(api::OPEN_WRITE_HERE);
+        Writer::new(&mut fields).u32(mode).u32(api::OPEN_WRITE_HERE | more);
         let id = self.route(dirfd).2;
         if self.mounts.read_only(id) {
             const O_TRUNC: u32 = 0o1000;
@@ -160,7 +175,7 @@ impl Fs {
             }
             if flags & O_CREAT != 0 {
                 // An existing file opens; a new one cannot be made.
-                return match self.open_cached(dirfd, path, flags & !O_CREAT, mode) {
+                return match self.open_with(dirfd, path, flags & !O_CREAT, mode, more) {
                     Err(errno::ENOENT) => Err(errno::EROFS),
                     r => r,
                 };
@@ -181,6 +196,56 @@ impl Fs {
                 Ok((fd, u64::from_le_bytes(cache)))
             }
         }
+    }
+
+    /// The handle of the file at `path` (`HANDLE`): inode, generation,
+    /// and the number of the mount it is on.
+    pub fn handle(&self, dirfd: u32, flags: u32, path: &[u8]) -> Result<(u32, u32, u32), i64> {
+        let mut out = [0u8; 8];
+        self.path_call(api::HANDLE, dirfd, flags, &[], &[path], &mut out)?;
+        let mut r = Reader::new(&out);
+        let (ino, generation) = (r.u32().ok_or(errno::EIO)?, r.u32().ok_or(errno::EIO)?);
+        Ok((ino, generation, self.route(dirfd).2))
+    }
+
+    /// Opens the file a handle names on the file system of `mount_fd`
+    /// (`OPEN_HANDLE`), and its cache id, as `open_cached`.
+    pub fn open_handle(&mut self, mount_fd: u32, flags: u32, ino: u32, generation: u32) -> Result<(u32, u64), i64> {
+        let (pid, _, id) = self.route(mount_fd);
+        if flags & api::O_ACCMODE != api::O_RDONLY && self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
+        let mut fields = [0u8; 8];
+        Writer::new(&mut fields).u32(ino).u32(generation);
+        let msg = self.path_msg(ROOT, flags, &fields, &[]);
+        let mut cache = [0u8; 8];
+        let fd = self.result_at(pid, api::OPEN_HANDLE, &msg, &mut cache)?;
+        let fd = super::mounts::tag(id, fd as u32);
+        if flags & api::O_ACCMODE != api::O_RDONLY && flags & api::O_PATH == 0 {
+            let append = if flags & api::O_APPEND != 0 { api::APPEND } else { 0 };
+            self.ctx = Some((fd, append, 0));
+        }
+        Ok((fd, u64::from_le_bytes(cache)))
+    }
+
+    /// A new anonymous file (`MEMFD` CREATE) with `seals`, on the
+    /// system's file server, and its cache id.
+    pub fn memfd_create(&mut self, seals: u32) -> Result<(u32, u64), i64> {
+        let mut fields = [0u8; 8];
+        Writer::new(&mut fields).u32(api::MEMFD_CREATE).u32(seals);
+        let msg = self.path_msg(ROOT, 0, &fields, &[]);
+        let mut cache = [0u8; 8];
+        let fd = self.result(api::MEMFD, &msg, &mut cache)? as u32;
+        self.ctx = Some((fd, 0, 0));
+        Ok((fd, u64::from_le_bytes(cache)))
+    }
+
+    /// A memfd's seals: `op` GET or ADD (`value`: the seals added).
+    pub fn seals(&self, fd: u32, op: u32, value: u32) -> Result<u64, i64> {
+        let (pid, local, _) = self.route(fd);
+        let mut fields = [0u8; 8];
+        Writer::new(&mut fields).u32(op).u32(value);
+        self.result_at(pid, api::MEMFD, &self.path_msg(local, 0, &fields, &[]), &mut [])
     }
 
     /// Opens the program file at `path` to run it: the file server refuses

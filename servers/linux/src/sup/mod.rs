@@ -23,6 +23,7 @@ mod fmap;
 mod fowner;
 mod fs;
 mod fsinfo;
+mod handles;
 mod hints;
 mod inotify;
 mod kcmp;
@@ -32,6 +33,7 @@ mod lease;
 mod locks;
 mod loopdev;
 mod maps;
+mod memfd;
 mod mlock;
 mod mounts;
 mod mqueue;
@@ -55,6 +57,7 @@ mod threads;
 mod timers;
 mod unix;
 mod unix_named;
+mod unnamed;
 mod unshare;
 mod vfs;
 mod xattr;
@@ -374,6 +377,15 @@ impl Sup {
         if p.is_empty() {
             return Err(errno::ENOENT);
         }
+        String::from_utf8(p).map_err(|_| errno::EINVAL)
+    }
+
+    /// A path that may be empty when `empty` (AT_EMPTY_PATH) says so.
+    pub fn read_path_empty(&self, rid: u64, addr: u64, empty: bool) -> Result<String, i64> {
+        if !empty {
+            return self.read_path(rid, addr);
+        }
+        let p = self.read_cstr(rid, addr, linuxabi::path::PATH_MAX - 1)?;
         String::from_utf8(p).map_err(|_| errno::EINVAL)
     }
 
