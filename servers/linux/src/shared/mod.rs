@@ -29,6 +29,7 @@ mod ptimers;
 mod sched;
 mod sysv;
 mod unix;
+mod vmrw;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -581,6 +582,11 @@ impl Shared {
                 if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
                     p.uid = word(&w, 2) as u32;
                     p.euid = word(&w, 3) as u32;
+                    let id = |i: usize| word(&w, i) as u32;
+                    p.ids = linuxabi::vmrw::Ids {
+                        uid: [id(2), id(3), id(4)],
+                        gid: [id(5), id(6), id(7)],
+                    };
                 }
                 result(0)
             }
@@ -681,6 +687,10 @@ impl Shared {
         }
         if word(&w, 0) == proto::pass::MQ {
             self.mq_pass(rid, &w);
+            return;
+        }
+        if word(&w, 0) == proto::pass::VM_RW {
+            self.vm_pass(rid, &w);
             return;
         }
         if word(&w, 0) == proto::pass::FMAP {

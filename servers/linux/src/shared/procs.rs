@@ -33,6 +33,8 @@ pub struct Proc {
     pub tpid: u64,
     pub uid: u32,
     pub euid: u32,
+    /// Its real, effective and saved uids and gids (`ctl::CRED`).
+    pub ids: linuxabi::vmrw::Ids,
     /// Its wait status once it ended (a zombie until its parent waits).
     pub zombie: Option<u32>,
     pub stopped: bool,
@@ -158,6 +160,7 @@ impl Table {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
+        let ids = parent.map_or(Default::default(), |p| p.ids);
         let sched = parent.map_or(Sched::default(), |p| p.sched.for_child());
         self.procs.insert(
             pid,
@@ -170,6 +173,7 @@ impl Table {
                 tpid: 0,
                 uid,
                 euid,
+                ids,
                 zombie: None,
                 stopped: false,
                 report: None,

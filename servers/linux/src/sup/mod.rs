@@ -56,6 +56,7 @@ mod unix;
 mod unix_named;
 mod unshare;
 mod vfs;
+mod vmrw;
 mod xattr;
 
 use crate::proto::{self, sup as entry};

@@ -327,6 +327,7 @@ impl Sup {
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
             n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
             n if super::keys::is_key_call(n) => self.key_call(rid, n, a),
+            nr::PROCESS_VM_READV | nr::PROCESS_VM_WRITEV => self.vm_rw(rid, n, a),
             nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
             nr::MQ_OPEN => ret(self.mq_open(rid, a)),
             nr::MQ_UNLINK => ret(self.mq_unlink(rid, a[0])),
