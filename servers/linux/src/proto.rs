@@ -263,6 +263,11 @@ pub mod ctl {
     /// [caller, which, who, priority (u64::MAX: only read)] → [0, the
     /// priority read, or -errno]: ioprio_get and ioprio_set.
     pub const IOPRIO: u64 = 147;
+    /// [pid, 0 | 1 | u64::MAX: only read] → [the value after]: whether
+    /// the process is dumpable (PR_SET_DUMPABLE; cleared when its
+    /// effective ids change, set again by an exec with equal real and
+    /// effective ids), which process_vm_readv's check asks of a target.
+    pub const DUMPABLE: u64 = 160;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's

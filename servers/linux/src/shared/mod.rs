@@ -583,13 +583,27 @@ impl Shared {
                     p.uid = word(&w, 2) as u32;
                     p.euid = word(&w, 3) as u32;
                     let id = |i: usize| word(&w, i) as u32;
-                    p.ids = linuxabi::vmrw::Ids {
+                    let ids = linuxabi::vmrw::Ids {
                         uid: [id(2), id(3), id(4)],
                         gid: [id(5), id(6), id(7)],
                     };
+                    // commit_creds: new effective ids make it not dumpable.
+                    if ids.uid[1] != p.ids.uid[1] || ids.gid[1] != p.ids.gid[1] {
+                        p.dumpable = false;
+                    }
+                    p.ids = ids;
                 }
                 result(0)
             }
+            ctl::DUMPABLE => match self.procs.get_mut(word(&w, 1) as u32) {
+                Some(p) => {
+                    if word(&w, 2) != u64::MAX {
+                        p.dumpable = word(&w, 2) == 1;
+                    }
+                    result(p.dumpable as i64)
+                }
+                None => result(-errno::ESRCH),
+            },
             ctl::ALARM => self.alarm(&w),
             ctl::NOCLDWAIT => {
                 if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {

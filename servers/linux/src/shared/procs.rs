@@ -35,6 +35,8 @@ pub struct Proc {
     pub euid: u32,
     /// Its real, effective and saved uids and gids (`ctl::CRED`).
     pub ids: linuxabi::vmrw::Ids,
+    /// Whether it is dumpable (`ctl::DUMPABLE`).
+    pub dumpable: bool,
     /// Its wait status once it ended (a zombie until its parent waits).
     pub zombie: Option<u32>,
     pub stopped: bool,
@@ -160,7 +162,7 @@ impl Table {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
-        let ids = parent.map_or(Default::default(), |p| p.ids);
+        let (ids, dumpable) = parent.map_or((Default::default(), true), |p| (p.ids, p.dumpable));
         let sched = parent.map_or(Sched::default(), |p| p.sched.for_child());
         self.procs.insert(
             pid,
@@ -174,6 +176,7 @@ impl Table {
                 uid,
                 euid,
                 ids,
+                dumpable,
                 zombie: None,
                 stopped: false,
                 report: None,
@@ -365,6 +368,9 @@ impl Shared {
             p.execed = true;
             p.comm = [word(w, 3), word(w, 4)];
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
+            // setup_new_exec: a program run with other effective ids than
+            // the real ones is not dumpable.
+            p.dumpable = p.ids.uid[1] == p.ids.uid[0] && p.ids.gid[1] == p.ids.gid[0];
         }
         self.ptimers_exit(pid, true);
         self.fmap_exit(pid);

@@ -66,7 +66,7 @@ impl Shared {
         if tp.zombie.is_some() {
             return Err(errno::ESRCH);
         }
-        if !vmrw::may_access(&ids, &tp.ids, privileged, t == pid) {
+        if !vmrw::may_access(&ids, &tp.ids, privileged, t == pid) || !(tp.dumpable || privileged || t == pid) {
             return Err(errno::EPERM);
         }
         // A forked child tells its Tessera pid only once it waits in a

@@ -941,8 +941,9 @@ impl Sup {
             }
             2 => self.write_u32(rid, a[1], self.pdeath).map(|_| 0),
             // PR_SET_DUMPABLE: 0 or 1 (SUID_DUMP_ROOT is not for prctl).
+            // The shared server keeps it: process_vm_readv's check.
             4 if a[1] > 1 => Err(errno::EINVAL),
-            4 => Ok(0),
+            4 => self.ctl1(&[ctl::DUMPABLE, self.pid as u64, a[1]]).map(|_| 0),
             // PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER: the shared
             // server reparents orphans, so it keeps the flag.
             36 => self
@@ -985,7 +986,7 @@ impl Sup {
                 Ok(0)
             }
             30 => Ok(self.timerslack.min(i64::MAX as u64)),
-            3 => Ok(1),
+            3 => self.ctl1(&[ctl::DUMPABLE, self.pid as u64, u64::MAX]),
             // PR_CAPBSET_READ, PR_CAPBSET_DROP.
             23 => self.cred.caps.bound(a[1]),
             24 => self.cred.caps.drop_bound(a[1]).map(|_| 0),
