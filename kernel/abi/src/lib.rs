@@ -366,6 +366,21 @@ macro_rules! each_call {
         WallSet = 139, wall_set(rid: u64, ns: u64);
         /// Returns the wall clock (CLOCK_REALTIME) in nanoseconds since 1970
         WallClock = 140, wall_clock();
+        /// Returns the bytes copied: up to `len` (at most
+        /// `linux::VM_COPY_MAX`) bytes between `local` in the memory of the
+        /// process waiting in call `rid` and `remote` in process
+        /// `target`'s, into the target if `to_target` is 1, else out of it
+        /// (process_vm_writev, process_vm_readv). The caller must serve both
+        /// processes (Denied otherwise: only the personality's shared
+        /// server serves every one); NotFound if the target is gone. The
+        /// copy stops at the first page either side cannot read or write
+        /// (a short count, 0 included), never part way into a page
+        CallerVmCopy = 141, caller_vm_copy(rid: u64, target: u64, local: u64, remote: u64, len: u64, to_target: u64);
+        /// Returns the Tessera pid of the live process that `supervisor`
+        /// supervises as Linux pid `linux_pid` (a forked child the shared
+        /// server has not been told of yet). The caller must serve it
+        /// (NotFound otherwise, as for no such process)
+        LinuxProcess = 142, linux_process(supervisor: u64, linux_pid: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

@@ -147,6 +147,11 @@ pub const MAP_FIXED: u64 = 0x10;
 /// the copy of a file's bytes the supervisor fills in.
 pub const MAP_ANONYMOUS: u64 = 0x20;
 
+/// The most bytes one `caller_vm_copy` copies: a long
+/// process_vm_readv or process_vm_writev is several calls, so that no
+/// call holds the kernel for long.
+pub const VM_COPY_MAX: u64 = 256 * 1024;
+
 /// Words of a `proc_maps` record: start, end (exclusive), flags, and how
 /// many of its pages are present.
 pub const MAPS_WORDS: usize = 4;

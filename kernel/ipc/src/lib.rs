@@ -33,3 +33,4 @@ pub mod rendezvous;
 pub mod request;
 pub mod rings;
 pub mod supervise;
+pub mod vmcopy;

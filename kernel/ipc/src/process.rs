@@ -1223,7 +1223,6 @@ pub fn resolve_user_fault(addr: u64, error_code: u64, may_block: bool) -> Result
 /// from elsewhere (a supervisor's) needs first, since such a copy holds
 /// the space's lock and cannot wait.
 pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
-    let me = current().ok_or(Error::Invalid)?;
     let target = get(pid).ok_or(Error::NotFound)?;
     let space = target.space().ok_or(Error::NotFound)?;
     let end = addr.saturating_add(len as u64);
@@ -1241,6 +1240,8 @@ pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
                 target.count_fault(resolved);
                 continue;
             }
+            // Only a pager's page needs the process asking (it waits).
+            let me = current().ok_or(Error::Invalid)?;
             let frame = crate::pager::page_in(&me, &req)?;
             let resolved = space
                 .lock()

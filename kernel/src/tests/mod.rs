@@ -12,6 +12,7 @@ mod pipes;
 mod process;
 mod regions;
 mod resource;
+mod vmcopy;
 mod wallclock;
 
 use kcore::ktest::KTest;
@@ -151,6 +152,7 @@ pub static TESTS: &[KTest] = ktests![
     // A supervisor's memory calls (issue 18)
     pass linuxmem::caller_protect_is_checked,
     pass linuxmem::shared_parts_are_checked,
+    pass vmcopy::vm_copy_is_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

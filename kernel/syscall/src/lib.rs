@@ -566,6 +566,19 @@ impl abi::Serve for Native<'_> {
         Ok(wallclock::now())
     }
 
+    fn caller_vm_copy(&mut self, a: call::CallerVmCopy) -> Result<u64, Error> {
+        let to_target = match a.to_target {
+            0 => false,
+            1 => true,
+            _ => return Err(Error::Invalid),
+        };
+        ipc::vmcopy::caller_vm_copy(self.me, a.rid, a.target, (a.local, a.remote, a.len), to_target)
+    }
+
+    fn linux_process(&mut self, a: call::LinuxProcess) -> Result<u64, Error> {
+        ipc::vmcopy::linux_process(self.me, a.supervisor, a.linux_pid)
+    }
+
     fn file_cache_read(&mut self, a: call::FileCacheRead) -> Result<u64, Error> {
         resource::file_cache::read(self.me.pid(), id(a.id), a.offset, a.buf.0.addr, a.buf.0.len as usize)
             .map(|n| n as u64)

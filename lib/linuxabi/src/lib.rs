@@ -34,6 +34,7 @@ pub mod signal;
 pub mod structs;
 pub mod sysv;
 pub mod termios;
+pub mod vmrw;
 
 /// Process ids are below this (`/proc/sys/kernel/pid_max`; Linux's
 /// largest on 64-bit machines): the shared server's ids wrap before it.

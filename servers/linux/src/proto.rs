@@ -119,7 +119,8 @@ pub mod ctl {
     /// [pid, tid]: the call its thread `tid` passed (if any; tid 0: any
     /// of its threads) ends with -ERESTARTSYS.
     pub const INTERRUPT: u64 = 21;
-    /// [pid, uid, euid]: who it is, for kill's permission check.
+    /// [pid, uid, euid, suid, gid, egid, sgid]: who it is, for kill's
+    /// permission check and process_vm_readv's (`shared/vmrw.rs`).
     pub const CRED: u64 = 22;
     /// [pid, seconds ns value, interval ns] → [remaining ns, interval]:
     /// its real-time timer (alarm, setitimer ITIMER_REAL).
@@ -271,6 +272,11 @@ pub mod ctl {
     /// [pid] → [minor faults, user ns, system ns] of the children it
     /// waited for (getrusage RUSAGE_CHILDREN, times).
     pub const CHILD_USAGE: u64 = 170;
+    /// [pid, 0 | 1 | u64::MAX: only read] → [the value after]: whether
+    /// the process is dumpable (PR_SET_DUMPABLE; cleared when its
+    /// effective ids change, set again by an exec with equal real and
+    /// effective ids), which process_vm_readv's check asks of a target.
+    pub const DUMPABLE: u64 = 160;
 }
 
 /// Operations of `ctl::KEYS`, and request_key's place among keyctl's
@@ -413,6 +419,10 @@ pub mod pass {
     /// deadline in ns since boot (u64::MAX: none)]: mq_timedsend or
     /// mq_timedreceive (`shared/mqueue.rs`).
     pub const MQ: u64 = 11;
+    /// [pid, target pid, local iovecs, their count, remote iovecs,
+    /// their count, 1: into the target]: process_vm_writev (1) or
+    /// process_vm_readv (0), flags checked (`shared/vmrw.rs`).
+    pub const VM_RW: u64 = 14;
     /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).

@@ -29,6 +29,7 @@ mod ptimers;
 mod sched;
 mod sysv;
 mod unix;
+mod vmrw;
 
 use crate::proto::{self, ctl, shared as entry, word};
 use alloc::collections::BTreeMap;
@@ -583,9 +584,28 @@ impl Shared {
                 if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
                     p.uid = word(&w, 2) as u32;
                     p.euid = word(&w, 3) as u32;
+                    let id = |i: usize| word(&w, i) as u32;
+                    let ids = linuxabi::vmrw::Ids {
+                        uid: [id(2), id(3), id(4)],
+                        gid: [id(5), id(6), id(7)],
+                    };
+                    // commit_creds: new effective ids make it not dumpable.
+                    if ids.uid[1] != p.ids.uid[1] || ids.gid[1] != p.ids.gid[1] {
+                        p.dumpable = false;
+                    }
+                    p.ids = ids;
                 }
                 result(0)
             }
+            ctl::DUMPABLE => match self.procs.get_mut(word(&w, 1) as u32) {
+                Some(p) => {
+                    if word(&w, 2) != u64::MAX {
+                        p.dumpable = word(&w, 2) == 1;
+                    }
+                    result(p.dumpable as i64)
+                }
+                None => result(-errno::ESRCH),
+            },
             ctl::ALARM => self.alarm(&w),
             ctl::NOCLDWAIT => {
                 if let Some(p) = self.procs.get_mut(word(&w, 1) as u32) {
@@ -683,6 +703,10 @@ impl Shared {
         }
         if word(&w, 0) == proto::pass::MQ {
             self.mq_pass(rid, &w);
+            return;
+        }
+        if word(&w, 0) == proto::pass::VM_RW {
+            self.vm_pass(rid, &w);
             return;
         }
         if word(&w, 0) == proto::pass::FMAP {

@@ -48,6 +48,10 @@ pub struct Proc {
     pub tpid: u64,
     pub uid: u32,
     pub euid: u32,
+    /// Its real, effective and saved uids and gids (`ctl::CRED`).
+    pub ids: linuxabi::vmrw::Ids,
+    /// Whether it is dumpable (`ctl::DUMPABLE`).
+    pub dumpable: bool,
     /// Its wait status once it ended (a zombie until its parent waits).
     pub zombie: Option<u32>,
     pub stopped: bool,
@@ -177,6 +181,7 @@ impl Table {
         let (pgid, sid) = if pgid == 0 { (pid, pid) } else { (pgid, sid) };
         let parent = self.procs.get(&ppid);
         let (uid, euid, comm) = parent.map_or((0, 0, [0; 2]), |p| (p.uid, p.euid, p.comm));
+        let (ids, dumpable) = parent.map_or((Default::default(), true), |p| (p.ids, p.dumpable));
         let sched = parent.map_or(Sched::default(), |p| p.sched.for_child());
         self.procs.insert(
             pid,
@@ -189,6 +194,8 @@ impl Table {
                 tpid: 0,
                 uid,
                 euid,
+                ids,
+                dumpable,
                 zombie: None,
                 stopped: false,
                 report: None,
@@ -390,6 +397,9 @@ impl Shared {
             p.execed = true;
             p.comm = [word(w, 3), word(w, 4)];
             p.cmdline = w.get(5..).unwrap_or(&[]).to_vec();
+            // setup_new_exec: a program run with other effective ids than
+            // the real ones is not dumpable.
+            p.dumpable = p.ids.uid[1] == p.ids.uid[0] && p.ids.gid[1] == p.ids.gid[0];
         }
         self.ptimers_exit(pid, true);
         self.fmap_exit(pid);

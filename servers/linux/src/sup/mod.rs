@@ -60,6 +60,7 @@ mod unix_named;
 mod unnamed;
 mod unshare;
 mod vfs;
+mod vmrw;
 mod xattr;
 
 use crate::proto::{self, sup as entry};

@@ -1178,7 +1178,9 @@ impl Sup {
         self.cred.caps.follow_ids(ids);
         self.fs.cred.uid = self.cred.euid;
         self.fs.cred.gid = self.cred.egid;
-        self.ctl(&[ctl::CRED, self.pid as u64, self.cred.uid as u64, self.cred.euid as u64]);
+        let c = &self.cred;
+        let ids = [c.uid, c.euid, c.suid, c.gid, c.egid, c.sgid].map(u64::from);
+        self.ctl(&[&[ctl::CRED, self.pid as u64], &ids[..]].concat());
     }
 
     /// setresuid (and setuid, setreuid through it): -1 keeps a value.

@@ -330,6 +330,7 @@ impl Sup {
             n if super::socket::is_socket_call(n) => self.socket_dispatch(rid, n, a),
             n if super::sysv::is_sysv_call(n) => self.sysv_call(rid, n, a),
             n if super::keys::is_key_call(n) => self.key_call(rid, n, a),
+            nr::PROCESS_VM_READV | nr::PROCESS_VM_WRITEV => self.vm_rw(rid, n, a),
             nr::EVENTFD => ret(self.eventfd2(a[0], 0)),
             nr::MQ_OPEN => ret(self.mq_open(rid, a)),
             nr::MQ_UNLINK => ret(self.mq_unlink(rid, a[0])),
@@ -922,8 +923,9 @@ impl Sup {
             }
             2 => self.write_u32(rid, a[1], self.pdeath).map(|_| 0),
             // PR_SET_DUMPABLE: 0 or 1 (SUID_DUMP_ROOT is not for prctl).
+            // The shared server keeps it: process_vm_readv's check.
             4 if a[1] > 1 => Err(errno::EINVAL),
-            4 => Ok(0),
+            4 => self.ctl1(&[ctl::DUMPABLE, self.pid as u64, a[1]]).map(|_| 0),
             // PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER: the shared
             // server reparents orphans, so it keeps the flag.
             36 => self
@@ -966,7 +968,7 @@ impl Sup {
                 Ok(0)
             }
             30 => Ok(self.timerslack.min(i64::MAX as u64)),
-            3 => Ok(1),
+            3 => self.ctl1(&[ctl::DUMPABLE, self.pid as u64, u64::MAX]),
             // PR_CAPBSET_READ, PR_CAPBSET_DROP.
             23 => self.cred.caps.bound(a[1]),
             24 => self.cred.caps.drop_bound(a[1]).map(|_| 0),
