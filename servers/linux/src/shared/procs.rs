@@ -901,8 +901,11 @@ impl Shared {
                 result(-errno::ESRCH)
             };
         };
+        // A forked child's supervisor tells its Tessera pid at its first
+        // held call (so that a fork costs no message more): before, the
+        // kernel knows it by its supervisor and pid.
         let tpid = if p.tpid == 0 && p.zombie.is_none() {
-            served_by(p.sup)
+            sys::calls::linux_process(p.sup, pid as u64).unwrap_or(0)
         } else {
             p.tpid
         };
@@ -984,20 +987,6 @@ impl Shared {
 /// Whether Tessera process `tpid` is blocked (waiting in the kernel).
 fn asleep(tpid: u64) -> bool {
     tpid != 0 && sys::calls::proc_state(tpid).is_ok_and(|s| s == tessera_rt::abi::state::BLOCKED)
-}
-
-/// The Tessera process supervisor `sup` serves, for a forked child whose
-/// supervisor has not told it yet (it does at its first held call, so
-/// that a fork costs no message more): the kernel made it the
-/// supervisor's child, and a supervisor has one living child at most.
-fn served_by(sup: u64) -> u64 {
-    let mut pids = [0u64; 512];
-    let n = sys::proc_list(&mut pids).unwrap_or(0).min(pids.len());
-    pids[..n]
-        .iter()
-        .copied()
-        .find(|&t| sys::proc_info(t).is_ok_and(|i| i.parent == sup && i.state != tessera_rt::abi::state::EXITED))
-        .unwrap_or(0)
 }
 
 /// Whether supervisor `sup` is running or ready to: a process blocked
