@@ -60,6 +60,26 @@ pub fn idle_cycles() -> u64 {
         .sum()
 }
 
+/// The CPU time (TSC cycles) `c` has used, with the stretch it is running
+/// now if it holds a CPU: a computation alone on its CPU is not switched
+/// at the tick, so its `cpu_cycles` alone would stand still while it
+/// runs. Read under that CPU's queue lock (interrupts off as `lock`
+/// takes it, as `idle_cycles`); a switch in between makes the answer at
+/// most one stretch stale, never counted twice.
+pub fn cycles_of(c: &Computation) -> u64 {
+    let k = c.last_cpu.load(Ordering::Relaxed);
+    let Some(q) = RQ.get(k) else {
+        return c.cpu_cycles.load(Ordering::Relaxed);
+    };
+    let rq = q.lock();
+    let used = c.cpu_cycles.load(Ordering::Relaxed);
+    if c.holds_cpu.load(Ordering::Relaxed) {
+        used + kcore::clock::cycles().saturating_sub(rq.slice_start)
+    } else {
+        used
+    }
+}
+
 static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 
 /// Sleeping computations and their wake-up times.

@@ -129,7 +129,7 @@ fn info_of(p: &proc::Process) -> abi::ProcInfo {
         } else {
             aff as u64
         };
-        info.cpu_ns = kcore::clock::cycles_to_ns(c.cpu_cycles.load(Ordering::Relaxed));
+        info.cpu_ns = kcore::clock::cycles_to_ns(sched::cycles_of(&c));
     }
     let n = p.name().len().min(info.name.len());
     info.name[..n].copy_from_slice(&p.name().as_bytes()[..n]);

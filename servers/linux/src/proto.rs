@@ -272,6 +272,9 @@ pub mod ctl {
     /// [pid] → [minor faults, user ns, system ns] of the children it
     /// waited for (getrusage RUSAGE_CHILDREN, times).
     pub const CHILD_USAGE: u64 = 170;
+    /// [pid, soft s, hard s]: watch its CPU time for RLIMIT_CPU (both
+    /// infinite: no watch) → [0].
+    pub const CPU_LIMIT: u64 = 171;
     /// [pid, 0 | 1 | u64::MAX: only read] → [the value after]: whether
     /// the process is dumpable (PR_SET_DUMPABLE; cleared when its
     /// effective ids change, set again by an exec with equal real and

@@ -1,7 +1,7 @@
 /*
  * Small calls of issue 18, third round: CPU times (times, getrusage and
  * wait4's rusage: user time, system time, and those of waited-for
- * children); clone with CLONE_PARENT; utimes, futimesat and utimensat
+ * children); RLIMIT_CPU's SIGXCPU and SIGKILL; clone with CLONE_PARENT; utimes, futimesat and utimensat
  * without a name; the set-group-id bit of a file made in a set-group-id
  * directory by a maker outside its group (before and after the umask);
  * one read larger than a megabyte; O_NOATIME; and /proc/<pid>/stat's
@@ -105,6 +105,59 @@ static void cpu_times(void)
 {
 	section("CPU times");
 	EXPECT_STATUS("in a fresh child", in_child(cpu_times_fresh, NULL), "exited 0");
+}
+
+/* ---------------------------------------------------------- RLIMIT_CPU */
+
+static volatile sig_atomic_t xcpu_seen;
+static int *xcpu_report;
+
+static void on_xcpu(int sig)
+{
+	(void)sig;
+	xcpu_seen++;
+	*xcpu_report = xcpu_seen;
+}
+
+static int cpu_limited(void *arg)
+{
+	(void)arg;
+	signal(SIGXCPU, on_xcpu);
+	struct rlimit r = {1, 2};
+	if (setrlimit(RLIMIT_CPU, &r) != 0)
+		return 1;
+	for (;;)
+		sink++;
+	return 0;
+}
+
+static int cpu_limit_inherited(void *arg)
+{
+	(void)arg;
+	struct rlimit r = {1, 3};
+	if (setrlimit(RLIMIT_CPU, &r) != 0)
+		return 1;
+	/* The child starts from no CPU time and has the same limit. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (;;)
+			sink++;
+	}
+	int st = wait_status(pid);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU ? 0 : 2;
+}
+
+static void cpu_limit(void)
+{
+	section("RLIMIT_CPU");
+	xcpu_report = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	SETUP(xcpu_report == MAP_FAILED ? -1 : 0);
+	*xcpu_report = 0;
+	EXPECT_STATUS("soft 1 s, hard 2 s: killed at the hard limit", in_child(cpu_limited, NULL), "killed by SIGKILL");
+	EXPECT_TRUE("after SIGXCPU at the soft one", *xcpu_report >= 1);
+	EXPECT_STATUS("a forked child has the limit (SIGXCPU's default kills)", in_child(cpu_limit_inherited, NULL),
+		      "exited 0");
+	munmap(xcpu_report, 4096);
 }
 
 /* ------------------------------------------------------- CLONE_PARENT */
@@ -372,6 +425,7 @@ int main(void)
 {
 	abi_init();
 	cpu_times();
+	cpu_limit();
 	clone_parent();
 	nameless_times();
 	setgid_files();

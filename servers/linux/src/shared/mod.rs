@@ -13,6 +13,7 @@
 //! copied once). It never waits for a supervisor: a signal goes to one as
 //! a request. Console input and its alarm come as events.
 
+mod cpulimit;
 mod eventfd;
 mod fanotify;
 mod fmap;
@@ -141,6 +142,8 @@ pub struct Shared {
     pub sysv: sysv::SysV,
     /// POSIX timers and timerfd's timers.
     pub ptimers: ptimers::PTimers,
+    /// RLIMIT_CPU watches (`cpulimit.rs`).
+    pub cpu_limits: cpulimit::CpuLimits,
     /// The loop block devices (`loopdev.rs`).
     pub loops: linuxabi::loopdev::Table,
     /// The mounted file systems (`mounts.rs`).
@@ -174,6 +177,7 @@ impl Shared {
             init_sched: Default::default(),
             sysv: Default::default(),
             ptimers: Default::default(),
+            cpu_limits: Default::default(),
             loops: Default::default(),
             mounts: Default::default(),
             fmaps: Default::default(),
@@ -347,6 +351,7 @@ impl Shared {
             .chain(self.sysv.deadline())
             .chain(self.objs.mq.deadline())
             .chain(self.ptimers.deadlines())
+            .chain(self.cpu_limits.deadlines())
             .min()
             .unwrap_or(0);
         if next != self.alarm_at {
@@ -378,6 +383,7 @@ impl Shared {
         }
         self.alarm_at = 0;
         self.ptimers_tick(now);
+        self.cpu_limits_tick(now);
         self.poll_timeouts(now);
         self.woke = true;
     }
@@ -488,6 +494,7 @@ impl Shared {
             ctl::FMAP_MAPPED => self.fmap_mapped(word(&w, 1)),
             ctl::EXIT => self.exit(&w),
             ctl::CHILD_USAGE => self.child_usage(word(&w, 1) as u32),
+            ctl::CPU_LIMIT => self.cpu_limit(&w),
             ctl::IDLE => self.idle(info.caller),
             ctl::EXIT_IDLE => {
                 let _ = self.exit(&w);

@@ -452,6 +452,7 @@ impl Shared {
         self.keys.exit(pid);
         self.fmap_exit(pid);
         self.ptimers_exit(pid, false);
+        self.cpu_limit_exit(pid);
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };

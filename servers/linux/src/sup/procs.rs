@@ -538,6 +538,10 @@ impl Sup {
             l[0] = d.w();
             l[1] = d.w();
         }
+        // A CPU limit goes on in the child, whose CPU time starts at 0.
+        if self.limits[super::syscalls::RLIMIT_CPU] != [u64::MAX; 2] {
+            self.watch_cpu_limit();
+        }
         for a in self.sig.actions.iter_mut() {
             a.handler = d.w();
             a.flags = d.w();

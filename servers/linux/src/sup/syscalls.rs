@@ -51,6 +51,9 @@ const POLLIN: u64 = 1;
 const POLLPRI: u64 = 2;
 const POLLOUT: u64 = 4;
 
+/// The CPU-time limit's index among the resource limits.
+pub(super) const RLIMIT_CPU: usize = 0;
+
 impl Sup {
     pub(super) fn dispatch(&mut self, rid: u64, n: u64, a: [u64; 6]) -> Out {
         self.in_call = true;
@@ -905,8 +908,18 @@ impl Sup {
         }
         if let Some(l) = set {
             self.limits[i] = l;
+            if i == RLIMIT_CPU {
+                self.watch_cpu_limit();
+            }
         }
         Ok(0)
+    }
+
+    /// RLIMIT_CPU is watched by the shared server, which keeps the clock
+    /// (`shared/cpulimit.rs`).
+    pub(super) fn watch_cpu_limit(&self) {
+        let [soft, hard] = self.limits[RLIMIT_CPU];
+        self.ctl(&[ctl::CPU_LIMIT, self.pid as u64, soft, hard]);
     }
 
     fn prctl(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
