@@ -8,6 +8,7 @@
 //! reaching someone else's file.
 
 mod dir;
+mod exchange;
 mod names;
 mod ops;
 mod path;
@@ -261,6 +262,20 @@ impl<D: BlockDevice> FileManager<D> {
     pub fn truncate(&mut self, h: Handle, size: u64) -> Result<()> {
         self.file_inode(h)?;
         self.inodes.truncate(h.ino, size)
+    }
+
+    /// Allocates the blocks of bytes `off..off + len` ahead (fallocate; see
+    /// [`InodeManager::allocate`]).
+    pub fn allocate(&mut self, h: Handle, off: u64, len: u64, keep_size: bool) -> Result<()> {
+        self.inode(h)?;
+        self.inodes.allocate(h.ino, off, len, keep_size)
+    }
+
+    /// Frees the blocks of bytes `off..off + len`, which then read as zeros
+    /// (fallocate's punch; see [`InodeManager::punch_hole`]).
+    pub fn punch_hole(&mut self, h: Handle, off: u64, len: u64) -> Result<()> {
+        self.inode(h)?;
+        self.inodes.punch_hole(h.ino, off, len)
     }
 
     /// The device ranges behind bytes `off..off + len` of a file, for a
