@@ -19,6 +19,7 @@ mod data;
 mod device;
 mod ops;
 mod published;
+mod space;
 mod write_access;
 
 use alloc::string::String;

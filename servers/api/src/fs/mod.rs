@@ -46,7 +46,7 @@
 //! | `MKDIR` | header, mode u32, 0 u32, path | 0 |
 //! | `RMDIR` | header, path | 0 |
 //! | `UNLINK` | header (`AT_REMOVEDIR`: rmdir), path | 0 |
-//! | `RENAME` | header, new dirfd u32, old length u32, old path, new path | 0 |
+//! | `RENAME` | header (and renameat2's `RENAME_NOREPLACE`, `RENAME_EXCHANGE`, `RENAME_WHITEOUT`), new dirfd u32, old length u32, old path, new path | 0 |
 //! | `LINK` | as `RENAME` (existing, new) | 0 |
 //! | `SYMLINK` | header (dirfd of the link), target length u32, 0 u32, target, link path | 0 |
 //! | `READLINK` | header (`AT_EMPTY_PATH`: dirfd is the link), path | length, then the target |
@@ -59,6 +59,7 @@
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
 //! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
+//! | `FALLOCATE` | fd u32, mode u32 (Linux's `FALLOC_FL_*`), offset u64, len u64 | 0 |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -103,6 +104,12 @@ pub const MKNOD: u64 = 24;
 /// Extended attributes: get, set, list, remove (Linux's `*xattr` calls
 /// with their permission rules, from the request's credentials).
 pub const XATTR: u64 = 26;
+/// Space allocated ahead or given back (Linux's `fallocate` on a regular
+/// file: allocate, keep size, punch a hole, zero a range).
+pub const FALLOCATE: u64 = 27;
+pub use linuxabi::fallocate::{
+    FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE,
+};
 pub const XATTR_GET: u32 = 0;
 pub const XATTR_SET: u32 = 1;
 pub const XATTR_LIST: u32 = 2;
@@ -116,7 +123,7 @@ pub const XATTR_SIZE_MAX: usize = 65536;
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 27) - 1;
+pub const ENTRIES: u64 = (1 << 28) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.
@@ -143,6 +150,12 @@ pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 pub const AT_REMOVEDIR: u32 = 0x200;
 /// The request is about the directory file number itself (no path).
 pub const AT_EMPTY_PATH: u32 = 0x1000;
+/// `RENAME` header flags, renameat2's: fail if the new name exists, or
+/// swap the two names.
+pub const RENAME_NOREPLACE: u32 = 1;
+pub const RENAME_EXCHANGE: u32 = 2;
+/// `RENAME` header flag: the old name is left as a whiteout.
+pub const RENAME_WHITEOUT: u32 = 4;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;
