@@ -29,7 +29,7 @@ pub const AT_EACCESS: u64 = 0x200;
 pub const AT_EMPTY_PATH: u64 = 0x1000;
 /// The limit on the size of a file a process writes (its index in
 /// `limits`).
-const RLIMIT_FSIZE: usize = 1;
+pub(super) const RLIMIT_FSIZE: usize = 1;
 
 /// Where a path leads: to the file server (a directory's number there and
 /// the path from it), or to a file served here (its absolute path).
@@ -1063,12 +1063,10 @@ impl Sup {
         if link && flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
             return Err(errno::EINVAL);
         }
-        // renameat2: RENAME_NOREPLACE (1) alone; ext2 has no exchange or
-        // whiteout.
-        const RENAME_NOREPLACE: u64 = 1;
-        if !link && flags & !RENAME_NOREPLACE != 0 {
-            return Err(errno::EINVAL);
-        }
+        // renameat2: NOREPLACE, EXCHANGE and WHITEOUT, which the file
+        // server makes in the rename's request (as Linux's ext4 driver on
+        // an ext2 disk does; its ext2 driver refuses the last two).
+        let rflags = if link { 0 } else { linuxabi::rename::check(flags)? };
         let old = self.read_path(rid, a[1])?;
         let new = self.read_path(rid, a[3])?;
         let (od, orel) = match self.target(a[0], &old)? {
@@ -1093,20 +1091,13 @@ impl Sup {
         {
             return Err(errno::EPERM);
         }
-        // The file server renames over a name: the check comes first, so
-        // another process creating the name between the two is not seen
-        // (Linux checks under the directory's lock).
-        if !link && flags & RENAME_NOREPLACE != 0 && self.fs.stat(nd, nrel.as_bytes(), api::AT_SYMLINK_NOFOLLOW).is_ok()
-        {
-            return Err(errno::EEXIST);
-        }
         let mut fields = [0u8; 8];
         fields[..4].copy_from_slice(&nd.to_le_bytes());
         fields[4..].copy_from_slice(&(orel.len() as u32).to_le_bytes());
         let f = if link && flags & AT_SYMLINK_FOLLOW != 0 {
             0x400
         } else {
-            0
+            rflags
         };
         let entry = if link { api::LINK } else { api::RENAME };
         let (from, to) = ((a[0], old.as_str()), (a[2], new.as_str()));
@@ -1116,6 +1107,11 @@ impl Sup {
         if let Some(st) = before {
             if link {
                 self.note_link(to, &st);
+            } else if rflags & linuxabi::rename::RENAME_EXCHANGE != 0 {
+                self.note_move(from, to, &st);
+                if let Some(o) = over {
+                    self.note_move(to, from, &o);
+                }
             } else if !(over.is_some_and(|o| o.dev == st.dev && o.ino == st.ino)) {
                 if let Some(o) = over {
                     self.note_unlinked(to, &o);

@@ -14,6 +14,7 @@ mod argmem;
 mod close_range;
 mod epoll;
 mod eventfd;
+mod fallocate;
 mod fanotify;
 mod fdtable;
 mod fifo;
