@@ -175,3 +175,33 @@ fn bad_ranges_and_read_only_mounts_are_refused() {
     assert_eq!(ro.allocate(f, 0, 10, false), Err(Errno::EROFS));
     assert_eq!(ro.punch_hole(f, 0, 10), Err(Errno::EROFS));
 }
+
+#[test]
+fn seek_finds_data_and_holes() {
+    let bs = 1024u64;
+    let mut fs = mount(mkfs(None, Geometry::new(bs as u32, 256, 8 << 20)));
+    let root = fs.root().unwrap();
+    let f = fs.create(root, b"sparse", 0o644, ROOT).unwrap();
+    // Data in blocks 0-1, a hole to block 20 (past the direct blocks),
+    // data in 20, a hole to the end at 30.5 blocks.
+    fs.write(f, 0, &bytes(2 * bs as usize, 1)).unwrap();
+    fs.write(f, 20 * bs + 10, &bytes(100, 2)).unwrap();
+    fs.truncate(f, 30 * bs + 512).unwrap();
+    let data = |fs: &mut FileManager<MemDevice>, off| fs.seek_data_or_hole(f, off, true).unwrap();
+    let hole = |fs: &mut FileManager<MemDevice>, off| fs.seek_data_or_hole(f, off, false).unwrap();
+    assert_eq!(data(&mut fs, 0), Some(0));
+    assert_eq!(data(&mut fs, 5), Some(5));
+    assert_eq!(hole(&mut fs, 0), Some(2 * bs));
+    assert_eq!(data(&mut fs, 2 * bs), Some(20 * bs));
+    assert_eq!(hole(&mut fs, 2 * bs + 7), Some(2 * bs + 7));
+    assert_eq!(hole(&mut fs, 20 * bs), Some(21 * bs));
+    assert_eq!(data(&mut fs, 21 * bs), None);
+    assert_eq!(hole(&mut fs, 30 * bs + 100), Some(30 * bs + 100));
+    assert_eq!(data(&mut fs, 30 * bs + 512), None);
+    assert_eq!(hole(&mut fs, 1 << 40), None);
+    // A punched range is a hole again; an allocated one is data.
+    fs.punch_hole(f, 0, 2 * bs).unwrap();
+    assert_eq!(data(&mut fs, 0), Some(20 * bs));
+    fs.allocate(f, 25 * bs, bs, true).unwrap();
+    assert_eq!(data(&mut fs, 21 * bs), Some(25 * bs));
+}

@@ -410,6 +410,7 @@ impl Server {
             SETATTR => self.setattr(caller, msg).map(|()| (0, 0)),
             XATTR => self.xattr(caller, msg, out),
             FALLOCATE => self.fallocate(caller, msg).map(|()| (0, 0)),
+            SEEK => self.seek(caller, msg).map(|at| (at, 0)),
             STATFS => {
                 let fm = self.fm()?;
                 let s = fm.statfs();

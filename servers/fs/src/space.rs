@@ -80,3 +80,29 @@ impl Server {
         result
     }
 }
+
+impl Server {
+    /// SEEK: the first data (or hole) at or after an offset, as the block
+    /// map has them: a block allocated ahead is data, as Linux's ext4
+    /// says of a block mapped by indirect blocks.
+    pub(crate) fn seek(&mut self, caller: u64, msg: &[u8]) -> Result<i64, Errno> {
+        let mut r = Reader::new(msg);
+        let (fd, whence, off) = (
+            r.u32().ok_or(Errno::EINVAL)?,
+            r.u32().ok_or(Errno::EINVAL)?,
+            r.u64().ok_or(Errno::EINVAL)?,
+        );
+        let f = self.file(caller, fd)?;
+        if f.dir || (whence != SEEK_DATA && whence != SEEK_HOLE) || (off as i64) < 0 {
+            return Err(Errno::EINVAL);
+        }
+        match self
+            .fm()?
+            .seek_data_or_hole(f.handle, off, whence == SEEK_DATA)
+            .map_err(errno)?
+        {
+            Some(at) => Ok(at as i64),
+            None => Err(Errno::ENXIO),
+        }
+    }
+}

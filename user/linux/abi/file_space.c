@@ -253,6 +253,19 @@ static void punching(void)
 	EXPECT_EQ("a write into the hole", pwrite(fd, buf, 4096, 40000), 4096);
 	EXPECT_TRUE("reads back", pread(fd, buf + 8192, 4096, 40000) == 4096 && memcmp(buf, buf + 8192, 4096) == 0);
 	EXPECT_TRUE("zeros stay around it", zeros(fd, 30001, 40000 - 30001) && zeros(fd, 44096, 130001 - 44096));
+	/* Holes found by lseek (block sizes differ: relations only). */
+	long h = lseek(fd, 0, SEEK_HOLE);
+	EXPECT_TRUE("SEEK_HOLE from 0: in the punched range's first block", h > 30000 && h <= 30001 + 4096);
+	long dt = lseek(fd, h, SEEK_DATA);
+	EXPECT_TRUE("SEEK_DATA from there: the block written into the hole", dt > 40000 - 4096 && dt <= 40000);
+	h = lseek(fd, 44096, SEEK_HOLE);
+	EXPECT_TRUE("SEEK_HOLE after that block", h >= 44096 && h < 44096 + 4096);
+	dt = lseek(fd, h, SEEK_DATA);
+	EXPECT_TRUE("SEEK_DATA: where the punch ended", dt > 130001 - 4096 && dt <= 130001);
+	EXPECT_EQ("SEEK_HOLE near the end: the end", lseek(fd, size - 50, SEEK_HOLE), size);
+	EXPECT_ERR("SEEK_DATA at the end", lseek(fd, size, SEEK_DATA), ENXIO);
+	EXPECT_ERR("SEEK_HOLE past the end", lseek(fd, size + 1, SEEK_HOLE), ENXIO);
+	EXPECT_ERR("SEEK_DATA at -1", lseek(fd, -1, SEEK_DATA), ENXIO);
 	/* What another descriptor, and a fresh open, read. */
 	int fd2 = open("p", O_RDONLY);
 	SETUP(fd2);

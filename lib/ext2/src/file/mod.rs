@@ -278,6 +278,13 @@ impl<D: BlockDevice> FileManager<D> {
         self.inodes.punch_hole(h.ino, off, len)
     }
 
+    /// lseek's SEEK_DATA or SEEK_HOLE (see
+    /// [`InodeManager::seek_data_or_hole`]).
+    pub fn seek_data_or_hole(&mut self, h: Handle, off: u64, data: bool) -> Result<Option<u64>> {
+        self.inode(h)?;
+        self.inodes.seek_data_or_hole(h.ino, off, data)
+    }
+
     /// The device ranges behind bytes `off..off + len` of a file, for a
     /// server that hands the blocks to the reader itself (no copy here).
     pub fn map_read(&mut self, h: Handle, off: u64, len: u64) -> Result<Vec<Segment>> {

@@ -144,3 +144,28 @@ impl<D: BlockDevice> InodeManager<D> {
         }
     }
 }
+
+impl<D: BlockDevice> InodeManager<D> {
+    /// lseek's SEEK_DATA (`data`) or SEEK_HOLE from `off` of a file of
+    /// `size` bytes: the first byte at or after `off` a block holds (or a
+    /// hole holds, the end of the file counting as one). None (lseek's
+    /// ENXIO) at or past the end, or for data when only holes follow.
+    pub fn seek_data_or_hole(&mut self, ino: u32, off: u64, data: bool) -> Result<Option<u64>> {
+        let inode = self.get(ino)?;
+        let size = inode.size;
+        if off >= size {
+            return Ok(None);
+        }
+        let bs = self.block_size() as u64;
+        let last = (size - 1) / bs;
+        let mut l = off / bs;
+        while l <= last {
+            let (phys, run) = self.lookup_run(&inode, l, last - l + 1)?;
+            if phys.is_some() == data {
+                return Ok(Some((l * bs).max(off)));
+            }
+            l += run.max(1);
+        }
+        Ok(if data { None } else { Some(size) })
+    }
+}

@@ -60,6 +60,7 @@
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
 //! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
 //! | `FALLOCATE` | fd u32, mode u32 (Linux's `FALLOC_FL_*`), offset u64, len u64 | 0 |
+//! | `SEEK` | fd u32, whence u32 (`SEEK_DATA`, `SEEK_HOLE`), offset u64 | the offset found (ENXIO: none) |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -107,6 +108,11 @@ pub const XATTR: u64 = 26;
 /// Space allocated ahead or given back (Linux's `fallocate` on a regular
 /// file: allocate, keep size, punch a hole, zero a range).
 pub const FALLOCATE: u64 = 27;
+/// lseek's SEEK_DATA and SEEK_HOLE: where the next data or hole of a
+/// file starts.
+pub const SEEK: u64 = 28;
+pub const SEEK_DATA: u32 = 3;
+pub const SEEK_HOLE: u32 = 4;
 pub use linuxabi::fallocate::{
     FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE,
 };
@@ -123,7 +129,7 @@ pub const XATTR_SIZE_MAX: usize = 65536;
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 28) - 1;
+pub const ENTRIES: u64 = (1 << 29) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.

@@ -733,10 +733,14 @@ impl Sup {
             0 => off as i64,
             1 => cur as i64 + off as i64,
             2 => size as i64 + off as i64,
-            3 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
-            3 => off as i64,
-            4 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
-            4 => size as i64,
+            3 | 4 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
+            // A regular file's holes are the file server's to find; the
+            // rest is data to its end.
+            3 | 4 => match d.kind {
+                Kind::File { fd: ffd, dir: false } => self.fs.seek_data_or_hole(ffd, whence as u32, off)? as i64,
+                _ if whence == 3 => off as i64,
+                _ => size as i64,
+            },
             _ => return Err(errno::EINVAL),
         };
         if new < 0 {
