@@ -53,6 +53,9 @@ impl Server {
             return Err(Errno::EOPNOTSUPP);
         }
         let old = self.stat_of(f.handle)?.size;
+        if !punch {
+            self.sweep_if_short(len);
+        }
         let fm = self.fm()?;
         let result = if punch || zero {
             fm.punch_hole(f.handle, off, len).map_err(errno)
