@@ -26,6 +26,9 @@ impl Server {
             r.u64().ok_or(Errno::EINVAL)?,
         );
         let f = self.file(caller, fd)?;
+        if (off as i64) < 0 || (len as i64) <= 0 {
+            return Err(Errno::EINVAL);
+        }
         if !f.writable() {
             return Err(Errno::EBADF);
         }
@@ -47,8 +50,6 @@ impl Server {
         );
         if mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0
             || (punch && (zero || !keep))
-            || (off as i64) < 0
-            || (len as i64) <= 0
         {
             return Err(Errno::EOPNOTSUPP);
         }
