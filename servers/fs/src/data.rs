@@ -190,6 +190,8 @@ impl Server {
             at += seg.len;
         }
         holes.push((at.max(off), u64::MAX));
+        self.sweep_if_short(len);
+        let fm = self.fm()?;
         let mapped = fm.map_write(f.handle, off, len).map_err(crate::errno)?;
         // The plan: each mapped run cut at the cache's page boundaries and
         // at the blocks'. A write of MAX_WRITE bytes in blocks of 1 KiB is at

@@ -8,6 +8,7 @@
 //! reaching someone else's file.
 
 mod dir;
+mod exchange;
 mod names;
 mod ops;
 mod path;
@@ -266,6 +267,27 @@ impl<D: BlockDevice> FileManager<D> {
     pub fn truncate(&mut self, h: Handle, size: u64) -> Result<()> {
         self.file_inode(h)?;
         self.inodes.truncate(h.ino, size)
+    }
+
+    /// Allocates the blocks of bytes `off..off + len` ahead (fallocate; see
+    /// [`InodeManager::allocate`]).
+    pub fn allocate(&mut self, h: Handle, off: u64, len: u64, keep_size: bool) -> Result<()> {
+        self.inode(h)?;
+        self.inodes.allocate(h.ino, off, len, keep_size)
+    }
+
+    /// Frees the blocks of bytes `off..off + len`, which then read as zeros
+    /// (fallocate's punch; see [`InodeManager::punch_hole`]).
+    pub fn punch_hole(&mut self, h: Handle, off: u64, len: u64) -> Result<()> {
+        self.inode(h)?;
+        self.inodes.punch_hole(h.ino, off, len)
+    }
+
+    /// lseek's SEEK_DATA or SEEK_HOLE (see
+    /// [`InodeManager::seek_data_or_hole`]).
+    pub fn seek_data_or_hole(&mut self, h: Handle, off: u64, data: bool) -> Result<Option<u64>> {
+        self.inode(h)?;
+        self.inodes.seek_data_or_hole(h.ino, off, data)
     }
 
     /// The device ranges behind bytes `off..off + len` of a file, for a

@@ -176,7 +176,7 @@ impl<D: BlockDevice> FileManager<D> {
     }
 
     /// A directory's contents changed: its modification and change times.
-    fn touch_dir(&mut self, dir: u32) -> Result<()> {
+    pub(crate) fn touch_dir(&mut self, dir: u32) -> Result<()> {
         let now = self.inodes.now();
         self.inodes.change(
             dir,

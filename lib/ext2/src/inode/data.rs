@@ -159,7 +159,7 @@ impl<D: BlockDevice> InodeManager<D> {
 
     /// Checks a write of `len` bytes at `off` against the largest file size
     /// and returns where it ends (cut short at the limit, as Linux does).
-    fn check_extent(&self, inode: &Inode, off: u64, len: u64) -> Result<u64> {
+    pub(super) fn check_extent(&self, inode: &Inode, off: u64, len: u64) -> Result<u64> {
         match inode.kind() {
             Some(FileType::Regular | FileType::Symlink) => {}
             Some(FileType::Directory) => return Err(Errno::EISDIR),
@@ -176,7 +176,7 @@ impl<D: BlockDevice> InodeManager<D> {
 
     /// Grows the size to `end` if it is beyond it, turning on `large_file`
     /// for a file past 2 GiB as Linux does.
-    fn grow_to(&mut self, inode: &mut Inode, end: u64) {
+    pub(super) fn grow_to(&mut self, inode: &mut Inode, end: u64) {
         if end > inode.size {
             inode.size = end;
         }
@@ -187,7 +187,7 @@ impl<D: BlockDevice> InodeManager<D> {
 
     /// Writes (or, for [`Source::Later`], makes room for) bytes
     /// `off..end`, counting the bytes done in `done`.
-    fn fill_range(
+    pub(super) fn fill_range(
         &mut self,
         ino: u32,
         inode: &mut Inode,
@@ -268,6 +268,9 @@ impl<D: BlockDevice> InodeManager<D> {
                 // zeros elsewhere.
                 Source::Later if len < bs as usize => self.disk.fill(first + k, &mut |b| b.fill(0)),
                 Source::Later => Ok(()),
+                // Space allocated ahead reads as zeros: ext2 has no
+                // unwritten extents to say so without writing them.
+                Source::Zeros => self.disk.fill(first + k, &mut |b| b.fill(0)),
             };
             if let Err(e) = step {
                 contents = Err(e);
@@ -316,7 +319,7 @@ impl<D: BlockDevice> InodeManager<D> {
 
     /// Before a file grows past its end, zeroes the rest of its last block,
     /// so that what was beyond the old end reads as zeros.
-    fn zero_tail(&mut self, inode: &Inode, new_end: u64) -> Result<()> {
+    pub(super) fn zero_tail(&mut self, inode: &Inode, new_end: u64) -> Result<()> {
         let bs = self.bs();
         if new_end <= inode.size || inode.size.is_multiple_of(bs) {
             return Ok(());
@@ -448,8 +451,11 @@ impl<D: BlockDevice> InodeManager<D> {
 
 /// Where a write's bytes come from.
 #[derive(Clone, Copy)]
-enum Source<'a> {
+pub(super) enum Source<'a> {
     Bytes(&'a [u8]),
     /// The caller writes them itself after mapping.
     Later,
+    /// None: the range's holes get blocks of zeros, the blocks already
+    /// there keep their bytes (fallocate).
+    Zeros,
 }

@@ -13,6 +13,7 @@ mod allocator;
 mod blockmap;
 mod data;
 mod io;
+mod space;
 mod xattr;
 
 use alloc::collections::BTreeSet;

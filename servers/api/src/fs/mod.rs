@@ -46,7 +46,7 @@
 //! | `MKDIR` | header, mode u32, 0 u32, path | 0 |
 //! | `RMDIR` | header, path | 0 |
 //! | `UNLINK` | header (`AT_REMOVEDIR`: rmdir), path | 0 |
-//! | `RENAME` | header, new dirfd u32, old length u32, old path, new path | 0 |
+//! | `RENAME` | header (and renameat2's `RENAME_NOREPLACE`, `RENAME_EXCHANGE`, `RENAME_WHITEOUT`), new dirfd u32, old length u32, old path, new path | 0 |
 //! | `LINK` | as `RENAME` (existing, new) | 0 |
 //! | `SYMLINK` | header (dirfd of the link), target length u32, 0 u32, target, link path | 0 |
 //! | `READLINK` | header (`AT_EMPTY_PATH`: dirfd is the link), path | length, then the target |
@@ -62,6 +62,8 @@
 //! | `HANDLE` | header (`AT_SYMLINK_FOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), path | 0, then inode u32, generation u32 |
 //! | `OPEN_HANDLE` | header (flags `O_*`; dirfd unused), inode u32, generation u32 | as `OPEN` (`ESTALE`: no such file now) |
 //! | `MEMFD` | header (dirfd: the file, for seals), op u32 ([`MEMFD_CREATE`]...), value u32 (the seals made or added) | CREATE: as `OPEN`; else the file's seals (`EINVAL`: a file with none) |
+//! | `FALLOCATE` | fd u32, mode u32 (Linux's `FALLOC_FL_*`), offset u64, len u64 | 0 |
+//! | `SEEK` | fd u32, whence u32 (`SEEK_DATA`, `SEEK_HOLE`), offset u64 | the offset found (ENXIO: none) |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -106,6 +108,17 @@ pub const MKNOD: u64 = 24;
 /// Extended attributes: get, set, list, remove (Linux's `*xattr` calls
 /// with their permission rules, from the request's credentials).
 pub const XATTR: u64 = 26;
+/// Space allocated ahead or given back (Linux's `fallocate` on a regular
+/// file: allocate, keep size, punch a hole, zero a range).
+pub const FALLOCATE: u64 = 27;
+/// lseek's SEEK_DATA and SEEK_HOLE: where the next data or hole of a
+/// file starts.
+pub const SEEK: u64 = 28;
+pub const SEEK_DATA: u32 = 3;
+pub const SEEK_HOLE: u32 = 4;
+pub use linuxabi::fallocate::{
+    FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE,
+};
 pub const XATTR_GET: u32 = 0;
 pub const XATTR_SET: u32 = 1;
 pub const XATTR_LIST: u32 = 2;
@@ -164,6 +177,12 @@ pub const AT_REMOVEDIR: u32 = 0x200;
 pub const AT_SYMLINK_FOLLOW: u32 = 0x400;
 /// The request is about the directory file number itself (no path).
 pub const AT_EMPTY_PATH: u32 = 0x1000;
+/// `RENAME` header flags, renameat2's: fail if the new name exists, or
+/// swap the two names.
+pub const RENAME_NOREPLACE: u32 = 1;
+pub const RENAME_EXCHANGE: u32 = 2;
+/// `RENAME` header flag: the old name is left as a whiteout.
+pub const RENAME_WHITEOUT: u32 = 4;
 
 /// `WRITE_TO` flag: each write goes to the end of the file.
 pub const APPEND: u32 = 1;

@@ -29,7 +29,7 @@ pub const AT_EACCESS: u64 = 0x200;
 pub const AT_EMPTY_PATH: u64 = 0x1000;
 /// The limit on the size of a file a process writes (its index in
 /// `limits`).
-const RLIMIT_FSIZE: usize = 1;
+pub(super) const RLIMIT_FSIZE: usize = 1;
 
 /// Where a path leads: to the file server (a directory's number there and
 /// the path from it), or to a file served here (its absolute path).
@@ -762,10 +762,14 @@ impl Sup {
             0 => off as i64,
             1 => cur as i64 + off as i64,
             2 => size as i64 + off as i64,
-            3 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
-            3 => off as i64,
-            4 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
-            4 => size as i64,
+            3 | 4 if (off as i64) < 0 || off >= size => return Err(errno::ENXIO),
+            // A regular file's holes are the file server's to find; the
+            // rest is data to its end.
+            3 | 4 => match d.kind {
+                Kind::File { fd: ffd, dir: false } => self.fs.seek_data_or_hole(ffd, whence as u32, off)? as i64,
+                _ if whence == 3 => off as i64,
+                _ => size as i64,
+            },
             _ => return Err(errno::EINVAL),
         };
         if new < 0 {
@@ -1119,12 +1123,10 @@ impl Sup {
         if link && flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
             return Err(errno::EINVAL);
         }
-        // renameat2: RENAME_NOREPLACE (1) alone; ext2 has no exchange or
-        // whiteout.
-        const RENAME_NOREPLACE: u64 = 1;
-        if !link && flags & !RENAME_NOREPLACE != 0 {
-            return Err(errno::EINVAL);
-        }
+        // renameat2: NOREPLACE, EXCHANGE and WHITEOUT, which the file
+        // server makes in the rename's request (as Linux's ext4 driver on
+        // an ext2 disk does; its ext2 driver refuses the last two).
+        let rflags = if link { 0 } else { linuxabi::rename::check(flags)? };
         let old = self.read_path_empty(rid, a[1], link && flags & AT_EMPTY_PATH != 0)?;
         let new = self.read_path(rid, a[3])?;
         // linkat of an open description (an unnamed file's first name):
@@ -1159,13 +1161,6 @@ impl Sup {
         {
             return Err(errno::EPERM);
         }
-        // The file server renames over a name: the check comes first, so
-        // another process creating the name between the two is not seen
-        // (Linux checks under the directory's lock).
-        if !link && flags & RENAME_NOREPLACE != 0 && self.fs.stat(nd, nrel.as_bytes(), api::AT_SYMLINK_NOFOLLOW).is_ok()
-        {
-            return Err(errno::EEXIST);
-        }
         let mut fields = [0u8; 8];
         fields[..4].copy_from_slice(&nd.to_le_bytes());
         fields[4..].copy_from_slice(&(orel.len() as u32).to_le_bytes());
@@ -1174,7 +1169,7 @@ impl Sup {
         } else if link && flags & AT_SYMLINK_FOLLOW != 0 {
             0x400
         } else {
-            0
+            rflags
         };
         let entry = if link { api::LINK } else { api::RENAME };
         let (from, to) = ((a[0], old.as_str()), (a[2], new.as_str()));
@@ -1184,6 +1179,11 @@ impl Sup {
         if let Some(st) = before {
             if link {
                 self.note_link(to, &st);
+            } else if rflags & linuxabi::rename::RENAME_EXCHANGE != 0 {
+                self.note_move(from, to, &st);
+                if let Some(o) = over {
+                    self.note_move(to, from, &o);
+                }
             } else if !(over.is_some_and(|o| o.dev == st.dev && o.ino == st.ino)) {
                 if let Some(o) = over {
                     self.note_unlinked(to, &o);

@@ -531,6 +531,26 @@ impl Fs {
         self.result_at(server, api::TRUNCATE, &msg, &mut []).map(|_| ())
     }
 
+    /// SEEK: where the next data (`whence` SEEK_DATA) or hole (SEEK_HOLE)
+    /// of file `fd` starts at or after `off`.
+    pub fn seek_data_or_hole(&self, fd: u32, whence: u32, off: u64) -> Result<u64, i64> {
+        let (server, fd, _) = self.route(fd);
+        let mut msg = [0u8; 16];
+        Writer::new(&mut msg).u32(fd).u32(whence).u64(off);
+        self.result_at(server, api::SEEK, &msg, &mut [])
+    }
+
+    /// FALLOCATE: `mode` (Linux's) over bytes `off..off + len` of file `fd`.
+    pub fn fallocate(&self, fd: u32, mode: u32, off: u64, len: u64) -> Result<(), i64> {
+        let (server, fd, id) = self.route(fd);
+        if self.mounts.read_only(id) {
+            return Err(errno::EROFS);
+        }
+        let mut msg = [0u8; 24];
+        Writer::new(&mut msg).u32(fd).u32(mode).u64(off).u64(len);
+        self.result_at(server, api::FALLOCATE, &msg, &mut []).map(|_| ())
+    }
+
     pub fn fsync(&self, fd: u32) -> Result<(), i64> {
         let (server, fd, _) = self.route(fd);
         let mut msg = [0u8; 8];

@@ -15,6 +15,7 @@ mod close_range;
 mod cputime;
 mod epoll;
 mod eventfd;
+mod fallocate;
 mod fanotify;
 mod fdtable;
 mod fifo;

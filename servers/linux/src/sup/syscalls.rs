@@ -133,6 +133,7 @@ impl Sup {
             nr::FUTIMESAT => ret(self.futimesat(rid, a[0], a[1], a[2])),
             nr::TRUNCATE => ret(self.truncate_path(rid, a[0], a[1])),
             nr::FTRUNCATE => ret(self.ftruncate(fd, a[1])),
+            nr::FALLOCATE => ret(self.fallocate(fd, a[1], a[2], a[3])),
             nr::FSYNC | nr::FDATASYNC => ret(self.fsync(fd)),
             nr::SYNC => {
                 let _ = self.fs.sync();

@@ -400,6 +400,106 @@ pub fn run(image: &str, keep: bool) -> u32 {
         xattr(&remove, &p, 0, fs::AT_FDCWD, &mut reply) == err(Errno::ENODATA),
         "XATTR remove again",
     );
+    // Space allocated ahead and holes (FALLOCATE, SEEK), and the messages
+    // a hostile client could send them. Nothing kept past a file's end:
+    // e2fsck reads this disk afterwards.
+    let ask = |entry: u64, msg: &[u8]| -> i64 {
+        let mut r = [0u8; 8];
+        match sys::call(stack.fs, entry, msg, &mut r) {
+            Ok(8) => i64::from_le_bytes(r),
+            other => {
+                println!("fstest: entry {entry}: {other:?}");
+                i64::MIN
+            }
+        }
+    };
+    let falloc = |fd: u32, mode: u32, off: u64, len: u64| {
+        let mut m = [0u8; 24];
+        m[..4].copy_from_slice(&fd.to_le_bytes());
+        m[4..8].copy_from_slice(&mode.to_le_bytes());
+        m[8..16].copy_from_slice(&off.to_le_bytes());
+        m[16..].copy_from_slice(&len.to_le_bytes());
+        ask(fs::FALLOCATE, &m)
+    };
+    let seek = |fd: u32, whence: u32, off: u64| {
+        let mut m = [0u8; 16];
+        m[..4].copy_from_slice(&fd.to_le_bytes());
+        m[4..8].copy_from_slice(&whence.to_le_bytes());
+        m[8..].copy_from_slice(&off.to_le_bytes());
+        ask(fs::SEEK, &m)
+    };
+    let punch = fs::FALLOC_FL_PUNCH_HOLE | fs::FALLOC_FL_KEEP_SIZE;
+    match (
+        File::open("/t/alloc", O_CREAT | O_RDWR, 0o644),
+        File::open(&p, O_RDONLY, 0),
+        File::open("/t", O_RDONLY | O_DIRECTORY, 0),
+    ) {
+        (Ok(f), Ok(ro), Ok(dir)) => {
+            let fd = f.fd();
+            let free = client::statfs().map(|s| s.bfree).unwrap_or(0);
+            c.check(falloc(fd, 0, 0, 65536) == 0, "FALLOCATE 64 KiB");
+            let st = f.stat();
+            c.check(
+                st.map(|s| (s.size, s.blocks >= 128)) == Ok((65536, true)),
+                "FALLOCATE: the size and the blocks",
+            );
+            c.check(
+                client::statfs().map(|s| s.bfree).unwrap_or(0) < free,
+                "FALLOCATE: the free count dropped",
+            );
+            c.check(
+                f.write_at(0, &[7u8; 16384]) == Ok(16384),
+                "a write into allocated blocks",
+            );
+            c.check(falloc(fd, punch, 4096, 8192) == 0, "FALLOCATE punch");
+            let mut back = alloc::vec![1u8; 16384];
+            c.check(
+                f.read_at(0, &mut back) == Ok(16384)
+                    && back[..4096].iter().all(|&b| b == 7)
+                    && back[4096..12288].iter().all(|&b| b == 0)
+                    && back[12288..].iter().all(|&b| b == 7),
+                "a punched range reads as zeros, its sides as written",
+            );
+            c.check(seek(fd, fs::SEEK_DATA, 0) == 0, "SEEK data at 0");
+            c.check(seek(fd, fs::SEEK_HOLE, 0) == 4096, "SEEK the punched hole");
+            c.check(seek(fd, fs::SEEK_DATA, 4096) == 12288, "SEEK the data after it");
+            c.check(seek(fd, fs::SEEK_HOLE, 12288) == 65536, "SEEK the end as a hole");
+            c.check(seek(fd, fs::SEEK_DATA, 65536) == err(Errno::ENXIO), "SEEK at the end");
+            let falloc_refusals = [
+                ("file number 999", falloc(999, 0, 0, 10), Errno::EBADF),
+                ("file number u32::MAX - 1", falloc(u32::MAX - 1, 0, 0, 10), Errno::EBADF),
+                ("a file open to read", falloc(ro.fd(), 0, 0, 10), Errno::EBADF),
+                ("a directory", falloc(dir.fd(), 0, 0, 10), Errno::EBADF),
+                (
+                    "collapse",
+                    falloc(fd, fs::FALLOC_FL_COLLAPSE_RANGE, 0, 4096),
+                    Errno::EOPNOTSUPP,
+                ),
+                (
+                    "a punch without KEEP_SIZE",
+                    falloc(fd, fs::FALLOC_FL_PUNCH_HOLE, 0, 10),
+                    Errno::EOPNOTSUPP,
+                ),
+                ("an unknown mode", falloc(fd, 0x8000_0000, 0, 10), Errno::EOPNOTSUPP),
+                ("length 0", falloc(fd, 0, 0, 0), Errno::EINVAL),
+                ("a negative offset", falloc(fd, 0, u64::MAX - 10, 1), Errno::EINVAL),
+                ("an end past the largest file", falloc(fd, 0, 1 << 60, 1), Errno::EFBIG),
+                ("a cut message", ask(fs::FALLOCATE, &[0u8; 12]), Errno::EINVAL),
+                ("SEEK of file number 999", seek(999, fs::SEEK_DATA, 0), Errno::EBADF),
+                ("SEEK, whence 7", seek(fd, 7, 0), Errno::EINVAL),
+                ("SEEK of a directory", seek(dir.fd(), fs::SEEK_DATA, 0), Errno::EINVAL),
+                ("SEEK, a cut message", ask(fs::SEEK, &[0u8; 5]), Errno::EINVAL),
+            ];
+            for (what, r, want) in falloc_refusals {
+                c.check(r == err(want), &format!("FALLOCATE/SEEK, {what}: {r}"));
+            }
+            c.check(f.stat().map(|s| s.size) == Ok(65536), "the file is as it was");
+            drop((f, ro, dir));
+            c.check(client::unlink("/t/alloc").is_ok(), "unlink the allocated file");
+        }
+        _ => c.check(false, "open the files for FALLOCATE"),
+    }
+
     // Left on the disk for e2fsck and debugfs on the host to read.
     let kept = fields(fs::XATTR_SET, 0, b"user.kept", 6, b"on ext");
     c.check(xattr(&kept, &p, 0, fs::AT_FDCWD, &mut reply) == 0, "XATTR set to keep");
