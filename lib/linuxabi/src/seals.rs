@@ -78,6 +78,24 @@ pub fn may_resize(seals: u32, old: u64, new: u64) -> Result<(), i64> {
     Ok(())
 }
 
+/// Whether fallocate may change bytes `off..off + len` of a file of
+/// `size` (Linux's shmem_fallocate): a punched or zeroed range is a write
+/// (EPERM when sealed against writes), an allocation past the end is
+/// growth (EPERM under F_SEAL_GROW, with FALLOC_FL_KEEP_SIZE too).
+pub fn may_fallocate(seals: u32, punches: bool, off: u64, len: u64, size: u64) -> Result<(), i64> {
+    if punches {
+        return if seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0 {
+            Err(EPERM)
+        } else {
+            Ok(())
+        };
+    }
+    if seals & F_SEAL_GROW != 0 && off.saturating_add(len) > size {
+        return Err(EPERM);
+    }
+    Ok(())
+}
+
 /// Whether a shared mapping with write access may be made (EPERM once
 /// the file is sealed against writes, future ones included).
 pub fn may_map_writable(seals: u32) -> Result<(), i64> {
@@ -91,6 +109,17 @@ pub fn may_map_writable(seals: u32) -> Result<(), i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fallocate_obeys_write_and_grow_seals() {
+        assert_eq!(may_fallocate(F_SEAL_WRITE, true, 0, 10, 100), Err(EPERM));
+        assert_eq!(may_fallocate(F_SEAL_FUTURE_WRITE, true, 0, 10, 100), Err(EPERM));
+        assert_eq!(may_fallocate(F_SEAL_WRITE, false, 0, 10, 100), Ok(()));
+        assert_eq!(may_fallocate(F_SEAL_GROW, false, 90, 20, 100), Err(EPERM));
+        assert_eq!(may_fallocate(F_SEAL_GROW, false, 0, 100, 100), Ok(()));
+        assert_eq!(may_fallocate(F_SEAL_GROW, true, 90, 20, 100), Ok(()));
+        assert_eq!(may_fallocate(F_SEAL_SHRINK, true, 0, 10, 100), Ok(()));
+    }
 
     #[test]
     fn sealing_against_sealing_is_final() {

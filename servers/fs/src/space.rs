@@ -54,6 +54,9 @@ impl Server {
             return Err(Errno::EOPNOTSUPP);
         }
         let old = self.stat_of(f.handle)?.size;
+        if let Some(&sealed) = self.seals.get(&f.handle) {
+            linuxabi::seals::may_fallocate(sealed, punch, off, len, old).map_err(|_| Errno::EPERM)?;
+        }
         if !punch {
             self.sweep_if_short(len);
         }

@@ -19,6 +19,12 @@
 #define F_SEAL_GROW 0x4
 #define F_SEAL_WRITE 0x8
 #endif
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE 0x01
+#endif
+#ifndef FALLOC_FL_PUNCH_HOLE
+#define FALLOC_FL_PUNCH_HOLE 0x02
+#endif
 #ifndef F_SEAL_FUTURE_WRITE
 #define F_SEAL_FUTURE_WRITE 0x10
 #endif
@@ -148,6 +154,9 @@ int main(void)
 	EXPECT_ERR("writing past the end", pwrite(s, "abc", 3, 2047), EPERM);
 	lseek(s, 0, SEEK_END);
 	EXPECT_ERR("appending", write(s, "abc", 3), EPERM);
+	EXPECT_ERR("fallocate past the end", fallocate(s, 0, 2000, 100), EPERM);
+	EXPECT_OK("fallocate inside", fallocate(s, 0, 0, 1024));
+	EXPECT_ERR("past the end keeping the size too", fallocate(s, FALLOC_FL_KEEP_SIZE, 2000, 100), EPERM);
 	EXPECT_STATUS("a forked child sees the seals", in_child(child_sees_seals, (void *)(long)s), "exited 0");
 	close(s);
 
@@ -167,6 +176,7 @@ int main(void)
 	EXPECT_ERR("write", write(s, "x", 1), EPERM);
 	EXPECT_ERR("pwrite", pwrite(s, "x", 1, 0), EPERM);
 	EXPECT_EQ("a write of nothing", write(s, "x", 0), 0);
+	EXPECT_ERR("punching a hole", fallocate(s, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 100), EPERM);
 	EXPECT_EQ("read", pread(s, buf, 4, 0), 4);
 	EXPECT_TRUE("mmap MAP_SHARED PROT_WRITE",
 		    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0) == MAP_FAILED && errno == EPERM);
