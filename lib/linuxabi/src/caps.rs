@@ -11,6 +11,7 @@ pub const LAST_CAP: u64 = 40;
 /// Every capability.
 pub const FULL: u64 = (1 << (LAST_CAP + 1)) - 1;
 pub const CAP_SETPCAP: u64 = 8;
+pub const CAP_SYS_CHROOT: u64 = 18;
 pub const CAP_SYS_NICE: u64 = 23;
 pub const CAP_SYS_ADMIN: u64 = 21;
 

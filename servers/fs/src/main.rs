@@ -139,6 +139,9 @@ impl Server {
                         let _ = fm.close(f.handle);
                     }
                 }
+                if let (Some(h), Ok(fm)) = (c.root, self.fm.as_mut()) {
+                    let _ = fm.close(h);
+                }
             }
         }
     }

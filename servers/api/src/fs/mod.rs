@@ -59,6 +59,7 @@
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
 //! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
+//! | `SET_ROOT` | fd u32 (a directory; `AT_FDCWD`: the file system's root), 0 u32 | 0: the client's root from now on |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -103,6 +104,10 @@ pub const MKNOD: u64 = 24;
 /// Extended attributes: get, set, list, remove (Linux's `*xattr` calls
 /// with their permission rules, from the request's credentials).
 pub const XATTR: u64 = 26;
+/// A client's root directory (Linux's chroot): its `AT_FDCWD`, absolute
+/// paths and absolute symbolic links start there and `..` there stays
+/// there. The server holds the directory open as long as it is a root.
+pub const SET_ROOT: u64 = 33;
 pub const XATTR_GET: u32 = 0;
 pub const XATTR_SET: u32 = 1;
 pub const XATTR_LIST: u32 = 2;
@@ -116,7 +121,8 @@ pub const XATTR_SIZE_MAX: usize = 65536;
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-pub const ENTRIES: u64 = (1 << 27) - 1;
+/// The entries served (bit n: entry n), `SET_ROOT`'s among them.
+pub const ENTRIES: u64 = (1 << 35) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.
