@@ -7,12 +7,15 @@
  * root; what Linux leaves open: a working directory outside the root
  * (getcwd says "(unreachable)", so realpath fails with ENOENT, the
  * CVE-2018-1000001 check) and a directory descriptor opened before; the
- * root inherited across fork and kept across exec.
+ * root inherited across fork and kept across exec.  Then bind mounts
+ * (MS_BIND) of a directory and of a file and moves (MS_MOVE), with their
+ * errors, and a bind seen from inside a root.
  */
 #include "abi.h"
 
 #include <grp.h>
 #include <limits.h>
+#include <sys/mount.h>
 
 /* The jail's own copy of busybox, for the exec inside it. */
 #define PROGRAM "jail/busybox"
@@ -222,6 +225,77 @@ static int fd_outside(void *arg)
 	return 0;
 }
 
+/* Inside the jail, what a bind below it leads to. */
+static int bound_inside(void *arg)
+{
+	(void)arg;
+	SETUP(chdir("jail"));
+	SETUP(chroot("."));
+	EXPECT_STR("a bind inside the root", text_of(AT_FDCWD, "/bound/f"), "a");
+	EXPECT_STR("its source's name there", text_of(AT_FDCWD, "/in/a/f"), "a");
+	return 0;
+}
+
+static void binds(void)
+{
+	struct stat a, b;
+	SETUP(mkdir("a", 0755));
+	SETUP(mkdir("b", 0755));
+	SETUP(mkdir("a/sub", 0755));
+	put("a/f", "a");
+	put("b/f", "b");
+	put("file1", "one");
+	put("file2", "two");
+	EXPECT_ERR("bind of a missing source", mount("missing", "b", NULL, MS_BIND, NULL), ENOENT);
+	EXPECT_ERR("bind onto a missing target", mount("a", "missing", NULL, MS_BIND, NULL), ENOENT);
+	EXPECT_ERR("bind from a NULL source", mount(NULL, "b", NULL, MS_BIND, NULL), EINVAL);
+	EXPECT_ERR("bind from an empty source", mount("", "b", NULL, MS_BIND, NULL), EINVAL);
+	EXPECT_ERR("bind from a bad pointer", mount((char *)-4096, "b", NULL, MS_BIND, NULL), EFAULT);
+	EXPECT_ERR("bind of a directory onto a file", mount("a", "file2", NULL, MS_BIND, NULL), ENOTDIR);
+	EXPECT_ERR("bind of a file onto a directory", mount("file1", "b", NULL, MS_BIND, NULL), ENOTDIR);
+	EXPECT_ERR("bind through a file", mount("file1/x", "b", NULL, MS_BIND, NULL), ENOTDIR);
+	EXPECT_OK("bind a onto b", mount("a", "b", NULL, MS_BIND, NULL));
+	EXPECT_STR("b/f", text_of(AT_FDCWD, "b/f"), "a");
+	SETUP(stat("a/sub", &a));
+	SETUP(stat("b/sub", &b));
+	EXPECT_TRUE("b/sub is a/sub", a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	put("b/new", "made");
+	EXPECT_STR("made through b, seen in a", text_of(AT_FDCWD, "a/new"), "made");
+	EXPECT_STR("b/sub/../f", text_of(AT_FDCWD, "b/sub/../f"), "a");
+	EXPECT_ERR("move of a directory nothing is mounted on", mount("a", "open", NULL, MS_MOVE, NULL), EINVAL);
+	EXPECT_OK("umount(b)", umount("b"));
+	EXPECT_STR("b/f again", text_of(AT_FDCWD, "b/f"), "b");
+	EXPECT_ERR("umount(b) again", umount("b"), EINVAL);
+
+	EXPECT_OK("bind a file", mount("file1", "file2", NULL, MS_BIND, NULL));
+	EXPECT_STR("file2", text_of(AT_FDCWD, "file2"), "one");
+	EXPECT_OK("umount(file2)", umount("file2"));
+	EXPECT_STR("file2 again", text_of(AT_FDCWD, "file2"), "two");
+
+	/* A move needs a parent mount that does not propagate. */
+	SETUP(mkdir("c", 0755));
+	SETUP(mkdir("c/x", 0755));
+	SETUP(mkdir("c/y", 0755));
+	EXPECT_OK("bind c onto itself", mount("c", "c", NULL, MS_BIND, NULL));
+	EXPECT_OK("make it private", mount("none", "c", NULL, MS_PRIVATE, NULL));
+	EXPECT_OK("bind a onto c/x", mount("a", "c/x", NULL, MS_BIND, NULL));
+	EXPECT_ERR("move c/x below itself", mount("c/x", "c/x/sub", NULL, MS_MOVE, NULL), ELOOP);
+	EXPECT_ERR("move c/x onto a file", mount("c/x", "file1", NULL, MS_MOVE, NULL), EINVAL);
+	EXPECT_OK("move c/x to c/y", mount("c/x", "c/y", NULL, MS_MOVE, NULL));
+	EXPECT_ERR("c/x/f", stat("c/x/f", &a), ENOENT);
+	EXPECT_STR("c/y/f", text_of(AT_FDCWD, "c/y/f"), "a");
+	EXPECT_ERR("umount(c/x)", umount("c/x"), EINVAL);
+	EXPECT_OK("umount(c/y)", umount("c/y"));
+	EXPECT_OK("umount(c)", umount("c"));
+
+	SETUP(mkdir("jail/bound", 0755));
+	SETUP(mkdir("jail/in/a", 0755));
+	put("jail/in/a/f", "a");
+	EXPECT_OK("bind jail/in/a onto jail/bound", mount("jail/in/a", "jail/bound", NULL, MS_BIND, NULL));
+	EXPECT_STATUS("the child", in_child(bound_inside, NULL), "exited 0");
+	EXPECT_OK("umount(jail/bound)", umount("jail/bound"));
+}
+
 int main(void)
 {
 	abi_init();
@@ -260,5 +334,8 @@ int main(void)
 	EXPECT_ERR("dir here", stat("dir", &st), ENOENT);
 	EXPECT_OK("jail/dir/l", lstat("jail/dir/l", &st));
 	EXPECT_STR("secret is untouched", text_of(AT_FDCWD, "secret"), "outside");
+
+	section("bind mounts and moves");
+	binds();
 	return abi_done();
 }

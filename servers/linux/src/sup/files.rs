@@ -93,7 +93,11 @@ impl Sup {
         }
         match self.fs.mounts.target(&abs) {
             // Inside a root, the system's file server takes names as the
-            // process gives them (it knows the root), not as paths.
+            // process gives them (it knows the root), not as paths; a
+            // bind's source by its name from the root.
+            Some(Target::Fs(ROOT, p)) if self.root.is_some() && p != abs => {
+                return Ok(Target::Fs(ROOT, self.seen(&p).ok_or(errno::ENOENT)?));
+            }
             Some(Target::Fs(ROOT, _)) if self.root.is_some() => {}
             Some(t) => return Ok(t),
             None => {}
