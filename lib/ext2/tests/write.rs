@@ -345,6 +345,47 @@ fn a_search_check_runs_on_every_directory_of_a_path() {
 }
 
 #[test]
+fn nothing_resolves_above_a_callers_root() {
+    let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let jail = fs.mkdir(root, b"jail", 0o755, ROOT).unwrap();
+    let inside = fs.mkdir(jail, b"in", 0o755, ROOT).unwrap();
+    let secret = fs.create(root, b"secret", 0o644, ROOT).unwrap();
+    let decoy = fs.create(jail, b"secret", 0o644, ROOT).unwrap();
+    fs.symlink(inside, b"abs", b"/secret", ROOT).unwrap();
+    fs.symlink(inside, b"up", b"../../../secret", ROOT).unwrap();
+    fs.symlink(inside, b"dir", b"/", ROOT).unwrap();
+    for path in [
+        &b"/secret"[..],
+        b"/../secret",
+        b"../../../secret",
+        b"/in/../../secret",
+        b"/in/abs",
+        b"/in/up",
+        b"/in/dir/../secret",
+    ] {
+        let start = if path[0] == b'/' { root } else { inside };
+        assert_eq!(fs.resolve_in(jail, start, path, true, None), Ok(decoy), "{path:?}");
+    }
+    assert_eq!(fs.resolve_in(jail, inside, b"/..", true, None), Ok(jail));
+    // A start outside the root walks up as it would without one.
+    assert_eq!(fs.resolve_in(jail, root, b"secret", true, None), Ok(secret));
+    assert_eq!(fs.resolve_in(jail, root, b"jail/in/..", true, None), Ok(jail));
+    // Entries are made under the root too.
+    assert_eq!(
+        fs.resolve_parent_in(jail, inside, b"/new", None),
+        Ok((jail, b"new".to_vec()))
+    );
+    assert_eq!(
+        fs.resolve_parent_in(jail, inside, b"../../new", None),
+        Ok((jail, b"new".to_vec()))
+    );
+    assert_eq!(fs.resolve_as(root, b"/jail/in/abs", true, None), Ok(secret));
+    assert_clean(&unmount(fs));
+}
+
+#[test]
 fn a_directory_removed_while_open_has_no_entries() {
     let image = mkfs(None, Geometry::new(1024, 128, 4 << 20));
     let mut fs = mount(image);

@@ -13,6 +13,7 @@ pub const FULL: u64 = (1 << (LAST_CAP + 1)) - 1;
 /// Reads and searches any file; opens a file handle (open_by_handle_at).
 pub const CAP_DAC_READ_SEARCH: u64 = 2;
 pub const CAP_SETPCAP: u64 = 8;
+pub const CAP_SYS_CHROOT: u64 = 18;
 pub const CAP_SYS_NICE: u64 = 23;
 pub const CAP_SYS_ADMIN: u64 = 21;
 

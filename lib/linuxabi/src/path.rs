@@ -36,6 +36,57 @@ pub fn absolute(cwd: &str, path: &str) -> String {
     out
 }
 
+/// `absolute` for a process whose root directory is `root` (absolute and
+/// clean; Linux's chroot): an absolute `path` starts at the root, and
+/// `..` at the root stays there. A `cwd` outside the root walks as it
+/// would without one (Linux leaves such a working directory usable).
+pub fn absolute_in(root: &str, cwd: &str, path: &str) -> String {
+    let top: Vec<&str> = root.split('/').filter(|p| !p.is_empty()).collect();
+    let start = if path.starts_with('/') { root } else { cwd };
+    let mut parts: Vec<&str> = Vec::new();
+    for p in start.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." if parts == top => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    let mut out = String::with_capacity(root.len() + path.len() + cwd.len() + 1);
+    for p in &parts {
+        out.push('/');
+        out.push_str(p);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Absolute `path` as a process whose root directory is `root` names it
+/// (None: it is outside the root, where Linux's getcwd says
+/// "(unreachable)").
+pub fn seen_from(root: &str, path: &str) -> Option<String> {
+    if root == "/" {
+        return Some(String::from(path));
+    }
+    let rest = below(path, root)?;
+    let mut out = String::from("/");
+    out.push_str(rest);
+    Some(out)
+}
+
 /// `path` below directory `dir` (both absolute and clean): the rest, ""
 /// for `dir` itself; None if it is not below.
 pub fn below<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
@@ -65,6 +116,22 @@ mod tests {
         assert_eq!(absolute("/a", "./b/./c/"), "/a/b/c");
         assert_eq!(absolute("/proc", "self/exe"), "/proc/self/exe");
         assert_eq!(absolute("/", ""), "/");
+    }
+
+    #[test]
+    fn nothing_walks_above_a_root() {
+        assert_eq!(absolute_in("/r", "/r/a", "../../.."), "/r");
+        assert_eq!(absolute_in("/r", "/r/a", "/../x"), "/r/x");
+        assert_eq!(absolute_in("/r", "/r/a", "../../r/a"), "/r/r/a");
+        assert_eq!(absolute_in("/r", "/elsewhere", "../x"), "/x");
+        assert_eq!(absolute_in("/r", "/", "r/.."), "/r");
+        assert_eq!(absolute_in("/", "/a", "../.."), "/");
+        assert_eq!(absolute_in("/r/s", "/", "/"), "/r/s");
+        assert_eq!(seen_from("/r", "/r/a"), Some("/a".into()));
+        assert_eq!(seen_from("/r", "/r"), Some("/".into()));
+        assert_eq!(seen_from("/r", "/rx"), None);
+        assert_eq!(seen_from("/r", "/"), None);
+        assert_eq!(seen_from("/", "/a"), Some("/a".into()));
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct Client {
     pub files: Vec<Option<OpenFile>>,
     pub write: Option<WriteContext>,
     pub errno: Option<Errno>,
+    /// Its root directory (`SET_ROOT`), held open; None: the file
+    /// system's root.
+    pub root: Option<Handle>,
 }
 
 impl Client {
@@ -96,7 +99,7 @@ impl Client {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.files.is_empty() && self.errno.is_none()
+        self.files.is_empty() && self.errno.is_none() && self.root.is_none()
     }
 }
 

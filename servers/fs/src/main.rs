@@ -147,6 +147,9 @@ impl Server {
                     }
                     self.seals_closed(f.handle);
                 }
+                if let (Some(h), Ok(fm)) = (c.root, self.fm.as_mut()) {
+                    let _ = fm.close(h);
+                }
             }
         }
     }

@@ -154,11 +154,39 @@ impl Server {
         Ok((self.file(caller, fd)?, value))
     }
 
+    /// The caller's root directory: its `SET_ROOT`'s, or the file
+    /// system's.
+    fn root_of(&mut self, caller: u64) -> Result<Handle, Errno> {
+        match self.clients.get(&caller).and_then(|c| c.root) {
+            Some(h) => Ok(h),
+            None => self.fm()?.root().map_err(errno),
+        }
+    }
+
+    /// `SET_ROOT`: the caller's root becomes the directory it has open
+    /// as `fd` (or the file system's again), held by the server.
+    fn set_root(&mut self, caller: u64, fd: u32) -> Result<(), Errno> {
+        let new = if fd == AT_FDCWD {
+            None
+        } else {
+            let f = self.file(caller, fd)?;
+            if !f.dir {
+                return Err(Errno::ENOTDIR);
+            }
+            self.fm()?.open(f.handle).map_err(errno)?;
+            Some(f.handle)
+        };
+        if let Some(old) = core::mem::replace(&mut self.client(caller).root, new) {
+            let _ = self.fm()?.close(old);
+        }
+        Ok(())
+    }
+
     /// Where a relative path starts: the directory `dirfd` names, or the
-    /// root.
+    /// caller's root.
     fn start(&mut self, caller: u64, dirfd: u32) -> Result<Handle, Errno> {
         if dirfd == AT_FDCWD {
-            return self.fm()?.root().map_err(errno);
+            return self.root_of(caller);
         }
         let f = self.file(caller, dirfd)?;
         if !f.dir {
@@ -170,20 +198,22 @@ impl Server {
     fn resolve(&mut self, caller: u64, hdr: &PathHeader, path: &[u8], follow: bool) -> Result<Handle, Errno> {
         if hdr.flags & AT_EMPTY_PATH != 0 && path.is_empty() {
             if hdr.dirfd == AT_FDCWD {
-                return self.fm()?.root().map_err(errno);
+                return self.root_of(caller);
             }
             return Ok(self.file(caller, hdr.dirfd)?.handle);
         }
         let start = self.start(caller, hdr.dirfd)?;
+        let root = self.root_of(caller)?;
         let cred = hdr.cred;
         let search = |st: &LibStat| may(cred, st, X);
         let search: Search = (cred.uid != 0).then_some(&search);
-        self.fm()?.resolve_as(start, path, follow, search).map_err(errno)
+        self.fm()?.resolve_in(root, start, path, follow, search).map_err(errno)
     }
 
     fn parent(&mut self, caller: u64, cred: Cred, dirfd: u32, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let start = self.start(caller, dirfd)?;
-        self.parent_in(cred, start, path)
+        let root = self.root_of(caller)?;
+        self.parent_in(cred, root, start, path)
     }
 
     /// Where request `p` makes a new entry: its directory, which the
@@ -200,10 +230,10 @@ impl Server {
         Ok((dir, name, owner))
     }
 
-    fn parent_in(&mut self, cred: Cred, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
+    fn parent_in(&mut self, cred: Cred, root: Handle, start: Handle, path: &[u8]) -> Result<(Handle, Vec<u8>), Errno> {
         let search = |st: &LibStat| may(cred, st, X);
         let search: Search = (cred.uid != 0).then_some(&search);
-        self.fm()?.resolve_parent_as(start, path, search).map_err(errno)
+        self.fm()?.resolve_parent_in(root, start, path, search).map_err(errno)
     }
 
     pub(crate) fn stat_of(&mut self, h: Handle) -> Result<LibStat, Errno> {
@@ -481,6 +511,10 @@ impl Server {
                     }
                 }
             }
+            SET_ROOT => {
+                self.set_root(caller, fd_of(msg)?)?;
+                Ok((0, 0))
+            }
             FSYNC => {
                 let f = self.file(caller, fd_of(msg)?)?;
                 self.fm()?.fsync(f.handle).map_err(errno)?;
@@ -541,7 +575,8 @@ impl Server {
                                 return Err(Errno::ELOOP);
                             }
                             let target = self.fm()?.readlink(h).map_err(errno)?;
-                            (dir, name) = self.parent_in(cred, dir, &target)?;
+                            let root = self.root_of(caller)?;
+                            (dir, name) = self.parent_in(cred, root, dir, &target)?;
                         }
                         Ok(h) => break Found::Existing(h),
                         // Not there, and the caller may not add it.

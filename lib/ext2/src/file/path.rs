@@ -83,6 +83,22 @@ impl<D: BlockDevice> FileManager<D> {
     /// to look a name up in each directory on the way (as Linux asks for
     /// the search bit of each); `None` passes them all.
     pub fn resolve_as(&mut self, start: Handle, path: &[u8], follow: bool, search: Search) -> Result<Handle> {
+        let root = self.root()?;
+        self.resolve_in(root, start, path, follow, search)
+    }
+
+    /// [`resolve_as`](Self::resolve_as) for a caller whose root directory
+    /// is `root` (Linux's chroot): an absolute path or symbolic link
+    /// starts there, and `..` there stays there, so that no name leads
+    /// above it.
+    pub fn resolve_in(
+        &mut self,
+        root: Handle,
+        start: Handle,
+        path: &[u8],
+        follow: bool,
+        search: Search,
+    ) -> Result<Handle> {
         if path.len() > PATH_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
@@ -91,7 +107,7 @@ impl<D: BlockDevice> FileManager<D> {
         }
         let mut buf: Vec<u8> = path.to_vec();
         let mut pos = 0;
-        let mut cur = if buf[0] == b'/' { self.root()? } else { start };
+        let mut cur = if buf[0] == b'/' { root } else { start };
         let mut links = 0;
         loop {
             while pos < buf.len() && buf[pos] == b'/' {
@@ -108,7 +124,7 @@ impl<D: BlockDevice> FileManager<D> {
             let trailing_slash = !rest_has_name && end < buf.len();
             let name = &buf[pos..end];
             self.searchable(cur, search)?;
-            let next = if name == b"." {
+            let next = if name == b"." || (name == b".." && cur.ino == root.ino) {
                 self.dir_inode(cur).map(|_| cur)?
             } else {
                 self.lookup(cur, name)?
@@ -125,7 +141,7 @@ impl<D: BlockDevice> FileManager<D> {
                     return Err(Errno::ENAMETOOLONG);
                 }
                 if target[0] == b'/' {
-                    cur = self.root()?;
+                    cur = root;
                 }
                 buf = target;
                 pos = 0;
@@ -149,6 +165,19 @@ impl<D: BlockDevice> FileManager<D> {
     /// [`resolve_parent`](Self::resolve_parent) checking `search` on each
     /// directory, the last one's too (its entry is looked up next).
     pub fn resolve_parent_as(&mut self, start: Handle, path: &[u8], search: Search) -> Result<(Handle, Vec<u8>)> {
+        let root = self.root()?;
+        self.resolve_parent_in(root, start, path, search)
+    }
+
+    /// [`resolve_parent_as`](Self::resolve_parent_as) for a caller whose
+    /// root directory is `root` (as [`resolve_in`](Self::resolve_in)).
+    pub fn resolve_parent_in(
+        &mut self,
+        root: Handle,
+        start: Handle,
+        path: &[u8],
+        search: Search,
+    ) -> Result<(Handle, Vec<u8>)> {
         let trimmed = match path.iter().rposition(|&c| c != b'/') {
             Some(i) => &path[..=i],
             None if path.is_empty() => return Err(Errno::ENOENT),
@@ -158,9 +187,9 @@ impl<D: BlockDevice> FileManager<D> {
             Some(i) => {
                 let dir_path = &trimmed[..i];
                 let dir = if dir_path.iter().all(|&c| c == b'/') {
-                    self.root()?
+                    root
                 } else {
-                    self.resolve_as(start, dir_path, true, search)?
+                    self.resolve_in(root, start, dir_path, true, search)?
                 };
                 (dir, &trimmed[i + 1..])
             }

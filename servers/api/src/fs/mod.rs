@@ -64,6 +64,7 @@
 //! | `MEMFD` | header (dirfd: the file, for seals), op u32 ([`MEMFD_CREATE`]...), value u32 (the seals made or added) | CREATE: as `OPEN`; else the file's seals (`EINVAL`: a file with none) |
 //! | `FALLOCATE` | fd u32, mode u32 (Linux's `FALLOC_FL_*`), offset u64, len u64 | 0 |
 //! | `SEEK` | fd u32, whence u32 (`SEEK_DATA`, `SEEK_HOLE`), offset u64 | the offset found (ENXIO: none) |
+//! | `SET_ROOT` | fd u32 (a directory; `AT_FDCWD`: the file system's root), 0 u32 | 0: the client's root from now on |
 //! | `XATTR` | header (`AT_SYMLINK_NOFOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), op u32 ([`XATTR_GET`]...), flags u32 (`XATTR_CREATE`, `XATTR_REPLACE`), name length u32, size u32 (SET: the value's length; GET, LIST: the caller's buffer, 0: only the size), name, value, path | size, then the value or the NUL-ended names (when they fit `size`, else `ERANGE`) |
 
 pub mod client;
@@ -119,6 +120,10 @@ pub const SEEK_HOLE: u32 = 4;
 pub use linuxabi::fallocate::{
     FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE,
 };
+/// A client's root directory (Linux's chroot): its `AT_FDCWD`, absolute
+/// paths and absolute symbolic links start there and `..` there stays
+/// there. The server holds the directory open as long as it is a root.
+pub const SET_ROOT: u64 = 33;
 pub const XATTR_GET: u32 = 0;
 pub const XATTR_SET: u32 = 1;
 pub const XATTR_LIST: u32 = 2;
@@ -147,8 +152,7 @@ pub const MEMFD_ADD_SEALS: u32 = 2;
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
-/// Every entry above, as the mask `acc` takes (bit n: entry n).
-pub const ENTRIES: u64 = (1 << 33) - 1;
+pub const ENTRIES: u64 = (1 << 35) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
 /// that a file changed since exec is not read as if it were the same.

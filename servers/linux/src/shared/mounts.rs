@@ -24,7 +24,14 @@
 //!   enforce as Linux's VFS does, and the others they show in statfs and
 //!   /proc/mounts);
 //! - `LIST` → [count, then per mount: id, file server, device, flags,
-//!   path length, path…].
+//!   path length, path…, source length, source…];
+//! - `BIND` [flags, path length, path…, source length, source…] → [0]:
+//!   MS_BIND: names below the path lead to the same names below the
+//!   source (an absolute path of the system's, without links), which the
+//!   supervisors route again; no servers of its own, so never busy;
+//! - `MOVE` [path length, path…, new path length, new path…] → [0]:
+//!   MS_MOVE: the mount, and those below it, at the new path from now on
+//!   (binds whose source was below it follow).
 //!
 //! The first mount also registers the name `linux.mounts`: supervisors
 //! look the table up only once some file system was mounted.
@@ -44,6 +51,8 @@ pub const REMOVE: u64 = 2;
 pub const LIST: u64 = 3;
 pub const READY: u64 = 4;
 pub const REMOUNT: u64 = 5;
+pub const BIND: u64 = 6;
+pub const MOVE: u64 = 7;
 
 /// The name whose presence tells supervisors that mounts exist.
 pub const MOUNTED_NAME: &str = "linux.mounts";
@@ -65,6 +74,8 @@ pub struct Mount {
     pub dev: u32,
     pub flags: u64,
     pub fs: u64,
+    /// A bind's source (None: a file system on a device).
+    pub source: Option<String>,
     /// The three servers' pids (file server, cache, device).
     procs: [u64; 3],
     /// Its file server said it mounted the file system.
@@ -85,6 +96,28 @@ pub fn path_from(w: &[u64]) -> Option<String> {
     let len = word(w, 0) as usize;
     let b = proto::bytes(w.get(1..).unwrap_or(&[]));
     String::from_utf8(b.get(..len)?.to_vec()).ok()
+}
+
+/// The words `path_words` made of `p` take.
+pub fn path_len(p: &str) -> usize {
+    1 + p.len().div_ceil(8)
+}
+
+/// Two paths from message words, one after the other.
+fn two_paths(w: &[u64]) -> Option<(String, String)> {
+    let a = path_from(w)?;
+    let b = path_from(w.get(path_len(&a)..)?)?;
+    Some((a, b))
+}
+
+/// `path` with its prefix `from` made `to` (None: not below `from`).
+pub fn moved(path: &str, from: &str, to: &str) -> Option<String> {
+    let rest = linuxabi::path::below(path, from)?;
+    Some(match (rest.is_empty(), to) {
+        (true, _) => String::from(to),
+        (false, "/") => format!("/{rest}"),
+        (false, _) => format!("{to}/{rest}"),
+    })
 }
 
 pub fn path_words(p: &str) -> Vec<u64> {
@@ -162,9 +195,20 @@ impl Shared {
                 for m in ready {
                     out.extend([m.id as u64, m.fs, m.dev as u64, m.flags]);
                     out.extend(path_words(&m.path));
+                    out.extend(path_words(m.source.as_deref().unwrap_or("")));
                 }
                 End::Reply(out)
             }
+            BIND => match two_paths(w.get(3..).unwrap_or(&[])) {
+                Some((path, source)) if !source.is_empty() => {
+                    result(self.mount_bind(word(w, 2), path, source).map_or_else(|e| -e, |_| 0))
+                }
+                _ => result(-errno::EINVAL),
+            },
+            MOVE => match two_paths(w.get(2..).unwrap_or(&[])) {
+                Some((from, to)) => result(self.mount_move(&from, &to).map_or_else(|e| -e, |_| 0)),
+                None => result(-errno::EINVAL),
+            },
             _ => result(-errno::EINVAL),
         }
     }
@@ -174,9 +218,7 @@ impl Shared {
         if ms.iter().any(|m| m.path == path || m.dev == dev) {
             return Err(errno::EBUSY);
         }
-        let id = (1..=MAX_MOUNTS)
-            .find(|i| !ms.iter().any(|m| m.id == *i))
-            .ok_or(errno::ENOMEM)?;
+        let id = self.free_id()?;
         // An unbound device has no file system on it; a read-only one
         // mounts read-only only.
         self.loops.status(dev).map_err(|_| errno::EINVAL)?;
@@ -209,10 +251,72 @@ impl Shared {
             dev,
             flags,
             fs: procs[0],
+            source: None,
             procs,
             ready: false,
         });
         Ok((id, procs))
+    }
+
+    /// A free mount number.
+    fn free_id(&self) -> Result<u32, i64> {
+        let ms = &self.mounts.list;
+        (1..=MAX_MOUNTS)
+            .find(|i| !ms.iter().any(|m| m.id == *i))
+            .ok_or(errno::ENOMEM)
+    }
+
+    fn register(&mut self) {
+        if !self.mounts.registered {
+            self.mounts.registered = sys::name_register(MOUNTED_NAME, proto::shared::ENTRIES).is_ok();
+        }
+    }
+
+    /// `BIND`: one mount per path, as device mounts (EBUSY).
+    fn mount_bind(&mut self, flags: u64, path: String, source: String) -> Result<(), i64> {
+        if !path.starts_with('/') || !source.starts_with('/') {
+            return Err(errno::EINVAL);
+        }
+        if self.mounts.list.iter().any(|m| m.path == path) {
+            return Err(errno::EBUSY);
+        }
+        let id = self.free_id()?;
+        self.mounts.list.push(Mount {
+            id,
+            path,
+            dev: u32::MAX,
+            flags: flags & KEPT,
+            fs: 0,
+            source: Some(source),
+            procs: [0; 3],
+            ready: true,
+        });
+        self.register();
+        Ok(())
+    }
+
+    /// `MOVE`: EINVAL unless a mount is at `from`, EBUSY if one is at
+    /// `to`, ELOOP for a place below itself.
+    fn mount_move(&mut self, from: &str, to: &str) -> Result<(), i64> {
+        let ms = &mut self.mounts.list;
+        if !ms.iter().any(|m| m.ready && m.path == from) {
+            return Err(errno::EINVAL);
+        }
+        if ms.iter().any(|m| m.path == to) {
+            return Err(errno::EBUSY);
+        }
+        if linuxabi::path::below(to, from).is_some() {
+            return Err(errno::ELOOP);
+        }
+        for m in ms.iter_mut() {
+            if let Some(p) = moved(&m.path, from, to) {
+                m.path = p;
+            }
+            if let Some(p) = m.source.as_deref().and_then(|s| moved(s, from, to)) {
+                m.source = Some(p);
+            }
+        }
+        Ok(())
     }
 
     /// `READY`: the mount's file server serves a mounted file system, or
@@ -227,9 +331,7 @@ impl Shared {
         let fs = self.mounts.list[i].fs;
         if ok && stat_line(fs, "mounted") == Some(1) {
             self.mounts.list[i].ready = true;
-            if !self.mounts.registered {
-                self.mounts.registered = sys::name_register(MOUNTED_NAME, proto::shared::ENTRIES).is_ok();
-            }
+            self.register();
             return Ok(());
         }
         let m = self.mounts.list.remove(i);
@@ -251,6 +353,10 @@ impl Shared {
             .iter()
             .position(|m| m.path == path && m.ready)
             .ok_or(errno::EINVAL)?;
+        if self.mounts.list[i].source.is_some() {
+            self.mounts.list.remove(i);
+            return Ok(());
+        }
         let fs = self.mounts.list[i].fs;
         if flags & MNT_DETACH == 0 && stat_line(fs, "open_files").unwrap_or(0) > 0 {
             return Err(errno::EBUSY);

@@ -81,32 +81,44 @@ impl Sup {
         {
             return Err(errno::ENOTDIR);
         }
+        self.root_lost()?;
         let base = if path.starts_with('/') {
             String::from("/")
         } else {
             self.dir_path(dirfd)?
         };
-        let abs = linuxabi::path::absolute(&base, path);
-        if is_virtual(&abs) {
+        let abs = self.lexical(&base, path);
+        if self.serves_virtual() && is_virtual(&abs) {
             return Ok(Target::Virt(abs));
         }
-        if let Some(t) = self.fs.mounts.target(&abs) {
-            return Ok(t);
+        match self.fs.mounts.target(&abs) {
+            // Inside a root, the system's file server takes names as the
+            // process gives them (it knows the root), not as paths; a
+            // bind's source by its name from the root.
+            Some(Target::Fs(ROOT, p)) if self.root.is_some() && p != abs => {
+                return Ok(Target::Fs(ROOT, self.seen(&p).ok_or(errno::ENOENT)?));
+            }
+            Some(Target::Fs(ROOT, _)) if self.root.is_some() => {}
+            Some(t) => return Ok(t),
+            None => {}
         }
         if path.starts_with('/') {
             return Ok(Target::Fs(ROOT, String::from(path)));
         }
+        // The root's name for a system path (a directory outside the
+        // root has none: the process cannot name it).
+        let named = || self.seen(&abs).ok_or(errno::ENOENT);
         if cwd {
             return Ok(match self.cwd_fd {
                 Some(fd) => Target::Fs(fd, String::from(path)),
-                None => Target::Fs(ROOT, abs),
+                None => Target::Fs(ROOT, named()?),
             });
         }
         let o = self.fds.ofd(dirfd)?;
         let d = o.borrow();
         match d.kind {
             Kind::File { fd, .. } => Ok(Target::Fs(fd, String::from(path))),
-            Kind::VDir(_) => Ok(Target::Fs(ROOT, abs)),
+            Kind::VDir(_) => Ok(Target::Fs(ROOT, named()?)),
             _ => Err(errno::ENOTDIR),
         }
     }
@@ -135,7 +147,7 @@ impl Sup {
         } else {
             self.dir_path(dirfd)?
         };
-        Ok(linuxabi::path::absolute(&base, path))
+        Ok(self.lexical(&base, path))
     }
 
     fn abs_of(&self, dirfd: u64, path: &str) -> String {
@@ -144,7 +156,7 @@ impl Sup {
         } else {
             self.dir_path(dirfd).unwrap_or_else(|_| self.cwd.clone())
         };
-        linuxabi::path::absolute(&base, path)
+        self.lexical(&base, path)
     }
 
     pub(super) fn limit(&self) -> usize {
@@ -1344,34 +1356,31 @@ impl Sup {
             }
             Target::Fs(d, rel) => {
                 let fd = self.fs.open(d, rel.as_bytes(), fdt::O_DIRECTORY, 0)?;
-                // Search permission on the directory.
-                let s = StatView::parse(&self.fs.fstat(fd)?);
-                if self.cred.euid != 0 {
-                    let bits = if s.uid == self.cred.euid {
-                        s.mode >> 6
-                    } else if self.in_group(s.gid) {
-                        s.mode >> 3
-                    } else {
-                        s.mode
-                    };
-                    if bits & 1 == 0 {
-                        self.fs.close(fd);
-                        return Err(errno::EACCES);
-                    }
-                }
-                if let Some(old) = self.cwd_fd.replace(fd) {
-                    self.fs.close(old);
-                }
-                self.cwd = self.physical(&abs);
+                self.enter(fd, self.real_path(&abs))?;
             }
         }
         Ok(0)
     }
 
+    /// The working directory becomes the directory open as `fd`, at
+    /// system path `abs`, if the caller may search it.
+    fn enter(&mut self, fd: u32, abs: String) -> Result<(), i64> {
+        let s = StatView::parse(&self.fs.fstat(fd)?);
+        if !self.may_search(&s) {
+            self.fs.close(fd);
+            return Err(errno::EACCES);
+        }
+        if let Some(old) = self.cwd_fd.replace(fd) {
+            self.fs.close(old);
+        }
+        self.cwd = abs;
+        Ok(())
+    }
+
     /// `abs` with each symbolic link on the way replaced by what it names:
     /// a working directory is where the links lead, not the way there
     /// (Linux's getcwd). One lookup per name; chdir is rare.
-    fn physical(&self, abs: &str) -> String {
+    pub(super) fn physical(&self, abs: &str) -> String {
         let mut out = String::from("/");
         let mut rest: Vec<String> = abs
             .split('/')
@@ -1418,6 +1427,12 @@ impl Sup {
                 if !s.is_dir() {
                     return Err(errno::ENOTDIR);
                 }
+                if self.root.is_some() {
+                    // The directory itself, wherever it is (one outside the
+                    // root stays usable, as on Linux): not its name.
+                    let new = self.fs.open(fd, b".", fdt::O_DIRECTORY, 0)?;
+                    return self.enter(new, path).map(|_| 0);
+                }
                 self.chdir_to(AT_FDCWD as u64, &path)
             }
             Kind::VDir(_) => {
@@ -1435,7 +1450,7 @@ impl Sup {
         {
             return Err(errno::ENOENT);
         }
-        let mut p = self.cwd.clone().into_bytes();
+        let mut p = self.cwd_text().into_bytes();
         p.push(0);
         if size < p.len() as u64 {
             return Err(errno::ERANGE);

@@ -273,6 +273,18 @@ impl Fs {
         }
     }
 
+    /// The system file server's root for this client (`SET_ROOT`): the
+    /// directory open as `fd`, or the file system's (`ROOT`).
+    pub fn set_root(&self, fd: u32) -> Result<(), i64> {
+        let (server, local, id) = self.route(fd);
+        if id != 0 {
+            return Err(errno::EINVAL);
+        }
+        let mut msg = [0u8; 8];
+        Writer::new(&mut msg).u32(local).u32(0);
+        self.result_at(server, api::SET_ROOT, &msg, &mut []).map(|_| ())
+    }
+
     /// The same open file for the supervisor `pid` (a forked child's).
     pub fn share(&self, fd: u32, pid: u64) -> Result<u32, i64> {
         let (server, local, id) = self.route(fd);

@@ -11,6 +11,7 @@
 //! waits, idle, to be given the next one (`proto::sup::INIT`).
 
 mod argmem;
+mod chroot;
 mod close_range;
 mod cputime;
 mod epoll;
@@ -135,6 +136,8 @@ pub struct Sup {
     /// (None: the root).
     pub cwd: String,
     pub cwd_fd: Option<u32>,
+    /// The root directory (`chroot`; None: the system's).
+    pub root: Option<chroot::Root>,
     /// The program file, held open to run it: no one writes it meanwhile.
     pub exe_hold: Option<u32>,
     pub umask: u32,
@@ -268,6 +271,7 @@ impl Sup {
             fds: FdTable::default(),
             cwd: String::from("/"),
             cwd_fd: None,
+            root: None,
             exe_hold: None,
             umask: 0o022,
             cred: Creds::default(),

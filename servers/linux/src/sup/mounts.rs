@@ -40,6 +40,8 @@ pub struct Mounted {
     pub dev: u32,
     pub flags: u64,
     pub path: String,
+    /// A bind's source (MS_BIND): names below `path` are those below it.
+    pub source: Option<String>,
 }
 
 /// The mounts a supervisor knows, and the shared server to ask.
@@ -70,18 +72,22 @@ impl Table {
         let mut i = 1;
         for _ in 0..word(&w, 0).min(64) {
             let (id, fs, dev, flags) = (word(&w, i), word(&w, i + 1), word(&w, i + 2), word(&w, i + 3));
-            let len = word(&w, i + 4) as usize;
             let Some(path) = op::path_from(w.get(i + 4..).unwrap_or(&[])) else {
                 break;
             };
+            i += 4 + op::path_len(&path);
+            let Some(source) = op::path_from(w.get(i..).unwrap_or(&[])) else {
+                break;
+            };
+            i += op::path_len(&source);
             list.push(Mounted {
                 id: id as u32,
                 fs,
                 dev: dev as u32,
                 flags,
                 path,
+                source: (!source.is_empty()).then_some(source),
             });
-            i += 5 + len.div_ceil(8);
         }
         *self.list.borrow_mut() = list;
     }
@@ -169,14 +175,28 @@ impl Table {
         }
         self.refresh();
         let list = self.list.borrow();
-        let best = list
-            .iter()
-            .filter_map(|m| linuxabi::path::below(abs, &m.path).map(|rest| (m, rest)))
-            .max_by_key(|(m, _)| m.path.len());
-        Some(match best {
-            Some((m, rest)) => Target::Fs(MOUNT_ROOT | m.id, format!("/{rest}")),
-            None => Target::Fs(ROOT, String::from(abs)),
-        })
+        // A bind leads on to its source's names, which are routed again;
+        // each bind is passed once (a directory bound onto itself, or
+        // binds that lead round, end).
+        let mut abs = String::from(abs);
+        let mut passed = Vec::new();
+        loop {
+            let best = list
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !passed.contains(i))
+                .filter_map(|(i, m)| linuxabi::path::below(&abs, &m.path).map(|rest| (i, m, rest)))
+                .max_by_key(|(_, m, _)| m.path.len());
+            match best {
+                Some((i, m, _)) if m.source.is_some() => {
+                    let source = m.source.as_deref().unwrap_or("/");
+                    abs = op::moved(&abs, &m.path, source).unwrap_or(abs);
+                    passed.push(i);
+                }
+                Some((_, m, rest)) => return Some(Target::Fs(MOUNT_ROOT | m.id, format!("/{rest}"))),
+                None => return Some(Target::Fs(ROOT, abs)),
+            }
+        }
     }
 }
 
@@ -238,7 +258,18 @@ impl Sup {
             if m.flags & (MS_NOATIME | MS_STRICTATIME) == 0 {
                 opts.push_str(",relatime");
             }
-            t.extend(format!("/dev/loop{} {} ext2 {opts} 0 0\n", m.dev, m.path).into_bytes());
+            // A bind shows the device its source is on, as Linux.
+            let dev = match m.source.as_deref().map(|s| self.fs.mounts.target(s)) {
+                Some(Some(Target::Fs(d, _))) if d & MOUNT_ROOT != 0 => {
+                    let id = d & 0xff;
+                    let list = self.fs.mounts.list.borrow();
+                    list.iter().find(|x| x.id == id).map(|x| x.dev)
+                }
+                Some(_) => None,
+                None => Some(m.dev),
+            };
+            let dev = dev.map_or(String::from("/dev/root"), |d| format!("/dev/loop{d}"));
+            t.extend(format!("{dev} {} ext2 {opts} 0 0\n", m.path).into_bytes());
         }
         t
     }
@@ -287,8 +318,9 @@ impl Sup {
 
     /// mount(source, target, type, flags, data): an ext2 file system on a
     /// loop device; a remount or a propagation change of a mount point
-    /// changes nothing (there is no propagation); binds and moves are not
-    /// there yet (EINVAL).
+    /// changes nothing (there is no propagation); a bind (MS_BIND) is an
+    /// entry of the table whose names lead to its source's, a move
+    /// (MS_MOVE) a mount's new path.
     pub(super) fn mount(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
         if self.cred.euid != 0 {
             return Err(errno::EPERM);
@@ -312,8 +344,11 @@ impl Sup {
         if flags & MS_PROPAGATION != 0 && flags & (MS_BIND | MS_MOVE) == 0 {
             return if mounted { Ok(0) } else { Err(errno::EINVAL) };
         }
-        if flags & (MS_BIND | MS_MOVE) != 0 {
-            return Err(errno::EINVAL);
+        if flags & MS_MOVE != 0 {
+            return self.mount_move(rid, a[0], &abs, st.is_dir());
+        }
+        if flags & MS_BIND != 0 {
+            return self.mount_bind(rid, a[0], &abs, st.is_dir(), flags);
         }
         let fstype = if a[2] == 0 {
             Err(errno::EFAULT)
@@ -362,6 +397,52 @@ impl Sup {
         self.ctl1(&[ctl::MOUNT, op::READY, id, up as u64]).map(|_| 0)
     }
 
+    /// The source of a bind or move: its system path, links resolved
+    /// (binds are routed by path), and whether it is a directory.
+    /// No source, or an empty one, is EINVAL (Linux's do_loopback).
+    fn mount_source(&mut self, rid: u64, at: u64) -> Result<(String, bool), i64> {
+        if at == 0 {
+            return Err(errno::EINVAL);
+        }
+        let source = self.read_cstr(rid, at, linuxabi::path::PATH_MAX - 1)?;
+        let source = String::from_utf8(source).map_err(|_| errno::EINVAL)?;
+        if source.is_empty() {
+            return Err(errno::EINVAL);
+        }
+        let st = self.stat_at(AT, &source, 0)?;
+        let abs = self.at_path(AT, &source, false)?;
+        Ok((self.real_path(&abs), st.is_dir()))
+    }
+
+    /// MS_BIND: a directory onto a directory or a file onto a file
+    /// (ENOTDIR otherwise, as Linux's graft_tree).
+    fn mount_bind(&mut self, rid: u64, at: u64, abs: &str, dir: bool, flags: u64) -> Result<u64, i64> {
+        let (source, source_dir) = self.mount_source(rid, at)?;
+        if source_dir != dir {
+            return Err(errno::ENOTDIR);
+        }
+        let mut m = alloc::vec![ctl::MOUNT, op::BIND, flags & KEPT];
+        m.extend(op::path_words(abs));
+        m.extend(op::path_words(&source));
+        self.ctl1(&m).map(|_| 0)
+    }
+
+    /// MS_MOVE: the source must be where something is mounted and the
+    /// target a directory (EINVAL), not below the source (ELOOP).
+    fn mount_move(&mut self, rid: u64, at: u64, abs: &str, dir: bool) -> Result<u64, i64> {
+        let (source, _) = self.mount_source(rid, at)?;
+        if !self.fs.mounts.list().iter().any(|m| m.path == source) {
+            return Err(errno::EINVAL);
+        }
+        if !dir {
+            return Err(errno::EINVAL);
+        }
+        let mut m = alloc::vec![ctl::MOUNT, op::MOVE];
+        m.extend(op::path_words(&source));
+        m.extend(op::path_words(abs));
+        self.ctl1(&m).map(|_| 0)
+    }
+
     /// umount2(target, flags): EINVAL for a path where nothing is
     /// mounted, EBUSY while its files are open (MNT_DETACH: at once).
     pub(super) fn umount(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
@@ -377,14 +458,16 @@ impl Sup {
         let target = self.read_path(rid, a[0])?;
         self.stat_at(AT, &target, 0)?;
         let abs = self.at_path(AT, &target, false)?;
-        if !self.fs.mounts.list().iter().any(|m| m.path == abs) {
-            return Err(errno::EINVAL);
-        }
+        let bind = match self.fs.mounts.list().iter().find(|m| m.path == abs) {
+            Some(m) => m.source.is_some(),
+            None => return Err(errno::EINVAL),
+        };
         // Files open on it, a working directory inside included, keep it
         // busy (the shared server asks its file server).
         let mut m = alloc::vec![ctl::MOUNT, op::REMOVE, flags];
         m.extend(op::path_words(&abs));
-        let before = self.note_stat((AT, &abs));
+        // (A bind's files are its source's: their marks stay.)
+        let before = if bind { None } else { self.note_stat((AT, &abs)) };
         self.ctl1(&m)?;
         if let Some(st) = before {
             self.note_unmount(st.dev);

@@ -201,6 +201,7 @@ impl Sup {
     pub(super) fn reset(&mut self) {
         self.serving_since = super::cputime::own_cpu_ns();
         self.fds = FdTable::default();
+        self.leave_root();
         self.cwd = String::from("/");
         self.cwd_fd = None;
         self.exe_hold = None;
@@ -419,6 +420,9 @@ impl Sup {
             .cwd_fd
             .and_then(|fd| self.fs.share(fd, child_sup).ok())
             .map_or(u64::MAX, |f| f as u64));
+        let (root, root_fd) = self.root_for_child(child_sup);
+        e.s(root.as_bytes());
+        e.w(root_fd);
         e.s(self.exe.as_bytes());
         e.w(self.argv.len() as u64);
         for a in &self.argv {
@@ -551,6 +555,9 @@ impl Sup {
         self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
         let cwd_fd = d.w();
         self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
+        let root = String::from_utf8_lossy(&d.s()).into_owned();
+        let root_fd = d.w();
+        self.adopt_root(root, root_fd);
         self.exe = String::from_utf8_lossy(&d.s()).into_owned();
         let argc = (d.w() as usize).min(65536);
         self.argv = (0..argc).map(|_| d.s()).collect();
@@ -667,7 +674,11 @@ impl Sup {
             Some((_, flags)) if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 => {
                 return ret(Err(errno::EINVAL));
             }
-            Some((dirfd, flags)) => match self.at_path(dirfd, &path, flags & AT_EMPTY_PATH != 0) {
+            // The system path as the process names it (from its root).
+            Some((dirfd, flags)) => match self
+                .at_path(dirfd, &path, flags & AT_EMPTY_PATH != 0)
+                .and_then(|p| self.seen(&p).ok_or(errno::ENOENT))
+            {
                 // execveat's AT_SYMLINK_NOFOLLOW: a link named last is
                 // not followed but refused.
                 Ok(p) if flags & AT_SYMLINK_NOFOLLOW != 0 && self.is_symlink(&p) => return ret(Err(errno::ELOOP)),
@@ -1082,6 +1093,7 @@ impl Sup {
         if let Some(fd) = self.cwd_fd.take() {
             self.fs.close(fd);
         }
+        self.leave_root();
         if let Some(fd) = self.exe_hold.take() {
             self.fs.close(fd);
         }

@@ -508,6 +508,67 @@ pub fn run(image: &str, keep: bool) -> u32 {
         "the file's bytes after XATTR",
     );
 
+    // A client's root (SET_ROOT): names, `..` and absolute links stop at
+    // it; hostile numbers are refused and the server serves on.
+    let set_root = |fd: u32, msg_len: usize| -> i64 {
+        let mut msg = [0u8; 8];
+        msg[..4].copy_from_slice(&fd.to_le_bytes());
+        let mut r = [0u8; 8];
+        match sys::call(stack.fs, fs::SET_ROOT, &msg[..msg_len], &mut r) {
+            Ok(8) => i64::from_le_bytes(r),
+            _ => i64::MIN,
+        }
+    };
+    c.check(set_root(0, 3) == err(Errno::EINVAL), "SET_ROOT, a message cut short");
+    for fd in [999, u32::MAX - 1] {
+        c.check(
+            set_root(fd, 8) == err(Errno::EBADF),
+            &format!("SET_ROOT of file number {fd}"),
+        );
+    }
+    let file = File::open(&p, O_RDONLY, 0);
+    c.check(
+        file.as_ref().map(|f| set_root(f.fd(), 8)) == Ok(err(Errno::ENOTDIR)),
+        "SET_ROOT of a file",
+    );
+    drop(file);
+    c.check(client::mkdir("/t/jail", 0o755).is_ok(), "mkdir /t/jail");
+    c.check(client::symlink("/", "/t/jail/abs").is_ok(), "a link to /");
+    c.check(client::symlink("../../..", "/t/jail/up").is_ok(), "a link to ../../..");
+    let d_ino = client::stat("/t/jail").map(|s| s.ino);
+    let jail = File::open("/t/jail", O_RDONLY | O_DIRECTORY, 0);
+    c.check(
+        jail.as_ref().map(|f| set_root(f.fd(), 8)) == Ok(0),
+        "SET_ROOT of /t/jail",
+    );
+    // The root is the server's to hold: the client's number may go.
+    drop(jail);
+    let root_ino = client::stat("/").map(|s| s.ino);
+    c.check(root_ino.is_ok() && root_ino == d_ino, "/ is the root, /t/jail");
+    c.check(client::stat("/..").map(|s| s.ino) == root_ino, "/.. is /");
+    c.check(client::stat("/../../..").map(|s| s.ino) == root_ino, "/../../.. is /");
+    c.check(
+        client::stat("/abs").map(|s| s.ino) == root_ino,
+        "a link to / leads to the root",
+    );
+    c.check(client::stat("/up").map(|s| s.ino) == root_ino, "a link to ../../.. too");
+    c.errno(
+        client::stat("/abs/t"),
+        Errno::ENOENT,
+        "a name through it, above the root",
+    );
+    c.errno(client::stat(&p), Errno::ENOENT, "a name above the root");
+    c.check(client::mkdir("/../made", 0o755).is_ok(), "mkdir /../made");
+    c.check(
+        set_root(fs::AT_FDCWD, 8) == 0,
+        "SET_ROOT back to the file system's root",
+    );
+    c.check(client::stat(&p).is_ok(), "the names from the root again");
+    c.check(client::rmdir("/t/jail/made").is_ok(), "made in the root");
+    c.check(client::unlink("/t/jail/abs").is_ok(), "the links go");
+    c.check(client::unlink("/t/jail/up").is_ok(), "the links go");
+    c.check(client::rmdir("/t/jail").is_ok(), "and the directory");
+
     // Attributes and permissions.
     let p100 = name(100);
     c.check(client::chmod(&p100, 0o600).is_ok(), "chmod");
