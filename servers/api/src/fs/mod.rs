@@ -152,6 +152,7 @@ pub const MEMFD_ADD_SEALS: u32 = 2;
 /// server is the pager of the regions whose bytes are in its files (an
 /// OFF2F program's data), the file named by `pager_object`.
 pub const PAGE_IN: u64 = tessera_rt::abi::PAGER_ENTRY;
+/// Every entry above, as the mask `acc` takes (bit n: entry n).
 pub const ENTRIES: u64 = (1 << 35) - 1;
 
 /// How a page-in names a file: inode, size and modification time, so
