@@ -150,7 +150,8 @@ pub mod ctl {
     pub const PIPE_SIZE: u64 = 31;
     /// [pid, dev, ino, 0: F_GETLK | 1: F_SETLK, type (F_RDLCK, F_WRLCK,
     /// F_UNLCK), start, end] → F_SETLK: [0 or -EAGAIN]; F_GETLK: [found,
-    /// write, start, end, pid] of the lock in the way.
+    /// write, start, end, pid] of the lock in the way. A ninth word, the
+    /// description's object, makes the lock the description's (F_OFD_*).
     pub const LOCK: u64 = 32;
     /// [pid, dev, ino]: its locks on that file go (it closed a descriptor).
     pub const UNLOCK_FILE: u64 = 33;
@@ -426,6 +427,11 @@ pub mod pass {
     /// their count, 1: into the target]: process_vm_writev (1) or
     /// process_vm_readv (0), flags checked (`shared/vmrw.rs`).
     pub const VM_RW: u64 = 14;
+    /// [pid, device, inode, kind (0 read or shared, 1 write or exclusive)
+    /// | style (0 record lock, 1 description's, 2 flock) << 8, start, end,
+    /// the description's object]: F_SETLKW, F_OFD_SETLKW or flock,
+    /// waiting while a lock is in the way (`shared/locks.rs`).
+    pub const LOCK: u64 = 16;
     /// Plus a SysV IPC call's number: [pid, uid | gid << 32, its
     /// arguments...] (semop as semtimedop with a deadline in ns since
     /// boot, u64::MAX: none).

@@ -109,6 +109,16 @@ pub enum Waiting {
     Vfork {
         child: u32,
     },
+    /// A lock waited for (`locks.rs`): a record lock (style `locks::POSIX`),
+    /// a description's (`OFD`) or a flock (`FLOCK`) of kind 0 (read,
+    /// shared) or 1 (write, exclusive).
+    Lock {
+        file: (u64, u64),
+        range: (u64, u64),
+        kind: u64,
+        style: u64,
+        obj: u64,
+    },
 }
 
 pub struct Shared {
@@ -439,6 +449,7 @@ impl Shared {
         match h.what {
             Waiting::Read { .. } | Waiting::Write { .. } => self.io_step(h),
             Waiting::Wait4 { .. } | Waiting::Waitid { .. } => self.wait_step(h),
+            Waiting::Lock { .. } => self.lock_step(h),
             Waiting::Vfork { child } => {
                 let done = self.procs.get(child).is_none_or(|c| c.zombie.is_some() || c.execed);
                 if done {
@@ -710,6 +721,10 @@ impl Shared {
         }
         if word(&w, 0) == proto::pass::MQ {
             self.mq_pass(rid, &w);
+            return;
+        }
+        if word(&w, 0) == proto::pass::LOCK {
+            self.lock_pass(rid, info.caller, &w);
             return;
         }
         if word(&w, 0) == proto::pass::VM_RW {

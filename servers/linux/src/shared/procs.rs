@@ -421,6 +421,7 @@ impl Shared {
 
     pub(super) fn release(&mut self, obj: u64) {
         self.objs.release(obj);
+        self.locks_released(obj);
     }
 
     /// What the children `pid` waited for used: [minor faults, user ns,
@@ -446,6 +447,7 @@ impl Shared {
         self.timers.remove(&pid);
         self.procs.end_tids_of(pid);
         self.locks.release_all(pid);
+        self.locks_exit(pid);
         self.objs.polls.retain(|p| p.pid != pid);
         self.sysv_exit(pid);
         self.mq_exit(pid);

@@ -1487,9 +1487,6 @@ impl Sup {
         const F_SETFD: u64 = 2;
         const F_GETFL: u64 = 3;
         const F_SETFL: u64 = 4;
-        const F_GETLK: u64 = 5;
-        const F_SETLK: u64 = 6;
-        const F_SETLKW: u64 = 7;
         const F_SETOWN: u64 = 8;
         const F_GETOWN: u64 = 9;
         const F_SETSIG: u64 = 10;
@@ -1552,9 +1549,6 @@ impl Sup {
                 }
                 Ok(0)
             }
-            // F_SETLKW does not wait yet: a lock in the way fails it with
-            // EAGAIN, as F_SETLK.
-            F_GETLK | F_SETLK | F_SETLKW => self.record_lock(rid, &slot.ofd.borrow(), arg, cmd != F_GETLK),
             F_SETOWN => self.f_setown(&slot.ofd, arg),
             F_GETOWN => Ok(self.f_getown(&slot.ofd)),
             F_SETSIG => self.f_setsig(&slot.ofd, arg),

@@ -158,6 +158,7 @@ impl Sup {
             })),
             nr::DUP2 => ret(self.dup3(a[0], a[1], 0, true)),
             nr::DUP3 => ret(self.dup3(a[0], a[1], a[2], false)),
+            nr::FCNTL if super::locks::is_lock_cmd(a[1]) => self.fcntl_lock(rid, n, a),
             nr::FCNTL => ret(self.fcntl(rid, fd, a[1], a[2])),
             nr::PIPE => ret(self.kpipe2(rid, a[0], 0)),
             nr::PIPE2 => ret(self.kpipe2(rid, a[0], a[1])),
@@ -171,7 +172,7 @@ impl Sup {
             nr::READAHEAD => ret(self.readahead(fd)),
             nr::SYNC_FILE_RANGE => ret(self.sync_file_range(fd, a[1], a[2], a[3])),
             nr::CLOSE_RANGE => ret(self.close_range(a[0], a[1], a[2])),
-            nr::FLOCK => ret(self.flock(fd, a[1])),
+            nr::FLOCK => self.flock(rid, n, a),
             nr::POLL => self.poll(rid, a[0], a[1], poll_timeout_ms(a[2]), 0),
             nr::PPOLL => {
                 if a[3] != 0 && a[4] != 8 {
