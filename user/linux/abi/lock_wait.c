@@ -4,7 +4,8 @@
  * (unlock, close, the holder's end or its SIGKILL); a signal interrupts the
  * wait (EINTR, or the wait goes on with SA_RESTART); record locks find
  * deadlocks between processes (EDEADLK); an open file description's locks
- * (F_OFD_*) belong to it, not to its process. Hostile: a waiter killed
+ * (F_OFD_*) belong to it, not to its process; flock converts a lock by
+ * giving the old one up first. Hostile: a waiter killed
  * while it waits leaves nothing behind, bad requests get Linux's errors.
  */
 #include "abi.h"
@@ -200,6 +201,33 @@ static void wakes(void)
 	waits_then("flock LOCK_EX, the last descriptor closed", 0, LOCK_EX, close_fd, &dup1);
 }
 
+/* flock converts by giving up the old lock first: two holders of a shared
+ * lock that both want it exclusive do not wait for each other. */
+static void conversion(void)
+{
+	section("flock conversion");
+	int fd = open_rw(), tell[2];
+	SETUP(pipe(tell));
+	EXPECT_OK("LOCK_SH", flock(fd, LOCK_SH));
+	pid_t pid = fork();
+	if (pid == 0) {
+		int c = open_rw();
+		write(tell[1], flock(c, LOCK_SH) == 0 ? "s" : "e", 1);
+		write(tell[1], flock(c, LOCK_EX) == 0 ? "g" : "e", 1);
+		_exit(0);
+	}
+	EXPECT_EQ("another description's LOCK_SH", came(tell[0], 2000), 's');
+	EXPECT_EQ("its LOCK_EX waits", came(tell[0], 300), 0);
+	EXPECT_OK("LOCK_EX|LOCK_NB here: the waiter gave its shared lock up", flock(fd, LOCK_EX | LOCK_NB));
+	EXPECT_EQ("the waiter waits on", came(tell[0], 300), 0);
+	EXPECT_OK("LOCK_UN", flock(fd, LOCK_UN));
+	EXPECT_EQ("the waiter gets it", came(tell[0], 5000), 'g');
+	wait_status(pid);
+	close(tell[0]);
+	close(tell[1]);
+	close(fd);
+}
+
 static void deadlock(void)
 {
 	section("deadlock");
@@ -363,6 +391,7 @@ int main(void)
 	abi_init();
 	unlink(path);
 	wakes();
+	conversion();
 	deadlock();
 	interrupts();
 	ofd();

@@ -362,23 +362,29 @@ impl Objects {
 
     /// flock by the description of object `owner` on file `file`: `want`
     /// 0 unlocks, 1 takes a shared lock, 2 an exclusive one (converting
-    /// the description's own). EWOULDBLOCK when another description's
+    /// the description's own, which goes first). EWOULDBLOCK when another description's
     /// lock is in the way; EBADF for an object that is not a file's.
     pub fn flock(&mut self, owner: u64, file: (u64, u64), want: u64) -> i64 {
         if self.objs.get(&owner).map(|o| o.kind) != Some(obj::FILE) {
             return -linuxabi::errno::EBADF;
         }
         let held = self.flocks.entry(file).or_default();
-        held.retain(|&(o, _)| o != owner || want != 0);
+        let exclusive = want == 2;
+        if want != 0 && held.contains(&(owner, exclusive)) {
+            return 0;
+        }
+        // A conversion gives up the old lock first, as Linux's
+        // flock_lock_inode does: two holders of a shared lock that both
+        // wait for the exclusive one do not wait for each other for ever
+        // (and a LOCK_NB conversion that fails has lost the old lock).
+        held.retain(|&(o, _)| o != owner);
         if want != 0 {
-            let exclusive = want == 2;
-            if held.iter().any(|&(o, x)| o != owner && (x || exclusive)) {
+            if held.iter().any(|&(_, x)| x || exclusive) {
                 if held.is_empty() {
                     self.flocks.remove(&file);
                 }
                 return -linuxabi::errno::EAGAIN;
             }
-            held.retain(|&(o, _)| o != owner);
             held.push((owner, exclusive));
         }
         if held.is_empty() {
