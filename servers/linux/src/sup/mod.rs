@@ -37,6 +37,7 @@ mod loopdev;
 mod maps;
 mod memfd;
 mod mlock;
+mod mmsg;
 mod mounts;
 mod mqueue;
 mod ntp;

@@ -324,7 +324,9 @@ impl Sup {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) | Some((rid, Hold::SignalRead { .. })) => {
                 // A socket call restarts under SA_RESTART, as Linux's.
-                // A FIFO's open too, as Linux's wait_for_partner.
+                // A FIFO's open too, as Linux's wait_for_partner. A
+                // batch with messages done ends with their count.
+                let done = self.mmsg_interrupted();
                 let e = if self.sock_held() || self.fifo_cancel() || self.splice_cancel() {
                     errno::ERESTARTSYS
                 } else {
@@ -334,7 +336,7 @@ impl Sup {
                 // A signal wait ends here too: its set must not outlive
                 // it into a later poll's hold.
                 self.waiting_set = None;
-                self.answer(rid, errno::fail(e));
+                self.answer(rid, done.unwrap_or(errno::fail(e)));
             }
             Some((rid, Hold::Stopped)) => {
                 if self.sig.pending & sig::bit(sig::SIGKILL) != 0 {

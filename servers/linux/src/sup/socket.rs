@@ -74,6 +74,9 @@ pub struct Net {
     pub ep_wait: Option<super::epoll::EpWait>,
     /// A blocked call is being tried once more (its socket was ready).
     retrying: bool,
+    /// Errors a recvmmsg batch ended with after its first message, for the
+    /// next one (Linux's `sk_err`), by socket.
+    pub pending_error: BTreeMap<u32, i64>,
 }
 
 /// A held socket call: the system call, and what of it is done.
@@ -93,6 +96,10 @@ pub struct Progress {
     pub done: u64,
     /// A connect is under way (wait for it, do not start another).
     pub connecting: bool,
+    /// Messages of a sendmmsg or recvmmsg batch done already.
+    pub msgs: u64,
+    /// A recvmmsg timeout's end (`sys::now_ns`; 0: none).
+    pub deadline: u64,
 }
 
 /// Tokens of watches carry this bit, so that they never equal the shared
@@ -111,16 +118,17 @@ impl Net {
         self.wait = None;
         self.ep_wait = None;
         self.drained.clear();
+        self.pending_error.clear();
         self.context = None;
     }
 }
 
 /// A `struct msghdr` as read: the name's address and length, the
 /// buffers (its ancillary data is not carried).
-struct MsgHdr {
+pub(super) struct MsgHdr {
     name: u64,
     namelen: u64,
-    pieces: Vec<(u64, u64)>,
+    pub pieces: Vec<(u64, u64)>,
 }
 
 /// An address read from the process: 16 bytes (shorter ones padded with
@@ -176,6 +184,7 @@ impl Sup {
             self.net.context = None;
         }
         self.net.drained.remove(&socket);
+        self.net.pending_error.remove(&socket);
         let _ = self.net_pair(net::CLOSE, socket, 0);
     }
 
@@ -314,7 +323,7 @@ impl Sup {
 
     /// The socket behind `fd`: EBADF for no descriptor, ENOTSOCK for
     /// another kind.
-    fn sock_of(&self, fd: u64) -> Result<(u32, bool, u32), i64> {
+    pub(super) fn sock_of(&self, fd: u64) -> Result<(u32, bool, u32), i64> {
         let o = self.fds.ofd(fd)?;
         let d = o.borrow();
         match d.kind {
@@ -414,6 +423,7 @@ impl Sup {
             nr::RECVFROM => self.sock_recvfrom(rid, n, a, p),
             nr::SENDMSG => self.sock_sendmsg(rid, a, p),
             nr::RECVMSG => self.sock_recvmsg(rid, a, p),
+            nr::SENDMMSG | nr::RECVMMSG => self.mmsg(rid, n, a, resume),
             nr::SHUTDOWN => ret(self.sock_shutdown(a[0], a[1])),
             nr::GETSOCKOPT => ret(self.sock_getsockopt(rid, a)),
             nr::SETSOCKOPT => ret(self.sock_setsockopt(rid, a)),
@@ -857,7 +867,7 @@ impl Sup {
     }
 
     /// A `struct msghdr`: (name, name length, iovecs, control length).
-    fn msghdr(&self, rid: u64, at: u64) -> Result<MsgHdr, i64> {
+    pub(super) fn msghdr(&self, rid: u64, at: u64) -> Result<MsgHdr, i64> {
         let h = self.read_mem(rid, at, 56)?;
         let (name, namelen) = (st::u64_at(&h, 0), st::u64_at(&h, 8) & 0xffff_ffff);
         let (iov, iovlen) = (st::u64_at(&h, 16), st::u64_at(&h, 24));
@@ -881,7 +891,7 @@ impl Sup {
         Ok(MsgHdr { name, namelen, pieces })
     }
 
-    fn sock_sendmsg(&mut self, rid: u64, a: [u64; 6], p: Progress) -> Out {
+    pub(super) fn sock_sendmsg(&mut self, rid: u64, a: [u64; 6], p: Progress) -> Out {
         let sock = match self.sock_of(a[0]) {
             Ok(s) => s,
             Err(e) => return ret(Err(e)),
@@ -908,7 +918,7 @@ impl Sup {
         self.send_pieces(rid, nr::SENDMSG, a, p, sock, flags, to, &pieces)
     }
 
-    fn sock_recvmsg(&mut self, rid: u64, a: [u64; 6], p: Progress) -> Out {
+    pub(super) fn sock_recvmsg(&mut self, rid: u64, a: [u64; 6], p: Progress) -> Out {
         let sock = match self.sock_of(a[0]) {
             Ok(s) => s,
             Err(e) => return ret(Err(e)),
@@ -1181,6 +1191,8 @@ pub fn is_socket_call(n: u64) -> bool {
             | nr::RECVFROM
             | nr::SENDMSG
             | nr::RECVMSG
+            | nr::SENDMMSG
+            | nr::RECVMMSG
             | nr::SHUTDOWN
             | nr::GETSOCKOPT
             | nr::SETSOCKOPT
