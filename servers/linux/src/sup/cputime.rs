@@ -18,26 +18,24 @@ use tessera_rt::sys;
 const USER_HZ: u64 = 100;
 const NS_PER_TICK: u64 = 1_000_000_000 / USER_HZ;
 
-/// The supervisor's own CPU time so far, in nanoseconds.
-pub(super) fn own_cpu_ns() -> u64 {
-    sys::proc_info(sys::getpid()).map_or(0, |p| p.cpu_ns)
-}
-
 impl Sup {
-    /// Its process's CPU time so far.
-    pub(super) fn cpu_times(&self) -> CpuTimes {
-        CpuTimes {
-            user: sys::proc_info(self.tpid).map_or(0, |p| p.cpu_ns),
-            system: own_cpu_ns().saturating_sub(self.serving_since),
-        }
+    /// The supervisor's own CPU time so far, in nanoseconds.
+    pub(super) fn own_cpu_ns(&self) -> u64 {
+        sys::proc_info(self.me).map_or(0, |p| p.cpu_ns)
     }
 
-    /// Its minor faults so far.
-    pub(super) fn own_faults(&self) -> u64 {
-        sys::proc_info(self.tpid).map_or(0, |p| {
+    /// Its process's CPU time and minor faults so far (one look).
+    pub(super) fn usage(&self) -> (CpuTimes, u64) {
+        let (user, faults) = sys::proc_info(self.tpid).map_or((0, 0), |p| {
             let f = p.faults;
-            f.text + f.data + f.bss + f.stack + f.heap
-        })
+            (p.cpu_ns, f.text + f.data + f.bss + f.stack + f.heap)
+        });
+        let system = self.own_cpu_ns().saturating_sub(self.serving_since);
+        (CpuTimes { user, system }, faults)
+    }
+
+    pub(super) fn cpu_times(&self) -> CpuTimes {
+        self.usage().0
     }
 
     /// [minor faults, user ns, system ns] of the children it waited for.
@@ -61,8 +59,8 @@ impl Sup {
         const RUSAGE_CHILDREN: i64 = -1;
         let b = match who as i64 {
             RUSAGE_SELF | RUSAGE_THREAD => {
-                let t = self.cpu_times();
-                st::rusage(t.user, t.system, self.own_faults())
+                let (t, faults) = self.usage();
+                st::rusage(t.user, t.system, faults)
             }
             RUSAGE_CHILDREN => {
                 let (faults, t) = self.child_usage()?;

@@ -199,7 +199,7 @@ impl Sup {
 
     /// Forgets the last process's state (a supervisor from the pool).
     pub(super) fn reset(&mut self) {
-        self.serving_since = super::cputime::own_cpu_ns();
+        self.serving_since = self.own_cpu_ns();
         self.fds = FdTable::default();
         self.leave_root();
         self.cwd = String::from("/");
@@ -1035,7 +1035,7 @@ impl Sup {
     /// last; its descriptors close; its parent hears of it.
     pub(super) fn exit(&mut self, rid: u64, status: u32) -> Out {
         // Read before the process is gone with its counts.
-        let (faults, cpu) = (self.own_faults(), self.cpu_times());
+        let (cpu, faults) = self.usage();
         let objs = self.close_all();
         let _ = calls::caller_exit(rid, abi::KILLED_STATUS * (status & 0x7f != 0) as u64);
         let _ = sys::wait(self.tpid);
