@@ -990,6 +990,9 @@ record! {
         /// Nanoseconds since boot.
         pub nanos: u64,
         pub tsc_hz: u64,
+        /// CPU time the calling computation has used, in nanoseconds
+        /// (a server's own, without `proc_info`'s walk of its space).
+        pub cpu_nanos: u64,
     }
 }
 

@@ -736,6 +736,7 @@ fn sys_clock(a: call::Clock) -> Result<u64, Error> {
         cycles: clock::cycles(),
         nanos: clock::nanos(),
         tsc_hz: clock::tsc_hz(),
+        cpu_nanos: sched::current().map_or(0, |c| clock::cycles_to_ns(sched::cycles_of(&c))),
     };
     uaccess::write_out(a.out, &c)?;
     Ok(0)
