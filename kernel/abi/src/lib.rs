@@ -381,6 +381,10 @@ macro_rules! each_call {
         /// server has not been told of yet). The caller must serve it
         /// (NotFound otherwise, as for no such process)
         LinuxProcess = 142, linux_process(supervisor: u64, linux_pid: u64);
+        /// Returns the CPU time the calling computation has used, in
+        /// nanoseconds, the stretch it is running now included (a
+        /// server's own, without `proc_info`'s count of its pages)
+        CpuTime = 143, cpu_time();
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);
@@ -990,9 +994,6 @@ record! {
         /// Nanoseconds since boot.
         pub nanos: u64,
         pub tsc_hz: u64,
-        /// CPU time the calling computation has used, in nanoseconds
-        /// (a server's own, without `proc_info`'s walk of its space).
-        pub cpu_nanos: u64,
     }
 }
 

@@ -575,6 +575,11 @@ impl abi::Serve for Native<'_> {
         ipc::vmcopy::caller_vm_copy(self.me, a.rid, a.target, (a.local, a.remote, a.len), to_target)
     }
 
+    fn cpu_time(&mut self, _: call::CpuTime) -> Result<u64, Error> {
+        let c = sched::current().ok_or(Error::NotFound)?;
+        Ok(clock::cycles_to_ns(sched::cycles_of(&c)))
+    }
+
     fn linux_process(&mut self, a: call::LinuxProcess) -> Result<u64, Error> {
         ipc::vmcopy::linux_process(self.me, a.supervisor, a.linux_pid)
     }
@@ -736,7 +741,6 @@ fn sys_clock(a: call::Clock) -> Result<u64, Error> {
         cycles: clock::cycles(),
         nanos: clock::nanos(),
         tsc_hz: clock::tsc_hz(),
-        cpu_nanos: sched::current().map_or(0, |c| clock::cycles_to_ns(sched::cycles_of(&c))),
     };
     uaccess::write_out(a.out, &c)?;
     Ok(0)

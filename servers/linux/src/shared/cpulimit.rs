@@ -57,11 +57,8 @@ impl Shared {
 
     /// CPU time `pid` has used so far (ns), as the kernel counts it.
     fn cpu_used(&self, pid: u32) -> u64 {
-        let Some(p) = self.procs.get(pid) else { return 0 };
-        let tpid = if p.tpid != 0 {
-            p.tpid
-        } else {
-            sys::calls::linux_process(p.sup, pid as u64).unwrap_or(0)
+        let Some(Ok(tpid)) = self.procs.get(pid).map(|p| p.tessera_pid()) else {
+            return 0;
         };
         sys::proc_info(tpid).map_or(0, |i| i.cpu_ns)
     }

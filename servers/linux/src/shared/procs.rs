@@ -83,6 +83,19 @@ pub struct Proc {
     pub subreaper: bool,
 }
 
+impl Proc {
+    /// Its Tessera process. A forked child's supervisor tells it at its
+    /// first held call (so that a fork costs no message more): before,
+    /// the kernel knows it by its supervisor and pid (NotFound once the
+    /// process is gone).
+    pub fn tessera_pid(&self) -> Result<u64, tessera_rt::abi::Error> {
+        match self.tpid {
+            0 => sys::calls::linux_process(self.sup, self.pid as u64),
+            known => Ok(known),
+        }
+    }
+}
+
 /// Pids below this are given only before the first wrap (Linux's).
 const RESERVED_PIDS: u32 = 300;
 
@@ -904,11 +917,8 @@ impl Shared {
                 result(-errno::ESRCH)
             };
         };
-        // A forked child's supervisor tells its Tessera pid at its first
-        // held call (so that a fork costs no message more): before, the
-        // kernel knows it by its supervisor and pid.
-        let tpid = if p.tpid == 0 && p.zombie.is_none() {
-            sys::calls::linux_process(p.sup, pid as u64).unwrap_or(0)
+        let tpid = if p.zombie.is_none() {
+            p.tessera_pid().unwrap_or(0)
         } else {
             p.tpid
         };

@@ -69,12 +69,7 @@ impl Shared {
         if !vmrw::may_access(&ids, &tp.ids, privileged, t == pid) || !(tp.dumpable || privileged || t == pid) {
             return Err(errno::EPERM);
         }
-        // A forked child tells its Tessera pid only once it waits in a
-        // call: until then the kernel knows it by its supervisor.
-        let tpid = match tp.tpid {
-            0 => calls::linux_process(tp.sup, t as u64).map_err(|_| errno::ESRCH)?,
-            known => known,
-        };
+        let tpid = tp.tessera_pid().map_err(|_| errno::ESRCH)?;
         let into = word(w, 7) & 1;
         let mut done = 0u64;
         for (l, r, n) in vmrw::pieces(&local, &remote, tessera_rt::abi::linux::VM_COPY_MAX) {

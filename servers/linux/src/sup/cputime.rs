@@ -18,22 +18,22 @@ use tessera_rt::sys;
 const USER_HZ: u64 = 100;
 const NS_PER_TICK: u64 = 1_000_000_000 / USER_HZ;
 
-impl Sup {
-    /// The supervisor's own CPU time so far, in nanoseconds (the clock's
-    /// call: `proc_info` walks the whole space to count its pages, which
-    /// cost a fork and exec about 150,000 instructions more when asked
-    /// at each start and end).
-    pub(super) fn own_cpu_ns(&self) -> u64 {
-        sys::clock().cpu_nanos
-    }
+/// The supervisor's own CPU time so far, in nanoseconds (its own
+/// call: `proc_info` counts every page of the space, which cost a
+/// fork and exec about 150,000 instructions more when asked at each
+/// start and end).
+pub(super) fn own_cpu_ns() -> u64 {
+    sys::calls::cpu_time().unwrap_or(0)
+}
 
+impl Sup {
     /// Its process's CPU time and minor faults so far (one look).
     pub(super) fn usage(&self) -> (CpuTimes, u64) {
         let (user, faults) = sys::proc_info(self.tpid).map_or((0, 0), |p| {
             let f = p.faults;
             (p.cpu_ns, f.text + f.data + f.bss + f.stack + f.heap)
         });
-        let system = self.own_cpu_ns().saturating_sub(self.serving_since);
+        let system = own_cpu_ns().saturating_sub(self.serving_since);
         (CpuTimes { user, system }, faults)
     }
 

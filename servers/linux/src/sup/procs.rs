@@ -199,7 +199,7 @@ impl Sup {
 
     /// Forgets the last process's state (a supervisor from the pool).
     pub(super) fn reset(&mut self) {
-        self.serving_since = self.own_cpu_ns();
+        self.serving_since = super::cputime::own_cpu_ns();
         self.fds = FdTable::default();
         self.leave_root();
         self.cwd = String::from("/");
