@@ -41,11 +41,6 @@ const PENDING: &[&str] = &[
     // vfork shares no memory (a fork whose parent waits): the parent does
     // not see what the child wrote before it exited.
     "proc_fork",
-    // With smp=1, run as a background job of sh (the suite's way), the
-    // program stops going on once its two threads race (one preading,
-    // one opening and closing); in the foreground, and with smp=4, it
-    // ends with Linux's transcript. Not understood yet.
-    "file_race",
     // Its leak checks pass. About one run in three at 4 CPUs the whole
     // guest stopped during the 10,000 requests: two CPUs each switching to
     // the computation the other was leaving (fixed in the scheduler's

@@ -36,7 +36,15 @@ struct RunQueue {
     running_idle: bool,
     idle: Option<Arc<Computation>>,
     /// When the current computation got the CPU (TSC cycles: a switch
-    /// reads the counter, and leaves the conversion to whoever reports it).
+    /// reads the counter, and leaves the conversion to whoever reports it):
+    /// where its CPU time since is counted from.
+    switched_in: u64,
+    /// When the running time slice began. A rendezvous's direct switch
+    /// hands the slice on with the CPU, as a donation: were the partner
+    /// given a fresh one, a client and its server calling each other
+    /// would never use one up, and everything else queued on their CPU
+    /// would wait for ever (a thread preading in a loop through its
+    /// supervisor kept its sibling off a single CPU).
     slice_start: u64,
 }
 
@@ -45,6 +53,7 @@ static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
         queue: VecDeque::new(),
         running_idle: true,
         idle: None,
+        switched_in: 0,
         slice_start: 0,
     })
 }; MAX_CPUS];
@@ -74,7 +83,7 @@ pub fn cycles_of(c: &Computation) -> u64 {
     let rq = q.lock();
     let used = c.cpu_cycles.load(Ordering::Relaxed);
     if c.holds_cpu.load(Ordering::Relaxed) {
-        used + kcore::clock::cycles().saturating_sub(rq.slice_start)
+        used + kcore::clock::cycles().saturating_sub(rq.switched_in)
     } else {
         used
     }
@@ -104,15 +113,16 @@ pub fn init_cpu() {
     computation::install_current(idle.clone());
     rq.running_idle = true;
     rq.idle = Some(idle);
-    rq.slice_start = kcore::clock::cycles();
+    rq.switched_in = kcore::clock::cycles();
+    rq.slice_start = rq.switched_in;
 }
 
 pub use kcore::computation::{current, current_here, with_current};
 
 /// When the computation running here was switched in (TSC cycles): the
 /// CPU time it has used since is not yet in its `cpu_cycles`.
-pub fn slice_start() -> u64 {
-    RQ[cpu::this_cpu().index].lock().slice_start
+pub fn switched_in() -> u64 {
+    RQ[cpu::this_cpu().index].lock().switched_in
 }
 
 /// The CPU a runnable computation should go to: its pinned CPU, else the
@@ -449,7 +459,8 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         }
         let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
         cur.cpu_cycles
-            .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
+            .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
+        rq.switched_in = now;
         rq.slice_start = now;
         {
             let mut state = next.state.lock_irqs_off();
@@ -483,7 +494,7 @@ fn switch_direct(me: usize, next: Arc<Computation>) {
         }
         cur.holds_cpu.store(false, Ordering::Relaxed);
         cur.cpu_cycles
-            .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
+            .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
         again && !cur.is_idle()
     });
     let Some(requeue) = requeue else {
@@ -497,7 +508,7 @@ fn switch_direct(me: usize, next: Arc<Computation>) {
     if requeue && let Some(cur) = current() {
         rq.queue.push_back(cur);
     }
-    rq.slice_start = now;
+    rq.switched_in = now;
     switch_from(rq, next);
 }
 

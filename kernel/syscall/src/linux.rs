@@ -220,7 +220,7 @@ fn now_on(clock_id: u64) -> Result<u64, Error> {
             let c = sched::current().ok_or(Error::NotFound)?;
             let ran = clock::cycles_to_ns(c.cpu_cycles.load(core::sync::atomic::Ordering::Relaxed));
             // What it has run since it was last switched in counts too.
-            ran + clock::cycles_to_ns(clock::cycles().saturating_sub(sched::slice_start()))
+            ran + clock::cycles_to_ns(clock::cycles().saturating_sub(sched::switched_in()))
         }
         _ => return Err(Error::Invalid),
     })
