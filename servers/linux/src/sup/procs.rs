@@ -950,16 +950,19 @@ impl Sup {
             abi::Error::NoMemory | abi::Error::Limit => errno::ENOMEM,
             _ => errno::EIO,
         })?;
-        // The old program ends; the process goes on in the new one.
-        if let Some(rid) = rid {
-            let _ = calls::caller_exit(rid, 0);
-            let _ = sys::wait(self.tpid);
-        }
-        self.tpid = tpid;
+        // The process goes on in the new program. exec_done's EXEC tells
+        // the shared server so before the old program ends: the new one
+        // may already run on another CPU, and until then /proc showed the
+        // old program, in its execve (running), not the new one, which
+        // could be waiting already under the old name.
+        let old = core::mem::replace(&mut self.tpid, tpid);
         self.fds.tpid = tpid;
-        // exec_done's EXEC tells the shared server the new process.
         self.tpid_told = true;
         self.exec_done(path, argv, env.len());
+        if let Some(rid) = rid {
+            let _ = calls::caller_exit(rid, 0);
+            let _ = sys::wait(old);
+        }
         Ok(())
     }
 
