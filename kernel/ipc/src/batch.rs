@@ -388,7 +388,8 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Ca
     if port::check_declared(sp, entry).is_err() || !(one_entry || run[1..].iter().all(taken)) {
         return false;
     }
-    let Some(me) = sched::current() else {
+    // (A system call's: this CPU is set up.)
+    let Some(me) = sched::current_here() else {
         return false;
     };
     let mut held = sp.held.lock_irqs_off();
