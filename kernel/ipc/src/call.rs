@@ -404,10 +404,9 @@ impl Call {
         self.completion = r.completion;
     }
 
-    /// Readies a member of a batch pool (`batch::Pool`) for a new call to
-    /// `server`: what `fill` sets but the caller's own (the pool's process
-    /// is its caller, whose memory holds message and reply, and who waits
-    /// for it: set when it joined the pool, and nobody else changes them).
+    /// What `fill` sets but the caller's own: the call to `server`, its
+    /// buffers and a new identifier; open, on no path, nothing kept, no
+    /// page to fill.
     #[inline(always)]
     pub(crate) fn refill(&mut self, server: u64, entry: u64, msg: UserRange, reply: UserRange, flags: u64, tag: u64) {
         self.progress.get_mut().kept = 0;
@@ -416,10 +415,13 @@ impl Call {
         self.refill_member(server, entry, msg, reply, flags, tag);
     }
 
-    /// `refill` for a call object of a batch pool that is back there:
-    /// what it does not set stays as `refill` left it when the object
-    /// joined the pool (no pager gives a member a page, and collecting a
-    /// member took all of its kept reply).
+    /// `refill` for a member of a batch pool (`batch::Pool`), filled in
+    /// place for each batch: the caller's own fields were set when it
+    /// joined the pool (the pool's process is its caller, whose memory
+    /// holds message and reply, and who waits for it), and nobody else
+    /// changes them; what this does not reset stays as `refill` left it
+    /// then (no pager gives a member a page, and collecting a member takes
+    /// all of its kept reply).
     #[inline(always)]
     pub(crate) fn refill_member(
         &mut self,
