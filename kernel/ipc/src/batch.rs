@@ -49,11 +49,12 @@ impl Batch {
     /// Counts a member that completed (`Call::complete`); `caller` is the
     /// computation its call released (nobody, for a batch's members).
     /// Returns who is to run: the batch's caller once the last is back.
+    /// `irqs_off`: interrupts are off (the locks need not save the flags).
     #[must_use]
     #[inline(always)]
-    pub(crate) fn member_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
+    pub(crate) fn member_back(&self, caller: Option<Arc<Computation>>, irqs_off: bool) -> Option<Arc<Computation>> {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            return self.all_back(caller);
+            return self.all_back(caller, irqs_off);
         }
         caller
     }
@@ -63,8 +64,12 @@ impl Batch {
     /// batch ends here once, on its server's path back to waiting.
     #[must_use]
     #[inline(always)]
-    fn all_back(&self, caller: Option<Arc<Computation>>) -> Option<Arc<Computation>> {
-        let batch_caller = self.caller.lock().take();
+    fn all_back(&self, caller: Option<Arc<Computation>>, irqs_off: bool) -> Option<Arc<Computation>> {
+        let batch_caller = if irqs_off {
+            self.caller.lock_irqs_off().take()
+        } else {
+            self.caller.lock().take()
+        };
         match caller {
             None => batch_caller,
             Some(c) => both_back(batch_caller, c),
@@ -125,7 +130,7 @@ impl Pool {
     }
 
     /// A call object from the free list, in this batch, of `caller`, who
-    /// waits for it (`Call::refill` readies it for each member).
+    /// waits for it (`Call::refill_member` readies it for each member).
     #[cold]
     fn joined(&self, caller: u64) -> Option<Arc<Call>> {
         let mut c = call::free_call().ok()?;
@@ -224,14 +229,16 @@ pub fn ncallsync_with(
     // in order.
     let mut made = 0u64;
     let mut early = ArrayVec::<u64, MAX>::new();
-    let mut first_server = u64::MAX;
-    let mut one_server = true;
+    let mut first = (u64::MAX, u64::MAX);
+    // Whether every member is for the first one's server, and for its
+    // entry (the hand-over then looks at one entry).
+    let (mut one_server, mut one_entry) = (true, true);
     for i in 0..n {
         let m = member(i)?;
         let filled = match pool.member(i, pid) {
             None => Err(Error::NoMemory),
             Some(c) => m.ranges().and_then(|(msg, reply)| {
-                c.refill(m.server, m.entry, msg, reply, m.flags, m.tag);
+                c.refill_member(m.server, m.entry, msg, reply, m.flags, m.tag);
                 let len = msg.len().min(INLINE);
                 // The caller's own memory: this is its system call.
                 msg.read(&mut c.inline[..len])
@@ -241,9 +248,10 @@ pub fn ncallsync_with(
             Ok(()) => {
                 made |= 1 << i;
                 if i == 0 {
-                    first_server = m.server;
+                    first = (m.server, m.entry);
                 }
-                one_server &= m.server == first_server;
+                one_server &= m.server == first.0;
+                one_entry &= m.entry == first.1;
             }
             Err(err) => {
                 pool.batch.remaining.fetch_sub(1, Ordering::AcqRel);
@@ -254,7 +262,7 @@ pub fn ncallsync_with(
     let all = u64::MAX >> (64 - n);
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
-    let handed = one_server && made == all && hand_run(caller, &pool.batch, &pool.calls[..n]);
+    let handed = one_server && made == all && hand_run(caller, &pool.batch, &pool.calls[..n], one_entry);
     let partner = if handed {
         None
     } else {
@@ -347,14 +355,14 @@ fn deliver(caller: &Process, members: &[Arc<Call>], made: u64) -> Option<Arc<Com
 /// did (the caller has run again since); if not, nothing changed and the
 /// general path delivers the batch.
 #[inline(always)]
-fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>]) -> bool {
+fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>], one_entry: bool) -> bool {
     use x86_64::instructions::interrupts;
     let Some(first) = run.first() else {
         return false;
     };
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let handed = hand_locked(caller, batch, first, run);
+    let handed = hand_locked(caller, batch, first, run, one_entry);
     if were_enabled {
         interrupts::enable();
     }
@@ -363,7 +371,7 @@ fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>]) -> bool {
 
 /// `hand_run` with interrupts off.
 #[inline(always)]
-fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Call>]) -> bool {
+fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Call>], one_entry: bool) -> bool {
     use kcore::computation::State as Run;
     // Held to the end of the hand-over: it keeps the server alive.
     let last = caller.port.last_server.lock_irqs_off();
@@ -377,10 +385,11 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Ca
         let e = c.entry.load(Ordering::Relaxed);
         e == entry || port::check_declared(sp, e).is_ok()
     };
-    if port::check_declared(sp, entry).is_err() || !run[1..].iter().all(taken) {
+    if port::check_declared(sp, entry).is_err() || !(one_entry || run[1..].iter().all(taken)) {
         return false;
     }
-    let Some(me) = sched::current() else {
+    // (A system call's: this CPU is set up.)
+    let Some(me) = sched::current_here() else {
         return false;
     };
     let mut held = sp.held.lock_irqs_off();

@@ -404,12 +404,34 @@ impl Call {
         self.completion = r.completion;
     }
 
-    /// Readies a member of a batch pool (`batch::Pool`) for a new call to
-    /// `server`: what `fill` sets but the caller's own (the pool's process
-    /// is its caller, whose memory holds message and reply, and who waits
-    /// for it: set when it joined the pool, and nobody else changes them).
+    /// What `fill` sets but the caller's own: the call to `server`, its
+    /// buffers and a new identifier; open, on no path, nothing kept, no
+    /// page to fill.
     #[inline(always)]
     pub(crate) fn refill(&mut self, server: u64, entry: u64, msg: UserRange, reply: UserRange, flags: u64, tag: u64) {
+        self.progress.get_mut().kept = 0;
+        *self.page.get_mut() = None;
+        *self.to_page.get_mut() = false;
+        self.refill_member(server, entry, msg, reply, flags, tag);
+    }
+
+    /// `refill` for a member of a batch pool (`batch::Pool`), filled in
+    /// place for each batch: the caller's own fields were set when it
+    /// joined the pool (the pool's process is its caller, whose memory
+    /// holds message and reply, and who waits for it), and nobody else
+    /// changes them; what this does not reset stays as `refill` left it
+    /// then (no pager gives a member a page, and collecting a member takes
+    /// all of its kept reply).
+    #[inline(always)]
+    pub(crate) fn refill_member(
+        &mut self,
+        server: u64,
+        entry: u64,
+        msg: UserRange,
+        reply: UserRange,
+        flags: u64,
+        tag: u64,
+    ) {
         self.id = next_id();
         self.server = server;
         *self.entry.get_mut() = entry;
@@ -419,12 +441,9 @@ impl Call {
         let p = self.progress.get_mut();
         p.state = State::Open;
         p.hops.clear();
-        p.kept = 0;
         self.kept.empty();
         self.flags = flags;
         self.tag = tag;
-        *self.page.get_mut() = None;
-        *self.to_page.get_mut() = false;
     }
 
     /// Server `pid`, which accepted the call, joins its path. Interrupts
@@ -459,8 +478,26 @@ impl Call {
     #[must_use]
     #[inline(always)]
     pub(crate) fn complete(self: Arc<Self>, status: u64, kept: usize) -> Option<Arc<Computation>> {
+        self.complete_with(status, kept, false)
+    }
+
+    /// `complete` with interrupts off (a server's loop step): its locks
+    /// are taken without saving and restoring the flags.
+    #[must_use]
+    #[inline(always)]
+    pub(crate) fn complete_irqs_off(self: Arc<Self>, status: u64, kept: usize) -> Option<Arc<Computation>> {
+        self.complete_with(status, kept, true)
+    }
+
+    #[must_use]
+    #[inline(always)]
+    fn complete_with(self: Arc<Self>, status: u64, kept: usize, irqs_off: bool) -> Option<Arc<Computation>> {
         let caller = {
-            let mut p = self.progress.lock();
+            let mut p = if irqs_off {
+                self.progress.lock_irqs_off()
+            } else {
+                self.progress.lock()
+            };
             p.state = State::Done(status);
             p.kept = kept;
             p.waiter.take()
@@ -474,7 +511,7 @@ impl Call {
             return caller;
         }
         match &self.batch {
-            Some(b) => b.member_back(caller),
+            Some(b) => b.member_back(caller, irqs_off),
             None => caller,
         }
     }

@@ -15,7 +15,7 @@
 use crate::call::{self, Call, Completion, INLINE, State};
 use crate::port::{self, Accepted, check_declared, in_mask};
 use crate::process::Process;
-use crate::rendezvous::{self, answer, keep_reply};
+use crate::rendezvous::{self, answer_irqs_off, keep_reply};
 use abi::Error;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -191,7 +191,7 @@ pub fn endr_acc_short(server: &Process, rid: u64, reply: UserRange, mask: u64) -
     let caller = if c.completion == Completion::Wait {
         let (status, kept) = keep_reply(&c, reply);
         interrupts::disable();
-        answer(server, c, status, kept)
+        answer_irqs_off(server, c, status, kept)
     } else {
         // Anything else goes as `endr` has it (it may copy into the
         // caller's memory through its page tables).

@@ -381,7 +381,11 @@ fn port_wait(server: &Process, mask: u64, mut partner: Option<Arc<Computation>>)
             None => take_matching(&mut q.calls, mask).map(Arrived::Queued),
         };
         if got.is_some() || server.is_killed() {
-            q.waiter = other;
+            // The slot is empty here (`other_waiter` took what it held):
+            // only another waiter goes back into it.
+            if other.is_some() {
+                q.waiter = other;
+            }
             drop(q);
             wake(partner);
             return got;

@@ -236,6 +236,14 @@ pub(crate) fn answer(server: &Process, c: Arc<Call>, status: u64, kept: usize) -
     c.complete(status, kept)
 }
 
+/// `answer` with interrupts off (`Call::complete_irqs_off`).
+#[must_use]
+#[inline(always)]
+pub(crate) fn answer_irqs_off(server: &Process, c: Arc<Call>, status: u64, kept: usize) -> Option<Arc<Computation>> {
+    server.port.answered.fetch_add(1, Ordering::Relaxed);
+    c.complete_irqs_off(status, kept)
+}
+
 /// Ends call `rid`: copies the reply (`len` bytes at `from` in the server)
 /// into the caller's reply buffer. Returns the bytes replied and the caller
 /// to let go.
