@@ -99,11 +99,15 @@ impl Sup {
         if s.mode & 0o170000 != 0o100000 {
             return None;
         }
+        // Never writable (Linux's VM_MAYWRITE cleared): a read-only
+        // description, a memfd sealed against writes (EPERM if asked now).
+        let sealed = self.memfd_may_map(ffd, &o.borrow().path);
         if prot & 2 != 0
-            && let Err(e) = self.memfd_may_map(ffd, &o.borrow().path)
+            && let Err(e) = sealed
         {
             return Some(Out::Ret(errno::fail(e)));
         }
+        let may = super::fileend::may(o.borrow().writable() && sealed.is_ok());
         let pages = len.div_ceil(PAGE);
         off.checked_add(pages * PAGE)?;
         Some(match self.fmap_object(ffd, &s, off, pages) {
@@ -121,7 +125,11 @@ impl Sup {
                         writable: prot & 2 != 0,
                     }),
                 }
-                let w = [pass::FMAP, self.pid as u64, id, addr, prot, flags];
+                let tag = super::fileend::file_tag(s.dev, s.ino);
+                self.note_mapped_file(tag);
+                let end = (s.size.max(0) as u64).div_ceil(PAGE);
+                // Eight words, all a pass carries: the limit rides with prot.
+                let w = [pass::FMAP, self.pid as u64, id, addr, prot | may << 32, flags, tag, end];
                 self.pass(rid, nr::MMAP, a, &w)
             }
             Err(e) => Out::Ret(errno::fail(e)),
@@ -253,6 +261,7 @@ impl Sup {
 
     /// The process's memory went (exec, exit): so did its mappings.
     pub(super) fn fmap_forget(&mut self) {
+        self.mapped_files.clear();
         for m in core::mem::take(&mut self.fmaps) {
             self.fmap_release(m);
         }
