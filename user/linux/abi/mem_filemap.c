@@ -273,6 +273,9 @@ int main(void)
 	EXPECT_STR("shared: the page still past the end", touch(read_byte, p + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
 	SETUP(ftruncate(fd, 0));
 	EXPECT_STR("shared: cut to 0, its first page", touch(read_byte, p), "SIGBUS BUS_ADRERR at the address");
+	SETUP(ftruncate(fd, 2 * PAGE));
+	EXPECT_STR("shared: grown again", touch(read_byte, p), "no fault");
+	EXPECT_TRUE("its bytes read zero, not what was cut", p[0] == 0 && p[PAGE + 10] == 0);
 	munmap(p, 4 * PAGE);
 	SETUP(ftruncate(fd, 2 * PAGE));
 	p = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);

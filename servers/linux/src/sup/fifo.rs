@@ -166,7 +166,7 @@ impl Sup {
         if flags & fdt::O_TRUNC as u64 != 0
             && let Kind::File { fd: ffd, .. } = ofd.borrow().kind
         {
-            self.mapped_file_resized(rid, ffd);
+            self.mapped_file_truncated(rid, ffd);
         }
         match self.fifo_pending.take() {
             Some(o) => self.fifo_hold(rid, o, flags as u32),

@@ -1,10 +1,11 @@
-//! Where the files a process maps end, for the kernel (`caller_map_file`):
-//! a touch of a page of a file mapping wholly past its file's end is
-//! SIGBUS, as on Linux. The supervisor names each file it marks by its
-//! device and inode (`file_tag`), tells the kernel the file's pages as
-//! it makes a mapping, and again when the process truncates the file
-//! (ftruncate, truncate) or writes past its end. What another process
-//! does to the file is not seen: its mappings keep the end they had.
+//! What the kernel keeps of a process's file mappings (`caller_map_file`):
+//! the most each may be opened to (Linux's VM_MAYWRITE), and where its
+//! file ends, past which a touch is SIGBUS, as on Linux. The supervisor
+//! names each file by its device and inode (`file_tag`), tells the kernel
+//! the file's pages as it makes a mapping, and again when the process
+//! truncates the file (ftruncate, truncate, O_TRUNC) or extends it
+//! (write, fallocate). What another process does to the file is not
+//! seen: its mappings keep the end they had.
 
 use super::Sup;
 use super::fdtable::Kind;
@@ -23,7 +24,9 @@ pub(super) fn file_tag(dev: u64, ino: u64) -> u64 {
     dev << 32 | ino
 }
 
-/// The most a mapping may become (`linuxabi` rules decide the write).
+/// The most a mapping may become (`caller_map_file`'s `may`): writable if
+/// `write`, executable always (Linux's VM_MAYEXEC goes only on a noexec
+/// mount, which Tessera does not have).
 pub(super) fn may(write: bool) -> u64 {
     MAY_EXEC | if write { MAY_WRITE } else { 0 }
 }
@@ -46,15 +49,8 @@ impl Sup {
         }
     }
 
-    /// File number `ffd` changed size (truncated or extended): the
-    /// process's mappings of it end where it ends now.
-    pub(super) fn file_resized(&mut self, rid: u64, ffd: u32) {
-        let Ok(b) = self.fs.fstat(ffd) else { return };
-        let s = st::StatView::parse(&b);
-        self.file_resized_to(rid, &s);
-    }
-
-    /// The same, for a file its stat `s` describes.
+    /// The file its stat `s` describes changed size (truncated or
+    /// extended): the process's mappings of it end where it ends now.
     pub(super) fn file_resized_to(&mut self, rid: u64, s: &st::StatView) {
         let tag = file_tag(s.dev, s.ino);
         if tag != 0 {
@@ -62,9 +58,9 @@ impl Sup {
         }
     }
 
-    /// File number `ffd` may have changed size (a write, an open with
-    /// O_TRUNC): if the process maps that file, its mappings end where it
-    /// ends now. Costs nothing to a process that maps no file.
+    /// File number `ffd` may have grown (a write): if the process maps
+    /// that file, its mappings end where it ends now. Costs nothing to a
+    /// process that maps no file.
     pub(super) fn mapped_file_resized(&mut self, rid: u64, ffd: u32) {
         if self.mapped_files.is_empty() {
             return;
@@ -76,13 +72,31 @@ impl Sup {
         }
     }
 
-    /// Descriptor `fd`'s file changed size (ftruncate).
-    pub(super) fn fd_resized(&mut self, rid: u64, fd: u64) {
+    /// Descriptor `fd`'s file changed size: truncated to its size now
+    /// (ftruncate: `truncated`), or grown (fallocate).
+    pub(super) fn fd_resized(&mut self, rid: u64, fd: u64, truncated: bool) {
         let Ok(o) = self.fds.ofd(fd) else { return };
         let ffd = match o.borrow().kind {
             Kind::File { fd, .. } => fd,
             _ => return,
         };
-        self.file_resized(rid, ffd);
+        let Ok(b) = self.fs.fstat(ffd) else { return };
+        let s = st::StatView::parse(&b);
+        self.file_resized_to(rid, &s);
+        if truncated {
+            self.fmap_truncated(&s);
+        }
+    }
+
+    /// File number `ffd` was opened with O_TRUNC: cut to 0, which its
+    /// mappings in this process follow.
+    pub(super) fn mapped_file_truncated(&mut self, rid: u64, ffd: u32) {
+        if self.mapped_files.is_empty() && self.fmaps.is_empty() {
+            return;
+        }
+        let Ok(b) = self.fs.fstat(ffd) else { return };
+        let s = st::StatView::parse(&b);
+        self.file_resized_to(rid, &s);
+        self.fmap_truncated(&s);
     }
 }

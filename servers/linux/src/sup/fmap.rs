@@ -215,6 +215,38 @@ impl Sup {
         }
     }
 
+    /// The file `s` describes was truncated to its size now: the bytes
+    /// past it in the objects of it this process maps are zeroed (as
+    /// Linux's truncation zeroes the page cache past the end), so that a
+    /// later extension reads zeros there.
+    pub(super) fn fmap_truncated(&mut self, s: &st::StatView) {
+        let size = s.size.max(0) as u64;
+        let mut seen: Vec<u64> = Vec::new();
+        let targets: Vec<(u64, u64, u64)> = self
+            .fmaps
+            .iter()
+            .filter(|m| m.file == (s.dev, s.ino))
+            .map(|m| (m.obj, m.range.0, m.range.1))
+            .collect();
+        let zeros = vec![0u64; (CHUNK / 8) as usize];
+        for (id, off, len) in targets {
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            let mut at = size.saturating_sub(off);
+            while at < len {
+                let k = (len - at).min(CHUNK);
+                let mut m = vec![ctl::FMAP, fmap::WRITE, id, at, k];
+                m.extend_from_slice(&zeros[..k.div_ceil(8) as usize]);
+                if errno::of(word(&self.ctl(&m), 0)).is_some() {
+                    break;
+                }
+                at += k;
+            }
+        }
+    }
+
     /// Whether this process maps file number `ffd` shared and writable.
     pub(super) fn maps_writable(&mut self, ffd: u32) -> bool {
         self.fmap_prune();

@@ -135,11 +135,18 @@ impl Sup {
             nr::FTRUNCATE => {
                 let r = self.ftruncate(fd, a[1]);
                 if r.is_ok() {
-                    self.fd_resized(rid, fd);
+                    self.fd_resized(rid, fd, true);
                 }
                 ret(r)
             }
-            nr::FALLOCATE => ret(self.fallocate(fd, a[1], a[2], a[3])),
+            nr::FALLOCATE => {
+                let r = self.fallocate(fd, a[1], a[2], a[3]);
+                // Past its end, it grows the file its mappings may map.
+                if r.is_ok() && !self.mapped_files.is_empty() {
+                    self.fd_resized(rid, fd, false);
+                }
+                ret(r)
+            }
             nr::FSYNC | nr::FDATASYNC => ret(self.fsync(fd)),
             nr::SYNC => {
                 let _ = self.fs.sync();
@@ -767,6 +774,7 @@ impl Sup {
             && let Ok(now) = self.stat_at(AT_FDCWD as u64, &path, 0)
         {
             self.file_resized_to(rid, &now);
+            self.fmap_truncated(&now);
         }
         r
     }
