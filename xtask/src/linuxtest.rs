@@ -34,9 +34,10 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
-    // A file mapping is a copy of the file's bytes made at mmap (the
-    // personality's design, servers/linux's mmap_file): no SIGBUS past the
-    // file's end, and later writes to the file do not show in it.
+    // A private file mapping is a copy of the file's bytes made at mmap
+    // (the personality's design, servers/linux's mmap_file): a later write
+    // to the file does not show in it (its one check left; docs/linux.md
+    // says what it needs).
     "mem_mmap",
     // vfork shares no memory (a fork whose parent waits): the parent does
     // not see what the child wrote before it exited.

@@ -385,6 +385,18 @@ macro_rules! each_call {
         /// nanoseconds, the stretch it is running now included (a
         /// server's own, without `proc_info`'s count of its pages)
         CpuTime = 143, cpu_time();
+        /// Returns 0: the waiting process's mapping that starts at `addr`
+        /// maps a file: `may` (`linux::MAY_WRITE`, `MAY_EXEC`) is the most
+        /// mprotect may open it to, for good (EACCES past it); with `file`
+        /// not 0 (the caller's name of the file), page `first` of the file
+        /// is its first page and the file has `pages` pages: a touch of a
+        /// page wholly past them is SIGBUS (`linux::FAULT_PAST_END`)
+        CallerMapFile = 144, caller_map_file(rid: u64, addr: u64, may: u64, file: u64, first: u64, pages: u64);
+        /// Returns how many mappings it changed: the waiting process's
+        /// mappings of file `file` (`caller_map_file`) now end at `pages`
+        /// pages of it (truncated or extended); their pages past the end
+        /// go, a private copy of one too, and a touch there is SIGBUS
+        CallerFileEnd = 145, caller_file_end(rid: u64, file: u64, pages: u64);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

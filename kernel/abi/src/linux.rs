@@ -147,6 +147,16 @@ pub const MAP_FIXED: u64 = 0x10;
 /// the copy of a file's bytes the supervisor fills in.
 pub const MAP_ANONYMOUS: u64 = 0x20;
 
+/// A bit the kernel sets in `LinuxFault::error_code` above the CPU's
+/// bits: the page lies wholly past the end of the file the mapping maps
+/// (`caller_map_file`), which Linux makes SIGBUS (BUS_ADRERR).
+pub const FAULT_PAST_END: u64 = 1 << 32;
+
+/// `caller_map_file`'s limits (Linux's prot bits): the mapping may be
+/// made writable, executable, by a later mprotect.
+pub const MAY_WRITE: u64 = 2;
+pub const MAY_EXEC: u64 = 4;
+
 /// The most bytes one `caller_vm_copy` copies: a long
 /// process_vm_readv or process_vm_writev is several calls, so that no
 /// call holds the kernel for long.

@@ -102,6 +102,7 @@ pub fn copy(caller: u64, from: ResId, owner: u64) -> Result<ResId, Error> {
 
 fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result<(), Error> {
     for (link, mut base) in owned_attachments(from, owner)? {
+        let mut file_end = kcore::vm::region::FileEnd::default();
         let copy = {
             let mut s = source.lock();
             if s.user() != owner {
@@ -111,6 +112,7 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
             // its record's address does not follow.
             if let Some(a) = s.attachment_mut(link, 0) {
                 base = a.base;
+                file_end = a.file_end;
             }
             let wiped = s.attachment_mut(link, 0).and_then(|a| {
                 let g = &a.region;
@@ -142,7 +144,16 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
             r
         })
         .map_err(|_| Error::NoMemory)
-        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))?;
+        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))
+        .map(|(_, copied, _, _)| {
+            // A Linux file mapping's end goes with it (its pages past the
+            // end, a shared one's included, stay unmapped in the copy).
+            if file_end.file != 0
+                && let Ok(child) = get(KERNEL, space)
+            {
+                child.lock().set_file_end_of(copied, file_end);
+            }
+        })?;
     }
     Ok(())
 }

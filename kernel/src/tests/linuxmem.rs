@@ -1,7 +1,8 @@
 //! The memory calls a supervisor makes for its Linux process, under
 //! hostile input: `caller_protect` (the kernel's mprotect on the waiting
 //! process) and the parts of shared mappings a partial munmap keeps
-//! (`Region::share_part`). Bad input is an error, never a panic, and
+//! (`Region::share_part`), and a file mapping's limits and end
+//! (`caller_map_file`, `caller_file_end`). Bad input is an error, never a panic, and
 //! nothing leaks.
 
 use super::{end, live, ok};
@@ -89,5 +90,89 @@ pub fn shared_parts_are_checked() -> TestResult {
         "{}",
         format!("frames free {before} before, {after} after")
     );
+    Ok(())
+}
+
+/// A file mapping's limits and end (`caller_map_file`, `caller_file_end`):
+/// bad limits, addresses and ends are refused; mprotect past a limit is
+/// refused (Denied: the process's EACCES) after changing the mappings
+/// before the refusing one and none after it; a page past the end is
+/// `PastEnd` and its private copy goes when the end moves down over it.
+pub fn file_map_limits_are_checked() -> TestResult {
+    use abi::linux::{MAP_FIXED, MAY_EXEC};
+    use kcore::vm::space::FaultError;
+    const PAGE: u64 = 4096;
+    const RW: u64 = READ | 2;
+    let a = live()?;
+    let pa = proc::get(a).ok_or("a gone")?;
+    let outcome = (|| -> TestResult {
+        let at = ok(syscall::linux_map_into(&pa, 0, 4 * PAGE, READ, 0))?;
+        // The second page: a mapping of its own that may never be written.
+        ok(syscall::linux_map_into(&pa, at + PAGE, PAGE, READ, MAP_FIXED))?;
+        let refused = [
+            ("unknown bits", at + PAGE, 0x10, 0, 0, 0),
+            ("no mapping starts there", at + PAGE + 1, 0, 0, 0, 0),
+            ("inside a mapping", at + 3 * PAGE, 0, 0, 0, 0),
+            ("nothing mapped", 0x5000_0000_0000, 0, 0, 0, 0),
+            ("the stack", USER_STACK_TOP - 4096, 0, 0, 0, 0),
+            ("an end no file has", at + PAGE, 0, 7, 0, u64::MAX),
+            ("a first page no file has", at + PAGE, 0, 7, u64::MAX, 1),
+        ];
+        for (what, addr, may, file, first, pages) in refused {
+            let r = syscall::linux_map_file(&pa, addr, may, file, first, pages);
+            ensure!(r == Err(Error::Invalid), "{what}: {r:?}");
+        }
+        ok(syscall::linux_map_file(&pa, at + PAGE, MAY_EXEC, 0, 0, 0))?;
+        // Writable now: limits it breaks are refused.
+        let wr = ok(syscall::linux_map_into(&pa, 0, PAGE, RW, 0))?;
+        let r = syscall::linux_map_file(&pa, wr, MAY_EXEC, 0, 0, 0);
+        ensure!(
+            r == Err(Error::Invalid),
+            "a writable mapping never to be written: {r:?}"
+        );
+        let r = syscall::linux_mprotect(&pa, at + PAGE, PAGE, RW);
+        ensure!(r == Err(Error::Denied), "PROT_WRITE past the limit: {r:?}");
+        ok(syscall::linux_mprotect(&pa, at + PAGE, PAGE, READ | 4))?;
+        // Over three mappings: the first changes, the rest do not.
+        let r = syscall::linux_mprotect(&pa, at, 4 * PAGE, RW);
+        ensure!(r == Err(Error::Denied), "over three mappings: {r:?}");
+        let writable = |addr: u64| {
+            pa.space()
+                .and_then(|s| s.lock().region_at(addr).map(|r| r.region.writable))
+        };
+        ensure!(writable(at) == Some(true), "the mapping before it unchanged");
+        ensure!(writable(at + PAGE) == Some(false), "the refusing one changed");
+        ensure!(writable(at + 2 * PAGE) == Some(false), "the one after it changed");
+        // A file end: page 1 of a two-page mapping is past a one-page file.
+        let f = ok(syscall::linux_map_into(&pa, 0, 2 * PAGE, RW, 0))?;
+        ok(syscall::linux_map_file(&pa, f, MAY_EXEC | 2, 77, 0, 1))?;
+        let fault = |addr: u64| {
+            pa.space()
+                .map(|s| s.lock().resolve_fault(addr, true, false).map(|_| ()))
+        };
+        ensure!(fault(f) == Some(Ok(())), "the file's page: {:?}", fault(f));
+        ensure!(
+            fault(f + PAGE) == Some(Err(FaultError::PastEnd)),
+            "past the end: {:?}",
+            fault(f + PAGE)
+        );
+        let r = syscall::linux_file_end(&pa, 0, 5);
+        ensure!(r == Err(Error::Invalid), "file 0: {r:?}");
+        ensure!(syscall::linux_file_end(&pa, 78, 0) == Ok(0), "another file's mappings");
+        ensure!(syscall::linux_file_end(&pa, 77, 0) == Ok(1), "one mapping of file 77");
+        let kept = pa
+            .space()
+            .and_then(|s| s.lock().region_at(f).map(|r| r.region.frame(0).is_some()));
+        ensure!(kept == Some(false), "the private copy past the new end stayed");
+        ensure!(fault(f) == Some(Err(FaultError::PastEnd)), "cut to 0: {:?}", fault(f));
+        ensure!(syscall::linux_file_end(&pa, 77, 2) == Ok(1), "grown again");
+        ensure!(fault(f + PAGE) == Some(Ok(())), "grown: {:?}", fault(f + PAGE));
+        Ok(())
+    })();
+    let alive = !pa.has_exited();
+    drop(pa);
+    end(a);
+    outcome?;
+    ensure!(alive, "the refused calls ended the process");
     Ok(())
 }

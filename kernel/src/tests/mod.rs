@@ -152,6 +152,7 @@ pub static TESTS: &[KTest] = ktests![
     // A supervisor's memory calls (issue 18)
     pass linuxmem::caller_protect_is_checked,
     pass linuxmem::shared_parts_are_checked,
+    pass linuxmem::file_map_limits_are_checked,
     pass vmcopy::vm_copy_is_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,

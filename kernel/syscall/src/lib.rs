@@ -17,9 +17,15 @@ extern crate alloc;
 mod alarm;
 mod console;
 mod container;
+mod filemap;
 mod futex;
 pub mod inspect;
 mod linux;
+/// The supervisor's marks of a Linux file mapping (`caller_map_file`,
+/// `caller_file_end`), for tests.
+pub use filemap::{mark as linux_map_file, set_end as linux_file_end};
+/// The kernel's anonymous mmap into a Linux process (`caller_map`), for tests.
+pub use linux::map_into as linux_map_into;
 /// The kernel's mprotect of a Linux process (`caller_protect`), for tests.
 pub use linux::mprotect as linux_mprotect;
 pub mod pipes;
@@ -651,6 +657,16 @@ impl abi::Serve for Native<'_> {
     fn caller_protect(&mut self, a: call::CallerProtect) -> Result<u64, Error> {
         let p = ipc::supervise::waiting(self.me, a.rid)?;
         linux::mprotect(&p, a.addr, a.len, a.prot)
+    }
+
+    fn caller_map_file(&mut self, a: call::CallerMapFile) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        filemap::mark(&p, a.addr, a.may, a.file, a.first, a.pages)
+    }
+
+    fn caller_file_end(&mut self, a: call::CallerFileEnd) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        filemap::set_end(&p, a.file, a.pages)
     }
 
     fn proc_maps(&mut self, a: call::ProcMaps) -> Result<u64, Error> {

@@ -28,6 +28,7 @@ pub(crate) mod errno {
     pub const EAGAIN: u64 = 11;
     pub const ETIMEDOUT: u64 = 110;
     pub const EPERM: u64 = 1;
+    pub const EACCES: u64 = 13;
     pub const ENOENT: u64 = 2;
     pub const ESRCH: u64 = 3;
     pub const ENOMEM: u64 = 12;
@@ -137,7 +138,11 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         nr::BRK => brk(me, a[0]),
         nr::MMAP if a[3] & MAP_ANONYMOUS != 0 => mmap_anonymous(me, a[0], a[1], a[2], a[3]),
         nr::MUNMAP => result(munmap(me, a[0], a[1])),
-        nr::MPROTECT => result(mprotect(me, a[0], a[1], a[2])),
+        // A mapping's limits refuse it (`filemap`): EACCES, not EPERM.
+        nr::MPROTECT => match mprotect(me, a[0], a[1], a[2]) {
+            Err(Error::Denied) => fail(errno::EACCES),
+            r => result(r),
+        },
         nr::MREMAP => mremap(me, a[0], a[1], a[2], a[3], a[4]),
         nr::MINCORE => mincore(me, a[0], a[1], a[2]),
         nr::MADVISE => madvise(me, a[0], a[1], a[2]),
@@ -528,26 +533,42 @@ fn munmap(p: &Process, addr: u64, len: u64) -> Result<u64, Error> {
     Ok(0)
 }
 
-/// What the kernel keeps of a mapping's Linux flags on its region, carried
-/// over to the mappings it is cut into or moved to.
+/// What the kernel keeps of a mapping's Linux flags on its region and its
+/// attachment, carried over to the mappings it is cut into or moved to.
 #[derive(Clone, Copy)]
 struct LinuxFlags {
     none: bool,
     shares: bool,
     marks: kcore::vm::region::LinuxMarks,
+    file_end: kcore::vm::region::FileEnd,
 }
 
 impl LinuxFlags {
-    fn of(g: &kcore::vm::region::Region) -> LinuxFlags {
+    fn of(a: &kcore::vm::space::Attached) -> LinuxFlags {
+        let g = &a.region;
         LinuxFlags {
             none: g.no_access,
             shares: g.fork_shares,
             marks: g.linux,
+            file_end: a.file_end,
         }
     }
 
-    fn apply(self, g: &mut kcore::vm::region::Region) {
-        (g.no_access, g.fork_shares, g.linux) = (self.none, self.shares, self.marks);
+    /// Gives them to attachment `link` of `s`.
+    fn apply(self, s: &mut kcore::vm::space::VirtualSpace, link: ResId) {
+        if let Some(at) = s.attachment_mut(link, 0) {
+            let g = &mut at.region;
+            (g.no_access, g.fork_shares, g.linux) = (self.none, self.shares, self.marks);
+        }
+        s.set_file_end_of(link, self.file_end);
+    }
+
+    /// The flags of a part cut out of the mapping from its page `skip`.
+    fn for_part_at(self, skip: u64) -> LinuxFlags {
+        LinuxFlags {
+            file_end: self.file_end.for_part_at(skip as usize),
+            ..self
+        }
     }
 }
 
@@ -583,7 +604,7 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
             r.end(),
             g.writable,
             g.executable,
-            LinuxFlags::of(g),
+            LinuxFlags::of(r),
         )
     };
     let inside = if keep_inside {
@@ -634,10 +655,10 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
         let a = vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(from))?;
         resource::set_owner(a.id, p.pid());
         resource::set_owner(region, p.pid());
-        if let Some(space) = p.space()
-            && let Some(at) = space.lock().attachment_mut(a.id, 0)
-        {
-            linux.apply(&mut at.region);
+        if let Some(space) = p.space() {
+            linux
+                .for_part_at((from - base) / PAGE_SIZE)
+                .apply(&mut space.lock(), a.id);
         }
     }
     Ok(())
@@ -649,7 +670,7 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
 /// last holder of any part.
 fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result<(), Error> {
     let space = p.space().ok_or(Error::NotFound)?;
-    let (link, old, parts) = {
+    let (link, old, parts, file_end) = {
         let s = space.lock();
         let Some(r) = s.region_at(base).filter(|r| r.base == base) else {
             return Ok(());
@@ -672,7 +693,7 @@ fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) ->
                 *slot = Some((part, from));
             }
         }
-        (r.link_id, r.region_id, parts)
+        (r.link_id, r.region_id, parts, r.file_end)
     };
     mediator::delete(resource::KERNEL, link)?;
     mediator::delete(resource::KERNEL, old)?;
@@ -681,6 +702,9 @@ fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) ->
             vspace::attach_memory(p.space_id(), part, At::Address(from), ResId::NONE).map_err(|(e, _)| e)?;
         resource::set_owner(link, p.pid());
         resource::set_owner(region, p.pid());
+        space
+            .lock()
+            .set_file_end_of(link, file_end.for_part_at(((from - base) / PAGE_SIZE) as usize));
     }
     Ok(())
 }
@@ -714,6 +738,24 @@ pub fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Erro
         return Err(Error::NoMemory);
     }
     let space = p.space().ok_or(Error::NotFound)?;
+    // A mapping whose limits refuse `prot` (a shared one of a file opened
+    // read-only asked to be writable): as Linux, the mappings before it
+    // change, it and those after it do not, and the call is EACCES (a
+    // hole before it is ENOMEM, with nothing changed).
+    let refused = {
+        let s = space.lock();
+        let stop = crate::filemap::refused_at(&s, addr, end, prot);
+        if !s.covers(addr, stop.unwrap_or(end)) {
+            return Err(Error::NoMemory);
+        }
+        stop
+    };
+    if let Some(stop) = refused {
+        if stop > addr {
+            mprotect(p, addr, stop - addr, prot)?;
+        }
+        return Err(Error::Denied);
+    }
     let across = {
         let s = space.lock();
         if !s.covers(addr, end) {
@@ -944,7 +986,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
             r.region_id,
             g.writable,
             g.executable,
-            LinuxFlags::of(g),
+            LinuxFlags::of(r),
             g.sharers(),
         )
     };
@@ -996,9 +1038,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
     };
     resource::set_owner(a.id, p.pid());
     resource::set_owner(region, p.pid());
-    if let Some(at) = space.lock().attachment_mut(a.id, 0) {
-        linux.apply(&mut at.region);
-    }
+    linux.apply(&mut space.lock(), a.id);
     if keep_old {
         reattach(p, old, addr, linux);
     } else {
@@ -1013,10 +1053,8 @@ fn reattach(p: &Process, region: ResId, addr: u64, linux: LinuxFlags) {
     match vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(addr)) {
         Ok(a) => {
             resource::set_owner(a.id, p.pid());
-            if let Some(space) = p.space()
-                && let Some(at) = space.lock().attachment_mut(a.id, 0)
-            {
-                linux.apply(&mut at.region);
+            if let Some(space) = p.space() {
+                linux.apply(&mut space.lock(), a.id);
             }
         }
         Err(_) => {

@@ -409,8 +409,10 @@ pub mod pass {
     pub const WAITID: u64 = 4;
     /// [pid]: a vfork parent waits for its child to exec or end.
     pub const VFORK_WAIT: u64 = 6;
-    /// [pid, object, address, prot, flags]: mmap of a file's range whose
-    /// memory object (`ctl::FMAP`) is ready: it is shared into the caller.
+    /// [pid, object, address, prot | may << 32, flags, file, pages]: mmap
+    /// of a file's range whose memory object (`ctl::FMAP`) is ready: it is
+    /// shared into the caller, with the mapping's limit and file end
+    /// (`caller_map_file`'s `may`, `file` and `pages`).
     pub const FMAP: u64 = 7;
     /// [pid, uid | gid << 32, type, description, payload, length,
     /// keyring]: add_key (`shared/keys.rs`).

@@ -289,6 +289,8 @@ impl LinuxMarks {
     const UNREADABLE: u8 = 2;
     const LOCKED: u8 = 4;
     const WIPE_ON_FORK: u8 = 8;
+    const NEVER_WRITE: u8 = 16;
+    const NEVER_EXEC: u8 = 32;
 
     /// A mapping of a file (its bytes copied in when mapped), not
     /// anonymous memory: madvise treats the two apart (MADV_DONTNEED
@@ -331,8 +333,66 @@ impl LinuxMarks {
         self.set(Self::WIPE_ON_FORK, on);
     }
 
+    /// Whether mprotect may make it writable (Linux's VM_MAYWRITE): not a
+    /// shared mapping of a file opened read-only, nor of a memfd sealed
+    /// against future writes, whose writes would reach the file.
+    pub fn may_write(self) -> bool {
+        self.0 & Self::NEVER_WRITE == 0
+    }
+
+    /// Whether mprotect may make it executable (Linux's VM_MAYEXEC).
+    pub fn may_exec(self) -> bool {
+        self.0 & Self::NEVER_EXEC == 0
+    }
+
+    /// The most mprotect may open it to, for good (nothing lifts it).
+    pub fn set_may(&mut self, write: bool, exec: bool) {
+        self.set(Self::NEVER_WRITE, !write);
+        self.set(Self::NEVER_EXEC, !exec);
+    }
+
     fn set(&mut self, bit: u8, on: bool) {
         self.0 = if on { self.0 | bit } else { self.0 & !bit };
+    }
+}
+
+/// Where the file a Linux mapping maps ends: a touch of a page wholly
+/// past it is SIGBUS, as on Linux. The file is named by its supervisor,
+/// which moves the end when the process truncates or extends the file
+/// (`file` 0: not a file's mapping, no end). Kept by the attachment
+/// (`space::Attached::file_end`), not the region, which stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileEnd {
+    pub file: u64,
+    /// The page of the file the region's first page maps.
+    pub first: u64,
+    /// The pages the file has (its size rounded up to the page).
+    pub pages: u64,
+}
+
+impl FileEnd {
+    /// Whether page `index` of the region lies wholly past the file's end.
+    #[inline]
+    pub fn past(&self, index: usize) -> bool {
+        self.file != 0 && self.first.saturating_add(index as u64) >= self.pages
+    }
+
+    /// The first of a region's `pages` pages wholly past the end
+    /// (`pages` if none is).
+    pub fn first_past(&self, pages: usize) -> usize {
+        if self.file == 0 {
+            return pages;
+        }
+        usize::try_from(self.pages.saturating_sub(self.first)).map_or(pages, |f| f.min(pages))
+    }
+
+    /// The same file's end seen from a region whose first page is page
+    /// `skip` of this one (a part cut out of it).
+    pub fn for_part_at(self, skip: usize) -> FileEnd {
+        FileEnd {
+            first: self.first.saturating_add(skip as u64),
+            ..self
+        }
     }
 }
 

@@ -44,6 +44,9 @@ pub struct Attached {
     /// frames are in blocks and its address is a block's: `wants_blocks`)
     /// rather than one entry per page.
     blocks: bool,
+    /// Where the file it maps ends, for a Linux file mapping (its pages
+    /// wholly past the end are never mapped: a touch is SIGBUS).
+    pub file_end: super::region::FileEnd,
 }
 
 impl Attached {
@@ -64,6 +67,24 @@ impl Attached {
             tlb::shootdown_blocks(self.base, (self.region.pages() / BLOCK_PAGES) as u64, cpus);
         } else {
             tlb::shootdown_cpus(self.base, self.region.pages() as u64, cpus);
+        }
+    }
+
+    /// Drops its pages wholly past its file's end: their translations,
+    /// on every CPU of `cpus`, then a private mapping's copies of them
+    /// (Linux's truncation takes those too); frames others share (the
+    /// shared server's object of a MAP_SHARED mapping) stay theirs.
+    fn drop_past_end(&mut self, root: u64, cpus: u64) {
+        let pages = self.region.pages();
+        let first = self.file_end.first_past(pages);
+        if first == pages {
+            return;
+        }
+        paging::unmap_range(root, self.base + first as u64 * PAGE_SIZE, pages - first);
+        self.shoot_down(cpus);
+        self.entry = None;
+        for i in first..pages {
+            self.region.discard(i);
         }
     }
 
@@ -133,6 +154,9 @@ pub enum FaultError {
     /// The pager could not supply the page (the file is gone, changed or
     /// short, the pager ended or refused).
     PageInFailed,
+    /// The page lies wholly past the end of the file its Linux mapping
+    /// maps (`Attached::file_end`): SIGBUS, as on Linux.
+    PastEnd,
 }
 
 impl FaultError {
@@ -143,6 +167,7 @@ impl FaultError {
             FaultError::StackOverflow => "stack overflow",
             FaultError::OutOfMemory => "out of memory while paging in",
             FaultError::PageIn(_) | FaultError::PageInFailed => "its page could not be read from its file",
+            FaultError::PastEnd => "access past the end of its file",
             FaultError::Protection if error_code & 16 != 0 => "execute of non-executable memory",
             FaultError::Protection if error_code & 2 != 0 => "write to read-only memory",
             FaultError::Protection => "protection violation",
@@ -580,6 +605,7 @@ impl VirtualSpace {
             link_id,
             entry: None,
             blocks: false,
+            file_end: super::region::FileEnd::default(),
         })
         .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
         self.note_span(base, attached.region.size());
@@ -973,6 +999,69 @@ impl VirtualSpace {
         }
     }
 
+    /// Marks the Linux mapping that starts at `base` as a map of a file
+    /// (`Attached::file_end`, `LinuxMarks::set_may`): `may_write` and
+    /// `may_exec` the most mprotect may open it to, `end` where its file
+    /// ends, if kept. Refused (`BadRange`) for an address where no
+    /// anonymous mapping starts, one in blocks, or limits its protection
+    /// already breaks (a writable mapping never to be written).
+    pub fn mark_file_map(
+        &mut self,
+        base: u64,
+        may_write: bool,
+        may_exec: bool,
+        end: super::region::FileEnd,
+    ) -> Result<(), SpaceError> {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let Some(a) = self.regions_mut().find(|a| a.base == base) else {
+            return Err(SpaceError::BadRange);
+        };
+        let r = &a.region;
+        let open = !r.no_access;
+        if r.kind != Kind::Heap
+            || r.in_blocks()
+            || (open && r.writable && !may_write)
+            || (open && r.executable && !may_exec)
+        {
+            return Err(SpaceError::BadRange);
+        }
+        a.region.linux.set_may(may_write, may_exec);
+        a.file_end = end;
+        a.drop_past_end(root, cpus);
+        Ok(())
+    }
+
+    /// Gives attachment `link_id` the file end `end` (a part of a file
+    /// mapping, a fork's copy of one), dropping its pages past it.
+    pub fn set_file_end_of(&mut self, link_id: ResId, end: super::region::FileEnd) {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        if let Some(a) = self.attachment_mut(link_id, 0) {
+            a.file_end = end;
+            a.drop_past_end(root, cpus);
+        }
+    }
+
+    /// The Linux mappings of file `file` (`Attached::file_end`) now end at
+    /// `pages` pages of it (truncated or extended): the pages wholly
+    /// past the end are dropped, so that their next touch is SIGBUS.
+    /// Returns how many mappings it changed.
+    pub fn set_file_end(&mut self, file: u64, pages: u64) -> usize {
+        if file == 0 {
+            return 0;
+        }
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        let mut changed = 0;
+        for a in self.regions_mut().filter(|a| a.file_end.file == file) {
+            a.file_end.pages = pages;
+            a.drop_past_end(root, cpus);
+            changed += 1;
+        }
+        changed
+    }
+
     /// Whether every page of `start..end` is in an attached region.
     pub fn covers(&self, start: u64, end: u64) -> bool {
         let mut at = start;
@@ -1028,6 +1117,11 @@ impl VirtualSpace {
             return Err(FaultError::Protection);
         }
         let index = ((addr - a.base) / PAGE_SIZE) as usize;
+        // Never mapped there while the file is too short (`set_file_end`
+        // unmaps such pages as the end moves down).
+        if a.file_end.past(index) {
+            return Err(FaultError::PastEnd);
+        }
         let va = a.base + index as u64 * PAGE_SIZE;
         // A write to a page a fork shared (a copy of its own if others
         // still hold the frame, else the frame made writable), or the first

@@ -192,7 +192,15 @@ impl Shared {
     /// into the waiting process, which gets its address.
     pub(super) fn fmap_pass(&mut self, rid: u64, w: &[u64]) {
         let pid = word(w, 1) as u32;
-        let r = self.fmap_share(rid, pid, word(w, 2), word(w, 3), word(w, 4), word(w, 5));
+        let (id, prot, may) = (word(w, 2), word(w, 4) & 0xffff_ffff, word(w, 4) >> 32);
+        let r = self.fmap_share(rid, pid, id, word(w, 3), prot, word(w, 5));
+        // Its limit and its file's end are the process's own, as its
+        // supervisor saw them (another process maps the object with its).
+        if let Ok(at) = r
+            && let Some(first) = self.fmaps.get(id).map(|o| o.off / 4096)
+        {
+            let _ = calls::caller_map_file(rid, at, may, word(w, 6), first, word(w, 7));
+        }
         let _ = calls::caller_return(rid, r.unwrap_or_else(errno::fail));
     }
 

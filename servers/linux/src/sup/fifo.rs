@@ -163,6 +163,11 @@ impl Sup {
             Ok(o) => o,
             Err(e) => return ret(Err(e)),
         };
+        if flags & fdt::O_TRUNC as u64 != 0
+            && let Kind::File { fd: ffd, .. } = ofd.borrow().kind
+        {
+            self.mapped_file_truncated(rid, ffd);
+        }
         match self.fifo_pending.take() {
             Some(o) => self.fifo_hold(rid, o, flags as u32),
             None => ret(self.install(ofd, flags as u32)),

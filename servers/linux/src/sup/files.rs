@@ -601,6 +601,7 @@ impl Sup {
                 drop(d);
                 if let Ok((n, end)) = r {
                     self.fmap_wrote(rid, ffd, end - n, buf, n);
+                    self.mapped_file_resized(rid, ffd);
                     if n > 0 {
                         self.note_ofd(&o.borrow(), ino::IN_MODIFY);
                     }

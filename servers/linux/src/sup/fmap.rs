@@ -99,11 +99,15 @@ impl Sup {
         if s.mode & 0o170000 != 0o100000 {
             return None;
         }
+        // Never writable (Linux's VM_MAYWRITE cleared): a read-only
+        // description, a memfd sealed against writes (EPERM if asked now).
+        let sealed = self.memfd_may_map(ffd, &o.borrow().path);
         if prot & 2 != 0
-            && let Err(e) = self.memfd_may_map(ffd, &o.borrow().path)
+            && let Err(e) = sealed
         {
             return Some(Out::Ret(errno::fail(e)));
         }
+        let may = super::fileend::may(o.borrow().writable() && sealed.is_ok());
         let pages = len.div_ceil(PAGE);
         off.checked_add(pages * PAGE)?;
         Some(match self.fmap_object(ffd, &s, off, pages) {
@@ -121,7 +125,11 @@ impl Sup {
                         writable: prot & 2 != 0,
                     }),
                 }
-                let w = [pass::FMAP, self.pid as u64, id, addr, prot, flags];
+                let tag = super::fileend::file_tag(s.dev, s.ino);
+                self.note_mapped_file(tag);
+                let end = (s.size.max(0) as u64).div_ceil(PAGE);
+                // Eight words, all a pass carries: the limit rides with prot.
+                let w = [pass::FMAP, self.pid as u64, id, addr, prot | may << 32, flags, tag, end];
                 self.pass(rid, nr::MMAP, a, &w)
             }
             Err(e) => Out::Ret(errno::fail(e)),
@@ -207,6 +215,38 @@ impl Sup {
         }
     }
 
+    /// The file `s` describes was truncated to its size now: the bytes
+    /// past it in the objects of it this process maps are zeroed (as
+    /// Linux's truncation zeroes the page cache past the end), so that a
+    /// later extension reads zeros there.
+    pub(super) fn fmap_truncated(&mut self, s: &st::StatView) {
+        let size = s.size.max(0) as u64;
+        let mut seen: Vec<u64> = Vec::new();
+        let targets: Vec<(u64, u64, u64)> = self
+            .fmaps
+            .iter()
+            .filter(|m| m.file == (s.dev, s.ino))
+            .map(|m| (m.obj, m.range.0, m.range.1))
+            .collect();
+        let zeros = vec![0u64; (CHUNK / 8) as usize];
+        for (id, off, len) in targets {
+            if seen.contains(&id) {
+                continue;
+            }
+            seen.push(id);
+            let mut at = size.saturating_sub(off);
+            while at < len {
+                let k = (len - at).min(CHUNK);
+                let mut m = vec![ctl::FMAP, fmap::WRITE, id, at, k];
+                m.extend_from_slice(&zeros[..k.div_ceil(8) as usize]);
+                if errno::of(word(&self.ctl(&m), 0)).is_some() {
+                    break;
+                }
+                at += k;
+            }
+        }
+    }
+
     /// Whether this process maps file number `ffd` shared and writable.
     pub(super) fn maps_writable(&mut self, ffd: u32) -> bool {
         self.fmap_prune();
@@ -253,6 +293,7 @@ impl Sup {
 
     /// The process's memory went (exec, exit): so did its mappings.
     pub(super) fn fmap_forget(&mut self) {
+        self.mapped_files.clear();
         for m in core::mem::take(&mut self.fmaps) {
             self.fmap_release(m);
         }

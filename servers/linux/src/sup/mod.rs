@@ -20,6 +20,7 @@ mod fallocate;
 mod fanotify;
 mod fdtable;
 mod fifo;
+mod fileend;
 mod files;
 mod fmap;
 mod fowner;
@@ -181,6 +182,8 @@ pub struct Sup {
     pub has_locks: bool,
     /// Its MAP_SHARED file mappings (`fmap.rs`).
     pub fmaps: Vec<fmap::FileMap>,
+    /// The files it maps whose end the kernel keeps (`fileend.rs`).
+    pub mapped_files: Vec<u64>,
     /// Whether the shared server knows the Tessera process (exec tells
     /// it; a forked child's supervisor at the first call it holds).
     pub tpid_told: bool,
@@ -294,6 +297,7 @@ impl Sup {
             robust: Vec::new(),
             has_locks: false,
             fmaps: Vec::new(),
+            mapped_files: Vec::new(),
             tpid_told: true,
             locked: linuxabi::mlock::Locked::default(),
             serving_since: 0,

@@ -563,8 +563,10 @@ impl Sup {
     /// blocked or ignored one kills, as Linux's).
     pub(super) fn on_fault(&mut self, rid: u64, f: &LinuxFault) {
         const KERNEL_HALF: u64 = 0x8000_0000_0000;
+        use tessera_rt::abi::linux::FAULT_PAST_END;
         let (s, code, addr) = match f.vector {
             14 if f.address >= KERNEL_HALF => (sig::SIGSEGV, sig::SEGV_MAPERR, f.address),
+            14 if f.error_code & FAULT_PAST_END != 0 => (sig::SIGBUS, sig::BUS_ADRERR, f.address),
             14 if f.error_code & 1 != 0 => (sig::SIGSEGV, sig::SEGV_ACCERR, f.address),
             14 => (sig::SIGSEGV, sig::SEGV_MAPERR, f.address),
             0 => (sig::SIGFPE, sig::FPE_INTDIV, f.rip),
@@ -582,7 +584,7 @@ impl Sup {
             self.sig.actions[(s - 1) as usize] = SigAction::default();
             self.sig.mask &= !sig::bit(s);
         }
-        self.fault_trap = (f.vector, f.error_code);
+        self.fault_trap = (f.vector, f.error_code & !FAULT_PAST_END);
         self.post(SigInfo {
             signo: s,
             code,

@@ -132,8 +132,21 @@ impl Sup {
             nr::UTIMENSAT => ret(self.utimensat(rid, a)),
             nr::FUTIMESAT => ret(self.futimesat(rid, a[0], a[1], a[2])),
             nr::TRUNCATE => ret(self.truncate_path(rid, a[0], a[1])),
-            nr::FTRUNCATE => ret(self.ftruncate(fd, a[1])),
-            nr::FALLOCATE => ret(self.fallocate(fd, a[1], a[2], a[3])),
+            nr::FTRUNCATE => {
+                let r = self.ftruncate(fd, a[1]);
+                if r.is_ok() {
+                    self.fd_resized(rid, fd, true);
+                }
+                ret(r)
+            }
+            nr::FALLOCATE => {
+                let r = self.fallocate(fd, a[1], a[2], a[3]);
+                // Past its end, it grows the file its mappings may map.
+                if r.is_ok() && !self.mapped_files.is_empty() {
+                    self.fd_resized(rid, fd, false);
+                }
+                ret(r)
+            }
             nr::FSYNC | nr::FDATASYNC => ret(self.fsync(fd)),
             nr::SYNC => {
                 let _ = self.fs.sync();
@@ -747,7 +760,7 @@ impl Sup {
             return Err(errno::EISDIR);
         }
         self.fsize_grow_ok(s.size as u64, len)?;
-        self.setattr_at(
+        let r = self.setattr_at(
             AT_FDCWD as u64,
             &path,
             false,
@@ -756,7 +769,14 @@ impl Sup {
                 size: len,
                 ..SetAttr::default()
             },
-        )
+        );
+        if r.is_ok()
+            && let Ok(now) = self.stat_at(AT_FDCWD as u64, &path, 0)
+        {
+            self.file_resized_to(rid, &now);
+            self.fmap_truncated(&now);
+        }
+        r
     }
 
     fn statfs_path(&mut self, rid: u64, path_at: u64, out: u64) -> Result<u64, i64> {
@@ -1058,20 +1078,33 @@ impl Sup {
         // /dev/zero maps as anonymous memory, private or shared as asked.
         if matches!(d.kind, Kind::Zero) {
             let anonymous = tessera_rt::abi::linux::MAP_ANONYMOUS;
-            return calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10) | anonymous).map_err(
-                |e| match e {
-                    tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
-                    _ => errno::EINVAL,
-                },
-            );
+            let at =
+                calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10) | anonymous).map_err(
+                    |e| match e {
+                        tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
+                        _ => errno::EINVAL,
+                    },
+                )?;
+            // Shared through a read-only description: never writable
+            // (mprotect01), as any file's.
+            if flags & MAP_SHARED != 0 && !d.writable() {
+                let _ = calls::caller_map_file(rid, at, super::fileend::may(false), 0, 0, 0);
+            }
+            return Ok(at);
         }
         let Kind::File { fd: ffd, .. } = d.kind else {
             return Err(errno::ENODEV);
         };
         // A directory has no bytes to map.
-        if self.fs.fstat(ffd).is_ok_and(|b| st::StatView::parse(&b).is_dir()) {
+        let stat = self.fs.fstat(ffd).map(|b| st::StatView::parse(&b));
+        if stat.as_ref().is_ok_and(|s| s.is_dir()) {
             return Err(errno::ENODEV);
         }
+        // Linux's VM_MAYWRITE: a shared mapping whose writes would reach
+        // a file it may not write (opened read-only, a memfd sealed
+        // against writes) never becomes writable.
+        let shared = flags & MAP_SHARED != 0;
+        let may_write = !shared || (d.writable() && self.memfd_may_map(ffd, &d.path).is_ok());
         let at = calls::caller_map(rid, addr, len, prot | 2, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
             tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
             _ => errno::EINVAL,
@@ -1082,6 +1115,9 @@ impl Sup {
         // writable, as all were before.
         if prot & 2 == 0 {
             let _ = calls::caller_protect(rid, at, len, prot);
+        }
+        if let Ok(s) = stat {
+            self.mark_file_map(rid, at, super::fileend::may(may_write), &s, off);
         }
         Ok(at)
     }

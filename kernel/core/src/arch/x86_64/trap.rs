@@ -306,6 +306,11 @@ fn user_exception(frame: &mut TrapFrame, cr2: u64) {
                 if matches!(e, crate::vm::space::FaultError::Protection) {
                     frame.error_code |= 1;
                 }
+                // Past a mapped file's end: a bus error, not a
+                // segmentation fault, for a Linux process's handler.
+                if matches!(e, crate::vm::space::FaultError::PastEnd) {
+                    frame.error_code |= abi::linux::FAULT_PAST_END;
+                }
                 return (hooks.user_fault)(frame, cr2, why);
             }
         }
