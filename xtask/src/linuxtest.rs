@@ -38,9 +38,6 @@ const PENDING: &[&str] = &[
     // personality's design, servers/linux's mmap_file): no SIGBUS past the
     // file's end, and later writes to the file do not show in it.
     "mem_mmap",
-    // vfork shares no memory (a fork whose parent waits): the parent does
-    // not see what the child wrote before it exited.
-    "proc_fork",
     // With smp=1, run as a background job of sh (the suite's way), the
     // program stops going on once its two threads race (one preading,
     // one opening and closing); in the foreground, and with smp=4, it
