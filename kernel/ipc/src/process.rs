@@ -361,6 +361,11 @@ impl Process {
     /// the space is lent to it): what owns the memory it maps, so that
     /// the lender's fork and end find it.
     pub fn memory_owner(&self) -> u64 {
+        // A process composed in a space of its own is its user while it
+        // lives.
+        if self.lender == 0 {
+            return self.pid;
+        }
         match self.space().map(|s| s.lock().user()) {
             Some(user) if user != 0 => user,
             _ => self.pid,
