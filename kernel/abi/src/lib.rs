@@ -286,7 +286,7 @@ macro_rules! each_call {
         /// what it writes and maps the parent sees) until it ends or its
         /// program is replaced (exec: a new process), then given back;
         /// handed over to it if the parent ends first. Busy when the space
-        /// is lent already or is itself lent to the waiting process
+        /// is lent to as many processes as it may be (then fork copies)
         LinuxVfork = 137, linux_vfork(rid: u64, supervisor: u64, linux_pid: u64);
         /// Returns 0: process `pid`, which the caller supervises, stops on its
         /// way back to user mode with an ATTENTION call

@@ -670,9 +670,9 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
 /// that what it writes and maps, and where it moves the break, its parent
 /// sees. It holds the space until it ends, an exec included (the program
 /// exec starts is a new process with a space of its own), then gives it
-/// back; should the parent end first, the space is handed over to it. Busy when the
-/// space is lent to as many as it may be (`MAX_BORROWERS`), which a copy
-/// (`fork`) serves instead.
+/// back; should the parent end first, the space is handed over to it.
+/// Busy when the space is lent to as many as it may be (`MAX_BORROWERS`),
+/// which a copy (`fork`) serves instead.
 pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
     kcore::computation::reap();
     let how = Composition {
