@@ -133,11 +133,17 @@ impl Sup {
             return;
         }
         let w = proto::words(&buf);
+        let early = core::mem::take(&mut self.early);
         match word(&w, 0) {
             1 => self.init_launch(rid, &buf),
             2 => {
                 self.init_fork(&w);
                 let _ = sys::endr(rid, &proto::bytes(&[0]));
+                // What was sent to the child before its state came.
+                let me = self.pid as u64;
+                for s in early.into_iter().filter(|s| s.target == me) {
+                    self.signal_posted(s);
+                }
             }
             _ => {
                 // A fork that failed after it was given this supervisor:
