@@ -39,9 +39,6 @@ const PENDING: &[&str] = &[
     // to the file does not show in it (its one check left; docs/linux.md
     // says what it needs).
     "mem_mmap",
-    // vfork shares no memory (a fork whose parent waits): the parent does
-    // not see what the child wrote before it exited.
-    "proc_fork",
     // Its leak checks pass. About one run in three at 4 CPUs the whole
     // guest stopped during the 10,000 requests: two CPUs each switching to
     // the computation the other was leaving (fixed in the scheduler's

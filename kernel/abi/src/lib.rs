@@ -281,6 +281,13 @@ macro_rules! each_call {
         /// started, its system calls going to `supervisor` as Linux pid
         /// `linux_pid`
         LinuxFork = 97, linux_fork(rid: u64, supervisor: u64, linux_pid: u64);
+        /// Returns the child's pid: as linux_fork, but the child runs in
+        /// the waiting process's space itself, lent to it (Linux's vfork:
+        /// what it writes and maps the parent sees) until it ends or its
+        /// program is replaced (exec: a new process), then given back;
+        /// handed over to it if the parent ends first. Busy when the space
+        /// is lent to as many processes as it may be (then fork copies)
+        LinuxVfork = 137, linux_vfork(rid: u64, supervisor: u64, linux_pid: u64);
         /// Returns 0: process `pid`, which the caller supervises, stops on its
         /// way back to user mode with an ATTENTION call
         LinuxAttention = 98, linux_attention(pid: u64);

@@ -134,7 +134,19 @@ pub struct Process {
     /// The status its supervisor ended it with (`caller_exit`), taken as
     /// it wakes from the supervisor's call; `NO_EXIT` until then.
     exit_request: AtomicU64,
+    /// The process whose space was lent to it at its composition (a Linux
+    /// vfork child's parent; 0: none): its end gives the space back rather
+    /// than taking it apart, unless it was handed the space meanwhile.
+    lender: u64,
+    /// Whether its end left its space to another holder, as it began to
+    /// end (`mark_ending`, under the space's lock): `KEEPS_SPACE` if not
+    /// (its end takes the space apart), 0 if it gave a lent space back,
+    /// else the borrower it handed the space over to.
+    left_space: AtomicU64,
 }
+
+/// `Process::left_space` when the process takes its space apart itself.
+const KEEPS_SPACE: u64 = u64::MAX;
 
 /// `Process::exit_request` when none was made.
 const NO_EXIT: u64 = u64::MAX;
@@ -165,6 +177,9 @@ pub struct Parts {
     pub account: Arc<Account>,
     pub cost: Charge,
     pub route: Route,
+    /// `space` is this process's, lent to the new one
+    /// (`VirtualSpace::lend`; 0: none).
+    pub lender: u64,
 }
 
 impl Process {
@@ -176,7 +191,12 @@ impl Process {
         let pid = next_pid();
         let (root, active_cpus) = {
             let mut s = parts.space.lock();
-            if !s.bind(pid, &parts.account) {
+            let held = if parts.lender != 0 {
+                s.lend(pid)
+            } else {
+                s.bind(pid, &parts.account)
+            };
+            if !held {
                 return Err(Error::Busy);
             }
             (s.root(), s.active_cpus.clone())
@@ -223,6 +243,8 @@ impl Process {
             attention: AtomicBool::new(false),
             brk: Default::default(),
             exit_request: AtomicU64::new(NO_EXIT),
+            lender: parts.lender,
+            left_space: AtomicU64::new(KEEPS_SPACE),
         })
     }
 
@@ -327,6 +349,27 @@ impl Process {
     #[inline(always)]
     pub fn space_id(&self) -> ResId {
         self.space_id
+    }
+
+    /// The process that lent it its space (see `lender`; 0: none).
+    #[inline(always)]
+    pub fn lender(&self) -> u64 {
+        self.lender
+    }
+
+    /// The pid whose memory its space is (its own, or its lender's while
+    /// the space is lent to it): what owns the memory it maps, so that
+    /// the lender's fork and end find it.
+    pub fn memory_owner(&self) -> u64 {
+        // A process composed in a space of its own is its user while it
+        // lives.
+        if self.lender == 0 {
+            return self.pid;
+        }
+        match self.space().map(|s| s.lock().user()) {
+            Some(user) if user != 0 => user,
+            _ => self.pid,
+        }
     }
 
     #[inline(always)]
@@ -597,10 +640,27 @@ impl Process {
         if let Some(space) = self.space() {
             let mut s = space.lock();
             if s.user() == self.pid {
-                s.unbind();
+                // Lent: a borrower keeps it (`hand_over`); the resource
+                // layer hands the memory's ownership over too.
+                match s.hand_over() {
+                    Some(to) => self.left_space.store(to, Ordering::Release),
+                    None => s.unbind(),
+                }
+            } else if s.give_back(self.pid) {
+                self.left_space.store(0, Ordering::Release);
             }
         }
         self.made_resources.load(Ordering::SeqCst)
+    }
+
+    /// Whom its end left its space to (see `left_space`): None if it
+    /// takes the space apart itself, Some(0) if it gave it back to its
+    /// lender, Some(pid) if it handed it over to borrower `pid`.
+    pub fn space_left_to(&self) -> Option<u64> {
+        match self.left_space.load(Ordering::Acquire) {
+            KEEPS_SPACE => None,
+            to => Some(to),
+        }
     }
 
     /// Whether it has begun to end.
@@ -1185,11 +1245,7 @@ fn other_space(pid: u64, len: usize, range: UserRange) -> Result<SpaceRef, Error
 /// that has begun to end is given nothing, not even bytes.
 #[inline(always)]
 fn memory_of(space: &VirtualSpace, pid: u64) -> Result<(), Error> {
-    if space.user() == pid {
-        Ok(())
-    } else {
-        Err(Error::NotFound)
-    }
+    if space.holds(pid) { Ok(()) } else { Err(Error::NotFound) }
 }
 
 /// A page fault at user address `addr`, from user mode or from the kernel

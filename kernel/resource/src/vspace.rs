@@ -162,6 +162,11 @@ pub fn get(caller: u64, id: ResId) -> Result<SpaceRef, Error> {
     super::owned(&SPACES.lock(), id, caller).map(|e| e.value.space.clone())
 }
 
+/// Whether process `pid` owns `space`.
+pub fn owned_by(space: ResId, pid: u64) -> bool {
+    super::owned(&SPACES.lock(), space, pid).is_ok_and(|e| e.owner == pid)
+}
+
 /// Records that the kernel composed `space` for `plate`'s program, with
 /// what is attached to it now.
 pub fn mark_composed(space: ResId, plate: ResId) {

@@ -12,6 +12,7 @@ mod pipes;
 mod process;
 mod regions;
 mod resource;
+mod vfork;
 mod vmcopy;
 mod wallclock;
 
@@ -161,6 +162,9 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_survives_a_refresh,
     pass fork::regions_hand_pages_over,
     pass fork::fork_of_a_grown_stack_and_its_limits,
+    // vfork's space lent to the child (issue 18)
+    pass vfork::vfork_lends_a_space_only_as_asked,
+    pass vfork::vfork_space_goes_with_its_last_holder,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
 ];

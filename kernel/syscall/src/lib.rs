@@ -18,6 +18,7 @@ mod alarm;
 mod console;
 mod container;
 mod filemap;
+pub mod forks;
 mod futex;
 pub mod inspect;
 mod linux;
@@ -485,18 +486,11 @@ impl abi::Serve for Native<'_> {
     }
 
     fn linux_fork(&mut self, a: call::LinuxFork) -> Result<u64, Error> {
-        let parent = ipc::supervise::waiting(self.me, a.rid)?;
-        let regs = ipc::supervise::regs(self.me, a.rid)?;
-        // The child's supervisor: this one, a child of this one's, or
-        // another the same shared server started (pooled supervisors are
-        // its children).
-        let s = proc::get(a.supervisor).ok_or(Error::NotFound)?;
-        let me = self.me.pid();
-        let sibling = self.me.parent() != proc::NO_PARENT && s.is_child_of(self.me.parent());
-        if !(s.pid() == me || s.is_child_of(me) || sibling) || s.has_exited() || a.linux_pid == 0 {
-            return Err(Error::Invalid);
-        }
-        resource::proc::spawn::fork(&parent, regs, a.supervisor, a.linux_pid)
+        forks::linux_fork(self.me, a.rid, a.supervisor, a.linux_pid)
+    }
+
+    fn linux_vfork(&mut self, a: call::LinuxVfork) -> Result<u64, Error> {
+        forks::linux_vfork(self.me, a.rid, a.supervisor, a.linux_pid)
     }
 
     fn linux_attention(&mut self, a: call::LinuxAttention) -> Result<u64, Error> {

@@ -432,8 +432,8 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
     };
     match vspace::attach(resource::KERNEL, p.space_id(), region, at) {
         Ok(a) => {
-            resource::set_owner(a.id, p.pid());
-            resource::set_owner(region, p.pid());
+            resource::set_owner(a.id, p.memory_owner());
+            resource::set_owner(region, p.memory_owner());
             let unreadable = !none && prot & PROT_READ == 0;
             if (flags & MAP_SHARED != 0 || none || unreadable)
                 && let Some(space) = p.space()
@@ -653,8 +653,8 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
     mediator::delete(resource::KERNEL, old)?;
     for &(region, from) in made.iter().flatten() {
         let a = vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(from))?;
-        resource::set_owner(a.id, p.pid());
-        resource::set_owner(region, p.pid());
+        resource::set_owner(a.id, p.memory_owner());
+        resource::set_owner(region, p.memory_owner());
         if let Some(space) = p.space() {
             linux
                 .for_part_at((from - base) / PAGE_SIZE)
@@ -700,8 +700,8 @@ fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) ->
     for (part, from) in parts.into_iter().flatten() {
         let (region, link, _, _) =
             vspace::attach_memory(p.space_id(), part, At::Address(from), ResId::NONE).map_err(|(e, _)| e)?;
-        resource::set_owner(link, p.pid());
-        resource::set_owner(region, p.pid());
+        resource::set_owner(link, p.memory_owner());
+        resource::set_owner(region, p.memory_owner());
         space
             .lock()
             .set_file_end_of(link, file_end.for_part_at(((from - base) / PAGE_SIZE) as usize));
@@ -795,7 +795,9 @@ pub fn mprotect(p: &Process, addr: u64, len: u64, prot: u64) -> Result<u64, Erro
 /// ones above it (memory that comes back is zeroed, as Linux's is); a
 /// request it cannot meet leaves it where it was.
 fn brk(p: &Process, want: u64) -> u64 {
-    let (mut base, mut cur, mut mapped) = p.brk();
+    let holder = break_holder(p);
+    let b = holder.as_deref().unwrap_or(p);
+    let (mut base, mut cur, mut mapped) = b.brk();
     if base == 0 {
         let Ok(prog) = resource::program::get(p.program()) else {
             return 0;
@@ -809,7 +811,7 @@ fn brk(p: &Process, want: u64) -> u64 {
             .unwrap_or(0)
             .next_multiple_of(PAGE_SIZE);
         (cur, mapped) = (base, base);
-        p.set_brk((base, cur, mapped));
+        b.set_brk((base, cur, mapped));
     }
     if want < base || want == cur {
         return cur;
@@ -834,8 +836,19 @@ fn brk(p: &Process, want: u64) -> u64 {
             .and_then(|s| s.lock().region_at(want_to).map(|r| r.end()))
             .unwrap_or(want_to);
     }
-    p.set_brk((base, want, mapped));
+    b.set_brk((base, want, mapped));
     want
+}
+
+/// The process whose program break `p` moves: the user of the space
+/// lent to it, if it is a borrower (Linux's break is its memory's, one
+/// for every task sharing it); None: its own.
+fn break_holder(p: &Process) -> Option<alloc::sync::Arc<Process>> {
+    if p.lender() == 0 {
+        return None;
+    }
+    let user = p.memory_owner();
+    (user != p.pid()).then(|| proc::get(user)).flatten()
 }
 
 const MCL_CURRENT: u64 = 1;
@@ -1036,8 +1049,8 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
         reattach(p, old, addr, linux);
         return Err(errno::ENOMEM);
     };
-    resource::set_owner(a.id, p.pid());
-    resource::set_owner(region, p.pid());
+    resource::set_owner(a.id, p.memory_owner());
+    resource::set_owner(region, p.memory_owner());
     linux.apply(&mut space.lock(), a.id);
     if keep_old {
         reattach(p, old, addr, linux);
@@ -1052,7 +1065,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
 fn reattach(p: &Process, region: ResId, addr: u64, linux: LinuxFlags) {
     match vspace::attach(resource::KERNEL, p.space_id(), region, At::Address(addr)) {
         Ok(a) => {
-            resource::set_owner(a.id, p.pid());
+            resource::set_owner(a.id, p.memory_owner());
             if let Some(space) = p.space() {
                 linux.apply(&mut space.lock(), a.id);
             }
@@ -1246,7 +1259,7 @@ pub fn maps_of(p: &Process, from: u64, max: usize) -> Result<alloc::vec::Vec<[u6
     };
     use kcore::vm::region::Kind;
     let space = p.space().ok_or(Error::NotFound)?;
-    let (brk_base, _, brk_end) = p.brk();
+    let (brk_base, _, brk_end) = break_holder(p).as_deref().unwrap_or(p).brk();
     let mut all = alloc::vec::Vec::new();
     {
         let s = space.lock();

@@ -30,6 +30,7 @@ pub fn sys_res_create(me: &proc::Process, c: call::ResCreate) -> Result<u64, Err
                 parent: me,
                 route: ipc::process::Route::Native,
                 kernel_limit: 0,
+                lender: 0,
             };
             process::create(me, id(c.a), id(c.b), id(c.c), terms)?
         }

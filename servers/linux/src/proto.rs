@@ -485,10 +485,14 @@ pub struct Signal {
     pub uid: u64,
     pub status: i64,
     pub value: u64,
+    /// The Linux pid it is for (0: not said): a supervisor can tell one
+    /// for the process it is about to serve (sent before its `INIT`) from
+    /// a late one for the process it served before.
+    pub target: u64,
 }
 
 impl Signal {
-    pub fn to_words(self) -> [u64; 6] {
+    pub fn to_words(self) -> [u64; 7] {
         [
             self.sig,
             self.code as u64,
@@ -496,6 +500,7 @@ impl Signal {
             self.uid,
             self.status as u64,
             self.value,
+            self.target,
         ]
     }
 
@@ -508,6 +513,7 @@ impl Signal {
             uid: g(3),
             status: g(4) as i64,
             value: g(5),
+            target: g(6),
         }
     }
 }

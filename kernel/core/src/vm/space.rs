@@ -262,6 +262,11 @@ pub struct VirtualSpace {
     /// for a process checks, under this lock, that it is still that
     /// process's: its end unbinds it first thing (see `bind`).
     user: u64,
+    /// The processes the space is lent to besides its user (Linux vfork
+    /// children, each running in its parent's memory until it execs or
+    /// ends; 0: a free place). Each reaches the space as its own memory
+    /// too, and one becomes its user if the user ends first (`hand_over`).
+    borrowers: [u64; MAX_BORROWERS],
     /// Page tables of the user half made since the space was made (the
     /// root not counted): they go only with the whole tree.
     tables: usize,
@@ -285,6 +290,10 @@ pub struct VirtualSpace {
     /// program that never goes deep pays for no list of its pages.
     stack_floor: u64,
 }
+
+/// Processes one space is lent to at once (a vfork child's own vfork
+/// child, other threads' children): beyond, a fork copies instead.
+pub const MAX_BORROWERS: usize = 4;
 
 /// Ranges a space notes before it looks at every page-table entry at its
 /// end instead: a process with containers scattered over its space.
@@ -314,6 +323,7 @@ impl VirtualSpace {
             leaf: (u64::MAX, 0),
             last_hit: AtomicUsize::new(NO_SLOT),
             user: 0,
+            borrowers: [0; MAX_BORROWERS],
             tables: 0,
             table_charge: Charge::NONE,
             spans: Vec::new(),
@@ -475,7 +485,57 @@ impl VirtualSpace {
     /// pool's memory is the kernel's, bounded by the pool's own rules.
     pub fn unbind(&mut self) {
         self.user = 0;
+        self.borrowers = [0; MAX_BORROWERS];
         self.table_charge = Charge::NONE;
+    }
+
+    /// Lends the space to process `pid` besides its user; false if it has
+    /// no user, `pid` holds it already, or it is lent to as many as it
+    /// may be.
+    pub fn lend(&mut self, pid: u64) -> bool {
+        if self.user == 0 || pid == 0 || self.holds(pid) {
+            return false;
+        }
+        match self.borrowers.iter_mut().find(|b| **b == 0) {
+            Some(free) => {
+                *free = pid;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Its borrower `pid` gives it back (an exec or an end); false if
+    /// `pid` is not one of its borrowers.
+    pub fn give_back(&mut self, pid: u64) -> bool {
+        match self.borrowers.iter_mut().find(|b| pid != 0 && **b == pid) {
+            Some(b) => {
+                *b = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether it is lent to anyone.
+    pub fn is_lent(&self) -> bool {
+        self.borrowers.iter().any(|&b| b != 0)
+    }
+
+    /// Whether the space is process `pid`'s memory: its user's, or a
+    /// borrower's.
+    #[inline(always)]
+    pub fn holds(&self, pid: u64) -> bool {
+        pid != 0 && (self.user == pid || self.borrowers.contains(&pid))
+    }
+
+    /// Its user has begun to end while it is lent: a borrower becomes its
+    /// user (as Linux's memory lives on with the tasks holding it) and is
+    /// returned; None when it is not lent (the caller unbinds).
+    pub fn hand_over(&mut self) -> Option<u64> {
+        let next = self.borrowers.iter_mut().find(|b| **b != 0)?;
+        self.user = core::mem::take(next);
+        Some(self.user)
     }
 
     /// Page tables made from now on are charged to `account`, unless

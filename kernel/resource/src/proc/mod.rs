@@ -107,6 +107,9 @@ pub struct Terms {
     pub parent: u64,
     pub route: p::Route,
     pub kernel_limit: u64,
+    /// The space is process `lender`'s, lent to this one: it stays its
+    /// lender's resource (a Linux vfork child's, `spawn::vfork`; 0: none).
+    pub lender: u64,
 }
 
 /// What a process costs its creator in kernel memory while it exists: its
@@ -171,11 +174,14 @@ pub fn create(
         kernel_composed,
         account,
         cost,
+        lender: terms.lender,
     })?);
     let pid = p.pid();
     // A program the kernel composed with stays the kernel's (it goes back
     // to the pool, and must be there whole); one a process made is its own.
-    let handed: &[ResId] = if kernel_composed {
+    let handed: &[ResId] = if terms.lender != 0 {
+        &[work_area]
+    } else if kernel_composed {
         &[space_id, work_area]
     } else {
         &[program, space_id, work_area]

@@ -299,6 +299,7 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
         route,
         cpu: options.cpu,
         kernel_limit: options.kernel_limit,
+        lender: 0,
     };
     let pid = compose_and_start(
         plate,
@@ -380,6 +381,31 @@ fn route_of(options: &SpawnOptions, parent: u64) -> Result<Route, Error> {
 pub fn decompose(p: &super::Process) {
     p.forget_ica_target();
     let Some(space_ref) = p.take_space() else { return };
+    // A space another process holds now is that one's to take apart: its
+    // lender's (a borrower gave it back), or a borrower's (handed over as
+    // this process, its user, began to end).
+    if let Some(to) = p.space_left_to() {
+        // The memory's owner and the break go to the space's user now (a
+        // borrower handed the space over in turn may have ended already:
+        // whoever owns it last passes it on).
+        let user = space_ref.lock().user();
+        if to != 0 && user != 0 && vspace::owned_by(p.space_id(), p.pid()) {
+            crate::set_owner(p.space_id(), user);
+            if let Some(u) = ipc::process::get(user) {
+                u.set_brk(p.brk());
+            }
+        }
+        drop(space_ref);
+        // The borrower may have ended meanwhile and taken the space apart
+        // while this end still held it, which its deletion refuses: the
+        // last holder deletes it (refused while anyone uses it, or while
+        // anything is attached to it).
+        if to != 0 {
+            delete(p.space_id());
+        }
+        release_parts(p);
+        return;
+    }
     // The pooled space's next program has a limit of its own, if any, and
     // a stack as it was composed: one that stays grown (no memory for its
     // shorter list) is not pooled, lest eager loading fill all of it.
@@ -414,6 +440,11 @@ pub fn decompose(p: &super::Process) {
     if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
         destroy_space(space);
     }
+    release_parts(p);
+}
+
+/// An ended process's program and work area: back to the pool, or deleted.
+fn release_parts(p: &super::Process) {
     let area = p.take_work_area();
     if p.kernel_composed() {
         give_back_program(p.plate(), p.program());
@@ -611,6 +642,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         },
         cpu: abi::ANY_CPU,
         kernel_limit: 0,
+        lender: 0,
     };
     let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
     regs.rax = 0;
@@ -630,6 +662,55 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
     )
 }
 
+/// A Linux vfork child of `parent` (waiting in a vfork its supervisor
+/// serves), whose calls go to `supervisor` as Linux pid `linux_pid`: a
+/// process of its own (pid, computation, supervisor, kernel-served
+/// descriptors), composed in the parent's space itself, lent to it
+/// (Tender's resources exist apart from the processes that use them), so
+/// that what it writes and maps, and where it moves the break, its parent
+/// sees. It holds the space until it ends, an exec included (the program
+/// exec starts is a new process with a space of its own), then gives it
+/// back; should the parent end first, the space is handed over to it.
+/// Busy when the space is lent to as many as it may be (`MAX_BORROWERS`),
+/// which a copy (`fork`) serves instead.
+pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
+    kcore::computation::reap();
+    let how = Composition {
+        policy: parent.policy(),
+        parent: supervisor,
+        route: Route::Linux {
+            supervisor,
+            pid: linux_pid,
+        },
+        cpu: abi::ANY_CPU,
+        kernel_limit: 0,
+        lender: parent.pid(),
+    };
+    let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
+    regs.rax = 0;
+    compose_and_start(
+        parent.plate(),
+        b"",
+        &how,
+        |_| {
+            // Its memory, its own or lent to it (a vfork child's vfork).
+            let space = parent.space().ok_or(Error::NotFound)?;
+            let holds = space.lock().holds(parent.pid());
+            if holds {
+                Ok(parent.space_id())
+            } else {
+                Err(Error::NotFound)
+            }
+        },
+        |child| {
+            // Its break is its lender's (see `linux.rs`'s brk).
+            crate::pipe::inherit(parent, child)?;
+            child.set_start_regs(regs);
+            Ok(())
+        },
+    )
+}
+
 /// How a new process is placed: its loading policy, the pid that may wait
 /// for it, where its calls go, its CPU.
 struct Composition {
@@ -638,6 +719,9 @@ struct Composition {
     route: Route,
     cpu: u64,
     kernel_limit: u64,
+    /// The space `make_space` gives is this process's, lent: a failure
+    /// leaves it to its lender (0: none).
+    lender: u64,
 }
 
 /// Composes a process of `plate`'s program, the space `make_space` gives
@@ -659,10 +743,15 @@ fn compose_and_start(
             return Err(e);
         }
     };
+    let drop_space = |space| {
+        if how.lender == 0 {
+            destroy_space(space);
+        }
+    };
     let work_area = match pool::take_work_area().map_or_else(new_work_area, Ok) {
         Ok(w) => w,
         Err(e) => {
-            destroy_space(space);
+            drop_space(space);
             give_back_program(plate, program);
             return Err(e);
         }
@@ -674,6 +763,7 @@ fn compose_and_start(
             parent: how.parent,
             route: how.route,
             kernel_limit: how.kernel_limit,
+            lender: how.lender,
         };
         process::create(KERNEL, program, space, work_area, terms)
     });
@@ -681,7 +771,7 @@ fn compose_and_start(
         Ok(p) => p,
         Err(e) => {
             delete(work_area);
-            destroy_space(space);
+            drop_space(space);
             give_back_program(plate, program);
             return Err(e);
         }
@@ -705,7 +795,7 @@ fn compose_and_start(
 }
 
 /// A new space (the kernel's) holding a copy of what `p` has attached of
-/// its own (`vspace::copy`).
+/// its own (`vspace::copy`): of its lender's, in a space lent to it.
 fn copy_space(p: &super::Process) -> Result<ResId, Error> {
-    vspace::copy(KERNEL, p.space_id(), p.pid())
+    vspace::copy(KERNEL, p.space_id(), p.memory_owner())
 }

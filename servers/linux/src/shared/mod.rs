@@ -307,6 +307,12 @@ impl Shared {
     /// Tells the supervisor of `pid` of signal `s` (a request: nobody
     /// waits for it).
     pub fn notify(&mut self, sup: u64, s: &proto::Signal) {
+        // Named by its target: a new child's supervisor may not have its
+        // state yet (the child runs, and can be named, before that).
+        let mut s = *s;
+        if s.target == 0 {
+            s.target = self.procs.live().find(|p| p.sup == sup).map_or(0, |p| p.pid as u64);
+        }
         let msg = proto::bytes(&s.to_words());
         let room = core::ptr::slice_from_raw_parts_mut(core::ptr::null_mut::<u8>(), 0);
         if calls::request(sup, proto::sup::SIGNAL, &msg, room).is_ok() {

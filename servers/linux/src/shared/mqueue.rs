@@ -439,6 +439,7 @@ impl Shared {
             uid: by.uid as u64,
             status: 0,
             value: n.value,
+            target: n.pid as u64,
         };
         let sup = p.sup;
         self.notify(sup, &s);

@@ -562,6 +562,7 @@ impl Shared {
                     uid: 0,
                     status: st,
                     value: 0,
+                    target: ppid as u64,
                 };
                 if signo != 0 {
                     self.notify(sup, &s);
@@ -695,6 +696,7 @@ impl Shared {
                 uid: my_uid as u64,
                 status: 0,
                 value,
+                target: t as u64,
             };
             let sup = p.sup;
             self.notify(sup, &s);
@@ -737,6 +739,7 @@ impl Shared {
                 uid: 0,
                 status: if stopped { signo as i64 } else { sig::SIGCONT as i64 },
                 value: 0,
+                target: ppid as u64,
             };
             let sup = parent.sup;
             self.notify(sup, &s);

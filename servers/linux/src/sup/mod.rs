@@ -184,6 +184,10 @@ pub struct Sup {
     pub fmaps: Vec<fmap::FileMap>,
     /// The files it maps whose end the kernel keeps (`fileend.rs`).
     pub mapped_files: Vec<u64>,
+    /// Signals that came while it served no process, each naming its
+    /// target: those for the child it is then handed (`INIT`) are that
+    /// child's (sent as soon as the child ran, before its state came).
+    pub early: Vec<proto::Signal>,
     /// Whether the shared server knows the Tessera process (exec tells
     /// it; a forked child's supervisor at the first call it holds).
     pub tpid_told: bool,
@@ -298,6 +302,7 @@ impl Sup {
             has_locks: false,
             fmaps: Vec::new(),
             mapped_files: Vec::new(),
+            early: Vec::new(),
             tpid_told: true,
             locked: linuxabi::mlock::Locked::default(),
             serving_since: 0,
@@ -591,7 +596,13 @@ impl Sup {
                 if s.sig == 0 && s.code == proto::sup::WATCHING {
                     self.watching_notice(&s);
                 } else if self.active {
-                    self.signal_posted(s);
+                    // One sent to the process it served before, as that one
+                    // ended, is not this one's.
+                    if s.target == 0 || s.target == self.pid as u64 {
+                        self.signal_posted(s);
+                    }
+                } else if s.target != 0 && self.early.len() < EARLY_SIGNALS {
+                    self.early.push(s);
                 }
             }
             entry::WAKE => {
@@ -608,6 +619,9 @@ impl Sup {
         }
     }
 }
+
+/// Signals a supervisor keeps while it serves no process.
+const EARLY_SIGNALS: usize = 32;
 
 pub fn main() -> i32 {
     let mut s = Sup::new();

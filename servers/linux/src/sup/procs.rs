@@ -133,11 +133,17 @@ impl Sup {
             return;
         }
         let w = proto::words(&buf);
+        let early = core::mem::take(&mut self.early);
         match word(&w, 0) {
             1 => self.init_launch(rid, &buf),
             2 => {
                 self.init_fork(&w);
                 let _ = sys::endr(rid, &proto::bytes(&[0]));
+                // What was sent to the child before its state came.
+                let me = self.pid as u64;
+                for s in early.into_iter().filter(|s| s.target == me) {
+                    self.signal_posted(s);
+                }
             }
             _ => {
                 // A fork that failed after it was given this supervisor:
@@ -330,6 +336,12 @@ impl Sup {
         if changed {
             let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &regs));
         }
+        // In memory the child shares, the parent's tid word is there before
+        // the child runs, as on Linux.
+        let settid_first = flags & (CLONE_VM | CLONE_PARENT_SETTID) == CLONE_VM | CLONE_PARENT_SETTID;
+        if settid_first {
+            let _ = self.write_u32(rid, ptid, child);
+        }
         let old_tid = if flags & CLONE_CHILD_SETTID != 0 {
             let mut b = [0u8; 4];
             let ok = calls::caller_read(rid, ctid, &mut b).is_ok();
@@ -338,8 +350,23 @@ impl Sup {
         } else {
             None
         };
-        let forked = super::signals::patiently(|| calls::linux_fork(rid, child_sup, child as u64));
-        if let Some(b) = old_tid {
+        // A child of CLONE_VM (vfork's) runs in the parent's space itself,
+        // lent to it until it execs or ends (a vfork parent waits
+        // meanwhile); a space lent to as many as it may be is copied.
+        let lent = if flags & CLONE_VM != 0 {
+            calls::linux_vfork(rid, child_sup, child as u64)
+        } else {
+            Err(abi::Error::Busy)
+        };
+        let shares = lent.is_ok();
+        let forked = match lent {
+            Err(abi::Error::Busy) => super::signals::patiently(|| calls::linux_fork(rid, child_sup, child as u64)),
+            r => r,
+        };
+        // The child's tid stays where the child's memory is the parent's.
+        if let Some(b) = old_tid
+            && !shares
+        {
             let _ = self.write_mem(rid, ctid, &b);
         }
         if changed {
@@ -356,7 +383,7 @@ impl Sup {
         };
         let state = self.child_state(child, tpid, child_sup, &ofds, flags, ctid);
         let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&state), &mut [0u8; 8]);
-        if flags & CLONE_PARENT_SETTID != 0 {
+        if flags & CLONE_PARENT_SETTID != 0 && !settid_first {
             let _ = self.write_u32(rid, ptid, child);
         }
         if flags & CLONE_PIDFD != 0

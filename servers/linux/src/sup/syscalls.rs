@@ -202,7 +202,15 @@ impl Sup {
             // processes
             // (fork and vfork: clone with SIGCHLD as the exit signal)
             nr::FORK => self.fork(rid, false, 0, sig::SIGCHLD as u64, 0, 0, 0),
-            nr::VFORK => self.fork(rid, true, 0, sig::SIGCHLD as u64, 0, 0, 0),
+            nr::VFORK => self.fork(
+                rid,
+                true,
+                0,
+                super::procs::CLONE_VM | super::procs::CLONE_VFORK | sig::SIGCHLD as u64,
+                0,
+                0,
+                0,
+            ),
             nr::CLONE => self.clone(rid, a),
             nr::EXECVE => self.execve(rid, a, None),
             nr::EXECVEAT => self.execve(rid, [a[1], a[2], a[3], 0, 0, 0], Some((a[0], a[4]))),
