@@ -38,6 +38,14 @@ struct RunQueue {
     /// When the current computation got the CPU (TSC cycles: a switch
     /// reads the counter, and leaves the conversion to whoever reports it).
     slice_start: u64,
+    /// When the CPU last went to a computation by a pick of the run queue
+    /// (TSC cycles): the time slice is measured from here. A rendezvous's
+    /// direct switch hands the CPU on within the same turn, so a process
+    /// and its server calling each other many times a slice do not keep
+    /// the CPU from others waiting (they did: each direct switch started
+    /// a new slice, and a thread runnable beside a busy caller on one CPU
+    /// never ran).
+    turn_start: u64,
 }
 
 static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
@@ -46,6 +54,7 @@ static RQ: [IrqMutex<RunQueue>; MAX_CPUS] = [const {
         running_idle: true,
         idle: None,
         slice_start: 0,
+        turn_start: 0,
     })
 }; MAX_CPUS];
 
@@ -105,6 +114,7 @@ pub fn init_cpu() {
     rq.running_idle = true;
     rq.idle = Some(idle);
     rq.slice_start = kcore::clock::cycles();
+    rq.turn_start = rq.slice_start;
 }
 
 pub use kcore::computation::{current, current_here, with_current};
@@ -226,7 +236,7 @@ pub fn on_tick() {
     }
     let rq = RQ[me].lock();
     let waiting = !rq.queue.is_empty();
-    let ran = kcore::clock::cycles_to_ns(kcore::clock::cycles().saturating_sub(rq.slice_start));
+    let ran = kcore::clock::cycles_to_ns(kcore::clock::cycles().saturating_sub(rq.turn_start));
     if waiting && (rq.running_idle || ran >= SLICE_NS) {
         NEED_RESCHED[me].store(true, Ordering::Release);
     }
@@ -431,6 +441,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
                 } else if rq.queue.is_empty() {
                     // Nobody else wants this CPU: keep running.
                     rq.slice_start = now;
+                    rq.turn_start = now;
                     return;
                 } else {
                     *state = State::Runnable;
@@ -451,6 +462,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.slice_start), Ordering::Relaxed);
         rq.slice_start = now;
+        rq.turn_start = now;
         {
             let mut state = next.state.lock_irqs_off();
             *state = State::Running;
