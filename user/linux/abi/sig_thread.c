@@ -511,6 +511,91 @@ static void pending_limit(void)
 	signal(SIGRTMIN, SIG_DFL);
 }
 
+/* ---- every register of interrupted code comes back ---- */
+
+static volatile int regs_handled, regs_stop;
+
+static void regs_note(int s)
+{
+	(void)s;
+	regs_handled++;
+}
+
+/* Holds a known value in every general register but rsp and rax through
+ * `iters` turns of a loop (rax counts them): the registers whose value
+ * changed, as a bit mask (0 when all came back as they were). */
+static long hold_registers(long iters)
+{
+	long bad;
+	__asm__ volatile("sub $128, %%rsp\n\t" /* past the red zone */
+			 "push %%rbx\n\tpush %%rbp\n\tpush %%r12\n\t"
+			 "push %%r13\n\tpush %%r14\n\tpush %%r15\n\t"
+			 "mov $0x1111, %%rbx\n\tmov $0x2222, %%rcx\n\t"
+			 "mov $0x3333, %%rdx\n\tmov $0x4444, %%rsi\n\t"
+			 "mov $0x5555, %%rdi\n\tmov $0x6666, %%r8\n\t"
+			 "mov $0x7777, %%r9\n\tmov $0x8888, %%r10\n\t"
+			 "mov $0x9999, %%r11\n\tmov $0xaaaa, %%r12\n\t"
+			 "mov $0xbbbb, %%r13\n\tmov $0xcccc, %%r14\n\t"
+			 "mov $0xdddd, %%r15\n\tmov $0xeeee, %%rbp\n\t"
+			 "1: dec %%rax\n\tjnz 1b\n\t"
+			 "xor $0x1111, %%rbx\n\tsetnz %%al\n\t"
+			 "xor $0x2222, %%rcx\n\tsetnz %%ah\n\t"
+			 "or %%rdx, %%rdx\n\t"
+			 "xor $0x3333, %%rdx\n\tjz 2f\n\tor $0x4, %%rax\n2:\n\t"
+			 "xor $0x4444, %%rsi\n\tjz 2f\n\tor $0x8, %%rax\n2:\n\t"
+			 "xor $0x5555, %%rdi\n\tjz 2f\n\tor $0x10, %%rax\n2:\n\t"
+			 "xor $0x6666, %%r8\n\tjz 2f\n\tor $0x20, %%rax\n2:\n\t"
+			 "xor $0x7777, %%r9\n\tjz 2f\n\tor $0x40, %%rax\n2:\n\t"
+			 "xor $0x8888, %%r10\n\tjz 2f\n\tor $0x80, %%rax\n2:\n\t"
+			 "xor $0x9999, %%r11\n\tjz 2f\n\tor $0x10000, %%rax\n2:\n\t"
+			 "xor $0xaaaa, %%r12\n\tjz 2f\n\tor $0x20000, %%rax\n2:\n\t"
+			 "xor $0xbbbb, %%r13\n\tjz 2f\n\tor $0x40000, %%rax\n2:\n\t"
+			 "xor $0xcccc, %%r14\n\tjz 2f\n\tor $0x80000, %%rax\n2:\n\t"
+			 "xor $0xdddd, %%r15\n\tjz 2f\n\tor $0x100000, %%rax\n2:\n\t"
+			 "xor $0xeeee, %%rbp\n\tjz 2f\n\tor $0x200000, %%rax\n2:\n\t"
+			 "pop %%r15\n\tpop %%r14\n\tpop %%r13\n\t"
+			 "pop %%r12\n\tpop %%rbp\n\tpop %%rbx\n\t"
+			 "add $128, %%rsp"
+			 : "=a"(bad)
+			 : "a"(iters)
+			 : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory", "cc");
+	return bad;
+}
+
+static void *regs_sender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&regs_stop, __ATOMIC_SEQ_CST)) {
+		syscall(SYS_tgkill, getpid(), main_tid, SIGUSR1);
+		nap_ms(2);
+	}
+	return NULL;
+}
+
+static void registers_kept(void)
+{
+	section("registers of interrupted code");
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = regs_note;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_t s;
+	pthread_create(&s, NULL, regs_sender, NULL);
+	long bad = 0;
+	int rounds = 0;
+	/* On until 30 handlers ran, most of them inside the loop. */
+	while (regs_handled < 30 && rounds < 100000) {
+		bad |= hold_registers(200000);
+		rounds++;
+	}
+	__atomic_store_n(&regs_stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(s, NULL);
+	EXPECT_TRUE("handlers ran", regs_handled >= 30);
+	EXPECT_EQ("registers changed (bit mask)", bad, 0);
+	signal(SIGUSR1, SIG_DFL);
+}
+
 /* ---- a thread-directed fatal signal ends the process ---- */
 
 static void *idle_peer(void *arg)
@@ -553,6 +638,7 @@ int main(void)
 	interrupt_one();
 	exiting_targets();
 	pending_limit();
+	registers_kept();
 	fatal();
 	return abi_done();
 }
