@@ -57,6 +57,7 @@ mod socket;
 mod splice;
 mod syscalls;
 mod sysv;
+mod thread_signals;
 mod threads;
 mod timers;
 mod unix;
@@ -451,6 +452,14 @@ impl Sup {
     /// signal that can be (its handler runs before the program sees the
     /// value).
     pub fn answer(&mut self, rid: u64, value: u64) {
+        // As the thread whose call it is: its mask, stack and own signals.
+        match self.thread_of(rid) {
+            Some(tid) => self.as_thread(tid, |me| me.answer_as(rid, value)),
+            None => self.answer_as(rid, value),
+        }
+    }
+
+    fn answer_as(&mut self, rid: u64, value: u64) {
         // A call that gave up for a signal is restarted even when no
         // handler runs (a stop and continue it does not notice).
         let restart = value == errno::fail(errno::ERESTARTSYS) || value == errno::fail(errno::ERESTARTNOINTR);
@@ -502,13 +511,14 @@ impl Sup {
             self.tpid = info.caller;
         }
         self.fds.tpid = self.tpid;
-        self.thread_arrives(proto::word(&w, 7));
+        self.thread_arrives(rid, proto::word(&w, 7));
         self.passed = None;
         match self.dispatch(rid, c.nr, c.args) {
             Out::Ret(v) => self.answer(rid, v),
             Out::Done => {
                 if matches!(self.held, Some((r, _)) if r == rid) {
                     self.threads.held_by = self.threads.caller;
+                    self.threads.held_rid = rid;
                     // /proc shows a process asleep from its Tessera
                     // process's state, which the shared server learns
                     // for a forked child here, once it waits in a call
@@ -527,7 +537,7 @@ impl Sup {
                 // requests are taken in order).
                 let waits = matches!(self.held, Some((r, Hold::Pause | Hold::Poll { .. } | Hold::SignalRead { .. })) if r == rid);
                 if (waits || self.passed.is_some()) && self.sig.deliverable() != 0 {
-                    self.kick();
+                    self.kick_thread(self.threads.caller);
                 }
             }
         }
@@ -543,7 +553,7 @@ impl Sup {
             rip: proto::word(&w, 3),
             pid: proto::word(&w, 4),
         };
-        self.thread_arrives(f.pid);
+        self.thread_arrives(rid, f.pid);
         self.passed = None;
         self.on_fault(rid, &f);
     }
@@ -559,11 +569,19 @@ impl Sup {
         self.gave_up = None;
         if matches!(self.held, Some((r, _)) if r == rid) {
             self.threads.held_by = self.threads.caller;
+            self.threads.held_rid = rid;
         }
         match delivered {
             signals::Delivered::Ended => {}
+            // Left to the loop's next accept, as a call's return is: the
+            // thread then gets the CPU straight away. Woken into the run
+            // queue instead, it waited behind threads that sent it more
+            // signals first, and a thread under a storm of them went from
+            // one handler to the next without ever getting past them.
             _ => {
-                let _ = calls::caller_return(rid, 0);
+                if let Some((r, v)) = self.reply.replace((rid, 0)) {
+                    let _ = calls::caller_return(r, v);
+                }
             }
         }
     }
@@ -576,7 +594,7 @@ impl Sup {
                 && self.active
                 && let Some((_, Hold::Poll { token })) = self.held
             {
-                self.poll_woken(token);
+                self.as_thread(self.threads.held_by, |me| me.poll_woken(token));
             }
             return;
         }
@@ -585,7 +603,7 @@ impl Sup {
             tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
             tessera_rt::abi::linux::entry::ATTENTION if self.active => {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
-                self.thread_arrives(proto::word(&w, 7));
+                self.thread_arrives(rid, proto::word(&w, 7));
                 self.attention(rid, proto::word(&w, 1))
             }
             entry::INIT => self.init(rid, info),
@@ -609,7 +627,8 @@ impl Sup {
                 let w = proto::words(&info.inline[..(info.len as usize).min(64)]);
                 let _ = sys::endr(rid, &[]);
                 if self.active {
-                    self.poll_woken(proto::word(&w, 0));
+                    let tid = if self.held.is_some() { self.threads.held_by } else { 0 };
+                    self.as_thread(tid, |me| me.poll_woken(proto::word(&w, 0)));
                 }
             }
             _ => {

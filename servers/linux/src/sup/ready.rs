@@ -118,7 +118,7 @@ impl Sup {
                 Kind::KUnix { .. } => revents[i] = asked(self.kunix_poll(o, deadline != 0), *ev),
                 // An epoll set: readable from its entries (below).
                 Kind::Epoll(_) => {}
-                Kind::SignalFd(mask) if self.sig.pending & mask != 0 => revents[i] = ev & (POLLIN | POLLRDNORM),
+                Kind::SignalFd(mask) if self.sig.pending_all() & mask != 0 => revents[i] = ev & (POLLIN | POLLRDNORM),
                 Kind::SignalFd(_) => {}
                 // Files and devices: always ready (Linux's DEFAULT_POLLMASK).
                 _ => revents[i] = ev & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM),

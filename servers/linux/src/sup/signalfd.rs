@@ -67,7 +67,7 @@ impl Sup {
         if len < RECORD {
             return ret(Err(errno::EINVAL));
         }
-        if self.sig.pending & mask == 0 {
+        if self.sig.pending_all() & mask == 0 {
             if nonblock {
                 return ret(Err(errno::EAGAIN));
             }
@@ -82,14 +82,14 @@ impl Sup {
     fn take_records(&mut self, rid: u64, mask: u64, buf: u64, len: u64) -> Result<u64, i64> {
         let room = (len / RECORD) as usize;
         let n = (0..64)
-            .filter(|i| self.sig.pending & mask & (1u64 << i) != 0)
+            .filter(|i| self.sig.pending_all() & mask & (1u64 << i) != 0)
             .count()
             .min(room)
             .max(1);
         self.write_mem(rid, buf, &alloc::vec![0u8; n * RECORD as usize])?;
         let mut out: Vec<u8> = Vec::new();
         while out.len() < room * RECORD as usize {
-            let Some(s) = sig::lowest(self.sig.pending & mask) else {
+            let Some(s) = sig::lowest(self.sig.pending_all() & mask) else {
                 break;
             };
             let info = self.sig.take(s);
@@ -99,10 +99,17 @@ impl Sup {
         Ok(out.len() as u64)
     }
 
-    /// A signal was posted: a read waiting for it ends.
+    /// A signal was posted: a read waiting for it ends (as the thread
+    /// that reads: its own signals and the process's).
     pub(super) fn signalfd_posted(&mut self) {
+        if matches!(self.held, Some((_, Hold::SignalRead { .. }))) {
+            self.as_thread(self.threads.held_by, |me| me.signalfd_ready());
+        }
+    }
+
+    fn signalfd_ready(&mut self) {
         if let Some((rid, Hold::SignalRead { mask, buf, len })) = self.held
-            && self.sig.pending & mask != 0
+            && self.sig.pending_all() & mask != 0
         {
             self.held = None;
             let r = self.take_records(rid, mask, buf, len);

@@ -1,5 +1,7 @@
-//! Signals of a Linux process, kept by its supervisor: dispositions, mask,
-//! pending set, alternate stack. A signal comes from another process
+//! Signals of a Linux process, kept by its supervisor: dispositions and
+//! the process's pending set, and the served thread's mask, alternate
+//! stack and own pending set (`thread_signals.rs`: each thread has its
+//! own). A signal comes from another process
 //! (through the shared server, as a request), from the process itself, or
 //! from a fault (the kernel's FAULT rendezvous). It is delivered when the
 //! process is about to return to user mode: at the end of a call it made,
@@ -7,6 +9,7 @@
 //! writes Linux's signal frame on the process's stack and points its
 //! registers at the handler; `rt_sigreturn` reads the frame back.
 
+use super::thread_signals::Own;
 use super::{Hold, Out, Sup, ret};
 use crate::proto::{self, ctl};
 use alloc::collections::VecDeque;
@@ -18,16 +21,21 @@ use tessera_rt::sys::calls;
 
 pub struct Signals {
     pub actions: [SigAction; 64],
+    /// The served thread's mask.
     pub mask: u64,
+    /// The process's pending set (kill, sigqueue: any thread takes them).
     pub pending: u64,
     /// The siginfo of each pending standard signal.
     pub infos: [SigInfo; 64],
     /// Queued real-time signals (each delivered once).
     pub queue: VecDeque<SigInfo>,
+    /// The served thread's alternate stack.
     pub altstack: AltStack,
     /// The mask a handler's frame saves instead of the current one (a
-    /// sigsuspend's: the mask before it).
+    /// sigsuspend's: the mask before it), the served thread's.
     pub saved_mask: Option<u64>,
+    /// The signals sent to the served thread alone.
+    pub own: Own,
 }
 
 impl Default for Signals {
@@ -44,6 +52,7 @@ impl Default for Signals {
                 size: 0,
             },
             saved_mask: None,
+            own: Own::default(),
         }
     }
 }
@@ -53,9 +62,14 @@ impl Signals {
         self.actions[(s - 1) as usize]
     }
 
+    /// Pending for the served thread: its own and the process's.
+    pub fn pending_all(&self) -> u64 {
+        self.pending | self.own.pending
+    }
+
     /// Pending and not blocked (SIGKILL and SIGSTOP cannot be).
     pub fn deliverable(&self) -> u64 {
-        self.pending & !(self.mask & !sig::UNBLOCKABLE)
+        self.pending_all() & !(self.mask & !sig::UNBLOCKABLE)
     }
 
     /// What exec keeps: ignored dispositions, the mask, pending signals;
@@ -75,8 +89,12 @@ impl Signals {
         };
     }
 
-    /// Takes pending signal `s`: its siginfo.
+    /// Takes pending signal `s`: its siginfo. The thread's own come
+    /// first, as Linux's `dequeue_signal` takes them.
     pub(super) fn take(&mut self, s: u32) -> SigInfo {
+        if let Some(info) = self.own.take(s) {
+            return info;
+        }
         if s >= sig::SIGRTMIN
             && let Some(i) = self.queue.iter().position(|q| q.signo == s)
         {
@@ -90,7 +108,7 @@ impl Signals {
         self.infos[(s - 1) as usize]
     }
 
-    fn discard(&mut self, s: u32) {
+    pub(super) fn discard(&mut self, s: u32) {
         self.pending &= !sig::bit(s);
         self.queue.retain(|q| q.signo != s);
     }
@@ -214,20 +232,24 @@ impl Sup {
     }
 
     /// A signal for the process: kept pending (or dropped if ignored), and
-    /// the process made to notice if it can be delivered.
+    /// one thread that does not block it made to notice.
     pub fn post(&mut self, info: SigInfo) {
         let s = info.signo;
         if !sig::valid(s) {
             return;
         }
         let a = self.sig.action(s);
-        let blocked = self.sig.mask & sig::bit(s) & !sig::UNBLOCKABLE != 0;
+        let target = self.wanting_thread(s);
+        let blocked = target.is_none();
         if s == sig::SIGCONT {
-            self.sig.pending &= !(sig::bit(sig::SIGSTOP) | sig::TTY_STOPS);
+            self.discard_all(sig::SIGSTOP);
+            for t in [sig::SIGTSTP, sig::SIGTTIN, sig::SIGTTOU] {
+                self.discard_all(t);
+            }
             self.resume();
         }
         if sig::default_action(s) == Act::Stop {
-            self.sig.discard(sig::SIGCONT);
+            self.discard_all(sig::SIGCONT);
         }
         // SA_NOCLDSTOP: a child's stop or continue sends no SIGCHLD.
         let cld_stop = info.code == sig::CLD_STOPPED || info.code == sig::CLD_CONTINUED;
@@ -252,11 +274,11 @@ impl Sup {
             self.sig.infos[(s - 1) as usize] = info;
         }
         self.sig.pending |= sig::bit(s);
-        if self.sigwait_take(s) {
+        if self.held.is_some() && self.as_thread(self.threads.held_by, |me| me.sigwait_take(s)) {
             return;
         }
-        if self.sig.deliverable() & sig::bit(s) != 0 {
-            self.kick();
+        if let Some(t) = target {
+            self.kick_thread(t);
         }
         self.signalfd_posted();
     }
@@ -265,7 +287,7 @@ impl Sup {
     /// taken there, blocked or not, not delivered (Linux's
     /// do_sigtimedwait unblocks the set while it waits and dequeues what
     /// comes).
-    fn sigwait_take(&mut self, s: u32) -> bool {
+    pub(super) fn sigwait_take(&mut self, s: u32) -> bool {
         let Some((set, info_at, _)) = self.waiting_set else {
             return false;
         };
@@ -317,10 +339,38 @@ impl Sup {
         }
     }
 
-    /// Makes the process come to its supervisor so a signal is delivered:
-    /// a call held here ends, one waiting in the shared server is
-    /// interrupted, a running process stops on its way back to user mode.
+    /// Makes the process come to its supervisor so a signal is delivered
+    /// (SIGKILL): a call held here ends, one waiting in the shared server
+    /// is interrupted, a running process stops on its way back to user
+    /// mode.
     pub(super) fn kick(&mut self) {
+        if self.held.is_some() {
+            self.as_thread(self.threads.held_by, |me| me.interrupt_held());
+            return;
+        }
+        if self.in_call {
+            return;
+        }
+        // A thread waiting in the shared server is the one to stop
+        // (its own attention: not another thread's sleep or return),
+        // its call interrupted.
+        match self.threads.waiting_in_shared(self.pid) {
+            Some(tid) => {
+                if calls::linux_attention_thread(self.tpid, tid as u64).is_err() {
+                    let _ = calls::linux_attention(self.tpid);
+                }
+                self.ctl(&[ctl::INTERRUPT, self.pid as u64, tid as u64]);
+            }
+            None => {
+                let _ = calls::linux_attention(self.tpid);
+            }
+        }
+    }
+
+    /// The call held (the served thread's) ends for a signal: EINTR, or
+    /// a restart where Linux restarts it; a stopped process ends only for
+    /// SIGKILL.
+    pub(super) fn interrupt_held(&mut self) {
         match self.held {
             Some((rid, Hold::Pause)) | Some((rid, Hold::Poll { .. })) | Some((rid, Hold::SignalRead { .. })) => {
                 // A socket call restarts under SA_RESTART, as Linux's.
@@ -338,31 +388,11 @@ impl Sup {
                 self.waiting_set = None;
                 self.answer(rid, done.unwrap_or(errno::fail(e)));
             }
-            Some((rid, Hold::Stopped)) => {
-                if self.sig.pending & sig::bit(sig::SIGKILL) != 0 {
-                    self.held = None;
-                    self.exit(rid, sig::killed_status(sig::SIGKILL, false));
-                }
+            Some((rid, Hold::Stopped)) if self.sig.pending & sig::bit(sig::SIGKILL) != 0 => {
+                self.held = None;
+                self.exit(rid, sig::killed_status(sig::SIGKILL, false));
             }
-            None => {
-                if self.in_call {
-                    return;
-                }
-                // A thread waiting in the shared server is the one to stop
-                // (its own attention: not another thread's sleep or
-                // return), its call interrupted.
-                match self.threads.waiting_in_shared(self.pid) {
-                    Some(tid) => {
-                        if calls::linux_attention_thread(self.tpid, tid as u64).is_err() {
-                            let _ = calls::linux_attention(self.tpid);
-                        }
-                        self.ctl(&[ctl::INTERRUPT, self.pid as u64, tid as u64]);
-                    }
-                    None => {
-                        let _ = calls::linux_attention(self.tpid);
-                    }
-                }
-            }
+            _ => {}
         }
     }
 
@@ -462,6 +492,8 @@ impl Sup {
             return false;
         }
         self.held = Some((rid, Hold::Stopped));
+        self.threads.held_by = self.served_tid();
+        self.threads.held_rid = rid;
         self.stopped_value = value;
         true
     }
@@ -585,7 +617,8 @@ impl Sup {
             self.sig.mask &= !sig::bit(s);
         }
         self.fault_trap = (f.vector, f.error_code & !FAULT_PAST_END);
-        self.post(SigInfo {
+        // The faulting thread's alone, delivered at once.
+        self.sig.own.add(SigInfo {
             signo: s,
             code,
             addr,
@@ -628,7 +661,7 @@ impl Sup {
             n.mask &= !sig::UNBLOCKABLE;
             self.sig.actions[(s - 1) as usize] = n;
             if n.ignores(s) {
-                self.sig.discard(s);
+                self.discard_all(s);
             }
             if s == sig::SIGCHLD {
                 let nowait = n.handler == sig::SIG_IGN || n.flags & sig::SA_NOCLDWAIT != 0;
@@ -654,6 +687,12 @@ impl Sup {
                 sig::SIG_SETMASK => set,
                 _ => return Err(errno::EINVAL),
             } & !sig::UNBLOCKABLE;
+            // What the process has pending and this thread now blocks
+            // goes to a thread that takes it.
+            let blocked_now = self.sig.mask & !old;
+            if blocked_now & self.sig.pending != 0 {
+                self.retarget(blocked_now);
+            }
         }
         if a[2] != 0 {
             self.write_u64(rid, a[2], old)?;
@@ -665,7 +704,8 @@ impl Sup {
         if a[1] != 8 {
             return Err(errno::EINVAL);
         }
-        self.write_u64(rid, a[0], self.sig.pending & self.sig.mask)?;
+        // The thread's own and the process's, those blocked.
+        self.write_u64(rid, a[0], self.sig.pending_all() & self.sig.mask)?;
         Ok(0)
     }
 
@@ -748,7 +788,7 @@ impl Sup {
             Ok(s) => s & !sig::UNBLOCKABLE,
             Err(e) => return ret(Err(e)),
         };
-        if let Some(s) = sig::lowest(self.sig.pending & set) {
+        if let Some(s) = sig::lowest(self.sig.pending_all() & set) {
             let info = self.sig.take(s);
             if a[1] != 0
                 && self

@@ -13,7 +13,7 @@ const RLIMIT_SIGPENDING: usize = 11;
 impl Sup {
     /// Signals queued with their information now.
     fn queued(&self) -> usize {
-        self.sig.queue.len() + self.threads.directed.len()
+        self.sig.queue.len() + self.threads_queued()
     }
 
     /// Whether one more signal `s` sent with code `code` must be refused

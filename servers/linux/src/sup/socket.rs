@@ -1158,15 +1158,19 @@ impl Sup {
         }
     }
 
-    /// Posts `s` to the process itself (SIGPIPE of a broken stream).
+    /// Posts `s` to the calling thread (SIGPIPE of a broken stream,
+    /// SIGXFSZ), as Linux's `send_sig(s, current, 0)`.
     pub(super) fn raise(&mut self, s: u32) {
-        self.post(linuxabi::frame::SigInfo {
-            signo: s,
-            code: 0,
-            pid: self.pid,
-            uid: self.cred.uid,
-            ..Default::default()
-        });
+        self.post_thread(
+            self.served_tid(),
+            linuxabi::frame::SigInfo {
+                signo: s,
+                code: 0,
+                pid: self.pid,
+                uid: self.cred.uid,
+                ..Default::default()
+            },
+        );
     }
 }
 

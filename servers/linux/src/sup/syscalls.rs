@@ -230,7 +230,7 @@ impl Sup {
             nr::TKILL => ret(self.tkill(a[0] as i32 as i64, a[0] as i32 as i64, a[1])),
             nr::TGKILL => ret(self.tkill(a[0] as i32 as i64, a[1] as i32 as i64, a[2])),
             nr::RT_SIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[1], a[2])),
-            nr::RT_TGSIGQUEUEINFO => ret(self.sigqueue(rid, a[0] as i32 as i64, a[2], a[3])),
+            nr::RT_TGSIGQUEUEINFO => ret(self.tgsigqueue(rid, a)),
             nr::KCMP => ret(self.kcmp(a)),
             nr::UNSHARE => ret(self.unshare(a[0])),
             nr::PIDFD_OPEN => ret(self.pidfd_open(a[0], a[1])),
@@ -464,7 +464,7 @@ impl Sup {
         self.send(tid, s, sig::SI_TKILL as i64, 0)
     }
 
-    fn sigqueue(&mut self, rid: u64, pid: i64, s: u64, info_at: u64) -> Result<u64, i64> {
+    pub(super) fn sigqueue(&mut self, rid: u64, pid: i64, s: u64, info_at: u64) -> Result<u64, i64> {
         let b = self.read_mem(rid, info_at, 128)?;
         let info = linuxabi::frame::SigInfo::from_bytes(&b);
         if (info.code >= 0 || info.code == sig::SI_TKILL) && pid != self.pid as i64 {

@@ -10,11 +10,12 @@
 //! set_tid_address, the clear-tid wake-up and futex are the kernel's.
 
 use super::procs::{CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID, CLONE_PARENT_SETTID, CLONE_SETTLS};
+use super::thread_signals::ThreadSig;
 use super::{Out, Sup, ret};
 use crate::proto::ctl;
 use alloc::vec::Vec;
 use linuxabi::errno;
-use linuxabi::frame::{AltStack, SigInfo};
+use linuxabi::frame::SigInfo;
 use linuxabi::signal as sig;
 use tessera_rt::abi::Error;
 use tessera_rt::sys::calls;
@@ -28,24 +29,20 @@ pub struct Threads {
     pub leader_gone: bool,
     /// The thread whose call is being served.
     pub caller: u32,
-    /// Signals sent to one thread, kept until that thread comes.
-    pub directed: Vec<(u32, SigInfo)>,
     /// The calls threads passed to the shared server (tid, number,
     /// arguments), kept until that thread comes back: a signal
     /// interrupts one of them, and the call restarts from it.
     pub passed: Vec<(u32, u64, [u64; 6])>,
     /// The thread whose call the supervisor holds (`Sup::held`).
     pub held_by: u32,
-    /// The signal masks of the threads other than the caller (whose mask
-    /// is `Signals::mask`): each thread has its own, as on Linux.
-    pub masks: Vec<(u32, u64)>,
-    /// Their alternate signal stacks, likewise (the caller's is
-    /// `Signals::altstack`): a thread Linux starts has none.
-    pub altstacks: Vec<(u32, AltStack)>,
-    /// The caller's signals sent to it alone that its arrival made
-    /// pending: those not delivered when another thread's call comes go
-    /// back to wait for it, so that no other thread takes them.
-    pub own: Vec<SigInfo>,
+    /// The signal state of the live threads other than the served one
+    /// (`thread_signals.rs`).
+    pub sigs: Vec<ThreadSig>,
+    /// The call being served: its rendezvous and thread (a return to
+    /// it is made as that thread, whichever thread was served since).
+    pub serving: (u64, u32),
+    /// The rendezvous of the call held for `held_by`.
+    pub held_rid: u64,
 }
 
 impl Threads {
@@ -84,7 +81,7 @@ impl Sup {
         if len != 24 {
             return Err(errno::EINVAL);
         }
-        let tid = self.caller_tid();
+        let tid = self.served_tid();
         self.robust.retain(|r| r.0 != tid);
         if head != 0 {
             self.robust.push((tid, head));
@@ -99,7 +96,7 @@ impl Sup {
     pub(super) fn get_robust_list(&mut self, rid: u64, pid: u64, head_at: u64, len_at: u64) -> Result<u64, i64> {
         let pid = pid as u32;
         let head = if pid == 0 || self.tids().contains(&pid) {
-            let tid = if pid == 0 { self.caller_tid() } else { pid };
+            let tid = if pid == 0 { self.served_tid() } else { pid };
             self.robust.iter().find(|r| r.0 == tid).map_or(0, |r| r.1)
         } else {
             let p = self.proc_record(pid)?;
@@ -114,24 +111,13 @@ impl Sup {
         Ok(0)
     }
 
-    /// The thread whose call is served.
-    fn caller_tid(&self) -> u32 {
-        if self.threads.caller == 0 {
-            self.pid
-        } else {
-            self.threads.caller
-        }
-    }
-
-    /// A call of thread `tid` arrives: it is the caller, and the signals
-    /// sent to it alone become pending, to be delivered as its call ends.
-    pub(super) fn thread_arrives(&mut self, tid: u64) {
+    /// A call of thread `tid` arrives (in rendezvous `rid`): it is the
+    /// thread served, with its own signal state.
+    pub(super) fn thread_arrives(&mut self, rid: u64, tid: u64) {
         let tid = if tid == 0 { self.pid } else { tid as u32 };
-        if tid != self.threads.caller {
-            self.give_back_own();
-            self.switch_mask(tid);
-        }
+        self.switch_thread(tid);
         self.threads.caller = tid;
+        self.threads.serving = (rid, tid);
         // Back from the shared server if it passed a call there: a stop
         // now may restart that call.
         let back = self.threads.passed.iter().position(|e| e.0 == tid);
@@ -139,82 +125,17 @@ impl Sup {
             let (_, nr, a) = self.threads.passed.swap_remove(i);
             (nr, a)
         });
-        self.take_directed(tid);
     }
 
-    /// `Signals::mask` and `altstack` become thread `tid`'s, the caller's
-    /// kept for it (none kept for a caller that has exited).
-    fn switch_mask(&mut self, tid: u32) {
-        let old = self.threads.caller;
-        let i = self.threads.masks.iter().position(|m| m.0 == tid);
-        let mine = i.map(|i| self.threads.masks.swap_remove(i).1);
-        let i = self.threads.altstacks.iter().position(|m| m.0 == tid);
-        let stack = i.map(|i| self.threads.altstacks.swap_remove(i).1);
-        let old_lives = old == self.pid && !self.threads.leader_gone || self.threads.others.contains(&old);
-        if old != 0 && old_lives {
-            self.threads.masks.push((old, self.sig.mask));
-            self.threads.altstacks.push((old, self.sig.altstack));
-        }
-        if let Some(m) = mine {
-            self.sig.mask = m;
-        }
-        if let Some(st) = stack {
-            self.sig.altstack = st;
-        }
-    }
-
-    /// The caller's own signals still pending wait again for it alone
-    /// (another thread's call comes).
-    fn give_back_own(&mut self) {
-        let old = self.threads.caller;
-        for info in core::mem::take(&mut self.threads.own) {
-            let s = info.signo;
-            let still = if s >= sig::SIGRTMIN {
-                match self.sig.queue.iter().position(|q| *q == info) {
-                    Some(i) => {
-                        self.sig.queue.remove(i);
-                        if !self.sig.queue.iter().any(|q| q.signo == s) {
-                            self.sig.pending &= !sig::bit(s);
-                        }
-                        true
-                    }
-                    None => false,
-                }
-            } else if self.sig.pending & sig::bit(s) != 0 {
-                self.sig.pending &= !sig::bit(s);
-                true
-            } else {
-                false
-            };
-            if still && old != 0 {
-                self.threads.directed.push((old, info));
-            }
-        }
-    }
-
-    /// The signals sent to thread `tid` alone become pending.
-    fn take_directed(&mut self, tid: u32) {
-        if self.threads.directed.is_empty() {
-            return;
-        }
-        let mine: Vec<SigInfo> = self
-            .threads
-            .directed
-            .iter()
-            .filter(|(t, _)| *t == tid)
-            .map(|(_, i)| *i)
-            .collect();
-        self.threads.directed.retain(|(t, _)| *t != tid);
-        for info in mine {
-            let s = info.signo;
-            if s >= sig::SIGRTMIN {
-                self.sig.queue.push_back(info);
-                self.threads.own.push(info);
-            } else if self.sig.pending & sig::bit(s) == 0 {
-                self.sig.infos[(s - 1) as usize] = info;
-                self.threads.own.push(info);
-            }
-            self.sig.pending |= sig::bit(s);
+    /// The thread whose call `rid` is: the one served, or the one whose
+    /// call is held.
+    pub(super) fn thread_of(&self, rid: u64) -> Option<u32> {
+        if rid == self.threads.serving.0 {
+            Some(self.threads.serving.1)
+        } else if self.held.is_some_and(|h| h.0 == rid) || rid == self.threads.held_rid {
+            Some(self.threads.held_by)
+        } else {
+            None
         }
     }
 
@@ -252,17 +173,9 @@ impl Sup {
         match calls::linux_thread(rid, &regs, tid as u64, clear) {
             Ok(_) => {
                 self.threads.others.push(tid);
-                // A new thread starts with its creator's mask, and with
-                // no alternate stack.
-                self.threads.masks.push((tid, self.sig.mask));
-                self.threads.altstacks.push((
-                    tid,
-                    AltStack {
-                        sp: 0,
-                        flags: sig::SS_DISABLE,
-                        size: 0,
-                    },
-                ));
+                // A new thread starts with its creator's mask, with no
+                // alternate stack and nothing pending.
+                self.threads.sigs.push(ThreadSig::new(tid, self.sig.mask));
                 Out::Ret(tid as u64)
             }
             Err(e) => {
@@ -288,21 +201,24 @@ impl Sup {
             self.threads.others.retain(|&t| t != me);
             self.ctl(&[ctl::THREAD_END, self.pid as u64, me as u64]);
         }
-        self.threads.directed.retain(|(t, _)| *t != me);
         self.threads.passed.retain(|e| e.0 != me);
-        self.threads.masks.retain(|m| m.0 != me);
-        self.threads.altstacks.retain(|m| m.0 != me);
-        self.threads.own.clear();
-        self.threads.caller = 0;
+        // Its own pending signals go with it; the process's that it
+        // would have taken go to another thread.
+        // (It stays the served thread, gone: the next thread that comes
+        // keeps nothing of it.)
+        self.sig.own = Default::default();
+        self.sig.saved_mask = None;
+        self.retarget(!0);
         let _ = calls::caller_exit_thread(rid);
         Out::Done
     }
 
-    /// tgkill and tkill to one thread of this process while it has
-    /// several, the first one too (None: not one, the usual path decides).
+    /// tgkill and tkill to one thread of this process, the first one too,
+    /// alone or not: the signal is that thread's (None: not one, the
+    /// usual path decides).
     pub(super) fn thread_kill(&mut self, tgid: i64, tid: i64, s: u64) -> Option<Result<u64, i64>> {
         let leader = tid == self.pid as i64;
-        if leader && (self.threads.others.is_empty() || self.threads.leader_gone) {
+        if leader && self.threads.leader_gone {
             return None;
         }
         if tgid != tid && tgid != self.pid as i64 {
@@ -328,37 +244,20 @@ impl Sup {
             uid: self.cred.uid,
             ..Default::default()
         };
-        if tid == self.threads.caller {
-            // Its own: pending for it alone, delivered as this call ends
-            // unless it blocks the signal.
-            self.threads.directed.push((tid, info));
-            self.take_directed(tid);
-            self.signalfd_posted();
-        } else {
-            let s = s as u32;
-            // A standard signal already waiting for the thread is not
-            // sent twice; a blocked one waits without stopping it (it
-            // takes its signals whenever it comes).
-            let waiting = self.threads.directed.iter().any(|(t, i)| *t == tid && i.signo == s);
-            if s < sig::SIGRTMIN && waiting {
-                return Some(Ok(0));
-            }
-            self.threads.directed.push((tid, info));
-            let mask = self.threads.masks.iter().find(|m| m.0 == tid).map_or(0, |m| m.1);
-            if mask & sig::bit(s) & !sig::UNBLOCKABLE == 0 {
-                self.kick_thread(tid);
-            }
-        }
+        self.post_thread(tid, info);
         Some(Ok(0))
     }
 
     /// Makes thread `tid` come for the signals sent to it: its call that
     /// the supervisor holds ends, one it passed to the shared server is
     /// interrupted, one the kernel serves gives up its wait.
-    fn kick_thread(&mut self, tid: u32) {
+    pub(super) fn kick_thread(&mut self, tid: u32) {
+        // The served thread's own call takes them as it ends.
+        if self.in_call && tid == self.served_tid() {
+            return;
+        }
         if self.held.is_some() && self.threads.held_by == tid {
-            self.take_directed(tid);
-            self.kick();
+            self.as_thread(tid, |s| s.interrupt_held());
             return;
         }
         let _ = calls::linux_attention_thread(self.tpid, tid as u64);

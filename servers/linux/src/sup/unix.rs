@@ -191,12 +191,7 @@ impl Sup {
         };
         if tx == 0 {
             if flags & net::MSG_NOSIGNAL as u64 == 0 {
-                self.post(linuxabi::frame::SigInfo {
-                    signo: linuxabi::signal::SIGPIPE,
-                    pid: self.pid,
-                    uid: self.cred.uid,
-                    ..Default::default()
-                });
+                self.raise(linuxabi::signal::SIGPIPE);
             }
             return ret(Err(errno::EPIPE));
         }

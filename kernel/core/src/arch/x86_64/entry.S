@@ -66,9 +66,14 @@ full_frame_syscall:
     push_other_regs
     movq %rsp, %rdi
     call *full_frame_syscall_hook(%rip)
+    /*
+     * r11 as the frame holds it: the RFLAGS the syscall put there, as
+     * Linux returns it, or what the supervisor set (rt_sigreturn puts
+     * back the r11 of code a signal interrupted anywhere: cleared, it
+     * was lost, and a program died with a pointer it held there zero).
+     */
     pop_other_regs
     pop_call_regs
-    xorl %r11d, %r11d
     addq $16, %rsp
     swapgs
     iretq
