@@ -308,8 +308,9 @@ macro_rules! each_call {
         /// starts at `src`, its frames shared into the waiting process (a
         /// SysV segment's shmat; flags MAP_FIXED: at `addr`, SHM_RDONLY)
         CallerShare = 123, caller_share(rid: u64, addr: u64, src: u64, flags: u64);
-        /// Returns its size: the waiting process's mapping at `addr`, one
-        /// whose frames are shared, goes (shmdt)
+        /// The waiting process's mapping at `addr`, one whose frames are
+        /// shared, goes with the other parts of its segment (shmdt); returns
+        /// how far from `addr` they reached
         CallerUnshare = 124, caller_unshare(rid: u64, addr: u64);
         /// Returns how many other mappings share the frames of the
         /// caller's mapping at `addr` (a segment's attachments)

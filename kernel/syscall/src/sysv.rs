@@ -57,7 +57,13 @@ pub fn share_into(me: &Process, rid: u64, addr: u64, src: u64, flags: u64) -> Re
 }
 
 /// shmdt: the mapping of the process waiting in `rid` that starts at
-/// `addr` goes, if it is one whose frames are shared (Invalid otherwise).
+/// `addr` goes, if it is one whose frames are shared (Invalid otherwise),
+/// and with it, as Linux's, every other part of the same segment within
+/// the segment's size from there: a partial munmap or mprotect cut the
+/// attachment into parts over the same frames (`Region::share_part`),
+/// and each part left would count as an attachment for ever. The parts
+/// go from the last to the first, so the first keeps the set (and its
+/// identity) alive until the end. Returns how far the parts reached.
 pub fn unmap_shared(me: &Process, rid: u64, addr: u64) -> Result<u64, Error> {
     let p = supervise::waiting(me, rid)?;
     let space = p.space().ok_or(Error::NotFound)?;
@@ -65,11 +71,24 @@ pub fn unmap_shared(me: &Process, rid: u64, addr: u64) -> Result<u64, Error> {
         .lock()
         .region_at(addr)
         .filter(|a| a.base == addr && a.region.kind == RegionKind::Heap && a.region.sharers() > 0)
-        .map(|a| (a.link_id, a.region_id, a.region.size()));
-    let (link, region, size) = found.ok_or(Error::Invalid)?;
+        .and_then(|a| Some((a.link_id, a.region_id, a.end(), a.region.frame_set()?)));
+    let (link, region, mut reach, (set, pages)) = found.ok_or(Error::Invalid)?;
+    let end = addr.saturating_add(pages as u64 * PAGE_SIZE);
+    loop {
+        let last = space
+            .lock()
+            .regions()
+            .filter(|a| a.base > addr && a.base < end && a.region.frame_set().is_some_and(|(s, _)| s == set))
+            .max_by_key(|a| a.base)
+            .map(|a| (a.link_id, a.region_id, a.end()));
+        let Some((l, r, e)) = last else { break };
+        mediator::delete(KERNEL, l)?;
+        mediator::delete(KERNEL, r)?;
+        reach = reach.max(e);
+    }
     mediator::delete(KERNEL, link)?;
     mediator::delete(KERNEL, region)?;
-    Ok(size)
+    Ok(reach - addr)
 }
 
 /// How many other regions map the frames of the caller's mapping at

@@ -454,6 +454,13 @@ impl Region {
         self.shared.as_ref().map_or(0, |s| Arc::strong_count(s) - 1)
     }
 
+    /// Which set of shared frames the region maps (an identity, equal for
+    /// every part `share_part` cut of one segment while any of them
+    /// lives), and how many pages the whole set has.
+    pub fn frame_set(&self) -> Option<(usize, usize)> {
+        self.shared.as_ref().map(|s| (Arc::as_ptr(s) as usize, s.0.len()))
+    }
+
     /// Whether the region maps NVM pages in place.
     pub fn is_nvm(&self) -> bool {
         matches!(self.backing, Backing::Nvm { .. })
