@@ -632,20 +632,7 @@ pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
 /// ones copy-on-write, starting with registers `regs` (the parent's, rax 0).
 /// Started; its parent (who may wait for it) is the supervisor.
 pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
-    kcore::computation::reap();
-    let how = Composition {
-        policy: parent.policy(),
-        parent: supervisor,
-        route: Route::Linux {
-            supervisor,
-            pid: linux_pid,
-        },
-        cpu: abi::ANY_CPU,
-        kernel_limit: 0,
-        lender: 0,
-    };
-    let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
-    regs.rax = 0;
+    let (how, regs) = linux_child(parent, regs, supervisor, linux_pid, 0)?;
     compose_and_start(
         parent.plate(),
         b"",
@@ -674,20 +661,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
 /// Busy when the space is lent to as many as it may be (`MAX_BORROWERS`),
 /// which a copy (`fork`) serves instead.
 pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
-    kcore::computation::reap();
-    let how = Composition {
-        policy: parent.policy(),
-        parent: supervisor,
-        route: Route::Linux {
-            supervisor,
-            pid: linux_pid,
-        },
-        cpu: abi::ANY_CPU,
-        kernel_limit: 0,
-        lender: parent.pid(),
-    };
-    let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
-    regs.rax = 0;
+    let (how, regs) = linux_child(parent, regs, supervisor, linux_pid, parent.pid())?;
     compose_and_start(
         parent.plate(),
         b"",
@@ -709,6 +683,33 @@ pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, l
             Ok(())
         },
     )
+}
+
+/// How a Linux fork or vfork child of `parent` is placed (its calls to
+/// `supervisor` as Linux pid `linux_pid`, in a space `lender` lends, 0 for
+/// its own), and its first registers: the parent's, with fork's 0 in rax.
+fn linux_child(
+    parent: &super::Process,
+    regs: abi::linux::Regs,
+    supervisor: u64,
+    linux_pid: u64,
+    lender: u64,
+) -> Result<(Composition, alloc::boxed::Box<abi::linux::Regs>), Error> {
+    kcore::computation::reap();
+    let how = Composition {
+        policy: parent.policy(),
+        parent: supervisor,
+        route: Route::Linux {
+            supervisor,
+            pid: linux_pid,
+        },
+        cpu: abi::ANY_CPU,
+        kernel_limit: 0,
+        lender,
+    };
+    let mut regs = kcore::mm::heap::try_box(regs).map_err(|_| Error::NoMemory)?;
+    regs.rax = 0;
+    Ok((how, regs))
 }
 
 /// How a new process is placed: its loading policy, the pid that may wait
