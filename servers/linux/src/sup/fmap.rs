@@ -177,6 +177,18 @@ impl Sup {
         Ok(id)
     }
 
+    /// The objects of file `file` (device, inode) this process maps, each
+    /// once however many of its mappings share it: (id, offset, length).
+    fn fmap_objects_of(&self, file: (u64, u64)) -> Vec<(u64, u64, u64)> {
+        let mut objs: Vec<(u64, u64, u64)> = Vec::new();
+        for m in self.fmaps.iter().filter(|m| m.file == file) {
+            if !objs.iter().any(|o| o.0 == m.obj) {
+                objs.push((m.obj, m.range.0, m.range.1));
+            }
+        }
+        objs
+    }
+
     /// A write(2) of `n` bytes from the process's `buf` to file `ffd` at
     /// `start`: the objects of that file this process maps get them too
     /// (what a process writes to a file it maps, it then sees there).
@@ -186,18 +198,7 @@ impl Sup {
         }
         let Ok(b) = self.fs.fstat(ffd) else { return };
         let s = st::StatView::parse(&b);
-        let mut seen: Vec<u64> = Vec::new();
-        let targets: Vec<(u64, u64, u64)> = self
-            .fmaps
-            .iter()
-            .filter(|m| m.file == (s.dev, s.ino))
-            .map(|m| (m.obj, m.range.0, m.range.1))
-            .collect();
-        for (id, off, len) in targets {
-            if seen.contains(&id) {
-                continue;
-            }
-            seen.push(id);
+        for (id, off, len) in self.fmap_objects_of((s.dev, s.ino)) {
             let from = start.max(off);
             let to = (start + n).min(off + len);
             let mut at = from;
@@ -221,19 +222,8 @@ impl Sup {
     /// later extension reads zeros there.
     pub(super) fn fmap_truncated(&mut self, s: &st::StatView) {
         let size = s.size.max(0) as u64;
-        let mut seen: Vec<u64> = Vec::new();
-        let targets: Vec<(u64, u64, u64)> = self
-            .fmaps
-            .iter()
-            .filter(|m| m.file == (s.dev, s.ino))
-            .map(|m| (m.obj, m.range.0, m.range.1))
-            .collect();
         let zeros = vec![0u64; (CHUNK / 8) as usize];
-        for (id, off, len) in targets {
-            if seen.contains(&id) {
-                continue;
-            }
-            seen.push(id);
+        for (id, off, len) in self.fmap_objects_of((s.dev, s.ino)) {
             let mut at = size.saturating_sub(off);
             while at < len {
                 let k = (len - at).min(CHUNK);
