@@ -10,6 +10,7 @@
 
 use abi::Error;
 use abi::linux::{MAP_FIXED, SHM_RDONLY};
+use alloc::vec::Vec;
 use ipc::process::Process;
 use ipc::supervise;
 use kcore::mm::layout::PAGE_SIZE;
@@ -62,32 +63,45 @@ pub fn share_into(me: &Process, rid: u64, addr: u64, src: u64, flags: u64) -> Re
 /// the segment's size from there: a partial munmap or mprotect cut the
 /// attachment into parts over the same frames (`Region::share_part`),
 /// and each part left would count as an attachment for ever. The parts
-/// go from the last to the first, so the first keeps the set (and its
-/// identity) alive until the end. Returns how far the parts reached.
+/// are found in one pass and go from the last to the first, so the first
+/// keeps the set (and its identity) alive until the end. Returns how far
+/// the parts reached.
 pub fn unmap_shared(me: &Process, rid: u64, addr: u64) -> Result<u64, Error> {
     let p = supervise::waiting(me, rid)?;
     let space = p.space().ok_or(Error::NotFound)?;
-    let found = space
-        .lock()
-        .region_at(addr)
-        .filter(|a| a.base == addr && a.region.kind == RegionKind::Heap && a.region.sharers() > 0)
-        .and_then(|a| Some((a.link_id, a.region_id, a.end(), a.region.frame_set()?)));
-    let (link, region, mut reach, (set, pages)) = found.ok_or(Error::Invalid)?;
-    let end = addr.saturating_add(pages as u64 * PAGE_SIZE);
-    loop {
-        let last = space
-            .lock()
-            .regions()
-            .filter(|a| a.base > addr && a.base < end && a.region.frame_set().is_some_and(|(s, _)| s == set))
-            .max_by_key(|a| a.base)
-            .map(|a| (a.link_id, a.region_id, a.end()));
-        let Some((l, r, e)) = last else { break };
-        mediator::delete(KERNEL, l)?;
-        mediator::delete(KERNEL, r)?;
-        reach = reach.max(e);
+    let mut parts: Vec<(u64, ResId, ResId, u64)> = Vec::new();
+    {
+        let s = space.lock();
+        let first = s
+            .region_at(addr)
+            .filter(|a| a.base == addr && a.region.kind == RegionKind::Heap && a.region.sharers() > 0)
+            .ok_or(Error::Invalid)?;
+        let (set, pages) = first.region.frame_set().ok_or(Error::Invalid)?;
+        let end = addr.saturating_add(pages as u64 * PAGE_SIZE);
+        let same = |a: &&kcore::vm::space::Attached| {
+            a.base >= addr && a.base < end && a.region.frame_set().is_some_and(|(s, _)| s == set)
+        };
+        // At most one part per page of the segment.
+        parts
+            .try_reserve_exact(s.regions().filter(same).count())
+            .map_err(|_| Error::NoMemory)?;
+        parts.extend(
+            s.regions()
+                .filter(same)
+                .map(|a| (a.base, a.link_id, a.region_id, a.end())),
+        );
     }
-    mediator::delete(KERNEL, link)?;
-    mediator::delete(KERNEL, region)?;
+    parts.sort_unstable_by_key(|&(base, ..)| core::cmp::Reverse(base));
+    let mut reach = addr;
+    for (base, link, region, end) in parts {
+        // A part another thread unmapped meanwhile is gone already; the
+        // attachment at `addr` itself must go.
+        let gone = mediator::delete(KERNEL, link).and_then(|_| mediator::delete(KERNEL, region));
+        if base == addr {
+            gone?;
+        }
+        reach = reach.max(end);
+    }
     Ok(reach - addr)
 }
 
