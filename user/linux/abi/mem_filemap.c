@@ -76,6 +76,19 @@ static int child_dies_past_end(void *arg)
 	return 0;
 }
 
+static int grow_fd;
+
+/* Grows the file its parent mapped by a write, then touches the page that
+ * is now the file's: the child's copy of the mapping follows its writes. */
+static int child_grows_then_touches(void *arg)
+{
+	(void)arg;
+	if (pwrite(grow_fd, "x", 1, 2 * PAGE - 1) != 1)
+		return 2;
+	siginfo_t si;
+	return catch_fault(read_byte, bus_map + PAGE, &si) == 0 ? 0 : 1;
+}
+
 static volatile sig_atomic_t bus_seen;
 static sigjmp_buf bus_again;
 
@@ -293,6 +306,13 @@ int main(void)
 	munmap(q, 4 * PAGE);
 	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, PAGE);
 	EXPECT_STR("at an offset past the end", touch(read_byte, p), "SIGBUS BUS_ADRERR at the address");
+	munmap(p, 2 * PAGE);
+	SETUP(ftruncate(fd, PAGE));
+	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	EXPECT_STR("private: one page, the second past the end", touch(read_byte, p + PAGE), "SIGBUS BUS_ADRERR at the address");
+	bus_map = p;
+	grow_fd = fd;
+	EXPECT_STATUS("a forked child's write grows it, its touch there", in_child(child_grows_then_touches, NULL), "exited 0");
 	munmap(p, 2 * PAGE);
 	(void)buf;
 	close(fd);

@@ -44,8 +44,8 @@ impl Sup {
     /// Remembers that the process maps file `tag` (a write past its end
     /// then moves its mappings' end).
     pub(super) fn note_mapped_file(&mut self, tag: u64) {
-        if tag != 0 && !self.mapped_files.contains(&tag) {
-            self.mapped_files.push(tag);
+        if tag != 0 {
+            self.mapped_files.insert(tag);
         }
     }
 

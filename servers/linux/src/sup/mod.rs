@@ -69,6 +69,7 @@ mod vmrw;
 mod xattr;
 
 use crate::proto::{self, sup as entry};
+use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -183,8 +184,9 @@ pub struct Sup {
     pub has_locks: bool,
     /// Its MAP_SHARED file mappings (`fmap.rs`).
     pub fmaps: Vec<fmap::FileMap>,
-    /// The files it maps whose end the kernel keeps (`fileend.rs`).
-    pub mapped_files: Vec<u64>,
+    /// The files it maps whose end the kernel keeps (`fileend.rs`): a
+    /// set, as every write of a process that maps files looks there.
+    pub mapped_files: BTreeSet<u64>,
     /// Signals that came while it served no process, each naming its
     /// target: those for the child it is then handed (`INIT`) are that
     /// child's (sent as soon as the child ran, before its state came).
@@ -302,7 +304,7 @@ impl Sup {
             robust: Vec::new(),
             has_locks: false,
             fmaps: Vec::new(),
-            mapped_files: Vec::new(),
+            mapped_files: BTreeSet::new(),
             early: Vec::new(),
             tpid_told: true,
             locked: linuxabi::mlock::Locked::default(),

@@ -527,6 +527,12 @@ impl Sup {
         for (fd, i, cloexec) in slots {
             e.w(fd as u64).w(i as u64).w(cloexec as u64);
         }
+        // The kernel copied the mappings with their files' ends: the
+        // child's writes must move them as the parent's would.
+        e.w(self.mapped_files.len() as u64);
+        for &tag in &self.mapped_files {
+            e.w(tag);
+        }
         e.0
     }
 
@@ -677,6 +683,8 @@ impl Sup {
                 self.fds.set(fd, o.clone(), cloexec);
             }
         }
+        let m = (d.w() as usize).min(1 << 20);
+        self.mapped_files = (0..m).map(|_| d.w()).filter(|&t| t != 0).collect();
     }
 
     // ---- exec ----
