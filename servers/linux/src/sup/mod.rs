@@ -429,10 +429,12 @@ impl Sup {
     }
 
     /// Passes the process's call `rid` (system call `nr`) on to the shared
-    /// server with message `words` (at most 8).
-    pub fn pass(&mut self, rid: u64, nr: u64, args: [u64; 6], words: &[u64]) -> Out {
+    /// server with message `words`: at most 8, which the compiler checks,
+    /// as the kernel refuses a longer one and the call would end in EIO.
+    pub fn pass<const N: usize>(&mut self, rid: u64, nr: u64, args: [u64; 6], words: &[u64; N]) -> Out {
+        const { assert!(N <= 8, "a pass message is at most 64 bytes") };
         let tid = self.threads.caller;
-        let mut words = words.to_vec();
+        let mut words = *words;
         if let Some(pid) = words.get_mut(1) {
             *pid |= (tid as u64) << 32;
         }
