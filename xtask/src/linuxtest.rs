@@ -48,13 +48,6 @@ const PENDING: &[&str] = &[
     // allowed, its space and regions were not; levels.h allows them now).
     // Passed twice at 4 CPUs since: not enough runs yet to leave PENDING.
     "web_hostile",
-    // Each thread's signals are its own now, and rt_sigreturn gives r11
-    // back: at 4 CPUs it ends with Linux's transcript (3 runs of 3, 32 to
-    // 43 s). At 1 CPU the two senders and the thread they storm share the
-    // CPU with nothing that guarantees the thread gets past its handlers:
-    // it ended in 119 s and in 215 s before the r11 fix, and in the two
-    // runs since not in 400 s (not looked into yet).
-    "sig_storm",
 ];
 /// The programs that take longer than the suite's timeout allows, with
 /// theirs in seconds, under plain TCG on a loaded machine: the web
