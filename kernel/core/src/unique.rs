@@ -52,6 +52,71 @@ impl<T> DerefMut for UniqueArc<T> {
     }
 }
 
+/// An `Arc` that remembers that a check found it to be the only reference
+/// to its object: until it is shared again (`share`, the one way to the
+/// inner `Arc`), its object derefs mutably with no second check. A batch's
+/// call objects are checked once as their results are collected and
+/// filled for the next batch without looking again.
+pub struct CheckedArc<T> {
+    arc: Arc<T>,
+    /// Found alone, and not shared since.
+    alone: bool,
+}
+
+impl<T> CheckedArc<T> {
+    /// `a`, not known to be alone.
+    #[inline(always)]
+    pub fn new(a: Arc<T>) -> CheckedArc<T> {
+        CheckedArc { arc: a, alone: false }
+    }
+
+    /// Whether nobody else holds the object (looked at only if it is not
+    /// known already).
+    #[inline(always)]
+    pub fn check(&mut self) -> bool {
+        if !self.alone {
+            self.alone = Arc::get_mut(&mut self.arc).is_some();
+        }
+        self.alone
+    }
+
+    /// The object, mutably, if nobody else holds it (as `check`).
+    #[inline(always)]
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        if !self.check() {
+            return None;
+        }
+        // SAFETY: `alone` is set only by a successful `Arc::get_mut` (or by
+        // `From<UniqueArc>`), and every way to the inner `Arc` (`share`)
+        // clears it: nothing can have cloned the `Arc`, or made a `Weak` of
+        // it, since it was found alone, so this borrow is exclusive.
+        Some(unsafe { &mut *Arc::as_ptr(&self.arc).cast_mut() })
+    }
+
+    /// The `Arc`, for whoever shares the object: it is no longer known to
+    /// be alone.
+    #[inline(always)]
+    pub fn share(&mut self) -> &Arc<T> {
+        self.alone = false;
+        &self.arc
+    }
+}
+
+impl<T> From<UniqueArc<T>> for CheckedArc<T> {
+    #[inline(always)]
+    fn from(u: UniqueArc<T>) -> CheckedArc<T> {
+        CheckedArc { arc: u.0, alone: true }
+    }
+}
+
+impl<T> Deref for CheckedArc<T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.arc
+    }
+}
+
 /// One `UniqueArc` kept in an atomic slot, taken and put back with one
 /// exchange each.
 pub struct UniqueSlot<T>(AtomicPtr<T>);

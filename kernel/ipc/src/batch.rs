@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::computation::Computation;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::UserRange;
-use kcore::unique::UniqueArc;
+use kcore::unique::{CheckedArc, UniqueArc};
 
 /// An `ncallsync` batch: the batch identifier each member carries is the
 /// batch's size; the kernel counts the members that are back and wakes the
@@ -95,13 +95,15 @@ fn both_back(batch_caller: Option<Arc<Computation>>, caller: Arc<Computation>) -
 /// `ncallsync` to the next: member i is filled in place in call object i,
 /// which already counts in the batch (its `batch` is this one), so that
 /// sending a batch takes nothing from the shared free list and counts no
-/// reference up and down per member. Taken and given back with one atomic
+/// reference up and down per member. A call object found to be the pool's
+/// alone when its member's result was read is filled for the next batch
+/// without looking again. Taken and given back with one atomic
 /// exchange (`Port::spare_calls`); only its process takes it. It is kept
 /// only after a batch whose members were all back: no call object of it
 /// can then count in the batch again (a call completes once).
 pub struct Pool {
     batch: Arc<Batch>,
-    calls: ArrayVec<Arc<Call>, MAX>,
+    calls: ArrayVec<CheckedArc<Call>, MAX>,
 }
 
 impl Pool {
@@ -118,27 +120,26 @@ impl Pool {
     /// object can be had (NoMemory) or `i` would leave a gap.
     #[inline(always)]
     fn member(&mut self, i: usize, caller: u64) -> Option<&mut Call> {
-        // (Nobody makes weak references to call objects: a strong count of
-        // one is a call object nobody else holds.)
-        match self.calls.get(i).map(Arc::strong_count) {
-            Some(1) => {}
-            Some(_) => self.calls[i] = self.joined(caller)?,
-            None if i == self.calls.len() => self.calls.try_push(self.joined(caller)?).ok()?,
-            None => return None,
+        if i == self.calls.len() {
+            self.calls.try_push(joined(&self.batch, caller)?.into()).ok()?;
         }
-        Arc::get_mut(&mut self.calls[i])
+        let c = self.calls.get_mut(i)?;
+        if !c.check() {
+            *c = joined(&self.batch, caller)?.into();
+        }
+        c.get_mut()
     }
+}
 
-    /// A call object from the free list, in this batch, of `caller`, who
-    /// waits for it (`Call::refill_member` readies it for each member).
-    #[cold]
-    fn joined(&self, caller: u64) -> Option<Arc<Call>> {
-        let mut c = call::free_call().ok()?;
-        let mine = Request::new(0, caller, UserRange::EMPTY, UserRange::EMPTY, Completion::Wait);
-        c.fill(caller, 0, &mine);
-        c.batch = Some(self.batch.clone());
-        Some(c.into_arc())
-    }
+/// A call object from the free list, in `batch`, of `caller`, who waits
+/// for it (`Call::refill_member` readies it for each member).
+#[cold]
+fn joined(batch: &Arc<Batch>, caller: u64) -> Option<UniqueArc<Call>> {
+    let mut c = call::free_call().ok()?;
+    let mine = Request::new(0, caller, UserRange::EMPTY, UserRange::EMPTY, Completion::Wait);
+    c.fill(caller, 0, &mine);
+    c.batch = Some(batch.clone());
+    Some(c)
 }
 
 /// One member of an `ncallsync` batch: a control block's request half.
@@ -262,11 +263,13 @@ pub fn ncallsync_with(
     let all = u64::MAX >> (64 - n);
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
-    let handed = one_server && made == all && hand_run(caller, &pool.batch, &pool.calls[..n], one_entry);
+    let Pool { batch, calls, .. } = &mut *pool;
+    let handed = one_server && made == all && hand_run(caller, batch, &mut calls[..n], one_entry);
     let partner = if handed {
         None
     } else {
-        deliver(caller, &pool.calls[..n.min(pool.calls.len())], made)
+        let made_calls = n.min(calls.len());
+        deliver(caller, &mut calls[..made_calls], made)
     };
     let batch = &pool.batch;
     // Back from a hand-over with every member done, the last one's server
@@ -309,13 +312,13 @@ pub fn ncallsync_with(
 /// delivered are back at once with the error. Returns the first server
 /// that may run on this CPU, to be given it directly when the caller
 /// blocks; the others are woken.
-fn deliver(caller: &Process, members: &[Arc<Call>], made: u64) -> Option<Arc<Computation>> {
+fn deliver(caller: &Process, members: &mut [CheckedArc<Call>], made: u64) -> Option<Arc<Computation>> {
     let mut calls = ArrayVec::<Option<Arc<Call>>, MAX>::new();
     calls.extend(
         members
-            .iter()
+            .iter_mut()
             .enumerate()
-            .map(|(i, c)| (made & (1 << i) != 0).then(|| c.clone())),
+            .map(|(i, c)| (made & (1 << i) != 0).then(|| c.share().clone())),
     );
     let mut servers = ArrayVec::<u64, MAX>::new();
     servers.extend(calls.iter().map(|c| c.as_ref().map_or(0, |c| c.server)));
@@ -355,14 +358,14 @@ fn deliver(caller: &Process, members: &[Arc<Call>], made: u64) -> Option<Arc<Com
 /// did (the caller has run again since); if not, nothing changed and the
 /// general path delivers the batch.
 #[inline(always)]
-fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>], one_entry: bool) -> bool {
+fn hand_run(caller: &Process, batch: &Batch, run: &mut [CheckedArc<Call>], one_entry: bool) -> bool {
     use x86_64::instructions::interrupts;
-    let Some(first) = run.first() else {
+    if run.is_empty() {
         return false;
-    };
+    }
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    let handed = hand_locked(caller, batch, first, run, one_entry);
+    let handed = hand_locked(caller, batch, run, one_entry);
     if were_enabled {
         interrupts::enable();
     }
@@ -371,8 +374,9 @@ fn hand_run(caller: &Process, batch: &Batch, run: &[Arc<Call>], one_entry: bool)
 
 /// `hand_run` with interrupts off.
 #[inline(always)]
-fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Call>], one_entry: bool) -> bool {
+fn hand_locked(caller: &Process, batch: &Batch, run: &mut [CheckedArc<Call>], one_entry: bool) -> bool {
     use kcore::computation::State as Run;
+    let first = &*run[0];
     // Held to the end of the hand-over: it keeps the server alive.
     let last = caller.port.last_server.lock_irqs_off();
     let Some(server) = last.as_deref().filter(|s| s.pid() == first.server) else {
@@ -381,7 +385,7 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Ca
     let sp = &server.port;
     // Members for the first one's entry need no second look.
     let entry = first.entry.load(Ordering::Relaxed);
-    let taken = |c: &Arc<Call>| {
+    let taken = |c: &CheckedArc<Call>| {
         let e = c.entry.load(Ordering::Relaxed);
         e == entry || port::check_declared(sp, e).is_ok()
     };
@@ -406,12 +410,14 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Ca
         return false;
     };
     first.accepted_by(server.pid());
+    let (first, rest) = run.split_at_mut(1);
+    let first = first[0].share();
     q.handed = Some(first.clone());
     // One by one, a push each costs more than one extend of all; for one
     // call, less.
-    match &run[1..] {
-        [one] => q.calls.push_back(one.clone()),
-        rest => q.calls.extend(rest.iter().cloned()),
+    match rest {
+        [one] => q.calls.push_back(one.share().clone()),
+        rest => q.calls.extend(rest.iter_mut().map(|c| c.share().clone())),
     }
     drop(q);
     held.push(first.clone());
@@ -444,8 +450,8 @@ fn hand_locked(caller: &Process, batch: &Batch, first: &Arc<Call>, run: &[Arc<Ca
 /// lock, and the kept reply goes straight from it into the caller's
 /// memory.
 #[inline(always)]
-fn member_status(c: &mut Arc<Call>) -> u64 {
-    let (reply, collected) = match Arc::get_mut(c) {
+fn member_status(c: &mut CheckedArc<Call>) -> u64 {
+    let (reply, collected) = match c.get_mut() {
         Some(m) => (m.reply, m.progress.get_mut().collect()),
         None => (c.reply, c.progress.lock().collect()),
     };

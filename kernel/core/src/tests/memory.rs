@@ -247,6 +247,35 @@ pub fn user_ranges_are_checked_at_their_bounds() -> TestResult {
     Ok(())
 }
 
+/// A `CheckedArc` lends its object mutably only while nobody else can
+/// hold it: once shared it looks again, and it finds the object its own
+/// once the other references are gone, not before.
+pub fn checked_arcs_are_lent_only_while_alone() -> TestResult {
+    use crate::unique::{CheckedArc, UniqueArc};
+    use alloc::sync::Arc;
+    let mut c = CheckedArc::from(UniqueArc::new(1u64));
+    ensure!(c.get_mut().is_some(), "a unique object refused");
+    let other = c.share().clone();
+    ensure!(c.get_mut().is_none() && !c.check(), "lent while shared");
+    let weak = Arc::downgrade(&other);
+    drop(other);
+    ensure!(c.get_mut().is_none(), "lent while a weak reference lives");
+    drop(weak);
+    let Some(v) = c.get_mut() else {
+        return Err("its own again, but refused".into());
+    };
+    *v = 2;
+    ensure!(*c == 2, "the write did not reach the object");
+    // An Arc that is not known alone is looked at: a clone alive, refused.
+    let a = Arc::new(3u64);
+    let b = a.clone();
+    let mut d = CheckedArc::new(a);
+    ensure!(d.get_mut().is_none(), "a shared object lent");
+    drop(b);
+    ensure!(d.get_mut().is_some(), "a lone object refused");
+    Ok(())
+}
+
 pub fn tlb_shootdown_reaches_every_cpu() -> TestResult {
     let cpus = cpu::online_count();
     let a = frames::alloc_zeroed(1).map_err(|_| "oom")?;

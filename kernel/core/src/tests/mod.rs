@@ -17,6 +17,7 @@ pub static TESTS: &[KTest] = ktests![
     pass memory::kernel_image_is_w_xor_x,
     pass memory::fault_fixup_catches_bad_addresses,
     pass memory::user_ranges_are_checked_at_their_bounds,
+    pass memory::checked_arcs_are_lent_only_while_alone,
     smp memory::tlb_shootdown_reaches_every_cpu,
     // Processors and interrupts
     pass cpu::breakpoint_returns,
