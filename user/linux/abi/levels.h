@@ -73,7 +73,7 @@ ABI_FN void take_supervisors(struct level *l)
 	static char text[65536];
 	static char spaces[64][32];
 	int n = 0;
-	long regions = 0;
+	long regions = 0, kib = 0;
 	/* Counted 0 where unreadable: both levels need the same counters. */
 	if (read_text("/proc/tessera/res/processes", text, sizeof text) != 0)
 		text[0] = 0;
@@ -87,15 +87,18 @@ ABI_FN void take_supervisors(struct level *l)
 		text[0] = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char id[32];
-		long attached;
-		if (sscanf(line, "%31s %*s %ld regions", id, &attached) != 2)
+		long attached, held = 0;
+		if (sscanf(line, "%31s %*s %ld regions attached, %ld KiB", id, &attached, &held) < 2)
 			continue;
 		for (int k = 0; k < n; k++)
-			if (strcmp(id, spaces[k]) == 0)
+			if (strcmp(id, spaces[k]) == 0) {
 				regions += attached;
+				kib += held;
+			}
 	}
 	add_level(l, "sup.supervisors", n);
 	add_level(l, "sup.regions", regions);
+	add_level(l, "sup.kib", kib);
 }
 
 /* Tessera's counters of what the load may leak; none on Linux. */
@@ -221,13 +224,16 @@ ABI_FN int at_level(const struct level *base, const struct level *peak, const st
 			slack = (base->value[i] - peak->value[i]) / 16;
 		/*
 		 * The personality keeps up to 16 idle supervisors: a few more or
-		 * less, and with each one more its space and its regions (as many
-		 * as a supervisor holds now, on average).
+		 * less, and with each one more its space, its regions and its
+		 * memory (as much as a supervisor holds now, on average).
 		 */
 		long more = strcmp(name, "res.Process") == 0 ? IDLE_SUPERVISORS_MOVE : 0;
 		long sups = value_of(now, "sup.supervisors");
 		long extra = sups - value_of(wanted, "sup.supervisors");
 		extra = extra < 0 ? 0 : extra > IDLE_SUPERVISORS_MOVE ? IDLE_SUPERVISORS_MOVE : extra;
+		/* An idle supervisor more holds its memory too (its space's). */
+		if (peak && sups > 0 && strncmp(name, "mem.", 4) == 0)
+			slack += extra * (value_of(now, "sup.kib") / sups);
 		if (strcmp(name, "res.VirtualSpace") == 0)
 			more = extra;
 		else if (sups > 0 && (strcmp(name, "res.VirtualRegion") == 0 || strcmp(name, "res.VirtualUserSpace") == 0))
