@@ -403,7 +403,7 @@ pub fn dma_address(me: &Process, addr: u64, len: u64) -> Result<u64, Error> {
         }
         let last = addr.checked_add(len - 1).ok_or(Error::Invalid)?;
         let space = me.space().ok_or(Error::NotFound)?;
-        let s = space.lock();
+        let mut s = space.lock();
         let a = s.region_at(addr).ok_or(Error::Fault)?;
         if last >= a.end() || a.region.is_device() {
             return Err(Error::Invalid);
@@ -414,6 +414,11 @@ pub fn dma_address(me: &Process, addr: u64, len: u64) -> Result<u64, Error> {
             if a.region.frame(i) != Some(start + k as u64 * PAGE) {
                 return Err(Error::Invalid);
             }
+        }
+        // The device may write these pages behind every page table.
+        let link = a.link_id;
+        if let Some(a) = s.attachment_mut(link, kcore::vm::space::NO_SLOT) {
+            a.region.taint();
         }
         Ok(start + addr % PAGE)
     })

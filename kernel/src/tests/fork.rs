@@ -224,6 +224,45 @@ pub fn fork_survives_a_refresh() -> TestResult {
     Ok(())
 }
 
+/// A refresh refills only the pages written since the last one: each
+/// way of writing says so, through the page's entry (the kernel's copy
+/// sets its dirty bit as the processor would) or by marking the region
+/// (a write through the region, an entry dropped by mprotect and made
+/// again by a fault without its bit), so no write survives the reuse.
+pub fn refresh_refills_every_written_page() -> TestResult {
+    let mut s = parent()?;
+    let dirty =
+        |s: &VirtualSpace, i: usize| paging::translate(s.root(), va(i)).is_some_and(|(_, f)| f & flags::DIRTY != 0);
+    let zero = |s: &VirtualSpace, round: u32| -> TestResult {
+        for i in 0..PAGES {
+            let (_, w, _) = word(s, va(i))?;
+            ensure!(w == 0, "round {round}: page {i} holds {w} after the refresh");
+            ensure!(!dirty(s, i), "round {round}: page {i}'s entry still says dirty");
+        }
+        Ok(())
+    };
+    // The first refresh trusts nothing (the region was just attached).
+    s.refresh(true).map_err(|_| "refresh failed")?;
+    zero(&s, 1)?;
+    s.copy_in(va(1), &11u64.to_le_bytes()).map_err(|_| "copy_in")?;
+    ensure!(dirty(&s, 1) && !dirty(&s, 2), "the kernel's write left no mark");
+    s.refresh(true).map_err(|_| "refresh failed")?;
+    zero(&s, 2)?;
+    // mprotect drops the entries; the faults make them anew, clean.
+    s.copy_in(va(2), &22u64.to_le_bytes()).map_err(|_| "copy_in")?;
+    s.protect(BASE, va(PAGES), true, false, false);
+    for i in 0..PAGES {
+        s.resolve_fault(va(i), false, false)
+            .map_err(|_| "fault after mprotect")?;
+    }
+    ensure!(!dirty(&s, 2), "the fault's new entry has its dirty bit");
+    s.refresh(true).map_err(|_| "refresh failed")?;
+    zero(&s, 3)?;
+    put(&mut s, va(3), 33)?;
+    s.refresh(true).map_err(|_| "refresh failed")?;
+    zero(&s, 4)
+}
+
 /// mremap's hand-over (`Region::move_pages_from`): the frames change
 /// hands, bytes and all; a range past either end (or overflowing) and a
 /// present target page are refused with nothing moved. MADV_DONTNEED's

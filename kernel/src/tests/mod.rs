@@ -160,6 +160,7 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_refuses_what_it_cannot_share,
     pass fork::fork_fault_without_memory_is_an_error,
     pass fork::fork_survives_a_refresh,
+    pass fork::refresh_refills_every_written_page,
     pass fork::regions_hand_pages_over,
     pass fork::fork_of_a_grown_stack_and_its_limits,
     // vfork's space lent to the child (issue 18)

@@ -262,6 +262,37 @@ impl Entry {
         unsafe { (self.0 as *mut u64).write(value) };
     }
 
+    /// Sets the entry's dirty bit, as the processor does at a write through
+    /// it: the kernel wrote its page through the direct map.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn mark_dirty(self) {
+        // SAFETY: an entry of a live page table (the caller's promise),
+        // aligned; atomic, as the processor may set its bits meanwhile.
+        let e = unsafe { &*(self.0 as *const core::sync::atomic::AtomicU64) };
+        if e.load(Ordering::Relaxed) & PRESENT != 0 {
+            e.fetch_or(DIRTY, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the page may have been written through the entry since its
+    /// dirty bit was last cleared, which this clears: true unless the
+    /// entry maps frame `pa` with the bit clear. A CPU that still holds
+    /// the translation may write without setting the bit again: the
+    /// caller drops it from every CPU before the space runs.
+    ///
+    /// # Safety
+    /// The tree the entry was found in must still exist.
+    #[inline]
+    pub unsafe fn take_dirty(self, pa: u64) -> bool {
+        // SAFETY: as `mark_dirty`.
+        let e = unsafe { &*(self.0 as *const core::sync::atomic::AtomicU64) };
+        let value = e.fetch_and(!DIRTY, Ordering::Relaxed);
+        value & PRESENT == 0 || value & ADDR_MASK != pa || value & DIRTY != 0
+    }
+
     /// The frame and flags the entry maps, as `translate` gives them for
     /// its page; None if it maps nothing.
     ///

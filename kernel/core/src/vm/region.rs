@@ -270,12 +270,30 @@ pub struct Region {
     /// pager): mapped read-only, copied at the first write, never freed
     /// or written by the region (empty for any other region).
     cow: Box<[bool]>,
-    /// Set when a fork shared the region's frames with another region
-    /// (`fork_copy`): a frame whose count (`frames::is_shared`) says it
-    /// has other holders is mapped read-only and copied at the first
-    /// write; one it no longer has is made writable as it is. Each holder
-    /// lets go of a frame with `frames::release`: the last one frees it.
-    forked: bool,
+    /// Whose its frames are, and what is known of their bytes (`Own`).
+    own: Own,
+}
+
+/// Whose a region's frames are, and what is known of their bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Own {
+    /// Its own, bytes unknown.
+    Written,
+    /// Its own, and set by `reset`: since then every present page holds
+    /// its initial bytes unless a write through its page-table entry
+    /// changed it, which that entry's dirty bit tells (`reset_unwritten`
+    /// refills only such pages). Whatever else may change a page's bytes,
+    /// or rewrite or drop its entry (losing the bit), makes it `Written`
+    /// (`taint`): the kernel's writes through the direct map, a DMA
+    /// address given out, frames shared, exchanged or moved, a new
+    /// backing, a new mapping.
+    Pristine,
+    /// A fork shared its frames with another region (`fork_copy`): a
+    /// frame whose count (`frames::is_shared`) says it has other holders
+    /// is mapped read-only and copied at the first write; one it no
+    /// longer has is made writable as it is. Each holder lets go of a
+    /// frame with `frames::release`: the last one frees it.
+    Forked,
 }
 
 /// What the kernel keeps of a Linux mapping on its region besides its
@@ -430,7 +448,7 @@ impl Region {
             blocks: false,
             keep: None,
             cow: Box::default(),
-            forked: false,
+            own: Own::Written,
         })
     }
 
@@ -508,6 +526,7 @@ impl Region {
     /// copy-on-write. Returns the frame to map; else `pa` comes back, for
     /// the caller to free.
     pub fn supply(&mut self, index: usize, pa: u64, req: &PageRequest) -> Result<u64, u64> {
+        self.taint();
         if self.page_request(index).as_ref() != Some(req) {
             return Err(pa);
         }
@@ -530,6 +549,7 @@ impl Region {
     /// Maps the file's cached page as page `index` (copy-on-write), if the
     /// page is not present and the file's cache has it: the frame.
     pub fn map_cached(&mut self, index: usize) -> Option<u64> {
+        self.taint();
         let req = self.page_request(index)?;
         let Backing::Pager { source, .. } = &self.backing else {
             return None;
@@ -590,6 +610,7 @@ impl Region {
     /// own, which it may write. Returns its frame, and the cached page's
     /// count to let go of once no page table maps that any longer.
     pub fn break_cow(&mut self, index: usize) -> Result<(u64, Option<CacheRef>), OutOfMemory> {
+        self.taint();
         if !self.is_cow(index) {
             return self.frame(index).ok_or(OutOfMemory).map(|f| (f, None));
         }
@@ -634,7 +655,7 @@ impl Region {
             return;
         }
         self.forget_cow();
-        if core::mem::take(&mut self.forked) {
+        if self.take_forked() {
             for f in self.frames.iter_mut().filter(|f| **f != 0) {
                 frames::release(core::mem::take(f));
             }
@@ -661,6 +682,7 @@ impl Region {
     /// the pages there keep their frames at their new indices. Only a
     /// region whose frames are its own, page by page.
     pub fn grow_front(&mut self, pages: usize) -> Result<(), OutOfMemory> {
+        self.taint();
         if self.device || self.blocks || self.shared.is_some() || self.keep.is_some() || !self.cow.is_empty() {
             return Err(OutOfMemory);
         }
@@ -678,6 +700,7 @@ impl Region {
     /// `unmap` is called once nothing can fail any more, before the frames
     /// go: it drops their translations.
     pub fn drop_front(&mut self, pages: usize, unmap: impl FnOnce()) -> Result<(), OutOfMemory> {
+        self.taint();
         if self.device || self.blocks || self.shared.is_some() || self.keep.is_some() || !self.cow.is_empty() {
             return Err(OutOfMemory);
         }
@@ -687,9 +710,10 @@ impl Region {
             .map_err(|_| OutOfMemory)?;
         v.extend_from_slice(&self.frames[pages..]);
         unmap();
+        let forked = self.is_forked();
         for f in self.frames[..pages].iter_mut().filter(|f| **f != 0) {
             let f = core::mem::take(f);
-            if self.forked {
+            if forked {
                 frames::release(f);
             } else {
                 frames::free(f, 1);
@@ -756,6 +780,7 @@ impl Region {
     /// pages come or go: then every page is let go first (NVM pages are
     /// never filled, and a frame of its own is never taken for one).
     pub fn retarget(&mut self, kind: Kind, backing: Backing, writable: bool, executable: bool) {
+        self.taint();
         // The file's cached pages are never refilled.
         self.forget_cow();
         let nvm = matches!(backing, Backing::Nvm { .. });
@@ -773,23 +798,45 @@ impl Region {
     /// previous user survives a reuse. A page its pager fills is let go
     /// instead: it comes again from the file at its next fault.
     pub fn reset(&mut self) {
+        self.reset_unwritten(|_, _| true);
+    }
+
+    /// `reset`, refilling only the pages `written` says may have been
+    /// written since the last reset (it gets each present page's index and
+    /// frame, and is asked of every such page so that it may note it clean
+    /// again), when the region is `Own::Pristine`; all of them otherwise.
+    pub fn reset_unwritten(&mut self, mut written: impl FnMut(usize, u64) -> bool) {
         if self.device {
             return;
         }
+        // Frames others hold (a fork, a share) may have been written
+        // through their entries, which say nothing here.
+        let trusted = self.own == Own::Pristine && self.shared.is_none() && !self.blocks;
         self.forget_cow();
         self.unfork();
+        // (The backing's kind once, not per page.)
+        let (nvm, paged) = (self.is_nvm(), self.is_paged());
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
-            if pa == 0 || self.borrowed(index).is_some() {
+            if pa == 0 || (nvm && self.borrowed(index).is_some()) {
                 continue;
             }
-            self.frames[index] = 0;
-            if self.page_request(index).is_some() {
+            if paged && self.request_of(index).is_some() {
+                self.frames[index] = 0;
                 frames::free(pa, 1);
-            } else {
-                self.frames[index] = pa;
+            } else if written(index, pa) || !trusted {
                 self.fill(index, pa);
             }
+        }
+        self.own = Own::Pristine;
+    }
+
+    /// Forgets that the region is `Own::Pristine`: something may have
+    /// written its pages other than through the entries that map them now.
+    #[inline]
+    pub fn taint(&mut self) {
+        if self.own == Own::Pristine {
+            self.own = Own::Written;
         }
     }
 
@@ -817,12 +864,18 @@ impl Region {
         }
     }
 
+    /// Whether every page is present (one pass the compiler vectorises).
+    #[inline]
+    pub fn is_whole(&self) -> bool {
+        !self.frames.iter().fold(false, |gap, &f| gap | (f == 0))
+    }
+
     /// Makes every page present (eager loading), except those its pager
     /// must supply (`page_request`): the space maps those, read-only.
     pub fn populate_all(&mut self) -> Result<(), OutOfMemory> {
         // A container is always whole and is shared often: one pass
         // without an early exit (which the compiler vectorises) finds that.
-        if !self.frames.iter().fold(false, |gap, &f| gap | (f == 0)) {
+        if self.is_whole() {
             return Ok(());
         }
         for i in 0..self.frames.len() {
@@ -837,6 +890,7 @@ impl Region {
     /// map (kernel use of a region: a work area). Every page it touches
     /// must be present; returns false (and writes nothing) otherwise.
     pub fn write_at(&mut self, offset: usize, data: &[u8]) -> bool {
+        self.taint();
         self.copy_at(offset, data.len(), |page, at, i, n| {
             // SAFETY: the frame is this region's, present, reached through
             // the direct map, and `at..at + n` lies inside its page.
@@ -982,6 +1036,8 @@ impl Region {
     /// its own one by one (in blocks, shared, a pager's, a device's, NVM),
     /// a range is out of bounds, or a target page is already present.
     pub fn move_pages_from(&mut self, from: &mut Region, at: usize, to: usize, count: usize) -> bool {
+        self.taint();
+        from.taint();
         let fits = |r: &Region, i: usize| i.checked_add(count).is_some_and(|e| e <= r.frames.len());
         if !self.frames_movable() || !from.frames_movable() || !fits(from, at) || !fits(self, to) {
             return false;
@@ -991,7 +1047,9 @@ impl Region {
         }
         // Frames a fork shares stay counted: this region lets go of them
         // as `from` would have (`release_frames`).
-        self.forked |= from.forked && from.frames[at..at + count].iter().any(|&f| f != 0);
+        if from.is_forked() && from.frames[at..at + count].iter().any(|&f| f != 0) {
+            self.own = Own::Forked;
+        }
         for i in 0..count {
             self.frames[to + i] = core::mem::take(&mut from.frames[at + i]);
         }
@@ -1005,6 +1063,7 @@ impl Region {
     /// NVM pages are left as they are. The caller drops the page's
     /// translations first.
     pub fn discard(&mut self, index: usize) {
+        self.taint();
         let Some(pa) = self.frame(index) else { return };
         if self.fork_shares || self.device || self.shared.is_some() || self.is_nvm() || self.is_paged() {
             return;
@@ -1014,7 +1073,7 @@ impl Region {
             return;
         }
         self.frames[index] = 0;
-        if self.forked {
+        if self.is_forked() {
             frames::release(pa);
         } else {
             frames::free(pa, 1);
@@ -1025,6 +1084,8 @@ impl Region {
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
     pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), SizeMismatch> {
+        self.taint();
+        other.taint();
         if self.frames.len() != other.frames.len()
             || self.shared.is_some()
             || other.shared.is_some()
@@ -1034,8 +1095,8 @@ impl Region {
             || other.is_nvm()
             || self.is_paged()
             || other.is_paged()
-            || self.forked
-            || other.forked
+            || self.is_forked()
+            || other.is_forked()
         {
             return Err(SizeMismatch);
         }
@@ -1047,6 +1108,7 @@ impl Region {
     /// A second region over the same frames (container SHARE mode). Both
     /// keep them alive; writes through one are seen through the other.
     pub fn share(&mut self) -> Result<Region, OutOfMemory> {
+        self.taint();
         if self.device {
             return Err(OutOfMemory);
         }
@@ -1067,7 +1129,7 @@ impl Region {
             r.keep = self.keep.clone();
             return Ok(r);
         }
-        if self.is_paged() || self.forked {
+        if self.is_paged() || self.is_forked() {
             // Its pages are its file's (cached, copy-on-write) or still in
             // it, or a fork's copy-on-write: writes through one would not
             // be seen through the other.
@@ -1124,7 +1186,7 @@ impl Region {
             blocks: false,
             keep: None,
             cow: Box::default(),
-            forked: false,
+            own: Own::Written,
         }
     }
 
@@ -1147,7 +1209,16 @@ impl Region {
     /// Whether a fork shares (some of) the region's frames.
     #[inline(always)]
     pub fn is_forked(&self) -> bool {
-        self.forked
+        self.own == Own::Forked
+    }
+
+    /// Takes back the frames' being a fork's (see `unfork`): whether they were.
+    fn take_forked(&mut self) -> bool {
+        let forked = self.is_forked();
+        if forked {
+            self.own = Own::Written;
+        }
+        forked
     }
 
     /// A fork's copy of the region: the same frames, each with one more
@@ -1156,12 +1227,13 @@ impl Region {
     /// where they are mapped. Fails (nothing changed) for want of memory
     /// or of room in a frame's count.
     pub fn fork_copy(&mut self) -> Result<Region, OutOfMemory> {
+        self.taint();
         debug_assert!(self.forkable());
         let frames = frame_list_of(&self.frames)?;
         frames::share_all(&frames)?;
-        self.forked = true;
+        self.own = Own::Forked;
         let mut r = self.sibling(frames);
-        r.forked = true;
+        r.own = Own::Forked;
         Ok(r)
     }
 
@@ -1169,13 +1241,14 @@ impl Region {
     /// other regions (mapped read-only).
     #[inline]
     pub fn fork_shared(&self, index: usize) -> bool {
-        self.forked && self.frame(index).is_some_and(frames::is_shared)
+        self.is_forked() && self.frame(index).is_some_and(frames::is_shared)
     }
 
     /// A write to page `index` (present) of a forked region: a copy of
     /// its own if others hold its frame (which it lets go of), else the
     /// frame as it is. Returns the frame to map writable.
     pub fn break_fork(&mut self, index: usize) -> Result<u64, OutOfMemory> {
+        self.taint();
         let pa = self.frame(index).ok_or(OutOfMemory)?;
         if !frames::is_shared(pa) {
             return Ok(pa);
@@ -1192,7 +1265,7 @@ impl Region {
     /// reuse: they are absent again, refilled at their next touch), so
     /// that what is left is its own.
     fn unfork(&mut self) {
-        if core::mem::take(&mut self.forked) {
+        if self.take_forked() {
             frames::release_shared(&mut self.frames);
         }
     }

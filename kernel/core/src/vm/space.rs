@@ -80,6 +80,7 @@ impl Attached {
         if first == pages {
             return;
         }
+        self.region.taint();
         paging::unmap_range(root, self.base + first as u64 * PAGE_SIZE, pages - first);
         self.shoot_down(cpus);
         self.entry = None;
@@ -647,7 +648,7 @@ impl VirtualSpace {
     pub fn attach(
         &mut self,
         base: u64,
-        region: Region,
+        mut region: Region,
         region_id: ResId,
         link_id: ResId,
     ) -> Result<usize, (SpaceError, Region)> {
@@ -658,6 +659,8 @@ impl VirtualSpace {
         if !self.table_charge.has_room() {
             return Err((SpaceError::OverLimit, region));
         }
+        // Its pages get new entries, without what the old ones knew.
+        region.taint();
         let mut attached = boxed(Attached {
             base,
             region,
@@ -822,7 +825,8 @@ impl VirtualSpace {
     /// Detaches the attachment `link_id` and returns its region.
     pub fn detach(&mut self, link_id: ResId) -> Option<Box<Attached>> {
         let i = self.slot_of(link_id, NO_SLOT)?;
-        let a = self.take(i);
+        let mut a = self.take(i);
+        a.region.taint();
         paging::unmap_range(self.root, a.base, a.region.pages());
         a.shoot_down(self.active_cpus.load(Ordering::Acquire));
         Some(a)
@@ -924,6 +928,7 @@ impl VirtualSpace {
         }
         let entry = a.entry;
         let mut a = self.take(i);
+        a.region.taint();
         let old = a.base;
         let pages = a.region.pages();
         let mapping = match entry {
@@ -1026,6 +1031,7 @@ impl VirtualSpace {
             } else {
                 continue;
             }
+            r.taint();
             paging::unmap_range(root, a.base, a.region.pages());
             a.shoot_down(cpus);
             // Its entry is found again when a fault maps the page.
@@ -1400,7 +1406,28 @@ impl VirtualSpace {
                 paging::remap_range(root, a.base, a.region.frames(), a.pte_flags()).map_err(|_| OutOfMemory)?;
                 a.shoot_down(cpus);
             } else if a.region.writable {
-                a.region.reset();
+                // Only the pages written since the last refill (their
+                // entries' dirty bits; cleared now) need their bytes again.
+                let base = a.base;
+                let mut cleared = false;
+                // The leaf table of the last 2 MiB looked at (0: none).
+                let mut leaf = (u64::MAX, 0);
+                a.region.reset_unwritten(|i, pa| {
+                    let va = base + i as u64 * PAGE_SIZE;
+                    if leaf.0 != va >> 21 {
+                        leaf = (va >> 21, paging::Entry::leaf(root, va).unwrap_or(0));
+                    }
+                    if leaf.1 == 0 {
+                        return true;
+                    }
+                    cleared = true;
+                    // SAFETY: an entry of this space's tree, which lives as
+                    // long as the space.
+                    unsafe { paging::Entry::in_table(leaf.1, va).take_dirty(pa) }
+                });
+                if cleared && cpus != 0 {
+                    a.shoot_down(cpus);
+                }
                 if a.region.is_paged() {
                     // The pages that went back to the file lose their
                     // translations (their frames are free).
@@ -1412,7 +1439,7 @@ impl VirtualSpace {
                     a.shoot_down(cpus);
                 }
             }
-            if eager {
+            if eager && !a.region.is_whole() {
                 let f = a.pte_flags();
                 for i in 0..a.region.pages() {
                     // A pager's pages come after, from outside the lock.
@@ -1429,6 +1456,21 @@ impl VirtualSpace {
     /// The frame behind user address `addr`, made present if its region
     /// allows the access.
     fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
+        let pa = self.frame_for_access(addr, write)?;
+        if write {
+            // The kernel writes the page through the direct map: its entry
+            // says so, as a user write's would (`Region::reset_unwritten`).
+            // Memory in blocks has no such entry, and is refilled whole.
+            if let Some(e) = self.entry(addr & !(PAGE_SIZE - 1)) {
+                // SAFETY: an entry of this space's tree, which lives as
+                // long as the space.
+                unsafe { e.mark_dirty() };
+            }
+        }
+        Ok(pa)
+    }
+
+    fn frame_for_access(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
         let page = addr & !(PAGE_SIZE - 1);
         // Through the last leaf table found (`entry`) when the page is in
         // its 2 MiB: a futex's word and a pipe reader's buffer are found
@@ -1629,6 +1671,7 @@ fn exchange_frames(x: &mut Attached, y: &mut Attached) -> Result<(), SpaceError>
 /// exchange of 2 MiB cost what one of 4 KiB does.
 #[inline(always)]
 fn rewrite(root: u64, cpus: &AtomicU64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    a.region.taint();
     if let [pa] = *a.region.frames() {
         if a.entry.is_none() {
             a.entry = paging::Entry::of(root, a.base);
@@ -1672,6 +1715,7 @@ fn rewrite_blocks(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached)
 /// Maps attachment `a`, just placed at its address in the tree at `root`
 /// (`cpus`, `leaf`: that space's), one entry per block or per page.
 fn map_anew(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    a.region.taint();
     if a.wants_blocks() {
         map_blocks(root, cpus, leaf, a)
     } else {
@@ -1687,6 +1731,7 @@ fn map_anew(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Re
 /// last leaf table found) forgets it. Fails only for want of a table
 /// above the directory, which an attached range has.
 fn map_blocks(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> Result<(), SpaceError> {
+    a.region.taint();
     let flags = a.pte_flags();
     for (k, block) in a.region.frames().chunks_exact(BLOCK_PAGES).enumerate() {
         let va = a.base + k as u64 * BLOCK_SIZE;
@@ -1707,6 +1752,7 @@ fn map_blocks(root: u64, cpus: u64, leaf: &mut (u64, u64), a: &mut Attached) -> 
 /// memory for such a table: the block is then unmapped, and the caller
 /// maps `a` again as it was (`undo_exchange`), which needs no memory.
 fn map_pages(root: u64, a: &mut Attached) -> Result<(), SpaceError> {
+    a.region.taint();
     if a.blocks {
         for k in 0..a.region.pages() / BLOCK_PAGES {
             let va = a.base + k as u64 * BLOCK_SIZE;
