@@ -34,11 +34,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
-    // A private file mapping is a copy of the file's bytes made at mmap
-    // (the personality's design, servers/linux's mmap_file): a later write
-    // to the file does not show in it (its one check left; docs/linux.md
-    // says what it needs).
-    "mem_mmap",
     // Its leak checks pass. About one run in three at 4 CPUs the whole
     // guest stopped during the 10,000 requests: two CPUs each switching to
     // the computation the other was leaving (fixed in the scheduler's

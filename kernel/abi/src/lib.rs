@@ -405,6 +405,14 @@ macro_rules! each_call {
         /// pages of it (truncated or extended); their pages past the end
         /// go, a private copy of one too, and a touch there is SIGBUS
         CallerFileEnd = 145, caller_file_end(rid: u64, file: u64, pages: u64);
+        /// Returns how many pages took bytes: `data` was written to file
+        /// `file` (as `caller_map_file` names it) at byte `offset`; the
+        /// pages of the waiting process's private mappings of it that are
+        /// still the file's (never written by the process; a forked child
+        /// still mapping one sees it too) get them, as Linux's page cache
+        /// would. Invalid for file 0, more than `linux::FILE_WRITTEN_MAX`
+        /// bytes, or a range past what a file offset reaches
+        CallerFileWritten = 151, caller_file_written(rid: u64, file: u64, offset: u64, data: Bytes);
         /// Returns the device's id: the `index`-th PCI function (from 0) with
         /// this vendor and device id (NotFound: none)
         DeviceFind = 80, device_find(vendor: u64, device: u64, index: u64);

@@ -155,6 +155,9 @@ pub const FAULT_PAST_END: u64 = 1 << 32;
 /// `caller_map_file`'s limits (Linux's prot bits): the mapping may be
 /// made writable, executable, by a later mprotect.
 pub const MAY_WRITE: u64 = 2;
+/// Bytes one `caller_file_written` carries at most (a supervisor passes
+/// a longer write in parts).
+pub const FILE_WRITTEN_MAX: usize = 64 * 1024;
 pub const MAY_EXEC: u64 = 4;
 
 /// The most bytes one `caller_vm_copy` copies: a long

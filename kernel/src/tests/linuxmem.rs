@@ -176,3 +176,167 @@ pub fn file_map_limits_are_checked() -> TestResult {
     ensure!(alive, "the refused calls ended the process");
     Ok(())
 }
+
+/// A private file mapping's pages that are still the file's
+/// (`Region::keep_file_pages`): a write to the file reaches them, and
+/// every region still mapping the frame (a fork's copy, a part munmap
+/// cut out) sees it, until the region writes the page, which makes it
+/// its own. Out-of-page and absent pages take nothing; every frame goes
+/// back when the regions go.
+pub fn file_pages_take_writes_until_written() -> TestResult {
+    const PAGE: usize = 4096;
+    let before = frames::stats().free;
+    let outcome = (|| -> TestResult {
+        let no_memory = |_| "no memory";
+        let mut r = Region::new(Kind::Heap, 3, Backing::Zero, true, false).map_err(no_memory)?;
+        r.populate(0).map_err(no_memory)?;
+        r.populate(1).map_err(no_memory)?;
+        ensure!(r.keep_file_pages() == Ok(2), "two present pages kept");
+        ensure!(r.keep_file_pages().is_err(), "kept twice");
+        ensure!(
+            r.is_file_page(0) && r.is_file_page(1) && !r.is_file_page(2),
+            "which pages are the file's"
+        );
+        ensure!(r.fork_shared(0), "a file page mapped writable");
+        let refused = [
+            r.write_file_page(0, PAGE - 4, &[1; 10]),
+            r.write_file_page(0, usize::MAX, &[1]),
+            r.write_file_page(2, 0, &[1]),
+            r.write_file_page(7, 0, &[1]),
+        ];
+        ensure!(refused.iter().all(|&w| !w), "bad writes taken: {refused:?}");
+        let read = |g: &Region, at: usize| {
+            let mut b = [0u8; 2];
+            g.read_at(at, &mut b).then_some(b)
+        };
+        ensure!(r.write_file_page(0, 10, b"ab"), "a file page refused a write");
+        ensure!(read(&r, 10) == Some(*b"ab"), "the write not there");
+        let mut c = r.fork_copy().map_err(no_memory)?;
+        ensure!(
+            c.is_file_page(0) && c.frame(0) == r.frame(0),
+            "the fork's copy is not the file's"
+        );
+        let mut other = Region::new(Kind::Heap, 1, Backing::Zero, true, false).map_err(no_memory)?;
+        other.populate(0).map_err(no_memory)?;
+        let mut other_copy = other.fork_copy().map_err(no_memory)?;
+        ensure!(
+            other.keep_file_pages().is_err() && other_copy.keep_file_pages().is_err(),
+            "pages a fork shares made a file's"
+        );
+        drop((other, other_copy));
+        ensure!(r.write_file_page(0, 20, b"cd"), "after the fork");
+        ensure!(read(&c, 20) == Some(*b"cd"), "the copy does not see the file's write");
+        // The copy writes page 0: its own from then on.
+        c.break_fork(0).map_err(no_memory)?;
+        ensure!(
+            !c.is_file_page(0) && c.frame(0) != r.frame(0),
+            "written, still the file's"
+        );
+        ensure!(r.write_file_page(0, 30, b"ef"), "after the copy wrote");
+        ensure!(!c.write_file_page(0, 30, b"gh"), "a written page took a file write");
+        ensure!(read(&c, 30) != Some(*b"ef"), "the copy's own page changed");
+        // A part of the copy cut out keeps its file page.
+        let mut part = Region::new(Kind::Heap, 1, Backing::Zero, true, false).map_err(no_memory)?;
+        let pa = c.frame(1).ok_or("page 1 absent")?;
+        ensure!(!part.adopt_file_page(0, 0), "frame 0 adopted");
+        ensure!(part.adopt_file_page(0, pa), "a file page not adopted");
+        ensure!(!part.adopt_file_page(0, pa), "adopted over a present page");
+        ensure!(!part.adopt_file_page(1, pa), "adopted past the end");
+        ensure!(part.write_file_page(0, 40, b"ij"), "the part's file page");
+        ensure!(read(&r, PAGE + 40) == Some(*b"ij"), "the original does not see it");
+        // The original writes page 1: a copy (the others hold the frame).
+        let own = r.break_fork(1).map_err(no_memory)?;
+        ensure!(
+            Some(own) != part.frame(0) && part.is_file_page(0),
+            "the others' page moved"
+        );
+        drop((r, c, part));
+        Ok(())
+    })();
+    let after = frames::stats().free;
+    outcome?;
+    ensure!(
+        after == before,
+        "{}",
+        format!("frames free {before} before, {after} after")
+    );
+    Ok(())
+}
+
+/// `caller_file_written` under hostile input: file 0, a range past what
+/// an offset reaches, too many bytes are refused; another file, a range
+/// no mapping has, a page the process wrote and a page past the end
+/// take nothing; a page still the file's takes the bytes; a process that
+/// is not waiting in a call its caller serves cannot be named.
+pub fn caller_file_written_is_checked() -> TestResult {
+    use abi::linux::{FILE_WRITTEN_MAX, MAY_EXEC, MAY_WRITE};
+    const PAGE: u64 = 4096;
+    const RW: u64 = READ | 2;
+    let (a, stranger) = (live()?, live()?);
+    let (pa, ps) = (proc::get(a).ok_or("a gone")?, proc::get(stranger).ok_or("gone")?);
+    let outcome = (|| -> TestResult {
+        let f = ok(syscall::linux_map_into(&pa, 0, 2 * PAGE, RW, 0))?;
+        let space = pa.space().ok_or("no space")?;
+        for i in 0..2 {
+            space
+                .lock()
+                .resolve_fault(f + i * PAGE, true, false)
+                .map_err(|_| "fault")?;
+        }
+        ok(syscall::linux_map_file(&pa, f, MAY_EXEC | MAY_WRITE, 77, 0, 2))?;
+        let file_page = |addr: u64| {
+            space
+                .lock()
+                .region_at(addr)
+                .map(|r| r.region.is_file_page(((addr - r.base) / PAGE) as usize))
+        };
+        ensure!(file_page(f) == Some(true), "the mapping's pages are not the file's");
+        let big = alloc::vec![7u8; FILE_WRITTEN_MAX + 1];
+        let refused = [
+            ("file 0", 0, 0, &b"x"[..]),
+            ("a wrapping range", 77, u64::MAX, &b"xy"[..]),
+            ("past what an offset reaches", 77, i64::MAX as u64, &b"xy"[..]),
+            ("too many bytes", 77, 0, &big[..]),
+        ];
+        for (what, file, offset, data) in refused {
+            let r = syscall::linux_file_written(&pa, file, offset, data);
+            ensure!(r == Err(Error::Invalid), "{what}: {r:?}");
+        }
+        let none = [
+            ("another file", 78, 0, &b"x"[..]),
+            ("past the mapping", 77, 2 * PAGE, &b"x"[..]),
+            ("no bytes", 77, 0, &b""[..]),
+        ];
+        for (what, file, offset, data) in none {
+            let r = syscall::linux_file_written(&pa, file, offset, data);
+            ensure!(r == Ok(0), "{what}: {r:?}");
+        }
+        let r = syscall::linux_file_written(&pa, 77, PAGE - 1, b"ab");
+        ensure!(r == Ok(2), "across the two pages: {r:?}");
+        let mut b = [0u8; 2];
+        space.lock().copy_out(f + PAGE - 1, &mut b).map_err(|_| "read")?;
+        ensure!(&b == b"ab", "the bytes not there: {b:?}");
+        // The process writes page 0: its own, which a file write misses.
+        space.lock().resolve_fault(f, true, false).map_err(|_| "write fault")?;
+        ensure!(file_page(f) == Some(false), "a written page is still the file's");
+        let r = syscall::linux_file_written(&pa, 77, 0, b"q");
+        ensure!(r == Ok(0), "a written page took it: {r:?}");
+        // Cut to one page: page 1 goes, and takes nothing.
+        ensure!(syscall::linux_file_end(&pa, 77, 1) == Ok(1), "the end moved");
+        let r = syscall::linux_file_written(&pa, 77, PAGE, b"z");
+        ensure!(r == Ok(0), "a page past the end took it: {r:?}");
+        Ok(())
+    })();
+    let foreign = [0u64, 1, u64::MAX, a].map(|rid| ipc::supervise::waiting(&ps, rid).err());
+    let alive = !pa.has_exited();
+    drop((pa, ps));
+    end(a);
+    end(stranger);
+    outcome?;
+    ensure!(
+        foreign.iter().all(Option::is_some),
+        "a process named by a call it is not waiting in: {foreign:?}"
+    );
+    ensure!(alive, "the refused calls ended the process");
+    Ok(())
+}

@@ -154,6 +154,8 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxmem::caller_protect_is_checked,
     pass linuxmem::shared_parts_are_checked,
     pass linuxmem::file_map_limits_are_checked,
+    pass linuxmem::file_pages_take_writes_until_written,
+    pass linuxmem::caller_file_written_is_checked,
     pass vmcopy::vm_copy_is_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,

@@ -8,9 +8,11 @@
 //! munmap, mprotect and mremap, and with a fork's copy.
 
 use abi::Error;
-use abi::linux::{MAY_EXEC, MAY_WRITE};
+use abi::linux::{FILE_WRITTEN_MAX, MAY_EXEC, MAY_WRITE};
+use alloc::vec::Vec;
 use ipc::process::Process;
 use kcore::mm::layout::PAGE_SIZE;
+use kcore::uaccess::UserRange;
 use kcore::vm::region::{FileEnd, Kind};
 use kcore::vm::space::{SpaceError, VirtualSpace};
 
@@ -55,6 +57,32 @@ pub fn set_end(p: &Process, file: u64, pages: u64) -> Result<u64, Error> {
     }
     let space = p.space().ok_or(Error::NotFound)?;
     Ok(space.lock().set_file_end(file, pages) as u64)
+}
+
+/// `caller_file_written`: `data` (the supervisor's memory) was written to
+/// `file` at `offset`; `p`'s private mappings' pages that are still the
+/// file's take it. The bytes are read before the space is locked (the
+/// read may fault).
+pub fn written(p: &Process, file: u64, offset: u64, data: UserRange) -> Result<u64, Error> {
+    if data.len() > FILE_WRITTEN_MAX {
+        return Err(Error::Invalid);
+    }
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(data.len()).map_err(|_| Error::NoMemory)?;
+    bytes.resize(data.len(), 0);
+    data.read(&mut bytes)?;
+    written_bytes(p, file, offset, &bytes)
+}
+
+/// `written` of bytes the kernel holds (and tests give).
+pub fn written_bytes(p: &Process, file: u64, offset: u64, bytes: &[u8]) -> Result<u64, Error> {
+    // Within what a file offset (an i64) reaches, as Linux's.
+    let end = offset.checked_add(bytes.len() as u64).ok_or(Error::Invalid)?;
+    if file == 0 || end > i64::MAX as u64 || bytes.len() > FILE_WRITTEN_MAX {
+        return Err(Error::Invalid);
+    }
+    let space = p.space().ok_or(Error::NotFound)?;
+    Ok(space.lock().file_written(file, offset, bytes) as u64)
 }
 
 /// Where mprotect of `[addr, end)` to `prot` must stop (EACCES): the

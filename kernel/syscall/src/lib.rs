@@ -24,7 +24,7 @@ pub mod inspect;
 mod linux;
 /// The supervisor's marks of a Linux file mapping (`caller_map_file`,
 /// `caller_file_end`), for tests.
-pub use filemap::{mark as linux_map_file, set_end as linux_file_end};
+pub use filemap::{mark as linux_map_file, set_end as linux_file_end, written_bytes as linux_file_written};
 /// The kernel's anonymous mmap into a Linux process (`caller_map`), for tests.
 pub use linux::map_into as linux_map_into;
 /// The kernel's mprotect of a Linux process (`caller_protect`), for tests.
@@ -661,6 +661,12 @@ impl abi::Serve for Native<'_> {
     fn caller_file_end(&mut self, a: call::CallerFileEnd) -> Result<u64, Error> {
         let p = ipc::supervise::waiting(self.me, a.rid)?;
         filemap::set_end(&p, a.file, a.pages)
+    }
+
+    fn caller_file_written(&mut self, a: call::CallerFileWritten) -> Result<u64, Error> {
+        let p = ipc::supervise::waiting(self.me, a.rid)?;
+        let from = uaccess::UserRange::of(a.data.0)?;
+        filemap::written(&p, a.file, a.offset, from)
     }
 
     fn proc_maps(&mut self, a: call::ProcMaps) -> Result<u64, Error> {

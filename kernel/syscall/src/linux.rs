@@ -630,15 +630,44 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
         *slot = Some((region, from));
         for i in 0..pages {
             let at = from + i * PAGE_SIZE;
-            let present = {
+            // A private file mapping's page still the file's stays so in
+            // the part (the same frame, read-only until written); any
+            // other present page is copied.
+            let (present, file_page) = {
                 let s = space.lock();
-                s.region_at(at).is_some_and(|r| {
+                s.region_at(at).map_or((false, None), |r| {
                     let index = ((at - r.base) / PAGE_SIZE) as usize;
-                    r.region.frame(index).is_some() && r.region.read_at(index * PAGE_SIZE as usize, &mut page)
+                    // Counted once more until adopted, so that the frame
+                    // stays though another thread's truncation lets go of
+                    // it meanwhile.
+                    let file_page = r
+                        .region
+                        .frame(index)
+                        .filter(|&pa| r.region.is_file_page(index) && kcore::mm::frames::share_all(&[pa]).is_ok());
+                    let present = file_page.is_some()
+                        || (r.region.frame(index).is_some() && r.region.read_at(index * PAGE_SIZE as usize, &mut page));
+                    (present, file_page)
                 })
             };
             if !present {
                 continue;
+            }
+            if let Some(pa) = file_page {
+                let adopted = vregion::with_detached(resource::KERNEL, region, |g| g.adopt_file_page(i as usize, pa));
+                kcore::mm::frames::release(pa);
+                if adopted == Ok(true) {
+                    continue;
+                }
+            }
+            if file_page.is_some() {
+                let s = space.lock();
+                let read = s.region_at(at).is_some_and(|r| {
+                    let index = ((at - r.base) / PAGE_SIZE) as usize;
+                    r.region.read_at(index * PAGE_SIZE as usize, &mut page)
+                });
+                if !read {
+                    continue;
+                }
             }
             let copied = vregion::with_detached(resource::KERNEL, region, |g| {
                 g.populate(i as usize).is_ok() && g.write_at((i * PAGE_SIZE) as usize, &page)

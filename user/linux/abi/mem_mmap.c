@@ -47,6 +47,12 @@ static int all(const char *p, long n, char c)
 	return 1;
 }
 
+/* One byte `c` written to the file at `off`. */
+static void put(int fd, long off, char c)
+{
+	SETUP(pwrite(fd, &c, 1, off));
+}
+
 static int child_writes(void *arg)
 {
 	char *p = arg;
@@ -167,6 +173,54 @@ int main(void)
 	fd = open("/dev/zero", O_RDWR);
 	char *z = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	EXPECT_TRUE("/dev/zero maps as zeros", z != MAP_FAILED && all(z, PAGE, 0));
+	close(fd);
+
+	section("later writes to a privately mapped file");
+	/* Its pages the process has not written are the file's (the page cache). */
+	fd = open("later", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	SETUP(fd);
+	static char three[3 * PAGE];
+	memset(three, 'a', sizeof three);
+	SETUP(write(fd, three, sizeof three));
+	char *m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	EXPECT_TRUE("mmap of 3 pages", m != MAP_FAILED);
+	m[PAGE] = 'w';
+	put(fd, 0, 'b');
+	put(fd, PAGE + 1, 'b');
+	put(fd, 2 * PAGE, 'b');
+	EXPECT_TRUE("an unwritten page shows a later write", m[0] == 'b' && m[2 * PAGE] == 'b');
+	EXPECT_TRUE("a page the process wrote does not", m[PAGE] == 'w' && m[PAGE + 1] == 'a');
+	int pp[2];
+	SETUP(pipe(pp));
+	pid_t pid = fork();
+	if (pid == 0) {
+		char x;
+		if (read(pp[0], &x, 1) != 1)
+			_exit(2);
+		_exit(m[2 * PAGE + 5] == 'c' ? 0 : 1);
+	}
+	put(fd, 2 * PAGE + 5, 'c');
+	SETUP(write(pp[1], "g", 1));
+	EXPECT_STATUS("a forked child sees the parent's later write", wait_status(pid), "exited 0");
+	close(pp[0]);
+	close(pp[1]);
+	pid = fork();
+	if (pid == 0)
+		_exit(pwrite(fd, "e", 1, 2 * PAGE + 7) == 1 ? 0 : 1);
+	EXPECT_STATUS("a forked child writes the file", wait_status(pid), "exited 0");
+	EXPECT_EQ("the parent's unwritten page shows the child's write", m[2 * PAGE + 7], 'e');
+	EXPECT_OK("munmap of the first page", munmap(m, PAGE));
+	EXPECT_OK("mprotect PROT_READ of the last", mprotect(m + 2 * PAGE, PAGE, PROT_READ));
+	put(fd, 2 * PAGE + 6, 'd');
+	EXPECT_EQ("what munmap and mprotect left shows a later write", m[2 * PAGE + 6], 'd');
+	SETUP(ftruncate(fd, 2 * PAGE + 100));
+	SETUP(ftruncate(fd, 3 * PAGE));
+	EXPECT_TRUE("a truncation zeroes the rest of its page",
+		    m[2 * PAGE + 99] == 'a' && m[2 * PAGE + 100] == 0 && m[3 * PAGE - 1] == 0);
+	SETUP(unlink("later"));
+	put(fd, 2 * PAGE + 7, 'e');
+	EXPECT_EQ("a write after the file is removed shows", m[2 * PAGE + 7], 'e');
+	munmap(m + PAGE, 2 * PAGE);
 	close(fd);
 
 	section("across fork");

@@ -266,9 +266,18 @@ pub struct Region {
     /// What borrowed NVM pages stay valid by (their file, held in the
     /// store while any region maps it).
     keep: Option<Keep>,
-    /// Pages that are their file's cached pages (a region backed by a
-    /// pager): mapped read-only, copied at the first write, never freed
-    /// or written by the region (empty for any other region).
+    /// Pages that are their file's, mapped read-only until the region
+    /// writes them (empty for a region that has none). In a region backed
+    /// by a pager (`is_cow`): its file's cached pages, copied at the first
+    /// write, never freed or written by the region. In a Linux private
+    /// file mapping (`is_file_page`; never backed by a pager, so the two
+    /// never meet in one region, which keeps it small): pages still
+    /// holding the file's bytes as the process would read them from the
+    /// file, each frame counted once more for that, so that, as in a
+    /// forked region, the first write makes the page the region's own (a
+    /// copy if another holds the frame). A write to the file reaches
+    /// these in place (`write_file_page`), and every region that still
+    /// maps the frame (a forked child's too) sees it.
     cow: Box<[bool]>,
     /// Whose its frames are, and what is known of their bytes (`Own`).
     own: Own,
@@ -603,7 +612,7 @@ impl Region {
     /// Whether page `index` maps its file's cached page (read-only).
     #[inline]
     pub fn is_cow(&self, index: usize) -> bool {
-        self.cow.get(index).copied().unwrap_or(false)
+        self.is_paged() && self.cow.get(index).copied().unwrap_or(false)
     }
 
     /// The first write to a cached page: the region gets a copy of its
@@ -624,6 +633,9 @@ impl Region {
     /// Lets go of the cached pages it maps (the cache keeps them). Its
     /// page tables no longer map them: it is detached, or being reset.
     fn forget_cow(&mut self) {
+        if !self.is_paged() {
+            return;
+        }
         for i in 0..self.cow.len() {
             if core::mem::take(&mut self.cow[i]) {
                 self.frames[i] = 0;
@@ -655,6 +667,7 @@ impl Region {
             return;
         }
         self.forget_cow();
+        self.forget_file_pages();
         if self.take_forked() {
             for f in self.frames.iter_mut().filter(|f| **f != 0) {
                 frames::release(core::mem::take(f));
@@ -1047,11 +1060,24 @@ impl Region {
         }
         // Frames a fork shares stay counted: this region lets go of them
         // as `from` would have (`release_frames`).
+        // The file's pages stay the file's: their marks move with them.
+        let marked = from.cow.get(at..at + count).is_some_and(|m| m.contains(&true));
+        if marked && self.cow.len() != self.frames.len() {
+            let mut v = Vec::new();
+            if v.try_reserve_exact(self.frames.len()).is_err() {
+                return false;
+            }
+            v.resize(self.frames.len(), false);
+            self.cow = v.into_boxed_slice();
+        }
         if from.is_forked() && from.frames[at..at + count].iter().any(|&f| f != 0) {
             self.own = Own::Forked;
         }
         for i in 0..count {
             self.frames[to + i] = core::mem::take(&mut from.frames[at + i]);
+            if marked {
+                self.cow[to + i] = core::mem::take(&mut from.cow[at + i]);
+            }
         }
         true
     }
@@ -1072,6 +1098,7 @@ impl Region {
             self.fill(index, pa);
             return;
         }
+        self.unmark_file_page(index);
         self.frames[index] = 0;
         if self.is_forked() {
             frames::release(pa);
@@ -1230,10 +1257,26 @@ impl Region {
         self.taint();
         debug_assert!(self.forkable());
         let frames = frame_list_of(&self.frames)?;
+        // The copy's pages that are the file's are so for it too, each
+        // counted once more for that (`is_file_page`).
+        let mut marks = Vec::new();
+        let mut marked = Vec::new();
+        if !self.cow.is_empty() {
+            marks.try_reserve_exact(self.cow.len()).map_err(|_| OutOfMemory)?;
+            marks.extend_from_slice(&self.cow);
+            marked = frame_list(frames.len(), |i| if marks[i] { frames[i] } else { 0 })?.into_vec();
+        }
         frames::share_all(&frames)?;
+        if let Err(e) = frames::share_all(&marked) {
+            for &f in frames.iter().filter(|&&f| f != 0) {
+                frames::release(f);
+            }
+            return Err(e);
+        }
         self.own = Own::Forked;
         let mut r = self.sibling(frames);
         r.own = Own::Forked;
+        r.cow = marks.into_boxed_slice();
         Ok(r)
     }
 
@@ -1244,12 +1287,117 @@ impl Region {
         self.is_forked() && self.frame(index).is_some_and(frames::is_shared)
     }
 
+    /// Makes the present pages of a Linux private file mapping, filled
+    /// with the file's bytes, the file's pages (`is_file_page`): each frame
+    /// counted once more, the region then a fork's (its pages read-only,
+    /// copied or made its own at the first write). The caller makes its
+    /// translations read-only. Refused (nothing changed) for a region
+    /// `fork_copy` could not copy, one that has such pages already, and
+    /// one a fork shares: its frames are another process's memory too,
+    /// which a write to the file must not reach.
+    pub fn keep_file_pages(&mut self) -> Result<usize, OutOfMemory> {
+        if !self.forkable() || self.is_forked() || !self.cow.is_empty() || self.kind != Kind::Heap {
+            return Err(OutOfMemory);
+        }
+        let mut marks = Vec::new();
+        marks.try_reserve_exact(self.frames.len()).map_err(|_| OutOfMemory)?;
+        marks.extend(self.frames.iter().map(|&f| f != 0));
+        frames::share_all(&self.frames)?;
+        self.own = Own::Forked;
+        let kept = marks.iter().filter(|&&m| m).count();
+        self.cow = marks.into_boxed_slice();
+        Ok(kept)
+    }
+
+    /// Makes frame `pa`, another region's file page (`is_file_page`),
+    /// page `index` (absent) of this one and its file page too: a part
+    /// of a private file mapping that munmap or mprotect cut out keeps
+    /// the file's pages. The frame is counted for both; false (nothing
+    /// changed) without room for that.
+    pub fn adopt_file_page(&mut self, index: usize, pa: u64) -> bool {
+        if pa == 0 || self.frame(index).is_some() || index >= self.frames.len() || !self.forkable() {
+            return false;
+        }
+        if self.cow.len() != self.frames.len() {
+            let mut v = Vec::new();
+            if v.try_reserve_exact(self.frames.len()).is_err() {
+                return false;
+            }
+            v.resize(self.frames.len(), false);
+            self.cow = v.into_boxed_slice();
+        }
+        if frames::share_all(&[pa]).is_err() {
+            return false;
+        }
+        if frames::share_all(&[pa]).is_err() {
+            frames::release(pa);
+            return false;
+        }
+        self.frames[index] = pa;
+        self.cow[index] = true;
+        self.own = Own::Forked;
+        true
+    }
+
+    /// Whether page `index` is still its file's page (see `cow`).
+    #[inline]
+    pub fn is_file_page(&self, index: usize) -> bool {
+        !self.is_paged() && self.cow.get(index).copied().unwrap_or(false)
+    }
+
+    /// Page `index` is no longer its file's: the count taken for that goes.
+    fn unmark_file_page(&mut self, index: usize) {
+        if self.is_paged() {
+            return;
+        }
+        if let Some(m) = self.cow.get_mut(index)
+            && core::mem::take(m)
+        {
+            frames::release(self.frames[index]);
+        }
+    }
+
+    /// No page is its file's any more (the region goes, or is reset).
+    fn forget_file_pages(&mut self) {
+        if self.is_paged() {
+            return;
+        }
+        for i in 0..self.cow.len() {
+            self.unmark_file_page(i);
+        }
+        self.cow = Box::default();
+    }
+
+    /// A write to the file reaching page `index`, if it is still the
+    /// file's page: `data` at byte `at` of it (within the page). Whether
+    /// it was.
+    pub fn write_file_page(&mut self, index: usize, at: usize, data: &[u8]) -> bool {
+        if !self.is_file_page(index) || at.checked_add(data.len()).is_none_or(|e| e > PAGE_SIZE as usize) {
+            return false;
+        }
+        // SAFETY: a present frame of this region (a file page is never
+        // absent), reached through the direct map; the copy stays inside
+        // the page. Other holders of the frame map it read-only, as the
+        // file's page it is.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                (phys_to_virt(self.frames[index]) + at as u64) as *mut u8,
+                data.len(),
+            )
+        };
+        true
+    }
+
     /// A write to page `index` (present) of a forked region: a copy of
     /// its own if others hold its frame (which it lets go of), else the
     /// frame as it is. Returns the frame to map writable.
     pub fn break_fork(&mut self, index: usize) -> Result<u64, OutOfMemory> {
         self.taint();
         let pa = self.frame(index).ok_or(OutOfMemory)?;
+        // Written: no longer the file's page (a copy if a fork's other
+        // region still maps the frame, else the frame itself).
+        self.unmark_file_page(index);
         if !frames::is_shared(pa) {
             return Ok(pa);
         }
@@ -1265,6 +1413,7 @@ impl Region {
     /// reuse: they are absent again, refilled at their next touch), so
     /// that what is left is its own.
     fn unfork(&mut self) {
+        self.forget_file_pages();
         if self.take_forked() {
             frames::release_shared(&mut self.frames);
         }

@@ -1095,7 +1095,54 @@ impl VirtualSpace {
         a.region.linux.set_may(may_write, may_exec);
         a.file_end = end;
         a.drop_past_end(root, cpus);
+        // A private copy of a file named by its end: its pages are the
+        // file's from now on (`Region::keep_file_pages`), which a write
+        // to the file reaches (`file_written`); read-only until written.
+        // Should there be no room to count them, it stays a copy, as
+        // every private mapping was before.
+        if end.file != 0 && !a.region.fork_shares && a.region.keep_file_pages().is_ok_and(|n| n > 0) {
+            paging::write_protect_range(root, a.base, a.region.pages());
+            a.shoot_down(cpus);
+        }
         Ok(())
+    }
+
+    /// A write of `data` to file `file` at byte `offset`: the pages of
+    /// its private mappings that are still the file's (never written by
+    /// the process) get the bytes, as Linux's page cache would. Returns
+    /// how many pages took some.
+    pub fn file_written(&mut self, file: u64, offset: u64, data: &[u8]) -> usize {
+        let Some(last) = offset.checked_add(data.len() as u64) else {
+            return 0;
+        };
+        if file == 0 || data.is_empty() {
+            return 0;
+        }
+        let mut written = 0;
+        for a in self.regions_mut().filter(|a| a.file_end.file == file) {
+            // The region's pages in file bytes: [from, to).
+            let pages = a.region.pages() as u64;
+            let Some(from) = a.file_end.first.checked_mul(PAGE_SIZE) else {
+                continue;
+            };
+            let to = pages
+                .checked_mul(PAGE_SIZE)
+                .and_then(|n| from.checked_add(n))
+                .unwrap_or(u64::MAX);
+            let (lo, hi) = (offset.max(from), last.min(to));
+            let mut at = lo;
+            while at < hi {
+                let index = ((at - from) / PAGE_SIZE) as usize;
+                let in_page = (at % PAGE_SIZE) as usize;
+                let n = (PAGE_SIZE - at % PAGE_SIZE).min(hi - at) as usize;
+                let piece = &data[(at - offset) as usize..(at - offset) as usize + n];
+                if a.region.write_file_page(index, in_page, piece) {
+                    written += 1;
+                }
+                at += n as u64;
+            }
+        }
+        written
     }
 
     /// Gives attachment `link_id` the file end `end` (a part of a file

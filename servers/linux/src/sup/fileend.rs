@@ -9,8 +9,9 @@
 
 use super::Sup;
 use super::fdtable::Kind;
+use alloc::vec;
 use linuxabi::structs as st;
-use tessera_rt::abi::linux::{MAY_EXEC, MAY_WRITE};
+use tessera_rt::abi::linux::{FILE_WRITTEN_MAX, MAY_EXEC, MAY_WRITE};
 use tessera_rt::sys::calls;
 
 const PAGE: u64 = 4096;
@@ -54,7 +55,46 @@ impl Sup {
     pub(super) fn file_resized_to(&mut self, rid: u64, s: &st::StatView) {
         let tag = file_tag(s.dev, s.ino);
         if tag != 0 {
-            let _ = calls::caller_file_end(rid, tag, (s.size.max(0) as u64).div_ceil(PAGE));
+            let size = s.size.max(0) as u64;
+            let _ = calls::caller_file_end(rid, tag, size.div_ceil(PAGE));
+            // The rest of the last page reads zero, as Linux's truncation
+            // zeroes it in the page cache: so in the private mappings'
+            // pages that are still the file's.
+            let tail = (PAGE - size % PAGE) % PAGE;
+            if tail != 0 && self.mapped_files.contains(&tag) {
+                let zeros = [0u8; PAGE as usize];
+                let _ = calls::caller_file_written(rid, tag, size, &zeros[..tail as usize]);
+            }
+        }
+    }
+
+    /// A write(2) of `n` bytes from the process's `buf` to file number
+    /// `ffd` at `start`: its private mappings' pages that are still the
+    /// file's (the process never wrote them) take the bytes, as they
+    /// would on Linux, where they are the page cache's. Costs nothing to
+    /// a process that maps no file.
+    pub(super) fn file_pages_wrote(&mut self, rid: u64, ffd: u32, start: u64, buf: u64, n: u64) {
+        if self.mapped_files.is_empty() || n == 0 {
+            return;
+        }
+        let Ok(b) = self.fs.fstat(ffd) else { return };
+        let s = st::StatView::parse(&b);
+        let tag = file_tag(s.dev, s.ino);
+        if !self.mapped_files.contains(&tag) {
+            return;
+        }
+        let mut data = vec![0u8; (n as usize).min(FILE_WRITTEN_MAX)];
+        let mut at = 0;
+        while at < n {
+            let k = (n - at).min(FILE_WRITTEN_MAX as u64) as usize;
+            // The process's buffer was readable for the write; should a
+            // thread have unmapped it since, the rest is not seen.
+            if calls::caller_read(rid, buf + at, &mut data[..k]).is_err()
+                || calls::caller_file_written(rid, tag, start + at, &data[..k]).is_err()
+            {
+                break;
+            }
+            at += k as u64;
         }
     }
 

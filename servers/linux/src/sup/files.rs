@@ -602,6 +602,7 @@ impl Sup {
                 if let Ok((n, end)) = r {
                     self.fmap_wrote(rid, ffd, end - n, buf, n);
                     self.mapped_file_resized(rid, ffd);
+                    self.file_pages_wrote(rid, ffd, end - n, buf, n);
                     if n > 0 {
                         self.note_ofd(&o.borrow(), ino::IN_MODIFY);
                     }
