@@ -202,5 +202,14 @@ int main(void)
 	EXPECT_STATUS("SIGTSTP in an orphaned group", in_child(raise_self, (void *)SIGTSTP), "exited 0");
 	EXPECT_STATUS("SIGTTIN in an orphaned group", in_child(raise_self, (void *)SIGTTIN), "exited 0");
 	EXPECT_STATUS("SIGSTOP in an orphaned group still stops", in_child(stop_then_exit, NULL), "exited 0");
+	/* An end that orphans no group sends no SIGHUP, not even to a group
+	 * orphaned already that has a stopped member. */
+	pid_t held = spawn_fn(raise_self, (void *)SIGSTOP);
+	waitpid(held, &st, WUNTRACED);
+	EXPECT_STR("a member of the orphaned group stops", status_text(st), "stopped by SIGSTOP");
+	c = spawn_fn(exit_with, (void *)4);
+	EXPECT_STATUS("another member ends meanwhile", wait_status(c), "exited 4");
+	kill(held, SIGCONT);
+	EXPECT_STATUS("no SIGHUP came: the stopped one goes on", wait_status(held), "exited 0");
 	return abi_done();
 }

@@ -468,6 +468,21 @@ impl Shared {
         self.fmap_exit(pid);
         self.ptimers_exit(pid, false);
         self.cpu_limit_exit(pid);
+        // The groups this end may orphan: its own and its children's. Only
+        // those not orphaned before it can be orphaned by it (Linux's
+        // will_become_orphaned_pgrp); a group orphaned already gets no
+        // SIGHUP when a member ends, a member stopped or not.
+        let linked: Vec<u32> = {
+            let own = self.procs.get(pid).map(|p| p.pgid);
+            let mut gs: Vec<u32> = own
+                .into_iter()
+                .chain(self.procs.children(pid).map(|c| c.pgid))
+                .collect();
+            gs.sort_unstable();
+            gs.dedup();
+            gs.retain(|&g| !self.procs.orphaned(g));
+            gs
+        };
         let Some(p) = self.procs.get_mut(pid) else {
             return result(-errno::ESRCH);
         };
@@ -482,12 +497,10 @@ impl Shared {
         // to init, which reaps them.
         let reaper = self.procs.reaper_above(ppid);
         let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
-        let mut groups: Vec<u32> = alloc::vec![pgid];
         let mut bereaved = Vec::new();
         for c in orphans {
             if let Some(cp) = self.procs.get_mut(c) {
                 cp.ppid = reaper;
-                groups.push(cp.pgid);
                 if let Some(status) = cp.zombie {
                     if reaper == INIT {
                         self.reap(c);
@@ -518,9 +531,7 @@ impl Shared {
             }
         }
         // Groups this end orphaned with stopped members get SIGHUP, SIGCONT.
-        groups.sort_unstable();
-        groups.dedup();
-        for g in groups {
+        for g in linked {
             let stopped = self.procs.live().any(|q| q.pgid == g && q.stopped);
             if stopped && self.procs.orphaned(g) {
                 self.signal_group(g, sig::SIGHUP, 0x80, 0, 0);
