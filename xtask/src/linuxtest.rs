@@ -43,6 +43,11 @@ const PENDING: &[&str] = &[
     // allowed, its space and regions were not; levels.h allows them now).
     // Passed twice at 4 CPUs since: not enough runs yet to leave PENDING.
     "web_hostile",
+    // At 4 CPUs it ends with Linux's transcript (38 to 42 s). At 1 CPU it
+    // is bimodal: alone it ended in 23 to 55 s (four runs of four), but
+    // beside other boots it did not end in 400 s, twice; the two senders
+    // and the thread they storm share the CPU (not looked into yet).
+    "sig_storm",
 ];
 /// The programs that take longer than the suite's timeout allows, with
 /// theirs in seconds, under plain TCG on a loaded machine: the web
