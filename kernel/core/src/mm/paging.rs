@@ -272,7 +272,8 @@ impl Entry {
         // SAFETY: an entry of a live page table (the caller's promise),
         // aligned; atomic, as the processor may set its bits meanwhile.
         let e = unsafe { &*(self.0 as *const core::sync::atomic::AtomicU64) };
-        if e.load(Ordering::Relaxed) & PRESENT != 0 {
+        // Set already (the page written before): nothing to lock for.
+        if e.load(Ordering::Relaxed) & (PRESENT | DIRTY) == PRESENT {
             e.fetch_or(DIRTY, Ordering::Relaxed);
         }
     }

@@ -1503,32 +1503,47 @@ impl VirtualSpace {
     /// The frame behind user address `addr`, made present if its region
     /// allows the access.
     fn frame_for(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
-        let pa = self.frame_for_access(addr, write)?;
-        if write {
-            // The kernel writes the page through the direct map: its entry
-            // says so, as a user write's would (`Region::reset_unwritten`).
-            // Memory in blocks has no such entry, and is refilled whole.
-            if let Some(e) = self.entry(addr & !(PAGE_SIZE - 1)) {
-                // SAFETY: an entry of this space's tree, which lives as
-                // long as the space.
-                unsafe { e.mark_dirty() };
-            }
-        }
-        Ok(pa)
-    }
-
-    fn frame_for_access(&mut self, addr: u64, write: bool) -> Result<u64, FaultError> {
         let page = addr & !(PAGE_SIZE - 1);
         // Through the last leaf table found (`entry`) when the page is in
         // its 2 MiB: a futex's word and a pipe reader's buffer are found
         // again on every call, and a walk of the four levels was half the
         // cost. Memory mapped in blocks has no leaf table: walked.
-        let mapped = match self.entry(page) {
+        let entry = self.entry(page);
+        let mapped = match entry {
             // SAFETY: an entry of this space's tree, which lives as long
             // as the space (and `entry` forgets a table a block replaced).
             Some(e) => unsafe { e.mapping() },
             None => paging::translate(self.root, page),
         };
+        match mapped {
+            Some((pa, f))
+                if f & flags::NO_CACHE == 0 && f & flags::USER != 0 && (!write || f & flags::WRITABLE != 0) =>
+            {
+                if write && let Some(e) = entry {
+                    // The kernel writes the page through the direct map:
+                    // its entry says so, as a user write's would
+                    // (`Region::reset_unwritten`). Memory in blocks has no
+                    // such entry, and is refilled whole.
+                    // SAFETY: as above.
+                    unsafe { e.mark_dirty() };
+                }
+                Ok(pa)
+            }
+            _ => {
+                let pa = self.frame_for_access(page, mapped, write)?;
+                if write && let Some(e) = self.entry(page) {
+                    // SAFETY: as above.
+                    unsafe { e.mark_dirty() };
+                }
+                Ok(pa)
+            }
+        }
+    }
+
+    /// `frame_for` of a page its entry does not let the access through
+    /// as it is (`mapped`: what the entry maps): made present, or copied
+    /// at a write, where its region allows.
+    fn frame_for_access(&mut self, page: u64, mapped: Option<(u64, u64)>, write: bool) -> Result<u64, FaultError> {
         match mapped {
             // A device's registers (mapped uncached) are not memory the
             // kernel copies to or from: they are outside the direct map, and
