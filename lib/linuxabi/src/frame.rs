@@ -101,6 +101,13 @@ pub struct AltStack {
 }
 
 impl AltStack {
+    /// No alternate stack: a thread's or a new program's first.
+    pub const DISABLED: AltStack = AltStack {
+        sp: 0,
+        flags: crate::signal::SS_DISABLE,
+        size: 0,
+    };
+
     pub fn to_bytes(&self) -> [u8; 24] {
         let mut b = [0u8; 24];
         b[0..8].copy_from_slice(&self.sp.to_le_bytes());

@@ -46,11 +46,7 @@ impl Default for Signals {
             pending: 0,
             infos: [SigInfo::default(); 64],
             queue: VecDeque::new(),
-            altstack: AltStack {
-                sp: 0,
-                flags: sig::SS_DISABLE,
-                size: 0,
-            },
+            altstack: AltStack::DISABLED,
             saved_mask: None,
             own: Own::default(),
         }
@@ -82,11 +78,7 @@ impl Signals {
                 a.handler = sig::SIG_IGN;
             }
         }
-        self.altstack = AltStack {
-            sp: 0,
-            flags: sig::SS_DISABLE,
-            size: 0,
-        };
+        self.altstack = AltStack::DISABLED;
     }
 
     /// Takes pending signal `s`: its siginfo. The thread's own come
@@ -754,11 +746,7 @@ impl Sup {
                 self.write_old_stack(rid, a[1], cur, on)?;
             }
             self.sig.altstack = if new.flags & sig::SS_DISABLE != 0 {
-                AltStack {
-                    sp: 0,
-                    flags: sig::SS_DISABLE,
-                    size: 0,
-                }
+                AltStack::DISABLED
             } else {
                 AltStack { flags: 0, ..new }
             };

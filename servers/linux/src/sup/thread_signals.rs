@@ -77,11 +77,7 @@ impl ThreadSig {
         ThreadSig {
             tid,
             mask,
-            altstack: AltStack {
-                sp: 0,
-                flags: sig::SS_DISABLE,
-                size: 0,
-            },
+            altstack: AltStack::DISABLED,
             saved_mask: None,
             own: Own::default(),
         }
