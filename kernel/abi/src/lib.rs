@@ -1083,8 +1083,13 @@ impl FaultCounts {
 pub mod state {
     pub const RUNNABLE: u64 = 1;
     pub const RUNNING: u64 = 2;
+    /// Blocked for any other reason: in a call it made, a futex, a sleep.
     pub const BLOCKED: u64 = 3;
     pub const EXITED: u64 = 4;
+    /// Blocked waiting for calls at its port (a server between calls):
+    /// told apart from `BLOCKED` so that a supervisor waiting for its
+    /// process's next call is not taken for one still serving the last.
+    pub const WAITING: u64 = 5;
 }
 
 record! {

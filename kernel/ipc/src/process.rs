@@ -495,6 +495,16 @@ impl Process {
         self.computation.lock().as_ref().map(|c| c.0)
     }
 
+    /// Whether `comp` waits for calls at this process's port (in `acc`).
+    pub fn waits_for_calls(&self, comp: &Computation) -> bool {
+        self.port
+            .queued
+            .lock()
+            .waiter
+            .as_ref()
+            .is_some_and(|w| core::ptr::eq(Arc::as_ptr(w), comp))
+    }
+
     pub fn has_computation(&self) -> bool {
         self.computation.lock().is_some()
     }

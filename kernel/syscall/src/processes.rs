@@ -76,11 +76,12 @@ fn state_of(p: &proc::Process, comp: Option<&kcore::computation::Computation>) -
     if p.exit_status().is_some() {
         return abi::state::EXITED;
     }
-    match comp.map(|c| *c.state.lock()) {
-        Some(kcore::computation::State::Running) => abi::state::RUNNING,
-        Some(kcore::computation::State::Runnable) => abi::state::RUNNABLE,
-        Some(kcore::computation::State::Blocked) => abi::state::BLOCKED,
-        Some(kcore::computation::State::Dead) | None => abi::state::EXITED,
+    match comp.map(|c| (c, *c.state.lock())) {
+        Some((_, kcore::computation::State::Running)) => abi::state::RUNNING,
+        Some((_, kcore::computation::State::Runnable)) => abi::state::RUNNABLE,
+        Some((c, kcore::computation::State::Blocked)) if p.waits_for_calls(c) => abi::state::WAITING,
+        Some((_, kcore::computation::State::Blocked)) => abi::state::BLOCKED,
+        Some((_, kcore::computation::State::Dead)) | None => abi::state::EXITED,
     }
 }
 

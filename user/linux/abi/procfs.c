@@ -163,6 +163,29 @@ int main(int argc, char **argv)
 	EXPECT_STR("comm of a-very-long-program-name", f.comm, "a-very-long-pro");
 	close(p[1]);
 	wait_status(c);
+	/* A process in execve is not asleep, however long the exec takes:
+	 * the first time it is seen sleeping, it sleeps in the new program.
+	 * Polled without pause, so that the exec's window is looked into. */
+	int new_comm = 0;
+	for (int round = 0; round < 20; round++) {
+		SETUP(pipe(p));
+		c = fork();
+		if (c == 0) {
+			close(p[1]);
+			dup2(p[0], 0);
+			char *largv[] = { "long", "--wait", NULL };
+			execve("./a-very-long-program-name", largv, largv + 2);
+			_exit(127);
+		}
+		close(p[0]);
+		for (int i = 0; i < 200000 && state_of(c) != 'S'; i++)
+			sched_yield();
+		read_stat(c, &f);
+		new_comm += strcmp(f.comm, "a-very-long-pro") == 0;
+		close(p[1]);
+		wait_status(c);
+	}
+	EXPECT_EQ("20 execs: sleeping only in the new program", new_comm, 20);
 
 	section("/proc/self/fd");
 	fd = open("/dev/null", O_RDONLY);

@@ -1013,13 +1013,17 @@ impl Shared {
 
 /// Whether Tessera process `tpid` is blocked (waiting in the kernel).
 fn asleep(tpid: u64) -> bool {
-    tpid != 0 && sys::calls::proc_state(tpid).is_ok_and(|s| s == tessera_rt::abi::state::BLOCKED)
+    use tessera_rt::abi::state;
+    tpid != 0 && sys::calls::proc_state(tpid).is_ok_and(|s| s == state::BLOCKED || s == state::WAITING)
 }
 
-/// Whether supervisor `sup` is running or ready to: a process blocked
-/// in a call its supervisor is still serving is running on Linux's terms
-/// (its kernel works for it), not asleep.
+/// Whether supervisor `sup` is still serving a call: a process blocked
+/// in a call its supervisor is serving is running on Linux's terms (its
+/// kernel works for it), not asleep, even while the supervisor waits for
+/// a server (the file server reading an execve's program, the shared
+/// server). A call that sleeps on Linux's terms is one the supervisor
+/// holds, going back to wait for calls, or one a server holds.
 fn at_work(sup: u64) -> bool {
     use tessera_rt::abi::state;
-    sys::calls::proc_state(sup).is_ok_and(|s| s == state::RUNNING || s == state::RUNNABLE)
+    sys::calls::proc_state(sup).is_ok_and(|s| s != state::WAITING && s != state::EXITED)
 }

@@ -938,11 +938,7 @@ impl Sup {
                 Some(source) => calls::plate_paged(&name, tag, &image, source),
                 None => calls::plate_create(&name, tag, &image),
             };
-            made.map_err(|e| match e {
-                abi::Error::BadProgram => errno::ENOEXEC,
-                abi::Error::Limit | abi::Error::NoMemory => errno::ENOMEM,
-                _ => errno::EIO,
-            })?;
+            made.map_err(|e| exec_errno(path, "plate", e))?;
         }
         drop(image);
         // execve with argv NULL runs the program with argc 1, argv[0] "".
@@ -980,11 +976,7 @@ impl Sup {
             stack: self.limits[RLIMIT_STACK][0].max(1),
             ..SpawnOptions::DEFAULT
         };
-        let tpid = calls::spawn(&name, &args, Some(&options)).map_err(|e| match e {
-            abi::Error::BadProgram => errno::ENOEXEC,
-            abi::Error::NoMemory | abi::Error::Limit => errno::ENOMEM,
-            _ => errno::EIO,
-        })?;
+        let tpid = calls::spawn(&name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
         // The process goes on in the new program. exec_done's EXEC tells
         // the shared server so before the old program ends: the new one
         // may already run on another CPU, and until then /proc showed the
@@ -1370,4 +1362,19 @@ impl Sup {
 /// AT_FDCWD as a call's argument.
 pub fn fdtable_at_fdcwd() -> u64 {
     (-100i64) as u64
+}
+
+/// execve's error for the kernel's refusal `e` to make `path`'s plate or
+/// process (`step`). Any other than a bad program or a shortage is no
+/// error Linux's execve has: EIO, and the console says which it was, as
+/// the program cannot.
+fn exec_errno(path: &str, step: &str, e: abi::Error) -> i64 {
+    match e {
+        abi::Error::BadProgram => errno::ENOEXEC,
+        abi::Error::NoMemory | abi::Error::Limit => errno::ENOMEM,
+        _ => {
+            tessera_rt::println!("linux: exec of {path}: the kernel's {step} failed: {e:?}");
+            errno::EIO
+        }
+    }
 }

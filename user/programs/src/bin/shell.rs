@@ -65,6 +65,7 @@ fn ps() {
             abi::state::RUNNING => "running",
             abi::state::RUNNABLE => "ready",
             abi::state::BLOCKED => "blocked",
+            abi::state::WAITING => "waiting",
             _ => "exited",
         };
         let name = core::str::from_utf8(&p.name).unwrap_or("?").trim_end_matches('\0');
