@@ -5,8 +5,10 @@
  *                  not cache it; syscall() bypasses any wrapper).
  *   clock_gettime  CLOCK_MONOTONIC through libc; musl uses the vDSO when the
  *                  kernel offers one, so this is normally a user-mode read.
- *   getppid        syscall(SYS_getppid): on Tessera's Linux personality its
- *                  supervisor asks the shared server (two rendezvous).
+ *   getppid        syscall(SYS_getppid): on Tessera's Linux personality the
+ *                  kernel answers from the parent the shared server set in
+ *                  the process's record at its first one (which went to the
+ *                  supervisor and the shared server: two rendezvous).
  *   fstat          of this program's own file, open: on Tessera the
  *                  supervisor asks the file server (two rendezvous).
  */

@@ -12,8 +12,9 @@ EXPERIMENTS = {
     "syscall": {
         "title": "Null system call and clock read",
         "what": "getpid through syscall() (always enters the kernel); clock_gettime(CLOCK_MONOTONIC) "
-                "(the vDSO on Linux); getppid and fstat of an open file, which Tessera's Linux "
-                "personality serves in the supervisor (fstat with the file server).",
+                "(the vDSO on Linux); getppid, which Tessera's kernel answers from the parent the Linux "
+                "personality's shared server keeps in the process's record, and fstat of an open "
+                "file, which the personality serves in the supervisor with the file server.",
         "issue": "issue 3 (user processes, native system calls)",
         "linux": True,
     },

@@ -389,6 +389,13 @@ macro_rules! each_call {
         /// server has not been told of yet). The caller must serve it
         /// (NotFound otherwise, as for no such process)
         LinuxProcess = 142, linux_process(supervisor: u64, linux_pid: u64);
+        /// Returns 0: process `target`, Linux process `linux_pid`, has the
+        /// parent `ppid` from now on (0: not known), which the kernel
+        /// answers its getppid with. The caller must serve it (Denied: its
+        /// supervisor, or the supervisors' parent); NotFound if it is gone
+        /// or `linux_pid` is not its own; Invalid for a ppid past
+        /// `linux::PID_MAX`
+        LinuxSetPpid = 148, linux_set_ppid(target: u64, linux_pid: u64, ppid: u64);
         /// Returns the CPU time the calling computation has used, in
         /// nanoseconds, the stretch it is running now included (a
         /// server's own, without `proc_info`'s count of its pages)

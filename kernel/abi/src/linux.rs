@@ -33,6 +33,9 @@ pub mod entry {
 /// `LinuxCall::nr` of an attention stop: no system call.
 pub const NO_CALL: u64 = u64::MAX;
 
+/// The largest Linux pid (Linux's PID_MAX_LIMIT).
+pub const PID_MAX: u64 = 4 * 1024 * 1024;
+
 /// Marks a call number in an attention stop's `args[0]`.
 pub const RESTART_MARK: u64 = 1 << 63;
 
@@ -205,6 +208,9 @@ pub mod nr {
     pub const BRK: u64 = 12;
     pub const SCHED_YIELD: u64 = 24;
     pub const GETPID: u64 = 39;
+    /// Served by the kernel once the shared server has set the process's
+    /// parent (`linux_set_ppid`), sent to the supervisor before.
+    pub const GETPPID: u64 = 110;
     pub const GETTIMEOFDAY: u64 = 96;
     pub const ARCH_PRCTL: u64 = 158;
     pub const GETTID: u64 = 186;
@@ -243,8 +249,11 @@ pub mod nr {
 /// each touches only the caller's own kernel state. `mmap` only when
 /// anonymous (a file mapping needs the file: the supervisor's). `futex`
 /// and `set_tid_address` touch only user memory and the waits of the
-/// caller's computations.
-pub const KERNEL_SERVED: [u64; 19] = [
+/// caller's computations. `getppid` reads the parent the personality's
+/// shared server keeps in the caller's record (`linux_set_ppid`), itself
+/// setting it there, in the same step, whenever it changes the parent; a
+/// process whose record holds none yet is answered by its supervisor.
+pub const KERNEL_SERVED: [u64; 20] = [
     nr::NANOSLEEP,
     nr::TIME,
     nr::CLOCK_GETRES,
@@ -264,6 +273,7 @@ pub const KERNEL_SERVED: [u64; 19] = [
     nr::CLOCK_GETTIME,
     nr::FUTEX,
     nr::SET_TID_ADDRESS,
+    nr::GETPPID,
 ];
 
 /// Kernel-served calls that neither wait nor stop the process and change

@@ -143,6 +143,11 @@ pub struct Process {
     /// (its end takes the space apart), 0 if it gave a lent space back,
     /// else the borrower it handed the space over to.
     left_space: AtomicU64,
+    /// A Linux process's parent's Linux pid, as the personality's shared
+    /// server last set it (`linux_set_ppid`), which getppid answers with;
+    /// 0 until then (getppid goes to the supervisor). Its threads share it,
+    /// as Linux's getppid is the thread group's parent.
+    linux_ppid: AtomicU64,
 }
 
 /// `Process::left_space` when the process takes its space apart itself.
@@ -245,6 +250,7 @@ impl Process {
             exit_request: AtomicU64::new(NO_EXIT),
             lender: parts.lender,
             left_space: AtomicU64::new(KEEPS_SPACE),
+            linux_ppid: AtomicU64::new(0),
         })
     }
 
@@ -297,6 +303,17 @@ impl Process {
         a.store(start, Ordering::Relaxed);
         b.store(cur, Ordering::Relaxed);
         c.store(mapped, Ordering::Relaxed);
+    }
+
+    /// Its parent's Linux pid (0: not known here).
+    #[inline(always)]
+    pub fn linux_ppid(&self) -> u64 {
+        self.linux_ppid.load(Ordering::Acquire)
+    }
+
+    /// Sets it (`supervise::set_ppid`, which checks who may).
+    pub fn set_linux_ppid(&self, ppid: u64) {
+        self.linux_ppid.store(ppid, Ordering::Release);
     }
 
     /// Asks it to stop on its next way back to user mode.

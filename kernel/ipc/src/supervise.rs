@@ -90,6 +90,29 @@ pub fn serves_process(holder: u64, p: &Process) -> bool {
     matches!(p.route(), Route::Linux { supervisor, .. } if serves(holder, supervisor))
 }
 
+/// `linux_set_ppid`: process `target`, which `holder` serves (its
+/// supervisor, or the personality's shared server, the supervisors'
+/// parent), is Linux process `linux_pid` and has parent `ppid` from now
+/// on (0: not known, getppid goes to the supervisor again). The Linux pid
+/// must be the target's own, so that a number the personality has given
+/// to another process since cannot reach it.
+pub fn set_ppid(holder: &Process, target: u64, linux_pid: u64, ppid: u64) -> Result<u64, Error> {
+    if ppid > abi::linux::PID_MAX {
+        return Err(Error::Invalid);
+    }
+    let p = proc::get(target).ok_or(Error::NotFound)?;
+    match p.route() {
+        Route::Linux { supervisor, pid } if serves(holder.pid(), supervisor) => {
+            if pid != linux_pid || p.has_exited() {
+                return Err(Error::NotFound);
+            }
+            p.set_linux_ppid(ppid);
+            Ok(0)
+        }
+        _ => Err(Error::Denied),
+    }
+}
+
 /// The process waiting in call `rid`, which `supervisor` holds and serves.
 pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
     served(supervisor, rid).map(|(_, p)| p)

@@ -8,6 +8,7 @@ mod fork;
 mod harden;
 mod ipc;
 mod linuxmem;
+mod linuxppid;
 mod pipes;
 mod process;
 mod regions;
@@ -157,6 +158,7 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxmem::file_pages_take_writes_until_written,
     pass linuxmem::caller_file_written_is_checked,
     pass vmcopy::vm_copy_is_checked,
+    pass linuxppid::set_ppid_is_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

@@ -584,6 +584,10 @@ impl abi::Serve for Native<'_> {
         ipc::vmcopy::linux_process(self.me, a.supervisor, a.linux_pid)
     }
 
+    fn linux_set_ppid(&mut self, a: call::LinuxSetPpid) -> Result<u64, Error> {
+        ipc::supervise::set_ppid(self.me, a.target, a.linux_pid, a.ppid)
+    }
+
     fn file_cache_read(&mut self, a: call::FileCacheRead) -> Result<u64, Error> {
         resource::file_cache::read(self.me.pid(), id(a.id), a.offset, a.buf.0.addr, a.buf.0.len as usize)
             .map(|n| n as u64)

@@ -90,7 +90,9 @@ pub mod ctl {
     pub const GETSID: u64 = 10;
     /// [caller] → [sid or -errno].
     pub const SETSID: u64 = 11;
-    /// [pid] → [parent].
+    /// [pid, its Tessera process (0: none)] → [parent], which the shared
+    /// server sets in the Tessera process's kernel record too: the
+    /// kernel answers its getppid from then on (`linux_set_ppid`).
     pub const GETPPID: u64 = 12;
     /// [messages (1: each write one message, an AF_UNIX datagram pair's)]
     /// → [read end, write end].

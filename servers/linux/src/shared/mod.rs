@@ -525,7 +525,7 @@ impl Shared {
             ctl::GETPGID => result(self.procs.getpgid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::GETSID => result(self.procs.getsid(word(&w, 1) as u32, word(&w, 2) as u32)),
             ctl::SETSID => result(self.setsid(word(&w, 1) as u32)),
-            ctl::GETPPID => result(self.procs.get(word(&w, 1) as u32).map_or(0, |p| p.ppid as i64)),
+            ctl::GETPPID => result(self.procs.getppid(word(&w, 1) as u32, word(&w, 2))),
             ctl::PIPE => reply(&self.objs.pipe(word(&w, 1) == 1)),
             ctl::FIFO_OPEN => reply(
                 &self

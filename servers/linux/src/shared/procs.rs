@@ -81,6 +81,10 @@ pub struct Proc {
     pub pdeath: u32,
     /// It adopts the orphans of its descendants (PR_SET_CHILD_SUBREAPER).
     pub subreaper: bool,
+    /// The Tessera process whose kernel record holds `ppid` (0: none),
+    /// where the kernel answers getppid: set again whenever `ppid`
+    /// changes, before anyone is told of the change.
+    pub ppid_in_kernel: u64,
 }
 
 impl Proc {
@@ -225,9 +229,38 @@ impl Table {
                 sched,
                 pdeath: 0,
                 subreaper: false,
+                ppid_in_kernel: 0,
             },
         );
         pid
+    }
+
+    /// getppid of `pid`, whose Tessera process `tpid` (0: none said)
+    /// gets the answer in its kernel record, so that the kernel answers
+    /// its next ones (`linux_set_ppid`; refused if `tpid` is not `pid`'s).
+    pub fn getppid(&mut self, pid: u32, tpid: u64) -> i64 {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return 0;
+        };
+        if tpid != 0 && sys::calls::linux_set_ppid(tpid, pid as u64, p.ppid as u64).is_ok() {
+            p.ppid_in_kernel = tpid;
+        }
+        p.ppid as i64
+    }
+
+    /// `pid`'s parent is `ppid` from now on, in its kernel record too:
+    /// done before its end is reported to anyone, so that no wait and no
+    /// signal about it comes before the child's getppid sees the new one.
+    fn set_ppid(&mut self, pid: u32, ppid: u32) {
+        let Some(p) = self.procs.get_mut(&pid) else {
+            return;
+        };
+        p.ppid = ppid;
+        // A process gone from the kernel (an exec's old one) needs none;
+        // its successor's record holds no parent until it asks.
+        if p.ppid_in_kernel != 0 && sys::calls::linux_set_ppid(p.ppid_in_kernel, pid as u64, ppid as u64).is_err() {
+            p.ppid_in_kernel = 0;
+        }
     }
 
     /// The process a pid argument names: the caller for 0, a thread's
@@ -499,8 +532,8 @@ impl Shared {
         let orphans: Vec<u32> = self.procs.children(pid).map(|c| c.pid).collect();
         let mut bereaved = Vec::new();
         for c in orphans {
+            self.procs.set_ppid(c, reaper);
             if let Some(cp) = self.procs.get_mut(c) {
-                cp.ppid = reaper;
                 if let Some(status) = cp.zombie {
                     if reaper == INIT {
                         self.reap(c);

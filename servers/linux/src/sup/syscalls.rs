@@ -218,7 +218,7 @@ impl Sup {
             nr::EXIT_GROUP => self.exit_group(rid, a[0]),
             nr::WAIT4 => self.wait4(rid, a),
             nr::WAITID => self.waitid(rid, a),
-            nr::GETPPID => ret(self.ctl1(&[ctl::GETPPID, self.pid as u64])),
+            nr::GETPPID => ret(self.ctl1(&[ctl::GETPPID, self.pid as u64, self.tpid])),
             nr::GETPGRP => ret(self.ctl1(&[ctl::GETPGID, self.pid as u64, 0])),
             nr::GETPGID => ret(self.ctl1(&[ctl::GETPGID, self.pid as u64, a[0] as u32 as u64])),
             nr::SETPGID => ret(self.setpgid(a[0], a[1])),
