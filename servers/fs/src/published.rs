@@ -19,6 +19,17 @@
 //! a change of size every page from the old end or the new, whichever
 //! comes first. If the kernel refuses a page (its limit on this server's
 //! memory), the cache takes no more until pages are revoked.
+//!
+//! A cache also holds the file's attributes (`file_cache_attr`: its
+//! `struct stat`), from which the kernel answers a Linux process's fstat.
+//! They are said when a FSTAT or STAT here finds them unknown, and
+//! forgotten before the reply to any request that wrote the inode (the
+//! library lists the inodes it wrote, whatever the operation: a write,
+//! truncate, chmod, chown, utimensat, link, unlink, rename, an extended
+//! attribute, the access time a READ here sets). Forgetting costs a call
+//! only when they were known, and none after a write, whose revoke
+//! forgets them in the kernel already; saying the whole record at every
+//! change would cost a stat and a call per write.
 
 use crate::clients::OpenFile;
 use crate::{Server, errno};
@@ -42,6 +53,8 @@ pub struct Cached {
     present: Vec<u64>,
     /// The kernel refused a page: none until a revoke.
     full: bool,
+    /// The kernel holds the file's attributes (`file_cache_attr`).
+    attrs: bool,
 }
 
 impl Cached {
@@ -57,6 +70,14 @@ impl Cached {
             self.present.resize(i + 1, 0);
         }
         self.present[i] |= 1 << (page % 64);
+    }
+
+    /// The file's attributes changed: the kernel forgets its copy.
+    fn forget_attrs(&mut self) {
+        if self.attrs {
+            self.attrs = false;
+            let _ = calls::file_cache_attr(self.id, &[]);
+        }
     }
 }
 
@@ -140,6 +161,7 @@ impl Server {
                     readers: Vec::new(),
                     present: Vec::new(),
                     full: false,
+                    attrs: false,
                 })
             }
         };
@@ -320,6 +342,8 @@ impl Server {
             // To the end: the words past the first page go too.
             c.present.truncate(first.div_ceil(64) as usize);
         }
+        // The kernel forgot the attributes with the pages.
+        c.attrs = false;
         let top = (c.present.len() as u64 * 64).min(last);
         for page in first..top {
             if let Some(w) = c.present.get_mut((page / 64) as usize) {
@@ -327,6 +351,42 @@ impl Server {
             }
         }
         c.full = false;
+    }
+
+    /// `stat`, the `struct stat` of `h` as FSTAT answers it now, goes to
+    /// its cache if the kernel does not hold it.
+    pub fn cache_attrs(&mut self, h: Handle, stat: &[u8]) {
+        if let Some(c) = self.published.caches.get_mut(&h)
+            && !c.attrs
+        {
+            c.attrs = calls::file_cache_attr(c.id, stat).is_ok();
+        }
+    }
+
+    /// Before a reply: the caches of the inodes the request wrote forget
+    /// their attributes.
+    pub fn cache_attrs_changed(&mut self) {
+        let Ok(fm) = self.fm.as_mut() else {
+            return;
+        };
+        let inodes = fm.inodes();
+        let (list, all) = inodes.changed();
+        if list.is_empty() && !all {
+            return;
+        }
+        let caches = &mut self.published.caches;
+        if all {
+            caches.values_mut().for_each(Cached::forget_attrs);
+        } else {
+            for &ino in list {
+                let of = Handle { ino, generation: 0 }..=Handle {
+                    ino,
+                    generation: u32::MAX,
+                };
+                caches.range_mut(of).for_each(|(_, c)| c.forget_attrs());
+            }
+        }
+        inodes.forget_changed();
     }
 
     /// Every page of every cache goes; idle caches go too.
