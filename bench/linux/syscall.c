@@ -7,8 +7,10 @@
  *                  kernel offers one, so this is normally a user-mode read.
  *   getppid        syscall(SYS_getppid): on Tessera's Linux personality its
  *                  supervisor asks the shared server (two rendezvous).
- *   fstat          of this program's own file, open: on Tessera the
- *                  supervisor asks the file server (two rendezvous).
+ *   fstat          of this program's own file, open: on Tessera the kernel
+ *                  answers it from the attributes the file server keeps
+ *                  in the file's kernel cache (the first asks the file
+ *                  server, through the supervisor).
  */
 #include "bench.h"
 #include <fcntl.h>
