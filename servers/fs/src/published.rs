@@ -72,12 +72,14 @@ impl Cached {
         self.present[i] |= 1 << (page % 64);
     }
 
-    /// The file's attributes changed: the kernel forgets its copy.
-    fn forget_attrs(&mut self) {
-        if self.attrs {
-            self.attrs = false;
+    /// The file's attributes changed: the kernel forgets its copy;
+    /// whether it had one.
+    fn forget_attrs(&mut self) -> bool {
+        let had = core::mem::replace(&mut self.attrs, false);
+        if had {
             let _ = calls::file_cache_attr(self.id, &[]);
         }
+        had
     }
 }
 
@@ -91,6 +93,10 @@ pub struct Published {
     /// block cache has served it, and holds its pages (a page read for
     /// the kernel first would wait for the disk, one page at a time).
     pending: Option<(Handle, u64, u64)>,
+    /// Caches whose attributes the kernel holds: while none does, a
+    /// request's writes of inodes cost no look-up (a workload that never
+    /// calls fstat, or only on files it does not change).
+    known: usize,
     pub pages_published: u64,
     pub pages_revoked: u64,
     pub refused: u64,
@@ -116,6 +122,7 @@ impl Published {
         let Some(c) = self.caches.remove(&h) else {
             return;
         };
+        self.known -= c.attrs as usize;
         self.idle.retain(|&i| i != h);
         if self.pending.is_some_and(|(p, _, _)| p == h) {
             self.pending = None;
@@ -343,7 +350,7 @@ impl Server {
             c.present.truncate(first.div_ceil(64) as usize);
         }
         // The kernel forgot the attributes with the pages.
-        c.attrs = false;
+        self.published.known -= core::mem::replace(&mut c.attrs, false) as usize;
         let top = (c.present.len() as u64 * 64).min(last);
         for page in first..top {
             if let Some(w) = c.present.get_mut((page / 64) as usize) {
@@ -360,6 +367,7 @@ impl Server {
             && !c.attrs
         {
             c.attrs = calls::file_cache_attr(c.id, stat).is_ok();
+            self.published.known += c.attrs as usize;
         }
     }
 
@@ -374,17 +382,22 @@ impl Server {
         if list.is_empty() && !all {
             return;
         }
-        let caches = &mut self.published.caches;
-        if all {
-            caches.values_mut().for_each(Cached::forget_attrs);
-        } else {
-            for &ino in list {
-                let of = Handle { ino, generation: 0 }..=Handle {
-                    ino,
-                    generation: u32::MAX,
-                };
-                caches.range_mut(of).for_each(|(_, c)| c.forget_attrs());
+        let p = &mut self.published;
+        if p.known > 0 {
+            let mut forgot = 0;
+            let mut forget = |c: &mut Cached| forgot += c.forget_attrs() as usize;
+            if all {
+                p.caches.values_mut().for_each(&mut forget);
+            } else {
+                for &ino in list {
+                    let of = Handle { ino, generation: 0 }..=Handle {
+                        ino,
+                        generation: u32::MAX,
+                    };
+                    p.caches.range_mut(of).for_each(|(_, c)| forget(c));
+                }
             }
+            p.known -= forgot;
         }
         inodes.forget_changed();
     }
