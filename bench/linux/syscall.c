@@ -9,8 +9,10 @@
  *                  kernel answers from the parent the shared server set in
  *                  the process's record at its first one (which went to the
  *                  supervisor and the shared server: two rendezvous).
- *   fstat          of this program's own file, open: on Tessera the
- *                  supervisor asks the file server (two rendezvous).
+ *   fstat          of this program's own file, open: on Tessera the kernel
+ *                  answers it from the attributes the file server keeps
+ *                  in the file's kernel cache (the first asks the file
+ *                  server, through the supervisor).
  *   fcntl_getfd    fcntl(F_GETFD) of that file: on Tessera a call the
  *                  supervisor serves alone (the descriptor table is its):
  *                  one rendezvous, the cost of the supervisor's path.

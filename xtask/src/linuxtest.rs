@@ -34,15 +34,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
-    // Its leak checks pass. About one run in three at 4 CPUs the whole
-    // guest stopped during the 10,000 requests: two CPUs each switching to
-    // the computation the other was leaving (fixed in the scheduler's
-    // pick); since, 12 runs of 12 at 4 CPUs ended, but in one the leak
-    // check found a virtual space and 5 regions more than before the load:
-    // one more idle supervisor of the personality's (its process was
-    // allowed, its space and regions were not; levels.h allows them now).
-    // Passed twice at 4 CPUs since: not enough runs yet to leave PENDING.
-    "web_hostile",
     // At 4 CPUs it ends with Linux's transcript (38 to 42 s). At 1 CPU it
     // is bimodal: alone it ended in 23 to 55 s (four runs of four), but
     // beside other boots it did not end in 400 s, twice; the two senders

@@ -366,6 +366,14 @@ macro_rules! each_call {
         /// page they are on is present and the caller may read it;
         /// NotFound otherwise (a miss: ask the file server)
         FileCacheRead = 128, file_cache_read(id: u64, offset: u64, buf: BytesMut);
+        /// Returns 0: the file of the caller's cache `id` has the
+        /// attributes `stat`, its Linux `struct stat` as the file server
+        /// answers fstat (`file_cache::STAT_LEN` bytes), which the kernel
+        /// gives a Linux process's fstat of a descriptor bound to the
+        /// cache (`linux::KERNEL_SERVED_ON_FILES`); an empty `stat`: they
+        /// are no longer known (so too after any `op::REVOKE`). Invalid
+        /// for another length; Denied for a cache not the caller's
+        FileCacheAttr = 146, file_cache_attr(id: u64, stat: Bytes);
         /// Returns 0: the wall clock Linux programs see (CLOCK_REALTIME)
         /// reads `ns` nanoseconds since 1970 from now on, asked by the
         /// supervisor of the process waiting in call `rid` (settimeofday,
@@ -992,6 +1000,9 @@ pub mod file_cache {
     pub const MAX_READERS: usize = 256;
     /// In `op::PUBLISH`'s length: the file ends with this page.
     pub const LAST: u64 = 1 << 63;
+    /// Bytes of the attributes `file_cache_attr` keeps: Linux x86_64's
+    /// `struct stat`.
+    pub const STAT_LEN: usize = 144;
 
     /// Operations of `file_cache(op, id, a, b, c)`; all but `CREATE` by
     /// the cache's owner.
@@ -1005,7 +1016,8 @@ pub mod file_cache {
         /// caller's limit.
         pub const PUBLISH: u64 = 2;
         /// Pages `a` to `a + b - 1` are gone (`b` = u64::MAX: all from
-        /// `a`) → the pages that were present.
+        /// `a`), and the attributes (`file_cache_attr`) with them: a change
+        /// of the bytes changes the times → the pages that were present.
         pub const REVOKE: u64 = 3;
         /// Process `a` may read the cache (`b` = 0: no longer) → 0.
         pub const GRANT: u64 = 4;

@@ -237,6 +237,12 @@ pub mod nr {
     /// kernel cache when the pages are there, sent to the supervisor
     /// otherwise.
     pub const PREAD64: u64 = 17;
+    /// Served by the kernel on a descriptor bound to a regular file's
+    /// kernel cache with `pipe::FILE_STAT` while the file server has said
+    /// the file's attributes there (newfstatat with an empty path and
+    /// AT_EMPTY_PATH only), sent to the supervisor otherwise.
+    pub const FSTAT: u64 = 5;
+    pub const NEWFSTATAT: u64 = 262;
     /// Served by the kernel on a descriptor bound to an AF_UNIX stream
     /// socket's end, with no address and no flags.
     pub const SENDTO: u64 = 44;
@@ -321,8 +327,12 @@ pub const KERNEL_SERVED_ON_PIPES: [u64; 4] = [nr::READ, nr::WRITE, nr::READV, nr
 /// The calls the kernel serves when their descriptor is bound to a
 /// regular file's kernel cache ([`pipe::op::BIND_FILE`]) and every page
 /// they read is present there; anything else (a miss, a hole, a read of
-/// more than 64 pages, a negative offset) goes to the supervisor.
-pub const KERNEL_SERVED_ON_FILES: [u64; 1] = [nr::PREAD64];
+/// more than 64 pages, a negative offset) goes to the supervisor. fstat,
+/// and newfstatat of the descriptor itself (an empty path, AT_EMPTY_PATH),
+/// when the binding has [`pipe::FILE_STAT`] and the file server keeps the
+/// file's `struct stat` in the cache (`file_cache_attr`), which it
+/// forgets before answering any change of the file.
+pub const KERNEL_SERVED_ON_FILES: [u64; 3] = [nr::PREAD64, nr::FSTAT, nr::NEWFSTATAT];
 
 /// The calls the kernel serves when their descriptor is bound to an end
 /// of an AF_UNIX stream socket pair ([`pipe::op::SOCKPAIR`]), which reads
@@ -379,7 +389,8 @@ pub mod pipe {
         /// (`file_cache`) is `b`, granted to the caller (Denied if not;
         /// what was there before goes) → 0. The kernel serves its
         /// pread64 from the pages present (`KERNEL_SERVED_ON_FILES`);
-        /// close-on-exec if `c` has O_CLOEXEC.
+        /// close-on-exec if `c` has O_CLOEXEC; its fstat from the file's
+        /// attributes in the cache too if `c` has [`super::FILE_STAT`].
         pub const BIND_FILE: u64 = 9;
         /// Descriptor `a` becomes close-on-exec if `b` has FD_CLOEXEC, and
         /// stops being so if not (F_SETFD) → 0 (NotFound if not bound).
@@ -413,6 +424,12 @@ pub mod pipe {
         /// takes only what its destination accepted).
         pub const PEEK: u64 = 15;
     }
+
+    /// In `op::BIND_FILE`'s `c`: the attributes the file server keeps in
+    /// the cache are what fstat of the descriptor gives, byte for byte
+    /// (not so for a mounted file system's file, whose st_dev the
+    /// supervisor sets).
+    pub const FILE_STAT: u64 = 1 << 32;
 
     /// The word `op::STATE` returns.
     pub mod state {

@@ -20,6 +20,14 @@
 //! the page the size ends in forgets it (every change of size revokes
 //! from the old end or the new), until the owner says it again.
 //!
+//! The owner may keep the file's attributes here too (`set_attrs`: its
+//! Linux `struct stat`, as the owner answers fstat), which a Linux
+//! process's fstat of a descriptor bound to the cache then reads
+//! (`stat_from`) with no rendezvous. The owner forgets them (or says them
+//! anew) before it answers any request that changes them, as it revokes
+//! pages; a revoke forgets them too, since every change of the bytes
+//! changes the times, so a write costs no call more.
+//!
 //! Pages are never changed in place: a page is published whole and
 //! revoked whole. A reader takes references to its pages under the
 //! cache's lock and copies after it, where a fault may sleep; a revoke
@@ -30,7 +38,7 @@
 
 use super::mediator::{NO_IDS, Need, Outcome, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
-use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE};
+use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE, STAT_LEN};
 use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -63,6 +71,9 @@ struct Inner {
     /// Where the file ends, as its owner said (`set_size`), whether or not
     /// the last page is present.
     size: Option<u64>,
+    /// The file's `struct stat`, as its owner said it (`set_attrs`), until
+    /// a change forgets it. Inline, so that the cache's own charge holds it.
+    attrs: Option<[u8; STAT_LEN]>,
     readers: Vec<u64>,
     /// The pages' memory and the index's, on the owner.
     charge: Charge,
@@ -84,6 +95,7 @@ impl Inner {
         self.present = 0;
         self.end = None;
         self.size = None;
+        self.attrs = None;
         pages
     }
 }
@@ -100,6 +112,7 @@ pub fn create(owner: u64) -> Result<ResId, Error> {
                 present: 0,
                 end: None,
                 size: None,
+                attrs: None,
                 readers: Vec::new(),
                 charge: pages_charge,
                 dead: false,
@@ -205,6 +218,7 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
             if g.size.is_some_and(|s| first <= s / PAGE && to > s / PAGE) {
                 g.size = None;
             }
+            g.attrs = None;
         }
         // What goes is dropped after the lock, a page at a time.
         let mut gone = 0u64;
@@ -239,6 +253,56 @@ pub fn set_size(caller: u64, id: ResId, size: u64) -> Result<(), Error> {
         g.size = Some(size);
         Ok(())
     })
+}
+
+/// `file_cache_attr`: the file of cache `id` has the attributes at
+/// `from` (a `struct stat`), or with none, they are no longer known.
+pub fn set_attrs(caller: u64, id: ResId, from: Option<UserRange>) -> Result<(), Error> {
+    // The bytes first, outside the cache's lock (reading them may fault).
+    let attrs = match from {
+        Some(from) if from.len() == STAT_LEN => {
+            let mut b = [0u8; STAT_LEN];
+            from.read(&mut b)?;
+            Some(b)
+        }
+        Some(_) => return Err(Error::Invalid),
+        None => None,
+    };
+    store_attrs(caller, id, attrs)
+}
+
+/// `set_attrs` of bytes the caller holds.
+pub fn store_attrs(caller: u64, id: ResId, attrs: Option<[u8; STAT_LEN]>) -> Result<(), Error> {
+    control(caller, id, |cache| {
+        let mut g = cache.inner.lock();
+        if g.dead {
+            return Err(Error::NotFound);
+        }
+        g.attrs = attrs;
+        Ok(())
+    })
+}
+
+/// The attributes of `cache` into `reader`'s memory at `buf`, if `reader`
+/// may read it and its owner said them. NotFound: not known here (the
+/// file server answers); Fault: `buf` is not the reader's to write.
+pub fn stat_from(cache: &FileCache, reader: u64, buf: u64) -> Result<(), Error> {
+    let to = UserRange::new(buf, STAT_LEN)?;
+    let attrs = {
+        let g = cache.inner.lock();
+        if g.dead || !g.readers.contains(&reader) {
+            return Err(Error::NotFound);
+        }
+        g.attrs.ok_or(Error::NotFound)?
+    };
+    to.write(&attrs)
+}
+
+/// Whether cache `id` holds its file's attributes (for tests).
+pub fn has_attrs(id: ResId) -> Result<bool, Error> {
+    let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+    let known = cache.inner.lock().attrs.is_some();
+    Ok(known)
 }
 
 /// `file_cache(GRANT)`: process `pid` may read cache `id` (or, with

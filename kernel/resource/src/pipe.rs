@@ -719,8 +719,9 @@ pub enum Served {
     /// recvfrom with no address and no flags.
     Sock(Arc<SockEnd>),
     /// A regular file's kernel cache (`file_cache`), which its file server
-    /// granted the supervisor: a pread64 it holds every page of.
-    File(Arc<FileCache>),
+    /// granted the supervisor: a pread64 it holds every page of, and with
+    /// `true` (`FILE_STAT`), fstat while it holds the file's attributes.
+    File(Arc<FileCache>, bool),
 }
 
 /// A Linux process's kernel-served descriptors.
@@ -992,10 +993,10 @@ pub fn dup(p: &Process, from: u64, to: u64, cloexec: bool) -> Result<(), Error> 
 
 /// `linux_pipe(BIND_FILE)`: descriptor `fd` of `p` leads to a regular
 /// file whose cache is `cache` (what was there goes), close-on-exec if
-/// `cloexec`.
-pub fn bind_file(p: &Process, fd: u64, cache: Arc<FileCache>, cloexec: bool) -> Result<(), Error> {
+/// `cloexec`; its fstat is served from the cache's attributes if `stat`.
+pub fn bind_file(p: &Process, fd: u64, cache: Arc<FileCache>, stat: bool, cloexec: bool) -> Result<(), Error> {
     invoke(p.pid(), ResOp::PipeBind, NO_IDS, || {
-        drop(bind(p, fd, Served::File(cache), cloexec)?);
+        drop(bind(p, fd, Served::File(cache, stat), cloexec)?);
         Ok(())
     })
 }

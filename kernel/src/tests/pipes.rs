@@ -378,7 +378,7 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
     ok(fc::grant(owner, id, sup, true))?;
     let stale = resource::ResId::from_raw(id.raw() ^ (1 << 32));
     ensure!(fc::for_binding(sup, stale).is_err(), "a stale id binds");
-    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?, false))?;
+    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?, false, false))?;
     ok(pipe::dup(&pl, 3, 7, false))?;
     ensure!(
         pipe::bindings() == bound0 + 2,
@@ -389,7 +389,7 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
         pipe::state_of(&pl, 7, 0).err() == Some(Error::NotFound),
         "a file's number answers as a pipe"
     );
-    let Some(pipe::Served::File(cache)) = pipe::bound(linux, 7) else {
+    let Some(pipe::Served::File(cache, _)) = pipe::bound(linux, 7) else {
         return Err("the number leads to no file cache".into());
     };
     // An empty cache misses; so does one whose owner ended.
@@ -408,6 +408,88 @@ pub fn file_caches_bind_only_when_granted() -> TestResult {
     drop(pl);
     end(linux);
     end(sup);
+    kcore::computation::reap_all();
+    ensure!(pipe::bindings() == bound0, "numbers outlived their process");
+    Ok(())
+}
+
+/// A cache's attributes are set and forgotten by its owner only (not
+/// with a foreign or stale id, nor from a bad pointer); a bound number's
+/// fstat reads them only with `FILE_STAT`, only for a granted reader,
+/// only while known: a revoke and the owner's end forget them, and a bad
+/// buffer is a fault (EFAULT), not a miss.
+pub fn file_cache_attributes_owner_only() -> TestResult {
+    use abi::file_cache::STAT_LEN;
+    use resource::file_cache as fc;
+    const BAD: u64 = 0x1000_0000;
+    kcore::computation::reap_all();
+    let bound0 = pipe::bindings();
+    let (owner, sup, linux, stranger) = (live()?, live()?, live()?, live()?);
+    let pl = proc::get(linux).ok_or("the process gone")?;
+    let id = ok(fc::create(owner))?;
+    ok(fc::grant(owner, id, sup, true))?;
+    let stale = resource::ResId::from_raw(id.raw() ^ (1 << 32));
+    let attrs = Some([7u8; STAT_LEN]);
+    let refused = [
+        ("a foreign process", fc::store_attrs(stranger, id, attrs), Error::Denied),
+        ("a reader", fc::store_attrs(sup, id, attrs), Error::Denied),
+        ("a stale id", fc::store_attrs(owner, stale, attrs), Error::NotFound),
+        (
+            "a bad pointer",
+            fc::set_attrs(owner, id, Some(ok(kcore::uaccess::UserRange::new(BAD, STAT_LEN))?)),
+            Error::Fault,
+        ),
+        (
+            "a short record",
+            fc::set_attrs(owner, id, Some(ok(kcore::uaccess::UserRange::new(BAD, STAT_LEN - 1))?)),
+            Error::Invalid,
+        ),
+    ];
+    for (what, r, want) in refused {
+        ensure!(r == Err(want), "{what}: {r:?}, not {want:?}");
+    }
+    ensure!(!ok(fc::has_attrs(id))?, "a refused call set the attributes");
+    ok(pipe::bind_file(&pl, 3, ok(fc::for_binding(sup, id))?, true, false))?;
+    ok(pipe::dup(&pl, 3, 4, false))?;
+    ok(pipe::bind_file(&pl, 5, ok(fc::for_binding(sup, id))?, false, false))?;
+    let served = |fd| match pipe::bound(linux, fd) {
+        Some(pipe::Served::File(cache, stat)) => Some((cache, stat)),
+        _ => None,
+    };
+    let (cache, stat) = served(3).ok_or("no file at 3")?;
+    ensure!(stat, "FILE_STAT not kept");
+    ensure!(served(4).is_some_and(|(_, s)| s), "a dup lost FILE_STAT");
+    ensure!(served(5).is_some_and(|(_, s)| !s), "a binding without FILE_STAT has it");
+    ensure!(
+        fc::stat_from(&cache, sup, BAD).err() == Some(Error::NotFound),
+        "attributes never said were served"
+    );
+    ok(fc::store_attrs(owner, id, attrs))?;
+    ensure!(ok(fc::has_attrs(id))?, "the owner's attributes not kept");
+    ensure!(
+        fc::stat_from(&cache, sup, BAD).err() == Some(Error::Fault),
+        "a bad buffer is not a fault"
+    );
+    ensure!(
+        fc::stat_from(&cache, stranger, BAD).err() == Some(Error::NotFound),
+        "a reader never granted was served"
+    );
+    ok(fc::store_attrs(owner, id, None))?;
+    ensure!(!ok(fc::has_attrs(id))?, "forgetting kept them");
+    ok(fc::store_attrs(owner, id, attrs))?;
+    ok(fc::revoke(owner, id, 0, 1))?;
+    ensure!(!ok(fc::has_attrs(id))?, "a revoke kept them");
+    ok(fc::store_attrs(owner, id, attrs))?;
+    end(owner);
+    ensure!(
+        fc::stat_from(&cache, sup, BAD).err() == Some(Error::NotFound),
+        "a dead cache served its attributes"
+    );
+    drop(cache);
+    drop(pl);
+    end(linux);
+    end(sup);
+    end(stranger);
     kcore::computation::reap_all();
     ensure!(pipe::bindings() == bound0, "numbers outlived their process");
     Ok(())

@@ -593,6 +593,14 @@ impl abi::Serve for Native<'_> {
             .map(|n| n as u64)
     }
 
+    fn file_cache_attr(&mut self, a: call::FileCacheAttr) -> Result<u64, Error> {
+        let from = match a.stat.0.len {
+            0 => None,
+            _ => Some(uaccess::UserRange::of(a.stat.0)?),
+        };
+        resource::file_cache::set_attrs(self.me.pid(), id(a.id), from).map(|()| 0)
+    }
+
     fn caller_exit_thread(&mut self, a: call::CallerExitThread) -> Result<u64, Error> {
         ipc::supervise::exit_thread(self.me, a.rid).map(|()| 0)
     }

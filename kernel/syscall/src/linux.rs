@@ -188,6 +188,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
             v
         }
         nr::PREAD64 if let Some(v) = crate::pipes::serve_pread(me, supervisor, &a) => v,
+        nr::FSTAT | nr::NEWFSTATAT if let Some(v) = crate::pipes::serve_fstat(me, supervisor, n, &a) => v,
         _ => forward(
             me,
             supervisor,

@@ -3,7 +3,8 @@
 //! rendezvous (`abi::linux::KERNEL_SERVED_ON_PIPES`), and on an AF_UNIX
 //! stream socket's end, which reads one pipe and writes another
 //! (`KERNEL_SERVED_ON_SOCKETS`, with sendto and recvfrom), as is a pread64 of
-//! a regular file's cached pages (`KERNEL_SERVED_ON_FILES`), and its
+//! a regular file's cached pages and its fstat from the attributes kept
+//! with them (`KERNEL_SERVED_ON_FILES`), and its
 //! supervisor's `linux_pipe`, which keeps the bindings in step with the
 //! descriptor table the supervisor keeps (`resource::pipe`).
 
@@ -168,7 +169,7 @@ const MAX_CACHED_PREAD: u64 = 64 * 4096;
 /// here, a fault, a negative offset, a count of 0 or beyond the most).
 #[inline]
 pub fn serve_pread(me: &Process, sup: u64, a: &[u64; 6]) -> Option<u64> {
-    let Some(Served::File(cache)) = pipe::bound(me.pid(), a[0]) else {
+    let Some(Served::File(cache, _)) = pipe::bound(me.pid(), a[0]) else {
         return None;
     };
     let (buf, count, offset) = (a[1], a[2], a[3]);
@@ -178,6 +179,44 @@ pub fn serve_pread(me: &Process, sup: u64, a: &[u64; 6]) -> Option<u64> {
     file_cache::read_from(&cache, sup, offset, buf, count as usize)
         .ok()
         .map(|n| n as u64)
+}
+
+const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+const AT_NO_AUTOMOUNT: u64 = 0x800;
+const AT_EMPTY_PATH: u64 = 0x1000;
+
+/// `fstat(fd, buf)`, or `newfstatat(fd, "", buf, AT_EMPTY_PATH)`, of `me`,
+/// whose supervisor is `sup`, if `fd` is bound to a file's cache with
+/// `FILE_STAT` and the file server keeps the file's attributes there: 0,
+/// or EFAULT for a `buf` not the process's to write (as Linux's). None:
+/// the supervisor serves it (not known here, a path, other flags, a path
+/// it cannot read: its EFAULT).
+#[inline]
+pub fn serve_fstat(me: &Process, sup: u64, n: u64, a: &[u64; 6]) -> Option<u64> {
+    let Some(Served::File(cache, true)) = pipe::bound(me.pid(), a[0]) else {
+        return None;
+    };
+    let buf = if n == nr::NEWFSTATAT {
+        let flags = a[3];
+        if flags & !(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) != 0 || flags & AT_EMPTY_PATH == 0 {
+            return None;
+        }
+        let mut first = [0u8; 1];
+        kcore::uaccess::UserRange::new(a[1], 1)
+            .and_then(|r| r.read(&mut first))
+            .ok()?;
+        if first[0] != 0 {
+            return None;
+        }
+        a[2]
+    } else {
+        a[1]
+    };
+    match file_cache::stat_from(&cache, sup, buf) {
+        Ok(()) => Some(0),
+        Err(abi::Error::Fault) => Some(fail(errno::EFAULT)),
+        Err(_) => None,
+    }
 }
 
 /// The first piece of `count` at `iov` that is not empty ((0, 0): none).
@@ -292,7 +331,8 @@ pub fn linux_pipe(me: &Process, op: u64, pid: u64, a: u64, b: u64, c: u64) -> Re
         op::SHUTDOWN => pipe::shutdown(&p, a, b).map(|()| 0),
         op::BIND_FILE => {
             let cache = file_cache::for_binding(me.pid(), resource::ResId::from_raw(b))?;
-            pipe::bind_file(&p, a, cache, c & O_CLOEXEC != 0).map(|()| 0)
+            let stat = c & abi::linux::pipe::FILE_STAT != 0;
+            pipe::bind_file(&p, a, cache, stat, c & O_CLOEXEC != 0).map(|()| 0)
         }
         op::SETFD => pipe::set_cloexec(&p, a, b & FD_CLOEXEC != 0).map(|()| 0),
         op::TAKE | op::PEEK | op::PUT => moved(me, &p, op, a, (b, c)),

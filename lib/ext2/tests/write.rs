@@ -956,3 +956,74 @@ fn new_inodes_in_free_blocks_of_the_table_are_written_unread() {
         }
     }
 }
+
+/// Every change of a file's attributes lists its inode in `changed` (a
+/// server's copies of them elsewhere go stale there), whatever made it;
+/// a read once the access time is past the other times changes nothing.
+#[test]
+fn attribute_changes_list_their_inode() {
+    let image = mkfs(None, Geometry::new(1024, 256, 4 << 20));
+    let mut fs = mount(image);
+    let root = fs.root().unwrap();
+    let h = fs.create(root, b"f", 0o644, ROOT).unwrap();
+    let changed = |fs: &mut Fs| {
+        let (list, all) = fs.inodes().changed();
+        let hit = all || list.contains(&h.ino);
+        fs.inodes().forget_changed();
+        hit
+    };
+    changed(&mut fs);
+    assert!(!changed(&mut fs), "forgetting kept them");
+    let later = |s: i64| Timestamp::new(2_000_000_000 + s, 0);
+    fs.inodes().set_time(later(0));
+    fs.write(h, 0, b"data").unwrap();
+    assert!(changed(&mut fs), "a write");
+    fs.inodes().set_time(later(1));
+    let mut b = [0u8; 4];
+    fs.read(h, 0, &mut b).unwrap();
+    assert!(changed(&mut fs), "the first read's access time");
+    fs.read(h, 0, &mut b).unwrap();
+    assert!(!changed(&mut fs), "a read that changes nothing");
+    let set = |a: SetAttr| move |fs: &mut Fs| fs.setattr(h, &a).map(|_| ());
+    type Step = Box<dyn Fn(&mut Fs) -> Result<(), Errno>>;
+    let steps: [(&str, Step); 7] = [
+        (
+            "a chmod",
+            Box::new(set(SetAttr {
+                perm: Some(0o600),
+                ..SetAttr::default()
+            })),
+        ),
+        (
+            "a chown",
+            Box::new(set(SetAttr {
+                uid: Some(5),
+                ..SetAttr::default()
+            })),
+        ),
+        (
+            "a truncate",
+            Box::new(set(SetAttr {
+                size: Some(1),
+                ..SetAttr::default()
+            })),
+        ),
+        (
+            "utimensat",
+            Box::new(set(SetAttr {
+                mtime: Some(Timestamp::new(7, 7)),
+                ..SetAttr::default()
+            })),
+        ),
+        ("a link", Box::new(move |fs: &mut Fs| fs.link(h, root, b"g"))),
+        ("an unlink", Box::new(move |fs: &mut Fs| fs.unlink(root, b"g"))),
+        (
+            "an extended attribute",
+            Box::new(move |fs: &mut Fs| fs.inodes().xattr_set(h.ino, b"user.k", Some(b"v"), 0)),
+        ),
+    ];
+    for (what, step) in steps {
+        step(&mut fs).unwrap();
+        assert!(changed(&mut fs), "{what}");
+    }
+}

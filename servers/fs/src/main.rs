@@ -237,9 +237,11 @@ impl Server {
     }
 
     /// Serves a request; its metadata changes reach the cache before its
-    /// reply (or its forward) does.
+    /// reply (or its forward) does, and the kernel's copies of the
+    /// attributes it changed go.
     fn serve(&mut self, info: &AccInfo, rid: u64, msg: &mut Vec<u8>, out: &mut [u8]) -> End {
         let end = self.serve_one(info, rid, msg, out);
+        self.cache_attrs_changed();
         let flushed = match self.fm.as_mut() {
             Ok(fm) => fm.inodes().device().flush(),
             Err(_) => Ok(()),

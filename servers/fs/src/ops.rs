@@ -320,6 +320,8 @@ impl Server {
                 let dev = self.dev_id();
                 let mut w = Writer::new(&mut out[8..]);
                 linux_stat(&st, dev).write(&mut w);
+                // The kernel answers the next fstat of an open file.
+                self.cache_attrs(f.handle, &out[8..8 + Stat::LEN]);
                 Ok((0, Stat::LEN))
             }
             STAT => {
@@ -328,6 +330,7 @@ impl Server {
                 let st = self.stat_of(h)?;
                 let dev = self.dev_id();
                 linux_stat(&st, dev).write(&mut Writer::new(&mut out[8..]));
+                self.cache_attrs(h, &out[8..8 + Stat::LEN]);
                 Ok((0, Stat::LEN))
             }
             MKDIR => {

@@ -19,6 +19,17 @@
 //! a change of size every page from the old end or the new, whichever
 //! comes first. If the kernel refuses a page (its limit on this server's
 //! memory), the cache takes no more until pages are revoked.
+//!
+//! A cache also holds the file's attributes (`file_cache_attr`: its
+//! `struct stat`), from which the kernel answers a Linux process's fstat.
+//! They are said when a FSTAT or STAT here finds them unknown, and
+//! forgotten before the reply to any request that wrote the inode (the
+//! library lists the inodes it wrote, whatever the operation: a write,
+//! truncate, chmod, chown, utimensat, link, unlink, rename, an extended
+//! attribute, the access time a READ here sets). Forgetting costs a call
+//! only when they were known, and none after a write, whose revoke
+//! forgets them in the kernel already; saying the whole record at every
+//! change would cost a stat and a call per write.
 
 use crate::clients::OpenFile;
 use crate::{Server, errno};
@@ -42,6 +53,8 @@ pub struct Cached {
     present: Vec<u64>,
     /// The kernel refused a page: none until a revoke.
     full: bool,
+    /// The kernel holds the file's attributes (`file_cache_attr`).
+    attrs: bool,
 }
 
 impl Cached {
@@ -58,6 +71,16 @@ impl Cached {
         }
         self.present[i] |= 1 << (page % 64);
     }
+
+    /// The file's attributes changed: the kernel forgets its copy;
+    /// whether it had one.
+    fn forget_attrs(&mut self) -> bool {
+        let had = core::mem::replace(&mut self.attrs, false);
+        if had {
+            let _ = calls::file_cache_attr(self.id, &[]);
+        }
+        had
+    }
 }
 
 #[derive(Default)]
@@ -70,6 +93,10 @@ pub struct Published {
     /// block cache has served it, and holds its pages (a page read for
     /// the kernel first would wait for the disk, one page at a time).
     pending: Option<(Handle, u64, u64)>,
+    /// Caches whose attributes the kernel holds: while none does, a
+    /// request's writes of inodes cost no look-up (a workload that never
+    /// calls fstat, or only on files it does not change).
+    known: usize,
     pub pages_published: u64,
     pub pages_revoked: u64,
     pub refused: u64,
@@ -95,6 +122,7 @@ impl Published {
         let Some(c) = self.caches.remove(&h) else {
             return;
         };
+        self.known -= c.attrs as usize;
         self.idle.retain(|&i| i != h);
         if self.pending.is_some_and(|(p, _, _)| p == h) {
             self.pending = None;
@@ -140,6 +168,7 @@ impl Server {
                     readers: Vec::new(),
                     present: Vec::new(),
                     full: false,
+                    attrs: false,
                 })
             }
         };
@@ -320,6 +349,8 @@ impl Server {
             // To the end: the words past the first page go too.
             c.present.truncate(first.div_ceil(64) as usize);
         }
+        // The kernel forgot the attributes with the pages.
+        self.published.known -= core::mem::replace(&mut c.attrs, false) as usize;
         let top = (c.present.len() as u64 * 64).min(last);
         for page in first..top {
             if let Some(w) = c.present.get_mut((page / 64) as usize) {
@@ -327,6 +358,48 @@ impl Server {
             }
         }
         c.full = false;
+    }
+
+    /// `stat`, the `struct stat` of `h` as FSTAT answers it now, goes to
+    /// its cache if the kernel does not hold it.
+    pub fn cache_attrs(&mut self, h: Handle, stat: &[u8]) {
+        if let Some(c) = self.published.caches.get_mut(&h)
+            && !c.attrs
+        {
+            c.attrs = calls::file_cache_attr(c.id, stat).is_ok();
+            self.published.known += c.attrs as usize;
+        }
+    }
+
+    /// Before a reply: the caches of the inodes the request wrote forget
+    /// their attributes.
+    pub fn cache_attrs_changed(&mut self) {
+        let Ok(fm) = self.fm.as_mut() else {
+            return;
+        };
+        let inodes = fm.inodes();
+        let (list, all) = inodes.changed();
+        if list.is_empty() && !all {
+            return;
+        }
+        let p = &mut self.published;
+        if p.known > 0 {
+            let mut forgot = 0;
+            let mut forget = |c: &mut Cached| forgot += c.forget_attrs() as usize;
+            if all {
+                p.caches.values_mut().for_each(&mut forget);
+            } else {
+                for &ino in list {
+                    let of = Handle { ino, generation: 0 }..=Handle {
+                        ino,
+                        generation: u32::MAX,
+                    };
+                    p.caches.range_mut(of).for_each(|(_, c)| forget(c));
+                }
+            }
+            p.known -= forgot;
+        }
+        inodes.forget_changed();
     }
 
     /// Every page of every cache goes; idle caches go too.

@@ -2,12 +2,17 @@
  * The stat family (stat, fstat, lstat, newfstatat with AT_SYMLINK_NOFOLLOW
  * and AT_EMPTY_PATH) and statx: modes, sizes, link counts, owners, block
  * counts on the ext2 disk (4 KiB blocks), device numbers of device files,
- * relations between the calls, and the errors.
+ * relations between the calls, and the errors. fstat of an open file after
+ * each kind of change, by the same process and by another, through either
+ * of two descriptors (on Tessera the kernel answers it from attributes
+ * the file server keeps in the file's cache, which every change must
+ * reach first).
  */
 #include "abi.h"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 /* statx's structure (musl 1.2.3 has no statx). */
 struct statx_ts {
@@ -55,6 +60,47 @@ static void make(const char *name, long size)
 		done += n;
 	}
 	close(fd);
+}
+
+/* fstat of `fd` (the raw call) gives the bytes stat of `name` gives. */
+static int agrees(int fd, const char *name)
+{
+	struct stat a, b;
+	memset(&a, 0x55, sizeof a);
+	memset(&b, 0xaa, sizeof b);
+	if (syscall(SYS_fstat, fd, &a) != 0 || stat(name, &b) != 0)
+		return 0;
+	return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* fstat twice: whatever the system keeps of the attributes is there. */
+static void warm(int fd)
+{
+	struct stat st;
+	syscall(SYS_fstat, fd, &st);
+	syscall(SYS_fstat, fd, &st);
+}
+
+static int changer_fd;
+
+/* Another process changes the file through a descriptor it inherited. */
+static int child_changes(void *arg)
+{
+	(void)arg;
+	if (fchmod(changer_fd, 0600) != 0 || ftruncate(changer_fd, 10) != 0 ||
+	    pwrite(changer_fd, "child", 5, 10) != 5)
+		return 1;
+	return 0;
+}
+
+/* Another process sees the mode its parent set (0604): exits with 0. */
+static int child_mode(void *arg)
+{
+	struct stat st;
+	(void)arg;
+	if (syscall(SYS_fstat, changer_fd, &st) != 0)
+		return 2;
+	return (st.st_mode & 0777) == 0604 ? 0 : 1;
 }
 
 int main(void)
@@ -173,6 +219,95 @@ int main(void)
 		   ENOENT);
 	EXPECT_ERR("statx to a bad buffer", syscall(SYS_statx, AT_FDCWD, "file", 0, STATX_BASIC_STATS, BAD_PTR),
 		   EFAULT);
+
+	section("fstat after changes");
+	make("cf", 100);
+	int w = open("cf", O_RDWR);
+	int r = open("cf", O_RDONLY);
+	SETUP(w);
+	SETUP(r);
+	struct stat sa, sb;
+	syscall(SYS_fstat, r, &sa);
+	EXPECT_OK("fstat again", syscall(SYS_fstat, r, &sb));
+	EXPECT_TRUE("the same bytes", memcmp(&sa, &sb, sizeof sa) == 0);
+	EXPECT_OK("fstat of the file's other open", syscall(SYS_fstat, w, &sb));
+	EXPECT_TRUE("the same bytes", memcmp(&sa, &sb, sizeof sa) == 0);
+	EXPECT_OK("fstatat(fd, \"\", AT_EMPTY_PATH)", syscall(SYS_newfstatat, r, "", &sb, AT_EMPTY_PATH));
+	EXPECT_TRUE("the same bytes", memcmp(&sa, &sb, sizeof sa) == 0);
+	EXPECT_TRUE("as stat of its name", agrees(r, "cf"));
+	char byte;
+	EXPECT_EQ("pread of a byte", pread(r, &byte, 1, 0), 1);
+	EXPECT_TRUE("after a read", agrees(r, "cf"));
+	warm(r);
+	EXPECT_EQ("write of 3 bytes", write(w, "abc", 3), 3);
+	EXPECT_TRUE("after a write", agrees(r, "cf"));
+	warm(r);
+	EXPECT_EQ("pwrite past the end", pwrite(w, "x", 1, 5000), 1);
+	fstat(r, &sa);
+	EXPECT_EQ("its size", sa.st_size, 5001);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("ftruncate to 10", ftruncate(w, 10));
+	fstat(r, &sa);
+	EXPECT_EQ("its size", sa.st_size, 10);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("fchmod 0640", fchmod(w, 0640));
+	fstat(r, &sa);
+	EXPECT_EQ("its mode", sa.st_mode, 0100640);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("fchown 1 2", fchown(w, 1, 2));
+	fstat(r, &sa);
+	say("its owner: %u %u", sa.st_uid, sa.st_gid);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	struct timespec ts[2] = {{1000000000, 123456789}, {1500000000, 987654321}};
+	EXPECT_OK("utimensat", utimensat(AT_FDCWD, "cf", ts, 0));
+	fstat(r, &sa);
+	say("its times: %lld.%09ld %lld.%09ld", (long long)sa.st_atim.tv_sec, sa.st_atim.tv_nsec,
+	    (long long)sa.st_mtim.tv_sec, sa.st_mtim.tv_nsec);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("link", link("cf", "cf2"));
+	fstat(r, &sa);
+	EXPECT_EQ("its links", sa.st_nlink, 2);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("unlink of the link", unlink("cf2"));
+	fstat(r, &sa);
+	EXPECT_EQ("its links", sa.st_nlink, 1);
+	EXPECT_TRUE("after it", agrees(r, "cf"));
+	warm(r);
+	EXPECT_OK("rename", rename("cf", "cf3"));
+	EXPECT_TRUE("after it", agrees(r, "cf3"));
+	warm(r);
+	/* Whether or not the file system takes it: the times agree. */
+	fsetxattr(w, "user.test", "v", 1, 0);
+	EXPECT_TRUE("after fsetxattr", agrees(r, "cf3"));
+	warm(r);
+	changer_fd = w;
+	EXPECT_STATUS("another process changes it", in_child(child_changes, 0), "exited 0");
+	fstat(r, &sa);
+	say("then: mode 0%o size %lld", sa.st_mode, (long long)sa.st_size);
+	EXPECT_TRUE("after it", agrees(r, "cf3"));
+	warm(r);
+	changer_fd = r;
+	EXPECT_OK("fchmod 0604", fchmod(w, 0604));
+	EXPECT_STATUS("another process's fstat sees it", in_child(child_mode, 0), "exited 0");
+	EXPECT_ERR("fstat into a bad buffer", syscall(SYS_fstat, r, BAD_PTR), EFAULT);
+	EXPECT_ERR("fstatat(fd, \"\", AT_EMPTY_PATH) into a bad buffer",
+		   syscall(SYS_newfstatat, r, "", BAD_PTR, AT_EMPTY_PATH), EFAULT);
+	EXPECT_ERR("fstatat(fd, bad path, AT_EMPTY_PATH)", syscall(SYS_newfstatat, r, BAD_PTR, &sa, AT_EMPTY_PATH),
+		   EFAULT);
+	EXPECT_ERR("fstatat(fd, \"\", AT_EMPTY_PATH | an unknown flag)",
+		   syscall(SYS_newfstatat, r, "", &sa, AT_EMPTY_PATH | 0x1), EINVAL);
+	EXPECT_ERR("fstatat(fd, \"x\", AT_EMPTY_PATH) of a file", syscall(SYS_newfstatat, r, "x", &sa, AT_EMPTY_PATH),
+		   ENOTDIR);
+	close(w);
+	EXPECT_TRUE("with one descriptor left", agrees(r, "cf3"));
+	close(r);
+	EXPECT_ERR("fstat of the closed descriptor", syscall(SYS_fstat, r, &sa), EBADF);
 
 	section("errors");
 	EXPECT_ERR("stat of a missing file", stat("missing", &st), ENOENT);

@@ -125,7 +125,16 @@ pub struct InodeManager<D> {
     pub(crate) ptrs: u64,
     /// The largest file size the block map can hold.
     max_size: u64,
+    /// The inodes written since `forget_changed`, each once, and whether
+    /// more were than `CHANGED_MAX` (any may have been): a server that
+    /// keeps copies of files' attributes elsewhere (the kernel's file
+    /// caches) finds here, whatever the operation, which went stale.
+    changed: Vec<u32>,
+    changed_overflow: bool,
 }
+
+/// Inodes `changed` lists; past it, every inode counts as changed.
+const CHANGED_MAX: usize = 32;
 
 impl<D: BlockDevice> InodeManager<D> {
     /// Reads and checks the superblock and every group descriptor.
@@ -187,6 +196,8 @@ impl<D: BlockDevice> InodeManager<D> {
             cache: Default::default(),
             freed_itable: BTreeSet::new(),
             inode_hints: Vec::new(),
+            changed: Vec::new(),
+            changed_overflow: false,
             ptrs,
         };
         let root = m.get(ROOT_INO)?;
@@ -360,7 +371,25 @@ impl<D: BlockDevice> InodeManager<D> {
         self.disk
             .write_part(block, off..off + isz, &mut |b| inode.encode(&mut b[off..off + isz]))?;
         self.cache[Self::cache_slot(ino)] = Some((ino, inode.clone()));
+        if !self.changed.contains(&ino) {
+            if self.changed.len() < CHANGED_MAX {
+                self.changed.push(ino);
+            } else {
+                self.changed_overflow = true;
+            }
+        }
         Ok(())
+    }
+
+    /// The inodes written (their attributes changed) since the last
+    /// `forget_changed`, and whether others were too (too many to list).
+    pub fn changed(&self) -> (&[u32], bool) {
+        (&self.changed, self.changed_overflow)
+    }
+
+    pub fn forget_changed(&mut self) {
+        self.changed.clear();
+        self.changed_overflow = false;
     }
 
     /// Checks that an inode in use is one the library can work on safely:

@@ -22,7 +22,7 @@ use alloc::string::String;
 use linuxabi::errno;
 use linuxabi::signal as sig;
 use tessera_rt::abi::Error;
-use tessera_rt::abi::linux::pipe::{op, state};
+use tessera_rt::abi::linux::pipe::{FILE_STAT, op, state};
 use tessera_rt::sys::calls;
 
 fn is_kpipe(s: Option<&Slot>) -> bool {
@@ -70,6 +70,12 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
         let cache = n.ofd.borrow().cache;
         let from = other_fd(t, &n.ofd, fd);
         let flags = if n.cloexec { fdt::O_CLOEXEC as u64 } else { 0 };
+        // The kernel answers fstat from the attributes the file server
+        // keeps in the cache when they are the bytes fstat gives here.
+        let stat = match n.ofd.borrow().kind {
+            Kind::File { fd, .. } if super::mounts::on_system_fs(fd) => FILE_STAT,
+            _ => 0,
+        };
         let dup = |from: usize| calls::linux_pipe(op::DUP, t.tpid, from as u64, fd as u64, flags).is_ok();
         let bound = match from {
             Some(from) if is_kpipe(Some(n)) => {
@@ -77,7 +83,8 @@ pub fn follow_set(t: &FdTable, fd: usize, old: Option<&Slot>) {
                 true
             }
             _ if cache != 0 => {
-                from.is_some_and(dup) || calls::linux_pipe(op::BIND_FILE, t.tpid, fd as u64, cache, flags).is_ok()
+                from.is_some_and(dup)
+                    || calls::linux_pipe(op::BIND_FILE, t.tpid, fd as u64, cache, flags | stat).is_ok()
             }
             _ => false,
         };

@@ -28,6 +28,13 @@ const AT: u64 = super::files::AT_FDCWD as u64;
 /// A directory token: the root of mount `id`.
 pub(super) const MOUNT_ROOT: u32 = 0x4000_0000;
 
+/// Whether the file server's file `fd` is the system's (mount 0), whose
+/// `struct stat` reaches programs as that server wrote it (`set_dev`
+/// changes a mount's st_dev).
+pub fn on_system_fs(fd: u32) -> bool {
+    fd == ROOT || (fd & MOUNT_ROOT == 0 && fd >> 24 == 0)
+}
+
 /// Mount `id`'s file number `fd` as the supervisor keeps it.
 pub fn tag(id: u32, fd: u32) -> u32 {
     if id == 0 { fd } else { id << 24 | (fd & 0xff_ffff) }
