@@ -13,12 +13,28 @@
  *                  answers it from the attributes the file server keeps
  *                  in the file's kernel cache (the first asks the file
  *                  server, through the supervisor).
+ *   fcntl_getfd    fcntl(F_GETFD) of that file: on Tessera a call the
+ *                  supervisor serves alone (the descriptor table is its):
+ *                  one rendezvous, the cost of the supervisor's path.
+ *   signal         kill(getpid(), SIGUSR1) caught by a handler that
+ *                  returns (lmbench's lat_sig catch): the send, the
+ *                  delivery on the way back to user mode, the handler's
+ *                  frame and rt_sigreturn.
  */
 #include "bench.h"
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static volatile long caught;
+
+static void on_usr1(int s)
+{
+	(void)s;
+	caught++;
+}
 
 int main(int argc, char **argv)
 {
@@ -67,7 +83,31 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	report("syscall", "fstat", "", (double)(t1 - t0) / few, "ns");
+
+	for (long i = 0; i < warmup_count(few); i++)
+		sink += fcntl(fd, F_GETFD);
+	t0 = now_ns();
+	for (long i = 0; i < few; i++)
+		sink += fcntl(fd, F_GETFD);
+	t1 = now_ns();
+	report("syscall", "fcntl_getfd", "", (double)(t1 - t0) / few, "ns");
 	close(fd);
+
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		die("syscall: sigaction");
+	pid_t me = getpid();
+	for (long i = 0; i < warmup_count(few); i++)
+		kill(me, SIGUSR1);
+	caught = 0;
+	t0 = now_ns();
+	for (long i = 0; i < few; i++)
+		kill(me, SIGUSR1);
+	t1 = now_ns();
+	if (caught != few)
+		die("syscall: a signal was not caught");
+	report("syscall", "signal", "", (double)(t1 - t0) / few, "ns");
 	(void)sink;
 	return 0;
 }

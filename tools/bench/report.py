@@ -44,6 +44,8 @@ def _param_label(exp, param):
 METRIC_LABELS = {
     "getpid": "getpid (null system call)",
     "clock_gettime": "clock_gettime",
+    "fcntl_getfd": "fcntl(F_GETFD)",
+    "signal": "signal caught (kill to self, handler, sigreturn)",
     "fork_exec_wait": "fork + execve + wait",
     "vfork_exec_wait": "vfork + execve + wait",
     "posix_spawn_wait": "posix_spawn + wait",

@@ -1193,6 +1193,12 @@ impl Sup {
         if target == self.pid as i64 && self.queue_refuses(signo as u32, code as i32) {
             return Err(errno::EAGAIN);
         }
+        // To itself by its pid (raise, kill(getpid())): the shared server
+        // would find the sender allowed and alive and only answer "post it
+        // here" (its tids are threads': `thread_kill`).
+        if target == self.pid as i64 {
+            return self.sent(&[0, (signo != 0) as u64], signo, code, value);
+        }
         let r = self.ctl(&[ctl::KILL, self.pid as u64, target as u64, signo, code as u64, value]);
         self.sent(&r, signo, code, value)
     }
