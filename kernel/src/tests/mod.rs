@@ -170,4 +170,5 @@ pub static TESTS: &[KTest] = ktests![
     pass vfork::vfork_space_goes_with_its_last_holder,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
+    pass regions::paged_regions_are_counted_in_and_out,
 ];

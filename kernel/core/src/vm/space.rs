@@ -284,6 +284,12 @@ pub struct VirtualSpace {
     /// away. `spans_lost`: too many, or no memory to note one: the end
     /// looks at every entry.
     spans: Vec<(u64, u64)>,
+    /// How many attachments a pager fills (`Region::is_paged`): none, and
+    /// a supervisor's copy into or out of the space need not look for
+    /// pages to ask for first (`pending_pages`). A region's backing changes
+    /// only while it is detached (`Region::retarget`), so attach and detach
+    /// (`push`, `take`) keep the count.
+    paged: usize,
     spans_lost: bool,
     /// How far down a Linux program's stack may grow (its RLIMIT_STACK
     /// read at exec; 0: it does not grow): the fault path extends the
@@ -330,6 +336,7 @@ impl VirtualSpace {
             spans: Vec::new(),
             spans_lost: false,
             stack_floor: 0,
+            paged: 0,
         })
     }
 
@@ -752,6 +759,7 @@ impl VirtualSpace {
             self.high_bottom = self.high_bottom.min(a.base);
         }
         self.attached += 1;
+        self.paged += a.region.is_paged() as usize;
         if self.free == NO_SLOT {
             self.slots.push(Slot::Used(a));
             return self.slots.len() - 1;
@@ -771,6 +779,7 @@ impl VirtualSpace {
         };
         self.free = i;
         self.attached -= 1;
+        self.paged -= a.region.is_paged() as usize;
         a.entry = None;
         a
     }
@@ -1400,16 +1409,25 @@ impl VirtualSpace {
         })
     }
 
+    /// Whether some attachment's pages are a pager's to fill.
+    #[inline(always)]
+    pub fn has_paged(&self) -> bool {
+        self.paged != 0
+    }
+
     /// The pages of the space a pager has yet to supply, a few at a time,
     /// in `from..to`: (address, request) into `out`, and where to look
     /// next (`u64::MAX`: nowhere). A space with no such region costs one
-    /// look at its regions.
+    /// test.
     pub fn pending_pages(
         &self,
         (from, to): (u64, u64),
         out: &mut Vec<(u64, super::region::PageRequest)>,
         max: usize,
     ) -> u64 {
+        if !self.has_paged() {
+            return u64::MAX;
+        }
         let mut sorted: Vec<&Attached> = self
             .regions()
             .filter(|a| a.region.is_paged() && a.end() > from && a.base < to)
