@@ -135,13 +135,21 @@ impl<'a> Dec<'a> {
     pub fn s(&mut self) -> Vec<u8> {
         let n = (self.w() as usize).min(1 << 20);
         let words = n.div_ceil(8);
-        let mut out = Vec::with_capacity(n);
+        // Room for the whole last word, cut to `n` after: sized to `n`, a
+        // string whose length is no multiple of 8 moved at its last word.
+        let mut out = Vec::with_capacity(words * 8);
         for i in 0..words {
             out.extend_from_slice(&word(self.w, self.at + i).to_le_bytes());
         }
         self.at += words;
         out.truncate(n);
         out
+    }
+
+    /// A string `Enc::s` wrote of a `String`'s bytes: its bytes kept as
+    /// they are (a lossy copy only of bytes that are no UTF-8).
+    pub fn text(&mut self) -> String {
+        String::from_utf8(self.s()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -613,13 +621,13 @@ impl Sup {
             a.restorer = d.w();
             a.mask = d.w();
         }
-        self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
+        self.cwd = d.text();
         let cwd_fd = d.w();
         self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
-        let root = String::from_utf8_lossy(&d.s()).into_owned();
+        let root = d.text();
         let root_fd = d.w();
         self.adopt_root(root, root_fd);
-        self.exe = String::from_utf8_lossy(&d.s()).into_owned();
+        self.exe = d.text();
         let argc = (d.w() as usize).min(65536);
         self.argv = (0..argc).map(|_| d.s()).collect();
         let n = (d.w() as usize).min(65536);
@@ -627,7 +635,7 @@ impl Sup {
         let mut epolls = Vec::new();
         for _ in 0..n {
             let (tag, a, b, flags, pos, shared) = (d.w(), d.w(), d.w(), d.w() as u32, d.w(), d.w());
-            let path = String::from_utf8_lossy(&d.s()).into_owned();
+            let path = d.text();
             let node = d.w();
             let kind = match tag {
                 1 => Kind::File {
@@ -673,7 +681,7 @@ impl Sup {
                     let m = (d.w() as usize).min(1 << 16);
                     let list = (0..m)
                         .map(|_| {
-                            let name = String::from_utf8_lossy(&d.s()).into_owned();
+                            let name = d.text();
                             (name, d.w() as u8, d.w())
                         })
                         .collect();
