@@ -131,9 +131,9 @@ pub fn space_end_frees_every_table() -> TestResult {
 const BLOCK: u64 = 512 * PAGE_SIZE;
 
 /// A supervisor's copy looks for pages a pager must supply only in a space
-/// that has such a region (`VirtualSpace::has_paged`): the count must
+/// that has such a region (`VirtualSpace::has_paged`): the answer must
 /// follow paged regions in and out, whatever else comes and goes, or a
-/// copy would skip a page still in its file (or look in vain forever).
+/// copy would skip a page still in its file.
 pub fn paged_regions_are_counted_in_and_out() -> TestResult {
     use kcore::mm::heap;
     use kcore::mm::quota::Charge;
@@ -162,7 +162,7 @@ pub fn paged_regions_are_counted_in_and_out() -> TestResult {
     };
     let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
     attach(&mut s, LOW, 1)?;
-    ensure!(!s.has_paged(), "a space of zero-filled memory counts a paged region");
+    ensure!(!s.has_paged(), "a space of zero-filled memory finds a paged region");
     let (p1, p2) = (paged(3)?, paged(2)?);
     s.attach(HIGH, p1, ResId::new(2, 2, 1), link(2))
         .map_err(|_| "attach of a paged region failed")?;
@@ -183,7 +183,7 @@ pub fn paged_regions_are_counted_in_and_out() -> TestResult {
     let none = pending(&s, 0, u64::MAX);
     ensure!(
         !s.has_paged() && none == 0,
-        "no paged region left: still counted, {none} pages pending"
+        "no paged region left: still found, {none} pages pending"
     );
     Ok(())
 }

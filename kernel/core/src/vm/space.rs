@@ -284,12 +284,6 @@ pub struct VirtualSpace {
     /// away. `spans_lost`: too many, or no memory to note one: the end
     /// looks at every entry.
     spans: Vec<(u64, u64)>,
-    /// How many attachments a pager fills (`Region::is_paged`): none, and
-    /// a supervisor's copy into or out of the space need not look for
-    /// pages to ask for first (`pending_pages`). A region's backing changes
-    /// only while it is detached (`Region::retarget`), so attach and detach
-    /// (`push`, `take`) keep the count.
-    paged: usize,
     spans_lost: bool,
     /// How far down a Linux program's stack may grow (its RLIMIT_STACK
     /// read at exec; 0: it does not grow): the fault path extends the
@@ -336,7 +330,6 @@ impl VirtualSpace {
             spans: Vec::new(),
             spans_lost: false,
             stack_floor: 0,
-            paged: 0,
         })
     }
 
@@ -759,7 +752,6 @@ impl VirtualSpace {
             self.high_bottom = self.high_bottom.min(a.base);
         }
         self.attached += 1;
-        self.paged += a.region.is_paged() as usize;
         if self.free == NO_SLOT {
             self.slots.push(Slot::Used(a));
             return self.slots.len() - 1;
@@ -779,7 +771,6 @@ impl VirtualSpace {
         };
         self.free = i;
         self.attached -= 1;
-        self.paged -= a.region.is_paged() as usize;
         a.entry = None;
         a
     }
@@ -1409,16 +1400,18 @@ impl VirtualSpace {
         })
     }
 
-    /// Whether some attachment's pages are a pager's to fill.
-    #[inline(always)]
+    /// Whether some attachment's pages are a pager's to fill: one look at
+    /// each region, nothing collected. (A count kept as regions come and
+    /// go made each attach and detach dearer: an ICA's remap by 28
+    /// instructions of 495.)
     pub fn has_paged(&self) -> bool {
-        self.paged != 0
+        self.regions().any(|a| a.region.is_paged())
     }
 
     /// The pages of the space a pager has yet to supply, a few at a time,
     /// in `from..to`: (address, request) into `out`, and where to look
     /// next (`u64::MAX`: nowhere). A space with no such region costs one
-    /// test.
+    /// look at its regions (`has_paged`).
     pub fn pending_pages(
         &self,
         (from, to): (u64, u64),
