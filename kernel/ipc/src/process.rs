@@ -1307,6 +1307,12 @@ pub fn resolve_user_fault(addr: u64, error_code: u64, may_block: bool) -> Result
 /// the space's lock and cannot wait.
 pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
     let target = get(pid).ok_or(Error::NotFound)?;
+    page_in_range_of(&target, addr, len)
+}
+
+/// `page_in_range` of process `target`, found already.
+pub fn page_in_range_of(target: &Process, addr: u64, len: usize) -> Result<(), Error> {
+    let pid = target.pid();
     let space = target.space().ok_or(Error::NotFound)?;
     let end = addr.saturating_add(len as u64);
     let mut from = addr;
@@ -1316,6 +1322,11 @@ pub fn page_in_range(pid: u64, addr: u64, len: usize) -> Result<(), Error> {
         from = {
             let s = space.lock();
             memory_of(&s, pid)?;
+            // Nearly always so (no file mapped by pages): no look at
+            // each region for pages to ask for.
+            if !s.has_paged() {
+                return Ok(());
+            }
             s.pending_pages((from, end), &mut wanted, 16)
         };
         for &(va, req) in &wanted {

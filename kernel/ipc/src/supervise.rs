@@ -121,9 +121,9 @@ pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
 /// `caller_read`: `to.len()` bytes of the waiting process's memory at
 /// `addr` into the supervisor's `to`.
 pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<u64, Error> {
-    let (c, _) = served(supervisor, rid)?;
+    let (c, p) = served(supervisor, rid)?;
     let from = UserRange::new(addr, to.len())?;
-    proc::page_in_range(c.caller, addr, to.len())?;
+    proc::page_in_range_of(&p, addr, to.len())?;
     rendezvous::copy_between_processes((c.caller, from), (supervisor.pid(), to))?;
     crate::procnet::by_reference(to.len());
     Ok(to.len() as u64)
@@ -132,9 +132,9 @@ pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<
 /// `caller_write`: the supervisor's `from` into the waiting process's
 /// memory at `addr`.
 pub fn write(supervisor: &Process, rid: u64, addr: u64, from: UserRange) -> Result<u64, Error> {
-    let (c, _) = served(supervisor, rid)?;
+    let (c, p) = served(supervisor, rid)?;
     let to = UserRange::new(addr, from.len())?;
-    proc::page_in_range(c.caller, addr, from.len())?;
+    proc::page_in_range_of(&p, addr, from.len())?;
     rendezvous::copy_between_processes((supervisor.pid(), from), (c.caller, to))?;
     crate::procnet::by_reference(from.len());
     Ok(from.len() as u64)
@@ -291,7 +291,7 @@ pub fn pass(holder: &Process, rid: u64, server: u64, entry: u64, msg: UserRange)
 /// server copies straight between it and its own. Returns the reply's
 /// length.
 pub fn call_for(supervisor: &Process, req: &CallFor) -> Result<u64, Error> {
-    let (c, _) = served(supervisor, req.rid)?;
+    let (c, p) = served(supervisor, req.rid)?;
     if req.flags & !(MSG_IN_CALLER | REPLY_IN_CALLER) != 0 {
         return Err(Error::Invalid);
     }
@@ -301,10 +301,10 @@ pub fn call_for(supervisor: &Process, req: &CallFor) -> Result<u64, Error> {
     // The server copies with the waiting process's space locked: pages
     // still in a file come first, asked by the supervisor.
     if req.flags & MSG_IN_CALLER != 0 {
-        proc::page_in_range(c.caller, msg.addr(), msg.len())?;
+        proc::page_in_range_of(&p, msg.addr(), msg.len())?;
     }
     if req.flags & REPLY_IN_CALLER != 0 {
-        proc::page_in_range(c.caller, reply.addr(), reply.len())?;
+        proc::page_in_range_of(&p, reply.addr(), reply.len())?;
     }
     let msg_owner = if req.flags & MSG_IN_CALLER != 0 { c.caller } else { own };
     let reply_owner = if req.flags & REPLY_IN_CALLER != 0 {

@@ -11,6 +11,7 @@ use super::{Kind, ResId, ResTable, Resource, table};
 use abi::{Error, ResInfo, ResOp};
 use alloc::string::String;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::bytes::Bytes;
 use kcore::mm::quota::{Account, Charge};
 use kcore::sync::IrqMutex;
@@ -72,12 +73,8 @@ fn make(
         if want.is_empty() || want.len() > 255 {
             return Err(Error::Invalid);
         }
-        let found = TABLE
-            .lock()
-            .iter()
-            .find(|(_, e)| e.value.name == want && e.value.tag == tag)
-            .map(|(id, _)| id);
-        if let Some(id) = found {
+        let found = named(&TABLE.lock(), want).filter(|&(_, t)| t == tag);
+        if let Some((id, _)) = found {
             return Ok(id);
         }
         if content.is_empty() {
@@ -158,12 +155,29 @@ pub fn find(caller: u64, name: &str) -> Result<ResId, Error> {
 /// The plate of a name, for the kernel's own use (the pool's settings).
 pub fn lookup(name: &str) -> Result<ResId, Error> {
     let want = name.trim_start_matches("./").trim_start_matches('/');
-    TABLE
-        .lock()
-        .iter()
-        .find(|(_, e)| e.value.name == want)
-        .map(|(id, _)| id)
-        .ok_or(Error::NotFound)
+    named(&TABLE.lock(), want).map(|(id, _)| id).ok_or(Error::NotFound)
+}
+
+/// The plate last found by name (raw; 0, never an identifier, before
+/// any): a program is run again and again, and the table holds every
+/// file of the initial archive, so that the walk through them all was
+/// most of a spawn's look-up (two of them at each exec).
+static LAST_FOUND: AtomicU64 = AtomicU64::new(0);
+
+/// The first plate named `want`, and its tag. The one last found is that
+/// plate while it still has the name: after the archive's at boot, a
+/// name is only ever given by `make`, which takes it from every other
+/// plate first, so no plate before it can have come to hold it.
+fn named(t: &ResTable<Plate>, want: &str) -> Option<(ResId, u64)> {
+    let last = ResId::from_raw(LAST_FOUND.load(Ordering::Relaxed));
+    if let Ok(e) = t.get(last)
+        && e.value.name == want
+    {
+        return Some((last, e.value.tag));
+    }
+    let (id, e) = t.iter().find(|(_, e)| e.value.name == want)?;
+    LAST_FOUND.store(id.raw(), Ordering::Relaxed);
+    Some((id, e.value.tag))
 }
 
 /// The plate's content and name.

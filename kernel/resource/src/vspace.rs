@@ -101,7 +101,7 @@ pub fn copy(caller: u64, from: ResId, owner: u64) -> Result<ResId, Error> {
 }
 
 fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result<(), Error> {
-    for (link, mut base) in owned_attachments(from, owner)? {
+    for (link, mut base) in owned_attachments(source, from, owner)? {
         let mut file_end = kcore::vm::region::FileEnd::default();
         let copy = {
             let mut s = source.lock();
@@ -469,18 +469,28 @@ pub fn of_space(space: ResId, n: usize, out: &mut [(ResId, ResId)]) -> usize {
 /// few mappings.
 pub const BATCH: usize = 8;
 
-/// The attachments of `space` that make process `owner`'s memory: its
-/// program's regions (attached by the kernel when it was composed) and
-/// the anonymous memory it holds itself; not what containers or devices
-/// hold: (attachment, address) pairs.
-pub fn owned_attachments(space: ResId, owner: u64) -> Result<Vec<(ResId, u64)>, Error> {
-    super::try_collect(
-        LINKS
-            .lock()
-            .iter()
-            .filter(|(_, e)| (e.owner == owner || e.owner == KERNEL) && e.value.space == space && !e.value.held())
-            .map(|(id, e)| (id, e.value.base)),
-    )
+/// The attachments of `space` (the one `source` is) that make process
+/// `owner`'s memory: its program's regions (attached by the kernel when
+/// it was composed) and the anonymous memory it holds itself; not what
+/// containers or devices hold: (attachment, address) pairs. Taken from
+/// the space's own attachments, each looked up once in the table of all
+/// of them (a walk through that table, every process's attachments, was
+/// most of a fork's look at them): an attachment the table places in the
+/// space with no place there is one a copy would skip anyway.
+pub fn owned_attachments(source: &SpaceRef, space: ResId, owner: u64) -> Result<Vec<(ResId, u64)>, Error> {
+    let mut found = Vec::new();
+    {
+        let s = source.lock();
+        found.try_reserve_exact(s.region_count()).map_err(|_| Error::NoMemory)?;
+        found.extend(s.regions().map(|a| (a.link_id, a.base)));
+    }
+    let links = LINKS.lock();
+    found.retain(|&(id, _)| {
+        links
+            .get(id)
+            .is_ok_and(|e| (e.owner == owner || e.owner == KERNEL) && e.value.space == space && !e.value.held())
+    });
+    Ok(found)
 }
 
 /// Every attachment with its owner, space and address (a held one's as

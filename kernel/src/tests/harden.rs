@@ -948,6 +948,48 @@ pub fn a_replaced_plate_is_freed() -> TestResult {
     Ok(())
 }
 
+/// A plate is found by name through the one last found (`plate::named`):
+/// a newer version, another name or a file of the archive must still be
+/// answered as a walk through every plate answers, never with the plate
+/// found before.
+pub fn plate_lookup_follows_new_versions() -> TestResult {
+    use resource::plate;
+    let (maker, p) = limited_maker()?;
+    let name = "harden/lookup";
+    let first = plate::create(maker, name, 1, &[1u8; 64]);
+    let found_first = plate::lookup(name);
+    let again = plate::create(maker, name, 1, &[]);
+    let second = plate::create(maker, name, 2, &[2u8; 64]);
+    let found_second = plate::lookup(name);
+    let old_tag = plate::create(maker, name, 1, &[]);
+    let new_tag = plate::create(maker, name, 2, &[]);
+    let other = plate::lookup("harden/lookup-none");
+    let archive = plate::lookup("bin/tiny");
+    let after_archive = plate::lookup(name);
+    drop(p);
+    end(maker);
+    let first = first.map_err(|e| format!("the first version gave {e:?}"))?;
+    let second = second.map_err(|e| format!("the second version gave {e:?}"))?;
+    ensure!(
+        found_first == Ok(first) && again == Ok(first),
+        "the first version looked up: {found_first:?}, asked for again: {again:?}, made {first:?}"
+    );
+    ensure!(
+        second != first && found_second == Ok(second),
+        "after a second version ({second:?}) the name finds {found_second:?}"
+    );
+    ensure!(
+        old_tag == Err(Error::NotFound) && new_tag == Ok(second),
+        "the replaced version asked for: {old_tag:?}; the new one: {new_tag:?}"
+    );
+    ensure!(other == Err(Error::NotFound), "a name no plate has finds {other:?}");
+    ensure!(
+        archive.is_ok() && archive != Ok(second) && after_archive == Ok(second),
+        "the archive's bin/tiny: {archive:?}, then the name again: {after_archive:?}"
+    );
+    Ok(())
+}
+
 // ---- the last infallible allocations, and reclaim where locks are held ----
 
 /// Memory running out for a process's allocations: every frame an

@@ -133,6 +133,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_process_holds_few_names,
     pass harden::plates_are_charged_to_their_maker,
     pass harden::a_replaced_plate_is_freed,
+    pass harden::plate_lookup_follows_new_versions,
     pass harden::the_pool_gives_memory_back_first,
     pass harden::the_pool_gives_memory_back_to_faults,
     pass harden::the_pool_gives_memory_back_to_containers,
@@ -173,4 +174,5 @@ pub static TESTS: &[KTest] = ktests![
     pass vfork::vfork_space_goes_with_its_last_holder,
     pass regions::region_lookup_survives_detach_and_reuse,
     pass regions::space_end_frees_every_table,
+    pass regions::paged_regions_are_counted_in_and_out,
 ];

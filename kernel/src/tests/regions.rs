@@ -129,3 +129,61 @@ pub fn space_end_frees_every_table() -> TestResult {
 }
 
 const BLOCK: u64 = 512 * PAGE_SIZE;
+
+/// A supervisor's copy looks for pages a pager must supply only in a space
+/// that has such a region (`VirtualSpace::has_paged`): the answer must
+/// follow paged regions in and out, whatever else comes and goes, or a
+/// copy would skip a page still in its file.
+pub fn paged_regions_are_counted_in_and_out() -> TestResult {
+    use kcore::mm::heap;
+    use kcore::mm::quota::Charge;
+    use kcore::vm::region::{PagedFile, PagerRef};
+    let file = heap::try_arc(PagedFile::new(
+        PagerRef {
+            pid: 0,
+            object: [1, 2, 3, 4],
+        },
+        Charge::NONE,
+    ))
+    .map_err(|_| "no heap for the file")?;
+    let paged = |pages: usize| {
+        let backing = Backing::Pager {
+            source: file.clone(),
+            file_at: 0,
+            skew: 0,
+            len: pages as u64 * PAGE_SIZE,
+        };
+        Region::new(Kind::Data, pages, backing, true, false).map_err(|_| "no memory for a paged region")
+    };
+    let pending = |s: &VirtualSpace, from: u64, to: u64| {
+        let mut out = alloc::vec::Vec::new();
+        s.pending_pages((from, to), &mut out, 16);
+        out.len()
+    };
+    let mut s = VirtualSpace::new().map_err(|_| "no memory for a space")?;
+    attach(&mut s, LOW, 1)?;
+    ensure!(!s.has_paged(), "a space of zero-filled memory finds a paged region");
+    let (p1, p2) = (paged(3)?, paged(2)?);
+    s.attach(HIGH, p1, ResId::new(2, 2, 1), link(2))
+        .map_err(|_| "attach of a paged region failed")?;
+    s.attach(ELSEWHERE, p2, ResId::new(2, 3, 1), link(3))
+        .map_err(|_| "attach of a second paged region failed")?;
+    let all = pending(&s, 0, u64::MAX);
+    ensure!(s.has_paged() && all == 5, "two paged regions: {all} pages pending");
+    // One leaves, then the zero-filled one: the other still counts.
+    ensure!(s.detach(link(2)).is_some(), "detach of a paged region failed");
+    ensure!(s.detach(link(1)).is_some(), "detach of the zero-filled region failed");
+    let left = pending(&s, 0, u64::MAX);
+    ensure!(
+        s.has_paged() && left == 2,
+        "one paged region left: {left} pages pending"
+    );
+    attach(&mut s, LOW, 4)?;
+    ensure!(s.detach(link(3)).is_some(), "detach of the last paged region failed");
+    let none = pending(&s, 0, u64::MAX);
+    ensure!(
+        !s.has_paged() && none == 0,
+        "no paged region left: still found, {none} pages pending"
+    );
+    Ok(())
+}

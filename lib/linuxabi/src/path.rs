@@ -14,6 +14,51 @@ pub const PATH_MAX: usize = 4096;
 /// `.`, no `..` (the root's parent is the root), single slashes, no
 /// trailing slash.
 pub fn absolute(cwd: &str, path: &str) -> String {
+    // Nearly every path a program names is clean already (and a working
+    // directory always is): it is itself the answer, or the two joined,
+    // found by one look at its bytes instead of a walk through its parts.
+    if let Some(rest) = path.strip_prefix('/') {
+        if clean(rest.as_bytes()) {
+            return String::from(path);
+        }
+    } else if !path.is_empty()
+        && clean(path.as_bytes())
+        && let Some(dir) = cwd.strip_prefix('/')
+        && clean(dir.as_bytes())
+    {
+        let mut out = String::with_capacity(cwd.len() + 1 + path.len());
+        out.push_str(cwd);
+        if !dir.is_empty() {
+            out.push('/');
+        }
+        out.push_str(path);
+        return out;
+    }
+    walked(cwd, path)
+}
+
+/// Whether `b`, a path without its leading slash, is already as
+/// `absolute` makes one: parts apart by single slashes, none `.` or `..`,
+/// no slash at the end (nothing at all: the root).
+fn clean(b: &[u8]) -> bool {
+    if b.is_empty() {
+        return true;
+    }
+    let mut start = 0;
+    for i in 0..=b.len() {
+        if i == b.len() || b[i] == b'/' {
+            let part = &b[start..i];
+            if part.is_empty() || part == b"." || part == b".." {
+                return false;
+            }
+            start = i + 1;
+        }
+    }
+    true
+}
+
+/// `absolute` part by part: any path.
+fn walked(cwd: &str, path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     let start = if path.starts_with('/') { "" } else { cwd };
     for p in start.split('/').chain(path.split('/')) {
@@ -116,6 +161,54 @@ mod tests {
         assert_eq!(absolute("/a", "./b/./c/"), "/a/b/c");
         assert_eq!(absolute("/proc", "self/exe"), "/proc/self/exe");
         assert_eq!(absolute("/", ""), "/");
+    }
+
+    /// A path found clean is given as `walked` gives it, whatever its
+    /// dots and slashes.
+    #[test]
+    fn clean_paths_as_walked() {
+        let cwds = [
+            "/", "/a", "/a/b", "/a/", "/a//b", "/a/./b", "/a/../b", "/.", "/..", "/.a", "/a..",
+        ];
+        let paths = [
+            "",
+            "/",
+            "//",
+            "a",
+            "a/b",
+            "/a",
+            "/a/b",
+            "a/",
+            "/a/",
+            "./a",
+            "a/.",
+            "a/..",
+            "..",
+            ".",
+            "/..",
+            "/.",
+            "/a/./b",
+            "/a/../b",
+            "a//b",
+            "/a//b",
+            ".a",
+            "..a",
+            "a.",
+            "a..",
+            "/...",
+            "...",
+            "/a/b/.",
+            "/a/b/..",
+            "a b/c",
+            "/\u{e9}/x",
+        ];
+        for cwd in cwds {
+            for path in paths {
+                assert_eq!(absolute(cwd, path), walked(cwd, path), "cwd {cwd:?}, path {path:?}");
+            }
+        }
+        assert!(clean(b"a/b") && clean(b"") && clean(b"...") && clean(b".a/a."));
+        assert!(!clean(b"a/") && !clean(b"/a") && !clean(b"a//b") && !clean(b"a/./b") && !clean(b".."));
     }
 
     #[test]

@@ -354,8 +354,18 @@ impl<D: BlockDevice> FileManager<D> {
         }
     }
 
+    /// The parent a directory names in its `..` entry (checked as
+    /// `dotdot_entry` checks it), from its index when it has one: the
+    /// look at its first block was a fifth of a path's resolution.
     pub(crate) fn dotdot(&mut self, dir: u32) -> Result<u32> {
-        Ok(self.dotdot_entry(dir)?.0)
+        if let Some(parent) = self.names.get(dir).and_then(|i| i.dotdot) {
+            return Ok(parent);
+        }
+        let parent = self.dotdot_entry(dir)?.0;
+        if let Some(i) = self.names.get_mut(dir) {
+            i.dotdot = Some(parent);
+        }
+        Ok(parent)
     }
 
     /// Points a directory's `..` at a new parent (the directory moved).

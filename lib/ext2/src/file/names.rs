@@ -28,6 +28,10 @@ pub(crate) struct DirIndex {
     /// beyond its own record (all of it, for an unused entry) and that
     /// space in bytes.
     pub room: BTreeMap<(u64, usize), usize>,
+    /// The parent its `..` entry names, once read and found sound
+    /// (`dotdot`): a lookup of the directory by name checks it every time.
+    /// Only `set_dotdot` changes that entry, and it drops the index.
+    pub dotdot: Option<u32>,
 }
 
 impl DirIndex {

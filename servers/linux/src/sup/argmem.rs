@@ -18,13 +18,28 @@ pub struct ArgMem {
     next: usize,
 }
 
+/// Two page buffers an `ArgMem` reads into, kept by the supervisor from
+/// one execve to the next: made (and zeroed) once, not at every exec.
+#[derive(Default)]
+pub struct ArgPages([Vec<u8>; 2]);
+
 impl ArgMem {
-    pub fn new(rid: u64) -> ArgMem {
+    /// Reads of the process waiting in `rid`, into `bufs`' buffers (which
+    /// `done` gives back). What they held before is never read: a page
+    /// is read whole before any byte of it is looked at.
+    pub fn new(rid: u64, bufs: &mut ArgPages) -> ArgMem {
+        let [a, b] = core::mem::take(&mut bufs.0);
         ArgMem {
             rid,
-            pages: [(u64::MAX, Vec::new()), (u64::MAX, Vec::new())],
+            pages: [(u64::MAX, a), (u64::MAX, b)],
             next: 0,
         }
+    }
+
+    /// The buffers back, for the next execve.
+    pub fn done(self, bufs: &mut ArgPages) {
+        let [(_, a), (_, b)] = self.pages;
+        bufs.0 = [a, b];
     }
 
     /// The bytes from `addr` to the end of its page: EFAULT if unreadable.
@@ -33,10 +48,14 @@ impl ArgMem {
         let i = match self.pages.iter().position(|(b, _)| *b == base) {
             Some(i) => i,
             None => {
-                let mut data = alloc::vec![0u8; PAGE as usize];
-                calls::caller_read(self.rid, base, &mut data).map_err(|_| errno::EFAULT)?;
                 let i = self.next;
-                self.pages[i] = (base, data);
+                let (at, data) = &mut self.pages[i];
+                data.resize(PAGE as usize, 0);
+                // A failed read leaves the buffer's bytes unknown: its
+                // page is then none.
+                *at = u64::MAX;
+                calls::caller_read(self.rid, base, data).map_err(|_| errno::EFAULT)?;
+                *at = base;
                 self.next = 1 - i;
                 i
             }

@@ -179,6 +179,8 @@ pub struct Sup {
     pub membarrier: u64,
     /// Each thread's robust futex list (set_robust_list): tid, head.
     pub robust: Vec<(u32, u64)>,
+    /// execve's buffers for reading its arguments (`argmem.rs`).
+    pub arg_pages: argmem::ArgPages,
     /// It has taken a record lock (closing a file's descriptor then tells
     /// the shared server).
     pub has_locks: bool,
@@ -302,6 +304,7 @@ impl Sup {
             prctl_flags: 0,
             membarrier: 0,
             robust: Vec::new(),
+            arg_pages: Default::default(),
             has_locks: false,
             fmaps: Vec::new(),
             mapped_files: BTreeSet::new(),

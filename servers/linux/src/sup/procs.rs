@@ -10,7 +10,6 @@ use super::fdtable::{FdTable, Kind, Ofd, OfdRef};
 use super::{Out, Sup, ret};
 use crate::proto::{self, ctl, obj, word};
 use crate::shared::CpuTimes;
-use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
@@ -47,7 +46,36 @@ const RLIMIT_STACK: usize = 3;
 /// A plate's name for a program file: by inode, so that every path to one
 /// file finds one plate (the pool's programs are by plate).
 fn plate_name(st: &StatView, path: &str) -> String {
-    format!("linux/{}/{}", st.ino, linuxabi::path::basename(path))
+    let base = linuxabi::path::basename(path);
+    let mut digits = [0u8; 20];
+    let ino = decimal(&mut digits, st.ino);
+    let mut name = String::with_capacity(6 + ino.len() + 1 + base.len());
+    name.push_str("linux/");
+    name.push_str(ino);
+    name.push('/');
+    name.push_str(base);
+    name
+}
+
+/// Whether the kernel has the plate `name` for the program file `st`
+/// (asking to make one with no image finds it, or fails).
+fn has_plate(name: &str, st: &StatView) -> bool {
+    calls::plate_create(name, plate_tag(st), &[]).is_ok()
+}
+
+/// `n` in decimal, written at the end of `digits` (exec's path spells
+/// its numbers without the formatter's machinery).
+fn decimal(digits: &mut [u8; 20], mut n: u64) -> &str {
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    core::str::from_utf8(&digits[i..]).unwrap_or("0")
 }
 
 /// The version of a file's content, as well as the file server can say it
@@ -107,13 +135,21 @@ impl<'a> Dec<'a> {
     pub fn s(&mut self) -> Vec<u8> {
         let n = (self.w() as usize).min(1 << 20);
         let words = n.div_ceil(8);
-        let mut out = Vec::with_capacity(n);
+        // Room for the whole last word, cut to `n` after: sized to `n`, a
+        // string whose length is no multiple of 8 moved at its last word.
+        let mut out = Vec::with_capacity(words * 8);
         for i in 0..words {
             out.extend_from_slice(&word(self.w, self.at + i).to_le_bytes());
         }
         self.at += words;
         out.truncate(n);
         out
+    }
+
+    /// A string `Enc::s` wrote of a `String`'s bytes: its bytes kept as
+    /// they are (a lossy copy only of bytes that are no UTF-8).
+    pub fn text(&mut self) -> String {
+        String::from_utf8(self.s()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -585,13 +621,13 @@ impl Sup {
             a.restorer = d.w();
             a.mask = d.w();
         }
-        self.cwd = String::from_utf8_lossy(&d.s()).into_owned();
+        self.cwd = d.text();
         let cwd_fd = d.w();
         self.cwd_fd = (cwd_fd != u64::MAX).then_some(cwd_fd as u32);
-        let root = String::from_utf8_lossy(&d.s()).into_owned();
+        let root = d.text();
         let root_fd = d.w();
         self.adopt_root(root, root_fd);
-        self.exe = String::from_utf8_lossy(&d.s()).into_owned();
+        self.exe = d.text();
         let argc = (d.w() as usize).min(65536);
         self.argv = (0..argc).map(|_| d.s()).collect();
         let n = (d.w() as usize).min(65536);
@@ -599,7 +635,7 @@ impl Sup {
         let mut epolls = Vec::new();
         for _ in 0..n {
             let (tag, a, b, flags, pos, shared) = (d.w(), d.w(), d.w(), d.w() as u32, d.w(), d.w());
-            let path = String::from_utf8_lossy(&d.s()).into_owned();
+            let path = d.text();
             let node = d.w();
             let kind = match tag {
                 1 => Kind::File {
@@ -645,7 +681,7 @@ impl Sup {
                     let m = (d.w() as usize).min(1 << 16);
                     let list = (0..m)
                         .map(|_| {
-                            let name = String::from_utf8_lossy(&d.s()).into_owned();
+                            let name = d.text();
                             (name, d.w() as u8, d.w())
                         })
                         .collect();
@@ -690,17 +726,15 @@ impl Sup {
     // ---- exec ----
 
     pub(super) fn execve(&mut self, rid: u64, a: [u64; 6], at: Option<(u64, u64)>) -> Out {
-        let mut mem = super::argmem::ArgMem::new(rid);
-        let path = match mem.cstr(a[0], linuxabi::path::PATH_MAX - 1) {
-            Ok(p) => String::from_utf8_lossy(&p).into_owned(),
-            Err(e) => return ret(Err(e)),
-        };
-        let argv = match Self::read_strings(&mut mem, a[1]) {
-            Ok(v) => v,
-            Err(e) => return ret(Err(e)),
-        };
-        let env = match Self::read_strings(&mut mem, a[2]) {
-            Ok(v) => v,
+        let mut mem = super::argmem::ArgMem::new(rid, &mut self.arg_pages);
+        let read = mem
+            .cstr(a[0], linuxabi::path::PATH_MAX - 1)
+            .map(|p| String::from_utf8_lossy(&p).into_owned())
+            .and_then(|path| Ok((path, Self::read_strings(&mut mem, a[1])?)))
+            .and_then(|(path, argv)| Ok((path, argv, Self::read_strings(&mut mem, a[2])?)));
+        mem.done(&mut self.arg_pages);
+        let (path, argv, env) = match read {
+            Ok(r) => r,
             Err(e) => return ret(Err(e)),
         };
         const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
@@ -779,11 +813,13 @@ impl Sup {
                 &st,
                 linuxabi::inotify::IN_OPEN | linuxabi::fanotify::FAN_OPEN_EXEC as u32,
             );
-            if self.may(&st, 0o4) && self.has_plate(&st, &path) {
+            // Formatted once: asked for below, then named to the kernel.
+            let name = plate_name(&st, &path);
+            if self.may(&st, 0o4) && has_plate(&name, &st) {
                 // Run before, at this version: the kernel holds its image,
                 // and nothing of the file need be read (one open is all
                 // exec asks of the file server).
-                return self.exec_held(fd, rid, (&path, execfn), &st, (Vec::new(), None), argv, env);
+                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (Vec::new(), None), argv, env);
             }
             // The first page: all that exec reads of an OFF2F file 1.
             let mut head = vec![0u8; off2f::HEADER_PAGE];
@@ -803,7 +839,7 @@ impl Sup {
                         return Err(e);
                     }
                 };
-                return self.exec_held(fd, rid, (&path, execfn), &st, (head, Some(source)), argv, env);
+                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (head, Some(source)), argv, env);
             }
             let head = &head[..n.min(elf::HEAD)];
             let n = head.len();
@@ -836,7 +872,7 @@ impl Sup {
                     continue;
                 }
                 elf::Kind::Elf { .. } => {
-                    return self.exec_held(fd, rid, (&path, execfn), &st, (image, None), argv, env);
+                    return self.exec_held(fd, rid, (&path, execfn, &name), &st, (image, None), argv, env);
                 }
                 elf::Kind::Dynamic | elf::Kind::Unknown => {
                     self.fs.close(fd);
@@ -854,7 +890,7 @@ impl Sup {
         &mut self,
         fd: u32,
         rid: Option<u64>,
-        paths: (&str, &str),
+        paths: (&str, &str, &str),
         st: &StatView,
         image: (Vec<u8>, Option<abi::PagerSource>),
         argv: Vec<Vec<u8>>,
@@ -890,12 +926,6 @@ impl Sup {
         }
     }
 
-    /// Whether the kernel has a plate for the program file `st` at `path`
-    /// (asking to make one with no image finds it, or fails).
-    fn has_plate(&self, st: &StatView, path: &str) -> bool {
-        calls::plate_create(&plate_name(st, path), plate_tag(st), &[]).is_ok()
-    }
-
     /// Opens `path` to run it: a regular file the process may execute,
     /// which no one has open for writing (ETXTBSY).
     fn open_program(&mut self, path: &str) -> Result<(StatView, u32), i64> {
@@ -917,26 +947,26 @@ impl Sup {
     }
 
     /// `path` is the program's file, `execfn` the path execve was given
-    /// (a script's, when `path` is its interpreter).
+    /// (a script's, when `path` is its interpreter), `name` its plate's
+    /// (`plate_name`).
     fn exec_image(
         &mut self,
         rid: Option<u64>,
-        (path, execfn): (&str, &str),
+        (path, execfn, name): (&str, &str, &str),
         st: &StatView,
         (image, paged): (Vec<u8>, Option<abi::PagerSource>),
         mut argv: Vec<Vec<u8>>,
         env: Vec<Vec<u8>>,
     ) -> Result<(), i64> {
-        let name = plate_name(st, path);
         let tag = plate_tag(st);
         // (No image: the caller found the plate.)
-        let made_before = (image.is_empty() && paged.is_none()) || calls::plate_create(&name, tag, &[]).is_ok();
+        let made_before = (image.is_empty() && paged.is_none()) || calls::plate_create(name, tag, &[]).is_ok();
         if !made_before {
             // An OFF2F file 1's plate holds the header page read; its
             // data is read at faults by the file server.
             let made = match &paged {
-                Some(source) => calls::plate_paged(&name, tag, &image, source),
-                None => calls::plate_create(&name, tag, &image),
+                Some(source) => calls::plate_paged(name, tag, &image, source),
+                None => calls::plate_create(name, tag, &image),
             };
             made.map_err(|e| exec_errno(path, "plate", e))?;
         }
@@ -945,9 +975,11 @@ impl Sup {
         if argv.is_empty() {
             argv.push(Vec::new());
         }
-        // The kernel's layout: argc, the path, argv, the environment.
-        let mut args = Vec::new();
-        args.extend_from_slice(format!("{}", argv.len()).as_bytes());
+        // The kernel's layout: argc, the path, argv, the environment, in
+        // one allocation (grown piece by piece it was moved four times).
+        let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() + 1).sum::<usize>();
+        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + strings(&argv) + strings(&env));
+        args.extend_from_slice(decimal(&mut [0; 20], argv.len() as u64).as_bytes());
         args.push(0);
         args.extend_from_slice(execfn.as_bytes());
         args.push(0);
@@ -976,7 +1008,7 @@ impl Sup {
             stack: self.limits[RLIMIT_STACK][0].max(1),
             ..SpawnOptions::DEFAULT
         };
-        let tpid = calls::spawn(&name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
+        let tpid = calls::spawn(name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
         // The process goes on in the new program. exec_done's EXEC tells
         // the shared server so before the old program ends: the new one
         // may already run on another CPU, and until then /proc showed the
