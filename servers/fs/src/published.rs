@@ -25,7 +25,7 @@ use crate::{Server, errno};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use ext2fs::{FileType, Handle};
-use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, op};
+use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, PUBLISH_MAX_PAGES, op};
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
 
@@ -248,7 +248,8 @@ impl Server {
         let (first, last) = (off / PAGE, ((end - 1) / PAGE).min(off / PAGE + MAX_PUBLISH - 1));
         // Where each page is on the device, then all of them from the
         // block cache in one READ_MANY (a round trip a page cost as much
-        // as the cold read's disk time), then each into the kernel.
+        // as the cold read's disk time), then each run into the kernel
+        // with one PUBLISH.
         let mut pages: Vec<(u64, usize)> = Vec::new();
         let mut pieces: Vec<(u64, u32)> = Vec::new();
         for page in first..=last.min(MAX_PAGES - 1) {
@@ -267,30 +268,42 @@ impl Server {
         let mut buf = core::mem::take(&mut self.page_buf);
         buf.resize(total, 0);
         let got = self.dev().read_many(&pieces, &mut buf).unwrap_or(0);
-        let mut at = 0usize;
-        for &(page, valid) in &pages {
-            if at + valid > got {
+        // Runs of consecutive pages, each published with one call.
+        let (mut i, mut at) = (0usize, 0usize);
+        while i < pages.len() {
+            let mut j = i + 1;
+            while j < pages.len() && pages[j].0 == pages[j - 1].0 + 1 && j - i < PUBLISH_MAX_PAGES as usize {
+                j += 1;
+            }
+            let bytes: usize = pages[i..j].iter().map(|&(_, v)| v).sum();
+            if at + bytes > got {
                 break;
             }
             let Some(c) = self.published.caches.get_mut(&h) else {
                 break;
             };
-            let last = if (page + 1) * PAGE >= size { LAST } else { 0 };
-            match calls::file_cache(op::PUBLISH, c.id, page, buf[at..].as_ptr() as u64, valid as u64 | last) {
-                Ok(_) => {
-                    c.mark(page);
-                    self.published.pages_published += 1;
-                }
-                Err(_) => {
-                    // The kernel's room for this server: the idle caches
-                    // give theirs back first, then this one stops growing.
-                    c.full = true;
-                    self.published.refused += 1;
-                    self.published.trim(0);
-                    break;
-                }
+            let first = pages[i].0;
+            let last = if pages[j - 1].0.saturating_add(1) * PAGE >= size {
+                LAST
+            } else {
+                0
+            };
+            let done = calls::file_cache(op::PUBLISH, c.id, first, buf[at..].as_ptr() as u64, bytes as u64 | last)
+                .unwrap_or(0)
+                .min((j - i) as u64);
+            for page in first..first + done {
+                c.mark(page);
             }
-            at += valid;
+            self.published.pages_published += done;
+            if done < (j - i) as u64 {
+                // The kernel's room for this server: the idle caches
+                // give theirs back first, then this one stops growing.
+                c.full = true;
+                self.published.refused += 1;
+                self.published.trim(0);
+                break;
+            }
+            (i, at) = (j, at + bytes);
         }
         self.page_buf = buf;
     }
