@@ -353,10 +353,10 @@ LINUX_BINARY_WAYS = {
 # names as Linux's rows), in a boot configuration of its own and with its
 # arguments; the native program's figures become <metric>.native.
 LINUX_BINARY_OWN = {
-    # The system disk's /tmp, with the native fsbench's block cache. No
-    # --drop-caches: the personality has no /proc/sys/vm/drop_caches
-    # (the cold read is the native program's row).
-    "fs": ("servers=servers.linux-fs.conf", "/linux/bench/fs,/tmp"),
+    # The system disk's /tmp, with the native fsbench's block cache;
+    # --drop-caches through the personality's /proc/sys/vm/drop_caches
+    # (the file servers' and block caches' pages) for the cold read.
+    "fs": ("servers=servers.linux-fs.conf", "/linux/bench/fs,--drop-caches,/tmp"),
 }
 
 

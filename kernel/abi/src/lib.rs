@@ -1003,6 +1003,8 @@ pub mod file_cache {
     /// Bytes of the attributes `file_cache_attr` keeps: Linux x86_64's
     /// `struct stat`.
     pub const STAT_LEN: usize = 144;
+    /// Pages one `op::PUBLISH` publishes at most.
+    pub const PUBLISH_MAX_PAGES: u64 = 64;
 
     /// Operations of `file_cache(op, id, a, b, c)`; all but `CREATE` by
     /// the cache's owner.
@@ -1010,10 +1012,12 @@ pub mod file_cache {
         /// A new, empty cache owned (and paid for) by the caller (`id`
         /// unused) → its id.
         pub const CREATE: u64 = 1;
-        /// Page `a` holds the `c` bytes at the caller's address `b` (1 to
-        /// a page; fewer only for the file's last page, and with `LAST`
-        /// in `c` the file ends there) → 0. Limit past `MAX_PAGES` or the
-        /// caller's limit.
+        /// Pages from `a` hold the `c` bytes at the caller's address `b`,
+        /// a page each (1 byte to `PUBLISH_MAX_PAGES` pages; the last
+        /// short only at the file's end, and with `LAST` in `c` the file
+        /// ends there) → the pages published, those before the first
+        /// that failed; that page's error if it is the first (Limit past
+        /// `MAX_PAGES` or the caller's limit).
         pub const PUBLISH: u64 = 2;
         /// Pages `a` to `a + b - 1` are gone (`b` = u64::MAX: all from
         /// `a`), and the attributes (`file_cache_attr`) with them: a change

@@ -38,7 +38,7 @@
 
 use super::mediator::{NO_IDS, Need, Outcome, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
-use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE, STAT_LEN};
+use abi::file_cache::{LAST, MAX_PAGES, MAX_READERS, PAGE, PUBLISH_MAX_PAGES, STAT_LEN};
 use abi::{Error, ResInfo, ResOp};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -138,68 +138,85 @@ fn control<T: Outcome>(
     )
 }
 
-/// `file_cache(PUBLISH)`: page `index` of cache `id` holds `len` bytes of
-/// the caller's memory at `addr` (fewer than a page only at the file's
-/// end).
-pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Result<(), Error> {
+/// `file_cache(PUBLISH)`: pages from `index` of cache `id` hold the `len`
+/// bytes of the caller's memory at `addr`, a page each (up to
+/// `PUBLISH_MAX_PAGES`; the last may be short only at the file's end: one
+/// call for a READ's pages, where a call a page cost as much again as the
+/// copy). Returns the pages published: those before the first that
+/// failed (none: that page's error).
+pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Result<u64, Error> {
+    let end_here = len & LAST != 0;
+    let len = len & !LAST;
+    if len == 0 || len > PUBLISH_MAX_PAGES * PAGE {
+        return Err(Error::Invalid);
+    }
     control(caller, id, |cache| {
-        let last = len & LAST != 0 || len < PAGE;
-        let len = len & !LAST;
-        if len > PAGE || len == 0 {
-            return Err(Error::Invalid);
+        let pages = len.div_ceil(PAGE);
+        for i in 0..pages {
+            let n = (len - i * PAGE).min(PAGE);
+            let last = i + 1 == pages && (end_here || n < PAGE);
+            if let Err(e) = publish_one(&cache, index.saturating_add(i), addr.saturating_add(i * PAGE), n, last) {
+                return if i == 0 { Err(e) } else { Ok(i) };
+            }
         }
-        if index >= MAX_PAGES {
-            return Err(Error::Limit);
-        }
-        // The bytes first, outside the lock (reading them may fault).
-        let mut data = Vec::new();
-        data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-        data.resize(len as usize, 0);
-        UserRange::new(addr, len as usize)?.read(&mut data)?;
-        let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
-        let old = {
-            let mut guard = cache.inner.lock();
-            let g = &mut *guard;
-            if g.dead {
-                return Err(Error::NotFound);
-            }
-            let at = index as usize;
-            if g.pages.len() <= at {
-                // The index grows in steps, charged as it grows.
-                let want = (at + 1).next_power_of_two().max(16).min(MAX_PAGES as usize);
-                let more = Inner::index_bytes(want).saturating_sub(Inner::index_bytes(g.pages.capacity()));
-                g.charge.grow(more).map_err(|_| Error::Limit)?;
-                if g.pages.try_reserve_exact(want - g.pages.len()).is_err() {
-                    g.charge.shrink(more);
-                    return Err(Error::NoMemory);
-                }
-                g.pages.resize(want, None);
-            }
-            let old = g.pages[at].take();
-            if old.is_none() {
-                g.charge
-                    .grow(PAGE + size_of::<Page>() as u64)
-                    .map_err(|_| Error::Limit)?;
-                g.present += 1;
-            }
-            g.pages[at] = Some(page);
-            if g.size.is_some_and(|s| index * PAGE + len > s) {
-                // Bytes past the size it said: it no longer holds.
-                g.size = None;
-            }
-            if last {
-                g.end = Some((index, index * PAGE + len));
-            } else if g.end.is_some_and(|(p, _)| p <= index) {
-                // A whole page at or past the known end: the file grew
-                // (its owner should have revoked the short page); the end
-                // is no longer known.
-                g.end = None;
-            }
-            old
-        };
-        drop(old);
-        Ok(())
+        Ok(pages)
     })
+}
+
+/// Page `index` of `cache` holds the `len` bytes at `addr` (`last`: the
+/// file ends there).
+fn publish_one(cache: &FileCache, index: u64, addr: u64, len: u64, last: bool) -> Result<(), Error> {
+    if index >= MAX_PAGES {
+        return Err(Error::Limit);
+    }
+    // The bytes first, outside the lock (reading them may fault).
+    let mut data = Vec::new();
+    data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
+    data.resize(len as usize, 0);
+    UserRange::new(addr, len as usize)?.read(&mut data)?;
+    let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
+    let old = {
+        let mut guard = cache.inner.lock();
+        let g = &mut *guard;
+        if g.dead {
+            return Err(Error::NotFound);
+        }
+        let at = index as usize;
+        if g.pages.len() <= at {
+            // The index grows in steps, charged as it grows.
+            let want = (at + 1).next_power_of_two().max(16).min(MAX_PAGES as usize);
+            let more = Inner::index_bytes(want).saturating_sub(Inner::index_bytes(g.pages.capacity()));
+            g.charge.grow(more).map_err(|_| Error::Limit)?;
+            if g.pages.try_reserve_exact(want - g.pages.len()).is_err() {
+                g.charge.shrink(more);
+                return Err(Error::NoMemory);
+            }
+            g.pages.resize(want, None);
+        }
+        let old = g.pages[at].take();
+        if old.is_none() {
+            g.charge
+                .grow(PAGE + size_of::<Page>() as u64)
+                .map_err(|_| Error::Limit)?;
+            g.present += 1;
+        }
+        g.pages[at] = Some(page);
+        if g.size.is_some_and(|s| index * PAGE + len > s) {
+            // Bytes past the size it said: it no longer holds.
+            g.size = None;
+        }
+        if last {
+            g.end = Some((index, index * PAGE + len));
+        } else if g.end.is_some_and(|(p, _)| p <= index) {
+            // A whole page at or past the known end: the file grew
+            // (its owner should have revoked the short page); the end
+            // is no longer known.
+            g.end = None;
+        }
+        old
+    };
+    drop(old);
+    Ok(())
 }
 
 /// `file_cache(REVOKE)`: pages `first` to `first + count - 1` of cache

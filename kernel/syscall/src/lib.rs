@@ -550,7 +550,7 @@ impl abi::Serve for Native<'_> {
         let pid = self.me.pid();
         match a.op {
             op::CREATE => fc::create(pid).map(|id| id.raw()),
-            op::PUBLISH => fc::publish(pid, id(a.id), a.a, a.b, a.c).map(|()| 0),
+            op::PUBLISH => fc::publish(pid, id(a.id), a.a, a.b, a.c),
             op::REVOKE => fc::revoke(pid, id(a.id), a.a, a.b),
             op::GRANT => fc::grant(pid, id(a.id), a.a, a.b != 0).map(|()| 0),
             op::SIZE => fc::set_size(pid, id(a.id), a.a).map(|()| 0),

@@ -58,7 +58,14 @@ pub const CLOSE: u64 = 8;
 pub const TICK: u64 = 9;
 pub const DROP: u64 = 10;
 pub const WRITE_MANY: u64 = 11;
-pub const ENTRIES: u64 = (1 << 12) - 1;
+/// Pieces of pages for the file server's own use (the pages it publishes
+/// in the kernel's file caches): the message is up to [`MAX_PIECES`]
+/// headers (offset, length: each inside one page), the reply the pieces
+/// back to back, as many as were read before one failed (none: an error).
+pub const READ_MANY: u64 = 12;
+/// Most pieces of a `READ_MANY`.
+pub const MAX_PIECES: usize = 64;
+pub const ENTRIES: u64 = (1 << 13) - 1;
 
 /// Longest `WRITE_MANY` message.
 pub const MAX_BATCH: usize = 16 * 1024;

@@ -151,6 +151,32 @@ impl CacheDevice {
         }
     }
 
+    /// Reads pieces of file data (device byte, length: each inside one
+    /// page) from the cache into `buf`, back to back, in calls of up to
+    /// `cache::MAX_PIECES`: one round trip where a page was one. Returns
+    /// the bytes read, fewer if a piece failed.
+    pub fn read_many(&mut self, pieces: &[(u64, u32)], buf: &mut [u8]) -> Result<usize> {
+        self.flush()?;
+        let mut at = 0usize;
+        let mut msg = [0u8; cache::MAX_PIECES * cache::HEADER];
+        for part in pieces.chunks(cache::MAX_PIECES) {
+            let want: usize = part.iter().map(|&(_, n)| n as usize).sum();
+            let Some(dst) = buf.get_mut(at..at + want) else {
+                return Err(Errno::EINVAL);
+            };
+            for (i, &(dev, n)) in part.iter().enumerate() {
+                cache::encode_header(dev, n, &mut msg[i * cache::HEADER..]);
+            }
+            let got = sys::call(self.cache, cache::READ_MANY, &msg[..part.len() * cache::HEADER], dst).unwrap_or(0);
+            self.stats.read_bytes += got as u64;
+            at += got.min(want);
+            if got < want {
+                break;
+            }
+        }
+        Ok(at)
+    }
+
     /// Sends the batch of changes to the cache.
     pub fn flush(&mut self) -> Result<()> {
         if self.batch.is_empty() {

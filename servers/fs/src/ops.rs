@@ -493,6 +493,11 @@ impl Server {
             }
             DROP_PAGES => {
                 self.cache_drop_all();
+                // The block cache is asked by the file server, which knows
+                // it, so that a mount's cache is reached as the system's is.
+                if Reader::new(msg).u64().unwrap_or(0) & DROP_BLOCK_CACHE != 0 {
+                    tessera_rt::sys::call(self.cache, tessera_api::cache::DROP, &[], &mut []).map_err(Errno::of)?;
+                }
                 Ok((0, 0))
             }
             SHARE => {

@@ -36,7 +36,7 @@ use crate::{Server, errno};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use ext2fs::{FileType, Handle};
-use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, op};
+use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, PUBLISH_MAX_PAGES, op};
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
 
@@ -275,39 +275,71 @@ impl Server {
             return;
         }
         let (first, last) = (off / PAGE, ((end - 1) / PAGE).min(off / PAGE + MAX_PUBLISH - 1));
-        let mut buf = core::mem::take(&mut self.page_buf);
-        buf.resize(PAGE as usize, 0);
+        // Where each page is on the device, then all of them from the
+        // block cache in one READ_MANY (a round trip a page cost as much
+        // as the cold read's disk time), then each run into the kernel
+        // with one PUBLISH.
+        let mut pages: Vec<(u64, usize)> = Vec::new();
+        let mut pieces: Vec<(u64, u32)> = Vec::new();
         for page in first..=last.min(MAX_PAGES - 1) {
-            if self.published.caches.get(&h).is_none_or(|c| c.has(page) || c.full) {
+            if self.published.caches.get(&h).is_none_or(|c| c.has(page)) {
                 continue;
             }
             let valid = (size - page * PAGE).min(PAGE) as usize;
-            if !self.page_bytes(h, page, &mut buf[..valid]) {
-                continue;
+            if self.page_pieces(h, page, valid, &mut pieces) {
+                pages.push((page, valid));
+            }
+        }
+        if pages.is_empty() {
+            return;
+        }
+        let total: usize = pages.iter().map(|&(_, v)| v).sum();
+        let mut buf = core::mem::take(&mut self.page_buf);
+        buf.resize(total, 0);
+        let got = self.dev().read_many(&pieces, &mut buf).unwrap_or(0);
+        // Runs of consecutive pages, each published with one call.
+        let (mut i, mut at) = (0usize, 0usize);
+        while i < pages.len() {
+            let mut j = i + 1;
+            while j < pages.len() && pages[j].0 == pages[j - 1].0 + 1 && j - i < PUBLISH_MAX_PAGES as usize {
+                j += 1;
+            }
+            let bytes: usize = pages[i..j].iter().map(|&(_, v)| v).sum();
+            if at + bytes > got {
+                break;
             }
             let Some(c) = self.published.caches.get_mut(&h) else {
                 break;
             };
-            let last = if (page + 1) * PAGE >= size { LAST } else { 0 };
-            match calls::file_cache(op::PUBLISH, c.id, page, buf.as_ptr() as u64, valid as u64 | last) {
-                Ok(_) => {
-                    c.mark(page);
-                    self.published.pages_published += 1;
-                }
-                Err(_) => {
-                    // The kernel's room for this server: the idle caches
-                    // give theirs back first, then this one stops growing.
-                    c.full = true;
-                    self.published.refused += 1;
-                    self.published.trim(0);
-                }
+            let first = pages[i].0;
+            let last = if pages[j - 1].0.saturating_add(1) * PAGE >= size {
+                LAST
+            } else {
+                0
+            };
+            let done = calls::file_cache(op::PUBLISH, c.id, first, buf[at..].as_ptr() as u64, bytes as u64 | last)
+                .unwrap_or(0)
+                .min((j - i) as u64);
+            for page in first..first + done {
+                c.mark(page);
             }
+            self.published.pages_published += done;
+            if done < (j - i) as u64 {
+                // The kernel's room for this server: the idle caches
+                // give theirs back first, then this one stops growing.
+                c.full = true;
+                self.published.refused += 1;
+                self.published.trim(0);
+                break;
+            }
+            (i, at) = (j, at + bytes);
         }
         self.page_buf = buf;
     }
 
-    /// Fills `buf` with page `page` of `h` if it lies wholly on blocks.
-    fn page_bytes(&mut self, h: Handle, page: u64, buf: &mut [u8]) -> bool {
+    /// Adds to `pieces` where page `page` of `h` (its first `valid`
+    /// bytes) is on the device, if it lies wholly on blocks.
+    fn page_pieces(&mut self, h: Handle, page: u64, valid: usize, pieces: &mut Vec<(u64, u32)>) -> bool {
         let Ok(fm) = self.fm() else {
             return false;
         };
@@ -315,25 +347,32 @@ impl Server {
         // Pages published for later reads are no access of their own: the
         // read that asked for them touched the access time, or chose not to
         // (O_NOATIME).
-        let Ok(segments) = fm.map_read_as(h, page * PAGE, buf.len() as u64, false) else {
+        let Ok(segments) = fm.map_read_as(h, page * PAGE, valid as u64, false) else {
             return false;
         };
+        let before = pieces.len();
         let mut at = 0usize;
         for seg in &segments {
             let Some(block) = seg.block else {
+                pieces.truncate(before);
                 return false;
             };
             let mut dev = block * bs + seg.offset as u64;
             let mut left = seg.len as usize;
             while left > 0 {
-                let n = left.min(PAGE as usize - (dev % PAGE) as usize).min(buf.len() - at);
-                if n == 0 || self.dev().read_data(dev, &mut buf[at..at + n]).is_err() {
+                let n = left.min(PAGE as usize - (dev % PAGE) as usize).min(valid - at);
+                if n == 0 {
+                    pieces.truncate(before);
                     return false;
                 }
+                pieces.push((dev, n as u32));
                 (dev, at, left) = (dev + n as u64, at + n, left - n);
             }
         }
-        at == buf.len()
+        if at != valid {
+            pieces.truncate(before);
+        }
+        at == valid
     }
 
     /// Pages `first` to `first + count - 1` of `h` changed: revoked.

@@ -58,7 +58,7 @@
 //! | `STATS` | | text, `name value` per line |
 //! | `SHARE` | fd u32, 0 u32, pid u64 | fd: the same open file, numbered for client `pid` |
 //! | `MKNOD` | header, mode u32 (type and permissions), device u32 (major << 20 \| minor), path | 0 |
-//! | `DROP_PAGES` | | 0: the kernel's file caches of this server forget every page |
+//! | `DROP_PAGES` | flags u64 (optional; [`DROP_BLOCK_CACHE`]) | 0: the kernel's file caches of this server forget every page (and the block cache writes back and forgets its own) |
 //! | `HANDLE` | header (`AT_SYMLINK_FOLLOW`; `AT_EMPTY_PATH`: dirfd is the file), path | 0, then inode u32, generation u32 |
 //! | `OPEN_HANDLE` | header (flags `O_*`; dirfd unused), inode u32, generation u32 | as `OPEN` (`ESTALE`: no such file now) |
 //! | `MEMFD` | header (dirfd: the file, for seals), op u32 ([`MEMFD_CREATE`]...), value u32 (the seals made or added) | CREATE: as `OPEN`; else the file's seals (`EINVAL`: a file with none) |
@@ -104,6 +104,9 @@ pub const SHARE: u64 = 22;
 /// The kernel's file caches of this server forget every page (with the
 /// block cache's DROP, Linux's drop_caches).
 pub const DROP_PAGES: u64 = 25;
+/// DROP_PAGES's flag: the block cache under the file server writes back
+/// and forgets its pages too (its DROP).
+pub const DROP_BLOCK_CACHE: u64 = 1;
 /// A FIFO, socket, device or regular file made by name (mknod).
 pub const MKNOD: u64 = 24;
 /// Extended attributes: get, set, list, remove (Linux's `*xattr` calls

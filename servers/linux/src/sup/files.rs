@@ -237,6 +237,10 @@ impl Sup {
                 if matches!(node, VNode::Mem(_)) && flags & fdt::O_ACCMODE != 0 && !settable {
                     return Err(errno::EACCES);
                 }
+                // Mode 0200: not even root reads it (Linux's sysctl_perm).
+                if abs == super::vfs::DROP_CACHES && flags & fdt::O_ACCMODE != fdt::O_WRONLY {
+                    return Err(errno::EACCES);
+                }
                 // A fresh description of the terminal holds a reference.
                 let kind = self.vkind(node);
                 if let Kind::Obj { id, .. } = kind {

@@ -590,4 +590,24 @@ impl Fs {
     pub fn sync(&self) -> Result<(), i64> {
         self.result(api::SYNC, &[], &mut []).map(|_| ())
     }
+
+    /// Linux's drop_caches: every file system's file server has the
+    /// kernel's file caches forget their pages and its block cache write
+    /// back and forget its own. The mounts' go first: what their caches
+    /// write back goes into their backing files, through the system's
+    /// caches, which are dropped last. Each is asked even if one before
+    /// failed; the first error is returned.
+    pub fn drop_caches(&self) -> Result<(), i64> {
+        let flags = api::DROP_BLOCK_CACHE.to_le_bytes();
+        let mut servers: Vec<u64> = self.mounts.list().iter().map(|m| m.fs).collect();
+        servers.push(self.pid);
+        let mut first = Ok(());
+        for pid in servers {
+            let r = self.result_at(pid, api::DROP_PAGES, &flags, &mut []).map(|_| ());
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
 }

@@ -483,6 +483,7 @@ impl Sup {
         let (mode, rdev, size) = match node {
             VNode::Dir(_) => (S_IFDIR | 0o555, 0, 0),
             VNode::Dev(_, d) => (S_IFCHR | 0o666, *d, 0),
+            VNode::Mem(_) if abs == DROP_CACHES => (S_IFREG | 0o200, 0, 0),
             VNode::Mem(m) if writable(abs) => (S_IFREG | 0o644, 0, m.len() as i64),
             VNode::Mem(m) => (S_IFREG | 0o444, 0, m.len() as i64),
             VNode::Link(t) => (S_IFLNK | 0o777, 0, t.len() as i64),
@@ -571,7 +572,12 @@ impl Sup {
             "" => VNode::Dir(vec![
                 ("kernel".into(), DT_DIR, ino_of("sys/kernel")),
                 ("fs".into(), DT_DIR, ino_of("sys/fs")),
+                ("vm".into(), DT_DIR, ino_of("sys/vm")),
             ]),
+            "vm" => files("vm", &["drop_caches"]),
+            // Write-only (Linux's mode 0200): an open for reading is
+            // refused, so its content is never read.
+            "vm/drop_caches" => VNode::Mem(Vec::new()),
             "kernel" => {
                 // The SysV limits are listed once, where they are kept.
                 let own = [
@@ -678,6 +684,7 @@ pub fn writable(abs: &str) -> bool {
         || matches!(
             abs,
             "/proc/sys/kernel/pid_max"
+                | DROP_CACHES
                 | "/proc/sys/fs/pipe-max-size"
                 | "/proc/sys/kernel/hostname"
                 | "/proc/sys/kernel/domainname"
@@ -686,6 +693,10 @@ pub fn writable(abs: &str) -> bool {
             .strip_prefix("/proc/sys/fs/inotify/")
             .is_some_and(|n| super::inotify::SETTINGS.contains(&n))
 }
+
+/// Linux's drop_caches: 1 the page cache, 2 dentries and inodes, 3
+/// both, 4 only silences the kernel's message (Linux 6.1 takes 1 to 4).
+pub const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 
 /// A number written to a file of `/proc/sys`, as Linux's proc_dointvec
 /// reads one: blanks around it, nothing else.
@@ -727,6 +738,17 @@ impl Sup {
             "/proc/sys/kernel/pid_max" => {
                 self.sysctl(sysctl::PID_MAX, Some(number_of(text)?))?;
             }
+            // Tessera's caches do not tell the page cache from inodes:
+            // the block cache holds file and metadata pages alike, so 1,
+            // 2 and 3 all drop the kernel's file caches and the block
+            // caches' pages, dirty ones written back first (Linux leaves
+            // dirty pages; nothing is lost either way). The file server's
+            // own mirror of metadata blocks and its name cache stay.
+            DROP_CACHES => match number_of(text)? {
+                1..=3 => self.fs.drop_caches()?,
+                4 => {}
+                _ => return Err(errno::EINVAL),
+            },
             "/proc/sys/fs/pipe-max-size" => {
                 self.sysctl(sysctl::PIPE_MAX_SIZE, Some(number_of(text)?))?;
             }

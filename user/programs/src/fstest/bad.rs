@@ -59,6 +59,22 @@ impl Raw {
         sys::call(self.cache, cache_api::READ, &hdr, buf) == Ok(buf.len())
     }
 
+    /// READ_MANY of `msg` (raw headers) into a buffer of `cap` bytes.
+    fn read_many_raw(&self, msg: &[u8], cap: usize) -> Option<Vec<u8>> {
+        let mut out = vec![0u8; cap];
+        let n = sys::call(self.cache, cache_api::READ_MANY, msg, &mut out).ok()?;
+        out.truncate(n);
+        Some(out)
+    }
+
+    fn read_many(&self, pieces: &[(u64, u32)], cap: usize) -> Option<Vec<u8>> {
+        let mut msg = vec![0u8; pieces.len() * cache_api::HEADER];
+        for (i, &(at, n)) in pieces.iter().enumerate() {
+            cache_api::encode_header(at, n, &mut msg[i * cache_api::HEADER..]);
+        }
+        self.read_many_raw(&msg, cap)
+    }
+
     fn write(&self, at: u64, data: &[u8]) -> bool {
         let mut msg = vec![0u8; cache_api::HEADER + data.len()];
         cache_api::encode_header(at, data.len() as u32, &mut msg);
@@ -274,6 +290,50 @@ fn alive(stack: &Stack) -> bool {
         && sys::alive(stack.disk)
 }
 
+/// The cache's READ_MANY: pieces back to back, and bad requests refused
+/// or cut short where the first bad piece is.
+fn read_many_checks(raw: &Raw, img: &[u8], c: &mut Checks) {
+    let p = PAGE as u64;
+    let pieces = [(0, PAGE as u32), (2 * p + 100, 50), (3 * p, PAGE as u32)];
+    let mut want = img[..PAGE].to_vec();
+    want.extend_from_slice(&img[2 * PAGE + 100..2 * PAGE + 150]);
+    want.extend_from_slice(&img[3 * PAGE..4 * PAGE]);
+    c.check(
+        raw.read_many(&pieces, want.len()) == Some(want.clone()),
+        "READ_MANY: the pieces back to back",
+    );
+    c.check(raw.read_many_raw(&[], 4096).is_none(), "READ_MANY: no piece is refused");
+    c.check(
+        raw.read_many_raw(&[0u8; cache_api::HEADER + 1], 4096).is_none(),
+        "READ_MANY: a message of no whole number of headers is refused",
+    );
+    let many = vec![(0u64, 16u32); cache_api::MAX_PIECES + 1];
+    c.check(
+        raw.read_many(&many, 4096).is_none(),
+        "READ_MANY: more than MAX_PIECES pieces are refused",
+    );
+    c.check(
+        raw.read_many(&[(p - 10, 20)], 4096).is_none(),
+        "READ_MANY: a piece across a page is refused",
+    );
+    c.check(
+        raw.read_many(&[(1 << 40, 16)], 4096).is_none(),
+        "READ_MANY: a piece past the device is refused",
+    );
+    c.check(
+        raw.read_many(&[(0, 0)], 4096).is_none(),
+        "READ_MANY: an empty piece is refused",
+    );
+    c.check(
+        raw.read_many(&[(0, 16), (p - 10, 20), (p, 16)], 4096) == Some(img[..16].to_vec()),
+        "READ_MANY: stops at the first bad piece",
+    );
+    c.check(
+        raw.read_many(&[(0, PAGE as u32), (p, PAGE as u32)], PAGE + 100) == Some(img[..PAGE].to_vec()),
+        "READ_MANY: stops at the first piece the buffer has no room for",
+    );
+}
+
 pub fn run(count: u32, seed: u64) -> u32 {
     let mut c = Checks::new("fstest");
     let mut stack = match Stack::start("small", 64, 0, true) {
@@ -307,6 +367,7 @@ pub fn run(count: u32, seed: u64) -> u32 {
         stack.stop();
         return c.failed;
     };
+    read_many_checks(&raw, &img, &mut c);
     let mut rng = Rng(seed | 1);
     let mut refused = [0u32; 6];
     let mut damaged = [0u32; 6];

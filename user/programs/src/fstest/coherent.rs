@@ -136,4 +136,51 @@ pub fn run(c: &mut Checks, stack: &Stack) {
     drop(r);
     drop(w);
     c.check(client::unlink(PATH).is_ok(), "unlink /t/coherent");
+    publish_runs(c);
+}
+
+/// PUBLISH of runs of pages, by the owner of a cache of its own: bad
+/// lengths and addresses refused, a run past the last page cut short.
+fn publish_runs(c: &mut Checks) {
+    use tessera_rt::abi::Error;
+    use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, PUBLISH_MAX_PAGES};
+    let Ok(id) = calls::file_cache(op::CREATE, 0, 0, 0, 0) else {
+        c.check(false, "a cache of the test's own");
+        return;
+    };
+    let data = pattern(5, (PUBLISH_MAX_PAGES * PAGE) as usize + 1);
+    let at = data.as_ptr() as u64;
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 0, at, 3 * PAGE) == Ok(3),
+        "a run of three pages is published whole",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 10, at, (PAGE + 10) | LAST) == Ok(2),
+        "a run ending in a short last page",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 20, at, PUBLISH_MAX_PAGES * PAGE + 1) == Err(Error::Invalid),
+        "a run longer than PUBLISH_MAX_PAGES is refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 20, at, LAST) == Err(Error::Invalid),
+        "an empty run is refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, MAX_PAGES - 2, at, 4 * PAGE) == Ok(2),
+        "a run past the last page is cut short there",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, MAX_PAGES, at, PAGE) == Err(Error::Limit),
+        "a run from past the last page is refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH, id, 30, 8, 2 * PAGE).is_err(),
+        "a run from memory not the caller's is refused",
+    );
+    c.check(
+        calls::file_cache(op::REVOKE, id, 0, u64::MAX, 0) == Ok(7),
+        "exactly the pages published are present",
+    );
+    c.check(sys::res_delete(id).is_ok(), "the test's cache deleted");
 }
