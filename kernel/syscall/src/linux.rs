@@ -119,18 +119,8 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
     match n {
         nr::GETPID => pid,
         nr::GETTID => proc::linux_tid(pid),
-        nr::GETPPID => match me.linux_ppid() {
-            0 => forward(
-                me,
-                supervisor,
-                LinuxCall {
-                    nr: n,
-                    args: a,
-                    pid: proc::linux_tid(pid),
-                },
-            ),
-            ppid => ppid,
-        },
+        // 0: not known here yet; the supervisor answers (the last arm).
+        nr::GETPPID if let ppid @ 1.. = me.linux_ppid() => ppid,
         nr::SET_TID_ADDRESS => {
             sched::with_current(|c| c.clear_word.store(a[0], core::sync::atomic::Ordering::Relaxed));
             proc::linux_tid(pid)

@@ -68,6 +68,23 @@ static char wait_for_state(pid_t pid, char want)
 	return s;
 }
 
+/* A child running `path` as `name` with `flag`, blocked reading its
+ * stdin, the read end of `p` (made here); closing p[1] ends it. */
+static pid_t start_reader(const char *path, char *name, char *flag, int p[2])
+{
+	SETUP(pipe(p));
+	pid_t c = fork();
+	if (c == 0) {
+		close(p[1]);
+		dup2(p[0], 0);
+		char *cargv[] = { name, flag, NULL };
+		execve(path, cargv, cargv + 2);
+		_exit(127);
+	}
+	close(p[0]);
+	return c;
+}
+
 static int report_cmdline(void)
 {
 	ssize_t n = slurp("/proc/self/cmdline");
@@ -110,16 +127,7 @@ int main(int argc, char **argv)
 	char *args[] = { "cmdline", "a b", "", "last", "x", NULL };
 	EXPECT_STATUS("a child reading its own", run_relayed(self_exe(), args, args + 5), "exited 0");
 	int p[2];
-	SETUP(pipe(p));
-	pid_t c = fork();
-	if (c == 0) {
-		close(p[1]);
-		dup2(p[0], 0);
-		char *wargv[] = { "sleeper", "--flag", NULL };
-		execve(self_exe(), wargv, wargv + 2);
-		_exit(127);
-	}
-	close(p[0]);
+	pid_t c = start_reader(self_exe(), "sleeper", "--flag", p);
 	wait_for_state(c, 'S');
 	snprintf(path, sizeof path, "/proc/%d/cmdline", c);
 	n = slurp(path);
@@ -148,16 +156,7 @@ int main(int argc, char **argv)
 	close(p[1]);
 	/* comm is the file name cut to 15 characters. */
 	SETUP(symlink(self_exe(), "a-very-long-program-name"));
-	SETUP(pipe(p));
-	c = fork();
-	if (c == 0) {
-		close(p[1]);
-		dup2(p[0], 0);
-		char *largv[] = { "long", "--wait", NULL };
-		execve("./a-very-long-program-name", largv, largv + 2);
-		_exit(127);
-	}
-	close(p[0]);
+	c = start_reader("./a-very-long-program-name", "long", "--wait", p);
 	wait_for_state(c, 'S');
 	read_stat(c, &f);
 	EXPECT_STR("comm of a-very-long-program-name", f.comm, "a-very-long-pro");
@@ -168,16 +167,7 @@ int main(int argc, char **argv)
 	 * Polled without pause, so that the exec's window is looked into. */
 	int new_comm = 0;
 	for (int round = 0; round < 20; round++) {
-		SETUP(pipe(p));
-		c = fork();
-		if (c == 0) {
-			close(p[1]);
-			dup2(p[0], 0);
-			char *largv[] = { "long", "--wait", NULL };
-			execve("./a-very-long-program-name", largv, largv + 2);
-			_exit(127);
-		}
-		close(p[0]);
+		c = start_reader("./a-very-long-program-name", "long", "--wait", p);
 		for (int i = 0; i < 200000 && state_of(c) != 'S'; i++)
 			sched_yield();
 		read_stat(c, &f);
