@@ -47,8 +47,8 @@ const RLIMIT_STACK: usize = 3;
 /// file finds one plate (the pool's programs are by plate).
 fn plate_name(st: &StatView, path: &str) -> String {
     let base = linuxabi::path::basename(path);
-    let mut digits = [0u8; 20];
-    let ino = decimal(&mut digits, st.ino);
+    let mut digits = [0u8; 24];
+    let ino = sys::fmt_u64(st.ino, &mut digits);
     let mut name = String::with_capacity(6 + ino.len() + 1 + base.len());
     name.push_str("linux/");
     name.push_str(ino);
@@ -61,21 +61,6 @@ fn plate_name(st: &StatView, path: &str) -> String {
 /// (asking to make one with no image finds it, or fails).
 fn has_plate(name: &str, st: &StatView) -> bool {
     calls::plate_create(name, plate_tag(st), &[]).is_ok()
-}
-
-/// `n` in decimal, written at the end of `digits` (exec's path spells
-/// its numbers without the formatter's machinery).
-fn decimal(digits: &mut [u8; 20], mut n: u64) -> &str {
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&digits[i..]).unwrap_or("0")
 }
 
 /// The version of a file's content, as well as the file server can say it
@@ -979,7 +964,7 @@ impl Sup {
         // one allocation (grown piece by piece it was moved four times).
         let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() + 1).sum::<usize>();
         let mut args = Vec::with_capacity(21 + execfn.len() + 1 + strings(&argv) + strings(&env));
-        args.extend_from_slice(decimal(&mut [0; 20], argv.len() as u64).as_bytes());
+        args.extend_from_slice(sys::fmt_u64(argv.len() as u64, &mut [0; 24]).as_bytes());
         args.push(0);
         args.extend_from_slice(execfn.as_bytes());
         args.push(0);
