@@ -34,12 +34,6 @@ const PENDING_PREFIX: &str = "linux_pending_";
 /// The programs whose transcripts differ from Linux's (or that hang):
 /// each is work left on the personality, not a test that may fail.
 const PENDING: &[&str] = &[
-    // Its leak checks at 1 CPU allow 4 processes more than before the load
-    // (idle supervisors the personality keeps, up to 16): in one fresh-clone
-    // run of seven it found 5 more (32 against 27) after an abuse round and
-    // failed. 113-325 s when it passes. The allowance, or the supervisors'
-    // pool after a burst, is the work left.
-    "web_hostile",
     // At 4 CPUs it ends with Linux's transcript (38 to 42 s). At 1 CPU it
     // is bimodal: alone it ended in 23 to 55 s (four runs of four), but
     // beside other boots it did not end in 400 s, twice; the two senders

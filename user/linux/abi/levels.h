@@ -66,7 +66,7 @@ ABI_FN void add_level(struct level *l, const char *name, long v)
 /*
  * The personality's supervisors (processes named "linux") and the regions
  * their spaces hold: an idle supervisor kept after a burst is a process,
- * a space and its regions, none of them lost (IDLE_SUPERVISORS_MOVE).
+ * a space and its regions, none of them lost (IDLE_SUPERVISORS_MAX).
  */
 ABI_FN void take_supervisors(struct level *l)
 {
@@ -167,9 +167,10 @@ ABI_FN void take_level(struct level *l)
 
 /*
  * Whether `now` is back at its level. The TCP/IP server's counts must be
- * no more than `base`'s, the processes no more than IDLE_SUPERVISORS_MOVE
- * above (the personality's pool of idle supervisors, at most 16, follows
- * the last burst). Memory, spaces and regions are judged
+ * no more than `base`'s, the processes no more than the supervisors are
+ * above theirs (the personality's pool of idle supervisors, at most
+ * IDLE_SUPERVISORS_MAX, follows the last burst; a leaked process comes
+ * with its supervisor, two processes for one supervisor more). Memory, spaces and regions are judged
  * against `peak`, the level after a first round of the same abuse: heaps
  * and caches keep what their peak took (a server's heap does not shrink),
  * so a leak is what a second, identical round takes on top: regions no
@@ -184,7 +185,8 @@ ABI_FN void take_level(struct level *l)
  * counts.
  */
 #define SLACK_KB 2048
-#define IDLE_SUPERVISORS_MOVE 4
+/* The shared server's POOL_MAX. */
+#define IDLE_SUPERVISORS_MAX 16
 ABI_FN int exact(const char *name)
 {
 	return strncmp(name, "net.", 4) == 0 || strcmp(name, "res.Process") == 0;
@@ -224,13 +226,13 @@ ABI_FN int at_level(const struct level *base, const struct level *peak, const st
 			slack = (base->value[i] - peak->value[i]) / 16;
 		/*
 		 * The personality keeps up to 16 idle supervisors: a few more or
-		 * less, and with each one more its space, its regions and its
-		 * memory (as much as a supervisor holds now, on average).
+		 * less, and with each one more a process, its space, its regions
+		 * and its memory (as much as a supervisor holds now, on average).
 		 */
-		long more = strcmp(name, "res.Process") == 0 ? IDLE_SUPERVISORS_MOVE : 0;
 		long sups = value_of(now, "sup.supervisors");
 		long extra = sups - value_of(wanted, "sup.supervisors");
-		extra = extra < 0 ? 0 : extra > IDLE_SUPERVISORS_MOVE ? IDLE_SUPERVISORS_MOVE : extra;
+		extra = extra < 0 ? 0 : extra > IDLE_SUPERVISORS_MAX ? IDLE_SUPERVISORS_MAX : extra;
+		long more = strcmp(name, "res.Process") == 0 ? extra : 0;
 		/* An idle supervisor more holds its memory too (its space's). */
 		if (peak && sups > 0 && strncmp(name, "mem.", 4) == 0)
 			slack += extra * (value_of(now, "sup.kib") / sups);
