@@ -11,7 +11,11 @@
 //!   its constituents back to the pool.
 //!
 //! Pooled resources belong to the kernel. Program-dependent kinds are keyed
-//! by the plate the program comes from (its content).
+//! by the plate the program comes from (its content). Kind 5, the text
+//! region with content, is the program's shared text: one region per
+//! read-only segment whose frames every process of the program maps, not
+//! handed out but shared (`master`), so "keep one per program" is all
+//! there is of it; it counts as unused only while nothing maps it.
 //!
 //! The settings arrive as structures (`abi::PoolSettings`, `abi::PoolRule`);
 //! the language of `etc/pool.conf` is user space's.

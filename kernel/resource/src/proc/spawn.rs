@@ -3,9 +3,10 @@
 //!
 //! Every resource is made or changed through the mediator, and before
 //! making one the pool is asked for it: a virtual space with the program's
-//! regions already attached (kind 6); failing that, an empty space (2), a
-//! text region with the program's text loaded (5), regions of the right
-//! size (3), the program itself (4), a work area (1). With eager loading
+//! regions already attached (kind 6); failing that, an empty space (2), the
+//! program's shared text (5: its frames are every process's of the
+//! program), regions of the right size (3), the program itself (4), a work
+//! area (1). With eager loading
 //! every page is present when the process starts, so it runs without a
 //! single page fault; with demand loading pages come at first touch.
 
