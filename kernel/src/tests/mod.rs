@@ -97,6 +97,7 @@ pub static TESTS: &[KTest] = ktests![
     pass text::pool_text_of_a_new_plate_version_is_new,
     pass text::pool_shared_text_is_never_written,
     pass text::pool_text_is_paid_by_its_plates_maker,
+    pass text::pool_text_set_fills_each_page_once,
     // Container IPC (seed 004)
     pass container::every_mode_carries_data_through_a_box,
     pass container::move_takes_the_mapping_away,

@@ -234,3 +234,61 @@ pub fn pool_text_is_paid_by_its_plates_maker() -> TestResult {
     end(maker);
     result
 }
+
+/// The mechanism under shared text (`Region::into_joint`): a page is
+/// filled once for every holder, a later share finds the pages filled
+/// before it, nothing writable or absent is shared in part, a new use of
+/// a share lets the set go without touching it, and the frames and their
+/// charge go with the last holder, whichever it is.
+pub fn pool_text_set_fills_each_page_once() -> TestResult {
+    use kcore::mm::quota::{Account, Charge};
+    use kcore::vm::region::{Backing, Kind, Region};
+    let no_memory = |_| String::from("no memory");
+    let round = || -> TestResult {
+        let payer = Account::root(1 << 20);
+        let mut master = Region::new(Kind::Text, 4, Backing::Zero, false, true).map_err(no_memory)?;
+        let charge = Charge::new(Some(&payer), 4 * 4096).map_err(|_| "over the limit")?;
+        ok(master.into_joint(charge).map_err(|_| abi::Error::Invalid))?;
+        let mut a = master.share().map_err(no_memory)?;
+        let mut b = master.share().map_err(no_memory)?;
+        ensure!(a.frame(1).is_none(), "a share of a new text has a page present");
+        let pa = a.populate(1).map_err(no_memory)?;
+        ensure!(b.populate(1).map_err(no_memory)? == pa, "a page was filled twice");
+        ensure!(master.joint_pages() == 1, "{} pages filled", master.joint_pages());
+        let c = master.share().map_err(no_memory)?;
+        ensure!(c.frame(1) == Some(pa), "a later share lacks a page filled before it");
+        ensure!(a.share_part(0, 2).is_err(), "a part with absent pages was cut");
+        let mut writable = Region::new(Kind::Heap, 2, Backing::Zero, true, false).map_err(no_memory)?;
+        ensure!(
+            writable.into_joint(Charge::NONE).is_err(),
+            "a writable region's frames were made joint"
+        );
+        // A share given a new use lets go of the set: the page stays the
+        // others', unchanged.
+        a.retarget(Kind::Data, Backing::Zero, true, false);
+        a.reset();
+        ensure!(a.frame(1).is_none(), "a share given a new use kept the set's page");
+        ensure!(b.frame(1) == Some(pa), "the other share lost the page");
+        drop((a, master, c));
+        ensure!(
+            payer.used() == 4 * 4096,
+            "the text's charge went before its last holder"
+        );
+        drop(b);
+        ensure!(
+            payer.used() == 0,
+            "{} bytes charged after the last holder",
+            payer.used()
+        );
+        Ok(())
+    };
+    round()?;
+    let free = frames::stats().free;
+    round()?;
+    ensure!(
+        frames::stats().free == free,
+        "{free} free frames before, {} after",
+        frames::stats().free
+    );
+    Ok(())
+}
