@@ -1081,7 +1081,8 @@ record! {
     /// Page-fault counts by what was touched (Tender's argument rests on them).
     #[derive(PartialEq, Eq)]
     pub struct FaultCounts {
-        /// Text faults served from a program image: a frame filled by a copy.
+        /// Text faults served from a program image: a frame filled by a copy,
+        /// or one another process of the program filled (its shared text).
         pub text: u64,
         pub data: u64,
         pub bss: u64,

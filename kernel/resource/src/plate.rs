@@ -60,6 +60,15 @@ pub fn pager_of(id: ResId) -> Option<(abi::PagerSource, Charge)> {
     Some((p.pager?, Charge::on(p.payer.as_ref())))
 }
 
+/// Who pays for what the kernel keeps of the plate's content beyond the
+/// plate itself (its program's shared text, a paged file's cached
+/// pages): whoever made it, None for the archive's (the kernel's).
+pub fn payer(id: ResId) -> Option<Arc<Account>> {
+    let t = TABLE.lock();
+    let e = t.get(id).ok()?;
+    e.value.payer.clone().or_else(|| e.charge.account().cloned())
+}
+
 fn make(
     caller: u64,
     name: &str,

@@ -11,7 +11,11 @@
 //!   its constituents back to the pool.
 //!
 //! Pooled resources belong to the kernel. Program-dependent kinds are keyed
-//! by the plate the program comes from (its content).
+//! by the plate the program comes from (its content). Kind 5, the text
+//! region with content, is the program's shared text: one region per
+//! read-only segment whose frames every process of the program maps, not
+//! handed out but shared (`master`), so "keep one per program" is all
+//! there is of it; it counts as unused only while nothing maps it.
 //!
 //! The settings arrive as structures (`abi::PoolSettings`, `abi::PoolRule`);
 //! the language of `etc/pool.conf` is user space's.
@@ -78,6 +82,12 @@ struct Pool {
     regions: BTreeMap<usize, Vec<Pooled>>,
     programs: BTreeMap<ResId, Vec<Pooled>>,
     texts: BTreeMap<ResId, Vec<Pooled>>,
+    /// The text of each read-only segment of a plate's program, by plate
+    /// and segment (table 1's text region with content, kind 5): one
+    /// region whose frames every process of the program shares (seed 000
+    /// §2.4.2 rule 3's text sharing), filled once for all. Its unused
+    /// time starts when no process (nor pooled space) maps it any more.
+    masters: BTreeMap<(ResId, usize), Pooled>,
     full: BTreeMap<ResId, Vec<Pooled>>,
     stats: [KindStats; 6],
     last_adjust: u64,
@@ -96,6 +106,7 @@ static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
     regions: BTreeMap::new(),
     programs: BTreeMap::new(),
     texts: BTreeMap::new(),
+    masters: BTreeMap::new(),
     full: BTreeMap::new(),
     stats: [KindStats {
         hits: 0,
@@ -245,7 +256,11 @@ pub fn put_space(id: ResId) -> bool {
     put(PoolKind::Space, ResId::NONE, 0, id)
 }
 pub fn put_region(id: ResId) -> bool {
-    !vregion::maps_nvm(id) && vregion::size(id).is_some_and(|(pages, _)| put(PoolKind::Region, ResId::NONE, pages, id))
+    // A region sharing a program's text frames is no empty region: a
+    // reuse would refill frames other processes run.
+    !vregion::maps_nvm(id)
+        && vregion::joint(id).is_none()
+        && vregion::size(id).is_some_and(|(pages, _)| put(PoolKind::Region, ResId::NONE, pages, id))
 }
 pub fn put_program(plate: ResId, id: ResId) -> bool {
     put(PoolKind::Program, plate, 0, id)
@@ -255,6 +270,84 @@ pub fn put_text(plate: ResId, id: ResId) -> bool {
 }
 pub fn put_full(plate: ResId, id: ResId) -> bool {
     put(PoolKind::Full, plate, 0, id)
+}
+
+// ---- shared text ----
+
+/// The shared text of segment `segment` of `plate`'s program, if kept:
+/// a hit for kind 5, else a miss (counted while the pool is in use).
+pub fn master(plate: ResId, segment: usize) -> Option<ResId> {
+    let mut p = POOL.lock();
+    let now = now();
+    let id = p.masters.get_mut(&(plate, segment)).map(|x| {
+        x.since = now;
+        x.id
+    });
+    if in_use(&p.settings) {
+        let stats = &mut p.stats[PoolKind::Text as usize];
+        if id.is_some() {
+            stats.hits += 1;
+        } else {
+            stats.misses += 1;
+        }
+    }
+    id
+}
+
+/// What `keep_master` did with a new shared text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Master {
+    /// Kept: it is the program's shared text now.
+    Kept,
+    /// Another was kept meanwhile (a spawn on another CPU): that one is
+    /// the program's; the new one is the caller's to delete.
+    Other(ResId),
+    /// No room to remember it: the caller shares it and deletes it.
+    Refused,
+}
+
+/// Keeps `id` as the shared text of segment `segment` of `plate`'s
+/// program, unless one is kept already.
+pub fn keep_master(plate: ResId, segment: usize, id: ResId) -> Master {
+    let mut p = POOL.lock();
+    if let Some(x) = p.masters.get(&(plate, segment)) {
+        return Master::Other(x.id);
+    }
+    if !kcore::mm::heap::room_for(MAP_NODES) {
+        return Master::Refused;
+    }
+    p.masters.insert((plate, segment), Pooled { id, since: now() });
+    Master::Kept
+}
+
+/// A process of `plate`'s program ended. With the pool not in use (the
+/// paper's basic configuration) nothing is kept for a next one: a shared
+/// text no process maps any longer goes now. (Else it stays until reduce
+/// finds it unused for T.)
+pub fn text_unused(plate: ResId) {
+    let victims: Vec<ResId> = {
+        let p = POOL.lock();
+        if in_use(&p.settings) {
+            return;
+        }
+        let keys = p.masters.range((plate, 0)..=(plate, usize::MAX)).map(|(_, x)| x.id);
+        match super::try_collect(keys) {
+            Ok(v) => v,
+            Err(_) => return,
+        }
+    };
+    for id in victims {
+        if vregion::joint(id).is_some_and(|(sharers, _)| sharers == 0) {
+            let gone = {
+                let mut p = POOL.lock();
+                let key = p.masters.iter().find(|(_, x)| x.id == id).map(|(k, _)| *k);
+                key.and_then(|k| p.masters.remove(&k)).is_some()
+            };
+            if gone {
+                let _ = mediator::delete(KERNEL, id);
+            }
+        }
+    }
 }
 
 // ---- deleting (reduce, flush) ----
@@ -282,7 +375,11 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
                 if mediator::delete(KERNEL, link).is_err() {
                     break;
                 }
-                let kept = if is_text {
+                // A share of the program's text goes: the text stays
+                // pooled as the program's shared text itself.
+                let kept = if vregion::joint(region).is_some() {
+                    false
+                } else if is_text {
                     put_text(key, region)
                 } else {
                     put_region(region)
@@ -318,11 +415,35 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
 /// Returns how many resources it deleted.
 pub fn reduce(now: u64) -> usize {
     let mut victims: Vec<(PoolKind, ResId, ResId)> = Vec::new();
+    // Which shared texts processes (or pooled spaces) map: looked at
+    // outside the pool's lock (the regions' table is locked for it). Out
+    // of memory for the list, none is judged this pass.
+    let mut texts: Vec<((ResId, usize), ResId, usize)> = {
+        let p = POOL.lock();
+        super::try_collect(p.masters.iter().map(|(k, x)| (*k, x.id, 0))).unwrap_or_default()
+    };
+    for (_, id, sharers) in texts.iter_mut() {
+        *sharers = vregion::joint(*id).map_or(0, |(n, _)| n);
+    }
     {
         let mut guard = POOL.lock();
         let p = &mut *guard;
         let t = p.settings.unused_ns;
         let expired = |x: &Pooled| now.saturating_sub(x.since) >= t;
+        // A shared text in use is not unused: its time starts again. One
+        // no process maps goes after T (rule 3: one kept per program, and
+        // it too after T unused).
+        for (key, id, sharers) in &texts {
+            let Some(x) = p.masters.get_mut(key).filter(|x| x.id == *id) else {
+                continue;
+            };
+            if *sharers > 0 {
+                x.since = now;
+            } else if expired(x) && victims.try_reserve(1).is_ok() {
+                p.masters.remove(key);
+                victims.push((PoolKind::Text, key.0, *id));
+            }
+        }
         // Program-dependent kinds, composites first so that their parts are
         // judged by their own rules afterwards.
         for (kind, map) in [
@@ -410,6 +531,11 @@ fn take_any() -> Option<(PoolKind, ResId, ResId)> {
             }
         }
     }
+    if let Some((&key, x)) = p.masters.iter().next() {
+        let id = x.id;
+        p.masters.remove(&key);
+        return Some((PoolKind::Text, key.0, id));
+    }
     if let Some((&pages, list)) = p.regions.iter_mut().next() {
         let x = list.pop();
         if list.is_empty() {
@@ -452,7 +578,10 @@ fn count(kind: PoolKind, key: ResId, pages: usize) -> usize {
         PoolKind::Space => p.spaces.len(),
         PoolKind::Region => p.regions.get(&pages).map_or(0, Vec::len),
         PoolKind::Program => p.programs.get(&key).map_or(0, Vec::len),
-        PoolKind::Text => p.texts.get(&key).map_or(0, Vec::len),
+        PoolKind::Text => {
+            p.texts.get(&key).map_or(0, Vec::len)
+                + usize::from(p.masters.range((key, 0)..=(key, usize::MAX)).next().is_some())
+        }
         PoolKind::Full => p.full.get(&key).map_or(0, Vec::len),
     }
 }
@@ -466,7 +595,11 @@ fn make(kind: PoolKind, key: ResId, pages: usize) -> Result<(), Error> {
         PoolKind::Space => vspace::create(KERNEL)?,
         PoolKind::Region => spawn::new_region(pages)?,
         PoolKind::Program => super::program::create(KERNEL, key)?,
-        PoolKind::Text => spawn::new_text_region(key)?,
+        // A program's shared text is kept by the pool as it is made.
+        PoolKind::Text => match spawn::new_text_region(key)? {
+            Some(id) => id,
+            None => return Ok(()),
+        },
         PoolKind::Full => spawn::compose_space(key)?,
     };
     if put_within(kind, key, pages, id, usize::MAX) {
@@ -488,6 +621,9 @@ pub fn add() -> Result<usize, Error> {
         count: want,
     } in &rules
     {
+        // A program has one shared text (per read-only segment): more
+        // would be copies of it.
+        let want = if kind == PoolKind::Text { want.min(1) } else { want };
         while count(kind, key, pages) < want {
             let before = count(kind, key, pages);
             make(kind, key, pages)?;
@@ -596,7 +732,7 @@ fn space_bytes(id: ResId) -> u64 {
 
 /// Count, memory and counters of every pool kind.
 pub fn report() -> [KindReport; 6] {
-    let (wa, sp, rg, pr, tx, fu, stats) = {
+    let (wa, sp, rg, pr, tx, fu, stats, ms) = {
         let p = POOL.lock();
         // Out of heap, a list is empty: the report is the inspector's, and
         // must not fail for want of memory (nor panic).
@@ -612,18 +748,24 @@ pub fn report() -> [KindReport; 6] {
             flat(&p.texts),
             flat(&p.full),
             p.stats,
+            super::try_collect(p.masters.values().map(|x| x.id)).unwrap_or_default(),
         )
     };
+    // A shared text holds the pages its processes filled.
+    let shared_bytes: u64 = ms
+        .iter()
+        .map(|id| vregion::joint(*id).map_or(0, |(_, present)| present as u64 * 4096))
+        .sum();
     let region_bytes = |ids: &[ResId]| ids.iter().map(|id| vregion::size(*id).map_or(0, |s| s.1)).sum::<u64>();
     let bytes = [
         wa.len() as u64 * 4096,
         sp.iter().map(|id| space_bytes(*id)).sum(),
         region_bytes(&rg),
         0,
-        region_bytes(&tx),
+        region_bytes(&tx) + shared_bytes,
         fu.iter().map(|id| space_bytes(*id)).sum(),
     ];
-    let counts = [wa.len(), sp.len(), rg.len(), pr.len(), tx.len(), fu.len()];
+    let counts = [wa.len(), sp.len(), rg.len(), pr.len(), tx.len() + ms.len(), fu.len()];
     core::array::from_fn(|i| KindReport {
         count: counts[i],
         bytes: bytes[i],

@@ -217,6 +217,45 @@ fn refill(
     })?
 }
 
+/// Makes a detached region of `caller`'s, loaded read-only, the holder of
+/// a set of frames its shares (`share_joint`) hold jointly, each page
+/// filled once for all of them (`Region::into_joint`), `charge` paying for
+/// its pages until the last holder goes: a program's text.
+pub fn make_joint(caller: u64, id: ResId, charge: kcore::mm::quota::Charge) -> Result<(), Error> {
+    with_detached(caller, id, |r| r.into_joint(charge).map_err(|_| Error::Invalid))?
+}
+
+/// A new detached region of `caller`'s over the frames detached region
+/// `id` holds jointly (`make_joint`): the same pages, filled once for all.
+pub fn share_joint(caller: u64, id: ResId) -> Result<ResId, Error> {
+    invoke(
+        caller,
+        ResOp::CreateRegion,
+        only(id, Need::Owned(Kind::VirtualRegion)),
+        || {
+            let region = with_detached(caller, id, |r| {
+                if r.frame_set().is_none() || r.writable {
+                    return Err(Error::Invalid);
+                }
+                r.share().map_err(|_| Error::NoMemory)
+            })??;
+            adopt(caller, region).map_err(|(e, _)| e)
+        },
+    )
+}
+
+/// How many other regions share a region's frames, and how many of the
+/// pages they share are present (None: it shares none, or is not there).
+pub fn joint(id: ResId) -> Option<(usize, usize)> {
+    let t = TABLE.lock();
+    let r = match &t.get(id).ok()?.value.place {
+        Place::Detached(r) => r,
+        _ => return None,
+    };
+    r.frame_set()?;
+    Some((r.sharers(), r.joint_pages()))
+}
+
 /// Owner, resident bytes, pages and [space, attachment, container] of a
 /// region; a container's as the container says (its owner, where it is).
 fn query(id: ResId) -> Result<ResInfo, Error> {

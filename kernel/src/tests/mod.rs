@@ -13,6 +13,7 @@ mod pipes;
 mod process;
 mod regions;
 mod resource;
+mod text;
 mod vfork;
 mod vmcopy;
 mod wallclock;
@@ -92,6 +93,11 @@ pub static TESTS: &[KTest] = ktests![
     pass resource::pool_reduce_follows_the_papers_rules,
     pass resource::pooled_text_is_the_program_text,
     pass resource::nothing_leaks_after_a_workload_and_a_flush,
+    pass text::pool_text_frames_are_shared_by_every_process_of_a_program,
+    pass text::pool_text_of_a_new_plate_version_is_new,
+    pass text::pool_shared_text_is_never_written,
+    pass text::pool_text_is_paid_by_its_plates_maker,
+    pass text::pool_text_set_fills_each_page_once,
     // Container IPC (seed 004)
     pass container::every_mode_carries_data_through_a_box,
     pass container::move_takes_the_mapping_away,

@@ -423,13 +423,73 @@ impl FileEnd {
     }
 }
 
-/// Frames owned jointly by the regions that share them.
-pub struct SharedFrames(Box<[u64]>);
+/// Frames owned jointly by the regions that share them. A set made whole
+/// (container SHARE, MAP_SHARED, SysV) never changes; a program's text
+/// set (`into_joint`) starts with pages absent, and whichever holder
+/// first needs a page fills it here once for all (`fill`): a slot goes
+/// from 0 to its frame once, and never back while the set lives.
+pub struct SharedFrames {
+    frames: Box<[core::sync::atomic::AtomicU64]>,
+    /// Who pays for the frames while any holder lives (a program's text:
+    /// its plate's maker).
+    _charge: Charge,
+}
+
+impl SharedFrames {
+    fn new(list: &[u64], charge: Charge) -> Result<SharedFrames, OutOfMemory> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(list.len()).map_err(|_| OutOfMemory)?;
+        v.extend(list.iter().map(|&f| core::sync::atomic::AtomicU64::new(f)));
+        Ok(SharedFrames {
+            frames: v.into_boxed_slice(),
+            _charge: charge,
+        })
+    }
+
+    fn get(&self, index: usize) -> u64 {
+        self.frames
+            .get(index)
+            .map_or(0, |f| f.load(core::sync::atomic::Ordering::Acquire))
+    }
+
+    fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// The frame of page `index`, made and filled by `make` if no holder
+    /// has yet. The page is filled before it is published, so no holder
+    /// ever maps a frame another is still filling; of two that race, the
+    /// loser frees its own and takes the winner's.
+    fn fill(&self, index: usize, make: impl FnOnce() -> Result<u64, OutOfMemory>) -> Result<u64, OutOfMemory> {
+        use core::sync::atomic::Ordering::{AcqRel, Acquire};
+        let slot = self.frames.get(index).ok_or(OutOfMemory)?;
+        let now = slot.load(Acquire);
+        if now != 0 {
+            return Ok(now);
+        }
+        let pa = make()?;
+        match slot.compare_exchange(0, pa, AcqRel, Acquire) {
+            Ok(_) => Ok(pa),
+            Err(theirs) => {
+                frames::free(pa, 1);
+                Ok(theirs)
+            }
+        }
+    }
+
+    /// Pages some holder has filled.
+    fn present(&self) -> usize {
+        (0..self.frames.len()).filter(|&i| self.get(i) != 0).count()
+    }
+}
 
 impl Drop for SharedFrames {
     fn drop(&mut self) {
-        for &f in self.0.iter().filter(|&&f| f != 0) {
-            frames::free(f, 1);
+        for f in self.frames.iter() {
+            let f = f.load(core::sync::atomic::Ordering::Acquire);
+            if f != 0 {
+                frames::free(f, 1);
+            }
         }
     }
 }
@@ -485,7 +545,7 @@ impl Region {
     /// every part `share_part` cut of one segment while any of them
     /// lives), and how many pages the whole set has.
     pub fn frame_set(&self) -> Option<(usize, usize)> {
-        self.shared.as_ref().map(|s| (Arc::as_ptr(s) as usize, s.0.len()))
+        self.shared.as_ref().map(|s| (Arc::as_ptr(s) as usize, s.len()))
     }
 
     /// Whether the region maps NVM pages in place.
@@ -782,10 +842,61 @@ impl Region {
             // (`map_cached`), mapped read-only.
             return Err(OutOfMemory);
         }
+        if let Some(set) = self.shared.clone() {
+            // A program's text set: the page once for all its holders. (A
+            // part of a set, whose indices are not the set's, has every
+            // page present.)
+            if set.len() != self.frames.len() {
+                return Err(OutOfMemory);
+            }
+            let pa = set.fill(index, || {
+                let pa = frames::alloc(1)?;
+                self.fill(index, pa);
+                Ok(pa)
+            })?;
+            self.frames[index] = pa;
+            return Ok(pa);
+        }
         let pa = frames::alloc(1)?;
         self.fill(index, pa);
         self.frames[index] = pa;
         Ok(pa)
+    }
+
+    /// Makes the region's frames a set its shares (`share`) hold jointly,
+    /// its absent pages filled once for all of them at their first touch
+    /// (`populate`): a program's text, which is never written (the region
+    /// and every share of it are read-only, and stay so). `charge` pays
+    /// for the frames until the last holder goes. Refused (nothing
+    /// changed) for a writable region or one whose frames are not its own
+    /// page by page.
+    pub fn into_joint(&mut self, charge: Charge) -> Result<(), OutOfMemory> {
+        if self.writable || !self.frames_movable() || self.is_forked() || !self.cow.is_empty() || self.keep.is_some() {
+            return Err(OutOfMemory);
+        }
+        let set = crate::mm::heap::try_arc(SharedFrames::new(&self.frames, charge)?).map_err(|_| OutOfMemory)?;
+        self.taint();
+        self.shared = Some(set);
+        Ok(())
+    }
+
+    /// Pages of the frames it shares that some holder has filled (none if
+    /// it shares none).
+    pub fn joint_pages(&self) -> usize {
+        self.shared.as_ref().map_or(0, |s| s.present())
+    }
+
+    /// Takes the pages of `set` that other holders filled and this region
+    /// lacks (a text set of its size).
+    fn sync_with(&mut self, set: &SharedFrames) {
+        if set.len() != self.frames.len() {
+            return;
+        }
+        for (i, f) in self.frames.iter_mut().enumerate() {
+            if *f == 0 {
+                *f = set.get(i);
+            }
+        }
     }
 
     /// Gives a pooled region a new use: kind, content and protection.
@@ -797,7 +908,8 @@ impl Region {
         // The file's cached pages are never refilled.
         self.forget_cow();
         let nvm = matches!(backing, Backing::Nvm { .. });
-        if nvm || self.is_nvm() {
+        // Frames it shares are others' content too: never refilled.
+        if nvm || self.is_nvm() || self.shared.is_some() {
             self.release_frames();
             self.keep = None;
         }
@@ -1162,11 +1274,18 @@ impl Region {
             // be seen through the other.
             return Err(OutOfMemory);
         }
-        self.populate_all()?;
         let set = match &self.shared {
-            Some(s) => s.clone(),
+            Some(s) => {
+                // A set whole when made stays whole; a text set's pages
+                // other holders filled since are this one's too (the rest
+                // come at faults, from the set).
+                let s = s.clone();
+                self.sync_with(&s);
+                s
+            }
             None => {
-                let list = SharedFrames(frame_list_of(&self.frames)?);
+                self.populate_all()?;
+                let list = SharedFrames::new(&self.frames, Charge::NONE)?;
                 let s = crate::mm::heap::try_arc(list).map_err(|_| OutOfMemory)?;
                 self.shared = Some(s.clone());
                 s
@@ -1190,6 +1309,11 @@ impl Region {
             .checked_add(pages)
             .filter(|&e| pages > 0 && e <= self.frames.len())
             .ok_or(OutOfMemory)?;
+        // A part fills no page from the set (its indices are not the
+        // set's): only a part of pages present now.
+        if self.frames[first..end].contains(&0) {
+            return Err(OutOfMemory);
+        }
         let mut r = self.sibling(frame_list_of(&self.frames[first..end])?);
         r.shared = Some(set);
         r.fork_shares = self.fork_shares;

@@ -3,9 +3,10 @@
 //!
 //! Every resource is made or changed through the mediator, and before
 //! making one the pool is asked for it: a virtual space with the program's
-//! regions already attached (kind 6); failing that, an empty space (2), a
-//! text region with the program's text loaded (5), regions of the right
-//! size (3), the program itself (4), a work area (1). With eager loading
+//! regions already attached (kind 6); failing that, an empty space (2), the
+//! program's shared text (5: its frames are every process's of the
+//! program), regions of the right size (3), the program itself (4), a work
+//! area (1). With eager loading
 //! every page is present when the process starts, so it runs without a
 //! single page fault; with demand loading pages come at first touch.
 
@@ -61,18 +62,95 @@ fn pages_of(prog: &Program, segment: usize) -> (u64, usize) {
     (start, ((end - start) / PAGE_SIZE) as usize)
 }
 
-/// A region with the program's text loaded (pool kind 5), for the plate's program.
-pub fn new_text_region(plate: ResId) -> Result<ResId, Error> {
+/// The program's text made ahead (pool kind 5), for the plate's program:
+/// its shared text, kept by the pool (None), or for text in the NVM a
+/// region mapping it, for the caller to keep.
+pub fn new_text_region(plate: ResId) -> Result<Option<ResId>, Error> {
     let program = take_program(plate)?;
     let prog = crate::program::get(program)?;
     let result = text_segment(&prog).ok_or(Error::Invalid).and_then(|seg| {
-        let r = region(pages_of(&prog, seg).1)?;
-        vregion::load(KERNEL, r, program, seg, true)
-            .map(|_| r)
-            .inspect_err(|_| delete(r))
+        if !shares_text(&prog.segments[seg]) {
+            let r = region(pages_of(&prog, seg).1)?;
+            return vregion::load(KERNEL, r, program, seg, true)
+                .map(|_| Some(r))
+                .inspect_err(|_| delete(r));
+        }
+        for (i, s) in prog.segments.iter().enumerate() {
+            if shares_text(s) {
+                let (master, mine) = master_text(program, &prog, i)?;
+                if mine {
+                    delete(master);
+                }
+            }
+        }
+        Ok(None)
     });
     give_back_program(plate, program);
     result
+}
+
+/// Whether every process of a program maps this segment's frames: a
+/// read-only segment loaded from the image. (NVM text is the NVM's pages,
+/// shared as they are; a pager's pages are its file's.)
+fn shares_text(seg: &crate::proc::program::Segment) -> bool {
+    !seg.writable && !seg.in_nvm && !seg.paged
+}
+
+/// The shared text of segment `seg` of the program (`pool::master`),
+/// made if there is none yet: loaded, no page present (each comes at the
+/// first touch of any process, once for all), paid for by its plate's
+/// maker while any process maps it. Also whether it is the caller's to
+/// delete once shared (the pool could not keep it).
+fn master_text(program: ResId, prog: &Program, seg: usize) -> Result<(ResId, bool), Error> {
+    if let Some(m) = pool::master(prog.plate, seg) {
+        return Ok((m, false));
+    }
+    let pages = pages_of(prog, seg).1;
+    let r = region(pages)?;
+    let made = vregion::load(KERNEL, r, program, seg, false).and_then(|_| {
+        let payer = plate::payer(prog.plate);
+        let charge =
+            kcore::mm::quota::Charge::new(payer.as_ref(), pages as u64 * PAGE_SIZE).map_err(|_| Error::Limit)?;
+        vregion::make_joint(KERNEL, r, charge)
+    });
+    if let Err(e) = made {
+        delete(r);
+        return Err(e);
+    }
+    match pool::keep_master(prog.plate, seg, r) {
+        pool::Master::Kept => Ok((r, false)),
+        pool::Master::Other(m) => {
+            delete(r);
+            Ok((m, false))
+        }
+        pool::Master::Refused => Ok((r, true)),
+    }
+}
+
+/// A region over the program's shared text of segment `seg`, its pages
+/// all present with `eager`.
+fn shared_text(program: ResId, prog: &Program, seg: usize, eager: bool) -> Result<ResId, Error> {
+    // Reduce may delete the shared text between its look-up and its
+    // share (nobody mapped it): one more try makes a new one.
+    let mut tries = 2;
+    let r = loop {
+        tries -= 1;
+        let (master, mine) = master_text(program, prog, seg)?;
+        let shared = vregion::share_joint(KERNEL, master);
+        if mine {
+            delete(master);
+        }
+        match shared {
+            Err(Error::NotFound) if tries > 0 => continue,
+            done => break done?,
+        }
+    };
+    if eager {
+        vregion::with_detached(KERNEL, r, |g| g.populate_all())
+            .and_then(|done| done.map_err(|_| Error::NoMemory))
+            .inspect_err(|_| delete(r))?;
+    }
+    Ok(r)
 }
 
 fn take_program(plate: ResId) -> Result<ResId, Error> {
@@ -128,7 +206,17 @@ fn attach_program(space: ResId, program: ResId, prog: &Program, eager: bool) -> 
     for (i, seg) in prog.segments.iter().enumerate() {
         let (start, pages) = pages_of(prog, i);
         let mut parts: Vec<(u64, ResId)> = Vec::new();
-        if !seg.writable {
+        // The program's shared text: the frames of every process of it
+        // (seed 000's text sharing). Without memory or room in its
+        // payer's limit for it, a text of this process's own.
+        let shared = if shares_text(seg) {
+            shared_text(program, prog, i, eager).ok()
+        } else {
+            None
+        };
+        if let Some(r) = shared {
+            parts.push((start, r));
+        } else if !seg.writable {
             // Pooled text has every page loaded: a demand-loaded process
             // takes it too (its pages are the program's, read-only).
             let pooled = if Some(i) == text {
@@ -440,6 +528,7 @@ pub fn decompose(p: &super::Process) {
     if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
         destroy_space(space);
     }
+    pool::text_unused(p.plate());
     release_parts(p);
 }
 
