@@ -34,6 +34,7 @@ use super::layout::{LARGE_BASE, LARGE_SIZE, PAGE_SIZE};
 use super::paging::{self, flags};
 use super::tlb;
 use crate::sync::IrqMutex;
+use ::frames::ranges::Ranges;
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,12 +60,8 @@ struct Node {
 }
 
 struct Large {
-    /// Free virtual ranges below `top`, as (first page, pages) from
-    /// `LARGE_BASE`: sorted, disjoint, none touching another or `top`.
-    free: [(u32, u32); FREE_SLOTS],
-    nfree: usize,
-    /// Pages of the range above which nothing was ever handed out.
-    top: u32,
+    /// The virtual range's pages, numbered from `LARGE_BASE`.
+    ranges: Ranges<FREE_SLOTS>,
     /// Freed ranges still mapped, to hand out again as they are.
     cached: u64,
     cached_pages: u64,
@@ -75,90 +72,23 @@ struct Large {
     mapped: u64,
     /// Pages of allocations in use.
     live: u64,
-    /// Virtual pages dropped because the free table was full.
-    lost: u64,
 }
 
 static LARGE: IrqMutex<Large> = IrqMutex::new(Large {
-    free: [(0, 0); FREE_SLOTS],
-    nfree: 0,
-    top: 0,
+    ranges: Ranges::new((LARGE_SIZE / PAGE_SIZE) as u32),
     cached: 0,
     cached_pages: 0,
     dead: 0,
     dead_pages: 0,
     mapped: 0,
     live: 0,
-    lost: 0,
 });
 
 /// Allocations since boot, and releases (unmappings) since boot.
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static RELEASES: AtomicU64 = AtomicU64::new(0);
 
-const LIMIT: u32 = (LARGE_SIZE / PAGE_SIZE) as u32;
-
 impl Large {
-    /// `pages` pages of the virtual range: its first page index.
-    fn take(&mut self, pages: u32) -> Option<u32> {
-        if let Some(i) = self.free[..self.nfree].iter().position(|&(_, n)| n >= pages) {
-            let (start, n) = self.free[i];
-            if n == pages {
-                self.free.copy_within(i + 1..self.nfree, i);
-                self.nfree -= 1;
-            } else {
-                self.free[i] = (start + pages, n - pages);
-            }
-            return Some(start);
-        }
-        let start = self.top;
-        self.top = start.checked_add(pages).filter(|&t| t <= LIMIT)?;
-        Some(start)
-    }
-
-    /// Gives back `pages` pages from page `start` (no CPU may hold a
-    /// translation into them any longer).
-    fn put(&mut self, start: u32, pages: u32) {
-        let i = self.free[..self.nfree].partition_point(|&(s, _)| s < start);
-        let joins_prev = i > 0 && {
-            let (s, n) = self.free[i - 1];
-            s + n == start
-        };
-        let joins_next = i < self.nfree && start + pages == self.free[i].0;
-        let (at, merged) = match (joins_prev, joins_next) {
-            (true, true) => {
-                let (s, n) = self.free[i - 1];
-                let next = self.free[i].1;
-                self.free.copy_within(i + 1..self.nfree, i);
-                self.nfree -= 1;
-                (i - 1, (s, n + pages + next))
-            }
-            (true, false) => (i - 1, (self.free[i - 1].0, self.free[i - 1].1 + pages)),
-            (false, true) => (i, (start, pages + self.free[i].1)),
-            (false, false) => {
-                if start + pages != self.top {
-                    if self.nfree == FREE_SLOTS {
-                        self.lost += pages as u64;
-                        return;
-                    }
-                    self.free.copy_within(i..self.nfree, i + 1);
-                    self.nfree += 1;
-                }
-                (i, (start, pages))
-            }
-        };
-        if merged.0 + merged.1 == self.top {
-            // The last range below the top: the top comes down instead
-            // (only the last entry can end there).
-            self.top = merged.0;
-            if at < self.nfree && self.free[at].0 == merged.0 {
-                self.nfree -= 1;
-            }
-        } else {
-            self.free[at] = merged;
-        }
-    }
-
     /// Unlinks a cached range of exactly `pages` pages, if there is one.
     fn cached_of(&mut self, pages: u64) -> Option<u64> {
         let mut link: *mut u64 = &mut self.cached;
@@ -226,7 +156,7 @@ pub fn alloc(size: usize) -> *mut u8 {
         }
         // One page more than mapped: a guard that faults on an overrun
         // rather than letting it reach the next allocation.
-        match l.take(n) {
+        match l.ranges.take(n) {
             Some(s) => s,
             None => return core::ptr::null_mut(),
         }
@@ -241,7 +171,7 @@ pub fn alloc(size: usize) -> *mut u8 {
     let mut l = LARGE.lock();
     if mapped.is_err() {
         // Never used: no CPU can hold a translation of it.
-        l.put(start, n);
+        l.ranges.put(start, n);
         return core::ptr::null_mut();
     }
     l.mapped += pages;
@@ -317,7 +247,7 @@ fn release_dead() -> u64 {
             }
             let mut l = LARGE.lock();
             for &(va, pages) in batch {
-                l.put(((va - LARGE_BASE) / PAGE_SIZE) as u32, pages as u32 + 1);
+                l.ranges.put(((va - LARGE_BASE) / PAGE_SIZE) as u32, pages as u32 + 1);
                 l.mapped -= pages;
                 l.dead_pages -= pages;
                 released += pages;
@@ -393,8 +323,8 @@ pub fn stats() -> LargeStats {
         live: l.live,
         cached: l.cached_pages,
         waiting: l.dead_pages,
-        top: l.top as u64,
-        lost: l.lost,
+        top: l.ranges.top() as u64,
+        lost: l.ranges.lost(),
         tables: paging::LARGE_TABLES.load(Ordering::Relaxed),
         allocations: ALLOCATIONS.load(Ordering::Relaxed),
         releases: RELEASES.load(Ordering::Relaxed),
