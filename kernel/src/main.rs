@@ -47,6 +47,7 @@ fn register_hooks() {
 /// CPU 0's spare time: the pool's adjustment, then zeroing the pages
 /// scrubbing boxes hold dirty.
 fn on_idle() {
+    kcore::mm::large::on_idle();
     resource::pool::on_idle();
     resource::container_box::scrub_on_idle();
 }

@@ -13,6 +13,8 @@
 //! Out of memory is an error value ([`OutOfFrames`]), never a panic.
 #![cfg_attr(not(test), no_std)]
 
+pub mod ranges;
+
 /// Largest block is 2^MAX_ORDER frames (4 GiB of 4 KiB frames would be 20).
 pub const MAX_ORDER: usize = 18;
 const NONE: u32 = u32::MAX;

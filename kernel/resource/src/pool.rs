@@ -553,9 +553,11 @@ fn take_any() -> Option<(PoolKind, ResId, ResId)> {
 
 /// Memory running short: the pool gives back all it holds, then the page
 /// caches nothing maps any longer go (`program::drop_page_caches`: those
-/// of the programs the pool held among them). How many things went.
+/// of the programs the pool held among them), and the freed large kernel
+/// allocations still mapped (`kcore::mm::large::reclaim`). How many
+/// things went.
 pub fn reclaim() -> usize {
-    flush() + super::program::drop_page_caches()
+    flush() + super::program::drop_page_caches() + kcore::mm::large::reclaim() as usize
 }
 
 /// Runs `f`; if it runs out of memory and the pool held anything, the

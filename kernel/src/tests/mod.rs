@@ -7,6 +7,7 @@ mod device;
 mod fork;
 mod harden;
 mod ipc;
+mod largealloc;
 mod linuxmem;
 mod linuxppid;
 mod pipes;
@@ -171,6 +172,9 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,
     pass fork::fork_fault_without_memory_is_an_error,
+    pass largealloc::large_alloc_lists_give_their_frames_back,
+    pass largealloc::large_alloc_failures_are_clean,
+    pass largealloc::large_alloc_forks_of_1gib_regions_leave_no_trace,
     pass fork::fork_survives_a_refresh,
     pass fork::refresh_refills_every_written_page,
     pass fork::regions_hand_pages_over,

@@ -11,7 +11,12 @@
 //! of the kernel itself (and those of other CPUs between a check and its
 //! allocation) live on when memory has run out: a process meets NoMemory
 //! before the kernel meets a failed allocation.
+//!
+//! Allocations of `large::LARGE_MIN` bytes or more do not live here but in
+//! pages of their own (`large.rs`), which go back to the frame allocator
+//! when freed: the heap itself never shrinks.
 
+use super::large;
 use super::layout::{HEAP_BASE, HEAP_MAX, PAGE_SIZE};
 use super::paging::{self, flags};
 use crate::sync::IrqMutex;
@@ -46,6 +51,11 @@ const MARGIN: usize = 256 << 10;
 /// Whether an allocation of `layout` fits in the heap with `MARGIN` to
 /// spare (growing it if needed).
 pub fn room_for(layout: Layout) -> bool {
+    if large::takes(layout) {
+        // Its own frames, with the heap's margin kept in frames too; and
+        // the heap's margin itself.
+        return large::room_for(layout.size(), MARGIN as u64 / PAGE_SIZE) && room_for(Layout::new::<u8>());
+    }
     let need = layout.size() + layout.align() + MARGIN;
     let mut h = HEAP.lock();
     let free = h.talc.get_counters().available_bytes;
@@ -82,10 +92,16 @@ pub fn try_box<T>(value: T) -> Result<alloc::boxed::Box<T>, NoRoom> {
 
 #[derive(Debug, Clone, Copy)]
 pub struct HeapStats {
+    /// Bytes mapped for the kernel's allocations: the heap's range, the
+    /// large allocations' pages (in use, or freed and not yet unmapped)
+    /// and the page tables of their range.
     pub size: usize,
+    /// Bytes in use (large allocations in whole pages).
     pub used: usize,
     /// Allocations since boot.
     pub allocations: u64,
+    /// The large allocations' part (`large.rs`).
+    pub large: large::LargeStats,
 }
 
 fn span(len: u64) -> Span {
@@ -139,11 +155,13 @@ fn grow_by(h: &mut KernelHeap, by: u64) -> bool {
 }
 
 pub fn stats() -> HeapStats {
+    let l = large::stats();
     let h = HEAP.lock();
     HeapStats {
-        size: h.mapped as usize,
-        used: h.talc.get_counters().allocated_bytes,
-        allocations: h.talc.get_counters().total_allocation_count,
+        size: (h.mapped + (l.mapped + l.tables) * PAGE_SIZE) as usize,
+        used: h.talc.get_counters().allocated_bytes + (l.live * PAGE_SIZE) as usize,
+        allocations: h.talc.get_counters().total_allocation_count + l.allocations,
+        large: l,
     }
 }
 
@@ -152,6 +170,9 @@ struct Allocator;
 // SAFETY: all heap state is behind one interrupt-safe lock.
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if large::takes(layout) {
+            return large::alloc(layout.size());
+        }
         let mut h = HEAP.lock();
         // SAFETY: GlobalAlloc never asks for zero-sized layouts.
         if let Ok(p) = unsafe { h.talc.malloc(layout) } {
@@ -168,9 +189,35 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if large::owns(ptr) {
+            // SAFETY: the pointer came from `large::alloc` of this size.
+            return unsafe { large::dealloc(ptr, layout.size()) };
+        }
         if let Some(p) = NonNull::new(ptr) {
             // SAFETY: the pointer came from `alloc` with the same layout.
             unsafe { HEAP.lock().talc.free(p, layout) };
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A large allocation that keeps its number of pages stays where it
+        // is (a list that grows by a few entries, or shrinks to fit).
+        if large::owns(ptr)
+            && new_size >= large::LARGE_MIN
+            && large::pages_of(new_size) == large::pages_of(layout.size())
+        {
+            return ptr;
+        }
+        // Otherwise as the default: a new block, the bytes, the old freed.
+        // SAFETY: the caller's promises are `alloc`'s and `dealloc`'s.
+        unsafe {
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let new = self.alloc(new_layout);
+            if !new.is_null() {
+                core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            new
         }
     }
 }

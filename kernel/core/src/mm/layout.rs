@@ -11,6 +11,10 @@ pub const PHYS_OFFSET: u64 = 0xffff_8000_0000_0000;
 /// Kernel heap, grown on demand (PML4 slot 384).
 pub const HEAP_BASE: u64 = 0xffff_c000_0000_0000;
 pub const HEAP_MAX: u64 = 64 << 30;
+/// Large allocations, each in pages of its own (`large.rs`): the upper
+/// half of the heap's slot, far above anything the heap can reach.
+pub const LARGE_BASE: u64 = HEAP_BASE + (256 << 30);
+pub const LARGE_SIZE: u64 = 256 << 30;
 /// Kernel stacks, each with an unmapped guard page below it (slot 385).
 pub const STACKS_BASE: u64 = 0xffff_c080_0000_0000;
 /// Temporary kernel mappings (slot 386).

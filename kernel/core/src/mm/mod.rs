@@ -3,6 +3,7 @@
 
 pub mod frames;
 pub mod heap;
+pub mod large;
 pub mod layout;
 pub mod nvm;
 pub mod paging;

@@ -55,6 +55,10 @@ fn canonical(va: u64) -> bool {
     top == 0 || top == 0x1ffff
 }
 
+/// Page tables made for the large allocations' range (`large.rs`): they
+/// stay, as all the kernel's do, and count as the heap's size.
+pub static LARGE_TABLES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 /// Page tables made for user spaces on this CPU so far: an operation on a
 /// space (run with interrupts off, on one CPU) knows how many it made by
 /// reading this before and after.
@@ -83,6 +87,8 @@ fn table_for(root: u64, va: u64, stop: u32, create: bool) -> Result<Option<u64>,
             *entry = new | PRESENT | WRITABLE | if user { USER } else { 0 };
             if user {
                 crate::cpu::this_cpu().user_tables.fetch_add(1, Ordering::Relaxed);
+            } else if (layout::LARGE_BASE..layout::LARGE_BASE + layout::LARGE_SIZE).contains(&va) {
+                LARGE_TABLES.fetch_add(1, Ordering::Relaxed);
             }
         } else if *entry & HUGE != 0 {
             return Err(MapError::HugePage);
@@ -496,6 +502,34 @@ fn unmap_pages(root: u64, va: u64, pages: usize) {
 /// tables are skipped. The caller shoots the old translations down.
 pub fn write_protect_range(root: u64, va: u64, pages: usize) {
     each_leaf_entry(root, va, pages, |e| *e &= !WRITABLE, |_, _| {});
+}
+
+/// Makes the mapped pages among `pages` pages from kernel address `va`
+/// not present, each entry keeping the frame it mapped, for
+/// `kernel_take_retired` to give back once no CPU can still use the old
+/// translations (after their shootdown): the frames need no list of
+/// their own meanwhile.
+pub fn kernel_retire(va: u64, pages: usize) {
+    with_kernel_root(|root| each_leaf_entry(root, va, pages, |e| *e &= !PRESENT, |_, _| {}));
+}
+
+/// Clears the entries `kernel_retire` left among `pages` pages from `va`,
+/// giving `f` the frame each one kept.
+pub fn kernel_take_retired(va: u64, pages: usize, mut f: impl FnMut(u64)) {
+    with_kernel_root(|root| {
+        each_leaf_entry(
+            root,
+            va,
+            pages,
+            |e| {
+                let pa = core::mem::take(e) & ADDR_MASK;
+                if pa != 0 {
+                    f(pa);
+                }
+            },
+            |_, _| {},
+        )
+    });
 }
 
 /// Removes the mapping of `va`; returns the frame it mapped. The caller

@@ -77,6 +77,12 @@ pub fn shootdown_kernel(start: u64, pages: u64) {
     shootdown(start, pages, |_| true);
 }
 
+/// Invalidates every translation, global ones included, on every online
+/// CPU: one round of IPIs for a batch of scattered kernel ranges.
+pub fn shootdown_kernel_all() {
+    shootdown(0, u64::MAX, |_| true);
+}
+
 /// Invalidates the range on this CPU and on the other CPUs of `mask` (bit
 /// per CPU index, e.g. the CPUs a space is active on). A space active only
 /// here, the usual case, costs the local flush and nothing more: inlined,
