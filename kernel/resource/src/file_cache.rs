@@ -199,8 +199,16 @@ pub fn publish_for(caller: u64, id: ResId, at: u64, addr: u64, len: u64) -> Resu
         || {
             let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
             let pages = len.div_ceil(PAGE);
-            let mut present = 0;
-            for i in 0..pages {
+            // The pages present already, from the first, in one look (a
+            // READ of pages read again has them all).
+            let first_absent = {
+                let g = cache.inner.lock();
+                publishable(&g, caller, Some(generation))?;
+                let to = (index + pages).min(g.pages.len() as u64);
+                (index..to).take_while(|&i| g.pages[i as usize].is_some()).count() as u64
+            };
+            let mut present = first_absent;
+            for i in first_absent..pages {
                 let n = (len - i * PAGE).min(PAGE);
                 let last = i + 1 == pages && (end_here || n < PAGE);
                 let page = index + i;

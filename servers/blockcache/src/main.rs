@@ -113,9 +113,9 @@ struct Cache {
     client: Option<u64>,
     plans: SharedWords,
     read_plan: Vec<Segment>,
-    /// Per piece of the READ being answered: whether its page had been
-    /// read before (`seen_before`).
-    seen: Vec<bool>,
+    /// Per piece of the READ being answered: its page's slot if the page
+    /// had been read before (`seen_before`).
+    seen: Vec<Option<usize>>,
     /// WRITE_MANY's message, kept between calls.
     batch: Vec<u8>,
     stats: Stats,
@@ -258,11 +258,7 @@ impl Cache {
             return Err(Error::Invalid);
         }
         if let Some(s) = self.pages.lookup(page) {
-            self.stats.hits += 1;
-            if core::mem::take(&mut self.pages.slots[s].ahead) {
-                self.stats.read_ahead_used += 1;
-            }
-            self.pages.touch(s);
+            self.hit(s);
             return Ok(s);
         }
         if whole {
@@ -272,6 +268,15 @@ impl Cache {
             return Ok(s);
         }
         self.fill(page)
+    }
+
+    /// Slot `s` is used: counted, and the most recently used.
+    fn hit(&mut self, s: usize) {
+        self.stats.hits += 1;
+        if core::mem::take(&mut self.pages.slots[s].ahead) {
+            self.stats.read_ahead_used += 1;
+        }
+        self.pages.touch(s);
     }
 
     /// Reads page `page` and, for a sequential reader, the pages after it.
@@ -521,10 +526,10 @@ impl Cache {
         replied
     }
 
-    /// Whether device page `page` was here before this READ and read
-    /// since it came (not a page this reader's own misses brought).
-    fn seen_before(&self, page: u64) -> bool {
-        self.pages.lookup(page).is_some_and(|s| !self.pages.slots[s].ahead)
+    /// The slot of device page `page` if it was here before this READ and
+    /// read since it came (not a page this reader's own misses brought).
+    fn seen_before(&self, page: u64) -> Option<usize> {
+        self.pages.lookup(page).filter(|&s| !self.pages.slots[s].ahead)
     }
 
     /// Publishes a READ's pages in the kernel's file cache from the slots
@@ -586,9 +591,7 @@ impl Cache {
     /// whole of its page at its place in the reply (the last may end at
     /// the file's end), was read before this READ, and is still cached.
     fn whole_page(&self, segs: &[Segment], i: usize, to: PublishTo) -> Option<(usize, usize)> {
-        if !self.seen.get(i).copied().unwrap_or(false) {
-            return None;
-        }
+        let s = self.seen.get(i).copied().flatten()?;
         let seg = segs[i];
         let len = seg.len as usize;
         let file_end = (to.first_page as u64 * PAGE as u64).checked_add(seg.src as u64 + len as u64) == Some(to.size);
@@ -596,8 +599,8 @@ impl Cache {
         if !placed || !(len == PAGE || (len < PAGE && file_end)) {
             return None;
         }
-        let s = self.pages.lookup(seg.dev / PAGE as u64)?;
-        Some((s, len))
+        // Still that page's (a fill later in the READ may have taken it).
+        (self.pages.slots[s].key == Some(seg.dev / PAGE as u64)).then_some((s, len))
     }
 
     /// Delivers a READ's pieces.
@@ -626,13 +629,24 @@ impl Cache {
             if seg.src as u64 != done + queued as u64 {
                 break;
             }
-            if self.pages.lookup(page).is_none() && !self.write_run(rid, &mut done, &mut run) {
-                break;
-            }
-            let seen = self.seen_before(page);
-            self.seen.push(seen);
-            let Ok(s) = self.slot(page, false) else {
-                break;
+            // One look-up a page: a hit is used here, a miss fills (after
+            // the run so far went).
+            let s = match self.pages.lookup(page) {
+                Some(s) => {
+                    self.seen.push((!self.pages.slots[s].ahead).then_some(s));
+                    self.hit(s);
+                    s
+                }
+                None => {
+                    self.seen.push(None);
+                    if !self.write_run(rid, &mut done, &mut run) {
+                        break;
+                    }
+                    let Ok(s) = self.slot(page, false) else {
+                        break;
+                    };
+                    s
+                }
             };
             let at = s * PAGE + off;
             match run {
