@@ -117,6 +117,11 @@ fn user(program: &str, experiment: &str, short: bool) -> bool {
     if short {
         args.extend_from_slice(b"short\0");
     }
+    // `bench_verbose`: the storage benchmark prints the servers' counters
+    // of each phase (BENCH-INFO lines), to see where its time went.
+    if program == "fsbench" && kcore::boot::cmdline_value("bench_verbose").is_some() {
+        args.extend_from_slice(b"verbose\0");
+    }
     // `bench_only=fig12`: `batch`'s file transfer alone, for a run that
     // measures only it.
     if program == "batchbench"

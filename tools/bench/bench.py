@@ -253,7 +253,8 @@ def _run_tessera(selection, base_args, mode, a, runs, raw_dir):
     boots = [(t, m, b) for t, m in boots
              for b in papers.EXPERIMENTS.get(t, {}).get("tessera_boot") or [None]]
     for t, model, own_boot in boots:
-        kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else "") + _bench_only())
+        kargs = tessera_boot(f"bench={t}" + (f" bench_disk={model}" if model else "") + _bench_only()
+                             + (" bench_verbose" if os.environ.get("BENCH_VERBOSE") else ""))
         args_t, before, key = base_args, None, "tessera"
         if own_boot:
             kargs = tessera_boot(own_boot)

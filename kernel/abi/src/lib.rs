@@ -1029,6 +1029,20 @@ pub mod file_cache {
         /// nothing, with no page needed. Forgotten when a revoke reaches
         /// the page it ends in (a change of size revokes it).
         pub const SIZE: u64 = 5;
+        /// Process `a` (0: none) may publish pages with `PUBLISH_FOR`,
+        /// charged to the owner → 0. The file server names its block
+        /// cache, which holds a cold read's pages already: publishing them
+        /// from there saves copying them through the file server.
+        pub const PUBLISHER: u64 = 6;
+        /// → the cache's generation, which every `REVOKE` advances.
+        pub const GENERATION: u64 = 7;
+        /// By the publisher `PUBLISHER` named: `PUBLISH` of pages from
+        /// `a & 0xffff_ffff`, refused (Busy) unless `a >> 32` is the low
+        /// half of the cache's generation: a revoke since the owner read
+        /// it (a plan made before a write) publishes nothing stale. A
+        /// page present already stays as it is → the pages published, and
+        /// in the high 32 bits how many of them were present (not copied).
+        pub const PUBLISH_FOR: u64 = 8;
     }
 }
 

@@ -45,6 +45,7 @@ use alloc::vec::Vec;
 use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::uaccess::{MAX_COPY, UserRange};
+use kcore::vm::region::FilledPage;
 
 static TABLE: IrqMutex<ResTable<Arc<FileCache>>> = IrqMutex::new(table(Kind::FileCache));
 
@@ -58,7 +59,7 @@ pub struct FileCache {
 
 /// A published page: its bytes, never changed.
 struct Page {
-    data: Vec<u8>,
+    data: FilledPage,
 }
 
 struct Inner {
@@ -75,6 +76,12 @@ struct Inner {
     /// a change forgets it. Inline, so that the cache's own charge holds it.
     attrs: Option<[u8; STAT_LEN]>,
     readers: Vec<u64>,
+    /// The one process besides the owner that may publish (`PUBLISH_FOR`),
+    /// 0 for none.
+    publisher: u64,
+    /// Advanced by every revoke: a publisher's pages read before it are
+    /// refused after it.
+    generation: u64,
     /// The pages' memory and the index's, on the owner.
     charge: Charge,
     /// Emptied for good: its owner ended or deleted it.
@@ -114,6 +121,8 @@ pub fn create(owner: u64) -> Result<ResId, Error> {
                 size: None,
                 attrs: None,
                 readers: Vec::new(),
+                publisher: 0,
+                generation: 0,
                 charge: pages_charge,
                 dead: false,
             }),
@@ -155,7 +164,14 @@ pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Resul
         for i in 0..pages {
             let n = (len - i * PAGE).min(PAGE);
             let last = i + 1 == pages && (end_here || n < PAGE);
-            if let Err(e) = publish_one(&cache, index.saturating_add(i), addr.saturating_add(i * PAGE), n, last) {
+            if let Err(e) = publish_one(
+                &cache,
+                index.saturating_add(i),
+                addr.saturating_add(i * PAGE),
+                n,
+                last,
+                None,
+            ) {
                 return if i == 0 { Err(e) } else { Ok(i) };
             }
         }
@@ -163,23 +179,119 @@ pub fn publish(caller: u64, id: ResId, index: u64, addr: u64, len: u64) -> Resul
     })
 }
 
+/// `file_cache(PUBLISH_FOR)`: `publish` by the process the owner named
+/// (`set_publisher`), of pages from `at & 0xffff_ffff` if no revoke came
+/// since generation `at >> 32` (Busy otherwise: the bytes may be those of
+/// before a change). The pages are charged to the owner, as its own. A
+/// page present already is left as it is (the same bytes). Returns the
+/// pages published, and in the high half how many of them were present.
+pub fn publish_for(caller: u64, id: ResId, at: u64, addr: u64, len: u64) -> Result<u64, Error> {
+    let end_here = len & LAST != 0;
+    let len = len & !LAST;
+    if len == 0 || len > PUBLISH_MAX_PAGES * PAGE {
+        return Err(Error::Invalid);
+    }
+    let (index, generation) = (at & 0xffff_ffff, at >> 32);
+    invoke(
+        caller,
+        ResOp::FileCacheControl,
+        only(id, Need::Live(Kind::FileCache)),
+        || {
+            let cache = TABLE.lock().get(id).map_err(super::id_error)?.value.clone();
+            let pages = len.div_ceil(PAGE);
+            // The pages present already, from the first, in one look (a
+            // READ of pages read again has them all).
+            let first_absent = {
+                let g = cache.inner.lock();
+                publishable(&g, caller, Some(generation))?;
+                let to = (index + pages).min(g.pages.len() as u64);
+                (index..to).take_while(|&i| g.pages[i as usize].is_some()).count() as u64
+            };
+            let mut present = first_absent;
+            for i in first_absent..pages {
+                let n = (len - i * PAGE).min(PAGE);
+                let last = i + 1 == pages && (end_here || n < PAGE);
+                let page = index + i;
+                let from = addr.saturating_add(i * PAGE);
+                match publish_one(&cache, page, from, n, last, Some((caller, generation))) {
+                    Ok(copied) => present += !copied as u64,
+                    Err(e) if i == 0 => return Err(e),
+                    Err(_) => return Ok(i | present << 32),
+                }
+            }
+            Ok(pages | present << 32)
+        },
+    )
+}
+
+/// Whether `caller` may publish into a cache now: alive, and for a
+/// publisher's page (`generation`: what it read) the one the owner named,
+/// with no revoke since.
+fn publishable(g: &Inner, caller: u64, generation: Option<u64>) -> Result<(), Error> {
+    if g.dead {
+        return Err(Error::NotFound);
+    }
+    match generation {
+        None => Ok(()),
+        Some(_) if g.publisher == 0 || g.publisher != caller => Err(Error::Denied),
+        Some(want) if want != g.generation & 0xffff_ffff => Err(Error::Busy),
+        Some(_) => Ok(()),
+    }
+}
+
+/// `file_cache(PUBLISHER)`: process `pid` (0: none) may publish into
+/// cache `id` with `publish_for`.
+pub fn set_publisher(caller: u64, id: ResId, pid: u64) -> Result<(), Error> {
+    control(caller, id, |cache| {
+        let mut g = cache.inner.lock();
+        if g.dead {
+            return Err(Error::NotFound);
+        }
+        g.publisher = pid;
+        Ok(())
+    })
+}
+
+/// `file_cache(GENERATION)`: cache `id`'s generation, which a revoke
+/// advances.
+pub fn generation(caller: u64, id: ResId) -> Result<u64, Error> {
+    control(caller, id, |cache| Ok(cache.inner.lock().generation & 0xffff_ffff))
+}
+
 /// Page `index` of `cache` holds the `len` bytes at `addr` (`last`: the
-/// file ends there).
-fn publish_one(cache: &FileCache, index: u64, addr: u64, len: u64, last: bool) -> Result<(), Error> {
+/// file ends there); `by`: a publisher's page, the process and the
+/// generation it read the bytes in (`publish_for`).
+fn publish_one(
+    cache: &FileCache,
+    index: u64,
+    addr: u64,
+    len: u64,
+    last: bool,
+    by: Option<(u64, u64)>,
+) -> Result<bool, Error> {
     if index >= MAX_PAGES {
         return Err(Error::Limit);
     }
+    if let Some((caller, generation)) = by {
+        let g = cache.inner.lock();
+        publishable(&g, caller, Some(generation))?;
+        // A page present is these bytes already (a change would have
+        // revoked it): a publisher's READ of pages read again (a Linux
+        // program's `read`, which always comes through the servers) costs
+        // no copy.
+        if g.pages.get(index as usize).is_some_and(Option::is_some) {
+            return Ok(false);
+        }
+    }
     // The bytes first, outside the lock (reading them may fault).
-    let mut data = Vec::new();
-    data.try_reserve_exact(len as usize).map_err(|_| Error::NoMemory)?;
-    data.resize(len as usize, 0);
-    UserRange::new(addr, len as usize)?.read(&mut data)?;
+    let data = FilledPage::from_user(UserRange::new(addr, len as usize)?)?;
     let page = kcore::mm::heap::try_arc(Page { data }).map_err(|_| Error::NoMemory)?;
     let old = {
         let mut guard = cache.inner.lock();
         let g = &mut *guard;
-        if g.dead {
-            return Err(Error::NotFound);
+        match by {
+            Some((caller, generation)) => publishable(g, caller, Some(generation))?,
+            None => publishable(g, 0, None)?,
         }
         let at = index as usize;
         if g.pages.len() <= at {
@@ -216,7 +328,7 @@ fn publish_one(cache: &FileCache, index: u64, addr: u64, len: u64, last: bool) -
         old
     };
     drop(old);
-    Ok(())
+    Ok(true)
 }
 
 /// `file_cache(REVOKE)`: pages `first` to `first + count - 1` of cache
@@ -236,6 +348,8 @@ pub fn revoke(caller: u64, id: ResId, first: u64, count: u64) -> Result<u64, Err
                 g.size = None;
             }
             g.attrs = None;
+            // A publisher's pages read before this are refused from now.
+            g.generation = g.generation.wrapping_add(1);
         }
         // What goes is dropped after the lock, a page at a time.
         let mut gone = 0u64;
@@ -396,7 +510,7 @@ pub fn read_from(cache: &FileCache, reader: u64, offset: u64, buf: u64, len: usi
         (page.clone(), n as usize)
     };
     let at = (offset % PAGE) as usize;
-    let bytes = page.data.get(at..at + n).ok_or(Error::NotFound)?;
+    let bytes = page.data.bytes().get(at..at + n).ok_or(Error::NotFound)?;
     to.part(0, n)?.write(bytes)?;
     Ok(n)
 }
@@ -441,7 +555,7 @@ fn read_pages(cache: &FileCache, reader: u64, offset: u64, to: UserRange) -> Res
                 .ok_or(Error::NotFound)?;
             // A short page that is not the known end's is a file that grew
             // after it was published: not served.
-            if page.data.len() < PAGE as usize && i != last {
+            if page.data.bytes().len() < PAGE as usize && i != last {
                 return Err(Error::NotFound);
             }
             *r = Some(page.clone());
@@ -452,7 +566,7 @@ fn read_pages(cache: &FileCache, reader: u64, offset: u64, to: UserRange) -> Res
     for page in refs.iter().take_while(|r| r.is_some()).flatten() {
         let at = ((offset + done as u64) % PAGE) as usize;
         let k = (n - done).min(PAGE as usize - at);
-        let bytes = page.data.get(at..at + k).ok_or(Error::NotFound)?;
+        let bytes = page.data.bytes().get(at..at + k).ok_or(Error::NotFound)?;
         to.part(done, k)?.write(bytes)?;
         done += k;
     }
@@ -472,6 +586,7 @@ fn kill(cache: &FileCache) {
         let mut g = cache.inner.lock();
         g.dead = true;
         g.readers = Vec::new();
+        g.publisher = 0;
         g.empty()
     };
     drop(pages);

@@ -154,6 +154,7 @@ pub static TESTS: &[KTest] = ktests![
     pass pipes::kernel_pipes_go_with_their_last_holder,
     pass pipes::file_caches_bind_only_when_granted,
     pass pipes::file_cache_attributes_owner_only,
+    pass pipes::file_cache_publisher_named_by_owner_only,
     pass pipes::kernel_pipe_descriptors_are_checked,
     pass pipes::kernel_socket_pairs_are_checked,
     pass pipes::only_a_supervisor_binds_pipes,

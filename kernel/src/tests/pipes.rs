@@ -494,3 +494,108 @@ pub fn file_cache_attributes_owner_only() -> TestResult {
     ensure!(pipe::bindings() == bound0, "numbers outlived their process");
     Ok(())
 }
+
+/// Only the process a cache's owner names publishes for it
+/// (`PUBLISH_FOR`): not a stranger, not the owner through it, not with a
+/// stale or foreign id, not with the generation of before a revoke, not
+/// once the owner named none or ended; nothing is read from the bad
+/// buffer before those checks. A publisher's end leaves the cache its
+/// owner's; the owner's end takes the cache, the publisher living on.
+pub fn file_cache_publisher_named_by_owner_only() -> TestResult {
+    use abi::file_cache::{PAGE, PUBLISH_MAX_PAGES};
+    use resource::file_cache as fc;
+    const BAD: u64 = 0x1000_0000;
+    kcore::computation::reap_all();
+    let caches0 = fc::count();
+    let (owner, publisher, stranger) = (live()?, live()?, live()?);
+    let id = ok(fc::create(owner))?;
+    let generation = ok(fc::generation(owner, id))?;
+    let at = |g: u64| g << 32;
+    let refused = [
+        (
+            "no publisher named",
+            fc::publish_for(publisher, id, at(generation), BAD, PAGE),
+            Error::Denied,
+        ),
+        (
+            "a stranger names one",
+            fc::set_publisher(stranger, id, stranger).map(|()| 0),
+            Error::Denied,
+        ),
+        ("a stranger's generation", fc::generation(stranger, id), Error::Denied),
+    ];
+    for (what, r, want) in refused {
+        ensure!(r == Err(want), "{what}: {r:?}, not {want:?}");
+    }
+    ok(fc::set_publisher(owner, id, publisher))?;
+    ok(fc::revoke(owner, id, 0, 1))?;
+    let now = ok(fc::generation(owner, id))?;
+    ensure!(now != generation, "a revoke kept the generation {now}");
+    let stale = resource::ResId::from_raw(id.raw() ^ (1 << 32));
+    let refused = [
+        (
+            "a stranger",
+            fc::publish_for(stranger, id, at(now), BAD, PAGE),
+            Error::Denied,
+        ),
+        (
+            "the owner",
+            fc::publish_for(owner, id, at(now), BAD, PAGE),
+            Error::Denied,
+        ),
+        (
+            "before the revoke",
+            fc::publish_for(publisher, id, at(generation), BAD, PAGE),
+            Error::Busy,
+        ),
+        (
+            "a stale id",
+            fc::publish_for(publisher, stale, at(now), BAD, PAGE),
+            Error::NotFound,
+        ),
+        (
+            "a run too long",
+            fc::publish_for(publisher, id, at(now), BAD, PUBLISH_MAX_PAGES * PAGE + 1),
+            Error::Invalid,
+        ),
+        (
+            "an empty run",
+            fc::publish_for(publisher, id, at(now), BAD, 0),
+            Error::Invalid,
+        ),
+        (
+            "past the last page",
+            fc::publish_for(publisher, id, at(now) | abi::file_cache::MAX_PAGES, BAD, PAGE),
+            Error::Limit,
+        ),
+        // Every check passed: the buffer is read, and faults.
+        (
+            "a bad buffer",
+            fc::publish_for(publisher, id, at(now), BAD, PAGE),
+            Error::Fault,
+        ),
+    ];
+    for (what, r, want) in refused {
+        ensure!(r == Err(want), "{what}: {r:?}, not {want:?}");
+    }
+    ensure!(ok(fc::present(id))? == 0, "a refused page is present");
+    end(publisher);
+    ensure!(fc::count() == caches0 + 1, "the publisher's end took the cache");
+    ok(fc::revoke(owner, id, 0, u64::MAX))?;
+    let second = live()?;
+    ok(fc::set_publisher(owner, id, second))?;
+    let now = ok(fc::generation(owner, id))?;
+    ok(fc::set_publisher(owner, id, 0))?;
+    let r = fc::publish_for(second, id, at(now), BAD, PAGE);
+    ensure!(r == Err(Error::Denied), "a publisher named no more: {r:?}");
+    ok(fc::set_publisher(owner, id, second))?;
+    end(owner);
+    kcore::computation::reap_all();
+    let r = fc::publish_for(second, id, at(now), BAD, PAGE);
+    ensure!(r == Err(Error::NotFound), "after the owner's end: {r:?}");
+    ensure!(fc::count() == caches0, "the owner's end left its cache");
+    end(second);
+    end(stranger);
+    kcore::computation::reap_all();
+    Ok(())
+}

@@ -554,6 +554,9 @@ impl abi::Serve for Native<'_> {
             op::REVOKE => fc::revoke(pid, id(a.id), a.a, a.b),
             op::GRANT => fc::grant(pid, id(a.id), a.a, a.b != 0).map(|()| 0),
             op::SIZE => fc::set_size(pid, id(a.id), a.a).map(|()| 0),
+            op::PUBLISHER => fc::set_publisher(pid, id(a.id), a.a).map(|()| 0),
+            op::GENERATION => fc::generation(pid, id(a.id)),
+            op::PUBLISH_FOR => fc::publish_for(pid, id(a.id), a.a, a.b, a.c),
             _ => Err(Error::Invalid),
         }
     }

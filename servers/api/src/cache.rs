@@ -32,6 +32,13 @@
 //!   bytes stored before anything failed, and the error, 0 if none), which
 //!   then commits the write. The plan is in slot 0.
 //!
+//! A READ's plan may also say where its pages go in the kernel's file
+//! cache ([`PublishTo`]): after the reply, the cache publishes from its own
+//! pages (`file_cache(PUBLISH_FOR)`, which the file server let it do) those
+//! it held before the READ and that were read since they came: one copy,
+//! not two through the file server and a round trip, and none for a page
+//! a reader streams from the disk once.
+//!
 //! Others: `OPEN` (claims the cache; the caller must have granted the cache
 //! first, which then shares the plan area into it; reply [`OpenReply`]),
 //! `CLOSE`, `STATS` (text, `name value` per line), and two any process may
@@ -145,6 +152,25 @@ pub struct Segment {
 
 const FRESH: u64 = 1 << 63;
 
+/// Where a READ's pages go in the kernel's file cache: the pages of its
+/// plan, from the file's page `first_page` on, into cache `cache` of a
+/// file of `size` bytes, if no revoke came since `generation` (the low
+/// half of the cache's, read as the plan was made). Only a plan whose
+/// pieces are whole pages one after another (the last may end at the
+/// file's end) carries one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PublishTo {
+    pub cache: u64,
+    pub first_page: u32,
+    pub generation: u32,
+    pub size: u64,
+}
+
+/// In a slot's word 1: the last three words hold a [`PublishTo`].
+const PUBLISHES: u64 = 1 << 63;
+/// Segments of a plan that carries a [`PublishTo`] at most.
+pub const MAX_PUBLISHED_SEGMENTS: usize = (SLOT_WORDS - 5) / 2;
+
 /// One slot of the plan area. Word 0 is the key (0: free), word 1 the
 /// number of segments, then two words per segment. The writer fills the
 /// segments, then publishes the key (release); the reader takes the key
@@ -164,25 +190,52 @@ impl<'a> Slot<'a> {
     /// Writes a plan and publishes it under `key` (non-zero). The slot must
     /// be free (the writer owns it until it publishes).
     pub fn publish(&self, key: u64, segments: &[Segment]) {
+        self.publish_with(key, segments, None);
+    }
+
+    /// `publish`, with where the pages go in the kernel's file cache (left
+    /// out of a plan too long to hold it too).
+    pub fn publish_with(&self, key: u64, segments: &[Segment], to: Option<PublishTo>) {
         let n = segments.len().min(MAX_SEGMENTS);
+        let to = to.filter(|_| n <= MAX_PUBLISHED_SEGMENTS);
+        if let Some(t) = to {
+            self.0[SLOT_WORDS - 3].store(t.cache, Ordering::Relaxed);
+            self.0[SLOT_WORDS - 2].store(t.first_page as u64 | (t.generation as u64) << 32, Ordering::Relaxed);
+            self.0[SLOT_WORDS - 1].store(t.size, Ordering::Relaxed);
+        }
         for (i, s) in segments[..n].iter().enumerate() {
             self.0[2 + 2 * i].store(s.dev, Ordering::Relaxed);
             let fresh = if s.fresh { FRESH } else { 0 };
             self.0[3 + 2 * i].store(fresh | ((s.len as u64) << 32) | s.src as u64, Ordering::Relaxed);
         }
-        self.0[1].store(n as u64, Ordering::Relaxed);
+        let flag = if to.is_some() { PUBLISHES } else { 0 };
+        self.0[1].store(n as u64 | flag, Ordering::Relaxed);
         self.0[0].store(key, Ordering::Release);
     }
 
     /// Reads the plan published under `key` into `out` and frees the slot;
     /// returns how many segments it had (`None` if the key is not there).
     pub fn take(&self, key: u64, out: &mut [Segment]) -> Option<usize> {
+        self.take_with(key, out).map(|(n, _)| n)
+    }
+
+    /// `take`, with where the pages go in the kernel's file cache, if the
+    /// plan says.
+    pub fn take_with(&self, key: u64, out: &mut [Segment]) -> Option<(usize, Option<PublishTo>)> {
         if key == 0 || self.key() != key {
             return None;
         }
-        let n = (self.0[1].load(Ordering::Relaxed) as usize)
-            .min(MAX_SEGMENTS)
-            .min(out.len());
+        let head = self.0[1].load(Ordering::Relaxed);
+        let n = ((head & !PUBLISHES) as usize).min(MAX_SEGMENTS).min(out.len());
+        let to = (head & PUBLISHES != 0 && n <= MAX_PUBLISHED_SEGMENTS).then(|| {
+            let at = self.0[SLOT_WORDS - 2].load(Ordering::Relaxed);
+            PublishTo {
+                cache: self.0[SLOT_WORDS - 3].load(Ordering::Relaxed),
+                first_page: at as u32,
+                generation: (at >> 32) as u32,
+                size: self.0[SLOT_WORDS - 1].load(Ordering::Relaxed),
+            }
+        });
         for (i, s) in out[..n].iter_mut().enumerate() {
             let w = self.0[3 + 2 * i].load(Ordering::Relaxed);
             *s = Segment {
@@ -193,7 +246,7 @@ impl<'a> Slot<'a> {
             };
         }
         self.0[0].store(0, Ordering::Release);
-        Some(n)
+        Some((n, to))
     }
 
     /// Frees the slot without reading it (a plan whose call never came).

@@ -17,7 +17,10 @@
 //!   (a child process calls `TICK` every `flush secs`, default 5; 0: none),
 //!   or a dirty page must make room. Barriers are kept (see lib/cachepages).
 //! - File data goes from a page straight into the reader's buffer, or from
-//!   the writer's message straight into a page: one copy, counted.
+//!   the writer's message straight into a page: one copy, counted. A
+//!   READ whose plan says where its pages go in the kernel's file cache
+//!   (`cache::PublishTo`) also has them published from here, after the
+//!   reply: one more copy, counted too (`published_bytes`).
 //!
 //! `blockcache tick <name> <secs>` is that child.
 #![no_std]
@@ -31,9 +34,11 @@ use alloc::vec::Vec;
 use cachepages::{Pages, pieces, requests};
 use core::fmt::Write;
 use tessera_api::block::{self, Disk, Piece};
-use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, PAGE, Segment, Slot};
+use tessera_api::cache::{self, MAX_SEGMENTS, OpenReply, PAGE, PublishTo, Segment, Slot};
+use tessera_rt::abi::file_cache::{LAST, PUBLISH_MAX_PAGES, op};
 use tessera_rt::abi::{AccInfo, Error};
 use tessera_rt::ica::{Ica, SharedWords};
+use tessera_rt::sys::calls;
 use tessera_rt::{println, sys};
 
 /// Pages of an ICA of the cache: the longest read (256 KiB), which the
@@ -79,6 +84,16 @@ struct Stats {
     file_read_bytes: u64,
     file_writes: u64,
     file_write_bytes: u64,
+    /// A READ's pages published in the kernel's file cache (bytes copied
+    /// there), and publishing calls the kernel refused (a revoke since the
+    /// plan, the owner's limit).
+    published_pages: u64,
+    published_bytes: u64,
+    publish_refused: u64,
+    /// Time (TSC cycles) a read from the disk kept the cache waiting, and
+    /// publishing took: where a cold read's time goes besides the copy.
+    read_wait_cycles: u64,
+    publish_cycles: u64,
     refused: u64,
 }
 
@@ -98,6 +113,9 @@ struct Cache {
     client: Option<u64>,
     plans: SharedWords,
     read_plan: Vec<Segment>,
+    /// Per piece of the READ being answered: its page's slot if the page
+    /// had been read before (`seen_before`).
+    seen: Vec<Option<usize>>,
     /// WRITE_MANY's message, kept between calls.
     batch: Vec<u8>,
     stats: Stats,
@@ -240,11 +258,7 @@ impl Cache {
             return Err(Error::Invalid);
         }
         if let Some(s) = self.pages.lookup(page) {
-            self.stats.hits += 1;
-            if core::mem::take(&mut self.pages.slots[s].ahead) {
-                self.stats.read_ahead_used += 1;
-            }
-            self.pages.touch(s);
+            self.hit(s);
             return Ok(s);
         }
         if whole {
@@ -254,6 +268,15 @@ impl Cache {
             return Ok(s);
         }
         self.fill(page)
+    }
+
+    /// Slot `s` is used: counted, and the most recently used.
+    fn hit(&mut self, s: usize) {
+        self.stats.hits += 1;
+        if core::mem::take(&mut self.pages.slots[s].ahead) {
+            self.stats.read_ahead_used += 1;
+        }
+        self.pages.touch(s);
     }
 
     /// Reads page `page` and, for a sequential reader, the pages after it.
@@ -293,7 +316,9 @@ impl Cache {
             slots.extend(start..start + got);
         }
         let got = slots.len();
+        let t0 = sys::rdtsc();
         let result = self.transfer(false, page, &slots);
+        self.stats.read_wait_cycles += sys::rdtsc() - t0;
         self.stats.disk_reads += 1;
         if result.is_err() {
             for &s in &slots {
@@ -484,31 +509,159 @@ impl Cache {
         segs.resize(MAX_SEGMENTS, Segment::default());
         let taken = (1..cache::SLOTS)
             .filter_map(|i| Slot::of(self.plans.words(), i))
-            .find_map(|slot| slot.take(rid, &mut segs));
+            .find_map(|slot| slot.take_with(rid, &mut segs));
         let replied = match taken {
-            Some(n) => self.deliver(rid, &segs[..n]),
+            Some((n, to)) => {
+                let replied = self.deliver(rid, &segs[..n]);
+                if let (Ok(_), Some(to)) = (&replied, to) {
+                    let t0 = sys::rdtsc();
+                    self.publish(&segs[..n], to);
+                    self.stats.publish_cycles += sys::rdtsc() - t0;
+                }
+                replied
+            }
             None => Err(Error::Busy),
         };
         self.read_plan = segs;
         replied
     }
 
+    /// The slot of device page `page` if it was here before this READ and
+    /// read since it came (not a page this reader's own misses brought).
+    fn seen_before(&self, page: u64) -> Option<usize> {
+        self.pages.lookup(page).filter(|&s| !self.pages.slots[s].ahead)
+    }
+
+    /// Publishes a READ's pages in the kernel's file cache from the slots
+    /// that hold them (the file server let this process, and the kernel
+    /// refuses pages read before a revoke): each run of consecutive slots
+    /// of an extent, consecutive memory, with one call. Only pages read a
+    /// second time go (`seen`, per piece): a file read once from the disk,
+    /// as a sequential reader streams it, costs its one copy into the
+    /// reader, not one more into the kernel (Linux's page cache fills by
+    /// the DMA itself); the read after publishes what is read again.
+    /// Stops at a page refused.
+    fn publish(&mut self, segs: &[Segment], to: PublishTo) {
+        let mut i = 0;
+        while i < segs.len() {
+            let Some((first, mut bytes)) = self.whole_page(segs, i, to) else {
+                i += 1;
+                continue;
+            };
+            let mut j = i + 1;
+            while j < segs.len() && j - i < PUBLISH_MAX_PAGES as usize && bytes.is_multiple_of(PAGE) {
+                match self.whole_page(segs, j, to) {
+                    Some((s, n)) if s == first + (j - i) && s / EXTENT == first / EXTENT => {
+                        bytes += n;
+                        j += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let Ok(from) = self.page_bytes(first) else {
+                return;
+            };
+            let page = to.first_page as u64 + i as u64;
+            let last = if (page + (j - i) as u64) * PAGE as u64 >= to.size {
+                LAST
+            } else {
+                0
+            };
+            let at = page | (to.generation as u64) << 32;
+            let done = calls::file_cache(op::PUBLISH_FOR, to.cache, at, from.as_ptr() as u64, bytes as u64 | last);
+            let Ok(done) = done else {
+                self.stats.publish_refused += 1;
+                return;
+            };
+            // Pages the kernel had already were not copied.
+            let (done, present) = (done & 0xffff_ffff, done >> 32);
+            self.stats.published_pages += done - present.min(done);
+            self.stats.published_bytes += (bytes as u64)
+                .min(done * PAGE as u64)
+                .saturating_sub(present * PAGE as u64);
+            if done < (j - i) as u64 {
+                self.stats.publish_refused += 1;
+                return;
+            }
+            i = j;
+        }
+    }
+
+    /// The slot of piece `i` of a READ and its length, if the piece is the
+    /// whole of its page at its place in the reply (the last may end at
+    /// the file's end), was read before this READ, and is still cached.
+    fn whole_page(&self, segs: &[Segment], i: usize, to: PublishTo) -> Option<(usize, usize)> {
+        let s = self.seen.get(i).copied().flatten()?;
+        let seg = segs[i];
+        let len = seg.len as usize;
+        let file_end = (to.first_page as u64 * PAGE as u64).checked_add(seg.src as u64 + len as u64) == Some(to.size);
+        let placed = seg.dev.is_multiple_of(PAGE as u64) && seg.src as usize == i * PAGE;
+        if !placed || !(len == PAGE || (len < PAGE && file_end)) {
+            return None;
+        }
+        // Still that page's (a fill later in the READ may have taken it).
+        (self.pages.slots[s].key == Some(seg.dev / PAGE as u64)).then_some((s, len))
+    }
+
     /// Delivers a READ's pieces.
     fn deliver(&mut self, rid: u64, segs: &[Segment]) -> Result<Reply, Error> {
+        self.seen.clear();
         if let [Segment { dev, len, src: 0, .. }] = *segs {
             let (page, off, len) = self.range(dev, len).map_err(|_| Error::Busy)?;
+            let seen = self.seen_before(page);
+            self.seen.push(seen);
             let s = self.slot(page, false).map_err(|_| Error::Busy)?;
             self.stats.file_reads += 1;
             self.stats.file_read_bytes += len as u64;
             return Ok(Reply::Page(s, off, len));
         }
+        // Pieces that lie one after another in an extent's memory go to
+        // the reader with one copy call (a READ of 64 pages read ahead in
+        // order: one, where a call a page cost a system call each). A fill
+        // may take slots, so a run goes before a page not cached is read.
         let mut done = 0u64;
+        let mut run: Option<(usize, usize)> = None;
         for seg in segs {
-            if seg.src as u64 != done || self.read_piece(rid, seg).is_err() {
+            let Ok((page, off, len)) = self.range(seg.dev, seg.len) else {
+                break;
+            };
+            let queued = run.map_or(0, |(_, n)| n);
+            if seg.src as u64 != done + queued as u64 {
                 break;
             }
-            done += seg.len as u64;
+            // One look-up a page: a hit is used here, a miss fills (after
+            // the run so far went).
+            let s = match self.pages.lookup(page) {
+                Some(s) => {
+                    self.seen.push((!self.pages.slots[s].ahead).then_some(s));
+                    self.hit(s);
+                    s
+                }
+                None => {
+                    self.seen.push(None);
+                    if !self.write_run(rid, &mut done, &mut run) {
+                        break;
+                    }
+                    let Ok(s) = self.slot(page, false) else {
+                        break;
+                    };
+                    s
+                }
+            };
+            let at = s * PAGE + off;
+            match run {
+                Some((from, n)) if from + n == at && from / (EXTENT * PAGE) == s / EXTENT => {
+                    run = Some((from, n + len))
+                }
+                _ => {
+                    if !self.write_run(rid, &mut done, &mut run) {
+                        break;
+                    }
+                    run = Some((at, len));
+                }
+            }
         }
+        self.write_run(rid, &mut done, &mut run);
         if done == 0 {
             return Err(Error::Busy);
         }
@@ -518,12 +671,25 @@ impl Cache {
         Ok(Reply::Ended)
     }
 
-    /// Copies piece `seg` of a READ from its page into the reader's buffer.
-    fn read_piece(&mut self, rid: u64, seg: &Segment) -> Result<(), Error> {
-        let (page, off, len) = self.range(seg.dev, seg.len)?;
-        let s = self.slot(page, false)?;
-        let bytes = &self.page_bytes(s)?[off..off + len];
-        sys::rv_write(rid, seg.src as u64, bytes).map(drop)
+    /// Copies a run of a READ's bytes (`(at, len)`: from byte `at` of the
+    /// slots' memory, within one extent) into the reader's buffer at
+    /// `done`, which it advances; whether it went (no run: true).
+    fn write_run(&mut self, rid: u64, done: &mut u64, run: &mut Option<(usize, usize)>) -> bool {
+        let Some((at, len)) = run.take() else {
+            return true;
+        };
+        let Some(ica) = self.extents[at / (EXTENT * PAGE)].as_ref() else {
+            return false;
+        };
+        let from = at % (EXTENT * PAGE);
+        let Some(bytes) = ica.as_slice().get(from..from + len) else {
+            return false;
+        };
+        if sys::rv_write(rid, *done, bytes) != Ok(len as u64) {
+            return false;
+        }
+        *done += len as u64;
+        true
     }
 
     /// The file server's nested call for a client's WRITE: the data comes
@@ -618,7 +784,8 @@ impl Cache {
              fills {}\ndisk_reads {}\ndisk_read_pages {}\ndisk_writes {}\nwrite_back_pages {}\n\
              shadows {}\nordered_write_backs {}\nflushes {}\nbarriers {}\nsyncs {}\nticks {}\npages_lost {}\n\
              meta_reads {}\nmeta_read_bytes {}\nmeta_writes {}\nmeta_write_bytes {}\nfile_reads {}\n\
-             file_read_bytes_copied {}\nfile_writes {}\nfile_write_bytes_copied {}\nrefused {}\n",
+             file_read_bytes_copied {}\nfile_writes {}\nfile_write_bytes_copied {}\npublished_pages {}\n\
+             published_bytes_copied {}\npublish_refused {}\nread_wait_ns {}\npublish_ns {}\nrefused {}\n",
             self.slots,
             self.pages.len(),
             self.pages.dirty_count(),
@@ -647,6 +814,11 @@ impl Cache {
             s.file_read_bytes,
             s.file_writes,
             s.file_write_bytes,
+            s.published_pages,
+            s.published_bytes,
+            s.publish_refused,
+            sys::tsc_to_ns(s.read_wait_cycles),
+            sys::tsc_to_ns(s.publish_cycles),
             s.refused
         );
         o
@@ -777,6 +949,7 @@ fn main(args: &[&str]) -> i32 {
         client: None,
         plans,
         read_plan: Vec::new(),
+        seen: Vec::with_capacity(MAX_SEGMENTS),
         batch: Vec::new(),
         stats: Stats::default(),
     };

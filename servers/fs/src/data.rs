@@ -18,7 +18,7 @@
 
 use crate::{End, Server};
 use alloc::vec::Vec;
-use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, Segment, Slot};
+use tessera_api::cache::{self, MAX_SEGMENTS, PAGE, PublishTo, Segment, Slot};
 use tessera_api::fs::{APPEND, Errno, FAILED, MAX_WRITE, MISSED, NOATIME};
 use tessera_api::wire::Reader;
 use tessera_rt::abi::{AccInfo, Error};
@@ -32,6 +32,19 @@ const SLOT_WAITS: u32 = 100_000;
 /// `MAX_SEGMENTS` pieces, a piece per page with blocks of 4 KiB, per block
 /// with 1 KiB), so that a long read costs one call per 256 KiB at most.
 const MAX_READ: u64 = 64 * PAGE as u64;
+
+/// Whether a READ's plan from file offset `off` is whole pages one after
+/// another, in the reply's order (the last may end at the file's end,
+/// `size`): the block cache can then publish each from the page it is on.
+fn whole_pages(plan: &[Segment], off: u64, size: u64) -> bool {
+    let page = PAGE as u64;
+    off.is_multiple_of(page)
+        && plan.len() <= cache::MAX_PUBLISHED_SEGMENTS
+        && plan.iter().enumerate().all(|(i, s)| {
+            let (src, len) = (s.src as u64, s.len as u64);
+            s.dev.is_multiple_of(page) && src == i as u64 * page && (len == page || off + src + len == size)
+        })
+}
 
 /// Zeros for holes.
 pub static ZEROS: [u8; PAGE] = [0; PAGE];
@@ -60,11 +73,18 @@ impl Server {
             return Err(Errno::EBADF);
         }
         let len = len.min(info.reply_cap);
-        // A miss of the kernel's cache: its pages go there for the next.
-        if flags & MISSED != 0 {
+        // A miss of the kernel's cache: its pages go there for the next,
+        // from the block cache's pages as it answers if the plan allows,
+        // else through this server at its next request.
+        let mut to = match flags & MISSED {
+            0 => None,
+            _ => self.cache_publish_to(f.handle, off),
+        };
+        let end = self.plan_as(rid, f.handle, off, len, flags & NOATIME == 0, &mut to);
+        if flags & MISSED != 0 && to.is_none() {
             self.cache_missed(f.handle, off, len);
         }
-        self.plan_as(rid, f.handle, off, len, flags & NOATIME == 0)
+        end
     }
 
     /// Answers call `rid` with `len` bytes of the file at `off`: one reply
@@ -73,12 +93,23 @@ impl Server {
     /// caller's buffer where it belongs and then ends the call with their
     /// total (a pager's call: into the page the kernel gave it).
     pub fn plan(&mut self, rid: u64, handle: ext2fs::Handle, off: u64, len: u64) -> Result<End, Errno> {
-        self.plan_as(rid, handle, off, len, true)
+        self.plan_as(rid, handle, off, len, true, &mut None)
     }
 
-    /// `plan`, updating the access time only if `touch`.
-    fn plan_as(&mut self, rid: u64, handle: ext2fs::Handle, off: u64, len: u64, touch: bool) -> Result<End, Errno> {
+    /// `plan`, updating the access time only if `touch`, its pages going
+    /// to the kernel's file cache as `to` says if they are whole pages
+    /// (`to` is left `None` if they do not go).
+    fn plan_as(
+        &mut self,
+        rid: u64,
+        handle: ext2fs::Handle,
+        off: u64,
+        len: u64,
+        touch: bool,
+        to: &mut Option<PublishTo>,
+    ) -> Result<End, Errno> {
         let len = len.min(MAX_READ);
+        let wanted = to.take();
         if len == 0 {
             return Ok(End::Reply(0));
         }
@@ -113,7 +144,8 @@ impl Server {
                 (dev, src, left) = (dev + piece, src + piece, left - piece);
             }
         }
-        let published = self.publish_read(rid, &plan);
+        *to = wanted.filter(|t| whole_pages(&plan, off, t.size));
+        let published = self.publish_read(rid, &plan, *to);
         self.read_plan = plan;
         let slot = published?;
         self.stats.forwarded_reads += 1;
@@ -123,9 +155,14 @@ impl Server {
 
     /// Publishes a READ's plan under its rid in a free slot; returns the
     /// slot.
-    fn publish_read(&self, rid: u64, plan: &[Segment]) -> Result<usize, Errno> {
+    fn publish_read(&mut self, rid: u64, plan: &[Segment], to: Option<PublishTo>) -> Result<usize, Errno> {
         let slot = self.free_read_slot().ok_or(Errno::EIO)?;
-        Slot::of(self.plans.words(), slot).ok_or(Errno::EIO)?.publish(rid, plan);
+        Slot::of(self.plans.words(), slot)
+            .ok_or(Errno::EIO)?
+            .publish_with(rid, plan, to);
+        if to.is_some() {
+            self.published.pages_delegated += plan.len() as u64;
+        }
         Ok(slot)
     }
 

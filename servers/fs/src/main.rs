@@ -202,9 +202,12 @@ impl Server {
         let p = &self.published;
         let _ = write!(
             o,
-            "file_caches {}\npages_published {}\npages_revoked {}\npages_refused {}\n",
+            "file_caches {}\npages_published {}\nbytes_published {}\npages_delegated {}\npages_revoked {}\n\
+             pages_refused {}\n",
             p.caches(),
             p.pages_published,
+            p.bytes_published,
+            p.pages_delegated,
             p.pages_revoked,
             p.refused
         );

@@ -10,9 +10,16 @@
 //! reader's close; so does a truncate to 0 that no reader sees.
 //!
 //! A READ that says it missed the cache (`MISSED`) publishes the pages it
-//! covers, at the next request: those wholly on blocks (a hole stays a
-//! miss), read from the block cache into a page here and copied once into
-//! the kernel.
+//! covers. When its plan is whole pages (blocks of 4 KiB, a read from a
+//! page's start), the plan says so and the block cache publishes them
+//! itself as it answers, from the pages that hold them, with one copy
+//! (`file_cache(PUBLISHER)` lets it; the cache's generation in the plan
+//! keeps a page read before a revoke out), but only pages it held before
+//! that READ and that were read since: a file streamed from the disk once
+//! is copied once, into its reader, and published at its second read.
+//! Otherwise they are published at the next request: those wholly on
+//! blocks (a hole stays a miss), read from the block cache into a page
+//! here (one copy) and copied into the kernel (another).
 //!
 //! This server is the only writer of its files, so it keeps the caches
 //! true by revoking, before it answers, the pages a write changes, and on
@@ -36,6 +43,7 @@ use crate::{Server, errno};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use ext2fs::{FileType, Handle};
+use tessera_api::cache::PublishTo;
 use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, PUBLISH_MAX_PAGES, op};
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
@@ -55,6 +63,8 @@ pub struct Cached {
     full: bool,
     /// The kernel holds the file's attributes (`file_cache_attr`).
     attrs: bool,
+    /// The block cache may publish its pages (`file_cache(PUBLISHER)`).
+    delegated: bool,
 }
 
 impl Cached {
@@ -98,6 +108,11 @@ pub struct Published {
     /// calls fstat, or only on files it does not change).
     known: usize,
     pub pages_published: u64,
+    /// Bytes this server copied into the kernel (each also copied here
+    /// from the block cache first).
+    pub bytes_published: u64,
+    /// Pages of READs whose plan had the block cache publish them.
+    pub pages_delegated: u64,
     pub pages_revoked: u64,
     pub refused: u64,
 }
@@ -153,6 +168,7 @@ impl Server {
         else {
             return 0;
         };
+        let block_cache = self.cache;
         let p = &mut self.published;
         let c = match p.caches.get_mut(&h) {
             Some(c) => {
@@ -163,12 +179,14 @@ impl Server {
                 let Ok(id) = calls::file_cache(op::CREATE, 0, 0, 0, 0) else {
                     return 0;
                 };
+                let delegated = calls::file_cache(op::PUBLISHER, id, block_cache, 0, 0).is_ok();
                 p.caches.entry(h).or_insert(Cached {
                     id,
                     readers: Vec::new(),
                     present: Vec::new(),
                     full: false,
                     attrs: false,
+                    delegated,
                 })
             }
         };
@@ -241,6 +259,28 @@ impl Server {
         if idle && self.cache_file_gone(h) {
             self.published.delete(h);
         }
+    }
+
+    /// Where the pages of a READ of `h` from `off` go if the block cache
+    /// publishes them: a read from a page's start of a file with a cache
+    /// that takes pages and lets the block cache publish.
+    pub fn cache_publish_to(&mut self, h: Handle, off: u64) -> Option<PublishTo> {
+        let page = off / PAGE;
+        if !off.is_multiple_of(PAGE) || page >= MAX_PAGES {
+            return None;
+        }
+        let id = match self.published.caches.get(&h) {
+            Some(c) if c.delegated && !c.full => c.id,
+            _ => return None,
+        };
+        let size = self.fm().ok()?.stat(h).ok()?.size;
+        let generation = calls::file_cache(op::GENERATION, id, 0, 0, 0).ok()?;
+        Some(PublishTo {
+            cache: id,
+            first_page: page as u32,
+            generation: generation as u32,
+            size,
+        })
     }
 
     /// A READ of `len` bytes at `off` of `h` came here: its pages are
@@ -324,6 +364,7 @@ impl Server {
                 c.mark(page);
             }
             self.published.pages_published += done;
+            self.published.bytes_published += (bytes as u64).min(done * PAGE);
             if done < (j - i) as u64 {
                 // The kernel's room for this server: the idle caches
                 // give theirs back first, then this one stops growing.

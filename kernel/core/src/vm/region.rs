@@ -1688,6 +1688,46 @@ fn copy_page(from: u64, to: u64) {
     };
 }
 
+/// A frame filled once from user memory and then only read: a file
+/// cache's page. Not zeroed first (every byte it shows was copied in),
+/// and a frame rather than heap memory, which grows by a step of fresh
+/// frames at a time and would hold a read's pages after they go.
+pub struct FilledPage {
+    pa: u64,
+    len: usize,
+}
+
+impl FilledPage {
+    /// The bytes of `from` (a page at most) in a frame of their own.
+    pub fn from_user(from: crate::uaccess::UserRange) -> Result<FilledPage, abi::Error> {
+        if from.len() > PAGE_SIZE as usize {
+            return Err(abi::Error::Invalid);
+        }
+        let pa = frames::alloc(1).map_err(|_| abi::Error::NoMemory)?;
+        // Freed by its drop if the copy faults.
+        let page = FilledPage { pa, len: from.len() };
+        if !from.is_empty() {
+            // SAFETY: the frame is this object's alone, a whole page in
+            // the direct map, and the range fits in it.
+            unsafe { from.read_raw(phys_to_virt(pa) as *mut u8) }?;
+        }
+        Ok(page)
+    }
+
+    /// The bytes copied in.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: the frame is this object's for its life, its first `len`
+        // bytes written once at creation and never again.
+        unsafe { core::slice::from_raw_parts(phys_to_virt(self.pa) as *const u8, self.len) }
+    }
+}
+
+impl Drop for FilledPage {
+    fn drop(&mut self) {
+        frames::free(self.pa, 1);
+    }
+}
+
 /// One zeroed frame a pager fills before a region takes it (`supply`):
 /// freed if it is dropped before.
 pub struct PageFrame(u64);

@@ -36,6 +36,10 @@ pub fn run(c: &mut Checks, stack: &Stack) {
     );
 
     let forwarded = |s: &Stack| value(&s.fs_stats(), "forwarded_reads");
+    c.check(
+        value(&stack.cache_stats(), "published_pages") > 0 && value(&stack.fs_stats(), "pages_delegated") > 0,
+        "the first read's pages were published by the block cache",
+    );
     let before = forwarded(stack);
     c.check(
         read(&r, 4096, 4096).as_deref() == Some(&want[4096..8192]),
@@ -133,6 +137,14 @@ pub fn run(c: &mut Checks, stack: &Stack) {
         calls::file_cache(op::PUBLISH, 0, 0, buf.as_ptr() as u64, 16).is_err(),
         "no cache at id 0",
     );
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, 0, buf.as_ptr() as u64, 16) == Err(tessera_rt::abi::Error::Denied),
+        "only the publisher the file server named publishes for it",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISHER, id, sys::getpid(), 0, 0) == Err(tessera_rt::abi::Error::Denied),
+        "only the file server names its publisher",
+    );
     drop(r);
     drop(w);
     c.check(client::unlink(PATH).is_ok(), "unlink /t/coherent");
@@ -182,5 +194,89 @@ fn publish_runs(c: &mut Checks) {
         calls::file_cache(op::REVOKE, id, 0, u64::MAX, 0) == Ok(7),
         "exactly the pages published are present",
     );
+    publish_for(c, id, &data);
     c.check(sys::res_delete(id).is_ok(), "the test's cache deleted");
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, 0, at, PAGE) == Err(Error::NotFound),
+        "a deleted cache's id publishes nothing",
+    );
+}
+
+/// PUBLISH_FOR into a cache of the test's own, by the test named its
+/// publisher: only with the generation of after the last revoke, only
+/// while named, runs checked as PUBLISH's.
+fn publish_for(c: &mut Checks, id: u64, data: &[u8]) {
+    use tessera_rt::abi::Error;
+    use tessera_rt::abi::file_cache::{LAST, MAX_PAGES, PAGE, PUBLISH_MAX_PAGES};
+    let at = data.as_ptr() as u64;
+    let from = |page: u64, generation: u64| page | generation << 32;
+    let Ok(g) = calls::file_cache(op::GENERATION, id, 0, 0, 0) else {
+        c.check(false, "the owner reads its cache's generation");
+        return;
+    };
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(0, g), at, PAGE) == Err(Error::Denied),
+        "no publisher named: refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISHER, id, sys::getpid(), 0, 0) == Ok(0),
+        "the owner names itself publisher",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(0, g), at, 2 * PAGE) == Ok(2),
+        "two pages published with the generation",
+    );
+    c.check(
+        calls::file_cache(op::REVOKE, id, 5, 1, 0) == Ok(0),
+        "a revoke of a page not there",
+    );
+    let now = calls::file_cache(op::GENERATION, id, 0, 0, 0).unwrap_or(g);
+    c.check(now != g, "a revoke advances the generation");
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(2, g), at, PAGE) == Err(Error::Busy),
+        "a page read before a revoke is refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(2, now), at, (PAGE + 10) | LAST) == Ok(2),
+        "a run ending at the file's end, with the generation now",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(1, now), at, 2 * PAGE) == Ok(2 | 2 << 32),
+        "pages present already are left as they are, and said so",
+    );
+    let refused = [
+        (
+            from(0, now),
+            PUBLISH_MAX_PAGES * PAGE + 1,
+            Error::Invalid,
+            "a run too long",
+        ),
+        (from(0, now), LAST, Error::Invalid, "an empty run"),
+        (from(MAX_PAGES, now), PAGE, Error::Limit, "a run past the last page"),
+    ];
+    for (a, len, want, what) in refused {
+        c.check(calls::file_cache(op::PUBLISH_FOR, id, a, at, len) == Err(want), what);
+    }
+    c.check(
+        calls::file_cache(op::PUBLISH_FOR, id, from(8, now), 8, PAGE).is_err(),
+        "a run from memory not the caller's is refused",
+    );
+    c.check(
+        calls::file_cache(op::PUBLISHER, id, 0, 0, 0) == Ok(0)
+            && calls::file_cache(op::PUBLISH_FOR, id, from(0, now), at, PAGE) == Err(Error::Denied),
+        "a publisher named no more is refused",
+    );
+    let mut buf = alloc::vec![0u8; 2 * PAGE as usize + 10];
+    c.check(
+        calls::file_cache(op::GRANT, id, sys::getpid(), 1, 0) == Ok(0)
+            && calls::file_cache_read(id, 0, &mut buf[..2 * PAGE as usize]) == Ok(2 * PAGE)
+            && buf[..2 * PAGE as usize] == data[..2 * PAGE as usize]
+            && calls::file_cache_read(id, 2 * PAGE, &mut buf) == Ok(PAGE + 10)
+            && buf[..PAGE as usize + 10] == data[..PAGE as usize + 10],
+        "the pages published for the owner read back",
+    );
+    c.check(
+        calls::file_cache(op::REVOKE, id, 0, u64::MAX, 0) == Ok(4),
+        "exactly the pages published for the owner are present",
+    );
 }
