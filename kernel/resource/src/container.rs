@@ -131,7 +131,8 @@ fn give(t: &mut ResTable<Container>, id: ResId, pid: u64, memory: Region, addr: 
             Some(s) if p.accept_resource() => s,
             _ => return Err((Error::NotFound, memory)),
         };
-        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id)?;
+        // The container's own charge covers its memory wherever it goes.
+        let (region, link, slot, base) = vspace::attach_memory(p.space_id(), memory, at(addr, &p), id, KERNEL)?;
         if let Ok(e) = t.get_mut(id) {
             e.owner = pid;
             e.value.region = region;

@@ -224,7 +224,7 @@ pub fn map(me: &Process, id: ResId, bar: u64) -> Result<u64, Error> {
         let space = me.space().ok_or(Error::NotFound)?;
         let memory = Region::device(first, pages, true).map_err(|_| Error::NoMemory)?;
         let (region, link, _slot, base) =
-            vspace::attach_memory(me.space_id(), memory, me.free_place(), id).map_err(|(e, _)| e)?;
+            vspace::attach_memory(me.space_id(), memory, me.free_place(), id, me.pid()).map_err(|(e, _)| e)?;
         let mapping = Mapping {
             bar: bar as u8,
             link,

@@ -7,7 +7,6 @@ use super::mediator::{NO_ID, NO_IDS, Need, invoke, only};
 use super::{Kind, ResId, ResTable, Resource, table};
 use crate::proc::program::Program;
 use abi::{Error, ResInfo, ResOp};
-use kcore::mm::quota::Charge;
 use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 
@@ -44,12 +43,31 @@ const MAX_PAGES: u64 = 1 << 18;
 /// A detached region of `pages` zero pages
 /// (`res_create(VirtualRegion, pages, kind, prot)`).
 pub fn create(caller: u64, kind: RegionKind, pages: u64, writable: bool, executable: bool) -> Result<ResId, Error> {
+    create_paid(caller, caller, kind, pages, writable, executable)
+}
+
+/// A detached region the kernel makes for process `payer` (a Linux
+/// mapping): the kernel's to attach, its list of frames charged to
+/// `payer`, which caused it (a 1 GiB mapping's list is 2 MiB of kernel
+/// heap).
+pub fn create_for(payer: u64, kind: RegionKind, pages: u64, writable: bool, executable: bool) -> Result<ResId, Error> {
+    create_paid(super::KERNEL, payer, kind, pages, writable, executable)
+}
+
+fn create_paid(
+    caller: u64,
+    payer: u64,
+    kind: RegionKind,
+    pages: u64,
+    writable: bool,
+    executable: bool,
+) -> Result<ResId, Error> {
     invoke(caller, ResOp::CreateRegion, NO_IDS, || {
         if pages == 0 || pages > MAX_PAGES {
             return Err(Error::Invalid);
         }
         // Its list of frames is 8 bytes a page, made now: charged first.
-        let charge = super::charge(caller, super::cost::<RegionEntry>(pages * 8))?;
+        let charge = super::charge(payer, super::cost::<RegionEntry>(pages * 8))?;
         let region =
             Region::new(kind, pages as usize, Backing::Zero, writable, executable).map_err(|_| Error::NoMemory)?;
         let entry = RegionEntry {
@@ -239,7 +257,7 @@ pub fn share_joint(caller: u64, id: ResId) -> Result<ResId, Error> {
                 }
                 r.share().map_err(|_| Error::NoMemory)
             })??;
-            adopt(caller, region).map_err(|(e, _)| e)
+            adopt(caller, region, super::KERNEL).map_err(|(e, _)| e)
         },
     )
 }
@@ -355,9 +373,15 @@ impl Resource for Regions {
 }
 
 /// Makes a region resource of a `Region` built elsewhere (container
-/// memory); the region comes back if the table is full.
-pub fn adopt(owner: u64, region: Region) -> Result<ResId, (Error, Region)> {
+/// memory, a fork's copy), its list of frames charged to `payer` (the
+/// kernel: no one); the region comes back if the table is full or the
+/// payer past its limit.
+pub fn adopt(owner: u64, region: Region, payer: u64) -> Result<ResId, (Error, Region)> {
     let pages = region.pages();
+    let charge = match super::charge(payer, super::cost::<RegionEntry>(pages as u64 * 8)) {
+        Ok(c) => c,
+        Err(e) => return Err((e, region)),
+    };
     let entry = RegionEntry {
         pages,
         place: Place::Detached(region),
@@ -367,7 +391,7 @@ pub fn adopt(owner: u64, region: Region) -> Result<ResId, (Error, Region)> {
         .insert(super::Entry {
             owner,
             value: entry,
-            charge: Charge::NONE,
+            charge,
         })
         .map_err(|(e, entry)| match entry.value.place {
             Place::Detached(r) => (super::id_error(e), r),

@@ -144,7 +144,9 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
             r
         })
         .map_err(|_| Error::NoMemory)
-        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE).map_err(|(e, _)| e))
+        // The process that forks pays for its child's lists, as for
+        // its own (a fork of a 1 GiB mapping copies a 2 MiB list).
+        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE, owner).map_err(|(e, _)| e))
         .map(|(_, copied, _, _)| {
             // A Linux file mapping's end goes with it (its pages past the
             // end, a shared one's included, stay unmapped in the copy).
@@ -327,7 +329,8 @@ pub fn attach(caller: u64, space: ResId, region: ResId, at: At) -> Result<Attach
     })
 }
 
-/// Makes `memory` (built by the kernel) a region of the kernel's and
+/// Makes `memory` (built by the kernel) a region of the kernel's, its
+/// list of frames charged to process `payer` (`KERNEL`: no one), and
 /// attaches it to `space` where `at` says, for `holder` (a container, or
 /// `ResId::NONE`). Returns the region, the attachment, its slot in the
 /// space and its address; without room, the memory comes back whole.
@@ -336,8 +339,9 @@ pub fn attach_memory(
     memory: Region,
     at: At,
     holder: ResId,
+    payer: u64,
 ) -> Result<(ResId, ResId, usize, u64), (Error, Region)> {
-    let region = vregion::adopt(KERNEL, memory)?;
+    let region = vregion::adopt(KERNEL, memory, payer)?;
     match attach_as(KERNEL, space, region, at, holder) {
         Ok((link, slot, base)) => Ok((region, link, slot, base)),
         Err(e) => match vregion::disown(region) {

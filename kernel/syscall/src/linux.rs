@@ -420,7 +420,7 @@ pub fn map_into(p: &Process, addr: u64, len: u64, prot: u64, flags: u64) -> Resu
     let none = prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0;
     let writable = prot & PROT_WRITE != 0 || none;
     let executable = prot & PROT_EXEC != 0;
-    let region = vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable)?;
+    let region = vregion::create_for(p.memory_owner(), RegionKind::Heap, pages, writable, executable)?;
     // A hint is taken when its range is free (as Linux's), else the
     // mapping goes wherever there is room.
     let hinted = addr != 0
@@ -623,7 +623,7 @@ fn cut(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) -> Result
             continue;
         }
         let pages = (to - from) / PAGE_SIZE;
-        let region = match vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable) {
+        let region = match vregion::create_for(p.memory_owner(), RegionKind::Heap, pages, writable, executable) {
             Ok(r) => r,
             Err(e) => {
                 drop_made(&made);
@@ -731,7 +731,8 @@ fn cut_shared(p: &Process, base: u64, addr: u64, end: u64, keep_inside: bool) ->
     mediator::delete(resource::KERNEL, old)?;
     for (part, from) in parts.into_iter().flatten() {
         let (region, link, _, _) =
-            vspace::attach_memory(p.space_id(), part, At::Address(from), ResId::NONE).map_err(|(e, _)| e)?;
+            vspace::attach_memory(p.space_id(), part, At::Address(from), ResId::NONE, p.memory_owner())
+                .map_err(|(e, _)| e)?;
         resource::set_owner(link, p.memory_owner());
         resource::set_owner(region, p.memory_owner());
         space
@@ -1049,8 +1050,8 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
     let pages = new_len / PAGE_SIZE;
     let kept = (old_len.min(new_len) / PAGE_SIZE) as usize;
     // Linux's one limit here is room in the address space: ENOMEM.
-    let region =
-        vregion::create(resource::KERNEL, RegionKind::Heap, pages, writable, executable).map_err(|_| errno::ENOMEM)?;
+    let region = vregion::create_for(p.memory_owner(), RegionKind::Heap, pages, writable, executable)
+        .map_err(|_| errno::ENOMEM)?;
     if let Err(e) = mediator::delete(resource::KERNEL, link) {
         let _ = mediator::delete(resource::KERNEL, region);
         return Err(errno_of(e).wrapping_neg());

@@ -283,7 +283,7 @@ pub fn sys_ring_setup(me: &proc::Process) -> Result<u64, Error> {
     // The area is a region of the kernel's, attached where the rings go.
     rings::setup(me, |area, at| {
         let (region, link, _, base) =
-            vspace::attach_memory(me.space_id(), area, at, resource::ResId::NONE).map_err(|(e, _)| e)?;
+            vspace::attach_memory(me.space_id(), area, at, resource::ResId::NONE, me.pid()).map_err(|(e, _)| e)?;
         Ok((region, link, base))
     })
 }

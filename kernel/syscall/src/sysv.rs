@@ -51,7 +51,8 @@ pub fn share_into(me: &Process, rid: u64, addr: u64, src: u64, flags: u64) -> Re
     } else {
         p.free_place()
     };
-    let (region, link, _, base) = vspace::attach_memory(p.space_id(), memory, at, ResId::NONE).map_err(|(e, _)| e)?;
+    let (region, link, _, base) =
+        vspace::attach_memory(p.space_id(), memory, at, ResId::NONE, p.memory_owner()).map_err(|(e, _)| e)?;
     resource::set_owner(link, p.memory_owner());
     resource::set_owner(region, p.memory_owner());
     Ok(base)
