@@ -899,6 +899,46 @@ pub fn plates_are_charged_to_their_maker() -> TestResult {
     Ok(())
 }
 
+/// A region the kernel makes for a process (a Linux mapping,
+/// `vregion::create_for`) and a fork's copy of its space are charged to
+/// the process that caused them: a 1 GiB region's list of frames (2 MiB)
+/// is past a limit of 256 KiB, and what a small one or a copy cost comes
+/// back when it goes.
+pub fn regions_made_for_a_process_are_charged_to_it() -> TestResult {
+    use kcore::vm::region::Kind as RegionKind;
+    let (maker, p) = limited_maker()?;
+    let before = p.account().used();
+    let big = vregion::create_for(maker, RegionKind::Heap, 1 << 18, true, false);
+    let small = vregion::create_for(maker, RegionKind::Heap, 16, true, false);
+    let charged = p.account().used() - before;
+    let deleted = small.map(|id| resource::mediator::delete(KERNEL, id));
+    let after_delete = p.account().used();
+    let copy = vspace::copy(KERNEL, p.space_id(), maker);
+    let copied = p.account().used() - after_delete;
+    if let Ok(space) = copy {
+        resource::proc::spawn::destroy_space(space);
+    }
+    let after_copy = p.account().used();
+    drop(p);
+    end(maker);
+    ensure!(big == Err(Error::Limit), "a 1 GiB region past the limit gave {big:?}");
+    ensure!(
+        small.is_ok() && charged >= 16 * 8,
+        "a region of 16 pages gave {small:?} and charged {charged} bytes"
+    );
+    ensure!(
+        deleted == Ok(Ok(())) && after_delete == before,
+        "its deletion gave {deleted:?}, {} bytes still charged",
+        after_delete - before
+    );
+    ensure!(
+        copy.is_ok() && copied > 0 && after_copy == before,
+        "a copy of its space gave {copy:?}, charged {copied} bytes, {} left after",
+        after_copy.wrapping_sub(before)
+    );
+    Ok(())
+}
+
 /// A newer version of a plate replaces the older: the older's identifier
 /// turns stale, its cost goes back to its maker, and its bytes live on
 /// only while something made from them holds them.

@@ -140,6 +140,7 @@ pub static TESTS: &[KTest] = ktests![
     pass harden::a_process_holds_few_names,
     pass harden::plates_are_charged_to_their_maker,
     pass harden::a_replaced_plate_is_freed,
+    pass harden::regions_made_for_a_process_are_charged_to_it,
     pass harden::plate_lookup_follows_new_versions,
     pass harden::the_pool_gives_memory_back_first,
     pass harden::the_pool_gives_memory_back_to_faults,

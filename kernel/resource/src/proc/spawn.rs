@@ -172,7 +172,7 @@ fn give_back_program(plate: ResId, program: ResId) {
 }
 
 /// Detaches everything from a space and deletes it all.
-pub(crate) fn destroy_space(space: ResId) {
+pub fn destroy_space(space: ResId) {
     // A batch from the first each time: deleting one takes it off the
     // list, so those left before the next batch are the ones that would
     // not go. One that would not go after another went is looked at again
