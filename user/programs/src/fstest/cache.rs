@@ -60,7 +60,7 @@ pub fn flush_and_read_ahead() -> u32 {
 /// ended processes are taken apart by whichever CPU reaps next, and the
 /// cache's flush child ends on its own soon after the cache, so the
 /// figures are read until the test is alone and two readings agree.
-fn footprint() -> (u64, u64, u64) {
+pub(super) fn footprint() -> (u64, u64, u64) {
     let mut last = (0, 0, 0);
     for _ in 0..100 {
         let _ = sys::pool_flush();
