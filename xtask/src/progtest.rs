@@ -59,6 +59,16 @@ pub const TESTS: &[ProgTest] = &[
         args: "leak",
         nic: Nic::None,
     },
+    // The file server killed under a reader of its kernel file cache, the
+    // block cache killed while it publishes into one, the file server
+    // killed while the block cache publishes for it: the readers end with
+    // an error, the rest back to its level.
+    ProgTest {
+        name: "fs_servers_killed_under_file_caches_end_readers_leak_nothing",
+        program: "fstest",
+        args: "kill",
+        nic: Nic::None,
+    },
     ProgTest {
         name: "fs_1200_bad_images_crash_no_server",
         program: "fstest",

@@ -184,13 +184,16 @@ impl File {
     fn read_from_server(&self, offset: u64, buf: &mut [u8], mut done: usize, flags: u32) -> Result<usize, Errno> {
         let server = server()?;
         while done < buf.len() {
+            // The kernel refuses a reply range over `MAX_COPY` (a READ
+            // delivers less anyway): a larger buffer is asked in parts.
+            let end = buf.len().min(done + tessera_rt::abi::MAX_COPY);
             let mut msg = [0u8; 24];
             Writer::new(&mut msg)
                 .u32(self.fd)
                 .u32(flags)
                 .u64(offset + done as u64)
-                .u64((buf.len() - done) as u64);
-            match sys::call(server, READ, &msg, &mut buf[done..]) {
+                .u64((end - done) as u64);
+            match sys::call(server, READ, &msg, &mut buf[done..end]) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) => return Err(last_errno(server, e)),

@@ -9,7 +9,10 @@
 //! - `exchange <dir>` (virtio): reports the tree the host put at `<dir>`,
 //!   then runs `rw virtio keep`;
 //! - `crash` (virtio): a write workload that runs until the host kills the
-//!   machine.
+//!   machine;
+//! - `kill [case]`: servers killed under the kernel's file caches (one
+//!   case, 0 to 2, or all), with the readers `reader <mode> <path> <size>
+//!   <seed> <ready>` it starts.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -45,13 +48,16 @@ fn main(args: &[&str]) -> i32 {
         [_, "full", image, "keep"] => fstest::full::run(image, true),
         [_, "cache"] => fstest::cache::flush_and_read_ahead(),
         [_, "leak"] => fstest::cache::no_leak(),
+        [_, "kill"] => fstest::kill::run(None),
+        [_, "kill", case] => fstest::kill::run(case.parse().ok()),
+        [_, "reader", rest @ ..] => return fstest::kill::reader(rest) as i32,
         [_, "bad", n] => fstest::bad::run(n.parse().unwrap_or(100), 1),
         [_, "bad", n, seed] => fstest::bad::run(n.parse().unwrap_or(100), seed.parse().unwrap_or(1)),
         [_, "exchange", dir] => exchange(dir),
         [_, "crash"] => fstest::crash::run(),
         _ => {
             println!(
-                "usage: fstest rw <image> [keep] | full [image] [keep] | cache | leak | bad <images> [seed] \
+                "usage: fstest rw <image> [keep] | full [image] [keep] | cache | leak | kill [case] | bad <images> [seed] \
                  | exchange <dir> | crash"
             );
             return 2;

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod coherent;
 pub mod crash;
 pub mod full;
+pub mod kill;
 pub mod rw;
 pub mod tree;
 
