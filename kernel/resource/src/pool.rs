@@ -728,8 +728,19 @@ pub struct KindReport {
     pub stats: KindStats,
 }
 
+/// A pooled space's memory: its page tables and its regions' pages, but
+/// not the program's shared text, which the shared text's own entry
+/// counts once for every space that maps it.
 fn space_bytes(id: ResId) -> u64 {
-    vspace::get(KERNEL, id).map_or(0, |s| vspace::bytes(&s.lock()))
+    vspace::get(KERNEL, id).map_or(0, |s| {
+        let s = s.lock();
+        let shared_text: usize = s
+            .regions()
+            .filter(|a| !a.region.writable && a.region.frame_set().is_some())
+            .map(|a| a.region.resident_pages())
+            .sum();
+        vspace::bytes(&s) - shared_text as u64 * 4096
+    })
 }
 
 /// Count, memory and counters of every pool kind.
