@@ -728,8 +728,19 @@ pub struct KindReport {
     pub stats: KindStats,
 }
 
+/// A pooled space's memory: its page tables and its regions' pages, but
+/// not the program's shared text, which the shared text's own entry
+/// counts once for every space that maps it.
 fn space_bytes(id: ResId) -> u64 {
-    vspace::get(KERNEL, id).map_or(0, |s| vspace::bytes(&s.lock()))
+    vspace::get(KERNEL, id).map_or(0, |s| {
+        let s = s.lock();
+        let shared_text: usize = s
+            .regions()
+            .filter(|a| !a.region.writable && a.region.frame_set().is_some())
+            .map(|a| a.region.resident_pages())
+            .sum();
+        vspace::bytes(&s) - shared_text as u64 * 4096
+    })
 }
 
 /// Count, memory and counters of every pool kind.
@@ -753,10 +764,25 @@ pub fn report() -> [KindReport; 6] {
             super::try_collect(p.masters.values().map(|x| x.id)).unwrap_or_default(),
         )
     };
-    // A shared text holds the pages its processes filled.
+    // A shared text holds the pages its processes filled: the pool's
+    // memory while only the pool's own spaces map it, a live process's
+    // while one does (as its text was before it was shared).
+    let pooled_maps = |set: usize| -> usize {
+        fu.iter()
+            .filter_map(|id| vspace::get(KERNEL, *id).ok())
+            .map(|s| {
+                s.lock()
+                    .regions()
+                    .filter(|a| a.region.frame_set().is_some_and(|(k, _)| k == set))
+                    .count()
+            })
+            .sum()
+    };
     let shared_bytes: u64 = ms
         .iter()
-        .map(|id| vregion::joint(*id).map_or(0, |(_, present)| present as u64 * 4096))
+        .filter_map(|id| Some((vregion::joint(*id)?, vregion::joint_set(*id)?)))
+        .filter(|&((sharers, _), set)| sharers <= pooled_maps(set))
+        .map(|((_, present), _)| present as u64 * 4096)
         .sum();
     let region_bytes = |ids: &[ResId]| ids.iter().map(|id| vregion::size(*id).map_or(0, |s| s.1)).sum::<u64>();
     let bytes = [

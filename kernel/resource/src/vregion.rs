@@ -274,6 +274,14 @@ pub fn joint(id: ResId) -> Option<(usize, usize)> {
     Some((r.sharers(), r.joint_pages()))
 }
 
+/// The frame set a detached region shares (`Region::frame_set`'s key).
+pub fn joint_set(id: ResId) -> Option<usize> {
+    match &TABLE.lock().get(id).ok()?.value.place {
+        Place::Detached(r) => r.frame_set().map(|(set, _)| set),
+        _ => None,
+    }
+}
+
 /// Owner, resident bytes, pages and [space, attachment, container] of a
 /// region; a container's as the container says (its owner, where it is).
 fn query(id: ResId) -> Result<ResInfo, Error> {
