@@ -653,15 +653,20 @@ def _store(out, selection, rows, records, tessera_status, mode, a):
     full = "all" in selection
     ran = {r["experiment"] for r in rows}
     targets = set(papers.EXPERIMENTS) | ran if full else set(selection) | ran
+    ran_systems = set(a.systems.split(","))
     for exp in targets:
         path = out / f"{exp}.csv"
-        exp_rows = [r for r in rows if r["experiment"] == exp]
+        # A run of one system replaces that system's figures only: the
+        # other's stay beside them, as its record in config.json does.
+        kept = [r for r in results.read_csv(path) if r["system"] not in ran_systems]
+        exp_rows = kept + [r for r in rows if r["experiment"] == exp]
         if exp_rows:
             results.write_csv(path, exp_rows)
         elif path.exists():
             path.unlink()  # re-run produced nothing: don't keep stale figures
     cfg_path = out / "config.json"
-    config = json.loads(cfg_path.read_text()) if cfg_path.exists() and not full else {}
+    fresh = full and {"linux", "tessera"} <= ran_systems
+    config = json.loads(cfg_path.read_text()) if cfg_path.exists() and not fresh else {}
     config.setdefault("systems", {}).update(records)
     if tessera_status:
         config["tessera_status"] = tessera_status

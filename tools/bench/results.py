@@ -105,21 +105,28 @@ def write_csv(path, rows):
             w.writerow({k: _fmt(r[k]) for k in CSV_FIELDS})
 
 
+def read_csv(path):
+    """The rows of one experiment CSV; none if it is missing or is another
+    kind of table (such as ltp.csv)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != CSV_FIELDS:
+            return []
+        rows = list(reader)
+    for r in rows:
+        for k in ("value", "min", "max", "q1", "q3"):
+            r[k] = float(r[k])
+        r["runs"] = int(r["runs"])
+    return rows
+
+
 def read_csvs(folder):
     """All rows of all experiment CSVs in a results folder (other tables
     living there, such as ltp.csv, have other columns and are skipped)."""
-    rows = []
-    for path in sorted(Path(folder).glob("*.csv")):
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames != CSV_FIELDS:
-                continue
-            for r in reader:
-                for k in ("value", "min", "max", "q1", "q3"):
-                    r[k] = float(r[k])
-                r["runs"] = int(r["runs"])
-                rows.append(r)
-    return rows
+    return [r for path in sorted(Path(folder).glob("*.csv")) for r in read_csv(path)]
 
 
 def with_derived(rows):
