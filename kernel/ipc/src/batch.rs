@@ -231,9 +231,10 @@ pub fn ncallsync_with(
     let mut made = 0u64;
     let mut early = ArrayVec::<u64, MAX>::new();
     let mut first = (u64::MAX, u64::MAX);
-    // Whether every member is for the first one's server, and for its
-    // entry (the hand-over then looks at one entry).
-    let (mut one_server, mut one_entry) = (true, true);
+    // The bits in which some member's server, and entry, differ from the
+    // first one's: none when every member is for one server (and one
+    // entry: the hand-over then looks at one entry).
+    let (mut other_server, mut other_entry) = (0u64, 0u64);
     for i in 0..n {
         let m = member(i)?;
         let filled = match pool.member(i, pid) {
@@ -251,8 +252,8 @@ pub fn ncallsync_with(
                 if i == 0 {
                     first = (m.server, m.entry);
                 }
-                one_server &= m.server == first.0;
-                one_entry &= m.entry == first.1;
+                other_server |= m.server ^ first.0;
+                other_entry |= m.entry ^ first.1;
             }
             Err(err) => {
                 pool.batch.remaining.fetch_sub(1, Ordering::AcqRel);
@@ -264,7 +265,7 @@ pub fn ncallsync_with(
     // The common case goes as a call's fast path does: every member for
     // the server this process called last, waiting on this CPU.
     let Pool { batch, calls, .. } = &mut *pool;
-    let handed = one_server && made == all && hand_run(caller, batch, &mut calls[..n], one_entry);
+    let handed = other_server == 0 && made == all && hand_run(caller, batch, &mut calls[..n], other_entry == 0);
     let partner = if handed {
         None
     } else {
@@ -286,6 +287,20 @@ pub fn ncallsync_with(
         return Err(Error::Denied);
     }
     let mut failed = None;
+    if made == all {
+        // Every member was sent (the usual batch): no early status to
+        // interleave.
+        for i in 0..n {
+            let c = &mut pool.calls[i];
+            let status = member_status(c);
+            result(i, status, Some(&**c))?;
+            if let Err(e) = Error::decode(status) {
+                failed.get_or_insert(e);
+            }
+        }
+        drop(caller.port.spare_calls.put(pool));
+        return failed.map_or(Ok(()), Err);
+    }
     // (Indexed, not iterated: an iterator would move the whole array.)
     let mut next_early = 0;
     for i in 0..n {
