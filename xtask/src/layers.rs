@@ -11,7 +11,10 @@ use std::process::ExitCode;
 /// lower layers only; the pure-logic crates at the bottom are host-tested
 /// and used by every layer.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("pure logic", &["abi", "frames", "platform", "restable", "nvmstore"]),
+    (
+        "pure logic",
+        &["abi", "frames", "platform", "restable", "nvmstore", "linuxabi"],
+    ),
     ("formats on pure logic", &["off2f"]),
     ("core", &["kcore"]),
     ("scheduling", &["sched"]),
@@ -26,7 +29,7 @@ fn dir_of(name: &str) -> String {
     match name {
         "tessera-kernel" => "kernel".to_string(),
         "kcore" => "kernel/core".to_string(),
-        "nvmstore" | "off2f" => format!("lib/{name}"),
+        "nvmstore" | "off2f" | "linuxabi" => format!("lib/{name}"),
         other => format!("kernel/{other}"),
     }
 }

@@ -15,9 +15,7 @@ use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess::UserRange;
 use kcore::vm::region::{FileEnd, Kind};
 use kcore::vm::space::{SpaceError, VirtualSpace};
-
-const PROT_WRITE: u64 = 2;
-const PROT_EXEC: u64 = 4;
+use linuxabi::mman::{PROT_EXEC, PROT_WRITE};
 
 /// `caller_map_file`: the mapping of `p` that starts at `addr` is a
 /// file's, with these limits and, for `file` not 0, this end. Invalid

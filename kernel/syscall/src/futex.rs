@@ -17,9 +17,6 @@ const FUTEX_WAIT_BITSET: u64 = 9;
 const FUTEX_WAKE_BITSET: u64 = 10;
 const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
-/// A wait a signal ended that SA_RESTART makes again (`crate::pipes`
-/// notes it for the supervisor's decision).
-const ERESTARTSYS: u64 = 512;
 
 /// `futex(uaddr, op, val, timeout or val2, uaddr2, val3)`.
 pub fn futex(me: &Process, a: [u64; 6]) -> u64 {
@@ -65,7 +62,7 @@ pub fn futex(me: &Process, a: [u64; 6]) -> u64 {
                 // As Linux's: a wait without a timeout is restarted after a
                 // handler with SA_RESTART (or none); one with a timeout is
                 // not, its time would be lost.
-                Err(WaitError::Interrupted) if deadline.is_none() => fail(ERESTARTSYS),
+                Err(WaitError::Interrupted) if deadline.is_none() => fail(errno::ERESTARTSYS),
                 Err(WaitError::Interrupted) => fail(errno::EINTR),
                 Err(WaitError::Fault) => fail(errno::EFAULT),
                 Err(WaitError::NoMemory) => fail(errno::ENOMEM),

@@ -21,35 +21,32 @@ use kcore::clock;
 use kcore::mm::layout::PAGE_SIZE;
 use kcore::uaccess::{self, UserRange};
 use kcore::vm::space::At;
+use linuxabi::mman::{
+    MADV_DONTNEED, MADV_DONTNEED_LOCKED, MADV_FREE, MADV_KEEPONFORK, MADV_NORMAL, MADV_REMOVE, MADV_WIPEONFORK,
+    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_LOCKED, MAP_SHARED, MCL_CURRENT, MLOCK_ONFAULT,
+    MREMAP_DONTUNMAP, MREMAP_FIXED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ, PROT_WRITE,
+};
+use linuxabi::ptimer::{
+    CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID,
+    CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_THREAD_CPUTIME_ID, TIMER_ABSTIME,
+};
 use resource::{ResId, mediator, vregion, vspace};
 
-/// Linux error numbers the kernel's own answers use.
-pub(crate) mod errno {
-    pub const EAGAIN: u64 = 11;
-    pub const ETIMEDOUT: u64 = 110;
-    pub const EPERM: u64 = 1;
-    pub const EACCES: u64 = 13;
-    pub const ENOENT: u64 = 2;
-    pub const ESRCH: u64 = 3;
-    pub const ENOMEM: u64 = 12;
-    pub const EFAULT: u64 = 14;
-    pub const EBUSY: u64 = 16;
-    pub const EEXIST: u64 = 17;
-    pub const ENODEV: u64 = 19;
-    pub const EINTR: u64 = 4;
-    pub const EINVAL: u64 = 22;
-    pub const ENOSYS: u64 = 38;
-    pub const EOPNOTSUPP: u64 = 95;
-}
+pub(crate) use linuxabi::errno;
 
 /// A negated errno, as a system call returns it.
-pub(crate) fn fail(errno: u64) -> u64 {
-    errno.wrapping_neg()
+pub(crate) fn fail(errno: i64) -> u64 {
+    errno.wrapping_neg() as u64
+}
+
+/// The Linux errno for a kernel error, negated as a call returns it.
+fn errno_of(e: Error) -> u64 {
+    fail(errno_num(e))
 }
 
 /// The Linux errno for a kernel error.
-fn errno_of(e: Error) -> u64 {
-    fail(match e {
+fn errno_num(e: Error) -> i64 {
+    match e {
         Error::NoSys => errno::ENOSYS,
         Error::Fault => errno::EFAULT,
         Error::Invalid | Error::BadProgram => errno::EINVAL,
@@ -57,7 +54,7 @@ fn errno_of(e: Error) -> u64 {
         Error::NotFound => errno::ENOENT,
         Error::Denied => errno::EPERM,
         Error::Deadlock | Error::Busy => errno::EBUSY,
-    })
+    }
 }
 
 fn result(r: Result<u64, Error>) -> u64 {
@@ -67,7 +64,7 @@ fn result(r: Result<u64, Error>) -> u64 {
 /// The time Linux programs see as CLOCK_REALTIME at boot (the machine has
 /// no wall clock the kernel reads; QEMU's icount runs start their guest
 /// clock there too): 2024-01-01T00:00:00Z.
-pub(crate) const EPOCH_AT_BOOT: u64 = 1_704_067_200;
+pub(crate) use linuxabi::ptimer::EPOCH_AT_BOOT;
 
 /// Linux system calls so far, those the kernel serves and those it sends
 /// to supervisors (seed 003 counted communications per system call).
@@ -208,15 +205,6 @@ fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
     }
 }
 
-const CLOCK_REALTIME: u64 = 0;
-const CLOCK_MONOTONIC: u64 = 1;
-const CLOCK_PROCESS_CPUTIME_ID: u64 = 2;
-const CLOCK_THREAD_CPUTIME_ID: u64 = 3;
-const CLOCK_MONOTONIC_RAW: u64 = 4;
-const CLOCK_REALTIME_COARSE: u64 = 5;
-const CLOCK_MONOTONIC_COARSE: u64 = 6;
-const CLOCK_BOOTTIME: u64 = 7;
-const CLOCK_TAI: u64 = 11;
 pub(crate) const NS: u64 = 1_000_000_000;
 
 /// The time on `clock_id`, in nanoseconds.
@@ -264,7 +252,7 @@ fn time(to: u64) -> u64 {
 }
 
 /// A `struct timespec` from user memory, checked as Linux checks it.
-pub(crate) fn read_timespec(at: u64) -> Result<u64, u64> {
+pub(crate) fn read_timespec(at: u64) -> Result<u64, i64> {
     let ts: [u64; 2] = uaccess::read(at).map_err(|_| errno::EFAULT)?;
     // (Signed fields: a negative one is above 2^63 here.)
     if ts[0] >> 63 != 0 || ts[1] >= NS {
@@ -314,8 +302,6 @@ fn nanosleep(me: &Process, req: u64, rem: u64) -> Result<u64, Error> {
         interrupted(deadline, rem)
     })
 }
-
-const TIMER_ABSTIME: u64 = 1;
 
 /// `clock_nanosleep` returns its error number (not -1 and errno).
 fn clock_nanosleep(me: &Process, clock_id: u64, flags: u64, req: u64, rem: u64) -> u64 {
@@ -383,18 +369,9 @@ fn arch_prctl(code: u64, addr: u64) -> u64 {
     }
 }
 
-const MAP_SHARED: u64 = 0x01;
-const MAP_FIXED: u64 = 0x10;
-/// At `addr` exactly, refused (EEXIST) if anything is mapped there.
-const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 /// `map_into`: at `addr` exactly, failing if anything is there (the
 /// program break's growth; not a Linux flag).
 const EXACT: u64 = 1 << 63;
-const MAP_ANONYMOUS: u64 = 0x20;
-const MAP_LOCKED: u64 = 0x2000;
-const PROT_READ: u64 = 1;
-const PROT_WRITE: u64 = 2;
-const PROT_EXEC: u64 = 4;
 
 fn pages_of(len: u64) -> Result<u64, Error> {
     if len == 0 || len > 1 << 40 {
@@ -884,13 +861,6 @@ fn break_holder(p: &Process) -> Option<alloc::sync::Arc<Process>> {
     (user != p.pid()).then(|| proc::get(user)).flatten()
 }
 
-const MCL_CURRENT: u64 = 1;
-const MLOCK_ONFAULT: u64 = 1;
-
-const MREMAP_MAYMOVE: u64 = 1;
-const MREMAP_FIXED: u64 = 2;
-const MREMAP_DONTUNMAP: u64 = 4;
-
 /// `len` rounded up to whole pages; 0 when that overflows, as Linux's
 /// PAGE_ALIGN wraps.
 fn page_align(len: u64) -> u64 {
@@ -949,7 +919,7 @@ fn mremap(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new_ad
 }
 
 /// mremap with MREMAP_FIXED or MREMAP_DONTUNMAP (Linux's `mremap_to`).
-fn mremap_to(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<u64, u64> {
+fn mremap_to(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<u64, i64> {
     if !new_addr.is_multiple_of(PAGE_SIZE)
         || new_len > kcore::vm::USER_END
         || new_addr > kcore::vm::USER_END - new_len
@@ -958,11 +928,11 @@ fn mremap_to(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new
         return Err(errno::EINVAL);
     }
     if flags & MREMAP_FIXED != 0 {
-        munmap(p, new_addr, new_len).map_err(|e| errno_of(e).wrapping_neg())?;
+        munmap(p, new_addr, new_len).map_err(errno_num)?;
     }
     let mut old_len = old_len;
     if old_len > new_len {
-        munmap(p, addr + new_len, old_len - new_len).map_err(|e| errno_of(e).wrapping_neg())?;
+        munmap(p, addr + new_len, old_len - new_len).map_err(errno_num)?;
         old_len = new_len;
     }
     resizable(p, addr, old_len)?;
@@ -982,7 +952,7 @@ fn mremap_to(p: &Process, addr: u64, old_len: u64, new_len: u64, flags: u64, new
 /// Linux's `vma_to_resize`: the mapping at `addr` must hold the whole old
 /// range, and a private one cannot be "duplicated" with an old length of
 /// 0. Returns the mapping's end.
-fn resizable(p: &Process, addr: u64, old_len: u64) -> Result<u64, u64> {
+fn resizable(p: &Process, addr: u64, old_len: u64) -> Result<u64, i64> {
     let space = p.space().ok_or(errno::EFAULT)?;
     let s = space.lock();
     let r = s.region_at(addr).ok_or(errno::EFAULT)?;
@@ -1009,7 +979,7 @@ fn resizable(p: &Process, addr: u64, old_len: u64) -> Result<u64, u64> {
 /// blocks, shared with another process) the bytes are copied; a mapping
 /// shared with another process cannot move (ENOMEM: Linux would keep the
 /// sharing). A thread touching the range while it moves finds it unmapped.
-fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_old: bool) -> Result<u64, u64> {
+fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_old: bool) -> Result<u64, i64> {
     let space = p.space().ok_or(errno::EFAULT)?;
     let (base, end) = space
         .lock()
@@ -1018,7 +988,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
         .ok_or(errno::EFAULT)?;
     if (base, end) != (addr, addr + old_len) {
         // The range becomes a mapping of its own.
-        cut(p, base, addr, addr + old_len, true).map_err(|e| errno_of(e).wrapping_neg())?;
+        cut(p, base, addr, addr + old_len, true).map_err(errno_num)?;
     }
     let (link, old, writable, executable, linux, sharers) = {
         let s = space.lock();
@@ -1054,7 +1024,7 @@ fn relocate(p: &Process, addr: u64, old_len: u64, new_len: u64, to: u64, keep_ol
         .map_err(|_| errno::ENOMEM)?;
     if let Err(e) = mediator::delete(resource::KERNEL, link) {
         let _ = mediator::delete(resource::KERNEL, region);
-        return Err(errno_of(e).wrapping_neg());
+        return Err(errno_num(e));
     }
     // Both detached now: no page table maps the frames that change hands.
     let moved = match vregion::take(resource::KERNEL, old) {
@@ -1172,14 +1142,6 @@ fn mincore(p: &Process, addr: u64, len: u64, vec: u64) -> u64 {
     }
     0
 }
-
-const MADV_NORMAL: u64 = 0;
-const MADV_DONTNEED: u64 = 4;
-const MADV_FREE: u64 = 8;
-const MADV_REMOVE: u64 = 9;
-const MADV_WIPEONFORK: u64 = 18;
-const MADV_KEEPONFORK: u64 = 19;
-const MADV_DONTNEED_LOCKED: u64 = 24;
 
 /// The advice Linux 6.1 knows when built without KSM or memory-failure
 /// injection (MADV_MERGEABLE, MADV_HWPOISON and the like are EINVAL, as

@@ -18,8 +18,6 @@ use kcore::arch::x86_64::trap::TrapFrame;
 use resource::file_cache;
 use resource::pipe::{self, End, Fail, Served};
 
-const EBADF: u64 = 9;
-const ERESTARTSYS: u64 = 512;
 /// Linux's most bytes one read or write moves.
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
 const IOV_MAX: u64 = 1024;
@@ -50,14 +48,14 @@ pub fn serve(me: &Process, n: u64, a: &[u64; 6]) -> Option<u64> {
     })
 }
 
-fn errno_of(f: Fail) -> u64 {
+fn errno_of(f: Fail) -> i64 {
     match f {
         Fail::Again => errno::EAGAIN,
-        Fail::Interrupted => ERESTARTSYS,
+        Fail::Interrupted => errno::ERESTARTSYS,
         Fail::Fault => errno::EFAULT,
-        Fail::WrongEnd => EBADF,
+        Fail::WrongEnd => errno::EBADF,
         Fail::NoMemory => errno::ENOMEM,
-        Fail::NoReaders => EPIPE,
+        Fail::NoReaders => errno::EPIPE,
     }
 }
 
@@ -69,14 +67,11 @@ const MSG_OOB: u64 = 1;
 const MSG_PEEK: u64 = 2;
 const MSG_DONTWAIT: u64 = 0x40;
 const MSG_NOSIGNAL: u64 = 0x4000;
-const EPIPE: u64 = 32;
-const EISCONN: u64 = 106;
-const EMSGSIZE: u64 = 90;
 
 /// Call `n` of `me` on the stream socket's end `s` bound at `a[0]`: read,
 /// write, readv, writev, and sendto, recvfrom, sendmsg and recvmsg
 /// without ancillary data. The peer's name is none (an unnamed pair's),
-/// a name to send to is EISCONN, as Linux's on a connected stream.
+/// a name to send to is errno::EISCONN, as Linux's on a connected stream.
 fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u64> {
     let (write, flags) = match n {
         nr::READ | nr::READV => (false, 0),
@@ -106,7 +101,7 @@ fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u
             };
             let (name, namelen) = (h[0], h[1] & 0xffff_ffff);
             if write && name != 0 && namelen != 0 {
-                return Some(fail(EISCONN));
+                return Some(fail(errno::EISCONN));
             }
             if !write {
                 // No sender's name, no ancillary data, no flags.
@@ -119,7 +114,7 @@ fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u
             }
             (Some((h[2], h[3])), (0, 0))
         }
-        nr::SENDTO if a[4] != 0 && a[5] != 0 => return Some(fail(EISCONN)),
+        nr::SENDTO if a[4] != 0 && a[5] != 0 => return Some(fail(errno::EISCONN)),
         nr::RECVFROM if a[4] != 0 && a[5] != 0 => {
             if kcore::uaccess::write(a[5], &0u32).is_err() {
                 return Some(fail(errno::EFAULT));
@@ -130,10 +125,10 @@ fn serve_sock(me: &Process, n: u64, a: &[u64; 6], s: &pipe::SockEnd) -> Option<u
     };
     let Some(end) = s.side(write) else {
         // Shut down for reading: EOF, as Linux's once drained; for
-        // writing: EPIPE, and SIGPIPE (the supervisor's) unless not asked.
+        // writing: errno::EPIPE, and SIGPIPE (the supervisor's) unless not asked.
         return match write {
             false => Some(0),
-            true if flags & MSG_NOSIGNAL != 0 => Some(fail(EPIPE)),
+            true if flags & MSG_NOSIGNAL != 0 => Some(fail(errno::EPIPE)),
             true => None,
         };
     };
@@ -220,9 +215,9 @@ pub fn serve_fstat(me: &Process, sup: u64, n: u64, a: &[u64; 6]) -> Option<u64> 
 }
 
 /// The first piece of `count` at `iov` that is not empty ((0, 0): none).
-fn first_piece(iov: u64, count: u64) -> Result<(u64, u64), u64> {
+fn first_piece(iov: u64, count: u64) -> Result<(u64, u64), i64> {
     if count > IOV_MAX {
-        return Err(EMSGSIZE);
+        return Err(errno::EMSGSIZE);
     }
     for i in 0..count {
         let v: [u64; 2] = kcore::uaccess::read(iov + i * 16).map_err(|_| errno::EFAULT)?;
@@ -243,7 +238,7 @@ fn vectored(
     write: bool,
     (iov, count): (u64, u64),
     may_wait: bool,
-) -> Result<Result<usize, Fail>, u64> {
+) -> Result<Result<usize, Fail>, i64> {
     if count > IOV_MAX {
         return Err(errno::EINVAL);
     }
@@ -298,7 +293,7 @@ pub fn note_restart(n: u64) {
 /// (another computation of the process took it) runs again.
 pub fn restart_unclaimed(frame: &mut TrapFrame) {
     let n = sched::with_current(|c| c.restart_call.swap(0, Ordering::AcqRel)).unwrap_or(0);
-    if n & RESTART_MARK != 0 && frame.rax == fail(ERESTARTSYS) {
+    if n & RESTART_MARK != 0 && frame.rax == fail(errno::ERESTARTSYS) {
         frame.rax = n & !RESTART_MARK;
         frame.rip -= 2;
     }
@@ -306,7 +301,7 @@ pub fn restart_unclaimed(frame: &mut TrapFrame) {
 
 /// Whether `frame`'s result asks for `note_restart`.
 pub fn gave_up(rax: u64) -> bool {
-    rax == fail(ERESTARTSYS)
+    rax == fail(errno::ERESTARTSYS)
 }
 
 /// `linux_pipe(op, pid, a, b, c)` of supervisor `me`.

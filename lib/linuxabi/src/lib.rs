@@ -22,6 +22,7 @@ pub mod inotify;
 pub mod keys;
 pub mod loopdev;
 pub mod mlock;
+pub mod mman;
 pub mod mqueue;
 pub mod nr;
 pub mod ntp;

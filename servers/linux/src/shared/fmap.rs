@@ -205,7 +205,7 @@ impl Shared {
     }
 
     fn fmap_share(&mut self, rid: u64, pid: u32, id: u64, addr: u64, prot: u64, flags: u64) -> Result<u64, i64> {
-        const MAP_FIXED: u64 = 0x10;
+        use linuxabi::mman::MAP_FIXED;
         const SHM_RDONLY: u64 = 0o10000;
         let o = self.fmaps.objs.iter_mut().find(|o| o.id == id).ok_or(errno::EINVAL)?;
         let how = (flags & MAP_FIXED) | if prot & 2 == 0 { SHM_RDONLY } else { 0 };

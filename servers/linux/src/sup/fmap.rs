@@ -13,38 +13,15 @@ use alloc::rc::Rc;
 use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
+use linuxabi::mman::{
+    LEGACY_MAP_MASK, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_LOCKED, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE, MS_ASYNC,
+    MS_INVALIDATE, MS_SYNC,
+};
 use linuxabi::nr;
 use linuxabi::structs as st;
 use tessera_rt::sys;
 use tessera_rt::sys::calls;
 
-const MAP_SHARED: u64 = 1;
-const MAP_TYPE: u64 = 0xf;
-const MAP_SHARED_VALIDATE: u64 = 3;
-const MAP_FIXED: u64 = 0x10;
-const MAP_LOCKED: u64 = 0x2000;
-pub(super) const MAP_FIXED_NOREPLACE: u64 = 0x100000;
-/// The flags MAP_SHARED_VALIDATE accepts on a file without its own (a
-/// file of DAX's MAP_SYNC): Linux's LEGACY_MAP_MASK, and the bits above
-/// it that name a huge page's size, which Linux lets through too.
-pub(super) const LEGACY_MAP_MASK: u64 = 0x1
-    | 0x2
-    | 0x10
-    | 0x20
-    | 0x100
-    | 0x800
-    | 0x1000
-    | 0x2000
-    | 0x4000
-    | 0x8000
-    | 0x10000
-    | 0x20000
-    | 0x40000
-    | 0x400_0000
-    | !0x3ff_ffff;
-const MS_ASYNC: u64 = 1;
-const MS_INVALIDATE: u64 = 2;
-const MS_SYNC: u64 = 4;
 const PAGE: u64 = 4096;
 /// Pages of memory other than file mappings msync looks at in each gap
 /// between them, to tell an unmapped range (ENOMEM).

@@ -10,13 +10,10 @@
 use super::Sup;
 use linuxabi::errno;
 use linuxabi::mlock::{Locked, PAGE, pages_of};
+use linuxabi::mman::{MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT};
 use tessera_rt::abi::linux::MLOCK_MAPPED_ARG;
 
 const RLIMIT_MEMLOCK: usize = 8;
-const MLOCK_ONFAULT: u64 = 1;
-const MCL_CURRENT: u64 = 1;
-const MCL_FUTURE: u64 = 2;
-const MCL_ONFAULT: u64 = 4;
 
 impl Sup {
     /// Whether the process may lock memory at all (Linux's

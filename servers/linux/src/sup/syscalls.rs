@@ -1045,8 +1045,9 @@ impl Sup {
     /// and the shared ones `mmap_shared` leaves: at a fixed address, or
     /// of a device; those are shared with forked children only).
     fn mmap_file(&mut self, rid: u64, a: [u64; 6]) -> Result<u64, i64> {
-        const MAP_SHARED: u64 = 1;
-        const MAP_PRIVATE: u64 = 2;
+        use linuxabi::mman::{
+            LEGACY_MAP_MASK, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE,
+        };
         let (addr, len, prot, flags, fd, off) = (a[0], a[1], a[2], a[3], a[4], a[5]);
         // Linux looks at the descriptor before anything else (mmap08: a
         // closed one with a length of 0 is EBADF).
@@ -1060,10 +1061,10 @@ impl Sup {
         if len > USER_END {
             return Err(errno::ENOMEM);
         }
-        if flags & 0xf == 3 && flags & !super::fmap::LEGACY_MAP_MASK != 0 {
+        if flags & MAP_TYPE == MAP_SHARED_VALIDATE && flags & !LEGACY_MAP_MASK != 0 {
             return Err(errno::EOPNOTSUPP);
         }
-        let noreplace = flags & (super::fmap::MAP_FIXED_NOREPLACE | 0x10) == super::fmap::MAP_FIXED_NOREPLACE;
+        let noreplace = flags & (MAP_FIXED_NOREPLACE | MAP_FIXED) == MAP_FIXED_NOREPLACE;
         if noreplace {
             if addr % 4096 != 0 {
                 return Err(errno::EINVAL);
@@ -1087,12 +1088,12 @@ impl Sup {
         if matches!(d.kind, Kind::Zero) {
             let anonymous = tessera_rt::abi::linux::MAP_ANONYMOUS;
             let at =
-                calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | 0x10) | anonymous).map_err(
-                    |e| match e {
+                calls::caller_map(rid, addr, len, prot, flags & (MAP_SHARED | MAP_FIXED) | anonymous).map_err(|e| {
+                    match e {
                         tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
                         _ => errno::EINVAL,
-                    },
-                )?;
+                    }
+                })?;
             // Shared through a read-only description: never writable
             // (mprotect01), as any file's.
             if flags & MAP_SHARED != 0 && !d.writable() {
@@ -1113,10 +1114,11 @@ impl Sup {
         // against writes) never becomes writable.
         let shared = flags & MAP_SHARED != 0;
         let may_write = !shared || (d.writable() && self.memfd_may_map(ffd, &d.path).is_ok());
-        let at = calls::caller_map(rid, addr, len, prot | 2, flags & (MAP_SHARED | 0x10)).map_err(|e| match e {
-            tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
-            _ => errno::EINVAL,
-        })?;
+        let at =
+            calls::caller_map(rid, addr, len, prot | 2, flags & (MAP_SHARED | MAP_FIXED)).map_err(|e| match e {
+                tessera_rt::abi::Error::NoMemory | tessera_rt::abi::Error::Limit => errno::ENOMEM,
+                _ => errno::EINVAL,
+            })?;
         let _ = self.fs.read_to_caller(rid, ffd, off, at, len, 0);
         // Filled; now as it was asked for: read-only, or PROT_NONE (mmap05:
         // a touch is SIGSEGV). Should that fail, the mapping stays
