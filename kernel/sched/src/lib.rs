@@ -315,7 +315,7 @@ pub fn preempt_if_needed() {
     let me = cpu::this_cpu().slot();
     // Load first: the common answer is no, and a plain load is cheaper than a swap.
     if NEED_RESCHED[me].load(Ordering::Relaxed) && NEED_RESCHED[me].swap(false, Ordering::AcqRel) {
-        schedule();
+        switch_away(None, true);
     }
 }
 
@@ -414,6 +414,14 @@ pub fn switch_to_claimed(next: Arc<Computation>) {
 /// is simply woken. A current computation that is not blocking goes back
 /// to the run queue.
 pub fn schedule_to(hint: Option<Arc<Computation>>) {
+    switch_away(hint, false);
+}
+
+/// `schedule_to`; `asked` when the CPU was asked to switch (its slice
+/// over, new work), which makes a switch away from a computation that
+/// could go on a preemption.
+#[inline(always)]
+fn switch_away(hint: Option<Arc<Computation>>, asked: bool) {
     let were_enabled = x86_64::instructions::interrupts::are_enabled();
     x86_64::instructions::interrupts::disable();
     let me = cpu::this_cpu().slot();
@@ -433,6 +441,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
     // alive until it is back here.
     with_current(|cur| {
         let mut rq = RQ[me].lock_irqs_off();
+        let mut preempted = false;
         {
             let mut state = cur.state.lock_irqs_off();
             if *state == State::Running {
@@ -444,6 +453,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
                     return;
                 } else {
                     *state = State::Runnable;
+                    preempted = asked;
                     if let Some(again) = current() {
                         rq.queue.push_back(again);
                     }
@@ -469,6 +479,9 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         }
         if core::ptr::eq(Arc::as_ptr(&next), cur) {
             return;
+        }
+        if preempted {
+            cur.preemptions.fetch_add(1, Ordering::Relaxed);
         }
         switch_from(rq, next);
     });
