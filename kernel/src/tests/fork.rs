@@ -72,6 +72,23 @@ fn fork(space: &mut VirtualSpace) -> Result<VirtualSpace, String> {
     Ok(child)
 }
 
+/// `f`'s result while every free frame is taken, and all given back
+/// after it.
+fn without_free_frames<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    let mut taken = alloc::vec::Vec::new();
+    taken
+        .try_reserve(frames::stats().free)
+        .map_err(|_| "no heap for the list")?;
+    while let Ok(pa) = frames::alloc(1) {
+        taken.push(pa);
+    }
+    let r = f();
+    for pa in taken {
+        frames::free(pa, 1);
+    }
+    Ok(r)
+}
+
 fn va(i: usize) -> u64 {
     BASE + i as u64 * PAGE_SIZE
 }
@@ -183,17 +200,7 @@ pub fn fork_refuses_what_it_cannot_share() -> TestResult {
 pub fn fork_fault_without_memory_is_an_error() -> TestResult {
     let mut p = parent()?;
     let c = fork(&mut p)?;
-    let mut taken = alloc::vec::Vec::new();
-    taken
-        .try_reserve(frames::stats().free)
-        .map_err(|_| "no heap for the list")?;
-    while let Ok(pa) = frames::alloc(1) {
-        taken.push(pa);
-    }
-    let r = p.resolve_fault(va(3), true, false);
-    for pa in taken {
-        frames::free(pa, 1);
-    }
+    let r = without_free_frames(|| p.resolve_fault(va(3), true, false))?;
     ensure!(r == Err(FaultError::OutOfMemory), "write fault with no memory: {r:?}");
     let (_, w, writable) = word(&p, va(3))?;
     ensure!(w == 4 && !writable, "page changed by a failed fault");
@@ -446,17 +453,7 @@ pub fn fork_of_a_grown_stack_and_its_limits() -> TestResult {
     // No memory for the growth or its page: an error, and with memory
     // back the same fault works.
     let mut g = stack_space(8 * MIB)?;
-    let mut taken = alloc::vec::Vec::new();
-    taken
-        .try_reserve(frames::stats().free)
-        .map_err(|_| "no heap for the list")?;
-    while let Ok(pa) = frames::alloc(1) {
-        taken.push(pa);
-    }
-    let r = g.resolve_fault(top - 2 * MIB, true, false);
-    for pa in taken {
-        frames::free(pa, 1);
-    }
+    let r = without_free_frames(|| g.resolve_fault(top - 2 * MIB, true, false))?;
     ensure!(r == Err(FaultError::OutOfMemory), "growth with no memory: {r:?}");
     g.resolve_fault(top - 2 * MIB, true, false)
         .map_err(|_| "growth with memory back")?;
