@@ -5,6 +5,7 @@
 
 use super::Sup;
 use crate::proto::{ctl, word};
+use core::sync::atomic::{AtomicU64, Ordering};
 use linuxabi::errno;
 use linuxabi::sched;
 use tessera_rt::sys;
@@ -27,9 +28,16 @@ impl Sup {
         Ok([word(&r, 0), word(&r, 1), word(&r, 2), word(&r, 3)])
     }
 
-    /// The CPUs there are, as a mask (at most 64).
+    /// The CPUs there are, as a mask (at most 64). The count is asked
+    /// once: CPUs do not come and go, and `sys_info` also sums the pool's
+    /// whole memory report, which a sched_getaffinity does not need.
     fn cpus_mask() -> u64 {
-        let cpus = sys::sys_info().map_or(1, |i| i.cpus.clamp(1, 64));
+        static CPUS: AtomicU64 = AtomicU64::new(0);
+        let mut cpus = CPUS.load(Ordering::Relaxed);
+        if cpus == 0 {
+            cpus = sys::sys_info().map_or(1, |i| i.cpus.clamp(1, 64));
+            CPUS.store(cpus, Ordering::Relaxed);
+        }
         if cpus >= 64 { u64::MAX } else { (1u64 << cpus) - 1 }
     }
 
