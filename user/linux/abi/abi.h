@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -360,6 +361,46 @@ ABI_FN int catch_fault(void (*fn)(void *), void *arg, siginfo_t *info)
 	if (info)
 		*info = abi_fault_info;
 	return abi_fault_sig;
+}
+
+/* The fault fn(p) gives, in words: "SIGSEGV SEGV_MAPERR at the address"
+ * style, or "no fault". */
+ABI_FN const char *fault_words(void (*fn)(void *), void *p)
+{
+	static char buf[96];
+	siginfo_t si;
+	int sig = catch_fault(fn, p, &si);
+	if (!sig)
+		return "no fault";
+	const char *code = "other";
+	if (sig == SIGSEGV)
+		code = si.si_code == SEGV_MAPERR ? "SEGV_MAPERR" : si.si_code == SEGV_ACCERR ? "SEGV_ACCERR" : "other";
+	else if (sig == SIGBUS)
+		code = si.si_code == BUS_ADRERR ? "BUS_ADRERR" : "other";
+	snprintf(buf, sizeof buf, "%s %s%s", signame(sig), code, si.si_addr == p ? " at the address" : " elsewhere");
+	return buf;
+}
+
+/* SIGALRMs handled since the count was last set (`abi_alarm_in`). */
+static volatile int abi_alarms __attribute__((unused));
+
+ABI_FN void abi_on_alarm(int s)
+{
+	(void)s;
+	abi_alarms++;
+}
+
+/* SIGALRM in `ms` milliseconds, its handler counting it and restarting
+ * calls or not. */
+ABI_FN void abi_alarm_in(int ms, int restart)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = abi_on_alarm;
+	sa.sa_flags = restart ? SA_RESTART : 0;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 0 }, { 0, ms * 1000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /* An address that is never mapped: the first page. */

@@ -21,23 +21,6 @@ static void write_byte(void *p)
 	*(volatile char *)p = 1;
 }
 
-/* "SIGBUS BUS_ADRERR at the address" style words for a touch of p. */
-static const char *touch(void (*fn)(void *), void *p)
-{
-	static char buf[96];
-	siginfo_t si;
-	int sig = catch_fault(fn, p, &si);
-	if (!sig)
-		return "no fault";
-	const char *code = "other";
-	if (sig == SIGSEGV)
-		code = si.si_code == SEGV_MAPERR ? "SEGV_MAPERR" : si.si_code == SEGV_ACCERR ? "SEGV_ACCERR" : "other";
-	else if (sig == SIGBUS)
-		code = si.si_code == BUS_ADRERR ? "BUS_ADRERR" : "other";
-	snprintf(buf, sizeof buf, "%s %s%s", signame(sig), code, si.si_addr == p ? " at the address" : " elsewhere");
-	return buf;
-}
-
 /* The result of a call as words: "ok" or its errno's name. */
 static const char *res(long r)
 {
@@ -139,7 +122,7 @@ int main(void)
 	EXPECT_STR("mmap PROT_READ", map_res(p), "ok");
 	EXPECT_ERR("mprotect PROT_READ|PROT_WRITE", mprotect(p, 3 * PAGE, PROT_READ | PROT_WRITE), EACCES);
 	EXPECT_ERR("mprotect PROT_WRITE of one page", mprotect(p + PAGE, PAGE, PROT_WRITE), EACCES);
-	EXPECT_STR("writing it", touch(write_byte, p), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("writing it", fault_words(write_byte, p), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_OK("mprotect PROT_READ|PROT_EXEC", mprotect(p, 3 * PAGE, PROT_READ | PROT_EXEC));
 	EXPECT_OK("mprotect PROT_NONE", mprotect(p, 3 * PAGE, PROT_NONE));
 	EXPECT_ERR("then PROT_WRITE", mprotect(p, 3 * PAGE, PROT_READ | PROT_WRITE), EACCES);
@@ -171,11 +154,11 @@ int main(void)
 	p = mmap(r + PAGE, PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, ro, 0);
 	SETUP(p == MAP_FAILED ? -1 : 0);
 	EXPECT_ERR("mprotect PROT_WRITE over three mappings", mprotect(r, 3 * PAGE, PROT_READ | PROT_WRITE), EACCES);
-	EXPECT_STR("the one before it", touch(write_byte, r), "no fault");
-	EXPECT_STR("the refusing one", touch(write_byte, r + PAGE), "SIGSEGV SEGV_ACCERR at the address");
-	EXPECT_STR("the one after it", touch(write_byte, r + 2 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("the one before it", fault_words(write_byte, r), "no fault");
+	EXPECT_STR("the refusing one", fault_words(write_byte, r + PAGE), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("the one after it", fault_words(write_byte, r + 2 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_ERR("starting at the refusing one", mprotect(r + PAGE, 2 * PAGE, PROT_READ | PROT_WRITE), EACCES);
-	EXPECT_STR("the one after it still", touch(write_byte, r + 2 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("the one after it still", fault_words(write_byte, r + 2 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
 	munmap(r, 3 * PAGE);
 	r = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	p = mmap(r, PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, ro, 0);
@@ -191,7 +174,7 @@ int main(void)
 	munmap(p, PAGE);
 	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, ro, 0);
 	EXPECT_OK("MAP_PRIVATE: mprotect PROT_WRITE", mprotect(p, PAGE, PROT_READ | PROT_WRITE));
-	EXPECT_STR("writing it", touch(write_byte, p), "no fault");
+	EXPECT_STR("writing it", fault_words(write_byte, p), "no fault");
 	munmap(p, PAGE);
 	EXPECT_STR("MAP_SHARED writable of the read-only one",
 		   map_res(mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0)), "EACCES");
@@ -256,19 +239,19 @@ int main(void)
 	int fd = open("g", O_RDWR);
 	SETUP(fd);
 	p = mmap(NULL, 4 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
-	EXPECT_STR("private: the last page with bytes, past them", touch(read_byte, p + 6000), "no fault");
-	EXPECT_STR("private: the page wholly past the end", touch(read_byte, p + 2 * PAGE), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("private: its last byte", touch(read_byte, p + 4 * PAGE - 1), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("private: a write there", touch(write_byte, p + 3 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("private: the last page with bytes, past them", fault_words(read_byte, p + 6000), "no fault");
+	EXPECT_STR("private: the page wholly past the end", fault_words(read_byte, p + 2 * PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("private: its last byte", fault_words(read_byte, p + 4 * PAGE - 1), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("private: a write there", fault_words(write_byte, p + 3 * PAGE), "SIGSEGV SEGV_ACCERR at the address");
 	char buf[8];
 	int probe = open("g", O_RDONLY);
 	EXPECT_ERR("read(2) into it", read(probe, p + 3 * PAGE, 1), EFAULT);
 	close(probe);
 	munmap(p, 4 * PAGE);
 	p = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	EXPECT_STR("shared: the page wholly past the end", touch(read_byte, p + 2 * PAGE), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("shared: a write there", touch(write_byte, p + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("shared: the last page with bytes", touch(write_byte, p + PAGE + 10), "no fault");
+	EXPECT_STR("shared: the page wholly past the end", fault_words(read_byte, p + 2 * PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("shared: a write there", fault_words(write_byte, p + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("shared: the last page with bytes", fault_words(write_byte, p + PAGE + 10), "no fault");
 	bus_map = p;
 	EXPECT_STATUS("a forked child's touch there is SIGBUS", in_child(child_touches_past_end, NULL), "exited 0");
 	EXPECT_STATUS("unhandled, it kills", in_child(child_dies_past_end, NULL), "killed by SIGBUS");
@@ -281,35 +264,35 @@ int main(void)
 	EXPECT_STATUS("killed meanwhile", wait_status(looping), "killed by SIGKILL");
 	munmap(ready, PAGE);
 	SETUP(ftruncate(fd, 3 * PAGE));
-	EXPECT_STR("shared: grown by ftruncate, the new page", touch(read_byte, p + 2 * PAGE), "no fault");
+	EXPECT_STR("shared: grown by ftruncate, the new page", fault_words(read_byte, p + 2 * PAGE), "no fault");
 	EXPECT_EQ("it reads zero", p[2 * PAGE + 100], 0);
-	EXPECT_STR("shared: the page still past the end", touch(read_byte, p + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("shared: the page still past the end", fault_words(read_byte, p + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
 	SETUP(ftruncate(fd, 0));
-	EXPECT_STR("shared: cut to 0, its first page", touch(read_byte, p), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("shared: cut to 0, its first page", fault_words(read_byte, p), "SIGBUS BUS_ADRERR at the address");
 	SETUP(ftruncate(fd, 2 * PAGE));
-	EXPECT_STR("shared: grown again", touch(read_byte, p), "no fault");
+	EXPECT_STR("shared: grown again", fault_words(read_byte, p), "no fault");
 	EXPECT_TRUE("its bytes read zero, not what was cut", p[0] == 0 && p[PAGE + 10] == 0);
 	munmap(p, 4 * PAGE);
 	SETUP(ftruncate(fd, 2 * PAGE));
 	p = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	p[0] = 'w';
-	EXPECT_STR("private: written", touch(read_byte, p), "no fault");
+	EXPECT_STR("private: written", fault_words(read_byte, p), "no fault");
 	SETUP(ftruncate(fd, 0));
-	EXPECT_STR("private: cut to 0, the written page", touch(read_byte, p), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("private: cut to 0, a page never touched", touch(read_byte, p + PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("private: cut to 0, the written page", fault_words(read_byte, p), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("private: cut to 0, a page never touched", fault_words(read_byte, p + PAGE), "SIGBUS BUS_ADRERR at the address");
 	SETUP(ftruncate(fd, PAGE));
-	EXPECT_STR("private: grown again", touch(read_byte, p), "no fault");
+	EXPECT_STR("private: grown again", fault_words(read_byte, p), "no fault");
 	EXPECT_EQ("its byte is the file's", p[0], 0);
 	char *q = mremap(p, 3 * PAGE, 4 * PAGE, MREMAP_MAYMOVE);
-	EXPECT_STR("after mremap, the page past the end", touch(read_byte, q + PAGE), "SIGBUS BUS_ADRERR at the address");
-	EXPECT_STR("after mremap, the first page", touch(read_byte, q), "no fault");
+	EXPECT_STR("after mremap, the page past the end", fault_words(read_byte, q + PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("after mremap, the first page", fault_words(read_byte, q), "no fault");
 	munmap(q, 4 * PAGE);
 	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, PAGE);
-	EXPECT_STR("at an offset past the end", touch(read_byte, p), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("at an offset past the end", fault_words(read_byte, p), "SIGBUS BUS_ADRERR at the address");
 	munmap(p, 2 * PAGE);
 	SETUP(ftruncate(fd, PAGE));
 	p = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
-	EXPECT_STR("private: one page, the second past the end", touch(read_byte, p + PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("private: one page, the second past the end", fault_words(read_byte, p + PAGE), "SIGBUS BUS_ADRERR at the address");
 	bus_map = p;
 	grow_fd = fd;
 	EXPECT_STATUS("a forked child's write grows it, its touch there", in_child(child_grows_then_touches, NULL), "exited 0");

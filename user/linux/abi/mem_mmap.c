@@ -22,23 +22,6 @@ static void call_code(void *p)
 	((void (*)(void))p)();
 }
 
-/* The fault touching p gives: "SIGSEGV SEGV_MAPERR at p" style words. */
-static const char *fault_at(void (*fn)(void *), void *p)
-{
-	static char buf[96];
-	siginfo_t si;
-	int sig = catch_fault(fn, p, &si);
-	if (!sig)
-		return "no fault";
-	const char *code = "?";
-	if (sig == SIGSEGV)
-		code = si.si_code == SEGV_MAPERR ? "SEGV_MAPERR" : si.si_code == SEGV_ACCERR ? "SEGV_ACCERR" : "other";
-	else if (sig == SIGBUS)
-		code = si.si_code == BUS_ADRERR ? "BUS_ADRERR" : "other";
-	snprintf(buf, sizeof buf, "%s %s%s", signame(sig), code, si.si_addr == p ? " at the address" : " elsewhere");
-	return buf;
-}
-
 static int all(const char *p, long n, char c)
 {
 	for (long i = 0; i < n; i++)
@@ -72,9 +55,9 @@ int main(void)
 	EXPECT_TRUE("page aligned", ((long)a & (PAGE - 1)) == 0);
 	EXPECT_TRUE("zero filled", all(a, 3 * PAGE, 0));
 	memset(a, 'x', 3 * PAGE);
-	EXPECT_STR("the byte after it", fault_at(read_byte, a + 3 * PAGE), "SIGSEGV SEGV_MAPERR at the address");
+	EXPECT_STR("the byte after it", fault_words(read_byte, a + 3 * PAGE), "SIGSEGV SEGV_MAPERR at the address");
 	EXPECT_OK("munmap the middle page", munmap(a + PAGE, PAGE));
-	EXPECT_STR("reading the hole", fault_at(read_byte, a + PAGE + 5), "SIGSEGV SEGV_MAPERR at the address");
+	EXPECT_STR("reading the hole", fault_words(read_byte, a + PAGE + 5), "SIGSEGV SEGV_MAPERR at the address");
 	EXPECT_TRUE("the pages around it are intact", all(a, PAGE, 'x') && all(a + 2 * PAGE, PAGE, 'x'));
 	char *b = mmap(a + PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	EXPECT_TRUE("a hint at the free hole is taken", b == a + PAGE);
@@ -92,18 +75,18 @@ int main(void)
 	a = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	a[0] = 'y';
 	EXPECT_OK("mprotect PROT_READ", mprotect(a, PAGE, PROT_READ));
-	EXPECT_STR("writing it", fault_at(write_byte, a + 10), "SIGSEGV SEGV_ACCERR at the address");
-	EXPECT_STR("reading it", fault_at(read_byte, a + 10), "no fault");
+	EXPECT_STR("writing it", fault_words(write_byte, a + 10), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, a + 10), "no fault");
 	EXPECT_OK("mprotect PROT_NONE", mprotect(a, PAGE, PROT_NONE));
-	EXPECT_STR("reading it", fault_at(read_byte, a + 10), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, a + 10), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_OK("mprotect PROT_READ|PROT_WRITE", mprotect(a, PAGE, PROT_READ | PROT_WRITE));
 	EXPECT_EQ("the contents survived", a[0], 'y');
 	/* A `ret` instruction. */
 	a[PAGE] = (char)0xc3;
-	EXPECT_STR("executing a page without PROT_EXEC", fault_at(call_code, a + PAGE),
+	EXPECT_STR("executing a page without PROT_EXEC", fault_words(call_code, a + PAGE),
 		   "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_OK("mprotect PROT_READ|PROT_EXEC", mprotect(a + PAGE, PAGE, PROT_READ | PROT_EXEC));
-	EXPECT_STR("executing it", fault_at(call_code, a + PAGE), "no fault");
+	EXPECT_STR("executing it", fault_words(call_code, a + PAGE), "no fault");
 	/* musl's mprotect rounds the address down; the kernel does not. */
 	EXPECT_ERR("mprotect of an unaligned address", syscall(SYS_mprotect, a + 1, PAGE, PROT_READ), EINVAL);
 	EXPECT_ERR("mprotect with unknown bits", syscall(SYS_mprotect, a, PAGE, 0x40), EINVAL);
@@ -132,7 +115,7 @@ int main(void)
 	EXPECT_TRUE("mmap of 4 pages of a 10000-byte file", f != MAP_FAILED);
 	EXPECT_TRUE("the contents are the file's", memcmp(f, text, sizeof text) == 0);
 	EXPECT_TRUE("the rest of the last page reads zero", all(f + 10000, 3 * PAGE - 10000, 0));
-	EXPECT_STR("the page wholly past the end", fault_at(read_byte, f + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("the page wholly past the end", fault_words(read_byte, f + 3 * PAGE), "SIGBUS BUS_ADRERR at the address");
 	SETUP(pwrite(fd, "zz", 2, 5000));
 	EXPECT_TRUE("a later write to the file shows in a page not copied", f[5000] == 'z' && f[5001] == 'z');
 	munmap(f, 4 * PAGE);
@@ -146,9 +129,9 @@ int main(void)
 	pread(fd, &c, 1, PAGE);
 	EXPECT_EQ("a private write does not reach the file", c, text[4096]);
 	SETUP(ftruncate(fd, 2000));
-	EXPECT_STR("after the file is cut to 2000 bytes", fault_at(read_byte, f + PAGE), "SIGBUS BUS_ADRERR at the address");
+	EXPECT_STR("after the file is cut to 2000 bytes", fault_words(read_byte, f + PAGE), "SIGBUS BUS_ADRERR at the address");
 	/* Truncation takes even the private copy of a page past the end. */
-	EXPECT_STR("the privately written page past the new end", fault_at(read_byte, f),
+	EXPECT_STR("the privately written page past the new end", fault_words(read_byte, f),
 		   "SIGBUS BUS_ADRERR at the address");
 	munmap(f, 2 * PAGE);
 	EXPECT_ERR("offset not a page multiple", mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 100), EINVAL);

@@ -31,20 +31,6 @@ static void write_byte(void *p)
 	*(volatile char *)p = 1;
 }
 
-static const char *fault_at(void (*fn)(void *), void *p)
-{
-	static char buf[96];
-	siginfo_t si;
-	int sig = catch_fault(fn, p, &si);
-	if (!sig)
-		return "no fault";
-	const char *code = "?";
-	if (sig == SIGSEGV)
-		code = si.si_code == SEGV_MAPERR ? "SEGV_MAPERR" : si.si_code == SEGV_ACCERR ? "SEGV_ACCERR" : "other";
-	snprintf(buf, sizeof buf, "%s %s%s", signame(sig), code, si.si_addr == p ? " at the address" : " elsewhere");
-	return buf;
-}
-
 static int touch_in_child(void *p)
 {
 	read_byte(p);
@@ -61,8 +47,8 @@ int main(void)
 	section("a PROT_NONE mapping");
 	char *n = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	EXPECT_TRUE("mapped", n != MAP_FAILED);
-	EXPECT_STR("reading it", fault_at(read_byte, n + 8), "SIGSEGV SEGV_ACCERR at the address");
-	EXPECT_STR("writing it", fault_at(write_byte, n + 8), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, n + 8), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("writing it", fault_words(write_byte, n + 8), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_STATUS("a child touching it without a handler", in_child(touch_in_child, n), "killed by SIGSEGV");
 	EXPECT_ERR("pread into it", pread(fd, n, 5, 0), EFAULT);
 	EXPECT_ERR("write from it", write(fd, n, 5), EFAULT);
@@ -79,16 +65,16 @@ int main(void)
 
 	section("opened, closed and opened again");
 	EXPECT_OK("mprotect PROT_READ|PROT_WRITE", mprotect(n, PAGE, PROT_READ | PROT_WRITE));
-	EXPECT_STR("writing it", fault_at(write_byte, n + 8), "no fault");
+	EXPECT_STR("writing it", fault_words(write_byte, n + 8), "no fault");
 	EXPECT_EQ("read into it", pread(fd, n, 5, 0), 5);
 	EXPECT_TRUE("the bytes", memcmp(n, "hello", 5) == 0);
 	EXPECT_OK("mprotect PROT_READ", mprotect(n, PAGE, PROT_READ));
-	EXPECT_STR("reading it", fault_at(read_byte, n + 1), "no fault");
-	EXPECT_STR("writing it", fault_at(write_byte, n + 1), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, n + 1), "no fault");
+	EXPECT_STR("writing it", fault_words(write_byte, n + 1), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_ERR("read into it", pread(fd, n, 5, 0), EFAULT);
 	EXPECT_EQ("write from it", pwrite(fd, n, 5, 5), 5);
 	EXPECT_OK("mprotect PROT_NONE", mprotect(n, PAGE, PROT_NONE));
-	EXPECT_STR("reading it", fault_at(read_byte, n + 1), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, n + 1), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_ERR("write from it", write(fd, n, 5), EFAULT);
 	EXPECT_OK("mprotect PROT_READ", mprotect(n, PAGE, PROT_READ));
 	EXPECT_TRUE("the contents survived", memcmp(n, "hello", 5) == 0);
@@ -100,7 +86,7 @@ int main(void)
 	EXPECT_ERR("unknown bits", syscall(SYS_mprotect, a, PAGE, 0x40), EINVAL);
 	EXPECT_OK("length 0", syscall(SYS_mprotect, a, 0, PROT_READ));
 	EXPECT_OK("a length not a multiple of the page", syscall(SYS_mprotect, a, 10, PROT_READ));
-	EXPECT_STR("then writing it", fault_at(write_byte, a), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("then writing it", fault_words(write_byte, a), "SIGSEGV SEGV_ACCERR at the address");
 	munmap(a, PAGE);
 	EXPECT_ERR("an unmapped range", syscall(SYS_mprotect, a, PAGE, PROT_READ), ENOMEM);
 	EXPECT_ERR("past the end of user space", syscall(SYS_mprotect, (void *)0x7ffffffff000, 0x100000, PROT_READ), ENOMEM);
@@ -108,19 +94,19 @@ int main(void)
 	section("a file's mappings, as asked");
 	char *f = mmap(NULL, PAGE, PROT_NONE, MAP_SHARED, fd, 0);
 	EXPECT_TRUE("PROT_NONE, MAP_SHARED: mapped", f != MAP_FAILED);
-	EXPECT_STR("reading it", fault_at(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_OK("mprotect PROT_READ", mprotect(f, PAGE, PROT_READ));
 	EXPECT_TRUE("the file's bytes", memcmp(f, "hello", 5) == 0);
 	munmap(f, PAGE);
 	f = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
 	EXPECT_TRUE("PROT_READ, MAP_PRIVATE: the file's bytes", f != MAP_FAILED && memcmp(f, "hello", 5) == 0);
-	EXPECT_STR("writing it", fault_at(write_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("writing it", fault_words(write_byte, f), "SIGSEGV SEGV_ACCERR at the address");
 	EXPECT_OK("mprotect PROT_READ|PROT_WRITE", mprotect(f, PAGE, PROT_READ | PROT_WRITE));
-	EXPECT_STR("then writing it", fault_at(write_byte, f), "no fault");
+	EXPECT_STR("then writing it", fault_words(write_byte, f), "no fault");
 	munmap(f, PAGE);
 	f = mmap(NULL, 2 * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
 	EXPECT_OK("mprotect PROT_NONE of a mapping's first page", mprotect(f, PAGE, PROT_NONE));
-	EXPECT_STR("reading it", fault_at(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
+	EXPECT_STR("reading it", fault_words(read_byte, f), "SIGSEGV SEGV_ACCERR at the address");
 	munmap(f, 2 * PAGE);
 
 	section("mmap's errors on files");

@@ -14,26 +14,6 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 
-static volatile int alarms;
-
-static void on_alarm(int s)
-{
-	(void)s;
-	alarms++;
-}
-
-/* SIGALRM in `ms` milliseconds, its handler restarting calls or not. */
-static void alarm_in(int ms, int restart)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = { { 0, 0 }, { 0, ms * 1000 } };
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
 /* A child that writes `c` into `fd` after `ms` milliseconds. */
 static pid_t write_later(int fd, char c, int ms)
 {
@@ -203,13 +183,13 @@ int main(void)
 	EXPECT_ERR("lseek", lseek(p[0], 0, SEEK_SET), ESPIPE);
 
 	section("an interrupted read");
-	alarm_in(20, 0);
+	abi_alarm_in(20, 0);
 	EXPECT_ERR("without SA_RESTART", read(p[0], buf, 1), EINTR);
-	alarms = 0;
+	abi_alarms = 0;
 	c = write_later(p[1], 's', 100);
-	alarm_in(20, 1);
+	abi_alarm_in(20, 1);
 	EXPECT_EQ("with SA_RESTART: restarted until the byte came", read(p[0], buf, 1), 1);
-	EXPECT_TRUE("the handler ran", alarms == 1);
+	EXPECT_TRUE("the handler ran", abi_alarms == 1);
 	waitpid(c, &st, 0);
 
 	section("no reader left");

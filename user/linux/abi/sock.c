@@ -31,17 +31,6 @@ static int listener(int flags)
 	return s;
 }
 
-static int connect_to(int port)
-{
-	int c = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = loop_addr(port);
-	if (connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
-		close(c);
-		return -1;
-	}
-	return c;
-}
-
 static int opt(int s, int level, int name)
 {
 	int v = -1;

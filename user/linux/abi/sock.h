@@ -46,4 +46,16 @@ static __attribute__((unused)) int port_of(int s)
 	return ntohs(a.sin_port);
 }
 
+/* A stream socket connected to 127.0.0.1:port, or -1. */
+static __attribute__((unused)) int connect_to(int port)
+{
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = loop_addr(port);
+	if (connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
 #endif

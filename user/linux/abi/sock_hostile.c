@@ -28,17 +28,6 @@ static int listener(int backlog)
 	return s;
 }
 
-static int connect_to(int port)
-{
-	int c = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = loop_addr(port);
-	if (connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
-		close(c);
-		return -1;
-	}
-	return c;
-}
-
 /* Kills `pid` once it had 100 ms to block; its wait status. */
 static int kill_blocked(pid_t pid)
 {

@@ -53,27 +53,11 @@ static int make_file(const char *name, const char *text)
 	return fd;
 }
 
-static volatile int sigpipes, alarms;
+static volatile int sigpipes;
 static void on_pipe(int s)
 {
 	(void)s;
 	sigpipes++;
-}
-static void on_alarm(int s)
-{
-	(void)s;
-	alarms++;
-}
-
-static void alarm_in(int ms, int restart)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = { { 0, 0 }, { 0, ms * 1000 } };
-	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 int main(void)
@@ -171,20 +155,20 @@ int main(void)
 	EXPECT_EQ("splice from an empty pipe waits for a writer", do_splice(p[0], NULL, q[1], NULL, 10, 0), 4);
 	EXPECT_STATUS("the writer", wait_status(r), "exited 0");
 	EXPECT_EQ("the bytes went on", read(q[0], buf, 10), 4);
-	alarm_in(100, 0);
+	abi_alarm_in(100, 0);
 	EXPECT_ERR("a signal ends a waiting splice", do_splice(p[0], NULL, q[1], NULL, 10, 0), EINTR);
-	EXPECT_EQ("the handler ran", alarms, 1);
-	alarm_in(100, 0);
+	EXPECT_EQ("the handler ran", abi_alarms, 1);
+	abi_alarm_in(100, 0);
 	EXPECT_ERR("a signal ends a waiting tee", do_tee(p[0], q[1], 10, 0), EINTR);
 	r = fork();
 	if (r == 0) {
 		usleep(200 * 1000);
 		_exit(write(p[1], "r", 1) == 1 ? 0 : 1);
 	}
-	alarm_in(50, 1);
+	abi_alarm_in(50, 1);
 	EXPECT_EQ("restarted under SA_RESTART", do_splice(p[0], NULL, q[1], NULL, 10, 0), 1);
 	EXPECT_STATUS("the writer", wait_status(r), "exited 0");
-	EXPECT_EQ("three alarms", alarms, 3);
+	EXPECT_EQ("three alarms", abi_alarms, 3);
 	read(q[0], buf, 10);
 
 	section("vmsplice");
