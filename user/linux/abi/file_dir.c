@@ -47,7 +47,7 @@ static int list(const char *path, size_t size, struct entry *out, int max, int *
 		for (long off = 0; off < got;) {
 			struct dirent *d = (struct dirent *)(buf + off);
 			if (n < max) {
-				snprintf(out[n].name, sizeof out[n].name, "%s", d->d_name);
+				snprintf(out[n].name, sizeof out[n].name, "%.*s", (int)sizeof out[n].name - 1, d->d_name);
 				out[n].type = d->d_type;
 			}
 			n++;
@@ -68,7 +68,9 @@ static void show_list(const char *path)
 	char line[1024] = "";
 	for (int i = 0; i < n && i < 64; i++) {
 		size_t len = strlen(line);
-		snprintf(line + len, sizeof line - len, "%s%s(%s)", i ? " " : "", e[i].name, type_name(e[i].type));
+		if (snprintf(line + len, sizeof line - len, "%s%s(%s)", i ? " " : "", e[i].name, type_name(e[i].type)) >=
+		    (int)(sizeof line - len))
+			break;
 	}
 	say("%s: %s", path, line);
 }

@@ -273,7 +273,8 @@ ABI_FN void dump_procs(void)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		char path[64], buf[256];
-		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		if (snprintf(path, sizeof path, "/proc/%s/stat", e->d_name) >= (int)sizeof path)
+			continue;
 		int fd = open(path, O_RDONLY);
 		if (fd < 0)
 			continue;
