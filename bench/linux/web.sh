@@ -90,6 +90,13 @@ warm -e 10 /cgi-bin/sh.cgi
 for p in 0 200 400 800; do
 	warm -e 20 "/cgi-bin/pa$p"
 done
+# What the setup and the warm-up wrote (the root, the last run's removal,
+# the files' access times) goes to the disk now, not during a burst:
+# Tessera's block cache writes dirty pages back every 5 s and serves no
+# read meanwhile, and under icount that write-back and the device's flush
+# last as long as the host's own write and fsync of the disk image take,
+# up to seconds inside one request.
+sync
 
 if [ -n "$serve" ]; then
 	echo "WEB-SERVING static $static_len"
