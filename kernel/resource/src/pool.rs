@@ -626,14 +626,17 @@ pub fn add() -> Result<usize, Error> {
         // A program has one shared text (per read-only segment): more
         // would be copies of it.
         let want = if kind == PoolKind::Text { want.min(1) } else { want };
-        while count(kind, key, pages) < want {
-            let before = count(kind, key, pages);
+        // A resource `make` returns from is kept, but a spawn on another
+        // CPU may take it at once (a burst running while its pool is
+        // filled): the count need not rise. Twice what is wanted is as
+        // many as this rule makes, so that such a race ends the rule
+        // rather than failing it, and nothing loops for ever.
+        let mut left = want.saturating_mul(2);
+        while count(kind, key, pages) < want && left > 0 {
             make(kind, key, pages)?;
             POOL.lock().stats[kind as usize].added += 1;
             made += 1;
-            if count(kind, key, pages) <= before {
-                return Err(Error::Busy); // made but not kept: do not loop for ever
-            }
+            left -= 1;
         }
     }
     Ok(made)
