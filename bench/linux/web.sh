@@ -8,6 +8,7 @@
 #
 #   web.sh DOCROOT [PREFIX] [--short]
 #   web.sh DOCROOT serve
+#   web.sh DOCROOT PREFIX --split
 #
 # PREFIX names the configuration in the metrics (Tessera's pool setting:
 # "reuse_"); Linux gives none.  Where /proc/tessera/pool exists (Tessera),
@@ -16,12 +17,17 @@
 # at port 80 of every address, for a client outside the machine (ApacheBench
 # through QEMU's forwarded port); prints WEB-SERVING and serves until the
 # machine is stopped.
+# "--split" (Tessera, tools/bench/websplit.py): only the static page, the
+# shell CGI and the 0-page CGI at one client, each burst with webload -s
+# /proc/tessera/cpu: the CPU time by process before and after it.
 set -e
 root=$1
 prefix=${2:-}
 short=
 serve=
+split=
 [ "${3:-}" = --short ] && short=--short
+[ "${3:-}" = --split ] && split=1
 [ "$prefix" = --short ] && prefix= && short=--short
 [ "$prefix" = serve ] && prefix= && serve=1
 [ -n "$root" ] || {
@@ -94,6 +100,16 @@ done
 if [ -n "$serve" ]; then
 	echo "WEB-SERVING static $static_len"
 	wait $server
+	exit 0
+fi
+
+if [ -n "$split" ]; then
+	load -c 1 -l static -e "$static_len" -s /proc/tessera/cpu /index.html
+	load -c 1 -l shcgi -e 10 -s /proc/tessera/cpu /cgi-bin/sh.cgi
+	load -c 1 -l pagecgi -P 0 -e 20 -s /proc/tessera/cpu /cgi-bin/pa0
+	kill $server
+	wait $server 2>/dev/null || true
+	rm -rf "$root"
 	exit 0
 fi
 

@@ -460,6 +460,7 @@ pub fn schedule_to(hint: Option<Arc<Computation>>) {
         let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
+        kcore::cpuacct::switching(cur, now);
         rq.switched_in = now;
         rq.slice_start = now;
         {
@@ -495,6 +496,7 @@ fn switch_direct(me: usize, next: Arc<Computation>) {
         cur.holds_cpu.store(false, Ordering::Relaxed);
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
+        kcore::cpuacct::switching(cur, now);
         again && !cur.is_idle()
     });
     let Some(requeue) = requeue else {
