@@ -18,8 +18,9 @@
 # through QEMU's forwarded port); prints WEB-SERVING and serves until the
 # machine is stopped.
 # "--split" (Tessera, tools/bench/websplit.py): only the static page, the
-# shell CGI and the 0-page CGI at one client, each burst with webload -s
-# /proc/tessera/cpu: the CPU time by process before and after it.
+# shell CGI and the 0-page CGI at one client, each burst with webload -s:
+# the CPU time by process, the kernel's resource operations and the TCP/IP
+# server's counters before and after it.
 set -e
 root=$1
 prefix=${2:-}
@@ -104,9 +105,10 @@ if [ -n "$serve" ]; then
 fi
 
 if [ -n "$split" ]; then
-	load -c 1 -l static -e "$static_len" -s /proc/tessera/cpu /index.html
-	load -c 1 -l shcgi -e 10 -s /proc/tessera/cpu /cgi-bin/sh.cgi
-	load -c 1 -l pagecgi -P 0 -e 20 -s /proc/tessera/cpu /cgi-bin/pa0
+	s="-s /proc/tessera/cpu -s /proc/tessera/counters -s /proc/tessera/net"
+	load -c 1 -l static -e "$static_len" $s /index.html
+	load -c 1 -l shcgi -e 10 $s /cgi-bin/sh.cgi
+	load -c 1 -l pagecgi -P 0 -e 20 $s /cgi-bin/pa0
 	kill $server
 	wait $server 2>/dev/null || true
 	rm -rf "$root"

@@ -17,10 +17,12 @@
  *              started one does not wait for it); and of "pgfault" in
  *              /proc/vmstat less this program's own faults, when the
  *              system has it
- *   -s FILE    read FILE (Tessera's /proc/tessera/cpu: CPU time by process)
- *              just before the first request and just after the last
- *              answer, and print both copies after the figures as
- *              CPUSPLIT,<prefix><label>_c<C>,<before|after>,<line>
+ *   -s FILE    read FILE (Tessera's /proc/tessera/cpu: CPU time by process;
+ *              up to 4 files, -s again for each) just before the first
+ *              request and just after the last answer (the first FILE
+ *              read last before and first after), and print both copies
+ *              after the figures as
+ *              CPUSPLIT,<prefix><label>_c<C>,<before|after>,<FILE>,<line>
  *              (tools/bench/websplit.py makes the split of a request)
  *   -m FILE    sample the pool's memory ("pool memory: N KiB" in FILE)
  *              every 10 ms during the requests and for 500 ms after; the
@@ -246,13 +248,16 @@ static void read_whole(const char *file, char *buf, size_t size)
 	buf[got] = 0;
 }
 
-static void print_lines(const char *metric, const char *when, char *text)
+static void print_lines(const char *metric, const char *when, const char *file, char *text)
 {
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-		printf("CPUSPLIT,%s,%s,%s\n", metric, when, line);
+		printf("CPUSPLIT,%s,%s,%s,%s\n", metric, when, file, line);
 }
 
-static char split_before[32768], split_after[32768];
+#define SPLIT_FILES 4
+static const char *split_files[SPLIT_FILES];
+static int nsplit;
+static char split_before[SPLIT_FILES][32768], split_after[SPLIT_FILES][32768];
 
 struct sample {
 	uint64_t at;
@@ -282,8 +287,7 @@ static void usage(const char *self)
 int main(int argc, char **argv)
 {
 	long n = 100, conc = 1, port = 80, fault_pid = 0;
-	const char *label = "get", *prefix = "", *param = "", *pool_file = NULL, *path = NULL,
-		   *split_file = NULL;
+	const char *label = "get", *prefix = "", *param = "", *pool_file = NULL, *path = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -310,7 +314,11 @@ int main(int argc, char **argv)
 		case 'P': param = v; break;
 		case 'f': fault_pid = strtol(v, NULL, 10); break;
 		case 'm': pool_file = v; break;
-		case 's': split_file = v; break;
+		case 's':
+			if (nsplit == SPLIT_FILES)
+				usage(argv[0]);
+			split_files[nsplit++] = v;
+			break;
 		default: usage(argv[0]);
 		}
 	}
@@ -325,8 +333,8 @@ int main(int argc, char **argv)
 	long server0 = fault_pid ? server_faults(fault_pid) : -1;
 	long vm0 = fault_pid ? vmstat_pgfault() : -1;
 	long self0 = minflt_self();
-	if (split_file)
-		read_whole(split_file, split_before, sizeof split_before);
+	for (int i = nsplit - 1; i >= 0; i--)
+		read_whole(split_files[i], split_before[i], sizeof split_before[i]);
 	uint64_t t0 = now_ns(), next_sample = 0, worst = 0, sum = 0;
 	long started = 0, done = 0;
 	take_sample(pool_file, t0);
@@ -382,8 +390,8 @@ int main(int argc, char **argv)
 		}
 	}
 	uint64_t t1 = now_ns();
-	if (split_file)
-		read_whole(split_file, split_after, sizeof split_after);
+	for (int i = 0; i < nsplit; i++)
+		read_whole(split_files[i], split_after[i], sizeof split_after[i]);
 	long self1 = minflt_self();
 	if (fault_pid) {
 		/* The last CGI programs end, and are reaped, after their answers. */
@@ -407,11 +415,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (pool_file)
 		return failures ? 1 : 0;
-	if (split_file) {
-		print_lines(metric, "before", split_before);
-		print_lines(metric, "after", split_after);
-		fflush(stdout);
+	for (int i = 0; i < nsplit; i++) {
+		print_lines(metric, "before", split_files[i], split_before[i]);
+		print_lines(metric, "after", split_files[i], split_after[i]);
 	}
+	fflush(stdout);
 	report("web", metric, param, (double)(t1 - t0), "ns");
 	char m2[300];
 	snprintf(m2, sizeof m2, "%s_request", metric);

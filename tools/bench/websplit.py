@@ -10,7 +10,10 @@ kernel's CPU times by process (`Topic::CpuTimes`: every live process, the
 ended ones summed by program and kind, the idle computations; each with the
 part spent in the kernel) just before the first request and just after the
 last answer. The difference, divided by the requests, is the split below;
-under icount nanoseconds are instructions. The rows:
+under icount nanoseconds are instructions. It reads the kernel's resource
+operations (/proc/tessera/counters) and the TCP/IP server's counters
+(/proc/tessera/net) around each burst too, and prints them per request
+after the table. The rows:
 
   httpd            busybox httpd itself (and web.sh's sh, which only waits)
   httpd children   the processes httpd forks, one a request, until they exec
@@ -52,17 +55,25 @@ TIMEOUT = 1800
 REQUESTS = 100
 PAGES = [("reuse_static_c1", "static page"), ("reuse_shcgi_c1", "shell CGI"),
          ("reuse_pagecgi_c1", "page access CGI, 0 pages")]
+CPU_FILE = "/proc/tessera/cpu"
+COUNTERS_FILE = "/proc/tessera/counters"
+NET_FILE = "/proc/tessera/net"
 ROWS = ["httpd", "httpd children", "CGI program", "webload", "supervisor: httpd", "supervisor: webload",
         "supervisors: children, CGI", "shared server", "TCP/IP server", "file server, cache", "other", "idle"]
 
 
 def parse(lines):
-    """{metric: {"before"/"after": [record]}}, {metric: total ns}."""
+    """({metric: {"before"/"after": [record]}}, {metric: total ns},
+    {metric: {"before"/"after": {file: [line]}}} of the other files)."""
     snaps = defaultdict(lambda: {"before": [], "after": []})
+    files = defaultdict(lambda: {"before": defaultdict(list), "after": defaultdict(list)})
     totals = {}
     for line in lines:
         if line.startswith("CPUSPLIT,"):
-            _, metric, when, rest = line.split(",", 3)
+            _, metric, when, name, rest = line.rstrip("\r").split(",", 4)
+            if name != CPU_FILE:
+                files[metric][when][name].append(rest)
+                continue
             f = rest.split(" ", 6)
             if f[0] == "pid" or len(f) < 7:
                 continue
@@ -73,7 +84,49 @@ def parse(lines):
             f = line.split(",")
             if f[2] in dict(PAGES):
                 totals[f[2]] = float(f[4])
-    return snaps, totals
+    return snaps, totals, files
+
+
+def counters(lines):
+    """{(kind, operation): (calls, cycles)} of /proc/tessera/counters."""
+    out = {}
+    for line in lines:
+        f = line.split()
+        if len(f) == 5 and f[2].isdigit():
+            out[(f[0], f[1])] = (int(f[2]), int(f[2]) * int(f[4]))
+    return out
+
+
+def net_stats(lines):
+    """{name: value} of /proc/tessera/net (the TCP/IP server's STATS)."""
+    out = {}
+    for line in lines:
+        f = line.split()
+        if len(f) == 2 and f[1].isdigit():
+            out[f[0]] = int(f[1])
+    return out
+
+
+def more_tables(files, n):
+    """Per request: the kernel's resource operations (the mediator's
+    counters: calls and cycles, the ten costliest) and the TCP/IP
+    server's calls, turns and loopback packets."""
+    for m, label in PAGES:
+        if m not in files:
+            continue
+        f = files[m]
+        b, a = counters(f["before"][COUNTERS_FILE]), counters(f["after"][COUNTERS_FILE])
+        d = {k: (a[k][0] - b.get(k, (0, 0))[0], a[k][1] - b.get(k, (0, 0))[1]) for k in a}
+        d = {k: v for k, v in d.items() if v[0] > 0}
+        nb, na = net_stats(f["before"][NET_FILE]), net_stats(f["after"][NET_FILE])
+        net = {k: (na[k] - nb.get(k, 0)) / n for k in ("calls", "turns", "loopback_packets", "sockets_made")
+               if k in na}
+        print()
+        print(f"{label}: TCP/IP server per request: " + ", ".join(f"{k} {v:.1f}" for k, v in net.items()))
+        total = sum(v[1] for v in d.values())
+        print(f"{label}: the kernel's resource operations per request, {total / n / 1000:.0f}k cycles in all:")
+        for (kind, op), (calls, cycles) in sorted(d.items(), key=lambda x: -x[1][1])[:10]:
+            print(f"  {kind} {op}: {calls / n:.1f} calls, {cycles / n / 1000:.1f}k cycles")
 
 
 def role(r, shared_pid, served):
@@ -180,13 +233,14 @@ def main():
     errors = [x for x in lines if x.startswith("BENCH-ERROR")]
     for e in errors:
         log(e)
-    snaps, totals = parse(lines)
+    snaps, totals, files = parse(lines)
     if not snaps:
         raise SystemExit("no CPUSPLIT lines: was the kernel built with /proc/tessera/cpu?")
     print(f"Instructions per request (thousands; {REQUESTS} requests at 1 client, Tessera, pool reuse, "
           f"icount, {a.smp} CPU): `python3 tools/bench/websplit.py`")
     print()
     table(snaps, totals, REQUESTS)
+    more_tables(files, REQUESTS)
 
 
 if __name__ == "__main__":
