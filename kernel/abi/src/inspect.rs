@@ -98,7 +98,8 @@ record! {
         pub count: u64,
         pub ns: u64,
         /// The part of `ns` spent in the kernel: system calls, and faults
-        /// and interrupts taken in user mode, up to the way back.
+        /// and interrupts taken in user mode, up to the way back (0 unless
+        /// the boot asked for it: `cputime`).
         pub kernel_ns: u64,
         /// The program's name. NUL-padded.
         pub name: [u8; 32],
