@@ -8,6 +8,7 @@
 #
 #   web.sh DOCROOT [PREFIX] [--short]
 #   web.sh DOCROOT serve
+#   web.sh DOCROOT PREFIX --split
 #
 # PREFIX names the configuration in the metrics (Tessera's pool setting:
 # "reuse_"); Linux gives none.  Where /proc/tessera/pool exists (Tessera),
@@ -16,12 +17,18 @@
 # at port 80 of every address, for a client outside the machine (ApacheBench
 # through QEMU's forwarded port); prints WEB-SERVING and serves until the
 # machine is stopped.
+# "--split" (Tessera, tools/bench/websplit.py): only the static page, the
+# shell CGI and the 0-page CGI at one client, each burst with webload -s:
+# the CPU time by process, the kernel's resource operations and the TCP/IP
+# server's counters before and after it.
 set -e
 root=$1
 prefix=${2:-}
 short=
 serve=
+split=
 [ "${3:-}" = --short ] && short=--short
+[ "${3:-}" = --split ] && split=1
 [ "$prefix" = --short ] && prefix= && short=--short
 [ "$prefix" = serve ] && prefix= && serve=1
 [ -n "$root" ] || {
@@ -101,6 +108,17 @@ sync
 if [ -n "$serve" ]; then
 	echo "WEB-SERVING static $static_len"
 	wait $server
+	exit 0
+fi
+
+if [ -n "$split" ]; then
+	s="-s /proc/tessera/cpu -s /proc/tessera/counters -s /proc/tessera/net"
+	load -c 1 -l static -e "$static_len" $s /index.html
+	load -c 1 -l shcgi -e 10 $s /cgi-bin/sh.cgi
+	load -c 1 -l pagecgi -P 0 -e 20 $s /cgi-bin/pa0
+	kill $server
+	wait $server 2>/dev/null || true
+	rm -rf "$root"
 	exit 0
 fi
 

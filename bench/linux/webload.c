@@ -17,6 +17,13 @@
  *              started one does not wait for it); and of "pgfault" in
  *              /proc/vmstat less this program's own faults, when the
  *              system has it
+ *   -s FILE    read FILE (Tessera's /proc/tessera/cpu: CPU time by process;
+ *              up to 4 files, -s again for each) just before the first
+ *              request and just after the last answer (the first FILE
+ *              read last before and first after), and print both copies
+ *              after the figures as
+ *              CPUSPLIT,<prefix><label>_c<C>,<before|after>,<FILE>,<line>
+ *              (tools/bench/websplit.py makes the split of a request)
  *   -m FILE    sample the pool's memory ("pool memory: N KiB" in FILE)
  *              every 10 ms during the requests and for 500 ms after; the
  *              reads disturb the timing, so such a run prints only them
@@ -227,6 +234,31 @@ static long pool_bytes(const char *file)
 	return p ? strtol(p + 13, NULL, 10) * 1024 : -1;
 }
 
+/* A whole file (the CPU times' snapshot), into buf (NUL-terminated). */
+static void read_whole(const char *file, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
+	if (fd >= 0) {
+		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+			got += (size_t)n;
+		close(fd);
+	}
+	buf[got] = 0;
+}
+
+static void print_lines(const char *metric, const char *when, const char *file, char *text)
+{
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		printf("CPUSPLIT,%s,%s,%s,%s\n", metric, when, file, line);
+}
+
+#define SPLIT_FILES 4
+static const char *split_files[SPLIT_FILES];
+static int nsplit;
+static char split_before[SPLIT_FILES][32768], split_after[SPLIT_FILES][32768];
+
 struct sample {
 	uint64_t at;
 	long bytes;
@@ -247,7 +279,7 @@ static void usage(const char *self)
 {
 	fprintf(stderr,
 		"usage: %s [-n N] [-c C] [-p PORT] [-e BYTES] [-l LABEL] [-x PREFIX] [-P PARAM] "
-		"[-f PID] [-m FILE] [--short] PATH\n",
+		"[-f PID] [-s FILE] [-m FILE] [--short] PATH\n",
 		self);
 	exit(2);
 }
@@ -282,6 +314,11 @@ int main(int argc, char **argv)
 		case 'P': param = v; break;
 		case 'f': fault_pid = strtol(v, NULL, 10); break;
 		case 'm': pool_file = v; break;
+		case 's':
+			if (nsplit == SPLIT_FILES)
+				usage(argv[0]);
+			split_files[nsplit++] = v;
+			break;
 		default: usage(argv[0]);
 		}
 	}
@@ -296,6 +333,8 @@ int main(int argc, char **argv)
 	long server0 = fault_pid ? server_faults(fault_pid) : -1;
 	long vm0 = fault_pid ? vmstat_pgfault() : -1;
 	long self0 = minflt_self();
+	for (int i = nsplit - 1; i >= 0; i--)
+		read_whole(split_files[i], split_before[i], sizeof split_before[i]);
 	uint64_t t0 = now_ns(), next_sample = 0, worst = 0, sum = 0;
 	long started = 0, done = 0;
 	take_sample(pool_file, t0);
@@ -351,6 +390,8 @@ int main(int argc, char **argv)
 		}
 	}
 	uint64_t t1 = now_ns();
+	for (int i = 0; i < nsplit; i++)
+		read_whole(split_files[i], split_after[i], sizeof split_after[i]);
 	long self1 = minflt_self();
 	if (fault_pid) {
 		/* The last CGI programs end, and are reaped, after their answers. */
@@ -374,6 +415,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (pool_file)
 		return failures ? 1 : 0;
+	for (int i = 0; i < nsplit; i++) {
+		print_lines(metric, "before", split_files[i], split_before[i]);
+		print_lines(metric, "after", split_files[i], split_after[i]);
+	}
+	fflush(stdout);
 	report("web", metric, param, (double)(t1 - t0), "ns");
 	char m2[300];
 	snprintf(m2, sizeof m2, "%s_request", metric);

@@ -102,6 +102,11 @@ fn ap_main() -> ! {
 #[unsafe(no_mangle)]
 fn tessera_main() -> ! {
     register_hooks();
+    // Each computation's kernel part of its CPU time (`/proc/tessera/cpu`,
+    // tools/bench/websplit.py): asked for, as it costs every system call.
+    if cmdline_value("cputime").is_some() {
+        kcore::cpuacct::enable_kernel_time();
+    }
     resource::init();
     sched::init_cpu();
     kcore::boot::start_other_cpus();

@@ -37,6 +37,9 @@ numbered! {
         Nvm = 12,
         /// One `NvmStoreInfo` (none: the machine has no NVM store).
         NvmStore = 13,
+        /// `CpuTimeRecord`s: CPU time by process, of those alive, and of
+        /// those that have ended by group, and the processors' idle time.
+        CpuTimes = 14,
     }
 }
 
@@ -67,6 +70,40 @@ records! {
     DeviceRecord => Devices,
     NvmRecord => Nvm,
     NvmStoreInfo => NvmStore,
+    CpuTimeRecord => CpuTimes,
+}
+
+/// `CpuTimeRecord::flags`: a Linux process (else native).
+pub const CPU_LINUX: u64 = 1;
+/// A Linux fork's or vfork's copy of its parent (not an exec's program).
+pub const CPU_FORKED: u64 = 2;
+/// A process alive (else the sum of the ended processes of one group).
+pub const CPU_LIVE: u64 = 4;
+/// The processors' idle computations, all together.
+pub const CPU_IDLE: u64 = 8;
+
+record! {
+    /// CPU time of a live process, of the ended computations of one group
+    /// (a program's name and `CPU_LINUX`, `CPU_FORKED`), or of the idle
+    /// computations (`Topic::CpuTimes`). In nanoseconds (under icount,
+    /// instructions).
+    pub struct CpuTimeRecord {
+        /// The process's pid (0: a group, or idle).
+        pub pid: u64,
+        /// Its parent (0 for a group).
+        pub parent: u64,
+        /// `CPU_*` flags.
+        pub flags: u64,
+        /// Computations ended (a group), 1 for a live process.
+        pub count: u64,
+        pub ns: u64,
+        /// The part of `ns` spent in the kernel: system calls, and faults
+        /// and interrupts taken in user mode, up to the way back (0 unless
+        /// the boot asked for it: `cputime`).
+        pub kernel_ns: u64,
+        /// The program's name. NUL-padded.
+        pub name: [u8; 32],
+    }
 }
 
 record! {

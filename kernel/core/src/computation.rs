@@ -124,6 +124,10 @@ pub struct Computation {
     /// was asked to switch (its slice over, new work): Linux's
     /// nonvoluntary_ctxt_switches (a yield is not one).
     pub preemptions: AtomicU64,
+    /// The part of `cpu_cycles` spent in the kernel (`cpuacct`).
+    pub kernel_cycles: AtomicU64,
+    /// The `cpuacct` group its time goes to when it ends (0: none).
+    pub group: core::sync::atomic::AtomicU32,
     /// How far into the frame allocator's reserve it may go
     /// (`mm::frames::Reserve`): a computation's, not a CPU's, since what
     /// may use it (a system call's access to user memory) may block.
@@ -256,6 +260,8 @@ impl Computation {
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),
             preemptions: AtomicU64::new(0),
+            kernel_cycles: AtomicU64::new(0),
+            group: core::sync::atomic::AtomicU32::new(0),
             frame_reserve: core::sync::atomic::AtomicU8::new(0),
             _stack: None,
             stack_top: 0,

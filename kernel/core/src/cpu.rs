@@ -41,6 +41,10 @@ pub struct PerCpu {
     /// Page tables made for user spaces on this CPU so far (a space's
     /// operation counts those it made: see `VirtualSpace`).
     pub user_tables: AtomicU64,
+    /// Since when (TSC cycles) the computation running here has been in
+    /// the kernel without its time counted as kernel time; 0 while it
+    /// runs in user mode (`cpuacct`).
+    pub kernel_since: AtomicU64,
     /// The computation running here (owned by the scheduler's run queue,
     /// which keeps it alive while it runs); read without a lock on hot paths.
     pub current: AtomicPtr<crate::computation::Computation>,
@@ -118,6 +122,7 @@ pub fn init_this_cpu(index: usize, apic_id: u32) -> &'static PerCpu {
         user_fs_base: AtomicU64::new(0),
         user_gs_base: AtomicU64::new(0),
         user_tables: AtomicU64::new(0),
+        kernel_since: AtomicU64::new(0),
         current: AtomicPtr::new(core::ptr::null_mut()),
         call: CallSlot::new(),
         tables: core::cell::UnsafeCell::new(CpuTables::new()),

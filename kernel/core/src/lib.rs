@@ -21,6 +21,7 @@ pub mod clock;
 pub mod computation;
 pub mod console;
 pub mod cpu;
+pub mod cpuacct;
 pub mod handoff;
 pub mod hooks;
 pub mod initrd;

@@ -233,6 +233,7 @@ unsafe impl Pod for abi::linux::LinuxCall {}
 unsafe impl Pod for abi::linux::LinuxFault {}
 unsafe impl Pod for abi::linux::CallFor {}
 unsafe impl Pod for abi::CpuRecord {}
+unsafe impl Pod for abi::CpuTimeRecord {}
 
 pub fn read<T: Pod>(addr: u64) -> Result<T, Error> {
     let mut value = T::default();

@@ -148,6 +148,10 @@ pub struct Process {
     /// 0 until then (getppid goes to the supervisor). Its threads share it,
     /// as Linux's getppid is the thread group's parent.
     linux_ppid: AtomicU64,
+    /// The `kcore::cpuacct` group its computations' time goes to when
+    /// they end: its program's name, native or Linux, forked or not.
+    cpu_group: core::sync::atomic::AtomicU32,
+    forked: AtomicBool,
 }
 
 /// `Process::left_space` when the process takes its space apart itself.
@@ -206,6 +210,11 @@ impl Process {
             }
             (s.root(), s.active_cpus.clone())
         };
+        let group_flags = match parts.route {
+            Route::Linux { .. } => abi::CPU_LINUX,
+            _ => 0,
+        };
+        let cpu_group = kcore::cpuacct::group(&parts.name, group_flags);
         Ok(Process {
             pid,
             name: parts.name,
@@ -251,6 +260,8 @@ impl Process {
             lender: parts.lender,
             left_space: AtomicU64::new(KEEPS_SPACE),
             linux_ppid: AtomicU64::new(0),
+            cpu_group: core::sync::atomic::AtomicU32::new(cpu_group),
+            forked: AtomicBool::new(false),
         })
     }
 
@@ -528,7 +539,55 @@ impl Process {
 
     /// It runs by `comp`, resource `id`, from now on.
     pub fn set_computation(&self, id: ResId, comp: &Arc<Computation>) {
+        comp.group
+            .store(self.cpu_group.load(Ordering::Relaxed), Ordering::Relaxed);
         *self.computation.lock() = Some((id, Arc::downgrade(comp)));
+    }
+
+    /// It is a Linux fork's (or vfork's) copy of its parent: its time is
+    /// counted apart from the processes its program's exec starts.
+    pub fn mark_forked(&self) {
+        let g = kcore::cpuacct::group(&self.name, abi::CPU_LINUX | abi::CPU_FORKED);
+        self.cpu_group.store(g, Ordering::Relaxed);
+        self.forked.store(true, Ordering::Relaxed);
+        if let Some(c) = self.computation() {
+            c.group.store(g, Ordering::Relaxed);
+        }
+    }
+
+    /// Its `kcore::cpuacct` group's flags (`abi::CPU_LINUX`, `CPU_FORKED`).
+    pub fn cpu_flags(&self) -> u64 {
+        match self.route {
+            Route::Linux { .. } if self.is_forked() => abi::CPU_LINUX | abi::CPU_FORKED,
+            Route::Linux { .. } => abi::CPU_LINUX,
+            _ => 0,
+        }
+    }
+
+    fn is_forked(&self) -> bool {
+        self.forked.load(Ordering::Relaxed)
+    }
+
+    /// Its computations' CPU time so far and the kernel's part of it, in
+    /// TSC cycles (a running one's current stretch as of its last switch
+    /// or entry: exact for everyone but the caller).
+    pub fn cpu_cycles(&self) -> (u64, u64) {
+        let mut total = (0, 0);
+        let mut add = |c: &Computation| {
+            // An ended one whose time went to its group is counted there.
+            if c.finished.load(Ordering::Relaxed) && c.group.load(Ordering::Relaxed) == 0 {
+                return;
+            }
+            total.0 += sched::cycles_of(c);
+            total.1 += c.kernel_cycles.load(Ordering::Relaxed);
+        };
+        if let Some(c) = self.computation() {
+            add(&c);
+        }
+        for t in self.threads.lock().iter() {
+            add(&t.comp);
+        }
+        total
     }
 
     /// Adds `t` to its computations (it starts after); refused once the
@@ -543,6 +602,9 @@ impl Process {
         }
         list.try_reserve(1).map_err(|_| Error::NoMemory)?;
         self.live.fetch_add(1, Ordering::AcqRel);
+        t.comp
+            .group
+            .store(self.cpu_group.load(Ordering::Relaxed), Ordering::Relaxed);
         list.push(t);
         Ok(())
     }
@@ -1094,6 +1156,7 @@ pub fn leave_for_user(p: &Process, frame: &mut TrapFrame) {
         killed(p);
     }
     sanitize_flags(frame);
+    kcore::cpuacct::leaving_kernel();
 }
 
 /// `leave_for_user` for a process whose supervisor may have asked it to

@@ -50,6 +50,8 @@ use kcore::vm::space::SpaceRef;
 
 const PAGE: usize = 4096;
 const MAX_PAGES: usize = MAX_CAPACITY / PAGE;
+/// The smallest ring a pipe makes.
+const RING_MIN: usize = PAGE;
 /// The highest descriptor number a table binds (its vector grows to it).
 const MAX_FD: u64 = 1 << 16;
 /// Writes of at most this many bytes are read from the writer's memory
@@ -79,10 +81,15 @@ struct Pending {
 
 struct Inner {
     id: ResId,
-    /// The bytes, a ring of its length (at least the capacity).
+    /// The bytes, a ring of its length: made as bytes first come, as
+    /// large as they need (a power of two, at least `RING_MIN`), up to the
+    /// capacity; never shrunk. A pipe that carries a few bytes (a CGI
+    /// program's answer) then never zeroes a ring of the whole capacity.
     ring: Vec<u8>,
-    /// What a ring grown by F_SETPIPE_SZ costs beyond the first.
+    /// What a capacity raised by F_SETPIPE_SZ costs beyond the first.
     grown: Charge,
+    /// The capacity charged so far: `CAPACITY`, or what F_SETPIPE_SZ raised it to.
+    charged: usize,
     head: usize,
     held: usize,
     /// Bytes written into each page the pipe holds, oldest first (a ring
@@ -197,8 +204,38 @@ impl Inner {
         [(at, first), (0, len - first)]
     }
 
-    /// `len` bytes of the writer's memory at `addr` onto the ring's end.
+    /// Room in the ring for `len` bytes more than it holds: a larger ring
+    /// (what it holds moved to its start) if they would not fit.
+    fn ring_room(&mut self, len: usize) -> Result<(), Error> {
+        let need = self.held + len;
+        if need <= self.ring.len() {
+            return Ok(());
+        }
+        let size = need.next_power_of_two().max(RING_MIN);
+        let mut ring = Vec::new();
+        ring.try_reserve_exact(size).map_err(|_| Error::NoMemory)?;
+        for (at, n) in self.pieces(self.head, self.held) {
+            ring.extend_from_slice(&self.ring[at..at + n]);
+        }
+        ring.resize(size, 0);
+        self.ring = ring;
+        self.head = 0;
+        Ok(())
+    }
+
+    /// `n` bytes taken from the ring's start.
+    fn advance(&mut self, n: usize) {
+        if n > 0 {
+            self.head = (self.head + n) % self.ring.len();
+        }
+    }
+
+    /// `len` bytes of the writer's memory at `addr` onto the ring's end
+    /// (the ring has room: `ring_room`).
     fn fill_from(&mut self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
+        if len == 0 {
+            return Ok(());
+        }
         let tail = (self.head + self.held) % self.ring.len();
         let mut s = space.lock();
         let mut done = 0;
@@ -215,8 +252,12 @@ impl Inner {
         Ok(())
     }
 
-    /// `data` (which `room_for` allowed) onto the ring's end.
+    /// `data` (which `room_for` allowed) onto the ring's end (the ring
+    /// has room: `ring_room`).
     fn fill_from_buf(&mut self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
         let tail = (self.head + self.held) % self.ring.len();
         let mut done = 0;
         for (at, n) in self.pieces(tail, data.len()) {
@@ -230,7 +271,7 @@ impl Inner {
     /// The first `len` bytes into the reader's memory at `addr`, taken.
     fn drain_to(&mut self, space: &SpaceRef, addr: u64, len: usize) -> Result<(), Error> {
         self.copy_to(space, addr, len)?;
-        self.head = (self.head + len) % self.ring.len();
+        self.advance(len);
         self.held -= len;
         self.count_out(len);
         Ok(())
@@ -514,7 +555,7 @@ pub fn drop_bytes(end: &End, len: usize) -> Result<usize, Fail> {
         return if g.writers == 0 { Ok(0) } else { Err(Fail::Again) };
     }
     let n = len.min(g.held);
-    g.head = (g.head + n) % g.ring.len();
+    g.advance(n);
     g.held -= n;
     g.count_out(n);
     let w = g.changed();
@@ -588,6 +629,16 @@ fn write_part(p: &Process, end: &End, addr: u64, len: usize, may_wait: bool) -> 
             if left > 0 {
                 let room = g.room_for(left);
                 if room > 0 && (len > PIPE_BUF || room == left) {
+                    if g.ring_room(room).is_err() {
+                        if let Some(me) = me.as_ref().filter(|_| waited) {
+                            g.leave(me);
+                        }
+                        let w = g.changed();
+                        drop(g);
+                        w.run();
+                        wakes.run();
+                        return if done > 0 { Ok(done) } else { Err(Fail::NoMemory) };
+                    }
                     let filled = match (small, &space) {
                         (Some(b), _) => {
                             g.fill_from_buf(&b[done..done + room]);
@@ -943,15 +994,14 @@ pub fn shutdown(p: &Process, fd: u64, how: u64) -> Result<(), Error> {
 }
 
 fn make(owner: u64) -> Result<Arc<Pipe>, Error> {
+    // Charged for the whole capacity, which its ring may grow to.
     let charge = super::charge(owner, super::cost::<Arc<Pipe>>((size_of::<Pipe>() + CAPACITY) as u64))?;
-    let mut ring = Vec::new();
-    ring.try_reserve_exact(CAPACITY).map_err(|_| Error::NoMemory)?;
-    ring.resize(CAPACITY, 0);
     let pipe = kcore::mm::heap::try_arc(Pipe {
         inner: IrqMutex::new(Inner {
             id: ResId::NONE,
-            ring,
+            ring: Vec::new(),
             grown: Charge::NONE,
+            charged: CAPACITY,
             head: 0,
             held: 0,
             pages: [0; MAX_PAGES],
@@ -1152,17 +1202,10 @@ pub fn resize(p: &Process, fd: u64, size: u64) -> Result<u64, Error> {
         if bytes / PAGE < g.used_pages {
             return Err(Error::Busy);
         }
-        if bytes > g.ring.len() {
-            let charge = super::charge(p.pid(), (bytes - CAPACITY) as u64)?;
-            let mut ring = Vec::new();
-            ring.try_reserve_exact(bytes).map_err(|_| Error::NoMemory)?;
-            for (at, n) in g.pieces(g.head, g.held) {
-                ring.extend_from_slice(&g.ring[at..at + n]);
-            }
-            ring.resize(bytes, 0);
-            g.ring = ring;
-            g.head = 0;
-            g.grown = charge;
+        // The ring grows as bytes come; the capacity is charged now.
+        if bytes > g.charged {
+            g.grown = super::charge(p.pid(), (bytes - CAPACITY) as u64)?;
+            g.charged = bytes;
         }
         g.max_pages = bytes / PAGE;
         let w = g.changed();

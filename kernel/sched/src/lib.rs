@@ -470,6 +470,7 @@ fn switch_away(hint: Option<Arc<Computation>>, asked: bool) {
         let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
+        kcore::cpuacct::switching(cur, now);
         rq.switched_in = now;
         rq.slice_start = now;
         {
@@ -508,6 +509,7 @@ fn switch_direct(me: usize, next: Arc<Computation>) {
         cur.holds_cpu.store(false, Ordering::Relaxed);
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
+        kcore::cpuacct::switching(cur, now);
         again && !cur.is_idle()
     });
     let Some(requeue) = requeue else {

@@ -9,8 +9,8 @@
 //! any table is locked, and copied out after.
 
 use abi::{
-    CounterRecord, CpuRecord, Error, INSPECT_MAX, IpcTotals, KindCount, PoolRecord, PoolRule, PoolSettings, ResRecord,
-    ServerRecord, Topic, TraceRecord, name_field,
+    CounterRecord, CpuRecord, CpuTimeRecord, Error, INSPECT_MAX, IpcTotals, KindCount, PoolRecord, PoolRule,
+    PoolSettings, ResRecord, ServerRecord, Topic, TraceRecord, name_field,
 };
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering::Relaxed;
@@ -83,6 +83,7 @@ pub fn serve(topic: Topic, arg: u64, start: u64, out: u64, capacity: u64, size: 
         Topic::Devices => w.send(devices),
         Topic::Nvm => w.send(nvm_files),
         Topic::NvmStore => w.send(nvm_store),
+        Topic::CpuTimes => w.send(cpu_times),
     }
 }
 
@@ -335,4 +336,43 @@ pub fn nvm_store(page: &mut Page<abi::NvmStoreInfo>) {
     if let Some(info) = resource::nvm::info() {
         page.offer(|| info);
     }
+}
+
+/// CPU time of every live process, of the ended ones by group, and of the
+/// idle computations (`kcore::cpuacct`).
+pub fn cpu_times(page: &mut Page<CpuTimeRecord>) {
+    let ns = kcore::clock::cycles_to_ns;
+    for pid in ipc::process::pids().unwrap_or_default() {
+        if let Some(p) = resource::proc::get(pid) {
+            let (cycles, kernel) = p.cpu_cycles();
+            page.offer(|| CpuTimeRecord {
+                pid,
+                parent: p.parent(),
+                flags: p.cpu_flags() | abi::CPU_LIVE,
+                count: 1,
+                ns: ns(cycles),
+                kernel_ns: ns(kernel),
+                name: name_field(p.name()),
+            });
+        }
+    }
+    kcore::cpuacct::ended(&mut |g| {
+        page.offer(|| CpuTimeRecord {
+            flags: g.flags,
+            count: g.count,
+            ns: ns(g.cycles),
+            kernel_ns: ns(g.kernel_cycles),
+            name: g.name,
+            ..CpuTimeRecord::default()
+        })
+    });
+    let idle = ns(sched::idle_cycles());
+    page.offer(|| CpuTimeRecord {
+        flags: abi::CPU_IDLE,
+        count: kcore::cpu::online_count() as u64,
+        ns: idle,
+        kernel_ns: idle,
+        name: name_field("idle"),
+        ..CpuTimeRecord::default()
+    });
 }

@@ -58,6 +58,7 @@ pub static SYSCALLS: AtomicU64 = AtomicU64::new(0);
 pub extern "C" fn dispatch(frame: &mut TrapFrame) {
     // The frame is saved and this is the computation's kernel stack:
     // interrupts may come in (long calls stay preemptible by IRQs).
+    kcore::cpuacct::entered_kernel();
     x86_64::instructions::interrupts::enable();
     SYSCALLS.fetch_add(1, Ordering::Relaxed);
     let number = frame.rax;
@@ -77,6 +78,7 @@ pub extern "C" fn dispatch(frame: &mut TrapFrame) {
 /// entry knows them by their frame), the same for their calls: a hook of
 /// its own, so that neither way pays for the other's choice or stack frame.
 pub extern "C" fn linux_dispatch(frame: &mut TrapFrame) {
+    kcore::cpuacct::entered_kernel();
     x86_64::instructions::interrupts::enable();
     SYSCALLS.fetch_add(1, Ordering::Relaxed);
     let done = proc::with_current(|me| match me.route() {

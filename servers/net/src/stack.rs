@@ -11,7 +11,7 @@ use crate::link::{Loopback, Nic};
 use crate::socket::{Handle, Link};
 use alloc::vec;
 use smoltcp::iface::{Config, Interface, SocketSet};
-use smoltcp::socket::{icmp, tcp, udp};
+use smoltcp::socket::{AnySocket, icmp, tcp, udp};
 use smoltcp::time::Instant;
 use smoltcp::wire::{
     EthernetAddress, HardwareAddress, IpAddress, IpCidr, IpEndpoint, IpListenEndpoint, Ipv4Address, Ipv4Cidr,
@@ -22,6 +22,12 @@ use tessera_rt::sys;
 /// Datagrams a UDP or ICMP socket buffers each way.
 const DGRAM_PACKETS: usize = 64;
 
+/// Closed TCP sockets kept for the next connection, at most: a socket's
+/// buffers (96 KiB at the defaults) are zeroed when it is made, and a web
+/// request made two (the client's, and the listener's refill), which was
+/// the largest part of the server's own work per request.
+const SPARE_TCP: usize = 8;
+
 pub struct Stack {
     pub lo: Interface,
     pub lo_dev: Loopback,
@@ -30,6 +36,10 @@ pub struct Stack {
     pub nic: Nic,
     pub eth_set: SocketSet<'static>,
     pub addr: Ipv4Cidr,
+    /// Closed TCP sockets still in their link's set, inert (no
+    /// connection, no endpoint: they neither send nor accept anything),
+    /// with their receive and send buffers' sizes.
+    spare_tcp: alloc::vec::Vec<(Handle, usize, usize)>,
 }
 
 /// Microseconds since boot, from the TSC (no system call).
@@ -40,6 +50,10 @@ pub fn now() -> Instant {
 pub fn now_ns() -> u64 {
     sys::tsc_to_ns(sys::rdtsc())
 }
+
+/// The port a spare socket listens on for the instant between its reset
+/// and its close (any but 0: no packet is taken in meanwhile).
+const SPARE_PORT: u16 = 9;
 
 /// A locally administered MAC until a driver attaches and gives its own.
 const NO_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
@@ -72,6 +86,7 @@ impl Stack {
             nic,
             eth_set: SocketSet::new(vec![]),
             addr,
+            spare_tcp: alloc::vec::Vec::new(),
         }
     }
 
@@ -120,7 +135,18 @@ impl Stack {
         }
     }
 
+    /// A closed TCP socket on `link` with buffers of these sizes: a spare
+    /// one if there is (its listen or connect starts it afresh, as
+    /// smoltcp's reuse of a closed socket does), else a new one. Its
+    /// options are the caller's to set (`tcp::apply_options`).
     pub fn tcp(&mut self, link: Link, rcvbuf: usize, sndbuf: usize) -> Handle {
+        if let Some(i) = self
+            .spare_tcp
+            .iter()
+            .position(|&(h, r, w)| h.0 == link && r == rcvbuf && w == sndbuf)
+        {
+            return self.spare_tcp.swap_remove(i).0;
+        }
         let s = tcp::Socket::new(
             tcp::SocketBuffer::new(vec![0u8; rcvbuf]),
             tcp::SocketBuffer::new(vec![0u8; sndbuf]),
@@ -170,7 +196,22 @@ impl Stack {
         }
     }
 
+    /// Takes socket `h` out of use. A TCP socket that is closed (or in
+    /// TIME-WAIT, which this stack does not keep) is kept as a spare while
+    /// there is room, made inert first: `listen` resets it (no connection,
+    /// buffers emptied), `close` takes it out of LISTEN with no endpoint
+    /// left, so it neither answers nor sends anything while it waits.
     pub fn remove(&mut self, h: Handle) {
+        if self.spare_tcp.len() < SPARE_TCP
+            && let Some(t) = tcp::Socket::downcast_mut(self.set(h.0).get_mut::<smoltcp::socket::Socket>(h.1))
+            && !t.is_open()
+            && t.listen(SPARE_PORT).is_ok()
+        {
+            t.close();
+            let sizes = (t.recv_capacity(), t.send_capacity());
+            self.spare_tcp.push((h, sizes.0, sizes.1));
+            return;
+        }
         self.set(h.0).remove(h.1);
     }
 

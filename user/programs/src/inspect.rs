@@ -5,8 +5,8 @@
 //! `servers` and `cpus` print them.
 
 use abi::{
-    CounterRecord, CpuRecord, DeviceRecord, Error, IpcTotals, KindCount, PoolKind, PoolRecord, RegionPlace, ResKind,
-    ResRecord, ServerRecord, TraceRecord, name_str,
+    CounterRecord, CpuRecord, CpuTimeRecord, DeviceRecord, Error, IpcTotals, KindCount, PoolKind, PoolRecord,
+    RegionPlace, ResKind, ResRecord, ServerRecord, TraceRecord, name_str,
 };
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -265,6 +265,42 @@ pub fn cpus() -> Result<(), Error> {
         println!(
             "  cpu {:2}  apic {:2}  ticks {:8}  calls served {}",
             c.index, c.apic_id, c.ticks, c.calls_served
+        );
+    }
+    Ok(())
+}
+
+/// CPU time by process (`Topic::CpuTimes`): every live process, the
+/// ended ones summed by group, the idle computations; nanoseconds (under
+/// icount, instructions), with the kernel's part. One line each, for
+/// programs to read (`/proc/tessera/cpu`): `pid parent kind count ns
+/// kernel_ns name`, kind `live`/`ended` and `linux`/`forked`/`native`, or
+/// `idle`.
+pub fn cpu_times() -> Result<(), Error> {
+    let records = sys::inspect_all::<CpuTimeRecord>(0)?;
+    println!("pid parent kind count ns kernel_ns name");
+    for r in records {
+        let kind = if r.flags & abi::CPU_IDLE != 0 {
+            "idle"
+        } else {
+            let alive = if r.flags & abi::CPU_LIVE != 0 { "live" } else { "ended" };
+            let how = if r.flags & abi::CPU_FORKED != 0 {
+                "forked"
+            } else if r.flags & abi::CPU_LINUX != 0 {
+                "linux"
+            } else {
+                "native"
+            };
+            &*alloc::format!("{alive}/{how}")
+        };
+        println!(
+            "{} {} {kind} {} {} {} {}",
+            r.pid,
+            r.parent,
+            r.count,
+            r.ns,
+            r.kernel_ns,
+            name_str(&r.name)
         );
     }
     Ok(())

@@ -728,6 +728,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
         &how,
         |_| copy_space(parent),
         |child| {
+            child.mark_forked();
             crate::pipe::inherit(parent, child)?;
             // Its break is where the parent's is: the copied space holds
             // the parent's break memory, which the child goes on from.
@@ -766,6 +767,7 @@ pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, l
             }
         },
         |child| {
+            child.mark_forked();
             // Its break is its lender's (see `linux.rs`'s brk).
             crate::pipe::inherit(parent, child)?;
             child.set_start_regs(regs);

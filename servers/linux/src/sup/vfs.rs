@@ -234,7 +234,7 @@ impl Sup {
 
     fn tessera_node(&self, rest: &str) -> Result<VNode, i64> {
         let names = [
-            "res", "pool", "trace", "counters", "servers", "cpus", "faults", "mem", "net",
+            "res", "pool", "trace", "counters", "servers", "cpus", "cpu", "faults", "mem", "net",
         ];
         Ok(match rest {
             "" => VNode::Dir(names.iter().map(|n| (n.to_string(), DT_REG, ino_of(n))).collect()),
@@ -244,6 +244,7 @@ impl Sup {
             "counters" => VNode::Mem(report(inspect::counters)),
             "servers" => VNode::Mem(report(inspect::servers)),
             "cpus" => VNode::Mem(report(inspect::cpus)),
+            "cpu" => VNode::Mem(report(inspect::cpu_times)),
             "faults" => VNode::Mem(faults_report().into_bytes()),
             "mem" => VNode::Mem(self.meminfo().into_bytes()),
             // The TCP/IP server's counters (its STATS).

@@ -12,7 +12,10 @@
 //! With `demand` it runs the script once, the pool off, as `demand_`: for
 //! a boot with the personality loading on demand, Tessera's default
 //! (`servers=servers.linux.conf run=webbench args=demand`).
-//! Usage: `webbench [demand] [short]`; it ends the run with `BENCH-DONE`.
+//! With `split` it runs the script once under reuse in its split mode
+//! (`web.sh ... --split`: the CPU time of one request by process, for
+//! `tools/bench/websplit.py`).
+//! Usage: `webbench [demand] [short] [split]`; it ends the run with `BENCH-DONE`.
 #![no_std]
 #![no_main]
 extern crate alloc;
@@ -72,12 +75,10 @@ fn configure(setting: &str) {
     }
 }
 
-fn run_script(prefix: &str, short: bool) -> bool {
+fn run_script(prefix: &str, mode: Option<&'static str>) -> bool {
     let setting = prefix.trim_end_matches('_');
     let mut args = alloc::vec!["/bin/sh", SCRIPT, DOCROOT, prefix];
-    if short {
-        args.push("--short");
-    }
+    args.extend(mode);
     let options = SpawnOptions {
         rights: 0,
         ..SpawnOptions::DEFAULT
@@ -97,7 +98,13 @@ fn run_script(prefix: &str, short: bool) -> bool {
 
 fn main(args: &[&str]) -> i32 {
     let demand = args.contains(&"demand");
-    let short = args.contains(&"short");
+    let mode = if args.contains(&"split") {
+        Some("--split")
+    } else if args.contains(&"short") {
+        Some("--short")
+    } else {
+        None
+    };
     if sys::wait_for_name("linux") == 0 || sys::wait_for_name("net") == 0 {
         println!("BENCH-ERROR,web,the personality or the TCP/IP server is not running");
         return 1;
@@ -105,11 +112,14 @@ fn main(args: &[&str]) -> i32 {
     let mut ok = true;
     if demand {
         configure("basic");
-        ok &= run_script("demand_", short);
+        ok &= run_script("demand_", mode);
+    } else if mode == Some("--split") {
+        configure("reuse");
+        ok &= run_script("reuse_", mode);
     } else {
         for setting in SETTINGS {
             configure(setting);
-            ok &= run_script(&format!("{setting}_"), short);
+            ok &= run_script(&format!("{setting}_"), mode);
         }
     }
     // As the boot's settings were: what a later program would find.

@@ -191,6 +191,9 @@ fn fixup_for(rip: u64) -> Option<u64> {
 
 #[unsafe(no_mangle)]
 extern "C" fn trap_dispatch(frame: &mut TrapFrame) {
+    if frame.is_from_user() {
+        crate::cpuacct::entered_kernel();
+    }
     let hooks = crate::hooks::get();
     let v = frame.vector as u8;
     match v {

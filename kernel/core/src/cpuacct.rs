@@ -1,0 +1,156 @@
+//! CPU time split by where it was spent: each computation's time in the
+//! kernel (`Computation::kernel_cycles`, a part of its `cpu_cycles`), and
+//! the time of computations that have ended, summed by group (a program's
+//! name and how its process came to be), so that a burst of short-lived
+//! processes (a web server's forked children, its CGI programs) can be
+//! accounted for after they are gone.
+//!
+//! Kernel time is counted in stretches: an entry from user mode (a system
+//! call, an interrupt or exception taken in user mode) marks the CPU's
+//! `kernel_since`; the way back to user mode, and a switch away, charge the
+//! stretch since to the computation leaving; a switch marks the start of
+//! the next one's stretch, as it resumes in the kernel. Interrupts taken in
+//! the kernel belong to the stretch they interrupt. Under icount the cycles
+//! are guest instructions. The kernel part is counted only when the boot
+//! asks for it (`cputime` on the command line, `enable_kernel_time`): at
+//! every system call and switch it cost 1.5 % of a web request's
+//! instructions, too much for the figures of record; off, each hook is a
+//! load and a branch.
+
+use crate::computation::Computation;
+use crate::sync::IrqMutex;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Whether kernel time is counted (`enable_kernel_time`).
+static KERNEL_TIME: AtomicBool = AtomicBool::new(false);
+
+/// Counts each computation's kernel time from now on (at boot, before
+/// any process runs).
+pub fn enable_kernel_time() {
+    KERNEL_TIME.store(true, Ordering::Relaxed);
+}
+
+/// Groups of ended computations; a process of a group beyond these is
+/// counted in none (its time shows while it lives only).
+pub const GROUPS: usize = 64;
+/// Bytes of a group's name kept.
+pub const NAME_LEN: usize = 32;
+
+struct Ended {
+    count: AtomicU64,
+    cycles: AtomicU64,
+    kernel_cycles: AtomicU64,
+}
+
+static ENDED: [Ended; GROUPS] = [const {
+    Ended {
+        count: AtomicU64::new(0),
+        cycles: AtomicU64::new(0),
+        kernel_cycles: AtomicU64::new(0),
+    }
+}; GROUPS];
+
+/// Groups' names and flags; entry 0 stands for "none".
+static NAMES: IrqMutex<[([u8; NAME_LEN], u64); GROUPS]> = IrqMutex::new([([0; NAME_LEN], 0); GROUPS]);
+
+/// The group of processes of program `name` with `flags` (the caller's
+/// meaning: native or Linux, forked), made at its first use; 0 when the
+/// table is full. Called as a process is composed, not on any hot path.
+pub fn group(name: &str, flags: u64) -> u32 {
+    let mut key = [0u8; NAME_LEN];
+    let n = name.len().min(NAME_LEN);
+    key[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let mut names = NAMES.lock();
+    for (i, entry) in names.iter_mut().enumerate().skip(1) {
+        if entry.0 == key && entry.1 == flags {
+            return i as u32;
+        }
+        if entry.0 == [0; NAME_LEN] {
+            *entry = (key, flags);
+            return i as u32;
+        }
+    }
+    0
+}
+
+/// What the ended computations of one group used.
+pub struct EndedGroup {
+    pub name: [u8; NAME_LEN],
+    pub flags: u64,
+    pub count: u64,
+    pub cycles: u64,
+    pub kernel_cycles: u64,
+}
+
+/// Every group that has had a computation end.
+pub fn ended(f: &mut dyn FnMut(&EndedGroup)) {
+    let names = *NAMES.lock();
+    for (i, e) in ENDED.iter().enumerate().skip(1) {
+        let count = e.count.load(Ordering::Relaxed);
+        if count > 0 {
+            f(&EndedGroup {
+                name: names[i].0,
+                flags: names[i].1,
+                count,
+                cycles: e.cycles.load(Ordering::Relaxed),
+                kernel_cycles: e.kernel_cycles.load(Ordering::Relaxed),
+            });
+        }
+    }
+}
+
+/// An entry from user mode: the kernel's stretch starts.
+#[inline(always)]
+pub fn entered_kernel() {
+    if !KERNEL_TIME.load(Ordering::Relaxed) {
+        return;
+    }
+    crate::cpu::this_cpu()
+        .kernel_since
+        .store(crate::clock::cycles(), Ordering::Relaxed);
+}
+
+/// The way back to user mode of the computation running here: its
+/// stretch in the kernel is counted. Interrupts are off.
+#[inline(always)]
+pub fn leaving_kernel() {
+    if !KERNEL_TIME.load(Ordering::Relaxed) {
+        return;
+    }
+    let cpu = crate::cpu::this_cpu();
+    let since = cpu.kernel_since.swap(0, Ordering::Relaxed);
+    if since != 0 {
+        let ran = crate::clock::cycles().saturating_sub(since);
+        crate::computation::with_current(|c| c.kernel_cycles.fetch_add(ran, Ordering::Relaxed));
+    }
+}
+
+/// `cur` leaves this CPU at `now` (already charged its `cpu_cycles`): its
+/// kernel stretch is counted, the next computation's starts, and an ended
+/// one's time goes to its group. Interrupts are off.
+#[inline(always)]
+pub fn switching(cur: &Computation, now: u64) {
+    if KERNEL_TIME.load(Ordering::Relaxed) {
+        let cpu = crate::cpu::this_cpu();
+        let since = cpu.kernel_since.swap(now, Ordering::Relaxed);
+        if since != 0 {
+            cur.kernel_cycles
+                .fetch_add(now.saturating_sub(since), Ordering::Relaxed);
+        }
+    }
+    if cur.finished.load(Ordering::Relaxed) {
+        end(cur);
+    }
+}
+
+#[cold]
+fn end(c: &Computation) {
+    let g = c.group.swap(0, Ordering::Relaxed) as usize;
+    if let Some(e) = ENDED.get(g).filter(|_| g != 0) {
+        e.count.fetch_add(1, Ordering::Relaxed);
+        e.cycles
+            .fetch_add(c.cpu_cycles.load(Ordering::Relaxed), Ordering::Relaxed);
+        e.kernel_cycles
+            .fetch_add(c.kernel_cycles.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
