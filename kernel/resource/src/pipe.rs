@@ -1308,7 +1308,8 @@ impl Resource for Pipes {
     fn query(&self, id: ResId) -> Result<ResInfo, Error> {
         super::describe(&TABLE.lock(), id, |p| {
             let g = p.inner.lock();
-            (g.ring.len() as u64, g.held as u64, [ResId::NONE; 3])
+            // Its capacity, not its ring, which grows as bytes come.
+            ((g.max_pages * PAGE) as u64, g.held as u64, [ResId::NONE; 3])
         })
     }
 
