@@ -43,26 +43,6 @@ static const char *type_of(const char *path)
 	}
 }
 
-static int got_signals;
-
-static void count_signal(int s)
-{
-	(void)s;
-	got_signals++;
-}
-
-/* A timer's SIGALRM in `ms` milliseconds, its handler with `flags`. */
-static void alarm_in(int ms, int flags)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = count_signal;
-	sa.sa_flags = flags;
-	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = {{0, 0}, {ms / 1000, (ms % 1000) * 1000}};
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
 static short revents(int fd, short events)
 {
 	struct pollfd p = {fd, events, 0};
@@ -223,12 +203,12 @@ static void fifo_processes(void)
 static void fifo_signals(void)
 {
 	section("FIFO opens and signals");
-	got_signals = 0;
-	alarm_in(100, 0);
+	abi_alarms = 0;
+	abi_alarm_in(100, 0);
 	EXPECT_ERR("a waiting reader, a signal: EINTR", open("p", O_RDONLY), EINTR);
-	EXPECT_EQ("its handler ran", got_signals, 1);
+	EXPECT_EQ("its handler ran", abi_alarms, 1);
 	EXPECT_ERR("the reader is gone", open("p", O_WRONLY | O_NONBLOCK), ENXIO);
-	alarm_in(100, 0);
+	abi_alarm_in(100, 0);
 	EXPECT_ERR("a waiting writer, a signal: EINTR", open("p", O_WRONLY), EINTR);
 	int r = open("p", O_RDONLY | O_NONBLOCK);
 	char c;
@@ -236,8 +216,8 @@ static void fifo_signals(void)
 	EXPECT_EQ("and no POLLHUP (no writer opened since)", revents(r, POLLIN), 0);
 	close(r);
 
-	got_signals = 0;
-	alarm_in(50, SA_RESTART);
+	abi_alarms = 0;
+	abi_alarm_in(50, 1);
 	pid_t pid = fork();
 	if (pid == 0) {
 		usleep(300000);
@@ -246,7 +226,7 @@ static void fifo_signals(void)
 	}
 	r = open("p", O_RDONLY);
 	EXPECT_TRUE("under SA_RESTART the open goes on", r >= 0);
-	EXPECT_EQ("after the handler", got_signals, 1);
+	EXPECT_EQ("after the handler", abi_alarms, 1);
 	EXPECT_EQ("and reads the writer's byte", read(r, &c, 1), 1);
 	EXPECT_STATUS("the writer", wait_status(pid), "exited 0");
 	close(r);
