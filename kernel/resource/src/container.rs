@@ -705,7 +705,7 @@ impl Resource for Containers {
     }
 
     fn table_bytes(&self) -> usize {
-        TABLE.lock().reserved_bytes()
+        crate::reserved_bytes(&TABLE.lock())
     }
 
     /// The containers attached to `pid` (those in boxes are the boxes').

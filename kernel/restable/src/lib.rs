@@ -11,6 +11,7 @@
 extern crate alloc;
 
 use alloc::vec::Vec;
+use core::alloc::Layout;
 
 /// `kind` (8 bits) | `generation` (24 bits) | `index` (32 bits).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,10 +94,15 @@ impl<T> Table<T> {
         self.live
     }
 
-    /// Heap bytes its slots take, live or free: a table keeps the room it
-    /// grew to (a leak check counts this apart).
-    pub fn reserved_bytes(&self) -> usize {
-        self.slots.capacity() * core::mem::size_of::<Slot<T>>() + self.free.capacity() * core::mem::size_of::<u32>()
+    /// The heap blocks its slots take, live or free (the slots, and the
+    /// list of free ones): a table keeps the room it grew to (a leak check
+    /// counts this apart, as the heap counts each block).
+    pub fn reserved(&self) -> [Layout; 2] {
+        // The layouts the vectors were allocated with, so they fit.
+        [
+            Layout::array::<Slot<T>>(self.slots.capacity()).expect("allocated"),
+            Layout::array::<u32>(self.free.capacity()).expect("allocated"),
+        ]
     }
 
     pub fn is_empty(&self) -> bool {

@@ -54,12 +54,13 @@ fn footprint() -> (usize, usize, usize) {
     kcore::computation::reap_all();
     // Frames the heap grew by are the kernel's, not a leak: a workload that
     // fills the heap to its margin may leave it a page bigger. So are the
-    // page tables of kernel-stack slots: at 4 CPUs a round can have more
-    // computations alive at once than any before it.
+    // page tables of kernel-stack slots and the heap their list of free
+    // slots takes: at 4 CPUs a round can have more computations alive at
+    // once than any before it.
     let heap = heap::stats();
     (
         frames::stats().free + heap.size / 4096 + kcore::mm::stack::page_tables(),
-        heap.used - resource::table_bytes(),
+        heap.used - resource::table_bytes() - kcore::mm::stack::free_list_bytes(),
         proc::count(),
     )
 }

@@ -90,6 +90,16 @@ pub fn try_box<T>(value: T) -> Result<alloc::boxed::Box<T>, NoRoom> {
     }
 }
 
+/// The bytes `stats().used` counts for one allocation of `layout`: a
+/// large one takes whole pages.
+pub fn charged(layout: Layout) -> usize {
+    if large::takes(layout) {
+        (large::pages_of(layout.size()) * PAGE_SIZE) as usize
+    } else {
+        layout.size()
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct HeapStats {
     /// Bytes mapped for the kernel's allocations: the heap's range, the
