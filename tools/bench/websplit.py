@@ -3,10 +3,11 @@
 a request, by process, for the static page, the shell CGI and the page
 access CGI with 0 pages at one client.
 
-It boots Tessera under icount as the web experiment does (`servers.web.conf`,
-the pool set to reuse) with `run=webbench args=split` and `cputime` (the
-kernel then counts each computation's kernel time, which costs about 1.5 %
-of a request; the figures of record are made without it): `web.sh --split` makes
+It boots Tessera's test kernel (the one built with the kernel-time
+accounting, feature `cputime`) under icount as the web experiment does
+(`servers.web.conf`, the pool set to reuse) with `run=webbench args=split`
+and `cputime` (the kernel then counts each computation's kernel time, which
+costs about 1.5 % of a request; the figures of record are made without it): `web.sh --split` makes
 100 requests of each page with `webload -s /proc/tessera/cpu`, which reads the
 kernel's CPU times by process (`Topic::CpuTimes`: every live process, the
 ended ones summed by program and kind, the idle computations; each with the
@@ -50,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import qemu  # noqa: E402
 from bench import fresh_system_disk  # noqa: E402
-from common import RUNS_DIR, build_tessera, log, rel, run_guarded, tessera_boot  # noqa: E402
+from common import ROOT, RUNS_DIR, TESSERA_INITRD, build_tessera, log, rel, run_guarded  # noqa: E402
 
 BOOT = "servers=servers.web.conf run=webbench args=split cputime"
 TIMEOUT = 1800
@@ -58,6 +59,7 @@ REQUESTS = 100
 PAGES = [("reuse_static_c1", "static page"), ("reuse_shcgi_c1", "shell CGI"),
          ("reuse_pagecgi_c1", "page access CGI, 0 pages")]
 CPU_FILE = "/proc/tessera/cpu"
+TEST_KERNEL = ROOT / "build" / "tessera-test.elf"
 COUNTERS_FILE = "/proc/tessera/counters"
 NET_FILE = "/proc/tessera/net"
 ROWS = ["httpd", "httpd children", "CGI program", "webload", "supervisor: httpd", "supervisor: webload",
@@ -229,7 +231,10 @@ def main():
         log_path = RUNS_DIR / "websplit-tessera.log"
         with tempfile.TemporaryDirectory(prefix="tessera-websplit-") as work:
             base, _ = qemu.machine_args("icount", a.smp, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
-            r = run_guarded(["qemu-system-x86_64", *base, *tessera_boot(BOOT)], TIMEOUT, log_path=log_path)
+            # The test kernel: the only one with the kernel-time accounting
+            # compiled in (feature `cputime`), which costs every system call.
+            boot = ["-kernel", str(TEST_KERNEL), "-initrd", str(TESSERA_INITRD), "-append", BOOT]
+            r = run_guarded(["qemu-system-x86_64", *base, *boot], TIMEOUT, log_path=log_path)
         lines = r.lines
         log(f"console log in {rel(log_path)}")
     errors = [x for x in lines if x.startswith("BENCH-ERROR")]

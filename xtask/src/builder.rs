@@ -82,11 +82,12 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target"))
 }
 
-/// The kernel users boot, then the test kernel (`--features ktest`): cargo
+/// The kernel users boot, then the test kernel (`--features ktest,cputime`:
+/// the in-kernel tests and the kernel-time accounting websplit.py reads): cargo
 /// keeps one binary per feature set under the same name, so each is
 /// installed before the next build replaces it.
 fn kernel(profile: Profile) -> Result<(), String> {
-    for (features, out) in [(None, KERNEL_ELF), (Some("ktest"), TEST_KERNEL_ELF)] {
+    for (features, out) in [(None, KERNEL_ELF), (Some("ktest,cputime"), TEST_KERNEL_ELF)] {
         let mut cmd = cargo();
         cmd.args(["build", "-p", "tessera-kernel", "--target", KERNEL_TARGET]);
         if let Some(f) = features {

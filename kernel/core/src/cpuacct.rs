@@ -11,11 +11,13 @@
 //! stretch since to the computation leaving; a switch marks the start of
 //! the next one's stretch, as it resumes in the kernel. Interrupts taken in
 //! the kernel belong to the stretch they interrupt. Under icount the cycles
-//! are guest instructions. The kernel part is counted only when the boot
-//! asks for it (`cputime` on the command line, `enable_kernel_time`): at
-//! every system call and switch it cost 1.5 % of a web request's
-//! instructions, too much for the figures of record; off, each hook is a
-//! load and a branch.
+//! are guest instructions. The kernel part is compiled only into the test
+//! kernel (feature `cputime`, which `tools/bench/websplit.py` boots) and
+//! counted only when its boot asks (`cputime` on the command line,
+//! `enable_kernel_time`): on, it cost 1.5 % of a web request's
+//! instructions; compiled in but off, its hooks still made a call round
+//! trip 36 instructions longer (1,016 → 1,052), too much for the kernel
+//! whose figures are of record.
 
 use crate::computation::Computation;
 use crate::sync::IrqMutex;
@@ -102,6 +104,9 @@ pub fn ended(f: &mut dyn FnMut(&EndedGroup)) {
 /// An entry from user mode: the kernel's stretch starts.
 #[inline(always)]
 pub fn entered_kernel() {
+    if !cfg!(feature = "cputime") {
+        return;
+    }
     if !KERNEL_TIME.load(Ordering::Relaxed) {
         return;
     }
@@ -114,6 +119,9 @@ pub fn entered_kernel() {
 /// stretch in the kernel is counted. Interrupts are off.
 #[inline(always)]
 pub fn leaving_kernel() {
+    if !cfg!(feature = "cputime") {
+        return;
+    }
     if !KERNEL_TIME.load(Ordering::Relaxed) {
         return;
     }
@@ -126,11 +134,11 @@ pub fn leaving_kernel() {
 }
 
 /// `cur` leaves this CPU at `now` (already charged its `cpu_cycles`): its
-/// kernel stretch is counted, the next computation's starts, and an ended
-/// one's time goes to its group. Interrupts are off.
+/// kernel stretch is counted and the next computation's starts. Interrupts
+/// are off.
 #[inline(always)]
 pub fn switching(cur: &Computation, now: u64) {
-    if KERNEL_TIME.load(Ordering::Relaxed) {
+    if cfg!(feature = "cputime") && KERNEL_TIME.load(Ordering::Relaxed) {
         let cpu = crate::cpu::this_cpu();
         let since = cpu.kernel_since.swap(now, Ordering::Relaxed);
         if since != 0 {
@@ -138,6 +146,15 @@ pub fn switching(cur: &Computation, now: u64) {
                 .fetch_add(now.saturating_sub(since), Ordering::Relaxed);
         }
     }
+}
+
+/// `switching`, for a switch that may be a computation's last (the
+/// scheduler's general path, which an ending computation leaves by; the
+/// direct switch of a call never is): an ended one's time goes to its
+/// group.
+#[inline(always)]
+pub fn switching_maybe_last(cur: &Computation, now: u64) {
+    switching(cur, now);
     if cur.finished.load(Ordering::Relaxed) {
         end(cur);
     }

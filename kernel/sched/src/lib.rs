@@ -470,7 +470,7 @@ fn switch_away(hint: Option<Arc<Computation>>, asked: bool) {
         let next = next.unwrap_or_else(|| rq.idle.clone().expect("CPU without idle computation"));
         cur.cpu_cycles
             .fetch_add(now.saturating_sub(rq.switched_in), Ordering::Relaxed);
-        kcore::cpuacct::switching(cur, now);
+        kcore::cpuacct::switching_maybe_last(cur, now);
         rq.switched_in = now;
         rq.slice_start = now;
         {
