@@ -35,6 +35,26 @@ macro_rules! numbered {
 /// after it (`= value`) or its type's default. It must have no padding
 /// (whose bytes would carry kernel memory out): the build fails if it has.
 macro_rules! record {
+    // `..call` first: the words that say which call to make, the same in
+    // every record that asks the kernel for one (an `ncallsync` batch's
+    // member, a ring's control block), and read by it the same way.
+    ($(#[$m:meta])* pub struct $name:ident { ..call, $($rest:tt)* }) => {
+        record! {
+            $(#[$m])*
+            pub struct $name {
+                /// The server (a pid) and its entry.
+                pub server: u64,
+                pub entry: u64,
+                /// The message: its address and length.
+                pub msg: u64,
+                pub msg_len: u64,
+                /// The reply buffer: its address and room.
+                pub reply: u64,
+                pub reply_cap: u64,
+                $($rest)*
+            }
+        }
+    };
     ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $field:ident: $ty:ty $(= $value:expr)?,)* }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy)]
@@ -678,12 +698,7 @@ record! {
 record! {
     /// One member of an `ncallsync` batch.
     pub struct BatchEntry {
-        pub server: u64,
-        pub entry: u64,
-        pub msg: u64,
-        pub msg_len: u64,
-        pub reply: u64,
-        pub reply_cap: u64,
+        ..call,
         /// Out: reply length, or a negated error.
         pub status: u64,
     }
@@ -761,12 +776,7 @@ record! {
     /// the block back in the result ring with the result half filled in.
     #[derive(PartialEq, Eq)]
     pub struct Control {
-        pub server: u64,
-        pub entry: u64,
-        pub msg: u64,
-        pub msg_len: u64,
-        pub reply: u64,
-        pub reply_cap: u64,
+        ..call,
         /// CONTROL_DIRECT_RETURN, ...
         pub flags: u64,
         /// The requester's own label, handed back with the result.
