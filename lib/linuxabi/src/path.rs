@@ -70,15 +70,7 @@ fn walked(cwd: &str, path: &str) -> String {
             p => parts.push(p),
         }
     }
-    let mut out = String::with_capacity(path.len() + cwd.len() + 1);
-    for p in &parts {
-        out.push('/');
-        out.push_str(p);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
+    joined(&parts)
 }
 
 /// `absolute` for a process whose root directory is `root` (absolute and
@@ -108,8 +100,13 @@ pub fn absolute_in(root: &str, cwd: &str, path: &str) -> String {
             p => parts.push(p),
         }
     }
-    let mut out = String::with_capacity(root.len() + path.len() + cwd.len() + 1);
-    for p in &parts {
+    joined(&parts)
+}
+
+/// The absolute path of `parts`, the root's when there are none.
+fn joined(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>().max(1));
+    for p in parts {
         out.push('/');
         out.push_str(p);
     }
