@@ -4,7 +4,10 @@
 //! server's send destination), so that a request continuing it needs no
 //! header. The file and socket clients each keep one.
 use crate::errno::Errno;
+use crate::wire::Reader;
+use alloc::vec;
 use spin::Mutex;
+use tessera_rt::abi::Error;
 use tessera_rt::sys;
 
 pub struct Peer<C> {
@@ -42,4 +45,26 @@ pub fn connect<C>(peer: &Mutex<Peer<C>>, name: &str, gone: Errno) -> Result<u64,
     p.server = pid;
     p.context = None;
     Ok(pid)
+}
+
+/// A call to `server` whose reply starts with an `i64` result (a negated
+/// errno when below 0); the rest of the reply goes to `extra`. `gone` gives
+/// the errno of a call the kernel did not make.
+pub fn call_result(
+    server: u64,
+    entry: u64,
+    msg: &[u8],
+    extra: &mut [u8],
+    gone: impl FnOnce(Error) -> i64,
+) -> Result<u64, i64> {
+    let mut reply = vec![0u8; 8 + extra.len()];
+    let n = sys::call(server, entry, msg, &mut reply).map_err(gone)?;
+    let mut r = Reader::new(&reply[..n]);
+    let result = r.i64().ok_or(Errno::EIO.0 as i64)?;
+    if result < 0 {
+        return Err(-result);
+    }
+    let rest = r.rest();
+    extra[..rest.len()].copy_from_slice(rest);
+    Ok(result as u64)
 }

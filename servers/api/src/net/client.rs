@@ -29,17 +29,7 @@ pub fn connect_to(name: &str) -> Result<u64, Errno> {
 /// A call whose reply starts with an `i64` result; the rest of the reply
 /// goes to `extra`.
 fn call_result(entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, Errno> {
-    let server = server()?;
-    let mut reply = vec![0u8; 8 + extra.len()];
-    let n = sys::call(server, entry, msg, &mut reply).map_err(gone)?;
-    let mut r = Reader::new(&reply[..n]);
-    let result = r.i64().ok_or(Errno::EIO)?;
-    if result < 0 {
-        return Err(Errno((-result) as i32));
-    }
-    let rest = r.rest();
-    extra[..rest.len()].copy_from_slice(rest);
-    Ok(result as u64)
+    peer::call_result(server()?, entry, msg, extra, |e| gone(e).0 as i64).map_err(|e| Errno(e as i32))
 }
 
 /// The errno for a call that failed in the kernel: a server that ended

@@ -9,6 +9,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use linuxabi::errno;
 use tessera_api::fs::{self as api, Cred, PathHeader};
+use tessera_api::peer;
 use tessera_api::wire::{Reader, Writer};
 use tessera_rt::abi::Error;
 use tessera_rt::abi::linux::{CallFor, MSG_IN_CALLER, REPLY_IN_CALLER};
@@ -79,16 +80,7 @@ impl Fs {
     }
 
     fn result_at(&self, pid: u64, entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, i64> {
-        let mut reply = vec![0u8; 8 + extra.len()];
-        let n = sys::call(pid, entry, msg, &mut reply).map_err(errno_of)?;
-        let mut r = Reader::new(&reply[..n]);
-        let v = r.i64().ok_or(errno::EIO)?;
-        if v < 0 {
-            return Err(-v);
-        }
-        let rest = r.rest();
-        extra[..rest.len()].copy_from_slice(rest);
-        Ok(v as u64)
+        peer::call_result(pid, entry, msg, extra, errno_of)
     }
 
     /// A path request's message: header, fields, paths.

@@ -29,7 +29,8 @@ use linuxabi::nr;
 use linuxabi::signal as sig;
 use linuxabi::structs as st;
 use tessera_api::net;
-use tessera_api::wire::{Reader, Writer};
+use tessera_api::peer;
+use tessera_api::wire::Writer;
 use tessera_rt::abi::Error;
 use tessera_rt::abi::linux::{CallFor, MSG_IN_CALLER, REPLY_IN_CALLER};
 use tessera_rt::sys;
@@ -161,16 +162,7 @@ impl Sup {
     /// A call whose reply is an `i64` result, then `extra`'s bytes.
     pub(super) fn net_call(&mut self, entry: u64, msg: &[u8], extra: &mut [u8]) -> Result<u64, i64> {
         let server = self.net_server()?;
-        let mut reply = vec![0u8; 8 + extra.len()];
-        let n = sys::call(server, entry, msg, &mut reply).map_err(|e| self.net_gone(e))?;
-        let mut r = Reader::new(&reply[..n]);
-        let v = r.i64().ok_or(errno::EIO)?;
-        if v < 0 {
-            return Err(-v);
-        }
-        let rest = r.rest();
-        extra[..rest.len()].copy_from_slice(rest);
-        Ok(v as u64)
+        peer::call_result(server, entry, msg, extra, |e| self.net_gone(e))
     }
 
     fn net_pair(&mut self, entry: u64, socket: u32, second: u32) -> Result<u64, i64> {
