@@ -173,3 +173,19 @@ pub fn write_file(path: &str, data: &[u8], chunk: usize) -> Result<(), Errno> {
     }
     Ok(())
 }
+
+/// Copies a program of the initial archive to the file system; its size.
+pub fn copy_from_archive(name: &str, to: &str) -> Result<usize, String> {
+    let plate = sys::plate_find(&format!("bin/{name}")).map_err(|e| format!("bin/{name}: {e:?}"))?;
+    let mut data = Vec::new();
+    let mut buf = alloc::vec![0u8; 64 << 10];
+    loop {
+        let n = sys::plate_read(plate, data.len() as u64, &mut buf).map_err(|e| format!("{e:?}"))?;
+        if n == 0 {
+            break;
+        }
+        data.extend_from_slice(&buf[..n]);
+    }
+    write_file(to, &data, 64 << 10).map_err(|e| format!("{to}: {e}"))?;
+    Ok(data.len())
+}

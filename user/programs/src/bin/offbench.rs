@@ -41,7 +41,7 @@ mod offmake;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use fsstack::{Stack, VIRTIO, value, write_file};
+use fsstack::{Stack, VIRTIO, copy_from_archive, value};
 use tessera_rt::abi::{self, LoadPolicy};
 use tessera_rt::{println, sys};
 use user_programs::fsexec::{self, Cache};
@@ -55,21 +55,6 @@ const CACHE_PAGES: u32 = 8192;
 
 fn line(metric: &str, param: &str, value: u64, unit: &str) {
     println!("BENCH,off2f,{metric},{param},{value},{unit}");
-}
-
-/// Copies a program of the initial archive to the file system.
-fn copy_from_archive(name: &str, to: &str) -> Result<(), String> {
-    let plate = sys::plate_find(&format!("bin/{name}")).map_err(|e| format!("bin/{name}: {e:?}"))?;
-    let mut data = Vec::new();
-    let mut buf = alloc::vec![0u8; 64 << 10];
-    loop {
-        let n = sys::plate_read(plate, data.len() as u64, &mut buf).map_err(|e| format!("{e:?}"))?;
-        if n == 0 {
-            break;
-        }
-        data.extend_from_slice(&buf[..n]);
-    }
-    write_file(to, &data, 64 << 10).map_err(|e| format!("{to}: {e}"))
 }
 
 /// The text file's name in the NVM store: the bench's own.

@@ -19,7 +19,7 @@ mod fsstack;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use fsstack::{Stack, write_file};
+use fsstack::{Stack, copy_from_archive, write_file};
 use tessera_rt::abi::{self, Error, LoadPolicy, NvmRecord, NvmStoreInfo, ProcInfo, SpawnOptions};
 use tessera_rt::{println, sys};
 use testdata::Rng;
@@ -55,22 +55,6 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     // buffer the kernel copies.
     ("text16m", &[]),
 ];
-
-/// Copies a program of the initial archive to the file system.
-fn copy_from_archive(name: &str, to: &str) -> Result<usize, String> {
-    let plate = sys::plate_find(&format!("bin/{name}")).map_err(|e| format!("bin/{name}: {e:?}"))?;
-    let mut data = Vec::new();
-    let mut buf = alloc::vec![0u8; 64 << 10];
-    loop {
-        let n = sys::plate_read(plate, data.len() as u64, &mut buf).map_err(|e| format!("{e:?}"))?;
-        if n == 0 {
-            break;
-        }
-        data.extend_from_slice(&buf[..n]);
-    }
-    write_file(to, &data, 64 << 10).map_err(|e| format!("{to}: {e}"))?;
-    Ok(data.len())
-}
 
 fn nvm_file(name: &str) -> Option<NvmRecord> {
     sys::inspect_all::<NvmRecord>(0)
