@@ -322,6 +322,38 @@ ABI_FN int in_child(int (*fn)(void *), void *arg)
 	return wait_status(pid);
 }
 
+/* ---------------------------------------------------------------- signals */
+
+/* Signal `sig`'s disposition: handler (or SIG_DFL, SIG_IGN) `h`, with
+ * `flags` and an empty sa_mask. */
+ABI_FN void handle_signal(int sig, void (*h)(int), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigaction(sig, &sa, NULL);
+}
+
+/* The same with a handler that takes a siginfo_t (SA_SIGINFO). */
+ABI_FN void handle_signal_info(int sig, void (*h)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = h;
+	sa.sa_flags = flags | SA_SIGINFO;
+	sigaction(sig, &sa, NULL);
+}
+
+/* The set of signal `sig` alone. */
+ABI_FN sigset_t sigset_of(int sig)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	return s;
+}
+
 /* ---------------------------------------------------------------- faults */
 
 /*
@@ -394,11 +426,7 @@ ABI_FN void abi_on_alarm(int s)
  * calls or not. */
 ABI_FN void abi_alarm_in(int ms, int restart)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = abi_on_alarm;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigaction(SIGALRM, &sa, NULL);
+	handle_signal(SIGALRM, abi_on_alarm, restart ? SA_RESTART : 0);
 	struct itimerval it = { { 0, 0 }, { 0, ms * 1000 } };
 	setitimer(ITIMER_REAL, &it, NULL);
 }

@@ -135,11 +135,7 @@ static void timerfd_tests(void)
 static void posix_timer_tests(void)
 {
 	section("POSIX timers");
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_timer;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGUSR1, &sa, NULL);
+	handle_signal_info(SIGUSR1, on_timer, 0);
 	struct sigevent ev;
 	memset(&ev, 0, sizeof ev);
 	ev.sigev_notify = SIGEV_SIGNAL;
@@ -245,11 +241,7 @@ static void itimer_tests(void)
 	EXPECT_OK("getitimer ITIMER_PROF", getitimer(ITIMER_PROF, &v));
 	EXPECT_TRUE("disarmed", v.it_value.tv_sec == 0 && v.it_value.tv_usec == 0);
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_vtalrm;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGVTALRM, &sa, NULL);
+	handle_signal_info(SIGVTALRM, on_vtalrm, 0);
 	got_sig = got_code = vt_count = 0;
 	struct itimerval tick = {{0, 10000}, {0, 10000}};
 	EXPECT_OK("ITIMER_VIRTUAL every 10 ms", setitimer(ITIMER_VIRTUAL, &tick, NULL));

@@ -78,29 +78,9 @@ static void h_altstack(int sig)
 	in_range = &local >= altstack && &local < altstack + sizeof altstack;
 }
 
-static void set(int sig, void (*h)(int), int flags)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = h;
-	sa.sa_flags = flags;
-	sigaction(sig, &sa, NULL);
-}
-
-static void set_info(int sig, void (*h)(int, siginfo_t *, void *), int flags)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = h;
-	sa.sa_flags = flags | SA_SIGINFO;
-	sigaction(sig, &sa, NULL);
-}
-
 static void block(int sig, int how)
 {
-	sigset_t s;
-	sigemptyset(&s);
-	sigaddset(&s, sig);
+	sigset_t s = sigset_of(sig);
 	sigprocmask(how, &s, NULL);
 }
 
@@ -108,7 +88,7 @@ static int resethand_child(void *arg)
 {
 	(void)arg;
 	norder = 0;
-	set(SIGUSR1, h_order, SA_RESETHAND);
+	handle_signal(SIGUSR1, h_order, SA_RESETHAND);
 	raise(SIGUSR1);
 	struct sigaction sa;
 	sigaction(SIGUSR1, NULL, &sa);
@@ -162,7 +142,7 @@ int main(void)
 	struct sigaction sa, old;
 	EXPECT_OK("query SIGUSR1", sigaction(SIGUSR1, NULL, &old));
 	EXPECT_TRUE("SIG_DFL at start", old.sa_handler == SIG_DFL);
-	set_info(SIGUSR1, h_info, 0);
+	handle_signal_info(SIGUSR1, h_info, 0);
 	sigaction(SIGUSR1, NULL, &old);
 	EXPECT_TRUE("reads back the handler", old.sa_sigaction == h_info);
 	EXPECT_TRUE("and SA_SIGINFO", old.sa_flags & SA_SIGINFO);
@@ -197,9 +177,9 @@ int main(void)
 	memset(&qi, 0, sizeof qi);
 	qi.si_signo = SIGUSR1;
 	qi.si_code = SI_USER;
-	set(SIGUSR1, SIG_DFL, 0); /* the child must not start with our handler */
+	handle_signal(SIGUSR1, SIG_DFL, 0); /* the child must not start with our handler */
 	pid_t c = spawn_fn(waits_for_signal, NULL);
-	set_info(SIGUSR1, h_info, 0);
+	handle_signal_info(SIGUSR1, h_info, 0);
 	/* Only the kernel may claim to be kill(): a positive or zero code to another process. */
 	EXPECT_ERR("rt_sigqueueinfo with si_code SI_USER to another process",
 		   syscall(SYS_rt_sigqueueinfo, c, SIGUSR1, &qi), EPERM);
@@ -233,7 +213,7 @@ int main(void)
 	sigpending(&s);
 	EXPECT_TRUE("no longer pending", !sigismember(&s, SIGUSR1));
 	EXPECT_ERR("rt_sigpending with sigsetsize 16", syscall(SYS_rt_sigpending, &s, 16), EINVAL);
-	set_info(RT_A, h_info, 0);
+	handle_signal_info(RT_A, h_info, 0);
 	nvalues = 0;
 	block(RT_A, SIG_BLOCK);
 	for (int i = 1; i <= 3; i++)
@@ -244,18 +224,18 @@ int main(void)
 	/* Ignoring a pending signal throws it away. */
 	block(SIGUSR2, SIG_BLOCK);
 	raise(SIGUSR2);
-	set(SIGUSR2, SIG_IGN, 0);
+	handle_signal(SIGUSR2, SIG_IGN, 0);
 	sigpending(&s);
 	EXPECT_TRUE("a pending signal set to SIG_IGN is discarded", !sigismember(&s, SIGUSR2));
 	block(SIGUSR2, SIG_UNBLOCK);
-	set(SIGUSR2, SIG_DFL, 0);
+	handle_signal(SIGUSR2, SIG_DFL, 0);
 
 	section("order of delivery");
 	int sigs[4] = { SIGUSR2, RT_B, SIGUSR1, RT_A };
 	sigfillset(&s);
 	sigprocmask(SIG_SETMASK, &s, &o);
 	for (int i = 0; i < 4; i++) {
-		set(sigs[i], h_order, 0);
+		handle_signal(sigs[i], h_order, 0);
 		raise(sigs[i]);
 	}
 	norder = 0;
@@ -293,7 +273,7 @@ int main(void)
 	EXPECT_EQ("SA_NODEFER: nested", max_depth, 2);
 	EXPECT_STATUS("SA_RESETHAND: the second raise takes the default", in_child(resethand_child, NULL),
 		      "killed by SIGUSR1");
-	set_info(SIGUSR1, h_edit_mask, 0);
+	handle_signal_info(SIGUSR1, h_edit_mask, 0);
 	raise(SIGUSR1);
 	sigprocmask(SIG_BLOCK, NULL, &s);
 	EXPECT_TRUE("rt_sigreturn restores the mask the handler edited", sigismember(&s, SIGUSR2));
@@ -312,12 +292,12 @@ int main(void)
 	EXPECT_OK("set", sigaltstack(&good, NULL));
 	sigaltstack(NULL, &ss);
 	EXPECT_TRUE("reads back", ss.ss_sp == altstack && ss.ss_size == sizeof altstack && ss.ss_flags == 0);
-	set(SIGUSR1, h_altstack, SA_ONSTACK);
+	handle_signal(SIGUSR1, h_altstack, SA_ONSTACK);
 	raise(SIGUSR1);
 	EXPECT_EQ("the SA_ONSTACK handler sees SS_ONSTACK", on_altstack, 1);
 	EXPECT_EQ("changing it while on it", altstack_eperm, 1);
 	EXPECT_EQ("its locals are on the alternate stack", in_range, 1);
-	set(SIGUSR1, h_altstack, 0);
+	handle_signal(SIGUSR1, h_altstack, 0);
 	raise(SIGUSR1);
 	EXPECT_EQ("without SA_ONSTACK it is not used", on_altstack, 0);
 	stack_t off = { .ss_flags = SS_DISABLE };
@@ -326,12 +306,12 @@ int main(void)
 	EXPECT_OK("SS_AUTODISARM", sigaltstack(&autodis, NULL));
 	sigaltstack(&off, NULL);
 	EXPECT_ERR("to a bad pointer", syscall(SYS_sigaltstack, NULL, BAD_PTR), EFAULT);
-	set(SIGUSR1, SIG_DFL, 0);
+	handle_signal(SIGUSR1, SIG_DFL, 0);
 
 	section("signals between calls answered at once");
 	/* getpid and clock_gettime take a shorter way through the kernel: a
 	 * signal that comes meanwhile must still be delivered soon after. */
-	set(SIGUSR1, h_pestered, 0);
+	handle_signal(SIGUSR1, h_pestered, 0);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid_t pester = spawn_fn(pesters_parent, (void *)(long)me);
@@ -345,7 +325,7 @@ int main(void)
 	wait_status(pester);
 	EXPECT_TRUE("20 handlers ran within 30 s", pestered >= 20);
 	EXPECT_TRUE("between the calls", calls > 20);
-	set(SIGUSR1, SIG_DFL, 0);
+	handle_signal(SIGUSR1, SIG_DFL, 0);
 
 	section("kill");
 	EXPECT_OK("signal 0 checks existence", kill(me, 0));

@@ -51,11 +51,7 @@ static void *pester(void *arg)
 
 static pthread_t start(int restart, int release)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigaction(SIGUSR1, &sa, NULL);
+	handle_signal(SIGUSR1, on_usr1, restart ? SA_RESTART : 0);
 	handled = 0;
 	main_done = 0;
 	release_after = release;

@@ -32,20 +32,9 @@ static void note(int s, siginfo_t *si, void *ctx)
 	__atomic_fetch_add(&ran_count[s], 1, __ATOMIC_SEQ_CST);
 }
 
-static void handle(int s, int flags)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = note;
-	sa.sa_flags = SA_SIGINFO | flags;
-	sigaction(s, &sa, NULL);
-}
-
 static void set_mask(int how, int s)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, s);
+	sigset_t set = sigset_of(s);
 	pthread_sigmask(how, &set, NULL);
 }
 
@@ -107,7 +96,7 @@ static void *blocked_peer(void *arg)
 static void directed_blocked(void)
 {
 	section("a blocked signal sent to one thread");
-	handle(SIGUSR1, 0);
+	handle_signal_info(SIGUSR1, note, 0);
 	ran_count[SIGUSR1] = 0;
 	set_mask(SIG_BLOCK, SIGUSR1);
 	struct peer p = { 0 };
@@ -214,7 +203,7 @@ static void *taker_peer(void *arg)
 static void process_directed(void)
 {
 	section("a signal for the process, blocked by the main thread");
-	handle(SIGUSR1, 0);
+	handle_signal_info(SIGUSR1, note, 0);
 	ran_count[SIGUSR1] = 0;
 	ran_on[SIGUSR1] = 0;
 	set_mask(SIG_BLOCK, SIGUSR1);
@@ -265,7 +254,7 @@ static void *alt_peer(void *arg)
 static void alt_stacks(void)
 {
 	section("alternate stacks");
-	handle(SIGUSR2, SA_ONSTACK);
+	handle_signal_info(SIGUSR2, note, SA_ONSTACK);
 	stack_t ss = { .ss_sp = main_alt, .ss_size = sizeof main_alt, .ss_flags = 0 };
 	EXPECT_OK("the main thread's", sigaltstack(&ss, NULL));
 	struct peer p = { 0 };
@@ -371,7 +360,7 @@ static void *sender_peer(void *arg)
 static void interrupt_one(void)
 {
 	section("a signal interrupts its thread's wait");
-	handle(SIGUSR1, 0);
+	handle_signal_info(SIGUSR1, note, 0);
 	ran_count[SIGUSR1] = 0;
 	ran_on[SIGUSR1] = 0;
 	/* Two children: the peer waits for one, the main thread for the other. */
@@ -444,11 +433,7 @@ static void *storm_sender(void *arg)
 static void exiting_targets(void)
 {
 	section("tgkill at threads that exit meanwhile");
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = storm_note;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
+	handle_signal(SIGUSR1, storm_note, SA_RESTART);
 	long counts[3] = { 0, 0, 0 };
 	pthread_t s;
 	pthread_create(&s, NULL, storm_sender, counts);
@@ -483,7 +468,7 @@ static void *limit_peer(void *arg)
 static void pending_limit(void)
 {
 	section("RLIMIT_SIGPENDING across threads");
-	handle(SIGRTMIN, 0);
+	handle_signal_info(SIGRTMIN, note, 0);
 	ran_count[SIGRTMIN] = 0;
 	struct rlimit old, lim;
 	SETUP(getrlimit(RLIMIT_SIGPENDING, &old));
@@ -575,11 +560,7 @@ static void *regs_sender(void *arg)
 static void registers_kept(void)
 {
 	section("registers of interrupted code");
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = regs_note;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
+	handle_signal(SIGUSR1, regs_note, SA_RESTART);
 	pthread_t s;
 	pthread_create(&s, NULL, regs_sender, NULL);
 	long bad = 0;
