@@ -80,11 +80,11 @@ ABI_FN void section(const char *name)
 	say("== %s", name);
 }
 
-/* The text of the file `path` in `text` (at most `max` - 1 bytes, then a
- * NUL); 0, or -1 if it cannot be opened. */
-ABI_FN int read_text(const char *path, char *text, size_t max)
+/* The text of the file `path` (from directory `dir`) in `text` (at most
+ * `max` - 1 bytes, then a NUL); 0, or -1 if it cannot be opened. */
+ABI_FN int read_text_at(int dir, const char *path, char *text, size_t max)
 {
-	int fd = open(path, O_RDONLY);
+	int fd = openat(dir, path, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	size_t got = 0;
@@ -94,6 +94,11 @@ ABI_FN int read_text(const char *path, char *text, size_t max)
 	close(fd);
 	text[got] = 0;
 	return 0;
+}
+
+ABI_FN int read_text(const char *path, char *text, size_t max)
+{
+	return read_text_at(AT_FDCWD, path, text, max);
 }
 
 ABI_FN const char *errname(int e)
@@ -134,6 +139,19 @@ ABI_FN const char *errname(int e)
 		return names[e];
 	snprintf(other, sizeof other, "errno%d", e);
 	return other;
+}
+
+/* The text of a small file, `path` from directory `dir` (its first 255
+ * bytes), or the errno name of its open's failure. */
+ABI_FN const char *text_at(int dir, const char *path)
+{
+	static char text[256];
+	return read_text_at(dir, path, text, sizeof text) < 0 ? errname(errno) : text;
+}
+
+ABI_FN const char *text_of(const char *path)
+{
+	return text_at(AT_FDCWD, path);
 }
 
 ABI_FN const char *signame(int s)

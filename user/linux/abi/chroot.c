@@ -28,19 +28,6 @@ static void put(const char *path, const char *text)
 	close(f);
 }
 
-/* What file `path` (from `dir`) holds, or the errno name of its open. */
-static const char *text_of(int dir, const char *path)
-{
-	static char buf[64];
-	int f = openat(dir, path, O_RDONLY);
-	if (f < 0)
-		return errname(errno);
-	ssize_t n = read(f, buf, sizeof buf - 1);
-	close(f);
-	buf[n < 0 ? 0 : n] = 0;
-	return buf;
-}
-
 static void copy(const char *from, const char *to)
 {
 	int in = open(from, O_RDONLY);
@@ -91,7 +78,7 @@ static int errors(void *arg)
 	EXPECT_ERR("chroot(PATH_MAX + 1 bytes)", chroot(longname), ENAMETOOLONG);
 	EXPECT_ERR("chroot(a 256-byte name)", chroot(component), ENAMETOOLONG);
 	EXPECT_ERR("chroot(/dev/null)", chroot("/dev/null"), ENOTDIR);
-	EXPECT_STR("the file names still lead here", text_of(AT_FDCWD, "/secret"), "ENOENT");
+	EXPECT_STR("the file names still lead here", text_of("/secret"), "ENOENT");
 	return 0;
 }
 
@@ -114,7 +101,7 @@ static int unprivileged(void *arg)
 static int forked_reads(void *arg)
 {
 	(void)arg;
-	return strcmp(text_of(AT_FDCWD, "/secret"), "inside") != 0;
+	return strcmp(text_of("/secret"), "inside") != 0;
 }
 
 static int inside(void *arg)
@@ -124,17 +111,17 @@ static int inside(void *arg)
 	SETUP(chdir("jail"));
 	EXPECT_OK("chroot(\".\")", chroot("."));
 	EXPECT_STR("getcwd", raw_cwd(), "/");
-	EXPECT_STR("/secret", text_of(AT_FDCWD, "/secret"), "inside");
-	EXPECT_STR("/../../secret", text_of(AT_FDCWD, "/../../secret"), "inside");
-	EXPECT_STR("../../../secret", text_of(AT_FDCWD, "../../../secret"), "inside");
-	EXPECT_STR("a link to /secret", text_of(AT_FDCWD, "/in/abs"), "inside");
-	EXPECT_STR("a link of ../..", text_of(AT_FDCWD, "in/up"), "inside");
-	EXPECT_STR("through a link to /", text_of(AT_FDCWD, "in/root/secret"), "inside");
-	EXPECT_STR("through a link to ..", text_of(AT_FDCWD, "in/dotdot/../../secret"), "inside");
+	EXPECT_STR("/secret", text_of("/secret"), "inside");
+	EXPECT_STR("/../../secret", text_of("/../../secret"), "inside");
+	EXPECT_STR("../../../secret", text_of("../../../secret"), "inside");
+	EXPECT_STR("a link to /secret", text_of("/in/abs"), "inside");
+	EXPECT_STR("a link of ../..", text_of("in/up"), "inside");
+	EXPECT_STR("through a link to /", text_of("in/root/secret"), "inside");
+	EXPECT_STR("through a link to ..", text_of("in/dotdot/../../secret"), "inside");
 	int in = open("/in", O_RDONLY | O_DIRECTORY);
 	SETUP(in);
-	EXPECT_STR("openat(dir, ../../secret)", text_of(in, "../../secret"), "inside");
-	EXPECT_STR("openat(dir, /secret)", text_of(in, "/secret"), "inside");
+	EXPECT_STR("openat(dir, ../../secret)", text_at(in, "../../secret"), "inside");
+	EXPECT_STR("openat(dir, /secret)", text_at(in, "/secret"), "inside");
 	close(in);
 	SETUP(stat("/", &a));
 	SETUP(stat("/..", &b));
@@ -151,14 +138,14 @@ static int inside(void *arg)
 	close(f);
 	EXPECT_OK("mkdir(/../dir)", mkdir("/../dir", 0755));
 	EXPECT_OK("symlink(/secret, /dir/l)", symlink("/secret", "/dir/l"));
-	EXPECT_STR("the new link", text_of(AT_FDCWD, "/dir/l"), "inside");
+	EXPECT_STR("the new link", text_of("/dir/l"), "inside");
 	EXPECT_OK("rename(/made, ../../made2)", rename("/made", "../../made2"));
 	EXPECT_OK("link(made2, /../made3)", link("made2", "/../made3"));
 
 	EXPECT_OK("chroot(\"/\")", chroot("/"));
-	EXPECT_STR("still inside", text_of(AT_FDCWD, "/secret"), "inside");
+	EXPECT_STR("still inside", text_of("/secret"), "inside");
 	EXPECT_OK("chroot(\"..\")", chroot(".."));
-	EXPECT_STR("still inside after chroot(..)", text_of(AT_FDCWD, "/secret"), "inside");
+	EXPECT_STR("still inside after chroot(..)", text_of("/secret"), "inside");
 
 	EXPECT_STATUS("a forked child keeps the root", in_child(forked_reads, NULL), "exited 0");
 
@@ -180,10 +167,10 @@ static int inside(void *arg)
 	EXPECT_STR("the new program's /secret", buf, "insideinside");
 
 	EXPECT_OK("chroot(in)", chroot("in"));
-	EXPECT_STR("the nested root's /secret", text_of(AT_FDCWD, "/secret"), "ENOENT");
-	EXPECT_STR("its link to /secret", text_of(AT_FDCWD, "/abs"), "ENOENT");
+	EXPECT_STR("the nested root's /secret", text_of("/secret"), "ENOENT");
+	EXPECT_STR("its link to /secret", text_of("/abs"), "ENOENT");
 	EXPECT_TRUE("getcwd: (unreachable)", unreachable());
-	EXPECT_STR("the old working directory still works", text_of(AT_FDCWD, "secret"), "inside");
+	EXPECT_STR("the old working directory still works", text_of("secret"), "inside");
 	return 0;
 }
 
@@ -198,12 +185,12 @@ static int cwd_outside(void *arg)
 	EXPECT_STR("getcwd (the C library)", r ? "a path" : errname(errno), "ENOENT");
 	r = realpath(".", NULL);
 	EXPECT_STR("realpath(\".\")", r ? "a path" : errname(errno), "ENOENT");
-	EXPECT_STR("secret (from the working directory)", text_of(AT_FDCWD, "secret"), "outside");
-	EXPECT_STR("jail/secret", text_of(AT_FDCWD, "jail/secret"), "inside");
-	EXPECT_STR("/secret", text_of(AT_FDCWD, "/secret"), "inside");
+	EXPECT_STR("secret (from the working directory)", text_of("secret"), "outside");
+	EXPECT_STR("jail/secret", text_of("jail/secret"), "inside");
+	EXPECT_STR("/secret", text_of("/secret"), "inside");
 	EXPECT_OK("chdir(\"/\")", chdir("/"));
 	EXPECT_STR("getcwd then", raw_cwd(), "/");
-	EXPECT_STR("secret then", text_of(AT_FDCWD, "secret"), "inside");
+	EXPECT_STR("secret then", text_of("secret"), "inside");
 	return 0;
 }
 
@@ -214,11 +201,11 @@ static int fd_outside(void *arg)
 	SETUP(d);
 	SETUP(chdir("jail"));
 	EXPECT_OK("chroot(\".\")", chroot("."));
-	EXPECT_STR("openat(a directory opened before, secret)", text_of(d, "secret"), "outside");
+	EXPECT_STR("openat(a directory opened before, secret)", text_at(d, "secret"), "outside");
 	EXPECT_OK("fchdir(it)", fchdir(d));
 	EXPECT_TRUE("getcwd: (unreachable)", unreachable());
-	EXPECT_STR("secret", text_of(AT_FDCWD, "secret"), "outside");
-	EXPECT_STR("/secret", text_of(AT_FDCWD, "/secret"), "inside");
+	EXPECT_STR("secret", text_of("secret"), "outside");
+	EXPECT_STR("/secret", text_of("/secret"), "inside");
 	EXPECT_OK("chdir(\"/\")", chdir("/"));
 	EXPECT_STR("getcwd", raw_cwd(), "/");
 	close(d);
@@ -231,8 +218,8 @@ static int bound_inside(void *arg)
 	(void)arg;
 	SETUP(chdir("jail"));
 	SETUP(chroot("."));
-	EXPECT_STR("a bind inside the root", text_of(AT_FDCWD, "/bound/f"), "a");
-	EXPECT_STR("its source's name there", text_of(AT_FDCWD, "/in/a/f"), "a");
+	EXPECT_STR("a bind inside the root", text_of("/bound/f"), "a");
+	EXPECT_STR("its source's name there", text_of("/in/a/f"), "a");
 	return 0;
 }
 
@@ -255,22 +242,22 @@ static void binds(void)
 	EXPECT_ERR("bind of a file onto a directory", mount("file1", "b", NULL, MS_BIND, NULL), ENOTDIR);
 	EXPECT_ERR("bind through a file", mount("file1/x", "b", NULL, MS_BIND, NULL), ENOTDIR);
 	EXPECT_OK("bind a onto b", mount("a", "b", NULL, MS_BIND, NULL));
-	EXPECT_STR("b/f", text_of(AT_FDCWD, "b/f"), "a");
+	EXPECT_STR("b/f", text_of("b/f"), "a");
 	SETUP(stat("a/sub", &a));
 	SETUP(stat("b/sub", &b));
 	EXPECT_TRUE("b/sub is a/sub", a.st_ino == b.st_ino && a.st_dev == b.st_dev);
 	put("b/new", "made");
-	EXPECT_STR("made through b, seen in a", text_of(AT_FDCWD, "a/new"), "made");
-	EXPECT_STR("b/sub/../f", text_of(AT_FDCWD, "b/sub/../f"), "a");
+	EXPECT_STR("made through b, seen in a", text_of("a/new"), "made");
+	EXPECT_STR("b/sub/../f", text_of("b/sub/../f"), "a");
 	EXPECT_ERR("move of a directory nothing is mounted on", mount("a", "open", NULL, MS_MOVE, NULL), EINVAL);
 	EXPECT_OK("umount(b)", umount("b"));
-	EXPECT_STR("b/f again", text_of(AT_FDCWD, "b/f"), "b");
+	EXPECT_STR("b/f again", text_of("b/f"), "b");
 	EXPECT_ERR("umount(b) again", umount("b"), EINVAL);
 
 	EXPECT_OK("bind a file", mount("file1", "file2", NULL, MS_BIND, NULL));
-	EXPECT_STR("file2", text_of(AT_FDCWD, "file2"), "one");
+	EXPECT_STR("file2", text_of("file2"), "one");
 	EXPECT_OK("umount(file2)", umount("file2"));
-	EXPECT_STR("file2 again", text_of(AT_FDCWD, "file2"), "two");
+	EXPECT_STR("file2 again", text_of("file2"), "two");
 
 	/* A move needs a parent mount that does not propagate. */
 	SETUP(mkdir("c", 0755));
@@ -283,7 +270,7 @@ static void binds(void)
 	EXPECT_ERR("move c/x onto a file", mount("c/x", "file1", NULL, MS_MOVE, NULL), EINVAL);
 	EXPECT_OK("move c/x to c/y", mount("c/x", "c/y", NULL, MS_MOVE, NULL));
 	EXPECT_ERR("c/x/f", stat("c/x/f", &a), ENOENT);
-	EXPECT_STR("c/y/f", text_of(AT_FDCWD, "c/y/f"), "a");
+	EXPECT_STR("c/y/f", text_of("c/y/f"), "a");
 	EXPECT_ERR("umount(c/x)", umount("c/x"), EINVAL);
 	EXPECT_OK("umount(c/y)", umount("c/y"));
 	EXPECT_OK("umount(c)", umount("c"));
@@ -333,7 +320,7 @@ int main(void)
 	EXPECT_ERR("made3 here", stat("made3", &st), ENOENT);
 	EXPECT_ERR("dir here", stat("dir", &st), ENOENT);
 	EXPECT_OK("jail/dir/l", lstat("jail/dir/l", &st));
-	EXPECT_STR("secret is untouched", text_of(AT_FDCWD, "secret"), "outside");
+	EXPECT_STR("secret is untouched", text_of("secret"), "outside");
 
 	section("bind mounts and moves");
 	binds();

@@ -16,17 +16,6 @@ static void make(const char *name, const char *text)
 	close(fd);
 }
 
-static const char *contents(const char *name)
-{
-	static char text[256];
-	int fd = open(name, O_RDONLY);
-	ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof text - 1);
-	text[n > 0 ? n : 0] = 0;
-	if (fd >= 0)
-		close(fd);
-	return fd < 0 ? errname(errno) : text;
-}
-
 static long nlink(const char *name)
 {
 	struct stat st;
@@ -70,7 +59,7 @@ int main(void)
 	make("f", "file");
 	EXPECT_OK("link f g", link("f", "g"));
 	EXPECT_EQ("f's link count", nlink("f"), 2);
-	EXPECT_STR("g reads f", contents("g"), "file");
+	EXPECT_STR("g reads f", text_of("g"), "file");
 	EXPECT_ERR("link to an existing name", link("f", "g"), EEXIST);
 	EXPECT_ERR("link of a directory", link("dir", "dir2"), EPERM);
 	EXPECT_ERR("link of a missing file", link("missing", "m"), ENOENT);
@@ -104,14 +93,14 @@ int main(void)
 	memset(longtarget, 'y', 4096);
 	EXPECT_ERR("a 4096-byte target", symlink(longtarget, "toolong"), ENAMETOOLONG);
 	EXPECT_OK("symlinkat relative to a directory", symlinkat("../f", dir, "up"));
-	EXPECT_STR("it resolves from its own directory", contents("dir/up"), "file");
+	EXPECT_STR("it resolves from its own directory", text_of("dir/up"), "file");
 	EXPECT_EQ("readlinkat", readlinkat(dir, "up", buf, sizeof buf), 4);
 	EXPECT_ERR("O_NOFOLLOW on a symlink", open("s", O_RDONLY | O_NOFOLLOW), ELOOP);
 	fd = open("s", O_PATH | O_NOFOLLOW);
 	EXPECT_TRUE("O_PATH|O_NOFOLLOW opens the link itself", fd >= 0);
 	EXPECT_EQ("readlinkat(fd, \"\") of it", readlinkat(fd, "", buf, sizeof buf), 1);
 	close(fd);
-	EXPECT_STR("a dangling symlink opens as", contents("dangling"), "ENOENT");
+	EXPECT_STR("a dangling symlink opens as", text_of("dangling"), "ENOENT");
 	fd = open("dangling", O_WRONLY | O_CREAT, 0644);
 	EXPECT_TRUE("O_CREAT through a dangling symlink fails (its folder is missing)", fd < 0 && errno == ENOENT);
 	SETUP(symlink("created-through-link", "tocreate"));
@@ -128,16 +117,16 @@ int main(void)
 		SETUP(symlink(next, chain));
 	}
 	make("c45", "end");
-	EXPECT_STR("a chain of 40 symlinks resolves", contents("c5"), "end");
-	EXPECT_STR("a chain of 41 does not", contents("c4"), "ELOOP");
+	EXPECT_STR("a chain of 40 symlinks resolves", text_of("c5"), "end");
+	EXPECT_STR("a chain of 41 does not", text_of("c4"), "ELOOP");
 
 	section("rename");
 	make("r1", "one");
 	EXPECT_OK("rename to a new name", rename("r1", "r2"));
-	EXPECT_TRUE("old name gone, new name there", !exists("r1") && strcmp(contents("r2"), "one") == 0);
+	EXPECT_TRUE("old name gone, new name there", !exists("r1") && strcmp(text_of("r2"), "one") == 0);
 	make("r3", "three");
 	EXPECT_OK("rename over an existing file", rename("r2", "r3"));
-	EXPECT_STR("it replaced the file", contents("r3"), "one");
+	EXPECT_STR("it replaced the file", text_of("r3"), "one");
 	SETUP(link("r3", "r4"));
 	EXPECT_OK("rename between two links of one file", rename("r3", "r4"));
 	EXPECT_TRUE("does nothing: both names stay", exists("r3") && exists("r4"));

@@ -13,17 +13,6 @@
 
 static char buf[65536];
 
-static const char *contents(const char *name)
-{
-	static char text[256];
-	int fd = open(name, O_RDONLY);
-	ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof text - 1);
-	text[n > 0 ? n : 0] = 0;
-	if (fd >= 0)
-		close(fd);
-	return text;
-}
-
 static void send_file(void)
 {
 	section("sendfile");
@@ -40,7 +29,7 @@ static void send_file(void)
 	EXPECT_EQ("the input position did not", lseek(in, 0, SEEK_CUR), 6);
 	EXPECT_EQ("at the end: 0", sendfile(out, in, &off, 5), 0);
 	EXPECT_EQ("0 bytes asked", sendfile(out, in, NULL, 0), 0);
-	EXPECT_STR("the output", contents("sf-out"), "2345789");
+	EXPECT_STR("the output", text_of("sf-out"), "2345789");
 	off = -1;
 	EXPECT_ERR("a negative offset", sendfile(out, in, &off, 1), EINVAL);
 	EXPECT_ERR("an unreadable offset", syscall(SYS_sendfile, out, in, BAD_PTR, 1), EFAULT);
@@ -155,7 +144,7 @@ int main(void)
 	close(fd);
 	fd = open("f", O_WRONLY | O_TRUNC);
 	close(fd);
-	EXPECT_STR("O_TRUNC empties it", contents("f"), "");
+	EXPECT_STR("O_TRUNC empties it", text_of("f"), "");
 	int a = open("f", O_RDONLY), b = open("f", O_RDONLY);
 	close(a);
 	int c = open("f", O_RDONLY);
@@ -198,7 +187,7 @@ int main(void)
 	EXPECT_TRUE("create relative to a directory descriptor", fd >= 0);
 	write(fd, "in sub", 6);
 	close(fd);
-	EXPECT_STR("it is in that directory", contents("sub/g"), "in sub");
+	EXPECT_STR("it is in that directory", text_of("sub/g"), "in sub");
 	fd = openat(AT_FDCWD, "sub/g", O_RDONLY);
 	EXPECT_TRUE("AT_FDCWD is the current directory", fd >= 0);
 	close(fd);
@@ -237,7 +226,7 @@ int main(void)
 	EXPECT_EQ("pwrite with O_APPEND", pwrite(fd, "3", 1, 0), 1);
 	close(fd);
 	/* Linux appends a pwrite on an O_APPEND descriptor, whatever the offset. */
-	EXPECT_STR("writes went to the end", contents("app"), "one two3");
+	EXPECT_STR("writes went to the end", text_of("app"), "one two3");
 	int p[2];
 	SETUP(pipe(p));
 	EXPECT_ERR("lseek on a pipe", lseek(p[0], 0, SEEK_CUR), ESPIPE);
@@ -259,7 +248,7 @@ int main(void)
 	EXPECT_ERR("pwrite at a negative offset", pwrite(fd, buf, 1, -1), EINVAL);
 	EXPECT_ERR("pwrite from a bad pointer", pwrite(fd, BAD_PTR, 1, 0), EFAULT);
 	close(fd);
-	EXPECT_STR("the file", contents("p"), "0ab3456789");
+	EXPECT_STR("the file", text_of("p"), "0ab3456789");
 
 	section("readv and writev");
 	fd = open("v", O_RDWR | O_CREAT, 0644);
@@ -282,7 +271,7 @@ int main(void)
 	EXPECT_EQ("writev whose second buffer is bad", writev(fd, bad, 2), 2);
 	EXPECT_EQ("writev of nothing", writev(fd, iov, 0), 0);
 	close(fd);
-	EXPECT_STR("the file", contents("v"), "aabcefghok");
+	EXPECT_STR("the file", text_of("v"), "aabcefghok");
 
 	shared_offset();
 	send_file();

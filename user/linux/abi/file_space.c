@@ -290,18 +290,6 @@ static int same_file(const char *a, const char *b)
 	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_ino == y.st_ino && x.st_dev == y.st_dev;
 }
 
-static const char *content(const char *path)
-{
-	static char out[64];
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return errname(errno);
-	long n = read(fd, out, sizeof out - 1);
-	close(fd);
-	out[n < 0 ? 0 : n] = 0;
-	return out;
-}
-
 static void put(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -327,21 +315,21 @@ static void renaming(void)
 
 	section("renameat2: RENAME_NOREPLACE");
 	EXPECT_ERR("onto an existing file", rename2("x", "y", NOREPLACE), EEXIST);
-	EXPECT_STR("which keeps its bytes", content("y"), "y");
-	EXPECT_STR("and the source stays", content("x"), "x");
+	EXPECT_STR("which keeps its bytes", text_of("y"), "y");
+	EXPECT_STR("and the source stays", text_of("x"), "x");
 	SETUP(mkdir("e", 0755));
 	EXPECT_ERR("onto an empty directory", rename2("x", "e", NOREPLACE), EEXIST);
 	SETUP(symlink("nowhere", "dangling"));
 	EXPECT_ERR("onto a dangling symbolic link", rename2("x", "dangling", NOREPLACE), EEXIST);
 	EXPECT_ERR("a missing source", rename2("none", "z", NOREPLACE), ENOENT);
 	EXPECT_OK("onto a free name", rename2("x", "z", NOREPLACE));
-	EXPECT_STR("moved", content("z"), "x");
+	EXPECT_STR("moved", text_of("z"), "x");
 	EXPECT_ERR("the old name is gone", access("x", F_OK), ENOENT);
 
 	section("renameat2: RENAME_EXCHANGE of files");
 	EXPECT_OK("two files", rename2("z", "y", EXCHANGE));
-	EXPECT_STR("z holds y's bytes", content("z"), "y");
-	EXPECT_STR("y holds z's bytes", content("y"), "x");
+	EXPECT_STR("z holds y's bytes", text_of("z"), "y");
+	EXPECT_STR("y holds z's bytes", text_of("y"), "x");
 	EXPECT_ERR("with a missing target", rename2("y", "none", EXCHANGE), ENOENT);
 	EXPECT_ERR("with a missing source", rename2("none", "y", EXCHANGE), ENOENT);
 	EXPECT_OK("a name with itself", rename2("y", "y", EXCHANGE));
@@ -349,7 +337,7 @@ static void renaming(void)
 	EXPECT_OK("two names of one file", rename2("y", "y2", EXCHANGE));
 	EXPECT_TRUE("still one file", same_file("y", "y2"));
 	EXPECT_OK("a file and a symbolic link", rename2("z", "dangling", EXCHANGE));
-	EXPECT_STR("the file under the link's name", content("dangling"), "y");
+	EXPECT_STR("the file under the link's name", text_of("dangling"), "y");
 	char target[64] = {0};
 	EXPECT_EQ("the link under the file's name", readlink("z", target, sizeof target - 1), 7);
 	EXPECT_ERR(".", rename2(".", "y", EXCHANGE), EBUSY);
@@ -365,7 +353,7 @@ static void renaming(void)
 	EXPECT_EQ("d1 gained a subdirectory", dir_links("d1") - l1, 1);
 	EXPECT_EQ("d2 lost one", dir_links("d2") - l2, -1);
 	EXPECT_TRUE("the directory's .. is d1", same_file("d1/file/..", "d1"));
-	EXPECT_STR("the file is in d2", content("d2/sub"), "file");
+	EXPECT_STR("the file is in d2", text_of("d2/sub"), "file");
 	EXPECT_TRUE("what the directory holds came along", same_file("d1/file/inner/..", "d1/file"));
 	SETUP(mkdir("d2/other", 0755));
 	l1 = dir_links("d1");
@@ -386,7 +374,7 @@ static void renaming(void)
 	put("w3", "w3");
 	EXPECT_ERR("NOREPLACE|WHITEOUT onto an existing file", rename2("w", "w3", NOREPLACE | WHITEOUT), EEXIST);
 	EXPECT_OK("on ext2 (the ext4 driver makes one)", rename2("w", "w2", WHITEOUT));
-	EXPECT_STR("the file moved", content("w2"), "w");
+	EXPECT_STR("the file moved", text_of("w2"), "w");
 	struct stat st;
 	EXPECT_OK("the old name is there", lstat("w", &st));
 	EXPECT_TRUE("a character device 0:0 without permissions",
@@ -394,7 +382,7 @@ static void renaming(void)
 	EXPECT_ERR("which opens as no device", open("w", O_RDONLY), ENXIO);
 	EXPECT_OK("and is unlinked as a file", unlink("w"));
 	EXPECT_OK("over an existing file", rename2("w2", "w3", WHITEOUT));
-	EXPECT_STR("which it replaced", content("w3"), "w");
+	EXPECT_STR("which it replaced", text_of("w3"), "w");
 	EXPECT_OK("a whiteout left there too", lstat("w2", &st));
 }
 
