@@ -546,7 +546,7 @@ impl Sup {
                 drop(d);
                 self.signalfd_read(rid, mask, nonblock, buf, len)
             }
-            Kind::Loop(node) => ret(self.loop_read(rid, node, &mut d, buf, len, at)),
+            Kind::Loop(node) => ret(self.loop_io(rid, node, &mut d, (buf, len), at, false)),
         }
     }
 
@@ -663,7 +663,7 @@ impl Sup {
                 ret(self.kpipe_write(&o))
             }
             Kind::Epoll(_) | Kind::SignalFd(_) => ret(Err(errno::EINVAL)),
-            Kind::Loop(node) => ret(self.loop_write(rid, node, &mut d, buf, len, at)),
+            Kind::Loop(node) => ret(self.loop_io(rid, node, &mut d, (buf, len), at, true)),
         }
     }
 

@@ -221,69 +221,44 @@ impl Sup {
         }
     }
 
-    /// read / pread of a loop node at the description's position or `at`.
-    pub(super) fn loop_read(
+    /// read / pread (`write` false) or write / pwrite of a loop node, `io`
+    /// (the buffer and its length) at the description's position or `at`.
+    /// A device reads as empty past its end and where none is bound; a
+    /// write there is ENOSPC, and EPERM when the device is read-only.
+    pub(super) fn loop_io(
         &mut self,
         rid: u64,
         node: Node,
         d: &mut Ofd,
-        buf: u64,
-        len: u64,
+        (buf, len): (u64, u64),
         at: Option<u64>,
+        write: bool,
     ) -> Result<u64, i64> {
         let Node::Dev(n) = node else {
             return Err(errno::EINVAL);
         };
         let a = match self.attach(n) {
             Ok(a) => a,
-            // An unbound device is empty.
-            Err(errno::ENXIO) => return Ok(0),
-            Err(e) => return Err(e),
-        };
-        let pos = self.pos_take(d, at);
-        let r = if pos >= a.size || len == 0 {
-            Ok(0)
-        } else {
-            let want = len.min(a.size - pos);
-            self.fs.read_to_caller(rid, a.file, a.offset + pos, buf, want, 0)
-        };
-        self.fs.close(a.file);
-        self.pos_put(d, at, r.ok().map(|k| pos + k));
-        r
-    }
-
-    /// write / pwrite of a loop node: EPERM when read-only, ENOSPC at
-    /// the end of the device.
-    pub(super) fn loop_write(
-        &mut self,
-        rid: u64,
-        node: Node,
-        d: &mut Ofd,
-        buf: u64,
-        len: u64,
-        at: Option<u64>,
-    ) -> Result<u64, i64> {
-        let Node::Dev(n) = node else {
-            return Err(errno::EINVAL);
-        };
-        let a = match self.attach(n) {
-            Ok(a) => a,
-            Err(errno::ENXIO) if len == 0 => return Ok(0),
+            Err(errno::ENXIO) if !write || len == 0 => return Ok(0),
             Err(errno::ENXIO) => return Err(errno::ENOSPC),
             Err(e) => return Err(e),
         };
         let pos = self.pos_take(d, at);
-        let r = if a.flags & lo::LO_FLAGS_READ_ONLY != 0 {
+        let r = if write && a.flags & lo::LO_FLAGS_READ_ONLY != 0 {
             Err(errno::EPERM)
         } else if len == 0 {
             Ok(0)
         } else if pos >= a.size {
-            Err(errno::ENOSPC)
+            if write { Err(errno::ENOSPC) } else { Ok(0) }
         } else {
-            let want = len.min(a.size - pos);
-            self.fs
-                .write_from_caller(rid, a.file, a.offset + pos, false, buf, want)
-                .map(|(k, _)| k)
+            let (want, to) = (len.min(a.size - pos), a.offset + pos);
+            if write {
+                self.fs
+                    .write_from_caller(rid, a.file, to, false, buf, want)
+                    .map(|(k, _)| k)
+            } else {
+                self.fs.read_to_caller(rid, a.file, to, buf, want, 0)
+            }
         };
         self.fs.close(a.file);
         self.pos_put(d, at, r.ok().map(|k| pos + k));
