@@ -287,16 +287,25 @@ def _raw_dir(system):
     return raw
 
 
+def _machine(system, image, tree, size, what, mode, smp, mem):
+    """The ext2 `image` made of `tree` (`size` bytes of files, `what` they
+    are, for the log) with room to spare, and a machine with it as its
+    disk: its QEMU arguments, where they came from, and the folder of the
+    system's raw logs."""
+    image_mib = size // (1 << 20) + SPARE_MIB
+    log(f"image: {image_mib} MiB ext2, {what}")
+    disk.make_ext2(image, image_mib, tree)
+    args, source = qemu.machine_args(mode, smp, mem, disk=image)
+    return args, source, _raw_dir(system)
+
+
 def run_linux(selected, mode="tcg", smp=1, mem="512M"):
     """Run every built entry on the reference VM; {index: result dict}, record."""
     ensure_host_tools(["qemu-system-x86_64"])
     vmlinux, initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
     size = stage(selected, manifest["kconfig"])
-    image_mib = size // (1 << 20) + SPARE_MIB
-    log(f"image: {image_mib} MiB ext2 with {size >> 20} MiB of programs")
-    disk.make_ext2(IMAGE, image_mib, STAGE)
-    args, source = qemu.machine_args(mode, smp, mem, disk=IMAGE)
-    raw = _raw_dir("linux")
+    args, source, raw = _machine("linux", IMAGE, STAGE, size, f"{size >> 20} MiB of programs",
+                                 mode, smp, mem)
 
     def argv_for(first, count):
         append = f"{manifest['append']} disk ltp={first}:{count}"
@@ -333,11 +342,8 @@ def run_tessera(selected, mode="tcg", smp=1, mem="512M"):
     _vmlinux, _initrd, manifest = linuxvm.prepare({}, disk=True, name="ltp")
     stage(selected, manifest["kconfig"])
     size = _stage_tessera()
-    image_mib = size // (1 << 20) + SPARE_MIB
-    log(f"image: {image_mib} MiB ext2, the system disk's tree and {size >> 20} MiB in all")
-    disk.make_ext2(TESSERA_IMAGE, image_mib, TESSERA_STAGE)
-    args, source = qemu.machine_args(mode, smp, mem, disk=TESSERA_IMAGE)
-    raw = _raw_dir("tessera")
+    args, source, raw = _machine("tessera", TESSERA_IMAGE, TESSERA_STAGE, size,
+                                 f"the system disk's tree and {size >> 20} MiB in all", mode, smp, mem)
 
     def argv_for(first, count):
         run = f"/bin/sh,/ltp/run.sh,{first},{count},{TESSERA_LIMIT}"
