@@ -172,19 +172,29 @@ static int step(struct client *c, short revents)
 	}
 }
 
+/* A whole file into buf (NUL-terminated; at most size - 1 bytes): its
+ * length, or -1 if it cannot be opened. */
+static long read_whole(const char *file, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
+	if (fd >= 0) {
+		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+			got += (size_t)n;
+		close(fd);
+	}
+	buf[got] = 0;
+	return fd < 0 ? -1 : (long)got;
+}
+
 /* Field `field` (1-based) of /proc/PID/stat, after the command's ')'. */
 static long stat_field(long pid, int field)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_whole(path, buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return -1;
@@ -205,14 +215,8 @@ static long server_faults(long pid)
 static long vmstat_pgfault(void)
 {
 	static char buf[16384];
-	int fd = open("/proc/vmstat", O_RDONLY);
-	if (fd < 0)
+	if (read_whole("/proc/vmstat", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	char *p = strstr(buf, "\npgfault ");
 	return p ? strtol(p + 9, NULL, 10) : -1;
 }
@@ -221,31 +225,10 @@ static long vmstat_pgfault(void)
 static long pool_bytes(const char *file)
 {
 	static char buf[16384];
-	int fd = open(file, O_RDONLY);
-	if (fd < 0)
+	if (read_whole(file, buf, sizeof buf) < 0)
 		return -1;
-	size_t got = 0;
-	ssize_t n;
-	while (got < sizeof buf - 1 && (n = read(fd, buf + got, sizeof buf - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = 0;
 	char *p = strstr(buf, "pool memory: ");
 	return p ? strtol(p + 13, NULL, 10) * 1024 : -1;
-}
-
-/* A whole file (the CPU times' snapshot), into buf (NUL-terminated). */
-static void read_whole(const char *file, char *buf, size_t size)
-{
-	size_t got = 0;
-	ssize_t n;
-	int fd = open(file, O_RDONLY);
-	if (fd >= 0) {
-		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
-			got += (size_t)n;
-		close(fd);
-	}
-	buf[got] = 0;
 }
 
 static void print_lines(const char *metric, const char *when, const char *file, char *text)
