@@ -372,6 +372,14 @@ ABI_FN sigset_t sigset_of(int sig)
 	return s;
 }
 
+/* A section whose checks child fn(NULL) makes, then the check `name` that
+ * the child exited 0. */
+ABI_FN void section_in_child(const char *title, const char *name, int (*fn)(void *))
+{
+	section(title);
+	EXPECT_STATUS(name, in_child(fn, NULL), "exited 0");
+}
+
 /* ---------------------------------------------------------------- faults */
 
 /*

@@ -302,16 +302,11 @@ int main(void)
 	SETUP(symlink("loop1", "loop2"));
 	copy("/bin/busybox", PROGRAM);
 
-	section("errors");
-	EXPECT_STATUS("the child", in_child(errors, NULL), "exited 0");
-	section("without privilege");
-	EXPECT_STATUS("the child", in_child(unprivileged, NULL), "exited 0");
-	section("inside a root");
-	EXPECT_STATUS("the child", in_child(inside, NULL), "exited 0");
-	section("a working directory outside the root");
-	EXPECT_STATUS("the child", in_child(cwd_outside, NULL), "exited 0");
-	section("a directory opened before");
-	EXPECT_STATUS("the child", in_child(fd_outside, NULL), "exited 0");
+	section_in_child("errors", "the child", errors);
+	section_in_child("without privilege", "the child", unprivileged);
+	section_in_child("inside a root", "the child", inside);
+	section_in_child("a working directory outside the root", "the child", cwd_outside);
+	section_in_child("a directory opened before", "the child", fd_outside);
 
 	section("what the processes in the root made");
 	EXPECT_OK("jail/made2", stat("jail/made2", &st));

@@ -210,14 +210,10 @@ int main(void)
 	say("resgid: %u %u %u", gr, ge, gs);
 	EXPECT_ERR("getresuid to a bad pointer", syscall(SYS_getresuid, BAD_PTR, &e, &s), EFAULT);
 
-	section("dropping root");
-	EXPECT_STATUS("child", in_child(drop_to_1000, NULL), "exited 0");
-	section("saved set-user-id");
-	EXPECT_STATUS("child", in_child(saved_uid, NULL), "exited 0");
-	section("file system ids");
-	EXPECT_STATUS("child", in_child(fsuid, NULL), "exited 0");
-	section("supplementary groups");
-	EXPECT_STATUS("child", in_child(groups, NULL), "exited 0");
+	section_in_child("dropping root", "child", drop_to_1000);
+	section_in_child("saved set-user-id", "child", saved_uid);
+	section_in_child("file system ids", "child", fsuid);
+	section_in_child("supplementary groups", "child", groups);
 	EXPECT_EQ("the parent is still root", syscall(SYS_geteuid), 0);
 	capabilities();
 	return abi_done();
