@@ -4,14 +4,13 @@
 //! a pipe, operations on a process the caller does not serve, and pipes
 //! that go back, with their memory, when their holders end.
 
-use super::{end, heap_back, live, ok};
+use super::{end, heap_comes_back, heap_in_use, live, ok};
 use abi::Error;
 use abi::linux::pipe::{CAPACITY, op};
 use alloc::vec::Vec;
 use ipc::process as proc;
 use kcore::ensure;
 use kcore::ktest::TestResult;
-use kcore::mm::heap;
 use resource::{KERNEL, Kind, pipe};
 
 fn pipes() -> usize {
@@ -31,16 +30,18 @@ pub fn kernel_pipes_go_with_their_last_holder() -> TestResult {
 /// again with the heap watched: it must come back to its level.
 fn twice_heap_back(round: fn() -> TestResult) -> TestResult {
     round()?;
-    kcore::computation::reap_all();
-    let heap0 = heap::stats().used;
+    let heap0 = heap_in_use();
+    let snap = || {
+        (
+            kcore::mm::heap::stats().live,
+            resource::counts().map(|(_, n)| n),
+            proc::count(),
+        )
+    };
+    let before = snap();
     round()?;
-    kcore::computation::reap_all();
-    ensure!(
-        heap_back(heap0, heap::stats().used),
-        "the heap went from {heap0} to {} bytes",
-        heap::stats().used
-    );
-    Ok(())
+    heap_comes_back(heap0)
+        .map_err(|now| alloc::format!("the heap went from {heap0} to {now} bytes; {before:?} -> {:?}", snap()))
 }
 
 fn holders_round() -> TestResult {

@@ -110,6 +110,9 @@ pub struct HeapStats {
     pub used: usize,
     /// Allocations since boot.
     pub allocations: u64,
+    /// Small allocations alive now: with `used`, tells a leak of one
+    /// object from a table that grew.
+    pub live: usize,
     /// The large allocations' part (`large.rs`).
     pub large: large::LargeStats,
 }
@@ -171,6 +174,7 @@ pub fn stats() -> HeapStats {
         size: (h.mapped + (l.mapped + l.tables) * PAGE_SIZE) as usize,
         used: h.talc.get_counters().allocated_bytes + (l.live * PAGE_SIZE) as usize,
         allocations: h.talc.get_counters().total_allocation_count + l.allocations,
+        live: h.talc.get_counters().allocation_count,
         large: l,
     }
 }
