@@ -192,6 +192,15 @@ pub const MAPS_LOCKED: u64 = 256;
 /// and RLIMIT_MEMLOCK, the kernel knows the mappings; with this the
 /// supervisor answers ENOMEM for a hole in Linux's order of checks.
 pub const MLOCK_MAPPED_ARG: usize = 5;
+/// rt_sigprocmask as the supervisor gets it: the set the process passed,
+/// already read from its memory in the kernel (in the caller's own space,
+/// no walk of its page tables for the supervisor), in argument
+/// `SIGSET_ARG`, when argument `SIGSET_READ_ARG` is `SIGSET_READ`. The
+/// kernel writes both (they are no arguments of the Linux call); a set it
+/// could not read is left to the supervisor (EFAULT).
+pub const SIGSET_ARG: usize = 4;
+pub const SIGSET_READ_ARG: usize = 5;
+pub const SIGSET_READ: u64 = 1;
 /// `caller_share` flag (Linux's shmat value): the segment is attached
 /// read-only.
 pub const SHM_RDONLY: u64 = 0o10000;
@@ -214,6 +223,8 @@ pub mod nr {
     pub const GETTIMEOFDAY: u64 = 96;
     pub const ARCH_PRCTL: u64 = 158;
     pub const GETTID: u64 = 186;
+    /// Sent to the supervisor with its set read (`SIGSET_READ`).
+    pub const RT_SIGPROCMASK: u64 = 14;
     pub const FUTEX: u64 = 202;
     pub const SET_TID_ADDRESS: u64 = 218;
     pub const CLOCK_GETTIME: u64 = 228;

@@ -174,6 +174,21 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         {
             v
         }
+        nr::RT_SIGPROCMASK => {
+            let mut args = a;
+            // (Read only where Linux reads it: a set of the right size.)
+            (args[abi::linux::SIGSET_ARG], args[abi::linux::SIGSET_READ_ARG]) =
+                match (a[1] != 0 && a[3] == 8).then(|| uaccess::read::<u64>(a[1])) {
+                    Some(Ok(set)) => (set, abi::linux::SIGSET_READ),
+                    _ => (0, 0),
+                };
+            let call = LinuxCall {
+                nr: n,
+                args,
+                pid: proc::linux_tid(pid),
+            };
+            forward(me, supervisor, call)
+        }
         nr::PREAD64 if let Some(v) = crate::pipes::serve_pread(me, supervisor, &a) => v,
         nr::FSTAT | nr::NEWFSTATAT if let Some(v) = crate::pipes::serve_fstat(me, supervisor, n, &a) => v,
         _ => forward(

@@ -672,7 +672,11 @@ impl Sup {
         }
         let old = self.sig.mask;
         if a[1] != 0 {
-            let set = self.read_u64(rid, a[1])?;
+            use tessera_rt::abi::linux::{SIGSET_ARG, SIGSET_READ, SIGSET_READ_ARG};
+            let set = match a[SIGSET_READ_ARG] {
+                SIGSET_READ => a[SIGSET_ARG],
+                _ => self.read_u64(rid, a[1])?,
+            };
             self.sig.mask = match a[0] {
                 sig::SIG_BLOCK => old | set,
                 sig::SIG_UNBLOCK => old & !set,

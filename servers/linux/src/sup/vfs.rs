@@ -234,7 +234,7 @@ impl Sup {
 
     fn tessera_node(&self, rest: &str) -> Result<VNode, i64> {
         let names = [
-            "res", "pool", "trace", "counters", "servers", "cpus", "cpu", "faults", "mem", "net",
+            "res", "pool", "trace", "counters", "servers", "cpus", "cpu", "faults", "mem", "net", "calls",
         ];
         Ok(match rest {
             "" => VNode::Dir(names.iter().map(|n| (n.to_string(), DT_REG, ino_of(n))).collect()),
@@ -246,6 +246,24 @@ impl Sup {
             "cpus" => VNode::Mem(report(inspect::cpus)),
             "cpu" => VNode::Mem(report(inspect::cpu_times)),
             "faults" => VNode::Mem(faults_report().into_bytes()),
+            // The kernel's running counts of calls (seed 003's), one
+            // `name value` a line.
+            "calls" => VNode::Mem({
+                let i = sys::sys_info().unwrap_or_default();
+                format!(
+                    "syscalls {}\nlinux_calls {}\ncommunications {}\ncontext_switches {}\nresource_ops {}\n\
+                     bytes_copied {}\nheap_allocations {}\nipis {}\n",
+                    i.syscalls,
+                    i.linux_calls,
+                    i.communications,
+                    i.context_switches,
+                    i.resource_ops,
+                    i.bytes_copied,
+                    i.heap_allocations,
+                    i.ipis
+                )
+                .into_bytes()
+            }),
             "mem" => VNode::Mem(self.meminfo().into_bytes()),
             // The TCP/IP server's counters (its STATS).
             "net" => VNode::Mem(match tessera_api::net::client::stats() {
