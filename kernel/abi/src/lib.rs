@@ -753,9 +753,15 @@ pub const ACC_EVENT: u64 = 1 << 63;
 /// set it (or `ACC_EVENT`): a pager tells the kernel's call from a forged
 /// one by it.
 pub const ACC_PAGER: u64 = 1 << 61;
+/// `AccInfo::flags` of a Linux process's call (a system call, a fault, a
+/// stop) the kernel's routing hook made to its supervisor
+/// (`linux::entry`). No process can set it: a supervisor tells the
+/// kernel's call from one a process made to its entries itself, which
+/// would act as the process it serves.
+pub const ACC_ROUTED: u64 = 1 << 60;
 /// The `AccInfo::flags` bits only the kernel sets; a request's own flags
 /// lose them.
-pub const ACC_KERNEL_FLAGS: u64 = ACC_PAGER | ACC_EVENT;
+pub const ACC_KERNEL_FLAGS: u64 = ACC_PAGER | ACC_EVENT | ACC_ROUTED;
 
 /// `call` entry flag: the message is a reference to a call the caller holds.
 pub const CALL_BY_REF: u64 = 1 << 62;

@@ -464,6 +464,14 @@ pub enum Accepted {
 }
 
 impl Accepted {
+    /// `AccInfo::flags` as the server will read them.
+    pub fn flags(&self) -> u64 {
+        match self {
+            Accepted::Call(c) => c.flags,
+            Accepted::Events(_) => abi::ACC_EVENT,
+        }
+    }
+
     /// The call's identifier; 0 for events (there is nothing to end).
     #[inline(always)]
     pub fn rid(&self) -> u64 {

@@ -42,7 +42,7 @@ pub enum Ending {
 /// holds no reference to anything (`proc::exit_current`).
 pub fn to_supervisor(caller: &Process, supervisor: u64, entry: u64, message: &[u8]) -> Result<u64, Ending> {
     let s = port::cached_target(caller, supervisor).map_err(|_| Ending::Gone)?;
-    let mut c = call::on_behalf_of(caller, supervisor, entry, 0, message).map_err(|_| Ending::Gone)?;
+    let mut c = call::on_behalf_of(caller, supervisor, entry, abi::ACC_ROUTED, message).map_err(|_| Ending::Gone)?;
     Arc::get_mut(&mut c).expect("a call object nobody else holds").thread =
         sched::current().map(|me| Arc::downgrade(&me));
     let partner = port::deliver(&s, c.clone()).map_err(|_| Ending::Gone)?;

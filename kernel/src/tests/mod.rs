@@ -14,6 +14,7 @@ mod pipes;
 mod process;
 mod regions;
 mod resource;
+mod routed;
 mod text;
 mod vfork;
 mod vmcopy;
@@ -202,6 +203,7 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxmem::caller_file_written_is_checked,
     pass vmcopy::vm_copy_is_checked,
     pass linuxppid::set_ppid_is_checked,
+    pass routed::supervisor_calls_are_marked_routed,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

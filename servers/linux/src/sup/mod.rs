@@ -606,6 +606,15 @@ impl Sup {
             return;
         }
         match info.entry {
+            // Only the kernel's routing hook calls these entries: a process
+            // calling one itself would be served as the process this
+            // supervisor serves, with its files, memory and signals.
+            e if e < 64
+                && tessera_rt::abi::linux::entry::ALL & (1 << e) != 0
+                && info.flags & tessera_rt::abi::ACC_ROUTED == 0 =>
+            {
+                let _ = sys::rv_fail(rid, tessera_rt::abi::Error::Denied);
+            }
             tessera_rt::abi::linux::entry::SYSCALL if self.active => self.syscall(rid, info),
             tessera_rt::abi::linux::entry::FAULT if self.active => self.fault(rid, info),
             tessera_rt::abi::linux::entry::ATTENTION if self.active => {

@@ -1,0 +1,81 @@
+//! A Linux process's calls to its supervisor (its system calls, faults
+//! and stops) are the kernel's, and say so (`abi::ACC_ROUTED`): a call a
+//! process makes to a supervisor's entries itself does not, so the
+//! supervisor refuses to serve it as the process it serves.
+
+use super::{end, live, live_limited, ok};
+use abi::linux::{Regs, entry};
+use abi::{ACC_NOWAIT, ACC_ROUTED};
+use ipc::port::Accepted;
+use ipc::process as proc;
+use ipc::rendezvous::acc;
+use kcore::ensure;
+use kcore::ktest::TestResult;
+use kcore::uaccess::UserRange;
+use kcore::vm::USER_STACK_TOP;
+
+/// The first call on `entry` of `server`'s port, waiting up to a second.
+fn first_on(server: u64, entry: u64) -> Result<Accepted, alloc::string::String> {
+    let s = proc::get(server).ok_or("the server is gone")?;
+    let until = kcore::clock::nanos() + 1_000_000_000;
+    loop {
+        match acc(&s, (1 << entry) | ACC_NOWAIT) {
+            Ok(a) => return Ok(a),
+            // (Sleeping: at one CPU the faulting process runs meanwhile.)
+            Err(_) if kcore::clock::nanos() < until => sched::sleep_until(kcore::clock::nanos() + 1_000_000),
+            Err(e) => return Err(alloc::format!("no call on entry {entry}: {e:?}")),
+        }
+    }
+}
+
+pub fn supervisor_calls_are_marked_routed() -> TestResult {
+    let shared = live()?;
+    let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
+    let (stranger, lender) = (live()?, live()?);
+    // A Linux process of `sup`'s that faults at once: the kernel takes the
+    // fault to its supervisor, a sleeper, and the process waits there.
+    let regs = Regs {
+        rip: 0x1000,
+        rsp: USER_STACK_TOP - 2048,
+        rflags: 0x202,
+        ..Regs::default()
+    };
+    let l = proc::get(lender).ok_or("lender gone")?;
+    let child = ok(resource::proc::spawn::vfork(&l, regs, sup, 4243));
+    drop(l);
+    let outcome = (|| -> TestResult {
+        let child = child.clone()?;
+        let routed = first_on(sup, entry::FAULT)?;
+        ensure!(
+            routed.flags() & ACC_ROUTED != 0,
+            "the fault of process {child} came without ACC_ROUTED: {:#x}",
+            routed.flags()
+        );
+        // The same entry, called by a process itself.
+        let st = proc::get(stranger).ok_or("stranger gone")?;
+        ok(ipc::request::request(
+            &st,
+            sup,
+            entry::FAULT,
+            UserRange::EMPTY,
+            UserRange::EMPTY,
+        ))?;
+        drop(st);
+        let forged = first_on(sup, entry::FAULT)?;
+        ensure!(
+            forged.flags() & ACC_ROUTED == 0,
+            "a process's own call came marked ACC_ROUTED: {:#x}",
+            forged.flags()
+        );
+        Ok(())
+    })();
+    if let Ok(child) = child {
+        let _ = proc::kill(child);
+        let _ = proc::wait(sup, child);
+    }
+    end(lender);
+    end(stranger);
+    end(sup);
+    end(shared);
+    outcome
+}
