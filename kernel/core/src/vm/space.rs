@@ -1188,18 +1188,26 @@ impl VirtualSpace {
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
-        let holds = |a: &Attached| addr >= a.base && addr < a.end();
-        if let Some(Slot::Used(a)) = self.slots.get(self.last_hit.load(Ordering::Relaxed))
-            && holds(a)
-        {
-            return Some(a);
-        }
-        let (i, a) = self.slots.iter().enumerate().find_map(|(i, s)| match s {
-            Slot::Used(a) if holds(a) => Some((i, &**a)),
+        match self.slots.get(self.slot_holding(addr)?) {
+            Some(Slot::Used(a)) => Some(a),
             _ => None,
-        })?;
+        }
+    }
+
+    /// The slot of the attachment that holds `addr`: `last_hit` first, then
+    /// a look at every slot (which `last_hit` then remembers). A process
+    /// touching its memory page after page faults in one region again and
+    /// again; the look at every slot was a tenth of such a fault.
+    #[inline(always)]
+    fn slot_holding(&self, addr: u64) -> Option<usize> {
+        let holds = |s: &Slot| matches!(s, Slot::Used(a) if addr >= a.base && addr < a.end());
+        let hint = self.last_hit.load(Ordering::Relaxed);
+        if self.slots.get(hint).is_some_and(holds) {
+            return Some(hint);
+        }
+        let i = self.slots.iter().position(holds)?;
         self.last_hit.store(i, Ordering::Relaxed);
-        Some(a)
+        Some(i)
     }
 
     /// Resolves a fault at `addr`: maps the page if the region allows the
@@ -1210,7 +1218,8 @@ impl VirtualSpace {
         let cpus = self.active_cpus.load(Ordering::Acquire);
         // One search of the attachments: each branch that maps the page
         // (which takes the space mutably) uses `a` no more after it.
-        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+        let found = self.slot_holding(addr);
+        let Some(Slot::Used(a)) = found.and_then(|i| self.slots.get_mut(i)) else {
             // Below the stack, within its limit: it grows, then the fault
             // is resolved there as any other.
             if self.stack_floor != 0 && addr >= self.stack_floor && addr < super::USER_STACK_TOP {
@@ -1316,13 +1325,7 @@ impl VirtualSpace {
                 paged: false,
             },
         );
-        if !self.table_charge.has_room() {
-            return Err(FaultError::OutOfMemory);
-        }
-        let t0 = paging::user_tables_made();
-        let mapped = paging::remap(root, va, pa, f);
-        self.settle(t0);
-        mapped.map_err(|_| FaultError::OutOfMemory)?;
+        self.map_one(va, pa, f)?;
         Ok(resolved)
     }
 
@@ -1369,7 +1372,17 @@ impl VirtualSpace {
     }
 
     /// Maps user page `va` to `pa` with `f`, its tables charged.
+    #[inline(always)]
     fn map_one(&mut self, va: u64, pa: u64, f: u64) -> Result<(), FaultError> {
+        // Through the last leaf table found when `va` is in its 2 MiB (a
+        // process touching its memory page after page faults there page
+        // after page): no walk, and no table made, so none to pay for.
+        if let Some(e) = self.entry(va) {
+            // SAFETY: an entry of this space's tree, which lives as long
+            // as the space (and `entry` forgets a table a block replaced).
+            unsafe { e.set(pa, f) };
+            return Ok(());
+        }
         if !self.table_charge.has_room() {
             return Err(FaultError::OutOfMemory);
         }
