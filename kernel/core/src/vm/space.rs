@@ -823,13 +823,19 @@ impl VirtualSpace {
     }
 
     /// Detaches the attachment `link_id` and returns its region.
-    pub fn detach(&mut self, link_id: ResId) -> Option<Box<Attached>> {
-        let i = self.slot_of(link_id, NO_SLOT)?;
+    pub fn detach(&mut self, link_id: ResId) -> Option<Region> {
+        self.detach_hinted(link_id, NO_SLOT)
+    }
+
+    /// `detach`, looking in slot `hint` first (where a container's record
+    /// says its attachment is).
+    pub fn detach_hinted(&mut self, link_id: ResId, hint: usize) -> Option<Region> {
+        let i = self.slot_of(link_id, hint)?;
         let mut a = self.take(i);
         a.region.taint();
         paging::unmap_range(self.root, a.base, a.region.pages());
         a.shoot_down(self.active_cpus.load(Ordering::Acquire));
-        Some(a)
+        Some(a.region)
     }
 
     /// Rewrites the page-table entries of attachment `index` after its frames
