@@ -14,6 +14,7 @@ use crate::mm::tlb;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use restable::ResId;
 
@@ -250,6 +251,10 @@ pub struct VirtualSpace {
     /// so their entries are mostly in the same table; tables go only with
     /// the whole tree, so a table once found stays valid.
     leaf: (u64, u64),
+    /// The box of an attachment that left, for the next one to come: a
+    /// container that leaves and one that comes (a MOVE's send, a
+    /// receive) then cost the kernel's heap nothing.
+    spare: Option<Box<MaybeUninit<Attached>>>,
     /// The slot `region_at` last found an address in, tried first: calls
     /// on one word or buffer (a futex's key, above all) come back to the
     /// same region, which a look at every attachment finds at a cost that
@@ -322,6 +327,7 @@ impl VirtualSpace {
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
             leaf: (u64::MAX, 0),
+            spare: None,
             last_hit: AtomicUsize::new(NO_SLOT),
             user: 0,
             borrowers: [0; MAX_BORROWERS],
@@ -661,7 +667,7 @@ impl VirtualSpace {
         }
         // Its pages get new entries, without what the old ones knew.
         region.taint();
-        let mut attached = boxed(Attached {
+        let attached = Attached {
             base,
             region,
             region_id,
@@ -669,8 +675,11 @@ impl VirtualSpace {
             entry: None,
             blocks: false,
             file_end: super::region::FileEnd::default(),
-        })
-        .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
+        };
+        let mut attached = match self.spare.take() {
+            Some(shell) => Box::write(shell, attached),
+            None => boxed(attached).map_err(|a| (SpaceError::OutOfMemory, a.region))?,
+        };
         self.note_span(base, attached.region.size());
         let t0 = paging::user_tables_made();
         if attached.wants_blocks() {
@@ -835,7 +844,21 @@ impl VirtualSpace {
         a.region.taint();
         paging::unmap_range(self.root, a.base, a.region.pages());
         a.shoot_down(self.active_cpus.load(Ordering::Acquire));
-        Some(a.region)
+        Some(self.keep_spare(a).region)
+    }
+
+    /// The attachment out of its box, which the space keeps for its next
+    /// attach (`spare`) if it has none yet.
+    fn keep_spare(&mut self, a: Box<Attached>) -> Attached {
+        let raw = Box::into_raw(a);
+        // SAFETY: `raw` came from a box just given up: valid, aligned and
+        // initialised, read once here; the allocation is then owned, as
+        // uninitialised memory of the same layout, by `shell` alone.
+        let (value, shell) = unsafe { (raw.read(), Box::from_raw(raw.cast::<MaybeUninit<Attached>>())) };
+        if self.spare.is_none() {
+            self.spare = Some(shell);
+        }
+        value
     }
 
     /// Rewrites the page-table entries of attachment `index` after its frames
