@@ -982,7 +982,7 @@ impl Region {
         // SAFETY: the frame belongs to this region and is reached through the
         // direct map; the copy stays inside the one page.
         unsafe {
-            core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
+            frames::zero_pages(page, 1);
             if let Backing::Image { bytes, offset } = &self.backing {
                 let offset = *offset;
                 let page_start = index * PAGE_SIZE as usize;
