@@ -15,7 +15,6 @@ use kcore::clock;
 use kcore::mm::quota::Charge;
 use kcore::sync::{IrqMutex, IrqMutexGuard};
 use kcore::vm::region::{Kind as RegionKind, Region};
-use kcore::vm::space::NO_SLOT;
 
 pub enum Place {
     /// Attached to process `pid`'s space by the attachment `link`, which
@@ -431,12 +430,13 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
     Ok(())
 }
 
-/// The memory of a process's container, copied (COPY) or shared (SHARE).
-fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> {
+/// The memory of a process's container (attachment `link`, looked for in
+/// slot `slot` first), copied (COPY) or shared (SHARE).
+fn derived(pid: u64, (link, slot): (ResId, usize), mode: ContainerMode) -> Result<Region, Error> {
     let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let mut s = space.lock();
-    let a = s.attachment_mut(link, NO_SLOT).ok_or(Error::NotFound)?;
+    let a = s.attachment_mut(link, slot).ok_or(Error::NotFound)?;
     match mode {
         ContainerMode::Copy => timed(COPY, || {
             STATS[BYTES_COPIED].fetch_add(a.region.size(), Ordering::Relaxed);
@@ -455,9 +455,17 @@ fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> 
 pub fn outgoing(caller: u64, id: ResId, mode: ContainerMode) -> Result<(Region, Charge), Error> {
     match mode {
         ContainerMode::Copy | ContainerMode::Share => {
-            let (pid, link, _, pages) = in_process(id)?;
+            // Where it lies, its slot too: a process may hold hundreds.
+            let (pid, link, slot, pages) = {
+                let t = TABLE.lock();
+                let e = t.get(id).map_err(super::id_error)?;
+                match e.value.place {
+                    Place::InProcess { pid, link, slot, .. } => (pid, link, slot, e.value.pages),
+                    _ => return Err(Error::Busy),
+                }
+            };
             let charge = charge(caller, pages)?;
-            Ok((derived(pid, link, mode)?, charge))
+            Ok((derived(pid, (link, slot), mode)?, charge))
         }
         ContainerMode::Move => {
             // One look at the container for where it lies.
