@@ -8,14 +8,13 @@
 
 use super::mediator::{NO_ID, NO_IDS, Need, invoke, invoke_then, only};
 use super::vspace::{self, At, SpaceRef};
-use super::{KERNEL, Kind, ResId, ResTable, Resource, table, vregion};
+use super::{KERNEL, Kind, ResId, ResTable, Resource, table};
 use abi::{ContainerMode, ContainerStats, Error, ResInfo, ResOp};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::clock;
 use kcore::mm::quota::Charge;
 use kcore::sync::{IrqMutex, IrqMutexGuard};
 use kcore::vm::region::{Kind as RegionKind, Region};
-use kcore::vm::space::NO_SLOT;
 
 pub enum Place {
     /// Attached to process `pid`'s space by the attachment `link`, which
@@ -156,13 +155,10 @@ fn at(addr: u64, p: &ipc::process::Process) -> At<'_> {
     if addr != 0 { At::Address(addr) } else { p.free_place() }
 }
 
-/// Detaches a container's memory (region `region`, attached by `link` to
-/// `space`) from its process: returns the region.
-fn detach(link: ResId, region: ResId, space: &SpaceRef) -> Result<Region, Error> {
-    timed(DETACH, || {
-        vspace::release_held(link, space)?;
-        vregion::disown(region)
-    })
+/// Detaches a container's memory (attached by `link` to `space`, in slot
+/// `slot` if it is still there) from its process: returns the region.
+fn detach(link: ResId, slot: usize, space: &SpaceRef) -> Result<Region, Error> {
+    timed(DETACH, || vspace::take_held(link, space, slot))
 }
 
 /// What a container of `pages` costs in kernel memory: its record, its
@@ -424,10 +420,9 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
     timed(DELETE, || {
         STATS[DELETES].fetch_add(1, Ordering::Relaxed);
         match c.place {
-            Place::InProcess { link, space, .. } => {
-                let _ = vspace::release_held(link, &space);
-                let _ = vregion::Regions.delete(KERNEL, c.region);
-            }
+            // Its memory goes with it: taken out of the space and freed
+            // here, its region's entry gone with the attachment's.
+            Place::InProcess { link, slot, space, .. } => drop(vspace::take_held(link, &space, slot)),
             Place::InBox { region, .. } => drop(region),
             Place::Moving => {}
         }
@@ -435,12 +430,13 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
     Ok(())
 }
 
-/// The memory of a process's container, copied (COPY) or shared (SHARE).
-fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> {
+/// The memory of a process's container (attachment `link`, looked for in
+/// slot `slot` first), copied (COPY) or shared (SHARE).
+fn derived(pid: u64, (link, slot): (ResId, usize), mode: ContainerMode) -> Result<Region, Error> {
     let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
     let mut s = space.lock();
-    let a = s.attachment_mut(link, NO_SLOT).ok_or(Error::NotFound)?;
+    let a = s.attachment_mut(link, slot).ok_or(Error::NotFound)?;
     match mode {
         ContainerMode::Copy => timed(COPY, || {
             STATS[BYTES_COPIED].fetch_add(a.region.size(), Ordering::Relaxed);
@@ -457,26 +453,38 @@ fn derived(pid: u64, link: ResId, mode: ContainerMode) -> Result<Region, Error> 
 /// with its own charge (the same cost, already paid: a move charges and
 /// gives back nothing).
 pub fn outgoing(caller: u64, id: ResId, mode: ContainerMode) -> Result<(Region, Charge), Error> {
-    let (pid, link, _, pages) = in_process(id)?;
     match mode {
         ContainerMode::Copy | ContainerMode::Share => {
-            let charge = charge(caller, pages)?;
-            Ok((derived(pid, link, mode)?, charge))
-        }
-        ContainerMode::Move => {
-            let (region, space) = {
+            // Where it lies, its slot too: a process may hold hundreds.
+            let (pid, link, slot, pages) = {
                 let t = TABLE.lock();
                 let e = t.get(id).map_err(super::id_error)?;
-                match &e.value.place {
-                    Place::InProcess { space, .. } => (e.value.region, space.clone()),
+                match e.value.place {
+                    Place::InProcess { pid, link, slot, .. } => (pid, link, slot, e.value.pages),
                     _ => return Err(Error::Busy),
                 }
             };
-            let memory = detach(link, region, &space)?;
+            let charge = charge(caller, pages)?;
+            Ok((derived(pid, (link, slot), mode)?, charge))
+        }
+        ContainerMode::Move => {
+            // One look at the container for where it lies.
+            let (link, slot, space) = {
+                let t = TABLE.lock();
+                let e = t.get(id).map_err(super::id_error)?;
+                match &e.value.place {
+                    Place::InProcess { link, slot, space, .. } => (*link, *slot, space.clone()),
+                    _ => return Err(Error::Busy),
+                }
+            };
+            let memory = detach(link, slot, &space)?;
             let gone = TABLE.lock().remove(id).map_err(super::id_error)?;
             Ok((memory, gone.charge))
         }
-        ContainerMode::Swap => Err(Error::Invalid),
+        ContainerMode::Swap => {
+            in_process(id)?;
+            Err(Error::Invalid)
+        }
     }
 }
 

@@ -407,6 +407,39 @@ pub fn adopt(owner: u64, region: Region, payer: u64) -> Result<ResId, (Error, Re
         })
 }
 
+/// `adopt` of memory of `pages` the caller keeps to attach at once: the
+/// entry says it is moving (`take` in the same hold of the table, without
+/// the memory copied into the table and out again); `placed` says where
+/// it went, `forget_moving` removes it if it went nowhere.
+pub fn adopt_moving(owner: u64, pages: usize, payer: u64) -> Result<ResId, Error> {
+    let charge = super::charge(payer, super::cost::<RegionEntry>(pages as u64 * 8))?;
+    let entry = RegionEntry {
+        pages,
+        place: Place::Moving,
+    };
+    super::insert_charged(&mut TABLE.lock(), owner, charge, entry)
+}
+
+/// Removes the entry `adopt_moving` made, its memory gone nowhere.
+pub fn forget_moving(id: ResId) {
+    let mut t = TABLE.lock();
+    if t.get(id).is_ok_and(|e| matches!(e.value.place, Place::Moving)) {
+        let _ = t.remove(id);
+    }
+}
+
+/// Removes the entry of a container's memory, which the container has
+/// taken out of its attachment (`vspace::take_held`): `disown` without
+/// the memory put back into the table first.
+pub fn forget_held(id: ResId) -> Result<(), Error> {
+    let mut t = TABLE.lock();
+    let e = t.get(id).map_err(super::id_error)?;
+    if !matches!(e.value.place, Place::InContainer { .. }) {
+        return Err(Error::Busy);
+    }
+    t.remove(id).map(drop).map_err(super::id_error)
+}
+
 /// Removes a detached region from the table and hands its `Region` over.
 pub fn disown(id: ResId) -> Result<Region, Error> {
     let mut t = TABLE.lock();

@@ -341,22 +341,49 @@ pub fn attach_memory(
     holder: ResId,
     payer: u64,
 ) -> Result<(ResId, ResId, usize, u64), (Error, Region)> {
-    let region = vregion::adopt(KERNEL, memory, payer)?;
-    match attach_as(KERNEL, space, region, at, holder) {
+    // Its entry says it is on its way from the start: the memory goes
+    // straight to the space, not into the table and out again.
+    let region = match vregion::adopt_moving(KERNEL, memory.pages(), payer) {
+        Ok(id) => id,
+        Err(e) => return Err((e, memory)),
+    };
+    match attach_taken(KERNEL, space, region, memory, at, holder) {
         Ok((link, slot, base)) => Ok((region, link, slot, base)),
-        Err(e) => match vregion::disown(region) {
-            Ok(memory) => Err((e, memory)),
-            Err(_) => unreachable!("a region just adopted and put back detached"),
-        },
+        Err((e, memory)) => {
+            vregion::forget_moving(region);
+            Err((e, memory))
+        }
     }
 }
 
 /// Attaches `region` to `space` where `at` says, for `holder`, which holds
 /// the attachment from then on if it is a container.
 fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) -> Result<(ResId, usize, u64), Error> {
-    let space_ref = get(caller, space)?;
-    let charge = super::charge(caller, super::cost::<Link>(ATTACHED_BYTES))?;
     let r = vregion::take(caller, region)?;
+    attach_taken(caller, space, region, r, at, holder).map_err(|(e, r)| {
+        vregion::put_back(region, r);
+        e
+    })
+}
+
+/// `attach_as` of region `region`'s memory `r`, taken out of its entry
+/// (which says it is moving) by the caller; without room it comes back.
+fn attach_taken(
+    caller: u64,
+    space: ResId,
+    region: ResId,
+    r: Region,
+    at: At,
+    holder: ResId,
+) -> Result<(ResId, usize, u64), (Error, Region)> {
+    let space_ref = match get(caller, space) {
+        Ok(s) => s,
+        Err(e) => return Err((e, r)),
+    };
+    let charge = match super::charge(caller, super::cost::<Link>(ATTACHED_BYTES)) {
+        Ok(c) => c,
+        Err(e) => return Err((e, r)),
+    };
     let record = Link {
         space,
         region,
@@ -365,10 +392,7 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
     };
     let link = match super::insert_charged(&mut LINKS.lock(), caller, charge, record) {
         Ok(id) => id,
-        Err(e) => {
-            vregion::put_back(region, r);
-            return Err(e);
-        }
+        Err(e) => return Err((e, r)),
     };
     let attached = space_ref.lock().attach_at(at, r, region, link);
     match attached {
@@ -385,13 +409,15 @@ fn attach_as(caller: u64, space: ResId, region: ResId, at: At, holder: ResId) ->
             Ok((link, slot, base))
         }
         Err((e, r)) => {
-            vregion::put_back(region, r);
             let _ = LINKS.lock().remove(link);
-            Err(match e {
-                SpaceError::OutOfMemory => Error::NoMemory,
-                SpaceError::OverLimit => Error::Limit,
-                SpaceError::BadRange => Error::Invalid,
-            })
+            Err((
+                match e {
+                    SpaceError::OutOfMemory => Error::NoMemory,
+                    SpaceError::OverLimit => Error::Limit,
+                    SpaceError::BadRange => Error::Invalid,
+                },
+                r,
+            ))
         }
     }
 }
@@ -409,11 +435,11 @@ pub fn detach(caller: u64, id: ResId) -> Result<(), Error> {
     };
     let space_ref = get(KERNEL, space)?;
     let attached = space_ref.lock().detach(id);
-    if let Some(a) = attached {
-        if caller != KERNEL && a.region.kind != RegionKind::Heap {
+    if let Some(r) = attached {
+        if caller != KERNEL && r.kind != RegionKind::Heap {
             changed_by_user(space);
         }
-        vregion::put_back(region, a.region);
+        vregion::put_back(region, r);
     }
     LINKS.lock().remove(id).map(drop).map_err(super::id_error)
 }
@@ -429,10 +455,37 @@ pub fn release_held(id: ResId, space: &SpaceRef) -> Result<(), Error> {
         }
         e.value.region
     };
-    if let Some(a) = space.lock().detach(id) {
-        vregion::put_back(region, a.region);
+    if let Some(r) = space.lock().detach(id) {
+        vregion::put_back(region, r);
     }
     LINKS.lock().remove(id).map(drop).map_err(super::id_error)
+}
+
+/// `release_held` of a container's memory, which it takes along (a MOVE,
+/// a delete): the attachment's record goes in the same hold of its table
+/// as the look at it (`release_held` removes it whether or not the space
+/// still has the attachment), the attachment is looked for in slot `hint`
+/// first, and the region's entry goes at once instead of being given the
+/// memory back only to hand it over and go.
+pub fn take_held(id: ResId, space: &SpaceRef, hint: usize) -> Result<Region, Error> {
+    let region = {
+        let mut t = LINKS.lock();
+        let e = t.get(id).map_err(super::id_error)?;
+        if !e.value.held() {
+            return Err(Error::Invalid);
+        }
+        let region = e.value.region;
+        t.remove(id).map_err(super::id_error)?;
+        region
+    };
+    // Without the attachment the region's entry stays as it is, as
+    // `release_held` leaves it.
+    let r = space.lock().detach_hinted(id, hint).ok_or(Error::Busy)?;
+    if let Err(e) = vregion::forget_held(region) {
+        vregion::put_back(region, r);
+        return Err(e);
+    }
+    Ok(r)
 }
 
 /// Detaches everything attached to `space` (but what containers hold:

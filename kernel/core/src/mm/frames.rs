@@ -145,8 +145,30 @@ pub fn alloc(n: usize) -> Result<u64, OutOfMemory> {
 pub fn alloc_zeroed(n: usize) -> Result<u64, OutOfMemory> {
     let pa = alloc(n)?;
     // SAFETY: the frames were just allocated to us and are mapped in the direct map.
-    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, n * PAGE_SIZE as usize) };
+    unsafe { zero_pages(phys_to_virt(pa) as *mut u8, n) };
     Ok(pa)
+}
+
+/// Zeroes `n` pages from `page` with one `rep stosq`. `write_bytes` calls
+/// `memset`, which chooses its method by length first: a page's zeroing
+/// (a first touch's, a pooled page's refill) went a fiftieth longer.
+///
+/// # Safety
+/// `page` must be page aligned, and the `n` pages from it memory the
+/// caller may write (frames it owns, through the direct map).
+#[inline(always)]
+pub unsafe fn zero_pages(page: *mut u8, n: usize) {
+    // SAFETY: the caller's promise; Rust code runs with the direction
+    // flag clear, so the stores go up from `page`.
+    unsafe {
+        core::arch::asm!(
+            "rep stosq",
+            inout("rcx") n * (PAGE_SIZE as usize / 8) => _,
+            inout("rdi") page => _,
+            in("rax") 0u64,
+            options(nostack, preserves_flags),
+        );
+    }
 }
 
 /// Returns `n` frames starting at physical address `pa`.

@@ -296,7 +296,13 @@ impl Entry {
     pub unsafe fn take_dirty(self, pa: u64) -> bool {
         // SAFETY: as `mark_dirty`.
         let e = unsafe { &*(self.0 as *const core::sync::atomic::AtomicU64) };
-        let value = e.fetch_and(!DIRTY, Ordering::Relaxed);
+        // A clean entry is left as it is, a dirty one cleared by one
+        // locked `and` (a `fetch_and` whose old value is used is a loop of
+        // compare-and-exchange): the value read says all the caller needs.
+        let value = e.load(Ordering::Relaxed);
+        if value & DIRTY != 0 {
+            e.fetch_and(!DIRTY, Ordering::Relaxed);
+        }
         value & PRESENT == 0 || value & ADDR_MASK != pa || value & DIRTY != 0
     }
 

@@ -941,6 +941,18 @@ impl Region {
         self.unfork();
         // (The backing's kind once, not per page.)
         let (nvm, paged) = (self.is_nvm(), self.is_paged());
+        if !nvm && !paged {
+            // Every present page is the region's own to refill: one test
+            // a page (a pooled process's heap and data, page after page).
+            for index in 0..self.frames.len() {
+                let pa = self.frames[index];
+                if pa != 0 && (written(index, pa) || !trusted) {
+                    self.fill(index, pa);
+                }
+            }
+            self.own = Own::Pristine;
+            return;
+        }
         for index in 0..self.frames.len() {
             let pa = self.frames[index];
             if pa == 0 || (nvm && self.borrowed(index).is_some()) {
@@ -970,7 +982,7 @@ impl Region {
         // SAFETY: the frame belongs to this region and is reached through the
         // direct map; the copy stays inside the one page.
         unsafe {
-            core::ptr::write_bytes(page, 0, PAGE_SIZE as usize);
+            frames::zero_pages(page, 1);
             if let Backing::Image { bytes, offset } = &self.backing {
                 let offset = *offset;
                 let page_start = index * PAGE_SIZE as usize;

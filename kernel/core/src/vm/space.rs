@@ -14,6 +14,7 @@ use crate::mm::tlb;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use restable::ResId;
 
@@ -250,6 +251,10 @@ pub struct VirtualSpace {
     /// so their entries are mostly in the same table; tables go only with
     /// the whole tree, so a table once found stays valid.
     leaf: (u64, u64),
+    /// The box of an attachment that left, for the next one to come: a
+    /// container that leaves and one that comes (a MOVE's send, a
+    /// receive) then cost the kernel's heap nothing.
+    spare: Option<Box<MaybeUninit<Attached>>>,
     /// The slot `region_at` last found an address in, tried first: calls
     /// on one word or buffer (a futex's key, above all) come back to the
     /// same region, which a look at every attachment finds at a cost that
@@ -322,6 +327,7 @@ impl VirtualSpace {
             high_bottom: u64::MAX,
             active_cpus: Arc::new(AtomicU64::new(0)),
             leaf: (u64::MAX, 0),
+            spare: None,
             last_hit: AtomicUsize::new(NO_SLOT),
             user: 0,
             borrowers: [0; MAX_BORROWERS],
@@ -661,7 +667,7 @@ impl VirtualSpace {
         }
         // Its pages get new entries, without what the old ones knew.
         region.taint();
-        let mut attached = boxed(Attached {
+        let attached = Attached {
             base,
             region,
             region_id,
@@ -669,8 +675,11 @@ impl VirtualSpace {
             entry: None,
             blocks: false,
             file_end: super::region::FileEnd::default(),
-        })
-        .map_err(|a| (SpaceError::OutOfMemory, a.region))?;
+        };
+        let mut attached = match self.spare.take() {
+            Some(shell) => Box::write(shell, attached),
+            None => boxed(attached).map_err(|a| (SpaceError::OutOfMemory, a.region))?,
+        };
         self.note_span(base, attached.region.size());
         let t0 = paging::user_tables_made();
         if attached.wants_blocks() {
@@ -823,13 +832,33 @@ impl VirtualSpace {
     }
 
     /// Detaches the attachment `link_id` and returns its region.
-    pub fn detach(&mut self, link_id: ResId) -> Option<Box<Attached>> {
-        let i = self.slot_of(link_id, NO_SLOT)?;
+    pub fn detach(&mut self, link_id: ResId) -> Option<Region> {
+        self.detach_hinted(link_id, NO_SLOT)
+    }
+
+    /// `detach`, looking in slot `hint` first (where a container's record
+    /// says its attachment is).
+    pub fn detach_hinted(&mut self, link_id: ResId, hint: usize) -> Option<Region> {
+        let i = self.slot_of(link_id, hint)?;
         let mut a = self.take(i);
         a.region.taint();
         paging::unmap_range(self.root, a.base, a.region.pages());
         a.shoot_down(self.active_cpus.load(Ordering::Acquire));
-        Some(a)
+        Some(self.keep_spare(a).region)
+    }
+
+    /// The attachment out of its box, which the space keeps for its next
+    /// attach (`spare`) if it has none yet.
+    fn keep_spare(&mut self, a: Box<Attached>) -> Attached {
+        let raw = Box::into_raw(a);
+        // SAFETY: `raw` came from a box just given up: valid, aligned and
+        // initialised, read once here; the allocation is then owned, as
+        // uninitialised memory of the same layout, by `shell` alone.
+        let (value, shell) = unsafe { (raw.read(), Box::from_raw(raw.cast::<MaybeUninit<Attached>>())) };
+        if self.spare.is_none() {
+            self.spare = Some(shell);
+        }
+        value
     }
 
     /// Rewrites the page-table entries of attachment `index` after its frames
@@ -1188,18 +1217,26 @@ impl VirtualSpace {
     }
 
     pub fn region_at(&self, addr: u64) -> Option<&Attached> {
-        let holds = |a: &Attached| addr >= a.base && addr < a.end();
-        if let Some(Slot::Used(a)) = self.slots.get(self.last_hit.load(Ordering::Relaxed))
-            && holds(a)
-        {
-            return Some(a);
-        }
-        let (i, a) = self.slots.iter().enumerate().find_map(|(i, s)| match s {
-            Slot::Used(a) if holds(a) => Some((i, &**a)),
+        match self.slots.get(self.slot_holding(addr)?) {
+            Some(Slot::Used(a)) => Some(a),
             _ => None,
-        })?;
+        }
+    }
+
+    /// The slot of the attachment that holds `addr`: `last_hit` first, then
+    /// a look at every slot (which `last_hit` then remembers). A process
+    /// touching its memory page after page faults in one region again and
+    /// again; the look at every slot was a tenth of such a fault.
+    #[inline(always)]
+    fn slot_holding(&self, addr: u64) -> Option<usize> {
+        let holds = |s: &Slot| matches!(s, Slot::Used(a) if addr >= a.base && addr < a.end());
+        let hint = self.last_hit.load(Ordering::Relaxed);
+        if self.slots.get(hint).is_some_and(holds) {
+            return Some(hint);
+        }
+        let i = self.slots.iter().position(holds)?;
         self.last_hit.store(i, Ordering::Relaxed);
-        Some(a)
+        Some(i)
     }
 
     /// Resolves a fault at `addr`: maps the page if the region allows the
@@ -1210,7 +1247,8 @@ impl VirtualSpace {
         let cpus = self.active_cpus.load(Ordering::Acquire);
         // One search of the attachments: each branch that maps the page
         // (which takes the space mutably) uses `a` no more after it.
-        let Some(a) = self.regions_mut().find(|a| addr >= a.base && addr < a.end()) else {
+        let found = self.slot_holding(addr);
+        let Some(Slot::Used(a)) = found.and_then(|i| self.slots.get_mut(i)) else {
             // Below the stack, within its limit: it grows, then the fault
             // is resolved there as any other.
             if self.stack_floor != 0 && addr >= self.stack_floor && addr < super::USER_STACK_TOP {
@@ -1316,13 +1354,7 @@ impl VirtualSpace {
                 paged: false,
             },
         );
-        if !self.table_charge.has_room() {
-            return Err(FaultError::OutOfMemory);
-        }
-        let t0 = paging::user_tables_made();
-        let mapped = paging::remap(root, va, pa, f);
-        self.settle(t0);
-        mapped.map_err(|_| FaultError::OutOfMemory)?;
+        self.map_one(va, pa, f)?;
         Ok(resolved)
     }
 
@@ -1369,7 +1401,17 @@ impl VirtualSpace {
     }
 
     /// Maps user page `va` to `pa` with `f`, its tables charged.
+    #[inline(always)]
     fn map_one(&mut self, va: u64, pa: u64, f: u64) -> Result<(), FaultError> {
+        // Through the last leaf table found when `va` is in its 2 MiB (a
+        // process touching its memory page after page faults there page
+        // after page): no walk, and no table made, so none to pay for.
+        if let Some(e) = self.entry(va) {
+            // SAFETY: an entry of this space's tree, which lives as long
+            // as the space (and `entry` forgets a table a block replaced).
+            unsafe { e.set(pa, f) };
+            return Ok(());
+        }
         if !self.table_charge.has_room() {
             return Err(FaultError::OutOfMemory);
         }
