@@ -19,6 +19,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,6 +129,22 @@ static inline void sibling_path(char *out, size_t len, const char *name)
 		errno = ENAMETOOLONG;
 		die("sibling_path");
 	}
+}
+
+/* A whole file into buf (NUL-terminated; at most size - 1 bytes): its
+ * length, or -1 if it cannot be opened. */
+static inline long read_whole(const char *file, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd = open(file, O_RDONLY);
+	if (fd >= 0) {
+		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+			got += (size_t)n;
+		close(fd);
+	}
+	buf[got] = 0;
+	return fd < 0 ? -1 : (long)got;
 }
 
 #endif

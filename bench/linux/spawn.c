@@ -23,19 +23,6 @@ static const char *split_files[SPLIT_FILES];
 static int nsplit;
 static char split_before[SPLIT_FILES][32768], split_after[SPLIT_FILES][32768];
 
-static void read_whole(const char *file, char *buf, size_t size)
-{
-	size_t got = 0;
-	ssize_t n;
-	int fd = open(file, O_RDONLY);
-	if (fd >= 0) {
-		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
-			got += (size_t)n;
-		close(fd);
-	}
-	buf[got] = 0;
-}
-
 static void print_lines(const char *metric, const char *when, const char *file, char *text)
 {
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))

@@ -172,22 +172,6 @@ static int step(struct client *c, short revents)
 	}
 }
 
-/* A whole file into buf (NUL-terminated; at most size - 1 bytes): its
- * length, or -1 if it cannot be opened. */
-static long read_whole(const char *file, char *buf, size_t size)
-{
-	size_t got = 0;
-	ssize_t n;
-	int fd = open(file, O_RDONLY);
-	if (fd >= 0) {
-		while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
-			got += (size_t)n;
-		close(fd);
-	}
-	buf[got] = 0;
-	return fd < 0 ? -1 : (long)got;
-}
-
 /* Field `field` (1-based) of /proc/PID/stat, after the command's ')'. */
 static long stat_field(long pid, int field)
 {

@@ -30,22 +30,17 @@ interrupts taken in user mode).
 
 import argparse
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import qemu  # noqa: E402
-from bench import fresh_system_disk  # noqa: E402
-from common import ROOT, RUNS_DIR, TESSERA_INITRD, build_tessera, log, rel, run_guarded  # noqa: E402
-from websplit import counters, parse  # noqa: E402
+from common import log  # noqa: E402
+from websplit import boot_lines, counters, parse  # noqa: E402
 
-TIMEOUT = 1800
 CPU_FILE = "/proc/tessera/cpu"
 CALLS_FILE = "/proc/tessera/calls"
 COUNTERS_FILE = "/proc/tessera/counters"
 METRIC = "fork_exec_wait"
-TEST_KERNEL = ROOT / "build" / "tessera-test.elf"
 ROWS = ["parent", "child until exec", "tiny", "supervisor: parent", "supervisors: children",
         "shared server", "file server, cache", "other", "idle"]
 
@@ -102,24 +97,10 @@ def main():
     ap.add_argument("--smp", type=int, default=1)
     ap.add_argument("--log", help="parse this console log instead of booting")
     a = ap.parse_args()
-    if a.log:
-        lines = Path(a.log).read_text(errors="replace").splitlines()
-    else:
-        if not a.no_build:
-            ok, detail = build_tessera()
-            if not ok:
-                raise SystemExit(detail)
-        RUNS_DIR.mkdir(parents=True, exist_ok=True)
-        log_path = RUNS_DIR / "spawnsplit-tessera.log"
-        files = ",".join(f"-s,{f}" for f in (CPU_FILE, CALLS_FILE, COUNTERS_FILE))
-        append = ("servers=servers.linux-eager.conf pool=pool.linux-reuse.conf cputime "
-                  f"run=linux args=/linux/bench/spawn,{a.spawns},{files}")
-        with tempfile.TemporaryDirectory(prefix="tessera-spawnsplit-") as work:
-            base, _ = qemu.machine_args("icount", a.smp, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
-            boot = ["-kernel", str(TEST_KERNEL), "-initrd", str(TESSERA_INITRD), "-append", append]
-            r = run_guarded(["qemu-system-x86_64", *base, *boot], TIMEOUT, log_path=log_path)
-        lines = r.lines
-        log(f"console log in {rel(log_path)}")
+    files = ",".join(f"-s,{f}" for f in (CPU_FILE, CALLS_FILE, COUNTERS_FILE))
+    append = ("servers=servers.linux-eager.conf pool=pool.linux-reuse.conf cputime "
+              f"run=linux args=/linux/bench/spawn,{a.spawns},{files}")
+    lines = boot_lines(a, "spawnsplit", append)
     for e in (x for x in lines if x.startswith("BENCH-ERROR")):
         log(e)
     snaps, _, files = parse(lines)

@@ -214,29 +214,34 @@ def table(snaps, totals, n):
         print(f"| {row} | " + " | ".join(cells) + " |")
 
 
+def boot_lines(args, name, append):
+    """The console lines of one boot of the test kernel with command line
+    `append` under icount (or those of `args.log`, when given): the only
+    kernel with the kernel-time accounting compiled in (feature `cputime`),
+    which costs every system call."""
+    if args.log:
+        return Path(args.log).read_text(errors="replace").splitlines()
+    if not args.no_build:
+        ok, detail = build_tessera()
+        if not ok:
+            raise SystemExit(detail)
+    RUNS_DIR.mkdir(parents=True, exist_ok=True)
+    log_path = RUNS_DIR / f"{name}-tessera.log"
+    with tempfile.TemporaryDirectory(prefix=f"tessera-{name}-") as work:
+        base, _ = qemu.machine_args("icount", args.smp, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
+        boot = ["-kernel", str(TEST_KERNEL), "-initrd", str(TESSERA_INITRD), "-append", append]
+        r = run_guarded(["qemu-system-x86_64", *base, *boot], TIMEOUT, log_path=log_path)
+    log(f"console log in {rel(log_path)}")
+    return r.lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-build", action="store_true", help="use the kernel and disk as built")
     ap.add_argument("--smp", type=int, default=1)
     ap.add_argument("--log", help="parse this console log instead of booting")
     a = ap.parse_args()
-    if a.log:
-        lines = Path(a.log).read_text(errors="replace").splitlines()
-    else:
-        if not a.no_build:
-            ok, detail = build_tessera()
-            if not ok:
-                raise SystemExit(detail)
-        RUNS_DIR.mkdir(parents=True, exist_ok=True)
-        log_path = RUNS_DIR / "websplit-tessera.log"
-        with tempfile.TemporaryDirectory(prefix="tessera-websplit-") as work:
-            base, _ = qemu.machine_args("icount", a.smp, "512M", disk=fresh_system_disk(Path(work) / "system.img"))
-            # The test kernel: the only one with the kernel-time accounting
-            # compiled in (feature `cputime`), which costs every system call.
-            boot = ["-kernel", str(TEST_KERNEL), "-initrd", str(TESSERA_INITRD), "-append", BOOT]
-            r = run_guarded(["qemu-system-x86_64", *base, *boot], TIMEOUT, log_path=log_path)
-        lines = r.lines
-        log(f"console log in {rel(log_path)}")
+    lines = boot_lines(a, "websplit", BOOT)
     errors = [x for x in lines if x.startswith("BENCH-ERROR")]
     for e in errors:
         log(e)

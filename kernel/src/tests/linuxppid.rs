@@ -6,15 +6,14 @@
 //! process, a process gone, made-up ids and a parent past Linux's largest
 //! pid are refused and change nothing.
 
-use super::{end, live, live_limited, ok};
+use super::{end, faulting_linux_child, live, live_limited, ok};
 use abi::Error;
-use abi::linux::{PID_MAX, Regs};
+use abi::linux::PID_MAX;
 use alloc::vec::Vec;
 use ipc::process as proc;
 use ipc::supervise::set_ppid;
 use kcore::ensure;
 use kcore::ktest::TestResult;
-use kcore::vm::USER_STACK_TOP;
 
 /// The Linux pid the test's Linux process has.
 const LINUX_PID: u64 = 4242;
@@ -23,17 +22,7 @@ pub fn set_ppid_is_checked() -> TestResult {
     let shared = live()?;
     let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
     let (other_sup, stranger, lender) = (live()?, live()?, live()?);
-    // A Linux process of `sup`'s: it faults at once and waits for ever in
-    // the call that takes the fault to its supervisor, a sleeper.
-    let regs = Regs {
-        rip: 0x1000,
-        rsp: USER_STACK_TOP - 2048,
-        rflags: 0x202,
-        ..Regs::default()
-    };
-    let l = proc::get(lender).ok_or("lender gone")?;
-    let child = ok(resource::proc::spawn::vfork(&l, regs, sup, LINUX_PID))?;
-    drop(l);
+    let child = faulting_linux_child(lender, sup, LINUX_PID)?;
     let outcome = (|| -> TestResult {
         let get = |pid| proc::get(pid).ok_or("a test process is gone");
         let (c, s, sh) = (get(child)?, get(sup)?, get(shared)?);

@@ -88,6 +88,21 @@ pub fn live_limited(limit: u64, parent: u64) -> Result<u64, alloc::string::Strin
     ok(::resource::proc::spawn::spawn("sleeper", b"600000\0", &options, parent))
 }
 
+/// A Linux process of `supervisor`'s, Linux pid `linux_pid`, lent its
+/// space by `lender` as vfork lends it: it faults at once and waits for
+/// ever in the call that takes the fault to its supervisor (a sleeper
+/// that never answers).
+pub fn faulting_linux_child(lender: u64, supervisor: u64, linux_pid: u64) -> Result<u64, alloc::string::String> {
+    let regs = abi::linux::Regs {
+        rip: 0x1000,
+        rsp: kcore::vm::USER_STACK_TOP - 2048,
+        rflags: 0x202,
+        ..abi::linux::Regs::default()
+    };
+    let l = ::ipc::process::get(lender).ok_or("lender gone")?;
+    ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid))
+}
+
 /// Ends a process started by `live`.
 pub fn end(pid: u64) {
     let _ = ::ipc::process::kill(pid);

@@ -3,8 +3,8 @@
 //! process makes to a supervisor's entries itself does not, so the
 //! supervisor refuses to serve it as the process it serves.
 
-use super::{end, live, live_limited, ok};
-use abi::linux::{Regs, entry};
+use super::{end, faulting_linux_child, live, live_limited, ok};
+use abi::linux::entry;
 use abi::{ACC_NOWAIT, ACC_ROUTED};
 use ipc::port::Accepted;
 use ipc::process as proc;
@@ -12,7 +12,6 @@ use ipc::rendezvous::acc;
 use kcore::ensure;
 use kcore::ktest::TestResult;
 use kcore::uaccess::UserRange;
-use kcore::vm::USER_STACK_TOP;
 
 /// The first call on `entry` of `server`'s port, waiting up to a second.
 fn first_on(server: u64, entry: u64) -> Result<Accepted, alloc::string::String> {
@@ -32,17 +31,8 @@ pub fn supervisor_calls_are_marked_routed() -> TestResult {
     let shared = live()?;
     let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
     let (stranger, lender) = (live()?, live()?);
-    // A Linux process of `sup`'s that faults at once: the kernel takes the
-    // fault to its supervisor, a sleeper, and the process waits there.
-    let regs = Regs {
-        rip: 0x1000,
-        rsp: USER_STACK_TOP - 2048,
-        rflags: 0x202,
-        ..Regs::default()
-    };
-    let l = proc::get(lender).ok_or("lender gone")?;
-    let child = ok(resource::proc::spawn::vfork(&l, regs, sup, 4243));
-    drop(l);
+    // The kernel takes its fault to `sup`, and it waits there.
+    let child = faulting_linux_child(lender, sup, 4243);
     let outcome = (|| -> TestResult {
         let child = child.clone()?;
         let routed = first_on(sup, entry::FAULT)?;
