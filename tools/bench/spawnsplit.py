@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import log  # noqa: E402
-from websplit import boot_lines, counters, parse  # noqa: E402
+from websplit import boot_lines, counters, name_values, parse  # noqa: E402
 
 CPU_FILE = "/proc/tessera/cpu"
 CALLS_FILE = "/proc/tessera/calls"
@@ -81,15 +81,6 @@ def split(before, after):
     return out
 
 
-def values(lines):
-    out = {}
-    for line in lines:
-        f = line.split()
-        if len(f) == 2 and f[1].isdigit():
-            out[f[0]] = int(f[1])
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-build", action="store_true", help="use the kernel and disk as built")
@@ -121,7 +112,7 @@ def main():
           f"{sum(v[1] for v in s.values()) / n / 1000:.1f}k |")
     print(f"| the program's clock | {total / 1000:.1f}k | |")
     f = files[METRIC]
-    b, e = values(f["before"][CALLS_FILE]), values(f["after"][CALLS_FILE])
+    b, e = name_values(f["before"][CALLS_FILE]), name_values(f["after"][CALLS_FILE])
     print()
     print("per spawn: " + ", ".join(f"{k} {(e[k] - b.get(k, 0)) / n:.1f}" for k in e))
     b, e = counters(f["before"][COUNTERS_FILE]), counters(f["after"][COUNTERS_FILE])

@@ -101,8 +101,9 @@ def counters(lines):
     return out
 
 
-def net_stats(lines):
-    """{name: value} of /proc/tessera/net (the TCP/IP server's STATS)."""
+def name_values(lines):
+    """{name: value} of lines `name value` (/proc/tessera/net, the TCP/IP
+    server's STATS; /proc/tessera/calls)."""
     out = {}
     for line in lines:
         f = line.split()
@@ -122,7 +123,7 @@ def more_tables(files, n):
         b, a = counters(f["before"][COUNTERS_FILE]), counters(f["after"][COUNTERS_FILE])
         d = {k: (a[k][0] - b.get(k, (0, 0))[0], a[k][1] - b.get(k, (0, 0))[1]) for k in a}
         d = {k: v for k, v in d.items() if v[0] > 0}
-        nb, na = net_stats(f["before"][NET_FILE]), net_stats(f["after"][NET_FILE])
+        nb, na = name_values(f["before"][NET_FILE]), name_values(f["after"][NET_FILE])
         net = {k: (na[k] - nb.get(k, 0)) / n for k in ("calls", "turns", "loopback_packets", "sockets_made")
                if k in na}
         print()
