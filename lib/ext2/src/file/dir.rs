@@ -362,9 +362,7 @@ impl<D: BlockDevice> FileManager<D> {
             return Ok(parent);
         }
         let parent = self.dotdot_entry(dir)?.0;
-        if let Some(i) = self.names.get_mut(dir) {
-            i.dotdot = Some(parent);
-        }
+        self.names.note_dotdot(dir, parent);
         Ok(parent)
     }
 

@@ -9,6 +9,13 @@
 //! entries goes through here too; a change it cannot follow exactly (and
 //! any that fails part way) drops the directory's index, which the next
 //! lookup makes again.
+//!
+//! In front of the indexes, a fixed table of recent lookups: (directory,
+//! name) to inode, or to no entry. It keeps no permission: a walk asks
+//! for search permission on each directory, and checks the inode found,
+//! every time. Any change to any directory's entries ends every recent
+//! lookup, so a rename, removal or create is never answered from before
+//! it.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -51,12 +58,48 @@ impl DirIndex {
     }
 }
 
-/// The indexes, by directory inode.
+/// Recent lookups kept: a fixed table, each (directory, name) in one slot
+/// chosen by hash, a new one taking the slot from the old.
+const RECENT_SLOTS: usize = 256;
+/// The longest name a recent lookup keeps (longer ones go to the index
+/// each time): most names in a path are far shorter.
+pub(crate) const RECENT_NAME_MAX: usize = 32;
+
+/// One recent lookup: `name` in directory `dir` gave inode `ino` (0: no
+/// such entry), while the entries stood as they did at change `era`.
+#[derive(Clone, Copy)]
+struct Recent {
+    dir: u32,
+    ino: u32,
+    era: u64,
+    len: u8,
+    name: [u8; RECENT_NAME_MAX],
+}
+
+/// The indexes, by directory inode, and recent lookups.
 #[derive(Default)]
 pub(crate) struct NameCache {
     dirs: BTreeMap<u32, DirIndex>,
     /// Directories in the order they were indexed.
     order: Vec<u32>,
+    /// Recent lookups, answered before the index: the index's search by
+    /// name compares the name with a dozen others at each step of a path,
+    /// the larger part of resolving it.
+    recent: Vec<Option<Recent>>,
+    /// Counts the changes to any directory's entries: every change goes
+    /// through `get_mut` or `drop_dir`, and a recent lookup made before
+    /// the last change is not believed (a create after a lookup that
+    /// found nothing, as well as a rename or removal).
+    era: u64,
+}
+
+/// The slot of (`dir`, `name`): FNV-1a.
+fn slot(dir: u32, name: &[u8]) -> usize {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in dir.to_le_bytes().iter().chain(name) {
+        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    (h ^ (h >> 16)) as usize % RECENT_SLOTS
 }
 
 impl NameCache {
@@ -64,8 +107,47 @@ impl NameCache {
         self.dirs.get(&dir)
     }
 
+    /// The index of `dir`, for a change to its entries.
     pub fn get_mut(&mut self, dir: u32) -> Option<&mut DirIndex> {
+        self.era += 1;
         self.dirs.get_mut(&dir)
+    }
+
+    /// Keeps the parent `dir`'s `..` entry names, read and found sound
+    /// (no change to any entry).
+    pub fn note_dotdot(&mut self, dir: u32, parent: u32) {
+        if let Some(ix) = self.dirs.get_mut(&dir) {
+            ix.dotdot = Some(parent);
+        }
+    }
+
+    /// What a lookup of `name` in `dir` gave since the last change to any
+    /// directory: `Some(0)` for no entry, `None` if not known.
+    pub fn recent(&self, dir: u32, name: &[u8]) -> Option<u32> {
+        if name.len() > RECENT_NAME_MAX {
+            return None;
+        }
+        let r = self.recent.get(slot(dir, name))?.as_ref()?;
+        (r.era == self.era && r.dir == dir && &r.name[..r.len as usize] == name).then_some(r.ino)
+    }
+
+    /// Keeps what a lookup of `name` in `dir` found (`ino` 0: nothing).
+    pub fn note(&mut self, dir: u32, name: &[u8], ino: u32) {
+        if name.len() > RECENT_NAME_MAX {
+            return;
+        }
+        if self.recent.is_empty() {
+            self.recent = alloc::vec![None; RECENT_SLOTS];
+        }
+        let mut kept = [0; RECENT_NAME_MAX];
+        kept[..name.len()].copy_from_slice(name);
+        self.recent[slot(dir, name)] = Some(Recent {
+            dir,
+            ino,
+            era: self.era,
+            len: name.len() as u8,
+            name: kept,
+        });
     }
 
     pub fn put(&mut self, dir: u32, index: DirIndex) {
@@ -81,6 +163,7 @@ impl NameCache {
     /// Forgets directory `dir` (its entries changed in a way not followed,
     /// or its inode is gone).
     pub fn drop_dir(&mut self, dir: u32) {
+        self.era += 1;
         if self.dirs.remove(&dir).is_some() {
             self.order.retain(|&d| d != dir);
         }
@@ -111,5 +194,50 @@ mod tests {
         assert!(c.get(1).is_some() && c.get(MAX_DIRS as u32).is_some());
         c.drop_dir(1);
         assert!(c.get(1).is_none());
+    }
+
+    #[test]
+    fn recent_lookups_last_until_any_change() {
+        let mut c = NameCache::default();
+        assert_eq!(c.recent(2, b"bin"), None);
+        c.note(2, b"bin", 12);
+        c.note(2, b"gone", 0);
+        assert_eq!(c.recent(2, b"bin"), Some(12));
+        assert_eq!(c.recent(2, b"gone"), Some(0));
+        assert_eq!(c.recent(3, b"bin"), None);
+        assert_eq!(c.recent(2, b"bi"), None);
+        // A change to any directory's entries, followed or not.
+        c.get_mut(7);
+        assert_eq!(c.recent(2, b"bin"), None);
+        c.note(2, b"bin", 12);
+        c.drop_dir(9);
+        assert_eq!(c.recent(2, b"bin"), None);
+        // Reading a `..` entry changes nothing.
+        c.note(2, b"bin", 12);
+        c.note_dotdot(2, 2);
+        assert_eq!(c.recent(2, b"bin"), Some(12));
+        // Too long a name is not kept.
+        let long = [b'x'; RECENT_NAME_MAX + 1];
+        c.note(2, &long, 13);
+        assert_eq!(c.recent(2, &long), None);
+        c.note(2, &long[..RECENT_NAME_MAX], 14);
+        assert_eq!(c.recent(2, &long[..RECENT_NAME_MAX]), Some(14));
+        // Each slot holds one lookup: of many, the latest is kept and
+        // none gives another's answer.
+        for ino in 100..100 + 4 * RECENT_SLOTS as u32 {
+            c.note(5, &ino.to_le_bytes(), ino);
+        }
+        let mut kept = 0;
+        for ino in 100..100 + 4 * RECENT_SLOTS as u32 {
+            if let Some(found) = c.recent(5, &ino.to_le_bytes()) {
+                assert_eq!(found, ino);
+                kept += 1;
+            }
+        }
+        assert!(kept <= RECENT_SLOTS);
+        assert_eq!(
+            c.recent(5, &(99 + 4 * RECENT_SLOTS as u32).to_le_bytes()),
+            Some(99 + 4 * RECENT_SLOTS as u32)
+        );
     }
 }

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{FileManager, Handle, Stat};
 use crate::device::BlockDevice;
 use crate::disk::dirent::NAME_MAX;
-use crate::disk::inode::{FileType, ROOT_INO};
+use crate::disk::inode::{FileType, Inode, ROOT_INO};
 use crate::error::{Errno, Result};
 
 /// Symbolic links followed while resolving one path.
@@ -45,10 +45,19 @@ impl<D: BlockDevice> FileManager<D> {
     /// loop in the tree) gives `EIO` instead of leading a walk round in
     /// circles.
     pub fn lookup(&mut self, dir: Handle, name: &[u8]) -> Result<Handle> {
-        if name == b".." {
-            self.dir_inode(dir)?;
-        } else {
-            self.live_dir(dir)?;
+        let dir_inode = self.inode(dir)?;
+        self.lookup_in(dir, &dir_inode, name).map(|(h, _)| h)
+    }
+
+    /// [`lookup`](Self::lookup) in a directory whose inode the caller has
+    /// just fetched (with [`inode`](Self::inode)); returns the inode found
+    /// with its handle, so that a walk fetches each inode once.
+    fn lookup_in(&mut self, dir: Handle, dir_inode: &Inode, name: &[u8]) -> Result<(Handle, Inode)> {
+        if !dir_inode.is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        if name != b".." && dir_inode.links == 0 {
+            return Err(Errno::ENOENT);
         }
         if name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
@@ -56,12 +65,22 @@ impl<D: BlockDevice> FileManager<D> {
         if name.is_empty() || name.contains(&b'/') {
             return Err(Errno::ENOENT);
         }
-        let found = self.find(dir.ino, name)?.ok_or(Errno::ENOENT)?;
-        let (h, inode) = self.handle_of(found.ino)?;
+        let ino = match self.names.recent(dir.ino, name) {
+            Some(ino) => ino,
+            None => {
+                let ino = self.find(dir.ino, name)?.map_or(0, |f| f.ino);
+                self.names.note(dir.ino, name, ino);
+                ino
+            }
+        };
+        if ino == 0 {
+            return Err(Errno::ENOENT);
+        }
+        let (h, inode) = self.handle_of(ino)?;
         if inode.is_dir() && name != b"." && name != b".." && (h.ino == ROOT_INO || self.dotdot(h.ino)? != dir.ino) {
             return Err(Errno::EIO);
         }
-        Ok(h)
+        Ok((h, inode))
     }
 
     /// Resolves `path` from `start` (or from the root if it begins with
@@ -108,6 +127,10 @@ impl<D: BlockDevice> FileManager<D> {
         let mut buf: Vec<u8> = path.to_vec();
         let mut pos = 0;
         let mut cur = if buf[0] == b'/' { root } else { start };
+        // `cur`'s inode, when this walk fetched it already: each component
+        // used to fetch and check the directory's inode three times and
+        // the entry's twice, a good part of resolving a path.
+        let mut cur_inode: Option<Inode> = None;
         let mut links = 0;
         loop {
             while pos < buf.len() && buf[pos] == b'/' {
@@ -123,13 +146,24 @@ impl<D: BlockDevice> FileManager<D> {
             let rest_has_name = buf[end..].iter().any(|&c| c != b'/');
             let trailing_slash = !rest_has_name && end < buf.len();
             let name = &buf[pos..end];
-            self.searchable(cur, search)?;
-            let next = if name == b"." || (name == b".." && cur.ino == root.ino) {
-                self.dir_inode(cur).map(|_| cur)?
-            } else {
-                self.lookup(cur, name)?
+            let dir_inode = match cur_inode.take() {
+                Some(inode) => inode,
+                None => self.inode(cur)?,
             };
-            let kind = self.stat(next)?.kind;
+            if let Some(may) = search
+                && !may(&self.stat_of(cur, &dir_inode))
+            {
+                return Err(Errno::EACCES);
+            }
+            let (next, next_inode) = if name == b"." || (name == b".." && cur.ino == root.ino) {
+                if !dir_inode.is_dir() {
+                    return Err(Errno::ENOTDIR);
+                }
+                (cur, dir_inode)
+            } else {
+                self.lookup_in(cur, &dir_inode, name)?
+            };
+            let kind = next_inode.kind().unwrap_or(FileType::Regular);
             if kind == FileType::Symlink && (rest_has_name || follow || trailing_slash) {
                 links += 1;
                 if links > MAX_SYMLINKS {
@@ -151,6 +185,7 @@ impl<D: BlockDevice> FileManager<D> {
                 return Err(Errno::ENOTDIR);
             }
             cur = next;
+            cur_inode = Some(next_inode);
             pos = end;
         }
     }
