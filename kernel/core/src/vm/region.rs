@@ -726,8 +726,13 @@ impl Region {
         if self.device {
             return;
         }
-        self.forget_cow();
-        self.forget_file_pages();
+        // Most regions mark no page (no cached or file page): both walks
+        // of the marks, and the file pages' mark list's replacement, are
+        // then nothing to do, and a container's delete skips them.
+        if !self.cow.is_empty() {
+            self.forget_cow();
+            self.forget_file_pages();
+        }
         if self.take_forked() {
             for f in self.frames.iter_mut().filter(|f| **f != 0) {
                 frames::release(core::mem::take(f));
