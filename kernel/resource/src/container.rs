@@ -432,6 +432,9 @@ pub fn destroy(id: ResId) -> Result<(), Error> {
 
 /// The memory of a process's container (attachment `link`, looked for in
 /// slot `slot` first), copied (COPY) or shared (SHARE).
+/// Inlined, as `outgoing`: a region is a large value, and each call it
+/// came back through copied it whole once more.
+#[inline(always)]
 fn derived(pid: u64, (link, slot): (ResId, usize), mode: ContainerMode) -> Result<Region, Error> {
     let p = ipc::process::get(pid).ok_or(Error::NotFound)?;
     let space = p.space().ok_or(Error::NotFound)?;
@@ -452,6 +455,7 @@ fn derived(pid: u64, (link, slot): (ResId, usize), mode: ContainerMode) -> Resul
 /// charged to `caller`, or (MOVE) the container's own memory, detached,
 /// with its own charge (the same cost, already paid: a move charges and
 /// gives back nothing).
+#[inline(always)]
 pub fn outgoing(caller: u64, id: ResId, mode: ContainerMode) -> Result<(Region, Charge), Error> {
     match mode {
         ContainerMode::Copy | ContainerMode::Share => {

@@ -555,7 +555,9 @@ fn swap_section<R>(
 ) -> Option<Result<R, Error>> {
     let t0 = kcore::clock::cycles();
     let mut ct = container::lock();
-    let mut bt = TABLE.lock();
+    // Interrupts are off from the first lock on, and come back with its
+    // release after this one's: the second need not save and restore them.
+    let mut bt = TABLE.lock_irqs_off();
     let b = match bt.get_mut(bx) {
         Ok(b) if allowed(b, caller, right) => &mut b.value,
         Ok(_) => return Some(Err(Error::Denied)),

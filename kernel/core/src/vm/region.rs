@@ -726,8 +726,13 @@ impl Region {
         if self.device {
             return;
         }
-        self.forget_cow();
-        self.forget_file_pages();
+        // Most regions mark no page (no cached or file page): both walks
+        // of the marks, and the file pages' mark list's replacement, are
+        // then nothing to do, and a container's delete skips them.
+        if !self.cow.is_empty() {
+            self.forget_cow();
+            self.forget_file_pages();
+        }
         if self.take_forked() {
             for f in self.frames.iter_mut().filter(|f| **f != 0) {
                 frames::release(core::mem::take(f));
@@ -1231,26 +1236,27 @@ impl Region {
         }
     }
 
+    /// Whether the region's frames are its own alone, RAM, and not a
+    /// file's: only such frames may change hands. The conditions are
+    /// combined without a branch each: every SWAP tests them for two
+    /// regions, and all of them nearly always hold.
+    #[inline(always)]
+    fn frames_exchangeable(&self) -> bool {
+        !matches!(self.backing, Backing::Nvm { .. } | Backing::Pager { .. })
+            & self.shared.is_none()
+            & !self.device
+            & !self.is_forked()
+    }
+
     /// Exchanges the physical pages of two regions of equal size (Tender's
     /// physical-memory exchange): only the frame lists change hands; the
     /// caller rewrites the page-table entries of whichever is attached.
     pub fn exchange_frames(&mut self, other: &mut Region) -> Result<(), SizeMismatch> {
-        self.taint();
-        other.taint();
-        if self.frames.len() != other.frames.len()
-            || self.shared.is_some()
-            || other.shared.is_some()
-            || self.device
-            || other.device
-            || self.is_nvm()
-            || other.is_nvm()
-            || self.is_paged()
-            || other.is_paged()
-            || self.is_forked()
-            || other.is_forked()
-        {
+        if self.frames.len() != other.frames.len() || !(self.frames_exchangeable() & other.frames_exchangeable()) {
             return Err(SizeMismatch);
         }
+        self.taint();
+        other.taint();
         core::mem::swap(&mut self.frames, &mut other.frames);
         core::mem::swap(&mut self.blocks, &mut other.blocks);
         Ok(())
