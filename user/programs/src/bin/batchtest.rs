@@ -494,7 +494,10 @@ tessera_rt::entry!(main);
 /// caller to be killed while it waits (`killed_caller`).
 fn hold() -> i32 {
     let servers = [sys::wait_for_name("e1"), sys::wait_for_name("e2")];
-    let work = 20_000u64.to_le_bytes();
+    // 200 ms a member, 800 ms a server: the batch must still be out when
+    // the killer, woken behind two servers burning their CPUs on a busy
+    // host, looks (at 20 ms a member it was once over before it looked).
+    let work = 200_000u64.to_le_bytes();
     let mut replies = [[0u8; 16]; 8];
     let mut list = [BatchEntry::default(); 8];
     for (i, (e, r)) in list.iter_mut().zip(replies.iter_mut()).enumerate() {
