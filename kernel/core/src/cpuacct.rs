@@ -101,13 +101,17 @@ pub fn ended(f: &mut dyn FnMut(&EndedGroup)) {
     }
 }
 
+/// Whether kernel time is counted now: never without the `cputime`
+/// feature, where this folds to `false` and the hooks to nothing.
+#[inline(always)]
+fn counting_kernel_time() -> bool {
+    cfg!(feature = "cputime") && KERNEL_TIME.load(Ordering::Relaxed)
+}
+
 /// An entry from user mode: the kernel's stretch starts.
 #[inline(always)]
 pub fn entered_kernel() {
-    if !cfg!(feature = "cputime") {
-        return;
-    }
-    if !KERNEL_TIME.load(Ordering::Relaxed) {
+    if !counting_kernel_time() {
         return;
     }
     crate::cpu::this_cpu()
@@ -119,10 +123,7 @@ pub fn entered_kernel() {
 /// stretch in the kernel is counted. Interrupts are off.
 #[inline(always)]
 pub fn leaving_kernel() {
-    if !cfg!(feature = "cputime") {
-        return;
-    }
-    if !KERNEL_TIME.load(Ordering::Relaxed) {
+    if !counting_kernel_time() {
         return;
     }
     let cpu = crate::cpu::this_cpu();
@@ -138,7 +139,7 @@ pub fn leaving_kernel() {
 /// are off.
 #[inline(always)]
 pub fn switching(cur: &Computation, now: u64) {
-    if cfg!(feature = "cputime") && KERNEL_TIME.load(Ordering::Relaxed) {
+    if counting_kernel_time() {
         let cpu = crate::cpu::this_cpu();
         let since = cpu.kernel_since.swap(now, Ordering::Relaxed);
         if since != 0 {
