@@ -10,6 +10,7 @@ pub mod block;
 pub mod cache;
 pub mod errno;
 pub mod fs;
+pub mod linux;
 pub mod net;
 pub mod nic;
 pub mod peer;

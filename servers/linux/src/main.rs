@@ -15,9 +15,12 @@
 extern crate alloc;
 
 mod launcher;
-mod proto;
 mod shared;
 mod sup;
+
+/// The personality's own protocol, declared with the other servers'
+/// interfaces (a native client, such as a test, speaks it too).
+use tessera_api::linux as proto;
 
 /// Whether the personality's programs are loaded whole at exec (Tender's
 /// policy) instead of page by page at faults (Linux's, the default):

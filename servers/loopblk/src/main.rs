@@ -24,15 +24,13 @@ use core::fmt::Write;
 use tessera_api::block::server::{self, Device, Server, Transfer};
 use tessera_api::block::{self, BLOCK, Geometry};
 use tessera_api::fs as api;
+use tessera_api::linux::{self as personality, ctl, shared};
 use tessera_api::wire::{Reader, Writer};
 use tessera_rt::abi::Error;
 use tessera_rt::{println, sys};
 
-/// The personality's shared server and its loop keeper's call
-/// (servers/linux: `proto::shared::CTL`, `ctl::LOOP`, `loopdev::ATTACH`).
-const LINUX: &str = "linux";
-const CTL: u64 = 0;
-const CTL_LOOP: u64 = 90;
+/// The loop keeper's operation that names a device's file
+/// (servers/linux: `loopdev::ATTACH`, under `ctl::LOOP`).
 const LOOP_ATTACH: u64 = 15;
 const LO_FLAGS_READ_ONLY: u64 = 1;
 
@@ -162,14 +160,14 @@ fn main(args: &[&str]) -> i32 {
         println!("loopblk: usage: loopblk NAME DEVICE-NUMBER");
         return 2;
     };
-    let (Ok(linux), Ok(fs)) = (sys::name_lookup(LINUX), sys::name_lookup(api::NAME)) else {
+    let (Ok(linux), Ok(fs)) = (sys::name_lookup(personality::NAME), sys::name_lookup(api::NAME)) else {
         println!("loopblk: no Linux personality or file server");
         return 1;
     };
     let mut msg = [0u8; 24];
-    Writer::new(&mut msg).u64(CTL_LOOP).u64(LOOP_ATTACH).u64(n);
+    Writer::new(&mut msg).u64(ctl::LOOP).u64(LOOP_ATTACH).u64(n);
     let mut reply = [0u8; 32];
-    let w = match sys::call(linux, CTL, &msg, &mut reply) {
+    let w = match sys::call(linux, shared::CTL, &msg, &mut reply) {
         Ok(32) => words(&reply),
         _ => {
             println!("loopblk: /dev/loop{n} is not bound to a file");
