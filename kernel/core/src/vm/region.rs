@@ -1239,7 +1239,10 @@ impl Region {
     /// Whether the region's frames are its own alone, RAM, and not a
     /// file's: only such frames may change hands. The conditions are
     /// combined without a branch each: every SWAP tests them for two
-    /// regions, and all of them nearly always hold.
+    /// regions, and all of them nearly always hold. A region with file
+    /// pages (`is_file_page`) is always a fork's (`keep_file_pages`,
+    /// `adopt_file_page`), so the last test refuses it too: its marks
+    /// would otherwise come to name the other region's frames.
     #[inline(always)]
     fn frames_exchangeable(&self) -> bool {
         !matches!(self.backing, Backing::Nvm { .. } | Backing::Pager { .. })
