@@ -155,6 +155,21 @@ pub fn resources_are_described_to_their_owners() -> TestResult {
     run_ok("attack", &["query"])
 }
 
+/// The Linux personality's shared server serves its requests, which act
+/// for whichever Linux process they name, to its own supervisors only
+/// (`attack personality` says which it tried). The server and the
+/// supervisors it started, orphans once it is killed, are ended here.
+pub fn the_personality_serves_its_supervisors_only() -> TestResult {
+    let before = ok(proc::pids())?;
+    let outcome = run_ok("attack", &["personality"]);
+    for pid in ok(proc::pids())? {
+        if !before.contains(&pid) && proc::get(pid).is_some_and(|p| p.name() == "linux") {
+            end(pid);
+        }
+    }
+    outcome
+}
+
 // ---- finding 2: teardown is a state ----
 
 pub fn nothing_is_given_to_an_ending_process() -> TestResult {

@@ -173,6 +173,7 @@ pub static TESTS: &[KTest] = ktests![
     // Hardening (issue 16)
     pass harden::the_highest_user_page_is_unusable,
     pass harden::resources_are_described_to_their_owners,
+    pass harden::the_personality_serves_its_supervisors_only,
     pass harden::user_built_processes_are_never_pooled,
     pass harden::a_process_cannot_plant_a_stale_program,
     pass harden::nothing_is_given_to_an_ending_process,

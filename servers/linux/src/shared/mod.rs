@@ -33,7 +33,7 @@ mod unix;
 mod vmrw;
 
 use crate::proto::{self, ctl, shared as entry, word};
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use linuxabi::errno;
 use tessera_rt::abi::{AccInfo, SpawnOptions};
@@ -128,6 +128,13 @@ pub struct Shared {
     pub held: Vec<Held>,
     /// Launchers waiting for a process to end: (rid, pid).
     pub launchers: Vec<(u64, u32)>,
+    /// Who started each launcher's process (Linux pid, Tessera pid): only
+    /// it may wait for that process (`ctl::WAIT`).
+    pub starters: Vec<(u32, u64)>,
+    /// Every supervisor this server started and has not seen end: only
+    /// they (and, for its loop device, a mount's device server) may make
+    /// its requests (`Shared::allowed`).
+    supervisors: BTreeSet<u64>,
     /// Idle supervisors.
     pool: Vec<u64>,
     /// Supervisors told to end (the pool was full): reaped once ended, so
@@ -175,6 +182,8 @@ impl Shared {
             objs: objects::Objects::new(),
             held: Vec::new(),
             launchers: Vec::new(),
+            starters: Vec::new(),
+            supervisors: BTreeSet::new(),
             pool: Vec::new(),
             retired: Vec::new(),
             requests: 0,
@@ -273,10 +282,54 @@ impl Shared {
                 self.tell_one(s);
                 return Ok(s);
             }
+            self.supervisors.remove(&s);
         }
-        let s = spawn_supervisor().ok_or(errno::EAGAIN)?;
+        let s = self.spawn_supervisor().ok_or(errno::EAGAIN)?;
         self.tell_one(s);
         Ok(s)
+    }
+
+    /// A new supervisor, a child of this server (so it may hand processes
+    /// to its siblings and this server may end their calls).
+    fn spawn_supervisor(&mut self) -> Option<u64> {
+        let args: &[&str] = if crate::EAGER.load(core::sync::atomic::Ordering::Relaxed) {
+            &["--supervisor", "eager"]
+        } else {
+            &["--supervisor"]
+        };
+        let s = sys::spawn("linux", args, &SpawnOptions::DEFAULT).ok()?;
+        self.supervisors.insert(s);
+        Some(s)
+    }
+
+    /// Whether the call `info` may be served. The requests (`CTL`,
+    /// `TTY_WRITE`) act for whichever Linux process their words name, so
+    /// they are taken from this server's supervisors only, except a
+    /// launcher's START and its WAIT for the process it started, and a
+    /// mount's device server asking for its loop device's file; a passed
+    /// call (`PASS`) must be one the kernel routed from a Linux process
+    /// (`ACC_ROUTED`), which its supervisor passed on. Events (`TICK`,
+    /// `INPUT`) are the kernel's, never calls. Any other process could
+    /// otherwise signal, reap, or change the credentials of any Linux
+    /// process by naming it.
+    fn allowed(&self, info: &AccInfo, rid: u64) -> bool {
+        let supervisor = self.supervisors.contains(&info.caller);
+        match info.entry {
+            entry::CTL if supervisor => true,
+            entry::CTL => {
+                let n = (info.len as usize).min(info.inline.len());
+                let w = proto::words(&info.inline[..n]);
+                match word(&w, 0) {
+                    ctl::START => true,
+                    ctl::LOOP => self.mounts.is_loop_server(info.caller),
+                    ctl::WAIT => self.starters.contains(&(word(&w, 1) as u32, info.caller)),
+                    _ => false,
+                }
+            }
+            entry::PASS => info.flags & tessera_rt::abi::ACC_ROUTED != 0,
+            entry::TTY_WRITE => supervisor,
+            _ => rid == 0,
+        }
     }
 
     /// Supervisor `sup` is free: back to the pool, or told to end (1) if
@@ -295,11 +348,13 @@ impl Shared {
     /// Waits for the retired supervisors that have ended (at once: they
     /// have); the others are looked at again next time.
     fn reap_retired(&mut self) {
+        let supervisors = &mut self.supervisors;
         self.retired.retain(|&p| {
             if sys::alive(p) {
                 return true;
             }
             let _ = sys::wait(p);
+            supervisors.remove(&p);
             false
         });
     }
@@ -503,7 +558,7 @@ impl Shared {
         }
         let w = proto::words(&buf);
         match word(&w, 0) {
-            ctl::START => self.start(word(&w, 1) == 0),
+            ctl::START => self.start(word(&w, 1) == 0, info.caller),
             ctl::WAIT => self.launcher_wait(rid, word(&w, 1) as u32),
             ctl::FORK => self.fork(&w),
             ctl::EXEC => self.exec(&w),
@@ -789,6 +844,12 @@ impl Shared {
     }
 
     fn serve(&mut self, info: &AccInfo, rid: u64) -> End {
+        if !self.allowed(info, rid) {
+            if rid != 0 {
+                let _ = sys::rv_fail(rid, tessera_rt::abi::Error::Denied);
+            }
+            return End::Held;
+        }
         match info.entry {
             entry::CTL => self.ctl(info, rid),
             entry::PASS => {
@@ -809,17 +870,6 @@ impl Shared {
     }
 }
 
-/// A new supervisor, a child of this server (so it may hand processes to
-/// its siblings and this server may end their calls).
-fn spawn_supervisor() -> Option<u64> {
-    let args: &[&str] = if crate::EAGER.load(core::sync::atomic::Ordering::Relaxed) {
-        &["--supervisor", "eager"]
-    } else {
-        &["--supervisor"]
-    };
-    sys::spawn("linux", args, &SpawnOptions::DEFAULT).ok()
-}
-
 pub fn main() -> i32 {
     let mut s = Shared::new();
     if let Err(e) = sys::name_register(proto::NAME, entry::ENTRIES) {
@@ -830,7 +880,7 @@ pub fn main() -> i32 {
         tessera_rt::println!("linux: the console is not free ({e:?}): no terminal");
     }
     for _ in 0..POOL_START {
-        if let Some(p) = spawn_supervisor() {
+        if let Some(p) = s.spawn_supervisor() {
             s.pool.push(p);
         }
     }

@@ -91,6 +91,14 @@ pub struct Mounts {
     made: u64,
 }
 
+impl Mounts {
+    /// Whether `pid` is the device server (`loopblk`) of a mount: it asks
+    /// which file backs its loop device (`ctl::LOOP`).
+    pub fn is_loop_server(&self, pid: u64) -> bool {
+        pid != 0 && self.list.iter().any(|m| m.procs[2] == pid)
+    }
+}
+
 /// A path from message words: its length, then its bytes.
 pub fn path_from(w: &[u64]) -> Option<String> {
     let len = word(w, 0) as usize;

@@ -370,7 +370,8 @@ impl Default for Table {
 impl Shared {
     /// A launcher's new process: a session of its own, on the terminal if
     /// `on_tty` (else the console is no session's controlling terminal).
-    pub(super) fn start(&mut self, on_tty: bool) -> End {
+    /// `starter` (its Tessera pid) alone may wait for it.
+    pub(super) fn start(&mut self, on_tty: bool, starter: u64) -> End {
         let Some(pid) = self.procs.free_pid() else {
             return result(-errno::EAGAIN);
         };
@@ -379,6 +380,7 @@ impl Shared {
             Err(e) => return result(-e),
         };
         let pid = self.procs.add(pid, INIT, 0, 0, sup);
+        self.starters.push((pid, starter));
         if on_tty {
             self.objs.tty.session = pid;
             self.objs.tty.fg_pgrp = pid;
@@ -392,7 +394,7 @@ impl Shared {
             None => result(-errno::ECHILD),
             Some(p) if p.zombie.is_some() => {
                 let (st, start_ns) = (p.zombie.unwrap_or(0), p.start_ns);
-                self.procs.procs.remove(&pid);
+                self.forget(pid);
                 self.pidfds_moved(pid, start_ns, super::pidfd::State::Reaped);
                 result(st as i64)
             }
@@ -576,7 +578,7 @@ impl Shared {
         if let Some(i) = self.launchers.iter().position(|&(_, p)| p == pid) {
             let (rid, _) = self.launchers.remove(i);
             let _ = sys::endr(rid, &proto::bytes(&[status as u64]));
-            self.procs.procs.remove(&pid);
+            self.forget(pid);
             self.pidfds_moved(pid, start_ns, super::pidfd::State::Reaped);
         }
         result(0)
@@ -621,8 +623,15 @@ impl Shared {
     }
 
     /// Removes zombie `pid`, counting its faults into its parent's.
+    /// Process `pid` is reaped: its record goes, and so does its starter's
+    /// right to wait for it (the pid may be given again).
+    fn forget(&mut self, pid: u32) -> Option<Proc> {
+        self.starters.retain(|&(p, _)| p != pid);
+        self.procs.procs.remove(&pid)
+    }
+
     fn reap(&mut self, pid: u32) {
-        let Some(p) = self.procs.procs.remove(&pid) else {
+        let Some(p) = self.forget(pid) else {
             return;
         };
         self.pidfds_moved(pid, p.start_ns, super::pidfd::State::Reaped);

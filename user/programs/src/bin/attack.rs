@@ -14,6 +14,13 @@
 //! - `regions`: 1 GiB regions until refused (Limit), then more calls;
 //! - `requests <pid>`: requests to a process that never accepts (Busy);
 //! - `query`: a resource of the kernel's described to it (Denied);
+//! - `personality`: starts the Linux personality's shared server and, as
+//!   a process that is none of its supervisors, asks it to list, signal
+//!   and reap Linux processes, passes it a Linux call and terminal bytes
+//!   of its own making, and calls its event entries: each must be Denied
+//!   (a launcher's START is served; waiting for that process is left to
+//!   the process that started it: `personality-wait <server> <pid>` tries
+//!   from another);
 //! - `driver <vendor> <device>`: claims the device, maps its BARs, turns
 //!   on bus mastering, binds its interrupt, prints `DRIVER-READY` and
 //!   spins until it is killed (needs `rights::DEVICE`).
@@ -21,7 +28,9 @@
 #![no_main]
 extern crate alloc;
 
+use alloc::string::ToString;
 use restable::ResId;
+use tessera_api::linux::{self as personality, ctl, pass, shared};
 use tessera_rt::abi::{self, Error, LoadPolicy, RegionKind, ResKind, prot};
 use tessera_rt::{println, sys};
 use user_programs::compose;
@@ -190,6 +199,63 @@ fn query() -> Result<i32, Error> {
     ))
 }
 
+/// One call to the shared server `server` (`entry`, the message `words`).
+fn to_shared(server: u64, entry: u64, words: &[u64]) -> Result<u64, Error> {
+    let mut reply = [0u8; 64];
+    sys::call(server, entry, &personality::bytes(words), &mut reply).map(|n| n as u64)
+}
+
+fn personality() -> Result<i32, Error> {
+    let server = sys::spawn("linux", &["--server"], &abi::SpawnOptions::DEFAULT)?;
+    if sys::wait_for_name(personality::NAME) != server {
+        println!("attack: FAILED the shared server {server} did not register");
+        return Ok(1);
+    }
+    let denied = |what, entry, words: &[u64]| refused(what, to_shared(server, entry, words), &[Error::Denied]);
+    let mut status = 0;
+    status |= denied("listing the Linux processes", shared::CTL, &[ctl::PIDS]);
+    status |= denied("killing Linux process 1", shared::CTL, &[ctl::KILL, 1, 1, 9]);
+    status |= denied("reaping Linux process 1", shared::CTL, &[ctl::WAIT, 1]);
+    status |= denied(
+        "a made-up Linux wait4",
+        shared::PASS,
+        &[pass::WAIT4, 1, u64::MAX, 0, 0, 0],
+    );
+    status |= denied("bytes for the terminal", shared::TTY_WRITE, &[0x0a78]);
+    status |= denied("a call on the alarm's entry", shared::TICK, &[0]);
+    status |= denied("a call on the console's entry", shared::INPUT, &[0]);
+    // A launcher's request is anyone's: a new Linux process, whose end
+    // only its starter may wait for.
+    let mut reply = [0u8; 64];
+    let got = sys::call(server, shared::CTL, &personality::bytes(&[ctl::START, 1]), &mut reply)?;
+    let words = personality::words(&reply[..got]);
+    let pid = personality::word(&words, 0);
+    if got < 16 || pid == 0 || pid > u32::MAX as u64 {
+        println!("attack: FAILED a launcher's START was not served: {words:?}");
+        status = 1;
+    } else {
+        let other = sys::spawn(
+            "attack",
+            &["personality-wait", &server.to_string(), &pid.to_string()],
+            &abi::SpawnOptions::DEFAULT,
+        )?;
+        if sys::wait(other)? != 0 {
+            status = 1;
+        }
+    }
+    let _ = sys::kill(server);
+    let _ = sys::wait(server);
+    Ok(status)
+}
+
+fn personality_wait(server: u64, pid: u64) -> Result<i32, Error> {
+    Ok(refused(
+        "waiting for a process another launcher started",
+        to_shared(server, shared::CTL, &[ctl::WAIT, pid]),
+        &[Error::Denied],
+    ))
+}
+
 fn driver(vendor: u64, device: u64) -> Result<i32, Error> {
     let dev = sys::device_find(vendor, device, 0)?;
     sys::device_claim(dev)?;
@@ -233,6 +299,8 @@ fn main(args: &[&str]) -> i32 {
         "requests" => requests(number(2)),
         "query" => query(),
         "driver" => driver(number(2), number(3)),
+        "personality" => personality(),
+        "personality-wait" => personality_wait(number(2), number(3)),
         "nothing" => Ok(0),
         other => {
             println!("attack: no case {other:?}");
