@@ -6,6 +6,9 @@
 
 extern crate alloc;
 
+// Only where there is no std: a host build (a crate's unit tests) takes
+// std's allocator and panic handler, and two of either would not link.
+#[cfg(target_os = "none")]
 pub mod heap;
 pub mod ica;
 pub mod io;
@@ -63,6 +66,7 @@ extern "C" fn start(argc: u64, argv: *const *const u8) -> ! {
     sys::exit(status as u64)
 }
 
+#[cfg(target_os = "none")]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     println!("panic: {}", info);
