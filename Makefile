@@ -76,9 +76,9 @@ run: setup ## build and boot interactively (Ctrl-A X quits)
 debug: setup ## boot stopped, waiting for gdb (see tools/gdbinit)
 	$(XTASK) debug
 
-profile: ## instructions of one system call by function: SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc'
+profile: ## instructions of one system call (or SYSCALL=fault) by function: SYSCALL=ica_move SKIP=25 CMDLINE='bench=ipc' [SEQ=1]
 	bash tools/setup.sh gdb
-	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(value COND)') $(if $(AFTER),--after '$(AFTER)') $(if $(WHOLE),--whole) $(if $(SMP),--smp $(SMP))
+	python3 tools/profile/syscall_trace.py $(SYSCALL) --skip $(or $(SKIP),0) --cmdline '$(CMDLINE)' $(if $(COND),--cond '$(value COND)') $(if $(AFTER),--after '$(AFTER)') $(if $(WHOLE),--whole) $(if $(SEQ),--sequence) $(if $(SMP),--smp $(SMP))
 
 test: setup ## the whole test suite; last line: N passed, N failed
 	$(XTASK) test $(if $(TEST_SMP),--smp $(TEST_SMP)) $(if $(FILTER),--filter $(FILTER)) $(if $(JOBS),--jobs $(JOBS))

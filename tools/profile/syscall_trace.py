@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Instruction-level profile of one system call: every kernel instruction it
 executes, from `syscall_entry` to the first return to user mode, attributed
-to the (inlined) functions it belongs to.
+to the (inlined) functions it belongs to. `fault` in place of a call traces
+a user page fault instead, from its vector's entry stub.
 
 It boots Tessera under instruction counting, stopped for gdb (`cargo xtask
 debug`), lets gdb stop at the K-th entry of system call N (optionally with a
@@ -14,6 +15,11 @@ this shows where that path goes.
     make profile SYSCALL=container_send SKIP=5 COND='$r10 == 4' CMDLINE='bench=container bench_short'
     make profile SYSCALL=call SKIP=3084 COND='$rdi == 6 && $rsi == 2' AFTER=forward_acc WHOLE=1 \
         CMDLINE='servers=off run=fsbench args=ram'
+    make profile SYSCALL=fault SKIP=100 COND='$cr2 >= 0x10000000' CMDLINE='bench=pagefault'
+
+`--sequence` adds the path in order: each run of instructions in one
+(inlined) function as one line with its count and the running total, where
+the tables above it only add up.
 
 `--after FUNCTION` arms the trace only once the kernel first reaches that
 function (the end of its name, looked up with nm; the skip counts from
@@ -66,7 +72,13 @@ def tracer():
     # A hardware breakpoint: the kernel is mapped where gdb's software
     # breakpoints would be written before paging is up.
     extra = f" && ({cond})" if cond else ""
-    gdb.execute(f"hbreak syscall_entry if $rax == {nr}{extra}")
+    fault = os.environ.get("TRACE_FAULT", "").strip()
+    if fault:
+        # The page fault's stub, entered from user mode: the CPU pushed
+        # the error code, rip, then cs (whose low bits are the ring).
+        gdb.execute(f"hbreak {fault} if (*(unsigned long *)($rsp + 16) & 3) == 3{extra}")
+    else:
+        gdb.execute(f"hbreak syscall_entry if $rax == {nr}{extra}")
     for _ in range(skip + 1):
         gdb.execute("continue", to_string=True)
     gdb.execute("delete")
@@ -100,6 +112,43 @@ def syscall_number(name):
         if ident.lower() == want:
             return int(num)
     sys.exit(f"syscall_trace: no system call named {name!r} in {ABI}")
+
+
+def page_fault_stub():
+    """`*0x...` of vector 14's entry stub (16 bytes a vector from
+    `trap_stubs`, vectors.S)."""
+    import subprocess
+
+    out = subprocess.run(["nm", ELF], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "trap_stubs":
+            return f"*0x{int(parts[0], 16) + 14 * 16:x}"
+    sys.exit("syscall_trace: no trap_stubs in the kernel")
+
+
+def sequence(rows, depth):
+    """The path in order: a line per run of instructions with one chain."""
+    pcs = [int(r, 16) for r in rows if not r.startswith("u ")]
+    chains = symbolize(pcs)
+    print("\nin order (instructions, running total, call chain):")
+    last, count, total = None, 0, 0
+    for r in rows + [None]:
+        if r is None:
+            key = None
+        elif r.startswith("u "):
+            key = "user, page-table root " + r.split()[1]
+        else:
+            chain = chains.get(int(r, 16), ["?"])
+            key = " > ".join(chain[:depth]) + (f"  ...{chain[-1]}" if len(chain) > depth else "")
+        if key != last and last is not None:
+            print(f"{count:6} {total:7}  {last}")
+            count = 0
+        if key is None:
+            break
+        last = key
+        count += 1
+        total += 1
 
 
 def function_address(name):
@@ -185,7 +234,7 @@ def driver():
     import time
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("syscall", help="number or name (ica_move, IcaMove, 71)")
+    ap.add_argument("syscall", help="number or name (ica_move, IcaMove, 71), or fault")
     ap.add_argument("--skip", type=int, default=0, help="entries of that call to let pass first")
     ap.add_argument("--cond", default="", help="further gdb condition, e.g. '$rdi == 3'")
     ap.add_argument("--cmdline", default="", help="kernel command line (e.g. 'bench=ipc')")
@@ -196,11 +245,13 @@ def driver():
     ap.add_argument("--save", help="also write the traced PCs to this file")
     ap.add_argument("--whole", action="store_true", help="follow until the caller is back in user mode")
     ap.add_argument("--after", default="", help="arm the trace once the kernel reaches this function")
+    ap.add_argument("--sequence", action="store_true", help="also list the path in order")
     args = ap.parse_args()
     for tool in ("gdb", "addr2line"):
         if shutil.which(tool) is None:
             sys.exit(f"syscall_trace: {tool} is missing (apt-get install gdb binutils)")
-    nr = syscall_number(args.syscall)
+    fault = args.syscall == "fault"
+    nr = 0 if fault else syscall_number(args.syscall)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -231,6 +282,7 @@ def driver():
             TRACE_PORT=str(port),
             TRACE_WHOLE="1" if args.whole else "0",
             TRACE_AFTER=function_address(args.after) if args.after else "",
+            TRACE_FAULT=page_fault_stub() if fault else "",
         )
         try:
             for _ in range(100):  # until QEMU listens
@@ -258,8 +310,11 @@ def driver():
         with open(args.save, "w") as f:
             f.writelines(r + "\n" for r in rows)
     after = f" after {args.after}" if args.after else ""
-    print(f"system call {nr} ({args.syscall}), entry {args.skip + 1}{after}, cmdline {args.cmdline!r}")
+    what = "user page fault" if fault else f"system call {nr} ({args.syscall})"
+    print(f"{what}, entry {args.skip + 1}{after}, cmdline {args.cmdline!r}")
     report(rows, args.depth, args.top)
+    if args.sequence:
+        sequence(rows, args.depth)
 
 
 if __name__ == "__main__":
