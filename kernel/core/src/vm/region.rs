@@ -734,9 +734,7 @@ impl Region {
             self.forget_file_pages();
         }
         if self.take_forked() {
-            for f in self.frames.iter_mut().filter(|f| **f != 0) {
-                frames::release(core::mem::take(f));
-            }
+            frames::release_all(&mut self.frames);
             return;
         }
         let shared = self.shared.take().is_some();
