@@ -754,6 +754,16 @@ impl Region {
         }
     }
 
+    /// Lets go of every page now (`release_frames`), leaving a region of
+    /// the same size, kind and rights with none present: what is left of
+    /// an ended fork's copy kept for the next fork (`VirtualSpace::reattach`
+    /// puts a new copy in its place).
+    pub fn release_all(&mut self) {
+        self.taint();
+        self.release_frames();
+        self.keep = None;
+    }
+
     /// Puts `pages` absent pages before the first (a stack growing down):
     /// the pages there keep their frames at their new indices. Only a
     /// region whose frames are its own, page by page.
