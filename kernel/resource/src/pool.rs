@@ -287,13 +287,9 @@ const MAX_FORKS: usize = 4;
 /// An ended fork's copy of space `space` of process `owner`, emptied, for
 /// its next fork.
 pub fn take_fork(space: ResId, owner: u64) -> Option<ResId> {
-    let mut p = POOL.lock();
-    let list = p.forks.get_mut(&(space, owner))?;
-    let x = list.pop();
-    if list.is_empty() {
-        p.forks.remove(&(space, owner));
-    }
-    x.map(|x| x.id)
+    // An emptied list stays, for the copy the child leaves at its end:
+    // its key goes with the process (`drop_forks`), or after T (`reduce`).
+    POOL.lock().forks.get_mut(&(space, owner))?.pop().map(|x| x.id)
 }
 
 /// Keeps `id`, an ended fork's copy of space `space` of process `owner`
@@ -337,15 +333,20 @@ pub fn forks_kept() -> usize {
     POOL.lock().forks.values().map(Vec::len).sum()
 }
 
-/// Some kept fork's copy, taken out of the pool.
+/// Some kept fork's copy, taken out of the pool (the lists left empty
+/// go on the way).
 fn take_any_fork() -> Option<ResId> {
     let mut p = POOL.lock();
-    let (&key, list) = p.forks.iter_mut().next()?;
-    let x = list.pop();
-    if list.is_empty() {
-        p.forks.remove(&key);
+    loop {
+        let (&key, list) = p.forks.iter_mut().next()?;
+        let x = list.pop();
+        if list.is_empty() {
+            p.forks.remove(&key);
+        }
+        if let Some(x) = x {
+            return Some(x.id);
+        }
     }
-    x.map(|x| x.id)
 }
 
 // ---- shared text ----

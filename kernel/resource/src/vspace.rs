@@ -29,6 +29,7 @@ use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 use kcore::vm::space::{SpaceError, VirtualSpace};
 
+use kcore::vm::space::NO_SLOT;
 pub use kcore::vm::space::{At, SpaceRef};
 
 static SPACES: IrqMutex<ResTable<Space>> = IrqMutex::new(table(Kind::VirtualSpace));
@@ -199,13 +200,15 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId, reuse: bo
             if s.user() != owner {
                 return Err(Error::NotFound);
             }
+            // Found once, then looked at in its slot.
+            let slot = s.slot_of(link, NO_SLOT).unwrap_or(NO_SLOT);
             // Where it is now: a stack region grows down at faults, which
             // its record's address does not follow.
-            if let Some(a) = s.attachment_mut(link, 0) {
+            if let Some(a) = s.attachment_mut(link, slot) {
                 base = a.base;
                 file_end = a.file_end;
             }
-            let wiped = s.attachment_mut(link, 0).and_then(|a| {
+            let wiped = s.attachment_mut(link, slot).and_then(|a| {
                 let g = &a.region;
                 g.linux.wipe_on_fork().then(|| {
                     let fresh = Region::new(g.kind, g.pages(), Backing::Zero, g.writable, g.executable);
@@ -215,10 +218,10 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId, reuse: bo
                     })
                 })
             });
-            match wiped.or_else(|| s.fork_region(link)) {
+            match wiped.or_else(|| s.fork_region_at(link, slot)) {
                 Some(cow) => cow,
                 None => {
-                    let Some(a) = s.attachment_mut(link, 0) else {
+                    let Some(a) = s.attachment_mut(link, slot) else {
                         continue;
                     };
                     if a.region.writable && !a.region.fork_shares {

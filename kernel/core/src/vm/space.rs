@@ -1019,9 +1019,14 @@ impl VirtualSpace {
     /// threads may be writing them). None if no such attachment, or its
     /// region is not `forkable`.
     pub fn fork_region(&mut self, link_id: ResId) -> Option<Result<Region, OutOfMemory>> {
+        self.fork_region_at(link_id, NO_SLOT)
+    }
+
+    /// `fork_region`, looking in slot `hint` first.
+    pub fn fork_region_at(&mut self, link_id: ResId, hint: usize) -> Option<Result<Region, OutOfMemory>> {
         let root = self.root;
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        let a = self.attachment_mut(link_id, NO_SLOT)?;
+        let a = self.attachment_mut(link_id, hint)?;
         if !a.region.forkable() {
             return None;
         }
@@ -1058,17 +1063,15 @@ impl VirtualSpace {
     /// attachment, its resource identifiers and the page tables on the way
     /// are reused, not made anew. Returns the attachment's identifiers and
     /// the region it held (empty), or gives `region` back (no such
-    /// attachment, one that holds pages, memory in blocks, or no memory
-    /// for a page table).
+    /// attachment, memory in blocks, or no memory for a page table).
     #[allow(clippy::result_large_err)]
     pub fn reattach(&mut self, base: u64, region: Region) -> Result<(ResId, ResId, Region), Region> {
         let root = self.root;
-        let slot = self.slots.iter().position(|s| {
-            matches!(s, Slot::Used(a) if a.base == base
-                && a.region.pages() == region.pages()
-                && a.region.resident_pages() == 0
-                && !a.blocks)
-        });
+        // (Its pages are not looked at: an emptied attachment holds none,
+        // and one that held some would let them go as its region goes.)
+        let slot = self.slots.iter().position(
+            |s| matches!(s, Slot::Used(a) if a.base == base && a.region.pages() == region.pages() && !a.blocks),
+        );
         let Some(Slot::Used(a)) = slot.and_then(|i| self.slots.get_mut(i)) else {
             return Err(region);
         };
