@@ -89,6 +89,11 @@ struct Pool {
     /// time starts when no process (nor pooled space) maps it any more.
     masters: BTreeMap<(ResId, usize), Pooled>,
     full: BTreeMap<ResId, Vec<Pooled>>,
+    /// Ended forks' copies, emptied, by the space they copied and the
+    /// process whose memory that is (`vspace::copy_reusing`): a process
+    /// that forks again and again (a shell, a server, `make`) has its
+    /// next child's space, attachments and page tables ready.
+    forks: BTreeMap<(ResId, u64), Vec<Pooled>>,
     stats: [KindStats; 6],
     last_adjust: u64,
 }
@@ -108,6 +113,7 @@ static POOL: IrqMutex<Pool> = IrqMutex::new(Pool {
     texts: BTreeMap::new(),
     masters: BTreeMap::new(),
     full: BTreeMap::new(),
+    forks: BTreeMap::new(),
     stats: [KindStats {
         hits: 0,
         misses: 0,
@@ -272,6 +278,77 @@ pub fn put_full(plate: ResId, id: ResId) -> bool {
     put(PoolKind::Full, plate, 0, id)
 }
 
+// ---- forks' copies ----
+
+/// The most ended forks' copies kept for one process: its children alive
+/// at once (a pipeline's), not every one it ever had.
+const MAX_FORKS: usize = 4;
+
+/// An ended fork's copy of space `space` of process `owner`, emptied, for
+/// its next fork.
+pub fn take_fork(space: ResId, owner: u64) -> Option<ResId> {
+    // An emptied list stays, for the copy the child leaves at its end:
+    // its key goes with the process (`drop_forks`), or after T (`reduce`).
+    POOL.lock().forks.get_mut(&(space, owner))?.pop().map(|x| x.id)
+}
+
+/// Keeps `id`, an ended fork's copy of space `space` of process `owner`
+/// (emptied), for that process's next fork; false if the pool will not
+/// (reuse off, no memory, enough kept), and the caller deletes it.
+pub fn put_fork(space: ResId, owner: u64, id: ResId) -> bool {
+    let mut p = POOL.lock();
+    if !p.settings.reuse {
+        return false;
+    }
+    // A map has no fallible insert: room for a node first.
+    if !p.forks.contains_key(&(space, owner)) && !kcore::mm::heap::room_for(MAP_NODES) {
+        return false;
+    }
+    let list = p.forks.entry((space, owner)).or_default();
+    list.len() < MAX_FORKS && keep(list, id)
+}
+
+/// The forks' copies kept for space `space` go (its process ended).
+pub fn drop_forks(space: ResId) {
+    loop {
+        let id = {
+            let mut p = POOL.lock();
+            let Some((&key, list)) = p.forks.range_mut((space, 0)..=(space, u64::MAX)).next() else {
+                break;
+            };
+            let x = list.pop();
+            if list.is_empty() {
+                p.forks.remove(&key);
+            }
+            x
+        };
+        if let Some(x) = id {
+            super::proc::spawn::destroy_space(x.id);
+        }
+    }
+}
+
+/// How many forks' copies the pool keeps.
+pub fn forks_kept() -> usize {
+    POOL.lock().forks.values().map(Vec::len).sum()
+}
+
+/// Some kept fork's copy, taken out of the pool (the lists left empty
+/// go on the way).
+fn take_any_fork() -> Option<ResId> {
+    let mut p = POOL.lock();
+    loop {
+        let (&key, list) = p.forks.iter_mut().next()?;
+        let x = list.pop();
+        if list.is_empty() {
+            p.forks.remove(&key);
+        }
+        if let Some(x) = x {
+            return Some(x.id);
+        }
+    }
+}
+
 // ---- shared text ----
 
 /// The shared text of segment `segment` of `plate`'s program, if kept:
@@ -414,6 +491,31 @@ fn delete(kind: PoolKind, key: ResId, id: ResId) {
 /// One reduce pass at time `now` (tests drive this clock directly).
 /// Returns how many resources it deleted.
 pub fn reduce(now: u64) -> usize {
+    // Forks' copies unused for T go (out of memory for the list, they
+    // stay until the next pass).
+    let mut forks: Vec<ResId> = Vec::new();
+    {
+        let mut guard = POOL.lock();
+        let p = &mut *guard;
+        let t = p.settings.unused_ns;
+        for list in p.forks.values_mut() {
+            list.retain(|x| {
+                let go = now.saturating_sub(x.since) >= t && forks.try_reserve(1).is_ok();
+                if go {
+                    forks.push(x.id);
+                }
+                !go
+            });
+        }
+        p.forks.retain(|_, l| !l.is_empty());
+    }
+    for &id in &forks {
+        super::proc::spawn::destroy_space(id);
+    }
+    forks.len() + reduce_kinds(now)
+}
+
+fn reduce_kinds(now: u64) -> usize {
     let mut victims: Vec<(PoolKind, ResId, ResId)> = Vec::new();
     // Which shared texts processes (or pooled spaces) map: looked at
     // outside the pool's lock (the regions' table is locked for it). Out
@@ -494,7 +596,7 @@ pub fn reduce(now: u64) -> usize {
     }
     // Parts of composites re-entered the pool now; with T = 0 they are due too.
     if n > 0 && POOL.lock().settings.unused_ns == 0 {
-        return n + reduce(now);
+        return n + reduce_kinds(now);
     }
     n
 }
@@ -504,6 +606,10 @@ pub fn reduce(now: u64) -> usize {
 /// nothing: it must work when nothing else can.
 pub fn flush() -> usize {
     let mut n = 0;
+    while let Some(id) = take_any_fork() {
+        super::proc::spawn::destroy_space(id);
+        n += 1;
+    }
     while let Some((kind, key, id)) = take_any() {
         // A composite gives its parts back, and the loop takes them too.
         delete(kind, key, id);
@@ -756,9 +862,16 @@ pub fn report() -> [KindReport; 6] {
         fn flat<K>(m: &BTreeMap<K, Vec<Pooled>>) -> Vec<ResId> {
             super::try_collect(m.values().flat_map(|l| l.iter().map(|x| x.id))).unwrap_or_default()
         }
+        // A fork's kept copy counts as a space: empty, its page tables
+        // and attachments all it holds.
+        let mut spaces = ids(&p.spaces);
+        let forks = flat(&p.forks);
+        if spaces.try_reserve(forks.len()).is_ok() {
+            spaces.extend_from_slice(&forks);
+        }
         (
             ids(&p.work_areas),
-            ids(&p.spaces),
+            spaces,
             flat(&p.regions),
             flat(&p.programs),
             flat(&p.texts),

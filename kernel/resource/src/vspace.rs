@@ -29,6 +29,7 @@ use kcore::sync::IrqMutex;
 use kcore::vm::region::{Backing, Kind as RegionKind, Region};
 use kcore::vm::space::{SpaceError, VirtualSpace};
 
+use kcore::vm::space::NO_SLOT;
 pub use kcore::vm::space::{At, SpaceRef};
 
 static SPACES: IrqMutex<ResTable<Space>> = IrqMutex::new(table(Kind::VirtualSpace));
@@ -36,7 +37,19 @@ static SPACES: IrqMutex<ResTable<Space>> = IrqMutex::new(table(Kind::VirtualSpac
 /// A space's entry: the space, and what the kernel composed in it.
 pub struct Space {
     space: SpaceRef,
-    composition: Option<Composition>,
+    made: Made,
+}
+
+/// What the kernel made a space as, while only the kernel has changed it
+/// (but for anonymous memory): one word of the entry's, as the
+/// composition alone took (a pool filled with spaces is many entries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    Other,
+    Composed(Composition),
+    /// A fork's copy (`copy`) of space `.0` of process `.1`: at its end
+    /// it may be kept for that process's next fork (`empty_for_fork`).
+    ForkOf(ResId, u64),
 }
 
 /// A space the kernel composed for a program (`proc::spawn`), which only
@@ -64,7 +77,7 @@ pub fn create(caller: u64) -> Result<ResId, Error> {
         }
         let entry = Space {
             space: kcore::mm::heap::try_arc(IrqMutex::new(space)).map_err(|_| Error::NoMemory)?,
-            composition: None,
+            made: Made::Other,
         };
         super::insert_charged(&mut SPACES.lock(), caller, charge, entry)
     })
@@ -82,39 +95,120 @@ pub fn create(caller: u64) -> Result<ResId, Error> {
 /// begin to end meanwhile (on another CPU), the copy stops and is taken
 /// apart.
 pub fn copy(caller: u64, from: ResId, owner: u64) -> Result<ResId, Error> {
+    copy_reusing(caller, from, owner, None)
+}
+
+/// `copy` into `spare`, if given: an ended fork's copy of the same space
+/// for the same process, emptied (`empty_for_fork`) and the kernel's.
+/// Its attachments of the address and size of one of the space's own
+/// take that one's copy in place (`VirtualSpace::reattach`): no resource
+/// made, no page table made or zeroed, and none of it taken apart again
+/// at the copy's end. Those it has beyond go.
+pub fn copy_reusing(caller: u64, from: ResId, owner: u64, spare: Option<ResId>) -> Result<ResId, Error> {
     invoke(
         caller,
         ResOp::CopySpace,
         super::mediator::only(from, Need::Owned(Kind::VirtualSpace)),
         || {
             let source = get(caller, from)?;
-            let space = create(caller)?;
-            copy_into(&source, from, owner, space).inspect_err(|_| crate::proc::spawn::destroy_space(space))?;
+            let spare = match spare {
+                Some(s) if fork_of(s) == Some((from, owner)) => Some(s),
+                Some(s) => {
+                    crate::proc::spawn::destroy_space(s);
+                    None
+                }
+                None => None,
+            };
+            let space = match spare {
+                Some(s) => {
+                    prune_spare(&source, s);
+                    s
+                }
+                None => create(caller)?,
+            };
+            copy_into(&source, from, owner, space, spare.is_some())
+                .inspect_err(|_| crate::proc::spawn::destroy_space(space))?;
             // A Linux program's stack grows in the copy as in the original.
             let floor = source.lock().stack_floor();
             if let Ok(copy) = get(caller, space) {
                 copy.lock().set_stack_floor(floor);
+            }
+            if let Ok(e) = SPACES.lock().get_mut(space) {
+                e.value.made = Made::ForkOf(from, owner);
             }
             Ok(space)
         },
     )
 }
 
-fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result<(), Error> {
-    for (link, mut base) in owned_attachments(source, from, owner)? {
+/// Deletes the attachments of `spare` (and their regions) that no
+/// attachment of `source` (of its address and size) will take the place
+/// of: what is left is only what `copy_into` fills, and nothing of it lies
+/// in the way of what it attaches anew.
+fn prune_spare(source: &SpaceRef, spare: ResId) {
+    let Ok(kept) = get(KERNEL, spare) else { return };
+    loop {
+        let stray = {
+            let s = source.lock();
+            let k = kept.lock();
+            k.regions()
+                .find(|a| {
+                    !s.regions()
+                        .any(|b| b.base == a.base && b.region.pages() == a.region.pages())
+                })
+                .map(|a| (a.link_id, a.region_id))
+        };
+        let Some((link, region)) = stray else { break };
+        if super::mediator::delete(KERNEL, link).is_err() {
+            break;
+        }
+        let _ = super::mediator::delete(KERNEL, region);
+    }
+}
+
+/// The process and space `space` is a fork's copy of, while only the
+/// kernel changed it.
+pub fn fork_of(space: ResId) -> Option<(ResId, u64)> {
+    match SPACES.lock().get(space).map(|e| e.value.made) {
+        Ok(Made::ForkOf(from, owner)) => Some((from, owner)),
+        _ => None,
+    }
+}
+
+/// Empties an ended fork's copy (`VirtualSpace::empty_for_reuse`) for its
+/// parent's next fork; false if it is no such copy, or in use.
+pub fn empty_for_fork(space: ResId) -> bool {
+    let Ok(s) = get(KERNEL, space) else { return false };
+    if fork_of(space).is_none() || Arc::strong_count(&s) > 2 {
+        return false;
+    }
+    s.lock().empty_for_reuse();
+    true
+}
+
+fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId, reuse: bool) -> Result<(), Error> {
+    let child = if reuse { Some(get(KERNEL, space)?) } else { None };
+    let owned = owned_attachments(source, from, owner)?;
+    // The attachments of the copy made or filled here: in a kept copy,
+    // the others go at the end.
+    let mut made = Vec::new();
+    made.try_reserve_exact(owned.len()).map_err(|_| Error::NoMemory)?;
+    for (link, mut base) in owned {
         let mut file_end = kcore::vm::region::FileEnd::default();
         let copy = {
             let mut s = source.lock();
             if s.user() != owner {
                 return Err(Error::NotFound);
             }
+            // Found once, then looked at in its slot.
+            let slot = s.slot_of(link, NO_SLOT).unwrap_or(NO_SLOT);
             // Where it is now: a stack region grows down at faults, which
             // its record's address does not follow.
-            if let Some(a) = s.attachment_mut(link, 0) {
+            if let Some(a) = s.attachment_mut(link, slot) {
                 base = a.base;
                 file_end = a.file_end;
             }
-            let wiped = s.attachment_mut(link, 0).and_then(|a| {
+            let wiped = s.attachment_mut(link, slot).and_then(|a| {
                 let g = &a.region;
                 g.linux.wipe_on_fork().then(|| {
                     let fresh = Region::new(g.kind, g.pages(), Backing::Zero, g.writable, g.executable);
@@ -124,10 +218,10 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
                     })
                 })
             });
-            match wiped.or_else(|| s.fork_region(link)) {
+            match wiped.or_else(|| s.fork_region_at(link, slot)) {
                 Some(cow) => cow,
                 None => {
-                    let Some(a) = s.attachment_mut(link, 0) else {
+                    let Some(a) = s.attachment_mut(link, slot) else {
                         continue;
                     };
                     if a.region.writable && !a.region.fork_shares {
@@ -139,23 +233,54 @@ fn copy_into(source: &SpaceRef, from: ResId, owner: u64, space: ResId) -> Result
             }
         };
         // A child inherits no locks (Linux clears VM_LOCKED at fork).
-        copy.map(|mut r| {
+        let copy = copy.map(|mut r| {
             r.linux.set_locked(false);
             r
-        })
-        .map_err(|_| Error::NoMemory)
-        // The process that forks pays for its child's lists, as for
-        // its own (a fork of a 1 GiB mapping copies a 2 MiB list).
-        .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE, owner).map_err(|(e, _)| e))
-        .map(|(_, copied, _, _)| {
-            // A Linux file mapping's end goes with it (its pages past the
-            // end, a shared one's included, stay unmapped in the copy).
-            if file_end.file != 0
-                && let Ok(child) = get(KERNEL, space)
-            {
-                child.lock().set_file_end_of(copied, file_end);
+        });
+        // In a kept copy, in the place of the emptied attachment there.
+        let copy = match (copy, &child) {
+            (Ok(r), Some(c)) => {
+                let put = c.lock().reattach(base, r);
+                match put {
+                    Ok((copied, _, emptied)) => {
+                        drop(emptied);
+                        made.push(copied);
+                        if file_end.file != 0 {
+                            c.lock().set_file_end_of(copied, file_end);
+                        }
+                        continue;
+                    }
+                    Err(r) => Ok(r),
+                }
             }
-        })?;
+            (copy, _) => copy,
+        };
+        copy.map_err(|_| Error::NoMemory)
+            // The process that forks pays for its child's lists, as for
+            // its own (a fork of a 1 GiB mapping copies a 2 MiB list).
+            .and_then(|r| attach_memory(space, r, At::Address(base), ResId::NONE, owner).map_err(|(e, _)| e))
+            .map(|(_, copied, _, _)| {
+                made.push(copied);
+                // A Linux file mapping's end goes with it (its pages past the
+                // end, a shared one's included, stay unmapped in the copy).
+                if file_end.file != 0
+                    && let Ok(child) = get(KERNEL, space)
+                {
+                    child.lock().set_file_end_of(copied, file_end);
+                }
+            })?;
+    }
+    // What a kept copy holds that the space's own memory no longer has
+    // (it changed during the copy) goes.
+    while let Some(c) = &child {
+        let stray = c
+            .lock()
+            .regions()
+            .find(|a| !made.contains(&a.link_id))
+            .map(|a| (a.link_id, a.region_id));
+        let Some((link, region)) = stray else { break };
+        super::mediator::delete(KERNEL, link)?;
+        let _ = super::mediator::delete(KERNEL, region);
     }
     Ok(())
 }
@@ -175,20 +300,23 @@ pub fn mark_composed(space: ResId, plate: ResId) {
     let mut t = SPACES.lock();
     if let Ok(e) = t.get_mut(space) {
         let attachments = e.value.space.lock().region_count();
-        e.value.composition = Some(Composition { plate, attachments });
+        e.value.made = Made::Composed(Composition { plate, attachments });
     }
 }
 
 /// The kernel's composition `space` holds, if only the kernel changed it.
 pub fn composition(space: ResId) -> Option<Composition> {
-    SPACES.lock().get(space).ok().and_then(|e| e.value.composition)
+    match SPACES.lock().get(space).map(|e| e.value.made) {
+        Ok(Made::Composed(c)) => Some(c),
+        _ => None,
+    }
 }
 
 /// User code changed what `space` holds: it is no composition of the
 /// kernel's any more.
 fn changed_by_user(space: ResId) {
     if let Ok(e) = SPACES.lock().get_mut(space) {
-        e.value.composition = None;
+        e.value.made = Made::Other;
     }
 }
 

@@ -459,3 +459,126 @@ pub fn fork_of_a_grown_stack_and_its_limits() -> TestResult {
         .map_err(|_| "growth with memory back")?;
     Ok(())
 }
+
+/// Where the kept-copy test writes in a sleeper's memory: inside its top
+/// stack page, below its arguments.
+const AT: u64 = USER_STACK_TOP - 4096 + 512;
+
+fn read_of(pid: u64) -> Result<[u8; 64], abi::Error> {
+    let mut b = [0u8; 64];
+    ipc::process::read_user_of(pid, kcore::uaccess::UserRange::new(AT, 64)?, &mut b).map(|()| b)
+}
+
+fn write_of(pid: u64, bytes: &[u8; 64]) -> Result<(), String> {
+    super::ok(ipc::process::write_user_of(
+        pid,
+        super::ok(kcore::uaccess::UserRange::new(AT, 64))?,
+        bytes,
+    ))
+}
+
+/// A fork of `parent` (calls to `sup`) that faults at once and waits for
+/// ever in the call that takes its fault to `sup`, until killed; and the
+/// space it got.
+fn forked(parent: u64, sup: u64) -> Result<(u64, ResId), String> {
+    let p = ipc::process::get(parent).ok_or("parent gone")?;
+    let regs = abi::linux::Regs {
+        rip: 0x1000,
+        rsp: USER_STACK_TOP - 2048,
+        rflags: 0x202,
+        ..abi::linux::Regs::default()
+    };
+    let child = super::ok(resource::proc::spawn::fork(&p, regs, sup, 4242))?;
+    let space = ipc::process::get(child).ok_or("child gone")?.space_id();
+    Ok((child, space))
+}
+
+fn end_forked(child: u64, sup: u64) -> Result<u64, String> {
+    let _ = ipc::process::kill(child);
+    super::ok(ipc::process::wait(sup, child))
+}
+
+fn kept_round() -> TestResult {
+    let (one, two, three): ([u8; 64], [u8; 64], [u8; 64]) = (
+        core::array::from_fn(|i| i as u8),
+        core::array::from_fn(|i| !(i as u8)),
+        core::array::from_fn(|i| i as u8 ^ 0x5a),
+    );
+    // (Copies other tests' forks left count as they are.)
+    let base = resource::pool::forks_kept();
+    let sup = super::live()?;
+    let parent = super::live()?;
+    write_of(parent, &one)?;
+    let (first, space) = forked(parent, sup)?;
+    // Each writes its own copy now: neither sees the other's bytes.
+    write_of(parent, &two)?;
+    write_of(first, &three)?;
+    let (first_sees, parent_sees) = (read_of(first), read_of(parent));
+    end_forked(first, sup)?;
+    // The next fork takes the first one's space, emptied, and sees the
+    // parent's bytes as they are now, none of the first child's.
+    let (second, again) = forked(parent, sup)?;
+    let second_sees = read_of(second);
+    write_of(second, &one)?;
+    let parent_after = read_of(parent);
+    end_forked(second, sup)?;
+    let kept = resource::pool::forks_kept();
+    // Its parent ended first: the copy is not kept for anyone.
+    let (third, _) = forked(parent, sup)?;
+    super::end(parent);
+    let third_sees = read_of(third);
+    end_forked(third, sup)?;
+    let kept_for_none = resource::pool::forks_kept();
+    // A parent that ends takes the copy kept for it along.
+    let other = super::live()?;
+    let (fourth, _) = forked(other, sup)?;
+    end_forked(fourth, sup)?;
+    let kept_for_other = resource::pool::forks_kept();
+    super::end(other);
+    let kept_at_end = resource::pool::forks_kept();
+    super::end(sup);
+    ensure!(
+        (kept, kept_for_none, kept_for_other, kept_at_end) == (base + 1, base, base + 1, base),
+        "copies kept: {kept} for the parent, {kept_for_none} once it ended, \
+         {kept_for_other} for another, {kept_at_end} once that ended"
+    );
+    ensure!(
+        first_sees == Ok(three) && parent_sees == Ok(two),
+        "after the fork the child reads {first_sees:?}, the parent {parent_sees:?}"
+    );
+    ensure!(
+        again == space,
+        "the second fork's space {again:?} is not the first's {space:?}"
+    );
+    ensure!(
+        second_sees == Ok(two) && parent_after == Ok(two),
+        "the second child reads {second_sees:?}, the parent then {parent_after:?}"
+    );
+    ensure!(third_sees == Ok(two), "the third child reads {third_sees:?}");
+    Ok(())
+}
+
+/// An ended fork's copy is kept for its parent's next fork (the pool's
+/// reuse, `pool::take_fork`): the next child gets its space back,
+/// refilled with the parent's memory as it is then, with nothing of the
+/// earlier child's; copy-on-write stays exact both ways; and once the
+/// parent is gone and the pool flushed nothing stays behind.
+pub fn fork_copies_are_kept_for_the_next_fork() -> TestResult {
+    if !resource::pool::reuse_enabled() {
+        return Ok(());
+    }
+    // Warm up (tables, the pool), then nothing may stay behind.
+    kept_round()?;
+    resource::pool::flush();
+    kcore::computation::reap_all();
+    let before = (resource::counts().map(|(_, n)| n), frames::stats().free);
+    kept_round()?;
+    resource::pool::flush();
+    kcore::computation::reap_all();
+    let after = (resource::counts().map(|(_, n)| n), frames::stats().free);
+    ensure!(
+        after == before,
+        "resources and free frames {before:?} before, {after:?} after"
+    );
+    Ok(())
+}

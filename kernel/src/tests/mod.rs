@@ -231,6 +231,7 @@ pub static TESTS: &[KTest] = ktests![
     pass fork::refresh_refills_every_written_page,
     pass fork::regions_hand_pages_over,
     pass fork::fork_of_a_grown_stack_and_its_limits,
+    pass fork::fork_copies_are_kept_for_the_next_fork,
     // vfork's space lent to the child (issue 18)
     pass vfork::vfork_lends_a_space_only_as_asked,
     pass vfork::vfork_space_goes_with_its_last_holder,

@@ -734,9 +734,7 @@ impl Region {
             self.forget_file_pages();
         }
         if self.take_forked() {
-            for f in self.frames.iter_mut().filter(|f| **f != 0) {
-                frames::release(core::mem::take(f));
-            }
+            frames::release_all(&mut self.frames);
             return;
         }
         let shared = self.shared.take().is_some();
@@ -754,6 +752,16 @@ impl Region {
                 frames::free(f, 1);
             }
         }
+    }
+
+    /// Lets go of every page now (`release_frames`), leaving a region of
+    /// the same size, kind and rights with none present: what is left of
+    /// an ended fork's copy kept for the next fork (`VirtualSpace::reattach`
+    /// puts a new copy in its place).
+    pub fn release_all(&mut self) {
+        self.taint();
+        self.release_frames();
+        self.keep = None;
     }
 
     /// Puts `pages` absent pages before the first (a stack growing down):

@@ -1019,9 +1019,14 @@ impl VirtualSpace {
     /// threads may be writing them). None if no such attachment, or its
     /// region is not `forkable`.
     pub fn fork_region(&mut self, link_id: ResId) -> Option<Result<Region, OutOfMemory>> {
+        self.fork_region_at(link_id, NO_SLOT)
+    }
+
+    /// `fork_region`, looking in slot `hint` first.
+    pub fn fork_region_at(&mut self, link_id: ResId, hint: usize) -> Option<Result<Region, OutOfMemory>> {
         let root = self.root;
         let cpus = self.active_cpus.load(Ordering::Acquire);
-        let a = self.attachment_mut(link_id, NO_SLOT)?;
+        let a = self.attachment_mut(link_id, hint)?;
         if !a.region.forkable() {
             return None;
         }
@@ -1031,6 +1036,78 @@ impl VirtualSpace {
             a.shoot_down(cpus);
         }
         Some(copy)
+    }
+
+    /// Empties every attachment for an ended fork's space to be kept for
+    /// its parent's next fork (`reattach`): each region lets go of its
+    /// pages (`Region::release_all`) and its translations go, on every CPU
+    /// of the space; the attachments, their slots, the page tables and
+    /// the space's layout stay. What no CPU may reach any more is then
+    /// only empty tables.
+    pub fn empty_for_reuse(&mut self) {
+        let root = self.root;
+        let cpus = self.active_cpus.load(Ordering::Acquire);
+        for a in self.regions_mut() {
+            paging::unmap_range(root, a.base, a.region.pages());
+            a.shoot_down(cpus);
+            a.entry = None;
+            a.blocks = false;
+            a.file_end = super::region::FileEnd::default();
+            a.region.release_all();
+        }
+    }
+
+    /// Puts `region` (a fork's copy of a parent's region at `base`) in
+    /// the place of the emptied attachment (`empty_for_reuse`) of the
+    /// same address and size, mapping its pages as `attach` would: the
+    /// attachment, its resource identifiers and the page tables on the way
+    /// are reused, not made anew. Returns the attachment's identifiers and
+    /// the region it held (empty), or gives `region` back (no such
+    /// attachment, memory in blocks, or no memory for a page table).
+    #[allow(clippy::result_large_err)]
+    pub fn reattach(&mut self, base: u64, region: Region) -> Result<(ResId, ResId, Region), Region> {
+        let root = self.root;
+        // (Its pages are not looked at: an emptied attachment holds none,
+        // and one that held some would let them go as its region goes.)
+        let slot = self.slots.iter().position(
+            |s| matches!(s, Slot::Used(a) if a.base == base && a.region.pages() == region.pages() && !a.blocks),
+        );
+        let Some(Slot::Used(a)) = slot.and_then(|i| self.slots.get_mut(i)) else {
+            return Err(region);
+        };
+        let mut old = core::mem::replace(&mut a.region, region);
+        // Its pages get new entries, without what the old ones knew.
+        a.region.taint();
+        a.entry = None;
+        a.file_end = super::region::FileEnd::default();
+        if a.wants_blocks() {
+            core::mem::swap(&mut a.region, &mut old);
+            return Err(old);
+        }
+        // A fork's copy maps its frames read-only: the first write to
+        // each finds out whether it must copy (as `attach`).
+        let f = if a.region.is_forked() {
+            a.pte_flags() & !flags::WRITABLE
+        } else {
+            a.pte_flags()
+        };
+        let t0 = paging::user_tables_made();
+        let mapped = paging::map_range(root, base, a.region.frames(), f);
+        if let Err((_, done)) = mapped {
+            paging::unmap_range(root, base, done);
+            core::mem::swap(&mut a.region, &mut old);
+            self.settle(t0);
+            return Err(old);
+        }
+        let (ids, one) = ((a.link_id, a.region_id), a.region.pages() == 1);
+        self.settle(t0);
+        if one {
+            let e = self.entry(base);
+            if let Some(Slot::Used(a)) = slot.and_then(|i| self.slots.get_mut(i)) {
+                a.entry = e;
+            }
+        }
+        Ok((ids.0, ids.1, old))
     }
 
     /// Page-table pages of the user half (the memory a space holds beyond

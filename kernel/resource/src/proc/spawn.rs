@@ -522,14 +522,32 @@ pub fn decompose(p: &super::Process) {
     let attached = space_ref.lock().region_count();
     drop(space_ref);
     crate::set_owner(space, KERNEL);
+    // The copies its forks left for its next go with it.
+    pool::drop_forks(space);
     let poolable = shrunk
         && p.kernel_composed()
         && vspace::composition(space).is_some_and(|c| c.plate == p.plate() && c.attachments == attached);
-    if !(poolable && pool::reuse_enabled() && pool::put_full(p.plate(), space)) {
+    let kept = if poolable {
+        pool::reuse_enabled() && pool::put_full(p.plate(), space)
+    } else {
+        shrunk && keep_fork_copy(space)
+    };
+    if !kept {
         destroy_space(space);
     }
     pool::text_unused(p.plate());
     release_parts(p);
+}
+
+/// Keeps an ended fork's copy `space` (the kernel's now), emptied, for the
+/// next fork of the same space by the same process, while that process
+/// lives on in it (`pool::put_fork`): whether it was kept.
+fn keep_fork_copy(space: ResId) -> bool {
+    let Some((from, owner)) = vspace::fork_of(space) else {
+        return false;
+    };
+    let parent_lives = ipc::process::get(owner).is_some_and(|o| !o.has_exited() && o.space_id() == from);
+    parent_lives && pool::reuse_enabled() && vspace::empty_for_fork(space) && pool::put_fork(from, owner, space)
 }
 
 /// An ended process's program and work area: back to the pool, or deleted.
@@ -888,6 +906,10 @@ fn compose_and_start(
 
 /// A new space (the kernel's) holding a copy of what `p` has attached of
 /// its own (`vspace::copy`): of its lender's, in a space lent to it.
+/// Into the copy an earlier fork of the same space for the same process
+/// left when it ended (`pool::take_fork`), if there is one.
 fn copy_space(p: &super::Process) -> Result<ResId, Error> {
-    vspace::copy(KERNEL, p.space_id(), p.memory_owner())
+    let (from, owner) = (p.space_id(), p.memory_owner());
+    let spare = pool::take_fork(from, owner);
+    vspace::copy_reusing(KERNEL, from, owner, spare)
 }
