@@ -64,6 +64,9 @@ impl Server {
     /// changed the stack (a turn is due).
     pub fn serve(&mut self, rid: u64, info: &AccInfo) -> bool {
         self.stats.calls += 1;
+        if let Some(n) = self.stats.by_entry.get_mut(info.entry as usize) {
+            *n += 1;
+        }
         let caller = info.caller;
         self.client(caller);
         let (recv, outcome, changes) = match info.entry {
@@ -74,7 +77,13 @@ impl Server {
                 let more = self.client(caller).context.is_some_and(|c| c.flags & MSG_MORE != 0);
                 (false, self.send_call(rid, info), !more)
             }
-            RECV => (true, self.recv_call(rid, info), true),
+            // A receive that failed (EAGAIN, mostly) took nothing out of
+            // a buffer: no window to announce.
+            RECV => {
+                let outcome = self.recv_call(rid, info);
+                let changes = !matches!(outcome, Outcome::Fail(_));
+                (true, outcome, changes)
+            }
             SEND_ICA => (false, self.send_ica_call(rid, info), true),
             STATS => {
                 let _ = sys::endr(rid, self.report().as_bytes());
@@ -124,7 +133,10 @@ impl Server {
                 }
             }),
             GETSOCKOPT => self.getsockopt(caller, msg),
-            SETSOCKOPT => self.setsockopt(caller, msg).map(|()| Outcome::ok()),
+            SETSOCKOPT => match self.setsockopt(caller, msg) {
+                Ok(live) => return (false, Outcome::ok(), live),
+                Err(e) => Err(e),
+            },
             GETSOCKNAME | GETPEERNAME => socket_and(msg).and_then(|(id, _, _)| {
                 let a = self.name(caller, id, entry == GETPEERNAME)?;
                 Ok(Outcome::Value(0, a.encode().to_vec()))
@@ -140,7 +152,15 @@ impl Server {
             SHARE => self.share(caller, msg).map(|()| Outcome::ok()),
             _ => Err(Errno::ENOSYS),
         };
-        let changes = !matches!(entry, GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE);
+        // What changes neither the stack nor the held calls needs no turn:
+        // a new socket has no smoltcp socket yet, a watch only waits, and
+        // an accept that failed (EAGAIN) took no connection from a queue.
+        let quiet = matches!(
+            entry,
+            GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE | SOCKET | WATCH
+        );
+        let failed_accept = entry == ACCEPT && matches!(r, Err(_) | Ok(Outcome::Fail(_)));
+        let changes = !quiet && !failed_accept;
         (false, r.unwrap_or_else(Outcome::Fail), changes)
     }
 
@@ -443,7 +463,9 @@ impl Server {
         Ok(Outcome::Value(4, v.to_le_bytes().to_vec()))
     }
 
-    fn setsockopt(&mut self, caller: u64, msg: &[u8]) -> Result<(), Errno> {
+    /// Sets an option; true if it reached smoltcp sockets (Nagle or a
+    /// keep-alive timer changed: a turn is due).
+    fn setsockopt(&mut self, caller: u64, msg: &[u8]) -> Result<bool, Errno> {
         let (id, len, mut r) = socket_and(msg)?;
         let (level, name) = (r.u32().ok_or(Errno::EINVAL)?, r.u32().ok_or(Errno::EINVAL)?);
         let value = r.rest();
@@ -472,14 +494,16 @@ impl Server {
             _ => return Err(Errno::ENOPROTOOPT),
         }
         let options = *o;
+        let mut live = false;
         for h in s.handles() {
+            live = true;
             match s.kind {
                 Kind::Tcp(_) => crate::tcp::apply_options(self.stack.tcp_mut(h), &options),
                 Kind::Dgram { icmp: false, .. } => self.stack.udp_mut(h).set_hop_limit(options.ttl),
                 Kind::Dgram { icmp: true, .. } => self.stack.icmp_mut(h).set_hop_limit(options.ttl),
             }
         }
-        Ok(())
+        Ok(live)
     }
 
     fn fcntl(&mut self, caller: u64, msg: &[u8]) -> Result<Outcome, Errno> {
@@ -568,6 +592,9 @@ impl Server {
             self.pending.iter().filter(|p| matches!(p.op, Op::SendIca(_))).count(),
             s.syns_dropped,
         );
+        for (name, n) in crate::server::ENTRY_NAMES.iter().zip(s.by_entry) {
+            let _ = writeln!(out, "calls_{name} {n}");
+        }
         out
     }
 }

@@ -27,6 +27,31 @@ const SWEEP_NS: u64 = 500_000_000;
 /// Rounds of a turn at most (each: packets in, packets out, held calls).
 const ROUNDS: usize = 64;
 
+/// The socket protocol's entries by number, as the report names them.
+pub const ENTRY_NAMES: [&str; 21] = [
+    "socket",
+    "bind",
+    "listen",
+    "accept",
+    "connect",
+    "send_to",
+    "send",
+    "recv",
+    "shutdown",
+    "getsockopt",
+    "setsockopt",
+    "getsockname",
+    "getpeername",
+    "close",
+    "poll",
+    "fcntl",
+    "share",
+    "errno",
+    "stats",
+    "watch",
+    "send_ica",
+];
+
 /// Where a client's next SENDs go.
 #[derive(Debug, Clone, Copy)]
 pub struct Context {
@@ -44,6 +69,8 @@ pub struct Client {
 #[derive(Default)]
 pub struct Stats {
     pub calls: u64,
+    /// Calls by entry of the socket protocol (`tessera_api::net`).
+    pub by_entry: [u64; ENTRY_NAMES.len()],
     pub refused: u64,
     /// SYNs dropped for a listener whose backlog was full.
     pub syns_dropped: u64,
@@ -165,7 +192,7 @@ impl Server {
         // so that the next SYN does not meet a reset.
         self.refill_listeners();
         for _ in 0..ROUNDS {
-            for link in Link::ALL {
+            for &link in self.stack.links() {
                 loop {
                     if link == Link::Loopback && self.syn_meets_full_backlog() {
                         self.stack.lo_dev.drop_front();
@@ -178,7 +205,7 @@ impl Server {
                     self.refill_listeners();
                 }
             }
-            for link in Link::ALL {
+            for &link in self.stack.links() {
                 self.stack.egress(link);
             }
             self.flush_nic();
