@@ -93,7 +93,7 @@ impl Server {
                 let e = self.client(caller).errno;
                 (false, Outcome::Value(e.0 as i64, Vec::new()), false)
             }
-            entry => match message(rid, info, poll_len(MAX_POLL)) {
+            entry => match message(rid, info, watch_len(MAX_POLL)) {
                 Ok(msg) => self.entry(rid, info, entry, &msg),
                 Err(e) => (false, Outcome::Fail(e), false),
             },

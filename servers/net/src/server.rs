@@ -336,6 +336,11 @@ impl Server {
                 next = next.min(d);
             }
         }
+        for w in &self.watches {
+            if let Some(d) = w.deadline {
+                next = next.min(d);
+            }
+        }
         for s in self.table.iter() {
             if let Kind::Tcp(Tcp::Conn(c)) = &s.kind
                 && let Some(d) = c.deadline
