@@ -141,11 +141,12 @@ impl Server {
                 let a = self.name(caller, id, entry == GETPEERNAME)?;
                 Ok(Outcome::Value(0, a.encode().to_vec()))
             }),
-            CLOSE => socket_and(msg).and_then(|(id, _, _)| {
-                self.table.get(id, caller)?;
-                self.release(id, caller);
-                Ok(Outcome::ok())
-            }),
+            // A socket other processes still hold (a forked child's copy)
+            // stays as it is: no turn.
+            CLOSE => match socket_and(msg).and_then(|(id, _, _)| self.table.get(id, caller).map(|_| id)) {
+                Ok(id) => return (false, Outcome::ok(), self.release(id, caller)),
+                Err(e) => Err(e),
+            },
             POLL => self.poll_call(rid, info, msg),
             WATCH => self.watch_call(info, msg),
             FCNTL => self.fcntl(caller, msg),
@@ -463,8 +464,9 @@ impl Server {
         Ok(Outcome::Value(4, v.to_le_bytes().to_vec()))
     }
 
-    /// Sets an option; true if it reached smoltcp sockets (Nagle or a
-    /// keep-alive timer changed: a turn is due).
+    /// Sets an option; true if it reached smoltcp sockets (Nagle turned
+    /// off may let held data go, a keep-alive timer starts at the next
+    /// egress: a turn is due).
     fn setsockopt(&mut self, caller: u64, msg: &[u8]) -> Result<bool, Errno> {
         let (id, len, mut r) = socket_and(msg)?;
         let (level, name) = (r.u32().ok_or(Errno::EINVAL)?, r.u32().ok_or(Errno::EINVAL)?);

@@ -392,20 +392,21 @@ impl Server {
             self.forget_watches(pid);
             for id in self.table.ids() {
                 if self.table.any(id).is_some_and(|s| s.held_by(pid)) {
-                    self.release(id, pid);
+                    let _ = self.release(id, pid);
                 }
             }
         }
     }
 
-    /// `pid` lets go of socket `id`; the socket closes with its last holder.
-    pub fn release(&mut self, id: u32, pid: u64) {
-        let Some(s) = self.table.any(id) else { return };
+    /// `pid` lets go of socket `id`; the socket closes with its last
+    /// holder. True if it closed.
+    pub fn release(&mut self, id: u32, pid: u64) -> bool {
+        let Some(s) = self.table.any(id) else { return false };
         s.holders.retain(|&h| h != pid);
         if !s.holders.is_empty() {
-            return;
+            return false;
         }
-        let Some(s) = self.table.remove(id) else { return };
+        let Some(s) = self.table.remove(id) else { return false };
         self.listeners.retain(|&l| l != id);
         self.clients.values_mut().for_each(|c| {
             if c.context.is_some_and(|x| x.socket == id) {
@@ -423,6 +424,7 @@ impl Server {
             }
         }
         self.destroy(s);
+        true
     }
 
     /// Takes a socket apart: a connection closes gracefully (with a reset
