@@ -199,10 +199,22 @@ impl Server {
                         self.stats.syns_dropped += 1;
                         continue;
                     }
+                    // Only a SYN takes a listening socket, and only a reset
+                    // sends one back to listening: other segments leave the
+                    // listeners as they are.
+                    let listeners_may_change = link != Link::Loopback
+                        || self
+                            .stack
+                            .lo_dev
+                            .front()
+                            .and_then(tcp_flags)
+                            .is_none_or(|f| f & (SYN | RST) != 0);
                     if !self.stack.ingress_one(link) {
                         break;
                     }
-                    self.refill_listeners();
+                    if listeners_may_change {
+                        self.refill_listeners();
+                    }
                 }
             }
             for &link in self.stack.links() {
@@ -558,6 +570,18 @@ impl Server {
         nic.free.extend(built);
         nic.received.clear();
     }
+}
+
+const SYN: u8 = 0x02;
+const RST: u8 = 0x04;
+
+/// The TCP flags of IPv4 packet `p`, if it is a TCP segment.
+fn tcp_flags(p: &[u8]) -> Option<u8> {
+    let first = *p.first()?;
+    if first >> 4 != 4 || *p.get(9)? != 6 {
+        return None;
+    }
+    p.get((first & 0x0f) as usize * 4 + 13).copied()
 }
 
 /// The destination of IPv4 packet `p` if it is a TCP SYN without ACK (a
