@@ -155,13 +155,14 @@ impl Server {
         };
         // What changes neither the stack nor the held calls needs no turn:
         // a new socket has no smoltcp socket yet, a watch only waits, and
-        // an accept that failed (EAGAIN) took no connection from a queue.
+        // an accept only moves a connection from a listener's queue to the
+        // table (the room it makes in the backlog is refilled at the start
+        // of the next turn, before any SYN is taken in).
         let quiet = matches!(
             entry,
-            GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE | SOCKET | WATCH
+            GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE | SOCKET | WATCH | ACCEPT
         );
-        let failed_accept = entry == ACCEPT && matches!(r, Err(_) | Ok(Outcome::Fail(_)));
-        let changes = !quiet && !failed_accept;
+        let changes = !quiet;
         (false, r.unwrap_or_else(Outcome::Fail), changes)
     }
 
