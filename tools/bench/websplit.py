@@ -128,6 +128,11 @@ def more_tables(files, n):
                if k in na}
         print()
         print(f"{label}: TCP/IP server per request: " + ", ".join(f"{k} {v:.1f}" for k, v in net.items()))
+        by_entry = {k[len("calls_"):]: (na[k] - nb.get(k, 0)) / n for k in na if k.startswith("calls_")}
+        by_entry = {k: v for k, v in by_entry.items() if v > 0}
+        if by_entry:
+            print(f"{label}: TCP/IP server calls by entry per request: "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in sorted(by_entry.items(), key=lambda x: -x[1])))
         total = sum(v[1] for v in d.values())
         print(f"{label}: the kernel's resource operations per request, {total / n / 1000:.0f}k cycles in all:")
         for (kind, op), (calls, cycles) in sorted(d.items(), key=lambda x: -x[1][1])[:10]:

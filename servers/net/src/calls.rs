@@ -64,6 +64,9 @@ impl Server {
     /// changed the stack (a turn is due).
     pub fn serve(&mut self, rid: u64, info: &AccInfo) -> bool {
         self.stats.calls += 1;
+        if let Some(n) = self.stats.by_entry.get_mut(info.entry as usize) {
+            *n += 1;
+        }
         let caller = info.caller;
         self.client(caller);
         let (recv, outcome, changes) = match info.entry {
@@ -74,7 +77,13 @@ impl Server {
                 let more = self.client(caller).context.is_some_and(|c| c.flags & MSG_MORE != 0);
                 (false, self.send_call(rid, info), !more)
             }
-            RECV => (true, self.recv_call(rid, info), true),
+            // A receive that failed (EAGAIN, mostly) took nothing out of
+            // a buffer: no window to announce.
+            RECV => {
+                let outcome = self.recv_call(rid, info);
+                let changes = !matches!(outcome, Outcome::Fail(_));
+                (true, outcome, changes)
+            }
             SEND_ICA => (false, self.send_ica_call(rid, info), true),
             STATS => {
                 let _ = sys::endr(rid, self.report().as_bytes());
@@ -84,7 +93,7 @@ impl Server {
                 let e = self.client(caller).errno;
                 (false, Outcome::Value(e.0 as i64, Vec::new()), false)
             }
-            entry => match message(rid, info, poll_len(MAX_POLL)) {
+            entry => match message(rid, info, watch_len(MAX_POLL)) {
                 Ok(msg) => self.entry(rid, info, entry, &msg),
                 Err(e) => (false, Outcome::Fail(e), false),
             },
@@ -124,23 +133,36 @@ impl Server {
                 }
             }),
             GETSOCKOPT => self.getsockopt(caller, msg),
-            SETSOCKOPT => self.setsockopt(caller, msg).map(|()| Outcome::ok()),
+            SETSOCKOPT => match self.setsockopt(caller, msg) {
+                Ok(live) => return (false, Outcome::ok(), live),
+                Err(e) => Err(e),
+            },
             GETSOCKNAME | GETPEERNAME => socket_and(msg).and_then(|(id, _, _)| {
                 let a = self.name(caller, id, entry == GETPEERNAME)?;
                 Ok(Outcome::Value(0, a.encode().to_vec()))
             }),
-            CLOSE => socket_and(msg).and_then(|(id, _, _)| {
-                self.table.get(id, caller)?;
-                self.release(id, caller);
-                Ok(Outcome::ok())
-            }),
+            // A socket other processes still hold (a forked child's copy)
+            // stays as it is: no turn.
+            CLOSE => match socket_and(msg).and_then(|(id, _, _)| self.table.get(id, caller).map(|_| id)) {
+                Ok(id) => return (false, Outcome::ok(), self.release(id, caller)),
+                Err(e) => Err(e),
+            },
             POLL => self.poll_call(rid, info, msg),
             WATCH => self.watch_call(info, msg),
             FCNTL => self.fcntl(caller, msg),
             SHARE => self.share(caller, msg).map(|()| Outcome::ok()),
             _ => Err(Errno::ENOSYS),
         };
-        let changes = !matches!(entry, GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE);
+        // What changes neither the stack nor the held calls needs no turn:
+        // a new socket has no smoltcp socket yet, a watch only waits, and
+        // an accept only moves a connection from a listener's queue to the
+        // table (the room it makes in the backlog is refilled at the start
+        // of the next turn, before any SYN is taken in).
+        let quiet = matches!(
+            entry,
+            GETSOCKOPT | GETSOCKNAME | GETPEERNAME | FCNTL | SEND_TO | SHARE | SOCKET | WATCH | ACCEPT
+        );
+        let changes = !quiet;
         (false, r.unwrap_or_else(Outcome::Fail), changes)
     }
 
@@ -443,7 +465,10 @@ impl Server {
         Ok(Outcome::Value(4, v.to_le_bytes().to_vec()))
     }
 
-    fn setsockopt(&mut self, caller: u64, msg: &[u8]) -> Result<(), Errno> {
+    /// Sets an option; true if it reached smoltcp sockets (Nagle turned
+    /// off may let held data go, a keep-alive timer starts at the next
+    /// egress: a turn is due).
+    fn setsockopt(&mut self, caller: u64, msg: &[u8]) -> Result<bool, Errno> {
         let (id, len, mut r) = socket_and(msg)?;
         let (level, name) = (r.u32().ok_or(Errno::EINVAL)?, r.u32().ok_or(Errno::EINVAL)?);
         let value = r.rest();
@@ -472,14 +497,16 @@ impl Server {
             _ => return Err(Errno::ENOPROTOOPT),
         }
         let options = *o;
+        let mut live = false;
         for h in s.handles() {
+            live = true;
             match s.kind {
                 Kind::Tcp(_) => crate::tcp::apply_options(self.stack.tcp_mut(h), &options),
                 Kind::Dgram { icmp: false, .. } => self.stack.udp_mut(h).set_hop_limit(options.ttl),
                 Kind::Dgram { icmp: true, .. } => self.stack.icmp_mut(h).set_hop_limit(options.ttl),
             }
         }
-        Ok(())
+        Ok(live)
     }
 
     fn fcntl(&mut self, caller: u64, msg: &[u8]) -> Result<Outcome, Errno> {
@@ -568,6 +595,9 @@ impl Server {
             self.pending.iter().filter(|p| matches!(p.op, Op::SendIca(_))).count(),
             s.syns_dropped,
         );
+        for (name, n) in crate::server::ENTRY_NAMES.iter().zip(s.by_entry) {
+            let _ = writeln!(out, "calls_{name} {n}");
+        }
         out
     }
 }

@@ -27,6 +27,31 @@ const SWEEP_NS: u64 = 500_000_000;
 /// Rounds of a turn at most (each: packets in, packets out, held calls).
 const ROUNDS: usize = 64;
 
+/// The socket protocol's entries by number, as the report names them.
+pub const ENTRY_NAMES: [&str; 21] = [
+    "socket",
+    "bind",
+    "listen",
+    "accept",
+    "connect",
+    "send_to",
+    "send",
+    "recv",
+    "shutdown",
+    "getsockopt",
+    "setsockopt",
+    "getsockname",
+    "getpeername",
+    "close",
+    "poll",
+    "fcntl",
+    "share",
+    "errno",
+    "stats",
+    "watch",
+    "send_ica",
+];
+
 /// Where a client's next SENDs go.
 #[derive(Debug, Clone, Copy)]
 pub struct Context {
@@ -44,6 +69,8 @@ pub struct Client {
 #[derive(Default)]
 pub struct Stats {
     pub calls: u64,
+    /// Calls by entry of the socket protocol (`tessera_api::net`).
+    pub by_entry: [u64; ENTRY_NAMES.len()],
     pub refused: u64,
     /// SYNs dropped for a listener whose backlog was full.
     pub syns_dropped: u64,
@@ -165,20 +192,32 @@ impl Server {
         // so that the next SYN does not meet a reset.
         self.refill_listeners();
         for _ in 0..ROUNDS {
-            for link in Link::ALL {
+            for &link in self.stack.links() {
                 loop {
                     if link == Link::Loopback && self.syn_meets_full_backlog() {
                         self.stack.lo_dev.drop_front();
                         self.stats.syns_dropped += 1;
                         continue;
                     }
+                    // Only a SYN takes a listening socket, and only a reset
+                    // sends one back to listening: other segments leave the
+                    // listeners as they are.
+                    let listeners_may_change = link != Link::Loopback
+                        || self
+                            .stack
+                            .lo_dev
+                            .front()
+                            .and_then(tcp_flags)
+                            .is_none_or(|f| f & (SYN | RST) != 0);
                     if !self.stack.ingress_one(link) {
                         break;
                     }
-                    self.refill_listeners();
+                    if listeners_may_change {
+                        self.refill_listeners();
+                    }
                 }
             }
-            for link in Link::ALL {
+            for &link in self.stack.links() {
                 self.stack.egress(link);
             }
             self.flush_nic();
@@ -309,6 +348,11 @@ impl Server {
                 next = next.min(d);
             }
         }
+        for w in &self.watches {
+            if let Some(d) = w.deadline {
+                next = next.min(d);
+            }
+        }
         for s in self.table.iter() {
             if let Kind::Tcp(Tcp::Conn(c)) = &s.kind
                 && let Some(d) = c.deadline
@@ -360,20 +404,21 @@ impl Server {
             self.forget_watches(pid);
             for id in self.table.ids() {
                 if self.table.any(id).is_some_and(|s| s.held_by(pid)) {
-                    self.release(id, pid);
+                    let _ = self.release(id, pid);
                 }
             }
         }
     }
 
-    /// `pid` lets go of socket `id`; the socket closes with its last holder.
-    pub fn release(&mut self, id: u32, pid: u64) {
-        let Some(s) = self.table.any(id) else { return };
+    /// `pid` lets go of socket `id`; the socket closes with its last
+    /// holder. True if it closed.
+    pub fn release(&mut self, id: u32, pid: u64) -> bool {
+        let Some(s) = self.table.any(id) else { return false };
         s.holders.retain(|&h| h != pid);
         if !s.holders.is_empty() {
-            return;
+            return false;
         }
-        let Some(s) = self.table.remove(id) else { return };
+        let Some(s) = self.table.remove(id) else { return false };
         self.listeners.retain(|&l| l != id);
         self.clients.values_mut().for_each(|c| {
             if c.context.is_some_and(|x| x.socket == id) {
@@ -391,6 +436,7 @@ impl Server {
             }
         }
         self.destroy(s);
+        true
     }
 
     /// Takes a socket apart: a connection closes gracefully (with a reset
@@ -524,6 +570,18 @@ impl Server {
         nic.free.extend(built);
         nic.received.clear();
     }
+}
+
+const SYN: u8 = 0x02;
+const RST: u8 = 0x04;
+
+/// The TCP flags of IPv4 packet `p`, if it is a TCP segment.
+fn tcp_flags(p: &[u8]) -> Option<u8> {
+    let first = *p.first()?;
+    if first >> 4 != 4 || *p.get(9)? != 6 {
+        return None;
+    }
+    p.get((first & 0x0f) as usize * 4 + 13).copied()
 }
 
 /// The destination of IPv4 packet `p` if it is a TCP SYN without ACK (a

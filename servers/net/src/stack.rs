@@ -241,6 +241,17 @@ impl Stack {
         }
     }
 
+    /// The links with a device behind them: the NIC's only while a
+    /// driver is attached (without one it neither receives nor sends, so
+    /// polling its interface would only walk its sockets).
+    pub fn links(&self) -> &'static [Link] {
+        if self.nic.driver.is_some() {
+            &Link::ALL
+        } else {
+            &[Link::Loopback]
+        }
+    }
+
     /// Whether `link` has packets waiting to be taken in.
     pub fn has_ingress(&self, link: Link) -> bool {
         match link {
@@ -253,7 +264,10 @@ impl Stack {
     pub fn next_deadline(&mut self) -> Option<u64> {
         let t = now();
         let a = self.lo.poll_at(t, &self.lo_set);
-        let b = self.eth.poll_at(t, &self.eth_set);
+        let b = match self.nic.driver {
+            Some(_) => self.eth.poll_at(t, &self.eth_set),
+            None => None,
+        };
         [a, b]
             .into_iter()
             .flatten()

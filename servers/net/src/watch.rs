@@ -9,9 +9,10 @@
 use crate::calls::revents;
 use crate::pending::Outcome;
 use crate::server::Server;
+use crate::stack::now_ns;
 use alloc::vec::Vec;
 use tessera_api::errno::Errno;
-use tessera_api::net::{MAX_POLL, PollFd, poll_len, poll_reply_len};
+use tessera_api::net::{MAX_POLL, PollFd, poll_len, poll_reply_len, watch_len};
 use tessera_api::wire::Reader;
 use tessera_rt::abi::AccInfo;
 use tessera_rt::sys;
@@ -22,6 +23,8 @@ pub struct Watch {
     pub entry: u64,
     pub token: u64,
     pub fds: Vec<PollFd>,
+    /// When it is told anyway, none ready (ns since boot).
+    pub deadline: Option<u64>,
 }
 
 /// Wake-up requests in flight at most before their results are collected.
@@ -34,7 +37,11 @@ impl Server {
         let token = r.u64().ok_or(Errno::EINVAL)?;
         let entry = r.u32().ok_or(Errno::EINVAL)? as u64;
         let n = r.u32().ok_or(Errno::EINVAL)? as usize;
-        if n > MAX_POLL || msg.len() != poll_len(n) || (info.reply_cap as usize) < poll_reply_len(n) || entry >= 61 {
+        if n > MAX_POLL
+            || (msg.len() != poll_len(n) && msg.len() != watch_len(n))
+            || (info.reply_cap as usize) < poll_reply_len(n)
+            || entry >= 61
+        {
             return Err(Errno::EINVAL);
         }
         let mut fds = Vec::with_capacity(n);
@@ -48,16 +55,25 @@ impl Server {
                 revents: 0,
             });
         }
+        let timeout = match msg.len() == watch_len(n) {
+            true => r.i64().ok_or(Errno::EINVAL)?,
+            false => -1,
+        };
         let caller = info.caller;
         self.watches.retain(|w| w.caller != caller);
         match self.poll_ready(caller, &mut fds) {
             Outcome::Wait if n > 0 => {
+                let deadline = (timeout >= 0).then(|| now_ns().saturating_add(timeout as u64));
                 self.watches.push(Watch {
                     caller,
                     entry,
                     token,
                     fds,
+                    deadline,
                 });
+                if deadline.is_some() {
+                    self.arm_alarm();
+                }
                 Ok(Outcome::Value(0, revents(&[])))
             }
             Outcome::Wait => Ok(Outcome::Value(0, Vec::new())),
@@ -70,9 +86,11 @@ impl Server {
         if self.watches.is_empty() {
             return;
         }
+        let now = now_ns();
         let mut kept = Vec::with_capacity(self.watches.len());
         for mut w in core::mem::take(&mut self.watches) {
-            if let Outcome::Wait = self.poll_ready(w.caller, &mut w.fds) {
+            let expired = w.deadline.is_some_and(|d| now >= d);
+            if let (Outcome::Wait, false) = (self.poll_ready(w.caller, &mut w.fds), expired) {
                 kept.push(w);
                 continue;
             }

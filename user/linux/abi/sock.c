@@ -216,6 +216,15 @@ int main(void)
 	EXPECT_TRUE("accept4 SOCK_NONBLOCK", na >= 0);
 	EXPECT_EQ("its F_GETFL", fcntl(na, F_GETFL), O_RDWR | O_NONBLOCK);
 	EXPECT_ERR("read on nothing", read(na, buf, 1), EAGAIN);
+	/* A poll of sockets alone that times out (the TCP/IP server's watch
+	   keeps the timeout). */
+	struct timespec q0, q1;
+	struct pollfd quiet = { na, POLLIN, 0 };
+	clock_gettime(CLOCK_MONOTONIC, &q0);
+	EXPECT_EQ("poll: nothing to read in 30 ms", poll(&quiet, 1, 30), 0);
+	clock_gettime(CLOCK_MONOTONIC, &q1);
+	EXPECT_TRUE("poll: took at least 30 ms",
+		    (q1.tv_sec - q0.tv_sec) * 1000000000LL + (q1.tv_nsec - q0.tv_nsec) >= 30000000);
 	EXPECT_ERR("accept4 with bad flags", syscall(SYS_accept4, nl, 0, 0, 1), EINVAL);
 	fcntl(na, F_SETFL, 0);
 	EXPECT_EQ("F_SETFL clears O_NONBLOCK", fcntl(na, F_GETFL), O_RDWR);

@@ -55,7 +55,7 @@
 //! | `SHARE` | socket u32, 0 u32, pid u64 | 0 |
 //! | `ERRNO` | | the errno of the last failed RECV (EIO if none) |
 //! | `STATS` | | text, `name value` per line |
-//! | `WATCH` | token u64, entry u32, count u32, then per socket as in `POLL` | ready count, then per socket: revents u16 (none ready: the watch is kept) |
+//! | `WATCH` | token u64, entry u32, count u32, then per socket as in `POLL`, then optionally a timeout ns i64 (< 0: none) | ready count, then per socket: revents u16 (none ready: the watch is kept) |
 //! | `SEND_ICA` | socket u32, flags u32 (`MSG_*`), ICA u64, offset u32, length u32, home u64 | bytes sent, then the ICA's id |
 //!
 //! **Watches.** `WATCH` is `POLL` for a client that must not wait in the
@@ -63,7 +63,9 @@
 //! signals meanwhile): if no socket is ready, the server keeps the watch
 //! (one per client, a new one replaces it, none cancels it) and, once one
 //! is ready or closes, sends the client a request (AnT's non-blocking
-//! `request`) on the entry it named with the token as its message.
+//! `request`) on the entry it named with the token as its message. A
+//! watch given a timeout is told the same way once that passes, none
+//! ready: a client waiting on sockets alone needs no timer of its own.
 
 //!
 //! **Data from an ICA.** `SEND_ICA` sends bytes that reach the server as
@@ -261,6 +263,11 @@ pub fn encode_send_ica(socket: u32, flags: u32, ica: u64, offset: u32, len: u32,
 /// Bytes of a POLL message naming `n` sockets, and of its reply.
 pub const fn poll_len(n: usize) -> usize {
     16 + 8 * n
+}
+
+/// A WATCH message's length with its timeout.
+pub const fn watch_len(n: usize) -> usize {
+    poll_len(n) + 8
 }
 
 pub const fn poll_reply_len(n: usize) -> usize {

@@ -6,7 +6,9 @@
 //! both servers keep a registration that wakes the supervisor
 //! (`sup::WAKE`): the shared server's token is returned, the TCP/IP
 //! server's is `net.watch_token`; the kernel posts an event on
-//! `sup::KWAKE` at a watched pipe's next change.
+//! `sup::KWAKE` at a watched pipe's next change. With none of the shared
+//! server's objects in the set, the TCP/IP server's watch alone keeps the
+//! wait, its timeout included, and its token is the one returned.
 
 use super::Sup;
 use super::fdtable::{Kind, OfdRef};
@@ -125,14 +127,20 @@ impl Sup {
             }
         }
         let mut immediate = revents.iter().any(|&r| r != 0);
+        // Waiting on sockets (and kernel pipes, which the kernel watches)
+        // alone, the TCP/IP server's watch keeps the deadline too, and the
+        // shared server, with nothing of its own to watch, is not asked.
+        let mut net_waits = false;
         if !socks.is_empty() {
             let list: Vec<(u32, u16)> = socks.iter().map(|&(_, s, e)| (s, e)).collect();
             let watch = !immediate && deadline != 0;
-            match self.net_poll(&list, watch) {
+            let net_deadline = if objs.is_empty() { deadline } else { u64::MAX };
+            match self.net_poll(&list, watch, net_deadline) {
                 Ok(r) => {
                     for (k, &(i, _, _)) in socks.iter().enumerate() {
                         revents[i] |= asked(r[k] as u64, items[i].1);
                     }
+                    net_waits = watch && objs.is_empty();
                 }
                 Err(_) => {
                     for &(i, _, _) in &socks {
@@ -143,7 +151,9 @@ impl Sup {
             immediate = revents.iter().any(|&r| r != 0);
         }
         let mut token = 0;
-        if !objs.is_empty() || (!immediate && deadline != 0) {
+        if net_waits && !immediate {
+            token = self.net.watch_token;
+        } else if !objs.is_empty() || (!immediate && deadline != 0) {
             let wait = if immediate { 0 } else { deadline };
             let mut m = vec![ctl::POLL, self.pid as u64, wait];
             for &(_, id, ev) in &objs {

@@ -188,10 +188,12 @@ impl Sup {
     }
 
     /// Readiness of sockets now; if none is ready and `watch`, the server
-    /// keeps a watch whose token is `net.watch_token`.
-    pub(super) fn net_poll(&mut self, fds: &[(u32, u16)], watch: bool) -> Result<Vec<u16>, i64> {
+    /// keeps a watch whose token is `net.watch_token`, told also at
+    /// `deadline` (ns since boot; u64::MAX: never).
+    pub(super) fn net_poll(&mut self, fds: &[(u32, u16)], watch: bool, deadline: u64) -> Result<Vec<u16>, i64> {
         let n = fds.len().min(net::MAX_POLL);
-        let mut m = vec![0u8; net::poll_len(n)];
+        let timed = watch && deadline != u64::MAX;
+        let mut m = vec![0u8; if timed { net::watch_len(n) } else { net::poll_len(n) }];
         let mut w = Writer::new(&mut m);
         let entry = if watch {
             self.net.watch_token = self.net.token();
@@ -205,6 +207,9 @@ impl Sup {
         };
         for &(s, ev) in &fds[..n] {
             w.u32(s).bytes(&ev.to_le_bytes()).bytes(&[0, 0]);
+        }
+        if timed {
+            w.i64(deadline.saturating_sub(sys::now_ns()).min(i64::MAX as u64) as i64);
         }
         let mut out = vec![0u8; 2 * n];
         self.net_call(entry, &m, &mut out)?;
@@ -1070,7 +1075,7 @@ impl Sup {
     /// is served again from `p`.
     fn sock_block(&mut self, rid: u64, n: u64, a: [u64; 6], p: Progress, id: u32, events: u16) -> Out {
         self.note_again(id, errno::EAGAIN);
-        let token = match self.net_poll(&[(id, events)], true) {
+        let token = match self.net_poll(&[(id, events)], true, u64::MAX) {
             // Ready already (it changed since the try): once more at once.
             Ok(r) if r[0] != 0 && !self.net.retrying => {
                 self.net.retrying = true;
