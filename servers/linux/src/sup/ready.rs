@@ -153,6 +153,12 @@ impl Sup {
         let mut token = 0;
         if net_waits && !immediate {
             token = self.net.watch_token;
+            // The kernel's alarm at the deadline as well (a look again at
+            // it, as at a watched pipe's change): the wait still ends then
+            // if the TCP/IP server, which keeps it, has died meanwhile.
+            if deadline != u64::MAX {
+                let _ = tessera_rt::sys::calls::port_alarm(crate::proto::sup::KWAKE, deadline);
+            }
         } else if !objs.is_empty() || (!immediate && deadline != 0) {
             let wait = if immediate { 0 } else { deadline };
             let mut m = vec![ctl::POLL, self.pid as u64, wait];
