@@ -1385,9 +1385,21 @@ impl Sup {
 
     /// `abs` with each symbolic link on the way replaced by what it names:
     /// a working directory is where the links lead, not the way there
-    /// (Linux's getcwd). One lookup per name; chdir is rare.
+    /// (Linux's getcwd). One lookup per name, but none for those of the
+    /// working directory when `abs` lies below it: that one is where its
+    /// links led already (a CGI's chdir into its script's directory from
+    /// the server's document root looks at one name, not at every one).
     pub(super) fn physical(&self, abs: &str) -> String {
-        let mut out = String::from("/");
+        // (Inside a root, a directory entered by descriptor keeps the
+        // name it was opened by: not known to be where links lead.)
+        let below = (self.root.is_none() && self.cwd != "/")
+            .then(|| abs.strip_prefix(self.cwd.as_str()))
+            .flatten()
+            .filter(|tail| tail.is_empty() || tail.starts_with('/'));
+        let (mut out, abs) = match below {
+            Some(tail) => (self.cwd.clone(), tail),
+            None => (String::from("/"), abs),
+        };
         let mut rest: Vec<String> = abs
             .split('/')
             .filter(|c| !c.is_empty())
