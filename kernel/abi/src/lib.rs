@@ -424,6 +424,11 @@ macro_rules! each_call {
         /// or `linux_pid` is not its own; Invalid for a ppid past
         /// `linux::PID_MAX`
         LinuxSetPpid = 148, linux_set_ppid(target: u64, linux_pid: u64, ppid: u64);
+        /// Returns what operation `op` (`linux::sigmask`) gives: the
+        /// signal mask of thread `tid` of Linux process `pid` (which the
+        /// caller serves), or the process's pending set, which the kernel
+        /// serves rt_sigprocmask with. NotFound: no such thread
+        LinuxSigmask = 160, linux_sigmask(op: u64, pid: u64, tid: u64, value: u64);
         /// Returns the CPU time the calling computation has used, in
         /// nanoseconds, the stretch it is running now included (a
         /// server's own, without `proc_info`'s count of its pages)
@@ -963,6 +968,10 @@ record! {
         /// below the 64 KiB stack it may grow, filled at faults. 0: Linux's
         /// default, 8 MiB; more than 64 MiB is 64 MiB. Not for native ones.
         pub stack: u64,
+        /// A Linux program's signal mask and pending signals (an exec
+        /// keeps both). Not for native ones.
+        pub sigmask: u64,
+        pub sigpending: u64,
     }
 }
 
@@ -977,6 +986,8 @@ impl SpawnOptions {
         linux_pid: 0,
         kernel_limit: 0,
         stack: 0,
+        sigmask: 0,
+        sigpending: 0,
     };
 }
 

@@ -113,6 +113,55 @@ pub fn set_ppid(holder: &Process, target: u64, linux_pid: u64, ppid: u64) -> Res
     }
 }
 
+/// `linux_sigmask`: operation `op` (`abi::linux::sigmask`) on thread
+/// `tid` of Linux process `target`, which `holder` serves.
+pub fn sigmask(holder: &Process, op: u64, target: u64, tid: u64, value: u64) -> Result<u64, Error> {
+    use abi::linux::sigmask as sm;
+    let p = proc::get(target).ok_or(Error::NotFound)?;
+    let Route::Linux { supervisor, pid } = p.route() else {
+        return Err(Error::Denied);
+    };
+    if !serves(holder.pid(), supervisor) {
+        return Err(Error::Denied);
+    }
+    let thread = || {
+        let label = if tid == pid { 0 } else { tid };
+        p.computation_labelled(label).ok_or(Error::NotFound)
+    };
+    // The news is taken before the mask is read: a change made after the
+    // read leaves it set for the thread's next rendezvous.
+    let read = |c: &Computation| {
+        c.sigmask_news.store(false, Ordering::SeqCst);
+        c.sigmask.load(Ordering::SeqCst)
+    };
+    match op {
+        sm::GET => Ok(read(&*thread()?)),
+        sm::SET => {
+            let c = thread()?;
+            c.sigmask_news.store(false, Ordering::SeqCst);
+            c.sigmask.store(value & !sm::UNBLOCKABLE, Ordering::SeqCst);
+            Ok(0)
+        }
+        sm::PENDING => {
+            p.set_linux_sig_pending(value);
+            match tid {
+                0 => Ok(0),
+                _ => Ok(read(&*thread()?)),
+            }
+        }
+        _ => Err(Error::Invalid),
+    }
+}
+
+/// The process waiting in call `rid`, which `supervisor` holds and
+/// serves, and the signal mask of its thread in the call (a fork's child
+/// and a new thread start with it).
+pub fn waiting_with_sigmask(supervisor: &Process, rid: u64) -> Result<(Arc<Process>, u64), Error> {
+    let (c, p) = served(supervisor, rid)?;
+    let t = c.thread.as_ref().and_then(Weak::upgrade).ok_or(Error::NotFound)?;
+    Ok((p, t.sigmask.load(Ordering::SeqCst)))
+}
+
 /// The process waiting in call `rid`, which `supervisor` holds and serves.
 pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
     served(supervisor, rid).map(|(_, p)| p)

@@ -100,7 +100,7 @@ pub fn faulting_linux_child(lender: u64, supervisor: u64, linux_pid: u64) -> Res
         ..abi::linux::Regs::default()
     };
     let l = ::ipc::process::get(lender).ok_or("lender gone")?;
-    ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid))
+    ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid, 0))
 }
 
 /// Ends a process started by `live`.
