@@ -287,6 +287,10 @@ macro_rules! each_call {
         CallerRegs = 93, caller_regs(rid: u64, out: Out<linux::Regs>);
         /// Returns 0: sets them (rip, rsp and rflags are checked)
         CallerSetRegs = 94, caller_set_regs(rid: u64, regs: In<linux::Regs>);
+        /// Returns 0: as caller_set_regs, and the waiting thread's signal
+        /// mask becomes `sigmask` (never SIGKILL, SIGSTOP): a handler's
+        /// entry and sigreturn change both
+        CallerSetSignalRegs = 161, caller_set_signal_regs(rid: u64, regs: In<linux::Regs>, sigmask: u64);
         /// Returns 0: ends the waiting process's system call with `value` in
         /// its rax
         CallerReturn = 95, caller_return(rid: u64, value: u64);

@@ -157,8 +157,7 @@ pub fn sigmask(holder: &Process, op: u64, target: u64, tid: u64, value: u64) -> 
 /// serves, and the signal mask of its thread in the call (a fork's child
 /// and a new thread start with it).
 pub fn waiting_with_sigmask(supervisor: &Process, rid: u64) -> Result<(Arc<Process>, u64), Error> {
-    let (c, p) = served(supervisor, rid)?;
-    let t = c.thread.as_ref().and_then(Weak::upgrade).ok_or(Error::NotFound)?;
+    let (p, t) = waiting_thread(supervisor, rid)?;
     Ok((p, t.sigmask.load(Ordering::SeqCst)))
 }
 
@@ -223,12 +222,26 @@ pub fn regs(supervisor: &Process, rid: u64) -> Result<Regs, Error> {
 /// user space or a thread pointer that is not canonical is refused, and
 /// RFLAGS keeps only what user mode may change.
 pub fn set_regs(supervisor: &Process, rid: u64, r: &Regs) -> Result<(), Error> {
+    set_regs_of(supervisor, rid, r).map(|_| ())
+}
+
+/// `set_regs`, giving the computation whose registers they are.
+fn set_regs_of(supervisor: &Process, rid: u64, r: &Regs) -> Result<Arc<Computation>, Error> {
     if !user_address(r.rip) || !user_address(r.rsp) || !kcore::vm::is_canonical(r.fs_base) {
         return Err(Error::Invalid);
     }
     let (_, comp) = waiting_thread(supervisor, rid)?;
     comp.with_waiting_frame(|f| set_frame(f, r)).ok_or(Error::Busy)?;
     comp.set_fs_base(r.fs_base);
+    Ok(comp)
+}
+
+/// `caller_set_signal_regs`: `set_regs`, and the waiting thread's mask.
+pub fn set_signal_regs(supervisor: &Process, rid: u64, r: &Regs, mask: u64) -> Result<(), Error> {
+    let comp = set_regs_of(supervisor, rid, r)?;
+    comp.sigmask_news.store(false, Ordering::SeqCst);
+    comp.sigmask
+        .store(mask & !abi::linux::sigmask::UNBLOCKABLE, Ordering::SeqCst);
     Ok(())
 }
 

@@ -474,6 +474,11 @@ impl abi::Serve for Native<'_> {
         ipc::supervise::set_regs(self.me, a.rid, &r).map(|()| 0)
     }
 
+    fn caller_set_signal_regs(&mut self, a: call::CallerSetSignalRegs) -> Result<u64, Error> {
+        let r = uaccess::read_in(a.regs)?;
+        ipc::supervise::set_signal_regs(self.me, a.rid, &r, a.sigmask).map(|()| 0)
+    }
+
     fn caller_return(&mut self, a: call::CallerReturn) -> Result<u64, Error> {
         ipc::supervise::finish(self.me, a.rid, a.value).map(|()| 0)
     }

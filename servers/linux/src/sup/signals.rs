@@ -498,7 +498,11 @@ impl Sup {
                 return Delivered::None;
             }
         }
-        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        // A handler's entry changed the mask: it goes with the registers.
+        let mask = self.sig.mask;
+        if patiently(|| calls::caller_set_signal_regs(rid, &regs, mask)).is_ok() {
+            self.sig.kernel_mask = mask;
+        }
         Delivered::Frames(regs.rax)
     }
 
@@ -602,7 +606,10 @@ impl Sup {
             }
         }
         let regs = regs_of(&r.context, now.fs_base);
-        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        let mask = self.sig.mask;
+        if patiently(|| calls::caller_set_signal_regs(rid, &regs, mask)).is_ok() {
+            self.sig.kernel_mask = mask;
+        }
         Out::Ret(r.context.rax)
     }
 
