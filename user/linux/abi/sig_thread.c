@@ -228,7 +228,8 @@ static void *race_sender(void *arg)
 	struct peer *p = arg;
 	for (int i = 1; i <= RACE_ROUNDS; i++) {
 		wait_step(p, i);
-		/* Sent before, during or after the main thread's unblocking. */
+		/* Sent before, during or after the main thread's unblocking
+		 * (odd rounds), or while it blocks it (even ones). */
 		for (volatile int spin = 0; spin < (i * 7919) % 20000; spin++)
 			;
 		syscall(SYS_tgkill, getpid(), main_tid, SIGUSR2);
@@ -248,6 +249,11 @@ static void mask_race(void)
 	for (int i = 1; i <= RACE_ROUNDS && !lost; i++) {
 		set_mask(SIG_BLOCK, SIGUSR2);
 		__atomic_store_n(&p.step, i, __ATOMIC_SEQ_CST);
+		if (i % 2 == 0) {
+			/* Sent while blocked, then unblocked. */
+			wait_done(&p, i);
+			nap_ms(1);
+		}
 		for (volatile int spin = 0; spin < (i * 104729) % 20000; spin++)
 			;
 		set_mask(SIG_UNBLOCK, SIGUSR2);
