@@ -258,7 +258,10 @@ fn rt_sigprocmask(me: &Process, supervisor: u64, pid: u64, a: [u64; 6]) -> u64 {
             // sees the new mask.
             thread.sigmask.store(new, SeqCst);
             if (old ^ new) & me.linux_sig_pending() != 0 {
+                // A supervisor that read the mask meanwhile read `new`:
+                // the call says so, and it reads `old` again.
                 thread.sigmask.store(old, SeqCst);
+                thread.sigmask_news.store(true, SeqCst);
                 drop(thread);
                 return to_supervisor(Some(set));
             }
