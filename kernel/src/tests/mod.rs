@@ -10,6 +10,7 @@ mod ipc;
 mod largealloc;
 mod linuxmem;
 mod linuxppid;
+mod linuxsigmask;
 mod pipes;
 mod process;
 mod regions;
@@ -218,6 +219,7 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxmem::caller_file_written_is_checked,
     pass vmcopy::vm_copy_is_checked,
     pass linuxppid::set_ppid_is_checked,
+    pass linuxsigmask::sigmask_is_checked,
     pass routed::supervisor_calls_are_marked_routed,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
