@@ -287,6 +287,10 @@ macro_rules! each_call {
         CallerRegs = 93, caller_regs(rid: u64, out: Out<linux::Regs>);
         /// Returns 0: sets them (rip, rsp and rflags are checked)
         CallerSetRegs = 94, caller_set_regs(rid: u64, regs: In<linux::Regs>);
+        /// Returns 0: as caller_set_regs, and the waiting thread's signal
+        /// mask becomes `sigmask` (never SIGKILL, SIGSTOP): a handler's
+        /// entry and sigreturn change both
+        CallerSetSignalRegs = 161, caller_set_signal_regs(rid: u64, regs: In<linux::Regs>, sigmask: u64);
         /// Returns 0: ends the waiting process's system call with `value` in
         /// its rax
         CallerReturn = 95, caller_return(rid: u64, value: u64);
@@ -424,6 +428,11 @@ macro_rules! each_call {
         /// or `linux_pid` is not its own; Invalid for a ppid past
         /// `linux::PID_MAX`
         LinuxSetPpid = 148, linux_set_ppid(target: u64, linux_pid: u64, ppid: u64);
+        /// Returns what operation `op` (`linux::sigmask`) gives: the
+        /// signal mask of thread `tid` of Linux process `pid` (which the
+        /// caller serves), or the process's pending set, which the kernel
+        /// serves rt_sigprocmask with. NotFound: no such thread
+        LinuxSigmask = 160, linux_sigmask(op: u64, pid: u64, tid: u64, value: u64);
         /// Returns the CPU time the calling computation has used, in
         /// nanoseconds, the stretch it is running now included (a
         /// server's own, without `proc_info`'s count of its pages)
@@ -963,6 +972,10 @@ record! {
         /// below the 64 KiB stack it may grow, filled at faults. 0: Linux's
         /// default, 8 MiB; more than 64 MiB is 64 MiB. Not for native ones.
         pub stack: u64,
+        /// A Linux program's signal mask and pending signals (an exec
+        /// keeps both). Not for native ones.
+        pub sigmask: u64,
+        pub sigpending: u64,
     }
 }
 
@@ -977,6 +990,8 @@ impl SpawnOptions {
         linux_pid: 0,
         kernel_limit: 0,
         stack: 0,
+        sigmask: 0,
+        sigpending: 0,
     };
 }
 

@@ -201,6 +201,33 @@ pub const MLOCK_MAPPED_ARG: usize = 5;
 pub const SIGSET_ARG: usize = 4;
 pub const SIGSET_READ_ARG: usize = 5;
 pub const SIGSET_READ: u64 = 1;
+/// The bit of a rendezvous's Linux tid (`LinuxCall::pid`,
+/// `LinuxFault::pid`) saying that the kernel changed the thread's signal
+/// mask (a kernel-served rt_sigprocmask) since the supervisor last read or
+/// set it (`linux_sigmask`): the supervisor reads it again before it
+/// relies on it. Linux tids stay far below it (`PID_MAX`).
+pub const SIGMASK_NEWS: u64 = 1 << 63;
+
+/// Signal masks and pending sets the kernel keeps for the supervisor
+/// (`linux_sigmask(op, pid, tid, value)`; `pid` is the Linux process's
+/// Tessera pid, which the caller must serve; `tid` a Linux tid of it).
+pub mod sigmask {
+    /// → thread `tid`'s mask.
+    pub const GET: u64 = 1;
+    /// Thread `tid`'s mask becomes `value` (never SIGKILL, SIGSTOP) → 0.
+    /// Made only while the thread waits in the supervisor: the kernel
+    /// changes it only in the thread's own calls.
+    pub const SET: u64 = 2;
+    /// The process's pending signals are `value` (the process's and its
+    /// threads' own, or more) → thread `tid`'s mask read after (0 for tid
+    /// 0). A sender publishes first, then reads the mask; a thread's
+    /// kernel-served rt_sigprocmask changes the mask first, then reads
+    /// the pending set: one of the two sees the other.
+    pub const PENDING: u64 = 3;
+    /// SIGKILL and SIGSTOP: never blocked.
+    pub const UNBLOCKABLE: u64 = (1 << 8) | (1 << 18);
+}
+
 /// `caller_share` flag (Linux's shmat value): the segment is attached
 /// read-only.
 pub const SHM_RDONLY: u64 = 0o10000;
@@ -223,7 +250,9 @@ pub mod nr {
     pub const GETTIMEOFDAY: u64 = 96;
     pub const ARCH_PRCTL: u64 = 158;
     pub const GETTID: u64 = 186;
-    /// Sent to the supervisor with its set read (`SIGSET_READ`).
+    /// Served by the kernel unless it changes whether a pending signal
+    /// is blocked; then sent to the supervisor with its set read
+    /// (`SIGSET_READ`).
     pub const RT_SIGPROCMASK: u64 = 14;
     pub const FUTEX: u64 = 202;
     pub const SET_TID_ADDRESS: u64 = 218;
@@ -270,7 +299,12 @@ pub mod nr {
 /// shared server keeps in the caller's record (`linux_set_ppid`), itself
 /// setting it there, in the same step, whenever it changes the parent; a
 /// process whose record holds none yet is answered by its supervisor.
-pub const KERNEL_SERVED: [u64; 20] = [
+/// `rt_sigprocmask` changes the thread's mask the kernel keeps (the
+/// supervisor reads it at its next rendezvous, `SIGMASK_NEWS`) unless it
+/// blocks or unblocks a signal the supervisor published as pending
+/// (`sigmask::PENDING`): a delivery or a move to another thread, for the
+/// supervisor.
+pub const KERNEL_SERVED: [u64; 21] = [
     nr::NANOSLEEP,
     nr::TIME,
     nr::CLOCK_GETRES,
@@ -291,6 +325,7 @@ pub const KERNEL_SERVED: [u64; 20] = [
     nr::FUTEX,
     nr::SET_TID_ADDRESS,
     nr::GETPPID,
+    nr::RT_SIGPROCMASK,
 ];
 
 /// Kernel-served calls that neither wait nor stop the process and change

@@ -110,6 +110,13 @@ pub struct Computation {
     /// A user word cleared, and its waiters woken, when the computation
     /// ends while others go on in its space (Linux's clear-child-tid).
     pub clear_word: AtomicU64,
+    /// A Linux thread's signal mask (Linux's `blocked`): the kernel serves
+    /// rt_sigprocmask from it; the supervisor reads and writes it
+    /// (`linux_sigmask`) wherever a signal's delivery depends on it.
+    pub sigmask: AtomicU64,
+    /// The kernel changed `sigmask` since the supervisor last read or set
+    /// it: the next rendezvous tells it so (`linux::SIGMASK_NEWS`).
+    pub sigmask_news: AtomicBool,
     /// The Linux system call a wait the kernel served gave up for a
     /// signal (its number with `RESTART_MARK`; 0: none): the supervisor
     /// restarts it or fails it with EINTR, as the handler's SA_RESTART
@@ -256,6 +263,8 @@ impl Computation {
             label: AtomicU64::new(0),
             attention: AtomicBool::new(false),
             clear_word: AtomicU64::new(0),
+            sigmask: AtomicU64::new(0),
+            sigmask_news: AtomicBool::new(false),
             restart_call: AtomicU64::new(0),
             ends_alone: AtomicBool::new(false),
             cpu_cycles: AtomicU64::new(0),

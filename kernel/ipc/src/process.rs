@@ -148,6 +148,14 @@ pub struct Process {
     /// 0 until then (getppid goes to the supervisor). Its threads share it,
     /// as Linux's getppid is the thread group's parent.
     linux_ppid: AtomicU64,
+    /// A Linux process's pending signals as its supervisor publishes them
+    /// (`linux_sigmask`): the process's and every thread's own, or more,
+    /// never fewer. The kernel serves an rt_sigprocmask that changes none
+    /// of them in a mask; one that does goes to the supervisor.
+    linux_sig_pending: AtomicU64,
+    /// The mask its first computation starts with (a fork's or an exec's:
+    /// Linux keeps it across both).
+    linux_start_sigmask: AtomicU64,
     /// The `kcore::cpuacct` group its computations' time goes to when
     /// they end: its program's name, native or Linux, forked or not.
     cpu_group: core::sync::atomic::AtomicU32,
@@ -260,6 +268,8 @@ impl Process {
             lender: parts.lender,
             left_space: AtomicU64::new(KEEPS_SPACE),
             linux_ppid: AtomicU64::new(0),
+            linux_sig_pending: AtomicU64::new(0),
+            linux_start_sigmask: AtomicU64::new(0),
             cpu_group: core::sync::atomic::AtomicU32::new(cpu_group),
             forked: AtomicBool::new(false),
         })
@@ -325,6 +335,30 @@ impl Process {
     /// Sets it (`supervise::set_ppid`, which checks who may).
     pub fn set_linux_ppid(&self, ppid: u64) {
         self.linux_ppid.store(ppid, Ordering::Release);
+    }
+
+    /// Its pending signals as its supervisor last published them.
+    /// (SeqCst with the masks' stores: a thread that changes its mask and
+    /// then reads this, and a supervisor that publishes and then reads
+    /// the mask, do not both miss the other.)
+    #[inline(always)]
+    pub fn linux_sig_pending(&self) -> u64 {
+        self.linux_sig_pending.load(Ordering::SeqCst)
+    }
+
+    pub fn set_linux_sig_pending(&self, set: u64) {
+        self.linux_sig_pending.store(set, Ordering::SeqCst);
+    }
+
+    /// The mask its first computation starts with.
+    pub fn linux_start_sigmask(&self) -> u64 {
+        self.linux_start_sigmask.load(Ordering::Relaxed)
+    }
+
+    /// Sets it (before the process runs) and what it has pending.
+    pub fn set_linux_start_signals(&self, mask: u64, pending: u64) {
+        self.linux_start_sigmask.store(mask, Ordering::Relaxed);
+        self.linux_sig_pending.store(pending, Ordering::SeqCst);
     }
 
     /// Asks it to stop on its next way back to user mode.
@@ -1211,7 +1245,7 @@ fn stop_for_supervisor(p: &Process) {
     let stop = abi::linux::LinuxCall {
         nr: abi::linux::NO_CALL,
         args: [restart, 0, 0, 0, 0, 0],
-        pid: linux_tid(pid),
+        pid: linux_tid_told(pid),
     };
     x86_64::instructions::interrupts::enable();
     let r = crate::supervise::to_supervisor(p, supervisor, abi::linux::entry::ATTENTION, as_bytes(&stop));
@@ -1231,6 +1265,26 @@ pub fn linux_tid(pid: u64) -> u64 {
     match sched::with_current(|c| c.label.load(Ordering::Relaxed)) {
         Some(0) | None => pid,
         Some(tid) => tid,
+    }
+}
+
+/// `linux_tid`, as a rendezvous with the supervisor names the caller:
+/// with `abi::linux::SIGMASK_NEWS` if the kernel changed the thread's
+/// mask since the supervisor last read or set it.
+pub fn linux_tid_told(pid: u64) -> u64 {
+    linux_tid(pid) | take_sigmask_news()
+}
+
+/// `abi::linux::SIGMASK_NEWS` if the kernel changed the running thread's
+/// mask since its supervisor last read or set it (then no longer), else 0.
+#[inline(always)]
+pub fn take_sigmask_news() -> u64 {
+    let news =
+        sched::with_current(|c| c.sigmask_news.load(Ordering::Relaxed) && c.sigmask_news.swap(false, Ordering::AcqRel));
+    if news == Some(true) {
+        abi::linux::SIGMASK_NEWS
+    } else {
+        0
     }
 }
 
@@ -1466,7 +1520,7 @@ pub fn kill_for_fault(frame: &mut TrapFrame, cr2: u64, why: &str) {
             error_code: frame.error_code,
             address: cr2,
             rip: frame.rip,
-            pid: linux_tid(pid),
+            pid: linux_tid_told(pid),
         };
         x86_64::instructions::interrupts::enable();
         let served = crate::supervise::to_supervisor(&p, supervisor, abi::linux::entry::FAULT, as_bytes(&fault));

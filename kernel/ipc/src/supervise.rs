@@ -113,6 +113,54 @@ pub fn set_ppid(holder: &Process, target: u64, linux_pid: u64, ppid: u64) -> Res
     }
 }
 
+/// `linux_sigmask`: operation `op` (`abi::linux::sigmask`) on thread
+/// `tid` of Linux process `target`, which `holder` serves.
+pub fn sigmask(holder: &Process, op: u64, target: u64, tid: u64, value: u64) -> Result<u64, Error> {
+    use abi::linux::sigmask as sm;
+    let p = proc::get(target).ok_or(Error::NotFound)?;
+    let Route::Linux { supervisor, pid } = p.route() else {
+        return Err(Error::Denied);
+    };
+    if !serves(holder.pid(), supervisor) {
+        return Err(Error::Denied);
+    }
+    let thread = || {
+        let label = if tid == pid { 0 } else { tid };
+        p.computation_labelled(label).ok_or(Error::NotFound)
+    };
+    // The news is taken before the mask is read: a change made after the
+    // read leaves it set for the thread's next rendezvous.
+    let read = |c: &Computation| {
+        c.sigmask_news.store(false, Ordering::SeqCst);
+        c.sigmask.load(Ordering::SeqCst)
+    };
+    match op {
+        sm::GET => Ok(read(&*thread()?)),
+        sm::SET => {
+            let c = thread()?;
+            c.sigmask_news.store(false, Ordering::SeqCst);
+            c.sigmask.store(value & !sm::UNBLOCKABLE, Ordering::SeqCst);
+            Ok(0)
+        }
+        sm::PENDING => {
+            p.set_linux_sig_pending(value);
+            match tid {
+                0 => Ok(0),
+                _ => Ok(read(&*thread()?)),
+            }
+        }
+        _ => Err(Error::Invalid),
+    }
+}
+
+/// The process waiting in call `rid`, which `supervisor` holds and
+/// serves, and the signal mask of its thread in the call (a fork's child
+/// and a new thread start with it).
+pub fn waiting_with_sigmask(supervisor: &Process, rid: u64) -> Result<(Arc<Process>, u64), Error> {
+    let (p, t) = waiting_thread(supervisor, rid)?;
+    Ok((p, t.sigmask.load(Ordering::SeqCst)))
+}
+
 /// The process waiting in call `rid`, which `supervisor` holds and serves.
 pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
     served(supervisor, rid).map(|(_, p)| p)
@@ -174,12 +222,26 @@ pub fn regs(supervisor: &Process, rid: u64) -> Result<Regs, Error> {
 /// user space or a thread pointer that is not canonical is refused, and
 /// RFLAGS keeps only what user mode may change.
 pub fn set_regs(supervisor: &Process, rid: u64, r: &Regs) -> Result<(), Error> {
+    set_regs_of(supervisor, rid, r).map(|_| ())
+}
+
+/// `set_regs`, giving the computation whose registers they are.
+fn set_regs_of(supervisor: &Process, rid: u64, r: &Regs) -> Result<Arc<Computation>, Error> {
     if !user_address(r.rip) || !user_address(r.rsp) || !kcore::vm::is_canonical(r.fs_base) {
         return Err(Error::Invalid);
     }
     let (_, comp) = waiting_thread(supervisor, rid)?;
     comp.with_waiting_frame(|f| set_frame(f, r)).ok_or(Error::Busy)?;
     comp.set_fs_base(r.fs_base);
+    Ok(comp)
+}
+
+/// `caller_set_signal_regs`: `set_regs`, and the waiting thread's mask.
+pub fn set_signal_regs(supervisor: &Process, rid: u64, r: &Regs, mask: u64) -> Result<(), Error> {
+    let comp = set_regs_of(supervisor, rid, r)?;
+    comp.sigmask_news.store(false, Ordering::SeqCst);
+    comp.sigmask
+        .store(mask & !abi::linux::sigmask::UNBLOCKABLE, Ordering::SeqCst);
     Ok(())
 }
 

@@ -43,6 +43,8 @@ fn make(caller: u64, process: ResId, cpu: u64) -> Result<ResId, Error> {
         fs_base: 0,
     };
     let comp = Computation::new_user(start).map_err(|_| Error::NoMemory)?;
+    comp.sigmask
+        .store(p.linux_start_sigmask(), core::sync::atomic::Ordering::Relaxed);
     let id = super::insert(&mut TABLE.lock(), p.pid(), comp.clone())?;
     p.set_computation(id, &comp);
     Ok(id)
@@ -56,7 +58,8 @@ pub const THREAD_COST: u64 =
 
 /// A computation beyond the first for process `p` (a Linux thread: Linux
 /// tid `tid`), starting with registers `regs` and thread pointer
-/// `fs_base`, its clear-tid word `clear_word`; started. Charged to the
+/// `fs_base`, its clear-tid word `clear_word`, signal mask `sigmask`;
+/// started. Charged to the
 /// process: `Limit` when its account is full, `NoMemory` when the kernel
 /// is; `NotFound` once the process is ending.
 pub fn create_thread(
@@ -64,6 +67,7 @@ pub fn create_thread(
     regs: &abi::linux::Regs,
     tid: u64,
     clear_word: u64,
+    sigmask: u64,
 ) -> Result<ResId, Error> {
     let record = core::alloc::Layout::from_size_align(THREAD_COST as usize, 16).map_err(|_| Error::Invalid)?;
     if !kcore::mm::heap::room_for(record) {
@@ -89,6 +93,7 @@ pub fn create_thread(
     })?;
     comp.label.store(tid, core::sync::atomic::Ordering::Relaxed);
     comp.clear_word.store(clear_word, core::sync::atomic::Ordering::Relaxed);
+    comp.sigmask.store(sigmask, core::sync::atomic::Ordering::Relaxed);
     let id = super::insert(&mut TABLE.lock(), p.pid(), comp.clone())?;
     let added = p.add_thread(ipc::process::Thread {
         id,

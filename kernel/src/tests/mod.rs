@@ -10,6 +10,7 @@ mod ipc;
 mod largealloc;
 mod linuxmem;
 mod linuxppid;
+mod linuxsigmask;
 mod pipes;
 mod process;
 mod regions;
@@ -100,7 +101,7 @@ pub fn faulting_linux_child(lender: u64, supervisor: u64, linux_pid: u64) -> Res
         ..abi::linux::Regs::default()
     };
     let l = ::ipc::process::get(lender).ok_or("lender gone")?;
-    ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid))
+    ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid, 0))
 }
 
 /// Ends a process started by `live`.
@@ -219,6 +220,7 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxmem::caller_file_written_is_checked,
     pass vmcopy::vm_copy_is_checked,
     pass linuxppid::set_ppid_is_checked,
+    pass linuxsigmask::sigmask_is_checked,
     pass routed::supervisor_calls_are_marked_routed,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,

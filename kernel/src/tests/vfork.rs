@@ -92,7 +92,7 @@ fn borrower(lender: u64, supervisor: u64) -> Result<u64, String> {
         rflags: 0x202,
         ..Regs::default()
     };
-    ok(resource::proc::spawn::vfork(&l, regs, supervisor, 4242))
+    ok(resource::proc::spawn::vfork(&l, regs, supervisor, 4242, 0))
 }
 
 fn footprint() -> ([usize; resource::Kind::ALL.len()], usize) {

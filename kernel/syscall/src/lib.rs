@@ -474,6 +474,11 @@ impl abi::Serve for Native<'_> {
         ipc::supervise::set_regs(self.me, a.rid, &r).map(|()| 0)
     }
 
+    fn caller_set_signal_regs(&mut self, a: call::CallerSetSignalRegs) -> Result<u64, Error> {
+        let r = uaccess::read_in(a.regs)?;
+        ipc::supervise::set_signal_regs(self.me, a.rid, &r, a.sigmask).map(|()| 0)
+    }
+
     fn caller_return(&mut self, a: call::CallerReturn) -> Result<u64, Error> {
         ipc::supervise::finish(self.me, a.rid, a.value).map(|()| 0)
     }
@@ -538,8 +543,9 @@ impl abi::Serve for Native<'_> {
             return Err(Error::Invalid);
         }
         regs.rflags = 0x202;
-        let p = ipc::supervise::waiting(self.me, a.rid)?;
-        resource::computation::create_thread(&p, &regs, a.tid, a.clear_word).map(|_| 0)
+        // Its creator's mask, as Linux's clone copies it.
+        let (p, mask) = ipc::supervise::waiting_with_sigmask(self.me, a.rid)?;
+        resource::computation::create_thread(&p, &regs, a.tid, a.clear_word, mask).map(|_| 0)
     }
 
     fn linux_pipe(&mut self, a: call::LinuxPipe) -> Result<u64, Error> {
@@ -591,6 +597,10 @@ impl abi::Serve for Native<'_> {
 
     fn linux_set_ppid(&mut self, a: call::LinuxSetPpid) -> Result<u64, Error> {
         ipc::supervise::set_ppid(self.me, a.target, a.linux_pid, a.ppid)
+    }
+
+    fn linux_sigmask(&mut self, a: call::LinuxSigmask) -> Result<u64, Error> {
+        ipc::supervise::sigmask(self.me, a.op, a.pid, a.tid, a.value)
     }
 
     fn file_cache_read(&mut self, a: call::FileCacheRead) -> Result<u64, Error> {

@@ -174,21 +174,7 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
         {
             v
         }
-        nr::RT_SIGPROCMASK => {
-            let mut args = a;
-            // (Read only where Linux reads it: a set of the right size.)
-            (args[abi::linux::SIGSET_ARG], args[abi::linux::SIGSET_READ_ARG]) =
-                match (a[1] != 0 && a[3] == 8).then(|| uaccess::read::<u64>(a[1])) {
-                    Some(Ok(set)) => (set, abi::linux::SIGSET_READ),
-                    _ => (0, 0),
-                };
-            let call = LinuxCall {
-                nr: n,
-                args,
-                pid: proc::linux_tid(pid),
-            };
-            forward(me, supervisor, call)
-        }
+        nr::RT_SIGPROCMASK => rt_sigprocmask(me, supervisor, pid, a),
         nr::PREAD64 if let Some(v) = crate::pipes::serve_pread(me, supervisor, &a) => v,
         nr::FSTAT | nr::NEWFSTATAT if let Some(v) = crate::pipes::serve_fstat(me, supervisor, n, &a) => v,
         _ => forward(
@@ -206,7 +192,10 @@ fn serve(me: &Process, frame: &mut TrapFrame, supervisor: u64, pid: u64) -> u64 
 /// The call to the supervisor. The supervisor may end the process
 /// instead of returning; a process whose supervisor is gone cannot go on,
 /// and is ended.
-fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
+fn forward(me: &Process, supervisor: u64, mut call: LinuxCall) -> u64 {
+    // The supervisor reads the thread's mask again if the kernel changed
+    // it meanwhile (a kernel-served rt_sigprocmask).
+    call.pid |= proc::take_sigmask_news();
     match ipc::supervise::to_supervisor(me, supervisor, entry::SYSCALL, proc::as_bytes(&call)) {
         Ok(v) => v,
         Err(Ending::Exit(status)) => proc::exit_current(status),
@@ -218,6 +207,72 @@ fn forward(me: &Process, supervisor: u64, call: LinuxCall) -> u64 {
             proc::exit_current(abi::KILLED_STATUS)
         }
     }
+}
+
+/// rt_sigprocmask on the thread's mask the kernel keeps, in Linux's
+/// order: the size (EINVAL), the set read (EFAULT), `how` (EINVAL), the
+/// old mask written (EFAULT, the change made all the same). SIGKILL and
+/// SIGSTOP are never blocked. A change that blocks or unblocks a signal
+/// the supervisor published as pending is the supervisor's (a delivery on
+/// the way back to user mode, or a move to another thread): the call goes
+/// to it as before, with its set read, the mask unchanged here. So does
+/// a set the kernel cannot read (EFAULT there, as before).
+fn rt_sigprocmask(me: &Process, supervisor: u64, pid: u64, a: [u64; 6]) -> u64 {
+    use abi::linux::sigmask::UNBLOCKABLE;
+    use core::sync::atomic::Ordering::{Relaxed, Release, SeqCst};
+    use linuxabi::signal::{SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK};
+    let (how, set_at, old_at, size) = (a[0], a[1], a[2], a[3]);
+    if size != 8 {
+        return fail(errno::EINVAL);
+    }
+    let to_supervisor = |set: Option<u64>| {
+        let mut args = a;
+        (args[abi::linux::SIGSET_ARG], args[abi::linux::SIGSET_READ_ARG]) = match set {
+            Some(set) => (set, abi::linux::SIGSET_READ),
+            None => (0, 0),
+        };
+        let call = LinuxCall {
+            nr: nr::RT_SIGPROCMASK,
+            args,
+            pid: proc::linux_tid(pid),
+        };
+        forward(me, supervisor, call)
+    };
+    let Some(thread) = sched::current() else {
+        return to_supervisor(None);
+    };
+    let old = thread.sigmask.load(Relaxed);
+    if set_at != 0 {
+        let Ok(set) = uaccess::read::<u64>(set_at) else {
+            return to_supervisor(None);
+        };
+        let new = match how {
+            SIG_BLOCK => old | set,
+            SIG_UNBLOCK => old & !set,
+            SIG_SETMASK => set,
+            _ => return fail(errno::EINVAL),
+        } & !UNBLOCKABLE;
+        if new != old {
+            // The mask first, then the pending set (`sigmask::PENDING`):
+            // a signal published meanwhile is seen here, or its sender
+            // sees the new mask.
+            thread.sigmask.store(new, SeqCst);
+            if (old ^ new) & me.linux_sig_pending() != 0 {
+                // A supervisor that read the mask meanwhile read `new`:
+                // the call says so, and it reads `old` again.
+                thread.sigmask.store(old, SeqCst);
+                thread.sigmask_news.store(true, SeqCst);
+                drop(thread);
+                return to_supervisor(Some(set));
+            }
+            thread.sigmask_news.store(true, Release);
+        }
+    }
+    drop(thread);
+    if old_at != 0 && uaccess::write(old_at, &old).is_err() {
+        return fail(errno::EFAULT);
+    }
+    0
 }
 
 pub(crate) const NS: u64 = 1_000_000_000;

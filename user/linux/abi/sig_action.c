@@ -200,6 +200,34 @@ int main(void)
 	EXPECT_ERR("sigsetsize 16", syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, 16), EINVAL);
 	EXPECT_ERR("from a bad pointer", syscall(SYS_rt_sigprocmask, SIG_BLOCK, BAD_PTR, NULL, 8), EFAULT);
 	EXPECT_OK("a bad how with no new set is a query", syscall(SYS_rt_sigprocmask, 3, NULL, &s, 8));
+	EXPECT_ERR("sigsetsize 4", syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, 4), EINVAL);
+	EXPECT_ERR("sigsetsize (size_t)-1", syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, (size_t)-1), EINVAL);
+	EXPECT_ERR("a query with sigsetsize 16", syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &s, 16), EINVAL);
+	EXPECT_ERR("from a kernel address",
+		   syscall(SYS_rt_sigprocmask, SIG_BLOCK, (void *)0xffff800000000000UL, NULL, 8), EFAULT);
+	EXPECT_ERR("a bad how and a bad set pointer", syscall(SYS_rt_sigprocmask, 3, BAD_PTR, NULL, 8), EFAULT);
+	{
+		unsigned long all = ~0UL, none = 0, got = 1;
+		EXPECT_OK("SIG_SETMASK of all 64 bits", syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, 8));
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &got, 8);
+		EXPECT_TRUE("the mask holds all but SIGKILL and SIGSTOP",
+			    got == ~((1UL << (SIGKILL - 1)) | (1UL << (SIGSTOP - 1))));
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, 8);
+		unsigned long usr2 = 1UL << (SIGUSR2 - 1);
+		EXPECT_ERR("a bad how leaves the mask", syscall(SYS_rt_sigprocmask, 7, &usr2, &got, 8), EINVAL);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &got, 8);
+		EXPECT_TRUE("as it was", got == 0);
+		EXPECT_ERR("the old set to a bad pointer", syscall(SYS_rt_sigprocmask, SIG_BLOCK, &usr2, BAD_PTR, 8),
+			   EFAULT);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &got, 8);
+		EXPECT_TRUE("the new set was taken all the same", got == usr2);
+		void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		EXPECT_ERR("the old set to read-only memory", syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &usr2, ro, 8),
+			   EFAULT);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &got, 8);
+		EXPECT_TRUE("unblocked all the same", got == 0);
+		munmap(ro, 4096);
+	}
 	count = 0;
 	block(SIGUSR1, SIG_BLOCK);
 	raise(SIGUSR1);

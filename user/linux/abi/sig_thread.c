@@ -219,6 +219,57 @@ static void process_directed(void)
 	signal(SIGUSR1, SIG_DFL);
 }
 
+/* ---- a mask changed while a signal comes: the signal is not lost ---- */
+
+#define RACE_ROUNDS 200
+
+static void *race_sender(void *arg)
+{
+	struct peer *p = arg;
+	for (int i = 1; i <= RACE_ROUNDS; i++) {
+		wait_step(p, i);
+		/* Sent before, during or after the main thread's unblocking
+		 * (odd rounds), or while it blocks it (even ones). */
+		for (volatile int spin = 0; spin < (i * 7919) % 20000; spin++)
+			;
+		syscall(SYS_tgkill, getpid(), main_tid, SIGUSR2);
+		__atomic_store_n(&p->done, i, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static void mask_race(void)
+{
+	section("a thread unblocking a signal as it is sent");
+	handle_signal_info(SIGUSR2, note, 0);
+	ran_count[SIGUSR2] = 0;
+	struct peer p = { 0 };
+	pthread_create(&p.th, NULL, race_sender, &p);
+	int lost = 0;
+	for (int i = 1; i <= RACE_ROUNDS && !lost; i++) {
+		set_mask(SIG_BLOCK, SIGUSR2);
+		__atomic_store_n(&p.step, i, __ATOMIC_SEQ_CST);
+		if (i % 2 == 0) {
+			/* Sent while blocked, then unblocked. */
+			wait_done(&p, i);
+			nap_ms(1);
+		}
+		for (volatile int spin = 0; spin < (i * 104729) % 20000; spin++)
+			;
+		set_mask(SIG_UNBLOCK, SIGUSR2);
+		wait_done(&p, i);
+		/* Unblocked and sent: handled without another call of this
+		 * thread that could deliver it (nanosleep waits only). */
+		for (int t = 0; t < 2000 && ran_count[SIGUSR2] < i; t++)
+			nap_ms(1);
+		lost = ran_count[SIGUSR2] < i;
+	}
+	__atomic_store_n(&p.step, RACE_ROUNDS, __ATOMIC_SEQ_CST);
+	pthread_join(p.th, NULL);
+	EXPECT_EQ("handled, each", ran_count[SIGUSR2], RACE_ROUNDS);
+	signal(SIGUSR2, SIG_DFL);
+}
+
 /* ---- alternate stacks are each thread's ---- */
 
 static char main_alt[65536], peer_alt[65536];
@@ -614,6 +665,7 @@ int main(void)
 	directed_blocked();
 	pending_union();
 	process_directed();
+	mask_race();
 	alt_stacks();
 	fork_keeps();
 	interrupt_one();

@@ -404,6 +404,7 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
             if matches!(route, Route::Linux { .. }) {
                 attach_linux_stack(p, options.stack)?;
                 crate::pipe::inherit_exec(p)?;
+                p.set_linux_start_signals(options.sigmask & !abi::linux::sigmask::UNBLOCKABLE, options.sigpending);
             }
             Ok(())
         },
@@ -736,9 +737,16 @@ pub fn push_arguments(area: ResId, frame: &mut TrapFrame) -> Result<(), Error> {
 /// serves), whose calls go to `supervisor` as Linux pid `linux_pid`: the
 /// same program, a new space with the parent's read-only regions shared
 /// (their frames, not copies: seed 000's text sharing) and its private
-/// ones copy-on-write, starting with registers `regs` (the parent's, rax 0).
+/// ones copy-on-write, starting with registers `regs` (the parent's, rax 0)
+/// and signal mask `sigmask` (the forking thread's), nothing pending.
 /// Started; its parent (who may wait for it) is the supervisor.
-pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
+pub fn fork(
+    parent: &super::Process,
+    regs: abi::linux::Regs,
+    supervisor: u64,
+    linux_pid: u64,
+    sigmask: u64,
+) -> Result<u64, Error> {
     let (how, regs) = linux_child(parent, regs, supervisor, linux_pid, 0)?;
     compose_and_start(
         parent.plate(),
@@ -752,6 +760,7 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
             // the parent's break memory, which the child goes on from.
             child.set_brk(parent.brk());
             child.set_start_regs(regs);
+            child.set_linux_start_signals(sigmask, 0);
             Ok(())
         },
     )
@@ -767,8 +776,14 @@ pub fn fork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, li
 /// exec starts is a new process with a space of its own), then gives it
 /// back; should the parent end first, the space is handed over to it.
 /// Busy when the space is lent to as many as it may be (`MAX_BORROWERS`),
-/// which a copy (`fork`) serves instead.
-pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, linux_pid: u64) -> Result<u64, Error> {
+/// which a copy (`fork`) serves instead. Its signal mask is `sigmask`.
+pub fn vfork(
+    parent: &super::Process,
+    regs: abi::linux::Regs,
+    supervisor: u64,
+    linux_pid: u64,
+    sigmask: u64,
+) -> Result<u64, Error> {
     let (how, regs) = linux_child(parent, regs, supervisor, linux_pid, parent.pid())?;
     compose_and_start(
         parent.plate(),
@@ -789,6 +804,7 @@ pub fn vfork(parent: &super::Process, regs: abi::linux::Regs, supervisor: u64, l
             // Its break is its lender's (see `linux.rs`'s brk).
             crate::pipe::inherit(parent, child)?;
             child.set_start_regs(regs);
+            child.set_linux_start_signals(sigmask, 0);
             Ok(())
         },
     )

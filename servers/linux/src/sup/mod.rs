@@ -442,6 +442,8 @@ impl Sup {
             *pid |= (tid as u64) << 32;
         }
         let msg = proto::bytes(&words);
+        // The shared server's answer lets the thread run.
+        self.sync_signals();
         match calls::linux_pass(rid, self.shared, proto::shared::PASS, &msg) {
             Ok(_) => {
                 self.passed = Some((nr, args));
@@ -474,11 +476,15 @@ impl Sup {
             match self.deliver(rid, Some(value)) {
                 signals::Delivered::Ended => return,
                 signals::Delivered::Frames(v) => {
+                    self.sync_signals();
                     let _ = calls::caller_return(rid, v);
                     return;
                 }
                 signals::Delivered::None => {}
             }
+        }
+        if self.active {
+            self.sync_signals();
         }
         // An earlier return not yet made goes first.
         if let Some((r, v)) = self.reply.replace((rid, value)) {
@@ -586,6 +592,7 @@ impl Sup {
             // signals first, and a thread under a storm of them went from
             // one handler to the next without ever getting past them.
             _ => {
+                self.sync_signals();
                 if let Some((r, v)) = self.reply.replace((rid, 0)) {
                     let _ = calls::caller_return(r, v);
                 }

@@ -579,7 +579,11 @@ impl Sup {
         c.caps = linuxabi::caps::Caps::with(ce, cp, ci, cb, [c.uid, c.euid, c.suid]);
         self.fs.cred.uid = self.cred.euid;
         self.fs.cred.gid = self.cred.egid;
+        // The kernel started the child with the forking thread's mask
+        // and nothing pending, as Linux's fork.
         self.sig.mask = d.w();
+        self.sig.kernel_mask = self.sig.mask;
+        self.sig.published = 0;
         self.sig.altstack = AltStack {
             sp: d.w(),
             flags: d.w() as u32,
@@ -991,6 +995,10 @@ impl Sup {
             // The new program's stack is as large as RLIMIT_STACK says
             // (its soft limit at exec, as Linux reads it).
             stack: self.limits[RLIMIT_STACK][0].max(1),
+            // Exec keeps the mask and what is pending (other threads'
+            // own too, until the next publication: more is only slower).
+            sigmask: self.sig.mask,
+            sigpending: self.pending_union(),
             ..SpawnOptions::DEFAULT
         };
         let tpid = calls::spawn(name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
@@ -1000,6 +1008,8 @@ impl Sup {
         // old program, in its execve (running), not the new one, which
         // could be waiting already under the old name.
         let old = core::mem::replace(&mut self.tpid, tpid);
+        self.sig.kernel_mask = options.sigmask;
+        self.sig.published = options.sigpending;
         self.fds.tpid = tpid;
         self.tpid_told = true;
         self.exec_done(path, argv, env.len());

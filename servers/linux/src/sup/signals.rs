@@ -21,8 +21,15 @@ use tessera_rt::sys::calls;
 
 pub struct Signals {
     pub actions: [SigAction; 64],
-    /// The served thread's mask.
+    /// The served thread's mask. The kernel keeps each thread's and
+    /// serves rt_sigprocmask from it (`kernel_mask`, `thread_signals.rs`).
     pub mask: u64,
+    /// The served thread's mask as the kernel holds it, as far as this
+    /// supervisor knows: `mask` is written there before the thread runs
+    /// again when they differ.
+    pub kernel_mask: u64,
+    /// The pending set last published to the kernel (`sigmask::PENDING`).
+    pub published: u64,
     /// The process's pending set (kill, sigqueue: any thread takes them).
     pub pending: u64,
     /// The siginfo of each pending standard signal.
@@ -43,6 +50,8 @@ impl Default for Signals {
         Signals {
             actions: [SigAction::default(); 64],
             mask: 0,
+            kernel_mask: 0,
+            published: 0,
             pending: 0,
             infos: [SigInfo::default(); 64],
             queue: VecDeque::new(),
@@ -224,12 +233,31 @@ impl Sup {
     }
 
     /// A signal for the process: kept pending (or dropped if ignored), and
-    /// one thread that does not block it made to notice.
+    /// one thread that does not block it made to notice. The kernel learns
+    /// it may be pending before the threads' masks are read, and what is
+    /// pending after.
     pub fn post(&mut self, info: SigInfo) {
         let s = info.signo;
         if !sig::valid(s) {
             return;
         }
+        if self.masks_still() {
+            // Published when the thread goes on (`sync_signals`).
+            return self.post_now(info);
+        }
+        // One ignored and not blocked is dropped on the masks read now;
+        // one kept is announced first, the masks read after.
+        self.refresh_masks();
+        let dropped = s != sig::SIGKILL && self.sig.action(s).ignores(s) && self.wanting_thread(s).is_some();
+        if !dropped {
+            self.announce(sig::bit(s));
+        }
+        self.post_now(info);
+        self.publish_pending();
+    }
+
+    fn post_now(&mut self, info: SigInfo) {
+        let s = info.signo;
         let a = self.sig.action(s);
         let target = self.wanting_thread(s);
         let blocked = target.is_none();
@@ -470,7 +498,11 @@ impl Sup {
                 return Delivered::None;
             }
         }
-        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        // A handler's entry changed the mask: it goes with the registers.
+        let mask = self.sig.mask;
+        if patiently(|| calls::caller_set_signal_regs(rid, &regs, mask)).is_ok() {
+            self.sig.kernel_mask = mask;
+        }
         Delivered::Frames(regs.rax)
     }
 
@@ -574,7 +606,10 @@ impl Sup {
             }
         }
         let regs = regs_of(&r.context, now.fs_base);
-        let _ = patiently(|| calls::caller_set_regs(rid, &regs));
+        let mask = self.sig.mask;
+        if patiently(|| calls::caller_set_signal_regs(rid, &regs, mask)).is_ok() {
+            self.sig.kernel_mask = mask;
+        }
         Out::Ret(r.context.rax)
     }
 
@@ -622,6 +657,7 @@ impl Sup {
         match d {
             Delivered::Ended => {}
             _ => {
+                self.sync_signals();
                 let _ = calls::caller_return(rid, 0);
             }
         }
@@ -670,6 +706,8 @@ impl Sup {
         if a[3] != 8 {
             return Err(errno::EINVAL);
         }
+        // Here only when the kernel did not serve it: the change blocks or
+        // unblocks a pending signal, or the set was not readable there.
         let old = self.sig.mask;
         if a[1] != 0 {
             use tessera_rt::abi::linux::{SIGSET_ARG, SIGSET_READ, SIGSET_READ_ARG};

@@ -14,6 +14,8 @@ use alloc::vec::Vec;
 use linuxabi::errno;
 use linuxabi::frame::{AltStack, SigInfo};
 use linuxabi::signal as sig;
+use tessera_rt::abi::linux::sigmask;
+use tessera_rt::sys::calls;
 
 /// Signals sent to one thread alone: each standard one once, each
 /// real-time one as often as sent, in the order they came.
@@ -65,6 +67,8 @@ impl Own {
 pub struct ThreadSig {
     pub tid: u32,
     pub mask: u64,
+    /// `Signals::kernel_mask` of this thread.
+    pub kernel_mask: u64,
     pub altstack: AltStack,
     pub saved_mask: Option<u64>,
     pub own: Own,
@@ -77,6 +81,7 @@ impl ThreadSig {
         ThreadSig {
             tid,
             mask,
+            kernel_mask: mask,
             altstack: AltStack::DISABLED,
             saved_mask: None,
             own: Own::default(),
@@ -112,6 +117,7 @@ impl Sup {
             self.threads.sigs.push(ThreadSig {
                 tid: old,
                 mask: self.sig.mask,
+                kernel_mask: self.sig.kernel_mask,
                 altstack: self.sig.altstack,
                 saved_mask: self.sig.saved_mask.take(),
                 own: core::mem::take(&mut self.sig.own),
@@ -119,6 +125,7 @@ impl Sup {
         }
         if let Some(t) = mine {
             self.sig.mask = t.mask;
+            self.sig.kernel_mask = t.kernel_mask;
             self.sig.altstack = t.altstack;
             self.sig.saved_mask = t.saved_mask;
             self.sig.own = t.own;
@@ -174,10 +181,19 @@ impl Sup {
     /// (a standard one already there is not sent twice) and the thread is
     /// made to come for it unless it blocks it.
     pub(super) fn post_thread(&mut self, tid: u32, info: SigInfo) {
-        let s = info.signo;
-        if !sig::valid(s) {
+        if !sig::valid(info.signo) {
             return;
         }
+        if self.masks_still() {
+            return self.post_thread_now(tid, info);
+        }
+        self.announce(sig::bit(info.signo));
+        self.post_thread_now(tid, info);
+        self.publish_pending();
+    }
+
+    fn post_thread_now(&mut self, tid: u32, info: SigInfo) {
+        let s = info.signo;
         // Stopping, continuing and killing act on the whole process.
         if s == sig::SIGKILL || s == sig::SIGSTOP || s == sig::SIGCONT {
             self.post(info);
@@ -226,6 +242,9 @@ impl Sup {
     /// would, as Linux's `retarget_shared_pending`.
     pub(super) fn retarget(&mut self, set: u64) {
         let mut left = self.sig.pending & set;
+        if left != 0 {
+            self.refresh_masks();
+        }
         while let Some(s) = sig::lowest(left) {
             left &= !sig::bit(s);
             if let Some(t) = self.wanting_thread(s)
@@ -290,5 +309,104 @@ impl Sup {
             },
         );
         Ok(0)
+    }
+
+    // ---- the masks and the pending set the kernel keeps ----
+
+    /// Every signal pending: the process's and each thread's own.
+    pub(super) fn pending_union(&self) -> u64 {
+        self.threads
+            .sigs
+            .iter()
+            .fold(self.sig.pending | self.sig.own.pending, |u, t| u | t.own.pending)
+    }
+
+    /// The served thread's mask and the pending set go to the kernel if
+    /// they changed: before a thread the supervisor holds runs again (its
+    /// call answered, passed on, a stop or fault over), since the kernel
+    /// serves its rt_sigprocmask from then on.
+    pub(super) fn sync_signals(&mut self) {
+        if self.tpid == 0 {
+            return;
+        }
+        if self.sig.mask != self.sig.kernel_mask {
+            let tid = self.served_tid() as u64;
+            let _ = calls::linux_sigmask(sigmask::SET, self.tpid, tid, self.sig.mask);
+            self.sig.kernel_mask = self.sig.mask;
+        }
+        self.publish_pending();
+    }
+
+    /// The pending set goes to the kernel if it changed.
+    pub(super) fn publish_pending(&mut self) {
+        let now = self.pending_union();
+        if now != self.sig.published && self.tpid != 0 {
+            let _ = calls::linux_sigmask(sigmask::PENDING, self.tpid, 0, now);
+            self.sig.published = now;
+        }
+    }
+
+    /// A signal in `set` may become pending: the kernel learns so first
+    /// (a thread unblocking it then comes here), and only then are the
+    /// threads' masks read, as they may have changed in calls the kernel
+    /// served.
+    pub(super) fn announce(&mut self, set: u64) {
+        if self.tpid == 0 {
+            return;
+        }
+        let now = self.pending_union() | set;
+        // (The served thread's mask cannot change while its call is served.)
+        let tid = if self.in_call { 0 } else { self.served_tid() as u64 };
+        let mask = calls::linux_sigmask(sigmask::PENDING, self.tpid, tid, now);
+        self.sig.published = now;
+        if let Ok(m) = mask
+            && tid != 0
+            && self.sig.mask == self.sig.kernel_mask
+        {
+            self.sig.mask = m;
+            self.sig.kernel_mask = m;
+        }
+        self.refresh_others();
+    }
+
+    /// Whether no thread can change its mask now: the process's only
+    /// thread waits here (its call served now, or held).
+    pub(super) fn masks_still(&self) -> bool {
+        self.threads.sigs.is_empty() && (self.in_call || self.held.is_some())
+    }
+
+    /// Every thread's mask read again from the kernel, but where the
+    /// supervisor changed one not yet written there (a thread it holds).
+    pub(super) fn refresh_masks(&mut self) {
+        if self.tpid == 0 {
+            return;
+        }
+        if !self.in_call
+            && self.sig.mask == self.sig.kernel_mask
+            && let Ok(m) = calls::linux_sigmask(sigmask::GET, self.tpid, self.served_tid() as u64, 0)
+        {
+            self.sig.mask = m;
+            self.sig.kernel_mask = m;
+        }
+        self.refresh_others();
+    }
+
+    fn refresh_others(&mut self) {
+        let tpid = self.tpid;
+        for t in self.threads.sigs.iter_mut().filter(|t| t.mask == t.kernel_mask) {
+            if let Ok(m) = calls::linux_sigmask(sigmask::GET, tpid, t.tid as u64, 0) {
+                t.mask = m;
+                t.kernel_mask = m;
+            }
+        }
+    }
+
+    /// The served thread's mask read again, if the kernel says it changed
+    /// it (`SIGMASK_NEWS` on the thread's rendezvous).
+    pub(super) fn mask_news(&mut self) {
+        if let Ok(m) = calls::linux_sigmask(sigmask::GET, self.tpid, self.served_tid() as u64, 0) {
+            self.sig.mask = m;
+            self.sig.kernel_mask = m;
+        }
     }
 }

@@ -114,10 +114,16 @@ impl Sup {
     /// A call of thread `tid` arrives (in rendezvous `rid`): it is the
     /// thread served, with its own signal state.
     pub(super) fn thread_arrives(&mut self, rid: u64, tid: u64) {
+        use tessera_rt::abi::linux::SIGMASK_NEWS;
+        let news = tid & SIGMASK_NEWS != 0;
+        let tid = tid & !SIGMASK_NEWS;
         let tid = if tid == 0 { self.pid } else { tid as u32 };
         self.switch_thread(tid);
         self.threads.caller = tid;
         self.threads.serving = (rid, tid);
+        if news {
+            self.mask_news();
+        }
         // Back from the shared server if it passed a call there: a stop
         // now may restart that call.
         let back = self.threads.passed.iter().position(|e| e.0 == tid);
@@ -170,6 +176,8 @@ impl Sup {
             let _ = self.write_u32(rid, ctid, tid);
         }
         let clear = if flags & CLONE_CHILD_CLEARTID != 0 { ctid } else { 0 };
+        // The kernel gives the thread its creator's mask as it holds it.
+        self.sync_signals();
         match calls::linux_thread(rid, &regs, tid as u64, clear) {
             Ok(_) => {
                 self.threads.others.push(tid);
