@@ -488,7 +488,7 @@ fn forked(parent: u64, sup: u64) -> Result<(u64, ResId), String> {
         rflags: 0x202,
         ..abi::linux::Regs::default()
     };
-    let child = super::ok(resource::proc::spawn::fork(&p, regs, sup, 4242))?;
+    let child = super::ok(resource::proc::spawn::fork(&p, regs, sup, 4242, 0))?;
     let space = ipc::process::get(child).ok_or("child gone")?.space_id();
     Ok((child, space))
 }
