@@ -82,6 +82,22 @@ fn plate_tag(st: &StatView) -> u64 {
     h | 1
 }
 
+/// A word whose bit `i` says whether the `i`th of `set` (at most 64) is.
+fn bits(set: impl Iterator<Item = bool>) -> u64 {
+    set.take(64).enumerate().fold(0, |w, (i, b)| w | (b as u64) << i)
+}
+
+/// The numbers of the bits set in `w`, lowest first.
+fn set_bits(mut w: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        (w != 0).then(|| {
+            let i = w.trailing_zeros() as usize;
+            w &= w - 1;
+            i
+        })
+    })
+}
+
 /// Words and strings, one after another (the state a supervisor hands to
 /// its child's).
 #[derive(Default)]
@@ -434,8 +450,8 @@ impl Sup {
     /// The state the child's supervisor starts from: the parent's, with
     /// the file server's numbers of the child's supervisor.
     fn child_state(&mut self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
-        // Room for the fixed part (limits and 64 signal actions: about 300
-        // words) and a few descriptors, so that it grows seldom.
+        // Room for the fixed part, a few changed limits and signal actions
+        // and a few descriptors, so that it grows seldom.
         let mut e = Enc(Vec::with_capacity(512));
         e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
         let c = &self.cred;
@@ -457,10 +473,18 @@ impl Sup {
         e.w(self.timerslack);
         e.w(self.prctl_flags);
         e.w(self.membarrier);
-        for l in &self.limits {
+        // Only the limits and signal actions that differ from a new
+        // process's (which the child's supervisor starts from): most
+        // programs change few, and the 64 actions alone were 256 words
+        // to write, copy twice and read back at every fork.
+        let limits = super::DEFAULT_LIMITS.iter().zip(&self.limits);
+        e.w(bits(limits.clone().map(|(d, l)| d != l)));
+        for (_, l) in limits.filter(|(d, l)| d != l) {
             e.w(l[0]).w(l[1]);
         }
-        for a in &self.sig.actions {
+        let actions = self.sig.actions.iter().map(|a| *a != sig::SigAction::default());
+        e.w(bits(actions));
+        for a in self.sig.actions.iter().filter(|a| **a != sig::SigAction::default()) {
             e.w(a.handler).w(a.flags).w(a.restorer).w(a.mask);
         }
         e.s(self.cwd.as_bytes());
@@ -592,19 +616,24 @@ impl Sup {
         self.prctl_flags = d.w();
         self.membarrier = d.w();
         self.robust.clear();
-        for l in self.limits.iter_mut() {
-            l[0] = d.w();
-            l[1] = d.w();
+        // (reset left the defaults: only the others came.)
+        for i in set_bits(d.w()) {
+            let l = [d.w(), d.w()];
+            if let Some(at) = self.limits.get_mut(i) {
+                *at = l;
+            }
         }
         // A CPU limit goes on in the child, whose CPU time starts at 0.
         if self.limits[super::syscalls::RLIMIT_CPU] != [u64::MAX; 2] {
             self.watch_cpu_limit();
         }
-        for a in self.sig.actions.iter_mut() {
-            a.handler = d.w();
-            a.flags = d.w();
-            a.restorer = d.w();
-            a.mask = d.w();
+        for i in set_bits(d.w()) {
+            self.sig.actions[i] = sig::SigAction {
+                handler: d.w(),
+                flags: d.w(),
+                restorer: d.w(),
+                mask: d.w(),
+            };
         }
         self.cwd = d.text();
         let cwd_fd = d.w();
