@@ -963,6 +963,11 @@ record! {
         /// below the 64 KiB stack it may grow, filled at faults. 0: Linux's
         /// default, 8 MiB; more than 64 MiB is 64 MiB. Not for native ones.
         pub stack: u64,
+        /// Non-zero: the plate `path` names must be of this version (its
+        /// `plate_create` tag), else the spawn fails with `NotFound` and
+        /// makes nothing. An exec that finds its program's plate current
+        /// then runs it in one call, not a look-up and a spawn.
+        pub tag: u64,
     }
 }
 
@@ -977,6 +982,7 @@ impl SpawnOptions {
         linux_pid: 0,
         kernel_limit: 0,
         stack: 0,
+        tag: 0,
     };
 }
 

@@ -57,12 +57,6 @@ fn plate_name(st: &StatView, path: &str) -> String {
     name
 }
 
-/// Whether the kernel has the plate `name` for the program file `st`
-/// (asking to make one with no image finds it, or fails).
-fn has_plate(name: &str, st: &StatView) -> bool {
-    calls::plate_create(name, plate_tag(st), &[]).is_ok()
-}
-
 /// The version of a file's content, as well as the file server can say it
 /// without reading it: size and change times.
 fn plate_tag(st: &StatView) -> u64 {
@@ -829,11 +823,21 @@ impl Sup {
             );
             // Formatted once: asked for below, then named to the kernel.
             let name = plate_name(&st, &path);
-            if self.may(&st, 0o4) && has_plate(&name, &st) {
-                // Run before, at this version: the kernel holds its image,
-                // and nothing of the file need be read (one open is all
-                // exec asks of the file server).
-                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (Vec::new(), None), argv, env);
+            // Run before, at this version: the kernel holds its image, and
+            // nothing of the file need be read (one open is all exec asks
+            // of the file server); the spawn itself says whether it is so.
+            if self.may(&st, 0o4)
+                && self.exec_held(
+                    fd,
+                    rid,
+                    (&path, execfn, &name),
+                    &st,
+                    (Vec::new(), None),
+                    &mut argv,
+                    &env,
+                )?
+            {
+                return Ok(());
             }
             // The first page: all that exec reads of an OFF2F file 1.
             let mut head = vec![0u8; off2f::HEADER_PAGE];
@@ -853,7 +857,17 @@ impl Sup {
                         return Err(e);
                     }
                 };
-                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (head, Some(source)), argv, env);
+                return self
+                    .exec_held(
+                        fd,
+                        rid,
+                        (&path, execfn, &name),
+                        &st,
+                        (head, Some(source)),
+                        &mut argv,
+                        &env,
+                    )
+                    .map(drop);
             }
             let head = &head[..n.min(elf::HEAD)];
             let n = head.len();
@@ -886,7 +900,9 @@ impl Sup {
                     continue;
                 }
                 elf::Kind::Elf { .. } => {
-                    return self.exec_held(fd, rid, (&path, execfn, &name), &st, (image, None), argv, env);
+                    return self
+                        .exec_held(fd, rid, (&path, execfn, &name), &st, (image, None), &mut argv, &env)
+                        .map(drop);
                 }
                 elf::Kind::Dynamic | elf::Kind::Unknown => {
                     self.fs.close(fd);
@@ -898,7 +914,8 @@ impl Sup {
     }
 
     /// `exec_image` of the program file open as `fd` (`OPEN_EXEC`): kept
-    /// open while the program runs, in place of the last program's.
+    /// open while the program runs, in place of the last program's. False
+    /// (and `fd` still open): no image given, and no plate of this version.
     #[allow(clippy::too_many_arguments)]
     fn exec_held(
         &mut self,
@@ -907,15 +924,16 @@ impl Sup {
         paths: (&str, &str, &str),
         st: &StatView,
         image: (Vec<u8>, Option<abi::PagerSource>),
-        argv: Vec<Vec<u8>>,
-        env: Vec<Vec<u8>>,
-    ) -> Result<(), i64> {
+        argv: &mut Vec<Vec<u8>>,
+        env: &[Vec<u8>],
+    ) -> Result<bool, i64> {
         match self.exec_image(rid, paths, st, image, argv, env) {
-            Ok(()) => {
+            Ok(false) => Ok(false),
+            Ok(true) => {
                 if let Some(old) = self.exe_hold.replace(fd) {
                     self.fs.close(old);
                 }
-                Ok(())
+                Ok(true)
             }
             Err(e) => {
                 self.fs.close(fd);
@@ -962,19 +980,20 @@ impl Sup {
 
     /// `path` is the program's file, `execfn` the path execve was given
     /// (a script's, when `path` is its interpreter), `name` its plate's
-    /// (`plate_name`).
+    /// (`plate_name`). With no image, the plate the kernel holds of this
+    /// version runs: false if it holds none (nothing changed then).
     fn exec_image(
         &mut self,
         rid: Option<u64>,
         (path, execfn, name): (&str, &str, &str),
         st: &StatView,
         (image, paged): (Vec<u8>, Option<abi::PagerSource>),
-        mut argv: Vec<Vec<u8>>,
-        env: Vec<Vec<u8>>,
-    ) -> Result<(), i64> {
+        argv: &mut Vec<Vec<u8>>,
+        env: &[Vec<u8>],
+    ) -> Result<bool, i64> {
         let tag = plate_tag(st);
-        // (No image: the caller found the plate.)
-        let made_before = (image.is_empty() && paged.is_none()) || calls::plate_create(name, tag, &[]).is_ok();
+        let held = image.is_empty() && paged.is_none();
+        let made_before = held || calls::plate_create(name, tag, &[]).is_ok();
         if !made_before {
             // An OFF2F file 1's plate holds the header page read; its
             // data is read at faults by the file server.
@@ -985,23 +1004,25 @@ impl Sup {
             made.map_err(|e| exec_errno(path, "plate", e))?;
         }
         drop(image);
-        // execve with argv NULL runs the program with argc 1, argv[0] "".
-        if argv.is_empty() {
-            argv.push(Vec::new());
-        }
+        // execve with argv NULL runs the program with argc 1, argv[0] ""
+        // (put in argv once it runs: a stale plate leaves argv as it was).
+        let argc = argv.len().max(1);
         // The kernel's layout: argc, the path, argv, the environment, in
         // one allocation (grown piece by piece it was moved four times).
         let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() + 1).sum::<usize>();
-        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + strings(&argv) + strings(&env));
-        args.extend_from_slice(sys::fmt_u64(argv.len() as u64, &mut [0; 24]).as_bytes());
+        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + argc + strings(argv) + strings(env));
+        args.extend_from_slice(sys::fmt_u64(argc as u64, &mut [0; 24]).as_bytes());
         args.push(0);
         args.extend_from_slice(execfn.as_bytes());
         args.push(0);
-        for a in &argv {
+        if argv.is_empty() {
+            args.push(0);
+        }
+        for a in argv.iter() {
             args.extend_from_slice(a);
             args.push(0);
         }
-        for e in &env {
+        for e in env {
             args.extend_from_slice(e);
             args.push(0);
         }
@@ -1020,9 +1041,19 @@ impl Sup {
             // The new program's stack is as large as RLIMIT_STACK says
             // (its soft limit at exec, as Linux reads it).
             stack: self.limits[RLIMIT_STACK][0].max(1),
+            // Run only at this version, which the kernel compares as it
+            // finds the plate (no look-up of its own before).
+            tag: if held { tag } else { 0 },
             ..SpawnOptions::DEFAULT
         };
-        let tpid = calls::spawn(name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
+        let tpid = match calls::spawn(name, &args, Some(&options)) {
+            Ok(t) => t,
+            Err(abi::Error::NotFound) if held => return Ok(false),
+            Err(e) => return Err(exec_errno(path, "spawn", e)),
+        };
+        if argv.is_empty() {
+            argv.push(Vec::new());
+        }
         // The process goes on in the new program. exec_done's EXEC tells
         // the shared server so before the old program ends: the new one
         // may already run on another CPU, and until then /proc showed the
@@ -1031,12 +1062,12 @@ impl Sup {
         let old = core::mem::replace(&mut self.tpid, tpid);
         self.fds.tpid = tpid;
         self.tpid_told = true;
-        self.exec_done(path, argv, env.len());
+        self.exec_done(path, core::mem::take(argv), env.len());
         if let Some(rid) = rid {
             let _ = calls::caller_exit(rid, 0);
             let _ = sys::wait(old);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// What exec changes besides the program: descriptors marked
