@@ -207,6 +207,7 @@ impl Sup {
             }
         }
         self.reset();
+        self.serving_since = super::cputime::own_cpu_ns();
         self.active = true;
         self.pid = pid;
         let tty = || {
@@ -235,8 +236,8 @@ impl Sup {
     }
 
     /// Forgets the last process's state (a supervisor from the pool).
+    /// (The time it serves from is set as it takes the next.)
     pub(super) fn reset(&mut self) {
-        self.serving_since = super::cputime::own_cpu_ns();
         self.fds = FdTable::default();
         self.leave_root();
         self.cwd = String::from("/");
@@ -576,7 +577,10 @@ impl Sup {
     }
 
     fn init_fork(&mut self, w: &[u64]) {
-        self.reset();
+        // An idle supervisor is as `reset` left it at its last process's
+        // end (or new): resetting it again here was a thousand
+        // instructions of every fork.
+        self.serving_since = super::cputime::own_cpu_ns();
         let mut d = Dec::new(w);
         d.w();
         self.active = true;
@@ -610,7 +614,7 @@ impl Sup {
         self.prctl_flags = d.w();
         self.membarrier = d.w();
         self.robust.clear();
-        // (reset left the defaults: only the others came.)
+        // (An idle supervisor holds the defaults: only the others came.)
         for i in set_bits(d.w()) {
             let l = [d.w(), d.w()];
             if let Some(at) = self.limits.get_mut(i) {
