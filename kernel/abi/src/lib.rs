@@ -976,6 +976,11 @@ record! {
         /// keeps both). Not for native ones.
         pub sigmask: u64,
         pub sigpending: u64,
+        /// Non-zero: the plate `path` names must be of this version (its
+        /// `plate_create` tag), else the spawn fails with `NotFound` and
+        /// makes nothing. An exec that finds its program's plate current
+        /// then runs it in one call, not a look-up and a spawn.
+        pub tag: u64,
     }
 }
 
@@ -992,6 +997,7 @@ impl SpawnOptions {
         stack: 0,
         sigmask: 0,
         sigpending: 0,
+        tag: 0,
     };
 }
 
@@ -1270,7 +1276,7 @@ mod tests {
         assert_eq!(size_of::<CounterRecord>(), 4 * 8 + 24);
         assert_eq!(size_of::<ServerRecord>(), 10 * 8 + 64);
         assert_eq!(size_of::<PoolRule>(), 4 * 8);
-        assert_eq!(size_of::<SpawnOptions>(), 11 * 8);
+        assert_eq!(size_of::<SpawnOptions>(), 12 * 8);
         assert_eq!(size_of::<DeviceRecord>(), 10 * 8 + 6 * 24);
         assert_eq!(size_of::<NvmRecord>(), 6 * 8 + 64);
         assert_eq!(size_of::<NvmStoreInfo>(), 10 * 8);

@@ -161,6 +161,17 @@ pub fn find(caller: u64, name: &str) -> Result<ResId, Error> {
     invoke(caller, ResOp::FindPlate, NO_IDS, || lookup(name))
 }
 
+/// The plate of a name if it is of version `tag` (`SpawnOptions::tag`).
+pub fn find_tagged(caller: u64, name: &str, tag: u64) -> Result<ResId, Error> {
+    invoke(caller, ResOp::FindPlate, NO_IDS, || {
+        let want = name.trim_start_matches("./").trim_start_matches('/');
+        named(&TABLE.lock(), want)
+            .filter(|&(_, t)| t == tag)
+            .map(|(id, _)| id)
+            .ok_or(Error::NotFound)
+    })
+}
+
 /// The plate of a name, for the kernel's own use (the pool's settings).
 pub fn lookup(name: &str) -> Result<ResId, Error> {
     let want = name.trim_start_matches("./").trim_start_matches('/');

@@ -379,7 +379,10 @@ fn spawn_once(path: &str, args: &[u8], options: &SpawnOptions, parent: u64) -> R
         return Err(Error::Invalid);
     }
     let route = route_of(options, parent)?;
-    let plate = find_plate(path)?;
+    let plate = match options.tag {
+        0 => find_plate(path)?,
+        tag => plate::find_tagged(KERNEL, path, tag)?,
+    };
     let eager = policy == LoadPolicy::Eager;
     let how = Composition {
         policy,

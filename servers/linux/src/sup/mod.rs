@@ -415,7 +415,9 @@ impl Sup {
 
     /// A CTL request: the reply's words.
     pub fn ctl(&self, words: &[u64]) -> Vec<u64> {
-        let mut reply = vec![0u8; 512];
+        // On the stack: a heap block taken and given back at every
+        // request (a fork, an exec and an end each make some) cost more.
+        let mut reply = [0u8; 512];
         match sys::call(self.shared, proto::shared::CTL, &proto::bytes(words), &mut reply) {
             Ok(n) => proto::words(&reply[..n]),
             Err(_) => vec![errno::fail(errno::EIO)],

@@ -57,12 +57,6 @@ fn plate_name(st: &StatView, path: &str) -> String {
     name
 }
 
-/// Whether the kernel has the plate `name` for the program file `st`
-/// (asking to make one with no image finds it, or fails).
-fn has_plate(name: &str, st: &StatView) -> bool {
-    calls::plate_create(name, plate_tag(st), &[]).is_ok()
-}
-
 /// The version of a file's content, as well as the file server can say it
 /// without reading it: size and change times.
 fn plate_tag(st: &StatView) -> u64 {
@@ -80,6 +74,22 @@ fn plate_tag(st: &StatView) -> u64 {
         }
     }
     h | 1
+}
+
+/// A word whose bit `i` says whether the `i`th of `set` (at most 64) is.
+fn bits(set: impl Iterator<Item = bool>) -> u64 {
+    set.take(64).enumerate().fold(0, |w, (i, b)| w | (b as u64) << i)
+}
+
+/// The numbers of the bits set in `w`, lowest first.
+fn set_bits(mut w: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        (w != 0).then(|| {
+            let i = w.trailing_zeros() as usize;
+            w &= w - 1;
+            i
+        })
+    })
 }
 
 /// Words and strings, one after another (the state a supervisor hands to
@@ -197,6 +207,7 @@ impl Sup {
             }
         }
         self.reset();
+        self.serving_since = super::cputime::own_cpu_ns();
         self.active = true;
         self.pid = pid;
         let tty = || {
@@ -225,8 +236,8 @@ impl Sup {
     }
 
     /// Forgets the last process's state (a supervisor from the pool).
+    /// (The time it serves from is set as it takes the next.)
     pub(super) fn reset(&mut self) {
-        self.serving_since = super::cputime::own_cpu_ns();
         self.fds = FdTable::default();
         self.leave_root();
         self.cwd = String::from("/");
@@ -434,8 +445,8 @@ impl Sup {
     /// The state the child's supervisor starts from: the parent's, with
     /// the file server's numbers of the child's supervisor.
     fn child_state(&mut self, pid: u32, tpid: u64, child_sup: u64, ofds: &[OfdRef], flags: u64, ctid: u64) -> Vec<u64> {
-        // Room for the fixed part (limits and 64 signal actions: about 300
-        // words) and a few descriptors, so that it grows seldom.
+        // Room for the fixed part, a few changed limits and signal actions
+        // and a few descriptors, so that it grows seldom.
         let mut e = Enc(Vec::with_capacity(512));
         e.w(2).w(pid as u64).w(tpid).w(self.umask as u64);
         let c = &self.cred;
@@ -457,10 +468,18 @@ impl Sup {
         e.w(self.timerslack);
         e.w(self.prctl_flags);
         e.w(self.membarrier);
-        for l in &self.limits {
+        // Only the limits and signal actions that differ from a new
+        // process's (which the child's supervisor starts from): most
+        // programs change few, and the 64 actions alone were 256 words
+        // to write, copy twice and read back at every fork.
+        let limits = super::DEFAULT_LIMITS.iter().zip(&self.limits);
+        e.w(bits(limits.clone().map(|(d, l)| d != l)));
+        for (_, l) in limits.filter(|(d, l)| d != l) {
             e.w(l[0]).w(l[1]);
         }
-        for a in &self.sig.actions {
+        let actions = self.sig.actions.iter().map(|a| *a != sig::SigAction::default());
+        e.w(bits(actions));
+        for a in self.sig.actions.iter().filter(|a| **a != sig::SigAction::default()) {
             e.w(a.handler).w(a.flags).w(a.restorer).w(a.mask);
         }
         e.s(self.cwd.as_bytes());
@@ -558,7 +577,10 @@ impl Sup {
     }
 
     fn init_fork(&mut self, w: &[u64]) {
-        self.reset();
+        // An idle supervisor is as `reset` left it at its last process's
+        // end (or new): resetting it again here was a thousand
+        // instructions of every fork.
+        self.serving_since = super::cputime::own_cpu_ns();
         let mut d = Dec::new(w);
         d.w();
         self.active = true;
@@ -596,19 +618,24 @@ impl Sup {
         self.prctl_flags = d.w();
         self.membarrier = d.w();
         self.robust.clear();
-        for l in self.limits.iter_mut() {
-            l[0] = d.w();
-            l[1] = d.w();
+        // (An idle supervisor holds the defaults: only the others came.)
+        for i in set_bits(d.w()) {
+            let l = [d.w(), d.w()];
+            if let Some(at) = self.limits.get_mut(i) {
+                *at = l;
+            }
         }
         // A CPU limit goes on in the child, whose CPU time starts at 0.
         if self.limits[super::syscalls::RLIMIT_CPU] != [u64::MAX; 2] {
             self.watch_cpu_limit();
         }
-        for a in self.sig.actions.iter_mut() {
-            a.handler = d.w();
-            a.flags = d.w();
-            a.restorer = d.w();
-            a.mask = d.w();
+        for i in set_bits(d.w()) {
+            self.sig.actions[i] = sig::SigAction {
+                handler: d.w(),
+                flags: d.w(),
+                restorer: d.w(),
+                mask: d.w(),
+            };
         }
         self.cwd = d.text();
         let cwd_fd = d.w();
@@ -804,11 +831,21 @@ impl Sup {
             );
             // Formatted once: asked for below, then named to the kernel.
             let name = plate_name(&st, &path);
-            if self.may(&st, 0o4) && has_plate(&name, &st) {
-                // Run before, at this version: the kernel holds its image,
-                // and nothing of the file need be read (one open is all
-                // exec asks of the file server).
-                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (Vec::new(), None), argv, env);
+            // Run before, at this version: the kernel holds its image, and
+            // nothing of the file need be read (one open is all exec asks
+            // of the file server); the spawn itself says whether it is so.
+            if self.may(&st, 0o4)
+                && self.exec_held(
+                    fd,
+                    rid,
+                    (&path, execfn, &name),
+                    &st,
+                    (Vec::new(), None),
+                    &mut argv,
+                    &env,
+                )?
+            {
+                return Ok(());
             }
             // The first page: all that exec reads of an OFF2F file 1.
             let mut head = vec![0u8; off2f::HEADER_PAGE];
@@ -828,7 +865,17 @@ impl Sup {
                         return Err(e);
                     }
                 };
-                return self.exec_held(fd, rid, (&path, execfn, &name), &st, (head, Some(source)), argv, env);
+                return self
+                    .exec_held(
+                        fd,
+                        rid,
+                        (&path, execfn, &name),
+                        &st,
+                        (head, Some(source)),
+                        &mut argv,
+                        &env,
+                    )
+                    .map(drop);
             }
             let head = &head[..n.min(elf::HEAD)];
             let n = head.len();
@@ -861,7 +908,9 @@ impl Sup {
                     continue;
                 }
                 elf::Kind::Elf { .. } => {
-                    return self.exec_held(fd, rid, (&path, execfn, &name), &st, (image, None), argv, env);
+                    return self
+                        .exec_held(fd, rid, (&path, execfn, &name), &st, (image, None), &mut argv, &env)
+                        .map(drop);
                 }
                 elf::Kind::Dynamic | elf::Kind::Unknown => {
                     self.fs.close(fd);
@@ -873,7 +922,8 @@ impl Sup {
     }
 
     /// `exec_image` of the program file open as `fd` (`OPEN_EXEC`): kept
-    /// open while the program runs, in place of the last program's.
+    /// open while the program runs, in place of the last program's. False
+    /// (and `fd` still open): no image given, and no plate of this version.
     #[allow(clippy::too_many_arguments)]
     fn exec_held(
         &mut self,
@@ -882,15 +932,16 @@ impl Sup {
         paths: (&str, &str, &str),
         st: &StatView,
         image: (Vec<u8>, Option<abi::PagerSource>),
-        argv: Vec<Vec<u8>>,
-        env: Vec<Vec<u8>>,
-    ) -> Result<(), i64> {
+        argv: &mut Vec<Vec<u8>>,
+        env: &[Vec<u8>],
+    ) -> Result<bool, i64> {
         match self.exec_image(rid, paths, st, image, argv, env) {
-            Ok(()) => {
+            Ok(false) => Ok(false),
+            Ok(true) => {
                 if let Some(old) = self.exe_hold.replace(fd) {
                     self.fs.close(old);
                 }
-                Ok(())
+                Ok(true)
             }
             Err(e) => {
                 self.fs.close(fd);
@@ -937,19 +988,20 @@ impl Sup {
 
     /// `path` is the program's file, `execfn` the path execve was given
     /// (a script's, when `path` is its interpreter), `name` its plate's
-    /// (`plate_name`).
+    /// (`plate_name`). With no image, the plate the kernel holds of this
+    /// version runs: false if it holds none (nothing changed then).
     fn exec_image(
         &mut self,
         rid: Option<u64>,
         (path, execfn, name): (&str, &str, &str),
         st: &StatView,
         (image, paged): (Vec<u8>, Option<abi::PagerSource>),
-        mut argv: Vec<Vec<u8>>,
-        env: Vec<Vec<u8>>,
-    ) -> Result<(), i64> {
+        argv: &mut Vec<Vec<u8>>,
+        env: &[Vec<u8>],
+    ) -> Result<bool, i64> {
         let tag = plate_tag(st);
-        // (No image: the caller found the plate.)
-        let made_before = (image.is_empty() && paged.is_none()) || calls::plate_create(name, tag, &[]).is_ok();
+        let held = image.is_empty() && paged.is_none();
+        let made_before = held || calls::plate_create(name, tag, &[]).is_ok();
         if !made_before {
             // An OFF2F file 1's plate holds the header page read; its
             // data is read at faults by the file server.
@@ -960,23 +1012,25 @@ impl Sup {
             made.map_err(|e| exec_errno(path, "plate", e))?;
         }
         drop(image);
-        // execve with argv NULL runs the program with argc 1, argv[0] "".
-        if argv.is_empty() {
-            argv.push(Vec::new());
-        }
+        // execve with argv NULL runs the program with argc 1, argv[0] ""
+        // (put in argv once it runs: a stale plate leaves argv as it was).
+        let argc = argv.len().max(1);
         // The kernel's layout: argc, the path, argv, the environment, in
         // one allocation (grown piece by piece it was moved four times).
         let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() + 1).sum::<usize>();
-        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + strings(&argv) + strings(&env));
-        args.extend_from_slice(sys::fmt_u64(argv.len() as u64, &mut [0; 24]).as_bytes());
+        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + argc + strings(argv) + strings(env));
+        args.extend_from_slice(sys::fmt_u64(argc as u64, &mut [0; 24]).as_bytes());
         args.push(0);
         args.extend_from_slice(execfn.as_bytes());
         args.push(0);
-        for a in &argv {
+        if argv.is_empty() {
+            args.push(0);
+        }
+        for a in argv.iter() {
             args.extend_from_slice(a);
             args.push(0);
         }
-        for e in &env {
+        for e in env {
             args.extend_from_slice(e);
             args.push(0);
         }
@@ -999,9 +1053,19 @@ impl Sup {
             // own too, until the next publication: more is only slower).
             sigmask: self.sig.mask,
             sigpending: self.pending_union(),
+            // Run only at this version, which the kernel compares as it
+            // finds the plate (no look-up of its own before).
+            tag: if held { tag } else { 0 },
             ..SpawnOptions::DEFAULT
         };
-        let tpid = calls::spawn(name, &args, Some(&options)).map_err(|e| exec_errno(path, "spawn", e))?;
+        let tpid = match calls::spawn(name, &args, Some(&options)) {
+            Ok(t) => t,
+            Err(abi::Error::NotFound) if held => return Ok(false),
+            Err(e) => return Err(exec_errno(path, "spawn", e)),
+        };
+        if argv.is_empty() {
+            argv.push(Vec::new());
+        }
         // The process goes on in the new program. exec_done's EXEC tells
         // the shared server so before the old program ends: the new one
         // may already run on another CPU, and until then /proc showed the
@@ -1012,12 +1076,12 @@ impl Sup {
         self.sig.published = options.sigpending;
         self.fds.tpid = tpid;
         self.tpid_told = true;
-        self.exec_done(path, argv, env.len());
+        self.exec_done(path, core::mem::take(argv), env.len());
         if let Some(rid) = rid {
             let _ = calls::caller_exit(rid, 0);
             let _ = sys::wait(old);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// What exec changes besides the program: descriptors marked
