@@ -247,8 +247,9 @@ EXPERIMENTS = {
                 "CPU 0), as `read, send` × n with blocking calls against `read, (send + read) × (n−1), send` "
                 "with ncallsync through the distribution server, each copying (the chunk lands in the client's "
                 "buffer, copied into the send's message) and copy-less (it lands in an ICA the TCP/IP server "
-                "takes: `SEND_ICA`); time until the sink has counted every byte, one transfer per boot after "
-                "an untimed one of two chunks, and the copies per byte the servers and the client count.",
+                "takes: `SEND_ICA`); time until the sink has counted every byte, the median of 7 rounds (the "
+                "four ways taking turns, after an untimed one of two chunks each), and the copies per byte "
+                "the servers and the client count.",
         "issue": "issue 7 (ncallsync, distribution server); issue 19 (fig. 12)",
         "partial": "fig. 12 reads from the RAM disk through the block cache (the file is cached), not from "
                    "virtio-blk; the paper's case B (two sends per read) and its 0.1 ms added to the send are "
