@@ -34,7 +34,10 @@ directly to a server is followed into the server's return). With `--whole`
 it goes on, through other processes' user code and system calls, until the
 caller itself is back in user mode (same page-table root as at entry): a
 blocking call as the caller sees it, e.g. an `ncallsync` and every server
-step it waits for; user instructions are counted per address space. QEMU's
+step it waits for; user instructions are counted per address space, and
+each space's are named by function of the program it runs (the native
+program or Linux binary in whose code every traced address starts an
+instruction; `--load FILE` reports again on PCs kept with `--save`). QEMU's
 gdb stub keeps interrupts off while it single-steps, so no interrupt handler
 is in the trace. Run as gdb's script (`gdb -x`) this file is the tracer; run by Python
 it is the driver and the report.
@@ -169,13 +172,13 @@ def function_address(name):
     return f"*0x{next(iter(found.values())):x}"
 
 
-def symbolize(pcs):
+def symbolize(pcs, elf=ELF):
     """PC -> inline chain, outermost first, of short function names."""
     import subprocess
 
     uniq = sorted(set(pcs))
     out = subprocess.run(
-        ["addr2line", "-e", ELF, "-i", "-f", "-C", "-a"] + [f"0x{p:x}" for p in uniq],
+        ["addr2line", "-e", elf, "-i", "-f", "-C", "-a"] + [f"0x{p:x}" for p in uniq],
         capture_output=True,
         text=True,
         check=True,
@@ -203,6 +206,62 @@ def symbolize(pcs):
     return {pc: list(reversed(c)) for pc, c in chains.items()}
 
 
+def user_programs():
+    """The ELF files a user address space may run: the native programs and
+    servers as built, and the Linux programs of the root file system."""
+    import glob
+
+    found = glob.glob(os.path.join(ROOT, "target", "x86_64-unknown-none", "release", "*"))
+    found += glob.glob(os.path.join(ROOT, "build", "rootfs", "**", "*"), recursive=True)
+    elves = []
+    for path in sorted(set(found)):
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    elves.append(path)
+    return elves
+
+
+def instruction_starts(elf):
+    """The addresses at which the ELF's executable code has an instruction."""
+    import subprocess
+
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", elf], capture_output=True, text=True).stdout
+    return {int(m.group(1), 16) for m in re.finditer(r"^\s+([0-9a-f]+):", out, re.M)}
+
+
+def text_ranges(elf):
+    """[(start, end)] of the ELF's executable segments."""
+    import subprocess
+
+    out = subprocess.run(["readelf", "-lW", elf], capture_output=True, text=True).stdout
+    ranges = []
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD" and "E" in f[6:-1]:
+            ranges.append((int(f[2], 16), int(f[2], 16) + int(f[5], 16)))
+    return ranges
+
+
+def which_program(pcs, elves):
+    """The program an address space runs, told by its instructions: the ELF
+    in whose code (nearly) every traced address starts an instruction, or
+    None. Every program is linked at the same address, so the ranges alone
+    cannot tell."""
+    uniq = set(pcs)
+    best, score = None, 0.0
+    for elf in elves:
+        ranges = text_ranges(elf)
+        inside = sum(1 for p in uniq if any(a <= p < b for a, b in ranges))
+        if inside < 0.9 * len(uniq):
+            continue
+        starts = instruction_starts(elf)
+        hit = len(uniq & starts) / len(uniq)
+        if hit > score:
+            best, score = elf, hit
+    return best if score >= 0.9 else None
+
+
 def report(rows, depth, top):
     from collections import Counter
 
@@ -217,12 +276,32 @@ def report(rows, depth, top):
     print(f"{len(pcs)} kernel instructions")
     for space, n in user.most_common():
         print(f"{n} user instructions in the address space with page-table root {space}")
+    if user:
+        user_report(rows, user, top)
     print(f"\nby call chain (outermost {depth} frames, inlined frames included):")
     for key, n in by_chain.most_common(top):
         print(f"{n:7}  {key}")
     print("\nby innermost function:")
     for key, n in by_function.most_common(top):
         print(f"{n:7}  {key}")
+
+
+def user_report(rows, user, top):
+    """Each address space's user instructions by function of its program."""
+    from collections import Counter
+
+    elves = user_programs()
+    for space, n in user.most_common():
+        pcs = [int(r.split()[2], 16) for r in rows if r.startswith(f"u {space} ")]
+        elf = which_program(pcs, elves)
+        if elf is None:
+            print(f"\nuser, page-table root {space}: {n} instructions, program not found")
+            continue
+        chains = symbolize(pcs, elf)
+        by_function = Counter(chains.get(pc, ["?"])[-1] for pc in pcs)
+        print(f"\nuser, page-table root {space}: {n} instructions of {os.path.relpath(elf, ROOT)}, by function:")
+        for key, k in by_function.most_common(top // 2):
+            print(f"{k:7}  {key}")
 
 
 def driver():
@@ -246,7 +325,14 @@ def driver():
     ap.add_argument("--whole", action="store_true", help="follow until the caller is back in user mode")
     ap.add_argument("--after", default="", help="arm the trace once the kernel reaches this function")
     ap.add_argument("--sequence", action="store_true", help="also list the path in order")
+    ap.add_argument("--load", help="report on PCs saved with --save instead of booting")
     args = ap.parse_args()
+    if args.load:
+        rows = [line.strip() for line in open(args.load) if line.strip()]
+        report(rows, args.depth, args.top)
+        if args.sequence:
+            sequence(rows, args.depth)
+        return
     for tool in ("gdb", "addr2line"):
         if shutil.which(tool) is None:
             sys.exit(f"syscall_trace: {tool} is missing (apt-get install gdb binutils)")
