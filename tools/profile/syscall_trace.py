@@ -134,13 +134,17 @@ def sequence(rows, depth):
     """The path in order: a line per run of instructions with one chain."""
     pcs = [int(r, 16) for r in rows if not r.startswith("u ")]
     chains = symbolize(pcs)
+    user = user_chains(rows)
     print("\nin order (instructions, running total, call chain):")
     last, count, total = None, 0, 0
     for r in rows + [None]:
         if r is None:
             key = None
         elif r.startswith("u "):
-            key = "user, page-table root " + r.split()[1]
+            _, space, pc = r.split()
+            name, named = user.get(space, ("?", {}))
+            chain = named.get(int(pc, 16), ["?"])
+            key = f"user {space} {name}: " + " > ".join(chain[:depth])
         else:
             chain = chains.get(int(r, 16), ["?"])
             key = " > ".join(chain[:depth]) + (f"  ...{chain[-1]}" if len(chain) > depth else "")
@@ -286,20 +290,34 @@ def report(rows, depth, top):
         print(f"{n:7}  {key}")
 
 
+def user_chains(rows):
+    """Per user address space: (its program's name, PC -> inline chain)."""
+    spaces = {}
+    for r in rows:
+        if r.startswith("u "):
+            _, space, pc = r.split()
+            spaces.setdefault(space, []).append(int(pc, 16))
+    elves = user_programs()
+    named = {}
+    for space, pcs in spaces.items():
+        elf = which_program(pcs, elves)
+        named[space] = ("?", {}) if elf is None else (os.path.relpath(elf, ROOT), symbolize(pcs, elf))
+    return named
+
+
 def user_report(rows, user, top):
     """Each address space's user instructions by function of its program."""
     from collections import Counter
 
-    elves = user_programs()
+    named = user_chains(rows)
     for space, n in user.most_common():
-        pcs = [int(r.split()[2], 16) for r in rows if r.startswith(f"u {space} ")]
-        elf = which_program(pcs, elves)
-        if elf is None:
+        name, chains = named[space]
+        if not chains:
             print(f"\nuser, page-table root {space}: {n} instructions, program not found")
             continue
-        chains = symbolize(pcs, elf)
+        pcs = [int(r.split()[2], 16) for r in rows if r.startswith(f"u {space} ")]
         by_function = Counter(chains.get(pc, ["?"])[-1] for pc in pcs)
-        print(f"\nuser, page-table root {space}: {n} instructions of {os.path.relpath(elf, ROOT)}, by function:")
+        print(f"\nuser, page-table root {space}: {n} instructions of {name}, by function:")
         for key, k in by_function.most_common(top // 2):
             print(f"{k:7}  {key}")
 
