@@ -50,6 +50,10 @@ pub struct Process {
     pid: u64,
     name: String,
     parent: AtomicU64,
+    /// A process was ever put in the table with it as parent (set under
+    /// the table's lock): an exit without one has no children to reap or
+    /// orphan and need not walk the table for them.
+    had_child: AtomicBool,
     policy: LoadPolicy,
     route: Route,
     /// The constituents (resources): program, the plate it came from,
@@ -227,6 +231,7 @@ impl Process {
             pid,
             name: parts.name,
             parent: AtomicU64::new(parts.parent),
+            had_child: AtomicBool::new(false),
             policy: if parts.policy == LoadPolicy::Default {
                 default_policy()
             } else {
@@ -1087,15 +1092,8 @@ fn end_computation(status: u64) -> ! {
     // exit must work with the heap full).
     {
         let mut table = PROCESSES.lock();
-        table.retain(|&pid, c| {
-            let keep = !(c.is_child_of(p.pid) && c.has_exited());
-            if !keep {
-                forget_recent(pid);
-            }
-            keep
-        });
-        for c in table.values().filter(|c| c.is_child_of(p.pid)) {
-            c.orphan();
+        if p.had_child.load(Ordering::Relaxed) {
+            reap_and_orphan(&mut table, p.pid);
         }
     }
     p.exited.update(|| *p.exit_status.lock() = Some(status));
@@ -1111,6 +1109,21 @@ fn end_computation(status: u64) -> ! {
     }
     drop(p);
     sched::exit_current()
+}
+
+/// The children of `parent` (ending): those that exited are reaped, the
+/// rest orphaned.
+fn reap_and_orphan(table: &mut BTreeMap<u64, Arc<Process>>, parent: u64) {
+    table.retain(|&pid, c| {
+        let keep = !(c.is_child_of(parent) && c.has_exited());
+        if !keep {
+            forget_recent(pid);
+        }
+        keep
+    });
+    for c in table.values().filter(|c| c.is_child_of(parent)) {
+        c.orphan();
+    }
 }
 
 /// Waits for process `pid`, which must be a child of `parent`, to exit,
@@ -1159,7 +1172,11 @@ fn next_pid() -> u64 {
 
 /// Makes `p` a process of the table (composed; it runs once started).
 pub fn insert(p: Arc<Process>) {
-    PROCESSES.lock().insert(p.pid, p);
+    let mut table = PROCESSES.lock();
+    if let Some(parent) = table.get(&p.parent()) {
+        parent.had_child.store(true, Ordering::Relaxed);
+    }
+    table.insert(p.pid, p);
 }
 
 /// Takes `pid` out of the table (a composition undone before it ran).

@@ -116,6 +116,7 @@ pub static TESTS: &[KTest] = ktests![
     pass process::eager_loading_takes_no_page_faults,
     pass process::demand_paging_counts_faults_by_kind,
     pass process::faulting_processes_die_alone,
+    pass process::a_parents_end_reaps_and_orphans_its_children,
     pass process::bad_system_call_arguments_are_errors,
     pass process::sleep_blocks_for_the_requested_time,
     pass process::cpu_bound_processes_are_preempted,

@@ -111,6 +111,48 @@ pub fn faulting_processes_die_alone() -> TestResult {
     Ok(())
 }
 
+/// A parent's end reaps its children that have exited and orphans the
+/// others, which leave the table at their own exit; a process that never
+/// had a child skips that walk of the table, so both must still hold.
+pub fn a_parents_end_reaps_and_orphans_its_children() -> TestResult {
+    let parent = super::live()?;
+    let options = SpawnOptions::DEFAULT;
+    let done = super::ok(resource::proc::spawn::spawn(
+        "hello",
+        &super::args(&[]),
+        &options,
+        parent,
+    ))?;
+    let running = super::live_limited(SpawnOptions::DEFAULT.kernel_limit, parent)?;
+    let until = kcore::clock::nanos() + 5_000_000_000;
+    while !proc::get(done).is_some_and(|p| p.has_exited()) {
+        ensure!(kcore::clock::nanos() < until, "hello {done} did not exit");
+        sched::sleep_until(kcore::clock::nanos() + 1_000_000);
+    }
+    ensure!(
+        proc::get(done).is_some(),
+        "an exited child left the table before its parent waited"
+    );
+    super::end(parent);
+    ensure!(
+        proc::get(done).is_none(),
+        "the parent's end left its exited child {done} in the table"
+    );
+    let orphan = proc::get(running).ok_or("the running child went with its parent")?;
+    ensure!(orphan.parent() == proc::NO_PARENT, "the running child was not orphaned");
+    drop(orphan);
+    let _ = proc::kill(running);
+    let until = kcore::clock::nanos() + 5_000_000_000;
+    while proc::get(running).is_some() {
+        ensure!(
+            kcore::clock::nanos() < until,
+            "the orphan {running} stayed in the table after its end"
+        );
+        sched::sleep_until(kcore::clock::nanos() + 1_000_000);
+    }
+    Ok(())
+}
+
 pub fn bad_system_call_arguments_are_errors() -> TestResult {
     run_ok("badptr", &[], LoadPolicy::Demand).map(|_| ())
 }
