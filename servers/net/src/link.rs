@@ -20,10 +20,13 @@ pub const LOOPBACK_MTU: usize = 65535;
 const LOOPBACK_QUEUE: usize = 256;
 
 /// Packets sent on the loopback, to be received on it, in buffers reused
-/// from packet to packet.
+/// from packet to packet. A packet is the first bytes of its buffer (the
+/// length beside it): a buffer keeps the length it once grew to, so that
+/// a large packet after a small one is not zero-filled again (64 KiB of
+/// stores for every large send).
 #[derive(Default)]
 pub struct Loopback {
-    queue: VecDeque<Vec<u8>>,
+    queue: VecDeque<(Vec<u8>, usize)>,
     spare: Vec<Vec<u8>>,
     /// Buffers the stack has read, spare again at the next turn.
     returned: Vec<Vec<u8>>,
@@ -38,12 +41,12 @@ impl Loopback {
 
     /// The next packet waiting to be taken in.
     pub fn front(&self) -> Option<&[u8]> {
-        self.queue.front().map(|b| b.as_slice())
+        self.queue.front().map(|(b, len)| &b[..*len])
     }
 
     /// Drops the next packet waiting, as a full queue on a wire would.
     pub fn drop_front(&mut self) {
-        if let Some(b) = self.queue.pop_front()
+        if let Some((b, _)) = self.queue.pop_front()
             && self.spare.len() < LOOPBACK_QUEUE
         {
             self.spare.push(b);
@@ -53,11 +56,12 @@ impl Loopback {
 
 pub struct LoopRx<'a> {
     buf: Vec<u8>,
+    len: usize,
     spare: &'a mut Vec<Vec<u8>>,
 }
 
 pub struct LoopTx<'a> {
-    queue: &'a mut VecDeque<Vec<u8>>,
+    queue: &'a mut VecDeque<(Vec<u8>, usize)>,
     spare: &'a mut Vec<Vec<u8>>,
     packets: &'a mut u64,
     bytes: &'a mut u64,
@@ -65,7 +69,7 @@ pub struct LoopTx<'a> {
 
 impl phy::RxToken for LoopRx<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let r = f(&self.buf);
+        let r = f(&self.buf[..self.len]);
         if self.spare.len() < LOOPBACK_QUEUE {
             self.spare.push(self.buf);
         }
@@ -76,11 +80,17 @@ impl phy::RxToken for LoopRx<'_> {
 impl phy::TxToken for LoopTx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let mut buf = self.spare.pop().unwrap_or_default();
-        buf.resize(len, 0);
-        let r = f(&mut buf);
+        // Only bytes never used before are zeroed: smoltcp writes every
+        // byte of the packet it builds (headers, options with their
+        // padding, payload), and the packet goes nowhere but back into
+        // this stack.
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let r = f(&mut buf[..len]);
         *self.packets += 1;
         *self.bytes += len as u64;
-        self.queue.push_back(buf);
+        self.queue.push_back((buf, len));
         r
     }
 }
@@ -90,11 +100,12 @@ impl phy::Device for Loopback {
     type TxToken<'a> = LoopTx<'a>;
 
     fn receive(&mut self, _: Instant) -> Option<(LoopRx<'_>, LoopTx<'_>)> {
-        let buf = self.queue.pop_front()?;
+        let (buf, len) = self.queue.pop_front()?;
         self.spare.append(&mut self.returned);
         Some((
             LoopRx {
                 buf,
+                len,
                 spare: &mut self.returned,
             },
             LoopTx {
