@@ -742,13 +742,19 @@ impl Sup {
     // ---- exec ----
 
     pub(super) fn execve(&mut self, rid: u64, a: [u64; 6], at: Option<(u64, u64)>) -> Out {
-        let mut mem = super::argmem::ArgMem::new(rid, &mut self.arg_pages);
-        let read = mem
-            .cstr(a[0], linuxabi::path::PATH_MAX - 1)
-            .map(|p| String::from_utf8_lossy(&p).into_owned())
-            .and_then(|path| Ok((path, Self::read_strings(&mut mem, a[1])?)))
-            .and_then(|(path, argv)| Ok((path, argv, Self::read_strings(&mut mem, a[2])?)));
-        mem.done(&mut self.arg_pages);
+        let read = match super::argmem::quick(rid, (a[0], a[1], a[2]), &mut self.arg_pages) {
+            Some(q) => Ok((String::from_utf8_lossy(&q.path).into_owned(), q.argv, q.env)),
+            None => {
+                let mut mem = super::argmem::ArgMem::new(rid, &mut self.arg_pages);
+                let read = mem
+                    .cstr(a[0], linuxabi::path::PATH_MAX - 1)
+                    .map(|p| String::from_utf8_lossy(&p).into_owned())
+                    .and_then(|path| Ok((path, Self::read_strings(&mut mem, a[1])?)))
+                    .and_then(|(path, argv)| Ok((path, argv, Self::read_strings(&mut mem, a[2])?)));
+                mem.done(&mut self.arg_pages);
+                read
+            }
+        };
         let (path, argv, env) = match read {
             Ok(r) => r,
             Err(e) => return ret(Err(e)),
