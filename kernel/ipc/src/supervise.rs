@@ -189,9 +189,21 @@ pub fn read_many(supervisor: &Process, rid: u64, list: &[abi::ReadEntry]) -> Res
         return Err(Error::Invalid);
     }
     let (c, p) = served(supervisor, rid)?;
+    // Found once for all the ranges, not at each (the copy checks at
+    // each piece that they are still the two processes' memory).
+    let spaces = (
+        p.space().ok_or(Error::NotFound)?,
+        supervisor.space().ok_or(Error::NotFound)?,
+    );
     for (i, r) in list.iter().enumerate() {
-        let to = UserRange::new(r.buf, r.len as usize);
-        if to.and_then(|to| read_from(supervisor, (&c, &p), r.addr, to)).is_err() {
+        let read = UserRange::new(r.buf, r.len as usize).and_then(|to| {
+            let from = UserRange::new(r.addr, to.len())?;
+            proc::page_in_range_of(&p, r.addr, to.len())?;
+            rendezvous::copy_between_spaces((&spaces.0, &spaces.1), (c.caller, from), (supervisor.pid(), to))?;
+            crate::procnet::by_reference(to.len());
+            Ok(())
+        });
+        if read.is_err() {
             return Ok(i as u64);
         }
     }
