@@ -96,22 +96,52 @@ pub fn quick(rid: u64, (path_at, argv_at, env_at): (u64, u64, u64), bufs: &mut A
     let n = argv.len();
     let mut starts = argv;
     starts.extend_from_slice(&env);
-    let mut argv = strings(rid, &starts, buf)?;
-    let env = argv.split_off(n);
-    Some(Args { path, argv, env })
+    let mut args = Args {
+        path,
+        argv: Vec::with_capacity(n),
+        env: Env::default(),
+    };
+    strings(rid, &starts, buf, |i, s| {
+        if i < n {
+            args.argv.push(s.to_vec());
+        } else {
+            args.env.push(s);
+        }
+    })?;
+    Some(args)
 }
 
-/// What execve reads of the process: its path and argv's and envp's
-/// strings (without their NULs).
+/// What execve reads of the process: its path, argv's strings (without
+/// their NULs) and the environment.
 pub struct Args {
     pub path: Vec<u8>,
     pub argv: Vec<Vec<u8>>,
-    pub env: Vec<Vec<u8>>,
+    pub env: Env,
 }
 
-/// The bytes before the first NUL of `b`, if it has one.
+/// A program's environment as exec gives it to the kernel: each string
+/// followed by its NUL, one after the other. Nothing but its count is
+/// kept once the program runs, so it is never taken apart.
+#[derive(Default)]
+pub struct Env {
+    pub bytes: Vec<u8>,
+    pub count: usize,
+}
+
+impl Env {
+    pub fn push(&mut self, s: &[u8]) {
+        self.bytes.extend_from_slice(s);
+        self.bytes.push(0);
+        self.count += 1;
+    }
+}
+
+/// The bytes before the first NUL of `b`, if it has one (core's search
+/// looks at a word at a time).
 fn until_nul(b: &[u8]) -> Option<&[u8]> {
-    b.iter().position(|&c| c == 0).map(|z| &b[..z])
+    core::ffi::CStr::from_bytes_until_nul(b)
+        .ok()
+        .map(core::ffi::CStr::to_bytes)
 }
 
 /// Reads `list`'s ranges one after the other into `buf` (their `buf`
@@ -135,13 +165,14 @@ fn read_all(rid: u64, list: &mut [abi::ReadEntry], buf: &mut Vec<u8>, total: usi
     Some(())
 }
 
-/// The strings at `starts`, in their order: each read from its start for
+/// The strings at `starts`, given to `each` in their order with their
+/// index (none before all are read): each read from its start for
 /// `PEEK` bytes at most, not past its page. A string that starts in the
 /// page of the range before it, within `GAP` of it either side, joins
 /// that range (as the environment's strings lie, one next to the other,
 /// in whichever order a program's loader put them). `None` if one cannot
 /// be read or has no NUL there.
-fn strings(rid: u64, starts: &[u64], buf: &mut Vec<u8>) -> Option<Vec<Vec<u8>>> {
+fn strings(rid: u64, starts: &[u64], buf: &mut Vec<u8>, mut each: impl FnMut(usize, &[u8])) -> Option<()> {
     if starts.iter().any(|&a| a >= USER_END) {
         return None;
     }
@@ -167,16 +198,19 @@ fn strings(rid: u64, starts: &[u64], buf: &mut Vec<u8>) -> Option<Vec<Vec<u8>>> 
     let total = list.iter().map(|g| g.len as usize).sum();
     read_all(rid, &mut list, buf, total)?;
     let base = buf.as_ptr() as u64;
-    starts
-        .iter()
-        .zip(range_of)
-        .map(|(&at, g)| {
-            let g = &list[g];
-            // Where the range was read in `buf`, and the string in it.
-            let (from, to) = (g.buf - base + (at - g.addr), g.buf - base + g.len);
-            until_nul(&buf[from as usize..to as usize]).map(<[u8]>::to_vec)
-        })
-        .collect()
+    // Every string is looked at before any is given: a string without
+    // its NUL here leaves `each` not called.
+    let mut found = Vec::with_capacity(starts.len());
+    for (&at, g) in starts.iter().zip(range_of) {
+        let g = &list[g];
+        // Where the range was read in `buf`, and the string in it.
+        let (from, to) = ((g.buf - base + (at - g.addr)) as usize, (g.buf - base + g.len) as usize);
+        found.push(from..from + until_nul(&buf[from..to])?.len());
+    }
+    for (i, r) in found.into_iter().enumerate() {
+        each(i, &buf[r]);
+    }
+    Some(())
 }
 
 impl ArgMem {
