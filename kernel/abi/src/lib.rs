@@ -281,6 +281,15 @@ macro_rules! each_call {
         /// Returns bytes read: memory of the process waiting in call `rid`
         /// (held by the caller, its supervisor), at any user address
         CallerRead = 91, caller_read(rid: u64, addr: u64, buf: BytesMut);
+        /// Returns how many of the ranges it read, in order: `caller_read`
+        /// of each entry of `list` (`len` bytes at `addr` in the waiting
+        /// process into the caller's `buf`), in one call (execve's
+        /// path, argument and environment arrays, then their strings). It
+        /// stops at the first range it cannot read or write (outside user
+        /// space, unmapped), whose index it returns; what the ranges before
+        /// it read stays. Invalid for an empty list, more than MAX_BATCH
+        /// entries or more than MAX_COPY bytes in all
+        CallerReadMany = 162, caller_read_many(rid: u64, list: List<ReadEntry>);
         /// Returns bytes written into the waiting process's memory
         CallerWrite = 92, caller_write(rid: u64, addr: u64, data: Bytes);
         /// Returns 0: the waiting process's user registers
@@ -719,6 +728,16 @@ pub const MAX_BATCH: u64 = 64;
 /// The largest buffer one system call copies from or to a process: a
 /// longer one is `Error::Invalid` (a read or write loops over pieces).
 pub const MAX_COPY: usize = 1 << 20;
+
+record! {
+    /// One range of a `caller_read_many`: `len` bytes at `addr` in the
+    /// waiting process, into `buf` in the caller.
+    pub struct ReadEntry {
+        pub addr: u64,
+        pub buf: u64,
+        pub len: u64,
+    }
+}
 
 record! {
     /// One call of a `forward_many`: where call `rid` goes next.

@@ -214,6 +214,7 @@ unsafe impl Pod for abi::AccInfo {}
 unsafe impl Pod for abi::BatchEntry {}
 unsafe impl Pod for abi::ForwardEntry {}
 unsafe impl Pod for abi::ReplyEntry {}
+unsafe impl Pod for abi::ReadEntry {}
 unsafe impl Pod for [u64; 2] {}
 unsafe impl Pod for abi::Control {}
 unsafe impl Pod for abi::PoolSettings {}

@@ -1373,12 +1373,25 @@ fn read_other_user(pid: u64, from: UserRange, buf: &mut [u8]) -> Result<(), Erro
 /// piece at a time, each under both spaces' locks, taken in address order
 /// as every path that holds two spaces takes them.
 pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) -> Result<(), Error> {
+    let space_of = |pid| get(pid).and_then(|p| p.space()).ok_or(Error::NotFound);
+    copy_between_spaces((&space_of(from.0)?, &space_of(to.0)?), from, to, len)
+}
+
+/// `copy_between` with the two processes' spaces (`from`'s, `to`'s)
+/// found by the caller: several copies between the same two look them
+/// up once. Each piece still checks that the spaces are the processes'
+/// memory (`memory_of`), so a space that has gone on to another
+/// process meanwhile is not reached.
+pub fn copy_between_spaces(
+    (src, dst): (&SpaceRef, &SpaceRef),
+    from: (u64, UserRange),
+    to: (u64, UserRange),
+    len: usize,
+) -> Result<(), Error> {
     if len > from.1.len() || len > to.1.len() {
         return Err(Error::Invalid);
     }
-    let space_of = |pid| get(pid).and_then(|p| p.space()).ok_or(Error::NotFound);
-    let (src, dst) = (space_of(from.0)?, space_of(to.0)?);
-    if Arc::ptr_eq(&src, &dst) {
+    if Arc::ptr_eq(src, dst) {
         return Err(Error::Invalid);
     }
     let (src_addr, dst_addr) = (from.1.addr(), to.1.addr());
@@ -1396,7 +1409,7 @@ pub fn copy_between(from: (u64, UserRange), to: (u64, UserRange), len: usize) ->
     while done < len {
         let (s, d) = (src_addr + done as u64, dst_addr + done as u64);
         let n = (4096 - (s % 4096).max(d % 4096) as usize).min(len - done);
-        let (mut a, mut b) = if Arc::as_ptr(&src) < Arc::as_ptr(&dst) {
+        let (mut a, mut b) = if Arc::as_ptr(src) < Arc::as_ptr(dst) {
             let a = src.lock();
             (a, dst.lock())
         } else {

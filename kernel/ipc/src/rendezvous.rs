@@ -28,6 +28,7 @@ use core::sync::atomic::Ordering;
 use kcore::computation::Computation;
 use kcore::uaccess::UserRange;
 use kcore::unique::UniqueArc;
+use kcore::vm::space::SpaceRef;
 
 // The inspector and the tests read these here.
 pub use crate::call::{BYTES_COPIED, CALLS, flush_free_calls};
@@ -166,6 +167,22 @@ fn cross_copy(from: (u64, UserRange), to: (u64, UserRange)) -> Result<(), Error>
     } else {
         proc::copy_between(from, to, len)?;
     }
+    BYTES_COPIED.fetch_add(len as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `copy_between_processes` with the two processes' spaces (`from`'s,
+/// `to`'s) found by the caller, for several copies between the same two.
+pub(crate) fn copy_between_spaces(
+    spaces: (&SpaceRef, &SpaceRef),
+    from: (u64, UserRange),
+    to: (u64, UserRange),
+) -> Result<(), Error> {
+    let len = from.1.len().min(to.1.len());
+    if len <= INLINE || from.0 == to.0 {
+        return cross_copy(from, to);
+    }
+    proc::copy_between_spaces(spaces, from, to, len)?;
     BYTES_COPIED.fetch_add(len as u64, Ordering::Relaxed);
     Ok(())
 }

@@ -170,11 +170,54 @@ pub fn waiting(supervisor: &Process, rid: u64) -> Result<Arc<Process>, Error> {
 /// `addr` into the supervisor's `to`.
 pub fn read(supervisor: &Process, rid: u64, addr: u64, to: UserRange) -> Result<u64, Error> {
     let (c, p) = served(supervisor, rid)?;
+    read_from(supervisor, (&c, &p), addr, to)?;
+    Ok(to.len() as u64)
+}
+
+/// `caller_read_many`: `read` of each range of `list` in turn, the call
+/// looked up once; how many were read before the first that could not be
+/// (its bytes and those after it are not read). The list is checked
+/// whole before anything is read: at least one range, at most
+/// `MAX_BATCH`, at most `MAX_COPY` bytes in all (so a call's work is
+/// bounded as a `caller_read`'s is).
+pub fn read_many(supervisor: &Process, rid: u64, list: &[abi::ReadEntry]) -> Result<u64, Error> {
+    if list.is_empty() || list.len() > abi::MAX_BATCH as usize {
+        return Err(Error::Invalid);
+    }
+    let total = list.iter().try_fold(0u64, |t, r| t.checked_add(r.len));
+    if total.is_none_or(|t| t > abi::MAX_COPY as u64) {
+        return Err(Error::Invalid);
+    }
+    let (c, p) = served(supervisor, rid)?;
+    // Found once for all the ranges, not at each (the copy checks at
+    // each piece that they are still the two processes' memory).
+    let spaces = (
+        p.space().ok_or(Error::NotFound)?,
+        supervisor.space().ok_or(Error::NotFound)?,
+    );
+    for (i, r) in list.iter().enumerate() {
+        let read = UserRange::new(r.buf, r.len as usize).and_then(|to| {
+            let from = UserRange::new(r.addr, to.len())?;
+            proc::page_in_range_of(&p, r.addr, to.len())?;
+            rendezvous::copy_between_spaces((&spaces.0, &spaces.1), (c.caller, from), (supervisor.pid(), to))?;
+            crate::procnet::by_reference(to.len());
+            Ok(())
+        });
+        if read.is_err() {
+            return Ok(i as u64);
+        }
+    }
+    Ok(list.len() as u64)
+}
+
+/// `to.len()` bytes at `addr` of process `p`, waiting in call `c`, into
+/// the supervisor's `to`.
+fn read_from(supervisor: &Process, (c, p): (&Call, &Process), addr: u64, to: UserRange) -> Result<(), Error> {
     let from = UserRange::new(addr, to.len())?;
-    proc::page_in_range_of(&p, addr, to.len())?;
+    proc::page_in_range_of(p, addr, to.len())?;
     rendezvous::copy_between_processes((c.caller, from), (supervisor.pid(), to))?;
     crate::procnet::by_reference(to.len());
-    Ok(to.len() as u64)
+    Ok(())
 }
 
 /// `caller_write`: the supervisor's `from` into the waiting process's

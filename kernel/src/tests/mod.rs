@@ -13,6 +13,7 @@ mod linuxppid;
 mod linuxsigmask;
 mod pipes;
 mod process;
+mod readmany;
 mod regions;
 mod resource;
 mod routed;
@@ -223,6 +224,7 @@ pub static TESTS: &[KTest] = ktests![
     pass linuxppid::set_ppid_is_checked,
     pass linuxsigmask::sigmask_is_checked,
     pass routed::supervisor_calls_are_marked_routed,
+    pass readmany::read_many_is_checked,
     // fork's copy-on-write (issue 18)
     pass fork::fork_shares_frames_until_written,
     pass fork::fork_refuses_what_it_cannot_share,

@@ -14,7 +14,7 @@ use kcore::ktest::TestResult;
 use kcore::uaccess::UserRange;
 
 /// The first call on `entry` of `server`'s port, waiting up to a second.
-fn first_on(server: u64, entry: u64) -> Result<Accepted, alloc::string::String> {
+pub(super) fn first_on(server: u64, entry: u64) -> Result<Accepted, alloc::string::String> {
     let s = proc::get(server).ok_or("the server is gone")?;
     let until = kcore::clock::nanos() + 1_000_000_000;
     loop {

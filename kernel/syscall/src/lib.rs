@@ -460,6 +460,18 @@ impl abi::Serve for Native<'_> {
         ipc::supervise::read(self.me, a.rid, a.addr, uaccess::UserRange::of(a.buf.0)?)
     }
 
+    fn caller_read_many(&mut self, a: call::CallerReadMany) -> Result<u64, Error> {
+        const MAX: usize = abi::MAX_BATCH as usize;
+        if a.list.count == 0 || a.list.count > abi::MAX_BATCH {
+            return Err(Error::Invalid);
+        }
+        // The list is read into the kernel first: ranges that overlap it
+        // (or each other) change nothing of what is read where.
+        let mut buf = core::mem::MaybeUninit::<[abi::ReadEntry; MAX]>::uninit();
+        let list = uaccess::read_list(&mut buf, uaccess::UserRange::of_list(a.list)?)?;
+        ipc::supervise::read_many(self.me, a.rid, list)
+    }
+
     fn caller_write(&mut self, a: call::CallerWrite) -> Result<u64, Error> {
         ipc::supervise::write(self.me, a.rid, a.addr, uaccess::UserRange::of(a.data.0)?)
     }

@@ -100,7 +100,7 @@ pub const LINK_MAX: u16 = 32000;
 /// Inodes kept decoded between calls. Every write of an inode goes through
 /// [`InodeManager::put`], which updates the copy, so the copies are never
 /// stale.
-const CACHED_INODES: usize = 16;
+const CACHED_INODES: usize = 64;
 
 pub struct InodeManager<D> {
     pub(crate) disk: Disk<D>,
@@ -193,7 +193,7 @@ impl<D: BlockDevice> InodeManager<D> {
             groups,
             now: opts.time,
             pending: allocator::Pending::default(),
-            cache: Default::default(),
+            cache: core::array::from_fn(|_| None),
             freed_itable: BTreeSet::new(),
             inode_hints: Vec::new(),
             changed: Vec::new(),

@@ -190,7 +190,7 @@ impl Sup {
         let mut strings = buf.get(16..).unwrap_or(&[]).split(|&b| b == 0);
         let path = String::from_utf8_lossy(strings.next().unwrap_or(b"")).into_owned();
         let mut argv = Vec::new();
-        let mut env = Vec::new();
+        let mut env = super::argmem::Env::default();
         let mut in_env = false;
         for s in strings {
             if s.is_empty() && !in_env {
@@ -201,7 +201,7 @@ impl Sup {
                 continue;
             }
             if in_env {
-                env.push(s.to_vec());
+                env.push(s);
             } else {
                 argv.push(s.to_vec());
             }
@@ -742,13 +742,26 @@ impl Sup {
     // ---- exec ----
 
     pub(super) fn execve(&mut self, rid: u64, a: [u64; 6], at: Option<(u64, u64)>) -> Out {
-        let mut mem = super::argmem::ArgMem::new(rid, &mut self.arg_pages);
-        let read = mem
-            .cstr(a[0], linuxabi::path::PATH_MAX - 1)
-            .map(|p| String::from_utf8_lossy(&p).into_owned())
-            .and_then(|path| Ok((path, Self::read_strings(&mut mem, a[1])?)))
-            .and_then(|(path, argv)| Ok((path, argv, Self::read_strings(&mut mem, a[2])?)));
-        mem.done(&mut self.arg_pages);
+        let read = match super::argmem::quick(rid, (a[0], a[1], a[2]), &mut self.arg_pages) {
+            Some(q) => Ok((String::from_utf8_lossy(&q.path).into_owned(), q.argv, q.env)),
+            None => {
+                let mut mem = super::argmem::ArgMem::new(rid, &mut self.arg_pages);
+                let read = mem
+                    .cstr(a[0], linuxabi::path::PATH_MAX - 1)
+                    .map(|p| String::from_utf8_lossy(&p).into_owned())
+                    .and_then(|path| Ok((path, Self::read_strings(&mut mem, a[1])?)))
+                    .and_then(|(path, argv)| Ok((path, argv, Self::read_strings(&mut mem, a[2])?)))
+                    .map(|(path, argv, strings)| {
+                        let mut env = super::argmem::Env::default();
+                        for e in &strings {
+                            env.push(e);
+                        }
+                        (path, argv, env)
+                    });
+                mem.done(&mut self.arg_pages);
+                read
+            }
+        };
         let (path, argv, env) = match read {
             Ok(r) => r,
             Err(e) => return ret(Err(e)),
@@ -816,7 +829,7 @@ impl Sup {
         rid: Option<u64>,
         path: &str,
         mut argv: Vec<Vec<u8>>,
-        env: Vec<Vec<u8>>,
+        env: super::argmem::Env,
     ) -> Result<(), i64> {
         let execfn = path;
         let mut path = String::from(path);
@@ -933,7 +946,7 @@ impl Sup {
         st: &StatView,
         image: (Vec<u8>, Option<abi::PagerSource>),
         argv: &mut Vec<Vec<u8>>,
-        env: &[Vec<u8>],
+        env: &super::argmem::Env,
     ) -> Result<bool, i64> {
         match self.exec_image(rid, paths, st, image, argv, env) {
             Ok(false) => Ok(false),
@@ -997,7 +1010,7 @@ impl Sup {
         st: &StatView,
         (image, paged): (Vec<u8>, Option<abi::PagerSource>),
         argv: &mut Vec<Vec<u8>>,
-        env: &[Vec<u8>],
+        env: &super::argmem::Env,
     ) -> Result<bool, i64> {
         let tag = plate_tag(st);
         let held = image.is_empty() && paged.is_none();
@@ -1018,7 +1031,7 @@ impl Sup {
         // The kernel's layout: argc, the path, argv, the environment, in
         // one allocation (grown piece by piece it was moved four times).
         let strings = |v: &[Vec<u8>]| v.iter().map(|s| s.len() + 1).sum::<usize>();
-        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + argc + strings(argv) + strings(env));
+        let mut args = Vec::with_capacity(21 + execfn.len() + 1 + argc + strings(argv) + env.bytes.len());
         args.extend_from_slice(sys::fmt_u64(argc as u64, &mut [0; 24]).as_bytes());
         args.push(0);
         args.extend_from_slice(execfn.as_bytes());
@@ -1030,10 +1043,7 @@ impl Sup {
             args.extend_from_slice(a);
             args.push(0);
         }
-        for e in env {
-            args.extend_from_slice(e);
-            args.push(0);
-        }
+        args.extend_from_slice(&env.bytes);
         if args.len() > ARG_MAX {
             return Err(errno::E2BIG);
         }
@@ -1076,7 +1086,7 @@ impl Sup {
         self.sig.published = options.sigpending;
         self.fds.tpid = tpid;
         self.tpid_told = true;
-        self.exec_done(path, core::mem::take(argv), env.len());
+        self.exec_done(path, core::mem::take(argv), env.count);
         if let Some(rid) = rid {
             let _ = calls::caller_exit(rid, 0);
             let _ = sys::wait(old);
