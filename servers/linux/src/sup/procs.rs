@@ -485,12 +485,16 @@ impl Sup {
             let l = self.limits[i];
             e.w(l[0]).w(l[1]);
         }
-        let actions = bits(
-            self.sig
-                .actions
-                .iter()
-                .map(|a| a.handler | a.flags | a.restorer | a.mask != 0),
-        );
+        let actions = if self.sig.actions_set {
+            bits(
+                self.sig
+                    .actions
+                    .iter()
+                    .map(|a| a.handler | a.flags | a.restorer | a.mask != 0),
+            )
+        } else {
+            0
+        };
         e.w(actions);
         for i in set_bits(actions) {
             let a = &self.sig.actions[i];
@@ -643,7 +647,9 @@ impl Sup {
         if self.limits[super::syscalls::RLIMIT_CPU] != [u64::MAX; 2] {
             self.watch_cpu_limit();
         }
-        for i in set_bits(d.w()) {
+        let actions = d.w();
+        self.sig.actions_set |= actions != 0;
+        for i in set_bits(actions) {
             self.sig.actions[i] = sig::SigAction {
                 handler: d.w(),
                 flags: d.w(),
