@@ -339,7 +339,9 @@ impl Sup {
         if flags & CLONE_PARENT != 0 {
             how |= proto::fork_flags::SIBLING;
         }
-        let mut req = vec![ctl::FORK, self.pid as u64, how];
+        // Sized once: grown from three words it was moved again.
+        let mut req = Vec::with_capacity(3 + objs.len());
+        req.extend_from_slice(&[ctl::FORK, self.pid as u64, how]);
         req.extend_from_slice(&objs);
         let r = self.ctl(&req);
         if let Some(e) = errno::of(word(&r, 0)) {
