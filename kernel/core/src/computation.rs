@@ -632,9 +632,22 @@ extern "C" fn computation_started() {
     (crate::hooks::get().first_entry)();
 }
 
-/// Frees the kernel stacks of finished computations. Called where no lock is
-/// held and interrupts may be enabled (idle loop, spawn).
+/// Lets go of the kernel stacks of finished computations (freed, or a few
+/// kept mapped for the next: `stack::release_kept`). Called where no lock
+/// is held and interrupts may be enabled (idle loop, spawn).
 pub fn reap() {
+    reap_then(|| ());
+}
+
+/// `reap`, then the kernel stacks kept for the next computations freed
+/// too (`stack::release_kept`): what a CPU with nothing to run does, in
+/// one reap as `reap_all` sees it, so that a leak check on another CPU
+/// never finds stacks between the two.
+pub fn reap_idle() {
+    reap_then(crate::mm::stack::release_kept);
+}
+
+fn reap_then(then: impl FnOnce()) {
     REAPING.fetch_add(1, Ordering::AcqRel);
     let mut next = DEAD.swap(core::ptr::null_mut(), Ordering::Acquire);
     while !next.is_null() {
@@ -645,6 +658,7 @@ pub fn reap() {
         next = dead.next_dead.load(Ordering::Relaxed);
         drop(dead);
     }
+    then();
     REAPING.fetch_sub(1, Ordering::AcqRel);
 }
 
@@ -652,8 +666,9 @@ pub fn reap() {
 static REAPING: AtomicUsize = AtomicUsize::new(0);
 
 /// Reaps, then waits until every other CPU has finished freeing what it
-/// reaped: afterwards no finished computation holds memory, which is what
-/// leak checks compare. Waits only with interrupts enabled, since freeing a
+/// reaped: afterwards no finished computation holds memory, nor a kernel
+/// stack kept for the next (`stack::release_kept`), which is what leak
+/// checks compare. Waits only with interrupts enabled, since freeing a
 /// kernel stack may wait for this CPU to answer a TLB shootdown.
 pub fn reap_all() {
     reap();
@@ -662,4 +677,5 @@ pub fn reap_all() {
             core::hint::spin_loop();
         }
     }
+    crate::mm::stack::release_kept();
 }

@@ -575,7 +575,10 @@ fn run_idle_hook() {
 pub fn idle_loop() -> ! {
     let me = cpu::this_cpu().index;
     loop {
-        computation::reap();
+        // Nothing to run: the kernel stacks kept for the next
+        // computations go back too, so that an idle system holds no frame
+        // nobody uses.
+        computation::reap_idle();
         if me == 0 {
             run_idle_hook();
         }

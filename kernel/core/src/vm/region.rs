@@ -746,6 +746,12 @@ impl Region {
             self.frames.fill(0);
             return;
         }
+        // An emptied region (a fork's copy kept for the next fork, whose
+        // place a new copy takes) holds none: eight looked at a time.
+        let (whole, rest) = self.frames.as_chunks::<8>();
+        if whole.iter().all(|c| c.iter().fold(0, |a, &f| a | f) == 0) && rest.iter().all(|&f| f == 0) {
+            return;
+        }
         for i in 0..self.frames.len() {
             let f = core::mem::take(&mut self.frames[i]);
             if f != 0 && !shared && self.borrowed(i).is_none() {

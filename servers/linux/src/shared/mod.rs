@@ -550,13 +550,16 @@ impl Shared {
     }
 
     fn ctl(&mut self, info: &AccInfo, rid: u64) -> End {
-        let mut buf = alloc::vec![0u8; info.len as usize];
-        if info.len as usize <= info.inline.len() {
-            buf.copy_from_slice(&info.inline[..info.len as usize]);
-        } else if sys::rv_read(rid, 0, &mut buf).is_err() {
-            return result(-errno::EFAULT);
-        }
-        let w = proto::words(&buf);
+        // Most requests are whole in the inline part: words from there.
+        let w = if info.len as usize <= info.inline.len() {
+            proto::words(&info.inline[..info.len as usize])
+        } else {
+            let mut buf = alloc::vec![0u8; info.len as usize];
+            if sys::rv_read(rid, 0, &mut buf).is_err() {
+                return result(-errno::EFAULT);
+            }
+            proto::words(&buf)
+        };
         match word(&w, 0) {
             ctl::START => self.start(word(&w, 1) == 0, info.caller),
             ctl::WAIT => self.launcher_wait(rid, word(&w, 1) as u32),
@@ -909,7 +912,13 @@ pub fn main() -> i32 {
         s.rearm();
         s.collect_requests();
         match end {
-            End::Reply(w) => out = proto::bytes(&w),
+            // Into the last reply's room: no new buffer each request.
+            End::Reply(w) => {
+                out.clear();
+                for v in &w {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
             End::Held => rid = 0,
         }
     }

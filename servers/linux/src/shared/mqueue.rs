@@ -448,7 +448,8 @@ impl Shared {
     /// The waiting calls that can go on now; true if any ended.
     pub(super) fn mq_progress(&mut self) -> bool {
         let mut any = false;
-        loop {
+        // Looked at after every request: the clock only when a call waits.
+        while !self.objs.mq.waits.is_empty() {
             let now = sys::now_ns();
             let mut ended = false;
             let mut i = 0;
@@ -473,6 +474,7 @@ impl Shared {
             }
             any = true;
         }
+        any
     }
 
     /// A signal came for thread `tid` of `pid` (0: any): its waiting send

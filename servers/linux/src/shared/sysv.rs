@@ -120,7 +120,8 @@ impl Shared {
     /// any ended.
     pub(super) fn sysv_progress(&mut self) -> bool {
         let mut any = false;
-        loop {
+        // Looked at after every request: the clock only when a call waits.
+        while !self.sysv.waits.is_empty() {
             let now = sys::now_ns();
             let mut ended = false;
             let mut i = 0;
@@ -144,6 +145,7 @@ impl Shared {
             }
             any = true;
         }
+        any
     }
 
     /// A signal came for thread `tid` of `pid` (0: any of its threads):

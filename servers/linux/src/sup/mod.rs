@@ -418,7 +418,20 @@ impl Sup {
         // On the stack: a heap block taken and given back at every
         // request (a fork, an exec and an end each make some) cost more.
         let mut reply = [0u8; 512];
-        match sys::call(self.shared, proto::shared::CTL, &proto::bytes(words), &mut reply) {
+        // The request too, when it fits (nearly all do: 16 words, a
+        // larger buffer's zeroing cost more than it saved).
+        let mut small = [0u8; 128];
+        let heap;
+        let msg = if words.len() * 8 <= small.len() {
+            for (b, w) in small.as_chunks_mut::<8>().0.iter_mut().zip(words) {
+                *b = w.to_le_bytes();
+            }
+            &small[..words.len() * 8]
+        } else {
+            heap = proto::bytes(words);
+            &heap[..]
+        };
+        match sys::call(self.shared, proto::shared::CTL, msg, &mut reply) {
             Ok(n) => proto::words(&reply[..n]),
             Err(_) => vec![errno::fail(errno::EIO)],
         }

@@ -339,7 +339,9 @@ impl Sup {
         if flags & CLONE_PARENT != 0 {
             how |= proto::fork_flags::SIBLING;
         }
-        let mut req = vec![ctl::FORK, self.pid as u64, how];
+        // Sized once: grown from three words it was moved again.
+        let mut req = Vec::with_capacity(3 + objs.len());
+        req.extend_from_slice(&[ctl::FORK, self.pid as u64, how]);
         req.extend_from_slice(&objs);
         let r = self.ctl(&req);
         if let Some(e) = errno::of(word(&r, 0)) {
@@ -351,22 +353,27 @@ impl Sup {
         // The child starts from the parent's registers, with its own stack
         // and thread pointer if clone gave them, and its tid already in its
         // memory: set in the waiting parent for the copy, then put back.
-        let Some(before) = self.regs(rid) else {
-            self.release_objects(&objs);
-            let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
-            self.ctl(&[ctl::EXIT, child as u64, 0, 0, 0, 0]);
-            return ret(Err(errno::EAGAIN));
+        // A plain fork changes none, and the kernel reads them itself.
+        let before = if newsp != 0 || flags & CLONE_SETTLS != 0 {
+            let Some(before) = self.regs(rid) else {
+                self.release_objects(&objs);
+                let _ = sys::call(child_sup, proto::sup::INIT, &proto::bytes(&[0]), &mut [0u8; 8]);
+                self.ctl(&[ctl::EXIT, child as u64, 0, 0, 0, 0]);
+                return ret(Err(errno::EAGAIN));
+            };
+            let mut regs = before;
+            if newsp != 0 {
+                regs.rsp = newsp;
+            }
+            if flags & CLONE_SETTLS != 0 {
+                regs.fs_base = tls;
+            }
+            (regs != before).then_some((before, regs))
+        } else {
+            None
         };
-        let mut regs = before;
-        if newsp != 0 {
-            regs.rsp = newsp;
-        }
-        if flags & CLONE_SETTLS != 0 {
-            regs.fs_base = tls;
-        }
-        let changed = regs != before;
-        if changed {
-            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &regs));
+        if let Some((_, regs)) = &before {
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, regs));
         }
         // In memory the child shares, the parent's tid word is there before
         // the child runs, as on Linux.
@@ -401,8 +408,8 @@ impl Sup {
         {
             let _ = self.write_mem(rid, ctid, &b);
         }
-        if changed {
-            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, &before));
+        if let Some((before, _)) = &before {
+            let _ = super::signals::patiently(|| calls::caller_set_regs(rid, before));
         }
         let tpid = match forked {
             Ok(t) => t,
@@ -472,14 +479,27 @@ impl Sup {
         // process's (which the child's supervisor starts from): most
         // programs change few, and the 64 actions alone were 256 words
         // to write, copy twice and read back at every fork.
-        let limits = super::DEFAULT_LIMITS.iter().zip(&self.limits);
-        e.w(bits(limits.clone().map(|(d, l)| d != l)));
-        for (_, l) in limits.filter(|(d, l)| d != l) {
+        // Each set looked at once: comparing the 64 actions twice was
+        // 1,300 instructions of every fork. A default action is all zeros.
+        let limits = bits(super::DEFAULT_LIMITS.iter().zip(&self.limits).map(|(d, l)| d != l));
+        e.w(limits);
+        for i in set_bits(limits) {
+            let l = self.limits[i];
             e.w(l[0]).w(l[1]);
         }
-        let actions = self.sig.actions.iter().map(|a| *a != sig::SigAction::default());
-        e.w(bits(actions));
-        for a in self.sig.actions.iter().filter(|a| **a != sig::SigAction::default()) {
+        let actions = if self.sig.actions_set {
+            bits(
+                self.sig
+                    .actions
+                    .iter()
+                    .map(|a| a.handler | a.flags | a.restorer | a.mask != 0),
+            )
+        } else {
+            0
+        };
+        e.w(actions);
+        for i in set_bits(actions) {
+            let a = &self.sig.actions[i];
             e.w(a.handler).w(a.flags).w(a.restorer).w(a.mask);
         }
         e.s(self.cwd.as_bytes());
@@ -629,7 +649,9 @@ impl Sup {
         if self.limits[super::syscalls::RLIMIT_CPU] != [u64::MAX; 2] {
             self.watch_cpu_limit();
         }
-        for i in set_bits(d.w()) {
+        let actions = d.w();
+        self.sig.actions_set |= actions != 0;
+        for i in set_bits(actions) {
             self.sig.actions[i] = sig::SigAction {
                 handler: d.w(),
                 flags: d.w(),

@@ -21,6 +21,10 @@ use tessera_rt::sys::calls;
 
 pub struct Signals {
     pub actions: [SigAction; 64],
+    /// An action may differ from the default: one was set (sigaction, a
+    /// fork's state) since the last reset. A fork's state looks at the 64
+    /// only then; most programs set none.
+    pub actions_set: bool,
     /// The served thread's mask. The kernel keeps each thread's and
     /// serves rt_sigprocmask from it (`kernel_mask`, `thread_signals.rs`).
     pub mask: u64,
@@ -49,6 +53,7 @@ impl Default for Signals {
     fn default() -> Self {
         Signals {
             actions: [SigAction::default(); 64],
+            actions_set: false,
             mask: 0,
             kernel_mask: 0,
             published: 0,
@@ -688,6 +693,7 @@ impl Sup {
         if let Some(mut n) = new {
             n.mask &= !sig::UNBLOCKABLE;
             self.sig.actions[(s - 1) as usize] = n;
+            self.sig.actions_set = true;
             if n.ignores(s) {
                 self.discard_all(s);
             }
