@@ -35,6 +35,9 @@ pub fn register(name: &str, pid: u64) -> Result<(), Error> {
         return Err(Error::NoMemory);
     }
     n.insert(key, pid);
+    if let Some(p) = crate::process::get(pid) {
+        p.mark_named();
+    }
     Ok(())
 }
 

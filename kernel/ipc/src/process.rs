@@ -54,6 +54,9 @@ pub struct Process {
     /// the table's lock): an exit without one has no children to reap or
     /// orphan and need not walk the table for them.
     had_child: AtomicBool,
+    /// It registered a name once: its end has names to forget (the walk
+    /// of the name table is skipped for the many processes that never do).
+    named: AtomicBool,
     policy: LoadPolicy,
     route: Route,
     /// The constituents (resources): program, the plate it came from,
@@ -232,6 +235,7 @@ impl Process {
             name: parts.name,
             parent: AtomicU64::new(parts.parent),
             had_child: AtomicBool::new(false),
+            named: AtomicBool::new(false),
             policy: if parts.policy == LoadPolicy::Default {
                 default_policy()
             } else {
@@ -493,6 +497,11 @@ impl Process {
     #[inline(always)]
     pub fn answers_to(&self, pid: u64) -> bool {
         self.pid == pid || self.is_child_of(pid)
+    }
+
+    /// It registered a name (`names::register`).
+    pub(crate) fn mark_named(&self) {
+        self.named.store(true, Ordering::Release);
     }
 
     /// Its parent ended first: it is reaped as soon as it exits.
@@ -1160,7 +1169,9 @@ pub fn wait(parent: u64, pid: u64) -> Result<u64, Error> {
 /// Its end, for the layers: its names and port first (callers released,
 /// nothing more delivered), then its resources.
 pub fn end(p: &Process) {
-    crate::names::forget(p.pid);
+    if p.named.load(Ordering::Acquire) {
+        crate::names::forget(p.pid);
+    }
     crate::port::close(p);
     (hooks().end)(p);
 }
