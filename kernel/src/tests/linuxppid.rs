@@ -6,7 +6,7 @@
 //! process, a process gone, made-up ids and a parent past Linux's largest
 //! pid are refused and change nothing.
 
-use super::{end, faulting_linux_child, live, live_limited, ok};
+use super::{Supervised, end, live, ok};
 use abi::Error;
 use abi::linux::PID_MAX;
 use alloc::vec::Vec;
@@ -19,10 +19,10 @@ use kcore::ktest::TestResult;
 const LINUX_PID: u64 = 4242;
 
 pub fn set_ppid_is_checked() -> TestResult {
-    let shared = live()?;
-    let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
-    let (other_sup, stranger, lender) = (live()?, live()?, live()?);
-    let child = faulting_linux_child(lender, sup, LINUX_PID)?;
+    let f = Supervised::new(LINUX_PID)?;
+    let other_sup = live()?;
+    let (shared, sup, stranger, lender) = (f.shared, f.sup, f.stranger, f.lender);
+    let child = f.child.clone()?;
     let outcome = (|| -> TestResult {
         let get = |pid| proc::get(pid).ok_or("a test process is gone");
         let (c, s, sh) = (get(child)?, get(sup)?, get(shared)?);
@@ -74,11 +74,8 @@ pub fn set_ppid_is_checked() -> TestResult {
     let _ = proc::kill(child);
     let status = ok(proc::wait(sup, child));
     let gone = proc::get(sup).map(|s| set_ppid(&s, child, LINUX_PID, 3));
-    end(lender);
-    end(sup);
     end(other_sup);
-    end(stranger);
-    end(shared);
+    f.end();
     outcome?;
     ensure!(status? == abi::KILLED_STATUS, "the child did not end killed");
     ensure!(

@@ -6,7 +6,7 @@
 //! that does not exist and an unknown operation are refused and change
 //! nothing.
 
-use super::{end, faulting_linux_child, live, live_limited, ok};
+use super::{Supervised, end, live, ok};
 use abi::Error;
 use abi::linux::sigmask::{GET, PENDING, SET, UNBLOCKABLE};
 use alloc::vec::Vec;
@@ -20,10 +20,10 @@ use kcore::ktest::TestResult;
 const LINUX_PID: u64 = 4243;
 
 pub fn sigmask_is_checked() -> TestResult {
-    let shared = live()?;
-    let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
-    let (other_sup, stranger, lender) = (live()?, live()?, live()?);
-    let child = faulting_linux_child(lender, sup, LINUX_PID)?;
+    let f = Supervised::new(LINUX_PID)?;
+    let other_sup = live()?;
+    let (shared, sup, stranger, lender) = (f.shared, f.sup, f.stranger, f.lender);
+    let child = f.child.clone()?;
     let outcome = (|| -> TestResult {
         let get = |pid| proc::get(pid).ok_or("a test process is gone");
         let (c, s, sh) = (get(child)?, get(sup)?, get(shared)?);
@@ -84,11 +84,8 @@ pub fn sigmask_is_checked() -> TestResult {
     })();
     let _ = proc::kill(child);
     let status = ok(proc::wait(sup, child));
-    end(lender);
-    end(sup);
     end(other_sup);
-    end(stranger);
-    end(shared);
+    f.end();
     outcome?;
     ensure!(status? == abi::KILLED_STATUS, "the child did not end killed");
     Ok(())

@@ -105,6 +105,44 @@ pub fn faulting_linux_child(lender: u64, supervisor: u64, linux_pid: u64) -> Res
     ok(::resource::proc::spawn::vfork(&l, regs, supervisor, linux_pid, 0))
 }
 
+/// A Linux process whose first call (a fault) waits at its supervisor,
+/// and the processes around it: the shared server (the supervisor's
+/// parent), a stranger, and the process that lends the child its space.
+pub struct Supervised {
+    pub shared: u64,
+    pub sup: u64,
+    pub stranger: u64,
+    pub lender: u64,
+    pub child: Result<u64, alloc::string::String>,
+}
+
+impl Supervised {
+    pub fn new(linux_pid: u64) -> Result<Supervised, alloc::string::String> {
+        let shared = live()?;
+        let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
+        let (stranger, lender) = (live()?, live()?);
+        let child = faulting_linux_child(lender, sup, linux_pid);
+        Ok(Supervised {
+            shared,
+            sup,
+            stranger,
+            lender,
+            child,
+        })
+    }
+
+    /// Ends the child (if it was made), then the others.
+    pub fn end(self) {
+        if let Ok(child) = self.child {
+            let _ = ::ipc::process::kill(child);
+            let _ = ::ipc::process::wait(self.sup, child);
+        }
+        for pid in [self.lender, self.stranger, self.sup, self.shared] {
+            end(pid);
+        }
+    }
+}
+
 /// Ends a process started by `live`.
 pub fn end(pid: u64) {
     let _ = ::ipc::process::kill(pid);

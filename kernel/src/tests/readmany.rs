@@ -7,7 +7,7 @@
 //! call can name it, and only while it holds it.
 
 use super::routed::first_on;
-use super::{end, faulting_linux_child, live, live_limited, ok};
+use super::{Supervised, ok};
 use abi::linux::entry;
 use abi::{Error, ReadEntry};
 use ipc::process as proc;
@@ -27,11 +27,9 @@ fn bytes<const N: usize>(pid: u64, at: u64) -> Result<[u8; N], Error> {
 }
 
 pub fn read_many_is_checked() -> TestResult {
-    let shared = live()?;
-    let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
-    let (stranger, lender) = (live()?, live()?);
+    let f = Supervised::new(4243)?;
+    let (sup, stranger, child) = (f.sup, f.stranger, f.child.clone());
     // It faults at once: its call waits at `sup`, which accepts it below.
-    let child = faulting_linux_child(lender, sup, 4243);
     let outcome = (|| -> TestResult {
         let child = child.clone()?;
         let rid = first_on(sup, entry::FAULT)?.rid();
@@ -129,13 +127,6 @@ pub fn read_many_is_checked() -> TestResult {
         ensure!(ok(bytes::<64>(sup, dst))? == [0; 64], "a refused caller's read wrote");
         Ok(())
     })();
-    if let Ok(child) = child {
-        let _ = proc::kill(child);
-        let _ = proc::wait(sup, child);
-    }
-    end(lender);
-    end(stranger);
-    end(sup);
-    end(shared);
+    f.end();
     outcome
 }

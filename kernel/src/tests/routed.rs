@@ -3,7 +3,7 @@
 //! process makes to a supervisor's entries itself does not, so the
 //! supervisor refuses to serve it as the process it serves.
 
-use super::{end, faulting_linux_child, live, live_limited, ok};
+use super::{Supervised, ok};
 use abi::linux::entry;
 use abi::{ACC_NOWAIT, ACC_ROUTED};
 use ipc::port::Accepted;
@@ -28,11 +28,9 @@ pub(super) fn first_on(server: u64, entry: u64) -> Result<Accepted, alloc::strin
 }
 
 pub fn supervisor_calls_are_marked_routed() -> TestResult {
-    let shared = live()?;
-    let sup = live_limited(abi::SpawnOptions::DEFAULT.kernel_limit, shared)?;
-    let (stranger, lender) = (live()?, live()?);
+    let f = Supervised::new(4243)?;
+    let (sup, stranger, child) = (f.sup, f.stranger, f.child.clone());
     // The kernel takes its fault to `sup`, and it waits there.
-    let child = faulting_linux_child(lender, sup, 4243);
     let outcome = (|| -> TestResult {
         let child = child.clone()?;
         let routed = first_on(sup, entry::FAULT)?;
@@ -59,13 +57,6 @@ pub fn supervisor_calls_are_marked_routed() -> TestResult {
         );
         Ok(())
     })();
-    if let Ok(child) = child {
-        let _ = proc::kill(child);
-        let _ = proc::wait(sup, child);
-    }
-    end(lender);
-    end(stranger);
-    end(sup);
-    end(shared);
+    f.end();
     outcome
 }
