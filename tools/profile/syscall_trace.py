@@ -37,7 +37,8 @@ blocking call as the caller sees it, e.g. an `ncallsync` and every server
 step it waits for; user instructions are counted per address space, and
 each space's are named by function of the program it runs (the native
 program or Linux binary in whose code every traced address starts an
-instruction; `--load FILE` reports again on PCs kept with `--save`). QEMU's
+instruction; `--load FILE` reports again on PCs kept with `--save`, on the
+same build only: user programs are named from the current build too). QEMU's
 gdb stub keeps interrupts off while it single-steps, so no interrupt handler
 is in the trace. Run as gdb's script (`gdb -x`) this file is the tracer; run by Python
 it is the driver and the report.
@@ -322,6 +323,14 @@ def user_report(rows, user, top):
             print(f"{k:7}  {key}")
 
 
+def kernel_digest():
+    """A digest of the kernel's ELF, naming the build a trace was taken on."""
+    import hashlib
+
+    with open(ELF, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
 def driver():
     import argparse
     import shutil
@@ -346,7 +355,11 @@ def driver():
     ap.add_argument("--load", help="report on PCs saved with --save instead of booting")
     args = ap.parse_args()
     if args.load:
-        rows = [line.strip() for line in open(args.load) if line.strip()]
+        lines = [line.strip() for line in open(args.load) if line.strip()]
+        kept = next((x.split()[-1] for x in lines if x.startswith("# kernel ")), None)
+        if kept != kernel_digest():
+            sys.exit(f"syscall_trace: {args.load} was traced on another build of {ELF}: its names would be wrong")
+        rows = [x for x in lines if not x.startswith("#")]
         report(rows, args.depth, args.top)
         if args.sequence:
             sequence(rows, args.depth)
@@ -412,6 +425,8 @@ def driver():
         rows = [line.strip() for line in open(out) if line.strip()]
     if args.save:
         with open(args.save, "w") as f:
+            # The build the PCs belong to: --load refuses another.
+            f.write(f"# kernel {kernel_digest()}\n")
             f.writelines(r + "\n" for r in rows)
     after = f" after {args.after}" if args.after else ""
     what = "user page fault" if fault else f"system call {nr} ({args.syscall})"
