@@ -21,12 +21,9 @@ const LINUX_PID: u64 = 4242;
 pub fn set_ppid_is_checked() -> TestResult {
     let f = Supervised::new(LINUX_PID)?;
     let other_sup = live()?;
-    let (shared, sup, stranger, lender) = (f.shared, f.sup, f.stranger, f.lender);
-    let child = f.child.clone()?;
+    let (sup, lender, child) = (f.sup, f.lender, f.child.clone()?);
     let outcome = (|| -> TestResult {
-        let get = |pid| proc::get(pid).ok_or("a test process is gone");
-        let (c, s, sh) = (get(child)?, get(sup)?, get(shared)?);
-        let (st, os, ln) = (get(stranger)?, get(other_sup)?, get(lender)?);
+        let [c, s, sh, st, os, ln] = f.looked_up(other_sup)?;
         ensure!(c.linux_ppid() == 0, "a new process has a parent: {}", c.linux_ppid());
         ensure!(set_ppid(&s, child, LINUX_PID, 7) == Ok(0), "its supervisor refused");
         ensure!(c.linux_ppid() == 7, "set by its supervisor: {}", c.linux_ppid());

@@ -131,6 +131,22 @@ impl Supervised {
         })
     }
 
+    /// The child, the supervisor, the shared server, the stranger,
+    /// `other` and the lender, looked up.
+    pub fn looked_up(
+        &self,
+        other: u64,
+    ) -> Result<[alloc::sync::Arc<::ipc::process::Process>; 6], alloc::string::String> {
+        let child = self.child.clone()?;
+        let mut found = alloc::vec::Vec::new();
+        for pid in [child, self.sup, self.shared, self.stranger, other, self.lender] {
+            found.push(::ipc::process::get(pid).ok_or("a test process is gone")?);
+        }
+        found
+            .try_into()
+            .map_err(|_| alloc::string::String::from("six processes"))
+    }
+
     /// Ends the child (if it was made), then the others.
     pub fn end(self) {
         if let Ok(child) = self.child {
